@@ -1,0 +1,1 @@
+# bench/: benchmark programs printing ratios against an in-process baseline.

@@ -1,0 +1,1 @@
+# examples/: the plugin example and the Python exec: kernel.

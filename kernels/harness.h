@@ -1,0 +1,73 @@
+/* harness.h: kernels under test (built-in, plugin, exec:) and running one case on one
+ * in a forked child with a time limit, guarded buffers and NaN pre-filled outputs. */
+#ifndef AC_HARNESS_H
+#define AC_HARNESS_H
+#include <stdint.h>
+#include "attncheck_kernel.h"
+#include "casefile.h"
+
+typedef enum { AC_KIND_BUILTIN = 0, AC_KIND_PLUGIN = 1, AC_KIND_EXEC = 2, AC_KIND_EXEC_PERSISTENT = 3 } ac_kernel_kind;
+
+typedef struct ac_kernel {
+  ac_kernel_kind kind;
+  char name[128];
+  char origin[512];               /* "builtin", the plugin path, or the exec command */
+  const attncheck_kernel *abi;    /* NULL for exec kernels */
+  const char *precision;          /* class name declared (NULL: dtype default) */
+  int is_mutant;                  /* built-in deliberately wrong kernel */
+  int is_testkernel;              /* built-in kernel that exists to prove a verdict kind */
+  void *priv;                     /* dl handle, exec worker state */
+} ac_kernel;
+
+/* Built-in kernels (correct CPU kernels, mutants, test kernels, CUDA kernels when built). */
+const attncheck_kernel *const *ac_builtin_kernels(size_t *count);
+const attncheck_kernel *const *ac_mutant_kernels(size_t *count);
+const attncheck_kernel *const *ac_test_kernels(size_t *count);
+
+/* Resolve a --kernel spec: a built-in name, PATH.so (all kernels), PATH.so:NAME,
+ * 'exec:COMMAND {in} {out}' or 'exec-persistent:COMMAND'. Appends to *list. */
+int ac_kernel_resolve(const char *spec, ac_kernel ***list, int *n, ac_err *e);
+void ac_kernel_free(ac_kernel *k);
+/* 1 supported, 0 not (why filled). Exec kernels: always 1. */
+int ac_kernel_supports(const ac_kernel *k, const ac_problem *p, char *why, size_t why_len);
+
+typedef enum {
+  AC_RUN_OK = 0,
+  AC_RUN_UNSUPPORTED,   /* supports() said no: SKIP */
+  AC_RUN_KERNEL_ERROR,  /* run() returned non-zero: FAIL-worthy error with message */
+  AC_RUN_CRASH,         /* signal (sig) or sticky CUDA error (msg) */
+  AC_RUN_TIMEOUT,
+  AC_RUN_HARNESS_ERROR  /* the tool could not run the case */
+} ac_run_status;
+
+typedef struct {
+  double timeout_s;     /* default 60 */
+  int want_lse;         /* pass an lse buffer */
+  int in_process;       /* run without fork (debugging only) */
+  int device;           /* CUDA device */
+  int64_t guard;        /* guard elements each side (>= 256) */
+} ac_run_opts;
+
+typedef struct {
+  ac_run_status status;
+  int sig;              /* for CRASH */
+  char msg[512];
+  void *o;              /* dense [B,H,tq,dv] in the case dtype, gathered from the kernel's strided output */
+  float *lse;           /* [B,H,tq] when want_lse (NULL otherwise) */
+  uint8_t *unwritten;   /* per o element: 1 if still the pre-fill pattern (NULL if none) */
+  int64_t n_unwritten;
+  int64_t n_lse_unwritten;
+  int guard_ok;         /* 1 = every guard margin intact */
+  char guard_msg[256];  /* which tensor's guard was overwritten */
+  double kernel_ms;     /* wall time of the run call, informational */
+} ac_run_result;
+
+void ac_run_opts_init(ac_run_opts *o);
+/* Runs one case; never crashes or hangs the caller. 0 when a result (of any status) was produced. */
+int ac_harness_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *o, ac_run_result *r, ac_err *e);
+void ac_run_result_free(ac_run_result *r);
+
+/* Convert the internal problem to the ABI's (with the strides the layout asks for). */
+void ac_problem_to_abi(const ac_problem *p, attncheck_problem *a);
+
+#endif

@@ -1,0 +1,105 @@
+/* oracle.h: the exact answer for a case (NUMERICS.md §1-4).
+ *
+ * For every selected row and output element: o correctly rounded into each requested
+ * format, an accurate binary64 value with a proven error bound, how it was decided,
+ * what kernel outcomes are acceptable (rule table below), and the budget terms.
+ *
+ * Rule table for non-finite inputs (visible positions only; masked keys never count):
+ *   - row with no visible key:         expect EMPTY (o = 0, LSE = -inf); conventions apply in compare.
+ *   - NaN in the query row, or in a visible key, or in a visible value column:
+ *                                      that element: accept NaN only.
+ *   - ±inf in q or a visible k (scores ±inf or NaN):  accept NaN, ±inf (any non-finite);
+ *     the oracle does not define a finite value. 
+ *   - ±inf in a visible V column with nonzero weight:  accept that infinity or NaN.
+ *   - otherwise the exact value is finite: accept VALUE (judged against the budget).
+ * Domain (decided in compare from the row terms): scores beyond binary32 range (binary64
+ * for fp64 classes) or |o| beyond the output dtype make the case OUT-OF-DOMAIN. */
+#ifndef AC_ORACLE_H
+#define AC_ORACLE_H
+#include <stdint.h>
+#include "casefile.h"
+
+#define AC_ORACLE_NMU 4
+
+typedef enum { AC_HOW_EXACT = 0, AC_HOW_ROUNDED = 1, AC_HOW_UNRESOLVED = 2 } ac_how;
+
+/* Accepted kernel outcomes for an element. */
+enum {
+  AC_ACCEPT_VALUE = 1,   /* a finite value, judged against o with the budget */
+  AC_ACCEPT_NAN = 2,
+  AC_ACCEPT_PINF = 4,
+  AC_ACCEPT_NINF = 8,
+  AC_ACCEPT_EMPTY = 16   /* empty row: the --empty-rows convention decides */
+};
+
+typedef struct {
+  double o;        /* binary64 approximation of the exact output (0 for empty rows, NaN when undefined) */
+  double o_err;    /* proven bound on |o - exact| (0 when exact) */
+  /* NUMERICS.md §4 budget terms (approximations to a few percent, never below the truth by more):
+   * R = Σ A_j|V_j|, D = Σ A_j|V_j - o|, S = Σ A_j|V_j - o||s_j - m|, Sp = Σ A_j|V_j - o||s_j|,
+   * G = Σ A_j|V_j - o||c|Z_j, F[k] = Σ_{A_j < mu[k]} A_j|V_j - o|. */
+  double R, D, S, Sp, G;
+  double F[AC_ORACLE_NMU];
+  uint8_t how;     /* ac_how */
+  uint8_t accept;  /* AC_ACCEPT_... */
+} ac_oracle_elem;
+
+typedef struct {
+  int64_t visible;     /* number of visible keys */
+  double m;            /* max scaled score, binary64 approximation (-inf when empty) */
+  double max_abs_s;    /* largest |s_j| over visible keys (may be inf beyond binary64) */
+  double max_abs_z;    /* largest exact |q·k_j| over visible keys */
+  double lse;          /* binary64 approximation of LSE (-inf when empty) */
+  double lse_err;      /* proven bound */
+  float lse_f32;       /* LSE correctly rounded to binary32 */
+  double lse_f64;      /* LSE correctly rounded to binary64 (when requested) */
+  double lse_cZ;       /* Σ A_j |c| Z_j  (LSE budget) */
+  double lse_s;        /* Σ A_j |s_j|    (LSE budget) */
+  uint8_t selected;    /* row computed */
+  uint8_t lse_how;     /* ac_how */
+  uint8_t lse_accept;  /* AC_ACCEPT_... */
+  uint8_t has_nonfinite; /* a visible input of this row is NaN or inf */
+} ac_oracle_row;
+
+typedef struct {
+  int threads;          /* 0: all cores */
+  const char *rows;     /* NULL: all rows; "edges+K"; or a comma list of global row numbers */
+  uint64_t rows_seed;   /* for the K random rows of edges+K */
+  uint32_t formats;     /* bitmask of (1u << ac_dtype) to round o into; the case dtype is always added */
+  int lse_f64;          /* also round LSE correctly to binary64 */
+  long prec_cap;        /* precision cap in bits (0: default 1<<16) */
+  int nmu;              /* number of mu thresholds for F */
+  double mu[AC_ORACLE_NMU];
+  int no_fast;          /* force the MPFR path (testing) */
+} ac_oracle_opts;
+
+typedef struct {
+  ac_problem p;
+  int64_t nrows;                 /* batch * heads * tq; row r = (b*heads + h)*tq + i */
+  ac_oracle_row *rows;           /* nrows */
+  ac_oracle_elem *elems;         /* nrows * dv, row-major */
+  uint64_t *o_round[AC_NDTYPES]; /* nrows * dv bit patterns per requested format, else NULL */
+  uint32_t formats;
+  int nmu; double mu[AC_ORACLE_NMU];
+  /* statistics */
+  double seconds;
+  int64_t rows_done, n_exact, n_rounded, n_unresolved, n_fallback;
+  long max_prec;
+} ac_oracle_result;
+
+void ac_oracle_opts_init(ac_oracle_opts *o);
+/* Computes the oracle for c. -1 only for bad input (NaN/inf scale, bad row spec);
+ * unresolved elements are reported in the result, not as an error. */
+int ac_oracle_run(const ac_case *c, const ac_oracle_opts *o, ac_oracle_result *r, ac_err *e);
+void ac_oracle_result_free(ac_oracle_result *r);
+
+/* Row selection: fills sel[nrows] with 0/1. -1 on a bad spec. */
+int ac_oracle_select_rows(const ac_problem *p, const char *spec, uint64_t seed, uint8_t *sel, ac_err *e);
+
+/* On-disk cache keyed by the case hash and the options that change the result
+ * (dir: $ATTNCHECK_CACHE or ~/.cache/attncheck; NULL disables). 0 = hit. */
+int ac_oracle_cache_load(const char *dir, const ac_case *c, const ac_oracle_opts *o, ac_oracle_result *r);
+int ac_oracle_cache_store(const char *dir, const ac_case *c, const ac_oracle_opts *o, const ac_oracle_result *r);
+const char *ac_oracle_cache_dir(void);
+
+#endif

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# quickstart.sh: install what is missing, build, and run the main job.
+#   ./quickstart.sh          set up, build, run the demonstration on the built-in kernels
+#   ./quickstart.sh check    set up, build, run make check
+# Extra configure flags: ATTNCHECK_CONFIGURE_FLAGS="--with-cuda" ./quickstart.sh check
+set -euo pipefail
+cd "$(dirname "$0")"
+mode=${1:-run}
+case "$mode" in run|check) ;; *) echo "usage: $0 [check]" >&2; exit 2 ;; esac
+
+# Debian packages the build and the tests need (python3-numpy: optional numpy tests).
+pkgs="build-essential autoconf automake libtool pkg-config libgmp-dev libmpfr-dev check libsubunit-dev libjson-c-dev libzip-dev python3-numpy"
+missing=""
+for p in $pkgs; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing="$missing $p"
+  fi
+done
+if [ -n "$missing" ]; then
+  if [ "$(id -u)" != 0 ]; then
+    echo "quickstart: missing packages:$missing"
+    echo "run: sudo apt-get update && sudo apt-get install -y$missing"
+    exit 2
+  fi
+  echo "quickstart: installing$missing"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq $missing >/dev/null
+fi
+
+jobs=$(nproc 2>/dev/null || echo 2)
+if [ ! -x configure ] || [ configure.ac -nt configure ] || [ ! -f Makefile.in ]; then
+  autoreconf -fi
+fi
+builddir=${ATTNCHECK_BUILDDIR:-build}
+mkdir -p "$builddir"
+cd "$builddir"
+flags=${ATTNCHECK_CONFIGURE_FLAGS:-}
+if [ ! -f Makefile ] || [ "$(cat .quickstart-flags 2>/dev/null)" != "$flags" ]; then
+  # shellcheck disable=SC2086
+  ../configure $flags
+  echo "$flags" > .quickstart-flags
+fi
+make -j"$jobs"
+
+if [ "$mode" = check ]; then
+  if ! make -j"$jobs" check; then
+    for f in $(find . -name '*.log' -path '*tests*' -newer Makefile); do
+      if grep -qE '^(FAIL|ERROR)' "${f%.log}.trs" 2>/dev/null; then
+        echo "=== $f"; tail -n 60 "$f"
+      fi
+    done
+    exit 1
+  fi
+  exit 0
+fi
+
+exec ../scripts/demo

@@ -1,0 +1,54 @@
+/* casefile.h: a case (problem + Q, K, V + provenance) and its NPZ file.
+ * File format (DESIGN.md "Files a user touches"): an uncompressed zip of .npy members
+ * q [B,H,tq,dk], k [B,KVH,tk,dk], v [B,KVH,tk,dv] (dense, C order) and meta.json
+ * (schema 1: shape, strides, mask, dtype name, scale "default" or hex-float string,
+ * seed, generator, params, tool version). bf16 is stored as <u2, fp8 as |u1 bit patterns. */
+#ifndef AC_CASEFILE_H
+#define AC_CASEFILE_H
+#include <stdint.h>
+#include "problem.h"
+
+typedef struct {
+  ac_problem p;
+  void *q, *k, *v;          /* dense tensors in p.dtype */
+  uint64_t seed;
+  int64_t case_index;       /* case number k within a run, -1 if none */
+  char generator[64];       /* generator family, "gen", "example:tiny3", "external" */
+  char *params_json;        /* JSON object text with the generator's parameters, or NULL */
+  char tool_version[32];
+  int has_o, has_lse;       /* optional kernel outputs stored in the file */
+  void *o;                  /* dense [B,H,tq,dv] in p.dtype, when has_o */
+  float *lse;               /* [B,H,tq], when has_lse */
+} ac_case;
+
+/* Allocate dense q/k/v for c->p (zero-filled). Validates against the memory cap. */
+int ac_case_alloc(ac_case *c, ac_err *e);
+void ac_case_free(ac_case *c);
+/* Deep copy. */
+int ac_case_copy(ac_case *dst, const ac_case *src, ac_err *e);
+/* Index helpers into the dense tensors. */
+static inline size_t ac_qidx(const ac_problem *p, int64_t b, int64_t h, int64_t i, int64_t t)
+{ return (size_t)(((b * p->heads + h) * p->tq + i) * p->dk + t); }
+static inline size_t ac_kidx(const ac_problem *p, int64_t b, int64_t kh, int64_t j, int64_t t)
+{ return (size_t)(((b * p->kv_heads + kh) * p->tk + j) * p->dk + t); }
+static inline size_t ac_vidx(const ac_problem *p, int64_t b, int64_t kh, int64_t j, int64_t t)
+{ return (size_t)(((b * p->kv_heads + kh) * p->tk + j) * p->dv + t); }
+static inline size_t ac_oidx(const ac_problem *p, int64_t b, int64_t h, int64_t i, int64_t t)
+{ return (size_t)(((b * p->heads + h) * p->tq + i) * p->dv + t); }
+static inline size_t ac_rowidx(const ac_problem *p, int64_t b, int64_t h, int64_t i)
+{ return (size_t)((b * p->heads + h) * p->tq + i); }
+
+/* Write the case (and o/lse when present) as NPZ; atomic (temp file + rename).
+ * extra: optional additional members (e.g. the oracle's o_exact_f32); may be NULL. */
+struct ac_npz_writer;
+int ac_case_write(const ac_case *c, const char *path, ac_err *e);
+/* Strict read: every problem gives a one-line message naming the file, and -1. */
+int ac_case_read(ac_case *c, const char *path, ac_err *e);
+/* Canonical hash of the case content (problem + tensors), for the oracle cache and dedup. */
+uint64_t ac_case_hash(const ac_case *c);
+
+/* The worked examples: "tiny3", "andrea-120m". -1 if unknown. */
+int ac_case_example(ac_case *c, const char *name, ac_err *e);
+const char *const *ac_case_example_names(void);
+
+#endif

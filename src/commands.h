@@ -1,0 +1,24 @@
+/* commands.h: the attncheck subcommands, one file each (src/cmd_NAME.c). */
+#ifndef AC_COMMANDS_H
+#define AC_COMMANDS_H
+
+typedef int (*ac_cmd_fn)(int argc, char **argv);   /* argv[0] is the subcommand name */
+
+int ac_cmd_gen(int argc, char **argv);
+int ac_cmd_info(int argc, char **argv);
+int ac_cmd_oracle(int argc, char **argv);
+int ac_cmd_explain(int argc, char **argv);
+int ac_cmd_list(int argc, char **argv);
+int ac_cmd_check(int argc, char **argv);
+int ac_cmd_suite(int argc, char **argv);
+int ac_cmd_compare(int argc, char **argv);
+int ac_cmd_fuzz(int argc, char **argv);
+int ac_cmd_replay(int argc, char **argv);
+int ac_cmd_merge(int argc, char **argv);
+
+/* Prints "attncheck CMD: MESSAGE" to stderr (one line). */
+void ac_cmd_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Usage error: prints the message and "see attncheck CMD --help", returns AC_EXIT_USAGE. */
+int ac_cmd_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,90 @@
+/* main.c: git-style dispatch of the attncheck subcommands. */
+#include "config.h"
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include "commands.h"
+#include "util.h"
+
+static const struct {
+  const char *name;
+  ac_cmd_fn fn;
+  const char *summary;
+} commands[] = {
+  {"gen", ac_cmd_gen, "write a case file from explicit options or a worked example"},
+  {"info", ac_cmd_info, "print a case's shape, provenance and value statistics"},
+  {"oracle", ac_cmd_oracle, "compute the exact output and LSE of a case"},
+  {"explain", ac_cmd_explain, "print every stage of one row, exactly"},
+  {"list", ac_cmd_list, "list kernels, mutants and precision classes"},
+  {"check", ac_cmd_check, "judge a kernel on case files"},
+  {"suite", ac_cmd_suite, "run the fixed deterministic suite on a kernel"},
+  {"compare", ac_cmd_compare, "judge outputs produced anywhere against a case"},
+  {"fuzz", ac_cmd_fuzz, "run an adversarial fuzzing campaign on a kernel"},
+  {"replay", ac_cmd_replay, "reproduce a finding"},
+  {"merge", ac_cmd_merge, "union campaign directories"},
+};
+
+void ac_cmd_error(const char *cmd, const char *fmt, ...)
+{
+  va_list ap;
+  fprintf(stderr, "attncheck %s: ", cmd);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+}
+
+int ac_cmd_usage_error(const char *cmd, const char *fmt, ...)
+{
+  va_list ap;
+  fprintf(stderr, "attncheck %s: ", cmd);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "\nsee 'attncheck %s --help'\n", cmd);
+  return AC_EXIT_USAGE;
+}
+
+static void usage(FILE *f)
+{
+  fprintf(f, "usage: attncheck COMMAND [OPTIONS]\n\n"
+             "attncheck %s: the exact answer for attention kernels, and where they leave it.\n\n"
+             "commands:\n", PACKAGE_VERSION);
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+  fprintf(f, "\n'attncheck COMMAND --help' describes one command.\n"
+             "exit codes: 0 ok; 1 a verdict with policy fail; 2 nothing could run; 3 internal error.\n");
+}
+
+int main(int argc, char **argv)
+{
+  if (argc < 2) {
+    usage(stderr);
+    return AC_EXIT_USAGE;
+  }
+  const char *cmd = argv[1];
+  if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+    if (argc >= 3) {
+      for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(argv[2], commands[i].name)) {
+          char *hargv[] = {argv[2], "--help", NULL};
+          return commands[i].fn(2, hargv);
+        }
+      fprintf(stderr, "attncheck: unknown command '%s'\n", argv[2]);
+      usage(stderr);
+      return AC_EXIT_USAGE;
+    }
+    usage(stdout);
+    return AC_EXIT_OK;
+  }
+  if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+    printf("attncheck %s\n", PACKAGE_VERSION);
+    return AC_EXIT_OK;
+  }
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    if (!strcmp(cmd, commands[i].name))
+      return commands[i].fn(argc - 1, argv + 1);
+  fprintf(stderr, "attncheck: unknown command '%s'\n", cmd);
+  usage(stderr);
+  return AC_EXIT_USAGE;
+}

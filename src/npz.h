@@ -1,0 +1,37 @@
+/* npz.h: minimal strict .npy / .npz (stored zip) reader and writer on libzip. */
+#ifndef AC_NPZ_H
+#define AC_NPZ_H
+#include <stddef.h>
+#include <stdint.h>
+#include "util.h"
+
+typedef struct {
+  char name[64];       /* member name without ".npy" ("q", "meta.json" keeps its name) */
+  char descr[8];       /* "<f8", "<f4", "<f2", "<u2", "|u1", ... ; "" for non-npy members */
+  int ndim;
+  int64_t shape[8];
+  const void *data;    /* raw little-endian data (or the bytes of a non-npy member) */
+  size_t nbytes;
+} ac_npz_member;
+
+typedef struct ac_npz_writer ac_npz_writer;
+/* Writes to PATH.tmp.PID and renames to PATH on close (atomic). */
+ac_npz_writer *ac_npz_create(const char *path, ac_err *e);
+int ac_npz_add_array(ac_npz_writer *w, const char *name, const char *descr, int ndim,
+                     const int64_t *shape, const void *data, size_t nbytes, ac_err *e);
+int ac_npz_add_bytes(ac_npz_writer *w, const char *name, const void *data, size_t nbytes, ac_err *e);
+int ac_npz_close(ac_npz_writer *w, ac_err *e);   /* also frees; -1 leaves no file */
+void ac_npz_abort(ac_npz_writer *w);
+
+typedef struct ac_npz ac_npz;
+/* Opens and validates the zip directory; nothing large is allocated until a member is read.
+ * cap_bytes bounds any single member. */
+ac_npz *ac_npz_open(const char *path, uint64_t cap_bytes, ac_err *e);
+int ac_npz_count(const ac_npz *z);
+const char *ac_npz_name(const ac_npz *z, int i);
+/* Read a member fully (parsing the npy header unless raw). Owned by z until ac_npz_close_reader. */
+int ac_npz_read(ac_npz *z, const char *name, ac_npz_member *m, ac_err *e);
+int ac_npz_has(const ac_npz *z, const char *name);
+void ac_npz_close_reader(ac_npz *z);
+
+#endif

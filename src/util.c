@@ -1,0 +1,203 @@
+/* util.c: errors, checked allocation, parsers, atomic files. */
+#include "config.h"
+#include "util.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+int ac_err_set(ac_err *e, const char *fmt, ...)
+{
+  if (e) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+    va_end(ap);
+  }
+  return -1;
+}
+
+static void oom(size_t n)
+{
+  fprintf(stderr, "attncheck: out of memory allocating %zu bytes\n", n);
+  abort();
+}
+
+void *ac_xmalloc(size_t n)
+{
+  void *p = malloc(n ? n : 1);
+  if (!p) oom(n);
+  return p;
+}
+
+void *ac_xcalloc(size_t n, size_t m)
+{
+  void *p = calloc(n ? n : 1, m ? m : 1);
+  if (!p) oom(n * m);
+  return p;
+}
+
+void *ac_xrealloc(void *p, size_t n)
+{
+  void *q = realloc(p, n ? n : 1);
+  if (!q) oom(n);
+  return q;
+}
+
+char *ac_xstrdup(const char *s)
+{
+  size_t n = strlen(s) + 1;
+  char *p = ac_xmalloc(n);
+  memcpy(p, s, n);
+  return p;
+}
+
+int ac_mul_overflow_i64(int64_t a, int64_t b, int64_t *out)
+{
+  return __builtin_mul_overflow(a, b, out) ? -1 : 0;
+}
+
+int ac_add_overflow_i64(int64_t a, int64_t b, int64_t *out)
+{
+  return __builtin_add_overflow(a, b, out) ? -1 : 0;
+}
+
+int ac_parse_i64(const char *s, int64_t *out)
+{
+  if (!s || !*s) return -1;
+  char *end;
+  errno = 0;
+  long long v = strtoll(s, &end, 0);
+  if (errno || *end) return -1;
+  *out = v;
+  return 0;
+}
+
+int ac_parse_u64(const char *s, uint64_t *out)
+{
+  if (!s || !*s || *s == '-') return -1;
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 0);
+  if (errno || *end) return -1;
+  *out = v;
+  return 0;
+}
+
+int ac_parse_duration(const char *s, double *seconds)
+{
+  if (!s || !*s) return -1;
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || end == s || !(v >= 0) || v > 1e9) return -1;
+  double mul = 1;
+  if (*end) {
+    if (end[1]) return -1;
+    switch (*end) {
+    case 's': mul = 1; break;
+    case 'm': mul = 60; break;
+    case 'h': mul = 3600; break;
+    case 'd': mul = 86400; break;
+    default: return -1;
+    }
+  }
+  *seconds = v * mul;
+  return 0;
+}
+
+int ac_parse_size(const char *s, uint64_t *bytes)
+{
+  if (!s || !*s || *s == '-') return -1;
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || end == s || !(v >= 0)) return -1;
+  double mul = 1;
+  if (*end) {
+    const char *suf = end;
+    switch (*suf) {
+    case 'k': case 'K': mul = 1024.0; break;
+    case 'm': case 'M': mul = 1024.0 * 1024; break;
+    case 'g': case 'G': mul = 1024.0 * 1024 * 1024; break;
+    case 't': case 'T': mul = 1024.0 * 1024 * 1024 * 1024; break;
+    default: return -1;
+    }
+    suf++;
+    if (*suf == 'i') suf++;
+    if (*suf == 'B' || *suf == 'b') suf++;
+    if (*suf) return -1;
+  }
+  double r = v * mul;
+  if (r >= 18446744073709551615.0) return -1;
+  *bytes = (uint64_t)r;
+  return 0;
+}
+
+double ac_now(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int ac_write_file_atomic(const char *path, const void *data, size_t n, ac_err *e)
+{
+  char tmp[4096];
+  if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)
+    return ac_err_set(e, "%s: path too long", path);
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return ac_err_set(e, "%s: %s", tmp, strerror(errno));
+  const char *p = data;
+  size_t left = n;
+  while (left) {
+    ssize_t w = write(fd, p, left);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      close(fd);
+      unlink(tmp);
+      return ac_err_set(e, "%s: %s", tmp, strerror(err));
+    }
+    p += w;
+    left -= (size_t)w;
+  }
+  if (fsync(fd) != 0 && errno != EINVAL) {
+    int err = errno;
+    close(fd);
+    unlink(tmp);
+    return ac_err_set(e, "%s: fsync: %s", tmp, strerror(err));
+  }
+  close(fd);
+  if (rename(tmp, path) != 0) {
+    int err = errno;
+    unlink(tmp);
+    return ac_err_set(e, "%s: rename: %s", path, strerror(err));
+  }
+  return 0;
+}
+
+int ac_mkdir_p(const char *path, ac_err *e)
+{
+  char buf[4096];
+  size_t n = strlen(path);
+  if (n == 0 || n >= sizeof buf) return ac_err_set(e, "bad directory path '%s'", path);
+  memcpy(buf, path, n + 1);
+  for (size_t i = 1; i <= n; i++) {
+    if (buf[i] == '/' || buf[i] == 0) {
+      char c = buf[i];
+      buf[i] = 0;
+      if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+        return ac_err_set(e, "%s: mkdir: %s", buf, strerror(errno));
+      buf[i] = c;
+    }
+  }
+  struct stat st;
+  if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) return ac_err_set(e, "%s: not a directory", path);
+  return 0;
+}

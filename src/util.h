@@ -1,0 +1,42 @@
+/* util.h: errors, exit codes, checked allocation and small parsers shared by every layer. */
+#ifndef AC_UTIL_H
+#define AC_UTIL_H
+#include <stddef.h>
+#include <stdint.h>
+
+/* Exit codes (DESIGN.md): 2 nothing could run; 1 a verdict with policy fail;
+ * 3 internal error or unresolved oracle element; 0 otherwise. */
+enum { AC_EXIT_OK = 0, AC_EXIT_FAIL = 1, AC_EXIT_USAGE = 2, AC_EXIT_INTERNAL = 3 };
+
+/* An error message filled by a failing library call; functions return 0 or -1. */
+typedef struct { char msg[512]; } ac_err;
+
+/* Formats into e (if non-NULL) and returns -1. */
+int ac_err_set(ac_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Allocation that aborts with a message on failure (misuse of memory is fatal). */
+void *ac_xmalloc(size_t n);
+void *ac_xcalloc(size_t n, size_t m);
+void *ac_xrealloc(void *p, size_t n);
+char *ac_xstrdup(const char *s);
+
+/* a*b and a+b with overflow detection: return -1 on overflow. */
+int ac_mul_overflow_i64(int64_t a, int64_t b, int64_t *out);
+int ac_add_overflow_i64(int64_t a, int64_t b, int64_t *out);
+
+/* "30s", "20m", "8h", "2d" or plain seconds; -1 on bad input. */
+int ac_parse_duration(const char *s, double *seconds);
+/* "8G", "512M", "1024" (bytes); -1 on bad input. */
+int ac_parse_size(const char *s, uint64_t *bytes);
+/* Strict integer parse; -1 on bad input. */
+int ac_parse_i64(const char *s, int64_t *out);
+int ac_parse_u64(const char *s, uint64_t *out);
+
+/* Monotonic seconds. */
+double ac_now(void);
+
+/* Write a whole file atomically: write to PATH.tmp.PID, fsync, rename. */
+int ac_write_file_atomic(const char *path, const void *data, size_t n, ac_err *e);
+int ac_mkdir_p(const char *path, ac_err *e);
+
+#endif

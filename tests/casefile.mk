@@ -1,0 +1,1 @@
+# tests/casefile.mk: NPZ case files, gen/info, fuzz-corpus replay.

@@ -1,0 +1,1 @@
+# tests/cuda.mk: tests of this layer.

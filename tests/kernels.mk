@@ -1,0 +1,1 @@
+# tests/kernels.mk: tests of this layer.

@@ -1,0 +1,1 @@
+# tests/oracle.mk: tests of this layer.

@@ -7,6 +7,7 @@
 #define AC_CASEFILE_H
 #include <stdint.h>
 #include "problem.h"
+#include "npz.h"
 
 typedef struct {
   ac_problem p;
@@ -21,6 +22,8 @@ typedef struct {
   float *lse;               /* [B,H,tq], when has_lse */
 } ac_case;
 
+/* Zero the case, case_index -1, generator "external", tool_version PACKAGE_VERSION. */
+void ac_case_init(ac_case *c);
 /* Allocate dense q/k/v for c->p (zero-filled). Validates against the memory cap. */
 int ac_case_alloc(ac_case *c, ac_err *e);
 void ac_case_free(ac_case *c);
@@ -38,13 +41,20 @@ static inline size_t ac_oidx(const ac_problem *p, int64_t b, int64_t h, int64_t 
 static inline size_t ac_rowidx(const ac_problem *p, int64_t b, int64_t h, int64_t i)
 { return (size_t)((b * p->heads + h) * p->tq + i); }
 
-/* Write the case (and o/lse when present) as NPZ; atomic (temp file + rename).
- * extra: optional additional members (e.g. the oracle's o_exact_f32); may be NULL. */
-struct ac_npz_writer;
+/* Write the case (and o/lse when present) as NPZ; atomic (temp file + rename). */
 int ac_case_write(const ac_case *c, const char *path, ac_err *e);
+/* As ac_case_write, plus extra members: each an npy array (descr set, e.g. "<f4" for the oracle's
+ * o_exact_f32 [B,H,tq,dv]) or raw bytes (descr ""). Names q, k, v, o, lse, meta.json are reserved.
+ * Read extras back with ac_npz_open + ac_npz_read; ac_case_read ignores members it does not know. */
+int ac_case_write_ex(const ac_case *c, const char *path, const ac_npz_member *extra, int nextra, ac_err *e);
 /* Strict read: every problem gives a one-line message naming the file, and -1. */
 int ac_case_read(ac_case *c, const char *path, ac_err *e);
-/* Canonical hash of the case content (problem + tensors), for the oracle cache and dedup. */
+/* The same from bytes in memory; name appears in messages. */
+int ac_case_read_buffer(ac_case *c, const void *data, size_t n, const char *name, ac_err *e);
+/* Bytes of a dense tensor of the case (after a successful alloc/read). */
+size_t ac_case_bytes(const ac_case *c, char tensor /* 'q','k','v','o' */);
+/* Canonical hash of the case content, for the oracle cache and dedup: dtype, mask, shape, scale,
+ * strides (all-zero read as contiguous) and the q/k/v bytes; not provenance, not o/lse. */
 uint64_t ac_case_hash(const ac_case *c);
 
 /* The worked examples: "tiny3", "andrea-120m". -1 if unknown. */

@@ -34,4 +34,18 @@ int ac_npz_read(ac_npz *z, const char *name, ac_npz_member *m, ac_err *e);
 int ac_npz_has(const ac_npz *z, const char *name);
 void ac_npz_close_reader(ac_npz *z);
 
+/* Open an NPZ held in memory (the bytes must outlive the reader); name is used in messages. */
+ac_npz *ac_npz_open_buffer(const void *data, size_t n, const char *name, uint64_t cap_bytes, ac_err *e);
+/* Uncompressed size of a member as the zip directory states it (npy header included); -1 if absent. */
+int64_t ac_npz_member_size(const ac_npz *z, const char *name);
+/* Two-step read of an npy member without a second copy: the header alone (m->data stays NULL,
+ * m->nbytes is the data size, checked against the zip directory), then the data into a caller
+ * buffer of exactly nbytes (CRC checked). */
+int ac_npz_read_header(ac_npz *z, const char *name, ac_npz_member *m, ac_err *e);
+int ac_npz_read_into(ac_npz *z, const char *name, void *dst, size_t nbytes, ac_err *e);
+/* The file name given at open (for messages). */
+const char *ac_npz_path(const ac_npz *z);
+/* Largest npy header accepted (as numpy's default max_header_size). */
+#define AC_NPY_MAX_HEADER 10000
+
 #endif

@@ -1,0 +1,605 @@
+/* casefile.c: a case and its NPZ file (q, k, v, optional o and lse, meta.json schema 1). */
+#include "config.h"
+#include "casefile.h"
+#include <errno.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define META_MAX_BYTES (1 << 20)
+
+void ac_case_init(ac_case *c)
+{
+  memset(c, 0, sizeof *c);
+  c->p.dtype = AC_F32;
+  c->case_index = -1;
+  snprintf(c->generator, sizeof c->generator, "external");
+  snprintf(c->tool_version, sizeof c->tool_version, "%s", PACKAGE_VERSION);
+}
+
+/* Dense sizes of every tensor with overflow checks, and the total (o and lse included when asked)
+ * against cap. Independent of the layout checks in ac_problem_validate, so that nothing is
+ * allocated from unchecked numbers. */
+typedef struct {
+  int64_t q, k, v, o, rows;   /* elements */
+  int64_t total_bytes;
+} case_sizes;
+
+static int sizes_of(const ac_problem *p, int with_o, int with_lse, uint64_t cap, case_sizes *s,
+                    const char *path, ac_err *e)
+{
+  const struct { const char *name; int64_t v; } dims[] = {
+    {"batch", p->batch}, {"heads", p->heads}, {"kv_heads", p->kv_heads}, {"tq", p->tq},
+    {"tk", p->tk}, {"dk", p->dk}, {"dv", p->dv},
+  };
+  for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++)
+    if (dims[i].v < 1) return ac_err_set(e, "%s: %s must be >= 1 (got %lld)", path, dims[i].name, (long long)dims[i].v);
+  if ((unsigned)p->dtype >= AC_NDTYPES) return ac_err_set(e, "%s: unknown dtype %d", path, (int)p->dtype);
+  if (p->heads % p->kv_heads != 0)
+    return ac_err_set(e, "%s: heads %lld is not a multiple of kv_heads %lld", path, (long long)p->heads,
+                      (long long)p->kv_heads);
+  int64_t bh, bkh, es = (int64_t)ac_dtype_size(p->dtype), t, total = 0;
+  if (ac_mul_overflow_i64(p->batch, p->heads, &bh) || ac_mul_overflow_i64(p->batch, p->kv_heads, &bkh) ||
+      ac_mul_overflow_i64(bh, p->tq, &s->rows) || ac_mul_overflow_i64(s->rows, p->dk, &s->q) ||
+      ac_mul_overflow_i64(s->rows, p->dv, &s->o) || ac_mul_overflow_i64(bkh, p->tk, &t) ||
+      ac_mul_overflow_i64(t, p->dk, &s->k) || ac_mul_overflow_i64(t, p->dv, &s->v))
+    goto overflow;
+  int64_t parts[5] = {s->q, s->k, s->v, with_o ? s->o : 0, 0};
+  for (int i = 0; i < 4; i++) {
+    int64_t b;
+    if (ac_mul_overflow_i64(parts[i], es, &b) || ac_add_overflow_i64(total, b, &total)) goto overflow;
+  }
+  if (with_lse) {
+    int64_t b;
+    if (ac_mul_overflow_i64(s->rows, 4, &b) || ac_add_overflow_i64(total, b, &total)) goto overflow;
+  }
+  if ((uint64_t)total > cap)
+    return ac_err_set(e, "%s: tensors need %lld bytes, more than the memory cap of %llu bytes", path,
+                      (long long)total, (unsigned long long)cap);
+  s->total_bytes = total;
+  return 0;
+overflow:
+  return ac_err_set(e, "%s: tensor sizes overflow 64 bits", path);
+}
+
+static int strides_zero(const ac_problem *p)
+{
+  for (int i = 0; i < 4; i++)
+    if (p->q_stride[i] || p->k_stride[i] || p->v_stride[i] || p->o_stride[i]) return 0;
+  return 1;
+}
+
+size_t ac_case_bytes(const ac_case *c, char tensor)
+{
+  case_sizes s;
+  if (sizes_of(&c->p, 0, 0, UINT64_MAX, &s, "", NULL) != 0) return 0;
+  size_t es = ac_dtype_size(c->p.dtype);
+  switch (tensor) {
+  case 'q': return (size_t)s.q * es;
+  case 'k': return (size_t)s.k * es;
+  case 'v': return (size_t)s.v * es;
+  case 'o': return (size_t)s.o * es;
+  default: return 0;
+  }
+}
+
+/* The strided span a kernel will be given must itself be a sane allocation. */
+static int check_span(const char *name, const int64_t st[4], int64_t B, int64_t H, int64_t T, int64_t D,
+                      size_t es, uint64_t cap, const char *path, ac_err *e)
+{
+  const int64_t dim[4] = {B, H, T, D};
+  int64_t span = 1;
+  for (int i = 0; i < 4; i++) {
+    int64_t t;
+    if (st[i] < 0) return ac_err_set(e, "%s: %s stride %d is negative (%lld)", path, name, i, (long long)st[i]);
+    if (ac_mul_overflow_i64(dim[i] - 1, st[i], &t) || ac_add_overflow_i64(span, t, &span))
+      return ac_err_set(e, "%s: %s strides overflow 64 bits", path, name);
+  }
+  if ((uint64_t)span > cap / es)
+    return ac_err_set(e, "%s: %s strides span %lld elements, more than the memory cap allows", path, name,
+                      (long long)span);
+  return 0;
+}
+
+/* Sizes, then the full problem validation (strides, scale) with a file-naming message. */
+static int validate(const ac_problem *p, int with_o, int with_lse, case_sizes *s, const char *path, ac_err *e)
+{
+  if (sizes_of(p, with_o, with_lse, ac_mem_cap(), s, path, e) != 0) return -1;
+  ac_err pe;
+  pe.msg[0] = 0;
+  ac_problem q = *p;
+  if (strides_zero(&q)) ac_problem_default_strides(&q);
+  size_t es = ac_dtype_size(q.dtype);
+  uint64_t cap = ac_mem_cap();
+  if (check_span("q", q.q_stride, q.batch, q.heads, q.tq, q.dk, es, cap, path, e) != 0 ||
+      check_span("k", q.k_stride, q.batch, q.kv_heads, q.tk, q.dk, es, cap, path, e) != 0 ||
+      check_span("v", q.v_stride, q.batch, q.kv_heads, q.tk, q.dv, es, cap, path, e) != 0 ||
+      check_span("o", q.o_stride, q.batch, q.heads, q.tq, q.dv, es, cap, path, e) != 0)
+    return -1;
+  if (ac_problem_validate(&q, ac_mem_cap(), &pe) != 0) return ac_err_set(e, "%s: %s", path, pe.msg);
+  return 0;
+}
+
+int ac_case_alloc(ac_case *c, ac_err *e)
+{
+  case_sizes s;
+  if (validate(&c->p, 0, 0, &s, "case", e) != 0) return -1;
+  size_t es = ac_dtype_size(c->p.dtype);
+  free(c->q);
+  free(c->k);
+  free(c->v);
+  c->q = ac_xcalloc((size_t)s.q, es);
+  c->k = ac_xcalloc((size_t)s.k, es);
+  c->v = ac_xcalloc((size_t)s.v, es);
+  return 0;
+}
+
+void ac_case_free(ac_case *c)
+{
+  if (!c) return;
+  free(c->q);
+  free(c->k);
+  free(c->v);
+  free(c->o);
+  free(c->lse);
+  free(c->params_json);
+  c->q = c->k = c->v = c->o = NULL;
+  c->lse = NULL;
+  c->params_json = NULL;
+  c->has_o = c->has_lse = 0;
+}
+
+static void *dup_bytes(const void *p, size_t n)
+{
+  if (!p) return NULL;
+  void *d = ac_xmalloc(n);
+  memcpy(d, p, n);
+  return d;
+}
+
+int ac_case_copy(ac_case *dst, const ac_case *src, ac_err *e)
+{
+  case_sizes s;
+  if (sizes_of(&src->p, src->has_o, src->has_lse, UINT64_MAX, &s, "case", e) != 0) return -1;
+  size_t es = ac_dtype_size(src->p.dtype);
+  *dst = *src;
+  dst->q = dup_bytes(src->q, (size_t)s.q * es);
+  dst->k = dup_bytes(src->k, (size_t)s.k * es);
+  dst->v = dup_bytes(src->v, (size_t)s.v * es);
+  dst->o = src->has_o ? dup_bytes(src->o, (size_t)s.o * es) : NULL;
+  dst->lse = src->has_lse ? dup_bytes(src->lse, (size_t)s.rows * sizeof(float)) : NULL;
+  dst->params_json = src->params_json ? ac_xstrdup(src->params_json) : NULL;
+  return 0;
+}
+
+/* ---- hash ----------------------------------------------------------------- */
+
+static uint64_t mix64(uint64_t x)
+{
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  x ^= x >> 33;
+  return x;
+}
+
+typedef struct { uint64_t h, n; } hasher;
+
+static void hash_word(hasher *s, uint64_t w)
+{
+  s->h = mix64(s->h ^ mix64(w + 0x9e3779b97f4a7c15ULL * ++s->n));
+}
+
+static void hash_bytes(hasher *s, const void *data, size_t n)
+{
+  const unsigned char *p = data;
+  hash_word(s, n);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    memcpy(&w, p + i, 8);
+    hash_word(s, w);
+  }
+  uint64_t w = 0;
+  for (size_t j = 0; i + j < n; j++) w |= (uint64_t)p[i + j] << (8 * j);
+  hash_word(s, w);
+}
+
+uint64_t ac_case_hash(const ac_case *c)
+{
+  hasher s = {0x6174746e63686b31ULL, 0};
+  ac_problem p = c->p;
+  if (strides_zero(&p)) ac_problem_default_strides(&p);
+  int64_t fields[] = {p.dtype, p.mask, p.batch, p.heads, p.kv_heads, p.tq, p.tk, p.dk, p.dv, p.scale_is_default};
+  for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) hash_word(&s, (uint64_t)fields[i]);
+  uint64_t sb = 0;
+  if (!p.scale_is_default) memcpy(&sb, &p.scale, 8);
+  hash_word(&s, sb);
+  for (int i = 0; i < 4; i++) {
+    hash_word(&s, (uint64_t)p.q_stride[i]);
+    hash_word(&s, (uint64_t)p.k_stride[i]);
+    hash_word(&s, (uint64_t)p.v_stride[i]);
+    hash_word(&s, (uint64_t)p.o_stride[i]);
+  }
+  case_sizes z;
+  if (sizes_of(&c->p, 0, 0, UINT64_MAX, &z, "", NULL) == 0) {
+    size_t es = ac_dtype_size(p.dtype);
+    if (c->q) hash_bytes(&s, c->q, (size_t)z.q * es);
+    if (c->k) hash_bytes(&s, c->k, (size_t)z.k * es);
+    if (c->v) hash_bytes(&s, c->v, (size_t)z.v * es);
+  }
+  return s.h;
+}
+
+/* ---- write ---------------------------------------------------------------- */
+
+static json_object *stride_array(const int64_t st[4])
+{
+  json_object *a = json_object_new_array();
+  for (int i = 0; i < 4; i++) json_object_array_add(a, json_object_new_int64(st[i]));
+  return a;
+}
+
+static int reserved(const char *name)
+{
+  static const char *const r[] = {"q", "k", "v", "o", "lse", "meta.json"};
+  for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
+    if (!strcmp(name, r[i])) return 1;
+  return 0;
+}
+
+int ac_case_write_ex(const ac_case *c, const char *path, const ac_npz_member *extra, int nextra, ac_err *e)
+{
+  case_sizes s;
+  if (validate(&c->p, c->has_o, c->has_lse, &s, path, e) != 0) return -1;
+  if (!c->q || !c->k || !c->v) return ac_err_set(e, "%s: case has no q/k/v tensors", path);
+  if ((c->has_o && !c->o) || (c->has_lse && !c->lse)) return ac_err_set(e, "%s: o/lse flagged but missing", path);
+  ac_problem p = c->p;
+  if (strides_zero(&p)) ac_problem_default_strides(&p);
+  if (!p.scale_is_default && !isfinite(p.scale)) return ac_err_set(e, "%s: scale is not finite", path);
+
+  json_object *params = NULL;
+  if (c->params_json && *c->params_json) {
+    params = json_tokener_parse(c->params_json);
+    if (!params || !json_object_is_type(params, json_type_object)) {
+      json_object_put(params);
+      return ac_err_set(e, "%s: generator params are not a JSON object", path);
+    }
+  } else {
+    params = json_object_new_object();
+  }
+  json_object *m = json_object_new_object();
+  json_object_object_add(m, "schema", json_object_new_int(1));
+  json_object_object_add(m, "dtype", json_object_new_string(ac_dtype_name(p.dtype)));
+  json_object_object_add(m, "mask", json_object_new_string(ac_mask_name(p.mask)));
+  json_object_object_add(m, "batch", json_object_new_int64(p.batch));
+  json_object_object_add(m, "heads", json_object_new_int64(p.heads));
+  json_object_object_add(m, "kv_heads", json_object_new_int64(p.kv_heads));
+  json_object_object_add(m, "tq", json_object_new_int64(p.tq));
+  json_object_object_add(m, "tk", json_object_new_int64(p.tk));
+  json_object_object_add(m, "dk", json_object_new_int64(p.dk));
+  json_object_object_add(m, "dv", json_object_new_int64(p.dv));
+  json_object *st = json_object_new_object();
+  json_object_object_add(st, "q", stride_array(p.q_stride));
+  json_object_object_add(st, "k", stride_array(p.k_stride));
+  json_object_object_add(st, "v", stride_array(p.v_stride));
+  json_object_object_add(st, "o", stride_array(p.o_stride));
+  json_object_object_add(m, "strides", st);
+  char sc[64];
+  if (p.scale_is_default)
+    snprintf(sc, sizeof sc, "default");
+  else
+    snprintf(sc, sizeof sc, "%a", p.scale);
+  json_object_object_add(m, "scale", json_object_new_string(sc));
+  json_object_object_add(m, "seed", json_object_new_uint64(c->seed));
+  json_object_object_add(m, "case_index", json_object_new_int64(c->case_index));
+  json_object_object_add(m, "generator", json_object_new_string(c->generator[0] ? c->generator : "external"));
+  json_object_object_add(m, "params", params);
+  json_object_object_add(m, "tool_version", json_object_new_string(PACKAGE_VERSION));
+  const char *text = json_object_to_json_string_ext(m, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+  char *meta = ac_xstrdup(text);
+  json_object_put(m);
+
+  size_t es = ac_dtype_size(p.dtype);
+  const char *descr = ac_dtype_get(p.dtype)->npy;
+  int64_t qs[4] = {p.batch, p.heads, p.tq, p.dk}, ks[4] = {p.batch, p.kv_heads, p.tk, p.dk};
+  int64_t vs[4] = {p.batch, p.kv_heads, p.tk, p.dv}, os[4] = {p.batch, p.heads, p.tq, p.dv};
+  int rc = -1;
+  ac_npz_writer *w = ac_npz_create(path, e);
+  if (!w) goto done;
+  if (ac_npz_add_array(w, "q", descr, 4, qs, c->q, (size_t)s.q * es, e) != 0 ||
+      ac_npz_add_array(w, "k", descr, 4, ks, c->k, (size_t)s.k * es, e) != 0 ||
+      ac_npz_add_array(w, "v", descr, 4, vs, c->v, (size_t)s.v * es, e) != 0)
+    goto abort;
+  if (c->has_o && ac_npz_add_array(w, "o", descr, 4, os, c->o, (size_t)s.o * es, e) != 0) goto abort;
+  if (c->has_lse && ac_npz_add_array(w, "lse", "<f4", 3, os, c->lse, (size_t)s.rows * 4, e) != 0) goto abort;
+  for (int i = 0; i < nextra; i++) {
+    const ac_npz_member *x = &extra[i];
+    if (reserved(x->name)) {
+      ac_err_set(e, "%s: extra member name '%s' is reserved", path, x->name);
+      goto abort;
+    }
+    int r = x->descr[0] ? ac_npz_add_array(w, x->name, x->descr, x->ndim, x->shape, x->data, x->nbytes, e)
+                        : ac_npz_add_bytes(w, x->name, x->data, x->nbytes, e);
+    if (r != 0) goto abort;
+  }
+  if (ac_npz_add_bytes(w, "meta.json", meta, strlen(meta), e) != 0) goto abort;
+  rc = ac_npz_close(w, e);
+  goto done;
+abort:
+  ac_npz_abort(w);
+done:
+  free(meta);
+  return rc;
+}
+
+int ac_case_write(const ac_case *c, const char *path, ac_err *e)
+{
+  return ac_case_write_ex(c, path, NULL, 0, e);
+}
+
+/* ---- read ----------------------------------------------------------------- */
+
+static int get_int(json_object *m, const char *key, int required, int64_t *out, const char *path, ac_err *e)
+{
+  json_object *v;
+  if (!json_object_object_get_ex(m, key, &v)) {
+    if (required) return ac_err_set(e, "%s: meta.json lacks \"%s\"", path, key);
+    return 1;
+  }
+  if (!json_object_is_type(v, json_type_int))
+    return ac_err_set(e, "%s: meta.json \"%s\" is not an integer", path, key);
+  *out = json_object_get_int64(v);
+  return 0;
+}
+
+static int get_str(json_object *m, const char *key, int required, const char **out, const char *path, ac_err *e)
+{
+  json_object *v;
+  if (!json_object_object_get_ex(m, key, &v)) {
+    if (required) return ac_err_set(e, "%s: meta.json lacks \"%s\"", path, key);
+    return 1;
+  }
+  if (!json_object_is_type(v, json_type_string))
+    return ac_err_set(e, "%s: meta.json \"%s\" is not a string", path, key);
+  *out = json_object_get_string(v);
+  if (strlen(*out) != (size_t)json_object_get_string_len(v))
+    return ac_err_set(e, "%s: meta.json \"%s\" holds a NUL byte", path, key);
+  return 0;
+}
+
+static int parse_scale(const char *s, double *out)
+{
+  const char *t = s;
+  if (*t == '-' || *t == '+') t++;
+  if (!(t[0] == '0' && (t[1] == 'x' || t[1] == 'X'))) return -1;
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (*end || end == s || !isfinite(v)) return -1;
+  *out = v;
+  return 0;
+}
+
+static int parse_meta(ac_case *c, const char *text, size_t n, const char *path, ac_err *e)
+{
+  json_tokener *tok = json_tokener_new();
+  json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+  json_object *m = json_tokener_parse_ex(tok, text, (int)n);
+  enum json_tokener_error jerr = json_tokener_get_error(tok);
+  size_t end = json_tokener_get_parse_end(tok);
+  json_tokener_free(tok);
+  int rc = -1;
+  if (!m || jerr != json_tokener_success) {
+    ac_err_set(e, "%s: meta.json is not valid JSON: %s", path,
+               jerr == json_tokener_success ? "incomplete" : json_tokener_error_desc(jerr));
+    goto done;
+  }
+  while (end < n && (text[end] == ' ' || text[end] == '\n' || text[end] == '\t' || text[end] == '\r')) end++;
+  if (end != n) {
+    ac_err_set(e, "%s: meta.json has trailing bytes after the JSON object", path);
+    goto done;
+  }
+  if (!json_object_is_type(m, json_type_object)) {
+    ac_err_set(e, "%s: meta.json is not a JSON object", path);
+    goto done;
+  }
+  int64_t schema;
+  if (get_int(m, "schema", 1, &schema, path, e) != 0) goto done;
+  if (schema != 1) {
+    ac_err_set(e, "%s: meta.json schema %lld is not supported (this version reads schema 1)", path, (long long)schema);
+    goto done;
+  }
+  const char *s;
+  if (get_str(m, "dtype", 1, &s, path, e) != 0) goto done;
+  int dt;
+  {
+    ac_dtype d;
+    if (ac_dtype_parse(s, &d) != 0) {
+      ac_err_set(e, "%s: unknown dtype '%.40s'", path, s);
+      goto done;
+    }
+    dt = (int)d;
+  }
+  c->p.dtype = (ac_dtype)dt;
+  if (get_str(m, "mask", 1, &s, path, e) != 0) goto done;
+  if (ac_mask_parse(s, &c->p.mask) != 0) {
+    ac_err_set(e, "%s: unknown mask '%.40s'", path, s);
+    goto done;
+  }
+  struct { const char *key; int64_t *dst; } dims[] = {
+    {"batch", &c->p.batch}, {"heads", &c->p.heads}, {"kv_heads", &c->p.kv_heads}, {"tq", &c->p.tq},
+    {"tk", &c->p.tk}, {"dk", &c->p.dk}, {"dv", &c->p.dv},
+  };
+  for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++) {
+    if (get_int(m, dims[i].key, 1, dims[i].dst, path, e) != 0) goto done;
+    if (*dims[i].dst < 1) {
+      ac_err_set(e, "%s: %s must be >= 1 (got %lld)", path, dims[i].key, (long long)*dims[i].dst);
+      goto done;
+    }
+  }
+  json_object *st;
+  if (json_object_object_get_ex(m, "strides", &st)) {
+    if (!json_object_is_type(st, json_type_object)) {
+      ac_err_set(e, "%s: meta.json \"strides\" is not an object", path);
+      goto done;
+    }
+    struct { const char *key; int64_t *dst; } sts[] = {
+      {"q", c->p.q_stride}, {"k", c->p.k_stride}, {"v", c->p.v_stride}, {"o", c->p.o_stride}};
+    for (int i = 0; i < 4; i++) {
+      json_object *a;
+      if (!json_object_object_get_ex(st, sts[i].key, &a) || !json_object_is_type(a, json_type_array) ||
+          json_object_array_length(a) != 4) {
+        ac_err_set(e, "%s: meta.json strides.%s must be an array of 4 integers", path, sts[i].key);
+        goto done;
+      }
+      for (int j = 0; j < 4; j++) {
+        json_object *x = json_object_array_get_idx(a, (size_t)j);
+        if (!json_object_is_type(x, json_type_int)) {
+          ac_err_set(e, "%s: meta.json strides.%s must be an array of 4 integers", path, sts[i].key);
+          goto done;
+        }
+        sts[i].dst[j] = json_object_get_int64(x);
+      }
+    }
+  }
+  if (get_str(m, "scale", 1, &s, path, e) != 0) goto done;
+  if (!strcmp(s, "default")) {
+    c->p.scale_is_default = 1;
+    c->p.scale = ac_problem_scale(&c->p);
+  } else if (parse_scale(s, &c->p.scale) != 0) {
+    ac_err_set(e, "%s: scale '%.40s' is neither \"default\" nor a finite hex float", path, s);
+    goto done;
+  }
+  json_object *v;
+  if (json_object_object_get_ex(m, "seed", &v)) {
+    if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0) {
+      ac_err_set(e, "%s: meta.json \"seed\" is not a non-negative integer", path);
+      goto done;
+    }
+    c->seed = json_object_get_uint64(v);
+  }
+  int r = get_int(m, "case_index", 0, &c->case_index, path, e);
+  if (r < 0) goto done;
+  if (r == 0 && c->case_index < -1) {
+    ac_err_set(e, "%s: meta.json \"case_index\" %lld is negative", path, (long long)c->case_index);
+    goto done;
+  }
+  r = get_str(m, "generator", 0, &s, path, e);
+  if (r < 0) goto done;
+  if (r == 0) snprintf(c->generator, sizeof c->generator, "%s", s);
+  r = get_str(m, "tool_version", 0, &s, path, e);
+  if (r < 0) goto done;
+  if (r == 0) snprintf(c->tool_version, sizeof c->tool_version, "%s", s);
+  if (json_object_object_get_ex(m, "params", &v)) {
+    if (!json_object_is_type(v, json_type_object)) {
+      ac_err_set(e, "%s: meta.json \"params\" is not an object", path);
+      goto done;
+    }
+    c->params_json = ac_xstrdup(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+  }
+  rc = 0;
+done:
+  json_object_put(m);
+  return rc;
+}
+
+/* Header of an npy member: descr and shape must be exactly what meta.json implies. */
+static int check_member(ac_npz *z, const char *name, const char *descr, int ndim, const int64_t *shape,
+                        ac_err *e)
+{
+  ac_npz_member m;
+  if (ac_npz_read_header(z, name, &m, e) != 0) return -1;
+  const char *path = ac_npz_path(z);
+  if (strcmp(m.descr, descr) != 0)
+    return ac_err_set(e, "%s: member '%s' has descr '%s', meta.json's dtype needs '%s'", path, name, m.descr, descr);
+  int same = m.ndim == ndim;
+  for (int i = 0; same && i < ndim; i++) same = m.shape[i] == shape[i];
+  if (!same) {
+    char a[160], b[160];
+    size_t la = 0, lb = 0;
+    for (int i = 0; i < m.ndim; i++)
+      la += (size_t)snprintf(a + la, sizeof a - la, "%s%lld", i ? "," : "", (long long)m.shape[i]);
+    for (int i = 0; i < ndim; i++)
+      lb += (size_t)snprintf(b + lb, sizeof b - lb, "%s%lld", i ? "," : "", (long long)shape[i]);
+    if (m.ndim == 0) a[0] = 0;
+    return ac_err_set(e, "%s: member '%s' has shape [%s], meta.json implies [%s]", path, name, a, b);
+  }
+  return 0;
+}
+
+static int read_from(ac_case *c, ac_npz *z, ac_err *e)
+{
+  const char *path = ac_npz_path(z);
+  ac_case_init(c);
+  c->tool_version[0] = 0;
+  if (!ac_npz_has(z, "meta.json")) return ac_err_set(e, "%s: member 'meta.json' missing", path);
+  int64_t msz = ac_npz_member_size(z, "meta.json");
+  if (msz > META_MAX_BYTES)
+    return ac_err_set(e, "%s: meta.json of %lld bytes exceeds %d", path, (long long)msz, META_MAX_BYTES);
+  ac_npz_member mm;
+  if (ac_npz_read(z, "meta.json", &mm, e) != 0) return -1;
+  if (parse_meta(c, mm.data, mm.nbytes, path, e) != 0) goto fail;
+  const char *need[] = {"q", "k", "v"};
+  for (int i = 0; i < 3; i++)
+    if (!ac_npz_has(z, need[i])) {
+      ac_err_set(e, "%s: member '%s' missing", path, need[i]);
+      goto fail;
+    }
+  c->has_o = ac_npz_has(z, "o");
+  c->has_lse = ac_npz_has(z, "lse");
+  case_sizes s;
+  if (validate(&c->p, c->has_o, c->has_lse, &s, path, e) != 0) goto fail;
+  const ac_problem *p = &c->p;
+  const char *descr = ac_dtype_get(p->dtype)->npy;
+  int64_t qs[4] = {p->batch, p->heads, p->tq, p->dk}, ks[4] = {p->batch, p->kv_heads, p->tk, p->dk};
+  int64_t vs[4] = {p->batch, p->kv_heads, p->tk, p->dv}, os[4] = {p->batch, p->heads, p->tq, p->dv};
+  if (check_member(z, "q", descr, 4, qs, e) != 0 || check_member(z, "k", descr, 4, ks, e) != 0 ||
+      check_member(z, "v", descr, 4, vs, e) != 0 || (c->has_o && check_member(z, "o", descr, 4, os, e) != 0) ||
+      (c->has_lse && check_member(z, "lse", "<f4", 3, os, e) != 0))
+    goto fail;
+  /* Every size above is now checked against meta.json and the cap; allocate and read. */
+  size_t es = ac_dtype_size(p->dtype);
+  c->q = ac_xmalloc((size_t)s.q * es);
+  c->k = ac_xmalloc((size_t)s.k * es);
+  c->v = ac_xmalloc((size_t)s.v * es);
+  if (ac_npz_read_into(z, "q", c->q, (size_t)s.q * es, e) != 0 ||
+      ac_npz_read_into(z, "k", c->k, (size_t)s.k * es, e) != 0 ||
+      ac_npz_read_into(z, "v", c->v, (size_t)s.v * es, e) != 0)
+    goto fail;
+  if (c->has_o) {
+    c->o = ac_xmalloc((size_t)s.o * es);
+    if (ac_npz_read_into(z, "o", c->o, (size_t)s.o * es, e) != 0) goto fail;
+  }
+  if (c->has_lse) {
+    c->lse = ac_xmalloc((size_t)s.rows * sizeof(float));
+    if (ac_npz_read_into(z, "lse", c->lse, (size_t)s.rows * sizeof(float), e) != 0) goto fail;
+  }
+  return 0;
+fail:
+  ac_case_free(c);
+  return -1;
+}
+
+int ac_case_read(ac_case *c, const char *path, ac_err *e)
+{
+  memset(c, 0, sizeof *c);
+  ac_npz *z = ac_npz_open(path, ac_mem_cap(), e);
+  if (!z) return -1;
+  int rc = read_from(c, z, e);
+  ac_npz_close_reader(z);
+  return rc;
+}
+
+int ac_case_read_buffer(ac_case *c, const void *data, size_t n, const char *name, ac_err *e)
+{
+  memset(c, 0, sizeof *c);
+  ac_npz *z = ac_npz_open_buffer(data, n, name, ac_mem_cap(), e);
+  if (!z) return -1;
+  int rc = read_from(c, z, e);
+  ac_npz_close_reader(z);
+  return rc;
+}

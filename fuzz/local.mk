@@ -3,4 +3,33 @@ noinst_LIBRARIES += fuzz/libac_fuzz.a
 fuzz_libac_fuzz_a_CFLAGS = $(AM_CFLAGS)
 fuzz_libac_fuzz_a_SOURCES = \
 	fuzz/fuzz.h \
-	fuzz/families.c
+	fuzz/families.c \
+	fuzz/params.c \
+	fuzz/values.c \
+	fuzz/shape.c \
+	fuzz/gen_normal.c \
+	fuzz/gen_uniform.c \
+	fuzz/gen_small_int.c \
+	fuzz/gen_large_mag.c \
+	fuzz/gen_neg_logits.c \
+	fuzz/gen_large_v.c \
+	fuzz/gen_tiny.c \
+	fuzz/gen_zero_q.c \
+	fuzz/gen_zero_k.c \
+	fuzz/gen_ties.c \
+	fuzz/gen_dominant.c \
+	fuzz/gen_late_max.c \
+	fuzz/gen_outlier.c \
+	fuzz/gen_v_cancel.c \
+	fuzz/gen_masked_rows.c \
+	fuzz/gen_nonfinite.c \
+	fuzz/gen_tile_edge.c \
+	fuzz/gen_tq_ne_tk.c \
+	fuzz/gen_head_dim.c \
+	fuzz/gen_gqa.c \
+	fuzz/gen_per_head.c \
+	fuzz/gen_strided.c \
+	fuzz/gen_long_t.c \
+	fuzz/gen_scale.c \
+	fuzz/gen_mixed.c
+include fuzz/reader.mk

@@ -1,0 +1,137 @@
+/* families.c: the table of generator families and generating one case from (family, seed, index). */
+#include "config.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "fuzz.h"
+
+static const ac_family table[] = {
+  {"normal", "Q, K, V ~ N(0,1): the baseline", "poor exp approximation; any defect on plain inputs", ac_gen_normal, 0},
+  {"uniform", "Q, K, V ~ U(-a,a) with a random per tensor", "baseline", ac_gen_uniform, 0},
+  {"small_int", "sparse small integers (exact products, exact scores)", "causal off-by-one; mask alignment; ties", ac_gen_small_int, 0},
+  {"large_mag", "logits up to the overflow edge of the dtype (fp16 65504 included)", "no max-subtraction; hard-coded logit bound; fp16 score overflow", ac_gen_large_mag, 0},
+  {"neg_logits", "every logit very negative (below -5e4)", "finite running-max sentinel", ac_gen_neg_logits, 0},
+  {"large_v", "V toward the dtype's range with near-uniform or peaked weights", "fp16 accumulator overflow", ac_gen_large_v, 0},
+  {"tiny", "tiny magnitudes and subnormals in Q, K, V", "low-precision underflow; flush to zero", ac_gen_tiny, 0},
+  {"zero_q", "Q = 0 (all rows or some): uniform weights", "equal logits; rescale", ac_gen_zero_q, 0},
+  {"zero_k", "K = 0 (all keys or some)", "equal logits; ties", ac_gen_zero_k, 0},
+  {"ties", "equal keys, repeated maxima, long T in low precision", "P rounded without renormalizing; ties", ac_gen_ties, 0},
+  {"dominant", "one dominant key per row (peaked rows) at first/last/tile-edge/random position", "low-precision underflow; fp16 accumulator", ac_gen_dominant, 0},
+  {"late_max", "scores increase along the keys: the running max changes in every tile", "missing/wrong online rescale", ac_gen_late_max, 0},
+  {"outlier", "massive-activation outlier rows (tokens) and channels", "fp16 score overflow; rescale; accumulator range", ac_gen_outlier, 0},
+  {"v_cancel", "V in +/- pairs over tied keys: o ~ 0 with large R", "accumulation errors hidden by cancellation", ac_gen_v_cancel, 0},
+  {"masked_rows", "fully masked rows: tq > tk bottom-right, leading masked blocks", "fully masked rows (NaN, stale values, finite LSE)", ac_gen_masked_rows, 0},
+  {"nonfinite", "NaN / inf in masked and in visible positions", "masked NaN leak; non-finite handling", ac_gen_nonfinite, AC_FAM_NONFINITE},
+  {"tile_edge", "T = 2^k +/- 1, multiples of 16/32/64/128 +/- 1, T below a tile", "tail tile; out-of-bounds reads", ac_gen_tile_edge, 0},
+  {"tq_ne_tk", "tq != tk both ways with causal masks", "causal off-by-one; wrong mask alignment", ac_gen_tq_ne_tk, 0},
+  {"head_dim", "odd and large head dims, dv != dk", "hard-coded head dim / scale; dv != dk", ac_gen_head_dim, 0},
+  {"gqa", "GQA / MQA ratios with distinct data per kv head", "GQA indexing", ac_gen_gqa, 0},
+  {"per_head", "distinct distributions per batch and head", "head/batch mix-up; strides swapped", ac_gen_per_head, 0},
+  {"strided", "strided layouts: padded rows, BSHD, heads-major", "strides; unwritten or out-of-bounds output", ac_gen_strided, 0},
+  {"long_t", "long T (up to the campaign's max) with the oracle on a row sample", "fp16 accumulators at long T; rescale; ties at long T", ac_gen_long_t, AC_FAM_COSTLY},
+  {"scale", "explicit scales: 0, negative, tiny, large, 1/8 with dk != 64", "hard-coded scale", ac_gen_scale, 0},
+  {"mixed", "random shape, per-tensor band/int/normal values, layouts, scales", "broad coverage", ac_gen_mixed, 0},
+};
+
+const ac_family *ac_families(int *n)
+{
+  *n = (int)(sizeof table / sizeof table[0]);
+  return table;
+}
+
+const ac_family *ac_family_find(const char *name)
+{
+  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+    if (!strcmp(table[i].name, name)) return &table[i];
+  return NULL;
+}
+
+int ac_family_parse_list(const char *list, int *idx, int *n, int max, ac_err *e)
+{
+  *n = 0;
+  char *dup = ac_xstrdup(list), *save = NULL;
+  for (char *tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    const ac_family *f = ac_family_find(tok);
+    if (!f) {
+      ac_err_set(e, "unknown family '%s' (see attncheck fuzz --list-families)", tok);
+      free(dup);
+      return -1;
+    }
+    if (*n < max) idx[(*n)++] = (int)(f - table);
+  }
+  free(dup);
+  if (*n == 0) return ac_err_set(e, "empty family list");
+  return 0;
+}
+
+int ac_gen_alloc(ac_case *c, ac_err *e)
+{
+  if (ac_problem_validate(&c->p, ac_mem_cap(), e)) return -1;
+  return ac_case_alloc(c, e);
+}
+
+ac_counts ac_case_counts(const ac_case *c)
+{
+  ac_counts n;
+  ac_err e;
+  if (ac_problem_counts(&c->p, &n, &e)) {
+    fprintf(stderr, "attncheck: internal error: %s\n", e.msg);
+    abort();
+  }
+  return n;
+}
+
+void ac_fill_qkv(ac_case *c, ac_rng *r, const ac_valdist *q, const ac_valdist *k, const ac_valdist *v)
+{
+  ac_counts n = ac_case_counts(c);
+  if (q) ac_fill(r, c->p.dtype, c->q, (size_t)n.q, q);
+  if (k) ac_fill(r, c->p.dtype, c->k, (size_t)n.k, k);
+  if (v) ac_fill(r, c->p.dtype, c->v, (size_t)n.v, v);
+}
+
+static uint64_t name_hash(const char *s)
+{
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+int ac_generate(const ac_family *f, uint64_t seed, int64_t index, const ac_gen_limits *l, ac_case *c, ac_err *e)
+{
+  ac_case_init(c);
+  ac_rng r;
+  ac_rng_init(&r, ac_hash2(seed, name_hash(f->name)), (uint64_t)index);
+  ac_params pb;
+  ac_params_init(&pb);
+  char sbuf[32];
+  snprintf(sbuf, sizeof sbuf, "%llu", (unsigned long long)seed);
+  ac_params_str(&pb, "family", f->name);
+  ac_params_str(&pb, "seed", sbuf);
+  ac_params_int(&pb, "index", index);
+  ac_params_int(&pb, "lim_dtypes", l->dtypes);
+  ac_params_int(&pb, "lim_masks", l->masks);
+  ac_params_int(&pb, "lim_max_t", l->max_t);
+  ac_params_int(&pb, "lim_max_elems", l->max_elems);
+  ac_params_int(&pb, "lim_flags", (l->no_strided ? 1 : 0) | (l->no_nonfinite ? 2 : 0));
+  if (f->draw(c, &r, l, &pb, e)) {
+    ac_params_free(&pb);
+    ac_case_free(c);
+    memset(c, 0, sizeof *c);
+    return -1;
+  }
+  ac_params_shape(&pb, &c->p);
+  c->params_json = ac_params_finish(&pb);
+  c->seed = seed;
+  c->case_index = index;
+  snprintf(c->generator, sizeof c->generator, "%s", f->name);
+  snprintf(c->tool_version, sizeof c->tool_version, "%s", PACKAGE_VERSION);
+  return 0;
+}
+
+const char *ac_fuzz_oracle_rows(const ac_case *c)
+{
+  const ac_problem *p = &c->p;
+  double work = (double)p->batch * (double)p->heads * (double)p->tq * (double)p->tk * (double)(p->dk + p->dv);
+  if (work > 4e7 && p->batch * p->heads * p->tq > 64) return "edges+16";
+  return NULL;
+}

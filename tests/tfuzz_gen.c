@@ -1,0 +1,162 @@
+/* tfuzz_gen.c: every generator family draws valid cases within the limits, the same
+ * (family, seed, index) gives the same bytes, and distinct indices give distinct cases. */
+#include "config.h"
+#include <json-c/json.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "fuzz.h"
+#include "testutil.h"
+
+#define PER_FAMILY 24
+
+static void limits_all(ac_gen_limits *l)
+{
+  ac_gen_limits_init(l);
+  l->dtypes = 0x3f;
+  l->masks = 7;
+  l->max_t = 4096;
+  l->max_elems = (int64_t)1 << 20;
+}
+
+static int64_t count_nonfinite(const ac_case *c)
+{
+  ac_counts n = ac_case_counts(c);
+  int64_t bad = 0;
+  const void *t[3] = {c->q, c->k, c->v};
+  int64_t m[3] = {n.q, n.k, n.v};
+  for (int k = 0; k < 3; k++)
+    for (int64_t i = 0; i < m[k]; i++)
+      if (!isfinite(ac_load(c->p.dtype, t[k], (size_t)i))) bad++;
+  return bad;
+}
+
+START_TEST(every_family_valid)
+{
+  int nf;
+  const ac_family *f = ac_families(&nf);
+  ac_gen_limits l;
+  limits_all(&l);
+  const ac_family *fam = &f[_i];
+  for (int64_t k = 0; k < PER_FAMILY; k++) {
+    ac_case c;
+    ac_err e;
+    int rc = ac_generate(fam, ac_test_seed(), k, &l, &c, &e);
+    ck_assert_msg(rc == 0, AC_SEED_FMT "%s case %lld: %s", AC_SEED_ARG, fam->name, (long long)k, e.msg);
+    ck_assert_msg(ac_problem_validate(&c.p, ac_mem_cap(), &e) == 0, AC_SEED_FMT "%s %lld: %s", AC_SEED_ARG, fam->name,
+                  (long long)k, e.msg);
+    ac_counts n = ac_case_counts(&c);
+    ck_assert_msg(n.q <= l.max_elems && n.k <= l.max_elems && n.v <= l.max_elems && n.o <= l.max_elems,
+                  AC_SEED_FMT "%s %lld: tensor beyond max_elems", AC_SEED_ARG, fam->name, (long long)k);
+    ck_assert_msg(c.p.tq <= l.max_t && c.p.tk <= l.max_t, AC_SEED_FMT "%s: T beyond max", AC_SEED_ARG, fam->name);
+    ck_assert_msg(l.dtypes & (1u << c.p.dtype), AC_SEED_FMT "%s: dtype outside limits", AC_SEED_ARG, fam->name);
+    if (!(fam->flags & AC_FAM_NONFINITE))
+      ck_assert_msg(count_nonfinite(&c) == 0, AC_SEED_FMT "%s %lld: non-finite value from a finite family", AC_SEED_ARG,
+                    fam->name, (long long)k);
+    ck_assert_msg(isfinite(c.p.scale), AC_SEED_FMT "%s: scale %a", AC_SEED_ARG, fam->name, c.p.scale);
+    json_object *js = json_tokener_parse(c.params_json);
+    ck_assert_msg(js != NULL, AC_SEED_FMT "%s: params not JSON: %s", AC_SEED_ARG, fam->name, c.params_json);
+    json_object *fv;
+    ck_assert(json_object_object_get_ex(js, "family", &fv));
+    ck_assert_str_eq(json_object_get_string(fv), fam->name);
+    json_object_put(js);
+    ck_assert_str_eq(c.generator, fam->name);
+    ck_assert_int_eq(c.case_index, k);
+    ac_case_free(&c);
+  }
+}
+END_TEST
+
+START_TEST(same_seed_same_bytes)
+{
+  int nf;
+  const ac_family *f = ac_families(&nf);
+  ac_gen_limits l;
+  limits_all(&l);
+  const ac_family *fam = &f[_i];
+  char p1[512], p2[512];
+  snprintf(p1, sizeof p1, "%s/%s-a.npz", ac_test_tmpdir(), fam->name);
+  snprintf(p2, sizeof p2, "%s/%s-b.npz", ac_test_tmpdir(), fam->name);
+  uint64_t prev = 0;
+  int distinct = 0;
+  for (int64_t k = 0; k < 6; k++) {
+    ac_case a, b, rd;
+    ac_err e;
+    ck_assert(ac_generate(fam, ac_test_seed(), k, &l, &a, &e) == 0);
+    ck_assert(ac_generate(fam, ac_test_seed(), k, &l, &b, &e) == 0);
+    ck_assert_msg(ac_case_hash(&a) == ac_case_hash(&b), AC_SEED_FMT "%s %lld: two draws differ", AC_SEED_ARG,
+                  fam->name, (long long)k);
+    ck_assert_str_eq(a.params_json, b.params_json);
+    ck_assert_msg(ac_case_write(&a, p1, &e) == 0, "%s", e.msg);
+    ck_assert_msg(ac_case_write(&b, p2, &e) == 0, "%s", e.msg);
+    char cmd[1200], out[64];
+    snprintf(cmd, sizeof cmd, "cmp -s '%s' '%s' && echo same", p1, p2);
+    ac_test_system(cmd, out, sizeof out);
+    ck_assert_msg(!strncmp(out, "same", 4), AC_SEED_FMT "%s %lld: files differ", AC_SEED_ARG, fam->name, (long long)k);
+    ck_assert_msg(ac_case_read(&rd, p1, &e) == 0, "%s", e.msg);
+    ck_assert_msg(ac_case_hash(&rd) == ac_case_hash(&a), AC_SEED_FMT "%s: read-back hash differs", AC_SEED_ARG, fam->name);
+    if (ac_case_hash(&a) != prev) distinct++;
+    prev = ac_case_hash(&a);
+    ac_case_free(&a);
+    ac_case_free(&b);
+    ac_case_free(&rd);
+  }
+  ck_assert_msg(distinct >= 5, AC_SEED_FMT "%s: indices give the same case", AC_SEED_ARG, fam->name);
+}
+END_TEST
+
+START_TEST(limits_respected)
+{
+  /* f16 only, no masks but causal, no strides, no non-finite values */
+  ac_gen_limits l;
+  ac_gen_limits_init(&l);
+  l.dtypes = 1u << AC_F16;
+  l.masks = 1u << AC_MASK_CAUSAL;
+  l.no_strided = 1;
+  l.no_nonfinite = 1;
+  l.max_t = 256;
+  int nf;
+  const ac_family *f = ac_families(&nf);
+  for (int i = 0; i < nf; i++)
+    for (int64_t k = 0; k < 8; k++) {
+      ac_case c;
+      ac_err e;
+      ck_assert(ac_generate(&f[i], ac_test_seed(), k, &l, &c, &e) == 0);
+      ck_assert_int_eq(c.p.dtype, AC_F16);
+      ck_assert_msg(c.p.mask == AC_MASK_CAUSAL, AC_SEED_FMT "%s: mask %d", AC_SEED_ARG, f[i].name, c.p.mask);
+      ck_assert_msg(c.p.q_stride[0] == 0, AC_SEED_FMT "%s: strided despite no_strided", AC_SEED_ARG, f[i].name);
+      ck_assert_msg(count_nonfinite(&c) == 0, AC_SEED_FMT "%s: non-finite despite no_nonfinite", AC_SEED_ARG, f[i].name);
+      ac_case_free(&c);
+    }
+}
+END_TEST
+
+START_TEST(family_list)
+{
+  int nf;
+  ac_families(&nf);
+  ck_assert_int_ge(nf, 25);
+  int idx[64], n;
+  ac_err e;
+  ck_assert(ac_family_parse_list("normal,late_max", idx, &n, 64, &e) == 0);
+  ck_assert_int_eq(n, 2);
+  ck_assert(ac_family_parse_list("normal,nosuch", idx, &n, 64, &e) == -1);
+  ck_assert(strstr(e.msg, "nosuch") != NULL);
+}
+END_TEST
+
+int main(void)
+{
+  int nf;
+  ac_families(&nf);
+  Suite *s = suite_create("fuzz_gen");
+  TCase *tc = tcase_create("families");
+  tcase_set_timeout(tc, 60);
+  tcase_add_loop_test(tc, every_family_valid, 0, nf);
+  tcase_add_loop_test(tc, same_seed_same_bytes, 0, nf);
+  tcase_add_test(tc, limits_respected);
+  tcase_add_test(tc, family_list);
+  suite_add_tcase(s, tc);
+  return ac_test_run(s);
+}

@@ -395,7 +395,8 @@ static int parse_meta(ac_case *c, const char *text, size_t n, const char *path, 
   int rc = -1;
   if (!m || jerr != json_tokener_success) {
     ac_err_set(e, "%s: meta.json is not valid JSON: %s", path,
-               jerr == json_tokener_success ? "incomplete" : json_tokener_error_desc(jerr));
+               jerr == json_tokener_success || jerr == json_tokener_continue ? "unexpected end of data"
+                                                                             : json_tokener_error_desc(jerr));
     goto done;
   }
   while (end < n && (text[end] == ' ' || text[end] == '\n' || text[end] == '\t' || text[end] == '\r')) end++;

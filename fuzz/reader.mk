@@ -1,0 +1,98 @@
+# fuzz/reader.mk: the case-reader fuzz target. Always a check program replaying its corpus;
+# with libFuzzer also fuzz/fuzz_case_reader_lf (run: make fuzz-case-reader-run FUZZ_TIME=600).
+check_PROGRAMS += fuzz/fuzz_case_reader
+TESTS += fuzz/fuzz_case_reader
+fuzz_fuzz_case_reader_SOURCES = fuzz/fuzz_case_reader.c
+fuzz_fuzz_case_reader_CPPFLAGS = $(AM_CPPFLAGS) -DAC_FUZZ_REPLAY
+fuzz_fuzz_case_reader_LDADD = $(AC_CORE_LIBS)
+
+AC_CASE_READER_CORPUS = \
+	fuzz/corpus/case_reader/bad-crc.npz \
+	fuzz/corpus/case_reader/bad-descr.npz \
+	fuzz/corpus/case_reader/bad-dtype.npz \
+	fuzz/corpus/case_reader/bad-empty.npz \
+	fuzz/corpus/case_reader/bad-fortran.npz \
+	fuzz/corpus/case_reader/bad-huge.npz \
+	fuzz/corpus/case_reader/bad-json-array.npz \
+	fuzz/corpus/case_reader/bad-json.npz \
+	fuzz/corpus/case_reader/bad-kv-heads.npz \
+	fuzz/corpus/case_reader/bad-magic.npz \
+	fuzz/corpus/case_reader/bad-mask.npz \
+	fuzz/corpus/case_reader/bad-negative-dim.npz \
+	fuzz/corpus/case_reader/bad-no-meta.npz \
+	fuzz/corpus/case_reader/bad-no-q.npz \
+	fuzz/corpus/case_reader/bad-not-zip.npz \
+	fuzz/corpus/case_reader/bad-npy-header-long.npz \
+	fuzz/corpus/case_reader/bad-npy-magic.npz \
+	fuzz/corpus/case_reader/bad-npy-short-data.npz \
+	fuzz/corpus/case_reader/bad-overflow.npz \
+	fuzz/corpus/case_reader/bad-scale-decimal.npz \
+	fuzz/corpus/case_reader/bad-scale-inf.npz \
+	fuzz/corpus/case_reader/bad-schema-2.npz \
+	fuzz/corpus/case_reader/bad-shape-tq.npz \
+	fuzz/corpus/case_reader/bad-stride-negative.npz \
+	fuzz/corpus/case_reader/bad-truncated-tail.npz \
+	fuzz/corpus/case_reader/bad-truncated.npz \
+	fuzz/corpus/case_reader/bad-zero-dim.npz \
+	fuzz/corpus/case_reader/ok-bf16-gqa.npz \
+	fuzz/corpus/case_reader/ok-e4m3-zero-scale.npz \
+	fuzz/corpus/case_reader/ok-e5m2-negzero-scale.npz \
+	fuzz/corpus/case_reader/ok-f16-br-strided.npz \
+	fuzz/corpus/case_reader/ok-f32-causal-o-lse.npz \
+	fuzz/corpus/case_reader/ok-f64-none.npz
+dist_noinst_DATA += $(AC_CASE_READER_CORPUS)
+
+if HAVE_LIBFUZZER
+# FUZZ_CC is not CC: the core sources are compiled again, instrumented, by explicit rules.
+AC_LFZ_FLAGS = -std=gnu11 $(WARN_CFLAGS) -g -O1 -ffp-contract=off -fno-omit-frame-pointer \
+	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
+AC_LFZ_COMPILE = $(FUZZ_CC) $(DEFS) $(DEFAULT_INCLUDES) $(AM_CPPFLAGS) $(CPPFLAGS) $(AC_LFZ_FLAGS)
+AC_LFZ_DEPS = $(srcdir)/src/util.h $(srcdir)/src/dtype.h $(srcdir)/src/dtype_mpfr.h $(srcdir)/src/rng.h \
+	$(srcdir)/src/problem.h $(srcdir)/src/npz.h $(srcdir)/src/casefile.h $(top_builddir)/config.h
+AC_LFZ_OBJ_LIST = fuzz/lf/util.o fuzz/lf/dtype.o fuzz/lf/dtype_mpfr.o fuzz/lf/rng.o fuzz/lf/problem.o \
+	fuzz/lf/npz.o fuzz/lf/casefile.o fuzz/lf/examples.o fuzz/lf/fuzz_case_reader.o
+noinst_PROGRAMS += fuzz/fuzz_case_reader_lf
+fuzz_fuzz_case_reader_lf_SOURCES =
+fuzz_fuzz_case_reader_lf_LDADD = $(AC_LFZ_OBJ_LIST) $(MPFR_LIBS) $(JSONC_LIBS) $(LIBZIP_LIBS) -lgmp -lm
+fuzz_fuzz_case_reader_lf_LINK = $(FUZZ_CC) -fsanitize=fuzzer,address,undefined -pthread -o $@
+CLEANFILES += $(AC_LFZ_OBJ_LIST)
+
+fuzz/lf/util.o: $(srcdir)/src/util.c $(AC_LFZ_DEPS)
+	@$(MKDIR_P) fuzz/lf
+	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/util.c
+fuzz/lf/dtype.o: $(srcdir)/src/dtype.c $(AC_LFZ_DEPS)
+	@$(MKDIR_P) fuzz/lf
+	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/dtype.c
+fuzz/lf/dtype_mpfr.o: $(srcdir)/src/dtype_mpfr.c $(AC_LFZ_DEPS)
+	@$(MKDIR_P) fuzz/lf
+	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/dtype_mpfr.c
+fuzz/lf/rng.o: $(srcdir)/src/rng.c $(AC_LFZ_DEPS)
+	@$(MKDIR_P) fuzz/lf
+	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/rng.c
+fuzz/lf/problem.o: $(srcdir)/src/problem.c $(AC_LFZ_DEPS)
+	@$(MKDIR_P) fuzz/lf
+	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/problem.c
+fuzz/lf/npz.o: $(srcdir)/src/npz.c $(AC_LFZ_DEPS)
+	@$(MKDIR_P) fuzz/lf
+	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/npz.c
+fuzz/lf/casefile.o: $(srcdir)/src/casefile.c $(AC_LFZ_DEPS)
+	@$(MKDIR_P) fuzz/lf
+	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/casefile.c
+fuzz/lf/examples.o: $(srcdir)/src/examples.c $(AC_LFZ_DEPS)
+	@$(MKDIR_P) fuzz/lf
+	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/examples.c
+fuzz/lf/fuzz_case_reader.o: $(srcdir)/fuzz/fuzz_case_reader.c $(AC_LFZ_DEPS)
+	@$(MKDIR_P) fuzz/lf
+	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/fuzz/fuzz_case_reader.c
+
+# A fuzzing session on a scratch copy of the corpus; new crash inputs land in fuzz-case-reader-out/.
+# libFuzzer's own exit codes are remapped so that a finding never reads as a skip (77).
+FUZZ_TIME = 600
+fuzz-case-reader-run: fuzz/fuzz_case_reader_lf$(EXEEXT)
+	$(MKDIR_P) fuzz-case-reader-work fuzz-case-reader-out
+	cp $(srcdir)/fuzz/corpus/case_reader/* fuzz-case-reader-work/
+	nice ./fuzz/fuzz_case_reader_lf$(EXEEXT) -max_len=65536 \
+	  -max_total_time=$(FUZZ_TIME) -error_exitcode=1 -timeout_exitcode=1 -rss_limit_mb=2048 \
+	  -artifact_prefix=fuzz-case-reader-out/ fuzz-case-reader-work
+.PHONY: fuzz-case-reader-run
+endif

@@ -33,4 +33,3 @@ fuzz_libac_fuzz_a_SOURCES = \
 	fuzz/gen_scale.c \
 	fuzz/gen_mixed.c
 include fuzz/reader.mk
-include fuzz/reader.mk

@@ -1,11 +1,165 @@
-/* cmd_info.c: attncheck info (not yet written). */
+/* cmd_info.c: attncheck info — a case's shape, provenance and value statistics. */
+#include "config.h"
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "casefile.h"
 #include "commands.h"
 #include "util.h"
 
+static void usage(FILE *f)
+{
+  fprintf(f,
+          "usage: attncheck info [--mem-cap SIZE] CASE...\n\n"
+          "Prints each case's shape, dtype, mask, scale (decimal and hex), seed, generator and its\n"
+          "parameters, strides, and per tensor min, max, mean (over finite values) and the counts of\n"
+          "zeros, subnormals, NaN and infinities; says whether kernel outputs o and lse are stored.\n\n"
+          "  --mem-cap SIZE  refuse cases larger than SIZE bytes (default 8G)\n"
+          "  --help\n\n"
+          "exit: 0 all cases read; 2 bad usage or a case could not be read (one line naming the file).\n");
+}
+
+typedef struct {
+  int64_t n, zeros, sub, nan, inf, finite;
+  double min, max;
+  long double sum;
+} stats;
+
+static void tally(stats *s, ac_dtype t, const void *data, int64_t n)
+{
+  memset(s, 0, sizeof *s);
+  s->n = n;
+  s->min = INFINITY;
+  s->max = -INFINITY;
+  for (int64_t i = 0; i < n; i++) {
+    uint64_t b = ac_load_bits(t, data, (size_t)i);
+    if (ac_bits_isnan(t, b)) {
+      s->nan++;
+      continue;
+    }
+    if (ac_bits_isinf(t, b)) {
+      s->inf++;
+      continue;
+    }
+    double x = ac_decode(t, b);
+    if (ac_bits_iszero(t, b)) s->zeros++;
+    else if (ac_bits_issubnormal(t, b)) s->sub++;
+    s->finite++;
+    s->sum += x;
+    if (x < s->min) s->min = x;
+    if (x > s->max) s->max = x;
+  }
+}
+
+static void print_stats(const char *name, const char *shape, const stats *s)
+{
+  if (s->finite)
+    printf("  %-4s %-22s %13.6g %13.6g %13.6g", name, shape, s->min, s->max, (double)(s->sum / s->finite));
+  else
+    printf("  %-4s %-22s %13s %13s %13s", name, shape, "-", "-", "-");
+  printf(" %9lld %9lld %7lld %7lld\n", (long long)s->zeros, (long long)s->sub, (long long)s->nan, (long long)s->inf);
+}
+
+static void print_strides(const char *name, const int64_t st[4])
+{
+  printf(" %s [%lld, %lld, %lld, %lld]", name, (long long)st[0], (long long)st[1], (long long)st[2], (long long)st[3]);
+}
+
+static void show(const char *path, const ac_case *c)
+{
+  const ac_problem *p = &c->p;
+  ac_problem q = *p;
+  int zero = 1;
+  for (int i = 0; i < 4; i++)
+    zero &= !q.q_stride[i] && !q.k_stride[i] && !q.v_stride[i] && !q.o_stride[i];
+  if (zero) ac_problem_default_strides(&q);
+  double sc = ac_problem_scale(p);
+  printf("%s\n", path);
+  printf("  shape      batch %lld, heads %lld, kv_heads %lld, tq %lld, tk %lld, dk %lld, dv %lld\n",
+         (long long)p->batch, (long long)p->heads, (long long)p->kv_heads, (long long)p->tq, (long long)p->tk,
+         (long long)p->dk, (long long)p->dv);
+  printf("  dtype      %s\n", ac_dtype_name(p->dtype));
+  printf("  mask       %s\n", ac_mask_name(p->mask));
+  printf("  scale      %s%.17g (%a)\n", p->scale_is_default ? "default 1/sqrt(dk) = " : "", sc, sc);
+  printf("  seed       %llu, case index %lld\n", (unsigned long long)c->seed, (long long)c->case_index);
+  printf("  generator  %s %s\n", c->generator, c->params_json ? c->params_json : "{}");
+  printf("  tool       %s\n", c->tool_version[0] ? c->tool_version : "(unknown)");
+  printf("  strides   ");
+  print_strides("q", q.q_stride);
+  print_strides("k", q.k_stride);
+  print_strides("v", q.v_stride);
+  print_strides("o", q.o_stride);
+  printf("\n  hash       %016llx\n", (unsigned long long)ac_case_hash(c));
+  printf("  %-4s %-22s %13s %13s %13s %9s %9s %7s %7s\n", "", "shape", "min", "max", "mean", "zeros", "subnormal",
+         "nan", "inf");
+  size_t es = ac_dtype_size(p->dtype);
+  char sh[96];
+  stats s;
+  snprintf(sh, sizeof sh, "[%lld,%lld,%lld,%lld]", (long long)p->batch, (long long)p->heads, (long long)p->tq,
+           (long long)p->dk);
+  tally(&s, p->dtype, c->q, (int64_t)(ac_case_bytes(c, 'q') / es));
+  print_stats("q", sh, &s);
+  snprintf(sh, sizeof sh, "[%lld,%lld,%lld,%lld]", (long long)p->batch, (long long)p->kv_heads, (long long)p->tk,
+           (long long)p->dk);
+  tally(&s, p->dtype, c->k, (int64_t)(ac_case_bytes(c, 'k') / es));
+  print_stats("k", sh, &s);
+  snprintf(sh, sizeof sh, "[%lld,%lld,%lld,%lld]", (long long)p->batch, (long long)p->kv_heads, (long long)p->tk,
+           (long long)p->dv);
+  tally(&s, p->dtype, c->v, (int64_t)(ac_case_bytes(c, 'v') / es));
+  print_stats("v", sh, &s);
+  if (c->has_o) {
+    snprintf(sh, sizeof sh, "[%lld,%lld,%lld,%lld]", (long long)p->batch, (long long)p->heads, (long long)p->tq,
+             (long long)p->dv);
+    tally(&s, p->dtype, c->o, (int64_t)(ac_case_bytes(c, 'o') / es));
+    print_stats("o", sh, &s);
+  } else {
+    printf("  o    absent\n");
+  }
+  if (c->has_lse) {
+    snprintf(sh, sizeof sh, "[%lld,%lld,%lld]", (long long)p->batch, (long long)p->heads, (long long)p->tq);
+    tally(&s, AC_F32, c->lse, p->batch * p->heads * p->tq);
+    print_stats("lse", sh, &s);
+  } else {
+    printf("  lse  absent\n");
+  }
+}
+
 int ac_cmd_info(int argc, char **argv)
 {
-  (void)argc;
-  (void)argv;
-  ac_cmd_error("info", "not implemented yet");
-  return AC_EXIT_USAGE;
+  const char *cmd = "info";
+  static const struct option opts[] = {
+    {"mem-cap", required_argument, 0, 'm'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+  optind = 0;
+  opterr = 0;
+  int ch;
+  while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    switch (ch) {
+    case 'h': usage(stdout); return AC_EXIT_OK;
+    case 'm': {
+      uint64_t cap;
+      if (ac_parse_size(optarg, &cap) != 0 || cap == 0)
+        return ac_cmd_usage_error(cmd, "bad value '%s' for --mem-cap", optarg);
+      ac_set_mem_cap(cap);
+      break;
+    }
+    default: return ac_cmd_usage_error(cmd, "unknown option or missing argument: '%s'", argv[optind - 1]);
+    }
+  }
+  if (optind >= argc) return ac_cmd_usage_error(cmd, "no case file given");
+  int rc = AC_EXIT_OK;
+  for (int i = optind; i < argc; i++) {
+    ac_case c;
+    ac_err e;
+    if (ac_case_read(&c, argv[i], &e) != 0) {
+      ac_cmd_error(cmd, "%s", e.msg);
+      rc = AC_EXIT_USAGE;
+      continue;
+    }
+    if (i > optind) printf("\n");
+    show(argv[i], &c);
+    ac_case_free(&c);
+  }
+  fflush(stdout);
+  return rc;
 }

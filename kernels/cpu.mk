@@ -1,2 +1,14 @@
 # kernels/cpu.mk: built-in CPU kernels and mutants.
-AC_CPU_KERNEL_SOURCES = kernels/registry.c
+AC_CPU_KERNEL_SOURCES = kernels/registry.c \
+	kernels/cpu_common.c kernels/cpu_common.h \
+	kernels/cpu_naive_f64.c kernels/cpu_naive.c \
+	kernels/cpu_flash.c kernels/cpu_flash_exp2.c kernels/cpu_splitkv.c \
+	kernels/mutants/mutant_flash.h \
+	kernels/mutants/no_max_sub.c kernels/mutants/max_sentinel.c \
+	kernels/mutants/causal_off_by_one.c kernels/mutants/causal_top_left.c \
+	kernels/mutants/no_rescale_sum.c kernels/mutants/no_rescale_acc.c \
+	kernels/mutants/tail_unmasked.c kernels/mutants/scale_eighth.c \
+	kernels/mutants/f16_acc_pv.c kernels/mutants/f16_score_acc.c kernels/mutants/bf16_rowsum.c \
+	kernels/mutants/empty_row_nan.c kernels/mutants/masked_nan_leak.c \
+	kernels/mutants/gqa_modulo.c kernels/mutants/dv_as_dk.c kernels/mutants/head_batch_swap.c \
+	kernels/mutants/fast_exp.c

@@ -1,0 +1,172 @@
+/* mutant_flash.h: the base of the mutants: a copy of flash_run (cpu_flash.c) with hooks.
+ * Every hook defaults to the correct code, so this file alone is flash-f32/-f16/-bf16; a
+ * mutant file overrides exactly one defect (sometimes two lines of it) and includes this.
+ * Hooks: MUT_SCALE, MUT_KV_HEAD, MUT_V_OFF, MUT_K_OFF, MUT_VISIBLE, MUT_TILE_N, MUT_COLS,
+ * MUT_QK, MUT_M_INIT, MUT_MREF, MUT_EXP, MUT_ALPHA, MUT_L_RESCALE, MUT_L_STORE,
+ * MUT_ACC_SCALE, MUT_P, MUT_PV, MUT_EMPTY, MUT_LSE. */
+#ifndef AC_MUTANT_FLASH_H
+#define AC_MUTANT_FLASH_H
+#include "cpu_common.h"
+#include <stdio.h>
+#include <stdlib.h>
+
+#ifndef MUT_SCALE                      /* the scale applied to Q·Kᵀ */
+#define MUT_SCALE(p) ((float)(p)->scale)
+#endif
+#ifndef MUT_KV_HEAD                    /* kv head of query head h */
+#define MUT_KV_HEAD(p, h) ac_cpu_kv_head(p, h)
+#endif
+#ifndef MUT_K_OFF                      /* element offset of K[b][kvh][j][d] */
+#define MUT_K_OFF(p, b, kvh, j, d) ac_cpu_off((p)->k_stride, b, kvh, j, d)
+#endif
+#ifndef MUT_V_OFF                      /* element offset of V[b][kvh][j][e] */
+#define MUT_V_OFF(p, b, kvh, j, e) ac_cpu_off((p)->v_stride, b, kvh, j, e)
+#endif
+#ifndef MUT_VISIBLE                    /* keys [0, n) visible to row i */
+#define MUT_VISIBLE(p, i) ac_cpu_visible(p, i)
+#endif
+#ifndef MUT_TILE_N                     /* columns of the tile the row uses (nv visible, is_last: last tile) */
+#define MUT_TILE_N(nv, cols, is_last) ((void)(is_last), (nv))
+#endif
+#ifndef MUT_COLS                       /* columns whose P is computed (nv visible of cols) */
+#define MUT_COLS(nv, cols) (nv)
+#endif
+#ifndef MUT_QK                         /* s[0..n8) += qd * krow[0..n8) */
+#define MUT_QK(dt, s, qd, krow, n8) ac_cpu_axpy_f32(s, qd, krow, n8)
+#endif
+#ifndef MUT_M_INIT                     /* initial running max */
+#define MUT_M_INIT (-INFINITY)
+#endif
+#ifndef MUT_MREF                       /* the max subtracted before exp */
+#define MUT_MREF(mnew) ((mnew) == -INFINITY ? 0.0f : (mnew))
+#endif
+#ifndef MUT_EXP
+#define MUT_EXP(x) expf(x)
+#endif
+#ifndef MUT_ALPHA                      /* rescale factor when the max moves from mold to mref */
+#define MUT_ALPHA(mold, mref) MUT_EXP((mold) - (mref))
+#endif
+#ifndef MUT_L_RESCALE                  /* running sum times alpha */
+#define MUT_L_RESCALE(l, alpha) ((l) * (alpha))
+#endif
+#ifndef MUT_L_STORE                    /* every value stored into the running sum */
+#define MUT_L_STORE(dt, x) (x)
+#endif
+#ifndef MUT_ACC_SCALE                  /* accumulator times alpha */
+#define MUT_ACC_SCALE(acc, alpha, n8) ac_cpu_scal_f32(acc, alpha, n8)
+#endif
+#ifndef MUT_P                          /* P of column c (nv visible columns) */
+#define MUT_P(c, nv, val) (val)
+#endif
+#ifndef MUT_PV                         /* acc[0..n8) += pr * vrow[0..n8) */
+#define MUT_PV(dt, acc, pr, vrow, n8) ac_cpu_axpy_f32(acc, pr, vrow, n8)
+#endif
+#ifndef MUT_EMPTY                      /* row i has no visible key */
+#define MUT_EMPTY(p, i) (ac_cpu_visible(p, i) == 0)
+#endif
+#ifndef MUT_LSE
+#define MUT_LSE(m, l) ((m) + logf(l))
+#endif
+
+static int mutant_flash_run(int dt, const char *name, const attncheck_problem *p, const attncheck_tensors *t,
+                            char *err, size_t err_len)
+{
+  int64_t br, bc;
+  if (ac_cpu_env_block("ATTNCHECK_FLASH_BR", 64, &br, err, err_len) < 0 ||
+      ac_cpu_env_block("ATTNCHECK_FLASH_BC", 64, &bc, err, err_len) < 0)
+    return -1;
+  const float scale = MUT_SCALE(p);
+  const int64_t bc8 = ac_cpu_pad(bc), dv8 = ac_cpu_pad(p->dv);
+  float *qb = ac_cpu_scratch(br * p->dk, sizeof *qb);
+  float *kt = ac_cpu_scratch(p->dk * bc8, sizeof *kt);
+  float *vb = ac_cpu_scratch(bc * dv8, sizeof *vb);
+  float *sc = ac_cpu_scratch(br * bc8, sizeof *sc);
+  float *acc = ac_cpu_scratch(br * dv8, sizeof *acc);
+  float *m = ac_cpu_scratch(br, sizeof *m), *l = ac_cpu_scratch(br, sizeof *l);
+  if (!qb || !kt || !vb || !sc || !acc || !m || !l) {
+    free(qb), free(kt), free(vb), free(sc), free(acc), free(m), free(l);
+    snprintf(err, err_len, "%s: out of memory", name);
+    return -1;
+  }
+  for (int64_t b = 0; b < p->batch; b++)
+    for (int64_t h = 0; h < p->heads; h++) {
+      const int64_t kvh = MUT_KV_HEAD(p, h);
+      for (int64_t i0 = 0; i0 < p->tq; i0 += br) {
+        const int64_t rows = ac_cpu_min(br, p->tq - i0);
+        for (int64_t r = 0; r < rows; r++) {
+          for (int64_t d = 0; d < p->dk; d++)
+            qb[r * p->dk + d] = ac_cpu_load_f32(dt, t->q, ac_cpu_off(p->q_stride, b, h, i0 + r, d));
+          for (int64_t e = 0; e < dv8; e++) acc[r * dv8 + e] = 0.0f;
+          m[r] = MUT_M_INIT;
+          l[r] = 0.0f;
+        }
+        const int64_t kend = MUT_VISIBLE(p, i0 + rows - 1);
+        for (int64_t j0 = 0; j0 < kend; j0 += bc) {
+          const int64_t cols = ac_cpu_min(bc, kend - j0);
+          const int is_last = j0 + bc >= kend;
+          for (int64_t c = 0; c < cols; c++) {
+            for (int64_t d = 0; d < p->dk; d++) kt[d * bc8 + c] = ac_cpu_load_f32(dt, t->k, MUT_K_OFF(p, b, kvh, j0 + c, d));
+            for (int64_t e = 0; e < p->dv; e++) vb[c * dv8 + e] = ac_cpu_load_f32(dt, t->v, MUT_V_OFF(p, b, kvh, j0 + c, e));
+          }
+          for (int64_t c = cols; c < bc8; c++)
+            for (int64_t d = 0; d < p->dk; d++) kt[d * bc8 + c] = 0.0f;
+          for (int64_t r = 0; r < rows; r++) {
+            const int64_t nv0 = ac_cpu_min(cols, MUT_VISIBLE(p, i0 + r) - j0);
+            const int64_t nv = MUT_TILE_N(nv0, cols, is_last);
+            if (nv <= 0) continue;
+            const int64_t nc = MUT_COLS(nv, cols);
+            float *s = sc + r * bc8;
+            for (int64_t c = 0; c < bc8; c++) s[c] = 0.0f;
+            for (int64_t d = 0; d < p->dk; d++) MUT_QK(dt, s, qb[r * p->dk + d], kt + d * bc8, ac_cpu_pad(nc));
+            float mt = -INFINITY;
+            for (int64_t c = 0; c < nc; c++) {
+              s[c] *= scale;
+              if (c < nv && s[c] > mt) mt = s[c];
+            }
+            const float mnew = mt > m[r] ? mt : m[r];
+            const float mref = MUT_MREF(mnew);
+            const float alpha = MUT_ALPHA(m[r], mref);
+            l[r] = MUT_L_STORE(dt, MUT_L_RESCALE(l[r], alpha));
+            MUT_ACC_SCALE(acc + r * dv8, alpha, dv8);
+            for (int64_t c = 0; c < nc; c++) {
+              s[c] = MUT_P(c, nv, MUT_EXP(s[c] - mref));
+              l[r] = MUT_L_STORE(dt, l[r] + s[c]);
+            }
+            for (int64_t c = 0; c < nc; c++) MUT_PV(dt, acc + r * dv8, ac_cpu_round_f32(dt, s[c]), vb + c * dv8, dv8);
+            m[r] = mnew;
+          }
+        }
+        for (int64_t r = 0; r < rows; r++) {
+          const int64_t i = i0 + r;
+          float *lse = t->lse ? &t->lse[ac_cpu_lse_index(p, b, h, i)] : NULL;
+          if (MUT_EMPTY(p, i)) {
+            for (int64_t e = 0; e < p->dv; e++) ac_cpu_store_f32(dt, t->o, ac_cpu_off(p->o_stride, b, h, i, e), 0.0f);
+            if (lse) *lse = -INFINITY;
+            continue;
+          }
+          const float inv = 1.0f / l[r];
+          for (int64_t e = 0; e < p->dv; e++)
+            ac_cpu_store_f32(dt, t->o, ac_cpu_off(p->o_stride, b, h, i, e), acc[r * dv8 + e] * inv);
+          if (lse) *lse = MUT_LSE(m[r], l[r]);
+        }
+      }
+    }
+  free(qb), free(kt), free(vb), free(sc), free(acc), free(m), free(l);
+  return 0;
+}
+
+/* Defines the attncheck_kernel SYM running the mutated flash kernel on dtype DT. */
+#define MUTANT_KERNEL(SYM, DT, NAME, PREC, DESC)                                                         \
+  static int mutant_supports(const attncheck_problem *p, char *why, size_t why_len)                      \
+  {                                                                                                      \
+    return ac_cpu_supports(p, DT, 1, why, why_len);                                                      \
+  }                                                                                                      \
+  static int mutant_run(const attncheck_problem *p, const attncheck_tensors *t, char *err, size_t err_len) \
+  {                                                                                                      \
+    return mutant_flash_run(DT, NAME, p, t, err, err_len);                                               \
+  }                                                                                                      \
+  extern const attncheck_kernel SYM;                                                                     \
+  const attncheck_kernel SYM = {ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), NAME, DESC, PREC,       \
+                                ATTNCHECK_MEM_HOST, 0, mutant_supports, mutant_run, {NULL, NULL, NULL, NULL}};
+
+#endif

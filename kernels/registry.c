@@ -1,0 +1,78 @@
+/* registry.c: the built-in kernel lists: correct CPU kernels followed by the CUDA kernels
+ * (an empty list when CUDA is not built), and the mutants, which are never used by default. */
+#include "config.h"
+#include "util.h"
+#include "harness.h"
+#include "cpu_common.h"
+#include "accuda.h"
+#include <pthread.h>
+
+/* The mutants (kernels/mutants/), each naming its BUGCLASSES.md row. */
+extern const attncheck_kernel ac_mutant_no_max_sub, ac_mutant_max_sentinel, ac_mutant_causal_off_by_one,
+  ac_mutant_causal_top_left, ac_mutant_no_rescale_sum, ac_mutant_no_rescale_acc, ac_mutant_tail_unmasked,
+  ac_mutant_scale_eighth, ac_mutant_f16_acc_pv, ac_mutant_empty_row_nan, ac_mutant_masked_nan_leak,
+  ac_mutant_gqa_modulo, ac_mutant_dv_as_dk, ac_mutant_bf16_rowsum, ac_mutant_fast_exp,
+  ac_mutant_head_batch_swap, ac_mutant_f16_score_acc;
+
+static const attncheck_kernel *const cpu_kernels[] = {
+  &ac_cpu_naive_f64,
+  &ac_cpu_naive_f32,
+  &ac_cpu_flash_f32,
+  &ac_cpu_flash_exp2_f32,
+  &ac_cpu_splitkv_f32,
+  &ac_cpu_naive_f16,
+  &ac_cpu_flash_f16,
+  &ac_cpu_naive_bf16,
+  &ac_cpu_flash_bf16,
+  &ac_cpu_flash_e4m3,
+  &ac_cpu_flash_e5m2,
+};
+
+static const attncheck_kernel *const mutant_kernels[] = {
+  &ac_mutant_no_max_sub,
+  &ac_mutant_max_sentinel,
+  &ac_mutant_causal_off_by_one,
+  &ac_mutant_causal_top_left,
+  &ac_mutant_no_rescale_sum,
+  &ac_mutant_no_rescale_acc,
+  &ac_mutant_tail_unmasked,
+  &ac_mutant_scale_eighth,
+  &ac_mutant_f16_acc_pv,
+  &ac_mutant_f16_score_acc,
+  &ac_mutant_bf16_rowsum,
+  &ac_mutant_empty_row_nan,
+  &ac_mutant_masked_nan_leak,
+  &ac_mutant_gqa_modulo,
+  &ac_mutant_dv_as_dk,
+  &ac_mutant_head_batch_swap,
+  &ac_mutant_fast_exp,
+};
+
+#define NCPU (sizeof cpu_kernels / sizeof cpu_kernels[0])
+
+static const attncheck_kernel **builtin;
+static size_t nbuiltin;
+static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
+
+static void builtin_init(void)
+{
+  size_t ncuda = 0;
+  const attncheck_kernel *const *cuda = ac_cuda_kernels(&ncuda);
+  if (!cuda) ncuda = 0;
+  builtin = ac_xmalloc((NCPU + ncuda) * sizeof *builtin);
+  for (size_t i = 0; i < NCPU; i++) builtin[nbuiltin++] = cpu_kernels[i];
+  for (size_t i = 0; i < ncuda; i++) builtin[nbuiltin++] = cuda[i];
+}
+
+const attncheck_kernel *const *ac_builtin_kernels(size_t *count)
+{
+  pthread_once(&builtin_once, builtin_init);
+  *count = nbuiltin;
+  return builtin;
+}
+
+const attncheck_kernel *const *ac_mutant_kernels(size_t *count)
+{
+  *count = sizeof mutant_kernels / sizeof mutant_kernels[0];
+  return mutant_kernels;
+}

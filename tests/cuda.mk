@@ -1,1 +1,14 @@
-# tests/cuda.mk: tests of this layer.
+# tests/cuda.mk: tests of the CUDA kernel library. tcuda_api always runs (stub or real);
+# tcuda_kernels is built with CUDA only and SKIPs (77) without a device.
+check_PROGRAMS += tests/tcuda_api
+TESTS += tests/tcuda_api
+tests_tcuda_api_CFLAGS = $(AC_TEST_CFLAGS)
+tests_tcuda_api_LDADD = $(AC_TEST_LIBS) $(AC_CUDA_LINK) -lm
+
+if HAVE_CUDA
+check_PROGRAMS += tests/tcuda_kernels
+TESTS += tests/tcuda_kernels
+tests_tcuda_kernels_CFLAGS = $(AC_TEST_CFLAGS)
+tests_tcuda_kernels_LDADD = $(AC_TEST_LIBS) $(AC_CUDA_LINK) -lm
+endif
+EXTRA_DIST += tests/tcuda_kernels.c

@@ -1,6 +1,14 @@
 # oracle/: the exact oracle (layer 2). Never built with -ffast-math; contraction off.
 noinst_LIBRARIES += oracle/libac_oracle.a
-oracle_libac_oracle_a_CFLAGS = $(AM_CFLAGS) -ffp-contract=off -fno-fast-math
+oracle_libac_oracle_a_CFLAGS = $(AM_CFLAGS) -O2 -ffp-contract=off -fno-fast-math
 oracle_libac_oracle_a_SOURCES = \
 	oracle/oracle.h \
+	oracle/oracle_int.h \
+	oracle/scores.c \
+	oracle/exactcase.c \
+	oracle/ziv.c \
+	oracle/round.c \
+	oracle/budget.c \
+	oracle/rows.c \
+	oracle/cache.c \
 	oracle/oracle.c

@@ -1,0 +1,119 @@
+/* budget.c: the budget terms of NUMERICS.md §4 for one row, in long double (its exponent
+ * range holds fp64 scores and values; the terms only need a few percent of accuracy).
+ * A_j = w_j / L from the interval ends of the weights; s_j = m + t_j. */
+#include "config.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "oracle_int.h"
+
+void ac_or_row_budget(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, const ac_oracle_opts *o,
+                      const double *mu, int nmu)
+{
+  (void)o;
+  const ac_or_head *hd = &w->head;
+  int64_t n = w->n, dv = w->p->dv, ng = w->ng;
+  long double L = mpfr_get_ld(w->Llo, MPFR_RNDN);
+  long double c = w->sc.is_default ? 1.0L / sqrtl((long double)w->sc.dk) : fabsl((long double)w->sc.stored);
+  long double m = mpfr_get_ld(w->mlo, MPFR_RNDN);
+  long double *Ag = ac_xmalloc((size_t)ng * 2 * sizeof *Ag), *tg = Ag + ng;
+  for (int64_t g = 0; g < ng; g++) {
+    Ag[g] = mpfr_get_ld(w->wlo[g], MPFR_RNDN) / L;
+    tg[g] = mpfr_get_ld(w->tlo[g], MPFR_RNDN);
+  }
+  /* Extremes of z sit at both ends of the sorted order. */
+  long double z0 = fabsl(ac_or_fx_to_ld(ac_or_z(w, w->ord[0]), w->nl, w->zlsb));
+  long double z1 = fabsl(ac_or_fx_to_ld(ac_or_z(w, w->ord[n - 1]), w->nl, w->zlsb));
+  long double zmax = z0 > z1 ? z0 : z1;
+  row->max_abs_z = (double)zmax;
+  row->max_abs_s = (double)(c * zmax);
+  if (w->sc.sign == 0) row->max_abs_s = 0;
+  row->m = mpfr_get_d(w->mlo, MPFR_RNDN);
+
+  int64_t *cols = ac_xmalloc((size_t)dv * sizeof *cols), nc = 0;
+  for (int64_t t = 0; t < dv; t++)
+    if (el[t].accept == AC_ACCEPT_VALUE) cols[nc++] = t;
+  int nt = 5 + nmu;
+  long double lcz = 0, ls = 0;
+  /* Per key: A, A|t|, A|s|, A|c|Z (long double); the per-element loop runs in binary64
+   * when every factor is representable there (all dtypes but fp64 in practice). */
+  long double *kf = ac_xmalloc((size_t)n * 4 * sizeof *kf);
+  int dbl = 1;
+  for (int64_t j = 0; j < n; j++) {
+    int64_t g = w->gof[j];
+    long double A = Ag[g];
+    long double sj = w->sc.sign == 0 ? 0 : m + tg[g];
+    long double *f = kf + 4 * j;
+    f[0] = A;
+    f[1] = A * fabsl(tg[g]);
+    f[2] = A * fabsl(sj);
+    f[3] = A * c * w->Zabs[j];
+    lcz += f[3];
+    ls += f[2];
+    for (int k = 0; k < 4; k++)
+      if (!(f[k] <= 0x1p1000L)) dbl = 0;
+  }
+  if (w->p->dtype == AC_F64) dbl = 0;
+  if (dbl) {
+    double *acc = ac_xcalloc((size_t)(nt * dv), sizeof *acc), *ov = ac_xmalloc((size_t)dv * sizeof *ov);
+    double *R = acc, *D = acc + dv, *S = acc + 2 * dv, *Sp = acc + 3 * dv, *G = acc + 4 * dv;
+    for (int64_t t = 0; t < dv; t++) ov[t] = el[t].accept == AC_ACCEPT_VALUE ? el[t].o : 0;
+    for (int64_t j = 0; j < n; j++) {
+      const long double *f = kf + 4 * j;
+      double A = (double)f[0], at = (double)f[1], as = (double)f[2], ag = (double)f[3];
+      if (A == 0) continue;
+      const double *vd = hd->vd + j * dv;
+      for (int64_t t = 0; t < dv; t++) {
+        double v = vd[t], e = fabs(v - ov[t]);
+        R[t] += A * fabs(v);
+        D[t] += A * e;
+        S[t] += at * e;
+        Sp[t] += as * e;
+        G[t] += ag * e;
+      }
+      for (int q = 0; q < nmu; q++) {
+        if (!(A < mu[q])) continue;
+        double *F = acc + (5 + q) * dv;
+        for (int64_t t = 0; t < dv; t++) F[t] += A * fabs(vd[t] - ov[t]);
+      }
+    }
+    for (int64_t k = 0; k < nc; k++) {
+      int64_t t = cols[k];
+      el[t].R = R[t]; el[t].D = D[t]; el[t].S = S[t]; el[t].Sp = Sp[t]; el[t].G = G[t];
+      for (int q = 0; q < nmu; q++) el[t].F[q] = acc[(5 + q) * dv + t];
+    }
+    free(acc); free(ov);
+  } else {
+    long double *acc = ac_xcalloc((size_t)(dv * nt), sizeof *acc);
+    for (int64_t j = 0; j < n; j++) {
+      const long double *f = kf + 4 * j;
+      long double A = f[0];
+      if (A == 0) continue;
+      const double *vd = hd->vd + j * dv;
+      for (int64_t k = 0; k < nc; k++) {
+        int64_t t = cols[k];
+        long double v = vd[t], e = fabsl(v - (long double)el[t].o), ae = A * e;
+        long double *a = acc + t * nt;
+        a[0] += A * fabsl(v);
+        a[1] += ae;
+        a[2] += f[1] * e;
+        a[3] += f[2] * e;
+        a[4] += f[3] * e;
+        for (int q = 0; q < nmu; q++)
+          if (A < mu[q]) a[5 + q] += ae;
+      }
+    }
+    for (int64_t k = 0; k < nc; k++) {
+      int64_t t = cols[k];
+      long double *a = acc + t * nt;
+      el[t].R = (double)a[0]; el[t].D = (double)a[1]; el[t].S = (double)a[2];
+      el[t].Sp = (double)a[3]; el[t].G = (double)a[4];
+      for (int q = 0; q < nmu; q++) el[t].F[q] = (double)a[5 + q];
+    }
+    free(acc);
+  }
+  free(kf);
+  row->lse_cZ = (double)lcz;
+  row->lse_s = (double)ls;
+  free(Ag); free(cols);
+}

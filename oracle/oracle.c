@@ -1,0 +1,242 @@
+/* oracle.c: the driver: options, row selection, threads, special rows (empty, non-finite
+ * q or k), and the per-row pipeline scores -> groups -> Ziv -> budget. Rows are handed to
+ * threads in chunks from an atomic counter; every row's result depends only on the row,
+ * so the output is identical bit for bit for any number of threads. */
+#include "config.h"
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "oracle_int.h"
+
+void ac_oracle_opts_init(ac_oracle_opts *o)
+{
+  memset(o, 0, sizeof *o);
+  o->prec_cap = 1L << 16;
+  /* smallest P kept: fp32 subnormal, fp32 normal (FTZ), fp16 subnormal, fp16 normal */
+  o->nmu = 4;
+  o->mu[0] = 0x1p-149;
+  o->mu[1] = 0x1p-126;
+  o->mu[2] = 0x1p-24;
+  o->mu[3] = 0x1p-14;
+}
+
+void ac_or_ws_init(ac_or_ws *w, const ac_case *cs, const ac_oracle_opts *o, const ac_or_scale *sc,
+                   uint32_t formats, int tprec, long cap)
+{
+  memset(w, 0, sizeof *w);
+  w->cs = cs;
+  w->p = &cs->p;
+  w->opts = o;
+  w->sc = *sc;
+  w->formats = formats;
+  w->tprec = tprec;
+  w->prec_cap = cap;
+  w->head.b = w->head.kvh = -1;
+  int64_t dk = cs->p.dk;
+  w->qm = ac_xmalloc((size_t)dk * sizeof *w->qm);
+  w->qe = ac_xmalloc((size_t)dk * sizeof *w->qe);
+  w->qd = ac_xmalloc((size_t)dk * sizeof *w->qd);
+  mpz_init(w->zt);
+  mpfr_inits2(64, w->Llo, w->Lhi, w->Lm1lo, w->Lm1hi, w->mlo, w->mhi, w->a, w->bq, w->cq, w->dq, w->ex1,
+              w->ex2, w->olo, w->ohi, w->bp, (mpfr_ptr)0);
+}
+
+void ac_or_ws_free(ac_or_ws *w)
+{
+  ac_or_head_free(&w->head);
+  free(w->qm); free(w->qe); free(w->qd);
+  free(w->z); free(w->Zabs); free(w->ord); free(w->gst); free(w->gof); free(w->acc);
+  for (int64_t g = 0; g < w->cap_g; g++) {
+    mpfr_clear(w->tlo[g]); mpfr_clear(w->thi[g]); mpfr_clear(w->wlo[g]); mpfr_clear(w->whi[g]);
+  }
+  free(w->tlo); free(w->thi); free(w->wlo); free(w->whi); free(w->Wlo); free(w->Whi);
+  for (int64_t k = 0; k < w->cap_prod; k++) mpfr_clear(w->prod[k]);
+  free(w->prod); free(w->pp);
+  free(w->nlo); free(w->nhi); free(w->pend); free(w->slow);
+  mpz_clear(w->zt);
+  mpfr_clears(w->Llo, w->Lhi, w->Lm1lo, w->Lm1hi, w->mlo, w->mhi, w->a, w->bq, w->cq, w->dq, w->ex1,
+              w->ex2, w->olo, w->ohi, w->bp, (mpfr_ptr)0);
+}
+
+typedef struct {
+  const ac_case *cs;
+  const ac_oracle_opts *o;
+  ac_oracle_result *r;
+  const ac_or_scale *sc;
+  const int64_t *list;
+  int64_t nlist;
+  atomic_llong next;
+  int tprec;
+} job;
+
+typedef struct {
+  job *J;
+  ac_or_stats st;
+} worker;
+
+static void row_fill_special(ac_oracle_result *r, int64_t ridx, uint8_t accept, double o, int64_t dv,
+                             ac_or_stats *st)
+{
+  for (int64_t t = 0; t < dv; t++) {
+    ac_oracle_elem *e = &r->elems[ridx * dv + t];
+    e->o = o;
+    e->accept = accept;
+    e->how = AC_HOW_EXACT;
+    for (int f = 0; f < AC_NDTYPES; f++) {
+      if (!r->o_round[f]) continue;
+      uint64_t bits = accept == AC_ACCEPT_EMPTY ? ac_encode_f64((ac_dtype)f, 0.0) : ac_nan_bits((ac_dtype)f);
+      r->o_round[f][ridx * dv + t] = bits;
+    }
+  }
+  st->exact += dv;
+}
+
+static void do_row(ac_or_ws *w, job *J, int64_t ridx, ac_or_stats *st)
+{
+  const ac_problem *p = &J->cs->p;
+  ac_oracle_result *r = J->r;
+  int64_t dv = p->dv;
+  int64_t i = ridx % p->tq, bh = ridx / p->tq, h = bh % p->heads, b = bh / p->heads;
+  ac_oracle_row *row = &r->rows[ridx];
+  row->selected = 1;
+  int64_t n = ac_visible_count(p, i);
+  row->visible = n;
+  if (n <= 0) {
+    row->visible = 0;
+    row->m = row->lse = -INFINITY;
+    row->lse_f32 = -INFINITY;
+    row->lse_f64 = -INFINITY;
+    row->lse_how = AC_HOW_EXACT;
+    row->lse_accept = AC_ACCEPT_EMPTY;
+    row_fill_special(r, ridx, AC_ACCEPT_EMPTY, 0.0, dv, st);
+    return;
+  }
+  ac_or_head_load(w, b, ac_kv_head(p, h));
+  int bad = ac_or_row_q(w, b, h, i);
+  for (int64_t j = 0; j < n && bad != 1; j++)
+    if (w->head.kbad[j] && (!bad || w->head.kbad[j] == 1)) bad = w->head.kbad[j];
+  if (bad) {
+    /* NaN in q or a visible key: NaN only. Infinity there: scores are ±inf or NaN, any
+     * non-finite outcome is accepted and no finite value is defined. */
+    uint8_t acc = bad == 1 ? AC_ACCEPT_NAN : (AC_ACCEPT_NAN | AC_ACCEPT_PINF | AC_ACCEPT_NINF);
+    row->has_nonfinite = 1;
+    row->m = row->lse = NAN;
+    row->lse_f32 = NAN;
+    row->lse_f64 = NAN;
+    row->lse_how = AC_HOW_EXACT;
+    row->lse_accept = acc;
+    row->max_abs_s = row->max_abs_z = NAN;
+    row_fill_special(r, ridx, acc, NAN, dv, st);
+    return;
+  }
+  w->n = n;
+  ac_or_row_scores(w);
+  ac_or_groups(w);
+  uint64_t *obits[AC_NDTYPES];
+  for (int f = 0; f < AC_NDTYPES; f++) obits[f] = r->o_round[f];
+  ac_oracle_elem *el = &r->elems[ridx * dv];
+  ac_or_row_eval(w, row, el, obits, ridx, st);
+  for (int64_t t = 0; t < dv; t++)
+    if (el[t].accept != AC_ACCEPT_VALUE) row->has_nonfinite = 1;
+  row->lse_accept = AC_ACCEPT_VALUE;
+  ac_or_row_budget(w, row, el, J->o, r->mu, r->nmu);
+}
+
+static void *work(void *arg)
+{
+  worker *W = arg;
+  job *J = W->J;
+  mpfr_set_emin(mpfr_get_emin_min());
+  mpfr_set_emax(mpfr_get_emax_max());
+  ac_or_ws w;
+  ac_or_ws_init(&w, J->cs, J->o, J->sc, J->r->formats, J->tprec, J->o->prec_cap > 0 ? J->o->prec_cap : 1L << 16);
+  const int64_t chunk = 4;
+  for (;;) {
+    int64_t k0 = (int64_t)atomic_fetch_add(&J->next, chunk);
+    if (k0 >= J->nlist) break;
+    int64_t k1 = k0 + chunk < J->nlist ? k0 + chunk : J->nlist;
+    for (int64_t k = k0; k < k1; k++) do_row(&w, J, J->list[k], &W->st);
+  }
+  ac_or_ws_free(&w);
+  mpfr_free_cache();
+  return NULL;
+}
+
+int ac_oracle_run(const ac_case *c, const ac_oracle_opts *o, ac_oracle_result *r, ac_err *e)
+{
+  double t0 = ac_now();
+  ac_oracle_opts def;
+  if (!o) { ac_oracle_opts_init(&def); o = &def; }
+  memset(r, 0, sizeof *r);
+  const ac_problem *p = &c->p;
+  ac_or_scale sc;
+  if (ac_or_scale_init(&sc, p, e)) return -1;
+  if (p->heads < 1 || p->kv_heads < 1 || p->heads % p->kv_heads || p->tq < 1 || p->tk < 1 || p->dk < 1 ||
+      p->dv < 1 || p->batch < 1)
+    return ac_err_set(e, "bad problem shape");
+  r->p = *p;
+  r->nrows = p->batch * p->heads * p->tq;
+  uint8_t *sel = ac_xmalloc((size_t)r->nrows);
+  if (ac_oracle_select_rows(p, o->rows, o->rows_seed, sel, e)) { free(sel); return -1; }
+  r->formats = (o->formats | (1u << p->dtype)) & ((1u << AC_NDTYPES) - 1);
+  r->nmu = o->nmu < 0 ? 0 : o->nmu > AC_ORACLE_NMU ? AC_ORACLE_NMU : o->nmu;
+  for (int q = 0; q < r->nmu; q++) r->mu[q] = o->mu[q];
+  r->rows = ac_xcalloc((size_t)r->nrows, sizeof *r->rows);
+  r->elems = ac_xcalloc((size_t)(r->nrows * p->dv), sizeof *r->elems);
+  int tprec = o->lse_f64 ? 53 : 24;
+  for (int f = 0; f < AC_NDTYPES; f++)
+    if (r->formats & (1u << f)) {
+      r->o_round[f] = ac_xcalloc((size_t)(r->nrows * p->dv), sizeof **r->o_round);
+      if (ac_dtype_get((ac_dtype)f)->prec > tprec) tprec = ac_dtype_get((ac_dtype)f)->prec;
+    }
+  for (int64_t x = 0; x < r->nrows; x++) {
+    r->rows[x].m = r->rows[x].lse = NAN;
+    for (int64_t t = 0; t < p->dv; t++) r->elems[x * p->dv + t].o = NAN;
+  }
+  job J = {.cs = c, .o = o, .r = r, .sc = &sc, .tprec = tprec};
+  int64_t *list = ac_xmalloc((size_t)r->nrows * sizeof *list), nl = 0;
+  for (int64_t x = 0; x < r->nrows; x++)
+    if (sel[x]) list[nl++] = x;
+  free(sel);
+  J.list = list;
+  J.nlist = nl;
+  atomic_init(&J.next, 0);
+  long nth = o->threads > 0 ? o->threads : sysconf(_SC_NPROCESSORS_ONLN);
+  if (nth < 1) nth = 1;
+  if (nth > (nl + 3) / 4) nth = (nl + 3) / 4;
+  if (nth < 1) nth = 1;
+  worker *ws = ac_xcalloc((size_t)nth, sizeof *ws);
+  pthread_t *th = ac_xcalloc((size_t)nth, sizeof *th);
+  for (long k = 0; k < nth; k++) {
+    ws[k].J = &J;
+    if (pthread_create(&th[k], NULL, work, &ws[k])) {
+      fprintf(stderr, "attncheck: cannot start an oracle thread\n");
+      abort();
+    }
+  }
+  for (long k = 0; k < nth; k++) pthread_join(th[k], NULL);
+  for (long k = 0; k < nth; k++) {
+    r->n_exact += ws[k].st.exact;
+    r->n_rounded += ws[k].st.rounded;
+    r->n_unresolved += ws[k].st.unresolved;
+    r->n_fallback += ws[k].st.fallback;
+    if (ws[k].st.max_prec > r->max_prec) r->max_prec = ws[k].st.max_prec;
+  }
+  r->rows_done = nl;
+  free(ws); free(th); free(list);
+  r->seconds = ac_now() - t0;
+  return 0;
+}
+
+void ac_oracle_result_free(ac_oracle_result *r)
+{
+  if (!r) return;
+  free(r->rows);
+  free(r->elems);
+  for (int f = 0; f < AC_NDTYPES; f++) free(r->o_round[f]);
+  memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,173 @@
+/* oracle_int.h: internals shared by the files of oracle/ (never included outside it).
+ *
+ * One row at a time: the exact scores of the visible keys as fixed-point integers
+ * (scores.c), the groups of equal score and the exact-case test (exactcase.c), the
+ * interval evaluation by levels (ziv.c) with rounding decisions per format (round.c),
+ * then the budget terms (budget.c). Level 0 is the cheap pass (weights as 62-bit
+ * fixed-point intervals, exact integer sums); levels >= 1 use MPFR with directed
+ * rounding at growing precision. A faster certified first pass slots in as another
+ * level 0 implementation: it only has to fill the same element intervals. */
+#ifndef AC_ORACLE_INT_H
+#define AC_ORACLE_INT_H
+#include <gmp.h>
+#include <mpfr.h>
+#include "oracle.h"
+#include "dtype_mpfr.h"
+
+typedef __int128 ac_i128;
+typedef unsigned __int128 ac_u128;
+
+/* ---- exact values: every finite stored value is M * 2^e with M odd (or 0) ---- */
+static inline void ac_or_split(double d, int64_t *m, int32_t *e)
+{
+  if (d == 0) { *m = 0; *e = 0; return; }
+  int x;
+  double f = frexp(d, &x);
+  int64_t M = (int64_t)ldexp(f, 53);
+  int32_t E = x - 53;
+  int tz = __builtin_ctzll((uint64_t)M);
+  *m = M / ((int64_t)1 << tz);
+  *e = E + tz;
+}
+static inline int ac_or_bitlen(uint64_t x) { return x ? 64 - __builtin_clzll(x) : 0; }
+
+/* ---- the softmax scale c ---- */
+enum { AC_SCALE_DYADIC = 0, AC_SCALE_RATIONAL = 1, AC_SCALE_IRRATIONAL = 2 };
+typedef struct {
+  int sign;        /* -1, 0, +1 */
+  int kind;        /* AC_SCALE_...: stored scales are dyadic; 1/sqrt(dk) may be any */
+  int is_default;
+  double stored;   /* the stored scale when not default */
+  int64_t dk;
+  double approx;   /* binary64 approximation of c */
+} ac_or_scale;
+int ac_or_scale_init(ac_or_scale *s, const ac_problem *p, ac_err *e);
+/* [lo, hi] containing c, at the precisions of lo and hi (equal when c is exact there). */
+void ac_or_scale_interval(const ac_or_scale *s, mpfr_t lo, mpfr_t hi);
+
+/* ---- per (batch, kv head): decoded K and V, cached per thread ---- */
+enum { AC_VCLS_FINITE = 0, AC_VCLS_NAN = 1, AC_VCLS_PINF = 2, AC_VCLS_NINF = 3 };
+typedef struct {
+  int64_t b, kvh;           /* cached head, -1 none */
+  int64_t cap_k, cap_v;
+  int64_t *km; int32_t *ke; double *kd;   /* tk*dk */
+  uint8_t *kbad;            /* per key: 0 finite, 1 some NaN, 2 some inf (no NaN) */
+  int32_t k_lsb, k_msb;     /* over finite nonzero K elements of the head; k_any = 0 if none */
+  int k_any;
+  int64_t *vm; int32_t *ve; double *vd; uint8_t *vcls;   /* tk*dv */
+  int32_t *v_lsb, *v_msb; uint8_t *v_any;                /* per column */
+} ac_or_head;
+
+/* ---- per-thread row workspace ---- */
+typedef struct {
+  const ac_case *cs;
+  const ac_problem *p;
+  const ac_oracle_opts *opts;
+  ac_or_scale sc;
+  uint32_t formats;         /* formats o is rounded into */
+  int tprec;                /* largest target precision among formats (and LSE) */
+  long prec_cap;
+  ac_or_head head;
+
+  /* the row */
+  int64_t b, h, i, n;       /* n = visible keys */
+  int64_t *qm; int32_t *qe; double *qd;   /* dk */
+  int nl;                   /* limbs per exact score */
+  int32_t zlsb;             /* z_j = (two's complement limbs) * 2^zlsb */
+  uint64_t *z;              /* n * nl */
+  long double *Zabs;        /* n: Σ|q_t k_jt| */
+  int64_t cap_n; int cap_nl;
+  ac_i128 *acc; int cap_acc;
+
+  /* groups of equal exact score, by decreasing score; group 0 holds the maximum */
+  int64_t *ord, *gst, *gof, ng;
+
+  /* weights per group at the current level: t = c (z_g - z_top) in [tlo, thi], w in [wlo, whi] */
+  mpfr_prec_t wprec;        /* precision of the current weights, 0 when none */
+  int64_t cap_g;
+  mpfr_t *tlo, *thi, *wlo, *whi;
+  uint64_t *Wlo, *Whi;      /* level 0: floor/ceil(w * 2^62) */
+  mpfr_t Llo, Lhi, Lm1lo, Lm1hi, mlo, mhi;   /* L, L - 1 and the maximum score m */
+
+  /* scratch */
+  mpz_t zt;
+  mpfr_t *prod; mpfr_ptr *pp; int64_t cap_prod; mpfr_prec_t prod_prec;
+  mpfr_t a, bq, cq, dq, ex1, ex2;    /* general temporaries (precision set per use) */
+  mpfr_t olo, ohi, bp;
+  ac_i128 *nlo, *nhi; uint32_t *pend; uint8_t *slow; int64_t cap_dv;
+} ac_or_ws;
+
+void ac_or_ws_init(ac_or_ws *w, const ac_case *cs, const ac_oracle_opts *o, const ac_or_scale *sc,
+                   uint32_t formats, int tprec, long cap);
+void ac_or_ws_free(ac_or_ws *w);
+
+/* scores.c */
+void ac_or_head_load(ac_or_ws *w, int64_t b, int64_t kvh);
+void ac_or_head_free(ac_or_head *hd);
+/* Decodes q row (b,h,i); returns 1 if q has NaN, 2 if inf (no NaN), else 0. */
+int ac_or_row_q(ac_or_ws *w, int64_t b, int64_t h, int64_t i);
+/* Exact z_j and Z_j of the n visible keys (all finite). */
+void ac_or_row_scores(ac_or_ws *w);
+const uint64_t *ac_or_z(const ac_or_ws *w, int64_t j);
+int ac_or_fx_cmp(const uint64_t *a, const uint64_t *b, int nl);
+int ac_or_fx_sign(const uint64_t *a, int nl);
+/* x = (a - b) * 2^lsb exactly (x's precision is raised when needed); b may be NULL. */
+void ac_or_fx_to_mpfr(ac_or_ws *w, mpfr_t x, const uint64_t *a, const uint64_t *b, int nl, int32_t lsb);
+long double ac_or_fx_to_ld(const uint64_t *a, int nl, int32_t lsb);
+/* Fixed-point accumulation of sign*P*2^pos into 64-bit chunks held in int128. */
+static inline void ac_or_fx_add(ac_i128 *acc, ac_u128 P, int neg, int64_t pos)
+{
+  int64_t k = pos >> 6;
+  int sh = (int)(pos & 63);
+  uint64_t lo = (uint64_t)P, hi = (uint64_t)(P >> 64), w0, w1, w2;
+  if (sh == 0) { w0 = lo; w1 = hi; w2 = 0; }
+  else { w0 = lo << sh; w1 = (lo >> (64 - sh)) | (hi << sh); w2 = hi >> (64 - sh); }
+  if (neg) { acc[k] -= w0; acc[k + 1] -= w1; acc[k + 2] -= w2; }
+  else { acc[k] += w0; acc[k + 1] += w1; acc[k + 2] += w2; }
+}
+/* Carry-normalizes nc chunks into nc two's-complement limbs. */
+void ac_or_fx_norm(const ac_i128 *acc, int nc, uint64_t *limbs);
+
+/* exactcase.c */
+void ac_or_groups(ac_or_ws *w);
+/* Exact sum of V over the keys of group g (g < 0: all visible keys), column t; exact. */
+void ac_or_group_vsum(ac_or_ws *w, int64_t g, int64_t t, mpfr_t out);
+/* 1 if o of column t is exactly rational W/n (all group means equal); out = the exact sum W. */
+int ac_or_exact_elem(ac_or_ws *w, int64_t t, mpfr_t W);
+/* Sign of o - bp from the exact groups and the current weights: +1, -1, or 0 (undecided). */
+int ac_or_sign_vs(ac_or_ws *w, int64_t t, mpfr_srcptr bp);
+/* m exactly as a dyadic number when it is one (returns 1), else 0. */
+int ac_or_m_exact(ac_or_ws *w, mpfr_t m);
+
+/* round.c */
+/* Rounding of a value in [lo, hi] to format t: 0 decided (*bits); 1 exactly one breakpoint
+ * between the two roundings (bp set exactly; *bits = lower, *bits_hi = upper); 2 wider. */
+int ac_or_round_decide(ac_dtype t, mpfr_srcptr lo, mpfr_srcptr hi, uint64_t *bits, uint64_t *bits_hi, mpfr_t bp);
+uint64_t ac_or_round_exact(ac_dtype t, mpfr_srcptr x);
+/* Correct rounding of the rational W/n (n >= 1); returns 0, or -1 past the cap. */
+int ac_or_round_rational(ac_dtype t, mpfr_srcptr W, int64_t n, long cap, uint64_t *bits);
+uint64_t ac_or_inf_bits(ac_dtype t, int neg);
+/* binary64 value and bound for [lo, hi]. */
+void ac_or_interval_double(mpfr_srcptr lo, mpfr_srcptr hi, double *mid, double *err);
+
+/* ziv.c */
+/* Weights of the groups at precision p (p = 64 for level 0 also fills Wlo/Whi). */
+void ac_or_weights(ac_or_ws *w, mpfr_prec_t p);
+typedef struct { int64_t exact, rounded, unresolved, fallback; long max_prec; } ac_or_stats;
+/* Every element and the LSE of the current row (finite inputs, n >= 1). */
+void ac_or_row_eval(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t **obits, int64_t ridx,
+                    ac_or_stats *st);
+
+/* budget.c */
+void ac_or_row_budget(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, const ac_oracle_opts *o,
+                      const double *mu, int nmu);
+
+/* precision schedule: start 64 bits above target, +64, then x1.5 */
+static inline mpfr_prec_t ac_or_next_prec(mpfr_prec_t p, int tprec)
+{
+  if (p < tprec + 64) return tprec + 64;
+  if (p < tprec + 128) return tprec + 128;
+  return p + p / 2;
+}
+
+#endif

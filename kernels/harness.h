@@ -60,12 +60,34 @@ typedef struct {
   int guard_ok;         /* 1 = every guard margin intact */
   char guard_msg[256];  /* which tensor's guard was overwritten */
   double kernel_ms;     /* wall time of the run call, informational */
+  /* Sizes of the arrays above (filled whenever o is). */
+  ac_dtype dtype;
+  int64_t o_count;      /* B*H*tq*dv */
+  int64_t lse_count;    /* B*H*tq when lse != NULL, else 0 */
 } ac_run_result;
 
 void ac_run_opts_init(ac_run_opts *o);
-/* Runs one case; never crashes or hangs the caller. 0 when a result (of any status) was produced. */
+/* Runs one case; never crashes or hangs the caller. 0 when a result (of any status) was produced.
+ * timeout_s <= 0 means no limit; guard < 256 is raised to 256. o may be NULL (defaults).
+ * Host kernels run in a forked child (unless in_process); CUDA is only ever touched there.
+ * -1 (status HARNESS_ERROR, message in e and r->msg) when the case cannot be run at all. */
 int ac_harness_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *o, ac_run_result *r, ac_err *e);
 void ac_run_result_free(ac_run_result *r);
+
+/* Repeat mode: 1 when two results of the same case agree bit for bit (status, o, lse and
+ * unwritten counts), 0 when they differ (NONDETERMINISTIC). */
+int ac_harness_repeat_equal(const ac_run_result *a, const ac_run_result *b);
+/* First o element (dense index) where a and b differ, -1 if none (lse: *lse_index likewise, may be NULL). */
+int64_t ac_harness_first_difference(const ac_run_result *a, const ac_run_result *b, int64_t *lse_index);
+
+/* "OK", "UNSUPPORTED", "KERNEL-ERROR", "CRASH", "TIMEOUT", "HARNESS-ERROR". */
+const char *ac_run_status_name(ac_run_status s);
+/* "SIGSEGV", "SIGABRT", ...; "signal N" for others (static buffer for the latter). */
+const char *ac_signal_name(int sig);
+/* Frees every kernel of a list filled by ac_kernel_resolve, then the list. */
+void ac_kernel_list_free(ac_kernel **list, int n);
+/* Find a built-in (correct, mutant or test) kernel by name; NULL if none. flags: 0 correct, 1 mutant, 2 test. */
+const attncheck_kernel *ac_builtin_find(const char *name, int *flags);
 
 /* Convert the internal problem to the ABI's (with the strides the layout asks for). */
 void ac_problem_to_abi(const ac_problem *p, attncheck_problem *a);

@@ -3,5 +3,18 @@ noinst_LIBRARIES += kernels/libac_kernels.a
 kernels_libac_kernels_a_CFLAGS = $(AM_CFLAGS)
 kernels_libac_kernels_a_SOURCES = $(AC_CPU_KERNEL_SOURCES) \
 	kernels/attncheck_kernel.h kernels/harness.h \
-	kernels/harness.c
+	kernels/harness.c \
+	kernels/child.c kernels/child.h \
+	kernels/plugin.c kernels/plugin.h \
+	kernels/resolve.c \
+	kernels/exec.c kernels/exec.h \
+	kernels/testkernels/testkernels.h \
+	kernels/testkernels/registry.c \
+	kernels/testkernels/reference.c \
+	kernels/testkernels/process.c \
+	kernels/testkernels/memory.c \
+	kernels/testkernels/outcome.c \
+	kernels/testkernels/nondeterministic.c \
+	kernels/testkernels/masked_leak.c \
+	kernels/testkernels/strides.c
 include kernels/cpu.mk

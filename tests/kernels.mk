@@ -1,5 +1,38 @@
 # tests/kernels.mk: tests of this layer.
 
+# The harness: every misbehaviour becomes its status; strides and pre-fills reach kernels.
+check_PROGRAMS += tests/tharness tests/tharness_exec tests/tharness_execkernel tests/tplugin
+TESTS += tests/tharness tests/tharness_exec tests/tplugin tests/plugin_refused.sh tests/plugin_suite.sh
+noinst_HEADERS += tests/tharness_util.h
+dist_noinst_SCRIPTS += tests/plugin_refused.sh tests/plugin_suite.sh
+tests_tharness_CFLAGS = $(AC_TEST_CFLAGS)
+tests_tharness_LDADD = $(AC_TEST_LIBS) $(AC_KERNELS_LIBS)
+tests_tharness_exec_CFLAGS = $(AC_TEST_CFLAGS)
+tests_tharness_exec_LDADD = $(AC_TEST_LIBS) $(AC_KERNELS_LIBS)
+tests_tharness_execkernel_CFLAGS = $(AM_CFLAGS)
+tests_tharness_execkernel_LDADD = $(AC_KERNELS_LIBS)
+tests_tplugin_CFLAGS = $(AC_TEST_CFLAGS)
+tests_tplugin_LDADD = $(AC_TEST_LIBS) $(AC_KERNELS_LIBS)
+
+# Plugins the loader must refuse (and one with two kernels); built as modules by make check.
+AC_TPLUGIN_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
+check_LTLIBRARIES += tests/tplugin_badabi.la tests/tplugin_small.la tests/tplugin_nosym.la \
+	tests/tplugin_empty.la tests/tplugin_multi.la
+tests_tplugin_badabi_la_SOURCES = tests/tplugin_badabi.c
+tests_tplugin_badabi_la_CPPFLAGS = -I$(top_srcdir)/kernels
+tests_tplugin_badabi_la_LDFLAGS = $(AC_TPLUGIN_LDFLAGS)
+tests_tplugin_small_la_SOURCES = tests/tplugin_small.c
+tests_tplugin_small_la_CPPFLAGS = -I$(top_srcdir)/kernels
+tests_tplugin_small_la_LDFLAGS = $(AC_TPLUGIN_LDFLAGS)
+tests_tplugin_nosym_la_SOURCES = tests/tplugin_nosym.c
+tests_tplugin_nosym_la_LDFLAGS = $(AC_TPLUGIN_LDFLAGS)
+tests_tplugin_empty_la_SOURCES = tests/tplugin_empty.c
+tests_tplugin_empty_la_CPPFLAGS = -I$(top_srcdir)/kernels
+tests_tplugin_empty_la_LDFLAGS = $(AC_TPLUGIN_LDFLAGS)
+tests_tplugin_multi_la_SOURCES = tests/tplugin_multi.c
+tests_tplugin_multi_la_CPPFLAGS = -I$(top_srcdir)/kernels
+tests_tplugin_multi_la_LDFLAGS = $(AC_TPLUGIN_LDFLAGS)
+
 # Built-in CPU kernels against naive-f64, and every mutant against its trigger input.
 check_PROGRAMS += tests/tcpukernels
 TESTS += tests/tcpukernels

@@ -1,0 +1,292 @@
+/* owner: exec backend */
+/* exec.c: a kernel that is a command. attncheck writes the case to IN (an NPZ file), runs
+ * the command through /bin/sh with {in} and {out} replaced by the quoted paths, under the
+ * time limit, and reads members o (and lse when present) from OUT. */
+#include "config.h"
+#include "exec.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "child.h"
+#include "npz.h"
+
+typedef struct {
+  char *command;   /* the template with {in} / {out} */
+} exec_priv;
+
+int ac_exec_resolve(const char *spec, ac_kernel *k, ac_err *e)
+{
+  memset(k, 0, sizeof *k);
+  const char *cmd;
+  if (!strncmp(spec, "exec-persistent:", 16)) {
+    return ac_err_set(e, "kernel '%s': exec-persistent: is not supported by this build yet", spec);
+  } else if (!strncmp(spec, "exec:", 5)) {
+    cmd = spec + 5;
+    k->kind = AC_KIND_EXEC;
+  } else {
+    return ac_err_set(e, "kernel '%s': not an exec: spec", spec);
+  }
+  while (*cmd == ' ') cmd++;
+  if (!*cmd) return ac_err_set(e, "kernel '%s': empty command", spec);
+  if (!strstr(cmd, "{in}") || !strstr(cmd, "{out}"))
+    return ac_err_set(e, "kernel '%s': the command must contain {in} and {out} (the case and output NPZ paths)", spec);
+  exec_priv *pv = ac_xcalloc(1, sizeof *pv);
+  pv->command = ac_xstrdup(cmd);
+  k->priv = pv;
+  snprintf(k->name, sizeof k->name, "exec:%s", cmd);
+  if (strlen(cmd) + 5 >= sizeof k->name) memcpy(k->name + sizeof k->name - 4, "...", 4);
+  snprintf(k->origin, sizeof k->origin, "%s", cmd);
+  return 0;
+}
+
+void ac_exec_free(ac_kernel *k)
+{
+  exec_priv *pv = k->priv;
+  if (!pv) return;
+  free(pv->command);
+  free(pv);
+  k->priv = NULL;
+}
+
+/* Single-quote s for /bin/sh. */
+static void append_quoted(char **buf, size_t *len, size_t *cap, const char *s)
+{
+  size_t need = *len + 4 * strlen(s) + 3;
+  if (need + 1 > *cap) {
+    *cap = 2 * need + 64;
+    *buf = ac_xrealloc(*buf, *cap);
+  }
+  char *o = *buf + *len;
+  *o++ = '\'';
+  for (; *s; s++) {
+    if (*s == '\'') {
+      memcpy(o, "'\\''", 4);
+      o += 4;
+    } else {
+      *o++ = *s;
+    }
+  }
+  *o++ = '\'';
+  *o = 0;
+  *len = (size_t)(o - *buf);
+}
+
+static char *substitute(const char *tmpl, const char *in, const char *out)
+{
+  size_t cap = strlen(tmpl) + 64, len = 0;
+  char *buf = ac_xmalloc(cap);
+  buf[0] = 0;
+  for (const char *s = tmpl; *s;) {
+    if (!strncmp(s, "{in}", 4)) {
+      append_quoted(&buf, &len, &cap, in);
+      s += 4;
+    } else if (!strncmp(s, "{out}", 5)) {
+      append_quoted(&buf, &len, &cap, out);
+      s += 5;
+    } else {
+      if (len + 2 > cap) {
+        cap *= 2;
+        buf = ac_xrealloc(buf, cap);
+      }
+      buf[len++] = *s++;
+      buf[len] = 0;
+    }
+  }
+  return buf;
+}
+
+typedef struct {
+  const char *command;
+  const char *errpath;
+} sh_arg;
+
+static int run_sh(void *arg)
+{
+  sh_arg *a = arg;
+  int fd = open(a->errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  if (fd >= 0) {
+    dup2(fd, 2);
+    close(fd);
+  }
+  int devnull = open("/dev/null", O_RDONLY);
+  if (devnull >= 0) {
+    dup2(devnull, 0);
+    close(devnull);
+  }
+  execl("/bin/sh", "sh", "-c", a->command, (char *)NULL);
+  _exit(127);
+}
+
+/* Last non-empty line of a small text file, for error messages. */
+static void last_line(const char *path, char *out, size_t n)
+{
+  out[0] = 0;
+  FILE *f = fopen(path, "r");
+  if (!f) return;
+  char line[512];
+  while (fgets(line, sizeof line, f)) {
+    size_t l = strlen(line);
+    while (l && (line[l - 1] == '\n' || line[l - 1] == '\r')) line[--l] = 0;
+    if (l) snprintf(out, n, "%s", line);
+  }
+  fclose(f);
+}
+
+static void remove_dir(const char *dir, const char *in, const char *out, const char *errp)
+{
+  unlink(in);
+  unlink(out);
+  unlink(errp);
+  rmdir(dir);
+}
+
+/* Reads o (and lse) from the output file into r; KERNEL_ERROR with a message otherwise. */
+static void read_outputs(const char *path, const ac_case *c, const ac_counts *cn, const ac_run_opts *o, ac_run_result *r)
+{
+  ac_err e;
+  const ac_problem *p = &c->p;
+  const ac_dtype_info *di = ac_dtype_get(p->dtype);
+  ac_npz *z = ac_npz_open(path, ac_mem_cap(), &e);
+  if (!z) {
+    r->status = AC_RUN_KERNEL_ERROR;
+    snprintf(r->msg, sizeof r->msg, "command output unreadable: %.400s", e.msg);
+    return;
+  }
+  ac_npz_member m;
+  if (!ac_npz_has(z, "o") || ac_npz_read(z, "o", &m, &e)) {
+    r->status = AC_RUN_KERNEL_ERROR;
+    snprintf(r->msg, sizeof r->msg, "%.200s: no readable member 'o'%s%.250s", path, ac_npz_has(z, "o") ? ": " : "",
+             ac_npz_has(z, "o") ? e.msg : "");
+    ac_npz_close_reader(z);
+    return;
+  }
+  int64_t want[4] = {p->batch, p->heads, p->tq, p->dv};
+  int shape_ok = m.ndim == 4;
+  for (int i = 0; shape_ok && i < 4; i++) shape_ok = m.shape[i] == want[i];
+  size_t ob = (size_t)cn->o * di->bytes;
+  if (strcmp(m.descr, di->npy) || !shape_ok || m.nbytes != ob) {
+    r->status = AC_RUN_KERNEL_ERROR;
+    snprintf(r->msg, sizeof r->msg,
+             "output 'o' must be %s with shape [%lld,%lld,%lld,%lld] (dtype %s), got %s with %d dimension(s)",
+             di->npy, (long long)want[0], (long long)want[1], (long long)want[2], (long long)want[3], di->name,
+             m.descr[0] ? m.descr : "a non-array member", m.ndim);
+    ac_npz_close_reader(z);
+    return;
+  }
+  r->o = ac_xmalloc(ob ? ob : 1);
+  memcpy(r->o, m.data, ob);
+  r->o_count = cn->o;
+  if (o->want_lse && ac_npz_has(z, "lse")) {
+    if (ac_npz_read(z, "lse", &m, &e)) {
+      r->status = AC_RUN_KERNEL_ERROR;
+      snprintf(r->msg, sizeof r->msg, "%.200s: member 'lse' unreadable: %.250s", path, e.msg);
+      ac_npz_close_reader(z);
+      return;
+    }
+    int lok = m.ndim == 3 && m.shape[0] == p->batch && m.shape[1] == p->heads && m.shape[2] == p->tq;
+    int f4 = !strcmp(m.descr, "<f4"), f8 = !strcmp(m.descr, "<f8");
+    if (!lok || !(f4 || f8) || m.nbytes != (size_t)cn->rows * (f4 ? 4 : 8)) {
+      r->status = AC_RUN_KERNEL_ERROR;
+      snprintf(r->msg, sizeof r->msg, "output 'lse' must be <f4 (or <f8) with shape [%lld,%lld,%lld]",
+               (long long)p->batch, (long long)p->heads, (long long)p->tq);
+      ac_npz_close_reader(z);
+      return;
+    }
+    r->lse = ac_xmalloc((size_t)cn->rows * sizeof(float));
+    if (f4) {
+      memcpy(r->lse, m.data, (size_t)cn->rows * 4);
+    } else {
+      for (int64_t i = 0; i < cn->rows; i++) {
+        double d;
+        memcpy(&d, (const char *)m.data + 8 * i, 8);
+        r->lse[i] = (float)d;
+      }
+    }
+    r->lse_count = cn->rows;
+  }
+  ac_npz_close_reader(z);
+  r->status = AC_RUN_OK;
+}
+
+int ac_exec_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *o, ac_run_result *r, ac_err *e)
+{
+  exec_priv *pv = k->priv;
+  ac_run_opts defaults;
+  if (!o) {
+    ac_run_opts_init(&defaults);
+    o = &defaults;
+  }
+  memset(r, 0, sizeof *r);
+  r->guard_ok = 1;
+  r->dtype = c->p.dtype;
+  if (!pv || k->kind != AC_KIND_EXEC) {
+    r->status = AC_RUN_HARNESS_ERROR;
+    snprintf(r->msg, sizeof r->msg, "kernel '%s' is not a usable exec: kernel", k->name);
+    return ac_err_set(e, "%s", r->msg);
+  }
+  ac_counts cn;
+  ac_err pe;
+  if (ac_problem_counts(&c->p, &cn, &pe)) {
+    r->status = AC_RUN_HARNESS_ERROR;
+    snprintf(r->msg, sizeof r->msg, "%s", pe.msg);
+    return ac_err_set(e, "%s", pe.msg);
+  }
+  const char *tmp = getenv("TMPDIR");
+  char dir[512], in[600], out[600], errp[600];
+  snprintf(dir, sizeof dir, "%s/attncheck-exec-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (!mkdtemp(dir)) {
+    r->status = AC_RUN_HARNESS_ERROR;
+    snprintf(r->msg, sizeof r->msg, "cannot create a temporary directory under %s: %s", tmp && *tmp ? tmp : "/tmp",
+             strerror(errno));
+    return ac_err_set(e, "%s", r->msg);
+  }
+  snprintf(in, sizeof in, "%s/in.npz", dir);
+  snprintf(out, sizeof out, "%s/out.npz", dir);
+  snprintf(errp, sizeof errp, "%s/stderr", dir);
+  if (ac_case_write(c, in, &pe)) {
+    remove_dir(dir, in, out, errp);
+    r->status = AC_RUN_HARNESS_ERROR;
+    snprintf(r->msg, sizeof r->msg, "cannot write the case for the command: %.400s", pe.msg);
+    return ac_err_set(e, "%s", r->msg);
+  }
+  char *cmd = substitute(pv->command, in, out);
+  sh_arg a = {cmd, errp};
+  ac_child_outcome oc;
+  int rc = ac_child_run(run_sh, &a, o->timeout_s, 1, &oc, &pe);
+  free(cmd);
+  if (rc) {
+    remove_dir(dir, in, out, errp);
+    r->status = AC_RUN_HARNESS_ERROR;
+    snprintf(r->msg, sizeof r->msg, "%s", pe.msg);
+    return ac_err_set(e, "%s", r->msg);
+  }
+  r->kernel_ms = oc.wall_s * 1e3;
+  char tail[400];
+  last_line(errp, tail, sizeof tail);
+  if (oc.timed_out) {
+    r->status = AC_RUN_TIMEOUT;
+    snprintf(r->msg, sizeof r->msg, "command gave no result within the time limit of %g s (killed)", o->timeout_s);
+  } else if (oc.sig) {
+    r->status = AC_RUN_CRASH;
+    r->sig = oc.sig;
+    snprintf(r->msg, sizeof r->msg, "command killed by %s%s%s", ac_signal_name(oc.sig), tail[0] ? ": " : "", tail);
+  } else if (oc.code != 0) {
+    /* The shell reports a signal of its command as 128+N. */
+    if (oc.code > 128 && oc.code < 128 + 65) {
+      r->status = AC_RUN_CRASH;
+      r->sig = oc.code - 128;
+      snprintf(r->msg, sizeof r->msg, "command killed by %s%s%s", ac_signal_name(r->sig), tail[0] ? ": " : "", tail);
+    } else {
+      r->status = AC_RUN_KERNEL_ERROR;
+      snprintf(r->msg, sizeof r->msg, "command exited with status %d%s%s", oc.code, tail[0] ? ": " : "", tail);
+    }
+  } else {
+    read_outputs(out, c, &cn, o, r);
+  }
+  remove_dir(dir, in, out, errp);
+  return 0;
+}

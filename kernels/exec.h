@@ -1,0 +1,15 @@
+/* owner: exec backend */
+/* exec.h: kernels that are external commands ('exec:COMMAND {in} {out}', 'exec-persistent:COMMAND'). */
+#ifndef AC_EXEC_H
+#define AC_EXEC_H
+#include "harness.h"
+
+/* Fill k (kind, name, origin, priv) from an exec: or exec-persistent: spec. -1 with a
+ * one-line message when the spec is unusable. */
+int ac_exec_resolve(const char *spec, ac_kernel *k, ac_err *e);
+/* Run one case through the command; same contract as ac_harness_run. */
+int ac_exec_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *o, ac_run_result *r, ac_err *e);
+/* Release what ac_exec_resolve put in k->priv (workers included). */
+void ac_exec_free(ac_kernel *k);
+
+#endif

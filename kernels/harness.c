@@ -1,0 +1,466 @@
+/* harness.c: runs one case on one kernel in a forked child, with guarded buffers, NaN
+ * pre-filled outputs and a time limit; the result comes back through shared memory. */
+#include "config.h"
+#include "harness.h"
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "accuda.h"
+#include "child.h"
+#include "exec.h"
+
+#define AC_MIN_GUARD 256
+
+void ac_run_opts_init(ac_run_opts *o)
+{
+  memset(o, 0, sizeof *o);
+  o->timeout_s = 60.0;
+  o->guard = AC_MIN_GUARD;
+}
+
+static void contiguous(int64_t H, int64_t T, int64_t D, int64_t s[4])
+{
+  s[3] = 1;
+  s[2] = D;
+  s[1] = T * D;
+  s[0] = H * T * D;
+}
+
+static int all_zero(const int64_t s[4]) { return !s[0] && !s[1] && !s[2] && !s[3]; }
+
+void ac_problem_to_abi(const ac_problem *p, attncheck_problem *a)
+{
+  memset(a, 0, sizeof *a);
+  a->struct_size = (uint32_t)sizeof *a;
+  a->dtype = (int32_t)p->dtype;
+  a->mask = (int32_t)p->mask;
+  a->batch = p->batch;
+  a->heads = p->heads;
+  a->kv_heads = p->kv_heads;
+  a->tq = p->tq;
+  a->tk = p->tk;
+  a->dk = p->dk;
+  a->dv = p->dv;
+  a->scale = ac_problem_scale(p);
+  /* Each tensor whose strides are all zero is contiguous. */
+  if (all_zero(p->q_stride)) contiguous(p->heads, p->tq, p->dk, a->q_stride);
+  else memcpy(a->q_stride, p->q_stride, sizeof a->q_stride);
+  if (all_zero(p->k_stride)) contiguous(p->kv_heads, p->tk, p->dk, a->k_stride);
+  else memcpy(a->k_stride, p->k_stride, sizeof a->k_stride);
+  if (all_zero(p->v_stride)) contiguous(p->kv_heads, p->tk, p->dv, a->v_stride);
+  else memcpy(a->v_stride, p->v_stride, sizeof a->v_stride);
+  if (all_zero(p->o_stride)) contiguous(p->heads, p->tq, p->dv, a->o_stride);
+  else memcpy(a->o_stride, p->o_stride, sizeof a->o_stride);
+}
+
+const char *ac_run_status_name(ac_run_status s)
+{
+  switch (s) {
+  case AC_RUN_OK: return "OK";
+  case AC_RUN_UNSUPPORTED: return "UNSUPPORTED";
+  case AC_RUN_KERNEL_ERROR: return "KERNEL-ERROR";
+  case AC_RUN_CRASH: return "CRASH";
+  case AC_RUN_TIMEOUT: return "TIMEOUT";
+  case AC_RUN_HARNESS_ERROR: return "HARNESS-ERROR";
+  }
+  return "?";
+}
+
+const char *ac_signal_name(int sig)
+{
+  static const struct { int sig; const char *name; } names[] = {
+    {SIGSEGV, "SIGSEGV"}, {SIGBUS, "SIGBUS"}, {SIGFPE, "SIGFPE"}, {SIGILL, "SIGILL"},
+    {SIGABRT, "SIGABRT"}, {SIGKILL, "SIGKILL"}, {SIGTERM, "SIGTERM"}, {SIGINT, "SIGINT"},
+    {SIGTRAP, "SIGTRAP"}, {SIGSYS, "SIGSYS"}, {SIGPIPE, "SIGPIPE"}, {SIGALRM, "SIGALRM"},
+    {SIGHUP, "SIGHUP"}, {SIGQUIT, "SIGQUIT"}, {SIGXCPU, "SIGXCPU"}, {SIGXFSZ, "SIGXFSZ"},
+    {SIGUSR1, "SIGUSR1"}, {SIGUSR2, "SIGUSR2"},
+  };
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (names[i].sig == sig) return names[i].name;
+  static char buf[32];
+  snprintf(buf, sizeof buf, "signal %d", sig);
+  return buf;
+}
+
+/* ---- the shared result area ------------------------------------------------ */
+
+typedef struct {
+  int32_t done, status, guard_ok, pad;
+  int64_t n_unwritten, n_lse_unwritten;
+  double kernel_ms;
+  char msg[512];
+  char guard_msg[256];
+} shared_head;
+
+typedef struct {
+  size_t o_off, lse_off, flags_off, total;
+} shared_layout;
+
+static size_t round64(size_t n) { return (n + 63) & ~(size_t)63; }
+
+static void layout_for(const ac_counts *cn, ac_dtype t, int want_lse, shared_layout *l)
+{
+  l->o_off = round64(sizeof(shared_head));
+  l->lse_off = l->o_off + round64((size_t)cn->o * ac_dtype_size(t));
+  l->flags_off = l->lse_off + (want_lse ? round64((size_t)cn->rows * sizeof(float)) : 0);
+  l->total = l->flags_off + round64((size_t)cn->o);
+}
+
+typedef struct {
+  const ac_kernel *k;
+  const ac_case *c;
+  const ac_run_opts *o;
+  attncheck_problem ap;
+  ac_counts cn;
+  shared_layout l;
+  unsigned char *area;
+} run_ctx;
+
+static void appendf(char *buf, size_t n, const char *fmt, const char *tensor, const char *what, int64_t a, int64_t b)
+{
+  size_t len = strlen(buf);
+  if (len + 1 >= n) return;
+  snprintf(buf + len, n - len, fmt, len ? "; " : "", tensor, what, (long long)a, (long long)b);
+}
+
+/* Checks both margins of g; appends a description to msg. 1 when intact. */
+static int guards_ok(const ac_guarded *g, const char *tensor, char *msg, size_t n)
+{
+  uint64_t nan = ac_nan_bits(g->dtype);
+  size_t es = ac_dtype_size(g->dtype);
+  const unsigned char *pre = g->alloc;
+  const unsigned char *post = (const unsigned char *)g->data + g->n * es;
+  int ok = 1;
+  int64_t bad = 0, nearest = -1;
+  for (size_t i = 0; i < g->guard; i++)      /* i = distance before the first element, minus one */
+    if (ac_load_bits(g->dtype, pre, g->guard - 1 - i) != nan) {
+      if (nearest < 0) nearest = (int64_t)i + 1;
+      bad++;
+    }
+  if (bad) {
+    ok = 0;
+    appendf(msg, n, "%s%s: %s (%lld element(s), nearest at -%lld)", tensor, "guard before the tensor overwritten", bad, nearest);
+  }
+  bad = 0;
+  nearest = -1;
+  for (size_t i = 0; i < g->guard; i++)
+    if (ac_load_bits(g->dtype, post, i) != nan) {
+      if (nearest < 0) nearest = (int64_t)i;
+      bad++;
+    }
+  if (bad) {
+    ok = 0;
+    appendf(msg, n, "%s%s: %s (%lld element(s), first at end+%lld)", tensor, "guard after the tensor overwritten", bad, nearest);
+  }
+  return ok;
+}
+
+/* Writes into the gaps of a strided span (positions that are no element): overwrites the
+ * element positions with NaN, then every position of the span must hold the NaN pattern. */
+static int gaps_ok(const ac_guarded *g, int64_t B, int64_t H, int64_t T, int64_t D, const int64_t s[4],
+                   int64_t count, const char *tensor, char *msg, size_t n)
+{
+  if ((int64_t)g->n == count) return 1;   /* dense: no gaps */
+  uint64_t nan = ac_nan_bits(g->dtype);
+  void *fill = ac_xmalloc((size_t)count * ac_dtype_size(g->dtype));
+  for (int64_t i = 0; i < count; i++) ac_store_bits(g->dtype, fill, (size_t)i, nan);
+  ac_scatter_strided(g->dtype, fill, B, H, T, D, s, g->data);
+  free(fill);
+  int64_t bad = 0, first = -1;
+  for (size_t i = 0; i < g->n; i++)
+    if (ac_load_bits(g->dtype, g->data, i) != nan) {
+      if (first < 0) first = (int64_t)i;
+      bad++;
+    }
+  if (bad) appendf(msg, n, "%s%s: %s (%lld position(s), first at offset %lld)", tensor, "wrote into the gaps of its strided layout", bad, first);
+  return bad == 0;
+}
+
+/* An input must come back exactly as it was handed over. */
+static int input_ok(const ac_guarded *g, const void *dense, int64_t B, int64_t H, int64_t T, int64_t D,
+                    const int64_t s[4], int64_t count, const char *tensor, char *msg, size_t n)
+{
+  size_t es = ac_dtype_size(g->dtype);
+  unsigned char *back = ac_xmalloc((size_t)count * es);
+  ac_gather_strided(g->dtype, g->data, B, H, T, D, s, back);
+  int64_t bad = 0, first = -1;
+  if (memcmp(back, dense, (size_t)count * es) != 0)
+    for (int64_t i = 0; i < count; i++)
+      if (memcmp(back + (size_t)i * es, (const unsigned char *)dense + (size_t)i * es, es) != 0) {
+        if (first < 0) first = i;
+        bad++;
+      }
+  free(back);
+  if (bad) appendf(msg, n, "%s%s: %s (%lld element(s), first at dense index %lld)", tensor, "kernel wrote into its input", bad, first);
+  int ok = bad == 0;
+  ok &= gaps_ok(g, B, H, T, D, s, count, tensor, msg, n);
+  return ok;
+}
+
+/* The body of a run: in the child (or in process). Everything it reports goes to the area. */
+static int run_body(void *arg)
+{
+  run_ctx *x = arg;
+  shared_head *h = (shared_head *)x->area;
+  const attncheck_kernel *kk = x->k->abi;
+  const ac_problem *p = &x->c->p;
+  const attncheck_problem *ap = &x->ap;
+  ac_dtype t = p->dtype;
+  size_t guard = (size_t)(x->o->guard < AC_MIN_GUARD ? AC_MIN_GUARD : x->o->guard);
+  ac_err e;
+  h->guard_ok = 1;
+
+  if (kk->supports) {
+    char why[512] = "";
+    if (!kk->supports(ap, why, sizeof why)) {
+      why[sizeof why - 1] = 0;
+      h->status = AC_RUN_UNSUPPORTED;
+      snprintf(h->msg, sizeof h->msg, "%s", why[0] ? why : "the kernel does not support this problem");
+      h->done = 1;
+      return 0;
+    }
+  }
+
+  ac_guarded gq, gk, gv, go, gl;
+  memset(&gl, 0, sizeof gl);
+  int64_t sq = ac_strided_span(p->batch, p->heads, p->tq, p->dk, ap->q_stride);
+  int64_t sk = ac_strided_span(p->batch, p->kv_heads, p->tk, p->dk, ap->k_stride);
+  int64_t sv = ac_strided_span(p->batch, p->kv_heads, p->tk, p->dv, ap->v_stride);
+  int64_t so = ac_strided_span(p->batch, p->heads, p->tq, p->dv, ap->o_stride);
+  if (ac_guarded_alloc(&gq, t, (size_t)sq, guard, &e) || ac_guarded_alloc(&gk, t, (size_t)sk, guard, &e) ||
+      ac_guarded_alloc(&gv, t, (size_t)sv, guard, &e) || ac_guarded_alloc(&go, t, (size_t)so, guard, &e) ||
+      (x->o->want_lse && ac_guarded_alloc(&gl, AC_F32, (size_t)x->cn.rows, guard, &e))) {
+    h->status = AC_RUN_HARNESS_ERROR;
+    snprintf(h->msg, sizeof h->msg, "cannot allocate the kernel's buffers: %.400s", e.msg);
+    h->done = 1;
+    return 0;
+  }
+  ac_scatter_strided(t, x->c->q, p->batch, p->heads, p->tq, p->dk, ap->q_stride, gq.data);
+  ac_scatter_strided(t, x->c->k, p->batch, p->kv_heads, p->tk, p->dk, ap->k_stride, gk.data);
+  ac_scatter_strided(t, x->c->v, p->batch, p->kv_heads, p->tk, p->dv, ap->v_stride, gv.data);
+
+  attncheck_tensors tt;
+  memset(&tt, 0, sizeof tt);
+  tt.q = gq.data;
+  tt.k = gk.data;
+  tt.v = gv.data;
+  tt.o = go.data;
+  tt.lse = x->o->want_lse ? (float *)gl.data : NULL;
+  char err[512] = "";
+  int rc, ok = 1;
+  if (kk->memory == ATTNCHECK_MEM_CUDA) {
+    /* Device copies with their own guards; the spans come back into the host buffers. */
+    int cr = ac_cuda_run_case(kk, ap, gq.data, gk.data, gv.data, (size_t)sq, (size_t)sk, (size_t)sv, go.data, (size_t)so,
+                              tt.lse, x->o->want_lse ? (size_t)x->cn.rows : 0, x->o->device, guard, &h->kernel_ms,
+                              err, sizeof err);
+    err[sizeof err - 1] = 0;
+    if (cr == AC_CUDA_RUN_CRASH || cr == AC_CUDA_RUN_SETUP_ERROR) {
+      h->status = cr == AC_CUDA_RUN_CRASH ? AC_RUN_CRASH : AC_RUN_UNSUPPORTED;
+      snprintf(h->msg, sizeof h->msg, "%s", err[0] ? err : "CUDA run failed");
+      h->done = 1;
+      return 0;
+    }
+    if (cr == AC_CUDA_RUN_GUARD) {
+      ok = 0;
+      size_t len = strlen(h->guard_msg);
+      snprintf(h->guard_msg + len, sizeof h->guard_msg - len, "%sdevice: %s", len ? "; " : "", err);
+      err[0] = 0;
+    }
+    rc = cr == AC_CUDA_RUN_KERNEL_ERROR;
+  } else {
+    double t0 = ac_now();
+    rc = kk->run(ap, &tt, err, sizeof err);
+    h->kernel_ms = (ac_now() - t0) * 1e3;
+    err[sizeof err - 1] = 0;
+  }
+
+  ok &= guards_ok(&gq, "q", h->guard_msg, sizeof h->guard_msg);
+  ok &= guards_ok(&gk, "k", h->guard_msg, sizeof h->guard_msg);
+  ok &= guards_ok(&gv, "v", h->guard_msg, sizeof h->guard_msg);
+  ok &= guards_ok(&go, "o", h->guard_msg, sizeof h->guard_msg);
+  if (x->o->want_lse) ok &= guards_ok(&gl, "lse", h->guard_msg, sizeof h->guard_msg);
+  ok &= input_ok(&gq, x->c->q, p->batch, p->heads, p->tq, p->dk, ap->q_stride, x->cn.q, "q", h->guard_msg, sizeof h->guard_msg);
+  ok &= input_ok(&gk, x->c->k, p->batch, p->kv_heads, p->tk, p->dk, ap->k_stride, x->cn.k, "k", h->guard_msg, sizeof h->guard_msg);
+  ok &= input_ok(&gv, x->c->v, p->batch, p->kv_heads, p->tk, p->dv, ap->v_stride, x->cn.v, "v", h->guard_msg, sizeof h->guard_msg);
+
+  /* Output: gather, count the elements still holding the pre-fill pattern, then the gaps. */
+  unsigned char *o = x->area + x->l.o_off;
+  unsigned char *flags = x->area + x->l.flags_off;
+  ac_gather_strided(t, go.data, p->batch, p->heads, p->tq, p->dv, ap->o_stride, o);
+  uint64_t nan = ac_nan_bits(t);
+  int64_t nu = 0;
+  for (int64_t i = 0; i < x->cn.o; i++) {
+    flags[i] = ac_load_bits(t, o, (size_t)i) == nan;
+    nu += flags[i];
+  }
+  h->n_unwritten = nu;
+  ok &= gaps_ok(&go, p->batch, p->heads, p->tq, p->dv, ap->o_stride, x->cn.o, "o", h->guard_msg, sizeof h->guard_msg);
+  if (x->o->want_lse) {
+    float *lse = (float *)(x->area + x->l.lse_off);
+    memcpy(lse, gl.data, (size_t)x->cn.rows * sizeof(float));
+    uint64_t fnan = ac_nan_bits(AC_F32);
+    int64_t nl = 0;
+    for (int64_t i = 0; i < x->cn.rows; i++) nl += ac_load_bits(AC_F32, lse, (size_t)i) == fnan;
+    h->n_lse_unwritten = nl;
+  }
+  h->guard_ok = ok;
+
+  if (rc != 0) {
+    h->status = AC_RUN_KERNEL_ERROR;
+    if (err[0]) snprintf(h->msg, sizeof h->msg, "%s", err);
+    else snprintf(h->msg, sizeof h->msg, "run() returned %d without a message", rc);
+  } else {
+    h->status = AC_RUN_OK;
+  }
+  ac_guarded_free(&gq);
+  ac_guarded_free(&gk);
+  ac_guarded_free(&gv);
+  ac_guarded_free(&go);
+  if (x->o->want_lse) ac_guarded_free(&gl);
+  h->done = 1;
+  return 0;
+}
+
+static void result_reset(ac_run_result *r)
+{
+  memset(r, 0, sizeof *r);
+  r->guard_ok = 1;
+}
+
+static int harness_error(ac_run_result *r, ac_err *e, const char *msg)
+{
+  r->status = AC_RUN_HARNESS_ERROR;
+  snprintf(r->msg, sizeof r->msg, "%s", msg);
+  return ac_err_set(e, "%s", msg);
+}
+
+int ac_harness_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *opts, ac_run_result *r, ac_err *e)
+{
+  ac_run_opts defaults;
+  if (!opts) {
+    ac_run_opts_init(&defaults);
+    opts = &defaults;
+  }
+  result_reset(r);
+  r->dtype = c->p.dtype;
+  ac_err pe;
+  run_ctx x;
+  memset(&x, 0, sizeof x);
+  if (ac_problem_validate(&c->p, ac_mem_cap(), &pe) || ac_problem_counts(&c->p, &x.cn, &pe))
+    return harness_error(r, e, pe.msg);
+  if (k->kind == AC_KIND_EXEC || k->kind == AC_KIND_EXEC_PERSISTENT) return ac_exec_run(k, c, opts, r, e);
+  if (!k->abi || !k->abi->run) return harness_error(r, e, "kernel has no run function");
+  if (k->abi->memory == ATTNCHECK_MEM_CUDA && !ac_cuda_built()) {
+    /* Nothing to fork for: CUDA support is absent. */
+    r->status = AC_RUN_UNSUPPORTED;
+    snprintf(r->msg, sizeof r->msg, "CUDA support not built");
+    return 0;
+  }
+  x.k = k;
+  x.c = c;
+  x.o = opts;
+  ac_problem_to_abi(&c->p, &x.ap);
+  layout_for(&x.cn, c->p.dtype, opts->want_lse, &x.l);
+
+  ac_child_outcome oc;
+  memset(&oc, 0, sizeof oc);
+  if (opts->in_process) {
+    x.area = ac_xcalloc(1, x.l.total);
+    run_body(&x);
+  } else {
+    x.area = ac_shared_alloc(x.l.total, &pe);
+    if (!x.area) return harness_error(r, e, pe.msg);
+    if (ac_child_run(run_body, &x, opts->timeout_s, 0, &oc, &pe)) {
+      ac_shared_free(x.area, x.l.total);
+      return harness_error(r, e, pe.msg);
+    }
+  }
+  shared_head *h = (shared_head *)x.area;
+  if (oc.timed_out) {
+    r->status = AC_RUN_TIMEOUT;
+    snprintf(r->msg, sizeof r->msg, "no result within the time limit of %g s (killed)", opts->timeout_s);
+  } else if (oc.sig) {
+    r->status = AC_RUN_CRASH;
+    r->sig = oc.sig;
+    snprintf(r->msg, sizeof r->msg, "kernel process killed by %s (%s)", ac_signal_name(oc.sig), strsignal(oc.sig));
+  } else if (!h->done) {
+    r->status = AC_RUN_CRASH;
+    snprintf(r->msg, sizeof r->msg, "kernel process exited with status %d before the run finished", oc.code);
+  } else {
+    r->status = (ac_run_status)h->status;
+    memcpy(r->msg, h->msg, sizeof r->msg);
+    r->msg[sizeof r->msg - 1] = 0;
+    memcpy(r->guard_msg, h->guard_msg, sizeof r->guard_msg);
+    r->guard_msg[sizeof r->guard_msg - 1] = 0;
+    r->guard_ok = h->guard_ok;
+    r->kernel_ms = h->kernel_ms;
+    if (r->status == AC_RUN_OK) {
+      size_t ob = (size_t)x.cn.o * ac_dtype_size(c->p.dtype);
+      r->o = ac_xmalloc(ob ? ob : 1);
+      memcpy(r->o, x.area + x.l.o_off, ob);
+      r->o_count = x.cn.o;
+      r->n_unwritten = h->n_unwritten;
+      if (h->n_unwritten) {
+        r->unwritten = ac_xmalloc((size_t)x.cn.o);
+        memcpy(r->unwritten, x.area + x.l.flags_off, (size_t)x.cn.o);
+      }
+      if (opts->want_lse) {
+        r->lse = ac_xmalloc((size_t)x.cn.rows * sizeof(float));
+        memcpy(r->lse, x.area + x.l.lse_off, (size_t)x.cn.rows * sizeof(float));
+        r->lse_count = x.cn.rows;
+        r->n_lse_unwritten = h->n_lse_unwritten;
+      }
+    }
+  }
+  if (opts->in_process) free(x.area);
+  else ac_shared_free(x.area, x.l.total);
+  if (r->status == AC_RUN_HARNESS_ERROR) return ac_err_set(e, "%s", r->msg);
+  return 0;
+}
+
+void ac_run_result_free(ac_run_result *r)
+{
+  if (!r) return;
+  free(r->o);
+  free(r->lse);
+  free(r->unwritten);
+  r->o = NULL;
+  r->lse = NULL;
+  r->unwritten = NULL;
+}
+
+int64_t ac_harness_first_difference(const ac_run_result *a, const ac_run_result *b, int64_t *lse_index)
+{
+  int64_t first = -1;
+  if (lse_index) *lse_index = -1;
+  if (a->o && b->o && a->o_count == b->o_count && a->dtype == b->dtype) {
+    size_t es = ac_dtype_size(a->dtype);
+    if (memcmp(a->o, b->o, (size_t)a->o_count * es) != 0)
+      for (int64_t i = 0; i < a->o_count; i++)
+        if (memcmp((const char *)a->o + i * es, (const char *)b->o + i * es, es) != 0) {
+          first = i;
+          break;
+        }
+  }
+  if (lse_index && a->lse && b->lse && a->lse_count == b->lse_count)
+    for (int64_t i = 0; i < a->lse_count; i++)
+      if (memcmp(&a->lse[i], &b->lse[i], sizeof(float)) != 0) {
+        *lse_index = i;
+        break;
+      }
+  return first;
+}
+
+int ac_harness_repeat_equal(const ac_run_result *a, const ac_run_result *b)
+{
+  if (a->status != b->status || a->sig != b->sig) return 0;
+  if (a->status != AC_RUN_OK) return 1;   /* same failure both times */
+  if (!a->o != !b->o || !a->lse != !b->lse) return 0;
+  if (a->dtype != b->dtype || a->o_count != b->o_count || a->lse_count != b->lse_count) return 0;
+  if (a->n_unwritten != b->n_unwritten || a->n_lse_unwritten != b->n_lse_unwritten) return 0;
+  if (a->o && memcmp(a->o, b->o, (size_t)a->o_count * ac_dtype_size(a->dtype)) != 0) return 0;
+  if (a->lse && memcmp(a->lse, b->lse, (size_t)a->lse_count * sizeof(float)) != 0) return 0;
+  return 1;
+}

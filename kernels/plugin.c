@@ -1,0 +1,109 @@
+/* plugin.c: the plugin loader (dlopen, one symbol, ABI checks). */
+#include "config.h"
+#include "plugin.h"
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef const attncheck_kernel *const *(*plugin_fn)(size_t *count);
+
+/* struct_size of the first version of attncheck_kernel. */
+#define AC_KERNEL_V1_SIZE sizeof(attncheck_kernel)
+
+static void *open_plugin(const char *path, ac_err *e)
+{
+  /* A bare file name means the file in the current directory, not a library search. */
+  char buf[4096];
+  const char *p = path;
+  if (!strchr(path, '/')) {
+    snprintf(buf, sizeof buf, "./%s", path);
+    p = buf;
+  }
+  dlerror();
+  void *h = dlopen(p, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    const char *d = dlerror();
+    ac_err_set(e, "%s: cannot load plugin: %s", path, d ? d : "unknown error");
+  }
+  return h;
+}
+
+/* Checks one entry of the plugin's list. */
+static int check_kernel(const char *path, size_t i, const attncheck_kernel *k, ac_err *e)
+{
+  if (!k) return ac_err_set(e, "%s: kernel %zu of the plugin is NULL", path, i);
+  if (k->abi_version != ATTNCHECK_ABI_VERSION)
+    return ac_err_set(e, "%s: kernel %zu has abi_version %u; this attncheck speaks abi_version %d", path, i,
+                      (unsigned)k->abi_version, ATTNCHECK_ABI_VERSION);
+  if (k->struct_size < AC_KERNEL_V1_SIZE)
+    return ac_err_set(e, "%s: kernel %zu has struct_size %u, smaller than attncheck_kernel v1 (%zu): built against another header?",
+                      path, i, (unsigned)k->struct_size, AC_KERNEL_V1_SIZE);
+  if (!k->name || !k->name[0]) return ac_err_set(e, "%s: kernel %zu has no name", path, i);
+  if (strlen(k->name) >= sizeof(((ac_kernel *)0)->name))
+    return ac_err_set(e, "%s: kernel %zu has a name longer than %zu characters", path, i, sizeof(((ac_kernel *)0)->name) - 1);
+  if (!k->run) return ac_err_set(e, "%s: kernel '%s' has no run function", path, k->name);
+  if (k->memory != ATTNCHECK_MEM_HOST && k->memory != ATTNCHECK_MEM_CUDA)
+    return ac_err_set(e, "%s: kernel '%s' has unknown memory kind %d", path, k->name, (int)k->memory);
+  return 0;
+}
+
+static void append(ac_kernel ***list, int *n, ac_kernel *k)
+{
+  *list = ac_xrealloc(*list, (size_t)(*n + 1) * sizeof **list);
+  (*list)[(*n)++] = k;
+}
+
+int ac_plugin_load(const char *path, const char *name, ac_kernel ***list, int *n, ac_err *e)
+{
+  void *h = open_plugin(path, e);
+  if (!h) return -1;
+  plugin_fn fn;
+  dlerror();
+  *(void **)&fn = dlsym(h, "attncheck_plugin_kernels");
+  if (!fn || dlerror()) {
+    dlclose(h);
+    return ac_err_set(e, "%s: not an attncheck plugin (no attncheck_plugin_kernels symbol)", path);
+  }
+  size_t count = 0;
+  const attncheck_kernel *const *ks = fn(&count);
+  if (!ks || count == 0) {
+    dlclose(h);
+    return ac_err_set(e, "%s: attncheck_plugin_kernels returned no kernels", path);
+  }
+  for (size_t i = 0; i < count; i++)
+    if (check_kernel(path, i, ks[i], e)) {
+      dlclose(h);
+      return -1;
+    }
+  int added = 0;
+  for (size_t i = 0; i < count; i++) {
+    if (name && strcmp(name, ks[i]->name)) continue;
+    ac_kernel *k = ac_xcalloc(1, sizeof *k);
+    k->kind = AC_KIND_PLUGIN;
+    snprintf(k->name, sizeof k->name, "%s", ks[i]->name);
+    snprintf(k->origin, sizeof k->origin, "%s", path);
+    k->abi = ks[i];
+    k->precision = ks[i]->precision;
+    /* One reference on the handle per kernel, so that each can be freed on its own. */
+    k->priv = added ? open_plugin(path, e) : h;
+    append(list, n, k);
+    added++;
+  }
+  if (!added) {
+    char names[400] = "";
+    for (size_t i = 0; i < count; i++) {
+      size_t l = strlen(names);
+      snprintf(names + l, sizeof names - l, "%s%s", i ? ", " : "", ks[i]->name);
+    }
+    dlclose(h);
+    return ac_err_set(e, "%s: no kernel named '%s' in the plugin (it has: %s)", path, name, names);
+  }
+  return 0;
+}
+
+void ac_plugin_release(ac_kernel *k)
+{
+  if (k->priv) dlclose(k->priv);
+  k->priv = NULL;
+}

@@ -1,0 +1,13 @@
+/* plugin.h: loading kernels from a shared object that exports attncheck_plugin_kernels. */
+#ifndef AC_PLUGIN_H
+#define AC_PLUGIN_H
+#include "harness.h"
+
+/* Appends every kernel of the plugin at path (or only the one called name, when non-NULL).
+ * Refuses, with a one-line message naming the file, a shared object that cannot be opened,
+ * lacks the symbol, returns no kernels, or holds a kernel with another abi_version, a
+ * struct_size smaller than v1's, no name or no run function. */
+int ac_plugin_load(const char *path, const char *name, ac_kernel ***list, int *n, ac_err *e);
+void ac_plugin_release(ac_kernel *k);
+
+#endif

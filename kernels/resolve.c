@@ -1,0 +1,138 @@
+/* resolve.c: --kernel specs to kernels (built-in names, plugins, exec: commands). */
+#include "config.h"
+#include "harness.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "accuda.h"
+#include "exec.h"
+#include "plugin.h"
+
+const attncheck_kernel *ac_builtin_find(const char *name, int *flags)
+{
+  const attncheck_kernel *const *(*lists[4])(size_t *) = {ac_builtin_kernels, ac_mutant_kernels, ac_test_kernels,
+                                                          ac_cuda_kernels};
+  static const int kind[4] = {0, 1, 2, 0};
+  for (int l = 0; l < 4; l++) {
+    size_t n = 0;
+    const attncheck_kernel *const *ks = lists[l](&n);
+    for (size_t i = 0; ks && i < n; i++)
+      if (ks[i] && ks[i]->name && !strcmp(ks[i]->name, name)) {
+        if (flags) *flags = kind[l];
+        return ks[i];
+      }
+  }
+  return NULL;
+}
+
+static void append(ac_kernel ***list, int *n, ac_kernel *k)
+{
+  *list = ac_xrealloc(*list, (size_t)(*n + 1) * sizeof **list);
+  (*list)[(*n)++] = k;
+}
+
+static int is_file(const char *path)
+{
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Splits "PATH.so:NAME": the path is everything up to the last ':' that follows a ".so"
+ * component, unless the whole spec is an existing file. */
+static int split_plugin(const char *spec, char *path, size_t np, const char **name)
+{
+  *name = NULL;
+  if (is_file(spec) && strlen(spec) < np) {
+    snprintf(path, np, "%s", spec);
+    return 1;
+  }
+  const char *so = NULL;
+  for (const char *s = strstr(spec, ".so"); s; s = strstr(s + 1, ".so")) so = s;
+  const char *colon = strrchr(spec, ':');
+  if (so && colon && colon > so) {
+    size_t l = (size_t)(colon - spec);
+    if (l >= np) return 0;
+    memcpy(path, spec, l);
+    path[l] = 0;
+    *name = colon + 1;
+    return 1;
+  }
+  if (so || strchr(spec, '/')) {
+    if (strlen(spec) >= np) return 0;
+    snprintf(path, np, "%s", spec);
+    return 1;
+  }
+  return 0;
+}
+
+int ac_kernel_resolve(const char *spec, ac_kernel ***list, int *n, ac_err *e)
+{
+  if (!spec || !*spec) return ac_err_set(e, "empty kernel name");
+  if (!strncmp(spec, "exec:", 5) || !strncmp(spec, "exec-persistent:", 16)) {
+    ac_kernel *k = ac_xcalloc(1, sizeof *k);
+    if (ac_exec_resolve(spec, k, e)) {
+      free(k);
+      return -1;
+    }
+    append(list, n, k);
+    return 0;
+  }
+  int flags = 0;
+  const attncheck_kernel *b = ac_builtin_find(spec, &flags);
+  if (b) {
+    ac_kernel *k = ac_xcalloc(1, sizeof *k);
+    k->kind = AC_KIND_BUILTIN;
+    snprintf(k->name, sizeof k->name, "%s", b->name);
+    snprintf(k->origin, sizeof k->origin, "builtin");
+    k->abi = b;
+    k->precision = b->precision;
+    k->is_mutant = flags == 1;
+    k->is_testkernel = flags == 2;
+    append(list, n, k);
+    return 0;
+  }
+  char path[4096];
+  const char *name = NULL;
+  if (split_plugin(spec, path, sizeof path, &name)) {
+    if (name && !*name) return ac_err_set(e, "%s: empty kernel name after ':'", path);
+    if (!is_file(path)) return ac_err_set(e, "%s: no such plugin file", path);
+    return ac_plugin_load(path, name, list, n, e);
+  }
+  return ac_err_set(e, "unknown kernel '%s' (not a built-in kernel, a PATH.so plugin or an exec: command; see 'attncheck list')", spec);
+}
+
+void ac_kernel_free(ac_kernel *k)
+{
+  if (!k) return;
+  if (k->kind == AC_KIND_PLUGIN) ac_plugin_release(k);
+  else if (k->kind == AC_KIND_EXEC || k->kind == AC_KIND_EXEC_PERSISTENT) ac_exec_free(k);
+  free(k);
+}
+
+void ac_kernel_list_free(ac_kernel **list, int n)
+{
+  for (int i = 0; i < n; i++) ac_kernel_free(list[i]);
+  free(list);
+}
+
+int ac_kernel_supports(const ac_kernel *k, const ac_problem *p, char *why, size_t why_len)
+{
+  if (why_len) why[0] = 0;
+  if (k->kind == AC_KIND_EXEC || k->kind == AC_KIND_EXEC_PERSISTENT) return 1;
+  if (!k->abi) {
+    snprintf(why, why_len, "kernel has no implementation");
+    return 0;
+  }
+  if (k->abi->memory == ATTNCHECK_MEM_CUDA && !ac_cuda_built()) {
+    snprintf(why, why_len, "CUDA support not built");
+    return 0;
+  }
+  if (!k->abi->supports) return 1;
+  attncheck_problem a;
+  ac_problem_to_abi(p, &a);
+  int r = k->abi->supports(&a, why, why_len);
+  if (why_len) why[why_len - 1] = 0;
+  if (!r && why_len && !why[0]) snprintf(why, why_len, "the kernel does not support this problem");
+  return r != 0;
+}

@@ -1,0 +1,21 @@
+/* testkernels.h: purpose-built kernels that each prove one verdict kind of the harness
+ * and the comparison (crash, hang, guard overwrite, unwritten output, ...). */
+#ifndef AC_TESTKERNELS_H
+#define AC_TESTKERNELS_H
+#include "attncheck_kernel.h"
+
+/* A plain, correct reference computed in binary64 for every dtype, reading and writing
+ * through the problem's strides. leak_masked: masked terms are multiplied by 0 instead of
+ * skipped, so a NaN in a masked value reaches the output. */
+int ac_tk_reference(const attncheck_problem *p, const attncheck_tensors *t, int leak_masked, char *err, size_t n);
+/* Supports every host problem. */
+int ac_tk_supports_all(const attncheck_problem *p, char *why, size_t n);
+/* Offset of element [b][h][i][d] of a strided tensor. */
+static inline int64_t ac_tk_off(const int64_t s[4], int64_t b, int64_t h, int64_t i, int64_t d)
+{ return b * s[0] + h * s[1] + i * s[2] + d * s[3]; }
+
+extern const attncheck_kernel ac_tk_reference_kernel, ac_tk_crash, ac_tk_abort, ac_tk_hang, ac_tk_exit,
+    ac_tk_guard, ac_tk_input_write, ac_tk_unwritten, ac_tk_error, ac_tk_unsupported,
+    ac_tk_nondeterministic, ac_tk_masked_leak, ac_tk_strides, ac_tk_dense_only;
+
+#endif

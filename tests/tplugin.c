@@ -1,0 +1,145 @@
+/* tplugin: the plugin loader takes PATH.so and PATH.so:NAME, runs the example plugin, and
+ * refuses with one clear line a shared object without the symbol, with no kernels, with
+ * another abi_version or with a struct_size smaller than v1's. */
+#include "config.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include "tharness_util.h"
+
+static const char *so_path(const char *rel)
+{
+  static char buf[4][4096];
+  static int slot;
+  const char *top = getenv("abs_top_builddir");
+  char *b = buf[slot++ & 3];
+  snprintf(b, sizeof buf[0], "%s/%s", top ? top : ".", rel);
+  return b;
+}
+
+static void refused(const char *rel, const char *expect)
+{
+  ac_kernel **list = NULL;
+  int n = 0;
+  ac_err e;
+  const char *path = so_path(rel);
+  ck_assert_msg(ac_kernel_resolve(path, &list, &n, &e) == -1, "%s was accepted", path);
+  ck_assert_int_eq(n, 0);
+  ck_assert_msg(strstr(e.msg, path) == e.msg, "message does not start with the file: %s", e.msg);
+  ck_assert_msg(strstr(e.msg, expect) != NULL, "message '%s' lacks '%s'", e.msg, expect);
+  ck_assert_msg(strchr(e.msg, '\n') == NULL, "message is not one line: %s", e.msg);
+  free(list);
+}
+
+START_TEST(wrong_abi_plugins_are_refused)
+{
+  refused("tests/.libs/tplugin_badabi.so", "abi_version 999; this attncheck speaks abi_version 1");
+  refused("tests/.libs/tplugin_small.so", "smaller than attncheck_kernel v1");
+  refused("tests/.libs/tplugin_nosym.so", "not an attncheck plugin (no attncheck_plugin_kernels symbol)");
+  refused("tests/.libs/tplugin_empty.so", "returned no kernels");
+  refused("tests/.libs/no_such_plugin.so", "no such plugin file");
+}
+END_TEST
+
+START_TEST(plugin_lists_and_selects_kernels)
+{
+  ac_kernel **list = NULL;
+  int n = 0;
+  ac_err e;
+  const char *path = so_path("tests/.libs/tplugin_multi.so");
+  ck_assert_msg(ac_kernel_resolve(path, &list, &n, &e) == 0, "%s", e.msg);
+  ck_assert_int_eq(n, 2);
+  ck_assert_str_eq(list[0]->name, "multi-zero");
+  ck_assert_str_eq(list[1]->name, "multi-fail");
+  ck_assert_int_eq(list[0]->kind, AC_KIND_PLUGIN);
+  ck_assert_str_eq(list[0]->origin, path);
+  ck_assert_str_eq(list[0]->precision, "fp32");
+  ck_assert_ptr_null(list[1]->precision);
+  char spec[4200];
+  snprintf(spec, sizeof spec, "%s:multi-fail", path);
+  ck_assert_msg(ac_kernel_resolve(spec, &list, &n, &e) == 0, "%s", e.msg);
+  ck_assert_int_eq(n, 3);
+  ck_assert_str_eq(list[2]->name, "multi-fail");
+  /* Each kernel holds its own reference on the library. */
+  ac_kernel_free(list[0]);
+  ac_case c;
+  th_case(&c, AC_F32, AC_MASK_NONE, 1, 1, 1, 2, 2, 2, 2, 20);
+  ac_run_result r;
+  ck_assert(ac_harness_run(list[2], &c, NULL, &r, &e) == 0);
+  ck_assert_int_eq(r.status, AC_RUN_KERNEL_ERROR);
+  ck_assert_str_eq(r.msg, "multi-fail: always fails");
+  ac_run_result_free(&r);
+  ac_kernel_free(list[1]);
+  ac_kernel_free(list[2]);
+  free(list);
+  list = NULL;
+  n = 0;
+  snprintf(spec, sizeof spec, "%s:nope", path);
+  ck_assert(ac_kernel_resolve(spec, &list, &n, &e) == -1);
+  ck_assert_msg(strstr(e.msg, "no kernel named 'nope' in the plugin (it has: multi-zero, multi-fail)"), "%s", e.msg);
+  ck_assert(ac_kernel_resolve("no-such-kernel", &list, &n, &e) == -1);
+  ck_assert_msg(strstr(e.msg, "unknown kernel 'no-such-kernel'"), "%s", e.msg);
+  ck_assert_int_eq(n, 0);
+  free(list);
+  ac_case_free(&c);
+}
+END_TEST
+
+/* The example plugin against the binary64 reference: every mask, GQA, strides, LSE. */
+START_TEST(example_plugin_runs_correctly)
+{
+  ac_kernel *k = th_kernel(so_path("examples/plugin/.libs/myplugin.so"));
+  ck_assert_str_eq(k->name, "myplugin-naive-f32");
+  ck_assert_str_eq(k->precision, "fp32");
+  ac_kernel *ref = th_kernel("test-reference");
+  for (int mask = 0; mask < 3; mask++) {
+    ac_case c;
+    th_case(&c, AC_F32, (ac_mask)mask, 2, 4, 2, 5, 9, 16, 12, 30 + (uint64_t)mask);
+    if (mask == 2) {
+      const int64_t qs[4] = {5 * 4 * 16, 16, 4 * 16, 1};   /* [b][t][h][d] */
+      memcpy(c.p.q_stride, qs, sizeof qs);
+      const int64_t os[4] = {4 * 5 * 16, 5 * 16, 16, 1};   /* padded head dim */
+      memcpy(c.p.o_stride, os, sizeof os);
+    }
+    ac_run_opts o;
+    ac_run_opts_init(&o);
+    o.want_lse = 1;
+    ac_run_result a, b;
+    ac_err e;
+    ck_assert(ac_harness_run(k, &c, &o, &a, &e) == 0);
+    ck_assert(ac_harness_run(ref, &c, &o, &b, &e) == 0);
+    ck_assert_msg(a.status == AC_RUN_OK, "mask %d: %s: %s", mask, ac_run_status_name(a.status), a.msg);
+    ck_assert_msg(a.guard_ok && a.n_unwritten == 0 && a.n_lse_unwritten == 0, "mask %d: %s", mask, a.guard_msg);
+    for (int64_t i = 0; i < a.o_count; i++) {
+      double x = ac_load(AC_F32, a.o, (size_t)i), y = ac_load(AC_F32, b.o, (size_t)i);
+      ck_assert_msg(fabs(x - y) <= 1e-5 * (1 + fabs(y)), AC_SEED_FMT "mask %d o[%lld] = %a, reference %a", AC_SEED_ARG,
+                    mask, (long long)i, x, y);
+    }
+    for (int64_t i = 0; i < a.lse_count; i++)
+      ck_assert_msg(fabs(a.lse[i] - b.lse[i]) <= 1e-5 * (1 + fabs(b.lse[i])), AC_SEED_FMT "mask %d lse[%lld] = %a, reference %a",
+                    AC_SEED_ARG, mask, (long long)i, a.lse[i], b.lse[i]);
+    ac_run_result_free(&a);
+    ac_run_result_free(&b);
+    ac_case_free(&c);
+  }
+  ac_case c;
+  th_case(&c, AC_F16, AC_MASK_NONE, 1, 1, 1, 2, 2, 2, 2, 40);
+  char why[128];
+  ck_assert_int_eq(ac_kernel_supports(k, &c.p, why, sizeof why), 0);
+  ck_assert_str_eq(why, "myplugin-naive-f32 handles f32 only");
+  ac_case_free(&c);
+  ac_kernel_free(k);
+  ac_kernel_free(ref);
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("plugin");
+  TCase *tc = tcase_create("plugin");
+  tcase_set_timeout(tc, 20);
+  tcase_add_test(tc, wrong_abi_plugins_are_refused);
+  tcase_add_test(tc, plugin_lists_and_selects_kernels);
+  tcase_add_test(tc, example_plugin_runs_correctly);
+  suite_add_tcase(s, tc);
+  return ac_test_run(s);
+}

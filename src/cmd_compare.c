@@ -1,11 +1,167 @@
-/* cmd_compare.c: attncheck compare (not yet written). */
+/* cmd_compare.c: attncheck compare CASE.npz [OUT.npz]: judge outputs produced anywhere. */
+#include "config.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include "commands.h"
-#include "util.h"
+#include "judge_args.h"
+#include "npz.h"
+#include "report.h"
+
+static void usage(FILE *f)
+{
+  fprintf(f, "usage: attncheck compare [options] CASE.npz [OUT.npz]\n\n"
+             "Judges outputs produced anywhere (PyTorch, a GPU, another tool) against the exact answer of CASE.\n"
+             "OUT.npz holds o [batch, heads, tq, dv] in the case's dtype (bf16 and fp8 as their bit patterns,\n"
+             "like the case) and optionally lse [batch, heads, tq] as float32. Without OUT.npz, the o and lse\n"
+             "members of CASE.npz are judged. The class is the dtype's default unless --precision names one.\n\n"
+             "  --json FILE          also write the report as JSON\n"
+             "  --name NAME          name printed for the producer (default: the OUT file)\n");
+  ac_judge_args_help(f);
+  fprintf(f, "\nexit: 0 ok; 1 a verdict with policy fail; 2 nothing could run; 3 internal error or unresolved oracle.\n");
+}
+
+/* Reads o (and lse) from path into dense buffers matching c. */
+static int read_outputs(const char *path, const ac_case *c, void **o, float **lse, ac_err *e)
+{
+  const ac_problem *p = &c->p;
+  ac_counts n;
+  if (ac_problem_counts(p, &n, e) < 0) return -1;
+  ac_npz *z = ac_npz_open(path, ac_mem_cap(), e);
+  if (!z) return -1;
+  ac_npz_member m;
+  int rc = -1;
+  const ac_dtype_info *di = ac_dtype_get(p->dtype);
+  if (!ac_npz_has(z, "o")) {
+    ac_err_set(e, "%s: no member 'o'", path);
+    goto out;
+  }
+  if (ac_npz_read(z, "o", &m, e) < 0) goto out;
+  if (strcmp(m.descr, di->npy)) {
+    ac_err_set(e, "%s: o has dtype '%s' but the case is %s ('%s'): store o in the case's dtype", path, m.descr,
+               di->name, di->npy);
+    goto out;
+  }
+  if (m.ndim != 4 || m.shape[0] != p->batch || m.shape[1] != p->heads || m.shape[2] != p->tq || m.shape[3] != p->dv) {
+    ac_err_set(e, "%s: o must have shape [%lld, %lld, %lld, %lld]", path, (long long)p->batch, (long long)p->heads,
+               (long long)p->tq, (long long)p->dv);
+    goto out;
+  }
+  *o = ac_xmalloc(m.nbytes ? m.nbytes : 1);
+  memcpy(*o, m.data, m.nbytes);
+  *lse = NULL;
+  if (ac_npz_has(z, "lse")) {
+    if (ac_npz_read(z, "lse", &m, e) < 0) goto out;
+    if (strcmp(m.descr, "<f4") || m.ndim != 3 || m.shape[0] != p->batch || m.shape[1] != p->heads || m.shape[2] != p->tq) {
+      ac_err_set(e, "%s: lse must be float32 ('<f4') of shape [%lld, %lld, %lld]", path, (long long)p->batch,
+                 (long long)p->heads, (long long)p->tq);
+      free(*o);
+      *o = NULL;
+      goto out;
+    }
+    *lse = ac_xmalloc(m.nbytes ? m.nbytes : 1);
+    memcpy(*lse, m.data, m.nbytes);
+  }
+  rc = 0;
+out:
+  ac_npz_close_reader(z);
+  return rc;
+}
 
 int ac_cmd_compare(int argc, char **argv)
 {
-  (void)argc;
-  (void)argv;
-  ac_cmd_error("compare", "not implemented yet");
-  return AC_EXIT_USAGE;
+  ac_judge_args a;
+  ac_judge_args_init(&a);
+  const char *files[2], *json = NULL, *pname = NULL;
+  int nf = 0, rc = 0;
+  for (int i = 1; i < argc;) {
+    int missing;
+    const char *v;
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      usage(stdout);
+      return AC_EXIT_OK;
+    }
+    int r = ac_judge_args_parse(&a, "compare", argc, argv, &i, &rc);
+    if (r < 0) return rc;
+    if (r > 0) continue;
+    if ((v = ac_opt_value("--json", argc, argv, &i, &missing)) || missing) {
+      if (missing) return ac_cmd_usage_error("compare", "--json needs a file name");
+      json = v;
+    } else if ((v = ac_opt_value("--name", argc, argv, &i, &missing)) || missing) {
+      if (missing) return ac_cmd_usage_error("compare", "--name needs a value");
+      pname = v;
+    } else if (argv[i][0] == '-' && argv[i][1]) {
+      usage(stderr);
+      return ac_cmd_usage_error("compare", "unknown option '%s'", argv[i]);
+    } else {
+      if (nf == 2) return ac_cmd_usage_error("compare", "too many files: CASE.npz [OUT.npz]");
+      files[nf++] = argv[i];
+    }
+    i++;
+  }
+  ac_judge_args_finish(&a, "compare");
+  if (!nf) return ac_cmd_usage_error("compare", "no case file given");
+  ac_case c;
+  ac_err e;
+  ac_case_init(&c);
+  if (ac_case_read(&c, files[0], &e) < 0) {
+    ac_cmd_error("compare", "%s", e.msg);
+    return AC_EXIT_USAGE;
+  }
+  void *o = NULL;
+  float *lse = NULL;
+  if (nf == 2) {
+    if (read_outputs(files[1], &c, &o, &lse, &e) < 0) {
+      ac_cmd_error("compare", "%s", e.msg);
+      ac_case_free(&c);
+      return AC_EXIT_USAGE;
+    }
+  } else if (!c.has_o) {
+    ac_cmd_error("compare", "%s: no outputs (member o): give OUT.npz", files[0]);
+    ac_case_free(&c);
+    return AC_EXIT_USAGE;
+  }
+  FILE *jf = NULL;
+  if (json && !(jf = fopen(json, "w"))) {
+    ac_cmd_error("compare", "cannot write %s", json);
+    free(o);
+    free(lse);
+    ac_case_free(&c);
+    return AC_EXIT_USAGE;
+  }
+  ac_compare_opts co = a.j.cmp;
+  ac_report rep;
+  if (ac_precision_resolve(a.j.precision_override, NULL, c.p.dtype, &co.prec, &e) < 0) {
+    ac_cmd_error("compare", "%s", e.msg);
+    return AC_EXIT_USAGE;
+  }
+  ac_report_init(&rep, &co);
+  ac_oracle_result orr;
+  memset(&orr, 0, sizeof orr);
+  if (co.budget == AC_BUDGET_BASELINE) {
+    ac_report_add(&rep, AC_V_ERROR, "the baseline budget needs a kernel run: use attncheck check");
+  } else if (ac_judge_oracle(&c, &a.j, &orr, &e) < 0) {
+    ac_report_add(&rep, AC_V_ERROR, "oracle: %s", e.msg);
+  } else {
+    if (ac_compare_outputs(&c, &orr, o ? o : c.o, o ? lse : (c.has_lse ? c.lse : NULL), NULL, &co, &rep, &e) < 0)
+      ac_report_add(&rep, AC_V_ERROR, "%s", e.msg);
+    ac_oracle_result_free(&orr);
+  }
+  const char *name = pname ? pname : nf == 2 ? files[1] : files[0];
+  ac_exit ex = {0, 0};
+  ac_exit_add(&ex, &a.pol, rep.kinds);
+  ac_status st = ac_status_of(&a.pol, rep.kinds);
+  char repro[1024];
+  snprintf(repro, sizeof repro, "attncheck compare%s %s%s%s", a.repro_opts, files[0], nf == 2 ? " " : "", nf == 2 ? files[1] : "");
+  ac_report_line(stdout, name, files[0], &rep, &a.pol, c.p.dtype);
+  if (st != AC_STATUS_PASS) ac_report_detail(stdout, &rep, c.p.dtype, st == AC_STATUS_FAIL || st == AC_STATUS_WARN ? repro : NULL);
+  if (jf) {
+    ac_report_json(jf, name, files[0], &rep, &a.pol, c.p.dtype, repro);
+    fputc('\n', jf);
+    fclose(jf);
+  }
+  free(o);
+  free(lse);
+  ac_case_free(&c);
+  return ac_exit_code(&ex);
 }

@@ -1,11 +1,154 @@
-/* cmd_list.c: attncheck list (not yet written). */
+/* cmd_list.c: attncheck list [--precision] [--mutants] [--tests] [--kernel K...] */
+#include "config.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include "commands.h"
-#include "util.h"
+#include "harness.h"
+#include "judge_args.h"
+#include "precision.h"
+
+static void usage(FILE *f)
+{
+  fprintf(f, "usage: attncheck list [--precision] [--mutants] [--tests] [--kernel K]...\n\n"
+             "Lists the built-in kernels (CUDA kernels when built) with their precision class and what each\n"
+             "supports, and the precision class names.\n"
+             "  --precision   print the precision class table (u of each stage, accumulation, mu, range)\n"
+             "  --mutants     also list the deliberately wrong kernels (never used by default)\n"
+             "  --tests       also list the test kernels that prove each verdict kind\n"
+             "  --kernel K    also list the kernels of a plugin (PATH.so) or another kernel spec\n");
+}
+
+/* "dtypes f32,f16; masks none,causal,causal-bottom-right; gqa; dv!=dk" from probing supports(). */
+static void supports_summary(ac_kernel *k, char *buf, size_t n)
+{
+  static const ac_dtype ts[] = {AC_F64, AC_F32, AC_F16, AC_BF16, AC_E4M3, AC_E5M2};
+  int dt_ok[6] = {0}, mask_ok[3] = {0}, gqa = 0, dvne = 0;
+  for (int m = 0; m < 3; m++)
+    for (int x = 0; x < 6; x++) {
+      ac_problem p;
+      memset(&p, 0, sizeof p);
+      p.dtype = ts[x];
+      p.mask = (ac_mask)m;
+      p.batch = 1;
+      p.heads = p.kv_heads = 2;
+      p.tq = p.tk = 8;
+      p.dk = p.dv = 16;
+      p.scale_is_default = 1;
+      p.scale = 0.25;
+      char why[256];
+      if (!ac_kernel_supports(k, &p, why, sizeof why)) continue;
+      dt_ok[x] = mask_ok[m] = 1;
+      p.kv_heads = 1;
+      gqa |= ac_kernel_supports(k, &p, why, sizeof why);
+      p.kv_heads = 2;
+      p.dv = 8;
+      dvne |= ac_kernel_supports(k, &p, why, sizeof why);
+    }
+  size_t len = (size_t)snprintf(buf, n, "dtypes");
+  int any = 0;
+  for (int x = 0; x < 6; x++)
+    if (dt_ok[x] && len < n) len += (size_t)snprintf(buf + len, n - len, "%s%s", any++ ? "," : " ", ac_dtype_name(ts[x]));
+  if (!any && len < n) len += (size_t)snprintf(buf + len, n - len, " -");
+  if (len < n) len += (size_t)snprintf(buf + len, n - len, "; masks");
+  any = 0;
+  for (int m = 0; m < 3; m++)
+    if (mask_ok[m] && len < n) len += (size_t)snprintf(buf + len, n - len, "%s%s", any++ ? "," : " ", ac_mask_name((ac_mask)m));
+  if (!any && len < n) len += (size_t)snprintf(buf + len, n - len, " -");
+  if (len < n) snprintf(buf + len, n - len, "%s%s", gqa ? "; gqa" : "", dvne ? "; dv!=dk" : "");
+}
+
+static void list_one(ac_kernel *k, const char *tag)
+{
+  char sup[256];
+  const attncheck_kernel *a = k->abi;
+  supports_summary(k, sup, sizeof sup);
+  printf("  %-26s %-11s %-5s %s%s\n", k->name, k->precision ? k->precision : "(default)",
+         a && a->memory == ATTNCHECK_MEM_CUDA ? "cuda" : "host", tag, a && a->description ? a->description : k->origin);
+  printf("  %-26s %s\n", "", sup);
+}
+
+static void list_table(const char *title, const attncheck_kernel *const *v, size_t n, const char *tag)
+{
+  printf("%s:\n", title);
+  for (size_t i = 0; i < n; i++) {
+    ac_kernel **ks = NULL;
+    int nk = 0;
+    ac_err e;
+    if (ac_kernel_resolve(v[i]->name, &ks, &nk, &e) < 0 || nk < 1) {
+      printf("  %-26s (cannot resolve: %s)\n", v[i]->name, e.msg);
+      continue;
+    }
+    list_one(ks[0], tag);
+    for (int x = 0; x < nk; x++) ac_kernel_free(ks[x]);
+    free(ks);
+  }
+  printf("\n");
+}
 
 int ac_cmd_list(int argc, char **argv)
 {
-  (void)argc;
-  (void)argv;
-  ac_cmd_error("list", "not implemented yet");
-  return AC_EXIT_USAGE;
+  int prec = 0, mutants = 0, tests = 0, nks = 0;
+  const char *kspecs[32];
+  for (int i = 1; i < argc; i++) {
+    int missing;
+    const char *v;
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      usage(stdout);
+      return AC_EXIT_OK;
+    }
+    if (!strcmp(argv[i], "--precision")) prec = 1;
+    else if (!strcmp(argv[i], "--mutants")) mutants = 1;
+    else if (!strcmp(argv[i], "--tests")) tests = 1;
+    else if ((v = ac_opt_value("--kernel", argc, argv, &i, &missing)) || missing) {
+      if (missing || nks == 32) return ac_cmd_usage_error("list", "--kernel needs a value (at most 32)");
+      kspecs[nks++] = v;
+    } else {
+      usage(stderr);
+      return ac_cmd_usage_error("list", "unknown option or argument '%s'", argv[i]);
+    }
+  }
+  if (prec && !mutants && !tests && !nks) {
+    ac_precision_print(stdout);
+    return AC_EXIT_OK;
+  }
+  size_t n;
+  const attncheck_kernel *const *v = ac_builtin_kernels(&n);
+  printf("  %-26s %-11s %-5s %s\n", "kernel", "precision", "mem", "description");
+  list_table("built-in kernels", v, n, "");
+  if (mutants) {
+    v = ac_mutant_kernels(&n);
+    list_table("mutants (deliberately wrong; never used by default)", v, n, "");
+  }
+  if (tests) {
+    v = ac_test_kernels(&n);
+    list_table("test kernels (each proves one verdict kind)", v, n, "");
+  }
+  int rc = AC_EXIT_OK;
+  for (int x = 0; x < nks; x++) {
+    ac_kernel **ks = NULL;
+    int nk = 0;
+    ac_err e;
+    if (ac_kernel_resolve(kspecs[x], &ks, &nk, &e) < 0) {
+      ac_cmd_error("list", "%s", e.msg);
+      rc = AC_EXIT_USAGE;
+      continue;
+    }
+    printf("%s:\n", kspecs[x]);
+    for (int y = 0; y < nk; y++) {
+      list_one(ks[y], "");
+      ac_kernel_free(ks[y]);
+    }
+    free(ks);
+    printf("\n");
+  }
+  if (prec) ac_precision_print(stdout);
+  else {
+    size_t nc;
+    const ac_precision *t = ac_precision_table(&nc);
+    printf("precision classes (attncheck list --precision):");
+    for (size_t i = 0; i < nc; i++) printf(" %s", t[i].name);
+    printf("\n");
+  }
+  return rc;
 }

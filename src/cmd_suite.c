@@ -1,11 +1,232 @@
-/* cmd_suite.c: attncheck suite (not yet written). */
+/* cmd_suite.c: attncheck suite --kernel K [--suite ci|full] [--tap FILE] [--junit FILE] ... */
+#include "config.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include "commands.h"
-#include "util.h"
+#include "judge_args.h"
+#include "report.h"
+#include "suite.h"
+#include "tap.h"
+
+static void usage(FILE *f)
+{
+  fprintf(f, "usage: attncheck suite --kernel K [--suite ci|full] [--tap FILE] [--junit FILE] [--stop-on-fail]\n"
+             "                       [--case NAME]... [--list] [--no-repeat] [options]\n\n"
+             "Runs the fixed deterministic suite on kernel K: FlashAttention's and PyTorch's shape grid, every\n"
+             "mask, tq != tk both ways, GQA/MQA, dv != dk, strided layouts, adversarial values, metamorphic\n"
+             "variants and the worked examples, in every dtype (those K does not support are SKIP). Oracle\n"
+             "results are cached by case hash ($ATTNCHECK_CACHE), so several kernels share them.\n\n"
+             "  --kernel K           kernel to run (repeatable; see attncheck check)\n"
+             "  --suite ci|full      ci (default) or the full grid\n"
+             "  --tap FILE           TAP report ('-' for standard output)\n"
+             "  --junit FILE         JUnit XML report\n"
+             "  --stop-on-fail       stop a kernel's run at its first FAIL\n"
+             "  --case NAME          run only this case (repeatable)\n"
+             "  --list               list the cases and exit\n"
+             "  --no-repeat          no repeat-mode runs (NONDETERMINISTIC) on the sampled cases\n"
+             "  -q, --quiet          print only cases that are not PASS or SKIP, and the summary\n");
+  ac_judge_args_help(f);
+  fprintf(f, "\nexit: 0 ok; 1 a verdict with policy fail; 2 nothing could run; 3 internal error or unresolved oracle.\n");
+}
+
+static FILE *open_out(const char *path)
+{
+  if (!strcmp(path, "-")) return stdout;
+  return fopen(path, "w");
+}
 
 int ac_cmd_suite(int argc, char **argv)
 {
-  (void)argc;
-  (void)argv;
-  ac_cmd_error("suite", "not implemented yet");
-  return AC_EXIT_USAGE;
+  ac_judge_args a;
+  ac_judge_args_init(&a);
+  const char *kspecs[32], *only[64];
+  int nks = 0, nonly = 0, rc = 0, stop = 0, list = 0, norepeat = 0, quiet = 0;
+  const char *tap = NULL, *junit = NULL;
+  ac_suite_kind kind = AC_SUITE_CI;
+  for (int i = 1; i < argc;) {
+    int missing;
+    const char *v;
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      usage(stdout);
+      return AC_EXIT_OK;
+    }
+    int r = ac_judge_args_parse(&a, "suite", argc, argv, &i, &rc);
+    if (r < 0) return rc;
+    if (r > 0) continue;
+    if ((v = ac_opt_value("--kernel", argc, argv, &i, &missing)) || missing) {
+      if (missing || nks == 32) return ac_cmd_usage_error("suite", "--kernel needs a value (at most 32)");
+      kspecs[nks++] = v;
+    } else if ((v = ac_opt_value("--suite", argc, argv, &i, &missing)) || missing) {
+      if (missing || ac_suite_parse(v, &kind) < 0) return ac_cmd_usage_error("suite", "--suite takes ci or full");
+    } else if ((v = ac_opt_value("--tap", argc, argv, &i, &missing)) || missing) {
+      if (missing) return ac_cmd_usage_error("suite", "--tap needs a file name");
+      tap = v;
+    } else if ((v = ac_opt_value("--junit", argc, argv, &i, &missing)) || missing) {
+      if (missing) return ac_cmd_usage_error("suite", "--junit needs a file name");
+      junit = v;
+    } else if ((v = ac_opt_value("--case", argc, argv, &i, &missing)) || missing) {
+      if (missing || nonly == 64) return ac_cmd_usage_error("suite", "--case needs a name (at most 64)");
+      only[nonly++] = v;
+    } else if (!strcmp(argv[i], "--stop-on-fail")) stop = 1;
+    else if (!strcmp(argv[i], "--list")) list = 1;
+    else if (!strcmp(argv[i], "--no-repeat")) norepeat = 1;
+    else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) quiet = 1;
+    else {
+      usage(stderr);
+      return ac_cmd_usage_error("suite", "unknown option or argument '%s'", argv[i]);
+    }
+    i++;
+  }
+  ac_judge_args_finish(&a, "suite");
+  int64_t ncase = ac_suite_count(kind);
+  if (list) {
+    for (int64_t x = 0; x < ncase; x++) {
+      char name[128];
+      ac_suite_describe(kind, x, name, sizeof name, NULL);
+      printf("%s\n", name);
+    }
+    return AC_EXIT_OK;
+  }
+  if (!nks) return ac_cmd_usage_error("suite", "--kernel is required");
+  for (int x = 0; x < nonly; x++) {
+    int found = 0;
+    for (int64_t y = 0; y < ncase && !found; y++) {
+      char name[128];
+      ac_suite_describe(kind, y, name, sizeof name, NULL);
+      found = !strcmp(name, only[x]);
+    }
+    if (!found) return ac_cmd_usage_error("suite", "no case '%s' in suite %s (see --list)", only[x], kind == AC_SUITE_CI ? "ci" : "full");
+  }
+  ac_kernel **ks = NULL;
+  int nk = 0, *kspec_of = NULL;
+  for (int x = 0; x < nks; x++) {
+    ac_err e;
+    int before = nk;
+    if (ac_kernel_resolve(kspecs[x], &ks, &nk, &e) < 0) {
+      ac_cmd_error("suite", "%s", e.msg);
+      return AC_EXIT_USAGE;
+    }
+    kspec_of = ac_xrealloc(kspec_of, sizeof(int) * (size_t)(nk ? nk : 1));
+    for (int y = before; y < nk; y++) kspec_of[y] = x;
+  }
+  FILE *tf = NULL, *jf = NULL;
+  if (tap && !(tf = open_out(tap))) {
+    ac_cmd_error("suite", "cannot write %s", tap);
+    return AC_EXIT_USAGE;
+  }
+  if (junit && !(jf = open_out(junit))) {
+    ac_cmd_error("suite", "cannot write %s", junit);
+    return AC_EXIT_USAGE;
+  }
+  /* with TAP on standard output, the verdict lines go to standard error */
+  FILE *out = tf == stdout || jf == stdout ? stderr : stdout;
+  ac_test_log log = {0};
+  ac_exit ex = {0, 0};
+  int *stopped = ac_xcalloc((size_t)(nk ? nk : 1), sizeof(int));
+  int64_t (*counts)[5] = ac_xcalloc((size_t)(nk ? nk : 1), sizeof *counts);
+  double *ksec = ac_xcalloc((size_t)(nk ? nk : 1), sizeof(double));
+  const char *user_rows = a.j.rows;
+  int user_repeat = a.j.repeat;
+  for (int64_t x = 0; x < ncase; x++) {
+    char name[128];
+    ac_suite_describe(kind, x, name, sizeof name, NULL);
+    if (nonly) {
+      int want = 0;
+      for (int y = 0; y < nonly; y++) want |= !strcmp(name, only[y]);
+      if (!want) continue;
+    }
+    int any = 0;
+    for (int ki = 0; ki < nk; ki++) any |= !stopped[ki];
+    if (!any) break;
+    ac_suite_case sc;
+    ac_err e;
+    if (ac_suite_make(kind, x, &sc, &e) < 0) {
+      ac_cmd_error("suite", "case %s: %s", name, e.msg);
+      ex.any_error = 1;
+      continue;
+    }
+    a.j.rows = sc.rows[0] ? sc.rows : user_rows;
+    a.j.repeat = user_repeat || (sc.repeat && !norepeat);
+    ac_oracle_result orr;
+    memset(&orr, 0, sizeof orr);
+    int have_oracle = -1;
+    for (int ki = 0; ki < nk; ki++) {
+      if (stopped[ki]) continue;
+      ac_kernel *k = ks[ki];
+      double t0 = ac_now();
+      ac_report rep;
+      char why[256] = "";
+      ac_compare_opts co = a.j.cmp;
+      if (ac_judge_precision(k, &a.j, sc.c.p.dtype, &co.prec, &e) < 0) {
+        ac_report_init(&rep, &co);
+        ac_report_add(&rep, AC_V_ERROR, "%s", e.msg);
+      } else if (!ac_kernel_supports(k, &sc.c.p, why, sizeof why)) {
+        ac_report_init(&rep, &co);
+        ac_report_add(&rep, AC_V_SKIP, "unsupported: %s", why);
+      } else {
+        if (have_oracle < 0) have_oracle = ac_judge_oracle(&sc.c, &a.j, &orr, &e) == 0;
+        if (!have_oracle) {
+          ac_report_init(&rep, &co);
+          ac_report_add(&rep, AC_V_ERROR, "oracle: %s", e.msg);
+        } else
+          ac_judge_kernel(k, &sc.c, &orr, &a.j, &rep, &e);
+      }
+      double dt = ac_now() - t0;
+      ksec[ki] += dt;
+      ac_exit_add(&ex, &a.pol, rep.kinds);
+      ac_status st = ac_status_of(&a.pol, rep.kinds);
+      counts[ki][st]++;
+      char repro[1024];
+      snprintf(repro, sizeof repro, "attncheck suite --kernel %s%s%s --case %s", kspecs[kspec_of[ki]],
+               kind == AC_SUITE_FULL ? " --suite full" : "", a.repro_opts, name);
+      char *line = NULL, *detail = NULL;
+      size_t ll = 0, dl = 0;
+      FILE *lf = open_memstream(&line, &ll), *df = open_memstream(&detail, &dl);
+      ac_report_line(lf, k->name, name, &rep, &a.pol, sc.c.p.dtype);
+      if (st != AC_STATUS_PASS && st != AC_STATUS_SKIP)
+        ac_report_detail(df, &rep, sc.c.p.dtype, st == AC_STATUS_FAIL || st == AC_STATUS_WARN ? repro : NULL);
+      fclose(lf);
+      fclose(df);
+      if (!quiet || (st != AC_STATUS_PASS && st != AC_STATUS_SKIP)) {
+        fputs(line, out);
+        fputs(detail, out);
+        fflush(out);
+      }
+      if (ll && line[ll - 1] == '\n') line[ll - 1] = 0;
+      char tname[300];
+      if (nk > 1) snprintf(tname, sizeof tname, "%s %s", k->name, name);
+      else snprintf(tname, sizeof tname, "%s", name);
+      ac_test_log_add(&log, tname, st, line, detail, dt);
+      free(line);
+      free(detail);
+      if (stop && st == AC_STATUS_FAIL) stopped[ki] = 1;
+    }
+    if (have_oracle > 0) ac_oracle_result_free(&orr);
+    ac_suite_case_free(&sc);
+  }
+  for (int ki = 0; ki < nk; ki++)
+    fprintf(out, "suite %s: %s: %lld pass, %lld warn, %lld fail, %lld skip, %lld error%s (%.1f s)\n",
+            kind == AC_SUITE_CI ? "ci" : "full", ks[ki]->name, (long long)counts[ki][AC_STATUS_PASS],
+            (long long)counts[ki][AC_STATUS_WARN], (long long)counts[ki][AC_STATUS_FAIL],
+            (long long)counts[ki][AC_STATUS_SKIP], (long long)counts[ki][AC_STATUS_ERROR],
+            stopped[ki] ? ", stopped at the first FAIL" : "", ksec[ki]);
+  if (tf) {
+    ac_tap_write(tf, &log);
+    if (tf != stdout) fclose(tf);
+  }
+  if (jf) {
+    char sname[300];
+    snprintf(sname, sizeof sname, "attncheck.suite.%s.%s", kind == AC_SUITE_CI ? "ci" : "full", nk == 1 ? ks[0]->name : "kernels");
+    ac_junit_write(jf, sname, &log);
+    if (jf != stdout) fclose(jf);
+  }
+  ac_test_log_free(&log);
+  for (int x = 0; x < nk; x++) ac_kernel_free(ks[x]);
+  free(ks);
+  free(kspec_of);
+  free(stopped);
+  free(counts);
+  free(ksec);
+  return ac_exit_code(&ex);
 }

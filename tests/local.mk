@@ -19,3 +19,4 @@ include tests/oracle.mk
 include tests/kernels.mk
 include tests/fuzz.mk
 include tests/cuda.mk
+include tests/compare.mk

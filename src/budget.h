@@ -1,0 +1,30 @@
+/* budget.h: per-element and per-row error budgets from the oracle's terms (NUMERICS.md §4).
+ * W is the worst-case bound of a precision class, E the typical estimate. Both are split into
+ * a part that scales (the κ of SUSPECT multiplies E's) and a fixed part: ½ ulp of the output
+ * format (of the largest value the kernel may round) plus the oracle's own error bound. */
+#ifndef AC_BUDGET_H
+#define AC_BUDGET_H
+#include "oracle.h"
+#include "precision.h"
+
+typedef struct {
+  double W_terms, E_terms;  /* the class's terms, worst case and typical */
+  double fixed;             /* ½ ulp_out + oracle error: never scaled */
+  double W, E;              /* W_terms + fixed, E_terms + fixed */
+} ac_bound;
+
+/* Safety factor on the oracle's budget terms (approximations to a few percent). */
+#define AC_BUDGET_MARGIN 1.125
+
+/* γ(n, u) of the worst case: n·u/(1 − n·u) (inf when n·u >= 1); truncating: u -> 2u. */
+double ac_gamma_w(double n, double u, int trunc);
+/* γ(n, u) of the typical estimate: 4·√n·u; truncating: u -> 2u. */
+double ac_gamma_e(double n, double u, int trunc);
+
+/* Element budget: out is the output dtype, mu/nmu the oracle's F thresholds. */
+void ac_budget_elem(const ac_precision *c, const ac_problem *p, ac_dtype out, const ac_oracle_row *row,
+                    const ac_oracle_elem *el, const double *mu, int nmu, ac_bound *b);
+/* LSE budget of a row, in binary32. */
+void ac_budget_lse(const ac_precision *c, const ac_problem *p, const ac_oracle_row *row, ac_bound *b);
+
+#endif

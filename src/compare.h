@@ -1,0 +1,104 @@
+/* compare.h: judging a kernel's output against the oracle: errors per element (absolute,
+ * ulps of the output dtype, err/W, err/E), per-case maxima, NMSE, the worst element, and the
+ * verdict kinds that follow (DESIGN.md "Verdicts"). Policies are applied by the caller. */
+#ifndef AC_COMPARE_H
+#define AC_COMPARE_H
+#include <stdint.h>
+#include "budget.h"
+#include "casefile.h"
+#include "harness.h"
+#include "oracle.h"
+#include "precision.h"
+#include "verdict.h"
+
+typedef enum { AC_BUDGET_CLASS = 0, AC_BUDGET_BASELINE = 1, AC_BUDGET_FIXED = 2 } ac_budget_kind;
+typedef enum { AC_EMPTY_ZERO = 0, AC_EMPTY_NAN = 1, AC_EMPTY_SKIP = 2 } ac_empty_conv;
+
+/* κ of SUSPECT, chosen from bench/calibrate (tests/data/calibration.txt). */
+#define AC_KAPPA_DEFAULT 1.0
+
+typedef struct {
+  const ac_precision *prec;   /* class (NULL: the dtype's default) */
+  ac_budget_kind budget;
+  double kappa;               /* SUSPECT: err > κ·E_terms + fixed */
+  double baseline_k;          /* baseline: k × baseline_err + 2 fp32 ulps of |o| */
+  double baseline_err;        /* tensor-wide max error of the naive kernel (set by the caller) */
+  double atol, rtol;          /* fixed: atol + rtol·|o| */
+  ac_empty_conv empty;
+} ac_compare_opts;
+
+void ac_compare_opts_init(ac_compare_opts *o);
+/* "class", "baseline", "baseline:K", "fixed"; -1 with a message otherwise. */
+int ac_budget_parse(const char *s, ac_compare_opts *o, ac_err *e);
+/* "class:fp32 kappa=1", "baseline:2x3.1e-07", "fixed:atol=..,rtol=..". */
+const char *ac_budget_describe(const ac_compare_opts *o, char *buf, size_t n);
+int ac_empty_parse(const char *s, ac_empty_conv *out);
+const char *ac_empty_name(ac_empty_conv c);
+
+typedef enum {
+  AC_WHY_NONE = 0,
+  AC_WHY_VALUE,          /* finite value, judged against the budget */
+  AC_WHY_NONFINITE,      /* NaN/inf where the oracle is finite */
+  AC_WHY_FINITE,         /* finite where the oracle accepts only non-finite outcomes */
+  AC_WHY_WRONG_NONFINITE,/* a non-finite outcome the oracle does not accept (e.g. +inf for NaN) */
+  AC_WHY_EMPTY           /* empty row not following the convention */
+} ac_why;
+
+typedef struct {
+  int valid;
+  int is_lse;            /* the worst is an LSE value (d = -1) */
+  int64_t b, h, i, d;
+  double exact;          /* oracle binary64 value */
+  uint64_t round_bits;   /* correct rounding in the output dtype (binary32 for LSE) */
+  uint64_t kernel_bits;
+  double kernel;
+  double err, ulps, err_w, err_e;  /* err_w: err / the budget used */
+  double W, E;
+  ac_why why;
+} ac_worst_elem;
+
+typedef struct {
+  uint32_t kinds;                 /* bitmask of 1u << ac_verdict_kind */
+  ac_budget_kind budget;
+  const char *prec_name;
+  double kappa;
+  char budget_desc[96];
+  /* elements */
+  int64_t n_elems, n_judged, n_fail, n_suspect, n_leak, n_ood, n_unresolved, n_unwritten, n_exact_match;
+  int64_t n_rows_judged, n_ood_rows, n_empty_rows;
+  double max_err, max_ulps, max_err_w, max_err_e;
+  double max_suspect;             /* err / (κ·E_terms + fixed): > 1 is SUSPECT */
+  double nmse;
+  ac_worst_elem worst;            /* worst by err/W (non-finite failures first) */
+  /* LSE */
+  int has_lse;
+  int64_t lse_judged, lse_fail, lse_suspect;
+  double lse_max_err, lse_max_err_w, lse_max_err_e;
+  ac_worst_elem lse_worst;
+  int64_t empty_lse_pinf, empty_lse_ninf, empty_lse_nan, empty_o_nan, empty_o_zero;
+  /* run */
+  double kernel_ms;
+  char note[512];                 /* crash signal, guard message, OUT-OF-DOMAIN reason, ... */
+} ac_report;
+
+void ac_report_init(ac_report *r, const ac_compare_opts *o);
+/* Adds a kind with a note (appended to r->note). */
+void ac_report_add(ac_report *r, ac_verdict_kind k, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Judge dense outputs o [B,H,tq,dv] (case dtype) and lse [B,H,tq] (may be NULL) against the
+ * oracle; unwritten (may be NULL) marks elements the kernel never wrote (not judged). */
+int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *o, const float *lse,
+                       const uint8_t *unwritten, const ac_compare_opts *opt, ac_report *rep, ac_err *e);
+/* Map a harness result (status, guards, unwritten) to verdicts and judge its outputs. */
+int ac_compare_run(const ac_case *c, const ac_oracle_result *r, const ac_run_result *run,
+                   const ac_compare_opts *opt, ac_report *rep, ac_err *e);
+/* Repeat mode: two runs must agree bit for bit, else NONDETERMINISTIC. Returns 1 if they differ. */
+int ac_compare_repeat(const ac_case *c, const ac_run_result *a, const ac_run_result *b, ac_report *rep);
+/* Tensor-wide maximum |o - exact| over selected rows with finite exact values (baseline budget). */
+double ac_compare_max_err(const ac_case *c, const ac_oracle_result *r, const void *o);
+
+/* Rows whose masked keys hold a NaN or inf in K or V while their visible inputs are finite
+ * (for MASKED-LEAK): fills flags[nrows]. */
+void ac_masked_nonfinite_rows(const ac_case *c, uint8_t *flags);
+
+#endif

@@ -1,0 +1,99 @@
+/* judge.c: oracle (cached), harness run(s) and comparison for one case. */
+#include "config.h"
+#include "judge.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ac_judge_opts_init(ac_judge_opts *o)
+{
+  memset(o, 0, sizeof *o);
+  ac_compare_opts_init(&o->cmp);
+  ac_run_opts_init(&o->run);
+  o->run.want_lse = 1;
+  o->cache_dir = ac_oracle_cache_dir();
+}
+
+void ac_judge_oracle_opts(const ac_judge_opts *o, ac_oracle_opts *oo)
+{
+  ac_oracle_opts_init(oo);
+  oo->threads = o->oracle_threads;
+  oo->rows = o->rows;
+  oo->rows_seed = o->rows_seed;
+  oo->nmu = ac_precision_mu_list(oo->mu, AC_ORACLE_NMU);
+}
+
+int ac_judge_oracle(const ac_case *c, const ac_judge_opts *o, ac_oracle_result *r, ac_err *e)
+{
+  ac_oracle_opts oo;
+  ac_judge_oracle_opts(o, &oo);
+  if (o->cache_dir && ac_oracle_cache_load(o->cache_dir, c, &oo, r) == 0) return 0;
+  if (ac_oracle_run(c, &oo, r, e) < 0) return -1;
+  if (o->cache_dir) ac_oracle_cache_store(o->cache_dir, c, &oo, r);
+  return 0;
+}
+
+int ac_judge_precision(const ac_kernel *k, const ac_judge_opts *o, ac_dtype t, const ac_precision **out, ac_err *e)
+{
+  return ac_precision_resolve(o->precision_override, k ? k->precision : NULL, t, out, e);
+}
+
+int ac_judge_baseline(const ac_case *c, const ac_oracle_result *r, const ac_judge_opts *o, double *maxerr, ac_err *e)
+{
+  char name[32];
+  snprintf(name, sizeof name, "naive-%s", ac_dtype_name(c->p.dtype));
+  ac_kernel **ks = NULL;
+  int nk = 0;
+  if (ac_kernel_resolve(name, &ks, &nk, e) < 0 || nk < 1)
+    return ac_err_set(e, "baseline budget: no naive kernel for dtype %s", ac_dtype_name(c->p.dtype));
+  ac_run_result rr;
+  memset(&rr, 0, sizeof rr);
+  ac_run_opts ro = o->run;
+  ro.want_lse = 0;
+  int rc = ac_harness_run(ks[0], c, &ro, &rr, e);
+  if (rc == 0 && rr.status != AC_RUN_OK) rc = ac_err_set(e, "baseline budget: %s did not run: %s", name, rr.msg);
+  if (rc == 0) *maxerr = ac_compare_max_err(c, r, rr.o);
+  ac_run_result_free(&rr);
+  for (int i = 0; i < nk; i++) ac_kernel_free(ks[i]);
+  free(ks);
+  return rc;
+}
+
+int ac_judge_kernel(const ac_kernel *k, const ac_case *c, const ac_oracle_result *r, const ac_judge_opts *o,
+                    ac_report *rep, ac_err *e)
+{
+  ac_compare_opts co = o->cmp;
+  if (ac_judge_precision(k, o, c->p.dtype, &co.prec, e) < 0) {
+    ac_report_init(rep, &co);
+    ac_report_add(rep, AC_V_ERROR, "%s", e->msg);
+    return -1;
+  }
+  if (co.budget == AC_BUDGET_BASELINE) {
+    ac_err be;
+    if (ac_judge_baseline(c, r, o, &co.baseline_err, &be) < 0) {
+      ac_report_init(rep, &co);
+      ac_report_add(rep, AC_V_ERROR, "%s", be.msg);
+      return 0;
+    }
+  }
+  ac_report_init(rep, &co);
+  ac_run_result a;
+  memset(&a, 0, sizeof a);
+  if (ac_harness_run(k, c, &o->run, &a, e) < 0) {
+    ac_report_add(rep, AC_V_ERROR, "harness: %s", e->msg);
+    return -1;
+  }
+  int rc = ac_compare_run(c, r, &a, &co, rep, e);
+  if (rc < 0) ac_report_add(rep, AC_V_ERROR, "%s", e->msg);
+  if (rc == 0 && o->repeat && a.status == AC_RUN_OK) {
+    ac_run_result b;
+    memset(&b, 0, sizeof b);
+    if (ac_harness_run(k, c, &o->run, &b, e) == 0) {
+      if (b.status == AC_RUN_OK) ac_compare_repeat(c, &a, &b, rep);
+      else ac_compare_run(c, r, &b, &co, rep, e);
+      ac_run_result_free(&b);
+    }
+  }
+  ac_run_result_free(&a);
+  return rc;
+}

@@ -1,0 +1,52 @@
+/* precision.h: precision classes (NUMERICS.md §4): the unit roundoffs of each stage of an
+ * attention kernel, from which the per-element budgets W (worst case) and E (typical) follow. */
+#ifndef AC_PRECISION_H
+#define AC_PRECISION_H
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "dtype.h"
+#include "util.h"
+
+typedef struct {
+  const char *name;
+  const char *description;
+  double u_qk;          /* Q·Kᵀ accumulation */
+  int qk_trunc;         /* truncating accumulation (tensor cores): 2u per step */
+  double u_S;           /* storage of raw scores (0: never stored narrow) */
+  double u_s;           /* score arithmetic (scale, subtract max, exp argument) */
+  double u_e;           /* exp */
+  double u_p;           /* storage of P before P·V (0: kept in the accumulation format) */
+  double u_a;           /* P·V and row-sum accumulation */
+  int acc_trunc;        /* truncating accumulation for P·V */
+  int64_t acc_block;    /* 0: sequential sum over T keys; b > 0: blocks of b keys, then a sum of the blocks */
+  int64_t nr_tile;      /* online rescales n_r = ceil(T / nr_tile); 0: none (three-pass softmax) */
+  double mu;            /* smallest P kept (P·V); below it P may be lost (F term) */
+  double mu_sum;        /* smallest term the row sum keeps (LSE) */
+  int range64;          /* working range binary64 (else binary32) for OUT-OF-DOMAIN */
+} ac_precision;
+
+/* The table, in listing order. */
+const ac_precision *ac_precision_table(size_t *n);
+/* By name; NULL if unknown. */
+const ac_precision *ac_precision_find(const char *name);
+/* The default class of a dtype (fp64, fp32, fp16-fa2, bf16-fa2, e4m3-fa3, e5m2-fa3). */
+const ac_precision *ac_precision_default(ac_dtype t);
+/* The class that applies: override (--precision) if set, else the kernel's declared name, else
+ * the dtype's default. -1 with a message naming the unknown class. */
+int ac_precision_resolve(const char *override_name, const char *declared, ac_dtype t,
+                         const ac_precision **out, ac_err *e);
+
+/* Number of online rescales and summation length for a row of T visible keys. */
+int64_t ac_precision_nr(const ac_precision *c, int64_t T);
+int64_t ac_precision_tacc(const ac_precision *c, int64_t T);
+
+/* The mu thresholds the oracle is asked for (the same for every class, so that the oracle
+ * cache is shared); index of a class's mu / mu_sum in that list. */
+int ac_precision_mu_list(double *mu, int max);
+int ac_precision_mu_index(double mu);
+
+/* `attncheck list --precision`. */
+void ac_precision_print(FILE *f);
+
+#endif

@@ -1,0 +1,187 @@
+/* report.c: printing verdicts. */
+#include "config.h"
+#include "report.h"
+#include <math.h>
+#include <string.h>
+
+const char *ac_report_kinds(uint32_t kinds, char *buf, size_t n)
+{
+  size_t len = 0;
+  buf[0] = 0;
+  for (int k = 0; k < AC_V_NKINDS; k++)
+    if (kinds & (1u << k)) len += (size_t)snprintf(buf + len, len < n ? n - len : 0, "%s%s", len ? "," : "", ac_verdict_name((ac_verdict_kind)k));
+  if (!buf[0]) snprintf(buf, n, "-");
+  return buf;
+}
+
+static void num(FILE *f, const char *key, double v)
+{
+  fprintf(f, " %s=%.3g", key, v);
+}
+
+void ac_report_line(FILE *f, const char *kernel, const char *casename, const ac_report *r, const ac_policies *pol,
+                    ac_dtype t)
+{
+  char kinds[160];
+  ac_status st = ac_status_of(pol, r->kinds);
+  fprintf(f, "%-5s %s %s %s", ac_status_name(st), kernel, casename, ac_report_kinds(r->kinds, kinds, sizeof kinds));
+  if (st == AC_STATUS_SKIP || (r->n_judged == 0 && !r->lse_judged)) {
+    if (r->note[0]) fprintf(f, " (%s)", r->note);
+    fputc('\n', f);
+    return;
+  }
+  num(f, "err/W", r->max_err_w);
+  num(f, "err/E", r->max_err_e);
+  num(f, "ulps", r->max_ulps);
+  num(f, "nmse", r->nmse);
+  fprintf(f, " bad=%lld/%lld", (long long)(r->n_fail + r->n_leak), (long long)r->n_judged);
+  if (r->has_lse) num(f, "lse_err/W", r->lse_max_err_w);
+  fprintf(f, " %s budget=%s\n", ac_dtype_name(t), r->budget_desc);
+}
+
+static const char *why_text(ac_why w)
+{
+  switch (w) {
+  case AC_WHY_NONFINITE: return "non-finite where the exact value is finite";
+  case AC_WHY_FINITE: return "finite where the oracle accepts only a non-finite outcome";
+  case AC_WHY_WRONG_NONFINITE: return "a non-finite outcome the oracle does not accept";
+  case AC_WHY_EMPTY: return "empty row (no visible key) not following the --empty-rows convention";
+  default: return "";
+  }
+}
+
+static void worst_line(FILE *f, const ac_worst_elem *w, ac_dtype t, const char *budget)
+{
+  char kh[40], rh[40];
+  ac_dtype ft = w->is_lse ? AC_F32 : t;
+  ac_bits_hex(ft, w->kernel_bits, kh, sizeof kh);
+  ac_bits_hex(ft, w->round_bits, rh, sizeof rh);
+  if (w->is_lse)
+    fprintf(f, "  worst lse[%lld,%lld,%lld]:", (long long)w->b, (long long)w->h, (long long)w->i);
+  else
+    fprintf(f, "  worst o[%lld,%lld,%lld,%lld]:", (long long)w->b, (long long)w->h, (long long)w->i, (long long)w->d);
+  fprintf(f, " exact %.17g (%a) correctly rounded %s; kernel %s = %.9g (%a)", w->exact, w->exact, rh, kh, w->kernel,
+          w->kernel);
+  if (w->why != AC_WHY_VALUE) fprintf(f, "; %s\n", why_text(w->why));
+  else
+    fprintf(f, "; err %.3g = %.3g ulps, err/W %.3g (W %.3g), err/E %.3g (E %.3g), budget %s\n", w->err, w->ulps,
+            w->err_w, w->W, w->err_e, w->E, budget);
+}
+
+void ac_report_detail(FILE *f, const ac_report *r, ac_dtype t, const char *repro)
+{
+  if (r->note[0]) fprintf(f, "  %s\n", r->note);
+  if (r->worst.valid && (r->n_fail || r->n_suspect || r->n_leak || r->worst.why != AC_WHY_VALUE)) worst_line(f, &r->worst, t, r->budget_desc);
+  if (r->lse_worst.valid && (r->lse_fail || r->lse_suspect)) worst_line(f, &r->lse_worst, t, r->budget_desc);
+  if (r->n_empty_rows) {
+    fprintf(f, "  empty rows: %lld; output written as", (long long)r->n_empty_rows);
+    fprintf(f, " zero %lld, NaN %lld", (long long)r->empty_o_zero, (long long)r->empty_o_nan);
+    if (r->has_lse)
+      fprintf(f, "; LSE +inf %lld, -inf %lld, NaN %lld", (long long)r->empty_lse_pinf, (long long)r->empty_lse_ninf,
+              (long long)r->empty_lse_nan);
+    fputc('\n', f);
+  }
+  if (repro) fprintf(f, "  reproduce: %s\n", repro);
+}
+
+void ac_json_string(FILE *f, const char *s)
+{
+  fputc('"', f);
+  for (; s && *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
+    else if (ch < 0x20) fprintf(f, "\\u%04x", ch);
+    else fputc(ch, f);
+  }
+  fputc('"', f);
+}
+
+static void jnum(FILE *f, const char *k, double v)
+{
+  fprintf(f, ",\"%s\":", k);
+  if (isfinite(v)) fprintf(f, "%.17g", v);
+  else if (isnan(v)) fprintf(f, "\"nan\"");
+  else fprintf(f, "\"%sinf\"", v < 0 ? "-" : "");
+}
+
+static void jworst(FILE *f, const char *key, const ac_worst_elem *w, ac_dtype t)
+{
+  char kh[40], rh[40], ex[64], kv[64];
+  ac_dtype ft = w->is_lse ? AC_F32 : t;
+  fprintf(f, ",\"%s\":{\"index\":[%lld,%lld,%lld,%lld]", key, (long long)w->b, (long long)w->h, (long long)w->i,
+          (long long)w->d);
+  snprintf(ex, sizeof ex, "%a", w->exact);
+  snprintf(kv, sizeof kv, "%a", w->kernel);
+  fprintf(f, ",\"exact_hex\":");
+  ac_json_string(f, ex);
+  fprintf(f, ",\"rounded_bits\":");
+  ac_json_string(f, ac_bits_hex(ft, w->round_bits, rh, sizeof rh));
+  fprintf(f, ",\"kernel_bits\":");
+  ac_json_string(f, ac_bits_hex(ft, w->kernel_bits, kh, sizeof kh));
+  fprintf(f, ",\"kernel_hex\":");
+  ac_json_string(f, kv);
+  jnum(f, "exact", w->exact);
+  jnum(f, "kernel", w->kernel);
+  jnum(f, "err", w->err);
+  jnum(f, "ulps", w->ulps);
+  jnum(f, "err_w", w->err_w);
+  jnum(f, "err_e", w->err_e);
+  jnum(f, "W", w->W);
+  jnum(f, "E", w->E);
+  fprintf(f, ",\"why\":");
+  ac_json_string(f, w->why == AC_WHY_VALUE ? "value" : why_text(w->why));
+  fputc('}', f);
+}
+
+void ac_report_json(FILE *f, const char *kernel, const char *casename, const ac_report *r, const ac_policies *pol,
+                    ac_dtype t, const char *repro)
+{
+  char kinds[160];
+  fprintf(f, "{\"kernel\":");
+  ac_json_string(f, kernel);
+  fprintf(f, ",\"case\":");
+  ac_json_string(f, casename);
+  fprintf(f, ",\"status\":\"%s\",\"verdicts\":[", ac_status_name(ac_status_of(pol, r->kinds)));
+  int first = 1;
+  for (int k = 0; k < AC_V_NKINDS; k++)
+    if (r->kinds & (1u << k)) {
+      fprintf(f, "%s{\"kind\":\"%s\",\"policy\":\"%s\"}", first ? "" : ",", ac_verdict_name((ac_verdict_kind)k),
+              ac_policy_name(pol->p[k]));
+      first = 0;
+    }
+  fprintf(f, "],\"kinds\":");
+  ac_json_string(f, ac_report_kinds(r->kinds, kinds, sizeof kinds));
+  fprintf(f, ",\"dtype\":\"%s\",\"budget\":", ac_dtype_name(t));
+  ac_json_string(f, r->budget_desc);
+  fprintf(f, ",\"precision\":");
+  ac_json_string(f, r->prec_name ? r->prec_name : "");
+  jnum(f, "kappa", r->kappa);
+  jnum(f, "max_err", r->max_err);
+  jnum(f, "max_ulps", r->max_ulps);
+  jnum(f, "max_err_w", r->max_err_w);
+  jnum(f, "max_err_e", r->max_err_e);
+  jnum(f, "max_err_kappa_e", r->max_suspect);
+  jnum(f, "nmse", r->nmse);
+  fprintf(f, ",\"elements\":%lld,\"judged\":%lld,\"fail\":%lld,\"suspect\":%lld,\"leak\":%lld,\"unresolved\":%lld,"
+             "\"unwritten\":%lld,\"ood\":%lld,\"empty_rows\":%lld",
+          (long long)r->n_elems, (long long)r->n_judged, (long long)r->n_fail, (long long)r->n_suspect,
+          (long long)r->n_leak, (long long)r->n_unresolved, (long long)r->n_unwritten, (long long)r->n_ood,
+          (long long)r->n_empty_rows);
+  if (r->has_lse) {
+    jnum(f, "lse_max_err", r->lse_max_err);
+    jnum(f, "lse_max_err_w", r->lse_max_err_w);
+    jnum(f, "lse_max_err_e", r->lse_max_err_e);
+    fprintf(f, ",\"lse_fail\":%lld,\"empty_lse\":{\"+inf\":%lld,\"-inf\":%lld,\"nan\":%lld}", (long long)r->lse_fail,
+            (long long)r->empty_lse_pinf, (long long)r->empty_lse_ninf, (long long)r->empty_lse_nan);
+    if (r->lse_worst.valid) jworst(f, "lse_worst", &r->lse_worst, t);
+  }
+  if (r->worst.valid) jworst(f, "worst", &r->worst, t);
+  jnum(f, "kernel_ms", r->kernel_ms);
+  fprintf(f, ",\"note\":");
+  ac_json_string(f, r->note);
+  if (repro) {
+    fprintf(f, ",\"reproduce\":");
+    ac_json_string(f, repro);
+  }
+  fputc('}', f);
+}

@@ -1,0 +1,364 @@
+/* suite.c: the fixed suite's case list and value patterns. */
+#include "config.h"
+#include "suite.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "rng.h"
+
+/* Seeds of the suite are 1000 + spec number (streams per tensor and dtype); bench/calibrate
+ * draws its seeds at 2^32 and above, so the two never share a case. */
+#define SUITE_SEED_BASE 1000
+
+enum { L_DENSE = 0, L_BTHD, L_PADDED };
+enum {
+  D_NORMAL = 0, D_UNIFORM, D_LARGE, D_NEGATIVE, D_LATEMAX, D_TIES, D_MASKED_NAN, D_VONES, D_ZEROQ,
+  D_PERM, D_Q2, D_SLICE, D_EXAMPLE
+};
+static const char *const dist_names[] = {"normal", "uniform", "large", "negative", "latemax", "ties",
+                                         "maskednan", "vones", "zeroq", "perm", "q2", "slice", "example"};
+
+typedef struct {
+  int64_t B, H, KVH, tq, tk, dk, dv;
+  ac_mask mask;
+  int layout, dist;
+  int rows_k;           /* > 0: oracle on rows edges+K */
+  int repeat;
+  int seed_of;          /* >= 0: use the seed (and for D_SLICE the shape) of that spec */
+  const char *example;
+} spec;
+
+/* The ci list (each spec crossed with every dtype). */
+static const spec ci_specs[] = {
+  {1, 1, 1, 1, 1, 1, 1, AC_MASK_NONE, L_DENSE, D_NORMAL, 0, 0, -1, NULL},
+  {1, 1, 1, 1, 1, 64, 64, AC_MASK_CAUSAL_BR, L_DENSE, D_NORMAL, 0, 0, -1, NULL},
+  {1, 1, 1, 239, 1, 32, 32, AC_MASK_CAUSAL_BR, L_DENSE, D_NORMAL, 0, 0, -1, NULL},
+  {1, 1, 1, 1, 239, 59, 59, AC_MASK_CAUSAL, L_DENSE, D_NORMAL, 0, 0, -1, NULL},
+  {2, 4, 2, 113, 203, 64, 64, AC_MASK_CAUSAL_BR, L_DENSE, D_NORMAL, 0, 1, -1, NULL},
+  {1, 2, 2, 203, 113, 111, 111, AC_MASK_CAUSAL, L_DENSE, D_NORMAL, 0, 0, -1, NULL},
+  {1, 2, 2, 128, 128, 128, 128, AC_MASK_NONE, L_BTHD, D_NORMAL, 0, 1, -1, NULL},
+  {1, 1, 1, 127, 129, 3, 5, AC_MASK_NONE, L_DENSE, D_NORMAL, 0, 0, -1, NULL},
+  {1, 1, 1, 1023, 1024, 128, 128, AC_MASK_CAUSAL, L_DENSE, D_NORMAL, 8, 0, -1, NULL},
+  {1, 1, 1, 256, 256, 256, 256, AC_MASK_NONE, L_PADDED, D_NORMAL, 16, 0, -1, NULL},
+  {2, 2, 1, 65, 65, 32, 32, AC_MASK_CAUSAL, L_DENSE, D_NORMAL, 0, 1, -1, NULL},
+  {1, 1, 1, 33, 47, 64, 64, AC_MASK_NONE, L_DENSE, D_LARGE, 0, 0, -1, NULL},
+  {1, 1, 1, 17, 300, 16, 16, AC_MASK_NONE, L_DENSE, D_LATEMAX, 0, 0, -1, NULL},
+  {1, 1, 1, 19, 77, 64, 64, AC_MASK_CAUSAL_BR, L_DENSE, D_NEGATIVE, 0, 0, -1, NULL},
+  {1, 1, 1, 40, 70, 32, 32, AC_MASK_CAUSAL, L_DENSE, D_MASKED_NAN, 0, 0, -1, NULL},
+  {1, 1, 1, 64, 200, 32, 32, AC_MASK_NONE, L_DENSE, D_TIES, 0, 0, -1, NULL},
+  {1, 1, 1, 31, 45, 40, 40, AC_MASK_NONE, L_DENSE, D_VONES, 0, 0, -1, NULL},
+  {1, 1, 1, 31, 45, 40, 40, AC_MASK_CAUSAL, L_DENSE, D_ZEROQ, 0, 0, -1, NULL},
+  {1, 1, 1, 64, 96, 32, 32, AC_MASK_NONE, L_DENSE, D_NORMAL, 0, 0, -1, NULL},
+  {1, 1, 1, 64, 96, 32, 32, AC_MASK_NONE, L_DENSE, D_PERM, 0, 0, 18, NULL},
+  {1, 1, 1, 64, 96, 32, 32, AC_MASK_NONE, L_DENSE, D_Q2, 0, 0, 18, NULL},
+  {1, 1, 1, 113, 203, 64, 64, AC_MASK_CAUSAL_BR, L_DENSE, D_SLICE, 0, 0, 4, NULL},
+  {1, 3, 3, 129, 257, 80, 80, AC_MASK_CAUSAL_BR, L_DENSE, D_UNIFORM, 0, 0, -1, NULL},
+};
+#define N_CI ((int64_t)(sizeof ci_specs / sizeof ci_specs[0]))
+static const char *const examples[] = {"tiny3", "andrea-120m"};
+#define N_EX 2
+
+/* full: the FlashAttention test grid of (tq, tk) pairs, head dims and masks. */
+static const int64_t fa_pairs[][2] = {{113, 203}, {128, 217}, {113, 211}, {108, 256}, {256, 512},
+                                      {512, 256}, {1024, 1024}, {1023, 1024}, {1024, 1023}, {2048, 2048}};
+static const int64_t fa_dims[] = {32, 40, 59, 64, 80, 96, 111, 128, 160, 192, 224, 256};
+#define N_PAIRS 10
+#define N_FULL_GRID (N_PAIRS * 3 * 4)
+
+static const ac_dtype dtypes[] = {AC_F64, AC_F32, AC_F16, AC_BF16, AC_E4M3, AC_E5M2};
+#define N_DT 6
+
+int ac_suite_parse(const char *s, ac_suite_kind *out)
+{
+  if (!strcmp(s, "ci")) *out = AC_SUITE_CI;
+  else if (!strcmp(s, "full")) *out = AC_SUITE_FULL;
+  else return -1;
+  return 0;
+}
+
+int64_t ac_suite_count(ac_suite_kind k)
+{
+  int64_t n = N_CI * N_DT + N_EX;
+  if (k == AC_SUITE_FULL) n += N_FULL_GRID * N_DT;
+  return n;
+}
+
+/* Spec of grid case g (full suite). */
+static spec grid_spec(int64_t g)
+{
+  spec s = {1, 2, 1, 0, 0, 0, 0, AC_MASK_NONE, L_DENSE, D_NORMAL, 0, 0, -1, NULL};
+  int64_t pair = g / 12, rest = g % 12, mask = rest / 4, di = rest % 4;
+  s.tq = fa_pairs[pair][0];
+  s.tk = fa_pairs[pair][1];
+  s.dk = s.dv = fa_dims[(pair * 5 + mask * 4 + di * 3) % 12];
+  s.mask = (ac_mask)mask;
+  if (s.tq * s.tk >= 512 * 256) s.rows_k = 8;
+  if (g % 7 == 3) s.layout = L_BTHD;
+  if (g % 5 == 1) s.KVH = 2;
+  if (g % 11 == 4) s.dv = 32;
+  return s;
+}
+
+/* Locate case i: spec (copied), dtype, example name, spec number for seeds. */
+static int locate(ac_suite_kind k, int64_t i, spec *s, ac_dtype *t, int64_t *specno)
+{
+  if (i < 0 || i >= ac_suite_count(k)) return -1;
+  if (i < N_CI * N_DT) {
+    *s = ci_specs[i / N_DT];
+    *t = dtypes[i % N_DT];
+    *specno = i / N_DT;
+    return 0;
+  }
+  i -= N_CI * N_DT;
+  if (i < N_EX) {
+    memset(s, 0, sizeof *s);
+    s->dist = D_EXAMPLE;
+    s->example = examples[i];
+    s->seed_of = -1;
+    if (i == 1) s->rows_k = 16;
+    *t = AC_F32;
+    *specno = 900 + i;
+    return 0;
+  }
+  i -= N_EX;
+  *s = grid_spec(i / N_DT);
+  *t = dtypes[i % N_DT];
+  *specno = 1000 + i / N_DT;
+  return 0;
+}
+
+static void spec_name(const spec *s, ac_dtype t, char *name, size_t n)
+{
+  if (s->dist == D_EXAMPLE) {
+    snprintf(name, n, "example-%s", s->example);
+    return;
+  }
+  size_t len = (size_t)snprintf(name, n, "%s-%lldx%lld-d%lld", ac_dtype_name(t), (long long)s->tq, (long long)s->tk,
+                                (long long)s->dk);
+  if (s->dv != s->dk) len += (size_t)snprintf(name + len, n - len, "v%lld", (long long)s->dv);
+  len += (size_t)snprintf(name + len, n - len, "-%s", ac_mask_name(s->mask));
+  if (s->B > 1 || s->H > 1) len += (size_t)snprintf(name + len, n - len, "-b%lldh%lldkv%lld", (long long)s->B,
+                                                    (long long)s->H, (long long)s->KVH);
+  if (s->layout == L_BTHD) len += (size_t)snprintf(name + len, n - len, "-bthd");
+  if (s->layout == L_PADDED) len += (size_t)snprintf(name + len, n - len, "-padded");
+  if (s->dist != D_NORMAL) snprintf(name + len, n - len, "-%s", dist_names[s->dist]);
+}
+
+int ac_suite_describe(ac_suite_kind k, int64_t i, char *name, size_t n, ac_dtype *dtype)
+{
+  spec s;
+  ac_dtype t;
+  int64_t no;
+  if (locate(k, i, &s, &t, &no) < 0) return -1;
+  spec_name(&s, t, name, n);
+  if (dtype) *dtype = t;
+  return 0;
+}
+
+static void set_layout(ac_problem *p, int layout)
+{
+  memset(p->q_stride, 0, sizeof p->q_stride);
+  memset(p->k_stride, 0, sizeof p->k_stride);
+  memset(p->v_stride, 0, sizeof p->v_stride);
+  memset(p->o_stride, 0, sizeof p->o_stride);
+  if (layout == L_DENSE) return;
+  const int64_t H[4] = {p->heads, p->kv_heads, p->kv_heads, p->heads};
+  const int64_t T[4] = {p->tq, p->tk, p->tk, p->tq};
+  const int64_t D[4] = {p->dk, p->dk, p->dv, p->dv};
+  int64_t *st[4] = {p->q_stride, p->k_stride, p->v_stride, p->o_stride};
+  for (int x = 0; x < 4; x++) {
+    if (layout == L_BTHD) {      /* [batch][t][head][d], as FlashAttention takes its inputs */
+      st[x][3] = 1;
+      st[x][1] = D[x];
+      st[x][2] = H[x] * D[x];
+      st[x][0] = T[x] * H[x] * D[x];
+    } else {                     /* padded rows and heads */
+      st[x][3] = 1;
+      st[x][2] = D[x] + 3;
+      st[x][1] = T[x] * (D[x] + 3) + 5;
+      st[x][0] = H[x] * st[x][1] + 7;
+    }
+  }
+}
+
+static void put(ac_dtype t, void *base, size_t i, double x) { ac_store_bits(t, base, i, ac_encode_f64(t, x)); }
+
+static void fill_normal(ac_dtype t, void *base, size_t n, ac_rng *r, double sigma)
+{
+  for (size_t i = 0; i < n; i++) put(t, base, i, sigma * ac_rng_normal(r));
+}
+
+/* Values of a generated case (shape already set and allocated). */
+static void fill_values(ac_case *c, int dist, uint64_t seed)
+{
+  ac_problem *p = &c->p;
+  ac_dtype t = p->dtype;
+  ac_counts n;
+  ac_problem_counts(p, &n, NULL);
+  ac_rng rq, rk, rv;
+  ac_rng_init(&rq, seed, 1);
+  ac_rng_init(&rk, seed, 2);
+  ac_rng_init(&rv, seed, 3);
+  fill_normal(t, c->v, (size_t)n.v, &rv, 1.0);
+  switch (dist) {
+  case D_UNIFORM:
+    for (int64_t i = 0; i < n.q; i++) put(t, c->q, (size_t)i, 2 * ac_rng_uniform(&rq) - 1);
+    for (int64_t i = 0; i < n.k; i++) put(t, c->k, (size_t)i, 2 * ac_rng_uniform(&rk) - 1);
+    for (int64_t i = 0; i < n.v; i++) put(t, c->v, (size_t)i, 2 * ac_rng_uniform(&rv) - 1);
+    break;
+  case D_LARGE:
+    /* scores about N(0, 100^2): |s| well past 88 (fp32 exp overflow) and 11 (fp16) */
+    fill_normal(t, c->q, (size_t)n.q, &rq, 10.0);
+    fill_normal(t, c->k, (size_t)n.k, &rk, 10.0);
+    break;
+  case D_NEGATIVE: {
+    /* every score about -sqrt(dk)*a^2 (-1e5 for dk = 64), spread by the noise of q */
+    double a = 112;
+    for (int64_t i = 0; i < n.q; i++) put(t, c->q, (size_t)i, a * (1 + 0.02 * ac_rng_normal(&rq)));
+    for (int64_t i = 0; i < n.k; i++) put(t, c->k, (size_t)i, -a);
+    break;
+  }
+  case D_LATEMAX:
+    /* s_j grows along the keys (about 30 from the first key to the last) */
+    for (int64_t i = 0; i < n.q; i++) put(t, c->q, (size_t)i, 1.0);
+    for (int64_t b = 0; b < p->batch; b++)
+      for (int64_t kh = 0; kh < p->kv_heads; kh++)
+        for (int64_t j = 0; j < p->tk; j++)
+          for (int64_t d = 0; d < p->dk; d++)
+            put(t, c->k, ac_kidx(p, b, kh, j, d),
+                30.0 / sqrt((double)p->dk) * (double)j / (double)p->tk + 0.05 * ac_rng_normal(&rk));
+    break;
+  case D_TIES:
+    /* even keys equal the first key (repeated maxima possible), odd keys random */
+    fill_normal(t, c->q, (size_t)n.q, &rq, 1.0);
+    fill_normal(t, c->k, (size_t)n.k, &rk, 1.0);
+    for (int64_t b = 0; b < p->batch; b++)
+      for (int64_t kh = 0; kh < p->kv_heads; kh++)
+        for (int64_t j = 2; j < p->tk; j += 2)
+          memcpy((char *)c->k + ac_kidx(p, b, kh, j, 0) * ac_dtype_size(t),
+                 (char *)c->k + ac_kidx(p, b, kh, 0, 0) * ac_dtype_size(t), (size_t)p->dk * ac_dtype_size(t));
+    break;
+  case D_VONES:
+    fill_normal(t, c->q, (size_t)n.q, &rq, 1.0);
+    fill_normal(t, c->k, (size_t)n.k, &rk, 1.0);
+    for (int64_t i = 0; i < n.v; i++) put(t, c->v, (size_t)i, 1.0);
+    break;
+  case D_ZEROQ:
+    for (int64_t i = 0; i < n.q; i++) put(t, c->q, (size_t)i, 0.0);
+    fill_normal(t, c->k, (size_t)n.k, &rk, 1.0);
+    break;
+  case D_MASKED_NAN: {
+    fill_normal(t, c->q, (size_t)n.q, &rq, 1.0);
+    fill_normal(t, c->k, (size_t)n.k, &rk, 1.0);
+    /* keys visible to no row get NaN and inf in K and V */
+    int64_t maxvis = ac_visible_count(p, p->tq - 1);
+    uint64_t nan = ac_nan_bits(t);
+    uint64_t inf = ac_bits_isnan(t, ac_encode_f64(t, INFINITY)) ? nan : ac_encode_f64(t, INFINITY);
+    for (int64_t b = 0; b < p->batch; b++)
+      for (int64_t kh = 0; kh < p->kv_heads; kh++)
+        for (int64_t j = maxvis; j < p->tk; j++) {
+          for (int64_t d = 0; d < p->dk; d++) ac_store_bits(t, c->k, ac_kidx(p, b, kh, j, d), (j + d) % 3 ? 0 : inf);
+          for (int64_t d = 0; d < p->dv; d++) ac_store_bits(t, c->v, ac_vidx(p, b, kh, j, d), (j + d) % 2 ? nan : 0);
+        }
+    break;
+  }
+  default:
+    fill_normal(t, c->q, (size_t)n.q, &rq, 1.0);
+    fill_normal(t, c->k, (size_t)n.k, &rk, 1.0);
+  }
+}
+
+static void set_shape(ac_problem *p, const spec *s, ac_dtype t)
+{
+  memset(p, 0, sizeof *p);
+  p->dtype = t;
+  p->mask = s->mask;
+  p->batch = s->B;
+  p->heads = s->H;
+  p->kv_heads = s->KVH;
+  p->tq = s->tq;
+  p->tk = s->tk;
+  p->dk = s->dk;
+  p->dv = s->dv;
+  p->scale_is_default = 1;
+  p->scale = 1 / sqrt((double)s->dk);
+  set_layout(p, s->layout);
+}
+
+int ac_suite_make(ac_suite_kind k, int64_t i, ac_suite_case *sc, ac_err *e)
+{
+  spec s;
+  ac_dtype t;
+  int64_t no;
+  memset(sc, 0, sizeof *sc);
+  ac_case_init(&sc->c);
+  if (locate(k, i, &s, &t, &no) < 0) return ac_err_set(e, "suite case %lld does not exist", (long long)i);
+  spec_name(&s, t, sc->name, sizeof sc->name);
+  sc->repeat = s.repeat;
+  if (s.rows_k > 0) snprintf(sc->rows, sizeof sc->rows, "edges+%d", s.rows_k);
+  if (s.dist == D_EXAMPLE) return ac_case_example(&sc->c, s.example, e);
+  uint64_t seed = SUITE_SEED_BASE + (uint64_t)(s.seed_of >= 0 ? s.seed_of : no);
+  seed = seed * 8 + (uint64_t)t;
+  ac_case *c = &sc->c;
+  if (s.dist == D_SLICE) {
+    /* the base case alone, then one (batch, head) slice of it */
+    const spec *bs = &ci_specs[s.seed_of];
+    ac_case base;
+    ac_case_init(&base);
+    set_shape(&base.p, bs, t);
+    if (ac_case_alloc(&base, e) < 0) return -1;
+    fill_values(&base, bs->dist, seed);
+    set_shape(&c->p, &s, t);
+    if (ac_case_alloc(c, e) < 0) {
+      ac_case_free(&base);
+      return -1;
+    }
+    const ac_problem *bp = &base.p;
+    int64_t b = bp->batch - 1, h = bp->heads - 1, kh = ac_kv_head(bp, h);
+    size_t es = ac_dtype_size(t);
+    memcpy(c->q, (char *)base.q + ac_qidx(bp, b, h, 0, 0) * es, (size_t)(bp->tq * bp->dk) * es);
+    memcpy(c->k, (char *)base.k + ac_kidx(bp, b, kh, 0, 0) * es, (size_t)(bp->tk * bp->dk) * es);
+    memcpy(c->v, (char *)base.v + ac_vidx(bp, b, kh, 0, 0) * es, (size_t)(bp->tk * bp->dv) * es);
+    ac_case_free(&base);
+  } else {
+    set_shape(&c->p, &s, t);
+    if (ac_case_alloc(c, e) < 0) return -1;
+    fill_values(c, s.dist == D_PERM || s.dist == D_Q2 ? D_NORMAL : s.dist, seed);
+    if (s.dist == D_PERM) {
+      /* reverse-and-rotate the keys (with their values) */
+      ac_problem *p = &c->p;
+      size_t es = ac_dtype_size(t);
+      size_t nk = (size_t)(p->tk * p->dk) * es, nv = (size_t)(p->tk * p->dv) * es;
+      char *tk = ac_xmalloc(nk), *tv = ac_xmalloc(nv);
+      for (int64_t b = 0; b < p->batch; b++)
+        for (int64_t kh = 0; kh < p->kv_heads; kh++) {
+          char *K = (char *)c->k + ac_kidx(p, b, kh, 0, 0) * es, *V = (char *)c->v + ac_vidx(p, b, kh, 0, 0) * es;
+          memcpy(tk, K, nk);
+          memcpy(tv, V, nv);
+          for (int64_t j = 0; j < p->tk; j++) {
+            int64_t src = (p->tk - 1 - j + 7) % p->tk;
+            memcpy(K + (size_t)(j * p->dk) * es, tk + (size_t)(src * p->dk) * es, (size_t)p->dk * es);
+            memcpy(V + (size_t)(j * p->dv) * es, tv + (size_t)(src * p->dv) * es, (size_t)p->dv * es);
+          }
+        }
+      free(tk);
+      free(tv);
+    } else if (s.dist == D_Q2) {
+      /* Q x 2 (exact) with the scale halved */
+      ac_counts n;
+      ac_problem_counts(&c->p, &n, NULL);
+      for (int64_t x = 0; x < n.q; x++) put(t, c->q, (size_t)x, 2 * ac_load(t, c->q, (size_t)x));
+      c->p.scale_is_default = 0;
+      c->p.scale = 0.5 / sqrt((double)c->p.dk);
+    }
+  }
+  c->seed = seed;
+  snprintf(c->generator, sizeof c->generator, "suite:%s", dist_names[s.dist]);
+  return 0;
+}
+
+void ac_suite_case_free(ac_suite_case *sc)
+{
+  ac_case_free(&sc->c);
+}

@@ -1,0 +1,29 @@
+/* suite.h: the fixed deterministic suite (`attncheck suite`): shapes from FlashAttention's and
+ * PyTorch's own tests, every mask, tq != tk both ways, GQA/MQA, dv != dk, strided layouts,
+ * adversarial value patterns, metamorphic variants (V = ones, equal logits, key permutation,
+ * Q x 2 with scale / 2, one (batch, head) slice alone) judged against the oracle within the
+ * budget, and the worked examples. Every case is generated in memory from a fixed seed. */
+#ifndef AC_SUITE_H
+#define AC_SUITE_H
+#include <stdint.h>
+#include "casefile.h"
+
+typedef enum { AC_SUITE_CI = 0, AC_SUITE_FULL = 1 } ac_suite_kind;
+
+typedef struct {
+  char name[128];       /* unique within the suite, e.g. "f32-113x203-d64-causal-bottom-right-b2h4kv2" */
+  ac_case c;
+  char rows[32];        /* oracle row selection ("" = all rows) */
+  int repeat;           /* run twice (NONDETERMINISTIC) */
+} ac_suite_case;
+
+int ac_suite_parse(const char *s, ac_suite_kind *out);
+/* Number of cases (every dtype included; a kernel SKIPs the dtypes it does not support). */
+int64_t ac_suite_count(ac_suite_kind k);
+/* Name and dtype of case i without generating it. */
+int ac_suite_describe(ac_suite_kind k, int64_t i, char *name, size_t n, ac_dtype *dtype);
+/* Generate case i. */
+int ac_suite_make(ac_suite_kind k, int64_t i, ac_suite_case *sc, ac_err *e);
+void ac_suite_case_free(ac_suite_case *sc);
+
+#endif

@@ -1,0 +1,7 @@
+# tests/compare.mk: precision classes, budgets, verdicts, commands check/suite/compare/list.
+AC_COMPARE_TEST_LIBS = src/libac_compare.a kernels/libac_kernels.a oracle/libac_oracle.a $(AC_CUDA_LINK) $(AC_CORE_LIBS)
+
+check_PROGRAMS += tests/tcompare
+TESTS += tests/tcompare
+tests_tcompare_CFLAGS = $(AC_TEST_CFLAGS)
+tests_tcompare_LDADD = $(AC_TEST_LIBS) $(AC_COMPARE_TEST_LIBS)

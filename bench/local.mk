@@ -1,1 +1,2 @@
 # bench/: benchmark programs printing ratios against an in-process baseline.
+include bench/oracle.mk

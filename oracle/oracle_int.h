@@ -9,6 +9,7 @@
  * level 0 implementation: it only has to fill the same element intervals. */
 #ifndef AC_ORACLE_INT_H
 #define AC_ORACLE_INT_H
+#include <stdio.h>
 #include <gmp.h>
 #include <mpfr.h>
 #include "oracle.h"

@@ -15,6 +15,7 @@
  *   exp(thi) = exp(tlo) e^d <= nextabove(exp(tlo) RNDD) (1 + d + d^2) <= ... (1 + 2d),
  * since e^d = 1 + d + d^2 (1/2 + d/6 + ...) <= 1 + d + d^2 for d <= 1. One exp per group. */
 #include "config.h"
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,7 +58,8 @@ void ac_or_weights(ac_or_ws *w, mpfr_prec_t p)
   ensure_groups(w, ng);
   mpfr_t clo, chi, dz, d, one;
   mpfr_inits2(p + 16, clo, chi, (mpfr_ptr)0);
-  mpfr_inits2(64, dz, d, one, (mpfr_ptr)0);
+  mpfr_inits2(64, dz, one, (mpfr_ptr)0);
+  mpfr_init2(d, p + 16);   /* 1 + 2 delta must not round up to 1 + 2^-63 */
   ac_or_scale_interval(&w->sc, clo, chi);
   const uint64_t *ztop = ac_or_z(w, w->ord[0]);
   for (int64_t g = 0; g < ng; g++) {
@@ -231,7 +233,6 @@ static uint32_t decide_formats(ac_or_ws *w, int64_t t, uint32_t pend, uint64_t *
 
 static void lse_eval(ac_or_ws *w, ac_oracle_row *row, ac_or_stats *st)
 {
-  (void)st;
   uint32_t pend = 1u << AC_F32;
   if (w->opts->lse_f64) pend |= 1u << AC_F64;
   mpfr_t lo, hi, bp, m;
@@ -276,6 +277,7 @@ static void lse_eval(ac_or_ws *w, ac_oracle_row *row, ac_or_stats *st)
       if (pend & (1u << AC_F32)) row->lse_f32 = (float)mpfr_get_d(lo, MPFR_RNDN);
       if (pend & (1u << AC_F64)) row->lse_f64 = mpfr_get_d(lo, MPFR_RNDN);
       row->lse_how = AC_HOW_UNRESOLVED;
+      st->unresolved++;
       break;
     }
     p = np;

@@ -1,1 +1,7 @@
-# tests/oracle.mk: tests of this layer.
+# tests/oracle.mk: tests of the oracle (layer 2). toracle_ref.c is the shared brute force.
+AC_TORACLE_SRC = tests/toracle_ref.c tests/toracle_ref.h
+check_PROGRAMS += tests/toracle_brute
+TESTS += tests/toracle_brute
+tests_toracle_brute_SOURCES = tests/toracle_brute.c $(AC_TORACLE_SRC)
+tests_toracle_brute_CFLAGS = $(AC_TEST_CFLAGS)
+tests_toracle_brute_LDADD = $(AC_TEST_LIBS) $(AC_ORACLE_LIBS)

@@ -1,0 +1,25 @@
+/* toracle_ref.h: what the oracle tests share: a brute-force MPFR evaluation of one row
+ * (round to nearest at a huge precision, the textbook formula, no exact-case logic) and
+ * builders of small cases in memory. */
+#ifndef AC_TORACLE_REF_H
+#define AC_TORACLE_REF_H
+#include <mpfr.h>
+#include "casefile.h"
+#include "oracle.h"
+#include "rng.h"
+
+/* o[dv] and lse of row (b, h, i) at precision prec, extended exponent range; returns the
+ * number of visible keys (0: nothing computed). o and lse must be initialised. */
+int64_t ref_row(const ac_case *c, int64_t b, int64_t h, int64_t i, mpfr_prec_t prec, mpfr_t *o, mpfr_t lse,
+                mpfr_t *weights_sum);
+/* A case of the given shape with every tensor zero; scale default. */
+void ref_case(ac_case *c, ac_dtype t, ac_mask m, int64_t B, int64_t H, int64_t KVH, int64_t tq, int64_t tk,
+              int64_t dk, int64_t dv);
+void ref_set(ac_case *c, char which, size_t idx, double x);   /* which: 'q', 'k', 'v' */
+double ref_get(const ac_case *c, char which, size_t idx);
+/* A random small case in dtype t (values finite). */
+void ref_random_case(ac_case *c, ac_dtype t, ac_rng *r);
+/* Runs the oracle with the case dtype plus extra formats; aborts the test on error. */
+void ref_oracle(const ac_case *c, uint32_t formats, int threads, ac_oracle_result *r);
+
+#endif

@@ -123,7 +123,10 @@ ac_flash_tc_kernel(ac_cu_shape s, ac_tc_layout L, const T *q, const T *k, const 
     float ps = 0.0f;
     for (int c = c0; c < c0 + AC_TC_BC / 2; c++) {
       float p = 0.0f;
-      if (j0 + c <= my_last && m_new != -INFINITY) p = expf(Ss[row * L.lds + c] * s.scale - m_new);
+      if (j0 + c <= my_last) {
+        const float x = Ss[row * L.lds + c] * s.scale;
+        p = x == -INFINITY ? 0.0f : expf(x - m_new);   /* a NaN score stays NaN */
+      }
       ac_cu_st(Ps + row * L.ldp + c, p);
       ps += p;
     }

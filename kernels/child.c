@@ -29,7 +29,7 @@ void ac_shared_free(void *p, size_t n)
   if (p) munmap(p, n ? n : 1);
 }
 
-static void child_setup(int new_group)
+void ac_child_setup(int new_group)
 {
   static const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS,
                               SIGTERM, SIGINT, SIGPIPE, SIGALRM, SIGCHLD};
@@ -76,7 +76,7 @@ int ac_child_run(int (*fn)(void *arg), void *arg, double timeout_s, int new_grou
   }
   if (pid == 0) {
     close(pfd[0]);
-    child_setup(new_group);
+    ac_child_setup(new_group);
     int rc = fn(arg);
     _exit(rc & 0xff);
   }

@@ -18,6 +18,10 @@ typedef struct {
 int ac_child_run(int (*fn)(void *arg), void *arg, double timeout_s, int new_group,
                  ac_child_outcome *out, ac_err *e);
 
+/* What every child does first: fatal signals back to their defaults, signals unblocked,
+ * no core files; new_group: lead a new process group. */
+void ac_child_setup(int new_group);
+
 /* Shared anonymous memory created before fork (MAP_SHARED|MAP_ANONYMOUS), zeroed. NULL on failure. */
 void *ac_shared_alloc(size_t n, ac_err *e);
 void ac_shared_free(void *p, size_t n);

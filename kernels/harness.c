@@ -8,10 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "accuda.h"
-#include "child.h"
 #include "exec.h"
-
-#define AC_MIN_GUARD 256
+#include "harness_priv.h"
 
 void ac_run_opts_init(ac_run_opts *o)
 {
@@ -83,40 +81,6 @@ const char *ac_signal_name(int sig)
   snprintf(buf, sizeof buf, "signal %d", sig);
   return buf;
 }
-
-/* ---- the shared result area ------------------------------------------------ */
-
-typedef struct {
-  int32_t done, status, guard_ok, pad;
-  int64_t n_unwritten, n_lse_unwritten;
-  double kernel_ms;
-  char msg[512];
-  char guard_msg[256];
-} shared_head;
-
-typedef struct {
-  size_t o_off, lse_off, flags_off, total;
-} shared_layout;
-
-static size_t round64(size_t n) { return (n + 63) & ~(size_t)63; }
-
-static void layout_for(const ac_counts *cn, ac_dtype t, int want_lse, shared_layout *l)
-{
-  l->o_off = round64(sizeof(shared_head));
-  l->lse_off = l->o_off + round64((size_t)cn->o * ac_dtype_size(t));
-  l->flags_off = l->lse_off + (want_lse ? round64((size_t)cn->rows * sizeof(float)) : 0);
-  l->total = l->flags_off + round64((size_t)cn->o);
-}
-
-typedef struct {
-  const ac_kernel *k;
-  const ac_case *c;
-  const ac_run_opts *o;
-  attncheck_problem ap;
-  ac_counts cn;
-  shared_layout l;
-  unsigned char *area;
-} run_ctx;
 
 static void appendf(char *buf, size_t n, const char *fmt, const char *tensor, const char *what, int64_t a, int64_t b)
 {
@@ -200,10 +164,10 @@ static int input_ok(const ac_guarded *g, const void *dense, int64_t B, int64_t H
 }
 
 /* The body of a run: in the child (or in process). Everything it reports goes to the area. */
-static int run_body(void *arg)
+int ac_hx_body(void *arg)
 {
-  run_ctx *x = arg;
-  shared_head *h = (shared_head *)x->area;
+  ac_hx_ctx *x = arg;
+  ac_hx_head *h = (ac_hx_head *)x->area;
   const attncheck_kernel *kk = x->k->abi;
   const ac_problem *p = &x->c->p;
   const attncheck_problem *ap = &x->ap;
@@ -323,10 +287,71 @@ static int run_body(void *arg)
   return 0;
 }
 
-static void result_reset(ac_run_result *r)
+void ac_hx_result_reset(ac_run_result *r, ac_dtype t)
 {
   memset(r, 0, sizeof *r);
   r->guard_ok = 1;
+  r->dtype = t;
+}
+
+static size_t round64(size_t n) { return (n + 63) & ~(size_t)63; }
+
+int ac_hx_prepare(ac_hx_ctx *x, const ac_kernel *k, const ac_case *c, const ac_run_opts *o, ac_err *e)
+{
+  memset(x, 0, sizeof *x);
+  if (ac_problem_validate(&c->p, ac_mem_cap(), e) || ac_problem_counts(&c->p, &x->cn, e)) return -1;
+  if (!k->abi || !k->abi->run) return ac_err_set(e, "kernel '%s' has no run function", k->name);
+  x->k = k;
+  x->c = c;
+  x->o = o;
+  ac_problem_to_abi(&c->p, &x->ap);
+  x->l.o_off = round64(sizeof(ac_hx_head));
+  x->l.lse_off = x->l.o_off + round64((size_t)x->cn.o * ac_dtype_size(c->p.dtype));
+  x->l.flags_off = x->l.lse_off + (o->want_lse ? round64((size_t)x->cn.rows * sizeof(float)) : 0);
+  x->l.total = x->l.flags_off + round64((size_t)x->cn.o);
+  return 0;
+}
+
+void ac_hx_collect(const ac_hx_ctx *x, const ac_child_outcome *oc, ac_run_result *r)
+{
+  const ac_hx_head *h = (const ac_hx_head *)x->area;
+  ac_hx_result_reset(r, x->c->p.dtype);
+  if (oc->timed_out) {
+    r->status = AC_RUN_TIMEOUT;
+    snprintf(r->msg, sizeof r->msg, "no result within the time limit of %g s (killed)", x->o->timeout_s);
+  } else if (oc->sig) {
+    r->status = AC_RUN_CRASH;
+    r->sig = oc->sig;
+    snprintf(r->msg, sizeof r->msg, "kernel process killed by %s (%s)", ac_signal_name(oc->sig), strsignal(oc->sig));
+  } else if (!h->done) {
+    r->status = AC_RUN_CRASH;
+    snprintf(r->msg, sizeof r->msg, "kernel process exited with status %d before the run finished", oc->code);
+  } else {
+    r->status = (ac_run_status)h->status;
+    memcpy(r->msg, h->msg, sizeof r->msg);
+    r->msg[sizeof r->msg - 1] = 0;
+    memcpy(r->guard_msg, h->guard_msg, sizeof r->guard_msg);
+    r->guard_msg[sizeof r->guard_msg - 1] = 0;
+    r->guard_ok = h->guard_ok;
+    r->kernel_ms = h->kernel_ms;
+    if (r->status == AC_RUN_OK) {
+      size_t ob = (size_t)x->cn.o * ac_dtype_size(x->c->p.dtype);
+      r->o = ac_xmalloc(ob ? ob : 1);
+      memcpy(r->o, x->area + x->l.o_off, ob);
+      r->o_count = x->cn.o;
+      r->n_unwritten = h->n_unwritten;
+      if (h->n_unwritten) {
+        r->unwritten = ac_xmalloc((size_t)x->cn.o);
+        memcpy(r->unwritten, x->area + x->l.flags_off, (size_t)x->cn.o);
+      }
+      if (x->o->want_lse) {
+        r->lse = ac_xmalloc((size_t)x->cn.rows * sizeof(float));
+        memcpy(r->lse, x->area + x->l.lse_off, (size_t)x->cn.rows * sizeof(float));
+        r->lse_count = x->cn.rows;
+        r->n_lse_unwritten = h->n_lse_unwritten;
+      }
+    }
+  }
 }
 
 static int harness_error(ac_run_result *r, ac_err *e, const char *msg)
@@ -343,78 +368,34 @@ int ac_harness_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *opts
     ac_run_opts_init(&defaults);
     opts = &defaults;
   }
-  result_reset(r);
-  r->dtype = c->p.dtype;
-  ac_err pe;
-  run_ctx x;
-  memset(&x, 0, sizeof x);
-  if (ac_problem_validate(&c->p, ac_mem_cap(), &pe) || ac_problem_counts(&c->p, &x.cn, &pe))
-    return harness_error(r, e, pe.msg);
+  ac_hx_result_reset(r, c->p.dtype);
   if (k->kind == AC_KIND_EXEC || k->kind == AC_KIND_EXEC_PERSISTENT) return ac_exec_run(k, c, opts, r, e);
-  if (!k->abi || !k->abi->run) return harness_error(r, e, "kernel has no run function");
+  ac_err pe;
+  ac_hx_ctx x;
+  if (ac_hx_prepare(&x, k, c, opts, &pe)) return harness_error(r, e, pe.msg);
   if (k->abi->memory == ATTNCHECK_MEM_CUDA && !ac_cuda_built()) {
     /* Nothing to fork for: CUDA support is absent. */
     r->status = AC_RUN_UNSUPPORTED;
     snprintf(r->msg, sizeof r->msg, "CUDA support not built");
     return 0;
   }
-  x.k = k;
-  x.c = c;
-  x.o = opts;
-  ac_problem_to_abi(&c->p, &x.ap);
-  layout_for(&x.cn, c->p.dtype, opts->want_lse, &x.l);
-
   ac_child_outcome oc;
   memset(&oc, 0, sizeof oc);
-  if (opts->in_process) {
+  /* CUDA is never initialized in the caller: in_process does not apply to CUDA kernels. */
+  int in_process = opts->in_process && k->abi->memory != ATTNCHECK_MEM_CUDA;
+  if (in_process) {
     x.area = ac_xcalloc(1, x.l.total);
-    run_body(&x);
+    ac_hx_body(&x);
   } else {
     x.area = ac_shared_alloc(x.l.total, &pe);
     if (!x.area) return harness_error(r, e, pe.msg);
-    if (ac_child_run(run_body, &x, opts->timeout_s, 0, &oc, &pe)) {
+    if (ac_child_run(ac_hx_body, &x, opts->timeout_s, 0, &oc, &pe)) {
       ac_shared_free(x.area, x.l.total);
       return harness_error(r, e, pe.msg);
     }
   }
-  shared_head *h = (shared_head *)x.area;
-  if (oc.timed_out) {
-    r->status = AC_RUN_TIMEOUT;
-    snprintf(r->msg, sizeof r->msg, "no result within the time limit of %g s (killed)", opts->timeout_s);
-  } else if (oc.sig) {
-    r->status = AC_RUN_CRASH;
-    r->sig = oc.sig;
-    snprintf(r->msg, sizeof r->msg, "kernel process killed by %s (%s)", ac_signal_name(oc.sig), strsignal(oc.sig));
-  } else if (!h->done) {
-    r->status = AC_RUN_CRASH;
-    snprintf(r->msg, sizeof r->msg, "kernel process exited with status %d before the run finished", oc.code);
-  } else {
-    r->status = (ac_run_status)h->status;
-    memcpy(r->msg, h->msg, sizeof r->msg);
-    r->msg[sizeof r->msg - 1] = 0;
-    memcpy(r->guard_msg, h->guard_msg, sizeof r->guard_msg);
-    r->guard_msg[sizeof r->guard_msg - 1] = 0;
-    r->guard_ok = h->guard_ok;
-    r->kernel_ms = h->kernel_ms;
-    if (r->status == AC_RUN_OK) {
-      size_t ob = (size_t)x.cn.o * ac_dtype_size(c->p.dtype);
-      r->o = ac_xmalloc(ob ? ob : 1);
-      memcpy(r->o, x.area + x.l.o_off, ob);
-      r->o_count = x.cn.o;
-      r->n_unwritten = h->n_unwritten;
-      if (h->n_unwritten) {
-        r->unwritten = ac_xmalloc((size_t)x.cn.o);
-        memcpy(r->unwritten, x.area + x.l.flags_off, (size_t)x.cn.o);
-      }
-      if (opts->want_lse) {
-        r->lse = ac_xmalloc((size_t)x.cn.rows * sizeof(float));
-        memcpy(r->lse, x.area + x.l.lse_off, (size_t)x.cn.rows * sizeof(float));
-        r->lse_count = x.cn.rows;
-        r->n_lse_unwritten = h->n_lse_unwritten;
-      }
-    }
-  }
-  if (opts->in_process) free(x.area);
+  ac_hx_collect(&x, &oc, r);
+  if (in_process) free(x.area);
   else ac_shared_free(x.area, x.l.total);
   if (r->status == AC_RUN_HARNESS_ERROR) return ac_err_set(e, "%s", r->msg);
   return 0;

@@ -28,7 +28,8 @@ const attncheck_kernel *const *ac_test_kernels(size_t *count);
  * 'exec:COMMAND {in} {out}' or 'exec-persistent:COMMAND'. Appends to *list. */
 int ac_kernel_resolve(const char *spec, ac_kernel ***list, int *n, ac_err *e);
 void ac_kernel_free(ac_kernel *k);
-/* 1 supported, 0 not (why filled). Exec kernels: always 1. */
+/* 1 supported, 0 not (why filled). Exec kernels: always 1. Calls the kernel's supports()
+ * in the caller's process (it must not touch the GPU); CUDA kernels without a CUDA build: 0. */
 int ac_kernel_supports(const ac_kernel *k, const ac_problem *p, char *why, size_t why_len);
 
 typedef enum {
@@ -43,7 +44,7 @@ typedef enum {
 typedef struct {
   double timeout_s;     /* default 60 */
   int want_lse;         /* pass an lse buffer */
-  int in_process;       /* run without fork (debugging only) */
+  int in_process;       /* run without fork (debugging only; ignored for CUDA kernels) */
   int device;           /* CUDA device */
   int64_t guard;        /* guard elements each side (>= 256) */
 } ac_run_opts;
@@ -88,6 +89,18 @@ const char *ac_signal_name(int sig);
 void ac_kernel_list_free(ac_kernel **list, int n);
 /* Find a built-in (correct, mutant or test) kernel by name; NULL if none. flags: 0 correct, 1 mutant, 2 test. */
 const attncheck_kernel *ac_builtin_find(const char *name, int *flags);
+
+/* A persistent worker: one child process that serves many cases of one kernel, so that
+ * per-process setup (a CUDA context) happens once. Same contract and results as
+ * ac_harness_run; the child starts on the first run, and after a CRASH or TIMEOUT (the
+ * child is killed) the next run starts a fresh one. Exec kernels and in_process runs go
+ * through ac_harness_run. */
+typedef struct ac_worker ac_worker;
+ac_worker *ac_worker_new(const ac_kernel *k);
+int ac_worker_run(ac_worker *w, const ac_case *c, const ac_run_opts *o, ac_run_result *r, ac_err *e);
+/* Number of child processes started so far (for tests and statistics). */
+int ac_worker_starts(const ac_worker *w);
+void ac_worker_free(ac_worker *w);
 
 /* Convert the internal problem to the ABI's (with the strides the layout asks for). */
 void ac_problem_to_abi(const ac_problem *p, attncheck_problem *a);

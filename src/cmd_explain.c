@@ -1,11 +1,299 @@
-/* cmd_explain.c: attncheck explain (not yet written). */
+/* cmd_explain.c: attncheck explain — every stage of one row as the textbook formula defines it. */
+#include "config.h"
+#include <getopt.h>
+#include <math.h>
+#include <mpfr.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "casefile.h"
 #include "commands.h"
+#include "oracle.h"
 #include "util.h"
+
+#define SHOW_PREC 256
+#define LIMIT 64
+
+static void usage(FILE *f)
+{
+  fprintf(f,
+          "usage: attncheck explain CASE --row I [--head H] [--batch B] [--force]\n\n"
+          "Prints every stage of query row I of head H in batch B: raw scores q·k_j (exact, decimal\n"
+          "and hex), scaled scores, masked scores, the row maximum, the weights exp(s_j - m), their\n"
+          "sum L, the softmax weights, the output row (exact to 20 digits, and the correctly rounded\n"
+          "value in the case dtype as hex) and LSE. Meant for small cases such as minimized findings.\n\n"
+          "  --row I        query position i (required)\n"
+          "  --head H       query head (default 0)\n"
+          "  --batch B      batch index (default 0)\n"
+          "  --force        explain even when tk, dk or dv exceed %d\n"
+          "  --help\n\n"
+          "exit: 0 done; 2 bad usage or unreadable case; 3 a value the oracle could not decide.\n",
+          LIMIT);
+}
+
+enum { O_ROW = 256, O_HEAD, O_BATCH, O_FORCE, O_HELP };
+static const struct option lopts[] = {
+  {"row", required_argument, 0, O_ROW}, {"head", required_argument, 0, O_HEAD},
+  {"batch", required_argument, 0, O_BATCH}, {"force", no_argument, 0, O_FORCE},
+  {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0},
+};
+
+/* dk = a^2 b with b squarefree */
+static void squarefree(int64_t dk, int64_t *a, int64_t *b)
+{
+  *a = 1;
+  *b = dk;
+  for (int64_t f = 2; f * f <= *b; f++)
+    while (*b % (f * f) == 0) { *b /= f * f; *a *= f; }
+}
+
+static int64_t gcd64(int64_t x, int64_t y)
+{
+  if (x < 0) x = -x;
+  while (y) { int64_t t = x % y; x = y; y = t; }
+  return x;
+}
+
+/* z / sqrt(dk) written with integers and one square root, for integer z; "" if z is not a small integer. */
+static void symbolic(mpfr_srcptr z, int64_t dk, char *buf, size_t n)
+{
+  buf[0] = 0;
+  if (!mpfr_integer_p(z) || mpfr_cmpabs_ui(z, 1000000000) > 0) return;
+  int64_t zi = (int64_t)mpfr_get_si(z, MPFR_RNDN);
+  if (zi == 0) { snprintf(buf, n, "0"); return; }
+  int64_t a, b;
+  squarefree(dk, &a, &b);
+  const char *sg = zi < 0 ? "-" : "";
+  int64_t p = zi < 0 ? -zi : zi, q = a, g = gcd64(p, q);
+  p /= g; q /= g;          /* s = p / (q sqrt b) */
+  if (b == 1) {
+    if (q == 1) snprintf(buf, n, "%s%lld", sg, (long long)p);
+    else snprintf(buf, n, "%s%lld/%lld", sg, (long long)p, (long long)q);
+  } else if (p % b == 0) {  /* = (p/b) sqrt(b) / q */
+    int64_t r = p / b, g2 = gcd64(r, q);
+    r /= g2; q /= g2;
+    char coef[32] = "";
+    if (r != 1) snprintf(coef, sizeof coef, "%lld", (long long)r);
+    if (q == 1) snprintf(buf, n, "%s%s√%lld", sg, coef, (long long)b);
+    else snprintf(buf, n, "%s%s√%lld/%lld", sg, coef, (long long)b, (long long)q);
+  } else if (q == 1) {
+    snprintf(buf, n, "%s%lld/√%lld", sg, (long long)p, (long long)b);
+  } else {
+    snprintf(buf, n, "%s%lld/(%lld√%lld)", sg, (long long)p, (long long)q, (long long)b);
+  }
+}
+
+static void print_exact(mpfr_srcptr x)
+{
+  if (mpfr_integer_p(x) && mpfr_cmpabs_ui(x, 1000000000) <= 0) mpfr_printf("%-24.0Rf", x);
+  else mpfr_printf("%-24.20Rg", x);
+  mpfr_printf(" %Ra", x);
+}
 
 int ac_cmd_explain(int argc, char **argv)
 {
-  (void)argc;
-  (void)argv;
-  ac_cmd_error("explain", "not implemented yet");
-  return AC_EXIT_USAGE;
+  const char *cmd = "explain";
+  int64_t row = -1, head = 0, batch = 0;
+  int force = 0;
+  optind = 0;
+  opterr = 0;
+  int ch;
+  while ((ch = getopt_long(argc, argv, "", lopts, NULL)) != -1) {
+    const char *a = optarg;
+    switch (ch) {
+    case O_HELP: usage(stdout); return AC_EXIT_OK;
+    case O_ROW: if (ac_parse_i64(a, &row) || row < 0) return ac_cmd_usage_error(cmd, "bad --row '%s'", a); break;
+    case O_HEAD: if (ac_parse_i64(a, &head) || head < 0) return ac_cmd_usage_error(cmd, "bad --head '%s'", a); break;
+    case O_BATCH: if (ac_parse_i64(a, &batch) || batch < 0) return ac_cmd_usage_error(cmd, "bad --batch '%s'", a); break;
+    case O_FORCE: force = 1; break;
+    default: return ac_cmd_usage_error(cmd, "unknown option or missing argument: '%s'", argv[optind - 1]);
+    }
+  }
+  if (optind >= argc) return ac_cmd_usage_error(cmd, "no case file given");
+  if (optind + 1 < argc) return ac_cmd_usage_error(cmd, "unexpected argument '%s'", argv[optind + 1]);
+  if (row < 0) return ac_cmd_usage_error(cmd, "--row is required");
+  const char *path = argv[optind];
+  ac_case c;
+  ac_err e;
+  if (ac_case_read(&c, path, &e)) {
+    ac_cmd_error(cmd, "%s", e.msg);
+    return AC_EXIT_USAGE;
+  }
+  const ac_problem *p = &c.p;
+  int rc = AC_EXIT_OK;
+  if (row >= p->tq || head >= p->heads || batch >= p->batch) {
+    ac_cmd_error(cmd, "%s: row %lld, head %lld, batch %lld outside the case (tq %lld, heads %lld, batch %lld)", path,
+                 (long long)row, (long long)head, (long long)batch, (long long)p->tq, (long long)p->heads,
+                 (long long)p->batch);
+    ac_case_free(&c);
+    return AC_EXIT_USAGE;
+  }
+  if (!force && (p->tk > LIMIT || p->dk > LIMIT || p->dv > LIMIT)) {
+    ac_cmd_error(cmd, "%s: tk %lld, dk %lld, dv %lld: too large to print usefully (limit %d); minimize the case "
+                      "first or pass --force",
+                 path, (long long)p->tk, (long long)p->dk, (long long)p->dv, LIMIT);
+    ac_case_free(&c);
+    return AC_EXIT_USAGE;
+  }
+  if (!p->scale_is_default && !isfinite(p->scale)) {
+    ac_cmd_error(cmd, "%s: the scale %a is not finite", path, p->scale);
+    ac_case_free(&c);
+    return AC_EXIT_USAGE;
+  }
+
+  /* The oracle for this row: correctly rounded outputs and LSE. */
+  ac_oracle_opts o;
+  ac_oracle_opts_init(&o);
+  char spec[64];
+  int64_t grow = (int64_t)ac_rowidx(p, batch, head, row);
+  snprintf(spec, sizeof spec, "%lld", (long long)grow);
+  o.rows = spec;
+  o.threads = 1;
+  o.formats = 1u << AC_F64;
+  o.lse_f64 = 1;
+  ac_oracle_result r;
+  if (ac_oracle_run(&c, &o, &r, &e)) {
+    ac_cmd_error(cmd, "%s: %s", path, e.msg);
+    ac_case_free(&c);
+    return AC_EXIT_USAGE;
+  }
+
+  mpfr_exp_t emin = mpfr_get_emin(), emax = mpfr_get_emax();
+  mpfr_set_emin(mpfr_get_emin_min());
+  mpfr_set_emax(mpfr_get_emax_max());
+  int64_t kvh = ac_kv_head(p, head), n = ac_visible_count(p, row), tk = p->tk;
+  int def = p->scale_is_default;
+  mpfr_t sc, x, m, L, tmp;
+  mpfr_inits2(SHOW_PREC, sc, x, m, L, tmp, (mpfr_ptr)0);
+  if (def) {
+    mpfr_set_si(sc, (long)p->dk, MPFR_RNDN);
+    mpfr_rec_sqrt(sc, sc, MPFR_RNDN);
+  } else {
+    mpfr_set_d(sc, p->scale, MPFR_RNDN);
+  }
+  printf("case %s (%s): %s, mask %s, batch %lld, heads %lld (kv heads %lld), tq %lld, tk %lld, dk %lld, dv %lld\n",
+         path, c.generator, ac_dtype_name(p->dtype), ac_mask_name(p->mask), (long long)p->batch,
+         (long long)p->heads, (long long)p->kv_heads, (long long)p->tq, (long long)p->tk, (long long)p->dk,
+         (long long)p->dv);
+  if (def) {
+    mpfr_set_ui(tmp, 1, MPFR_RNDN);
+    char sym[96];
+    symbolic(tmp, p->dk, sym, sizeof sym);
+    mpfr_printf("scale c = 1/√%lld = %s = %.20Rg (default)\n", (long long)p->dk, sym, sc);
+  } else {
+    mpfr_printf("scale c = %.20Rg = %Ra (stored)\n", sc, sc);
+  }
+  printf("row: batch %lld, head %lld (kv head %lld), query i = %lld: %lld of %lld keys visible\n\n",
+         (long long)batch, (long long)head, (long long)kvh, (long long)row, (long long)n, (long long)tk);
+  printf("q_%lld = [", (long long)row);
+  for (int64_t t = 0; t < p->dk; t++)
+    printf("%s%.17g", t ? ", " : "", ac_load(p->dtype, c.q, ac_qidx(p, batch, head, row, t)));
+  printf("]\n\n");
+
+  mpfr_t *z = ac_xmalloc((size_t)tk * sizeof *z), *s = ac_xmalloc((size_t)tk * sizeof *s);
+  char (*sym)[96] = ac_xcalloc((size_t)tk, sizeof *sym);
+  for (int64_t j = 0; j < tk; j++) {
+    mpfr_init2(z[j], 4400);   /* holds any fp64 dot product of up to 2^200 terms exactly */
+    mpfr_init2(s[j], SHOW_PREC);
+    mpfr_set_zero(z[j], 1);
+    for (int64_t t = 0; t < p->dk; t++) {
+      mpfr_set_d(tmp, ac_load(p->dtype, c.q, ac_qidx(p, batch, head, row, t)), MPFR_RNDN);
+      mpfr_mul_d(tmp, tmp, ac_load(p->dtype, c.k, ac_kidx(p, batch, kvh, j, t)), MPFR_RNDN);
+      mpfr_add(z[j], z[j], tmp, MPFR_RNDN);
+    }
+    mpfr_mul(s[j], z[j], sc, MPFR_RNDN);
+    if (def) symbolic(z[j], p->dk, sym[j], sizeof sym[j]);
+  }
+  printf("1. raw scores z_j = q·k_j (exact)\n");
+  for (int64_t j = 0; j < tk; j++) {
+    printf("   j=%-4lld ", (long long)j);
+    print_exact(z[j]);
+    printf("\n");
+  }
+  printf("   raw: [");
+  for (int64_t j = 0; j < tk; j++) {
+    if (mpfr_integer_p(z[j]) && mpfr_cmpabs_ui(z[j], 1000000000) <= 0) mpfr_printf("%s%.0Rf", j ? ", " : "", z[j]);
+    else mpfr_printf("%s%.10Rg", j ? ", " : "", z[j]);
+  }
+  printf("]\n\n2. scaled scores s_j = c·z_j\n");
+  for (int64_t j = 0; j < tk; j++) {
+    printf("   j=%-4lld ", (long long)j);
+    if (sym[j][0]) printf("%-12s = ", sym[j]);
+    mpfr_printf("%.20Rg\n", s[j]);
+  }
+  printf("   scaled: [");
+  for (int64_t j = 0; j < tk; j++) {
+    if (sym[j][0]) printf("%s%s", j ? ", " : "", sym[j]);
+    else mpfr_printf("%s%.10Rg", j ? ", " : "", s[j]);
+  }
+  printf("]\n\n3. masked scores (mask %s: key j visible iff %s)\n", ac_mask_name(p->mask),
+         p->mask == AC_MASK_NONE ? "always" : p->mask == AC_MASK_CAUSAL ? "j <= i" : "j <= i + tk - tq");
+  for (int64_t j = 0; j < tk; j++) {
+    if (j < n) mpfr_printf("   j=%-4lld %.20Rg\n", (long long)j, s[j]);
+    else printf("   j=%-4lld -inf (masked)\n", (long long)j);
+  }
+  const ac_oracle_row *orow = &r.rows[grow];
+  if (n == 0) {
+    printf("\nno visible key: the output row is 0 and LSE = -inf (empty-row convention)\n");
+  } else {
+    int64_t jm = 0;
+    for (int64_t j = 1; j < n; j++)
+      if (mpfr_cmp(z[j], z[jm]) * (mpfr_sgn(sc) >= 0 ? 1 : -1) > 0) jm = j;
+    mpfr_set(m, s[jm], MPFR_RNDN);
+    printf("\n4. row maximum m = max_j s_j = ");
+    if (sym[jm][0]) printf("%s = ", sym[jm]);
+    mpfr_printf("%.20Rg (key %lld)\n", m, (long long)jm);
+    printf("\n5. weights w_j = exp(s_j - m)\n");
+    mpfr_set_zero(L, 1);
+    for (int64_t j = 0; j < n; j++) {
+      mpfr_sub(s[j], s[j], m, MPFR_RNDN);
+      mpfr_exp(s[j], s[j], MPFR_RNDN);
+      mpfr_add(L, L, s[j], MPFR_RNDN);
+      mpfr_printf("   j=%-4lld %.20Rg\n", (long long)j, s[j]);
+    }
+    mpfr_printf("   L = Σ_j w_j = %.20Rg\n\n6. softmax weights A_j = w_j / L\n", L);
+    mpfr_set_zero(x, 1);
+    for (int64_t j = 0; j < n; j++) {
+      mpfr_div(tmp, s[j], L, MPFR_RNDN);
+      mpfr_add(x, x, tmp, MPFR_RNDN);
+      mpfr_printf("   j=%-4lld %.20Rg\n", (long long)j, tmp);
+    }
+    mpfr_printf("   Σ_j A_j = %.20Rg\n\n7. output o_t = Σ_j A_j V_jt\n", x);
+    printf("   %-5s %-28s %-26s %-26s %s\n", "t", "exact (20 digits)", ac_dtype_name(p->dtype), "binary64", "decided");
+    for (int64_t t = 0; t < p->dv; t++) {
+      mpfr_set_zero(x, 1);
+      for (int64_t j = 0; j < n; j++) {
+        mpfr_mul_d(tmp, s[j], ac_load(p->dtype, c.v, ac_vidx(p, batch, kvh, j, t)), MPFR_RNDN);
+        mpfr_add(x, x, tmp, MPFR_RNDN);
+      }
+      mpfr_div(x, x, L, MPFR_RNDN);
+      const ac_oracle_elem *el = &r.elems[grow * p->dv + t];
+      uint64_t bd = r.o_round[p->dtype][grow * p->dv + t], b64 = r.o_round[AC_F64][grow * p->dv + t];
+      char hx[32], h64[32], col[40];
+      snprintf(col, sizeof col, "%.9g (%s)", ac_decode(p->dtype, bd), ac_bits_hex(p->dtype, bd, hx, sizeof hx));
+      snprintf(h64, sizeof h64, "%a", ac_decode(AC_F64, b64));
+      const char *how = el->accept != AC_ACCEPT_VALUE ? "non-finite input"
+                        : el->how == AC_HOW_EXACT     ? "exact case"
+                        : el->how == AC_HOW_ROUNDED   ? "Ziv"
+                                                      : "UNRESOLVED";
+      if (el->how == AC_HOW_UNRESOLVED) rc = AC_EXIT_INTERNAL;
+      mpfr_printf("   %-5lld %-28.20Rg %-26s %-26s %s\n", (long long)t, x, col, h64, how);
+    }
+    mpfr_log(tmp, L, MPFR_RNDN);
+    mpfr_add(tmp, tmp, m, MPFR_RNDN);
+    uint32_t lb;
+    float lf = orow->lse_f32;
+    memcpy(&lb, &lf, 4);
+    mpfr_printf("\n8. LSE = m + ln L = %.20Rg; binary32 %a (0x%08x), binary64 %a\n", tmp, (double)lf, lb, orow->lse_f64);
+    if (orow->lse_how == AC_HOW_UNRESOLVED) rc = AC_EXIT_INTERNAL;
+  }
+  for (int64_t j = 0; j < tk; j++) { mpfr_clear(z[j]); mpfr_clear(s[j]); }
+  free(z); free(s); free(sym);
+  mpfr_clears(sc, x, m, L, tmp, (mpfr_ptr)0);
+  mpfr_set_emin(emin);
+  mpfr_set_emax(emax);
+  mpfr_free_cache();
+  ac_oracle_result_free(&r);
+  ac_case_free(&c);
+  return rc;
 }

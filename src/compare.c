@@ -265,6 +265,10 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
         if (ew > rep->max_err_w) rep->max_err_w = ew;
         if (ee > rep->max_err_e) rep->max_err_e = ee;
         if (opt->budget == AC_BUDGET_CLASS && es > rep->max_suspect) rep->max_suspect = es;
+        if (!match && err > bd.fixed) {
+          double kc = bd.E_terms > 0 ? (err - bd.fixed) / bd.E_terms : INFINITY;
+          if (kc > rep->max_kcrit) rep->max_kcrit = kc;
+        }
         if (!match && err > bound) {
           rep->n_fail++;
           bad = AC_WHY_VALUE;
@@ -333,6 +337,10 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
       if (ee > rep->lse_max_err_e) rep->lse_max_err_e = ee;
       if (err > rep->lse_max_err) rep->lse_max_err = err;
       if (opt->budget == AC_BUDGET_CLASS && !match && err / sthr > rep->max_suspect) rep->max_suspect = err / sthr;
+      if (!match && err > bd.fixed) {
+        double kc = bd.E_terms > 0 ? (err - bd.fixed) / bd.E_terms : INFINITY;
+        if (kc > rep->max_kcrit) rep->max_kcrit = kc;
+      }
       if (!match && err > bd.W) {
         rep->lse_fail++;
         bad = AC_WHY_VALUE;

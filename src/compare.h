@@ -68,6 +68,7 @@ typedef struct {
   int64_t n_rows_judged, n_ood_rows, n_empty_rows;
   double max_err, max_ulps, max_err_w, max_err_e;
   double max_suspect;             /* err / (κ·E_terms + fixed): > 1 is SUSPECT */
+  double max_kcrit;               /* (err - fixed) / E_terms: the κ at which the worst element turns SUSPECT */
   double nmse;
   ac_worst_elem worst;            /* worst by err/W (non-finite failures first) */
   /* LSE */

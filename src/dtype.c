@@ -88,8 +88,9 @@ static float bits_f32(uint32_t u)
   return x;
 }
 
-/* Round the binary64 value with bit pattern u into layout L (not binary64), nearest-even. */
-static uint64_t round_bits(const layout *L, uint64_t u, ac_e4m3_overflow ov)
+/* Round the binary64 value with bit pattern u into layout L (not binary64), nearest-even.
+ * Inlined so that each format's constants fold. */
+static inline __attribute__((always_inline)) uint64_t round_bits(const layout *L, uint64_t u, ac_e4m3_overflow ov)
 {
   const uint64_t sign = (u >> 63) << (L->nbits - 1);
   const uint64_t a = u & 0x7fffffffffffffffULL;
@@ -128,7 +129,7 @@ static uint64_t round_bits(const layout *L, uint64_t u, ac_e4m3_overflow ov)
     r = sig >> shift;
     const uint64_t rem = sig & ((1ULL << shift) - 1);
     const uint64_t half = 1ULL << (shift - 1);
-    if (rem > half || (rem == half && (r & 1))) r++;
+    r += (uint64_t)(rem > half) | ((uint64_t)(rem == half) & r & 1);
   }
   /* r is the magnitude in quanta 2^(eq - m); biased exponent eq + bias >= 1 absorbs the
    * hidden bit, and a carry out of the mantissa moves into the exponent field. */
@@ -142,16 +143,43 @@ static uint64_t round_bits(const layout *L, uint64_t u, ac_e4m3_overflow ov)
 
 uint16_t ac_f16_from_f64(double x) { return (uint16_t)round_bits(&layouts[AC_F16], f64_bits(x), AC_E4M3_SATURATE); }
 uint16_t ac_bf16_from_f64(double x) { return (uint16_t)round_bits(&layouts[AC_BF16], f64_bits(x), AC_E4M3_SATURATE); }
-uint16_t ac_f16_from_f32(float x) { return ac_f16_from_f64((double)x); }
-uint16_t ac_bf16_from_f32(float x) { return ac_bf16_from_f64((double)x); }
+/* binary32 inputs: the common cases round on the binary32 bit pattern directly (rebias, add
+ * half a quantum minus one plus the kept lsb, truncate: nearest-even, carries reach the exponent);
+ * the rest takes the exact binary64 path, binary32 -> binary64 being exact. */
+uint16_t ac_f16_from_f32(float x)
+{
+  uint32_t u;
+  memcpy(&u, &x, sizeof u);
+  const uint32_t a = u & 0x7fffffffu;
+  if (a >= 0x38800000u && a < 0x477ff000u)   /* result normal: [2^-14, 65520) */
+    return (uint16_t)(((u >> 16) & 0x8000u) | ((a - 0x38000000u + 0xfffu + ((a >> 13) & 1u)) >> 13));
+  if (a <= 0x33000000u) return (uint16_t)((u >> 16) & 0x8000u);             /* <= 2^-25: ties to +-0 */
+  if (a >= 0x477ff000u && a <= 0x7f800000u) return (uint16_t)(((u >> 16) & 0x8000u) | 0x7c00u);  /* inf */
+  return ac_f16_from_f64((double)x);
+}
+
+uint16_t ac_bf16_from_f32(float x)
+{
+  uint32_t u;
+  memcpy(&u, &x, sizeof u);
+  if ((u & 0x7fffffffu) <= 0x7f800000u)     /* not NaN: same exponent field, subnormals and inf included */
+    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+  return ac_bf16_from_f64((double)x);
+}
 uint8_t ac_e4m3_from_f64(double x, ac_e4m3_overflow ov) { return (uint8_t)round_bits(&layouts[AC_E4M3], f64_bits(x), ov); }
 uint8_t ac_e5m2_from_f64(double x) { return (uint8_t)round_bits(&layouts[AC_E5M2], f64_bits(x), AC_E4M3_SATURATE); }
 
 uint64_t ac_encode_f64_ov(ac_dtype t, double x, ac_e4m3_overflow ov)
 {
   if (t == AC_F64) return f64_bits(x);
-  if (!valid(t)) return 0;
-  return round_bits(&layouts[t], f64_bits(x), ov);
+  switch (t) {
+  case AC_F32: return round_bits(&layouts[AC_F32], f64_bits(x), ov);
+  case AC_F16: return ac_f16_from_f64(x);
+  case AC_BF16: return ac_bf16_from_f64(x);
+  case AC_E4M3: return ac_e4m3_from_f64(x, ov);
+  case AC_E5M2: return ac_e5m2_from_f64(x);
+  default: return 0;
+  }
 }
 
 uint64_t ac_encode_f64(ac_dtype t, double x) { return ac_encode_f64_ov(t, x, AC_E4M3_SATURATE); }

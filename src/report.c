@@ -161,6 +161,7 @@ void ac_report_json(FILE *f, const char *kernel, const char *casename, const ac_
   jnum(f, "max_err_w", r->max_err_w);
   jnum(f, "max_err_e", r->max_err_e);
   jnum(f, "max_err_kappa_e", r->max_suspect);
+  jnum(f, "kappa_crit", r->max_kcrit);
   jnum(f, "nmse", r->nmse);
   fprintf(f, ",\"elements\":%lld,\"judged\":%lld,\"fail\":%lld,\"suspect\":%lld,\"leak\":%lld,\"unresolved\":%lld,"
              "\"unwritten\":%lld,\"ood\":%lld,\"empty_rows\":%lld",

@@ -253,11 +253,21 @@ static void fill_values(ac_case *c, int dist, uint64_t seed)
     fill_normal(t, c->k, (size_t)n.k, &rk, 1.0);
     /* keys visible to no row get NaN and inf in K and V */
     int64_t maxvis = ac_visible_count(p, p->tq - 1);
-    uint64_t nan = ac_nan_bits(t);
+    /* a NaN payload other than the harness's pre-fill pattern, so that a propagated input NaN
+     * is not mistaken for an unwritten output */
+    uint64_t nan = ac_encode_f64(t, NAN);
+    if (nan == ac_nan_bits(t)) nan ^= 1ull << (8 * ac_dtype_size(t) - 1);
     uint64_t inf = ac_bits_isnan(t, ac_encode_f64(t, INFINITY)) ? nan : ac_encode_f64(t, INFINITY);
     for (int64_t b = 0; b < p->batch; b++)
       for (int64_t kh = 0; kh < p->kv_heads; kh++)
         for (int64_t j = maxvis; j < p->tk; j++) {
+          if (j == maxvis) {
+            /* one key in the middle, masked for the rows before it and visible after it
+             * (inside a diagonal tile: where FlashAttention-2 leaks); NaN in V only, so that
+             * the rows that see it expect NaN in every column and a finite LSE */
+            int64_t jm = maxvis / 2;
+            for (int64_t d = 0; d < p->dv; d++) ac_store_bits(t, c->v, ac_vidx(p, b, kh, jm, d), nan);
+          }
           for (int64_t d = 0; d < p->dk; d++) ac_store_bits(t, c->k, ac_kidx(p, b, kh, j, d), (j + d) % 3 ? 0 : inf);
           for (int64_t d = 0; d < p->dv; d++) ac_store_bits(t, c->v, ac_vidx(p, b, kh, j, d), (j + d) % 2 ? nan : 0);
         }

@@ -1,12 +1,14 @@
 # tests/kernels.mk: tests of this layer.
 
 # The harness: every misbehaviour becomes its status; strides and pre-fills reach kernels.
-check_PROGRAMS += tests/tharness tests/tharness_exec tests/tharness_execkernel tests/tplugin
-TESTS += tests/tharness tests/tharness_exec tests/tplugin tests/plugin_refused.sh tests/plugin_suite.sh
+check_PROGRAMS += tests/tharness tests/tharness_worker tests/tharness_exec tests/tharness_execkernel tests/tplugin
+TESTS += tests/tharness tests/tharness_worker tests/tharness_exec tests/tplugin tests/plugin_refused.sh tests/plugin_suite.sh
 noinst_HEADERS += tests/tharness_util.h
 dist_noinst_SCRIPTS += tests/plugin_refused.sh tests/plugin_suite.sh
 tests_tharness_CFLAGS = $(AC_TEST_CFLAGS)
 tests_tharness_LDADD = $(AC_TEST_LIBS) $(AC_KERNELS_LIBS)
+tests_tharness_worker_CFLAGS = $(AC_TEST_CFLAGS)
+tests_tharness_worker_LDADD = $(AC_TEST_LIBS) $(AC_KERNELS_LIBS)
 tests_tharness_exec_CFLAGS = $(AC_TEST_CFLAGS)
 tests_tharness_exec_LDADD = $(AC_TEST_LIBS) $(AC_KERNELS_LIBS)
 tests_tharness_execkernel_CFLAGS = $(AM_CFLAGS)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <errno.h>
+#include "accuda.h"
 #include "tharness_util.h"
 
 static ac_run_result run_kernel(const char *spec, const ac_case *c, double timeout_s, int want_lse, int in_process)
@@ -300,6 +301,56 @@ START_TEST(names_and_repeat_helpers)
 }
 END_TEST
 
+/* CUDA kernels go through the child: a result (OK with intact guards and every element
+ * written, or UNSUPPORTED when there is no device or no CUDA build), never a crash of ours.
+ * The parent only lists the kernels (no driver call). */
+START_TEST(cuda_kernels_run_in_the_child_or_skip)
+{
+  size_t n = 0;
+  const attncheck_kernel *const *ks = ac_cuda_kernels(&n);
+  ac_kernel *ref = th_kernel("test-reference");
+  for (size_t i = 0; i < n && i < 6; i++) {
+    ac_kernel *k = th_kernel(ks[i]->name);
+    ck_assert_int_eq(k->abi->memory, ATTNCHECK_MEM_CUDA);
+    for (int strided = 0; strided < 2; strided++) {
+      ac_case c;
+      th_case(&c, AC_F32, AC_MASK_CAUSAL_BR, 1, 2, 1, 5, 7, 16, 8, 60 + (uint64_t)i);
+      if (strided) {
+        const int64_t os[4] = {2 * 5 * 9, 5 * 9, 9, 1};
+        memcpy(c.p.o_stride, os, sizeof os);
+      }
+      ac_run_opts o;
+      ac_run_opts_init(&o);
+      o.want_lse = 1;
+      o.timeout_s = 30;
+      ac_run_result r, b;
+      ac_err e;
+      ck_assert(ac_harness_run(k, &c, &o, &r, &e) == 0);
+      ck_assert_msg(r.status == AC_RUN_OK || r.status == AC_RUN_UNSUPPORTED, "%s: %s: %s", k->name,
+                    ac_run_status_name(r.status), r.msg);
+      if (r.status == AC_RUN_UNSUPPORTED) {
+        if (i == 0 && !strided) fprintf(stderr, "cuda kernel %s: skipped: %s\n", k->name, r.msg);
+      } else {
+        ck_assert_msg(r.guard_ok, "%s: %s", k->name, r.guard_msg);
+        ck_assert_msg(r.n_unwritten == 0, "%s: %lld unwritten", k->name, (long long)r.n_unwritten);
+        ck_assert(ac_harness_run(ref, &c, &o, &b, &e) == 0);
+        for (int64_t j = 0; j < r.o_count; j++) {
+          double x = ac_load(AC_F32, r.o, (size_t)j), y = ac_load(AC_F32, b.o, (size_t)j);
+          ck_assert_msg(fabs(x - y) <= 1e-2 * (1 + fabs(y)), "%s%s: o[%lld] = %a, reference %a", k->name,
+                        strided ? " (strided o)" : "", (long long)j, x, y);
+        }
+        ac_run_result_free(&b);
+      }
+      ac_run_result_free(&r);
+      ac_case_free(&c);
+    }
+    ac_kernel_free(k);
+  }
+  ac_kernel_free(ref);
+  no_zombies();
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("harness");
@@ -316,6 +367,7 @@ int main(void)
   tcase_add_test(tc, strided_layouts_reach_the_kernel);
   tcase_add_test(tc, writes_into_output_gaps_are_guard_violations);
   tcase_add_test(tc, names_and_repeat_helpers);
+  tcase_add_test(tc, cuda_kernels_run_in_the_child_or_skip);
   suite_add_tcase(s, tc);
   return ac_test_run(s);
 }

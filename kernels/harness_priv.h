@@ -1,0 +1,42 @@
+/* harness_priv.h: the pieces of a harness run shared by the one-shot child (harness.c)
+ * and the persistent worker (worker.c). Internal to kernels/. */
+#ifndef AC_HARNESS_PRIV_H
+#define AC_HARNESS_PRIV_H
+#include "child.h"
+#include "harness.h"
+
+#define AC_MIN_GUARD 256
+
+/* The result area: this head, then o (dense, case dtype), lse (floats), unwritten flags. */
+typedef struct {
+  int32_t done, status, guard_ok, pad;
+  int64_t n_unwritten, n_lse_unwritten;
+  double kernel_ms;
+  char msg[512];
+  char guard_msg[256];
+} ac_hx_head;
+
+typedef struct {
+  size_t o_off, lse_off, flags_off, total;
+} ac_hx_layout;
+
+typedef struct {
+  const ac_kernel *k;
+  const ac_case *c;
+  const ac_run_opts *o;
+  attncheck_problem ap;
+  ac_counts cn;
+  ac_hx_layout l;
+  unsigned char *area;   /* l.total bytes, zeroed before the body runs */
+} ac_hx_ctx;
+
+/* Validates the case and fills everything but area. -1 with message. */
+int ac_hx_prepare(ac_hx_ctx *x, const ac_kernel *k, const ac_case *c, const ac_run_opts *o, ac_err *e);
+/* The run itself (in the child): guarded buffers, supports, run, checks; writes the area. Returns 0. */
+int ac_hx_body(void *ctx);
+/* Turns the outcome of the process and the area into r. */
+void ac_hx_collect(const ac_hx_ctx *x, const ac_child_outcome *oc, ac_run_result *r);
+/* Resets r for a case of dtype t (guard_ok = 1). */
+void ac_hx_result_reset(ac_run_result *r, ac_dtype t);
+
+#endif

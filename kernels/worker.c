@@ -1,0 +1,261 @@
+/* worker.c: a persistent child serving many cases of one kernel. Each case travels in a
+ * memory file (memfd) that both processes map: a request head, the dense q, k and v, and
+ * the result area of the one-shot harness; one byte over a socket starts a run, one byte
+ * answers. A worker that dies or overruns the time limit is reaped and the case becomes
+ * CRASH or TIMEOUT; the next case starts a fresh worker. */
+#include "config.h"
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+#include "accuda.h"
+#include "harness_priv.h"
+
+#define REQ_BYTES 4096
+
+typedef struct {
+  uint64_t total;
+  ac_problem p;
+  int32_t want_lse, device;
+  int64_t guard;
+  uint64_t q_off, k_off, v_off, area_off;
+} wk_req;
+
+struct ac_worker {
+  const ac_kernel *k;
+  pid_t pid;        /* 0: not running */
+  int sock;         /* parent end */
+  int fd;           /* the memory file */
+  size_t cap;       /* its size */
+  int starts;
+};
+
+static size_t round64(size_t n) { return (n + 63) & ~(size_t)63; }
+
+ac_worker *ac_worker_new(const ac_kernel *k)
+{
+  ac_worker *w = ac_xcalloc(1, sizeof *w);
+  w->k = k;
+  w->sock = -1;
+  w->fd = -1;
+  return w;
+}
+
+int ac_worker_starts(const ac_worker *w) { return w->starts; }
+
+static void serve(const ac_kernel *k, int sock, int fd)
+{
+  for (;;) {
+    char cmd;
+    ssize_t n = read(sock, &cmd, 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0 || cmd != 'r') _exit(0);
+    wk_req req;
+    if (pread(fd, &req, sizeof req, 0) != (ssize_t)sizeof req) _exit(3);
+    unsigned char *m = mmap(NULL, req.total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (m == MAP_FAILED) _exit(3);
+    ac_case c;
+    memset(&c, 0, sizeof c);
+    c.p = req.p;
+    c.q = m + req.q_off;
+    c.k = m + req.k_off;
+    c.v = m + req.v_off;
+    ac_run_opts o;
+    ac_run_opts_init(&o);
+    o.want_lse = req.want_lse;
+    o.device = req.device;
+    o.guard = req.guard;
+    ac_hx_ctx x;
+    ac_err e;
+    ac_hx_head *h = (ac_hx_head *)(m + req.area_off);
+    if (ac_hx_prepare(&x, k, &c, &o, &e)) {
+      h->status = AC_RUN_HARNESS_ERROR;
+      snprintf(h->msg, sizeof h->msg, "%.400s", e.msg);
+      h->guard_ok = 1;
+      h->done = 1;
+    } else {
+      x.area = m + req.area_off;
+      ac_hx_body(&x);
+    }
+    munmap(m, req.total);
+    while (write(sock, "d", 1) < 0 && errno == EINTR) {}
+  }
+}
+
+static int start(ac_worker *w, ac_err *e)
+{
+  if (w->fd < 0) {
+    w->fd = memfd_create("attncheck-worker", MFD_CLOEXEC);
+    if (w->fd < 0) return ac_err_set(e, "cannot create the worker's memory file: %s", strerror(errno));
+    w->cap = 0;
+  }
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+    return ac_err_set(e, "cannot create the worker's socket: %s", strerror(errno));
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid < 0) {
+    int err = errno;
+    close(sv[0]);
+    close(sv[1]);
+    return ac_err_set(e, "cannot fork the worker: %s", strerror(err));
+  }
+  if (pid == 0) {
+    close(sv[0]);
+    ac_child_setup(0);
+#ifdef __linux__
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
+    serve(w->k, sv[1], w->fd);
+    _exit(0);
+  }
+  close(sv[1]);
+  w->sock = sv[0];
+  w->pid = pid;
+  w->starts++;
+  return 0;
+}
+
+/* Reap the worker: wait up to grace_s for it to exit, then kill it. */
+static void reap(ac_worker *w, double grace_s, int kill_now, int *status)
+{
+  int st = 0;
+  if (kill_now) kill(w->pid, SIGKILL);
+  double t0 = ac_now();
+  for (;;) {
+    pid_t r = waitpid(w->pid, &st, WNOHANG);
+    if (r == w->pid || (r < 0 && errno != EINTR)) break;
+    if (ac_now() - t0 > grace_s) {
+      kill(w->pid, SIGKILL);
+      while (waitpid(w->pid, &st, 0) < 0 && errno == EINTR) {}
+      break;
+    }
+    struct timespec ts = {0, 1000000L};
+    nanosleep(&ts, NULL);
+  }
+  if (status) *status = st;
+  close(w->sock);
+  w->sock = -1;
+  w->pid = 0;
+}
+
+static int worker_error(ac_run_result *r, ac_err *e, const char *msg)
+{
+  r->status = AC_RUN_HARNESS_ERROR;
+  snprintf(r->msg, sizeof r->msg, "%s", msg);
+  return ac_err_set(e, "%s", msg);
+}
+
+int ac_worker_run(ac_worker *w, const ac_case *c, const ac_run_opts *opts, ac_run_result *r, ac_err *e)
+{
+  ac_run_opts defaults;
+  if (!opts) {
+    ac_run_opts_init(&defaults);
+    opts = &defaults;
+  }
+  const ac_kernel *k = w->k;
+  if (k->kind == AC_KIND_EXEC || k->kind == AC_KIND_EXEC_PERSISTENT ||
+      (opts->in_process && !(k->abi && k->abi->memory == ATTNCHECK_MEM_CUDA)) ||
+      (k->abi && k->abi->memory == ATTNCHECK_MEM_CUDA && !ac_cuda_built()))
+    return ac_harness_run(k, c, opts, r, e);
+  ac_hx_result_reset(r, c->p.dtype);
+  ac_err pe;
+  ac_hx_ctx x;
+  if (ac_hx_prepare(&x, k, c, opts, &pe)) return worker_error(r, e, pe.msg);
+  if (w->pid == 0 && start(w, &pe)) return worker_error(r, e, pe.msg);
+
+  size_t es = ac_dtype_size(c->p.dtype);
+  wk_req req;
+  memset(&req, 0, sizeof req);
+  req.p = c->p;
+  req.want_lse = opts->want_lse;
+  req.device = opts->device;
+  req.guard = opts->guard;
+  req.q_off = REQ_BYTES;
+  req.k_off = req.q_off + round64((size_t)x.cn.q * es);
+  req.v_off = req.k_off + round64((size_t)x.cn.k * es);
+  req.area_off = req.v_off + round64((size_t)x.cn.v * es);
+  req.total = req.area_off + x.l.total;
+  if (req.total > w->cap) {
+    size_t cap = req.total > 2 * w->cap ? req.total : 2 * w->cap;
+    if (ftruncate(w->fd, (off_t)cap) != 0) return worker_error(r, e, "cannot grow the worker's memory file");
+    w->cap = cap;
+  }
+  unsigned char *m = mmap(NULL, req.total, PROT_READ | PROT_WRITE, MAP_SHARED, w->fd, 0);
+  if (m == MAP_FAILED) return worker_error(r, e, "cannot map the worker's memory file");
+  memcpy(m, &req, sizeof req);
+  memcpy(m + req.q_off, c->q, (size_t)x.cn.q * es);
+  memcpy(m + req.k_off, c->k, (size_t)x.cn.k * es);
+  memcpy(m + req.v_off, c->v, (size_t)x.cn.v * es);
+  memset(m + req.area_off, 0, x.l.total);
+  x.area = m + req.area_off;
+
+  ac_child_outcome oc;
+  memset(&oc, 0, sizeof oc);
+  double t0 = ac_now();
+  if (send(w->sock, "r", 1, MSG_NOSIGNAL) != 1) {
+    /* The worker went away between cases: start a fresh one once. */
+    reap(w, 0.5, 1, NULL);
+    if (start(w, &pe) || send(w->sock, "r", 1, MSG_NOSIGNAL) != 1) {
+      munmap(m, req.total);
+      return worker_error(r, e, "cannot reach the worker process");
+    }
+  }
+  for (;;) {
+    int ms = 100;
+    if (opts->timeout_s > 0) {
+      double left = opts->timeout_s - (ac_now() - t0);
+      if (left <= 0) {
+        oc.timed_out = 1;
+        reap(w, 0, 1, NULL);
+        break;
+      }
+      if (left * 1000.0 < ms) ms = (int)(left * 1000.0) + 1;
+    }
+    struct pollfd p = {w->sock, POLLIN, 0};
+    int pr = poll(&p, 1, ms);
+    if (pr < 0 && errno != EINTR) {
+      oc.timed_out = 0;
+      reap(w, 0, 1, NULL);
+      oc.sig = SIGKILL;
+      break;
+    }
+    if (pr <= 0) continue;
+    char b;
+    ssize_t n = recv(w->sock, &b, 1, 0);
+    if (n == 1) break;   /* done: the worker stays for the next case */
+    if (n < 0 && errno == EINTR) continue;
+    /* EOF: the worker died during the run. */
+    int st = 0;
+    reap(w, 1.0, 0, &st);
+    if (WIFSIGNALED(st)) oc.sig = WTERMSIG(st);
+    else if (WIFEXITED(st)) oc.code = WEXITSTATUS(st);
+    break;
+  }
+  ac_hx_collect(&x, &oc, r);
+  munmap(m, req.total);
+  if (r->status == AC_RUN_HARNESS_ERROR) return ac_err_set(e, "%s", r->msg);
+  return 0;
+}
+
+void ac_worker_free(ac_worker *w)
+{
+  if (!w) return;
+  if (w->pid) {
+    send(w->sock, "q", 1, MSG_NOSIGNAL);
+    reap(w, 2.0, 0, NULL);
+  }
+  if (w->fd >= 0) close(w->fd);
+  free(w);
+}

@@ -30,3 +30,5 @@ SUFFIXES = .cu
 	  -I$(top_srcdir)/kernels -I$(top_srcdir)/kernels/cuda -I$(top_builddir) -c $< -o $@
 $(AC_CUDA_SOURCES:.cu=.o) $(AC_CUBLAS_SOURCES:.cu=.o) $(AC_CUDNN_SOURCES:.cu=.o): \
 	$(AC_CUDA_HDRS) kernels/cuda/accuda.h kernels/attncheck_kernel.h
+# The GPU check script, the PyTorch exec worker and this folder's notes travel with the tarball.
+EXTRA_DIST += kernels/cuda/README.md scripts/gpu-check examples/python/torch_sdpa.py

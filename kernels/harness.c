@@ -16,6 +16,7 @@ void ac_run_opts_init(ac_run_opts *o)
   memset(o, 0, sizeof *o);
   o->timeout_s = 60.0;
   o->guard = AC_MIN_GUARD;
+  o->persistent = 1;
 }
 
 static void contiguous(int64_t H, int64_t T, int64_t D, int64_t s[4])
@@ -362,6 +363,18 @@ static int harness_error(ac_run_result *r, ac_err *e, const char *msg)
 }
 
 int ac_harness_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *opts, ac_run_result *r, ac_err *e)
+{
+  ac_run_opts defaults;
+  if (!opts) {
+    ac_run_opts_init(&defaults);
+    opts = &defaults;
+  }
+  if (opts->persistent && k->worker && (k->kind == AC_KIND_BUILTIN || k->kind == AC_KIND_PLUGIN))
+    return ac_worker_run(k->worker, c, opts, r, e);
+  return ac_hx_run_oneshot(k, c, opts, r, e);
+}
+
+int ac_hx_run_oneshot(const ac_kernel *k, const ac_case *c, const ac_run_opts *opts, ac_run_result *r, ac_err *e)
 {
   ac_run_opts defaults;
   if (!opts) {

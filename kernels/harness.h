@@ -17,6 +17,7 @@ typedef struct ac_kernel {
   int is_mutant;                  /* built-in deliberately wrong kernel */
   int is_testkernel;              /* built-in kernel that exists to prove a verdict kind */
   void *priv;                     /* dl handle, exec worker state */
+  struct ac_worker *worker;       /* persistent worker child (set by ac_kernel_resolve; NULL: one-shot only) */
 } ac_kernel;
 
 /* Built-in kernels (correct CPU kernels, mutants, test kernels, CUDA kernels when built). */
@@ -47,6 +48,9 @@ typedef struct {
   int in_process;       /* run without fork (debugging only; ignored for CUDA kernels) */
   int device;           /* CUDA device */
   int64_t guard;        /* guard elements each side (>= 256) */
+  int persistent;       /* 1 (default): run in the kernel's persistent worker child when it has one
+                           (one fork per kernel instead of one per case; a crash or timeout ends that
+                           child and the next case starts a fresh one); 0: a fresh child per case */
 } ac_run_opts;
 
 typedef struct {
@@ -91,10 +95,12 @@ void ac_kernel_list_free(ac_kernel **list, int n);
 const attncheck_kernel *ac_builtin_find(const char *name, int *flags);
 
 /* A persistent worker: one child process that serves many cases of one kernel, so that
- * per-process setup (a CUDA context) happens once. Same contract and results as
- * ac_harness_run; the child starts on the first run, and after a CRASH or TIMEOUT (the
- * child is killed) the next run starts a fresh one. Exec kernels and in_process runs go
- * through ac_harness_run. */
+ * per-process setup (a CUDA context; fork itself, costly in a process that maps cuDNN)
+ * happens once. Same contract and results as ac_harness_run; the child starts on the
+ * first run, and after a CRASH or TIMEOUT (the child is killed) the next run starts a
+ * fresh one. Exec kernels and in_process runs, a worker busy in another thread, and a
+ * worker inherited from a parent process fall back to a one-shot child. ac_harness_run
+ * uses k->worker by default (ac_run_opts.persistent). */
 typedef struct ac_worker ac_worker;
 ac_worker *ac_worker_new(const ac_kernel *k);
 int ac_worker_run(ac_worker *w, const ac_case *c, const ac_run_opts *o, ac_run_result *r, ac_err *e);

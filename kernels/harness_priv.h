@@ -36,6 +36,8 @@ int ac_hx_prepare(ac_hx_ctx *x, const ac_kernel *k, const ac_case *c, const ac_r
 int ac_hx_body(void *ctx);
 /* Turns the outcome of the process and the area into r. */
 void ac_hx_collect(const ac_hx_ctx *x, const ac_child_outcome *oc, ac_run_result *r);
+/* One case in a fresh child (or in process): ac_harness_run without the worker. */
+int ac_hx_run_oneshot(const ac_kernel *k, const ac_case *c, const ac_run_opts *o, ac_run_result *r, ac_err *e);
 /* Resets r for a case of dtype t (guard_ok = 1). */
 void ac_hx_result_reset(ac_run_result *r, ac_dtype t);
 

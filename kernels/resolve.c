@@ -89,6 +89,7 @@ int ac_kernel_resolve(const char *spec, ac_kernel ***list, int *n, ac_err *e)
     k->precision = b->precision;
     k->is_mutant = flags == 1;
     k->is_testkernel = flags == 2;
+    k->worker = ac_worker_new(k);
     append(list, n, k);
     return 0;
   }
@@ -97,7 +98,10 @@ int ac_kernel_resolve(const char *spec, ac_kernel ***list, int *n, ac_err *e)
   if (split_plugin(spec, path, sizeof path, &name)) {
     if (name && !*name) return ac_err_set(e, "%s: empty kernel name after ':'", path);
     if (!is_file(path)) return ac_err_set(e, "%s: no such plugin file", path);
-    return ac_plugin_load(path, name, list, n, e);
+    int before = *n;
+    if (ac_plugin_load(path, name, list, n, e)) return -1;
+    for (int i = before; i < *n; i++) (*list)[i]->worker = ac_worker_new((*list)[i]);
+    return 0;
   }
   return ac_err_set(e, "unknown kernel '%s' (not a built-in kernel, a PATH.so plugin or an exec: command; see 'attncheck list')", spec);
 }
@@ -105,6 +109,8 @@ int ac_kernel_resolve(const char *spec, ac_kernel ***list, int *n, ac_err *e)
 void ac_kernel_free(ac_kernel *k)
 {
   if (!k) return;
+  ac_worker_free(k->worker);   /* before the plugin's code goes away */
+  k->worker = NULL;
   if (k->kind == AC_KIND_PLUGIN) ac_plugin_release(k);
   else if (k->kind == AC_KIND_EXEC || k->kind == AC_KIND_EXEC_PERSISTENT) ac_exec_free(k);
   free(k);

@@ -6,6 +6,7 @@
 #include "config.h"
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,8 @@ struct ac_worker {
   int fd;           /* the memory file */
   size_t cap;       /* its size */
   int starts;
+  pid_t owner;      /* the process that started it (a forked copy of the struct is not ours) */
+  pthread_mutex_t mu;
 };
 
 static size_t round64(size_t n) { return (n + 63) & ~(size_t)63; }
@@ -48,6 +51,7 @@ ac_worker *ac_worker_new(const ac_kernel *k)
   w->k = k;
   w->sock = -1;
   w->fd = -1;
+  pthread_mutex_init(&w->mu, NULL);
   return w;
 }
 
@@ -123,6 +127,7 @@ static int start(ac_worker *w, ac_err *e)
   close(sv[1]);
   w->sock = sv[0];
   w->pid = pid;
+  w->owner = getpid();
   w->starts++;
   return 0;
 }
@@ -157,22 +162,21 @@ static int worker_error(ac_run_result *r, ac_err *e, const char *msg)
   return ac_err_set(e, "%s", msg);
 }
 
-int ac_worker_run(ac_worker *w, const ac_case *c, const ac_run_opts *opts, ac_run_result *r, ac_err *e)
+static int run_locked(ac_worker *w, const ac_case *c, const ac_run_opts *opts, ac_run_result *r, ac_err *e)
 {
-  ac_run_opts defaults;
-  if (!opts) {
-    ac_run_opts_init(&defaults);
-    opts = &defaults;
+  if (w->owner && w->owner != getpid()) {
+    /* Inherited through fork from the process that runs this worker: leave it alone. */
+    if (w->sock >= 0) close(w->sock);
+    if (w->fd >= 0) close(w->fd);
+    w->sock = w->fd = -1;
+    w->pid = 0;
+    w->cap = 0;
+    w->owner = 0;
   }
-  const ac_kernel *k = w->k;
-  if (k->kind == AC_KIND_EXEC || k->kind == AC_KIND_EXEC_PERSISTENT ||
-      (opts->in_process && !(k->abi && k->abi->memory == ATTNCHECK_MEM_CUDA)) ||
-      (k->abi && k->abi->memory == ATTNCHECK_MEM_CUDA && !ac_cuda_built()))
-    return ac_harness_run(k, c, opts, r, e);
   ac_hx_result_reset(r, c->p.dtype);
   ac_err pe;
   ac_hx_ctx x;
-  if (ac_hx_prepare(&x, k, c, opts, &pe)) return worker_error(r, e, pe.msg);
+  if (ac_hx_prepare(&x, w->k, c, opts, &pe)) return worker_error(r, e, pe.msg);
   if (w->pid == 0 && start(w, &pe)) return worker_error(r, e, pe.msg);
 
   size_t es = ac_dtype_size(c->p.dtype);
@@ -249,13 +253,40 @@ int ac_worker_run(ac_worker *w, const ac_case *c, const ac_run_opts *opts, ac_ru
   return 0;
 }
 
+int ac_worker_run(ac_worker *w, const ac_case *c, const ac_run_opts *opts, ac_run_result *r, ac_err *e)
+{
+  ac_run_opts defaults;
+  if (!opts) {
+    ac_run_opts_init(&defaults);
+    opts = &defaults;
+  }
+  const ac_kernel *k = w->k;
+  if (k->kind == AC_KIND_EXEC || k->kind == AC_KIND_EXEC_PERSISTENT || !k->abi ||
+      (opts->in_process && k->abi->memory != ATTNCHECK_MEM_CUDA) ||
+      (k->abi->memory == ATTNCHECK_MEM_CUDA && !ac_cuda_built()))
+    return ac_hx_run_oneshot(k, c, opts, r, e);
+  if (pthread_mutex_trylock(&w->mu) != 0) return ac_hx_run_oneshot(k, c, opts, r, e);
+  int rc = run_locked(w, c, opts, r, e);
+  pthread_mutex_unlock(&w->mu);
+  return rc;
+}
+
 void ac_worker_free(ac_worker *w)
 {
   if (!w) return;
+  if (w->owner && w->owner != getpid()) {
+    /* A forked copy: the worker belongs to another process. */
+    if (w->sock >= 0) close(w->sock);
+    if (w->fd >= 0) close(w->fd);
+    pthread_mutex_destroy(&w->mu);
+    free(w);
+    return;
+  }
   if (w->pid) {
     send(w->sock, "q", 1, MSG_NOSIGNAL);
     reap(w, 2.0, 0, NULL);
   }
   if (w->fd >= 0) close(w->fd);
+  pthread_mutex_destroy(&w->mu);
   free(w);
 }

@@ -9,11 +9,16 @@
 #include "accuda.h"
 #include "tharness_util.h"
 
+/* Each test runs twice: _i = 0 in a fresh child per case, _i = 1 through the kernel's
+ * persistent worker (the default). */
+static int persistent;
+
 static ac_run_result run_kernel(const char *spec, const ac_case *c, double timeout_s, int want_lse, int in_process)
 {
   ac_kernel *k = th_kernel(spec);
   ac_run_opts o;
   ac_run_opts_init(&o);
+  o.persistent = persistent;
   o.timeout_s = timeout_s;
   o.want_lse = want_lse;
   o.in_process = in_process;
@@ -33,6 +38,7 @@ static void no_zombies(void)
 /* The reference, checked against a direct binary64 computation of one row. */
 START_TEST(reference_runs_ok_with_lse)
 {
+  persistent = _i;
   ac_case c;
   th_case(&c, AC_F32, AC_MASK_CAUSAL_BR, 2, 4, 2, 5, 7, 8, 6, 1);
   ac_run_result r = run_kernel("test-reference", &c, 10, 1, 0);
@@ -70,6 +76,7 @@ END_TEST
 
 START_TEST(crash_reports_sigsegv)
 {
+  persistent = _i;
   ac_case c;
   th_case(&c, AC_F32, AC_MASK_NONE, 1, 1, 1, 4, 4, 4, 4, 2);
   ac_run_result r = run_kernel("test-crash", &c, 10, 0, 0);
@@ -97,6 +104,7 @@ END_TEST
 
 START_TEST(hang_times_out_within_limit)
 {
+  persistent = _i;
   ac_case c;
   th_case(&c, AC_F32, AC_MASK_NONE, 1, 1, 1, 4, 4, 4, 4, 3);
   double t0 = ac_now();
@@ -112,6 +120,7 @@ END_TEST
 
 START_TEST(guard_overwrite_is_reported)
 {
+  persistent = _i;
   ac_case c;
   th_case(&c, AC_F16, AC_MASK_CAUSAL, 1, 2, 1, 3, 3, 4, 5, 4);
   ac_run_result r = run_kernel("test-guard", &c, 10, 0, 0);
@@ -135,6 +144,7 @@ END_TEST
 
 START_TEST(unwritten_elements_are_counted)
 {
+  persistent = _i;
   ac_case c;
   th_case(&c, AC_BF16, AC_MASK_NONE, 2, 2, 2, 3, 4, 4, 3, 5);
   ac_run_result r = run_kernel("test-unwritten", &c, 10, 1, 0);
@@ -153,6 +163,7 @@ END_TEST
 
 START_TEST(kernel_error_and_unsupported_carry_messages)
 {
+  persistent = _i;
   ac_case c;
   th_case(&c, AC_F64, AC_MASK_NONE, 1, 1, 1, 2, 2, 2, 2, 6);
   ac_run_result r = run_kernel("test-error", &c, 10, 0, 0);
@@ -177,6 +188,7 @@ END_TEST
 
 START_TEST(nondeterminism_is_detected_by_two_runs)
 {
+  persistent = _i;
   ac_case c;
   th_case(&c, AC_F32, AC_MASK_NONE, 1, 2, 1, 4, 4, 4, 4, 7);
   for (int in_process = 0; in_process < 2; in_process++) {
@@ -202,6 +214,7 @@ END_TEST
 
 START_TEST(masked_nan_leaks_through_test_kernel)
 {
+  persistent = _i;
   ac_case c;
   th_case(&c, AC_F32, AC_MASK_CAUSAL, 1, 1, 1, 3, 3, 2, 2, 8);
   /* NaN in the value of key 2, which rows 0 and 1 must not see. */
@@ -223,6 +236,7 @@ END_TEST
  * in every gap and in o; the gathered output equals the contiguous run bit for bit. */
 START_TEST(strided_layouts_reach_the_kernel)
 {
+  persistent = _i;
   ac_case c;
   th_case(&c, AC_F32, AC_MASK_NONE, 2, 2, 1, 3, 4, 5, 3, 9);
   ac_run_result dense = run_kernel("test-strides", &c, 10, 1, 0);
@@ -262,6 +276,7 @@ END_TEST
 
 START_TEST(writes_into_output_gaps_are_guard_violations)
 {
+  persistent = _i;
   ac_case c;
   th_case(&c, AC_F32, AC_MASK_NONE, 1, 1, 1, 2, 2, 2, 2, 10);
   const int64_t os[4] = {16, 16, 4, 1};   /* two padding elements after each row */
@@ -284,6 +299,7 @@ END_TEST
 
 START_TEST(names_and_repeat_helpers)
 {
+  persistent = _i;
   ck_assert_str_eq(ac_signal_name(SIGSEGV), "SIGSEGV");
   ck_assert_str_eq(ac_run_status_name(AC_RUN_TIMEOUT), "TIMEOUT");
   ac_run_result a, b;
@@ -306,6 +322,7 @@ END_TEST
  * The parent only lists the kernels (no driver call). */
 START_TEST(cuda_kernels_run_in_the_child_or_skip)
 {
+  persistent = _i;
   size_t n = 0;
   const attncheck_kernel *const *ks = ac_cuda_kernels(&n);
   ac_kernel *ref = th_kernel("test-reference");
@@ -321,6 +338,7 @@ START_TEST(cuda_kernels_run_in_the_child_or_skip)
       }
       ac_run_opts o;
       ac_run_opts_init(&o);
+      o.persistent = persistent;
       o.want_lse = 1;
       o.timeout_s = 30;
       ac_run_result r, b;
@@ -356,18 +374,18 @@ int main(void)
   Suite *s = suite_create("harness");
   TCase *tc = tcase_create("harness");
   tcase_set_timeout(tc, 20);
-  tcase_add_test(tc, reference_runs_ok_with_lse);
-  tcase_add_test(tc, crash_reports_sigsegv);
-  tcase_add_test(tc, hang_times_out_within_limit);
-  tcase_add_test(tc, guard_overwrite_is_reported);
-  tcase_add_test(tc, unwritten_elements_are_counted);
-  tcase_add_test(tc, kernel_error_and_unsupported_carry_messages);
-  tcase_add_test(tc, nondeterminism_is_detected_by_two_runs);
-  tcase_add_test(tc, masked_nan_leaks_through_test_kernel);
-  tcase_add_test(tc, strided_layouts_reach_the_kernel);
-  tcase_add_test(tc, writes_into_output_gaps_are_guard_violations);
-  tcase_add_test(tc, names_and_repeat_helpers);
-  tcase_add_test(tc, cuda_kernels_run_in_the_child_or_skip);
+  tcase_add_loop_test(tc, reference_runs_ok_with_lse, 0, 2);
+  tcase_add_loop_test(tc, crash_reports_sigsegv, 0, 2);
+  tcase_add_loop_test(tc, hang_times_out_within_limit, 0, 2);
+  tcase_add_loop_test(tc, guard_overwrite_is_reported, 0, 2);
+  tcase_add_loop_test(tc, unwritten_elements_are_counted, 0, 2);
+  tcase_add_loop_test(tc, kernel_error_and_unsupported_carry_messages, 0, 2);
+  tcase_add_loop_test(tc, nondeterminism_is_detected_by_two_runs, 0, 2);
+  tcase_add_loop_test(tc, masked_nan_leaks_through_test_kernel, 0, 2);
+  tcase_add_loop_test(tc, strided_layouts_reach_the_kernel, 0, 2);
+  tcase_add_loop_test(tc, writes_into_output_gaps_are_guard_violations, 0, 2);
+  tcase_add_loop_test(tc, names_and_repeat_helpers, 0, 1);
+  tcase_add_loop_test(tc, cuda_kernels_run_in_the_child_or_skip, 0, 2);
   suite_add_tcase(s, tc);
   return ac_test_run(s);
 }

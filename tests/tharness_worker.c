@@ -29,7 +29,9 @@ START_TEST(worker_serves_many_cases_like_one_shot_runs)
     ac_run_result a, b;
     ac_err e;
     ck_assert_msg(ac_worker_run(w, &c, &o, &a, &e) == 0, "case %d: %s", i, e.msg);
-    ck_assert(ac_harness_run(k, &c, &o, &b, &e) == 0);
+    ac_run_opts once = o;
+    once.persistent = 0;
+    ck_assert(ac_harness_run(k, &c, &once, &b, &e) == 0);
     ck_assert_msg(a.status == AC_RUN_OK, "case %d: %s: %s", i, ac_run_status_name(a.status), a.msg);
     ck_assert_msg(ac_harness_repeat_equal(&a, &b), "case %d: worker and one-shot results differ", i);
     ck_assert(a.guard_ok && a.n_unwritten == 0);
@@ -39,7 +41,50 @@ START_TEST(worker_serves_many_cases_like_one_shot_runs)
   }
   ck_assert_int_eq(ac_worker_starts(w), 1);
   ac_worker_free(w);
+  /* The kernel's own worker, used by ac_harness_run by default, starts once too. */
+  ck_assert_ptr_nonnull(k->worker);
+  for (int i = 0; i < 3; i++) {
+    ac_case c;
+    th_case(&c, AC_F32, AC_MASK_NONE, 1, 1, 1, 2, 2, 2, 2, 150 + (uint64_t)i);
+    ac_run_result a;
+    ac_err e;
+    ck_assert(ac_harness_run(k, &c, NULL, &a, &e) == 0);
+    ck_assert_int_eq(a.status, AC_RUN_OK);
+    ac_run_result_free(&a);
+    ac_case_free(&c);
+  }
+  ck_assert_int_eq(ac_worker_starts(k->worker), 1);
   ac_kernel_free(k);
+  no_zombies();
+}
+END_TEST
+
+/* A worker struct copied into a forked process is not used there: the copy starts its own. */
+START_TEST(worker_copies_in_forked_processes_start_their_own)
+{
+  ac_kernel *k = th_kernel("test-reference");
+  ac_case c;
+  th_case(&c, AC_F32, AC_MASK_NONE, 1, 1, 1, 2, 2, 2, 2, 160);
+  ac_run_result a;
+  ac_err e;
+  ck_assert(ac_harness_run(k, &c, NULL, &a, &e) == 0);
+  ac_run_result_free(&a);
+  pid_t pid = fork();
+  if (pid == 0) {
+    ac_run_result b;
+    int ok = ac_harness_run(k, &c, NULL, &b, &e) == 0 && b.status == AC_RUN_OK && ac_worker_starts(k->worker) == 2;
+    ac_kernel_free(k);
+    _exit(ok ? 0 : 1);
+  }
+  int st;
+  ck_assert(waitpid(pid, &st, 0) == pid);
+  ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the forked process could not run through its own worker");
+  ck_assert(ac_harness_run(k, &c, NULL, &a, &e) == 0);
+  ck_assert_int_eq(a.status, AC_RUN_OK);
+  ck_assert_int_eq(ac_worker_starts(k->worker), 1);
+  ac_run_result_free(&a);
+  ac_kernel_free(k);
+  ac_case_free(&c);
   no_zombies();
 }
 END_TEST
@@ -134,6 +179,7 @@ int main(void)
   tcase_add_test(tc, worker_serves_many_cases_like_one_shot_runs);
   tcase_add_test(tc, worker_crash_and_hang_restart_the_worker);
   tcase_add_test(tc, worker_sees_nondeterminism_and_errors);
+  tcase_add_test(tc, worker_copies_in_forked_processes_start_their_own);
   suite_add_tcase(s, tc);
   return ac_test_run(s);
 }

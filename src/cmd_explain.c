@@ -87,7 +87,9 @@ static void print_exact(mpfr_srcptr x)
 {
   if (mpfr_integer_p(x) && mpfr_cmpabs_ui(x, 1000000000) <= 0) mpfr_printf("%-24.0Rf", x);
   else mpfr_printf("%-24.20Rg", x);
-  mpfr_printf(" %Ra", x);
+  double d = mpfr_get_d(x, MPFR_RNDN);
+  if (mpfr_cmp_d(x, d) == 0) printf(" %a", d);
+  else mpfr_printf(" %Ra", x);
 }
 
 int ac_cmd_explain(int argc, char **argv)
@@ -179,7 +181,10 @@ int ac_cmd_explain(int argc, char **argv)
     mpfr_set_ui(tmp, 1, MPFR_RNDN);
     char sym[96];
     symbolic(tmp, p->dk, sym, sizeof sym);
-    mpfr_printf("scale c = 1/√%lld = %s = %.20Rg (default)\n", (long long)p->dk, sym, sc);
+    char head[64];
+    snprintf(head, sizeof head, "1/√%lld", (long long)p->dk);
+    if (strcmp(head, sym)) mpfr_printf("scale c = %s = %s = %.20Rg (default)\n", head, sym, sc);
+    else mpfr_printf("scale c = %s = %.20Rg (default)\n", head, sc);
   } else {
     mpfr_printf("scale c = %.20Rg = %Ra (stored)\n", sc, sc);
   }

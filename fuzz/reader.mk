@@ -33,13 +33,20 @@ AC_CASE_READER_CORPUS = \
 	fuzz/corpus/case_reader/bad-stride-negative.npz \
 	fuzz/corpus/case_reader/bad-truncated-tail.npz \
 	fuzz/corpus/case_reader/bad-truncated.npz \
+	fuzz/corpus/case_reader/bad-unpacked-fortran.bin \
 	fuzz/corpus/case_reader/bad-zero-dim.npz \
 	fuzz/corpus/case_reader/ok-bf16-gqa.npz \
 	fuzz/corpus/case_reader/ok-e4m3-zero-scale.npz \
 	fuzz/corpus/case_reader/ok-e5m2-negzero-scale.npz \
 	fuzz/corpus/case_reader/ok-f16-br-strided.npz \
 	fuzz/corpus/case_reader/ok-f32-causal-o-lse.npz \
-	fuzz/corpus/case_reader/ok-f64-none.npz
+	fuzz/corpus/case_reader/ok-f64-none.npz \
+	fuzz/corpus/case_reader/ok-unpacked-bf16-gqa.bin \
+	fuzz/corpus/case_reader/ok-unpacked-e4m3-zero-scale.bin \
+	fuzz/corpus/case_reader/ok-unpacked-e5m2-negzero-scale.bin \
+	fuzz/corpus/case_reader/ok-unpacked-f16-br-strided.bin \
+	fuzz/corpus/case_reader/ok-unpacked-f32-causal-o-lse.bin \
+	fuzz/corpus/case_reader/ok-unpacked-f64-none.bin
 dist_noinst_DATA += $(AC_CASE_READER_CORPUS)
 
 if HAVE_LIBFUZZER

@@ -81,8 +81,10 @@ START_TEST(crash_reports_sigsegv)
   th_case(&c, AC_F32, AC_MASK_NONE, 1, 1, 1, 4, 4, 4, 4, 2);
   ac_run_result r = run_kernel("test-crash", &c, 10, 0, 0);
   ck_assert_msg(r.status == AC_RUN_CRASH, "status %s: %s", ac_run_status_name(r.status), r.msg);
-  ck_assert_int_eq(r.sig, SIGSEGV);
-  ck_assert_msg(strstr(r.msg, "SIGSEGV") != NULL, "message: %s", r.msg);
+  if (!th_sanitized()) {
+    ck_assert_int_eq(r.sig, SIGSEGV);
+    ck_assert_msg(strstr(r.msg, "SIGSEGV") != NULL, "message: %s", r.msg);
+  }
   ck_assert_ptr_null(r.o);
   ac_run_result_free(&r);
   r = run_kernel("test-abort", &c, 10, 0, 0);

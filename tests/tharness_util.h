@@ -3,10 +3,15 @@
 #define AC_THARNESS_UTIL_H
 #include <math.h>
 #include <string.h>
+#include "config.h"
 #include "casefile.h"
 #include "harness.h"
 #include "rng.h"
 #include "testutil.h"
+
+/* Under AddressSanitizer an invalid access is reported by the sanitizer, which then exits
+ * with status 1: the run is still a CRASH, without the signal. */
+static inline int th_sanitized(void) { return strcmp(AC_BUILD_SANITIZERS, "yes") == 0; }
 
 /* A case with normal inputs (seeded by the test seed and `stream`). */
 static inline void th_case(ac_case *c, ac_dtype t, ac_mask m, int64_t B, int64_t H, int64_t KVH, int64_t tq, int64_t tk,

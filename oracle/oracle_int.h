@@ -57,6 +57,7 @@ typedef struct {
   int k_any;
   int64_t *vm; int32_t *ve; double *vd; uint8_t *vcls;   /* tk*dv */
   int32_t *v_lsb, *v_msb; uint8_t *v_any;                /* per column */
+  ac_i128 *vabs;            /* (tk+1)*dv prefix sums of |V| at lsb v_lsb (columns whose window fits) */
 } ac_or_head;
 
 /* ---- per-thread row workspace ---- */

@@ -58,7 +58,7 @@ void ac_or_head_free(ac_or_head *hd)
 {
   free(hd->km); free(hd->ke); free(hd->kd); free(hd->kbad);
   free(hd->vm); free(hd->ve); free(hd->vd); free(hd->vcls);
-  free(hd->v_lsb); free(hd->v_msb); free(hd->v_any);
+  free(hd->v_lsb); free(hd->v_msb); free(hd->v_any); free(hd->vabs);
   memset(hd, 0, sizeof *hd);
   hd->b = hd->kvh = -1;
 }
@@ -81,6 +81,7 @@ void ac_or_head_load(ac_or_ws *w, int64_t b, int64_t kvh)
     hd->ve = ac_xrealloc(hd->ve, (size_t)nv * sizeof *hd->ve);
     hd->vd = ac_xrealloc(hd->vd, (size_t)nv * sizeof *hd->vd);
     hd->vcls = ac_xrealloc(hd->vcls, (size_t)nv);
+    hd->vabs = ac_xrealloc(hd->vabs, (size_t)(nv + p->dv) * sizeof *hd->vabs);
     hd->v_lsb = ac_xrealloc(hd->v_lsb, (size_t)p->dv * sizeof *hd->v_lsb);
     hd->v_msb = ac_xrealloc(hd->v_msb, (size_t)p->dv * sizeof *hd->v_msb);
     hd->v_any = ac_xrealloc(hd->v_any, (size_t)p->dv);
@@ -142,6 +143,15 @@ void ac_or_head_load(ac_or_ws *w, int64_t b, int64_t kvh)
     for (int64_t t = 0; t < p->dv; t++) {
       size_t x = (size_t)(j * p->dv + t);
       if (!hd->vm[x]) hd->ve[x] = hd->v_lsb[t];
+    }
+  /* prefix sums of |V| (exact; used only where the column window fits 126 bits) */
+  for (int64_t t = 0; t < p->dv; t++) hd->vabs[t] = 0;
+  for (int64_t j = 0; j < p->tk; j++)
+    for (int64_t t = 0; t < p->dv; t++) {
+      size_t x = (size_t)(j * p->dv + t);
+      int fits = (int64_t)hd->v_msb[t] - hd->v_lsb[t] + ac_or_bitlen((uint64_t)p->tk) + 2 <= 126;
+      ac_i128 a = fits ? (ac_i128)((ac_u128)(uint64_t)llabs(hd->vm[x]) << (hd->ve[x] - hd->v_lsb[t])) : 0;
+      hd->vabs[x + p->dv] = hd->vabs[x] + a;
     }
   hd->b = b;
   hd->kvh = kvh;

@@ -63,8 +63,10 @@ void ac_or_weights(ac_or_ws *w, mpfr_prec_t p)
   ac_or_scale_interval(&w->sc, clo, chi);
   const uint64_t *ztop = ac_or_z(w, w->ord[0]);
   for (int64_t g = 0; g < ng; g++) {
-    mpfr_set_prec(w->tlo[g], p); mpfr_set_prec(w->thi[g], p);
-    mpfr_set_prec(w->wlo[g], p); mpfr_set_prec(w->whi[g], p);
+    if (mpfr_get_prec(w->tlo[g]) != p) {
+      mpfr_set_prec(w->tlo[g], p); mpfr_set_prec(w->thi[g], p);
+      mpfr_set_prec(w->wlo[g], p); mpfr_set_prec(w->whi[g], p);
+    }
     if (g == 0 || w->sc.sign == 0) {
       mpfr_set_zero(w->tlo[g], -1); mpfr_set_zero(w->thi[g], -1);
       mpfr_set_ui(w->wlo[g], 1, MPFR_RNDN); mpfr_set_ui(w->whi[g], 1, MPFR_RNDN);
@@ -137,13 +139,17 @@ static void o_interval(ac_or_ws *w, mpfr_srcptr Nlo, mpfr_srcptr Nhi, mpfr_prec_
   mpfr_div(w->ohi, Nhi, mpfr_sgn(Nhi) >= 0 ? w->Llo : w->Lhi, MPFR_RNDU);
 }
 
+/* Level 0, columns whose window fits: N_lo exactly; N_hi = N_lo + max_g(Whi - Wlo) Σ|V_j|
+ * (an upper bound of Σ |V_j| (Whi_g - Wlo_g), with Σ|V_j| from the head's prefix sums). */
 static void level0_sums_fast(ac_or_ws *w)
 {
   const ac_or_head *hd = &w->head;
   int64_t dv = w->p->dv;
   ac_i128 *lo = w->nlo, *hi = w->nhi;
   memset(lo, 0, (size_t)dv * sizeof *lo);
-  memset(hi, 0, (size_t)dv * sizeof *hi);
+  uint64_t dW = 0;
+  for (int64_t g = 0; g < w->ng; g++)
+    if (w->Whi[g] - w->Wlo[g] > dW) dW = w->Whi[g] - w->Wlo[g];
   for (int64_t j = 0; j < w->n; j++) {
     int64_t g = w->gof[j];
     ac_i128 Wl = (ac_i128)w->Wlo[g], Wh = (ac_i128)w->Whi[g];
@@ -152,12 +158,11 @@ static void level0_sums_fast(ac_or_ws *w)
     for (int64_t t = 0; t < dv; t++) {
       if (w->slow[t]) continue;
       ac_i128 M = vm[t];
-      int sh = ve[t] - hd->v_lsb[t];
-      ac_i128 a = M * (M >= 0 ? Wl : Wh), b = M * (M >= 0 ? Wh : Wl);
-      lo[t] += (ac_i128)((ac_u128)a << sh);
-      hi[t] += (ac_i128)((ac_u128)b << sh);
+      ac_i128 a = M * (M >= 0 ? Wl : Wh);
+      lo[t] += (ac_i128)((ac_u128)a << (ve[t] - hd->v_lsb[t]));
     }
   }
+  for (int64_t t = 0; t < dv; t++) hi[t] = lo[t] + (ac_i128)dW * hd->vabs[w->n * dv + t];
 }
 
 /* Level 0 sum of one wide column, exact in chunks: N * 2^62 at lsb v_lsb. */

@@ -107,6 +107,9 @@ typedef struct {
 static int run_sh(void *arg)
 {
   sh_arg *a = arg;
+  /* The command's stdout joins our stderr (our stdout may be a TAP stream); its stderr
+   * goes to a file whose last line explains a failure. */
+  dup2(2, 1);
   int fd = open(a->errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
   if (fd >= 0) {
     dup2(fd, 2);

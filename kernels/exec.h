@@ -7,7 +7,10 @@
 /* Fill k (kind, name, origin, priv) from an exec: or exec-persistent: spec. -1 with a
  * one-line message when the spec is unusable. */
 int ac_exec_resolve(const char *spec, ac_kernel *k, ac_err *e);
-/* Run one case through the command; same contract as ac_harness_run. */
+/* Run one case through the command; same contract as ac_harness_run. The command's stdout
+ * goes to attncheck's stderr; the last line of its stderr is quoted when it fails. Outputs:
+ * o must have the case's dtype (numpy descr of the dtype table) and shape [B,H,tq,dv];
+ * lse, optional, <f4 or <f8 [B,H,tq] (r->lse stays NULL when the file has none). */
 int ac_exec_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *o, ac_run_result *r, ac_err *e);
 /* Release what ac_exec_resolve put in k->priv (workers included). */
 void ac_exec_free(ac_kernel *k);

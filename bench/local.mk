@@ -1,2 +1,3 @@
 # bench/: benchmark programs printing ratios against an in-process baseline.
 include bench/oracle.mk
+include bench/calibrate.mk

@@ -287,6 +287,7 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
       else {
         rep->n_fail++;
         nmse_bad = 1;
+        rep->max_err_w = rep->max_err_e = INFINITY;
       }
       if (INFINITY > worst_rank) {
         worst_rank = INFINITY;
@@ -360,6 +361,7 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
       continue;
     }
     rep->lse_fail++;
+    rep->lse_max_err_w = rep->lse_max_err_e = INFINITY;
     if (lse_worst_rank == INFINITY) continue;
     lse_worst_rank = INFINITY;
     set_worst(&rep->lse_worst, p, row, -1, rw->lse, rlb, klb, kl, INFINITY, INFINITY, INFINITY, INFINITY, 0, 0, bad, 1);

@@ -70,7 +70,7 @@ static void worst_line(FILE *f, const ac_worst_elem *w, ac_dtype t, const char *
 
 void ac_report_detail(FILE *f, const ac_report *r, ac_dtype t, const char *repro)
 {
-  if (r->note[0]) fprintf(f, "  %s\n", r->note);
+  if (r->note[0] && (r->n_judged || r->lse_judged)) fprintf(f, "  %s\n", r->note);
   if (r->worst.valid && (r->n_fail || r->n_suspect || r->n_leak || r->worst.why != AC_WHY_VALUE)) worst_line(f, &r->worst, t, r->budget_desc);
   if (r->lse_worst.valid && (r->lse_fail || r->lse_suspect)) worst_line(f, &r->lse_worst, t, r->budget_desc);
   if (r->n_empty_rows) {

@@ -5,3 +5,7 @@ check_PROGRAMS += tests/tcompare
 TESTS += tests/tcompare
 tests_tcompare_CFLAGS = $(AC_TEST_CFLAGS)
 tests_tcompare_LDADD = $(AC_TEST_LIBS) $(AC_COMPARE_TEST_LIBS)
+
+# Command-level tests; they share one oracle cache in the build tree (tests/cache-compare).
+TESTS += tests/tcmd_verdicts.sh tests/tcmd_suite_correct.sh tests/tcmd_suite_mutants.sh tests/tcmd_compare.sh
+dist_noinst_SCRIPTS += tests/tcmd_verdicts.sh tests/tcmd_suite_correct.sh tests/tcmd_suite_mutants.sh tests/tcmd_compare.sh

@@ -1,0 +1,312 @@
+/* calibrate.c: runs every correct built-in CPU kernel against the oracle on thousands of
+ * seeded cases (normal, uniform, large magnitude, zero Q, ties, late maximum, V cancellation,
+ * long T on a row sample; every dtype and mask) and prints, per kernel, the distribution of
+ * err/W, err/E and of the critical kappa (err - fixed) / E_terms: the kappa at which a case
+ * would turn SUSPECT. kappa is chosen as twice the largest critical kappa, so that the largest
+ * excess err/(kappa E) of a correct kernel is 0.5 on this run; a run with fresh seeds
+ * (--seed N) must stay <= 1 with the compiled kappa (AC_KAPPA_DEFAULT).
+ * Seeds are 2^32 + seed * 2^24 + case: disjoint from the suite's (below 2^16). */
+#include "config.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "compare.h"
+#include "harness.h"
+#include "oracle.h"
+#include "rng.h"
+
+enum { F_NORMAL, F_UNIFORM, F_LARGE4, F_LARGE16, F_ZEROQ, F_TIES, F_LATEMAX, F_CANCEL, F_LONG, NFAM };
+static const char *const fam_names[NFAM] = {"normal", "uniform", "large4", "large16", "zeroq",
+                                            "ties", "latemax", "cancel", "longT"};
+static const int64_t dims[] = {1, 3, 8, 16, 32, 59, 64, 128};
+
+typedef struct {
+  const ac_kernel *k;
+  double *ew, *ee, *kc;      /* per case maxima */
+  int64_t n, cap;
+  int64_t nfail, nsusp, nerr;
+  double worst_ew, worst_kc;
+  char worst_ew_case[160], worst_kc_case[160];
+} kstat;
+
+static void push(kstat *s, double ew, double ee, double kc)
+{
+  if (s->n == s->cap) {
+    s->cap = s->cap ? 2 * s->cap : 1024;
+    s->ew = ac_xrealloc(s->ew, sizeof(double) * (size_t)s->cap);
+    s->ee = ac_xrealloc(s->ee, sizeof(double) * (size_t)s->cap);
+    s->kc = ac_xrealloc(s->kc, sizeof(double) * (size_t)s->cap);
+  }
+  s->ew[s->n] = ew;
+  s->ee[s->n] = ee;
+  s->kc[s->n] = kc;
+  s->n++;
+}
+
+static int cmpd(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double quant(double *v, int64_t n, double q)
+{
+  if (!n) return 0;
+  qsort(v, (size_t)n, sizeof *v, cmpd);
+  int64_t i = (int64_t)ceil(q * (double)n) - 1;
+  if (i < 0) i = 0;
+  if (i >= n) i = n - 1;
+  return v[i];
+}
+
+static void put(ac_dtype t, void *base, size_t i, double x) { ac_store_bits(t, base, i, ac_encode_f64(t, x)); }
+
+/* Draws case k of dtype t into c; returns the family; rows receives a row spec ("" = all). */
+static int make_case(ac_dtype t, uint64_t seed, ac_case *c, char *rows, size_t rn, char *desc, size_t dn)
+{
+  ac_rng r;
+  ac_rng_init(&r, seed, 0);
+  int fam = (int)ac_rng_below(&r, NFAM);
+  ac_problem *p = &c->p;
+  memset(p, 0, sizeof *p);
+  p->dtype = t;
+  p->mask = (ac_mask)ac_rng_below(&r, 3);
+  p->batch = 1;
+  p->kv_heads = 1 + (int64_t)ac_rng_below(&r, 2);
+  p->heads = p->kv_heads * (1 + (int64_t)ac_rng_below(&r, 2));
+  p->dk = dims[ac_rng_below(&r, sizeof dims / sizeof dims[0])];
+  p->dv = ac_rng_below(&r, 4) ? p->dk : dims[ac_rng_below(&r, sizeof dims / sizeof dims[0])];
+  p->tq = 1 + (int64_t)ac_rng_below(&r, 32);
+  p->tk = 1 + (int64_t)ac_rng_below(&r, 130);
+  rows[0] = 0;
+  if (fam == F_LONG) {
+    static const int64_t longt[] = {512, 1024, 2048, 4096};
+    p->tk = longt[ac_rng_below(&r, 4)];
+    p->tq = 16;
+    p->heads = p->kv_heads = 1;
+    if (p->dk > 64) p->dk = 64;
+    if (p->dv > 64) p->dv = 64;
+    if (p->mask == AC_MASK_CAUSAL) p->mask = AC_MASK_CAUSAL_BR;
+    snprintf(rows, rn, "edges+0");
+  }
+  p->scale_is_default = 1;
+  p->scale = 1 / sqrt((double)p->dk);
+  ac_err e;
+  if (ac_case_alloc(c, &e) < 0) {
+    fprintf(stderr, "calibrate: %s\n", e.msg);
+    exit(3);
+  }
+  ac_counts n;
+  ac_problem_counts(p, &n, &e);
+  ac_rng rq, rk, rv;
+  ac_rng_split(&r, &rq);
+  ac_rng_split(&r, &rk);
+  ac_rng_split(&r, &rv);
+  double sq = 1, sk = 1;
+  if (fam == F_LARGE4) sq = sk = 2;
+  if (fam == F_LARGE16) sq = sk = 4;
+  for (int64_t x = 0; x < n.q; x++)
+    put(t, c->q, (size_t)x, fam == F_ZEROQ ? 0 : fam == F_UNIFORM ? 2 * ac_rng_uniform(&rq) - 1
+                                             : fam == F_LATEMAX ? 1 : sq * ac_rng_normal(&rq));
+  for (int64_t b = 0; b < p->batch; b++)
+    for (int64_t kh = 0; kh < p->kv_heads; kh++)
+      for (int64_t j = 0; j < p->tk; j++) {
+        for (int64_t d = 0; d < p->dk; d++) {
+          double x = fam == F_UNIFORM ? 2 * ac_rng_uniform(&rk) - 1 : sk * ac_rng_normal(&rk);
+          if (fam == F_LATEMAX) x = 30.0 / sqrt((double)p->dk) * (double)j / (double)p->tk + 0.05 * x;
+          put(t, c->k, ac_kidx(p, b, kh, j, d), x);
+        }
+        for (int64_t d = 0; d < p->dv; d++) {
+          double x = fam == F_UNIFORM ? 2 * ac_rng_uniform(&rv) - 1 : ac_rng_normal(&rv);
+          if (fam == F_CANCEL) x = (j % 2 ? -4 : 4) + 0.01 * x;
+          put(t, c->v, ac_vidx(p, b, kh, j, d), x);
+        }
+      }
+  if (fam == F_TIES) {
+    /* every key equal to key 0 except a few */
+    size_t es = ac_dtype_size(t);
+    for (int64_t kh = 0; kh < p->kv_heads; kh++)
+      for (int64_t j = 1; j < p->tk; j++)
+        if (ac_rng_below(&r, 8))
+          memcpy((char *)c->k + ac_kidx(p, 0, kh, j, 0) * es, (char *)c->k + ac_kidx(p, 0, kh, 0, 0) * es,
+                 (size_t)p->dk * es);
+  }
+  c->seed = seed;
+  snprintf(desc, dn, "%s %s %lldx%lld d%lld/%lld h%lld/%lld %s seed %llu", fam_names[fam], ac_dtype_name(t),
+           (long long)p->tq, (long long)p->tk, (long long)p->dk, (long long)p->dv, (long long)p->heads,
+           (long long)p->kv_heads, ac_mask_name(p->mask), (unsigned long long)seed);
+  return fam;
+}
+
+static int usage(void)
+{
+  fprintf(stderr, "usage: bench/calibrate [--seed N] [--cases N (per dtype, default 5000)] [--kappa K]\n"
+                  "       bench/calibrate --write-case DTYPE CASESEED FILE   (write one calibration case)\n");
+  return 2;
+}
+
+int main(int argc, char **argv)
+{
+  uint64_t seed = 1;
+  int64_t ncases = 5000;
+  double kappa = AC_KAPPA_DEFAULT;
+  if (argc == 5 && !strcmp(argv[1], "--write-case")) {
+    ac_dtype t;
+    uint64_t cs;
+    if (ac_dtype_parse(argv[2], &t) < 0 || ac_parse_u64(argv[3], &cs) < 0) return usage();
+    ac_case c;
+    ac_case_init(&c);
+    char rows[32], desc[160];
+    ac_err e;
+    make_case(t, cs, &c, rows, sizeof rows, desc, sizeof desc);
+    snprintf(c.generator, sizeof c.generator, "calibrate");
+    if (ac_case_write(&c, argv[4], &e) < 0) {
+      fprintf(stderr, "calibrate: %s\n", e.msg);
+      return 2;
+    }
+    printf("%s%s%s\n", desc, rows[0] ? "; oracle rows " : "", rows);
+    ac_case_free(&c);
+    return 0;
+  }
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--seed") && i + 1 < argc) {
+      if (ac_parse_u64(argv[++i], &seed) < 0 || seed >= 256) return usage();
+    } else if (!strcmp(argv[i], "--cases") && i + 1 < argc) {
+      if (ac_parse_i64(argv[++i], &ncases) < 0 || ncases < 1 || ncases >= (1 << 24)) return usage();
+    } else if (!strcmp(argv[i], "--kappa") && i + 1 < argc) {
+      kappa = strtod(argv[++i], NULL);
+      if (!(kappa > 0)) return usage();
+    } else
+      return usage();
+  }
+  size_t nb;
+  const attncheck_kernel *const *bk = ac_builtin_kernels(&nb);
+  kstat *st = ac_xcalloc(nb, sizeof *st);
+  ac_kernel **ks = ac_xcalloc(nb, sizeof *ks);
+  int nk = 0;
+  for (size_t i = 0; i < nb; i++) {
+    if (bk[i]->memory != ATTNCHECK_MEM_HOST) continue;
+    ac_kernel **l = NULL;
+    int n = 0;
+    ac_err e;
+    if (ac_kernel_resolve(bk[i]->name, &l, &n, &e) < 0 || n < 1) continue;
+    ks[nk] = l[0];
+    st[nk].k = l[0];
+    nk++;
+    free(l);
+  }
+  static const ac_dtype dts[] = {AC_F64, AC_F32, AC_F16, AC_BF16, AC_E4M3, AC_E5M2};
+  ac_run_opts ro;
+  ac_run_opts_init(&ro);
+  ro.want_lse = 1;
+  ro.in_process = 1;
+  double t0 = ac_now(), t_oracle = 0;
+  int64_t total = 0;
+  for (size_t di = 0; di < sizeof dts / sizeof dts[0]; di++) {
+    ac_dtype t = dts[di];
+    for (int64_t k = 0; k < ncases; k++) {
+      uint64_t cs = (1ull << 32) + seed * (1ull << 24) + (uint64_t)(di * (uint64_t)ncases + (uint64_t)k);
+      ac_case c;
+      ac_case_init(&c);
+      char rows[32], desc[160];
+      make_case(t, cs, &c, rows, sizeof rows, desc, sizeof desc);
+      ac_oracle_opts oo;
+      ac_oracle_opts_init(&oo);
+      oo.threads = 0;
+      oo.rows = rows[0] ? rows : NULL;
+      oo.rows_seed = cs;
+      oo.nmu = ac_precision_mu_list(oo.mu, AC_ORACLE_NMU);
+      ac_oracle_result orr;
+      ac_err e;
+      double to = ac_now();
+      int orc = ac_oracle_run(&c, &oo, &orr, &e);
+      t_oracle += ac_now() - to;
+      if (orc < 0) {
+        fprintf(stderr, "calibrate: oracle: %s (%s)\n", e.msg, desc);
+        ac_case_free(&c);
+        continue;
+      }
+      total++;
+      for (int x = 0; x < nk; x++) {
+        char why[256];
+        if (!ac_kernel_supports(ks[x], &c.p, why, sizeof why)) continue;
+        ac_compare_opts co;
+        ac_compare_opts_init(&co);
+        co.kappa = kappa;
+        if (ac_precision_resolve(NULL, ks[x]->precision, t, &co.prec, &e) < 0) continue;
+        ac_run_result rr;
+        memset(&rr, 0, sizeof rr);
+        ac_report rep;
+        ac_report_init(&rep, &co);
+        if (ac_harness_run(ks[x], &c, &ro, &rr, &e) < 0 || ac_compare_run(&c, &orr, &rr, &co, &rep, &e) < 0) {
+          st[x].nerr++;
+          ac_run_result_free(&rr);
+          continue;
+        }
+        ac_run_result_free(&rr);
+        double ew = fmax(rep.max_err_w, rep.lse_max_err_w), ee = fmax(rep.max_err_e, rep.lse_max_err_e);
+        push(&st[x], ew, ee, rep.max_kcrit);
+        if (rep.kinds & (1u << AC_V_FAIL)) {
+          st[x].nfail++;
+          printf("FAIL %s on %s: %s\n", ks[x]->name, desc, rep.note);
+        }
+        if (rep.kinds & (1u << AC_V_SUSPECT)) st[x].nsusp++;
+        if (rep.kinds & ((1u << AC_V_ERROR) | (1u << AC_V_CRASH) | (1u << AC_V_GUARD) | (1u << AC_V_UNWRITTEN))) st[x].nerr++;
+        if (ew > st[x].worst_ew) {
+          st[x].worst_ew = ew;
+          snprintf(st[x].worst_ew_case, sizeof st[x].worst_ew_case, "%s", desc);
+        }
+        if (rep.max_kcrit > st[x].worst_kc) {
+          st[x].worst_kc = rep.max_kcrit;
+          snprintf(st[x].worst_kc_case, sizeof st[x].worst_kc_case, "%s", desc);
+        }
+      }
+      ac_oracle_result_free(&orr);
+      ac_case_free(&c);
+    }
+  }
+  double secs = ac_now() - t0;
+  double kmax = 0;
+  for (int x = 0; x < nk; x++)
+    if (st[x].worst_kc > kmax) kmax = st[x].worst_kc;
+  printf("# bench/calibrate --seed %llu --cases %lld: %lld cases (%lld per dtype), %.0f s (oracle %.0f s); compiled kappa %g\n",
+         (unsigned long long)seed, (long long)ncases, (long long)total, (long long)ncases, secs, t_oracle, kappa);
+  printf("# per kernel: distribution over cases of the case maxima (elements and LSE) of err/W, err/E (E with\n"
+         "# its unscaled 1/2 ulp), and kcrit = (err - 1/2 ulp - oracle error) / E_terms, the kappa at which the\n"
+         "# case turns SUSPECT; excess = kcrit / kappa, the largest err/(kappa E) with 1/2 ulp never scaled.\n");
+  printf("%-15s %-10s %6s %9s %9s %9s  %9s %9s %9s  %9s %9s %9s %8s %5s %5s %4s\n", "kernel", "class", "cases",
+         "err/W max", "p99", "p50", "err/E max", "p99", "p50", "kcrit max", "p99", "p50", "excess", "FAIL", "SUSP", "ERR");
+  for (int x = 0; x < nk; x++) {
+    kstat *s = &st[x];
+    if (!s->n) continue;
+    const ac_precision *c;
+    ac_err e;
+    ac_precision_resolve(NULL, s->k->precision, AC_F32, &c, &e);
+    double wm = quant(s->ew, s->n, 1), w99 = quant(s->ew, s->n, 0.99), w50 = quant(s->ew, s->n, 0.5);
+    double em = quant(s->ee, s->n, 1), e99 = quant(s->ee, s->n, 0.99), e50 = quant(s->ee, s->n, 0.5);
+    double km = quant(s->kc, s->n, 1), k99 = quant(s->kc, s->n, 0.99), k50 = quant(s->kc, s->n, 0.5);
+    printf("%-15s %-10s %6lld %9.3g %9.3g %9.3g  %9.3g %9.3g %9.3g  %9.3g %9.3g %9.3g %8.3g %5lld %5lld %4lld\n",
+           s->k->name, c ? c->name : "?", (long long)s->n, wm, w99, w50, em, e99, e50, km, k99, k50, km / kappa,
+           (long long)s->nfail, (long long)s->nsusp, (long long)s->nerr);
+  }
+  printf("# worst cases:\n");
+  for (int x = 0; x < nk; x++)
+    if (st[x].n)
+      printf("#   %-15s err/W %.3g on %s; kcrit %.3g on %s\n", st[x].k->name, st[x].worst_ew, st[x].worst_ew_case,
+             st[x].worst_kc, st[x].worst_kc_case);
+  printf("# largest kcrit over all kernels %.4g: kappa = 2 x that = %.4g makes the largest excess 0.5 on this run;\n"
+         "# with the compiled kappa %g the largest excess is %.3g (must be <= 1 on fresh seeds)\n",
+         kmax, 2 * kmax, kappa, kmax / kappa);
+  int bad = 0;
+  for (int x = 0; x < nk; x++) bad |= st[x].nfail > 0;
+  for (int x = 0; x < nk; x++) {
+    free(st[x].ew);
+    free(st[x].ee);
+    free(st[x].kc);
+    ac_kernel_free(ks[x]);
+  }
+  free(st);
+  free(ks);
+  return bad ? 1 : 0;
+}

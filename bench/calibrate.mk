@@ -1,0 +1,6 @@
+# bench/calibrate.mk: calibration of kappa on the correct CPU kernels (not run by make check;
+# its printout is tests/data/calibration.txt).
+noinst_PROGRAMS += bench/calibrate
+bench_calibrate_SOURCES = bench/calibrate.c
+bench_calibrate_CFLAGS = $(AM_CFLAGS) -O2
+bench_calibrate_LDADD = src/libac_compare.a kernels/libac_kernels.a oracle/libac_oracle.a $(AC_CUDA_LINK) $(AC_CORE_LIBS)

@@ -1,7 +1,7 @@
 /* toracle_basic.c: the oracle's semantics on hand-made cases: the tiny3 numbers, scale 0,
  * negative scale, zero Q, one visible key, weights summing to 1 (in MPFR), key
  * permutation, Q x 2 with scale / 2, empty rows, masked NaN, the non-finite rule table,
- * bad scales and thread-count invariance. */
+ * bad scales, thread-count invariance and the budget terms. */
 #include "config.h"
 #include <check.h>
 #include <math.h>
@@ -438,6 +438,77 @@ START_TEST(thread_count_invariance)
 }
 END_TEST
 
+static int close_to(double a, long double b)
+{
+  return fabsl((long double)a - b) <= 1e-9L * fabsl(b) + 1e-300L;
+}
+
+START_TEST(budget_terms_match_long_double)
+{
+  ac_rng g;
+  ac_rng_init(&g, ac_test_seed(), 21);
+  for (ac_dtype dt = AC_F64; dt <= AC_F16; dt++) {
+    ac_case c;
+    ref_case(&c, dt, AC_MASK_CAUSAL, 1, 2, 1, 12, 12, 6, 3);
+    fill_random(&c, &g);
+    const ac_problem *p = &c.p;
+    ac_oracle_result r;
+    ref_oracle(&c, 0, 1, &r);
+    long double sc = 1.0L / sqrtl((long double)p->dk);
+    for (int64_t h = 0; h < 2; h++)
+      for (int64_t i = 0; i < 12; i++) {
+        int64_t row = (int64_t)ac_rowidx(p, 0, h, i), n = i + 1;
+        long double s[12], Z[12], m = -INFINITY, L = 0, maxz = 0;
+        for (int64_t j = 0; j < n; j++) {
+          long double z = 0;
+          Z[j] = 0;
+          for (int64_t t = 0; t < p->dk; t++) {
+            long double a = ref_get(&c, 'q', ac_qidx(p, 0, h, i, t)), b = ref_get(&c, 'k', ac_kidx(p, 0, 0, j, t));
+            z += a * b;
+            Z[j] += fabsl(a * b);
+          }
+          s[j] = sc * z;
+          if (s[j] > m) m = s[j];
+          if (fabsl(z) > maxz) maxz = fabsl(z);
+        }
+        for (int64_t j = 0; j < n; j++) L += expl(s[j] - m);
+        const ac_oracle_row *orow = &r.rows[row];
+        ck_assert_msg(close_to(orow->m, m) && close_to(orow->max_abs_z, maxz), "row terms");
+        long double lcz = 0, ls = 0;
+        for (int64_t j = 0; j < n; j++) {
+          long double A = expl(s[j] - m) / L;
+          lcz += A * sc * Z[j];
+          ls += A * fabsl(s[j]);
+        }
+        ck_assert_msg(close_to(orow->lse_cZ, lcz) && close_to(orow->lse_s, ls), "%s row %lld: LSE terms %a %a vs %La %La",
+                      ac_dtype_name(dt), (long long)row, orow->lse_cZ, orow->lse_s, lcz, ls);
+        for (int64_t t = 0; t < p->dv; t++) {
+          const ac_oracle_elem *el = &r.elems[row * p->dv + t];
+          long double R = 0, D = 0, S = 0, Sp = 0, G = 0, F[AC_ORACLE_NMU] = {0};
+          for (int64_t j = 0; j < n; j++) {
+            long double A = expl(s[j] - m) / L, v = ref_get(&c, 'v', ac_vidx(p, 0, 0, j, t)), e = fabsl(v - el->o);
+            R += A * fabsl(v);
+            D += A * e;
+            S += A * e * fabsl(s[j] - m);
+            Sp += A * e * fabsl(s[j]);
+            G += A * e * sc * Z[j];
+            for (int q = 0; q < r.nmu; q++)
+              if (A < r.mu[q]) F[q] += A * e;
+          }
+          ck_assert_msg(close_to(el->R, R) && close_to(el->D, D) && close_to(el->S, S) && close_to(el->Sp, Sp) &&
+                            close_to(el->G, G),
+                        AC_SEED_FMT "%s row %lld col %lld: R %a D %a S %a Sp %a G %a vs %La %La %La %La %La", AC_SEED_ARG,
+                        ac_dtype_name(dt), (long long)row, (long long)t, el->R, el->D, el->S, el->Sp, el->G, R, D, S, Sp, G);
+          for (int q = 0; q < r.nmu; q++)
+            ck_assert_msg(close_to(el->F[q], F[q]), "F[%d] %a vs %La", q, el->F[q], F[q]);
+        }
+      }
+    ac_oracle_result_free(&r);
+    ac_case_free(&c);
+  }
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("oracle_basic");
@@ -456,6 +527,7 @@ int main(void)
   tcase_add_test(tc, nonfinite_rule_table);
   tcase_add_test(tc, nonfinite_scale_is_bad_input);
   tcase_add_test(tc, thread_count_invariance);
+  tcase_add_test(tc, budget_terms_match_long_double);
   suite_add_tcase(s, tc);
   return ac_test_run(s);
 }

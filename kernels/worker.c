@@ -2,7 +2,8 @@
  * memory file (memfd) that both processes map: a request head, the dense q, k and v, and
  * the result area of the one-shot harness; one byte over a socket starts a run, one byte
  * answers. A worker that dies or overruns the time limit is reaped and the case becomes
- * CRASH or TIMEOUT; the next case starts a fresh worker. */
+ * CRASH or TIMEOUT; one whose kernel broke a guard is retired after the case; the next
+ * case starts a fresh worker. */
 #include "config.h"
 #include <errno.h>
 #include <poll.h>
@@ -249,6 +250,11 @@ static int run_locked(ac_worker *w, const ac_case *c, const ac_run_opts *opts, a
   }
   ac_hx_collect(&x, &oc, r);
   munmap(m, req.total);
+  if (!r->guard_ok && w->pid) {
+    /* A kernel that wrote out of bounds may have hurt the worker's own memory: retire it. */
+    send(w->sock, "q", 1, MSG_NOSIGNAL);
+    reap(w, 2.0, 0, NULL);
+  }
   if (r->status == AC_RUN_HARNESS_ERROR) return ac_err_set(e, "%s", r->msg);
   return 0;
 }

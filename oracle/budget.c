@@ -11,7 +11,7 @@ void ac_or_row_budget(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, const
                       const double *mu, int nmu)
 {
   (void)o;
-  const ac_or_head *hd = &w->head;
+  const ac_or_head *hd = w->head;
   int64_t n = w->n, dv = w->p->dv, ng = w->ng;
   long double L = mpfr_get_ld(w->Llo, MPFR_RNDN);
   long double c = w->sc.is_default ? 1.0L / sqrtl((long double)w->sc.dk) : fabsl((long double)w->sc.stored);

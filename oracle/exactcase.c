@@ -50,7 +50,7 @@ void ac_or_groups(ac_or_ws *w)
 
 void ac_or_group_vsum(ac_or_ws *w, int64_t g, int64_t t, mpfr_t out)
 {
-  const ac_or_head *hd = &w->head;
+  const ac_or_head *hd = w->head;
   int64_t dv = w->p->dv;
   int64_t r0 = g < 0 ? 0 : w->gst[g], r1 = g < 0 ? w->n : w->gst[g + 1];
   int32_t lsb = hd->v_lsb[t];
@@ -74,7 +74,7 @@ void ac_or_group_vsum(ac_or_ws *w, int64_t g, int64_t t, mpfr_t out)
 
 int ac_or_exact_elem(ac_or_ws *w, int64_t t, mpfr_t W)
 {
-  const ac_or_head *hd = &w->head;
+  const ac_or_head *hd = w->head;
   int64_t dv = w->p->dv;
   if (w->ng > 1) {
     /* Cheap filter: approximate group means (long double, relative error far below 2^-40). */

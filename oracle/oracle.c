@@ -35,7 +35,7 @@ void ac_or_ws_init(ac_or_ws *w, const ac_case *cs, const ac_oracle_opts *o, cons
   w->formats = formats;
   w->tprec = tprec;
   w->prec_cap = cap;
-  w->head.b = w->head.kvh = -1;
+  w->own.b = w->own.kvh = -1;
   int64_t dk = cs->p.dk;
   w->qm = ac_xmalloc((size_t)dk * sizeof *w->qm);
   w->qe = ac_xmalloc((size_t)dk * sizeof *w->qe);
@@ -47,7 +47,7 @@ void ac_or_ws_init(ac_or_ws *w, const ac_case *cs, const ac_oracle_opts *o, cons
 
 void ac_or_ws_free(ac_or_ws *w)
 {
-  ac_or_head_free(&w->head);
+  ac_or_head_free(&w->own);
   free(w->qm); free(w->qe); free(w->qd);
   free(w->z); free(w->Zabs); free(w->ord); free(w->gst); free(w->gof); free(w->acc);
   for (int64_t g = 0; g < w->cap_g; g++) {
@@ -62,8 +62,19 @@ void ac_or_ws_free(ac_or_ws *w)
               w->ex2, w->olo, w->ohi, w->bp, (mpfr_ptr)0);
 }
 
+/* A decoded (batch, kv head), shared: decoded once by the first thread that needs it,
+ * freed when its last selected row is done, so live heads never exceed the threads. */
+typedef struct {
+  ac_or_head h;
+  int64_t rows_left;
+  int state;   /* 0 not decoded, 1 decoding, 2 ready */
+} shead;
+
 typedef struct {
   const ac_case *cs;
+  shead *heads;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
   const ac_oracle_opts *o;
   ac_oracle_result *r;
   const ac_or_scale *sc;
@@ -95,6 +106,37 @@ static void row_fill_special(ac_oracle_result *r, int64_t ridx, uint8_t accept, 
   st->exact += dv;
 }
 
+static void do_row_visible(ac_or_ws *w, job *J, int64_t ridx, int64_t b, int64_t h, int64_t i, int64_t n,
+                           ac_or_stats *st);
+
+static const ac_or_head *head_acquire(job *J, int64_t hid, int64_t b, int64_t kvh)
+{
+  shead *s = &J->heads[hid];
+  pthread_mutex_lock(&J->mu);
+  while (s->state == 1) pthread_cond_wait(&J->cv, &J->mu);
+  if (s->state == 0) {
+    s->state = 1;
+    pthread_mutex_unlock(&J->mu);
+    ac_or_head_decode(&s->h, J->cs, b, kvh);
+    pthread_mutex_lock(&J->mu);
+    s->state = 2;
+    pthread_cond_broadcast(&J->cv);
+  }
+  pthread_mutex_unlock(&J->mu);
+  return &s->h;
+}
+
+static void head_release(job *J, int64_t hid)
+{
+  shead *s = &J->heads[hid];
+  pthread_mutex_lock(&J->mu);
+  if (--s->rows_left == 0) {
+    ac_or_head_free(&s->h);
+    s->state = 0;
+  }
+  pthread_mutex_unlock(&J->mu);
+}
+
 static void do_row(ac_or_ws *w, job *J, int64_t ridx, ac_or_stats *st)
 {
   const ac_problem *p = &J->cs->p;
@@ -115,10 +157,23 @@ static void do_row(ac_or_ws *w, job *J, int64_t ridx, ac_or_stats *st)
     row_fill_special(r, ridx, AC_ACCEPT_EMPTY, 0.0, dv, st);
     return;
   }
-  ac_or_head_load(w, b, ac_kv_head(p, h));
+  int64_t kvh = ac_kv_head(p, h), hid = b * p->kv_heads + kvh;
+  w->head = head_acquire(J, hid, b, kvh);
+  do_row_visible(w, J, ridx, b, h, i, n, st);
+  w->head = NULL;
+  head_release(J, hid);
+}
+
+static void do_row_visible(ac_or_ws *w, job *J, int64_t ridx, int64_t b, int64_t h, int64_t i, int64_t n,
+                           ac_or_stats *st)
+{
+  const ac_problem *p = &J->cs->p;
+  ac_oracle_result *r = J->r;
+  int64_t dv = p->dv;
+  ac_oracle_row *row = &r->rows[ridx];
   int bad = ac_or_row_q(w, b, h, i);
   for (int64_t j = 0; j < n && bad != 1; j++)
-    if (w->head.kbad[j] && (!bad || w->head.kbad[j] == 1)) bad = w->head.kbad[j];
+    if (w->head->kbad[j] && (!bad || w->head->kbad[j] == 1)) bad = w->head->kbad[j];
   if (bad) {
     /* NaN in q or a visible key: NaN only. Infinity there: scores are ±inf or NaN, any
      * non-finite outcome is accepted and no finite value is defined. */
@@ -204,6 +259,13 @@ int ac_oracle_run(const ac_case *c, const ac_oracle_opts *o, ac_oracle_result *r
   free(sel);
   J.list = list;
   J.nlist = nl;
+  J.heads = ac_xcalloc((size_t)(p->batch * p->kv_heads), sizeof *J.heads);
+  for (int64_t k = 0; k < nl; k++) {
+    int64_t x = list[k], i = x % p->tq, bh = x / p->tq;
+    if (ac_visible_count(p, i) > 0) J.heads[(bh / p->heads) * p->kv_heads + ac_kv_head(p, bh % p->heads)].rows_left++;
+  }
+  pthread_mutex_init(&J.mu, NULL);
+  pthread_cond_init(&J.cv, NULL);
   atomic_init(&J.next, 0);
   long nth = o->threads > 0 ? o->threads : sysconf(_SC_NPROCESSORS_ONLN);
   if (nth < 1) nth = 1;
@@ -227,6 +289,10 @@ int ac_oracle_run(const ac_case *c, const ac_oracle_opts *o, ac_oracle_result *r
     if (ws[k].st.max_prec > r->max_prec) r->max_prec = ws[k].st.max_prec;
   }
   r->rows_done = nl;
+  for (int64_t k = 0; k < p->batch * p->kv_heads; k++) ac_or_head_free(&J.heads[k].h);
+  free(J.heads);
+  pthread_mutex_destroy(&J.mu);
+  pthread_cond_destroy(&J.cv);
   free(ws); free(th); free(list);
   r->seconds = ac_now() - t0;
   return 0;

@@ -46,7 +46,7 @@ int ac_or_scale_init(ac_or_scale *s, const ac_problem *p, ac_err *e);
 /* [lo, hi] containing c, at the precisions of lo and hi (equal when c is exact there). */
 void ac_or_scale_interval(const ac_or_scale *s, mpfr_t lo, mpfr_t hi);
 
-/* ---- per (batch, kv head): decoded K and V, cached per thread ---- */
+/* ---- per (batch, kv head): decoded K and V, shared by the threads working on its rows ---- */
 enum { AC_VCLS_FINITE = 0, AC_VCLS_NAN = 1, AC_VCLS_PINF = 2, AC_VCLS_NINF = 3 };
 typedef struct {
   int64_t b, kvh;           /* cached head, -1 none */
@@ -69,7 +69,8 @@ typedef struct {
   uint32_t formats;         /* formats o is rounded into */
   int tprec;                /* largest target precision among formats (and LSE) */
   long prec_cap;
-  ac_or_head head;
+  const ac_or_head *head;  /* the decoded head of the current row */
+  ac_or_head own;          /* used by ac_or_head_load (single-threaded callers) */
 
   /* the row */
   int64_t b, h, i, n;       /* n = visible keys */
@@ -104,6 +105,9 @@ void ac_or_ws_init(ac_or_ws *w, const ac_case *cs, const ac_oracle_opts *o, cons
 void ac_or_ws_free(ac_or_ws *w);
 
 /* scores.c */
+/* Decodes head (b, kvh) of cs into hd (reusing its buffers). */
+void ac_or_head_decode(ac_or_head *hd, const ac_case *cs, int64_t b, int64_t kvh);
+/* Decodes into w->own when not already there and points w->head at it. */
 void ac_or_head_load(ac_or_ws *w, int64_t b, int64_t kvh);
 void ac_or_head_free(ac_or_head *hd);
 /* Decodes q row (b,h,i); returns 1 if q has NaN, 2 if inf (no NaN), else 0. */

@@ -65,9 +65,13 @@ void ac_or_head_free(ac_or_head *hd)
 
 void ac_or_head_load(ac_or_ws *w, int64_t b, int64_t kvh)
 {
-  ac_or_head *hd = &w->head;
-  const ac_problem *p = w->p;
-  if (hd->b == b && hd->kvh == kvh) return;
+  if (!(w->own.b == b && w->own.kvh == kvh && w->own.cap_k)) ac_or_head_decode(&w->own, w->cs, b, kvh);
+  w->head = &w->own;
+}
+
+void ac_or_head_decode(ac_or_head *hd, const ac_case *cs, int64_t b, int64_t kvh)
+{
+  const ac_problem *p = &cs->p;
   int64_t nk = p->tk * p->dk, nv = p->tk * p->dv;
   if (nk > hd->cap_k) {
     grow64(&hd->km, nk);
@@ -93,7 +97,7 @@ void ac_or_head_load(ac_or_ws *w, int64_t b, int64_t kvh)
     uint8_t bad = 0;
     for (int64_t t = 0; t < p->dk; t++) {
       size_t x = (size_t)(j * p->dk + t);
-      uint64_t bits = ac_load_bits(dt, w->cs->k, ac_kidx(p, b, kvh, j, t));
+      uint64_t bits = ac_load_bits(dt, cs->k, ac_kidx(p, b, kvh, j, t));
       hd->km[x] = 0; hd->ke[x] = 0; hd->kd[x] = 0;
       if (ac_bits_isnan(dt, bits)) { bad = 1; continue; }
       if (ac_bits_isinf(dt, bits)) { if (!bad) bad = 2; continue; }
@@ -118,7 +122,7 @@ void ac_or_head_load(ac_or_ws *w, int64_t b, int64_t kvh)
   for (int64_t j = 0; j < p->tk; j++)
     for (int64_t t = 0; t < p->dv; t++) {
       size_t x = (size_t)(j * p->dv + t);
-      uint64_t bits = ac_load_bits(dt, w->cs->v, ac_vidx(p, b, kvh, j, t));
+      uint64_t bits = ac_load_bits(dt, cs->v, ac_vidx(p, b, kvh, j, t));
       hd->vm[x] = 0; hd->ve[x] = 0; hd->vd[x] = 0;
       if (ac_bits_isnan(dt, bits)) { hd->vcls[x] = AC_VCLS_NAN; continue; }
       if (ac_bits_isinf(dt, bits)) {
@@ -205,7 +209,7 @@ const uint64_t *ac_or_z(const ac_or_ws *w, int64_t j) { return w->z + (size_t)j 
 void ac_or_row_scores(ac_or_ws *w)
 {
   const ac_problem *p = w->p;
-  const ac_or_head *hd = &w->head;
+  const ac_or_head *hd = w->head;
   int64_t n = w->n, dk = p->dk;
   int32_t qlsb = INT32_MAX, qmsb = INT32_MIN;
   for (int64_t t = 0; t < dk; t++)

@@ -143,7 +143,7 @@ static void o_interval(ac_or_ws *w, mpfr_srcptr Nlo, mpfr_srcptr Nhi, mpfr_prec_
  * (an upper bound of Σ |V_j| (Whi_g - Wlo_g), with Σ|V_j| from the head's prefix sums). */
 static void level0_sums_fast(ac_or_ws *w)
 {
-  const ac_or_head *hd = &w->head;
+  const ac_or_head *hd = w->head;
   int64_t dv = w->p->dv;
   ac_i128 *lo = w->nlo, *hi = w->nhi;
   memset(lo, 0, (size_t)dv * sizeof *lo);
@@ -168,7 +168,7 @@ static void level0_sums_fast(ac_or_ws *w)
 /* Level 0 sum of one wide column, exact in chunks: N * 2^62 at lsb v_lsb. */
 static void level0_sum_slow(ac_or_ws *w, int64_t t, int hi_end, mpfr_t out)
 {
-  const ac_or_head *hd = &w->head;
+  const ac_or_head *hd = w->head;
   int64_t dv = w->p->dv;
   int32_t lsb = hd->v_lsb[t];
   int64_t bits = (int64_t)hd->v_msb[t] - lsb + 62 + ac_or_bitlen((uint64_t)w->n) + 2;
@@ -200,7 +200,7 @@ static void i128_to_mpfr(ac_or_ws *w, mpfr_t x, ac_i128 v, int32_t lsb)
 /* Level >= 1: N bounds as correctly rounded directed sums of exact products. */
 static void level_sums_mpfr(ac_or_ws *w, int64_t t, mpfr_prec_t p, mpfr_t Nlo, mpfr_t Nhi)
 {
-  const ac_or_head *hd = &w->head;
+  const ac_or_head *hd = w->head;
   int64_t dv = w->p->dv;
   ensure_prod(w, w->n, p + 64);
   mpfr_set_prec(Nlo, p);
@@ -306,7 +306,7 @@ void ac_or_row_eval(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_
                     ac_or_stats *st)
 {
   const ac_problem *p = w->p;
-  const ac_or_head *hd = &w->head;
+  const ac_or_head *hd = w->head;
   int64_t dv = p->dv;
   ensure_dv(w, dv);
   mpfr_t W, Nlo, Nhi;

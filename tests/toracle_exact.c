@@ -1,6 +1,7 @@
 /* toracle_exact.c: the cases plain precision raising cannot finish: exact zeros, exact
  * rational outputs on a rounding breakpoint, top groups averaging exactly to a breakpoint
- * with the rest e^(-10^9) smaller (o and LSE), and subnormal outputs in fp16/bf16/fp32. */
+ * with the rest e^(-10^9) smaller (o and LSE), subnormal outputs in fp16/bf16/fp32, values
+ * over hundreds of binades, and the precision cap. */
 #include "config.h"
 #include <check.h>
 #include <math.h>
@@ -217,6 +218,88 @@ END_TEST
 START_TEST(subnormal_outputs_f32) { subnormal_dtype(AC_F32, -154, -130); }
 END_TEST
 
+/* Values spread over hundreds of binades: exact scores past binary64's range, weights far
+ * below MPFR's default exponent range, V windows wider than 126 bits. */
+static void extreme_dtype(ac_dtype dt, int e_span)
+{
+  ac_rng g;
+  ac_rng_init(&g, ac_test_seed(), 0x657874 + (uint64_t)dt);
+  for (int k = 0; k < 25; k++) {
+    ac_case c;
+    ref_case(&c, dt, (ac_mask)ac_rng_below(&g, 3), 1, 1, 1, 3, 4, 3, 3);
+    ac_counts n;
+    ac_err e;
+    ck_assert(ac_problem_counts(&c.p, &n, &e) == 0);
+    for (int64_t x = 0; x < n.q; x++) ref_set(&c, 'q', (size_t)x, ldexp(ac_rng_normal(&g), (int)ac_rng_range(&g, -e_span, e_span)));
+    for (int64_t x = 0; x < n.k; x++) ref_set(&c, 'k', (size_t)x, ldexp(ac_rng_normal(&g), (int)ac_rng_range(&g, -e_span, e_span)));
+    for (int64_t x = 0; x < n.v; x++) ref_set(&c, 'v', (size_t)x, ldexp(ac_rng_normal(&g), (int)ac_rng_range(&g, -e_span, e_span)));
+    ac_oracle_result r;
+    run(&c, 1u << AC_F64, &r, 5.0);
+    mpfr_t o[3], lse;
+    for (int t = 0; t < 3; t++) mpfr_init2(o[t], 4000);
+    mpfr_init2(lse, 4000);
+    for (int64_t i = 0; i < 3; i++) {
+      if (!ref_row(&c, 0, 0, i, 4000, o, lse, NULL)) continue;
+      const ac_oracle_row *orow = &r.rows[i];
+      ck_assert(!isnan(orow->m) && !isnan(orow->max_abs_s) && !isnan(orow->lse_cZ) && !isnan(orow->lse_s));
+      ck_assert_msg(ac_encode_mpfr(AC_F32, lse, AC_E4M3_SATURATE) == ac_encode_f64(AC_F32, orow->lse_f32),
+                    AC_SEED_FMT "%s case %d row %lld: LSE %a", AC_SEED_ARG, ac_dtype_name(dt), k, (long long)i,
+                    (double)orow->lse_f32);
+      for (int t = 0; t < 3; t++) {
+        const ac_oracle_elem *el = &r.elems[i * 3 + t];
+        ck_assert(!isnan(el->R) && !isnan(el->D) && !isnan(el->S) && !isnan(el->Sp) && !isnan(el->G));
+        for (int f = 0; f < AC_NDTYPES; f++) {
+          if (!r.o_round[f]) continue;
+          uint64_t want = ac_encode_mpfr((ac_dtype)f, o[t], AC_E4M3_SATURATE), got = obits(&r, (ac_dtype)f, i, t);
+          ck_assert_msg(got == want, AC_SEED_FMT "%s case %d row %lld col %d format %d: %llx, reference %llx",
+                        AC_SEED_ARG, ac_dtype_name(dt), k, (long long)i, t, f, (unsigned long long)got,
+                        (unsigned long long)want);
+        }
+      }
+    }
+    for (int t = 0; t < 3; t++) mpfr_clear(o[t]);
+    mpfr_clear(lse);
+    ac_oracle_result_free(&r);
+    ac_case_free(&c);
+  }
+  mpfr_free_cache();
+}
+
+START_TEST(extreme_exponents_f64) { extreme_dtype(AC_F64, 600); }
+END_TEST
+START_TEST(extreme_exponents_f32) { extreme_dtype(AC_F32, 100); }
+END_TEST
+
+START_TEST(precision_cap_reports_unresolved)
+{
+  /* o = (1e6 - (1e6 - 2^-20)) / 2-ish: cancellation that the 62-bit first level cannot
+   * round to binary64; with the cap below the next level the element is unresolved. */
+  ac_case c;
+  ref_case(&c, AC_F64, AC_MASK_NONE, 1, 1, 1, 1, 2, 1, 1);
+  ref_set(&c, 'q', 0, 1);
+  ref_set(&c, 'k', 0, 0.001);
+  ref_set(&c, 'k', 1, 0);
+  ref_set(&c, 'v', 0, 1e6);
+  ref_set(&c, 'v', 1, -1e6 * exp(0.001) + 0x1p-20);
+  ac_oracle_opts o;
+  ac_err e;
+  ac_oracle_opts_init(&o);
+  o.prec_cap = 64;
+  ac_oracle_result r;
+  ck_assert_int_eq(ac_oracle_run(&c, &o, &r, &e), 0);
+  ck_assert_int_gt(r.n_unresolved, 0);
+  ck_assert_int_eq(r.elems[0].how, AC_HOW_UNRESOLVED);
+  ac_oracle_result_free(&r);
+  o.prec_cap = 0;   /* default */
+  ck_assert_int_eq(ac_oracle_run(&c, &o, &r, &e), 0);
+  ck_assert_int_eq(r.n_unresolved, 0);
+  ck_assert_int_eq(r.elems[0].how, AC_HOW_ROUNDED);
+  ck_assert_int_gt(r.n_fallback, 0);
+  ac_oracle_result_free(&r);
+  ac_case_free(&c);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("oracle_exact");
@@ -230,6 +313,9 @@ int main(void)
   tcase_add_test(tc, subnormal_outputs_f16);
   tcase_add_test(tc, subnormal_outputs_bf16);
   tcase_add_test(tc, subnormal_outputs_f32);
+  tcase_add_test(tc, extreme_exponents_f64);
+  tcase_add_test(tc, extreme_exponents_f32);
+  tcase_add_test(tc, precision_cap_reports_unresolved);
   suite_add_tcase(s, tc);
   return ac_test_run(s);
 }

@@ -12,8 +12,16 @@
  *     the oracle does not define a finite value. 
  *   - ±inf in a visible V column with nonzero weight:  accept that infinity or NaN.
  *   - otherwise the exact value is finite: accept VALUE (judged against the budget).
+ *   - ±inf in V columns of both signs, or NaN there: accept NaN only.
+ *   The LSE of a row follows its q and visible keys only (V does not enter it).
  * Domain (decided in compare from the row terms): scores beyond binary32 range (binary64
- * for fp64 classes) or |o| beyond the output dtype make the case OUT-OF-DOMAIN. */
+ * for fp64 classes) or |o| beyond the output dtype make the case OUT-OF-DOMAIN.
+ *
+ * Values of the result for special elements: empty rows o = 0 (+0 in o_round), LSE -inf,
+ * how EXACT; undefined elements o = NaN (o_round holds the dtype's NaN, or ±inf when an
+ * infinity is accepted; e4m3 has none), how EXACT, budget terms 0.
+ * Exact zeros are +0 in o_round; a kernel's -0 matches them (compare's rule).
+ * Rounding into formats is to nearest even, in one step, e4m3 saturating at ±448. */
 #ifndef AC_ORACLE_H
 #define AC_ORACLE_H
 #include <stdint.h>
@@ -52,7 +60,7 @@ typedef struct {
   double lse;          /* binary64 approximation of LSE (-inf when empty) */
   double lse_err;      /* proven bound */
   float lse_f32;       /* LSE correctly rounded to binary32 */
-  double lse_f64;      /* LSE correctly rounded to binary64 (when requested) */
+  double lse_f64;      /* LSE correctly rounded to binary64 (when requested, else 0) */
   double lse_cZ;       /* Σ A_j |c| Z_j  (LSE budget) */
   double lse_s;        /* Σ A_j |s_j|    (LSE budget) */
   uint8_t selected;    /* row computed */
@@ -70,8 +78,11 @@ typedef struct {
   long prec_cap;        /* precision cap in bits (0: default 1<<16) */
   int nmu;              /* number of mu thresholds for F */
   double mu[AC_ORACLE_NMU];
-  int no_fast;          /* force the MPFR path (testing) */
+  int no_fast;          /* reserved: skip a fast first level when one exists (issue 5) */
 } ac_oracle_opts;
+/* Defaults (ac_oracle_opts_init): all rows, all cores, no extra format, binary32 LSE only,
+ * cap 65536 bits, mu = {2^-149, 2^-126, 2^-24, 2^-14} (fp32 subnormal and normal, fp16
+ * subnormal and normal minima: what a kernel flushing P below them drops). */
 
 typedef struct {
   ac_problem p;
@@ -81,7 +92,9 @@ typedef struct {
   uint64_t *o_round[AC_NDTYPES]; /* nrows * dv bit patterns per requested format, else NULL */
   uint32_t formats;
   int nmu; double mu[AC_ORACLE_NMU];
-  /* statistics */
+  /* statistics: elements decided by the exact-case test (special elements included), by the
+   * Ziv loop, unresolved (elements and LSEs), fallback = elements that needed a level past
+   * the first; max_prec = largest working precision in bits */
   double seconds;
   int64_t rows_done, n_exact, n_rounded, n_unresolved, n_fallback;
   long max_prec;
@@ -96,8 +109,10 @@ void ac_oracle_result_free(ac_oracle_result *r);
 /* Row selection: fills sel[nrows] with 0/1. -1 on a bad spec. */
 int ac_oracle_select_rows(const ac_problem *p, const char *spec, uint64_t seed, uint8_t *sel, ac_err *e);
 
-/* On-disk cache keyed by the case hash and the options that change the result
- * (dir: $ATTNCHECK_CACHE or ~/.cache/attncheck; NULL disables). 0 = hit. */
+/* On-disk cache keyed by the case hash and the options that change the result (formats,
+ * lse_f64, prec_cap, rows, rows_seed, mu). dir: ac_oracle_cache_dir() = $ATTNCHECK_CACHE, or
+ * ~/.cache/attncheck/oracle; NULL (ATTNCHECK_CACHE empty, "off" or "0") disables. load: 0 = hit
+ * (r filled, free it), -1 = miss. store: written atomically, 0 or -1. */
 int ac_oracle_cache_load(const char *dir, const ac_case *c, const ac_oracle_opts *o, ac_oracle_result *r);
 int ac_oracle_cache_store(const char *dir, const ac_case *c, const ac_oracle_opts *o, const ac_oracle_result *r);
 const char *ac_oracle_cache_dir(void);

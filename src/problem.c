@@ -182,12 +182,13 @@ double ac_problem_scale(const ac_problem *p)
   if (!p->scale_is_default) return p->scale;
   if (p->dk < 1) return NAN;
   /* Correctly rounded 1/sqrt(dk): 1.0 / sqrt(dk) would round twice. */
-  mpfr_t x;
-  mpfr_init2(x, 64);
+  mpfr_t x, y;
+  mpfr_init2(x, 64);   /* dk exactly */
+  mpfr_init2(y, 53);   /* rounded once, straight to binary64 */
   mpfr_set_si(x, (long)p->dk, MPFR_RNDN);
-  mpfr_rec_sqrt(x, x, MPFR_RNDN);
-  double r = mpfr_get_d(x, MPFR_RNDN);
-  mpfr_clear(x);
+  mpfr_rec_sqrt(y, x, MPFR_RNDN);
+  double r = mpfr_get_d(y, MPFR_RNDN);
+  mpfr_clears(x, y, (mpfr_ptr)0);
   return r;
 }
 

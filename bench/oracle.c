@@ -76,7 +76,7 @@ static void naive_mpfr_row(const ac_case *c, int64_t i, mpfr_t *s, mpfr_t *o, mp
   mpfr_clears(m, L, sc, (mpfr_ptr)0);
 }
 
-static double oracle_time(const ac_case *c, const char *rows, int threads)
+static double oracle_time(const ac_case *c, const char *rows, int threads, double *cpu_total, double *cpu_max)
 {
   ac_oracle_opts o;
   ac_oracle_opts_init(&o);
@@ -90,6 +90,8 @@ static double oracle_time(const ac_case *c, const char *rows, int threads)
     exit(3);
   }
   double t = ac_now() - t0;
+  *cpu_total = r.cpu_seconds;
+  *cpu_max = r.cpu_max_thread;
   if (r.n_unresolved) fprintf(stderr, "bench/oracle: %lld unresolved elements\n", (long long)r.n_unresolved);
   ac_oracle_result_free(&r);
   return t;
@@ -101,9 +103,11 @@ int main(void)
   printf("bench/oracle: fp32 inputs, causal, B = H = 1, values normal(0,1) seed 7; wall-clock seconds per row\n"
          "baseline = naive binary64 three-pass (libm exp, 1 thread, -O2); mpfr256 = naive MPFR at 256 bits;\n"
          "oracle = certified (o to fp32, LSE to binary32, budget terms). Same sampled rows for every column.\n");
-  printf("%6s %4s %6s %12s %12s %12s %12s %9s %9s %9s\n", "T", "d", "rows", "baseline", "mpfr256", "oracle-1t",
-         "oracle-2t", "1t/base", "mpfr/base", "1t/2t");
-  double ratio_1024_64 = 0, speed_1024_64 = 0;
+  printf("1t/2t = wall-clock speedup of 2 threads; cpu-par = CPU time of the 2 threads / the busier one's (the\n"
+         "speedup an idle 2-core machine gives); cpu 1/2 = CPU time 1 thread / 2 threads (1 = no overhead).\n");
+  printf("%6s %4s %6s %12s %12s %12s %12s %9s %9s %9s %9s %9s\n", "T", "d", "rows", "baseline", "mpfr256",
+         "oracle-1t", "oracle-2t", "1t/base", "mpfr/base", "1t/2t", "cpu-par", "cpu 1/2");
+  double ratio_1024_64 = 0, speed_1024_64 = 0, cpu_speed = 0;
   for (int ti = 0; ti < 3; ti++)
     for (int di = 0; di < 2; di++) {
       int64_t T = Ts[ti], d = Ds[di];
@@ -157,18 +161,20 @@ int main(void)
       for (int64_t j = 0; j < T; j++) mpfr_clear(ms[j]);
       for (int64_t t = 0; t < d; t++) mpfr_clear(mo[t]);
       mpfr_clears(x, y, (mpfr_ptr)0);
-      double t1 = oracle_time(&c, spec, 1) / (double)S;
-      double t2 = oracle_time(&c, spec, 2) / (double)S;
-      printf("%6lld %4lld %6lld %12.3e %12.3e %12.3e %12.3e %9.1f %9.1f %9.2f\n", (long long)T, (long long)d,
-             (long long)S, tb, tm, t1, t2, t1 / tb, tm / tb, t1 / t2);
+      double c1, c1m, c2, c2m;
+      double t1 = oracle_time(&c, spec, 1, &c1, &c1m) / (double)S;
+      double t2 = oracle_time(&c, spec, 2, &c2, &c2m) / (double)S;
+      printf("%6lld %4lld %6lld %12.3e %12.3e %12.3e %12.3e %9.1f %9.1f %9.2f %9.2f %9.2f\n", (long long)T,
+             (long long)d, (long long)S, tb, tm, t1, t2, t1 / tb, tm / tb, t1 / t2, c2 / c2m, c1 / c2);
       fflush(stdout);
-      if (T == 1024 && d == 64) { ratio_1024_64 = t1 / tb; speed_1024_64 = t1 / t2; }
+      if (T == 1024 && d == 64) { ratio_1024_64 = t1 / tb; speed_1024_64 = t1 / t2; cpu_speed = c2 / c2m; }
       free(s); free(o); free(ms); free(mo); free(rows); free(spec);
       ac_case_free(&c);
     }
-  printf("targets (T=1024, d=64): oracle-1t/baseline <= 60: %.1f %s; 2 threads >= 1.6x faster: %.2fx %s\n",
+  printf("targets (T=1024, d=64): oracle-1t/baseline <= 60: %.1f %s; 2 threads >= 1.6x faster: wall %.2fx %s, "
+         "CPU split %.2fx %s\n",
          ratio_1024_64, ratio_1024_64 <= 60 ? "met" : "NOT met", speed_1024_64,
-         speed_1024_64 >= 1.6 ? "met" : "NOT met (a loaded or single-core machine cannot show it)");
+         speed_1024_64 >= 1.6 ? "met" : "not met on this machine's load", cpu_speed, cpu_speed >= 1.6 ? "met" : "NOT met");
   mpfr_free_cache();
   return sink == 12345.678 ? 1 : 0;
 }

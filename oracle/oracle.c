@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "oracle_int.h"
 
@@ -87,6 +88,7 @@ typedef struct {
 typedef struct {
   job *J;
   ac_or_stats st;
+  double cpu;   /* this thread's CPU seconds */
 } worker;
 
 static void row_fill_special(ac_oracle_result *r, int64_t ridx, uint8_t accept, double o, int64_t dv,
@@ -218,6 +220,8 @@ static void *work(void *arg)
   }
   ac_or_ws_free(&w);
   mpfr_free_cache();
+  struct timespec ts;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0) W->cpu = (double)ts.tv_sec + ts.tv_nsec * 1e-9;
   return NULL;
 }
 
@@ -287,7 +291,10 @@ int ac_oracle_run(const ac_case *c, const ac_oracle_opts *o, ac_oracle_result *r
     r->n_unresolved += ws[k].st.unresolved;
     r->n_fallback += ws[k].st.fallback;
     if (ws[k].st.max_prec > r->max_prec) r->max_prec = ws[k].st.max_prec;
+    r->cpu_seconds += ws[k].cpu;
+    if (ws[k].cpu > r->cpu_max_thread) r->cpu_max_thread = ws[k].cpu;
   }
+  r->threads = (int)nth;
   r->rows_done = nl;
   for (int64_t k = 0; k < p->batch * p->kv_heads; k++) ac_or_head_free(&J.heads[k].h);
   free(J.heads);

@@ -98,6 +98,10 @@ typedef struct {
   double seconds;
   int64_t rows_done, n_exact, n_rounded, n_unresolved, n_fallback;
   long max_prec;
+  /* threads used, their CPU seconds in total and the busiest one's: on an idle machine the
+   * wall time approaches cpu_max_thread, whatever else runs beside */
+  int threads;
+  double cpu_seconds, cpu_max_thread;
 } ac_oracle_result;
 
 void ac_oracle_opts_init(ac_oracle_opts *o);

@@ -24,7 +24,8 @@ typedef struct {
 
 /* Zero the case, case_index -1, generator "external", tool_version PACKAGE_VERSION. */
 void ac_case_init(ac_case *c);
-/* Allocate dense q/k/v for c->p (zero-filled). Validates against the memory cap. */
+/* Allocate dense q/k/v for c->p (zero-filled). Validates against the memory cap.
+ * c must have come through ac_case_init (q/k/v are freed first when already set). */
 int ac_case_alloc(ac_case *c, ac_err *e);
 void ac_case_free(ac_case *c);
 /* Deep copy. */

@@ -366,9 +366,9 @@ static const char *with_member(const char *dst_name, const char *zname, const vo
     zip_source_t *s;
     if (!strcmp(name, zname)) {
       if (!bytes) continue;
-      void *copy = ac_xmalloc(n ? n : 1);
-      memcpy(copy, bytes, n);
-      s = zip_source_buffer(out, copy, n, 1);
+      void *copy = n ? ac_xmalloc(n) : NULL;
+      if (n) memcpy(copy, bytes, n);
+      s = zip_source_buffer(out, copy, n, n != 0);
     } else {
       s = zip_source_zip(out, in, (zip_uint64_t)i, 0, 0, -1);
     }

@@ -83,10 +83,48 @@ static void symbolic(mpfr_srcptr z, int64_t dk, char *buf, size_t n)
   }
 }
 
+/* The exact decimal expansion of a dyadic x (M 2^e = M 5^-e 10^e) when it has at most
+ * 48 digits, else 25 significant digits followed by "...". */
+static void exact_decimal(mpfr_srcptr x, char *buf, size_t n)
+{
+  if (!mpfr_number_p(x)) { mpfr_snprintf(buf, n, "%Rg", x); return; }
+  if (mpfr_zero_p(x)) { snprintf(buf, n, "0"); return; }
+  mpz_t M, f;
+  mpz_inits(M, f, (mpz_ptr)0);
+  mpfr_exp_t e = mpfr_get_z_2exp(M, x);
+  while (mpz_even_p(M)) { mpz_fdiv_q_2exp(M, M, 1); e++; }
+  int neg = mpz_sgn(M) < 0;
+  mpz_abs(M, M);
+  long k = 0;
+  if (e >= 0) mpz_mul_2exp(M, M, (mp_bitcnt_t)e);
+  else if (-e <= 200) { k = (long)-e; mpz_ui_pow_ui(f, 5, (unsigned long)k); mpz_mul(M, M, f); }
+  else k = -1;
+  char *d = k >= 0 ? mpz_get_str(NULL, 10, M) : NULL;
+  if (!d || strlen(d) > 48) {
+    mpfr_snprintf(buf, n, "%.25Rg...", x);
+  } else {
+    size_t L = strlen(d), K = (size_t)k;
+    const char *sg = neg ? "-" : "";
+    if (K == 0) {
+      snprintf(buf, n, "%s%s", sg, d);
+    } else if (L <= K) {   /* 0.000ddd */
+      char zeros[64];
+      memset(zeros, '0', K - L);
+      zeros[K - L] = 0;
+      snprintf(buf, n, "%s0.%s%s", sg, zeros, d);
+    } else {
+      snprintf(buf, n, "%s%.*s.%s", sg, (int)(L - K), d, d + L - K);
+    }
+  }
+  free(d);
+  mpz_clears(M, f, (mpz_ptr)0);
+}
+
 static void print_exact(mpfr_srcptr x)
 {
-  if (mpfr_integer_p(x) && mpfr_cmpabs_ui(x, 1000000000) <= 0) mpfr_printf("%-24.0Rf", x);
-  else mpfr_printf("%-24.20Rg", x);
+  char buf[160];
+  exact_decimal(x, buf, sizeof buf);
+  printf("%-30s", buf);
   double d = mpfr_get_d(x, MPFR_RNDN);
   if (mpfr_cmp_d(x, d) == 0) printf(" %a", d);
   else mpfr_printf(" %Ra", x);

@@ -336,7 +336,7 @@ fail:
 
 ac_npz *ac_npz_open(const char *path, uint64_t cap_bytes, ac_err *e)
 {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);   /* a FIFO must not block: it is refused below */
   if (fd < 0) {
     ac_err_set(e, "%s: %s", path, strerror(errno));
     return NULL;

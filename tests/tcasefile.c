@@ -572,6 +572,9 @@ START_TEST(file_level_errors_are_refused)
   expect_refusal(p, "not a zip");
   expect_refusal(tmp_path("does-not-exist.npz"), "No such file");
   expect_refusal(ac_test_tmpdir(), "not a regular file");
+  p = tmp_path("fifo.npz");
+  ck_assert_int_eq(mkfifo(p, 0600), 0);
+  expect_refusal(p, "not a regular file");
   size_t n;
   unsigned char *b = slurp(good_file(), &n);
   b[1] = 'X';

@@ -54,6 +54,20 @@ void ac_problem_to_abi(const ac_problem *p, attncheck_problem *a)
   else memcpy(a->o_stride, p->o_stride, sizeof a->o_stride);
 }
 
+uint64_t ac_harness_prefill_bits(ac_dtype t)
+{
+  /* Quiet NaNs with payloads that neither ac_nan_bits nor arithmetic produce; e4m3 has no
+   * other positive NaN, and its computed NaNs (negative on x86) differ from it anyway. */
+  switch (t) {
+  case AC_F64: return 0x7ffbad0dd0bad0d5ULL;
+  case AC_F32: return 0x7fcbad0dULL;
+  case AC_F16: return 0x7e3dULL;
+  case AC_BF16: return 0x7fcbULL;
+  case AC_E5M2: return 0x7dULL;
+  default: return ac_nan_bits(t);
+  }
+}
+
 const char *ac_run_status_name(ac_run_status s)
 {
   switch (s) {
@@ -124,11 +138,10 @@ static int guards_ok(const ac_guarded *g, const char *tensor, char *msg, size_t 
 
 /* Writes into the gaps of a strided span (positions that are no element): overwrites the
  * element positions with NaN, then every position of the span must hold the NaN pattern. */
-static int gaps_ok(const ac_guarded *g, int64_t B, int64_t H, int64_t T, int64_t D, const int64_t s[4],
+static int gaps_ok(const ac_guarded *g, uint64_t nan, int64_t B, int64_t H, int64_t T, int64_t D, const int64_t s[4],
                    int64_t count, const char *tensor, char *msg, size_t n)
 {
   if ((int64_t)g->n == count) return 1;   /* dense: no gaps */
-  uint64_t nan = ac_nan_bits(g->dtype);
   void *fill = ac_xmalloc((size_t)count * ac_dtype_size(g->dtype));
   for (int64_t i = 0; i < count; i++) ac_store_bits(g->dtype, fill, (size_t)i, nan);
   ac_scatter_strided(g->dtype, fill, B, H, T, D, s, g->data);
@@ -160,7 +173,7 @@ static int input_ok(const ac_guarded *g, const void *dense, int64_t B, int64_t H
   free(back);
   if (bad) appendf(msg, n, "%s%s: %s (%lld element(s), first at dense index %lld)", tensor, "kernel wrote into its input", bad, first);
   int ok = bad == 0;
-  ok &= gaps_ok(g, B, H, T, D, s, count, tensor, msg, n);
+  ok &= gaps_ok(g, ac_nan_bits(g->dtype), B, H, T, D, s, count, tensor, msg, n);
   return ok;
 }
 
@@ -202,6 +215,11 @@ int ac_hx_body(void *arg)
     h->done = 1;
     return 0;
   }
+  /* Outputs (elements and gaps) hold their own NaN; guards, input gaps: ac_nan_bits. */
+  uint64_t fill = ac_harness_prefill_bits(t), lfill = ac_harness_prefill_bits(AC_F32);
+  for (size_t i = 0; i < go.n; i++) ac_store_bits(t, go.data, i, fill);
+  if (x->o->want_lse)
+    for (size_t i = 0; i < gl.n; i++) ac_store_bits(AC_F32, gl.data, i, lfill);
   ac_scatter_strided(t, x->c->q, p->batch, p->heads, p->tq, p->dk, ap->q_stride, gq.data);
   ac_scatter_strided(t, x->c->k, p->batch, p->kv_heads, p->tk, p->dk, ap->k_stride, gk.data);
   ac_scatter_strided(t, x->c->v, p->batch, p->kv_heads, p->tk, p->dv, ap->v_stride, gv.data);
@@ -255,19 +273,21 @@ int ac_hx_body(void *arg)
   unsigned char *flags = x->area + x->l.flags_off;
   ac_gather_strided(t, go.data, p->batch, p->heads, p->tq, p->dv, ap->o_stride, o);
   uint64_t nan = ac_nan_bits(t);
-  int64_t nu = 0;
+  int64_t nu = 0, ng = 0;
   for (int64_t i = 0; i < x->cn.o; i++) {
-    flags[i] = ac_load_bits(t, o, (size_t)i) == nan;
+    uint64_t b = ac_load_bits(t, o, (size_t)i);
+    flags[i] = b == fill;
     nu += flags[i];
+    ng += b == nan && nan != fill;
   }
   h->n_unwritten = nu;
-  ok &= gaps_ok(&go, p->batch, p->heads, p->tq, p->dv, ap->o_stride, x->cn.o, "o", h->guard_msg, sizeof h->guard_msg);
+  h->n_guard_nan = ng;
+  ok &= gaps_ok(&go, fill, p->batch, p->heads, p->tq, p->dv, ap->o_stride, x->cn.o, "o", h->guard_msg, sizeof h->guard_msg);
   if (x->o->want_lse) {
     float *lse = (float *)(x->area + x->l.lse_off);
     memcpy(lse, gl.data, (size_t)x->cn.rows * sizeof(float));
-    uint64_t fnan = ac_nan_bits(AC_F32);
     int64_t nl = 0;
-    for (int64_t i = 0; i < x->cn.rows; i++) nl += ac_load_bits(AC_F32, lse, (size_t)i) == fnan;
+    for (int64_t i = 0; i < x->cn.rows; i++) nl += ac_load_bits(AC_F32, lse, (size_t)i) == lfill;
     h->n_lse_unwritten = nl;
   }
   h->guard_ok = ok;
@@ -341,6 +361,7 @@ void ac_hx_collect(const ac_hx_ctx *x, const ac_child_outcome *oc, ac_run_result
       memcpy(r->o, x->area + x->l.o_off, ob);
       r->o_count = x->cn.o;
       r->n_unwritten = h->n_unwritten;
+      r->n_guard_nan = h->n_guard_nan;
       if (h->n_unwritten) {
         r->unwritten = ac_xmalloc((size_t)x->cn.o);
         memcpy(r->unwritten, x->area + x->l.flags_off, (size_t)x->cn.o);

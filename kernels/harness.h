@@ -69,6 +69,9 @@ typedef struct {
   ac_dtype dtype;
   int64_t o_count;      /* B*H*tq*dv */
   int64_t lse_count;    /* B*H*tq when lse != NULL, else 0 */
+  /* o elements holding the NaN of the input guards and gaps (ac_nan_bits): the kernel read
+   * outside q, k or v and carried it to the output. They count as written (a NaN). */
+  int64_t n_guard_nan;
 } ac_run_result;
 
 void ac_run_opts_init(ac_run_opts *o);
@@ -78,6 +81,11 @@ void ac_run_opts_init(ac_run_opts *o);
  * -1 (status HARNESS_ERROR, message in e and r->msg) when the case cannot be run at all. */
 int ac_harness_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *o, ac_run_result *r, ac_err *e);
 void ac_run_result_free(ac_run_result *r);
+
+/* The NaN pattern o and lse are pre-filled with (elements and gaps of the o span), distinct
+ * from ac_nan_bits (guard margins, gaps of the inputs) except for e4m3, which has one
+ * positive NaN. An element still holding it after the run was never written. */
+uint64_t ac_harness_prefill_bits(ac_dtype t);
 
 /* Repeat mode: 1 when two results of the same case agree bit for bit (status, o, lse and
  * unwritten counts), 0 when they differ (NONDETERMINISTIC). */

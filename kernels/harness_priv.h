@@ -10,7 +10,7 @@
 /* The result area: this head, then o (dense, case dtype), lse (floats), unwritten flags. */
 typedef struct {
   int32_t done, status, guard_ok, pad;
-  int64_t n_unwritten, n_lse_unwritten;
+  int64_t n_unwritten, n_lse_unwritten, n_guard_nan;
   double kernel_ms;
   char msg[512];
   char guard_msg[256];

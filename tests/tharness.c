@@ -157,7 +157,8 @@ START_TEST(unwritten_elements_are_counted)
   ck_assert_ptr_nonnull(r.unwritten);
   for (int64_t i = 0; i < r.o_count; i++)
     ck_assert_msg(r.unwritten[i] == (i == r.o_count - 1), "unwritten flag %lld", (long long)i);
-  ck_assert_uint_eq(ac_load_bits(AC_BF16, r.o, (size_t)r.o_count - 1), ac_nan_bits(AC_BF16));
+  ck_assert_uint_eq(ac_load_bits(AC_BF16, r.o, (size_t)r.o_count - 1), ac_harness_prefill_bits(AC_BF16));
+  ck_assert_uint_eq(ac_load_bits(AC_F32, r.lse, (size_t)r.lse_count - 1), ac_harness_prefill_bits(AC_F32));
   ac_run_result_free(&r);
   ac_case_free(&c);
 }
@@ -299,6 +300,39 @@ START_TEST(writes_into_output_gaps_are_guard_violations)
 }
 END_TEST
 
+/* A kernel that reads q densely although its rows are padded reads the gaps: their NaN
+ * reaches the output, where it is told apart from the output's own pre-fill. */
+START_TEST(reads_outside_the_inputs_are_recognized)
+{
+  persistent = _i;
+  ac_case c;
+  th_case(&c, AC_F32, AC_MASK_NONE, 1, 1, 1, 4, 4, 4, 4, 11);
+  const int64_t qs[4] = {32, 32, 8, 1};
+  memcpy(c.p.q_stride, qs, sizeof qs);
+  ac_run_result r = run_kernel("test-dense-only", &c, 10, 0, 0);
+  ck_assert(r.status == AC_RUN_OK);
+  ck_assert_msg(r.guard_ok, "%s", r.guard_msg);
+  ck_assert_int_eq(r.n_unwritten, 0);
+  ck_assert_int_eq(r.n_guard_nan, 8);   /* rows 1 and 3 read a gap */
+  for (int d = 0; d < 4; d++) {
+    ck_assert_uint_eq(ac_load_bits(AC_F32, r.o, ac_oidx(&c.p, 0, 0, 1, d)), ac_nan_bits(AC_F32));
+    ck_assert(!isnan(ac_load(AC_F32, r.o, ac_oidx(&c.p, 0, 0, 2, d))));
+  }
+  ac_run_result_free(&r);
+  r = run_kernel("test-reference", &c, 10, 0, 0);
+  ck_assert_int_eq(r.n_guard_nan, 0);
+  ac_run_result_free(&r);
+  for (int t = 0; t < AC_NDTYPES; t++) {
+    ck_assert(ac_bits_isnan((ac_dtype)t, ac_harness_prefill_bits((ac_dtype)t)));
+    if (t == AC_E4M3) continue;   /* one positive NaN code: the pre-fill is it */
+    ck_assert(ac_harness_prefill_bits((ac_dtype)t) != ac_nan_bits((ac_dtype)t));
+    ck_assert(ac_harness_prefill_bits((ac_dtype)t) != ac_encode_f64((ac_dtype)t, NAN));
+    ck_assert(ac_harness_prefill_bits((ac_dtype)t) != ac_encode_f64((ac_dtype)t, -NAN));
+  }
+  ac_case_free(&c);
+}
+END_TEST
+
 START_TEST(names_and_repeat_helpers)
 {
   persistent = _i;
@@ -386,6 +420,7 @@ int main(void)
   tcase_add_loop_test(tc, masked_nan_leaks_through_test_kernel, 0, 2);
   tcase_add_loop_test(tc, strided_layouts_reach_the_kernel, 0, 2);
   tcase_add_loop_test(tc, writes_into_output_gaps_are_guard_violations, 0, 2);
+  tcase_add_loop_test(tc, reads_outside_the_inputs_are_recognized, 0, 2);
   tcase_add_loop_test(tc, names_and_repeat_helpers, 0, 1);
   tcase_add_loop_test(tc, cuda_kernels_run_in_the_child_or_skip, 0, 2);
   suite_add_tcase(s, tc);

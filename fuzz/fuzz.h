@@ -6,7 +6,11 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "casefile.h"
+#include "compare.h"
+#include "harness.h"
+#include "oracle.h"
 #include "rng.h"
+#include "verdict.h"
 
 /* ---- limits a campaign imposes on every generator ---------------------------------- */
 typedef struct {
@@ -143,6 +147,143 @@ AC_FAMILY_DECL(strided);
 AC_FAMILY_DECL(long_t);
 AC_FAMILY_DECL(scale);
 AC_FAMILY_DECL(mixed);
+
+/* ---- evaluating one case on the kernel under test --------------------------------------- */
+typedef struct {
+  ac_kernel *kernel;
+  const char *kernel_spec;        /* as given on the command line (for reproducers) */
+  const char *precision;          /* --precision override or NULL */
+  ac_run_opts run;
+  ac_compare_opts cmp;            /* prec is resolved per case from the dtype */
+  ac_policies pol;
+  int oracle_threads;
+} ac_eval_ctx;
+
+typedef struct {
+  uint32_t kinds;                 /* verdict kinds (bitmask 1u << ac_verdict_kind) */
+  uint32_t kept;                  /* kinds whose policy is fail or warn: findings */
+  int any_fail;                   /* a kind with policy fail */
+  ac_report rep;
+  double score;                   /* objective of the search: max err/E (output and LSE) */
+  double err_w;                   /* max err/W */
+  int64_t worst_i, worst_tq;      /* row of the worst element (-1: none) */
+  ac_run_status status;
+  double oracle_s, kernel_s;
+} ac_eval;
+
+void ac_eval_ctx_init(ac_eval_ctx *x, ac_kernel *k, const char *spec);
+/* Kernel (forked, time-limited), oracle, comparison. 0 on success (a verdict set in ev);
+ * -1 when the tool itself failed (ev->kinds then holds ERROR). repeat: run twice and compare bits. */
+int ac_eval_case(const ac_eval_ctx *x, const ac_case *c, int repeat, ac_eval *ev, ac_err *e);
+/* The kernel's accepted dtypes and masks, probed on a tiny problem (exec kernels: all). */
+void ac_eval_probe_limits(const ac_kernel *k, ac_gen_limits *l);
+
+/* ---- signatures ---------------------------------------------------------------------------- */
+/* "first", "last", "tile-edge", "interior" for row i of tq; "none" when i < 0. */
+const char *ac_row_position(int64_t i, int64_t tq);
+/* kernel__KIND__family__position with only [A-Za-z0-9._-]. */
+void ac_signature(const char *kernel, ac_verdict_kind k, const char *family, const char *pos, char *out, size_t n);
+/* Severity rank for the summary (0 most severe). */
+int ac_verdict_severity(ac_verdict_kind k);
+
+/* ---- slicing and resizing cases ------------------------------------------------------------ */
+typedef struct {
+  int64_t b0, nb;      /* batches */
+  int64_t h0, nh;      /* query heads: one head, or whole kv groups */
+  int64_t i0, ni;      /* query rows */
+  int64_t j0, nj;      /* keys */
+  int64_t x0, ndk;     /* head dim of q/k */
+  int64_t y0, ndv;     /* head dim of v */
+} ac_slice;
+
+void ac_slice_all(const ac_problem *p, ac_slice *s);
+/* A sub-case (contiguous layout, same dtype, mask, scale rule, provenance). -1 on a bad slice. */
+int ac_case_slice(const ac_case *c, const ac_slice *s, ac_case *out, ac_err *e);
+/* Change tq and tk (crop, or extend with copies of random existing rows/keys plus noise). */
+int ac_case_resize_t(const ac_case *c, int64_t tq, int64_t tk, ac_rng *r, ac_case *out, ac_err *e);
+
+/* ---- search: the elite pool and mutations -------------------------------------------------- */
+typedef struct {
+  ac_case c;
+  double score;
+  double sigma;                   /* relative step of value mutations: shrinks on failure */
+  int tries;
+  char family[64];
+} ac_elite;
+
+typedef struct {
+  ac_elite *e;
+  int n, cap;
+} ac_pool;
+
+void ac_pool_init(ac_pool *p, int cap);
+void ac_pool_free(ac_pool *p);
+/* Offer a case: kept (copied) if it scores among the best; returns 1 if kept. */
+int ac_pool_offer(ac_pool *p, const ac_case *c, const char *family, double score);
+/* Pick a parent (biased to the best). NULL when empty. */
+ac_elite *ac_pool_pick(ac_pool *p, ac_rng *r);
+/* A mutated child of parent: values with relative step sigma, shape, mask, scale. Keeps the
+ * dtype and the limits; desc names the mutation. */
+int ac_mutate(const ac_case *parent, double sigma, ac_rng *r, const ac_gen_limits *l, ac_case *child, char *desc,
+              size_t ndesc, ac_err *e);
+
+/* ---- minimizer --------------------------------------------------------------------------- */
+typedef int (*ac_holds_fn)(const ac_case *c, void *ctx);   /* 1: the finding still holds */
+typedef struct {
+  int max_evals;
+  double max_seconds;
+  int evals;                      /* out: evaluations used */
+} ac_min_opts;
+/* Shrink batch, heads, tq, tk, dk, dv, then simplify values while holds() stays 1.
+ * out receives the smallest case found (a copy of c when nothing shrank). hint_*: worst element. */
+int ac_minimize(const ac_case *c, int64_t hint_b, int64_t hint_h, int64_t hint_i, int64_t hint_d, ac_holds_fn holds,
+                void *ctx, ac_min_opts *mo, ac_case *out, ac_err *e);
+/* "BxHxKVHxTQxTKxDKxDV dtype mask" and the total elements of q, k, v. */
+void ac_case_size_str(const ac_case *c, char *buf, size_t n);
+int64_t ac_case_elems(const ac_case *c);
+
+/* ---- campaigns ------------------------------------------------------------------------------ */
+typedef struct {
+  const char *kernel_spec;
+  const char *out_dir;
+  const char *corpus_dir;         /* NULL: OUT/corpus */
+  double time_s;                  /* 0: none */
+  int64_t max_cases;              /* 0: none */
+  int jobs;
+  uint64_t seed;
+  int resume;
+  int shard_i, shard_n;           /* 0/1 when not sharded */
+  char families[1024];            /* comma list, "" = all */
+  const char *precision;
+  const char *empty_rows;         /* --empty-rows or NULL */
+  char policies[1024];            /* ';'-separated KIND=POLICY list as given */
+  ac_gen_limits lim;
+  int dtypes_given;
+  double timeout_s;
+  int minimize;
+  double min_seconds;
+  int live;                       /* -1 auto (tty), 0 off, 1 on */
+  int quiet;
+  int repeat_every;               /* run every Nth case twice (NONDETERMINISTIC); 0 off */
+  double stats_every;
+} ac_campaign_opts;
+
+void ac_campaign_opts_init(ac_campaign_opts *o);
+/* Runs a campaign; returns the exit code (0, 1 a fail-policy finding, 2 usage, 3 internal). */
+int ac_campaign_run(ac_campaign_opts *o);
+
+/* Findings of a campaign directory, ranked (severity, then err/W); printing and report.html. */
+void ac_findings_summary(const char *dir, FILE *f, int max_lines);
+int ac_report_html(const char *dir, ac_err *e);
+/* Store a finding directory atomically: findings/<sig>/{case.npz, report.json, repro.sh}.
+ * 1 stored, 0 already present, -1 error. */
+int ac_finding_store(const char *dir, const char *sig, const ac_case *c, const char *report_json, ac_err *e);
+/* Re-evaluate a finding directory (its minimized case when present, else case.npz) on kernel x;
+ * prints one line per case; returns the exit code contribution (1 if a fail-policy kind holds). */
+int ac_replay_finding(const char *fdir, const char *kernel_override, const char *precision, FILE *out, uint32_t *kinds_out,
+                      ac_err *e);
+/* One line describing an evaluation (kinds, err/W, err/E, worst element). */
+void ac_eval_print(FILE *f, const char *label, const ac_case *c, const ac_eval *ev);
 
 /* Helpers shared by families: set one element of a dense tensor from a binary64 value. */
 /* A finite x beyond the dtype's range saturates (only explicit infinities are stored as such). */

@@ -7,6 +7,14 @@ fuzz_libac_fuzz_a_SOURCES = \
 	fuzz/params.c \
 	fuzz/values.c \
 	fuzz/shape.c \
+	fuzz/slice.c \
+	fuzz/eval.c \
+	fuzz/signature.c \
+	fuzz/search.c \
+	fuzz/minimize.c \
+	fuzz/finding.c \
+	fuzz/summary.c \
+	fuzz/campaign.c \
 	fuzz/gen_normal.c \
 	fuzz/gen_uniform.c \
 	fuzz/gen_small_int.c \

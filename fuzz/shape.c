@@ -32,9 +32,9 @@ int64_t ac_draw_len(ac_rng *r, int64_t max)
 {
   uint64_t u = ac_rng_below(r, 100);
   int64_t t;
-  if (u < 50) t = ac_rng_range(r, 1, 40);
-  else if (u < 70) t = ac_rng_range(r, 41, 128);
-  else if (u < 92) t = ac_draw_tile_len(r, 300);
+  if (u < 50) t = ac_rng_range(r, 1, 24);
+  else if (u < 68) t = ac_rng_range(r, 25, 80);
+  else if (u < 93) t = ac_draw_tile_len(r, 300);
   else t = (int64_t)exp(ac_rng_uniform(r) * log(1024.0));
   return clampi(t, 1, max);
 }
@@ -78,9 +78,10 @@ ac_mask ac_draw_mask(ac_rng *r, const ac_gen_limits *l)
 static void pick_heads(ac_rng *r, ac_problem *p)
 {
   static const int64_t kvh[] = {1, 1, 2, 1, 2, 4};
-  p->heads = ac_rng_range(r, 1, 4);
+  uint64_t u = ac_rng_below(r, 8);
+  p->heads = u < 4 ? 1 : u < 6 ? 2 : ac_rng_range(r, 3, 4);
   p->kv_heads = p->heads;
-  if (ac_rng_below(r, 4) == 0) {
+  if (ac_rng_below(r, 5) == 0) {
     /* GQA / MQA */
     int64_t kv = kvh[ac_rng_below(r, 6)];
     int64_t g = ac_rng_range(r, 2, 4);
@@ -94,7 +95,7 @@ void ac_draw_shape(ac_rng *r, const ac_gen_limits *l, ac_problem *p)
   memset(p, 0, sizeof *p);
   p->dtype = ac_draw_dtype(r, l);
   p->mask = ac_draw_mask(r, l);
-  p->batch = ac_rng_below(r, 4) == 0 ? 2 : 1;
+  p->batch = ac_rng_below(r, 6) == 0 ? 2 : 1;
   pick_heads(r, p);
   int64_t cap = l->max_t < 1024 ? l->max_t : 1024;
   p->tq = ac_draw_len(r, cap);

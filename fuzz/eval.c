@@ -1,0 +1,157 @@
+/* eval.c: one case on the kernel under test: forked run, oracle, comparison, verdict kinds.
+ * The judgement is the comparison layer's (src/compare.h); this file only wires it. */
+#include "config.h"
+#include <math.h>
+#include <string.h>
+#include "fuzz.h"
+
+void ac_eval_ctx_init(ac_eval_ctx *x, ac_kernel *k, const char *spec)
+{
+  memset(x, 0, sizeof *x);
+  x->kernel = k;
+  x->kernel_spec = spec;
+  ac_run_opts_init(&x->run);
+  x->run.want_lse = 1;
+  ac_compare_opts_init(&x->cmp);
+  ac_policies_init(&x->pol);
+  x->oracle_threads = 1;
+}
+
+static double finite_or_big(double x)
+{
+  if (isnan(x)) return 1e300;
+  if (isinf(x)) return 1e300;
+  return x;
+}
+
+int ac_eval_case(const ac_eval_ctx *x, const ac_case *c, int repeat, ac_eval *ev, ac_err *e)
+{
+  memset(ev, 0, sizeof *ev);
+  ev->worst_i = -1;
+  ev->worst_tq = c->p.tq;
+  ac_compare_opts cmp = x->cmp;
+  if (ac_precision_resolve(x->precision, x->kernel->precision, c->p.dtype, &cmp.prec, e)) return -1;
+  ac_report_init(&ev->rep, &cmp);
+  char why[256];
+  if (!ac_kernel_supports(x->kernel, &c->p, why, sizeof why)) {
+    ac_report_add(&ev->rep, AC_V_SKIP, "unsupported: %s", why);
+    ev->kinds = ev->rep.kinds;
+    ev->status = AC_RUN_UNSUPPORTED;
+    return 0;
+  }
+  ac_run_result rr;
+  ac_err he;
+  double t0 = ac_now();
+  if (ac_harness_run(x->kernel, c, &x->run, &rr, &he) && rr.status != AC_RUN_HARNESS_ERROR) {
+    ac_report_add(&ev->rep, AC_V_ERROR, "harness: %s", he.msg);
+    ev->kinds = ev->rep.kinds;
+    ac_run_result_free(&rr);
+    return -1;
+  }
+  ev->kernel_s = ac_now() - t0;
+  ev->status = rr.status;
+  ac_oracle_result orr;
+  int have_oracle = 0;
+  if (rr.status == AC_RUN_OK) {
+    ac_oracle_opts oo;
+    ac_oracle_opts_init(&oo);
+    oo.threads = x->oracle_threads;
+    oo.rows = ac_fuzz_oracle_rows(c);
+    oo.rows_seed = ac_case_hash(c);
+    oo.formats = 1u << c->p.dtype;
+    oo.nmu = ac_precision_mu_list(oo.mu, AC_ORACLE_NMU);
+    double t1 = ac_now();
+    if (ac_oracle_run(c, &oo, &orr, e)) {
+      ac_report_add(&ev->rep, AC_V_ERROR, "oracle: %s", e->msg);
+      ev->kinds = ev->rep.kinds;
+      ac_run_result_free(&rr);
+      return -1;
+    }
+    ev->oracle_s = ac_now() - t1;
+    have_oracle = 1;
+  }
+  int rc = ac_compare_run(c, have_oracle ? &orr : NULL, &rr, &cmp, &ev->rep, e);
+  if (rc == 0 && repeat && rr.status == AC_RUN_OK) {
+    ac_run_result r2;
+    if (ac_harness_run(x->kernel, c, &x->run, &r2, &he) == 0) ac_compare_repeat(c, &rr, &r2, &ev->rep);
+    ac_run_result_free(&r2);
+  }
+  if (have_oracle) ac_oracle_result_free(&orr);
+  ac_run_result_free(&rr);
+  if (rc) {
+    ac_report_add(&ev->rep, AC_V_ERROR, "compare: %s", e->msg);
+    ev->kinds = ev->rep.kinds;
+    return -1;
+  }
+  ev->kinds = ev->rep.kinds;
+  for (int k = 0; k < AC_V_NKINDS; k++)
+    if (ev->kinds & (1u << k)) {
+      if (k == AC_V_SKIP || k == AC_V_ERROR) continue;
+      if (x->pol.p[k] == AC_POLICY_FAIL || x->pol.p[k] == AC_POLICY_WARN) ev->kept |= 1u << k;
+      if (x->pol.p[k] == AC_POLICY_FAIL) ev->any_fail = 1;
+    }
+  double s = 0, w = 0;
+  if (ev->rep.n_judged > 0 || ev->rep.lse_judged > 0) {
+    s = finite_or_big(ev->rep.max_err_e);
+    if (ev->rep.has_lse && finite_or_big(ev->rep.lse_max_err_e) > s) s = finite_or_big(ev->rep.lse_max_err_e);
+    w = finite_or_big(ev->rep.max_err_w);
+    if (ev->rep.has_lse && finite_or_big(ev->rep.lse_max_err_w) > w) w = finite_or_big(ev->rep.lse_max_err_w);
+  }
+  ev->score = s;
+  ev->err_w = w;
+  const ac_worst_elem *we = &ev->rep.worst;
+  if (ev->rep.lse_worst.valid && (!we->valid || ev->rep.lse_worst.err_w > we->err_w)) we = &ev->rep.lse_worst;
+  if (we->valid) ev->worst_i = we->i;
+  return 0;
+}
+
+void ac_eval_probe_limits(const ac_kernel *k, ac_gen_limits *l)
+{
+  uint32_t dt = 0, mk = 0;
+  for (int t = 0; t < AC_NDTYPES; t++)
+    for (int m = 0; m < 3; m++) {
+      ac_problem p;
+      memset(&p, 0, sizeof p);
+      p.dtype = (ac_dtype)t;
+      p.mask = (ac_mask)m;
+      p.batch = p.heads = p.kv_heads = 1;
+      p.tq = p.tk = 4;
+      p.dk = p.dv = 8;
+      p.scale_is_default = 1;
+      p.scale = 1.0 / sqrt(8.0);
+      char why[256];
+      if (ac_kernel_supports(k, &p, why, sizeof why)) {
+        dt |= 1u << t;
+        mk |= 1u << m;
+      }
+    }
+  l->dtypes = dt ? dt : (1u << AC_F32);
+  l->masks = mk ? mk : 7;
+}
+
+void ac_eval_print(FILE *f, const char *label, const ac_case *c, const ac_eval *ev)
+{
+  char kinds[256] = "";
+  for (int k = 0; k < AC_V_NKINDS; k++)
+    if (ev->kinds & (1u << k)) {
+      if (kinds[0]) strncat(kinds, ",", sizeof kinds - strlen(kinds) - 1);
+      strncat(kinds, ac_verdict_name((ac_verdict_kind)k), sizeof kinds - strlen(kinds) - 1);
+    }
+  if (!kinds[0]) snprintf(kinds, sizeof kinds, "PASS");
+  char size[160];
+  ac_case_size_str(c, size, sizeof size);
+  fprintf(f, "%s: %s  [%s]  err/W=%.3g err/E=%.3g", label, kinds, size, ev->err_w, ev->score);
+  const ac_worst_elem *w = &ev->rep.worst;
+  if (ev->rep.lse_worst.valid && (!w->valid || ev->rep.lse_worst.err_w > w->err_w)) w = &ev->rep.lse_worst;
+  if (w->valid) {
+    if (w->is_lse)
+      fprintf(f, "  worst lse[%lld,%lld,%lld] exact=%.9g (%a) kernel=%.9g (%a)", (long long)w->b, (long long)w->h,
+              (long long)w->i, w->exact, w->exact, w->kernel, w->kernel);
+    else
+      fprintf(f, "  worst o[%lld,%lld,%lld,%lld] exact=%.9g (%a) kernel=%.9g (%a) ulps=%.3g", (long long)w->b,
+              (long long)w->h, (long long)w->i, (long long)w->d, w->exact, w->exact, w->kernel, w->kernel, w->ulps);
+  }
+  fprintf(f, "  [%s]", ev->rep.budget_desc);
+  if (ev->rep.note[0]) fprintf(f, "  %s", ev->rep.note);
+  fputc('\n', f);
+}

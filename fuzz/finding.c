@@ -1,0 +1,173 @@
+/* finding.c: a finding on disk: findings/<sig>/{case.npz, report.json, repro.sh} written into a
+ * temporary directory and renamed into place at once; minimized.npz beside it later; replay. */
+#include "config.h"
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "fuzz.h"
+
+static void rm_tree(const char *dir)
+{
+  DIR *d = opendir(dir);
+  if (d) {
+    struct dirent *de;
+    while ((de = readdir(d))) {
+      if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+      char p[4096];
+      snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+      unlink(p);
+    }
+    closedir(d);
+  }
+  rmdir(dir);
+}
+
+static void fsync_dir(const char *dir)
+{
+  int fd = open(dir, O_RDONLY | O_DIRECTORY);
+  if (fd >= 0) {
+    fsync(fd);
+    close(fd);
+  }
+}
+
+static void self_exe(char *buf, size_t n)
+{
+  ssize_t r = readlink("/proc/self/exe", buf, n - 1);
+  if (r <= 0) snprintf(buf, n, "attncheck");
+  else buf[r] = 0;
+}
+
+int ac_finding_store(const char *dir, const char *sig, const ac_case *c, const char *report_json, ac_err *e)
+{
+  char fdir[4096], final[4096], tmp[4096];
+  if (snprintf(fdir, sizeof fdir, "%s/findings", dir) >= (int)sizeof fdir - 300) return ac_err_set(e, "%s: path too long", dir);
+  if (ac_mkdir_p(fdir, e)) return -1;
+  if (snprintf(final, sizeof final, "%s/%s", fdir, sig) >= (int)sizeof final) return ac_err_set(e, "%s: path too long", dir);
+  struct stat st;
+  if (stat(final, &st) == 0) return 0;
+  if (snprintf(tmp, sizeof tmp, "%s/.tmp-%s-%ld", fdir, sig, (long)getpid()) >= (int)sizeof tmp)
+    return ac_err_set(e, "%s: path too long", dir);
+  rm_tree(tmp);
+  if (mkdir(tmp, 0755)) return ac_err_set(e, "%s: mkdir: %s", tmp, strerror(errno));
+  char p[4200];
+  snprintf(p, sizeof p, "%s/case.npz", tmp);
+  if (ac_case_write(c, p, e)) goto fail;
+  snprintf(p, sizeof p, "%s/report.json", tmp);
+  if (ac_write_file_atomic(p, report_json, strlen(report_json), e)) goto fail;
+  char exe[2048], sh[4096];
+  self_exe(exe, sizeof exe);
+  snprintf(sh, sizeof sh,
+           "#!/bin/sh\n"
+           "# Reproduces finding %s: runs the kernel on the stored case (the minimized one when\n"
+           "# present) and judges it. ATTNCHECK overrides the binary; extra arguments go to replay.\n"
+           "d=$(dirname \"$0\")\n"
+           "exec \"${ATTNCHECK:-%s}\" replay \"$d\" \"$@\"\n",
+           sig, exe);
+  snprintf(p, sizeof p, "%s/repro.sh", tmp);
+  if (ac_write_file_atomic(p, sh, strlen(sh), e)) goto fail;
+  chmod(p, 0755);
+  fsync_dir(tmp);
+  if (rename(tmp, final) != 0) {
+    int err = errno;
+    rm_tree(tmp);
+    if (err == EEXIST || err == ENOTEMPTY) return 0;
+    return ac_err_set(e, "%s: rename: %s", final, strerror(err));
+  }
+  fsync_dir(fdir);
+  return 1;
+fail:
+  rm_tree(tmp);
+  return -1;
+}
+
+/* Reads a whole small file (NUL-terminated, malloc'd) or NULL. */
+static char *slurp(const char *path)
+{
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  size_t cap = 4096, n = 0;
+  char *b = ac_xmalloc(cap);
+  size_t r;
+  while ((r = fread(b + n, 1, cap - n - 1, f)) > 0) {
+    n += r;
+    if (n + 1 >= cap) b = ac_xrealloc(b, cap *= 2);
+  }
+  fclose(f);
+  b[n] = 0;
+  return b;
+}
+
+int ac_replay_finding(const char *fdir, const char *kernel_override, const char *precision, FILE *out, uint32_t *kinds_out,
+                      ac_err *e)
+{
+  char p[4096];
+  snprintf(p, sizeof p, "%s/report.json", fdir);
+  char *txt = slurp(p);
+  if (!txt) return ac_err_set(e, "%s: cannot read (is this a findings/<signature> directory?)", p);
+  json_object *js = json_tokener_parse(txt);
+  free(txt);
+  if (!js) return ac_err_set(e, "%s: not valid JSON", p);
+  json_object *v;
+  char spec[2048] = "", kind[64] = "", prec[128] = "", pol[1024] = "", empty[32] = "";
+  if (json_object_object_get_ex(js, "kernel_spec", &v)) snprintf(spec, sizeof spec, "%s", json_object_get_string(v));
+  if (json_object_object_get_ex(js, "kind", &v)) snprintf(kind, sizeof kind, "%s", json_object_get_string(v));
+  if (json_object_object_get_ex(js, "precision_override", &v)) snprintf(prec, sizeof prec, "%s", json_object_get_string(v));
+  if (json_object_object_get_ex(js, "policies", &v)) snprintf(pol, sizeof pol, "%s", json_object_get_string(v));
+  if (json_object_object_get_ex(js, "empty_rows", &v)) snprintf(empty, sizeof empty, "%s", json_object_get_string(v));
+  double timeout = 0;
+  if (json_object_object_get_ex(js, "timeout_s", &v)) timeout = json_object_get_double(v);
+  json_object_put(js);
+  if (kernel_override) snprintf(spec, sizeof spec, "%s", kernel_override);
+  if (precision) snprintf(prec, sizeof prec, "%s", precision);
+  if (!spec[0]) return ac_err_set(e, "%s: no kernel recorded; give --kernel", p);
+  ac_kernel **list = NULL;
+  int nk = 0;
+  if (ac_kernel_resolve(spec, &list, &nk, e)) return -1;
+  if (nk != 1) {
+    ac_kernel_list_free(list, nk);
+    return ac_err_set(e, "kernel '%s' names %d kernels; give PATH.so:NAME", spec, nk);
+  }
+  ac_eval_ctx x;
+  ac_eval_ctx_init(&x, list[0], spec);
+  x.precision = prec[0] ? prec : NULL;
+  if (timeout > 0) x.run.timeout_s = timeout;
+  if (empty[0]) ac_empty_parse(empty, &x.cmp.empty);
+  if (pol[0]) {
+    char *dup = ac_xstrdup(pol), *save = NULL;
+    for (char *t = strtok_r(dup, ";", &save); t; t = strtok_r(NULL, ";", &save)) ac_policies_set(&x.pol, t, NULL);
+    free(dup);
+  }
+  ac_verdict_kind want = AC_V_FAIL;
+  int have_want = ac_verdict_parse(kind, &want) == 0;
+  int rc = 0;
+  uint32_t all = 0;
+  const char *names[2] = {"minimized.npz", "case.npz"};
+  for (int k = 0; k < 2; k++) {
+    snprintf(p, sizeof p, "%s/%s", fdir, names[k]);
+    if (access(p, R_OK) != 0) continue;
+    ac_case c;
+    if (ac_case_read(&c, p, e)) {
+      ac_kernel_list_free(list, nk);
+      return -1;
+    }
+    ac_eval ev;
+    ac_err ee;
+    ac_eval_case(&x, &c, 0, &ev, &ee);
+    ac_eval_print(out, p, &c, &ev);
+    all |= ev.kinds;
+    if (ev.any_fail) rc = 1;
+    ac_case_free(&c);
+  }
+  if (have_want)
+    fprintf(out, "%s: %s %s\n", fdir, ac_verdict_name(want), (all & (1u << want)) ? "reproduced" : "NOT reproduced");
+  if (kinds_out) *kinds_out = all;
+  ac_kernel_list_free(list, nk);
+  return rc;
+}

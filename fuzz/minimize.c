@@ -1,0 +1,220 @@
+/* minimize.c: shrink a finding while it still holds: the batch and head of the worst element,
+ * fewer rows, keys and dims (halves first, then single steps), then simpler values (zeros,
+ * fewer significant bits, small integers), greedily, within an evaluation and time budget. */
+#include "config.h"
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "fuzz.h"
+
+typedef struct {
+  ac_case cur;
+  ac_holds_fn holds;
+  void *ctx;
+  ac_min_opts *mo;
+  double deadline;
+} mstate;
+
+static int budget_left(mstate *m) { return m->mo->evals < m->mo->max_evals && ac_now() < m->deadline; }
+
+/* Takes ownership of cand: keeps it as the current case when the finding still holds. */
+static int try_case(mstate *m, ac_case *cand)
+{
+  if (!budget_left(m)) {
+    ac_case_free(cand);
+    return 0;
+  }
+  m->mo->evals++;
+  if (m->holds(cand, m->ctx)) {
+    ac_case_free(&m->cur);
+    m->cur = *cand;
+    return 1;
+  }
+  ac_case_free(cand);
+  return 0;
+}
+
+static int try_slice(mstate *m, const ac_slice *s)
+{
+  ac_case cand;
+  ac_err e;
+  if (ac_case_slice(&m->cur, s, &cand, &e)) return 0;
+  return try_case(m, &cand);
+}
+
+static int strided(const ac_problem *p)
+{
+  for (int i = 0; i < 4; i++)
+    if (p->q_stride[i] || p->k_stride[i] || p->v_stride[i] || p->o_stride[i]) return 1;
+  return 0;
+}
+
+static int64_t clampi(int64_t x, int64_t lo, int64_t hi) { return x < lo ? lo : x > hi ? hi : x; }
+
+/* Shrink one dimension: [lo, lo+n) ranges of the slice field pair (a, n). */
+static int shrink_dim(mstate *m, int which, int64_t *hint)
+{
+  int any = 0;
+  for (int round = 0; round < 64 && budget_left(m); round++) {
+    const ac_problem *p = &m->cur.p;
+    int64_t len = which == 0 ? p->tq : which == 1 ? p->tk : which == 2 ? p->dk : p->dv;
+    if (len <= 1) break;
+    int64_t h = clampi(*hint, 0, len - 1);
+    /* candidates: around the hint (rows), halves, drop last, drop first */
+    int64_t cand[6][2];
+    int nc = 0;
+    if (which == 0) { cand[nc][0] = 0; cand[nc][1] = h + 1; nc++; cand[nc][0] = h; cand[nc][1] = 1; nc++; }
+    if (which == 3) { cand[nc][0] = h; cand[nc][1] = 1; nc++; }
+    cand[nc][0] = 0; cand[nc][1] = len / 2; nc++;
+    cand[nc][0] = len / 2; cand[nc][1] = len - len / 2; nc++;
+    cand[nc][0] = 0; cand[nc][1] = len - 1; nc++;
+    cand[nc][0] = 1; cand[nc][1] = len - 1; nc++;
+    int progressed = 0;
+    for (int k = 0; k < nc && !progressed; k++) {
+      if (cand[k][1] < 1 || cand[k][1] >= len) continue;
+      ac_slice s;
+      ac_slice_all(p, &s);
+      int64_t *a = which == 0 ? &s.i0 : which == 1 ? &s.j0 : which == 2 ? &s.x0 : &s.y0;
+      int64_t *n = which == 0 ? &s.ni : which == 1 ? &s.nj : which == 2 ? &s.ndk : &s.ndv;
+      *a = cand[k][0];
+      *n = cand[k][1];
+      if (try_slice(m, &s)) {
+        progressed = 1;
+        *hint = (h >= cand[k][0] && h < cand[k][0] + cand[k][1]) ? h - cand[k][0] : cand[k][1] / 2;
+      }
+    }
+    if (!progressed) break;
+    any = 1;
+  }
+  return any;
+}
+
+/* Value simplifications of one tensor; returns 1 if any was kept. */
+static int simplify_values(mstate *m, int which)
+{
+  int any = 0;
+  ac_counts n = ac_case_counts(&m->cur);
+  int64_t cnt = which == 0 ? n.q : which == 1 ? n.k : n.v;
+  ac_dtype t = m->cur.p.dtype;
+  /* 1: every finite value to 2, then 4 significant bits; 2: to the nearest integer when |x| >= 1 */
+  for (int mode = 0; mode < 3 && budget_left(m); mode++) {
+    ac_case cand;
+    ac_err e;
+    if (ac_case_copy(&cand, &m->cur, &e)) return any;
+    void *base = which == 0 ? cand.q : which == 1 ? cand.k : cand.v;
+    int changed = 0;
+    for (int64_t i = 0; i < cnt; i++) {
+      double v = ac_load(t, base, (size_t)i), nv = v;
+      if (!isfinite(v) || v == 0) continue;
+      if (mode < 2) {
+        int ex;
+        double fr = frexp(v, &ex);
+        int bits = mode == 0 ? 2 : 4;
+        nv = ldexp(round(ldexp(fr, bits)), ex - bits);
+      } else if (fabs(v) >= 1) {
+        nv = round(v);
+      }
+      if (nv != v) {
+        ac_set(t, base, (size_t)i, nv);
+        changed = 1;
+      }
+    }
+    if (changed && try_case(m, &cand)) any = 1;
+    else if (!changed) ac_case_free(&cand);
+  }
+  /* zero chunks, halving the chunk size (delta debugging) */
+  for (int64_t chunk = cnt / 2; chunk >= 1 && budget_left(m); chunk /= 2) {
+    if (cnt / chunk > 64) break;
+    for (int64_t lo = 0; lo < cnt && budget_left(m); lo += chunk) {
+      ac_case cand;
+      ac_err e;
+      if (ac_case_copy(&cand, &m->cur, &e)) return any;
+      void *base = which == 0 ? cand.q : which == 1 ? cand.k : cand.v;
+      int changed = 0;
+      for (int64_t i = lo; i < lo + chunk && i < cnt; i++)
+        if (!ac_bits_iszero(t, ac_load_bits(t, base, (size_t)i)) && !ac_bits_isnan(t, ac_load_bits(t, base, (size_t)i))) {
+          ac_set(t, base, (size_t)i, 0.0);
+          changed = 1;
+        }
+      if (changed && try_case(m, &cand)) any = 1;
+      else if (!changed) ac_case_free(&cand);
+    }
+  }
+  return any;
+}
+
+int ac_minimize(const ac_case *c, int64_t hint_b, int64_t hint_h, int64_t hint_i, int64_t hint_d, ac_holds_fn holds,
+                void *ctx, ac_min_opts *mo, ac_case *out, ac_err *e)
+{
+  mstate m;
+  if (ac_case_copy(&m.cur, c, e)) return -1;
+  m.holds = holds;
+  m.ctx = ctx;
+  m.mo = mo;
+  mo->evals = 0;
+  m.deadline = ac_now() + (mo->max_seconds > 0 ? mo->max_seconds : 30.0);
+  if (mo->max_evals <= 0) mo->max_evals = 200;
+  int64_t hb = hint_b < 0 ? 0 : hint_b, hh = hint_h < 0 ? 0 : hint_h;
+  int64_t hi = hint_i < 0 ? m.cur.p.tq / 2 : hint_i, hd = hint_d < 0 ? 0 : hint_d, hj = m.cur.p.tk - 1, hx = 0;
+  if (strided(&m.cur.p)) {
+    ac_slice s;
+    ac_slice_all(&m.cur.p, &s);
+    try_slice(&m, &s);   /* the slice is contiguous */
+  }
+  if (!strided(&m.cur.p)) {
+    /* batch and heads of the worst element, then any single one */
+    if (m.cur.p.batch > 1) {
+      ac_slice s;
+      ac_slice_all(&m.cur.p, &s);
+      s.b0 = clampi(hb, 0, m.cur.p.batch - 1);
+      s.nb = 1;
+      if (!try_slice(&m, &s))
+        for (int64_t b = 0; b < m.cur.p.batch && b < 4 && m.cur.p.batch > 1; b++) {
+          ac_slice_all(&m.cur.p, &s);
+          s.b0 = b;
+          s.nb = 1;
+          if (try_slice(&m, &s)) break;
+        }
+    }
+    if (m.cur.p.heads > 1) {
+      ac_slice s;
+      ac_slice_all(&m.cur.p, &s);
+      int64_t h = clampi(hh, 0, m.cur.p.heads - 1);
+      s.h0 = h;
+      s.nh = 1;
+      if (!try_slice(&m, &s)) {
+        int64_t g = m.cur.p.heads / m.cur.p.kv_heads;
+        ac_slice_all(&m.cur.p, &s);
+        s.h0 = (h / g) * g;
+        s.nh = g;
+        if (g < m.cur.p.heads) try_slice(&m, &s);
+      }
+    }
+    for (int pass = 0; pass < 4 && budget_left(&m); pass++) {
+      int any = 0;
+      any |= shrink_dim(&m, 0, &hi);
+      any |= shrink_dim(&m, 1, &hj);
+      any |= shrink_dim(&m, 2, &hx);
+      any |= shrink_dim(&m, 3, &hd);
+      if (!any) break;
+    }
+  }
+  for (int which = 2; which >= 0 && budget_left(&m); which--) simplify_values(&m, which);
+  *out = m.cur;
+  return 0;
+}
+
+int64_t ac_case_elems(const ac_case *c)
+{
+  ac_counts n;
+  if (ac_problem_counts(&c->p, &n, NULL)) return 0;
+  return n.q + n.k + n.v;
+}
+
+void ac_case_size_str(const ac_case *c, char *buf, size_t n)
+{
+  const ac_problem *p = &c->p;
+  snprintf(buf, n, "B%lld H%lld/%lld tq%lld tk%lld dk%lld dv%lld %s %s", (long long)p->batch, (long long)p->heads,
+           (long long)p->kv_heads, (long long)p->tq, (long long)p->tk, (long long)p->dk, (long long)p->dv,
+           ac_dtype_name(p->dtype), ac_mask_name(p->mask));
+}

@@ -1,0 +1,211 @@
+/* search.c: the evolutionary phase: an elite pool of the cases with the largest err/E, and
+ * mutations of values (relative steps that shrink when a parent stops improving), of shapes
+ * (lengths to tile edges, extensions), of the mask and of the scale. */
+#include "config.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "fuzz.h"
+
+void ac_pool_init(ac_pool *p, int cap)
+{
+  p->e = ac_xcalloc((size_t)cap, sizeof *p->e);
+  p->n = 0;
+  p->cap = cap;
+}
+
+void ac_pool_free(ac_pool *p)
+{
+  for (int i = 0; i < p->n; i++) ac_case_free(&p->e[i].c);
+  free(p->e);
+  p->e = NULL;
+  p->n = p->cap = 0;
+}
+
+int ac_pool_offer(ac_pool *p, const ac_case *c, const char *family, double score)
+{
+  if (!(score > 0) || !isfinite(score) || score >= 1e299) return 0;
+  if (ac_case_elems(c) > ((int64_t)1 << 20)) return 0;   /* keep the pool small in memory */
+  uint64_t h = ac_case_hash(c);
+  for (int i = 0; i < p->n; i++)
+    if (ac_case_hash(&p->e[i].c) == h) return 0;
+  int slot;
+  if (p->n < p->cap) {
+    slot = p->n++;
+  } else {
+    slot = 0;
+    for (int i = 1; i < p->n; i++)
+      if (p->e[i].score < p->e[slot].score) slot = i;
+    if (p->e[slot].score >= score) return 0;
+    ac_case_free(&p->e[slot].c);
+  }
+  ac_err e;
+  if (ac_case_copy(&p->e[slot].c, c, &e)) {
+    p->e[slot] = p->e[--p->n];
+    return 0;
+  }
+  p->e[slot].score = score;
+  p->e[slot].sigma = 0.5;
+  p->e[slot].tries = 0;
+  snprintf(p->e[slot].family, sizeof p->e[slot].family, "%s", family);
+  return 1;
+}
+
+ac_elite *ac_pool_pick(ac_pool *p, ac_rng *r)
+{
+  if (p->n == 0) return NULL;
+  /* tournament of two: the better one wins */
+  int a = (int)ac_rng_below(r, (uint64_t)p->n), b = (int)ac_rng_below(r, (uint64_t)p->n);
+  return &p->e[p->e[a].score >= p->e[b].score ? a : b];
+}
+
+/* Multiply the selected elements of one tensor by (1 + sigma N(0,1)). */
+static void perturb(ac_case *c, ac_rng *r, double sigma, char *desc, size_t nd)
+{
+  ac_counts n = ac_case_counts(c);
+  int which = (int)ac_rng_below(r, 3);
+  void *base = which == 0 ? c->q : which == 1 ? c->k : c->v;
+  int64_t cnt = which == 0 ? n.q : which == 1 ? n.k : n.v;
+  int64_t row = which == 2 ? c->p.dv : c->p.dk;
+  int how = (int)ac_rng_below(r, 3);
+  int64_t lo = 0, hi = cnt;
+  if (how == 0) {
+    lo = (int64_t)ac_rng_below(r, (uint64_t)cnt);
+    hi = lo + 1;
+  } else if (how == 1) {
+    lo = row * (int64_t)ac_rng_below(r, (uint64_t)(cnt / row));
+    hi = lo + row;
+  }
+  double frac = how == 2 ? 0.1 : 1.0;
+  for (int64_t i = lo; i < hi; i++) {
+    if (how == 2 && ac_rng_uniform(r) >= frac) continue;
+    double v = ac_load(c->p.dtype, base, (size_t)i);
+    if (!isfinite(v)) continue;
+    double nv = v * (1.0 + sigma * ac_rng_normal(r));
+    if (v == 0) nv = sigma * ac_rng_normal(r) * 0.1;
+    ac_set(c->p.dtype, base, (size_t)i, nv);
+  }
+  snprintf(desc, nd, "perturb %s %s sigma=%g", which == 0 ? "q" : which == 1 ? "k" : "v",
+           how == 0 ? "element" : how == 1 ? "row" : "10%", sigma);
+}
+
+/* Copy one key (and optionally its V) over another: ties and repeated maxima. */
+static void tie_keys(ac_case *c, ac_rng *r, char *desc, size_t nd)
+{
+  ac_problem *p = &c->p;
+  if (p->tk < 2) return;
+  int64_t a = (int64_t)ac_rng_below(r, (uint64_t)p->tk), b = (int64_t)ac_rng_below(r, (uint64_t)p->tk);
+  for (int64_t bb = 0; bb < p->batch; bb++)
+    for (int64_t kh = 0; kh < p->kv_heads; kh++)
+      for (int64_t x = 0; x < p->dk; x++)
+        ac_store_bits(p->dtype, c->k, ac_kidx(p, bb, kh, b, x), ac_load_bits(p->dtype, c->k, ac_kidx(p, bb, kh, a, x)));
+  snprintf(desc, nd, "tie key %lld to key %lld", (long long)b, (long long)a);
+}
+
+/* Scale one query row or one key by 2^k: magnitude and the position of the maximum. */
+static void scale_row(ac_case *c, ac_rng *r, double sigma, char *desc, size_t nd)
+{
+  ac_problem *p = &c->p;
+  int isq = (int)ac_rng_below(r, 2);
+  double f = exp2((ac_rng_below(r, 2) ? 1 : -1) * (1.0 + 4.0 * sigma * ac_rng_uniform(r)));
+  int64_t bb = (int64_t)ac_rng_below(r, (uint64_t)p->batch);
+  if (isq) {
+    int64_t h = (int64_t)ac_rng_below(r, (uint64_t)p->heads), i = (int64_t)ac_rng_below(r, (uint64_t)p->tq);
+    for (int64_t x = 0; x < p->dk; x++) {
+      size_t k = ac_qidx(p, bb, h, i, x);
+      ac_set(p->dtype, c->q, k, ac_load(p->dtype, c->q, k) * f);
+    }
+  } else {
+    int64_t kh = (int64_t)ac_rng_below(r, (uint64_t)p->kv_heads), j = (int64_t)ac_rng_below(r, (uint64_t)p->tk);
+    for (int64_t x = 0; x < p->dk; x++) {
+      size_t k = ac_kidx(p, bb, kh, j, x);
+      ac_set(p->dtype, c->k, k, ac_load(p->dtype, c->k, k) * f);
+    }
+  }
+  snprintf(desc, nd, "scale a %s row by %g", isq ? "query" : "key", f);
+}
+
+/* One element to a special class value: +-0, subnormal, the dtype's top, a power of two. */
+static void special(ac_case *c, ac_rng *r, char *desc, size_t nd)
+{
+  ac_counts n = ac_case_counts(c);
+  int which = (int)ac_rng_below(r, 3);
+  void *base = which == 0 ? c->q : which == 1 ? c->k : c->v;
+  int64_t cnt = which == 0 ? n.q : which == 1 ? n.k : n.v;
+  size_t i = (size_t)ac_rng_below(r, (uint64_t)cnt);
+  const ac_dtype_info *d = ac_dtype_get(c->p.dtype);
+  double v;
+  switch (ac_rng_below(r, 4)) {
+  case 0: v = 0.0; break;
+  case 1: v = ldexp(1.0, d->ieee_emin - d->prec + 1) * (double)ac_rng_range(r, 1, 3); break;
+  case 2: v = (which == 2 ? 0.5 : 0.01) * d->max_finite; break;
+  default: v = ldexp(1.0, (int)ac_rng_range(r, -6, 6)); break;
+  }
+  if (ac_rng_below(r, 2)) v = -v;
+  ac_set(c->p.dtype, base, i, v);
+  snprintf(desc, nd, "special value %a in %c", v, "qkv"[which]);
+}
+
+static int64_t near_tile(int64_t t, ac_rng *r)
+{
+  static const int64_t tiles[] = {16, 32, 64, 128};
+  int64_t tile = tiles[ac_rng_below(r, 4)];
+  int64_t m = (t + tile / 2) / tile;
+  if (m < 1) m = 1;
+  int64_t v = m * tile + ac_rng_range(r, -1, 1);
+  return v < 1 ? 1 : v;
+}
+
+int ac_mutate(const ac_case *parent, double sigma, ac_rng *r, const ac_gen_limits *l, ac_case *child, char *desc,
+              size_t nd, ac_err *e)
+{
+  int op = (int)ac_rng_below(r, 10);
+  desc[0] = 0;
+  if (op <= 1 || op == 9) {
+    /* shape: tq / tk to a tile edge, +-1, or doubled */
+    const ac_problem *p = &parent->p;
+    int64_t tq = p->tq, tk = p->tk;
+    switch (ac_rng_below(r, 4)) {
+    case 0: tk = near_tile(tk, r); break;
+    case 1: tq = near_tile(tq, r); break;
+    case 2: tk = tk + ac_rng_range(r, -1, 1); tq = tq + ac_rng_range(r, -1, 1); break;
+    default: tk = tk * 2 + ac_rng_range(r, -1, 1); break;
+    }
+    int64_t cap = l->max_t < 2048 ? l->max_t : 2048;
+    if (tq < 1) tq = 1;
+    if (tk < 1) tk = 1;
+    if (tq > cap) tq = cap;
+    if (tk > cap) tk = cap;
+    int64_t dmax = p->dk > p->dv ? p->dk : p->dv, hmax = p->heads;
+    while (tq > 1 && (double)p->batch * hmax * tq * dmax > (double)l->max_elems) tq /= 2;
+    while (tk > 1 && (double)p->batch * hmax * tk * dmax > (double)l->max_elems) tk /= 2;
+    if (ac_case_resize_t(parent, tq, tk, r, child, e)) return -1;
+    snprintf(desc, nd, "resize tq %lld->%lld tk %lld->%lld", (long long)p->tq, (long long)tq, (long long)p->tk,
+             (long long)tk);
+    return 0;
+  }
+  if (ac_case_copy(child, parent, e)) return -1;
+  child->has_o = child->has_lse = 0;
+  child->o = NULL;
+  child->lse = NULL;
+  switch (op) {
+  case 2: case 3: case 4: perturb(child, r, sigma, desc, nd); break;
+  case 5: tie_keys(child, r, desc, nd); break;
+  case 6: scale_row(child, r, sigma, desc, nd); break;
+  case 7: special(child, r, desc, nd); break;
+  default: {
+    if (ac_rng_below(r, 2)) {
+      ac_mask m = ac_draw_mask(r, l);
+      child->p.mask = m;
+      snprintf(desc, nd, "mask %s", ac_mask_name(m));
+    } else {
+      double f = ac_rng_below(r, 2) ? 2.0 : 0.5;
+      child->p.scale = ac_problem_scale(&child->p) * f;
+      child->p.scale_is_default = 0;
+      snprintf(desc, nd, "scale x%g", f);
+    }
+  }
+  }
+  return 0;
+}

@@ -1,0 +1,194 @@
+/* summary.c: the findings of a campaign directory, ranked by severity then err/W, printed and
+ * as a static report.html. */
+#include "config.h"
+#include <dirent.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "fuzz.h"
+
+typedef struct {
+  char sig[256], kind[32], policy[16], family[64], pos[32], size0[160], size1[160], note[512];
+  double err_w, err_e;
+  int64_t e0, e1, case_index;
+  int minimized, sev;
+} fsum;
+
+static char *slurp(const char *path)
+{
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  size_t cap = 4096, n = 0, r;
+  char *b = ac_xmalloc(cap);
+  while ((r = fread(b + n, 1, cap - n - 1, f)) > 0) {
+    n += r;
+    if (n + 1 >= cap) b = ac_xrealloc(b, cap *= 2);
+  }
+  fclose(f);
+  b[n] = 0;
+  return b;
+}
+
+static void gets_(json_object *js, const char *k, char *out, size_t n)
+{
+  json_object *v;
+  out[0] = 0;
+  if (json_object_object_get_ex(js, k, &v) && v) snprintf(out, n, "%s", json_object_get_string(v));
+}
+
+static double getd(json_object *js, const char *k)
+{
+  json_object *v;
+  if (json_object_object_get_ex(js, k, &v) && v) return json_object_get_double(v);
+  return 0;
+}
+
+static int cmp_f(const void *a, const void *b)
+{
+  const fsum *x = a, *y = b;
+  if (x->sev != y->sev) return x->sev - y->sev;
+  if (x->err_w != y->err_w) return x->err_w > y->err_w ? -1 : 1;
+  return strcmp(x->sig, y->sig);
+}
+
+static fsum *load(const char *dir, int *n)
+{
+  char fd[4096];
+  snprintf(fd, sizeof fd, "%s/findings", dir);
+  *n = 0;
+  DIR *d = opendir(fd);
+  if (!d) return NULL;
+  int cap = 16;
+  fsum *v = ac_xmalloc(sizeof *v * (size_t)cap);
+  struct dirent *de;
+  while ((de = readdir(d))) {
+    if (de->d_name[0] == '.') continue;
+    char p[4400];
+    snprintf(p, sizeof p, "%s/%s/report.json", fd, de->d_name);
+    char *t = slurp(p);
+    if (!t) continue;
+    json_object *js = json_tokener_parse(t);
+    free(t);
+    if (!js) continue;
+    if (*n == cap) v = ac_xrealloc(v, sizeof *v * (size_t)(cap *= 2));
+    fsum *f = &v[(*n)++];
+    memset(f, 0, sizeof *f);
+    snprintf(f->sig, sizeof f->sig, "%s", de->d_name);
+    gets_(js, "kind", f->kind, sizeof f->kind);
+    gets_(js, "policy", f->policy, sizeof f->policy);
+    gets_(js, "family", f->family, sizeof f->family);
+    gets_(js, "position", f->pos, sizeof f->pos);
+    gets_(js, "size", f->size0, sizeof f->size0);
+    gets_(js, "minimized_size", f->size1, sizeof f->size1);
+    gets_(js, "note", f->note, sizeof f->note);
+    f->err_w = getd(js, "err_w");
+    f->err_e = getd(js, "err_e");
+    f->e0 = (int64_t)getd(js, "elements");
+    f->e1 = (int64_t)getd(js, "minimized_elements");
+    f->case_index = (int64_t)getd(js, "case_index");
+    json_object *mv;
+    f->minimized = json_object_object_get_ex(js, "minimized", &mv) && json_object_get_boolean(mv);
+    ac_verdict_kind k;
+    f->sev = ac_verdict_parse(f->kind, &k) == 0 ? ac_verdict_severity(k) : 99;
+    if (!strcmp(f->policy, "warn")) f->sev += 10;   /* fail-policy kinds rank first */
+    json_object_put(js);
+  }
+  closedir(d);
+  qsort(v, (size_t)*n, sizeof *v, cmp_f);
+  return v;
+}
+
+void ac_findings_summary(const char *dir, FILE *f, int max_lines)
+{
+  int n;
+  fsum *v = load(dir, &n);
+  int nfail = 0;
+  for (int i = 0; i < n; i++) nfail += !strcmp(v[i].policy, "fail");
+  fprintf(f, "findings in %s: %d (%d with policy fail)\n", dir, n, nfail);
+  for (int i = 0; i < n && i < max_lines; i++) {
+    fsum *x = &v[i];
+    fprintf(f, "%3d. %-16s %-4s err/W=%-9.3g err/E=%-9.3g family=%s row=%s case=%lld\n", i + 1, x->kind, x->policy,
+            x->err_w, x->err_e, x->family, x->pos, (long long)x->case_index);
+    if (x->minimized)
+      fprintf(f, "     case: %s (%lld elements) -> minimized: %s (%lld elements)\n", x->size0, (long long)x->e0, x->size1,
+              (long long)x->e1);
+    else
+      fprintf(f, "     case: %s (%lld elements)\n", x->size0, (long long)x->e0);
+    if (x->note[0]) fprintf(f, "     %s\n", x->note);
+    fprintf(f, "     repro: %s/findings/%s/repro.sh\n", dir, x->sig);
+  }
+  if (n > max_lines) fprintf(f, "     ... %d more in %s/findings\n", n - max_lines, dir);
+  free(v);
+}
+
+static void html_esc(FILE *f, const char *s)
+{
+  for (; *s; s++) {
+    if (*s == '<') fputs("&lt;", f);
+    else if (*s == '>') fputs("&gt;", f);
+    else if (*s == '&') fputs("&amp;", f);
+    else if (*s == '"') fputs("&quot;", f);
+    else fputc(*s, f);
+  }
+}
+
+int ac_report_html(const char *dir, ac_err *e)
+{
+  int n;
+  fsum *v = load(dir, &n);
+  char *stats = NULL;
+  {
+    char p[4096];
+    snprintf(p, sizeof p, "%s/stats", dir);
+    stats = slurp(p);
+  }
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (!f) {
+    free(v);
+    free(stats);
+    return ac_err_set(e, "open_memstream failed");
+  }
+  fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>attncheck campaign</title>\n"
+             "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
+             "td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}th{background:#eee}"
+             ".fail{color:#b00;font-weight:bold}.warn{color:#a60}pre{background:#f6f6f6;padding:1em}</style>"
+             "</head><body>\n<h1>attncheck campaign: ");
+  html_esc(f, dir);
+  fprintf(f, "</h1>\n<h2>Findings (%d), ranked by severity then err/W</h2>\n<table>\n"
+             "<tr><th>#</th><th>kind</th><th>policy</th><th>err/W</th><th>err/E</th><th>family</th><th>row</th>"
+             "<th>case</th><th>minimized</th><th>signature</th></tr>\n", n);
+  for (int i = 0; i < n; i++) {
+    fsum *x = &v[i];
+    fprintf(f, "<tr><td>%d</td><td class=\"%s\">%s</td><td>%s</td><td>%.3g</td><td>%.3g</td><td>", i + 1, x->policy,
+            x->kind, x->policy, x->err_w, x->err_e);
+    html_esc(f, x->family);
+    fprintf(f, "</td><td>%s</td><td>", x->pos);
+    html_esc(f, x->size0);
+    fprintf(f, " (%lld)</td><td>", (long long)x->e0);
+    if (x->minimized) {
+      html_esc(f, x->size1);
+      fprintf(f, " (%lld)", (long long)x->e1);
+    }
+    fprintf(f, "</td><td><a href=\"findings/");
+    html_esc(f, x->sig);
+    fprintf(f, "/report.json\">");
+    html_esc(f, x->sig);
+    fprintf(f, "</a></td></tr>\n");
+  }
+  fprintf(f, "</table>\n<h2>Statistics</h2>\n<pre>");
+  if (stats) html_esc(f, stats);
+  fprintf(f, "</pre>\n<p>Reproduce a finding: <code>findings/SIGNATURE/repro.sh</code> "
+             "(or <code>attncheck replay DIR/findings/SIGNATURE</code>).</p>\n</body></html>\n");
+  fclose(f);
+  char p[4096];
+  snprintf(p, sizeof p, "%s/report.html", dir);
+  int rc = ac_write_file_atomic(p, buf, len, e);
+  free(buf);
+  free(v);
+  free(stats);
+  return rc;
+}

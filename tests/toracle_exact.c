@@ -300,6 +300,35 @@ START_TEST(precision_cap_reports_unresolved)
 }
 END_TEST
 
+START_TEST(breakpoint_with_two_tails_of_opposite_sign)
+{
+  /* top group at the fp16 tie 1 + 2^-11 (score 2e9), then a key e^(-1e9) below with value
+   * v1 and one e^(-2e9) below with value v2 of the other sign: the sign comes from the
+   * interval sum of both tails, the first dominating. */
+  static const double v1s[2] = {5, -5};
+  static const uint64_t want[2] = {0x3c01, 0x3c00};
+  for (int k = 0; k < 2; k++) {
+    ac_case c;
+    ref_case(&c, AC_F32, AC_MASK_NONE, 1, 1, 1, 1, 4, 1, 1);
+    c.p.scale_is_default = 0;
+    c.p.scale = 1;
+    ref_set(&c, 'q', 0, 1);
+    static const double kk[4] = {2e9, 2e9, 1e9, 0};
+    for (int j = 0; j < 4; j++) ref_set(&c, 'k', (size_t)j, kk[j]);
+    ref_set(&c, 'v', 0, 1);
+    ref_set(&c, 'v', 1, 1 + 0x1p-10);
+    ref_set(&c, 'v', 2, v1s[k]);
+    ref_set(&c, 'v', 3, -3 * v1s[k]);
+    ac_oracle_result r;
+    run(&c, 1u << AC_F16, &r, 0.5);
+    ck_assert_int_eq(r.elems[0].how, AC_HOW_ROUNDED);
+    ck_assert_uint_eq(obits(&r, AC_F16, 0, 0), want[k]);
+    ac_oracle_result_free(&r);
+    ac_case_free(&c);
+  }
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("oracle_exact");
@@ -308,6 +337,7 @@ int main(void)
   tcase_add_test(tc, exact_zero_output);
   tcase_add_test(tc, exact_rational_on_a_breakpoint);
   tcase_add_test(tc, breakpoint_with_exponentially_small_tail);
+  tcase_add_test(tc, breakpoint_with_two_tails_of_opposite_sign);
   tcase_add_test(tc, lse_breakpoint_with_exponentially_small_tail);
   tcase_add_test(tc, lse_exact_cases);
   tcase_add_test(tc, subnormal_outputs_f16);

@@ -8,6 +8,10 @@
 #include "accuda.h"
 #include "testutil.h"
 
+/* Under AddressSanitizer the CUDA driver needs the shadow gap unprotected to map device memory. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void) { return "protect_shadow_gap=0"; }
+
 static int yes(const char *s) { return strcmp(s, "yes") == 0; }
 
 static const attncheck_kernel *find(const char *name)

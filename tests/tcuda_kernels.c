@@ -13,6 +13,10 @@
 #include "accuda.h"
 #include "testutil.h"
 
+/* Under AddressSanitizer the CUDA driver needs the shadow gap unprotected to map device memory. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void) { return "protect_shadow_gap=0"; }
+
 typedef struct {
   int64_t B, H, KVH, tq, tk, dk, dv;
   int mask;

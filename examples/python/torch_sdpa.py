@@ -27,6 +27,7 @@ GQA: enable_gqa=True when this PyTorch has it, else K and V are repeated per que
 """
 import argparse
 import json
+import os
 import sys
 import zipfile
 
@@ -94,18 +95,7 @@ def attention(torch, args, meta, q, k, v):
     kwargs = {}
     if scale is not None:
         kwargs["scale"] = scale
-    if heads != kv_heads:
-        group = heads // kv_heads
-        try:
-            import inspect
-            has_gqa = "enable_gqa" in inspect.signature(F.scaled_dot_product_attention).parameters
-        except (TypeError, ValueError):
-            has_gqa = False
-        if has_gqa:
-            kwargs["enable_gqa"] = True
-        else:
-            k = k.repeat_interleave(group, dim=1)
-            v = v.repeat_interleave(group, dim=1)
+    gqa = heads != kv_heads
     attn_mask, is_causal = None, False
     if mask == "causal":
         is_causal = True
@@ -119,17 +109,31 @@ def attention(torch, args, meta, q, k, v):
             attn_mask = j <= i + (tk - tq)
     elif mask != "none":
         raise Unsupported("mask %s" % mask)
-    try:
-        with sdpa_kernel(backend_enum(torch, args.backend)):
-            o = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, is_causal=is_causal, **kwargs)
-    except RuntimeError as e:
-        msg = " ".join(str(e).split())
-        if "No available kernel" in msg or "not supported" in msg.lower():
-            raise Unsupported(msg[:300])
-        raise
+
+    def sdpa(kk, vv, **extra):
+        try:
+            with sdpa_kernel(backend_enum(torch, args.backend)):
+                return F.scaled_dot_product_attention(q, kk, vv, attn_mask=attn_mask, is_causal=is_causal,
+                                                      **kwargs, **extra)
+        except (RuntimeError, TypeError) as e:
+            msg = " ".join(str(e).split())
+            if isinstance(e, TypeError) or "No available kernel" in msg or "not supported" in msg.lower():
+                raise Unsupported(msg[:300])
+            raise
+
+    if not gqa:
+        o = sdpa(k, v)
+    else:
+        # GQA natively (enable_gqa, PyTorch >= 2.5) where the backend takes it, else K and V
+        # repeated per query head: query head h reads kv head h // (heads // kv_heads).
+        try:
+            o = sdpa(k, v, enable_gqa=True)
+        except Unsupported:
+            group = heads // kv_heads
+            o = sdpa(k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1))
     lse = None
     if args.lse:
-        lse = logsumexp(torch, args.backend, q, k, v, mask, is_causal, scale, heads != kv_heads)
+        lse = logsumexp(torch, args.backend, q, k, v, mask, is_causal, scale, gqa)
     return o, lse
 
 
@@ -201,22 +205,28 @@ def main():
             return 1
         return 0
 
+    # Replies go to the original standard output; anything a library prints goes to stderr.
+    reply = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
     for line in sys.stdin:
         parts = line.split()
         if not parts:
             continue
         if len(parts) != 2:
-            print("error expected a line 'IN OUT'", flush=True)
-            continue
-        try:
-            run_one(torch, args, parts[0], parts[1])
-            if args.device.startswith("cuda"):
-                torch.cuda.synchronize()
-            print("ok", flush=True)
-        except Unsupported as e:
-            print("error unsupported: %s" % e, flush=True)
-        except Exception as e:
-            print("error %s: %s" % (type(e).__name__, " ".join(str(e).split())[:400]), flush=True)
+            answer = "error expected a line 'IN OUT'"
+        else:
+            try:
+                run_one(torch, args, parts[0], parts[1])
+                if args.device.startswith("cuda"):
+                    torch.cuda.synchronize()
+                answer = "ok"
+            except Unsupported as e:
+                answer = "error unsupported: %s" % e
+            except Exception as e:
+                answer = "error %s: %s" % (type(e).__name__, " ".join(str(e).split())[:400])
+        reply.write(answer + "\n")
+        reply.flush()
     return 0
 
 

@@ -136,12 +136,12 @@ START_TEST(commands)
   ck_assert_msg(rc == 0, "gen: %d %s", rc, out);
   snprintf(cmd, sizeof cmd, "'%s' explain '%s/tiny3.npz' --row 2 2>&1", bin, tmp);
   ck_assert_int_eq(ac_test_system(cmd, out, sizeof out), 0);
-  ck_assert_msg(strstr(out, "raw: [1, 1, 2]") && strstr(out, "scaled: [1/√2, 1/√2, √2]"), "%s", out);
-  ck_assert_msg(strstr(out, "0x3f40725b"), "%s", out);
+  ck_assert_msg(strstr(out, "raw: [1, 1, 2]") && strstr(out, "scaled: [1/√2, 1/√2, √2]"), "%.400s", out);
+  ck_assert_msg(strstr(out, "0x3f40725b"), "%.400s", out);
   snprintf(cmd, sizeof cmd, "ATTNCHECK_CACHE=off '%s' oracle '%s/tiny3.npz' -o '%s/o.npz' --formats f16,f64 --lse-f64 2>&1",
            bin, tmp, tmp);
-  ck_assert_msg(ac_test_system(cmd, out, sizeof out) == 0, "%s", out);
-  ck_assert_msg(strstr(out, "unresolved 0"), "%s", out);
+  ck_assert_msg(ac_test_system(cmd, out, sizeof out) == 0, "%.400s", out);
+  ck_assert_msg(strstr(out, "unresolved 0"), "%.400s", out);
   char path[600];
   snprintf(path, sizeof path, "%s/o.npz", tmp);
   ac_err e;
@@ -172,6 +172,21 @@ START_TEST(commands)
   ck_assert_int_eq(ac_test_system(cmd, out, sizeof out), 2);
   snprintf(cmd, sizeof cmd, "'%s' explain --help", bin);
   ck_assert_int_eq(ac_test_system(cmd, out, sizeof out), 0);
+  /* the cache: the second run is a hit */
+  for (int k = 0; k < 2; k++) {
+    snprintf(cmd, sizeof cmd, "ATTNCHECK_CACHE='%s/cache' '%s' oracle '%s/tiny3.npz' 2>&1", tmp, bin, tmp);
+    ck_assert_msg(ac_test_system(cmd, out, sizeof out) == 0, "%.400s", out);
+    ck_assert_msg((strstr(out, "from the cache") != NULL) == (k == 1), "run %d: %.300s", k, out);
+  }
+  /* explain refuses large cases unless forced */
+  snprintf(cmd, sizeof cmd, "'%s' gen --out '%s/big.npz' --t 100 --dk 4 --mask causal --seed 1 2>&1", bin, tmp);
+  ck_assert_msg(ac_test_system(cmd, out, sizeof out) == 0, "%.400s", out);
+  snprintf(cmd, sizeof cmd, "'%s' explain '%s/big.npz' --row 99 2>&1", bin, tmp);
+  ck_assert_int_eq(ac_test_system(cmd, out, sizeof out), 2);
+  ck_assert_msg(strstr(out, "--force"), "%.300s", out);
+  snprintf(cmd, sizeof cmd, "'%s' explain '%s/big.npz' --row 99 --force 2>&1 | grep -c 'Σ_j A_j = 1'", bin, tmp);
+  ck_assert_int_eq(ac_test_system(cmd, out, sizeof out), 0);
+  ck_assert_msg(atoi(out) == 1, "%.200s", out);
 }
 END_TEST
 

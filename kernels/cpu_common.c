@@ -3,6 +3,7 @@
 #include "cpu_common.h"
 #include <errno.h>
 #include <float.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -60,4 +61,21 @@ void *ac_cpu_scratch(int64_t n, size_t sz)
   if (n < 1) n = 1;
   if ((uint64_t)n > SIZE_MAX / sz) return NULL;
   return calloc((size_t)n, sz);
+}
+
+static float fp8_values[2][256];
+static pthread_once_t fp8_once = PTHREAD_ONCE_INIT;
+
+static void fp8_init(void)
+{
+  for (int i = 0; i < 256; i++) {
+    fp8_values[0][i] = (float)ac_decode(AC_E4M3, (uint64_t)i);   /* exact: at most 4 significant bits */
+    fp8_values[1][i] = (float)ac_decode(AC_E5M2, (uint64_t)i);
+  }
+}
+
+float ac_cpu_fp8_value(int dt, uint8_t bits)
+{
+  pthread_once(&fp8_once, fp8_init);
+  return fp8_values[dt == ATTNCHECK_E5M2][bits];
 }

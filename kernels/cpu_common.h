@@ -46,6 +46,9 @@ static inline int64_t ac_cpu_lse_index(const attncheck_problem *p, int64_t b, in
   return (b * p->heads + h) * p->tq + i;
 }
 
+/* Exact value of an e4m3 or e5m2 byte (a table). */
+float ac_cpu_fp8_value(int dt, uint8_t bits);
+
 /* Exact load of element off of a tensor of dtype dt, as binary32 (f64 is rounded: only the
  * f64 kernel reads f64, and it reads doubles directly). */
 static inline float ac_cpu_load_f32(int dt, const void *base, int64_t off)
@@ -55,7 +58,7 @@ static inline float ac_cpu_load_f32(int dt, const void *base, int64_t off)
   case ATTNCHECK_F16: return ac_f16_to_f32(((const uint16_t *)base)[off]);
   case ATTNCHECK_BF16: return ac_bf16_to_f32(((const uint16_t *)base)[off]);
   case ATTNCHECK_E4M3:
-  case ATTNCHECK_E5M2: return (float)ac_decode((ac_dtype)dt, ((const uint8_t *)base)[off]);
+  case ATTNCHECK_E5M2: return ac_cpu_fp8_value(dt, ((const uint8_t *)base)[off]);
   default: return (float)((const double *)base)[off];
   }
 }
@@ -80,7 +83,7 @@ static inline float ac_cpu_round_f32(int dt, float x)
   case ATTNCHECK_F16: return ac_f16_to_f32(ac_f16_from_f32(x));
   case ATTNCHECK_BF16: return ac_bf16_to_f32(ac_bf16_from_f32(x));
   case ATTNCHECK_E4M3:
-  case ATTNCHECK_E5M2: return (float)ac_decode((ac_dtype)dt, ac_encode_f64((ac_dtype)dt, (double)x));
+  case ATTNCHECK_E5M2: return ac_cpu_fp8_value(dt, (uint8_t)ac_encode_f64((ac_dtype)dt, (double)x));
   default: return x;
   }
 }

@@ -1,3 +1,4 @@
 # bench/: benchmark programs printing ratios against an in-process baseline.
 include bench/oracle.mk
 include bench/calibrate.mk
+include bench/mutants.mk

@@ -317,6 +317,7 @@ static void record_findings(ctx_t *c, const ac_case *cs, const ac_eval *ev, cons
     if (fail) {
       c->sh->findings_fail++;
       c->sh->any_fail = 1;
+      if (c->o->stop_on_fail) c->sh->stop = 1;
     }
     snprintf(c->sh->last_finding, sizeof c->sh->last_finding, "%s", sig);
     c->sh->last_finding_at = ac_now() - c->t0;
@@ -665,6 +666,7 @@ static int save_campaign_json(ctx_t *c, ac_err *e)
   json_object_object_add(r, "masks", json_object_new_int64(c->o->lim.masks));
   json_object_object_add(r, "max_t", json_object_new_int64(c->o->lim.max_t));
   json_object_object_add(r, "max_elems", json_object_new_int64(c->o->lim.max_elems));
+  json_object_object_add(r, "max_d", json_object_new_int64(c->o->lim.max_d));
   json_object_object_add(r, "no_strided", json_object_new_int(c->o->lim.no_strided));
   json_object_object_add(r, "no_nonfinite", json_object_new_int(c->o->lim.no_nonfinite));
   json_object_object_add(r, "policies", json_object_new_string(c->o->policies));
@@ -699,6 +701,7 @@ static int load_campaign_json(ac_campaign_opts *o, ac_err *e)
   if (json_object_object_get_ex(r, "masks", &v)) o->lim.masks = (uint32_t)json_object_get_int64(v);
   if (json_object_object_get_ex(r, "max_t", &v)) o->lim.max_t = json_object_get_int64(v);
   if (json_object_object_get_ex(r, "max_elems", &v)) o->lim.max_elems = json_object_get_int64(v);
+  if (json_object_object_get_ex(r, "max_d", &v)) o->lim.max_d = json_object_get_int64(v);
   if (json_object_object_get_ex(r, "no_strided", &v)) o->lim.no_strided = json_object_get_int(v);
   if (json_object_object_get_ex(r, "no_nonfinite", &v)) o->lim.no_nonfinite = json_object_get_int(v);
   if (!o->policies[0] && json_object_object_get_ex(r, "policies", &v))

@@ -24,7 +24,25 @@ static double finite_or_big(double x)
   return x;
 }
 
+int ac_eval_oracle(const ac_case *c, int threads, ac_oracle_result *r, ac_err *e)
+{
+  ac_oracle_opts oo;
+  ac_oracle_opts_init(&oo);
+  oo.threads = threads;
+  oo.rows = ac_fuzz_oracle_rows(c);
+  oo.rows_seed = ac_case_hash(c);
+  oo.formats = 1u << c->p.dtype;
+  oo.nmu = ac_precision_mu_list(oo.mu, AC_ORACLE_NMU);
+  return ac_oracle_run(c, &oo, r, e);
+}
+
 int ac_eval_case(const ac_eval_ctx *x, const ac_case *c, int repeat, ac_eval *ev, ac_err *e)
+{
+  return ac_eval_case_pre(x, c, NULL, repeat, ev, e);
+}
+
+int ac_eval_case_pre(const ac_eval_ctx *x, const ac_case *c, const ac_oracle_result *pre, int repeat, ac_eval *ev,
+                     ac_err *e)
 {
   memset(ev, 0, sizeof *ev);
   ev->worst_i = -1;
@@ -52,16 +70,9 @@ int ac_eval_case(const ac_eval_ctx *x, const ac_case *c, int repeat, ac_eval *ev
   ev->status = rr.status;
   ac_oracle_result orr;
   int have_oracle = 0;
-  if (rr.status == AC_RUN_OK) {
-    ac_oracle_opts oo;
-    ac_oracle_opts_init(&oo);
-    oo.threads = x->oracle_threads;
-    oo.rows = ac_fuzz_oracle_rows(c);
-    oo.rows_seed = ac_case_hash(c);
-    oo.formats = 1u << c->p.dtype;
-    oo.nmu = ac_precision_mu_list(oo.mu, AC_ORACLE_NMU);
+  if (rr.status == AC_RUN_OK && !pre) {
     double t1 = ac_now();
-    if (ac_oracle_run(c, &oo, &orr, e)) {
+    if (ac_eval_oracle(c, x->oracle_threads, &orr, e)) {
       ac_report_add(&ev->rep, AC_V_ERROR, "oracle: %s", e->msg);
       ev->kinds = ev->rep.kinds;
       ac_run_result_free(&rr);
@@ -70,7 +81,7 @@ int ac_eval_case(const ac_eval_ctx *x, const ac_case *c, int repeat, ac_eval *ev
     ev->oracle_s = ac_now() - t1;
     have_oracle = 1;
   }
-  int rc = ac_compare_run(c, have_oracle ? &orr : NULL, &rr, &cmp, &ev->rep, e);
+  int rc = ac_compare_run(c, pre ? pre : have_oracle ? &orr : NULL, &rr, &cmp, &ev->rep, e);
   if (rc == 0 && repeat && rr.status == AC_RUN_OK) {
     ac_run_result r2;
     if (ac_harness_run(x->kernel, c, &x->run, &r2, &he) == 0) ac_compare_repeat(c, &rr, &r2, &ev->rep);

@@ -112,6 +112,7 @@ int ac_generate(const ac_family *f, uint64_t seed, int64_t index, const ac_gen_l
   ac_params_int(&pb, "lim_masks", l->masks);
   ac_params_int(&pb, "lim_max_t", l->max_t);
   ac_params_int(&pb, "lim_max_elems", l->max_elems);
+  ac_params_int(&pb, "lim_max_d", l->max_d);
   ac_params_int(&pb, "lim_flags", (l->no_strided ? 1 : 0) | (l->no_nonfinite ? 2 : 0));
   if (f->draw(c, &r, l, &pb, e)) {
     ac_params_free(&pb);

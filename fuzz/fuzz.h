@@ -18,6 +18,7 @@ typedef struct {
   uint32_t masks;      /* bitmask of (1u << ac_mask) (0: all three) */
   int64_t max_t;       /* longest tq or tk a long-T family may draw (16384 CPU, 131072 GPU) */
   int64_t max_elems;   /* cap on the elements of any one tensor */
+  int64_t max_d;       /* largest head dim (dk and dv) */
   int no_strided;      /* 1: never ask for a strided layout */
   int no_nonfinite;    /* 1: never store NaN/inf (families that need them fall back to finite values) */
 } ac_gen_limits;
@@ -175,6 +176,11 @@ void ac_eval_ctx_init(ac_eval_ctx *x, ac_kernel *k, const char *spec);
 /* Kernel (forked, time-limited), oracle, comparison. 0 on success (a verdict set in ev);
  * -1 when the tool itself failed (ev->kinds then holds ERROR). repeat: run twice and compare bits. */
 int ac_eval_case(const ac_eval_ctx *x, const ac_case *c, int repeat, ac_eval *ev, ac_err *e);
+/* The same with the oracle's result computed beforehand (pre; shared by several kernels). */
+int ac_eval_case_pre(const ac_eval_ctx *x, const ac_case *c, const ac_oracle_result *pre, int repeat, ac_eval *ev,
+                     ac_err *e);
+/* The oracle as the fuzzer runs it (row sample for many rows, the case dtype, the mu list). */
+int ac_eval_oracle(const ac_case *c, int threads, ac_oracle_result *r, ac_err *e);
 /* The kernel's accepted dtypes and masks, probed on a tiny problem (exec kernels: all). */
 void ac_eval_probe_limits(const ac_kernel *k, ac_gen_limits *l);
 
@@ -265,6 +271,7 @@ typedef struct {
   int live;                       /* -1 auto (tty), 0 off, 1 on */
   int quiet;
   int repeat_every;               /* run every Nth case twice (NONDETERMINISTIC); 0 off */
+  int stop_on_fail;               /* stop at the first finding with policy fail */
   double stats_every;
 } ac_campaign_opts;
 

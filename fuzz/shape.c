@@ -11,6 +11,7 @@ void ac_gen_limits_init(ac_gen_limits *l)
   l->masks = 7;
   l->max_t = 16384;
   l->max_elems = (int64_t)1 << 22;
+  l->max_d = 512;
 }
 
 static int64_t clampi(int64_t x, int64_t lo, int64_t hi) { return x < lo ? lo : x > hi ? hi : x; }
@@ -110,6 +111,14 @@ void ac_draw_shape(ac_rng *r, const ac_gen_limits *l, ac_problem *p)
 void ac_clamp_shape(ac_problem *p, const ac_gen_limits *l)
 {
   int64_t cap = l->max_elems > 0 ? l->max_elems : ((int64_t)1 << 22);
+  if (l->max_t > 0) {
+    if (p->tq > l->max_t) p->tq = l->max_t;
+    if (p->tk > l->max_t) p->tk = l->max_t;
+  }
+  if (l->max_d > 0) {
+    if (p->dk > l->max_d) p->dk = l->max_d;
+    if (p->dv > l->max_d) p->dv = l->max_d;
+  }
   for (int guard = 0; guard < 200; guard++) {
     int64_t d = p->dk > p->dv ? p->dk : p->dv;
     int64_t h = p->heads > p->kv_heads ? p->heads : p->kv_heads;

@@ -1,11 +1,232 @@
-/* cmd_merge.c: attncheck merge (not yet written). */
+/* cmd_merge.c: attncheck merge DIR... -o OUT: union of campaign directories by finding
+ * signature; each reproducer is re-run once and the report says whether it reproduced. */
+#include "config.h"
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "commands.h"
+#include "fuzz.h"
 #include "util.h"
+
+static void usage(FILE *f)
+{
+  fprintf(f, "usage: attncheck merge DIR... -o OUT [--kernel K] [--no-rerun]\n\n"
+             "Unions the findings of campaign directories (for example the shards of one campaign) by\n"
+             "signature into OUT, re-running each reproducer once (on the recorded kernel, or on K);\n"
+             "corpus files, stats (case counts summed) and logs are merged; OUT/report.html is written.\n"
+             "exit: 1 when a merged finding with policy fail reproduced, 2 bad usage, 3 internal error, else 0.\n");
+}
+
+static int copy_file(const char *src, const char *dst)
+{
+  FILE *in = fopen(src, "rb");
+  if (!in) return -1;
+  FILE *out = fopen(dst, "wb");
+  if (!out) {
+    fclose(in);
+    return -1;
+  }
+  char buf[65536];
+  size_t n;
+  int rc = 0;
+  while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+    if (fwrite(buf, 1, n, out) != n) rc = -1;
+  fclose(in);
+  if (fflush(out) || fsync(fileno(out))) rc = -1;
+  if (fclose(out)) rc = -1;
+  return rc;
+}
+
+static int64_t stats_cases(const char *dir)
+{
+  char p[4096];
+  snprintf(p, sizeof p, "%s/stats", dir);
+  FILE *f = fopen(p, "r");
+  if (!f) return 0;
+  char line[512];
+  int64_t v = 0;
+  while (fgets(line, sizeof line, f))
+    if (!strncmp(line, "cases=", 6)) v = strtoll(line + 6, NULL, 10);
+  fclose(f);
+  return v;
+}
+
+/* Copies one finding directory into OUT/findings/<sig> atomically with the replay result. */
+static int merge_one(const char *src, const char *outdir, const char *sig, int reproduced, const char *from, ac_err *e)
+{
+  char tmp[4096], fin[4096], p[4400], q[4400];
+  if (snprintf(tmp, sizeof tmp, "%s/findings/.tmp-merge-%s-%ld", outdir, sig, (long)getpid()) >= (int)sizeof tmp ||
+      snprintf(fin, sizeof fin, "%s/findings/%s", outdir, sig) >= (int)sizeof fin)
+    return ac_err_set(e, "%s: path too long", sig);
+  if (mkdir(tmp, 0755) && errno != EEXIST) return ac_err_set(e, "%s: mkdir: %s", tmp, strerror(errno));
+  DIR *d = opendir(src);
+  if (!d) return ac_err_set(e, "%s: %s", src, strerror(errno));
+  struct dirent *de;
+  while ((de = readdir(d))) {
+    if (de->d_name[0] == '.') continue;
+    if (snprintf(p, sizeof p, "%s/%s", src, de->d_name) >= (int)sizeof p ||
+        snprintf(q, sizeof q, "%s/%s", tmp, de->d_name) >= (int)sizeof q)
+      continue;
+    if (!strcmp(de->d_name, "report.json")) {
+      json_object *r = json_object_from_file(p);
+      if (!r) continue;
+      json_object_object_add(r, "reproduced_on_merge", json_object_new_boolean(reproduced));
+      json_object_object_add(r, "merged_from", json_object_new_string(from));
+      const char *t = json_object_to_json_string_ext(r, JSON_C_TO_STRING_PRETTY);
+      ac_write_file_atomic(q, t, strlen(t), e);
+      json_object_put(r);
+    } else if (copy_file(p, q)) {
+      closedir(d);
+      return ac_err_set(e, "%s: copy failed", p);
+    } else if (!strcmp(de->d_name, "repro.sh")) {
+      chmod(q, 0755);
+    }
+  }
+  closedir(d);
+  if (rename(tmp, fin) != 0) return ac_err_set(e, "%s: rename: %s", fin, strerror(errno));
+  return 0;
+}
 
 int ac_cmd_merge(int argc, char **argv)
 {
-  (void)argc;
-  (void)argv;
-  ac_cmd_error("merge", "not implemented yet");
-  return AC_EXIT_USAGE;
+  enum { O_HELP = 256, O_KERNEL, O_NORERUN };
+  static const struct option lo[] = {{"help", 0, 0, O_HELP}, {"output", 1, 0, 'o'}, {"kernel", 1, 0, O_KERNEL},
+                                     {"no-rerun", 0, 0, O_NORERUN}, {0, 0, 0, 0}};
+  const char *out = NULL, *kernel = NULL;
+  int rerun = 1, c;
+  optind = 1;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, "o:", lo, NULL)) != -1) {
+    switch (c) {
+    case O_HELP: usage(stdout); return AC_EXIT_OK;
+    case 'o': out = optarg; break;
+    case O_KERNEL: kernel = optarg; break;
+    case O_NORERUN: rerun = 0; break;
+    default: return ac_cmd_usage_error("merge", "unknown option '%s'", argv[optind - 1]);
+    }
+  }
+  if (!out) return ac_cmd_usage_error("merge", "-o OUT is required");
+  if (optind >= argc) return ac_cmd_usage_error("merge", "give at least one campaign directory");
+  for (int i = optind; i < argc; i++) {
+    struct stat st;
+    char p[4096];
+    snprintf(p, sizeof p, "%s/findings", argv[i]);
+    if (stat(p, &st) != 0 || !S_ISDIR(st.st_mode)) {
+      ac_cmd_error("merge", "%s: not a campaign directory (no findings/)", argv[i]);
+      return AC_EXIT_USAGE;
+    }
+  }
+  ac_err e;
+  char fo[4096], co[4096];
+  snprintf(fo, sizeof fo, "%s/findings", out);
+  snprintf(co, sizeof co, "%s/corpus", out);
+  if (ac_mkdir_p(fo, &e) || ac_mkdir_p(co, &e)) {
+    ac_cmd_error("merge", "%s", e.msg);
+    return AC_EXIT_USAGE;
+  }
+  int64_t cases = stats_cases(out), merged = 0, dup = 0, not_repro = 0;
+  int any_fail = 0, any_err = 0;
+  ac_policies pol;
+  ac_policies_init(&pol);
+  for (int i = optind; i < argc; i++) {
+    const char *dir = argv[i];
+    if (strcmp(dir, out)) cases += stats_cases(dir);
+    char fd[4096];
+    snprintf(fd, sizeof fd, "%s/findings", dir);
+    DIR *d = opendir(fd);
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+      if (de->d_name[0] == '.') continue;
+      char src[4400], dst[4400];
+      snprintf(src, sizeof src, "%s/%s", fd, de->d_name);
+      snprintf(dst, sizeof dst, "%s/%s", fo, de->d_name);
+      struct stat st;
+      if (stat(dst, &st) == 0) {
+        dup++;
+        continue;
+      }
+      int reproduced = 1;
+      uint32_t kinds = 0;
+      char kind[64] = "";
+      char rp[4500];
+      snprintf(rp, sizeof rp, "%s/report.json", src);
+      json_object *r = json_object_from_file(rp), *v;
+      if (r && json_object_object_get_ex(r, "kind", &v)) snprintf(kind, sizeof kind, "%s", json_object_get_string(v));
+      if (r) json_object_put(r);
+      ac_verdict_kind k = AC_V_FAIL;
+      int have_kind = ac_verdict_parse(kind, &k) == 0;
+      if (rerun) {
+        int rc = ac_replay_finding(src, kernel, NULL, stdout, &kinds, &e);
+        if (rc < 0) {
+          fprintf(stderr, "attncheck merge: %s: %s\n", src, e.msg);
+          any_err = 1;
+          reproduced = 0;
+        } else {
+          reproduced = have_kind && (kinds & (1u << k));
+        }
+      }
+      if (merge_one(src, out, de->d_name, reproduced, dir, &e)) {
+        fprintf(stderr, "attncheck merge: %s\n", e.msg);
+        any_err = 1;
+        continue;
+      }
+      merged++;
+      if (!reproduced) not_repro++;
+      if (reproduced && have_kind && pol.p[k] == AC_POLICY_FAIL) any_fail = 1;
+    }
+    if (d) closedir(d);
+    /* corpus: union by file name */
+    char cd[4096];
+    snprintf(cd, sizeof cd, "%s/corpus", dir);
+    d = opendir(cd);
+    while (d && strcmp(dir, out) && (de = readdir(d))) {
+      if (de->d_name[0] == '.') continue;
+      char src[4400], dst[4400];
+      snprintf(src, sizeof src, "%s/%s", cd, de->d_name);
+      snprintf(dst, sizeof dst, "%s/%s", co, de->d_name);
+      if (access(dst, F_OK) != 0) copy_file(src, dst);
+    }
+    if (d) closedir(d);
+    /* logs: appended with the source named */
+    char lp[4096], lo_[4096];
+    snprintf(lp, sizeof lp, "%s/log.jsonl", dir);
+    snprintf(lo_, sizeof lo_, "%s/log.jsonl", out);
+    FILE *in = strcmp(dir, out) ? fopen(lp, "r") : NULL;
+    if (in) {
+      FILE *o = fopen(lo_, "a");
+      if (o) {
+        fprintf(o, "{\"event\":\"merge\",\"from\":\"%s\"}\n", dir);
+        char line[4096];
+        while (fgets(line, sizeof line, in)) fputs(line, o);
+        fclose(o);
+      }
+      fclose(in);
+    }
+  }
+  int nfind = 0;
+  {
+    DIR *d = opendir(fo);
+    struct dirent *de;
+    while (d && (de = readdir(d)))
+      if (de->d_name[0] != '.') nfind++;
+    if (d) closedir(d);
+  }
+  char stats[1024];
+  int n = snprintf(stats, sizeof stats, "state=merged\ncases=%lld\nfindings=%d\nmerged_now=%lld\nduplicates=%lld\nnot_reproduced=%lld\n",
+                   (long long)cases, nfind, (long long)merged, (long long)dup, (long long)not_repro);
+  char sp[4096];
+  snprintf(sp, sizeof sp, "%s/stats", out);
+  ac_write_file_atomic(sp, stats, (size_t)n, &e);
+  if (ac_report_html(out, &e)) fprintf(stderr, "attncheck merge: %s\n", e.msg);
+  printf("merged into %s: %lld new findings, %lld duplicates by signature, %lld not reproduced; %lld cases in all\n", out,
+         (long long)merged, (long long)dup, (long long)not_repro, (long long)cases);
+  ac_findings_summary(out, stdout, 20);
+  if (any_fail) return AC_EXIT_FAIL;
+  return any_err ? AC_EXIT_INTERNAL : AC_EXIT_OK;
 }

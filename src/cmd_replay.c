@@ -1,11 +1,105 @@
-/* cmd_replay.c: attncheck replay (not yet written). */
+/* cmd_replay.c: attncheck replay: reproduce a finding (DIR/findings/<sig>) or judge one case
+ * file on a kernel. */
+#include "config.h"
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
 #include "commands.h"
+#include "fuzz.h"
 #include "util.h"
+
+static void usage(FILE *f)
+{
+  fprintf(f, "usage: attncheck replay DIR/findings/SIGNATURE [--kernel K] [--precision NAME]\n"
+             "       attncheck replay CASE.npz --kernel K [--precision NAME] [--policy KIND=P]... [--timeout S]\n\n"
+             "Runs the kernel on the finding's minimized case and on its original case (or on CASE.npz)\n"
+             "and prints the verdicts, the worst element and the budget. --kernel overrides the kernel\n"
+             "recorded in the finding (to check a fix).\n"
+             "exit: 1 when a verdict with policy fail occurs, 2 bad usage or input, 3 internal error, else 0.\n");
+}
 
 int ac_cmd_replay(int argc, char **argv)
 {
-  (void)argc;
-  (void)argv;
-  ac_cmd_error("replay", "not implemented yet");
-  return AC_EXIT_USAGE;
+  enum { O_KERNEL = 256, O_PREC, O_POLICY, O_TIMEOUT, O_EMPTY, O_HELP };
+  static const struct option lo[] = {{"kernel", 1, 0, O_KERNEL}, {"precision", 1, 0, O_PREC}, {"policy", 1, 0, O_POLICY},
+                                     {"timeout", 1, 0, O_TIMEOUT}, {"empty-rows", 1, 0, O_EMPTY}, {"help", 0, 0, O_HELP},
+                                     {0, 0, 0, 0}};
+  const char *kernel = NULL, *prec = NULL;
+  ac_policies pol;
+  ac_policies_init(&pol);
+  ac_empty_conv empty = AC_EMPTY_ZERO;
+  double timeout = 0;
+  ac_err e;
+  int c;
+  optind = 1;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+    switch (c) {
+    case O_HELP: usage(stdout); return AC_EXIT_OK;
+    case O_KERNEL: kernel = optarg; break;
+    case O_PREC:
+      if (!ac_precision_find(optarg)) return ac_cmd_usage_error("replay", "unknown precision class '%s'", optarg);
+      prec = optarg;
+      break;
+    case O_POLICY:
+      if (ac_policies_set(&pol, optarg, &e)) return ac_cmd_usage_error("replay", "%s", e.msg);
+      break;
+    case O_TIMEOUT:
+      if (ac_parse_duration(optarg, &timeout) || timeout <= 0) return ac_cmd_usage_error("replay", "bad --timeout '%s'", optarg);
+      break;
+    case O_EMPTY:
+      if (ac_empty_parse(optarg, &empty)) return ac_cmd_usage_error("replay", "bad --empty-rows '%s'", optarg);
+      break;
+    default: return ac_cmd_usage_error("replay", "unknown option '%s'", argv[optind - 1]);
+    }
+  }
+  if (optind != argc - 1) return ac_cmd_usage_error("replay", "give one finding directory or one case file");
+  const char *target = argv[optind];
+  struct stat st;
+  if (stat(target, &st) != 0) {
+    ac_cmd_error("replay", "%s: no such file or directory", target);
+    return AC_EXIT_USAGE;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    uint32_t kinds = 0;
+    int rc = ac_replay_finding(target, kernel, prec, stdout, &kinds, &e);
+    if (rc < 0) {
+      ac_cmd_error("replay", "%s", e.msg);
+      return AC_EXIT_USAGE;
+    }
+    if (rc == 1) return AC_EXIT_FAIL;
+    return (kinds & (1u << AC_V_ERROR)) ? AC_EXIT_INTERNAL : AC_EXIT_OK;
+  }
+  if (!kernel) return ac_cmd_usage_error("replay", "a case file needs --kernel K");
+  ac_case cs;
+  if (ac_case_read(&cs, target, &e)) {
+    ac_cmd_error("replay", "%s", e.msg);
+    return AC_EXIT_USAGE;
+  }
+  ac_kernel **list = NULL;
+  int nk = 0;
+  if (ac_kernel_resolve(kernel, &list, &nk, &e)) {
+    ac_case_free(&cs);
+    ac_cmd_error("replay", "%s", e.msg);
+    return AC_EXIT_USAGE;
+  }
+  ac_exit ex = {0, 0};
+  for (int i = 0; i < nk; i++) {
+    ac_eval_ctx x;
+    ac_eval_ctx_init(&x, list[i], kernel);
+    x.precision = prec;
+    x.pol = pol;
+    x.cmp.empty = empty;
+    if (timeout > 0) x.run.timeout_s = timeout;
+    ac_eval ev;
+    if (ac_eval_case(&x, &cs, 0, &ev, &e) && !ev.kinds) ex.any_error = 1;
+    char label[600];
+    snprintf(label, sizeof label, "%s %s", list[i]->name, target);
+    ac_eval_print(stdout, label, &cs, &ev);
+    ac_exit_add(&ex, &pol, ev.kinds);
+  }
+  ac_kernel_list_free(list, nk);
+  ac_case_free(&cs);
+  return ac_exit_code(&ex);
 }

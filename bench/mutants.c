@@ -1,0 +1,338 @@
+/* mutants.c: how fast the fuzzer finds every built-in mutant, against a baseline of random
+ * normal inputs on the suite's shape grid (what FlashAttention-style tests do).
+ *
+ * For every mutant and seed: (a) a campaign (jobs 1, no minimization, stop at the first
+ * fail-policy finding, capped) and (b) the baseline, capped likewise; cases until the first
+ * FAIL (median of the seeds; SUSPECT-only detections in their own column). MASKED-LEAK is
+ * given policy fail here: it is the defect of the masked-NaN-leak mutant. Then the throughput
+ * of a campaign on small shapes (T <= 64, d <= 64) with a correct CPU kernel, oracle included.
+ *
+ *   bench/mutants [--seeds N] [--cap N] [--jobs J] [--throughput-s S] [--only NAME] */
+#include "config.h"
+#include <dirent.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "fuzz.h"
+
+#define MAXM 64
+#define MAXS 16
+
+typedef struct {
+  int64_t fz_fail[MAXM][MAXS], fz_susp[MAXM][MAXS];   /* cases until first; -1 not found */
+  int64_t bl_fail[MAXM][MAXS], bl_susp[MAXM][MAXS];
+  double fz_seconds[MAXM][MAXS];
+  double tput_cases, tput_s;
+} results;
+
+static int nseeds = 5, jobs = 2;
+static int64_t cap = 2000;
+static const char *tmpdir;
+
+static int64_t first_case(const char *dir, int want_fail)
+{
+  char fd[4096];
+  snprintf(fd, sizeof fd, "%s/findings", dir);
+  DIR *d = opendir(fd);
+  if (!d) return -1;
+  int64_t best = -1;
+  struct dirent *de;
+  while ((de = readdir(d))) {
+    if (de->d_name[0] == '.') continue;
+    char p[4400];
+    snprintf(p, sizeof p, "%s/%s/report.json", fd, de->d_name);
+    json_object *r = json_object_from_file(p), *v, *ci;
+    if (!r) continue;
+    if (json_object_object_get_ex(r, "policy", &v) && json_object_object_get_ex(r, "case_index", &ci)) {
+      int isfail = !strcmp(json_object_get_string(v), "fail");
+      int64_t k = json_object_get_int64(ci) + 1;
+      if (isfail == want_fail && (best < 0 || k < best)) best = k;
+    }
+    json_object_put(r);
+  }
+  closedir(d);
+  return best;
+}
+
+static void run_fuzzer(const char *mutant, int m, int s, results *res)
+{
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/fz-%d-%d", tmpdir, m, s);
+  ac_campaign_opts o;
+  ac_campaign_opts_init(&o);
+  o.kernel_spec = mutant;
+  o.out_dir = dir;
+  o.max_cases = cap;
+  o.seed = 1000 + (uint64_t)s;
+  o.minimize = 0;
+  o.quiet = 1;
+  o.live = 0;
+  o.stop_on_fail = 1;
+  o.timeout_s = 20;
+  snprintf(o.policies, sizeof o.policies, "masked-leak=fail");
+  double t = ac_now();
+  int fd = open("/dev/null", O_WRONLY);
+  int so = dup(1);
+  dup2(fd, 1);
+  ac_campaign_run(&o);
+  fflush(stdout);
+  dup2(so, 1);
+  close(fd);
+  close(so);
+  res->fz_seconds[m][s] = ac_now() - t;
+  res->fz_fail[m][s] = first_case(dir, 1);
+  res->fz_susp[m][s] = first_case(dir, 0);
+  char cmd[4200];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  if (system(cmd)) {}
+}
+
+/* The baseline: N(0,1) inputs on the shape grid of FlashAttention's and PyTorch's tests. */
+static void baseline_case(uint64_t seed, int64_t k, ac_dtype t, ac_case *c)
+{
+  static const int64_t lens[] = {1, 7, 17, 64, 113, 128, 203, 239, 256};
+  static const int64_t dims[] = {32, 59, 64, 111, 128};
+  ac_rng r;
+  ac_rng_init(&r, ac_hash2(seed, 0xba5e), (uint64_t)k);
+  ac_case_init(c);
+  ac_problem *p = &c->p;
+  p->dtype = t;
+  p->mask = (ac_mask)ac_rng_below(&r, 3);
+  p->batch = ac_rng_range(&r, 1, 2);
+  p->heads = ac_rng_range(&r, 1, 2);
+  p->kv_heads = ac_rng_below(&r, 4) == 0 ? 1 : p->heads;
+  p->tq = lens[ac_rng_below(&r, 9)];
+  p->tk = ac_rng_below(&r, 2) ? p->tq : lens[ac_rng_below(&r, 9)];
+  p->dk = p->dv = dims[ac_rng_below(&r, 5)];
+  p->scale_is_default = 1;
+  p->scale = 1.0 / sqrt((double)p->dk);
+  ac_err e;
+  if (ac_case_alloc(c, &e)) abort();
+  ac_valdist d;
+  ac_valdist_normal(&d, 1.0);
+  ac_fill_qkv(c, &r, &d, &d, &d);
+  snprintf(c->generator, sizeof c->generator, "baseline");
+}
+
+static void run_baseline(const attncheck_kernel *const *mk, int nm, int s, results *res)
+{
+  ac_kernel **ks = ac_xcalloc((size_t)nm, sizeof *ks);
+  ac_eval_ctx *x = ac_xcalloc((size_t)nm, sizeof *x);
+  int left = 0;
+  for (int m = 0; m < nm; m++) {
+    ac_kernel **list = NULL;
+    int n = 0;
+    ac_err e;
+    res->bl_fail[m][s] = res->bl_susp[m][s] = -1;
+    if (ac_kernel_resolve(mk[m]->name, &list, &n, &e) || n != 1) continue;
+    ks[m] = list[0];
+    free(list);
+    ac_eval_ctx_init(&x[m], ks[m], mk[m]->name);
+    x[m].run.timeout_s = 20;
+    ac_policies_set(&x[m].pol, "masked-leak=fail", NULL);
+    left++;
+  }
+  for (int64_t k = 0; k < cap && left > 0; k++) {
+    ac_case cs[AC_NDTYPES];
+    ac_oracle_result orr[AC_NDTYPES];
+    int have[AC_NDTYPES] = {0}, have_or[AC_NDTYPES] = {0};
+    for (int m = 0; m < nm; m++) {
+      if (!ks[m] || res->bl_fail[m][s] >= 0) continue;
+      ac_gen_limits l;
+      ac_gen_limits_init(&l);
+      ac_eval_probe_limits(ks[m], &l);
+      ac_dtype t = AC_F32;
+      for (int d = 0; d < AC_NDTYPES; d++)
+        if (l.dtypes & (1u << d)) {
+          t = (ac_dtype)d;
+          break;
+        }
+      ac_err e;
+      if (!have[t]) {
+        baseline_case(2000 + (uint64_t)s, k, t, &cs[t]);
+        have[t] = 1;
+        have_or[t] = ac_eval_oracle(&cs[t], 1, &orr[t], &e) == 0;
+      }
+      ac_eval ev;
+      ac_eval_case_pre(&x[m], &cs[t], have_or[t] ? &orr[t] : NULL, 0, &ev, &e);
+      if (ev.any_fail) {
+        res->bl_fail[m][s] = k + 1;
+        left--;
+      } else if (ev.kept && res->bl_susp[m][s] < 0) {
+        res->bl_susp[m][s] = k + 1;
+      }
+    }
+    for (int d = 0; d < AC_NDTYPES; d++) {
+      if (have_or[d]) ac_oracle_result_free(&orr[d]);
+      if (have[d]) ac_case_free(&cs[d]);
+    }
+  }
+  for (int m = 0; m < nm; m++)
+    if (ks[m]) ac_kernel_free(ks[m]);
+  free(ks);
+  free(x);
+}
+
+static void run_throughput(double secs, results *res)
+{
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/throughput", tmpdir);
+  ac_campaign_opts o;
+  ac_campaign_opts_init(&o);
+  o.kernel_spec = "flash-f32";
+  o.out_dir = dir;
+  o.time_s = secs;
+  o.jobs = 2;
+  o.seed = 7;
+  o.quiet = 1;
+  o.live = 0;
+  o.minimize = 0;
+  o.lim.max_t = 64;
+  o.lim.max_d = 64;
+  double t = ac_now();
+  int fd = open("/dev/null", O_WRONLY), so = dup(1);
+  dup2(fd, 1);
+  ac_campaign_run(&o);
+  fflush(stdout);
+  dup2(so, 1);
+  close(fd);
+  close(so);
+  char p[4200];
+  snprintf(p, sizeof p, "%s/stats", dir);
+  FILE *f = fopen(p, "r");
+  char line[512];
+  while (f && fgets(line, sizeof line, f)) {
+    if (!strncmp(line, "cases_this_run=", 15)) res->tput_cases = strtod(line + 15, NULL);
+    if (!strncmp(line, "elapsed_s=", 10)) res->tput_s = strtod(line + 10, NULL);
+  }
+  if (f) fclose(f);
+  if (res->tput_s <= 0) res->tput_s = ac_now() - t;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  if (x < 0) x = INT64_MAX;
+  if (y < 0) y = INT64_MAX;
+  return x < y ? -1 : x > y;
+}
+
+/* Median over seeds (-1 = not found counts as infinity); -1 when the median is not found. */
+static int64_t median(const int64_t *v, int n)
+{
+  int64_t t[MAXS];
+  memcpy(t, v, sizeof *t * (size_t)n);
+  qsort(t, (size_t)n, sizeof *t, cmp_i64);
+  return t[n / 2];
+}
+
+static int count_found(const int64_t *v, int n)
+{
+  int c = 0;
+  for (int i = 0; i < n; i++) c += v[i] >= 0;
+  return c;
+}
+
+static void fmt_med(char *buf, size_t n, int64_t m)
+{
+  if (m < 0) snprintf(buf, n, "-");
+  else snprintf(buf, n, "%lld", (long long)m);
+}
+
+int main(int argc, char **argv)
+{
+  double tput_secs = 20;
+  const char *only = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--seeds") && i + 1 < argc) nseeds = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--cap") && i + 1 < argc) cap = atoll(argv[++i]);
+    else if (!strcmp(argv[i], "--jobs") && i + 1 < argc) jobs = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--throughput-s") && i + 1 < argc) tput_secs = atof(argv[++i]);
+    else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+    else {
+      fprintf(stderr, "usage: bench/mutants [--seeds N] [--cap N] [--jobs J] [--throughput-s S] [--only NAME]\n");
+      return 2;
+    }
+  }
+  if (nseeds < 1 || nseeds > MAXS || jobs < 1 || cap < 1) return 2;
+  char tbuf[] = "/tmp/attncheck-bench-mutants-XXXXXX";
+  tmpdir = mkdtemp(tbuf);
+  if (!tmpdir) return 99;
+  size_t nmk;
+  const attncheck_kernel *const *mk = ac_mutant_kernels(&nmk);
+  int nm = (int)nmk < MAXM ? (int)nmk : MAXM;
+  const attncheck_kernel *sel[MAXM];
+  int ns = 0;
+  for (int m = 0; m < nm; m++)
+    if (!only || !strcmp(only, mk[m]->name)) sel[ns++] = mk[m];
+  results *res = mmap(NULL, sizeof *res, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (res == MAP_FAILED) return 99;
+  memset(res, 0xff, sizeof *res);
+  res->tput_cases = res->tput_s = 0;
+  double t0 = ac_now();
+  /* tasks: baseline per seed, fuzzer per (mutant, seed); a pool of `jobs` children */
+  int ntask = nseeds + ns * nseeds, running = 0;
+  for (int t = 0; t < ntask || running > 0;) {
+    if (t < ntask && running < jobs) {
+      fflush(NULL);
+      pid_t pid = fork();
+      if (pid == 0) {
+        if (t < nseeds) run_baseline(sel, ns, t, res);
+        else run_fuzzer(sel[(t - nseeds) / nseeds]->name, (t - nseeds) / nseeds, (t - nseeds) % nseeds, res);
+        _exit(0);
+      }
+      if (pid > 0) running++;
+      t++;
+      continue;
+    }
+    int st;
+    if (wait(&st) > 0) running--;
+  }
+  double t_mut = ac_now() - t0;
+  if (tput_secs > 0) run_throughput(tput_secs, res);
+  printf("bench/mutants: %d mutants, %d seeds, cap %lld cases, %d jobs; MASKED-LEAK counted with policy fail\n", ns, nseeds,
+         (long long)cap, jobs);
+  printf("%-26s | %-36s | %-10s | %-36s\n", "mutant", "fuzzer: FAIL median (per seed)", "SUSPECT", "baseline: FAIL median (per seed)");
+  int fz_kill = 0, bl_kill = 0, fz_2000 = 0;
+  for (int m = 0; m < ns; m++) {
+    char med[32], per[200] = "", bmed[32], bper[200] = "", sus[32];
+    int64_t fm = median(res->fz_fail[m], nseeds), bm = median(res->bl_fail[m], nseeds);
+    fmt_med(med, sizeof med, fm);
+    fmt_med(bmed, sizeof bmed, bm);
+    for (int s = 0; s < nseeds; s++) {
+      char x[32];
+      fmt_med(x, sizeof x, res->fz_fail[m][s]);
+      strncat(per, s ? " " : "", sizeof per - strlen(per) - 1);
+      strncat(per, x, sizeof per - strlen(per) - 1);
+      fmt_med(x, sizeof x, res->bl_fail[m][s]);
+      strncat(bper, s ? " " : "", sizeof bper - strlen(bper) - 1);
+      strncat(bper, x, sizeof bper - strlen(bper) - 1);
+    }
+    int64_t sm = median(res->fz_susp[m], nseeds);
+    if (fm < 0 && sm >= 0) fmt_med(sus, sizeof sus, sm);
+    else snprintf(sus, sizeof sus, "%s", count_found(res->fz_susp[m], nseeds) ? "(also)" : "-");
+    if (fm >= 0) fz_kill++;
+    if (fm >= 0 && fm <= 2000) fz_2000++;
+    if (bm >= 0) bl_kill++;
+    char a[64], b[64];
+    snprintf(a, sizeof a, "%s [%s]", med, per);
+    snprintf(b, sizeof b, "%s [%s]", bmed, bper);
+    printf("%-26s | %-36s | %-10s | %-36s\n", sel[m]->name, a, sus, b);
+  }
+  printf("kill rate (FAIL, median over seeds): fuzzer %d/%d (%.0f%%)  baseline %d/%d (%.0f%%); fuzzer within a median of 2000 cases: %d/%d\n",
+         fz_kill, ns, ns ? 100.0 * fz_kill / ns : 0.0, bl_kill, ns, ns ? 100.0 * bl_kill / ns : 0.0, fz_2000, ns);
+  if (tput_secs > 0)
+    printf("throughput: flash-f32 campaign, T <= 64, d <= 64, 2 jobs, oracle included: %.0f cases in %.1f s = %.1f cases/s\n",
+           res->tput_cases, res->tput_s, res->tput_s > 0 ? res->tput_cases / res->tput_s : 0.0);
+  printf("wall time: %.0f s for the mutants, %.0f s in all\n", t_mut, ac_now() - t0);
+  char cmd[200];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+  if (system(cmd)) {}
+  return 0;
+}

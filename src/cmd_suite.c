@@ -197,7 +197,7 @@ int ac_cmd_suite(int argc, char **argv)
       char tname[300];
       if (nk > 1) snprintf(tname, sizeof tname, "%s %s", k->name, name);
       else snprintf(tname, sizeof tname, "%s", name);
-      ac_test_log_add(&log, tname, st, line, detail, dt);
+      ac_test_log_add(&log, tname, st, line, st == AC_STATUS_SKIP ? rep.note : detail, dt);
       free(line);
       free(detail);
       if (stop && st == AC_STATUS_FAIL) stopped[ki] = 1;

@@ -54,7 +54,7 @@ void ac_tap_write(FILE *f, const ac_test_log *l)
   for (int i = 0; i < l->n; i++) skipped += l->v[i].status == AC_STATUS_SKIP;
   if (l->n == 0 || skipped == l->n) {
     fprintf(f, "1..0 # SKIP ");
-    tap_text(f, l->n ? l->v[0].summary : "no cases");
+    tap_text(f, l->n ? (l->v[0].detail[0] ? l->v[0].detail : l->v[0].summary) : "no cases");
     fputc('\n', f);
     return;
   }
@@ -66,10 +66,12 @@ void ac_tap_write(FILE *f, const ac_test_log *l)
     tap_text(f, r->name);
     if (r->status == AC_STATUS_SKIP) {
       fprintf(f, " # SKIP ");
-      tap_text(f, r->summary);
+      tap_text(f, r->detail[0] ? r->detail : r->summary);
+      fputc('\n', f);
+      continue;
     }
     fputc('\n', f);
-    if (r->status != AC_STATUS_SKIP) tap_comment(f, r->summary);
+    tap_comment(f, r->summary);
     if (r->detail[0]) tap_comment(f, r->detail);
   }
 }

@@ -8,7 +8,7 @@ typedef struct {
   char *name;      /* test name */
   ac_status status;
   char *summary;   /* the verdict line */
-  char *detail;    /* detail lines (may be empty) */
+  char *detail;    /* detail lines (may be empty); for SKIP the reason */
   double seconds;
 } ac_test_record;
 

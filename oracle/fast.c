@@ -1,0 +1,488 @@
+/* fast.c: the certified binary64 pass of one row, and the MPFR levels for what it leaves.
+ *
+ * Scores are exact (fixed point); everything after them is binary64 with a bound proven
+ * below. u = 2^-53, gamma_K = K u / (1 - K u); the bound arithmetic itself is done on
+ * non-negative numbers in a few operations and carries a factor 1.001 of slack, far more
+ * than its own rounding.
+ *
+ * Weights. For group g, D = z_g - z_top exactly, d = fl(D) with |d - D| <= 2u|D| (a
+ * correctly rounded conversion, or the top 128 bits then one rounding). c_d approximates
+ * the scale with |c_d - c| <= e_c (e_c from MPFR's directed enclosure, 0 for a stored
+ * scale). t = fl(c_d d) <= 0 and, with t* = c D,
+ *     |t - t*| <= u|c_d d| + |c_d| 2u|D| + e_c|D| <= eps_t |t|,  eps_t = 3.01u + 1.01 e_c/|c_d|.
+ * E = ac_fx_exp(t): |E - e^t| <= eps_e e^t (fastexp.c, eps_e = 2^-47), so with a = eps_t|t|
+ * (<= 2^-35 here) |E - w*| <= E (eps_e + e^a - 1)/(1 - eps_e) <= (2 eps_e + 2a) E.
+ * When t < -700 the weight is not computed: w* <= e^(-700 + a) < 2^-1000 ("tiny" keys).
+ *
+ * Sums (one column; the loop runs over keys in blocks of BLK, columns inner): the computed
+ * N = sum V_j E_j, RA = sum |V_j| E_j, L = sum E_j, ST = sum E_j |t_j| go through one
+ * product, at most BLK additions inside a block and nb additions of block sums, so
+ * (Higham §4.2) |N - sum V_j E_j| <= gamma_K sum |V_j| E_j + n 2^-1074 with K = BLK + nb + 1
+ * (the last term covers products that underflow), and sum |V_j| E_j <= (RA + n 2^-1074)/(1 - gamma_K).
+ * With Vmax = 2^v_msb >= |V_j| of the column and n_tiny tiny keys:
+ *   |N - N*| <= eN = (gamma_K + 2 eps_e)(RA + n 2^-1074)/(1-gamma_K) + n 2^-1074
+ *                   + 2 eps_t Vmax ST/(1-gamma_K) + Vmax n_tiny 2^-1000
+ *   |L - L*| <= eL = (gamma_K + 2 eps_e) L/(1-gamma_K) + 2 eps_t ST/(1-gamma_K) + n_tiny 2^-1000
+ * (L >= 1: the top group has E = 1 exactly). L - 1 is summed apart (its own bound, same
+ * form, one more addition) so that LSE keeps a tiny L - 1.
+ * Output: o = fl(N/L); o* = N* / L* and
+ *   |o - o*| <= u|o| + (eN + |N/L| eL)/(L - eL) <= delta = 1.001 (u|o| + (eN + (1+u)|o| eL)/(L - eL)),
+ * so o* lies in [pred(fl(o - delta)), succ(fl(o + delta))] (pred/succ undo the rounding of
+ * the ends). When both ends round alike in a format, that is the correctly rounded value
+ * (rounding is monotone); otherwise the element goes to the MPFR levels (ziv.c's weights,
+ * sums and decisions), which also settle breakpoint ties from the exact groups.
+ * LSE = m + log1p(L - 1) with m from the exact top score in MPFR and log1p in MPFR on the
+ * binary64 enclosure of L - 1 (one call per row, directed roundings).
+ * Special values come first, in the same order as ziv.c: non-finite V columns, then the
+ * exact-case test (exact cases stay exact). */
+#include "config.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "fast.h"
+
+#define U 0x1p-53
+#define BLK 64
+#define TINY 0x1p-1000
+#define SUB 0x1p-1074
+
+/* D = (a - b) 2^zlsb as binary64 within 2u |D|. */
+static double zdiff(const ac_or_ws *w, const uint64_t *a, const uint64_t *b)
+{
+  int nl = w->nl;
+  if (nl == 2) {
+    ac_i128 x = (ac_i128)(((ac_u128)a[1] << 64) | a[0]), y = (ac_i128)(((ac_u128)b[1] << 64) | b[0]);
+    return ldexp((double)(x - y), w->zlsb);   /* windows <= 126 bits: no overflow */
+  }
+  uint64_t d[nl];
+  unsigned borrow = 0;
+  for (int k = 0; k < nl; k++) {
+    uint64_t v = a[k] - b[k] - borrow;
+    borrow = a[k] < b[k] || (a[k] == b[k] && borrow);
+    d[k] = v;
+  }
+  return (double)ac_or_fx_to_ld(d, nl, w->zlsb);
+}
+
+/* 0 when the column is surely not an exact case (two singleton groups with different V). */
+static int maybe_exact(const ac_or_ws *w, int64_t t)
+{
+  const double *vd = w->head->vd;
+  int64_t dv = w->p->dv;
+  int have = 0;
+  double v0 = 0;
+  for (int64_t g = 0; g < w->ng; g++) {
+    if (w->gst[g + 1] - w->gst[g] != 1) continue;
+    double v = vd[w->ord[w->gst[g]] * dv + t];
+    if (!have) { v0 = v; have = 1; }
+    else if (v != v0) return 0;
+  }
+  return 1;
+}
+
+static uint64_t enc(ac_dtype f, double x) { return ac_encode_f64_ov(f, x, AC_E4M3_SATURATE); }
+
+/* ---- the MPFR levels for the elements and the LSE left undecided (as in ziv.c) ---- */
+
+static void o_interval(ac_or_ws *w, mpfr_srcptr Nlo, mpfr_srcptr Nhi, mpfr_prec_t p)
+{
+  mpfr_set_prec(w->olo, p);
+  mpfr_set_prec(w->ohi, p);
+  mpfr_div(w->olo, Nlo, mpfr_sgn(Nlo) >= 0 ? w->Lhi : w->Llo, MPFR_RNDD);
+  mpfr_div(w->ohi, Nhi, mpfr_sgn(Nhi) >= 0 ? w->Llo : w->Lhi, MPFR_RNDU);
+}
+
+static void sums_mpfr(ac_or_ws *w, int64_t t, mpfr_prec_t p, mpfr_t Nlo, mpfr_t Nhi, mpfr_t *prod, mpfr_ptr *pp)
+{
+  const ac_or_head *hd = w->head;
+  int64_t dv = w->p->dv;
+  mpfr_set_prec(Nlo, p);
+  mpfr_set_prec(Nhi, p);
+  for (int pass = 0; pass < 2; pass++) {
+    for (int64_t j = 0; j < w->n; j++) {
+      int64_t M = hd->vm[j * dv + t], g = w->gof[j];
+      mpfr_srcptr wv = (M >= 0) == (pass == 0) ? w->wlo[g] : w->whi[g];
+      mpfr_set_prec(prod[j], p + 64);
+      mpfr_mul_si(prod[j], wv, (long)M, MPFR_RNDN);   /* exact: p + 53 bits */
+      mpfr_mul_2si(prod[j], prod[j], hd->ve[j * dv + t], MPFR_RNDN);
+      pp[j] = prod[j];
+    }
+    mpfr_sum(pass == 0 ? Nlo : Nhi, pp, (unsigned long)w->n, pass == 0 ? MPFR_RNDD : MPFR_RNDU);
+  }
+}
+
+static uint32_t decide_mpfr(ac_or_ws *w, int64_t t, uint32_t pend, uint64_t **obits, int64_t eidx)
+{
+  for (int f = 0; f < AC_NDTYPES; f++) {
+    if (!(pend & (1u << f))) continue;
+    uint64_t a, b;
+    int r = ac_or_round_decide((ac_dtype)f, w->olo, w->ohi, &a, &b, w->bp);
+    if (r == 1) {
+      int s = ac_or_sign_vs(w, t, w->bp);
+      if (s) { r = 0; if (s > 0) a = b; }
+    }
+    if (r == 0) {
+      obits[f][eidx] = a;
+      pend &= ~(1u << f);
+    }
+  }
+  return pend;
+}
+
+static void slow_elems(ac_or_ws *w, ac_oracle_elem *el, uint64_t **obits, int64_t ridx, ac_or_stats *st,
+                       uint32_t *pend)
+{
+  int64_t dv = w->p->dv, n = w->n;
+  mpfr_t Nlo, Nhi;
+  mpfr_inits2(64, Nlo, Nhi, (mpfr_ptr)0);
+  mpfr_t *prod = ac_xmalloc((size_t)n * sizeof *prod);
+  mpfr_ptr *pp = ac_xmalloc((size_t)n * sizeof *pp);
+  for (int64_t j = 0; j < n; j++) mpfr_init2(prod[j], 64);
+  mpfr_prec_t pl = 64;
+  int first = 1;
+  for (;;) {
+    int left = 0;
+    for (int64_t t = 0; t < dv; t++) left |= pend[t] != 0;
+    if (!left) break;
+    mpfr_prec_t np = ac_or_next_prec(pl, w->tprec);
+    if (np > w->prec_cap) {
+      for (int64_t t = 0; t < dv; t++) {
+        if (!pend[t]) continue;
+        for (int f = 0; f < AC_NDTYPES; f++)
+          if (pend[t] & (1u << f)) obits[f][ridx * dv + t] = ac_encode_f64((ac_dtype)f, el[t].o);
+        el[t].how = AC_HOW_UNRESOLVED;
+        st->unresolved++;
+        pend[t] = 0;
+      }
+      break;
+    }
+    pl = np;
+    if (w->wprec != pl) ac_or_weights(w, pl);
+    if (st->max_prec < pl) st->max_prec = pl;
+    for (int64_t t = 0; t < dv; t++) {
+      if (!pend[t]) continue;
+      if (first) st->fallback++;
+      sums_mpfr(w, t, pl, Nlo, Nhi, prod, pp);
+      o_interval(w, Nlo, Nhi, pl);
+      ac_or_interval_double(w->olo, w->ohi, &el[t].o, &el[t].o_err);
+      pend[t] = decide_mpfr(w, t, pend[t], obits, ridx * dv + t);
+      if (!pend[t]) {
+        el[t].how = AC_HOW_ROUNDED;
+        st->rounded++;
+      }
+    }
+    first = 0;
+  }
+  for (int64_t j = 0; j < n; j++) mpfr_clear(prod[j]);
+  free(prod); free(pp);
+  mpfr_clears(Nlo, Nhi, (mpfr_ptr)0);
+}
+
+/* LSE through the MPFR levels (as ziv.c's lse_eval), binary32 only. */
+static void slow_lse(ac_or_ws *w, ac_oracle_row *row, ac_or_stats *st, int mex, mpfr_srcptr m)
+{
+  mpfr_t lo, hi, bp;
+  mpfr_inits2(64, lo, hi, bp, (mpfr_ptr)0);
+  mpfr_prec_t p = ac_or_next_prec(64, 24);
+  int done = 0;
+  for (;;) {
+    if (w->wprec != p) ac_or_weights(w, p);
+    if (st->max_prec < p) st->max_prec = p;
+    mpfr_set_prec(lo, p + 8);
+    mpfr_set_prec(hi, p + 8);
+    mpfr_log1p(lo, w->Lm1lo, MPFR_RNDD);
+    mpfr_log1p(hi, w->Lm1hi, MPFR_RNDU);
+    mpfr_add(lo, lo, w->mlo, MPFR_RNDD);
+    mpfr_add(hi, hi, w->mhi, MPFR_RNDU);
+    uint64_t a, b;
+    int r = ac_or_round_decide(AC_F32, lo, hi, &a, &b, bp);
+    if (r == 1 && w->n >= 2 && mex && mpfr_equal_p(bp, m)) { r = 0; a = b; }
+    if (r == 0) {
+      row->lse_f32 = (float)ac_decode(AC_F32, a);
+      done = 1;
+      break;
+    }
+    mpfr_prec_t np = ac_or_next_prec(p, 24);
+    if (np > w->prec_cap) break;
+    p = np;
+  }
+  if (done) row->lse_how = AC_HOW_ROUNDED;
+  else {
+    row->lse_f32 = (float)mpfr_get_d(lo, MPFR_RNDN);
+    row->lse_how = AC_HOW_UNRESOLVED;
+    st->unresolved++;
+  }
+  ac_or_interval_double(lo, hi, &row->lse, &row->lse_err);
+  mpfr_clears(lo, hi, bp, (mpfr_ptr)0);
+}
+
+/* ---- the binary64 pass ---- */
+
+typedef struct {
+  double *E, *ta;          /* per group: weight (0 for tiny keys), |t| */
+  double *N, *RA, *bN, *bR;  /* per column */
+  double *o, *delta;
+  uint32_t *pend;
+  uint8_t *cls;
+} fbuf;
+
+int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t **obits, int64_t ridx,
+                   ac_or_stats *st, const double *mu, int nmu)
+{
+  const ac_problem *p = w->p;
+  if (w->opts->no_fast || w->opts->lse_f64 || p->dtype == AC_F64) return 1;
+  for (int f = 0; f < AC_NDTYPES; f++)
+    if ((w->formats & (1u << f)) && ac_dtype_get((ac_dtype)f)->prec > 24) return 1;
+
+  const ac_or_head *hd = w->head;
+  int64_t n = w->n, dv = p->dv, ng = w->ng;
+  w->wprec = 0;   /* no MPFR weights for this row yet */
+  fbuf B;
+  B.E = ac_xmalloc((size_t)ng * 2 * sizeof *B.E);
+  B.ta = B.E + ng;
+  B.N = ac_xmalloc((size_t)dv * 6 * sizeof *B.N);
+  B.RA = B.N + dv; B.bN = B.RA + dv; B.bR = B.bN + dv; B.o = B.bR + dv; B.delta = B.o + dv;
+  B.pend = ac_xcalloc((size_t)dv, sizeof *B.pend);
+  B.cls = ac_xcalloc((size_t)dv, 1);
+
+  /* Special values first: non-finite visible V (any class present), then exact cases. */
+  for (int64_t j = 0; j < n; j++) {
+    const uint8_t *vc = hd->vcls + j * dv;
+    for (int64_t t = 0; t < dv; t++) B.cls[t] |= (uint8_t)(1u << vc[t]);
+  }
+  mpfr_t W, Nlo, Nhi;
+  mpfr_inits2(64, W, Nlo, Nhi, (mpfr_ptr)0);
+  int any_pending = 0;
+  for (int64_t t = 0; t < dv; t++) {
+    int64_t eidx = ridx * dv + t;
+    ac_oracle_elem *e = &el[t];
+    int nan = (B.cls[t] >> AC_VCLS_NAN) & 1, pinf = (B.cls[t] >> AC_VCLS_PINF) & 1, ninf = (B.cls[t] >> AC_VCLS_NINF) & 1;
+    if (nan || (pinf && ninf)) {
+      e->o = NAN; e->accept = AC_ACCEPT_NAN; e->how = AC_HOW_EXACT;
+      for (int f = 0; f < AC_NDTYPES; f++) if (obits[f]) obits[f][eidx] = ac_nan_bits((ac_dtype)f);
+      st->exact++;
+      continue;
+    }
+    if (pinf || ninf) {
+      e->o = pinf ? INFINITY : -INFINITY;
+      e->accept = (uint8_t)(AC_ACCEPT_NAN | (pinf ? AC_ACCEPT_PINF : AC_ACCEPT_NINF));
+      e->how = AC_HOW_EXACT;
+      for (int f = 0; f < AC_NDTYPES; f++) if (obits[f]) obits[f][eidx] = ac_or_inf_bits((ac_dtype)f, ninf);
+      st->exact++;
+      continue;
+    }
+    e->accept = AC_ACCEPT_VALUE;
+    if (maybe_exact(w, t) && ac_or_exact_elem(w, t, W)) {
+      int bad = 0;
+      for (int f = 0; f < AC_NDTYPES; f++)
+        if (obits[f] && ac_or_round_rational((ac_dtype)f, W, n, w->prec_cap, &obits[f][eidx])) bad = 1;
+      mpfr_set_prec(Nlo, mpfr_get_prec(W) + 64);
+      mpfr_set_prec(Nhi, mpfr_get_prec(W) + 64);
+      mpfr_div_si(Nlo, W, (long)n, MPFR_RNDD);
+      mpfr_div_si(Nhi, W, (long)n, MPFR_RNDU);
+      ac_or_interval_double(Nlo, Nhi, &e->o, &e->o_err);
+      e->how = bad ? AC_HOW_UNRESOLVED : AC_HOW_EXACT;
+      if (bad) st->unresolved++; else st->exact++;
+      continue;
+    }
+    B.pend[t] = w->formats;
+    any_pending = 1;
+  }
+
+  /* The scale: c_d and a bound e_c on |c_d - c|. */
+  double cd = w->sc.approx, ec = 0;
+  if (w->sc.is_default) {
+    mpfr_t clo, chi;
+    mpfr_inits2(64, clo, chi, (mpfr_ptr)0);
+    ac_or_scale_interval(&w->sc, clo, chi);
+    double a = mpfr_get_d(clo, MPFR_RNDD), b = mpfr_get_d(chi, MPFR_RNDU);
+    ec = fmax(b - cd, cd - a);   /* exact differences (Sterbenz) */
+    mpfr_clears(clo, chi, (mpfr_ptr)0);
+  }
+  double eps_t = w->sc.sign == 0 ? 0 : 3.01 * U + 1.01 * ec / fabs(cd);
+
+  /* Group weights. */
+  const uint64_t *ztop = ac_or_z(w, w->ord[0]);
+  int64_t ntiny = 0;
+  for (int64_t g = 0; g < ng; g++) {
+    if (g == 0 || w->sc.sign == 0) { B.E[g] = 1; B.ta[g] = 0; continue; }
+    double d = zdiff(w, ac_or_z(w, w->ord[w->gst[g]]), ztop);
+    double t = cd * d;
+    if (!(t >= AC_FX_TMIN)) { B.E[g] = 0; B.ta[g] = 0; ntiny += w->gst[g + 1] - w->gst[g]; continue; }
+    if (t > 0) t = 0;   /* cannot happen: c_d d has the sign of c (z_g - z_top) <= 0 */
+    B.E[g] = ac_fx_exp(t);
+    B.ta[g] = -t;
+  }
+
+  /* Sums in blocks. */
+  double L = 0, Lm1 = 0, ST = 0;
+  memset(B.N, 0, (size_t)dv * 2 * sizeof *B.N);
+  int64_t nb = 0;
+  for (int64_t j0 = 0; j0 < n; j0 += BLK) {
+    int64_t j1 = j0 + BLK < n ? j0 + BLK : n;
+    double bL = 0, bLm1 = 0, bST = 0;
+    memset(B.bN, 0, (size_t)dv * 2 * sizeof *B.bN);
+    double *bN = B.bN, *bR = B.bR;
+    for (int64_t j = j0; j < j1; j++) {
+      int64_t g = w->gof[j];
+      double e = B.E[g];
+      if (e == 0) continue;
+      bL += e;
+      if (g) bLm1 += e;
+      bST += e * B.ta[g];
+      if (!any_pending) continue;
+      const double *vd = hd->vd + j * dv;
+      for (int64_t t = 0; t < dv; t++) {
+        bN[t] += e * vd[t];
+        bR[t] += e * fabs(vd[t]);
+      }
+    }
+    L += bL; Lm1 += bLm1; ST += bST;
+    if (any_pending)
+      for (int64_t t = 0; t < dv; t++) { B.N[t] += bN[t]; B.RA[t] += bR[t]; }
+    nb++;
+  }
+  double n0 = (double)(w->gst[1] - w->gst[0]);
+  Lm1 += n0 - 1;
+  double K = (double)(BLK + nb + 2);
+  double gam = K * U / (1 - K * U);
+  double ig = 1 / (1 - gam);
+  double we = gam + 2 * AC_FX_EPS;
+  double eL = 1.001 * (we * L * ig + 2 * eps_t * ST * ig + (double)ntiny * TINY);
+  double eLm1 = 1.001 * (we * Lm1 * ig + 2 * eps_t * ST * ig + (double)ntiny * TINY);
+  int Lok = eL < 0.25;
+
+  /* Elements. */
+  int64_t nslow = 0;
+  for (int64_t t = 0; t < dv; t++) {
+    if (!B.pend[t]) continue;
+    double o = B.N[t] / L;
+    double vmax = ldexp(1.0, hd->v_msb[t]);
+    double eN = (we * (B.RA[t] + (double)n * SUB) * ig + (double)n * SUB + 2 * eps_t * vmax * ST * ig +
+                 vmax * (double)ntiny * TINY);
+    double delta = 1.001 * (U * fabs(o) + (eN + (1 + U) * fabs(o) * eL) / (L - eL));
+    el[t].o = o;
+    el[t].o_err = delta;
+    if (Lok && isfinite(o) && isfinite(delta)) {
+      double lo = nextafter(o - delta, -INFINITY), hi = nextafter(o + delta, INFINITY);
+      uint32_t pend = B.pend[t];
+      for (int f = 0; f < AC_NDTYPES; f++) {
+        if (!(pend & (1u << f))) continue;
+        uint64_t a = enc((ac_dtype)f, lo);
+        if (a == enc((ac_dtype)f, hi)) {
+          obits[f][ridx * dv + t] = a;
+          pend &= ~(1u << f);
+        }
+      }
+      B.pend[t] = pend;
+    }
+    if (B.pend[t]) nslow++;
+    else {
+      el[t].how = AC_HOW_ROUNDED;
+      st->rounded++;
+    }
+  }
+  if (nslow) slow_elems(w, el, obits, ridx, st, B.pend);
+
+  /* LSE = m + log1p(L - 1). */
+  mpfr_t m, mlo, mhi, lo, hi, bp, x;
+  mpfr_inits2(64, m, mlo, mhi, lo, hi, bp, x, (mpfr_ptr)0);
+  int mex = ac_or_m_exact(w, m);
+  if (w->sc.sign == 0) {
+    mpfr_set_zero(mlo, 1); mpfr_set_zero(mhi, 1);
+  } else {
+    mpfr_t clo, chi, dz;
+    mpfr_inits2(64, clo, chi, dz, (mpfr_ptr)0);
+    ac_or_scale_interval(&w->sc, clo, chi);
+    ac_or_fx_to_mpfr(w, dz, ztop, NULL, w->nl, w->zlsb);
+    if (mpfr_sgn(dz) >= 0) {
+      mpfr_mul(mlo, clo, dz, MPFR_RNDD);
+      mpfr_mul(mhi, chi, dz, MPFR_RNDU);
+    } else {
+      mpfr_mul(mlo, chi, dz, MPFR_RNDD);
+      mpfr_mul(mhi, clo, dz, MPFR_RNDU);
+    }
+    mpfr_clears(clo, chi, dz, (mpfr_ptr)0);
+  }
+  row->lse_f64 = 0;
+  if (n == 1 && mex) {
+    row->lse_f32 = (float)ac_decode(AC_F32, ac_or_round_exact(AC_F32, m));
+    mpfr_set(lo, m, MPFR_RNDD);
+    mpfr_set(hi, m, MPFR_RNDU);
+    ac_or_interval_double(lo, hi, &row->lse, &row->lse_err);
+    row->lse_how = AC_HOW_EXACT;
+  } else {
+    int done = 0;
+    if (Lok && isfinite(Lm1) && eLm1 < 0.25) {
+      double a = fmax(0, nextafter(Lm1 - eLm1, -INFINITY)), b = nextafter(Lm1 + eLm1, INFINITY);
+      if (n == 1) a = b = 0;
+      mpfr_set_d(x, a, MPFR_RNDN);
+      mpfr_log1p(lo, x, MPFR_RNDD);
+      mpfr_set_d(x, b, MPFR_RNDN);
+      mpfr_log1p(hi, x, MPFR_RNDU);
+      mpfr_add(lo, lo, mlo, MPFR_RNDD);
+      mpfr_add(hi, hi, mhi, MPFR_RNDU);
+      uint64_t ra, rb;
+      int r = ac_or_round_decide(AC_F32, lo, hi, &ra, &rb, bp);
+      if (r == 1 && n >= 2 && mex && mpfr_equal_p(bp, m)) { r = 0; ra = rb; }
+      if (r == 0) {
+        row->lse_f32 = (float)ac_decode(AC_F32, ra);
+        row->lse_how = AC_HOW_ROUNDED;
+        ac_or_interval_double(lo, hi, &row->lse, &row->lse_err);
+        done = 1;
+      }
+    }
+    if (!done) slow_lse(w, row, st, mex, m);
+  }
+  double md = mpfr_get_d(mlo, MPFR_RNDN);
+  mpfr_clears(m, mlo, mhi, lo, hi, bp, x, W, Nlo, Nhi, (mpfr_ptr)0);
+
+  /* Budget terms (NUMERICS.md §4), A_j = E_j / L, s_j = m + t_j, in binary64 (fp64 inputs
+   * never come here, so every factor is in range). */
+  long double z0 = fabsl(ac_or_fx_to_ld(ztop, w->nl, w->zlsb));
+  long double z1 = fabsl(ac_or_fx_to_ld(ac_or_z(w, w->ord[n - 1]), w->nl, w->zlsb));
+  long double zmax = z0 > z1 ? z0 : z1;
+  double cabs = fabs(cd);
+  row->max_abs_z = (double)zmax;
+  row->max_abs_s = w->sc.sign == 0 ? 0 : (double)(cabs * zmax);
+  row->m = md;
+  int nt = 5 + nmu;
+  double *acc = ac_xcalloc((size_t)(nt * dv), sizeof *acc);
+  double *R = acc, *Dd = acc + dv, *S = acc + 2 * dv, *Sp = acc + 3 * dv, *G = acc + 4 * dv;
+  double *ov = B.o;
+  for (int64_t t = 0; t < dv; t++) ov[t] = el[t].accept == AC_ACCEPT_VALUE ? el[t].o : 0;
+  double lcz = 0, ls = 0;
+  for (int64_t j = 0; j < n; j++) {
+    int64_t g = w->gof[j];
+    double A = B.E[g] / L;
+    if (A == 0) continue;
+    double tj = -B.ta[g], sj = w->sc.sign == 0 ? 0 : md + tj;
+    double at = A * B.ta[g], as = A * fabs(sj), ag = A * cabs * (double)w->Zabs[j];
+    lcz += ag;
+    ls += as;
+    const double *vd = hd->vd + j * dv;
+    for (int64_t t = 0; t < dv; t++) {
+      double v = vd[t], e = fabs(v - ov[t]);
+      R[t] += A * fabs(v);
+      Dd[t] += A * e;
+      S[t] += at * e;
+      Sp[t] += as * e;
+      G[t] += ag * e;
+    }
+    for (int q = 0; q < nmu; q++) {
+      if (!(A < mu[q])) continue;
+      double *F = acc + (5 + q) * dv;
+      for (int64_t t = 0; t < dv; t++) F[t] += A * fabs(vd[t] - ov[t]);
+    }
+  }
+  for (int64_t t = 0; t < dv; t++) {
+    if (el[t].accept != AC_ACCEPT_VALUE) continue;
+    el[t].R = R[t]; el[t].D = Dd[t]; el[t].S = S[t]; el[t].Sp = Sp[t]; el[t].G = G[t];
+    for (int q = 0; q < nmu; q++) el[t].F[q] = acc[(5 + q) * dv + t];
+  }
+  row->lse_cZ = lcz;
+  row->lse_s = ls;
+  free(acc);
+  free(B.E); free(B.N); free(B.pend); free(B.cls);
+  return 0;
+}

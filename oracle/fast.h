@@ -1,0 +1,26 @@
+/* fast.h: the certified binary64 first pass of the oracle (fast.c, fastexp.c, fastscores.c).
+ * Internal to oracle/ and its tests. */
+#ifndef AC_ORACLE_FAST_H
+#define AC_ORACLE_FAST_H
+#include <math.h>
+#include "oracle_int.h"
+
+/* exp with a proven bound: |ac_fx_exp(t) - e^t| <= AC_FX_EPS e^t for t in [AC_FX_TMIN, 0]. */
+#define AC_FX_EPS 0x1p-47
+#define AC_FX_TMIN (-700.0)
+double ac_fx_exp(double t);
+void ac_fx_exp_array(const double *t, double *out, int64_t n);
+extern const double ac_fx_ln2hi, ac_fx_ln2lo;
+const double *ac_fx_exp_coef(void);   /* the 14 Taylor coefficients, for the unit test */
+
+/* The whole row (elements, LSE, budget terms) from the binary64 pass, elements it cannot
+ * decide through the MPFR levels. Needs scores and groups. Returns 1 without touching
+ * anything when the pass does not apply (opts->no_fast, fp64 inputs, a requested format or
+ * LSE wider than binary32), else 0. */
+int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t **obits, int64_t ridx,
+                   ac_or_stats *st, const double *mu, int nmu);
+
+/* Exact scores like ac_or_row_scores, faster for the narrow dtypes (same layout in w). */
+void ac_or_fast_scores(ac_or_ws *w);
+
+#endif

@@ -11,4 +11,7 @@ oracle_libac_oracle_a_SOURCES = \
 	oracle/budget.c \
 	oracle/rows.c \
 	oracle/cache.c \
-	oracle/oracle.c
+	oracle/oracle.c \
+	oracle/fast.h \
+	oracle/fast.c \
+	oracle/fastexp.c

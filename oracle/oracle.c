@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "oracle_int.h"
+#include "fast.h"
 
 void ac_oracle_opts_init(ac_oracle_opts *o)
 {
@@ -196,11 +197,13 @@ static void do_row_visible(ac_or_ws *w, job *J, int64_t ridx, int64_t b, int64_t
   uint64_t *obits[AC_NDTYPES];
   for (int f = 0; f < AC_NDTYPES; f++) obits[f] = r->o_round[f];
   ac_oracle_elem *el = &r->elems[ridx * dv];
-  ac_or_row_eval(w, row, el, obits, ridx, st);
+  /* fast.c: the certified binary64 pass (1 = not applicable: the MPFR levels only) */
+  int fast = ac_or_fast_row(w, row, el, obits, ridx, st, r->mu, r->nmu) == 0;
+  if (!fast) ac_or_row_eval(w, row, el, obits, ridx, st);
   for (int64_t t = 0; t < dv; t++)
     if (el[t].accept != AC_ACCEPT_VALUE) row->has_nonfinite = 1;
   row->lse_accept = AC_ACCEPT_VALUE;
-  ac_or_row_budget(w, row, el, J->o, r->mu, r->nmu);
+  if (!fast) ac_or_row_budget(w, row, el, J->o, r->mu, r->nmu);
 }
 
 static void *work(void *arg)

@@ -11,7 +11,7 @@
 #include "toracle_ref.h"
 #include "dtype_mpfr.h"
 
-#define NCASES 200
+#define NCASES 200          /* per dtype; x10 with ATTNCHECK_TEST_EXPENSIVE=1 */
 #define PREC 4000
 
 /* Bits of x rounded to t, or 1 in *amb when x(1 ± 2^-3900) round differently. */
@@ -34,7 +34,8 @@ static void check_dtype(ac_dtype dt)
   ac_rng rng;
   ac_rng_init(&rng, ac_test_seed(), 0x62727574 + (uint64_t)dt);
   int64_t elems = 0, ambiguous = 0, rounded = 0;
-  for (int k = 0; k < NCASES; k++) {
+  int ncases = ac_test_expensive() ? 10 * NCASES : NCASES;
+  for (int k = 0; k < ncases; k++) {
     ac_case c;
     ref_random_case(&c, dt, &rng);
     const ac_problem *p = &c.p;

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -482,10 +483,16 @@ static void pending_minimizations(ctx_t *c, int w)
   free(names);
 }
 
+static pid_t supervisor_pid;
+
 static void worker_main(ctx_t *c, int w)
 {
   signal(SIGINT, SIG_IGN);
   signal(SIGTERM, SIG_DFL);
+  /* a supervisor killed with SIGKILL takes its workers with it: nothing may go on taking case
+   * numbers behind a later --resume */
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != supervisor_pid) _exit(0);
   ac_err e;
   if (setup_kernel(c, &e)) {
     log_event(c, "\"event\":\"error\",\"what\":\"kernel\",\"msg\":\"%s\"", e.msg);
@@ -560,6 +567,9 @@ static void worker_main(ctx_t *c, int w)
     if (slot >= 0) c->sh->per_fam[slot]++;
     if (ev.score > c->sh->best_score && ev.score < 1e299) c->sh->best_score = ev.score;
     pthread_mutex_unlock(&c->sh->mu);
+    if (c->o->log_cases)
+      log_event(c, "\"event\":\"case\",\"case\":%lld,\"family\":\"%s\",\"kinds\":%u,\"err_e\":%.4g%s%s%s", (long long)gk,
+                family, ev.kinds, ev.score, desc[0] ? ",\"mutation\":\"" : "", desc, desc[0] ? "\"" : "");
     if (ev.kept) record_findings(c, &cs, &ev, family, gk);
     /* the search: children that beat their parent join the pool; parents that stop improving
      * take smaller steps */
@@ -874,6 +884,7 @@ int ac_campaign_run(ac_campaign_opts *o)
   sigaction(SIGTERM, &sa, &old_term);
   interrupted = 0;
   pid_t pids[MAX_JOBS];
+  supervisor_pid = getpid();
   for (int w = 0; w < o->jobs; w++) pids[w] = spawn_worker(&c, w);
   double last_stats = 0, stop_at = 0;
   int alive = o->jobs, restarts = 0;

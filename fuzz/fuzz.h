@@ -272,6 +272,7 @@ typedef struct {
   int quiet;
   int repeat_every;               /* run every Nth case twice (NONDETERMINISTIC); 0 off */
   int stop_on_fail;               /* stop at the first finding with policy fail */
+  int log_cases;                  /* one log.jsonl event per case */
   double stats_every;
 } ac_campaign_opts;
 

@@ -1,11 +1,20 @@
 /* owner: exec backend */
 /* exec.c: a kernel that is a command. attncheck writes the case to IN (an NPZ file), runs
  * the command through /bin/sh with {in} and {out} replaced by the quoted paths, under the
- * time limit, and reads members o (and lse when present) from OUT. */
+ * time limit, and reads members o (and lse when present) from OUT.
+ * exec-persistent:COMMAND starts the command once and speaks a line protocol over its
+ * stdin/stdout: attncheck writes "IN OUT\n", the worker answers "ok" or "error MESSAGE"
+ * (other lines are passed to stderr). A worker that dies is restarted and that case is a
+ * CRASH; one that exceeds the time limit is killed (TIMEOUT) and restarted. */
 #include "config.h"
 #include "exec.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +24,14 @@
 #include "npz.h"
 
 typedef struct {
-  char *command;   /* the template with {in} / {out} */
+  char *command;   /* the template with {in} / {out}; for exec-persistent the worker command */
+  /* exec-persistent worker state */
+  pid_t pid;       /* 0: not running */
+  int fd;          /* our end of the socketpair joined to the worker's stdin and stdout */
+  char dir[512];   /* temporary directory for the case files and the worker's stderr */
+  char buf[4096];  /* bytes read from the worker, not yet a full line */
+  size_t nbuf;
+  int64_t seq;
 } exec_priv;
 
 int ac_exec_resolve(const char *spec, ac_kernel *k, ac_err *e)
@@ -23,7 +39,18 @@ int ac_exec_resolve(const char *spec, ac_kernel *k, ac_err *e)
   memset(k, 0, sizeof *k);
   const char *cmd;
   if (!strncmp(spec, "exec-persistent:", 16)) {
-    return ac_err_set(e, "kernel '%s': exec-persistent: is not supported by this build yet", spec);
+    cmd = spec + 16;
+    while (*cmd == ' ') cmd++;
+    if (!*cmd) return ac_err_set(e, "kernel '%s': empty command", spec);
+    k->kind = AC_KIND_EXEC_PERSISTENT;
+    exec_priv *pv = ac_xcalloc(1, sizeof *pv);
+    pv->command = ac_xstrdup(cmd);
+    pv->fd = -1;
+    k->priv = pv;
+    snprintf(k->name, sizeof k->name, "exec-persistent:%s", cmd);
+    if (strlen(cmd) + 16 >= sizeof k->name) memcpy(k->name + sizeof k->name - 4, "...", 4);
+    snprintf(k->origin, sizeof k->origin, "%s", cmd);
+    return 0;
   } else if (!strncmp(spec, "exec:", 5)) {
     cmd = spec + 5;
     k->kind = AC_KIND_EXEC;
@@ -43,10 +70,21 @@ int ac_exec_resolve(const char *spec, ac_kernel *k, ac_err *e)
   return 0;
 }
 
+static void worker_stop(exec_priv *pv, int hard);
+
 void ac_exec_free(ac_kernel *k)
 {
   exec_priv *pv = k->priv;
   if (!pv) return;
+  if (k->kind == AC_KIND_EXEC_PERSISTENT) {
+    worker_stop(pv, 0);
+    if (pv->dir[0]) {
+      char p[700];
+      snprintf(p, sizeof p, "%s/stderr", pv->dir);
+      unlink(p);
+      rmdir(pv->dir);
+    }
+  }
   free(pv->command);
   free(pv);
   k->priv = NULL;
@@ -215,6 +253,173 @@ static void read_outputs(const char *path, const ac_case *c, const ac_counts *cn
   r->status = AC_RUN_OK;
 }
 
+/* ---- exec-persistent ------------------------------------------------------------------ */
+
+static void worker_stop(exec_priv *pv, int hard)
+{
+  if (pv->fd >= 0) close(pv->fd);   /* EOF on its stdin: a well-behaved worker exits */
+  pv->fd = -1;
+  pv->nbuf = 0;
+  if (pv->pid <= 0) return;
+  int st;
+  if (!hard)
+    for (int i = 0; i < 100; i++) {
+      if (waitpid(pv->pid, &st, WNOHANG) == pv->pid) {
+        pv->pid = 0;
+        return;
+      }
+      struct timespec ts = {0, 10 * 1000 * 1000};
+      nanosleep(&ts, NULL);
+    }
+  kill(-pv->pid, SIGKILL);
+  kill(pv->pid, SIGKILL);
+  waitpid(pv->pid, &st, 0);
+  pv->pid = 0;
+}
+
+static int worker_start(exec_priv *pv, ac_err *e)
+{
+  if (!pv->dir[0]) {
+    const char *tmp = getenv("TMPDIR");
+    snprintf(pv->dir, sizeof pv->dir, "%s/attncheck-worker-XXXXXX", tmp && *tmp && !strchr(tmp, ' ') ? tmp : "/tmp");
+    if (!mkdtemp(pv->dir)) {
+      pv->dir[0] = 0;
+      return ac_err_set(e, "cannot create a temporary directory: %s", strerror(errno));
+    }
+  }
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) return ac_err_set(e, "socketpair: %s", strerror(errno));
+  char errp[700];
+  snprintf(errp, sizeof errp, "%s/stderr", pv->dir);
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(sv[0]);
+    close(sv[1]);
+    return ac_err_set(e, "fork: %s", strerror(errno));
+  }
+  if (pid == 0) {
+    ac_child_setup(1);
+    dup2(sv[1], 0);
+    dup2(sv[1], 1);
+    int fd = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd >= 0) {
+      dup2(fd, 2);
+      close(fd);
+    }
+    execl("/bin/sh", "sh", "-c", pv->command, (char *)NULL);
+    _exit(127);
+  }
+  setpgid(pid, pid);
+  close(sv[1]);
+  pv->fd = sv[0];
+  pv->pid = pid;
+  pv->nbuf = 0;
+  return 0;
+}
+
+/* One line from the worker within the deadline: 1 line, 0 EOF/error, -1 timeout. */
+static int worker_line(exec_priv *pv, double deadline, char *line, size_t n)
+{
+  for (;;) {
+    char *nl = memchr(pv->buf, '\n', pv->nbuf);
+    if (nl) {
+      size_t l = (size_t)(nl - pv->buf);
+      size_t c = l < n - 1 ? l : n - 1;
+      memcpy(line, pv->buf, c);
+      line[c] = 0;
+      if (c && line[c - 1] == '\r') line[c - 1] = 0;
+      memmove(pv->buf, nl + 1, pv->nbuf - l - 1);
+      pv->nbuf -= l + 1;
+      return 1;
+    }
+    if (pv->nbuf == sizeof pv->buf) pv->nbuf = 0;   /* an over-long line: dropped */
+    double left = deadline - ac_now();
+    if (deadline > 0 && left <= 0) return -1;
+    struct pollfd pf = {pv->fd, POLLIN, 0};
+    int pr = poll(&pf, 1, deadline > 0 ? (int)(left * 1000) + 1 : -1);
+    if (pr < 0 && errno == EINTR) continue;
+    if (pr == 0) continue;
+    ssize_t got = read(pv->fd, pv->buf + pv->nbuf, sizeof pv->buf - pv->nbuf);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return 0;
+    pv->nbuf += (size_t)got;
+  }
+}
+
+static int persistent_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *o, ac_run_result *r, ac_err *e)
+{
+  exec_priv *pv = k->priv;
+  ac_counts cn;
+  ac_err pe;
+  if (ac_problem_counts(&c->p, &cn, &pe)) {
+    r->status = AC_RUN_HARNESS_ERROR;
+    snprintf(r->msg, sizeof r->msg, "%s", pe.msg);
+    return ac_err_set(e, "%s", pe.msg);
+  }
+  if (pv->pid <= 0 && worker_start(pv, &pe)) {
+    r->status = AC_RUN_HARNESS_ERROR;
+    snprintf(r->msg, sizeof r->msg, "cannot start the worker: %.400s", pe.msg);
+    return ac_err_set(e, "%s", r->msg);
+  }
+  char in[700], out[700], errp[700], req[1500];
+  pv->seq++;
+  snprintf(in, sizeof in, "%s/in-%lld.npz", pv->dir, (long long)pv->seq);
+  snprintf(out, sizeof out, "%s/out-%lld.npz", pv->dir, (long long)pv->seq);
+  snprintf(errp, sizeof errp, "%s/stderr", pv->dir);
+  if (ac_case_write(c, in, &pe)) {
+    r->status = AC_RUN_HARNESS_ERROR;
+    snprintf(r->msg, sizeof r->msg, "cannot write the case for the worker: %.400s", pe.msg);
+    return ac_err_set(e, "%s", r->msg);
+  }
+  unlink(out);
+  int n = snprintf(req, sizeof req, "%s %s\n", in, out);
+  double t0 = ac_now();
+  double deadline = o->timeout_s > 0 ? t0 + o->timeout_s : 0;
+  int sent = send(pv->fd, req, (size_t)n, MSG_NOSIGNAL) == n;
+  char line[1024];
+  int got = 0;
+  while (sent) {
+    got = worker_line(pv, deadline, line, sizeof line);
+    if (got != 1) break;
+    if (!strcmp(line, "ok") || !strncmp(line, "error", 5)) break;
+    fprintf(stderr, "%s\n", line);   /* the worker's chatter on its stdout */
+  }
+  r->kernel_ms = (ac_now() - t0) * 1e3;
+  char tail[400];
+  if (!sent || got == 0) {
+    /* the worker died: this case is a CRASH; the next case starts a fresh worker */
+    int st = 0;
+    if (pv->fd >= 0) close(pv->fd);
+    pv->fd = -1;
+    waitpid(pv->pid, &st, 0);
+    pv->pid = 0;
+    last_line(errp, tail, sizeof tail);
+    r->status = AC_RUN_CRASH;
+    if (WIFSIGNALED(st)) {
+      r->sig = WTERMSIG(st);
+      snprintf(r->msg, sizeof r->msg, "worker killed by %s%s%s (restarted for the next case)", ac_signal_name(r->sig),
+               tail[0] ? ": " : "", tail);
+    } else {
+      snprintf(r->msg, sizeof r->msg, "worker exited with status %d%s%s (restarted for the next case)",
+               WIFEXITED(st) ? WEXITSTATUS(st) : -1, tail[0] ? ": " : "", tail);
+    }
+  } else if (got < 0) {
+    worker_stop(pv, 1);
+    r->status = AC_RUN_TIMEOUT;
+    snprintf(r->msg, sizeof r->msg, "worker gave no answer within the time limit of %g s (killed, restarted for the next case)",
+             o->timeout_s);
+  } else if (!strncmp(line, "error", 5)) {
+    r->status = AC_RUN_KERNEL_ERROR;
+    snprintf(r->msg, sizeof r->msg, "worker: %.480s", line[5] ? line + 6 : "error");
+  } else {
+    read_outputs(out, c, &cn, o, r);
+  }
+  unlink(in);
+  unlink(out);
+  return 0;
+}
+
 int ac_exec_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *o, ac_run_result *r, ac_err *e)
 {
   exec_priv *pv = k->priv;
@@ -226,6 +431,7 @@ int ac_exec_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *o, ac_r
   memset(r, 0, sizeof *r);
   r->guard_ok = 1;
   r->dtype = c->p.dtype;
+  if (pv && k->kind == AC_KIND_EXEC_PERSISTENT) return persistent_run(k, c, o, r, e);
   if (!pv || k->kind != AC_KIND_EXEC) {
     r->status = AC_RUN_HARNESS_ERROR;
     snprintf(r->msg, sizeof r->msg, "kernel '%s' is not a usable exec: kernel", k->name);

@@ -34,6 +34,7 @@ static void usage(FILE *f)
           "  --max-elems N       cap on the elements of one tensor (default 4194304)\n"
           "  --max-d N           largest head dim (default 512)\n"
           "  --stop-on-fail      stop at the first finding with policy fail\n"
+          "  --log-cases         one log.jsonl event per case (number, family, verdict kinds)\n"
           "  --no-strided        never ask for strided layouts\n"
           "  --no-nonfinite      never store NaN or inf in inputs\n"
           "  --timeout S         per-case kernel time limit in seconds (default 60)\n"
@@ -57,7 +58,7 @@ int ac_cmd_fuzz(int argc, char **argv)
   enum {
     O_KERNEL = 256, O_OUT, O_TIME, O_CASES, O_JOBS, O_SEED, O_RESUME, O_SHARD, O_FAMILIES, O_POLICY, O_PRECISION,
     O_DTYPES, O_MAXT, O_MAXE, O_NOSTRIDED, O_NONONFINITE, O_TIMEOUT, O_NOMIN, O_MINTIME, O_REPEAT, O_CORPUS, O_QUIET,
-    O_LIVE, O_NOLIVE, O_LIST, O_EMPTY, O_MAXD, O_STOPFAIL, O_HELP
+    O_LIVE, O_NOLIVE, O_LIST, O_EMPTY, O_MAXD, O_STOPFAIL, O_LOGCASES, O_HELP
   };
   static const struct option lo[] = {
     {"kernel", 1, 0, O_KERNEL}, {"out", 1, 0, O_OUT}, {"time", 1, 0, O_TIME}, {"cases", 1, 0, O_CASES},
@@ -67,7 +68,7 @@ int ac_cmd_fuzz(int argc, char **argv)
     {"no-nonfinite", 0, 0, O_NONONFINITE}, {"timeout", 1, 0, O_TIMEOUT}, {"no-minimize", 0, 0, O_NOMIN},
     {"minimize-time", 1, 0, O_MINTIME}, {"repeat-every", 1, 0, O_REPEAT}, {"corpus", 1, 0, O_CORPUS},
     {"quiet", 0, 0, O_QUIET}, {"live", 0, 0, O_LIVE}, {"no-live", 0, 0, O_NOLIVE}, {"list-families", 0, 0, O_LIST},
-    {"empty-rows", 1, 0, O_EMPTY}, {"max-d", 1, 0, O_MAXD}, {"stop-on-fail", 0, 0, O_STOPFAIL},
+    {"empty-rows", 1, 0, O_EMPTY}, {"max-d", 1, 0, O_MAXD}, {"stop-on-fail", 0, 0, O_STOPFAIL}, {"log-cases", 0, 0, O_LOGCASES},
     {"help", 0, 0, O_HELP}, {0, 0, 0, 0}};
   ac_campaign_opts o;
   ac_campaign_opts_init(&o);
@@ -161,6 +162,7 @@ int ac_cmd_fuzz(int argc, char **argv)
       o.lim.max_d = v;
       break;
     case O_STOPFAIL: o.stop_on_fail = 1; break;
+    case O_LOGCASES: o.log_cases = 1; break;
     case O_NOSTRIDED: o.lim.no_strided = 1; break;
     case O_NONONFINITE: o.lim.no_nonfinite = 1; break;
     case O_TIMEOUT:

@@ -1,0 +1,107 @@
+/* fastscores.c: the exact scores z_j = q·k_j of a row, as ac_or_row_scores computes them
+ * (same fixed-point layout in the workspace), for the narrow dtypes (significands <= 24
+ * bits) when the operands align into 64-bit integers.
+ *
+ * q_t = Q_t 2^qlsb and k_jt = K_jt 2^klsb with integers |Q_t| < 2^62, |K_jt| < 2^62 when the
+ * row's and the head's bit windows are at most 62 wide; then z_j = (sum_t Q_t K_jt) 2^(qlsb+klsb)
+ * exactly, and Z_j = sum_t |Q_t K_jt| (budget term) comes from the same products. The sum fits
+ * int64 when qwin + kwin + bitlen(dk) + 1 <= 63 (fp16, bf16, fp8, narrow fp32 data: a plain
+ * integer multiply-add the compiler vectorizes), else __int128 (one widening multiply per
+ * product, no shifts: the 126-bit condition is the same as scores.c's). Anything wider, fp64
+ * inputs and rows of zeros go to ac_or_row_scores. */
+#include "config.h"
+#include <stdlib.h>
+#include <string.h>
+#include "fast.h"
+
+/* The workspace buffers, grown like scores.c does (same capacity fields). */
+static void ensure_rows(ac_or_ws *w, int64_t n, int nl)
+{
+  if (n > w->cap_n || nl > w->cap_nl) {
+    int64_t cn = n > w->cap_n ? n : w->cap_n;
+    int cl = nl > w->cap_nl ? nl : w->cap_nl;
+    w->z = ac_xrealloc(w->z, (size_t)cn * (size_t)cl * sizeof *w->z);
+    w->cap_nl = cl;
+  }
+  if (n > w->cap_n) {
+    w->Zabs = ac_xrealloc(w->Zabs, (size_t)n * sizeof *w->Zabs);
+    w->ord = ac_xrealloc(w->ord, (size_t)n * sizeof *w->ord);
+    w->gst = ac_xrealloc(w->gst, (size_t)(n + 1) * sizeof *w->gst);
+    w->gof = ac_xrealloc(w->gof, (size_t)n * sizeof *w->gof);
+    w->cap_n = n;
+  }
+}
+
+static void dot64(const int64_t *restrict Q, const int64_t *restrict km, const int32_t *restrict ke, int32_t klsb,
+                  int64_t dk, int64_t *z, int64_t *za)
+{
+  int64_t s = 0, a = 0;
+  for (int64_t t = 0; t < dk; t++) {
+    int64_t K = (int64_t)((uint64_t)km[t] << (ke[t] - klsb));
+    int64_t P = Q[t] * K;
+    s += P;
+    a += P < 0 ? -P : P;
+  }
+  *z = s;
+  *za = a;
+}
+
+static void dot128(const int64_t *restrict Q, const int64_t *restrict km, const int32_t *restrict ke, int32_t klsb,
+                   int64_t dk, ac_i128 *z, ac_i128 *za)
+{
+  ac_i128 s = 0, a = 0;
+  for (int64_t t = 0; t < dk; t++) {
+    int64_t K = (int64_t)((uint64_t)km[t] << (ke[t] - klsb));
+    ac_i128 P = (ac_i128)Q[t] * K;
+    s += P;
+    a += P < 0 ? -P : P;
+  }
+  *z = s;
+  *za = a;
+}
+
+void ac_or_fast_scores(ac_or_ws *w)
+{
+  const ac_problem *p = w->p;
+  const ac_or_head *hd = w->head;
+  int64_t n = w->n, dk = p->dk;
+  if (p->dtype == AC_F64 || !hd->k_any) { ac_or_row_scores(w); return; }
+  int32_t qlsb = INT32_MAX, qmsb = INT32_MIN;
+  for (int64_t t = 0; t < dk; t++)
+    if (w->qm[t]) {
+      int32_t top = w->qe[t] + ac_or_bitlen((uint64_t)llabs(w->qm[t]));
+      if (w->qe[t] < qlsb) qlsb = w->qe[t];
+      if (top > qmsb) qmsb = top;
+    }
+  if (qlsb == INT32_MAX) { ac_or_row_scores(w); return; }
+  int64_t qwin = (int64_t)qmsb - qlsb, kwin = (int64_t)hd->k_msb - hd->k_lsb;
+  int64_t bits = qwin + kwin + ac_or_bitlen((uint64_t)dk) + 1;
+  if (qwin > 62 || kwin > 62 || bits > 126) { ac_or_row_scores(w); return; }
+  int64_t *Q = ac_xmalloc((size_t)dk * sizeof *Q);
+  for (int64_t t = 0; t < dk; t++) {
+    if (!w->qm[t]) w->qe[t] = qlsb;
+    Q[t] = (int64_t)((uint64_t)w->qm[t] << (w->qe[t] - qlsb));
+  }
+  int32_t lsb = qlsb + hd->k_lsb;
+  w->zlsb = lsb;
+  w->nl = 2;
+  ensure_rows(w, n, 2);
+  if (bits <= 63) {
+    for (int64_t j = 0; j < n; j++) {
+      int64_t s, a;
+      dot64(Q, hd->km + j * dk, hd->ke + j * dk, hd->k_lsb, dk, &s, &a);
+      w->z[2 * j] = (uint64_t)s;
+      w->z[2 * j + 1] = s < 0 ? ~(uint64_t)0 : 0;
+      w->Zabs[j] = ldexpl((long double)a, lsb);
+    }
+  } else {
+    for (int64_t j = 0; j < n; j++) {
+      ac_i128 s, a;
+      dot128(Q, hd->km + j * dk, hd->ke + j * dk, hd->k_lsb, dk, &s, &a);
+      w->z[2 * j] = (uint64_t)s;
+      w->z[2 * j + 1] = (uint64_t)((ac_u128)s >> 64);
+      w->Zabs[j] = ldexpl((long double)a, lsb);
+    }
+  }
+  free(Q);
+}

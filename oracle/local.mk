@@ -1,6 +1,6 @@
 # oracle/: the exact oracle (layer 2). Never built with -ffast-math; contraction off.
 noinst_LIBRARIES += oracle/libac_oracle.a
-oracle_libac_oracle_a_CFLAGS = $(AM_CFLAGS) -O2 -ffp-contract=off -fno-fast-math
+oracle_libac_oracle_a_CFLAGS = $(AM_CFLAGS) -O2 -ffp-contract=off -fno-fast-math -fvect-cost-model=dynamic
 oracle_libac_oracle_a_SOURCES = \
 	oracle/oracle.h \
 	oracle/oracle_int.h \
@@ -14,4 +14,5 @@ oracle_libac_oracle_a_SOURCES = \
 	oracle/oracle.c \
 	oracle/fast.h \
 	oracle/fast.c \
-	oracle/fastexp.c
+	oracle/fastexp.c \
+	oracle/fastscores.c

@@ -192,7 +192,8 @@ static void do_row_visible(ac_or_ws *w, job *J, int64_t ridx, int64_t b, int64_t
     return;
   }
   w->n = n;
-  ac_or_row_scores(w);
+  if (J->o->no_fast) ac_or_row_scores(w);
+  else ac_or_fast_scores(w);   /* fastscores.c: same exact scores, integer kernels without shifts */
   ac_or_groups(w);
   uint64_t *obits[AC_NDTYPES];
   for (int f = 0; f < AC_NDTYPES; f++) obits[f] = r->o_round[f];

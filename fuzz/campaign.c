@@ -293,6 +293,8 @@ static void record_findings(ctx_t *c, const ac_case *cs, const ac_eval *ev, cons
 {
   for (int k = 0; k < AC_V_NKINDS; k++) {
     if (!(ev->kept & (1u << k))) continue;
+    /* a case that FAILs is not also a SUSPECT finding: the same elements, a weaker claim */
+    if (k == AC_V_SUSPECT && (ev->kept & (1u << AC_V_FAIL))) continue;
     const char *pos = ac_row_position(k == AC_V_FAIL || k == AC_V_SUSPECT || k == AC_V_MASKED_LEAK ? ev->worst_i : -1,
                                       cs->p.tq);
     char sig[256], p[4400];

@@ -9,3 +9,10 @@ tests_tcompare_LDADD = $(AC_TEST_LIBS) $(AC_COMPARE_TEST_LIBS)
 # Command-level tests; they share one oracle cache in the build tree (tests/cache-compare).
 TESTS += tests/tcmd_verdicts.sh tests/tcmd_suite_correct.sh tests/tcmd_suite_mutants.sh tests/tcmd_compare.sh
 dist_noinst_SCRIPTS += tests/tcmd_verdicts.sh tests/tcmd_suite_correct.sh tests/tcmd_suite_mutants.sh tests/tcmd_compare.sh
+# The mutant run reuses the oracle results the correct kernels' run stored.
+tests/tcmd_suite_mutants.log: tests/tcmd_suite_correct.log
+
+check_PROGRAMS += tests/tcompare_suite
+TESTS += tests/tcompare_suite
+tests_tcompare_suite_CFLAGS = $(AC_TEST_CFLAGS)
+tests_tcompare_suite_LDADD = $(AC_TEST_LIBS) $(AC_COMPARE_TEST_LIBS)

@@ -43,13 +43,14 @@ typedef struct { int64_t q, k, v, o, rows; } ac_counts;
  * total bytes <= cap_bytes) and the strides (non-overlapping, covering). -1 with message otherwise. */
 int ac_problem_validate(const ac_problem *p, uint64_t cap_bytes, ac_err *e);
 int ac_problem_counts(const ac_problem *p, ac_counts *c, ac_err *e);
-/* Fill strides for the contiguous layout when they are all zero. */
+/* Fill strides for the contiguous layout when they are all zero (per tensor; the strided
+ * helpers below also read all-zero strides as contiguous). */
 void ac_problem_default_strides(ac_problem *p);
 /* Scale as binary64 (the rounding of 1/sqrt(dk) when default). */
 double ac_problem_scale(const ac_problem *p);
 /* Memory cap in bytes for cases (default 8 GiB; ATTNCHECK_MEM_CAP or --mem-cap override). */
 uint64_t ac_mem_cap(void);
-void ac_set_mem_cap(uint64_t bytes);
+void ac_set_mem_cap(uint64_t bytes);   /* 0: back to ATTNCHECK_MEM_CAP or the default */
 
 /* A tensor with NaN-filled guard margins of `guard` elements on each side. */
 typedef struct {

@@ -265,7 +265,7 @@ static void slow_lse(ac_or_ws *w, ac_oracle_row *row, ac_or_stats *st, int mex, 
 /* ---- the binary64 pass ---- */
 
 typedef struct {
-  double *E, *ta;          /* per group: weight (0 for tiny keys), |t| */
+  double *E, *ta, *sg;     /* per group: weight (0 for tiny keys), |t|, s = c_d fl(z) */
   double *N, *RA, *bN, *bR;  /* per column */
   double *o, *delta;
   uint32_t *pend;
@@ -284,8 +284,9 @@ int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t
   int64_t n = w->n, dv = p->dv, ng = w->ng;
   w->wprec = 0;   /* no MPFR weights for this row yet */
   fbuf B;
-  B.E = ac_xmalloc((size_t)ng * 2 * sizeof *B.E);
+  B.E = ac_xmalloc((size_t)ng * 3 * sizeof *B.E);
   B.ta = B.E + ng;
+  B.sg = B.ta + ng;
   B.N = ac_xmalloc((size_t)dv * 6 * sizeof *B.N);
   B.RA = B.N + dv; B.bN = B.RA + dv; B.bR = B.bN + dv; B.o = B.bR + dv; B.delta = B.o + dv;
   B.pend = ac_xcalloc((size_t)dv, sizeof *B.pend);
@@ -346,6 +347,7 @@ int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t
 
   /* Group weights. */
   const uint64_t *ztop = ac_or_z(w, w->ord[0]);
+  static const uint64_t zzero[2] = {0, 0};
   int64_t ntiny = 0;
   for (int64_t g = 0; g < ng; g++) {
     if (g == 0 || w->sc.sign == 0) { B.E[g] = 1; B.ta[g] = 0; continue; }
@@ -476,6 +478,11 @@ int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t
     if (!done) slow_lse(w, row, st, mex, m);
   }
   double md = mpfr_get_d(mlo, MPFR_RNDN);
+  /* s_g from z_g directly (not m + t: no cancellation when s is near 0) */
+  for (int64_t g = 0; g < ng; g++) {
+    double zg = w->nl == 2 ? zdiff(w, ac_or_z(w, w->ord[w->gst[g]]), zzero) : (double)ac_or_fx_to_ld(ac_or_z(w, w->ord[w->gst[g]]), w->nl, w->zlsb);
+    B.sg[g] = w->sc.sign == 0 ? 0 : cd * zg;
+  }
   mpfr_clears(m, mlo, mhi, lo, hi, bp, x, W, Nlo, Nhi, (mpfr_ptr)0);
 
   /* Budget terms (NUMERICS.md §4), A_j = E_j / L, s_j = m + t_j, in binary64 (fp64 inputs
@@ -497,7 +504,7 @@ int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t
     int64_t g = w->gof[j];
     double A = B.E[g] / L;
     if (A == 0) continue;
-    double tj = -B.ta[g], sj = w->sc.sign == 0 ? 0 : md + tj;
+    double sj = B.sg[g];
     double at = A * B.ta[g], as = A * fabs(sj), ag = A * cabs * (double)w->Zabs[j];
     lcz += ag;
     ls += as;

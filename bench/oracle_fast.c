@@ -1,0 +1,169 @@
+/* bench/oracle_fast.c: the oracle (certified binary64 pass, MPFR only for what it leaves)
+ * against the pinned naive binary64 baseline (three passes per row: max, exp with libm,
+ * weighted sum; one thread, -O2) on the same rows. fp32 inputs normal(0,1), causal and not,
+ * T in {1024, 4096, 16384}, d in {64, 128}; the oracle rounds o to fp32 and fp16 and LSE to
+ * binary32, with 1 and 2 threads. Then T = 65536, d = 128 on a 64-row sample.
+ *
+ * Times are per row. On a shared machine wall-clock time includes waiting for a core, so
+ * the ratio to the baseline is also given in CPU time (both measured the same way), and
+ * the 2-thread speedup both as wall-clock and as CPU split (CPU of the 2 threads / the
+ * busier one's: the speedup on an idle 2-core machine). fb = fraction of elements (and
+ * LSEs) that went to the MPFR levels. */
+#include "config.h"
+#include <math.h>
+#include <mpfr.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "casefile.h"
+#include "oracle.h"
+#include "rng.h"
+
+static double sink;
+
+static double cpu_now(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* The pinned baseline: binary64, three passes, libm exp. */
+static void naive_f64_row(const ac_case *c, int64_t i, double *s, double *o)
+{
+  const ac_problem *p = &c->p;
+  const float *q = c->q, *k = c->k, *v = c->v;
+  int64_t n = ac_visible_count(p, i), dk = p->dk, dv = p->dv;
+  double scale = 1.0 / sqrt((double)dk), m = -INFINITY, L = 0;
+  for (int64_t j = 0; j < n; j++) {
+    double z = 0;
+    for (int64_t t = 0; t < dk; t++) z += (double)q[i * dk + t] * (double)k[j * dk + t];
+    s[j] = z * scale;
+    if (s[j] > m) m = s[j];
+  }
+  for (int64_t j = 0; j < n; j++) {
+    s[j] = exp(s[j] - m);
+    L += s[j];
+  }
+  for (int64_t t = 0; t < dv; t++) o[t] = 0;
+  for (int64_t j = 0; j < n; j++)
+    for (int64_t t = 0; t < dv; t++) o[t] += s[j] * (double)v[j * dv + t];
+  for (int64_t t = 0; t < dv; t++) o[t] /= L;
+}
+
+typedef struct { double wall, cpu_total, cpu_max, fb; } otime;
+
+static otime oracle_time(const ac_case *c, const char *rows, int threads)
+{
+  ac_oracle_opts o;
+  ac_oracle_opts_init(&o);
+  o.rows = rows;
+  o.threads = threads;
+  o.formats = (1u << AC_F32) | (1u << AC_F16);
+  ac_oracle_result r;
+  ac_err e;
+  double t0 = ac_now();
+  if (ac_oracle_run(c, &o, &r, &e)) {
+    fprintf(stderr, "bench/oracle_fast: %s\n", e.msg);
+    exit(3);
+  }
+  otime ot = {ac_now() - t0, r.cpu_seconds, r.cpu_max_thread, 0};
+  int64_t elems = r.rows_done * c->p.dv;
+  ot.fb = elems ? (double)r.n_fallback / (double)elems : 0;
+  if (r.n_unresolved) fprintf(stderr, "bench/oracle_fast: %lld unresolved elements\n", (long long)r.n_unresolved);
+  ac_oracle_result_free(&r);
+  return ot;
+}
+
+static void make_case(ac_case *c, int64_t T, int64_t d, int causal, uint64_t stream)
+{
+  ac_err e;
+  ac_case_init(c);
+  c->p.dtype = AC_F32;
+  c->p.mask = causal ? AC_MASK_CAUSAL : AC_MASK_NONE;
+  c->p.batch = c->p.heads = c->p.kv_heads = 1;
+  c->p.tq = c->p.tk = T;
+  c->p.dk = c->p.dv = d;
+  c->p.scale_is_default = 1;
+  c->p.scale = 1.0 / sqrt((double)d);
+  if (ac_case_alloc(c, &e)) {
+    fprintf(stderr, "bench/oracle_fast: %s\n", e.msg);
+    exit(2);
+  }
+  ac_rng r;
+  ac_rng_init(&r, 7, stream);
+  float *bufs[3] = {c->q, c->k, c->v};
+  for (int b = 0; b < 3; b++)
+    for (int64_t x = 0; x < T * d; x++) bufs[b][x] = (float)ac_rng_normal(&r);
+}
+
+/* One line: returns the 1-thread CPU ratio to the baseline and fills the speedups. */
+static double line(int64_t T, int64_t d, int causal, int64_t S, double *wall_speed, double *cpu_speed, double *fb,
+                   double *wall1)
+{
+  ac_case c;
+  make_case(&c, T, d, causal, (uint64_t)(T * 1000 + d * 10 + causal));
+  int64_t *rows = ac_xmalloc((size_t)S * sizeof *rows);
+  char *spec = ac_xmalloc((size_t)S * 12 + 1);
+  spec[0] = 0;
+  for (int64_t k = 0; k < S; k++) {
+    rows[k] = (2 * k + 1) * T / (2 * S);
+    sprintf(spec + strlen(spec), "%s%lld", k ? "," : "", (long long)rows[k]);
+  }
+  double *s = ac_xmalloc((size_t)T * sizeof *s), *o = ac_xmalloc((size_t)d * sizeof *o);
+  int reps = 0;
+  double t0 = ac_now(), c0 = cpu_now(), tb;
+  do {
+    for (int64_t k = 0; k < S; k++) {
+      naive_f64_row(&c, rows[k], s, o);
+      sink += o[0];
+    }
+    reps++;
+  } while ((tb = ac_now() - t0) < 0.3);
+  double cb = (cpu_now() - c0) / ((double)reps * S);
+  tb /= (double)reps * S;
+  otime o1 = oracle_time(&c, spec, 1), o2 = oracle_time(&c, spec, 2);
+  double t1 = o1.wall / S, t2 = o2.wall / S, ct1 = o1.cpu_total / S;
+  *wall_speed = t1 / t2;
+  *cpu_speed = o2.cpu_max > 0 ? o2.cpu_total / o2.cpu_max : 0;
+  *fb = o1.fb;
+  *wall1 = o1.wall;
+  printf("%6lld %4lld %6s %5lld %11.3e %11.3e %11.3e %11.3e %8.2f %8.2f %7.2f %7.2f %9.2e %7.2f\n", (long long)T,
+         (long long)d, causal ? "causal" : "none", (long long)S, tb, t1, t2, ct1, t1 / tb, ct1 / cb, t1 / t2,
+         *cpu_speed, o1.fb, o1.wall);
+  fflush(stdout);
+  free(s); free(o); free(rows); free(spec);
+  ac_case_free(&c);
+  return ct1 / cb;
+}
+
+int main(void)
+{
+  static const int64_t Ts[] = {1024, 4096, 16384}, Ds[] = {64, 128};
+  printf("bench/oracle_fast: fp32 inputs normal(0,1) seed 7, B = H = 1; seconds per row; same rows for all columns\n"
+         "base = naive binary64 three-pass (libm exp, 1 thread, -O2); 1t/2t = oracle (o to fp32 and fp16, LSE to\n"
+         "binary32, budget terms) on 1/2 threads; r-wall, r-cpu = oracle-1t / base in wall-clock and CPU time;\n"
+         "sp-wall = wall 1t/2t; sp-cpu = CPU of 2 threads / the busier one's; fb = elements sent to MPFR.\n");
+  printf("%6s %4s %6s %5s %11s %11s %11s %11s %8s %8s %7s %7s %9s %7s\n", "T", "d", "mask", "rows", "base", "1t", "2t",
+         "1t-cpu", "r-wall", "r-cpu", "sp-wall", "sp-cpu", "fb", "1t-tot");
+  double r4096 = 0, spw = 0, spc = 0, fbmax = 0;
+  for (int ci = 0; ci < 2; ci++)
+    for (int ti = 0; ti < 3; ti++)
+      for (int di = 0; di < 2; di++) {
+        int64_t T = Ts[ti], d = Ds[di];
+        int64_t S = T == 1024 ? 128 : T == 4096 ? 64 : 16;
+        double ws, cs, fb, w1;
+        double r = line(T, d, ci == 0, S, &ws, &cs, &fb, &w1);
+        if (fb > fbmax) fbmax = fb;
+        if (T == 4096 && d == 128 && ci == 0) { r4096 = r; spw = ws; spc = cs; }
+      }
+  double ws, cs, fb, w1;
+  line(65536, 128, 0, 64, &ws, &cs, &fb, &w1);
+  printf("targets: T=4096 d=128 causal oracle-1t <= 5x baseline (CPU time): %.2f %s; 2 threads >= 1.8x: CPU split "
+         "%.2fx %s, wall %.2fx; fallback <= 1%%: max %.2e %s; T=65536 d=128 64 rows < 10 s: %.2f s %s\n",
+         r4096, r4096 <= 5 ? "met" : "NOT met", spc, spc >= 1.8 ? "met" : "NOT met", spw, fbmax,
+         fbmax <= 0.01 ? "met" : "NOT met", w1, w1 < 10 ? "met" : "NOT met");
+  mpfr_free_cache();
+  return sink == 12345.678 ? 1 : 0;
+}

@@ -2,3 +2,4 @@
 include bench/oracle.mk
 include bench/calibrate.mk
 include bench/mutants.mk
+include bench/oracle_fast.mk

@@ -214,6 +214,7 @@ typedef struct {
   double score;
   double sigma;                   /* relative step of value mutations: shrinks on failure */
   int tries;
+  uint64_t hash;                  /* ac_case_hash of c */
   char family[64];
 } ac_elite;
 

@@ -60,15 +60,20 @@ static int shrink_dim(mstate *m, int which, int64_t *hint)
     int64_t len = which == 0 ? p->tq : which == 1 ? p->tk : which == 2 ? p->dk : p->dv;
     if (len <= 1) break;
     int64_t h = clampi(*hint, 0, len - 1);
-    /* candidates: around the hint (rows), halves, drop last, drop first */
-    int64_t cand[6][2];
+    /* candidates: around the hint (rows, output columns), halves, then smaller cuts from the
+     * end and the start (a quarter, an eighth, ..., one) */
+    int64_t cand[24][2];
     int nc = 0;
     if (which == 0) { cand[nc][0] = 0; cand[nc][1] = h + 1; nc++; cand[nc][0] = h; cand[nc][1] = 1; nc++; }
     if (which == 3) { cand[nc][0] = h; cand[nc][1] = 1; nc++; }
     cand[nc][0] = 0; cand[nc][1] = len / 2; nc++;
     cand[nc][0] = len / 2; cand[nc][1] = len - len / 2; nc++;
-    cand[nc][0] = 0; cand[nc][1] = len - 1; nc++;
-    cand[nc][0] = 1; cand[nc][1] = len - 1; nc++;
+    for (int64_t cut = len / 4; nc + 2 <= 24; cut /= 2) {
+      if (cut < 1) cut = 1;
+      cand[nc][0] = 0; cand[nc][1] = len - cut; nc++;
+      cand[nc][0] = cut; cand[nc][1] = len - cut; nc++;
+      if (cut == 1) break;
+    }
     int progressed = 0;
     for (int k = 0; k < nc && !progressed; k++) {
       if (cand[k][1] < 1 || cand[k][1] >= len) continue;
@@ -190,12 +195,21 @@ int ac_minimize(const ac_case *c, int64_t hint_b, int64_t hint_h, int64_t hint_i
         if (g < m.cur.p.heads) try_slice(&m, &s);
       }
     }
+    /* a defect that does not need the mask shows on the unmasked case, where one row can stand
+     * for all */
+    if (m.cur.p.mask != AC_MASK_NONE) {
+      ac_case cand;
+      if (ac_case_copy(&cand, &m.cur, e) == 0) {
+        cand.p.mask = AC_MASK_NONE;
+        try_case(&m, &cand);
+      }
+    }
     for (int pass = 0; pass < 4 && budget_left(&m); pass++) {
       int any = 0;
       any |= shrink_dim(&m, 0, &hi);
+      any |= shrink_dim(&m, 3, &hd);
       any |= shrink_dim(&m, 1, &hj);
       any |= shrink_dim(&m, 2, &hx);
-      any |= shrink_dim(&m, 3, &hd);
       if (!any) break;
     }
   }

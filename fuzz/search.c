@@ -27,9 +27,15 @@ int ac_pool_offer(ac_pool *p, const ac_case *c, const char *family, double score
 {
   if (!(score > 0) || !isfinite(score) || score >= 1e299) return 0;
   if (ac_case_elems(c) > ((int64_t)1 << 20)) return 0;   /* keep the pool small in memory */
+  int slot0 = p->n < p->cap ? -1 : 0;
+  if (slot0 == 0) {
+    for (int i = 1; i < p->n; i++)
+      if (p->e[i].score < p->e[slot0].score) slot0 = i;
+    if (p->e[slot0].score >= score) return 0;   /* cheap rejection before hashing */
+  }
   uint64_t h = ac_case_hash(c);
   for (int i = 0; i < p->n; i++)
-    if (ac_case_hash(&p->e[i].c) == h) return 0;
+    if (p->e[i].hash == h) return 0;
   int slot;
   if (p->n < p->cap) {
     slot = p->n++;
@@ -46,6 +52,7 @@ int ac_pool_offer(ac_pool *p, const ac_case *c, const char *family, double score
     return 0;
   }
   p->e[slot].score = score;
+  p->e[slot].hash = h;
   p->e[slot].sigma = 0.5;
   p->e[slot].tries = 0;
   snprintf(p->e[slot].family, sizeof p->e[slot].family, "%s", family);

@@ -14,14 +14,15 @@
  * (<= 2^-35 here) |E - w*| <= E (eps_e + e^a - 1)/(1 - eps_e) <= (2 eps_e + 2a) E.
  * When t < -700 the weight is not computed: w* <= e^(-700 + a) < 2^-1000 ("tiny" keys).
  *
- * Sums (one column; the loop runs over keys in blocks of BLK, columns inner): the computed
- * N = sum V_j E_j, RA = sum |V_j| E_j, L = sum E_j, ST = sum E_j |t_j| go through one
- * product, at most BLK additions inside a block and nb additions of block sums, so
- * (Higham §4.2) |N - sum V_j E_j| <= gamma_K sum |V_j| E_j + n 2^-1074 with K = BLK + nb + 1
- * (the last term covers products that underflow), and sum |V_j| E_j <= (RA + n 2^-1074)/(1 - gamma_K).
+ * Sums (one column; keys in blocks of BLK, BLK blocks to a superblock, columns inner): the
+ * computed N = sum V_j E_j, RA = sum |V_j| E_j, TA = sum |V_j| E_j |t_j|, L = sum E_j,
+ * ST = sum E_j |t_j| go through at most two products, BLK additions inside a block, BLK
+ * inside a superblock and nsb of superblocks, so (Higham §4.2) |N - sum V_j E_j| <=
+ * gamma_K sum |V_j| E_j + n 2^-1074 with K = 2 BLK + nsb + 3 (the last term covers products
+ * that underflow), and sum |V_j| E_j <= (RA + n 2^-1074)/(1 - gamma_K), same for TA.
  * With Vmax = 2^v_msb >= |V_j| of the column and n_tiny tiny keys:
  *   |N - N*| <= eN = (gamma_K + 2 eps_e)(RA + n 2^-1074)/(1-gamma_K) + n 2^-1074
- *                   + 2 eps_t Vmax ST/(1-gamma_K) + Vmax n_tiny 2^-1000
+ *                   + 2 eps_t (TA + n 2^-1074)/(1-gamma_K) + Vmax n_tiny 2^-1000
  *   |L - L*| <= eL = (gamma_K + 2 eps_e) L/(1-gamma_K) + 2 eps_t ST/(1-gamma_K) + n_tiny 2^-1000
  * (L >= 1: the top group has E = 1 exactly). L - 1 is summed apart (its own bound, same
  * form, one more addition) so that LSE keeps a tiny L - 1.
@@ -94,11 +95,14 @@ CLONES static void cls_or(uint8_t *restrict cls, const uint8_t *restrict vc, int
   for (int64_t t = 0; t < dv; t++) cls[t] |= (uint8_t)(1u << vc[t]);
 }
 
-CLONES static void acc_nr(double *restrict bN, double *restrict bR, const double *restrict vd, double e, int64_t dv)
+CLONES static void acc_nrt(double *restrict bN, double *restrict bR, double *restrict bT, const double *restrict vd,
+                           double e, double et, int64_t dv)
 {
   for (int64_t t = 0; t < dv; t++) {
+    double a = fabs(vd[t]);
     bN[t] += e * vd[t];
-    bR[t] += e * fabs(vd[t]);
+    bR[t] += e * a;
+    bT[t] += et * a;
   }
 }
 
@@ -266,7 +270,7 @@ static void slow_lse(ac_or_ws *w, ac_oracle_row *row, ac_or_stats *st, int mex, 
 
 typedef struct {
   double *E, *ta, *sg;     /* per group: weight (0 for tiny keys), |t|, s = c_d fl(z) */
-  double *N, *RA, *bN, *bR;  /* per column */
+  double *N, *RA, *TA, *mN, *mR, *mT, *bN, *bR, *bT;  /* per column: sums, superblock and block sums */
   double *o, *delta;
   uint32_t *pend;
   uint8_t *cls;
@@ -287,8 +291,11 @@ int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t
   B.E = ac_xmalloc((size_t)ng * 3 * sizeof *B.E);
   B.ta = B.E + ng;
   B.sg = B.ta + ng;
-  B.N = ac_xmalloc((size_t)dv * 6 * sizeof *B.N);
-  B.RA = B.N + dv; B.bN = B.RA + dv; B.bR = B.bN + dv; B.o = B.bR + dv; B.delta = B.o + dv;
+  B.N = ac_xmalloc((size_t)dv * 11 * sizeof *B.N);
+  B.RA = B.N + dv; B.TA = B.RA + dv;
+  B.mN = B.TA + dv; B.mR = B.mN + dv; B.mT = B.mR + dv;
+  B.bN = B.mT + dv; B.bR = B.bN + dv; B.bT = B.bR + dv;
+  B.o = B.bT + dv; B.delta = B.o + dv;
   B.pend = ac_xcalloc((size_t)dv, sizeof *B.pend);
   B.cls = ac_xcalloc((size_t)dv, 1);
 
@@ -359,35 +366,38 @@ int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t
     B.ta[g] = -t;
   }
 
-  /* Sums in blocks. */
+  /* Sums in blocks of BLK keys, BLK blocks to a superblock: three levels of partial sums. */
   double L = 0, Lm1 = 0, ST = 0;
-  memset(B.N, 0, (size_t)dv * 2 * sizeof *B.N);
-  int64_t nb = 0;
-  for (int64_t j0 = 0; j0 < n; j0 += BLK) {
-    int64_t j1 = j0 + BLK < n ? j0 + BLK : n;
-    double bL = 0, bLm1 = 0, bST = 0;
-    memset(B.bN, 0, (size_t)dv * 2 * sizeof *B.bN);
-    double *bN = B.bN, *bR = B.bR;
-    for (int64_t j = j0; j < j1; j++) {
-      int64_t g = w->gof[j];
-      double e = B.E[g];
-      if (e == 0) continue;
-      bL += e;
-      if (g) bLm1 += e;
-      bST += e * B.ta[g];
-      if (!any_pending) continue;
-      acc_nr(bN, bR, hd->vd + j * dv, e, dv);
+  memset(B.N, 0, (size_t)dv * 3 * sizeof *B.N);
+  int64_t nsb = 0;
+  for (int64_t s0 = 0; s0 < n; s0 += BLK * BLK) {
+    int64_t s1 = s0 + BLK * BLK < n ? s0 + BLK * BLK : n;
+    double mL = 0, mLm1 = 0, mST = 0;
+    memset(B.mN, 0, (size_t)dv * 3 * sizeof *B.mN);
+    for (int64_t j0 = s0; j0 < s1; j0 += BLK) {
+      int64_t j1 = j0 + BLK < s1 ? j0 + BLK : s1;
+      double bL = 0, bLm1 = 0, bST = 0;
+      memset(B.bN, 0, (size_t)dv * 3 * sizeof *B.bN);
+      for (int64_t j = j0; j < j1; j++) {
+        int64_t g = w->gof[j];
+        double e = B.E[g];
+        if (e == 0) continue;
+        double et = e * B.ta[g];
+        bL += e;
+        if (g) bLm1 += e;
+        bST += et;
+        if (any_pending) acc_nrt(B.bN, B.bR, B.bT, hd->vd + j * dv, e, et, dv);
+      }
+      mL += bL; mLm1 += bLm1; mST += bST;
+      if (any_pending) add_to(B.mN, B.bN, 3 * dv);
     }
-    L += bL; Lm1 += bLm1; ST += bST;
-    if (any_pending) {
-      add_to(B.N, bN, dv);
-      add_to(B.RA, bR, dv);
-    }
-    nb++;
+    L += mL; Lm1 += mLm1; ST += mST;
+    if (any_pending) add_to(B.N, B.mN, 3 * dv);
+    nsb++;
   }
   double n0 = (double)(w->gst[1] - w->gst[0]);
   Lm1 += n0 - 1;
-  double K = (double)(BLK + nb + 2);
+  double K = (double)(2 * BLK + nsb + 3);
   double gam = K * U / (1 - K * U);
   double ig = 1 / (1 - gam);
   double we = gam + 2 * AC_FX_EPS;
@@ -401,7 +411,7 @@ int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t
     if (!B.pend[t]) continue;
     double o = B.N[t] / L;
     double vmax = ldexp(1.0, hd->v_msb[t]);
-    double eN = (we * (B.RA[t] + (double)n * SUB) * ig + (double)n * SUB + 2 * eps_t * vmax * ST * ig +
+    double eN = (we * (B.RA[t] + (double)n * SUB) * ig + (double)n * SUB + 2 * eps_t * (B.TA[t] + (double)n * SUB) * ig +
                  vmax * (double)ntiny * TINY);
     double delta = 1.001 * (U * fabs(o) + (eN + (1 + U) * fabs(o) * eL) / (L - eL));
     el[t].o = o;

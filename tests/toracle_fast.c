@@ -16,6 +16,11 @@
 #include "dtype_mpfr.h"
 #include "fast.h"
 
+/* Check's ck_assert records every passing location (a write each): assert only on failure in the
+ * hot loops. */
+#define REQUIRE(cond, ...) do { if (!(cond)) ck_abort_msg(__VA_ARGS__); } while (0)
+#define REQUIRE_EQ(a, b) REQUIRE((a) == (b), "%s == %s: %lld vs %lld", #a, #b, (long long)(a), (long long)(b))
+
 /* ---------------- exp ---------------- */
 
 static double max_rel;
@@ -31,7 +36,7 @@ static void exp_check(double t, mpfr_t ref, mpfr_t d)
   double rel = fabs(mpfr_get_d(d, MPFR_RNDU));
   if (rel > max_rel) max_rel = rel;
   npoints++;
-  ck_assert_msg(rel <= AC_FX_EPS, AC_SEED_FMT "exp(%a) = %a: relative error %a > %a", AC_SEED_ARG, t, E, rel,
+  REQUIRE(rel <= AC_FX_EPS, AC_SEED_FMT "exp(%a) = %a: relative error %a > %a", AC_SEED_ARG, t, E, rel,
                 AC_FX_EPS);
 }
 
@@ -91,7 +96,7 @@ START_TEST(exp_bound)
   double t[64], o[64];
   for (int k = 0; k < 64; k++) t[k] = -708.0 * ac_rng_uniform(&r);
   ac_fx_exp_array(t, o, 64);
-  for (int k = 0; k < 64; k++) ck_assert(o[k] == ac_fx_exp(t[k]));
+  for (int k = 0; k < 64; k++) REQUIRE(o[k] == ac_fx_exp(t[k]), "o[k] == ac_fx_exp(t[k])");
   fprintf(stderr, "exp: %lld points, largest relative error %a (bound %a)\n", (long long)npoints, max_rel, AC_FX_EPS);
   mpfr_clears(ref, d, (mpfr_ptr)0);
   mpfr_free_cache();
@@ -274,45 +279,45 @@ static void compare(const ac_case *c, const ac_oracle_result *F, const ac_oracle
 {
   const ac_problem *p = &c->p;
   const char *dn = ac_dtype_name(p->dtype);
-  ck_assert_int_eq(F->formats, M->formats);
+  REQUIRE_EQ(F->formats, M->formats);
   if (F->n_unresolved || M->n_unresolved) save(c, "unresolved", k);
-  ck_assert_msg(F->n_unresolved == 0 && M->n_unresolved == 0, AC_SEED_FMT "%s case %d: unresolved %lld (fast), %lld (MPFR)",
+  REQUIRE(F->n_unresolved == 0 && M->n_unresolved == 0, AC_SEED_FMT "%s case %d: unresolved %lld (fast), %lld (MPFR)",
                 AC_SEED_ARG, dn, k, (long long)F->n_unresolved, (long long)M->n_unresolved);
   for (int64_t x = 0; x < F->nrows; x++) {
     const ac_oracle_row *a = &F->rows[x], *b = &M->rows[x];
-    ck_assert_int_eq(a->selected, b->selected);
-    ck_assert_int_eq(a->visible, b->visible);
-    ck_assert_int_eq(a->lse_accept, b->lse_accept);
-    ck_assert_int_eq(a->has_nonfinite, b->has_nonfinite);
-    ck_assert_msg(a->lse_how == b->lse_how, AC_SEED_FMT "%s case %d row %lld: LSE how %d vs %d", AC_SEED_ARG, dn, k,
+    REQUIRE_EQ(a->selected, b->selected);
+    REQUIRE_EQ(a->visible, b->visible);
+    REQUIRE_EQ(a->lse_accept, b->lse_accept);
+    REQUIRE_EQ(a->has_nonfinite, b->has_nonfinite);
+    REQUIRE(a->lse_how == b->lse_how, AC_SEED_FMT "%s case %d row %lld: LSE how %d vs %d", AC_SEED_ARG, dn, k,
                   (long long)x, a->lse_how, b->lse_how);
     uint64_t la = ac_encode_f64(AC_F32, a->lse_f32), lb = ac_encode_f64(AC_F32, b->lse_f32);
     if (!(isnan(a->lse_f32) && isnan(b->lse_f32)))
-      ck_assert_msg(la == lb, AC_SEED_FMT "%s case %d row %lld: LSE %a (fast) vs %a (MPFR)", AC_SEED_ARG, dn, k,
+      REQUIRE(la == lb, AC_SEED_FMT "%s case %d row %lld: LSE %a (fast) vs %a (MPFR)", AC_SEED_ARG, dn, k,
                     (long long)x, (double)a->lse_f32, (double)b->lse_f32);
     if (isfinite(a->lse) && isfinite(b->lse))
-      ck_assert_msg(fabs(a->lse - b->lse) <= a->lse_err + b->lse_err,
+      REQUIRE(fabs(a->lse - b->lse) <= a->lse_err + b->lse_err,
                     AC_SEED_FMT "%s case %d row %lld: LSE enclosures %a +- %a and %a +- %a disjoint", AC_SEED_ARG, dn, k,
                     (long long)x, a->lse, a->lse_err, b->lse, b->lse_err);
     if (a->visible > 0 && a->lse_accept == AC_ACCEPT_VALUE) {
-      ck_assert(close_to(a->m, b->m));
-      ck_assert(close_to(a->lse_cZ, b->lse_cZ));
-      ck_assert(close_to(a->lse_s, b->lse_s));
-      ck_assert(close_to(a->max_abs_z, b->max_abs_z));
+      REQUIRE(close_to(a->m, b->m), "close_to(a->m, b->m)");
+      REQUIRE(close_to(a->lse_cZ, b->lse_cZ), "close_to(a->lse_cZ, b->lse_cZ)");
+      REQUIRE(close_to(a->lse_s, b->lse_s), "close_to(a->lse_s, b->lse_s)");
+      REQUIRE(close_to(a->max_abs_z, b->max_abs_z), "close_to(a->max_abs_z, b->max_abs_z)");
     }
     for (int64_t t = 0; t < p->dv; t++) {
       const ac_oracle_elem *ea = &F->elems[x * p->dv + t], *eb = &M->elems[x * p->dv + t];
       if (!a->selected) continue;
       ty->elems++;
-      ck_assert_int_eq(ea->accept, eb->accept);
-      ck_assert_msg(ea->how == eb->how, AC_SEED_FMT "%s case %d elem %lld,%lld: how %d vs %d", AC_SEED_ARG, dn, k,
+      REQUIRE_EQ(ea->accept, eb->accept);
+      REQUIRE(ea->how == eb->how, AC_SEED_FMT "%s case %d elem %lld,%lld: how %d vs %d", AC_SEED_ARG, dn, k,
                     (long long)x, (long long)t, ea->how, eb->how);
       ty->exact += ea->how == AC_HOW_EXACT;
       for (int f = 0; f < AC_NDTYPES; f++) {
         if (!F->o_round[f]) continue;
         uint64_t ga = F->o_round[f][x * p->dv + t], gb = M->o_round[f][x * p->dv + t];
         if (ga != gb) save(c, "mismatch", k);
-        ck_assert_msg(ga == gb,
+        REQUIRE(ga == gb,
                       AC_SEED_FMT "%s case %d elem %lld,%lld format %s: fast %a (bits %llx) vs MPFR %a (bits %llx); "
                                   "o %a +- %a vs %a +- %a",
                       AC_SEED_ARG, dn, k, (long long)x, (long long)t, ac_dtype_name((ac_dtype)f),
@@ -320,17 +325,17 @@ static void compare(const ac_case *c, const ac_oracle_result *F, const ac_oracle
                       (unsigned long long)gb, ea->o, ea->o_err, eb->o, eb->o_err);
       }
       if (ea->accept != AC_ACCEPT_VALUE) continue;
-      ck_assert_msg(fabs(ea->o - eb->o) <= ea->o_err + eb->o_err,
+      REQUIRE(fabs(ea->o - eb->o) <= ea->o_err + eb->o_err,
                     AC_SEED_FMT "%s case %d elem %lld,%lld: enclosures %a +- %a (fast) and %a +- %a disjoint",
                     AC_SEED_ARG, dn, k, (long long)x, (long long)t, ea->o, ea->o_err, eb->o, eb->o_err);
       double dO = fabs(ea->o - eb->o) + ea->o_err + eb->o_err, fs = b->lse_s, fz = b->lse_cZ;
-      ck_assert_msg(close_to(ea->R, eb->R) && close_do(ea->D, eb->D, dO) && close_do(ea->S, eb->S, dO * (fs + fabs(b->m))) &&
+      REQUIRE(close_to(ea->R, eb->R) && close_do(ea->D, eb->D, dO) && close_do(ea->S, eb->S, dO * (fs + fabs(b->m))) &&
                         close_do(ea->Sp, eb->Sp, dO * fs + eb->D * (fabs(b->m) + 1) * 0x1p-45) && close_do(ea->G, eb->G, dO * fz),
                     AC_SEED_FMT "%s case %d elem %lld,%lld: budget terms R %a/%a D %a/%a S %a/%a Sp %a/%a G %a/%a",
                     AC_SEED_ARG, dn, k, (long long)x, (long long)t, ea->R, eb->R, ea->D, eb->D, ea->S, eb->S, ea->Sp,
                     eb->Sp, ea->G, eb->G);
       for (int q = 0; q < F->nmu; q++)
-        ck_assert_msg(close_do(ea->F[q], eb->F[q], dO + 1e-6 * eb->D),
+        REQUIRE(close_do(ea->F[q], eb->F[q], dO + 1e-6 * eb->D),
                       AC_SEED_FMT "%s case %d elem %lld,%lld: F[%d] %a vs %a", AC_SEED_ARG, dn, k, (long long)x,
                       (long long)t, q, ea->F[q], eb->F[q]);
     }

@@ -31,6 +31,8 @@ static const ac_family table[] = {
   {"long_t", "long T (up to the campaign's max) with the oracle on a row sample", "fp16 accumulators at long T; rescale; ties at long T", ac_gen_long_t, AC_FAM_COSTLY},
   {"scale", "explicit scales: 0, negative, tiny, large, 1/8 with dk != 64", "hard-coded scale", ac_gen_scale, 0},
   {"mixed", "random shape, per-tensor band/int/normal values, layouts, scales", "broad coverage", ac_gen_mixed, 0},
+  {"index_overflow", "the largest tensors --max-elems allows, past 2^31 elements when it permits (GPU)",
+   "32-bit index overflow", ac_gen_index_overflow, AC_FAM_COSTLY},
 };
 
 const ac_family *ac_families(int *n)
@@ -133,9 +135,24 @@ const char *ac_fuzz_oracle_rows(const ac_case *c)
 {
   /* Many rows: the oracle checks the first and last row of every (batch, head), the tile-edge
    * rows (i mod 16 in {0, 15}) and 16 random rows; defects confined to other rows are still
-   * reached by the many cases of a campaign. */
+   * reached by the many cases of a campaign. Huge cases (more than 4096 rows): the first and
+   * last rows of 16 (batch, head) pairs at both ends of the tensor and of 16 more drawn from
+   * the case hash, as an explicit list. */
   const ac_problem *p = &c->p;
-  int64_t rows = p->batch * p->heads * p->tq;
-  if (rows > 48) return "edges+16";
-  return NULL;
+  int64_t bh = p->batch * p->heads, rows = bh * p->tq;
+  if (rows <= 48) return NULL;
+  if (rows <= 4096) return "edges+16";
+  static char buf[8192];
+  size_t n = 0;
+  ac_rng r;
+  ac_rng_init(&r, ac_case_hash(c), 0x726f7773);
+  buf[0] = 0;
+  for (int k = 0; k < 48 && n + 48 < sizeof buf; k++) {
+    int64_t x = k < 16 ? k : k < 32 ? bh - 1 - (k - 16) : (int64_t)ac_rng_below(&r, (uint64_t)bh);
+    if (x < 0 || x >= bh) continue;
+    int64_t r0 = x * p->tq, r1 = x * p->tq + p->tq - 1;
+    n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%lld", n ? "," : "", (long long)r0);
+    if (r1 != r0) n += (size_t)snprintf(buf + n, sizeof buf - n, ",%lld", (long long)r1);
+  }
+  return buf;
 }

@@ -148,6 +148,7 @@ AC_FAMILY_DECL(strided);
 AC_FAMILY_DECL(long_t);
 AC_FAMILY_DECL(scale);
 AC_FAMILY_DECL(mixed);
+AC_FAMILY_DECL(index_overflow);
 
 /* ---- evaluating one case on the kernel under test --------------------------------------- */
 typedef struct {

@@ -39,5 +39,6 @@ fuzz_libac_fuzz_a_SOURCES = \
 	fuzz/gen_strided.c \
 	fuzz/gen_long_t.c \
 	fuzz/gen_scale.c \
-	fuzz/gen_mixed.c
+	fuzz/gen_mixed.c \
+	fuzz/gen_index_overflow.c
 include fuzz/reader.mk

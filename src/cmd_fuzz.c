@@ -50,7 +50,7 @@ static void list_families(void)
 {
   int n;
   const ac_family *f = ac_families(&n);
-  for (int i = 0; i < n; i++) printf("%-12s %s  [hunts: %s]\n", f[i].name, f[i].summary, f[i].targets);
+  for (int i = 0; i < n; i++) printf("%-14s %s  [hunts: %s]\n", f[i].name, f[i].summary, f[i].targets);
 }
 
 int ac_cmd_fuzz(int argc, char **argv)

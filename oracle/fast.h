@@ -1,4 +1,4 @@
-/* fast.h: the certified binary64 first pass of the oracle (fast.c, fastexp.c, fastscores.c).
+/* fast.h: the certified binary64 first pass of the oracle (fast.c, fastexp.c, fastscores.c, fastdecode.c).
  * Internal to oracle/ and its tests. */
 #ifndef AC_ORACLE_FAST_H
 #define AC_ORACLE_FAST_H
@@ -19,6 +19,9 @@ const double *ac_fx_exp_coef(void);   /* the 14 Taylor coefficients, for the uni
  * LSE wider than binary32), else 0. */
 int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t **obits, int64_t ridx,
                    ac_or_stats *st, const double *mu, int nmu);
+
+/* Decodes a head like ac_or_head_decode (identical fields), faster for the narrow dtypes. */
+void ac_or_fast_head_decode(ac_or_head *hd, const ac_case *cs, int64_t b, int64_t kvh);
 
 /* Exact scores like ac_or_row_scores, faster for the narrow dtypes (same layout in w). */
 void ac_or_fast_scores(ac_or_ws *w);

@@ -4,13 +4,14 @@
  *
  * q_t = Q_t 2^qlsb and k_jt = K_jt 2^klsb with integers |Q_t| < 2^62, |K_jt| < 2^62 when the
  * row's and the head's bit windows are at most 62 wide; then z_j = (sum_t Q_t K_jt) 2^(qlsb+klsb)
- * exactly, and Z_j = sum_t |Q_t K_jt| (budget term) comes from the same products. The sum fits
+ * exactly (Z_j, a budget term, in binary64 with four partial sums). The sum fits
  * int64 when qwin + kwin + bitlen(dk) + 1 <= 63 (fp16, bf16, fp8, narrow fp32 data: a plain
  * integer multiply-add the compiler vectorizes), else __int128 (one widening multiply per
  * product, no shifts: the 126-bit condition is the same as scores.c's). Anything wider, fp64
  * inputs and rows of zeros go to ac_or_row_scores. */
 #include "config.h"
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include "fast.h"
 
@@ -32,32 +33,43 @@ static void ensure_rows(ac_or_ws *w, int64_t n, int nl)
   }
 }
 
-static void dot64(const int64_t *restrict Q, const int64_t *restrict km, const int32_t *restrict ke, int32_t klsb,
-                  int64_t dk, int64_t *z, int64_t *za)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#define CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define CLONES
+#endif
+
+CLONES static int64_t dot64(const int64_t *restrict Q, const int64_t *restrict km, const int32_t *restrict ke,
+                            int32_t klsb, int64_t dk)
 {
-  int64_t s = 0, a = 0;
-  for (int64_t t = 0; t < dk; t++) {
-    int64_t K = (int64_t)((uint64_t)km[t] << (ke[t] - klsb));
-    int64_t P = Q[t] * K;
-    s += P;
-    a += P < 0 ? -P : P;
-  }
-  *z = s;
-  *za = a;
+  int64_t s = 0;
+  for (int64_t t = 0; t < dk; t++) s += Q[t] * (int64_t)((uint64_t)km[t] << (ke[t] - klsb));
+  return s;
 }
 
-static void dot128(const int64_t *restrict Q, const int64_t *restrict km, const int32_t *restrict ke, int32_t klsb,
-                   int64_t dk, ac_i128 *z, ac_i128 *za)
+static ac_i128 dot128(const int64_t *restrict Q, const int64_t *restrict km, const int32_t *restrict ke, int32_t klsb,
+                      int64_t dk)
 {
-  ac_i128 s = 0, a = 0;
-  for (int64_t t = 0; t < dk; t++) {
-    int64_t K = (int64_t)((uint64_t)km[t] << (ke[t] - klsb));
-    ac_i128 P = (ac_i128)Q[t] * K;
-    s += P;
-    a += P < 0 ? -P : P;
+  ac_i128 s0 = 0, s1 = 0;   /* two chains: the carries of one do not wait for the other */
+  int64_t t = 0;
+  for (; t + 2 <= dk; t += 2) {
+    s0 += (ac_i128)Q[t] * (int64_t)((uint64_t)km[t] << (ke[t] - klsb));
+    s1 += (ac_i128)Q[t + 1] * (int64_t)((uint64_t)km[t + 1] << (ke[t + 1] - klsb));
   }
-  *z = s;
-  *za = a;
+  if (t < dk) s0 += (ac_i128)Q[t] * (int64_t)((uint64_t)km[t] << (ke[t] - klsb));
+  return s0 + s1;
+}
+
+/* Z_j = sum |q_t k_jt| (budget term: a few percent suffice, any order): four partial sums
+ * so that the loop vectorizes without reassociation by the compiler. */
+CLONES static double zabs(const double *restrict qa, const double *restrict kd, int64_t dk)
+{
+  double a[4] = {0, 0, 0, 0};
+  int64_t t = 0;
+  for (; t + 4 <= dk; t += 4)
+    for (int l = 0; l < 4; l++) a[l] += qa[t + l] * fabs(kd[t + l]);
+  for (; t < dk; t++) a[0] += qa[t] * fabs(kd[t]);
+  return (a[0] + a[1]) + (a[2] + a[3]);
 }
 
 void ac_or_fast_scores(ac_or_ws *w)
@@ -78,7 +90,9 @@ void ac_or_fast_scores(ac_or_ws *w)
   int64_t bits = qwin + kwin + ac_or_bitlen((uint64_t)dk) + 1;
   if (qwin > 62 || kwin > 62 || bits > 126) { ac_or_row_scores(w); return; }
   int64_t *Q = ac_xmalloc((size_t)dk * sizeof *Q);
+  double *qa = ac_xmalloc((size_t)dk * sizeof *qa);
   for (int64_t t = 0; t < dk; t++) {
+    qa[t] = fabs(w->qd[t]);
     if (!w->qm[t]) w->qe[t] = qlsb;
     Q[t] = (int64_t)((uint64_t)w->qm[t] << (w->qe[t] - qlsb));
   }
@@ -88,20 +102,18 @@ void ac_or_fast_scores(ac_or_ws *w)
   ensure_rows(w, n, 2);
   if (bits <= 63) {
     for (int64_t j = 0; j < n; j++) {
-      int64_t s, a;
-      dot64(Q, hd->km + j * dk, hd->ke + j * dk, hd->k_lsb, dk, &s, &a);
+      int64_t s = dot64(Q, hd->km + j * dk, hd->ke + j * dk, hd->k_lsb, dk);
       w->z[2 * j] = (uint64_t)s;
       w->z[2 * j + 1] = s < 0 ? ~(uint64_t)0 : 0;
-      w->Zabs[j] = ldexpl((long double)a, lsb);
     }
   } else {
     for (int64_t j = 0; j < n; j++) {
-      ac_i128 s, a;
-      dot128(Q, hd->km + j * dk, hd->ke + j * dk, hd->k_lsb, dk, &s, &a);
+      ac_i128 s = dot128(Q, hd->km + j * dk, hd->ke + j * dk, hd->k_lsb, dk);
       w->z[2 * j] = (uint64_t)s;
       w->z[2 * j + 1] = (uint64_t)((ac_u128)s >> 64);
-      w->Zabs[j] = ldexpl((long double)a, lsb);
     }
   }
+  for (int64_t j = 0; j < n; j++) w->Zabs[j] = zabs(qa, hd->kd + j * dk, dk);
   free(Q);
+  free(qa);
 }

@@ -389,6 +389,44 @@ static void check_dtype(ac_dtype dt)
   mpfr_free_cache();
 }
 
+/* ---------------- fast head decode ---------------- */
+
+START_TEST(decode_same)
+{
+  ac_rng r;
+  ac_rng_init(&r, ac_test_seed(), 0x64656364);
+  for (int k = 0; k < 600; k++) {
+    ac_dtype dt = (ac_dtype)(k % AC_NDTYPES);
+    ac_case c;
+    build(&c, dt, k % 2 ? FAM_MAGNITUDE : FAM_SPECIAL, &r);
+    const ac_problem *p = &c.p;
+    ac_or_head a, b;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    int64_t nk = p->tk * p->dk, nv = p->tk * p->dv, dv = p->dv;
+    for (int64_t bb = 0; bb < p->batch; bb++)
+      for (int64_t h = 0; h < p->kv_heads; h++) {
+        ac_or_head_decode(&a, &c, bb, h);
+        ac_or_fast_head_decode(&b, &c, bb, h);
+        REQUIRE(a.b == b.b && a.kvh == b.kvh && a.k_any == b.k_any && a.k_lsb == b.k_lsb && a.k_msb == b.k_msb,
+                AC_SEED_FMT "%s case %d: head summary differs", AC_SEED_ARG, ac_dtype_name(dt), k);
+        REQUIRE(!memcmp(a.km, b.km, (size_t)nk * sizeof *a.km) && !memcmp(a.ke, b.ke, (size_t)nk * sizeof *a.ke) &&
+                    !memcmp(a.kd, b.kd, (size_t)nk * sizeof *a.kd) && !memcmp(a.kbad, b.kbad, (size_t)p->tk),
+                AC_SEED_FMT "%s case %d: K differs", AC_SEED_ARG, ac_dtype_name(dt), k);
+        REQUIRE(!memcmp(a.vm, b.vm, (size_t)nv * sizeof *a.vm) && !memcmp(a.ve, b.ve, (size_t)nv * sizeof *a.ve) &&
+                    !memcmp(a.vd, b.vd, (size_t)nv * sizeof *a.vd) && !memcmp(a.vcls, b.vcls, (size_t)nv) &&
+                    !memcmp(a.v_lsb, b.v_lsb, (size_t)dv * sizeof *a.v_lsb) &&
+                    !memcmp(a.v_msb, b.v_msb, (size_t)dv * sizeof *a.v_msb) && !memcmp(a.v_any, b.v_any, (size_t)dv) &&
+                    !memcmp(a.vabs, b.vabs, (size_t)(nv + dv) * sizeof *a.vabs),
+                AC_SEED_FMT "%s case %d: V differs", AC_SEED_ARG, ac_dtype_name(dt), k);
+      }
+    ac_or_head_free(&a);
+    ac_or_head_free(&b);
+    ac_case_free(&c);
+  }
+}
+END_TEST
+
 START_TEST(same_f64) { check_dtype(AC_F64); }
 END_TEST
 START_TEST(same_f32) { check_dtype(AC_F32); }
@@ -410,6 +448,9 @@ int main(void)
   tcase_add_test(te, exp_constants);
   tcase_add_test(te, exp_bound);
   suite_add_tcase(s, te);
+  TCase *td = tcase_create("decode");
+  tcase_add_test(td, decode_same);
+  suite_add_tcase(s, td);
   TCase *tc = tcase_create("fast_equals_mpfr");
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, same_f64);

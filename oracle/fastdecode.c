@@ -1,0 +1,121 @@
+/* fastdecode.c: decoding of a (batch, kv head) for the narrow dtypes, the same fields as
+ * ac_or_head_decode (scores.c) without a libm call per element: values are widened to
+ * binary64 (exact) and split into odd significand and exponent from the binary64 bits.
+ * In a sampled run the decode is serial work for the first thread reaching the head, so
+ * its speed bounds the speedup of the threads. toracle_fast checks the fields against
+ * ac_or_head_decode. fp64 goes to ac_or_head_decode. */
+#include "config.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "fast.h"
+#include "casefile.h"
+
+/* d = m 2^e with m odd (or 0): the representation ac_or_split gives. */
+static inline void split_bits(double d, int64_t *m, int32_t *e)
+{
+  uint64_t b;
+  memcpy(&b, &d, sizeof b);
+  uint64_t mant = b & ((UINT64_C(1) << 52) - 1);
+  int ex = (int)((b >> 52) & 0x7ff);
+  if (!ex && !mant) { *m = 0; *e = 0; return; }
+  uint64_t M = ex ? mant | (UINT64_C(1) << 52) : mant;
+  int32_t E = ex ? ex - 1075 : -1074;
+  int tz = __builtin_ctzll(M);
+  M >>= tz;
+  *m = (b >> 63) ? -(int64_t)M : (int64_t)M;
+  *e = E + tz;
+}
+
+static inline double load(ac_dtype dt, const void *base, size_t i)
+{
+  if (dt == AC_F32) return (double)((const float *)base)[i];
+  return ac_decode(dt, ac_load_bits(dt, base, i));
+}
+
+void ac_or_fast_head_decode(ac_or_head *hd, const ac_case *cs, int64_t b, int64_t kvh)
+{
+  const ac_problem *p = &cs->p;
+  ac_dtype dt = p->dtype;
+  if (dt == AC_F64) { ac_or_head_decode(hd, cs, b, kvh); return; }
+  int64_t nk = p->tk * p->dk, nv = p->tk * p->dv, dk = p->dk, dv = p->dv;
+  if (nk > hd->cap_k) {
+    hd->km = ac_xrealloc(hd->km, (size_t)nk * sizeof *hd->km);
+    hd->ke = ac_xrealloc(hd->ke, (size_t)nk * sizeof *hd->ke);
+    hd->kd = ac_xrealloc(hd->kd, (size_t)nk * sizeof *hd->kd);
+    hd->kbad = ac_xrealloc(hd->kbad, (size_t)p->tk);
+    hd->cap_k = nk;
+  }
+  if (nv > hd->cap_v) {
+    hd->vm = ac_xrealloc(hd->vm, (size_t)nv * sizeof *hd->vm);
+    hd->ve = ac_xrealloc(hd->ve, (size_t)nv * sizeof *hd->ve);
+    hd->vd = ac_xrealloc(hd->vd, (size_t)nv * sizeof *hd->vd);
+    hd->vcls = ac_xrealloc(hd->vcls, (size_t)nv);
+    hd->vabs = ac_xrealloc(hd->vabs, (size_t)(nv + dv) * sizeof *hd->vabs);
+    hd->v_lsb = ac_xrealloc(hd->v_lsb, (size_t)dv * sizeof *hd->v_lsb);
+    hd->v_msb = ac_xrealloc(hd->v_msb, (size_t)dv * sizeof *hd->v_msb);
+    hd->v_any = ac_xrealloc(hd->v_any, (size_t)dv);
+    hd->cap_v = nv;
+  }
+  int32_t lsb = INT32_MAX, msb = INT32_MIN;
+  for (int64_t j = 0; j < p->tk; j++) {
+    uint8_t bad = 0;
+    for (int64_t t = 0; t < dk; t++) {
+      size_t x = (size_t)(j * dk + t);
+      double d = load(dt, cs->k, ac_kidx(p, b, kvh, j, t));
+      hd->km[x] = 0; hd->ke[x] = 0; hd->kd[x] = 0;
+      if (isnan(d)) { bad = 1; continue; }
+      if (isinf(d)) { if (!bad) bad = 2; continue; }
+      hd->kd[x] = d;
+      split_bits(d, &hd->km[x], &hd->ke[x]);
+      if (hd->km[x]) {
+        int32_t top = hd->ke[x] + ac_or_bitlen((uint64_t)llabs(hd->km[x]));
+        if (hd->ke[x] < lsb) lsb = hd->ke[x];
+        if (top > msb) msb = top;
+      }
+    }
+    hd->kbad[j] = bad;
+  }
+  hd->k_any = lsb != INT32_MAX;
+  hd->k_lsb = hd->k_any ? lsb : 0;
+  hd->k_msb = hd->k_any ? msb : 0;
+  for (int64_t x = 0; x < nk; x++)
+    if (!hd->km[x]) hd->ke[x] = hd->k_lsb;
+
+  for (int64_t t = 0; t < dv; t++) { hd->v_lsb[t] = INT32_MAX; hd->v_msb[t] = INT32_MIN; }
+  for (int64_t j = 0; j < p->tk; j++) {
+    for (int64_t t = 0; t < dv; t++) {
+      size_t x = (size_t)(j * dv + t);
+      double d = load(dt, cs->v, ac_vidx(p, b, kvh, j, t));
+      hd->vm[x] = 0; hd->ve[x] = 0; hd->vd[x] = 0;
+      if (isnan(d)) { hd->vcls[x] = AC_VCLS_NAN; continue; }
+      if (isinf(d)) { hd->vcls[x] = d > 0 ? AC_VCLS_PINF : AC_VCLS_NINF; continue; }
+      hd->vcls[x] = AC_VCLS_FINITE;
+      hd->vd[x] = d;
+      split_bits(d, &hd->vm[x], &hd->ve[x]);
+      if (hd->vm[x]) {
+        int32_t top = hd->ve[x] + ac_or_bitlen((uint64_t)llabs(hd->vm[x]));
+        if (hd->ve[x] < hd->v_lsb[t]) hd->v_lsb[t] = hd->ve[x];
+        if (top > hd->v_msb[t]) hd->v_msb[t] = top;
+      }
+    }
+  }
+  for (int64_t t = 0; t < dv; t++) {
+    hd->v_any[t] = hd->v_lsb[t] != INT32_MAX;
+    if (!hd->v_any[t]) { hd->v_lsb[t] = 0; hd->v_msb[t] = 0; }
+  }
+  uint8_t *fits = ac_xmalloc((size_t)dv);
+  for (int64_t t = 0; t < dv; t++)
+    fits[t] = (int64_t)hd->v_msb[t] - hd->v_lsb[t] + ac_or_bitlen((uint64_t)p->tk) + 2 <= 126;
+  for (int64_t t = 0; t < dv; t++) hd->vabs[t] = 0;
+  for (int64_t j = 0; j < p->tk; j++)
+    for (int64_t t = 0; t < dv; t++) {
+      size_t x = (size_t)(j * dv + t);
+      if (!hd->vm[x]) hd->ve[x] = hd->v_lsb[t];
+      ac_i128 a = fits[t] ? (ac_i128)((ac_u128)(uint64_t)llabs(hd->vm[x]) << (hd->ve[x] - hd->v_lsb[t])) : 0;
+      hd->vabs[x + dv] = hd->vabs[x] + a;
+    }
+  free(fits);
+  hd->b = b;
+  hd->kvh = kvh;
+}

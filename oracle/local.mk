@@ -15,4 +15,5 @@ oracle_libac_oracle_a_SOURCES = \
 	oracle/fast.h \
 	oracle/fast.c \
 	oracle/fastexp.c \
-	oracle/fastscores.c
+	oracle/fastscores.c \
+	oracle/fastdecode.c

@@ -100,6 +100,25 @@ static void log_event(ctx_t *c, const char *fmt, ...)
   (void)w;
 }
 
+/* s as the inside of a JSON string. */
+static const char *jesc(const char *s, char *buf, size_t n)
+{
+  size_t o = 0;
+  for (; *s && o + 7 < n; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if (ch == '"' || ch == '\\') {
+      buf[o++] = '\\';
+      buf[o++] = (char)ch;
+    } else if (ch < 0x20) {
+      o += (size_t)snprintf(buf + o, n - o, "\\u%04x", ch);
+    } else {
+      buf[o++] = (char)ch;
+    }
+  }
+  buf[o] = 0;
+  return buf;
+}
+
 static int write_journal(ctx_t *c, int64_t reserved)
 {
   char p[4096], buf[256];
@@ -310,7 +329,8 @@ static void record_findings(ctx_t *c, const ac_case *cs, const ac_eval *ev, cons
     int st_rc = ac_finding_store(c->o->out_dir, sig, cs, json_str(r), &e);
     json_object_put(r);
     if (st_rc < 0) {
-      log_event(c, "\"event\":\"error\",\"what\":\"store finding\",\"msg\":\"%s\"", e.msg);
+      char jb[1200];
+      log_event(c, "\"event\":\"error\",\"what\":\"store finding\",\"msg\":\"%s\"", jesc(e.msg, jb, sizeof jb));
       continue;
     }
     if (st_rc == 0) continue;
@@ -497,7 +517,8 @@ static void worker_main(ctx_t *c, int w)
   if (getppid() != supervisor_pid) _exit(0);
   ac_err e;
   if (setup_kernel(c, &e)) {
-    log_event(c, "\"event\":\"error\",\"what\":\"kernel\",\"msg\":\"%s\"", e.msg);
+    char jb[1200];
+    log_event(c, "\"event\":\"error\",\"what\":\"kernel\",\"msg\":\"%s\"", jesc(e.msg, jb, sizeof jb));
     _exit(3);
   }
   ac_pool_init(&c->pool, POOL_SIZE);
@@ -549,18 +570,24 @@ static void worker_main(ctx_t *c, int w)
     }
     if (rc) {
       __atomic_add_fetch(&c->sh->errors, 1, __ATOMIC_RELAXED);
-      log_event(c, "\"event\":\"error\",\"what\":\"generate\",\"case\":%lld,\"msg\":\"%s\"", (long long)gk, e.msg);
+      char jb[1200];
+      log_event(c, "\"event\":\"error\",\"what\":\"generate\",\"case\":%lld,\"msg\":\"%s\"", (long long)gk,
+                jesc(e.msg, jb, sizeof jb));
       c->sh->worker_busy[w] = 0;
       continue;
     }
     ac_eval ev;
     int repeat = c->o->repeat_every > 0 && (gk % c->o->repeat_every) == c->o->repeat_every - 1;
-    if (ac_eval_case(&c->x, &cs, repeat, &ev, &e)) {
+    int erc = ac_eval_case(&c->x, &cs, repeat, &ev, &e);
+    if (erc || (ev.kinds & (1u << AC_V_ERROR))) {
+      /* the tool could not decide this case (e.g. an unresolved oracle element): exit 3 */
       __atomic_add_fetch(&c->sh->errors, 1, __ATOMIC_RELAXED);
       lock(c->sh);
       c->sh->any_error = 1;
       pthread_mutex_unlock(&c->sh->mu);
-      log_event(c, "\"event\":\"error\",\"what\":\"eval\",\"case\":%lld,\"msg\":\"%s\"", (long long)gk, e.msg);
+      char msg[1200];
+      jesc(erc ? e.msg : ev.rep.note, msg, sizeof msg);
+      log_event(c, "\"event\":\"error\",\"what\":\"eval\",\"case\":%lld,\"msg\":\"%s\"", (long long)gk, msg);
     }
     int slot = family_slot(c, family);
     lock(c->sh);
@@ -873,8 +900,9 @@ int ac_campaign_run(ac_campaign_opts *o)
     }
   }
   c.t0 = ac_now();
+  char kjb[600];
   log_event(&c, "\"event\":\"%s\",\"kernel\":\"%s\",\"seed\":%llu,\"shard\":\"%d/%d\",\"jobs\":%d,\"next_case\":%lld",
-            o->resume ? "resume" : "start", c.kname, (unsigned long long)o->seed, o->shard_i, o->shard_n, o->jobs,
+            o->resume ? "resume" : "start", jesc(c.kname, kjb, sizeof kjb), (unsigned long long)o->seed, o->shard_i, o->shard_n, o->jobs,
             (long long)sh->next);
   ac_kernel_free(c.kernel);
   c.kernel = NULL;

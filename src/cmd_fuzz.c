@@ -12,7 +12,8 @@ static void usage(FILE *f)
 {
   fprintf(f,
           "usage: attncheck fuzz --kernel K --out DIR [--time 8h | --cases N] [options]\n"
-          "       attncheck fuzz --list-families\n\n"
+          "       attncheck fuzz --list-families\n"
+          "       attncheck fuzz --generate FAMILY [--index K] [--seed S] [--dtypes ...] --out FILE.npz\n\n"
           "Searches for inputs on which kernel K leaves the exact answer: a stratified sweep over the\n"
           "generator families, then evolutionary refinement of the cases with the largest err/E.\n"
           "Findings are stored once per signature under DIR/findings/<sig>/ as found, then minimized.\n\n"
@@ -35,6 +36,7 @@ static void usage(FILE *f)
           "  --max-d N           largest head dim (default 512)\n"
           "  --stop-on-fail      stop at the first finding with policy fail\n"
           "  --log-cases         one log.jsonl event per case (number, family, verdict kinds)\n"
+          "  --generate F        write case --index K of family F (seed, limits as given) to --out FILE\n"
           "  --no-strided        never ask for strided layouts\n"
           "  --no-nonfinite      never store NaN or inf in inputs\n"
           "  --timeout S         per-case kernel time limit in seconds (default 60)\n"
@@ -58,7 +60,7 @@ int ac_cmd_fuzz(int argc, char **argv)
   enum {
     O_KERNEL = 256, O_OUT, O_TIME, O_CASES, O_JOBS, O_SEED, O_RESUME, O_SHARD, O_FAMILIES, O_POLICY, O_PRECISION,
     O_DTYPES, O_MAXT, O_MAXE, O_NOSTRIDED, O_NONONFINITE, O_TIMEOUT, O_NOMIN, O_MINTIME, O_REPEAT, O_CORPUS, O_QUIET,
-    O_LIVE, O_NOLIVE, O_LIST, O_EMPTY, O_MAXD, O_STOPFAIL, O_LOGCASES, O_HELP
+    O_LIVE, O_NOLIVE, O_LIST, O_EMPTY, O_MAXD, O_STOPFAIL, O_LOGCASES, O_GENERATE, O_INDEX, O_HELP
   };
   static const struct option lo[] = {
     {"kernel", 1, 0, O_KERNEL}, {"out", 1, 0, O_OUT}, {"time", 1, 0, O_TIME}, {"cases", 1, 0, O_CASES},
@@ -69,6 +71,7 @@ int ac_cmd_fuzz(int argc, char **argv)
     {"minimize-time", 1, 0, O_MINTIME}, {"repeat-every", 1, 0, O_REPEAT}, {"corpus", 1, 0, O_CORPUS},
     {"quiet", 0, 0, O_QUIET}, {"live", 0, 0, O_LIVE}, {"no-live", 0, 0, O_NOLIVE}, {"list-families", 0, 0, O_LIST},
     {"empty-rows", 1, 0, O_EMPTY}, {"max-d", 1, 0, O_MAXD}, {"stop-on-fail", 0, 0, O_STOPFAIL}, {"log-cases", 0, 0, O_LOGCASES},
+    {"generate", 1, 0, O_GENERATE}, {"index", 1, 0, O_INDEX},
     {"help", 0, 0, O_HELP}, {0, 0, 0, 0}};
   ac_campaign_opts o;
   ac_campaign_opts_init(&o);
@@ -76,7 +79,8 @@ int ac_cmd_fuzz(int argc, char **argv)
   int c;
   optind = 1;
   opterr = 0;
-  const char *empty = NULL;
+  const char *empty = NULL, *generate = NULL;
+  int64_t gen_index = 0;
   while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
     int64_t v;
     switch (c) {
@@ -163,6 +167,13 @@ int ac_cmd_fuzz(int argc, char **argv)
       break;
     case O_STOPFAIL: o.stop_on_fail = 1; break;
     case O_LOGCASES: o.log_cases = 1; break;
+    case O_GENERATE:
+      if (!ac_family_find(optarg)) return ac_cmd_usage_error("fuzz", "unknown family '%s' (see --list-families)", optarg);
+      generate = optarg;
+      break;
+    case O_INDEX:
+      if (ac_parse_i64(optarg, &gen_index) || gen_index < 0) return ac_cmd_usage_error("fuzz", "bad --index '%s'", optarg);
+      break;
     case O_NOSTRIDED: o.lim.no_strided = 1; break;
     case O_NONONFINITE: o.lim.no_nonfinite = 1; break;
     case O_TIMEOUT:
@@ -184,6 +195,21 @@ int ac_cmd_fuzz(int argc, char **argv)
     }
   }
   if (optind < argc) return ac_cmd_usage_error("fuzz", "unexpected argument '%s'", argv[optind]);
+  if (generate) {
+    /* one case of a family, as a campaign with these limits would draw it */
+    if (!o.out_dir) return ac_cmd_usage_error("fuzz", "--generate needs --out FILE.npz");
+    ac_case c;
+    if (ac_generate(ac_family_find(generate), o.seed, gen_index, &o.lim, &c, &e) || ac_case_write(&c, o.out_dir, &e)) {
+      ac_cmd_error("fuzz", "%s", e.msg);
+      return AC_EXIT_USAGE;
+    }
+    char size[200];
+    ac_case_size_str(&c, size, sizeof size);
+    printf("%s: family %s, seed %llu, index %lld: %s\n", o.out_dir, generate, (unsigned long long)o.seed,
+           (long long)gen_index, size);
+    ac_case_free(&c);
+    return AC_EXIT_OK;
+  }
   if (!o.out_dir) return ac_cmd_usage_error("fuzz", "--out DIR is required");
   if (!o.kernel_spec && !o.resume) return ac_cmd_usage_error("fuzz", "--kernel K is required");
   if (!o.resume && o.time_s <= 0 && o.max_cases <= 0) return ac_cmd_usage_error("fuzz", "give --time D or --cases N");

@@ -52,7 +52,12 @@ grep -q 'FAIL reproduced' "$tmp/repro.txt" || fail "repro.sh did not reproduce"
 rc=$?
 [ $rc -eq 0 ] || { cat "$tmp/fixed.txt"; fail "flash-f32 on the finding's case: exit $rc"; }
 
-# 4. usage errors exit 2
+# 4. a case is a function of (family, seed, index): --generate twice gives the same bytes
+"$bin" fuzz --generate late_max --index 7 --seed "$seed" --out "$tmp/g1.npz" > /dev/null || fail "--generate failed"
+"$bin" fuzz --generate late_max --index 7 --seed "$seed" --out "$tmp/g2.npz" > /dev/null || fail "--generate failed"
+cmp -s "$tmp/g1.npz" "$tmp/g2.npz" || fail "--generate: same (family, seed, index), different files"
+
+# 5. usage errors exit 2
 "$bin" fuzz --kernel flash-f32 --out "$tmp/u" > /dev/null 2>&1; [ $? -eq 2 ] || fail "no --time/--cases: expected exit 2"
 "$bin" fuzz --kernel flash-f32 --cases 5 --time 2x --out "$tmp/u" > /dev/null 2>&1; [ $? -eq 2 ] || fail "bad --time: expected 2"
 "$bin" fuzz --kernel flash-f32 --cases 5 --families nosuch --out "$tmp/u" > /dev/null 2>&1; [ $? -eq 2 ] || fail "bad family: expected 2"

@@ -152,7 +152,7 @@ int main(void)
     for (int ti = 0; ti < 3; ti++)
       for (int di = 0; di < 2; di++) {
         int64_t T = Ts[ti], d = Ds[di];
-        int64_t S = T == 1024 ? 128 : T == 4096 ? 64 : 16;
+        int64_t S = T == 1024 ? 128 : 64;
         double ws, cs, fb, w1;
         double r = line(T, d, ci == 0, S, &ws, &cs, &fb, &w1);
         if (fb > fbmax) fbmax = fb;

@@ -34,6 +34,9 @@
  * sums and decisions), which also settle breakpoint ties from the exact groups.
  * LSE = m + log1p(L - 1) with m from the exact top score in MPFR and log1p in MPFR on the
  * binary64 enclosure of L - 1 (one call per row, directed roundings).
+ * Applies to non-fp64 inputs (products and scores well inside binary64: |z| < 2^270, exact
+ * differences >= 2^-298) with a scale in [2^-600, 2^600] (or 0), so no product above under-
+ * or overflows; a t below -700 (or -inf) makes the key tiny.
  * Special values come first, in the same order as ziv.c: non-finite V columns, then the
  * exact-case test (exact cases stay exact). */
 #include "config.h"
@@ -281,6 +284,8 @@ int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t
 {
   const ac_problem *p = w->p;
   if (w->opts->no_fast || w->opts->lse_f64 || p->dtype == AC_F64) return 1;
+  /* a scale so small or large that c_d d could leave the normal range: no relative bound on t */
+  if (w->sc.sign != 0 && !(fabs(w->sc.approx) >= 0x1p-600 && fabs(w->sc.approx) <= 0x1p600)) return 1;
   for (int f = 0; f < AC_NDTYPES; f++)
     if ((w->formats & (1u << f)) && ac_dtype_get((ac_dtype)f)->prec > 24) return 1;
 

@@ -216,7 +216,7 @@ static void *work(void *arg)
   mpfr_set_emax(mpfr_get_emax_max());
   ac_or_ws w;
   ac_or_ws_init(&w, J->cs, J->o, J->sc, J->r->formats, J->tprec, J->o->prec_cap > 0 ? J->o->prec_cap : 1L << 16);
-  const int64_t chunk = 4;
+  const int64_t chunk = 1;   /* one row at a time: no idle thread behind a chunk of the heaviest rows */
   for (;;) {
     int64_t k0 = (int64_t)atomic_fetch_add(&J->next, chunk);
     if (k0 >= J->nlist) break;

@@ -181,6 +181,9 @@ double ac_problem_scale(const ac_problem *p)
 {
   if (!p->scale_is_default) return p->scale;
   if (p->dk < 1) return NAN;
+  static _Thread_local int64_t cached_dk;   /* callers ask per element: remember the last one */
+  static _Thread_local double cached;
+  if (p->dk == cached_dk) return cached;
   /* Correctly rounded 1/sqrt(dk): 1.0 / sqrt(dk) would round twice. */
   mpfr_t x, y;
   mpfr_init2(x, 64);   /* dk exactly */
@@ -189,6 +192,8 @@ double ac_problem_scale(const ac_problem *p)
   mpfr_rec_sqrt(y, x, MPFR_RNDN);
   double r = mpfr_get_d(y, MPFR_RNDN);
   mpfr_clears(x, y, (mpfr_ptr)0);
+  cached_dk = p->dk;
+  cached = r;
   return r;
 }
 

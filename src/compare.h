@@ -15,7 +15,7 @@ typedef enum { AC_BUDGET_CLASS = 0, AC_BUDGET_BASELINE = 1, AC_BUDGET_FIXED = 2 
 typedef enum { AC_EMPTY_ZERO = 0, AC_EMPTY_NAN = 1, AC_EMPTY_SKIP = 2 } ac_empty_conv;
 
 /* κ of SUSPECT, chosen from bench/calibrate (tests/data/calibration.txt). */
-#define AC_KAPPA_DEFAULT 1.0
+#define AC_KAPPA_DEFAULT 1.5
 
 typedef struct {
   const ac_precision *prec;   /* class (NULL: the dtype's default) */

@@ -25,5 +25,8 @@ void ac_or_fast_head_decode(ac_or_head *hd, const ac_case *cs, int64_t b, int64_
 
 /* Exact scores like ac_or_row_scores, faster for the narrow dtypes (same layout in w). */
 void ac_or_fast_scores(ac_or_ws *w);
+/* Groups of equal score like ac_or_groups (identical ord, gst, gof, ng), without indirect
+ * comparisons when the scores fit two limbs. */
+void ac_or_fast_groups(ac_or_ws *w);
 
 #endif

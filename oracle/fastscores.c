@@ -117,3 +117,48 @@ void ac_or_fast_scores(ac_or_ws *w)
   free(Q);
   free(qa);
 }
+
+/* ---- groups of equal score (ac_or_groups' order: decreasing score, then key index) ---- */
+
+typedef struct { ac_i128 k; int64_t j; } skey;
+
+static inline int skey_lt(const skey *a, const skey *b) { return a->k < b->k || (a->k == b->k && a->j < b->j); }
+
+/* Bottom-up merge sort, ascending by (k, j): the keys are distinct, so the order is unique. */
+static void sort_skeys(skey *a, skey *tmp, int64_t n)
+{
+  for (int64_t w = 1; w < n; w *= 2) {
+    for (int64_t lo = 0; lo < n; lo += 2 * w) {
+      int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+      int64_t i = lo, j = mid, k = lo;
+      while (i < mid && j < hi) tmp[k++] = skey_lt(&a[j], &a[i]) ? a[j++] : a[i++];
+      while (i < mid) tmp[k++] = a[i++];
+      while (j < hi) tmp[k++] = a[j++];
+    }
+    skey *t = a; a = tmp; tmp = t;
+    memcpy(tmp, a, (size_t)n * sizeof *a);   /* keep the result in both buffers */
+  }
+}
+
+void ac_or_fast_groups(ac_or_ws *w)
+{
+  int64_t n = w->n;
+  if (w->nl != 2 || w->sc.sign == 0 || n < 2) { ac_or_groups(w); return; }
+  skey *a = ac_xmalloc((size_t)n * 2 * sizeof *a), *tmp = a + n;
+  for (int64_t j = 0; j < n; j++) {
+    ac_i128 z = (ac_i128)(((ac_u128)w->z[2 * j + 1] << 64) | w->z[2 * j]);
+    a[j].k = w->sc.sign > 0 ? -z : z;   /* |z| < 2^126: no overflow */
+    a[j].j = j;
+  }
+  sort_skeys(a, tmp, n);
+  int64_t g = 0;
+  w->gst[0] = 0;
+  for (int64_t r = 0; r < n; r++) {
+    if (r > 0 && a[r].k != a[r - 1].k) w->gst[++g] = r;
+    w->ord[r] = a[r].j;
+    w->gof[a[r].j] = g;
+  }
+  w->ng = g + 1;
+  w->gst[w->ng] = n;
+  free(a);
+}

@@ -395,10 +395,11 @@ START_TEST(decode_same)
 {
   ac_rng r;
   ac_rng_init(&r, ac_test_seed(), 0x64656364);
+  int64_t ngroups = 0;
   for (int k = 0; k < 600; k++) {
     ac_dtype dt = (ac_dtype)(k % AC_NDTYPES);
     ac_case c;
-    build(&c, dt, k % 2 ? FAM_MAGNITUDE : FAM_SPECIAL, &r);
+    build(&c, dt, k % 3 == 0 ? FAM_MAGNITUDE : k % 3 == 1 ? FAM_SPECIAL : FAM_NEARTIE, &r);
     const ac_problem *p = &c.p;
     ac_or_head a, b;
     memset(&a, 0, sizeof a);
@@ -420,10 +421,57 @@ START_TEST(decode_same)
                     !memcmp(a.vabs, b.vabs, (size_t)(nv + dv) * sizeof *a.vabs),
                 AC_SEED_FMT "%s case %d: V differs", AC_SEED_ARG, ac_dtype_name(dt), k);
       }
+    /* scores and groups of every row with finite inputs: the fast ones equal the others */
+    ac_or_scale sc;
+    ac_oracle_opts o;
+    ac_err e;
+    ac_oracle_opts_init(&o);
+    REQUIRE(ac_or_scale_init(&sc, p, &e) == 0, "scale");
+    ac_or_ws w;
+    ac_or_ws_init(&w, &c, &o, &sc, 1u << dt, 24, 1L << 16);
+    for (int64_t bb = 0; bb < p->batch; bb++)
+      for (int64_t h = 0; h < p->heads; h++) {
+        ac_or_head_decode(&a, &c, bb, ac_kv_head(p, h));
+        w.head = &a;
+        for (int64_t i = 0; i < p->tq; i++) {
+          int64_t n = ac_visible_count(p, i);
+          if (n <= 0 || ac_or_row_q(&w, bb, h, i)) continue;
+          int bad = 0;
+          for (int64_t j = 0; j < n; j++) bad |= a.kbad[j];
+          if (bad) continue;
+          w.n = n;
+          ac_or_row_scores(&w);
+          int nl = w.nl;
+          int32_t lsb = w.zlsb;
+          uint64_t *z = malloc((size_t)(n * nl) * sizeof *z);
+          memcpy(z, w.z, (size_t)(n * nl) * sizeof *z);
+          ac_or_groups(&w);
+          int64_t ng = w.ng, *ord = malloc((size_t)(3 * n + 1) * sizeof *ord), *gof = ord + n, *gst = gof + n;
+          memcpy(ord, w.ord, (size_t)n * sizeof *ord);
+          memcpy(gof, w.gof, (size_t)n * sizeof *gof);
+          memcpy(gst, w.gst, (size_t)(ng + 1) * sizeof *gst);
+          ac_or_row_q(&w, bb, h, i);
+          ac_or_fast_scores(&w);
+          if (w.nl == nl) {
+            REQUIRE(w.zlsb == lsb && !memcmp(z, w.z, (size_t)(n * nl) * sizeof *z),
+                    AC_SEED_FMT "%s case %d row %lld: fast scores differ", AC_SEED_ARG, ac_dtype_name(dt), k, (long long)i);
+            ac_or_fast_groups(&w);
+            REQUIRE(w.ng == ng && !memcmp(ord, w.ord, (size_t)n * sizeof *ord) &&
+                        !memcmp(gof, w.gof, (size_t)n * sizeof *gof) && !memcmp(gst, w.gst, (size_t)(ng + 1) * sizeof *gst),
+                    AC_SEED_FMT "%s case %d row %lld: fast groups differ", AC_SEED_ARG, ac_dtype_name(dt), k, (long long)i);
+            ngroups++;
+          }
+          free(z);
+          free(ord);
+        }
+      }
+    w.head = NULL;
+    ac_or_ws_free(&w);
     ac_or_head_free(&a);
     ac_or_head_free(&b);
     ac_case_free(&c);
   }
+  ck_assert_msg(ngroups > 1000, "only %lld rows compared", (long long)ngroups);
 }
 END_TEST
 

@@ -195,7 +195,8 @@ static void do_row_visible(ac_or_ws *w, job *J, int64_t ridx, int64_t b, int64_t
   w->n = n;
   if (J->o->no_fast) ac_or_row_scores(w);
   else ac_or_fast_scores(w);   /* fastscores.c: same exact scores, integer kernels without shifts */
-  ac_or_groups(w);
+  if (J->o->no_fast) ac_or_groups(w);
+  else ac_or_fast_groups(w);   /* fastscores.c: same groups, direct comparisons */
   uint64_t *obits[AC_NDTYPES];
   for (int f = 0; f < AC_NDTYPES; f++) obits[f] = r->o_round[f];
   ac_oracle_elem *el = &r->elems[ridx * dv];

@@ -30,7 +30,7 @@ int ac_eval_oracle(const ac_case *c, int threads, ac_oracle_result *r, ac_err *e
   ac_oracle_opts_init(&oo);
   oo.threads = threads;
   oo.rows = ac_fuzz_oracle_rows(c);
-  oo.rows_seed = ac_case_hash(c);
+  oo.rows_seed = oo.rows ? ac_case_hash(c) : 0;
   oo.formats = 1u << c->p.dtype;
   oo.nmu = ac_precision_mu_list(oo.mu, AC_ORACLE_NMU);
   return ac_oracle_run(c, &oo, r, e);

@@ -7,8 +7,9 @@
  * Times are per row. On a shared machine wall-clock time includes waiting for a core, so
  * the ratio to the baseline is also given in CPU time (both measured the same way), and
  * the 2-thread speedup both as wall-clock and as CPU split (CPU of the 2 threads / the
- * busier one's: the speedup on an idle 2-core machine). fb = fraction of elements (and
- * LSEs) that went to the MPFR levels. */
+ * busier one's: the speedup on an idle 2-core machine). 1t-wall and 1t-proc: the whole
+ * 1-thread call in wall-clock and in process CPU (setup of the result included). fb =
+ * fraction of elements that went to the MPFR levels. */
 #include "config.h"
 #include <math.h>
 #include <mpfr.h>
@@ -52,7 +53,14 @@ static void naive_f64_row(const ac_case *c, int64_t i, double *s, double *o)
   for (int64_t t = 0; t < dv; t++) o[t] /= L;
 }
 
-typedef struct { double wall, cpu_total, cpu_max, fb; } otime;
+typedef struct { double wall, cpu_total, cpu_max, fb, proc; } otime;
+
+static double proc_now(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
 
 static otime oracle_time(const ac_case *c, const char *rows, int threads)
 {
@@ -63,16 +71,17 @@ static otime oracle_time(const ac_case *c, const char *rows, int threads)
   o.formats = (1u << AC_F32) | (1u << AC_F16);
   ac_oracle_result r;
   ac_err e;
-  double t0 = ac_now();
+  double t0 = ac_now(), p0 = proc_now();
   if (ac_oracle_run(c, &o, &r, &e)) {
     fprintf(stderr, "bench/oracle_fast: %s\n", e.msg);
     exit(3);
   }
-  otime ot = {ac_now() - t0, r.cpu_seconds, r.cpu_max_thread, 0};
+  otime ot = {ac_now() - t0, r.cpu_seconds, r.cpu_max_thread, 0, 0};
+  ac_oracle_result_free(&r);
+  ot.proc = proc_now() - p0;   /* the whole call: workers, setup of the result, freeing it */
   int64_t elems = r.rows_done * c->p.dv;
   ot.fb = elems ? (double)r.n_fallback / (double)elems : 0;
   if (r.n_unresolved) fprintf(stderr, "bench/oracle_fast: %lld unresolved elements\n", (long long)r.n_unresolved);
-  ac_oracle_result_free(&r);
   return ot;
 }
 
@@ -100,7 +109,7 @@ static void make_case(ac_case *c, int64_t T, int64_t d, int causal, uint64_t str
 
 /* One line: returns the 1-thread CPU ratio to the baseline and fills the speedups. */
 static double line(int64_t T, int64_t d, int causal, int64_t S, double *wall_speed, double *cpu_speed, double *fb,
-                   double *wall1)
+                   double *wall1, double *proc1)
 {
   ac_case c;
   make_case(&c, T, d, causal, (uint64_t)(T * 1000 + d * 10 + causal));
@@ -129,9 +138,10 @@ static double line(int64_t T, int64_t d, int causal, int64_t S, double *wall_spe
   *cpu_speed = o2.cpu_max > 0 ? o2.cpu_total / o2.cpu_max : 0;
   *fb = o1.fb;
   *wall1 = o1.wall;
-  printf("%6lld %4lld %6s %5lld %11.3e %11.3e %11.3e %11.3e %8.2f %8.2f %7.2f %7.2f %9.2e %7.2f\n", (long long)T,
+  *proc1 = o1.proc;
+  printf("%6lld %4lld %6s %5lld %11.3e %11.3e %11.3e %11.3e %8.2f %8.2f %7.2f %7.2f %9.2e %7.2f %7.2f\n", (long long)T,
          (long long)d, causal ? "causal" : "none", (long long)S, tb, t1, t2, ct1, t1 / tb, ct1 / cb, t1 / t2,
-         *cpu_speed, o1.fb, o1.wall);
+         *cpu_speed, o1.fb, o1.wall, o1.proc);
   fflush(stdout);
   free(s); free(o); free(rows); free(spec);
   ac_case_free(&c);
@@ -144,26 +154,29 @@ int main(void)
   printf("bench/oracle_fast: fp32 inputs normal(0,1) seed 7, B = H = 1; seconds per row; same rows for all columns\n"
          "base = naive binary64 three-pass (libm exp, 1 thread, -O2); 1t/2t = oracle (o to fp32 and fp16, LSE to\n"
          "binary32, budget terms) on 1/2 threads; r-wall, r-cpu = oracle-1t / base in wall-clock and CPU time;\n"
-         "sp-wall = wall 1t/2t; sp-cpu = CPU of 2 threads / the busier one's; fb = elements sent to MPFR.\n");
-  printf("%6s %4s %6s %5s %11s %11s %11s %11s %8s %8s %7s %7s %9s %7s\n", "T", "d", "mask", "rows", "base", "1t", "2t",
-         "1t-cpu", "r-wall", "r-cpu", "sp-wall", "sp-cpu", "fb", "1t-tot");
+         "sp-wall = wall 1t/2t; sp-cpu = CPU of 2 threads / the busier one's; fb = elements sent to MPFR;\n"
+         "1t-wall, 1t-proc = the whole 1-thread call (rows x per-row time plus setup), wall and process CPU.\n");
+  printf("%6s %4s %6s %5s %11s %11s %11s %11s %8s %8s %7s %7s %9s %7s %7s\n", "T", "d", "mask", "rows", "base", "1t", "2t",
+         "1t-cpu", "r-wall", "r-cpu", "sp-wall", "sp-cpu", "fb", "1t-wall", "1t-proc");
   double r4096 = 0, spw = 0, spc = 0, fbmax = 0;
   for (int ci = 0; ci < 2; ci++)
     for (int ti = 0; ti < 3; ti++)
       for (int di = 0; di < 2; di++) {
         int64_t T = Ts[ti], d = Ds[di];
         int64_t S = T == 1024 ? 128 : 64;
-        double ws, cs, fb, w1;
-        double r = line(T, d, ci == 0, S, &ws, &cs, &fb, &w1);
+        double ws, cs, fb, w1, p1;
+        double r = line(T, d, ci == 0, S, &ws, &cs, &fb, &w1, &p1);
         if (fb > fbmax) fbmax = fb;
         if (T == 4096 && d == 128 && ci == 0) { r4096 = r; spw = ws; spc = cs; }
       }
-  double ws, cs, fb, w1;
-  line(65536, 128, 0, 64, &ws, &cs, &fb, &w1);
+  double ws, cs, fb, w1, p1;
+  line(65536, 128, 0, 64, &ws, &cs, &fb, &w1, &p1);
+  if (fb > fbmax) fbmax = fb;
   printf("targets: T=4096 d=128 causal oracle-1t <= 5x baseline (CPU time): %.2f %s; 2 threads >= 1.8x: CPU split "
-         "%.2fx %s, wall %.2fx; fallback <= 1%%: max %.2e %s; T=65536 d=128 64 rows < 10 s: %.2f s %s\n",
+         "%.2fx %s, wall %.2fx; fallback <= 1%%: max %.2e %s; T=65536 d=128 64 rows < 10 s: process CPU %.2f s %s, "
+         "wall %.2f s\n",
          r4096, r4096 <= 5 ? "met" : "NOT met", spc, spc >= 1.8 ? "met" : "NOT met", spw, fbmax,
-         fbmax <= 0.01 ? "met" : "NOT met", w1, w1 < 10 ? "met" : "NOT met");
+         fbmax <= 0.01 ? "met" : "NOT met", p1, p1 < 10 ? "met" : "NOT met", w1);
   mpfr_free_cache();
   return sink == 12345.678 ? 1 : 0;
 }

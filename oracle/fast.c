@@ -10,20 +10,21 @@
  * the scale with |c_d - c| <= e_c (e_c from MPFR's directed enclosure, 0 for a stored
  * scale). t = fl(c_d d) <= 0 and, with t* = c D,
  *     |t - t*| <= u|c_d d| + |c_d| 2u|D| + e_c|D| <= eps_t |t|,  eps_t = 3.01u + 1.01 e_c/|c_d|.
- * E = ac_fx_exp(t): |E - e^t| <= eps_e e^t (fastexp.c, eps_e = 2^-47), so with a = eps_t|t|
- * (<= 2^-35 here) |E - w*| <= E (eps_e + e^a - 1)/(1 - eps_e) <= (2 eps_e + 2a) E.
+ * E = ac_fx_exp(t): |E - e^t| <= eps_e e^t (fastexp.c, eps_e = 2^-50), so with a = eps_t|t|
+ * (<= 2^-40 here) |E - w*| <= E (eps_e + e^a - 1)/(1 - eps_e) <= 1.01 (eps_e + a) E.
  * When t < -700 the weight is not computed: w* <= e^(-700 + a) < 2^-1000 ("tiny" keys).
  *
- * Sums (one column; keys in blocks of BLK, BLK blocks to a superblock, columns inner): the
+ * Sums (one column; keys outer, columns inner, partial sums in NLEV levels of BLK): the
  * computed N = sum V_j E_j, RA = sum |V_j| E_j, TA = sum |V_j| E_j |t_j|, L = sum E_j,
- * ST = sum E_j |t_j| go through at most two products, BLK additions inside a block, BLK
- * inside a superblock and nsb of superblocks, so (Higham §4.2) |N - sum V_j E_j| <=
- * gamma_K sum |V_j| E_j + n 2^-1074 with K = 2 BLK + nsb + 3 (the last term covers products
- * that underflow), and sum |V_j| E_j <= (RA + n 2^-1074)/(1 - gamma_K), same for TA.
+ * ST = sum E_j |t_j| go through at most two products, BLK + 1 additions per level and
+ * ntop + 1 at the top, so (Higham §4.2: the error of any summation tree is at most
+ * sum_i gamma_{depth_i} |x_i|) |N - sum V_j E_j| <= gamma_K sum |V_j| E_j + n 2^-1074 with
+ * K = 2 + (BLK+1) NLEV + ntop + 2 (the last term covers products that underflow), and
+ * sum |V_j| E_j <= (RA + n 2^-1074)/(1 - gamma_K), same for TA.
  * With Vmax = 2^v_msb >= |V_j| of the column and n_tiny tiny keys:
- *   |N - N*| <= eN = (gamma_K + 2 eps_e)(RA + n 2^-1074)/(1-gamma_K) + n 2^-1074
- *                   + 2 eps_t (TA + n 2^-1074)/(1-gamma_K) + Vmax n_tiny 2^-1000
- *   |L - L*| <= eL = (gamma_K + 2 eps_e) L/(1-gamma_K) + 2 eps_t ST/(1-gamma_K) + n_tiny 2^-1000
+ *   |N - N*| <= eN = (gamma_K + 1.01 eps_e)(RA + n 2^-1074)/(1-gamma_K) + n 2^-1074
+ *                   + 1.01 eps_t (TA + n 2^-1074)/(1-gamma_K) + Vmax n_tiny 2^-1000
+ *   |L - L*| <= eL = (gamma_K + 1.01 eps_e) L/(1-gamma_K) + 1.01 eps_t ST/(1-gamma_K) + n_tiny 2^-1000
  * (L >= 1: the top group has E = 1 exactly). L - 1 is summed apart (its own bound, same
  * form, one more addition) so that LSE keeps a tiny L - 1.
  * Output: o = fl(N/L); o* = N* / L* and
@@ -46,7 +47,8 @@
 #include "fast.h"
 
 #define U 0x1p-53
-#define BLK 64
+#define BLK 16
+#define NLEV 4
 #define TINY 0x1p-1000
 #define SUB 0x1p-1074
 
@@ -273,7 +275,7 @@ static void slow_lse(ac_or_ws *w, ac_oracle_row *row, ac_or_stats *st, int mex, 
 
 typedef struct {
   double *E, *ta, *sg;     /* per group: weight (0 for tiny keys), |t|, s = c_d fl(z) */
-  double *N, *RA, *TA, *mN, *mR, *mT, *bN, *bR, *bT;  /* per column: sums, superblock and block sums */
+  double *N, *RA, *TA;     /* per column: the sums (top level) */
   double *o, *delta;
   uint32_t *pend;
   uint8_t *cls;
@@ -296,11 +298,9 @@ int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t
   B.E = ac_xmalloc((size_t)ng * 3 * sizeof *B.E);
   B.ta = B.E + ng;
   B.sg = B.ta + ng;
-  B.N = ac_xmalloc((size_t)dv * 11 * sizeof *B.N);
+  B.N = ac_xmalloc((size_t)dv * 5 * sizeof *B.N);
   B.RA = B.N + dv; B.TA = B.RA + dv;
-  B.mN = B.TA + dv; B.mR = B.mN + dv; B.mT = B.mR + dv;
-  B.bN = B.mT + dv; B.bR = B.bN + dv; B.bT = B.bR + dv;
-  B.o = B.bT + dv; B.delta = B.o + dv;
+  B.o = B.TA + dv; B.delta = B.o + dv;
   B.pend = ac_xcalloc((size_t)dv, sizeof *B.pend);
   B.cls = ac_xcalloc((size_t)dv, 1);
 
@@ -371,43 +371,51 @@ int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t
     B.ta[g] = -t;
   }
 
-  /* Sums in blocks of BLK keys, BLK blocks to a superblock: three levels of partial sums. */
-  double L = 0, Lm1 = 0, ST = 0;
-  memset(B.N, 0, (size_t)dv * 3 * sizeof *B.N);
-  int64_t nsb = 0;
-  for (int64_t s0 = 0; s0 < n; s0 += BLK * BLK) {
-    int64_t s1 = s0 + BLK * BLK < n ? s0 + BLK * BLK : n;
-    double mL = 0, mLm1 = 0, mST = 0;
-    memset(B.mN, 0, (size_t)dv * 3 * sizeof *B.mN);
-    for (int64_t j0 = s0; j0 < s1; j0 += BLK) {
-      int64_t j1 = j0 + BLK < s1 ? j0 + BLK : s1;
-      double bL = 0, bLm1 = 0, bST = 0;
-      memset(B.bN, 0, (size_t)dv * 3 * sizeof *B.bN);
-      for (int64_t j = j0; j < j1; j++) {
-        int64_t g = w->gof[j];
-        double e = B.E[g];
-        if (e == 0) continue;
-        double et = e * B.ta[g];
-        bL += e;
-        if (g) bLm1 += e;
-        bST += et;
-        if (any_pending) acc_nrt(B.bN, B.bR, B.bT, hd->vd + j * dv, e, et, dv);
+  /* Sums by levels: level l holds partial sums of up to BLK^(l+1) keys, carried up when full
+   * (NLEV levels, then the top, unbounded); per level one vector of N, RA, TA and 3 scalars. */
+  double *lev = ac_xcalloc((size_t)(NLEV * 3 * dv), sizeof *lev), lsum[NLEV][3], top[3] = {0, 0, 0};
+  int cnt[NLEV];
+  memset(lsum, 0, sizeof lsum);
+  memset(cnt, 0, sizeof cnt);
+  memset(B.N, 0, (size_t)dv * 3 * sizeof *B.N);   /* N, RA, TA: the top */
+  int64_t ntop = 0;
+  for (int64_t j = 0; j < n; j++) {
+    int64_t g = w->gof[j];
+    double e = B.E[g];
+    if (e == 0) continue;
+    double et = e * B.ta[g];
+    lsum[0][0] += e;
+    if (g) lsum[0][1] += e;
+    lsum[0][2] += et;
+    if (any_pending) acc_nrt(lev, lev + dv, lev + 2 * dv, hd->vd + j * dv, e, et, dv);
+    for (int l = 0; ++cnt[l] == BLK; l++) {
+      double *dst = l + 1 < NLEV ? lev + (l + 1) * 3 * dv : B.N, *sdst = l + 1 < NLEV ? lsum[l + 1] : top;
+      if (any_pending) {
+        add_to(dst, lev + l * 3 * dv, 3 * dv);
+        memset(lev + l * 3 * dv, 0, (size_t)(3 * dv) * sizeof *lev);
       }
-      mL += bL; mLm1 += bLm1; mST += bST;
-      if (any_pending) add_to(B.mN, B.bN, 3 * dv);
+      for (int q = 0; q < 3; q++) { sdst[q] += lsum[l][q]; lsum[l][q] = 0; }
+      cnt[l] = 0;
+      if (l + 1 == NLEV) { ntop++; break; }
     }
-    L += mL; Lm1 += mLm1; ST += mST;
-    if (any_pending) add_to(B.N, B.mN, 3 * dv);
-    nsb++;
   }
+  for (int l = 0; l < NLEV; l++) {   /* flush upwards */
+    double *dst = l + 1 < NLEV ? lev + (l + 1) * 3 * dv : B.N, *sdst = l + 1 < NLEV ? lsum[l + 1] : top;
+    if (any_pending) add_to(dst, lev + l * 3 * dv, 3 * dv);
+    for (int q = 0; q < 3; q++) sdst[q] += lsum[l][q];
+  }
+  free(lev);
+  double L = top[0], Lm1 = top[1], ST = top[2];
   double n0 = (double)(w->gst[1] - w->gst[0]);
   Lm1 += n0 - 1;
-  double K = (double)(2 * BLK + nsb + 3);
+  /* depth of a term: 2 products, at most BLK + 1 additions per level (the carry and the
+   * flush included), ntop + 1 at the top, one more for n0 - 1 */
+  double K = (double)(2 + (BLK + 1) * NLEV + ntop + 2);
   double gam = K * U / (1 - K * U);
   double ig = 1 / (1 - gam);
-  double we = gam + 2 * AC_FX_EPS;
-  double eL = 1.001 * (we * L * ig + 2 * eps_t * ST * ig + (double)ntiny * TINY);
-  double eLm1 = 1.001 * (we * Lm1 * ig + 2 * eps_t * ST * ig + (double)ntiny * TINY);
+  double we = gam + 1.01 * AC_FX_EPS;
+  double eL = 1.001 * (we * L * ig + 1.01 * eps_t * ST * ig + (double)ntiny * TINY);
+  double eLm1 = 1.001 * (we * Lm1 * ig + 1.01 * eps_t * ST * ig + (double)ntiny * TINY);
   int Lok = eL < 0.25;
 
   /* Elements. */
@@ -416,7 +424,7 @@ int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t
     if (!B.pend[t]) continue;
     double o = B.N[t] / L;
     double vmax = ldexp(1.0, hd->v_msb[t]);
-    double eN = (we * (B.RA[t] + (double)n * SUB) * ig + (double)n * SUB + 2 * eps_t * (B.TA[t] + (double)n * SUB) * ig +
+    double eN = (we * (B.RA[t] + (double)n * SUB) * ig + (double)n * SUB + 1.01 * eps_t * (B.TA[t] + (double)n * SUB) * ig +
                  vmax * (double)ntiny * TINY);
     double delta = 1.001 * (U * fabs(o) + (eN + (1 + U) * fabs(o) * eL) / (L - eL));
     el[t].o = o;

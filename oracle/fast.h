@@ -6,7 +6,7 @@
 #include "oracle_int.h"
 
 /* exp with a proven bound: |ac_fx_exp(t) - e^t| <= AC_FX_EPS e^t for t in [AC_FX_TMIN, 0]. */
-#define AC_FX_EPS 0x1p-47
+#define AC_FX_EPS 0x1p-50
 #define AC_FX_TMIN (-700.0)
 double ac_fx_exp(double t);
 void ac_fx_exp_array(const double *t, double *out, int64_t n);

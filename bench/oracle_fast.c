@@ -169,14 +169,19 @@ int main(void)
         if (fb > fbmax) fbmax = fb;
         if (T == 4096 && d == 128 && ci == 0) { r4096 = r; spw = ws; spc = cs; }
       }
+  /* every row of T = 4096, d = 128, causal: the serial decode of the head amortized as in a
+   * real run (on 64 sampled rows it is a large part of the work and caps the 2-thread split) */
+  double fws, fcs, ffb, fw1, fp1;
+  double rfull = line(4096, 128, 1, 4096, &fws, &fcs, &ffb, &fw1, &fp1);
+  if (ffb > fbmax) fbmax = ffb;
   double ws, cs, fb, w1, p1;
   line(65536, 128, 0, 64, &ws, &cs, &fb, &w1, &p1);
   if (fb > fbmax) fbmax = fb;
-  printf("targets: T=4096 d=128 causal oracle-1t <= 5x baseline (CPU time): %.2f %s; 2 threads >= 1.8x: CPU split "
-         "%.2fx %s, wall %.2fx; fallback <= 1%%: max %.2e %s; T=65536 d=128 64 rows < 10 s: process CPU %.2f s %s, "
-         "wall %.2f s\n",
-         r4096, r4096 <= 5 ? "met" : "NOT met", spc, spc >= 1.8 ? "met" : "NOT met", spw, fbmax,
-         fbmax <= 0.01 ? "met" : "NOT met", p1, p1 < 10 ? "met" : "NOT met", w1);
+  printf("targets: T=4096 d=128 causal oracle-1t <= 5x baseline (CPU time): 64 rows %.2f, all rows %.2f %s;\n"
+         "  2 threads >= 1.8x faster (all rows): CPU split %.2fx %s, wall %.2fx (64 rows: CPU split %.2fx, wall %.2fx);\n"
+         "  fallback <= 1%% of elements: max %.2e %s; T=65536 d=128 on 64 rows < 10 s: process CPU %.2f s %s, wall %.2f s\n",
+         r4096, rfull, r4096 <= 5 && rfull <= 5 ? "met" : "NOT met", fcs, fcs >= 1.8 ? "met" : "NOT met", fws, spc,
+         spw, fbmax, fbmax <= 0.01 ? "met" : "NOT met", p1, p1 < 10 ? "met" : "NOT met", w1);
   mpfr_free_cache();
   return sink == 12345.678 ? 1 : 0;
 }

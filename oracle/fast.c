@@ -281,15 +281,23 @@ typedef struct {
   uint8_t *cls;
 } fbuf;
 
+int ac_or_fast_case_applies(const ac_case *cs, const ac_oracle_opts *o, uint32_t formats)
+{
+  const ac_problem *p = &cs->p;
+  if (o->no_fast || o->lse_f64 || p->dtype == AC_F64) return 0;
+  /* a scale so small or large that c_d d could leave the normal range: no relative bound on t */
+  double c = p->scale_is_default ? 1 / sqrt((double)p->dk) : p->scale;
+  if (c != 0 && !(fabs(c) >= 0x1p-600 && fabs(c) <= 0x1p600)) return 0;
+  for (int f = 0; f < AC_NDTYPES; f++)
+    if ((formats & (1u << f)) && ac_dtype_get((ac_dtype)f)->prec > 24) return 0;
+  return 1;
+}
+
 int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t **obits, int64_t ridx,
                    ac_or_stats *st, const double *mu, int nmu)
 {
   const ac_problem *p = w->p;
-  if (w->opts->no_fast || w->opts->lse_f64 || p->dtype == AC_F64) return 1;
-  /* a scale so small or large that c_d d could leave the normal range: no relative bound on t */
-  if (w->sc.sign != 0 && !(fabs(w->sc.approx) >= 0x1p-600 && fabs(w->sc.approx) <= 0x1p600)) return 1;
-  for (int f = 0; f < AC_NDTYPES; f++)
-    if ((w->formats & (1u << f)) && ac_dtype_get((ac_dtype)f)->prec > 24) return 1;
+  if (!ac_or_fast_case_applies(w->cs, w->opts, w->formats)) return 1;
 
   const ac_or_head *hd = w->head;
   int64_t n = w->n, dv = p->dv, ng = w->ng;

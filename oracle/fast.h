@@ -20,8 +20,12 @@ const double *ac_fx_exp_coef(void);   /* the 14 Taylor coefficients, for the uni
 int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t **obits, int64_t ridx,
                    ac_or_stats *st, const double *mu, int nmu);
 
-/* Decodes a head like ac_or_head_decode (identical fields), faster for the narrow dtypes. */
-void ac_or_fast_head_decode(ac_or_head *hd, const ac_case *cs, int64_t b, int64_t kvh);
+/* 1 when the binary64 pass applies to every row of the case (formats: the result's). */
+int ac_or_fast_case_applies(const ac_case *cs, const ac_oracle_opts *o, uint32_t formats);
+/* Decodes a head like ac_or_head_decode (identical fields, except vabs = NULL when the pass
+ * applies to the whole case: only ziv.c's level 0 reads it), faster for the narrow dtypes. */
+void ac_or_fast_head_decode(ac_or_head *hd, const ac_case *cs, int64_t b, int64_t kvh, const ac_oracle_opts *o,
+                            uint32_t formats);
 
 /* Exact scores like ac_or_row_scores, faster for the narrow dtypes (same layout in w). */
 void ac_or_fast_scores(ac_or_ws *w);

@@ -3,7 +3,8 @@
  * binary64 (exact) and split into odd significand and exponent from the binary64 bits.
  * In a sampled run the decode is serial work for the first thread reaching the head, so
  * its speed bounds the speedup of the threads. toracle_fast checks the fields against
- * ac_or_head_decode. fp64 goes to ac_or_head_decode. */
+ * ac_or_head_decode. fp64 goes to ac_or_head_decode. The prefix sums of |V| (vabs) are
+ * left out (NULL) when the binary64 pass applies to every row of the case. */
 #include "config.h"
 #include <math.h>
 #include <stdlib.h>
@@ -33,11 +34,15 @@ static inline double load(ac_dtype dt, const void *base, size_t i)
   return ac_decode(dt, ac_load_bits(dt, base, i));
 }
 
-void ac_or_fast_head_decode(ac_or_head *hd, const ac_case *cs, int64_t b, int64_t kvh)
+void ac_or_fast_head_decode(ac_or_head *hd, const ac_case *cs, int64_t b, int64_t kvh, const ac_oracle_opts *o,
+                            uint32_t formats)
 {
   const ac_problem *p = &cs->p;
   ac_dtype dt = p->dtype;
   if (dt == AC_F64) { ac_or_head_decode(hd, cs, b, kvh); return; }
+  /* the prefix sums of |V| serve only ziv.c's level 0, which never runs where the binary64
+   * pass applies to the whole case */
+  int need_vabs = !ac_or_fast_case_applies(cs, o, formats);
   int64_t nk = p->tk * p->dk, nv = p->tk * p->dv, dk = p->dk, dv = p->dv;
   if (nk > hd->cap_k) {
     hd->km = ac_xrealloc(hd->km, (size_t)nk * sizeof *hd->km);
@@ -51,18 +56,21 @@ void ac_or_fast_head_decode(ac_or_head *hd, const ac_case *cs, int64_t b, int64_
     hd->ve = ac_xrealloc(hd->ve, (size_t)nv * sizeof *hd->ve);
     hd->vd = ac_xrealloc(hd->vd, (size_t)nv * sizeof *hd->vd);
     hd->vcls = ac_xrealloc(hd->vcls, (size_t)nv);
-    hd->vabs = ac_xrealloc(hd->vabs, (size_t)(nv + dv) * sizeof *hd->vabs);
     hd->v_lsb = ac_xrealloc(hd->v_lsb, (size_t)dv * sizeof *hd->v_lsb);
     hd->v_msb = ac_xrealloc(hd->v_msb, (size_t)dv * sizeof *hd->v_msb);
     hd->v_any = ac_xrealloc(hd->v_any, (size_t)dv);
     hd->cap_v = nv;
   }
+  free(hd->vabs);
+  hd->vabs = need_vabs ? ac_xmalloc((size_t)(nv + dv) * sizeof *hd->vabs) : NULL;
+  if (!need_vabs) hd->cap_v = 0;   /* a later ac_or_head_decode of this head reallocates (vabs included) */
+  size_t kbase = ac_kidx(p, b, kvh, 0, 0), vbase = ac_vidx(p, b, kvh, 0, 0);   /* dense: x = j d + t */
   int32_t lsb = INT32_MAX, msb = INT32_MIN;
   for (int64_t j = 0; j < p->tk; j++) {
     uint8_t bad = 0;
     for (int64_t t = 0; t < dk; t++) {
       size_t x = (size_t)(j * dk + t);
-      double d = load(dt, cs->k, ac_kidx(p, b, kvh, j, t));
+      double d = load(dt, cs->k, kbase + x);
       hd->km[x] = 0; hd->ke[x] = 0; hd->kd[x] = 0;
       if (isnan(d)) { bad = 1; continue; }
       if (isinf(d)) { if (!bad) bad = 2; continue; }
@@ -86,7 +94,7 @@ void ac_or_fast_head_decode(ac_or_head *hd, const ac_case *cs, int64_t b, int64_
   for (int64_t j = 0; j < p->tk; j++) {
     for (int64_t t = 0; t < dv; t++) {
       size_t x = (size_t)(j * dv + t);
-      double d = load(dt, cs->v, ac_vidx(p, b, kvh, j, t));
+      double d = load(dt, cs->v, vbase + x);
       hd->vm[x] = 0; hd->ve[x] = 0; hd->vd[x] = 0;
       if (isnan(d)) { hd->vcls[x] = AC_VCLS_NAN; continue; }
       if (isinf(d)) { hd->vcls[x] = d > 0 ? AC_VCLS_PINF : AC_VCLS_NINF; continue; }
@@ -104,18 +112,24 @@ void ac_or_fast_head_decode(ac_or_head *hd, const ac_case *cs, int64_t b, int64_
     hd->v_any[t] = hd->v_lsb[t] != INT32_MAX;
     if (!hd->v_any[t]) { hd->v_lsb[t] = 0; hd->v_msb[t] = 0; }
   }
-  uint8_t *fits = ac_xmalloc((size_t)dv);
-  for (int64_t t = 0; t < dv; t++)
-    fits[t] = (int64_t)hd->v_msb[t] - hd->v_lsb[t] + ac_or_bitlen((uint64_t)p->tk) + 2 <= 126;
-  for (int64_t t = 0; t < dv; t++) hd->vabs[t] = 0;
   for (int64_t j = 0; j < p->tk; j++)
     for (int64_t t = 0; t < dv; t++) {
       size_t x = (size_t)(j * dv + t);
       if (!hd->vm[x]) hd->ve[x] = hd->v_lsb[t];
-      ac_i128 a = fits[t] ? (ac_i128)((ac_u128)(uint64_t)llabs(hd->vm[x]) << (hd->ve[x] - hd->v_lsb[t])) : 0;
-      hd->vabs[x + dv] = hd->vabs[x] + a;
     }
-  free(fits);
+  if (need_vabs) {
+    uint8_t *fits = ac_xmalloc((size_t)dv);
+    for (int64_t t = 0; t < dv; t++)
+      fits[t] = (int64_t)hd->v_msb[t] - hd->v_lsb[t] + ac_or_bitlen((uint64_t)p->tk) + 2 <= 126;
+    for (int64_t t = 0; t < dv; t++) hd->vabs[t] = 0;
+    for (int64_t j = 0; j < p->tk; j++)
+      for (int64_t t = 0; t < dv; t++) {
+        size_t x = (size_t)(j * dv + t);
+        ac_i128 a = fits[t] ? (ac_i128)((ac_u128)(uint64_t)llabs(hd->vm[x]) << (hd->ve[x] - hd->v_lsb[t])) : 0;
+        hd->vabs[x + dv] = hd->vabs[x] + a;
+      }
+    free(fits);
+  }
   hd->b = b;
   hd->kvh = kvh;
 }

@@ -121,7 +121,7 @@ static const ac_or_head *head_acquire(job *J, int64_t hid, int64_t b, int64_t kv
     s->state = 1;
     pthread_mutex_unlock(&J->mu);
     if (J->o->no_fast) ac_or_head_decode(&s->h, J->cs, b, kvh);
-    else ac_or_fast_head_decode(&s->h, J->cs, b, kvh);   /* fastdecode.c: same fields */
+    else ac_or_fast_head_decode(&s->h, J->cs, b, kvh, J->o, J->r->formats);   /* fastdecode.c: same fields */
     pthread_mutex_lock(&J->mu);
     s->state = 2;
     pthread_cond_broadcast(&J->cv);

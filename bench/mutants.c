@@ -7,7 +7,9 @@
  * given policy fail here: it is the defect of the masked-NaN-leak mutant. Then the throughput
  * of a campaign on small shapes (T <= 64, d <= 64) with a correct CPU kernel, oracle included.
  *
- *   bench/mutants [--seeds N] [--cap N] [--jobs J] [--throughput-s S] [--only NAME] */
+ *   bench/mutants [--seeds N] [--cap N] [--jobs J] [--throughput-s S] [--only NAME] [--in-process]
+ * --in-process runs the baseline's kernels without forking (faster; a crashing mutant then ends
+ * that seed's baseline). */
 #include "config.h"
 #include <dirent.h>
 #include <fcntl.h>
@@ -31,7 +33,7 @@ typedef struct {
   double tput_cases, tput_s;
 } results;
 
-static int nseeds = 5, jobs = 2;
+static int nseeds = 5, jobs = 2, in_process = 0;
 static int64_t cap = 2000;
 static const char *tmpdir;
 
@@ -135,6 +137,7 @@ static void run_baseline(const attncheck_kernel *const *mk, int nm, int s, resul
     free(list);
     ac_eval_ctx_init(&x[m], ks[m], mk[m]->name);
     x[m].run.timeout_s = 20;
+    x[m].run.in_process = in_process;
     ac_policies_set(&x[m].pol, "masked-leak=fail", NULL);
     left++;
   }
@@ -255,8 +258,9 @@ int main(int argc, char **argv)
     else if (!strcmp(argv[i], "--jobs") && i + 1 < argc) jobs = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--throughput-s") && i + 1 < argc) tput_secs = atof(argv[++i]);
     else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+    else if (!strcmp(argv[i], "--in-process")) in_process = 1;
     else {
-      fprintf(stderr, "usage: bench/mutants [--seeds N] [--cap N] [--jobs J] [--throughput-s S] [--only NAME]\n");
+      fprintf(stderr, "usage: bench/mutants [--seeds N] [--cap N] [--jobs J] [--throughput-s S] [--only NAME] [--in-process]\n");
       return 2;
     }
   }

@@ -41,4 +41,7 @@ fuzz_libac_fuzz_a_SOURCES = \
 	fuzz/gen_scale.c \
 	fuzz/gen_mixed.c \
 	fuzz/gen_index_overflow.c
+# The campaign demo of ./quickstart.sh, the fuzzing guide and the Slurm array example.
+dist_noinst_SCRIPTS += scripts/demo
+EXTRA_DIST += docs/fuzzing.md contrib/slurm/attncheck-fuzz.sbatch
 include fuzz/reader.mk

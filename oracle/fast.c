@@ -12,7 +12,8 @@
  *     |t - t*| <= u|c_d d| + |c_d| 2u|D| + e_c|D| <= eps_t |t|,  eps_t = 3.01u + 1.01 e_c/|c_d|.
  * E = ac_fx_exp(t): |E - e^t| <= eps_e e^t (fastexp.c, eps_e = 2^-50), so with a = eps_t|t|
  * (<= 2^-40 here) |E - w*| <= E (eps_e + e^a - 1)/(1 - eps_e) <= 1.01 (eps_e + a) E.
- * When t < -700 the weight is not computed: w* <= e^(-700 + a) < 2^-1000 ("tiny" keys).
+ * When t < -700 the weight is not computed: t* <= t (1 - eps_t) < -699, so w* < 2^-1008
+ * ("tiny" keys, bounded by 2^-1000 each).
  *
  * Sums (one column; keys outer, columns inner, partial sums in NLEV levels of BLK): the
  * computed N = sum V_j E_j, RA = sum |V_j| E_j, TA = sum |V_j| E_j |t_j|, L = sum E_j,

@@ -221,6 +221,11 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
         rep->n_judged++;
         int ok = opt->empty == AC_EMPTY_NAN ? knan : (!knan && !kinf && kv == 0);
         if (!ok) bad = AC_WHY_EMPTY;
+      } else if ((knan || kinf) && kb == rb && (el->accept & AC_ACCEPT_VALUE)) {
+        /* the correct rounding itself (an exact value beyond the dtype rounds to inf) */
+        rep->n_judged++;
+        rep->n_exact_match++;
+        continue;
       } else if (knan || kinf) {
         rep->n_judged++;
         int ok = (knan && (el->accept & AC_ACCEPT_NAN)) || (kinf && kv > 0 && (el->accept & AC_ACCEPT_PINF))
@@ -314,6 +319,11 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
       if (opt->empty == AC_EMPTY_SKIP) continue;
       rep->lse_judged++;
       if (!(isinf(kl) || (opt->empty == AC_EMPTY_NAN && isnan(kl)))) bad = AC_WHY_EMPTY;
+    } else if ((rw->lse_accept & AC_ACCEPT_VALUE) && (klb == rlb || fabs(rw->lse) > FLT_MAX)) {
+      /* the correct binary32 rounding; an exact LSE beyond binary32 cannot be judged otherwise */
+      rep->lse_judged++;
+      if (klb != rlb) rep->n_ood++;
+      continue;
     } else if (!isfinite(kl)) {
       rep->lse_judged++;
       int ok = (isnan(kl) && (rw->lse_accept & AC_ACCEPT_NAN)) || (isinf(kl) && kl > 0 && (rw->lse_accept & AC_ACCEPT_PINF))

@@ -852,6 +852,11 @@ int ac_campaign_run(ac_campaign_opts *o)
     o->lim.dtypes = probe.dtypes;
     o->lim.masks = probe.masks;
   }
+  if (o->lim.max_t <= 0) {
+    /* long T: 16384 on the CPU (the oracle on a row sample), 131072 for device kernels */
+    int dev = c.kernel->abi && c.kernel->abi->memory == ATTNCHECK_MEM_CUDA;
+    o->lim.max_t = dev ? 131072 : 16384;
+  }
   c.seed_eff = o->shard_n > 1 ? ac_hash2(o->seed, (uint64_t)o->shard_i) : o->seed;
   if (ac_mkdir_p(o->out_dir, &e)) {
     fprintf(stderr, "attncheck fuzz: %s\n", e.msg);

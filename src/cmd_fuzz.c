@@ -31,7 +31,7 @@ static void usage(FILE *f)
           "  --precision NAME    precision class override\n"
           "  --empty-rows C      zero|nan|skip: the empty-row convention of the kernel\n"
           "  --dtypes LIST       dtypes to draw (default: what the kernel supports; exec kernels: f32)\n"
-          "  --max-t N           longest T of the long-T family (default 16384)\n"
+          "  --max-t N           longest T of the long-T family (default 16384; CUDA kernels 131072)\n"
           "  --max-elems N       cap on the elements of one tensor (default 4194304)\n"
           "  --max-d N           largest head dim (default 512)\n"
           "  --stop-on-fail      stop at the first finding with policy fail\n"
@@ -75,6 +75,7 @@ int ac_cmd_fuzz(int argc, char **argv)
     {"help", 0, 0, O_HELP}, {0, 0, 0, 0}};
   ac_campaign_opts o;
   ac_campaign_opts_init(&o);
+  o.lim.max_t = 0;   /* auto: by the kernel's memory (host or device) */
   ac_err e;
   int c;
   optind = 1;
@@ -199,6 +200,7 @@ int ac_cmd_fuzz(int argc, char **argv)
     /* one case of a family, as a campaign with these limits would draw it */
     if (!o.out_dir) return ac_cmd_usage_error("fuzz", "--generate needs --out FILE.npz");
     ac_case c;
+    if (o.lim.max_t <= 0) o.lim.max_t = 16384;
     if (ac_generate(ac_family_find(generate), o.seed, gen_index, &o.lim, &c, &e) || ac_case_write(&c, o.out_dir, &e)) {
       ac_cmd_error("fuzz", "%s", e.msg);
       return AC_EXIT_USAGE;

@@ -43,6 +43,27 @@ static int copy_file(const char *src, const char *dst)
   return rc;
 }
 
+/* OUT/sources lists the directories merged so far (real paths), so that merging one again
+ * adds neither its cases nor its log twice. */
+static int already_merged(const char *out, const char *dir)
+{
+  char p[4096], rp[4096], line[4200];
+  snprintf(p, sizeof p, "%s/sources", out);
+  if (!realpath(dir, rp)) return 0;
+  FILE *f = fopen(p, "r");
+  int found = 0;
+  while (f && fgets(line, sizeof line, f)) {
+    line[strcspn(line, "\n")] = 0;
+    if (!strcmp(line, rp)) found = 1;
+  }
+  if (f) fclose(f);
+  if (!found && (f = fopen(p, "a"))) {
+    fprintf(f, "%s\n", rp);
+    fclose(f);
+  }
+  return found;
+}
+
 static int64_t stats_cases(const char *dir)
 {
   char p[4096];
@@ -136,7 +157,8 @@ int ac_cmd_merge(int argc, char **argv)
   ac_policies_init(&pol);
   for (int i = optind; i < argc; i++) {
     const char *dir = argv[i];
-    if (strcmp(dir, out)) cases += stats_cases(dir);
+    int again = !strcmp(dir, out) || already_merged(out, dir);
+    if (!again) cases += stats_cases(dir);
     char fd[4096];
     snprintf(fd, sizeof fd, "%s/findings", dir);
     DIR *d = opendir(fd);
@@ -185,7 +207,7 @@ int ac_cmd_merge(int argc, char **argv)
     char cd[4096];
     snprintf(cd, sizeof cd, "%s/corpus", dir);
     d = opendir(cd);
-    while (d && strcmp(dir, out) && (de = readdir(d))) {
+    while (d && !again && (de = readdir(d))) {
       if (de->d_name[0] == '.') continue;
       char src[4400], dst[4400];
       snprintf(src, sizeof src, "%s/%s", cd, de->d_name);
@@ -197,7 +219,7 @@ int ac_cmd_merge(int argc, char **argv)
     char lp[4096], lo_[4096];
     snprintf(lp, sizeof lp, "%s/log.jsonl", dir);
     snprintf(lo_, sizeof lo_, "%s/log.jsonl", out);
-    FILE *in = strcmp(dir, out) ? fopen(lp, "r") : NULL;
+    FILE *in = !again ? fopen(lp, "r") : NULL;
     if (in) {
       FILE *o = fopen(lo_, "a");
       if (o) {

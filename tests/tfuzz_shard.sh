@@ -33,5 +33,6 @@ grep -q '^cases=48$' "$tmp/m/stats" || fail "merged stats do not sum the cases"
 # merging again adds nothing
 "$bin" merge "$tmp/s0" -o "$tmp/m" --no-rerun > "$tmp/m2.txt" 2>&1
 grep -q ' 0 new findings' "$tmp/m2.txt" || { cat "$tmp/m2.txt"; fail "second merge added findings"; }
+grep -q '^cases=48$' "$tmp/m/stats" || fail "a second merge of the same shard counted its cases twice"
 echo "ok: 2 shards x 24 cases, $(echo "$msigs" | wc -l) findings merged and reproduced"
 exit 0

@@ -587,6 +587,14 @@ static void worker_main(ctx_t *c, int w)
       pthread_mutex_unlock(&c->sh->mu);
       char msg[1200];
       jesc(erc ? e.msg : ev.rep.note, msg, sizeof msg);
+      /* keep the first few such cases for whoever investigates the tool */
+      if (__atomic_load_n(&c->sh->errors, __ATOMIC_RELAXED) <= 20) {
+        char ed[4096], ep[4400];
+        ac_err ee;
+        snprintf(ed, sizeof ed, "%s/errors", c->o->out_dir);
+        snprintf(ep, sizeof ep, "%s/case-%lld.npz", ed, (long long)gk);
+        if (ac_mkdir_p(ed, &ee) == 0) ac_case_write(&cs, ep, &ee);
+      }
       log_event(c, "\"event\":\"error\",\"what\":\"eval\",\"case\":%lld,\"msg\":\"%s\"", (long long)gk, msg);
     }
     int slot = family_slot(c, family);
@@ -986,6 +994,9 @@ int ac_campaign_run(ac_campaign_opts *o)
     printf("campaign %s: kernel %s, %lld cases in %.1f s (%.1f cases/s), %lld findings\n", o->out_dir, o->kernel_spec,
            (long long)sh->done, el, el > 0 ? (double)sh->done / el : 0.0, (long long)sh->findings);
     ac_findings_summary(o->out_dir, stdout, 20);
+    if (sh->errors)
+      printf("%lld cases the tool could not decide (unresolved oracle elements or internal errors): see %s/log.jsonl "
+             "and %s/errors/\n", (long long)sh->errors, o->out_dir, o->out_dir);
   }
   int fail = findings_exit(&c);
   int err = sh->any_error || sh->journal_error;

@@ -35,6 +35,7 @@ void ac_or_row_budget(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, const
     if (el[t].accept == AC_ACCEPT_VALUE) cols[nc++] = t;
   int nt = 5 + nmu;
   long double lcz = 0, ls = 0;
+  double fmass[AC_ORACLE_NMU] = {0};
   /* Per key: A, A|t|, A|s|, A|c|Z (long double); the per-element loop runs in binary64
    * when every factor is representable there (all dtypes but fp64 in practice). */
   long double *kf = ac_xmalloc((size_t)n * 4 * sizeof *kf);
@@ -73,6 +74,7 @@ void ac_or_row_budget(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, const
       }
       for (int q = 0; q < nmu; q++) {
         if (!(A < mu[q])) continue;
+        fmass[q] += A;
         double *F = acc + (5 + q) * dv;
         for (int64_t t = 0; t < dv; t++) F[t] += A * fabs(vd[t] - ov[t]);
       }
@@ -90,6 +92,8 @@ void ac_or_row_budget(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, const
       long double A = f[0];
       if (A == 0) continue;
       const double *vd = hd->vd + j * dv;
+      for (int q = 0; q < nmu; q++)
+        if (A < mu[q]) fmass[q] += (double)A;
       for (int64_t k = 0; k < nc; k++) {
         int64_t t = cols[k];
         long double v = vd[t], e = fabsl(v - (long double)el[t].o), ae = A * e;
@@ -115,5 +119,6 @@ void ac_or_row_budget(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, const
   free(kf);
   row->lse_cZ = (double)lcz;
   row->lse_s = (double)ls;
+  for (int q = 0; q < nmu; q++) row->Fmass[q] = fmass[q];
   free(Ag); free(cols);
 }

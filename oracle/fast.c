@@ -531,7 +531,7 @@ int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t
   double *R = acc, *Dd = acc + dv, *S = acc + 2 * dv, *Sp = acc + 3 * dv, *G = acc + 4 * dv;
   double *ov = B.o;
   for (int64_t t = 0; t < dv; t++) ov[t] = el[t].accept == AC_ACCEPT_VALUE ? el[t].o : 0;
-  double lcz = 0, ls = 0;
+  double lcz = 0, ls = 0, fmass[AC_ORACLE_NMU] = {0};
   for (int64_t j = 0; j < n; j++) {
     int64_t g = w->gof[j];
     double A = B.E[g] / L;
@@ -543,7 +543,7 @@ int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t
     const double *vd = hd->vd + j * dv;
     acc_budget(R, Dd, S, Sp, G, vd, ov, A, at, as, ag, dv);
     for (int q = 0; q < nmu; q++)
-      if (A < mu[q]) acc_f(acc + (5 + q) * dv, vd, ov, A, dv);
+      if (A < mu[q]) { acc_f(acc + (5 + q) * dv, vd, ov, A, dv); fmass[q] += A; }
   }
   for (int64_t t = 0; t < dv; t++) {
     if (el[t].accept != AC_ACCEPT_VALUE) continue;
@@ -552,6 +552,7 @@ int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t
   }
   row->lse_cZ = lcz;
   row->lse_s = ls;
+  for (int q = 0; q < nmu; q++) row->Fmass[q] = fmass[q];
   free(acc);
   free(B.E); free(B.N); free(B.pend); free(B.cls);
   return 0;

@@ -9,6 +9,7 @@ oracle_libac_oracle_a_SOURCES = \
 	oracle/ziv.c \
 	oracle/round.c \
 	oracle/budget.c \
+	oracle/infscores.c \
 	oracle/rows.c \
 	oracle/cache.c \
 	oracle/oracle.c \

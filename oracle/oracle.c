@@ -38,6 +38,7 @@ void ac_or_ws_init(ac_or_ws *w, const ac_case *cs, const ac_oracle_opts *o, cons
   w->tprec = tprec;
   w->prec_cap = cap;
   w->own.b = w->own.kvh = -1;
+  w->sub.b = w->sub.kvh = -1;
   int64_t dk = cs->p.dk;
   w->qm = ac_xmalloc((size_t)dk * sizeof *w->qm);
   w->qe = ac_xmalloc((size_t)dk * sizeof *w->qe);
@@ -50,6 +51,7 @@ void ac_or_ws_init(ac_or_ws *w, const ac_case *cs, const ac_oracle_opts *o, cons
 void ac_or_ws_free(ac_or_ws *w)
 {
   ac_or_head_free(&w->own);
+  ac_or_head_free(&w->sub);
   free(w->qm); free(w->qe); free(w->qd);
   free(w->z); free(w->Zabs); free(w->ord); free(w->gst); free(w->gof); free(w->acc);
   for (int64_t g = 0; g < w->cap_g; g++) {
@@ -176,21 +178,57 @@ static void do_row_visible(ac_or_ws *w, job *J, int64_t ridx, int64_t b, int64_t
   int64_t dv = p->dv;
   ac_oracle_row *row = &r->rows[ridx];
   int bad = ac_or_row_q(w, b, h, i);
-  for (int64_t j = 0; j < n && bad != 1; j++)
-    if (w->head->kbad[j] && (!bad || w->head->kbad[j] == 1)) bad = w->head->kbad[j];
+  for (int64_t j = 0; j < n && !bad; j++)
+    if (w->head->kbad[j]) bad = 1;
+  uint8_t *cls = NULL;
+  int rcls = AC_SCLS_FINITE;
   if (bad) {
-    /* NaN in q or a visible key: NaN only. Infinity there: scores are ±inf or NaN, any
-     * non-finite outcome is accepted and no finite value is defined. */
-    uint8_t acc = bad == 1 ? AC_ACCEPT_NAN : (AC_ACCEPT_NAN | AC_ACCEPT_PINF | AC_ACCEPT_NINF);
+    /* The rule table of oracle.h: score classes of the visible keys on IEEE semantics. */
+    cls = ac_xmalloc((size_t)n);
+    rcls = ac_or_inf_classify(w, b, h, i, n, cls);
     row->has_nonfinite = 1;
+  }
+  if (rcls == AC_SCLS_NAN) {
     row->m = row->lse = NAN;
     row->lse_f32 = NAN;
     row->lse_f64 = NAN;
     row->lse_how = AC_HOW_EXACT;
-    row->lse_accept = acc;
+    row->lse_accept = AC_ACCEPT_NAN;
     row->max_abs_s = row->max_abs_z = NAN;
-    row_fill_special(r, ridx, acc, NAN, dv, st);
+    row_fill_special(r, ridx, AC_ACCEPT_NAN, NAN, dv, st);
+    free(cls);
     return;
+  }
+  const ac_or_head *full = w->head;
+  const int64_t n0 = n;
+  if (rcls != AC_SCLS_FINITE) {
+    /* +inf keys: the limit is the mean of V over them (equal weights): their K with q = 0.
+     * Otherwise the -inf keys drop out (weight exactly 0). */
+    uint8_t want = rcls == AC_SCLS_PINF ? AC_SCLS_PINF : AC_SCLS_FINITE;
+    for (int64_t j = 0; j < n; j++) cls[j] = cls[j] == want;
+    int64_t kept = ac_or_head_subset(&w->sub, full, &J->cs->p, cls, n);
+    if (kept == 0) {
+      /* every visible score -inf: exp(-inf - (-inf)) is NaN in a kernel that subtracts the
+       * maximum, 0/0 in one that does not track it; one that guards m = -inf writes 0 */
+      row->m = row->lse = -INFINITY;
+      row->lse_f32 = -INFINITY;
+      row->lse_f64 = -INFINITY;
+      row->lse_how = AC_HOW_EXACT;
+      row->lse_accept = AC_ACCEPT_NAN | AC_ACCEPT_PINF | AC_ACCEPT_NINF;
+      row->max_abs_s = row->max_abs_z = 0;
+      row_fill_special(r, ridx, AC_ACCEPT_VALUE | AC_ACCEPT_NAN, 0.0, dv, st);
+      for (int64_t t = 0; t < dv; t++) {
+        r->elems[ridx * dv + t].o = 0;
+        for (int f = 0; f < AC_NDTYPES; f++)
+          if (r->o_round[f]) r->o_round[f][ridx * dv + t] = ac_encode_f64((ac_dtype)f, 0.0);
+      }
+      free(cls);
+      return;
+    }
+    w->head = &w->sub;
+    n = kept;
+    if (rcls == AC_SCLS_PINF)
+      for (int64_t t = 0; t < J->cs->p.dk; t++) { w->qm[t] = 0; w->qe[t] = 0; w->qd[t] = 0; }
   }
   w->n = n;
   if (J->o->no_fast) ac_or_row_scores(w);
@@ -207,6 +245,28 @@ static void do_row_visible(ac_or_ws *w, job *J, int64_t ridx, int64_t b, int64_t
     if (el[t].accept != AC_ACCEPT_VALUE) row->has_nonfinite = 1;
   row->lse_accept = AC_ACCEPT_VALUE;
   if (!fast) ac_or_row_budget(w, row, el, J->o, r->mu, r->nmu);
+  row->max_cZ = ac_or_max_cz(w);
+  if (rcls == AC_SCLS_PINF) {
+    /* exp(s - m) with s = m = +inf is NaN in a kernel: NaN accepted everywhere */
+    row->lse = row->lse_f64 = INFINITY;
+    row->lse_f32 = INFINITY;
+    row->lse_err = 0;
+    row->lse_how = AC_HOW_EXACT;
+    row->lse_accept = AC_ACCEPT_PINF | AC_ACCEPT_NAN;
+    row->m = INFINITY;
+    for (int64_t t = 0; t < dv; t++) el[t].accept |= AC_ACCEPT_NAN;
+  } else if (rcls == AC_SCLS_NINF) {
+    /* a non-finite V at a key of weight exactly 0: 0·inf or 0·NaN in a kernel's P·V, like
+     * a masked key: NaN accepted in that column, any finite output judged against o */
+    const ac_or_head *hd = full;
+    for (int64_t j = 0; j < n0; j++) {
+      if (cls[j]) continue;
+      for (int64_t t = 0; t < dv; t++)
+        if (hd->vcls[j * dv + t] != AC_VCLS_FINITE) el[t].accept |= AC_ACCEPT_NAN;
+    }
+  }
+  w->head = full;
+  free(cls);
 }
 
 static void *work(void *arg)

@@ -64,6 +64,8 @@ typedef struct {
   double lse_f64;      /* LSE correctly rounded to binary64 (when requested, else 0) */
   double lse_cZ;       /* Σ A_j |c| Z_j  (LSE budget) */
   double lse_s;        /* Σ A_j |s_j|    (LSE budget) */
+  double max_cZ;       /* max_j |c| Z_j over the keys that carry weight (score error bound Δ) */
+  double Fmass[AC_ORACLE_NMU];   /* Σ_{A_j < mu[k]} A_j: with F, bounds Σ_{A_j < mu} A_j |V_j| <= F + |o| Fmass */
   uint8_t selected;    /* row computed */
   uint8_t lse_how;     /* ac_how */
   uint8_t lse_accept;  /* AC_ACCEPT_... */

@@ -71,6 +71,7 @@ typedef struct {
   long prec_cap;
   const ac_or_head *head;  /* the decoded head of the current row */
   ac_or_head own;          /* used by ac_or_head_load (single-threaded callers) */
+  ac_or_head sub;          /* the keys of a row that keep a weight when others score ±inf (infscores.c) */
 
   /* the row */
   int64_t b, h, i, n;       /* n = visible keys */
@@ -163,6 +164,25 @@ typedef struct { int64_t exact, rounded, unresolved, fallback; long max_prec; } 
 /* Every element and the LSE of the current row (finite inputs, n >= 1). */
 void ac_or_row_eval(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t **obits, int64_t ridx,
                     ac_or_stats *st);
+
+/* infscores.c: score classes of the visible keys (rule table of oracle.h) */
+enum { AC_SCLS_FINITE = 0, AC_SCLS_NINF = 1, AC_SCLS_PINF = 2, AC_SCLS_NAN = 3 };
+/* cls[j] for the n visible keys of row (b, h, i) from the stored values; returns the row's
+ * class: NAN if any key is NaN, else PINF if any is +inf, else NINF if any is -inf, else FINITE. */
+int ac_or_inf_classify(ac_or_ws *w, int64_t b, int64_t h, int64_t i, int64_t n, uint8_t *cls);
+/* dst = the keys j < n of src with keep[j] != 0, in order (K, V and their windows); returns
+ * their number. */
+int64_t ac_or_head_subset(ac_or_head *dst, const ac_or_head *src, const ac_problem *p, const uint8_t *keep,
+                          int64_t n);
+/* max_j |c| Z_j over the keys of the row (both oracle paths: identical bits). */
+static inline double ac_or_max_cz(const ac_or_ws *w)
+{
+  if (w->sc.sign == 0) return 0;
+  long double z = 0;
+  for (int64_t j = 0; j < w->n; j++)
+    if (w->Zabs[j] > z) z = w->Zabs[j];
+  return (double)(z * fabsl((long double)w->sc.approx) * (1 + 0x1p-40L));
+}
 
 /* budget.c */
 void ac_or_row_budget(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, const ac_oracle_opts *o,

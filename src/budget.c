@@ -17,14 +17,14 @@ double ac_gamma_e(double n, double u, int trunc)
   return 4 * sqrt(n) * u;
 }
 
-/* F for the class's mu: the oracle's F of the smallest threshold >= mu (F grows with mu);
- * none: D, since F <= D always. */
-static double f_term(const ac_oracle_elem *el, double cmu, const double *mu, int nmu)
+/* Index of the oracle's F threshold used for the class's mu: the smallest threshold >= mu
+ * (F grows with mu); -1 none (then D, since F <= D always). */
+static int f_index(double cmu, const double *mu, int nmu)
 {
   int best = -1;
   for (int k = 0; k < nmu; k++)
     if (mu[k] >= cmu && (best < 0 || mu[k] < mu[best])) best = k;
-  return best < 0 ? el->D : el->F[best];
+  return best;
 }
 
 /* Typical count of n independent rescale roundings. */
@@ -32,6 +32,73 @@ static double nr_typical(double n)
 {
   double s = 4 * sqrt(n);
   return n < s ? n : s;
+}
+
+/* Factors beyond first order (proof below). Up to Δ = 2^-10 they are at most 1.0031 and
+ * 1.0021: products of two roundings, inside the slack of AC_BUDGET_MARGIN like every other
+ * second-order term of the model, so W and E stay first order there. */
+#define AC_DELTA_FIRST_ORDER 0x1p-10
+/* Amplification of the weight perturbation terms: phi(D) = e^D (e^D - 1)/D. */
+static double phi(double d)
+{
+  if (!(d > AC_DELTA_FIRST_ORDER)) return 1;
+  if (d > 700) return INFINITY;
+  return exp(d) * (expm1(d) / d);
+}
+/* The kernel's weights against the exact ones: e^{2D}. */
+static double amp2(double d)
+{
+  if (!(d > AC_DELTA_FIRST_ORDER)) return 1;
+  return exp(2 * d);
+}
+
+/* Proof sketch of the terms (NUMERICS.md §4, with the two corrections below).
+ *
+ * Score errors beyond first order. Let the kernel's exponent arguments differ from the exact
+ * s_j - m by eps_j (up to one common shift, which cancels between numerator and row sum).
+ * Exactly, o' - o = Σ_j A_j (e^{eps_j} - 1)(V_j - o) / Σ_k A_k e^{eps_k}; with
+ * Δ >= max_j |eps_j|, |e^eps - 1| <= |eps| (e^Δ - 1)/Δ and Σ A_k e^{eps_k} >= e^{-Δ}, so
+ * |o' - o| <= phi(Δ) Σ_j A_j |eps_j| |V_j - o|: the first-order terms (G, S', S, and the exp,
+ * rescale and score-underflow terms on D) times phi(Δ). Per key,
+ *   |eps_j| <= γ(d_k, u_qk)|c|Z_j + (u_S + u_s)|s_j| + 2u_s|s_j - m| + u_e + n_r u_s + eta_s,
+ * where the float scale's own rounding is a common relative factor on s_j - m (inside the
+ * 2u_s|s_j - m|), a folded log2 e likewise (u_s = 1.5u covers its third rounding), and
+ * |s_j - m| <= 2 max|s|; Δ takes the maximum over the visible keys from max|c|Z_j and max|s_j|.
+ * The kernel's weights P'_j/L' are within e^{2Δ} of A_j, so the terms proportional to the
+ * weights (u_p R, the P.V accumulation, F) are multiplied by e^{2Δ}.
+ * LSE: ln Σ A_k e^{eps_k} lies in [-Δ, Δ], and |ln(1 + y)| <= e^Δ |y| for 1 + y >= e^{-Δ},
+ * so its score part is min(phi(Δ)·first order, Δ).
+ *
+ * Underflow. Every binary operation whose result falls below the normal range of its format
+ * errs by at most eta (half the smallest subnormal spacing; a full one when truncating)
+ * beyond the relative model; additions and subtractions landing there are exact. Scores:
+ * d_k products of the dot product (eta_qk each, scaled by |c|), the scale product and a
+ * stored score: eta_s = (|c| d_k + 2) eta_qk, an absolute error of every eps_j. Output: the
+ * T products P_j V_j, at most n_r rescale products and the final division (or, for split-K,
+ * one division and one product per chunk, fewer than the rescales counted): (T + n_r + 2)
+ * eta_a on the unnormalized sum, divided by a row sum >= e^{-Δ} (it holds the maximum's
+ * exp(0) = 1), so (T + n_r + 2) eta_a e^Δ on o. P below the normal range of the format P is
+ * stored in errs by at most P itself (0 is a neighbour): the F term at the class's mu; when
+ * only the numerator sees the rounded P (u_p > 0: the row sum keeps the wide P) the loss is
+ * A_j|V_j| <= A_j|V_j - o| + A_j|o|, hence F + |o| Σ_{A_j < mu} A_j. */
+typedef struct { double delta_w, delta_e, eta_s; } score_err;
+
+static score_err score_errors(const ac_precision *c, const ac_problem *p, const ac_oracle_row *row)
+{
+  double dk = (double)p->dk;
+  double nr = (double)ac_precision_nr(c, row->visible);
+  double as = isfinite(row->max_abs_s) ? row->max_abs_s : INFINITY;
+  double cz = isfinite(row->max_cZ) ? row->max_cZ : INFINITY;
+  double ca = isfinite(p->scale) ? fabs(p->scale) * (1 + 0x1p-20) : 1;
+  score_err r;
+  r.eta_s = (ca * dk + 2) * c->eta_qk * (c->qk_trunc ? 2 : 1);
+  double rest = (c->u_S + c->u_s) * as + 4 * c->u_s * as + c->u_e + r.eta_s;
+  r.delta_w = ac_gamma_w(dk, c->u_qk, c->qk_trunc) * cz + rest + nr * c->u_s;
+  r.delta_e = ac_gamma_e(dk, c->u_qk, c->qk_trunc) * cz + rest + nr_typical(nr) * c->u_s;
+  /* 0·inf when a term is 0 and a factor infinite: no error from that source */
+  if (isnan(r.delta_w)) r.delta_w = INFINITY;
+  if (isnan(r.delta_e)) r.delta_e = INFINITY;
+  return r;
 }
 
 void ac_budget_elem(const ac_precision *c, const ac_problem *p, ac_dtype out, const ac_oracle_row *row,
@@ -47,13 +114,24 @@ void ac_budget_elem(const ac_precision *c, const ac_problem *p, ac_dtype out, co
   double T = (double)row->visible, dk = (double)p->dk;
   double tacc = (double)ac_precision_tacc(c, row->visible);
   double nr = (double)ac_precision_nr(c, row->visible);
-  double F = f_term(el, c->mu, mu, nmu);
-  (void)T;
-  double common = c->u_S * el->Sp + c->u_s * el->Sp + 2 * c->u_s * el->S + c->u_p * el->R + c->u_s * ao + F;
-  double w = ac_gamma_w(dk, c->u_qk, c->qk_trunc) * el->G + common + (c->u_e + nr * c->u_s) * el->D
-             + ac_gamma_w(tacc, c->u_a, c->acc_trunc) * (el->R + ao);
-  double e = ac_gamma_e(dk, c->u_qk, c->qk_trunc) * el->G + common + (c->u_e + nr_typical(nr) * c->u_s) * el->D
-             + ac_gamma_e(tacc, c->u_a, c->acc_trunc) * (el->R + ao);
+  int fi = f_index(c->mu, mu, nmu);
+  double F = fi < 0 ? el->D : el->F[fi];
+  if (c->u_p > 0) F += fi < 0 ? ao : ao * row->Fmass[fi];
+  score_err se = score_errors(c, p, row);
+  /* first-order score terms, without their γ(d_k) part */
+  double sc = c->u_S * el->Sp + c->u_s * el->Sp + 2 * c->u_s * el->S;
+  double nu = T + nr + 2;
+  double eta_a = c->eta_a * (c->acc_trunc ? 2 : 1);
+  double w = phi(se.delta_w) * (ac_gamma_w(dk, c->u_qk, c->qk_trunc) * el->G + sc
+                                + (c->u_e + nr * c->u_s + se.eta_s) * el->D)
+             + amp2(se.delta_w) * (c->u_p * el->R + ac_gamma_w(tacc, c->u_a, c->acc_trunc) * (el->R + ao) + F)
+             + c->u_s * ao + nu * eta_a * amp2(se.delta_w);
+  double e = phi(se.delta_e) * (ac_gamma_e(dk, c->u_qk, c->qk_trunc) * el->G + sc
+                                + (c->u_e + nr_typical(nr) * c->u_s + se.eta_s) * el->D)
+             + amp2(se.delta_e) * (c->u_p * el->R + ac_gamma_e(tacc, c->u_a, c->acc_trunc) * (el->R + ao) + F)
+             + c->u_s * ao + nr_typical(nu) * eta_a * amp2(se.delta_e);
+  if (isnan(w)) w = INFINITY;
+  if (isnan(e)) e = INFINITY;
   w *= AC_BUDGET_MARGIN;
   e *= AC_BUDGET_MARGIN;
   /* The kernel rounds its working value, which lies within w of o: half an ulp of the
@@ -81,12 +159,21 @@ void ac_budget_lse(const ac_precision *c, const ac_problem *p, const ac_oracle_r
   /* Terms below mu_sum lost from the row sum: relative loss of L at most T·mu_sum. */
   double tm = T * c->mu_sum;
   double flush = tm >= 0.5 ? INFINITY : tm / (1 - tm);
-  /* ln L and m + ln L rounded in the score format; exp and log charged u_e each. */
-  double common = 2 * c->u_s * row->lse_s + c->u_s * (2 * al + am) + 2 * c->u_e + flush;
-  double w = ac_gamma_w(dk, c->u_qk, c->qk_trunc) * row->lse_cZ + common + nr * c->u_s
-             + ac_gamma_w(tacc, c->u_a, c->acc_trunc);
-  double e = ac_gamma_e(dk, c->u_qk, c->qk_trunc) * row->lse_cZ + common + nr_typical(nr) * c->u_s
-             + ac_gamma_e(tacc, c->u_a, c->acc_trunc);
+  score_err se = score_errors(c, p, row);
+  /* scores, exp and rescales (first order), bounded beyond first order as in the proof above */
+  double sw = ac_gamma_w(dk, c->u_qk, c->qk_trunc) * row->lse_cZ + 2 * c->u_s * row->lse_s + c->u_e
+              + nr * c->u_s + se.eta_s;
+  double se_ = ac_gamma_e(dk, c->u_qk, c->qk_trunc) * row->lse_cZ + 2 * c->u_s * row->lse_s + c->u_e
+               + nr_typical(nr) * c->u_s + se.eta_s;
+  sw = fmin(phi(se.delta_w) * sw, se.delta_w);
+  se_ = fmin(phi(se.delta_e) * se_, se.delta_e);
+  /* ln L and m + ln L rounded in the score format; log charged u_e; the row sum's
+   * accumulation and flush are relative errors of L */
+  double common = c->u_s * (2 * al + am) + c->u_e + flush;
+  double w = sw + common + ac_gamma_w(tacc, c->u_a, c->acc_trunc);
+  double e = se_ + common + ac_gamma_e(tacc, c->u_a, c->acc_trunc);
+  if (isnan(w)) w = INFINITY;
+  if (isnan(e)) e = INFINITY;
   w *= AC_BUDGET_MARGIN;
   e *= AC_BUDGET_MARGIN;
   double half = 0.5 * ac_ulp(AC_F32, isfinite(w) ? al + w : al);

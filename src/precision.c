@@ -10,6 +10,11 @@
 #define UBF 0x1p-8
 #define UE4 0x1p-4
 #define UE5 0x1p-3
+/* half the smallest subnormal spacing: the absolute error of one underflowing operation */
+#define ETA64 0x1p-1074   /* a full spacing: half of it is below binary64 */
+#define ETA32 0x1p-150
+#define ETA16 0x1p-25
+#define ETABF 0x1p-134
 
 /* exp is charged 4 ulps of the score format: libm's expf/exp are within 1 ulp, exp2f and
  * vendor fast paths within a few.  Score arithmetic: 2u_s·S counts the scale product and
@@ -18,31 +23,31 @@
  * since a class is shared by kernels with any tiling. */
 static const ac_precision table[] = {
   {"fp64", "binary64 throughout: scores, exp, P and accumulation in fp64",
-   U64, 0, 0, U64, 4 * U64, 0, U64, 0, 0, 1, 0x1p-1022, 0x1p-1022, 1},
+   U64, 0, 0, U64, 4 * U64, 0, U64, 0, 0, 1, 0x1p-1022, 0x1p-1022, 1, ETA64, ETA64},
   {"fp32", "binary32 throughout: scores, exp, P and accumulation in fp32 (CPU kernels, fp32 GPU paths)",
-   U32, 0, 0, U32, 4 * U32, 0, U32, 0, 0, 1, 0x1p-126, 0x1p-126, 0},
+   U32, 0, 0, U32, 4 * U32, 0, U32, 0, 0, 1, 0x1p-126, 0x1p-126, 0, ETA32, ETA32},
   {"fp32-exp2", "binary32 with exponentials in the log2 domain, log2 e folded into the scale (FlashAttention-3 style)",
-   U32, 0, 0, 1.5 * U32, 4 * U32, 0, U32, 0, 0, 1, 0x1p-126, 0x1p-126, 0},
+   U32, 0, 0, 1.5 * U32, 4 * U32, 0, U32, 0, 0, 1, 0x1p-126, 0x1p-126, 0, ETA32, ETA32},
   {"fp16-fa2", "fp16 inputs, fp32 QK^T and P.V accumulation (tensor cores, truncating), exp2 softmax in fp32, "
                "P rounded to fp16 before P.V, row sum from the fp32 P (FlashAttention-2)",
-   U32, 1, 0, 1.5 * U32, 4 * U32, U16, U32, 1, 0, 1, 0x1p-14, 0x1p-126, 0},
+   U32, 1, 0, 1.5 * U32, 4 * U32, U16, U32, 1, 0, 1, 0x1p-14, 0x1p-126, 0, ETA32, ETA32},
   {"bf16-fa2", "bf16 inputs, fp32 QK^T and P.V accumulation (tensor cores, truncating), exp2 softmax in fp32, "
                "P rounded to bf16 before P.V, row sum from the fp32 P (FlashAttention-2)",
-   U32, 1, 0, 1.5 * U32, 4 * U32, UBF, U32, 1, 0, 1, 0x1p-126, 0x1p-126, 0},
+   U32, 1, 0, 1.5 * U32, 4 * U32, UBF, U32, 1, 0, 1, 0x1p-126, 0x1p-126, 0, ETA32, ETA32},
   {"fp16-acc16", "fp16 inputs with QK^T stored and P.V and the row sum accumulated in fp16; softmax in fp32",
-   U16, 0, U16, U32, 4 * U32, U16, U16, 0, 0, 1, 0x1p-14, 0x1p-14, 0},
+   U16, 0, U16, U32, 4 * U32, U16, U16, 0, 0, 1, 0x1p-14, 0x1p-14, 0, ETA16, ETA16},
   {"bf16-acc16", "bf16 inputs with QK^T stored and P.V and the row sum accumulated in bf16; softmax in fp32",
-   UBF, 0, UBF, U32, 4 * U32, UBF, UBF, 0, 0, 1, 0x1p-126, 0x1p-126, 0},
+   UBF, 0, UBF, U32, 4 * U32, UBF, UBF, 0, 0, 1, 0x1p-126, 0x1p-126, 0, ETABF, ETABF},
   {"fp16-cublas", "fp16 inputs through GEMMs: QK^T accumulated in fp32 (tensor cores, truncating) and stored as fp16 "
                   "scores, softmax in fp32, P stored as fp16, P.V accumulated in fp32 (cuBLAS-style composite)",
-   U32, 1, U16, U32, 4 * U32, U16, U32, 1, 0, 1, 0x1p-14, 0x1p-126, 0},
+   U32, 1, U16, U32, 4 * U32, U16, U32, 1, 0, 1, 0x1p-14, 0x1p-126, 0, ETA16, ETA32},
   {"bf16-cublas", "bf16 inputs through GEMMs: QK^T accumulated in fp32 (tensor cores, truncating) and stored as bf16 "
                   "scores, softmax in fp32, P stored as bf16, P.V accumulated in fp32 (cuBLAS-style composite)",
-   U32, 1, UBF, U32, 4 * U32, UBF, U32, 1, 0, 1, 0x1p-126, 0x1p-126, 0},
+   U32, 1, UBF, U32, 4 * U32, UBF, U32, 1, 0, 1, 0x1p-126, 0x1p-126, 0, ETABF, ETA32},
   {"e4m3-fa3", "fp8 e4m3 inputs, fp32 accumulation (truncating), P rounded to e4m3 before P.V (FlashAttention-3 fp8)",
-   U32, 1, 0, 1.5 * U32, 4 * U32, UE4, U32, 1, 0, 1, 0x1p-6, 0x1p-126, 0},
+   U32, 1, 0, 1.5 * U32, 4 * U32, UE4, U32, 1, 0, 1, 0x1p-6, 0x1p-126, 0, ETA32, ETA32},
   {"e5m2-fa3", "fp8 e5m2 inputs, fp32 accumulation (truncating), P rounded to e5m2 before P.V",
-   U32, 1, 0, 1.5 * U32, 4 * U32, UE5, U32, 1, 0, 1, 0x1p-14, 0x1p-126, 0},
+   U32, 1, 0, 1.5 * U32, 4 * U32, UE5, U32, 1, 0, 1, 0x1p-14, 0x1p-126, 0, ETA32, ETA32},
 };
 
 static const double mu_list[] = {0x1p-1022, 0x1p-126, 0x1p-14, 0x1p-6};

@@ -356,87 +356,6 @@ static void record_findings(ctx_t *c, const ac_case *cs, const ac_eval *ev, cons
   }
 }
 
-/* ---- corpus -------------------------------------------------------------------------- */
-
-static void corpus_save(ctx_t *c, const ac_case *cs, const char *family, double score)
-{
-  char p[4400];
-  snprintf(p, sizeof p, "%s/s%012.4f_%s_%016llx.npz", c->corpus, score > 9.9e6 ? 9.9e6 : score, family,
-           (unsigned long long)ac_case_hash(cs));
-  ac_err e;
-  ac_case_write(cs, p, &e);
-}
-
-typedef struct {
-  char name[512];
-  double score;
-} centry;
-
-static int cmp_centry(const void *a, const void *b)
-{
-  const centry *x = a, *y = b;
-  return x->score < y->score ? 1 : x->score > y->score ? -1 : strcmp(x->name, y->name);
-}
-
-static centry *corpus_list(const char *dir, int *n)
-{
-  *n = 0;
-  DIR *d = opendir(dir);
-  if (!d) return NULL;
-  int cap = 64;
-  centry *v = ac_xmalloc(sizeof *v * (size_t)cap);
-  struct dirent *de;
-  while ((de = readdir(d))) {
-    size_t l = strlen(de->d_name);
-    if (de->d_name[0] != 's' || l < 5 || strcmp(de->d_name + l - 4, ".npz") || l >= sizeof v->name) continue;
-    if (*n == cap) v = ac_xrealloc(v, sizeof *v * (size_t)(cap *= 2));
-    snprintf(v[*n].name, sizeof v[*n].name, "%s", de->d_name);
-    v[*n].score = strtod(de->d_name + 1, NULL);
-    (*n)++;
-  }
-  closedir(d);
-  qsort(v, (size_t)*n, sizeof *v, cmp_centry);
-  return v;
-}
-
-static void corpus_load(ctx_t *c)
-{
-  int n;
-  centry *v = corpus_list(c->corpus, &n);
-  for (int i = 0; i < n && i < POOL_SIZE; i++) {
-    char p[4400], fam[64] = "corpus";
-    snprintf(p, sizeof p, "%s/%s", c->corpus, v[i].name);
-    const char *u = strchr(v[i].name, '_');
-    if (u) {
-      const char *u2 = strrchr(v[i].name, '_');
-      size_t l = (size_t)(u2 - u - 1);
-      if (u2 > u && l < sizeof fam) {
-        memcpy(fam, u + 1, l);
-        fam[l] = 0;
-      }
-    }
-    ac_case cs;
-    ac_err e;
-    if (ac_case_read(&cs, p, &e)) continue;
-    if ((c->o->lim.dtypes & (1u << cs.p.dtype)) && (c->o->lim.masks & (1u << cs.p.mask)))
-      ac_pool_offer(&c->pool, &cs, fam, v[i].score);
-    ac_case_free(&cs);
-  }
-  free(v);
-}
-
-static void corpus_prune(const char *dir, int keep)
-{
-  int n;
-  centry *v = corpus_list(dir, &n);
-  for (int i = keep; i < n; i++) {
-    char p[4400];
-    snprintf(p, sizeof p, "%s/%s", dir, v[i].name);
-    unlink(p);
-  }
-  free(v);
-}
-
 /* ---- the worker -------------------------------------------------------------------------- */
 
 static int family_slot(ctx_t *c, const char *name)
@@ -522,11 +441,13 @@ static void worker_main(ctx_t *c, int w)
     _exit(3);
   }
   ac_pool_init(&c->pool, POOL_SIZE);
-  corpus_load(c);
+  int from_corpus = ac_corpus_load(c->corpus, &c->pool, &c->o->lim, POOL_SIZE);
+  if (from_corpus) log_event(c, "\"event\":\"corpus\",\"worker\":%d,\"loaded\":%d", w, from_corpus);
   if (c->o->minimize) pending_minimizations(c, w);
   int nf;
   const ac_family *fams = ac_families(&nf);
-  int64_t sweep_n = 4 * c->nfam > 100 ? 4 * c->nfam : 100;
+  /* a pool seeded from the corpus starts refining at once; a fresh one sweeps first */
+  int64_t sweep_n = from_corpus ? 0 : 4 * c->nfam > 100 ? 4 * c->nfam : 100;
   double local_best = 0;
   for (;;) {
     int64_t k = take_case(c);
@@ -624,7 +545,7 @@ static void worker_main(ctx_t *c, int w)
     }
     if (clean && ev.score > local_best && ev.score < 1e299 && ev.score > 0.05) {
       local_best = ev.score;
-      corpus_save(c, &cs, family, ev.score);
+      ac_corpus_save(c->corpus, &cs, family, ev.score);
     }
     ac_case_free(&cs);
     c->sh->worker_busy[w] = 0;
@@ -984,7 +905,7 @@ int ac_campaign_run(ac_campaign_opts *o)
   sigaction(SIGTERM, &old_term, NULL);
   int complete = !interrupted && !(o->max_cases > 0 && sh->next < o->max_cases && o->time_s <= 0);
   write_stats(&c, interrupted ? "interrupted" : complete ? "done" : "stopped");
-  corpus_prune(c.corpus, 64);
+  ac_corpus_prune(c.corpus, 64);
   if (ac_report_html(o->out_dir, &e)) fprintf(stderr, "attncheck fuzz: %s\n", e.msg);
   log_event(&c, "\"event\":\"end\",\"cases\":%lld,\"findings\":%lld,\"errors\":%lld", (long long)sh->done,
             (long long)sh->findings, (long long)sh->errors);

@@ -235,6 +235,13 @@ ac_elite *ac_pool_pick(ac_pool *p, ac_rng *r);
 int ac_mutate(const ac_case *parent, double sigma, ac_rng *r, const ac_gen_limits *l, ac_case *child, char *desc,
               size_t ndesc, ac_err *e);
 
+/* ---- corpus: the best cases, seeding later runs ---------------------------------------------- */
+void ac_corpus_save(const char *dir, const ac_case *c, const char *family, double score);
+/* Offers up to max of the best corpus cases that fit the limits to the pool; returns how many joined. */
+int ac_corpus_load(const char *dir, ac_pool *pool, const ac_gen_limits *l, int max);
+/* Keeps the best keep files. */
+void ac_corpus_prune(const char *dir, int keep);
+
 /* ---- minimizer --------------------------------------------------------------------------- */
 typedef int (*ac_holds_fn)(const ac_case *c, void *ctx);   /* 1: the finding still holds */
 typedef struct {

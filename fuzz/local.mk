@@ -14,6 +14,7 @@ fuzz_libac_fuzz_a_SOURCES = \
 	fuzz/minimize.c \
 	fuzz/finding.c \
 	fuzz/summary.c \
+	fuzz/corpus.c \
 	fuzz/campaign.c \
 	fuzz/gen_normal.c \
 	fuzz/gen_uniform.c \

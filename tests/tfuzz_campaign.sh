@@ -19,6 +19,12 @@ grep -q '^family.late_max=' "$tmp/ok/stats" || fail "stats: per-family counts mi
 grep -q '"event":"end"' "$tmp/ok/log.jsonl" || fail "log.jsonl has no end event"
 [ -s "$tmp/ok/report.html" ] || fail "no report.html"
 echo "ok: flash-f32, 120 cases, no FAIL"
+# its corpus seeds a later campaign, which refines those cases (mutations) from the start
+ls "$tmp/ok/corpus" | grep -q '\.npz$' || fail "no corpus kept"
+"$bin" fuzz --kernel flash-f32 --cases 30 --seed "$seed" --out "$tmp/ok2" --corpus "$tmp/ok/corpus" --log-cases --max-t 512 \
+  --no-live --quiet > /dev/null 2>&1
+grep -q '"event":"corpus"' "$tmp/ok2/log.jsonl" || fail "the corpus was not loaded"
+grep -q '"mutation"' "$tmp/ok2/log.jsonl" || fail "no mutation of corpus cases"
 
 # 2. mutants: each found within the cap
 for m in mutant-no-max-sub mutant-max-sentinel mutant-no-rescale-sum mutant-gqa-modulo mutant-dv-as-dk mutant-empty-row-nan; do

@@ -4,16 +4,34 @@
  * format, an accurate binary64 value with a proven error bound, how it was decided,
  * what kernel outcomes are acceptable (rule table below), and the budget terms.
  *
- * Rule table for non-finite inputs (visible positions only; masked keys never count):
- *   - row with no visible key:         expect EMPTY (o = 0, LSE = -inf); conventions apply in compare.
- *   - NaN in the query row, or in a visible key, or in a visible value column:
- *                                      that element: accept NaN only.
- *   - ±inf in q or a visible k (scores ±inf or NaN):  accept NaN, ±inf (any non-finite);
- *     the oracle does not define a finite value. 
- *   - ±inf in a visible V column with nonzero weight:  accept that infinity or NaN.
- *   - otherwise the exact value is finite: accept VALUE (judged against the budget).
- *   - ±inf in V columns of both signs, or NaN there: accept NaN only.
+ * Rule table for non-finite inputs (visible positions only; masked keys never count), on IEEE
+ * semantics of the stored values (oracle/infscores.c). Per visible key the score class is
+ *   NaN   any NaN operand of q·k_j, a product 0·inf, a sum of +inf and -inf terms, or c = 0
+ *         times an infinite q·k_j;
+ *   ±inf  an infinite product and no NaN (c < 0 flips the sign);
+ *   finite otherwise (a kernel's own overflow of finite values is the domain rule's business).
+ * Per row, first match:
+ *   - no visible key:                 expect EMPTY (o = 0, LSE = -inf); conventions apply in compare.
+ *   - some score NaN:                 every element and the LSE: accept NaN only.
+ *   - some score +inf:                o = the limit, the mean of V over the +inf keys (exact rational,
+ *                                     judged with the budget of equal scores), or NaN (a kernel's
+ *                                     exp(+inf - +inf)); LSE +inf or NaN.
+ *   - every score -inf:               o = 0 or NaN (exp(-inf - (-inf)) is NaN unless the kernel
+ *                                     guards m = -inf, which then writes 0 as for an empty row);
+ *                                     LSE -inf, +inf (the empty conventions) or NaN.
+ *   - some scores -inf:               those keys drop out exactly like masked keys (exp(-inf - m) = 0
+ *                                     for a finite m) and the row is computed over the others:
+ *                                     accept VALUE only, NaN is a defect (it needs the kernel to
+ *                                     subtract an infinite maximum, which a finite key prevents).
+ *                                     A non-finite V at a dropped key meets weight 0 (0·inf, 0·NaN
+ *                                     in P·V): that column accepts VALUE or NaN, like a masked key
+ *                                     whose NaN reaches the output.
+ *   - otherwise the scores are finite; per column over the keys that keep a weight:
+ *       NaN in V, or ±inf of both signs:   accept NaN only;
+ *       ±inf of one sign:                  accept that infinity or NaN;
+ *       all finite:                        accept VALUE (judged against the budget).
  *   The LSE of a row follows its q and visible keys only (V does not enter it).
+ * row.has_nonfinite is set when q or a visible key or value holds a non-finite value.
  * Domain (decided in compare from the row terms): scores beyond binary32 range (binary64
  * for fp64 classes) or |o| beyond the output dtype make the case OUT-OF-DOMAIN.
  *

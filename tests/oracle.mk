@@ -30,3 +30,9 @@ TESTS += tests/toracle_inf
 tests_toracle_inf_SOURCES = tests/toracle_inf.c $(AC_TORACLE_SRC)
 tests_toracle_inf_CFLAGS = $(AC_TEST_CFLAGS)
 tests_toracle_inf_LDADD = $(AC_TEST_LIBS) $(AC_ORACLE_LIBS)
+# budgets (src/budget.c) against an emulated binary32 kernel on exact oracle values
+check_PROGRAMS += tests/tbudget
+TESTS += tests/tbudget
+tests_tbudget_SOURCES = tests/tbudget.c $(AC_TORACLE_SRC)
+tests_tbudget_CFLAGS = $(AC_TEST_CFLAGS)
+tests_tbudget_LDADD = $(AC_TEST_LIBS) $(AC_COMPARE_TEST_LIBS)

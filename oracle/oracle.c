@@ -200,7 +200,6 @@ static void do_row_visible(ac_or_ws *w, job *J, int64_t ridx, int64_t b, int64_t
     return;
   }
   const ac_or_head *full = w->head;
-  const int64_t n0 = n;
   if (rcls != AC_SCLS_FINITE) {
     /* +inf keys: the limit is the mean of V over them (equal weights): their K with q = 0.
      * Otherwise the -inf keys drop out (weight exactly 0). */
@@ -256,14 +255,13 @@ static void do_row_visible(ac_or_ws *w, job *J, int64_t ridx, int64_t b, int64_t
     row->m = INFINITY;
     for (int64_t t = 0; t < dv; t++) el[t].accept |= AC_ACCEPT_NAN;
   } else if (rcls == AC_SCLS_NINF) {
-    /* a non-finite V at a key of weight exactly 0: 0·inf or 0·NaN in a kernel's P·V, like
-     * a masked key: NaN accepted in that column, any finite output judged against o */
-    const ac_or_head *hd = full;
-    for (int64_t j = 0; j < n0; j++) {
-      if (cls[j]) continue;
-      for (int64_t t = 0; t < dv; t++)
-        if (hd->vcls[j * dv + t] != AC_VCLS_FINITE) el[t].accept |= AC_ACCEPT_NAN;
-    }
+    /* -inf keys have weight exactly 0. A kernel that processes keys in blocks (tiles,
+     * split-K chunks) and meets a block of -inf keys only computes exp(-inf - (-inf)) = NaN
+     * there unless it guards an infinite block maximum, and a non-finite V at such a key
+     * meets 0·inf or 0·NaN in P·V: NaN is accepted in the row (and its LSE), flagged as
+     * coming from weight-0 keys; a finite output is judged against o. */
+    for (int64_t t = 0; t < dv; t++) el[t].accept |= AC_ACCEPT_NAN | AC_ACCEPT_NAN_WEIGHT0;
+    row->lse_accept |= AC_ACCEPT_NAN | AC_ACCEPT_NAN_WEIGHT0;
   }
   w->head = full;
   free(cls);

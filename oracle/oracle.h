@@ -19,13 +19,17 @@
  *   - every score -inf:               o = 0 or NaN (exp(-inf - (-inf)) is NaN unless the kernel
  *                                     guards m = -inf, which then writes 0 as for an empty row);
  *                                     LSE -inf, +inf (the empty conventions) or NaN.
- *   - some scores -inf:               those keys drop out exactly like masked keys (exp(-inf - m) = 0
- *                                     for a finite m) and the row is computed over the others:
- *                                     accept VALUE only, NaN is a defect (it needs the kernel to
- *                                     subtract an infinite maximum, which a finite key prevents).
- *                                     A non-finite V at a dropped key meets weight 0 (0·inf, 0·NaN
- *                                     in P·V): that column accepts VALUE or NaN, like a masked key
- *                                     whose NaN reaches the output.
+ *   - some scores -inf:               those keys drop out exactly like masked keys (weight 0) and the
+ *                                     row is computed over the others: accept VALUE (judged against
+ *                                     o) or NaN, in every element and the LSE, flagged
+ *                                     AC_ACCEPT_NAN_WEIGHT0. A kernel that keeps a finite maximum
+ *                                     gets exp(-inf - m) = 0 and the value; one that works in blocks
+ *                                     (tiles, split-K chunks) computes exp(-inf - (-inf)) = NaN in a
+ *                                     block of -inf keys unless it guards that case (FlashAttention
+ *                                     does, many split-K kernels do not), and a non-finite V at a
+ *                                     weight-0 key meets 0·inf or 0·NaN in P·V. Both are NaN from keys
+ *                                     that carry no weight, as with masked keys (MASKED-LEAK): not a
+ *                                     wrong value, so not FAIL.
  *   - otherwise the scores are finite; per column over the keys that keep a weight:
  *       NaN in V, or ±inf of both signs:   accept NaN only;
  *       ±inf of one sign:                  accept that infinity or NaN;
@@ -56,7 +60,9 @@ enum {
   AC_ACCEPT_NAN = 2,
   AC_ACCEPT_PINF = 4,
   AC_ACCEPT_NINF = 8,
-  AC_ACCEPT_EMPTY = 16   /* empty row: the --empty-rows convention decides */
+  AC_ACCEPT_EMPTY = 16,  /* empty row: the --empty-rows convention decides */
+  AC_ACCEPT_NAN_WEIGHT0 = 32   /* with NAN: a NaN here comes from keys of weight exactly 0 (a score
+                                  of -inf), like a masked key's NaN reaching the output */
 };
 
 typedef struct {

@@ -68,6 +68,11 @@ uint64_t ac_harness_prefill_bits(ac_dtype t)
   }
 }
 
+uint64_t ac_harness_prefill_alt_bits(ac_dtype t)
+{
+  return ac_harness_prefill_bits(t) ^ (1ULL << (8 * ac_dtype_size(t) - 1));
+}
+
 const char *ac_run_status_name(ac_run_status s)
 {
   switch (s) {
@@ -216,7 +221,8 @@ int ac_hx_body(void *arg)
     return 0;
   }
   /* Outputs (elements and gaps) hold their own NaN; guards, input gaps: ac_nan_bits. */
-  uint64_t fill = ac_harness_prefill_bits(t), lfill = ac_harness_prefill_bits(AC_F32);
+  uint64_t fill = x->o->prefill_alt ? ac_harness_prefill_alt_bits(t) : ac_harness_prefill_bits(t);
+  uint64_t lfill = x->o->prefill_alt ? ac_harness_prefill_alt_bits(AC_F32) : ac_harness_prefill_bits(AC_F32);
   for (size_t i = 0; i < go.n; i++) ac_store_bits(t, go.data, i, fill);
   if (x->o->want_lse)
     for (size_t i = 0; i < gl.n; i++) ac_store_bits(AC_F32, gl.data, i, lfill);
@@ -383,6 +389,44 @@ static int harness_error(ac_run_result *r, ac_err *e, const char *msg)
   return ac_err_set(e, "%s", msg);
 }
 
+static int run_once(const ac_kernel *k, const ac_case *c, const ac_run_opts *opts, ac_run_result *r, ac_err *e)
+{
+  if (opts->persistent && k->worker && (k->kind == AC_KIND_BUILTIN || k->kind == AC_KIND_PLUGIN))
+    return ac_worker_run(k->worker, c, opts, r, e);
+  return ac_hx_run_oneshot(k, c, opts, r, e);
+}
+
+/* An element holding the pre-fill NaN may also be a NaN the kernel computed (always possible
+ * in e4m3, which has one positive NaN). Run again pre-filled with the sign-flipped pattern:
+ * only elements that hold the pre-fill of each run were never written. A second run that does
+ * not finish leaves the first run's flags as they are. */
+static void confirm_unwritten(const ac_kernel *k, const ac_case *c, const ac_run_opts *opts, ac_run_result *r)
+{
+  ac_run_opts o2 = *opts;
+  o2.prefill_alt = 1;
+  ac_run_result r2;
+  memset(&r2, 0, sizeof r2);
+  ac_err e2;
+  if (run_once(k, c, &o2, &r2, &e2) == 0 && r2.status == AC_RUN_OK && r2.o && r2.o_count == r->o_count) {
+    ac_dtype t = c->p.dtype;
+    uint64_t alt = ac_harness_prefill_alt_bits(t);
+    int64_t nu = 0;
+    for (int64_t i = 0; r->unwritten && i < r->o_count; i++) {
+      if (r->unwritten[i] && ac_load_bits(t, r2.o, (size_t)i) != alt) r->unwritten[i] = 0;
+      nu += r->unwritten[i];
+    }
+    r->n_unwritten = nu;
+    if (r->lse && r2.lse && r->n_lse_unwritten) {
+      uint64_t lf = ac_harness_prefill_bits(AC_F32), la = ac_harness_prefill_alt_bits(AC_F32);
+      int64_t nl = 0;
+      for (int64_t i = 0; i < r->lse_count; i++)
+        nl += ac_load_bits(AC_F32, r->lse, (size_t)i) == lf && ac_load_bits(AC_F32, r2.lse, (size_t)i) == la;
+      r->n_lse_unwritten = nl;
+    }
+  }
+  ac_run_result_free(&r2);
+}
+
 int ac_harness_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *opts, ac_run_result *r, ac_err *e)
 {
   ac_run_opts defaults;
@@ -390,9 +434,10 @@ int ac_harness_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *opts
     ac_run_opts_init(&defaults);
     opts = &defaults;
   }
-  if (opts->persistent && k->worker && (k->kind == AC_KIND_BUILTIN || k->kind == AC_KIND_PLUGIN))
-    return ac_worker_run(k->worker, c, opts, r, e);
-  return ac_hx_run_oneshot(k, c, opts, r, e);
+  int rc = run_once(k, c, opts, r, e);
+  if (rc == 0 && r->status == AC_RUN_OK && (r->n_unwritten || r->n_lse_unwritten) && !opts->prefill_alt)
+    confirm_unwritten(k, c, opts, r);
+  return rc;
 }
 
 int ac_hx_run_oneshot(const ac_kernel *k, const ac_case *c, const ac_run_opts *opts, ac_run_result *r, ac_err *e)

@@ -51,6 +51,7 @@ typedef struct {
   int persistent;       /* 1 (default): run in the kernel's persistent worker child when it has one
                            (one fork per kernel instead of one per case; a crash or timeout ends that
                            child and the next case starts a fresh one); 0: a fresh child per case */
+  int prefill_alt;      /* internal: pre-fill o and lse with ac_harness_prefill_alt_bits (the confirming run) */
 } ac_run_opts;
 
 typedef struct {
@@ -86,6 +87,10 @@ void ac_run_result_free(ac_run_result *r);
  * from ac_nan_bits (guard margins, gaps of the inputs) except for e4m3, which has one
  * positive NaN. An element still holding it after the run was never written. */
 uint64_t ac_harness_prefill_bits(ac_dtype t);
+/* The same NaN with the sign bit flipped: an element that still holds the pre-fill after a
+ * second run pre-filled with this pattern was never written (e4m3 has a single positive NaN,
+ * which a kernel can also compute, so one pattern alone cannot tell). */
+uint64_t ac_harness_prefill_alt_bits(ac_dtype t);
 
 /* Repeat mode: 1 when two results of the same case agree bit for bit (status, o, lse and
  * unwritten counts), 0 when they differ (NONDETERMINISTIC). */

@@ -28,7 +28,7 @@
 typedef struct {
   uint64_t total;
   ac_problem p;
-  int32_t want_lse, device;
+  int32_t want_lse, device, prefill_alt, pad;
   int64_t guard;
   uint64_t q_off, k_off, v_off, area_off;
 } wk_req;
@@ -80,6 +80,7 @@ static void serve(const ac_kernel *k, int sock, int fd)
     o.want_lse = req.want_lse;
     o.device = req.device;
     o.guard = req.guard;
+    o.prefill_alt = req.prefill_alt;
     ac_hx_ctx x;
     ac_err e;
     ac_hx_head *h = (ac_hx_head *)(m + req.area_off);
@@ -187,6 +188,7 @@ static int run_locked(ac_worker *w, const ac_case *c, const ac_run_opts *opts, a
   req.want_lse = opts->want_lse;
   req.device = opts->device;
   req.guard = opts->guard;
+  req.prefill_alt = opts->prefill_alt;
   req.q_off = REQ_BYTES;
   req.k_off = req.q_off + round64((size_t)x.cn.q * es);
   req.v_off = req.k_off + round64((size_t)x.cn.k * es);

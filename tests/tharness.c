@@ -164,6 +164,26 @@ START_TEST(unwritten_elements_are_counted)
 }
 END_TEST
 
+START_TEST(computed_nan_equal_to_the_prefill_is_not_unwritten)
+{
+  /* e4m3 has one positive NaN, the pre-fill pattern itself: a NaN the kernel propagates from q
+   * must not count as unwritten (the confirming run uses the sign-flipped pattern). */
+  persistent = _i;
+  ac_case c;
+  th_case(&c, AC_E4M3, AC_MASK_NONE, 1, 1, 1, 1, 1, 1, 1, 9);
+  ac_store_bits(AC_E4M3, c.q, 0, 0x7f);
+  ac_store_bits(AC_E4M3, c.k, 0, ac_encode_f64(AC_E4M3, 1.0));
+  ac_store_bits(AC_E4M3, c.v, 0, ac_encode_f64(AC_E4M3, -0.09375));
+  ac_run_result r = run_kernel("flash-e4m3", &c, 10, 1, 0);
+  ck_assert_msg(r.status == AC_RUN_OK, "status %s: %s", ac_run_status_name(r.status), r.msg);
+  ck_assert_msg(ac_bits_isnan(AC_E4M3, ac_load_bits(AC_E4M3, r.o, 0)), "o = 0x%llx, want NaN",
+                (unsigned long long)ac_load_bits(AC_E4M3, r.o, 0));
+  ck_assert_int_eq(r.n_unwritten, 0);
+  ac_run_result_free(&r);
+  ac_case_free(&c);
+}
+END_TEST
+
 START_TEST(kernel_error_and_unsupported_carry_messages)
 {
   persistent = _i;
@@ -415,6 +435,7 @@ int main(void)
   tcase_add_loop_test(tc, hang_times_out_within_limit, 0, 2);
   tcase_add_loop_test(tc, guard_overwrite_is_reported, 0, 2);
   tcase_add_loop_test(tc, unwritten_elements_are_counted, 0, 2);
+  tcase_add_loop_test(tc, computed_nan_equal_to_the_prefill_is_not_unwritten, 0, 2);
   tcase_add_loop_test(tc, kernel_error_and_unsupported_carry_messages, 0, 2);
   tcase_add_loop_test(tc, nondeterminism_is_detected_by_two_runs, 0, 2);
   tcase_add_loop_test(tc, masked_nan_leaks_through_test_kernel, 0, 2);

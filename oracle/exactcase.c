@@ -150,15 +150,28 @@ int ac_or_sign_vs(ac_or_ws *w, int64_t t, mpfr_srcptr bp)
   if (npos && !nneg) res = 1;
   else if (nneg && !npos) res = -1;
   else if (npos && nneg) {
+    /* The sign does not change when every term is divided by e^{t_*}, t_* the score of the
+     * first group with c_g != 0: its weight becomes ~1 and the others e^{t_g - t_*} <= 1.
+     * Without this, groups whose weights underflow even MPFR's extended exponent range
+     * (t_g ~ -1e36) would all sit in [0, tiny] and leave the sign undecided at any precision. */
+    int64_t gs = 0;
+    while (!mpfr_sgn(c[gs])) gs++;
+    mpfr_t rlo, rhi, dlo, dhi;
+    mpfr_inits2(w->wprec, rlo, rhi, dlo, dhi, (mpfr_ptr)0);
     int64_t k = 0;
     for (int64_t g = 0; g < ng; g++) {
       int s = mpfr_sgn(c[g]);
       if (!s) continue;
+      /* e^{t_g - t_*} in [exp(tlo_g - thi_*) RNDD, exp(thi_g - tlo_*) RNDU] */
+      mpfr_sub(dlo, w->tlo[g], w->thi[gs], MPFR_RNDD);
+      mpfr_sub(dhi, w->thi[g], w->tlo[gs], MPFR_RNDU);
+      mpfr_exp(rlo, dlo, MPFR_RNDD);
+      mpfr_exp(rhi, dhi, MPFR_RNDU);
       mpfr_prec_t pr = mpfr_get_prec(c[g]) + w->wprec;
       mpfr_init2(lo[k], pr);
       mpfr_init2(hi[k], pr);
-      mpfr_mul(lo[k], c[g], s > 0 ? w->wlo[g] : w->whi[g], MPFR_RNDD);
-      mpfr_mul(hi[k], c[g], s > 0 ? w->whi[g] : w->wlo[g], MPFR_RNDU);
+      mpfr_mul(lo[k], c[g], s > 0 ? rlo : rhi, MPFR_RNDD);
+      mpfr_mul(hi[k], c[g], s > 0 ? rhi : rlo, MPFR_RNDU);
       plo[k] = lo[k];
       phi[k] = hi[k];
       k++;
@@ -169,7 +182,7 @@ int ac_or_sign_vs(ac_or_ws *w, int64_t t, mpfr_srcptr bp)
     mpfr_sum(shi, phi, (unsigned long)k, MPFR_RNDU);
     if (mpfr_sgn(slo) > 0) res = 1;
     else if (mpfr_sgn(shi) < 0) res = -1;
-    mpfr_clears(slo, shi, (mpfr_ptr)0);
+    mpfr_clears(slo, shi, rlo, rhi, dlo, dhi, (mpfr_ptr)0);
     for (int64_t q = 0; q < k; q++) { mpfr_clear(lo[q]); mpfr_clear(hi[q]); }
   }
   for (int64_t g = 0; g < ng; g++) mpfr_clear(c[g]);

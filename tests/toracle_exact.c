@@ -123,6 +123,37 @@ START_TEST(breakpoint_with_exponentially_small_tail)
 }
 END_TEST
 
+START_TEST(breakpoint_with_tails_beyond_the_extended_exponent_range)
+{
+  /* Two tied top keys average to the bf16 midpoint 1 + 2^-8; the other keys have scores
+   * -2^120 and -2^121, so their weights (about e^(-1.3e36)) underflow even MPFR's extended
+   * exponent range. The sign of o - b comes from the larger tail: V = 2 there rounds up to
+   * 1 + 2^-7 (odd: not a tie to even), V = 0 there rounds down to 1. Both oracle paths. */
+  for (int flip = 0; flip < 2; flip++)
+    for (int no_fast = 0; no_fast < 2; no_fast++) {
+      ac_case c;
+      ref_case(&c, AC_BF16, AC_MASK_NONE, 1, 1, 1, 1, 4, 1, 1);
+      ref_set(&c, 'q', 0, 1);
+      static const double k[4] = {0, 0, -0x1p120, -0x1p121};
+      double v[4] = {1, 1 + 0x1p-7, flip ? 0 : 2, flip ? 2 : 0};
+      for (int j = 0; j < 4; j++) { ref_set(&c, 'k', (size_t)j, k[j]); ref_set(&c, 'v', (size_t)j, v[j]); }
+      ac_oracle_opts o;
+      ac_oracle_opts_init(&o);
+      o.threads = 1;
+      o.no_fast = no_fast;
+      ac_oracle_result r;
+      ac_err e;
+      double t0 = ac_now();
+      ck_assert_msg(ac_oracle_run(&c, &o, &r, &e) == 0, "%s", e.msg);
+      ck_assert_msg(ac_now() - t0 < 1.0, "too slow");
+      ck_assert_int_eq(r.n_unresolved, 0);
+      ck_assert_uint_eq(obits(&r, AC_BF16, 0, 0), flip ? 0x3f80 : 0x3f81);
+      ac_oracle_result_free(&r);
+      ac_case_free(&c);
+    }
+}
+END_TEST
+
 START_TEST(lse_breakpoint_with_exponentially_small_tail)
 {
   /* m = 1 + 2^-24, the binary32 tie between 1 and 1 + 2^-23; a second key e^(-10^9) smaller
@@ -338,6 +369,7 @@ int main(void)
   tcase_add_test(tc, exact_rational_on_a_breakpoint);
   tcase_add_test(tc, breakpoint_with_exponentially_small_tail);
   tcase_add_test(tc, breakpoint_with_two_tails_of_opposite_sign);
+  tcase_add_test(tc, breakpoint_with_tails_beyond_the_extended_exponent_range);
   tcase_add_test(tc, lse_breakpoint_with_exponentially_small_tail);
   tcase_add_test(tc, lse_exact_cases);
   tcase_add_test(tc, subnormal_outputs_f16);

@@ -77,7 +77,7 @@ static double amp2(double d)
  * T products P_j V_j, at most n_r rescale products and the final division (or, for split-K,
  * one division and one product per chunk, fewer than the rescales counted): (T + n_r + 2)
  * eta_a on the unnormalized sum, divided by a row sum >= e^{-Δ} (it holds the maximum's
- * exp(0) = 1), so (T + n_r + 2) eta_a e^Δ on o. P below the normal range of the format P is
+ * exp(0) = 1), so (T + n_r + 2) eta_a e^Δ on o (charged with e^{2Δ}). P below the normal range of the format P is
  * stored in errs by at most P itself (0 is a neighbour): the F term at the class's mu; when
  * only the numerator sees the rounded P (u_p > 0: the row sum keeps the wide P) the loss is
  * A_j|V_j| <= A_j|V_j - o| + A_j|o|, hence F + |o| Σ_{A_j < mu} A_j. */

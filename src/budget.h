@@ -1,7 +1,12 @@
 /* budget.h: per-element and per-row error budgets from the oracle's terms (NUMERICS.md §4).
  * W is the worst-case bound of a precision class, E the typical estimate. Both are split into
  * a part that scales (the κ of SUSPECT multiplies E's) and a fixed part: ½ ulp of the output
- * format (of the largest value the kernel may round) plus the oracle's own error bound. */
+ * format (of the largest value the kernel may round) plus the oracle's own error bound.
+ * Beyond NUMERICS.md §4's first-order model (proof in budget.c): the score-error terms are
+ * multiplied by phi(Δ) = e^Δ(e^Δ - 1)/Δ, Δ a bound of every key's score error from the row's
+ * max|c|Z_j and max|s_j| (above Δ = 2^-10 only), the terms proportional to the weights by e^{2Δ};
+ * underflow adds (|c| d_k + 2) eta_qk per score and (T + n_r + 2) eta_a per output; with P
+ * rounded for P.V only (u_p > 0) F is charged for A_j|V_j|, i.e. F + |o| Σ_{A_j < mu} A_j. */
 #ifndef AC_BUDGET_H
 #define AC_BUDGET_H
 #include "oracle.h"

@@ -16,3 +16,8 @@ check_PROGRAMS += tests/tcompare_suite
 TESTS += tests/tcompare_suite
 tests_tcompare_suite_CFLAGS = $(AC_TEST_CFLAGS)
 tests_tcompare_suite_LDADD = $(AC_TEST_LIBS) $(AC_COMPARE_TEST_LIBS)
+
+# The shared oracle cache of the command tests lives in the build tree.
+clean-local: clean-local-cache-compare
+clean-local-cache-compare:
+	-rm -rf tests/cache-compare

@@ -35,6 +35,8 @@ typedef struct {
   int64_t reserved;        /* journaled bound: numbers below it may have been used */
   int64_t done, skipped, errors, prev_cases;
   int64_t findings, findings_fail, repeats;
+  int64_t meta_checks;      /* metamorphic comparisons this run, and the largest |diff|/tolerance */
+  double meta_worst;
   int64_t per_fam[MAX_FAM], per_fam_find[MAX_FAM];
   double best_score;
   char last_finding[256];
@@ -227,6 +229,26 @@ static json_object *build_report(ctx_t *c, const ac_case *cs, const ac_eval *ev,
     json_object_object_add(wo, "err_e", jd(w->err_e));
     json_object_object_add(r, "worst", wo);
   }
+  if (k == AC_V_METAMORPHIC && ev->meta.checked) {
+    const ac_meta_result *m = &ev->meta;
+    json_object *mo = json_object_new_object();
+    json_object_object_add(mo, "transformation", json_object_new_string(m->transform));
+    json_object_object_add(mo, "b", json_object_new_int64(m->b));
+    json_object_object_add(mo, "h", json_object_new_int64(m->h));
+    json_object_object_add(mo, "i", json_object_new_int64(m->i));
+    json_object_object_add(mo, "d", json_object_new_int64(m->d));
+    snprintf(buf, sizeof buf, "%a", m->a);
+    json_object_object_add(mo, "kernel", json_object_new_string(buf));
+    snprintf(buf, sizeof buf, "%a", m->t);
+    json_object_object_add(mo, "kernel_transformed", json_object_new_string(buf));
+    json_object_object_add(mo, "kernel_decimal", jd(m->a));
+    json_object_object_add(mo, "kernel_transformed_decimal", jd(m->t));
+    json_object_object_add(mo, "diff", jd(m->diff));
+    json_object_object_add(mo, "tolerance", jd(m->tol));
+    json_object_object_add(mo, "n_compared", json_object_new_int64(m->n_compared));
+    json_object_object_add(mo, "n_disagree", json_object_new_int64(m->n_bad));
+    json_object_object_add(r, "metamorphic", mo);
+  }
   json_object_object_add(r, "size", json_object_new_string(size));
   json_object_object_add(r, "elements", json_object_new_int64(ac_case_elems(cs)));
   json_object_object_add(r, "minimized", json_object_new_boolean(0));
@@ -252,7 +274,9 @@ static int holds(const ac_case *cs, void *arg)
   holds_ctx *h = arg;
   ac_eval ev;
   ac_err e;
-  if (ac_eval_case(&h->c->x, cs, h->kind == AC_V_NONDETERMINISTIC, &ev, &e) && !(ev.kinds & (1u << h->kind))) return 0;
+  ac_eval_ctx x = h->c->x;
+  if (h->kind == AC_V_METAMORPHIC) x.metamorphic = AC_META_ALWAYS;   /* a shrunk case may fall outside the 1 in 8 */
+  if (ac_eval_case(&x, cs, h->kind == AC_V_NONDETERMINISTIC, &ev, &e) && !(ev.kinds & (1u << h->kind))) return 0;
   return (ev.kinds & (1u << h->kind)) != 0;
 }
 
@@ -314,7 +338,9 @@ static void record_findings(ctx_t *c, const ac_case *cs, const ac_eval *ev, cons
     if (!(ev->kept & (1u << k))) continue;
     /* a case that FAILs is not also a SUSPECT finding: the same elements, a weaker claim */
     if (k == AC_V_SUSPECT && (ev->kept & (1u << AC_V_FAIL))) continue;
-    const char *pos = ac_row_position(k == AC_V_FAIL || k == AC_V_SUSPECT || k == AC_V_MASKED_LEAK ? ev->worst_i : -1,
+    const char *pos = ac_row_position(k == AC_V_FAIL || k == AC_V_SUSPECT || k == AC_V_MASKED_LEAK ? ev->worst_i
+                                      : k == AC_V_METAMORPHIC ? ev->meta.i
+                                                              : -1,
                                       cs->p.tq);
     char sig[256], p[4400];
     ac_signature(c->kname, (ac_verdict_kind)k, family, pos, sig, sizeof sig);
@@ -522,6 +548,10 @@ static void worker_main(ctx_t *c, int w)
     lock(c->sh);
     c->sh->done++;
     if (ev.kinds & (1u << AC_V_SKIP)) c->sh->skipped++;
+    if (ev.meta.checked) {
+      c->sh->meta_checks++;
+      if (ev.meta.worst_ratio > c->sh->meta_worst) c->sh->meta_worst = ev.meta.worst_ratio;
+    }
     if (slot >= 0) c->sh->per_fam[slot]++;
     if (ev.score > c->sh->best_score && ev.score < 1e299) c->sh->best_score = ev.score;
     pthread_mutex_unlock(&c->sh->mu);
@@ -585,6 +615,8 @@ static void write_stats(ctx_t *c, const char *state)
           sh->last_finding[0] ? sh->last_finding_at : 0.0);
   fprintf(f, "skipped=%lld\nerrors=%lld\nbest_err_over_E=%.4g\nnext_case=%lld\nelapsed_s=%.1f\njobs=%d\n",
           (long long)sh->skipped, (long long)sh->errors, sh->best_score, (long long)sh->next, el, c->o->jobs);
+  fprintf(f, "metamorphic_checks_this_run=%lld\nmetamorphic_worst_diff_over_tol=%.4g\n", (long long)sh->meta_checks,
+          sh->meta_worst);
   for (int i = 0; i < c->nfam; i++)
     fprintf(f, "family.%s=%lld\n", fams[c->fam[i]].name, (long long)sh->per_fam[i]);
   for (int i = 0; i < c->nfam; i++)

@@ -15,6 +15,7 @@ void ac_eval_ctx_init(ac_eval_ctx *x, ac_kernel *k, const char *spec)
   ac_compare_opts_init(&x->cmp);
   ac_policies_init(&x->pol);
   x->oracle_threads = 1;
+  x->metamorphic = AC_META_SOME;
 }
 
 static double finite_or_big(double x)
@@ -86,6 +87,22 @@ int ac_eval_case_pre(const ac_eval_ctx *x, const ac_case *c, const ac_oracle_res
     ac_run_result r2;
     if (ac_harness_run(x->kernel, c, &x->run, &r2, &he) == 0) ac_compare_repeat(c, &rr, &r2, &ev->rep);
     ac_run_result_free(&r2);
+  }
+  const uint32_t no_meta = (1u << AC_V_OUT_OF_DOMAIN) | (1u << AC_V_ERROR) | (1u << AC_V_SKIP) | (1u << AC_V_CRASH) |
+                           (1u << AC_V_TIMEOUT) | (1u << AC_V_GUARD);
+  if (rc == 0 && rr.status == AC_RUN_OK && rr.guard_ok && !(ev->rep.kinds & no_meta) &&
+      ac_meta_selected(c, x->metamorphic)) {
+    double t2 = ac_now();
+    ac_err me;
+    if (ac_meta_check(x->kernel, &x->run, c, cmp.prec, &rr, &ev->meta, &me) == 0 && ev->meta.bad) {
+      const ac_meta_result *m = &ev->meta;
+      ac_report_add(&ev->rep, AC_V_METAMORPHIC,
+                    "metamorphic (%s): %lld of %lld elements disagree; o[%lld,%lld,%lld,%lld] = %a here, %a transformed, "
+                    "|diff| %.3g > tolerance %.3g",
+                    m->transform, (long long)m->n_bad, (long long)m->n_compared, (long long)m->b, (long long)m->h,
+                    (long long)m->i, (long long)m->d, m->a, m->t, m->diff, m->tol);
+    }
+    ev->meta_s = ac_now() - t2;
   }
   if (have_oracle) ac_oracle_result_free(&orr);
   ac_run_result_free(&rr);

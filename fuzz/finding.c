@@ -146,6 +146,7 @@ int ac_replay_finding(const char *fdir, const char *kernel_override, const char 
   }
   ac_verdict_kind want = AC_V_FAIL;
   int have_want = ac_verdict_parse(kind, &want) == 0;
+  if (have_want && want == AC_V_METAMORPHIC) x.metamorphic = AC_META_ALWAYS;
   int rc = 0;
   uint32_t all = 0;
   const char *names[2] = {"minimized.npz", "case.npz"};

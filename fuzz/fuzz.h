@@ -150,6 +150,25 @@ AC_FAMILY_DECL(scale);
 AC_FAMILY_DECL(mixed);
 AC_FAMILY_DECL(index_overflow);
 
+/* ---- metamorphic checks (fuzz/metamorphic.c): verdicts that need no oracle -------------- */
+enum { AC_META_OFF = 0, AC_META_SOME = 1, AC_META_ALWAYS = 2 };
+typedef struct {
+  int checked;                    /* a transformed case ran and its rows were compared */
+  int bad;                        /* some element beyond the tolerance (or NaN in one run only) */
+  char transform[96];             /* the transformation */
+  int64_t n_compared, n_bad;
+  int64_t b, h, i, d;             /* worst element of the original case (-1: none) */
+  double a, t;                    /* the kernel's value there, original and transformed run */
+  double diff, tol, worst_ratio;  /* |a - t|, its tolerance, their ratio */
+} ac_meta_result;
+/* AC_META_SOME: cases judged on a row sample and 1 in 8 others (by case hash); never cases
+ * beyond 2^26 elements. */
+int ac_meta_selected(const ac_case *c, int mode);
+/* Run k on one transformed case and compare its output with ra (the run of c). 0 (m->checked
+ * says whether a comparison took place), -1 when the transformed case cannot be built. */
+int ac_meta_check(const ac_kernel *k, const ac_run_opts *ro, const ac_case *c, const ac_precision *prec,
+                  const ac_run_result *ra, ac_meta_result *m, ac_err *e);
+
 /* ---- evaluating one case on the kernel under test --------------------------------------- */
 typedef struct {
   ac_kernel *kernel;
@@ -159,6 +178,7 @@ typedef struct {
   ac_compare_opts cmp;            /* prec is resolved per case from the dtype */
   ac_policies pol;
   int oracle_threads;
+  int metamorphic;                /* AC_META_OFF, AC_META_SOME (default), AC_META_ALWAYS */
 } ac_eval_ctx;
 
 typedef struct {
@@ -171,6 +191,8 @@ typedef struct {
   int64_t worst_i, worst_tq;      /* row of the worst element (-1: none) */
   ac_run_status status;
   double oracle_s, kernel_s;
+  ac_meta_result meta;            /* metamorphic check (meta.checked 0: none ran) */
+  double meta_s;
 } ac_eval;
 
 void ac_eval_ctx_init(ac_eval_ctx *x, ac_kernel *k, const char *spec);

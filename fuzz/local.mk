@@ -9,6 +9,7 @@ fuzz_libac_fuzz_a_SOURCES = \
 	fuzz/shape.c \
 	fuzz/slice.c \
 	fuzz/eval.c \
+	fuzz/metamorphic.c \
 	fuzz/signature.c \
 	fuzz/search.c \
 	fuzz/minimize.c \

@@ -144,6 +144,32 @@ static int row_out_of_domain(const ac_precision *c, const ac_oracle_row *row, co
   return 0;
 }
 
+/* An online softmax (or any tiling) adds w_j V_j with w_j <= 1 relative to the running
+ * maximum, so before a later, larger maximum rescales them its partial sums can reach
+ * Σ_j |V_j| over the visible keys, whatever the final weights: a correct binary32 kernel
+ * overflows there on some key orders. Per (batch, kv head): the smallest number of visible
+ * keys at which that sum, in some column, exceeds lim (INT64_MAX: never). */
+static int64_t *online_sum_thresholds(const ac_case *c, double lim)
+{
+  const ac_problem *p = &c->p;
+  int64_t n = p->batch * p->kv_heads;
+  int64_t *thr = ac_xmalloc((size_t)n * sizeof *thr);
+  double *acc = ac_xmalloc((size_t)p->dv * sizeof *acc);
+  for (int64_t bk = 0; bk < n; bk++) {
+    int64_t b = bk / p->kv_heads, kh = bk % p->kv_heads;
+    thr[bk] = INT64_MAX;
+    for (int64_t d = 0; d < p->dv; d++) acc[d] = 0;
+    for (int64_t j = 0; j < p->tk && thr[bk] == INT64_MAX; j++)
+      for (int64_t d = 0; d < p->dv; d++) {
+        double v = fabs(ac_load(p->dtype, c->v, ac_vidx(p, b, kh, j, d)));
+        if (isfinite(v)) acc[d] += v;
+        if (acc[d] > lim) { thr[bk] = j + 1; break; }
+      }
+  }
+  free(acc);
+  return thr;
+}
+
 static void set_worst(ac_worst_elem *w, const ac_problem *p, int64_t row, int64_t d, double exact,
                       uint64_t rbits, uint64_t kbits, double kval, double err, double ulps, double ew, double ee,
                       double W, double E, ac_why why, int is_lse)
@@ -179,6 +205,7 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
   double maxf = ac_dtype_get(t)->max_finite;
   uint8_t *leakrows = ac_xcalloc((size_t)r->nrows, 1);
   ac_masked_nonfinite_rows(c, leakrows);
+  int64_t *vthr = online_sum_thresholds(c, cls->range64 ? DBL_MAX : FLT_MAX);
   double sum_d2 = 0, sum_o2 = 0;
   int nmse_bad = 0;
   double worst_rank = -1, lse_worst_rank = -1;
@@ -190,6 +217,14 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
     const ac_oracle_elem *els = &r->elems[row * p->dv];
     char why[160];
     int ood = row_out_of_domain(cls, rw, els, p->dv, why, sizeof why);
+    if (!ood && rw->visible > 0 && !rw->has_nonfinite) {
+      int64_t b = row / (p->tq * p->heads), h = (row / p->tq) % p->heads;
+      if (rw->visible >= vthr[b * p->kv_heads + ac_kv_head(p, h)]) {
+        ood = 1;
+        snprintf(why, sizeof why, "partial P.V sums of an online softmax (up to the sum of |V_j| over %lld visible keys) beyond %s",
+                 (long long)rw->visible, cls->range64 ? "binary64" : "binary32");
+      }
+    }
     if (ood) {
       rep->n_ood_rows++;
       if (!oodwhy[0]) snprintf(oodwhy, sizeof oodwhy, "%s", why);
@@ -377,6 +412,7 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
     set_worst(&rep->lse_worst, p, row, -1, rw->lse, rlb, klb, kl, INFINITY, INFINITY, INFINITY, INFINITY, 0, 0, bad, 1);
   }
   free(leakrows);
+  free(vthr);
   rep->nmse = nmse_bad ? INFINITY : sum_o2 > 0 ? sum_d2 / sum_o2 : (sum_d2 > 0 ? INFINITY : 0);
   if (rep->n_fail) ac_report_add(rep, AC_V_FAIL, "%lld of %lld elements outside the budget",
                                  (long long)rep->n_fail, (long long)rep->n_judged);

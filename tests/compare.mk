@@ -21,3 +21,8 @@ tests_tcompare_suite_LDADD = $(AC_TEST_LIBS) $(AC_COMPARE_TEST_LIBS)
 clean-local: clean-local-cache-compare
 clean-local-cache-compare:
 	-rm -rf tests/cache-compare
+
+check_PROGRAMS += tests/tdomain
+TESTS += tests/tdomain
+tests_tdomain_CFLAGS = $(AC_TEST_CFLAGS)
+tests_tdomain_LDADD = $(AC_TEST_LIBS) $(AC_COMPARE_TEST_LIBS)

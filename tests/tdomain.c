@@ -1,0 +1,97 @@
+/* tdomain.c: the domain of binary32 kernels. An online softmax adds w_j V_j with w_j <= 1
+ * relative to the running maximum, so its partial sums can reach Σ|V_j| before a later key
+ * rescales them: V near FLT_MAX on early keys overflows a correct tiled kernel although the
+ * final weights of those keys are e^-20. Such a case is OUT-OF-DOMAIN, not a FAIL; the same
+ * case with moderate V is judged (and the kernel passes). */
+#include "config.h"
+#include <check.h>
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "testutil.h"
+#include "compare.h"
+#include "harness.h"
+#include "oracle.h"
+
+static void build(ac_case *c, double big)
+{
+  ac_case_init(c);
+  c->p.dtype = AC_F32;
+  c->p.mask = AC_MASK_NONE;
+  c->p.batch = c->p.heads = c->p.kv_heads = 1;
+  c->p.tq = 1;
+  c->p.tk = 3;
+  c->p.dk = c->p.dv = 1;
+  c->p.scale_is_default = 1;
+  ac_err e;
+  ck_assert_msg(ac_case_alloc(c, &e) == 0, "%s", e.msg);
+  static const double k[3] = {0, 0, 20};
+  double v[3] = {big, big, 1};
+  ac_store_bits(AC_F32, c->q, 0, ac_encode_f64(AC_F32, 1));
+  for (int j = 0; j < 3; j++) {
+    ac_store_bits(AC_F32, c->k, (size_t)j, ac_encode_f64(AC_F32, k[j]));
+    ac_store_bits(AC_F32, c->v, (size_t)j, ac_encode_f64(AC_F32, v[j]));
+  }
+}
+
+static uint32_t judge(const ac_case *c)
+{
+  ac_oracle_opts oo;
+  ac_oracle_opts_init(&oo);
+  oo.threads = 1;
+  ac_oracle_result r;
+  ac_err e;
+  ck_assert_msg(ac_oracle_run(c, &oo, &r, &e) == 0, "%s", e.msg);
+  ac_kernel **list = NULL;
+  int n = 0;
+  ck_assert_msg(ac_kernel_resolve("flash-f32", &list, &n, &e) == 0, "%s", e.msg);
+  ac_run_opts ro;
+  ac_run_opts_init(&ro);
+  ro.want_lse = 1;
+  ac_run_result run;
+  ck_assert_msg(ac_harness_run(list[0], c, &ro, &run, &e) == 0, "%s", e.msg);
+  ac_compare_opts co;
+  ac_compare_opts_init(&co);
+  ac_report rep;
+  ac_report_init(&rep, &co);
+  ck_assert_msg(ac_compare_run(c, &r, &run, &co, &rep, &e) == 0, "%s", e.msg);
+  ac_run_result_free(&run);
+  for (int i = 0; i < n; i++) ac_kernel_free(list[i]);
+  free(list);
+  ac_oracle_result_free(&r);
+  return rep.kinds;
+}
+
+START_TEST(online_partial_sums_beyond_binary32_are_out_of_domain)
+{
+  ac_case c;
+  build(&c, 0x1.fffffep127);
+  uint32_t kinds = judge(&c);
+  ck_assert_msg(kinds & (1u << AC_V_OUT_OF_DOMAIN), "kinds 0x%x: want OUT-OF-DOMAIN", kinds);
+  ck_assert_msg(!(kinds & (1u << AC_V_FAIL)), "kinds 0x%x: a correct kernel must not FAIL here", kinds);
+  ac_case_free(&c);
+}
+END_TEST
+
+START_TEST(moderate_values_stay_in_domain)
+{
+  ac_case c;
+  build(&c, 0x1p100);
+  uint32_t kinds = judge(&c);
+  ck_assert_msg(!(kinds & (1u << AC_V_OUT_OF_DOMAIN)), "kinds 0x%x: in domain", kinds);
+  ck_assert_msg(!(kinds & (1u << AC_V_FAIL)), "kinds 0x%x: the correct kernel passes", kinds);
+  ac_case_free(&c);
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("domain");
+  TCase *tc = tcase_create("domain");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, online_partial_sums_beyond_binary32_are_out_of_domain);
+  tcase_add_test(tc, moderate_values_stay_in_domain);
+  suite_add_tcase(s, tc);
+  return ac_test_run(s);
+}

@@ -13,6 +13,7 @@
 #include "casefile.h"
 #include "oracle.h"
 #include "rng.h"
+#include "naive_baseline.h"
 
 static double sink;
 
@@ -21,29 +22,6 @@ static double cpu_now(void)
   struct timespec ts;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/* The pinned baseline: binary64, three passes, libm exp. */
-static void naive_f64_row(const ac_case *c, int64_t i, double *s, double *o)
-{
-  const ac_problem *p = &c->p;
-  const float *q = c->q, *k = c->k, *v = c->v;
-  int64_t n = ac_visible_count(p, i), dk = p->dk, dv = p->dv;
-  double scale = 1.0 / sqrt((double)dk), m = -INFINITY, L = 0;
-  for (int64_t j = 0; j < n; j++) {
-    double z = 0;
-    for (int64_t t = 0; t < dk; t++) z += (double)q[i * dk + t] * (double)k[j * dk + t];
-    s[j] = z * scale;
-    if (s[j] > m) m = s[j];
-  }
-  for (int64_t j = 0; j < n; j++) {
-    s[j] = exp(s[j] - m);
-    L += s[j];
-  }
-  for (int64_t t = 0; t < dv; t++) o[t] = 0;
-  for (int64_t j = 0; j < n; j++)
-    for (int64_t t = 0; t < dv; t++) o[t] += s[j] * (double)v[j * dv + t];
-  for (int64_t t = 0; t < dv; t++) o[t] /= L;
 }
 
 /* A naive MPFR evaluation at 256 bits (round to nearest everywhere, no proof). */

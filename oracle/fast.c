@@ -167,24 +167,6 @@ static void sums_mpfr(ac_or_ws *w, int64_t t, mpfr_prec_t p, mpfr_t Nlo, mpfr_t 
   }
 }
 
-static uint32_t decide_mpfr(ac_or_ws *w, int64_t t, uint32_t pend, uint64_t **obits, int64_t eidx)
-{
-  for (int f = 0; f < AC_NDTYPES; f++) {
-    if (!(pend & (1u << f))) continue;
-    uint64_t a, b;
-    int r = ac_or_round_decide((ac_dtype)f, w->olo, w->ohi, &a, &b, w->bp);
-    if (r == 1) {
-      int s = ac_or_sign_vs(w, t, w->bp);
-      if (s) { r = 0; if (s > 0) a = b; }
-    }
-    if (r == 0) {
-      obits[f][eidx] = a;
-      pend &= ~(1u << f);
-    }
-  }
-  return pend;
-}
-
 static void slow_elems(ac_or_ws *w, ac_oracle_elem *el, uint64_t **obits, int64_t ridx, ac_or_stats *st,
                        uint32_t *pend)
 {
@@ -221,7 +203,7 @@ static void slow_elems(ac_or_ws *w, ac_oracle_elem *el, uint64_t **obits, int64_
       sums_mpfr(w, t, pl, Nlo, Nhi, prod, pp);
       o_interval(w, Nlo, Nhi, pl);
       ac_or_interval_double(w->olo, w->ohi, &el[t].o, &el[t].o_err);
-      pend[t] = decide_mpfr(w, t, pend[t], obits, ridx * dv + t);
+      pend[t] = ac_or_decide_formats(w, t, pend[t], obits, ridx * dv + t);
       if (!pend[t]) {
         el[t].how = AC_HOW_ROUNDED;
         st->rounded++;

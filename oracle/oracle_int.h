@@ -142,6 +142,9 @@ void ac_or_group_vsum(ac_or_ws *w, int64_t g, int64_t t, mpfr_t out);
 /* 1 if o of column t is exactly rational W/n (all group means equal); out = the exact sum W. */
 int ac_or_exact_elem(ac_or_ws *w, int64_t t, mpfr_t W);
 /* Sign of o - bp from the exact groups and the current weights: +1, -1, or 0 (undecided). */
+/* Tries to decide every pending format (mask pend) of column t from [olo, ohi], with the sign
+ * test at a breakpoint; writes the decided bits and returns the mask left. */
+uint32_t ac_or_decide_formats(ac_or_ws *w, int64_t t, uint32_t pend, uint64_t **obits, int64_t eidx);
 int ac_or_sign_vs(ac_or_ws *w, int64_t t, mpfr_srcptr bp);
 /* m exactly as a dyadic number when it is one (returns 1), else 0. */
 int ac_or_m_exact(ac_or_ws *w, mpfr_t m);

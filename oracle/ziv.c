@@ -217,8 +217,7 @@ static void level_sums_mpfr(ac_or_ws *w, int64_t t, mpfr_prec_t p, mpfr_t Nlo, m
   }
 }
 
-/* Tries to decide every pending format of column t from [olo, ohi]; returns the mask left. */
-static uint32_t decide_formats(ac_or_ws *w, int64_t t, uint32_t pend, uint64_t **obits, int64_t eidx)
+uint32_t ac_or_decide_formats(ac_or_ws *w, int64_t t, uint32_t pend, uint64_t **obits, int64_t eidx)
 {
   for (int f = 0; f < AC_NDTYPES; f++) {
     if (!(pend & (1u << f))) continue;
@@ -373,7 +372,7 @@ void ac_or_row_eval(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_
       }
       o_interval(w, Nlo, Nhi, po);
       ac_or_interval_double(w->olo, w->ohi, &el[t].o, &el[t].o_err);
-      w->pend[t] = decide_formats(w, t, w->pend[t], obits, ridx * dv + t);
+      w->pend[t] = ac_or_decide_formats(w, t, w->pend[t], obits, ridx * dv + t);
       if (!w->pend[t]) {
         el[t].how = AC_HOW_ROUNDED;
         st->rounded++;
@@ -407,7 +406,7 @@ void ac_or_row_eval(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_
         level_sums_mpfr(w, t, pl, Nlo, Nhi);
         o_interval(w, Nlo, Nhi, pl);
         ac_or_interval_double(w->olo, w->ohi, &el[t].o, &el[t].o_err);
-        w->pend[t] = decide_formats(w, t, w->pend[t], obits, ridx * dv + t);
+        w->pend[t] = ac_or_decide_formats(w, t, w->pend[t], obits, ridx * dv + t);
         if (!w->pend[t]) {
           el[t].how = AC_HOW_ROUNDED;
           st->rounded++;

@@ -120,6 +120,21 @@ int ac_cpu_env_block(const char *name, int64_t def, int64_t *out, char *err, siz
 /* Zero-filled scratch of n elements of size sz (NULL when out of memory). */
 void *ac_cpu_scratch(int64_t n, size_t sz);
 
+/* Defines the host kernel SYM (an attncheck_kernel) on dtype DT whose run calls
+ * RUN(DT, NAME, p, t, err, err_len); supports() is the common check with a binary32 scale. */
+#define AC_CPU_KERNEL(SYM, DT, NAME, PREC, DESC, RUN)                                                      \
+  static int SYM##_supports(const attncheck_problem *p, char *why, size_t why_len)                        \
+  {                                                                                                        \
+    return ac_cpu_supports(p, DT, 1, why, why_len);                                                        \
+  }                                                                                                        \
+  static int SYM##_run(const attncheck_problem *p, const attncheck_tensors *t, char *err, size_t err_len)  \
+  {                                                                                                        \
+    return RUN(DT, NAME, p, t, err, err_len);                                                              \
+  }                                                                                                        \
+  extern const attncheck_kernel SYM;                                                                       \
+  const attncheck_kernel SYM = {ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), NAME, DESC, PREC,         \
+                                ATTNCHECK_MEM_HOST, 0, SYM##_supports, SYM##_run, {NULL, NULL, NULL, NULL}};
+
 /* The correct built-in CPU kernels (cpu_*.c). */
 extern const attncheck_kernel ac_cpu_naive_f64;
 extern const attncheck_kernel ac_cpu_naive_f32, ac_cpu_naive_f16, ac_cpu_naive_bf16;

@@ -98,17 +98,7 @@ static int flash_run(int dt, const char *name, const attncheck_problem *p, const
   return 0;
 }
 
-#define FLASH_KERNEL(sym, DT, NAME, PREC, DESC)                                                         \
-  static int sym##_supports(const attncheck_problem *p, char *why, size_t why_len)                      \
-  {                                                                                                     \
-    return ac_cpu_supports(p, DT, 1, why, why_len);                                                     \
-  }                                                                                                     \
-  static int sym##_run(const attncheck_problem *p, const attncheck_tensors *t, char *err, size_t err_len) \
-  {                                                                                                     \
-    return flash_run(DT, NAME, p, t, err, err_len);                                                     \
-  }                                                                                                     \
-  const attncheck_kernel ac_cpu_##sym = {ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), NAME, DESC, PREC, \
-                                         ATTNCHECK_MEM_HOST, 0, sym##_supports, sym##_run, {NULL, NULL, NULL, NULL}};
+#define FLASH_KERNEL(SYM, DT, NAME, PREC, DESC) AC_CPU_KERNEL(ac_cpu_##SYM, DT, NAME, PREC, DESC, flash_run)
 
 FLASH_KERNEL(flash_f32, ATTNCHECK_F32, "flash-f32", "fp32",
              "FlashAttention-2 tiled online softmax in binary32 (ATTNCHECK_FLASH_BR/BC, default 64x64)")

@@ -69,17 +69,7 @@ static int naive_run(int dt, const char *name, const attncheck_problem *p, const
   return 0;
 }
 
-#define NAIVE_KERNEL(sym, DT, NAME, PREC, DESC)                                                         \
-  static int sym##_supports(const attncheck_problem *p, char *why, size_t why_len)                      \
-  {                                                                                                     \
-    return ac_cpu_supports(p, DT, 1, why, why_len);                                                     \
-  }                                                                                                     \
-  static int sym##_run(const attncheck_problem *p, const attncheck_tensors *t, char *err, size_t err_len) \
-  {                                                                                                     \
-    return naive_run(DT, NAME, p, t, err, err_len);                                                     \
-  }                                                                                                     \
-  const attncheck_kernel ac_cpu_##sym = {ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), NAME, DESC, PREC, \
-                                         ATTNCHECK_MEM_HOST, 0, sym##_supports, sym##_run, {NULL, NULL, NULL, NULL}};
+#define NAIVE_KERNEL(SYM, DT, NAME, PREC, DESC) AC_CPU_KERNEL(ac_cpu_##SYM, DT, NAME, PREC, DESC, naive_run)
 
 NAIVE_KERNEL(naive_f32, ATTNCHECK_F32, "naive-f32", "fp32",
              "binary32 with expf, three passes over a materialized row of scores")

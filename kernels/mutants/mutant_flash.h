@@ -155,18 +155,6 @@ static int mutant_flash_run(int dt, const char *name, const attncheck_problem *p
   return 0;
 }
 
-/* Defines the attncheck_kernel SYM running the mutated flash kernel on dtype DT. */
-#define MUTANT_KERNEL(SYM, DT, NAME, PREC, DESC)                                                         \
-  static int mutant_supports(const attncheck_problem *p, char *why, size_t why_len)                      \
-  {                                                                                                      \
-    return ac_cpu_supports(p, DT, 1, why, why_len);                                                      \
-  }                                                                                                      \
-  static int mutant_run(const attncheck_problem *p, const attncheck_tensors *t, char *err, size_t err_len) \
-  {                                                                                                      \
-    return mutant_flash_run(DT, NAME, p, t, err, err_len);                                               \
-  }                                                                                                      \
-  extern const attncheck_kernel SYM;                                                                     \
-  const attncheck_kernel SYM = {ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), NAME, DESC, PREC,       \
-                                ATTNCHECK_MEM_HOST, 0, mutant_supports, mutant_run, {NULL, NULL, NULL, NULL}};
+#define MUTANT_KERNEL(SYM, DT, NAME, PREC, DESC) AC_CPU_KERNEL(SYM, DT, NAME, PREC, DESC, mutant_flash_run)
 
 #endif

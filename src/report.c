@@ -164,10 +164,10 @@ void ac_report_json(FILE *f, const char *kernel, const char *casename, const ac_
   jnum(f, "kappa_crit", r->max_kcrit);
   jnum(f, "nmse", r->nmse);
   fprintf(f, ",\"elements\":%lld,\"judged\":%lld,\"fail\":%lld,\"suspect\":%lld,\"leak\":%lld,\"unresolved\":%lld,"
-             "\"unwritten\":%lld,\"ood\":%lld,\"empty_rows\":%lld",
+             "\"unwritten\":%lld,\"ood\":%lld,\"overflow_within_budget\":%lld,\"empty_rows\":%lld",
           (long long)r->n_elems, (long long)r->n_judged, (long long)r->n_fail, (long long)r->n_suspect,
           (long long)r->n_leak, (long long)r->n_unresolved, (long long)r->n_unwritten, (long long)r->n_ood,
-          (long long)r->n_empty_rows);
+          (long long)r->n_within_overflow, (long long)r->n_empty_rows);
   if (r->has_lse) {
     jnum(f, "lse_max_err", r->lse_max_err);
     jnum(f, "lse_max_err_w", r->lse_max_err_w);

@@ -223,6 +223,43 @@ START_TEST(verdict_nonfinite_fail)
 }
 END_TEST
 
+/* fp16: a working value within W of o = 65504 may round to inf; far from the top it may not. */
+START_TEST(verdict_overflow_within_budget)
+{
+  fixture f;
+  fx_init(&f, AC_F16, AC_MASK_NONE, 1, 64);
+  const ac_precision *fa2 = ac_precision_find("fp16-fa2");
+  ck_assert_ptr_nonnull(fa2);
+  ac_compare_opts o;
+  ac_compare_opts_init(&o);
+  o.prec = fa2;
+  ac_report rep;
+  for (int top = 0; top < 2; top++) {
+    /* u_p R alone is 2^-11 * 65504 = 32 > 65520 - 65504 */
+    double v = top ? 65504 : 60000;
+    f.r.elems[0].o = f.r.elems[0].R = v;
+    f.r.o_round[AC_F16][0] = ac_encode_f64(AC_F16, v);
+    ac_bound b;
+    ac_budget_elem(fa2, &f.c.p, AC_F16, &f.r.rows[0], &f.r.elems[0], f.r.mu, f.r.nmu, &b);
+    ck_assert_msg(top ? v + b.W_terms >= 65520 : v + b.W_terms < 65520, "W_terms %a", b.W_terms);
+    ac_store_bits(AC_F16, f.o, 0, 0x7c00); /* +inf */
+    judge(&f, &o, &rep);
+    if (top)
+      ck_assert_msg(rep.kinds == 0 && rep.n_within_overflow == 1, "kinds %#x", rep.kinds);
+    else
+      ck_assert(rep.kinds == (1u << AC_V_FAIL) && rep.worst.why == AC_WHY_NONFINITE);
+    /* -inf, the wrong side, always fails; so does NaN */
+    ac_store_bits(AC_F16, f.o, 0, 0xfc00);
+    judge(&f, &o, &rep);
+    ck_assert(rep.kinds == (1u << AC_V_FAIL) && rep.n_within_overflow == 0);
+    ac_store_bits(AC_F16, f.o, 0, 0x7e00);
+    judge(&f, &o, &rep);
+    ck_assert(rep.kinds == (1u << AC_V_FAIL));
+  }
+  fx_free(&f);
+}
+END_TEST
+
 START_TEST(verdict_masked_leak)
 {
   /* causal, tq = 2, tk = 3: key 2 is visible to no row; NaN there, NaN in row 0's output */
@@ -499,6 +536,7 @@ static Suite *suite(void)
   tcase_add_test(tc, verdict_fail_and_worst);
   tcase_add_test(tc, verdict_suspect_between_kappa_e_and_w);
   tcase_add_test(tc, verdict_nonfinite_fail);
+  tcase_add_test(tc, verdict_overflow_within_budget);
   tcase_add_test(tc, verdict_masked_leak);
   tcase_add_test(tc, verdict_out_of_domain);
   tcase_add_test(tc, verdict_empty_rows);

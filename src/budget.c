@@ -101,6 +101,22 @@ static score_err score_errors(const ac_precision *c, const ac_problem *p, const 
   return r;
 }
 
+/* Weights through a rounded LSE. A split-KV kernel merges its chunks as o = Σ_c e^{lse_c - lse} o_c
+ * (FlashAttention's combine), a two-pass kernel may weight V_j by e^{s_j - lse}: neither
+ * renormalizes, so the weights need not sum to one and the error is relative to the weighted
+ * |V_j| (R), not to |V_j - o|. The common score errors cancel (lse_c and lse are computed from
+ * the same scores as the P in o_c), leaving the roundings: lse_c = m_c + ln l_c, the final lse,
+ * their difference, the exps and logs, |eps| <= u_s(|lse_c| + |lse| + |lse_c - lse|) + u_e(2 + ln T),
+ * with |lse_c|, |lse| <= max|s_j| + ln T. So Σ_c |e^{eps_c} - 1| e^{lse_c - lse}|o_c| <=
+ * (e^{eps} - 1) R. */
+static double lse_weight_err(const ac_precision *c, const ac_oracle_row *row)
+{
+  double as = isfinite(row->max_abs_s) ? row->max_abs_s : INFINITY;
+  double lt = log((double)row->visible);
+  double eps = 4 * c->u_s * (as + lt) + c->u_e * (2 + lt);
+  return eps > 700 ? INFINITY : expm1(eps);
+}
+
 void ac_budget_elem(const ac_precision *c, const ac_problem *p, ac_dtype out, const ac_oracle_row *row,
                     const ac_oracle_elem *el, const double *mu, int nmu, ac_bound *b)
 {
@@ -122,13 +138,14 @@ void ac_budget_elem(const ac_precision *c, const ac_problem *p, ac_dtype out, co
   double sc = c->u_S * el->Sp + c->u_s * el->Sp + 2 * c->u_s * el->S;
   double nu = T + nr + 2;
   double eta_a = c->eta_a * (c->acc_trunc ? 2 : 1);
+  double lw = lse_weight_err(c, row);
   double w = phi(se.delta_w) * (ac_gamma_w(dk, c->u_qk, c->qk_trunc) * el->G + sc
                                 + (c->u_e + nr * c->u_s + se.eta_s) * el->D)
-             + amp2(se.delta_w) * (c->u_p * el->R + ac_gamma_w(tacc, c->u_a, c->acc_trunc) * (el->R + ao) + F)
+             + amp2(se.delta_w) * ((c->u_p + lw) * el->R + ac_gamma_w(tacc, c->u_a, c->acc_trunc) * (el->R + ao) + F)
              + c->u_s * ao + nu * eta_a * amp2(se.delta_w);
   double e = phi(se.delta_e) * (ac_gamma_e(dk, c->u_qk, c->qk_trunc) * el->G + sc
                                 + (c->u_e + nr_typical(nr) * c->u_s + se.eta_s) * el->D)
-             + amp2(se.delta_e) * (c->u_p * el->R + ac_gamma_e(tacc, c->u_a, c->acc_trunc) * (el->R + ao) + F)
+             + amp2(se.delta_e) * ((c->u_p + lw) * el->R + ac_gamma_e(tacc, c->u_a, c->acc_trunc) * (el->R + ao) + F)
              + c->u_s * ao + nr_typical(nu) * eta_a * amp2(se.delta_e);
   if (isnan(w)) w = INFINITY;
   if (isnan(e)) e = INFINITY;

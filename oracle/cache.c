@@ -11,7 +11,7 @@
 #include "rng.h"
 
 #define CACHE_MAGIC "ACORACL1"
-#define CACHE_VERSION 2u   /* 2: ac_oracle_row.max_cZ, rule table on IEEE score classes */
+#define CACHE_VERSION 3u   /* 2: ac_oracle_row.max_cZ, rule table on IEEE score classes; 3: qk_l1 */
 
 typedef struct {
   char magic[8];

@@ -68,6 +68,7 @@ int64_t ac_or_head_subset(ac_or_head *dst, const ac_or_head *src, const ac_probl
     dst->v_any = ac_xrealloc(dst->v_any, (size_t)dv);
     dst->cap_v = nv;
   }
+  dst->k_l1max = src->k_l1max;
   for (int64_t j = 0; j < n; j++) {
     if (!keep[j]) continue;
     memcpy(dst->km + m * dk, src->km + j * dk, (size_t)dk * sizeof *dst->km);

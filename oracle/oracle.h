@@ -89,6 +89,7 @@ typedef struct {
   double lse_cZ;       /* Σ A_j |c| Z_j  (LSE budget) */
   double lse_s;        /* Σ A_j |s_j|    (LSE budget) */
   double max_cZ;       /* max_j |c| Z_j over the keys that carry weight (score error bound Δ) */
+  double qk_l1;        /* Σ_t |q_t| + max_j Σ_t |k_jt| (underflow when Q or K is scaled before Q·Kᵀ) */
   double Fmass[AC_ORACLE_NMU];   /* Σ_{A_j < mu[k]} A_j: with F, bounds Σ_{A_j < mu} A_j |V_j| <= F + |o| Fmass */
   uint8_t selected;    /* row computed */
   uint8_t lse_how;     /* ac_how */

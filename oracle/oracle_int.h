@@ -55,6 +55,7 @@ typedef struct {
   uint8_t *kbad;            /* per key: 0 finite, 1 some NaN, 2 some inf (no NaN) */
   int32_t k_lsb, k_msb;     /* over finite nonzero K elements of the head; k_any = 0 if none */
   int k_any;
+  long double k_l1max;      /* max over the head's keys of Σ_t |k_jt| (finite elements) */
   int64_t *vm; int32_t *ve; double *vd; uint8_t *vcls;   /* tk*dv */
   int32_t *v_lsb, *v_msb; uint8_t *v_any;                /* per column */
   ac_i128 *vabs;            /* (tk+1)*dv prefix sums of |V| at lsb v_lsb (columns whose window fits) */
@@ -185,6 +186,25 @@ static inline double ac_or_max_cz(const ac_or_ws *w)
   for (int64_t j = 0; j < w->n; j++)
     if (w->Zabs[j] > z) z = w->Zabs[j];
   return (double)(z * fabsl((long double)w->sc.approx) * (1 + 0x1p-40L));
+}
+
+/* max_j Σ_t |k_jt| over the decoded keys of a head (both head loaders). */
+static inline long double ac_or_k_l1max(const double *kd, int64_t nkeys, int64_t dk)
+{
+  long double best = 0;
+  for (int64_t j = 0; j < nkeys; j++) {
+    long double s = 0;
+    for (int64_t t = 0; t < dk; t++) s += fabsl((long double)kd[j * dk + t]);
+    if (s > best) best = s;
+  }
+  return best;
+}
+/* Σ_t |q_t| + max_j Σ_t |k_jt|: the underflow term of kernels that scale Q or K before Q·Kᵀ. */
+static inline double ac_or_qk_l1(const ac_or_ws *w)
+{
+  long double s = w->head->k_l1max;
+  for (int64_t t = 0; t < w->p->dk; t++) s += fabsl((long double)w->qd[t]);
+  return (double)(s * (1 + 0x1p-40L));
 }
 
 /* budget.c */

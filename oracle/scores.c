@@ -113,6 +113,7 @@ void ac_or_head_decode(ac_or_head *hd, const ac_case *cs, int64_t b, int64_t kvh
     hd->kbad[j] = bad;
   }
   hd->k_any = lsb != INT32_MAX;
+  hd->k_l1max = ac_or_k_l1max(hd->kd, p->tk, p->dk);
   hd->k_lsb = hd->k_any ? lsb : 0;
   hd->k_msb = hd->k_any ? msb : 0;
   for (int64_t x = 0; x < nk; x++)

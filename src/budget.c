@@ -73,7 +73,8 @@ static double amp2(double d)
  * errs by at most eta (half the smallest subnormal spacing; a full one when truncating)
  * beyond the relative model; additions and subtractions landing there are exact. Scores:
  * d_k products of the dot product (eta_qk each, scaled by |c|), the scale product and a
- * stored score: eta_s = (|c| d_k + 2) eta_qk, an absolute error of every eps_j. Output: the
+ * stored score: eta_s = (|c| d_k + 2) eta_qk, an absolute error of every eps_j; a kernel that
+ * scales Q (K; or both by sqrt|c|) first adds eta_qk max(1, sqrt|c|)(|q|_1 + max_j |k_j|_1). Output: the
  * T products P_j V_j, at most n_r rescale products and the final division (or, for split-K,
  * one division and one product per chunk, fewer than the rescales counted): (T + n_r + 2)
  * eta_a on the unnormalized sum, divided by a row sum >= e^{-Δ} (it holds the maximum's
@@ -91,7 +92,10 @@ static score_err score_errors(const ac_precision *c, const ac_problem *p, const 
   double cz = isfinite(row->max_cZ) ? row->max_cZ : INFINITY;
   double ca = isfinite(p->scale) ? fabs(p->scale) * (1 + 0x1p-20) : 1;
   score_err r;
-  r.eta_s = (ca * dk + 2) * c->eta_qk * (c->qk_trunc ? 2 : 1);
+  /* a kernel may scale Q (or K, or both by sqrt|c|) in the input format before Q·Kᵀ: each
+   * scaled element that underflows errs by eta, times the |k| (|q|) it multiplies */
+  double l1 = isfinite(row->qk_l1) ? row->qk_l1 * fmax(1, sqrt(ca)) : INFINITY;
+  r.eta_s = (ca * dk + 2 + l1) * c->eta_qk * (c->qk_trunc ? 2 : 1);
   double rest = (c->u_S + c->u_s) * as + 4 * c->u_s * as + c->u_e + r.eta_s;
   r.delta_w = ac_gamma_w(dk, c->u_qk, c->qk_trunc) * cz + rest + nr * c->u_s;
   r.delta_e = ac_gamma_e(dk, c->u_qk, c->qk_trunc) * cz + rest + nr_typical(nr) * c->u_s;

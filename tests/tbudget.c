@@ -110,10 +110,11 @@ START_TEST(neg_logits_within_w)
   }
   for (int rep = 0; rep < 4; rep++) {
     ac_case c;
-    /* scores near -2^16: W still rejects a missing 1/l */
-    neg_logits_case(&c, &g, 16, 4);
+    /* scores near -2^10: W still rejects a missing 1/l (by 2^16 a correct split-KV merge through
+     * binary32 LSEs may err by 4u|s|, about 1.6%, as much as a missing 1/l costs here) */
+    neg_logits_case(&c, &g, 10, 4);
     double ok = worst_over_w(&c, KERNEL_OK, 0), bad = worst_over_w(&c, KERNEL_NO_NORM, 0);
-    if (getenv("TBUDGET_VERBOSE")) fprintf(stderr, "neg_logits 2^16 rep %d: err/W %g, unnormalized %g\n", rep, ok, bad);
+    if (getenv("TBUDGET_VERBOSE")) fprintf(stderr, "neg_logits 2^10 rep %d: err/W %g, unnormalized %g\n", rep, ok, bad);
     ck_assert_msg(ok <= 1 && bad > 1, AC_SEED_FMT "rep %d: correct kernel err/W %g (<= 1), unnormalized %g (> 1)",
                   AC_SEED_ARG, rep, ok, bad);
     ac_case_free(&c);

@@ -143,6 +143,24 @@ START_TEST(budget_terms)
 }
 END_TEST
 
+/* Q scaled before Q·Kᵀ: a subnormal c·q_t errs by 2^-150, times |k_t| up to 2^127 */
+START_TEST(budget_underflow_of_scaled_q)
+{
+  fixture f;
+  fx_init(&f, AC_F32, AC_MASK_NONE, 1, 4);
+  f.r.elems[0].D = 1;
+  const ac_precision *c = ac_precision_find("fp32");
+  ac_bound b0, b1;
+  ac_budget_elem(c, &f.c.p, AC_F32, &f.r.rows[0], &f.r.elems[0], f.r.mu, f.r.nmu, &b0);
+  f.r.rows[0].qk_l1 = 64 * 0x1p127;
+  ac_budget_elem(c, &f.c.p, AC_F32, &f.r.rows[0], &f.r.elems[0], f.r.mu, f.r.nmu, &b1);
+  /* score error 64 * 2^127 * 2^-150 = 2^-17 on every key, times D = 1 */
+  ck_assert_msg(b1.W_terms - b0.W_terms >= 0x1p-17 && b1.W_terms - b0.W_terms < 0x1p-15, "W %a -> %a", b0.W_terms,
+                b1.W_terms);
+  fx_free(&f);
+}
+END_TEST
+
 START_TEST(verdict_pass_exact_rounding)
 {
   fixture f;
@@ -538,6 +556,7 @@ static Suite *suite(void)
   tcase_add_test(tc, verdict_fail_and_worst);
   tcase_add_test(tc, verdict_suspect_between_kappa_e_and_w);
   tcase_add_test(tc, verdict_nonfinite_fail);
+  tcase_add_test(tc, budget_underflow_of_scaled_q);
   tcase_add_test(tc, verdict_overflow_within_budget);
   tcase_add_test(tc, verdict_masked_leak);
   tcase_add_test(tc, verdict_out_of_domain);

@@ -83,7 +83,9 @@ int ac_eval_case_pre(const ac_eval_ctx *x, const ac_case *c, const ac_oracle_res
     have_oracle = 1;
   }
   int rc = ac_compare_run(c, pre ? pre : have_oracle ? &orr : NULL, &rr, &cmp, &ev->rep, e);
-  if (rc == 0 && repeat && rr.status == AC_RUN_OK) {
+  /* up to `repeat` more runs, until one differs from the first bit for bit */
+  for (int k = 0; rc == 0 && k < repeat && rr.status == AC_RUN_OK && !(ev->rep.kinds & (1u << AC_V_NONDETERMINISTIC));
+       k++) {
     ac_run_result r2;
     if (ac_harness_run(x->kernel, c, &x->run, &r2, &he) == 0) ac_compare_repeat(c, &rr, &r2, &ev->rep);
     ac_run_result_free(&r2);

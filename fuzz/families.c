@@ -1,5 +1,6 @@
 /* families.c: the table of generator families and generating one case from (family, seed, index). */
 #include "config.h"
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +99,32 @@ static uint64_t name_hash(const char *s)
   return h;
 }
 
+/* One case in eight of every family (but "scale", which draws its own) is re-expressed with the
+ * opposite scale and negated keys: the same scores, from negative dot products times a
+ * negative scale, so every score pattern of every family also meets kernels that track the
+ * maximum, mask or clamp before applying the scale. The draw comes from a stream of its own:
+ * the family's cases are otherwise unchanged. */
+static void maybe_flip_scale(ac_case *c, uint64_t seed, int64_t index, const ac_family *f, ac_params *pb)
+{
+  ac_problem *p = &c->p;
+  ac_rng r;
+  ac_rng_init(&r, ac_hash2(seed, 0x666c6970ull), (uint64_t)index);
+  if (!strcmp(f->name, "scale") || ac_rng_below(&r, 8)) return;
+  double s = ac_problem_scale(p);
+  if (!(s != 0) || !isfinite(s)) return;
+  p->scale_is_default = 0;
+  p->scale = -s;
+  uint64_t sign = 1ull << (8 * ac_dtype_size(p->dtype) - 1);
+  for (int64_t b = 0; b < p->batch; b++)
+    for (int64_t h = 0; h < p->kv_heads; h++)
+      for (int64_t j = 0; j < p->tk; j++)
+        for (int64_t x = 0; x < p->dk; x++) {
+          size_t i = ac_kidx(p, b, h, j, x);
+          ac_store_bits(p->dtype, c->k, i, ac_load_bits(p->dtype, c->k, i) ^ sign);
+        }
+  ac_params_int(pb, "scale_flipped", 1);
+}
+
 int ac_generate(const ac_family *f, uint64_t seed, int64_t index, const ac_gen_limits *l, ac_case *c, ac_err *e)
 {
   ac_case_init(c);
@@ -122,6 +149,7 @@ int ac_generate(const ac_family *f, uint64_t seed, int64_t index, const ac_gen_l
     memset(c, 0, sizeof *c);
     return -1;
   }
+  maybe_flip_scale(c, seed, index, f, &pb);
   ac_params_shape(&pb, &c->p);
   c->params_json = ac_params_finish(&pb);
   c->seed = seed;

@@ -197,7 +197,8 @@ typedef struct {
 
 void ac_eval_ctx_init(ac_eval_ctx *x, ac_kernel *k, const char *spec);
 /* Kernel (forked, time-limited), oracle, comparison. 0 on success (a verdict set in ev);
- * -1 when the tool itself failed (ev->kinds then holds ERROR). repeat: run twice and compare bits. */
+ * -1 when the tool itself failed (ev->kinds then holds ERROR). repeat: run up to that many more
+ * times, comparing bits with the first run, until one differs (NONDETERMINISTIC). */
 int ac_eval_case(const ac_eval_ctx *x, const ac_case *c, int repeat, ac_eval *ev, ac_err *e);
 /* The same with the oracle's result computed beforehand (pre; shared by several kernels). */
 int ac_eval_case_pre(const ac_eval_ctx *x, const ac_case *c, const ac_oracle_result *pre, int repeat, ac_eval *ev,

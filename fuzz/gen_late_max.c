@@ -1,5 +1,5 @@
 /* gen_late_max.c: family "late_max": scores increase along the keys (s_j ~ delta j), so the
- * running maximum moves in every tile; T beyond one tile. */
+ * running maximum moves in every tile, by whole logits or (creeping) by tiny steps; T beyond one tile. */
 #include "config.h"
 #include <math.h>
 #include "fuzz.h"
@@ -16,6 +16,10 @@ AC_FAMILY_DECL(late_max)
   if (ac_gen_alloc(c, e)) return -1;
   ac_dtype t = p->dtype;
   double range = exp2(2.0 + 9.0 * ac_rng_uniform(r));  /* total rise along the row, in logits */
+  /* one case in four creeps: the maximum grows by 2^-24 to 2^-6 logits per key, the steps a
+   * kernel that skips small rescales (a threshold on the growth of the maximum) must still
+   * account for */
+  if (ac_rng_below(r, 4) == 0) range = exp2(-24.0 + 18.0 * ac_rng_uniform(r)) * (double)p->tk;
   if (t == AC_F16 && range > 5000) range = 5000;
   double delta = range / (double)p->tk;
   double noise = ac_rng_below(r, 2) ? 0.0 : 0.25 * delta;

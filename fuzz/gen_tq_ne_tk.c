@@ -10,6 +10,8 @@ AC_FAMILY_DECL(tq_ne_tk)
   int64_t cap = l->max_t < 512 ? l->max_t : 512;
   if (cap < 2) cap = 2;
   p->tq = ac_draw_len(r, cap);
+  /* decoding: one to three new tokens against a longer cache, where kernels take a special path */
+  if (ac_rng_below(r, 4) == 0) p->tq = 1 + (int64_t)ac_rng_below(r, 3);
   do p->tk = ac_draw_len(r, cap); while (p->tk == p->tq && cap > 1 && ac_rng_below(r, 16));
   if (p->tk == p->tq) p->tk = p->tq + 1 <= cap ? p->tq + 1 : p->tq - 1 > 0 ? p->tq - 1 : p->tq;
   if (ac_rng_below(r, 5)) {

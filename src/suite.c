@@ -14,10 +14,11 @@
 enum { L_DENSE = 0, L_BTHD, L_PADDED };
 enum {
   D_NORMAL = 0, D_UNIFORM, D_LARGE, D_NEGATIVE, D_LATEMAX, D_TIES, D_MASKED_NAN, D_VONES, D_ZEROQ,
-  D_PERM, D_Q2, D_SLICE, D_EXAMPLE
+  D_PERM, D_Q2, D_SLICE, D_EXAMPLE, D_STEEP, D_TAIL, D_LARGENEG
 };
 static const char *const dist_names[] = {"normal", "uniform", "large", "negative", "latemax", "ties",
-                                         "maskednan", "vones", "zeroq", "perm", "q2", "slice", "example"};
+                                         "maskednan", "vones", "zeroq", "perm", "q2", "slice", "example",
+                                         "steep", "tail", "largeneg"};
 
 typedef struct {
   int64_t B, H, KVH, tq, tk, dk, dv;
@@ -54,6 +55,10 @@ static const spec ci_specs[] = {
   {1, 1, 1, 64, 96, 32, 32, AC_MASK_NONE, L_DENSE, D_Q2, 0, 0, 18, NULL},
   {1, 1, 1, 113, 203, 64, 64, AC_MASK_CAUSAL_BR, L_DENSE, D_SLICE, 0, 0, 4, NULL},
   {1, 3, 3, 129, 257, 80, 80, AC_MASK_CAUSAL_BR, L_DENSE, D_UNIFORM, 0, 0, -1, NULL},
+  {1, 1, 1, 8, 8, 16, 16, AC_MASK_CAUSAL, L_DENSE, D_NORMAL, 0, 0, -1, NULL},
+  {1, 1, 1, 48, 48, 16, 16, AC_MASK_CAUSAL, L_DENSE, D_STEEP, 0, 0, -1, NULL},
+  {1, 1, 1, 24, 40, 16, 8, AC_MASK_NONE, L_DENSE, D_TAIL, 0, 0, -1, NULL},
+  {1, 1, 1, 33, 47, 64, 64, AC_MASK_CAUSAL, L_DENSE, D_LARGENEG, 0, 0, -1, NULL},
 };
 #define N_CI ((int64_t)(sizeof ci_specs / sizeof ci_specs[0]))
 static const char *const examples[] = {"tiny3", "andrea-120m"};
@@ -208,7 +213,9 @@ static void fill_values(ac_case *c, int dist, uint64_t seed)
     for (int64_t i = 0; i < n.v; i++) put(t, c->v, (size_t)i, 2 * ac_rng_uniform(&rv) - 1);
     break;
   case D_LARGE:
-    /* scores about N(0, 100^2): |s| well past 88 (fp32 exp overflow) and 11 (fp16) */
+  case D_LARGENEG:
+    /* scores about N(0, 100^2): |s| well past 88 (fp32 exp overflow) and 11 (fp16); largeneg
+     * with the scale -1/sqrt(dk): the largest score comes from the most negative dot product */
     fill_normal(t, c->q, (size_t)n.q, &rq, 10.0);
     fill_normal(t, c->k, (size_t)n.k, &rk, 10.0);
     break;
@@ -239,6 +246,24 @@ static void fill_values(ac_case *c, int dist, uint64_t seed)
           memcpy((char *)c->k + ac_kidx(p, b, kh, j, 0) * ac_dtype_size(t),
                  (char *)c->k + ac_kidx(p, b, kh, 0, 0) * ac_dtype_size(t), (size_t)p->dk * ac_dtype_size(t));
     break;
+  case D_STEEP:
+  case D_TAIL: {
+    /* s_j = slope (j - tk/2): steep (4 logits a key, causal): the keys a row may not see score
+     * up to 190 logits above those it sees; tail (1.5 a key): V_j = e^{-2j} makes the output
+     * of each row come from keys 20 to 60 logits below its maximum */
+    double slope = dist == D_STEEP ? 4.0 : 1.5;
+    for (int64_t i = 0; i < n.q; i++) put(t, c->q, (size_t)i, 1.0);
+    for (int64_t b = 0; b < p->batch; b++)
+      for (int64_t kh = 0; kh < p->kv_heads; kh++)
+        for (int64_t j = 0; j < p->tk; j++) {
+          double sj = slope * ((double)j - (double)p->tk / 2) + 0.05 * ac_rng_normal(&rk);
+          for (int64_t d = 0; d < p->dk; d++) put(t, c->k, ac_kidx(p, b, kh, j, d), sj / sqrt((double)p->dk));
+          if (dist == D_TAIL)
+            for (int64_t d = 0; d < p->dv; d++)
+              put(t, c->v, ac_vidx(p, b, kh, j, d), exp(-2.0 * (double)j) * (1 + 0.5 * ac_rng_normal(&rv)));
+        }
+    break;
+  }
   case D_VONES:
     fill_normal(t, c->q, (size_t)n.q, &rq, 1.0);
     fill_normal(t, c->k, (size_t)n.k, &rk, 1.0);
@@ -293,6 +318,10 @@ static void set_shape(ac_problem *p, const spec *s, ac_dtype t)
   p->dv = s->dv;
   p->scale_is_default = 1;
   p->scale = 1 / sqrt((double)s->dk);
+  if (s->dist == D_LARGENEG) {
+    p->scale_is_default = 0;
+    p->scale = -p->scale;
+  }
   set_layout(p, s->layout);
 }
 

@@ -1,7 +1,8 @@
 #!/bin/sh
 # tcmd_suite_mutants.sh: every built-in mutant is exposed by `attncheck suite --suite ci
 # --stop-on-fail`: FAIL (exit 1), except mutant-masked-nan-leak, whose defect is the MASKED-LEAK
-# verdict (warn by default: exit 0 with WARN; exit 1 with --policy masked-leak=fail).
+# verdict (warn by default; exit 1 with --policy masked-leak=fail). Its masked terms multiplied
+# by 0 also FAIL where a masked logit is far above the visible ones (the causal steep case).
 # Mutants the suite cannot expose would be listed here and left to the fuzzer: currently none.
 set -u
 bin=${ATTNCHECK_BIN:-./attncheck}
@@ -22,8 +23,10 @@ for m in $mutants; do
   rc=$?
   case " $warn_only " in
   *" $m "*)
-    if [ $rc -ne 0 ] || ! grep -q '^WARN .*MASKED-LEAK' "$tmp/$m.txt"; then
-      echo "NOT EXPOSED: $m (exit $rc, expected 0 with a MASKED-LEAK warning)"; bad=1
+    # the warning must be there; a FAIL besides it (exit 1) is the same defect seen through a
+    # masked logit far above the visible ones (0 * inf)
+    if [ $rc -gt 1 ] || ! grep -q '^WARN .*MASKED-LEAK' "$tmp/$m.txt"; then
+      echo "NOT EXPOSED: $m (exit $rc, expected a MASKED-LEAK warning)"; bad=1
     fi
     "$bin" suite --suite ci --kernel "$m" --stop-on-fail -q --policy masked-leak=fail > /dev/null 2>&1
     rc2=$?

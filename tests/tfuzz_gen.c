@@ -132,6 +132,39 @@ START_TEST(limits_respected)
 }
 END_TEST
 
+/* One case in eight comes with the opposite scale and negated keys: the same scores. */
+START_TEST(scale_flipped_cases)
+{
+  const ac_family *f = ac_family_find("late_max");
+  ck_assert_ptr_nonnull(f);
+  ac_gen_limits l;
+  limits_all(&l);
+  int flipped = 0;
+  for (int64_t i = 0; i < 96; i++) {
+    ac_case c;
+    ac_err e;
+    ck_assert_msg(ac_generate(f, ac_test_seed(), i, &l, &c, &e) == 0, "%s", e.msg);
+    int fl = c.params_json && strstr(c.params_json, "\"scale_flipped\"") != NULL;
+    if (fl) {
+      flipped++;
+      ck_assert_msg(!c.p.scale_is_default && c.p.scale < 0, AC_SEED_FMT "case %lld: scale %a", AC_SEED_ARG,
+                    (long long)i, c.p.scale);
+      /* late_max puts the maximum on the last key: the largest q.(-k) times -|scale| */
+      double s0 = 0, s1 = 0;
+      for (int64_t x = 0; x < c.p.dk; x++) {
+        s0 += ac_load(c.p.dtype, c.q, ac_qidx(&c.p, 0, 0, 0, x)) * ac_load(c.p.dtype, c.k, ac_kidx(&c.p, 0, 0, 0, x));
+        s1 += ac_load(c.p.dtype, c.q, ac_qidx(&c.p, 0, 0, 0, x)) *
+              ac_load(c.p.dtype, c.k, ac_kidx(&c.p, 0, 0, c.p.tk - 1, x));
+      }
+      ck_assert_msg(c.p.scale * s1 >= c.p.scale * s0, AC_SEED_FMT "case %lld: %a vs %a", AC_SEED_ARG, (long long)i,
+                    c.p.scale * s1, c.p.scale * s0);
+    }
+    ac_case_free(&c);
+  }
+  ck_assert_msg(flipped >= 2 && flipped <= 30, AC_SEED_FMT "%d of 96 flipped", AC_SEED_ARG, flipped);
+}
+END_TEST
+
 START_TEST(family_list)
 {
   int nf;
@@ -156,6 +189,7 @@ int main(void)
   tcase_add_loop_test(tc, every_family_valid, 0, nf);
   tcase_add_loop_test(tc, same_seed_same_bytes, 0, nf);
   tcase_add_test(tc, limits_respected);
+  tcase_add_test(tc, scale_flipped_cases);
   tcase_add_test(tc, family_list);
   suite_add_tcase(s, tc);
   return ac_test_run(s);

@@ -121,6 +121,11 @@ static double lse_weight_err(const ac_precision *c, const ac_oracle_row *row)
   return eps > 700 ? INFINITY : expm1(eps);
 }
 
+double ac_budget_score_delta(const ac_precision *c, const ac_problem *p, const ac_oracle_row *row)
+{
+  return score_errors(c, p, row).delta_w;
+}
+
 void ac_budget_elem(const ac_precision *c, const ac_problem *p, ac_dtype out, const ac_oracle_row *row,
                     const ac_oracle_elem *el, const double *mu, int nmu, ac_bound *b)
 {

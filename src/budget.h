@@ -26,6 +26,8 @@ double ac_gamma_w(double n, double u, int trunc);
 /* γ(n, u) of the typical estimate: 4·√n·u; truncating: u -> 2u. */
 double ac_gamma_e(double n, double u, int trunc);
 
+/* Δ: the class's worst-case bound on the error of any exp argument (score error) in a row. */
+double ac_budget_score_delta(const ac_precision *c, const ac_problem *p, const ac_oracle_row *row);
 /* Element budget: out is the output dtype, mu/nmu the oracle's F thresholds. */
 void ac_budget_elem(const ac_precision *c, const ac_problem *p, ac_dtype out, const ac_oracle_row *row,
                     const ac_oracle_elem *el, const double *mu, int nmu, ac_bound *b);

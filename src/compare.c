@@ -121,8 +121,8 @@ void ac_masked_nonfinite_rows(const ac_case *c, uint8_t *flags)
 
 /* The domain of a row: exact scores (raw q·k or scaled) beyond the working range, or the
  * unnormalized P·V sum (at most L·R, L = e^(LSE - m)) beyond it. 1 = out of domain. */
-static int row_out_of_domain(const ac_precision *c, const ac_oracle_row *row, const ac_oracle_elem *els,
-                             int64_t dv, char *why, size_t n)
+static int row_out_of_domain(const ac_precision *c, const ac_problem *p, const ac_oracle_row *row,
+                             const ac_oracle_elem *els, int64_t dv, char *why, size_t n)
 {
   if (row->visible <= 0 || row->has_nonfinite) return 0;
   double lim = c->range64 ? DBL_MAX : FLT_MAX;
@@ -133,6 +133,14 @@ static int row_out_of_domain(const ac_precision *c, const ac_oracle_row *row, co
   }
   if (!(row->max_abs_z <= lim)) {
     snprintf(why, n, "exact q.k %.3g beyond %s", row->max_abs_z, rn);
+    return 1;
+  }
+  /* A class whose exp arguments may err by more than the exponent range (|s| ~ 3e8 in binary32:
+   * one score ulp is worth dozens of logits) can legitimately overflow exp: its weights, and W,
+   * are unbounded there, and inf or NaN is what FlashAttention's formula gives. */
+  double delta = ac_budget_score_delta(c, p, row);
+  if (!(delta <= log(lim))) {
+    snprintf(why, n, "score error bound of the class %.3g logits beyond the exp range of %s", delta, rn);
     return 1;
   }
   double L = exp(row->lse - row->m);
@@ -243,7 +251,7 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
     rep->n_rows_judged++;
     const ac_oracle_elem *els = &r->elems[row * p->dv];
     char why[160];
-    int ood = row_out_of_domain(cls, rw, els, p->dv, why, sizeof why);
+    int ood = row_out_of_domain(cls, p, rw, els, p->dv, why, sizeof why);
     if (!ood && rw->visible > 0 && !rw->has_nonfinite) {
       int64_t b = row / (p->tq * p->heads), h = (row / p->tq) % p->heads;
       if (rw->visible >= vthr[b * p->kv_heads + ac_kv_head(p, h)]) {

@@ -305,7 +305,7 @@ START_TEST(verdict_out_of_domain)
 {
   fixture f;
   fx_init(&f, AC_F32, AC_MASK_NONE, 2, 2);
-  f.r.rows[1].max_abs_s = 1e39;   /* beyond binary32 */
+  f.r.rows[1].max_abs_z = 1e39;   /* q.k beyond binary32 (the score itself small) */
   f.o[2] = NAN;
   f.o[3] = 1e30f;
   ac_compare_opts o;
@@ -317,6 +317,17 @@ START_TEST(verdict_out_of_domain)
   o.prec = ac_precision_find("fp64");
   judge(&f, &o, &rep);
   ck_assert(rep.kinds == (1u << AC_V_FAIL));
+  /* scores of 1e9 are in binary32's range, but one ulp of them is 64 logits: a correct fp32
+   * kernel's exp may overflow (the class's score error bound is past ln FLT_MAX) */
+  f.r.rows[1].max_abs_z = 1.5;
+  f.r.rows[1].max_abs_s = 1e9;
+  o.prec = NULL;
+  judge(&f, &o, &rep);
+  ck_assert_msg(rep.kinds == (1u << AC_V_OUT_OF_DOMAIN), "kinds %x %s", rep.kinds, rep.note);
+  /* at 1e6 the bound is a third of a logit: NaN is a defect */
+  f.r.rows[1].max_abs_s = 1e6;
+  judge(&f, &o, &rep);
+  ck_assert_msg(rep.kinds == (1u << AC_V_FAIL), "kinds %x %s", rep.kinds, rep.note);
   /* exact output beyond the dtype (f16 max 65504) */
   fixture g;
   fx_init(&g, AC_F16, AC_MASK_NONE, 1, 1);

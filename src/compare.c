@@ -125,14 +125,22 @@ static int row_out_of_domain(const ac_precision *c, const ac_problem *p, const a
                              const ac_oracle_elem *els, int64_t dv, char *why, size_t n)
 {
   if (row->visible <= 0 || row->has_nonfinite) return 0;
-  double lim = c->range64 ? DBL_MAX : FLT_MAX;
-  const char *rn = c->range64 ? "binary64" : "binary32";
-  if (!(row->max_abs_s <= lim)) {
-    snprintf(why, n, "exact score %.3g beyond %s", row->max_abs_s, rn);
+  double lim = ac_dtype_get(c->range)->max_finite;
+  const char *rn = ac_dtype_name(c->range);
+  /* scores stored in a narrower format (cuBLAS-style composites): that format's range, for
+   * the scaled score and the raw q.k alike (a GEMM may store either) */
+  double slim = lim;
+  const char *sn = rn;
+  if (ac_dtype_get(c->score_store)->max_finite < lim) {
+    slim = ac_dtype_get(c->score_store)->max_finite;
+    sn = ac_dtype_name(c->score_store);
+  }
+  if (!(row->max_abs_s <= slim)) {
+    snprintf(why, n, "exact score %.3g beyond %s", row->max_abs_s, sn);
     return 1;
   }
-  if (!(row->max_abs_z <= lim)) {
-    snprintf(why, n, "exact q.k %.3g beyond %s", row->max_abs_z, rn);
+  if (!(row->max_abs_z <= slim)) {
+    snprintf(why, n, "exact q.k %.3g beyond %s", row->max_abs_z, sn);
     return 1;
   }
   /* A class whose exp arguments may err by more than the exponent range (|s| ~ 3e8 in binary32:
@@ -240,7 +248,7 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
   double maxf = ac_dtype_get(t)->max_finite;
   uint8_t *leakrows = ac_xcalloc((size_t)r->nrows, 1);
   ac_masked_nonfinite_rows(c, leakrows);
-  int64_t *vthr = online_sum_thresholds(c, cls->range64 ? DBL_MAX : FLT_MAX);
+  int64_t *vthr = online_sum_thresholds(c, ac_dtype_get(cls->range)->max_finite);
   double sum_d2 = 0, sum_o2 = 0;
   int nmse_bad = 0;
   double worst_rank = -1, lse_worst_rank = -1;
@@ -257,7 +265,7 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
       if (rw->visible >= vthr[b * p->kv_heads + ac_kv_head(p, h)]) {
         ood = 1;
         snprintf(why, sizeof why, "partial P.V sums of an online softmax (up to the sum of |V_j| over %lld visible keys) beyond %s",
-                 (long long)rw->visible, cls->range64 ? "binary64" : "binary32");
+                 (long long)rw->visible, ac_dtype_name(cls->range));
       }
     }
     if (ood) {

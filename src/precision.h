@@ -23,10 +23,11 @@ typedef struct {
   int64_t nr_tile;      /* online rescales n_r = ceil(T / nr_tile); 0: none (three-pass softmax) */
   double mu;            /* smallest P kept (P·V); below it P may be lost (F term) */
   double mu_sum;        /* smallest term the row sum keeps (LSE) */
-  int range64;          /* working range binary64 (else binary32) for OUT-OF-DOMAIN */
+  ac_dtype range;       /* the format whose range bounds scores and partial sums (OUT-OF-DOMAIN) */
   double eta_qk;        /* underflow floor of QK^T accumulation and score storage: half the smallest
                            subnormal spacing of that format (binary32 2^-150, fp16 2^-25, bf16 2^-134) */
   double eta_a;         /* the same for the P.V accumulation format */
+  ac_dtype score_store; /* format raw scores are stored in when narrower than range (AC_F64: not narrower) */
 } ac_precision;
 
 /* The table, in listing order. */

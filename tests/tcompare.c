@@ -346,6 +346,31 @@ START_TEST(verdict_out_of_domain)
 }
 END_TEST
 
+/* Classes that accumulate or store scores in fp16 have fp16's range: a partial sum past 65504
+ * or a stored score past it is out of their domain, not a defect. */
+START_TEST(verdict_domain_of_narrow_classes)
+{
+  fixture f;
+  fx_init(&f, AC_F16, AC_MASK_NONE, 1, 2);
+  f.r.rows[0].max_abs_s = 7e4;
+  f.r.rows[0].max_abs_z = 7e4 * sqrt(2.0);
+  ac_store_bits(AC_F16, f.o, 0, 0x7e00);
+  ac_compare_opts o;
+  ac_compare_opts_init(&o);
+  ac_report rep;
+  judge(&f, &o, &rep);   /* fp16-fa2 keeps scores in binary32 */
+  ck_assert_msg(rep.kinds == (1u << AC_V_FAIL), "kinds %x %s", rep.kinds, rep.note);
+  const char *narrow[] = {"fp16-acc16", "fp16-cublas"};
+  for (int k = 0; k < 2; k++) {
+    o.prec = ac_precision_find(narrow[k]);
+    ck_assert_ptr_nonnull(o.prec);
+    judge(&f, &o, &rep);
+    ck_assert_msg(rep.kinds == (1u << AC_V_OUT_OF_DOMAIN), "%s: kinds %x %s", narrow[k], rep.kinds, rep.note);
+  }
+  fx_free(&f);
+}
+END_TEST
+
 START_TEST(verdict_empty_rows)
 {
   /* bottom-right causal, tq = 3 > tk = 1: rows 0 and 1 see no key */
@@ -567,6 +592,7 @@ static Suite *suite(void)
   tcase_add_test(tc, verdict_fail_and_worst);
   tcase_add_test(tc, verdict_suspect_between_kappa_e_and_w);
   tcase_add_test(tc, verdict_nonfinite_fail);
+  tcase_add_test(tc, verdict_domain_of_narrow_classes);
   tcase_add_test(tc, budget_underflow_of_scaled_q);
   tcase_add_test(tc, verdict_overflow_within_budget);
   tcase_add_test(tc, verdict_masked_leak);

@@ -101,6 +101,12 @@ void ac_draw_shape(ac_rng *r, const ac_gen_limits *l, ac_problem *p)
   int64_t cap = l->max_t < 1024 ? l->max_t : 1024;
   p->tq = ac_draw_len(r, cap);
   p->tk = ac_rng_below(r, 3) == 0 ? ac_draw_len(r, cap) : p->tq;
+  /* one shape in twelve decodes: one or two query rows against the keys (kernels often take a
+   * separate path there) */
+  if (ac_rng_below(r, 12) == 0) {
+    p->tq = 1 + (int64_t)ac_rng_below(r, 2);
+    if (p->tk < 3) p->tk = 2 + ac_draw_len(r, cap);
+  }
   p->dk = ac_draw_head_dim(r);
   p->dv = ac_rng_below(r, 5) == 0 ? ac_draw_head_dim(r) : p->dk;
   p->scale_is_default = 1;

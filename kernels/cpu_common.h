@@ -141,6 +141,6 @@ extern const attncheck_kernel ac_cpu_naive_f32, ac_cpu_naive_f16, ac_cpu_naive_b
 extern const attncheck_kernel ac_cpu_flash_f32, ac_cpu_flash_f16, ac_cpu_flash_bf16;
 extern const attncheck_kernel ac_cpu_flash_e4m3, ac_cpu_flash_e5m2;
 extern const attncheck_kernel ac_cpu_flash_exp2_f32;
-extern const attncheck_kernel ac_cpu_splitkv_f32;
+extern const attncheck_kernel ac_cpu_splitkv_f32, ac_cpu_splitkv_fa_f32, ac_cpu_naive_scaleq_f32;
 
 #endif

@@ -1,4 +1,4 @@
-/* cpu_naive.c: naive-f32, naive-f16, naive-bf16. Binary32 arithmetic with expf: for each
+/* cpu_naive.c: naive-f32, naive-scaleq-f32, naive-f16, naive-bf16. Binary32 arithmetic with expf: for each
  * query row the scores are materialized, then three passes (maximum; exponentials and their
  * sum; weighted sum of V divided by that sum). For f16 and bf16 inputs, P is rounded to the
  * input dtype before P·V while the row sum uses the binary32 P (FlashAttention-2), and the
@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static int naive_run(int dt, const char *name, const attncheck_problem *p, const attncheck_tensors *t,
-                     char *err, size_t err_len)
+/* prescale: Q is multiplied by the scale in binary32 before Q·Kᵀ (PyTorch's math path scales
+ * its inputs first) and the scores are not scaled again. */
+static int naive_impl(int prescale, int dt, const char *name, const attncheck_problem *p, const attncheck_tensors *t,
+                      char *err, size_t err_len)
 {
   const float scale = (float)p->scale;
   const int64_t tk8 = ac_cpu_pad(p->tk), dv8 = ac_cpu_pad(p->dv);
@@ -42,13 +44,16 @@ static int naive_run(int dt, const char *name, const attncheck_problem *p, const
           if (lse) *lse = -INFINITY;
           continue;
         }
-        for (int64_t d = 0; d < p->dk; d++) qr[d] = ac_cpu_load_f32(dt, t->q, ac_cpu_off(p->q_stride, b, h, i, d));
+        for (int64_t d = 0; d < p->dk; d++) {
+          qr[d] = ac_cpu_load_f32(dt, t->q, ac_cpu_off(p->q_stride, b, h, i, d));
+          if (prescale) qr[d] *= scale;
+        }
         for (int64_t j = 0; j < n8; j++) s[j] = 0.0f;
         for (int64_t d = 0; d < p->dk; d++) ac_cpu_axpy_f32(s, qr[d], kt + d * tk8, n8);
         /* pass 1: scale and maximum */
         float m = -INFINITY;
         for (int64_t j = 0; j < n; j++) {
-          s[j] *= scale;
+          if (!prescale) s[j] *= scale;
           if (s[j] > m) m = s[j];
         }
         /* pass 2: exponentials and their sum */
@@ -69,10 +74,24 @@ static int naive_run(int dt, const char *name, const attncheck_problem *p, const
   return 0;
 }
 
+static int naive_run(int dt, const char *name, const attncheck_problem *p, const attncheck_tensors *t, char *err,
+                     size_t err_len)
+{
+  return naive_impl(0, dt, name, p, t, err, err_len);
+}
+
+static int naive_scaleq_run(int dt, const char *name, const attncheck_problem *p, const attncheck_tensors *t,
+                            char *err, size_t err_len)
+{
+  return naive_impl(1, dt, name, p, t, err, err_len);
+}
+
 #define NAIVE_KERNEL(SYM, DT, NAME, PREC, DESC) AC_CPU_KERNEL(ac_cpu_##SYM, DT, NAME, PREC, DESC, naive_run)
 
 NAIVE_KERNEL(naive_f32, ATTNCHECK_F32, "naive-f32", "fp32",
              "binary32 with expf, three passes over a materialized row of scores")
+AC_CPU_KERNEL(ac_cpu_naive_scaleq_f32, ATTNCHECK_F32, "naive-scaleq-f32", "fp32",
+              "binary32, Q multiplied by the scale before Q.K^T (PyTorch's math path), three passes", naive_scaleq_run)
 NAIVE_KERNEL(naive_f16, ATTNCHECK_F16, "naive-f16", "fp16-fa2",
              "f16 inputs, binary32 scores and sums, three passes, P rounded to f16 before P.V")
 NAIVE_KERNEL(naive_bf16, ATTNCHECK_BF16, "naive-bf16", "bf16-fa2",

@@ -3,7 +3,10 @@
  * giving a normalized partial output o_c and its lse_c; the partials are then merged through
  * their LSEs: w_c = exp(lse_c - max lse), o = Σ w_c o_c / Σ w_c, lse = max + log Σ w_c.
  * Dividing by the computed Σ w_c (rather than by exp(lse - max) of a rounded total LSE)
- * keeps the merge self-normalizing: an error common to every lse_c cancels. */
+ * keeps the merge self-normalizing: an error common to every lse_c cancels.
+ * splitkv-fa-f32 merges as FlashAttention's combine kernel does: lse = max + log Σ w_c, then
+ * o = Σ exp(lse_c - lse) o_c, weights that need not sum to one (their rounding errs by about
+ * u|lse| relative: the budget's LSE-merge term). */
 #include "config.h"
 #include "cpu_common.h"
 #include <stdio.h>
@@ -16,7 +19,8 @@ static int splitkv_supports(const attncheck_problem *p, char *why, size_t why_le
   return ac_cpu_supports(p, ATTNCHECK_F32, 1, why, why_len);
 }
 
-static int splitkv_run(const attncheck_problem *p, const attncheck_tensors *t, char *err, size_t err_len)
+static int splitkv_impl(int fa_merge, const char *name, const attncheck_problem *p, const attncheck_tensors *t,
+                        char *err, size_t err_len)
 {
   int64_t chunk;
   if (ac_cpu_env_block("ATTNCHECK_SPLITKV_CHUNK", 128, &chunk, err, err_len) < 0) return -1;
@@ -35,7 +39,7 @@ static int splitkv_run(const attncheck_problem *p, const attncheck_tensors *t, c
   unsigned char *pok = ac_cpu_scratch(SPLITKV_QBLOCK * nchmax, 1);         /* chunk has a visible key */
   if (!qb || !kt || !vb || !x || !acc || !po || !plse || !pok) {
     free(qb), free(kt), free(vb), free(x), free(acc), free(po), free(plse), free(pok);
-    snprintf(err, err_len, "splitkv-f32: out of memory");
+    snprintf(err, err_len, "%s: out of memory", name);
     return -1;
   }
   for (int64_t b = 0; b < p->batch; b++)
@@ -94,6 +98,17 @@ static int splitkv_run(const attncheck_problem *p, const attncheck_tensors *t, c
             if (pok[r * nchmax + ch] && plse[r * nchmax + ch] > lmax) lmax = plse[r * nchmax + ch];
           float wsum = 0.0f;
           for (int64_t e = 0; e < dv8; e++) acc[e] = 0.0f;
+          if (fa_merge) {
+            for (int64_t ch = 0; ch < nch; ch++)
+              if (pok[r * nchmax + ch]) wsum += expf(plse[r * nchmax + ch] - lmax);
+            const float ltot = lmax + logf(wsum);
+            for (int64_t ch = 0; ch < nch; ch++)
+              if (pok[r * nchmax + ch])
+                ac_cpu_axpy_f32(acc, expf(plse[r * nchmax + ch] - ltot), po + (r * nchmax + ch) * dv8, dv8);
+            for (int64_t e = 0; e < p->dv; e++) o[ac_cpu_off(p->o_stride, b, h, i, e)] = acc[e];
+            if (lse) *lse = ltot;
+            continue;
+          }
           for (int64_t ch = 0; ch < nch; ch++) {
             if (!pok[r * nchmax + ch]) continue;
             const float w = expf(plse[r * nchmax + ch] - lmax);
@@ -109,7 +124,22 @@ static int splitkv_run(const attncheck_problem *p, const attncheck_tensors *t, c
   return 0;
 }
 
+static int splitkv_run(const attncheck_problem *p, const attncheck_tensors *t, char *err, size_t err_len)
+{
+  return splitkv_impl(0, "splitkv-f32", p, t, err, err_len);
+}
+
+static int splitkv_fa_run(const attncheck_problem *p, const attncheck_tensors *t, char *err, size_t err_len)
+{
+  return splitkv_impl(1, "splitkv-fa-f32", p, t, err, err_len);
+}
+
 const attncheck_kernel ac_cpu_splitkv_f32 = {
   ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), "splitkv-f32",
   "flash-decoding split-KV in binary32: chunks of ATTNCHECK_SPLITKV_CHUNK keys (default 128) merged through their LSEs",
   "fp32", ATTNCHECK_MEM_HOST, 0, splitkv_supports, splitkv_run, {NULL, NULL, NULL, NULL}};
+
+const attncheck_kernel ac_cpu_splitkv_fa_f32 = {
+  ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), "splitkv-fa-f32",
+  "split-KV in binary32 merged as FlashAttention's combine: o = sum of exp(lse_c - lse) o_c, not renormalized",
+  "fp32", ATTNCHECK_MEM_HOST, 0, splitkv_supports, splitkv_fa_run, {NULL, NULL, NULL, NULL}};

@@ -20,6 +20,8 @@ static const attncheck_kernel *const cpu_kernels[] = {
   &ac_cpu_flash_f32,
   &ac_cpu_flash_exp2_f32,
   &ac_cpu_splitkv_f32,
+  &ac_cpu_splitkv_fa_f32,
+  &ac_cpu_naive_scaleq_f32,
   &ac_cpu_naive_f16,
   &ac_cpu_flash_f16,
   &ac_cpu_naive_bf16,

@@ -1,8 +1,10 @@
 /* tbudget.c: the worst-case bound W holds for a correct binary32 kernel where the
  * first-order model does not (score errors of several ulps of a logit of -2^20, outputs in
  * the subnormal range), and still rejects a defect there: a missing 1/l normalization and
- * products flushed to zero. The kernel is emulated here: scores as a sequential binary32 dot
- * product times the binary32 scale, the maximum subtracted, expf, and P.V summed in binary32. */
+ * products flushed to zero; and it holds for correct kernels written differently: FlashAttention's
+ * split-KV merge through rounded LSEs, and Q scaled before Q.K^T with subnormal Q. The kernels
+ * are emulated here: scores as a sequential binary32 dot product times the binary32 scale, the
+ * maximum subtracted, expf, and P.V summed in binary32. */
 #include "config.h"
 #include <check.h>
 #include <math.h>
@@ -12,12 +14,59 @@
 #include "toracle_ref.h"
 #include "budget.h"
 
-enum { KERNEL_OK = 0, KERNEL_NO_NORM = 1, KERNEL_FTZ = 2 };
+enum { KERNEL_OK = 0, KERNEL_NO_NORM = 1, KERNEL_FTZ = 2, KERNEL_SPLIT_FA = 3, KERNEL_SCALE_Q = 4 };
+#define FA_CHUNK 5
 
 static float ftz(float x, int on) { return on && fabsf(x) < 0x1p-126f ? 0.0f : x; }
 
+/* Split-KV in chunks of FA_CHUNK keys merged as FlashAttention's combine kernel does:
+ * o = Σ_c expf(lse_c - lse) o_c with lse = lmax + logf(Σ_c expf(lse_c - lmax)), in binary32. */
+static void kernel_split_fa(const ac_case *c, float *o)
+{
+  const ac_problem *p = &c->p;
+  int64_t n = p->tk, nch = (n + FA_CHUNK - 1) / FA_CHUNK;
+  float sc = (float)p->scale;
+  float *oc = malloc(sizeof(float) * (size_t)(nch * p->dv)), *lc = malloc(sizeof(float) * (size_t)nch);
+  for (int64_t i = 0; i < p->tq; i++) {
+    for (int64_t ch = 0; ch < nch; ch++) {
+      float s[FA_CHUNK], m = -INFINITY, l = 0;
+      int64_t j0 = ch * FA_CHUNK, cn = n - j0 < FA_CHUNK ? n - j0 : FA_CHUNK;
+      for (int64_t j = 0; j < cn; j++) {
+        float d = 0;
+        for (int64_t t = 0; t < p->dk; t++)
+          d += (float)ref_get(c, 'q', ac_qidx(p, 0, 0, i, t)) * (float)ref_get(c, 'k', ac_kidx(p, 0, 0, j0 + j, t));
+        s[j] = d * sc;
+        if (s[j] > m) m = s[j];
+      }
+      for (int64_t t = 0; t < p->dv; t++) oc[ch * p->dv + t] = 0;
+      for (int64_t j = 0; j < cn; j++) {
+        float e = expf(s[j] - m);
+        l += e;
+        for (int64_t t = 0; t < p->dv; t++) oc[ch * p->dv + t] += e * (float)ref_get(c, 'v', ac_vidx(p, 0, 0, j0 + j, t));
+      }
+      for (int64_t t = 0; t < p->dv; t++) oc[ch * p->dv + t] /= l;
+      lc[ch] = m + logf(l);
+    }
+    float lmax = -INFINITY, w = 0;
+    for (int64_t ch = 0; ch < nch; ch++) lmax = lc[ch] > lmax ? lc[ch] : lmax;
+    for (int64_t ch = 0; ch < nch; ch++) w += expf(lc[ch] - lmax);
+    float lse = lmax + logf(w);
+    for (int64_t t = 0; t < p->dv; t++) {
+      float a = 0;
+      for (int64_t ch = 0; ch < nch; ch++) a += expf(lc[ch] - lse) * oc[ch * p->dv + t];
+      o[i * p->dv + t] = a;
+    }
+  }
+  free(oc);
+  free(lc);
+}
+
 static void kernel(const ac_case *c, int kind, float *o)
 {
+  if (kind == KERNEL_SPLIT_FA) {
+    kernel_split_fa(c, o);
+    return;
+  }
   const ac_problem *p = &c->p;
   int64_t n = p->tk;
   float sc = (float)p->scale;
@@ -26,9 +75,12 @@ static void kernel(const ac_case *c, int kind, float *o)
     float m = -INFINITY, l = 0;
     for (int64_t j = 0; j < n; j++) {
       float d = 0;
-      for (int64_t t = 0; t < p->dk; t++)
-        d += (float)ref_get(c, 'q', ac_qidx(p, 0, 0, i, t)) * (float)ref_get(c, 'k', ac_kidx(p, 0, 0, j, t));
-      s[j] = d * sc;
+      for (int64_t t = 0; t < p->dk; t++) {
+        float qv = (float)ref_get(c, 'q', ac_qidx(p, 0, 0, i, t));
+        if (kind == KERNEL_SCALE_Q) qv *= sc;   /* Q scaled first, as PyTorch's math path does */
+        d += qv * (float)ref_get(c, 'k', ac_kidx(p, 0, 0, j, t));
+      }
+      s[j] = kind == KERNEL_SCALE_Q ? d : d * sc;
       if (s[j] > m) m = s[j];
     }
     for (int64_t t = 0; t < p->dv; t++) acc[t] = 0;
@@ -117,6 +169,35 @@ START_TEST(neg_logits_within_w)
     if (getenv("TBUDGET_VERBOSE")) fprintf(stderr, "neg_logits 2^10 rep %d: err/W %g, unnormalized %g\n", rep, ok, bad);
     ck_assert_msg(ok <= 1 && bad > 1, AC_SEED_FMT "rep %d: correct kernel err/W %g (<= 1), unnormalized %g (> 1)",
                   AC_SEED_ARG, rep, ok, bad);
+    ac_case_free(&c);
+  }
+  for (int rep = 0; rep < 4; rep++) {
+    ac_case c;
+    /* scores near -2^10 with V = 1 (o = 1 exactly, no |V_j - o| terms): FlashAttention's split-KV
+     * merge errs by about u|lse|, some 2^10 ulps/2, which only the LSE-merge term of W covers */
+    neg_logits_case(&c, &g, 10, 4);
+    for (int64_t j = 0; j < c.p.tk; j++)
+      for (int64_t t = 0; t < c.p.dv; t++) ref_set(&c, 'v', ac_vidx(&c.p, 0, 0, j, t), 1.0);
+    double fa = worst_over_w(&c, KERNEL_SPLIT_FA, 0);
+    if (getenv("TBUDGET_VERBOSE")) fprintf(stderr, "neg_logits 2^10 rep %d: split-KV FA merge err/W %g\n", rep, fa);
+    ck_assert_msg(fa <= 1, AC_SEED_FMT "rep %d: split-KV FA merge err/W %g (<= 1)", AC_SEED_ARG, rep, fa);
+    ac_case_free(&c);
+  }
+  /* Q scaled first: a subnormal q times 1/8 rounds by 1/3 of itself, and 64 keys of 2^127
+   * multiply that into a score error of 2^-17 (the underflow term of scaled Q) */
+  {
+    ac_case c;
+    ref_case(&c, AC_F32, AC_MASK_NONE, 1, 1, 1, 1, 4, 64, 1);
+    c.p.scale_is_default = 0;
+    c.p.scale = 0.125;
+    for (int64_t t = 0; t < 64; t++) ref_set(&c, 'q', ac_qidx(&c.p, 0, 0, 0, t), 0x1.8p-146);
+    for (int64_t j = 0; j < 4; j++) {
+      for (int64_t t = 0; t < 64; t++) ref_set(&c, 'k', ac_kidx(&c.p, 0, 0, j, t), (j % 2 ? -0x1p127 : 0x1p127) / (double)(j + 1));
+      ref_set(&c, 'v', ac_vidx(&c.p, 0, 0, j, 0), j % 2 ? -1.0 : 1.0);
+    }
+    double sq = worst_over_w(&c, KERNEL_SCALE_Q, 0);
+    if (getenv("TBUDGET_VERBOSE")) fprintf(stderr, "scaled Q, subnormal q: err/W %g\n", sq);
+    ck_assert_msg(sq <= 1, AC_SEED_FMT "scaled Q: err/W %g (<= 1)", AC_SEED_ARG, sq);
     ac_case_free(&c);
   }
   /* the case is one where the amplification matters */

@@ -335,6 +335,7 @@ static const tcase correct_cases[] = {
 #define NCORRECT (sizeof correct_cases / sizeof correct_cases[0])
 
 static const char *const correct_names[] = {"naive-f64", "naive-f32", "flash-f32", "flash-exp2-f32", "splitkv-f32",
+                                            "splitkv-fa-f32", "naive-scaleq-f32",
                                             "naive-f16", "flash-f16", "naive-bf16", "flash-bf16", "flash-e4m3",
                                             "flash-e5m2"};
 #define NKERNELS (sizeof correct_names / sizeof correct_names[0])
@@ -366,7 +367,8 @@ END_TEST
 /* Odd block and chunk sizes: many tiles, partial tails, tiles that straddle the diagonal. */
 START_TEST(test_odd_block_sizes)
 {
-  static const char *const tiled[] = {"flash-f32", "flash-exp2-f32", "splitkv-f32", "flash-f16", "flash-bf16"};
+  static const char *const tiled[] = {"flash-f32", "flash-exp2-f32", "splitkv-f32", "splitkv-fa-f32", "flash-f16",
+                                      "flash-bf16"};
   setenv("ATTNCHECK_FLASH_BR", "5", 1);
   setenv("ATTNCHECK_FLASH_BC", "7", 1);
   setenv("ATTNCHECK_SPLITKV_CHUNK", "9", 1);

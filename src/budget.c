@@ -82,7 +82,7 @@ static double amp2(double d)
  * stored in errs by at most P itself (0 is a neighbour): the F term at the class's mu; when
  * only the numerator sees the rounded P (u_p > 0: the row sum keeps the wide P) the loss is
  * A_j|V_j| <= A_j|V_j - o| + A_j|o|, hence F + |o| Σ_{A_j < mu} A_j. */
-typedef struct { double delta_w, delta_e, eta_s; } score_err;
+typedef struct { double delta_w, delta_e, eta_s, delta_arith; } score_err;
 
 static score_err score_errors(const ac_precision *c, const ac_problem *p, const ac_oracle_row *row)
 {
@@ -98,10 +98,12 @@ static score_err score_errors(const ac_precision *c, const ac_problem *p, const 
   r.eta_s = (ca * dk + 2 + l1) * c->eta_qk * (c->qk_trunc ? 2 : 1);
   double rest = (c->u_S + c->u_s) * as + 4 * c->u_s * as + c->u_e + r.eta_s;
   r.delta_w = ac_gamma_w(dk, c->u_qk, c->qk_trunc) * cz + rest + nr * c->u_s;
+  r.delta_arith = rest + nr * c->u_s;
   r.delta_e = ac_gamma_e(dk, c->u_qk, c->qk_trunc) * cz + rest + nr_typical(nr) * c->u_s;
   /* 0·inf when a term is 0 and a factor infinite: no error from that source */
   if (isnan(r.delta_w)) r.delta_w = INFINITY;
   if (isnan(r.delta_e)) r.delta_e = INFINITY;
+  if (isnan(r.delta_arith)) r.delta_arith = INFINITY;
   return r;
 }
 
@@ -121,9 +123,9 @@ static double lse_weight_err(const ac_precision *c, const ac_oracle_row *row)
   return eps > 700 ? INFINITY : expm1(eps);
 }
 
-double ac_budget_score_delta(const ac_precision *c, const ac_problem *p, const ac_oracle_row *row)
+double ac_budget_exp_arg_delta(const ac_precision *c, const ac_problem *p, const ac_oracle_row *row)
 {
-  return score_errors(c, p, row).delta_w;
+  return score_errors(c, p, row).delta_arith;
 }
 
 void ac_budget_elem(const ac_precision *c, const ac_problem *p, ac_dtype out, const ac_oracle_row *row,

@@ -26,8 +26,11 @@ double ac_gamma_w(double n, double u, int trunc);
 /* γ(n, u) of the typical estimate: 4·√n·u; truncating: u -> 2u. */
 double ac_gamma_e(double n, double u, int trunc);
 
-/* Δ: the class's worst-case bound on the error of any exp argument (score error) in a row. */
-double ac_budget_score_delta(const ac_precision *c, const ac_problem *p, const ac_oracle_row *row);
+/* The part of the class's score error bound Δ that arises after Q·Kᵀ (scale, stored score,
+ * max subtraction, exp, rescales): what can push an exp argument above 0 when the maximum is
+ * formed apart from the scores (FlashAttention's exp2(fma(s, c log2 e, -m c log2 e))). The dot
+ * products' own error is common to a score and the maximum taken over the scores. */
+double ac_budget_exp_arg_delta(const ac_precision *c, const ac_problem *p, const ac_oracle_row *row);
 /* Element budget: out is the output dtype, mu/nmu the oracle's F thresholds. */
 void ac_budget_elem(const ac_precision *c, const ac_problem *p, ac_dtype out, const ac_oracle_row *row,
                     const ac_oracle_elem *el, const double *mu, int nmu, ac_bound *b);

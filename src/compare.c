@@ -143,12 +143,12 @@ static int row_out_of_domain(const ac_precision *c, const ac_problem *p, const a
     snprintf(why, n, "exact q.k %.3g beyond %s", row->max_abs_z, sn);
     return 1;
   }
-  /* A class whose exp arguments may err by more than the exponent range (|s| ~ 3e8 in binary32:
+  /* A class whose exp arguments may err by more than the exponent range (|s| ~ 2e8 in binary32:
    * one score ulp is worth dozens of logits) can legitimately overflow exp: its weights, and W,
    * are unbounded there, and inf or NaN is what FlashAttention's formula gives. */
-  double delta = ac_budget_score_delta(c, p, row);
+  double delta = ac_budget_exp_arg_delta(c, p, row);
   if (!(delta <= log(lim))) {
-    snprintf(why, n, "score error bound of the class %.3g logits beyond the exp range of %s", delta, rn);
+    snprintf(why, n, "exp-argument error bound of the class %.3g logits beyond the exp range of %s", delta, rn);
     return 1;
   }
   double L = exp(row->lse - row->m);

@@ -304,34 +304,7 @@ int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t
     int64_t eidx = ridx * dv + t;
     ac_oracle_elem *e = &el[t];
     int nan = (B.cls[t] >> AC_VCLS_NAN) & 1, pinf = (B.cls[t] >> AC_VCLS_PINF) & 1, ninf = (B.cls[t] >> AC_VCLS_NINF) & 1;
-    if (nan || (pinf && ninf)) {
-      e->o = NAN; e->accept = AC_ACCEPT_NAN; e->how = AC_HOW_EXACT;
-      for (int f = 0; f < AC_NDTYPES; f++) if (obits[f]) obits[f][eidx] = ac_nan_bits((ac_dtype)f);
-      st->exact++;
-      continue;
-    }
-    if (pinf || ninf) {
-      e->o = pinf ? INFINITY : -INFINITY;
-      e->accept = (uint8_t)(AC_ACCEPT_NAN | (pinf ? AC_ACCEPT_PINF : AC_ACCEPT_NINF));
-      e->how = AC_HOW_EXACT;
-      for (int f = 0; f < AC_NDTYPES; f++) if (obits[f]) obits[f][eidx] = ac_or_inf_bits((ac_dtype)f, ninf);
-      st->exact++;
-      continue;
-    }
-    e->accept = AC_ACCEPT_VALUE;
-    if (maybe_exact(w, t) && ac_or_exact_elem(w, t, W)) {
-      int bad = 0;
-      for (int f = 0; f < AC_NDTYPES; f++)
-        if (obits[f] && ac_or_round_rational((ac_dtype)f, W, n, w->prec_cap, &obits[f][eidx])) bad = 1;
-      mpfr_set_prec(Nlo, mpfr_get_prec(W) + 64);
-      mpfr_set_prec(Nhi, mpfr_get_prec(W) + 64);
-      mpfr_div_si(Nlo, W, (long)n, MPFR_RNDD);
-      mpfr_div_si(Nhi, W, (long)n, MPFR_RNDU);
-      ac_or_interval_double(Nlo, Nhi, &e->o, &e->o_err);
-      e->how = bad ? AC_HOW_UNRESOLVED : AC_HOW_EXACT;
-      if (bad) st->unresolved++; else st->exact++;
-      continue;
-    }
+    if (ac_or_decide_special(w, t, nan, pinf, ninf, maybe_exact(w, t), e, obits, eidx, W, Nlo, Nhi, st)) continue;
     B.pend[t] = w->formats;
     any_pending = 1;
   }

@@ -168,6 +168,10 @@ typedef struct { int64_t exact, rounded, unresolved, fallback; long max_prec; } 
 /* Every element and the LSE of the current row (finite inputs, n >= 1). */
 void ac_or_row_eval(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t **obits, int64_t ridx,
                     ac_or_stats *st);
+/* ziv.c: element t decided without the Ziv loop (NaN/inf in V, or an exact rational when
+ * try_exact): 1 = decided; 0 = needs the loop (e->accept set to VALUE). */
+int ac_or_decide_special(ac_or_ws *w, int64_t t, int nan, int pinf, int ninf, int try_exact, ac_oracle_elem *e,
+                         uint64_t **obits, int64_t eidx, mpfr_t W, mpfr_t Nlo, mpfr_t Nhi, ac_or_stats *st);
 
 /* infscores.c: score classes of the visible keys (rule table of oracle.h) */
 enum { AC_SCLS_FINITE = 0, AC_SCLS_NINF = 1, AC_SCLS_PINF = 2, AC_SCLS_NAN = 3 };

@@ -301,6 +301,42 @@ static void ensure_dv(ac_or_ws *w, int64_t dv)
   w->cap_dv = dv;
 }
 
+/* Element t decided without the Ziv loop where it can be: NaN or infinite V in the column (the
+ * rule table of oracle.h), or, when try_exact, an exact rational output W / n (exact-case test).
+ * 1 = decided (e, obits and st filled); 0 = e->accept is VALUE and the element needs the loop.
+ * W, Nlo, Nhi: scratch of the caller. */
+int ac_or_decide_special(ac_or_ws *w, int64_t t, int nan, int pinf, int ninf, int try_exact, ac_oracle_elem *e,
+                         uint64_t **obits, int64_t eidx, mpfr_t W, mpfr_t Nlo, mpfr_t Nhi, ac_or_stats *st)
+{
+  if (nan || (pinf && ninf)) {
+    e->o = NAN; e->accept = AC_ACCEPT_NAN; e->how = AC_HOW_EXACT;
+    for (int f = 0; f < AC_NDTYPES; f++) if (obits[f]) obits[f][eidx] = ac_nan_bits((ac_dtype)f);
+    st->exact++;
+    return 1;
+  }
+  if (pinf || ninf) {
+    e->o = pinf ? INFINITY : -INFINITY;
+    e->accept = (uint8_t)(AC_ACCEPT_NAN | (pinf ? AC_ACCEPT_PINF : AC_ACCEPT_NINF));
+    e->how = AC_HOW_EXACT;
+    for (int f = 0; f < AC_NDTYPES; f++) if (obits[f]) obits[f][eidx] = ac_or_inf_bits((ac_dtype)f, ninf);
+    st->exact++;
+    return 1;
+  }
+  e->accept = AC_ACCEPT_VALUE;
+  if (!try_exact || !ac_or_exact_elem(w, t, W)) return 0;
+  int bad = 0;
+  for (int f = 0; f < AC_NDTYPES; f++)
+    if (obits[f] && ac_or_round_rational((ac_dtype)f, W, w->n, w->prec_cap, &obits[f][eidx])) bad = 1;
+  mpfr_set_prec(Nlo, mpfr_get_prec(W) + 64);
+  mpfr_set_prec(Nhi, mpfr_get_prec(W) + 64);
+  mpfr_div_si(Nlo, W, (long)w->n, MPFR_RNDD);
+  mpfr_div_si(Nhi, W, (long)w->n, MPFR_RNDU);
+  ac_or_interval_double(Nlo, Nhi, &e->o, &e->o_err);
+  e->how = bad ? AC_HOW_UNRESOLVED : AC_HOW_EXACT;
+  if (bad) st->unresolved++; else st->exact++;
+  return 1;
+}
+
 void ac_or_row_eval(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t **obits, int64_t ridx,
                     ac_or_stats *st)
 {
@@ -323,34 +359,7 @@ void ac_or_row_eval(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_
     }
     w->pend[t] = 0;
     w->slow[t] = (int64_t)hd->v_msb[t] - hd->v_lsb[t] + 62 + ac_or_bitlen((uint64_t)w->n) + 2 > 126;
-    if (nan || (pinf && ninf)) {
-      e->o = NAN; e->accept = AC_ACCEPT_NAN; e->how = AC_HOW_EXACT;
-      for (int f = 0; f < AC_NDTYPES; f++) if (obits[f]) obits[f][eidx] = ac_nan_bits((ac_dtype)f);
-      st->exact++;
-      continue;
-    }
-    if (pinf || ninf) {
-      e->o = pinf ? INFINITY : -INFINITY;
-      e->accept = (uint8_t)(AC_ACCEPT_NAN | (pinf ? AC_ACCEPT_PINF : AC_ACCEPT_NINF));
-      e->how = AC_HOW_EXACT;
-      for (int f = 0; f < AC_NDTYPES; f++) if (obits[f]) obits[f][eidx] = ac_or_inf_bits((ac_dtype)f, ninf);
-      st->exact++;
-      continue;
-    }
-    e->accept = AC_ACCEPT_VALUE;
-    if (ac_or_exact_elem(w, t, W)) {
-      int bad = 0;
-      for (int f = 0; f < AC_NDTYPES; f++)
-        if (obits[f] && ac_or_round_rational((ac_dtype)f, W, w->n, w->prec_cap, &obits[f][eidx])) bad = 1;
-      mpfr_set_prec(Nlo, mpfr_get_prec(W) + 64);
-      mpfr_set_prec(Nhi, mpfr_get_prec(W) + 64);
-      mpfr_div_si(Nlo, W, (long)w->n, MPFR_RNDD);
-      mpfr_div_si(Nhi, W, (long)w->n, MPFR_RNDU);
-      ac_or_interval_double(Nlo, Nhi, &e->o, &e->o_err);
-      e->how = bad ? AC_HOW_UNRESOLVED : AC_HOW_EXACT;
-      if (bad) st->unresolved++; else st->exact++;
-      continue;
-    }
+    if (ac_or_decide_special(w, t, nan, pinf, ninf, 1, e, obits, eidx, W, Nlo, Nhi, st)) continue;
     w->pend[t] = w->formats;
     any_pending = 1;
   }

@@ -15,24 +15,6 @@
 #include <string.h>
 #include "fast.h"
 
-/* The workspace buffers, grown like scores.c does (same capacity fields). */
-static void ensure_rows(ac_or_ws *w, int64_t n, int nl)
-{
-  if (n > w->cap_n || nl > w->cap_nl) {
-    int64_t cn = n > w->cap_n ? n : w->cap_n;
-    int cl = nl > w->cap_nl ? nl : w->cap_nl;
-    w->z = ac_xrealloc(w->z, (size_t)cn * (size_t)cl * sizeof *w->z);
-    w->cap_nl = cl;
-  }
-  if (n > w->cap_n) {
-    w->Zabs = ac_xrealloc(w->Zabs, (size_t)n * sizeof *w->Zabs);
-    w->ord = ac_xrealloc(w->ord, (size_t)n * sizeof *w->ord);
-    w->gst = ac_xrealloc(w->gst, (size_t)(n + 1) * sizeof *w->gst);
-    w->gof = ac_xrealloc(w->gof, (size_t)n * sizeof *w->gof);
-    w->cap_n = n;
-  }
-}
-
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
 #define CLONES __attribute__((target_clones("avx2", "default")))
 #else
@@ -99,7 +81,7 @@ void ac_or_fast_scores(ac_or_ws *w)
   int32_t lsb = qlsb + hd->k_lsb;
   w->zlsb = lsb;
   w->nl = 2;
-  ensure_rows(w, n, 2);
+  ac_or_ensure_rows(w, n, 2);
   if (bits <= 63) {
     for (int64_t j = 0; j < n; j++) {
       int64_t s = dot64(Q, hd->km + j * dk, hd->ke + j * dk, hd->k_lsb, dk);

@@ -182,6 +182,9 @@ int ac_or_inf_classify(ac_or_ws *w, int64_t b, int64_t h, int64_t i, int64_t n, 
  * their number. */
 int64_t ac_or_head_subset(ac_or_head *dst, const ac_or_head *src, const ac_problem *p, const uint8_t *keep,
                           int64_t n);
+/* scores.c: the row buffers (z, Zabs, ord, gst, gof) for n keys of nl limbs, grown as needed
+ * (both score paths). */
+void ac_or_ensure_rows(ac_or_ws *w, int64_t n, int nl);
 /* max_j |c| Z_j over the keys of the row (both oracle paths: identical bits). */
 static inline double ac_or_max_cz(const ac_or_ws *w)
 {

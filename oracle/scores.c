@@ -188,7 +188,7 @@ void ac_or_fx_norm(const ac_i128 *acc, int nc, uint64_t *limbs)
   }
 }
 
-static void ensure_rows(ac_or_ws *w, int64_t n, int nl)
+void ac_or_ensure_rows(ac_or_ws *w, int64_t n, int nl)
 {
   if (n > w->cap_n || nl > w->cap_nl) {
     int64_t cn = n > w->cap_n ? n : w->cap_n;
@@ -223,7 +223,7 @@ void ac_or_row_scores(ac_or_ws *w)
   for (int64_t t = 0; t < dk; t++)
     if (!w->qm[t]) w->qe[t] = any ? qlsb : 0;
 
-  ensure_rows(w, n, 1);
+  ac_or_ensure_rows(w, n, 1);
   /* Z_j: budget term only (a few percent suffice); long double keeps fp64 in range. */
   for (int64_t j = 0; j < n; j++) {
     const double *kd = hd->kd + j * dk;
@@ -241,7 +241,7 @@ void ac_or_row_scores(ac_or_ws *w)
   if (!any) {   /* every product is zero */
     w->nl = 1;
     w->zlsb = 0;
-    ensure_rows(w, n, 1);
+    ac_or_ensure_rows(w, n, 1);
     memset(w->z, 0, (size_t)n * sizeof *w->z);
     return;
   }
@@ -250,7 +250,7 @@ void ac_or_row_scores(ac_or_ws *w)
   w->zlsb = lsb;
   if (bits <= 126) {
     w->nl = 2;
-    ensure_rows(w, n, 2);
+    ac_or_ensure_rows(w, n, 2);
     for (int64_t j = 0; j < n; j++) {
       const int64_t *km = hd->km + j * dk;
       const int32_t *ke = hd->ke + j * dk;
@@ -270,7 +270,7 @@ void ac_or_row_scores(ac_or_ws *w)
     w->cap_acc = nc;
   }
   w->nl = nc;
-  ensure_rows(w, n, nc);
+  ac_or_ensure_rows(w, n, nc);
   for (int64_t j = 0; j < n; j++) {
     const int64_t *km = hd->km + j * dk;
     const int32_t *ke = hd->ke + j * dk;

@@ -84,12 +84,7 @@ void ac_or_fast_head_decode(ac_or_head *hd, const ac_case *cs, int64_t b, int64_
     }
     hd->kbad[j] = bad;
   }
-  hd->k_any = lsb != INT32_MAX;
-  hd->k_l1max = ac_or_k_l1max(hd->kd, p->tk, dk);
-  hd->k_lsb = hd->k_any ? lsb : 0;
-  hd->k_msb = hd->k_any ? msb : 0;
-  for (int64_t x = 0; x < nk; x++)
-    if (!hd->km[x]) hd->ke[x] = hd->k_lsb;
+  ac_or_head_finish_k(hd, p->tk, dk, lsb, msb);
 
   for (int64_t t = 0; t < dv; t++) { hd->v_lsb[t] = INT32_MAX; hd->v_msb[t] = INT32_MIN; }
   for (int64_t j = 0; j < p->tk; j++) {

@@ -185,6 +185,9 @@ int64_t ac_or_head_subset(ac_or_head *dst, const ac_or_head *src, const ac_probl
 /* scores.c: the row buffers (z, Zabs, ord, gst, gof) for n keys of nl limbs, grown as needed
  * (both score paths). */
 void ac_or_ensure_rows(ac_or_ws *w, int64_t n, int nl);
+/* scores.c: after a head loader has decoded K (km, ke, kd) with lsb/msb over the nonzero
+ * elements (INT32_MAX/INT32_MIN when none): k_any, k_lsb, k_msb, k_l1max, and ke of zeros. */
+void ac_or_head_finish_k(ac_or_head *hd, int64_t tk, int64_t dk, int32_t lsb, int32_t msb);
 /* max_j |c| Z_j over the keys of the row (both oracle paths: identical bits). */
 static inline double ac_or_max_cz(const ac_or_ws *w)
 {

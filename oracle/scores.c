@@ -69,6 +69,16 @@ void ac_or_head_load(ac_or_ws *w, int64_t b, int64_t kvh)
   w->head = &w->own;
 }
 
+void ac_or_head_finish_k(ac_or_head *hd, int64_t tk, int64_t dk, int32_t lsb, int32_t msb)
+{
+  hd->k_any = lsb != INT32_MAX;
+  hd->k_l1max = ac_or_k_l1max(hd->kd, tk, dk);
+  hd->k_lsb = hd->k_any ? lsb : 0;
+  hd->k_msb = hd->k_any ? msb : 0;
+  for (int64_t x = 0; x < tk * dk; x++)
+    if (!hd->km[x]) hd->ke[x] = hd->k_lsb;   /* keeps every shift non-negative */
+}
+
 void ac_or_head_decode(ac_or_head *hd, const ac_case *cs, int64_t b, int64_t kvh)
 {
   const ac_problem *p = &cs->p;
@@ -112,12 +122,7 @@ void ac_or_head_decode(ac_or_head *hd, const ac_case *cs, int64_t b, int64_t kvh
     }
     hd->kbad[j] = bad;
   }
-  hd->k_any = lsb != INT32_MAX;
-  hd->k_l1max = ac_or_k_l1max(hd->kd, p->tk, p->dk);
-  hd->k_lsb = hd->k_any ? lsb : 0;
-  hd->k_msb = hd->k_any ? msb : 0;
-  for (int64_t x = 0; x < nk; x++)
-    if (!hd->km[x]) hd->ke[x] = hd->k_lsb;   /* keeps every shift non-negative */
+  ac_or_head_finish_k(hd, p->tk, p->dk, lsb, msb);
 
   for (int64_t t = 0; t < p->dv; t++) { hd->v_lsb[t] = INT32_MAX; hd->v_msb[t] = INT32_MIN; }
   for (int64_t j = 0; j < p->tk; j++)

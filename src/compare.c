@@ -186,6 +186,15 @@ static int64_t *online_sum_thresholds(const ac_case *c, double lim)
   return thr;
 }
 
+/* The bound on |kernel - o| under the budget of opt; class_bound is the class budget's. */
+static double elem_bound(const ac_compare_opts *opt, const ac_oracle_elem *el, double class_bound)
+{
+  if (opt->budget == AC_BUDGET_BASELINE)
+    return opt->baseline_k * opt->baseline_err + 2 * ac_ulp(AC_F32, fabs(el->o)) + el->o_err;
+  if (opt->budget == AC_BUDGET_FIXED) return opt->atol + opt->rtol * fabs(el->o) + el->o_err;
+  return class_bound;
+}
+
 /* A kernel whose working value lies within its bound of the exact o may still round it past
  * the format's largest value: an fp16 output o = 65504 with a working value of 65525 becomes
  * inf. Such an overflow (inf of o's sign; NaN for e4m3, which has no inf) is within budget
@@ -200,17 +209,9 @@ static int overflow_within_bound(const ac_compare_opts *opt, const ac_precision 
   if (!overflow) return 0;
   double maxf = ac_dtype_get(t)->max_finite;
   double thr = maxf + 0.5 * ac_ulp(t, maxf);
-  double dev;
-  if (opt->budget == AC_BUDGET_BASELINE)
-    dev = opt->baseline_k * opt->baseline_err + 2 * ac_ulp(AC_F32, fabs(el->o)) + el->o_err;
-  else if (opt->budget == AC_BUDGET_FIXED)
-    dev = opt->atol + opt->rtol * fabs(el->o) + el->o_err;
-  else {
-    ac_bound bd;
-    ac_budget_elem(cls, p, t, rw, el, r->mu, r->nmu, &bd);
-    dev = bd.W_terms + el->o_err;
-  }
-  return fabs(el->o) + dev >= thr;
+  ac_bound bd;
+  ac_budget_elem(cls, p, t, rw, el, r->mu, r->nmu, &bd);
+  return fabs(el->o) + elem_bound(opt, el, bd.W_terms + el->o_err) >= thr;
 }
 
 static void set_worst(ac_worst_elem *w, const ac_problem *p, int64_t row, int64_t d, double exact,
@@ -333,11 +334,7 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
         double ulps = err / ulp;
         ac_bound bd;
         ac_budget_elem(cls, p, t, rw, el, r->mu, r->nmu, &bd);
-        double bound = bd.W;
-        if (opt->budget == AC_BUDGET_BASELINE)
-          bound = opt->baseline_k * opt->baseline_err + 2 * ac_ulp(AC_F32, fabs(el->o)) + el->o_err;
-        else if (opt->budget == AC_BUDGET_FIXED)
-          bound = opt->atol + opt->rtol * fabs(el->o) + el->o_err;
+        double bound = elem_bound(opt, el, bd.W);
         int match = kb == rb || (err == 0);
         if (match) rep->n_exact_match++;
         double ew = err == 0 ? 0 : err / bound;

@@ -138,9 +138,10 @@ int ac_cmd_explain(int argc, char **argv)
   optind = 0;
   opterr = 0;
   int ch;
-  while ((ch = getopt_long(argc, argv, "", lopts, NULL)) != -1) {
+  while ((ch = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
     const char *a = optarg;
     switch (ch) {
+    case 'h':
     case O_HELP: usage(stdout); return AC_EXIT_OK;
     case O_ROW: if (ac_parse_i64(a, &row) || row < 0) return ac_cmd_usage_error(cmd, "bad --row '%s'", a); break;
     case O_HEAD: if (ac_parse_i64(a, &head) || head < 0) return ac_cmd_usage_error(cmd, "bad --head '%s'", a); break;

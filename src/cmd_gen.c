@@ -14,10 +14,10 @@
 static void usage(FILE *f)
 {
   fprintf(f,
-          "usage: attncheck gen --out FILE [OPTIONS]\n"
+          "usage: attncheck gen -o|--out FILE [OPTIONS]\n"
           "       attncheck gen --out FILE --example NAME [--layout L] [--pad N]\n\n"
           "Writes one case (NPZ: q, k, v and meta.json) from explicit options.\n\n"
-          "  --out FILE          the case file to write (required; written atomically)\n"
+          "  -o, --out FILE      the case file to write (required; written atomically)\n"
           "  --example NAME      a worked example: tiny3, andrea-120m\n"
           "  --dtype T           f64 f32 f16 bf16 e4m3 e5m2 (default f32)\n"
           "  --mask M            none, causal, causal-bottom-right (default none)\n"
@@ -120,11 +120,13 @@ int ac_cmd_gen(int argc, char **argv)
   optind = 0;
   opterr = 0;
   int ch;
-  while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+  while ((ch = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
     const char *a = optarg;
     int bad = 0;
     switch (ch) {
+    case 'h':
     case O_HELP: usage(stdout); return AC_EXIT_OK;
+    case 'o':
     case O_OUT: out = a; break;
     case O_EXAMPLE: example = a; break;
     case O_DTYPE: bad = ac_dtype_parse(a, &dtype); shape_opts++; break;

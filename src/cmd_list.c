@@ -16,7 +16,7 @@ static void usage(FILE *f)
              "  --precision   print the precision class table (u of each stage, accumulation, mu, range)\n"
              "  --mutants     also list the deliberately wrong kernels (never used by default)\n"
              "  --tests       also list the test kernels that prove each verdict kind\n"
-             "  --kernel K    also list the kernels of a plugin (PATH.so) or another kernel spec\n");
+             "  --kernel K    list the kernels of a plugin (PATH.so) or another kernel spec instead of the built-ins\n");
 }
 
 /* "dtypes f32,f16; masks none,causal,causal-bottom-right; gqa; dv!=dk" from probing supports(). */
@@ -113,9 +113,12 @@ int ac_cmd_list(int argc, char **argv)
     return AC_EXIT_OK;
   }
   size_t n;
-  const attncheck_kernel *const *v = ac_builtin_kernels(&n);
+  const attncheck_kernel *const *v;
   printf("  %-26s %-11s %-5s %s\n", "kernel", "precision", "mem", "description");
-  list_table("built-in kernels", v, n, "");
+  if (!nks) { /* --kernel K lists K's kernels, not the built-ins */
+    v = ac_builtin_kernels(&n);
+    list_table("built-in kernels", v, n, "");
+  }
   if (mutants) {
     v = ac_mutant_kernels(&n);
     list_table("mutants (deliberately wrong; never used by default)", v, n, "");

@@ -49,6 +49,10 @@ done
 # q of tiny3: min 0, max 1, mean 4/6, two zeros.
 grep -E '^  q +\[1,1,3,2\] +0 +1 +0\.666667 +2 +0 +0 +0$' "$tmp/out" >/dev/null || fail "info tiny3 q statistics: $(grep '^  q ' "$tmp/out")"
 
+expect 0 "gen -o (the short form of --out)" -- "$bin" gen -o "$tmp/short.npz" --t 3 --dk 2 --seed 1
+test -s "$tmp/short.npz" || fail "gen -o wrote nothing"
+expect 0 "gen -h" -- "$bin" gen -h
+expect 0 "explain -h" -- "$bin" explain -h
 expect 0 "gen with every option" -- "$bin" gen --out "$tmp/all.npz" --dtype e4m3 --mask causal-bottom-right --batch 2 \
   --heads 4 --kv-heads 2 --tq 3 --tk 5 --dk 8 --dv 4 --scale -0x1.8p-2 --seed 99 --case-index 7 --dist uniform \
   --lo -2 --hi 2 --layout bthd-padded --pad 3 --mem-cap 1G

@@ -1,17 +1,15 @@
 /* myplugin.c: a complete attncheck plugin — one small, correct f32 attention kernel.
  *
- * It needs nothing from attncheck but the ABI header. Installed, that header is
- * <attncheck/kernel.h>; write
- *     #include <attncheck/kernel.h>
- * and build outside the tree with
- *     cc -shared -fPIC -O2 -I/usr/local/include myplugin.c -o myplugin.so
+ * It needs nothing from attncheck but the ABI header <attncheck/kernel.h>, installed by
+ * `make install` with attncheck.pc. Build it outside the tree with
+ *     cc -shared -fPIC -O2 $(pkg-config --cflags attncheck) myplugin.c -o myplugin.so
  * then run
  *     attncheck suite --kernel ./myplugin.so --suite ci
  * In the source tree the same header is kernels/attncheck_kernel.h. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include "attncheck_kernel.h"
+#include <attncheck/kernel.h>
 
 static int my_supports(const attncheck_problem *p, char *why, size_t why_len)
 {

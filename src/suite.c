@@ -59,6 +59,32 @@ static const spec ci_specs[] = {
   {1, 1, 1, 48, 48, 16, 16, AC_MASK_CAUSAL, L_DENSE, D_STEEP, 0, 0, -1, NULL},
   {1, 1, 1, 24, 40, 16, 8, AC_MASK_NONE, L_DENSE, D_TAIL, 0, 0, -1, NULL},
   {1, 1, 1, 33, 47, 64, 64, AC_MASK_CAUSAL, L_DENSE, D_LARGENEG, 0, 0, -1, NULL},
+  /* causal self-attention (tq = tk) and no mask at tq = tk, with every value pattern: a kernel
+   * that supports only square problems still meets each of them */
+  {1, 1, 1, 40, 40, 32, 32, AC_MASK_CAUSAL, L_DENSE, D_LARGE, 0, 0, -1, NULL},
+  {1, 1, 1, 40, 40, 32, 32, AC_MASK_CAUSAL, L_DENSE, D_NEGATIVE, 0, 0, -1, NULL},
+  {1, 1, 1, 40, 40, 32, 32, AC_MASK_CAUSAL, L_DENSE, D_LATEMAX, 0, 0, -1, NULL},
+  {1, 1, 1, 40, 40, 32, 32, AC_MASK_CAUSAL, L_DENSE, D_MASKED_NAN, 0, 0, -1, NULL},
+  {1, 1, 1, 40, 40, 32, 32, AC_MASK_CAUSAL, L_DENSE, D_TIES, 0, 0, -1, NULL},
+  {1, 1, 1, 40, 40, 32, 32, AC_MASK_CAUSAL, L_DENSE, D_VONES, 0, 0, -1, NULL},
+  {1, 1, 1, 40, 40, 32, 32, AC_MASK_CAUSAL, L_DENSE, D_ZEROQ, 0, 0, -1, NULL},
+  {1, 1, 1, 40, 40, 32, 32, AC_MASK_CAUSAL, L_DENSE, D_UNIFORM, 0, 0, -1, NULL},
+  {1, 1, 1, 40, 40, 16, 8, AC_MASK_CAUSAL, L_DENSE, D_TAIL, 0, 0, -1, NULL},
+  {1, 1, 1, 40, 40, 32, 32, AC_MASK_CAUSAL, L_DENSE, D_LARGENEG, 0, 0, -1, NULL},
+  {1, 1, 1, 40, 40, 32, 32, AC_MASK_NONE, L_DENSE, D_LARGE, 0, 0, -1, NULL},
+  {1, 1, 1, 40, 40, 32, 32, AC_MASK_NONE, L_DENSE, D_NEGATIVE, 0, 0, -1, NULL},
+  {1, 1, 1, 40, 40, 32, 32, AC_MASK_NONE, L_DENSE, D_LATEMAX, 0, 0, -1, NULL},
+  {1, 1, 1, 40, 40, 32, 32, AC_MASK_NONE, L_DENSE, D_TIES, 0, 0, -1, NULL},
+  {1, 1, 1, 40, 40, 32, 32, AC_MASK_NONE, L_DENSE, D_VONES, 0, 0, -1, NULL},
+  {1, 1, 1, 40, 40, 32, 32, AC_MASK_NONE, L_DENSE, D_ZEROQ, 0, 0, -1, NULL},
+  {1, 1, 1, 40, 40, 32, 32, AC_MASK_NONE, L_DENSE, D_UNIFORM, 0, 0, -1, NULL},
+  {1, 1, 1, 40, 40, 16, 8, AC_MASK_NONE, L_DENSE, D_TAIL, 0, 0, -1, NULL},
+  {1, 1, 1, 40, 40, 32, 32, AC_MASK_NONE, L_DENSE, D_LARGENEG, 0, 0, -1, NULL},
+  {1, 1, 1, 40, 40, 16, 16, AC_MASK_NONE, L_DENSE, D_STEEP, 0, 0, -1, NULL},
+  /* rows with no visible key after rows with visible keys (the next batch and head), in
+   * multi-head, multi-batch and GQA cases */
+  {2, 3, 3, 50, 20, 16, 16, AC_MASK_CAUSAL_BR, L_DENSE, D_NORMAL, 0, 0, -1, NULL},
+  {2, 4, 2, 37, 29, 32, 32, AC_MASK_CAUSAL_BR, L_BTHD, D_LARGE, 0, 0, -1, NULL},
 };
 #define N_CI ((int64_t)(sizeof ci_specs / sizeof ci_specs[0]))
 static const char *const examples[] = {"tiny3", "andrea-120m"};
@@ -285,14 +311,15 @@ static void fill_values(ac_case *c, int dist, uint64_t seed)
     uint64_t inf = ac_bits_isnan(t, ac_encode_f64(t, INFINITY)) ? nan : ac_encode_f64(t, INFINITY);
     for (int64_t b = 0; b < p->batch; b++)
       for (int64_t kh = 0; kh < p->kv_heads; kh++)
-        for (int64_t j = maxvis; j < p->tk; j++) {
-          if (j == maxvis) {
+        for (int64_t j = maxvis; j <= p->tk; j++) {
+          if (j == maxvis && p->mask != AC_MASK_NONE) {
             /* one key in the middle, masked for the rows before it and visible after it
              * (inside a diagonal tile: where FlashAttention-2 leaks); NaN in V only, so that
              * the rows that see it expect NaN in every column and a finite LSE */
             int64_t jm = maxvis / 2;
             for (int64_t d = 0; d < p->dv; d++) ac_store_bits(t, c->v, ac_vidx(p, b, kh, jm, d), nan);
           }
+          if (j == p->tk) break;
           for (int64_t d = 0; d < p->dk; d++) ac_store_bits(t, c->k, ac_kidx(p, b, kh, j, d), (j + d) % 3 ? 0 : inf);
           for (int64_t d = 0; d < p->dv; d++) ac_store_bits(t, c->v, ac_vidx(p, b, kh, j, d), (j + d) % 2 ? nan : 0);
         }

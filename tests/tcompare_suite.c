@@ -53,6 +53,40 @@ START_TEST(cases_valid_and_cover)
 }
 END_TEST
 
+/* Every value pattern also appears at tq = tk, under causal and with no mask (a kernel that
+ * supports only square problems meets each), and rows with no visible key appear after rows
+ * with visible keys in multi-batch, multi-head cases. */
+START_TEST(square_and_empty_rows_cover)
+{
+  static const char *const dists[] = {"normal", "uniform", "large", "negative", "latemax", "ties", "vones",
+                                      "zeroq", "steep", "tail", "largeneg"};
+  enum { ND = sizeof dists / sizeof dists[0] };
+  int causal_sq[ND] = {0}, none_sq[ND] = {0}, maskednan_sq = 0, empty_later = 0;
+  int64_t n = ac_suite_count(AC_SUITE_CI);
+  for (int64_t i = 0; i < n; i++) {
+    ac_suite_case a;
+    ac_err e;
+    ck_assert(ac_suite_make(AC_SUITE_CI, i, &a, &e) == 0);
+    const ac_problem *p = &a.c.p;
+    const char *g = strncmp(a.c.generator, "suite:", 6) ? "" : a.c.generator + 6;
+    for (int x = 0; x < ND; x++)
+      if (p->tq == p->tk && !strcmp(g, dists[x])) {
+        causal_sq[x] += p->mask == AC_MASK_CAUSAL;
+        none_sq[x] += p->mask == AC_MASK_NONE;
+      }
+    maskednan_sq += p->tq == p->tk && p->mask == AC_MASK_CAUSAL && !strcmp(g, "maskednan");
+    empty_later += p->batch > 1 && p->heads > 1 && p->mask == AC_MASK_CAUSAL_BR && p->tq > p->tk;
+    ac_suite_case_free(&a);
+  }
+  for (int x = 0; x < ND; x++) {
+    ck_assert_msg(causal_sq[x] > 0, "no causal tq = tk case with values '%s'", dists[x]);
+    ck_assert_msg(none_sq[x] > 0, "no unmasked tq = tk case with values '%s'", dists[x]);
+  }
+  ck_assert(maskednan_sq > 0);
+  ck_assert(empty_later > 0);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("compare_suite");
@@ -60,6 +94,7 @@ int main(void)
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, names_unique_and_deterministic);
   tcase_add_test(tc, cases_valid_and_cover);
+  tcase_add_test(tc, square_and_empty_rows_cover);
   suite_add_tcase(s, tc);
   return ac_test_run(s);
 }

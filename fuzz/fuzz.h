@@ -101,7 +101,7 @@ enum { AC_FAM_COSTLY = 1,      /* long shapes: oracle on a row sample */
 typedef struct {
   const char *name;
   const char *summary;   /* one line */
-  const char *targets;   /* the BUGCLASSES.md rows it hunts */
+  const char *targets;   /* the docs/bugclasses.md §2 classes it hunts */
   ac_family_fn draw;
   unsigned flags;
 } ac_family;

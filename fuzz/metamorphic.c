@@ -1,4 +1,4 @@
-/* metamorphic.c: verdicts that need no oracle (BUGCLASSES.md, end). The kernel runs on one
+/* metamorphic.c: verdicts that need no oracle (docs/bugclasses.md §3). The kernel runs on one
  * transformed case whose exact output equals the original's row for row: the largest (or a
  * random) (batch, head) slice alone, the keys permuted (mask none: K and V rows together), or
  * Q×2 with scale/2 (exact in the dtype). Every compared row of both outputs must agree within

@@ -7,7 +7,7 @@
 #include "accuda.h"
 #include <pthread.h>
 
-/* The mutants (kernels/mutants/), each naming its BUGCLASSES.md row. */
+/* The mutants (kernels/mutants/), each naming its docs/bugclasses.md section. */
 extern const attncheck_kernel ac_mutant_no_max_sub, ac_mutant_max_sentinel, ac_mutant_causal_off_by_one,
   ac_mutant_causal_top_left, ac_mutant_no_rescale_sum, ac_mutant_no_rescale_acc, ac_mutant_tail_unmasked,
   ac_mutant_scale_eighth, ac_mutant_f16_acc_pv, ac_mutant_empty_row_nan, ac_mutant_masked_nan_leak,

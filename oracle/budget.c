@@ -1,4 +1,4 @@
-/* budget.c: the budget terms of NUMERICS.md §4 for one row, in long double (its exponent
+/* budget.c: the budget terms of docs/numerics.md §7.1 for one row, in long double (its exponent
  * range holds fp64 scores and values; the terms only need a few percent of accuracy).
  * A_j = w_j / L from the interval ends of the weights; s_j = m + t_j. */
 #include "config.h"

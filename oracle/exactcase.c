@@ -1,5 +1,5 @@
 /* exactcase.c: groups of equal exact score, the exact-case test and the sign of o - b
- * (NUMERICS.md §2).
+ * (docs/numerics.md §3).
  *
  * With groups g of equal score, n_g keys and W_g = Σ_{j∈g} V_j,
  *   o - b = Σ_g (W_g - n_g b) e^{t_g} / L,

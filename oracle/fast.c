@@ -472,7 +472,7 @@ int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t
   }
   mpfr_clears(m, mlo, mhi, lo, hi, bp, x, W, Nlo, Nhi, (mpfr_ptr)0);
 
-  /* Budget terms (NUMERICS.md §4), A_j = E_j / L, s_j = m + t_j, in binary64 (fp64 inputs
+  /* Budget terms (docs/numerics.md §7.1), A_j = E_j / L, s_j = m + t_j, in binary64 (fp64 inputs
    * never come here, so every factor is in range). */
   long double z0 = fabsl(ac_or_fx_to_ld(ztop, w->nl, w->zlsb));
   long double z1 = fabsl(ac_or_fx_to_ld(ac_or_z(w, w->ord[n - 1]), w->nl, w->zlsb));

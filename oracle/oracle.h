@@ -1,4 +1,4 @@
-/* oracle.h: the exact answer for a case (NUMERICS.md §1-4).
+/* oracle.h: the exact answer for a case (docs/numerics.md §2-§7).
  *
  * For every selected row and output element: o correctly rounded into each requested
  * format, an accurate binary64 value with a proven error bound, how it was decided,
@@ -68,7 +68,7 @@ enum {
 typedef struct {
   double o;        /* binary64 approximation of the exact output (0 for empty rows, NaN when undefined) */
   double o_err;    /* proven bound on |o - exact| (0 when exact) */
-  /* NUMERICS.md §4 budget terms (approximations to a few percent, never below the truth by more):
+  /* docs/numerics.md §7.1 budget terms (approximations to a few percent, never below the truth by more):
    * R = Σ A_j|V_j|, D = Σ A_j|V_j - o|, S = Σ A_j|V_j - o||s_j - m|, Sp = Σ A_j|V_j - o||s_j|,
    * G = Σ A_j|V_j - o||c|Z_j, F[k] = Σ_{A_j < mu[k]} A_j|V_j - o|. */
   double R, D, S, Sp, G;

@@ -1,4 +1,4 @@
-/* round.c: deciding the correct rounding of an enclosed value into a format (NUMERICS.md §3).
+/* round.c: deciding the correct rounding of an enclosed value into a format (docs/numerics.md §4.5).
  * Rounding happens in one step (ac_encode_mpfr: precision, exponent range, subnormals);
  * a value is decided when both ends of its interval round alike. When they round to two
  * neighbours, the one breakpoint between them is returned exactly for the sign test. */

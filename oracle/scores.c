@@ -1,4 +1,4 @@
-/* scores.c: exact scores z_j = q·k_j by integer fixed-point accumulation (NUMERICS.md §1).
+/* scores.c: exact scores z_j = q·k_j by integer fixed-point accumulation (docs/numerics.md §2).
  *
  * Every finite value is M·2^e (|M| < 2^53), so a product is (Mq·Mk)·2^(eq+ek), an integer
  * below 2^106 times a power of two, and the dk products of one score add exactly in fixed

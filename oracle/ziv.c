@@ -1,4 +1,4 @@
-/* ziv.c: interval evaluation of one row by levels of precision (NUMERICS.md §3).
+/* ziv.c: interval evaluation of one row by levels of precision (docs/numerics.md §4.1-§4.3).
  *
  * Proof by construction, no error formula: every quantity is an interval whose ends are
  * rounded outward (RNDD/RNDU) in MPFR's extended exponent range.

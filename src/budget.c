@@ -1,4 +1,4 @@
-/* budget.c: W and E per element and per LSE row (NUMERICS.md §4). */
+/* budget.c: W and E per element and per LSE row (docs/numerics.md §7). */
 #include "config.h"
 #include "budget.h"
 #include <math.h>
@@ -52,7 +52,7 @@ static double amp2(double d)
   return exp(2 * d);
 }
 
-/* Proof sketch of the terms (NUMERICS.md §4, with the two corrections below).
+/* Proof sketch of the terms (docs/numerics.md §7, with the two corrections below).
  *
  * Score errors beyond first order. Let the kernel's exponent arguments differ from the exact
  * s_j - m by eps_j (up to one common shift, which cancels between numerator and row sum).

@@ -1,8 +1,8 @@
-/* budget.h: per-element and per-row error budgets from the oracle's terms (NUMERICS.md §4).
+/* budget.h: per-element and per-row error budgets from the oracle's terms (docs/numerics.md §7).
  * W is the worst-case bound of a precision class, E the typical estimate. Both are split into
  * a part that scales (the κ of SUSPECT multiplies E's) and a fixed part: ½ ulp of the output
  * format (of the largest value the kernel may round) plus the oracle's own error bound.
- * Beyond NUMERICS.md §4's first-order model (proof in budget.c): the score-error terms are
+ * Beyond docs/numerics.md §7.2's first-order model (proof in budget.c): the score-error terms are
  * multiplied by phi(Δ) = e^Δ(e^Δ - 1)/Δ, Δ a bound of every key's score error from the row's
  * max|c|Z_j and max|s_j| (above Δ = 2^-10 only), the terms proportional to the weights by e^{2Δ};
  * underflow adds (|c| d_k + 2) eta_qk per score and (T + n_r + 2) eta_a per output; with P

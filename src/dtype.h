@@ -17,7 +17,7 @@ typedef struct {
   const char *npy;    /* numpy descr used in NPZ files: "<f8", "<f4", "<f2", "<u2", "|u1", "|u1" */
   int bytes;          /* storage size */
   int prec;           /* significand bits including the implicit one */
-  int mpfr_emin, mpfr_emax; /* MPFR exponent range for correct rounding (NUMERICS.md §3) */
+  int mpfr_emin, mpfr_emax; /* MPFR exponent range for correct rounding (docs/numerics.md §4.5) */
   int ieee_emin;      /* minimum normal exponent, for ulps */
   double max_finite;  /* largest finite value */
   double u;           /* unit roundoff 2^-prec */
@@ -55,7 +55,7 @@ int ac_bits_isinf(ac_dtype t, uint64_t bits);
 int ac_bits_issubnormal(ac_dtype t, uint64_t bits);
 int ac_bits_iszero(ac_dtype t, uint64_t bits);
 
-/* ulp of x in format t (NUMERICS.md §5): 2^(max(e, emin) - p + 1). */
+/* ulp of x in format t (docs/numerics.md §9): 2^(max(e, emin) - p + 1). */
 double ac_ulp(ac_dtype t, double x);
 
 /* Hex rendering of a stored value: "0x3c00" etc. buf >= 24 bytes. */

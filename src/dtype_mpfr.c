@@ -1,6 +1,6 @@
 /* dtype_mpfr.c: correct rounding of MPFR values into every format, in one step.
  *
- * Recipe (NUMERICS.md §3): round to the format's precision in the widest exponent range,
+ * Recipe (docs/numerics.md §4.5): round to the format's precision in the widest exponent range,
  * then narrow the range to the format's, mpfr_check_range and mpfr_subnormalize with the
  * ternary value, which together avoid double rounding. The result is then representable
  * in binary64, so the bit pattern comes from the exact binary64 encoder. */

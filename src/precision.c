@@ -1,4 +1,4 @@
-/* precision.c: the precision class table (NUMERICS.md §4). */
+/* precision.c: the precision class table (docs/numerics.md §6). */
 #include "config.h"
 #include "precision.h"
 #include <math.h>

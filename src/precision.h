@@ -1,4 +1,4 @@
-/* precision.h: precision classes (NUMERICS.md §4): the unit roundoffs of each stage of an
+/* precision.h: precision classes (docs/numerics.md §6): the unit roundoffs of each stage of an
  * attention kernel, from which the per-element budgets W (worst case) and E (typical) follow. */
 #ifndef AC_PRECISION_H
 #define AC_PRECISION_H

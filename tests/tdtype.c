@@ -316,7 +316,7 @@ START_TEST(nan_codes_are_distinctive_quiet_nans)
 }
 END_TEST
 
-/* ulp per NUMERICS.md §5 against MPFR: ulp(x) = 2^(max(e, emin) - p + 1), e from MPFR's exponent. */
+/* ulp per docs/numerics.md §9 against MPFR: ulp(x) = 2^(max(e, emin) - p + 1), e from MPFR's exponent. */
 START_TEST(ulp_matches_definition)
 {
   ac_rng g;

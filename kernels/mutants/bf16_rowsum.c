@@ -1,4 +1,4 @@
-/* mutant-bf16-rowsum: BUGCLASSES.md row "fp16 accumulator overflow / underflow".
+/* mutant-bf16-rowsum: docs/bugclasses.md §2.5 "fp16 accumulator overflow / underflow".
  * flash-bf16 keeping the running row sum l in bf16: at long T additions of P < 1 are lost. */
 #include "config.h"
 #include "cpu_common.h"

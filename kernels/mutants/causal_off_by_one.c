@@ -1,4 +1,4 @@
-/* mutant-causal-off-by-one: BUGCLASSES.md row "causal off-by-one".
+/* mutant-causal-off-by-one: docs/bugclasses.md §2.7 "causal off-by-one".
  * flash-f32 testing j < i + off instead of j <= i + off: the diagonal key is dropped. */
 #include "config.h"
 #include "cpu_common.h"

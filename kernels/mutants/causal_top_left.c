@@ -1,4 +1,4 @@
-/* mutant-causal-top-left: BUGCLASSES.md row "wrong mask alignment".
+/* mutant-causal-top-left: docs/bugclasses.md §2.8 "wrong mask alignment".
  * flash-f32 applying the top-left diagonal (j <= i) to bottom-right masks too. */
 #include "config.h"
 #include "cpu_common.h"

@@ -1,4 +1,4 @@
-/* mutant-dv-as-dk: BUGCLASSES.md row "d_v ≠ d_k".
+/* mutant-dv-as-dk: docs/bugclasses.md §2.13 "d_v ≠ d_k".
  * flash-f32 stepping through the rows of V with the row stride of K (V strided with d_k). */
 #include "config.h"
 #include "cpu_common.h"

@@ -1,4 +1,4 @@
-/* mutant-empty-row-nan: BUGCLASSES.md row "fully masked rows".
+/* mutant-empty-row-nan: docs/bugclasses.md §2.9 "fully masked rows".
  * flash-f32 without the empty-row case: a row with no visible key outputs acc / l = 0/0 = NaN. */
 #include "config.h"
 #include "cpu_common.h"

@@ -1,4 +1,4 @@
-/* mutant-f16-acc-pv: BUGCLASSES.md row "fp16 accumulator overflow / underflow".
+/* mutant-f16-acc-pv: docs/bugclasses.md §2.5 "fp16 accumulator overflow / underflow".
  * flash-f16 keeping the P·V accumulator in f16 (rounded after every addition). */
 #include "config.h"
 #include "cpu_common.h"

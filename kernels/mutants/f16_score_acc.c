@@ -1,4 +1,4 @@
-/* mutant-f16-score-acc: BUGCLASSES.md row "fp16 score overflow".
+/* mutant-f16-score-acc: docs/bugclasses.md §2.4 "fp16 score overflow".
  * flash-f16 accumulating Q·Kᵀ in f16 (rounded after every addition): overflows past 65504. */
 #include "config.h"
 #include "cpu_common.h"

@@ -1,4 +1,4 @@
-/* mutant-fast-exp: BUGCLASSES.md row "poor exp approximation".
+/* mutant-fast-exp: docs/bugclasses.md §2.19 "poor exp approximation".
  * flash-f32 with a fast exp: 2^(x log2 e) with a quadratic for the fraction, up to 3e-3 relative error. */
 #include "config.h"
 #include "cpu_common.h"

@@ -1,4 +1,4 @@
-/* mutant-gqa-modulo: BUGCLASSES.md row "GQA indexing".
+/* mutant-gqa-modulo: docs/bugclasses.md §2.14 "GQA indexing".
  * flash-f32 reading kv head h % kv_heads instead of h / (heads / kv_heads). */
 #include "config.h"
 #include "cpu_common.h"

@@ -1,4 +1,4 @@
-/* mutant-head-batch-swap: BUGCLASSES.md row "head/batch mix-up".
+/* mutant-head-batch-swap: docs/bugclasses.md §2.15 "head/batch mix-up".
  * flash-f32 addressing K and V with the batch and head strides swapped. */
 #include "config.h"
 #include "cpu_common.h"

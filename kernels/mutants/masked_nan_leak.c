@@ -1,4 +1,4 @@
-/* mutant-masked-nan-leak: BUGCLASSES.md row "masked NaN leak".
+/* mutant-masked-nan-leak: docs/bugclasses.md §2.10 "masked NaN leak".
  * flash-f32 that computes every column of a visited tile and multiplies masked P by 0 instead of
  * skipping them: NaN or Inf in a masked key or value (or a masked logit far above the max) leaks. */
 #include "config.h"

@@ -1,4 +1,4 @@
-/* mutant-max-sentinel: BUGCLASSES.md row "finite running-max sentinel".
+/* mutant-max-sentinel: docs/bugclasses.md §2.2 "finite running-max sentinel".
  * flash-f32 whose running max starts at -5e4 instead of -inf: rows whose logits all lie far below
  * it get P = 0 everywhere and output NaN (0/0). */
 #include "config.h"

@@ -1,4 +1,4 @@
-/* mutant-no-max-sub: BUGCLASSES.md row "no max-subtraction".
+/* mutant-no-max-sub: docs/bugclasses.md §2.1 "no max-subtraction".
  * flash-f32 computing exp(s) instead of exp(s - m): exp overflows once a logit exceeds ~88. */
 #include "config.h"
 #include "cpu_common.h"

@@ -1,4 +1,4 @@
-/* mutant-no-rescale-acc: BUGCLASSES.md row "missing/wrong online rescale".
+/* mutant-no-rescale-acc: docs/bugclasses.md §2.6 "missing/wrong online rescale".
  * flash-f32 that does not rescale the output accumulator when the max grows in a later tile. */
 #include "config.h"
 #include "cpu_common.h"

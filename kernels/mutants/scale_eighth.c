@@ -1,4 +1,4 @@
-/* mutant-scale-eighth: BUGCLASSES.md row "hard-coded head dim / scale".
+/* mutant-scale-eighth: docs/bugclasses.md §2.12 "hard-coded head dim / scale".
  * flash-f32 with the scale hard-coded to 1/8 = 1/sqrt(64). */
 #include "config.h"
 #include "cpu_common.h"

@@ -1,4 +1,4 @@
-/* mutant-tail-unmasked: BUGCLASSES.md row "tail tile".
+/* mutant-tail-unmasked: docs/bugclasses.md §2.11 "tail tile".
  * flash-f32 that applies no mask in the last key tile of a query block: every row uses every
  * key of that tile. */
 #include "config.h"

@@ -1,6 +1,6 @@
 /* masked_leak.c: `test-masked-leak`, a correct f32 kernel except that masked terms are
  * multiplied by 0 instead of skipped, so a NaN stored in a masked value reaches the
- * output (MASKED-LEAK; BUGCLASSES.md: masked NaN leak). */
+ * output (MASKED-LEAK; docs/bugclasses.md §2.10: masked NaN leak). */
 #include "config.h"
 #include "testkernels.h"
 #include <stdio.h>

@@ -203,7 +203,10 @@ void ac_budget_elem(const ac_precision *c, const ac_problem *p, ac_dtype out, co
   w *= AC_BUDGET_MARGIN;
   e *= AC_BUDGET_MARGIN;
   /* The kernel rounds its working value, which lies within w of o: half an ulp of the
-   * largest such value. */
+   * largest such value. It is the same in W and E and never multiplied by kappa: one correctly
+   * rounded operation has no typical error below its worst, so where it dominates (tiny 16-bit
+   * outputs) W ≈ E and the SUSPECT band is empty by construction; nothing lies between a typical
+   * correct kernel and the worst one there, and an error past W is a FAIL. */
   double half = 0.5 * ac_ulp(out, isfinite(w) ? ao + w : ao);
   b->W_terms = w;
   b->E_terms = e;

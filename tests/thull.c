@@ -1,7 +1,7 @@
 /* thull.c: judgement that neither flags correct kernels nor accepts anything, on real oracle
  * results and kernels run through the harness: the LSE of a cuBLAS-style composite computed
  * from its fp16-stored scores (the storage rounding is in the LSE bound of the classes that
- * store scores, and only there); the convex-hull cap of W (a row with one visible key keeps its
+ * store scores, and only there; an LSE returned in fp16 still fails); the convex-hull cap of W (a row with one visible key keeps its
  * weight 1 however large its score, so a masked key winning through a finite -1e4 mask fails
  * where the uncapped bound let it pass); and WEAK-CLASS for a class whose bound is vacuous
  * (a bf16 P.V accumulator at long context). */
@@ -15,6 +15,10 @@
 #include "compare.h"
 #include "harness.h"
 
+/* When set, the kernel's LSE is rounded to fp16 before judging (a kernel returning its LSE in
+ * the input dtype: a defect). */
+static int lse_in_f16;
+
 /* Runs kernel kname on c and judges it under class cls (NULL: the kernel's). */
 static void run_judge(const char *kname, const ac_case *c, const char *cls, ac_oracle_result *r, ac_report *rep)
 {
@@ -27,6 +31,8 @@ static void run_judge(const char *kname, const ac_case *c, const char *cls, ac_o
   ro.want_lse = 1;
   ac_run_result rr;
   ck_assert_msg(ac_harness_run(list[0], c, &ro, &rr, &e) == 0 && rr.status == AC_RUN_OK, "%s: %s", kname, rr.msg);
+  if (lse_in_f16)
+    for (int64_t x = 0; x < rr.lse_count; x++) rr.lse[x] = (float)ac_decode(AC_F16, ac_encode_f64(AC_F16, rr.lse[x]));
   ac_compare_opts o;
   ac_compare_opts_init(&o);
   o.prec = ac_precision_find(cls ? cls : list[0]->precision);
@@ -69,6 +75,21 @@ START_TEST(cublas_lse_from_stored_scores)
   /* the class without score storage (FlashAttention-2 keeps scores in binary32) rejects it */
   run_judge("cublas-style-f16", &c, "fp16-fa2", &r, &rep);
   ck_assert_msg(rep.lse_fail == 1 && rep.lse_max_err_w > 1.5, "lse err/W %g", rep.lse_max_err_w);
+  ac_oracle_result_free(&r);
+  ac_case_free(&c);
+  /* an LSE returned in fp16 (half an ulp of about 2^-9 at LSE ~ 5) is still outside the bound */
+  ac_rng g2;
+  ac_rng_init(&g2, ac_test_seed(), 42);
+  normal_case(&c, AC_F16, AC_MASK_NONE, 32, 200, 32, 1, 0, &g2);
+  ref_oracle(&c, 0, 1, &r);
+  run_judge("cublas-style-f16", &c, NULL, &r, &rep);
+  ck_assert_msg(rep.kinds == 0, "kinds %x %s", rep.kinds, rep.note);
+  lse_in_f16 = 1;
+  run_judge("cublas-style-f16", &c, NULL, &r, &rep);
+  lse_in_f16 = 0;
+  ck_assert_msg(rep.lse_fail > 0, AC_SEED_FMT "LSE in fp16: lse err/W %g", AC_SEED_ARG, rep.lse_max_err_w);
+  fprintf(stderr, "cublas-style-f16 with its LSE in fp16: lse err/W %.3g (%lld of 32 rows fail)\n", rep.lse_max_err_w,
+          (long long)rep.lse_fail);
   ac_oracle_result_free(&r);
   ac_case_free(&c);
   /* random rows, plain and with logits of about 50: no FAIL, no SUSPECT in either dtype */

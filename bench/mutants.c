@@ -3,8 +3,9 @@
  *
  * For every mutant and seed: (a) a campaign (jobs 1, no minimization, stop at the first
  * fail-policy finding, capped) and (b) the baseline, capped likewise; cases until the first
- * FAIL (median of the seeds; SUSPECT-only detections in their own column). MASKED-LEAK is
- * given policy fail here: it is the defect of the masked-NaN-leak mutant. Then the throughput
+ * FAIL (median of the seeds; SUSPECT-only detections in their own column). MASKED-LEAK and
+ * WEAK-CLASS are given policy fail here: they are the defects of the masked-NaN-leak and the
+ * bf16-acc16-pv mutants. Then the throughput
  * of a campaign on small shapes (T <= 64, d <= 64) with a correct CPU kernel, oracle included.
  *
  *   bench/mutants [--seeds N] [--cap N] [--jobs J] [--throughput-s S] [--only NAME] [--in-process]
@@ -77,7 +78,7 @@ static void run_fuzzer(const char *mutant, int m, int s, results *res)
   o.live = 0;
   o.stop_on_fail = 1;
   o.timeout_s = 20;
-  snprintf(o.policies, sizeof o.policies, "masked-leak=fail");
+  snprintf(o.policies, sizeof o.policies, "masked-leak=fail;weak-class=fail");
   double t = ac_now();
   int fd = open("/dev/null", O_WRONLY);
   int so = dup(1);
@@ -139,6 +140,7 @@ static void run_baseline(const attncheck_kernel *const *mk, int nm, int s, resul
     x[m].run.timeout_s = 20;
     x[m].run.in_process = in_process;
     ac_policies_set(&x[m].pol, "masked-leak=fail", NULL);
+    ac_policies_set(&x[m].pol, "weak-class=fail", NULL);
     left++;
   }
   for (int64_t k = 0; k < cap && left > 0; k++) {
@@ -300,7 +302,7 @@ int main(int argc, char **argv)
   }
   double t_mut = ac_now() - t0;
   if (tput_secs > 0) run_throughput(tput_secs, res);
-  printf("bench/mutants: %d mutants, %d seeds, cap %lld cases, %d jobs; MASKED-LEAK counted with policy fail\n", ns, nseeds,
+  printf("bench/mutants: %d mutants, %d seeds, cap %lld cases, %d jobs; MASKED-LEAK and WEAK-CLASS counted with policy fail\n", ns, nseeds,
          (long long)cap, jobs);
   printf("%-26s | %-36s | %-10s | %-36s\n", "mutant", "fuzzer: FAIL median (per seed)", "SUSPECT", "baseline: FAIL median (per seed)");
   int fz_kill = 0, bl_kill = 0, fz_2000 = 0;

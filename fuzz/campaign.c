@@ -338,7 +338,7 @@ static void record_findings(ctx_t *c, const ac_case *cs, const ac_eval *ev, cons
     if (!(ev->kept & (1u << k))) continue;
     /* a case that FAILs is not also a SUSPECT finding: the same elements, a weaker claim */
     if (k == AC_V_SUSPECT && (ev->kept & (1u << AC_V_FAIL))) continue;
-    const char *pos = ac_row_position(k == AC_V_FAIL || k == AC_V_SUSPECT || k == AC_V_MASKED_LEAK ? ev->worst_i
+    const char *pos = ac_row_position(k == AC_V_FAIL || k == AC_V_SUSPECT || k == AC_V_MASKED_LEAK || k == AC_V_WEAK_CLASS ? ev->worst_i
                                       : k == AC_V_METAMORPHIC ? ev->meta.i
                                                               : -1,
                                       cs->p.tq);

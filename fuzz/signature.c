@@ -52,6 +52,7 @@ int ac_verdict_severity(ac_verdict_kind k)
   case AC_V_NONDETERMINISTIC: return 5;
   case AC_V_MASKED_LEAK: return 6;
   case AC_V_SUSPECT: return 7;
+  case AC_V_WEAK_CLASS: return 7;
   case AC_V_OUT_OF_DOMAIN: return 8;
   default: return 9;
   }

@@ -2,7 +2,7 @@
 AC_CPU_KERNEL_SOURCES = kernels/registry.c \
 	kernels/cpu_common.c kernels/cpu_common.h \
 	kernels/cpu_naive_f64.c kernels/cpu_naive.c \
-	kernels/cpu_flash.c kernels/cpu_flash_exp2.c kernels/cpu_splitkv.c \
+	kernels/cpu_flash.c kernels/cpu_flash_exp2.c kernels/cpu_splitkv.c kernels/cpu_cublas.c \
 	kernels/mutants/mutant_flash.h \
 	kernels/mutants/no_max_sub.c kernels/mutants/max_sentinel.c \
 	kernels/mutants/causal_off_by_one.c kernels/mutants/causal_top_left.c \
@@ -11,4 +11,4 @@ AC_CPU_KERNEL_SOURCES = kernels/registry.c \
 	kernels/mutants/f16_acc_pv.c kernels/mutants/f16_score_acc.c kernels/mutants/bf16_rowsum.c \
 	kernels/mutants/empty_row_nan.c kernels/mutants/masked_nan_leak.c \
 	kernels/mutants/gqa_modulo.c kernels/mutants/dv_as_dk.c kernels/mutants/head_batch_swap.c \
-	kernels/mutants/fast_exp.c
+	kernels/mutants/fast_exp.c kernels/mutants/cublas_sentinel.c kernels/mutants/bf16_acc16_pv.c

@@ -142,5 +142,9 @@ extern const attncheck_kernel ac_cpu_flash_f32, ac_cpu_flash_f16, ac_cpu_flash_b
 extern const attncheck_kernel ac_cpu_flash_e4m3, ac_cpu_flash_e5m2;
 extern const attncheck_kernel ac_cpu_flash_exp2_f32;
 extern const attncheck_kernel ac_cpu_splitkv_f32, ac_cpu_splitkv_fa_f32, ac_cpu_naive_scaleq_f32;
+extern const attncheck_kernel ac_cpu_cublas_f16, ac_cpu_cublas_bf16;
+/* cpu_cublas.c: the GEMM composite; sentinel 0 masks with -inf, otherwise adds sentinel. */
+int ac_cpu_cublas_impl(float sentinel, int dt, const char *name, const attncheck_problem *p,
+                       const attncheck_tensors *t, char *err, size_t err_len);
 
 #endif

@@ -12,7 +12,8 @@ extern const attncheck_kernel ac_mutant_no_max_sub, ac_mutant_max_sentinel, ac_m
   ac_mutant_causal_top_left, ac_mutant_no_rescale_sum, ac_mutant_no_rescale_acc, ac_mutant_tail_unmasked,
   ac_mutant_scale_eighth, ac_mutant_f16_acc_pv, ac_mutant_empty_row_nan, ac_mutant_masked_nan_leak,
   ac_mutant_gqa_modulo, ac_mutant_dv_as_dk, ac_mutant_bf16_rowsum, ac_mutant_fast_exp,
-  ac_mutant_head_batch_swap, ac_mutant_f16_score_acc;
+  ac_mutant_head_batch_swap, ac_mutant_f16_score_acc, ac_mutant_cublas_sentinel,
+  ac_mutant_bf16_acc16_pv;
 
 static const attncheck_kernel *const cpu_kernels[] = {
   &ac_cpu_naive_f64,
@@ -26,6 +27,8 @@ static const attncheck_kernel *const cpu_kernels[] = {
   &ac_cpu_flash_f16,
   &ac_cpu_naive_bf16,
   &ac_cpu_flash_bf16,
+  &ac_cpu_cublas_f16,
+  &ac_cpu_cublas_bf16,
   &ac_cpu_flash_e4m3,
   &ac_cpu_flash_e5m2,
 };
@@ -48,6 +51,8 @@ static const attncheck_kernel *const mutant_kernels[] = {
   &ac_mutant_dv_as_dk,
   &ac_mutant_head_batch_swap,
   &ac_mutant_fast_exp,
+  &ac_mutant_cublas_sentinel,
+  &ac_mutant_bf16_acc16_pv,
 };
 
 #define NCPU (sizeof cpu_kernels / sizeof cpu_kernels[0])

@@ -122,3 +122,20 @@ void ac_or_row_budget(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, const
   for (int q = 0; q < nmu; q++) row->Fmass[q] = fmass[q];
   free(Ag); free(cols);
 }
+
+void ac_or_row_hull(const ac_or_ws *w, ac_oracle_elem *el)
+{
+  int64_t n = w->n, dv = w->p->dv;
+  const double *vd = w->head->vd;
+  for (int64_t t = 0; t < dv; t++) {
+    if (el[t].accept != AC_ACCEPT_VALUE) continue;
+    long double o = el[t].o, m = 0;
+    for (int64_t j = 0; j < n; j++) {
+      long double e = fabsl((long double)vd[j * dv + t] - o);
+      if (e > m) m = e;
+    }
+    /* rounded up to binary64 so that M never falls below the long double maximum */
+    double md = (double)m;
+    el[t].M = (long double)md < m ? nextafter(md, INFINITY) : md;
+  }
+}

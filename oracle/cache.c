@@ -11,7 +11,8 @@
 #include "rng.h"
 
 #define CACHE_MAGIC "ACORACL1"
-#define CACHE_VERSION 3u   /* 2: ac_oracle_row.max_cZ, rule table on IEEE score classes; 3: qk_l1 */
+#define CACHE_VERSION 4u   /* 2: ac_oracle_row.max_cZ, rule table on IEEE score classes; 3: qk_l1;
+                              4: ac_oracle_elem.M */
 
 typedef struct {
   char magic[8];

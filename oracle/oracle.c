@@ -246,6 +246,7 @@ static void do_row_visible(ac_or_ws *w, job *J, int64_t ridx, int64_t b, int64_t
   if (!fast) ac_or_row_budget(w, row, el, J->o, r->mu, r->nmu);
   row->max_cZ = ac_or_max_cz(w);
   row->qk_l1 = ac_or_qk_l1(w);
+  ac_or_row_hull(w, el);
   if (rcls == AC_SCLS_PINF) {
     /* exp(s - m) with s = m = +inf is NaN in a kernel: NaN accepted everywhere */
     row->lse = row->lse_f64 = INFINITY;

@@ -70,8 +70,10 @@ typedef struct {
   double o_err;    /* proven bound on |o - exact| (0 when exact) */
   /* docs/numerics.md §7.1 budget terms (approximations to a few percent, never below the truth by more):
    * R = Σ A_j|V_j|, D = Σ A_j|V_j - o|, S = Σ A_j|V_j - o||s_j - m|, Sp = Σ A_j|V_j - o||s_j|,
-   * G = Σ A_j|V_j - o||c|Z_j, F[k] = Σ_{A_j < mu[k]} A_j|V_j - o|. */
-  double R, D, S, Sp, G;
+   * G = Σ A_j|V_j - o||c|Z_j, F[k] = Σ_{A_j < mu[k]} A_j|V_j - o|;
+   * M = max_j |V_j - o| over every key that may carry weight (rounded up; for the convex-hull
+   * cap of W: a kernel that normalizes its nonnegative weights stays within the hull of the V_j). */
+  double R, D, S, Sp, G, M;
   double F[AC_ORACLE_NMU];
   uint8_t how;     /* ac_how */
   uint8_t accept;  /* AC_ACCEPT_... */

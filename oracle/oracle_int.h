@@ -220,6 +220,9 @@ static inline double ac_or_qk_l1(const ac_or_ws *w)
 /* budget.c */
 void ac_or_row_budget(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, const ac_oracle_opts *o,
                       const double *mu, int nmu);
+/* el[t].M = max_j |V_jt - o_t| over the n keys of the head in use (every key that may carry
+ * weight in a kernel), for the elements whose only outcome is a value. */
+void ac_or_row_hull(const ac_or_ws *w, ac_oracle_elem *el);
 
 /* precision schedule: start 64 bits above target, +64, then x1.5 */
 static inline mpfr_prec_t ac_or_next_prec(mpfr_prec_t p, int tprec)

@@ -123,6 +123,42 @@ static double lse_weight_err(const ac_precision *c, const ac_oracle_row *row)
   return eps > 700 ? INFINITY : expm1(eps);
 }
 
+/* Convex-hull cap. Whatever its score errors, a kernel of any class in the table forms
+ * nonnegative weights p_j (exp of something, possibly rounded or flushed for P.V) and divides
+ * a P.V sum by a row sum of the same kind; a split-KV kernel merges such chunk outputs with
+ * weights through rounded LSEs. Write the kernel's output, exactly, as
+ *   o' = (1 + lam) Σ_j a_j (1 + k_j) V_j,   a_j = p_j (1 + th_j) / Σ_k p_k (1 + th_k)  (convex),
+ * where th_j is the row sum's accumulation and rescale rounding of term j, k_j collects the
+ * numerator's (P stored with u_p, or flushed to 0 below mu; the products and sums of P.V, the
+ * rescale products, the division) divided by (1 + th_j), and lam the combine's (weights
+ * e^{lse_c - lse} summing to e^{+-eps}, |lam| <= lse_weight_err; 0 for one chunk). The common
+ * rounded alpha of an online rescale multiplies both sums and cancels. With
+ * g = γ(T_acc + n_r + 2, u_a) (accumulation, rescales, division or reciprocal and product),
+ * |k_j| <= k = (1 + u_p)(1 + g)/(1 - g) - 1 unless P_j is flushed (then k_j = -1; a_j <= P_j
+ * < mu relative to a running maximum whose own P is 1, so the flushed keys weigh at most
+ * (T - 1) mu (1 + k)). Hence, with M = max_j |V_j - o| and max_j |V_j| <= |o| + M,
+ *   |o' - o| <= M + ((1 + lam)(1 + k)(1 + (T - 1) mu) - 1)(|o| + M) + u_s|o|   (u_s|o|: as in W,
+ *               an output formed in the score format before its own rounding)
+ *               + (T + n_r + 2) eta_a (1 + lam)/(1 - g)          (underflow in P.V, l' >= 1 - g)
+ * plus the output's own rounding (fixed). No score error enters: a row of one visible key
+ * keeps weight exactly 1 (W = u_p|V| + roundings however large its score), and a kernel
+ * whose output leaves the hull of the visible V_j (a masked key winning through a finite
+ * sentinel) fails. It holds for every class of the table; infinite when g or lam is. */
+static double hull_cap(const ac_precision *c, const ac_oracle_row *row, const ac_oracle_elem *el, double ao)
+{
+  double T = (double)row->visible;
+  double tacc = (double)ac_precision_tacc(c, row->visible), nr = (double)ac_precision_nr(c, row->visible);
+  double g = ac_gamma_w(tacc + nr + 2, c->u_a, c->acc_trunc);
+  if (!(g < 1)) return INFINITY;
+  double lam = lse_weight_err(c, row);
+  double k = (1 + c->u_p) * (1 + g) / (1 - g) - 1;
+  double rel = (1 + lam) * (1 + k) - 1 + (1 + lam) * (1 + k) * (T - 1) * c->mu;
+  double M = el->M + el->o_err;
+  double eta_a = c->eta_a * (c->acc_trunc ? 2 : 1);
+  double cap = M + rel * (ao + M) + c->u_s * ao + (T + nr + 2) * eta_a * (1 + lam) / (1 - g);
+  return isnan(cap) ? INFINITY : cap;
+}
+
 double ac_budget_exp_arg_delta(const ac_precision *c, const ac_problem *p, const ac_oracle_row *row)
 {
   return score_errors(c, p, row).delta_arith;
@@ -160,10 +196,17 @@ void ac_budget_elem(const ac_precision *c, const ac_problem *p, ac_dtype out, co
              + c->u_s * ao + nr_typical(nu) * eta_a * amp2(se.delta_e);
   if (isnan(w)) w = INFINITY;
   if (isnan(e)) e = INFINITY;
+  /* neither bound exceeds what the hull argument proves for every kernel of the class */
+  double cap = hull_cap(c, row, el, ao);
+  if (cap < w) w = cap;
+  if (cap < e) e = cap;
   w *= AC_BUDGET_MARGIN;
   e *= AC_BUDGET_MARGIN;
   /* The kernel rounds its working value, which lies within w of o: half an ulp of the
-   * largest such value. */
+   * largest such value. It is the same in W and E and never multiplied by kappa: one correctly
+   * rounded operation has no typical error below its worst, so where it dominates (tiny 16-bit
+   * outputs) W ≈ E and the SUSPECT band is empty by construction; nothing lies between a typical
+   * correct kernel and the worst one there, and an error past W is a FAIL. */
   double half = 0.5 * ac_ulp(out, isfinite(w) ? ao + w : ao);
   b->W_terms = w;
   b->E_terms = e;
@@ -188,11 +231,14 @@ void ac_budget_lse(const ac_precision *c, const ac_problem *p, const ac_oracle_r
   double tm = T * c->mu_sum;
   double flush = tm >= 0.5 ? INFINITY : tm / (1 - tm);
   score_err se = score_errors(c, p, row);
-  /* scores, exp and rescales (first order), bounded beyond first order as in the proof above */
-  double sw = ac_gamma_w(dk, c->u_qk, c->qk_trunc) * row->lse_cZ + 2 * c->u_s * row->lse_s + c->u_e
-              + nr * c->u_s + se.eta_s;
-  double se_ = ac_gamma_e(dk, c->u_qk, c->qk_trunc) * row->lse_cZ + 2 * c->u_s * row->lse_s + c->u_e
-               + nr_typical(nr) * c->u_s + se.eta_s;
+  /* scores, exp and rescales (first order), bounded beyond first order as in the proof above.
+   * A class storing raw scores in a narrow format (u_S > 0: cuBLAS-style composites) forms
+   * its maximum, its weights and so its LSE from the stored scores: each s_j carries the
+   * storage rounding u_S|s_j| on the way to LSE = ln Σ e^{s_j}, whose first-order error is the
+   * A-weighted mean of the score errors, hence u_S Σ_j A_j|s_j|. */
+  double sarith = (c->u_S + 2 * c->u_s) * row->lse_s;
+  double sw = ac_gamma_w(dk, c->u_qk, c->qk_trunc) * row->lse_cZ + sarith + c->u_e + nr * c->u_s + se.eta_s;
+  double se_ = ac_gamma_e(dk, c->u_qk, c->qk_trunc) * row->lse_cZ + sarith + c->u_e + nr_typical(nr) * c->u_s + se.eta_s;
   sw = fmin(phi(se.delta_w) * sw, se.delta_w);
   se_ = fmin(phi(se.delta_e) * se_, se.delta_e);
   /* ln L and m + ln L rounded in the score format; log charged u_e; the row sum's

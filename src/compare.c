@@ -86,106 +86,6 @@ void ac_report_add(ac_report *r, ac_verdict_kind k, const char *fmt, ...)
   va_end(ap);
 }
 
-static int bits_nonfinite(ac_dtype t, uint64_t b) { return ac_bits_isnan(t, b) || ac_bits_isinf(t, b); }
-
-static int row_has_nonfinite(ac_dtype t, const void *base, size_t off, int64_t n)
-{
-  for (int64_t x = 0; x < n; x++)
-    if (bits_nonfinite(t, ac_load_bits(t, base, off + (size_t)x))) return 1;
-  return 0;
-}
-
-void ac_masked_nonfinite_rows(const ac_case *c, uint8_t *flags)
-{
-  const ac_problem *p = &c->p;
-  /* last[kvh]: largest key index whose K or V row holds a non-finite value (-1: none). */
-  int64_t nkv = p->batch * p->kv_heads;
-  int64_t *last = ac_xmalloc(sizeof(int64_t) * (size_t)nkv);
-  for (int64_t b = 0; b < p->batch; b++)
-    for (int64_t kh = 0; kh < p->kv_heads; kh++) {
-      int64_t l = -1;
-      for (int64_t j = p->tk - 1; j >= 0 && l < 0; j--)
-        if (row_has_nonfinite(p->dtype, c->k, ac_kidx(p, b, kh, j, 0), p->dk)
-            || row_has_nonfinite(p->dtype, c->v, ac_vidx(p, b, kh, j, 0), p->dv))
-          l = j;
-      last[b * p->kv_heads + kh] = l;
-    }
-  for (int64_t b = 0; b < p->batch; b++)
-    for (int64_t h = 0; h < p->heads; h++)
-      for (int64_t i = 0; i < p->tq; i++) {
-        int64_t vis = ac_visible_count(p, i);
-        flags[ac_rowidx(p, b, h, i)] = last[b * p->kv_heads + ac_kv_head(p, h)] >= vis;
-      }
-  free(last);
-}
-
-/* The domain of a row: exact scores (raw q·k or scaled) beyond the working range, or the
- * unnormalized P·V sum (at most L·R, L = e^(LSE - m)) beyond it. 1 = out of domain. */
-static int row_out_of_domain(const ac_precision *c, const ac_problem *p, const ac_oracle_row *row,
-                             const ac_oracle_elem *els, int64_t dv, char *why, size_t n)
-{
-  if (row->visible <= 0 || row->has_nonfinite) return 0;
-  double lim = ac_dtype_get(c->range)->max_finite;
-  const char *rn = ac_dtype_name(c->range);
-  /* scores stored in a narrower format (cuBLAS-style composites): that format's range, for
-   * the scaled score and the raw q.k alike (a GEMM may store either) */
-  double slim = lim;
-  const char *sn = rn;
-  if (ac_dtype_get(c->score_store)->max_finite < lim) {
-    slim = ac_dtype_get(c->score_store)->max_finite;
-    sn = ac_dtype_name(c->score_store);
-  }
-  if (!(row->max_abs_s <= slim)) {
-    snprintf(why, n, "exact score %.3g beyond %s", row->max_abs_s, sn);
-    return 1;
-  }
-  if (!(row->max_abs_z <= slim)) {
-    snprintf(why, n, "exact q.k %.3g beyond %s", row->max_abs_z, sn);
-    return 1;
-  }
-  /* A class whose exp arguments may err by more than the exponent range (|s| ~ 2e8 in binary32:
-   * one score ulp is worth dozens of logits) can legitimately overflow exp: its weights, and W,
-   * are unbounded there, and inf or NaN is what FlashAttention's formula gives. */
-  double delta = ac_budget_exp_arg_delta(c, p, row);
-  if (!(delta <= log(lim))) {
-    snprintf(why, n, "exp-argument error bound of the class %.3g logits beyond the exp range of %s", delta, rn);
-    return 1;
-  }
-  double L = exp(row->lse - row->m);
-  for (int64_t d = 0; d < dv; d++)
-    if (isfinite(els[d].R) && isfinite(L) && els[d].R * L > lim) {
-      snprintf(why, n, "unnormalized P.V sum %.3g beyond %s", els[d].R * L, rn);
-      return 1;
-    }
-  return 0;
-}
-
-/* An online softmax (or any tiling) adds w_j V_j with w_j <= 1 relative to the running
- * maximum, so before a later, larger maximum rescales them its partial sums can reach
- * Σ_j |V_j| over the visible keys, whatever the final weights: a correct binary32 kernel
- * overflows there on some key orders. Per (batch, kv head): the smallest number of visible
- * keys at which that sum, in some column, exceeds lim (INT64_MAX: never). */
-static int64_t *online_sum_thresholds(const ac_case *c, double lim)
-{
-  const ac_problem *p = &c->p;
-  int64_t n = p->batch * p->kv_heads;
-  int64_t *thr = ac_xmalloc((size_t)n * sizeof *thr);
-  double *acc = ac_xmalloc((size_t)p->dv * sizeof *acc);
-  for (int64_t bk = 0; bk < n; bk++) {
-    int64_t b = bk / p->kv_heads, kh = bk % p->kv_heads;
-    thr[bk] = INT64_MAX;
-    for (int64_t d = 0; d < p->dv; d++) acc[d] = 0;
-    for (int64_t j = 0; j < p->tk && thr[bk] == INT64_MAX; j++)
-      for (int64_t d = 0; d < p->dv; d++) {
-        double v = fabs(ac_load(p->dtype, c->v, ac_vidx(p, b, kh, j, d)));
-        if (isfinite(v)) acc[d] += v;
-        if (acc[d] > lim) { thr[bk] = j + 1; break; }
-      }
-  }
-  free(acc);
-  return thr;
-}
-
 /* The bound on |kernel - o| under the budget of opt; class_bound is the class budget's. */
 static double elem_bound(const ac_compare_opts *opt, const ac_oracle_elem *el, double class_bound)
 {
@@ -237,6 +137,66 @@ static void set_worst(ac_worst_elem *w, const ac_problem *p, int64_t row, int64_
   w->why = why;
 }
 
+/* WEAK-CLASS: a class whose bound is vacuous (infinite once n u >= 1: bf16-acc16 past 256 keys;
+ * or at least |o| + max_j |V_j - o|, so that it accepts 0 and every value of the hull of the
+ * visible V_j) or whose domain ends early (fp16-acc16's sums beyond 65504) cannot fail there:
+ * what it accepts there is judged again under the dtype's standard class. A finite bound that
+ * can still fail (a cuBLAS-style class at large logits) is the class's own business. */
+typedef struct {
+  const ac_precision *std;   /* NULL: the declared class is the standard one, or no class budget */
+  int64_t *vthr;             /* its online-sum thresholds */
+  int ood;                   /* the current row is out of its domain */
+} weak_ctx;
+
+static void weak_add(ac_report *rep, double err, double ew_decl, double ew_std)
+{
+  rep->n_weak++;
+  if (isnan(ew_decl)) rep->n_weak_ood++;
+  else if (ew_decl > rep->weak_err_w_decl) rep->weak_err_w_decl = ew_decl;
+  if (ew_std > rep->weak_err_w_std) rep->weak_err_w_std = ew_std;
+  if (err > rep->weak_max_err) rep->weak_max_err = err;
+}
+
+/* An element the declared class accepts with bound wdecl (ew_decl: its err/W; NaN: out of that
+ * class's domain) and kernel value kv (knan/kinf: non-finite), against the standard class. */
+static void weak_elem(const ac_compare_opts *opt, const weak_ctx *wk, const ac_problem *p, const ac_oracle_row *rw,
+                      const ac_oracle_elem *el, const ac_oracle_result *r, int knan, int kinf, double kv,
+                      double wdecl, double ew_decl, ac_report *rep)
+{
+  ac_dtype t = p->dtype;
+  if (!wk->std || wk->ood || !(el->accept & AC_ACCEPT_VALUE) || !(fabs(el->o) <= ac_dtype_get(t)->max_finite)) return;
+  if (!isnan(ew_decl) && wdecl < fabs(el->o) + el->M) return;
+  if ((knan || kinf) && overflow_within_bound(opt, wk->std, p, rw, el, r, t, knan, kinf, kv)) return;
+  ac_bound bd;
+  ac_budget_elem(wk->std, p, t, rw, el, r->mu, r->nmu, &bd);
+  double err = knan || kinf ? INFINITY : fabs(kv - el->o);
+  if (err > bd.W) weak_add(rep, err, ew_decl, err / bd.W);
+}
+
+/* The same for an LSE; its bound is vacuous from 1 + ln T (the LSE of any weights on the same
+ * scores lies in [m, m + ln T]). */
+static void weak_lse(const weak_ctx *wk, const ac_problem *p, const ac_oracle_row *rw, double err, double wdecl,
+                     double ew_decl, ac_report *rep)
+{
+  if (!wk->std || wk->ood || !(rw->lse_accept & AC_ACCEPT_VALUE) || !(fabs(rw->lse) <= FLT_MAX)) return;
+  if (!isnan(ew_decl) && wdecl < 1 + log((double)rw->visible)) return;
+  ac_bound bd;
+  ac_budget_lse(wk->std, p, rw, &bd);
+  if (err > bd.W) weak_add(rep, err, ew_decl, err / bd.W);
+}
+
+static void weak_note(ac_report *rep, const ac_precision *cls, const ac_precision *std, ac_dtype t)
+{
+  char decl[96];
+  if (rep->n_weak_ood == rep->n_weak) snprintf(decl, sizeof decl, "out of its domain");
+  else if (rep->n_weak_ood) snprintf(decl, sizeof decl, "err/W up to %.3g, %lld out of its domain", rep->weak_err_w_decl,
+                                     (long long)rep->n_weak_ood);
+  else snprintf(decl, sizeof decl, "err/W up to %.3g", rep->weak_err_w_decl);
+  ac_report_add(rep, AC_V_WEAK_CLASS, "%lld values correct for the declared class %s only because its bound is vacuous "
+                "there (%s) are wrong by up to %.3g for %s (its standard class %s: err/W up to %.3g)", (long long)rep->n_weak, cls->name, decl, rep->weak_max_err,
+                ac_dtype_name(t), std->name, rep->weak_err_w_std);
+}
+
 int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *o, const float *lse,
                        const uint8_t *unwritten, const ac_compare_opts *opt, ac_report *rep, ac_err *e)
 {
@@ -247,9 +207,15 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
   rep->prec_name = cls->name;
   const uint64_t *oround = r->o_round[t];
   double maxf = ac_dtype_get(t)->max_finite;
-  uint8_t *leakrows = ac_xcalloc((size_t)r->nrows, 1);
-  ac_masked_nonfinite_rows(c, leakrows);
-  int64_t *vthr = online_sum_thresholds(c, ac_dtype_get(cls->range)->max_finite);
+  uint8_t *leakk = ac_xcalloc((size_t)r->nrows, 1), *leakv = ac_xcalloc((size_t)(r->nrows * p->dv), 1);
+  ac_masked_nonfinite(c, leakk, leakv);
+  int64_t *vthr = ac_online_sum_thresholds(c, ac_dtype_get(cls->range)->max_finite);
+  weak_ctx wk = {NULL, NULL, 1};
+  if (opt->budget == AC_BUDGET_CLASS && ac_precision_default(t) != cls) {
+    wk.std = ac_precision_default(t);
+    wk.vthr = ac_online_sum_thresholds(c, ac_dtype_get(wk.std->range)->max_finite);
+    rep->std_name = wk.std->name;
+  }
   double sum_d2 = 0, sum_o2 = 0;
   int nmse_bad = 0;
   double worst_rank = -1, lse_worst_rank = -1;
@@ -260,14 +226,10 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
     rep->n_rows_judged++;
     const ac_oracle_elem *els = &r->elems[row * p->dv];
     char why[160];
-    int ood = row_out_of_domain(cls, p, rw, els, p->dv, why, sizeof why);
-    if (!ood && rw->visible > 0 && !rw->has_nonfinite) {
-      int64_t b = row / (p->tq * p->heads), h = (row / p->tq) % p->heads;
-      if (rw->visible >= vthr[b * p->kv_heads + ac_kv_head(p, h)]) {
-        ood = 1;
-        snprintf(why, sizeof why, "partial P.V sums of an online softmax (up to the sum of |V_j| over %lld visible keys) beyond %s",
-                 (long long)rw->visible, ac_dtype_name(cls->range));
-      }
+    int ood = ac_row_out_of_domain(cls, p, rw, els, vthr, row, why, sizeof why);
+    if (wk.std) {
+      char why2[160];
+      wk.ood = ac_row_out_of_domain(wk.std, p, rw, els, wk.vthr, row, why2, sizeof why2);
     }
     if (ood) {
       rep->n_ood_rows++;
@@ -275,7 +237,6 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
     }
     int empty = rw->visible <= 0;
     if (empty) rep->n_empty_rows++;
-    int leak_possible = leakrows[row] && !rw->has_nonfinite;
     for (int64_t d = 0; d < p->dv; d++) {
       size_t idx = (size_t)(row * p->dv + d);
       const ac_oracle_elem *el = &els[d];
@@ -312,6 +273,7 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
         if (ok) continue;
         if (ood || fabs(el->o) > maxf) {
           rep->n_ood++;
+          if (ood && !leakv[idx]) weak_elem(opt, &wk, p, rw, el, r, knan, kinf, kv, INFINITY, NAN, rep);
           continue;
         }
         if ((el->accept & AC_ACCEPT_VALUE) && overflow_within_bound(opt, cls, p, rw, el, r, t, knan, kinf, kv)) {
@@ -326,6 +288,7 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
         /* finite kernel value, finite exact value */
         if (ood || fabs(el->o) > maxf) {
           rep->n_ood++;
+          if (ood && kb != rb) weak_elem(opt, &wk, p, rw, el, r, 0, 0, kv, INFINITY, NAN, rep);
           continue;
         }
         rep->n_judged++;
@@ -359,6 +322,7 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
         } else if (!match && opt->budget == AC_BUDGET_CLASS && err > sthr) {
           rep->n_suspect++;
         }
+        if (!match && err <= bound) weak_elem(opt, &wk, p, rw, el, r, 0, 0, kv, bound, ew, rep);
         if (ew > worst_rank) {
           worst_rank = ew;
           set_worst(&rep->worst, p, row, d, el->o, rb, kb, kv, err, ulps, ew, ee, bound, bd.E, AC_WHY_VALUE, 0);
@@ -367,7 +331,7 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
       }
       /* a non-finite or convention failure */
       if (bad == AC_WHY_NONE) continue;
-      if (leak_possible && (knan || kinf)) rep->n_leak++;
+      if (leakv[idx] && (knan || kinf)) rep->n_leak++;
       else {
         rep->n_fail++;
         nmse_bad = 1;
@@ -408,15 +372,21 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
       int ok = (isnan(kl) && (rw->lse_accept & AC_ACCEPT_NAN)) || (isinf(kl) && kl > 0 && (rw->lse_accept & AC_ACCEPT_PINF))
                || (isinf(kl) && kl < 0 && (rw->lse_accept & AC_ACCEPT_NINF));
       if (ok) continue;
-      if (ood) continue;
+      if (ood) {
+        if (!leakk[row]) weak_lse(&wk, p, rw, INFINITY, INFINITY, NAN, rep);
+        continue;
+      }
       bad = (rw->lse_accept & AC_ACCEPT_VALUE) ? AC_WHY_NONFINITE : AC_WHY_WRONG_NONFINITE;
     } else if (!(rw->lse_accept & AC_ACCEPT_VALUE)) {
       rep->lse_judged++;
       bad = AC_WHY_FINITE;
     } else {
-      if (ood) continue;
-      rep->lse_judged++;
       double err = fabs((double)kl - rw->lse);
+      if (ood) {
+        weak_lse(&wk, p, rw, err, INFINITY, NAN, rep);
+        continue;
+      }
+      rep->lse_judged++;
       ac_bound bd;
       ac_budget_lse(cls, p, rw, &bd);
       int match = klb == rlb || err == 0;
@@ -437,6 +407,7 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
       } else if (!match && opt->budget == AC_BUDGET_CLASS && err > sthr) {
         rep->lse_suspect++;
       }
+      if (!match && err <= bd.W) weak_lse(&wk, p, rw, err, bd.W, ew, rep);
       if (ew > lse_worst_rank) {
         lse_worst_rank = ew;
         set_worst(&rep->lse_worst, p, row, -1, rw->lse, rlb, klb, kl, err, err / ac_ulp(AC_F32, rw->lse), ew, ee,
@@ -445,7 +416,7 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
       continue;
     }
     if (bad == AC_WHY_NONE) continue;
-    if (leak_possible && !isfinite(kl)) {
+    if (leakk[row] && !isfinite(kl)) {
       rep->n_leak++;
       continue;
     }
@@ -455,8 +426,10 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
     lse_worst_rank = INFINITY;
     set_worst(&rep->lse_worst, p, row, -1, rw->lse, rlb, klb, kl, INFINITY, INFINITY, INFINITY, INFINITY, 0, 0, bad, 1);
   }
-  free(leakrows);
+  free(leakk);
+  free(leakv);
   free(vthr);
+  free(wk.vthr);
   rep->nmse = nmse_bad ? INFINITY : sum_o2 > 0 ? sum_d2 / sum_o2 : (sum_d2 > 0 ? INFINITY : 0);
   if (rep->n_fail) ac_report_add(rep, AC_V_FAIL, "%lld of %lld elements outside the budget",
                                  (long long)rep->n_fail, (long long)rep->n_judged);
@@ -464,7 +437,8 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
   if (rep->n_suspect || rep->lse_suspect)
     ac_report_add(rep, AC_V_SUSPECT, "%lld elements and %lld LSE values above kappa*E", (long long)rep->n_suspect,
                   (long long)rep->lse_suspect);
-  if (rep->n_leak) ac_report_add(rep, AC_V_MASKED_LEAK, "%lld non-finite values in rows whose only non-finite inputs are masked",
+  if (rep->n_weak) weak_note(rep, cls, wk.std, t);
+  if (rep->n_leak) ac_report_add(rep, AC_V_MASKED_LEAK, "%lld non-finite values reached by non-finite inputs at masked keys only",
                                  (long long)rep->n_leak);
   if (rep->n_ood_rows || rep->n_ood) ac_report_add(rep, AC_V_OUT_OF_DOMAIN, "%s", oodwhy[0] ? oodwhy : "exact output beyond the dtype's range");
   if (rep->n_unresolved) ac_report_add(rep, AC_V_ERROR, "%lld oracle values unresolved", (long long)rep->n_unresolved);

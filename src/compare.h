@@ -72,6 +72,11 @@ typedef struct {
   double max_kcrit;               /* (err - fixed) / E_terms: the κ at which the worst element turns SUSPECT */
   double nmse;
   ac_worst_elem worst;            /* worst by err/W (non-finite failures first) */
+  /* WEAK-CLASS: values within the declared class's bound, or out of its domain only, that the
+   * dtype's standard class (std_name) rejects; err/W under each (decl NaN: out of the class's domain) */
+  const char *std_name;
+  int64_t n_weak, n_weak_ood;
+  double weak_max_err, weak_err_w_decl, weak_err_w_std;
   /* LSE */
   int has_lse;
   int64_t lse_judged, lse_fail, lse_suspect;
@@ -99,8 +104,19 @@ int ac_compare_repeat(const ac_case *c, const ac_run_result *a, const ac_run_res
 /* Tensor-wide maximum |o - exact| over selected rows with finite exact values (baseline budget). */
 double ac_compare_max_err(const ac_case *c, const ac_oracle_result *r, const void *o);
 
-/* Rows whose masked keys hold a NaN or inf in K or V while their visible inputs are finite
- * (for MASKED-LEAK): fills flags[nrows]. */
-void ac_masked_nonfinite_rows(const ac_case *c, uint8_t *flags);
+/* domain.c. Per (batch, kv head) of a case, the smallest number of visible keys at which
+ * Σ_j |V_j| (an online softmax's partial sums may reach it) exceeds lim in some column
+ * (INT64_MAX: never); free() it. */
+int64_t *ac_online_sum_thresholds(const ac_case *c, double lim);
+/* 1 (with the reason in why) when row ridx is out of class c's domain: exact scores or q.k
+ * beyond its working (or score storage) range, an exp-argument error bound beyond the exp
+ * range, or partial P.V sums beyond the range (vthr from ac_online_sum_thresholds). */
+int ac_row_out_of_domain(const ac_precision *c, const ac_problem *p, const ac_oracle_row *row,
+                         const ac_oracle_elem *els, const int64_t *vthr, int64_t ridx, char *why, size_t n);
+/* Where a NaN or inf stored at a masked key can reach (MASKED-LEAK): krow[nrows] = 1 when a
+ * masked key of the row holds one in K (its score reaches the LSE and every column through the
+ * row sum); velem[nrows * dv] = 1 when krow is set or a masked key holds one in that V column
+ * (0·NaN, 0·inf in P·V reach that column only). */
+void ac_masked_nonfinite(const ac_case *c, uint8_t *krow, uint8_t *velem);
 
 #endif

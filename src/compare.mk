@@ -5,6 +5,7 @@ src_libac_compare_a_SOURCES = \
 	src/verdict.c src/verdict.h \
 	src/budget.c src/budget.h \
 	src/compare.c src/compare.h \
+	src/domain.c \
 	src/report.c src/report.h \
 	src/judge.c src/judge.h \
 	src/suite.c src/suite.h \

@@ -35,6 +35,7 @@ void ac_report_line(FILE *f, const char *kernel, const char *casename, const ac_
   num(f, "ulps", r->max_ulps);
   num(f, "nmse", r->nmse);
   fprintf(f, " bad=%lld/%lld", (long long)(r->n_fail + r->n_leak), (long long)r->n_judged);
+  if (r->n_weak) fprintf(f, " weak=%lld", (long long)r->n_weak);
   if (r->has_lse) num(f, "lse_err/W", r->lse_max_err_w);
   fprintf(f, " %s budget=%s\n", ac_dtype_name(t), r->budget_desc);
 }
@@ -168,6 +169,15 @@ void ac_report_json(FILE *f, const char *kernel, const char *casename, const ac_
           (long long)r->n_elems, (long long)r->n_judged, (long long)r->n_fail, (long long)r->n_suspect,
           (long long)r->n_leak, (long long)r->n_unresolved, (long long)r->n_unwritten, (long long)r->n_ood,
           (long long)r->n_within_overflow, (long long)r->n_empty_rows);
+  if (r->std_name) {
+    fprintf(f, ",\"weak_class\":{\"standard\":");
+    ac_json_string(f, r->std_name);
+    fprintf(f, ",\"count\":%lld,\"out_of_class_domain\":%lld", (long long)r->n_weak, (long long)r->n_weak_ood);
+    jnum(f, "max_err", r->weak_max_err);
+    jnum(f, "err_w_declared", r->weak_err_w_decl);
+    jnum(f, "err_w_standard", r->weak_err_w_std);
+    fputc('}', f);
+  }
   if (r->has_lse) {
     jnum(f, "lse_max_err", r->lse_max_err);
     jnum(f, "lse_max_err_w", r->lse_max_err_w);

@@ -14,11 +14,11 @@
 enum { L_DENSE = 0, L_BTHD, L_PADDED };
 enum {
   D_NORMAL = 0, D_UNIFORM, D_LARGE, D_NEGATIVE, D_LATEMAX, D_TIES, D_MASKED_NAN, D_VONES, D_ZEROQ,
-  D_PERM, D_Q2, D_SLICE, D_EXAMPLE, D_STEEP, D_TAIL, D_LARGENEG
+  D_PERM, D_Q2, D_SLICE, D_EXAMPLE, D_STEEP, D_TAIL, D_LARGENEG, D_CLIFF
 };
 static const char *const dist_names[] = {"normal", "uniform", "large", "negative", "latemax", "ties",
                                          "maskednan", "vones", "zeroq", "perm", "q2", "slice", "example",
-                                         "steep", "tail", "largeneg"};
+                                         "steep", "tail", "largeneg", "cliff"};
 
 typedef struct {
   int64_t B, H, KVH, tq, tk, dk, dv;
@@ -59,6 +59,7 @@ static const spec ci_specs[] = {
   {1, 1, 1, 48, 48, 16, 16, AC_MASK_CAUSAL, L_DENSE, D_STEEP, 0, 0, -1, NULL},
   {1, 1, 1, 24, 40, 16, 8, AC_MASK_NONE, L_DENSE, D_TAIL, 0, 0, -1, NULL},
   {1, 1, 1, 33, 47, 64, 64, AC_MASK_CAUSAL, L_DENSE, D_LARGENEG, 0, 0, -1, NULL},
+  {1, 1, 1, 48, 48, 16, 16, AC_MASK_CAUSAL, L_DENSE, D_CLIFF, 0, 0, -1, NULL},
   /* causal self-attention (tq = tk) and no mask at tq = tk, with every value pattern: a kernel
    * that supports only square problems still meets each of them */
   {1, 1, 1, 40, 40, 32, 32, AC_MASK_CAUSAL, L_DENSE, D_LARGE, 0, 0, -1, NULL},
@@ -273,11 +274,13 @@ static void fill_values(ac_case *c, int dist, uint64_t seed)
                  (char *)c->k + ac_kidx(p, b, kh, 0, 0) * ac_dtype_size(t), (size_t)p->dk * ac_dtype_size(t));
     break;
   case D_STEEP:
+  case D_CLIFF:
   case D_TAIL: {
     /* s_j = slope (j - tk/2): steep (4 logits a key, causal): the keys a row may not see score
-     * up to 190 logits above those it sees; tail (1.5 a key): V_j = e^{-2j} makes the output
-     * of each row come from keys 20 to 60 logits below its maximum */
-    double slope = dist == D_STEEP ? 4.0 : 1.5;
+     * up to 190 logits above those it sees; cliff (600 a key, causal): up to 2.8e4 above, all
+     * scores and q.k within fp16's range (a finite -1e4 mask lets them win); tail (1.5 a key):
+     * V_j = e^{-2j} makes the output of each row come from keys 20 to 60 logits below its maximum */
+    double slope = dist == D_STEEP ? 4.0 : dist == D_CLIFF ? 600.0 : 1.5;
     for (int64_t i = 0; i < n.q; i++) put(t, c->q, (size_t)i, 1.0);
     for (int64_t b = 0; b < p->batch; b++)
       for (int64_t kh = 0; kh < p->kv_heads; kh++)

@@ -6,7 +6,7 @@
 
 static const char *const names[AC_V_NKINDS] = {
   "FAIL", "SUSPECT", "GUARD", "UNWRITTEN", "CRASH", "TIMEOUT",
-  "NONDETERMINISTIC", "MASKED-LEAK", "OUT-OF-DOMAIN", "SKIP", "ERROR", "METAMORPHIC",
+  "NONDETERMINISTIC", "MASKED-LEAK", "OUT-OF-DOMAIN", "SKIP", "ERROR", "METAMORPHIC", "WEAK-CLASS",
 };
 
 const char *ac_verdict_name(ac_verdict_kind k)
@@ -46,6 +46,7 @@ void ac_policies_init(ac_policies *p)
   p->p[AC_V_SUSPECT] = AC_POLICY_WARN;
   p->p[AC_V_NONDETERMINISTIC] = AC_POLICY_WARN;
   p->p[AC_V_MASKED_LEAK] = AC_POLICY_WARN;
+  p->p[AC_V_WEAK_CLASS] = AC_POLICY_WARN;
   p->p[AC_V_OUT_OF_DOMAIN] = AC_POLICY_IGNORE;
   p->p[AC_V_SKIP] = AC_POLICY_NONE;
   p->p[AC_V_ERROR] = AC_POLICY_NONE;

@@ -22,7 +22,13 @@ rc=$?
 grep -v '^SKIP' "$tmp/out.txt" | grep -v '^PASS' | head -n 60
 grep '^suite ci:' "$tmp/out.txt"
 [ $rc -eq 0 ] || { echo "FAIL: suite ci exit $rc (expected 0)"; exit 1; }
-if grep -Eq '^(FAIL|WARN|ERROR)' "$tmp/out.txt"; then echo "FAIL: a correct kernel got a FAIL, WARN or ERROR"; exit 1; fi
+# WEAK-CLASS is the one warning a correct kernel may get, and only one of a class other than its
+# dtype's standard (the cuBLAS-style composites: fp16 scores overflow past 65504 and bf16 scores
+# blur large logits where FlashAttention-2's binary32 scores do not)
+if grep -E '^(FAIL|WARN|ERROR)' "$tmp/out.txt" | grep -Evq '^WARN +cublas-style-[a-z0-9]+ [^ ]+ (OUT-OF-DOMAIN,)?WEAK-CLASS '; then
+  echo "FAIL: a correct kernel got a FAIL, WARN or ERROR"; exit 1
+fi
+echo "WEAK-CLASS warnings of the cuBLAS-style kernels: $(grep -c '^WARN' "$tmp/out.txt")"
 npass=$(grep -c '^PASS' "$tmp/out.txt")
 [ "$npass" -ge 100 ] || { echo "FAIL: only $npass cases passed"; exit 1; }
 # TAP: a plan, one line per test, no "not ok"

@@ -339,6 +339,10 @@ static const char *const correct_names[] = {"naive-f64", "naive-f32", "flash-f32
                                             "naive-f16", "flash-f16", "naive-bf16", "flash-bf16", "flash-e4m3",
                                             "flash-e5m2"};
 #define NKERNELS (sizeof correct_names / sizeof correct_names[0])
+/* The GEMM composites store their scores in the input dtype, beyond this file's tolerance at
+ * large logits: the oracle judges them (thull, suite ci), the registration checks here. */
+static const char *const composite_names[] = {"cublas-style-f16", "cublas-style-bf16"};
+#define NCOMPOSITE (sizeof composite_names / sizeof composite_names[0])
 
 START_TEST(test_correct_kernels_match_reference)
 {
@@ -456,7 +460,8 @@ START_TEST(test_supports_refuses_with_reason)
     }
     ck_assert_msg(nyes == 1, "%s supports %d dtypes", K->name, nyes);
   }
-  ck_assert_uint_eq(ncpu, NKERNELS);
+  ck_assert_uint_eq(ncpu, NKERNELS + NCOMPOSITE);
+  for (size_t i = 0; i < NCOMPOSITE; i++) ck_assert_ptr_nonnull(kernel_named(composite_names[i]));
 }
 END_TEST
 
@@ -486,6 +491,8 @@ static const trigger triggers[] = {
   {"mutant-dv-as-dk", ATTNCHECK_F32, {"dk 8, dv 16", ATTNCHECK_MASK_NONE, 1, 1, 1, 8, 40, 8, 16, N0, L_DENSE, V_NORMAL, 0}},
   {"mutant-head-batch-swap", ATTNCHECK_F32, {"batch 2, heads 2", ATTNCHECK_MASK_NONE, 2, 2, 2, 8, 40, 8, 8, N0, L_DENSE, V_NORMAL, 0}},
   {"mutant-fast-exp", ATTNCHECK_F32, {"plain normal, dk 4", ATTNCHECK_MASK_NONE, 1, 1, 1, 8, 40, 4, 8, N0, L_DENSE, V_NORMAL, 0}},
+  {"mutant-cublas-sentinel", ATTNCHECK_F16, {"causal, masked scores 1e4 above", ATTNCHECK_MASK_CAUSAL, 1, 1, 1, 20, 20, 16, 8, N0, L_DENSE, V_LATE, 3000.0}},
+  {"mutant-bf16-acc16-pv", ATTNCHECK_BF16, {"flat scores, V ~ 100, T = 800", ATTNCHECK_MASK_NONE, 1, 1, 1, 2, 800, 8, 8, 0.0, L_DENSE, V_FLATBIG, 0}},
 };
 #define NTRIGGERS (sizeof triggers / sizeof triggers[0])
 

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "accuda.h"
 #include "commands.h"
 #include "harness.h"
 #include "judge_args.h"
@@ -116,6 +117,7 @@ int ac_cmd_list(int argc, char **argv)
   const attncheck_kernel *const *v = ac_builtin_kernels(&n);
   printf("  %-26s %-11s %-5s %s\n", "kernel", "precision", "mem", "description");
   list_table("built-in kernels", v, n, "");
+  if (ac_cuda_built() && ac_cuda_unavailable()) printf("  (no CUDA kernels: %s)\n", ac_cuda_unavailable());
   if (mutants) {
     v = ac_mutant_kernels(&n);
     list_table("mutants (deliberately wrong; never used by default)", v, n, "");

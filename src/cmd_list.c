@@ -105,7 +105,6 @@ int ac_cmd_list(int argc, char **argv)
       if (missing || nks == 32) return ac_cmd_usage_error("list", "--kernel needs a value (at most 32)");
       kspecs[nks++] = v;
     } else {
-      usage(stderr);
       return ac_cmd_usage_error("list", "unknown option or argument '%s'", argv[i]);
     }
   }

@@ -29,4 +29,14 @@ for v in tplugin_badabi tplugin_small tplugin_nosym tplugin_empty \
     echo "ok: $v refused: $(cat "$tmp/err")"
   fi
 done
+# An unknown precision class stops check at load (2), not per case (3).
+ATTNCHECK_CACHE=off AC_TPLUGIN_DEFECT=precision "$bin" check --kernel "$libs/tplugin_malformed.so" example:tiny3 \
+  >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -ne 2 ] || [ -s "$tmp/out" ]; then
+  echo "FAIL: check with an unknown precision class: exit $rc, expected 2 before any case:"; cat "$tmp/out" "$tmp/err"
+  fail=1
+else
+  echo "ok: check refused the plugin at load: $(cat "$tmp/err")"
+fi
 exit $fail

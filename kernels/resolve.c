@@ -79,8 +79,9 @@ int ac_kernel_resolve(const char *spec, ac_kernel ***list, int *n, ac_err *e)
     append(list, n, k);
     return 0;
   }
+  /* A spec with '/' or ".so" names a plugin: no built-in lookup (which would load the CUDA module). */
   int flags = 0;
-  const attncheck_kernel *b = ac_builtin_find(spec, &flags);
+  const attncheck_kernel *b = strchr(spec, '/') || strstr(spec, ".so") ? NULL : ac_builtin_find(spec, &flags);
   if (b) {
     ac_kernel *k = ac_xcalloc(1, sizeof *k);
     k->kind = AC_KIND_BUILTIN;

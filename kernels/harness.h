@@ -20,8 +20,11 @@ typedef struct ac_kernel {
   struct ac_worker *worker;       /* persistent worker child (set by ac_kernel_resolve; NULL: one-shot only) */
 } ac_kernel;
 
-/* Built-in kernels (correct CPU kernels, mutants, test kernels, CUDA kernels when built). */
+/* Built-in kernels (correct CPU kernels, mutants, test kernels, CUDA kernels when built).
+ * ac_builtin_kernels lists the CPU kernels then the CUDA kernels, which loads the CUDA module;
+ * ac_cpu_kernels lists the CPU kernels alone and loads nothing. */
 const attncheck_kernel *const *ac_builtin_kernels(size_t *count);
+const attncheck_kernel *const *ac_cpu_kernels(size_t *count);
 const attncheck_kernel *const *ac_mutant_kernels(size_t *count);
 const attncheck_kernel *const *ac_test_kernels(size_t *count);
 

@@ -1,6 +1,7 @@
 /* plugin.c: the plugin loader (dlopen, one symbol, ABI checks). */
 #include "config.h"
 #include "plugin.h"
+#include "precision.h"
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,8 @@ typedef const attncheck_kernel *const *(*plugin_fn)(size_t *count);
 
 /* struct_size of the first version of attncheck_kernel. */
 #define AC_KERNEL_V1_SIZE sizeof(attncheck_kernel)
+/* More kernels than this in one plugin is a corrupt count, not a plugin. */
+#define AC_PLUGIN_MAX_KERNELS 4096
 
 static void *open_plugin(const char *path, ac_err *e)
 {
@@ -42,9 +45,31 @@ static int check_kernel(const char *path, size_t i, const attncheck_kernel *k, a
   if (!k->name || !k->name[0]) return ac_err_set(e, "%s: kernel %zu has no name", path, i);
   if (strlen(k->name) >= sizeof(((ac_kernel *)0)->name))
     return ac_err_set(e, "%s: kernel %zu has a name longer than %zu characters", path, i, sizeof(((ac_kernel *)0)->name) - 1);
+  for (const unsigned char *c = (const unsigned char *)k->name; *c; c++)
+    if (*c < 0x20 || *c == 0x7f)
+      return ac_err_set(e, "%s: kernel %zu has a control character (byte 0x%02x) in its name", path, i, *c);
   if (!k->run) return ac_err_set(e, "%s: kernel '%s' has no run function", path, k->name);
   if (k->memory != ATTNCHECK_MEM_HOST && k->memory != ATTNCHECK_MEM_CUDA)
     return ac_err_set(e, "%s: kernel '%s' has unknown memory kind %d", path, k->name, (int)k->memory);
+  if (k->precision && !ac_precision_find(k->precision)) {
+    int printable = strlen(k->precision) <= 64;
+    for (const unsigned char *c = (const unsigned char *)k->precision; printable && *c; c++)
+      printable = *c >= 0x20 && *c != 0x7f;
+    return ac_err_set(e, "%s: kernel '%s' names an unknown precision class%s%s%s (see 'attncheck list --precision')",
+                      path, k->name, printable ? " '" : "", printable ? k->precision : "", printable ? "'" : "");
+  }
+  return 0;
+}
+
+/* Every entry valid and every name used once. */
+static int check_list(const char *path, const attncheck_kernel *const *ks, size_t count, ac_err *e)
+{
+  for (size_t i = 0; i < count; i++) {
+    if (check_kernel(path, i, ks[i], e)) return -1;
+    for (size_t j = 0; j < i; j++)
+      if (!strcmp(ks[j]->name, ks[i]->name))
+        return ac_err_set(e, "%s: kernels %zu and %zu are both named '%s'", path, j, i, ks[i]->name);
+  }
   return 0;
 }
 
@@ -71,11 +96,15 @@ int ac_plugin_load(const char *path, const char *name, ac_kernel ***list, int *n
     dlclose(h);
     return ac_err_set(e, "%s: attncheck_plugin_kernels returned no kernels", path);
   }
-  for (size_t i = 0; i < count; i++)
-    if (check_kernel(path, i, ks[i], e)) {
-      dlclose(h);
-      return -1;
-    }
+  if (count > AC_PLUGIN_MAX_KERNELS) {
+    dlclose(h);
+    return ac_err_set(e, "%s: attncheck_plugin_kernels returned a count of %zu (at most %d kernels)", path, count,
+                      AC_PLUGIN_MAX_KERNELS);
+  }
+  if (check_list(path, ks, count, e)) {
+    dlclose(h);
+    return -1;
+  }
   int added = 0;
   for (size_t i = 0; i < count; i++) {
     if (name && strcmp(name, ks[i]->name)) continue;

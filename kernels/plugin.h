@@ -5,8 +5,9 @@
 
 /* Appends every kernel of the plugin at path (or only the one called name, when non-NULL).
  * Refuses, with a one-line message naming the file, a shared object that cannot be opened,
- * lacks the symbol, returns no kernels, or holds a kernel with another abi_version, a
- * struct_size smaller than v1's, no name or no run function. */
+ * lacks the symbol, returns no kernels or more than 4096, or holds a kernel with another
+ * abi_version, a struct_size smaller than v1's, no name, a name with a control character or
+ * used twice, no run function, or a precision class attncheck does not know. */
 int ac_plugin_load(const char *path, const char *name, ac_kernel ***list, int *n, ac_err *e);
 void ac_plugin_release(ac_kernel *k);
 

@@ -1,5 +1,6 @@
 /* registry.c: the built-in kernel lists: correct CPU kernels followed by the CUDA kernels
- * (an empty list when CUDA is not built), and the mutants, which are never used by default. */
+ * (an empty list when CUDA is not built; asking for them loads the CUDA module), and the
+ * mutants, which are never used by default. */
 #include "config.h"
 #include "util.h"
 #include "harness.h"
@@ -76,6 +77,12 @@ const attncheck_kernel *const *ac_builtin_kernels(size_t *count)
   pthread_once(&builtin_once, builtin_init);
   *count = nbuiltin;
   return builtin;
+}
+
+const attncheck_kernel *const *ac_cpu_kernels(size_t *count)
+{
+  *count = NCPU;
+  return cpu_kernels;
 }
 
 const attncheck_kernel *const *ac_mutant_kernels(size_t *count)

@@ -9,9 +9,10 @@
 #include "exec.h"
 #include "plugin.h"
 
+/* The CUDA list comes last: only a name that no CPU kernel has loads the CUDA module. */
 const attncheck_kernel *ac_builtin_find(const char *name, int *flags)
 {
-  const attncheck_kernel *const *(*lists[4])(size_t *) = {ac_builtin_kernels, ac_mutant_kernels, ac_test_kernels,
+  const attncheck_kernel *const *(*lists[4])(size_t *) = {ac_cpu_kernels, ac_mutant_kernels, ac_test_kernels,
                                                           ac_cuda_kernels};
   static const int kind[4] = {0, 1, 2, 0};
   for (int l = 0; l < 4; l++) {
@@ -78,8 +79,9 @@ int ac_kernel_resolve(const char *spec, ac_kernel ***list, int *n, ac_err *e)
     append(list, n, k);
     return 0;
   }
+  /* A spec with '/' or ".so" names a plugin: no built-in lookup (which would load the CUDA module). */
   int flags = 0;
-  const attncheck_kernel *b = ac_builtin_find(spec, &flags);
+  const attncheck_kernel *b = strchr(spec, '/') || strstr(spec, ".so") ? NULL : ac_builtin_find(spec, &flags);
   if (b) {
     ac_kernel *k = ac_xcalloc(1, sizeof *k);
     k->kind = AC_KIND_BUILTIN;
@@ -103,7 +105,9 @@ int ac_kernel_resolve(const char *spec, ac_kernel ***list, int *n, ac_err *e)
     for (int i = before; i < *n; i++) (*list)[i]->worker = ac_worker_new((*list)[i]);
     return 0;
   }
-  return ac_err_set(e, "unknown kernel '%s' (not a built-in kernel, a PATH.so plugin or an exec: command; see 'attncheck list')", spec);
+  const char *nocuda = ac_cuda_built() ? ac_cuda_unavailable() : NULL;
+  return ac_err_set(e, "unknown kernel '%s' (not a built-in kernel, a PATH.so plugin or an exec: command; see 'attncheck list')%s%s",
+                    spec, nocuda ? "; the CUDA kernels are unavailable: " : "", nocuda ? nocuda : "");
 }
 
 void ac_kernel_free(ac_kernel *k)

@@ -1,7 +1,6 @@
 /* casefile.c: a case and its NPZ file (q, k, v, optional o and lse, meta.json schema 1). */
 #include "config.h"
 #include "casefile.h"
-#include <errno.h>
 #include <json-c/json.h>
 #include <math.h>
 #include <stdio.h>
@@ -371,19 +370,6 @@ static int get_str(json_object *m, const char *key, int required, const char **o
   return 0;
 }
 
-static int parse_scale(const char *s, double *out)
-{
-  const char *t = s;
-  if (*t == '-' || *t == '+') t++;
-  if (!(t[0] == '0' && (t[1] == 'x' || t[1] == 'X'))) return -1;
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (*end || end == s || !isfinite(v)) return -1;
-  *out = v;
-  return 0;
-}
-
 static int parse_meta(ac_case *c, const char *text, size_t n, const char *path, ac_err *e)
 {
   json_tokener *tok = json_tokener_new();
@@ -471,9 +457,12 @@ static int parse_meta(ac_case *c, const char *text, size_t n, const char *path, 
   if (!strcmp(s, "default")) {
     c->p.scale_is_default = 1;
     c->p.scale = ac_problem_scale(&c->p);
-  } else if (parse_scale(s, &c->p.scale) != 0) {
-    ac_err_set(e, "%s: scale '%.40s' is neither \"default\" nor a finite hex float", path, s);
-    goto done;
+  } else {
+    ac_err se;
+    if (ac_scale_parse_hex(s, &c->p.scale, &se) != 0) {
+      ac_err_set(e, "%s: %s", path, se.msg);
+      goto done;
+    }
   }
   json_object *v;
   if (json_object_object_get_ex(m, "seed", &v)) {

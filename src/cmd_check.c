@@ -72,7 +72,6 @@ int ac_cmd_check(int argc, char **argv)
       i++;
     } else if (argv[i][0] == '-' && argv[i][1]) {
       free(cases);
-      usage(stderr);
       return ac_cmd_usage_error("check", "unknown option '%s'", argv[i]);
     } else
       cases[ncases++] = argv[i++];
@@ -115,6 +114,12 @@ int ac_cmd_check(int argc, char **argv)
     ac_case_init(&c);
     if (ac_cmd_check_load(cases[ci], &c, &e) < 0) {
       ac_cmd_error("check", "%s", e.msg);
+      bad_input = 1;
+      continue;
+    }
+    if (ac_judge_rows_check(&c, &a.j, &e) < 0) {
+      ac_cmd_error("check", "%s: --rows: %s", cases[ci], e.msg);
+      ac_case_free(&c);
       bad_input = 1;
       continue;
     }

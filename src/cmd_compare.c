@@ -91,7 +91,6 @@ int ac_cmd_compare(int argc, char **argv)
       if (missing) return ac_cmd_usage_error("compare", "--name needs a value");
       pname = v;
     } else if (argv[i][0] == '-' && argv[i][1]) {
-      usage(stderr);
       return ac_cmd_usage_error("compare", "unknown option '%s'", argv[i]);
     } else {
       if (nf == 2) return ac_cmd_usage_error("compare", "too many files: CASE.npz [OUT.npz]");

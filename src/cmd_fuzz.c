@@ -128,7 +128,7 @@ int ac_cmd_fuzz(int argc, char **argv)
       break;
     }
     case O_PRECISION:
-      if (!ac_precision_find(optarg)) return ac_cmd_usage_error("fuzz", "unknown precision class '%s' (see attncheck list --precision)", optarg);
+      if (!ac_precision_find(optarg)) return ac_cmd_usage_error("fuzz", "unknown precision class '%s'; 'attncheck list --precision' lists the classes", optarg);
       o.precision = optarg;
       break;
     case O_EMPTY: {

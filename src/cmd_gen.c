@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include "casefile.h"
 #include "commands.h"
 #include "rng.h"
@@ -201,6 +202,9 @@ int ac_cmd_gen(int argc, char **argv)
     if (!strcmp(scale_s, "default")) {
       p->scale_is_default = 1;
       p->scale = ac_problem_scale(p);
+    } else if (!strncasecmp(scale_s + (*scale_s == '-' || *scale_s == '+'), "0x", 2)) {
+      ac_err se;
+      if (ac_scale_parse_hex(scale_s, &p->scale, &se) != 0) return ac_cmd_usage_error(cmd, "%s", se.msg);
     } else if (parse_double(scale_s, &p->scale) != 0) {
       return ac_cmd_usage_error(cmd, "bad scale '%s' (default, a finite decimal or hex float)", scale_s);
     }

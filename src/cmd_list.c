@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "accuda.h"
 #include "commands.h"
 #include "harness.h"
 #include "judge_args.h"
@@ -104,7 +105,6 @@ int ac_cmd_list(int argc, char **argv)
       if (missing || nks == 32) return ac_cmd_usage_error("list", "--kernel needs a value (at most 32)");
       kspecs[nks++] = v;
     } else {
-      usage(stderr);
       return ac_cmd_usage_error("list", "unknown option or argument '%s'", argv[i]);
     }
   }
@@ -118,6 +118,7 @@ int ac_cmd_list(int argc, char **argv)
   if (!nks) { /* --kernel K lists K's kernels, not the built-ins */
     v = ac_builtin_kernels(&n);
     list_table("built-in kernels", v, n, "");
+    if (ac_cuda_built() && ac_cuda_unavailable()) printf("  (no CUDA kernels: %s)\n", ac_cuda_unavailable());
   }
   if (mutants) {
     v = ac_mutant_kernels(&n);

@@ -73,7 +73,6 @@ int ac_cmd_suite(int argc, char **argv)
     else if (!strcmp(argv[i], "--no-repeat")) norepeat = 1;
     else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) quiet = 1;
     else {
-      usage(stderr);
       return ac_cmd_usage_error("suite", "unknown option or argument '%s'", argv[i]);
     }
     i++;

@@ -1,7 +1,6 @@
-# src/ layer 4: precision classes, budgets, verdicts, reports, the fixed suite.
+# src/ layer 4: budgets, verdicts, reports, the fixed suite (precision classes are in the core).
 src_libac_compare_a_CFLAGS = $(AM_CFLAGS)
 src_libac_compare_a_SOURCES = \
-	src/precision.c src/precision.h \
 	src/verdict.c src/verdict.h \
 	src/budget.c src/budget.h \
 	src/compare.c src/compare.h \

@@ -33,6 +33,15 @@ int ac_judge_oracle(const ac_case *c, const ac_judge_opts *o, ac_oracle_result *
   return 0;
 }
 
+int ac_judge_rows_check(const ac_case *c, const ac_judge_opts *o, ac_err *e)
+{
+  if (!o->rows) return 0;
+  uint8_t *sel = ac_xmalloc((size_t)(c->p.batch * c->p.heads * c->p.tq));
+  int rc = ac_oracle_select_rows(&c->p, o->rows, o->rows_seed, sel, e);
+  free(sel);
+  return rc < 0 ? -1 : 0;
+}
+
 int ac_judge_precision(const ac_kernel *k, const ac_judge_opts *o, ac_dtype t, const ac_precision **out, ac_err *e)
 {
   return ac_precision_resolve(o->precision_override, k ? k->precision : NULL, t, out, e);

@@ -20,6 +20,9 @@ typedef struct {
 void ac_judge_opts_init(ac_judge_opts *o);
 /* The oracle options every command uses (so that the cache is shared). */
 void ac_judge_oracle_opts(const ac_judge_opts *o, ac_oracle_opts *oo);
+/* 0 when --rows (o->rows) is a valid row selection for c: a bad spec or a row beyond the case
+ * is bad input, refused before anything runs. -1 with a one-line message otherwise. */
+int ac_judge_rows_check(const ac_case *c, const ac_judge_opts *o, ac_err *e);
 /* Oracle result for c, from the cache when present (stored after a miss). */
 int ac_judge_oracle(const ac_case *c, const ac_judge_opts *o, ac_oracle_result *r, ac_err *e);
 /* Judge kernel k on c against r. Fills rep (verdict kinds included); -1 only for tool errors

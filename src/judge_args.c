@@ -32,7 +32,7 @@ static int bad(const char *cmd, int *rc, const char *fmt, const char *v)
 {
   char msg[512];
   snprintf(msg, sizeof msg, fmt, v);
-  fprintf(stderr, "attncheck %s: %s\nsee 'attncheck %s --help'\n", cmd, msg, cmd);
+  fprintf(stderr, "attncheck %s: %s (see 'attncheck %s --help')\n", cmd, msg, cmd);
   *rc = AC_EXIT_USAGE;
   return -1;
 }
@@ -80,7 +80,7 @@ int ac_judge_args_parse(ac_judge_args *a, const char *cmd, int argc, char **argv
     ac_err e;
     size_t rl = strlen(a->repro_opts);
     if (!strcmp(name, "--precision")) {
-      if (!ac_precision_find(v)) return bad(cmd, rc, "unknown precision class '%s' (see 'attncheck list --precision')", v);
+      if (!ac_precision_find(v)) return bad(cmd, rc, "unknown precision class '%s'; 'attncheck list --precision' lists the classes", v);
       a->j.precision_override = v;
     } else if (!strcmp(name, "--budget")) {
       if (ac_budget_parse(v, &a->j.cmp, &e) < 0) return bad(cmd, rc, "%s", e.msg);

@@ -41,7 +41,7 @@ int ac_cmd_usage_error(const char *cmd, const char *fmt, ...)
   va_start(ap, fmt);
   vfprintf(stderr, fmt, ap);
   va_end(ap);
-  fprintf(stderr, "\nsee 'attncheck %s --help'\n", cmd);
+  fprintf(stderr, " (see 'attncheck %s --help')\n", cmd);
   return AC_EXIT_USAGE;
 }
 
@@ -59,7 +59,7 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
   if (argc < 2) {
-    usage(stderr);
+    fprintf(stderr, "attncheck: no command given (see 'attncheck --help')\n");
     return AC_EXIT_USAGE;
   }
   const char *cmd = argv[1];
@@ -70,8 +70,7 @@ int main(int argc, char **argv)
           char *hargv[] = {argv[2], "--help", NULL};
           return commands[i].fn(2, hargv);
         }
-      fprintf(stderr, "attncheck: unknown command '%s'\n", argv[2]);
-      usage(stderr);
+      fprintf(stderr, "attncheck: unknown command '%s' (see 'attncheck --help')\n", argv[2]);
       return AC_EXIT_USAGE;
     }
     usage(stdout);
@@ -84,7 +83,6 @@ int main(int argc, char **argv)
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     if (!strcmp(cmd, commands[i].name))
       return commands[i].fn(argc - 1, argv + 1);
-  fprintf(stderr, "attncheck: unknown command '%s'\n", cmd);
-  usage(stderr);
+  fprintf(stderr, "attncheck: unknown command '%s' (see 'attncheck --help')\n", cmd);
   return AC_EXIT_USAGE;
 }

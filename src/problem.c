@@ -199,6 +199,31 @@ double ac_problem_scale(const ac_problem *p)
 
 static uint64_t mem_cap;   /* 0: not yet decided */
 
+int ac_scale_parse_hex(const char *s, double *out, ac_err *e)
+{
+  int shown = 0;   /* the message quotes at most 40 characters and stops before a control character */
+  while (shown < 40 && s[shown] && (unsigned char)s[shown] >= 0x20) shown++;
+  const char *t = s + (*s == '-' || *s == '+');
+  int hex = t[0] == '0' && (t[1] == 'x' || t[1] == 'X');
+  char *end = NULL;
+  double v = hex ? strtod(s, &end) : 0;
+  if (!hex || *end || !isfinite(v))
+    return ac_err_set(e, "scale '%.*s' is neither \"default\" nor a finite hex float", shown, s);
+  /* Exact parse: each hex digit holds 4 bits, so 4 bits per character are enough. */
+  mpfr_t x;
+  mpfr_init2(x, (mpfr_prec_t)(4 * strlen(s) + 8));
+  int inexact = mpfr_strtofr(x, s, &end, 16, MPFR_RNDN);
+  int exact = !*end && !inexact && mpfr_cmp_d(x, v) == 0;
+  mpfr_clear(x);
+  if (!exact && v == 0)
+    return ac_err_set(e, "scale '%.*s' underflows to 0 in binary64 (a stored scale is never rounded)", shown, s);
+  if (!exact)
+    return ac_err_set(e, "scale '%.*s' has more significant bits than binary64 holds (it would round to %a; "
+                      "a stored scale is never rounded)", shown, s, v);
+  *out = v;
+  return 0;
+}
+
 uint64_t ac_mem_cap(void)
 {
   if (mem_cap == 0) {

@@ -48,6 +48,11 @@ int ac_problem_counts(const ac_problem *p, ac_counts *c, ac_err *e);
 void ac_problem_default_strides(ac_problem *p);
 /* Scale as binary64 (the rounding of 1/sqrt(dk) when default). */
 double ac_problem_scale(const ac_problem *p);
+/* Parses a stored scale: a finite hex float ("0x1.8p-3", signed, zero allowed) whose value
+ * binary64 holds exactly. -1 with a one-line message ("scale '...' ...") for anything else,
+ * for a value with more significant bits than binary64 has, or a non-zero value that
+ * underflows to 0: a stored scale is never rounded. */
+int ac_scale_parse_hex(const char *s, double *out, ac_err *e);
 /* Memory cap in bytes for cases (default 8 GiB; ATTNCHECK_MEM_CAP or --mem-cap override). */
 uint64_t ac_mem_cap(void);
 void ac_set_mem_cap(uint64_t bytes);   /* 0: back to ATTNCHECK_MEM_CAP or the default */

@@ -12,3 +12,10 @@ tests_tcuda_kernels_CFLAGS = $(AC_TEST_CFLAGS)
 tests_tcuda_kernels_LDADD = $(AC_TEST_LIBS) $(AC_CUDA_LINK) -lm
 endif
 EXTRA_DIST += tests/tcuda_kernels.c
+
+# Commands that need no CUDA kernel never map libcudart (the CUDA module is loaded on demand).
+TESTS += tests/tcuda_lazy.sh
+dist_noinst_SCRIPTS += tests/tcuda_lazy.sh
+if HAVE_CUDA
+AM_TESTS_ENVIRONMENT += ATTNCHECK_BUILT_CUDA=yes; export ATTNCHECK_BUILT_CUDA;
+endif

@@ -1,6 +1,7 @@
 /* tplugin: the plugin loader takes PATH.so and PATH.so:NAME, runs the example plugin, and
  * refuses with one clear line a shared object without the symbol, with no kernels, with
- * another abi_version or with a struct_size smaller than v1's. */
+ * another abi_version or with a struct_size smaller than v1's, and a list with an absurd count,
+ * a name used twice, a control character in a name or an unknown precision class. */
 #include "config.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,28 @@ START_TEST(wrong_abi_plugins_are_refused)
   refused("tests/.libs/tplugin_nosym.so", "not an attncheck plugin (no attncheck_plugin_kernels symbol)");
   refused("tests/.libs/tplugin_empty.so", "returned no kernels");
   refused("tests/.libs/no_such_plugin.so", "no such plugin file");
+}
+END_TEST
+
+START_TEST(malformed_plugin_lists_are_refused)
+{
+  static const char *const defect[][2] = {
+    {"count", "returned a count of 1099511627776 (at most 4096 kernels)"},
+    {"dup", "kernels 0 and 1 are both named 'malformed-ok'"},
+    {"ctrl", "kernel 1 has a control character (byte 0x0a) in its name"},
+    {"precision", "kernel 'malformed-prec' names an unknown precision class 'fp33-fa9'"},
+  };
+  for (size_t i = 0; i < sizeof defect / sizeof defect[0]; i++) {
+    setenv("AC_TPLUGIN_DEFECT", defect[i][0], 1);
+    refused("tests/.libs/tplugin_malformed.so", defect[i][1]);
+  }
+  unsetenv("AC_TPLUGIN_DEFECT");
+  ac_kernel **list = NULL;
+  int n = 0;
+  ac_err e;
+  ck_assert_msg(ac_kernel_resolve(so_path("tests/.libs/tplugin_malformed.so"), &list, &n, &e) == 0, "%s", e.msg);
+  ck_assert_int_eq(n, 1);
+  ac_kernel_list_free(list, n);
 }
 END_TEST
 
@@ -138,6 +161,7 @@ int main(void)
   TCase *tc = tcase_create("plugin");
   tcase_set_timeout(tc, 20);
   tcase_add_test(tc, wrong_abi_plugins_are_refused);
+  tcase_add_test(tc, malformed_plugin_lists_are_refused);
   tcase_add_test(tc, plugin_lists_and_selects_kernels);
   tcase_add_test(tc, example_plugin_runs_correctly);
   suite_add_tcase(s, tc);

@@ -1,11 +1,13 @@
 /* accuda.h: the C interface of the CUDA kernel library (kernels/cuda/libac_cuda.a).
- * Always available: when CUDA is not built, stub.c answers "CUDA support not built".
- * Pure C; depends only on the kernel ABI.
+ * Always available: when CUDA is not built, stub.c answers "CUDA support not built"; when it
+ * is, loader.c answers through the CUDA module (acmodule.h), which it loads the first time a
+ * function other than ac_cuda_built is called: a process that never asks for the CUDA kernels
+ * never maps the CUDA libraries. Pure C; depends only on the kernel ABI.
  *
  * CUDA may be initialized only in a process that will not fork usable children: call
  * ac_cuda_device_count and ac_cuda_run_case only inside the forked child that runs cases
- * (a persistent worker child may call ac_cuda_run_case many times). ac_cuda_built and
- * ac_cuda_kernels never touch the driver and are safe anywhere. */
+ * (a persistent worker child may call ac_cuda_run_case many times). ac_cuda_built,
+ * ac_cuda_unavailable and ac_cuda_kernels never touch the driver and are safe anywhere. */
 #ifndef AC_CUDA_H
 #define AC_CUDA_H
 #include <stddef.h>
@@ -15,14 +17,19 @@
 extern "C" {
 #endif
 
-/* 1 when the library was built with CUDA, 0 for the stub. */
+/* 1 when the library was built with CUDA, 0 for the stub. Loads nothing. */
 int ac_cuda_built(void);
+
+/* NULL when the CUDA kernels are available (loads the CUDA module); otherwise why not
+ * ("CUDA support not built", or why the module could not be loaded). */
+const char *ac_cuda_unavailable(void);
 
 /* Number of usable CUDA devices (>= 0). When 0, err says why ("CUDA support not built",
  * "cudaErrorNoDevice: ...", "cudaErrorInsufficientDriver: ..."). Initializes CUDA. */
 int ac_cuda_device_count(char *err, size_t n);
 
-/* The built-in CUDA kernels (all ATTNCHECK_MEM_CUDA); an empty list in the stub. */
+/* The built-in CUDA kernels (all ATTNCHECK_MEM_CUDA); an empty list in the stub or when the
+ * module cannot be loaded (ac_cuda_unavailable says why). */
 const attncheck_kernel *const *ac_cuda_kernels(size_t *count);
 
 /* Return codes of ac_cuda_run_case. */

@@ -1,6 +1,7 @@
-/* list.cu: the built-in CUDA kernels. cuBLAS and cuDNN kernels are listed when configure
- * found those libraries (AC_CUDA_WITH_CUBLAS / AC_CUDA_WITH_CUDNN from local.mk). */
-#include "accuda.h"
+/* list.cu: the built-in CUDA kernels, and the module's entry point. cuBLAS and cuDNN kernels
+ * are listed when configure found those libraries (AC_CUDA_WITH_CUBLAS / AC_CUDA_WITH_CUDNN
+ * from local.mk). */
+#include "acmodule.h"
 
 extern "C" {
 extern const attncheck_kernel ac_cuda_kernel_naive_f32, ac_cuda_kernel_flash_f32, ac_cuda_kernel_flash_f16,
@@ -23,8 +24,15 @@ static const attncheck_kernel *const ac_cuda_list[] = {
 #endif
 };
 
-extern "C" const attncheck_kernel *const *ac_cuda_kernels(size_t *count)
+extern "C" const attncheck_kernel *const *ac_cudamod_kernels(size_t *count)
 {
   if (count) *count = sizeof ac_cuda_list / sizeof ac_cuda_list[0];
   return ac_cuda_list;
+}
+
+extern "C" __attribute__((visibility("default"))) const ac_cuda_module *attncheck_cuda_module(void)
+{
+  static const ac_cuda_module m = { AC_CUDA_MODULE_VERSION, sizeof(ac_cuda_module), ac_cudamod_device_count,
+                                    ac_cudamod_kernels, ac_cudamod_run_case };
+  return &m;
 }

@@ -1,14 +1,12 @@
-/* probe.cu: is CUDA built, and how many devices does this process see. */
+/* probe.cu: how many devices this process sees. */
 #include <cuda_runtime.h>
 #include <stdio.h>
-#include "accuda.h"
+#include "acmodule.h"
 
 /* A trivial kernel so that the library always carries device code for every --with-cuda-arch. */
 __global__ void ac_cuda_probe_kernel(int *p) { *p = 1; }
 
-extern "C" int ac_cuda_built(void) { return 1; }
-
-extern "C" int ac_cuda_device_count(char *err, size_t n)
+extern "C" int ac_cudamod_device_count(char *err, size_t n)
 {
   int count = 0;
   cudaError_t e = cudaGetDeviceCount(&count);

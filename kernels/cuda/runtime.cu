@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "accuda.h"
+#include "acmodule.h"
 
 static size_t ac_cuda_esize(int dtype)
 {
@@ -73,11 +73,11 @@ static int ac_cuda_fail(cudaError_t e, const char *what, char *err, size_t errn)
   return sticky ? AC_CUDA_RUN_CRASH : AC_CUDA_RUN_SETUP_ERROR;
 }
 
-extern "C" int ac_cuda_run_case(const attncheck_kernel *k, const attncheck_problem *p,
-                                const void *q_span, const void *k_span, const void *v_span,
-                                size_t q_n, size_t k_n, size_t v_n,
-                                void *o_span, size_t o_n, float *lse, size_t lse_n,
-                                int device, size_t guard, double *kernel_ms, char *err, size_t errn)
+extern "C" int ac_cudamod_run_case(const attncheck_kernel *k, const attncheck_problem *p,
+                                   const void *q_span, const void *k_span, const void *v_span,
+                                   size_t q_n, size_t k_n, size_t v_n,
+                                   void *o_span, size_t o_n, float *lse, size_t lse_n,
+                                   int device, size_t guard, double *kernel_ms, char *err, size_t errn)
 {
   if (kernel_ms) *kernel_ms = 0;
   if (err && errn) err[0] = 0;

@@ -6,6 +6,8 @@ static const char ac_cuda_not_built[] = "CUDA support not built (configure --wit
 
 int ac_cuda_built(void) { return 0; }
 
+const char *ac_cuda_unavailable(void) { return ac_cuda_not_built; }
+
 int ac_cuda_device_count(char *err, size_t n)
 {
   if (err && n) snprintf(err, n, "%s", ac_cuda_not_built);

@@ -1,0 +1,37 @@
+/* tplugin_malformed.c: a plugin whose list is malformed in the way $AC_TPLUGIN_DEFECT names:
+ * count (an absurd count), dup (two kernels with one name), ctrl (a newline in a name),
+ * precision (an unknown precision class). Every variant must be refused at load. */
+#include <stdlib.h>
+#include <string.h>
+#include "attncheck_kernel.h"
+
+static int run(const attncheck_problem *p, const attncheck_tensors *t, char *err, size_t n)
+{
+  (void)p, (void)t, (void)err, (void)n;
+  return 0;
+}
+
+#define AC_TK(name, prec) {ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), name, "malformed", prec, \
+                           ATTNCHECK_MEM_HOST, 0, NULL, run, {NULL, NULL, NULL, NULL}}
+static const attncheck_kernel ok = AC_TK("malformed-ok", "fp32");
+static const attncheck_kernel again = AC_TK("malformed-ok", NULL);
+static const attncheck_kernel ctrl = AC_TK("malformed\nline", NULL);
+static const attncheck_kernel prec = AC_TK("malformed-prec", "fp33-fa9");
+
+const attncheck_kernel *const *attncheck_plugin_kernels(size_t *count)
+{
+  static const attncheck_kernel *const one[] = {&ok}, *const dup[] = {&ok, &again}, *const bad_name[] = {&ok, &ctrl},
+                                       *const bad_prec[] = {&ok, &prec};
+  const char *d = getenv("AC_TPLUGIN_DEFECT");
+  d = d ? d : "";
+  *count = 2;
+  if (!strcmp(d, "count")) {
+    *count = (size_t)1 << 40;
+    return one;
+  }
+  if (!strcmp(d, "dup")) return dup;
+  if (!strcmp(d, "ctrl")) return bad_name;
+  if (!strcmp(d, "precision")) return bad_prec;
+  *count = 1;
+  return one;
+}

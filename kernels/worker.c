@@ -17,9 +17,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#ifdef __linux__
-#include <sys/prctl.h>
-#endif
 #include "accuda.h"
 #include "harness_priv.h"
 
@@ -60,11 +57,13 @@ int ac_worker_starts(const ac_worker *w) { return w->starts; }
 
 static void serve(const ac_kernel *k, int sock, int fd)
 {
+  ac_hx_child_stdout();
   for (;;) {
     char cmd;
     ssize_t n = read(sock, &cmd, 1);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0 || cmd != 'r') _exit(0);
+    if (n > 0 && cmd == 'q') _exit(0);   /* the parent ends the group after the reap */
+    if (n <= 0 || cmd != 'r') kill(0, SIGKILL);   /* the parent is gone: so is everything here */
     wk_req req;
     if (pread(fd, &req, sizeof req, 0) != (ssize_t)sizeof req) _exit(3);
     unsigned char *m = mmap(NULL, req.total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -92,6 +91,7 @@ static void serve(const ac_kernel *k, int sock, int fd)
     } else {
       x.area = m + req.area_off;
       ac_hx_body(&x);
+      fflush(stdout);
     }
     munmap(m, req.total);
     while (write(sock, "d", 1) < 0 && errno == EINTR) {}
@@ -119,13 +119,11 @@ static int start(ac_worker *w, ac_err *e)
   }
   if (pid == 0) {
     close(sv[0]);
-    ac_child_setup(0);
-#ifdef __linux__
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-#endif
+    ac_child_setup(1);   /* its own group, killed with it; it dies with this thread */
     serve(w->k, sv[1], w->fd);
     _exit(0);
   }
+  setpgid(pid, pid);   /* also from here: no race with a fast kill */
   close(sv[1]);
   w->sock = sv[0];
   w->pid = pid;
@@ -134,24 +132,11 @@ static int start(ac_worker *w, ac_err *e)
   return 0;
 }
 
-/* Reap the worker: wait up to grace_s for it to exit, then kill it. */
+/* Reap the worker: wait up to grace_s for it to exit, then kill it; its whole process group
+ * (whatever the kernel started) goes with it. */
 static void reap(ac_worker *w, double grace_s, int kill_now, int *status)
 {
-  int st = 0;
-  if (kill_now) kill(w->pid, SIGKILL);
-  double t0 = ac_now();
-  for (;;) {
-    pid_t r = waitpid(w->pid, &st, WNOHANG);
-    if (r == w->pid || (r < 0 && errno != EINTR)) break;
-    if (ac_now() - t0 > grace_s) {
-      kill(w->pid, SIGKILL);
-      while (waitpid(w->pid, &st, 0) < 0 && errno == EINTR) {}
-      break;
-    }
-    struct timespec ts = {0, 1000000L};
-    nanosleep(&ts, NULL);
-  }
-  if (status) *status = st;
+  ac_child_end(w->pid, 1, kill_now ? 0 : grace_s, status);
   close(w->sock);
   w->sock = -1;
   w->pid = 0;
@@ -232,6 +217,14 @@ static int run_locked(ac_worker *w, const ac_case *c, const ac_run_opts *opts, a
     }
     struct pollfd p = {w->sock, POLLIN, 0};
     int pr = poll(&p, 1, ms);
+    if (pr == 0 && ac_child_ended(w->pid)) {
+      /* died while something it started holds the socket open */
+      int st = 0;
+      reap(w, 0, 0, &st);
+      if (WIFSIGNALED(st)) oc.sig = WTERMSIG(st);
+      else if (WIFEXITED(st)) oc.code = WEXITSTATUS(st);
+      break;
+    }
     if (pr < 0 && errno != EINTR) {
       oc.timed_out = 0;
       reap(w, 0, 1, NULL);

@@ -137,7 +137,8 @@ int ac_kernel_supports(const ac_kernel *k, const ac_problem *p, char *why, size_
   if (!k->abi->supports) return 1;
   attncheck_problem a;
   ac_problem_to_abi(p, &a);
-  int r = k->abi->supports(&a, why, why_len);
+  /* a plugin's code never runs in attncheck's own process */
+  int r = k->kind == AC_KIND_PLUGIN ? ac_plugin_supports(k, &a, why, why_len) : k->abi->supports(&a, why, why_len);
   if (why_len) why[why_len - 1] = 0;
   if (!r && why_len && !why[0]) snprintf(why, why_len, "the kernel does not support this problem");
   return r != 0;

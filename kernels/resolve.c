@@ -116,6 +116,11 @@ void ac_kernel_free(ac_kernel *k)
   free(k);
 }
 
+const char *ac_kernel_unusable(const ac_kernel *k)
+{
+  return k->kind == AC_KIND_EXEC_PERSISTENT ? ac_exec_unusable(k) : NULL;
+}
+
 void ac_kernel_list_free(ac_kernel **list, int n)
 {
   for (int i = 0; i < n; i++) ac_kernel_free(list[i]);

@@ -44,6 +44,13 @@ int ac_hx_body_child(void *ctx);
 void ac_hx_collect(const ac_hx_ctx *x, const ac_child_outcome *oc, ac_run_result *r);
 /* One case in a fresh child (or in process): ac_harness_run without the worker. */
 int ac_hx_run_oneshot(const ac_kernel *k, const ac_case *c, const ac_run_opts *o, ac_run_result *r, ac_err *e);
+/* Asks the kernel's supports(p) in the worker (started if need be) within timeout_s. 0 when
+ * asked: oc->exited = 1 with *yes and why filled when it answered; otherwise oc says how the
+ * worker ended (timed_out, sig, or code; it is reaped and the next use starts a fresh one).
+ * -1 when the worker cannot be asked (busy in another thread, nothing to ask, a CUDA kernel
+ * without a CUDA build, no worker could be started). */
+int ac_worker_supports(ac_worker *w, const attncheck_problem *p, double timeout_s, int *yes, char *why, size_t n,
+                       ac_child_outcome *oc);
 /* Resets r for a case of dtype t (guard_ok = 1). */
 void ac_hx_result_reset(ac_run_result *r, ac_dtype t);
 

@@ -155,6 +155,26 @@ static int probe_body(void *arg)
   return 0;
 }
 
+/* supports(p) in a fresh child: 0 with oc filled (oc->exited with yes and why when it
+ * answered), -1 when no child could be made. */
+static int probe_fork(const ac_kernel *k, const attncheck_problem *p, int *yes, char *why, size_t n, ac_child_outcome *oc)
+{
+  ac_err e;
+  probe_area *area = ac_shared_alloc(sizeof *area, &e);
+  probe_arg a = {k->abi, p, area};
+  if (!area || ac_child_run(probe_body, &a, AC_PLUGIN_PROBE_TIMEOUT_S, 1, oc, &e)) {
+    ac_shared_free(area, sizeof *area);
+    return -1;
+  }
+  if (area->done) {
+    *yes = area->yes;
+    snprintf(why, n, "%s", area->why);
+  }
+  oc->exited = area->done && !oc->timed_out && !oc->sig;
+  ac_shared_free(area, sizeof *area);
+  return 0;
+}
+
 int ac_plugin_supports(const ac_kernel *k, const attncheck_problem *p, char *why, size_t n)
 {
   plugin_priv *pp = k->priv;
@@ -167,16 +187,16 @@ int ac_plugin_supports(const ac_kernel *k, const attncheck_problem *p, char *why
       snprintf(why, n, "%s", pp->cache[i].why);
       return pp->cache[i].yes;
     }
-  ac_err e;
-  probe_area *area = ac_shared_alloc(sizeof *area, &e);
+  /* In the kernel's persistent worker when it can be asked (no fork), else in a fresh child. */
   ac_child_outcome oc;
-  probe_arg a = {k->abi, p, area};
-  if (!area || ac_child_run(probe_body, &a, AC_PLUGIN_PROBE_TIMEOUT_S, 1, &oc, &e)) {
-    ac_shared_free(area, sizeof *area);
-    snprintf(why, n, "supports() not asked: %s", e.msg);
+  int yes = 1;
+  char w[sizeof pp->cache[0].why] = "";
+  if ((!k->worker || ac_worker_supports(k->worker, p, AC_PLUGIN_PROBE_TIMEOUT_S, &yes, w, sizeof w, &oc)) &&
+      probe_fork(k, p, &yes, w, sizeof w, &oc)) {
+    snprintf(why, n, "supports() not asked: cannot start a process for it");
     return 1;   /* the run asks it in its child */
   }
-  if (!area->done) {
+  if (!oc.exited) {
     /* The run calls supports() again in its own child and reports CRASH or TIMEOUT. */
     if (oc.timed_out)
       snprintf(pp->broken, sizeof pp->broken, "supports() gave no answer within %g s in a probe", AC_PLUGIN_PROBE_TIMEOUT_S);
@@ -184,7 +204,6 @@ int ac_plugin_supports(const ac_kernel *k, const attncheck_problem *p, char *why
       snprintf(pp->broken, sizeof pp->broken, "supports() was killed by %s in a probe", ac_signal_name(oc.sig));
     else
       snprintf(pp->broken, sizeof pp->broken, "supports() ended its process (status %d) in a probe", oc.code);
-    ac_shared_free(area, sizeof *area);
     snprintf(why, n, "%s", pp->broken);
     return 1;
   }
@@ -192,9 +211,8 @@ int ac_plugin_supports(const ac_kernel *k, const attncheck_problem *p, char *why
   pp->next = (pp->next + 1) % PROBE_CACHE;
   if (pp->n < PROBE_CACHE) pp->n++;
   en->p = *p;
-  en->yes = area->yes;
-  memcpy(en->why, area->why, sizeof en->why);
-  ac_shared_free(area, sizeof *area);
+  en->yes = yes;
+  memcpy(en->why, w, sizeof en->why);
   snprintf(why, n, "%s", en->why);
-  return en->yes;
+  return yes;
 }

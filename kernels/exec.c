@@ -23,7 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <dirent.h>
 #include <unistd.h>
 #include "child.h"
 #include "npz.h"
@@ -83,68 +82,13 @@ int ac_exec_resolve(const char *spec, ac_kernel *k, ac_err *e)
 
 static void worker_stop(exec_priv *pv, int hard);
 
-/* Removes dir and the files in it (the backend makes no subdirectories). */
-static void remove_tree(const char *dir)
-{
-  DIR *d = opendir(dir);
-  if (d) {
-    struct dirent *de;
-    char p[1024];
-    while ((de = readdir(d)))
-      if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
-          snprintf(p, sizeof p, "%s/%s", dir, de->d_name) < (int)sizeof p)
-        unlink(p);
-    closedir(d);
-  }
-  rmdir(dir);
-}
-
-/* Once per process: the case directories that processes killed before their cleanup left in tmp
- * (attncheck-exec-PID-* and attncheck-worker-PID-* of our user whose PID no longer exists). */
-static void remove_stale_dirs(const char *tmp)
-{
-  static int done;
-  if (done) return;
-  done = 1;
-  DIR *d = opendir(tmp);
-  if (!d) return;
-  struct dirent *de;
-  while ((de = readdir(d))) {
-    long pid = 0;
-    int end = 0;
-    if (sscanf(de->d_name, "attncheck-exec-%ld-%n", &pid, &end) < 1 || !end)
-      if (sscanf(de->d_name, "attncheck-worker-%ld-%n", &pid, &end) < 1 || !end) continue;
-    if (pid <= 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
-    char p[1024];
-    struct stat st;
-    if (snprintf(p, sizeof p, "%s/%s", tmp, de->d_name) >= (int)sizeof p) continue;
-    if (lstat(p, &st) || !S_ISDIR(st.st_mode) || st.st_uid != getuid()) continue;
-    remove_tree(p);
-  }
-  closedir(d);
-}
-
-/* A fresh TMPDIR/attncheck-KIND-PID-XXXXXX in dir. */
-static int make_dir(const char *kind, char *dir, size_t n, ac_err *e)
-{
-  const char *tmp = getenv("TMPDIR");
-  if (!tmp || !*tmp) tmp = "/tmp";
-  remove_stale_dirs(tmp);
-  if (snprintf(dir, n, "%s/attncheck-%s-%ld-XXXXXX", tmp, kind, (long)getpid()) >= (int)n || !mkdtemp(dir)) {
-    int err = errno;
-    dir[0] = 0;
-    return ac_err_set(e, "cannot create a temporary directory under %s: %s", tmp, strerror(err));
-  }
-  return 0;
-}
-
 void ac_exec_free(ac_kernel *k)
 {
   exec_priv *pv = k->priv;
   if (!pv) return;
   if (k->kind == AC_KIND_EXEC_PERSISTENT) {
     worker_stop(pv, 0);
-    if (pv->dir[0]) remove_tree(pv->dir);
+    if (pv->dir[0]) ac_exec_remove_dir(pv->dir);
   }
   free(pv->command);
   free(pv);
@@ -330,11 +274,11 @@ static void worker_stop(exec_priv *pv, int hard)
 static int worker_start(exec_priv *pv, ac_err *e)
 {
   if (!pv->dir[0]) {
-    if (make_dir("worker", pv->dir, sizeof pv->dir, e)) return -1;
+    if (ac_exec_make_dir("worker", pv->dir, sizeof pv->dir, e)) return -1;
     if (strchr(pv->dir, ' ') || strchr(pv->dir, '\n')) {
       ac_err_set(e, "the temporary directory %s has a space in its path (the protocol line is 'IN OUT'): set TMPDIR",
                  pv->dir);
-      remove_tree(pv->dir);
+      ac_exec_remove_dir(pv->dir);
       pv->dir[0] = 0;
       return -1;
     }
@@ -570,7 +514,7 @@ int ac_exec_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *o, ac_r
     return ac_err_set(e, "%s", pe.msg);
   }
   char dir[512], in[600], out[600], errp[600];
-  if (make_dir("exec", dir, sizeof dir, &pe)) {
+  if (ac_exec_make_dir("exec", dir, sizeof dir, &pe)) {
     r->status = AC_RUN_HARNESS_ERROR;
     snprintf(r->msg, sizeof r->msg, "%.500s", pe.msg);
     return ac_err_set(e, "%s", r->msg);
@@ -579,7 +523,7 @@ int ac_exec_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *o, ac_r
   snprintf(out, sizeof out, "%s/out.npz", dir);
   snprintf(errp, sizeof errp, "%s/stderr", dir);
   if (ac_case_write(c, in, &pe)) {
-    remove_tree(dir);
+    ac_exec_remove_dir(dir);
     r->status = AC_RUN_HARNESS_ERROR;
     snprintf(r->msg, sizeof r->msg, "cannot write the case for the command: %.400s", pe.msg);
     return ac_err_set(e, "%s", r->msg);
@@ -590,7 +534,7 @@ int ac_exec_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *o, ac_r
   int rc = ac_child_run(run_sh, &a, o->timeout_s, 1, &oc, &pe);
   free(cmd);
   if (rc) {
-    remove_tree(dir);
+    ac_exec_remove_dir(dir);
     r->status = AC_RUN_HARNESS_ERROR;
     snprintf(r->msg, sizeof r->msg, "%s", pe.msg);
     return ac_err_set(e, "%s", r->msg);
@@ -618,6 +562,6 @@ int ac_exec_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *o, ac_r
   } else {
     read_outputs(out, c, &cn, o, r);
   }
-  remove_tree(dir);
+  ac_exec_remove_dir(dir);
   return 0;
 }

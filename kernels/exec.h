@@ -18,4 +18,10 @@ const char *ac_exec_unusable(const ac_kernel *k);
 /* Release what ac_exec_resolve put in k->priv (workers included). */
 void ac_exec_free(ac_kernel *k);
 
+/* Case directories (exec_dir.c). A fresh TMPDIR/attncheck-KIND-PID-XXXXXX in dir (n bytes);
+ * the first call in a process removes such directories of our user whose PID no longer exists. */
+int ac_exec_make_dir(const char *kind, char *dir, size_t n, ac_err *e);
+/* Removes dir and the files in it (the backend makes no subdirectories). */
+void ac_exec_remove_dir(const char *dir);
+
 #endif

@@ -476,6 +476,15 @@ static void worker_main(ctx_t *c, int w)
   int64_t sweep_n = from_corpus ? 0 : 4 * c->nfam > 100 ? 4 * c->nfam : 100;
   double local_best = 0;
   for (;;) {
+    const char *dead = ac_kernel_unusable(c->kernel);
+    if (dead) {
+      /* an exec-persistent worker that cannot be started or keeps ending: no case can run */
+      char jb[1200];
+      log_event(c, "\"event\":\"error\",\"what\":\"kernel\",\"msg\":\"%s\"", jesc(dead, jb, sizeof jb));
+      fprintf(stderr, "attncheck fuzz: kernel %s: %s; campaign stopped\n", c->kernel->name, dead);
+      ac_kernel_free(c->kernel);
+      _exit(3);
+    }
     int64_t k = take_case(c);
     if (k < 0) break;
     c->sh->worker_busy[w] = 1;

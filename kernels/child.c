@@ -12,6 +12,10 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#endif
 
 void *ac_shared_alloc(size_t n, ac_err *e)
 {
@@ -29,6 +33,14 @@ void ac_shared_free(void *p, size_t n)
   if (p) munmap(p, n ? n : 1);
 }
 
+/* SIGHUP in a group leader whose parent ended: the group goes, the leader with it. */
+static void kill_group(int sig)
+{
+  (void)sig;
+  kill(0, SIGKILL);
+  _exit(129);
+}
+
 void ac_child_setup(int new_group)
 {
   static const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS,
@@ -43,7 +55,82 @@ void ac_child_setup(int new_group)
   sigprocmask(SIG_SETMASK, &all, NULL);
   struct rlimit rl = {0, 0};
   setrlimit(RLIMIT_CORE, &rl);
-  if (new_group) setpgid(0, 0);
+  if (new_group) {
+    /* A session of its own (a group at least, when the parent made it one first), out of the
+     * terminal's reach; when the thread that started it ends, SIGHUP kills the whole group. */
+    if (setsid() < 0) setpgid(0, 0);
+    sa.sa_handler = kill_group;
+    sigaction(SIGHUP, &sa, NULL);
+#ifdef __linux__
+    prctl(PR_SET_PDEATHSIG, SIGHUP);
+#endif
+  }
+}
+
+static void close_all_fds(void)
+{
+#if defined(__linux__) && defined(SYS_close_range)
+  if (syscall(SYS_close_range, 0U, ~0U, 0U) == 0) return;
+#endif
+  long n = sysconf(_SC_OPEN_MAX);
+  if (n < 0 || n > 65536) n = 65536;
+  for (long fd = 0; fd < n; fd++) close((int)fd);
+}
+
+void ac_child_guard(void)
+{
+  pid_t pid = fork();
+  if (pid <= 0) {
+    if (pid == 0) {
+      signal(SIGHUP, SIG_DFL);
+      sigset_t all;
+      sigemptyset(&all);
+      sigprocmask(SIG_SETMASK, &all, NULL);
+    }
+    return;   /* the child goes on (without a guard when fork failed) */
+  }
+  /* The guard: holds no file of the child's, ends as the child did. */
+  close_all_fds();
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0)
+    if (errno != EINTR) _exit(127);
+  if (WIFSIGNALED(st)) {
+    signal(WTERMSIG(st), SIG_DFL);
+    raise(WTERMSIG(st));
+    _exit(128 + WTERMSIG(st));
+  }
+  _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 127);
+}
+
+int ac_child_ended(pid_t pid)
+{
+  siginfo_t si;
+  memset(&si, 0, sizeof si);
+  for (;;) {
+    int r = waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT);
+    if (r == 0) return si.si_pid == pid;
+    if (errno != EINTR) return 1;   /* not our child (any more): nothing to wait for */
+  }
+}
+
+int ac_child_end(pid_t pid, int group, double grace_s, int *status)
+{
+  double t0 = ac_now();
+  long nap_ns = 50000;
+  int gone = ac_child_ended(pid);
+  while (!gone && ac_now() - t0 < grace_s) {
+    struct timespec ts = {0, nap_ns};
+    nanosleep(&ts, NULL);
+    if (nap_ns < 10000000L) nap_ns *= 2;
+    gone = ac_child_ended(pid);
+  }
+  /* Before the reap, so that the group id cannot have been handed to another process. */
+  if (group) kill(-pid, SIGKILL);
+  if (!gone) kill(pid, SIGKILL);
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+  if (status) *status = st;
+  return gone;
 }
 
 static void fill_outcome(int st, ac_child_outcome *out)
@@ -83,15 +170,10 @@ int ac_child_run(int (*fn)(void *arg), void *arg, double timeout_s, int new_grou
   if (new_group) setpgid(pid, pid);   /* also from here: no race with a fast kill */
   close(pfd[1]);
   /* The pipe reaches EOF when the child exits (or execs: then we fall back to polling). */
-  int st = 0, reaped = 0, eof = 0;
+  int st = 0, eof = 0;
   long nap_ns = 50000;
   for (;;) {
-    pid_t w = waitpid(pid, &st, WNOHANG);
-    if (w == pid) {
-      reaped = 1;
-      break;
-    }
-    if (w < 0 && errno != EINTR) break;
+    if (ac_child_ended(pid)) break;
     double left = timeout_s > 0 ? timeout_s - (ac_now() - t0) : 1.0;
     if (left <= 0) {
       out->timed_out = 1;
@@ -115,11 +197,8 @@ int ac_child_run(int (*fn)(void *arg), void *arg, double timeout_s, int new_grou
     }
   }
   close(pfd[0]);
-  if (!reaped) {
-    if (new_group) kill(-pid, SIGKILL);
-    kill(pid, SIGKILL);
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
-  }
+  /* The child's whole group goes with it, also when it ended by itself. */
+  ac_child_end(pid, new_group, 0, &st);
   out->wall_s = ac_now() - t0;
   if (out->timed_out) return 0;
   fill_outcome(st, out);

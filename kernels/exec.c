@@ -4,8 +4,12 @@
  * time limit, and reads members o (and lse when present) from OUT.
  * exec-persistent:COMMAND starts the command once and speaks a line protocol over its
  * stdin/stdout: attncheck writes "IN OUT\n", the worker answers "ok" or "error MESSAGE"
- * (other lines are passed to stderr). A worker that dies is restarted and that case is a
- * CRASH; one that exceeds the time limit is killed (TIMEOUT) and restarted. */
+ * (other lines are passed to stderr). A worker that dies or closes its end is killed with
+ * its process group and that case is a CRASH; one that exceeds the time limit is killed
+ * (TIMEOUT); the next case starts a fresh one. A worker that ends AC_EXEC_MAX_DEAD times in a
+ * row before answering, or cannot be started, makes the kernel unusable (ac_exec_unusable).
+ * Case files live in TMPDIR/attncheck-{exec,worker}-PID-XXXXXX; the first use in a process
+ * removes such directories of processes that no longer exist. */
 #include "config.h"
 #include "exec.h"
 #include <errno.h>
@@ -31,8 +35,14 @@ typedef struct {
   char dir[512];   /* temporary directory for the case files and the worker's stderr */
   char buf[4096];  /* bytes read from the worker, not yet a full line */
   size_t nbuf;
+  int discard;     /* dropping the rest of an over-long line */
+  int answered;    /* the running worker has answered a request */
+  int dead;        /* workers in a row that ended before answering */
+  char unusable[480];   /* why no worker can serve (then every run is a HARNESS_ERROR) */
   int64_t seq;
 } exec_priv;
+
+#define AC_EXEC_MAX_DEAD 3
 
 int ac_exec_resolve(const char *spec, ac_kernel *k, ac_err *e)
 {
@@ -78,16 +88,17 @@ void ac_exec_free(ac_kernel *k)
   if (!pv) return;
   if (k->kind == AC_KIND_EXEC_PERSISTENT) {
     worker_stop(pv, 0);
-    if (pv->dir[0]) {
-      char p[700];
-      snprintf(p, sizeof p, "%s/stderr", pv->dir);
-      unlink(p);
-      rmdir(pv->dir);
-    }
+    if (pv->dir[0]) ac_exec_remove_dir(pv->dir);
   }
   free(pv->command);
   free(pv);
   k->priv = NULL;
+}
+
+const char *ac_exec_unusable(const ac_kernel *k)
+{
+  const exec_priv *pv = k->priv;
+  return pv && k->kind == AC_KIND_EXEC_PERSISTENT && pv->unusable[0] ? pv->unusable : NULL;
 }
 
 /* Single-quote s for /bin/sh. */
@@ -158,6 +169,7 @@ static int run_sh(void *arg)
     dup2(devnull, 0);
     close(devnull);
   }
+  ac_child_guard();
   execl("/bin/sh", "sh", "-c", a->command, (char *)NULL);
   _exit(127);
 }
@@ -175,14 +187,6 @@ static void last_line(const char *path, char *out, size_t n)
     if (l) snprintf(out, n, "%s", line);
   }
   fclose(f);
-}
-
-static void remove_dir(const char *dir, const char *in, const char *out, const char *errp)
-{
-  unlink(in);
-  unlink(out);
-  unlink(errp);
-  rmdir(dir);
 }
 
 /* Reads o (and lse) from the output file into r; KERNEL_ERROR with a message otherwise. */
@@ -255,36 +259,28 @@ static void read_outputs(const char *path, const ac_case *c, const ac_counts *cn
 
 /* ---- exec-persistent ------------------------------------------------------------------ */
 
+/* Ends the worker and its process group: hard kills it at once, otherwise EOF on its stdin
+ * first and up to a second to exit. */
 static void worker_stop(exec_priv *pv, int hard)
 {
   if (pv->fd >= 0) close(pv->fd);   /* EOF on its stdin: a well-behaved worker exits */
   pv->fd = -1;
   pv->nbuf = 0;
-  if (pv->pid <= 0) return;
-  int st;
-  if (!hard)
-    for (int i = 0; i < 100; i++) {
-      if (waitpid(pv->pid, &st, WNOHANG) == pv->pid) {
-        pv->pid = 0;
-        return;
-      }
-      struct timespec ts = {0, 10 * 1000 * 1000};
-      nanosleep(&ts, NULL);
-    }
-  kill(-pv->pid, SIGKILL);
-  kill(pv->pid, SIGKILL);
-  waitpid(pv->pid, &st, 0);
+  pv->discard = 0;
+  if (pv->pid > 0) ac_child_end(pv->pid, 1, hard ? 0 : 1.0, NULL);
   pv->pid = 0;
 }
 
 static int worker_start(exec_priv *pv, ac_err *e)
 {
   if (!pv->dir[0]) {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(pv->dir, sizeof pv->dir, "%s/attncheck-worker-XXXXXX", tmp && *tmp && !strchr(tmp, ' ') ? tmp : "/tmp");
-    if (!mkdtemp(pv->dir)) {
+    if (ac_exec_make_dir("worker", pv->dir, sizeof pv->dir, e)) return -1;
+    if (strchr(pv->dir, ' ') || strchr(pv->dir, '\n')) {
+      ac_err_set(e, "the temporary directory %s has a space in its path (the protocol line is 'IN OUT'): set TMPDIR",
+                 pv->dir);
+      ac_exec_remove_dir(pv->dir);
       pv->dir[0] = 0;
-      return ac_err_set(e, "cannot create a temporary directory: %s", strerror(errno));
+      return -1;
     }
   }
   int sv[2];
@@ -307,6 +303,7 @@ static int worker_start(exec_priv *pv, ac_err *e)
       dup2(fd, 2);
       close(fd);
     }
+    ac_child_guard();
     execl("/bin/sh", "sh", "-c", pv->command, (char *)NULL);
     _exit(127);
   }
@@ -315,35 +312,118 @@ static int worker_start(exec_priv *pv, ac_err *e)
   pv->fd = sv[0];
   pv->pid = pid;
   pv->nbuf = 0;
+  pv->discard = 0;
+  pv->answered = 0;
   return 0;
 }
 
-/* One line from the worker within the deadline: 1 line, 0 EOF/error, -1 timeout. */
+/* Milliseconds to wait in one poll: at most 100, so that a worker that ended while something
+ * it started holds its socket open is noticed; -1 when the deadline has passed. */
+static int slice_ms(double deadline)
+{
+  if (deadline <= 0) return 100;
+  double left = deadline - ac_now();
+  if (left <= 0) return -1;
+  return left * 1000.0 < 100 ? (int)(left * 1000.0) + 1 : 100;
+}
+
+/* Sends the request within the deadline: 1 sent, 0 the worker's end is gone, -1 timeout. */
+static int worker_send(exec_priv *pv, const char *req, size_t n, double deadline)
+{
+  size_t off = 0;
+  while (off < n) {
+    ssize_t k = send(pv->fd, req + off, n - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (k > 0) {
+      off += (size_t)k;
+      continue;
+    }
+    if (k < 0 && errno == EINTR) continue;
+    if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK) return 0;
+    int ms = slice_ms(deadline);
+    if (ms < 0) return -1;
+    struct pollfd pf = {pv->fd, POLLOUT, 0};
+    if (poll(&pf, 1, ms) == 0 && ac_child_ended(pv->pid)) return 0;
+  }
+  return 1;
+}
+
+/* One line from the worker within the deadline, trailing white space removed: 1 line, 0 EOF,
+ * error or the worker ended, -1 timeout. A line longer than the buffer comes back cut to it
+ * and the rest of it is dropped as it arrives. */
 static int worker_line(exec_priv *pv, double deadline, char *line, size_t n)
 {
   for (;;) {
     char *nl = memchr(pv->buf, '\n', pv->nbuf);
-    if (nl) {
-      size_t l = (size_t)(nl - pv->buf);
+    if (pv->discard && pv->nbuf) {
+      size_t drop = nl ? (size_t)(nl - pv->buf) + 1 : pv->nbuf;
+      memmove(pv->buf, pv->buf + drop, pv->nbuf - drop);
+      pv->nbuf -= drop;
+      pv->discard = !nl;
+      continue;
+    }
+    if (nl || pv->nbuf == sizeof pv->buf) {
+      size_t l = nl ? (size_t)(nl - pv->buf) : pv->nbuf;
       size_t c = l < n - 1 ? l : n - 1;
       memcpy(line, pv->buf, c);
+      while (c && (line[c - 1] == '\r' || line[c - 1] == ' ' || line[c - 1] == '\t')) c--;
       line[c] = 0;
-      if (c && line[c - 1] == '\r') line[c - 1] = 0;
-      memmove(pv->buf, nl + 1, pv->nbuf - l - 1);
-      pv->nbuf -= l + 1;
+      size_t drop = nl ? l + 1 : l;
+      memmove(pv->buf, pv->buf + drop, pv->nbuf - drop);
+      pv->nbuf -= drop;
+      pv->discard = !nl;
       return 1;
     }
-    if (pv->nbuf == sizeof pv->buf) pv->nbuf = 0;   /* an over-long line: dropped */
-    double left = deadline - ac_now();
-    if (deadline > 0 && left <= 0) return -1;
+    int ms = slice_ms(deadline);
+    if (ms < 0) return -1;
     struct pollfd pf = {pv->fd, POLLIN, 0};
-    int pr = poll(&pf, 1, deadline > 0 ? (int)(left * 1000) + 1 : -1);
+    int pr = poll(&pf, 1, ms);
     if (pr < 0 && errno == EINTR) continue;
-    if (pr == 0) continue;
+    if (pr == 0) {
+      if (ac_child_ended(pv->pid)) return 0;
+      continue;
+    }
     ssize_t got = read(pv->fd, pv->buf + pv->nbuf, sizeof pv->buf - pv->nbuf);
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) return 0;
     pv->nbuf += (size_t)got;
+  }
+}
+
+/* "error" alone or followed by white space and the message; NULL for other lines. */
+static const char *error_reply(const char *line)
+{
+  if (strncmp(line, "error", 5) || (line[5] && line[5] != ' ' && line[5] != '\t')) return NULL;
+  line += 5;
+  while (*line == ' ' || *line == '\t') line++;
+  return line;
+}
+
+/* The worker's end of the socket is gone, or it ended: a CRASH of this case. The worker and
+ * its group are killed at once (after a moment to collect the status of one that is exiting). */
+static void worker_died(exec_priv *pv, const char *errp, ac_run_result *r)
+{
+  int st = 0;
+  if (pv->fd >= 0) close(pv->fd);
+  pv->fd = -1;
+  int gone = ac_child_end(pv->pid, 1, 0.1, &st);
+  pv->pid = 0;
+  char tail[400], how[200];
+  last_line(errp, tail, sizeof tail);
+  r->status = AC_RUN_CRASH;
+  if (!gone) {
+    snprintf(how, sizeof how, "worker closed its stdin/stdout but kept running (killed)");
+  } else if (WIFSIGNALED(st)) {
+    r->sig = WTERMSIG(st);
+    snprintf(how, sizeof how, "worker killed by %s", ac_signal_name(r->sig));
+  } else {
+    snprintf(how, sizeof how, "worker exited with status %d", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+  }
+  snprintf(r->msg, sizeof r->msg, "%s%s%.250s (restarted for the next case)", how, tail[0] ? ": " : "", tail);
+  if (pv->answered) {
+    pv->dead = 0;
+  } else if (++pv->dead >= AC_EXEC_MAX_DEAD) {
+    snprintf(pv->unusable, sizeof pv->unusable, "the worker ended %d times in a row before answering a request (last: %.380s)",
+             pv->dead, r->msg);
   }
 }
 
@@ -357,9 +437,11 @@ static int persistent_run(const ac_kernel *k, const ac_case *c, const ac_run_opt
     snprintf(r->msg, sizeof r->msg, "%s", pe.msg);
     return ac_err_set(e, "%s", pe.msg);
   }
-  if (pv->pid <= 0 && worker_start(pv, &pe)) {
+  if (!pv->unusable[0] && pv->pid <= 0 && worker_start(pv, &pe))
+    snprintf(pv->unusable, sizeof pv->unusable, "cannot start the worker: %.400s", pe.msg);
+  if (pv->unusable[0]) {
     r->status = AC_RUN_HARNESS_ERROR;
-    snprintf(r->msg, sizeof r->msg, "cannot start the worker: %.400s", pe.msg);
+    snprintf(r->msg, sizeof r->msg, "%s", pv->unusable);
     return ac_err_set(e, "%s", r->msg);
   }
   char in[700], out[700], errp[700], req[1500];
@@ -376,42 +458,29 @@ static int persistent_run(const ac_kernel *k, const ac_case *c, const ac_run_opt
   int n = snprintf(req, sizeof req, "%s %s\n", in, out);
   double t0 = ac_now();
   double deadline = o->timeout_s > 0 ? t0 + o->timeout_s : 0;
-  int sent = send(pv->fd, req, (size_t)n, MSG_NOSIGNAL) == n;
+  int got = worker_send(pv, req, (size_t)n, deadline);
   char line[1024];
-  int got = 0;
-  while (sent) {
+  const char *err = NULL;
+  while (got == 1) {
     got = worker_line(pv, deadline, line, sizeof line);
-    if (got != 1) break;
-    if (!strcmp(line, "ok") || !strncmp(line, "error", 5)) break;
+    if (got != 1 || !strcmp(line, "ok") || (err = error_reply(line))) break;
     fprintf(stderr, "%s\n", line);   /* the worker's chatter on its stdout */
   }
   r->kernel_ms = (ac_now() - t0) * 1e3;
-  char tail[400];
-  if (!sent || got == 0) {
-    /* the worker died: this case is a CRASH; the next case starts a fresh worker */
-    int st = 0;
-    if (pv->fd >= 0) close(pv->fd);
-    pv->fd = -1;
-    waitpid(pv->pid, &st, 0);
-    pv->pid = 0;
-    last_line(errp, tail, sizeof tail);
-    r->status = AC_RUN_CRASH;
-    if (WIFSIGNALED(st)) {
-      r->sig = WTERMSIG(st);
-      snprintf(r->msg, sizeof r->msg, "worker killed by %s%s%s (restarted for the next case)", ac_signal_name(r->sig),
-               tail[0] ? ": " : "", tail);
-    } else {
-      snprintf(r->msg, sizeof r->msg, "worker exited with status %d%s%s (restarted for the next case)",
-               WIFEXITED(st) ? WEXITSTATUS(st) : -1, tail[0] ? ": " : "", tail);
-    }
+  if (got == 1) {
+    pv->answered = 1;
+    pv->dead = 0;
+  }
+  if (got == 0) {
+    worker_died(pv, errp, r);
   } else if (got < 0) {
     worker_stop(pv, 1);
     r->status = AC_RUN_TIMEOUT;
     snprintf(r->msg, sizeof r->msg, "worker gave no answer within the time limit of %g s (killed, restarted for the next case)",
              o->timeout_s);
-  } else if (!strncmp(line, "error", 5)) {
+  } else if (err) {
     r->status = AC_RUN_KERNEL_ERROR;
-    snprintf(r->msg, sizeof r->msg, "worker: %.480s", line[5] ? line + 6 : "error");
+    snprintf(r->msg, sizeof r->msg, "worker: %.480s", err[0] ? err : "error");
   } else {
     read_outputs(out, c, &cn, o, r);
   }
@@ -444,20 +513,17 @@ int ac_exec_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *o, ac_r
     snprintf(r->msg, sizeof r->msg, "%s", pe.msg);
     return ac_err_set(e, "%s", pe.msg);
   }
-  const char *tmp = getenv("TMPDIR");
   char dir[512], in[600], out[600], errp[600];
-  snprintf(dir, sizeof dir, "%s/attncheck-exec-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  if (!mkdtemp(dir)) {
+  if (ac_exec_make_dir("exec", dir, sizeof dir, &pe)) {
     r->status = AC_RUN_HARNESS_ERROR;
-    snprintf(r->msg, sizeof r->msg, "cannot create a temporary directory under %s: %s", tmp && *tmp ? tmp : "/tmp",
-             strerror(errno));
+    snprintf(r->msg, sizeof r->msg, "%.500s", pe.msg);
     return ac_err_set(e, "%s", r->msg);
   }
   snprintf(in, sizeof in, "%s/in.npz", dir);
   snprintf(out, sizeof out, "%s/out.npz", dir);
   snprintf(errp, sizeof errp, "%s/stderr", dir);
   if (ac_case_write(c, in, &pe)) {
-    remove_dir(dir, in, out, errp);
+    ac_exec_remove_dir(dir);
     r->status = AC_RUN_HARNESS_ERROR;
     snprintf(r->msg, sizeof r->msg, "cannot write the case for the command: %.400s", pe.msg);
     return ac_err_set(e, "%s", r->msg);
@@ -468,7 +534,7 @@ int ac_exec_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *o, ac_r
   int rc = ac_child_run(run_sh, &a, o->timeout_s, 1, &oc, &pe);
   free(cmd);
   if (rc) {
-    remove_dir(dir, in, out, errp);
+    ac_exec_remove_dir(dir);
     r->status = AC_RUN_HARNESS_ERROR;
     snprintf(r->msg, sizeof r->msg, "%s", pe.msg);
     return ac_err_set(e, "%s", r->msg);
@@ -496,6 +562,6 @@ int ac_exec_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *o, ac_r
   } else {
     read_outputs(out, c, &cn, o, r);
   }
-  remove_dir(dir, in, out, errp);
+  ac_exec_remove_dir(dir);
   return 0;
 }

@@ -12,7 +12,16 @@ int ac_exec_resolve(const char *spec, ac_kernel *k, ac_err *e);
  * o must have the case's dtype (numpy descr of the dtype table) and shape [B,H,tq,dv];
  * lse, optional, <f4 or <f8 [B,H,tq] (r->lse stays NULL when the file has none). */
 int ac_exec_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *o, ac_run_result *r, ac_err *e);
+/* NULL, or why an exec-persistent kernel cannot serve any more (its worker could not be started,
+ * or ended AC_EXEC_MAX_DEAD times in a row before answering): every later run is a HARNESS_ERROR. */
+const char *ac_exec_unusable(const ac_kernel *k);
 /* Release what ac_exec_resolve put in k->priv (workers included). */
 void ac_exec_free(ac_kernel *k);
+
+/* Case directories (exec_dir.c). A fresh TMPDIR/attncheck-KIND-PID-XXXXXX in dir (n bytes);
+ * the first call in a process removes such directories of our user whose PID no longer exists. */
+int ac_exec_make_dir(const char *kind, char *dir, size_t n, ac_err *e);
+/* Removes dir and the files in it (the backend makes no subdirectories). */
+void ac_exec_remove_dir(const char *dir);
 
 #endif

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "accuda.h"
 #include "exec.h"
 #include "harness_priv.h"
@@ -197,7 +198,10 @@ int ac_hx_body(void *arg)
 
   if (kk->supports) {
     char why[512] = "";
-    if (!kk->supports(ap, why, sizeof why)) {
+    h->stage = AC_HX_IN_SUPPORTS;
+    int yes = kk->supports(ap, why, sizeof why);
+    h->stage = 0;
+    if (!yes) {
       why[sizeof why - 1] = 0;
       h->status = AC_RUN_UNSUPPORTED;
       snprintf(h->msg, sizeof h->msg, "%s", why[0] ? why : "the kernel does not support this problem");
@@ -260,7 +264,9 @@ int ac_hx_body(void *arg)
     rc = cr == AC_CUDA_RUN_KERNEL_ERROR;
   } else {
     double t0 = ac_now();
+    h->stage = AC_HX_IN_RUN;
     rc = kk->run(ap, &tt, err, sizeof err);
+    h->stage = 0;
     h->kernel_ms = (ac_now() - t0) * 1e3;
     err[sizeof err - 1] = 0;
   }
@@ -314,6 +320,20 @@ int ac_hx_body(void *arg)
   return 0;
 }
 
+void ac_hx_child_stdout(void)
+{
+  fflush(stdout);
+  dup2(2, 1);
+}
+
+int ac_hx_body_child(void *ctx)
+{
+  ac_hx_child_stdout();
+  ac_hx_body(ctx);
+  fflush(stdout);
+  return 0;
+}
+
 void ac_hx_result_reset(ac_run_result *r, ac_dtype t)
 {
   memset(r, 0, sizeof *r);
@@ -345,11 +365,13 @@ void ac_hx_collect(const ac_hx_ctx *x, const ac_child_outcome *oc, ac_run_result
   ac_hx_result_reset(r, x->c->p.dtype);
   if (oc->timed_out) {
     r->status = AC_RUN_TIMEOUT;
-    snprintf(r->msg, sizeof r->msg, "no result within the time limit of %g s (killed)", x->o->timeout_s);
+    snprintf(r->msg, sizeof r->msg, "no result within the time limit of %g s (killed%s)", x->o->timeout_s,
+             h->stage == AC_HX_IN_SUPPORTS ? " in supports()" : "");
   } else if (oc->sig) {
     r->status = AC_RUN_CRASH;
     r->sig = oc->sig;
-    snprintf(r->msg, sizeof r->msg, "kernel process killed by %s (%s)", ac_signal_name(oc->sig), strsignal(oc->sig));
+    snprintf(r->msg, sizeof r->msg, "kernel process killed by %s (%s)%s", ac_signal_name(oc->sig), strsignal(oc->sig),
+             h->stage == AC_HX_IN_SUPPORTS ? " in supports()" : "");
   } else if (!h->done) {
     r->status = AC_RUN_CRASH;
     snprintf(r->msg, sizeof r->msg, "kernel process exited with status %d before the run finished", oc->code);
@@ -468,7 +490,7 @@ int ac_hx_run_oneshot(const ac_kernel *k, const ac_case *c, const ac_run_opts *o
   } else {
     x.area = ac_shared_alloc(x.l.total, &pe);
     if (!x.area) return harness_error(r, e, pe.msg);
-    if (ac_child_run(ac_hx_body, &x, opts->timeout_s, 0, &oc, &pe)) {
+    if (ac_child_run(ac_hx_body_child, &x, opts->timeout_s, 1, &oc, &pe)) {
       ac_shared_free(x.area, x.l.total);
       return harness_error(r, e, pe.msg);
     }

@@ -32,8 +32,13 @@ const attncheck_kernel *const *ac_test_kernels(size_t *count);
  * 'exec:COMMAND {in} {out}' or 'exec-persistent:COMMAND'. Appends to *list. */
 int ac_kernel_resolve(const char *spec, ac_kernel ***list, int *n, ac_err *e);
 void ac_kernel_free(ac_kernel *k);
-/* 1 supported, 0 not (why filled). Exec kernels: always 1. Calls the kernel's supports()
- * in the caller's process (it must not touch the GPU); CUDA kernels without a CUDA build: 0. */
+/* NULL while k can run cases; otherwise why it cannot any more (an exec-persistent worker that
+ * cannot be started or keeps ending before it answers): a campaign stops on it. */
+const char *ac_kernel_unusable(const ac_kernel *k);
+/* 1 supported, 0 not (why filled). Exec kernels: always 1. Calls a built-in kernel's
+ * supports() in the caller's process (it must not touch the GPU), a plugin's in a forked probe
+ * (ac_plugin_supports: a crash or hang there answers 1 and the run reports it); CUDA kernels
+ * without a CUDA build: 0. */
 int ac_kernel_supports(const ac_kernel *k, const ac_problem *p, char *why, size_t why_len);
 
 typedef enum {

@@ -6,10 +6,12 @@
 #include "harness.h"
 
 #define AC_MIN_GUARD 256
+#define AC_HX_IN_SUPPORTS 1
+#define AC_HX_IN_RUN 2
 
 /* The result area: this head, then o (dense, case dtype), lse (floats), unwritten flags. */
 typedef struct {
-  int32_t done, status, guard_ok, pad;
+  int32_t done, status, guard_ok, stage;   /* stage: AC_HX_IN_SUPPORTS / AC_HX_IN_RUN while the kernel's code runs */
   int64_t n_unwritten, n_lse_unwritten, n_guard_nan;
   double kernel_ms;
   char msg[512];
@@ -34,10 +36,21 @@ typedef struct {
 int ac_hx_prepare(ac_hx_ctx *x, const ac_kernel *k, const ac_case *c, const ac_run_opts *o, ac_err *e);
 /* The run itself (in the child): guarded buffers, supports, run, checks; writes the area. Returns 0. */
 int ac_hx_body(void *ctx);
+/* What a child does around ac_hx_body: the kernel's stdout joins stderr (attncheck's stdout
+ * may be a TAP or JSON stream), and what it printed is flushed there afterwards. */
+void ac_hx_child_stdout(void);
+int ac_hx_body_child(void *ctx);
 /* Turns the outcome of the process and the area into r. */
 void ac_hx_collect(const ac_hx_ctx *x, const ac_child_outcome *oc, ac_run_result *r);
 /* One case in a fresh child (or in process): ac_harness_run without the worker. */
 int ac_hx_run_oneshot(const ac_kernel *k, const ac_case *c, const ac_run_opts *o, ac_run_result *r, ac_err *e);
+/* Asks the kernel's supports(p) in the worker (started if need be) within timeout_s. 0 when
+ * asked: oc->exited = 1 with *yes and why filled when it answered; otherwise oc says how the
+ * worker ended (timed_out, sig, or code; it is reaped and the next use starts a fresh one).
+ * -1 when the worker cannot be asked (busy in another thread, nothing to ask, a CUDA kernel
+ * without a CUDA build, no worker could be started). */
+int ac_worker_supports(ac_worker *w, const attncheck_problem *p, double timeout_s, int *yes, char *why, size_t n,
+                       ac_child_outcome *oc);
 /* Resets r for a case of dtype t (guard_ok = 1). */
 void ac_hx_result_reset(ac_run_result *r, ac_dtype t);
 

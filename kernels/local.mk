@@ -8,7 +8,7 @@ kernels_libac_kernels_a_SOURCES = $(AC_CPU_KERNEL_SOURCES) \
 	kernels/child.c kernels/child.h \
 	kernels/plugin.c kernels/plugin.h \
 	kernels/resolve.c \
-	kernels/exec.c kernels/exec.h \
+	kernels/exec.c kernels/exec.h kernels/exec_dir.c \
 	kernels/testkernels/testkernels.h \
 	kernels/testkernels/registry.c \
 	kernels/testkernels/reference.c \

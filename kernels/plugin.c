@@ -1,4 +1,5 @@
-/* plugin.c: the plugin loader (dlopen, one symbol, ABI checks). */
+/* plugin.c: the plugin loader (dlopen, one symbol, ABI checks), and the kernels' supports()
+ * asked in a forked probe whose answers are cached. */
 #include "config.h"
 #include "plugin.h"
 #include "precision.h"
@@ -6,6 +7,29 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "harness_priv.h"
+
+#define PROBE_CACHE 64
+
+/* What a probe child writes back. */
+typedef struct {
+  int32_t done, yes;
+  char why[256];
+} probe_area;
+
+typedef struct {
+  attncheck_problem p;
+  int yes;
+  char why[256];
+} probe_entry;
+
+/* k->priv of a plugin kernel. */
+typedef struct {
+  void *dl;
+  probe_entry cache[PROBE_CACHE];
+  int n, next;
+  char broken[300];   /* why probes stopped: supports() crashed or hung in one */
+} plugin_priv;
 
 typedef const attncheck_kernel *const *(*plugin_fn)(size_t *count);
 
@@ -115,7 +139,9 @@ int ac_plugin_load(const char *path, const char *name, ac_kernel ***list, int *n
     k->abi = ks[i];
     k->precision = ks[i]->precision;
     /* One reference on the handle per kernel, so that each can be freed on its own. */
-    k->priv = added ? open_plugin(path, e) : h;
+    plugin_priv *pp = ac_xcalloc(1, sizeof *pp);
+    pp->dl = added ? open_plugin(path, e) : h;
+    k->priv = pp;
     append(list, n, k);
     added++;
   }
@@ -133,6 +159,89 @@ int ac_plugin_load(const char *path, const char *name, ac_kernel ***list, int *n
 
 void ac_plugin_release(ac_kernel *k)
 {
-  if (k->priv) dlclose(k->priv);
+  plugin_priv *pp = k->priv;
+  if (pp && pp->dl) dlclose(pp->dl);
+  free(pp);
   k->priv = NULL;
+}
+
+typedef struct {
+  const attncheck_kernel *k;
+  const attncheck_problem *p;
+  probe_area *area;
+} probe_arg;
+
+static int probe_body(void *arg)
+{
+  probe_arg *a = arg;
+  ac_hx_child_stdout();
+  char why[sizeof a->area->why] = "";
+  a->area->yes = a->k->supports(a->p, why, sizeof why) != 0;
+  why[sizeof why - 1] = 0;
+  memcpy(a->area->why, why, sizeof why);
+  a->area->done = 1;
+  fflush(stdout);
+  return 0;
+}
+
+/* supports(p) in a fresh child: 0 with oc filled (oc->exited with yes and why when it
+ * answered), -1 when no child could be made. */
+static int probe_fork(const ac_kernel *k, const attncheck_problem *p, int *yes, char *why, size_t n, ac_child_outcome *oc)
+{
+  ac_err e;
+  probe_area *area = ac_shared_alloc(sizeof *area, &e);
+  probe_arg a = {k->abi, p, area};
+  if (!area || ac_child_run(probe_body, &a, AC_PLUGIN_PROBE_TIMEOUT_S, 1, oc, &e)) {
+    ac_shared_free(area, sizeof *area);
+    return -1;
+  }
+  if (area->done) {
+    *yes = area->yes;
+    snprintf(why, n, "%s", area->why);
+  }
+  oc->exited = area->done && !oc->timed_out && !oc->sig;
+  ac_shared_free(area, sizeof *area);
+  return 0;
+}
+
+int ac_plugin_supports(const ac_kernel *k, const attncheck_problem *p, char *why, size_t n)
+{
+  plugin_priv *pp = k->priv;
+  if (!pp || pp->broken[0]) {
+    if (pp) snprintf(why, n, "%s", pp->broken);
+    return 1;
+  }
+  for (int i = 0; i < pp->n; i++)
+    if (!memcmp(&pp->cache[i].p, p, sizeof *p)) {
+      snprintf(why, n, "%s", pp->cache[i].why);
+      return pp->cache[i].yes;
+    }
+  /* In the kernel's persistent worker when it can be asked (no fork), else in a fresh child. */
+  ac_child_outcome oc;
+  int yes = 1;
+  char w[sizeof pp->cache[0].why] = "";
+  if ((!k->worker || ac_worker_supports(k->worker, p, AC_PLUGIN_PROBE_TIMEOUT_S, &yes, w, sizeof w, &oc)) &&
+      probe_fork(k, p, &yes, w, sizeof w, &oc)) {
+    snprintf(why, n, "supports() not asked: cannot start a process for it");
+    return 1;   /* the run asks it in its child */
+  }
+  if (!oc.exited) {
+    /* The run calls supports() again in its own child and reports CRASH or TIMEOUT. */
+    if (oc.timed_out)
+      snprintf(pp->broken, sizeof pp->broken, "supports() gave no answer within %g s in a probe", AC_PLUGIN_PROBE_TIMEOUT_S);
+    else if (oc.sig)
+      snprintf(pp->broken, sizeof pp->broken, "supports() was killed by %s in a probe", ac_signal_name(oc.sig));
+    else
+      snprintf(pp->broken, sizeof pp->broken, "supports() ended its process (status %d) in a probe", oc.code);
+    snprintf(why, n, "%s", pp->broken);
+    return 1;
+  }
+  probe_entry *en = &pp->cache[pp->next];
+  pp->next = (pp->next + 1) % PROBE_CACHE;
+  if (pp->n < PROBE_CACHE) pp->n++;
+  en->p = *p;
+  en->yes = yes;
+  memcpy(en->why, w, sizeof en->why);
+  snprintf(why, n, "%s", en->why);
+  return yes;
 }

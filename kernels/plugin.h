@@ -11,4 +11,14 @@
 int ac_plugin_load(const char *path, const char *name, ac_kernel ***list, int *n, ac_err *e);
 void ac_plugin_release(ac_kernel *k);
 
+/* Time limit of a supports() probe, in seconds. */
+#define AC_PLUGIN_PROBE_TIMEOUT_S 5.0
+/* The kernel's supports(p) asked in its persistent worker, or when that cannot be asked in a
+ * forked child (its own process group, stdout joined to stderr), under
+ * AC_PLUGIN_PROBE_TIMEOUT_S; answers are cached per problem. A probe that
+ * crashes or hangs answers 1 (why says so), and so do all later ones of that kernel: the run,
+ * which calls supports() in its own child under the run's time limit, then reports the CRASH
+ * or TIMEOUT. */
+int ac_plugin_supports(const ac_kernel *k, const attncheck_problem *p, char *why, size_t n);
+
 #endif

@@ -120,6 +120,11 @@ void ac_kernel_free(ac_kernel *k)
   free(k);
 }
 
+const char *ac_kernel_unusable(const ac_kernel *k)
+{
+  return k->kind == AC_KIND_EXEC_PERSISTENT ? ac_exec_unusable(k) : NULL;
+}
+
 void ac_kernel_list_free(ac_kernel **list, int n)
 {
   for (int i = 0; i < n; i++) ac_kernel_free(list[i]);
@@ -141,7 +146,8 @@ int ac_kernel_supports(const ac_kernel *k, const ac_problem *p, char *why, size_
   if (!k->abi->supports) return 1;
   attncheck_problem a;
   ac_problem_to_abi(p, &a);
-  int r = k->abi->supports(&a, why, why_len);
+  /* a plugin's code never runs in attncheck's own process */
+  int r = k->kind == AC_KIND_PLUGIN ? ac_plugin_supports(k, &a, why, why_len) : k->abi->supports(&a, why, why_len);
   if (why_len) why[why_len - 1] = 0;
   if (!r && why_len && !why[0]) snprintf(why, why_len, "the kernel does not support this problem");
   return r != 0;

@@ -17,9 +17,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#ifdef __linux__
-#include <sys/prctl.h>
-#endif
 #include "accuda.h"
 #include "harness_priv.h"
 
@@ -32,6 +29,13 @@ typedef struct {
   int64_t guard;
   uint64_t q_off, k_off, v_off, area_off;
 } wk_req;
+
+/* A supports() question ('s'), at the start of the memory file. */
+typedef struct {
+  attncheck_problem p;
+  int32_t done, yes;
+  char why[256];
+} wk_sup;
 
 struct ac_worker {
   const ac_kernel *k;
@@ -60,11 +64,26 @@ int ac_worker_starts(const ac_worker *w) { return w->starts; }
 
 static void serve(const ac_kernel *k, int sock, int fd)
 {
+  ac_hx_child_stdout();
   for (;;) {
     char cmd;
     ssize_t n = read(sock, &cmd, 1);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0 || cmd != 'r') _exit(0);
+    if (n > 0 && cmd == 'q') _exit(0);   /* the parent ends the group after the reap */
+    if (n <= 0 || (cmd != 'r' && cmd != 's')) kill(0, SIGKILL);   /* the parent is gone: so is everything here */
+    if (cmd == 's') {
+      wk_sup q;
+      if (pread(fd, &q, sizeof q, 0) != (ssize_t)sizeof q) _exit(3);
+      char why[sizeof q.why] = "";
+      q.yes = k->abi->supports(&q.p, why, sizeof why) != 0;
+      why[sizeof why - 1] = 0;
+      memcpy(q.why, why, sizeof why);
+      q.done = 1;
+      fflush(stdout);
+      if (pwrite(fd, &q, sizeof q, 0) != (ssize_t)sizeof q) _exit(3);
+      while (write(sock, "d", 1) < 0 && errno == EINTR) {}
+      continue;
+    }
     wk_req req;
     if (pread(fd, &req, sizeof req, 0) != (ssize_t)sizeof req) _exit(3);
     unsigned char *m = mmap(NULL, req.total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -92,6 +111,7 @@ static void serve(const ac_kernel *k, int sock, int fd)
     } else {
       x.area = m + req.area_off;
       ac_hx_body(&x);
+      fflush(stdout);
     }
     munmap(m, req.total);
     while (write(sock, "d", 1) < 0 && errno == EINTR) {}
@@ -119,13 +139,11 @@ static int start(ac_worker *w, ac_err *e)
   }
   if (pid == 0) {
     close(sv[0]);
-    ac_child_setup(0);
-#ifdef __linux__
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-#endif
+    ac_child_setup(1);   /* its own group, killed with it; it dies with this thread */
     serve(w->k, sv[1], w->fd);
     _exit(0);
   }
+  setpgid(pid, pid);   /* also from here: no race with a fast kill */
   close(sv[1]);
   w->sock = sv[0];
   w->pid = pid;
@@ -134,24 +152,11 @@ static int start(ac_worker *w, ac_err *e)
   return 0;
 }
 
-/* Reap the worker: wait up to grace_s for it to exit, then kill it. */
+/* Reap the worker: wait up to grace_s for it to exit, then kill it; its whole process group
+ * (whatever the kernel started) goes with it. */
 static void reap(ac_worker *w, double grace_s, int kill_now, int *status)
 {
-  int st = 0;
-  if (kill_now) kill(w->pid, SIGKILL);
-  double t0 = ac_now();
-  for (;;) {
-    pid_t r = waitpid(w->pid, &st, WNOHANG);
-    if (r == w->pid || (r < 0 && errno != EINTR)) break;
-    if (ac_now() - t0 > grace_s) {
-      kill(w->pid, SIGKILL);
-      while (waitpid(w->pid, &st, 0) < 0 && errno == EINTR) {}
-      break;
-    }
-    struct timespec ts = {0, 1000000L};
-    nanosleep(&ts, NULL);
-  }
-  if (status) *status = st;
+  ac_child_end(w->pid, 1, kill_now ? 0 : grace_s, status);
   close(w->sock);
   w->sock = -1;
   w->pid = 0;
@@ -164,10 +169,10 @@ static int worker_error(ac_run_result *r, ac_err *e, const char *msg)
   return ac_err_set(e, "%s", msg);
 }
 
-static int run_locked(ac_worker *w, const ac_case *c, const ac_run_opts *opts, ac_run_result *r, ac_err *e)
+/* A worker inherited through fork from the process that runs it: left alone. */
+static void disown_inherited(ac_worker *w)
 {
   if (w->owner && w->owner != getpid()) {
-    /* Inherited through fork from the process that runs this worker: leave it alone. */
     if (w->sock >= 0) close(w->sock);
     if (w->fd >= 0) close(w->fd);
     w->sock = w->fd = -1;
@@ -175,6 +180,61 @@ static int run_locked(ac_worker *w, const ac_case *c, const ac_run_opts *opts, a
     w->cap = 0;
     w->owner = 0;
   }
+}
+
+/* Sends a one-byte request; a worker that went away between cases is replaced once. */
+static int request(ac_worker *w, const char *cmd, ac_err *e)
+{
+  if (send(w->sock, cmd, 1, MSG_NOSIGNAL) == 1) return 0;
+  reap(w, 0.5, 1, NULL);
+  if (start(w, e)) return -1;
+  if (send(w->sock, cmd, 1, MSG_NOSIGNAL) != 1) return ac_err_set(e, "cannot reach the worker process");
+  return 0;
+}
+
+/* Waits for the worker's answer within timeout_s (<= 0: no limit); a worker that dies or
+ * overruns is reaped, with its group, and oc says how it ended. */
+static void await_reply(ac_worker *w, double timeout_s, ac_child_outcome *oc)
+{
+  double t0 = ac_now();
+  for (;;) {
+    int ms = 100;
+    if (timeout_s > 0) {
+      double left = timeout_s - (ac_now() - t0);
+      if (left <= 0) {
+        oc->timed_out = 1;
+        reap(w, 0, 1, NULL);
+        return;
+      }
+      if (left * 1000.0 < ms) ms = (int)(left * 1000.0) + 1;
+    }
+    struct pollfd p = {w->sock, POLLIN, 0};
+    int pr = poll(&p, 1, ms);
+    int st = 0;
+    if (pr == 0 && ac_child_ended(w->pid)) {
+      reap(w, 0, 0, &st);   /* died while something it started holds the socket open */
+    } else if (pr < 0 && errno != EINTR) {
+      reap(w, 0, 1, NULL);
+      oc->sig = SIGKILL;
+      return;
+    } else if (pr <= 0) {
+      continue;
+    } else {
+      char b;
+      ssize_t n = recv(w->sock, &b, 1, 0);
+      if (n == 1) return;   /* done: the worker stays for the next case */
+      if (n < 0 && errno == EINTR) continue;
+      reap(w, 1.0, 0, &st);   /* EOF: the worker died */
+    }
+    if (WIFSIGNALED(st)) oc->sig = WTERMSIG(st);
+    else if (WIFEXITED(st)) oc->code = WEXITSTATUS(st);
+    return;
+  }
+}
+
+static int run_locked(ac_worker *w, const ac_case *c, const ac_run_opts *opts, ac_run_result *r, ac_err *e)
+{
+  disown_inherited(w);
   ac_hx_result_reset(r, c->p.dtype);
   ac_err pe;
   ac_hx_ctx x;
@@ -210,46 +270,11 @@ static int run_locked(ac_worker *w, const ac_case *c, const ac_run_opts *opts, a
 
   ac_child_outcome oc;
   memset(&oc, 0, sizeof oc);
-  double t0 = ac_now();
-  if (send(w->sock, "r", 1, MSG_NOSIGNAL) != 1) {
-    /* The worker went away between cases: start a fresh one once. */
-    reap(w, 0.5, 1, NULL);
-    if (start(w, &pe) || send(w->sock, "r", 1, MSG_NOSIGNAL) != 1) {
-      munmap(m, req.total);
-      return worker_error(r, e, "cannot reach the worker process");
-    }
+  if (request(w, "r", &pe)) {
+    munmap(m, req.total);
+    return worker_error(r, e, pe.msg);
   }
-  for (;;) {
-    int ms = 100;
-    if (opts->timeout_s > 0) {
-      double left = opts->timeout_s - (ac_now() - t0);
-      if (left <= 0) {
-        oc.timed_out = 1;
-        reap(w, 0, 1, NULL);
-        break;
-      }
-      if (left * 1000.0 < ms) ms = (int)(left * 1000.0) + 1;
-    }
-    struct pollfd p = {w->sock, POLLIN, 0};
-    int pr = poll(&p, 1, ms);
-    if (pr < 0 && errno != EINTR) {
-      oc.timed_out = 0;
-      reap(w, 0, 1, NULL);
-      oc.sig = SIGKILL;
-      break;
-    }
-    if (pr <= 0) continue;
-    char b;
-    ssize_t n = recv(w->sock, &b, 1, 0);
-    if (n == 1) break;   /* done: the worker stays for the next case */
-    if (n < 0 && errno == EINTR) continue;
-    /* EOF: the worker died during the run. */
-    int st = 0;
-    reap(w, 1.0, 0, &st);
-    if (WIFSIGNALED(st)) oc.sig = WTERMSIG(st);
-    else if (WIFEXITED(st)) oc.code = WEXITSTATUS(st);
-    break;
-  }
+  await_reply(w, opts->timeout_s, &oc);
   ac_hx_collect(&x, &oc, r);
   munmap(m, req.total);
   if (!r->guard_ok && w->pid) {
@@ -275,6 +300,39 @@ int ac_worker_run(ac_worker *w, const ac_case *c, const ac_run_opts *opts, ac_ru
     return ac_hx_run_oneshot(k, c, opts, r, e);
   if (pthread_mutex_trylock(&w->mu) != 0) return ac_hx_run_oneshot(k, c, opts, r, e);
   int rc = run_locked(w, c, opts, r, e);
+  pthread_mutex_unlock(&w->mu);
+  return rc;
+}
+
+int ac_worker_supports(ac_worker *w, const attncheck_problem *p, double timeout_s, int *yes, char *why, size_t n,
+                       ac_child_outcome *oc)
+{
+  const ac_kernel *k = w->k;
+  memset(oc, 0, sizeof *oc);
+  if (!k->abi || !k->abi->supports || (k->abi->memory == ATTNCHECK_MEM_CUDA && !ac_cuda_built())) return -1;
+  if (pthread_mutex_trylock(&w->mu) != 0) return -1;
+  disown_inherited(w);
+  ac_err e;
+  wk_sup q;
+  memset(&q, 0, sizeof q);
+  q.p = *p;
+  int rc = -1;
+  if ((w->pid || start(w, &e) == 0) && (w->cap >= sizeof q || ftruncate(w->fd, (off_t)sizeof q) == 0)) {
+    if (w->cap < sizeof q) w->cap = sizeof q;
+    if (pwrite(w->fd, &q, sizeof q, 0) == (ssize_t)sizeof q && request(w, "s", &e) == 0) {
+      await_reply(w, timeout_s, oc);
+      rc = 0;
+      if (!oc->timed_out && !oc->sig && w->pid && pread(w->fd, &q, sizeof q, 0) == (ssize_t)sizeof q && q.done) {
+        oc->exited = 1;
+        *yes = q.yes;
+        q.why[sizeof q.why - 1] = 0;
+        snprintf(why, n, "%s", q.why);
+      } else if (!oc->timed_out && !oc->sig) {
+        oc->exited = 0;   /* ended without an answer */
+        if (!oc->code) oc->code = -1;
+      }
+    }
+  }
   pthread_mutex_unlock(&w->mu);
   return rc;
 }

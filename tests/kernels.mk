@@ -19,7 +19,7 @@ tests_tplugin_LDADD = $(AC_TEST_LIBS) $(AC_KERNELS_LIBS)
 # Plugins the loader must refuse (and one with two kernels); built as modules by make check.
 AC_TPLUGIN_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
 check_LTLIBRARIES += tests/tplugin_badabi.la tests/tplugin_small.la tests/tplugin_nosym.la \
-	tests/tplugin_empty.la tests/tplugin_multi.la tests/tplugin_malformed.la
+	tests/tplugin_empty.la tests/tplugin_multi.la tests/tplugin_malformed.la tests/tplugin_misbehave.la
 tests_tplugin_badabi_la_SOURCES = tests/tplugin_badabi.c
 tests_tplugin_badabi_la_CPPFLAGS = -I$(top_srcdir)/kernels
 tests_tplugin_badabi_la_LDFLAGS = $(AC_TPLUGIN_LDFLAGS)
@@ -37,6 +37,14 @@ tests_tplugin_multi_la_LDFLAGS = $(AC_TPLUGIN_LDFLAGS)
 tests_tplugin_malformed_la_SOURCES = tests/tplugin_malformed.c
 tests_tplugin_malformed_la_CPPFLAGS = -I$(top_srcdir)/kernels
 tests_tplugin_malformed_la_LDFLAGS = $(AC_TPLUGIN_LDFLAGS)
+tests_tplugin_misbehave_la_SOURCES = tests/tplugin_misbehave.c
+tests_tplugin_misbehave_la_CPPFLAGS = -I$(top_srcdir)/kernels
+tests_tplugin_misbehave_la_LDFLAGS = $(AC_TPLUGIN_LDFLAGS)
+tests_tplugin_misbehave_la_LIBADD = -lm
+
+# Nothing a kernel or exec worker starts outlives its case or hangs attncheck.
+TESTS += tests/tcontain.sh
+dist_noinst_SCRIPTS += tests/tcontain.sh
 
 # Built-in CPU kernels against naive-f64, and every mutant against its trigger input.
 check_PROGRAMS += tests/tcpukernels

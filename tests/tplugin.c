@@ -1,10 +1,14 @@
 /* tplugin: the plugin loader takes PATH.so and PATH.so:NAME, runs the example plugin, and
  * refuses with one clear line a shared object without the symbol, with no kernels, with
  * another abi_version or with a struct_size smaller than v1's, and a list with an absurd count,
- * a name used twice, a control character in a name or an unknown precision class. */
+ * a name used twice, a control character in a name or an unknown precision class; a plugin's
+ * code runs in children only, and nothing it starts outlives its case. */
 #include "config.h"
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
 #include "tharness_util.h"
 
 static const char *so_path(const char *rel)
@@ -155,6 +159,81 @@ START_TEST(example_plugin_runs_correctly)
 }
 END_TEST
 
+/* 1 when pid has ended (or is a zombie) within 2 s. */
+static int process_gone(long pid)
+{
+  for (int i = 0; i < 200; i++) {
+    char p[64], st[512] = "";
+    snprintf(p, sizeof p, "/proc/%ld/stat", pid);
+    FILE *f = fopen(p, "r");
+    if (!f) return 1;
+    size_t n = fread(st, 1, sizeof st - 1, f);
+    fclose(f);
+    st[n] = 0;
+    const char *rp = strrchr(st, ')');
+    if (!rp || rp[1] != ' ' || rp[2] == 'Z') return 1;
+    struct timespec ts = {0, 10000000L};
+    nanosleep(&ts, NULL);
+  }
+  return 0;
+}
+
+/* supports() in a probe child: answers cached, a crash there is the run's CRASH; a one-shot
+ * child's grandchild is gone when the run returns. */
+START_TEST(plugin_code_runs_in_children_only)
+{
+  const char *path = so_path("tests/.libs/tplugin_misbehave.so");
+  char spec[4200];
+  ac_case c;
+  th_case(&c, AC_F32, AC_MASK_NONE, 1, 1, 1, 3, 3, 4, 4, 41);
+  char why[256];
+  snprintf(spec, sizeof spec, "%s:naive-f32", path);
+  ac_kernel *k = th_kernel(spec);
+  ck_assert_int_eq(ac_kernel_supports(k, &c.p, why, sizeof why), 1);
+  c.p.mask = AC_MASK_CAUSAL;
+  ck_assert_int_eq(ac_kernel_supports(k, &c.p, why, sizeof why), 0);
+  ck_assert_str_eq(why, "fp32 without a mask only");
+  c.p.mask = AC_MASK_NONE;
+  ac_kernel_free(k);
+
+  snprintf(spec, sizeof spec, "%s:segv-supports", path);
+  k = th_kernel(spec);
+  ck_assert_int_eq(ac_kernel_supports(k, &c.p, why, sizeof why), 1);
+  ck_assert_str_eq(why, "supports() was killed by SIGSEGV in a probe");
+  ac_run_result r;
+  ac_err e;
+  ck_assert(ac_harness_run(k, &c, NULL, &r, &e) == 0);
+  ck_assert_int_eq(r.status, AC_RUN_CRASH);
+  ck_assert_msg(strstr(r.msg, "SIGSEGV") && strstr(r.msg, "in supports()"), "%s", r.msg);
+  ac_run_result_free(&r);
+  ac_kernel_free(k);
+
+  char pidfile[] = "/tmp/attncheck-tplugin-pid-XXXXXX";
+  int fd = mkstemp(pidfile);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  setenv("TCONTAIN_PIDFILE", pidfile, 1);
+  snprintf(spec, sizeof spec, "%s:fork-run", path);
+  k = th_kernel(spec);
+  ac_run_opts o;
+  ac_run_opts_init(&o);
+  o.persistent = 0;
+  ck_assert(ac_harness_run(k, &c, &o, &r, &e) == 0);
+  ck_assert_msg(r.status == AC_RUN_OK, "%s", r.msg);
+  ac_run_result_free(&r);
+  FILE *f = fopen(pidfile, "r");
+  long pid = 0;
+  ck_assert(f && fscanf(f, "%ld", &pid) == 1 && pid > 0);
+  fclose(f);
+  unlink(pidfile);
+  int gone = process_gone(pid);
+  if (!gone) kill((pid_t)pid, SIGKILL);
+  ck_assert_msg(gone, "the kernel's child %ld outlived its case", pid);
+  ac_kernel_free(k);
+  ac_case_free(&c);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("plugin");
@@ -164,6 +243,7 @@ int main(void)
   tcase_add_test(tc, malformed_plugin_lists_are_refused);
   tcase_add_test(tc, plugin_lists_and_selects_kernels);
   tcase_add_test(tc, example_plugin_runs_correctly);
+  tcase_add_test(tc, plugin_code_runs_in_children_only);
   suite_add_tcase(s, tc);
   return ac_test_run(s);
 }

@@ -1,0 +1,123 @@
+/* tplugin_misbehave.c: plugin kernels that misbehave outside their outputs, for tcontain.sh.
+ * All compute fp32 attention without a mask (naive, in double) when they compute at all:
+ *   segv-supports   supports() dies of SIGSEGV
+ *   hang-supports   supports() never returns
+ *   printf-run      run() prints to stdout (and flushes) before it computes
+ *   fork-run        run() forks a process that writes its pid to $TCONTAIN_PIDFILE and sleeps
+ *                   with stdout and stderr open, then computes
+ * and naive-f32 behaves. */
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "attncheck_kernel.h"
+
+static int plain_supports(const attncheck_problem *p, char *why, size_t n)
+{
+  if (p->dtype != ATTNCHECK_F32 || p->mask != ATTNCHECK_MASK_NONE) {
+    snprintf(why, n, "fp32 without a mask only");
+    return 0;
+  }
+  return 1;
+}
+
+static int segv_supports(const attncheck_problem *p, char *why, size_t n)
+{
+  (void)p, (void)why, (void)n;
+  raise(SIGSEGV);
+  return 1;
+}
+
+static int hang_supports(const attncheck_problem *p, char *why, size_t n)
+{
+  (void)p, (void)why, (void)n;
+  for (;;) pause();
+  return 1;
+}
+
+static int naive(const attncheck_problem *p, const attncheck_tensors *t)
+{
+  const float *q = t->q, *k = t->k, *v = t->v;
+  float *o = t->o;
+  double *w = malloc((size_t)p->tk * sizeof *w);
+  if (!w) return 1;
+  for (int64_t b = 0; b < p->batch; b++)
+    for (int64_t h = 0; h < p->heads; h++) {
+      int64_t g = h / (p->heads / p->kv_heads);
+      for (int64_t i = 0; i < p->tq; i++) {
+        const float *qi = q + b * p->q_stride[0] + h * p->q_stride[1] + i * p->q_stride[2];
+        double mx = -INFINITY, sum = 0;
+        for (int64_t j = 0; j < p->tk; j++) {
+          const float *kj = k + b * p->k_stride[0] + g * p->k_stride[1] + j * p->k_stride[2];
+          double s = 0;
+          for (int64_t d = 0; d < p->dk; d++) s += (double)qi[d * p->q_stride[3]] * kj[d * p->k_stride[3]];
+          w[j] = s * p->scale;
+          if (w[j] > mx) mx = w[j];
+        }
+        for (int64_t j = 0; j < p->tk; j++) sum += w[j] = exp(w[j] - mx);
+        for (int64_t d = 0; d < p->dv; d++) {
+          double acc = 0;
+          for (int64_t j = 0; j < p->tk; j++)
+            acc += w[j] * v[b * p->v_stride[0] + g * p->v_stride[1] + j * p->v_stride[2] + d * p->v_stride[3]];
+          o[b * p->o_stride[0] + h * p->o_stride[1] + i * p->o_stride[2] + d * p->o_stride[3]] = (float)(acc / sum);
+        }
+        if (t->lse) t->lse[(b * p->heads + h) * p->tq + i] = (float)(mx + log(sum));
+      }
+    }
+  free(w);
+  return 0;
+}
+
+static int plain_run(const attncheck_problem *p, const attncheck_tensors *t, char *err, size_t n)
+{
+  (void)err, (void)n;
+  return naive(p, t);
+}
+
+static int printf_run(const attncheck_problem *p, const attncheck_tensors *t, char *err, size_t n)
+{
+  (void)err, (void)n;
+  printf("PLUGIN-STDOUT from run()\n");
+  fflush(stdout);
+  printf("PLUGIN-STDOUT unflushed\n");
+  return naive(p, t);
+}
+
+static int fork_run(const attncheck_problem *p, const attncheck_tensors *t, char *err, size_t n)
+{
+  pid_t pid = fork();
+  if (pid == 0) {
+    const char *pf = getenv("TCONTAIN_PIDFILE");
+    FILE *f = pf ? fopen(pf, "w") : NULL;
+    if (f) {
+      fprintf(f, "%ld\n", (long)getpid());
+      fclose(f);
+    }
+    sleep(60);
+    _exit(0);
+  }
+  if (pid < 0) {
+    snprintf(err, n, "fork failed");
+    return 1;
+  }
+  usleep(100000);   /* the pid file is written */
+  return naive(p, t);
+}
+
+#define KERNEL(var, name, sup, run)                                                                     \
+  static const attncheck_kernel var = {ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), name, name, "fp32", \
+                                       ATTNCHECK_MEM_HOST, 0, sup, run, {NULL, NULL, NULL, NULL}}
+KERNEL(k_plain, "naive-f32", plain_supports, plain_run);
+KERNEL(k_segv, "segv-supports", segv_supports, plain_run);
+KERNEL(k_hang, "hang-supports", hang_supports, plain_run);
+KERNEL(k_printf, "printf-run", plain_supports, printf_run);
+KERNEL(k_fork, "fork-run", plain_supports, fork_run);
+
+const attncheck_kernel *const *attncheck_plugin_kernels(size_t *count)
+{
+  static const attncheck_kernel *const list[] = {&k_plain, &k_segv, &k_hang, &k_printf, &k_fork};
+  *count = sizeof list / sizeof list[0];
+  return list;
+}

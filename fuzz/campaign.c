@@ -343,7 +343,8 @@ static void record_findings(ctx_t *c, const ac_case *cs, const ac_eval *ev, cons
                                                               : -1,
                                       cs->p.tq);
     char sig[256], p[4400];
-    ac_signature(c->kname, (ac_verdict_kind)k, family, pos, sig, sizeof sig);
+    int exec = c->kernel->kind == AC_KIND_EXEC || c->kernel->kind == AC_KIND_EXEC_PERSISTENT;
+    ac_signature(exec ? c->o->kernel_spec : c->kname, (ac_verdict_kind)k, family, pos, sig, sizeof sig);
     snprintf(p, sizeof p, "%s/findings/%s", c->o->out_dir, sig);
     struct stat st;
     if (stat(p, &st) == 0) {

@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "exec.h"
 #include "fuzz.h"
 
 #define MAX_FAM 64
@@ -806,8 +807,13 @@ int ac_campaign_run(ac_campaign_opts *o)
   if (!o->dtypes_given) {
     ac_gen_limits probe = o->lim;
     if (c.kernel->kind == AC_KIND_EXEC || c.kernel->kind == AC_KIND_EXEC_PERSISTENT) {
-      probe.dtypes = 1u << AC_F32;
-      probe.masks = 7;
+      /* what the worker declares, else f32 and every mask */
+      if (!ac_exec_declared_limits(c.kernel, o->timeout_s, &probe.dtypes, &probe.masks)) {
+        probe.dtypes = 1u << AC_F32;
+        probe.masks = 7;
+      }
+      probe.dtypes &= (1u << AC_NDTYPES) - 1;
+      probe.masks &= 7;
     } else {
       ac_eval_probe_limits(c.kernel, &probe);
     }

@@ -12,6 +12,17 @@ int ac_exec_resolve(const char *spec, ac_kernel *k, ac_err *e);
  * o must have the case's dtype (numpy descr of the dtype table) and shape [B,H,tq,dv];
  * lse, optional, <f4 or <f8 [B,H,tq] (r->lse stays NULL when the file has none). */
 int ac_exec_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *o, ac_run_result *r, ac_err *e);
+/* exec-persistent: start the worker and read its declaration (exec_decl.h) unless that was
+ * done; the wait is bounded by timeout_s. Other kernels: nothing. */
+void ac_exec_prepare(const ac_kernel *k, double timeout_s);
+/* 1 when the worker's declaration (if any has been read) admits p; 0 with why. */
+int ac_exec_supports(const ac_kernel *k, const ac_problem *p, char *why, size_t n);
+/* exec-persistent: the dtypes and masks (bit sets) its worker declares, read as
+ * ac_exec_prepare does; the worker is then stopped (a forked process starts its own). 1 when
+ * the worker declared itself, 0 otherwise. */
+int ac_exec_declared_limits(const ac_kernel *k, double timeout_s, uint32_t *dtypes, uint32_t *masks);
+/* The name the worker declared; NULL if none (yet). */
+const char *ac_exec_declared_name(const ac_kernel *k);
 /* Release what ac_exec_resolve put in k->priv (workers included). */
 void ac_exec_free(ac_kernel *k);
 

@@ -29,9 +29,13 @@ const attncheck_kernel *const *ac_test_kernels(size_t *count);
  * 'exec:COMMAND {in} {out}' or 'exec-persistent:COMMAND'. Appends to *list. */
 int ac_kernel_resolve(const char *spec, ac_kernel ***list, int *n, ac_err *e);
 void ac_kernel_free(ac_kernel *k);
-/* 1 supported, 0 not (why filled). Exec kernels: always 1. Calls the kernel's supports()
+/* 1 supported, 0 not (why filled). Exec kernels: what the worker declared (else 1). Calls the kernel's supports()
  * in the caller's process (it must not touch the GPU); CUDA kernels without a CUDA build: 0. */
 int ac_kernel_supports(const ac_kernel *k, const ac_problem *p, char *why, size_t why_len);
+/* Before judging with k: an exec-persistent kernel starts its worker and reads the worker's
+ * declaration (dtypes, masks, features, precision per dtype; at most timeout_s), so that
+ * ac_kernel_supports and k->precision reflect it. Other kernels: nothing. */
+void ac_kernel_prepare(const ac_kernel *k, double timeout_s);
 
 typedef enum {
   AC_RUN_OK = 0,

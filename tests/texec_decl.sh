@@ -50,6 +50,15 @@ done
 [ "$(wc -l < "$tmp/requests")" -eq 2 ] || { cat "$tmp/1.txt"; fail "$(wc -l < "$tmp/requests") requests reached the worker, expected 2"; }
 echo "ok: undeclared dtypes, masks and features are SKIP and never sent"
 
+# 1b. a campaign draws the dtypes the worker declares; each job runs its own worker
+: > "$tmp/requests"
+"$bin" fuzz --kernel "exec-persistent:$tmp/f32only.sh" --jobs 2 --cases 40 --families normal --out "$tmp/c1b" \
+  --no-minimize --no-live > "$tmp/1b.txt" 2>&1 || { cat "$tmp/1b.txt"; fail "campaign on a declared worker"; }
+grep -q '"dtypes":2,' "$tmp/c1b/campaign.json" || fail "the campaign did not draw the declared dtype f32"
+ndir=$(sed 's|/[^/]*$||' "$tmp/requests" | sort -u | wc -l)
+[ "$ndir" -eq 2 ] || { cat "$tmp/requests"; fail "two jobs used $ndir worker directories"; }
+echo "ok: a campaign's jobs each run their own worker"
+
 # 2. a worker without the handshake (answers the hello with an error) that refuses every case:
 #    SKIP, and a campaign stores no finding
 mkworker plain 'error expected IN OUT'

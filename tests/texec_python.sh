@@ -68,6 +68,15 @@ grep -q '^PASS .* f16-1x1-d1-none .*budget=class:fp16-acc16,' "$tmp/2b.txt" || {
 "$bin" list --kernel "exec-persistent:$py $tmp/declw.py" | grep -q 'f16=fp16-cublas .*declw.py' || fail "list: no declared class"
 echo "ok: declared dtypes and per-dtype class, --precision overrides"
 
+# 2b. a campaign draws the declared dtypes; its jobs leave no worker directory behind
+mkdir "$tmp/t" || exit 99
+TMPDIR=$tmp/t "$bin" fuzz --kernel "exec-persistent:$py $ex/sdpa_numpy.py --serve" --cases 24 --jobs 2 --max-t 64 \
+  --families normal,gqa,tq_ne_tk --out "$tmp/camp" --no-minimize --no-live > "$tmp/2c.txt" 2>&1 ||
+  { cat "$tmp/2c.txt"; fail "campaign on the declared worker"; }
+grep -q '"dtypes":63' "$tmp/camp/campaign.json" || fail "the campaign did not draw the declared dtypes"
+[ -z "$(ls "$tmp/t")" ] || { ls -R "$tmp/t"; fail "worker directories left behind"; }
+echo "ok: campaign with --jobs 2 on a declared worker"
+
 # 3. NotImplementedError: SKIP, persistent and one-shot
 for k in "exec-persistent:$py $tmp/declw.py" "exec:$py $tmp/declw.py {in} {out}"; do
   "$bin" suite --kernel "$k" --case f32-64x96-d32-none > "$tmp/3.txt" 2>&1

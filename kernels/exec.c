@@ -404,12 +404,6 @@ int ac_exec_declared_limits(const ac_kernel *k, double timeout_s, uint32_t *dtyp
   return 1;
 }
 
-const char *ac_exec_declared_name(const ac_kernel *k)
-{
-  exec_priv *pv = k->priv;
-  return pv && k->kind == AC_KIND_EXEC_PERSISTENT && pv->decl.state == AC_DECL_OK && pv->decl.name[0] ? pv->decl.name : NULL;
-}
-
 static int persistent_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *o, ac_run_result *r, ac_err *e)
 {
   exec_priv *pv = k->priv;

@@ -21,8 +21,6 @@ int ac_exec_supports(const ac_kernel *k, const ac_problem *p, char *why, size_t 
  * ac_exec_prepare does; the worker is then stopped (a forked process starts its own). 1 when
  * the worker declared itself, 0 otherwise. */
 int ac_exec_declared_limits(const ac_kernel *k, double timeout_s, uint32_t *dtypes, uint32_t *masks);
-/* The name the worker declared; NULL if none (yet). */
-const char *ac_exec_declared_name(const ac_kernel *k);
 /* Release what ac_exec_resolve put in k->priv (workers included). */
 void ac_exec_free(ac_kernel *k);
 

@@ -690,7 +690,7 @@ static int load_campaign_json(ac_campaign_opts *o, ac_err *e)
   path_of(p, sizeof p, o->out_dir, "campaign.json");
   json_object *r = json_object_from_file(p), *v;
   if (!r) return ac_err_set(e, "%s: no campaign to resume (missing or unreadable campaign.json)", p);
-  static char spec[2048], prec[128];
+  static char spec[2048], prec[512];
   if (json_object_object_get_ex(r, "kernel_spec", &v)) {
     snprintf(spec, sizeof spec, "%s", json_object_get_string(v));
     if (!o->kernel_spec) o->kernel_spec = spec;

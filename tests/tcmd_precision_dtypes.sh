@@ -40,7 +40,14 @@ done
 [ -e "$tmp/never" ] && fail "a rejected fuzz --precision started a campaign"
 "$bin" fuzz --kernel naive-f32 --precision f32=fp32-exp2,f16=fp16-cublas --cases 2 --families normal --no-live \
   --no-minimize --out "$tmp/camp" > "$tmp/f.txt" 2>&1 || { cat "$tmp/f.txt"; fail "fuzz with a per-dtype spec"; }
-echo "ok: bad specs rejected, a good one taken by fuzz"
+# a long spec (the f16 entry past character 128) is kept whole by the finding and its replay
+long=f64=fp64,float32=fp32-exp2,bfloat16=bf16-cublas,fp8_e4m3=e4m3-fa3,float8_e5m2=e5m2-fa3,float64=fp64,fp32=fp32,f32=fp32,float16=fp16-cublas
+"$bin" fuzz --kernel test-crash --precision "$long" --dtypes f16 --cases 1 --families normal --no-live --no-minimize \
+  --out "$tmp/long" > "$tmp/f.txt" 2>&1
+[ $? -eq 1 ] || { cat "$tmp/f.txt"; fail "fuzz with a long spec"; }
+"$bin" replay "$tmp/long/findings/"* > "$tmp/r.txt" 2>&1
+grep -q 'class:fp16-cublas,' "$tmp/r.txt" || { cat "$tmp/r.txt"; fail "replay lost the end of a long spec"; }
+echo "ok: bad specs rejected, good ones taken by fuzz and replay"
 
 # suite --dtypes
 "$bin" suite --list --kernel naive-f32 --dtypes f32,f16 > "$tmp/l.txt" || fail "suite --list --dtypes"

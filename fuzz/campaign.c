@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "exec.h"
 #include "fuzz.h"
 
 #define MAX_FAM 64
@@ -343,7 +344,8 @@ static void record_findings(ctx_t *c, const ac_case *cs, const ac_eval *ev, cons
                                                               : -1,
                                       cs->p.tq);
     char sig[256], p[4400];
-    ac_signature(c->kname, (ac_verdict_kind)k, family, pos, sig, sizeof sig);
+    int exec = c->kernel->kind == AC_KIND_EXEC || c->kernel->kind == AC_KIND_EXEC_PERSISTENT;
+    ac_signature(exec ? c->o->kernel_spec : c->kname, (ac_verdict_kind)k, family, pos, sig, sizeof sig);
     snprintf(p, sizeof p, "%s/findings/%s", c->o->out_dir, sig);
     struct stat st;
     if (stat(p, &st) == 0) {
@@ -697,7 +699,7 @@ static int load_campaign_json(ac_campaign_opts *o, ac_err *e)
   path_of(p, sizeof p, o->out_dir, "campaign.json");
   json_object *r = json_object_from_file(p), *v;
   if (!r) return ac_err_set(e, "%s: no campaign to resume (missing or unreadable campaign.json)", p);
-  static char spec[2048], prec[128];
+  static char spec[2048], prec[512];
   if (json_object_object_get_ex(r, "kernel_spec", &v)) {
     snprintf(spec, sizeof spec, "%s", json_object_get_string(v));
     if (!o->kernel_spec) o->kernel_spec = spec;
@@ -814,8 +816,13 @@ int ac_campaign_run(ac_campaign_opts *o)
   if (!o->dtypes_given) {
     ac_gen_limits probe = o->lim;
     if (c.kernel->kind == AC_KIND_EXEC || c.kernel->kind == AC_KIND_EXEC_PERSISTENT) {
-      probe.dtypes = 1u << AC_F32;
-      probe.masks = 7;
+      /* what the worker declares, else f32 and every mask */
+      if (!ac_exec_declared_limits(c.kernel, o->timeout_s, &probe.dtypes, &probe.masks)) {
+        probe.dtypes = 1u << AC_F32;
+        probe.masks = 7;
+      }
+      probe.dtypes &= (1u << AC_NDTYPES) - 1;
+      probe.masks &= 7;
     } else {
       ac_eval_probe_limits(c.kernel, &probe);
     }

@@ -49,6 +49,7 @@ int ac_eval_case_pre(const ac_eval_ctx *x, const ac_case *c, const ac_oracle_res
   ev->worst_i = -1;
   ev->worst_tq = c->p.tq;
   ac_compare_opts cmp = x->cmp;
+  ac_kernel_prepare(x->kernel, x->run.timeout_s);   /* an exec worker's declaration */
   if (ac_precision_resolve(x->precision, x->kernel->precision, c->p.dtype, &cmp.prec, e)) return -1;
   ac_report_init(&ev->rep, &cmp);
   char why[256];

@@ -115,7 +115,7 @@ int ac_replay_finding(const char *fdir, const char *kernel_override, const char 
   free(txt);
   if (!js) return ac_err_set(e, "%s: not valid JSON", p);
   json_object *v;
-  char spec[2048] = "", kind[64] = "", prec[128] = "", pol[1024] = "", empty[32] = "";
+  char spec[2048] = "", kind[64] = "", prec[512] = "", pol[1024] = "", empty[32] = "";
   if (json_object_object_get_ex(js, "kernel_spec", &v)) snprintf(spec, sizeof spec, "%s", json_object_get_string(v));
   if (json_object_object_get_ex(js, "kind", &v)) snprintf(kind, sizeof kind, "%s", json_object_get_string(v));
   if (json_object_object_get_ex(js, "precision_override", &v)) snprintf(prec, sizeof prec, "%s", json_object_get_string(v));

@@ -211,7 +211,10 @@ void ac_eval_probe_limits(const ac_kernel *k, ac_gen_limits *l);
 /* ---- signatures ---------------------------------------------------------------------------- */
 /* "first", "last", "tile-edge", "interior" for row i of tq; "none" when i < 0. */
 const char *ac_row_position(int64_t i, int64_t tq);
-/* kernel__KIND__family__position with only [A-Za-z0-9._-]. */
+/* kernel__KIND__family__position with only [A-Za-z0-9._-]. kernel: a name, a plugin path (its
+ * last component), or an exec:/exec-persistent: spec ("exec_" or "execp_", the command's first
+ * 28 characters and a hash of the whole spec, so that two commands that differ anywhere get
+ * different signatures). */
 void ac_signature(const char *kernel, ac_verdict_kind k, const char *family, const char *pos, char *out, size_t n);
 /* Severity rank for the summary (0 most severe). */
 int ac_verdict_severity(ac_verdict_kind k);

@@ -1,6 +1,7 @@
 /* signature.c: a finding's identity: kernel, verdict kind, family, and where in the sequence
  * the worst row lies (first, last, tile edge, interior). */
 #include "config.h"
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include "fuzz.h"
@@ -25,17 +26,30 @@ static void clean(const char *s, char *out, size_t n)
   out[o] = 0;
 }
 
+/* FNV-1a over the whole string, folded to 32 bits. */
+static uint32_t spec_hash(const char *s)
+{
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+  return (uint32_t)(h ^ (h >> 32));
+}
+
 void ac_signature(const char *kernel, ac_verdict_kind k, const char *family, const char *pos, char *out, size_t n)
 {
   char kb[64], fb[64];
-  /* kernel specs can be long commands: keep the last path component's first characters */
-  const char *base = kernel;
-  if (!strncmp(kernel, "exec:", 5) || !strncmp(kernel, "exec-persistent:", 16)) base = kernel;
-  else {
+  if (!strncmp(kernel, "exec:", 5) || !strncmp(kernel, "exec-persistent:", 16)) {
+    /* a command line: its first characters to read, a hash of all of it to tell commands apart */
+    int pers = kernel[4] == '-';
+    const char *cmd = kernel + (pers ? 16 : 5);
+    char head[29];
+    while (*cmd == ' ') cmd++;
+    clean(cmd, head, sizeof head);
+    snprintf(kb, sizeof kb, "%s_%s-%08x", pers ? "execp" : "exec", head, (unsigned)spec_hash(kernel));
+  } else {
+    /* a plugin path: keep the last path component's first characters */
     const char *sl = strrchr(kernel, '/');
-    if (sl) base = sl + 1;
+    clean(sl ? sl + 1 : kernel, kb, 41);
   }
-  clean(base, kb, sizeof kb > 41 ? 41 : sizeof kb);
   clean(family, fb, sizeof fb);
   snprintf(out, n, "%s__%s__%s__%s", kb, ac_verdict_name(k), fb, pos);
 }

@@ -9,7 +9,8 @@
  * (TIMEOUT); the next case starts a fresh one. A worker that ends AC_EXEC_MAX_DEAD times in a
  * row before answering, or cannot be started, makes the kernel unusable (ac_exec_unusable).
  * Case files live in TMPDIR/attncheck-{exec,worker}-PID-XXXXXX; the first use in a process
- * removes such directories of processes that no longer exist. */
+ * removes such directories of processes that no longer exist. A fresh worker is first asked
+ * to declare itself (exec_decl.h), once per kernel. */
 #include "config.h"
 #include "exec.h"
 #include <errno.h>
@@ -25,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "child.h"
+#include "exec_decl.h"
 #include "npz.h"
 
 typedef struct {
@@ -40,6 +42,7 @@ typedef struct {
   int dead;        /* workers in a row that ended before answering */
   char unusable[480];   /* why no worker can serve (then every run is a HARNESS_ERROR) */
   int64_t seq;
+  ac_exec_decl decl;   /* the worker's declaration (exec-persistent) */
 } exec_priv;
 
 #define AC_EXEC_MAX_DEAD 3
@@ -56,6 +59,8 @@ int ac_exec_resolve(const char *spec, ac_kernel *k, ac_err *e)
     exec_priv *pv = ac_xcalloc(1, sizeof *pv);
     pv->command = ac_xstrdup(cmd);
     pv->fd = -1;
+    ac_exec_decl_init(&pv->decl);
+    k->precision = pv->decl.precision;   /* "" until the worker declares classes */
     k->priv = pv;
     snprintf(k->name, sizeof k->name, "exec-persistent:%s", cmd);
     if (strlen(cmd) + 16 >= sizeof k->name) memcpy(k->name + sizeof k->name - 4, "...", 4);
@@ -427,6 +432,58 @@ static void worker_died(exec_priv *pv, const char *errp, ac_run_result *r)
   }
 }
 
+/* The handshake on a fresh worker: AC_EXEC_HELLO, then one answer line within the time
+ * limit. No answer (silence or exit): a worker without the handshake, stopped here. */
+static void worker_greet(exec_priv *pv, double timeout_s)
+{
+  size_t hl = strlen(AC_EXEC_HELLO);
+  double deadline = timeout_s > 0 ? ac_now() + timeout_s : 0;
+  char line[sizeof pv->buf];
+  if (worker_send(pv, AC_EXEC_HELLO, hl, deadline) == 1)
+    while (worker_line(pv, deadline, line, sizeof line) == 1) {
+      if (ac_exec_decl_answer(&pv->decl, line)) return;
+      fprintf(stderr, "%s\n", line);   /* the worker's chatter on its stdout */
+    }
+  pv->decl.state = AC_DECL_NONE;
+  worker_stop(pv, 1);
+}
+
+/* A running worker: started (and asked to declare itself the first time) when there is none. */
+static int worker_ready(exec_priv *pv, double timeout_s, ac_err *e)
+{
+  if (pv->pid > 0) return 0;
+  if (worker_start(pv, e)) return -1;
+  if (pv->decl.state != AC_DECL_UNKNOWN) return 0;
+  worker_greet(pv, timeout_s);
+  return pv->pid > 0 ? 0 : worker_start(pv, e);
+}
+
+void ac_exec_prepare(const ac_kernel *k, double timeout_s)
+{
+  exec_priv *pv = k->priv;
+  ac_err e;
+  if (pv && k->kind == AC_KIND_EXEC_PERSISTENT && pv->decl.state == AC_DECL_UNKNOWN) worker_ready(pv, timeout_s, &e);
+}
+
+int ac_exec_supports(const ac_kernel *k, const ac_problem *p, char *why, size_t n)
+{
+  exec_priv *pv = k->priv;
+  if (n) why[0] = 0;
+  return !pv || k->kind != AC_KIND_EXEC_PERSISTENT || ac_exec_decl_supports(&pv->decl, p, why, n);
+}
+
+int ac_exec_declared_limits(const ac_kernel *k, double timeout_s, uint32_t *dtypes, uint32_t *masks)
+{
+  exec_priv *pv = k->priv;
+  if (!pv || k->kind != AC_KIND_EXEC_PERSISTENT) return 0;
+  ac_exec_prepare(k, timeout_s);
+  worker_stop(pv, 0);   /* the declaration stays; whoever runs cases starts its own worker */
+  if (pv->decl.state != AC_DECL_OK) return 0;
+  *dtypes = pv->decl.dtypes;
+  *masks = pv->decl.masks;
+  return 1;
+}
+
 static int persistent_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *o, ac_run_result *r, ac_err *e)
 {
   exec_priv *pv = k->priv;
@@ -437,13 +494,14 @@ static int persistent_run(const ac_kernel *k, const ac_case *c, const ac_run_opt
     snprintf(r->msg, sizeof r->msg, "%s", pe.msg);
     return ac_err_set(e, "%s", pe.msg);
   }
-  if (!pv->unusable[0] && pv->pid <= 0 && worker_start(pv, &pe))
+  if (!pv->unusable[0] && worker_ready(pv, o->timeout_s, &pe))
     snprintf(pv->unusable, sizeof pv->unusable, "cannot start the worker: %.400s", pe.msg);
   if (pv->unusable[0]) {
     r->status = AC_RUN_HARNESS_ERROR;
     snprintf(r->msg, sizeof r->msg, "%s", pv->unusable);
     return ac_err_set(e, "%s", r->msg);
   }
+  if (ac_exec_decl_admit(&pv->decl, &c->p, r)) return r->status == AC_RUN_HARNESS_ERROR ? ac_err_set(e, "%s", r->msg) : 0;
   char in[700], out[700], errp[700], req[1500];
   pv->seq++;
   snprintf(in, sizeof in, "%s/in-%lld.npz", pv->dir, (long long)pv->seq);
@@ -479,10 +537,10 @@ static int persistent_run(const ac_kernel *k, const ac_case *c, const ac_run_opt
     snprintf(r->msg, sizeof r->msg, "worker gave no answer within the time limit of %g s (killed, restarted for the next case)",
              o->timeout_s);
   } else if (err) {
-    r->status = AC_RUN_KERNEL_ERROR;
-    snprintf(r->msg, sizeof r->msg, "worker: %.480s", err[0] ? err : "error");
+    ac_exec_decl_error(line, r);
   } else {
     read_outputs(out, c, &cn, o, r);
+    ac_exec_decl_outputs(&pv->decl, o, cn.rows, r);
   }
   unlink(in);
   unlink(out);
@@ -555,6 +613,11 @@ int ac_exec_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *o, ac_r
       r->status = AC_RUN_CRASH;
       r->sig = oc.code - 128;
       snprintf(r->msg, sizeof r->msg, "command killed by %s%s%s", ac_signal_name(r->sig), tail[0] ? ": " : "", tail);
+    } else if (oc.code == 77) {
+      /* the automake SKIP status: the command refuses the case */
+      r->status = AC_RUN_UNSUPPORTED;
+      const char *why = !strncmp(tail, "unsupported:", 12) ? tail + 12 + (tail[12] == ' ') : tail;
+      snprintf(r->msg, sizeof r->msg, "command: %s", why[0] ? why : "refused the case (exit status 77)");
     } else {
       r->status = AC_RUN_KERNEL_ERROR;
       snprintf(r->msg, sizeof r->msg, "command exited with status %d%s%s", oc.code, tail[0] ? ": " : "", tail);

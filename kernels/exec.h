@@ -15,6 +15,15 @@ int ac_exec_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *o, ac_r
 /* NULL, or why an exec-persistent kernel cannot serve any more (its worker could not be started,
  * or ended AC_EXEC_MAX_DEAD times in a row before answering): every later run is a HARNESS_ERROR. */
 const char *ac_exec_unusable(const ac_kernel *k);
+/* exec-persistent: start the worker and read its declaration (exec_decl.h) unless that was
+ * done; the wait is bounded by timeout_s. Other kernels: nothing. */
+void ac_exec_prepare(const ac_kernel *k, double timeout_s);
+/* 1 when the worker's declaration (if any has been read) admits p; 0 with why. */
+int ac_exec_supports(const ac_kernel *k, const ac_problem *p, char *why, size_t n);
+/* exec-persistent: the dtypes and masks (bit sets) its worker declares, read as
+ * ac_exec_prepare does; the worker is then stopped (a forked process starts its own). 1 when
+ * the worker declared itself, 0 otherwise. */
+int ac_exec_declared_limits(const ac_kernel *k, double timeout_s, uint32_t *dtypes, uint32_t *masks);
 /* Release what ac_exec_resolve put in k->priv (workers included). */
 void ac_exec_free(ac_kernel *k);
 

@@ -35,11 +35,15 @@ void ac_kernel_free(ac_kernel *k);
 /* NULL while k can run cases; otherwise why it cannot any more (an exec-persistent worker that
  * cannot be started or keeps ending before it answers): a campaign stops on it. */
 const char *ac_kernel_unusable(const ac_kernel *k);
-/* 1 supported, 0 not (why filled). Exec kernels: always 1. Calls a built-in kernel's
+/* 1 supported, 0 not (why filled). Exec kernels: what the worker declared (else 1). Calls a built-in kernel's
  * supports() in the caller's process (it must not touch the GPU), a plugin's in a forked probe
  * (ac_plugin_supports: a crash or hang there answers 1 and the run reports it); CUDA kernels
  * without a CUDA build: 0. */
 int ac_kernel_supports(const ac_kernel *k, const ac_problem *p, char *why, size_t why_len);
+/* Before judging with k: an exec-persistent kernel starts its worker and reads the worker's
+ * declaration (dtypes, masks, features, precision per dtype; at most timeout_s), so that
+ * ac_kernel_supports and k->precision reflect it. Other kernels: nothing. */
+void ac_kernel_prepare(const ac_kernel *k, double timeout_s);
 
 typedef enum {
   AC_RUN_OK = 0,

@@ -131,10 +131,15 @@ void ac_kernel_list_free(ac_kernel **list, int n)
   free(list);
 }
 
+void ac_kernel_prepare(const ac_kernel *k, double timeout_s)
+{
+  if (k && k->kind == AC_KIND_EXEC_PERSISTENT) ac_exec_prepare(k, timeout_s);
+}
+
 int ac_kernel_supports(const ac_kernel *k, const ac_problem *p, char *why, size_t why_len)
 {
   if (why_len) why[0] = 0;
-  if (k->kind == AC_KIND_EXEC || k->kind == AC_KIND_EXEC_PERSISTENT) return 1;
+  if (k->kind == AC_KIND_EXEC || k->kind == AC_KIND_EXEC_PERSISTENT) return ac_exec_supports(k, p, why, why_len);
   if (!k->abi) {
     snprintf(why, why_len, "kernel has no implementation");
     return 0;

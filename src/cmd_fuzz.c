@@ -28,9 +28,10 @@ static void usage(FILE *f)
           "  --shard I/N         shard I of N: seed hash(S, I), case numbers I, I+N, I+2N, ...\n"
           "  --families LIST     comma-separated families (default: all; see --list-families)\n"
           "  --policy KIND=P     verdict policy fail|warn|ignore (repeatable)\n"
-          "  --precision NAME    precision class override\n"
+          "  --precision NAME    precision class override (or per dtype: DTYPE=CLASS,...)\n"
           "  --empty-rows C      zero|nan|skip: the empty-row convention of the kernel\n"
-          "  --dtypes LIST       dtypes to draw (default: what the kernel supports; exec kernels: f32)\n"
+          "  --dtypes LIST       dtypes to draw (default: what the kernel supports; exec kernels: what the\n"
+          "                      worker declares, else f32)\n"
           "  --max-t N           longest T of the long-T family (default 16384; CUDA kernels 131072)\n"
           "  --max-elems N       cap on the elements of one tensor (default 4194304)\n"
           "  --max-d N           largest head dim (default 512)\n"
@@ -128,7 +129,7 @@ int ac_cmd_fuzz(int argc, char **argv)
       break;
     }
     case O_PRECISION:
-      if (!ac_precision_find(optarg)) return ac_cmd_usage_error("fuzz", "unknown precision class '%s'; 'attncheck list --precision' lists the classes", optarg);
+      if (ac_precision_spec_check(optarg, &e)) return ac_cmd_usage_error("fuzz", "%s", e.msg);
       o.precision = optarg;
       break;
     case O_EMPTY: {
@@ -139,17 +140,10 @@ int ac_cmd_fuzz(int argc, char **argv)
     }
     case O_DTYPES: {
       uint32_t m = 0;
-      char *dup = ac_xstrdup(optarg), *save = NULL;
-      for (char *t = strtok_r(dup, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        ac_dtype d;
-        if (ac_dtype_parse(t, &d)) {
-          free(dup);
-          return ac_cmd_usage_error("fuzz", "unknown dtype '%s'", t);
-        }
-        m |= 1u << d;
-      }
-      free(dup);
-      if (!m) return ac_cmd_usage_error("fuzz", "empty --dtypes");
+      char badname[64];
+      if (ac_dtype_parse_list(optarg, &m, badname, sizeof badname))
+        return badname[0] ? ac_cmd_usage_error("fuzz", "unknown dtype '%s'", badname)
+                          : ac_cmd_usage_error("fuzz", "empty --dtypes");
       o.lim.dtypes = m;
       o.dtypes_given = 1;
       break;

@@ -63,8 +63,11 @@ static void list_one(ac_kernel *k, const char *tag)
 {
   char sup[256];
   const attncheck_kernel *a = k->abi;
+  ac_run_opts ro;
+  ac_run_opts_init(&ro);
+  ac_kernel_prepare(k, ro.timeout_s);   /* an exec worker's declaration */
   supports_summary(k, sup, sizeof sup);
-  printf("  %-26s %-11s %-5s %s%s\n", k->name, k->precision ? k->precision : "(default)",
+  printf("  %-26s %-11s %-5s %s%s\n", k->name, k->precision && *k->precision ? k->precision : "(default)",
          a && a->memory == ATTNCHECK_MEM_CUDA ? "cuda" : "host", tag, a && a->description ? a->description : k->origin);
   printf("  %-26s %s\n", "", sup);
 }

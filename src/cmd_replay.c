@@ -39,7 +39,7 @@ int ac_cmd_replay(int argc, char **argv)
     case O_HELP: usage(stdout); return AC_EXIT_OK;
     case O_KERNEL: kernel = optarg; break;
     case O_PREC:
-      if (!ac_precision_find(optarg)) return ac_cmd_usage_error("replay", "unknown precision class '%s'", optarg);
+      if (ac_precision_spec_check(optarg, &e)) return ac_cmd_usage_error("replay", "%s", e.msg);
       prec = optarg;
       break;
     case O_POLICY:

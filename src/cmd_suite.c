@@ -12,7 +12,7 @@
 static void usage(FILE *f)
 {
   fprintf(f, "usage: attncheck suite --kernel K [--suite ci|full] [--tap FILE] [--junit FILE] [--stop-on-fail]\n"
-             "                       [--case NAME]... [--list] [--no-repeat] [options]\n\n"
+             "                       [--case NAME]... [--dtypes LIST] [--list] [--no-repeat] [options]\n\n"
              "Runs the fixed deterministic suite on kernel K: FlashAttention's and PyTorch's shape grid, every\n"
              "mask, tq != tk both ways, GQA/MQA, dv != dk, strided layouts, adversarial values, metamorphic\n"
              "variants and the worked examples, in every dtype (those K does not support are SKIP). Oracle\n"
@@ -23,6 +23,7 @@ static void usage(FILE *f)
              "  --junit FILE         JUnit XML report\n"
              "  --stop-on-fail       stop a kernel's run at its first FAIL\n"
              "  --case NAME          run only this case (repeatable)\n"
+             "  --dtypes LIST        run only the cases of these dtypes (comma list: f64,f32,f16,bf16,e4m3,e5m2)\n"
              "  --list               list the cases and exit\n"
              "  --no-repeat          no repeat-mode runs (NONDETERMINISTIC) on the sampled cases\n"
              "  -q, --quiet          print only cases that are not PASS or SKIP, and the summary\n");
@@ -43,6 +44,7 @@ int ac_cmd_suite(int argc, char **argv)
   const char *kspecs[32], *only[64];
   int nks = 0, nonly = 0, rc = 0, stop = 0, list = 0, norepeat = 0, quiet = 0;
   const char *tap = NULL, *junit = NULL;
+  uint32_t dtypes = ~0u;
   ac_suite_kind kind = AC_SUITE_CI;
   for (int i = 1; i < argc;) {
     int missing;
@@ -68,6 +70,11 @@ int ac_cmd_suite(int argc, char **argv)
     } else if ((v = ac_opt_value("--case", argc, argv, &i, &missing)) || missing) {
       if (missing || nonly == 64) return ac_cmd_usage_error("suite", "--case needs a name (at most 64)");
       only[nonly++] = v;
+    } else if ((v = ac_opt_value("--dtypes", argc, argv, &i, &missing)) || missing) {
+      char badname[64];
+      if (missing || ac_dtype_parse_list(v, &dtypes, badname, sizeof badname))
+        return ac_cmd_usage_error("suite", "--dtypes takes a comma list of dtypes%s%s%s", missing || !badname[0] ? "" : " (unknown: '",
+                                  missing ? "" : badname, missing || !badname[0] ? "" : "')");
     } else if (!strcmp(argv[i], "--stop-on-fail")) stop = 1;
     else if (!strcmp(argv[i], "--list")) list = 1;
     else if (!strcmp(argv[i], "--no-repeat")) norepeat = 1;
@@ -82,8 +89,9 @@ int ac_cmd_suite(int argc, char **argv)
   if (list) {
     for (int64_t x = 0; x < ncase; x++) {
       char name[128];
-      ac_suite_describe(kind, x, name, sizeof name, NULL);
-      printf("%s\n", name);
+      ac_dtype cdt = AC_F32;
+      ac_suite_describe(kind, x, name, sizeof name, &cdt);
+      if (dtypes >> cdt & 1u) printf("%s\n", name);
     }
     return AC_EXIT_OK;
   }
@@ -129,7 +137,9 @@ int ac_cmd_suite(int argc, char **argv)
   int user_repeat = a.j.repeat;
   for (int64_t x = 0; x < ncase; x++) {
     char name[128];
-    ac_suite_describe(kind, x, name, sizeof name, NULL);
+    ac_dtype cdt = AC_F32;
+    ac_suite_describe(kind, x, name, sizeof name, &cdt);
+    if (!(dtypes >> cdt & 1u)) continue;
     if (nonly) {
       int want = 0;
       for (int y = 0; y < nonly; y++) want |= !strcmp(name, only[y]);

@@ -67,6 +67,26 @@ int ac_dtype_parse(const char *s, ac_dtype *out)
   return -1;
 }
 
+int ac_dtype_parse_list(const char *s, uint32_t *mask, char *bad, size_t n)
+{
+  *mask = 0;
+  if (n) bad[0] = 0;
+  for (const char *t = s; t && *t;) {
+    const char *end = strchr(t, ',');
+    size_t l = end ? (size_t)(end - t) : strlen(t);
+    char name[32];
+    ac_dtype d;
+    snprintf(name, sizeof name, "%.*s", (int)(l < sizeof name ? l : sizeof name - 1), t);
+    if (l && (l >= sizeof name || ac_dtype_parse(name, &d))) {
+      if (n) snprintf(bad, n, "%.*s", (int)l, t);
+      return -1;
+    }
+    if (l) *mask |= 1u << d;
+    t = end ? end + 1 : NULL;
+  }
+  return *mask ? 0 : -1;
+}
+
 static uint64_t f64_bits(double x)
 {
   uint64_t u;

@@ -27,6 +27,9 @@ const ac_dtype_info *ac_dtype_get(ac_dtype t);
 const char *ac_dtype_name(ac_dtype t);
 /* Accepts the names above and aliases (fp32, float32, fp16, half, float16, bfloat16, fp8e4m3, ...). -1 if unknown. */
 int ac_dtype_parse(const char *s, ac_dtype *out);
+/* A comma list of dtype names to a bit mask (1u << dtype). -1 for an unknown name (copied
+ * into bad) or an empty list (bad empty). */
+int ac_dtype_parse_list(const char *s, uint32_t *mask, char *bad, size_t n);
 size_t ac_dtype_size(ac_dtype t);
 
 /* Exact decode of a stored element. */

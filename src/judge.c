@@ -44,6 +44,7 @@ int ac_judge_rows_check(const ac_case *c, const ac_judge_opts *o, ac_err *e)
 
 int ac_judge_precision(const ac_kernel *k, const ac_judge_opts *o, ac_dtype t, const ac_precision **out, ac_err *e)
 {
+  ac_kernel_prepare(k, o->run.timeout_s);   /* an exec worker's declared classes */
   return ac_precision_resolve(o->precision_override, k ? k->precision : NULL, t, out, e);
 }
 

@@ -80,7 +80,7 @@ int ac_judge_args_parse(ac_judge_args *a, const char *cmd, int argc, char **argv
     ac_err e;
     size_t rl = strlen(a->repro_opts);
     if (!strcmp(name, "--precision")) {
-      if (!ac_precision_find(v)) return bad(cmd, rc, "unknown precision class '%s'; 'attncheck list --precision' lists the classes", v);
+      if (ac_precision_spec_check(v, &e) < 0) return bad(cmd, rc, "%s", e.msg);
       a->j.precision_override = v;
     } else if (!strcmp(name, "--budget")) {
       if (ac_budget_parse(v, &a->j.cmp, &e) < 0) return bad(cmd, rc, "%s", e.msg);
@@ -125,7 +125,8 @@ void ac_judge_args_help(FILE *f)
 {
   fprintf(f,
           "judging options:\n"
-          "  --precision NAME     precision class (overrides the kernel's; see 'attncheck list --precision')\n"
+          "  --precision NAME     precision class (overrides the kernel's; see 'attncheck list --precision');\n"
+          "                       per dtype: DTYPE=CLASS,... (e.g. f16=fp16-cublas,bf16=bf16-acc16)\n"
           "  --budget B           class (default: W and kappa*E of the class), baseline[:k] (k x the naive\n"
           "                       kernel's max error + 2 fp32 ulps of |o|, k = 2), or fixed (--atol/--rtol)\n"
           "  --atol A --rtol R    fixed budget: |o - exact| <= A + R*|exact| (implies --budget fixed)\n"

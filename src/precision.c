@@ -85,11 +85,62 @@ const ac_precision *ac_precision_default(ac_dtype t)
   }
 }
 
+/* The entry of spec for dtype t: "DTYPE=CLASS" naming t, else a bare "CLASS" entry; copied
+ * into name (empty when spec names neither). */
+static void spec_entry(const char *spec, ac_dtype t, char *name, size_t n)
+{
+  name[0] = 0;
+  for (const char *s = spec; s && *s;) {
+    const char *end = strchr(s, ',');
+    size_t l = end ? (size_t)(end - s) : strlen(s);
+    const char *eq = memchr(s, '=', l);
+    char dt[32];
+    ac_dtype d;
+    if (!eq) {
+      if (!name[0] && l < n) snprintf(name, n, "%.*s", (int)l, s);
+    } else if ((size_t)(eq - s) < sizeof dt) {
+      snprintf(dt, sizeof dt, "%.*s", (int)(eq - s), s);
+      if (ac_dtype_parse(dt, &d) == 0 && d == t && l - (size_t)(eq - s) - 1 < n) {
+        snprintf(name, n, "%.*s", (int)(l - (size_t)(eq - s) - 1), eq + 1);
+        return;
+      }
+    }
+    s = end ? end + 1 : NULL;
+  }
+}
+
+int ac_precision_spec_check(const char *spec, ac_err *e)
+{
+  if (!spec || !*spec) return ac_err_set(e, "empty precision class");
+  int bare = 0;
+  for (const char *s = spec; s;) {
+    const char *end = strchr(s, ',');
+    size_t l = end ? (size_t)(end - s) : strlen(s);
+    const char *eq = memchr(s, '=', l);
+    char buf[64];
+    ac_dtype d;
+    if (l == 0 || l >= sizeof buf) return ac_err_set(e, "bad precision '%s': expected CLASS or DTYPE=CLASS,...", spec);
+    snprintf(buf, sizeof buf, "%.*s", (int)l, s);
+    if (eq) {
+      buf[eq - s] = 0;
+      if (ac_dtype_parse(buf, &d)) return ac_err_set(e, "precision '%s': unknown dtype '%s'", spec, buf);
+      memmove(buf, buf + (eq - s) + 1, strlen(buf + (eq - s) + 1) + 1);
+    } else if (bare++) {
+      return ac_err_set(e, "precision '%s': more than one class without a dtype", spec);
+    }
+    if (!ac_precision_find(buf)) return ac_err_set(e, "unknown precision class '%s' (see 'attncheck list --precision')", buf);
+    s = end ? end + 1 : NULL;
+  }
+  return 0;
+}
+
 int ac_precision_resolve(const char *override_name, const char *declared, ac_dtype t,
                          const ac_precision **out, ac_err *e)
 {
-  const char *name = override_name && *override_name ? override_name : declared;
-  if (!name || !*name) {
+  char name[64];
+  spec_entry(override_name, t, name, sizeof name);
+  if (!name[0]) spec_entry(declared, t, name, sizeof name);
+  if (!name[0]) {
     *out = ac_precision_default(t);
     return 0;
   }

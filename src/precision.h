@@ -37,9 +37,14 @@ const ac_precision *ac_precision_find(const char *name);
 /* The default class of a dtype (fp64, fp32, fp16-fa2, bf16-fa2, e4m3-fa3, e5m2-fa3). */
 const ac_precision *ac_precision_default(ac_dtype t);
 /* The class that applies: override (--precision) if set, else the kernel's declared name, else
- * the dtype's default. -1 with a message naming the unknown class. */
+ * the dtype's default. Both may be a precision spec, "CLASS" or "DTYPE=CLASS,..." (an entry
+ * naming t wins over a bare CLASS; a spec that names neither leaves t to the next source).
+ * -1 with a message naming the unknown class. */
 int ac_precision_resolve(const char *override_name, const char *declared, ac_dtype t,
                          const ac_precision **out, ac_err *e);
+/* 0 when spec is a usable precision spec (every class and dtype known, at most one bare
+ * CLASS); -1 with a one-line message otherwise. */
+int ac_precision_spec_check(const char *spec, ac_err *e);
 
 /* Number of online rescales and summation length for a row of T visible keys. */
 int64_t ac_precision_nr(const ac_precision *c, int64_t T);

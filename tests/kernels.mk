@@ -13,6 +13,11 @@ tests_tharness_exec_CFLAGS = $(AC_TEST_CFLAGS)
 tests_tharness_exec_LDADD = $(AC_TEST_LIBS) $(AC_KERNELS_LIBS)
 tests_tharness_execkernel_CFLAGS = $(AM_CFLAGS)
 tests_tharness_execkernel_LDADD = $(AC_KERNELS_LIBS)
+# An exec worker's declaration (the hello handshake): parsing and capability checks.
+check_PROGRAMS += tests/texec_decl_parse
+TESTS += tests/texec_decl_parse
+tests_texec_decl_parse_CFLAGS = $(AC_TEST_CFLAGS)
+tests_texec_decl_parse_LDADD = $(AC_TEST_LIBS) $(AC_KERNELS_LIBS)
 tests_tplugin_CFLAGS = $(AC_TEST_CFLAGS)
 tests_tplugin_LDADD = $(AC_TEST_LIBS) $(AC_KERNELS_LIBS)
 

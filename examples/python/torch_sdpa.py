@@ -11,67 +11,37 @@ Usage:
   attncheck suite --kernel 'exec:python3 examples/python/torch_sdpa.py --backend flash {in} {out}'
   attncheck suite --kernel 'exec-persistent:python3 examples/python/torch_sdpa.py --backend flash'
 
-One-shot mode reads the case IN and writes OUT. Persistent mode reads lines "IN OUT" on
-stdin and answers each with one line, "ok" or "error MESSAGE" (MESSAGE starts with
-"unsupported:" when the forced backend refuses the case). One-shot mode exits 0, or 1 with the
-message on stderr (77 when unsupported).
+Built on attncheck_worker.py (beside it): one-shot mode reads the case IN and writes OUT (exit 0,
+1 on an error, 77 when the backend refuses the case); persistent mode declares the backend's
+dtypes and precision classes (README, "Without C") and answers each line "IN OUT" with "ok",
+"error MESSAGE" or "error unsupported: REASON". Without PyTorch every case is refused (SKIP).
 
-A case is an NPZ file: q, k, v ([batch][heads][t][d], dense) and meta.json (dtype by name,
-mask, scale "default" or a hex float, shape). bf16 is stored as uint16 bit patterns. The output
-NPZ holds o in the same encoding and, with --lse (private ATen entry points, flash, efficient
-and cudnn only), lse as float32 [batch][heads][tq].
+The output holds o in the case's dtype and, with --lse (private ATen entry points, flash,
+efficient and cudnn only), lse as float32 [batch][heads][tq].
 
 Masks: "causal" is top-left (is_causal=True, PyTorch's own alignment); "causal-bottom-right"
 uses torch.nn.attention.bias.causal_lower_right when present, else an explicit boolean mask.
 GQA: enable_gqa=True when this PyTorch has it, else K and V are repeated per query head.
 """
 import argparse
-import json
-import os
 import sys
-import zipfile
 
-try:
-    import numpy as np
-except ImportError:
-    np = None
+import attncheck_worker  # first: it finds a python3 with numpy when this one has none
 
 BACKENDS = ("flash", "efficient", "cudnn", "math")
+# what each backend computes, and how (precision classes of attncheck list --precision)
+DTYPES = {"flash": ("f16", "bf16"), "efficient": ("f32", "f16", "bf16"), "cudnn": ("f16", "bf16"),
+          "math": ("f64", "f32", "f16", "bf16")}
+PRECISION = {"flash": {"f16": "fp16-fa2", "bf16": "bf16-fa2"}, "efficient": {"f16": "fp16-fa2", "bf16": "bf16-fa2"},
+             "cudnn": {"f16": "fp16-fa2", "bf16": "bf16-fa2"}, "math": {"f16": "fp16-cublas", "bf16": "bf16-cublas"}}
 
 
-class Unsupported(Exception):
+class Unsupported(NotImplementedError):
     pass
 
 
-def load_case(path):
-    with zipfile.ZipFile(path) as z:
-        meta = json.loads(z.read("meta.json").decode("utf-8"))
-    arrays = np.load(path, allow_pickle=False)
-    return meta, arrays["q"], arrays["k"], arrays["v"]
-
-
-def to_torch(torch, a, dtype_name, device):
-    if dtype_name == "bf16":
-        t = torch.from_numpy(np.ascontiguousarray(a).view(np.int16)).view(torch.bfloat16)
-    elif dtype_name in ("f16", "f32", "f64"):
-        t = torch.from_numpy(np.ascontiguousarray(a))
-    else:
-        raise Unsupported("dtype %s has no torch SDPA path" % dtype_name)
-    return t.to(device)
-
-
-def to_numpy(torch, t, dtype_name):
-    t = t.detach().contiguous().cpu()
-    if dtype_name == "bf16":
-        return t.view(torch.int16).numpy().view(np.uint16)
-    return t.numpy()
-
-
-def scale_of(meta):
-    s = meta.get("scale", "default")
-    if s == "default":
-        return None
-    return float.fromhex(s) if isinstance(s, str) else float(s)
+def scale_of(problem):
+    return None if problem.scale_is_default else problem.scale
 
 
 def backend_enum(torch, name):
@@ -84,14 +54,14 @@ def backend_enum(torch, name):
     }[name]
 
 
-def attention(torch, args, meta, q, k, v):
+def attention(torch, args, problem, q, k, v):
     import torch.nn.functional as F
     from torch.nn.attention import sdpa_kernel
 
-    heads, kv_heads = int(meta["heads"]), int(meta["kv_heads"])
-    tq, tk = int(meta["tq"]), int(meta["tk"])
-    mask = meta.get("mask", "none")
-    scale = scale_of(meta)
+    heads, kv_heads = problem.heads, problem.kv_heads
+    tq, tk = problem.tq, problem.tk
+    mask = problem.mask
+    scale = scale_of(problem)
     kwargs = {}
     if scale is not None:
         kwargs["scale"] = scale
@@ -157,19 +127,17 @@ def logsumexp(torch, backend, q, k, v, mask, is_causal, scale, gqa):
     return None
 
 
-def run_one(torch, args, inp, out):
-    meta, qa, ka, va = load_case(inp)
-    dtype_name = meta["dtype"]
-    device = args.device
-    q = to_torch(torch, qa, dtype_name, device)
-    k = to_torch(torch, ka, dtype_name, device)
-    v = to_torch(torch, va, dtype_name, device)
-    o, lse = attention(torch, args, meta, q, k, v)
-    members = {"o": to_numpy(torch, o, dtype_name)}
-    if lse is not None:
-        members["lse"] = lse.detach().float().contiguous().cpu().numpy()
-    with open(out, "wb") as f:
-        np.savez(f, **members)
+def make_attn(args):
+    def attn(q, k, v, problem):
+        import torch
+        if args.device.startswith("cuda") and not torch.cuda.is_available():
+            raise Unsupported("no CUDA device for --device %s" % args.device)
+        q, k, v = (t.to(args.device) for t in (q, k, v))
+        o, lse = attention(torch, args, problem, q, k, v)
+        if args.device.startswith("cuda"):
+            torch.cuda.synchronize()
+        return o if lse is None else (o, lse)
+    return attn
 
 
 def main():
@@ -181,53 +149,9 @@ def main():
     args = ap.parse_args()
     if len(args.paths) not in (0, 2):
         ap.error("give IN and OUT, or nothing for persistent mode")
-    if np is None:
-        print("torch_sdpa.py needs numpy (apt-get install python3-numpy)", file=sys.stderr)
-        return 2
-    try:
-        import torch
-    except ImportError as e:
-        if args.paths:
-            print("unsupported: PyTorch is not installed (%s)" % e, file=sys.stderr)
-            return 77
-        for line in sys.stdin:
-            print("error unsupported: PyTorch is not installed", flush=True)
-        return 0
-
-    if args.paths:
-        try:
-            run_one(torch, args, args.paths[0], args.paths[1])
-        except Unsupported as e:
-            print("unsupported: %s" % e, file=sys.stderr)
-            return 77
-        except Exception as e:  # the one-shot kernel failed: say why on stderr
-            print("error: %s: %s" % (type(e).__name__, " ".join(str(e).split())[:400]), file=sys.stderr)
-            return 1
-        return 0
-
-    # Replies go to the original standard output; anything a library prints goes to stderr.
-    reply = os.fdopen(os.dup(1), "w")
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    for line in sys.stdin:
-        parts = line.split()
-        if not parts:
-            continue
-        if len(parts) != 2:
-            answer = "error expected a line 'IN OUT'"
-        else:
-            try:
-                run_one(torch, args, parts[0], parts[1])
-                if args.device.startswith("cuda"):
-                    torch.cuda.synchronize()
-                answer = "ok"
-            except Unsupported as e:
-                answer = "error unsupported: %s" % e
-            except Exception as e:
-                answer = "error %s: %s" % (type(e).__name__, " ".join(str(e).split())[:400])
-        reply.write(answer + "\n")
-        reply.flush()
-    return 0
+    return attncheck_worker.run(make_attn(args), args.paths, tensors="torch", name="torch-sdpa-" + args.backend,
+                                dtypes=DTYPES[args.backend], precision=PRECISION[args.backend],
+                                writes_lse=None if args.lse else False)
 
 
 if __name__ == "__main__":

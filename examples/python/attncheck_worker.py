@@ -1,0 +1,271 @@
+#!/usr/bin/env python3
+"""attncheck_worker.py: turn a Python function into an attncheck exec kernel.
+
+    import attncheck_worker
+
+    def attn(q, k, v, problem):          # -> o, or (o, lse)
+        ...
+
+    if __name__ == "__main__":
+        sys.exit(attncheck_worker.run(attn, sys.argv[1:], name="mine", dtypes=["f32", "f16"]))
+
+run() speaks both forms of attncheck's exec protocol (README, "Without C"):
+
+  one-shot    ARGS = IN OUT: reads the case IN, writes OUT; exit 0, 1 on an error, 77 when the
+              function refuses the case (NotImplementedError; the reason on stderr)
+  persistent  ARGS = --serve (or nothing): answers "hello 1" with the declaration line
+              "attncheck-worker 1 {json}", then each line "IN OUT" with "ok", "error MESSAGE",
+              or "error unsupported: REASON" when the function raises NotImplementedError
+
+q [B,H,tq,dk], k [B,KVH,tk,dk] and v [B,KVH,tk,dv] arrive decoded: numpy float64/float32/float16
+for f64/f32/f16, float32 (exact) for bf16, e4m3 and e5m2, whose NPZ members are bit patterns.
+With tensors="torch" they are CPU torch tensors of the case's own dtype (torch.bfloat16,
+torch.float8_e4m3fn, torch.float8_e5m2 where this PyTorch has them); without PyTorch every case
+is refused. tensors="auto" gives torch tensors when PyTorch is importable, numpy otherwise.
+problem has dtype, mask, batch, heads, kv_heads, tq, tk, dk, dv, scale (a float; 1/sqrt(dk)
+when scale_is_default), scale_is_default, meta (the case's meta.json) and tensors ("numpy" or
+"torch"). o (numpy array or torch tensor, any float dtype) is rounded once, to nearest even,
+to the case's dtype; lse (natural log, [B,H,tq]) is stored as float32.
+
+The first python3 on PATH may lack numpy: importing this module then re-executes the script
+under another python3 that has it (/usr/bin/python3, /usr/local/bin/python3), or exits 2 with
+one line on stderr.
+"""
+import io
+import json
+import math
+import os
+import subprocess
+import sys
+import zipfile
+
+
+def _reexec_with_numpy():
+    if os.environ.get("ATTNCHECK_WORKER_REEXEC"):
+        return
+    here = os.path.realpath(sys.executable or "")
+    for cand in ("/usr/bin/python3", "/usr/local/bin/python3", "/bin/python3"):
+        if not os.path.exists(cand) or os.path.realpath(cand) == here:
+            continue
+        try:
+            ok = subprocess.run([cand, "-c", "import numpy"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL).returncode == 0
+        except OSError:
+            ok = False
+        if ok:
+            os.environ["ATTNCHECK_WORKER_REEXEC"] = "1"
+            os.execv(cand, [cand, sys.argv[0]] + sys.argv[1:])
+
+
+try:
+    import numpy as np
+except ImportError:
+    _reexec_with_numpy()
+    sys.stderr.write("attncheck_worker: numpy is not installed for %s (Debian: apt-get install python3-numpy)\n"
+                     % sys.executable)
+    sys.exit(2)
+
+ALL_DTYPES = ("f64", "f32", "f16", "bf16", "e4m3", "e5m2")
+ALL_MASKS = ("none", "causal", "causal-bottom-right")
+ALL_FEATURES = ("gqa", "dv-ne-dk", "tq-ne-tk", "scale")
+
+# narrow formats stored as bit patterns: (bits, mantissa bits, minimum normal exponent, bias,
+# has inf, the NaN pattern written)
+_NARROW = {"bf16": (16, 7, -126, 127, True, 0x7FC0), "e4m3": (8, 3, -6, 7, False, 0x7F),
+           "e5m2": (8, 2, -14, 15, True, 0x7E)}
+_TABLES = {}
+
+
+def _table(name):
+    """Values of every bit pattern of a narrow format (float64, index = bits)."""
+    if name not in _TABLES:
+        nb, m, emin, bias, has_inf, _ = _NARROW[name]
+        bits = np.arange(1 << nb, dtype=np.int64)
+        sign = np.where(bits >> (nb - 1) & 1, -1.0, 1.0)
+        e = (bits >> m) & ((1 << (nb - 1 - m)) - 1)
+        f = (bits & ((1 << m) - 1)).astype(np.float64)
+        emax_field = (1 << (nb - 1 - m)) - 1
+        val = np.where(e == 0, np.ldexp(f, emin - m), np.ldexp(1.0 + f / (1 << m), e - bias))
+        if has_inf:
+            val = np.where(e == emax_field, np.where(f == 0, np.inf, np.nan), val)
+        else:  # e4m3fn: only S.1111.111 is NaN
+            val = np.where((e == emax_field) & (f == (1 << m) - 1), np.nan, val)
+        _TABLES[name] = sign * val
+    return _TABLES[name]
+
+
+def decode(a, dtype):
+    """An NPZ member of the case's dtype to numpy floats holding the same values."""
+    if dtype in _NARROW:
+        return _table(dtype)[np.asarray(a).astype(np.int64)].astype(np.float32)
+    if dtype in ("f16", "f32", "f64"):
+        return np.asarray(a)
+    raise NotImplementedError("dtype %s" % dtype)
+
+
+def encode(x, dtype):
+    """Floats rounded once, to nearest even, to dtype (bit patterns for the narrow formats)."""
+    x = np.asarray(x, dtype=np.float64)
+    if dtype in ("f16", "f32", "f64"):
+        return x.astype({"f16": np.float16, "f32": np.float32, "f64": np.float64}[dtype])
+    nb, m, emin, _, has_inf, nan_bits = _NARROW[dtype]
+    tab = _table(dtype)
+    pos = tab[: 1 << (nb - 1)]
+    fin = np.isfinite(pos)
+    maxf = pos[fin].max()
+    ax = np.abs(x)
+    with np.errstate(all="ignore"):
+        _, e = np.frexp(np.where(np.isfinite(ax), ax, 0.0))
+        q = np.ldexp(1.0, np.maximum(e - 1, emin) - m)
+        r = np.round(ax / q) * q
+    idx = np.searchsorted(pos[fin], np.where(np.isfinite(r), np.minimum(r, maxf), 0.0))
+    out = idx.astype(np.int64)
+    over = ~np.isnan(x) & ((r > maxf) | np.isinf(x))
+    if has_inf:
+        out[over] = int(np.where(np.isinf(pos))[0][0])
+    else:
+        out[over] = nan_bits
+    out[np.isnan(x)] = nan_bits
+    out |= np.where(np.signbit(x), 1 << (nb - 1), 0)
+    return out.astype(np.uint16 if nb == 16 else np.uint8)
+
+
+class Problem:
+    """The case's shape, mask, scale and dtype."""
+
+    def __init__(self, meta, q, k, v, tensors):
+        self.meta = meta
+        self.dtype = meta["dtype"]
+        self.mask = meta.get("mask", "none")
+        self.batch, self.heads, self.tq, self.dk = (int(x) for x in q.shape)
+        self.kv_heads, self.tk, self.dv = int(k.shape[1]), int(k.shape[2]), int(v.shape[3])
+        s = meta.get("scale", "default")
+        self.scale_is_default = s == "default"
+        self.scale = 1.0 / math.sqrt(self.dk) if self.scale_is_default else (
+            float.fromhex(s) if isinstance(s, str) else float(s))
+        self.tensors = tensors
+
+
+def _torch():
+    try:
+        import torch
+        return torch
+    except ImportError:
+        return None
+
+
+def _to_torch(torch, a, dtype):
+    t = torch.from_numpy(np.ascontiguousarray(decode(a, dtype)))
+    want = {"bf16": "bfloat16", "e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2"}.get(dtype)
+    if want and hasattr(torch, want):
+        t = t.to(getattr(torch, want))
+    return t
+
+
+def _from_torch(torch, t, dtype):
+    t = t.detach().cpu()
+    if dtype == "bf16" and t.dtype == torch.bfloat16:
+        return t.contiguous().view(torch.int16).numpy().view(np.uint16)
+    if dtype == "e4m3" and t.dtype == getattr(torch, "float8_e4m3fn", None):
+        return t.contiguous().view(torch.uint8).numpy()
+    if dtype == "e5m2" and t.dtype == getattr(torch, "float8_e5m2", None):
+        return t.contiguous().view(torch.uint8).numpy()
+    if {"f16": torch.float16, "f32": torch.float32, "f64": torch.float64}.get(dtype) == t.dtype:
+        return t.contiguous().numpy()
+    return encode(t.to(torch.float64).numpy(), dtype)
+
+
+def run_case(attn, inp, out, decl, tensors):
+    """Run attn on the case file inp and write out; raises on failure."""
+    with zipfile.ZipFile(inp) as z:
+        meta = json.loads(z.read("meta.json").decode("utf-8"))
+    arrays = np.load(inp, allow_pickle=False)
+    qa, ka, va = arrays["q"], arrays["k"], arrays["v"]
+    dtype = meta["dtype"]
+    if dtype not in decl["dtypes"]:
+        raise NotImplementedError("dtype %s is not declared" % dtype)
+    torch = _torch() if tensors in ("torch", "auto") else None
+    if tensors == "torch" and torch is None:
+        raise NotImplementedError("PyTorch is not installed")
+    kind = "torch" if torch is not None else "numpy"
+    problem = Problem(meta, qa, ka, va, kind)
+    if torch is not None:
+        q, k, v = (_to_torch(torch, a, dtype) for a in (qa, ka, va))
+    else:
+        q, k, v = (decode(a, dtype) for a in (qa, ka, va))
+    res = attn(q, k, v, problem)
+    o, lse = (res if isinstance(res, tuple) else (res, None))
+    members = {"o": _from_torch(torch, o, dtype) if torch is not None and not isinstance(o, np.ndarray)
+               else encode(np.asarray(o), dtype)}
+    if lse is not None and decl.get("writes_lse", True) is not False:
+        if torch is not None and not isinstance(lse, np.ndarray):
+            lse = lse.detach().to(torch.float32).cpu().numpy()
+        members["lse"] = np.asarray(lse, dtype=np.float32).reshape(problem.batch, problem.heads, problem.tq)
+    buf = io.BytesIO()
+    np.savez(buf, **members)
+    with open(out, "wb") as f:
+        f.write(buf.getvalue())
+
+
+def _one_line(exc):
+    return " ".join(str(exc).split())[:400] or type(exc).__name__
+
+
+def serve(attn, decl, tensors, stdin=None, reply=None):
+    """The persistent protocol on stdin / reply (default: the process's stdout; anything else
+    written to sys.stdout goes to stderr so it cannot break the protocol)."""
+    stdin = stdin or sys.stdin
+    if reply is None:
+        reply = os.fdopen(os.dup(1), "w")
+        os.dup2(2, 1)
+        sys.stdout = sys.stderr
+    for line in stdin:
+        parts = line.split()
+        if not parts:
+            continue
+        if parts[0] == "hello":
+            answer = "attncheck-worker 1 " + json.dumps(decl, separators=(",", ":"))
+        elif len(parts) != 2:
+            answer = "error expected a line 'IN OUT'"
+        else:
+            try:
+                run_case(attn, parts[0], parts[1], decl, tensors)
+                answer = "ok"
+            except NotImplementedError as e:
+                answer = "error unsupported: " + _one_line(e)
+            except Exception as e:  # every failure is an answer, never a dead worker
+                answer = "error %s: %s" % (type(e).__name__, _one_line(e))
+        reply.write(answer + "\n")
+        reply.flush()
+    return 0
+
+
+def declaration(name=None, dtypes=ALL_DTYPES, masks=ALL_MASKS, features=ALL_FEATURES, precision=None,
+                writes_lse=None):
+    """The JSON object a worker declares itself with (README, "Without C")."""
+    d = {"name": name or os.path.basename(sys.argv[0] or "python-worker"), "dtypes": list(dtypes),
+         "masks": list(masks), "features": list(features)}
+    if precision:
+        d["precision"] = precision
+    if writes_lse is not None:
+        d["writes_lse"] = bool(writes_lse)
+    return d
+
+
+def run(attn, argv, tensors="numpy", **decl_args):
+    """Main entry: argv = [IN, OUT] (one-shot) or [] / ["--serve"] (persistent). Exit status."""
+    decl = declaration(**decl_args)
+    if not argv or argv == ["--serve"]:
+        return serve(attn, decl, tensors)
+    if len(argv) != 2:
+        sys.stderr.write("usage: %s IN OUT | %s --serve\n" % (sys.argv[0], sys.argv[0]))
+        return 2
+    try:
+        run_case(attn, argv[0], argv[1], decl, tensors)
+    except NotImplementedError as e:
+        sys.stderr.write("unsupported: %s\n" % _one_line(e))
+        return 77
+    except Exception as e:
+        sys.stderr.write("error: %s: %s\n" % (type(e).__name__, _one_line(e)))
+        return 1
+    return 0

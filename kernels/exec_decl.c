@@ -1,0 +1,183 @@
+/* owner: exec backend */
+/* exec_decl.c: parsing and use of an exec-persistent worker's declaration (exec_decl.h). */
+#include "config.h"
+#include "exec_decl.h"
+#include <json-c/json.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const feature_names[AC_XF_N] = AC_EXEC_FEATURE_NAMES;
+
+void ac_exec_decl_init(ac_exec_decl *d)
+{
+  memset(d, 0, sizeof *d);
+  d->state = AC_DECL_UNKNOWN;
+  d->dtypes = d->masks = d->features = ~0u;
+  d->writes_lse = -1;
+}
+
+static int bad(ac_exec_decl *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int bad(ac_exec_decl *d, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(d->error, sizeof d->error, fmt, ap);
+  va_end(ap);
+  d->state = AC_DECL_BAD;
+  return -1;
+}
+
+/* An array of names to a bit set: kind 0 dtypes, 1 masks, 2 features. */
+static int name_set(ac_exec_decl *d, json_object *arr, const char *field, int kind, uint32_t *out)
+{
+  if (!json_object_is_type(arr, json_type_array)) return bad(d, "'%s' must be an array of names", field);
+  *out = 0;
+  for (size_t i = 0; i < json_object_array_length(arr); i++) {
+    json_object *v = json_object_array_get_idx(arr, i);
+    const char *s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+    int bit = -1;
+    ac_dtype t;
+    ac_mask m;
+    if (s && kind == 0 && ac_dtype_parse(s, &t) == 0) bit = (int)t;
+    if (s && kind == 1 && ac_mask_parse(s, &m) == 0) bit = (int)m;
+    for (int f = 0; s && kind == 2 && f < AC_XF_N; f++)
+      if (!strcmp(s, feature_names[f])) bit = f;
+    if (bit < 0) return bad(d, "'%s': unknown name '%s'", field, s ? s : "(not a string)");
+    *out |= 1u << bit;
+  }
+  return 0;
+}
+
+/* "precision": one class name for every dtype, or {"DTYPE": "CLASS", ...}; kept as a
+ * precision spec ("CLASS" or "DTYPE=CLASS,..."), resolved (and checked) per case. */
+static int precision_spec(ac_exec_decl *d, json_object *v)
+{
+  size_t len = 0;
+  d->precision[0] = 0;
+  if (json_object_is_type(v, json_type_string)) {
+    const char *s = json_object_get_string(v);
+    if (!*s || strchr(s, ',') || strchr(s, '=') || strlen(s) >= sizeof d->precision)
+      return bad(d, "'precision': bad class name '%s'", s);
+    snprintf(d->precision, sizeof d->precision, "%s", s);
+    return 0;
+  }
+  if (!json_object_is_type(v, json_type_object)) return bad(d, "'precision' must be a class name or {\"DTYPE\": \"CLASS\"}");
+  json_object_object_foreach(v, key, val) {
+    ac_dtype t;
+    const char *c = json_object_is_type(val, json_type_string) ? json_object_get_string(val) : "";
+    if (ac_dtype_parse(key, &t)) return bad(d, "'precision': unknown dtype '%s'", key);
+    if (!*c || strchr(c, ',') || strchr(c, '=')) return bad(d, "'precision': bad class name for %s", key);
+    int w = snprintf(d->precision + len, sizeof d->precision - len, "%s%s=%s", len ? "," : "", ac_dtype_name(t), c);
+    if (w < 0 || (size_t)w >= sizeof d->precision - len) return bad(d, "'precision': too long");
+    len += (size_t)w;
+  }
+  return 0;
+}
+
+void ac_exec_decl_parse(ac_exec_decl *d, const char *text)
+{
+  ac_exec_decl_init(d);
+  json_object *j = json_tokener_parse(text), *v;
+  if (!j || !json_object_is_type(j, json_type_object)) {
+    bad(d, "the declaration is not a JSON object: %.200s", text);
+    json_object_put(j);
+    return;
+  }
+  int rc = 0;
+  if (json_object_object_get_ex(j, "name", &v)) snprintf(d->name, sizeof d->name, "%s", json_object_get_string(v));
+  if (!rc && json_object_object_get_ex(j, "dtypes", &v)) rc = name_set(d, v, "dtypes", 0, &d->dtypes);
+  if (!rc && json_object_object_get_ex(j, "masks", &v)) rc = name_set(d, v, "masks", 1, &d->masks);
+  if (!rc && json_object_object_get_ex(j, "features", &v)) rc = name_set(d, v, "features", 2, &d->features);
+  if (!rc && json_object_object_get_ex(j, "precision", &v) && !json_object_is_type(v, json_type_null)) rc = precision_spec(d, v);
+  if (!rc && json_object_object_get_ex(j, "writes_lse", &v)) {
+    if (json_object_is_type(v, json_type_boolean)) d->writes_lse = json_object_get_boolean(v);
+    else rc = bad(d, "'writes_lse' must be true or false");
+  }
+  json_object_put(j);
+  if (!rc) d->state = AC_DECL_OK;
+}
+
+int ac_exec_decl_answer(ac_exec_decl *d, const char *line)
+{
+  size_t tl = strlen(AC_EXEC_DECL_TAG);
+  if (!strncmp(line, AC_EXEC_DECL_TAG, tl) && line[tl] == ' ') {
+    const char *s = line + tl + 1;
+    char *end;
+    long ver = strtol(s, &end, 10);
+    if (end == s || ver != 1 || *end != ' ') {
+      ac_exec_decl_init(d);
+      bad(d, "the worker answered with protocol version '%.20s'; attncheck speaks version 1", s);
+      return 1;
+    }
+    ac_exec_decl_parse(d, end + 1);
+    return 1;
+  }
+  if (!strncmp(line, "ok", 2) || !strncmp(line, "error", 5)) {
+    d->state = AC_DECL_NONE;   /* a worker that took the hello for a request */
+    return 1;
+  }
+  return 0;
+}
+
+int ac_exec_decl_supports(const ac_exec_decl *d, const ac_problem *p, char *why, size_t n)
+{
+  if (n) why[0] = 0;
+  if (d->state != AC_DECL_OK) return 1;
+  const char *who = d->name[0] ? d->name : "the worker";
+  uint32_t need = 0;
+  if (p->kv_heads != p->heads) need |= 1u << AC_XF_GQA;
+  if (p->dv != p->dk) need |= 1u << AC_XF_DV_NE_DK;
+  if (p->tq != p->tk) need |= 1u << AC_XF_TQ_NE_TK;
+  if (!p->scale_is_default) need |= 1u << AC_XF_SCALE;
+  if (!(d->dtypes >> p->dtype & 1u)) snprintf(why, n, "%s does not declare dtype %s", who, ac_dtype_name(p->dtype));
+  else if (!(d->masks >> p->mask & 1u)) snprintf(why, n, "%s does not declare mask %s", who, ac_mask_name(p->mask));
+  else if (need & ~d->features) {
+    int f = 0;
+    while (!((need & ~d->features) >> f & 1u)) f++;
+    snprintf(why, n, "%s does not declare feature %s", who, feature_names[f]);
+  } else {
+    return 1;
+  }
+  return 0;
+}
+
+int ac_exec_decl_admit(const ac_exec_decl *d, const ac_problem *p, ac_run_result *r)
+{
+  if (d->state == AC_DECL_BAD) {
+    r->status = AC_RUN_HARNESS_ERROR;
+    snprintf(r->msg, sizeof r->msg, "unusable worker declaration: %s", d->error);
+    return -1;
+  }
+  if (ac_exec_decl_supports(d, p, r->msg, sizeof r->msg)) return 0;
+  r->status = AC_RUN_UNSUPPORTED;
+  return -1;
+}
+
+void ac_exec_decl_error(const char *line, ac_run_result *r)
+{
+  const char *m = line[5] ? line + 6 : "error";
+  while (*m == ' ') m++;
+  if (!strncmp(m, "unsupported", 11) && (m[11] == ':' || m[11] == ' ' || !m[11])) {
+    m += 11;
+    while (*m == ':' || *m == ' ') m++;
+    r->status = AC_RUN_UNSUPPORTED;
+    snprintf(r->msg, sizeof r->msg, "worker: %.480s", *m ? m : "refused the case");
+    return;
+  }
+  r->status = AC_RUN_KERNEL_ERROR;
+  snprintf(r->msg, sizeof r->msg, "worker: %.480s", m);
+}
+
+void ac_exec_decl_outputs(const ac_exec_decl *d, const ac_run_opts *o, int64_t rows, ac_run_result *r)
+{
+  if (d->state != AC_DECL_OK || r->status != AC_RUN_OK) return;
+  if (d->writes_lse == 0 && r->lse) {
+    free(r->lse);
+    r->lse = NULL;
+    r->lse_count = 0;
+  } else if (d->writes_lse == 1 && o->want_lse && !r->lse) {
+    r->n_lse_unwritten = rows;
+  }
+}

@@ -39,7 +39,7 @@ refused "attncheck gen --help" gen --dtype
 refused "attncheck check --help" check --kernel
 refused "attncheck oracle --help" oracle --rows
 refused "attncheck check --help" check --kernel flash-f32 --policy FAIL=sometimes x.npz
-refused "lists the classes" check --kernel flash-f32 --precision fp33 x.npz
+refused "unknown precision class 'fp33'" check --kernel flash-f32 --precision fp33 x.npz
 
 # gen --scale: a hex float is stored exactly or refused, never rounded.
 refused "more significant bits than binary64 holds" gen --out "$tmp/s.npz" --t 2 --dk 2 --scale 0x1.00000000000008p+0

@@ -23,11 +23,14 @@
 #include <time.h>
 #include <unistd.h>
 #include "fuzz.h"
+#include "journal.h"
 
 #define MAX_FAM 64
 #define MAX_JOBS 256
 #define RESERVE_BLOCK 32
 #define POOL_SIZE 16
+#define NEVER_RAN_CASES 8   /* a worker's first cases all failing alike, no result ever: the kernel cannot start */
+#define MAX_RESTARTS 5      /* a worker that dies this often in a row stops the campaign */
 
 typedef struct {
   pthread_mutex_t mu;
@@ -43,8 +46,13 @@ typedef struct {
   double last_finding_at;
   int stop;
   int any_fail, any_error;
-  int journal_error;
+  int journal_error;        /* errno of a reservation that could not be written */
+  int storage_error;        /* a finding or journal record could not be written: stop, exit 3 */
+  char stop_reason[700];    /* the one line saying why the campaign stopped early (first cause wins) */
   int worker_busy[MAX_JOBS];
+  int64_t worker_case[MAX_JOBS];   /* the case number a worker is on (-1: none) and its family */
+  char worker_family[MAX_JOBS][64];
+  int64_t hole_pos, nholes;        /* numbers a killed run left unevaluated, taken first */
 } shm_t;
 
 typedef struct {
@@ -59,6 +67,8 @@ typedef struct {
   ac_pool pool;
   const char *kname;
   int log_fd;
+  int journal_fd, lock_fd;
+  int64_t *holes;                  /* shared mapping, sh->nholes entries */
 } ctx_t;
 
 void ac_campaign_opts_init(ac_campaign_opts *o)
@@ -121,47 +131,57 @@ static const char *jesc(const char *s, char *buf, size_t n)
   return buf;
 }
 
-static int write_journal(ctx_t *c, int64_t reserved)
+/* Stops the campaign with reason (the first one is kept and printed at the end). */
+static void stop_with(ctx_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void stop_with(ctx_t *c, const char *fmt, ...)
 {
-  char p[4096], buf[256];
-  path_of(p, sizeof p, c->o->out_dir, "journal");
-  int n = snprintf(buf, sizeof buf, "next=%lld\n", (long long)reserved);
-  ac_err e;
-  return ac_write_file_atomic(p, buf, (size_t)n, &e);
+  lock(c->sh);
+  if (!c->sh->stop_reason[0]) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->sh->stop_reason, sizeof c->sh->stop_reason, fmt, ap);
+    va_end(ap);
+  }
+  c->sh->stop = 1;
+  pthread_mutex_unlock(&c->sh->mu);
 }
 
-static int64_t read_kv_int(const char *path, const char *key, int64_t dflt)
+static void journal_failed(ctx_t *c, int err)
 {
-  FILE *f = fopen(path, "r");
-  if (!f) return dflt;
-  char line[512];
-  size_t kl = strlen(key);
-  int64_t v = dflt;
-  while (fgets(line, sizeof line, f))
-    if (!strncmp(line, key, kl) && line[kl] == '=') v = strtoll(line + kl + 1, NULL, 10);
-  fclose(f);
-  return v;
+  c->sh->storage_error = 1;
+  stop_with(c, "cannot write %s/journal: %s: campaign stopped; the cases it could not record run again with --resume",
+            c->o->out_dir, strerror(err));
 }
 
-/* Take the next case number; -1 when the campaign is over. */
-static int64_t take_case(ctx_t *c)
+/* Take the next case number for worker w: first those a killed run left, then new ones,
+ * reserved in the journal in blocks before use; -1 when the campaign is over. */
+static int64_t take_case(ctx_t *c, int w)
 {
   shm_t *sh = c->sh;
   lock(sh);
   int64_t k = -1;
-  if (!sh->stop && !sh->journal_error) {
+  while (!sh->stop && sh->hole_pos < sh->nholes && k < 0) {
+    int64_t h = c->holes[sh->hole_pos++];
+    if (c->o->max_cases <= 0 || h < c->o->max_cases) k = h;
+  }
+  if (k < 0 && !sh->stop && !sh->journal_error) {
     if (c->o->max_cases > 0 && sh->next >= c->o->max_cases) {
       sh->stop = 1;
     } else {
       if (sh->next >= sh->reserved) {
         int64_t r = sh->next + RESERVE_BLOCK;
-        if (write_journal(c, r) == 0) sh->reserved = r;
-        else sh->journal_error = 1;
+        if (c->o->max_cases > 0 && r > c->o->max_cases) r = c->o->max_cases;
+        if (ac_journal_append(c->journal_fd, 1, "next=%lld\n", (long long)r) == 0) sh->reserved = r;
+        else sh->journal_error = errno ? errno : EIO;
       }
       if (sh->next < sh->reserved) k = sh->next++;
     }
   }
+  sh->worker_case[w] = k;
+  sh->worker_family[w][0] = 0;
+  int jerr = sh->journal_error;
   pthread_mutex_unlock(&sh->mu);
+  if (k < 0 && jerr) journal_failed(c, jerr);
   return k;
 }
 
@@ -332,7 +352,9 @@ static void minimize_finding(ctx_t *c, const char *sig)
   json_object_put(r);
 }
 
-static void record_findings(ctx_t *c, const ac_case *cs, const ac_eval *ev, const char *family, int64_t gk)
+/* Stores the findings of one case; -1 when one could not be stored: the campaign then stops
+ * and the case number stays unevaluated in the journal, so that --resume finds it again. */
+static int record_findings(ctx_t *c, const ac_case *cs, const ac_eval *ev, const char *family, int64_t gk)
 {
   for (int k = 0; k < AC_V_NKINDS; k++) {
     if (!(ev->kept & (1u << k))) continue;
@@ -356,10 +378,18 @@ static void record_findings(ctx_t *c, const ac_case *cs, const ac_eval *ev, cons
     json_object_put(r);
     if (st_rc < 0) {
       char jb[1200];
-      log_event(c, "\"event\":\"error\",\"what\":\"store finding\",\"msg\":\"%s\"", jesc(e.msg, jb, sizeof jb));
-      continue;
+      log_event(c, "\"event\":\"error\",\"what\":\"store finding\",\"sig\":\"%s\",\"case\":%lld,\"msg\":\"%s\"", sig,
+                (long long)gk, jesc(e.msg, jb, sizeof jb));
+      c->sh->storage_error = 1;
+      stop_with(c, "cannot store finding %s of case %lld: %s: campaign stopped; free space and --resume to store it",
+                sig, (long long)gk, e.msg);
+      return -1;
     }
     if (st_rc == 0) continue;
+    if (ac_journal_append(c->journal_fd, 0, "f %s %s %s\n", sig, ac_verdict_name((ac_verdict_kind)k), family)) {
+      journal_failed(c, errno);
+      return -1;
+    }
     int fail = c->x.pol.p[k] == AC_POLICY_FAIL;
     lock(c->sh);
     c->sh->findings++;
@@ -380,6 +410,7 @@ static void record_findings(ctx_t *c, const ac_case *cs, const ac_eval *ev, cons
               ac_verdict_name((ac_verdict_kind)k), (long long)gk, ev->err_w, ev->score);
     if (c->o->minimize) minimize_finding(c, sig);
   }
+  return 0;
 }
 
 /* ---- the worker -------------------------------------------------------------------------- */
@@ -452,6 +483,56 @@ static void pending_minimizations(ctx_t *c, int w)
 
 static pid_t supervisor_pid;
 
+/* Case number k of worker w is evaluated (ev NULL: it could not be generated): its journal
+ * record, then the counters of the stats. -1 when the record cannot be written. */
+static int case_done(ctx_t *c, int w, int64_t k, const char *family, const ac_eval *ev)
+{
+  if (ac_journal_append(c->journal_fd, 0, "c %lld %s\n", (long long)k, family)) {
+    journal_failed(c, errno);
+    return -1;
+  }
+  int slot = family_slot(c, family);
+  shm_t *sh = c->sh;
+  lock(sh);
+  sh->worker_case[w] = -1;
+  sh->done++;
+  if (slot >= 0) sh->per_fam[slot]++;
+  if (ev && (ev->kinds & (1u << AC_V_SKIP))) sh->skipped++;
+  if (ev && ev->meta.checked) {
+    sh->meta_checks++;
+    if (ev->meta.worst_ratio > sh->meta_worst) sh->meta_worst = ev->meta.worst_ratio;
+  }
+  if (ev && ev->score > sh->best_score && ev->score < 1e299) sh->best_score = ev->score;
+  pthread_mutex_unlock(&sh->mu);
+  return 0;
+}
+
+/* Whether the kernel has ever returned a result in this worker; *streak counts the cases in a
+ * row that ended alike (same run status and message) without one. A worker whose first
+ * NEVER_RAN_CASES cases all failed alike has a kernel that cannot start (a missing command, a
+ * worker that exits at once): 1 then, and the campaign stops; a kernel that ran once and then
+ * crashes is only producing CRASH findings. */
+typedef struct {
+  int ran, streak;
+  ac_run_status status;
+  char msg[512];
+} start_watch;
+
+static int never_started(start_watch *sw, int erc, const ac_eval *ev, const char *emsg)
+{
+  if (erc == 0 && ev->status == AC_RUN_OK) sw->ran = 1;
+  if (sw->ran || ev->status == AC_RUN_UNSUPPORTED || ev->status == AC_RUN_TIMEOUT) return 0;
+  const char *msg = erc ? emsg : ev->rep.note;
+  if (sw->streak > 0 && ev->status == sw->status && !strcmp(msg, sw->msg)) {
+    sw->streak++;
+  } else {
+    sw->streak = 1;
+    sw->status = ev->status;
+    snprintf(sw->msg, sizeof sw->msg, "%s", msg);
+  }
+  return sw->streak >= NEVER_RAN_CASES;
+}
+
 static void worker_main(ctx_t *c, int w)
 {
   signal(SIGINT, SIG_IGN);
@@ -460,10 +541,13 @@ static void worker_main(ctx_t *c, int w)
    * numbers behind a later --resume */
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != supervisor_pid) _exit(0);
+  /* the directory lock belongs to the supervisor alone: it goes when the supervisor goes */
+  if (c->lock_fd >= 0) close(c->lock_fd);
   ac_err e;
   if (setup_kernel(c, &e)) {
     char jb[1200];
     log_event(c, "\"event\":\"error\",\"what\":\"kernel\",\"msg\":\"%s\"", jesc(e.msg, jb, sizeof jb));
+    stop_with(c, "a worker cannot set up the kernel: %s: campaign stopped", e.msg);
     _exit(3);
   }
   ac_pool_init(&c->pool, POOL_SIZE);
@@ -475,8 +559,10 @@ static void worker_main(ctx_t *c, int w)
   /* a pool seeded from the corpus starts refining at once; a fresh one sweeps first */
   int64_t sweep_n = from_corpus ? 0 : 4 * c->nfam > 100 ? 4 * c->nfam : 100;
   double local_best = 0;
+  start_watch sw = {0};
+  int status = 0;
   for (;;) {
-    int64_t k = take_case(c);
+    int64_t k = take_case(c, w);
     if (k < 0) break;
     c->sh->worker_busy[w] = 1;
     int64_t gk = k * c->o->shard_n + c->o->shard_i;
@@ -515,12 +601,17 @@ static void worker_main(ctx_t *c, int w)
           snprintf(cs.generator, sizeof cs.generator, "mutant");
       }
     }
+    snprintf(c->sh->worker_family[w], sizeof c->sh->worker_family[w], "%s", family);
     if (rc) {
       __atomic_add_fetch(&c->sh->errors, 1, __ATOMIC_RELAXED);
       char jb[1200];
       log_event(c, "\"event\":\"error\",\"what\":\"generate\",\"case\":%lld,\"msg\":\"%s\"", (long long)gk,
                 jesc(e.msg, jb, sizeof jb));
       c->sh->worker_busy[w] = 0;
+      if (case_done(c, w, k, family, NULL)) {
+        status = 3;
+        break;
+      }
       continue;
     }
     ac_eval ev;
@@ -544,21 +635,22 @@ static void worker_main(ctx_t *c, int w)
       }
       log_event(c, "\"event\":\"error\",\"what\":\"eval\",\"case\":%lld,\"msg\":\"%s\"", (long long)gk, msg);
     }
-    int slot = family_slot(c, family);
-    lock(c->sh);
-    c->sh->done++;
-    if (ev.kinds & (1u << AC_V_SKIP)) c->sh->skipped++;
-    if (ev.meta.checked) {
-      c->sh->meta_checks++;
-      if (ev.meta.worst_ratio > c->sh->meta_worst) c->sh->meta_worst = ev.meta.worst_ratio;
+    int never = never_started(&sw, erc, &ev, e.msg);
+    /* the case number is spent only once its findings are stored and its record is written */
+    if ((ev.kept && record_findings(c, &cs, &ev, family, gk)) || case_done(c, w, k, family, &ev)) {
+      ac_case_free(&cs);
+      status = 3;
+      break;
     }
-    if (slot >= 0) c->sh->per_fam[slot]++;
-    if (ev.score > c->sh->best_score && ev.score < 1e299) c->sh->best_score = ev.score;
-    pthread_mutex_unlock(&c->sh->mu);
     if (c->o->log_cases)
       log_event(c, "\"event\":\"case\",\"case\":%lld,\"family\":\"%s\",\"kinds\":%u,\"err_e\":%.4g%s%s%s", (long long)gk,
                 family, ev.kinds, ev.score, desc[0] ? ",\"mutation\":\"" : "", desc, desc[0] ? "\"" : "");
-    if (ev.kept) record_findings(c, &cs, &ev, family, gk);
+    if (never) {
+      char msg[600];
+      snprintf(msg, sizeof msg, "%s", sw.msg);
+      stop_with(c, "the kernel never returned a result: its first %d cases all ended %s: %s; campaign stopped (check --kernel)",
+                NEVER_RAN_CASES, ac_run_status_name(sw.status), msg);
+    }
     /* the search: children that beat their parent join the pool; parents that stop improving
      * take smaller steps */
     int clean = !ev.any_fail && !(ev.kinds & ((1u << AC_V_SKIP) | (1u << AC_V_ERROR) | (1u << AC_V_OUT_OF_DOMAIN)));
@@ -582,7 +674,7 @@ static void worker_main(ctx_t *c, int w)
   }
   ac_pool_free(&c->pool);
   ac_kernel_free(c->kernel);
-  _exit(0);
+  _exit(status);
 }
 
 /* ---- the supervisor ------------------------------------------------------------------------ */
@@ -745,6 +837,80 @@ static int findings_exit(ctx_t *c)
   return any;
 }
 
+/* Sets up DIR for this run under its lock: refuses a second campaign, clears what a killed
+ * run left, records the campaign, and sums up the journal into the shared counters. Prints
+ * its one line and returns an exit code on failure, 0 on success. */
+static int open_campaign_dir(ctx_t *c)
+{
+  ac_campaign_opts *o = c->o;
+  ac_err e;
+  char p[4096];
+  long prev = 0;
+  if (ac_mkdir_p(o->out_dir, &e)) return fprintf(stderr, "attncheck fuzz: %s\n", e.msg), AC_EXIT_USAGE;
+  int lr = ac_campaign_lock(o->out_dir, &c->lock_fd, &prev, &e);
+  if (lr < 0) return fprintf(stderr, "attncheck fuzz: %s\n", e.msg), AC_EXIT_USAGE;
+  if (lr > 0) {
+    if (prev > 0) fprintf(stderr, "attncheck fuzz: %s is in use by another campaign (pid %ld)\n", o->out_dir, prev);
+    else fprintf(stderr, "attncheck fuzz: %s is in use by another campaign\n", o->out_dir);
+    return AC_EXIT_USAGE;
+  }
+  path_of(p, sizeof p, o->out_dir, "journal");
+  if (!o->resume && access(p, F_OK) == 0) {
+    fprintf(stderr, "attncheck fuzz: %s already holds a campaign: add --resume to continue it, or choose another --out\n",
+            o->out_dir);
+    return AC_EXIT_USAGE;
+  }
+  int cleaned = ac_campaign_clean_tmp(o->out_dir);
+  char fdir[4096];
+  path_of(fdir, sizeof fdir, o->out_dir, "findings");
+  if (ac_mkdir_p(fdir, &e)) return fprintf(stderr, "attncheck fuzz: %s\n", e.msg), AC_EXIT_USAGE;
+  if (o->corpus_dir) snprintf(c->corpus, sizeof c->corpus, "%s", o->corpus_dir);
+  else path_of(c->corpus, sizeof c->corpus, o->out_dir, "corpus");
+  ac_mkdir_p(c->corpus, &e);
+  if (!o->resume && save_campaign_json(c, &e)) return fprintf(stderr, "attncheck fuzz: %s\n", e.msg), AC_EXIT_USAGE;
+  path_of(p, sizeof p, o->out_dir, "log.jsonl");
+  c->log_fd = open(p, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  int nf;
+  const ac_family *fams = ac_families(&nf);
+  const char *names[MAX_FAM];
+  for (int i = 0; i < c->nfam; i++) names[i] = fams[c->fam[i]].name;
+  ac_journal_state js;
+  if (ac_journal_open(o->out_dir, names, c->nfam, &c->x.pol, &js, &c->journal_fd, &e))
+    return fprintf(stderr, "attncheck fuzz: %s\n", e.msg), AC_EXIT_INTERNAL;
+  shm_t *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  size_t hb = sizeof(int64_t) * (size_t)(js.nholes ? js.nholes : 1);
+  c->holes = mmap(NULL, hb, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (sh == MAP_FAILED || c->holes == MAP_FAILED) {
+    ac_journal_state_free(&js);
+    return fprintf(stderr, "attncheck fuzz: mmap: %s\n", strerror(errno)), AC_EXIT_INTERNAL;
+  }
+  memset(sh, 0, sizeof *sh);
+  pthread_mutexattr_t ma;
+  pthread_mutexattr_init(&ma);
+  pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
+  pthread_mutexattr_setrobust(&ma, PTHREAD_MUTEX_ROBUST);
+  pthread_mutex_init(&sh->mu, &ma);
+  c->sh = sh;
+  if (js.nholes) memcpy(c->holes, js.holes, sizeof(int64_t) * (size_t)js.nholes);
+  sh->nholes = js.nholes;
+  sh->next = sh->reserved = js.next;
+  sh->prev_cases = js.cases;
+  sh->findings = js.findings;
+  sh->findings_fail = js.findings_fail;
+  for (int i = 0; i < c->nfam; i++) {
+    sh->per_fam[i] = js.per_fam[i];
+    sh->per_fam_find[i] = js.per_fam_find[i];
+  }
+  for (int w = 0; w < MAX_JOBS; w++) sh->worker_case[w] = -1;
+  c->t0 = ac_now();
+  if (prev > 0) log_event(c, "\"event\":\"lock-taken-over\",\"from_pid\":%ld", prev);
+  if (cleaned) log_event(c, "\"event\":\"cleaned\",\"temporaries\":%d", cleaned);
+  if (js.nholes || js.added)
+    log_event(c, "\"event\":\"journal\",\"cases_to_redo\":%lld,\"findings_recorded\":%d", (long long)js.nholes, js.added);
+  ac_journal_state_free(&js);
+  return 0;
+}
+
 static pid_t spawn_worker(ctx_t *c, int w)
 {
   fflush(NULL);
@@ -753,28 +919,110 @@ static pid_t spawn_worker(ctx_t *c, int w)
   return pid;
 }
 
+/* A worker died or could not be forked (st: its wait status, -1: fork failed). The case it was
+ * on is spent (it may kill every worker that runs it). 1: restart it; 0: the campaign stops. */
+static int worker_lost(ctx_t *c, int w, int st, int *in_a_row, int64_t *done_before)
+{
+  shm_t *sh = c->sh;
+  lock(sh);
+  int64_t k = sh->worker_case[w];
+  char fam[64];
+  snprintf(fam, sizeof fam, "%s", sh->worker_family[w][0] ? sh->worker_family[w] : "?");
+  sh->worker_case[w] = -1;
+  sh->errors++;
+  sh->any_error = 1;
+  pthread_mutex_unlock(&sh->mu);
+  log_event(c, "\"event\":\"worker-died\",\"worker\":%d,\"status\":%d,\"case\":%lld", w, st, (long long)k);
+  if (k >= 0) {
+    if (ac_journal_append(c->journal_fd, 0, "c %lld %s\n", (long long)k, fam)) {
+      journal_failed(c, errno);
+      return 0;
+    }
+    int slot = family_slot(c, fam);
+    lock(sh);
+    sh->done++;
+    if (slot >= 0) sh->per_fam[slot]++;
+    pthread_mutex_unlock(&sh->mu);
+  }
+  /* deaths with no case finished in between: the workers cannot run at all */
+  *in_a_row = sh->done == *done_before ? *in_a_row + 1 : 1;
+  *done_before = sh->done;
+  if (*in_a_row <= MAX_RESTARTS * c->o->jobs) return 1;
+  if (st < 0) stop_with(c, "cannot start a campaign worker: fork: %s: campaign stopped", strerror(errno));
+  else if (WIFSIGNALED(st))
+    stop_with(c, "campaign workers keep dying (%d in a row without a finished case, the last by %s): campaign stopped",
+              *in_a_row, ac_signal_name(WTERMSIG(st)));
+  else
+    stop_with(c, "campaign workers keep dying (%d in a row without a finished case, the last with status %d): campaign stopped",
+              *in_a_row, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+  return 0;
+}
+
+/* Runs the workers until the campaign ends: restarts dead ones, enforces --time, writes stats. */
+static void supervise(ctx_t *c, int live)
+{
+  ac_campaign_opts *o = c->o;
+  shm_t *sh = c->sh;
+  pid_t pids[MAX_JOBS];
+  supervisor_pid = getpid();
+  int alive = 0, in_a_row = 0;
+  int64_t done_before = 0;
+  for (int w = 0; w < o->jobs; w++) {
+    pids[w] = spawn_worker(c, w);
+    if (pids[w] > 0) alive++;
+    else if (worker_lost(c, w, -1, &in_a_row, &done_before) && (pids[w] = spawn_worker(c, w)) > 0) alive++;
+  }
+  double last_stats = 0, stop_at = 0;
+  while (alive > 0) {
+    struct timespec ts = {0, 100 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    double el = ac_now() - c->t0;
+    if (((o->time_s > 0 && el >= o->time_s) || interrupted) && !sh->stop) {
+      lock(sh);
+      sh->stop = 1;
+      pthread_mutex_unlock(&sh->mu);
+    }
+    if (sh->stop && stop_at == 0) stop_at = ac_now();
+    /* workers still minimizing or in a long case after the deadline: findings are on disk
+     * already, their case numbers run again and minimization resumes with --resume */
+    if (stop_at > 0 && ac_now() - stop_at > (interrupted ? 2.0 : 10.0 + (o->time_s > 0 ? 0 : o->timeout_s)))
+      for (int w = 0; w < o->jobs; w++)
+        if (pids[w] > 0) kill(pids[w], SIGTERM);
+    for (int w = 0; w < o->jobs; w++) {
+      if (pids[w] <= 0) continue;
+      int st;
+      pid_t r = waitpid(pids[w], &st, WNOHANG);
+      if (r != pids[w]) continue;
+      pids[w] = 0;
+      alive--;
+      if (WIFEXITED(st) && WEXITSTATUS(st) == 0) continue;
+      if (WIFEXITED(st) && WEXITSTATUS(st) == 3) sh->any_error = 1;
+      if (sh->stop || (WIFEXITED(st) && WEXITSTATUS(st) == 3)) continue;
+      /* a worker died (a bug in the tool, or out of memory): restart it */
+      while (pids[w] <= 0 && worker_lost(c, w, pids[w] < 0 ? -1 : st, &in_a_row, &done_before))
+        if ((pids[w] = spawn_worker(c, w)) > 0) alive++;
+    }
+    if (ac_now() - last_stats >= o->stats_every) {
+      write_stats(c, "running");
+      last_stats = ac_now();
+    }
+    if (live) live_line(c);
+  }
+}
+
 int ac_campaign_run(ac_campaign_opts *o)
 {
   ac_err e;
   ctx_t c;
   memset(&c, 0, sizeof c);
   c.o = o;
-  c.log_fd = -1;
+  c.log_fd = c.journal_fd = c.lock_fd = -1;
   if (!o->out_dir) {
     fprintf(stderr, "attncheck fuzz: --out DIR is required\n");
     return AC_EXIT_USAGE;
   }
-  char p[4096];
-  path_of(p, sizeof p, o->out_dir, "journal");
-  int exists = access(p, F_OK) == 0;
-  if (o->resume) {
-    if (load_campaign_json(o, &e)) {
-      fprintf(stderr, "attncheck fuzz: %s\n", e.msg);
-      return AC_EXIT_USAGE;
-    }
-  } else if (exists) {
-    fprintf(stderr, "attncheck fuzz: %s already holds a campaign: add --resume to continue it, or choose another --out\n",
-            o->out_dir);
+  if (o->resume && load_campaign_json(o, &e)) {
+    fprintf(stderr, "attncheck fuzz: %s\n", e.msg);
     return AC_EXIT_USAGE;
   }
   if (!o->kernel_spec) {
@@ -819,57 +1067,18 @@ int ac_campaign_run(ac_campaign_opts *o)
     o->lim.max_t = dev ? 131072 : 16384;
   }
   c.seed_eff = o->shard_n > 1 ? ac_hash2(o->seed, (uint64_t)o->shard_i) : o->seed;
-  if (ac_mkdir_p(o->out_dir, &e)) {
-    fprintf(stderr, "attncheck fuzz: %s\n", e.msg);
+  int rc = open_campaign_dir(&c);
+  if (rc) {
+    if (c.lock_fd >= 0) close(c.lock_fd);
+    if (c.log_fd >= 0) close(c.log_fd);
     ac_kernel_free(c.kernel);
-    return AC_EXIT_USAGE;
+    return rc;
   }
-  char fdir[4096];
-  path_of(fdir, sizeof fdir, o->out_dir, "findings");
-  ac_mkdir_p(fdir, &e);
-  if (o->corpus_dir) snprintf(c.corpus, sizeof c.corpus, "%s", o->corpus_dir);
-  else path_of(c.corpus, sizeof c.corpus, o->out_dir, "corpus");
-  ac_mkdir_p(c.corpus, &e);
-  if (!o->resume && save_campaign_json(&c, &e)) {
-    fprintf(stderr, "attncheck fuzz: %s\n", e.msg);
-    ac_kernel_free(c.kernel);
-    return AC_EXIT_USAGE;
-  }
-  path_of(p, sizeof p, o->out_dir, "log.jsonl");
-  c.log_fd = open(p, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  /* shared state */
-  shm_t *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (sh == MAP_FAILED) {
-    fprintf(stderr, "attncheck fuzz: mmap: %s\n", strerror(errno));
-    ac_kernel_free(c.kernel);
-    return AC_EXIT_INTERNAL;
-  }
-  memset(sh, 0, sizeof *sh);
-  pthread_mutexattr_t ma;
-  pthread_mutexattr_init(&ma);
-  pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
-  pthread_mutexattr_setrobust(&ma, PTHREAD_MUTEX_ROBUST);
-  pthread_mutex_init(&sh->mu, &ma);
-  c.sh = sh;
-  if (o->resume) {
-    path_of(p, sizeof p, o->out_dir, "journal");
-    sh->next = sh->reserved = read_kv_int(p, "next", 0);
-    path_of(p, sizeof p, o->out_dir, "stats");
-    sh->prev_cases = read_kv_int(p, "cases", 0);
-    /* findings already there count for the stats */
-    DIR *d = opendir(fdir);
-    if (d) {
-      struct dirent *de;
-      while ((de = readdir(d)))
-        if (de->d_name[0] != '.') sh->findings++;
-      closedir(d);
-    }
-  }
-  c.t0 = ac_now();
+  shm_t *sh = c.sh;
   char kjb[600];
   log_event(&c, "\"event\":\"%s\",\"kernel\":\"%s\",\"seed\":%llu,\"shard\":\"%d/%d\",\"jobs\":%d,\"next_case\":%lld",
-            o->resume ? "resume" : "start", jesc(c.kname, kjb, sizeof kjb), (unsigned long long)o->seed, o->shard_i, o->shard_n, o->jobs,
-            (long long)sh->next);
+            o->resume ? "resume" : "start", jesc(c.kname, kjb, sizeof kjb), (unsigned long long)o->seed, o->shard_i,
+            o->shard_n, o->jobs, (long long)sh->next);
   ac_kernel_free(c.kernel);
   c.kernel = NULL;
   int live = o->live < 0 ? (isatty(2) && !o->quiet) : o->live;
@@ -879,69 +1088,19 @@ int ac_campaign_run(ac_campaign_opts *o)
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
   interrupted = 0;
-  pid_t pids[MAX_JOBS];
-  supervisor_pid = getpid();
-  for (int w = 0; w < o->jobs; w++) pids[w] = spawn_worker(&c, w);
-  double last_stats = 0, stop_at = 0;
-  int alive = o->jobs, restarts = 0;
-  while (alive > 0) {
-    struct timespec ts = {0, 100 * 1000 * 1000};
-    nanosleep(&ts, NULL);
-    double el = ac_now() - c.t0;
-    if ((o->time_s > 0 && el >= o->time_s) || interrupted) {
-      if (!sh->stop) {
-        lock(sh);
-        sh->stop = 1;
-        pthread_mutex_unlock(&sh->mu);
-      }
-    }
-    if (sh->stop && stop_at == 0) stop_at = ac_now();
-    /* workers still minimizing or in a long case after the deadline: findings are on disk
-     * already and minimization resumes with --resume, so they may be stopped */
-    if (stop_at > 0 && ac_now() - stop_at > (interrupted ? 2.0 : 10.0 + (o->time_s > 0 ? 0 : o->timeout_s)))
-      for (int w = 0; w < o->jobs; w++)
-        if (pids[w] > 0) kill(pids[w], SIGTERM);
-    for (int w = 0; w < o->jobs; w++) {
-      if (pids[w] <= 0) continue;
-      int st;
-      pid_t r = waitpid(pids[w], &st, WNOHANG);
-      if (r != pids[w]) continue;
-      pids[w] = 0;
-      if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
-        alive--;
-        continue;
-      }
-      if (sh->stop || (WIFEXITED(st) && WEXITSTATUS(st) == 3)) {
-        if (WIFEXITED(st) && WEXITSTATUS(st) == 3) sh->any_error = 1;
-        alive--;
-        continue;
-      }
-      /* a worker died (a bug in the tool, or out of memory): its case number is spent; restart */
-      log_event(&c, "\"event\":\"worker-died\",\"worker\":%d,\"status\":%d", w, st);
-      sh->errors++;
-      sh->any_error = 1;
-      if (++restarts > 20 * o->jobs) {
-        alive--;
-        continue;
-      }
-      pids[w] = spawn_worker(&c, w);
-    }
-    if (ac_now() - last_stats >= o->stats_every) {
-      write_stats(&c, "running");
-      last_stats = ac_now();
-    }
-    if (live) live_line(&c);
-  }
+  supervise(&c, live);
   if (live) fputc('\n', stderr);
   sigaction(SIGINT, &old_int, NULL);
   sigaction(SIGTERM, &old_term, NULL);
-  int complete = !interrupted && !(o->max_cases > 0 && sh->next < o->max_cases && o->time_s <= 0);
+  int in_flight = 0;
+  for (int w = 0; w < o->jobs; w++) in_flight |= sh->worker_case[w] >= 0;
+  int complete = !interrupted && !sh->stop_reason[0] && !in_flight && sh->hole_pos >= sh->nholes &&
+                 !(o->max_cases > 0 && sh->next < o->max_cases && o->time_s <= 0);
   write_stats(&c, interrupted ? "interrupted" : complete ? "done" : "stopped");
   ac_corpus_prune(c.corpus, 64);
-  if (ac_report_html(o->out_dir, &e)) fprintf(stderr, "attncheck fuzz: %s\n", e.msg);
+  if (ac_report_html(o->out_dir, &e) && !sh->stop_reason[0]) fprintf(stderr, "attncheck fuzz: %s\n", e.msg);
   log_event(&c, "\"event\":\"end\",\"cases\":%lld,\"findings\":%lld,\"errors\":%lld", (long long)sh->done,
             (long long)sh->findings, (long long)sh->errors);
-  if (sh->journal_error) fprintf(stderr, "attncheck fuzz: cannot write %s/journal: campaign stopped\n", o->out_dir);
   if (!o->quiet) {
     double el = ac_now() - c.t0;
     printf("campaign %s: kernel %s, %lld cases in %.1f s (%.1f cases/s), %lld findings\n", o->out_dir, o->kernel_spec,
@@ -951,11 +1110,18 @@ int ac_campaign_run(ac_campaign_opts *o)
       printf("%lld cases the tool could not decide (unresolved oracle elements or internal errors): see %s/log.jsonl "
              "and %s/errors/\n", (long long)sh->errors, o->out_dir, o->out_dir);
   }
+  fflush(stdout);
+  if (sh->stop_reason[0]) fprintf(stderr, "attncheck fuzz: %s\n", sh->stop_reason);
   int fail = findings_exit(&c);
-  int err = sh->any_error || sh->journal_error;
+  int storage = sh->storage_error, err = sh->any_error || storage;
   if (c.log_fd >= 0) close(c.log_fd);
+  if (c.journal_fd >= 0) close(c.journal_fd);
+  if (c.lock_fd >= 0) close(c.lock_fd);
   pthread_mutex_destroy(&sh->mu);
+  munmap(c.holes, sizeof(int64_t) * (size_t)(sh->nholes ? sh->nholes : 1));
   munmap(sh, sizeof *sh);
+  /* a finding or record that could not be stored outranks the verdicts: exit 3 */
+  if (storage) return AC_EXIT_INTERNAL;
   if (fail) return AC_EXIT_FAIL;
   return err ? AC_EXIT_INTERNAL : AC_EXIT_OK;
 }

@@ -17,6 +17,9 @@ fuzz_libac_fuzz_a_SOURCES = \
 	fuzz/summary.c \
 	fuzz/corpus.c \
 	fuzz/campaign.c \
+	fuzz/campdir.c \
+	fuzz/journal.h \
+	fuzz/journal.c \
 	fuzz/gen_normal.c \
 	fuzz/gen_uniform.c \
 	fuzz/gen_small_int.c \

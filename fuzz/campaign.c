@@ -278,9 +278,13 @@ static json_object *build_report(ctx_t *c, const ac_case *cs, const ac_eval *ev,
   json_object_object_add(r, "empty_rows", json_object_new_string(ac_empty_name(c->x.cmp.empty)));
   json_object_object_add(r, "timeout_s", json_object_new_double(c->x.run.timeout_s));
   json_object_object_add(r, "tool_version", json_object_new_string(PACKAGE_VERSION));
-  char rbuf[4600];
-  if (snprintf(rbuf, sizeof rbuf, "attncheck replay %s/findings/%s", c->o->out_dir, sig) < (int)sizeof rbuf)
+  /* one shell command that reproduces the finding exactly: every word quoted */
+  char fdir[4400], qdir[9000], qspec[9000], rbuf[18100];
+  snprintf(fdir, sizeof fdir, "%s/findings/%s", c->o->out_dir, sig);
+  if (ac_fuzz_shquote(fdir, qdir, sizeof qdir) && ac_fuzz_shquote(c->o->kernel_spec, qspec, sizeof qspec)) {
+    snprintf(rbuf, sizeof rbuf, "attncheck replay %s --kernel %s", qdir, qspec);
     json_object_object_add(r, "repro", json_object_new_string(rbuf));
+  }
   return r;
 }
 

@@ -47,6 +47,6 @@ fuzz_libac_fuzz_a_SOURCES = \
 	fuzz/gen_mixed.c \
 	fuzz/gen_index_overflow.c
 # The campaign demo of ./quickstart.sh, the fuzzing guide and the Slurm array example.
-dist_noinst_SCRIPTS += scripts/demo
+dist_noinst_SCRIPTS += scripts/demo scripts/killtest
 EXTRA_DIST += docs/fuzzing.md contrib/slurm/attncheck-fuzz.sbatch
 include fuzz/reader.mk

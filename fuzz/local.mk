@@ -16,7 +16,10 @@ fuzz_libac_fuzz_a_SOURCES = \
 	fuzz/finding.c \
 	fuzz/summary.c \
 	fuzz/corpus.c \
+	fuzz/campaign.h \
 	fuzz/campaign.c \
+	fuzz/campaign_findings.c \
+	fuzz/supervisor.c \
 	fuzz/campdir.c \
 	fuzz/journal.h \
 	fuzz/journal.c \

@@ -62,7 +62,14 @@ static void write_stats(ctx_t *c, const char *state)
   char p[4096];
   ac_cp_path_of(p, sizeof p, c->o->out_dir, "stats");
   ac_err e;
-  ac_write_file_atomic(p, buf, len, &e);
+  if (ac_write_file_atomic(p, buf, len, &e)) {
+    /* a full disk has no room for the new file: overwrite the old one in place (its pages are
+     * allocated already), so that the stats stay true */
+    int fd = open(p, O_WRONLY | O_CLOEXEC);
+    if (fd >= 0 && pwrite(fd, buf, len, 0) == (ssize_t)len && ftruncate(fd, (off_t)len) != 0)
+      ac_cp_log(c, "\"event\":\"error\",\"what\":\"stats\"");
+    if (fd >= 0) close(fd);
+  }
   free(buf);
 }
 
@@ -311,6 +318,8 @@ static void supervise(ctx_t *c, int live)
   ac_cp_supervisor_pid = getpid();
   int alive = 0, in_a_row = 0;
   int64_t done_before = 0;
+  /* stats say what the journal says from the start (and exist, to be rewritten in place on a full disk) */
+  write_stats(c, "running");
   for (int w = 0; w < o->jobs; w++) {
     pids[w] = spawn_worker(c, w);
     if (pids[w] > 0) alive++;

@@ -60,4 +60,26 @@ cmp -s "$tmp/ref.sigs" "$tmp/got.sigs" || { diff "$tmp/ref.sigs" "$tmp/got.sigs"
 grep -q '^cases=40$' "$dir/stats" || fail "stats: cases is not 40 after the resume"
 sh "$src/tests/journal_stats.sh" "$dir" || fail "after the resume: stats differ from the journal"
 echo "ok: resumed: all $(wc -l < "$tmp/got.sigs") findings of the reference stored, 40 cases"
+
+# a disk that fills up to the last byte during a run (the kernel fills it on its third case, then
+# fails: a FAIL finding of a new signature that cannot be stored): stats, rewritten in place,
+# still equal the journal
+umount "$tmp/disk" && mount -t tmpfs -o size=4m tmpfs "$tmp/disk" || fail "remount"
+cat > "$tmp/filling.sh" <<EOF
+#!/bin/sh
+n=\$(cat "$tmp/calls" 2>/dev/null || echo 0)
+echo \$((n + 1)) > "$tmp/calls"
+[ \$n -eq 2 ] && dd if=/dev/zero of="$tmp/disk/filler" bs=64k 2>/dev/null
+exit 1
+EOF
+chmod +x "$tmp/filling.sh"
+dir=$tmp/disk/camp2
+"$bin" fuzz --kernel "exec:$tmp/filling.sh {in} {out}" --cases 6 --seed "$seed" --families normal,uniform,ties --no-minimize \
+  --no-live --quiet --out "$dir" > "$tmp/fill.txt" 2> "$tmp/fill.err"
+rc=$?
+[ $rc -eq 3 ] || { cat "$tmp/fill.err"; fail "disk filled during the run: exit $rc, expected 3"; }
+grep -q 'cannot store finding' "$tmp/fill.err" || { cat "$tmp/fill.err"; fail "disk filled during the run: no line naming the finding"; }
+grep -q '^cases=2$' "$dir/stats" || { cat "$dir/stats"; fail "disk filled during the run: stats do not say 2 cases"; }
+sh "$src/tests/journal_stats.sh" "$dir" || fail "disk filled during the run: stats differ from the journal"
+echo "ok: disk filled to the last byte during the run: stopped, stats equal the journal"
 exit 0

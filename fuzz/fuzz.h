@@ -309,6 +309,13 @@ typedef struct {
 } ac_campaign_opts;
 
 void ac_campaign_opts_init(ac_campaign_opts *o);
+/* Takes DIR/lock, held with flock by the one process writing a campaign directory (a campaign's
+ * supervisor, merge). 0: taken (*fd holds it, close-on-exec; *prev: the pid a killed holder left
+ * in the file, 0 if none). 1: held by another process (*prev: its pid, 0 if unknown). -1: error. */
+int ac_campaign_lock(const char *dir, int *fd, long *prev, ac_err *e);
+/* Removes what killed runs left: findings/.tmp-* directories and *.tmp.PID files in DIR,
+ * findings/, findings/<sig>/, errors/ and corpus/ whose PID is no longer running; how many. */
+int ac_campaign_clean_tmp(const char *dir);
 /* Runs a campaign; returns the exit code (0, 1 a fail-policy finding, 2 usage, 3 internal). */
 int ac_campaign_run(ac_campaign_opts *o);
 

@@ -15,13 +15,7 @@
 #include <stdint.h>
 #include "fuzz.h"
 
-/* Takes DIR/lock. 0: taken (*fd holds it, close-on-exec; *prev: the pid a killed run left in
- * the file, 0 if none). 1: held by another process (*prev: its pid, 0 if unknown). -1: error. */
-int ac_campaign_lock(const char *dir, int *fd, long *prev, ac_err *e);
-
-/* Removes what killed runs left: findings/.tmp-* directories and *.tmp.PID files in DIR,
- * findings/, findings/<sig>/ and errors/ whose PID is no longer running. Returns how many. */
-int ac_campaign_clean_tmp(const char *dir);
+/* ac_campaign_lock and ac_campaign_clean_tmp (fuzz.h) are in campdir.c. */
 
 typedef struct {
   int64_t next;              /* the last next= (0 if none) */

@@ -182,6 +182,17 @@ int ac_cmd_merge(int argc, char **argv)
     ac_cmd_error("merge", "%s", e.msg);
     return AC_EXIT_USAGE;
   }
+  /* OUT is written by one process at a time: not while a campaign or another merge runs there */
+  int lock_fd;
+  long holder;
+  int lr = ac_campaign_lock(out, &lock_fd, &holder, &e);
+  if (lr) {
+    if (lr < 0) ac_cmd_error("merge", "%s", e.msg);
+    else if (holder > 0) ac_cmd_error("merge", "%s is in use by another process (pid %ld)", out, holder);
+    else ac_cmd_error("merge", "%s is in use by another process", out);
+    return AC_EXIT_USAGE;
+  }
+  ac_campaign_clean_tmp(out);
   int64_t cases = stats_cases(out), merged = 0, dup = 0, not_repro = 0;
   int any_fail = 0, any_err = 0;
   ac_policies pol;
@@ -280,6 +291,7 @@ int ac_cmd_merge(int argc, char **argv)
   printf("merged into %s: %lld new findings, %lld duplicates by signature, %lld not reproduced; %lld cases in all\n", out,
          (long long)merged, (long long)dup, (long long)not_repro, (long long)cases);
   ac_findings_summary(out, stdout, 20);
+  close(lock_fd);
   if (any_fail) return AC_EXIT_FAIL;
   return any_err ? AC_EXIT_INTERNAL : AC_EXIT_OK;
 }

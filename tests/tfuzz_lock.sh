@@ -1,8 +1,8 @@
 #!/bin/sh
 # tfuzz_lock.sh: one campaign per directory. While a campaign runs, a second fuzz on its
-# directory, fresh or --resume, exits 2 with one line naming the holder's pid; after kill -9 the
-# lock is taken over at once, the temporaries of the killed run are removed, no case number is
-# evaluated twice, and stats say what the journal says.
+# directory, fresh or --resume (or a merge into it), exits 2 with one line naming the holder's
+# pid; after kill -9 the lock is taken over at once, the temporaries of the killed run are
+# removed, no case number is evaluated twice, and stats say what the journal says.
 set -u
 bin=${ATTNCHECK_BIN:-./attncheck}
 src=${srcdir:-.}
@@ -28,6 +28,11 @@ for args in "--kernel flash-f32 --cases 5" "--resume --cases 5"; do
   grep -q "pid $pid" "$tmp/second.err" || { cat "$tmp/second.err"; fail "second campaign: the holder's pid $pid is not named"; }
 done
 echo "ok: $(cat "$tmp/second.err")"
+# ... and so is a merge into it
+mkdir -p "$tmp/empty/findings"
+"$bin" merge "$tmp/empty" -o "$dir" --no-rerun > "$tmp/merge.txt" 2> "$tmp/merge.err"
+rc=$?
+[ $rc -eq 2 ] && grep -q "pid $pid" "$tmp/merge.err" || { cat "$tmp/merge.err"; fail "merge into a running campaign: exit $rc"; }
 
 # 2. temporaries of a dead process (a finding directory and a stats file being written)
 dead=$(sh -c 'echo $$')

@@ -210,14 +210,17 @@ pid_t ac_cp_supervisor_pid;
  * record, then the counters of the stats. -1 when the record cannot be written. */
 static int case_done(ctx_t *c, int w, int64_t k, const char *family, const ac_eval *ev)
 {
+  shm_t *sh = c->sh;
+  /* no longer the supervisor's to record if this worker dies (a record twice would count twice) */
+  ac_cp_lock(sh);
+  sh->worker_case[w] = -1;
+  pthread_mutex_unlock(&sh->mu);
   if (ac_journal_append(c->journal_fd, 0, "c %lld %s\n", (long long)k, family)) {
     ac_cp_journal_failed(c, errno);
     return -1;
   }
   int slot = ac_cp_family_slot(c, family);
-  shm_t *sh = c->sh;
   ac_cp_lock(sh);
-  sh->worker_case[w] = -1;
   sh->done++;
   if (slot >= 0) sh->per_fam[slot]++;
   if (ev && (ev->kinds & (1u << AC_V_SKIP))) sh->skipped++;

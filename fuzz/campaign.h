@@ -36,6 +36,7 @@ typedef struct {
   int64_t worker_case[MAX_JOBS];   /* the case number a worker is on (-1: none) and its family */
   char worker_family[MAX_JOBS][64];
   int64_t hole_pos, nholes;        /* numbers a killed run left unevaluated, taken first */
+  int worker_died;                 /* a worker died: its counters may lag the journal */
 } shm_t;
 
 typedef struct {

@@ -283,6 +283,7 @@ static int worker_lost(ctx_t *c, int w, int st, int *in_a_row, int64_t *done_bef
   sh->errors++;
   sh->any_error = 1;
   pthread_mutex_unlock(&sh->mu);
+  sh->worker_died = 1;
   ac_cp_log(c, "\"event\":\"worker-died\",\"worker\":%d,\"status\":%d,\"case\":%lld", w, st, (long long)k);
   if (k >= 0) {
     if (ac_journal_append(c->journal_fd, 0, "c %lld %s\n", (long long)k, fam)) {
@@ -307,6 +308,30 @@ static int worker_lost(ctx_t *c, int w, int st, int *in_a_row, int64_t *done_bef
     ac_cp_stop(c, "campaign workers keep dying (%d in a row without a finished case, the last with status %d): campaign stopped",
               *in_a_row, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
   return 0;
+}
+
+/* A worker that died between its journal record and its counters left them behind the journal:
+ * the final stats take the journal's sums. */
+static void resum_journal(ctx_t *c)
+{
+  int nf;
+  const ac_family *fams = ac_families(&nf);
+  const char *names[MAX_FAM];
+  for (int i = 0; i < c->nfam; i++) names[i] = fams[c->fam[i]].name;
+  ac_journal_state js;
+  int fd;
+  ac_err e;
+  if (ac_journal_open(c->o->out_dir, names, c->nfam, &c->x.pol, &js, &fd, &e)) return;
+  close(fd);
+  shm_t *sh = c->sh;
+  sh->prev_cases = js.cases - sh->done;
+  sh->findings = js.findings;
+  sh->findings_fail = js.findings_fail;
+  for (int i = 0; i < c->nfam; i++) {
+    sh->per_fam[i] = js.per_fam[i];
+    sh->per_fam_find[i] = js.per_fam_find[i];
+  }
+  ac_journal_state_free(&js);
 }
 
 /* Runs the workers until the campaign ends: restarts dead ones, enforces --time, writes stats. */
@@ -447,6 +472,7 @@ int ac_campaign_run(ac_campaign_opts *o)
   sigaction(SIGTERM, &old_term, NULL);
   int in_flight = 0;
   for (int w = 0; w < o->jobs; w++) in_flight |= sh->worker_case[w] >= 0;
+  if (sh->worker_died) resum_journal(&c);
   int complete = !interrupted && !sh->stop_reason[0] && !in_flight && sh->hole_pos >= sh->nholes &&
                  !(o->max_cases > 0 && sh->next < o->max_cases && o->time_s <= 0);
   write_stats(&c, interrupted ? "interrupted" : complete ? "done" : "stopped");

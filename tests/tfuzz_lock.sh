@@ -2,7 +2,8 @@
 # tfuzz_lock.sh: one campaign per directory. While a campaign runs, a second fuzz on its
 # directory, fresh or --resume (or a merge into it), exits 2 with one line naming the holder's
 # pid; after kill -9 the lock is taken over at once, the temporaries of the killed run are
-# removed, no case number is evaluated twice, and stats say what the journal says.
+# removed, no case number is evaluated twice, and stats say what the journal says; so they do
+# after a campaign worker is killed and restarted.
 set -u
 bin=${ATTNCHECK_BIN:-./attncheck}
 src=${srcdir:-.}
@@ -54,4 +55,23 @@ grep -q "\"event\":\"lock-taken-over\",\"from_pid\":$pid" "$dir/log.jsonl" || fa
 grep -q "^cases=$target\$" "$dir/stats" || fail "stats: cases is not $target after the resume ($(grep '^cases=' "$dir/stats"))"
 sh "$src/tests/journal_stats.sh" "$dir" || fail "stats differ from the journal"
 echo "ok: killed, resumed to $target cases; stats equal the journal"
+
+# 4. a campaign worker killed on its own: its case is spent, it is restarted, the stats still
+# equal the journal at the end
+dir2=$tmp/camp2
+"$bin" fuzz --kernel mutant-causal-off-by-one --cases 150 --jobs 2 --seed "$seed" --out "$dir2" \
+  --families normal,small_int,ties --no-minimize --no-live --quiet > "$tmp/run3.txt" 2>&1 &
+pid=$!
+i=0
+while [ $i -lt 600 ] && [ "$(grep -c '^c ' "$dir2/journal" 2>/dev/null || echo 0)" -lt 10 ]; do sleep 0.1; i=$((i + 1)); done
+w=$(ps -eo pid=,ppid= | awk -v p=$pid '$2 == p { print $1; exit }')
+[ -n "$w" ] || fail "no campaign worker found"
+kill -9 "$w"
+wait $pid
+rc=$?
+[ $rc -eq 1 ] || { cat "$tmp/run3.txt"; fail "campaign with a killed worker: exit $rc, expected 1 (fail findings)"; }
+grep -q '"event":"worker-died"' "$dir2/log.jsonl" || fail "no worker-died event"
+grep -q '^cases=150$' "$dir2/stats" || fail "campaign with a killed worker: not 150 cases"
+sh "$src/tests/journal_stats.sh" "$dir2" || fail "campaign with a killed worker: stats differ from the journal"
+echo "ok: a killed worker was restarted; 150 cases, stats equal the journal"
 exit 0

@@ -1,27 +1,13 @@
 /* campaign_findings.c: a campaign's findings: report.json built from an evaluation, stored once
  * per signature and recorded in the journal, then minimized beside the original case. */
 #include "config.h"
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <json-c/json.h>
 #include <math.h>
-#include <pthread.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 #include "campaign.h"
-
-/* ---- findings ------------------------------------------------------------------------ */
-
 
 static json_object *jd(double v)
 {

@@ -6,16 +6,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
-#include <math.h>
-#include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>

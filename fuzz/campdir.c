@@ -58,6 +58,15 @@ int ac_campaign_lock(const char *dir, int *fdp, long *prev, ac_err *e)
   return 0;
 }
 
+void ac_campaign_unlock(int fd)
+{
+  if (fd < 0) return;
+  /* a lock file without a pid was left by a holder that ended cleanly: nothing to take over */
+  int rc = ftruncate(fd, 0);
+  (void)rc;   /* a pid left behind only makes the next run log a takeover */
+  close(fd);
+}
+
 /* PID of a temporary name, 0 if name is none: NAME.tmp.PID (files) or .tmp-...-PID (dirs). */
 static long tmp_pid(const char *name, int *is_dir)
 {

@@ -313,6 +313,8 @@ void ac_campaign_opts_init(ac_campaign_opts *o);
  * supervisor, merge). 0: taken (*fd holds it, close-on-exec; *prev: the pid a killed holder left
  * in the file, 0 if none). 1: held by another process (*prev: its pid, 0 if unknown). -1: error. */
 int ac_campaign_lock(const char *dir, int *fd, long *prev, ac_err *e);
+/* Releases it at a clean end (the pid is cleared first). */
+void ac_campaign_unlock(int fd);
 /* Removes what killed runs left: findings/.tmp-* directories and *.tmp.PID files in DIR,
  * findings/, findings/<sig>/, errors/ and corpus/ whose PID is no longer running; how many. */
 int ac_campaign_clean_tmp(const char *dir);

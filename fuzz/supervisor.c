@@ -442,8 +442,9 @@ int ac_campaign_run(ac_campaign_opts *o)
   c.seed_eff = o->shard_n > 1 ? ac_hash2(o->seed, (uint64_t)o->shard_i) : o->seed;
   int rc = open_campaign_dir(&c);
   if (rc) {
-    if (c.lock_fd >= 0) close(c.lock_fd);
+    ac_campaign_unlock(c.lock_fd);
     if (c.log_fd >= 0) close(c.log_fd);
+    if (c.journal_fd >= 0) close(c.journal_fd);
     ac_kernel_free(c.kernel);
     return rc;
   }
@@ -490,7 +491,7 @@ int ac_campaign_run(ac_campaign_opts *o)
   int storage = sh->storage_error, err = sh->any_error || storage;
   if (c.log_fd >= 0) close(c.log_fd);
   if (c.journal_fd >= 0) close(c.journal_fd);
-  if (c.lock_fd >= 0) close(c.lock_fd);
+  ac_campaign_unlock(c.lock_fd);
   pthread_mutex_destroy(&sh->mu);
   munmap(c.holes, sizeof(int64_t) * (size_t)(sh->nholes ? sh->nholes : 1));
   munmap(sh, sizeof *sh);

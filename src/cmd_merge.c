@@ -291,7 +291,7 @@ int ac_cmd_merge(int argc, char **argv)
   printf("merged into %s: %lld new findings, %lld duplicates by signature, %lld not reproduced; %lld cases in all\n", out,
          (long long)merged, (long long)dup, (long long)not_repro, (long long)cases);
   ac_findings_summary(out, stdout, 20);
-  close(lock_fd);
+  ac_campaign_unlock(lock_fd);
   if (any_fail) return AC_EXIT_FAIL;
   return any_err ? AC_EXIT_INTERNAL : AC_EXIT_OK;
 }

@@ -73,5 +73,6 @@ rc=$?
 grep -q '"event":"worker-died"' "$dir2/log.jsonl" || fail "no worker-died event"
 grep -q '^cases=150$' "$dir2/stats" || fail "campaign with a killed worker: not 150 cases"
 sh "$src/tests/journal_stats.sh" "$dir2" || fail "campaign with a killed worker: stats differ from the journal"
+[ -s "$dir2/lock" ] && fail "the lock file keeps a pid after the campaign ended"
 echo "ok: a killed worker was restarted; 150 cases, stats equal the journal"
 exit 0

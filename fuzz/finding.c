@@ -37,6 +37,35 @@ static void fsync_dir(const char *dir)
   }
 }
 
+const char *ac_fuzz_shquote(const char *s, char *out, size_t n)
+{
+  size_t o = 0;
+  int plain = *s != 0;
+  for (const char *t = s; *t && plain; t++)
+    plain = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:=@%+,-", *t) != NULL;
+  if (plain) {
+    if (strlen(s) >= n) return NULL;
+    memcpy(out, s, strlen(s) + 1);
+    return out;
+  }
+  /* 'it'\''s': a quote ends the quoted run, is escaped, and a new run starts */
+  if (o + 1 >= n) return NULL;
+  out[o++] = '\'';
+  for (; *s; s++) {
+    if (o + 5 >= n) return NULL;
+    if (*s == '\'') {
+      memcpy(out + o, "'\\''", 4);
+      o += 4;
+    } else {
+      out[o++] = *s;
+    }
+  }
+  if (o + 2 > n) return NULL;
+  out[o++] = '\'';
+  out[o] = 0;
+  return out;
+}
+
 static void self_exe(char *buf, size_t n)
 {
   ssize_t r = readlink("/proc/self/exe", buf, n - 1);
@@ -61,15 +90,24 @@ int ac_finding_store(const char *dir, const char *sig, const ac_case *c, const c
   if (ac_case_write(c, p, e)) goto fail;
   snprintf(p, sizeof p, "%s/report.json", tmp);
   if (ac_write_file_atomic(p, report_json, strlen(report_json), e)) goto fail;
-  char exe[2048], sh[4096];
+  char exe[2048], qexe[8300], spec[2048] = "", qspec[8300], sh[17000];
   self_exe(exe, sizeof exe);
+  json_object *r = json_tokener_parse(report_json), *v;
+  if (r && json_object_object_get_ex(r, "kernel_spec", &v)) snprintf(spec, sizeof spec, "%s", json_object_get_string(v));
+  if (r) json_object_put(r);
+  if (!ac_fuzz_shquote(exe, qexe, sizeof qexe) || !ac_fuzz_shquote(spec, qspec, sizeof qspec)) {
+    ac_err_set(e, "%s: kernel spec or program path too long for repro.sh", sig);
+    goto fail;
+  }
   snprintf(sh, sizeof sh,
            "#!/bin/sh\n"
            "# Reproduces finding %s: runs the kernel on the stored case (the minimized one when\n"
-           "# present) and judges it. ATTNCHECK overrides the binary; extra arguments go to replay.\n"
+           "# present) and judges it. ATTNCHECK overrides the binary; extra arguments go to replay\n"
+           "# (a --kernel among them replaces the one below).\n"
            "d=$(dirname \"$0\")\n"
-           "exec \"${ATTNCHECK:-%s}\" replay \"$d\" \"$@\"\n",
-           sig, exe);
+           "exe=%s\n"
+           "exec \"${ATTNCHECK:-$exe}\" replay \"$d\" --kernel %s \"$@\"\n",
+           sig, qexe, qspec);
   snprintf(p, sizeof p, "%s/repro.sh", tmp);
   if (ac_write_file_atomic(p, sh, strlen(sh), e)) goto fail;
   chmod(p, 0755);
@@ -104,8 +142,32 @@ static char *slurp(const char *path)
   return b;
 }
 
-int ac_replay_finding(const char *fdir, const char *kernel_override, const char *precision, FILE *out, uint32_t *kinds_out,
-                      ac_err *e)
+int ac_finding_kernel(const char *fdir, const char *override, int trust, char *spec, size_t n, ac_err *e)
+{
+  if (override) {
+    snprintf(spec, n, "%s", override);
+    return 0;
+  }
+  char p[4096], rec[2048] = "", q[8300];
+  snprintf(p, sizeof p, "%s/report.json", fdir);
+  json_object *r = json_object_from_file(p), *v;
+  if (!r) return ac_err_set(e, "%s: cannot read (is this a findings/<signature> directory?)", p);
+  if (json_object_object_get_ex(r, "kernel_spec", &v)) snprintf(rec, sizeof rec, "%s", json_object_get_string(v));
+  json_object_put(r);
+  if (!rec[0]) return ac_err_set(e, "%s: no kernel recorded; give --kernel K", p);
+  if (!ac_fuzz_shquote(rec, q, sizeof q)) snprintf(q, sizeof q, "(too long)");
+  int is_exec = !strncmp(rec, "exec:", 5) || !strncmp(rec, "exec-persistent:", 16);
+  if (is_exec && !trust)
+    return ac_err_set(e, "%s records the command kernel %s: it is not run unless --trust-recorded-kernel is given (or give --kernel K)",
+                      p, q);
+  if (!is_exec && !ac_builtin_find(rec, NULL))
+    return ac_err_set(e, "%s records the plugin %s: it is not loaded unless given again (--kernel %s)", p, q, q);
+  snprintf(spec, n, "%s", rec);
+  return 0;
+}
+
+int ac_replay_finding(const char *fdir, const char *kernel_override, int trust, const char *precision, FILE *out,
+                      uint32_t *kinds_out, ac_err *e)
 {
   char p[4096];
   snprintf(p, sizeof p, "%s/report.json", fdir);
@@ -116,7 +178,6 @@ int ac_replay_finding(const char *fdir, const char *kernel_override, const char 
   if (!js) return ac_err_set(e, "%s: not valid JSON", p);
   json_object *v;
   char spec[2048] = "", kind[64] = "", prec[512] = "", pol[1024] = "", empty[32] = "";
-  if (json_object_object_get_ex(js, "kernel_spec", &v)) snprintf(spec, sizeof spec, "%s", json_object_get_string(v));
   if (json_object_object_get_ex(js, "kind", &v)) snprintf(kind, sizeof kind, "%s", json_object_get_string(v));
   if (json_object_object_get_ex(js, "precision_override", &v)) snprintf(prec, sizeof prec, "%s", json_object_get_string(v));
   if (json_object_object_get_ex(js, "policies", &v)) snprintf(pol, sizeof pol, "%s", json_object_get_string(v));
@@ -124,9 +185,8 @@ int ac_replay_finding(const char *fdir, const char *kernel_override, const char 
   double timeout = 0;
   if (json_object_object_get_ex(js, "timeout_s", &v)) timeout = json_object_get_double(v);
   json_object_put(js);
-  if (kernel_override) snprintf(spec, sizeof spec, "%s", kernel_override);
   if (precision) snprintf(prec, sizeof prec, "%s", precision);
-  if (!spec[0]) return ac_err_set(e, "%s: no kernel recorded; give --kernel", p);
+  if (ac_finding_kernel(fdir, kernel_override, trust, spec, sizeof spec, e)) return -1;
   ac_kernel **list = NULL;
   int nk = 0;
   if (ac_kernel_resolve(spec, &list, &nk, e)) return -1;

@@ -312,6 +312,15 @@ typedef struct {
 } ac_campaign_opts;
 
 void ac_campaign_opts_init(ac_campaign_opts *o);
+/* Takes DIR/lock, held with flock by the one process writing a campaign directory (a campaign's
+ * supervisor, merge). 0: taken (*fd holds it, close-on-exec; *prev: the pid a killed holder left
+ * in the file, 0 if none). 1: held by another process (*prev: its pid, 0 if unknown). -1: error. */
+int ac_campaign_lock(const char *dir, int *fd, long *prev, ac_err *e);
+/* Releases it at a clean end (the pid is cleared first). */
+void ac_campaign_unlock(int fd);
+/* Removes what killed runs left: findings/.tmp-* directories and *.tmp.PID files in DIR,
+ * findings/, findings/<sig>/, errors/ and corpus/ whose PID is no longer running; how many. */
+int ac_campaign_clean_tmp(const char *dir);
 /* Runs a campaign; returns the exit code (0, 1 a fail-policy finding, 2 usage, 3 internal). */
 int ac_campaign_run(ac_campaign_opts *o);
 
@@ -321,10 +330,17 @@ int ac_report_html(const char *dir, ac_err *e);
 /* Store a finding directory atomically: findings/<sig>/{case.npz, report.json, repro.sh}.
  * 1 stored, 0 already present, -1 error. */
 int ac_finding_store(const char *dir, const char *sig, const ac_case *c, const char *report_json, ac_err *e);
-/* Re-evaluate a finding directory (its minimized case when present, else case.npz) on kernel x;
- * prints one line per case; returns the exit code contribution (1 if a fail-policy kind holds). */
-int ac_replay_finding(const char *fdir, const char *kernel_override, const char *precision, FILE *out, uint32_t *kinds_out,
-                      ac_err *e);
+/* The kernel spec to replay finding directory fdir on: override when given; else the one its
+ * report.json records if that is a built-in kernel, or an exec: command and trust is set. A
+ * recorded plugin path is never loaded (it is named in the message). 0 or -1 with message. */
+int ac_finding_kernel(const char *fdir, const char *override, int trust, char *spec, size_t n, ac_err *e);
+/* Re-evaluate a finding directory (its minimized case when present, else case.npz) on the kernel
+ * of ac_finding_kernel; prints one line per case; returns the exit code contribution (1 if a
+ * fail-policy kind holds), -1 with message when it cannot run. */
+int ac_replay_finding(const char *fdir, const char *kernel_override, int trust, const char *precision, FILE *out,
+                      uint32_t *kinds_out, ac_err *e);
+/* s as one word of a POSIX shell command (single-quoted unless plain); NULL if n is too small. */
+const char *ac_fuzz_shquote(const char *s, char *out, size_t n);
 /* One line describing an evaluation (kinds, err/W, err/E, worst element). */
 void ac_eval_print(FILE *f, const char *label, const ac_case *c, const ac_eval *ev);
 

@@ -16,7 +16,13 @@ fuzz_libac_fuzz_a_SOURCES = \
 	fuzz/finding.c \
 	fuzz/summary.c \
 	fuzz/corpus.c \
+	fuzz/campaign.h \
 	fuzz/campaign.c \
+	fuzz/campaign_findings.c \
+	fuzz/supervisor.c \
+	fuzz/campdir.c \
+	fuzz/journal.h \
+	fuzz/journal.c \
 	fuzz/gen_normal.c \
 	fuzz/gen_uniform.c \
 	fuzz/gen_small_int.c \
@@ -44,6 +50,6 @@ fuzz_libac_fuzz_a_SOURCES = \
 	fuzz/gen_mixed.c \
 	fuzz/gen_index_overflow.c
 # The campaign demo of ./quickstart.sh, the fuzzing guide and the Slurm array example.
-dist_noinst_SCRIPTS += scripts/demo scripts/slurm-check
+dist_noinst_SCRIPTS += scripts/demo scripts/slurm-check scripts/killtest
 EXTRA_DIST += docs/fuzzing.md contrib/slurm/attncheck-fuzz.sbatch
 include fuzz/reader.mk

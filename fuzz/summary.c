@@ -117,7 +117,9 @@ void ac_findings_summary(const char *dir, FILE *f, int max_lines)
     else
       fprintf(f, "     case: %s (%lld elements)\n", x->size0, (long long)x->e0);
     if (x->note[0]) fprintf(f, "     %s\n", x->note);
-    fprintf(f, "     repro: %s/findings/%s/repro.sh\n", dir, x->sig);
+    char rp[4600], q[9300];
+    snprintf(rp, sizeof rp, "%s/findings/%s/repro.sh", dir, x->sig);
+    fprintf(f, "     repro: %s\n", ac_fuzz_shquote(rp, q, sizeof q) ? q : rp);
   }
   if (n > max_lines) fprintf(f, "     ... %d more in %s/findings\n", n - max_lines, dir);
   free(v);

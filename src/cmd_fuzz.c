@@ -46,7 +46,10 @@ static void usage(FILE *f)
           "  --repeat-every N    run every Nth case twice for NONDETERMINISTIC (default 16, 0 off)\n"
           "  --corpus DIR        corpus to seed from and to keep the best cases in (default DIR/corpus)\n"
           "  --quiet             no summary at the end; --live / --no-live: the status line\n\n"
-          "exit: 1 when a finding with policy fail exists in DIR, 3 internal error, 2 bad usage, else 0.\n");
+          "One campaign runs in DIR at a time (a second one exits 2 naming its pid). A finding that\n"
+          "cannot be stored (a full disk) stops the campaign (exit 3); --resume evaluates its case again.\n\n"
+          "exit: 1 when a finding with policy fail exists in DIR, 3 internal error or a finding that could\n"
+          "not be stored, 2 bad usage or DIR in use, else 0.\n");
 }
 
 static void list_families(void)

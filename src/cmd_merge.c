@@ -16,9 +16,11 @@
 
 static void usage(FILE *f)
 {
-  fprintf(f, "usage: attncheck merge DIR... -o OUT [--kernel K] [--no-rerun]\n\n"
+  fprintf(f, "usage: attncheck merge DIR... -o OUT [--kernel K | --trust-recorded-kernel] [--no-rerun]\n\n"
              "Unions the findings of campaign directories (for example the shards of one campaign) by\n"
-             "signature into OUT, re-running each reproducer once (on the recorded kernel, or on K);\n"
+             "signature into OUT, re-running each reproducer once on K (without --kernel: on the\n"
+             "recorded kernel when it is built in; a recorded exec: command runs only with\n"
+             "--trust-recorded-kernel, a recorded plugin only when given as --kernel);\n"
              "corpus files, stats (case counts summed) and logs are merged; OUT/report.html is written.\n"
              "exit: 1 when a merged finding with policy fail reproduced, 2 bad usage, 3 internal error, else 0.\n");
 }
@@ -114,13 +116,40 @@ static int merge_one(const char *src, const char *outdir, const char *sig, int r
   return 0;
 }
 
+/* Before anything is merged: every finding to be re-run must have a kernel it may run on (one
+ * line and 1 when one has not: a recorded command or plugin is never run unasked). */
+static int refuse_untrusted(char **dirs, int n, const char *out, const char *kernel, int trust)
+{
+  for (int i = 0; i < n; i++) {
+    char fd[4096];
+    snprintf(fd, sizeof fd, "%s/findings", dirs[i]);
+    DIR *d = opendir(fd);
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+      if (de->d_name[0] == '.') continue;
+      char src[4400], dst[4400], spec[2048];
+      snprintf(src, sizeof src, "%s/%s", fd, de->d_name);
+      snprintf(dst, sizeof dst, "%s/findings/%s", out, de->d_name);
+      ac_err e;
+      if (access(dst, F_OK) != 0 && ac_finding_kernel(src, kernel, trust, spec, sizeof spec, &e)) {
+        closedir(d);
+        ac_cmd_error("merge", "%s; nothing merged (or merge with --no-rerun)", e.msg);
+        return 1;
+      }
+    }
+    if (d) closedir(d);
+  }
+  return 0;
+}
+
 int ac_cmd_merge(int argc, char **argv)
 {
-  enum { O_HELP = 256, O_KERNEL, O_NORERUN };
+  enum { O_HELP = 256, O_KERNEL, O_NORERUN, O_TRUST };
   static const struct option lo[] = {{"help", 0, 0, O_HELP}, {"output", 1, 0, 'o'}, {"kernel", 1, 0, O_KERNEL},
-                                     {"no-rerun", 0, 0, O_NORERUN}, {0, 0, 0, 0}};
+                                     {"no-rerun", 0, 0, O_NORERUN}, {"trust-recorded-kernel", 0, 0, O_TRUST},
+                                     {0, 0, 0, 0}};
   const char *out = NULL, *kernel = NULL;
-  int rerun = 1, c;
+  int rerun = 1, c, trust = 0;
   optind = 1;
   opterr = 0;
   while ((c = getopt_long(argc, argv, "o:", lo, NULL)) != -1) {
@@ -129,6 +158,7 @@ int ac_cmd_merge(int argc, char **argv)
     case 'o': out = optarg; break;
     case O_KERNEL: kernel = optarg; break;
     case O_NORERUN: rerun = 0; break;
+    case O_TRUST: trust = 1; break;
     default: return ac_cmd_usage_error("merge", "unknown option '%s'", argv[optind - 1]);
     }
   }
@@ -144,6 +174,7 @@ int ac_cmd_merge(int argc, char **argv)
     }
   }
   ac_err e;
+  if (rerun && refuse_untrusted(argv + optind, argc - optind, out, kernel, trust)) return AC_EXIT_USAGE;
   char fo[4096], co[4096];
   snprintf(fo, sizeof fo, "%s/findings", out);
   snprintf(co, sizeof co, "%s/corpus", out);
@@ -151,6 +182,17 @@ int ac_cmd_merge(int argc, char **argv)
     ac_cmd_error("merge", "%s", e.msg);
     return AC_EXIT_USAGE;
   }
+  /* OUT is written by one process at a time: not while a campaign or another merge runs there */
+  int lock_fd;
+  long holder;
+  int lr = ac_campaign_lock(out, &lock_fd, &holder, &e);
+  if (lr) {
+    if (lr < 0) ac_cmd_error("merge", "%s", e.msg);
+    else if (holder > 0) ac_cmd_error("merge", "%s is in use by another process (pid %ld)", out, holder);
+    else ac_cmd_error("merge", "%s is in use by another process", out);
+    return AC_EXIT_USAGE;
+  }
+  ac_campaign_clean_tmp(out);
   int64_t cases = stats_cases(out), merged = 0, dup = 0, not_repro = 0;
   int any_fail = 0, any_err = 0;
   ac_policies pol;
@@ -184,7 +226,7 @@ int ac_cmd_merge(int argc, char **argv)
       ac_verdict_kind k = AC_V_FAIL;
       int have_kind = ac_verdict_parse(kind, &k) == 0;
       if (rerun) {
-        int rc = ac_replay_finding(src, kernel, NULL, stdout, &kinds, &e);
+        int rc = ac_replay_finding(src, kernel, trust, NULL, stdout, &kinds, &e);
         if (rc < 0) {
           fprintf(stderr, "attncheck merge: %s: %s\n", src, e.msg);
           any_err = 1;
@@ -249,6 +291,7 @@ int ac_cmd_merge(int argc, char **argv)
   printf("merged into %s: %lld new findings, %lld duplicates by signature, %lld not reproduced; %lld cases in all\n", out,
          (long long)merged, (long long)dup, (long long)not_repro, (long long)cases);
   ac_findings_summary(out, stdout, 20);
+  ac_campaign_unlock(lock_fd);
   if (any_fail) return AC_EXIT_FAIL;
   return any_err ? AC_EXIT_INTERNAL : AC_EXIT_OK;
 }

@@ -11,19 +11,22 @@
 
 static void usage(FILE *f)
 {
-  fprintf(f, "usage: attncheck replay DIR/findings/SIGNATURE [--kernel K] [--precision NAME]\n"
+  fprintf(f, "usage: attncheck replay DIR/findings/SIGNATURE [--kernel K | --trust-recorded-kernel] [--precision NAME]\n"
              "       attncheck replay CASE.npz --kernel K [--precision NAME] [--policy KIND=P]... [--timeout S]\n\n"
              "Runs the kernel on the finding's minimized case and on its original case (or on CASE.npz)\n"
-             "and prints the verdicts, the worst element and the budget. --kernel overrides the kernel\n"
-             "recorded in the finding (to check a fix).\n"
+             "and prints the verdicts, the worst element and the budget. --kernel gives the kernel (to\n"
+             "check a fix); without it the kernel recorded in the finding runs if it is a built-in one.\n"
+             "A findings directory is data: a recorded exec: command runs only with\n"
+             "--trust-recorded-kernel, and a recorded plugin is loaded only when given again as --kernel.\n"
              "exit: 1 when a verdict with policy fail occurs, 2 bad usage or input, 3 internal error, else 0.\n");
 }
 
 int ac_cmd_replay(int argc, char **argv)
 {
-  enum { O_KERNEL = 256, O_PREC, O_POLICY, O_TIMEOUT, O_EMPTY, O_HELP };
+  enum { O_KERNEL = 256, O_PREC, O_POLICY, O_TIMEOUT, O_EMPTY, O_TRUST, O_HELP };
   static const struct option lo[] = {{"kernel", 1, 0, O_KERNEL}, {"precision", 1, 0, O_PREC}, {"policy", 1, 0, O_POLICY},
                                      {"timeout", 1, 0, O_TIMEOUT}, {"empty-rows", 1, 0, O_EMPTY}, {"help", 0, 0, O_HELP},
+                                     {"trust-recorded-kernel", 0, 0, O_TRUST},
                                      {0, 0, 0, 0}};
   const char *kernel = NULL, *prec = NULL;
   ac_policies pol;
@@ -31,13 +34,14 @@ int ac_cmd_replay(int argc, char **argv)
   ac_empty_conv empty = AC_EMPTY_ZERO;
   double timeout = 0;
   ac_err e;
-  int c;
+  int c, trust = 0;
   optind = 1;
   opterr = 0;
   while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
     switch (c) {
     case O_HELP: usage(stdout); return AC_EXIT_OK;
     case O_KERNEL: kernel = optarg; break;
+    case O_TRUST: trust = 1; break;
     case O_PREC:
       if (ac_precision_spec_check(optarg, &e)) return ac_cmd_usage_error("replay", "%s", e.msg);
       prec = optarg;
@@ -63,7 +67,7 @@ int ac_cmd_replay(int argc, char **argv)
   }
   if (S_ISDIR(st.st_mode)) {
     uint32_t kinds = 0;
-    int rc = ac_replay_finding(target, kernel, prec, stdout, &kinds, &e);
+    int rc = ac_replay_finding(target, kernel, trust, prec, stdout, &kinds, &e);
     if (rc < 0) {
       ac_cmd_error("replay", "%s", e.msg);
       return AC_EXIT_USAGE;

@@ -2,7 +2,7 @@
 # tfuzz_campaign.sh: short fixed-seed campaigns. A correct kernel gives no FAIL (exit 0); mutants
 # are found (exit 1, a FAIL finding stored with case.npz, report.json and repro.sh, minimized
 # beside it, and repro.sh reproduces it); stats, log.jsonl and report.html are written; bad usage
-# exits 2.
+# exits 2; a kernel that cannot start stops the campaign with one line.
 set -u
 bin=${ATTNCHECK_BIN:-./attncheck}
 seed=${ATTNCHECK_TEST_SEED:-20261129}
@@ -63,4 +63,17 @@ cmp -s "$tmp/g1.npz" "$tmp/g2.npz" || fail "--generate: same (family, seed, inde
 "$bin" fuzz --kernel flash-f32 --cases 5 --families nosuch --out "$tmp/u" > /dev/null 2>&1; [ $? -eq 2 ] || fail "bad family: expected 2"
 "$bin" fuzz --kernel flash-f32 --cases 5 --out "$tmp/ok" > /dev/null 2>&1; [ $? -eq 2 ] || fail "existing campaign without --resume: expected 2"
 "$bin" fuzz --list-families | grep -q '^late_max ' || fail "--list-families lacks late_max"
+
+# 6. a kernel that cannot start (a missing command) stops the campaign with one line, not 200 CRASH cases
+for k in "exec-persistent:$tmp/no such worker" "exec:$tmp/no-such-command {in} {out}"; do
+  "$bin" fuzz --kernel "$k" --cases 200 --seed "$seed" --out "$tmp/nostart" --no-minimize --no-live --quiet \
+    > /dev/null 2> "$tmp/nostart.err"
+  rc=$?
+  [ $rc -ne 0 ] || fail "kernel that cannot start ($k): exit 0"
+  grep -q 'never returned a result' "$tmp/nostart.err" || { cat "$tmp/nostart.err"; fail "$k: no line saying it never ran"; }
+  [ "$(wc -l < "$tmp/nostart.err")" -eq 1 ] || { cat "$tmp/nostart.err"; fail "$k: not one line"; }
+  n=$(sed -n 's/^cases=//p' "$tmp/nostart/stats")
+  [ "$n" -lt 20 ] || fail "$k: $n cases run before stopping"
+  rm -rf "$tmp/nostart"
+done
 exit 0

@@ -30,7 +30,7 @@ sleep 0.5
 if ps -eo pid,ppid,args | awk -v p=$pid '$2 == p' | grep -q attncheck; then fail "workers survived kill -9 of the supervisor"; fi
 before=$(ls "$dir/findings" | grep -v '^\.' | sort)
 [ -n "$before" ] || fail "no finding before the kill"
-next=$(sed -n 's/^next=//p' "$dir/journal")
+next=$(sed -n 's/^next=//p' "$dir/journal" | tail -n 1)
 [ -n "$next" ] || fail "no journal"
 target=$((next + 40))
 "$bin" fuzz --resume --out "$dir" --cases "$target" --log-cases --minimize-time 2 --no-live --quiet > "$tmp/run2.txt" 2>&1

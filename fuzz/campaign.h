@@ -1,0 +1,85 @@
+/* campaign.h: the state a campaign's supervisor and workers share (internal to
+ * fuzz/campaign.c, fuzz/campaign_findings.c and fuzz/supervisor.c). */
+#ifndef AC_FUZZ_CAMPAIGN_H
+#define AC_FUZZ_CAMPAIGN_H
+#include <json-c/json.h>
+#include <pthread.h>
+#include <sys/types.h>
+#include "fuzz.h"
+#include "journal.h"
+
+#define MAX_FAM 64
+#define MAX_JOBS 256
+#define RESERVE_BLOCK 32
+#define POOL_SIZE 16
+#define NEVER_RAN_CASES 8   /* a worker's first cases all failing alike, no result ever: the kernel cannot start */
+#define MAX_RESTARTS 5      /* a worker that dies this often in a row stops the campaign */
+
+typedef struct {
+  pthread_mutex_t mu;
+  int64_t next;            /* next local case number */
+  int64_t reserved;        /* journaled bound: numbers below it may have been used */
+  int64_t done, skipped, errors, prev_cases;
+  int64_t findings, findings_fail, repeats;
+  int64_t meta_checks;      /* metamorphic comparisons this run, and the largest |diff|/tolerance */
+  double meta_worst;
+  int64_t per_fam[MAX_FAM], per_fam_find[MAX_FAM];
+  double best_score;
+  char last_finding[256];
+  double last_finding_at;
+  int stop;
+  int any_fail, any_error;
+  int journal_error;        /* errno of a reservation that could not be written */
+  int storage_error;        /* a finding or journal record could not be written: stop, exit 3 */
+  char stop_reason[700];    /* the one line saying why the campaign stopped early (first cause wins) */
+  int worker_busy[MAX_JOBS];
+  int64_t worker_case[MAX_JOBS];   /* the case number a worker is on (-1: none) and its family */
+  char worker_family[MAX_JOBS][64];
+  int64_t hole_pos, nholes;        /* numbers a killed run left unevaluated, taken first */
+  int worker_died;                 /* a worker died: its counters may lag the journal */
+} shm_t;
+
+typedef struct {
+  ac_campaign_opts *o;
+  shm_t *sh;
+  uint64_t seed_eff;
+  int fam[MAX_FAM], nfam;
+  double t0;
+  char corpus[4096];
+  ac_kernel *kernel;
+  ac_eval_ctx x;
+  ac_pool pool;
+  const char *kname;
+  int log_fd;
+  int journal_fd, lock_fd;
+  int64_t *holes;                  /* shared mapping, sh->nholes entries */
+} ctx_t;
+
+/* campaign.c: shared helpers, case numbers, the worker */
+void ac_cp_lock(shm_t *sh);
+void ac_cp_path_of(char *buf, size_t n, const char *dir, const char *name);
+/* One JSON event line in log.jsonl (fmt: the members after t and pid). */
+void ac_cp_log(ctx_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* s as the inside of a JSON string. */
+const char *ac_cp_jesc(const char *s, char *buf, size_t n);
+/* Stops the campaign with a reason (the first one is kept and printed at the end). */
+void ac_cp_stop(ctx_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A journal record could not be written (err: errno): stop, exit 3. */
+void ac_cp_journal_failed(ctx_t *c, int err);
+int ac_cp_family_slot(ctx_t *c, const char *name);
+/* Resolves the kernel and the evaluation context from the options. */
+int ac_cp_setup_kernel(ctx_t *c, ac_err *e);
+/* The worker process: never returns. */
+void ac_cp_worker_main(ctx_t *c, int w) __attribute__((noreturn));
+extern pid_t ac_cp_supervisor_pid;
+
+/* campaign_findings.c */
+/* Stores the findings of one case; -1 when one could not be stored: the campaign then stops
+ * and the case number stays unevaluated in the journal, so that --resume finds it again. */
+int ac_cp_record_findings(ctx_t *c, const ac_case *cs, const ac_eval *ev, const char *family, int64_t gk);
+/* Minimizes finding sig (case.npz + report.json) and stores minimized.npz beside it. */
+void ac_cp_minimize_finding(ctx_t *c, const char *sig);
+
+static inline const char *json_str(json_object *o) { return json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY); }
+
+#endif

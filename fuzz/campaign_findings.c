@@ -1,0 +1,240 @@
+/* campaign_findings.c: a campaign's findings: report.json built from an evaluation, stored once
+ * per signature and recorded in the journal, then minimized beside the original case. */
+#include "config.h"
+#include <errno.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "campaign.h"
+
+static json_object *jd(double v)
+{
+  if (isfinite(v)) return json_object_new_double(v);
+  return json_object_new_string(isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
+}
+
+static json_object *build_report(ctx_t *c, const ac_case *cs, const ac_eval *ev, ac_verdict_kind k, const char *family,
+                                 const char *pos, const char *sig, int64_t gk)
+{
+  json_object *r = json_object_new_object();
+  char size[200], buf[64];
+  ac_case_size_str(cs, size, sizeof size);
+  json_object_object_add(r, "signature", json_object_new_string(sig));
+  json_object_object_add(r, "kernel", json_object_new_string(c->kname));
+  json_object_object_add(r, "kernel_spec", json_object_new_string(c->o->kernel_spec));
+  json_object_object_add(r, "kind", json_object_new_string(ac_verdict_name(k)));
+  json_object_object_add(r, "policy", json_object_new_string(ac_policy_name(c->x.pol.p[k])));
+  json_object_object_add(r, "family", json_object_new_string(family));
+  json_object_object_add(r, "position", json_object_new_string(pos));
+  snprintf(buf, sizeof buf, "%llu", (unsigned long long)c->seed_eff);
+  json_object_object_add(r, "seed", json_object_new_string(buf));
+  snprintf(buf, sizeof buf, "%llu", (unsigned long long)c->o->seed);
+  json_object_object_add(r, "campaign_seed", json_object_new_string(buf));
+  snprintf(buf, sizeof buf, "%d/%d", c->o->shard_i, c->o->shard_n);
+  json_object_object_add(r, "shard", json_object_new_string(buf));
+  json_object_object_add(r, "case_index", json_object_new_int64(gk));
+  json_object_object_add(r, "generator", json_object_new_string(cs->generator));
+  if (cs->params_json) {
+    json_object *pj = json_tokener_parse(cs->params_json);
+    if (pj) json_object_object_add(r, "params", pj);
+  }
+  json_object_object_add(r, "found_after_s", json_object_new_double(ac_now() - c->t0));
+  json_object_object_add(r, "err_w", jd(ev->err_w));
+  json_object_object_add(r, "err_e", jd(ev->score));
+  json_object_object_add(r, "max_ulps", jd(ev->rep.max_ulps));
+  json_object_object_add(r, "nmse", jd(ev->rep.nmse));
+  json_object_object_add(r, "n_fail", json_object_new_int64(ev->rep.n_fail));
+  json_object_object_add(r, "n_suspect", json_object_new_int64(ev->rep.n_suspect));
+  json_object_object_add(r, "budget", json_object_new_string(ev->rep.budget_desc));
+  json_object_object_add(r, "note", json_object_new_string(ev->rep.note));
+  const ac_worst_elem *w = &ev->rep.worst;
+  if (ev->rep.lse_worst.valid && (!w->valid || ev->rep.lse_worst.err_w > w->err_w)) w = &ev->rep.lse_worst;
+  if (w->valid) {
+    json_object *wo = json_object_new_object();
+    json_object_object_add(wo, "tensor", json_object_new_string(w->is_lse ? "lse" : "o"));
+    json_object_object_add(wo, "b", json_object_new_int64(w->b));
+    json_object_object_add(wo, "h", json_object_new_int64(w->h));
+    json_object_object_add(wo, "i", json_object_new_int64(w->i));
+    json_object_object_add(wo, "d", json_object_new_int64(w->d));
+    snprintf(buf, sizeof buf, "%a", w->exact);
+    json_object_object_add(wo, "exact", json_object_new_string(buf));
+    snprintf(buf, sizeof buf, "%a", w->kernel);
+    json_object_object_add(wo, "kernel", json_object_new_string(buf));
+    json_object_object_add(wo, "kernel_decimal", jd(w->kernel));
+    json_object_object_add(wo, "exact_decimal", jd(w->exact));
+    json_object_object_add(wo, "ulps", jd(w->ulps));
+    json_object_object_add(wo, "err_w", jd(w->err_w));
+    json_object_object_add(wo, "err_e", jd(w->err_e));
+    json_object_object_add(r, "worst", wo);
+  }
+  if (k == AC_V_METAMORPHIC && ev->meta.checked) {
+    const ac_meta_result *m = &ev->meta;
+    json_object *mo = json_object_new_object();
+    json_object_object_add(mo, "transformation", json_object_new_string(m->transform));
+    json_object_object_add(mo, "b", json_object_new_int64(m->b));
+    json_object_object_add(mo, "h", json_object_new_int64(m->h));
+    json_object_object_add(mo, "i", json_object_new_int64(m->i));
+    json_object_object_add(mo, "d", json_object_new_int64(m->d));
+    snprintf(buf, sizeof buf, "%a", m->a);
+    json_object_object_add(mo, "kernel", json_object_new_string(buf));
+    snprintf(buf, sizeof buf, "%a", m->t);
+    json_object_object_add(mo, "kernel_transformed", json_object_new_string(buf));
+    json_object_object_add(mo, "kernel_decimal", jd(m->a));
+    json_object_object_add(mo, "kernel_transformed_decimal", jd(m->t));
+    json_object_object_add(mo, "diff", jd(m->diff));
+    json_object_object_add(mo, "tolerance", jd(m->tol));
+    json_object_object_add(mo, "n_compared", json_object_new_int64(m->n_compared));
+    json_object_object_add(mo, "n_disagree", json_object_new_int64(m->n_bad));
+    json_object_object_add(r, "metamorphic", mo);
+  }
+  json_object_object_add(r, "size", json_object_new_string(size));
+  json_object_object_add(r, "elements", json_object_new_int64(ac_case_elems(cs)));
+  json_object_object_add(r, "minimized", json_object_new_boolean(0));
+  json_object_object_add(r, "minimize_state", json_object_new_string(c->o->minimize ? "pending" : "off"));
+  if (c->o->precision) json_object_object_add(r, "precision_override", json_object_new_string(c->o->precision));
+  json_object_object_add(r, "policies", json_object_new_string(c->o->policies));
+  json_object_object_add(r, "empty_rows", json_object_new_string(ac_empty_name(c->x.cmp.empty)));
+  json_object_object_add(r, "timeout_s", json_object_new_double(c->x.run.timeout_s));
+  json_object_object_add(r, "tool_version", json_object_new_string(PACKAGE_VERSION));
+  /* one shell command that reproduces the finding exactly: every word quoted */
+  char fdir[4400], qdir[9000], qspec[9000], rbuf[18100];
+  snprintf(fdir, sizeof fdir, "%s/findings/%s", c->o->out_dir, sig);
+  if (ac_fuzz_shquote(fdir, qdir, sizeof qdir) && ac_fuzz_shquote(c->o->kernel_spec, qspec, sizeof qspec)) {
+    snprintf(rbuf, sizeof rbuf, "attncheck replay %s --kernel %s", qdir, qspec);
+    json_object_object_add(r, "repro", json_object_new_string(rbuf));
+  }
+  return r;
+}
+
+typedef struct {
+  ctx_t *c;
+  ac_verdict_kind kind;
+} holds_ctx;
+
+static int holds(const ac_case *cs, void *arg)
+{
+  holds_ctx *h = arg;
+  ac_eval ev;
+  ac_err e;
+  ac_eval_ctx x = h->c->x;
+  if (h->kind == AC_V_METAMORPHIC) x.metamorphic = AC_META_ALWAYS;   /* a shrunk case may fall outside the 1 in 8 */
+  if (ac_eval_case(&x, cs, h->kind == AC_V_NONDETERMINISTIC, &ev, &e) && !(ev.kinds & (1u << h->kind))) return 0;
+  return (ev.kinds & (1u << h->kind)) != 0;
+}
+
+/* Minimize the finding in fdir (case.npz + report.json) and store minimized.npz beside it. */
+void ac_cp_minimize_finding(ctx_t *c, const char *sig)
+{
+  char fdir[4096], p[4200];
+  snprintf(fdir, sizeof fdir, "%s/findings/%s", c->o->out_dir, sig);
+  snprintf(p, sizeof p, "%s/report.json", fdir);
+  json_object *r = json_object_from_file(p);
+  if (!r) return;
+  json_object *v;
+  ac_verdict_kind kind = AC_V_FAIL;
+  if (json_object_object_get_ex(r, "kind", &v)) ac_verdict_parse(json_object_get_string(v), &kind);
+  int64_t hb = 0, hh = 0, hi = -1, hd = 0;
+  json_object *w;
+  if (json_object_object_get_ex(r, "worst", &w)) {
+    if (json_object_object_get_ex(w, "b", &v)) hb = json_object_get_int64(v);
+    if (json_object_object_get_ex(w, "h", &v)) hh = json_object_get_int64(v);
+    if (json_object_object_get_ex(w, "i", &v)) hi = json_object_get_int64(v);
+    if (json_object_object_get_ex(w, "d", &v)) hd = json_object_get_int64(v);
+  }
+  ac_case cs, mn;
+  ac_err e;
+  snprintf(p, sizeof p, "%s/case.npz", fdir);
+  if (ac_case_read(&cs, p, &e)) {
+    json_object_put(r);
+    return;
+  }
+  holds_ctx hc = {c, kind};
+  ac_min_opts mo = {.max_evals = 200, .max_seconds = c->o->min_seconds};
+  double t = ac_now();
+  if (ac_minimize(&cs, hb, hh, hi, hd, holds, &hc, &mo, &mn, &e) == 0) {
+    snprintf(p, sizeof p, "%s/minimized.npz", fdir);
+    if (ac_case_write(&mn, p, &e) == 0) {
+      char size[200];
+      ac_case_size_str(&mn, size, sizeof size);
+      json_object_object_add(r, "minimized", json_object_new_boolean(1));
+      json_object_object_add(r, "minimize_state", json_object_new_string("done"));
+      json_object_object_add(r, "minimized_size", json_object_new_string(size));
+      json_object_object_add(r, "minimized_elements", json_object_new_int64(ac_case_elems(&mn)));
+      json_object_object_add(r, "minimize_evals", json_object_new_int(mo.evals));
+      json_object_object_add(r, "minimize_s", json_object_new_double(ac_now() - t));
+      const char *txt = json_str(r);
+      snprintf(p, sizeof p, "%s/report.json", fdir);
+      ac_write_file_atomic(p, txt, strlen(txt), &e);
+      ac_cp_log(c, "\"event\":\"minimized\",\"sig\":\"%s\",\"elements\":%lld,\"minimized_elements\":%lld,\"evals\":%d",
+                sig, (long long)ac_case_elems(&cs), (long long)ac_case_elems(&mn), mo.evals);
+    }
+    ac_case_free(&mn);
+  }
+  ac_case_free(&cs);
+  json_object_put(r);
+}
+
+/* Stores the findings of one case; -1 when one could not be stored: the campaign then stops
+ * and the case number stays unevaluated in the journal, so that --resume finds it again. */
+int ac_cp_record_findings(ctx_t *c, const ac_case *cs, const ac_eval *ev, const char *family, int64_t gk)
+{
+  for (int k = 0; k < AC_V_NKINDS; k++) {
+    if (!(ev->kept & (1u << k))) continue;
+    /* a case that FAILs is not also a SUSPECT finding: the same elements, a weaker claim */
+    if (k == AC_V_SUSPECT && (ev->kept & (1u << AC_V_FAIL))) continue;
+    const char *pos = ac_row_position(k == AC_V_FAIL || k == AC_V_SUSPECT || k == AC_V_MASKED_LEAK || k == AC_V_WEAK_CLASS ? ev->worst_i
+                                      : k == AC_V_METAMORPHIC ? ev->meta.i
+                                                              : -1,
+                                      cs->p.tq);
+    char sig[256], p[4400];
+    int exec = c->kernel->kind == AC_KIND_EXEC || c->kernel->kind == AC_KIND_EXEC_PERSISTENT;
+    ac_signature(exec ? c->o->kernel_spec : c->kname, (ac_verdict_kind)k, family, pos, sig, sizeof sig);
+    snprintf(p, sizeof p, "%s/findings/%s", c->o->out_dir, sig);
+    struct stat st;
+    if (stat(p, &st) == 0) {
+      __atomic_add_fetch(&c->sh->repeats, 1, __ATOMIC_RELAXED);
+      continue;
+    }
+    json_object *r = build_report(c, cs, ev, (ac_verdict_kind)k, family, pos, sig, gk);
+    ac_err e;
+    int st_rc = ac_finding_store(c->o->out_dir, sig, cs, json_str(r), &e);
+    json_object_put(r);
+    if (st_rc < 0) {
+      char jb[1200];
+      ac_cp_log(c, "\"event\":\"error\",\"what\":\"store finding\",\"sig\":\"%s\",\"case\":%lld,\"msg\":\"%s\"", sig,
+                (long long)gk, ac_cp_jesc(e.msg, jb, sizeof jb));
+      c->sh->storage_error = 1;
+      ac_cp_stop(c, "cannot store finding %s of case %lld: %s: campaign stopped; free space and --resume to store it",
+                sig, (long long)gk, e.msg);
+      return -1;
+    }
+    if (st_rc == 0) continue;
+    if (ac_journal_append(c->journal_fd, 0, "f %s %s %s\n", sig, ac_verdict_name((ac_verdict_kind)k), family)) {
+      ac_cp_journal_failed(c, errno);
+      return -1;
+    }
+    int fail = c->x.pol.p[k] == AC_POLICY_FAIL;
+    ac_cp_lock(c->sh);
+    c->sh->findings++;
+    if (fail) {
+      c->sh->findings_fail++;
+      c->sh->any_fail = 1;
+      if (c->o->stop_on_fail) c->sh->stop = 1;
+    }
+    snprintf(c->sh->last_finding, sizeof c->sh->last_finding, "%s", sig);
+    c->sh->last_finding_at = ac_now() - c->t0;
+    for (int i = 0; i < c->nfam; i++) {
+      int nf;
+      const ac_family *fams = ac_families(&nf);
+      if (!strcmp(fams[c->fam[i]].name, family)) c->sh->per_fam_find[i]++;
+    }
+    pthread_mutex_unlock(&c->sh->mu);
+    ac_cp_log(c, "\"event\":\"finding\",\"sig\":\"%s\",\"kind\":\"%s\",\"case\":%lld,\"err_w\":%.6g,\"err_e\":%.6g", sig,
+              ac_verdict_name((ac_verdict_kind)k), (long long)gk, ev->err_w, ev->score);
+    if (c->o->minimize) ac_cp_minimize_finding(c, sig);
+  }
+  return 0;
+}
+

@@ -1,0 +1,509 @@
+/* supervisor.c: a campaign's supervisor: takes the directory's lock, sums up the journal, forks
+ * the workers and restarts dead ones, enforces --time, writes stats, the live status line and
+ * the end summary, and decides the exit code. */
+#include "config.h"
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "campaign.h"
+#include "exec.h"
+
+/* ---- the supervisor ------------------------------------------------------------------------ */
+
+static volatile sig_atomic_t interrupted = 0;
+static void on_int(int s)
+{
+  (void)s;
+  interrupted = 1;
+}
+
+static void write_stats(ctx_t *c, const char *state)
+{
+  shm_t *sh = c->sh;
+  int nf;
+  const ac_family *fams = ac_families(&nf);
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (!f) return;
+  ac_cp_lock(sh);
+  double el = ac_now() - c->t0;
+  fprintf(f, "state=%s\nkernel=%s\nseed=%llu\nshard=%d/%d\n", state, c->o->kernel_spec, (unsigned long long)c->o->seed,
+          c->o->shard_i, c->o->shard_n);
+  fprintf(f, "cases=%lld\ncases_this_run=%lld\ncases_per_s=%.1f\n", (long long)(sh->prev_cases + sh->done),
+          (long long)sh->done, el > 0 ? (double)sh->done / el : 0.0);
+  fprintf(f, "findings=%lld\nfindings_fail=%lld\nrepeat_hits=%lld\n", (long long)sh->findings,
+          (long long)sh->findings_fail, (long long)sh->repeats);
+  fprintf(f, "last_finding=%s\nlast_finding_at_s=%.1f\n", sh->last_finding[0] ? sh->last_finding : "none",
+          sh->last_finding[0] ? sh->last_finding_at : 0.0);
+  fprintf(f, "skipped=%lld\nerrors=%lld\nbest_err_over_E=%.4g\nnext_case=%lld\nelapsed_s=%.1f\njobs=%d\n",
+          (long long)sh->skipped, (long long)sh->errors, sh->best_score, (long long)sh->next, el, c->o->jobs);
+  fprintf(f, "metamorphic_checks_this_run=%lld\nmetamorphic_worst_diff_over_tol=%.4g\n", (long long)sh->meta_checks,
+          sh->meta_worst);
+  for (int i = 0; i < c->nfam; i++)
+    fprintf(f, "family.%s=%lld\n", fams[c->fam[i]].name, (long long)sh->per_fam[i]);
+  for (int i = 0; i < c->nfam; i++)
+    if (sh->per_fam_find[i]) fprintf(f, "findings.%s=%lld\n", fams[c->fam[i]].name, (long long)sh->per_fam_find[i]);
+  pthread_mutex_unlock(&sh->mu);
+  fclose(f);
+  char p[4096];
+  ac_cp_path_of(p, sizeof p, c->o->out_dir, "stats");
+  ac_err e;
+  if (ac_write_file_atomic(p, buf, len, &e)) {
+    /* a full disk has no room for the new file: overwrite the old one in place (its pages are
+     * allocated already), so that the stats stay true */
+    int fd = open(p, O_WRONLY | O_CLOEXEC);
+    if (fd >= 0 && pwrite(fd, buf, len, 0) == (ssize_t)len && ftruncate(fd, (off_t)len) != 0)
+      ac_cp_log(c, "\"event\":\"error\",\"what\":\"stats\"");
+    if (fd >= 0) close(fd);
+  }
+  free(buf);
+}
+
+static void live_line(ctx_t *c)
+{
+  shm_t *sh = c->sh;
+  double el = ac_now() - c->t0;
+  char prog[64] = "";
+  if (c->o->max_cases > 0) {
+    int w = 20, filled = (int)((double)w * (double)sh->next / (double)c->o->max_cases);
+    if (filled > w) filled = w;
+    char bar[32];
+    for (int i = 0; i < w; i++) bar[i] = i < filled ? '#' : '.';
+    bar[w] = 0;
+    snprintf(prog, sizeof prog, "[%s] %lld/%lld", bar, (long long)sh->next, (long long)c->o->max_cases);
+  } else if (c->o->time_s > 0) {
+    double rem = c->o->time_s - el;
+    snprintf(prog, sizeof prog, "%.0fs elapsed, %.0fs left", el, rem > 0 ? rem : 0);
+  }
+  fprintf(stderr, "\r\033[K%s  %lld cases  %.0f/s  findings %lld (%lld fail)  last: %.40s", prog,
+          (long long)(sh->prev_cases + sh->done), el > 0 ? (double)sh->done / el : 0.0, (long long)sh->findings,
+          (long long)sh->findings_fail, sh->last_finding[0] ? sh->last_finding : "-");
+  fflush(stderr);
+}
+
+static int save_campaign_json(ctx_t *c, ac_err *e)
+{
+  json_object *r = json_object_new_object();
+  char buf[64];
+  json_object_object_add(r, "kernel_spec", json_object_new_string(c->o->kernel_spec));
+  snprintf(buf, sizeof buf, "%llu", (unsigned long long)c->o->seed);
+  json_object_object_add(r, "seed", json_object_new_string(buf));
+  json_object_object_add(r, "shard_i", json_object_new_int(c->o->shard_i));
+  json_object_object_add(r, "shard_n", json_object_new_int(c->o->shard_n));
+  json_object_object_add(r, "families", json_object_new_string(c->o->families));
+  json_object_object_add(r, "dtypes", json_object_new_int64(c->o->lim.dtypes));
+  json_object_object_add(r, "masks", json_object_new_int64(c->o->lim.masks));
+  json_object_object_add(r, "max_t", json_object_new_int64(c->o->lim.max_t));
+  json_object_object_add(r, "max_elems", json_object_new_int64(c->o->lim.max_elems));
+  json_object_object_add(r, "max_d", json_object_new_int64(c->o->lim.max_d));
+  json_object_object_add(r, "no_strided", json_object_new_int(c->o->lim.no_strided));
+  json_object_object_add(r, "no_nonfinite", json_object_new_int(c->o->lim.no_nonfinite));
+  json_object_object_add(r, "policies", json_object_new_string(c->o->policies));
+  if (c->o->precision) json_object_object_add(r, "precision", json_object_new_string(c->o->precision));
+  if (c->o->empty_rows) json_object_object_add(r, "empty_rows", json_object_new_string(c->o->empty_rows));
+  json_object_object_add(r, "tool_version", json_object_new_string(PACKAGE_VERSION));
+  const char *t = json_str(r);
+  char p[4096];
+  ac_cp_path_of(p, sizeof p, c->o->out_dir, "campaign.json");
+  int rc = ac_write_file_atomic(p, t, strlen(t), e);
+  json_object_put(r);
+  return rc;
+}
+
+/* --resume: the campaign's identity (kernel, seed, shard, families, limits) comes from campaign.json. */
+static int load_campaign_json(ac_campaign_opts *o, ac_err *e)
+{
+  char p[4096];
+  ac_cp_path_of(p, sizeof p, o->out_dir, "campaign.json");
+  json_object *r = json_object_from_file(p), *v;
+  if (!r) return ac_err_set(e, "%s: no campaign to resume (missing or unreadable campaign.json)", p);
+  static char spec[2048], prec[512];
+  if (json_object_object_get_ex(r, "kernel_spec", &v)) {
+    snprintf(spec, sizeof spec, "%s", json_object_get_string(v));
+    if (!o->kernel_spec) o->kernel_spec = spec;
+  }
+  if (json_object_object_get_ex(r, "seed", &v)) o->seed = strtoull(json_object_get_string(v), NULL, 10);
+  if (json_object_object_get_ex(r, "shard_i", &v)) o->shard_i = json_object_get_int(v);
+  if (json_object_object_get_ex(r, "shard_n", &v)) o->shard_n = json_object_get_int(v);
+  if (json_object_object_get_ex(r, "families", &v)) snprintf(o->families, sizeof o->families, "%s", json_object_get_string(v));
+  if (json_object_object_get_ex(r, "dtypes", &v)) o->lim.dtypes = (uint32_t)json_object_get_int64(v);
+  if (json_object_object_get_ex(r, "masks", &v)) o->lim.masks = (uint32_t)json_object_get_int64(v);
+  if (json_object_object_get_ex(r, "max_t", &v)) o->lim.max_t = json_object_get_int64(v);
+  if (json_object_object_get_ex(r, "max_elems", &v)) o->lim.max_elems = json_object_get_int64(v);
+  if (json_object_object_get_ex(r, "max_d", &v)) o->lim.max_d = json_object_get_int64(v);
+  if (json_object_object_get_ex(r, "no_strided", &v)) o->lim.no_strided = json_object_get_int(v);
+  if (json_object_object_get_ex(r, "no_nonfinite", &v)) o->lim.no_nonfinite = json_object_get_int(v);
+  if (!o->policies[0] && json_object_object_get_ex(r, "policies", &v))
+    snprintf(o->policies, sizeof o->policies, "%s", json_object_get_string(v));
+  static char empty[32];
+  if (!o->empty_rows && json_object_object_get_ex(r, "empty_rows", &v)) {
+    snprintf(empty, sizeof empty, "%s", json_object_get_string(v));
+    o->empty_rows = empty;
+  }
+  if (!o->precision && json_object_object_get_ex(r, "precision", &v)) {
+    snprintf(prec, sizeof prec, "%s", json_object_get_string(v));
+    o->precision = prec;
+  }
+  o->dtypes_given = 1;
+  json_object_put(r);
+  return 0;
+}
+
+/* Exit code from every finding stored in the directory (earlier runs included). */
+static int findings_exit(ctx_t *c)
+{
+  char fd[4096];
+  snprintf(fd, sizeof fd, "%s/findings", c->o->out_dir);
+  DIR *d = opendir(fd);
+  if (!d) return 0;
+  int any = 0;
+  struct dirent *de;
+  while ((de = readdir(d))) {
+    if (de->d_name[0] == '.') continue;
+    char p[4400];
+    snprintf(p, sizeof p, "%s/%s/report.json", fd, de->d_name);
+    json_object *r = json_object_from_file(p), *v;
+    if (!r) continue;
+    ac_verdict_kind k;
+    if (json_object_object_get_ex(r, "kind", &v) && ac_verdict_parse(json_object_get_string(v), &k) == 0 &&
+        c->x.pol.p[k] == AC_POLICY_FAIL)
+      any = 1;
+    json_object_put(r);
+  }
+  closedir(d);
+  return any;
+}
+
+/* Sets up DIR for this run under its lock: refuses a second campaign, clears what a killed
+ * run left, records the campaign, and sums up the journal into the shared counters. Prints
+ * its one line and returns an exit code on failure, 0 on success. */
+static int open_campaign_dir(ctx_t *c)
+{
+  ac_campaign_opts *o = c->o;
+  ac_err e;
+  char p[4096];
+  long prev = 0;
+  if (ac_mkdir_p(o->out_dir, &e)) return fprintf(stderr, "attncheck fuzz: %s\n", e.msg), AC_EXIT_USAGE;
+  int lr = ac_campaign_lock(o->out_dir, &c->lock_fd, &prev, &e);
+  if (lr < 0) return fprintf(stderr, "attncheck fuzz: %s\n", e.msg), AC_EXIT_USAGE;
+  if (lr > 0) {
+    if (prev > 0) fprintf(stderr, "attncheck fuzz: %s is in use by another campaign (pid %ld)\n", o->out_dir, prev);
+    else fprintf(stderr, "attncheck fuzz: %s is in use by another campaign\n", o->out_dir);
+    return AC_EXIT_USAGE;
+  }
+  ac_cp_path_of(p, sizeof p, o->out_dir, "journal");
+  if (!o->resume && access(p, F_OK) == 0) {
+    fprintf(stderr, "attncheck fuzz: %s already holds a campaign: add --resume to continue it, or choose another --out\n",
+            o->out_dir);
+    return AC_EXIT_USAGE;
+  }
+  int cleaned = ac_campaign_clean_tmp(o->out_dir);
+  char fdir[4096];
+  ac_cp_path_of(fdir, sizeof fdir, o->out_dir, "findings");
+  if (ac_mkdir_p(fdir, &e)) return fprintf(stderr, "attncheck fuzz: %s\n", e.msg), AC_EXIT_USAGE;
+  if (o->corpus_dir) snprintf(c->corpus, sizeof c->corpus, "%s", o->corpus_dir);
+  else ac_cp_path_of(c->corpus, sizeof c->corpus, o->out_dir, "corpus");
+  ac_mkdir_p(c->corpus, &e);
+  if (!o->resume && save_campaign_json(c, &e)) return fprintf(stderr, "attncheck fuzz: %s\n", e.msg), AC_EXIT_USAGE;
+  ac_cp_path_of(p, sizeof p, o->out_dir, "log.jsonl");
+  c->log_fd = open(p, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  int nf;
+  const ac_family *fams = ac_families(&nf);
+  const char *names[MAX_FAM];
+  for (int i = 0; i < c->nfam; i++) names[i] = fams[c->fam[i]].name;
+  ac_journal_state js;
+  if (ac_journal_open(o->out_dir, names, c->nfam, &c->x.pol, &js, &c->journal_fd, &e))
+    return fprintf(stderr, "attncheck fuzz: %s\n", e.msg), AC_EXIT_INTERNAL;
+  shm_t *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  size_t hb = sizeof(int64_t) * (size_t)(js.nholes ? js.nholes : 1);
+  c->holes = mmap(NULL, hb, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (sh == MAP_FAILED || c->holes == MAP_FAILED) {
+    ac_journal_state_free(&js);
+    return fprintf(stderr, "attncheck fuzz: mmap: %s\n", strerror(errno)), AC_EXIT_INTERNAL;
+  }
+  memset(sh, 0, sizeof *sh);
+  pthread_mutexattr_t ma;
+  pthread_mutexattr_init(&ma);
+  pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
+  pthread_mutexattr_setrobust(&ma, PTHREAD_MUTEX_ROBUST);
+  pthread_mutex_init(&sh->mu, &ma);
+  c->sh = sh;
+  if (js.nholes) memcpy(c->holes, js.holes, sizeof(int64_t) * (size_t)js.nholes);
+  sh->nholes = js.nholes;
+  sh->next = sh->reserved = js.next;
+  sh->prev_cases = js.cases;
+  sh->findings = js.findings;
+  sh->findings_fail = js.findings_fail;
+  for (int i = 0; i < c->nfam; i++) {
+    sh->per_fam[i] = js.per_fam[i];
+    sh->per_fam_find[i] = js.per_fam_find[i];
+  }
+  for (int w = 0; w < MAX_JOBS; w++) sh->worker_case[w] = -1;
+  c->t0 = ac_now();
+  if (prev > 0) ac_cp_log(c, "\"event\":\"lock-taken-over\",\"from_pid\":%ld", prev);
+  if (cleaned) ac_cp_log(c, "\"event\":\"cleaned\",\"temporaries\":%d", cleaned);
+  if (js.nholes || js.added)
+    ac_cp_log(c, "\"event\":\"journal\",\"cases_to_redo\":%lld,\"findings_recorded\":%d", (long long)js.nholes, js.added);
+  ac_journal_state_free(&js);
+  return 0;
+}
+
+static pid_t spawn_worker(ctx_t *c, int w)
+{
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) ac_cp_worker_main(c, w);
+  return pid;
+}
+
+/* A worker died or could not be forked (st: its wait status, -1: fork failed). The case it was
+ * on is spent (it may kill every worker that runs it). 1: restart it; 0: the campaign stops. */
+static int worker_lost(ctx_t *c, int w, int st, int *in_a_row, int64_t *done_before)
+{
+  shm_t *sh = c->sh;
+  ac_cp_lock(sh);
+  int64_t k = sh->worker_case[w];
+  char fam[64];
+  snprintf(fam, sizeof fam, "%s", sh->worker_family[w][0] ? sh->worker_family[w] : "?");
+  sh->worker_case[w] = -1;
+  sh->errors++;
+  sh->any_error = 1;
+  pthread_mutex_unlock(&sh->mu);
+  sh->worker_died = 1;
+  ac_cp_log(c, "\"event\":\"worker-died\",\"worker\":%d,\"status\":%d,\"case\":%lld", w, st, (long long)k);
+  if (k >= 0) {
+    if (ac_journal_append(c->journal_fd, 0, "c %lld %s\n", (long long)k, fam)) {
+      ac_cp_journal_failed(c, errno);
+      return 0;
+    }
+    int slot = ac_cp_family_slot(c, fam);
+    ac_cp_lock(sh);
+    sh->done++;
+    if (slot >= 0) sh->per_fam[slot]++;
+    pthread_mutex_unlock(&sh->mu);
+  }
+  /* deaths with no case finished in between: the workers cannot run at all */
+  *in_a_row = sh->done == *done_before ? *in_a_row + 1 : 1;
+  *done_before = sh->done;
+  if (*in_a_row <= MAX_RESTARTS * c->o->jobs) return 1;
+  if (st < 0) ac_cp_stop(c, "cannot start a campaign worker: fork: %s: campaign stopped", strerror(errno));
+  else if (WIFSIGNALED(st))
+    ac_cp_stop(c, "campaign workers keep dying (%d in a row without a finished case, the last by %s): campaign stopped",
+              *in_a_row, ac_signal_name(WTERMSIG(st)));
+  else
+    ac_cp_stop(c, "campaign workers keep dying (%d in a row without a finished case, the last with status %d): campaign stopped",
+              *in_a_row, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+  return 0;
+}
+
+/* A worker that died between its journal record and its counters left them behind the journal:
+ * the final stats take the journal's sums. */
+static void resum_journal(ctx_t *c)
+{
+  int nf;
+  const ac_family *fams = ac_families(&nf);
+  const char *names[MAX_FAM];
+  for (int i = 0; i < c->nfam; i++) names[i] = fams[c->fam[i]].name;
+  ac_journal_state js;
+  int fd;
+  ac_err e;
+  if (ac_journal_open(c->o->out_dir, names, c->nfam, &c->x.pol, &js, &fd, &e)) return;
+  close(fd);
+  shm_t *sh = c->sh;
+  sh->prev_cases = js.cases - sh->done;
+  sh->findings = js.findings;
+  sh->findings_fail = js.findings_fail;
+  for (int i = 0; i < c->nfam; i++) {
+    sh->per_fam[i] = js.per_fam[i];
+    sh->per_fam_find[i] = js.per_fam_find[i];
+  }
+  ac_journal_state_free(&js);
+}
+
+/* Runs the workers until the campaign ends: restarts dead ones, enforces --time, writes stats. */
+static void supervise(ctx_t *c, int live)
+{
+  ac_campaign_opts *o = c->o;
+  shm_t *sh = c->sh;
+  pid_t pids[MAX_JOBS];
+  ac_cp_supervisor_pid = getpid();
+  int alive = 0, in_a_row = 0;
+  int64_t done_before = 0;
+  /* stats say what the journal says from the start (and exist, to be rewritten in place on a full disk) */
+  write_stats(c, "running");
+  for (int w = 0; w < o->jobs; w++) {
+    pids[w] = spawn_worker(c, w);
+    if (pids[w] > 0) alive++;
+    else if (worker_lost(c, w, -1, &in_a_row, &done_before) && (pids[w] = spawn_worker(c, w)) > 0) alive++;
+  }
+  double last_stats = 0, stop_at = 0;
+  while (alive > 0) {
+    struct timespec ts = {0, 100 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    double el = ac_now() - c->t0;
+    if (((o->time_s > 0 && el >= o->time_s) || interrupted) && !sh->stop) {
+      ac_cp_lock(sh);
+      sh->stop = 1;
+      pthread_mutex_unlock(&sh->mu);
+    }
+    if (sh->stop && stop_at == 0) stop_at = ac_now();
+    /* workers still minimizing or in a long case after the deadline: findings are on disk
+     * already, their case numbers run again and minimization resumes with --resume */
+    if (stop_at > 0 && ac_now() - stop_at > (interrupted ? 2.0 : 10.0 + (o->time_s > 0 ? 0 : o->timeout_s)))
+      for (int w = 0; w < o->jobs; w++)
+        if (pids[w] > 0) kill(pids[w], SIGTERM);
+    for (int w = 0; w < o->jobs; w++) {
+      if (pids[w] <= 0) continue;
+      int st;
+      pid_t r = waitpid(pids[w], &st, WNOHANG);
+      if (r != pids[w]) continue;
+      pids[w] = 0;
+      alive--;
+      if (WIFEXITED(st) && WEXITSTATUS(st) == 0) continue;
+      if (WIFEXITED(st) && WEXITSTATUS(st) == 3) sh->any_error = 1;
+      if (sh->stop || (WIFEXITED(st) && WEXITSTATUS(st) == 3)) continue;
+      /* a worker died (a bug in the tool, or out of memory): restart it */
+      while (pids[w] <= 0 && worker_lost(c, w, pids[w] < 0 ? -1 : st, &in_a_row, &done_before))
+        if ((pids[w] = spawn_worker(c, w)) > 0) alive++;
+    }
+    if (ac_now() - last_stats >= o->stats_every) {
+      write_stats(c, "running");
+      last_stats = ac_now();
+    }
+    if (live) live_line(c);
+  }
+}
+
+int ac_campaign_run(ac_campaign_opts *o)
+{
+  ac_err e;
+  ctx_t c;
+  memset(&c, 0, sizeof c);
+  c.o = o;
+  c.log_fd = c.journal_fd = c.lock_fd = -1;
+  if (!o->out_dir) {
+    fprintf(stderr, "attncheck fuzz: --out DIR is required\n");
+    return AC_EXIT_USAGE;
+  }
+  if (o->resume && load_campaign_json(o, &e)) {
+    fprintf(stderr, "attncheck fuzz: %s\n", e.msg);
+    return AC_EXIT_USAGE;
+  }
+  if (!o->kernel_spec) {
+    fprintf(stderr, "attncheck fuzz: --kernel K is required\n");
+    return AC_EXIT_USAGE;
+  }
+  if (o->jobs < 1 || o->jobs > MAX_JOBS) {
+    fprintf(stderr, "attncheck fuzz: --jobs must be 1..%d\n", MAX_JOBS);
+    return AC_EXIT_USAGE;
+  }
+  /* families */
+  int nf;
+  ac_families(&nf);
+  if (o->families[0]) {
+    if (ac_family_parse_list(o->families, c.fam, &c.nfam, MAX_FAM, &e)) {
+      fprintf(stderr, "attncheck fuzz: %s\n", e.msg);
+      return AC_EXIT_USAGE;
+    }
+  } else {
+    c.nfam = nf < MAX_FAM ? nf : MAX_FAM;
+    for (int i = 0; i < c.nfam; i++) c.fam[i] = i;
+  }
+  /* kernel: resolve once here to validate and to probe what it accepts */
+  if (ac_cp_setup_kernel(&c, &e)) {
+    fprintf(stderr, "attncheck fuzz: %s\n", e.msg);
+    return AC_EXIT_USAGE;
+  }
+  if (!o->dtypes_given) {
+    ac_gen_limits probe = o->lim;
+    if (c.kernel->kind == AC_KIND_EXEC || c.kernel->kind == AC_KIND_EXEC_PERSISTENT) {
+      /* what the worker declares, else f32 and every mask */
+      if (!ac_exec_declared_limits(c.kernel, o->timeout_s, &probe.dtypes, &probe.masks)) {
+        probe.dtypes = 1u << AC_F32;
+        probe.masks = 7;
+      }
+      probe.dtypes &= (1u << AC_NDTYPES) - 1;
+      probe.masks &= 7;
+    } else {
+      ac_eval_probe_limits(c.kernel, &probe);
+    }
+    o->lim.dtypes = probe.dtypes;
+    o->lim.masks = probe.masks;
+  }
+  if (o->lim.max_t <= 0) {
+    /* long T: 16384 on the CPU (the oracle on a row sample), 131072 for device kernels */
+    int dev = c.kernel->abi && c.kernel->abi->memory == ATTNCHECK_MEM_CUDA;
+    o->lim.max_t = dev ? 131072 : 16384;
+  }
+  c.seed_eff = o->shard_n > 1 ? ac_hash2(o->seed, (uint64_t)o->shard_i) : o->seed;
+  int rc = open_campaign_dir(&c);
+  if (rc) {
+    ac_campaign_unlock(c.lock_fd);
+    if (c.log_fd >= 0) close(c.log_fd);
+    if (c.journal_fd >= 0) close(c.journal_fd);
+    ac_kernel_free(c.kernel);
+    return rc;
+  }
+  shm_t *sh = c.sh;
+  char kjb[600];
+  ac_cp_log(&c, "\"event\":\"%s\",\"kernel\":\"%s\",\"seed\":%llu,\"shard\":\"%d/%d\",\"jobs\":%d,\"next_case\":%lld",
+            o->resume ? "resume" : "start", ac_cp_jesc(c.kname, kjb, sizeof kjb), (unsigned long long)o->seed, o->shard_i,
+            o->shard_n, o->jobs, (long long)sh->next);
+  ac_kernel_free(c.kernel);
+  c.kernel = NULL;
+  int live = o->live < 0 ? (isatty(2) && !o->quiet) : o->live;
+  struct sigaction sa, old_int, old_term;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_int;
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  interrupted = 0;
+  supervise(&c, live);
+  if (live) fputc('\n', stderr);
+  sigaction(SIGINT, &old_int, NULL);
+  sigaction(SIGTERM, &old_term, NULL);
+  int in_flight = 0;
+  for (int w = 0; w < o->jobs; w++) in_flight |= sh->worker_case[w] >= 0;
+  if (sh->worker_died) resum_journal(&c);
+  int complete = !interrupted && !sh->stop_reason[0] && !in_flight && sh->hole_pos >= sh->nholes &&
+                 !(o->max_cases > 0 && sh->next < o->max_cases && o->time_s <= 0);
+  write_stats(&c, interrupted ? "interrupted" : complete ? "done" : "stopped");
+  ac_corpus_prune(c.corpus, 64);
+  if (ac_report_html(o->out_dir, &e) && !sh->stop_reason[0]) fprintf(stderr, "attncheck fuzz: %s\n", e.msg);
+  ac_cp_log(&c, "\"event\":\"end\",\"cases\":%lld,\"findings\":%lld,\"errors\":%lld", (long long)sh->done,
+            (long long)sh->findings, (long long)sh->errors);
+  if (!o->quiet) {
+    double el = ac_now() - c.t0;
+    printf("campaign %s: kernel %s, %lld cases in %.1f s (%.1f cases/s), %lld findings\n", o->out_dir, o->kernel_spec,
+           (long long)sh->done, el, el > 0 ? (double)sh->done / el : 0.0, (long long)sh->findings);
+    ac_findings_summary(o->out_dir, stdout, 20);
+    if (sh->errors)
+      printf("%lld cases the tool could not decide (unresolved oracle elements or internal errors): see %s/log.jsonl "
+             "and %s/errors/\n", (long long)sh->errors, o->out_dir, o->out_dir);
+  }
+  fflush(stdout);
+  if (sh->stop_reason[0]) fprintf(stderr, "attncheck fuzz: %s\n", sh->stop_reason);
+  int fail = findings_exit(&c);
+  int storage = sh->storage_error, err = sh->any_error || storage;
+  if (c.log_fd >= 0) close(c.log_fd);
+  if (c.journal_fd >= 0) close(c.journal_fd);
+  ac_campaign_unlock(c.lock_fd);
+  pthread_mutex_destroy(&sh->mu);
+  munmap(c.holes, sizeof(int64_t) * (size_t)(sh->nholes ? sh->nholes : 1));
+  munmap(sh, sizeof *sh);
+  /* a finding or record that could not be stored outranks the verdicts: exit 3 */
+  if (storage) return AC_EXIT_INTERNAL;
+  if (fail) return AC_EXIT_FAIL;
+  return err ? AC_EXIT_INTERNAL : AC_EXIT_OK;
+}
+

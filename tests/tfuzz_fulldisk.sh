@@ -1,0 +1,85 @@
+#!/bin/sh
+# tfuzz_fulldisk.sh: a full disk never drops a finding. A campaign on a small tmpfs whose space
+# runs out stops at the first finding it cannot store, with exit 3 and one line; after space is
+# freed, --resume evaluates that case number again and stores the finding, so the campaign ends
+# with exactly the findings of the same campaign on a roomy disk, and stats equal the journal.
+# Needs a tmpfs mount in a private mount namespace (root, or unprivileged user namespaces);
+# skipped (77) where neither is possible.
+set -u
+bin=${ATTNCHECK_BIN:-./attncheck}
+src=${srcdir:-.}
+seed=${ATTNCHECK_TEST_SEED:-20261129}
+if [ -z "${ATTNCHECK_TEST_NS:-}" ]; then
+  for ns in "unshare -m" "unshare -rm"; do
+    if $ns sh -c 'd=$(mktemp -d) && mount -t tmpfs -o size=1m tmpfs "$d" && umount "$d"; r=$?; rmdir "$d"; exit $r' \
+      > /dev/null 2>&1; then
+      ATTNCHECK_TEST_NS=1 exec $ns sh "$0" "$@"
+    fi
+  done
+  echo "SKIP: cannot mount a tmpfs in a private mount namespace"
+  exit 77
+fi
+tmp=$(mktemp -d /tmp/attncheck-tdisk-XXXXXX) || exit 99
+trap 'umount "$tmp/disk" 2>/dev/null; rm -rf "$tmp"' EXIT
+fail() { echo "FAIL [seed $seed]: $*"; exit 1; }
+run() {
+  "$bin" fuzz --kernel mutant-causal-off-by-one --cases 40 --seed "$seed" --max-elems 65536 --no-minimize \
+    --no-live --quiet "$@"
+}
+
+# the findings of the campaign on a roomy disk (the first 100 cases are a sweep: a function of the seed)
+run --out "$tmp/ref" --corpus "$tmp/corpus-ref" > "$tmp/ref.txt" 2>&1
+rc=$?
+[ $rc -eq 1 ] || { cat "$tmp/ref.txt"; fail "reference campaign: exit $rc, expected 1"; }
+ls "$tmp/ref/findings" | grep -v '^\.' | sort > "$tmp/ref.sigs"
+[ "$(wc -l < "$tmp/ref.sigs")" -ge 5 ] || fail "reference campaign: fewer than 5 findings"
+
+# the same on a 4 MiB tmpfs with all but 400 KiB taken
+mkdir "$tmp/disk"
+mount -t tmpfs -o size=4m tmpfs "$tmp/disk" || { echo "SKIP: tmpfs mount failed"; exit 77; }
+avail=$(df -k "$tmp/disk" | awk 'NR == 2 { print $4 }')
+dd if=/dev/zero of="$tmp/disk/filler" bs=1k count=$((avail - 400)) 2> /dev/null
+dir=$tmp/disk/camp
+run --out "$dir" --corpus "$tmp/corpus" > "$tmp/full.txt" 2> "$tmp/full.err"
+rc=$?
+[ $rc -eq 3 ] || { cat "$tmp/full.err"; fail "full disk: exit $rc, expected 3"; }
+[ "$(wc -l < "$tmp/full.err")" -eq 1 ] || { cat "$tmp/full.err"; fail "full disk: not one line on stderr"; }
+grep -q 'cannot store finding' "$tmp/full.err" || { cat "$tmp/full.err"; fail "full disk: the line does not name the finding"; }
+stored=$(ls "$dir/findings" | grep -vc '^\.')
+[ "$stored" -lt "$(wc -l < "$tmp/ref.sigs")" ] || fail "the disk did not fill up ($stored findings stored)"
+echo "ok: full disk after $stored findings: $(cat "$tmp/full.err")"
+sh "$src/tests/journal_stats.sh" "$dir" || fail "full disk: stats differ from the journal"
+
+# free the space, resume: every finding of the reference is there, stats equal the journal
+rm "$tmp/disk/filler"
+"$bin" fuzz --resume --out "$dir" --cases 40 --no-live --quiet > "$tmp/resume.txt" 2>&1
+rc=$?
+[ $rc -eq 1 ] || { cat "$tmp/resume.txt"; fail "resume: exit $rc, expected 1"; }
+ls "$dir/findings" | grep -v '^\.' | sort > "$tmp/got.sigs"
+cmp -s "$tmp/ref.sigs" "$tmp/got.sigs" || { diff "$tmp/ref.sigs" "$tmp/got.sigs"; fail "findings differ from the reference"; }
+grep -q '^cases=40$' "$dir/stats" || fail "stats: cases is not 40 after the resume"
+sh "$src/tests/journal_stats.sh" "$dir" || fail "after the resume: stats differ from the journal"
+echo "ok: resumed: all $(wc -l < "$tmp/got.sigs") findings of the reference stored, 40 cases"
+
+# a disk that fills up to the last byte during a run (the kernel fills it on its third case, then
+# fails: a FAIL finding of a new signature that cannot be stored): stats, rewritten in place,
+# still equal the journal
+umount "$tmp/disk" && mount -t tmpfs -o size=4m tmpfs "$tmp/disk" || fail "remount"
+cat > "$tmp/filling.sh" <<EOF
+#!/bin/sh
+n=\$(cat "$tmp/calls" 2>/dev/null || echo 0)
+echo \$((n + 1)) > "$tmp/calls"
+[ \$n -eq 2 ] && dd if=/dev/zero of="$tmp/disk/filler" bs=64k 2>/dev/null
+exit 1
+EOF
+chmod +x "$tmp/filling.sh"
+dir=$tmp/disk/camp2
+"$bin" fuzz --kernel "exec:$tmp/filling.sh {in} {out}" --cases 6 --seed "$seed" --families normal,uniform,ties --no-minimize \
+  --no-live --quiet --out "$dir" > "$tmp/fill.txt" 2> "$tmp/fill.err"
+rc=$?
+[ $rc -eq 3 ] || { cat "$tmp/fill.err"; fail "disk filled during the run: exit $rc, expected 3"; }
+grep -q 'cannot store finding' "$tmp/fill.err" || { cat "$tmp/fill.err"; fail "disk filled during the run: no line naming the finding"; }
+grep -q '^cases=2$' "$dir/stats" || { cat "$dir/stats"; fail "disk filled during the run: stats do not say 2 cases"; }
+sh "$src/tests/journal_stats.sh" "$dir" || fail "disk filled during the run: stats differ from the journal"
+echo "ok: disk filled to the last byte during the run: stopped, stats equal the journal"
+exit 0

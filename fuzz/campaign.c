@@ -319,7 +319,7 @@ void ac_cp_worker_main(ctx_t *c, int w)
     if (dead) {
       /* an exec-persistent worker that cannot be started or keeps ending: no case can run */
       char jb[1200];
-      log_event(c, "\"event\":\"error\",\"what\":\"kernel\",\"msg\":\"%s\"", jesc(dead, jb, sizeof jb));
+      ac_cp_log(c, "\"event\":\"error\",\"what\":\"kernel\",\"msg\":\"%s\"", ac_cp_jesc(dead, jb, sizeof jb));
       fprintf(stderr, "attncheck fuzz: kernel %s: %s; campaign stopped\n", c->kernel->name, dead);
       ac_kernel_free(c->kernel);
       _exit(3);

@@ -229,6 +229,7 @@ static json_object *build_report(ctx_t *c, const ac_case *cs, const ac_eval *ev,
     json_object_object_add(wo, "err_e", jd(w->err_e));
     json_object_object_add(r, "worst", wo);
   }
+  ac_eval_row_json(ev, r);
   if (k == AC_V_METAMORPHIC && ev->meta.checked) {
     const ac_meta_result *m = &ev->meta;
     json_object *mo = json_object_new_object();
@@ -556,8 +557,8 @@ static void worker_main(ctx_t *c, int w)
     if (ev.score > c->sh->best_score && ev.score < 1e299) c->sh->best_score = ev.score;
     pthread_mutex_unlock(&c->sh->mu);
     if (c->o->log_cases)
-      log_event(c, "\"event\":\"case\",\"case\":%lld,\"family\":\"%s\",\"kinds\":%u,\"err_e\":%.4g%s%s%s", (long long)gk,
-                family, ev.kinds, ev.score, desc[0] ? ",\"mutation\":\"" : "", desc, desc[0] ? "\"" : "");
+      log_event(c, "\"event\":\"case\",\"case\":%lld,\"family\":\"%s\",\"kinds\":%u,\"err_e\":%.4g,\"err_w\":%.4g%s%s%s",
+                (long long)gk, family, ev.kinds, ev.score, ev.err_w, desc[0] ? ",\"mutation\":\"" : "", desc, desc[0] ? "\"" : "");
     if (ev.kept) record_findings(c, &cs, &ev, family, gk);
     /* the search: children that beat their parent join the pool; parents that stop improving
      * take smaller steps */

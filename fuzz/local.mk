@@ -15,6 +15,13 @@ fuzz_libac_fuzz_a_SOURCES = \
 	fuzz/minimize.c \
 	fuzz/finding.c \
 	fuzz/summary.c \
+	fuzz/plot.h \
+	fuzz/plot.c \
+	fuzz/report_data.h \
+	fuzz/report_data.c \
+	fuzz/report_html.h \
+	fuzz/report_html.c \
+	fuzz/report_row.c \
 	fuzz/corpus.c \
 	fuzz/campaign.c \
 	fuzz/gen_normal.c \

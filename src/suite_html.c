@@ -1,4 +1,4 @@
-/* suite_html.c: attncheck suite --html FILE: per kernel a grid of the suite's cases (rows) by
+/* suite_html.c: attncheck suite --html FILE: a grid of the suite's cases (rows) by kernel and
  * dtype (columns), each cell coloured by its verdict and labelled with err/W; inline SVG, no
  * JavaScript, nothing fetched. */
 #include "config.h"
@@ -35,42 +35,48 @@ static const char *base_name(const ac_suite_cell *c)
   return !strncmp(c->name, dn, l) && c->name[l] == '-' ? c->name + l + 1 : c->name;
 }
 
-static void grid(FILE *f, const char *kname, int k, const ac_suite_cells *s)
+#define MAX_COLS 8   /* (kernel, dtype) columns per grid */
+
+typedef struct {
+  int kernel, dtype;
+  int64_t cnt[5];
+} column;
+
+/* One grid: rows are the cases (names without the dtype), columns cols[0..ncol). */
+static void grid(FILE *f, int g, const column *cols, int ncol, const char *const *kernels, int nk, const ac_suite_cells *s)
 {
-  int nrow = 0, cols[AC_NDTYPES], ncol = 0, colof[AC_NDTYPES];
+  int nrow = 0;
   const char **rows = ac_xmalloc(sizeof(char *) * (size_t)(s->n + 1));
-  int *rowof = ac_xmalloc(sizeof(int) * (size_t)(s->n + 1));
-  int64_t cnt[5] = {0};
-  for (int t = 0; t < AC_NDTYPES; t++) colof[t] = -1;
+  int *rowof = ac_xmalloc(sizeof(int) * (size_t)(s->n + 1)), *colof = ac_xmalloc(sizeof(int) * (size_t)(s->n + 1));
   for (int64_t i = 0; i < s->n; i++) {
     const ac_suite_cell *c = &s->c[i];
-    rowof[i] = -1;
-    if (c->kernel != k) continue;
-    cnt[c->status]++;
     const char *b = base_name(c);
-    int r = 0;
+    int r = 0, x = 0;
     while (r < nrow && strcmp(rows[r], b)) r++;
     if (r == nrow) rows[nrow++] = b;
-    rowof[i] = r;
-    if (colof[c->dtype] < 0) colof[c->dtype] = 1;
+    while (x < ncol && (cols[x].kernel != c->kernel || cols[x].dtype != c->dtype)) x++;
+    rowof[i] = r, colof[i] = x < ncol ? x : -1;
   }
-  for (int t = 0; t < AC_NDTYPES; t++)
-    if (colof[t] > 0) colof[t] = ncol, cols[ncol++] = t;
-  char id[64], title[400];
-  snprintf(id, sizeof id, "suite-grid-%d", k + 1);
-  snprintf(title, sizeof title, "%s: %lld pass, %lld warn, %lld fail, %lld skip, %lld error", kname, (long long)cnt[0],
-           (long long)cnt[1], (long long)cnt[2], (long long)cnt[3], (long long)cnt[4]);
+  char id[64];
+  snprintf(id, sizeof id, "suite-grid-%d", g + 1);
   ac_plot pl;
-  ac_plot_begin(&pl, f, id, k, 1200, 80 + 18 * (nrow ? nrow : 1), title);
+  ac_plot_begin(&pl, f, id, g, 1200, 100 + 18 * (nrow ? nrow : 1), nk > 1 ? "Cases x (kernel, dtype)" : kernels[0]);
   pl.ml = 380, pl.mt = 42, pl.mb = 18, pl.mr = 8;
   const char *names[] = {"PASS", "WARN", "FAIL", "SKIP", "ERROR"};
   ac_plot_legend(&pl, names, status_fill, 5);
-  pl.mt = 62;
-  ac_plot_range(&pl, 0, ncol ? ncol : 1, 0, 0, nrow ? nrow : 1, 0);
-  double cw = (double)(pl.w - pl.ml - pl.mr) / (ncol ? ncol : 1);
-  for (int x = 0; x < ncol; x++)
-    fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" font-weight=\"bold\">%s</text>\n", pl.ml + cw * (x + 0.5),
-            pl.mt - 4, ac_dtype_name((ac_dtype)cols[x]));
+  pl.mt = 80;
+  double cw = (double)(pl.w - pl.ml - pl.mr) / MAX_COLS;
+  pl.mr = (int)(pl.w - pl.ml - cw * ncol);
+  ac_plot_range(&pl, 0, ncol, 0, 0, nrow ? nrow : 1, 0);
+  for (int x = 0; x < ncol; x++) {
+    const int64_t *n = cols[x].cnt;
+    fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" font-size=\"11\">", pl.ml + cw * (x + 0.5), pl.mt - 26);
+    ac_html_esc(f, kernels[cols[x].kernel]);
+    fprintf(f, "</text><text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" font-weight=\"bold\">%s</text>"
+               "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" font-size=\"10\">%lld of %lld fail</text>\n",
+            pl.ml + cw * (x + 0.5), pl.mt - 14, ac_dtype_name((ac_dtype)cols[x].dtype), pl.ml + cw * (x + 0.5), pl.mt - 3,
+            (long long)n[AC_STATUS_FAIL], (long long)(n[0] + n[1] + n[2] + n[4]));
+  }
   for (int r = 0; r < nrow; r++) {
     fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" font-size=\"11\">", pl.ml - 6, pl.mt + 18 * r + 13);
     ac_html_esc(f, rows[r]);
@@ -78,8 +84,8 @@ static void grid(FILE *f, const char *kname, int k, const ac_suite_cells *s)
   }
   for (int64_t i = 0; i < s->n; i++) {
     const ac_suite_cell *c = &s->c[i];
-    if (rowof[i] < 0) continue;
-    double x = pl.ml + cw * colof[c->dtype] + 1.5, y = pl.mt + 18 * rowof[i] + 1.5;
+    if (colof[i] < 0) continue;
+    double x = pl.ml + cw * colof[i] + 1.5, y = pl.mt + 18 * rowof[i] + 1.5;
     char lab[32];
     if (c->status == AC_STATUS_SKIP || c->status == AC_STATUS_ERROR || !(c->err_w > 0))
       snprintf(lab, sizeof lab, "%s", c->status == AC_STATUS_PASS ? "exact" : ac_status_name(c->status));
@@ -93,6 +99,28 @@ static void grid(FILE *f, const char *kname, int k, const ac_suite_cells *s)
   ac_plot_end(&pl);
   free(rows);
   free(rowof);
+  free(colof);
+}
+
+/* The (kernel, dtype) columns with a case that is not SKIP (all of a kernel's dtypes when
+ * every case skipped). */
+static int columns(const ac_suite_cells *s, int nk, column *cols)
+{
+  int n = 0;
+  for (int k = 0; k < nk; k++) {
+    int64_t cnt[AC_NDTYPES][5];
+    memset(cnt, 0, sizeof cnt);
+    int any = 0;
+    for (int64_t i = 0; i < s->n; i++)
+      if (s->c[i].kernel == k) cnt[s->c[i].dtype][s->c[i].status]++, any |= s->c[i].status != AC_STATUS_SKIP;
+    for (int t = 0; t < AC_NDTYPES; t++) {
+      int64_t tot = cnt[t][0] + cnt[t][1] + cnt[t][2] + cnt[t][3] + cnt[t][4];
+      if (!tot || (any && tot == cnt[t][AC_STATUS_SKIP])) continue;
+      cols[n].kernel = k, cols[n].dtype = t;
+      memcpy(cols[n++].cnt, cnt[t], sizeof cnt[t]);
+    }
+  }
+  return n;
 }
 
 int ac_suite_html(const char *path, const char *suite, const char *const *kernels, int nk, const ac_suite_cells *s,
@@ -104,10 +132,14 @@ int ac_suite_html(const char *path, const char *suite, const char *const *kernel
   if (!f) return ac_err_set(e, "open_memstream failed");
   fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>attncheck suite %s</title>\n<style>%s</style>"
              "</head><body><div class=\"page\">\n<h1>attncheck suite %s</h1>\n<p class=\"note\">One row per case, one column "
-             "per dtype; a cell gives the verdict (colour) and the largest err/W of the case (output and LSE; W is the "
+             "per kernel and dtype (dtypes in which every case was SKIP are left out); a column's head counts the "
+             "cases that failed of those that ran; a cell gives the verdict (colour) and the largest err/W of the case (output and LSE; W is the "
              "worst-case bound of the kernel's precision class, above 1 is FAIL). Reproduce a case with "
              "<code>attncheck suite --kernel K --case NAME</code>.</p>\n", suite, ac_report_css(), suite);
-  for (int k = 0; k < nk; k++) grid(f, kernels[k], k, s);
+  column *cols = ac_xmalloc(sizeof *cols * (size_t)(nk * AC_NDTYPES + 1));
+  int ncol = columns(s, nk, cols);
+  for (int x = 0, g = 0; x < ncol; x += MAX_COLS, g++) grid(f, g, cols + x, ncol - x < MAX_COLS ? ncol - x : MAX_COLS, kernels, nk, s);
+  free(cols);
   fprintf(f, "</div></body></html>\n");
   fclose(f);
   int rc = ac_write_file_atomic(path, buf, len, e);

@@ -1,5 +1,5 @@
-/* suite_html.h: the HTML page of a suite run (attncheck suite --html FILE): per kernel, a grid
- * of cases x dtypes coloured by verdict with err/W. */
+/* suite_html.h: the HTML page of a suite run (attncheck suite --html FILE): a grid of cases x
+ * (kernel, dtype) coloured by verdict with err/W (up to 8 columns a grid). */
 #ifndef AC_SUITE_HTML_H
 #define AC_SUITE_HTML_H
 #include <stdint.h>

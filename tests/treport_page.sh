@@ -71,12 +71,17 @@ grep -v '"event":"case"' "$tmp/s0/log.jsonl" > "$tmp/l" && mv "$tmp/l" "$tmp/s0/
 plots "$tmp/s0/report.html" "$tmp/s0"
 grep -q -- '--log-cases' "$tmp/s0/report.html" || fail "report without case events does not say so"
 
-# suite --html: one grid per kernel
+# suite --html: a grid of cases x (kernel, dtype); the f16 column of the f32 kernels (all SKIP) left out
 "$bin" suite --kernel flash-f32 --kernel mutant-no-rescale-sum --case f32-64x96-d32-none --case f32-1x1-d1-none \
   --case f16-1x1-d1-none --html "$tmp/suite.html" > "$tmp/su.txt" 2>&1
 [ $? -eq 1 ] || { cat "$tmp/su.txt"; fail "suite: expected exit 1 (the mutant fails)"; }
-grep -q '<svg id="suite-grid-1"' "$tmp/suite.html" && grep -q '<svg id="suite-grid-2"' "$tmp/suite.html" ||
-  fail "suite page: a grid is missing"
+grep -q '<svg id="suite-grid-1"' "$tmp/suite.html" || fail "suite page: no grid"
+for k in flash-f32 mutant-no-rescale-sum; do
+  grep -q ">$k</text><text [^>]*>f32</text>" "$tmp/suite.html" || fail "suite page: no column for $k f32"
+done
+grep -q '>f16</text>' "$tmp/suite.html" && fail "suite page: a column in which every case was SKIP"
+[ "$(grep -c '<rect [^>]*><title>' "$tmp/suite.html")" -eq 4 ] || fail "suite page: expected 2 cases x 2 columns"
+grep -q 'fill="#e8646a"><title>f32-64x96-d32-none: FAIL' "$tmp/suite.html" || fail "suite page: the mutant's FAIL cell"
 grep -q 'err/W' "$tmp/suite.html" || fail "suite page: no err/W"
 page "$tmp/suite.html"
 

@@ -52,5 +52,5 @@ fuzz_libac_fuzz_a_SOURCES = \
 	fuzz/gen_index_overflow.c
 # The campaign demo of ./quickstart.sh, the fuzzing guide and the Slurm array example.
 dist_noinst_SCRIPTS += scripts/demo scripts/slurm-check
-EXTRA_DIST += docs/fuzzing.md contrib/slurm/attncheck-fuzz.sbatch
+EXTRA_DIST += docs/fuzzing.md contrib/slurm/attncheck-fuzz.sbatch docs/report-campaign.png docs/report-suite.png
 include fuzz/reader.mk

@@ -25,7 +25,7 @@ void ac_html_esc(FILE *f, const char *s)
 void ac_plot_frame_color(int index, char out[8])
 {
   /* near-white tints, distinct per index and never used by anything else on the page */
-  int i = index % 48;
+  int i = index % 64;
   snprintf(out, 8, "#%02x%02x%02x", 0xf0 + (i % 4) * 3 + 1, 0xf2 + ((i / 4) % 4) * 3, 0xf6 + (i / 16) * 3);
 }
 

@@ -33,7 +33,7 @@ double ac_plot_py(const ac_plot *pl, double y);
 void ac_plot_hline(ac_plot *pl, double y, const char *color, const char *label, int dashed);
 /* A band between y lo and y hi, x from xa to xb (data units). */
 void ac_plot_band(ac_plot *pl, double xa, double xb, double lo, double hi, const char *color, double opacity);
-/* Points (circles of radius r); title (may be NULL) becomes each point's tooltip prefix. */
+/* Points (circles of radius r). */
 void ac_plot_points(ac_plot *pl, const double *x, const double *y, int n, const char *color, double r);
 /* A polyline (step: 1 draws a staircase that holds each value until the next x). */
 void ac_plot_line(ac_plot *pl, const double *x, const double *y, int n, const char *color, int step);

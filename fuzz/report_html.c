@@ -117,8 +117,8 @@ static void plot_strip(FILE *f, const ac_rdata *d, int which, int idx)
   for (int c = 0; c < d->nfam; c++) {
     if (catof[c] < 0) continue;
     int n = 0;
-    for (int i = 0; i < d->np; i++)
-      if (d->p[i].fam == c) v[n].v = all[i], v[n++].kinds = d->p[i].kinds;
+    for (int i = 0; i < d->np; i++)   /* NaN: a log written before case events carried err_w */
+      if (d->p[i].fam == c && !isnan(all[i])) v[n].v = all[i], v[n++].kinds = d->p[i].kinds;
     strip_one(&pl, v, n, catof[c]);
   }
   const char *names[] = {"case with FAIL", "case with SUSPECT", "other finding", "case within budget"};

@@ -14,7 +14,7 @@
 #define MAX_CASE_BYTES (256u << 20)   /* larger case files: no weights panel */
 
 /* Exact softmax weights of row (b, h, i) in binary64 from the stored inputs: w[0..tk), the
- * number of visible keys (a prefix) in *nv. -1 when the row has non-finite inputs. */
+ * number of visible keys (a prefix) in *nv. -1 when a score is not finite in binary64. */
 static int row_weights(const ac_case *c, int64_t b, int64_t h, int64_t i, double *w, int64_t *nv)
 {
   const ac_problem *p = &c->p;
@@ -64,14 +64,20 @@ static void plot_weights(FILE *f, const char *fdir, json_object *row, int rank, 
   ac_plot_axes(&pl, "key j", "weight (log)", NULL, 0);
   if (nv < tk) ac_plot_band(&pl, (double)nv - 0.5, (double)tk - 0.5, pl.y0, pl.y1, "#888", 0.25);
   if (ok && nv > 0) {
-    int64_t step = nv > 2000 ? nv / 2000 : 1;
+    int64_t step = nv > 2000 ? nv / 2000 : 1, under = 0;
+    for (int64_t j = 0; j < nv; j++) under += w[j] < pl.y0;
+    if (under) {
+      char t[96];
+      snprintf(t, sizeof t, "%lld weights below %.0e drawn on the bottom edge", (long long)under, pl.y0);
+      ac_plot_text(&pl, (double)tk - 0.5, pl.y0 * pow(pl.y1 / pl.y0, 0.1), "end", t);
+    }
     fprintf(f, "<g fill=\"#1f77b4\" fill-opacity=\"0.8\">");
     for (int64_t j = 0; j < nv; j += step)
       fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\"/>", ac_plot_px(&pl, (double)j), ac_plot_py(&pl, w[j]),
               nv > 300 ? 1.5 : 2.8);
     fprintf(f, "</g>\n");
   } else {
-    ac_plot_text(&pl, (double)tk / 2, 1e-1, "middle", nv ? "non-finite inputs in this row" : "no visible key");
+    ac_plot_text(&pl, (double)tk / 2, 1e-1, "middle", nv ? "scores not finite in binary64 (non-finite inputs or beyond its range)" : "no visible key");
   }
   const char *names[] = {"exact weight", "masked keys"};
   const char *cols[] = {"#1f77b4", "#c4c4c4"};
@@ -113,13 +119,20 @@ static void plot_row_error(FILE *f, json_object *row, int rank, int idx)
   ac_plot_begin(&pl, f, id, idx, 592, 260, title);
   ac_plot_range(&pl, x[0] - 0.5, x[n - 1] + 0.5, 0, pow(10, floor(log10(lo))), pow(10, ceil(log10(hi)) + 0.5), 1);
   ac_plot_axes(&pl, "output column d", "absolute error (log)", NULL, 0);
-  fprintf(f, "<polygon fill=\"#2ca02c\" fill-opacity=\"0.18\" points=\"");
-  for (int j = 0; j < n; j++)
-    fprintf(f, "%.1f,%.1f %.1f,%.1f ", ac_plot_px(&pl, x[j] - 0.5), ac_plot_py(&pl, W[j]), ac_plot_px(&pl, x[j] + 0.5),
+  /* W of each column across its width: the top of the shaded band and its edge line */
+  char *pts = NULL;
+  size_t np = 0;
+  FILE *pf = open_memstream(&pts, &np);
+  for (int j = 0; pf && j < n; j++)
+    fprintf(pf, "%.1f,%.1f %.1f,%.1f ", ac_plot_px(&pl, x[j] - 0.5), ac_plot_py(&pl, W[j]), ac_plot_px(&pl, x[j] + 0.5),
             ac_plot_py(&pl, W[j]));
-  fprintf(f, "%.1f,%.1f %.1f,%.1f\"/>\n", ac_plot_px(&pl, x[n - 1] + 0.5), ac_plot_py(&pl, pl.y0),
-          ac_plot_px(&pl, x[0] - 0.5), ac_plot_py(&pl, pl.y0));
-  ac_plot_line(&pl, x, W, n, "#2ca02c", 1);
+  if (pf) fclose(pf);
+  if (pts) {
+    fprintf(f, "<polygon fill=\"#2ca02c\" fill-opacity=\"0.18\" points=\"%s%.1f,%.1f %.1f,%.1f\"/>\n", pts,
+            ac_plot_px(&pl, x[n - 1] + 0.5), ac_plot_py(&pl, pl.y0), ac_plot_px(&pl, x[0] - 0.5), ac_plot_py(&pl, pl.y0));
+    fprintf(f, "<polyline fill=\"none\" stroke=\"#2ca02c\" stroke-width=\"2\" points=\"%s\"/>\n", pts);
+  }
+  free(pts);
   double r = n > 128 ? 1.6 : 3;
   for (int j = 0; j < n; j++)
     fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\" fill=\"%s\"/>", ac_plot_px(&pl, x[j]),

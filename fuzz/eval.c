@@ -62,7 +62,8 @@ static void keep_row(const ac_case *c, const ac_oracle_result *r, const void *o,
     row->W[x] = NAN;
     if (cmp->budget == AC_BUDGET_CLASS && isfinite(el->o)) {
       ac_bound bd;
-      ac_budget_elem(cmp->prec, p, p->dtype, &r->rows[ri], el, r->mu, r->nmu, &bd);
+      ac_budget_elem(cmp->prec ? cmp->prec : ac_precision_default(p->dtype), p, p->dtype, &r->rows[ri], el, r->mu, r->nmu,
+                     &bd);
       row->W[x] = bd.W;
     }
   }

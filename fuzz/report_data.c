@@ -102,12 +102,18 @@ static void read_log(const char *dir, ac_rdata *d, int *pcap)
   if (!f) return;
   char line[8192];
   int ecap = 0;
+  /* times restart at each resume (continued after the run before) and at each merged shard
+   * (shards run side by side: from 0 again) */
+  double base = 0, last = 0;
   while (fgets(line, sizeof line, f)) {
+    if (strstr(line, "\"event\":\"resume\"")) base = last;
+    if (strstr(line, "\"event\":\"merge\"")) base = last = 0;
     int is_case = strstr(line, "\"event\":\"case\"") != NULL, is_find = strstr(line, "\"event\":\"finding\"") != NULL;
     if (!is_case && !is_find) continue;
     json_object *js = json_tokener_parse(line);
     if (!js) continue;
-    double t = ac_rd_get(js, "t", 0);
+    double t = base + ac_rd_get(js, "t", 0);
+    if (t > last) last = t;
     if (is_case) {
       add_point(d, pcap, t, (int64_t)ac_rd_get(js, "case", -1), ac_rd_str(js, "family"), ac_rd_get(js, "err_e", 0),
                 ac_rd_get(js, "err_w", NAN), (uint32_t)ac_rd_get(js, "kinds", 0));

@@ -376,8 +376,8 @@ void ac_cp_worker_main(ctx_t *c, int w)
       break;
     }
     if (c->o->log_cases)
-      ac_cp_log(c, "\"event\":\"case\",\"case\":%lld,\"family\":\"%s\",\"kinds\":%u,\"err_e\":%.4g%s%s%s", (long long)gk,
-                family, ev.kinds, ev.score, desc[0] ? ",\"mutation\":\"" : "", desc, desc[0] ? "\"" : "");
+      ac_cp_log(c, "\"event\":\"case\",\"case\":%lld,\"family\":\"%s\",\"kinds\":%u,\"err_e\":%.4g,\"err_w\":%.4g%s%s%s",
+                (long long)gk, family, ev.kinds, ev.score, ev.err_w, desc[0] ? ",\"mutation\":\"" : "", desc, desc[0] ? "\"" : "");
     if (never) {
       char msg[600];
       snprintf(msg, sizeof msg, "%s", sw.msg);

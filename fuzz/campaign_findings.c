@@ -69,6 +69,7 @@ static json_object *build_report(ctx_t *c, const ac_case *cs, const ac_eval *ev,
     json_object_object_add(wo, "err_e", jd(w->err_e));
     json_object_object_add(r, "worst", wo);
   }
+  ac_eval_row_json(ev, r);
   if (k == AC_V_METAMORPHIC && ev->meta.checked) {
     const ac_meta_result *m = &ev->meta;
     json_object *mo = json_object_new_object();

@@ -1,6 +1,7 @@
 /* eval.c: one case on the kernel under test: forked run, oracle, comparison, verdict kinds.
  * The judgement is the comparison layer's (src/compare.h); this file only wires it. */
 #include "config.h"
+#include <json-c/json.h>
 #include <math.h>
 #include <string.h>
 #include "fuzz.h"
@@ -40,6 +41,58 @@ int ac_eval_oracle(const ac_case *c, int threads, ac_oracle_result *r, ac_err *e
 int ac_eval_case(const ac_eval_ctx *x, const ac_case *c, int repeat, ac_eval *ev, ac_err *e)
 {
   return ac_eval_case_pre(x, c, NULL, repeat, ev, e);
+}
+
+/* Keeps the row of the worst output element: exact value, kernel value and W per column, a
+ * window of AC_ROW_MAX columns around the worst one. */
+static void keep_row(const ac_case *c, const ac_oracle_result *r, const void *o, const ac_compare_opts *cmp,
+                     const ac_worst_elem *w, ac_eval_row *row)
+{
+  const ac_problem *p = &c->p;
+  int64_t ri = (w->b * p->heads + w->h) * p->tq + w->i;
+  if (!r || !o || !w->valid || w->is_lse || ri < 0 || ri >= r->nrows || !r->rows[ri].selected) return;
+  int64_t d0 = w->d - AC_ROW_MAX / 2, n = p->dv < AC_ROW_MAX ? p->dv : AC_ROW_MAX;
+  if (d0 + n > p->dv) d0 = p->dv - n;
+  if (d0 < 0) d0 = 0;
+  row->b = w->b, row->h = w->h, row->i = w->i, row->d0 = d0;
+  for (int64_t x = 0; x < n; x++) {
+    const ac_oracle_elem *el = &r->elems[ri * p->dv + d0 + x];
+    row->exact[x] = el->o;
+    row->kernel[x] = ac_load(p->dtype, o, (size_t)(ri * p->dv + d0 + x));
+    row->W[x] = NAN;
+    if (cmp->budget == AC_BUDGET_CLASS && isfinite(el->o)) {
+      ac_bound bd;
+      ac_budget_elem(cmp->prec ? cmp->prec : ac_precision_default(p->dtype), p, p->dtype, &r->rows[ri], el, r->mu, r->nmu,
+                     &bd);
+      row->W[x] = bd.W;
+    }
+  }
+  row->n = (int)n;
+}
+
+static json_object *num(double v)
+{
+  if (isfinite(v)) return json_object_new_double(v);
+  return json_object_new_string(isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
+}
+
+void ac_eval_row_json(const ac_eval *ev, struct json_object *r)
+{
+  const ac_eval_row *row = &ev->row;
+  if (row->n <= 0) return;
+  json_object *o = json_object_new_object(), *a[3];
+  const double *src[3] = {row->exact, row->kernel, row->W};
+  const char *names[3] = {"exact", "kernel", "W"};
+  json_object_object_add(o, "b", json_object_new_int64(row->b));
+  json_object_object_add(o, "h", json_object_new_int64(row->h));
+  json_object_object_add(o, "i", json_object_new_int64(row->i));
+  json_object_object_add(o, "d0", json_object_new_int64(row->d0));
+  for (int k = 0; k < 3; k++) {
+    a[k] = json_object_new_array();
+    for (int x = 0; x < row->n; x++) json_object_array_add(a[k], num(src[k][x]));
+    json_object_object_add(o, names[k], a[k]);
+  }
+  json_object_object_add(r, "worst_row", o);
 }
 
 int ac_eval_case_pre(const ac_eval_ctx *x, const ac_case *c, const ac_oracle_result *pre, int repeat, ac_eval *ev,
@@ -84,6 +137,8 @@ int ac_eval_case_pre(const ac_eval_ctx *x, const ac_case *c, const ac_oracle_res
     have_oracle = 1;
   }
   int rc = ac_compare_run(c, pre ? pre : have_oracle ? &orr : NULL, &rr, &cmp, &ev->rep, e);
+  if (rc == 0 && rr.status == AC_RUN_OK)
+    keep_row(c, pre ? pre : have_oracle ? &orr : NULL, rr.o, &cmp, &ev->rep.worst, &ev->row);
   /* up to `repeat` more runs, until one differs from the first bit for bit */
   for (int k = 0; rc == 0 && k < repeat && rr.status == AC_RUN_OK && !(ev->rep.kinds & (1u << AC_V_NONDETERMINISTIC));
        k++) {

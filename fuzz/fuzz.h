@@ -181,6 +181,17 @@ typedef struct {
   int metamorphic;                /* AC_META_OFF, AC_META_SOME (default), AC_META_ALWAYS */
 } ac_eval_ctx;
 
+/* The row of the worst output element, per column (a window of at most AC_ROW_MAX columns
+ * around the worst one): what the HTML report draws for a finding. */
+#define AC_ROW_MAX 256
+typedef struct {
+  int n;                          /* columns stored (0: none) */
+  int64_t b, h, i, d0;            /* the row and its first stored column */
+  double exact[AC_ROW_MAX];       /* the oracle's binary64 value (NaN where undefined) */
+  double kernel[AC_ROW_MAX];      /* the kernel's value */
+  double W[AC_ROW_MAX];           /* the class's worst-case bound W of the element (NaN: none) */
+} ac_eval_row;
+
 typedef struct {
   uint32_t kinds;                 /* verdict kinds (bitmask 1u << ac_verdict_kind) */
   uint32_t kept;                  /* kinds whose policy is fail or warn: findings */
@@ -193,6 +204,7 @@ typedef struct {
   double oracle_s, kernel_s;
   ac_meta_result meta;            /* metamorphic check (meta.checked 0: none ran) */
   double meta_s;
+  ac_eval_row row;                /* the worst output element's row (row.n 0: none) */
 } ac_eval;
 
 void ac_eval_ctx_init(ac_eval_ctx *x, ac_kernel *k, const char *spec);
@@ -205,6 +217,9 @@ int ac_eval_case_pre(const ac_eval_ctx *x, const ac_case *c, const ac_oracle_res
                      ac_err *e);
 /* The oracle as the fuzzer runs it (row sample for many rows, the case dtype, the mu list). */
 int ac_eval_oracle(const ac_case *c, int threads, ac_oracle_result *r, ac_err *e);
+/* Adds ev->row to a finding's report.json object as "worst_row" (nothing when row.n is 0). */
+struct json_object;
+void ac_eval_row_json(const ac_eval *ev, struct json_object *r);
 /* The kernel's accepted dtypes and masks, probed on a tiny problem (exec kernels: all). */
 void ac_eval_probe_limits(const ac_kernel *k, ac_gen_limits *l);
 
@@ -324,9 +339,13 @@ int ac_campaign_clean_tmp(const char *dir);
 /* Runs a campaign; returns the exit code (0, 1 a fail-policy finding, 2 usage, 3 internal). */
 int ac_campaign_run(ac_campaign_opts *o);
 
-/* Findings of a campaign directory, ranked (severity, then err/W); printing and report.html. */
+/* Findings of a campaign directory, ranked (severity, then err/W), printed. */
 void ac_findings_summary(const char *dir, FILE *f, int max_lines);
+/* The HTML report of a campaign directory (fuzz/report_html.c): DIR/report.html, or out when
+ * not NULL (its links to the findings' files then use DIR's absolute path). -1 with a message
+ * when dir is not a campaign directory or the file cannot be written. */
 int ac_report_html(const char *dir, ac_err *e);
+int ac_report_html_to(const char *dir, const char *out, ac_err *e);
 /* Store a finding directory atomically: findings/<sig>/{case.npz, report.json, repro.sh}.
  * 1 stored, 0 already present, -1 error. */
 int ac_finding_store(const char *dir, const char *sig, const ac_case *c, const char *report_json, ac_err *e);

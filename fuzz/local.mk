@@ -15,6 +15,13 @@ fuzz_libac_fuzz_a_SOURCES = \
 	fuzz/minimize.c \
 	fuzz/finding.c \
 	fuzz/summary.c \
+	fuzz/plot.h \
+	fuzz/plot.c \
+	fuzz/report_data.h \
+	fuzz/report_data.c \
+	fuzz/report_html.h \
+	fuzz/report_html.c \
+	fuzz/report_row.c \
 	fuzz/corpus.c \
 	fuzz/campaign.h \
 	fuzz/campaign.c \
@@ -51,5 +58,5 @@ fuzz_libac_fuzz_a_SOURCES = \
 	fuzz/gen_index_overflow.c
 # The campaign demo of ./quickstart.sh, the fuzzing guide and the Slurm array example.
 dist_noinst_SCRIPTS += scripts/demo scripts/slurm-check scripts/killtest
-EXTRA_DIST += docs/fuzzing.md contrib/slurm/attncheck-fuzz.sbatch
+EXTRA_DIST += docs/fuzzing.md contrib/slurm/attncheck-fuzz.sbatch docs/report-campaign.png docs/report-suite.png
 include fuzz/reader.mk

@@ -1,5 +1,5 @@
-/* summary.c: the findings of a campaign directory, ranked by severity then err/W, printed and
- * as a static report.html. */
+/* summary.c: the findings of a campaign directory, ranked by severity then err/W, printed as
+ * text (report.html: report_html.c). */
 #include "config.h"
 #include <dirent.h>
 #include <json-c/json.h>
@@ -123,74 +123,4 @@ void ac_findings_summary(const char *dir, FILE *f, int max_lines)
   }
   if (n > max_lines) fprintf(f, "     ... %d more in %s/findings\n", n - max_lines, dir);
   free(v);
-}
-
-static void html_esc(FILE *f, const char *s)
-{
-  for (; *s; s++) {
-    if (*s == '<') fputs("&lt;", f);
-    else if (*s == '>') fputs("&gt;", f);
-    else if (*s == '&') fputs("&amp;", f);
-    else if (*s == '"') fputs("&quot;", f);
-    else fputc(*s, f);
-  }
-}
-
-int ac_report_html(const char *dir, ac_err *e)
-{
-  int n;
-  fsum *v = load(dir, &n);
-  char *stats = NULL;
-  {
-    char p[4096];
-    snprintf(p, sizeof p, "%s/stats", dir);
-    stats = slurp(p);
-  }
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
-  if (!f) {
-    free(v);
-    free(stats);
-    return ac_err_set(e, "open_memstream failed");
-  }
-  fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>attncheck campaign</title>\n"
-             "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
-             "td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}th{background:#eee}"
-             ".fail{color:#b00;font-weight:bold}.warn{color:#a60}pre{background:#f6f6f6;padding:1em}</style>"
-             "</head><body>\n<h1>attncheck campaign: ");
-  html_esc(f, dir);
-  fprintf(f, "</h1>\n<h2>Findings (%d), ranked by severity then err/W</h2>\n<table>\n"
-             "<tr><th>#</th><th>kind</th><th>policy</th><th>err/W</th><th>err/E</th><th>family</th><th>row</th>"
-             "<th>case</th><th>minimized</th><th>signature</th></tr>\n", n);
-  for (int i = 0; i < n; i++) {
-    fsum *x = &v[i];
-    fprintf(f, "<tr><td>%d</td><td class=\"%s\">%s</td><td>%s</td><td>%.3g</td><td>%.3g</td><td>", i + 1, x->policy,
-            x->kind, x->policy, x->err_w, x->err_e);
-    html_esc(f, x->family);
-    fprintf(f, "</td><td>%s</td><td>", x->pos);
-    html_esc(f, x->size0);
-    fprintf(f, " (%lld)</td><td>", (long long)x->e0);
-    if (x->minimized) {
-      html_esc(f, x->size1);
-      fprintf(f, " (%lld)", (long long)x->e1);
-    }
-    fprintf(f, "</td><td><a href=\"findings/");
-    html_esc(f, x->sig);
-    fprintf(f, "/report.json\">");
-    html_esc(f, x->sig);
-    fprintf(f, "</a></td></tr>\n");
-  }
-  fprintf(f, "</table>\n<h2>Statistics</h2>\n<pre>");
-  if (stats) html_esc(f, stats);
-  fprintf(f, "</pre>\n<p>Reproduce a finding: <code>findings/SIGNATURE/repro.sh</code> "
-             "(or <code>attncheck replay DIR/findings/SIGNATURE</code>).</p>\n</body></html>\n");
-  fclose(f);
-  char p[4096];
-  snprintf(p, sizeof p, "%s/report.html", dir);
-  int rc = ac_write_file_atomic(p, buf, len, e);
-  free(buf);
-  free(v);
-  free(stats);
-  return rc;
 }

@@ -80,6 +80,31 @@ static int64_t stats_cases(const char *dir)
   return v;
 }
 
+/* Adds the family.NAME= counts of dir's stats to names/counts (at most 64 families). */
+typedef struct {
+  char name[64][64];
+  int64_t count[64];
+  int n;
+} fam_counts;
+
+static void stats_families(const char *dir, fam_counts *fc)
+{
+  char p[4096], line[512];
+  snprintf(p, sizeof p, "%s/stats", dir);
+  FILE *f = fopen(p, "r");
+  while (f && fgets(line, sizeof line, f)) {
+    char *eq = strchr(line, '=');
+    if (strncmp(line, "family.", 7) || !eq) continue;
+    *eq = 0;
+    int i = 0;
+    while (i < fc->n && strcmp(fc->name[i], line + 7)) i++;
+    if (i == 64) continue;
+    if (i == fc->n) snprintf(fc->name[fc->n], sizeof fc->name[0], "%.63s", line + 7), fc->count[fc->n++] = 0;
+    fc->count[i] += strtoll(eq + 1, NULL, 10);
+  }
+  if (f) fclose(f);
+}
+
 /* Copies one finding directory into OUT/findings/<sig> atomically with the replay result. */
 static int merge_one(const char *src, const char *outdir, const char *sig, int reproduced, const char *from, ac_err *e)
 {
@@ -194,13 +219,18 @@ int ac_cmd_merge(int argc, char **argv)
   }
   ac_campaign_clean_tmp(out);
   int64_t cases = stats_cases(out), merged = 0, dup = 0, not_repro = 0;
+  fam_counts fams = {.n = 0};
+  stats_families(out, &fams);
   int any_fail = 0, any_err = 0;
   ac_policies pol;
   ac_policies_init(&pol);
   for (int i = optind; i < argc; i++) {
     const char *dir = argv[i];
     int again = !strcmp(dir, out) || already_merged(out, dir);
-    if (!again) cases += stats_cases(dir);
+    if (!again) {
+      cases += stats_cases(dir);
+      stats_families(dir, &fams);
+    }
     char fd[4096];
     snprintf(fd, sizeof fd, "%s/findings", dir);
     DIR *d = opendir(fd);
@@ -281,9 +311,11 @@ int ac_cmd_merge(int argc, char **argv)
       if (de->d_name[0] != '.') nfind++;
     if (d) closedir(d);
   }
-  char stats[1024];
+  char stats[8192];
   int n = snprintf(stats, sizeof stats, "state=merged\ncases=%lld\nfindings=%d\nmerged_now=%lld\nduplicates=%lld\nnot_reproduced=%lld\n",
                    (long long)cases, nfind, (long long)merged, (long long)dup, (long long)not_repro);
+  for (int i = 0; i < fams.n && n < (int)sizeof stats - 100; i++)
+    n += snprintf(stats + n, sizeof stats - (size_t)n, "family.%s=%lld\n", fams.name[i], (long long)fams.count[i]);
   char sp[4096];
   snprintf(sp, sizeof sp, "%s/stats", out);
   ac_write_file_atomic(sp, stats, (size_t)n, &e);

@@ -7,6 +7,7 @@
 #include "judge_args.h"
 #include "report.h"
 #include "suite.h"
+#include "suite_html.h"
 #include "tap.h"
 
 static void usage(FILE *f)
@@ -21,6 +22,7 @@ static void usage(FILE *f)
              "  --suite ci|full      ci (default) or the full grid\n"
              "  --tap FILE           TAP report ('-' for standard output)\n"
              "  --junit FILE         JUnit XML report\n"
+             "  --html FILE          HTML page: a grid of cases x dtypes coloured by verdict, with err/W\n"
              "  --stop-on-fail       stop a kernel's run at its first FAIL\n"
              "  --case NAME          run only this case (repeatable)\n"
              "  --dtypes LIST        run only the cases of these dtypes (comma list: f64,f32,f16,bf16,e4m3,e5m2)\n"
@@ -43,7 +45,7 @@ int ac_cmd_suite(int argc, char **argv)
   ac_judge_args_init(&a);
   const char *kspecs[32], *only[64];
   int nks = 0, nonly = 0, rc = 0, stop = 0, list = 0, norepeat = 0, quiet = 0;
-  const char *tap = NULL, *junit = NULL;
+  const char *tap = NULL, *junit = NULL, *html = NULL;
   uint32_t dtypes = ~0u;
   ac_suite_kind kind = AC_SUITE_CI;
   for (int i = 1; i < argc;) {
@@ -67,6 +69,9 @@ int ac_cmd_suite(int argc, char **argv)
     } else if ((v = ac_opt_value("--junit", argc, argv, &i, &missing)) || missing) {
       if (missing) return ac_cmd_usage_error("suite", "--junit needs a file name");
       junit = v;
+    } else if ((v = ac_opt_value("--html", argc, argv, &i, &missing)) || missing) {
+      if (missing) return ac_cmd_usage_error("suite", "--html needs a file name");
+      html = v;
     } else if ((v = ac_opt_value("--case", argc, argv, &i, &missing)) || missing) {
       if (missing || nonly == 64) return ac_cmd_usage_error("suite", "--case needs a name (at most 64)");
       only[nonly++] = v;
@@ -126,9 +131,16 @@ int ac_cmd_suite(int argc, char **argv)
     ac_cmd_error("suite", "cannot write %s", junit);
     return AC_EXIT_USAGE;
   }
+  FILE *hf = html ? fopen(html, "a") : NULL;   /* written at the end: refuse an unwritable path now */
+  if (html && !hf) {
+    ac_cmd_error("suite", "cannot write %s", html);
+    return AC_EXIT_USAGE;
+  }
+  if (hf) fclose(hf);
   /* with TAP on standard output, the verdict lines go to standard error */
   FILE *out = tf == stdout || jf == stdout ? stderr : stdout;
   ac_test_log log = {0};
+  ac_suite_cells cells = {0};
   ac_exit ex = {0, 0};
   int *stopped = ac_xcalloc((size_t)(nk ? nk : 1), sizeof(int));
   int64_t (*counts)[5] = ac_xcalloc((size_t)(nk ? nk : 1), sizeof *counts);
@@ -207,6 +219,9 @@ int ac_cmd_suite(int argc, char **argv)
       if (nk > 1) snprintf(tname, sizeof tname, "%s %s", k->name, name);
       else snprintf(tname, sizeof tname, "%s", name);
       ac_test_log_add(&log, tname, st, line, st == AC_STATUS_SKIP ? rep.note : detail, dt);
+      if (html)
+        ac_suite_cells_add(&cells, ki, name, sc.c.p.dtype, st,
+                           rep.has_lse && rep.lse_max_err_w > rep.max_err_w ? rep.lse_max_err_w : rep.max_err_w);
       free(line);
       free(detail);
       if (stop && st == AC_STATUS_FAIL) stopped[ki] = 1;
@@ -230,6 +245,17 @@ int ac_cmd_suite(int argc, char **argv)
     ac_junit_write(jf, sname, &log);
     if (jf != stdout) fclose(jf);
   }
+  if (html) {
+    const char **kn = ac_xmalloc(sizeof(char *) * (size_t)(nk ? nk : 1));
+    for (int ki = 0; ki < nk; ki++) kn[ki] = ks[ki]->name;
+    ac_err e;
+    if (ac_suite_html(html, kind == AC_SUITE_CI ? "ci" : "full", kn, nk, &cells, &e)) {
+      ac_cmd_error("suite", "%s", e.msg);
+      ex.any_error = 1;
+    }
+    free(kn);
+  }
+  ac_suite_cells_free(&cells);
   ac_test_log_free(&log);
   for (int x = 0; x < nk; x++) ac_kernel_free(ks[x]);
   free(ks);

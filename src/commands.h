@@ -15,6 +15,7 @@ int ac_cmd_compare(int argc, char **argv);
 int ac_cmd_fuzz(int argc, char **argv);
 int ac_cmd_replay(int argc, char **argv);
 int ac_cmd_merge(int argc, char **argv);
+int ac_cmd_report(int argc, char **argv);
 
 /* Prints "attncheck CMD: MESSAGE" to stderr (one line). */
 void ac_cmd_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -22,6 +22,7 @@ static const struct {
   {"fuzz", ac_cmd_fuzz, "run an adversarial fuzzing campaign on a kernel"},
   {"replay", ac_cmd_replay, "reproduce a finding"},
   {"merge", ac_cmd_merge, "union campaign directories"},
+  {"report", ac_cmd_report, "write the HTML report of a campaign directory"},
 };
 
 void ac_cmd_error(const char *cmd, const char *fmt, ...)

@@ -18,5 +18,6 @@ include tests/casefile.mk
 include tests/oracle.mk
 include tests/kernels.mk
 include tests/fuzz.mk
+include tests/report.mk
 include tests/cuda.mk
 include tests/compare.mk

@@ -1,0 +1,230 @@
+/* report_data.c: reads a campaign directory (or a merged set of shards) for the HTML report:
+ * stats, log.jsonl and the findings' report.json. */
+#include "config.h"
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "fuzz.h"
+#include "report_data.h"
+
+double ac_rd_num(json_object *v)
+{
+  if (!v) return NAN;
+  if (json_object_is_type(v, json_type_string)) return strtod(json_object_get_string(v), NULL);
+  return json_object_get_double(v);
+}
+
+double ac_rd_get(json_object *o, const char *key, double dflt)
+{
+  json_object *v;
+  if (o && json_object_object_get_ex(o, key, &v) && v) return ac_rd_num(v);
+  return dflt;
+}
+
+const char *ac_rd_str(json_object *o, const char *key)
+{
+  json_object *v;
+  if (o && json_object_object_get_ex(o, key, &v) && v) return json_object_get_string(v);
+  return "";
+}
+
+int ac_rdata_family(ac_rdata *d, const char *name)
+{
+  char n[64];
+  snprintf(n, sizeof n, "%s", name);
+  n[strcspn(n, "+")] = 0;
+  for (int i = 0; i < d->nfam; i++)
+    if (!strcmp(d->fam[i], n)) return i;
+  if (d->nfam == AC_RD_MAXFAM) return -1;
+  snprintf(d->fam[d->nfam], sizeof d->fam[0], "%s", n);
+  d->fam_cases[d->nfam] = 0;
+  return d->nfam++;
+}
+
+static char *slurp(const char *path)
+{
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  size_t cap = 4096, n = 0, r;
+  char *b = ac_xmalloc(cap);
+  while ((r = fread(b + n, 1, cap - n - 1, f)) > 0) {
+    n += r;
+    if (n + 1 >= cap) b = ac_xrealloc(b, cap *= 2);
+  }
+  fclose(f);
+  b[n] = 0;
+  return b;
+}
+
+static void read_stats(const char *dir, ac_rdata *d)
+{
+  char p[4096];
+  snprintf(p, sizeof p, "%s/stats", dir);
+  d->stats = slurp(p);
+  if (!d->stats) return;
+  for (char *s = d->stats; *s;) {
+    char *nl = strchr(s, '\n');
+    size_t len = nl ? (size_t)(nl - s) : strlen(s);
+    char line[512];
+    snprintf(line, sizeof line, "%.*s", (int)(len < 511 ? len : 511), s);
+    char *eq = strchr(line, '=');
+    if (eq) {
+      *eq = 0;
+      if (!strcmp(line, "kernel")) snprintf(d->kernel, sizeof d->kernel, "%s", eq + 1);
+      else if (!strcmp(line, "cases")) d->cases = strtoll(eq + 1, NULL, 10);
+      else if (!strncmp(line, "family.", 7)) {
+        int fi = ac_rdata_family(d, line + 7);
+        if (fi >= 0) d->fam_cases[fi] += strtoll(eq + 1, NULL, 10);
+      }
+    }
+    s += len + (nl ? 1 : 0);
+  }
+}
+
+static void add_point(ac_rdata *d, int *cap, double t, int64_t cs, const char *fam, double ee, double ew, uint32_t kinds)
+{
+  int fi = ac_rdata_family(d, fam);
+  if (fi < 0) return;
+  if (d->np == *cap) d->p = ac_xrealloc(d->p, sizeof *d->p * (size_t)(*cap = *cap ? 2 * *cap : 1024));
+  ac_rd_point *x = &d->p[d->np++];
+  x->t = t, x->cs = cs, x->fam = fi, x->err_e = ee, x->err_w = ew, x->kinds = kinds;
+}
+
+/* Case and finding events of log.jsonl. */
+static void read_log(const char *dir, ac_rdata *d, int *pcap)
+{
+  char p[4096];
+  snprintf(p, sizeof p, "%s/log.jsonl", dir);
+  FILE *f = fopen(p, "r");
+  if (!f) return;
+  char line[8192];
+  int ecap = 0;
+  /* times restart at each resume (continued after the run before) and at each merged shard
+   * (shards run side by side: from 0 again) */
+  double base = 0, last = 0;
+  while (fgets(line, sizeof line, f)) {
+    if (strstr(line, "\"event\":\"resume\"")) base = last;
+    if (strstr(line, "\"event\":\"merge\"")) base = last = 0;
+    int is_case = strstr(line, "\"event\":\"case\"") != NULL, is_find = strstr(line, "\"event\":\"finding\"") != NULL;
+    if (!is_case && !is_find) continue;
+    json_object *js = json_tokener_parse(line);
+    if (!js) continue;
+    double t = base + ac_rd_get(js, "t", 0);
+    if (t > last) last = t;
+    if (is_case) {
+      add_point(d, pcap, t, (int64_t)ac_rd_get(js, "case", -1), ac_rd_str(js, "family"), ac_rd_get(js, "err_e", 0),
+                ac_rd_get(js, "err_w", NAN), (uint32_t)ac_rd_get(js, "kinds", 0));
+    } else {
+      ac_verdict_kind k;
+      if (ac_verdict_parse(ac_rd_str(js, "kind"), &k) == 0) {
+        if (d->nev == ecap) d->ev = ac_xrealloc(d->ev, sizeof *d->ev * (size_t)(ecap = ecap ? 2 * ecap : 64));
+        d->ev[d->nev].t = t;
+        d->ev[d->nev++].kind = (int)k;
+      }
+    }
+    json_object_put(js);
+  }
+  fclose(f);
+}
+
+static int cmp_finding(const void *a, const void *b)
+{
+  const ac_rd_finding *x = a, *y = b;
+  if (x->sev != y->sev) return x->sev - y->sev;
+  if (x->err_w != y->err_w) return x->err_w > y->err_w ? -1 : 1;
+  return strcmp(x->sig, y->sig);
+}
+
+static int cmp_event(const void *a, const void *b)
+{
+  const ac_rd_event *x = a, *y = b;
+  return (x->t > y->t) - (x->t < y->t);
+}
+
+static void read_findings(const char *dir, ac_rdata *d)
+{
+  char fd[4096];
+  snprintf(fd, sizeof fd, "%s/findings", dir);
+  DIR *dd = opendir(fd);
+  if (!dd) return;
+  int cap = 0;
+  struct dirent *de;
+  while ((de = readdir(dd))) {
+    if (de->d_name[0] == '.') continue;
+    char p[4400];
+    snprintf(p, sizeof p, "%s/%s/report.json", fd, de->d_name);
+    json_object *js = json_object_from_file(p);
+    if (!js) continue;
+    if (d->nf == cap) d->f = ac_xrealloc(d->f, sizeof *d->f * (size_t)(cap = cap ? 2 * cap : 16));
+    ac_rd_finding *x = &d->f[d->nf++];
+    snprintf(x->sig, sizeof x->sig, "%s", de->d_name);
+    x->js = js;
+    x->err_w = ac_rd_get(js, "err_w", 0);
+    ac_verdict_kind k;
+    x->sev = ac_verdict_parse(ac_rd_str(js, "kind"), &k) == 0 ? ac_verdict_severity(k) : 99;
+    if (!strcmp(ac_rd_str(js, "policy"), "warn")) x->sev += 10;   /* fail-policy kinds rank first */
+  }
+  closedir(dd);
+  qsort(d->f, (size_t)d->nf, sizeof *d->f, cmp_finding);
+}
+
+int ac_rdata_load(const char *dir, ac_rdata *d, char *msg, size_t n)
+{
+  memset(d, 0, sizeof *d);
+  d->kappa = AC_KAPPA_DEFAULT;
+  char p[4096];
+  struct stat st;
+  snprintf(p, sizeof p, "%s/findings", dir);
+  if (stat(p, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    snprintf(msg, n, "%s: not a campaign directory (no findings/)", dir);
+    return -1;
+  }
+  int nfam;
+  const ac_family *fams = ac_families(&nfam);
+  for (int i = 0; i < nfam; i++) ac_rdata_family(d, fams[i].name);   /* the canonical order */
+  read_stats(dir, d);
+  int pcap = 0;
+  read_log(dir, d, &pcap);
+  read_findings(dir, d);
+  d->from_cases = d->np > 0;
+  for (int i = 0; i < d->nf; i++) {
+    json_object *js = d->f[i].js;
+    if (!d->kernel[0]) snprintf(d->kernel, sizeof d->kernel, "%s", ac_rd_str(js, "kernel"));
+    const char *b = strstr(ac_rd_str(js, "budget"), "kappa=");
+    if (b) d->kappa = strtod(b + 6, NULL);
+    if (!d->from_cases) {
+      ac_verdict_kind k = AC_V_FAIL;
+      ac_verdict_parse(ac_rd_str(js, "kind"), &k);
+      add_point(d, &pcap, ac_rd_get(js, "found_after_s", 0), (int64_t)ac_rd_get(js, "case_index", -1),
+                ac_rd_str(js, "family"), ac_rd_get(js, "err_e", 0), ac_rd_get(js, "err_w", 0), 1u << k);
+    }
+  }
+  if (!d->nev)   /* no log: the findings' own times */
+    for (int i = 0; i < d->nf; i++) {
+      ac_verdict_kind k;
+      if (ac_verdict_parse(ac_rd_str(d->f[i].js, "kind"), &k)) continue;
+      d->ev = ac_xrealloc(d->ev, sizeof *d->ev * (size_t)(d->nev + 1));
+      d->ev[d->nev].t = ac_rd_get(d->f[i].js, "found_after_s", 0);
+      d->ev[d->nev++].kind = (int)k;
+    }
+  qsort(d->ev, (size_t)d->nev, sizeof *d->ev, cmp_event);
+  int have_counts = 0;
+  for (int i = 0; i < d->nfam; i++) have_counts |= d->fam_cases[i] > 0;
+  if (!have_counts && d->from_cases)
+    for (int i = 0; i < d->np; i++) d->fam_cases[d->p[i].fam]++;
+  if (!d->cases && d->from_cases) d->cases = d->np;
+  return 0;
+}
+
+void ac_rdata_free(ac_rdata *d)
+{
+  for (int i = 0; i < d->nf; i++) json_object_put(d->f[i].js);
+  free(d->f);
+  free(d->p);
+  free(d->ev);
+  free(d->stats);
+  memset(d, 0, sizeof *d);
+}

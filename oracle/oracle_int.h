@@ -166,7 +166,7 @@ void ac_or_interval_double(mpfr_srcptr lo, mpfr_srcptr hi, double *mid, double *
 void ac_or_weights(ac_or_ws *w, mpfr_prec_t p);
 typedef struct { int64_t exact, rounded, unresolved, fallback; long max_prec; } ac_or_stats;
 /* Every element and the LSE of the current row (finite inputs, n >= 1). */
-void ac_or_row_eval(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t **obits, int64_t ridx,
+void ac_or_row_eval(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t **obits, int64_t slot,
                     ac_or_stats *st);
 /* ziv.c: element t decided without the Ziv loop (NaN/inf in V, or an exact rational when
  * try_exact): 1 = decided; 0 = needs the loop (e->accept set to VALUE). */

@@ -337,7 +337,7 @@ int ac_or_decide_special(ac_or_ws *w, int64_t t, int nan, int pinf, int ninf, in
   return 1;
 }
 
-void ac_or_row_eval(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t **obits, int64_t ridx,
+void ac_or_row_eval(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t **obits, int64_t slot,
                     ac_or_stats *st)
 {
   const ac_problem *p = w->p;
@@ -350,7 +350,7 @@ void ac_or_row_eval(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_
 
   /* Special values first: non-finite visible V, then exact cases. */
   for (int64_t t = 0; t < dv; t++) {
-    int64_t eidx = ridx * dv + t;
+    int64_t eidx = slot * dv + t;
     ac_oracle_elem *e = &el[t];
     int nan = 0, pinf = 0, ninf = 0;
     for (int64_t j = 0; j < w->n; j++) {
@@ -381,7 +381,7 @@ void ac_or_row_eval(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_
       }
       o_interval(w, Nlo, Nhi, po);
       ac_or_interval_double(w->olo, w->ohi, &el[t].o, &el[t].o_err);
-      w->pend[t] = ac_or_decide_formats(w, t, w->pend[t], obits, ridx * dv + t);
+      w->pend[t] = ac_or_decide_formats(w, t, w->pend[t], obits, slot * dv + t);
       if (!w->pend[t]) {
         el[t].how = AC_HOW_ROUNDED;
         st->rounded++;
@@ -399,7 +399,7 @@ void ac_or_row_eval(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_
           if (!w->pend[t]) continue;
           /* best effort: the last interval's midpoint, reported unresolved */
           for (int f = 0; f < AC_NDTYPES; f++)
-            if (w->pend[t] & (1u << f)) obits[f][ridx * dv + t] = ac_encode_f64((ac_dtype)f, el[t].o);
+            if (w->pend[t] & (1u << f)) obits[f][slot * dv + t] = ac_encode_f64((ac_dtype)f, el[t].o);
           el[t].how = AC_HOW_UNRESOLVED;
           st->unresolved++;
           w->pend[t] = 0;
@@ -415,7 +415,7 @@ void ac_or_row_eval(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_
         level_sums_mpfr(w, t, pl, Nlo, Nhi);
         o_interval(w, Nlo, Nhi, pl);
         ac_or_interval_double(w->olo, w->ohi, &el[t].o, &el[t].o_err);
-        w->pend[t] = ac_or_decide_formats(w, t, w->pend[t], obits, ridx * dv + t);
+        w->pend[t] = ac_or_decide_formats(w, t, w->pend[t], obits, slot * dv + t);
         if (!w->pend[t]) {
           el[t].how = AC_HOW_ROUNDED;
           st->rounded++;

@@ -96,7 +96,10 @@ static int write_out(const char *path, const ac_case *c, const ac_oracle_result 
     char name[64];
     snprintf(name, sizeof name, "o_exact_%s", di->name);
     void *d = add(&ms, name, di->npy, 4, sh, (size_t)di->bytes);
-    for (int64_t x = 0; x < ne; x++) ac_store_bits((ac_dtype)f, d, (size_t)x, r->o_round[f][x]);
+    for (int64_t x = 0; x < ne; x++) {
+      int64_t s = ac_oracle_slot(r, x / p->dv);   /* rows not selected: 0 */
+      if (s >= 0) ac_store_bits((ac_dtype)f, d, (size_t)x, r->o_round[f][s * p->dv + x % p->dv]);
+    }
   }
   double *oa = add(&ms, "o_approx", "<f8", 4, sh, 8), *oe = add(&ms, "o_err", "<f8", 4, sh, 8);
   uint8_t *how = add(&ms, "o_how", "|u1", 4, sh, 1), *acc = add(&ms, "o_accept", "|u1", 4, sh, 1);
@@ -108,7 +111,9 @@ static int write_out(const char *path, const ac_case *c, const ac_oracle_result 
   double *mu = add(&ms, "budget_mu", "<f8", 1, &nmu, 8);
   for (int q = 0; q < r->nmu; q++) mu[q] = r->mu[q];
   for (int64_t x = 0; x < ne; x++) {
-    const ac_oracle_elem *el = &r->elems[x];
+    int64_t s = ac_oracle_slot(r, x / p->dv);
+    if (s < 0) { oa[x] = NAN; continue; }   /* rows not selected: o NaN, the rest 0 */
+    const ac_oracle_elem *el = &r->elems[s * p->dv + x % p->dv];
     oa[x] = el->o; oe[x] = el->o_err; how[x] = el->how; acc[x] = el->accept;
     bt[0][x] = el->R; bt[1][x] = el->D; bt[2][x] = el->S; bt[3][x] = el->Sp; bt[4][x] = el->G;
     for (int q = 0; q < r->nmu; q++) bf[x * r->nmu + q] = el->F[q];

@@ -22,11 +22,16 @@ int ac_err_set(ac_err *e, const char *fmt, ...)
   return -1;
 }
 
-static void oom(size_t n)
+/* Out of memory anywhere: one line and exit 3 (an internal error, not a crash). Results
+ * already written are complete files (written atomically); stdout is flushed. */
+void ac_out_of_memory(size_t n)
 {
   fprintf(stderr, "attncheck: out of memory allocating %zu bytes\n", n);
-  abort();
+  fflush(stdout);
+  _exit(AC_EXIT_INTERNAL);
 }
+
+static void oom(size_t n) { ac_out_of_memory(n); }
 
 void *ac_xmalloc(size_t n)
 {

@@ -44,3 +44,9 @@ tests_tbudget_LDADD = $(AC_TEST_LIBS) $(AC_COMPARE_TEST_LIBS)
 # the oracle cache from the command line: damaged entries never change a verdict
 TESTS += tests/tcmd_oracle_cache.sh
 dist_noinst_SCRIPTS += tests/tcmd_oracle_cache.sh
+# bad sizes from the command line: compressed members, absurd shapes, the memory cap, out of memory
+check_PROGRAMS += tests/tcli_limits
+TESTS += tests/tcli_limits
+tests_tcli_limits_SOURCES = tests/tcli_limits.c
+tests_tcli_limits_CFLAGS = $(AC_TEST_CFLAGS)
+tests_tcli_limits_LDADD = $(AC_TEST_LIBS) $(AC_CORE_LIBS)

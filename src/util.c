@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,8 +154,9 @@ double ac_now(void)
 
 int ac_write_file_atomic(const char *path, const void *data, size_t n, ac_err *e)
 {
+  static atomic_uint seq;   /* two threads of one process writing the same path use two files */
   char tmp[4096];
-  if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)
+  if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", path, (long)getpid(), atomic_fetch_add(&seq, 1)) >= (int)sizeof tmp)
     return ac_err_set(e, "%s: path too long", path);
   int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return ac_err_set(e, "%s: %s", tmp, strerror(errno));

@@ -37,7 +37,7 @@ int ac_parse_u64(const char *s, uint64_t *out);
 /* Monotonic seconds. */
 double ac_now(void);
 
-/* Write a whole file atomically: write to PATH.tmp.PID, fsync, rename. */
+/* Write a whole file atomically: write to PATH.tmp.PID.N (N unique in the process), fsync, rename. */
 int ac_write_file_atomic(const char *path, const void *data, size_t n, ac_err *e);
 int ac_mkdir_p(const char *path, ac_err *e);
 

@@ -124,6 +124,11 @@ START_TEST(oracle_memory_follows_the_rows_and_the_cap)
   snprintf(cmd, sizeof cmd, "ATTNCHECK_MEM_CAP=64M ATTNCHECK_CACHE=off '%s' oracle -q '%s' --threads 1 --rows 0,4095 2>&1",
            bin, p);
   ck_assert_msg(ac_test_system(cmd, out, sizeof out) == 0, "%s\n%s", cmd, out);
+  /* the option, and the output file's members (every row) against the cap */
+  expect(2, "memory cap", "ATTNCHECK_CACHE=off '%s' oracle '%s' --threads 1 --mem-cap 64M", bin, p);
+  expect(2, "output file", "ATTNCHECK_CACHE=off '%s' oracle -q '%s' --threads 1 --rows 0 --mem-cap 48M -o '%s'", bin, p,
+         tmp_path("mid-out.npz"));
+  ck_assert(access(tmp_path("mid-out.npz"), F_OK) != 0);
 }
 END_TEST
 

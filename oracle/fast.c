@@ -156,11 +156,12 @@ static void sums_mpfr(ac_or_ws *w, int64_t t, mpfr_prec_t p, mpfr_t Nlo, mpfr_t 
   mpfr_set_prec(Nhi, p);
   for (int pass = 0; pass < 2; pass++) {
     for (int64_t j = 0; j < w->n; j++) {
-      int64_t M = hd->vm[j * dv + t], g = w->gof[j];
+      int32_t e;
+      int64_t M = ac_or_v(hd, (size_t)(j * dv + t), t, &e), g = w->gof[j];
       mpfr_srcptr wv = (M >= 0) == (pass == 0) ? w->wlo[g] : w->whi[g];
       mpfr_set_prec(prod[j], p + 64);
       mpfr_mul_si(prod[j], wv, (long)M, MPFR_RNDN);   /* exact: p + 53 bits */
-      mpfr_mul_2si(prod[j], prod[j], hd->ve[j * dv + t], MPFR_RNDN);
+      mpfr_mul_2si(prod[j], prod[j], e, MPFR_RNDN);
       pp[j] = prod[j];
     }
     mpfr_sum(pass == 0 ? Nlo : Nhi, pp, (unsigned long)w->n, pass == 0 ? MPFR_RNDD : MPFR_RNDU);

@@ -57,9 +57,13 @@ int64_t ac_or_head_subset(ac_or_head *dst, const ac_or_head *src, const ac_probl
     dst->kbad = ac_xrealloc(dst->kbad, (size_t)(n ? n : 1));
     dst->cap_k = nk;
   }
-  if (nv > dst->cap_v || !dst->vm) {
-    dst->vm = ac_xrealloc(dst->vm, (size_t)(nv ? nv : 1) * sizeof *dst->vm);
-    dst->ve = ac_xrealloc(dst->ve, (size_t)(nv ? nv : 1) * sizeof *dst->ve);
+  int with_me = src->vm != NULL;   /* the subset keeps the source's V representation */
+  if (!with_me) { free(dst->vm); free(dst->ve); dst->vm = NULL; dst->ve = NULL; }
+  if (nv > dst->cap_v || (with_me && !dst->vm) || !dst->vd) {
+    if (with_me) {
+      dst->vm = ac_xrealloc(dst->vm, (size_t)(nv ? nv : 1) * sizeof *dst->vm);
+      dst->ve = ac_xrealloc(dst->ve, (size_t)(nv ? nv : 1) * sizeof *dst->ve);
+    }
     dst->vd = ac_xrealloc(dst->vd, (size_t)(nv ? nv : 1) * sizeof *dst->vd);
     dst->vcls = ac_xrealloc(dst->vcls, (size_t)(nv ? nv : 1));
     dst->vabs = ac_xrealloc(dst->vabs, (size_t)(nv + dv) * sizeof *dst->vabs);
@@ -75,8 +79,10 @@ int64_t ac_or_head_subset(ac_or_head *dst, const ac_or_head *src, const ac_probl
     memcpy(dst->ke + m * dk, src->ke + j * dk, (size_t)dk * sizeof *dst->ke);
     memcpy(dst->kd + m * dk, src->kd + j * dk, (size_t)dk * sizeof *dst->kd);
     dst->kbad[m] = 0;
-    memcpy(dst->vm + m * dv, src->vm + j * dv, (size_t)dv * sizeof *dst->vm);
-    memcpy(dst->ve + m * dv, src->ve + j * dv, (size_t)dv * sizeof *dst->ve);
+    if (with_me) {
+      memcpy(dst->vm + m * dv, src->vm + j * dv, (size_t)dv * sizeof *dst->vm);
+      memcpy(dst->ve + m * dv, src->ve + j * dv, (size_t)dv * sizeof *dst->ve);
+    }
     memcpy(dst->vd + m * dv, src->vd + j * dv, (size_t)dv * sizeof *dst->vd);
     memcpy(dst->vcls + m * dv, src->vcls + j * dv, (size_t)dv);
     m++;
@@ -92,8 +98,10 @@ int64_t ac_or_head_subset(ac_or_head *dst, const ac_or_head *src, const ac_probl
     for (int64_t t = 0; t < dv; t++) {
       size_t x = (size_t)(j * dv + t);
       int fits = (int64_t)dst->v_msb[t] - dst->v_lsb[t] + ac_or_bitlen((uint64_t)p->tk) + 2 <= 126;
+      int32_t e;
+      int64_t M = ac_or_v(dst, x, t, &e);
       ac_i128 a = fits && dst->vcls[x] == AC_VCLS_FINITE
-                      ? (ac_i128)((ac_u128)(uint64_t)llabs(dst->vm[x]) << (dst->ve[x] - dst->v_lsb[t])) : 0;
+                      ? (ac_i128)((ac_u128)(uint64_t)llabs(M) << (e - dst->v_lsb[t])) : 0;
       dst->vabs[x + dv] = dst->vabs[x] + a;
     }
   dst->b = src->b;

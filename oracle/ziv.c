@@ -153,13 +153,12 @@ static void level0_sums_fast(ac_or_ws *w)
   for (int64_t j = 0; j < w->n; j++) {
     int64_t g = w->gof[j];
     ac_i128 Wl = (ac_i128)w->Wlo[g], Wh = (ac_i128)w->Whi[g];
-    const int64_t *vm = hd->vm + j * dv;
-    const int32_t *ve = hd->ve + j * dv;
     for (int64_t t = 0; t < dv; t++) {
       if (w->slow[t]) continue;
-      ac_i128 M = vm[t];
+      int32_t e;
+      ac_i128 M = ac_or_v(hd, (size_t)(j * dv + t), t, &e);
       ac_i128 a = M * (M >= 0 ? Wl : Wh);
-      lo[t] += (ac_i128)((ac_u128)a << (ve[t] - hd->v_lsb[t]));
+      lo[t] += (ac_i128)((ac_u128)a << (e - hd->v_lsb[t]));
     }
   }
   for (int64_t t = 0; t < dv; t++) hi[t] = lo[t] + (ac_i128)dW * hd->vabs[w->n * dv + t];
@@ -179,12 +178,13 @@ static void level0_sum_slow(ac_or_ws *w, int64_t t, int hi_end, mpfr_t out)
   }
   memset(w->acc, 0, (size_t)nc * sizeof *w->acc);
   for (int64_t j = 0; j < w->n; j++) {
-    int64_t M = hd->vm[j * dv + t];
+    int32_t e;
+    int64_t M = ac_or_v(hd, (size_t)(j * dv + t), t, &e);
     if (!M) continue;
     int64_t g = w->gof[j];
     uint64_t W = (M >= 0) == !hi_end ? w->Wlo[g] : w->Whi[g];
     ac_u128 P = (ac_u128)(uint64_t)(M < 0 ? -M : M) * W;
-    ac_or_fx_add(w->acc, P, M < 0, hd->ve[j * dv + t] - lsb);
+    ac_or_fx_add(w->acc, P, M < 0, e - lsb);
   }
   uint64_t limbs[nc];
   ac_or_fx_norm(w->acc, nc, limbs);
@@ -207,11 +207,12 @@ static void level_sums_mpfr(ac_or_ws *w, int64_t t, mpfr_prec_t p, mpfr_t Nlo, m
   mpfr_set_prec(Nhi, p);
   for (int pass = 0; pass < 2; pass++) {
     for (int64_t j = 0; j < w->n; j++) {
-      int64_t M = hd->vm[j * dv + t];
+      int32_t e;
+      int64_t M = ac_or_v(hd, (size_t)(j * dv + t), t, &e);
       int64_t g = w->gof[j];
       mpfr_srcptr wv = (M >= 0) == (pass == 0) ? w->wlo[g] : w->whi[g];
       mpfr_mul_si(w->prod[j], wv, (long)M, MPFR_RNDN);           /* exact: p + 53 bits */
-      mpfr_mul_2si(w->prod[j], w->prod[j], hd->ve[j * dv + t], MPFR_RNDN);
+      mpfr_mul_2si(w->prod[j], w->prod[j], e, MPFR_RNDN);
     }
     mpfr_sum(pass == 0 ? Nlo : Nhi, w->pp, (unsigned long)w->n, pass == 0 ? MPFR_RNDD : MPFR_RNDU);
   }

@@ -366,7 +366,12 @@ int ac_oracle_run(const ac_case *c, const ac_oracle_opts *o, ac_oracle_result *r
   long started = 0;   /* threads that could not start leave their rows to the others */
   for (long k = 0; k < nth; k++) ws[k].J = &J;
   while (started < nth && pthread_create(&th[started], NULL, work, &ws[started]) == 0) started++;
-  if (started == 0) work(&ws[0]);
+  if (started == 0) {   /* this thread does the work; its MPFR exponent range is restored */
+    mpfr_exp_t emin = mpfr_get_emin(), emax = mpfr_get_emax();
+    work(&ws[0]);
+    mpfr_set_emin(emin);
+    mpfr_set_emax(emax);
+  }
   for (long k = 0; k < started; k++) pthread_join(th[k], NULL);
   for (long k = 0; k < nth; k++) {
     r->n_exact += ws[k].st.exact;

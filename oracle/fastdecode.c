@@ -3,8 +3,9 @@
  * binary64 (exact) and split into odd significand and exponent from the binary64 bits.
  * In a sampled run the decode is serial work for the first thread reaching the head, so
  * its speed bounds the speedup of the threads. toracle_fast checks the fields against
- * ac_or_head_decode. fp64 goes to ac_or_head_decode. V is kept as binary64 alone (vm and
- * ve NULL: ac_or_v splits an element where it is needed), which keeps the decoded head small.
+ * ac_or_head_decode. fp64 goes to ac_or_head_decode. K and V are kept as binary64 alone
+ * (km, ke, vm, ve NULL: ac_or_k and ac_or_v split an element where it is needed), which keeps
+ * the decoded head small.
  * The prefix sums of |V| (vabs) are left out (NULL) when the binary64 pass applies to every
  * row of the case. */
 #include "config.h"
@@ -30,16 +31,15 @@ void ac_or_fast_head_decode(ac_or_head *hd, const ac_case *cs, int64_t b, int64_
    * pass applies to the whole case */
   int need_vabs = !ac_or_fast_case_applies(cs, o, formats);
   int64_t nk = p->tk * p->dk, nv = p->tk * p->dv, dk = p->dk, dv = p->dv;
+  /* K and V as binary64 alone: significand and exponent are split from kd and vd where
+   * needed (ac_or_k, ac_or_v); the integer dot products scale kd exactly (fastscores.c) */
+  free(hd->km); free(hd->ke); free(hd->vm); free(hd->ve);
+  hd->km = NULL; hd->ke = NULL; hd->vm = NULL; hd->ve = NULL;
   if (nk > hd->cap_k) {
-    hd->km = ac_xrealloc(hd->km, (size_t)nk * sizeof *hd->km);
-    hd->ke = ac_xrealloc(hd->ke, (size_t)nk * sizeof *hd->ke);
     hd->kd = ac_xrealloc(hd->kd, (size_t)nk * sizeof *hd->kd);
     hd->kbad = ac_xrealloc(hd->kbad, (size_t)p->tk);
     hd->cap_k = nk;
   }
-  /* V as binary64 alone: significand and exponent are split from vd where needed (ac_or_v) */
-  free(hd->vm); free(hd->ve);
-  hd->vm = NULL; hd->ve = NULL;
   if (nv > hd->cap_v) {
     hd->vd = ac_xrealloc(hd->vd, (size_t)nv * sizeof *hd->vd);
     hd->vcls = ac_xrealloc(hd->vcls, (size_t)nv);
@@ -50,7 +50,7 @@ void ac_or_fast_head_decode(ac_or_head *hd, const ac_case *cs, int64_t b, int64_
   }
   free(hd->vabs);
   hd->vabs = need_vabs ? ac_xmalloc((size_t)(nv + dv) * sizeof *hd->vabs) : NULL;
-  hd->cap_v = 0;   /* a later ac_or_head_decode of this head reallocates (vm, ve and vabs included) */
+  hd->cap_k = hd->cap_v = 0;   /* a later ac_or_head_decode of this head reallocates every array */
   size_t kbase = ac_kidx(p, b, kvh, 0, 0), vbase = ac_vidx(p, b, kvh, 0, 0);   /* dense: x = j d + t */
   int32_t lsb = INT32_MAX, msb = INT32_MIN;
   for (int64_t j = 0; j < p->tk; j++) {
@@ -58,14 +58,16 @@ void ac_or_fast_head_decode(ac_or_head *hd, const ac_case *cs, int64_t b, int64_
     for (int64_t t = 0; t < dk; t++) {
       size_t x = (size_t)(j * dk + t);
       double d = load(dt, cs->k, kbase + x);
-      hd->km[x] = 0; hd->ke[x] = 0; hd->kd[x] = 0;
+      hd->kd[x] = 0;
       if (isnan(d)) { bad = 1; continue; }
       if (isinf(d)) { if (!bad) bad = 2; continue; }
       hd->kd[x] = d;
-      ac_or_split_bits(d, &hd->km[x], &hd->ke[x]);
-      if (hd->km[x]) {
-        int32_t top = hd->ke[x] + ac_or_bitlen((uint64_t)llabs(hd->km[x]));
-        if (hd->ke[x] < lsb) lsb = hd->ke[x];
+      int64_t m;
+      int32_t e;
+      ac_or_split_bits(d, &m, &e);
+      if (m) {
+        int32_t top = e + ac_or_bitlen((uint64_t)llabs(m));
+        if (e < lsb) lsb = e;
         if (top > msb) msb = top;
       }
     }

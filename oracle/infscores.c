@@ -50,9 +50,13 @@ int64_t ac_or_head_subset(ac_or_head *dst, const ac_or_head *src, const ac_probl
 {
   int64_t dk = p->dk, dv = p->dv, m = 0;
   int64_t nk = n * dk, nv = n * dv;
-  if (nk > dst->cap_k || !dst->km) {
-    dst->km = ac_xrealloc(dst->km, (size_t)(nk ? nk : 1) * sizeof *dst->km);
-    dst->ke = ac_xrealloc(dst->ke, (size_t)(nk ? nk : 1) * sizeof *dst->ke);
+  int k_me = src->km != NULL;   /* the subset keeps the source's K representation */
+  if (!k_me) { free(dst->km); free(dst->ke); dst->km = NULL; dst->ke = NULL; }
+  if (nk > dst->cap_k || (k_me && !dst->km) || !dst->kd) {
+    if (k_me) {
+      dst->km = ac_xrealloc(dst->km, (size_t)(nk ? nk : 1) * sizeof *dst->km);
+      dst->ke = ac_xrealloc(dst->ke, (size_t)(nk ? nk : 1) * sizeof *dst->ke);
+    }
     dst->kd = ac_xrealloc(dst->kd, (size_t)(nk ? nk : 1) * sizeof *dst->kd);
     dst->kbad = ac_xrealloc(dst->kbad, (size_t)(n ? n : 1));
     dst->cap_k = nk;
@@ -75,8 +79,10 @@ int64_t ac_or_head_subset(ac_or_head *dst, const ac_or_head *src, const ac_probl
   dst->k_l1max = src->k_l1max;
   for (int64_t j = 0; j < n; j++) {
     if (!keep[j]) continue;
-    memcpy(dst->km + m * dk, src->km + j * dk, (size_t)dk * sizeof *dst->km);
-    memcpy(dst->ke + m * dk, src->ke + j * dk, (size_t)dk * sizeof *dst->ke);
+    if (k_me) {
+      memcpy(dst->km + m * dk, src->km + j * dk, (size_t)dk * sizeof *dst->km);
+      memcpy(dst->ke + m * dk, src->ke + j * dk, (size_t)dk * sizeof *dst->ke);
+    }
     memcpy(dst->kd + m * dk, src->kd + j * dk, (size_t)dk * sizeof *dst->kd);
     dst->kbad[m] = 0;
     if (with_me) {

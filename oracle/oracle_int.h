@@ -67,7 +67,7 @@ enum { AC_VCLS_FINITE = 0, AC_VCLS_NAN = 1, AC_VCLS_PINF = 2, AC_VCLS_NINF = 3 }
 typedef struct {
   int64_t b, kvh;           /* cached head, -1 none */
   int64_t cap_k, cap_v;
-  int64_t *km; int32_t *ke; double *kd;   /* tk*dk */
+  int64_t *km; int32_t *ke; double *kd;   /* tk*dk; km, ke NULL: from kd (ac_or_k) */
   uint8_t *kbad;            /* per key: 0 finite, 1 some NaN, 2 some inf (no NaN) */
   int32_t k_lsb, k_msb;     /* over finite nonzero K elements of the head; k_any = 0 if none */
   int k_any;
@@ -76,6 +76,18 @@ typedef struct {
   int32_t *v_lsb, *v_msb; uint8_t *v_any;                /* per column */
   ac_i128 *vabs;            /* (tk+1)*dv prefix sums of |V| at lsb v_lsb (columns whose window fits) */
 } ac_or_head;
+
+/* K element x as M 2^e, M odd or 0, e = k_lsb when M = 0: stored in km/ke by
+ * ac_or_head_decode, split from kd when the narrow-dtype decode left them out (kd holds
+ * those values exactly, 0 for non-finite ones). */
+static inline int64_t ac_or_k(const ac_or_head *hd, size_t x, int32_t *e)
+{
+  if (hd->km) { *e = hd->ke[x]; return hd->km[x]; }
+  int64_t m;
+  ac_or_split_bits(hd->kd[x], &m, e);
+  if (!m) *e = hd->k_lsb;
+  return m;
+}
 
 /* V element x (column t) as M 2^e, M odd or 0, e = v_lsb[t] when M = 0: stored in vm/ve by
  * ac_or_head_decode, split from vd when the narrow-dtype decode left them out (fastdecode.c:

@@ -68,11 +68,10 @@ double ac_oracle_mem_need(const ac_problem *p, uint32_t formats, int64_t nsel, l
   double nrows = (double)p->batch * p->heads * p->tq, tk = (double)p->tk, dk = (double)p->dk, dv = (double)p->dv;
   double res = nrows * (sizeof(ac_oracle_row) + sizeof(int64_t) + 2) +
                (double)nsel * dv * (sizeof(ac_oracle_elem) + 8.0 * __builtin_popcount(formats));
-  /* a decoded head: K as significand, exponent and binary64; V as binary64 (fp64: also
-   * significand and exponent), its class and the prefix sums of |V| (oracle_int.h, ac_or_head) */
-  double vme = p->dtype == AC_F64 ? sizeof(int64_t) + sizeof(int32_t) : 0;
-  double head = tk * dk * (sizeof(int64_t) + sizeof(int32_t) + sizeof(double)) + tk +
-                (tk + 1) * dv * (vme + sizeof(double) + 1 + sizeof(ac_i128));
+  /* a decoded head: K and V as binary64 (fp64: also significand and exponent), V's class and
+   * the prefix sums of |V| (oracle_int.h, ac_or_head) */
+  double me = p->dtype == AC_F64 ? sizeof(int64_t) + sizeof(int32_t) : 0;
+  double head = tk * dk * (me + sizeof(double)) + tk + (tk + 1) * dv * (me + sizeof(double) + 1 + sizeof(ac_i128));
   /* a thread's row workspace: exact scores, groups and weights per key, dk and dv scratch */
   double ws = tk * 256 + dk * 32 + dv * 64;
   double live = (double)p->batch * p->kv_heads;

@@ -3,3 +3,4 @@ include bench/oracle.mk
 include bench/calibrate.mk
 include bench/mutants.mk
 include bench/oracle_fast.mk
+include bench/oracle_mem.mk

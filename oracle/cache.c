@@ -1,53 +1,96 @@
-/* cache.c: oracle results on disk, keyed by the case hash and the options that change them.
- * One binary file per key, DIR/<key>.acor: a header (magic, version, struct sizes, the key
- * fields, shape) then the rows, the elements and the rounded outputs per format, host byte
- * order (attncheck requires a little-endian host). Written atomically; anything that does
- * not match exactly is a miss. */
+/* cache.c: oracle results on disk, keyed by everything a result depends on.
+ *
+ * One binary file per key, DIR/<key>.acor, host byte order (attncheck requires a
+ * little-endian host):
+ *   header   magic, CACHE_VERSION, struct sizes, the 32-byte key, shape, statistics
+ *   payload  rows[nrows], then for the stored (selected) rows elems[nstored*dv] and the
+ *            rounded outputs per format
+ *   sum      SHA-256 of header and payload (32 bytes)
+ * The key is the SHA-256 (nettle) of the cache version, the problem (dtype, mask, shape,
+ * scale, strides), the bytes of q, k and v, and the options that change the result (formats,
+ * LSE binary64, precision cap, row selection and its seed, mu thresholds, no_fast); the file
+ * name is its first 128 bits. A loaded entry counts only when its size, header, key and sum
+ * all match; anything else (a flipped bit, a truncated file, the payload of another case or
+ * scale spliced in) is a miss: the result is recomputed, one warning per process says so,
+ * and the store that follows replaces the entry. SHA-256 detects any accidental corruption
+ * and splicing with certainty short of a hash collision; entries are written atomically
+ * (temporary file, fsync, rename). */
 #include "config.h"
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <nettle/sha2.h>
 #include "oracle.h"
-#include "rng.h"
 
-#define CACHE_MAGIC "ACORACL1"
-#define CACHE_VERSION 4u   /* 2: ac_oracle_row.max_cZ, rule table on IEEE score classes; 3: qk_l1;
-                              4: ac_oracle_elem.M */
+#define CACHE_MAGIC "ACORACL2"
+/* The cache format version: bump it whenever a field of the result or its meaning changes.
+ * 2: ac_oracle_row.max_cZ, rule table on IEEE score classes; 3: qk_l1; 4: SHA-256 key and
+ * sum, elements of the selected rows only; 5: ac_oracle_elem.M (the convex-hull term). */
+#define CACHE_VERSION 5u
 
 typedef struct {
   char magic[8];
   uint32_t version, sz_row, sz_elem, formats;
-  uint64_t key, case_hash;
-  int64_t nrows, dv, rows_done, n_exact, n_rounded, n_unresolved, n_fallback;
+  uint8_t key[SHA256_DIGEST_SIZE];
+  int64_t nrows, nstored, dv, rows_done, n_exact, n_rounded, n_unresolved, n_fallback;
   int32_t nmu, lse_f64;
   int64_t max_prec;
   double mu[AC_ORACLE_NMU];
   double seconds;
 } cache_hdr;
 
-static uint64_t hash_str(uint64_t h, const char *s)
+static void put_u64(struct sha256_ctx *h, uint64_t v) { sha256_update(h, sizeof v, (const uint8_t *)&v); }
+
+static void put_str(struct sha256_ctx *h, const char *s)
 {
-  for (; s && *s; s++) h = ac_hash2(h, (uint64_t)(unsigned char)*s);
-  return ac_hash2(h, 0xff);
+  put_u64(h, strlen(s));
+  sha256_update(h, strlen(s), (const uint8_t *)s);
 }
 
-static uint64_t cache_key(const ac_case *c, const ac_oracle_opts *o, uint64_t *chash)
+static void put_bytes(struct sha256_ctx *h, const void *p, size_t n)
 {
-  uint64_t ch = ac_case_hash(c), h = ac_hash2(ch, CACHE_VERSION);
-  uint32_t formats = (o->formats | (1u << c->p.dtype)) & ((1u << AC_NDTYPES) - 1);
-  h = ac_hash2(h, formats);
-  h = ac_hash2(h, (uint64_t)o->lse_f64);
-  h = ac_hash2(h, (uint64_t)(o->prec_cap > 0 ? o->prec_cap : 1L << 16));
-  h = hash_str(h, o->rows ? o->rows : "all");
-  h = ac_hash2(h, o->rows_seed);
-  h = ac_hash2(h, (uint64_t)o->nmu);
+  put_u64(h, n);
+  if (p && n) sha256_update(h, n, p);
+}
+
+static void cache_key(const ac_case *c, const ac_oracle_opts *o, uint8_t key[SHA256_DIGEST_SIZE])
+{
+  struct sha256_ctx h;
+  sha256_init(&h);
+  put_str(&h, CACHE_MAGIC);
+  put_u64(&h, CACHE_VERSION);
+  put_u64(&h, sizeof(ac_oracle_row));
+  put_u64(&h, sizeof(ac_oracle_elem));
+  const ac_problem *p = &c->p;
+  const int64_t f[] = {p->dtype, p->mask, p->batch, p->heads, p->kv_heads, p->tq, p->tk, p->dk, p->dv,
+                       p->scale_is_default};
+  for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) put_u64(&h, (uint64_t)f[i]);
+  uint64_t sb = 0;
+  if (!p->scale_is_default) memcpy(&sb, &p->scale, sizeof sb);
+  put_u64(&h, sb);
+  for (int i = 0; i < 4; i++) {
+    put_u64(&h, (uint64_t)p->q_stride[i]);
+    put_u64(&h, (uint64_t)p->k_stride[i]);
+    put_u64(&h, (uint64_t)p->v_stride[i]);
+  }
+  put_bytes(&h, c->q, c->q ? ac_case_bytes(c, 'q') : 0);
+  put_bytes(&h, c->k, c->k ? ac_case_bytes(c, 'k') : 0);
+  put_bytes(&h, c->v, c->v ? ac_case_bytes(c, 'v') : 0);
+  put_u64(&h, (o->formats | (1u << p->dtype)) & ((1u << AC_NDTYPES) - 1));
+  put_u64(&h, (uint64_t)o->lse_f64);
+  put_u64(&h, (uint64_t)(o->prec_cap > 0 ? o->prec_cap : 1L << 16));
+  put_str(&h, o->rows && *o->rows ? o->rows : "all");
+  put_u64(&h, o->rows_seed);
+  put_u64(&h, (uint64_t)o->nmu);
   for (int q = 0; q < o->nmu && q < AC_ORACLE_NMU; q++) {
     uint64_t b;
     memcpy(&b, &o->mu[q], sizeof b);
-    h = ac_hash2(h, b);
+    put_u64(&h, b);
   }
-  *chash = ch;
-  return h;
+  put_u64(&h, (uint64_t)o->no_fast);
+  sha256_digest(&h, SHA256_DIGEST_SIZE, key);
 }
 
 const char *ac_oracle_cache_dir(void)
@@ -65,9 +108,23 @@ const char *ac_oracle_cache_dir(void)
   return buf;
 }
 
-static void cache_path(char *buf, size_t n, const char *dir, uint64_t key)
+static void cache_path(char *buf, size_t n, const char *dir, const uint8_t *key)
 {
-  snprintf(buf, n, "%s/%016llx.acor", dir, (unsigned long long)key);
+  char hex[33];
+  for (int i = 0; i < 16; i++) snprintf(hex + 2 * i, 3, "%02x", key[i]);
+  snprintf(buf, n, "%s/%s.acor", dir, hex);
+}
+
+/* The payload arrays of r in file order; returns their number. */
+static int payload_parts(const ac_oracle_result *r, void *ptr[2 + AC_NDTYPES], size_t len[2 + AC_NDTYPES])
+{
+  size_t ne = (size_t)ac_oracle_nstored(r) * (size_t)r->p.dv;
+  int n = 0;
+  ptr[n] = r->rows; len[n++] = (size_t)r->nrows * sizeof *r->rows;
+  ptr[n] = r->elems; len[n++] = ne * sizeof *r->elems;
+  for (int f = 0; f < AC_NDTYPES; f++)
+    if (r->o_round[f]) { ptr[n] = r->o_round[f]; len[n++] = ne * sizeof(uint64_t); }
+  return n;
 }
 
 int ac_oracle_cache_store(const char *dir, const ac_case *c, const ac_oracle_opts *o, const ac_oracle_result *r)
@@ -81,9 +138,10 @@ int ac_oracle_cache_store(const char *dir, const ac_case *c, const ac_oracle_opt
   h.version = CACHE_VERSION;
   h.sz_row = sizeof(ac_oracle_row);
   h.sz_elem = sizeof(ac_oracle_elem);
-  h.key = cache_key(c, o, &h.case_hash);
+  cache_key(c, o, h.key);
   h.formats = r->formats;
   h.nrows = r->nrows;
+  h.nstored = ac_oracle_nstored(r);
   h.dv = r->p.dv;
   h.rows_done = r->rows_done;
   h.n_exact = r->n_exact;
@@ -95,15 +153,19 @@ int ac_oracle_cache_store(const char *dir, const ac_case *c, const ac_oracle_opt
   h.max_prec = r->max_prec;
   memcpy(h.mu, r->mu, sizeof h.mu);
   h.seconds = r->seconds;
-  size_t ne = (size_t)(r->nrows * r->p.dv), nf = 0;
-  for (int f = 0; f < AC_NDTYPES; f++) nf += r->o_round[f] != NULL;
-  size_t n = sizeof h + (size_t)r->nrows * sizeof *r->rows + ne * sizeof *r->elems + nf * ne * sizeof(uint64_t);
-  char *buf = ac_xmalloc(n), *q = buf;
-  memcpy(q, &h, sizeof h); q += sizeof h;
-  memcpy(q, r->rows, (size_t)r->nrows * sizeof *r->rows); q += (size_t)r->nrows * sizeof *r->rows;
-  memcpy(q, r->elems, ne * sizeof *r->elems); q += ne * sizeof *r->elems;
-  for (int f = 0; f < AC_NDTYPES; f++)
-    if (r->o_round[f]) { memcpy(q, r->o_round[f], ne * sizeof(uint64_t)); q += ne * sizeof(uint64_t); }
+  void *ptr[2 + AC_NDTYPES];
+  size_t len[2 + AC_NDTYPES], n = sizeof h + SHA256_DIGEST_SIZE;
+  int np = payload_parts(r, ptr, len);
+  for (int k = 0; k < np; k++) n += len[k];
+  char *buf = malloc(n), *q = buf;
+  if (!buf) return -1;   /* the cache is optional */
+  struct sha256_ctx s;
+  sha256_init(&s);
+  memcpy(q, &h, sizeof h);
+  q += sizeof h;
+  for (int k = 0; k < np; k++) { memcpy(q, ptr[k], len[k]); q += len[k]; }
+  sha256_update(&s, (size_t)(q - buf), (const uint8_t *)buf);
+  sha256_digest(&s, SHA256_DIGEST_SIZE, (uint8_t *)q);
   char path[4200];
   cache_path(path, sizeof path, dir, h.key);
   int rc = ac_write_file_atomic(path, buf, n, &e);
@@ -111,35 +173,71 @@ int ac_oracle_cache_store(const char *dir, const ac_case *c, const ac_oracle_opt
   return rc;
 }
 
-int ac_oracle_cache_load(const char *dir, const ac_case *c, const ac_oracle_opts *o, ac_oracle_result *r)
+static atomic_int warned;
+
+/* A present entry that cannot be used: a miss, said once per process. */
+static int bad_entry(const char *path, const char *why)
 {
-  if (!dir) return -1;
-  uint64_t ch, key = cache_key(c, o, &ch);
-  char path[4200];
-  cache_path(path, sizeof path, dir, key);
-  FILE *f = fopen(path, "rb");
-  if (!f) return -1;
+  if (!atomic_exchange(&warned, 1))
+    fprintf(stderr, "attncheck: warning: oracle cache entry %s %s; recomputing (further such warnings are not shown)\n",
+            path, why);
+  return -1;
+}
+
+/* Reads n bytes into dst and into the running sum. */
+static int read_sum(FILE *f, void *dst, size_t n, struct sha256_ctx *s)
+{
+  if (n && fread(dst, 1, n, f) != n) return -1;
+  sha256_update(s, n, dst);
+  return 0;
+}
+
+static int load_entry(FILE *f, const char *path, const ac_case *c, const uint8_t *key, ac_oracle_result *r)
+{
+  uint8_t want[SHA256_DIGEST_SIZE], got[SHA256_DIGEST_SIZE];
+  struct sha256_ctx s;
+  sha256_init(&s);
   cache_hdr h;
-  int rc = -1;
-  memset(r, 0, sizeof *r);
-  if (fread(&h, sizeof h, 1, f) != 1 || memcmp(h.magic, CACHE_MAGIC, 8) || h.version != CACHE_VERSION ||
-      h.sz_row != sizeof(ac_oracle_row) || h.sz_elem != sizeof(ac_oracle_elem) || h.key != key ||
-      h.case_hash != ch || h.nrows != c->p.batch * c->p.heads * c->p.tq || h.dv != c->p.dv ||
-      h.nmu < 0 || h.nmu > AC_ORACLE_NMU)
-    goto out;
+  struct stat st;
+  int64_t nrows = c->p.batch * c->p.heads * c->p.tq;
+  if (fstat(fileno(f), &st) || read_sum(f, &h, sizeof h, &s)) return bad_entry(path, "is truncated");
+  if (memcmp(h.magic, CACHE_MAGIC, 8) || h.version != CACHE_VERSION || h.sz_row != sizeof(ac_oracle_row) ||
+      h.sz_elem != sizeof(ac_oracle_elem))
+    return bad_entry(path, "has another format");
+  if (memcmp(h.key, key, SHA256_DIGEST_SIZE) || h.nrows != nrows || h.dv != c->p.dv || h.nstored < 0 || h.nstored > nrows ||
+      h.nmu < 0 || h.nmu > AC_ORACLE_NMU || (h.formats & ~((1u << AC_NDTYPES) - 1)))
+    return bad_entry(path, "does not match its key");
+  /* the sizes the header declares must be the file's before anything is allocated */
+  uint64_t ne = (uint64_t)h.nstored * (uint64_t)h.dv, nf = (uint64_t)__builtin_popcount(h.formats);
+  uint64_t size = sizeof h + (uint64_t)nrows * sizeof(ac_oracle_row) + ne * (sizeof(ac_oracle_elem) + 8 * nf) +
+                  SHA256_DIGEST_SIZE;
+  if ((uint64_t)st.st_size != size) return bad_entry(path, "has the wrong size");
   r->p = c->p;
-  r->nrows = h.nrows;
+  r->nrows = nrows;
   r->formats = h.formats;
-  size_t ne = (size_t)(h.nrows * h.dv);
-  r->rows = ac_xmalloc((size_t)h.nrows * sizeof *r->rows);
-  r->elems = ac_xmalloc(ne * sizeof *r->elems);
-  if (fread(r->rows, sizeof *r->rows, (size_t)h.nrows, f) != (size_t)h.nrows) goto bad;
-  if (fread(r->elems, sizeof *r->elems, ne, f) != ne) goto bad;
+  r->rows = ac_xmalloc((size_t)nrows * sizeof *r->rows);
+  r->elems = ac_xmalloc((size_t)ne * sizeof *r->elems);
   for (int k = 0; k < AC_NDTYPES; k++)
-    if (h.formats & (1u << k)) {
-      r->o_round[k] = ac_xmalloc(ne * sizeof(uint64_t));
-      if (fread(r->o_round[k], sizeof(uint64_t), ne, f) != ne) goto bad;
-    }
+    if (h.formats & (1u << k)) r->o_round[k] = ac_xmalloc((size_t)ne * sizeof(uint64_t));
+  if (h.nstored < nrows) {
+    r->slot = ac_xmalloc((size_t)nrows * sizeof *r->slot);
+    r->nsel = h.nstored;
+  }
+  void *ptr[2 + AC_NDTYPES];
+  size_t len[2 + AC_NDTYPES];
+  int np = payload_parts(r, ptr, len);
+  for (int k = 0; k < np; k++)
+    if (read_sum(f, ptr[k], len[k], &s)) return bad_entry(path, "is truncated");
+  sha256_digest(&s, SHA256_DIGEST_SIZE, want);
+  if (fread(got, 1, sizeof got, f) != sizeof got || memcmp(got, want, sizeof got))
+    return bad_entry(path, "fails its checksum");
+  /* the slots follow the selected rows in row order (ac_oracle_run) */
+  int64_t k = 0;
+  for (int64_t x = 0; x < nrows; x++) {
+    int64_t sl = r->rows[x].selected ? k++ : -1;
+    if (r->slot) r->slot[x] = sl;
+  }
+  if (k != h.nstored || k != h.rows_done) return bad_entry(path, "does not match its key");
   r->nmu = h.nmu;
   memcpy(r->mu, h.mu, sizeof r->mu);
   r->rows_done = h.rows_done;
@@ -149,11 +247,21 @@ int ac_oracle_cache_load(const char *dir, const ac_case *c, const ac_oracle_opts
   r->n_fallback = h.n_fallback;
   r->max_prec = (long)h.max_prec;
   r->seconds = h.seconds;
-  rc = 0;
-  goto out;
-bad:
-  ac_oracle_result_free(r);
-out:
+  return 0;
+}
+
+int ac_oracle_cache_load(const char *dir, const ac_case *c, const ac_oracle_opts *o, ac_oracle_result *r)
+{
+  if (!dir) return -1;
+  uint8_t key[SHA256_DIGEST_SIZE];
+  cache_key(c, o, key);
+  char path[4200];
+  cache_path(path, sizeof path, dir, key);
+  memset(r, 0, sizeof *r);
+  FILE *f = fopen(path, "rb");
+  if (!f) return -1;
+  int rc = load_entry(f, path, c, key, r);
   fclose(f);
+  if (rc) ac_oracle_result_free(r);
   return rc;
 }

@@ -63,9 +63,10 @@ void ac_or_group_vsum(ac_or_ws *w, int64_t g, int64_t t, mpfr_t out)
   memset(w->acc, 0, (size_t)nc * sizeof *w->acc);
   for (int64_t r = r0; r < r1; r++) {
     int64_t j = g < 0 ? r : w->ord[r];
-    int64_t M = hd->vm[j * dv + t];
+    int32_t e;
+    int64_t M = ac_or_v(hd, (size_t)(j * dv + t), t, &e);
     if (!M) continue;
-    ac_or_fx_add(w->acc, (ac_u128)(M < 0 ? -M : M), M < 0, hd->ve[j * dv + t] - lsb);
+    ac_or_fx_add(w->acc, (ac_u128)(M < 0 ? -M : M), M < 0, e - lsb);
   }
   uint64_t limbs[nc];
   ac_or_fx_norm(w->acc, nc, limbs);

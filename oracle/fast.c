@@ -156,18 +156,19 @@ static void sums_mpfr(ac_or_ws *w, int64_t t, mpfr_prec_t p, mpfr_t Nlo, mpfr_t 
   mpfr_set_prec(Nhi, p);
   for (int pass = 0; pass < 2; pass++) {
     for (int64_t j = 0; j < w->n; j++) {
-      int64_t M = hd->vm[j * dv + t], g = w->gof[j];
+      int32_t e;
+      int64_t M = ac_or_v(hd, (size_t)(j * dv + t), t, &e), g = w->gof[j];
       mpfr_srcptr wv = (M >= 0) == (pass == 0) ? w->wlo[g] : w->whi[g];
       mpfr_set_prec(prod[j], p + 64);
       mpfr_mul_si(prod[j], wv, (long)M, MPFR_RNDN);   /* exact: p + 53 bits */
-      mpfr_mul_2si(prod[j], prod[j], hd->ve[j * dv + t], MPFR_RNDN);
+      mpfr_mul_2si(prod[j], prod[j], e, MPFR_RNDN);
       pp[j] = prod[j];
     }
     mpfr_sum(pass == 0 ? Nlo : Nhi, pp, (unsigned long)w->n, pass == 0 ? MPFR_RNDD : MPFR_RNDU);
   }
 }
 
-static void slow_elems(ac_or_ws *w, ac_oracle_elem *el, uint64_t **obits, int64_t ridx, ac_or_stats *st,
+static void slow_elems(ac_or_ws *w, ac_oracle_elem *el, uint64_t **obits, int64_t slot, ac_or_stats *st,
                        uint32_t *pend)
 {
   int64_t dv = w->p->dv, n = w->n;
@@ -187,7 +188,7 @@ static void slow_elems(ac_or_ws *w, ac_oracle_elem *el, uint64_t **obits, int64_
       for (int64_t t = 0; t < dv; t++) {
         if (!pend[t]) continue;
         for (int f = 0; f < AC_NDTYPES; f++)
-          if (pend[t] & (1u << f)) obits[f][ridx * dv + t] = ac_encode_f64((ac_dtype)f, el[t].o);
+          if (pend[t] & (1u << f)) obits[f][slot * dv + t] = ac_encode_f64((ac_dtype)f, el[t].o);
         el[t].how = AC_HOW_UNRESOLVED;
         st->unresolved++;
         pend[t] = 0;
@@ -203,7 +204,7 @@ static void slow_elems(ac_or_ws *w, ac_oracle_elem *el, uint64_t **obits, int64_
       sums_mpfr(w, t, pl, Nlo, Nhi, prod, pp);
       o_interval(w, Nlo, Nhi, pl);
       ac_or_interval_double(w->olo, w->ohi, &el[t].o, &el[t].o_err);
-      pend[t] = ac_or_decide_formats(w, t, pend[t], obits, ridx * dv + t);
+      pend[t] = ac_or_decide_formats(w, t, pend[t], obits, slot * dv + t);
       if (!pend[t]) {
         el[t].how = AC_HOW_ROUNDED;
         st->rounded++;
@@ -276,7 +277,7 @@ int ac_or_fast_case_applies(const ac_case *cs, const ac_oracle_opts *o, uint32_t
   return 1;
 }
 
-int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t **obits, int64_t ridx,
+int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t **obits, int64_t slot,
                    ac_or_stats *st, const double *mu, int nmu)
 {
   const ac_problem *p = w->p;
@@ -301,7 +302,7 @@ int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t
   mpfr_inits2(64, W, Nlo, Nhi, (mpfr_ptr)0);
   int any_pending = 0;
   for (int64_t t = 0; t < dv; t++) {
-    int64_t eidx = ridx * dv + t;
+    int64_t eidx = slot * dv + t;
     ac_oracle_elem *e = &el[t];
     int nan = (B.cls[t] >> AC_VCLS_NAN) & 1, pinf = (B.cls[t] >> AC_VCLS_PINF) & 1, ninf = (B.cls[t] >> AC_VCLS_NINF) & 1;
     if (ac_or_decide_special(w, t, nan, pinf, ninf, maybe_exact(w, t), e, obits, eidx, W, Nlo, Nhi, st)) continue;
@@ -400,7 +401,7 @@ int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t
         if (!(pend & (1u << f))) continue;
         uint64_t a = enc((ac_dtype)f, lo);
         if (a == enc((ac_dtype)f, hi)) {
-          obits[f][ridx * dv + t] = a;
+          obits[f][slot * dv + t] = a;
           pend &= ~(1u << f);
         }
       }
@@ -412,7 +413,7 @@ int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t
       st->rounded++;
     }
   }
-  if (nslow) slow_elems(w, el, obits, ridx, st, B.pend);
+  if (nslow) slow_elems(w, el, obits, slot, st, B.pend);
 
   /* LSE = m + log1p(L - 1). */
   mpfr_t m, mlo, mhi, lo, hi, bp, x;

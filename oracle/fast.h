@@ -17,7 +17,7 @@ const double *ac_fx_exp_coef(void);   /* the 14 Taylor coefficients, for the uni
  * decide through the MPFR levels. Needs scores and groups. Returns 1 without touching
  * anything when the pass does not apply (opts->no_fast, fp64 inputs, a requested format or
  * LSE wider than binary32), else 0. */
-int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t **obits, int64_t ridx,
+int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t **obits, int64_t slot,
                    ac_or_stats *st, const double *mu, int nmu);
 
 /* 1 when the binary64 pass applies to every row of the case (formats: the result's). */

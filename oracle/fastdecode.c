@@ -3,30 +3,17 @@
  * binary64 (exact) and split into odd significand and exponent from the binary64 bits.
  * In a sampled run the decode is serial work for the first thread reaching the head, so
  * its speed bounds the speedup of the threads. toracle_fast checks the fields against
- * ac_or_head_decode. fp64 goes to ac_or_head_decode. The prefix sums of |V| (vabs) are
- * left out (NULL) when the binary64 pass applies to every row of the case. */
+ * ac_or_head_decode. fp64 goes to ac_or_head_decode. K and V are kept as binary64 alone
+ * (km, ke, vm, ve NULL: ac_or_k and ac_or_v split an element where it is needed), which keeps
+ * the decoded head small.
+ * The prefix sums of |V| (vabs) are left out (NULL) when the binary64 pass applies to every
+ * row of the case. */
 #include "config.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "fast.h"
 #include "casefile.h"
-
-/* d = m 2^e with m odd (or 0): the representation ac_or_split gives. */
-static inline void split_bits(double d, int64_t *m, int32_t *e)
-{
-  uint64_t b;
-  memcpy(&b, &d, sizeof b);
-  uint64_t mant = b & ((UINT64_C(1) << 52) - 1);
-  int ex = (int)((b >> 52) & 0x7ff);
-  if (!ex && !mant) { *m = 0; *e = 0; return; }
-  uint64_t M = ex ? mant | (UINT64_C(1) << 52) : mant;
-  int32_t E = ex ? ex - 1075 : -1074;
-  int tz = __builtin_ctzll(M);
-  M >>= tz;
-  *m = (b >> 63) ? -(int64_t)M : (int64_t)M;
-  *e = E + tz;
-}
 
 static inline double load(ac_dtype dt, const void *base, size_t i)
 {
@@ -44,16 +31,16 @@ void ac_or_fast_head_decode(ac_or_head *hd, const ac_case *cs, int64_t b, int64_
    * pass applies to the whole case */
   int need_vabs = !ac_or_fast_case_applies(cs, o, formats);
   int64_t nk = p->tk * p->dk, nv = p->tk * p->dv, dk = p->dk, dv = p->dv;
+  /* K and V as binary64 alone: significand and exponent are split from kd and vd where
+   * needed (ac_or_k, ac_or_v); the integer dot products scale kd exactly (fastscores.c) */
+  free(hd->km); free(hd->ke); free(hd->vm); free(hd->ve);
+  hd->km = NULL; hd->ke = NULL; hd->vm = NULL; hd->ve = NULL;
   if (nk > hd->cap_k) {
-    hd->km = ac_xrealloc(hd->km, (size_t)nk * sizeof *hd->km);
-    hd->ke = ac_xrealloc(hd->ke, (size_t)nk * sizeof *hd->ke);
     hd->kd = ac_xrealloc(hd->kd, (size_t)nk * sizeof *hd->kd);
     hd->kbad = ac_xrealloc(hd->kbad, (size_t)p->tk);
     hd->cap_k = nk;
   }
   if (nv > hd->cap_v) {
-    hd->vm = ac_xrealloc(hd->vm, (size_t)nv * sizeof *hd->vm);
-    hd->ve = ac_xrealloc(hd->ve, (size_t)nv * sizeof *hd->ve);
     hd->vd = ac_xrealloc(hd->vd, (size_t)nv * sizeof *hd->vd);
     hd->vcls = ac_xrealloc(hd->vcls, (size_t)nv);
     hd->v_lsb = ac_xrealloc(hd->v_lsb, (size_t)dv * sizeof *hd->v_lsb);
@@ -63,7 +50,7 @@ void ac_or_fast_head_decode(ac_or_head *hd, const ac_case *cs, int64_t b, int64_
   }
   free(hd->vabs);
   hd->vabs = need_vabs ? ac_xmalloc((size_t)(nv + dv) * sizeof *hd->vabs) : NULL;
-  if (!need_vabs) hd->cap_v = 0;   /* a later ac_or_head_decode of this head reallocates (vabs included) */
+  hd->cap_k = hd->cap_v = 0;   /* a later ac_or_head_decode of this head reallocates every array */
   size_t kbase = ac_kidx(p, b, kvh, 0, 0), vbase = ac_vidx(p, b, kvh, 0, 0);   /* dense: x = j d + t */
   int32_t lsb = INT32_MAX, msb = INT32_MIN;
   for (int64_t j = 0; j < p->tk; j++) {
@@ -71,14 +58,16 @@ void ac_or_fast_head_decode(ac_or_head *hd, const ac_case *cs, int64_t b, int64_
     for (int64_t t = 0; t < dk; t++) {
       size_t x = (size_t)(j * dk + t);
       double d = load(dt, cs->k, kbase + x);
-      hd->km[x] = 0; hd->ke[x] = 0; hd->kd[x] = 0;
+      hd->kd[x] = 0;
       if (isnan(d)) { bad = 1; continue; }
       if (isinf(d)) { if (!bad) bad = 2; continue; }
       hd->kd[x] = d;
-      split_bits(d, &hd->km[x], &hd->ke[x]);
-      if (hd->km[x]) {
-        int32_t top = hd->ke[x] + ac_or_bitlen((uint64_t)llabs(hd->km[x]));
-        if (hd->ke[x] < lsb) lsb = hd->ke[x];
+      int64_t m;
+      int32_t e;
+      ac_or_split_bits(d, &m, &e);
+      if (m) {
+        int32_t top = e + ac_or_bitlen((uint64_t)llabs(m));
+        if (e < lsb) lsb = e;
         if (top > msb) msb = top;
       }
     }
@@ -91,15 +80,17 @@ void ac_or_fast_head_decode(ac_or_head *hd, const ac_case *cs, int64_t b, int64_
     for (int64_t t = 0; t < dv; t++) {
       size_t x = (size_t)(j * dv + t);
       double d = load(dt, cs->v, vbase + x);
-      hd->vm[x] = 0; hd->ve[x] = 0; hd->vd[x] = 0;
+      hd->vd[x] = 0;
       if (isnan(d)) { hd->vcls[x] = AC_VCLS_NAN; continue; }
       if (isinf(d)) { hd->vcls[x] = d > 0 ? AC_VCLS_PINF : AC_VCLS_NINF; continue; }
       hd->vcls[x] = AC_VCLS_FINITE;
       hd->vd[x] = d;
-      split_bits(d, &hd->vm[x], &hd->ve[x]);
-      if (hd->vm[x]) {
-        int32_t top = hd->ve[x] + ac_or_bitlen((uint64_t)llabs(hd->vm[x]));
-        if (hd->ve[x] < hd->v_lsb[t]) hd->v_lsb[t] = hd->ve[x];
+      int64_t m;
+      int32_t e;
+      ac_or_split_bits(d, &m, &e);
+      if (m) {
+        int32_t top = e + ac_or_bitlen((uint64_t)llabs(m));
+        if (e < hd->v_lsb[t]) hd->v_lsb[t] = e;
         if (top > hd->v_msb[t]) hd->v_msb[t] = top;
       }
     }
@@ -108,11 +99,6 @@ void ac_or_fast_head_decode(ac_or_head *hd, const ac_case *cs, int64_t b, int64_
     hd->v_any[t] = hd->v_lsb[t] != INT32_MAX;
     if (!hd->v_any[t]) { hd->v_lsb[t] = 0; hd->v_msb[t] = 0; }
   }
-  for (int64_t j = 0; j < p->tk; j++)
-    for (int64_t t = 0; t < dv; t++) {
-      size_t x = (size_t)(j * dv + t);
-      if (!hd->vm[x]) hd->ve[x] = hd->v_lsb[t];
-    }
   if (need_vabs) {
     uint8_t *fits = ac_xmalloc((size_t)dv);
     for (int64_t t = 0; t < dv; t++)
@@ -121,7 +107,9 @@ void ac_or_fast_head_decode(ac_or_head *hd, const ac_case *cs, int64_t b, int64_
     for (int64_t j = 0; j < p->tk; j++)
       for (int64_t t = 0; t < dv; t++) {
         size_t x = (size_t)(j * dv + t);
-        ac_i128 a = fits[t] ? (ac_i128)((ac_u128)(uint64_t)llabs(hd->vm[x]) << (hd->ve[x] - hd->v_lsb[t])) : 0;
+        int32_t e;
+        int64_t m = ac_or_v(hd, x, t, &e);
+        ac_i128 a = fits[t] ? (ac_i128)((ac_u128)(uint64_t)llabs(m) << (e - hd->v_lsb[t])) : 0;
         hd->vabs[x + dv] = hd->vabs[x] + a;
       }
     free(fits);

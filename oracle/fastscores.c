@@ -21,24 +21,25 @@
 #define CLONES
 #endif
 
-CLONES static int64_t dot64(const int64_t *restrict Q, const int64_t *restrict km, const int32_t *restrict ke,
-                            int32_t klsb, int64_t dk)
+/* K at the head's lsb as integers: kd * 2^-k_lsb (sk) is exact and below 2^62 in magnitude
+ * (kd holds k = m 2^e exactly, e >= k_lsb, and the head's window is at most 62 bits), so the
+ * conversion to int64 is exact too. */
+CLONES static int64_t dot64(const int64_t *restrict Q, const double *restrict kd, double sk, int64_t dk)
 {
   int64_t s = 0;
-  for (int64_t t = 0; t < dk; t++) s += Q[t] * (int64_t)((uint64_t)km[t] << (ke[t] - klsb));
+  for (int64_t t = 0; t < dk; t++) s += Q[t] * (int64_t)(kd[t] * sk);
   return s;
 }
 
-static ac_i128 dot128(const int64_t *restrict Q, const int64_t *restrict km, const int32_t *restrict ke, int32_t klsb,
-                      int64_t dk)
+static ac_i128 dot128(const int64_t *restrict Q, const double *restrict kd, double sk, int64_t dk)
 {
   ac_i128 s0 = 0, s1 = 0;   /* two chains: the carries of one do not wait for the other */
   int64_t t = 0;
   for (; t + 2 <= dk; t += 2) {
-    s0 += (ac_i128)Q[t] * (int64_t)((uint64_t)km[t] << (ke[t] - klsb));
-    s1 += (ac_i128)Q[t + 1] * (int64_t)((uint64_t)km[t + 1] << (ke[t + 1] - klsb));
+    s0 += (ac_i128)Q[t] * (int64_t)(kd[t] * sk);
+    s1 += (ac_i128)Q[t + 1] * (int64_t)(kd[t + 1] * sk);
   }
-  if (t < dk) s0 += (ac_i128)Q[t] * (int64_t)((uint64_t)km[t] << (ke[t] - klsb));
+  if (t < dk) s0 += (ac_i128)Q[t] * (int64_t)(kd[t] * sk);
   return s0 + s1;
 }
 
@@ -59,7 +60,8 @@ void ac_or_fast_scores(ac_or_ws *w)
   const ac_problem *p = w->p;
   const ac_or_head *hd = w->head;
   int64_t n = w->n, dk = p->dk;
-  if (p->dtype == AC_F64 || !hd->k_any) { ac_or_row_scores(w); return; }
+  /* fp64 (and any head whose 2^-k_lsb is not a binary64) takes the general path */
+  if (p->dtype == AC_F64 || !hd->k_any || hd->k_lsb < -1000 || hd->k_lsb > 1000) { ac_or_row_scores(w); return; }
   int32_t qlsb = INT32_MAX, qmsb = INT32_MIN;
   for (int64_t t = 0; t < dk; t++)
     if (w->qm[t]) {
@@ -82,15 +84,16 @@ void ac_or_fast_scores(ac_or_ws *w)
   w->zlsb = lsb;
   w->nl = 2;
   ac_or_ensure_rows(w, n, 2);
+  double sk = ldexp(1.0, -hd->k_lsb);
   if (bits <= 63) {
     for (int64_t j = 0; j < n; j++) {
-      int64_t s = dot64(Q, hd->km + j * dk, hd->ke + j * dk, hd->k_lsb, dk);
+      int64_t s = dot64(Q, hd->kd + j * dk, sk, dk);
       w->z[2 * j] = (uint64_t)s;
       w->z[2 * j + 1] = s < 0 ? ~(uint64_t)0 : 0;
     }
   } else {
     for (int64_t j = 0; j < n; j++) {
-      ac_i128 s = dot128(Q, hd->km + j * dk, hd->ke + j * dk, hd->k_lsb, dk);
+      ac_i128 s = dot128(Q, hd->kd + j * dk, sk, dk);
       w->z[2 * j] = (uint64_t)s;
       w->z[2 * j + 1] = (uint64_t)((ac_u128)s >> 64);
     }

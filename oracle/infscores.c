@@ -50,16 +50,24 @@ int64_t ac_or_head_subset(ac_or_head *dst, const ac_or_head *src, const ac_probl
 {
   int64_t dk = p->dk, dv = p->dv, m = 0;
   int64_t nk = n * dk, nv = n * dv;
-  if (nk > dst->cap_k || !dst->km) {
-    dst->km = ac_xrealloc(dst->km, (size_t)(nk ? nk : 1) * sizeof *dst->km);
-    dst->ke = ac_xrealloc(dst->ke, (size_t)(nk ? nk : 1) * sizeof *dst->ke);
+  int k_me = src->km != NULL;   /* the subset keeps the source's K representation */
+  if (!k_me) { free(dst->km); free(dst->ke); dst->km = NULL; dst->ke = NULL; }
+  if (nk > dst->cap_k || (k_me && !dst->km) || !dst->kd) {
+    if (k_me) {
+      dst->km = ac_xrealloc(dst->km, (size_t)(nk ? nk : 1) * sizeof *dst->km);
+      dst->ke = ac_xrealloc(dst->ke, (size_t)(nk ? nk : 1) * sizeof *dst->ke);
+    }
     dst->kd = ac_xrealloc(dst->kd, (size_t)(nk ? nk : 1) * sizeof *dst->kd);
     dst->kbad = ac_xrealloc(dst->kbad, (size_t)(n ? n : 1));
     dst->cap_k = nk;
   }
-  if (nv > dst->cap_v || !dst->vm) {
-    dst->vm = ac_xrealloc(dst->vm, (size_t)(nv ? nv : 1) * sizeof *dst->vm);
-    dst->ve = ac_xrealloc(dst->ve, (size_t)(nv ? nv : 1) * sizeof *dst->ve);
+  int with_me = src->vm != NULL;   /* the subset keeps the source's V representation */
+  if (!with_me) { free(dst->vm); free(dst->ve); dst->vm = NULL; dst->ve = NULL; }
+  if (nv > dst->cap_v || (with_me && !dst->vm) || !dst->vd) {
+    if (with_me) {
+      dst->vm = ac_xrealloc(dst->vm, (size_t)(nv ? nv : 1) * sizeof *dst->vm);
+      dst->ve = ac_xrealloc(dst->ve, (size_t)(nv ? nv : 1) * sizeof *dst->ve);
+    }
     dst->vd = ac_xrealloc(dst->vd, (size_t)(nv ? nv : 1) * sizeof *dst->vd);
     dst->vcls = ac_xrealloc(dst->vcls, (size_t)(nv ? nv : 1));
     dst->vabs = ac_xrealloc(dst->vabs, (size_t)(nv + dv) * sizeof *dst->vabs);
@@ -71,12 +79,16 @@ int64_t ac_or_head_subset(ac_or_head *dst, const ac_or_head *src, const ac_probl
   dst->k_l1max = src->k_l1max;
   for (int64_t j = 0; j < n; j++) {
     if (!keep[j]) continue;
-    memcpy(dst->km + m * dk, src->km + j * dk, (size_t)dk * sizeof *dst->km);
-    memcpy(dst->ke + m * dk, src->ke + j * dk, (size_t)dk * sizeof *dst->ke);
+    if (k_me) {
+      memcpy(dst->km + m * dk, src->km + j * dk, (size_t)dk * sizeof *dst->km);
+      memcpy(dst->ke + m * dk, src->ke + j * dk, (size_t)dk * sizeof *dst->ke);
+    }
     memcpy(dst->kd + m * dk, src->kd + j * dk, (size_t)dk * sizeof *dst->kd);
     dst->kbad[m] = 0;
-    memcpy(dst->vm + m * dv, src->vm + j * dv, (size_t)dv * sizeof *dst->vm);
-    memcpy(dst->ve + m * dv, src->ve + j * dv, (size_t)dv * sizeof *dst->ve);
+    if (with_me) {
+      memcpy(dst->vm + m * dv, src->vm + j * dv, (size_t)dv * sizeof *dst->vm);
+      memcpy(dst->ve + m * dv, src->ve + j * dv, (size_t)dv * sizeof *dst->ve);
+    }
     memcpy(dst->vd + m * dv, src->vd + j * dv, (size_t)dv * sizeof *dst->vd);
     memcpy(dst->vcls + m * dv, src->vcls + j * dv, (size_t)dv);
     m++;
@@ -92,8 +104,10 @@ int64_t ac_or_head_subset(ac_or_head *dst, const ac_or_head *src, const ac_probl
     for (int64_t t = 0; t < dv; t++) {
       size_t x = (size_t)(j * dv + t);
       int fits = (int64_t)dst->v_msb[t] - dst->v_lsb[t] + ac_or_bitlen((uint64_t)p->tk) + 2 <= 126;
+      int32_t e;
+      int64_t M = ac_or_v(dst, x, t, &e);
       ac_i128 a = fits && dst->vcls[x] == AC_VCLS_FINITE
-                      ? (ac_i128)((ac_u128)(uint64_t)llabs(dst->vm[x]) << (dst->ve[x] - dst->v_lsb[t])) : 0;
+                      ? (ac_i128)((ac_u128)(uint64_t)llabs(M) << (e - dst->v_lsb[t])) : 0;
       dst->vabs[x + dv] = dst->vabs[x] + a;
     }
   dst->b = src->b;

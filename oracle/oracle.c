@@ -97,15 +97,16 @@ typedef struct {
 static void row_fill_special(ac_oracle_result *r, int64_t ridx, uint8_t accept, double o, int64_t dv,
                              ac_or_stats *st)
 {
+  int64_t slot = ac_oracle_slot(r, ridx);
   for (int64_t t = 0; t < dv; t++) {
-    ac_oracle_elem *e = &r->elems[ridx * dv + t];
+    ac_oracle_elem *e = &r->elems[slot * dv + t];
     e->o = o;
     e->accept = accept;
     e->how = AC_HOW_EXACT;
     for (int f = 0; f < AC_NDTYPES; f++) {
       if (!r->o_round[f]) continue;
       uint64_t bits = accept == AC_ACCEPT_EMPTY ? ac_encode_f64((ac_dtype)f, 0.0) : ac_nan_bits((ac_dtype)f);
-      r->o_round[f][ridx * dv + t] = bits;
+      r->o_round[f][slot * dv + t] = bits;
     }
   }
   st->exact += dv;
@@ -177,6 +178,7 @@ static void do_row_visible(ac_or_ws *w, job *J, int64_t ridx, int64_t b, int64_t
   ac_oracle_result *r = J->r;
   int64_t dv = p->dv;
   ac_oracle_row *row = &r->rows[ridx];
+  int64_t slot = ac_oracle_slot(r, ridx);
   int bad = ac_or_row_q(w, b, h, i);
   for (int64_t j = 0; j < n && !bad; j++)
     if (w->head->kbad[j]) bad = 1;
@@ -217,9 +219,9 @@ static void do_row_visible(ac_or_ws *w, job *J, int64_t ridx, int64_t b, int64_t
       row->max_abs_s = row->max_abs_z = 0;
       row_fill_special(r, ridx, AC_ACCEPT_VALUE | AC_ACCEPT_NAN, 0.0, dv, st);
       for (int64_t t = 0; t < dv; t++) {
-        r->elems[ridx * dv + t].o = 0;
+        r->elems[slot * dv + t].o = 0;
         for (int f = 0; f < AC_NDTYPES; f++)
-          if (r->o_round[f]) r->o_round[f][ridx * dv + t] = ac_encode_f64((ac_dtype)f, 0.0);
+          if (r->o_round[f]) r->o_round[f][slot * dv + t] = ac_encode_f64((ac_dtype)f, 0.0);
       }
       free(cls);
       return;
@@ -236,10 +238,10 @@ static void do_row_visible(ac_or_ws *w, job *J, int64_t ridx, int64_t b, int64_t
   else ac_or_fast_groups(w);   /* fastscores.c: same groups, direct comparisons */
   uint64_t *obits[AC_NDTYPES];
   for (int f = 0; f < AC_NDTYPES; f++) obits[f] = r->o_round[f];
-  ac_oracle_elem *el = &r->elems[ridx * dv];
+  ac_oracle_elem *el = &r->elems[slot * dv];
   /* fast.c: the certified binary64 pass (1 = not applicable: the MPFR levels only) */
-  int fast = ac_or_fast_row(w, row, el, obits, ridx, st, r->mu, r->nmu) == 0;
-  if (!fast) ac_or_row_eval(w, row, el, obits, ridx, st);
+  int fast = ac_or_fast_row(w, row, el, obits, slot, st, r->mu, r->nmu) == 0;
+  if (!fast) ac_or_row_eval(w, row, el, obits, slot, st);
   for (int64_t t = 0; t < dv; t++)
     if (el[t].accept != AC_ACCEPT_VALUE) row->has_nonfinite = 1;
   row->lse_accept = AC_ACCEPT_VALUE;
@@ -291,6 +293,20 @@ static void *work(void *arg)
   return NULL;
 }
 
+/* The oracle's memory for this selection and the case's tensors against the memory cap. */
+static int mem_check(const ac_problem *p, uint32_t formats, int64_t nsel, long threads, ac_err *e)
+{
+  ac_counts n;
+  if (ac_problem_counts(p, &n, e)) return -1;
+  double need = ac_oracle_mem_need(p, formats, nsel, threads);
+  double total = need + (double)(n.q + n.k + n.v) * (double)ac_dtype_size(p->dtype);
+  uint64_t cap = ac_mem_cap();
+  if (total > (double)cap)
+    return ac_err_set(e, "the oracle needs about %.0f bytes for %lld rows and the case, more than the memory cap of %llu bytes (ATTNCHECK_MEM_CAP; --rows selects fewer)",
+                      total, (long long)nsel, (unsigned long long)cap);
+  return 0;
+}
+
 int ac_oracle_run(const ac_case *c, const ac_oracle_opts *o, ac_oracle_result *r, ac_err *e)
 {
   double t0 = ac_now();
@@ -310,23 +326,32 @@ int ac_oracle_run(const ac_case *c, const ac_oracle_opts *o, ac_oracle_result *r
   r->formats = (o->formats | (1u << p->dtype)) & ((1u << AC_NDTYPES) - 1);
   r->nmu = o->nmu < 0 ? 0 : o->nmu > AC_ORACLE_NMU ? AC_ORACLE_NMU : o->nmu;
   for (int q = 0; q < r->nmu; q++) r->mu[q] = o->mu[q];
-  r->rows = ac_xcalloc((size_t)r->nrows, sizeof *r->rows);
-  r->elems = ac_xcalloc((size_t)(r->nrows * p->dv), sizeof *r->elems);
-  int tprec = o->lse_f64 ? 53 : 24;
-  for (int f = 0; f < AC_NDTYPES; f++)
-    if (r->formats & (1u << f)) {
-      r->o_round[f] = ac_xcalloc((size_t)(r->nrows * p->dv), sizeof **r->o_round);
-      if (ac_dtype_get((ac_dtype)f)->prec > tprec) tprec = ac_dtype_get((ac_dtype)f)->prec;
-    }
-  for (int64_t x = 0; x < r->nrows; x++) {
-    r->rows[x].m = r->rows[x].lse = NAN;
-    for (int64_t t = 0; t < p->dv; t++) r->elems[x * p->dv + t].o = NAN;
-  }
-  job J = {.cs = c, .o = o, .r = r, .sc = &sc, .tprec = tprec};
   int64_t *list = ac_xmalloc((size_t)r->nrows * sizeof *list), nl = 0;
   for (int64_t x = 0; x < r->nrows; x++)
     if (sel[x]) list[nl++] = x;
   free(sel);
+  long nth = o->threads > 0 ? o->threads : sysconf(_SC_NPROCESSORS_ONLN);
+  if (nth > (nl + 3) / 4) nth = (nl + 3) / 4;
+  if (nth < 1) nth = 1;
+  if (mem_check(p, r->formats, nl, nth, e)) { free(list); return -1; }
+  r->rows = ac_xcalloc((size_t)r->nrows, sizeof *r->rows);
+  if (nl < r->nrows) {   /* elements of the selected rows only, in row order */
+    r->slot = ac_xmalloc((size_t)r->nrows * sizeof *r->slot);
+    for (int64_t x = 0; x < r->nrows; x++) r->slot[x] = -1;
+    for (int64_t k = 0; k < nl; k++) r->slot[list[k]] = k;
+    r->nsel = nl;
+  }
+  int64_t ns = ac_oracle_nstored(r);
+  r->elems = ac_xcalloc((size_t)(ns * p->dv), sizeof *r->elems);
+  int tprec = o->lse_f64 ? 53 : 24;
+  for (int f = 0; f < AC_NDTYPES; f++)
+    if (r->formats & (1u << f)) {
+      r->o_round[f] = ac_xcalloc((size_t)(ns * p->dv), sizeof **r->o_round);
+      if (ac_dtype_get((ac_dtype)f)->prec > tprec) tprec = ac_dtype_get((ac_dtype)f)->prec;
+    }
+  for (int64_t x = 0; x < r->nrows; x++) r->rows[x].m = r->rows[x].lse = NAN;
+  for (int64_t x = 0; x < ns * p->dv; x++) r->elems[x].o = NAN;
+  job J = {.cs = c, .o = o, .r = r, .sc = &sc, .tprec = tprec};
   J.list = list;
   J.nlist = nl;
   J.heads = ac_xcalloc((size_t)(p->batch * p->kv_heads), sizeof *J.heads);
@@ -337,20 +362,18 @@ int ac_oracle_run(const ac_case *c, const ac_oracle_opts *o, ac_oracle_result *r
   pthread_mutex_init(&J.mu, NULL);
   pthread_cond_init(&J.cv, NULL);
   atomic_init(&J.next, 0);
-  long nth = o->threads > 0 ? o->threads : sysconf(_SC_NPROCESSORS_ONLN);
-  if (nth < 1) nth = 1;
-  if (nth > (nl + 3) / 4) nth = (nl + 3) / 4;
-  if (nth < 1) nth = 1;
   worker *ws = ac_xcalloc((size_t)nth, sizeof *ws);
   pthread_t *th = ac_xcalloc((size_t)nth, sizeof *th);
-  for (long k = 0; k < nth; k++) {
-    ws[k].J = &J;
-    if (pthread_create(&th[k], NULL, work, &ws[k])) {
-      fprintf(stderr, "attncheck: cannot start an oracle thread\n");
-      abort();
-    }
+  long started = 0;   /* threads that could not start leave their rows to the others */
+  for (long k = 0; k < nth; k++) ws[k].J = &J;
+  while (started < nth && pthread_create(&th[started], NULL, work, &ws[started]) == 0) started++;
+  if (started == 0) {   /* this thread does the work; its MPFR exponent range is restored */
+    mpfr_exp_t emin = mpfr_get_emin(), emax = mpfr_get_emax();
+    work(&ws[0]);
+    mpfr_set_emin(emin);
+    mpfr_set_emax(emax);
   }
-  for (long k = 0; k < nth; k++) pthread_join(th[k], NULL);
+  for (long k = 0; k < started; k++) pthread_join(th[k], NULL);
   for (long k = 0; k < nth; k++) {
     r->n_exact += ws[k].st.exact;
     r->n_rounded += ws[k].st.rounded;
@@ -360,7 +383,7 @@ int ac_oracle_run(const ac_case *c, const ac_oracle_opts *o, ac_oracle_result *r
     r->cpu_seconds += ws[k].cpu;
     if (ws[k].cpu > r->cpu_max_thread) r->cpu_max_thread = ws[k].cpu;
   }
-  r->threads = (int)nth;
+  r->threads = started ? (int)started : 1;
   r->rows_done = nl;
   for (int64_t k = 0; k < p->batch * p->kv_heads; k++) ac_or_head_free(&J.heads[k].h);
   free(J.heads);
@@ -375,6 +398,7 @@ void ac_oracle_result_free(ac_oracle_result *r)
 {
   if (!r) return;
   free(r->rows);
+  free(r->slot);
   free(r->elems);
   for (int f = 0; f < AC_NDTYPES; f++) free(r->o_round[f]);
   memset(r, 0, sizeof *r);

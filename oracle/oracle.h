@@ -42,7 +42,8 @@
  * Values of the result for special elements: empty rows o = 0 (+0 in o_round), LSE -inf,
  * how EXACT; undefined elements o = NaN (o_round holds the dtype's NaN, or ±inf when an
  * infinity is accepted; e4m3 has none), how EXACT, budget terms 0.
- * Rows not selected (--rows): selected = 0, o and m NaN, o_round 0; judge only selected rows.
+ * Rows not selected (--rows): selected = 0, m NaN, no elements stored (slot -1); judge only
+ * selected rows.
  * Exact zeros are +0 in o_round; a kernel's -0 matches them (compare's rule).
  * Rounding into formats is to nearest even, in one step, e4m3 saturating at ±448. */
 #ifndef AC_ORACLE_H
@@ -118,8 +119,13 @@ typedef struct {
   ac_problem p;
   int64_t nrows;                 /* batch * heads * tq; row r = (b*heads + h)*tq + i */
   ac_oracle_row *rows;           /* nrows */
-  ac_oracle_elem *elems;         /* nrows * dv, row-major */
-  uint64_t *o_round[AC_NDTYPES]; /* nrows * dv bit patterns per requested format, else NULL */
+  /* Elements are stored for the selected rows only, so that memory follows the rows judged:
+   * row x lives at slot ac_oracle_slot(r, x) (-1 when not selected). slot NULL: every row is
+   * stored, slot x = x. */
+  int64_t *slot;                 /* nrows, or NULL */
+  int64_t nsel;                  /* rows stored when slot is set */
+  ac_oracle_elem *elems;         /* stored rows * dv, row-major */
+  uint64_t *o_round[AC_NDTYPES]; /* stored rows * dv bit patterns per requested format, else NULL */
   uint32_t formats;
   int nmu; double mu[AC_ORACLE_NMU];
   /* statistics: elements decided by the exact-case test (special elements included), by the
@@ -134,11 +140,33 @@ typedef struct {
   double cpu_seconds, cpu_max_thread;
 } ac_oracle_result;
 
+/* Where row x is stored in elems and o_round (index of its first element / dv), -1 when the
+ * row was not selected. */
+static inline int64_t ac_oracle_slot(const ac_oracle_result *r, int64_t x)
+{
+  return r->slot ? r->slot[x] : x;
+}
+/* Number of rows stored in elems and o_round. */
+static inline int64_t ac_oracle_nstored(const ac_oracle_result *r)
+{
+  return r->slot ? r->nsel : r->nrows;
+}
+/* Element t of row x (x selected). */
+static inline const ac_oracle_elem *ac_oracle_elem_at(const ac_oracle_result *r, int64_t x, int64_t t)
+{
+  return &r->elems[ac_oracle_slot(r, x) * r->p.dv + t];
+}
+
 void ac_oracle_opts_init(ac_oracle_opts *o);
 /* Computes the oracle for c. -1 only for bad input (NaN/inf scale, bad row spec);
  * unresolved elements are reported in the result, not as an error. */
 int ac_oracle_run(const ac_case *c, const ac_oracle_opts *o, ac_oracle_result *r, ac_err *e);
 void ac_oracle_result_free(ac_oracle_result *r);
+
+/* Bytes ac_oracle_run allocates beside the case for nsel selected rows of p with that many
+ * threads (an upper estimate; the case's own tensors not included). ac_oracle_run refuses
+ * (-1) when it and the case's tensors together exceed the memory cap (ac_mem_cap). */
+double ac_oracle_mem_need(const ac_problem *p, uint32_t formats, int64_t nsel, long threads);
 
 /* Row selection: fills sel[nrows] with 0/1. -1 on a bad spec. */
 int ac_oracle_select_rows(const ac_problem *p, const char *spec, uint64_t seed, uint8_t *sel, ac_err *e);

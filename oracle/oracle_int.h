@@ -10,6 +10,7 @@
 #ifndef AC_ORACLE_INT_H
 #define AC_ORACLE_INT_H
 #include <stdio.h>
+#include <string.h>
 #include <gmp.h>
 #include <mpfr.h>
 #include "oracle.h"
@@ -31,6 +32,21 @@ static inline void ac_or_split(double d, int64_t *m, int32_t *e)
   *e = E + tz;
 }
 static inline int ac_or_bitlen(uint64_t x) { return x ? 64 - __builtin_clzll(x) : 0; }
+/* The same representation from the binary64 bits, without libm. */
+static inline void ac_or_split_bits(double d, int64_t *m, int32_t *e)
+{
+  uint64_t b;
+  memcpy(&b, &d, sizeof b);
+  uint64_t mant = b & ((UINT64_C(1) << 52) - 1);
+  int ex = (int)((b >> 52) & 0x7ff);
+  if (!ex && !mant) { *m = 0; *e = 0; return; }
+  uint64_t M = ex ? mant | (UINT64_C(1) << 52) : mant;
+  int32_t E = ex ? ex - 1075 : -1074;
+  int tz = __builtin_ctzll(M);
+  M >>= tz;
+  *m = (b >> 63) ? -(int64_t)M : (int64_t)M;
+  *e = E + tz;
+}
 
 /* ---- the softmax scale c ---- */
 enum { AC_SCALE_DYADIC = 0, AC_SCALE_RATIONAL = 1, AC_SCALE_IRRATIONAL = 2 };
@@ -51,15 +67,39 @@ enum { AC_VCLS_FINITE = 0, AC_VCLS_NAN = 1, AC_VCLS_PINF = 2, AC_VCLS_NINF = 3 }
 typedef struct {
   int64_t b, kvh;           /* cached head, -1 none */
   int64_t cap_k, cap_v;
-  int64_t *km; int32_t *ke; double *kd;   /* tk*dk */
+  int64_t *km; int32_t *ke; double *kd;   /* tk*dk; km, ke NULL: from kd (ac_or_k) */
   uint8_t *kbad;            /* per key: 0 finite, 1 some NaN, 2 some inf (no NaN) */
   int32_t k_lsb, k_msb;     /* over finite nonzero K elements of the head; k_any = 0 if none */
   int k_any;
   long double k_l1max;      /* max over the head's keys of Σ_t |k_jt| (finite elements) */
-  int64_t *vm; int32_t *ve; double *vd; uint8_t *vcls;   /* tk*dv */
+  int64_t *vm; int32_t *ve; double *vd; uint8_t *vcls;   /* tk*dv; vm, ve NULL: from vd (ac_or_v) */
   int32_t *v_lsb, *v_msb; uint8_t *v_any;                /* per column */
   ac_i128 *vabs;            /* (tk+1)*dv prefix sums of |V| at lsb v_lsb (columns whose window fits) */
 } ac_or_head;
+
+/* K element x as M 2^e, M odd or 0, e = k_lsb when M = 0: stored in km/ke by
+ * ac_or_head_decode, split from kd when the narrow-dtype decode left them out (kd holds
+ * those values exactly, 0 for non-finite ones). */
+static inline int64_t ac_or_k(const ac_or_head *hd, size_t x, int32_t *e)
+{
+  if (hd->km) { *e = hd->ke[x]; return hd->km[x]; }
+  int64_t m;
+  ac_or_split_bits(hd->kd[x], &m, e);
+  if (!m) *e = hd->k_lsb;
+  return m;
+}
+
+/* V element x (column t) as M 2^e, M odd or 0, e = v_lsb[t] when M = 0: stored in vm/ve by
+ * ac_or_head_decode, split from vd when the narrow-dtype decode left them out (fastdecode.c:
+ * vd holds those values exactly, 0 for non-finite ones). */
+static inline int64_t ac_or_v(const ac_or_head *hd, size_t x, int64_t t, int32_t *e)
+{
+  if (hd->vm) { *e = hd->ve[x]; return hd->vm[x]; }
+  int64_t m;
+  ac_or_split_bits(hd->vd[x], &m, e);
+  if (!m) *e = hd->v_lsb[t];
+  return m;
+}
 
 /* ---- per-thread row workspace ---- */
 typedef struct {
@@ -166,7 +206,7 @@ void ac_or_interval_double(mpfr_srcptr lo, mpfr_srcptr hi, double *mid, double *
 void ac_or_weights(ac_or_ws *w, mpfr_prec_t p);
 typedef struct { int64_t exact, rounded, unresolved, fallback; long max_prec; } ac_or_stats;
 /* Every element and the LSE of the current row (finite inputs, n >= 1). */
-void ac_or_row_eval(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t **obits, int64_t ridx,
+void ac_or_row_eval(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t **obits, int64_t slot,
                     ac_or_stats *st);
 /* ziv.c: element t decided without the Ziv loop (NaN/inf in V, or an exact rational when
  * try_exact): 1 = decided; 0 = needs the loop (e->accept set to VALUE). */

@@ -1,11 +1,12 @@
 /* rows.c: row selection for the oracle: all rows, an explicit list ("3,7,10-20" of global
  * row numbers r = (b*heads + h)*tq + i), or "edges+K": the first and last row of each
  * (batch, head), every row with i mod 16 in {0, 15} (tile edges), and K rows drawn from
- * the seeded stream (distinct when K < rows). */
+ * the seeded stream (distinct when K < rows); and the memory the selection needs. */
 #include "config.h"
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "oracle.h"
+#include "oracle_int.h"
 #include "rng.h"
 
 static int parse_list(const char *spec, int64_t nrows, uint8_t *sel, ac_err *e)
@@ -60,4 +61,20 @@ int ac_oracle_select_rows(const ac_problem *p, const char *spec, uint64_t seed, 
     chosen++;
   }
   return 0;
+}
+
+double ac_oracle_mem_need(const ac_problem *p, uint32_t formats, int64_t nsel, long threads)
+{
+  double nrows = (double)p->batch * p->heads * p->tq, tk = (double)p->tk, dk = (double)p->dk, dv = (double)p->dv;
+  double res = nrows * (sizeof(ac_oracle_row) + sizeof(int64_t) + 2) +
+               (double)nsel * dv * (sizeof(ac_oracle_elem) + 8.0 * __builtin_popcount(formats));
+  /* a decoded head: K and V as binary64 (fp64: also significand and exponent), V's class and
+   * the prefix sums of |V| (oracle_int.h, ac_or_head) */
+  double me = p->dtype == AC_F64 ? sizeof(int64_t) + sizeof(int32_t) : 0;
+  double head = tk * dk * (me + sizeof(double)) + tk + (tk + 1) * dv * (me + sizeof(double) + 1 + sizeof(ac_i128));
+  /* a thread's row workspace: exact scores, groups and weights per key, dk and dv scratch */
+  double ws = tk * 256 + dk * 32 + dv * 64;
+  double live = (double)p->batch * p->kv_heads;
+  if (live > (double)threads) live = (double)threads;
+  return res + live * head + (double)threads * ws;
 }

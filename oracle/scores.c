@@ -75,8 +75,9 @@ void ac_or_head_finish_k(ac_or_head *hd, int64_t tk, int64_t dk, int32_t lsb, in
   hd->k_l1max = ac_or_k_l1max(hd->kd, tk, dk);
   hd->k_lsb = hd->k_any ? lsb : 0;
   hd->k_msb = hd->k_any ? msb : 0;
-  for (int64_t x = 0; x < tk * dk; x++)
-    if (!hd->km[x]) hd->ke[x] = hd->k_lsb;   /* keeps every shift non-negative */
+  if (hd->km)
+    for (int64_t x = 0; x < tk * dk; x++)
+      if (!hd->km[x]) hd->ke[x] = hd->k_lsb;   /* keeps every shift non-negative (ac_or_k alike) */
 }
 
 void ac_or_head_decode(ac_or_head *hd, const ac_case *cs, int64_t b, int64_t kvh)
@@ -257,12 +258,11 @@ void ac_or_row_scores(ac_or_ws *w)
     w->nl = 2;
     ac_or_ensure_rows(w, n, 2);
     for (int64_t j = 0; j < n; j++) {
-      const int64_t *km = hd->km + j * dk;
-      const int32_t *ke = hd->ke + j * dk;
       ac_i128 s = 0;
       for (int64_t t = 0; t < dk; t++) {
-        ac_i128 P = (ac_i128)w->qm[t] * km[t];
-        s += (ac_i128)((ac_u128)P << (w->qe[t] + ke[t] - lsb));
+        int32_t ke;
+        ac_i128 P = (ac_i128)w->qm[t] * ac_or_k(hd, (size_t)(j * dk + t), &ke);
+        s += (ac_i128)((ac_u128)P << (w->qe[t] + ke - lsb));
       }
       w->z[2 * j] = (uint64_t)s;
       w->z[2 * j + 1] = (uint64_t)((ac_u128)s >> 64);
@@ -277,14 +277,13 @@ void ac_or_row_scores(ac_or_ws *w)
   w->nl = nc;
   ac_or_ensure_rows(w, n, nc);
   for (int64_t j = 0; j < n; j++) {
-    const int64_t *km = hd->km + j * dk;
-    const int32_t *ke = hd->ke + j * dk;
     memset(w->acc, 0, (size_t)nc * sizeof *w->acc);
     for (int64_t t = 0; t < dk; t++) {
-      ac_i128 P = (ac_i128)w->qm[t] * km[t];
+      int32_t ke;
+      ac_i128 P = (ac_i128)w->qm[t] * ac_or_k(hd, (size_t)(j * dk + t), &ke);
       if (!P) continue;
       int neg = P < 0;
-      ac_or_fx_add(w->acc, (ac_u128)(neg ? -P : P), neg, w->qe[t] + ke[t] - lsb);
+      ac_or_fx_add(w->acc, (ac_u128)(neg ? -P : P), neg, w->qe[t] + ke - lsb);
     }
     ac_or_fx_norm(w->acc, nc, w->z + (size_t)j * nc);
   }

@@ -153,13 +153,12 @@ static void level0_sums_fast(ac_or_ws *w)
   for (int64_t j = 0; j < w->n; j++) {
     int64_t g = w->gof[j];
     ac_i128 Wl = (ac_i128)w->Wlo[g], Wh = (ac_i128)w->Whi[g];
-    const int64_t *vm = hd->vm + j * dv;
-    const int32_t *ve = hd->ve + j * dv;
     for (int64_t t = 0; t < dv; t++) {
       if (w->slow[t]) continue;
-      ac_i128 M = vm[t];
+      int32_t e;
+      ac_i128 M = ac_or_v(hd, (size_t)(j * dv + t), t, &e);
       ac_i128 a = M * (M >= 0 ? Wl : Wh);
-      lo[t] += (ac_i128)((ac_u128)a << (ve[t] - hd->v_lsb[t]));
+      lo[t] += (ac_i128)((ac_u128)a << (e - hd->v_lsb[t]));
     }
   }
   for (int64_t t = 0; t < dv; t++) hi[t] = lo[t] + (ac_i128)dW * hd->vabs[w->n * dv + t];
@@ -179,12 +178,13 @@ static void level0_sum_slow(ac_or_ws *w, int64_t t, int hi_end, mpfr_t out)
   }
   memset(w->acc, 0, (size_t)nc * sizeof *w->acc);
   for (int64_t j = 0; j < w->n; j++) {
-    int64_t M = hd->vm[j * dv + t];
+    int32_t e;
+    int64_t M = ac_or_v(hd, (size_t)(j * dv + t), t, &e);
     if (!M) continue;
     int64_t g = w->gof[j];
     uint64_t W = (M >= 0) == !hi_end ? w->Wlo[g] : w->Whi[g];
     ac_u128 P = (ac_u128)(uint64_t)(M < 0 ? -M : M) * W;
-    ac_or_fx_add(w->acc, P, M < 0, hd->ve[j * dv + t] - lsb);
+    ac_or_fx_add(w->acc, P, M < 0, e - lsb);
   }
   uint64_t limbs[nc];
   ac_or_fx_norm(w->acc, nc, limbs);
@@ -207,11 +207,12 @@ static void level_sums_mpfr(ac_or_ws *w, int64_t t, mpfr_prec_t p, mpfr_t Nlo, m
   mpfr_set_prec(Nhi, p);
   for (int pass = 0; pass < 2; pass++) {
     for (int64_t j = 0; j < w->n; j++) {
-      int64_t M = hd->vm[j * dv + t];
+      int32_t e;
+      int64_t M = ac_or_v(hd, (size_t)(j * dv + t), t, &e);
       int64_t g = w->gof[j];
       mpfr_srcptr wv = (M >= 0) == (pass == 0) ? w->wlo[g] : w->whi[g];
       mpfr_mul_si(w->prod[j], wv, (long)M, MPFR_RNDN);           /* exact: p + 53 bits */
-      mpfr_mul_2si(w->prod[j], w->prod[j], hd->ve[j * dv + t], MPFR_RNDN);
+      mpfr_mul_2si(w->prod[j], w->prod[j], e, MPFR_RNDN);
     }
     mpfr_sum(pass == 0 ? Nlo : Nhi, w->pp, (unsigned long)w->n, pass == 0 ? MPFR_RNDD : MPFR_RNDU);
   }
@@ -337,7 +338,7 @@ int ac_or_decide_special(ac_or_ws *w, int64_t t, int nan, int pinf, int ninf, in
   return 1;
 }
 
-void ac_or_row_eval(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t **obits, int64_t ridx,
+void ac_or_row_eval(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t **obits, int64_t slot,
                     ac_or_stats *st)
 {
   const ac_problem *p = w->p;
@@ -350,7 +351,7 @@ void ac_or_row_eval(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_
 
   /* Special values first: non-finite visible V, then exact cases. */
   for (int64_t t = 0; t < dv; t++) {
-    int64_t eidx = ridx * dv + t;
+    int64_t eidx = slot * dv + t;
     ac_oracle_elem *e = &el[t];
     int nan = 0, pinf = 0, ninf = 0;
     for (int64_t j = 0; j < w->n; j++) {
@@ -381,7 +382,7 @@ void ac_or_row_eval(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_
       }
       o_interval(w, Nlo, Nhi, po);
       ac_or_interval_double(w->olo, w->ohi, &el[t].o, &el[t].o_err);
-      w->pend[t] = ac_or_decide_formats(w, t, w->pend[t], obits, ridx * dv + t);
+      w->pend[t] = ac_or_decide_formats(w, t, w->pend[t], obits, slot * dv + t);
       if (!w->pend[t]) {
         el[t].how = AC_HOW_ROUNDED;
         st->rounded++;
@@ -399,7 +400,7 @@ void ac_or_row_eval(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_
           if (!w->pend[t]) continue;
           /* best effort: the last interval's midpoint, reported unresolved */
           for (int f = 0; f < AC_NDTYPES; f++)
-            if (w->pend[t] & (1u << f)) obits[f][ridx * dv + t] = ac_encode_f64((ac_dtype)f, el[t].o);
+            if (w->pend[t] & (1u << f)) obits[f][slot * dv + t] = ac_encode_f64((ac_dtype)f, el[t].o);
           el[t].how = AC_HOW_UNRESOLVED;
           st->unresolved++;
           w->pend[t] = 0;
@@ -415,7 +416,7 @@ void ac_or_row_eval(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_
         level_sums_mpfr(w, t, pl, Nlo, Nhi);
         o_interval(w, Nlo, Nhi, pl);
         ac_or_interval_double(w->olo, w->ohi, &el[t].o, &el[t].o_err);
-        w->pend[t] = ac_or_decide_formats(w, t, w->pend[t], obits, ridx * dv + t);
+        w->pend[t] = ac_or_decide_formats(w, t, w->pend[t], obits, slot * dv + t);
         if (!w->pend[t]) {
           el[t].how = AC_HOW_ROUNDED;
           st->rounded++;

@@ -311,8 +311,9 @@ int ac_cmd_explain(int argc, char **argv)
         mpfr_add(x, x, tmp, MPFR_RNDN);
       }
       mpfr_div(x, x, L, MPFR_RNDN);
-      const ac_oracle_elem *el = &r.elems[grow * p->dv + t];
-      uint64_t bd = r.o_round[p->dtype][grow * p->dv + t], b64 = r.o_round[AC_F64][grow * p->dv + t];
+      int64_t ex = ac_oracle_slot(&r, grow) * p->dv + t;
+      const ac_oracle_elem *el = &r.elems[ex];
+      uint64_t bd = r.o_round[p->dtype][ex], b64 = r.o_round[AC_F64][ex];
       char hx[32], h64[32], col[40];
       snprintf(col, sizeof col, "%.9g (%s)", ac_decode(p->dtype, bd), ac_bits_hex(p->dtype, bd, hx, sizeof hx));
       snprintf(h64, sizeof h64, "%a", ac_decode(AC_F64, b64));

@@ -27,21 +27,25 @@ static void usage(FILE *f)
           "  --formats LIST      extra output formats, e.g. f64,f16,bf16 (the case dtype is always included)\n"
           "  --lse-f64           also round LSE correctly to binary64\n"
           "  --prec-cap BITS     precision cap of the Ziv loop (default 65536)\n"
+          "  --mem-cap SIZE      refuse a case, or a row selection, whose oracle needs more than SIZE\n"
+          "                      bytes with the inputs (default 8G, ATTNCHECK_MEM_CAP)\n"
           "  --no-cache          neither read nor write the oracle cache ($ATTNCHECK_CACHE,\n"
           "                      default ~/.cache/attncheck/oracle; ATTNCHECK_CACHE=off disables it)\n"
           "  -q, --quiet         no summary\n"
           "  --help\n\n"
-          "exit: 0 done; 2 bad usage, unreadable case or non-finite scale; 3 an element or LSE the\n"
-          "oracle could not decide under the precision cap (an oracle error, never a kernel's).\n");
+          "exit: 0 done; 2 bad usage, unreadable case, non-finite scale or over the memory cap; 3 out\n"
+          "of memory, or an element or LSE the oracle could not decide under the precision cap (an\n"
+          "oracle error, never a kernel's).\n");
 }
 
-enum { O_ROWS = 256, O_ROWSSEED, O_THREADS, O_FORMATS, O_LSE64, O_CAP, O_NOCACHE, O_HELP };
+enum { O_ROWS = 256, O_ROWSSEED, O_THREADS, O_FORMATS, O_LSE64, O_CAP, O_NOCACHE, O_MEMCAP, O_HELP };
 static const struct option lopts[] = {
   {"out", required_argument, 0, 'o'},          {"rows", required_argument, 0, O_ROWS},
   {"rows-seed", required_argument, 0, O_ROWSSEED}, {"threads", required_argument, 0, O_THREADS},
   {"formats", required_argument, 0, O_FORMATS}, {"lse-f64", no_argument, 0, O_LSE64},
   {"prec-cap", required_argument, 0, O_CAP},    {"no-cache", no_argument, 0, O_NOCACHE},
   {"quiet", no_argument, 0, 'q'},               {"help", no_argument, 0, O_HELP},
+  {"mem-cap", required_argument, 0, O_MEMCAP},
   {0, 0, 0, 0},
 };
 
@@ -85,18 +89,34 @@ static void *add(members *ms, const char *name, const char *descr, int ndim, con
   return data;
 }
 
+/* Bytes of the members write_out allocates (every row of the case, selected or not). */
+static double out_bytes(const ac_oracle_result *r, int lse64)
+{
+  double per_elem = 8 * 7 + 2 + 8.0 * r->nmu, per_row = 4 + (lse64 ? 8 : 0) + 8 * 8 + 3;
+  for (int f = 0; f < AC_NDTYPES; f++)
+    if (r->o_round[f]) per_elem += ac_dtype_get((ac_dtype)f)->bytes;
+  return (double)r->nrows * ((double)r->p.dv * per_elem + per_row);
+}
+
 static int write_out(const char *path, const ac_case *c, const ac_oracle_result *r, int lse64, ac_err *e)
 {
   const ac_problem *p = &c->p;
   members ms = {0};
   int64_t sh[5] = {p->batch, p->heads, p->tq, p->dv, r->nmu}, nr = r->nrows, ne = nr * p->dv;
+  double need = out_bytes(r, lse64) + 2.0 * (double)(ac_case_bytes(c, 'q') + ac_case_bytes(c, 'k') + ac_case_bytes(c, 'v'));
+  if (need > (double)ac_mem_cap())
+    return ac_err_set(e, "%s: the output file needs about %.0f bytes in memory, more than the memory cap of %llu bytes",
+                      path, need, (unsigned long long)ac_mem_cap());
   for (int f = 0; f < AC_NDTYPES; f++) {
     if (!r->o_round[f]) continue;
     const ac_dtype_info *di = ac_dtype_get((ac_dtype)f);
     char name[64];
     snprintf(name, sizeof name, "o_exact_%s", di->name);
     void *d = add(&ms, name, di->npy, 4, sh, (size_t)di->bytes);
-    for (int64_t x = 0; x < ne; x++) ac_store_bits((ac_dtype)f, d, (size_t)x, r->o_round[f][x]);
+    for (int64_t x = 0; x < ne; x++) {
+      int64_t s = ac_oracle_slot(r, x / p->dv);   /* rows not selected: 0 */
+      if (s >= 0) ac_store_bits((ac_dtype)f, d, (size_t)x, r->o_round[f][s * p->dv + x % p->dv]);
+    }
   }
   double *oa = add(&ms, "o_approx", "<f8", 4, sh, 8), *oe = add(&ms, "o_err", "<f8", 4, sh, 8);
   uint8_t *how = add(&ms, "o_how", "|u1", 4, sh, 1), *acc = add(&ms, "o_accept", "|u1", 4, sh, 1);
@@ -108,7 +128,9 @@ static int write_out(const char *path, const ac_case *c, const ac_oracle_result 
   double *mu = add(&ms, "budget_mu", "<f8", 1, &nmu, 8);
   for (int q = 0; q < r->nmu; q++) mu[q] = r->mu[q];
   for (int64_t x = 0; x < ne; x++) {
-    const ac_oracle_elem *el = &r->elems[x];
+    int64_t s = ac_oracle_slot(r, x / p->dv);
+    if (s < 0) { oa[x] = NAN; continue; }   /* rows not selected: o NaN, the rest 0 */
+    const ac_oracle_elem *el = &r->elems[s * p->dv + x % p->dv];
     oa[x] = el->o; oe[x] = el->o_err; how[x] = el->how; acc[x] = el->accept;
     bt[0][x] = el->R; bt[1][x] = el->D; bt[2][x] = el->S; bt[3][x] = el->Sp; bt[4][x] = el->G;
     for (int q = 0; q < r->nmu; q++) bf[x * r->nmu + q] = el->F[q];
@@ -169,6 +191,12 @@ int ac_cmd_oracle(int argc, char **argv)
       o.prec_cap = (long)v;
       break;
     case O_NOCACHE: cache = 0; break;
+    case O_MEMCAP: {
+      uint64_t cap;
+      if (ac_parse_size(a, &cap) || cap == 0) return ac_cmd_usage_error(cmd, "bad value '%s' for --mem-cap", a);
+      ac_set_mem_cap(cap);
+      break;
+    }
     default: return ac_cmd_usage_error(cmd, "unknown option or missing argument: '%s'", argv[optind - 1]);
     }
   }

@@ -224,7 +224,8 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
     const ac_oracle_row *rw = &r->rows[row];
     if (!rw->selected) continue;
     rep->n_rows_judged++;
-    const ac_oracle_elem *els = &r->elems[row * p->dv];
+    const int64_t sbase = ac_oracle_slot(r, row) * p->dv;   /* where the oracle stores the row */
+    const ac_oracle_elem *els = &r->elems[sbase];
     char why[160];
     int ood = ac_row_out_of_domain(cls, p, rw, els, vthr, row, why, sizeof why);
     if (wk.std) {
@@ -252,7 +253,7 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
       uint64_t kb = ac_load_bits(t, o, idx);
       double kv = ac_decode(t, kb);
       int knan = ac_bits_isnan(t, kb), kinf = ac_bits_isinf(t, kb);
-      uint64_t rb = oround ? oround[idx] : ac_encode_f64(t, el->o);
+      uint64_t rb = oround ? oround[sbase + d] : ac_encode_f64(t, el->o);
       ac_why bad = AC_WHY_NONE;
       if (el->accept & AC_ACCEPT_EMPTY) {
         if (knan) rep->empty_o_nan++;
@@ -514,7 +515,7 @@ double ac_compare_max_err(const ac_case *c, const ac_oracle_result *r, const voi
     if (!r->rows[row].selected) continue;
     for (int64_t d = 0; d < p->dv; d++) {
       size_t idx = (size_t)(row * p->dv + d);
-      const ac_oracle_elem *el = &r->elems[idx];
+      const ac_oracle_elem *el = &r->elems[ac_oracle_slot(r, row) * p->dv + d];
       if (!(el->accept & AC_ACCEPT_VALUE) || !isfinite(el->o)) continue;
       double kv = ac_load(p->dtype, o, idx);
       double err = fabs(kv - el->o);

@@ -2,7 +2,9 @@
 #include "config.h"
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <gmp.h>
 #include "commands.h"
 #include "util.h"
 
@@ -57,8 +59,15 @@ static void usage(FILE *f)
              "exit codes: 0 ok; 1 a verdict with policy fail; 2 nothing could run; 3 internal error.\n");
 }
 
+/* GMP's and MPFR's allocations end like every other when memory runs out (exit 3, one
+ * line), not in GMP's abort. */
+static void *gmp_alloc(size_t n) { return ac_xmalloc(n); }
+static void *gmp_realloc(void *p, size_t old, size_t n) { (void)old; return ac_xrealloc(p, n); }
+static void gmp_free(void *p, size_t n) { (void)n; free(p); }
+
 int main(int argc, char **argv)
 {
+  mp_set_memory_functions(gmp_alloc, gmp_realloc, gmp_free);
   if (argc < 2) {
     fprintf(stderr, "attncheck: no command given (see 'attncheck --help')\n");
     return AC_EXIT_USAGE;

@@ -310,11 +310,12 @@ static ac_npz *open_source(zip_source_t *src, const char *path, uint64_t cap, ac
       ac_err_set(e, "%s: member '%s' is encrypted", path, en->name);
       goto fail;
     }
-    if (st.comp_method != ZIP_CM_STORE && st.comp_method != ZIP_CM_DEFLATE) {
-      ac_err_set(e, "%s: member '%s': unsupported compression method %d", path, en->name, (int)st.comp_method);
+    if (st.comp_method != ZIP_CM_STORE) {   /* a compressed member could expand beyond any size checked */
+      ac_err_set(e, "%s: member '%s' is compressed (zip method %d); case files are uncompressed zip (numpy.savez, not savez_compressed)",
+                 path, en->name, (int)st.comp_method);
       goto fail;
     }
-    if (st.comp_method == ZIP_CM_STORE && st.comp_size != st.size) {
+    if (st.comp_size != st.size) {
       ac_err_set(e, "%s: member '%s': stored size %llu differs from size %llu", path, en->name,
                  (unsigned long long)st.comp_size, (unsigned long long)st.size);
       goto fail;

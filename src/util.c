@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,11 +23,16 @@ int ac_err_set(ac_err *e, const char *fmt, ...)
   return -1;
 }
 
-static void oom(size_t n)
+/* Out of memory anywhere: one line and exit 3 (an internal error, not a crash). Results
+ * already written are complete files (written atomically); stdout is flushed. */
+void ac_out_of_memory(size_t n)
 {
   fprintf(stderr, "attncheck: out of memory allocating %zu bytes\n", n);
-  abort();
+  fflush(stdout);
+  _exit(AC_EXIT_INTERNAL);
 }
+
+static void oom(size_t n) { ac_out_of_memory(n); }
 
 void *ac_xmalloc(size_t n)
 {
@@ -148,8 +154,9 @@ double ac_now(void)
 
 int ac_write_file_atomic(const char *path, const void *data, size_t n, ac_err *e)
 {
+  static atomic_uint seq;   /* two threads of one process writing the same path use two files */
   char tmp[4096];
-  if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)
+  if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", path, (long)getpid(), atomic_fetch_add(&seq, 1)) >= (int)sizeof tmp)
     return ac_err_set(e, "%s: path too long", path);
   int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return ac_err_set(e, "%s: %s", tmp, strerror(errno));

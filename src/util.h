@@ -14,11 +14,13 @@ typedef struct { char msg[512]; } ac_err;
 /* Formats into e (if non-NULL) and returns -1. */
 int ac_err_set(ac_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Allocation that aborts with a message on failure (misuse of memory is fatal). */
+/* Allocation that ends the process on failure with one line on stderr and exit 3
+ * (ac_out_of_memory, also GMP's and MPFR's allocator in the command). */
 void *ac_xmalloc(size_t n);
 void *ac_xcalloc(size_t n, size_t m);
 void *ac_xrealloc(void *p, size_t n);
 char *ac_xstrdup(const char *s);
+void ac_out_of_memory(size_t n) __attribute__((noreturn));
 
 /* a*b and a+b with overflow detection: return -1 on overflow. */
 int ac_mul_overflow_i64(int64_t a, int64_t b, int64_t *out);
@@ -35,7 +37,7 @@ int ac_parse_u64(const char *s, uint64_t *out);
 /* Monotonic seconds. */
 double ac_now(void);
 
-/* Write a whole file atomically: write to PATH.tmp.PID, fsync, rename. */
+/* Write a whole file atomically: write to PATH.tmp.PID.N (N unique in the process), fsync, rename. */
 int ac_write_file_atomic(const char *path, const void *data, size_t n, ac_err *e);
 int ac_mkdir_p(const char *path, ac_err *e);
 

@@ -1,6 +1,7 @@
 """numpy_roundtrip: files written by attncheck load in numpy with the right shapes, dtypes and
-values (each dtype checked against an independent rounding of the f64 file's values), and a case
-written by numpy (zipfile + numpy.lib.format, deflated) is read by attncheck."""
+values (each dtype checked against an independent rounding of the f64 file's values), a case
+written by numpy (zipfile + numpy.lib.format, stored) is read by attncheck, and the same case
+deflated is refused in one line."""
 import io
 import json
 import math
@@ -121,19 +122,25 @@ if r.returncode == 0:
         for t in ("q", "k", "v"):
             check(np.array_equal(z[t], x), "tiny3 %s = %s" % (t, z[t].tolist()))
 
-# The other direction: a case written by numpy, deflated, bf16 as uint16 bits.
+# The other direction: a case written by numpy, stored, bf16 as uint16 bits.
 vals = np.array([1.0, -2.0, 0.5, 0.0, 3.0, -0.0], dtype=np.float32)
 bits = (vals.view(np.uint32) >> 16).astype(np.uint16)
 q = bits.reshape(1, 1, 3, 2)
 meta = {"schema": 1, "dtype": "bf16", "mask": "none", "batch": 1, "heads": 1, "kv_heads": 1, "tq": 3, "tk": 3,
         "dk": 2, "dv": 2, "scale": "default"}
-path = os.path.join(tmp, "from_numpy.npz")
-with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
-    for t in ("q", "k", "v"):
-        buf = io.BytesIO()
-        np.lib.format.write_array(buf, q)
-        zf.writestr(t + ".npy", buf.getvalue())
-    zf.writestr("meta.json", json.dumps(meta))
+for method in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+    path = os.path.join(tmp, "from_numpy%d.npz" % method)
+    with zipfile.ZipFile(path, "w", method) as zf:
+        for t in ("q", "k", "v"):
+            buf = io.BytesIO()
+            np.lib.format.write_array(buf, q)
+            zf.writestr(t + ".npy", buf.getvalue())
+        zf.writestr("meta.json", json.dumps(meta))
+# deflated (numpy.savez_compressed): refused in one line; case files are uncompressed
+r = run("info", path)
+check(r.returncode == 2 and "compressed" in r.stderr and r.stderr.count("\n") == 1,
+      "info on a deflated case: exit %d: %r" % (r.returncode, r.stderr))
+path = os.path.join(tmp, "from_numpy%d.npz" % zipfile.ZIP_STORED)
 r = run("info", path)
 check(r.returncode == 0, "info on a numpy-written case: exit %d: %s" % (r.returncode, r.stderr.strip()))
 m = re.search(r"^  q +\[1,1,3,2\] +(\S+) +(\S+) +\S+ +(\d+) ", r.stdout, re.M)

@@ -20,6 +20,11 @@ TESTS += tests/toracle_rows
 tests_toracle_rows_SOURCES = tests/toracle_rows.c $(AC_TORACLE_SRC)
 tests_toracle_rows_CFLAGS = $(AC_TEST_CFLAGS)
 tests_toracle_rows_LDADD = $(AC_TEST_LIBS) $(AC_ORACLE_LIBS)
+check_PROGRAMS += tests/toracle_cache
+TESTS += tests/toracle_cache
+tests_toracle_cache_SOURCES = tests/toracle_cache.c $(AC_TORACLE_SRC)
+tests_toracle_cache_CFLAGS = $(AC_TEST_CFLAGS)
+tests_toracle_cache_LDADD = $(AC_TEST_LIBS) $(AC_ORACLE_LIBS)
 check_PROGRAMS += tests/toracle_fast
 TESTS += tests/toracle_fast
 tests_toracle_fast_SOURCES = tests/toracle_fast.c $(AC_TORACLE_SRC)
@@ -41,3 +46,12 @@ TESTS += tests/thull
 tests_thull_SOURCES = tests/thull.c $(AC_TORACLE_SRC)
 tests_thull_CFLAGS = $(AC_TEST_CFLAGS)
 tests_thull_LDADD = $(AC_TEST_LIBS) $(AC_COMPARE_TEST_LIBS)
+# the oracle cache from the command line: damaged entries never change a verdict
+TESTS += tests/tcmd_oracle_cache.sh
+dist_noinst_SCRIPTS += tests/tcmd_oracle_cache.sh
+# bad sizes from the command line: compressed members, absurd shapes, the memory cap, out of memory
+check_PROGRAMS += tests/tcli_limits
+TESTS += tests/tcli_limits
+tests_tcli_limits_SOURCES = tests/tcli_limits.c
+tests_tcli_limits_CFLAGS = $(AC_TEST_CFLAGS)
+tests_tcli_limits_LDADD = $(AC_TEST_LIBS) $(AC_CORE_LIBS)

@@ -414,11 +414,22 @@ START_TEST(decode_same)
         ac_or_fast_head_decode(&b, &c, bb, h, &oo, 1u << dt);
         REQUIRE(a.b == b.b && a.kvh == b.kvh && a.k_any == b.k_any && a.k_lsb == b.k_lsb && a.k_msb == b.k_msb,
                 AC_SEED_FMT "%s case %d: head summary differs", AC_SEED_ARG, ac_dtype_name(dt), k);
-        REQUIRE(!memcmp(a.km, b.km, (size_t)nk * sizeof *a.km) && !memcmp(a.ke, b.ke, (size_t)nk * sizeof *a.ke) &&
-                    !memcmp(a.kd, b.kd, (size_t)nk * sizeof *a.kd) && !memcmp(a.kbad, b.kbad, (size_t)p->tk),
+        int k_me = 1;   /* significand and exponent, stored or split from kd (ac_or_k) */
+        for (int64_t x = 0; x < nk; x++) {
+          int32_t ea, eb;
+          if (ac_or_k(&a, (size_t)x, &ea) != ac_or_k(&b, (size_t)x, &eb) || ea != eb) k_me = 0;
+        }
+        REQUIRE(k_me && !memcmp(a.kd, b.kd, (size_t)nk * sizeof *a.kd) && !memcmp(a.kbad, b.kbad, (size_t)p->tk),
                 AC_SEED_FMT "%s case %d: K differs", AC_SEED_ARG, ac_dtype_name(dt), k);
-        REQUIRE(!memcmp(a.vm, b.vm, (size_t)nv * sizeof *a.vm) && !memcmp(a.ve, b.ve, (size_t)nv * sizeof *a.ve) &&
-                    !memcmp(a.vd, b.vd, (size_t)nv * sizeof *a.vd) && !memcmp(a.vcls, b.vcls, (size_t)nv) &&
+        int v_me = 1;   /* significand and exponent, stored or split from vd (ac_or_v) */
+        for (int64_t x = 0; x < nv; x++) {
+          int32_t ea, eb;
+          int64_t ma = ac_or_v(&a, (size_t)x, x % dv, &ea), mb = ac_or_v(&b, (size_t)x, x % dv, &eb);
+          if (ma != mb || ea != eb) v_me = 0;
+        }
+        REQUIRE(a.vm && a.km && (b.vm == NULL) == (dt != AC_F64) && (b.km == NULL) == (dt != AC_F64),
+                AC_SEED_FMT "%s: km, vm", AC_SEED_ARG, ac_dtype_name(dt));
+        REQUIRE(v_me && !memcmp(a.vd, b.vd, (size_t)nv * sizeof *a.vd) && !memcmp(a.vcls, b.vcls, (size_t)nv) &&
                     !memcmp(a.v_lsb, b.v_lsb, (size_t)dv * sizeof *a.v_lsb) &&
                     !memcmp(a.v_msb, b.v_msb, (size_t)dv * sizeof *a.v_msb) && !memcmp(a.v_any, b.v_any, (size_t)dv) &&
                     !memcmp(a.vabs, b.vabs, (size_t)(nv + dv) * sizeof *a.vabs),

@@ -81,10 +81,17 @@ START_TEST(subset_matches_full_run)
     if (!sel[x]) continue;
     n++;
     ck_assert(memcmp(&sub.rows[x], &full.rows[x], sizeof sub.rows[x]) == 0);
-    ck_assert(memcmp(&sub.elems[x * 3], &full.elems[x * 3], 3 * sizeof *sub.elems) == 0);
-    for (int t = 0; t < 3; t++) ck_assert(sub.o_round[AC_F32][x * 3 + t] == full.o_round[AC_F32][x * 3 + t]);
+    int64_t s = ac_oracle_slot(&sub, x);
+    ck_assert(s >= 0 && s < n);
+    ck_assert(memcmp(&sub.elems[s * 3], &full.elems[x * 3], 3 * sizeof *sub.elems) == 0);
+    for (int t = 0; t < 3; t++) ck_assert(sub.o_round[AC_F32][s * 3 + t] == full.o_round[AC_F32][x * 3 + t]);
   }
+  for (int64_t x = 0; x < 40; x++)
+    if (!sel[x]) ck_assert_int_eq(ac_oracle_slot(&sub, x), -1);
+  /* elements are stored for the selected rows only */
   ck_assert_int_eq(sub.rows_done, n);
+  ck_assert_int_eq(ac_oracle_nstored(&sub), n);
+  ck_assert(n < 40);
   ac_oracle_result_free(&full);
   ac_oracle_result_free(&sub);
   ac_case_free(&c);

@@ -1,0 +1,123 @@
+/* tscaled.c: budgets of kernels that scale Q and K in the input dtype (PyTorch's math path,
+ * naive-scaleq-f16/-bf16): within their class (fp16-cublas, bf16-cublas: scaled_in), beyond
+ * FlashAttention-2's classes, which do not carry the term; E never above W (short rows, every
+ * class). Kernels run through the harness, judged against real oracle results. */
+#include "config.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "testutil.h"
+#include "toracle_ref.h"
+#include "budget.h"
+#include "compare.h"
+#include "harness.h"
+
+static ac_kernel *kernel_one(const char *kname, ac_kernel ***list, int *n)
+{
+  ac_err e;
+  ck_assert_msg(ac_kernel_resolve(kname, list, n, &e) == 0 && *n == 1, "%s", e.msg);
+  return (*list)[0];
+}
+
+/* Runs kernel kname on c (the result in rr) and judges it under class cls (NULL: the kernel's). */
+static void run_judge(const char *kname, const ac_case *c, const char *cls, ac_oracle_result *r, ac_report *rep)
+{
+  ac_kernel **list = NULL;
+  int n = 0;
+  ac_kernel *k = kernel_one(kname, &list, &n);
+  ac_err e;
+  ac_run_opts ro;
+  ac_run_opts_init(&ro);
+  ro.want_lse = 1;
+  ac_run_result rr;
+  ck_assert_msg(ac_harness_run(k, c, &ro, &rr, &e) == 0 && rr.status == AC_RUN_OK, "%s: %s", kname, rr.msg);
+  ac_compare_opts o;
+  ac_compare_opts_init(&o);
+  o.prec = ac_precision_find(cls ? cls : k->precision);
+  ck_assert_ptr_nonnull(o.prec);
+  ac_report_init(rep, &o);
+  ck_assert_msg(ac_compare_run(c, r, &rr, &o, rep, &e) == 0, "%s", e.msg);
+  ac_run_result_free(&rr);
+  ac_kernel_list_free(list, n);
+}
+
+/* q, k normal(0, sq^2) (times kq for k), V normal(0, 1) */
+static void normal_case(ac_case *c, ac_dtype t, ac_mask m, int64_t tq, int64_t tk, int64_t dk, double sq, ac_rng *g)
+{
+  ref_case(c, t, m, 1, 1, 1, tq, tk, dk, dk);
+  ac_counts n;
+  ac_err e;
+  ck_assert(ac_problem_counts(&c->p, &n, &e) == 0);
+  for (int64_t x = 0; x < n.q; x++) ref_set(c, 'q', (size_t)x, sq * ac_rng_normal(g));
+  for (int64_t x = 0; x < n.k; x++) ref_set(c, 'k', (size_t)x, sq * ac_rng_normal(g));
+  for (int64_t x = 0; x < n.v; x++) ref_set(c, 'v', (size_t)x, ac_rng_normal(g));
+}
+
+/* d_k = 128, default scale 1/sqrt(128): sqrt of it is no power of two, every scaled element is
+ * rounded. The declared classes hold the kernels; FlashAttention-2's do not (at larger logits). */
+START_TEST(scaled_operands_within_class)
+{
+  ac_rng g;
+  ac_rng_init(&g, ac_test_seed(), 61);
+  static const struct { const char *k, *fa2; ac_dtype t; } ks[] = {
+    {"naive-scaleq-f16", "fp16-fa2", AC_F16}, {"naive-scaleq-bf16", "bf16-fa2", AC_BF16}};
+  for (size_t k = 0; k < 2; k++)
+    for (int big = 0; big < 2; big++) {
+      ac_case c;
+      normal_case(&c, ks[k].t, AC_MASK_CAUSAL, 24, 24, 128, big ? 2 : 1, &g);
+      ac_oracle_result r;
+      ref_oracle(&c, 0, 1, &r);
+      ac_report rep;
+      run_judge(ks[k].k, &c, NULL, &r, &rep);
+      ck_assert_msg(!(rep.kinds & ((1u << AC_V_FAIL) | (1u << AC_V_SUSPECT))), AC_SEED_FMT "%s big %d: kinds %x %s",
+                    AC_SEED_ARG, ks[k].k, big, rep.kinds, rep.note);
+      if (big) {
+        run_judge(ks[k].k, &c, ks[k].fa2, &r, &rep);
+        ck_assert_msg(rep.kinds & (1u << AC_V_FAIL), AC_SEED_FMT "%s under %s: kinds %x", AC_SEED_ARG, ks[k].k,
+                      ks[k].fa2, rep.kinds);
+      }
+      ac_oracle_result_free(&r);
+      ac_case_free(&c);
+    }
+}
+END_TEST
+
+/* E (typical) <= W (worst) for every element and LSE of every class, on rows of 1 to 20 keys */
+START_TEST(e_never_above_w)
+{
+  ac_rng g;
+  ac_rng_init(&g, ac_test_seed(), 67);
+  size_t nc;
+  const ac_precision *tab = ac_precision_table(&nc);
+  for (int big = 0; big < 2; big++) {
+    ac_case c;
+    normal_case(&c, AC_F32, AC_MASK_CAUSAL, 20, 20, 8, big ? 3 : 0.5, &g);
+    ac_oracle_result r;
+    ref_oracle(&c, 0, 1, &r);
+    for (size_t k = 0; k < nc; k++)
+      for (int64_t row = 0; row < r.nrows; row++) {
+        ac_bound b;
+        for (int64_t d = 0; d < c.p.dv; d++) {
+          ac_budget_elem(&tab[k], &c.p, AC_F32, &r.rows[row], &r.elems[row * c.p.dv + d], r.mu, r.nmu, &b);
+          ck_assert_msg(b.E <= b.W && b.E_terms <= b.W_terms, "%s row %lld (T %lld): E %g > W %g", tab[k].name,
+                        (long long)row, (long long)r.rows[row].visible, b.E, b.W);
+        }
+        ac_budget_lse(&tab[k], &c.p, &r.rows[row], &b);
+        ck_assert_msg(b.E <= b.W, "%s LSE row %lld: E %g > W %g", tab[k].name, (long long)row, b.E, b.W);
+      }
+    ac_oracle_result_free(&r);
+    ac_case_free(&c);
+  }
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("scaled");
+  TCase *tc = tcase_create("scaled");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, scaled_operands_within_class);
+  tcase_add_test(tc, e_never_above_w);
+  suite_add_tcase(s, tc);
+  return ac_test_run(s);
+}

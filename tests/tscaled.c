@@ -1,7 +1,9 @@
 /* tscaled.c: budgets of kernels that scale Q and K in the input dtype (PyTorch's math path,
  * naive-scaleq-f16/-bf16): within their class (fp16-cublas, bf16-cublas: scaled_in), beyond
  * FlashAttention-2's classes, which do not carry the term; E never above W (short rows, every
- * class). Kernels run through the harness, judged against real oracle results. */
+ * class); and the metamorphic tolerance (Q×2, scale/2) covers the underflow of scaled Q and
+ * K (qk_l1 of both runs) for a correct kernel on underflowing data. Kernels run through the
+ * harness, judged against real oracle results. */
 #include "config.h"
 #include <math.h>
 #include <stdlib.h>
@@ -11,6 +13,7 @@
 #include "budget.h"
 #include "compare.h"
 #include "harness.h"
+#include "fuzz.h"
 
 static ac_kernel *kernel_one(const char *kname, ac_kernel ***list, int *n)
 {
@@ -111,6 +114,49 @@ START_TEST(e_never_above_w)
 }
 END_TEST
 
+/* Q of subnormal size against large K: Q scaled by sqrt|c| underflows in fp16, an error the
+ * class charges through qk_l1 (eta of scaled_in). Q×2 with scale/2 changes which elements
+ * underflow; the two runs of the correct kernel agree within the metamorphic tolerance. One
+ * batch and head, causal: Q×2 is the only transformation that applies. */
+START_TEST(metamorphic_scaled_underflow)
+{
+  ac_rng g;
+  ac_rng_init(&g, ac_test_seed(), 71);
+  ac_case c;
+  ref_case(&c, AC_F16, AC_MASK_CAUSAL, 1, 1, 1, 16, 16, 64, 16);
+  ac_counts n;
+  ac_err e;
+  ck_assert(ac_problem_counts(&c.p, &n, &e) == 0);
+  /* q_t = ±7·2^-24 (fp16 subnormal): q_t sqrt(1/8) = 2.47·2^-24 rounds to 2·2^-24, while 2q_t
+   * sqrt(1/16) = 3.5·2^-24 rounds to 4·2^-24; k_jt = ±49152 with q_t's sign times a sign per
+   * key, so that the errors of every t add up (about 0.05 on each score between the runs) */
+  int sg[64];
+  for (int t = 0; t < 64; t++) sg[t] = ac_rng_next(&g) & 1 ? -1 : 1;
+  for (int64_t x = 0; x < n.q; x++) ref_set(&c, 'q', (size_t)x, sg[x % 64] * 7 * 0x1p-24);
+  for (int64_t j = 0; j < 16; j++) {
+    int kj = ac_rng_next(&g) & 1 ? -1 : 1;
+    for (int64_t t = 0; t < 64; t++) ref_set(&c, 'k', (size_t)(j * 64 + t), sg[t] * kj * 49152.0);
+  }
+  for (int64_t x = 0; x < n.v; x++) ref_set(&c, 'v', (size_t)x, ac_rng_next(&g) & 1 ? -1 : 1);
+  ac_kernel **list = NULL;
+  int nk = 0;
+  ac_kernel *k = kernel_one("naive-scaleq-f16", &list, &nk);
+  ac_run_opts ro;
+  ac_run_opts_init(&ro);
+  ac_run_result ra;
+  ck_assert(ac_harness_run(k, &c, &ro, &ra, &e) == 0 && ra.status == AC_RUN_OK);
+  ac_meta_result m;
+  ck_assert_msg(ac_meta_check(k, &ro, &c, ac_precision_find("fp16-cublas"), &ra, &m, &e) == 0, "%s", e.msg);
+  ck_assert_msg(m.checked && strstr(m.transform, "Q*2"), "transform %s", m.transform);
+  ck_assert_msg(!m.bad, AC_SEED_FMT "METAMORPHIC on a correct kernel: %lld bad, worst ratio %g (diff %g, tol %g)",
+                AC_SEED_ARG, (long long)m.n_bad, m.worst_ratio, m.diff, m.tol);
+  ck_assert_msg(m.worst_ratio > 0, "the two runs agree exactly: the case does not exercise the underflow");
+  ac_run_result_free(&ra);
+  ac_kernel_list_free(list, nk);
+  ac_case_free(&c);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("scaled");
@@ -118,6 +164,7 @@ int main(void)
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, scaled_operands_within_class);
   tcase_add_test(tc, e_never_above_w);
+  tcase_add_test(tc, metamorphic_scaled_underflow);
   suite_add_tcase(s, tc);
   return ac_test_run(s);
 }

@@ -110,9 +110,9 @@ NAIVE_KERNEL(naive_f16, ATTNCHECK_F16, "naive-f16", "fp16-fa2",
              "f16 inputs, binary32 scores and sums, three passes, P rounded to f16 before P.V")
 NAIVE_KERNEL(naive_bf16, ATTNCHECK_BF16, "naive-bf16", "bf16-fa2",
              "bf16 inputs, binary32 scores and sums, three passes, P rounded to bf16 before P.V")
-AC_CPU_KERNEL(ac_cpu_naive_scaleq_f16, ATTNCHECK_F16, "naive-scaleq-f16", "fp16-cublas",
+AC_CPU_KERNEL(ac_cpu_naive_scaleq_f16, ATTNCHECK_F16, "naive-scaleq-f16", "fp16-math",
               "f16, Q and K multiplied by sqrt(scale) and rounded to f16 before Q.K^T (PyTorch's math path), "
               "then as naive-f16", naive_scaleqk_run)
-AC_CPU_KERNEL(ac_cpu_naive_scaleq_bf16, ATTNCHECK_BF16, "naive-scaleq-bf16", "bf16-cublas",
+AC_CPU_KERNEL(ac_cpu_naive_scaleq_bf16, ATTNCHECK_BF16, "naive-scaleq-bf16", "bf16-math",
               "bf16, Q and K multiplied by sqrt(scale) and rounded to bf16 before Q.K^T (PyTorch's math path), "
               "then as naive-bf16", naive_scaleqk_run)

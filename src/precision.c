@@ -39,12 +39,16 @@ static const ac_precision table[] = {
   {"bf16-acc16", "bf16 inputs with QK^T stored and P.V and the row sum accumulated in bf16; softmax in fp32",
    UBF, 0, UBF, U32, 4 * U32, UBF, UBF, 0, 0, 1, 0x1p-126, 0x1p-126, AC_BF16, ETABF, ETABF, AC_BF16, AC_BF16},
   {"fp16-cublas", "fp16 inputs through GEMMs: QK^T accumulated in fp32 (tensor cores, truncating) and stored as fp16 "
-                  "scores, softmax in fp32, P stored as fp16, P.V accumulated in fp32 (cuBLAS-style composite; "
-                  "Q and K may be scaled in fp16 first, PyTorch's math path)",
+                  "scores, softmax in fp32, P stored as fp16, P.V accumulated in fp32 (cuBLAS-style composite)",
+   U32, 1, U16, U32, 4 * U32, U16, U32, 1, 0, 1, 0x1p-14, 0x1p-126, AC_F32, ETA16, ETA32, AC_F16, AC_F64},
+  {"fp16-math", "fp16-cublas with Q and K each multiplied by sqrt(scale) and rounded to fp16 before Q.K^T "
+                "(PyTorch's math path)",
    U32, 1, U16, U32, 4 * U32, U16, U32, 1, 0, 1, 0x1p-14, 0x1p-126, AC_F32, ETA16, ETA32, AC_F16, AC_F16},
   {"bf16-cublas", "bf16 inputs through GEMMs: QK^T accumulated in fp32 (tensor cores, truncating) and stored as bf16 "
-                  "scores, softmax in fp32, P stored as bf16, P.V accumulated in fp32 (cuBLAS-style composite; "
-                  "Q and K may be scaled in bf16 first, PyTorch's math path)",
+                  "scores, softmax in fp32, P stored as bf16, P.V accumulated in fp32 (cuBLAS-style composite)",
+   U32, 1, UBF, U32, 4 * U32, UBF, U32, 1, 0, 1, 0x1p-126, 0x1p-126, AC_F32, ETABF, ETA32, AC_BF16, AC_F64},
+  {"bf16-math", "bf16-cublas with Q and K each multiplied by sqrt(scale) and rounded to bf16 before Q.K^T "
+                "(PyTorch's math path)",
    U32, 1, UBF, U32, 4 * U32, UBF, U32, 1, 0, 1, 0x1p-126, 0x1p-126, AC_F32, ETABF, ETA32, AC_BF16, AC_BF16},
   {"e4m3-fa3", "fp8 e4m3 inputs, fp32 accumulation (truncating), P rounded to e4m3 before P.V (FlashAttention-3 fp8)",
    U32, 1, 0, 1.5 * U32, 4 * U32, UE4, U32, 1, 0, 1, 0x1p-6, 0x1p-126, AC_F32, ETA32, ETA32, AC_F64, AC_F64},

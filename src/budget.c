@@ -104,8 +104,11 @@ static double amp2(double d)
  * relative to Σ|q~_t k~_jt| <= (1 + u_in)²|c| Z_j. So γ(d_k, u_qk) in |eps_j| becomes
  * γ(d_k, u_qk)(1 + u_in)² + 2u_in + u_in² (qk_coef), in G, the LSE's lse_cZ and Δ alike; Q
  * alone scaled by c gives one rounding instead of two, inside the same bound. The scale itself is
- * not applied again, so no scale product is added. Binary32 scaling (fp32 classes) is a
- * rounding per element of the same size as the dot product's and stays within u_qk's model.
+ * not applied again, so no scale product is added. Binary32 scaling (classes without
+ * scaled_in) is a rounding per element of the same size as the dot product's and stays within
+ * u_qk's model; scaling in a 16-bit input format is covered only by the classes that name it
+ * (fp16-math, bf16-math, the acc16 classes): FlashAttention's and cuBLAS's scale is applied to
+ * binary32 scores, and charging 2^-10 |c|Z_j to them would hide defects 7x larger.
  *
  * Underflow. Every binary operation whose result falls below the normal range of its format
  * errs by at most eta (half the smallest subnormal spacing; a full one when truncating)

@@ -11,16 +11,21 @@
  * upper bounds of the terms give an upper bound of W. Per row of T visible keys and column d,
  * from the inputs alone:
  *   Σ A_j = 1, so x lies in [min_j V_jd, max_j V_jd]: |o| <= R <= max_j|V_jd| =: va and
- *   |V_jd - x| <= max_j V_jd - min_j V_jd =: vr, hence D <= vr;
+ *   |V_jd - x| <= max_j V_jd - min_j V_jd =: vr, hence D <= vr and M <= vr (the hull cap's
+ *   term; the cap is monotone in M and |o| like W);
  *   Z_j = Σ_t |q_t k_jt| <= Σ_t |q_t| max_j|k_jt| (products exact in binary64 for the narrow
  *   dtypes, the sum's rounding covered by a factor 1 + (d_k + 2) 2^-51), cz := |c| that bound;
  *   |s_j| <= |c| Z_j <= cz, |s_j - m| <= 2 cz, so Sp, G <= cz vr and S <= 2 cz vr;
+ *   qk_l1 = Σ_t |q_t| + max_j Σ_t |k_jt| (the scaled-Q/K underflow part of eta_s) over the
+ *   visible keys, the sum's rounding covered by the same factor;
  *   F[k] = Σ_{A_j < mu_k} A_j |V_j - x| <= min(1, T mu_k) vr and Fmass[k] <= min(1, T mu_k).
  * The maxima run over the visible prefix (prefix maxima per (batch, kv head)). The oracle's
  * error is 0 here (no oracle), and the half-ulp term is taken at va + w >= |x| + w. The
  * transformed case has the same bounds: a slice or a permutation has the same visible values;
- * Q×2, scale/2 gives the same cz exactly (powers of two) and a smaller |c| d_k eta_qk, so
- * W_b <= W_a and the tolerance is 2 W_a. A default scale is the real 1/sqrt(d_k), while the
+ * Q×2, scale/2 gives the same cz exactly (powers of two) and a smaller |c| d_k eta_qk, but
+ * doubles |q|_1 in qk_l1 (its factor max(1, sqrt|c|) does not grow): W of the original case
+ * with qk_l1 = 2|q|_1 + max_j |k_j|_1 bounds both W_a and W_b, and the tolerance is twice that
+ * W. A default scale is the real 1/sqrt(d_k), while the
  * transformed case stores the binary64 rounding halved: every s_j - m moves by at most
  * δ = 2^-52 cz, which moves x by at most e^δ (e^δ - 1) vr (budget.c's proof, with phi(δ)δ).
  * The check rests on the same budgets as FAIL, so it fails by default. */
@@ -51,6 +56,7 @@ static int all_finite(ac_dtype t, const void *base, int64_t n)
 /* Crude per-row bounds of a case for rows of (b, h): prefix maxima over keys. */
 typedef struct {
   double *kmax;   /* [tk][dk]: max_{j' <= j} |k_j't| */
+  double *kl1;    /* [tk]: max_{j' <= j} Σ_t |k_j't| */
   double *vmax, *vmin, *vabs;   /* [tk][dv] */
 } prefix_t;
 
@@ -58,11 +64,14 @@ static void prefix_build(const ac_case *c, int64_t b, int64_t kh, prefix_t *pf)
 {
   const ac_problem *p = &c->p;
   for (int64_t j = 0; j < p->tk; j++) {
+    double l1 = 0;
     for (int64_t t = 0; t < p->dk; t++) {
       double a = fabs(ac_load(p->dtype, c->k, ac_kidx(p, b, kh, j, t)));
       double prev = j ? pf->kmax[(j - 1) * p->dk + t] : 0;
       pf->kmax[j * p->dk + t] = a > prev ? a : prev;
+      l1 += a;
     }
+    pf->kl1[j] = j && pf->kl1[j - 1] > l1 ? pf->kl1[j - 1] : l1;
     for (int64_t t = 0; t < p->dv; t++) {
       double v = ac_load(p->dtype, c->v, ac_vidx(p, b, kh, j, t));
       size_t x = (size_t)(j * p->dv + t), y = (size_t)((j - 1) * p->dv + t);
@@ -74,22 +83,29 @@ static void prefix_build(const ac_case *c, int64_t b, int64_t kh, prefix_t *pf)
 }
 
 /* Tolerance of each element of row (b, h, i) of case c (exact-output shift of the default
- * scale included when scale_shift). tol[dv]; returns 0 for an empty row. */
+ * scale included when scale_shift; Q doubled in the transformed case when qx2). tol[dv];
+ * returns 0 for an empty row. */
 static int row_tol(const ac_case *c, const ac_precision *prec, const prefix_t *pf, int64_t b, int64_t h, int64_t i,
-                   const double *mu, int nmu, int scale_shift, double *tol)
+                   const double *mu, int nmu, int scale_shift, int qx2, double *tol)
 {
   const ac_problem *p = &c->p;
   int64_t T = ac_visible_count(p, i);
   if (T <= 0) return 0;
   const double *km = pf->kmax + (T - 1) * p->dk;
-  double z = 0;
-  for (int64_t t = 0; t < p->dk; t++) z += fabs(ac_load(p->dtype, c->q, ac_qidx(p, b, h, i, t))) * km[t];
-  double cz = fabs(ac_problem_scale(p)) * z * (1 + (double)(p->dk + 2) * 0x1p-51);
+  double z = 0, q1 = 0;
+  for (int64_t t = 0; t < p->dk; t++) {
+    double a = fabs(ac_load(p->dtype, c->q, ac_qidx(p, b, h, i, t)));
+    z += a * km[t];
+    q1 += a;
+  }
+  double sumerr = 1 + (double)(p->dk + 2) * 0x1p-51;
+  double cz = fabs(ac_problem_scale(p)) * z * sumerr;
   ac_oracle_row rw;
   memset(&rw, 0, sizeof rw);
   rw.visible = T;
   rw.max_abs_s = cz;
   rw.max_cZ = cz;
+  rw.qk_l1 = ((qx2 ? 2 : 1) * q1 + pf->kl1[T - 1]) * sumerr;
   for (int k = 0; k < nmu; k++) rw.Fmass[k] = fmin(1, (double)T * mu[k]);
   double dl = 0x1p-52 * cz;
   double shift = scale_shift ? exp(dl) * expm1(dl) : 0;
@@ -101,6 +117,7 @@ static int row_tol(const ac_case *c, const ac_precision *prec, const prefix_t *p
     el.o = va;
     el.R = va;
     el.D = vr;
+    el.M = vr;   /* the convex-hull cap's max_j |V_jd - x| */
     el.Sp = el.G = cz * vr;
     el.S = 2 * cz * vr;
     for (int k = 0; k < nmu; k++) el.F[k] = rw.Fmass[k] * vr;
@@ -221,6 +238,7 @@ int ac_meta_check(const ac_kernel *k, const ac_run_opts *ro, const ac_case *c, c
   int nmu = ac_precision_mu_list(mu, AC_ORACLE_NMU);
   prefix_t pf;
   pf.kmax = ac_xmalloc(sizeof(double) * (size_t)(p->tk * p->dk));
+  pf.kl1 = ac_xmalloc(sizeof(double) * (size_t)p->tk);
   pf.vmax = ac_xmalloc(sizeof(double) * (size_t)(p->tk * p->dv));
   pf.vmin = ac_xmalloc(sizeof(double) * (size_t)(p->tk * p->dv));
   pf.vabs = ac_xmalloc(sizeof(double) * (size_t)(p->tk * p->dv));
@@ -239,7 +257,8 @@ int ac_meta_check(const ac_kernel *k, const ac_run_opts *ro, const ac_case *c, c
         built_kh = kh;
       }
       for (int64_t i = 0; i < p->tq; i++) {
-        if (!row_tol(c, prec, &pf, b, h, i, mu, nmu, which == T_QX2 && p->scale_is_default, tol)) continue;
+        if (!row_tol(c, prec, &pf, b, h, i, mu, nmu, which == T_QX2 && p->scale_is_default, which == T_QX2, tol))
+          continue;
         for (int64_t d = 0; d < p->dv; d++) {
           size_t ia = ac_oidx(p, b, h, i, d);
           size_t ib = which == T_SLICE ? ac_oidx(&tc.p, 0, 0, i, d) : ia;
@@ -270,6 +289,7 @@ int ac_meta_check(const ac_kernel *k, const ac_run_opts *ro, const ac_case *c, c
     }
   m->bad = m->n_bad > 0;
   free(pf.kmax);
+  free(pf.kl1);
   free(pf.vmax);
   free(pf.vmin);
   free(pf.vabs);

@@ -138,6 +138,7 @@ void *ac_cpu_scratch(int64_t n, size_t sz);
 /* The correct built-in CPU kernels (cpu_*.c). */
 extern const attncheck_kernel ac_cpu_naive_f64;
 extern const attncheck_kernel ac_cpu_naive_f32, ac_cpu_naive_f16, ac_cpu_naive_bf16;
+extern const attncheck_kernel ac_cpu_naive_scaleq_f16, ac_cpu_naive_scaleq_bf16;
 extern const attncheck_kernel ac_cpu_flash_f32, ac_cpu_flash_f16, ac_cpu_flash_bf16;
 extern const attncheck_kernel ac_cpu_flash_e4m3, ac_cpu_flash_e5m2;
 extern const attncheck_kernel ac_cpu_flash_exp2_f32;

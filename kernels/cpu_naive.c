@@ -1,4 +1,5 @@
-/* cpu_naive.c: naive-f32, naive-scaleq-f32, naive-f16, naive-bf16. Binary32 arithmetic with expf: for each
+/* cpu_naive.c: naive-f32, naive-scaleq-f32, naive-f16, naive-bf16, naive-scaleq-f16, naive-scaleq-bf16.
+ * Binary32 arithmetic with expf: for each
  * query row the scores are materialized, then three passes (maximum; exponentials and their
  * sum; weighted sum of V divided by that sum). For f16 and bf16 inputs, P is rounded to the
  * input dtype before P·V while the row sum uses the binary32 P (FlashAttention-2), and the
@@ -8,12 +9,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* prescale: Q is multiplied by the scale in binary32 before Q·Kᵀ (PyTorch's math path scales
- * its inputs first) and the scores are not scaled again. */
+/* prescale: the scale is applied to the operands before Q·Kᵀ and the scores are not scaled
+ * again. PRE_Q: Q times the scale in binary32. PRE_QK: Q and K each times sqrt|scale| (Q also
+ * by its sign), rounded to the input dtype, as PyTorch's math path scales fp16/bf16 inputs. */
+enum { PRE_NONE = 0, PRE_Q = 1, PRE_QK = 2 };
+
 static int naive_impl(int prescale, int dt, const char *name, const attncheck_problem *p, const attncheck_tensors *t,
                       char *err, size_t err_len)
 {
-  const float scale = (float)p->scale;
+  const float scale = (float)p->scale, root = sqrtf(fabsf(scale)), qroot = scale < 0 ? -root : root;
   const int64_t tk8 = ac_cpu_pad(p->tk), dv8 = ac_cpu_pad(p->dv);
   float *kt = ac_cpu_scratch(p->dk * tk8, sizeof *kt);   /* K of one kv head, transposed [d][j] */
   float *vv = ac_cpu_scratch(p->tk * dv8, sizeof *vv);   /* V of one kv head [j][e] */
@@ -31,7 +35,10 @@ static int naive_impl(int prescale, int dt, const char *name, const attncheck_pr
       const int64_t kvh = ac_cpu_kv_head(p, h);
       if (kvh != loaded) {
         for (int64_t j = 0; j < p->tk; j++) {
-          for (int64_t d = 0; d < p->dk; d++) kt[d * tk8 + j] = ac_cpu_load_f32(dt, t->k, ac_cpu_off(p->k_stride, b, kvh, j, d));
+          for (int64_t d = 0; d < p->dk; d++) {
+            float x = ac_cpu_load_f32(dt, t->k, ac_cpu_off(p->k_stride, b, kvh, j, d));
+            kt[d * tk8 + j] = prescale == PRE_QK ? ac_cpu_round_f32(dt, x * root) : x;
+          }
           for (int64_t e = 0; e < p->dv; e++) vv[j * dv8 + e] = ac_cpu_load_f32(dt, t->v, ac_cpu_off(p->v_stride, b, kvh, j, e));
         }
         loaded = kvh;
@@ -46,7 +53,8 @@ static int naive_impl(int prescale, int dt, const char *name, const attncheck_pr
         }
         for (int64_t d = 0; d < p->dk; d++) {
           qr[d] = ac_cpu_load_f32(dt, t->q, ac_cpu_off(p->q_stride, b, h, i, d));
-          if (prescale) qr[d] *= scale;
+          if (prescale == PRE_Q) qr[d] *= scale;
+          else if (prescale == PRE_QK) qr[d] = ac_cpu_round_f32(dt, qr[d] * qroot);
         }
         for (int64_t j = 0; j < n8; j++) s[j] = 0.0f;
         for (int64_t d = 0; d < p->dk; d++) ac_cpu_axpy_f32(s, qr[d], kt + d * tk8, n8);
@@ -77,13 +85,19 @@ static int naive_impl(int prescale, int dt, const char *name, const attncheck_pr
 static int naive_run(int dt, const char *name, const attncheck_problem *p, const attncheck_tensors *t, char *err,
                      size_t err_len)
 {
-  return naive_impl(0, dt, name, p, t, err, err_len);
+  return naive_impl(PRE_NONE, dt, name, p, t, err, err_len);
 }
 
 static int naive_scaleq_run(int dt, const char *name, const attncheck_problem *p, const attncheck_tensors *t,
                             char *err, size_t err_len)
 {
-  return naive_impl(1, dt, name, p, t, err, err_len);
+  return naive_impl(PRE_Q, dt, name, p, t, err, err_len);
+}
+
+static int naive_scaleqk_run(int dt, const char *name, const attncheck_problem *p, const attncheck_tensors *t,
+                             char *err, size_t err_len)
+{
+  return naive_impl(PRE_QK, dt, name, p, t, err, err_len);
 }
 
 #define NAIVE_KERNEL(SYM, DT, NAME, PREC, DESC) AC_CPU_KERNEL(ac_cpu_##SYM, DT, NAME, PREC, DESC, naive_run)
@@ -96,3 +110,9 @@ NAIVE_KERNEL(naive_f16, ATTNCHECK_F16, "naive-f16", "fp16-fa2",
              "f16 inputs, binary32 scores and sums, three passes, P rounded to f16 before P.V")
 NAIVE_KERNEL(naive_bf16, ATTNCHECK_BF16, "naive-bf16", "bf16-fa2",
              "bf16 inputs, binary32 scores and sums, three passes, P rounded to bf16 before P.V")
+AC_CPU_KERNEL(ac_cpu_naive_scaleq_f16, ATTNCHECK_F16, "naive-scaleq-f16", "fp16-math",
+              "f16, Q and K multiplied by sqrt(scale) and rounded to f16 before Q.K^T (PyTorch's math path), "
+              "then as naive-f16", naive_scaleqk_run)
+AC_CPU_KERNEL(ac_cpu_naive_scaleq_bf16, ATTNCHECK_BF16, "naive-scaleq-bf16", "bf16-math",
+              "bf16, Q and K multiplied by sqrt(scale) and rounded to bf16 before Q.K^T (PyTorch's math path), "
+              "then as naive-bf16", naive_scaleqk_run)

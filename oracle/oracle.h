@@ -28,8 +28,10 @@
  *                                     block of -inf keys unless it guards that case (FlashAttention
  *                                     does, many split-K kernels do not), and a non-finite V at a
  *                                     weight-0 key meets 0·inf or 0·NaN in P·V. Both are NaN from keys
- *                                     that carry no weight, as with masked keys (MASKED-LEAK): not a
- *                                     wrong value, so not FAIL.
+ *                                     that carry no weight, as with masked keys: not a wrong value, so
+ *                                     not FAIL, but the value is lost, so compare reports such a NaN
+ *                                     (where VALUE or an infinity is also accepted) as MASKED-LEAK
+ *                                     (n_nan_weight0; warn by default).
  *   - otherwise the scores are finite; per column over the keys that keep a weight:
  *       NaN in V, or ±inf of both signs:   accept NaN only;
  *       ±inf of one sign:                  accept that infinity or NaN;
@@ -63,7 +65,8 @@ enum {
   AC_ACCEPT_NINF = 8,
   AC_ACCEPT_EMPTY = 16,  /* empty row: the --empty-rows convention decides */
   AC_ACCEPT_NAN_WEIGHT0 = 32   /* with NAN: a NaN here comes from keys of weight exactly 0 (a score
-                                  of -inf), like a masked key's NaN reaching the output */
+                                  of -inf), like a masked key's NaN reaching the output: compare
+                                  reports it as MASKED-LEAK where a value was defined */
 };
 
 typedef struct {

@@ -11,10 +11,15 @@ double ac_gamma_w(double n, double u, int trunc)
   return nu / (1 - nu);
 }
 
+/* E is the typical error, W the worst: below n = 16 the √n estimate would exceed the worst
+ * case (n = 1: 4u against u), so it is capped by γ_w. Every term of E is then at most the
+ * matching term of W (Δ_E <= Δ_W, so φ and e^{2Δ} are too), hence E <= W. */
 double ac_gamma_e(double n, double u, int trunc)
 {
+  double w = ac_gamma_w(n, u, trunc);
   if (trunc) u *= 2;
-  return 4 * sqrt(n) * u;
+  double e = 4 * sqrt(n) * u;
+  return e < w ? e : w;
 }
 
 /* Index of the oracle's F threshold used for the class's mu: the smallest threshold >= mu
@@ -25,6 +30,28 @@ static int f_index(double cmu, const double *mu, int nmu)
   for (int k = 0; k < nmu; k++)
     if (mu[k] >= cmu && (best < 0 || mu[k] < mu[best])) best = k;
   return best;
+}
+
+/* Relative error of a score s_j against |c| Z_j from Q·Kᵀ: the dot product's γ(d_k, u_qk), and,
+ * for a class whose kernels may scale Q and K in the input format first (scaled_in, proof
+ * below), 2u_in + u_in² from the rounding of the two scaled operands; the dot product's own
+ * error is then relative to Σ|q~_t k~_t| <= (1 + u_in)² |c| Z_j. typical: γ_e for the sum; the
+ * operands' rounding is charged in full in E too (no per-element terms to estimate it by). */
+static double qk_coef(const ac_precision *c, double dk, int typical)
+{
+  double g = typical ? ac_gamma_e(dk, c->u_qk, c->qk_trunc) : ac_gamma_w(dk, c->u_qk, c->qk_trunc);
+  if (c->scaled_in == AC_F64) return g;
+  double ui = ac_dtype_get(c->scaled_in)->u;
+  return g * (1 + ui) * (1 + ui) + ui * (2 + ui);
+}
+
+/* Half the smallest subnormal spacing of the format scaled operands are rounded to. */
+static double eta_scaled(const ac_precision *c)
+{
+  if (c->scaled_in == AC_F64) return c->eta_qk;
+  const ac_dtype_info *d = ac_dtype_get(c->scaled_in);
+  double e = ldexp(1.0, d->ieee_emin - d->prec);
+  return e > c->eta_qk ? e : c->eta_qk;
 }
 
 /* Typical count of n independent rescale roundings. */
@@ -69,12 +96,27 @@ static double amp2(double d)
  * LSE: ln Σ A_k e^{eps_k} lies in [-Δ, Δ], and |ln(1 + y)| <= e^Δ |y| for 1 + y >= e^{-Δ},
  * so its score part is min(phi(Δ)·first order, Δ).
  *
+ * Scaled operands. A kernel may scale Q and K in the input format before Q·Kᵀ (PyTorch's math
+ * path multiplies q and k by sqrt(c) in fp16/bf16; with c = 1/sqrt(128) neither factor is a
+ * power of two): q~_t = sqrt|c| q_t (1 + a_t), k~_jt = sqrt|c| k_jt (1 + b_jt), |a|, |b| <= u_in
+ * of the input format (scaled_in). Then Σ_t q~_t k~_jt = c Σ_t q_t k_jt (1 + a_t)(1 + b_jt)
+ * differs from s_j by at most (2u_in + u_in²)|c| Z_j, and the dot product's own γ(d_k, u_qk) is
+ * relative to Σ|q~_t k~_jt| <= (1 + u_in)²|c| Z_j. So γ(d_k, u_qk) in |eps_j| becomes
+ * γ(d_k, u_qk)(1 + u_in)² + 2u_in + u_in² (qk_coef), in G, the LSE's lse_cZ and Δ alike; Q
+ * alone scaled by c gives one rounding instead of two, inside the same bound. The scale itself is
+ * not applied again, so no scale product is added. Binary32 scaling (classes without
+ * scaled_in) is a rounding per element of the same size as the dot product's and stays within
+ * u_qk's model; scaling in a 16-bit input format is covered only by the classes that name it
+ * (fp16-math, bf16-math, the acc16 classes): FlashAttention's and cuBLAS's scale is applied to
+ * binary32 scores, and charging 2^-10 |c|Z_j to them would hide defects 7x larger.
+ *
  * Underflow. Every binary operation whose result falls below the normal range of its format
  * errs by at most eta (half the smallest subnormal spacing; a full one when truncating)
  * beyond the relative model; additions and subtractions landing there are exact. Scores:
  * d_k products of the dot product (eta_qk each, scaled by |c|), the scale product and a
  * stored score: eta_s = (|c| d_k + 2) eta_qk, an absolute error of every eps_j; a kernel that
- * scales Q (K; or both by sqrt|c|) first adds eta_qk max(1, sqrt|c|)(|q|_1 + max_j |k_j|_1). Output: the
+ * scales Q (K; or both by sqrt|c|) first adds eta max(1, sqrt|c|)(|q|_1 + max_j |k_j|_1), eta the
+ * larger of eta_qk and that of scaled_in (fp16: 2^-25 where eta_qk is binary32's). Output: the
  * T products P_j V_j, at most n_r rescale products and the final division (or, for split-K,
  * one division and one product per chunk, fewer than the rescales counted): (T + n_r + 2)
  * eta_a on the unnormalized sum, divided by a row sum >= e^{-Δ} (it holds the maximum's
@@ -93,13 +135,13 @@ static score_err score_errors(const ac_precision *c, const ac_problem *p, const 
   double ca = isfinite(p->scale) ? fabs(p->scale) * (1 + 0x1p-20) : 1;
   score_err r;
   /* a kernel may scale Q (or K, or both by sqrt|c|) in the input format before Q·Kᵀ: each
-   * scaled element that underflows errs by eta, times the |k| (|q|) it multiplies */
-  double l1 = isfinite(row->qk_l1) ? row->qk_l1 * fmax(1, sqrt(ca)) : INFINITY;
-  r.eta_s = (ca * dk + 2 + l1) * c->eta_qk * (c->qk_trunc ? 2 : 1);
+   * scaled element that underflows errs by eta (of scaled_in), times the |k| (|q|) it multiplies */
+  double l1 = isfinite(row->qk_l1) ? row->qk_l1 * fmax(1, sqrt(ca)) * eta_scaled(c) : INFINITY;
+  r.eta_s = ((ca * dk + 2) * c->eta_qk + l1) * (c->qk_trunc ? 2 : 1);
   double rest = (c->u_S + c->u_s) * as + 4 * c->u_s * as + c->u_e + r.eta_s;
-  r.delta_w = ac_gamma_w(dk, c->u_qk, c->qk_trunc) * cz + rest + nr * c->u_s;
+  r.delta_w = qk_coef(c, dk, 0) * cz + rest + nr * c->u_s;
   r.delta_arith = rest + nr * c->u_s;
-  r.delta_e = ac_gamma_e(dk, c->u_qk, c->qk_trunc) * cz + rest + nr_typical(nr) * c->u_s;
+  r.delta_e = qk_coef(c, dk, 1) * cz + rest + nr_typical(nr) * c->u_s;
   /* 0·inf when a term is 0 and a factor infinite: no error from that source */
   if (isnan(r.delta_w)) r.delta_w = INFINITY;
   if (isnan(r.delta_e)) r.delta_e = INFINITY;
@@ -186,11 +228,11 @@ void ac_budget_elem(const ac_precision *c, const ac_problem *p, ac_dtype out, co
   double nu = T + nr + 2;
   double eta_a = c->eta_a * (c->acc_trunc ? 2 : 1);
   double lw = lse_weight_err(c, row);
-  double w = phi(se.delta_w) * (ac_gamma_w(dk, c->u_qk, c->qk_trunc) * el->G + sc
+  double w = phi(se.delta_w) * (qk_coef(c, dk, 0) * el->G + sc
                                 + (c->u_e + nr * c->u_s + se.eta_s) * el->D)
              + amp2(se.delta_w) * ((c->u_p + lw) * el->R + ac_gamma_w(tacc, c->u_a, c->acc_trunc) * (el->R + ao) + F)
              + c->u_s * ao + nu * eta_a * amp2(se.delta_w);
-  double e = phi(se.delta_e) * (ac_gamma_e(dk, c->u_qk, c->qk_trunc) * el->G + sc
+  double e = phi(se.delta_e) * (qk_coef(c, dk, 1) * el->G + sc
                                 + (c->u_e + nr_typical(nr) * c->u_s + se.eta_s) * el->D)
              + amp2(se.delta_e) * ((c->u_p + lw) * el->R + ac_gamma_e(tacc, c->u_a, c->acc_trunc) * (el->R + ao) + F)
              + c->u_s * ao + nr_typical(nu) * eta_a * amp2(se.delta_e);
@@ -237,8 +279,8 @@ void ac_budget_lse(const ac_precision *c, const ac_problem *p, const ac_oracle_r
    * storage rounding u_S|s_j| on the way to LSE = ln Σ e^{s_j}, whose first-order error is the
    * A-weighted mean of the score errors, hence u_S Σ_j A_j|s_j|. */
   double sarith = (c->u_S + 2 * c->u_s) * row->lse_s;
-  double sw = ac_gamma_w(dk, c->u_qk, c->qk_trunc) * row->lse_cZ + sarith + c->u_e + nr * c->u_s + se.eta_s;
-  double se_ = ac_gamma_e(dk, c->u_qk, c->qk_trunc) * row->lse_cZ + sarith + c->u_e + nr_typical(nr) * c->u_s + se.eta_s;
+  double sw = qk_coef(c, dk, 0) * row->lse_cZ + sarith + c->u_e + nr * c->u_s + se.eta_s;
+  double se_ = qk_coef(c, dk, 1) * row->lse_cZ + sarith + c->u_e + nr_typical(nr) * c->u_s + se.eta_s;
   sw = fmin(phi(se.delta_w) * sw, se.delta_w);
   se_ = fmin(phi(se.delta_e) * se_, se.delta_e);
   /* ln L and m + ln L rounded in the score format; log charged u_e; the row sum's

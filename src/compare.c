@@ -197,6 +197,15 @@ static void weak_note(ac_report *rep, const ac_precision *cls, const ac_precisio
                 ac_dtype_name(t), std->name, rep->weak_err_w_std);
 }
 
+/* A NaN the rule table accepts only because keys of score -inf (weight exactly 0) may produce it:
+ * the outcome also admits a value (or an infinity), which the NaN replaces. Not wrong in a
+ * blocked kernel (a block of only such keys computes exp(-inf - (-inf))), but the value is lost,
+ * as when a masked key's NaN reaches the output: MASKED-LEAK (warn). */
+static int nan_from_weight0(uint8_t accept)
+{
+  return (accept & AC_ACCEPT_NAN_WEIGHT0) && (accept & (AC_ACCEPT_VALUE | AC_ACCEPT_PINF | AC_ACCEPT_NINF));
+}
+
 int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *o, const float *lse,
                        const uint8_t *unwritten, const ac_compare_opts *opt, ac_report *rep, ac_err *e)
 {
@@ -271,6 +280,7 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
         rep->n_judged++;
         int ok = (knan && (el->accept & AC_ACCEPT_NAN)) || (kinf && kv > 0 && (el->accept & AC_ACCEPT_PINF))
                  || (kinf && kv < 0 && (el->accept & AC_ACCEPT_NINF));
+        if (ok && knan && nan_from_weight0(el->accept)) rep->n_nan_weight0++;
         if (ok) continue;
         if (ood || fabs(el->o) > maxf) {
           rep->n_ood++;
@@ -372,6 +382,7 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
       rep->lse_judged++;
       int ok = (isnan(kl) && (rw->lse_accept & AC_ACCEPT_NAN)) || (isinf(kl) && kl > 0 && (rw->lse_accept & AC_ACCEPT_PINF))
                || (isinf(kl) && kl < 0 && (rw->lse_accept & AC_ACCEPT_NINF));
+      if (ok && isnan(kl) && nan_from_weight0(rw->lse_accept)) rep->n_nan_weight0++;
       if (ok) continue;
       if (ood) {
         if (!leakk[row]) weak_lse(&wk, p, rw, INFINITY, INFINITY, NAN, rep);
@@ -441,6 +452,9 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
   if (rep->n_weak) weak_note(rep, cls, wk.std, t);
   if (rep->n_leak) ac_report_add(rep, AC_V_MASKED_LEAK, "%lld non-finite values reached by non-finite inputs at masked keys only",
                                  (long long)rep->n_leak);
+  if (rep->n_nan_weight0)
+    ac_report_add(rep, AC_V_MASKED_LEAK, "%lld NaN values where the exact value is defined: keys of score -inf (weight 0) "
+                  "reached them, as exp(-inf - (-inf)) in a block of such keys or 0*inf in P.V", (long long)rep->n_nan_weight0);
   if (rep->n_ood_rows || rep->n_ood) ac_report_add(rep, AC_V_OUT_OF_DOMAIN, "%s", oodwhy[0] ? oodwhy : "exact output beyond the dtype's range");
   if (rep->n_unresolved) ac_report_add(rep, AC_V_ERROR, "%lld oracle values unresolved", (long long)rep->n_unresolved);
   return 0;

@@ -66,6 +66,8 @@ typedef struct {
   /* elements */
   int64_t n_elems, n_judged, n_fail, n_suspect, n_leak, n_ood, n_unresolved, n_unwritten, n_exact_match;
   int64_t n_within_overflow;      /* inf (e4m3: NaN) from rounding a working value within budget past the format's range */
+  int64_t n_nan_weight0;          /* NaN (elements and LSE) where a value was exact and finite but keys of score -inf
+                                     (weight 0) may turn it into NaN (AC_ACCEPT_NAN_WEIGHT0): MASKED-LEAK */
   int64_t n_rows_judged, n_ood_rows, n_empty_rows;
   double max_err, max_ulps, max_err_w, max_err_e;
   double max_suspect;             /* err / (κ·E_terms + fixed): > 1 is SUSPECT */

@@ -23,31 +23,37 @@
  * since a class is shared by kernels with any tiling. */
 static const ac_precision table[] = {
   {"fp64", "binary64 throughout: scores, exp, P and accumulation in fp64",
-   U64, 0, 0, U64, 4 * U64, 0, U64, 0, 0, 1, 0x1p-1022, 0x1p-1022, AC_F64, ETA64, ETA64, AC_F64},
+   U64, 0, 0, U64, 4 * U64, 0, U64, 0, 0, 1, 0x1p-1022, 0x1p-1022, AC_F64, ETA64, ETA64, AC_F64, AC_F64},
   {"fp32", "binary32 throughout: scores, exp, P and accumulation in fp32 (CPU kernels, fp32 GPU paths)",
-   U32, 0, 0, U32, 4 * U32, 0, U32, 0, 0, 1, 0x1p-126, 0x1p-126, AC_F32, ETA32, ETA32, AC_F64},
+   U32, 0, 0, U32, 4 * U32, 0, U32, 0, 0, 1, 0x1p-126, 0x1p-126, AC_F32, ETA32, ETA32, AC_F64, AC_F64},
   {"fp32-exp2", "binary32 with exponentials in the log2 domain, log2 e folded into the scale (FlashAttention-3 style)",
-   U32, 0, 0, 1.5 * U32, 4 * U32, 0, U32, 0, 0, 1, 0x1p-126, 0x1p-126, AC_F32, ETA32, ETA32, AC_F64},
+   U32, 0, 0, 1.5 * U32, 4 * U32, 0, U32, 0, 0, 1, 0x1p-126, 0x1p-126, AC_F32, ETA32, ETA32, AC_F64, AC_F64},
   {"fp16-fa2", "fp16 inputs, fp32 QK^T and P.V accumulation (tensor cores, truncating), exp2 softmax in fp32, "
                "P rounded to fp16 before P.V, row sum from the fp32 P (FlashAttention-2)",
-   U32, 1, 0, 1.5 * U32, 4 * U32, U16, U32, 1, 0, 1, 0x1p-14, 0x1p-126, AC_F32, ETA32, ETA32, AC_F64},
+   U32, 1, 0, 1.5 * U32, 4 * U32, U16, U32, 1, 0, 1, 0x1p-14, 0x1p-126, AC_F32, ETA32, ETA32, AC_F64, AC_F64},
   {"bf16-fa2", "bf16 inputs, fp32 QK^T and P.V accumulation (tensor cores, truncating), exp2 softmax in fp32, "
                "P rounded to bf16 before P.V, row sum from the fp32 P (FlashAttention-2)",
-   U32, 1, 0, 1.5 * U32, 4 * U32, UBF, U32, 1, 0, 1, 0x1p-126, 0x1p-126, AC_F32, ETA32, ETA32, AC_F64},
+   U32, 1, 0, 1.5 * U32, 4 * U32, UBF, U32, 1, 0, 1, 0x1p-126, 0x1p-126, AC_F32, ETA32, ETA32, AC_F64, AC_F64},
   {"fp16-acc16", "fp16 inputs with QK^T stored and P.V and the row sum accumulated in fp16; softmax in fp32",
-   U16, 0, U16, U32, 4 * U32, U16, U16, 0, 0, 1, 0x1p-14, 0x1p-14, AC_F16, ETA16, ETA16, AC_F16},
+   U16, 0, U16, U32, 4 * U32, U16, U16, 0, 0, 1, 0x1p-14, 0x1p-14, AC_F16, ETA16, ETA16, AC_F16, AC_F16},
   {"bf16-acc16", "bf16 inputs with QK^T stored and P.V and the row sum accumulated in bf16; softmax in fp32",
-   UBF, 0, UBF, U32, 4 * U32, UBF, UBF, 0, 0, 1, 0x1p-126, 0x1p-126, AC_BF16, ETABF, ETABF, AC_BF16},
+   UBF, 0, UBF, U32, 4 * U32, UBF, UBF, 0, 0, 1, 0x1p-126, 0x1p-126, AC_BF16, ETABF, ETABF, AC_BF16, AC_BF16},
   {"fp16-cublas", "fp16 inputs through GEMMs: QK^T accumulated in fp32 (tensor cores, truncating) and stored as fp16 "
                   "scores, softmax in fp32, P stored as fp16, P.V accumulated in fp32 (cuBLAS-style composite)",
-   U32, 1, U16, U32, 4 * U32, U16, U32, 1, 0, 1, 0x1p-14, 0x1p-126, AC_F32, ETA16, ETA32, AC_F16},
+   U32, 1, U16, U32, 4 * U32, U16, U32, 1, 0, 1, 0x1p-14, 0x1p-126, AC_F32, ETA16, ETA32, AC_F16, AC_F64},
+  {"fp16-math", "fp16-cublas with Q and K each multiplied by sqrt(scale) and rounded to fp16 before Q.K^T "
+                "(PyTorch's math path)",
+   U32, 1, U16, U32, 4 * U32, U16, U32, 1, 0, 1, 0x1p-14, 0x1p-126, AC_F32, ETA16, ETA32, AC_F16, AC_F16},
   {"bf16-cublas", "bf16 inputs through GEMMs: QK^T accumulated in fp32 (tensor cores, truncating) and stored as bf16 "
                   "scores, softmax in fp32, P stored as bf16, P.V accumulated in fp32 (cuBLAS-style composite)",
-   U32, 1, UBF, U32, 4 * U32, UBF, U32, 1, 0, 1, 0x1p-126, 0x1p-126, AC_F32, ETABF, ETA32, AC_BF16},
+   U32, 1, UBF, U32, 4 * U32, UBF, U32, 1, 0, 1, 0x1p-126, 0x1p-126, AC_F32, ETABF, ETA32, AC_BF16, AC_F64},
+  {"bf16-math", "bf16-cublas with Q and K each multiplied by sqrt(scale) and rounded to bf16 before Q.K^T "
+                "(PyTorch's math path)",
+   U32, 1, UBF, U32, 4 * U32, UBF, U32, 1, 0, 1, 0x1p-126, 0x1p-126, AC_F32, ETABF, ETA32, AC_BF16, AC_BF16},
   {"e4m3-fa3", "fp8 e4m3 inputs, fp32 accumulation (truncating), P rounded to e4m3 before P.V (FlashAttention-3 fp8)",
-   U32, 1, 0, 1.5 * U32, 4 * U32, UE4, U32, 1, 0, 1, 0x1p-6, 0x1p-126, AC_F32, ETA32, ETA32, AC_F64},
+   U32, 1, 0, 1.5 * U32, 4 * U32, UE4, U32, 1, 0, 1, 0x1p-6, 0x1p-126, AC_F32, ETA32, ETA32, AC_F64, AC_F64},
   {"e5m2-fa3", "fp8 e5m2 inputs, fp32 accumulation (truncating), P rounded to e5m2 before P.V",
-   U32, 1, 0, 1.5 * U32, 4 * U32, UE5, U32, 1, 0, 1, 0x1p-14, 0x1p-126, AC_F32, ETA32, ETA32, AC_F64},
+   U32, 1, 0, 1.5 * U32, 4 * U32, UE5, U32, 1, 0, 1, 0x1p-14, 0x1p-126, AC_F32, ETA32, ETA32, AC_F64, AC_F64},
 };
 
 static const double mu_list[] = {0x1p-1022, 0x1p-126, 0x1p-14, 0x1p-6};
@@ -185,9 +191,10 @@ static void put_u(FILE *f, double u, int trunc)
 void ac_precision_print(FILE *f)
 {
   fprintf(f, "precision classes (u = unit roundoff as 2^k; t = truncating accumulation, 2u per step;\n"
-             "n_r = online rescales; mu = smallest P kept; range = working range for OUT-OF-DOMAIN)\n\n");
-  fprintf(f, "%-12s %-8s %-8s %-8s %-8s %-8s %-8s %-9s %-8s %-7s %s\n", "class", " u_qk", " u_S", " u_s",
-          " u_e", " u_p", " u_a", "T_acc", "n_r", "mu", "range");
+             "n_r = online rescales; mu = smallest P kept; range = working range for OUT-OF-DOMAIN;\n"
+             "scaled Q,K = format Q and K may be rounded to after scaling, before Q.K^T; - = u_qk)\n\n");
+  fprintf(f, "%-12s %-8s %-8s %-8s %-8s %-8s %-8s %-9s %-8s %-7s %-6s %s\n", "class", " u_qk", " u_S", " u_s",
+          " u_e", " u_p", " u_a", "T_acc", "n_r", "mu", "range", "scaled Q,K");
   size_t n;
   const ac_precision *t = ac_precision_table(&n);
   for (size_t i = 0; i < n; i++) {
@@ -205,7 +212,8 @@ void ac_precision_print(FILE *f)
     if (c->nr_tile == 1) fprintf(f, " %-8s", "T");
     else if (c->nr_tile > 1) fprintf(f, " T/%-6lld", (long long)c->nr_tile);
     else fprintf(f, " %-8s", "0");
-    fprintf(f, " 2^%-5d %s\n", (int)lrint(log2(c->mu)), ac_dtype_name(c->range));
+    fprintf(f, " 2^%-5d %-6s %s\n", (int)lrint(log2(c->mu)), ac_dtype_name(c->range),
+            c->scaled_in == AC_F64 ? "-" : ac_dtype_name(c->scaled_in));
   }
   fprintf(f, "\ndefault per dtype: f64 fp64, f32 fp32, f16 fp16-fa2, bf16 bf16-fa2, e4m3 e4m3-fa3, e5m2 e5m2-fa3\n\n");
   for (size_t i = 0; i < n; i++) fprintf(f, "%-12s %s\n", t[i].name, t[i].description);

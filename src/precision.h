@@ -28,6 +28,10 @@ typedef struct {
                            subnormal spacing of that format (binary32 2^-150, fp16 2^-25, bf16 2^-134) */
   double eta_a;         /* the same for the P.V accumulation format */
   ac_dtype score_store; /* format raw scores are stored in when narrower than range (AC_F64: not narrower) */
+  ac_dtype scaled_in;   /* input format a kernel may round Q and K to after scaling them (each by sqrt|c|,
+                           or Q by c) before Q·Kᵀ, as PyTorch's math path does: its unit roundoff and
+                           underflow apply to every scaled element (AC_F64: scaled in binary32 or wider,
+                           inside u_qk and eta_qk) */
 } ac_precision;
 
 /* The table, in listing order. */

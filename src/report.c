@@ -165,10 +165,10 @@ void ac_report_json(FILE *f, const char *kernel, const char *casename, const ac_
   jnum(f, "kappa_crit", r->max_kcrit);
   jnum(f, "nmse", r->nmse);
   fprintf(f, ",\"elements\":%lld,\"judged\":%lld,\"fail\":%lld,\"suspect\":%lld,\"leak\":%lld,\"unresolved\":%lld,"
-             "\"unwritten\":%lld,\"ood\":%lld,\"overflow_within_budget\":%lld,\"empty_rows\":%lld",
+             "\"unwritten\":%lld,\"ood\":%lld,\"overflow_within_budget\":%lld,\"empty_rows\":%lld,\"nan_weight0\":%lld",
           (long long)r->n_elems, (long long)r->n_judged, (long long)r->n_fail, (long long)r->n_suspect,
           (long long)r->n_leak, (long long)r->n_unresolved, (long long)r->n_unwritten, (long long)r->n_ood,
-          (long long)r->n_within_overflow, (long long)r->n_empty_rows);
+          (long long)r->n_within_overflow, (long long)r->n_empty_rows, (long long)r->n_nan_weight0);
   if (r->std_name) {
     fprintf(f, ",\"weak_class\":{\"standard\":");
     ac_json_string(f, r->std_name);

@@ -352,6 +352,40 @@ START_TEST(verdict_masked_leak_per_element)
 }
 END_TEST
 
+/* A row with keys of score -inf (weight 0): NaN is accepted where the value is finite
+ * (AC_ACCEPT_NAN_WEIGHT0, a blocked kernel's exp(-inf - (-inf))) but reported as MASKED-LEAK,
+ * never FAIL; a finite value is judged; where only NaN is defined nothing is reported. */
+START_TEST(verdict_nan_from_weight0)
+{
+  fixture f;
+  fx_init(&f, AC_F32, AC_MASK_NONE, 1, 2);
+  for (int d = 0; d < 2; d++) f.r.elems[d].accept |= AC_ACCEPT_NAN | AC_ACCEPT_NAN_WEIGHT0;
+  f.r.rows[0].lse_accept |= AC_ACCEPT_NAN | AC_ACCEPT_NAN_WEIGHT0;
+  f.r.rows[0].has_nonfinite = 1;
+  ac_compare_opts o;
+  ac_compare_opts_init(&o);
+  ac_report rep;
+  judge(&f, &o, &rep);
+  ck_assert_msg(rep.kinds == 0 && rep.n_nan_weight0 == 0, "kinds %x %s", rep.kinds, rep.note);
+  f.o[0] = NAN;
+  f.lse[0] = NAN;
+  judge(&f, &o, &rep);
+  ck_assert_msg(rep.kinds == (1u << AC_V_MASKED_LEAK) && rep.n_nan_weight0 == 2 && rep.n_fail == 0 &&
+                strstr(rep.note, "score -inf"), "kinds %x %s", rep.kinds, rep.note);
+  ac_policies pol;
+  ac_policies_init(&pol);
+  ck_assert(ac_status_of(&pol, rep.kinds) == AC_STATUS_WARN);
+  /* a column where only NaN is defined (a NaN V at a weighted key): the NaN is the answer */
+  f.o[0] = 0.75f;
+  f.lse[0] = f.r.rows[0].lse_f32;
+  f.r.elems[1].accept = AC_ACCEPT_NAN | AC_ACCEPT_NAN_WEIGHT0;
+  f.o[1] = NAN;
+  judge(&f, &o, &rep);
+  ck_assert_msg(rep.kinds == 0 && rep.n_nan_weight0 == 0, "kinds %x %s", rep.kinds, rep.note);
+  fx_free(&f);
+}
+END_TEST
+
 START_TEST(verdict_out_of_domain)
 {
   fixture f;
@@ -651,6 +685,7 @@ static Suite *suite(void)
   tcase_add_test(tc, verdict_overflow_within_budget);
   tcase_add_test(tc, verdict_masked_leak);
   tcase_add_test(tc, verdict_masked_leak_per_element);
+  tcase_add_test(tc, verdict_nan_from_weight0);
   tcase_add_test(tc, verdict_out_of_domain);
   tcase_add_test(tc, verdict_empty_rows);
   tcase_add_test(tc, verdict_lse_bound);

@@ -339,9 +339,11 @@ static const char *const correct_names[] = {"naive-f64", "naive-f32", "flash-f32
                                             "naive-f16", "flash-f16", "naive-bf16", "flash-bf16", "flash-e4m3",
                                             "flash-e5m2"};
 #define NKERNELS (sizeof correct_names / sizeof correct_names[0])
-/* The GEMM composites store their scores in the input dtype, beyond this file's tolerance at
- * large logits: the oracle judges them (thull, suite ci), the registration checks here. */
-static const char *const composite_names[] = {"cublas-style-f16", "cublas-style-bf16"};
+/* The GEMM composites store their scores in the input dtype, and naive-scaleq-f16/-bf16 round
+ * Q and K scaled in it, beyond this file's tolerance at large logits: the oracle judges them
+ * (thull, tscaled, suite ci), the registration checks here. */
+static const char *const composite_names[] = {"cublas-style-f16", "cublas-style-bf16", "naive-scaleq-f16",
+                                              "naive-scaleq-bf16"};
 #define NCOMPOSITE (sizeof composite_names / sizeof composite_names[0])
 
 START_TEST(test_correct_kernels_match_reference)

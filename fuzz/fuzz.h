@@ -229,6 +229,9 @@ typedef struct {
 void ac_slice_all(const ac_problem *p, ac_slice *s);
 /* A sub-case (contiguous layout, same dtype, mask, scale rule, provenance). -1 on a bad slice. */
 int ac_case_slice(const ac_case *c, const ac_slice *s, ac_case *out, ac_err *e);
+/* c without [a, a + n) of one dimension (0 tq, 1 tk, 2 dk, 3 dv), the rest kept in order
+ * (contiguous layout). -1 when the range is outside or would leave nothing. */
+int ac_case_drop(const ac_case *c, int dim, int64_t a, int64_t n, ac_case *out, ac_err *e);
 /* Change tq and tk (crop, or extend with copies of random existing rows/keys plus noise). */
 int ac_case_resize_t(const ac_case *c, int64_t tq, int64_t tk, ac_rng *r, ac_case *out, ac_err *e);
 
@@ -272,10 +275,15 @@ typedef struct {
   double max_seconds;
   int evals;                      /* out: evaluations used */
 } ac_min_opts;
-/* Shrink batch, heads, tq, tk, dk, dv, then simplify values while holds() stays 1.
- * out receives the smallest case found (a copy of c when nothing shrank). hint_*: worst element. */
+/* Shrink batch, heads, tq, tk, dk, dv (halves of every dimension, then dropped ranges of rows,
+ * keys and columns, until nothing smaller holds), then simplify values while holds() stays 1.
+ * holds() is called on c itself first (nothing shrinks when it fails there). out receives the
+ * smallest case found (a copy of c when nothing shrank). hint_*: worst element. */
 int ac_minimize(const ac_case *c, int64_t hint_b, int64_t hint_h, int64_t hint_i, int64_t hint_d, ac_holds_fn holds,
                 void *ctx, ac_min_opts *mo, ac_case *out, ac_err *e);
+/* The mechanism of a finding of kind k: for FAIL, SUSPECT and MASKED-LEAK, which worst element
+ * (output or LSE) and why it is wrong (ac_why), else 0. A minimized case keeps it. */
+int ac_eval_mechanism(const ac_eval *ev, ac_verdict_kind k);
 /* "BxHxKVHxTQxTKxDKxDV dtype mask" and the total elements of q, k, v. */
 void ac_case_size_str(const ac_case *c, char *buf, size_t n);
 int64_t ac_case_elems(const ac_case *c);

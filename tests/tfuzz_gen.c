@@ -179,6 +179,64 @@ START_TEST(family_list)
 }
 END_TEST
 
+
+/* A fake judge: the finding holds whenever tk >= 2 and dv >= 2 and the case still holds the
+ * keys and V columns that carry it: the first and the last key (marked in K's column 0) and
+ * V's first and last column (marked in V's row 0), as a defect between the first and the last
+ * tile would. Windows alone cannot drop the keys between them (the minimizer used to stop at
+ * tk 11, dv 6); dropping ranges reaches tk 2, dv 2. */
+static int has_value(ac_dtype t, const void *base, int64_t n, double v)
+{
+  for (int64_t i = 0; i < n; i++)
+    if (ac_load(t, base, (size_t)i) == v) return 1;
+  return 0;
+}
+
+static int holds_marked(const ac_case *c, void *ctx)
+{
+  int *calls = ctx;
+  (*calls)++;
+  ac_counts n = ac_case_counts(c);
+  ac_dtype t = c->p.dtype;
+  return c->p.tk >= 2 && c->p.dv >= 2 && has_value(t, c->k, n.k, 64.0) && has_value(t, c->k, n.k, 96.0) &&
+         has_value(t, c->v, n.v, 48.0) && has_value(t, c->v, n.v, 80.0);
+}
+
+START_TEST(minimizer_drops_to_tk2_dv2)
+{
+  ac_case c, m;
+  ac_err e;
+  ac_case_init(&c);
+  c.p = (ac_problem){.dtype = AC_F32, .mask = AC_MASK_CAUSAL, .batch = 2, .heads = 4, .kv_heads = 2, .tq = 13,
+                     .tk = 11, .dk = 7, .dv = 6, .scale_is_default = 1};
+  c.p.scale = ac_problem_scale(&c.p);
+  ck_assert_msg(ac_case_alloc(&c, &e) == 0, "%s", e.msg);
+  ac_rng r;
+  ac_rng_init(&r, ac_test_seed(), 1);
+  ac_valdist d;
+  ac_valdist_normal(&d, 1.0);
+  ac_fill_qkv(&c, &r, &d, &d, &d);
+  for (int64_t b = 0; b < c.p.batch; b++)
+    for (int64_t kh = 0; kh < c.p.kv_heads; kh++) {
+      ac_set(AC_F32, c.k, ac_kidx(&c.p, b, kh, 0, 0), 64.0);
+      ac_set(AC_F32, c.k, ac_kidx(&c.p, b, kh, c.p.tk - 1, 0), 96.0);
+      ac_set(AC_F32, c.v, ac_vidx(&c.p, b, kh, 0, 0), 48.0);
+      ac_set(AC_F32, c.v, ac_vidx(&c.p, b, kh, 0, c.p.dv - 1), 80.0);
+    }
+  int calls = 0;
+  ac_min_opts mo = {.max_evals = 200, .max_seconds = 30};
+  ck_assert(ac_minimize(&c, 1, 3, 12, 5, holds_marked, &calls, &mo, &m, &e) == 0);
+  ck_assert_msg(m.p.tk == 2 && m.p.dv == 2 && m.p.tq == 1 && m.p.dk == 1 && m.p.batch == 1 && m.p.heads == 1,
+                AC_SEED_FMT "minimized to B%lld H%lld tq%lld tk%lld dk%lld dv%lld in %d evals", AC_SEED_ARG,
+                (long long)m.p.batch, (long long)m.p.heads, (long long)m.p.tq, (long long)m.p.tk, (long long)m.p.dk,
+                (long long)m.p.dv, mo.evals);
+  ck_assert(holds_marked(&m, &calls));
+  ck_assert_int_eq(calls, mo.evals + 1);
+  ac_case_free(&c);
+  ac_case_free(&m);
+}
+END_TEST
+
 int main(void)
 {
   int nf;
@@ -191,6 +249,7 @@ int main(void)
   tcase_add_test(tc, limits_respected);
   tcase_add_test(tc, scale_flipped_cases);
   tcase_add_test(tc, family_list);
+  tcase_add_test(tc, minimizer_drops_to_tk2_dv2);
   suite_add_tcase(s, tc);
   return ac_test_run(s);
 }

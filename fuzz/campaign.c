@@ -37,7 +37,7 @@ typedef struct {
   int64_t findings, findings_fail, repeats;
   int64_t meta_checks;      /* metamorphic comparisons this run, and the largest |diff|/tolerance */
   double meta_worst;
-  int64_t per_fam[MAX_FAM], per_fam_find[MAX_FAM];
+  int64_t per_fam[MAX_FAM], per_fam_find[MAX_FAM], per_fam_impr[MAX_FAM];
   double best_score;
   char last_finding[256];
   double last_finding_at;
@@ -57,6 +57,7 @@ typedef struct {
   ac_kernel *kernel;
   ac_eval_ctx x;
   ac_pool pool;
+  ac_search search;
   const char *kname;
   int log_fd;
 } ctx_t;
@@ -479,6 +480,7 @@ static void worker_main(ctx_t *c, int w)
   /* a pool seeded from the corpus starts refining at once; a fresh one sweeps first */
   int64_t sweep_n = from_corpus ? 0 : 4 * c->nfam > 100 ? 4 * c->nfam : 100;
   double local_best = 0;
+  ac_search_init(&c->search, c->fam, c->nfam, sweep_n);
   for (;;) {
     int64_t k = take_case(c);
     if (k < 0) break;
@@ -488,21 +490,13 @@ static void worker_main(ctx_t *c, int w)
     ac_rng_init(&r, ac_hash2(c->seed_eff, 0x73656172636831ULL), (uint64_t)gk);
     ac_case cs;
     char family[64], desc[256] = "";
-    ac_elite *parent = NULL;
-    int sweep = k < sweep_n || c->pool.n == 0 || ac_rng_uniform(&r) < 0.4;
-    int rc;
-    if (sweep) {
-      int slot = (int)(k % c->nfam);
-      const ac_family *f = &fams[c->fam[slot]];
-      if ((f->flags & AC_FAM_COSTLY) && ((k / c->nfam) % 4 != 0) && c->nfam > 1) {
-        slot = (slot + 1 + (int)ac_rng_below(&r, (uint64_t)(c->nfam - 1))) % c->nfam;
-        f = &fams[c->fam[slot]];
-        if (f->flags & AC_FAM_COSTLY) f = &fams[c->fam[(slot + 1) % c->nfam]];
-      }
+    int rc, fslot = 0;
+    ac_elite *parent = ac_search_next(&c->search, &c->pool, k, &r, &fslot);
+    if (!parent) {
+      const ac_family *f = &fams[c->fam[fslot]];
       snprintf(family, sizeof family, "%s", f->name);
       rc = ac_generate(f, c->seed_eff, gk, &c->o->lim, &cs, &e);
     } else {
-      parent = ac_pool_pick(&c->pool, &r);
       snprintf(family, sizeof family, "%s", parent->family);
       rc = ac_mutate(&parent->c, parent->sigma, &r, &c->o->lim, &cs, desc, sizeof desc, &e);
       if (rc == 0) {
@@ -549,6 +543,7 @@ static void worker_main(ctx_t *c, int w)
       log_event(c, "\"event\":\"error\",\"what\":\"eval\",\"case\":%lld,\"msg\":\"%s\"", (long long)gk, msg);
     }
     int slot = family_slot(c, family);
+    int improved = ac_search_note(&c->search, slot, ev.score);
     lock(c->sh);
     c->sh->done++;
     if (ev.kinds & (1u << AC_V_SKIP)) c->sh->skipped++;
@@ -557,6 +552,7 @@ static void worker_main(ctx_t *c, int w)
       if (ev.meta.worst_ratio > c->sh->meta_worst) c->sh->meta_worst = ev.meta.worst_ratio;
     }
     if (slot >= 0) c->sh->per_fam[slot]++;
+    if (slot >= 0) c->sh->per_fam_impr[slot] += improved;
     if (ev.score > c->sh->best_score && ev.score < 1e299) c->sh->best_score = ev.score;
     pthread_mutex_unlock(&c->sh->mu);
     if (c->o->log_cases)
@@ -625,6 +621,7 @@ static void write_stats(ctx_t *c, const char *state)
     fprintf(f, "family.%s=%lld\n", fams[c->fam[i]].name, (long long)sh->per_fam[i]);
   for (int i = 0; i < c->nfam; i++)
     if (sh->per_fam_find[i]) fprintf(f, "findings.%s=%lld\n", fams[c->fam[i]].name, (long long)sh->per_fam_find[i]);
+  ac_search_stats(f, c->fam, c->nfam, sh->per_fam, sh->per_fam_impr, c->o->jobs);
   pthread_mutex_unlock(&sh->mu);
   fclose(f);
   char p[4096];

@@ -261,6 +261,44 @@ ac_elite *ac_pool_pick(ac_pool *p, ac_rng *r);
 int ac_mutate(const ac_case *parent, double sigma, ac_rng *r, const ac_gen_limits *l, ac_case *child, char *desc,
               size_t ndesc, ac_err *e);
 
+/* ---- search policy: what case k is, and each family's share ---------------------------------
+ * Case k is a fresh draw of one family (the stratified sweep: every family in turn, a costly one
+ * one turn in AC_SEARCH_COSTLY_TURN) or, after the first sweep, with probability
+ * 1 - AC_SEARCH_P_SWEEP a mutation of an elite of the pool. Each family's cases are capped:
+ *     cases(F) <= cases / families + AC_SHARE_EARN * improvements(F) + AC_SHARE_SLACK
+ * where an improvement is a case of F whose err/E beats F's best so far by more than the
+ * factor 1 + AC_SHARE_GAIN. A family stuck at an err/E plateau earns nothing and is held to its
+ * share; its mutations go to the elites of other families (or to a fresh draw). The counts are
+ * kept per worker, so over J workers the bound holds with J * AC_SHARE_SLACK. */
+#define AC_SEARCH_MAX_FAM 64
+#define AC_SEARCH_P_SWEEP 0.4
+#define AC_SEARCH_COSTLY_TURN 4
+#define AC_SHARE_EARN 16
+#define AC_SHARE_SLACK 8
+#define AC_SHARE_GAIN 0.01
+typedef struct {
+  int n;                                  /* families in the campaign */
+  int fam[AC_SEARCH_MAX_FAM];             /* their indices in ac_families() */
+  int64_t cases[AC_SEARCH_MAX_FAM];       /* cases of each family (fresh draws and mutations) */
+  int64_t improvements[AC_SEARCH_MAX_FAM];
+  double best[AC_SEARCH_MAX_FAM];         /* each family's best err/E */
+  int64_t total;
+  int64_t sweep_n;                        /* the first sweep_n case numbers are all fresh draws */
+} ac_search;
+
+void ac_search_init(ac_search *s, const int *fam, int n, int64_t sweep_n);
+/* Slot of a family name in the campaign, -1 when absent. */
+int ac_search_slot(const ac_search *s, const char *name);
+/* The most cases family slot f may have now (the rule above). */
+int64_t ac_search_cap(const ac_search *s, int f);
+/* Decide case k: returns the elite to mutate, or NULL and *slot the family to draw afresh. */
+ac_elite *ac_search_next(ac_search *s, ac_pool *pool, int64_t k, ac_rng *r, int *slot);
+/* Count a case of family slot f with objective score; 1 when it was an improvement. */
+int ac_search_note(ac_search *s, int f, double score);
+/* Stats lines for a campaign's totals (all workers): share.NAME, improvements.NAME,
+ * share_cap.NAME and the rule. */
+void ac_search_stats(FILE *f, const int *fam, int n, const int64_t *cases, const int64_t *improvements, int jobs);
+
 /* ---- corpus: the best cases, seeding later runs ---------------------------------------------- */
 void ac_corpus_save(const char *dir, const ac_case *c, const char *family, double score);
 /* Offers up to max of the best corpus cases that fit the limits to the pool; returns how many joined. */

@@ -237,6 +237,71 @@ START_TEST(minimizer_drops_to_tk2_dv2)
 }
 END_TEST
 
+/* The search policy under synthetic feedback: a pool full of elites of a family stuck at an
+ * err/E plateau (neg_logits, err/E 5 forever) next to a family that keeps improving
+ * (late_max): the plateaued family is held to cases/families + AC_SHARE_EARN * improvements +
+ * AC_SHARE_SLACK (below 25% of the cases), the improving one earns more than its share. */
+START_TEST(share_rule_caps_plateau)
+{
+  int nf;
+  const ac_family *fams = ac_families(&nf);
+  int fam[AC_SEARCH_MAX_FAM];
+  for (int i = 0; i < nf; i++) fam[i] = i;
+  ac_search s;
+  ac_search_init(&s, fam, nf, 100);
+  ac_pool pool;
+  ac_pool_init(&pool, 16);
+  ac_gen_limits l;
+  ac_gen_limits_init(&l);
+  l.max_t = 32;
+  for (int i = 0; i < 16; i++) {
+    ac_case c;
+    ac_err e;
+    ck_assert(ac_generate(ac_family_find("normal"), ac_test_seed(), i, &l, &c, &e) == 0);
+    ck_assert(ac_pool_offer(&pool, &c, i < 12 ? "neg_logits" : "late_max", i < 12 ? 5.0 + i : 1.0));
+    ac_case_free(&c);
+  }
+  int neg = ac_search_slot(&s, "neg_logits"), late = ac_search_slot(&s, "late_max");
+  ck_assert(neg >= 0 && late >= 0);
+  double late_score = 1.0;
+  int64_t worst_excess = INT64_MIN;
+  for (int64_t k = 0; k < 4000; k++) {
+    ac_rng r;
+    ac_rng_init(&r, ac_test_seed(), (uint64_t)k);
+    int slot = -1;
+    ac_elite *parent = ac_search_next(&s, &pool, k, &r, &slot);
+    int f = parent ? ac_search_slot(&s, parent->family) : slot;
+    ck_assert(f >= 0 && f < nf);
+    double score = f == neg ? 5.0 : f == late ? (late_score *= 1.02) : 0.1 * ac_rng_uniform(&r);
+    ac_search_note(&s, f, score);
+    int64_t excess = s.cases[neg] - ac_search_cap(&s, neg);
+    if (excess > worst_excess) worst_excess = excess;
+  }
+  ck_assert_msg(worst_excess <= 0, AC_SEED_FMT "neg_logits exceeded its cap by %lld", AC_SEED_ARG,
+                (long long)worst_excess);
+  ck_assert_msg(s.improvements[neg] <= 1, AC_SEED_FMT "a plateau counted %lld improvements", AC_SEED_ARG,
+                (long long)s.improvements[neg]);
+  double share_neg = (double)s.cases[neg] / (double)s.total, share_late = (double)s.cases[late] / (double)s.total;
+  ck_assert_msg(share_neg < 0.25 && share_neg <= 1.0 / nf + (AC_SHARE_EARN + AC_SHARE_SLACK + 1.0) / (double)s.total,
+                AC_SEED_FMT "neg_logits share %.3f", AC_SEED_ARG, share_neg);
+  ck_assert_msg(share_late > 2.0 / nf, AC_SEED_FMT "improving late_max got only %.3f", AC_SEED_ARG, share_late);
+  for (int i = 0; i < nf; i++)
+    ck_assert_msg(s.cases[i] <= ac_search_cap(&s, i) + 1, AC_SEED_FMT "%s: %lld cases, cap %lld", AC_SEED_ARG,
+                  fams[i].name, (long long)s.cases[i], (long long)ac_search_cap(&s, i));
+  /* the stats give the share, the improvements and the cap of every family */
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  ac_search_stats(f, fam, nf, s.cases, s.improvements, 1);
+  fclose(f);
+  ck_assert_msg(strstr(buf, "share.neg_logits=0.0") && strstr(buf, "improvements.late_max=") &&
+                    strstr(buf, "share_cap.neg_logits=") && strstr(buf, "share_rule="),
+                "%s", buf);
+  free(buf);
+  ac_pool_free(&pool);
+}
+END_TEST
+
 int main(void)
 {
   int nf;
@@ -250,6 +315,7 @@ int main(void)
   tcase_add_test(tc, scale_flipped_cases);
   tcase_add_test(tc, family_list);
   tcase_add_test(tc, minimizer_drops_to_tk2_dv2);
+  tcase_add_test(tc, share_rule_caps_plateau);
   suite_add_tcase(s, tc);
   return ac_test_run(s);
 }

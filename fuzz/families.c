@@ -32,6 +32,8 @@ static const ac_family table[] = {
   {"long_t", "long T (up to the campaign's max) with the oracle on a row sample", "fp16 accumulators at long T; rescale; ties at long T", ac_gen_long_t, AC_FAM_COSTLY},
   {"scale", "explicit scales: 0, negative, tiny, large, 1/8 with dk != 64", "hard-coded scale", ac_gen_scale, 0},
   {"mixed", "random shape, per-tensor band/int/normal values, layouts, scales", "broad coverage", ac_gen_mixed, 0},
+  {"sentinel", "masked keys scoring up to the working format's top above the visible ones; visible maxima where e^(s - sentinel) underflows",
+   "finite mask value (-1e4, -65504); finite running-max sentinel", ac_gen_sentinel, 0},
   {"index_overflow", "the largest tensors --max-elems allows, past 2^31 elements when it permits (GPU)",
    "32-bit index overflow", ac_gen_index_overflow, AC_FAM_COSTLY},
 };

@@ -90,6 +90,28 @@ void ac_params_shape(ac_params *pb, const ac_problem *p);
 /* Strided layout with gaps (padding in the d and t dimensions, or a heads-major order). */
 void ac_draw_strides(ac_rng *r, ac_problem *p);
 
+/* ---- score patterns at block edges (fuzz/patterns.c) ---------------------------------- */
+enum { AC_PAT_NORMAL = 0, AC_PAT_TIES, AC_PAT_LARGE_V, AC_PAT_LATE, AC_PAT_CREEP, AC_PAT_DOMINANT,
+       AC_PAT_SENTINEL_MASKED, AC_PAT_SENTINEL_BAND, AC_NPAT };
+const char *ac_pattern_name(int pat);
+/* A block (split) size 2^k, k in [lg_lo, lg_hi], not above tk unless 2^lg_lo is. */
+int64_t ac_draw_block(ac_rng *r, int lg_lo, int lg_hi, int64_t tk);
+/* A key at a block edge: m block - 1 or m block (below tk), or the last key (the remainder). */
+int64_t ac_draw_edge_key(ac_rng *r, int64_t tk, int64_t block);
+/* Keys j < ac_row_visible(p, i) are visible to query row i under p's mask. */
+int64_t ac_row_visible(const ac_problem *p, int64_t i);
+/* 1 when the first row with visible keys has masked keys too (sentinel_masked can be drawn). */
+int ac_pat_has_masked(const ac_problem *p);
+/* Key j of (b, kh) scoring s against Q rows of ones whose last channel is q_last. */
+void ac_pat_set_score(ac_case *c, int64_t b, int64_t kh, int64_t j, double s, double q_last);
+/* Fill Q, K, V of an allocated case with pattern pat, its structure at the edges of block:
+ * late_max / creeping_max a staircase that moves the maximum at every block start (or end),
+ * dominant one key at a block edge, ties the maximum on every block edge, large_v V toward the
+ * dtype's range, sentinel_masked masked keys far above the visible ones, sentinel_band every
+ * visible score where e^(s - sentinel) is subnormal, zero or has an overflowing reciprocal.
+ * Records pattern, block, key and the pattern's knobs in pb. */
+int ac_pat_apply(ac_case *c, ac_rng *r, int pat, int64_t block, ac_params *pb);
+
 /* ---- families ------------------------------------------------------------------------ */
 /* Draws the problem and the values of c (c->p is filled by the family, then the caller
  * allocates through ac_gen_alloc inside the family). Returns 0 or -1. */
@@ -149,6 +171,7 @@ AC_FAMILY_DECL(long_t);
 AC_FAMILY_DECL(scale);
 AC_FAMILY_DECL(mixed);
 AC_FAMILY_DECL(index_overflow);
+AC_FAMILY_DECL(sentinel);
 
 /* ---- metamorphic checks (fuzz/metamorphic.c): verdicts that need no oracle -------------- */
 enum { AC_META_OFF = 0, AC_META_SOME = 1, AC_META_ALWAYS = 2 };

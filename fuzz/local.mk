@@ -17,6 +17,7 @@ fuzz_libac_fuzz_a_SOURCES = \
 	fuzz/summary.c \
 	fuzz/corpus.c \
 	fuzz/campaign.c \
+	fuzz/patterns.c \
 	fuzz/gen_normal.c \
 	fuzz/gen_uniform.c \
 	fuzz/gen_small_int.c \
@@ -42,6 +43,7 @@ fuzz_libac_fuzz_a_SOURCES = \
 	fuzz/gen_long_t.c \
 	fuzz/gen_scale.c \
 	fuzz/gen_mixed.c \
+	fuzz/gen_sentinel.c \
 	fuzz/gen_index_overflow.c
 # The campaign demo of ./quickstart.sh, the fuzzing guide and the Slurm array example.
 dist_noinst_SCRIPTS += scripts/demo

@@ -12,6 +12,8 @@ static const ac_family table[] = {
   {"small_int", "sparse small integers (exact products, exact scores)", "causal off-by-one; mask alignment; ties", ac_gen_small_int, 0},
   {"large_mag", "logits up to the overflow edge of the dtype (fp16 65504 included)", "no max-subtraction; hard-coded logit bound; fp16 score overflow", ac_gen_large_mag, 0},
   {"neg_logits", "every logit very negative (below -5e4)", "finite running-max sentinel", ac_gen_neg_logits, 0},
+  {"sentinel", "masked keys scoring up to the working format's top above the visible ones; visible maxima where e^(s - sentinel) underflows",
+   "finite mask value (-1e4, -65504); finite running-max sentinel", ac_gen_sentinel, 0},
   {"large_v", "V toward the dtype's range with near-uniform or peaked weights", "fp16 accumulator overflow", ac_gen_large_v, 0},
   {"tiny", "tiny magnitudes and subnormals in Q, K, V", "low-precision underflow; flush to zero", ac_gen_tiny, 0},
   {"zero_q", "Q = 0 (all rows or some): uniform weights", "equal logits; rescale", ac_gen_zero_q, 0},
@@ -32,8 +34,6 @@ static const ac_family table[] = {
   {"long_t", "long T (up to the campaign's max) with the oracle on a row sample", "fp16 accumulators at long T; rescale; ties at long T", ac_gen_long_t, AC_FAM_COSTLY},
   {"scale", "explicit scales: 0, negative, tiny, large, 1/8 with dk != 64", "hard-coded scale", ac_gen_scale, 0},
   {"mixed", "random shape, per-tensor band/int/normal values, layouts, scales", "broad coverage", ac_gen_mixed, 0},
-  {"sentinel", "masked keys scoring up to the working format's top above the visible ones; visible maxima where e^(s - sentinel) underflows",
-   "finite mask value (-1e4, -65504); finite running-max sentinel", ac_gen_sentinel, 0},
   {"index_overflow", "the largest tensors --max-elems allows, past 2^31 elements when it permits (GPU)",
    "32-bit index overflow", ac_gen_index_overflow, AC_FAM_COSTLY},
 };

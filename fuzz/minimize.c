@@ -101,17 +101,22 @@ static int halve_dim(mstate *m, int which, int64_t *hint)
   return any;
 }
 
-/* Drop ranges of one dimension (delta debugging): len/2, len/4, ..., 1 rows, keys or columns
- * at a time anywhere, so that a finding that needs the first and the last key loses the
- * keys between them. At most MIN_DROP_TRIES ranges per size. */
+/* Drop ranges of one dimension (delta debugging): len/4, len/8, ..., 1 rows, keys or columns
+ * at a time (halves are halve_dim's), at both ends always and anywhere between them while a
+ * size takes at most MIN_DROP_TRIES ranges, so that a finding that needs the first and the
+ * last key loses the keys between them. */
 #define MIN_DROP_TRIES 64
 static int drop_dim(mstate *m, int which, int64_t *hint)
 {
   int any = 0;
-  for (int64_t chunk = dim_len(&m->cur.p, which) / 2; chunk >= 1 && budget_left(m); chunk /= 2) {
-    if (dim_len(&m->cur.p, which) / chunk > MIN_DROP_TRIES) continue;
+  int64_t len0 = dim_len(&m->cur.p, which);
+  for (int64_t chunk = len0 >= 4 ? len0 / 4 : 1; chunk >= 1 && budget_left(m); chunk /= 2) {
     for (int64_t a = 0; a < dim_len(&m->cur.p, which) && budget_left(m); a += chunk) {
       int64_t len = dim_len(&m->cur.p, which), n = chunk < len - a ? chunk : len - a;
+      if (len / chunk > MIN_DROP_TRIES && a > 0 && a + n < len) {
+        a = len - chunk - chunk;   /* only the last range remains to try */
+        continue;
+      }
       if (n >= len || !try_drop(m, which, a, n)) continue;
       any = 1;
       if (*hint >= a + n) *hint -= n;

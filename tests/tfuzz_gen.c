@@ -237,6 +237,26 @@ START_TEST(minimizer_drops_to_tk2_dv2)
 }
 END_TEST
 
+/* The mechanism a minimized case must keep: the worst element's tensor (output or LSE) and why
+ * it is wrong; kinds without an element have none. */
+START_TEST(mechanism_tells_worst_elements_apart)
+{
+  ac_eval a, b;
+  memset(&a, 0, sizeof a);
+  a.rep.worst = (ac_worst_elem){.valid = 1, .why = AC_WHY_VALUE, .err_w = 3};
+  b = a;
+  ck_assert_int_eq(ac_eval_mechanism(&a, AC_V_FAIL), ac_eval_mechanism(&b, AC_V_FAIL));
+  b.rep.worst.why = AC_WHY_NONFINITE;
+  ck_assert_int_ne(ac_eval_mechanism(&a, AC_V_FAIL), ac_eval_mechanism(&b, AC_V_FAIL));
+  b = a;
+  b.rep.lse_worst = (ac_worst_elem){.valid = 1, .is_lse = 1, .why = AC_WHY_VALUE, .err_w = 5};
+  ck_assert_int_ne(ac_eval_mechanism(&a, AC_V_FAIL), ac_eval_mechanism(&b, AC_V_FAIL));
+  b.rep.lse_worst.err_w = 1;   /* the output element stays the worst */
+  ck_assert_int_eq(ac_eval_mechanism(&a, AC_V_SUSPECT), ac_eval_mechanism(&b, AC_V_SUSPECT));
+  ck_assert_int_eq(ac_eval_mechanism(&a, AC_V_CRASH), 0);
+}
+END_TEST
+
 /* The search policy under synthetic feedback: a pool full of elites of a family stuck at an
  * err/E plateau (neg_logits, err/E 5 forever) next to a family that keeps improving
  * (late_max): the plateaued family is held to cases/families + AC_SHARE_EARN * improvements +
@@ -476,6 +496,7 @@ int main(void)
   tcase_add_test(tc, scale_flipped_cases);
   tcase_add_test(tc, family_list);
   tcase_add_test(tc, minimizer_drops_to_tk2_dv2);
+  tcase_add_test(tc, mechanism_tells_worst_elements_apart);
   tcase_add_test(tc, share_rule_caps_plateau);
   tcase_add_test(tc, long_t_every_pattern_at_block_edges);
   tcase_add_test(tc, sentinel_rows_generated);

@@ -214,9 +214,11 @@ static int case_done(ctx_t *c, int w, int64_t k, const char *family, const ac_ev
     return -1;
   }
   int slot = ac_cp_family_slot(c, family);
+  int improved = ev && slot >= 0 ? ac_search_note(&c->search, slot, ev->score) : 0;
   ac_cp_lock(sh);
   sh->done++;
   if (slot >= 0) sh->per_fam[slot]++;
+  if (slot >= 0) sh->per_fam_impr[slot] += improved;
   if (ev && (ev->kinds & (1u << AC_V_SKIP))) sh->skipped++;
   if (ev && ev->meta.checked) {
     sh->meta_checks++;
@@ -255,23 +257,17 @@ static int never_started(start_watch *sw, int erc, const ac_eval *ev, const char
 
 /* Case number k (global gk) of a worker: a family's case during the sweep (a function of the
  * seed and gk), else a mutation of a pool member (*parent). family: 64 bytes. 0 or -1. */
-static int draw_case(ctx_t *c, int64_t k, int64_t gk, int64_t sweep_n, ac_rng *r, ac_case *cs, char *family, char *desc,
+static int draw_case(ctx_t *c, int64_t k, int64_t gk, ac_rng *r, ac_case *cs, char *family, char *desc,
                      size_t nd, ac_elite **parent, ac_err *e)
 {
-  int nf;
+  int nf, fslot = 0;
   const ac_family *fams = ac_families(&nf);
-  if (k < sweep_n || c->pool.n == 0 || ac_rng_uniform(r) < 0.4) {
-    int slot = (int)(k % c->nfam);
-    const ac_family *f = &fams[c->fam[slot]];
-    if ((f->flags & AC_FAM_COSTLY) && ((k / c->nfam) % 4 != 0) && c->nfam > 1) {
-      slot = (slot + 1 + (int)ac_rng_below(r, (uint64_t)(c->nfam - 1))) % c->nfam;
-      f = &fams[c->fam[slot]];
-      if (f->flags & AC_FAM_COSTLY) f = &fams[c->fam[(slot + 1) % c->nfam]];
-    }
+  *parent = ac_search_next(&c->search, &c->pool, k, r, &fslot);
+  if (!*parent) {
+    const ac_family *f = &fams[c->fam[fslot]];
     snprintf(family, 64, "%s", f->name);
     return ac_generate(f, c->seed_eff, gk, &c->o->lim, cs, e);
   }
-  *parent = ac_pool_pick(&c->pool, r);
   snprintf(family, 64, "%s", (*parent)->family);
   if (ac_mutate(&(*parent)->c, (*parent)->sigma, r, &c->o->lim, cs, desc, nd, e)) return -1;
   cs->case_index = gk;
@@ -311,6 +307,7 @@ void ac_cp_worker_main(ctx_t *c, int w)
   if (c->o->minimize) pending_minimizations(c, w);
   /* a pool seeded from the corpus starts refining at once; a fresh one sweeps first */
   int64_t sweep_n = from_corpus ? 0 : 4 * c->nfam > 100 ? 4 * c->nfam : 100;
+  ac_search_init(&c->search, c->fam, c->nfam, sweep_n);
   double local_best = 0;
   start_watch sw = {0};
   int status = 0;
@@ -333,7 +330,7 @@ void ac_cp_worker_main(ctx_t *c, int w)
     ac_case cs;
     char family[64], desc[256] = "";
     ac_elite *parent = NULL;
-    int rc = draw_case(c, k, gk, sweep_n, &r, &cs, family, desc, sizeof desc, &parent, &e);
+    int rc = draw_case(c, k, gk, &r, &cs, family, desc, sizeof desc, &parent, &e);
     snprintf(c->sh->worker_family[w], sizeof c->sh->worker_family[w], "%s", family);
     if (rc) {
       __atomic_add_fetch(&c->sh->errors, 1, __ATOMIC_RELAXED);

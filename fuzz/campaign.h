@@ -23,7 +23,7 @@ typedef struct {
   int64_t findings, findings_fail, repeats;
   int64_t meta_checks;      /* metamorphic comparisons this run, and the largest |diff|/tolerance */
   double meta_worst;
-  int64_t per_fam[MAX_FAM], per_fam_find[MAX_FAM];
+  int64_t per_fam[MAX_FAM], per_fam_find[MAX_FAM], per_fam_impr[MAX_FAM];
   double best_score;
   char last_finding[256];
   double last_finding_at;
@@ -49,6 +49,7 @@ typedef struct {
   ac_kernel *kernel;
   ac_eval_ctx x;
   ac_pool pool;
+  ac_search search;
   const char *kname;
   int log_fd;
   int journal_fd, lock_fd;

@@ -112,6 +112,7 @@ static json_object *build_report(ctx_t *c, const ac_case *cs, const ac_eval *ev,
 typedef struct {
   ctx_t *c;
   ac_verdict_kind kind;
+  int mech;                       /* ac_eval_mechanism of the finding (-1: learnt on the first call) */
 } holds_ctx;
 
 static int holds(const ac_case *cs, void *arg)
@@ -122,7 +123,10 @@ static int holds(const ac_case *cs, void *arg)
   ac_eval_ctx x = h->c->x;
   if (h->kind == AC_V_METAMORPHIC) x.metamorphic = AC_META_ALWAYS;   /* a shrunk case may fall outside the 1 in 8 */
   if (ac_eval_case(&x, cs, h->kind == AC_V_NONDETERMINISTIC, &ev, &e) && !(ev.kinds & (1u << h->kind))) return 0;
-  return (ev.kinds & (1u << h->kind)) != 0;
+  if (!(ev.kinds & (1u << h->kind))) return 0;
+  int mech = ac_eval_mechanism(&ev, h->kind);
+  if (h->mech < 0) h->mech = mech;
+  return mech == h->mech;
 }
 
 /* Minimize the finding in fdir (case.npz + report.json) and store minimized.npz beside it. */
@@ -151,7 +155,7 @@ void ac_cp_minimize_finding(ctx_t *c, const char *sig)
     json_object_put(r);
     return;
   }
-  holds_ctx hc = {c, kind};
+  holds_ctx hc = {c, kind, -1};
   ac_min_opts mo = {.max_evals = 200, .max_seconds = c->o->min_seconds};
   double t = ac_now();
   if (ac_minimize(&cs, hb, hh, hi, hd, holds, &hc, &mo, &mn, &e) == 0) {

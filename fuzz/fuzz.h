@@ -90,6 +90,28 @@ void ac_params_shape(ac_params *pb, const ac_problem *p);
 /* Strided layout with gaps (padding in the d and t dimensions, or a heads-major order). */
 void ac_draw_strides(ac_rng *r, ac_problem *p);
 
+/* ---- score patterns at block edges (fuzz/patterns.c) ---------------------------------- */
+enum { AC_PAT_NORMAL = 0, AC_PAT_TIES, AC_PAT_LARGE_V, AC_PAT_LATE, AC_PAT_CREEP, AC_PAT_DOMINANT,
+       AC_PAT_SENTINEL_MASKED, AC_PAT_SENTINEL_BAND, AC_NPAT };
+const char *ac_pattern_name(int pat);
+/* A block (split) size 2^k, k in [lg_lo, lg_hi], not above tk unless 2^lg_lo is. */
+int64_t ac_draw_block(ac_rng *r, int lg_lo, int lg_hi, int64_t tk);
+/* A key at a block edge: m block - 1 or m block (below tk), or the last key (the remainder). */
+int64_t ac_draw_edge_key(ac_rng *r, int64_t tk, int64_t block);
+/* Keys j < ac_row_visible(p, i) are visible to query row i under p's mask. */
+int64_t ac_row_visible(const ac_problem *p, int64_t i);
+/* 1 when the first row with visible keys has masked keys too (sentinel_masked can be drawn). */
+int ac_pat_has_masked(const ac_problem *p);
+/* Key j of (b, kh) scoring s against Q rows of ones whose last channel is q_last. */
+void ac_pat_set_score(ac_case *c, int64_t b, int64_t kh, int64_t j, double s, double q_last);
+/* Fill Q, K, V of an allocated case with pattern pat, its structure at the edges of block:
+ * late_max / creeping_max a staircase that moves the maximum at every block start (or end),
+ * dominant one key at a block edge, ties the maximum on every block edge, large_v V toward the
+ * dtype's range, sentinel_masked masked keys far above the visible ones, sentinel_band every
+ * visible score where e^(s - sentinel) is subnormal, zero or has an overflowing reciprocal.
+ * Records pattern, block, key and the pattern's knobs in pb. */
+int ac_pat_apply(ac_case *c, ac_rng *r, int pat, int64_t block, ac_params *pb);
+
 /* ---- families ------------------------------------------------------------------------ */
 /* Draws the problem and the values of c (c->p is filled by the family, then the caller
  * allocates through ac_gen_alloc inside the family). Returns 0 or -1. */
@@ -149,6 +171,7 @@ AC_FAMILY_DECL(long_t);
 AC_FAMILY_DECL(scale);
 AC_FAMILY_DECL(mixed);
 AC_FAMILY_DECL(index_overflow);
+AC_FAMILY_DECL(sentinel);
 
 /* ---- metamorphic checks (fuzz/metamorphic.c): verdicts that need no oracle -------------- */
 enum { AC_META_OFF = 0, AC_META_SOME = 1, AC_META_ALWAYS = 2 };
@@ -247,6 +270,9 @@ typedef struct {
 void ac_slice_all(const ac_problem *p, ac_slice *s);
 /* A sub-case (contiguous layout, same dtype, mask, scale rule, provenance). -1 on a bad slice. */
 int ac_case_slice(const ac_case *c, const ac_slice *s, ac_case *out, ac_err *e);
+/* c without [a, a + n) of one dimension (0 tq, 1 tk, 2 dk, 3 dv), the rest kept in order
+ * (contiguous layout). -1 when the range is outside or would leave nothing. */
+int ac_case_drop(const ac_case *c, int dim, int64_t a, int64_t n, ac_case *out, ac_err *e);
 /* Change tq and tk (crop, or extend with copies of random existing rows/keys plus noise). */
 int ac_case_resize_t(const ac_case *c, int64_t tq, int64_t tk, ac_rng *r, ac_case *out, ac_err *e);
 
@@ -276,6 +302,44 @@ ac_elite *ac_pool_pick(ac_pool *p, ac_rng *r);
 int ac_mutate(const ac_case *parent, double sigma, ac_rng *r, const ac_gen_limits *l, ac_case *child, char *desc,
               size_t ndesc, ac_err *e);
 
+/* ---- search policy: what case k is, and each family's share ---------------------------------
+ * Case k is a fresh draw of one family (the stratified sweep: every family in turn, a costly one
+ * one turn in AC_SEARCH_COSTLY_TURN) or, after the first sweep, with probability
+ * 1 - AC_SEARCH_P_SWEEP a mutation of an elite of the pool. Each family's cases are capped:
+ *     cases(F) <= cases / families + AC_SHARE_EARN * improvements(F) + AC_SHARE_SLACK
+ * where an improvement is a case of F whose err/E beats F's best so far by more than the
+ * factor 1 + AC_SHARE_GAIN. A family stuck at an err/E plateau earns nothing and is held to its
+ * share; its mutations go to the elites of other families (or to a fresh draw). The counts are
+ * kept per worker, so over J workers the bound holds with J * AC_SHARE_SLACK. */
+#define AC_SEARCH_MAX_FAM 64
+#define AC_SEARCH_P_SWEEP 0.4
+#define AC_SEARCH_COSTLY_TURN 4
+#define AC_SHARE_EARN 16
+#define AC_SHARE_SLACK 8
+#define AC_SHARE_GAIN 0.01
+typedef struct {
+  int n;                                  /* families in the campaign */
+  int fam[AC_SEARCH_MAX_FAM];             /* their indices in ac_families() */
+  int64_t cases[AC_SEARCH_MAX_FAM];       /* cases of each family (fresh draws and mutations) */
+  int64_t improvements[AC_SEARCH_MAX_FAM];
+  double best[AC_SEARCH_MAX_FAM];         /* each family's best err/E */
+  int64_t total;
+  int64_t sweep_n;                        /* the first sweep_n case numbers are all fresh draws */
+} ac_search;
+
+void ac_search_init(ac_search *s, const int *fam, int n, int64_t sweep_n);
+/* Slot of a family name in the campaign, -1 when absent. */
+int ac_search_slot(const ac_search *s, const char *name);
+/* The most cases family slot f may have now (the rule above). */
+int64_t ac_search_cap(const ac_search *s, int f);
+/* Decide case k: returns the elite to mutate, or NULL and *slot the family to draw afresh. */
+ac_elite *ac_search_next(ac_search *s, ac_pool *pool, int64_t k, ac_rng *r, int *slot);
+/* Count a case of family slot f with objective score; 1 when it was an improvement. */
+int ac_search_note(ac_search *s, int f, double score);
+/* Stats lines for a campaign's totals (all workers): share.NAME, improvements.NAME,
+ * share_cap.NAME and the rule. */
+void ac_search_stats(FILE *f, const int *fam, int n, const int64_t *cases, const int64_t *improvements, int jobs);
+
 /* ---- corpus: the best cases, seeding later runs ---------------------------------------------- */
 void ac_corpus_save(const char *dir, const ac_case *c, const char *family, double score);
 /* Offers up to max of the best corpus cases that fit the limits to the pool; returns how many joined. */
@@ -290,10 +354,15 @@ typedef struct {
   double max_seconds;
   int evals;                      /* out: evaluations used */
 } ac_min_opts;
-/* Shrink batch, heads, tq, tk, dk, dv, then simplify values while holds() stays 1.
- * out receives the smallest case found (a copy of c when nothing shrank). hint_*: worst element. */
+/* Shrink batch, heads, tq, tk, dk, dv (halves of every dimension, then dropped ranges of rows,
+ * keys and columns, until nothing smaller holds), then simplify values while holds() stays 1.
+ * holds() is called on c itself first (nothing shrinks when it fails there). out receives the
+ * smallest case found (a copy of c when nothing shrank). hint_*: worst element. */
 int ac_minimize(const ac_case *c, int64_t hint_b, int64_t hint_h, int64_t hint_i, int64_t hint_d, ac_holds_fn holds,
                 void *ctx, ac_min_opts *mo, ac_case *out, ac_err *e);
+/* The mechanism of a finding of kind k: for FAIL, SUSPECT and MASKED-LEAK, which worst element
+ * (output or LSE) and why it is wrong (ac_why), else 0. A minimized case keeps it. */
+int ac_eval_mechanism(const ac_eval *ev, ac_verdict_kind k);
 /* "BxHxKVHxTQxTKxDKxDV dtype mask" and the total elements of q, k, v. */
 void ac_case_size_str(const ac_case *c, char *buf, size_t n);
 int64_t ac_case_elems(const ac_case *c);

@@ -30,6 +30,7 @@ fuzz_libac_fuzz_a_SOURCES = \
 	fuzz/campdir.c \
 	fuzz/journal.h \
 	fuzz/journal.c \
+	fuzz/patterns.c \
 	fuzz/gen_normal.c \
 	fuzz/gen_uniform.c \
 	fuzz/gen_small_int.c \
@@ -55,6 +56,7 @@ fuzz_libac_fuzz_a_SOURCES = \
 	fuzz/gen_long_t.c \
 	fuzz/gen_scale.c \
 	fuzz/gen_mixed.c \
+	fuzz/gen_sentinel.c \
 	fuzz/gen_index_overflow.c
 # The campaign demo of ./quickstart.sh, the fuzzing guide and the Slurm array example.
 dist_noinst_SCRIPTS += scripts/demo scripts/slurm-check scripts/killtest

@@ -1,6 +1,7 @@
 /* minimize.c: shrink a finding while it still holds: the batch and head of the worst element,
- * fewer rows, keys and dims (halves first, then single steps), then simpler values (zeros,
- * fewer significant bits, small integers), greedily, within an evaluation and time budget. */
+ * then, until nothing smaller holds, halves of every dimension and dropped ranges of rows, keys
+ * and columns (delta debugging), then simpler values (zeros, fewer significant bits, small
+ * integers), greedily, within an evaluation and time budget. */
 #include "config.h"
 #include <math.h>
 #include <stdio.h>
@@ -51,29 +52,35 @@ static int strided(const ac_problem *p)
 
 static int64_t clampi(int64_t x, int64_t lo, int64_t hi) { return x < lo ? lo : x > hi ? hi : x; }
 
-/* Shrink one dimension: [lo, lo+n) ranges of the slice field pair (a, n). */
-static int shrink_dim(mstate *m, int which, int64_t *hint)
+static int try_drop(mstate *m, int which, int64_t a, int64_t n)
+{
+  ac_case cand;
+  ac_err e;
+  if (ac_case_drop(&m->cur, which, a, n, &cand, &e)) return 0;
+  return try_case(m, &cand);
+}
+
+static int64_t dim_len(const ac_problem *p, int which)
+{
+  return which == 0 ? p->tq : which == 1 ? p->tk : which == 2 ? p->dk : p->dv;
+}
+
+/* Halve one dimension (0 tq, 1 tk, 2 dk, 3 dv) while the finding holds: the rows up to and at
+ * the hint (rows), the hint column (dv), the first half, the second half. */
+static int halve_dim(mstate *m, int which, int64_t *hint)
 {
   int any = 0;
   for (int round = 0; round < 64 && budget_left(m); round++) {
     const ac_problem *p = &m->cur.p;
-    int64_t len = which == 0 ? p->tq : which == 1 ? p->tk : which == 2 ? p->dk : p->dv;
+    int64_t len = dim_len(p, which);
     if (len <= 1) break;
     int64_t h = clampi(*hint, 0, len - 1);
-    /* candidates: around the hint (rows, output columns), halves, then smaller cuts from the
-     * end and the start (a quarter, an eighth, ..., one) */
-    int64_t cand[24][2];
+    int64_t cand[4][2];
     int nc = 0;
     if (which == 0) { cand[nc][0] = 0; cand[nc][1] = h + 1; nc++; cand[nc][0] = h; cand[nc][1] = 1; nc++; }
     if (which == 3) { cand[nc][0] = h; cand[nc][1] = 1; nc++; }
     cand[nc][0] = 0; cand[nc][1] = len / 2; nc++;
-    cand[nc][0] = len / 2; cand[nc][1] = len - len / 2; nc++;
-    for (int64_t cut = len / 4; nc + 2 <= 24; cut /= 2) {
-      if (cut < 1) cut = 1;
-      cand[nc][0] = 0; cand[nc][1] = len - cut; nc++;
-      cand[nc][0] = cut; cand[nc][1] = len - cut; nc++;
-      if (cut == 1) break;
-    }
+    if (nc < 4) { cand[nc][0] = len / 2; cand[nc][1] = len - len / 2; nc++; }
     int progressed = 0;
     for (int k = 0; k < nc && !progressed; k++) {
       if (cand[k][1] < 1 || cand[k][1] >= len) continue;
@@ -90,6 +97,32 @@ static int shrink_dim(mstate *m, int which, int64_t *hint)
     }
     if (!progressed) break;
     any = 1;
+  }
+  return any;
+}
+
+/* Drop ranges of one dimension (delta debugging): len/4, len/8, ..., 1 rows, keys or columns
+ * at a time (halves are halve_dim's), at both ends always and anywhere between them while a
+ * size takes at most MIN_DROP_TRIES ranges, so that a finding that needs the first and the
+ * last key loses the keys between them. */
+#define MIN_DROP_TRIES 64
+static int drop_dim(mstate *m, int which, int64_t *hint)
+{
+  int any = 0;
+  int64_t len0 = dim_len(&m->cur.p, which);
+  for (int64_t chunk = len0 >= 4 ? len0 / 4 : 1; chunk >= 1 && budget_left(m); chunk /= 2) {
+    for (int64_t a = 0; a < dim_len(&m->cur.p, which) && budget_left(m); a += chunk) {
+      int64_t len = dim_len(&m->cur.p, which), n = chunk < len - a ? chunk : len - a;
+      if (len / chunk > MIN_DROP_TRIES && a > 0 && a + n < len) {
+        a = len - chunk - chunk;   /* only the last range remains to try */
+        continue;
+      }
+      if (n >= len || !try_drop(m, which, a, n)) continue;
+      any = 1;
+      if (*hint >= a + n) *hint -= n;
+      else if (*hint >= a) *hint = a > 0 ? a - 1 : 0;
+      a -= chunk;   /* the range now holds the next elements */
+    }
   }
   return any;
 }
@@ -159,6 +192,13 @@ int ac_minimize(const ac_case *c, int64_t hint_b, int64_t hint_h, int64_t hint_i
   mo->evals = 0;
   m.deadline = ac_now() + (mo->max_seconds > 0 ? mo->max_seconds : 30.0);
   if (mo->max_evals <= 0) mo->max_evals = 200;
+  /* the first evaluation is the case itself: a judge that keeps state (the mechanism of the
+   * finding) learns it there; a finding that does not hold on its own case is not shrunk */
+  mo->evals++;
+  if (!holds(&m.cur, ctx)) {
+    *out = m.cur;
+    return 0;
+  }
   int64_t hb = hint_b < 0 ? 0 : hint_b, hh = hint_h < 0 ? 0 : hint_h;
   int64_t hi = hint_i < 0 ? m.cur.p.tq / 2 : hint_i, hd = hint_d < 0 ? 0 : hint_d, hj = m.cur.p.tk - 1, hx = 0;
   if (strided(&m.cur.p)) {
@@ -204,18 +244,29 @@ int ac_minimize(const ac_case *c, int64_t hint_b, int64_t hint_h, int64_t hint_i
         try_case(&m, &cand);
       }
     }
-    for (int pass = 0; pass < 4 && budget_left(&m); pass++) {
+    /* until nothing smaller holds: halve every dimension, then drop ranges of each */
+    static const int order[4] = {0, 3, 1, 2};
+    int64_t *hints[4] = {&hi, &hj, &hx, &hd};
+    for (int round = 0; budget_left(&m); round++) {
       int any = 0;
-      any |= shrink_dim(&m, 0, &hi);
-      any |= shrink_dim(&m, 3, &hd);
-      any |= shrink_dim(&m, 1, &hj);
-      any |= shrink_dim(&m, 2, &hx);
+      for (int k = 0; k < 4; k++) any |= halve_dim(&m, order[k], hints[order[k]]);
+      if (any) continue;
+      for (int k = 0; k < 4; k++) any |= drop_dim(&m, order[k], hints[order[k]]);
       if (!any) break;
     }
   }
   for (int which = 2; which >= 0 && budget_left(&m); which--) simplify_values(&m, which);
   *out = m.cur;
   return 0;
+}
+
+int ac_eval_mechanism(const ac_eval *ev, ac_verdict_kind k)
+{
+  if (k != AC_V_FAIL && k != AC_V_SUSPECT && k != AC_V_MASKED_LEAK) return 0;
+  const ac_worst_elem *w = &ev->rep.worst;
+  if (ev->rep.lse_worst.valid && (!w->valid || ev->rep.lse_worst.err_w > w->err_w)) w = &ev->rep.lse_worst;
+  if (!w->valid) return 0;
+  return 1 + (int)w->why + (w->is_lse ? 16 : 0);
 }
 
 int64_t ac_case_elems(const ac_case *c)

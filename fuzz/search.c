@@ -67,6 +67,104 @@ ac_elite *ac_pool_pick(ac_pool *p, ac_rng *r)
   return &p->e[p->e[a].score >= p->e[b].score ? a : b];
 }
 
+/* ---- the search policy: fresh draw or mutation, and the family shares ---------------------- */
+
+void ac_search_init(ac_search *s, const int *fam, int n, int64_t sweep_n)
+{
+  memset(s, 0, sizeof *s);
+  s->n = n < AC_SEARCH_MAX_FAM ? n : AC_SEARCH_MAX_FAM;
+  for (int i = 0; i < s->n; i++) s->fam[i] = fam[i];
+  s->sweep_n = sweep_n;
+}
+
+int ac_search_slot(const ac_search *s, const char *name)
+{
+  int nf;
+  const ac_family *f = ac_families(&nf);
+  for (int i = 0; i < s->n; i++)
+    if (!strcmp(f[s->fam[i]].name, name)) return i;
+  return -1;
+}
+
+static int64_t share_cap(int64_t total, int n, int64_t improvements, int64_t slack)
+{
+  return total / (n > 0 ? n : 1) + AC_SHARE_EARN * improvements + slack;
+}
+
+int64_t ac_search_cap(const ac_search *s, int f)
+{
+  return share_cap(s->total, s->n, s->improvements[f], AC_SHARE_SLACK);
+}
+
+static int over_cap(const ac_search *s, int f) { return f < 0 || s->cases[f] >= ac_search_cap(s, f); }
+
+static int costly(const ac_search *s, int f)
+{
+  int nf;
+  return (ac_families(&nf)[s->fam[f]].flags & AC_FAM_COSTLY) != 0;
+}
+
+/* The sweep's family for case k: k mod families, a costly family only one turn in
+ * AC_SEARCH_COSTLY_TURN (else a random other one); a family over its cap gives way to the
+ * cheap family with the fewest cases. */
+static int sweep_slot(const ac_search *s, int64_t k, ac_rng *r)
+{
+  int slot = (int)(k % s->n);
+  if (costly(s, slot) && (k / s->n) % AC_SEARCH_COSTLY_TURN != 0 && s->n > 1) {
+    slot = (slot + 1 + (int)ac_rng_below(r, (uint64_t)(s->n - 1))) % s->n;
+    if (costly(s, slot)) slot = (slot + 1) % s->n;
+  }
+  if (!over_cap(s, slot)) return slot;
+  int best = slot;
+  for (int i = 0; i < s->n; i++)
+    if (!costly(s, i) && (s->cases[i] < s->cases[best] || costly(s, best))) best = i;
+  return best;
+}
+
+ac_elite *ac_search_next(ac_search *s, ac_pool *pool, int64_t k, ac_rng *r, int *slot)
+{
+  int sweep = k < s->sweep_n || pool->n == 0 || ac_rng_uniform(r) < AC_SEARCH_P_SWEEP;
+  if (!sweep) {
+    ac_elite *parent = ac_pool_pick(pool, r);
+    if (!over_cap(s, ac_search_slot(s, parent->family))) return parent;
+    /* the family is past its share: the best elite of a family within its own */
+    parent = NULL;
+    for (int i = 0; i < pool->n; i++)
+      if (!over_cap(s, ac_search_slot(s, pool->e[i].family)) && (!parent || pool->e[i].score > parent->score))
+        parent = &pool->e[i];
+    if (parent) return parent;
+  }
+  *slot = sweep_slot(s, k, r);
+  return NULL;
+}
+
+int ac_search_note(ac_search *s, int f, double score)
+{
+  if (f < 0 || f >= s->n) return 0;
+  s->total++;
+  s->cases[f]++;
+  if (!(score > 0) || !(score < 1e299) || !(score > s->best[f] * (1.0 + AC_SHARE_GAIN))) return 0;
+  s->best[f] = score;
+  s->improvements[f]++;
+  return 1;
+}
+
+void ac_search_stats(FILE *f, const int *fam, int n, const int64_t *cases, const int64_t *improvements, int jobs)
+{
+  int nf;
+  const ac_family *fams = ac_families(&nf);
+  int64_t total = 0;
+  for (int i = 0; i < n; i++) total += cases[i];
+  fprintf(f, "share_rule=cases(F) <= cases/%d + %d*improvements(F) + %d*%d (improvement: err/E above the family's "
+             "best by %g%%)\n", n, AC_SHARE_EARN, AC_SHARE_SLACK, jobs, 100.0 * AC_SHARE_GAIN);
+  for (int i = 0; i < n; i++) {
+    double cap = (double)share_cap(total, n, improvements[i], (int64_t)AC_SHARE_SLACK * jobs);
+    fprintf(f, "share.%s=%.4f\nimprovements.%s=%lld\nshare_cap.%s=%.4f\n", fams[fam[i]].name,
+            total > 0 ? (double)cases[i] / (double)total : 0.0, fams[fam[i]].name, (long long)improvements[i],
+            fams[fam[i]].name, total > 0 ? (cap < (double)total ? cap : (double)total) / (double)total : 1.0);
+  }
+}
+
 /* Multiply the selected elements of one tensor by (1 + sigma N(0,1)). */
 static void perturb(ac_case *c, ac_rng *r, double sigma, char *desc, size_t nd)
 {

@@ -11,12 +11,23 @@ void ac_slice_all(const ac_problem *p, ac_slice *s)
 
 static int in_range(int64_t a, int64_t n, int64_t max) { return a >= 0 && n >= 1 && a + n <= max; }
 
-int ac_case_slice(const ac_case *c, const ac_slice *s, ac_case *out, ac_err *e)
+/* Index n of a window starting at a with the hole [h0, h0 + nh) of the window cut out. */
+static inline int64_t src_ix(int64_t a, int64_t n, int64_t h0, int64_t nh) { return a + (n < h0 ? n : n + nh); }
+
+/* The window s with, in dimension dim (0 tq, 1 tk, 2 dk, 3 dv; -1 none), the window-relative
+ * range [h0, h0 + nh) left out. */
+static int copy_window(const ac_case *c, const ac_slice *s, int dim, int64_t h0, int64_t nh, ac_case *out, ac_err *e)
 {
   const ac_problem *p = &c->p;
   if (!in_range(s->b0, s->nb, p->batch) || !in_range(s->h0, s->nh, p->heads) || !in_range(s->i0, s->ni, p->tq) ||
       !in_range(s->j0, s->nj, p->tk) || !in_range(s->x0, s->ndk, p->dk) || !in_range(s->y0, s->ndv, p->dv))
     return ac_err_set(e, "slice outside the case");
+  int64_t hole[4] = {0, 0, 0, 0}, h0s[4] = {0, 0, 0, 0}, len[4] = {s->ni, s->nj, s->ndk, s->ndv};
+  if (dim >= 0) {
+    if (dim > 3 || h0 < 0 || nh < 1 || h0 + nh > len[dim] || nh >= len[dim]) return ac_err_set(e, "dropped range outside the case");
+    hole[dim] = nh;
+    h0s[dim] = h0;
+  }
   int64_t g = p->heads / p->kv_heads, kv0, nkv;
   if (s->nh == 1) {
     kv0 = ac_kv_head(p, s->h0);
@@ -37,10 +48,10 @@ int ac_case_slice(const ac_case *c, const ac_slice *s, ac_case *out, ac_err *e)
   q->batch = s->nb;
   q->heads = s->nh;
   q->kv_heads = nkv;
-  q->tq = s->ni;
-  q->tk = s->nj;
-  q->dk = s->ndk;
-  q->dv = s->ndv;
+  q->tq = s->ni - hole[0];
+  q->tk = s->nj - hole[1];
+  q->dk = s->ndk - hole[2];
+  q->dv = s->ndv - hole[3];
   if (q->scale_is_default) q->scale = ac_problem_scale(q);
   if (ac_case_alloc(out, e)) return -1;
   ac_dtype t = p->dtype;
@@ -49,15 +60,17 @@ int ac_case_slice(const ac_case *c, const ac_slice *s, ac_case *out, ac_err *e)
       for (int64_t i = 0; i < q->tq; i++)
         for (int64_t x = 0; x < q->dk; x++)
           ac_store_bits(t, out->q, ac_qidx(q, b, h, i, x),
-                        ac_load_bits(t, c->q, ac_qidx(p, s->b0 + b, s->h0 + h, s->i0 + i, s->x0 + x)));
+                        ac_load_bits(t, c->q, ac_qidx(p, s->b0 + b, s->h0 + h, src_ix(s->i0, i, h0s[0], hole[0]),
+                                                      src_ix(s->x0, x, h0s[2], hole[2]))));
     for (int64_t kh = 0; kh < nkv; kh++)
       for (int64_t j = 0; j < q->tk; j++) {
+        int64_t sj = src_ix(s->j0, j, h0s[1], hole[1]);
         for (int64_t x = 0; x < q->dk; x++)
           ac_store_bits(t, out->k, ac_kidx(q, b, kh, j, x),
-                        ac_load_bits(t, c->k, ac_kidx(p, s->b0 + b, kv0 + kh, s->j0 + j, s->x0 + x)));
+                        ac_load_bits(t, c->k, ac_kidx(p, s->b0 + b, kv0 + kh, sj, src_ix(s->x0, x, h0s[2], hole[2]))));
         for (int64_t y = 0; y < q->dv; y++)
           ac_store_bits(t, out->v, ac_vidx(q, b, kh, j, y),
-                        ac_load_bits(t, c->v, ac_vidx(p, s->b0 + b, kv0 + kh, s->j0 + j, s->y0 + y)));
+                        ac_load_bits(t, c->v, ac_vidx(p, s->b0 + b, kv0 + kh, sj, src_ix(s->y0, y, h0s[3], hole[3]))));
       }
   }
   out->seed = c->seed;
@@ -65,6 +78,18 @@ int ac_case_slice(const ac_case *c, const ac_slice *s, ac_case *out, ac_err *e)
   memcpy(out->generator, c->generator, sizeof out->generator);
   out->params_json = c->params_json ? ac_xstrdup(c->params_json) : NULL;
   return 0;
+}
+
+int ac_case_slice(const ac_case *c, const ac_slice *s, ac_case *out, ac_err *e)
+{
+  return copy_window(c, s, -1, 0, 0, out, e);
+}
+
+int ac_case_drop(const ac_case *c, int dim, int64_t a, int64_t n, ac_case *out, ac_err *e)
+{
+  ac_slice s;
+  ac_slice_all(&c->p, &s);
+  return copy_window(c, &s, dim, a, n, out, e);
 }
 
 int ac_case_resize_t(const ac_case *c, int64_t tq, int64_t tk, ac_rng *r, ac_case *out, ac_err *e)

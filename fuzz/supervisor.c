@@ -53,6 +53,7 @@ static void write_stats(ctx_t *c, const char *state)
     fprintf(f, "family.%s=%lld\n", fams[c->fam[i]].name, (long long)sh->per_fam[i]);
   for (int i = 0; i < c->nfam; i++)
     if (sh->per_fam_find[i]) fprintf(f, "findings.%s=%lld\n", fams[c->fam[i]].name, (long long)sh->per_fam_find[i]);
+  ac_search_stats(f, c->fam, c->nfam, sh->per_fam, sh->per_fam_impr, c->o->jobs);
   pthread_mutex_unlock(&sh->mu);
   fclose(f);
   char p[4096];

@@ -56,7 +56,7 @@ static void keep_row(const ac_case *c, const ac_oracle_result *r, const void *o,
   if (d0 < 0) d0 = 0;
   row->b = w->b, row->h = w->h, row->i = w->i, row->d0 = d0;
   for (int64_t x = 0; x < n; x++) {
-    const ac_oracle_elem *el = &r->elems[ri * p->dv + d0 + x];
+    const ac_oracle_elem *el = ac_oracle_elem_at(r, ri, d0 + x);
     row->exact[x] = el->o;
     row->kernel[x] = ac_load(p->dtype, o, (size_t)(ri * p->dv + d0 + x));
     row->W[x] = NAN;

@@ -11,8 +11,8 @@
 #include "rng.h"
 
 #define CACHE_MAGIC "ACORACL1"
-#define CACHE_VERSION 4u   /* 2: ac_oracle_row.max_cZ, rule table on IEEE score classes; 3: qk_l1;
-                              4: ac_oracle_elem.M */
+#define CACHE_VERSION 5u   /* 2: ac_oracle_row.max_cZ, rule table on IEEE score classes; 3: qk_l1;
+                              4: ac_oracle_elem.M; 5: AC_HOW_NOT_SELECTED */
 
 typedef struct {
   char magic[8];

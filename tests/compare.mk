@@ -7,8 +7,8 @@ tests_tcompare_CFLAGS = $(AC_TEST_CFLAGS)
 tests_tcompare_LDADD = $(AC_TEST_LIBS) $(AC_COMPARE_TEST_LIBS)
 
 # Command-level tests; they share one oracle cache in the build tree (tests/cache-compare).
-TESTS += tests/tcmd_verdicts.sh tests/tcmd_suite_correct.sh tests/tcmd_suite_mutants.sh tests/tcmd_compare.sh
-dist_noinst_SCRIPTS += tests/tcmd_verdicts.sh tests/tcmd_suite_correct.sh tests/tcmd_suite_mutants.sh tests/tcmd_compare.sh
+TESTS += tests/tcmd_verdicts.sh tests/tcmd_suite_correct.sh tests/tcmd_suite_mutants.sh tests/tcmd_compare.sh tests/tcmd_report_fields.sh
+dist_noinst_SCRIPTS += tests/tcmd_verdicts.sh tests/tcmd_suite_correct.sh tests/tcmd_suite_mutants.sh tests/tcmd_compare.sh tests/tcmd_report_fields.sh
 # Usage errors and bad command-line input: exit 2 with one line, for every command.
 TESTS += tests/tcli_usage.sh
 dist_noinst_SCRIPTS += tests/tcli_usage.sh

@@ -12,7 +12,7 @@ static void usage(FILE *f)
   fprintf(f, "usage: attncheck check --kernel K [--kernel K2 ...] [options] CASE...\n\n"
              "Judges kernel K on each case (an NPZ case file, or example:NAME for a worked example):\n"
              "one line per kernel and case:\n"
-             "  STATUS KERNEL CASE KINDS err/W=.. err/E=.. ulps=.. nmse=.. bad=N/M DTYPE budget=..\n"
+             "  STATUS KERNEL CASE KINDS err/W=.. err/E=.. ulps=.. nmse=.. bad=N/M rows=J/T[(SPEC)] DTYPE budget=..\n"
              "STATUS is PASS, WARN, FAIL, SKIP or ERROR; KINDS the verdict kinds found. A case that is not\n"
              "PASS gets the worst element and the command that reproduces it.\n\n"
              "  --kernel K           built-in name, PATH.so, PATH.so:NAME, 'exec:CMD {in} {out}', exec-persistent:CMD\n"

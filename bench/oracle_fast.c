@@ -9,7 +9,8 @@
  * the 2-thread speedup both as wall-clock and as CPU split (CPU of the 2 threads / the
  * busier one's: the speedup on an idle 2-core machine). 1t-wall and 1t-proc: the whole
  * 1-thread call in wall-clock and in process CPU (setup of the result included). fb =
- * fraction of elements that went to the MPFR levels. */
+ * fraction of elements that went to the MPFR levels. Then binary64 rounding (--formats f64 and an
+ * fp64 case) against the fp32 line on the same values; `bench/oracle_fast f64` runs only that. */
 #include "config.h"
 #include <math.h>
 #include <mpfr.h>
@@ -40,13 +41,13 @@ static double proc_now(void)
   return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static otime oracle_time(const ac_case *c, const char *rows, int threads)
+static otime oracle_time_f(const ac_case *c, const char *rows, int threads, uint32_t formats)
 {
   ac_oracle_opts o;
   ac_oracle_opts_init(&o);
   o.rows = rows;
   o.threads = threads;
-  o.formats = (1u << AC_F32) | (1u << AC_F16);
+  o.formats = formats;
   ac_oracle_result r;
   ac_err e;
   double t0 = ac_now(), p0 = proc_now();
@@ -63,11 +64,16 @@ static otime oracle_time(const ac_case *c, const char *rows, int threads)
   return ot;
 }
 
-static void make_case(ac_case *c, int64_t T, int64_t d, int causal, uint64_t stream)
+static otime oracle_time(const ac_case *c, const char *rows, int threads)
+{
+  return oracle_time_f(c, rows, threads, (1u << AC_F32) | (1u << AC_F16));
+}
+
+static void make_case_dt(ac_case *c, ac_dtype dt, int64_t T, int64_t d, int causal, uint64_t stream)
 {
   ac_err e;
   ac_case_init(c);
-  c->p.dtype = AC_F32;
+  c->p.dtype = dt;
   c->p.mask = causal ? AC_MASK_CAUSAL : AC_MASK_NONE;
   c->p.batch = c->p.heads = c->p.kv_heads = 1;
   c->p.tq = c->p.tk = T;
@@ -80,9 +86,43 @@ static void make_case(ac_case *c, int64_t T, int64_t d, int causal, uint64_t str
   }
   ac_rng r;
   ac_rng_init(&r, 7, stream);
-  float *bufs[3] = {c->q, c->k, c->v};
-  for (int b = 0; b < 3; b++)
-    for (int64_t x = 0; x < T * d; x++) bufs[b][x] = (float)ac_rng_normal(&r);
+  void *bufs[3] = {c->q, c->k, c->v};
+  for (int b = 0; b < 3; b++)   /* the same fp32 values in either dtype */
+    for (int64_t x = 0; x < T * d; x++) ac_store_bits(dt, bufs[b], (size_t)x, ac_encode_f64(dt, (double)(float)ac_rng_normal(&r)));
+}
+
+static void make_case(ac_case *c, int64_t T, int64_t d, int causal, uint64_t stream)
+{
+  make_case_dt(c, AC_F32, T, d, causal, stream);
+}
+
+/* Binary64 rounding: T = 1024, d = 64, causal, 128 rows, 1 thread: the fp32 case rounded to
+ * fp32 and fp16 (as the table), the same with binary64 added (--formats f64), and the same
+ * values as an fp64 case (rounded to binary64): process CPU seconds and ratios to the first. */
+static double f64_lines(double *r_fmt)
+{
+  const int64_t T = 1024, d = 64, S = 128;
+  char *spec = ac_xmalloc((size_t)S * 12 + 1);
+  spec[0] = 0;
+  for (int64_t k = 0; k < S; k++) sprintf(spec + strlen(spec), "%s%lld", k ? "," : "", (long long)((2 * k + 1) * T / (2 * S)));
+  ac_case c32, c64;
+  make_case_dt(&c32, AC_F32, T, d, 1, 4242);
+  make_case_dt(&c64, AC_F64, T, d, 1, 4242);
+  otime a = oracle_time_f(&c32, spec, 1, (1u << AC_F32) | (1u << AC_F16));
+  otime b = oracle_time_f(&c32, spec, 1, (1u << AC_F32) | (1u << AC_F16) | (1u << AC_F64));
+  otime f = oracle_time_f(&c64, spec, 1, 1u << AC_F64);
+  printf("binary64 rounding, T=%lld d=%lld causal, %lld rows, 1 thread, process CPU s (fb = elements sent to MPFR):\n"
+         "  f32 case, o to f32+f16:      %7.3f s  fb %.2e\n"
+         "  f32 case, o to f32+f16+f64:  %7.3f s  fb %.2e  ratio %.2f\n"
+         "  f64 case, o to f64:          %7.3f s  fb %.2e  ratio %.2f\n",
+         (long long)T, (long long)d, (long long)S, a.proc, a.fb, b.proc, b.fb, b.proc / a.proc, f.proc, f.fb,
+         f.proc / a.proc);
+  fflush(stdout);
+  ac_case_free(&c32);
+  ac_case_free(&c64);
+  free(spec);
+  *r_fmt = b.proc / a.proc;
+  return f.proc / a.proc;
 }
 
 /* One line: returns the 1-thread CPU ratio to the baseline and fills the speedups. */
@@ -126,8 +166,15 @@ static double line(int64_t T, int64_t d, int causal, int64_t S, double *wall_spe
   return ct1 / cb;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+  if (argc > 1 && !strcmp(argv[1], "f64")) {   /* the binary64 rounding lines only */
+    double rfmt, rf64 = f64_lines(&rfmt);
+    printf("targets: binary64 rounding within 3x of the f32 line: --formats f64 %.2fx, f64 case %.2fx %s\n", rfmt, rf64,
+           rfmt <= 3 && rf64 <= 3 ? "met" : "NOT met");
+    mpfr_free_cache();
+    return 0;
+  }
   static const int64_t Ts[] = {1024, 4096, 16384}, Ds[] = {64, 128};
   printf("bench/oracle_fast: fp32 inputs normal(0,1) seed 7, B = H = 1; seconds per row; same rows for all columns\n"
          "base = naive binary64 three-pass (libm exp, 1 thread, -O2); 1t/2t = oracle (o to fp32 and fp16, LSE to\n"
@@ -155,11 +202,14 @@ int main(void)
   double ws, cs, fb, w1, p1;
   line(65536, 128, 0, 64, &ws, &cs, &fb, &w1, &p1);
   if (fb > fbmax) fbmax = fb;
+  double rfmt, rf64 = f64_lines(&rfmt);
   printf("targets: T=4096 d=128 causal oracle-1t <= 5x baseline (CPU time): 64 rows %.2f, all rows %.2f %s;\n"
          "  2 threads >= 1.8x faster (all rows): CPU split %.2fx %s, wall %.2fx (64 rows: CPU split %.2fx, wall %.2fx);\n"
-         "  fallback <= 1%% of elements: max %.2e %s; T=65536 d=128 on 64 rows < 10 s: process CPU %.2f s %s, wall %.2f s\n",
+         "  fallback <= 1%% of elements: max %.2e %s; T=65536 d=128 on 64 rows < 10 s: process CPU %.2f s %s, wall %.2f s;\n"
+         "  binary64 rounding within 3x of the f32 line: --formats f64 %.2fx, f64 case %.2fx %s\n",
          r4096, rfull, r4096 <= 5 && rfull <= 5 ? "met" : "NOT met", fcs, fcs >= 1.8 ? "met" : "NOT met", fws, spc,
-         spw, fbmax, fbmax <= 0.01 ? "met" : "NOT met", p1, p1 < 10 ? "met" : "NOT met", w1);
+         spw, fbmax, fbmax <= 0.01 ? "met" : "NOT met", p1, p1 < 10 ? "met" : "NOT met", w1, rfmt, rf64,
+         rfmt <= 3 && rf64 <= 3 ? "met" : "NOT met");
   mpfr_free_cache();
   return sink == 12345.678 ? 1 : 0;
 }

@@ -41,8 +41,10 @@ static json_object *build_report(ctx_t *c, const ac_case *cs, const ac_eval *ev,
     if (pj) json_object_object_add(r, "params", pj);
   }
   json_object_object_add(r, "found_after_s", json_object_new_double(ac_now() - c->t0));
-  json_object_object_add(r, "err_w", jd(ev->err_w));
-  json_object_object_add(r, "err_e", jd(ev->score));
+  json_object_object_add(r, "err_w", jd(ev->max_err_w));
+  json_object_object_add(r, "err_e", jd(ev->max_err_e));
+  json_object_object_add(r, "rows", json_object_new_string(ac_report_rows(&ev->rep, buf, sizeof buf)));
+  json_object_object_add(r, "mismatch", json_object_new_string(ac_report_mismatch(&ev->rep, buf, sizeof buf) ? buf : ""));
   json_object_object_add(r, "max_ulps", jd(ev->rep.max_ulps));
   json_object_object_add(r, "nmse", jd(ev->rep.nmse));
   json_object_object_add(r, "n_fail", json_object_new_int64(ev->rep.n_fail));

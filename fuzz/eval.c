@@ -26,6 +26,13 @@ static double finite_or_big(double x)
   return x;
 }
 
+/* The larger of two maxima, NaN first (an undefined distance), then inf. */
+static double worse(double a, double b)
+{
+  if (isnan(a) || isnan(b)) return NAN;
+  return a > b ? a : b;
+}
+
 int ac_eval_oracle(const ac_case *c, int threads, ac_oracle_result *r, ac_err *e)
 {
   ac_oracle_opts oo;
@@ -103,6 +110,7 @@ int ac_eval_case_pre(const ac_eval_ctx *x, const ac_case *c, const ac_oracle_res
   ev->worst_tq = c->p.tq;
   ac_compare_opts cmp = x->cmp;
   ac_kernel_prepare(x->kernel, x->run.timeout_s);   /* an exec worker's declaration */
+  cmp.rows = ac_fuzz_oracle_rows(c);
   if (ac_precision_resolve(x->precision, x->kernel->precision, c->p.dtype, &cmp.prec, e)) return -1;
   ac_report_init(&ev->rep, &cmp);
   char why[256];
@@ -185,6 +193,11 @@ int ac_eval_case_pre(const ac_eval_ctx *x, const ac_case *c, const ac_oracle_res
   }
   ev->score = s;
   ev->err_w = w;
+  ev->max_err_w = ev->max_err_e = 0;
+  if (ev->rep.n_judged > 0 || ev->rep.lse_judged > 0) {
+    ev->max_err_w = worse(ev->rep.max_err_w, ev->rep.has_lse ? ev->rep.lse_max_err_w : 0);
+    ev->max_err_e = worse(ev->rep.max_err_e, ev->rep.has_lse ? ev->rep.lse_max_err_e : 0);
+  }
   const ac_worst_elem *we = &ev->rep.worst;
   if (ev->rep.lse_worst.valid && (!we->valid || ev->rep.lse_worst.err_w > we->err_w)) we = &ev->rep.lse_worst;
   if (we->valid) ev->worst_i = we->i;
@@ -226,7 +239,10 @@ void ac_eval_print(FILE *f, const char *label, const ac_case *c, const ac_eval *
   if (!kinds[0]) snprintf(kinds, sizeof kinds, "PASS");
   char size[160];
   ac_case_size_str(c, size, sizeof size);
-  fprintf(f, "%s: %s  [%s]  err/W=%.3g err/E=%.3g", label, kinds, size, ev->err_w, ev->score);
+  char rows[200], mm[200];
+  fprintf(f, "%s: %s  [%s]  err/W=%.3g err/E=%.3g rows=%s", label, kinds, size, ev->max_err_w, ev->max_err_e,
+          ac_report_rows(&ev->rep, rows, sizeof rows));
+  if (ac_report_mismatch(&ev->rep, mm, sizeof mm)) fprintf(f, " mismatch=\"%s\"", mm);
   const ac_worst_elem *w = &ev->rep.worst;
   if (ev->rep.lse_worst.valid && (!w->valid || ev->rep.lse_worst.err_w > w->err_w)) w = &ev->rep.lse_worst;
   if (w->valid) {

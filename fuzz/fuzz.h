@@ -9,6 +9,7 @@
 #include "compare.h"
 #include "harness.h"
 #include "oracle.h"
+#include "report.h"
 #include "rng.h"
 #include "verdict.h"
 
@@ -221,7 +222,8 @@ typedef struct {
   int any_fail;                   /* a kind with policy fail */
   ac_report rep;
   double score;                   /* objective of the search: max err/E (output and LSE) */
-  double err_w;                   /* max err/W */
+  double err_w;                   /* max err/W (score and err_w: non-finite counts as 1e300, for ranking) */
+  double max_err_w, max_err_e;    /* the same maxima for output: inf or nan kept */
   int64_t worst_i, worst_tq;      /* row of the worst element (-1: none) */
   ac_run_status status;
   double oracle_s, kernel_s;

@@ -31,6 +31,11 @@ const attncheck_kernel *const *ac_test_kernels(size_t *count);
 /* Resolve a --kernel spec: a built-in name, PATH.so (all kernels), PATH.so:NAME,
  * 'exec:COMMAND {in} {out}' or 'exec-persistent:COMMAND'. Appends to *list. */
 int ac_kernel_resolve(const char *spec, ac_kernel ***list, int *n, ac_err *e);
+/* The spec with a relative plugin path (PATH.so[:NAME], a spec with '/' or ".so") made
+ * absolute against the working directory, in buf; any other spec (built-in name, exec:,
+ * absolute path, one too long for buf) is returned as is. For specs that are recorded
+ * (reproducers, report.json, campaign.json) so that they work from any directory. */
+const char *ac_kernel_spec_absolute(const char *spec, char *buf, size_t n);
 void ac_kernel_free(ac_kernel *k);
 /* NULL while k can run cases; otherwise why it cannot any more (an exec-persistent worker that
  * cannot be started or keeps ending before it answers): a campaign stops on it. */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "accuda.h"
 #include "exec.h"
 #include "plugin.h"
@@ -65,6 +66,19 @@ static int split_plugin(const char *spec, char *path, size_t np, const char **na
     return 1;
   }
   return 0;
+}
+
+const char *ac_kernel_spec_absolute(const char *spec, char *buf, size_t n)
+{
+  char path[4096], cwd[4096];
+  const char *name = NULL;
+  if (!spec || !strncmp(spec, "exec:", 5) || !strncmp(spec, "exec-persistent:", 16)) return spec;
+  if (!strchr(spec, '/') && !strstr(spec, ".so")) return spec;   /* a built-in name */
+  if (!split_plugin(spec, path, sizeof path, &name) || path[0] == '/' || !getcwd(cwd, sizeof cwd)) return spec;
+  const char *rel = path;
+  while (rel[0] == '.' && rel[1] == '/') rel += 2;
+  int len = snprintf(buf, n, "%s/%s%s%s", cwd, rel, name ? ":" : "", name ? name : "");
+  return len > 0 && (size_t)len < n ? buf : spec;
 }
 
 int ac_kernel_resolve(const char *spec, ac_kernel ***list, int *n, ac_err *e)

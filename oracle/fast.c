@@ -36,9 +36,11 @@
  * sums and decisions), which also settle breakpoint ties from the exact groups.
  * LSE = m + log1p(L - 1) with m from the exact top score in MPFR and log1p in MPFR on the
  * binary64 enclosure of L - 1 (one call per row, directed roundings).
- * Applies to non-fp64 inputs (products and scores well inside binary64: |z| < 2^270, exact
- * differences >= 2^-298) with a scale in [2^-600, 2^600] (or 0), so no product above under-
- * or overflows; a t below -700 (or -inf) makes the key tiny.
+ * Applies to inputs in binary32's exponent range (every narrow dtype; fp64 inputs row by row
+ * when q and the head's K and V stay in it: products and scores well inside binary64,
+ * |z| < 2^270, exact differences >= 2^-298) with a scale in [2^-600, 2^600] (or 0), so no
+ * product above under- or overflows; a t below -700 (or -inf) makes the key tiny. Binary64
+ * rounding, which this bound cannot decide, goes to the double-double pass (fastdd.c) first.
  * Special values come first, in the same order as ziv.c: non-finite V columns, then the
  * exact-case test (exact cases stay exact). */
 #include "config.h"
@@ -272,8 +274,33 @@ int ac_or_fast_case_applies(const ac_case *cs, const ac_oracle_opts *o, uint32_t
   /* a scale so small or large that c_d d could leave the normal range: no relative bound on t */
   double c = p->scale_is_default ? 1 / sqrt((double)p->dk) : p->scale;
   if (c != 0 && !(fabs(c) >= 0x1p-600 && fabs(c) <= 0x1p600)) return 0;
-  for (int f = 0; f < AC_NDTYPES; f++)
-    if ((formats & (1u << f)) && ac_dtype_get((ac_dtype)f)->prec > 24) return 0;
+  for (int f = 0; f < AC_NDTYPES; f++)   /* binary64: the double-double pass (fastdd.c) */
+    if ((formats & (1u << f)) && f != AC_F64 && ac_dtype_get((ac_dtype)f)->prec > 24) return 0;
+  return 1;
+}
+
+/* The pass applies to a row: as to the case (fp64 inputs aside), and for fp64 inputs when
+ * every finite nonzero value of q and of the head's K and V lies in binary32's exponent range
+ * (bits 2^-149 .. 2^127), so that scores, products and sums stay as well inside binary64 as
+ * for fp32 inputs. */
+static int row_applies(const ac_or_ws *w)
+{
+  const ac_problem *p = w->p;
+  if (p->dtype != AC_F64) return ac_or_fast_case_applies(w->cs, w->opts, w->formats);
+  ac_problem p32 = *p;
+  p32.dtype = AC_F32;
+  ac_case c32 = *w->cs;
+  c32.p = p32;
+  if (!ac_or_fast_case_applies(&c32, w->opts, w->formats)) return 0;
+  const ac_or_head *hd = w->head;
+  if (hd->k_any && (hd->k_lsb < -149 || hd->k_msb > 127)) return 0;
+  for (int64_t t = 0; t < p->dv; t++)
+    if (hd->v_any[t] && (hd->v_lsb[t] < -149 || hd->v_msb[t] > 127)) return 0;
+  for (int64_t x = 0; x < p->dk; x++) {
+    if (!w->qm[x]) continue;
+    uint64_t m = (uint64_t)(w->qm[x] < 0 ? -w->qm[x] : w->qm[x]);
+    if (w->qe[x] < -149 || w->qe[x] + ac_or_bitlen(m) - 1 > 127) return 0;
+  }
   return 1;
 }
 
@@ -281,7 +308,7 @@ int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t
                    ac_or_stats *st, const double *mu, int nmu)
 {
   const ac_problem *p = w->p;
-  if (!ac_or_fast_case_applies(w->cs, w->opts, w->formats)) return 1;
+  if (!row_applies(w)) return 1;
 
   const ac_or_head *hd = w->head;
   int64_t n = w->n, dv = p->dv, ng = w->ng;
@@ -385,6 +412,7 @@ int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t
 
   /* Elements. */
   int64_t nslow = 0;
+  for (int64_t t = 0; t < dv; t++) B.cls[t] = B.pend[t] != 0;
   for (int64_t t = 0; t < dv; t++) {
     if (!B.pend[t]) continue;
     double o = B.N[t] / L;
@@ -407,6 +435,13 @@ int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t
       }
       B.pend[t] = pend;
     }
+  }
+  /* binary64 (and what the binary64 bound left) from the double-double pass */
+  int any_left = 0;
+  for (int64_t t = 0; t < dv; t++) any_left |= B.pend[t] != 0;
+  if (any_left) ac_or_fastdd_elems(w, el, obits, slot, B.pend);
+  for (int64_t t = 0; t < dv; t++) {
+    if (!B.cls[t]) continue;   /* decided before (special values, exact cases) */
     if (B.pend[t]) nslow++;
     else {
       el[t].how = AC_HOW_ROUNDED;

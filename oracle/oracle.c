@@ -385,6 +385,10 @@ int ac_oracle_run(const ac_case *c, const ac_oracle_opts *o, ac_oracle_result *r
   }
   r->threads = started ? (int)started : 1;
   r->rows_done = nl;
+  for (int64_t x = 0; x < r->nrows; x++) {
+    if (r->rows[x].selected) continue;
+    r->rows[x].lse_how = AC_HOW_NOT_SELECTED;   /* its elements are not stored (slot -1) */
+  }
   for (int64_t k = 0; k < p->batch * p->kv_heads; k++) ac_or_head_free(&J.heads[k].h);
   free(J.heads);
   pthread_mutex_destroy(&J.mu);

@@ -44,8 +44,8 @@
  * Values of the result for special elements: empty rows o = 0 (+0 in o_round), LSE -inf,
  * how EXACT; undefined elements o = NaN (o_round holds the dtype's NaN, or ±inf when an
  * infinity is accepted; e4m3 has none), how EXACT, budget terms 0.
- * Rows not selected (--rows): selected = 0, m NaN, no elements stored (slot -1); judge only
- * selected rows.
+ * Rows not selected (--rows): selected = 0, m NaN, lse_how AC_HOW_NOT_SELECTED, no elements
+ * stored (slot -1; oracle -o writes o NaN and how AC_HOW_NOT_SELECTED); judge only selected rows.
  * Exact zeros are +0 in o_round; a kernel's -0 matches them (compare's rule).
  * Rounding into formats is to nearest even, in one step, e4m3 saturating at ±448. */
 #ifndef AC_ORACLE_H
@@ -55,7 +55,8 @@
 
 #define AC_ORACLE_NMU 4
 
-typedef enum { AC_HOW_EXACT = 0, AC_HOW_ROUNDED = 1, AC_HOW_UNRESOLVED = 2 } ac_how;
+/* AC_HOW_NOT_SELECTED: the row was not computed (--rows); its values mean nothing. */
+typedef enum { AC_HOW_EXACT = 0, AC_HOW_ROUNDED = 1, AC_HOW_UNRESOLVED = 2, AC_HOW_NOT_SELECTED = 3 } ac_how;
 
 /* Accepted kernel outcomes for an element. */
 enum {

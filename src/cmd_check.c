@@ -12,7 +12,7 @@ static void usage(FILE *f)
   fprintf(f, "usage: attncheck check --kernel K [--kernel K2 ...] [options] CASE...\n\n"
              "Judges kernel K on each case (an NPZ case file, or example:NAME for a worked example):\n"
              "one line per kernel and case:\n"
-             "  STATUS KERNEL CASE KINDS err/W=.. err/E=.. ulps=.. nmse=.. bad=N/M DTYPE budget=..\n"
+             "  STATUS KERNEL CASE KINDS err/W=.. err/E=.. ulps=.. nmse=.. bad=N/M rows=J/T[(SPEC)] DTYPE budget=..\n"
              "STATUS is PASS, WARN, FAIL, SKIP or ERROR; KINDS the verdict kinds found. A case that is not\n"
              "PASS gets the worst element and the command that reproduces it.\n\n"
              "  --kernel K           built-in name, PATH.so, PATH.so:NAME, 'exec:CMD {in} {out}', exec-persistent:CMD\n"
@@ -149,8 +149,9 @@ int ac_cmd_check(int argc, char **argv)
       ran = 1;
       ac_exit_add(&ex, &a.pol, rep.kinds);
       ac_status st = ac_status_of(&a.pol, rep.kinds);
-      char repro[1024];
-      snprintf(repro, sizeof repro, "attncheck check --kernel %s%s %s", kspecs[kspec_of[ki]], a.repro_opts, cases[ci]);
+      char repro[1024], kabs[4096];
+      snprintf(repro, sizeof repro, "attncheck check --kernel %s%s %s",
+               ac_kernel_spec_absolute(kspecs[kspec_of[ki]], kabs, sizeof kabs), a.repro_opts, cases[ci]);
       ac_report_line(stdout, k->name, cases[ci], &rep, &a.pol, c.p.dtype);
       if (verbose || (st != AC_STATUS_PASS && st != AC_STATUS_SKIP))
         ac_report_detail(stdout, &rep, c.p.dtype, st == AC_STATUS_FAIL || st == AC_STATUS_WARN ? repro : NULL);

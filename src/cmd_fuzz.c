@@ -61,6 +61,7 @@ static void list_families(void)
 
 int ac_cmd_fuzz(int argc, char **argv)
 {
+  static char kspec_abs[4096];   /* the recorded spec: a plugin path made absolute */
   enum {
     O_KERNEL = 256, O_OUT, O_TIME, O_CASES, O_JOBS, O_SEED, O_RESUME, O_SHARD, O_FAMILIES, O_POLICY, O_PRECISION,
     O_DTYPES, O_MAXT, O_MAXE, O_NOSTRIDED, O_NONONFINITE, O_TIMEOUT, O_NOMIN, O_MINTIME, O_REPEAT, O_CORPUS, O_QUIET,
@@ -91,7 +92,7 @@ int ac_cmd_fuzz(int argc, char **argv)
     switch (c) {
     case O_HELP: usage(stdout); return AC_EXIT_OK;
     case O_LIST: list_families(); return AC_EXIT_OK;
-    case O_KERNEL: o.kernel_spec = optarg; break;
+    case O_KERNEL: o.kernel_spec = ac_kernel_spec_absolute(optarg, kspec_abs, sizeof kspec_abs); break;
     case O_OUT: o.out_dir = optarg; break;
     case O_TIME:
       if (ac_parse_duration(optarg, &o.time_s) || o.time_s <= 0) return ac_cmd_usage_error("fuzz", "bad --time '%s' (use 30s, 20m, 8h)", optarg);

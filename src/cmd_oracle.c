@@ -18,7 +18,7 @@ static void usage(FILE *f)
           "Computes the exact attention output of CASE: every element correctly rounded into the\n"
           "case dtype (and the formats asked for), LSE correctly rounded to binary32, a binary64\n"
           "value with a proven error bound, and the budget terms. Prints a summary.\n\n"
-          "  -o, --out FILE      write the case plus o_exact_<format>, lse_exact_fp32 (lse_exact_fp64),\n"
+          "  -o, --out FILE      write the case plus o_exact_<format>, lse_exact_f32 (lse_exact_f64),\n"
           "                      o_approx/o_err, lse_approx/lse_err, budget_* and row_* members\n"
           "  --rows SPEC         all (default), a list of global rows '0,5,10-20' (row = (b*H + h)*tq + i),\n"
           "                      or edges+K: first/last rows, rows i%%16 in {0,15}, K random rows\n"
@@ -129,14 +129,14 @@ static int write_out(const char *path, const ac_case *c, const ac_oracle_result 
   for (int q = 0; q < r->nmu; q++) mu[q] = r->mu[q];
   for (int64_t x = 0; x < ne; x++) {
     int64_t s = ac_oracle_slot(r, x / p->dv);
-    if (s < 0) { oa[x] = NAN; continue; }   /* rows not selected: o NaN, the rest 0 */
+    if (s < 0) { oa[x] = NAN; how[x] = AC_HOW_NOT_SELECTED; continue; }   /* rows not selected: o NaN, how 3, the rest 0 */
     const ac_oracle_elem *el = &r->elems[s * p->dv + x % p->dv];
     oa[x] = el->o; oe[x] = el->o_err; how[x] = el->how; acc[x] = el->accept;
     bt[0][x] = el->R; bt[1][x] = el->D; bt[2][x] = el->S; bt[3][x] = el->Sp; bt[4][x] = el->G;
     for (int q = 0; q < r->nmu; q++) bf[x * r->nmu + q] = el->F[q];
   }
-  float *l32 = add(&ms, "lse_exact_fp32", "<f4", 3, sh, 4);
-  double *l64 = lse64 ? add(&ms, "lse_exact_fp64", "<f8", 3, sh, 8) : NULL;
+  float *l32 = add(&ms, "lse_exact_f32", "<f4", 3, sh, 4);
+  double *l64 = lse64 ? add(&ms, "lse_exact_f64", "<f8", 3, sh, 8) : NULL;
   double *la = add(&ms, "lse_approx", "<f8", 3, sh, 8), *le = add(&ms, "lse_err", "<f8", 3, sh, 8);
   uint8_t *lh = add(&ms, "lse_how", "|u1", 3, sh, 1), *lac = add(&ms, "lse_accept", "|u1", 3, sh, 1);
   uint8_t *sel = add(&ms, "row_selected", "|u1", 3, sh, 1);

@@ -68,6 +68,8 @@ void ac_report_init(ac_report *r, const ac_compare_opts *o)
   r->prec_name = o->prec ? o->prec->name : NULL;
   r->kappa = o->kappa;
   ac_budget_describe(o, r->budget_desc, sizeof r->budget_desc);
+  const char *rs = o->rows ? o->rows : "";
+  snprintf(r->rows_spec, sizeof r->rows_spec, "%s", strlen(rs) < sizeof r->rows_spec ? rs : "list");
 }
 
 void ac_report_add(ac_report *r, ac_verdict_kind k, const char *fmt, ...)
@@ -135,6 +137,7 @@ static void set_worst(ac_worst_elem *w, const ac_problem *p, int64_t row, int64_
   w->W = W;
   w->E = E;
   w->why = why;
+  w->accept = AC_ACCEPT_VALUE;
 }
 
 /* WEAK-CLASS: a class whose bound is vacuous (infinite once n u >= 1: bf16-acc16 past 256 keys;
@@ -214,6 +217,7 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
   const ac_precision *cls = opt->prec ? opt->prec : ac_precision_default(t);
   if (r->nrows != p->batch * p->heads * p->tq) return ac_err_set(e, "oracle result does not match the case shape");
   rep->prec_name = cls->name;
+  rep->n_rows_total = r->nrows;
   const uint64_t *oround = r->o_round[t];
   double maxf = ac_dtype_get(t)->max_finite;
   uint8_t *leakk = ac_xcalloc((size_t)r->nrows, 1), *leakv = ac_xcalloc((size_t)(r->nrows * p->dv), 1);
@@ -346,11 +350,13 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
       else {
         rep->n_fail++;
         nmse_bad = 1;
-        rep->max_err_w = rep->max_err_e = INFINITY;
+        /* no finite distance: err, ulps, err/W and err/E are infinite */
+        rep->max_err = rep->max_ulps = rep->max_err_w = rep->max_err_e = INFINITY;
       }
       if (INFINITY > worst_rank) {
         worst_rank = INFINITY;
         set_worst(&rep->worst, p, row, d, el->o, rb, kb, kv, INFINITY, INFINITY, INFINITY, INFINITY, 0, 0, bad, 0);
+        rep->worst.accept = el->accept;
       }
     }
     /* LSE of the row */
@@ -433,10 +439,11 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
       continue;
     }
     rep->lse_fail++;
-    rep->lse_max_err_w = rep->lse_max_err_e = INFINITY;
+    rep->lse_max_err = rep->lse_max_err_w = rep->lse_max_err_e = INFINITY;
     if (lse_worst_rank == INFINITY) continue;
     lse_worst_rank = INFINITY;
     set_worst(&rep->lse_worst, p, row, -1, rw->lse, rlb, klb, kl, INFINITY, INFINITY, INFINITY, INFINITY, 0, 0, bad, 1);
+    rep->lse_worst.accept = rw->lse_accept;
   }
   free(leakk);
   free(leakv);

@@ -25,6 +25,7 @@ typedef struct {
   double baseline_err;        /* tensor-wide max error of the naive kernel (set by the caller) */
   double atol, rtol;          /* fixed: atol + rtol·|o| */
   ac_empty_conv empty;
+  const char *rows;            /* the oracle's row selection, for the report (NULL: all rows) */
 } ac_compare_opts;
 
 void ac_compare_opts_init(ac_compare_opts *o);
@@ -55,6 +56,7 @@ typedef struct {
   double err, ulps, err_w, err_e;  /* err_w: err / the budget used */
   double W, E;
   ac_why why;
+  uint8_t accept;        /* the oracle's accepted outcomes (AC_ACCEPT_...) */
 } ac_worst_elem;
 
 typedef struct {
@@ -69,6 +71,8 @@ typedef struct {
   int64_t n_nan_weight0;          /* NaN (elements and LSE) where a value was exact and finite but keys of score -inf
                                      (weight 0) may turn it into NaN (AC_ACCEPT_NAN_WEIGHT0): MASKED-LEAK */
   int64_t n_rows_judged, n_ood_rows, n_empty_rows;
+  int64_t n_rows_total;           /* rows of the case; n_rows_judged < n_rows_total: a row sample (rows_spec) */
+  char rows_spec[64];             /* the row selection ("" = all rows) */
   double max_err, max_ulps, max_err_w, max_err_e;
   double max_suspect;             /* err / (κ·E_terms + fixed): > 1 is SUSPECT */
   double max_kcrit;               /* (err - fixed) / E_terms: the κ at which the worst element turns SUSPECT */

@@ -73,6 +73,7 @@ int ac_judge_kernel(const ac_kernel *k, const ac_case *c, const ac_oracle_result
                     ac_report *rep, ac_err *e)
 {
   ac_compare_opts co = o->cmp;
+  co.rows = o->rows;
   if (ac_judge_precision(k, o, c->p.dtype, &co.prec, e) < 0) {
     ac_report_init(rep, &co);
     ac_report_add(rep, AC_V_ERROR, "%s", e->msg);

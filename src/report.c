@@ -19,25 +19,18 @@ static void num(FILE *f, const char *key, double v)
   fprintf(f, " %s=%.3g", key, v);
 }
 
-void ac_report_line(FILE *f, const char *kernel, const char *casename, const ac_report *r, const ac_policies *pol,
-                    ac_dtype t)
+const char *ac_report_rows(const ac_report *r, char *buf, size_t n)
 {
-  char kinds[160];
-  ac_status st = ac_status_of(pol, r->kinds);
-  fprintf(f, "%-5s %s %s %s", ac_status_name(st), kernel, casename, ac_report_kinds(r->kinds, kinds, sizeof kinds));
-  if (st == AC_STATUS_SKIP || (r->n_judged == 0 && !r->lse_judged)) {
-    if (r->note[0]) fprintf(f, " (%s)", r->note);
-    fputc('\n', f);
-    return;
-  }
-  num(f, "err/W", r->max_err_w);
-  num(f, "err/E", r->max_err_e);
-  num(f, "ulps", r->max_ulps);
-  num(f, "nmse", r->nmse);
-  fprintf(f, " bad=%lld/%lld", (long long)(r->n_fail + r->n_leak), (long long)r->n_judged);
-  if (r->n_weak) fprintf(f, " weak=%lld", (long long)r->n_weak);
-  if (r->has_lse) num(f, "lse_err/W", r->lse_max_err_w);
-  fprintf(f, " %s budget=%s\n", ac_dtype_name(t), r->budget_desc);
+  if (r->n_rows_judged < r->n_rows_total)
+    snprintf(buf, n, "%lld/%lld(%s)", (long long)r->n_rows_judged, (long long)r->n_rows_total,
+             r->rows_spec[0] ? r->rows_spec : "sample");
+  else snprintf(buf, n, "%lld/%lld", (long long)r->n_rows_judged, (long long)r->n_rows_total);
+  return buf;
+}
+
+static const char *value_kind(double x)
+{
+  return isnan(x) ? "nan" : isinf(x) ? (x > 0 ? "+inf" : "-inf") : "finite";
 }
 
 static const char *why_text(ac_why w)
@@ -49,6 +42,61 @@ static const char *why_text(ac_why w)
   case AC_WHY_EMPTY: return "empty row (no visible key) not following the --empty-rows convention";
   default: return "";
   }
+}
+
+const char *ac_report_mismatch_elem(const ac_worst_elem *w, char *buf, size_t n)
+{
+  static const struct { int bit; const char *name; } an[] = {
+    {AC_ACCEPT_NAN, "nan"}, {AC_ACCEPT_PINF, "+inf"}, {AC_ACCEPT_NINF, "-inf"}, {AC_ACCEPT_VALUE, "a finite value"}};
+  const char *k = value_kind(w->kernel);
+  char acc[64] = "";
+  size_t l = 0;
+  for (size_t x = 0; x < sizeof an / sizeof an[0]; x++)
+    if ((w->accept & an[x].bit) && l < sizeof acc)
+      l += (size_t)snprintf(acc + l, sizeof acc - l, "%s%s", l ? " or " : "", an[x].name);
+  switch (w->why) {
+  case AC_WHY_NONFINITE: snprintf(buf, n, "%s where exact is finite", k); break;
+  case AC_WHY_FINITE:
+  case AC_WHY_WRONG_NONFINITE: snprintf(buf, n, "%s where the oracle accepts only %s", k, acc[0] ? acc : "nothing"); break;
+  case AC_WHY_EMPTY: snprintf(buf, n, "%s in an empty row, against the --empty-rows convention", k); break;
+  default: snprintf(buf, n, "%s", why_text(w->why)); break;
+  }
+  return buf;
+}
+
+const char *ac_report_mismatch(const ac_report *r, char *buf, size_t n)
+{
+  const ac_worst_elem *w = r->worst.valid && r->worst.why != AC_WHY_VALUE ? &r->worst
+                           : r->lse_worst.valid && r->lse_worst.why != AC_WHY_VALUE ? &r->lse_worst : NULL;
+  buf[0] = 0;
+  if (!w) return NULL;
+  char t[160];
+  snprintf(buf, n, "%s%s", w->is_lse ? "lse " : "", ac_report_mismatch_elem(w, t, sizeof t));
+  return buf;
+}
+
+void ac_report_line(FILE *f, const char *kernel, const char *casename, const ac_report *r, const ac_policies *pol,
+                    ac_dtype t)
+{
+  char kinds[160], buf[200];
+  ac_status st = ac_status_of(pol, r->kinds);
+  fprintf(f, "%-5s %s %s %s", ac_status_name(st), kernel, casename, ac_report_kinds(r->kinds, kinds, sizeof kinds));
+  if (st == AC_STATUS_SKIP || (r->n_judged == 0 && !r->lse_judged)) {
+    if (r->note[0]) fprintf(f, " (%s)", r->note);
+    fputc('\n', f);
+    return;
+  }
+  num(f, "err/W", r->max_err_w);
+  num(f, "err/E", r->max_err_e);
+  num(f, "ulps", r->max_ulps);
+  num(f, "nmse", r->nmse);
+  fprintf(f, " bad=%lld/%lld rows=%s", (long long)(r->n_fail + r->n_leak), (long long)r->n_judged,
+          ac_report_rows(r, buf, sizeof buf));
+  if (ac_report_mismatch(r, buf, sizeof buf)) fprintf(f, " mismatch=\"%s\"", buf);
+  if (r->n_within_overflow) fprintf(f, " overflow=%lld(inf within budget)", (long long)r->n_within_overflow);
+  if (r->n_weak) fprintf(f, " weak=%lld", (long long)r->n_weak);
+  if (r->has_lse) num(f, "lse_err/W", r->lse_max_err_w);
+  fprintf(f, " %s budget=%s\n", ac_dtype_name(t), r->budget_desc);
 }
 
 static void worst_line(FILE *f, const ac_worst_elem *w, ac_dtype t, const char *budget)
@@ -63,7 +111,8 @@ static void worst_line(FILE *f, const ac_worst_elem *w, ac_dtype t, const char *
     fprintf(f, "  worst o[%lld,%lld,%lld,%lld]:", (long long)w->b, (long long)w->h, (long long)w->i, (long long)w->d);
   fprintf(f, " exact %.17g (%a) correctly rounded %s; kernel %s = %.9g (%a)", w->exact, w->exact, rh, kh, w->kernel,
           w->kernel);
-  if (w->why != AC_WHY_VALUE) fprintf(f, "; %s\n", why_text(w->why));
+  char mm[200];
+  if (w->why != AC_WHY_VALUE) fprintf(f, "; %s\n", ac_report_mismatch_elem(w, mm, sizeof mm));
   else
     fprintf(f, "; err %.3g = %.3g ulps, err/W %.3g (W %.3g), err/E %.3g (E %.3g), budget %s\n", w->err, w->ulps,
             w->err_w, w->W, w->err_e, w->E, budget);
@@ -131,6 +180,9 @@ static void jworst(FILE *f, const char *key, const ac_worst_elem *w, ac_dtype t)
   jnum(f, "E", w->E);
   fprintf(f, ",\"why\":");
   ac_json_string(f, w->why == AC_WHY_VALUE ? "value" : why_text(w->why));
+  char mm[200];
+  fprintf(f, ",\"mismatch\":");
+  ac_json_string(f, w->why == AC_WHY_VALUE ? "" : ac_report_mismatch_elem(w, mm, sizeof mm));
   fputc('}', f);
 }
 
@@ -169,6 +221,12 @@ void ac_report_json(FILE *f, const char *kernel, const char *casename, const ac_
           (long long)r->n_elems, (long long)r->n_judged, (long long)r->n_fail, (long long)r->n_suspect,
           (long long)r->n_leak, (long long)r->n_unresolved, (long long)r->n_unwritten, (long long)r->n_ood,
           (long long)r->n_within_overflow, (long long)r->n_empty_rows, (long long)r->n_nan_weight0);
+  char rb[200];
+  fprintf(f, ",\"rows_judged\":%lld,\"rows_total\":%lld,\"rows\":", (long long)r->n_rows_judged,
+          (long long)r->n_rows_total);
+  ac_json_string(f, r->rows_spec[0] ? r->rows_spec : "all");
+  fprintf(f, ",\"mismatch\":");
+  ac_json_string(f, ac_report_mismatch(r, rb, sizeof rb) ? rb : "");
   if (r->std_name) {
     fprintf(f, ",\"weak_class\":{\"standard\":");
     ac_json_string(f, r->std_name);

@@ -8,9 +8,9 @@ tests_tcompare_LDADD = $(AC_TEST_LIBS) $(AC_COMPARE_TEST_LIBS)
 
 # Command-level tests; they share one oracle cache in the build tree (tests/cache-compare).
 TESTS += tests/tcmd_verdicts.sh tests/tcmd_suite_correct.sh tests/tcmd_suite_mutants.sh tests/tcmd_compare.sh \
-	tests/tcmd_precision_dtypes.sh
+	tests/tcmd_precision_dtypes.sh tests/tcmd_report_fields.sh
 dist_noinst_SCRIPTS += tests/tcmd_verdicts.sh tests/tcmd_suite_correct.sh tests/tcmd_suite_mutants.sh tests/tcmd_compare.sh \
-	tests/tcmd_precision_dtypes.sh
+	tests/tcmd_precision_dtypes.sh tests/tcmd_report_fields.sh
 # Usage errors and bad command-line input: exit 2 with one line, for every command.
 TESTS += tests/tcli_usage.sh
 dist_noinst_SCRIPTS += tests/tcli_usage.sh

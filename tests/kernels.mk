@@ -2,9 +2,9 @@
 
 # The harness: every misbehaviour becomes its status; strides and pre-fills reach kernels.
 check_PROGRAMS += tests/tharness tests/tharness_worker tests/tharness_exec tests/tharness_execkernel tests/tplugin
-TESTS += tests/tharness tests/tharness_worker tests/tharness_exec tests/tplugin tests/plugin_refused.sh tests/plugin_suite.sh tests/tinstall_plugin.sh
+TESTS += tests/tharness tests/tharness_worker tests/tharness_exec tests/tplugin tests/plugin_refused.sh tests/plugin_suite.sh tests/plugin_abspath.sh tests/tinstall_plugin.sh
 noinst_HEADERS += tests/tharness_util.h
-dist_noinst_SCRIPTS += tests/plugin_refused.sh tests/plugin_suite.sh tests/tinstall_plugin.sh
+dist_noinst_SCRIPTS += tests/plugin_refused.sh tests/plugin_suite.sh tests/plugin_abspath.sh tests/tinstall_plugin.sh
 tests_tharness_CFLAGS = $(AC_TEST_CFLAGS)
 tests_tharness_LDADD = $(AC_TEST_LIBS) $(AC_KERNELS_LIBS)
 tests_tharness_worker_CFLAGS = $(AC_TEST_CFLAGS)

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "budget.h"
 #include "compare.h"
+#include "report.h"
 #include "testutil.h"
 #include "verdict.h"
 
@@ -237,12 +238,25 @@ START_TEST(verdict_nonfinite_fail)
   f.r.elems[3].accept = AC_ACCEPT_NAN;
   judge(&f, &o, &rep);
   ck_assert(rep.kinds == (1u << AC_V_FAIL) && rep.worst.why == AC_WHY_FINITE);
+  char mm[200];
+  ck_assert_str_eq(ac_report_mismatch(&rep, mm, sizeof mm), "finite where the oracle accepts only nan");
   f.o[3] = NAN;
   judge(&f, &o, &rep);
   ck_assert(rep.kinds == 0);
   fx_free(&f);
 }
 END_TEST
+
+/* The one-line summary of rep (fp16). */
+static void summary(const ac_report *rep, char *buf, size_t n)
+{
+  ac_policies pol;
+  ac_policies_init(&pol);
+  FILE *f = fmemopen(buf, n, "w");
+  ck_assert_ptr_nonnull(f);
+  ac_report_line(f, "k", "c", rep, &pol, AC_F16);
+  fclose(f);
+}
 
 /* fp16: a working value within W of o = 65504 may round to inf; far from the top it may not. */
 START_TEST(verdict_overflow_within_budget)
@@ -265,17 +279,27 @@ START_TEST(verdict_overflow_within_budget)
     ck_assert_msg(top ? v + b.W_terms >= 65520 : v + b.W_terms < 65520, "W_terms %a", b.W_terms);
     ac_store_bits(AC_F16, f.o, 0, 0x7c00); /* +inf */
     judge(&f, &o, &rep);
-    if (top)
+    char line[512];
+    summary(&rep, line, sizeof line);
+    if (top) {
       ck_assert_msg(rep.kinds == 0 && rep.n_within_overflow == 1, "kinds %#x", rep.kinds);
-    else
+      ck_assert_msg(strstr(line, " overflow=1(inf within budget)"), "%s", line);   /* a PASS that says so */
+    } else {
       ck_assert(rep.kinds == (1u << AC_V_FAIL) && rep.worst.why == AC_WHY_NONFINITE);
-    /* -inf, the wrong side, always fails; so does NaN */
+      ck_assert_msg(strstr(line, " ulps=inf ") && strstr(line, " mismatch=\"+inf where exact is finite\""), "%s", line);
+    }
+    /* -inf, the wrong side, always fails; so does NaN; no finite figure for either */
     ac_store_bits(AC_F16, f.o, 0, 0xfc00);
     judge(&f, &o, &rep);
     ck_assert(rep.kinds == (1u << AC_V_FAIL) && rep.n_within_overflow == 0);
+    summary(&rep, line, sizeof line);
+    ck_assert_msg(strstr(line, " err/W=inf ") && strstr(line, " ulps=inf ") && strstr(line, "mismatch=\"-inf where exact is finite\""),
+                  "%s", line);
     ac_store_bits(AC_F16, f.o, 0, 0x7e00);
     judge(&f, &o, &rep);
     ck_assert(rep.kinds == (1u << AC_V_FAIL));
+    summary(&rep, line, sizeof line);
+    ck_assert_msg(strstr(line, " ulps=inf ") && strstr(line, "mismatch=\"nan where exact is finite\""), "%s", line);
   }
   fx_free(&f);
 }

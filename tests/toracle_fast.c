@@ -110,7 +110,11 @@ static const char *fam_name[NFAM] = {"random", "magnitude", "near-tie", "breakpo
 
 typedef struct {
   int64_t cases, elems, fast, fallback, exact, lse_fallback;
+  int64_t dd_fast, dd_fallback;   /* cases with binary64 among the formats: the double-double pass */
 } tally;
+
+/* set by build: the breakpoint family placed its ties at binary64 breakpoints */
+static int built_f64_ties;
 
 /* A value of dtype t near x nudged by s ulps (bit steps). */
 static double nudge(ac_dtype t, double x, int s)
@@ -217,8 +221,12 @@ static void build(ac_case *c, ac_dtype dt, int fam, ac_rng *r)
   case FAM_CANCEL: {
     /* q = e_0 so z_j = k_j0; a top group of two keys, the others Delta below */
     for (int64_t i = 0; i < p->tq; i++) ref_set(c, 'q', ac_qidx(p, 0, 0, i, 0), 1.0);
-    static const ac_dtype outs[] = {AC_F16, AC_BF16, AC_E4M3, AC_E5M2, AC_F32};
-    ac_dtype of = outs[ac_rng_below(r, 5)];
+    static const ac_dtype outs[] = {AC_F16, AC_BF16, AC_E4M3, AC_E5M2, AC_F32, AC_F64};
+    /* binary64 breakpoints: adjacent doubles (fp64 inputs), or 2^k and 2^(k-53) whose mean
+     * 2^(k-1) + 2^(k-54) is one (fp32, bf16 inputs) */
+    int f64ok = dt == AC_F64 || dt == AC_F32 || dt == AC_BF16;
+    ac_dtype of = outs[ac_rng_below(r, f64ok ? 6 : 5)];
+    built_f64_ties = of == AC_F64;
     double top = nudge(dt, (double)ac_rng_range(r, -3, 3), 0);
     for (int64_t j = 0; j < p->tk; j++) {
       double s;
@@ -235,6 +243,11 @@ static void build(ac_case *c, ac_dtype dt, int fam, ac_rng *r)
         double v;
         if (fam == FAM_BREAKPOINT) {
           double a = ac_decode(of, ac_encode_f64(of, ac_rng_normal(r) * 4)), b = nudge(of, a, 1);
+          if (of == AC_F64 && dt != AC_F64) {
+            int k = (int)ac_rng_range(r, -3, 3);
+            a = ldexp(ac_rng_below(r, 2) ? 1 : -1, k);
+            b = ldexp(a, -53);
+          }
           if (!isfinite(a) || !isfinite(b) || ac_rng_below(r, 2)) b = a;   /* ... or an exact mean */
           v = j == 0 ? a : j == 1 ? b : ac_rng_normal(r) * 8;
           if (j < 2) v = nudge(dt, v, 0);
@@ -353,8 +366,9 @@ static void check_dtype(ac_dtype dt)
   for (int k = 0; k < ncase; k++) {
     int fam = k % NFAM;
     ac_case c;
+    built_f64_ties = 0;
     build(&c, dt, fam, &rng);
-    uint32_t formats = ac_rng_below(&rng, 8) == 0 ? narrow | (1u << AC_F64) : narrow;
+    uint32_t formats = ac_rng_below(&rng, 8) == 0 || built_f64_ties ? narrow | (1u << AC_F64) : narrow;
     ac_oracle_result F, M;
     run(&c, formats, 0, &F);
     run(&c, formats, 1, &M);
@@ -363,6 +377,9 @@ static void check_dtype(ac_dtype dt)
     if (dt != AC_F64 && !(formats & (1u << AC_F64))) {
       ty[fam].fallback += F.n_fallback;
       ty[fam].fast += F.n_rounded - F.n_fallback;
+    } else {
+      ty[fam].dd_fallback += F.n_fallback;
+      ty[fam].dd_fast += F.n_rounded - F.n_fallback;
     }
     ac_oracle_result_free(&F);
     ac_oracle_result_free(&M);
@@ -371,9 +388,19 @@ static void check_dtype(ac_dtype dt)
   int64_t tc = 0;
   for (int f = 0; f < NFAM; f++) {
     tc += ty[f].cases;
-    fprintf(stderr, "%s %-12s: %5lld cases %6lld elements, %6lld exact, %6lld decided by the binary64 pass, %5lld by MPFR\n",
+    fprintf(stderr, "%s %-12s: %5lld cases %6lld elements, %6lld exact, %6lld decided by the binary64 pass, %5lld by MPFR;"
+                    " with binary64 rounding %6lld by the fast passes, %5lld by MPFR\n",
             ac_dtype_name(dt), fam_name[f], (long long)ty[f].cases, (long long)ty[f].elems, (long long)ty[f].exact,
-            (long long)ty[f].fast, (long long)ty[f].fallback);
+            (long long)ty[f].fast, (long long)ty[f].fallback, (long long)ty[f].dd_fast, (long long)ty[f].dd_fallback);
+  }
+  if (dt == AC_F64 || dt == AC_F32 || dt == AC_BF16) {
+    /* binary64 rounding: the double-double pass decides most random elements, and leaves the
+     * ties at binary64 breakpoints that its bound cannot separate to MPFR */
+    ck_assert_msg(ty[FAM_RANDOM].dd_fast > 100 * ty[FAM_RANDOM].dd_fallback, AC_SEED_FMT "%s: binary64 rounding: random: %lld fast, %lld fallback",
+                  AC_SEED_ARG, ac_dtype_name(dt), (long long)ty[FAM_RANDOM].dd_fast, (long long)ty[FAM_RANDOM].dd_fallback);
+    ck_assert_msg(ty[FAM_BREAKPOINT].dd_fast > 0 && ty[FAM_BREAKPOINT].dd_fallback > 0,
+                  AC_SEED_FMT "%s: binary64 breakpoints: %lld fast, %lld fallback", AC_SEED_ARG, ac_dtype_name(dt),
+                  (long long)ty[FAM_BREAKPOINT].dd_fast, (long long)ty[FAM_BREAKPOINT].dd_fallback);
   }
   ck_assert_int_eq(tc, ncase);
   if (dt != AC_F64) {

@@ -116,7 +116,7 @@ void ac_or_fast_head_decode(ac_or_head *hd, const ac_case *cs, int64_t b, int64_
   if (need_vabs) {
     uint8_t *fits = ac_xmalloc((size_t)dv);
     for (int64_t t = 0; t < dv; t++)
-      fits[t] = (int64_t)hd->v_msb[t] - hd->v_lsb[t] + ac_or_bitlen((uint64_t)p->tk) + 2 <= 126;
+      fits[t] = ac_or_vcol_bits(hd, t, p->tk, 0) <= 126;
     for (int64_t t = 0; t < dv; t++) hd->vabs[t] = 0;
     for (int64_t j = 0; j < p->tk; j++)
       for (int64_t t = 0; t < dv; t++) {

@@ -44,8 +44,7 @@ void ac_or_ws_init(ac_or_ws *w, const ac_case *cs, const ac_oracle_opts *o, cons
   w->qe = ac_xmalloc((size_t)dk * sizeof *w->qe);
   w->qd = ac_xmalloc((size_t)dk * sizeof *w->qd);
   mpz_init(w->zt);
-  mpfr_inits2(64, w->Llo, w->Lhi, w->Lm1lo, w->Lm1hi, w->mlo, w->mhi, w->a, w->bq, w->cq, w->dq, w->ex1,
-              w->ex2, w->olo, w->ohi, w->bp, (mpfr_ptr)0);
+  mpfr_inits2(64, w->Llo, w->Lhi, w->Lm1lo, w->Lm1hi, w->mlo, w->mhi, w->olo, w->ohi, w->bp, (mpfr_ptr)0);
 }
 
 void ac_or_ws_free(ac_or_ws *w)
@@ -62,8 +61,7 @@ void ac_or_ws_free(ac_or_ws *w)
   free(w->prod); free(w->pp);
   free(w->nlo); free(w->nhi); free(w->pend); free(w->slow);
   mpz_clear(w->zt);
-  mpfr_clears(w->Llo, w->Lhi, w->Lm1lo, w->Lm1hi, w->mlo, w->mhi, w->a, w->bq, w->cq, w->dq, w->ex1,
-              w->ex2, w->olo, w->ohi, w->bp, (mpfr_ptr)0);
+  mpfr_clears(w->Llo, w->Lhi, w->Lm1lo, w->Lm1hi, w->mlo, w->mhi, w->olo, w->ohi, w->bp, (mpfr_ptr)0);
 }
 
 /* A decoded (batch, kv head), shared: decoded once by the first thread that needs it,

@@ -267,7 +267,7 @@ typedef struct {
 int ac_or_fast_case_applies(const ac_case *cs, const ac_oracle_opts *o, uint32_t formats)
 {
   const ac_problem *p = &cs->p;
-  if (o->no_fast || o->lse_f64 || p->dtype == AC_F64) return 0;
+  if (o->lse_f64 || p->dtype == AC_F64) return 0;
   /* a scale so small or large that c_d d could leave the normal range: no relative bound on t */
   double c = p->scale_is_default ? 1 / sqrt((double)p->dk) : p->scale;
   if (c != 0 && !(fabs(c) >= 0x1p-600 && fabs(c) <= 0x1p600)) return 0;
@@ -276,11 +276,11 @@ int ac_or_fast_case_applies(const ac_case *cs, const ac_oracle_opts *o, uint32_t
   return 1;
 }
 
-int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t **obits, int64_t ridx,
-                   ac_or_stats *st, const double *mu, int nmu)
+void ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t **obits, int64_t ridx,
+                    ac_or_stats *st, const double *mu, int nmu)
 {
   const ac_problem *p = w->p;
-  if (!ac_or_fast_case_applies(w->cs, w->opts, w->formats)) return 1;
+  AC_ASSERT(ac_or_fast_case_applies(w->cs, w->opts, w->formats), "the binary64 pass applies to the case");
 
   const ac_or_head *hd = w->head;
   int64_t n = w->n, dv = p->dv, ng = w->ng;
@@ -511,5 +511,4 @@ int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t
   for (int q = 0; q < nmu; q++) row->Fmass[q] = fmass[q];
   free(acc);
   free(B.E); free(B.N); free(B.pend); free(B.cls);
-  return 0;
 }

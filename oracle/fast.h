@@ -14,13 +14,13 @@ extern const double ac_fx_ln2hi, ac_fx_ln2lo;
 const double *ac_fx_exp_coef(void);   /* the 14 Taylor coefficients, for the unit test */
 
 /* The whole row (elements, LSE, budget terms) from the binary64 pass, elements it cannot
- * decide through the MPFR levels. Needs scores and groups. Returns 1 without touching
- * anything when the pass does not apply (opts->no_fast, fp64 inputs, a requested format or
- * LSE wider than binary32), else 0. */
-int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t **obits, int64_t ridx,
-                   ac_or_stats *st, const double *mu, int nmu);
+ * decide through the MPFR levels. Needs scores and groups. Only for cases where
+ * ac_or_fast_case_applies (oracle.c chooses the path once per case). */
+void ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t **obits, int64_t ridx,
+                    ac_or_stats *st, const double *mu, int nmu);
 
-/* 1 when the binary64 pass applies to every row of the case (formats: the result's). */
+/* 1 when the binary64 pass applies to every row of the case (formats: the result's): not for
+ * fp64 inputs, a requested format or LSE wider than binary32, or an extreme scale. */
 int ac_or_fast_case_applies(const ac_case *cs, const ac_oracle_opts *o, uint32_t formats);
 /* Decodes a head like ac_or_head_decode (identical fields, except vabs = NULL when the pass
  * applies to the whole case: only ziv.c's level 0 reads it), faster for the narrow dtypes. */

@@ -72,8 +72,56 @@ typedef struct {
   int state;   /* 0 not decoded, 1 decoding, 2 ready */
 } shead;
 
+/* The pipeline of a case, chosen once (path_choose): the MPFR levels alone (opts.no_fast: the
+ * plain decoder, scores and groups), or the fast decoder, scores and groups with the certified
+ * binary64 pass for the rows where it applies to the case (else the MPFR levels). */
+typedef void (*or_row_fn)(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t **obits, int64_t ridx,
+                          ac_or_stats *st, const ac_oracle_result *r);
+typedef struct {
+  void (*head_decode)(ac_or_head *hd, const ac_case *cs, int64_t b, int64_t kvh, const ac_oracle_opts *o,
+                      uint32_t formats);
+  void (*scores)(ac_or_ws *w);
+  void (*groups)(ac_or_ws *w);
+  or_row_fn row;
+} or_path;
+
+static void head_decode_plain(ac_or_head *hd, const ac_case *cs, int64_t b, int64_t kvh, const ac_oracle_opts *o,
+                              uint32_t formats)
+{
+  (void)o;
+  (void)formats;
+  ac_or_head_decode(hd, cs, b, kvh);
+}
+
+/* ziv.c's levels (0, then MPFR), then budget.c's terms from their weights. */
+static void row_levels(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t **obits, int64_t ridx,
+                       ac_or_stats *st, const ac_oracle_result *r)
+{
+  ac_or_row_eval(w, row, el, obits, ridx, st);
+  ac_or_row_budget(w, row, el, w->opts, r->mu, r->nmu);
+}
+
+/* fast.c: the certified binary64 pass (with its budget terms), the MPFR levels where it cannot decide. */
+static void row_fast(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t **obits, int64_t ridx,
+                     ac_or_stats *st, const ac_oracle_result *r)
+{
+  ac_or_fast_row(w, row, el, obits, ridx, st, r->mu, r->nmu);
+}
+
+static void path_choose(or_path *P, const ac_case *c, const ac_oracle_opts *o, uint32_t formats)
+{
+  if (o->no_fast) {
+    *P = (or_path){head_decode_plain, ac_or_row_scores, ac_or_groups, row_levels};
+    return;
+  }
+  /* fastdecode.c and fastscores.c: the same fields, scores and groups, faster for the narrow dtypes */
+  *P = (or_path){ac_or_fast_head_decode, ac_or_fast_scores, ac_or_fast_groups,
+                 ac_or_fast_case_applies(c, o, formats) ? row_fast : row_levels};
+}
+
 typedef struct {
   const ac_case *cs;
+  or_path path;
   shead *heads;
   pthread_mutex_t mu;
   pthread_cond_t cv;
@@ -120,8 +168,7 @@ static const ac_or_head *head_acquire(job *J, int64_t hid, int64_t b, int64_t kv
   if (s->state == 0) {
     s->state = 1;
     pthread_mutex_unlock(&J->mu);
-    if (J->o->no_fast) ac_or_head_decode(&s->h, J->cs, b, kvh);
-    else ac_or_fast_head_decode(&s->h, J->cs, b, kvh, J->o, J->r->formats);   /* fastdecode.c: same fields */
+    J->path.head_decode(&s->h, J->cs, b, kvh, J->o, J->r->formats);
     pthread_mutex_lock(&J->mu);
     s->state = 2;
     pthread_cond_broadcast(&J->cv);
@@ -228,20 +275,15 @@ static void do_row_visible(ac_or_ws *w, job *J, int64_t ridx, int64_t b, int64_t
       for (int64_t t = 0; t < J->cs->p.dk; t++) { w->qm[t] = 0; w->qe[t] = 0; w->qd[t] = 0; }
   }
   w->n = n;
-  if (J->o->no_fast) ac_or_row_scores(w);
-  else ac_or_fast_scores(w);   /* fastscores.c: same exact scores, integer kernels without shifts */
-  if (J->o->no_fast) ac_or_groups(w);
-  else ac_or_fast_groups(w);   /* fastscores.c: same groups, direct comparisons */
+  J->path.scores(w);
+  J->path.groups(w);
   uint64_t *obits[AC_NDTYPES];
   for (int f = 0; f < AC_NDTYPES; f++) obits[f] = r->o_round[f];
   ac_oracle_elem *el = &r->elems[ridx * dv];
-  /* fast.c: the certified binary64 pass (1 = not applicable: the MPFR levels only) */
-  int fast = ac_or_fast_row(w, row, el, obits, ridx, st, r->mu, r->nmu) == 0;
-  if (!fast) ac_or_row_eval(w, row, el, obits, ridx, st);
+  J->path.row(w, row, el, obits, ridx, st, r);
   for (int64_t t = 0; t < dv; t++)
     if (el[t].accept != AC_ACCEPT_VALUE) row->has_nonfinite = 1;
   row->lse_accept = AC_ACCEPT_VALUE;
-  if (!fast) ac_or_row_budget(w, row, el, J->o, r->mu, r->nmu);
   row->max_cZ = ac_or_max_cz(w);
   row->qk_l1 = ac_or_qk_l1(w);
   ac_or_row_hull(w, el);
@@ -321,6 +363,7 @@ int ac_oracle_run(const ac_case *c, const ac_oracle_opts *o, ac_oracle_result *r
     for (int64_t t = 0; t < p->dv; t++) r->elems[x * p->dv + t].o = NAN;
   }
   job J = {.cs = c, .o = o, .r = r, .sc = &sc, .tprec = tprec};
+  path_choose(&J.path, c, o, r->formats);
   int64_t *list = ac_xmalloc((size_t)r->nrows * sizeof *list), nl = 0;
   for (int64_t x = 0; x < r->nrows; x++)
     if (sel[x]) list[nl++] = x;

@@ -122,7 +122,7 @@ void ac_or_fast_head_decode(ac_or_head *hd, const ac_case *cs, int64_t b, int64_
       for (int64_t t = 0; t < dv; t++) {
         size_t x = (size_t)(j * dv + t);
         ac_i128 a = fits[t] ? (ac_i128)((ac_u128)(uint64_t)llabs(hd->vm[x]) << (hd->ve[x] - hd->v_lsb[t])) : 0;
-        hd->vabs[x + dv] = hd->vabs[x] + a;
+        hd->vabs[x + (size_t)dv] = hd->vabs[x] + a;
       }
     free(fits);
   }

@@ -94,7 +94,7 @@ int64_t ac_or_head_subset(ac_or_head *dst, const ac_or_head *src, const ac_probl
       int fits = ac_or_vcol_bits(dst, t, p->tk, 0) <= 126;
       ac_i128 a = fits && dst->vcls[x] == AC_VCLS_FINITE
                       ? (ac_i128)((ac_u128)(uint64_t)llabs(dst->vm[x]) << (dst->ve[x] - dst->v_lsb[t])) : 0;
-      dst->vabs[x + dv] = dst->vabs[x] + a;
+      dst->vabs[x + (size_t)dv] = dst->vabs[x] + a;
     }
   dst->b = src->b;
   dst->kvh = src->kvh;

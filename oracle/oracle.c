@@ -327,7 +327,7 @@ static void *work(void *arg)
   ac_or_ws_free(&w);
   mpfr_free_cache();
   struct timespec ts;
-  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0) W->cpu = (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0) W->cpu = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
   return NULL;
 }
 

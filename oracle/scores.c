@@ -161,7 +161,7 @@ void ac_or_head_decode(ac_or_head *hd, const ac_case *cs, int64_t b, int64_t kvh
       size_t x = (size_t)(j * p->dv + t);
       int fits = ac_or_vcol_bits(hd, t, p->tk, 0) <= 126;
       ac_i128 a = fits ? (ac_i128)((ac_u128)(uint64_t)llabs(hd->vm[x]) << (hd->ve[x] - hd->v_lsb[t])) : 0;
-      hd->vabs[x + p->dv] = hd->vabs[x] + a;
+      hd->vabs[x + (size_t)p->dv] = hd->vabs[x] + a;
     }
   hd->b = b;
   hd->kvh = kvh;
@@ -288,7 +288,7 @@ void ac_or_row_scores(ac_or_ws *w)
       int neg = P < 0;
       ac_or_fx_add(w->acc, nc, (ac_u128)(neg ? -P : P), neg, w->qe[t] + ke[t] - lsb);
     }
-    ac_or_fx_norm(w->acc, nc, w->z + (size_t)j * nc);
+    ac_or_fx_norm(w->acc, nc, w->z + (size_t)j * (size_t)nc);
   }
 }
 

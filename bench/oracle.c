@@ -21,7 +21,7 @@ static double cpu_now(void)
 {
   struct timespec ts;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 /* A naive MPFR evaluation at 256 bits (round to nearest everywhere, no proof). */
@@ -137,8 +137,8 @@ int main(void)
         }
         reps++;
       } while ((tb = ac_now() - t0) < 0.3);
-      cb = (cpu_now() - c0) / ((double)reps * S);
-      tb /= (double)reps * S;
+      cb = (cpu_now() - c0) / ((double)reps * (double)S);
+      tb /= (double)reps * (double)S;
       /* naive MPFR at 256 bits */
       mpfr_t *ms = ac_xmalloc((size_t)T * sizeof *ms), *mo = ac_xmalloc((size_t)d * sizeof *mo), x, y;
       for (int64_t j = 0; j < T; j++) mpfr_init2(ms[j], 256);

@@ -29,7 +29,7 @@ static double cpu_now(void)
 {
   struct timespec ts;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 typedef struct { double wall, cpu_total, cpu_max, fb, proc; } otime;
@@ -38,7 +38,7 @@ static double proc_now(void)
 {
   struct timespec ts;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static otime oracle_time_f(const ac_case *c, const char *rows, int threads, uint32_t formats)
@@ -148,10 +148,10 @@ static double line(int64_t T, int64_t d, int causal, int64_t S, double *wall_spe
     }
     reps++;
   } while ((tb = ac_now() - t0) < 0.3);
-  double cb = (cpu_now() - c0) / ((double)reps * S);
-  tb /= (double)reps * S;
+  double cb = (cpu_now() - c0) / ((double)reps * (double)S);
+  tb /= (double)reps * (double)S;
   otime o1 = oracle_time(&c, spec, 1), o2 = oracle_time(&c, spec, 2);
-  double t1 = o1.wall / S, t2 = o2.wall / S, ct1 = o1.cpu_total / S;
+  double t1 = o1.wall / (double)S, t2 = o2.wall / (double)S, ct1 = o1.cpu_total / (double)S;
   *wall_speed = t1 / t2;
   *cpu_speed = o2.cpu_max > 0 ? o2.cpu_total / o2.cpu_max : 0;
   *fb = o1.fb;

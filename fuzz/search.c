@@ -283,8 +283,8 @@ int ac_mutate(const ac_case *parent, double sigma, ac_rng *r, const ac_gen_limit
     if (tq > cap) tq = cap;
     if (tk > cap) tk = cap;
     int64_t dmax = p->dk > p->dv ? p->dk : p->dv, hmax = p->heads;
-    while (tq > 1 && (double)p->batch * hmax * tq * dmax > (double)l->max_elems) tq /= 2;
-    while (tk > 1 && (double)p->batch * hmax * tk * dmax > (double)l->max_elems) tk /= 2;
+    while (tq > 1 && (double)p->batch * (double)hmax * (double)tq * (double)dmax > (double)l->max_elems) tq /= 2;
+    while (tk > 1 && (double)p->batch * (double)hmax * (double)tk * (double)dmax > (double)l->max_elems) tk /= 2;
     if (ac_case_resize_t(parent, tq, tk, r, child, e)) return -1;
     snprintf(desc, nd, "resize tq %lld->%lld tk %lld->%lld", (long long)p->tq, (long long)tq, (long long)p->tk,
              (long long)tk);

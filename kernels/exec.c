@@ -217,7 +217,7 @@ static void read_outputs(const char *path, const ac_case *c, const ac_counts *cn
   int64_t want[4] = {p->batch, p->heads, p->tq, p->dv};
   int shape_ok = m.ndim == 4;
   for (int i = 0; shape_ok && i < 4; i++) shape_ok = m.shape[i] == want[i];
-  size_t ob = (size_t)cn->o * di->bytes;
+  size_t ob = (size_t)cn->o * (size_t)di->bytes;
   if (strcmp(m.descr, di->npy) || !shape_ok || m.nbytes != ob) {
     r->status = AC_RUN_KERNEL_ERROR;
     snprintf(r->msg, sizeof r->msg,

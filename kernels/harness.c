@@ -521,7 +521,7 @@ int64_t ac_harness_first_difference(const ac_run_result *a, const ac_run_result 
     size_t es = ac_dtype_size(a->dtype);
     if (memcmp(a->o, b->o, (size_t)a->o_count * es) != 0)
       for (int64_t i = 0; i < a->o_count; i++)
-        if (memcmp((const char *)a->o + i * es, (const char *)b->o + i * es, es) != 0) {
+        if (memcmp((const char *)a->o + (size_t)i * es, (const char *)b->o + (size_t)i * es, es) != 0) {
           first = i;
           break;
         }

@@ -53,9 +53,9 @@ void ac_or_group_vsum(ac_or_ws *w, int64_t g, int64_t t, mpfr_t out)
   const ac_or_head *hd = w->head;
   int64_t dv = w->p->dv;
   int64_t r0 = g < 0 ? 0 : w->gst[g], r1 = g < 0 ? w->n : w->gst[g + 1];
+  AC_ASSERT(g < w->ng && r0 < r1, "a group has keys");
   int32_t lsb = hd->v_lsb[t];
-  int64_t bits = (int64_t)hd->v_msb[t] - lsb + ac_or_bitlen((uint64_t)(r1 - r0)) + 2;
-  int nc = (int)((bits + 63) / 64) + 3;
+  int nc = ac_or_fx_chunks(ac_or_vcol_bits(hd, t, r1 - r0, 0));
   if (nc > w->cap_acc) {
     w->acc = ac_xrealloc(w->acc, (size_t)nc * sizeof *w->acc);
     w->cap_acc = nc;
@@ -66,7 +66,7 @@ void ac_or_group_vsum(ac_or_ws *w, int64_t g, int64_t t, mpfr_t out)
     int32_t e;
     int64_t M = ac_or_v(hd, (size_t)(j * dv + t), t, &e);
     if (!M) continue;
-    ac_or_fx_add(w->acc, (ac_u128)(M < 0 ? -M : M), M < 0, e - lsb);
+    ac_or_fx_add(w->acc, nc, (ac_u128)(M < 0 ? -M : M), M < 0, e - lsb);
   }
   uint64_t limbs[nc];
   ac_or_fx_norm(w->acc, nc, limbs);
@@ -104,8 +104,8 @@ int ac_or_exact_elem(ac_or_ws *w, int64_t t, mpfr_t W)
       ac_or_group_vsum(w, g, t, Wg);
       mpfr_set_prec(x, mpfr_get_prec(Wg) + 64);
       mpfr_set_prec(y, mpfr_get_prec(W0) + 64);
-      mpfr_mul_si(x, Wg, (long)n0, MPFR_RNDN);
-      mpfr_mul_si(y, W0, (long)ng, MPFR_RNDN);
+      AC_EXACT(mpfr_mul_si(x, Wg, (long)n0, MPFR_RNDN), "W_g n_0 in prec(W_g) + 64 bits");
+      AC_EXACT(mpfr_mul_si(y, W0, (long)ng, MPFR_RNDN), "W_0 n_g in prec(W_0) + 64 bits");
       ok = mpfr_equal_p(x, y);
     }
     mpfr_clears(W0, Wg, x, y, (mpfr_ptr)0);
@@ -140,9 +140,9 @@ int ac_or_sign_vs(ac_or_ws *w, int64_t t, mpfr_srcptr bp)
     int64_t n = w->gst[g + 1] - w->gst[g];
     ac_or_group_vsum(w, g, t, Wg);
     mpfr_set_prec(nb, mpfr_get_prec(bp) + 64);
-    mpfr_mul_si(nb, bp, (long)n, MPFR_RNDN);
+    AC_EXACT(mpfr_mul_si(nb, bp, (long)n, MPFR_RNDN), "n_g b in prec(b) + 64 bits");
     mpfr_init2(c[g], exact_diff_prec(Wg, nb));
-    mpfr_sub(c[g], Wg, nb, MPFR_RNDN);
+    AC_EXACT(mpfr_sub(c[g], Wg, nb, MPFR_RNDN), "the coefficients W_g - n_g b of the sign test are exact");
     int s = mpfr_sgn(c[g]);
     npos += s > 0;
     nneg += s < 0;
@@ -157,6 +157,7 @@ int ac_or_sign_vs(ac_or_ws *w, int64_t t, mpfr_srcptr bp)
      * (t_g ~ -1e36) would all sit in [0, tiny] and leave the sign undecided at any precision. */
     int64_t gs = 0;
     while (!mpfr_sgn(c[gs])) gs++;
+    AC_ASSERT(gs < ng, "a group with a non-zero coefficient exists");
     mpfr_t rlo, rhi, dlo, dhi;
     mpfr_inits2(w->wprec, rlo, rhi, dlo, dhi, (mpfr_ptr)0);
     int64_t k = 0;

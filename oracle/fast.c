@@ -162,8 +162,8 @@ static void sums_mpfr(ac_or_ws *w, int64_t t, mpfr_prec_t p, mpfr_t Nlo, mpfr_t 
       int64_t M = ac_or_v(hd, (size_t)(j * dv + t), t, &e), g = w->gof[j];
       mpfr_srcptr wv = (M >= 0) == (pass == 0) ? w->wlo[g] : w->whi[g];
       mpfr_set_prec(prod[j], p + 64);
-      mpfr_mul_si(prod[j], wv, (long)M, MPFR_RNDN);   /* exact: p + 53 bits */
-      mpfr_mul_2si(prod[j], prod[j], e, MPFR_RNDN);
+      AC_EXACT(mpfr_mul_si(prod[j], wv, (long)M, MPFR_RNDN), "p + 53 bits in p + 64");
+      ac_or_mul_2si_outward(prod[j], e, pass == 0 ? MPFR_RNDD : MPFR_RNDU);
       pp[j] = prod[j];
     }
     mpfr_sum(pass == 0 ? Nlo : Nhi, pp, (unsigned long)w->n, pass == 0 ? MPFR_RNDD : MPFR_RNDU);
@@ -270,7 +270,7 @@ typedef struct {
 int ac_or_fast_case_applies(const ac_case *cs, const ac_oracle_opts *o, uint32_t formats)
 {
   const ac_problem *p = &cs->p;
-  if (o->no_fast || o->lse_f64 || p->dtype == AC_F64) return 0;
+  if (o->lse_f64 || p->dtype == AC_F64) return 0;
   /* a scale so small or large that c_d d could leave the normal range: no relative bound on t */
   double c = p->scale_is_default ? 1 / sqrt((double)p->dk) : p->scale;
   if (c != 0 && !(fabs(c) >= 0x1p-600 && fabs(c) <= 0x1p600)) return 0;
@@ -358,7 +358,7 @@ int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t
     double d = zdiff(w, ac_or_z(w, w->ord[w->gst[g]]), ztop);
     double t = cd * d;
     if (!(t >= AC_FX_TMIN)) { B.E[g] = 0; B.ta[g] = 0; ntiny += w->gst[g + 1] - w->gst[g]; continue; }
-    if (t > 0) t = 0;   /* cannot happen: c_d d has the sign of c (z_g - z_top) <= 0 */
+    AC_ASSERT(t <= 0, "c_d d has the sign of c (z_g - z_top) <= 0");
     B.E[g] = ac_fx_exp(t);
     B.ta[g] = -t;
   }
@@ -398,6 +398,7 @@ int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t
   }
   free(lev);
   double L = top[0], Lm1 = top[1], ST = top[2];
+  AC_ASSERT(L >= 1, "L >= 1: the top group has E = 1 exactly");
   double n0 = (double)(w->gst[1] - w->gst[0]);
   Lm1 += n0 - 1;
   /* depth of a term: 2 products, at most BLK + 1 additions per level (the carry and the
@@ -546,5 +547,4 @@ int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t
   for (int q = 0; q < nmu; q++) row->Fmass[q] = fmass[q];
   free(acc);
   free(B.E); free(B.N); free(B.pend); free(B.cls);
-  return 0;
 }

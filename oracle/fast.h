@@ -15,18 +15,20 @@ const double *ac_fx_exp_coef(void);   /* the 14 Taylor coefficients, for the uni
 
 /* The whole row (elements, LSE, budget terms) from the binary64 pass, binary64 rounding (and
  * what that pass left) from the double-double pass, elements neither decides through the MPFR
- * levels. Needs scores and groups. Returns 1 without touching anything when the pass does not
- * apply (opts->no_fast, --lse-f64, fp64 inputs with a value of q, K or V outside binary32's
- * exponent range), else 0. */
+ * levels. Needs scores and groups. oracle.c chooses this path once per case (not under
+ * opts->no_fast); returns 1 without touching anything for a row the pass does not apply to
+ * (fp64 inputs with a value of q, K or V outside binary32's exponent range), else 0. */
 int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t **obits, int64_t slot,
                    ac_or_stats *st, const double *mu, int nmu);
 
 /* fastdd.c: the double-double pass over the columns with pend[t] != 0: decides binary64 (and
  * any other format left) where its proven bound allows, clearing the decided bits of pend and
  * setting el[t].o/o_err; needs scores and groups (fast.c calls it after the binary64 pass). */
-void ac_or_fastdd_elems(ac_or_ws *w, ac_oracle_elem *el, uint64_t **obits, int64_t ridx, uint32_t *pend);
+void ac_or_fastdd_elems(ac_or_ws *w, ac_oracle_elem *el, uint64_t **obits, int64_t slot, uint32_t *pend);
 
-/* 1 when the binary64 pass applies to every row of the case (formats: the result's). */
+/* 1 when the binary64 pass applies to every row of the case (formats: the result's): not for
+ * --lse-f64, fp64 inputs with a value of q, K or V outside binary32's exponent range, or an
+ * extreme scale. */
 int ac_or_fast_case_applies(const ac_case *cs, const ac_oracle_opts *o, uint32_t formats);
 /* Decodes a head like ac_or_head_decode (identical fields, except vabs = NULL when the pass
  * applies to the whole case: only ziv.c's level 0 reads it), faster for the narrow dtypes. */

@@ -102,7 +102,7 @@ void ac_or_fast_head_decode(ac_or_head *hd, const ac_case *cs, int64_t b, int64_
   if (need_vabs) {
     uint8_t *fits = ac_xmalloc((size_t)dv);
     for (int64_t t = 0; t < dv; t++)
-      fits[t] = (int64_t)hd->v_msb[t] - hd->v_lsb[t] + ac_or_bitlen((uint64_t)p->tk) + 2 <= 126;
+      fits[t] = ac_or_vcol_bits(hd, t, p->tk, 0) <= 126;
     for (int64_t t = 0; t < dv; t++) hd->vabs[t] = 0;
     for (int64_t j = 0; j < p->tk; j++)
       for (int64_t t = 0; t < dv; t++) {
@@ -110,7 +110,7 @@ void ac_or_fast_head_decode(ac_or_head *hd, const ac_case *cs, int64_t b, int64_
         int32_t e;
         int64_t m = ac_or_v(hd, x, t, &e);
         ac_i128 a = fits[t] ? (ac_i128)((ac_u128)(uint64_t)llabs(m) << (e - hd->v_lsb[t])) : 0;
-        hd->vabs[x + dv] = hd->vabs[x] + a;
+        hd->vabs[x + (size_t)dv] = hd->vabs[x] + a;
       }
     free(fits);
   }

@@ -63,7 +63,11 @@ static inline double exp_core(double t)
   return p * sc;
 }
 
-double ac_fx_exp(double t) { return exp_core(t); }
+double ac_fx_exp(double t)
+{
+  AC_ASSERT(t >= -708.0 && t <= 0, "t in [-708, 0], where the bound is proven (2^k normal, the product exact)");
+  return exp_core(t);
+}
 
 void ac_fx_exp_array(const double *t, double *out, int64_t n)
 {

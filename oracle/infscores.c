@@ -103,12 +103,12 @@ int64_t ac_or_head_subset(ac_or_head *dst, const ac_or_head *src, const ac_probl
   for (int64_t j = 0; j < m; j++)
     for (int64_t t = 0; t < dv; t++) {
       size_t x = (size_t)(j * dv + t);
-      int fits = (int64_t)dst->v_msb[t] - dst->v_lsb[t] + ac_or_bitlen((uint64_t)p->tk) + 2 <= 126;
+      int fits = ac_or_vcol_bits(dst, t, p->tk, 0) <= 126;
       int32_t e;
       int64_t M = ac_or_v(dst, x, t, &e);
       ac_i128 a = fits && dst->vcls[x] == AC_VCLS_FINITE
                       ? (ac_i128)((ac_u128)(uint64_t)llabs(M) << (e - dst->v_lsb[t])) : 0;
-      dst->vabs[x + dv] = dst->vabs[x] + a;
+      dst->vabs[x + (size_t)dv] = dst->vabs[x] + a;
     }
   dst->b = src->b;
   dst->kvh = src->kvh;

@@ -44,8 +44,7 @@ void ac_or_ws_init(ac_or_ws *w, const ac_case *cs, const ac_oracle_opts *o, cons
   w->qe = ac_xmalloc((size_t)dk * sizeof *w->qe);
   w->qd = ac_xmalloc((size_t)dk * sizeof *w->qd);
   mpz_init(w->zt);
-  mpfr_inits2(64, w->Llo, w->Lhi, w->Lm1lo, w->Lm1hi, w->mlo, w->mhi, w->a, w->bq, w->cq, w->dq, w->ex1,
-              w->ex2, w->olo, w->ohi, w->bp, (mpfr_ptr)0);
+  mpfr_inits2(64, w->Llo, w->Lhi, w->Lm1lo, w->Lm1hi, w->mlo, w->mhi, w->olo, w->ohi, w->bp, (mpfr_ptr)0);
 }
 
 void ac_or_ws_free(ac_or_ws *w)
@@ -62,8 +61,7 @@ void ac_or_ws_free(ac_or_ws *w)
   free(w->prod); free(w->pp);
   free(w->nlo); free(w->nhi); free(w->pend); free(w->slow);
   mpz_clear(w->zt);
-  mpfr_clears(w->Llo, w->Lhi, w->Lm1lo, w->Lm1hi, w->mlo, w->mhi, w->a, w->bq, w->cq, w->dq, w->ex1,
-              w->ex2, w->olo, w->ohi, w->bp, (mpfr_ptr)0);
+  mpfr_clears(w->Llo, w->Lhi, w->Lm1lo, w->Lm1hi, w->mlo, w->mhi, w->olo, w->ohi, w->bp, (mpfr_ptr)0);
 }
 
 /* A decoded (batch, kv head), shared: decoded once by the first thread that needs it,
@@ -74,8 +72,58 @@ typedef struct {
   int state;   /* 0 not decoded, 1 decoding, 2 ready */
 } shead;
 
+/* The pipeline of a case, chosen once (path_choose): the MPFR levels alone (opts.no_fast: the
+ * plain decoder, scores and groups), or the fast decoder, scores and groups with the certified
+ * binary64 pass for the rows where it applies to the case (else the MPFR levels). */
+typedef void (*or_row_fn)(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t **obits, int64_t ridx,
+                          ac_or_stats *st, const ac_oracle_result *r);
+typedef struct {
+  void (*head_decode)(ac_or_head *hd, const ac_case *cs, int64_t b, int64_t kvh, const ac_oracle_opts *o,
+                      uint32_t formats);
+  void (*scores)(ac_or_ws *w);
+  void (*groups)(ac_or_ws *w);
+  or_row_fn row;
+} or_path;
+
+static void head_decode_plain(ac_or_head *hd, const ac_case *cs, int64_t b, int64_t kvh, const ac_oracle_opts *o,
+                              uint32_t formats)
+{
+  (void)o;
+  (void)formats;
+  ac_or_head_decode(hd, cs, b, kvh);
+}
+
+/* ziv.c's levels (0, then MPFR), then budget.c's terms from their weights. */
+static void row_levels(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t **obits, int64_t ridx,
+                       ac_or_stats *st, const ac_oracle_result *r)
+{
+  ac_or_row_eval(w, row, el, obits, ridx, st);
+  ac_or_row_budget(w, row, el, w->opts, r->mu, r->nmu);
+}
+
+/* fast.c: the certified binary64 pass (with its budget terms), the MPFR levels where it cannot
+ * decide; a row it does not apply to (fp64 inputs beyond binary32's exponent range) goes
+ * through the MPFR levels whole. */
+static void row_fast(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t **obits, int64_t ridx,
+                     ac_or_stats *st, const ac_oracle_result *r)
+{
+  if (ac_or_fast_row(w, row, el, obits, ridx, st, r->mu, r->nmu)) row_levels(w, row, el, obits, ridx, st, r);
+}
+
+static void path_choose(or_path *P, const ac_case *c, const ac_oracle_opts *o, uint32_t formats)
+{
+  if (o->no_fast) {
+    *P = (or_path){head_decode_plain, ac_or_row_scores, ac_or_groups, row_levels};
+    return;
+  }
+  /* fastdecode.c and fastscores.c: the same fields, scores and groups, faster for the narrow dtypes */
+  *P = (or_path){ac_or_fast_head_decode, ac_or_fast_scores, ac_or_fast_groups,
+                 ac_or_fast_case_applies(c, o, formats) || c->p.dtype == AC_F64 ? row_fast : row_levels};
+}
+
 typedef struct {
   const ac_case *cs;
+  or_path path;
   shead *heads;
   pthread_mutex_t mu;
   pthread_cond_t cv;
@@ -123,8 +171,7 @@ static const ac_or_head *head_acquire(job *J, int64_t hid, int64_t b, int64_t kv
   if (s->state == 0) {
     s->state = 1;
     pthread_mutex_unlock(&J->mu);
-    if (J->o->no_fast) ac_or_head_decode(&s->h, J->cs, b, kvh);
-    else ac_or_fast_head_decode(&s->h, J->cs, b, kvh, J->o, J->r->formats);   /* fastdecode.c: same fields */
+    J->path.head_decode(&s->h, J->cs, b, kvh, J->o, J->r->formats);
     pthread_mutex_lock(&J->mu);
     s->state = 2;
     pthread_cond_broadcast(&J->cv);
@@ -232,20 +279,15 @@ static void do_row_visible(ac_or_ws *w, job *J, int64_t ridx, int64_t b, int64_t
       for (int64_t t = 0; t < J->cs->p.dk; t++) { w->qm[t] = 0; w->qe[t] = 0; w->qd[t] = 0; }
   }
   w->n = n;
-  if (J->o->no_fast) ac_or_row_scores(w);
-  else ac_or_fast_scores(w);   /* fastscores.c: same exact scores, integer kernels without shifts */
-  if (J->o->no_fast) ac_or_groups(w);
-  else ac_or_fast_groups(w);   /* fastscores.c: same groups, direct comparisons */
+  J->path.scores(w);
+  J->path.groups(w);
   uint64_t *obits[AC_NDTYPES];
   for (int f = 0; f < AC_NDTYPES; f++) obits[f] = r->o_round[f];
   ac_oracle_elem *el = &r->elems[slot * dv];
-  /* fast.c: the certified binary64 pass (1 = not applicable: the MPFR levels only) */
-  int fast = ac_or_fast_row(w, row, el, obits, slot, st, r->mu, r->nmu) == 0;
-  if (!fast) ac_or_row_eval(w, row, el, obits, slot, st);
+  J->path.row(w, row, el, obits, slot, st, r);
   for (int64_t t = 0; t < dv; t++)
     if (el[t].accept != AC_ACCEPT_VALUE) row->has_nonfinite = 1;
   row->lse_accept = AC_ACCEPT_VALUE;
-  if (!fast) ac_or_row_budget(w, row, el, J->o, r->mu, r->nmu);
   row->max_cZ = ac_or_max_cz(w);
   row->qk_l1 = ac_or_qk_l1(w);
   ac_or_row_hull(w, el);
@@ -289,7 +331,7 @@ static void *work(void *arg)
   ac_or_ws_free(&w);
   mpfr_free_cache();
   struct timespec ts;
-  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0) W->cpu = (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0) W->cpu = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
   return NULL;
 }
 
@@ -352,6 +394,7 @@ int ac_oracle_run(const ac_case *c, const ac_oracle_opts *o, ac_oracle_result *r
   for (int64_t x = 0; x < r->nrows; x++) r->rows[x].m = r->rows[x].lse = NAN;
   for (int64_t x = 0; x < ns * p->dv; x++) r->elems[x].o = NAN;
   job J = {.cs = c, .o = o, .r = r, .sc = &sc, .tprec = tprec};
+  path_choose(&J.path, c, o, r->formats);
   J.list = list;
   J.nlist = nl;
   J.heads = ac_xcalloc((size_t)(p->batch * p->kv_heads), sizeof *J.heads);

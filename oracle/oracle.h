@@ -113,7 +113,7 @@ typedef struct {
   long prec_cap;        /* precision cap in bits (0: default 1<<16) */
   int nmu;              /* number of mu thresholds for F */
   double mu[AC_ORACLE_NMU];
-  int no_fast;          /* reserved: skip a fast first level when one exists (issue 5) */
+  int no_fast;          /* the MPFR levels alone: no certified binary64 pass, the plain decoder and scores */
 } ac_oracle_opts;
 /* Defaults (ac_oracle_opts_init): all rows, all cores, no extra format, binary32 LSE only,
  * cap 65536 bits, mu = {2^-149, 2^-126, 2^-24, 2^-14} (fp32 subnormal and normal, fp16

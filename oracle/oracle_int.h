@@ -15,6 +15,7 @@
 #include <mpfr.h>
 #include "oracle.h"
 #include "dtype_mpfr.h"
+#include "ac_assert.h"
 
 typedef __int128 ac_i128;
 typedef unsigned __int128 ac_u128;
@@ -137,7 +138,6 @@ typedef struct {
   /* scratch */
   mpz_t zt;
   mpfr_t *prod; mpfr_ptr *pp; int64_t cap_prod; mpfr_prec_t prod_prec;
-  mpfr_t a, bq, cq, dq, ex1, ex2;    /* general temporaries (precision set per use) */
   mpfr_t olo, ohi, bp;
   ac_i128 *nlo, *nhi; uint32_t *pend; uint8_t *slow; int64_t cap_dv;
 } ac_or_ws;
@@ -162,9 +162,13 @@ int ac_or_fx_sign(const uint64_t *a, int nl);
 /* x = (a - b) * 2^lsb exactly (x's precision is raised when needed); b may be NULL. */
 void ac_or_fx_to_mpfr(ac_or_ws *w, mpfr_t x, const uint64_t *a, const uint64_t *b, int nl, int32_t lsb);
 long double ac_or_fx_to_ld(const uint64_t *a, int nl, int32_t lsb);
-/* Fixed-point accumulation of sign*P*2^pos into 64-bit chunks held in int128. */
-static inline void ac_or_fx_add(ac_i128 *acc, ac_u128 P, int neg, int64_t pos)
+/* Chunks of a fixed-point accumulator for sums of at most `bits` bits: one per 64 bits, and
+ * 3 more so that the 128-bit term added at the top chunk (k, k + 1, k + 2) stays inside. */
+static inline int ac_or_fx_chunks(int64_t bits) { return (int)((bits + 63) / 64) + 3; }
+/* Fixed-point accumulation of sign*P*2^pos into the nc 64-bit chunks (held in int128) of acc. */
+static inline void ac_or_fx_add(ac_i128 *acc, int nc, ac_u128 P, int neg, int64_t pos)
 {
+  AC_ASSERT(pos >= 0 && (pos >> 6) + 2 < nc, "a term lands inside the accumulator's chunks");
   int64_t k = pos >> 6;
   int sh = (int)(pos & 63);
   uint64_t lo = (uint64_t)P, hi = (uint64_t)(P >> 64), w0, w1, w2;
@@ -263,6 +267,24 @@ void ac_or_row_budget(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, const
 /* el[t].M = max_j |V_jt - o_t| over the n keys of the head in use (every key that may carry
  * weight in a kernel), for the elements whose only outcome is a value. */
 void ac_or_row_hull(const ac_or_ws *w, ac_oracle_elem *el);
+
+/* Bits of the fixed-point sum of column t over n keys, each |V_j| (a window of v_msb - v_lsb
+ * bits above the column's lsb) times an integer weight of wbits bits, with a sign bit and one
+ * bit of slack: the level-0 sums of ziv.c (wbits = 62) and the prefix sums of |V| of a head
+ * (wbits = 0, n = tk). A sum of at most 126 bits fits one __int128. */
+static inline int64_t ac_or_vcol_bits(const ac_or_head *hd, int64_t t, int64_t n, int wbits)
+{
+  return (int64_t)hd->v_msb[t] - hd->v_lsb[t] + wbits + ac_or_bitlen((uint64_t)n) + 2;
+}
+
+/* x = x 2^e, rounded by rnd (the direction of the bound x belongs to): exact, except where it
+ * underflows MPFR's extended exponent range (a weight below e^-(2^62) times a tiny V), and
+ * then 0 or the smallest positive number, on the outward side. */
+static inline void ac_or_mul_2si_outward(mpfr_t x, long e, mpfr_rnd_t rnd)
+{
+  int inex = mpfr_mul_2si(x, x, e, rnd);
+  AC_ASSERT(!inex || mpfr_zero_p(x) || mpfr_get_exp(x) == mpfr_get_emin(), "exact unless it underflows");
+}
 
 /* precision schedule: start 64 bits above target, +64, then x1.5 */
 static inline mpfr_prec_t ac_or_next_prec(mpfr_prec_t p, int tprec)

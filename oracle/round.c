@@ -32,20 +32,20 @@ int ac_or_round_decide(ac_dtype t, mpfr_srcptr lo, mpfr_srcptr hi, uint64_t *bit
   if (ac_bits_isinf(t, b)) {               /* above the largest finite value */
     ac_decode_mpfr(A, t, a);
     ac_decode_mpfr(B, t, a - 1);
-    mpfr_sub(B, A, B, MPFR_RNDN);          /* ulp at the top, exact */
-    mpfr_div_2ui(B, B, 1, MPFR_RNDN);
-    mpfr_add(bp, A, B, MPFR_RNDN);
+    AC_EXACT(mpfr_sub(B, A, B, MPFR_RNDN), "the ulp at the top");
+    AC_EXACT(mpfr_div_2ui(B, B, 1, MPFR_RNDN), "half an ulp");
+    AC_EXACT(mpfr_add(bp, A, B, MPFR_RNDN), "the breakpoint above the largest value in 72 bits");
   } else if (ac_bits_isinf(t, a)) {        /* below the most negative finite value */
     ac_decode_mpfr(B, t, b);
     ac_decode_mpfr(A, t, b - 1);
-    mpfr_sub(A, B, A, MPFR_RNDN);
-    mpfr_div_2ui(A, A, 1, MPFR_RNDN);
-    mpfr_add(bp, B, A, MPFR_RNDN);
+    AC_EXACT(mpfr_sub(A, B, A, MPFR_RNDN), "the ulp at the bottom");
+    AC_EXACT(mpfr_div_2ui(A, A, 1, MPFR_RNDN), "half an ulp");
+    AC_EXACT(mpfr_add(bp, B, A, MPFR_RNDN), "the breakpoint below the most negative value in 72 bits");
   } else {
     ac_decode_mpfr(A, t, a);
     ac_decode_mpfr(B, t, b);
-    mpfr_add(bp, A, B, MPFR_RNDN);         /* neighbours: exact in 72 bits */
-    mpfr_div_2ui(bp, bp, 1, MPFR_RNDN);
+    AC_EXACT(mpfr_add(bp, A, B, MPFR_RNDN), "the sum of two neighbours in 72 bits");
+    AC_EXACT(mpfr_div_2ui(bp, bp, 1, MPFR_RNDN), "the midpoint of two neighbours");
   }
   mpfr_clears(A, B, (mpfr_ptr)0);
   return 1;

@@ -160,9 +160,9 @@ void ac_or_head_decode(ac_or_head *hd, const ac_case *cs, int64_t b, int64_t kvh
   for (int64_t j = 0; j < p->tk; j++)
     for (int64_t t = 0; t < p->dv; t++) {
       size_t x = (size_t)(j * p->dv + t);
-      int fits = (int64_t)hd->v_msb[t] - hd->v_lsb[t] + ac_or_bitlen((uint64_t)p->tk) + 2 <= 126;
+      int fits = ac_or_vcol_bits(hd, t, p->tk, 0) <= 126;
       ac_i128 a = fits ? (ac_i128)((ac_u128)(uint64_t)llabs(hd->vm[x]) << (hd->ve[x] - hd->v_lsb[t])) : 0;
-      hd->vabs[x + p->dv] = hd->vabs[x] + a;
+      hd->vabs[x + (size_t)p->dv] = hd->vabs[x] + a;
     }
   hd->b = b;
   hd->kvh = kvh;
@@ -192,6 +192,7 @@ void ac_or_fx_norm(const ac_i128 *acc, int nc, uint64_t *limbs)
     limbs[k] = (uint64_t)v;
     carry = (v - (ac_i128)(uint64_t)v) / ((ac_i128)1 << 64);
   }
+  AC_ASSERT(carry == ((int64_t)limbs[nc - 1] < 0 ? -1 : 0), "the sum fits its chunks (no carry out of the top limb)");
 }
 
 void ac_or_ensure_rows(ac_or_ws *w, int64_t n, int nl)
@@ -262,6 +263,7 @@ void ac_or_row_scores(ac_or_ws *w)
       for (int64_t t = 0; t < dk; t++) {
         int32_t ke;
         ac_i128 P = (ac_i128)w->qm[t] * ac_or_k(hd, (size_t)(j * dk + t), &ke);
+        AC_ASSERT(w->qe[t] + ke - lsb >= 0 && w->qe[t] + ke - lsb < 126, "a product lies in the row's window");
         s += (ac_i128)((ac_u128)P << (w->qe[t] + ke - lsb));
       }
       w->z[2 * j] = (uint64_t)s;
@@ -269,7 +271,7 @@ void ac_or_row_scores(ac_or_ws *w)
     }
     return;
   }
-  int nc = (int)((bits + 63) / 64) + 3;
+  int nc = ac_or_fx_chunks(bits);
   if (nc > w->cap_acc) {
     w->acc = ac_xrealloc(w->acc, (size_t)nc * sizeof *w->acc);
     w->cap_acc = nc;
@@ -283,9 +285,9 @@ void ac_or_row_scores(ac_or_ws *w)
       ac_i128 P = (ac_i128)w->qm[t] * ac_or_k(hd, (size_t)(j * dk + t), &ke);
       if (!P) continue;
       int neg = P < 0;
-      ac_or_fx_add(w->acc, (ac_u128)(neg ? -P : P), neg, w->qe[t] + ke - lsb);
+      ac_or_fx_add(w->acc, nc, (ac_u128)(neg ? -P : P), neg, w->qe[t] + ke - lsb);
     }
-    ac_or_fx_norm(w->acc, nc, w->z + (size_t)j * nc);
+    ac_or_fx_norm(w->acc, nc, w->z + (size_t)j * (size_t)nc);
   }
 }
 
@@ -338,7 +340,7 @@ void ac_or_fx_to_mpfr(ac_or_ws *w, mpfr_t x, const uint64_t *a, const uint64_t *
   if (neg) mpz_neg(w->zt, w->zt);
   mpfr_prec_t need = (mpfr_prec_t)nl * 64 + 2;
   if (mpfr_get_prec(x) < need) mpfr_set_prec(x, need);
-  mpfr_set_z_2exp(x, w->zt, lsb, MPFR_RNDN);
+  AC_EXACT(mpfr_set_z_2exp(x, w->zt, lsb, MPFR_RNDN), "x holds the nl limbs (extended exponent range)");
 }
 
 long double ac_or_fx_to_ld(const uint64_t *a, int nl, int32_t lsb)

@@ -56,9 +56,9 @@ void ac_or_weights(ac_or_ws *w, mpfr_prec_t p)
 {
   int64_t ng = w->ng;
   ensure_groups(w, ng);
-  mpfr_t clo, chi, dz, d, one;
+  mpfr_t clo, chi, dz, d;
   mpfr_inits2(p + 16, clo, chi, (mpfr_ptr)0);
-  mpfr_inits2(64, dz, one, (mpfr_ptr)0);
+  mpfr_init2(dz, 64);
   mpfr_init2(d, p + 16);   /* 1 + 2 delta must not round up to 1 + 2^-63 */
   ac_or_scale_interval(&w->sc, clo, chi);
   const uint64_t *ztop = ac_or_z(w, w->ord[0]);
@@ -93,25 +93,32 @@ void ac_or_weights(ac_or_ws *w, mpfr_prec_t p)
       } else {
         mpfr_exp(w->whi[g], w->thi[g], MPFR_RNDU);
       }
+      AC_ASSERT(mpfr_sgn(w->thi[g]) <= 0, "t_g <= 0: the top group has the largest c z");
     }
+    AC_ASSERT(mpfr_lessequal_p(w->wlo[g], w->whi[g]), "the weight's enclosure is an interval");
     if (p == 64) {
-      mpfr_mul_2ui(d, w->wlo[g], 62, MPFR_RNDD);
+      AC_EXACT(mpfr_mul_2ui(d, w->wlo[g], 62, MPFR_RNDD), "a scaling by 2^62");
       w->Wlo[g] = mpfr_get_uj(d, MPFR_RNDD);
-      mpfr_mul_2ui(d, w->whi[g], 62, MPFR_RNDU);
+      AC_EXACT(mpfr_mul_2ui(d, w->whi[g], 62, MPFR_RNDU), "a scaling by 2^62");
       w->Whi[g] = mpfr_get_uj(d, MPFR_RNDU);
+      AC_ASSERT(w->Whi[g] <= (uint64_t)1 << 63, "level-0 weights are below 2 (|V| W < 2^117 in the sums)");
     }
   }
   /* L - 1 and L */
   ensure_prod(w, ng + 1, p + 64);
-  mpfr_set_si(w->prod[0], (long)(w->gst[1] - w->gst[0] - 1), MPFR_RNDN);
-  for (int64_t g = 1; g < ng; g++) mpfr_mul_si(w->prod[g], w->wlo[g], (long)(w->gst[g + 1] - w->gst[g]), MPFR_RNDN);
+  AC_ASSERT(ng >= 1 && w->gst[1] > w->gst[0], "the top group is not empty");
+  AC_EXACT(mpfr_set_si(w->prod[0], (long)(w->gst[1] - w->gst[0] - 1), MPFR_RNDN), "n_0 - 1 in p + 64 bits");
+  for (int64_t g = 1; g < ng; g++)
+    AC_EXACT(mpfr_mul_si(w->prod[g], w->wlo[g], (long)(w->gst[g + 1] - w->gst[g]), MPFR_RNDN), "p + 63 bits");
   mpfr_set_prec(w->Lm1lo, p); mpfr_set_prec(w->Lm1hi, p);
   mpfr_set_prec(w->Llo, p); mpfr_set_prec(w->Lhi, p);
   mpfr_sum(w->Lm1lo, w->pp, (unsigned long)ng, MPFR_RNDD);
-  for (int64_t g = 1; g < ng; g++) mpfr_mul_si(w->prod[g], w->whi[g], (long)(w->gst[g + 1] - w->gst[g]), MPFR_RNDN);
+  for (int64_t g = 1; g < ng; g++)
+    AC_EXACT(mpfr_mul_si(w->prod[g], w->whi[g], (long)(w->gst[g + 1] - w->gst[g]), MPFR_RNDN), "p + 63 bits");
   mpfr_sum(w->Lm1hi, w->pp, (unsigned long)ng, MPFR_RNDU);
   mpfr_add_ui(w->Llo, w->Lm1lo, 1, MPFR_RNDD);
   mpfr_add_ui(w->Lhi, w->Lm1hi, 1, MPFR_RNDU);
+  AC_ASSERT(mpfr_cmp_ui(w->Llo, 1) >= 0 && mpfr_lessequal_p(w->Llo, w->Lhi), "1 <= L_lo <= L_hi (w_0 = 1)");
   /* m = c z_top */
   mpfr_set_prec(w->mlo, p); mpfr_set_prec(w->mhi, p);
   if (w->sc.sign == 0) {
@@ -126,7 +133,7 @@ void ac_or_weights(ac_or_ws *w, mpfr_prec_t p)
       mpfr_mul(w->mhi, clo, dz, MPFR_RNDU);
     }
   }
-  mpfr_clears(clo, chi, dz, d, one, (mpfr_ptr)0);
+  mpfr_clears(clo, chi, dz, d, (mpfr_ptr)0);
   w->wprec = p;
 }
 
@@ -137,6 +144,7 @@ static void o_interval(ac_or_ws *w, mpfr_srcptr Nlo, mpfr_srcptr Nhi, mpfr_prec_
   mpfr_set_prec(w->ohi, p);
   mpfr_div(w->olo, Nlo, mpfr_sgn(Nlo) >= 0 ? w->Lhi : w->Llo, MPFR_RNDD);
   mpfr_div(w->ohi, Nhi, mpfr_sgn(Nhi) >= 0 ? w->Llo : w->Lhi, MPFR_RNDU);
+  AC_ASSERT(mpfr_lessequal_p(w->olo, w->ohi), "the enclosure of o is an interval");
 }
 
 /* Level 0, columns whose window fits: N_lo exactly; N_hi = N_lo + max_g(Whi - Wlo) Σ|V_j|
@@ -161,7 +169,10 @@ static void level0_sums_fast(ac_or_ws *w)
       lo[t] += (ac_i128)((ac_u128)a << (e - hd->v_lsb[t]));
     }
   }
-  for (int64_t t = 0; t < dv; t++) hi[t] = lo[t] + (ac_i128)dW * hd->vabs[w->n * dv + t];
+  for (int64_t t = 0; t < dv; t++) {
+    hi[t] = lo[t] + (ac_i128)dW * hd->vabs[w->n * dv + t];
+    AC_ASSERT(w->slow[t] || hi[t] >= lo[t], "N_hi >= N_lo in 126 bits");
+  }
 }
 
 /* Level 0 sum of one wide column, exact in chunks: N * 2^62 at lsb v_lsb. */
@@ -170,8 +181,7 @@ static void level0_sum_slow(ac_or_ws *w, int64_t t, int hi_end, mpfr_t out)
   const ac_or_head *hd = w->head;
   int64_t dv = w->p->dv;
   int32_t lsb = hd->v_lsb[t];
-  int64_t bits = (int64_t)hd->v_msb[t] - lsb + 62 + ac_or_bitlen((uint64_t)w->n) + 2;
-  int nc = (int)((bits + 63) / 64) + 3;
+  int nc = ac_or_fx_chunks(ac_or_vcol_bits(hd, t, w->n, 62));
   if (nc > w->cap_acc) {
     w->acc = ac_xrealloc(w->acc, (size_t)nc * sizeof *w->acc);
     w->cap_acc = nc;
@@ -184,7 +194,7 @@ static void level0_sum_slow(ac_or_ws *w, int64_t t, int hi_end, mpfr_t out)
     int64_t g = w->gof[j];
     uint64_t W = (M >= 0) == !hi_end ? w->Wlo[g] : w->Whi[g];
     ac_u128 P = (ac_u128)(uint64_t)(M < 0 ? -M : M) * W;
-    ac_or_fx_add(w->acc, P, M < 0, e - lsb);
+    ac_or_fx_add(w->acc, nc, P, M < 0, e - lsb);
   }
   uint64_t limbs[nc];
   ac_or_fx_norm(w->acc, nc, limbs);
@@ -211,8 +221,8 @@ static void level_sums_mpfr(ac_or_ws *w, int64_t t, mpfr_prec_t p, mpfr_t Nlo, m
       int64_t M = ac_or_v(hd, (size_t)(j * dv + t), t, &e);
       int64_t g = w->gof[j];
       mpfr_srcptr wv = (M >= 0) == (pass == 0) ? w->wlo[g] : w->whi[g];
-      mpfr_mul_si(w->prod[j], wv, (long)M, MPFR_RNDN);           /* exact: p + 53 bits */
-      mpfr_mul_2si(w->prod[j], w->prod[j], e, MPFR_RNDN);
+      AC_EXACT(mpfr_mul_si(w->prod[j], wv, (long)M, MPFR_RNDN), "p + 53 bits in p + 64");
+      ac_or_mul_2si_outward(w->prod[j], e, pass == 0 ? MPFR_RNDD : MPFR_RNDU);
     }
     mpfr_sum(pass == 0 ? Nlo : Nhi, w->pp, (unsigned long)w->n, pass == 0 ? MPFR_RNDD : MPFR_RNDU);
   }
@@ -263,6 +273,7 @@ static void lse_eval(ac_or_ws *w, ac_oracle_row *row, ac_or_stats *st)
     mpfr_log1p(hi, w->Lm1hi, MPFR_RNDU);
     mpfr_add(lo, lo, w->mlo, MPFR_RNDD);
     mpfr_add(hi, hi, w->mhi, MPFR_RNDU);
+    AC_ASSERT(mpfr_lessequal_p(lo, hi), "the enclosure of the LSE is an interval");
     for (int f = 0; f < 2; f++) {
       ac_dtype dt = f ? AC_F64 : AC_F32;
       if (!(pend & (1u << dt))) continue;
@@ -359,7 +370,7 @@ void ac_or_row_eval(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_
       nan |= c == AC_VCLS_NAN; pinf |= c == AC_VCLS_PINF; ninf |= c == AC_VCLS_NINF;
     }
     w->pend[t] = 0;
-    w->slow[t] = (int64_t)hd->v_msb[t] - hd->v_lsb[t] + 62 + ac_or_bitlen((uint64_t)w->n) + 2 > 126;
+    w->slow[t] = ac_or_vcol_bits(hd, t, w->n, 62) > 126;
     if (ac_or_decide_special(w, t, nan, pinf, ninf, 1, e, obits, eidx, W, Nlo, Nhi, st)) continue;
     w->pend[t] = w->formats;
     any_pending = 1;
@@ -390,6 +401,7 @@ void ac_or_row_eval(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_
     }
     /* Levels >= 1: MPFR at growing precision, only for the columns left. */
     mpfr_prec_t pl = 64;
+    int first = 1;
     for (;;) {
       int left = 0;
       for (int64_t t = 0; t < dv; t++) left |= w->pend[t] != 0;
@@ -407,12 +419,13 @@ void ac_or_row_eval(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_
         }
         break;
       }
+      AC_ASSERT(np > pl, "each level is more precise than the last");
       pl = np;
       ac_or_weights(w, pl);
       if (st->max_prec < pl) st->max_prec = pl;
       for (int64_t t = 0; t < dv; t++) {
         if (!w->pend[t]) continue;
-        if (pl == w->tprec + 64) st->fallback++;
+        if (first) st->fallback++;
         level_sums_mpfr(w, t, pl, Nlo, Nhi);
         o_interval(w, Nlo, Nhi, pl);
         ac_or_interval_double(w->olo, w->ohi, &el[t].o, &el[t].o_err);
@@ -422,6 +435,7 @@ void ac_or_row_eval(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_
           st->rounded++;
         }
       }
+      first = 0;
     }
   }
   lse_eval(w, row, st);

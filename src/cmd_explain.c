@@ -220,10 +220,10 @@ int ac_cmd_explain(int argc, char **argv)
     mpfr_set_ui(tmp, 1, MPFR_RNDN);
     char sym[96];
     symbolic(tmp, p->dk, sym, sizeof sym);
-    char head[64];
-    snprintf(head, sizeof head, "1/√%lld", (long long)p->dk);
-    if (strcmp(head, sym)) mpfr_printf("scale c = %s = %s = %.20Rg (default)\n", head, sym, sc);
-    else mpfr_printf("scale c = %s = %.20Rg (default)\n", head, sc);
+    char root[64];
+    snprintf(root, sizeof root, "1/√%lld", (long long)p->dk);
+    if (strcmp(root, sym)) mpfr_printf("scale c = %s = %s = %.20Rg (default)\n", root, sym, sc);
+    else mpfr_printf("scale c = %s = %.20Rg (default)\n", root, sc);
   } else {
     mpfr_printf("scale c = %.20Rg = %Ra (stored)\n", sc, sc);
   }

@@ -197,17 +197,17 @@ int ac_cmd_fuzz(int argc, char **argv)
   if (generate) {
     /* one case of a family, as a campaign with these limits would draw it */
     if (!o.out_dir) return ac_cmd_usage_error("fuzz", "--generate needs --out FILE.npz");
-    ac_case c;
+    ac_case gc;
     if (o.lim.max_t <= 0) o.lim.max_t = 16384;
-    if (ac_generate(ac_family_find(generate), o.seed, gen_index, &o.lim, &c, &e) || ac_case_write(&c, o.out_dir, &e)) {
+    if (ac_generate(ac_family_find(generate), o.seed, gen_index, &o.lim, &gc, &e) || ac_case_write(&gc, o.out_dir, &e)) {
       ac_cmd_error("fuzz", "%s", e.msg);
       return AC_EXIT_USAGE;
     }
     char size[200];
-    ac_case_size_str(&c, size, sizeof size);
+    ac_case_size_str(&gc, size, sizeof size);
     printf("%s: family %s, seed %llu, index %lld: %s\n", o.out_dir, generate, (unsigned long long)o.seed,
            (long long)gen_index, size);
-    ac_case_free(&c);
+    ac_case_free(&gc);
     return AC_EXIT_OK;
   }
   if (!o.out_dir) return ac_cmd_usage_error("fuzz", "--out DIR is required");

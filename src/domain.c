@@ -40,7 +40,7 @@ void ac_masked_nonfinite(const ac_case *c, uint8_t *krow, uint8_t *velem)
     for (int64_t h = 0; h < p->heads; h++) {
       int64_t x = b * p->kv_heads + ac_kv_head(p, h);
       for (int64_t i = 0; i < p->tq; i++) {
-        int64_t vis = ac_visible_count(p, i), row = ac_rowidx(p, b, h, i);
+        int64_t vis = ac_visible_count(p, i), row = (int64_t)ac_rowidx(p, b, h, i);
         krow[row] = lastk[x] >= vis;
         for (int64_t d = 0; d < dv; d++) velem[row * dv + d] = krow[row] || lastv[x * dv + d] >= vis;
       }

@@ -6,6 +6,7 @@
  * in binary64, so the bit pattern comes from the exact binary64 encoder. */
 #include "config.h"
 #include "dtype_mpfr.h"
+#include "ac_assert.h"
 #include <math.h>
 
 /* Rounding rnd of a value of sign neg goes toward zero. */
@@ -45,6 +46,7 @@ uint64_t ac_encode_mpfr_rnd(ac_dtype t, const mpfr_t x, mpfr_rnd_t rnd, ac_e4m3_
   double v = mpfr_get_d(r, MPFR_RNDN);   /* exact: at most 53 bits, exponent in range */
   mpfr_set_emin(emin);
   mpfr_set_emax(emax);
+  AC_ASSERT(!mpfr_number_p(r) || mpfr_cmp_d(r, v) == 0, "the rounded value converts to binary64 exactly");
 
   /* e4m3 has no infinity and its top code is NaN: anything above 448 overflowed. */
   if (t == AC_E4M3 && fabs(v) > d->max_finite) {
@@ -61,5 +63,5 @@ uint64_t ac_encode_mpfr(ac_dtype t, const mpfr_t x, ac_e4m3_overflow ov)
 
 void ac_decode_mpfr(mpfr_t x, ac_dtype t, uint64_t bits)
 {
-  mpfr_set_d(x, ac_decode(t, bits), MPFR_RNDN);   /* exact: every format fits binary64 */
+  AC_EXACT(mpfr_set_d(x, ac_decode(t, bits), MPFR_RNDN), "every format fits binary64 (x has >= 53 bits)");
 }

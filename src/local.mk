@@ -2,7 +2,7 @@
 noinst_LIBRARIES += src/libac_core.a src/libac_compare.a
 src_libac_core_a_CFLAGS = $(AM_CFLAGS)
 src_libac_core_a_SOURCES = \
-	src/util.c src/util.h \
+	src/util.c src/util.h src/ac_assert.h \
 	src/dtype.c src/dtype.h \
 	src/dtype_mpfr.c src/dtype_mpfr.h \
 	src/rng.c src/rng.h \

@@ -20,6 +20,7 @@ int main(void)
   printf("  compiler:    %s\n", AC_BUILD_CC);
   printf("  CFLAGS:      %s\n", AC_BUILD_CFLAGS);
   printf("  sanitizers:  %s\n", AC_BUILD_SANITIZERS);
+  printf("  assertions:  %s\n", AC_BUILD_ASSERT);
   printf("  GMP:         %s\n", gmp_version);
   printf("  MPFR:        %s (header %s)\n", mpfr_get_version(), MPFR_VERSION_STRING);
   printf("  Check:       %d.%d.%d\n", CHECK_MAJOR_VERSION, CHECK_MINOR_VERSION, CHECK_MICRO_VERSION);

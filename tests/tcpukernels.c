@@ -524,11 +524,11 @@ START_TEST(test_mutant_differs_on_its_trigger)
   char where[512];
   /* the base without the defect agrees on the same input ... */
   const attncheck_kernel *base = tr->dt == ATTNCHECK_F32 ? &control_f32 : &control_any;
-  double w = run_and_compare(base, &tr->c, tr->dt, ac_test_seed() + 1000 + _i, where, sizeof where);
+  double w = run_and_compare(base, &tr->c, tr->dt, ac_test_seed() + 1000 + (uint64_t)_i, where, sizeof where);
   ck_assert_msg(w <= 1.0, AC_SEED_FMT "unmutated base on the trigger of %s (%s): err/tol %g at %s", AC_SEED_ARG, tr->name,
                 tr->c.what, w, where);
   /* ... and the mutant does not */
-  w = run_and_compare(K, &tr->c, tr->dt, ac_test_seed() + 1000 + _i, where, sizeof where);
+  w = run_and_compare(K, &tr->c, tr->dt, ac_test_seed() + 1000 + (uint64_t)_i, where, sizeof where);
   ck_assert_msg(w > 1.0, AC_SEED_FMT "%s agrees with the reference on %s (err/tol %g at %s)", AC_SEED_ARG, tr->name,
                 tr->c.what, w, where);
   fprintf(stderr, "%-26s %-34s err/tol %-10.3g %s\n", tr->name, tr->c.what, w, where);

@@ -55,7 +55,7 @@ START_TEST(kernel_list_is_the_promised_one)
   const attncheck_kernel *const *l = ac_cuda_kernels(&n);
   ck_assert_ptr_nonnull(l);
   if (ac_cuda_built()) {
-    want = 4 + (yes(AC_BUILD_CUBLAS) ? 2 : 0) + (yes(AC_BUILD_CUDNN) ? 2 : 0);
+    want = (size_t)(4 + (yes(AC_BUILD_CUBLAS) ? 2 : 0) + (yes(AC_BUILD_CUDNN) ? 2 : 0));
     for (int i = 0; i < 4; i++) ck_assert_msg(find(base[i]) != NULL, "missing %s", base[i]);
     for (int i = 0; i < 2; i++) {
       ck_assert_msg((find(blas[i]) != NULL) == yes(AC_BUILD_CUBLAS), "%s listed against configure", blas[i]);

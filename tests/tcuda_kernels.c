@@ -43,7 +43,7 @@ static uint64_t splitmix(void)
 }
 static double normal01(void)
 {
-  double u = ((splitmix() >> 11) + 0.5) * 0x1p-53, w = ((splitmix() >> 11) + 0.5) * 0x1p-53;
+  double u = ((double)(splitmix() >> 11) + 0.5) * 0x1p-53, w = ((double)(splitmix() >> 11) + 0.5) * 0x1p-53;
   return sqrt(-2 * log(u)) * cos(6.283185307179586 * w);
 }
 

@@ -101,7 +101,7 @@ START_TEST(uniform_is_uniform)
   ck_assert_msg(fabs(mean - 0.5) < 6 * sqrt(1.0 / 12 / N), AC_SEED_FMT "mean %a", AC_SEED_ARG, mean);
   ck_assert_msg(fabs(var - 1.0 / 12) < 0.002, AC_SEED_FMT "variance %a", AC_SEED_ARG, var);
   double chi2 = 0, e = (double)N / BINS;
-  for (int b = 0; b < BINS; b++) chi2 += (count[b] - e) * (count[b] - e) / e;
+  for (int b = 0; b < BINS; b++) chi2 += ((double)count[b] - e) * ((double)count[b] - e) / e;
   /* 99 degrees of freedom: mean 99, sd 14; 200 is beyond 7 sd */
   ck_assert_msg(chi2 < 200, AC_SEED_FMT "chi-square %g over %d bins", AC_SEED_ARG, chi2, BINS);
 }

@@ -547,4 +547,5 @@ int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t
   for (int q = 0; q < nmu; q++) row->Fmass[q] = fmass[q];
   free(acc);
   free(B.E); free(B.N); free(B.pend); free(B.cls);
+  return 0;
 }

@@ -104,7 +104,7 @@ static json_object *build_report(ctx_t *c, const ac_case *cs, const ac_eval *ev,
   /* one shell command that reproduces the finding exactly: every word quoted */
   char fdir[4400], qdir[9000], qspec[9000], rbuf[18100];
   snprintf(fdir, sizeof fdir, "%s/findings/%s", c->o->out_dir, sig);
-  if (ac_fuzz_shquote(fdir, qdir, sizeof qdir) && ac_fuzz_shquote(c->o->kernel_spec, qspec, sizeof qspec)) {
+  if (ac_shquote(fdir, qdir, sizeof qdir) && ac_shquote(c->o->kernel_spec, qspec, sizeof qspec)) {
     snprintf(rbuf, sizeof rbuf, "attncheck replay %s --kernel %s", qdir, qspec);
     json_object_object_add(r, "repro", json_object_new_string(rbuf));
   }

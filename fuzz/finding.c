@@ -37,35 +37,6 @@ static void fsync_dir(const char *dir)
   }
 }
 
-const char *ac_fuzz_shquote(const char *s, char *out, size_t n)
-{
-  size_t o = 0;
-  int plain = *s != 0;
-  for (const char *t = s; *t && plain; t++)
-    plain = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:=@%+,-", *t) != NULL;
-  if (plain) {
-    if (strlen(s) >= n) return NULL;
-    memcpy(out, s, strlen(s) + 1);
-    return out;
-  }
-  /* 'it'\''s': a quote ends the quoted run, is escaped, and a new run starts */
-  if (o + 1 >= n) return NULL;
-  out[o++] = '\'';
-  for (; *s; s++) {
-    if (o + 5 >= n) return NULL;
-    if (*s == '\'') {
-      memcpy(out + o, "'\\''", 4);
-      o += 4;
-    } else {
-      out[o++] = *s;
-    }
-  }
-  if (o + 2 > n) return NULL;
-  out[o++] = '\'';
-  out[o] = 0;
-  return out;
-}
-
 static void self_exe(char *buf, size_t n)
 {
   ssize_t r = readlink("/proc/self/exe", buf, n - 1);
@@ -95,7 +66,7 @@ int ac_finding_store(const char *dir, const char *sig, const ac_case *c, const c
   json_object *r = json_tokener_parse(report_json), *v;
   if (r && json_object_object_get_ex(r, "kernel_spec", &v)) snprintf(spec, sizeof spec, "%s", json_object_get_string(v));
   if (r) json_object_put(r);
-  if (!ac_fuzz_shquote(exe, qexe, sizeof qexe) || !ac_fuzz_shquote(spec, qspec, sizeof qspec)) {
+  if (!ac_shquote(exe, qexe, sizeof qexe) || !ac_shquote(spec, qspec, sizeof qspec)) {
     ac_err_set(e, "%s: kernel spec or program path too long for repro.sh", sig);
     goto fail;
   }
@@ -155,7 +126,7 @@ int ac_finding_kernel(const char *fdir, const char *override, int trust, char *s
   if (json_object_object_get_ex(r, "kernel_spec", &v)) snprintf(rec, sizeof rec, "%s", json_object_get_string(v));
   json_object_put(r);
   if (!rec[0]) return ac_err_set(e, "%s: no kernel recorded; give --kernel K", p);
-  if (!ac_fuzz_shquote(rec, q, sizeof q)) snprintf(q, sizeof q, "(too long)");
+  if (!ac_shquote(rec, q, sizeof q)) snprintf(q, sizeof q, "(too long)");
   int is_exec = !strncmp(rec, "exec:", 5) || !strncmp(rec, "exec-persistent:", 16);
   if (is_exec && !trust)
     return ac_err_set(e, "%s records the command kernel %s: it is not run unless --trust-recorded-kernel is given (or give --kernel K)",

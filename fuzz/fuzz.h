@@ -429,8 +429,7 @@ int ac_finding_kernel(const char *fdir, const char *override, int trust, char *s
  * fail-policy kind holds), -1 with message when it cannot run. */
 int ac_replay_finding(const char *fdir, const char *kernel_override, int trust, const char *precision, FILE *out,
                       uint32_t *kinds_out, ac_err *e);
-/* s as one word of a POSIX shell command (single-quoted unless plain); NULL if n is too small. */
-const char *ac_fuzz_shquote(const char *s, char *out, size_t n);
+
 /* One line describing an evaluation (kinds, err/W, err/E, worst element). */
 void ac_eval_print(FILE *f, const char *label, const ac_case *c, const ac_eval *ev);
 

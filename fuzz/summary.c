@@ -119,7 +119,7 @@ void ac_findings_summary(const char *dir, FILE *f, int max_lines)
     if (x->note[0]) fprintf(f, "     %s\n", x->note);
     char rp[4600], q[9300];
     snprintf(rp, sizeof rp, "%s/findings/%s/repro.sh", dir, x->sig);
-    fprintf(f, "     repro: %s\n", ac_fuzz_shquote(rp, q, sizeof q) ? q : rp);
+    fprintf(f, "     repro: %s\n", ac_shquote(rp, q, sizeof q) ? q : rp);
   }
   if (n > max_lines) fprintf(f, "     ... %d more in %s/findings\n", n - max_lines, dir);
   free(v);

@@ -149,9 +149,10 @@ int ac_cmd_check(int argc, char **argv)
       ran = 1;
       ac_exit_add(&ex, &a.pol, rep.kinds);
       ac_status st = ac_status_of(&a.pol, rep.kinds);
-      char repro[1024], kabs[4096];
-      snprintf(repro, sizeof repro, "attncheck check --kernel %s%s %s",
-               ac_kernel_spec_absolute(kspecs[kspec_of[ki]], kabs, sizeof kabs), a.repro_opts, cases[ci]);
+      char repro[9400], kabs[4096], qk[4200], qc[4200];
+      const char *ks = ac_kernel_spec_absolute(kspecs[kspec_of[ki]], kabs, sizeof kabs);
+      snprintf(repro, sizeof repro, "attncheck check --kernel %s%s %s", ac_shquote(ks, qk, sizeof qk) ? qk : ks,
+               a.repro_opts, ac_shquote(cases[ci], qc, sizeof qc) ? qc : cases[ci]);
       ac_report_line(stdout, k->name, cases[ci], &rep, &a.pol, c.p.dtype);
       if (verbose || (st != AC_STATUS_PASS && st != AC_STATUS_SKIP))
         ac_report_detail(stdout, &rep, c.p.dtype, st == AC_STATUS_FAIL || st == AC_STATUS_WARN ? repro : NULL);

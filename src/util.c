@@ -208,3 +208,33 @@ int ac_mkdir_p(const char *path, ac_err *e)
   if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) return ac_err_set(e, "%s: not a directory", path);
   return 0;
 }
+
+/* s as one shell word: as is when it holds only safe characters, else in single quotes. */
+const char *ac_shquote(const char *s, char *out, size_t n)
+{
+  size_t o = 0;
+  int plain = *s != 0;
+  for (const char *t = s; *t && plain; t++)
+    plain = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:=@%+,-", *t) != NULL;
+  if (plain) {
+    if (strlen(s) >= n) return NULL;
+    memcpy(out, s, strlen(s) + 1);
+    return out;
+  }
+  /* 'it'\''s': a quote ends the quoted run, is escaped, and a new run starts */
+  if (o + 1 >= n) return NULL;
+  out[o++] = '\'';
+  for (; *s; s++) {
+    if (o + 5 >= n) return NULL;
+    if (*s == '\'') {
+      memcpy(out + o, "'\\''", 4);
+      o += 4;
+    } else {
+      out[o++] = *s;
+    }
+  }
+  if (o + 2 > n) return NULL;
+  out[o++] = '\'';
+  out[o] = 0;
+  return out;
+}

@@ -41,4 +41,7 @@ double ac_now(void);
 int ac_write_file_atomic(const char *path, const void *data, size_t n, ac_err *e);
 int ac_mkdir_p(const char *path, ac_err *e);
 
+/* s as one shell word (as is when safe, else single-quoted); NULL when it does not fit in n. */
+const char *ac_shquote(const char *s, char *out, size_t n);
+
 #endif

@@ -36,5 +36,21 @@ if grep -q 'e+300' "$tmp/p2.txt"; then echo "WRONG: replay prints 1e+300"; cat "
 # suite names its sample too (a case judged on edges+8)
 "$bin" suite --kernel naive-f32 --case f32-1023x1024-d128-causal > "$tmp/s.txt" 2>&1
 want "$tmp/s.txt" ' rows=[0-9]+/1023\(edges\+8\) ' "suite sample"
+# the printed reproduce line runs as pasted: a case path with a space and a quote, a kernel spec
+# with spaces (an exec command) are quoted as single shell words
+mkdir -p "$tmp/dir with 'quote'" || exit 99
+cp "$tmp/big.npz" "$tmp/dir with 'quote'/big case.npz"
+"$bin" check --kernel mutant-no-max-sub "$tmp/dir with 'quote'/big case.npz" > "$tmp/q.txt" 2>&1
+line=$(sed -n 's/^  reproduce: //p' "$tmp/q.txt")
+[ -n "$line" ] || { echo "WRONG: no reproduce line"; cat "$tmp/q.txt"; bad=1; }
+(cd /; eval "$(echo "$line" | sed "s|^attncheck |\"\$bin\" |")") > "$tmp/q2.txt" 2>&1
+rc=$?
+[ $rc -eq 1 ] || { echo "WRONG: the reproduce line exited $rc: $line"; cat "$tmp/q2.txt"; bad=1; }
+"$bin" suite --kernel "exec:sh -c 'exit 3' {in} {out}" --case f32-1x1-d1-none > "$tmp/x.txt" 2>&1
+line=$(sed -n 's/^  reproduce: //p' "$tmp/x.txt")
+case "$line" in
+  *"--kernel 'exec:sh -c '\''exit 3'\'' {in} {out}'"*) ;;
+  *) echo "WRONG: suite reproduce line does not quote the exec spec: $line"; cat "$tmp/x.txt"; bad=1 ;;
+esac
 [ $bad = 0 ] && echo "ok"
 exit $bad

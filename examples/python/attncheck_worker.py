@@ -201,6 +201,8 @@ def run_case(attn, inp, out, decl, tensors):
         if torch is not None and not isinstance(lse, np.ndarray):
             lse = lse.detach().to(torch.float32).cpu().numpy()
         members["lse"] = np.asarray(lse, dtype=np.float32).reshape(problem.batch, problem.heads, problem.tq)
+    # attncheck reads C-ordered .npy members: a transposed or strided result is laid out afresh
+    members = {n: np.ascontiguousarray(a) for n, a in members.items()}
     buf = io.BytesIO()
     np.savez(buf, **members)
     with open(out, "wb") as f:

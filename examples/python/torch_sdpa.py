@@ -34,6 +34,10 @@ DTYPES = {"flash": ("f16", "bf16"), "efficient": ("f32", "f16", "bf16"), "cudnn"
           "math": ("f64", "f32", "f16", "bf16")}
 PRECISION = {"flash": {"f16": "fp16-fa2", "bf16": "bf16-fa2"}, "efficient": {"f16": "fp16-fa2", "bf16": "bf16-fa2"},
              "cudnn": {"f16": "fp16-fa2", "bf16": "bf16-fa2"}, "math": {"f16": "fp16-cublas", "bf16": "bf16-cublas"}}
+# On the CPU the flash backend also takes f32 and f64, and the math backend upcasts f16/bf16 to
+# fp32 and rounds once at the end (bit for bit the fp32 computation rounded to the input dtype).
+CPU_DTYPES = {"flash": ("f64", "f32", "f16", "bf16"), "math": ("f64", "f32", "f16", "bf16")}
+CPU_PRECISION = {"flash": {"f16": "fp16-fa2", "bf16": "bf16-fa2"}, "math": {"f16": "fp32", "bf16": "fp32"}}
 
 
 class Unsupported(NotImplementedError):
@@ -149,8 +153,11 @@ def main():
     args = ap.parse_args()
     if len(args.paths) not in (0, 2):
         ap.error("give IN and OUT, or nothing for persistent mode")
+    cpu = args.device == "cpu"
+    dtypes = CPU_DTYPES.get(args.backend, DTYPES[args.backend]) if cpu else DTYPES[args.backend]
+    precision = CPU_PRECISION.get(args.backend, PRECISION[args.backend]) if cpu else PRECISION[args.backend]
     return attncheck_worker.run(make_attn(args), args.paths, tensors="torch", name="torch-sdpa-" + args.backend,
-                                dtypes=DTYPES[args.backend], precision=PRECISION[args.backend],
+                                dtypes=dtypes, precision=precision,
                                 writes_lse=None if args.lse else False)
 
 

@@ -49,8 +49,7 @@ static json_object *build_report(ctx_t *c, const ac_case *cs, const ac_eval *ev,
   json_object_object_add(r, "n_suspect", json_object_new_int64(ev->rep.n_suspect));
   json_object_object_add(r, "budget", json_object_new_string(ev->rep.budget_desc));
   json_object_object_add(r, "note", json_object_new_string(ev->rep.note));
-  const ac_worst_elem *w = &ev->rep.worst;
-  if (ev->rep.lse_worst.valid && (!w->valid || ev->rep.lse_worst.err_w > w->err_w)) w = &ev->rep.lse_worst;
+  const ac_worst_elem *w = ac_report_worst(&ev->rep);
   if (w->valid) {
     json_object *wo = json_object_new_object();
     json_object_object_add(wo, "tensor", json_object_new_string(w->is_lse ? "lse" : "o"));

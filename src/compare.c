@@ -70,6 +70,12 @@ void ac_report_init(ac_report *r, const ac_compare_opts *o)
   ac_budget_describe(o, r->budget_desc, sizeof r->budget_desc);
 }
 
+const ac_worst_elem *ac_report_worst(const ac_report *r)
+{
+  if (r->lse_worst.valid && (!r->worst.valid || r->lse_worst.err_w > r->worst.err_w)) return &r->lse_worst;
+  return &r->worst;
+}
+
 void ac_report_add(ac_report *r, ac_verdict_kind k, const char *fmt, ...)
 {
   r->kinds |= 1u << k;

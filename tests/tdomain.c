@@ -11,6 +11,7 @@
 #include <string.h>
 #include "testutil.h"
 #include "compare.h"
+#include "judge.h"
 #include "harness.h"
 #include "oracle.h"
 
@@ -46,17 +47,10 @@ static uint32_t judge(const ac_case *c)
   ac_kernel **list = NULL;
   int n = 0;
   ck_assert_msg(ac_kernel_resolve("flash-f32", &list, &n, &e) == 0, "%s", e.msg);
-  ac_run_opts ro;
-  ac_run_opts_init(&ro);
-  ro.want_lse = 1;
-  ac_run_result run;
-  ck_assert_msg(ac_harness_run(list[0], c, &ro, &run, &e) == 0, "%s", e.msg);
-  ac_compare_opts co;
-  ac_compare_opts_init(&co);
+  ac_judge_opts jo;
+  ac_judge_opts_init(&jo);
   ac_report rep;
-  ac_report_init(&rep, &co);
-  ck_assert_msg(ac_compare_run(c, &r, &run, &co, &rep, &e) == 0, "%s", e.msg);
-  ac_run_result_free(&run);
+  ck_assert_msg(ac_judge_kernel(list[0], c, &r, &jo, &rep, &e) == 0, "%s", e.msg);
   for (int i = 0; i < n; i++) ac_kernel_free(list[i]);
   free(list);
   ac_oracle_result_free(&r);

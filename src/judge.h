@@ -46,8 +46,8 @@ void ac_judged_free(ac_judged *j);
 /* One case through the harness, the oracle and the comparison, under co (its class resolved)
  * into rep (initialized by the caller): the first run is judged, then up to `repeat` more runs
  * are compared with it bit for bit until one differs (NONDETERMINISTIC) or does not complete
- * (judged for its status). -1 on a tool error (harness, oracle, comparison; rep then holds
- * ERROR). out is filled in every case. */
+ * (judged for its status; a run the harness cannot make at all is ERROR). -1 when the oracle
+ * or the comparison fails (rep then holds ERROR). out is filled in every case. */
 int ac_judge_case(const ac_kernel *k, const ac_case *c, const ac_compare_opts *co, const ac_run_opts *ro, int repeat,
                   const ac_judge_oracle_src *src, ac_report *rep, ac_judged *out, ac_err *e);
 /* Judge kernel k on c against r. Fills rep (verdict kinds included); -1 only for tool errors

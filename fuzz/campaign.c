@@ -277,6 +277,19 @@ static int never_started(start_watch *sw, int erc, const ac_eval *ev, const char
   return sw->streak >= NEVER_RAN_CASES;
 }
 
+/* --log-cases: one "case" event (desc: the mutation, "" for a family's own case). */
+static void log_case(ctx_t *c, int64_t gk, const char *family, const ac_eval *ev, const char *desc)
+{
+  json_object *je = ac_cp_event(c, "case");
+  ac_cp_jint(je, "case", gk);
+  ac_cp_jstr(je, "family", family);
+  ac_cp_jint(je, "kinds", ev->kinds);
+  ac_cp_jnum(je, "err_e", "%.4g", ev->score);
+  ac_cp_jnum(je, "err_w", "%.4g", ev->err_w);
+  if (desc[0]) ac_cp_jstr(je, "mutation", desc);
+  ac_cp_emit(c, je);
+}
+
 /* Case number k (global gk) of a worker: a family's case during the sweep (a function of the
  * seed and gk), else a mutation of a pool member (*parent). family: 64 bytes. 0 or -1. */
 static int draw_case(ctx_t *c, int64_t k, int64_t gk, int64_t sweep_n, ac_rng *r, ac_case *cs, char *family, char *desc,
@@ -395,16 +408,7 @@ void ac_cp_worker_main(ctx_t *c, int w)
       status = 3;
       break;
     }
-    if (c->o->log_cases) {
-      json_object *je = ac_cp_event(c, "case");
-      ac_cp_jint(je, "case", gk);
-      ac_cp_jstr(je, "family", family);
-      ac_cp_jint(je, "kinds", ev.kinds);
-      ac_cp_jnum(je, "err_e", "%.4g", ev.score);
-      ac_cp_jnum(je, "err_w", "%.4g", ev.err_w);
-      if (desc[0]) ac_cp_jstr(je, "mutation", desc);
-      ac_cp_emit(c, je);
-    }
+    if (c->o->log_cases) log_case(c, gk, family, &ev, desc);
     if (never) {
       char msg[600];
       snprintf(msg, sizeof msg, "%s", sw.msg);

@@ -79,6 +79,30 @@ static void log_event1(ctx_t *c, const char *event, const char *k1, int64_t v1, 
   ac_cp_emit(c, ev);
 }
 
+/* The "start" (or "resume") event: the campaign's identity and its next case number. */
+static void log_start(ctx_t *c, const ac_campaign_opts *o, int64_t next)
+{
+  json_object *ev = ac_cp_event(c, o->resume ? "resume" : "start");
+  ac_cp_jstr(ev, "kernel", c->kname);
+  char seed[32], shard[32];
+  snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->seed);
+  json_object_object_add(ev, "seed", json_object_new_double_s((double)o->seed, seed));
+  snprintf(shard, sizeof shard, "%d/%d", o->shard_i, o->shard_n);
+  ac_cp_jstr(ev, "shard", shard);
+  ac_cp_jint(ev, "jobs", o->jobs);
+  ac_cp_jint(ev, "next_case", next);
+  ac_cp_emit(c, ev);
+}
+
+static void log_end(ctx_t *c, const shm_t *sh)
+{
+  json_object *ev = ac_cp_event(c, "end");
+  ac_cp_jint(ev, "cases", sh->done);
+  ac_cp_jint(ev, "findings", sh->findings);
+  ac_cp_jint(ev, "errors", sh->errors);
+  ac_cp_emit(c, ev);
+}
+
 static void live_line(ctx_t *c)
 {
   shm_t *sh = c->sh;
@@ -487,16 +511,7 @@ int ac_campaign_run(ac_campaign_opts *o)
     return rc;
   }
   shm_t *sh = c.sh;
-  json_object *start = ac_cp_event(&c, o->resume ? "resume" : "start");
-  ac_cp_jstr(start, "kernel", c.kname);
-  char seed[32], shard[32];
-  snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->seed);
-  json_object_object_add(start, "seed", json_object_new_double_s((double)o->seed, seed));
-  snprintf(shard, sizeof shard, "%d/%d", o->shard_i, o->shard_n);
-  ac_cp_jstr(start, "shard", shard);
-  ac_cp_jint(start, "jobs", o->jobs);
-  ac_cp_jint(start, "next_case", sh->next);
-  ac_cp_emit(&c, start);
+  log_start(&c, o, sh->next);
   ac_kernel_free(c.kernel);
   c.kernel = NULL;
   int live = o->live < 0 ? (isatty(2) && !o->quiet) : o->live;
@@ -518,11 +533,7 @@ int ac_campaign_run(ac_campaign_opts *o)
   write_stats(&c, interrupted ? "interrupted" : complete ? "done" : "stopped");
   ac_corpus_prune(c.corpus, 64);
   if (ac_report_html(o->out_dir, &e) && !sh->stop_reason[0]) fprintf(stderr, "attncheck fuzz: %s\n", e.msg);
-  json_object *end = ac_cp_event(&c, "end");
-  ac_cp_jint(end, "cases", sh->done);
-  ac_cp_jint(end, "findings", sh->findings);
-  ac_cp_jint(end, "errors", sh->errors);
-  ac_cp_emit(&c, end);
+  log_end(&c, sh);
   if (!o->quiet) {
     double el = ac_now() - c.t0;
     printf("campaign %s: kernel %s, %lld cases in %.1f s (%.1f cases/s), %lld findings\n", o->out_dir, o->kernel_spec,

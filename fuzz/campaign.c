@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <json-c/json.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -42,39 +43,51 @@ void ac_cp_lock(shm_t *sh)
 
 void ac_cp_path_of(char *buf, size_t n, const char *dir, const char *name) { snprintf(buf, n, "%s/%s", dir, name); }
 
-void ac_cp_log(ctx_t *c, const char *fmt, ...)
+json_object *ac_cp_event(const ctx_t *c, const char *event)
 {
-  if (c->log_fd < 0) return;
-  char line[2048];
-  int n = snprintf(line, sizeof line, "{\"t\":%.3f,\"pid\":%ld,", ac_now() - c->t0, (long)getpid());
-  va_list ap;
-  va_start(ap, fmt);
-  n += vsnprintf(line + n, sizeof line - (size_t)n - 2, fmt, ap);
-  va_end(ap);
-  if (n > (int)sizeof line - 3) n = (int)sizeof line - 3;
-  line[n++] = '}';
-  line[n++] = '\n';
-  ssize_t w = write(c->log_fd, line, (size_t)n);   /* O_APPEND: one write per line */
-  (void)w;
+  json_object *o = json_object_new_object();
+  char t[32];
+  snprintf(t, sizeof t, "%.3f", ac_now() - c->t0);
+  json_object_object_add(o, "t", json_object_new_double_s(atof(t), t));
+  json_object_object_add(o, "pid", json_object_new_int64((int64_t)getpid()));
+  json_object_object_add(o, "event", json_object_new_string(event));
+  return o;
 }
 
-/* s as the inside of a JSON string. */
-const char *ac_cp_jesc(const char *s, char *buf, size_t n)
+void ac_cp_jnum(json_object *o, const char *key, const char *fmt, double v)
 {
-  size_t o = 0;
-  for (; *s && o + 7 < n; s++) {
-    unsigned char ch = (unsigned char)*s;
-    if (ch == '"' || ch == '\\') {
-      buf[o++] = '\\';
-      buf[o++] = (char)ch;
-    } else if (ch < 0x20) {
-      o += (size_t)snprintf(buf + o, n - o, "\\u%04x", ch);
-    } else {
-      buf[o++] = (char)ch;
-    }
+  char t[40];
+  snprintf(t, sizeof t, fmt, v);
+  json_object_object_add(o, key, isfinite(v) ? json_object_new_double_s(v, t) : json_object_new_string(t));
+}
+
+void ac_cp_jint(json_object *o, const char *key, int64_t v) { json_object_object_add(o, key, json_object_new_int64(v)); }
+
+void ac_cp_jstr(json_object *o, const char *key, const char *v) { json_object_object_add(o, key, json_object_new_string(v)); }
+
+void ac_cp_emit(ctx_t *c, json_object *ev)
+{
+  if (c->log_fd >= 0) {
+    size_t n;
+    const char *t = json_object_to_json_string_length(ev, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &n);
+    char *line = ac_xmalloc(n + 1);
+    memcpy(line, t, n);
+    line[n] = '\n';
+    ssize_t w = write(c->log_fd, line, n + 1);   /* O_APPEND: one write per line */
+    (void)w;
+    free(line);
   }
-  buf[o] = 0;
-  return buf;
+  json_object_put(ev);
+}
+
+void ac_cp_log_error(ctx_t *c, const char *what, const char *sig, int64_t gk, const char *msg)
+{
+  json_object *ev = ac_cp_event(c, "error");
+  ac_cp_jstr(ev, "what", what);
+  if (sig) ac_cp_jstr(ev, "sig", sig);
+  if (gk >= 0) ac_cp_jint(ev, "case", gk);
+  if (msg) ac_cp_jstr(ev, "msg", msg);
+  ac_cp_emit(c, ev);
 }
 
 /* Stops the campaign with reason (the first one is kept and printed at the end). */
@@ -200,6 +213,17 @@ static void pending_minimizations(ctx_t *c, int w)
 
 pid_t ac_cp_supervisor_pid;
 
+/* One more case the tool could not decide (any: the campaign exits 3); the count so far. The
+ * counters of shm_t are read and written under its mutex only. */
+static int64_t count_error(shm_t *sh, int any)
+{
+  ac_cp_lock(sh);
+  int64_t n = ++sh->errors;
+  if (any) sh->any_error = 1;
+  pthread_mutex_unlock(&sh->mu);
+  return n;
+}
+
 /* Case number k of worker w is evaluated (ev NULL: it could not be generated): its journal
  * record, then the counters of the stats. -1 when the record cannot be written. */
 static int case_done(ctx_t *c, int w, int64_t k, const char *family, const ac_eval *ev)
@@ -255,6 +279,19 @@ static int never_started(start_watch *sw, int erc, const ac_eval *ev, const char
   return sw->streak >= NEVER_RAN_CASES;
 }
 
+/* --log-cases: one "case" event (desc: the mutation, "" for a family's own case). */
+static void log_case(ctx_t *c, int64_t gk, const char *family, const ac_eval *ev, const char *desc)
+{
+  json_object *je = ac_cp_event(c, "case");
+  ac_cp_jint(je, "case", gk);
+  ac_cp_jstr(je, "family", family);
+  ac_cp_jint(je, "kinds", ev->kinds);
+  ac_cp_jnum(je, "err_e", "%.4g", ev->score);
+  ac_cp_jnum(je, "err_w", "%.4g", ev->err_w);
+  if (desc[0]) ac_cp_jstr(je, "mutation", desc);
+  ac_cp_emit(c, je);
+}
+
 /* Case number k (global gk) of a worker: a family's case during the sweep (a function of the
  * seed and gk), else a mutation of a pool member (*parent). family: 64 bytes. 0 or -1. */
 static int draw_case(ctx_t *c, int64_t k, int64_t gk, ac_rng *r, ac_case *cs, char *family, char *desc,
@@ -296,14 +333,18 @@ void ac_cp_worker_main(ctx_t *c, int w)
   if (c->lock_fd >= 0) close(c->lock_fd);
   ac_err e;
   if (ac_cp_setup_kernel(c, &e)) {
-    char jb[1200];
-    ac_cp_log(c, "\"event\":\"error\",\"what\":\"kernel\",\"msg\":\"%s\"", ac_cp_jesc(e.msg, jb, sizeof jb));
+    ac_cp_log_error(c, "kernel", NULL, -1, e.msg);
     ac_cp_stop(c, "a worker cannot set up the kernel: %s: campaign stopped", e.msg);
     _exit(3);
   }
   ac_pool_init(&c->pool, POOL_SIZE);
   int from_corpus = ac_corpus_load(c->corpus, &c->pool, &c->o->lim, POOL_SIZE);
-  if (from_corpus) ac_cp_log(c, "\"event\":\"corpus\",\"worker\":%d,\"loaded\":%d", w, from_corpus);
+  if (from_corpus) {
+    json_object *ev = ac_cp_event(c, "corpus");
+    ac_cp_jint(ev, "worker", w);
+    ac_cp_jint(ev, "loaded", from_corpus);
+    ac_cp_emit(c, ev);
+  }
   if (c->o->minimize) pending_minimizations(c, w);
   /* a pool seeded from the corpus starts refining at once; a fresh one sweeps first */
   int64_t sweep_n = from_corpus ? 0 : 4 * c->nfam > 100 ? 4 * c->nfam : 100;
@@ -315,8 +356,7 @@ void ac_cp_worker_main(ctx_t *c, int w)
     const char *dead = ac_kernel_unusable(c->kernel);
     if (dead) {
       /* an exec-persistent worker that cannot be started or keeps ending: no case can run */
-      char jb[1200];
-      ac_cp_log(c, "\"event\":\"error\",\"what\":\"kernel\",\"msg\":\"%s\"", ac_cp_jesc(dead, jb, sizeof jb));
+      ac_cp_log_error(c, "kernel", NULL, -1, dead);
       fprintf(stderr, "attncheck fuzz: kernel %s: %s; campaign stopped\n", c->kernel->name, dead);
       ac_kernel_free(c->kernel);
       _exit(3);
@@ -333,10 +373,8 @@ void ac_cp_worker_main(ctx_t *c, int w)
     int rc = draw_case(c, k, gk, &r, &cs, family, desc, sizeof desc, &parent, &e);
     snprintf(c->sh->worker_family[w], sizeof c->sh->worker_family[w], "%s", family);
     if (rc) {
-      __atomic_add_fetch(&c->sh->errors, 1, __ATOMIC_RELAXED);
-      char jb[1200];
-      ac_cp_log(c, "\"event\":\"error\",\"what\":\"generate\",\"case\":%lld,\"msg\":\"%s\"", (long long)gk,
-                ac_cp_jesc(e.msg, jb, sizeof jb));
+      count_error(c->sh, 0);
+      ac_cp_log_error(c, "generate", NULL, gk, e.msg);
       c->sh->worker_busy[w] = 0;
       if (case_done(c, w, k, family, NULL)) {
         status = 3;
@@ -349,21 +387,16 @@ void ac_cp_worker_main(ctx_t *c, int w)
     int erc = ac_eval_case(&c->x, &cs, repeat, &ev, &e);
     if (erc || (ev.kinds & (1u << AC_V_ERROR))) {
       /* the tool could not decide this case (e.g. an unresolved oracle element): exit 3 */
-      __atomic_add_fetch(&c->sh->errors, 1, __ATOMIC_RELAXED);
-      ac_cp_lock(c->sh);
-      c->sh->any_error = 1;
-      pthread_mutex_unlock(&c->sh->mu);
-      char msg[1200];
-      ac_cp_jesc(erc ? e.msg : ev.rep.note, msg, sizeof msg);
+      int64_t nerr = count_error(c->sh, 1);
       /* keep the first few such cases for whoever investigates the tool */
-      if (__atomic_load_n(&c->sh->errors, __ATOMIC_RELAXED) <= 20) {
+      if (nerr <= 20) {
         char ed[4096], ep[4400];
         ac_err ee;
         snprintf(ed, sizeof ed, "%s/errors", c->o->out_dir);
         snprintf(ep, sizeof ep, "%s/case-%lld.npz", ed, (long long)gk);
         if (ac_mkdir_p(ed, &ee) == 0) ac_case_write(&cs, ep, &ee);
       }
-      ac_cp_log(c, "\"event\":\"error\",\"what\":\"eval\",\"case\":%lld,\"msg\":\"%s\"", (long long)gk, msg);
+      ac_cp_log_error(c, "eval", NULL, gk, erc ? e.msg : ev.rep.note);
     }
     int never = never_started(&sw, erc, &ev, e.msg);
     /* the case number is spent only once its findings are stored and its record is written */
@@ -372,9 +405,7 @@ void ac_cp_worker_main(ctx_t *c, int w)
       status = 3;
       break;
     }
-    if (c->o->log_cases)
-      ac_cp_log(c, "\"event\":\"case\",\"case\":%lld,\"family\":\"%s\",\"kinds\":%u,\"err_e\":%.4g,\"err_w\":%.4g%s%s%s",
-                (long long)gk, family, ev.kinds, ev.score, ev.err_w, desc[0] ? ",\"mutation\":\"" : "", desc, desc[0] ? "\"" : "");
+    if (c->o->log_cases) log_case(c, gk, family, &ev, desc);
     if (never) {
       char msg[600];
       snprintf(msg, sizeof msg, "%s", sw.msg);

@@ -15,6 +15,8 @@
 #define NEVER_RAN_CASES 8   /* a worker's first cases all failing alike, no result ever: the kernel cannot start */
 #define MAX_RESTARTS 5      /* a worker that dies this often in a row stops the campaign */
 
+/* Shared by the supervisor and the worker processes. Its counters are read and written under mu
+ * only (no atomics beside it). */
 typedef struct {
   pthread_mutex_t mu;
   int64_t next;            /* next local case number */
@@ -59,10 +61,16 @@ typedef struct {
 /* campaign.c: shared helpers, case numbers, the worker */
 void ac_cp_lock(shm_t *sh);
 void ac_cp_path_of(char *buf, size_t n, const char *dir, const char *name);
-/* One JSON event line in log.jsonl (fmt: the members after t and pid). */
-void ac_cp_log(ctx_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* s as the inside of a JSON string. */
-const char *ac_cp_jesc(const char *s, char *buf, size_t n);
+/* log.jsonl, one JSON object a line, built with json-c: ac_cp_event starts an event (t, pid,
+ * event), the ac_cp_j* helpers add members (ac_cp_jnum: printed with fmt), ac_cp_emit writes
+ * it in one write and frees it. ac_cp_log_error: an "error" event (sig NULL, gk < 0, msg NULL:
+ * left out). */
+json_object *ac_cp_event(const ctx_t *c, const char *event);
+void ac_cp_jnum(json_object *o, const char *key, const char *fmt, double v);
+void ac_cp_jint(json_object *o, const char *key, int64_t v);
+void ac_cp_jstr(json_object *o, const char *key, const char *v);
+void ac_cp_emit(ctx_t *c, json_object *ev);
+void ac_cp_log_error(ctx_t *c, const char *what, const char *sig, int64_t gk, const char *msg);
 /* Stops the campaign with a reason (the first one is kept and printed at the end). */
 void ac_cp_stop(ctx_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A journal record could not be written (err: errno): stop, exit 3. */

@@ -51,8 +51,7 @@ static json_object *build_report(ctx_t *c, const ac_case *cs, const ac_eval *ev,
   json_object_object_add(r, "n_suspect", json_object_new_int64(ev->rep.n_suspect));
   json_object_object_add(r, "budget", json_object_new_string(ev->rep.budget_desc));
   json_object_object_add(r, "note", json_object_new_string(ev->rep.note));
-  const ac_worst_elem *w = &ev->rep.worst;
-  if (ev->rep.lse_worst.valid && (!w->valid || ev->rep.lse_worst.err_w > w->err_w)) w = &ev->rep.lse_worst;
+  const ac_worst_elem *w = ac_report_worst(&ev->rep);
   if (w->valid) {
     json_object *wo = json_object_new_object();
     json_object_object_add(wo, "tensor", json_object_new_string(w->is_lse ? "lse" : "o"));
@@ -174,8 +173,12 @@ void ac_cp_minimize_finding(ctx_t *c, const char *sig)
       const char *txt = json_str(r);
       snprintf(p, sizeof p, "%s/report.json", fdir);
       ac_write_file_atomic(p, txt, strlen(txt), &e);
-      ac_cp_log(c, "\"event\":\"minimized\",\"sig\":\"%s\",\"elements\":%lld,\"minimized_elements\":%lld,\"evals\":%d",
-                sig, (long long)ac_case_elems(&cs), (long long)ac_case_elems(&mn), mo.evals);
+      json_object *ev = ac_cp_event(c, "minimized");
+      ac_cp_jstr(ev, "sig", sig);
+      ac_cp_jint(ev, "elements", ac_case_elems(&cs));
+      ac_cp_jint(ev, "minimized_elements", ac_case_elems(&mn));
+      ac_cp_jint(ev, "evals", mo.evals);
+      ac_cp_emit(c, ev);
     }
     ac_case_free(&mn);
   }
@@ -201,7 +204,9 @@ int ac_cp_record_findings(ctx_t *c, const ac_case *cs, const ac_eval *ev, const 
     snprintf(p, sizeof p, "%s/findings/%s", c->o->out_dir, sig);
     struct stat st;
     if (stat(p, &st) == 0) {
-      __atomic_add_fetch(&c->sh->repeats, 1, __ATOMIC_RELAXED);
+      ac_cp_lock(c->sh);
+      c->sh->repeats++;
+      pthread_mutex_unlock(&c->sh->mu);
       continue;
     }
     json_object *r = build_report(c, cs, ev, (ac_verdict_kind)k, family, pos, sig, gk);
@@ -209,9 +214,7 @@ int ac_cp_record_findings(ctx_t *c, const ac_case *cs, const ac_eval *ev, const 
     int st_rc = ac_finding_store(c->o->out_dir, sig, cs, json_str(r), &e);
     json_object_put(r);
     if (st_rc < 0) {
-      char jb[1200];
-      ac_cp_log(c, "\"event\":\"error\",\"what\":\"store finding\",\"sig\":\"%s\",\"case\":%lld,\"msg\":\"%s\"", sig,
-                (long long)gk, ac_cp_jesc(e.msg, jb, sizeof jb));
+      ac_cp_log_error(c, "store finding", sig, gk, e.msg);
       c->sh->storage_error = 1;
       ac_cp_stop(c, "cannot store finding %s of case %lld: %s: campaign stopped; free space and --resume to store it",
                 sig, (long long)gk, e.msg);
@@ -238,8 +241,13 @@ int ac_cp_record_findings(ctx_t *c, const ac_case *cs, const ac_eval *ev, const 
       if (!strcmp(fams[c->fam[i]].name, family)) c->sh->per_fam_find[i]++;
     }
     pthread_mutex_unlock(&c->sh->mu);
-    ac_cp_log(c, "\"event\":\"finding\",\"sig\":\"%s\",\"kind\":\"%s\",\"case\":%lld,\"err_w\":%.6g,\"err_e\":%.6g", sig,
-              ac_verdict_name((ac_verdict_kind)k), (long long)gk, ev->err_w, ev->score);
+    json_object *le = ac_cp_event(c, "finding");
+    ac_cp_jstr(le, "sig", sig);
+    ac_cp_jstr(le, "kind", ac_verdict_name((ac_verdict_kind)k));
+    ac_cp_jint(le, "case", gk);
+    ac_cp_jnum(le, "err_w", "%.6g", ev->err_w);
+    ac_cp_jnum(le, "err_e", "%.6g", ev->score);
+    ac_cp_emit(c, le);
     if (c->o->minimize) ac_cp_minimize_finding(c, sig);
   }
   return 0;

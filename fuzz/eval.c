@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 #include "fuzz.h"
+#include "judge.h"
 
 void ac_eval_ctx_init(ac_eval_ctx *x, ac_kernel *k, const char *spec)
 {
@@ -102,6 +103,32 @@ void ac_eval_row_json(const ac_eval *ev, struct json_object *r)
   json_object_object_add(r, "worst_row", o);
 }
 
+static int eval_oracle_get(void *ctx, const ac_case *c, ac_oracle_result *out, ac_err *e)
+{
+  return ac_eval_oracle(c, *(const int *)ctx, out, e);
+}
+
+/* Metamorphic check of a run the comparison left worth checking. */
+static void eval_meta(const ac_eval_ctx *x, const ac_case *c, const ac_compare_opts *cmp, const ac_run_result *rr,
+                      ac_eval *ev)
+{
+  const uint32_t no_meta = (1u << AC_V_OUT_OF_DOMAIN) | (1u << AC_V_ERROR) | (1u << AC_V_SKIP) | (1u << AC_V_CRASH) |
+                           (1u << AC_V_TIMEOUT) | (1u << AC_V_GUARD);
+  if (rr->status != AC_RUN_OK || !rr->guard_ok || (ev->rep.kinds & no_meta) || !ac_meta_selected(c, x->metamorphic))
+    return;
+  double t2 = ac_now();
+  ac_err me;
+  if (ac_meta_check(x->kernel, &x->run, c, cmp->prec, rr, &ev->meta, &me) == 0 && ev->meta.bad) {
+    const ac_meta_result *m = &ev->meta;
+    ac_report_add(&ev->rep, AC_V_METAMORPHIC,
+                  "metamorphic (%s): %lld of %lld elements disagree; o[%lld,%lld,%lld,%lld] = %a here, %a transformed, "
+                  "|diff| %.3g > tolerance %.3g",
+                  m->transform, (long long)m->n_bad, (long long)m->n_compared, (long long)m->b, (long long)m->h,
+                  (long long)m->i, (long long)m->d, m->a, m->t, m->diff, m->tol);
+  }
+  ev->meta_s = ac_now() - t2;
+}
+
 int ac_eval_case_pre(const ac_eval_ctx *x, const ac_case *c, const ac_oracle_result *pre, int repeat, ac_eval *ev,
                      ac_err *e)
 {
@@ -109,9 +136,8 @@ int ac_eval_case_pre(const ac_eval_ctx *x, const ac_case *c, const ac_oracle_res
   ev->worst_i = -1;
   ev->worst_tq = c->p.tq;
   ac_compare_opts cmp = x->cmp;
-  ac_kernel_prepare(x->kernel, x->run.timeout_s);   /* an exec worker's declaration */
   cmp.rows = ac_fuzz_oracle_rows(c);
-  if (ac_precision_resolve(x->precision, x->kernel->precision, c->p.dtype, &cmp.prec, e)) return -1;
+  if (ac_judge_precision_of(x->kernel, x->precision, x->run.timeout_s, c->p.dtype, &cmp.prec, e)) return -1;
   ac_report_init(&ev->rep, &cmp);
   char why[256];
   if (!ac_kernel_supports(x->kernel, &c->p, why, sizeof why)) {
@@ -120,64 +146,19 @@ int ac_eval_case_pre(const ac_eval_ctx *x, const ac_case *c, const ac_oracle_res
     ev->status = AC_RUN_UNSUPPORTED;
     return 0;
   }
-  ac_run_result rr;
-  ac_err he;
-  double t0 = ac_now();
-  if (ac_harness_run(x->kernel, c, &x->run, &rr, &he) && rr.status != AC_RUN_HARNESS_ERROR) {
-    ac_report_add(&ev->rep, AC_V_ERROR, "harness: %s", he.msg);
-    ev->kinds = ev->rep.kinds;
-    ac_run_result_free(&rr);
-    return -1;
+  ac_judge_oracle_src src = {pre, eval_oracle_get, (void *)&x->oracle_threads};
+  ac_judged j;
+  int rc = ac_judge_case(x->kernel, c, &cmp, &x->run, repeat, &src, &ev->rep, &j, e);
+  ev->kernel_s = j.kernel_s;
+  ev->oracle_s = j.oracle_s;
+  ev->status = j.run.status;
+  if (rc == 0 && j.run.status == AC_RUN_OK) {
+    keep_row(c, j.oracle, j.run.o, &cmp, &ev->rep.worst, &ev->row);
+    eval_meta(x, c, &cmp, &j.run, ev);
   }
-  ev->kernel_s = ac_now() - t0;
-  ev->status = rr.status;
-  ac_oracle_result orr;
-  int have_oracle = 0;
-  if (rr.status == AC_RUN_OK && !pre) {
-    double t1 = ac_now();
-    if (ac_eval_oracle(c, x->oracle_threads, &orr, e)) {
-      ac_report_add(&ev->rep, AC_V_ERROR, "oracle: %s", e->msg);
-      ev->kinds = ev->rep.kinds;
-      ac_run_result_free(&rr);
-      return -1;
-    }
-    ev->oracle_s = ac_now() - t1;
-    have_oracle = 1;
-  }
-  int rc = ac_compare_run(c, pre ? pre : have_oracle ? &orr : NULL, &rr, &cmp, &ev->rep, e);
-  if (rc == 0 && rr.status == AC_RUN_OK)
-    keep_row(c, pre ? pre : have_oracle ? &orr : NULL, rr.o, &cmp, &ev->rep.worst, &ev->row);
-  /* up to `repeat` more runs, until one differs from the first bit for bit */
-  for (int k = 0; rc == 0 && k < repeat && rr.status == AC_RUN_OK && !(ev->rep.kinds & (1u << AC_V_NONDETERMINISTIC));
-       k++) {
-    ac_run_result r2;
-    if (ac_harness_run(x->kernel, c, &x->run, &r2, &he) == 0) ac_compare_repeat(c, &rr, &r2, &ev->rep);
-    ac_run_result_free(&r2);
-  }
-  const uint32_t no_meta = (1u << AC_V_OUT_OF_DOMAIN) | (1u << AC_V_ERROR) | (1u << AC_V_SKIP) | (1u << AC_V_CRASH) |
-                           (1u << AC_V_TIMEOUT) | (1u << AC_V_GUARD);
-  if (rc == 0 && rr.status == AC_RUN_OK && rr.guard_ok && !(ev->rep.kinds & no_meta) &&
-      ac_meta_selected(c, x->metamorphic)) {
-    double t2 = ac_now();
-    ac_err me;
-    if (ac_meta_check(x->kernel, &x->run, c, cmp.prec, &rr, &ev->meta, &me) == 0 && ev->meta.bad) {
-      const ac_meta_result *m = &ev->meta;
-      ac_report_add(&ev->rep, AC_V_METAMORPHIC,
-                    "metamorphic (%s): %lld of %lld elements disagree; o[%lld,%lld,%lld,%lld] = %a here, %a transformed, "
-                    "|diff| %.3g > tolerance %.3g",
-                    m->transform, (long long)m->n_bad, (long long)m->n_compared, (long long)m->b, (long long)m->h,
-                    (long long)m->i, (long long)m->d, m->a, m->t, m->diff, m->tol);
-    }
-    ev->meta_s = ac_now() - t2;
-  }
-  if (have_oracle) ac_oracle_result_free(&orr);
-  ac_run_result_free(&rr);
-  if (rc) {
-    ac_report_add(&ev->rep, AC_V_ERROR, "compare: %s", e->msg);
-    ev->kinds = ev->rep.kinds;
-    return -1;
-  }
+  ac_judged_free(&j);
   ev->kinds = ev->rep.kinds;
+  if (rc) return -1;
   for (int k = 0; k < AC_V_NKINDS; k++)
     if (ev->kinds & (1u << k)) {
       if (k == AC_V_SKIP || k == AC_V_ERROR) continue;
@@ -198,8 +179,7 @@ int ac_eval_case_pre(const ac_eval_ctx *x, const ac_case *c, const ac_oracle_res
     ev->max_err_w = worse(ev->rep.max_err_w, ev->rep.has_lse ? ev->rep.lse_max_err_w : 0);
     ev->max_err_e = worse(ev->rep.max_err_e, ev->rep.has_lse ? ev->rep.lse_max_err_e : 0);
   }
-  const ac_worst_elem *we = &ev->rep.worst;
-  if (ev->rep.lse_worst.valid && (!we->valid || ev->rep.lse_worst.err_w > we->err_w)) we = &ev->rep.lse_worst;
+  const ac_worst_elem *we = ac_report_worst(&ev->rep);
   if (we->valid) ev->worst_i = we->i;
   return 0;
 }
@@ -243,8 +223,7 @@ void ac_eval_print(FILE *f, const char *label, const ac_case *c, const ac_eval *
   fprintf(f, "%s: %s  [%s]  err/W=%.3g err/E=%.3g rows=%s", label, kinds, size, ev->max_err_w, ev->max_err_e,
           ac_report_rows(&ev->rep, rows, sizeof rows));
   if (ac_report_mismatch(&ev->rep, mm, sizeof mm)) fprintf(f, " mismatch=\"%s\"", mm);
-  const ac_worst_elem *w = &ev->rep.worst;
-  if (ev->rep.lse_worst.valid && (!w->valid || ev->rep.lse_worst.err_w > w->err_w)) w = &ev->rep.lse_worst;
+  const ac_worst_elem *w = ac_report_worst(&ev->rep);
   if (w->valid) {
     if (w->is_lse)
       fprintf(f, "  worst lse[%lld,%lld,%lld] exact=%.9g (%a) kernel=%.9g (%a)", (long long)w->b, (long long)w->h,

@@ -2,6 +2,7 @@
  * the workers and restarts dead ones, enforces --time, writes stats, the live status line and
  * the end summary, and decides the exit code. */
 #include "config.h"
+#include <stddef.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -64,10 +65,43 @@ static void write_stats(ctx_t *c, const char *state)
      * allocated already), so that the stats stay true */
     int fd = open(p, O_WRONLY | O_CLOEXEC);
     if (fd >= 0 && pwrite(fd, buf, len, 0) == (ssize_t)len && ftruncate(fd, (off_t)len) != 0)
-      ac_cp_log(c, "\"event\":\"error\",\"what\":\"stats\"");
+      ac_cp_log_error(c, "stats", NULL, -1, NULL);
     if (fd >= 0) close(fd);
   }
   free(buf);
+}
+
+/* An event with one or two integer members (k2 NULL: one). */
+static void log_event1(ctx_t *c, const char *event, const char *k1, int64_t v1, const char *k2, int64_t v2)
+{
+  json_object *ev = ac_cp_event(c, event);
+  ac_cp_jint(ev, k1, v1);
+  if (k2) ac_cp_jint(ev, k2, v2);
+  ac_cp_emit(c, ev);
+}
+
+/* The "start" (or "resume") event: the campaign's identity and its next case number. */
+static void log_start(ctx_t *c, const ac_campaign_opts *o, int64_t next)
+{
+  json_object *ev = ac_cp_event(c, o->resume ? "resume" : "start");
+  ac_cp_jstr(ev, "kernel", c->kname);
+  char seed[32], shard[32];
+  snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->seed);
+  json_object_object_add(ev, "seed", json_object_new_double_s((double)o->seed, seed));
+  snprintf(shard, sizeof shard, "%d/%d", o->shard_i, o->shard_n);
+  ac_cp_jstr(ev, "shard", shard);
+  ac_cp_jint(ev, "jobs", o->jobs);
+  ac_cp_jint(ev, "next_case", next);
+  ac_cp_emit(c, ev);
+}
+
+static void log_end(ctx_t *c, const shm_t *sh)
+{
+  json_object *ev = ac_cp_event(c, "end");
+  ac_cp_jint(ev, "cases", sh->done);
+  ac_cp_jint(ev, "findings", sh->findings);
+  ac_cp_jint(ev, "errors", sh->errors);
+  ac_cp_emit(c, ev);
 }
 
 static void live_line(ctx_t *c)
@@ -92,26 +126,70 @@ static void live_line(ctx_t *c)
   fflush(stderr);
 }
 
+/* campaign.json: the campaign's identity, one row per field, saved and loaded alike. PSTR
+ * fields (a pointer, NULL when not given) and KEEP fields are taken from the file only when
+ * the command line did not give them. */
+typedef enum { CJ_PSTR, CJ_ARR, CJ_U64, CJ_INT, CJ_I64, CJ_U32 } cj_type;
+typedef struct {
+  const char *name;
+  cj_type type;
+  size_t off, size;
+  int keep;
+} cj_field;
+
+#define CJ(n, t, m, k) {n, t, offsetof(ac_campaign_opts, m), sizeof(((ac_campaign_opts *)0)->m), k}
+static const cj_field cj_fields[] = {
+  CJ("kernel_spec", CJ_PSTR, kernel_spec, 1),   CJ("seed", CJ_U64, seed, 0),
+  CJ("shard_i", CJ_INT, shard_i, 0),            CJ("shard_n", CJ_INT, shard_n, 0),
+  CJ("families", CJ_ARR, families, 0),          CJ("dtypes", CJ_U32, lim.dtypes, 0),
+  CJ("masks", CJ_U32, lim.masks, 0),            CJ("max_t", CJ_I64, lim.max_t, 0),
+  CJ("max_elems", CJ_I64, lim.max_elems, 0),    CJ("max_d", CJ_I64, lim.max_d, 0),
+  CJ("no_strided", CJ_INT, lim.no_strided, 0),  CJ("no_nonfinite", CJ_INT, lim.no_nonfinite, 0),
+  CJ("policies", CJ_ARR, policies, 1),          CJ("precision", CJ_PSTR, precision, 1),
+  CJ("empty_rows", CJ_PSTR, empty_rows, 1),
+};
+#undef CJ
+
+static json_object *cj_get(const ac_campaign_opts *o, const cj_field *f)
+{
+  const char *at = (const char *)o + f->off;
+  char buf[32];
+  switch (f->type) {
+  case CJ_PSTR: return *(const char *const *)at ? json_object_new_string(*(const char *const *)at) : NULL;
+  case CJ_ARR: return json_object_new_string(at);
+  case CJ_U64:   /* a string: JSON numbers lose 64-bit seeds */
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)*(const uint64_t *)at);
+    return json_object_new_string(buf);
+  case CJ_INT: return json_object_new_int(*(const int *)at);
+  case CJ_I64: return json_object_new_int64(*(const int64_t *)at);
+  default: return json_object_new_int64(*(const uint32_t *)at);
+  }
+}
+
+static void cj_set(ac_campaign_opts *o, const cj_field *f, json_object *v)
+{
+  char *at = (char *)o + f->off;
+  switch (f->type) {
+  case CJ_PSTR:
+    if (!*(const char **)at) *(char **)at = ac_xstrdup(json_object_get_string(v));   /* lives as long as o */
+    break;
+  case CJ_ARR:
+    if (!f->keep || !at[0]) snprintf(at, f->size, "%s", json_object_get_string(v));
+    break;
+  case CJ_U64: *(uint64_t *)at = strtoull(json_object_get_string(v), NULL, 10); break;
+  case CJ_INT: *(int *)at = json_object_get_int(v); break;
+  case CJ_I64: *(int64_t *)at = json_object_get_int64(v); break;
+  default: *(uint32_t *)at = (uint32_t)json_object_get_int64(v);
+  }
+}
+
 static int save_campaign_json(ctx_t *c, ac_err *e)
 {
   json_object *r = json_object_new_object();
-  char buf[64];
-  json_object_object_add(r, "kernel_spec", json_object_new_string(c->o->kernel_spec));
-  snprintf(buf, sizeof buf, "%llu", (unsigned long long)c->o->seed);
-  json_object_object_add(r, "seed", json_object_new_string(buf));
-  json_object_object_add(r, "shard_i", json_object_new_int(c->o->shard_i));
-  json_object_object_add(r, "shard_n", json_object_new_int(c->o->shard_n));
-  json_object_object_add(r, "families", json_object_new_string(c->o->families));
-  json_object_object_add(r, "dtypes", json_object_new_int64(c->o->lim.dtypes));
-  json_object_object_add(r, "masks", json_object_new_int64(c->o->lim.masks));
-  json_object_object_add(r, "max_t", json_object_new_int64(c->o->lim.max_t));
-  json_object_object_add(r, "max_elems", json_object_new_int64(c->o->lim.max_elems));
-  json_object_object_add(r, "max_d", json_object_new_int64(c->o->lim.max_d));
-  json_object_object_add(r, "no_strided", json_object_new_int(c->o->lim.no_strided));
-  json_object_object_add(r, "no_nonfinite", json_object_new_int(c->o->lim.no_nonfinite));
-  json_object_object_add(r, "policies", json_object_new_string(c->o->policies));
-  if (c->o->precision) json_object_object_add(r, "precision", json_object_new_string(c->o->precision));
-  if (c->o->empty_rows) json_object_object_add(r, "empty_rows", json_object_new_string(c->o->empty_rows));
+  for (size_t i = 0; i < sizeof cj_fields / sizeof cj_fields[0]; i++) {
+    json_object *v = cj_get(c->o, &cj_fields[i]);
+    if (v) json_object_object_add(r, cj_fields[i].name, v);
+  }
   json_object_object_add(r, "tool_version", json_object_new_string(PACKAGE_VERSION));
   const char *t = json_str(r);
   char p[4096];
@@ -128,33 +206,8 @@ static int load_campaign_json(ac_campaign_opts *o, ac_err *e)
   ac_cp_path_of(p, sizeof p, o->out_dir, "campaign.json");
   json_object *r = json_object_from_file(p), *v;
   if (!r) return ac_err_set(e, "%s: no campaign to resume (missing or unreadable campaign.json)", p);
-  static char spec[2048], prec[512];
-  if (json_object_object_get_ex(r, "kernel_spec", &v)) {
-    snprintf(spec, sizeof spec, "%s", json_object_get_string(v));
-    if (!o->kernel_spec) o->kernel_spec = spec;
-  }
-  if (json_object_object_get_ex(r, "seed", &v)) o->seed = strtoull(json_object_get_string(v), NULL, 10);
-  if (json_object_object_get_ex(r, "shard_i", &v)) o->shard_i = json_object_get_int(v);
-  if (json_object_object_get_ex(r, "shard_n", &v)) o->shard_n = json_object_get_int(v);
-  if (json_object_object_get_ex(r, "families", &v)) snprintf(o->families, sizeof o->families, "%s", json_object_get_string(v));
-  if (json_object_object_get_ex(r, "dtypes", &v)) o->lim.dtypes = (uint32_t)json_object_get_int64(v);
-  if (json_object_object_get_ex(r, "masks", &v)) o->lim.masks = (uint32_t)json_object_get_int64(v);
-  if (json_object_object_get_ex(r, "max_t", &v)) o->lim.max_t = json_object_get_int64(v);
-  if (json_object_object_get_ex(r, "max_elems", &v)) o->lim.max_elems = json_object_get_int64(v);
-  if (json_object_object_get_ex(r, "max_d", &v)) o->lim.max_d = json_object_get_int64(v);
-  if (json_object_object_get_ex(r, "no_strided", &v)) o->lim.no_strided = json_object_get_int(v);
-  if (json_object_object_get_ex(r, "no_nonfinite", &v)) o->lim.no_nonfinite = json_object_get_int(v);
-  if (!o->policies[0] && json_object_object_get_ex(r, "policies", &v))
-    snprintf(o->policies, sizeof o->policies, "%s", json_object_get_string(v));
-  static char empty[32];
-  if (!o->empty_rows && json_object_object_get_ex(r, "empty_rows", &v)) {
-    snprintf(empty, sizeof empty, "%s", json_object_get_string(v));
-    o->empty_rows = empty;
-  }
-  if (!o->precision && json_object_object_get_ex(r, "precision", &v)) {
-    snprintf(prec, sizeof prec, "%s", json_object_get_string(v));
-    o->precision = prec;
-  }
+  for (size_t i = 0; i < sizeof cj_fields / sizeof cj_fields[0]; i++)
+    if (json_object_object_get_ex(r, cj_fields[i].name, &v)) cj_set(o, &cj_fields[i], v);
   o->dtypes_given = 1;
   json_object_put(r);
   return 0;
@@ -251,10 +304,9 @@ static int open_campaign_dir(ctx_t *c)
   }
   for (int w = 0; w < MAX_JOBS; w++) sh->worker_case[w] = -1;
   c->t0 = ac_now();
-  if (prev > 0) ac_cp_log(c, "\"event\":\"lock-taken-over\",\"from_pid\":%ld", prev);
-  if (cleaned) ac_cp_log(c, "\"event\":\"cleaned\",\"temporaries\":%d", cleaned);
-  if (js.nholes || js.added)
-    ac_cp_log(c, "\"event\":\"journal\",\"cases_to_redo\":%lld,\"findings_recorded\":%d", (long long)js.nholes, js.added);
+  if (prev > 0) log_event1(c, "lock-taken-over", "from_pid", prev, NULL, 0);
+  if (cleaned) log_event1(c, "cleaned", "temporaries", cleaned, NULL, 0);
+  if (js.nholes || js.added) log_event1(c, "journal", "cases_to_redo", js.nholes, "findings_recorded", js.added);
   ac_journal_state_free(&js);
   return 0;
 }
@@ -281,7 +333,11 @@ static int worker_lost(ctx_t *c, int w, int st, int *in_a_row, int64_t *done_bef
   sh->any_error = 1;
   pthread_mutex_unlock(&sh->mu);
   sh->worker_died = 1;
-  ac_cp_log(c, "\"event\":\"worker-died\",\"worker\":%d,\"status\":%d,\"case\":%lld", w, st, (long long)k);
+  json_object *ev = ac_cp_event(c, "worker-died");
+  ac_cp_jint(ev, "worker", w);
+  ac_cp_jint(ev, "status", st);
+  ac_cp_jint(ev, "case", k);
+  ac_cp_emit(c, ev);
   if (k >= 0) {
     if (ac_journal_append(c->journal_fd, 0, "c %lld %s\n", (long long)k, fam)) {
       ac_cp_journal_failed(c, errno);
@@ -456,10 +512,7 @@ int ac_campaign_run(ac_campaign_opts *o)
     return rc;
   }
   shm_t *sh = c.sh;
-  char kjb[600];
-  ac_cp_log(&c, "\"event\":\"%s\",\"kernel\":\"%s\",\"seed\":%llu,\"shard\":\"%d/%d\",\"jobs\":%d,\"next_case\":%lld",
-            o->resume ? "resume" : "start", ac_cp_jesc(c.kname, kjb, sizeof kjb), (unsigned long long)o->seed, o->shard_i,
-            o->shard_n, o->jobs, (long long)sh->next);
+  log_start(&c, o, sh->next);
   ac_kernel_free(c.kernel);
   c.kernel = NULL;
   int live = o->live < 0 ? (isatty(2) && !o->quiet) : o->live;
@@ -481,8 +534,7 @@ int ac_campaign_run(ac_campaign_opts *o)
   write_stats(&c, interrupted ? "interrupted" : complete ? "done" : "stopped");
   ac_corpus_prune(c.corpus, 64);
   if (ac_report_html(o->out_dir, &e) && !sh->stop_reason[0]) fprintf(stderr, "attncheck fuzz: %s\n", e.msg);
-  ac_cp_log(&c, "\"event\":\"end\",\"cases\":%lld,\"findings\":%lld,\"errors\":%lld", (long long)sh->done,
-            (long long)sh->findings, (long long)sh->errors);
+  log_end(&c, sh);
   if (!o->quiet) {
     double el = ac_now() - c.t0;
     printf("campaign %s: kernel %s, %lld cases in %.1f s (%.1f cases/s), %lld findings\n", o->out_dir, o->kernel_spec,

@@ -72,6 +72,12 @@ void ac_report_init(ac_report *r, const ac_compare_opts *o)
   snprintf(r->rows_spec, sizeof r->rows_spec, "%s", strlen(rs) < sizeof r->rows_spec ? rs : "list");
 }
 
+const ac_worst_elem *ac_report_worst(const ac_report *r)
+{
+  if (r->lse_worst.valid && (!r->worst.valid || r->lse_worst.err_w > r->worst.err_w)) return &r->lse_worst;
+  return &r->worst;
+}
+
 void ac_report_add(ac_report *r, ac_verdict_kind k, const char *fmt, ...)
 {
   r->kinds |= 1u << k;
@@ -114,30 +120,6 @@ static int overflow_within_bound(const ac_compare_opts *opt, const ac_precision 
   ac_bound bd;
   ac_budget_elem(cls, p, t, rw, el, r->mu, r->nmu, &bd);
   return fabs(el->o) + elem_bound(opt, el, bd.W_terms + el->o_err) >= thr;
-}
-
-static void set_worst(ac_worst_elem *w, const ac_problem *p, int64_t row, int64_t d, double exact,
-                      uint64_t rbits, uint64_t kbits, double kval, double err, double ulps, double ew, double ee,
-                      double W, double E, ac_why why, int is_lse)
-{
-  w->valid = 1;
-  w->is_lse = is_lse;
-  w->i = row % p->tq;
-  w->h = (row / p->tq) % p->heads;
-  w->b = row / (p->tq * p->heads);
-  w->d = d;
-  w->exact = exact;
-  w->round_bits = rbits;
-  w->kernel_bits = kbits;
-  w->kernel = kval;
-  w->err = err;
-  w->ulps = ulps;
-  w->err_w = ew;
-  w->err_e = ee;
-  w->W = W;
-  w->E = E;
-  w->why = why;
-  w->accept = AC_ACCEPT_VALUE;
 }
 
 /* WEAK-CLASS: a class whose bound is vacuous (infinite once n u >= 1: bf16-acc16 past 256 keys;
@@ -200,263 +182,240 @@ static void weak_note(ac_report *rep, const ac_precision *cls, const ac_precisio
                 ac_dtype_name(t), std->name, rep->weak_err_w_std);
 }
 
+/* One judged quantity: an output element (el set, d >= 0) or the LSE of a row (el NULL). */
+typedef struct {
+  int64_t row, d;
+  const ac_oracle_row *rw;
+  const ac_oracle_elem *el;
+  unsigned accept;
+  double exact;          /* binary64 oracle value */
+  uint64_t kb, rb;       /* kernel bits, correct rounding in the stored format */
+  double kv;
+  int knan, kinf;
+  int beyond;            /* exact value beyond the stored format's largest finite value */
+  int ood;               /* the row is out of the class's domain */
+  int leak;              /* a non-finite input at a masked key reaches it */
+  int round_exact;       /* its correct rounding is judged exact (no error): the binary32 LSE */
+  ac_dtype fmt;          /* the stored format (binary32 for the LSE) */
+} jval;
+
+/* Counts and maxima of the elements or of the LSE values. */
+typedef struct {
+  int64_t judged, fail, suspect, exact_match;
+  double max_err, max_ulps, max_err_w, max_err_e;
+  double sum_d2, sum_o2;
+  int nonfinite_fail;
+  double worst_rank;
+  int worst_leak;        /* the worst so far is the first MASKED-LEAK */
+  ac_worst_elem worst;
+} jacc;
+
+/* Everything one case's judgement shares. */
+typedef struct {
+  const ac_compare_opts *opt;
+  const ac_precision *cls;
+  const ac_problem *p;
+  const ac_oracle_result *r;
+  weak_ctx wk;
+  ac_report *rep;
+} jctx;
+
 /* A NaN the rule table accepts only because keys of score -inf (weight exactly 0) may produce it:
  * the outcome also admits a value (or an infinity), which the NaN replaces. Not wrong in a
  * blocked kernel (a block of only such keys computes exp(-inf - (-inf))), but the value is lost,
  * as when a masked key's NaN reaches the output: MASKED-LEAK (warn). */
-static int nan_from_weight0(uint8_t accept)
+static int nan_from_weight0(unsigned accept)
 {
   return (accept & AC_ACCEPT_NAN_WEIGHT0) && (accept & (AC_ACCEPT_VALUE | AC_ACCEPT_PINF | AC_ACCEPT_NINF));
 }
 
-int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *o, const float *lse,
-                       const uint8_t *unwritten, const ac_compare_opts *opt, ac_report *rep, ac_err *e)
+static void acc_worst(jacc *a, const jctx *x, const jval *q, double err, double ulps, double ew, double ee, double W,
+                      double E, ac_why why)
 {
-  const ac_problem *p = &c->p;
-  ac_dtype t = p->dtype;
-  const ac_precision *cls = opt->prec ? opt->prec : ac_precision_default(t);
-  if (r->nrows != p->batch * p->heads * p->tq) return ac_err_set(e, "oracle result does not match the case shape");
-  rep->prec_name = cls->name;
-  rep->n_rows_total = r->nrows;
-  const uint64_t *oround = r->o_round[t];
-  double maxf = ac_dtype_get(t)->max_finite;
-  uint8_t *leakk = ac_xcalloc((size_t)r->nrows, 1), *leakv = ac_xcalloc((size_t)(r->nrows * p->dv), 1);
-  ac_masked_nonfinite(c, leakk, leakv);
-  int64_t *vthr = ac_online_sum_thresholds(c, ac_dtype_get(cls->range)->max_finite);
-  weak_ctx wk = {NULL, NULL, 1};
-  if (opt->budget == AC_BUDGET_CLASS && ac_precision_default(t) != cls) {
-    wk.std = ac_precision_default(t);
-    wk.vthr = ac_online_sum_thresholds(c, ac_dtype_get(wk.std->range)->max_finite);
-    rep->std_name = wk.std->name;
+  const ac_problem *p = x->p;
+  a->worst_rank = ew;
+  a->worst = (ac_worst_elem){.valid = 1, .is_lse = !q->el, .i = q->row % p->tq, .h = (q->row / p->tq) % p->heads,
+                             .b = q->row / (p->tq * p->heads), .d = q->d, .exact = q->exact, .round_bits = q->rb,
+                             .kernel_bits = q->kb, .kernel = q->kv, .err = err, .ulps = ulps, .err_w = ew, .err_e = ee,
+                             .W = W, .E = E, .why = why, .accept = AC_ACCEPT_VALUE};
+}
+
+/* WEAK-CLASS for a value the declared class accepts (wdecl: its bound; ew_decl: err/W, NaN out of its domain). */
+static void judge_weak(const jctx *x, const jval *q, double err, double wdecl, double ew_decl)
+{
+  if (q->el) weak_elem(x->opt, &x->wk, x->p, q->rw, q->el, x->r, q->knan, q->kinf, q->kv, wdecl, ew_decl, x->rep);
+  else weak_lse(&x->wk, x->p, q->rw, err, wdecl, ew_decl, x->rep);
+}
+
+/* A finite kernel value for a finite exact value in the domain, against the bound. */
+static void judge_finite(const jctx *x, const jval *q, jacc *a)
+{
+  const ac_compare_opts *opt = x->opt;
+  ac_report *rep = x->rep;
+  a->judged++;
+  double err = fabs(q->kv - q->exact), ulps = err / ac_ulp(q->fmt, q->exact), bound;
+  ac_bound bd;
+  if (q->el) {
+    ac_budget_elem(x->cls, x->p, x->p->dtype, q->rw, q->el, x->r->mu, x->r->nmu, &bd);
+    bound = elem_bound(opt, q->el, bd.W);
+  } else {
+    ac_budget_lse(x->cls, x->p, q->rw, &bd);
+    bound = bd.W;
   }
-  double sum_d2 = 0, sum_o2 = 0;
-  int nmse_bad = 0;
-  double worst_rank = -1, lse_worst_rank = -1;
-  char oodwhy[160] = "";
-  for (int64_t row = 0; row < r->nrows; row++) {
-    const ac_oracle_row *rw = &r->rows[row];
-    if (!rw->selected) continue;
-    rep->n_rows_judged++;
-    const int64_t sbase = ac_oracle_slot(r, row) * p->dv;   /* where the oracle stores the row */
-    const ac_oracle_elem *els = &r->elems[sbase];
-    char why[160];
-    int ood = ac_row_out_of_domain(cls, p, rw, els, vthr, row, why, sizeof why);
-    if (wk.std) {
-      char why2[160];
-      wk.ood = ac_row_out_of_domain(wk.std, p, rw, els, wk.vthr, row, why2, sizeof why2);
+  int match = q->kb == q->rb || err == 0;
+  if (match) a->exact_match++;
+  double sthr = opt->kappa * bd.E_terms + bd.fixed;
+  double ew = err == 0 ? 0 : err / bound, ee = err == 0 ? 0 : err / bd.E, es = err == 0 ? 0 : err / sthr;
+  if (match) ew = ew > 1 ? 1 : ew, es = es > 1 ? 1 : es;
+  a->sum_d2 += (q->kv - q->exact) * (q->kv - q->exact);
+  a->sum_o2 += q->exact * q->exact;
+  if (err > a->max_err) a->max_err = err;
+  if (ulps > a->max_ulps) a->max_ulps = ulps;
+  if (ew > a->max_err_w) a->max_err_w = ew;
+  if (ee > a->max_err_e) a->max_err_e = ee;
+  if (opt->budget == AC_BUDGET_CLASS && es > rep->max_suspect) rep->max_suspect = es;
+  if (!match && err > bd.fixed) {
+    double kc = bd.E_terms > 0 ? (err - bd.fixed) / bd.E_terms : INFINITY;
+    if (kc > rep->max_kcrit) rep->max_kcrit = kc;
+  }
+  if (!match && err > bound) a->fail++;
+  else if (!match && opt->budget == AC_BUDGET_CLASS && err > sthr) a->suspect++;
+  if (!match && err <= bound) judge_weak(x, q, err, bound, ew);
+  if (ew > a->worst_rank) acc_worst(a, x, q, err, ulps, ew, ee, bound, bd.E, AC_WHY_VALUE);
+}
+
+/* The decision for one quantity: the empty-row convention, the correct rounding, accepted
+ * non-finite outcomes, the domain (row and format range), then the bound. */
+static void judge_value(const jctx *x, const jval *q, jacc *a)
+{
+  const ac_compare_opts *opt = x->opt;
+  ac_report *rep = x->rep;
+  int nonfinite = q->knan || q->kinf;
+  ac_why bad = AC_WHY_NONE;
+  if (q->accept & AC_ACCEPT_EMPTY) {
+    if (opt->empty == AC_EMPTY_SKIP) return;
+    a->judged++;
+    if (q->el ? !(opt->empty == AC_EMPTY_NAN ? q->knan : (!nonfinite && q->kv == 0))
+              : !(q->kinf || (opt->empty == AC_EMPTY_NAN && q->knan)))
+      bad = AC_WHY_EMPTY;
+  } else if ((nonfinite || q->round_exact) && q->kb == q->rb && (q->accept & AC_ACCEPT_VALUE)) {
+    /* the correct rounding itself (an exact value beyond the format rounds to inf) */
+    a->judged++;
+    a->exact_match++;
+    return;
+  } else if (nonfinite) {
+    a->judged++;
+    int ok = (q->knan && (q->accept & AC_ACCEPT_NAN)) || (q->kinf && q->kv > 0 && (q->accept & AC_ACCEPT_PINF)) ||
+             (q->kinf && q->kv < 0 && (q->accept & AC_ACCEPT_NINF));
+    if (ok && q->knan && nan_from_weight0(q->accept)) rep->n_nan_weight0++;
+    if (ok) return;
+    if (q->ood || q->beyond) {
+      rep->n_ood++;
+      if (q->ood && !q->leak) judge_weak(x, q, INFINITY, INFINITY, NAN);
+      return;
     }
-    if (ood) {
-      rep->n_ood_rows++;
-      if (!oodwhy[0]) snprintf(oodwhy, sizeof oodwhy, "%s", why);
+    if (q->el && (q->accept & AC_ACCEPT_VALUE) &&
+        overflow_within_bound(opt, x->cls, x->p, q->rw, q->el, x->r, x->p->dtype, q->knan, q->kinf, q->kv)) {
+      rep->n_within_overflow++;
+      return;
     }
-    int empty = rw->visible <= 0;
-    if (empty) rep->n_empty_rows++;
-    for (int64_t d = 0; d < p->dv; d++) {
-      size_t idx = (size_t)(row * p->dv + d);
-      const ac_oracle_elem *el = &els[d];
-      rep->n_elems++;
-      if (unwritten && unwritten[idx]) {
-        rep->n_unwritten++;
-        continue;
-      }
-      if (el->how == AC_HOW_UNRESOLVED) {
-        rep->n_unresolved++;
-        continue;
-      }
-      uint64_t kb = ac_load_bits(t, o, idx);
-      double kv = ac_decode(t, kb);
-      int knan = ac_bits_isnan(t, kb), kinf = ac_bits_isinf(t, kb);
-      uint64_t rb = oround ? oround[sbase + d] : ac_encode_f64(t, el->o);
-      ac_why bad = AC_WHY_NONE;
-      if (el->accept & AC_ACCEPT_EMPTY) {
-        if (knan) rep->empty_o_nan++;
-        else if (kv == 0) rep->empty_o_zero++;
-        if (opt->empty == AC_EMPTY_SKIP) continue;
-        rep->n_judged++;
-        int ok = opt->empty == AC_EMPTY_NAN ? knan : (!knan && !kinf && kv == 0);
-        if (!ok) bad = AC_WHY_EMPTY;
-      } else if ((knan || kinf) && kb == rb && (el->accept & AC_ACCEPT_VALUE)) {
-        /* the correct rounding itself (an exact value beyond the dtype rounds to inf) */
-        rep->n_judged++;
-        rep->n_exact_match++;
-        continue;
-      } else if (knan || kinf) {
-        rep->n_judged++;
-        int ok = (knan && (el->accept & AC_ACCEPT_NAN)) || (kinf && kv > 0 && (el->accept & AC_ACCEPT_PINF))
-                 || (kinf && kv < 0 && (el->accept & AC_ACCEPT_NINF));
-        if (ok && knan && nan_from_weight0(el->accept)) rep->n_nan_weight0++;
-        if (ok) continue;
-        if (ood || fabs(el->o) > maxf) {
-          rep->n_ood++;
-          if (ood && !leakv[idx]) weak_elem(opt, &wk, p, rw, el, r, knan, kinf, kv, INFINITY, NAN, rep);
-          continue;
-        }
-        if ((el->accept & AC_ACCEPT_VALUE) && overflow_within_bound(opt, cls, p, rw, el, r, t, knan, kinf, kv)) {
-          rep->n_within_overflow++;
-          continue;
-        }
-        bad = (el->accept & AC_ACCEPT_VALUE) ? AC_WHY_NONFINITE : AC_WHY_WRONG_NONFINITE;
-      } else if (!(el->accept & AC_ACCEPT_VALUE)) {
-        rep->n_judged++;
-        bad = AC_WHY_FINITE;
-      } else {
-        /* finite kernel value, finite exact value */
-        if (ood || fabs(el->o) > maxf) {
-          rep->n_ood++;
-          if (ood && kb != rb) weak_elem(opt, &wk, p, rw, el, r, 0, 0, kv, INFINITY, NAN, rep);
-          continue;
-        }
-        rep->n_judged++;
-        double err = fabs(kv - el->o);
-        double ulp = ac_ulp(t, el->o);
-        double ulps = err / ulp;
-        ac_bound bd;
-        ac_budget_elem(cls, p, t, rw, el, r->mu, r->nmu, &bd);
-        double bound = elem_bound(opt, el, bd.W);
-        int match = kb == rb || (err == 0);
-        if (match) rep->n_exact_match++;
-        double ew = err == 0 ? 0 : err / bound;
-        double ee = err == 0 ? 0 : err / bd.E;
-        double sthr = opt->kappa * bd.E_terms + bd.fixed;
-        double es = err == 0 ? 0 : err / sthr;
-        if (match) ew = ew > 1 ? 1 : ew, es = es > 1 ? 1 : es;
-        sum_d2 += (kv - el->o) * (kv - el->o);
-        sum_o2 += el->o * el->o;
-        if (err > rep->max_err) rep->max_err = err;
-        if (ulps > rep->max_ulps) rep->max_ulps = ulps;
-        if (ew > rep->max_err_w) rep->max_err_w = ew;
-        if (ee > rep->max_err_e) rep->max_err_e = ee;
-        if (opt->budget == AC_BUDGET_CLASS && es > rep->max_suspect) rep->max_suspect = es;
-        if (!match && err > bd.fixed) {
-          double kc = bd.E_terms > 0 ? (err - bd.fixed) / bd.E_terms : INFINITY;
-          if (kc > rep->max_kcrit) rep->max_kcrit = kc;
-        }
-        if (!match && err > bound) {
-          rep->n_fail++;
-          bad = AC_WHY_VALUE;
-        } else if (!match && opt->budget == AC_BUDGET_CLASS && err > sthr) {
-          rep->n_suspect++;
-        }
-        if (!match && err <= bound) weak_elem(opt, &wk, p, rw, el, r, 0, 0, kv, bound, ew, rep);
-        if (ew > worst_rank) {
-          worst_rank = ew;
-          set_worst(&rep->worst, p, row, d, el->o, rb, kb, kv, err, ulps, ew, ee, bound, bd.E, AC_WHY_VALUE, 0);
-        }
-        continue;
-      }
-      /* a non-finite or convention failure */
-      if (bad == AC_WHY_NONE) continue;
-      if (leakv[idx] && (knan || kinf)) rep->n_leak++;
-      else {
-        rep->n_fail++;
-        nmse_bad = 1;
-        /* no finite distance: err, ulps, err/W and err/E are infinite */
-        rep->max_err = rep->max_ulps = rep->max_err_w = rep->max_err_e = INFINITY;
-      }
-      if (INFINITY > worst_rank) {
-        worst_rank = INFINITY;
-        set_worst(&rep->worst, p, row, d, el->o, rb, kb, kv, INFINITY, INFINITY, INFINITY, INFINITY, 0, 0, bad, 0);
-        rep->worst.accept = el->accept;
-      }
+    bad = (q->accept & AC_ACCEPT_VALUE) ? AC_WHY_NONFINITE : AC_WHY_WRONG_NONFINITE;
+  } else if (!(q->accept & AC_ACCEPT_VALUE)) {
+    a->judged++;
+    bad = AC_WHY_FINITE;
+  } else if (q->ood || q->beyond) {
+    rep->n_ood++;
+    if (q->ood && q->kb != q->rb) judge_weak(x, q, fabs(q->kv - q->exact), INFINITY, NAN);
+    return;
+  } else {
+    judge_finite(x, q, a);
+    return;
+  }
+  if (bad == AC_WHY_NONE) return;
+  if (q->leak && nonfinite) {
+    /* a MASKED-LEAK ranks above values within their bound and below every failure */
+    rep->n_leak++;
+    if (!a->worst_leak && a->worst_rank <= 1) {
+      acc_worst(a, x, q, INFINITY, INFINITY, INFINITY, INFINITY, 0, 0, bad);
+      a->worst_rank = 1;
+      a->worst_leak = 1;
     }
-    /* LSE of the row */
-    if (!lse) continue;
-    rep->has_lse = 1;
-    if (rw->lse_how == AC_HOW_UNRESOLVED) {
+    return;
+  }
+  a->fail++;
+  a->nonfinite_fail = 1;
+  /* no finite distance: err, ulps, err/W and err/E are infinite */
+  a->max_err = a->max_ulps = a->max_err_w = a->max_err_e = INFINITY;
+  if (a->worst_rank < INFINITY) {
+    acc_worst(a, x, q, INFINITY, INFINITY, INFINITY, INFINITY, 0, 0, bad);
+    a->worst.accept = (uint8_t)q->accept;
+  }
+}
+
+static void judge_row(const jctx *x, int64_t row, int ood, const void *o, const float *lse, const uint8_t *unwritten,
+                      const uint8_t *leakk, const uint8_t *leakv, jacc *ea, jacc *la)
+{
+  const ac_problem *p = x->p;
+  const ac_oracle_result *r = x->r;
+  ac_report *rep = x->rep;
+  ac_dtype t = p->dtype;
+  const ac_oracle_row *rw = &r->rows[row];
+  double maxf = ac_dtype_get(t)->max_finite;
+  const int64_t sbase = ac_oracle_slot(r, row) * p->dv;   /* where the oracle stores the row */
+  for (int64_t d = 0; d < p->dv; d++) {
+    size_t idx = (size_t)(row * p->dv + d);
+    const ac_oracle_elem *el = &r->elems[sbase + d];
+    rep->n_elems++;
+    if (unwritten && unwritten[idx]) {
+      rep->n_unwritten++;
+      continue;
+    }
+    if (el->how == AC_HOW_UNRESOLVED) {
       rep->n_unresolved++;
       continue;
     }
-    float kl = lse[row];
-    uint32_t klb;
-    memcpy(&klb, &kl, 4);
-    uint32_t rlb;
-    memcpy(&rlb, &rw->lse_f32, 4);
-    ac_why bad = AC_WHY_NONE;
-    if (rw->lse_accept & AC_ACCEPT_EMPTY) {
-      if (isnan(kl)) rep->empty_lse_nan++;
-      else if (isinf(kl) && kl > 0) rep->empty_lse_pinf++;
-      else if (isinf(kl)) rep->empty_lse_ninf++;
-      if (opt->empty == AC_EMPTY_SKIP) continue;
-      rep->lse_judged++;
-      if (!(isinf(kl) || (opt->empty == AC_EMPTY_NAN && isnan(kl)))) bad = AC_WHY_EMPTY;
-    } else if ((rw->lse_accept & AC_ACCEPT_VALUE) && (klb == rlb || fabs(rw->lse) > FLT_MAX)) {
-      /* the correct binary32 rounding; an exact LSE beyond binary32 cannot be judged otherwise */
-      rep->lse_judged++;
-      if (klb != rlb) rep->n_ood++;
-      continue;
-    } else if (!isfinite(kl)) {
-      rep->lse_judged++;
-      int ok = (isnan(kl) && (rw->lse_accept & AC_ACCEPT_NAN)) || (isinf(kl) && kl > 0 && (rw->lse_accept & AC_ACCEPT_PINF))
-               || (isinf(kl) && kl < 0 && (rw->lse_accept & AC_ACCEPT_NINF));
-      if (ok && isnan(kl) && nan_from_weight0(rw->lse_accept)) rep->n_nan_weight0++;
-      if (ok) continue;
-      if (ood) {
-        if (!leakk[row]) weak_lse(&wk, p, rw, INFINITY, INFINITY, NAN, rep);
-        continue;
-      }
-      bad = (rw->lse_accept & AC_ACCEPT_VALUE) ? AC_WHY_NONFINITE : AC_WHY_WRONG_NONFINITE;
-    } else if (!(rw->lse_accept & AC_ACCEPT_VALUE)) {
-      rep->lse_judged++;
-      bad = AC_WHY_FINITE;
-    } else {
-      double err = fabs((double)kl - rw->lse);
-      if (ood) {
-        weak_lse(&wk, p, rw, err, INFINITY, NAN, rep);
-        continue;
-      }
-      rep->lse_judged++;
-      ac_bound bd;
-      ac_budget_lse(cls, p, rw, &bd);
-      int match = klb == rlb || err == 0;
-      double ew = err == 0 ? 0 : err / bd.W, ee = err == 0 ? 0 : err / bd.E;
-      double sthr = opt->kappa * bd.E_terms + bd.fixed;
-      if (match && ew > 1) ew = 1;
-      if (ew > rep->lse_max_err_w) rep->lse_max_err_w = ew;
-      if (ee > rep->lse_max_err_e) rep->lse_max_err_e = ee;
-      if (err > rep->lse_max_err) rep->lse_max_err = err;
-      if (opt->budget == AC_BUDGET_CLASS && !match && err / sthr > rep->max_suspect) rep->max_suspect = err / sthr;
-      if (!match && err > bd.fixed) {
-        double kc = bd.E_terms > 0 ? (err - bd.fixed) / bd.E_terms : INFINITY;
-        if (kc > rep->max_kcrit) rep->max_kcrit = kc;
-      }
-      if (!match && err > bd.W) {
-        rep->lse_fail++;
-        bad = AC_WHY_VALUE;
-      } else if (!match && opt->budget == AC_BUDGET_CLASS && err > sthr) {
-        rep->lse_suspect++;
-      }
-      if (!match && err <= bd.W) weak_lse(&wk, p, rw, err, bd.W, ew, rep);
-      if (ew > lse_worst_rank) {
-        lse_worst_rank = ew;
-        set_worst(&rep->lse_worst, p, row, -1, rw->lse, rlb, klb, kl, err, err / ac_ulp(AC_F32, rw->lse), ew, ee,
-                  bd.W, bd.E, AC_WHY_VALUE, 1);
-      }
-      continue;
+    jval q = {.row = row, .d = d, .rw = rw, .el = el, .accept = el->accept, .exact = el->o, .ood = ood,
+              .leak = leakv[idx], .beyond = fabs(el->o) > maxf, .fmt = t};
+    q.kb = ac_load_bits(t, o, idx);
+    q.kv = ac_decode(t, q.kb);
+    q.knan = ac_bits_isnan(t, q.kb), q.kinf = ac_bits_isinf(t, q.kb);
+    q.rb = r->o_round[t] ? r->o_round[t][sbase + d] : ac_encode_f64(t, el->o);
+    if (q.accept & AC_ACCEPT_EMPTY) {
+      if (q.knan) rep->empty_o_nan++;
+      else if (q.kv == 0) rep->empty_o_zero++;
     }
-    if (bad == AC_WHY_NONE) continue;
-    if (leakk[row] && !isfinite(kl)) {
-      rep->n_leak++;
-      continue;
-    }
-    rep->lse_fail++;
-    rep->lse_max_err = rep->lse_max_err_w = rep->lse_max_err_e = INFINITY;
-    if (lse_worst_rank == INFINITY) continue;
-    lse_worst_rank = INFINITY;
-    set_worst(&rep->lse_worst, p, row, -1, rw->lse, rlb, klb, kl, INFINITY, INFINITY, INFINITY, INFINITY, 0, 0, bad, 1);
-    rep->lse_worst.accept = rw->lse_accept;
+    judge_value(x, &q, ea);
   }
-  free(leakk);
-  free(leakv);
-  free(vthr);
-  free(wk.vthr);
-  rep->nmse = nmse_bad ? INFINITY : sum_o2 > 0 ? sum_d2 / sum_o2 : (sum_d2 > 0 ? INFINITY : 0);
+  if (!lse) return;
+  rep->has_lse = 1;
+  if (rw->lse_how == AC_HOW_UNRESOLVED) {
+    rep->n_unresolved++;
+    return;
+  }
+  float kl = lse[row];
+  uint32_t klb, rlb;
+  memcpy(&klb, &kl, 4);
+  memcpy(&rlb, &rw->lse_f32, 4);
+  jval q = {.row = row, .d = -1, .rw = rw, .accept = rw->lse_accept, .exact = rw->lse, .kb = klb, .rb = rlb,
+            .kv = kl, .knan = isnan(kl), .kinf = isinf(kl), .beyond = fabs(rw->lse) > FLT_MAX, .ood = ood,
+            .leak = leakk[row], .round_exact = 1, .fmt = AC_F32};
+  if (q.accept & AC_ACCEPT_EMPTY) {
+    if (q.knan) rep->empty_lse_nan++;
+    else if (q.kinf && kl > 0) rep->empty_lse_pinf++;
+    else if (q.kinf) rep->empty_lse_ninf++;
+  }
+  judge_value(x, &q, la);
+}
+
+static void report_verdicts(ac_report *rep, const jctx *x, const char *oodwhy)
+{
   if (rep->n_fail) ac_report_add(rep, AC_V_FAIL, "%lld of %lld elements outside the budget",
                                  (long long)rep->n_fail, (long long)rep->n_judged);
   if (rep->lse_fail) ac_report_add(rep, AC_V_FAIL, "%lld LSE values outside their bound", (long long)rep->lse_fail);
   if (rep->n_suspect || rep->lse_suspect)
     ac_report_add(rep, AC_V_SUSPECT, "%lld elements and %lld LSE values above kappa*E", (long long)rep->n_suspect,
                   (long long)rep->lse_suspect);
-  if (rep->n_weak) weak_note(rep, cls, wk.std, t);
+  if (rep->n_weak) weak_note(rep, x->cls, x->wk.std, x->p->dtype);
   if (rep->n_leak) ac_report_add(rep, AC_V_MASKED_LEAK, "%lld non-finite values reached by non-finite inputs at masked keys only",
                                  (long long)rep->n_leak);
   if (rep->n_nan_weight0)
@@ -464,6 +423,55 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
                   "reached them, as exp(-inf - (-inf)) in a block of such keys or 0*inf in P.V", (long long)rep->n_nan_weight0);
   if (rep->n_ood_rows || rep->n_ood) ac_report_add(rep, AC_V_OUT_OF_DOMAIN, "%s", oodwhy[0] ? oodwhy : "exact output beyond the dtype's range");
   if (rep->n_unresolved) ac_report_add(rep, AC_V_ERROR, "%lld oracle values unresolved", (long long)rep->n_unresolved);
+}
+
+int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *o, const float *lse,
+                       const uint8_t *unwritten, const ac_compare_opts *opt, ac_report *rep, ac_err *e)
+{
+  const ac_problem *p = &c->p;
+  ac_dtype t = p->dtype;
+  if (r->nrows != p->batch * p->heads * p->tq) return ac_err_set(e, "oracle result does not match the case shape");
+  jctx x = {.opt = opt, .cls = opt->prec ? opt->prec : ac_precision_default(t), .p = p, .r = r, .rep = rep,
+            .wk = {NULL, NULL, 1}};
+  rep->prec_name = x.cls->name;
+  rep->n_rows_total = r->nrows;
+  uint8_t *leakk = ac_xcalloc((size_t)r->nrows, 1), *leakv = ac_xcalloc((size_t)(r->nrows * p->dv), 1);
+  ac_masked_nonfinite(c, leakk, leakv);
+  int64_t *vthr = ac_online_sum_thresholds(c, ac_dtype_get(x.cls->range)->max_finite);
+  if (opt->budget == AC_BUDGET_CLASS && ac_precision_default(t) != x.cls) {
+    x.wk.std = ac_precision_default(t);
+    x.wk.vthr = ac_online_sum_thresholds(c, ac_dtype_get(x.wk.std->range)->max_finite);
+    rep->std_name = x.wk.std->name;
+  }
+  jacc ea = {.worst_rank = -1}, la = {.worst_rank = -1};
+  char oodwhy[160] = "";
+  for (int64_t row = 0; row < r->nrows; row++) {
+    const ac_oracle_row *rw = &r->rows[row];
+    if (!rw->selected) continue;
+    rep->n_rows_judged++;
+    const ac_oracle_elem *els = &r->elems[ac_oracle_slot(r, row) * p->dv];   /* where the oracle stores the row */
+    char why[160], why2[160];
+    int ood = ac_row_out_of_domain(x.cls, p, rw, els, vthr, row, why, sizeof why);
+    if (x.wk.std) x.wk.ood = ac_row_out_of_domain(x.wk.std, p, rw, els, x.wk.vthr, row, why2, sizeof why2);
+    if (ood) {
+      rep->n_ood_rows++;
+      if (!oodwhy[0]) snprintf(oodwhy, sizeof oodwhy, "%s", why);
+    }
+    if (rw->visible <= 0) rep->n_empty_rows++;
+    judge_row(&x, row, ood, o, lse, unwritten, leakk, leakv, &ea, &la);
+  }
+  free(leakk);
+  free(leakv);
+  free(vthr);
+  free(x.wk.vthr);
+  rep->n_judged = ea.judged, rep->n_fail = ea.fail, rep->n_suspect = ea.suspect, rep->n_exact_match = ea.exact_match;
+  rep->max_err = ea.max_err, rep->max_ulps = ea.max_ulps, rep->max_err_w = ea.max_err_w, rep->max_err_e = ea.max_err_e;
+  rep->worst = ea.worst;
+  rep->nmse = ea.nonfinite_fail ? INFINITY : ea.sum_o2 > 0 ? ea.sum_d2 / ea.sum_o2 : (ea.sum_d2 > 0 ? INFINITY : 0);
+  rep->lse_judged = la.judged, rep->lse_fail = la.fail, rep->lse_suspect = la.suspect;
+  rep->lse_max_err = la.max_err, rep->lse_max_err_w = la.max_err_w, rep->lse_max_err_e = la.max_err_e;
+  rep->lse_worst = la.worst;
+  report_verdicts(rep, &x, oodwhy);
   return 0;
 }
 

@@ -95,6 +95,8 @@ typedef struct {
 } ac_report;
 
 void ac_report_init(ac_report *r, const ac_compare_opts *o);
+/* The worse of the worst output element and the worst LSE value (by err/W). */
+const ac_worst_elem *ac_report_worst(const ac_report *r);
 /* Adds a kind with a note (appended to r->note). */
 void ac_report_add(ac_report *r, ac_verdict_kind k, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

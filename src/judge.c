@@ -42,10 +42,16 @@ int ac_judge_rows_check(const ac_case *c, const ac_judge_opts *o, ac_err *e)
   return rc < 0 ? -1 : 0;
 }
 
+int ac_judge_precision_of(const ac_kernel *k, const char *override, double timeout_s, ac_dtype t,
+                          const ac_precision **out, ac_err *e)
+{
+  ac_kernel_prepare(k, timeout_s);   /* an exec worker's declared classes */
+  return ac_precision_resolve(override, k ? k->precision : NULL, t, out, e);
+}
+
 int ac_judge_precision(const ac_kernel *k, const ac_judge_opts *o, ac_dtype t, const ac_precision **out, ac_err *e)
 {
-  ac_kernel_prepare(k, o->run.timeout_s);   /* an exec worker's declared classes */
-  return ac_precision_resolve(o->precision_override, k ? k->precision : NULL, t, out, e);
+  return ac_judge_precision_of(k, o->precision_override, o->run.timeout_s, t, out, e);
 }
 
 int ac_judge_baseline(const ac_case *c, const ac_oracle_result *r, const ac_judge_opts *o, double *maxerr, ac_err *e)
@@ -88,23 +94,59 @@ int ac_judge_kernel(const ac_kernel *k, const ac_case *c, const ac_oracle_result
     }
   }
   ac_report_init(rep, &co);
-  ac_run_result a;
-  memset(&a, 0, sizeof a);
-  if (ac_harness_run(k, c, &o->run, &a, e) < 0) {
+  ac_judge_oracle_src src = {r, NULL, NULL};
+  ac_judged j;
+  int rc = ac_judge_case(k, c, &co, &o->run, o->repeat ? 1 : 0, &src, rep, &j, e);
+  ac_judged_free(&j);
+  return rc;
+}
+
+void ac_judged_free(ac_judged *j)
+{
+  ac_run_result_free(&j->run);
+  if (j->has_own) ac_oracle_result_free(&j->own);
+  j->has_own = 0;
+  j->oracle = NULL;
+}
+
+int ac_judge_case(const ac_kernel *k, const ac_case *c, const ac_compare_opts *co, const ac_run_opts *ro, int repeat,
+                  const ac_judge_oracle_src *src, ac_report *rep, ac_judged *out, ac_err *e)
+{
+  memset(out, 0, sizeof *out);
+  double t0 = ac_now();
+  /* a case the harness cannot run at all comes back with status HARNESS_ERROR: ERROR below */
+  if (ac_harness_run(k, c, ro, &out->run, e) < 0 && out->run.status != AC_RUN_HARNESS_ERROR) {
     ac_report_add(rep, AC_V_ERROR, "harness: %s", e->msg);
     return -1;
   }
-  int rc = ac_compare_run(c, r, &a, &co, rep, e);
-  if (rc < 0) ac_report_add(rep, AC_V_ERROR, "%s", e->msg);
-  if (rc == 0 && o->repeat && a.status == AC_RUN_OK) {
-    ac_run_result b;
-    memset(&b, 0, sizeof b);
-    if (ac_harness_run(k, c, &o->run, &b, e) == 0) {
-      if (b.status == AC_RUN_OK) ac_compare_repeat(c, &a, &b, rep);
-      else ac_compare_run(c, r, &b, &co, rep, e);
-      ac_run_result_free(&b);
+  out->kernel_s = ac_now() - t0;
+  out->oracle = src->r;
+  if (!out->oracle && src->get && out->run.status == AC_RUN_OK) {
+    double t1 = ac_now();
+    if (src->get(src->ctx, c, &out->own, e) < 0) {
+      ac_report_add(rep, AC_V_ERROR, "oracle: %s", e->msg);
+      return -1;
     }
+    out->has_own = 1;
+    out->oracle = &out->own;
+    out->oracle_s = ac_now() - t1;
   }
-  ac_run_result_free(&a);
-  return rc;
+  if (ac_compare_run(c, out->oracle, &out->run, co, rep, e) < 0) {
+    ac_report_add(rep, AC_V_ERROR, "compare: %s", e->msg);
+    return -1;
+  }
+  for (int n = 0; n < repeat && out->run.status == AC_RUN_OK && !(rep->kinds & (1u << AC_V_NONDETERMINISTIC)); n++) {
+    ac_run_result b;
+    ac_err be;
+    memset(&b, 0, sizeof b);
+    if (ac_harness_run(k, c, ro, &b, &be) == 0) {
+      if (b.status == AC_RUN_OK) ac_compare_repeat(c, &out->run, &b, rep);
+      else {
+        ac_compare_run(c, out->oracle, &b, co, rep, &be);
+        n = repeat;
+      }
+    }
+    ac_run_result_free(&b);
+  }
+  return 0;
 }

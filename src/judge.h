@@ -25,6 +25,31 @@ void ac_judge_oracle_opts(const ac_judge_opts *o, ac_oracle_opts *oo);
 int ac_judge_rows_check(const ac_case *c, const ac_judge_opts *o, ac_err *e);
 /* Oracle result for c, from the cache when present (stored after a miss). */
 int ac_judge_oracle(const ac_case *c, const ac_judge_opts *o, ac_oracle_result *r, ac_err *e);
+/* Where a judgement's oracle comes from: r when set, else get() once a run produced outputs
+ * (an oracle is not computed for a run that crashed or was refused). */
+typedef struct {
+  const ac_oracle_result *r;
+  int (*get)(void *ctx, const ac_case *c, ac_oracle_result *out, ac_err *e);
+  void *ctx;
+} ac_judge_oracle_src;
+
+/* What a judgement leaves for its caller; ac_judged_free. */
+typedef struct {
+  ac_run_result run;               /* the first run */
+  const ac_oracle_result *oracle;  /* the oracle used (NULL: none was needed) */
+  ac_oracle_result own;            /* the one get() produced */
+  int has_own;
+  double kernel_s, oracle_s;       /* wall time of the first run and of get() */
+} ac_judged;
+
+void ac_judged_free(ac_judged *j);
+/* One case through the harness, the oracle and the comparison, under co (its class resolved)
+ * into rep (initialized by the caller): the first run is judged, then up to `repeat` more runs
+ * are compared with it bit for bit until one differs (NONDETERMINISTIC) or does not complete
+ * (judged for its status; a run the harness cannot make at all is ERROR). -1 when the oracle
+ * or the comparison fails (rep then holds ERROR). out is filled in every case. */
+int ac_judge_case(const ac_kernel *k, const ac_case *c, const ac_compare_opts *co, const ac_run_opts *ro, int repeat,
+                  const ac_judge_oracle_src *src, ac_report *rep, ac_judged *out, ac_err *e);
 /* Judge kernel k on c against r. Fills rep (verdict kinds included); -1 only for tool errors
  * (rep then holds ERROR). */
 int ac_judge_kernel(const ac_kernel *k, const ac_case *c, const ac_oracle_result *r, const ac_judge_opts *o,
@@ -33,5 +58,8 @@ int ac_judge_kernel(const ac_kernel *k, const ac_case *c, const ac_oracle_result
 int ac_judge_baseline(const ac_case *c, const ac_oracle_result *r, const ac_judge_opts *o, double *maxerr, ac_err *e);
 /* Resolve a kernel's precision class (--precision overrides the declared one). */
 int ac_judge_precision(const ac_kernel *k, const ac_judge_opts *o, ac_dtype t, const ac_precision **out, ac_err *e);
+/* The same from the --precision override and the run's time limit (exec workers declare theirs). */
+int ac_judge_precision_of(const ac_kernel *k, const char *override, double timeout_s, ac_dtype t,
+                          const ac_precision **out, ac_err *e);
 
 #endif

@@ -1,6 +1,7 @@
 /* tcompare.c: budgets, verdicts, policies and exit codes on synthetic oracle results
  * (no oracle and no kernel involved: every expected value is set by hand). */
 #include "config.h"
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -693,6 +694,92 @@ START_TEST(precision_table)
 }
 END_TEST
 
+START_TEST(verdict_ood_lse_counted_like_elements)
+{
+  /* an out-of-domain row: its wrong LSE is counted out of domain like its wrong elements,
+   * neither judged nor silently dropped */
+  fixture f;
+  fx_init(&f, AC_F32, AC_MASK_NONE, 1, 4);
+  f.r.rows[0].max_abs_s = 1e39;   /* beyond binary32: out of the fp32 domain */
+  ac_store_bits(AC_F32, f.o, 0, ac_encode_f64(AC_F32, 0.5));
+  ac_store_bits(AC_F32, f.o, 1, ac_encode_f64(AC_F32, 0.5));
+  f.lse[0] = 100;
+  ac_compare_opts o;
+  ac_compare_opts_init(&o);
+  ac_report rep;
+  judge(&f, &o, &rep);
+  ck_assert_msg(rep.kinds == (1u << AC_V_OUT_OF_DOMAIN) && rep.n_ood == 3 && rep.n_judged == 0 && rep.lse_judged == 0,
+                "kinds %x n_ood %lld judged %lld lse_judged %lld", rep.kinds, (long long)rep.n_ood,
+                (long long)rep.n_judged, (long long)rep.lse_judged);
+  /* a non-finite LSE in that row is counted the same way */
+  f.lse[0] = NAN;
+  judge(&f, &o, &rep);
+  ck_assert_msg(rep.n_ood == 3 && rep.lse_judged == 1, "n_ood %lld lse_judged %lld", (long long)rep.n_ood,
+                (long long)rep.lse_judged);
+  fx_free(&f);
+}
+END_TEST
+
+START_TEST(verdict_beyond_format_lse_like_elements)
+{
+  /* exact values beyond binary32 in a row within the domain: a finite kernel value other than
+   * the correct rounding is out of domain and not judged, for an element and an LSE alike */
+  fixture f;
+  fx_init(&f, AC_F32, AC_MASK_NONE, 1, 4);
+  f.r.elems[0].o = 1e39;
+  f.r.o_round[AC_F32][0] = ac_encode_f64(AC_F32, INFINITY);
+  ac_store_bits(AC_F32, f.o, 0, ac_encode_f64(AC_F32, FLT_MAX));
+  f.r.rows[0].lse = 1e39;
+  f.r.rows[0].lse_f32 = INFINITY;
+  f.lse[0] = FLT_MAX;
+  ac_compare_opts o;
+  ac_compare_opts_init(&o);
+  ac_report rep;
+  judge(&f, &o, &rep);
+  ck_assert_msg(rep.kinds == (1u << AC_V_OUT_OF_DOMAIN) && rep.n_ood == 2 && rep.n_judged == 1 && rep.lse_judged == 0,
+                "kinds %x n_ood %lld judged %lld lse_judged %lld", rep.kinds, (long long)rep.n_ood,
+                (long long)rep.n_judged, (long long)rep.lse_judged);
+  /* the correct rounding (inf) is judged, an exact match */
+  ac_store_bits(AC_F32, f.o, 0, ac_encode_f64(AC_F32, INFINITY));
+  f.lse[0] = INFINITY;
+  judge(&f, &o, &rep);
+  ck_assert_msg(rep.kinds == 0 && rep.n_ood == 0 && rep.n_judged == 2 && rep.lse_judged == 1, "kinds %x %s", rep.kinds,
+                rep.note);
+  fx_free(&f);
+}
+END_TEST
+
+START_TEST(verdict_worst_failure_before_leak)
+{
+  /* a masked NaN in V column 1 reaches o[0,0,0,1] (MASKED-LEAK, first in order); o[0,0,1,0] is
+   * NaN with nothing to excuse it: the worst element named is the failure, not the leak */
+  fixture f;
+  fx_init(&f, AC_F32, AC_MASK_CAUSAL, 2, 2);
+  float *v = f.c.v;
+  v[3] = NAN;   /* V[1][1], masked for row 0 */
+  f.r.rows[1].has_nonfinite = 1;
+  f.r.elems[3].accept = AC_ACCEPT_NAN;
+  f.r.o_round[AC_F32][3] = ac_encode_f64(AC_F32, NAN);
+  f.o[1] = NAN;
+  f.o[2] = NAN;
+  f.o[3] = NAN;
+  ac_compare_opts o;
+  ac_compare_opts_init(&o);
+  ac_report rep;
+  judge(&f, &o, &rep);
+  ck_assert_msg(rep.kinds == ((1u << AC_V_FAIL) | (1u << AC_V_MASKED_LEAK)) && rep.n_leak == 1 && rep.n_fail == 1,
+                "kinds %x %s", rep.kinds, rep.note);
+  ck_assert_msg(rep.worst.valid && rep.worst.i == 1 && rep.worst.d == 0 && rep.worst.why == AC_WHY_NONFINITE,
+                "worst o[%lld,%lld]", (long long)rep.worst.i, (long long)rep.worst.d);
+  /* the leak alone: it is the worst element named */
+  f.o[2] = (float)f.r.elems[2].o;
+  judge(&f, &o, &rep);
+  ck_assert_msg(rep.kinds == (1u << AC_V_MASKED_LEAK) && rep.worst.valid && rep.worst.i == 0 && rep.worst.d == 1,
+                "kinds %x worst o[%lld,%lld]", rep.kinds, (long long)rep.worst.i, (long long)rep.worst.d);
+  fx_free(&f);
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("compare");
@@ -713,6 +800,9 @@ static Suite *suite(void)
   tcase_add_test(tc, verdict_out_of_domain);
   tcase_add_test(tc, verdict_empty_rows);
   tcase_add_test(tc, verdict_lse_bound);
+  tcase_add_test(tc, verdict_ood_lse_counted_like_elements);
+  tcase_add_test(tc, verdict_beyond_format_lse_like_elements);
+  tcase_add_test(tc, verdict_worst_failure_before_leak);
   tcase_add_test(tc, verdict_unresolved_is_error);
   tcase_add_test(tc, budget_fixed_and_baseline);
   tcase_add_test(tc, harness_statuses);

@@ -11,6 +11,7 @@
 #include <string.h>
 #include "testutil.h"
 #include "compare.h"
+#include "judge.h"
 #include "harness.h"
 #include "oracle.h"
 
@@ -46,17 +47,10 @@ static uint32_t judge(const ac_case *c)
   ac_kernel **list = NULL;
   int n = 0;
   ck_assert_msg(ac_kernel_resolve("flash-f32", &list, &n, &e) == 0, "%s", e.msg);
-  ac_run_opts ro;
-  ac_run_opts_init(&ro);
-  ro.want_lse = 1;
-  ac_run_result run;
-  ck_assert_msg(ac_harness_run(list[0], c, &ro, &run, &e) == 0, "%s", e.msg);
-  ac_compare_opts co;
-  ac_compare_opts_init(&co);
+  ac_judge_opts jo;
+  ac_judge_opts_init(&jo);
   ac_report rep;
-  ac_report_init(&rep, &co);
-  ck_assert_msg(ac_compare_run(c, &r, &run, &co, &rep, &e) == 0, "%s", e.msg);
-  ac_run_result_free(&run);
+  ck_assert_msg(ac_judge_kernel(list[0], c, &r, &jo, &rep, &e) == 0, "%s", e.msg);
   for (int i = 0; i < n; i++) ac_kernel_free(list[i]);
   free(list);
   ac_oracle_result_free(&r);
@@ -85,6 +79,55 @@ START_TEST(moderate_values_stay_in_domain)
 }
 END_TEST
 
+static int oracle_calls;
+
+static int count_oracle(void *ctx, const ac_case *c, ac_oracle_result *out, ac_err *e)
+{
+  (void)ctx;
+  oracle_calls++;
+  ac_oracle_opts oo;
+  ac_oracle_opts_init(&oo);
+  oo.threads = 1;
+  return ac_oracle_run(c, &oo, out, e);
+}
+
+/* The judge's pipeline: the oracle is fetched once, after a run with outputs, never for a run
+ * that is refused; repeat runs of a deterministic kernel agree. */
+START_TEST(judge_case_pipeline)
+{
+  ac_case c;
+  build(&c, 1);
+  ac_err e;
+  ac_kernel **list = NULL, **list2 = NULL;
+  int n = 0, n2 = 0;
+  ck_assert_msg(ac_kernel_resolve("flash-f32", &list, &n, &e) == 0 && n == 1 && ac_kernel_resolve("naive-f64", &list2, &n2, &e) == 0 && n2 == 1, "%s", e.msg);
+  ac_compare_opts co;
+  ac_compare_opts_init(&co);
+  ac_run_opts ro;
+  ac_run_opts_init(&ro);
+  ro.want_lse = 1;
+  ac_judge_oracle_src src = {NULL, count_oracle, NULL};
+  ac_report rep;
+  ac_judged j;
+  oracle_calls = 0;
+  ac_report_init(&rep, &co);
+  ck_assert_msg(ac_judge_case(list[0], &c, &co, &ro, 3, &src, &rep, &j, &e) == 0, "%s", e.msg);
+  ck_assert_msg(rep.kinds == 0 && oracle_calls == 1 && j.oracle == &j.own && j.run.status == AC_RUN_OK,
+                "kinds %x calls %d %s", rep.kinds, oracle_calls, rep.note);
+  ac_judged_free(&j);
+  ac_report_init(&rep, &co);
+  ck_assert(ac_judge_case(list2[0], &c, &co, &ro, 3, &src, &rep, &j, &e) == 0);
+  ck_assert_msg(rep.kinds == (1u << AC_V_SKIP) && oracle_calls == 1 && !j.oracle, "kinds %x calls %d", rep.kinds,
+                oracle_calls);
+  ac_judged_free(&j);
+  ac_kernel_free(list[0]);
+  ac_kernel_free(list2[0]);
+  free(list);
+  free(list2);
+  ac_case_free(&c);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("domain");
@@ -92,6 +135,7 @@ int main(void)
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, online_partial_sums_beyond_binary32_are_out_of_domain);
   tcase_add_test(tc, moderate_values_stay_in_domain);
+  tcase_add_test(tc, judge_case_pipeline);
   suite_add_tcase(s, tc);
   return ac_test_run(s);
 }

@@ -17,6 +17,10 @@ rc=$?
 grep -q '^cases=120$' "$tmp/ok/stats" || fail "stats: cases=120 missing"
 grep -q '^family.late_max=' "$tmp/ok/stats" || fail "stats: per-family counts missing"
 grep -q '"event":"end"' "$tmp/ok/log.jsonl" || fail "log.jsonl has no end event"
+if command -v python3 > /dev/null 2>&1; then
+  python3 -c 'import json, sys; [json.loads(l) for l in open(sys.argv[1])]' "$tmp/ok/log.jsonl" ||
+    fail "log.jsonl: a line that is not one JSON object"
+fi
 [ -s "$tmp/ok/report.html" ] || fail "no report.html"
 echo "ok: flash-f32, 120 cases, no FAIL"
 # its corpus seeds a later campaign, which refines those cases (mutations) from the start

@@ -150,8 +150,8 @@ int ac_cmd_check(int argc, char **argv)
       ac_exit_add(&ex, &a.pol, rep.kinds);
       ac_status st = ac_status_of(&a.pol, rep.kinds);
       char repro[9400], kabs[4096], qk[4200], qc[4200];
-      const char *ks = ac_kernel_spec_absolute(kspecs[kspec_of[ki]], kabs, sizeof kabs);
-      snprintf(repro, sizeof repro, "attncheck check --kernel %s%s %s", ac_shquote(ks, qk, sizeof qk) ? qk : ks,
+      const char *kspec = ac_kernel_spec_absolute(kspecs[kspec_of[ki]], kabs, sizeof kabs);
+      snprintf(repro, sizeof repro, "attncheck check --kernel %s%s %s", ac_shquote(kspec, qk, sizeof qk) ? qk : kspec,
                a.repro_opts, ac_shquote(cases[ci], qc, sizeof qc) ? qc : cases[ci]);
       ac_report_line(stdout, k->name, cases[ci], &rep, &a.pol, c.p.dtype);
       if (verbose || (st != AC_STATUS_PASS && st != AC_STATUS_SKIP))

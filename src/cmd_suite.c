@@ -199,8 +199,8 @@ int ac_cmd_suite(int argc, char **argv)
       ac_status st = ac_status_of(&a.pol, rep.kinds);
       counts[ki][st]++;
       char repro[5400], kabs[4096], qk[4200];
-      const char *ks = ac_kernel_spec_absolute(kspecs[kspec_of[ki]], kabs, sizeof kabs);
-      snprintf(repro, sizeof repro, "attncheck suite --kernel %s%s%s --case %s", ac_shquote(ks, qk, sizeof qk) ? qk : ks,
+      const char *kspec = ac_kernel_spec_absolute(kspecs[kspec_of[ki]], kabs, sizeof kabs);
+      snprintf(repro, sizeof repro, "attncheck suite --kernel %s%s%s --case %s", ac_shquote(kspec, qk, sizeof qk) ? qk : kspec,
                kind == AC_SUITE_FULL ? " --suite full" : "", a.repro_opts, name);
       char *line = NULL, *detail = NULL;
       size_t ll = 0, dl = 0;

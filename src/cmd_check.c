@@ -39,9 +39,12 @@ int ac_cmd_check(int argc, char **argv)
   int nks = 0, verbose = 0;
   const char *json = NULL;
   enum { O_KERNEL = 256, O_JSON };
-  static const struct option lo[] = {{"help", no_argument, NULL, 'h'},       {"verbose", no_argument, NULL, 'v'},
-                                     {"kernel", required_argument, NULL, O_KERNEL}, {"json", required_argument, NULL, O_JSON},
-                                     AC_JUDGE_LONG_OPTIONS,                     {NULL, 0, NULL, 0}};
+  static const struct option lo[] = {{"help", no_argument, NULL, 'h'},
+                                     {"verbose", no_argument, NULL, 'v'},
+                                     {"kernel", required_argument, NULL, O_KERNEL},
+                                     {"json", required_argument, NULL, O_JSON},
+                                     AC_JUDGE_LONG_OPTIONS,
+                                     {NULL, 0, NULL, 0}};
   optind = 0;
   opterr = 0;
   int ch;

@@ -75,8 +75,11 @@ int ac_cmd_compare(int argc, char **argv)
   ac_judge_args_init(&a);
   const char *json = NULL, *pname = NULL;
   enum { O_JSON = 256, O_NAME };
-  static const struct option lo[] = {{"help", no_argument, NULL, 'h'}, {"json", required_argument, NULL, O_JSON},
-                                     {"name", required_argument, NULL, O_NAME}, AC_JUDGE_LONG_OPTIONS, {NULL, 0, NULL, 0}};
+  static const struct option lo[] = {{"help", no_argument, NULL, 'h'},
+                                     {"json", required_argument, NULL, O_JSON},
+                                     {"name", required_argument, NULL, O_NAME},
+                                     AC_JUDGE_LONG_OPTIONS,
+                                     {NULL, 0, NULL, 0}};
   optind = 0;
   opterr = 0;
   int ch;

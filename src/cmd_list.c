@@ -96,9 +96,12 @@ int ac_cmd_list(int argc, char **argv)
   int prec = 0, mutants = 0, tests = 0, nks = 0;
   const char *kspecs[32];
   enum { O_PREC = 256, O_MUTANTS, O_TESTS, O_KERNEL };
-  static const struct option lo[] = {{"help", no_argument, NULL, 'h'},         {"precision", no_argument, NULL, O_PREC},
-                                     {"mutants", no_argument, NULL, O_MUTANTS}, {"tests", no_argument, NULL, O_TESTS},
-                                     {"kernel", required_argument, NULL, O_KERNEL}, {NULL, 0, NULL, 0}};
+  static const struct option lo[] = {{"help", no_argument, NULL, 'h'},
+                                     {"precision", no_argument, NULL, O_PREC},
+                                     {"mutants", no_argument, NULL, O_MUTANTS},
+                                     {"tests", no_argument, NULL, O_TESTS},
+                                     {"kernel", required_argument, NULL, O_KERNEL},
+                                     {NULL, 0, NULL, 0}};
   optind = 0;
   opterr = 0;
   int ch;

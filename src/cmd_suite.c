@@ -92,8 +92,8 @@ int ac_cmd_suite(int argc, char **argv)
       break;
     case O_DTYPES:
       if (ac_dtype_parse_list(v, &dtypes, badname, sizeof badname))
-        return ac_cmd_usage_error("suite", "--dtypes takes a comma list of dtypes%s%s%s", badname[0] ? " (unknown: '" : "",
-                                  badname, badname[0] ? "')" : "");
+        return ac_cmd_usage_error("suite", "--dtypes takes a comma list of dtypes%s%s%s",
+                                  badname[0] ? " (unknown: '" : "", badname, badname[0] ? "')" : "");
       break;
     case O_STOP: stop = 1; break;
     case O_LIST: list = 1; break;

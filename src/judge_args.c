@@ -71,8 +71,7 @@ int ac_judge_args_option(ac_judge_args *a, const char *cmd, int ch, const char *
     if (ac_policies_set(&a->pol, v, &e) < 0) return bad(cmd, "%s", e.msg);
     break;
   case AC_JOPT_EMPTY_ROWS:
-    if (ac_empty_parse(v, &a->j.cmp.empty) < 0)
-      return bad(cmd, "bad --empty-rows '%s': expected zero, nan or skip", v);
+    if (ac_empty_parse(v, &a->j.cmp.empty) < 0) return bad(cmd, "bad --empty-rows '%s': expected zero, nan or skip", v);
     break;
   case AC_JOPT_ROWS: a->j.rows = v; break;
   case AC_JOPT_TIMEOUT:

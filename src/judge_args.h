@@ -15,20 +15,34 @@ typedef struct {
 /* getopt_long codes of the shared options; a command's own codes stay below AC_JOPT_FIRST. */
 enum {
   AC_JOPT_FIRST = 1000,
-  AC_JOPT_PRECISION = AC_JOPT_FIRST, AC_JOPT_BUDGET, AC_JOPT_ATOL, AC_JOPT_RTOL, AC_JOPT_KAPPA, AC_JOPT_POLICY,
-  AC_JOPT_EMPTY_ROWS, AC_JOPT_ROWS, AC_JOPT_TIMEOUT, AC_JOPT_THREADS, AC_JOPT_REPEAT, AC_JOPT_NO_LSE,
-  AC_JOPT_NO_CACHE, AC_JOPT_IN_PROCESS
+  AC_JOPT_PRECISION = AC_JOPT_FIRST,
+  AC_JOPT_BUDGET,
+  AC_JOPT_ATOL,
+  AC_JOPT_RTOL,
+  AC_JOPT_KAPPA,
+  AC_JOPT_POLICY,
+  AC_JOPT_EMPTY_ROWS,
+  AC_JOPT_ROWS,
+  AC_JOPT_TIMEOUT,
+  AC_JOPT_THREADS,
+  AC_JOPT_REPEAT,
+  AC_JOPT_NO_LSE,
+  AC_JOPT_NO_CACHE,
+  AC_JOPT_IN_PROCESS
 };
 
 /* The shared entries of a command's struct option table (place them before its {0, 0, 0, 0}). */
-#define AC_JUDGE_LONG_OPTIONS                                                                                          \
-  {"precision", required_argument, NULL, AC_JOPT_PRECISION}, {"budget", required_argument, NULL, AC_JOPT_BUDGET},      \
-      {"atol", required_argument, NULL, AC_JOPT_ATOL}, {"rtol", required_argument, NULL, AC_JOPT_RTOL},                \
-      {"kappa", required_argument, NULL, AC_JOPT_KAPPA}, {"policy", required_argument, NULL, AC_JOPT_POLICY},          \
-      {"empty-rows", required_argument, NULL, AC_JOPT_EMPTY_ROWS}, {"rows", required_argument, NULL, AC_JOPT_ROWS},    \
-      {"timeout", required_argument, NULL, AC_JOPT_TIMEOUT}, {"threads", required_argument, NULL, AC_JOPT_THREADS},    \
-      {"repeat", no_argument, NULL, AC_JOPT_REPEAT}, {"no-lse", no_argument, NULL, AC_JOPT_NO_LSE},                    \
-      {"no-cache", no_argument, NULL, AC_JOPT_NO_CACHE}, {"in-process", no_argument, NULL, AC_JOPT_IN_PROCESS}
+#define AC_JUDGE_LONG_OPTIONS                                                                                       \
+  {"precision", required_argument, NULL, AC_JOPT_PRECISION}, {"budget", required_argument, NULL, AC_JOPT_BUDGET},   \
+      {"atol", required_argument, NULL, AC_JOPT_ATOL}, {"rtol", required_argument, NULL, AC_JOPT_RTOL},             \
+      {"kappa", required_argument, NULL, AC_JOPT_KAPPA}, {"policy", required_argument, NULL, AC_JOPT_POLICY},       \
+      {"empty-rows", required_argument, NULL, AC_JOPT_EMPTY_ROWS}, {"rows", required_argument, NULL, AC_JOPT_ROWS}, \
+      {"timeout", required_argument, NULL, AC_JOPT_TIMEOUT}, {"threads", required_argument, NULL, AC_JOPT_THREADS}, \
+      {"repeat", no_argument, NULL, AC_JOPT_REPEAT}, {"no-lse", no_argument, NULL, AC_JOPT_NO_LSE},                 \
+      {"no-cache", no_argument, NULL, AC_JOPT_NO_CACHE},                                                            \
+  {                                                                                                                 \
+    "in-process", no_argument, NULL, AC_JOPT_IN_PROCESS                                                             \
+  }
 
 void ac_judge_args_init(ac_judge_args *a);
 /* Applies getopt_long's code ch with value arg (optarg) as a shared option: 1 applied, 0 ch is

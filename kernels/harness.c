@@ -245,9 +245,21 @@ int ac_hx_body(void *arg)
   int rc, ok = 1;
   if (kk->memory == ATTNCHECK_MEM_CUDA) {
     /* Device copies with their own guards; the spans come back into the host buffers. */
-    int cr = ac_cuda_run_case(kk, ap, gq.data, gk.data, gv.data, (size_t)sq, (size_t)sk, (size_t)sv, go.data, (size_t)so,
-                              tt.lse, x->o->want_lse ? (size_t)x->cn.rows : 0, x->o->device, guard, &h->kernel_ms,
-                              err, sizeof err);
+    ac_cuda_case cc = {.k = kk,
+                       .p = ap,
+                       .q_span = gq.data,
+                       .k_span = gk.data,
+                       .v_span = gv.data,
+                       .q_n = (size_t)sq,
+                       .k_n = (size_t)sk,
+                       .v_n = (size_t)sv,
+                       .o_span = go.data,
+                       .o_n = (size_t)so,
+                       .lse = tt.lse,
+                       .lse_n = x->o->want_lse ? (size_t)x->cn.rows : 0,
+                       .device = x->o->device,
+                       .guard = guard};
+    int cr = ac_cuda_run_case(&cc, &h->kernel_ms, err, sizeof err);
     err[sizeof err - 1] = 0;
     if (cr == AC_CUDA_RUN_CRASH || cr == AC_CUDA_RUN_SETUP_ERROR) {
       h->status = cr == AC_CUDA_RUN_CRASH ? AC_RUN_CRASH : AC_RUN_UNSUPPORTED;

@@ -1,5 +1,6 @@
 /* cmd_check.c: attncheck check --kernel K [options] CASE... */
 #include "config.h"
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,56 +36,38 @@ int ac_cmd_check(int argc, char **argv)
   ac_judge_args a;
   ac_judge_args_init(&a);
   const char *kspecs[32];
-  int nks = 0, verbose = 0, rc = 0;
+  int nks = 0, verbose = 0;
   const char *json = NULL;
-  const char **cases = ac_xcalloc((size_t)argc, sizeof *cases);
-  int ncases = 0;
-  for (int i = 1; i < argc;) {
-    int missing;
-    const char *v;
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      usage(stdout);
-      free(cases);
-      return AC_EXIT_OK;
-    }
-    int r = ac_judge_args_parse(&a, "check", argc, argv, &i, &rc);
-    if (r < 0) {
-      free(cases);
-      return rc;
-    }
+  enum { O_KERNEL = 256, O_JSON };
+  static const struct option lo[] = {{"help", no_argument, NULL, 'h'},
+                                     {"verbose", no_argument, NULL, 'v'},
+                                     {"kernel", required_argument, NULL, O_KERNEL},
+                                     {"json", required_argument, NULL, O_JSON},
+                                     AC_JUDGE_LONG_OPTIONS,
+                                     {NULL, 0, NULL, 0}};
+  optind = 0;
+  opterr = 0;
+  int ch;
+  while ((ch = getopt_long(argc, argv, ":hv", lo, NULL)) != -1) {
+    int r = ac_judge_args_option(&a, "check", ch, optarg);
+    if (r < 0) return AC_EXIT_USAGE;
     if (r > 0) continue;
-    if ((v = ac_opt_value("--kernel", argc, argv, &i, &missing)) || missing) {
-      if (missing || nks == 32) {
-        free(cases);
-        return ac_cmd_usage_error("check", missing ? "--kernel needs a value" : "too many --kernel options");
-      }
-      kspecs[nks++] = v;
-      i++;
-    } else if ((v = ac_opt_value("--json", argc, argv, &i, &missing)) || missing) {
-      if (missing) {
-        free(cases);
-        return ac_cmd_usage_error("check", "--json needs a file name");
-      }
-      json = v;
-      i++;
-    } else if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) {
-      verbose = 1;
-      i++;
-    } else if (argv[i][0] == '-' && argv[i][1]) {
-      free(cases);
-      return ac_cmd_usage_error("check", "unknown option '%s'", argv[i]);
-    } else
-      cases[ncases++] = argv[i++];
+    switch (ch) {
+    case 'h': usage(stdout); return AC_EXIT_OK;
+    case 'v': verbose = 1; break;
+    case O_KERNEL:
+      if (nks == 32) return ac_cmd_usage_error("check", "too many --kernel options");
+      kspecs[nks++] = optarg;
+      break;
+    case O_JSON: json = optarg; break;
+    default: return ac_cmd_getopt_error("check", ch, argv);
+    }
   }
+  const char **cases = (const char **)argv + optind;
+  int ncases = argc - optind;
   ac_judge_args_finish(&a, "check");
-  if (!nks) {
-    free(cases);
-    return ac_cmd_usage_error("check", "--kernel is required");
-  }
-  if (!ncases) {
-    free(cases);
-    return ac_cmd_usage_error("check", "no case given");
-  }
+  if (!nks) return ac_cmd_usage_error("check", "--kernel is required");
+  if (!ncases) return ac_cmd_usage_error("check", "no case given");
   ac_kernel **ks = NULL;
   int nk = 0;
   int *kspec_of = NULL;
@@ -93,7 +76,6 @@ int ac_cmd_check(int argc, char **argv)
     int before = nk;
     if (ac_kernel_resolve(kspecs[x], &ks, &nk, &e) < 0) {
       ac_cmd_error("check", "%s", e.msg);
-      free(cases);
       return AC_EXIT_USAGE;
     }
     kspec_of = ac_xrealloc(kspec_of, sizeof(int) * (size_t)(nk ? nk : 1));
@@ -102,7 +84,6 @@ int ac_cmd_check(int argc, char **argv)
   FILE *jf = NULL;
   if (json && !(jf = fopen(json, "w"))) {
     ac_cmd_error("check", "cannot write %s", json);
-    free(cases);
     return AC_EXIT_USAGE;
   }
   if (jf) fputs("[", jf);
@@ -172,7 +153,6 @@ int ac_cmd_check(int argc, char **argv)
   for (int x = 0; x < nk; x++) ac_kernel_free(ks[x]);
   free(ks);
   free(kspec_of);
-  free(cases);
   if (bad_input && !ran) return AC_EXIT_USAGE;
   int code = ac_exit_code(&ex);
   if (bad_input && code == AC_EXIT_OK) return AC_EXIT_USAGE;

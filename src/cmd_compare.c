@@ -1,5 +1,6 @@
 /* cmd_compare.c: attncheck compare CASE.npz [OUT.npz]: judge outputs produced anywhere. */
 #include "config.h"
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,32 +73,30 @@ int ac_cmd_compare(int argc, char **argv)
 {
   ac_judge_args a;
   ac_judge_args_init(&a);
-  const char *files[2], *json = NULL, *pname = NULL;
-  int nf = 0, rc = 0;
-  for (int i = 1; i < argc;) {
-    int missing;
-    const char *v;
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      usage(stdout);
-      return AC_EXIT_OK;
-    }
-    int r = ac_judge_args_parse(&a, "compare", argc, argv, &i, &rc);
-    if (r < 0) return rc;
+  const char *json = NULL, *pname = NULL;
+  enum { O_JSON = 256, O_NAME };
+  static const struct option lo[] = {{"help", no_argument, NULL, 'h'},
+                                     {"json", required_argument, NULL, O_JSON},
+                                     {"name", required_argument, NULL, O_NAME},
+                                     AC_JUDGE_LONG_OPTIONS,
+                                     {NULL, 0, NULL, 0}};
+  optind = 0;
+  opterr = 0;
+  int ch;
+  while ((ch = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+    int r = ac_judge_args_option(&a, "compare", ch, optarg);
+    if (r < 0) return AC_EXIT_USAGE;
     if (r > 0) continue;
-    if ((v = ac_opt_value("--json", argc, argv, &i, &missing)) || missing) {
-      if (missing) return ac_cmd_usage_error("compare", "--json needs a file name");
-      json = v;
-    } else if ((v = ac_opt_value("--name", argc, argv, &i, &missing)) || missing) {
-      if (missing) return ac_cmd_usage_error("compare", "--name needs a value");
-      pname = v;
-    } else if (argv[i][0] == '-' && argv[i][1]) {
-      return ac_cmd_usage_error("compare", "unknown option '%s'", argv[i]);
-    } else {
-      if (nf == 2) return ac_cmd_usage_error("compare", "too many files: CASE.npz [OUT.npz]");
-      files[nf++] = argv[i];
+    switch (ch) {
+    case 'h': usage(stdout); return AC_EXIT_OK;
+    case O_JSON: json = optarg; break;
+    case O_NAME: pname = optarg; break;
+    default: return ac_cmd_getopt_error("compare", ch, argv);
     }
-    i++;
   }
+  const char *const *files = (const char *const *)argv + optind;
+  int nf = argc - optind;
+  if (nf > 2) return ac_cmd_usage_error("compare", "too many files: CASE.npz [OUT.npz]");
   ac_judge_args_finish(&a, "compare");
   if (!nf) return ac_cmd_usage_error("compare", "no case file given");
   ac_case c;

@@ -138,7 +138,7 @@ int ac_cmd_explain(int argc, char **argv)
   optind = 0;
   opterr = 0;
   int ch;
-  while ((ch = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+  while ((ch = getopt_long(argc, argv, ":h", lopts, NULL)) != -1) {
     const char *a = optarg;
     switch (ch) {
     case 'h':
@@ -147,7 +147,7 @@ int ac_cmd_explain(int argc, char **argv)
     case O_HEAD: if (ac_parse_i64(a, &head) || head < 0) return ac_cmd_usage_error(cmd, "bad --head '%s'", a); break;
     case O_BATCH: if (ac_parse_i64(a, &batch) || batch < 0) return ac_cmd_usage_error(cmd, "bad --batch '%s'", a); break;
     case O_FORCE: force = 1; break;
-    default: return ac_cmd_usage_error(cmd, "unknown option or missing argument: '%s'", argv[optind - 1]);
+    default: return ac_cmd_getopt_error(cmd, ch, argv);
     }
   }
   if (optind >= argc) return ac_cmd_usage_error(cmd, "no case file given");

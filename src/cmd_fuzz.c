@@ -87,12 +87,14 @@ int ac_cmd_fuzz(int argc, char **argv)
   opterr = 0;
   const char *empty = NULL, *generate = NULL;
   int64_t gen_index = 0;
-  while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":ho:q", lo, NULL)) != -1) {
     int64_t v;
     switch (c) {
+    case 'h':
     case O_HELP: usage(stdout); return AC_EXIT_OK;
     case O_LIST: list_families(); return AC_EXIT_OK;
     case O_KERNEL: o.kernel_spec = ac_kernel_spec_absolute(optarg, kspec_abs, sizeof kspec_abs); break;
+    case 'o':
     case O_OUT: o.out_dir = optarg; break;
     case O_TIME:
       if (ac_parse_duration(optarg, &o.time_s) || o.time_s <= 0) return ac_cmd_usage_error("fuzz", "bad --time '%s' (use 30s, 20m, 8h)", optarg);
@@ -187,10 +189,11 @@ int ac_cmd_fuzz(int argc, char **argv)
       o.repeat_every = (int)v;
       break;
     case O_CORPUS: o.corpus_dir = optarg; break;
+    case 'q':
     case O_QUIET: o.quiet = 1; break;
     case O_LIVE: o.live = 1; break;
     case O_NOLIVE: o.live = 0; break;
-    default: return ac_cmd_usage_error("fuzz", "unknown option '%s'", argv[optind - 1]);
+    default: return ac_cmd_getopt_error("fuzz", c, argv);
     }
   }
   if (optind < argc) return ac_cmd_usage_error("fuzz", "unexpected argument '%s'", argv[optind]);

@@ -121,7 +121,7 @@ int ac_cmd_gen(int argc, char **argv)
   optind = 0;
   opterr = 0;
   int ch;
-  while ((ch = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+  while ((ch = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
     const char *a = optarg;
     int bad = 0;
     switch (ch) {
@@ -156,10 +156,7 @@ int ac_cmd_gen(int argc, char **argv)
       if (!bad) ac_set_mem_cap(cap);
       break;
     }
-    default:
-      if (optopt && optopt < 256)
-        return ac_cmd_usage_error(cmd, "unknown option '-%c'", optopt);
-      return ac_cmd_usage_error(cmd, "unknown option or missing argument: '%s'", argv[optind - 1]);
+    default: return ac_cmd_getopt_error(cmd, ch, argv);
     }
     if (bad) return ac_cmd_usage_error(cmd, "bad value '%s' for --%s", a, opts[ch - O_OUT].name);
   }

@@ -133,7 +133,7 @@ int ac_cmd_info(int argc, char **argv)
   optind = 0;
   opterr = 0;
   int ch;
-  while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+  while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
     switch (ch) {
     case 'h': usage(stdout); return AC_EXIT_OK;
     case 'm': {
@@ -143,7 +143,7 @@ int ac_cmd_info(int argc, char **argv)
       ac_set_mem_cap(cap);
       break;
     }
-    default: return ac_cmd_usage_error(cmd, "unknown option or missing argument: '%s'", argv[optind - 1]);
+    default: return ac_cmd_getopt_error(cmd, ch, argv);
     }
   }
   if (optind >= argc) return ac_cmd_usage_error(cmd, "no case file given");

@@ -1,5 +1,6 @@
 /* cmd_list.c: attncheck list [--precision] [--mutants] [--tests] [--kernel K...] */
 #include "config.h"
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,23 +95,30 @@ int ac_cmd_list(int argc, char **argv)
 {
   int prec = 0, mutants = 0, tests = 0, nks = 0;
   const char *kspecs[32];
-  for (int i = 1; i < argc; i++) {
-    int missing;
-    const char *v;
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      usage(stdout);
-      return AC_EXIT_OK;
-    }
-    if (!strcmp(argv[i], "--precision")) prec = 1;
-    else if (!strcmp(argv[i], "--mutants")) mutants = 1;
-    else if (!strcmp(argv[i], "--tests")) tests = 1;
-    else if ((v = ac_opt_value("--kernel", argc, argv, &i, &missing)) || missing) {
-      if (missing || nks == 32) return ac_cmd_usage_error("list", "--kernel needs a value (at most 32)");
-      kspecs[nks++] = v;
-    } else {
-      return ac_cmd_usage_error("list", "unknown option or argument '%s'", argv[i]);
+  enum { O_PREC = 256, O_MUTANTS, O_TESTS, O_KERNEL };
+  static const struct option lo[] = {{"help", no_argument, NULL, 'h'},
+                                     {"precision", no_argument, NULL, O_PREC},
+                                     {"mutants", no_argument, NULL, O_MUTANTS},
+                                     {"tests", no_argument, NULL, O_TESTS},
+                                     {"kernel", required_argument, NULL, O_KERNEL},
+                                     {NULL, 0, NULL, 0}};
+  optind = 0;
+  opterr = 0;
+  int ch;
+  while ((ch = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+    switch (ch) {
+    case 'h': usage(stdout); return AC_EXIT_OK;
+    case O_PREC: prec = 1; break;
+    case O_MUTANTS: mutants = 1; break;
+    case O_TESTS: tests = 1; break;
+    case O_KERNEL:
+      if (nks == 32) return ac_cmd_usage_error("list", "--kernel needs a value (at most 32)");
+      kspecs[nks++] = optarg;
+      break;
+    default: return ac_cmd_getopt_error("list", ch, argv);
     }
   }
+  if (optind < argc) return ac_cmd_usage_error("list", "unexpected argument '%s'", argv[optind]);
   if (prec && !mutants && !tests && !nks) {
     ac_precision_print(stdout);
     return AC_EXIT_OK;

@@ -177,14 +177,15 @@ int ac_cmd_merge(int argc, char **argv)
   int rerun = 1, c, trust = 0;
   optind = 1;
   opterr = 0;
-  while ((c = getopt_long(argc, argv, "o:", lo, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":ho:", lo, NULL)) != -1) {
     switch (c) {
+    case 'h':
     case O_HELP: usage(stdout); return AC_EXIT_OK;
     case 'o': out = optarg; break;
     case O_KERNEL: kernel = optarg; break;
     case O_NORERUN: rerun = 0; break;
     case O_TRUST: trust = 1; break;
-    default: return ac_cmd_usage_error("merge", "unknown option '%s'", argv[optind - 1]);
+    default: return ac_cmd_getopt_error("merge", c, argv);
     }
   }
   if (!out) return ac_cmd_usage_error("merge", "-o OUT is required");

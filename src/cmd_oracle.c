@@ -167,10 +167,11 @@ int ac_cmd_oracle(int argc, char **argv)
   optind = 0;
   opterr = 0;
   int ch;
-  while ((ch = getopt_long(argc, argv, "o:q", lopts, NULL)) != -1) {
+  while ((ch = getopt_long(argc, argv, ":ho:q", lopts, NULL)) != -1) {
     const char *a = optarg;
     int64_t v;
     switch (ch) {
+    case 'h':
     case O_HELP: usage(stdout); return AC_EXIT_OK;
     case 'o': out = a; break;
     case 'q': quiet = 1; break;
@@ -197,7 +198,7 @@ int ac_cmd_oracle(int argc, char **argv)
       ac_set_mem_cap(cap);
       break;
     }
-    default: return ac_cmd_usage_error(cmd, "unknown option or missing argument: '%s'", argv[optind - 1]);
+    default: return ac_cmd_getopt_error(cmd, ch, argv);
     }
   }
   if (optind >= argc) return ac_cmd_usage_error(cmd, "no case file given");

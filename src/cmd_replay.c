@@ -37,8 +37,9 @@ int ac_cmd_replay(int argc, char **argv)
   int c, trust = 0;
   optind = 1;
   opterr = 0;
-  while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
     switch (c) {
+    case 'h':
     case O_HELP: usage(stdout); return AC_EXIT_OK;
     case O_KERNEL: kernel = optarg; break;
     case O_TRUST: trust = 1; break;
@@ -55,7 +56,7 @@ int ac_cmd_replay(int argc, char **argv)
     case O_EMPTY:
       if (ac_empty_parse(optarg, &empty)) return ac_cmd_usage_error("replay", "bad --empty-rows '%s'", optarg);
       break;
-    default: return ac_cmd_usage_error("replay", "unknown option '%s'", argv[optind - 1]);
+    default: return ac_cmd_getopt_error("replay", c, argv);
     }
   }
   if (optind != argc - 1) return ac_cmd_usage_error("replay", "give one finding directory or one case file");

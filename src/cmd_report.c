@@ -28,11 +28,12 @@ int ac_cmd_report(int argc, char **argv)
   int c;
   optind = 1;
   opterr = 0;
-  while ((c = getopt_long(argc, argv, "o:", lo, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":ho:", lo, NULL)) != -1) {
     switch (c) {
+    case 'h':
     case O_HELP: usage(stdout); return AC_EXIT_OK;
     case 'o': out = optarg; break;
-    default: return ac_cmd_usage_error("report", "unknown option or missing value '%s'", argv[optind - 1]);
+    default: return ac_cmd_getopt_error("report", c, argv);
     }
   }
   if (optind != argc - 1) return ac_cmd_usage_error("report", "give exactly one campaign directory");

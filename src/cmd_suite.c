@@ -1,5 +1,6 @@
 /* cmd_suite.c: attncheck suite --kernel K [--suite ci|full] [--tap FILE] [--junit FILE] ... */
 #include "config.h"
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,51 +45,63 @@ int ac_cmd_suite(int argc, char **argv)
   ac_judge_args a;
   ac_judge_args_init(&a);
   const char *kspecs[32], *only[64];
-  int nks = 0, nonly = 0, rc = 0, stop = 0, list = 0, norepeat = 0, quiet = 0;
+  int nks = 0, nonly = 0, stop = 0, list = 0, norepeat = 0, quiet = 0;
   const char *tap = NULL, *junit = NULL, *html = NULL;
   uint32_t dtypes = ~0u;
   ac_suite_kind kind = AC_SUITE_CI;
-  for (int i = 1; i < argc;) {
-    int missing;
-    const char *v;
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      usage(stdout);
-      return AC_EXIT_OK;
-    }
-    int r = ac_judge_args_parse(&a, "suite", argc, argv, &i, &rc);
-    if (r < 0) return rc;
+  enum { O_KERNEL = 256, O_SUITE, O_TAP, O_JUNIT, O_HTML, O_CASE, O_DTYPES, O_STOP, O_LIST, O_NOREPEAT };
+  static const struct option lo[] = {{"help", no_argument, NULL, 'h'},
+                                     {"quiet", no_argument, NULL, 'q'},
+                                     {"kernel", required_argument, NULL, O_KERNEL},
+                                     {"suite", required_argument, NULL, O_SUITE},
+                                     {"tap", required_argument, NULL, O_TAP},
+                                     {"junit", required_argument, NULL, O_JUNIT},
+                                     {"html", required_argument, NULL, O_HTML},
+                                     {"case", required_argument, NULL, O_CASE},
+                                     {"dtypes", required_argument, NULL, O_DTYPES},
+                                     {"stop-on-fail", no_argument, NULL, O_STOP},
+                                     {"list", no_argument, NULL, O_LIST},
+                                     {"no-repeat", no_argument, NULL, O_NOREPEAT},
+                                     AC_JUDGE_LONG_OPTIONS,
+                                     {NULL, 0, NULL, 0}};
+  optind = 0;
+  opterr = 0;
+  int ch;
+  while ((ch = getopt_long(argc, argv, ":hq", lo, NULL)) != -1) {
+    int r = ac_judge_args_option(&a, "suite", ch, optarg);
+    if (r < 0) return AC_EXIT_USAGE;
     if (r > 0) continue;
-    if ((v = ac_opt_value("--kernel", argc, argv, &i, &missing)) || missing) {
-      if (missing || nks == 32) return ac_cmd_usage_error("suite", "--kernel needs a value (at most 32)");
+    const char *v = optarg;
+    char badname[64];
+    switch (ch) {
+    case 'h': usage(stdout); return AC_EXIT_OK;
+    case 'q': quiet = 1; break;
+    case O_KERNEL:
+      if (nks == 32) return ac_cmd_usage_error("suite", "--kernel needs a value (at most 32)");
       kspecs[nks++] = v;
-    } else if ((v = ac_opt_value("--suite", argc, argv, &i, &missing)) || missing) {
-      if (missing || ac_suite_parse(v, &kind) < 0) return ac_cmd_usage_error("suite", "--suite takes ci or full");
-    } else if ((v = ac_opt_value("--tap", argc, argv, &i, &missing)) || missing) {
-      if (missing) return ac_cmd_usage_error("suite", "--tap needs a file name");
-      tap = v;
-    } else if ((v = ac_opt_value("--junit", argc, argv, &i, &missing)) || missing) {
-      if (missing) return ac_cmd_usage_error("suite", "--junit needs a file name");
-      junit = v;
-    } else if ((v = ac_opt_value("--html", argc, argv, &i, &missing)) || missing) {
-      if (missing) return ac_cmd_usage_error("suite", "--html needs a file name");
-      html = v;
-    } else if ((v = ac_opt_value("--case", argc, argv, &i, &missing)) || missing) {
-      if (missing || nonly == 64) return ac_cmd_usage_error("suite", "--case needs a name (at most 64)");
+      break;
+    case O_SUITE:
+      if (ac_suite_parse(v, &kind) < 0) return ac_cmd_usage_error("suite", "--suite takes ci or full");
+      break;
+    case O_TAP: tap = v; break;
+    case O_JUNIT: junit = v; break;
+    case O_HTML: html = v; break;
+    case O_CASE:
+      if (nonly == 64) return ac_cmd_usage_error("suite", "--case needs a name (at most 64)");
       only[nonly++] = v;
-    } else if ((v = ac_opt_value("--dtypes", argc, argv, &i, &missing)) || missing) {
-      char badname[64];
-      if (missing || ac_dtype_parse_list(v, &dtypes, badname, sizeof badname))
-        return ac_cmd_usage_error("suite", "--dtypes takes a comma list of dtypes%s%s%s", missing || !badname[0] ? "" : " (unknown: '",
-                                  missing ? "" : badname, missing || !badname[0] ? "" : "')");
-    } else if (!strcmp(argv[i], "--stop-on-fail")) stop = 1;
-    else if (!strcmp(argv[i], "--list")) list = 1;
-    else if (!strcmp(argv[i], "--no-repeat")) norepeat = 1;
-    else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) quiet = 1;
-    else {
-      return ac_cmd_usage_error("suite", "unknown option or argument '%s'", argv[i]);
+      break;
+    case O_DTYPES:
+      if (ac_dtype_parse_list(v, &dtypes, badname, sizeof badname))
+        return ac_cmd_usage_error("suite", "--dtypes takes a comma list of dtypes%s%s%s",
+                                  badname[0] ? " (unknown: '" : "", badname, badname[0] ? "')" : "");
+      break;
+    case O_STOP: stop = 1; break;
+    case O_LIST: list = 1; break;
+    case O_NOREPEAT: norepeat = 1; break;
+    default: return ac_cmd_getopt_error("suite", ch, argv);
     }
-    i++;
   }
+  if (optind < argc) return ac_cmd_usage_error("suite", "unexpected argument '%s'", argv[optind]);
   ac_judge_args_finish(&a, "suite");
   int64_t ncase = ac_suite_count(kind);
   if (list) {

@@ -21,5 +21,8 @@ int ac_cmd_report(int argc, char **argv);
 void ac_cmd_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Usage error: prints the message and "see attncheck CMD --help", returns AC_EXIT_USAGE. */
 int ac_cmd_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The usage error for getopt_long's answer ch ('?' unknown option, ':' missing value, with an
+ * optstring that starts with ':') after it read argv[optind - 1]; returns AC_EXIT_USAGE. */
+int ac_cmd_getopt_error(const char *cmd, int ch, char **argv);
 
 #endif

@@ -12,28 +12,11 @@ void ac_judge_args_init(ac_judge_args *a)
   ac_policies_init(&a->pol);
 }
 
-const char *ac_opt_value(const char *name, int argc, char **argv, int *i, int *missing)
-{
-  size_t n = strlen(name);
-  const char *s = argv[*i];
-  *missing = 0;
-  if (strncmp(s, name, n)) return NULL;
-  if (s[n] == '=') return s + n + 1;
-  if (s[n]) return NULL;
-  if (*i + 1 >= argc) {
-    *missing = 1;
-    return NULL;
-  }
-  (*i)++;
-  return argv[*i];
-}
-
-static int bad(const char *cmd, int *rc, const char *fmt, const char *v)
+static int bad(const char *cmd, const char *fmt, const char *v)
 {
   char msg[512];
   snprintf(msg, sizeof msg, fmt, v);
   fprintf(stderr, "attncheck %s: %s (see 'attncheck %s --help')\n", cmd, msg, cmd);
-  *rc = AC_EXIT_USAGE;
   return -1;
 }
 
@@ -46,72 +29,67 @@ static int parse_double(const char *s, double *out)
   return 0;
 }
 
-int ac_judge_args_parse(ac_judge_args *a, const char *cmd, int argc, char **argv, int *i, int *rc)
+/* The long name of a shared option code, for messages and reproducers. */
+static const char *option_name(int ch)
 {
-  static const char *const with_value[] = {"--precision", "--budget", "--atol", "--rtol", "--kappa", "--policy",
-                                           "--empty-rows", "--rows", "--timeout", "--threads", NULL};
-  const char *s = argv[*i];
-  if (!strcmp(s, "--repeat")) {
-    a->j.repeat = 1;
-    (*i)++;
+  static const struct option table[] = {AC_JUDGE_LONG_OPTIONS, {NULL, 0, NULL, 0}};
+  for (size_t k = 0; table[k].name; k++)
+    if (table[k].val == ch) return table[k].name;
+  return NULL;
+}
+
+int ac_judge_args_option(ac_judge_args *a, const char *cmd, int ch, const char *v)
+{
+  const char *name = option_name(ch);
+  ac_err e;
+  if (!name) return 0;
+  switch (ch) {
+  case AC_JOPT_REPEAT: a->j.repeat = 1; return 1;
+  case AC_JOPT_NO_LSE: a->j.run.want_lse = 0; return 1;
+  case AC_JOPT_NO_CACHE: a->j.cache_dir = NULL; return 1;
+  case AC_JOPT_IN_PROCESS: a->j.run.in_process = 1; return 1;
+  case AC_JOPT_PRECISION:
+    if (ac_precision_spec_check(v, &e) < 0) return bad(cmd, "%s", e.msg);
+    a->j.precision_override = v;
+    break;
+  case AC_JOPT_BUDGET:
+    if (ac_budget_parse(v, &a->j.cmp, &e) < 0) return bad(cmd, "%s", e.msg);
+    a->budget_given = 1;
+    break;
+  case AC_JOPT_ATOL:
+    if (parse_double(v, &a->j.cmp.atol) < 0) return bad(cmd, "bad --atol '%s'", v);
+    a->fixed_given = 1;
+    break;
+  case AC_JOPT_RTOL:
+    if (parse_double(v, &a->j.cmp.rtol) < 0) return bad(cmd, "bad --rtol '%s'", v);
+    a->fixed_given = 1;
+    break;
+  case AC_JOPT_KAPPA:
+    if (parse_double(v, &a->j.cmp.kappa) < 0 || a->j.cmp.kappa == 0) return bad(cmd, "bad --kappa '%s'", v);
+    break;
+  case AC_JOPT_POLICY:
+    if (ac_policies_set(&a->pol, v, &e) < 0) return bad(cmd, "%s", e.msg);
+    break;
+  case AC_JOPT_EMPTY_ROWS:
+    if (ac_empty_parse(v, &a->j.cmp.empty) < 0) return bad(cmd, "bad --empty-rows '%s': expected zero, nan or skip", v);
+    break;
+  case AC_JOPT_ROWS: a->j.rows = v; break;
+  case AC_JOPT_TIMEOUT:
+    if (ac_parse_duration(v, &a->j.run.timeout_s) < 0 || !(a->j.run.timeout_s > 0))
+      return bad(cmd, "bad --timeout '%s'", v);
+    return 1;
+  case AC_JOPT_THREADS: {
+    int64_t t;
+    if (ac_parse_i64(v, &t) < 0 || t < 0 || t > 4096) return bad(cmd, "bad --threads '%s'", v);
+    a->j.oracle_threads = (int)t;
     return 1;
   }
-  if (!strcmp(s, "--no-lse")) {
-    a->j.run.want_lse = 0;
-    (*i)++;
-    return 1;
+  default: return 0;
   }
-  if (!strcmp(s, "--no-cache")) {
-    a->j.cache_dir = NULL;
-    (*i)++;
-    return 1;
-  }
-  if (!strcmp(s, "--in-process")) {
-    a->j.run.in_process = 1;
-    (*i)++;
-    return 1;
-  }
-  for (int k = 0; with_value[k]; k++) {
-    int missing, j = *i;
-    const char *v = ac_opt_value(with_value[k], argc, argv, &j, &missing);
-    if (missing) return bad(cmd, rc, "option %s needs a value", with_value[k]);
-    if (!v) continue;
-    const char *name = with_value[k];
-    ac_err e;
-    size_t rl = strlen(a->repro_opts);
-    if (!strcmp(name, "--precision")) {
-      if (ac_precision_spec_check(v, &e) < 0) return bad(cmd, rc, "%s", e.msg);
-      a->j.precision_override = v;
-    } else if (!strcmp(name, "--budget")) {
-      if (ac_budget_parse(v, &a->j.cmp, &e) < 0) return bad(cmd, rc, "%s", e.msg);
-      a->budget_given = 1;
-    } else if (!strcmp(name, "--atol")) {
-      if (parse_double(v, &a->j.cmp.atol) < 0) return bad(cmd, rc, "bad --atol '%s'", v);
-      a->fixed_given = 1;
-    } else if (!strcmp(name, "--rtol")) {
-      if (parse_double(v, &a->j.cmp.rtol) < 0) return bad(cmd, rc, "bad --rtol '%s'", v);
-      a->fixed_given = 1;
-    } else if (!strcmp(name, "--kappa")) {
-      if (parse_double(v, &a->j.cmp.kappa) < 0 || a->j.cmp.kappa == 0) return bad(cmd, rc, "bad --kappa '%s'", v);
-    } else if (!strcmp(name, "--policy")) {
-      if (ac_policies_set(&a->pol, v, &e) < 0) return bad(cmd, rc, "%s", e.msg);
-    } else if (!strcmp(name, "--empty-rows")) {
-      if (ac_empty_parse(v, &a->j.cmp.empty) < 0) return bad(cmd, rc, "bad --empty-rows '%s': expected zero, nan or skip", v);
-    } else if (!strcmp(name, "--rows")) {
-      a->j.rows = v;
-    } else if (!strcmp(name, "--timeout")) {
-      if (ac_parse_duration(v, &a->j.run.timeout_s) < 0 || !(a->j.run.timeout_s > 0)) return bad(cmd, rc, "bad --timeout '%s'", v);
-    } else if (!strcmp(name, "--threads")) {
-      int64_t t;
-      if (ac_parse_i64(v, &t) < 0 || t < 0 || t > 4096) return bad(cmd, rc, "bad --threads '%s'", v);
-      a->j.oracle_threads = (int)t;
-    }
-    if (strcmp(name, "--threads") && strcmp(name, "--timeout") && rl + strlen(name) + strlen(v) + 4 < sizeof a->repro_opts)
-      snprintf(a->repro_opts + rl, sizeof a->repro_opts - rl, " %s %s", name, v);
-    *i = j + 1;
-    return 1;
-  }
-  return 0;
+  size_t rl = strlen(a->repro_opts);
+  if (rl + strlen(name) + strlen(v) + 6 < sizeof a->repro_opts)
+    snprintf(a->repro_opts + rl, sizeof a->repro_opts - rl, " --%s %s", name, v);
+  return 1;
 }
 
 int ac_judge_args_finish(ac_judge_args *a, const char *cmd)

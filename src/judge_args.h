@@ -1,6 +1,7 @@
-/* judge_args.h: the options check, suite, compare (and replay) share. */
+/* judge_args.h: the options check, suite and compare share, as getopt_long table entries. */
 #ifndef AC_JUDGE_ARGS_H
 #define AC_JUDGE_ARGS_H
+#include <getopt.h>
 #include <stdio.h>
 #include "judge.h"
 
@@ -11,15 +12,44 @@ typedef struct {
   char repro_opts[256];     /* options to repeat in a reproducer command (e.g. " --precision fp32") */
 } ac_judge_args;
 
+/* getopt_long codes of the shared options; a command's own codes stay below AC_JOPT_FIRST. */
+enum {
+  AC_JOPT_FIRST = 1000,
+  AC_JOPT_PRECISION = AC_JOPT_FIRST,
+  AC_JOPT_BUDGET,
+  AC_JOPT_ATOL,
+  AC_JOPT_RTOL,
+  AC_JOPT_KAPPA,
+  AC_JOPT_POLICY,
+  AC_JOPT_EMPTY_ROWS,
+  AC_JOPT_ROWS,
+  AC_JOPT_TIMEOUT,
+  AC_JOPT_THREADS,
+  AC_JOPT_REPEAT,
+  AC_JOPT_NO_LSE,
+  AC_JOPT_NO_CACHE,
+  AC_JOPT_IN_PROCESS
+};
+
+/* The shared entries of a command's struct option table (place them before its {0, 0, 0, 0}). */
+#define AC_JUDGE_LONG_OPTIONS                                                                                       \
+  {"precision", required_argument, NULL, AC_JOPT_PRECISION}, {"budget", required_argument, NULL, AC_JOPT_BUDGET},   \
+      {"atol", required_argument, NULL, AC_JOPT_ATOL}, {"rtol", required_argument, NULL, AC_JOPT_RTOL},             \
+      {"kappa", required_argument, NULL, AC_JOPT_KAPPA}, {"policy", required_argument, NULL, AC_JOPT_POLICY},       \
+      {"empty-rows", required_argument, NULL, AC_JOPT_EMPTY_ROWS}, {"rows", required_argument, NULL, AC_JOPT_ROWS}, \
+      {"timeout", required_argument, NULL, AC_JOPT_TIMEOUT}, {"threads", required_argument, NULL, AC_JOPT_THREADS}, \
+      {"repeat", no_argument, NULL, AC_JOPT_REPEAT}, {"no-lse", no_argument, NULL, AC_JOPT_NO_LSE},                 \
+      {"no-cache", no_argument, NULL, AC_JOPT_NO_CACHE},                                                            \
+  {                                                                                                                 \
+    "in-process", no_argument, NULL, AC_JOPT_IN_PROCESS                                                             \
+  }
+
 void ac_judge_args_init(ac_judge_args *a);
-/* Tries argv[*i] (and its value) as a shared option. 1 consumed (*i advanced past it), 0 not
- * a shared option, -1 bad value (message printed, *rc = 2). */
-int ac_judge_args_parse(ac_judge_args *a, const char *cmd, int argc, char **argv, int *i, int *rc);
+/* Applies getopt_long's code ch with value arg (optarg) as a shared option: 1 applied, 0 ch is
+ * not a shared option, -1 bad value (one usage line printed; the command exits AC_EXIT_USAGE). */
+int ac_judge_args_option(ac_judge_args *a, const char *cmd, int ch, const char *arg);
 /* After parsing: --atol/--rtol without --budget select the fixed budget. */
 int ac_judge_args_finish(ac_judge_args *a, const char *cmd);
 void ac_judge_args_help(FILE *f);
-/* Value of option name at argv[*i] ("--name V" or "--name=V"); NULL if argv[*i] is not it.
- * *missing set when the value is absent. */
-const char *ac_opt_value(const char *name, int argc, char **argv, int *i, int *missing);
 
 #endif

@@ -1,5 +1,6 @@
 /* main.c: git-style dispatch of the attncheck subcommands. */
 #include "config.h"
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,15 @@ int ac_cmd_usage_error(const char *cmd, const char *fmt, ...)
   va_end(ap);
   fprintf(stderr, " (see 'attncheck %s --help')\n", cmd);
   return AC_EXIT_USAGE;
+}
+
+int ac_cmd_getopt_error(const char *cmd, int ch, char **argv)
+{
+  const char *arg = argv[optind - 1];
+  if (ch == ':') return ac_cmd_usage_error(cmd, "option '%s' needs a value", arg);
+  if (optopt > 0 && optopt < 256 && arg[0] == '-' && arg[1] != '-')
+    return ac_cmd_usage_error(cmd, "unknown option '-%c'", optopt);
+  return ac_cmd_usage_error(cmd, "unknown option '%s'", arg);
 }
 
 static void usage(FILE *f)

@@ -1,16 +1,14 @@
 # tests/cuda.mk: tests of the CUDA kernel library. tcuda_api always runs (stub or real);
-# tcuda_kernels is built with CUDA only and SKIPs (77) without a device.
-check_PROGRAMS += tests/tcuda_api
-TESTS += tests/tcuda_api
-tests_tcuda_api_CFLAGS = $(AC_TEST_CFLAGS)
+# tcuda_kernels is built with CUDA only and SKIPs (77) without a device. Both link only the
+# CUDA library (and the test library): it depends on nothing but the kernel ABI.
+AC_CUDA_TESTS = tests/tcuda_api
 tests_tcuda_api_LDADD = $(AC_TEST_LIBS) $(AC_CUDA_LINK) -lm
-
 if HAVE_CUDA
-check_PROGRAMS += tests/tcuda_kernels
-TESTS += tests/tcuda_kernels
-tests_tcuda_kernels_CFLAGS = $(AC_TEST_CFLAGS)
+AC_CUDA_TESTS += tests/tcuda_kernels
 tests_tcuda_kernels_LDADD = $(AC_TEST_LIBS) $(AC_CUDA_LINK) -lm
 endif
+check_PROGRAMS += $(AC_CUDA_TESTS)
+TESTS += $(AC_CUDA_TESTS)
 EXTRA_DIST += tests/tcuda_kernels.c
 
 # Commands that need no CUDA kernel never map libcudart (the CUDA module is loaded on demand).

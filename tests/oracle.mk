@@ -1,63 +1,13 @@
-# tests/oracle.mk: tests of the oracle (layer 2). toracle_ref.c is the shared brute force.
-AC_TORACLE_SRC = tests/toracle_ref.c tests/toracle_ref.h
-check_PROGRAMS += tests/toracle_brute
-TESTS += tests/toracle_brute
-tests_toracle_brute_SOURCES = tests/toracle_brute.c $(AC_TORACLE_SRC)
-tests_toracle_brute_CFLAGS = $(AC_TEST_CFLAGS)
-tests_toracle_brute_LDADD = $(AC_TEST_LIBS) $(AC_ORACLE_LIBS)
-check_PROGRAMS += tests/toracle_basic
-TESTS += tests/toracle_basic
-tests_toracle_basic_SOURCES = tests/toracle_basic.c $(AC_TORACLE_SRC)
-tests_toracle_basic_CFLAGS = $(AC_TEST_CFLAGS)
-tests_toracle_basic_LDADD = $(AC_TEST_LIBS) $(AC_ORACLE_LIBS)
-check_PROGRAMS += tests/toracle_exact
-TESTS += tests/toracle_exact
-tests_toracle_exact_SOURCES = tests/toracle_exact.c $(AC_TORACLE_SRC)
-tests_toracle_exact_CFLAGS = $(AC_TEST_CFLAGS)
-tests_toracle_exact_LDADD = $(AC_TEST_LIBS) $(AC_ORACLE_LIBS)
-check_PROGRAMS += tests/toracle_rows
-TESTS += tests/toracle_rows
-tests_toracle_rows_SOURCES = tests/toracle_rows.c $(AC_TORACLE_SRC)
-tests_toracle_rows_CFLAGS = $(AC_TEST_CFLAGS)
-tests_toracle_rows_LDADD = $(AC_TEST_LIBS) $(AC_ORACLE_LIBS)
-check_PROGRAMS += tests/toracle_cache
-TESTS += tests/toracle_cache
-tests_toracle_cache_SOURCES = tests/toracle_cache.c $(AC_TORACLE_SRC)
-tests_toracle_cache_CFLAGS = $(AC_TEST_CFLAGS)
-tests_toracle_cache_LDADD = $(AC_TEST_LIBS) $(AC_ORACLE_LIBS)
-check_PROGRAMS += tests/toracle_fast
-TESTS += tests/toracle_fast
-tests_toracle_fast_SOURCES = tests/toracle_fast.c $(AC_TORACLE_SRC)
-tests_toracle_fast_CFLAGS = $(AC_TEST_CFLAGS)
-tests_toracle_fast_LDADD = $(AC_TEST_LIBS) $(AC_ORACLE_LIBS)
-check_PROGRAMS += tests/toracle_inf
-TESTS += tests/toracle_inf
-tests_toracle_inf_SOURCES = tests/toracle_inf.c $(AC_TORACLE_SRC)
-tests_toracle_inf_CFLAGS = $(AC_TEST_CFLAGS)
-tests_toracle_inf_LDADD = $(AC_TEST_LIBS) $(AC_ORACLE_LIBS)
-# budgets (src/budget.c) against an emulated binary32 kernel on exact oracle values
-check_PROGRAMS += tests/tbudget
-TESTS += tests/tbudget
-tests_tbudget_SOURCES = tests/tbudget.c $(AC_TORACLE_SRC)
-tests_tbudget_CFLAGS = $(AC_TEST_CFLAGS)
-tests_tbudget_LDADD = $(AC_TEST_LIBS) $(AC_COMPARE_TEST_LIBS)
-check_PROGRAMS += tests/thull
-TESTS += tests/thull
-tests_thull_SOURCES = tests/thull.c $(AC_TORACLE_SRC)
-tests_thull_CFLAGS = $(AC_TEST_CFLAGS)
-tests_thull_LDADD = $(AC_TEST_LIBS) $(AC_COMPARE_TEST_LIBS)
+# tests/oracle.mk: tests of the oracle (layer 2); the shared brute force is tests/toracle_ref.c.
+# tbudget, thull: budgets (src/budget.c) against an emulated binary32 kernel on exact oracle values;
+# tcli_limits: bad sizes from the command line (compressed members, absurd shapes, the memory cap,
+# out of memory); tscaled: budgets of Q and K scaled in the input dtype, E <= W, the metamorphic
+# tolerance on scaled underflow.
+AC_ORACLE_TESTS = tests/toracle_brute tests/toracle_basic tests/toracle_exact tests/toracle_rows \
+	tests/toracle_cache tests/toracle_fast tests/toracle_inf tests/tbudget tests/thull tests/tcli_limits \
+	tests/tscaled
 # the oracle cache from the command line: damaged entries never change a verdict
-TESTS += tests/tcmd_oracle_cache.sh
-dist_noinst_SCRIPTS += tests/tcmd_oracle_cache.sh
-# bad sizes from the command line: compressed members, absurd shapes, the memory cap, out of memory
-check_PROGRAMS += tests/tcli_limits
-TESTS += tests/tcli_limits
-tests_tcli_limits_SOURCES = tests/tcli_limits.c
-tests_tcli_limits_CFLAGS = $(AC_TEST_CFLAGS)
-tests_tcli_limits_LDADD = $(AC_TEST_LIBS) $(AC_CORE_LIBS)
-# budgets of Q and K scaled in the input dtype, E <= W, the metamorphic tolerance on scaled underflow
-check_PROGRAMS += tests/tscaled
-TESTS += tests/tscaled
-tests_tscaled_SOURCES = tests/tscaled.c $(AC_TORACLE_SRC)
-tests_tscaled_CFLAGS = $(AC_TEST_CFLAGS)
-tests_tscaled_LDADD = $(AC_TEST_LIBS) $(AC_ALL_LIBS)
+AC_ORACLE_SH = tests/tcmd_oracle_cache.sh
+check_PROGRAMS += $(AC_ORACLE_TESTS)
+TESTS += $(AC_ORACLE_TESTS) $(AC_ORACLE_SH)
+dist_noinst_SCRIPTS += $(AC_ORACLE_SH)

@@ -41,6 +41,21 @@ refused "attncheck oracle --help" oracle --rows
 refused "attncheck check --help" check --kernel flash-f32 --policy FAIL=sometimes x.npz
 refused "unknown precision class 'fp33'" check --kernel flash-f32 --precision fp33 x.npz
 
+# getopt_long everywhere: -h is --help, a missing value and an unknown option are named, a value
+# may follow as --opt=value (the shared judging options included).
+for c in gen info oracle explain list check suite compare fuzz replay merge report; do
+  "$bin" "$c" -h >"$tmp/out" 2>"$tmp/err" && grep -q "usage: attncheck $c" "$tmp/out" ||
+    { echo "FAIL: attncheck $c -h does not print the usage"; fails=$((fails + 1)); }
+done
+refused "attncheck check: option '--kernel' needs a value (see 'attncheck check --help')" check --kernel
+refused "attncheck suite: unknown option '--bogus' (see 'attncheck suite --help')" suite --kernel flash-f32 --bogus
+refused "attncheck compare: unknown option '-x'" compare -x
+refused "attncheck list: unexpected argument 'frob'" list frob
+refused "bad --timeout 'soon'" check --kernel=flash-f32 --timeout=soon x.npz
+refused "bad --timeout 'soon'" suite --kernel=flash-f32 --timeout=soon
+refused "bad --kappa '-1'" compare --kappa=-1 x.npz
+refused "--suite takes ci or full" suite --kernel=flash-f32 --suite=nightly
+
 # gen --scale: a hex float is stored exactly or refused, never rounded.
 refused "more significant bits than binary64 holds" gen --out "$tmp/s.npz" --t 2 --dk 2 --scale 0x1.00000000000008p+0
 refused "underflows to 0" gen --out "$tmp/s.npz" --t 2 --dk 2 --scale 0x1p-1075
@@ -55,4 +70,6 @@ refused "$tmp/tiny3.npz: --rows: row 99999 out of range (the case has 3 rows)" \
 refused "bad row list" check --kernel flash-f32 --rows 1,x "$tmp/tiny3.npz"
 "$bin" check --kernel flash-f32 --rows 2 "$tmp/tiny3.npz" >"$tmp/out" 2>&1 ||
   { echo "FAIL: check --rows 2 on tiny3 did not pass:"; cat "$tmp/out"; fails=$((fails + 1)); }
+"$bin" check "$tmp/tiny3.npz" --kernel=flash-f32 --rows=2 -v >"$tmp/out" 2>&1 ||
+  { echo "FAIL: check CASE --kernel=K --rows=2 -v on tiny3 did not pass:"; cat "$tmp/out"; fails=$((fails + 1)); }
 exit $((fails > 0))

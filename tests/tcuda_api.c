@@ -141,8 +141,8 @@ START_TEST(device_probe_in_a_child)
     char err[128];
     double ms = 1;
     float f = 0;
-    ck_assert_int_eq(ac_cuda_run_case(NULL, NULL, &f, &f, &f, 1, 1, 1, &f, 1, NULL, 0, 0, 0, &ms, err, sizeof err),
-                     AC_CUDA_RUN_SETUP_ERROR);
+    ac_cuda_case cc = {.q_span = &f, .k_span = &f, .v_span = &f, .q_n = 1, .k_n = 1, .v_n = 1, .o_span = &f, .o_n = 1};
+    ck_assert_int_eq(ac_cuda_run_case(&cc, &ms, err, sizeof err), AC_CUDA_RUN_SETUP_ERROR);
     ck_assert(ms == 0);
   }
 }

@@ -154,8 +154,21 @@ static void run_kernel_case(const attncheck_kernel *k, const tcase *c)
 
   char err[512] = "";
   double ms = 0;
-  int rc = ac_cuda_run_case(k, &p, q, kk, v, (size_t)nq, (size_t)nk, (size_t)nv, o, (size_t)no, lse, (size_t)nl, 0,
-                            64, &ms, err, sizeof err);
+  ac_cuda_case cc = {.k = k,
+                     .p = &p,
+                     .q_span = q,
+                     .k_span = kk,
+                     .v_span = v,
+                     .q_n = (size_t)nq,
+                     .k_n = (size_t)nk,
+                     .v_n = (size_t)nv,
+                     .o_span = o,
+                     .o_n = (size_t)no,
+                     .lse = lse,
+                     .lse_n = (size_t)nl,
+                     .device = 0,
+                     .guard = 64};
+  int rc = ac_cuda_run_case(&cc, &ms, err, sizeof err);
   ck_assert_msg(rc == AC_CUDA_RUN_OK, AC_SEED_FMT "%s on %s: ac_cuda_run_case = %d: %s", AC_SEED_ARG, k->name,
                 c->label, rc, err);
 

@@ -9,17 +9,20 @@ command -v pkg-config >/dev/null 2>&1 || { echo "SKIP: no pkg-config"; exit 77; 
 command -v cc >/dev/null 2>&1 || { echo "SKIP: no cc"; exit 77; }
 dest=$(mktemp -d "${TMPDIR:-/tmp}/attncheck-inst-XXXXXX") || exit 99
 trap 'rm -rf "$dest"' EXIT
+# The installed tree has a folder of its own: the prefix (under distcheck, a path in the build
+# tree) must not meet the plugin's work folder.
+inst="$dest/inst"
 # A make of its own, not the jobserver of the make running this test.
-if ! env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$top" install DESTDIR="$dest" >"$dest/install.log" 2>&1; then
-  tail -n 20 "$dest/install.log"; echo "FAIL: make install DESTDIR=$dest"; exit 1
+if ! env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$top" install DESTDIR="$inst" >"$dest/install.log" 2>&1; then
+  tail -n 20 "$dest/install.log"; echo "FAIL: make install DESTDIR=$inst"; exit 1
 fi
-pc=$(find "$dest" -name attncheck.pc | head -n 1)
+pc=$(find "$inst" -name attncheck.pc | head -n 1)
 [ -n "$pc" ] || { echo "FAIL: attncheck.pc was not installed"; exit 1; }
-bin=$(find "$dest" -path '*/bin/attncheck' | head -n 1)
+bin=$(find "$inst" -path '*/bin/attncheck' | head -n 1)
 [ -x "$bin" ] || { echo "FAIL: attncheck was not installed"; exit 1; }
 mkdir "$dest/work" && cp "$src/examples/plugin/myplugin.c" "$dest/work/" && cd "$dest/work" || exit 99
 # The README's line, verbatim; the DESTDIR is reached through pkg-config's own variables.
-export PKG_CONFIG_PATH="$(dirname "$pc")" PKG_CONFIG_SYSROOT_DIR="$dest"
+export PKG_CONFIG_PATH="$(dirname "$pc")" PKG_CONFIG_SYSROOT_DIR="$inst"
 cc -shared -fPIC -O2 $(pkg-config --cflags attncheck) myplugin.c -o myplugin.so || { echo "FAIL: the README's compile line"; exit 1; }
 out=$("$bin" list --kernel ./myplugin.so 2>&1) || { echo "$out"; echo "FAIL: installed attncheck cannot list the plugin"; exit 1; }
 echo "$out" | grep -q myplugin-naive-f32 || { echo "$out"; echo "FAIL: the plugin kernel is not listed"; exit 1; }

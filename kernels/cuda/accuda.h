@@ -42,7 +42,8 @@ enum {
   AC_CUDA_RUN_SETUP_ERROR = 4   /* no device, out of device memory, CUDA not built...: nothing ran */
 };
 
-/* Runs kernel k (memory ATTNCHECK_MEM_CUDA) on one case on device `device`.
+/* One case for ac_cuda_run_case: kernel k (memory ATTNCHECK_MEM_CUDA) on problem p, on device
+ * `device`.
  *
  * q_span, k_span, v_span: host copies of the strided input spans in p->dtype, q_n, k_n, v_n
  * elements each, starting at element [0][0][0][0] (every offset the strides address lies in
@@ -52,15 +53,24 @@ enum {
  * lse: NULL (no LSE requested) or a host buffer of lse_n floats ([batch][heads][tq],
  * pre-filled), copied to the device, passed to the kernel and copied back.
  * guard: elements of each dtype (floats for lse) on each side of every device buffer,
- * filled with the byte 0xFF (a NaN in every format) and checked after the run.
- *
- * The kernel runs on a fresh cudaStream_t; the stream is synchronized; *kernel_ms receives
- * the cudaEvent time of k->run (informational). Returns AC_CUDA_RUN_* with err filled. */
-int ac_cuda_run_case(const attncheck_kernel *k, const attncheck_problem *p,
-                     const void *q_span, const void *k_span, const void *v_span,
-                     size_t q_n, size_t k_n, size_t v_n,
-                     void *o_span, size_t o_n, float *lse, size_t lse_n,
-                     int device, size_t guard, double *kernel_ms, char *err, size_t errn);
+ * filled with the byte 0xFF (a NaN in every format) and checked after the run. */
+typedef struct {
+  const attncheck_kernel *k;
+  const attncheck_problem *p;
+  const void *q_span, *k_span, *v_span;
+  size_t q_n, k_n, v_n;
+  void *o_span;
+  size_t o_n;
+  float *lse;
+  size_t lse_n;
+  int device;
+  size_t guard;
+} ac_cuda_case;
+
+/* Runs one case (see ac_cuda_case). The kernel runs on a fresh cudaStream_t; the stream is
+ * synchronized; *kernel_ms receives the cudaEvent time of k->run (informational). Returns
+ * AC_CUDA_RUN_* with err (errn bytes) filled. */
+int ac_cuda_run_case(const ac_cuda_case *c, double *kernel_ms, char *err, size_t errn);
 
 #ifdef __cplusplus
 }

@@ -10,7 +10,7 @@
 extern "C" {
 #endif
 
-#define AC_CUDA_MODULE_VERSION 1
+#define AC_CUDA_MODULE_VERSION 2
 #define AC_CUDA_MODULE_SYMBOL "attncheck_cuda_module"
 #define AC_CUDA_MODULE_FILE "attncheck-cuda.so"
 
@@ -20,11 +20,7 @@ typedef struct {
   size_t size;     /* sizeof(ac_cuda_module) */
   int (*device_count)(char *err, size_t n);
   const attncheck_kernel *const *(*kernels)(size_t *count);
-  int (*run_case)(const attncheck_kernel *k, const attncheck_problem *p,
-                  const void *q_span, const void *k_span, const void *v_span,
-                  size_t q_n, size_t k_n, size_t v_n,
-                  void *o_span, size_t o_n, float *lse, size_t lse_n,
-                  int device, size_t guard, double *kernel_ms, char *err, size_t errn);
+  int (*run_case)(const ac_cuda_case *c, double *kernel_ms, char *err, size_t errn);
 } ac_cuda_module;
 
 /* Exported by the module under the name AC_CUDA_MODULE_SYMBOL. */
@@ -33,11 +29,7 @@ const ac_cuda_module *attncheck_cuda_module(void);
 /* The module's functions behind the table. */
 int ac_cudamod_device_count(char *err, size_t n);
 const attncheck_kernel *const *ac_cudamod_kernels(size_t *count);
-int ac_cudamod_run_case(const attncheck_kernel *k, const attncheck_problem *p,
-                        const void *q_span, const void *k_span, const void *v_span,
-                        size_t q_n, size_t k_n, size_t v_n,
-                        void *o_span, size_t o_n, float *lse, size_t lse_n,
-                        int device, size_t guard, double *kernel_ms, char *err, size_t errn);
+int ac_cudamod_run_case(const ac_cuda_case *c, double *kernel_ms, char *err, size_t errn);
 
 #ifdef __cplusplus
 }

@@ -101,16 +101,10 @@ const attncheck_kernel *const *ac_cuda_kernels(size_t *count)
   return none;
 }
 
-int ac_cuda_run_case(const attncheck_kernel *k, const attncheck_problem *p,
-                     const void *q_span, const void *k_span, const void *v_span,
-                     size_t q_n, size_t k_n, size_t v_n,
-                     void *o_span, size_t o_n, float *lse, size_t lse_n,
-                     int device, size_t guard, double *kernel_ms, char *err, size_t errn)
+int ac_cuda_run_case(const ac_cuda_case *c, double *kernel_ms, char *err, size_t errn)
 {
   const ac_cuda_module *m = ac_mod_get();
-  if (m)
-    return m->run_case(k, p, q_span, k_span, v_span, q_n, k_n, v_n, o_span, o_n, lse, lse_n, device, guard,
-                       kernel_ms, err, errn);
+  if (m) return m->run_case(c, kernel_ms, err, errn);
   if (kernel_ms) *kernel_ms = 0;
   if (err && errn) snprintf(err, errn, "%s", ac_mod_err);
   return AC_CUDA_RUN_SETUP_ERROR;

@@ -73,14 +73,21 @@ static int ac_cuda_fail(cudaError_t e, const char *what, char *err, size_t errn)
   return sticky ? AC_CUDA_RUN_CRASH : AC_CUDA_RUN_SETUP_ERROR;
 }
 
-extern "C" int ac_cudamod_run_case(const attncheck_kernel *k, const attncheck_problem *p,
-                                   const void *q_span, const void *k_span, const void *v_span,
-                                   size_t q_n, size_t k_n, size_t v_n,
-                                   void *o_span, size_t o_n, float *lse, size_t lse_n,
-                                   int device, size_t guard, double *kernel_ms, char *err, size_t errn)
+extern "C" int ac_cudamod_run_case(const ac_cuda_case *c, double *kernel_ms, char *err, size_t errn)
 {
   if (kernel_ms) *kernel_ms = 0;
   if (err && errn) err[0] = 0;
+  if (!c || !c->p) {
+    if (err && errn) snprintf(err, errn, "ac_cuda_run_case: not a CUDA kernel or bad arguments");
+    return AC_CUDA_RUN_SETUP_ERROR;
+  }
+  const attncheck_kernel *k = c->k;
+  const attncheck_problem *p = c->p;
+  const void *q_span = c->q_span, *k_span = c->k_span, *v_span = c->v_span;
+  size_t q_n = c->q_n, k_n = c->k_n, v_n = c->v_n, o_n = c->o_n, lse_n = c->lse_n, guard = c->guard;
+  void *o_span = c->o_span;
+  float *lse = c->lse;
+  int device = c->device;
   size_t es = ac_cuda_esize(p->dtype);
   if (!k || !k->run || k->memory != ATTNCHECK_MEM_CUDA || es == 0 || !q_span || !k_span || !v_span || !o_span) {
     if (err && errn) snprintf(err, errn, "ac_cuda_run_case: not a CUDA kernel or bad arguments");

@@ -21,14 +21,9 @@ const attncheck_kernel *const *ac_cuda_kernels(size_t *count)
   return none;
 }
 
-int ac_cuda_run_case(const attncheck_kernel *k, const attncheck_problem *p,
-                     const void *q_span, const void *k_span, const void *v_span,
-                     size_t q_n, size_t k_n, size_t v_n,
-                     void *o_span, size_t o_n, float *lse, size_t lse_n,
-                     int device, size_t guard, double *kernel_ms, char *err, size_t errn)
+int ac_cuda_run_case(const ac_cuda_case *c, double *kernel_ms, char *err, size_t errn)
 {
-  (void)k; (void)p; (void)q_span; (void)k_span; (void)v_span; (void)q_n; (void)k_n; (void)v_n;
-  (void)o_span; (void)o_n; (void)lse; (void)lse_n; (void)device; (void)guard;
+  (void)c;
   if (kernel_ms) *kernel_ms = 0;
   if (err && errn) snprintf(err, errn, "%s", ac_cuda_not_built);
   return AC_CUDA_RUN_SETUP_ERROR;

@@ -202,7 +202,8 @@ typedef struct {
   zip_uint64_t index;
   uint64_t size;       /* uncompressed, from the directory */
   uint64_t hdr;        /* npy header bytes, once parsed (0 = not yet) */
-  void *buf;           /* full contents after ac_npz_read */
+  void *buf;           /* full contents after ac_npz_read (the data in C order) */
+  int c_order;         /* buf's data was put in C order (a Fortran-order member) */
 } npz_entry;
 
 struct ac_npz {
@@ -487,7 +488,8 @@ static int parse_npy_dict(const char *h, size_t n, ac_npz_member *m, const char 
       if ((size_t)(c.end - c.s) >= 5 && !memcmp(c.s, "False", 5)) {
         c.s += 5;
       } else if ((size_t)(c.end - c.s) >= 4 && !memcmp(c.s, "True", 4)) {
-        return ac_err_set(e, "%s: member '%s': fortran_order True is not supported", path, name);
+        c.s += 4;
+        m->fortran_order = 1;
       } else {
         return ac_err_set(e, "%s: member '%s': malformed fortran_order", path, name);
       }
@@ -577,6 +579,26 @@ static int parse_npy(ac_npz *z, npz_entry *en, const unsigned char *pre, size_t 
   return 0;
 }
 
+/* The n elements of isz bytes at data, stored in Fortran order (first index fastest), put in C
+ * order (last index fastest) in place. */
+static void fortran_to_c(void *data, int ndim, const int64_t *shape, int isz, size_t nbytes)
+{
+  if (ndim < 2 || nbytes == 0) return;
+  char *src = ac_xmalloc(nbytes), *dst = data;
+  memcpy(src, data, nbytes);
+  int64_t idx[8] = {0}, fstride[8];
+  fstride[0] = 1;
+  for (int k = 1; k < ndim; k++) fstride[k] = fstride[k - 1] * shape[k - 1];
+  size_t n = nbytes / (size_t)isz;
+  for (size_t c = 0; c < n; c++) {   /* c walks the C order; idx is its multi-index */
+    int64_t f = 0;
+    for (int k = 0; k < ndim; k++) f += idx[k] * fstride[k];
+    memcpy(dst + c * (size_t)isz, src + (size_t)f * (size_t)isz, (size_t)isz);
+    for (int k = ndim - 1; k >= 0 && ++idx[k] == shape[k]; k--) idx[k] = 0;
+  }
+  free(src);
+}
+
 int ac_npz_read(ac_npz *z, const char *name, ac_npz_member *m, ac_err *e)
 {
   npz_entry *en = find(z, name);
@@ -608,6 +630,10 @@ int ac_npz_read(ac_npz *z, const char *name, ac_npz_member *m, ac_err *e)
   size_t npre = en->size < AC_NPY_MAX_HEADER + 12 ? (size_t)en->size : AC_NPY_MAX_HEADER + 12;
   if (parse_npy(z, en, en->buf, npre, NULL, m, e) != 0) return -1;
   m->data = (const char *)en->buf + en->hdr;
+  if (m->fortran_order && !en->c_order) {
+    fortran_to_c((char *)en->buf + en->hdr, m->ndim, m->shape, descr_itemsize(m->descr), m->nbytes);
+    en->c_order = 1;
+  }
   return 0;
 }
 
@@ -642,5 +668,8 @@ int ac_npz_read_into(ac_npz *z, const char *name, void *dst, size_t nbytes, ac_e
     zip_fclose(f);
     return -1;
   }
-  return finish(z, en, f, e);
+  if (finish(z, en, f, e) != 0) return -1;
+  if (ac_npz_read_header(z, name, &m, e) != 0) return -1;
+  if (m.fortran_order) fortran_to_c(dst, m.ndim, m.shape, descr_itemsize(m.descr), nbytes);
+  return 0;
 }

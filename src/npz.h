@@ -10,8 +10,10 @@ typedef struct {
   char descr[8];       /* "<f8", "<f4", "<f2", "<u2", "|u1", ... ; "" for non-npy members */
   int ndim;
   int64_t shape[8];
-  const void *data;    /* raw little-endian data (or the bytes of a non-npy member) */
+  const void *data;    /* raw little-endian data in C order (or the bytes of a non-npy member) */
   size_t nbytes;
+  int fortran_order;   /* the member was stored in Fortran order (numpy's fortran_order True); the
+                          readers hand its data over in C order all the same */
 } ac_npz_member;
 
 typedef struct ac_npz_writer ac_npz_writer;

@@ -94,7 +94,9 @@ void ac_report_line(FILE *f, const char *kernel, const char *casename, const ac_
           ac_report_rows(r, buf, sizeof buf));
   if (ac_report_mismatch(r, buf, sizeof buf)) fprintf(f, " mismatch=\"%s\"", buf);
   if (r->n_within_overflow) fprintf(f, " overflow=%lld(inf within budget)", (long long)r->n_within_overflow);
-  if (r->n_weak) fprintf(f, " weak=%lld", (long long)r->n_weak);
+  if (r->n_weak)   /* err/W above is the declared class's; these values fail the dtype's standard class */
+    fprintf(f, " weak=%lld(%s err/W=%.3g)", (long long)r->n_weak, r->std_name ? r->std_name : "standard",
+            r->weak_err_w_std);
   if (r->has_lse) num(f, "lse_err/W", r->lse_max_err_w);
   fprintf(f, " %s budget=%s\n", ac_dtype_name(t), r->budget_desc);
 }

@@ -26,7 +26,7 @@ for m in $mutants; do
   rc=$?
   case " $weak_only " in
   *" $m "*)
-    if [ $rc -ne 0 ] || ! grep -q '^WARN .*WEAK-CLASS' "$tmp/$m.txt"; then
+    if [ $rc -ne 0 ] || ! grep -Eq '^WARN .*WEAK-CLASS .* weak=[0-9]+\(bf16-fa2 err/W=[0-9.e+-]+\)' "$tmp/$m.txt"; then
       echo "NOT EXPOSED: $m (exit $rc, expected WEAK-CLASS warnings and no FAIL)"; bad=1
     fi
     "$bin" suite --suite ci --kernel "$m" --stop-on-fail -q --policy weak-class=fail > /dev/null 2>&1

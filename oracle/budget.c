@@ -127,15 +127,28 @@ void ac_or_row_hull(const ac_or_ws *w, ac_oracle_elem *el)
 {
   int64_t n = w->n, dv = w->p->dv;
   const double *vd = w->head->vd;
+  /* max_j |V_j - o| is reached at the largest or the smallest V_j of the column, and rounding
+   * is monotone: round(max_j V_j - o) and round(o - min_j V_j) are the largest of the rounded
+   * differences. One pass over the keys in storage order gives both extremes per column. */
+  double *lo = ac_xmalloc((size_t)(2 * dv) * sizeof *lo), *hi = lo + dv;
+  for (int64_t t = 0; t < dv; t++) lo[t] = INFINITY, hi[t] = -INFINITY;
+  for (int64_t j = 0; j < n; j++) {
+    const double *vj = vd + j * dv;
+    for (int64_t t = 0; t < dv; t++) {
+      if (vj[t] < lo[t]) lo[t] = vj[t];
+      if (vj[t] > hi[t]) hi[t] = vj[t];
+    }
+  }
   for (int64_t t = 0; t < dv; t++) {
     if (el[t].accept != AC_ACCEPT_VALUE) continue;
     long double o = el[t].o, m = 0;
-    for (int64_t j = 0; j < n; j++) {
-      long double e = fabsl((long double)vd[j * dv + t] - o);
-      if (e > m) m = e;
+    if (n > 0 && hi[t] >= lo[t]) {
+      long double a = (long double)hi[t] - o, b = o - (long double)lo[t];
+      m = fabsl(a) > fabsl(b) ? fabsl(a) : fabsl(b);
     }
     /* rounded up to binary64 so that M never falls below the long double maximum */
     double md = (double)m;
     el[t].M = (long double)md < m ? nextafter(md, INFINITY) : md;
   }
+  free(lo);
 }

@@ -96,23 +96,6 @@ fail:
   return -1;
 }
 
-/* Reads a whole small file (NUL-terminated, malloc'd) or NULL. */
-static char *slurp(const char *path)
-{
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  size_t cap = 4096, n = 0;
-  char *b = ac_xmalloc(cap);
-  size_t r;
-  while ((r = fread(b + n, 1, cap - n - 1, f)) > 0) {
-    n += r;
-    if (n + 1 >= cap) b = ac_xrealloc(b, cap *= 2);
-  }
-  fclose(f);
-  b[n] = 0;
-  return b;
-}
-
 int ac_finding_kernel(const char *fdir, const char *override, int trust, char *spec, size_t n, ac_err *e)
 {
   if (override) {
@@ -142,7 +125,7 @@ int ac_replay_finding(const char *fdir, const char *kernel_override, int trust, 
 {
   char p[4096];
   snprintf(p, sizeof p, "%s/report.json", fdir);
-  char *txt = slurp(p);
+  char *txt = ac_read_text(p);
   if (!txt) return ac_err_set(e, "%s: cannot read (is this a findings/<signature> directory?)", p);
   json_object *js = json_tokener_parse(txt);
   free(txt);

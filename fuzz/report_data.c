@@ -44,26 +44,11 @@ int ac_rdata_family(ac_rdata *d, const char *name)
   return d->nfam++;
 }
 
-static char *slurp(const char *path)
-{
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  size_t cap = 4096, n = 0, r;
-  char *b = ac_xmalloc(cap);
-  while ((r = fread(b + n, 1, cap - n - 1, f)) > 0) {
-    n += r;
-    if (n + 1 >= cap) b = ac_xrealloc(b, cap *= 2);
-  }
-  fclose(f);
-  b[n] = 0;
-  return b;
-}
-
 static void read_stats(const char *dir, ac_rdata *d)
 {
   char p[4096];
   snprintf(p, sizeof p, "%s/stats", dir);
-  d->stats = slurp(p);
+  d->stats = ac_read_text(p);
   if (!d->stats) return;
   for (char *s = d->stats; *s;) {
     char *nl = strchr(s, '\n');

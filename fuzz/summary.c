@@ -16,21 +16,6 @@ typedef struct {
   int minimized, sev;
 } fsum;
 
-static char *slurp(const char *path)
-{
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  size_t cap = 4096, n = 0, r;
-  char *b = ac_xmalloc(cap);
-  while ((r = fread(b + n, 1, cap - n - 1, f)) > 0) {
-    n += r;
-    if (n + 1 >= cap) b = ac_xrealloc(b, cap *= 2);
-  }
-  fclose(f);
-  b[n] = 0;
-  return b;
-}
-
 static void gets_(json_object *js, const char *k, char *out, size_t n)
 {
   json_object *v;
@@ -67,7 +52,7 @@ static fsum *load(const char *dir, int *n)
     if (de->d_name[0] == '.') continue;
     char p[4400];
     snprintf(p, sizeof p, "%s/%s/report.json", fd, de->d_name);
-    char *t = slurp(p);
+    char *t = ac_read_text(p);
     if (!t) continue;
     json_object *js = json_tokener_parse(t);
     free(t);

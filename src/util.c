@@ -238,3 +238,19 @@ const char *ac_shquote(const char *s, char *out, size_t n)
   out[o] = 0;
   return out;
 }
+
+/* A whole small file, NUL-terminated and malloc'd, or NULL when it cannot be opened. */
+char *ac_read_text(const char *path)
+{
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  size_t cap = 4096, n = 0, r;
+  char *b = ac_xmalloc(cap);
+  while ((r = fread(b + n, 1, cap - n - 1, f)) > 0) {
+    n += r;
+    if (n + 1 >= cap) b = ac_xrealloc(b, cap *= 2);
+  }
+  fclose(f);
+  b[n] = 0;
+  return b;
+}

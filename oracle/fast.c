@@ -64,12 +64,7 @@ static double zdiff(const ac_or_ws *w, const uint64_t *a, const uint64_t *b)
     return ldexp((double)(x - y), w->zlsb);   /* windows <= 126 bits: no overflow */
   }
   uint64_t d[nl];
-  unsigned borrow = 0;
-  for (int k = 0; k < nl; k++) {
-    uint64_t v = a[k] - b[k] - borrow;
-    borrow = a[k] < b[k] || (a[k] == b[k] && borrow);
-    d[k] = v;
-  }
+  ac_or_fx_sub(a, b, d, nl);
   return (double)ac_or_fx_to_ld(d, nl, w->zlsb);
 }
 

@@ -115,12 +115,7 @@ static inline dd limb_dd(uint64_t x)
 static dd zdiff_dd(const uint64_t *a, const uint64_t *b, int nl, int32_t lsb)
 {
   uint64_t d[nl];
-  unsigned borrow = 0;
-  for (int k = 0; k < nl; k++) {
-    uint64_t v = a[k] - b[k] - borrow;
-    borrow = a[k] < b[k] || (a[k] == b[k] && borrow);
-    d[k] = v;
-  }
+  ac_or_fx_sub(a, b, d, nl);
   int neg = (int)(d[nl - 1] >> 63);
   if (neg) {   /* two's complement negation */
     unsigned carry = 1;

@@ -159,6 +159,16 @@ void ac_or_row_scores(ac_or_ws *w);
 const uint64_t *ac_or_z(const ac_or_ws *w, int64_t j);
 int ac_or_fx_cmp(const uint64_t *a, const uint64_t *b, int nl);
 int ac_or_fx_sign(const uint64_t *a, int nl);
+/* d = a - b in nl-limb two's complement (d may be a or b). */
+static inline void ac_or_fx_sub(const uint64_t *a, const uint64_t *b, uint64_t *d, int nl)
+{
+  unsigned borrow = 0;
+  for (int k = 0; k < nl; k++) {
+    uint64_t v = a[k] - b[k] - borrow;
+    borrow = a[k] < b[k] || (a[k] == b[k] && borrow);
+    d[k] = v;
+  }
+}
 /* x = (a - b) * 2^lsb exactly (x's precision is raised when needed); b may be NULL. */
 void ac_or_fx_to_mpfr(ac_or_ws *w, mpfr_t x, const uint64_t *a, const uint64_t *b, int nl, int32_t lsb);
 long double ac_or_fx_to_ld(const uint64_t *a, int nl, int32_t lsb);

@@ -326,12 +326,7 @@ void ac_or_fx_to_mpfr(ac_or_ws *w, mpfr_t x, const uint64_t *a, const uint64_t *
 {
   uint64_t d[nl], mag[nl];
   if (b) {
-    unsigned borrow = 0;
-    for (int k = 0; k < nl; k++) {
-      uint64_t v = a[k] - b[k] - borrow;
-      borrow = a[k] < b[k] || (a[k] == b[k] && borrow);
-      d[k] = v;
-    }
+    ac_or_fx_sub(a, b, d, nl);
   } else {
     memcpy(d, a, (size_t)nl * sizeof *d);
   }

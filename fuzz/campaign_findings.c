@@ -15,6 +15,15 @@ static json_object *jd(double v)
   return json_object_new_string(isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
 }
 
+/* The element's position (b, h, i, d) as four members of o. */
+static void add_position(json_object *o, int64_t b, int64_t h, int64_t i, int64_t d)
+{
+  json_object_object_add(o, "b", json_object_new_int64(b));
+  json_object_object_add(o, "h", json_object_new_int64(h));
+  json_object_object_add(o, "i", json_object_new_int64(i));
+  json_object_object_add(o, "d", json_object_new_int64(d));
+}
+
 static json_object *build_report(ctx_t *c, const ac_case *cs, const ac_eval *ev, ac_verdict_kind k, const char *family,
                                  const char *pos, const char *sig, int64_t gk)
 {
@@ -55,10 +64,7 @@ static json_object *build_report(ctx_t *c, const ac_case *cs, const ac_eval *ev,
   if (w->valid) {
     json_object *wo = json_object_new_object();
     json_object_object_add(wo, "tensor", json_object_new_string(w->is_lse ? "lse" : "o"));
-    json_object_object_add(wo, "b", json_object_new_int64(w->b));
-    json_object_object_add(wo, "h", json_object_new_int64(w->h));
-    json_object_object_add(wo, "i", json_object_new_int64(w->i));
-    json_object_object_add(wo, "d", json_object_new_int64(w->d));
+    add_position(wo, w->b, w->h, w->i, w->d);
     snprintf(buf, sizeof buf, "%a", w->exact);
     json_object_object_add(wo, "exact", json_object_new_string(buf));
     snprintf(buf, sizeof buf, "%a", w->kernel);
@@ -75,10 +81,7 @@ static json_object *build_report(ctx_t *c, const ac_case *cs, const ac_eval *ev,
     const ac_meta_result *m = &ev->meta;
     json_object *mo = json_object_new_object();
     json_object_object_add(mo, "transformation", json_object_new_string(m->transform));
-    json_object_object_add(mo, "b", json_object_new_int64(m->b));
-    json_object_object_add(mo, "h", json_object_new_int64(m->h));
-    json_object_object_add(mo, "i", json_object_new_int64(m->i));
-    json_object_object_add(mo, "d", json_object_new_int64(m->d));
+    add_position(mo, m->b, m->h, m->i, m->d);
     snprintf(buf, sizeof buf, "%a", m->a);
     json_object_object_add(mo, "kernel", json_object_new_string(buf));
     snprintf(buf, sizeof buf, "%a", m->t);

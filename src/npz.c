@@ -204,6 +204,7 @@ typedef struct {
   uint64_t hdr;        /* npy header bytes, once parsed (0 = not yet) */
   void *buf;           /* full contents after ac_npz_read (the data in C order) */
   int c_order;         /* buf's data was put in C order (a Fortran-order member) */
+  int fortran;         /* the npy header says fortran_order True (known once hdr is set) */
 } npz_entry;
 
 struct ac_npz {
@@ -563,6 +564,7 @@ static int parse_npy(ac_npz *z, npz_entry *en, const unsigned char *pre, size_t 
   }
   h[hlen] = 0;
   if (parse_npy_dict(h, hlen, m, z->path, en->name, e) != 0) return -1;
+  en->fortran = m->fortran_order;
   int isz = descr_itemsize(m->descr);
   int64_t count = 1, bytes;
   for (int i = 0; i < m->ndim; i++)
@@ -669,7 +671,8 @@ int ac_npz_read_into(ac_npz *z, const char *name, void *dst, size_t nbytes, ac_e
     return -1;
   }
   if (finish(z, en, f, e) != 0) return -1;
-  if (ac_npz_read_header(z, name, &m, e) != 0) return -1;
-  if (m.fortran_order) fortran_to_c(dst, m.ndim, m.shape, descr_itemsize(m.descr), nbytes);
+  if (!en->fortran) return 0;
+  if (ac_npz_read_header(z, name, &m, e) != 0) return -1;   /* its shape, for the transpose */
+  fortran_to_c(dst, m.ndim, m.shape, descr_itemsize(m.descr), nbytes);
   return 0;
 }

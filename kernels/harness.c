@@ -53,6 +53,32 @@ void ac_problem_to_abi(const ac_problem *p, attncheck_problem *a)
   else memcpy(a->v_stride, p->v_stride, sizeof a->v_stride);
   if (all_zero(p->o_stride)) contiguous(p->heads, p->tq, p->dv, a->o_stride);
   else memcpy(a->o_stride, p->o_stride, sizeof a->o_stride);
+  /* ABI 2: the variants; bias and boolean mask are dense [extent_b][extent_h][tq][tk], an
+   * extent of 1 broadcast by a zero stride. */
+  const ac_features *f = &p->f;
+  a->features = f->used;
+  int mixed = (f->used & AC_FEAT_MIXED_DTYPES) != 0;
+  a->q_dtype = (int32_t)(mixed ? f->qd : p->dtype);
+  a->k_dtype = (int32_t)(mixed ? f->kd : p->dtype);
+  a->v_dtype = (int32_t)(mixed ? f->vd : p->dtype);
+  a->o_dtype = (int32_t)(mixed ? f->od : p->dtype);
+  int win = (f->used & AC_FEAT_WINDOW) != 0;
+  a->window_align = win && f->win_top_left ? ATTNCHECK_ALIGN_TOP_LEFT : ATTNCHECK_ALIGN_BOTTOM_RIGHT;
+  a->window_left = win ? f->win_left : -1;
+  a->window_right = win ? f->win_right : -1;
+  a->softcap = f->used & AC_FEAT_SOFTCAP ? f->softcap : 0;
+  a->alibi_per_batch = f->used & AC_FEAT_ALIBI ? f->alibi_per_batch : 0;
+  a->bias_dtype = (int32_t)(f->used & AC_FEAT_BIAS ? f->bias_dtype : p->dtype);
+  if (f->used & AC_FEAT_BIAS) {
+    contiguous(f->bias_h, p->tq, p->tk, a->bias_stride);
+    if (f->bias_b <= 1) a->bias_stride[0] = 0;
+    if (f->bias_h <= 1) a->bias_stride[1] = 0;
+  }
+  if (f->used & AC_FEAT_BOOL_MASK) {
+    contiguous(f->mask_h, p->tq, p->tk, a->bool_mask_stride);
+    if (f->mask_b <= 1) a->bool_mask_stride[0] = 0;
+    if (f->mask_h <= 1) a->bool_mask_stride[1] = 0;
+  }
 }
 
 uint64_t ac_harness_prefill_bits(ac_dtype t)

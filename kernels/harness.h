@@ -20,6 +20,11 @@ typedef struct ac_kernel {
   struct ac_worker *worker;       /* persistent worker child (set by ac_kernel_resolve; NULL: one-shot only) */
 } ac_kernel;
 
+/* The ABI 2 caps a kernel declares (ATTNCHECK_FEAT_... | ATTNCHECK_CAP_NO_LSE): 0 for ABI 1
+ * plugins and exec kernels (no features, LSE written). ac_kernel_supports says no, with the
+ * missing feature names, for a problem that uses a feature outside them. */
+uint32_t ac_kernel_caps(const ac_kernel *k);
+
 /* Built-in kernels (correct CPU kernels, mutants, test kernels, CUDA kernels when built).
  * ac_builtin_kernels lists the CPU kernels then the CUDA kernels, which loads the CUDA module;
  * ac_cpu_kernels lists the CPU kernels alone and loads nothing. */

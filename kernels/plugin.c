@@ -33,7 +33,7 @@ typedef struct {
 
 typedef const attncheck_kernel *const *(*plugin_fn)(size_t *count);
 
-/* struct_size of the first version of attncheck_kernel. */
+/* struct_size of the first version of attncheck_kernel (version 2 kept it). */
 #define AC_KERNEL_V1_SIZE sizeof(attncheck_kernel)
 /* More kernels than this in one plugin is a corrupt count, not a plugin. */
 #define AC_PLUGIN_MAX_KERNELS 4096
@@ -60,9 +60,12 @@ static void *open_plugin(const char *path, ac_err *e)
 static int check_kernel(const char *path, size_t i, const attncheck_kernel *k, ac_err *e)
 {
   if (!k) return ac_err_set(e, "%s: kernel %zu of the plugin is NULL", path, i);
-  if (k->abi_version != ATTNCHECK_ABI_VERSION)
-    return ac_err_set(e, "%s: kernel %zu has abi_version %u; this attncheck speaks abi_version %d", path, i,
+  if (k->abi_version < 1 || k->abi_version > ATTNCHECK_ABI_VERSION)
+    return ac_err_set(e, "%s: kernel %zu has abi_version %u; this attncheck speaks abi_version 1 to %d", path, i,
                       (unsigned)k->abi_version, ATTNCHECK_ABI_VERSION);
+  if (k->abi_version >= 2 && (k->caps & ~(ATTNCHECK_FEAT_ALL | ATTNCHECK_CAP_NO_LSE)))
+    return ac_err_set(e, "%s: kernel %zu declares unknown caps bits 0x%x", path, i,
+                      (unsigned)(k->caps & ~(ATTNCHECK_FEAT_ALL | ATTNCHECK_CAP_NO_LSE)));
   if (k->struct_size < AC_KERNEL_V1_SIZE)
     return ac_err_set(e, "%s: kernel %zu has struct_size %u, smaller than attncheck_kernel v1 (%zu): built against another header?",
                       path, i, (unsigned)k->struct_size, AC_KERNEL_V1_SIZE);

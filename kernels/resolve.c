@@ -1,6 +1,7 @@
 /* resolve.c: --kernel specs to kernels (built-in names, plugins, exec: commands). */
 #include "config.h"
 #include "harness.h"
+#include "variants.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,9 +151,21 @@ void ac_kernel_prepare(const ac_kernel *k, double timeout_s)
   if (k && k->kind == AC_KIND_EXEC_PERSISTENT) ac_exec_prepare(k, timeout_s);
 }
 
+uint32_t ac_kernel_caps(const ac_kernel *k)
+{
+  if (k->kind == AC_KIND_EXEC || k->kind == AC_KIND_EXEC_PERSISTENT) return 0;
+  return k->abi && k->abi->abi_version >= 2 ? k->abi->caps : 0;
+}
+
 int ac_kernel_supports(const ac_kernel *k, const ac_problem *p, char *why, size_t why_len)
 {
   if (why_len) why[0] = 0;
+  uint32_t missing = p->f.used & ~ac_kernel_caps(k) & ATTNCHECK_FEAT_ALL;
+  if (missing) {
+    char names[160];
+    snprintf(why, why_len, "the kernel does not declare %s (ABI caps)", ac_feat_list(missing, names, sizeof names));
+    return 0;
+  }
   if (k->kind == AC_KIND_EXEC || k->kind == AC_KIND_EXEC_PERSISTENT) return ac_exec_supports(k, p, why, why_len);
   if (!k->abi) {
     snprintf(why, why_len, "kernel has no implementation");

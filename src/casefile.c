@@ -1,6 +1,7 @@
 /* casefile.c: a case and its NPZ file (q, k, v, optional o and lse, meta.json schema 1). */
 #include "config.h"
 #include "casefile.h"
+#include "variants.h"
 #include <json-c/json.h>
 #include <math.h>
 #include <stdio.h>
@@ -144,6 +145,7 @@ void ac_case_free(ac_case *c)
   free(c->o);
   free(c->lse);
   free(c->params_json);
+  ac_features_free(c);
   c->q = c->k = c->v = c->o = NULL;
   c->lse = NULL;
   c->params_json = NULL;
@@ -170,6 +172,7 @@ int ac_case_copy(ac_case *dst, const ac_case *src, ac_err *e)
   dst->o = src->has_o ? dup_bytes(src->o, (size_t)s.o * es) : NULL;
   dst->lse = src->has_lse ? dup_bytes(src->lse, (size_t)s.rows * sizeof(float)) : NULL;
   dst->params_json = src->params_json ? ac_xstrdup(src->params_json) : NULL;
+  ac_features_copy(dst, src);
   return 0;
 }
 
@@ -229,6 +232,22 @@ uint64_t ac_case_hash(const ac_case *c)
     if (c->q) hash_bytes(&s, c->q, (size_t)z.q * es);
     if (c->k) hash_bytes(&s, c->k, (size_t)z.k * es);
     if (c->v) hash_bytes(&s, c->v, (size_t)z.v * es);
+  }
+  if (p.f.used) {   /* plain cases keep the hash they always had */
+    const ac_features *f = &p.f;
+    uint64_t cap;
+    memcpy(&cap, &f->softcap, 8);
+    const int64_t ff[] = {f->used, f->qd, f->kd, f->vd, f->od, f->win_top_left, f->win_left, f->win_right,
+                          f->alibi_per_batch, f->bias_dtype, f->bias_b, f->bias_h, f->mask_b, f->mask_h};
+    for (size_t i = 0; i < sizeof ff / sizeof ff[0]; i++) hash_word(&s, (uint64_t)ff[i]);
+    hash_word(&s, cap);
+    for (int t = 0; t < AC_FT_N; t++) {
+      int64_t shape[4];
+      size_t fes;
+      int64_t n = ac_feat_tensor_count(&p, (ac_feat_tensor)t);
+      const void *data = *ac_feat_tensor_slot((ac_case *)c, (ac_feat_tensor)t);
+      if (n > 0 && data && ac_feat_tensor_shape(&p, (ac_feat_tensor)t, shape, &fes)) hash_bytes(&s, data, (size_t)n * fes);
+    }
   }
   return s.h;
 }

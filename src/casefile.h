@@ -20,6 +20,12 @@ typedef struct {
   int has_o, has_lse;       /* optional kernel outputs stored in the file */
   void *o;                  /* dense [B,H,tq,dv] in p.dtype, when has_o */
   float *lse;               /* [B,H,tq], when has_lse */
+  /* Variant inputs (p.f.used; docs/variants.md), NULL when unused. Dense, C order. */
+  void *bias;               /* [f.bias_b][f.bias_h][tq][tk] in f.bias_dtype */
+  uint8_t *bool_mask;       /* [f.mask_b][f.mask_h][tq][tk], 1 = visible */
+  float *alibi_slopes;      /* [heads], or [batch][heads] with f.alibi_per_batch */
+  float *sinks;             /* [heads] */
+  float *descale[3];        /* q, k, v: [batch][kv_heads] */
 } ac_case;
 
 /* Zero the case, case_index -1, generator "external", tool_version PACKAGE_VERSION. */
@@ -41,6 +47,11 @@ static inline size_t ac_oidx(const ac_problem *p, int64_t b, int64_t h, int64_t 
 { return (size_t)(((b * p->heads + h) * p->tq + i) * p->dv + t); }
 static inline size_t ac_rowidx(const ac_problem *p, int64_t b, int64_t h, int64_t i)
 { return (size_t)((b * p->heads + h) * p->tq + i); }
+/* Element (b, h, i, j) of the broadcast bias / boolean mask. */
+static inline size_t ac_biasidx(const ac_problem *p, int64_t b, int64_t h, int64_t i, int64_t j)
+{ return (size_t)((((p->f.bias_b > 1 ? b : 0) * p->f.bias_h + (p->f.bias_h > 1 ? h : 0)) * p->tq + i) * p->tk + j); }
+static inline size_t ac_bmaskidx(const ac_problem *p, int64_t b, int64_t h, int64_t i, int64_t j)
+{ return (size_t)((((p->f.mask_b > 1 ? b : 0) * p->f.mask_h + (p->f.mask_h > 1 ? h : 0)) * p->tq + i) * p->tk + j); }
 
 /* Write the case (and o/lse when present) as NPZ; atomic (temp file + rename). */
 int ac_case_write(const ac_case *c, const char *path, ac_err *e);

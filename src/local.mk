@@ -9,6 +9,7 @@ src_libac_core_a_SOURCES = \
 	src/problem.c src/problem.h \
 	src/npz.c src/npz.h \
 	src/casefile.c src/casefile.h \
+	src/variants.c src/variants.h \
 	src/precision.c src/precision.h \
 	src/examples.c
 

@@ -9,6 +9,32 @@
 /* Same numbering as the ABI's ATTNCHECK_MASK_... */
 typedef enum { AC_MASK_NONE = 0, AC_MASK_CAUSAL = 1, AC_MASK_CAUSAL_BR = 2 } ac_mask;
 
+/* Attention variants (docs/variants.md; same bits as the ABI's ATTNCHECK_FEAT_...). A plain case
+ * uses none: f.used == 0 and every other field of ac_features is ignored. */
+enum {
+  AC_FEAT_WINDOW = 1u << 0,       /* sliding window f.win_left, f.win_right (-1 = unbounded) */
+  AC_FEAT_SOFTCAP = 1u << 1,      /* s = c tanh(s / c), c = f.softcap > 0 */
+  AC_FEAT_ALIBI = 1u << 2,        /* s -= m_h |i + tk - tq - j|, binary32 slopes in the case */
+  AC_FEAT_BIAS = 1u << 3,         /* s += bias[b][h][i][j], dtype f.bias_dtype, broadcast over B/H */
+  AC_FEAT_BOOL_MASK = 1u << 4,    /* visible only where bool_mask[b][h][i][j] is 1 */
+  AC_FEAT_SINKS = 1u << 5,        /* e^{sink_h} joins the denominator and the LSE */
+  AC_FEAT_MIXED_DTYPES = 1u << 6, /* f.qd, f.kd, f.vd, f.od differ from dtype */
+  AC_FEAT_DESCALE = 1u << 7,      /* q, k, v values times binary32 descales per (batch, kv head) */
+  AC_FEAT_ALL = 0xffu
+};
+
+typedef struct {
+  uint32_t used;                  /* AC_FEAT_... */
+  ac_dtype qd, kd, vd, od;        /* per-tensor dtypes; each = dtype unless AC_FEAT_MIXED_DTYPES */
+  int win_top_left;               /* window alignment: 0 bottom-right (FlashAttention), 1 top-left */
+  int64_t win_left, win_right;    /* -1 = unbounded */
+  double softcap;                 /* > 0 and finite with AC_FEAT_SOFTCAP */
+  int alibi_per_batch;            /* slopes [batch][heads] (1) or [heads] (0) */
+  ac_dtype bias_dtype;
+  int64_t bias_b, bias_h;         /* stored extents of bias over batch and heads: 1 (broadcast) or B / H */
+  int64_t mask_b, mask_h;         /* the same for bool_mask */
+} ac_features;
+
 typedef struct {
   ac_dtype dtype;
   ac_mask mask;
@@ -19,10 +45,23 @@ typedef struct {
   /* Layout presented to kernels, in elements, for [batch][head][t][d].
    * All zero = contiguous. The case itself always stores dense tensors. */
   int64_t q_stride[4], k_stride[4], v_stride[4], o_stride[4];
+  ac_features f;                    /* variants; f.used == 0 for plain attention */
 } ac_problem;
 
 const char *ac_mask_name(ac_mask m);            /* "none", "causal", "causal-bottom-right" */
 int ac_mask_parse(const char *s, ac_mask *out); /* also accepts "causal-br", "bottom-right"; -1 if unknown */
+
+/* Key j inside the sliding window of query i (1 without AC_FEAT_WINDOW). */
+static inline int ac_in_window(const ac_problem *p, int64_t i, int64_t j) {
+  if (!(p->f.used & AC_FEAT_WINDOW)) return 1;
+  int64_t c = i + (p->f.win_top_left ? 0 : p->tk - p->tq);
+  return (p->f.win_left < 0 || j >= c - p->f.win_left) && (p->f.win_right < 0 || j <= c + p->f.win_right);
+}
+/* ALiBi distance |i + tk - tq - j| (always bottom-right, as FlashAttention). */
+static inline int64_t ac_alibi_dist(const ac_problem *p, int64_t i, int64_t j) {
+  int64_t d = i + p->tk - p->tq - j;
+  return d < 0 ? -d : d;
+}
 
 /* Key j visible to query i (DESIGN.md semantics). */
 static inline int ac_visible(const ac_problem *p, int64_t i, int64_t j) {
@@ -32,7 +71,8 @@ static inline int ac_visible(const ac_problem *p, int64_t i, int64_t j) {
   default: return 1;
   }
 }
-/* Number of visible keys of row i; the visible keys are always a prefix [0, n). */
+/* Number of visible keys of row i by the mask alone; those keys are a prefix [0, n). Windows
+ * and boolean masks (p->f) narrow it further: see ac_in_window and the case's bool_mask. */
 int64_t ac_visible_count(const ac_problem *p, int64_t i);
 /* kv head read by query head h. */
 static inline int64_t ac_kv_head(const ac_problem *p, int64_t h) { return h / (p->heads / p->kv_heads); }

@@ -1,0 +1,31 @@
+/* varint.h: the variant workspace of a row, shared by varscores.c and varziv.c only. */
+#ifndef AC_VARINT_H
+#define AC_VARINT_H
+#include "oracle_int.h"
+
+/* How scores compare exactly (varscores.c): FOLD g_j = rk s_j exact; LIN c z_j + a_j with c
+ * irrational; CAP cap tanh(c z_j / cap) + a_j. */
+enum { AC_VAR_FOLD = 0, AC_VAR_LIN = 1, AC_VAR_CAP = 2 };
+
+struct ac_or_var {
+  int mode;
+  long rk;                  /* FOLD: s_j = g_j / rk (1, or k for the default scale 1/k) */
+  double cap;               /* CAP: the softcap */
+  mpfr_t c;                 /* FOLD: the exact factor of z in g (c, or 1 when rk > 1) */
+  ac_or_head vis;           /* the row's visible keys, then the sink */
+  int64_t cap_n;            /* capacity of the per-key arrays */
+  /* per key of the row's head (compacted with it when keys drop out) */
+  int64_t *key;             /* index in storage order; -1: the sink */
+  uint8_t *fix;             /* 1: z_j = 0, s_j = a_j (the sink; a softcap of a raw ±inf) */
+  mpfr_t *a;                /* a_j exactly (finite keys) */
+  mpfr_t *g;                /* FOLD: g_j exactly */
+  long double *approx;      /* s_j approximately */
+  long double *smag;        /* the score magnitude of the budget (docs/numerics.md §10.3) */
+  long double *mag;         /* per key: |m dist|, |bias| */
+  mpfr_t t1, t2, t3;        /* scratch */
+};
+
+/* ALiBi slope of (b, h) as a double (0 without ALiBi). */
+double ac_or_var_slope(const ac_case *c, int64_t b, int64_t h);
+
+#endif

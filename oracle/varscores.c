@@ -1,0 +1,359 @@
+/* varscores.c: the rows of attention variants (docs/numerics.md §10, docs/variants.md): which
+ * keys a query sees, the score class of each, the exact parts of each score, and the groups of
+ * equal score.
+ *
+ * A row's keys are gathered into a head of their own (ac_or_head_pick): the visible keys in
+ * storage order (mask AND window AND boolean mask: any subset, not a prefix), then the sink as
+ * one more key with K = 0 and V = 0 whose score is sigma_h (no mask, window, softcap, ALiBi or
+ * bias touches it). Everything downstream (levels, exact-case test, LSE, budget terms, hull)
+ * runs on that head unchanged, so the sink enters the denominator, the LSE and every budget
+ * term as the key it is.
+ *
+ * Each score is s_j = S(c z_j) + a_j with z_j = q·k_j exact (scores.c), S the identity or
+ * the softcap x -> cap tanh(x / cap), and a_j = -m_h |i + tk - tq - j| + bias_j exact (a binary32
+ * slope times an integer, plus a stored value: dyadic). A fixed key has z_j = 0 and the score a_j
+ * alone: the sink (a_j = sigma_h), and a raw score of ±inf under a softcap (a_j = ±cap + ...).
+ * Three modes, by what keeps comparisons exact:
+ *   FOLD (no softcap, c dyadic or 1/k): g_j = rk s_j exactly (rk = 1 or k): groups and order exact;
+ *   LIN  (no softcap, c = 1/sqrt(dk) irrational): s_j = s_k iff (z_j, a_j) = (z_k, a_k), since
+ *        c (z_j - z_k) = a_k - a_j with c irrational and the rest rational forces both to 0;
+ *   CAP  (softcap): s_j = s_k iff (z_j, a_j) = (z_k, a_k): for z_j != z_k, x = c z / cap are
+ *        distinct algebraic multiples of y = c / (cap 2^e), tanh(p y) is a rational function of
+ *        E = e^{2y}, transcendental (Hermite-Lindemann), and cap (tanh x_j - tanh x_k) = a_k - a_j
+ *        would be a non-trivial polynomial equation in E (it fails at E = 1 or for p = q).
+ * So equal raw scores and equal offsets stay equal after capping, and nothing else is equal:
+ * the groups are exact in every mode. */
+#include "config.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "oracle_int.h"
+#include "variants.h"
+#include "varint.h"
+
+void ac_or_var_init(ac_or_ws *w)
+{
+  const ac_problem *p = w->p;
+  if (!p->f.used) return;
+  ac_or_var *v = ac_xcalloc(1, sizeof *v);
+  v->vis.b = v->vis.kvh = -1;
+  v->rk = 1;
+  if (p->f.used & AC_FEAT_SOFTCAP) {
+    v->mode = AC_VAR_CAP;
+    v->cap = p->f.softcap;
+  } else if (w->sc.kind == AC_SCALE_IRRATIONAL) {
+    v->mode = AC_VAR_LIN;
+  } else {
+    v->mode = AC_VAR_FOLD;
+    if (w->sc.kind == AC_SCALE_RATIONAL) v->rk = (long)llround(sqrt((double)w->sc.dk));
+  }
+  mpfr_inits2(64, v->c, v->t1, v->t2, v->t3, (mpfr_ptr)0);
+  mpfr_t hi;
+  mpfr_init2(hi, 64);
+  if (v->mode == AC_VAR_FOLD) {   /* the exact factor of z in g: c (dyadic), or 1 when c = 1/rk */
+    if (v->rk > 1) mpfr_set_ui(v->c, 1, MPFR_RNDN);
+    else ac_or_scale_interval(&w->sc, v->c, hi);
+  }
+  mpfr_clear(hi);
+  w->var = v;
+}
+
+void ac_or_var_free(ac_or_ws *w)
+{
+  ac_or_var *v = w->var;
+  if (!v) return;
+  ac_or_head_free(&v->vis);
+  for (int64_t j = 0; j < v->cap_n; j++) { mpfr_clear(v->a[j]); mpfr_clear(v->g[j]); }
+  free(v->a); free(v->g); free(v->key); free(v->fix); free(v->approx); free(v->smag); free(v->mag);
+  mpfr_clears(v->c, v->t1, v->t2, v->t3, (mpfr_ptr)0);
+  free(v);
+  w->var = NULL;
+}
+
+static void ensure_keys(ac_or_var *v, int64_t n)
+{
+  if (n <= v->cap_n) return;
+  v->a = ac_xrealloc(v->a, (size_t)n * sizeof *v->a);
+  v->g = ac_xrealloc(v->g, (size_t)n * sizeof *v->g);
+  for (int64_t j = v->cap_n; j < n; j++) { mpfr_init2(v->a[j], 64); mpfr_init2(v->g[j], 64); }
+  v->key = ac_xrealloc(v->key, (size_t)n * sizeof *v->key);
+  v->fix = ac_xrealloc(v->fix, (size_t)n);
+  v->approx = ac_xrealloc(v->approx, (size_t)n * sizeof *v->approx);
+  v->smag = ac_xrealloc(v->smag, (size_t)n * sizeof *v->smag);
+  v->mag = ac_xrealloc(v->mag, (size_t)n * 2 * sizeof *v->mag);
+  v->cap_n = n;
+}
+
+int64_t ac_or_var_row_head(ac_or_ws *w, int64_t b, int64_t h, int64_t i, int64_t *nvis)
+{
+  const ac_problem *p = w->p;
+  ac_or_var *v = w->var;
+  ensure_keys(v, p->tk + 1);
+  int64_t m = 0;
+  for (int64_t j = 0; j < p->tk; j++)
+    if (ac_features_visible(w->cs, b, h, i, j)) v->key[m++] = j;
+  int64_t sink = (p->f.used & AC_FEAT_SINKS) && w->cs->sinks ? 1 : 0;
+  ac_or_head_pick(&v->vis, w->head, p, v->key, m, sink);
+  if (sink) v->key[m] = -1;
+  w->head = &v->vis;
+  w->b = b; w->h = h; w->i = i;
+  *nvis = m;
+  return m + sink;
+}
+
+/* IEEE class of a double, and of a sum of classes. */
+static uint8_t dclass(double x)
+{
+  return isnan(x) ? AC_SCLS_NAN : isinf(x) ? (x > 0 ? AC_SCLS_PINF : AC_SCLS_NINF) : AC_SCLS_FINITE;
+}
+static uint8_t cls_add(uint8_t a, uint8_t b)
+{
+  if (a == AC_SCLS_NAN || b == AC_SCLS_NAN) return AC_SCLS_NAN;
+  if ((a == AC_SCLS_PINF && b == AC_SCLS_NINF) || (a == AC_SCLS_NINF && b == AC_SCLS_PINF)) return AC_SCLS_NAN;
+  return a != AC_SCLS_FINITE ? a : b;
+}
+
+/* r = x + y exactly (r distinct from x and y). */
+static void exact_add(mpfr_t r, mpfr_srcptr x, mpfr_srcptr y)
+{
+  mpfr_set_prec(r, ac_or_exact_prec(x, y));
+  AC_EXACT(mpfr_add(r, x, y, MPFR_RNDN), "a sum in the precision that holds it");
+}
+
+double ac_or_var_slope(const ac_case *c, int64_t b, int64_t h)
+{
+  const ac_problem *p = &c->p;
+  if (!(p->f.used & AC_FEAT_ALIBI) || !c->alibi_slopes) return 0;
+  return (double)c->alibi_slopes[p->f.alibi_per_batch ? b * p->heads + h : h];
+}
+
+/* Key r (storage index j >= 0) of a finite class: a_j = capv - m dist + bias exactly; mag: |m dist|,
+ * |bias| (budget). */
+static void offset_exact(ac_or_ws *w, int64_t r, int64_t j, double capv, double slope, double bias)
+{
+  ac_or_var *v = w->var;
+  const ac_problem *p = w->p;
+  int64_t dist = ac_alibi_dist(p, w->i, j);
+  mpfr_set_prec(v->t1, 24 + 64);
+  AC_EXACT(mpfr_set_d(v->t1, -slope, MPFR_RNDN), "a binary32 slope");
+  AC_EXACT(mpfr_mul_si(v->t1, v->t1, (long)dist, MPFR_RNDN), "a binary32 slope times a 63-bit distance in 88 bits");
+  mpfr_set_prec(v->t2, 53);
+  AC_EXACT(mpfr_set_d(v->t2, bias, MPFR_RNDN), "a stored bias");
+  exact_add(v->t3, v->t1, v->t2);
+  mpfr_set_prec(v->t1, 53);
+  AC_EXACT(mpfr_set_d(v->t1, capv, MPFR_RNDN), "the softcap");
+  exact_add(v->a[r], v->t3, v->t1);
+  v->mag[2 * r] = fabsl((long double)slope * (long double)dist);
+  v->mag[2 * r + 1] = fabsl((long double)bias);
+}
+
+int ac_or_var_classify(ac_or_ws *w, int64_t n, int q_bad, uint8_t *cls)
+{
+  ac_or_var *v = w->var;
+  const ac_problem *p = w->p;
+  const ac_case *cs = w->cs;
+  int64_t kvh = ac_kv_head(p, w->h);
+  double *q = NULL;
+  if (q_bad) {
+    q = ac_xmalloc((size_t)p->dk * sizeof *q);
+    ac_or_q_values(w, w->b, w->h, w->i, q);
+  }
+  double slope = ac_or_var_slope(cs, w->b, w->h);
+  int row = AC_SCLS_FINITE;
+  for (int64_t r = 0; r < n; r++) {
+    int64_t j = v->key[r];
+    uint8_t c;
+    v->fix[r] = 0;
+    if (j < 0) {   /* the sink: score sigma_h, nothing else */
+      double sg = (double)cs->sinks[w->h];
+      c = dclass(sg);
+      v->fix[r] = 1;
+      if (c == AC_SCLS_FINITE) {
+        mpfr_set_prec(v->a[r], 53);
+        AC_EXACT(mpfr_set_d(v->a[r], sg, MPFR_RNDN), "a binary32 sink");
+        v->mag[2 * r] = v->mag[2 * r + 1] = 0;
+      }
+    } else {
+      c = q_bad || w->head->kbad[r] ? ac_or_inf_key_class(w, q, w->b, kvh, j) : AC_SCLS_FINITE;
+      double capv = 0;
+      if (v->mode == AC_VAR_CAP && (c == AC_SCLS_PINF || c == AC_SCLS_NINF)) {
+        capv = c == AC_SCLS_PINF ? v->cap : -v->cap;   /* cap tanh(±inf) = ±cap exactly */
+        v->fix[r] = 1;
+        c = AC_SCLS_FINITE;
+      }
+      double bias = (p->f.used & AC_FEAT_BIAS) && cs->bias ? ac_load(p->f.bias_dtype, cs->bias, ac_biasidx(p, w->b, w->h, w->i, j)) : 0;
+      double al = -slope * (double)ac_alibi_dist(p, w->i, j);   /* its class only (inf times 0 is NaN) */
+      c = cls_add(cls_add(c, dclass(al)), dclass(bias));
+      if (c == AC_SCLS_FINITE) offset_exact(w, r, j, capv, slope, bias);
+    }
+    cls[r] = c;
+    if (c == AC_SCLS_NAN) row = AC_SCLS_NAN;
+    else if (c == AC_SCLS_PINF && row != AC_SCLS_NAN) row = AC_SCLS_PINF;
+    else if (c == AC_SCLS_NINF && row == AC_SCLS_FINITE) row = AC_SCLS_NINF;
+  }
+  free(q);
+  return row;
+}
+
+void ac_or_var_compact(ac_or_ws *w, const uint8_t *keep, int64_t n, int pinf)
+{
+  ac_or_var *v = w->var;
+  int64_t m = 0;
+  for (int64_t r = 0; r < n; r++) {
+    if (!keep[r]) continue;
+    if (m != r) {
+      v->key[m] = v->key[r];
+      v->fix[m] = v->fix[r];
+      mpfr_swap(v->a[m], v->a[r]);
+      v->mag[2 * m] = v->mag[2 * r];
+      v->mag[2 * m + 1] = v->mag[2 * r + 1];
+    }
+    if (pinf) {   /* the limit of equal infinite scores: equal weights */
+      v->fix[m] = 1;
+      mpfr_set_zero(v->a[m], 1);
+    }
+    m++;
+  }
+}
+
+/* Approximate s_j (long double) from the exact parts; fills smag (docs/numerics.md §10.3). */
+static void key_approx(ac_or_ws *w, int64_t r)
+{
+  ac_or_var *v = w->var;
+  const ac_problem *p = w->p;
+  long double a = mpfr_get_ld(v->a[r], MPFR_RNDN), s, sd = 0, capped = 0;
+  if (v->mode == AC_VAR_FOLD) {
+    s = mpfr_get_ld(v->g[r], MPFR_RNDN) / (long double)v->rk;
+    sd = s - a;
+  } else {
+    sd = ac_or_fx_to_ld(ac_or_z(w, r), w->nl, w->zlsb) * (long double)w->sc.approx;
+    if (v->mode == AC_VAR_CAP) {
+      capped = (long double)v->cap * tanhl(sd / (long double)v->cap);
+      s = capped + a;
+    } else {
+      s = sd + a;
+    }
+  }
+  v->approx[r] = s;
+  if (v->key[r] < 0 || !(p->f.used & (AC_FEAT_SOFTCAP | AC_FEAT_ALIBI | AC_FEAT_BIAS))) {
+    v->smag[r] = fabsl(s);   /* the plain definition |s_j|; the sink's score is read, not computed */
+    return;
+  }
+  if (v->fix[r]) capped = (long double)v->cap;   /* tanh(±inf) */
+  v->smag[r] = fabsl(sd) + fabsl(capped) + v->mag[2 * r] + v->mag[2 * r + 1] + fabsl(s);
+}
+
+void ac_or_var_scores(ac_or_ws *w)
+{
+  ac_or_var *v = w->var;
+  ac_or_row_scores(w);
+  int64_t n = w->n;
+  for (int64_t r = 0; r < n; r++) {
+    if (v->fix[r] || w->sc.sign == 0) {   /* no c z part: the sink, tanh(±inf), or c = 0 */
+      memset((void *)ac_or_z(w, r), 0, (size_t)w->nl * sizeof(uint64_t));
+      if (v->fix[r]) w->Zabs[r] = 0;
+    }
+    if (v->mode == AC_VAR_FOLD) {   /* g = c z + rk a exactly */
+      mpfr_prec_t pz = (mpfr_prec_t)w->nl * 64 + 2;
+      mpfr_set_prec(v->t1, pz);
+      ac_or_fx_to_mpfr(w, v->t1, ac_or_z(w, r), NULL, w->nl, w->zlsb);
+      mpfr_set_prec(v->t2, mpfr_get_prec(v->t1) + mpfr_get_prec(v->c));
+      AC_EXACT(mpfr_mul(v->t2, v->t1, v->c, MPFR_RNDN), "c z in the sum of the precisions");
+      mpfr_set_prec(v->t3, mpfr_get_prec(v->a[r]) + 64);
+      AC_EXACT(mpfr_mul_si(v->t3, v->a[r], v->rk, MPFR_RNDN), "rk a");
+      exact_add(v->g[r], v->t2, v->t3);
+    }
+    key_approx(w, r);
+  }
+}
+
+static int same_score(const ac_or_ws *w, int64_t a, int64_t b)
+{
+  const ac_or_var *v = w->var;
+  if (v->mode == AC_VAR_FOLD) return mpfr_equal_p(v->g[a], v->g[b]);
+  return ac_or_fx_cmp(ac_or_z(w, a), ac_or_z(w, b), w->nl) == 0 && mpfr_equal_p(v->a[a], v->a[b]);
+}
+
+/* Decreasing score (FOLD: exact), else decreasing approximation, then (z, a): keys of equal
+ * score are adjacent; storage order last. */
+static int cmp_var(const void *pa, const void *pb, void *ctx)
+{
+  const ac_or_ws *w = ctx;
+  const ac_or_var *v = w->var;
+  int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+  int c;
+  if (v->mode == AC_VAR_FOLD) {
+    c = mpfr_cmp(v->g[b], v->g[a]);
+  } else {
+    c = v->approx[a] > v->approx[b] ? -1 : v->approx[a] < v->approx[b];
+    if (!c) c = ac_or_fx_cmp(ac_or_z(w, a), ac_or_z(w, b), w->nl);
+    if (!c) c = mpfr_cmp(v->a[a], v->a[b]);
+  }
+  if (c) return c;
+  return a < b ? -1 : a > b;
+}
+
+/* Sign of s_j - s_k by intervals of growing precision; 0 when still undecided at the cap (the
+ * scores then differ by far less than any weight can resolve). */
+static int decided_sign(ac_or_ws *w, int64_t j, int64_t k)
+{
+  mpfr_t lo, hi;
+  mpfr_inits2(64, lo, hi, (mpfr_ptr)0);
+  int s = 0;
+  for (mpfr_prec_t p = 64; p <= w->prec_cap; p = ac_or_next_prec(p, w->tprec)) {
+    s = ac_or_var_diff(w, j, k, p, lo, hi);
+    if (s != 2) break;
+    s = 0;
+  }
+  mpfr_clears(lo, hi, (mpfr_ptr)0);
+  return s;
+}
+
+/* The group of the largest score first (LIN, CAP: the approximate order may misplace it among
+ * near-equal scores). */
+static void top_first(ac_or_ws *w)
+{
+  ac_or_var *v = w->var;
+  int64_t top = 0;
+  for (int64_t g = 1; g < w->ng; g++) {
+    int64_t j = w->ord[w->gst[g]], k = w->ord[w->gst[top]];
+    long double margin = 0x1p-40L * (v->smag[j] + v->smag[k] + fabsl(v->approx[j]) + fabsl(v->approx[k]));
+    if (v->approx[k] - v->approx[j] > margin) continue;
+    if (decided_sign(w, j, k) > 0) top = g;
+  }
+  if (top == 0) return;
+  int64_t n = w->n, nt = w->gst[top + 1] - w->gst[top];
+  int64_t *tmp = ac_xmalloc((size_t)nt * sizeof *tmp);
+  memcpy(tmp, w->ord + w->gst[top], (size_t)nt * sizeof *tmp);
+  memmove(w->ord + nt, w->ord, (size_t)w->gst[top] * sizeof *w->ord);
+  memcpy(w->ord, tmp, (size_t)nt * sizeof *tmp);
+  free(tmp);
+  int64_t g = 0;
+  w->gst[0] = 0;
+  w->gof[w->ord[0]] = 0;
+  for (int64_t r = 1; r < n; r++) {
+    if (!same_score(w, w->ord[r], w->ord[r - 1])) w->gst[++g] = r;
+    w->gof[w->ord[r]] = g;
+  }
+  AC_ASSERT(g + 1 == w->ng, "moving the top group keeps the groups");
+  w->gst[w->ng] = n;
+}
+
+void ac_or_var_groups(ac_or_ws *w)
+{
+  int64_t n = w->n;
+  for (int64_t j = 0; j < n; j++) w->ord[j] = j;
+  qsort_r(w->ord, (size_t)n, sizeof *w->ord, cmp_var, w);
+  int64_t g = 0;
+  w->gst[0] = 0;
+  w->gof[w->ord[0]] = 0;
+  for (int64_t r = 1; r < n; r++) {
+    if (!same_score(w, w->ord[r], w->ord[r - 1])) w->gst[++g] = r;
+    w->gof[w->ord[r]] = g;
+  }
+  w->ng = g + 1;
+  w->gst[w->ng] = n;
+  if (w->var->mode != AC_VAR_FOLD) top_first(w);
+}
+
+const long double *ac_or_var_smag(const ac_or_ws *w) { return w->var->smag; }

@@ -324,6 +324,7 @@ static void do_row_visible(ac_or_ws *w, job *J, int64_t ridx, int64_t b, int64_t
     if (el[t].accept != AC_ACCEPT_VALUE) row->has_nonfinite = 1;
   row->lse_accept = AC_ACCEPT_VALUE;
   row->max_cZ = ac_or_max_cz(w);
+  if (w->var) ac_or_var_row_terms(w, row);
   row->qk_l1 = ac_or_qk_l1(w);
   ac_or_row_hull(w, el);
   if (rcls == AC_SCLS_PINF) {

@@ -315,7 +315,7 @@ static inline mpfr_prec_t ac_or_exact_prec(mpfr_srcptr a, mpfr_srcptr b)
 
 /* ---- variants: varscores.c (visibility, classes, exact offsets, groups), varziv.c (intervals) ----
  * Every score is s_j = S(c z_j) + a_j: z_j = q·k_j exact (0 for a fixed key), S the identity or
- * the softcap cap tanh(x / cap), a_j = -m_h dist + bias exact (docs/numerics.md §10). A fixed key
+ * the softcap cap tanh(x / cap), a_j = -m_h dist + bias exact (docs/numerics.md §11). A fixed key
  * (the sink, or an infinite raw score under a softcap) has the score a_j alone. */
 void ac_or_var_init(ac_or_ws *w);
 void ac_or_var_free(ac_or_ws *w);
@@ -341,8 +341,13 @@ int ac_or_var_m_exact(ac_or_ws *w, mpfr_t m);
 /* Sign of Σ_g c_g e^{s_g} (c exact, ng groups, gs the first with c_g != 0) by e^{s_g - s_gs} =
  * 1 + expm1(s_g - s_gs): 1, -1 or 0 (undecided). */
 int ac_or_var_sign(ac_or_ws *w, mpfr_t *c, int64_t ng, int64_t gs);
-/* Per-key score magnitude for the budget (docs/numerics.md §10.3), n keys of the row. */
+/* Per-key score magnitude for the budget (docs/numerics.md §11.4), n keys of the row. */
 const long double *ac_or_var_smag(const ac_or_ws *w);
+/* max_abs_z over the row's keys; max_abs_s (score magnitudes) and max_cZ (|c| Z_j zf_j) over the
+ * keys that carry weight (A_j > 0 in long double: a -1e9 sentinel's key does not) (§11.4). */
+void ac_or_var_row_terms(const ac_or_ws *w, ac_oracle_row *row);
+/* Per-key factor of |c| Z_j in the budget (sech^2 of the softcap's argument, else 1; 0 fixed keys). */
+const long double *ac_or_var_zf(const ac_or_ws *w);
 
 /* budget.c */
 void ac_or_row_budget(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, const ac_oracle_opts *o,

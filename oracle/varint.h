@@ -20,12 +20,10 @@ struct ac_or_var {
   mpfr_t *a;                /* a_j exactly (finite keys) */
   mpfr_t *g;                /* FOLD: g_j exactly */
   long double *approx;      /* s_j approximately */
-  long double *smag;        /* the score magnitude of the budget (docs/numerics.md §10.3) */
+  long double *smag;        /* the score magnitude of the budget (docs/numerics.md §11.4) */
+  long double *zf;          /* the factor of |c| Z_j in the budget: sech^2(x_j) under a softcap, else 1 */
   long double *mag;         /* per key: |m dist|, |bias| */
   mpfr_t t1, t2, t3;        /* scratch */
 };
-
-/* ALiBi slope of (b, h) as a double (0 without ALiBi). */
-double ac_or_var_slope(const ac_case *c, int64_t b, int64_t h);
 
 #endif

@@ -1,4 +1,4 @@
-/* varscores.c: the rows of attention variants (docs/numerics.md §10, docs/variants.md): which
+/* varscores.c: the rows of attention variants (docs/numerics.md §11, docs/variants.md): which
  * keys a query sees, the score class of each, the exact parts of each score, and the groups of
  * equal score.
  *
@@ -64,7 +64,7 @@ void ac_or_var_free(ac_or_ws *w)
   if (!v) return;
   ac_or_head_free(&v->vis);
   for (int64_t j = 0; j < v->cap_n; j++) { mpfr_clear(v->a[j]); mpfr_clear(v->g[j]); }
-  free(v->a); free(v->g); free(v->key); free(v->fix); free(v->approx); free(v->smag); free(v->mag);
+  free(v->a); free(v->g); free(v->key); free(v->fix); free(v->approx); free(v->smag); free(v->zf); free(v->mag);
   mpfr_clears(v->c, v->t1, v->t2, v->t3, (mpfr_ptr)0);
   free(v);
   w->var = NULL;
@@ -80,6 +80,7 @@ static void ensure_keys(ac_or_var *v, int64_t n)
   v->fix = ac_xrealloc(v->fix, (size_t)n);
   v->approx = ac_xrealloc(v->approx, (size_t)n * sizeof *v->approx);
   v->smag = ac_xrealloc(v->smag, (size_t)n * sizeof *v->smag);
+  v->zf = ac_xrealloc(v->zf, (size_t)n * sizeof *v->zf);
   v->mag = ac_xrealloc(v->mag, (size_t)n * 2 * sizeof *v->mag);
   v->cap_n = n;
 }
@@ -120,13 +121,6 @@ static void exact_add(mpfr_t r, mpfr_srcptr x, mpfr_srcptr y)
   AC_EXACT(mpfr_add(r, x, y, MPFR_RNDN), "a sum in the precision that holds it");
 }
 
-double ac_or_var_slope(const ac_case *c, int64_t b, int64_t h)
-{
-  const ac_problem *p = &c->p;
-  if (!(p->f.used & AC_FEAT_ALIBI) || !c->alibi_slopes) return 0;
-  return (double)c->alibi_slopes[p->f.alibi_per_batch ? b * p->heads + h : h];
-}
-
 /* Key r (storage index j >= 0) of a finite class: a_j = capv - m dist + bias exactly; mag: |m dist|,
  * |bias| (budget). */
 static void offset_exact(ac_or_ws *w, int64_t r, int64_t j, double capv, double slope, double bias)
@@ -158,7 +152,7 @@ int ac_or_var_classify(ac_or_ws *w, int64_t n, int q_bad, uint8_t *cls)
     q = ac_xmalloc((size_t)p->dk * sizeof *q);
     ac_or_q_values(w, w->b, w->h, w->i, q);
   }
-  double slope = ac_or_var_slope(cs, w->b, w->h);
+  double slope = ac_features_slope(cs, w->b, w->h);
   int row = AC_SCLS_FINITE;
   for (int64_t r = 0; r < n; r++) {
     int64_t j = v->key[r];
@@ -216,31 +210,42 @@ void ac_or_var_compact(ac_or_ws *w, const uint8_t *keep, int64_t n, int pinf)
   }
 }
 
-/* Approximate s_j (long double) from the exact parts; fills smag (docs/numerics.md §10.3). */
+/* Approximate s_j (long double) from the exact parts, and the budget's per-key magnitudes
+ * (docs/numerics.md §11.4): a kernel's score error is at most, per stage and to first order,
+ *   sech^2(x_j) (γ |c| Z_j + u |c d_j|)   the dot product and the scaling, through tanh' = sech^2
+ * + u |capped_j|                          tanh and the product by cap
+ * + u |m dist| + u |bias_j| + u |s_j|     ALiBi's product, the bias (converted), the additions,
+ * so zf_j = sech^2(x_j) (1 without a softcap, 0 for a fixed key) multiplies |c| Z_j and
+ * smag_j = sech^2(x_j)|c d_j| + |capped_j| + |m dist| + |bias_j| + |s_j| takes the place of |s_j|.
+ * Without softcap, ALiBi and bias (windows, masks, sinks only) smag_j = |s_j| as for plain
+ * attention; the sink's score is read, not computed: smag = |sigma|, zf = 0. */
 static void key_approx(ac_or_ws *w, int64_t r)
 {
   ac_or_var *v = w->var;
   const ac_problem *p = w->p;
-  long double a = mpfr_get_ld(v->a[r], MPFR_RNDN), s, sd = 0, capped = 0;
+  long double a = mpfr_get_ld(v->a[r], MPFR_RNDN), s, sd = 0, capped = 0, zf = v->fix[r] ? 0 : 1;
   if (v->mode == AC_VAR_FOLD) {
     s = mpfr_get_ld(v->g[r], MPFR_RNDN) / (long double)v->rk;
     sd = s - a;
   } else {
     sd = ac_or_fx_to_ld(ac_or_z(w, r), w->nl, w->zlsb) * (long double)w->sc.approx;
     if (v->mode == AC_VAR_CAP) {
-      capped = (long double)v->cap * tanhl(sd / (long double)v->cap);
+      long double x = sd / (long double)v->cap, ch = coshl(x);
+      capped = (long double)v->cap * tanhl(x);
       s = capped + a;
+      zf *= 1 / (ch * ch);   /* 0 far past saturation (cosh overflows to inf) */
     } else {
       s = sd + a;
     }
   }
   v->approx[r] = s;
+  v->zf[r] = zf;
   if (v->key[r] < 0 || !(p->f.used & (AC_FEAT_SOFTCAP | AC_FEAT_ALIBI | AC_FEAT_BIAS))) {
-    v->smag[r] = fabsl(s);   /* the plain definition |s_j|; the sink's score is read, not computed */
+    v->smag[r] = fabsl(s);
     return;
   }
   if (v->fix[r]) capped = (long double)v->cap;   /* tanh(±inf) */
-  v->smag[r] = fabsl(sd) + fabsl(capped) + v->mag[2 * r] + v->mag[2 * r + 1] + fabsl(s);
+  v->smag[r] = fabsl(sd) * zf + fabsl(capped) + v->mag[2 * r] + v->mag[2 * r + 1] + fabsl(s);
 }
 
 void ac_or_var_scores(ac_or_ws *w)
@@ -357,3 +362,22 @@ void ac_or_var_groups(ac_or_ws *w)
 }
 
 const long double *ac_or_var_smag(const ac_or_ws *w) { return w->var->smag; }
+const long double *ac_or_var_zf(const ac_or_ws *w) { return w->var->zf; }
+
+void ac_or_var_row_terms(const ac_or_ws *w, ac_oracle_row *row)
+{
+  const ac_or_var *v = w->var;
+  long double L = mpfr_get_ld(w->Llo, MPFR_RNDN), zmax = 0, smax = 0, czmax = 0;
+  long double c = fabsl((long double)w->sc.approx);
+  for (int64_t j = 0; j < w->n; j++) {
+    long double z = fabsl(ac_or_fx_to_ld(ac_or_z(w, j), w->nl, w->zlsb));
+    if (z > zmax) zmax = z;
+    if (!(mpfr_get_ld(w->wlo[w->gof[j]], MPFR_RNDN) / L > 0)) continue;   /* no weight: a sentinel's key */
+    if (v->smag[j] > smax) smax = v->smag[j];
+    long double cz = w->sc.sign ? c * w->Zabs[j] * v->zf[j] : 0;
+    if (cz > czmax) czmax = cz;
+  }
+  row->max_abs_z = (double)zmax;
+  row->max_abs_s = (double)(smax * (1 + 0x1p-40L));
+  row->max_cZ = (double)(czmax * (1 + 0x1p-40L));
+}

@@ -1,4 +1,4 @@
-/* varziv.c: enclosures of variant scores for the levels of ziv.c (docs/numerics.md §10.2).
+/* varziv.c: enclosures of variant scores for the levels of ziv.c (docs/numerics.md §11.2).
  *
  * Differences of scores are enclosed directly, never as a difference of two enclosed scores,
  * so that their relative error stays small however large the scores are:

@@ -343,7 +343,8 @@ int ac_or_var_m_exact(ac_or_ws *w, mpfr_t m);
 int ac_or_var_sign(ac_or_ws *w, mpfr_t *c, int64_t ng, int64_t gs);
 /* Per-key score magnitude for the budget (docs/numerics.md §11.4), n keys of the row. */
 const long double *ac_or_var_smag(const ac_or_ws *w);
-/* max_abs_z over the row's keys; max_abs_s (score magnitudes) and max_cZ (|c| Z_j zf_j) over the
+/* max_abs_z over the row's keys; max_abs_s (score magnitudes) and max_cZ (|c| zf_j Z_j: variant
+ * rows keep zf_j Z_j in Zabs, so G and lse_cZ take the factor too) over the
  * keys that carry weight (A_j > 0 in long double: a -1e9 sentinel's key does not) (§11.4). */
 void ac_or_var_row_terms(const ac_or_ws *w, ac_oracle_row *row);
 /* Per-key factor of |c| Z_j in the budget (sech^2 of the softcap's argument, else 1; 0 fixed keys). */

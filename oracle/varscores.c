@@ -269,6 +269,7 @@ void ac_or_var_scores(ac_or_ws *w)
       exact_add(v->g[r], v->t2, v->t3);
     }
     key_approx(w, r);
+    w->Zabs[r] *= v->zf[r];   /* the dot product's error through tanh: G, lse_cZ and max_cZ (§11.4) */
   }
 }
 
@@ -374,7 +375,7 @@ void ac_or_var_row_terms(const ac_or_ws *w, ac_oracle_row *row)
     if (z > zmax) zmax = z;
     if (!(mpfr_get_ld(w->wlo[w->gof[j]], MPFR_RNDN) / L > 0)) continue;   /* no weight: a sentinel's key */
     if (v->smag[j] > smax) smax = v->smag[j];
-    long double cz = w->sc.sign ? c * w->Zabs[j] * v->zf[j] : 0;
+    long double cz = w->sc.sign ? c * w->Zabs[j] : 0;   /* Zabs holds zf_j Z_j */
     if (cz > czmax) czmax = cz;
   }
   row->max_abs_z = (double)zmax;

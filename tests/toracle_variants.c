@@ -604,6 +604,55 @@ START_TEST(softcap_adversarial)
 }
 END_TEST
 
+/* Budget magnitudes (docs/numerics.md §11.4): a -1e9 sentinel's key enters no budget term, a
+ * softcap far past saturation takes the raw score's size out of G and Δ, ALiBi's and the
+ * bias's magnitudes enter S'. */
+START_TEST(budget_magnitudes)
+{
+  ac_rng r;
+  ac_rng_init(&r, ac_test_seed(), 0x6275);
+  ac_case c;
+  ac_err e;
+  vcase(&c, AC_F32, AC_MASK_NONE, AC_FEAT_BIAS, 1, 1, 1, 2, 6, 2, 2, &r, 1);
+  for (int64_t j = 0; j < 6; j++) {
+    set_bias(&c, 0, 0, 0, j, j % 2 ? -1e9 : 0.5);
+    set_bias(&c, 0, 0, 1, j, j % 2 ? -3e38 : 100);
+  }
+  ac_oracle_result res;
+  ck_assert(ac_oracle_run(&c, NULL, &res, &e) == 0);
+  for (int x = 0; x < 2; x++) {
+    double lim = x ? 400 : 20;   /* |bias| + |s| + |c d| of the keys that keep a weight */
+    ck_assert_msg(res.rows[x].max_abs_s < lim && res.rows[x].lse_s < lim, "row %d: max_abs_s %g lse_s %g", x,
+                  res.rows[x].max_abs_s, res.rows[x].lse_s);
+    ck_assert_msg(res.rows[x].max_abs_s > (x ? 200 : 0.5), "row %d: max_abs_s %g misses the bias", x, res.rows[x].max_abs_s);
+    for (int t = 0; t < 2; t++) ck_assert(ac_oracle_elem_at(&res, x, t)->Sp < lim * 4);
+  }
+  ac_oracle_result_free(&res);
+  ac_case_free(&c);
+  /* softcap 2 over raw scores near ±1e6: the dot product's error no longer moves the scores */
+  vcase(&c, AC_F32, AC_MASK_NONE, AC_FEAT_SOFTCAP, 1, 1, 1, 1, 4, 2, 2, &r, 1);
+  c.p.f.softcap = 2;
+  c.p.scale_is_default = 0;
+  c.p.scale = 1;
+  ref_set(&c, 'q', 0, 1000); ref_set(&c, 'q', 1, 1000);
+  for (int j = 0; j < 4; j++) { ref_set(&c, 'k', (size_t)(2 * j), 500 + j); ref_set(&c, 'k', (size_t)(2 * j + 1), 500 - j); }
+  ck_assert(ac_oracle_run(&c, NULL, &res, &e) == 0);
+  ck_assert_msg(res.rows[0].max_cZ < 1e-6 && res.rows[0].lse_cZ < 1e-6, "max_cZ %g lse_cZ %g", res.rows[0].max_cZ,
+                res.rows[0].lse_cZ);
+  ck_assert_msg(res.rows[0].max_abs_s <= 4 * 2 && res.rows[0].max_abs_s >= 2, "max_abs_s %g", res.rows[0].max_abs_s);
+  for (int t = 0; t < 2; t++) ck_assert(ac_oracle_elem_at(&res, 0, t)->G < 1e-6);
+  ac_oracle_result_free(&res);
+  ac_case_free(&c);
+  /* ALiBi: |m dist| of the keys that keep a weight enters S' and max_abs_s */
+  vcase(&c, AC_F32, AC_MASK_NONE, AC_FEAT_ALIBI, 1, 1, 1, 1, 4, 2, 2, &r, 1);
+  c.alibi_slopes[0] = 2;
+  ck_assert(ac_oracle_run(&c, NULL, &res, &e) == 0);
+  ck_assert_msg(res.rows[0].max_abs_s >= 2 * 3, "max_abs_s %g without ALiBi's |m dist|", res.rows[0].max_abs_s);
+  ac_oracle_result_free(&res);
+  ac_case_free(&c);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("oracle_variants");
@@ -620,6 +669,7 @@ int main(void)
   tcase_add_test(tc, descale_f64_refused);
   tcase_add_test(tc, combined);
   tcase_add_test(tc, softcap_adversarial);
+  tcase_add_test(tc, budget_magnitudes);
   suite_add_tcase(s, tc);
   return ac_test_run(s);
 }

@@ -494,6 +494,13 @@ int ac_harness_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *opts
     ac_run_opts_init(&defaults);
     opts = &defaults;
   }
+  /* A kernel that declares ATTNCHECK_CAP_NO_LSE gets no lse buffer; its LSE is not judged. */
+  ac_run_opts nolse;
+  if (opts->want_lse && (ac_kernel_caps(k) & ATTNCHECK_CAP_NO_LSE)) {
+    nolse = *opts;
+    nolse.want_lse = 0;
+    opts = &nolse;
+  }
   int rc = run_once(k, c, opts, r, e);
   if (rc == 0 && r->status == AC_RUN_OK && (r->n_unwritten || r->n_lse_unwritten) && !opts->prefill_alt)
     confirm_unwritten(k, c, opts, r);

@@ -469,6 +469,11 @@ int ac_exec_supports(const ac_kernel *k, const ac_problem *p, char *why, size_t 
 {
   exec_priv *pv = k->priv;
   if (n) why[0] = 0;
+  if (k->kind != AC_KIND_EXEC_PERSISTENT && p->f.used) {
+    /* only a declared worker can say it reads the variant members */
+    snprintf(why, n, "one-shot exec kernels get no attention variants (an exec-persistent: worker declares them)");
+    return 0;
+  }
   return !pv || k->kind != AC_KIND_EXEC_PERSISTENT || ac_exec_decl_supports(&pv->decl, p, why, n);
 }
 

@@ -10,6 +10,7 @@ src_libac_core_a_SOURCES = \
 	src/npz.c src/npz.h \
 	src/casefile.c src/casefile.h \
 	src/variants.c src/variants.h \
+	src/vgen.c src/vgen.h \
 	src/precision.c src/precision.h \
 	src/examples.c
 

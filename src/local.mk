@@ -9,6 +9,7 @@ src_libac_core_a_SOURCES = \
 	src/problem.c src/problem.h \
 	src/npz.c src/npz.h \
 	src/casefile.c src/casefile.h \
+	src/casefile_variants.c src/casefile_variants.h \
 	src/variants.c src/variants.h \
 	src/vgen.c src/vgen.h \
 	src/precision.c src/precision.h \

@@ -117,6 +117,7 @@ void ac_vspec_name(const ac_vspec *v, char *buf, size_t n)
   if (v->used & AC_FEAT_SOFTCAP) ADD("%scap%g", k ? "-" : "", v->softcap);
   if (v->used & AC_FEAT_ALIBI) ADD("%salibi%g%s", k ? "-" : "", v->alibi_max, v->alibi_per_batch ? "bh" : "");
   if (v->used & AC_FEAT_BIAS) ADD("%s%s%s", k ? "-" : "", bias_names[v->bias], v->bias_bcast_b || v->bias_bcast_h ? "-bc" : "");
+  if ((v->used & AC_FEAT_BIAS) && v->bias == AC_VB_SENTINEL) ADD("%g", v->bias_scale);
   if (v->used & AC_FEAT_BOOL_MASK) ADD("%s%s", k ? "-" : "", mask_names[v->bmask]);
   if (v->used & AC_FEAT_SINKS) ADD("%s%s", k ? "-" : "", sink_names[v->sinks]);
   if (v->used & AC_FEAT_DESCALE) ADD("%s%s", k ? "-" : "", desc_names[v->descale]);

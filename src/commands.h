@@ -17,6 +17,10 @@ int ac_cmd_replay(int argc, char **argv);
 int ac_cmd_merge(int argc, char **argv);
 int ac_cmd_report(int argc, char **argv);
 
+/* What a command's parse_*_args function answers when the command is to run; any other answer
+ * is the exit code to return at once (--help, a usage error). */
+#define AC_CMD_RUN (-1)
+
 /* Prints "attncheck CMD: MESSAGE" to stderr (one line). */
 void ac_cmd_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Usage error: prints the message and "see attncheck CMD --help", returns AC_EXIT_USAGE. */

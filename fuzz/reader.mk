@@ -22,7 +22,7 @@ AC_LFZ_COMPILE = $(FUZZ_CC) $(DEFS) $(DEFAULT_INCLUDES) $(AM_CPPFLAGS) $(CPPFLAG
 AC_LFZ_DEPS = $(srcdir)/src/util.h $(srcdir)/src/dtype.h $(srcdir)/src/dtype_mpfr.h $(srcdir)/src/rng.h \
 	$(srcdir)/src/problem.h $(srcdir)/src/npz.h $(srcdir)/src/casefile.h $(top_builddir)/config.h
 AC_LFZ_OBJ_LIST = fuzz/lf/util.o fuzz/lf/dtype.o fuzz/lf/dtype_mpfr.o fuzz/lf/rng.o fuzz/lf/problem.o \
-	fuzz/lf/npz.o fuzz/lf/casefile.o fuzz/lf/examples.o fuzz/lf/fuzz_case_reader.o
+	fuzz/lf/npz.o fuzz/lf/casefile.o fuzz/lf/casemeta.o fuzz/lf/examples.o fuzz/lf/fuzz_case_reader.o
 noinst_PROGRAMS += fuzz/fuzz_case_reader_lf
 fuzz_fuzz_case_reader_lf_SOURCES =
 fuzz_fuzz_case_reader_lf_LDADD = $(AC_LFZ_OBJ_LIST) $(MPFR_LIBS) $(JSONC_LIBS) $(LIBZIP_LIBS) -lgmp -lm
@@ -50,6 +50,9 @@ fuzz/lf/npz.o: $(srcdir)/src/npz.c $(AC_LFZ_DEPS)
 fuzz/lf/casefile.o: $(srcdir)/src/casefile.c $(AC_LFZ_DEPS)
 	@$(MKDIR_P) fuzz/lf
 	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/casefile.c
+fuzz/lf/casemeta.o: $(srcdir)/src/casemeta.c $(AC_LFZ_DEPS)
+	@$(MKDIR_P) fuzz/lf
+	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/casemeta.c
 fuzz/lf/examples.o: $(srcdir)/src/examples.c $(AC_LFZ_DEPS)
 	@$(MKDIR_P) fuzz/lf
 	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/examples.c

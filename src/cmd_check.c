@@ -33,16 +33,32 @@ int ac_cmd_check_load(const char *spec, ac_case *c, ac_err *e)
 
 typedef struct {
   ac_judge_args a;
-  const char *kspecs[32];
-  int nks, verbose;
+  ac_judge_kernels ks;   /* the --kernel specs; resolved by the run */
+  int verbose;
   const char *json;
   const char **cases;
   int ncases;
 } check_opts;
 
+enum { O_KERNEL = 256, O_JSON };
+
+/* One option of check itself (those it shares with suite and compare are in judge_args). */
+static int check_option(void *ctx, int ch, const char *v, char **argv)
+{
+  check_opts *o = ctx;
+  switch (ch) {
+  case 'v': o->verbose = 1; break;
+  case O_KERNEL:
+    if (ac_judge_kernels_add(&o->ks, v) < 0) return ac_cmd_usage_error("check", "too many --kernel options");
+    break;
+  case O_JSON: o->json = v; break;
+  default: return ac_cmd_getopt_error("check", ch, argv);
+  }
+  return AC_CMD_RUN;
+}
+
 static int parse_check_args(int argc, char **argv, check_opts *o)
 {
-  enum { O_KERNEL = 256, O_JSON };
   static const struct option lo[] = {{"help", no_argument, NULL, 'h'},
                                      {"verbose", no_argument, NULL, 'v'},
                                      {"kernel", required_argument, NULL, O_KERNEL},
@@ -50,29 +66,11 @@ static int parse_check_args(int argc, char **argv, check_opts *o)
                                      AC_JUDGE_LONG_OPTIONS,
                                      {NULL, 0, NULL, 0}};
   memset(o, 0, sizeof *o);
-  ac_judge_args_init(&o->a);
-  optind = 0;
-  opterr = 0;
-  int ch;
-  while ((ch = getopt_long(argc, argv, ":hv", lo, NULL)) != -1) {
-    int r = ac_judge_args_option(&o->a, "check", ch, optarg);
-    if (r < 0) return AC_EXIT_USAGE;
-    if (r > 0) continue;
-    switch (ch) {
-    case 'h': usage(stdout); return AC_EXIT_OK;
-    case 'v': o->verbose = 1; break;
-    case O_KERNEL:
-      if (o->nks == 32) return ac_cmd_usage_error("check", "too many --kernel options");
-      o->kspecs[o->nks++] = optarg;
-      break;
-    case O_JSON: o->json = optarg; break;
-    default: return ac_cmd_getopt_error("check", ch, argv);
-    }
-  }
+  int rc = ac_cmd_judge_getopt("check", &o->a, argc, argv, ":hv", lo, usage, check_option, o);
+  if (rc != AC_CMD_RUN) return rc;
   o->cases = (const char **)argv + optind;
   o->ncases = argc - optind;
-  ac_judge_args_finish(&o->a, "check");
-  if (!o->nks) return ac_cmd_usage_error("check", "--kernel is required");
+  if (!o->ks.nspec) return ac_cmd_usage_error("check", "--kernel is required");
   if (!o->ncases) return ac_cmd_usage_error("check", "no case given");
   return AC_CMD_RUN;
 }
@@ -80,7 +78,7 @@ static int parse_check_args(int argc, char **argv, check_opts *o)
 /* The state of one run: the kernels, the JSON report, the exit accounting. */
 typedef struct {
   const check_opts *o;
-  ac_judge_kernels ks;
+  ac_judge_kernels *ks;   /* the options' */
   FILE *jf;
   ac_exit ex;
   int njson, ran, bad_input;
@@ -90,11 +88,11 @@ typedef struct {
 static void check_output(check_run *r, int ki, int ci, const ac_case *c, const ac_report *rep)
 {
   const check_opts *o = r->o;
-  const ac_kernel *k = r->ks.k[ki];
+  const ac_kernel *k = r->ks->k[ki];
   const char *cs = o->cases[ci];
   ac_status st = ac_status_of(&o->a.pol, rep->kinds);
   char repro[9400], kabs[4096], qk[4200], qc[4200];
-  const char *kspec = ac_kernel_spec_absolute(o->kspecs[r->ks.spec_of[ki]], kabs, sizeof kabs);
+  const char *kspec = ac_kernel_spec_absolute(r->ks->spec[r->ks->spec_of[ki]], kabs, sizeof kabs);
   snprintf(repro, sizeof repro, "attncheck check --kernel %s%s %s", ac_shquote(kspec, qk, sizeof qk) ? qk : kspec,
            o->a.repro_opts, ac_shquote(cs, qc, sizeof qc) ? qc : cs);
   ac_report_line(stdout, k->name, cs, rep, &o->a.pol, c->p.dtype);
@@ -127,9 +125,9 @@ static void check_case(check_run *r, int ci)
   }
   ac_judge_lazy_oracle lo;
   ac_judge_lazy_init(&lo);
-  for (int ki = 0; ki < r->ks.n; ki++) {
+  for (int ki = 0; ki < r->ks->n; ki++) {
     ac_report rep;
-    ac_judge_one(r->ks.k[ki], &c, &o->a.j, &lo, &rep);
+    ac_judge_one(r->ks->k[ki], &c, &o->a.j, &lo, &rep);
     r->ran = 1;
     ac_exit_add(&r->ex, &o->a.pol, rep.kinds);
     check_output(r, ki, ci, &c, &rep);
@@ -143,16 +141,15 @@ int ac_cmd_check(int argc, char **argv)
   check_opts o;
   int rc = parse_check_args(argc, argv, &o);
   if (rc != AC_CMD_RUN) return rc;
-  check_run r = {.o = &o};
+  check_run r = {.o = &o, .ks = &o.ks};
   ac_err e;
-  if (ac_judge_kernels_resolve(&r.ks, o.kspecs, o.nks, &e) < 0) {
+  if (ac_judge_kernels_resolve(r.ks, &e) < 0) {
     ac_cmd_error("check", "%s", e.msg);
-    ac_judge_kernels_free(&r.ks);
     return AC_EXIT_USAGE;
   }
   if (o.json && !(r.jf = fopen(o.json, "w"))) {
     ac_cmd_error("check", "cannot write %s", o.json);
-    ac_judge_kernels_free(&r.ks);
+    ac_judge_kernels_free(r.ks);
     return AC_EXIT_USAGE;
   }
   if (r.jf) fputs("[", r.jf);
@@ -161,7 +158,7 @@ int ac_cmd_check(int argc, char **argv)
     fputs("\n]\n", r.jf);
     fclose(r.jf);
   }
-  ac_judge_kernels_free(&r.ks);
+  ac_judge_kernels_free(r.ks);
   if (r.bad_input && !r.ran) return AC_EXIT_USAGE;
   int code = ac_exit_code(&r.ex);
   if (r.bad_input && code == AC_EXIT_OK) return AC_EXIT_USAGE;

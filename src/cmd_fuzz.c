@@ -71,7 +71,7 @@ enum { OPT_OTHER = -2 };
 
 typedef struct {
   ac_campaign_opts c;
-  const char *empty, *generate;
+  const char *generate;
   int64_t gen_index;
 } fuzz_opts;
 
@@ -148,7 +148,7 @@ static int judging_option(fuzz_opts *o, int c, const char *v)
   case O_EMPTY: {
     ac_empty_conv ec;
     if (ac_empty_parse(v, &ec)) return ac_cmd_usage_error("fuzz", "bad --empty-rows '%s' (zero|nan|skip)", v);
-    o->empty = v;
+    o->c.empty_rows = v;
     break;
   }
   case O_TIMEOUT:
@@ -243,13 +243,17 @@ static int parse_fuzz_args(int argc, char **argv, fuzz_opts *o)
     if (r != AC_CMD_RUN) return r;
   }
   if (optind < argc) return ac_cmd_usage_error("fuzz", "unexpected argument '%s'", argv[optind]);
+  if (o->generate) return o->c.out_dir ? AC_CMD_RUN : ac_cmd_usage_error("fuzz", "--generate needs --out FILE.npz");
+  if (!o->c.out_dir) return ac_cmd_usage_error("fuzz", "--out DIR is required");
+  if (!o->c.kernel_spec && !o->c.resume) return ac_cmd_usage_error("fuzz", "--kernel K is required");
+  if (!o->c.resume && o->c.time_s <= 0 && o->c.max_cases <= 0)
+    return ac_cmd_usage_error("fuzz", "give --time D or --cases N");
   return AC_CMD_RUN;
 }
 
 /* --generate: one case of a family, as a campaign with these limits would draw it. */
 static int generate_case(fuzz_opts *o)
 {
-  if (!o->c.out_dir) return ac_cmd_usage_error("fuzz", "--generate needs --out FILE.npz");
   ac_case gc;
   ac_err e;
   if (o->c.lim.max_t <= 0) o->c.lim.max_t = 16384;
@@ -271,10 +275,5 @@ int ac_cmd_fuzz(int argc, char **argv)
   fuzz_opts o;
   int rc = parse_fuzz_args(argc, argv, &o);
   if (rc != AC_CMD_RUN) return rc;
-  if (o.generate) return generate_case(&o);
-  if (!o.c.out_dir) return ac_cmd_usage_error("fuzz", "--out DIR is required");
-  if (!o.c.kernel_spec && !o.c.resume) return ac_cmd_usage_error("fuzz", "--kernel K is required");
-  if (!o.c.resume && o.c.time_s <= 0 && o.c.max_cases <= 0) return ac_cmd_usage_error("fuzz", "give --time D or --cases N");
-  o.c.empty_rows = o.empty;
-  return ac_campaign_run(&o.c);
+  return o.generate ? generate_case(&o) : ac_campaign_run(&o.c);
 }

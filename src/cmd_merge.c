@@ -141,38 +141,55 @@ static int merge_one(const char *src, const char *outdir, const char *sig, int r
   return 0;
 }
 
-/* Before anything is merged: every finding to be re-run must have a kernel it may run on (one
- * line and 1 when one has not: a recorded command or plugin is never run unasked). */
-static int refuse_untrusted(char **dirs, int n, const char *out, const char *kernel, int trust)
-{
-  for (int i = 0; i < n; i++) {
-    char fd[4096];
-    snprintf(fd, sizeof fd, "%s/findings", dirs[i]);
-    DIR *d = opendir(fd);
-    struct dirent *de;
-    while (d && (de = readdir(d))) {
-      if (de->d_name[0] == '.') continue;
-      char src[4400], dst[4400], spec[2048];
-      snprintf(src, sizeof src, "%s/%s", fd, de->d_name);
-      snprintf(dst, sizeof dst, "%s/findings/%s", out, de->d_name);
-      ac_err e;
-      if (access(dst, F_OK) != 0 && ac_finding_kernel(src, kernel, trust, spec, sizeof spec, &e)) {
-        closedir(d);
-        ac_cmd_error("merge", "%s; nothing merged (or merge with --no-rerun)", e.msg);
-        return 1;
-      }
-    }
-    if (d) closedir(d);
-  }
-  return 0;
-}
-
 typedef struct {
   const char *out, *kernel;
   int rerun, trust;
   char **dirs;
   int ndirs;
 } merge_opts;
+
+/* Calls fn(ctx, path, name) for each entry of dir/sub whose name does not start with '.', until
+ * one answers nonzero; that answer, or 0. */
+static int each_entry(const char *dir, const char *sub, int (*fn)(void *ctx, const char *path, const char *name),
+                      void *ctx)
+{
+  char dp[4096];
+  snprintf(dp, sizeof dp, "%s/%s", dir, sub);
+  DIR *d = opendir(dp);
+  struct dirent *de;
+  int rc = 0;
+  while (!rc && d && (de = readdir(d))) {
+    if (de->d_name[0] == '.') continue;
+    char p[4400];
+    snprintf(p, sizeof p, "%s/%s", dp, de->d_name);
+    rc = fn(ctx, p, de->d_name);
+  }
+  if (d) closedir(d);
+  return rc;
+}
+
+/* 1 (with one line) when finding src, new to OUT, has no kernel it may be re-run on. */
+static int untrusted(void *ctx, const char *src, const char *sig)
+{
+  const merge_opts *o = ctx;
+  char dst[4400], spec[2048];
+  snprintf(dst, sizeof dst, "%s/findings/%s", o->out, sig);
+  ac_err e;
+  if (access(dst, F_OK) != 0 && ac_finding_kernel(src, o->kernel, o->trust, spec, sizeof spec, &e)) {
+    ac_cmd_error("merge", "%s; nothing merged (or merge with --no-rerun)", e.msg);
+    return 1;
+  }
+  return 0;
+}
+
+/* Before anything is merged: every finding to be re-run must have a kernel it may run on (one
+ * line and 1 when one has not: a recorded command or plugin is never run unasked). */
+static int refuse_untrusted(const merge_opts *o)
+{
+  for (int i = 0; i < o->ndirs; i++)
+    if (each_entry(o->dirs[i], "findings", untrusted, (void *)o)) return 1;
+  return 0;
+}
 
 static int parse_merge_args(int argc, char **argv, merge_opts *o)
 {
@@ -215,7 +232,7 @@ static int check_dirs(const merge_opts *o)
       return AC_EXIT_USAGE;
     }
   }
-  if (o->rerun && refuse_untrusted(o->dirs, o->ndirs, o->out, o->kernel, o->trust)) return AC_EXIT_USAGE;
+  if (o->rerun && refuse_untrusted(o)) return AC_EXIT_USAGE;
   return AC_CMD_RUN;
 }
 
@@ -245,6 +262,7 @@ static int open_out(const merge_opts *o, int *lock_fd)
 /* The counts of one merge. */
 typedef struct {
   const merge_opts *o;
+  const char *dir;   /* the campaign directory being merged */
   int64_t cases, merged, dup, not_repro;
   fam_counts fams;
   int any_fail, any_err;
@@ -263,17 +281,18 @@ static int recorded_kind(const char *src, ac_verdict_kind *k)
   return ac_verdict_parse(kind, k) == 0;
 }
 
-/* Finding src (named sig) of campaign dir into OUT unless OUT holds its signature already,
- * re-run first unless --no-rerun. */
-static void merge_finding(merge_state *m, const char *dir, const char *src, const char *sig)
+/* Finding src (named sig) of the campaign directory into OUT unless OUT holds its signature
+ * already, re-run first unless --no-rerun. */
+static int merge_finding(void *ctx, const char *src, const char *sig)
 {
+  merge_state *m = ctx;
   const merge_opts *o = m->o;
   char dst[4400];
   snprintf(dst, sizeof dst, "%s/findings/%s", o->out, sig);
   struct stat st;
   if (stat(dst, &st) == 0) {
     m->dup++;
-    return;
+    return 0;
   }
   ac_verdict_kind k;
   int have_kind = recorded_kind(src, &k), reproduced = 1;
@@ -289,48 +308,47 @@ static void merge_finding(merge_state *m, const char *dir, const char *src, cons
       reproduced = have_kind && (kinds & (1u << k));
     }
   }
-  if (merge_one(src, o->out, sig, reproduced, dir, &e)) {
+  if (merge_one(src, o->out, sig, reproduced, m->dir, &e)) {
     fprintf(stderr, "attncheck merge: %s\n", e.msg);
     m->any_err = 1;
-    return;
+    return 0;
   }
   m->merged++;
   if (!reproduced) m->not_repro++;
   if (reproduced && have_kind && m->pol.p[k] == AC_POLICY_FAIL) m->any_fail = 1;
+  return 0;
 }
 
-/* The corpus of dir (a union by file name) and its log, appended with the source named. */
-static void merge_corpus_and_log(const merge_opts *o, const char *dir)
+/* A corpus file into OUT/corpus unless one of its name is there. */
+static int copy_new(void *ctx, const char *src, const char *name)
 {
-  char cd[4096];
-  snprintf(cd, sizeof cd, "%s/corpus", dir);
-  DIR *d = opendir(cd);
-  struct dirent *de;
-  while (d && (de = readdir(d))) {
-    if (de->d_name[0] == '.') continue;
-    char src[4400], dst[4400];
-    snprintf(src, sizeof src, "%s/%s", cd, de->d_name);
-    snprintf(dst, sizeof dst, "%s/corpus/%s", o->out, de->d_name);
-    if (access(dst, F_OK) != 0) copy_file(src, dst);
-  }
-  if (d) closedir(d);
+  const merge_opts *o = ctx;
+  char dst[4400];
+  snprintf(dst, sizeof dst, "%s/corpus/%s", o->out, name);
+  if (access(dst, F_OK) != 0) copy_file(src, dst);
+  return 0;
+}
+
+/* dir's log appended to OUT's with the source named. */
+static void append_log(const merge_opts *o, const char *dir)
+{
   char lp[4096], lo[4096];
   snprintf(lp, sizeof lp, "%s/log.jsonl", dir);
   snprintf(lo, sizeof lo, "%s/log.jsonl", o->out);
   FILE *in = fopen(lp, "r");
-  if (in) {
-    FILE *f = fopen(lo, "a");
-    if (f) {
-      fprintf(f, "{\"event\":\"merge\",\"from\":\"%s\"}\n", dir);
-      char line[4096];
-      while (fgets(line, sizeof line, in)) fputs(line, f);
-      fclose(f);
-    }
-    fclose(in);
+  if (!in) return;
+  FILE *f = fopen(lo, "a");
+  if (f) {
+    fprintf(f, "{\"event\":\"merge\",\"from\":\"%s\"}\n", dir);
+    char line[4096];
+    while (fgets(line, sizeof line, in)) fputs(line, f);
+    fclose(f);
   }
+  fclose(in);
 }
 
-/* One campaign directory: its findings, and unless it was merged before, its cases, corpus and log. */
+/* One campaign directory: its findings, and unless it was merged before, its cases, its corpus
+ * (a union by file name) and its log. */
 static void merge_dir(merge_state *m, const char *dir)
 {
   int again = !strcmp(dir, m->o->out) || already_merged(m->o->out, dir);
@@ -338,32 +356,26 @@ static void merge_dir(merge_state *m, const char *dir)
     m->cases += stats_cases(dir);
     stats_families(dir, &m->fams);
   }
-  char fd[4096];
-  snprintf(fd, sizeof fd, "%s/findings", dir);
-  DIR *d = opendir(fd);
-  struct dirent *de;
-  while (d && (de = readdir(d))) {
-    if (de->d_name[0] == '.') continue;
-    char src[4400];
-    snprintf(src, sizeof src, "%s/%s", fd, de->d_name);
-    merge_finding(m, dir, src, de->d_name);
-  }
-  if (d) closedir(d);
-  if (!again) merge_corpus_and_log(m->o, dir);
+  m->dir = dir;
+  each_entry(dir, "findings", merge_finding, m);
+  if (again) return;
+  each_entry(dir, "corpus", copy_new, (void *)m->o);
+  append_log(m->o, dir);
+}
+
+static int count(void *ctx, const char *path, const char *name)
+{
+  (void)path, (void)name;
+  ++*(int *)ctx;
+  return 0;
 }
 
 /* OUT/stats, OUT/report.html and the summary. */
 static void merge_finish(const merge_state *m)
 {
   const char *out = m->o->out;
-  char fo[4096];
-  snprintf(fo, sizeof fo, "%s/findings", out);
   int nfind = 0;
-  DIR *d = opendir(fo);
-  struct dirent *de;
-  while (d && (de = readdir(d)))
-    if (de->d_name[0] != '.') nfind++;
-  if (d) closedir(d);
+  each_entry(out, "findings", count, &nfind);
   char stats[8192];
   int n = snprintf(stats, sizeof stats, "state=merged\ncases=%lld\nfindings=%d\nmerged_now=%lld\nduplicates=%lld\nnot_reproduced=%lld\n",
                    (long long)m->cases, nfind, (long long)m->merged, (long long)m->dup, (long long)m->not_repro);

@@ -42,8 +42,9 @@ static FILE *open_out(const char *path)
 
 typedef struct {
   ac_judge_args a;
-  const char *kspecs[32], *only[64];
-  int nks, nonly, stop, list, norepeat, quiet;
+  ac_judge_kernels ks;   /* the --kernel specs; resolved by the run */
+  const char *only[64];
+  int nonly, stop, list, norepeat, quiet;
   const char *tap, *junit, *html;
   uint32_t dtypes;
   ac_suite_kind kind;
@@ -57,15 +58,14 @@ static const char *kind_name(ac_suite_kind kind)
 enum { O_KERNEL = 256, O_SUITE, O_TAP, O_JUNIT, O_HTML, O_CASE, O_DTYPES, O_STOP, O_LIST, O_NOREPEAT };
 
 /* One option of suite itself (those it shares with check and compare are in judge_args). */
-static int suite_option(suite_opts *o, int ch, const char *v, char **argv)
+static int suite_option(void *ctx, int ch, const char *v, char **argv)
 {
+  suite_opts *o = ctx;
   char badname[64];
   switch (ch) {
-  case 'h': usage(stdout); return AC_EXIT_OK;
   case 'q': o->quiet = 1; break;
   case O_KERNEL:
-    if (o->nks == 32) return ac_cmd_usage_error("suite", "--kernel needs a value (at most 32)");
-    o->kspecs[o->nks++] = v;
+    if (ac_judge_kernels_add(&o->ks, v) < 0) return ac_cmd_usage_error("suite", "--kernel needs a value (at most 32)");
     break;
   case O_SUITE:
     if (ac_suite_parse(v, &o->kind) < 0) return ac_cmd_usage_error("suite", "--suite takes ci or full");
@@ -107,20 +107,11 @@ static int parse_suite_args(int argc, char **argv, suite_opts *o)
                                      AC_JUDGE_LONG_OPTIONS,
                                      {NULL, 0, NULL, 0}};
   memset(o, 0, sizeof *o);
-  ac_judge_args_init(&o->a);
   o->dtypes = ~0u;
   o->kind = AC_SUITE_CI;
-  optind = 0;
-  opterr = 0;
-  int ch;
-  while ((ch = getopt_long(argc, argv, ":hq", lo, NULL)) != -1) {
-    int r = ac_judge_args_option(&o->a, "suite", ch, optarg);
-    if (r < 0) return AC_EXIT_USAGE;
-    if (r > 0) continue;
-    if ((r = suite_option(o, ch, optarg, argv)) != AC_CMD_RUN) return r;
-  }
+  int rc = ac_cmd_judge_getopt("suite", &o->a, argc, argv, ":hq", lo, usage, suite_option, o);
+  if (rc != AC_CMD_RUN) return rc;
   if (optind < argc) return ac_cmd_usage_error("suite", "unexpected argument '%s'", argv[optind]);
-  ac_judge_args_finish(&o->a, "suite");
   return AC_CMD_RUN;
 }
 
@@ -157,7 +148,7 @@ static int check_case_names(const suite_opts *o)
 /* The state of one run: the kernels, the reports and the counts per kernel. */
 typedef struct {
   suite_opts *o;
-  ac_judge_kernels ks;
+  ac_judge_kernels *ks;   /* the options' */
   FILE *tf, *jf, *out;
   ac_test_log log;
   ac_suite_cells cells;
@@ -196,10 +187,10 @@ static void suite_output(suite_run *r, int ki, const char *name, const ac_suite_
                          double dt)
 {
   const suite_opts *o = r->o;
-  const ac_kernel *k = r->ks.k[ki];
+  const ac_kernel *k = r->ks->k[ki];
   ac_status st = ac_status_of(&o->a.pol, rep->kinds);
   char repro[5400], kabs[4096], qk[4200];
-  const char *kspec = ac_kernel_spec_absolute(o->kspecs[r->ks.spec_of[ki]], kabs, sizeof kabs);
+  const char *kspec = ac_kernel_spec_absolute(r->ks->spec[r->ks->spec_of[ki]], kabs, sizeof kabs);
   snprintf(repro, sizeof repro, "attncheck suite --kernel %s%s%s --case %s", ac_shquote(kspec, qk, sizeof qk) ? qk : kspec,
            o->kind == AC_SUITE_FULL ? " --suite full" : "", o->a.repro_opts, name);
   char *line = NULL, *detail = NULL;
@@ -217,7 +208,7 @@ static void suite_output(suite_run *r, int ki, const char *name, const ac_suite_
   }
   if (ll && line[ll - 1] == '\n') line[ll - 1] = 0;
   char tname[300];
-  if (r->ks.n > 1) snprintf(tname, sizeof tname, "%s %s", k->name, name);
+  if (r->ks->n > 1) snprintf(tname, sizeof tname, "%s %s", k->name, name);
   else snprintf(tname, sizeof tname, "%s", name);
   ac_test_log_add(&r->log, tname, st, line, st == AC_STATUS_SKIP ? rep->note : detail, dt);
   if (o->html)
@@ -246,7 +237,7 @@ static int suite_case(suite_run *r, int64_t x, const char *user_rows, int user_r
   ac_suite_describe(o->kind, x, name, sizeof name, &cdt);
   if (!wanted(o, name, cdt)) return 1;
   int any = 0;
-  for (int ki = 0; ki < r->ks.n; ki++) any |= !r->stopped[ki];
+  for (int ki = 0; ki < r->ks->n; ki++) any |= !r->stopped[ki];
   if (!any) return 0;
   ac_suite_case sc;
   ac_err e;
@@ -259,11 +250,11 @@ static int suite_case(suite_run *r, int64_t x, const char *user_rows, int user_r
   o->a.j.repeat = user_repeat || (sc.repeat && !o->norepeat);
   ac_judge_lazy_oracle lo;
   ac_judge_lazy_init(&lo);
-  for (int ki = 0; ki < r->ks.n; ki++) {
+  for (int ki = 0; ki < r->ks->n; ki++) {
     if (r->stopped[ki]) continue;
     double t0 = ac_now();
     ac_report rep;
-    ac_judge_one(r->ks.k[ki], &sc.c, &o->a.j, &lo, &rep);
+    ac_judge_one(r->ks->k[ki], &sc.c, &o->a.j, &lo, &rep);
     double dt = ac_now() - t0;
     r->ksec[ki] += dt;
     ac_exit_add(&r->ex, &o->a.pol, rep.kinds);
@@ -282,10 +273,10 @@ static void suite_finish(suite_run *r)
 {
   const suite_opts *o = r->o;
   const char *kn = kind_name(o->kind);
-  int nk = r->ks.n;
+  int nk = r->ks->n;
   for (int ki = 0; ki < nk; ki++)
     fprintf(r->out, "suite %s: %s: %lld pass, %lld warn, %lld fail, %lld skip, %lld error%s (%.1f s)\n", kn,
-            r->ks.k[ki]->name, (long long)r->counts[ki][AC_STATUS_PASS], (long long)r->counts[ki][AC_STATUS_WARN],
+            r->ks->k[ki]->name, (long long)r->counts[ki][AC_STATUS_PASS], (long long)r->counts[ki][AC_STATUS_WARN],
             (long long)r->counts[ki][AC_STATUS_FAIL], (long long)r->counts[ki][AC_STATUS_SKIP],
             (long long)r->counts[ki][AC_STATUS_ERROR], r->stopped[ki] ? ", stopped at the first FAIL" : "",
             r->ksec[ki]);
@@ -295,13 +286,13 @@ static void suite_finish(suite_run *r)
   }
   if (r->jf) {
     char sname[300];
-    snprintf(sname, sizeof sname, "attncheck.suite.%s.%s", kn, nk == 1 ? r->ks.k[0]->name : "kernels");
+    snprintf(sname, sizeof sname, "attncheck.suite.%s.%s", kn, nk == 1 ? r->ks->k[0]->name : "kernels");
     ac_junit_write(r->jf, sname, &r->log);
     if (r->jf != stdout) fclose(r->jf);
   }
   if (o->html) {
     const char **names = ac_xmalloc(sizeof(char *) * (size_t)(nk ? nk : 1));
-    for (int ki = 0; ki < nk; ki++) names[ki] = r->ks.k[ki]->name;
+    for (int ki = 0; ki < nk; ki++) names[ki] = r->ks->k[ki]->name;
     ac_err e;
     if (ac_suite_html(o->html, kn, names, nk, &r->cells, &e)) {
       ac_cmd_error("suite", "%s", e.msg);
@@ -317,20 +308,19 @@ int ac_cmd_suite(int argc, char **argv)
   int rc = parse_suite_args(argc, argv, &o);
   if (rc != AC_CMD_RUN) return rc;
   if (o.list) return suite_list(&o);
-  if (!o.nks) return ac_cmd_usage_error("suite", "--kernel is required");
+  if (!o.ks.nspec) return ac_cmd_usage_error("suite", "--kernel is required");
   if ((rc = check_case_names(&o)) != AC_CMD_RUN) return rc;
-  suite_run r = {.o = &o};
+  suite_run r = {.o = &o, .ks = &o.ks};
   ac_err e;
-  if (ac_judge_kernels_resolve(&r.ks, o.kspecs, o.nks, &e) < 0) {
+  if (ac_judge_kernels_resolve(r.ks, &e) < 0) {
     ac_cmd_error("suite", "%s", e.msg);
-    ac_judge_kernels_free(&r.ks);
     return AC_EXIT_USAGE;
   }
   if ((rc = open_reports(&r)) != AC_CMD_RUN) {
-    ac_judge_kernels_free(&r.ks);
+    ac_judge_kernels_free(r.ks);
     return rc;
   }
-  size_t nk = (size_t)(r.ks.n ? r.ks.n : 1);
+  size_t nk = (size_t)(r.ks->n ? r.ks->n : 1);
   r.stopped = ac_xcalloc(nk, sizeof(int));
   r.counts = ac_xcalloc(nk, sizeof *r.counts);
   r.ksec = ac_xcalloc(nk, sizeof(double));
@@ -342,7 +332,7 @@ int ac_cmd_suite(int argc, char **argv)
   suite_finish(&r);
   ac_suite_cells_free(&r.cells);
   ac_test_log_free(&r.log);
-  ac_judge_kernels_free(&r.ks);
+  ac_judge_kernels_free(r.ks);
   free(r.stopped);
   free(r.counts);
   free(r.ksec);

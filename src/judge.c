@@ -54,12 +54,21 @@ int ac_judge_precision(const ac_kernel *k, const ac_judge_opts *o, ac_dtype t, c
   return ac_judge_precision_of(k, o->precision_override, o->run.timeout_s, t, out, e);
 }
 
-int ac_judge_kernels_resolve(ac_judge_kernels *ks, const char *const *specs, int nspecs, ac_err *e)
+int ac_judge_kernels_add(ac_judge_kernels *ks, const char *spec)
 {
-  memset(ks, 0, sizeof *ks);
-  for (int x = 0; x < nspecs; x++) {
+  if (ks->nspec == AC_JUDGE_MAX_SPECS) return -1;
+  ks->spec[ks->nspec++] = spec;
+  return 0;
+}
+
+int ac_judge_kernels_resolve(ac_judge_kernels *ks, ac_err *e)
+{
+  for (int x = 0; x < ks->nspec; x++) {
     int before = ks->n;
-    if (ac_kernel_resolve(specs[x], &ks->k, &ks->n, e) < 0) return -1;
+    if (ac_kernel_resolve(ks->spec[x], &ks->k, &ks->n, e) < 0) {
+      ac_judge_kernels_free(ks);
+      return -1;
+    }
     ks->spec_of = ac_xrealloc(ks->spec_of, sizeof(int) * (size_t)(ks->n ? ks->n : 1));
     for (int y = before; y < ks->n; y++) ks->spec_of[y] = x;
   }
@@ -71,7 +80,9 @@ void ac_judge_kernels_free(ac_judge_kernels *ks)
   for (int x = 0; x < ks->n; x++) ac_kernel_free(ks->k[x]);
   free(ks->k);
   free(ks->spec_of);
-  memset(ks, 0, sizeof *ks);
+  ks->k = NULL;
+  ks->spec_of = NULL;
+  ks->n = 0;
 }
 
 void ac_judge_lazy_init(ac_judge_lazy_oracle *lo)

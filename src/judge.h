@@ -58,13 +58,19 @@ int ac_judge_kernel(const ac_kernel *k, const ac_case *c, const ac_oracle_result
 int ac_judge_baseline(const ac_case *c, const ac_oracle_result *r, const ac_judge_opts *o, double *maxerr, ac_err *e);
 /* The kernels that a command's --kernel options name, in option order; one spec may name several
  * (a plugin's kernels): spec_of[i] is the option kernel i came from. */
+#define AC_JUDGE_MAX_SPECS 32
 typedef struct {
+  const char *spec[AC_JUDGE_MAX_SPECS];
+  int nspec;
   ac_kernel **k;
   int n;
   int *spec_of;
 } ac_judge_kernels;
-/* -1 with e set at the first spec that does not resolve; ac_judge_kernels_free in either case. */
-int ac_judge_kernels_resolve(ac_judge_kernels *ks, const char *const *specs, int nspecs, ac_err *e);
+/* Adds a spec (ks zeroed before the first); -1 when AC_JUDGE_MAX_SPECS are there already. */
+int ac_judge_kernels_add(ac_judge_kernels *ks, const char *spec);
+/* Resolves the specs: -1 with e set at the first that does not resolve (no kernel is left to
+ * free); else 0 and ac_judge_kernels_free after use. */
+int ac_judge_kernels_resolve(ac_judge_kernels *ks, ac_err *e);
 void ac_judge_kernels_free(ac_judge_kernels *ks);
 /* The oracle of one case, computed for the first kernel that needs it. */
 typedef struct {

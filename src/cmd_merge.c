@@ -238,7 +238,7 @@ static int check_dirs(const merge_opts *o)
 
 /* OUT/findings and OUT/corpus made, and OUT locked: it is written by one process at a time, not
  * while a campaign or another merge runs there. */
-static int open_out(const merge_opts *o, int *lock_fd)
+static int lock_out(const merge_opts *o, int *lock_fd)
 {
   ac_err e;
   char fo[4096], co[4096];
@@ -397,7 +397,7 @@ int ac_cmd_merge(int argc, char **argv)
   int rc = parse_merge_args(argc, argv, &o);
   if (rc != AC_CMD_RUN) return rc;
   int lock_fd;
-  if ((rc = check_dirs(&o)) != AC_CMD_RUN || (rc = open_out(&o, &lock_fd)) != AC_CMD_RUN) return rc;
+  if ((rc = check_dirs(&o)) != AC_CMD_RUN || (rc = lock_out(&o, &lock_fd)) != AC_CMD_RUN) return rc;
   ac_campaign_clean_tmp(o.out);
   merge_state m = {.o = &o, .cases = stats_cases(o.out)};
   stats_families(o.out, &m.fams);

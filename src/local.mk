@@ -8,7 +8,7 @@ src_libac_core_a_SOURCES = \
 	src/rng.c src/rng.h \
 	src/problem.c src/problem.h \
 	src/npz.c src/npz.h \
-	src/casefile.c src/casefile.h \
+	src/casefile.c src/casefile.h src/casemeta.c \
 	src/casefile_variants.c src/casefile_variants.h \
 	src/variants.c src/variants.h \
 	src/vgen.c src/vgen.h \

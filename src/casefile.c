@@ -2,6 +2,7 @@
 #include "config.h"
 #include "casefile.h"
 #include "variants.h"
+#include "casefile_variants.h"
 #include <json-c/json.h>
 #include <math.h>
 #include <stdio.h>
@@ -266,7 +267,7 @@ static int reserved(const char *name)
   static const char *const r[] = {"q", "k", "v", "o", "lse", "meta.json"};
   for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
     if (!strcmp(name, r[i])) return 1;
-  return 0;
+  return ac_variants_member_name(name);
 }
 
 int ac_case_write_ex(const ac_case *c, const char *path, const ac_npz_member *extra, int nextra, ac_err *e)
@@ -317,6 +318,7 @@ int ac_case_write_ex(const ac_case *c, const char *path, const ac_npz_member *ex
   json_object_object_add(m, "generator", json_object_new_string(c->generator[0] ? c->generator : "external"));
   json_object_object_add(m, "params", params);
   json_object_object_add(m, "tool_version", json_object_new_string(PACKAGE_VERSION));
+  ac_variants_meta_write(m, &p);
   const char *text = json_object_to_json_string_ext(m, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
   char *meta = ac_xstrdup(text);
   json_object_put(m);
@@ -334,6 +336,7 @@ int ac_case_write_ex(const ac_case *c, const char *path, const ac_npz_member *ex
     goto abort;
   if (c->has_o && ac_npz_add_array(w, "o", descr, 4, os, c->o, (size_t)s.o * es, e) != 0) goto abort;
   if (c->has_lse && ac_npz_add_array(w, "lse", "<f4", 3, os, c->lse, (size_t)s.rows * 4, e) != 0) goto abort;
+  if (ac_variants_members_write(w, c, e) != 0) goto abort;
   for (int i = 0; i < nextra; i++) {
     const ac_npz_member *x = &extra[i];
     if (reserved(x->name)) {
@@ -432,6 +435,7 @@ static int read_from(ac_case *c, ac_npz *z, ac_err *e)
     c->lse = ac_xmalloc((size_t)s.rows * sizeof(float));
     if (ac_npz_read_into(z, "lse", c->lse, (size_t)s.rows * sizeof(float), e) != 0) goto fail;
   }
+  if (ac_variants_members_read(z, c, e) != 0) goto fail;
   return 0;
 fail:
   ac_case_free(c);

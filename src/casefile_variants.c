@@ -97,11 +97,10 @@ static int read_softcap(json_object *v, ac_features *f, const char *path, ac_err
   return 0;
 }
 
-int ac_variants_meta_read(json_object *meta, ac_case *c, const char *path, ac_err *e)
+int ac_variants_meta_read(json_object *v, ac_case *c, const char *path, ac_err *e)
 {
   ac_features_plain(&c->p);
-  json_object *v, *x;
-  if (!json_object_object_get_ex(meta, "variants", &v)) return 0;
+  json_object *x;
   if (!json_object_is_type(v, json_type_object)) return ac_err_set(e, "%s: meta.json \"variants\" is not an object", path);
   ac_features *f = &c->p.f;
   if (read_features(v, f, path, e)) return -1;

@@ -18,8 +18,9 @@
 int ac_variants_member_name(const char *name);
 /* Adds "variants" to meta for a variant case (nothing for a plain one). */
 void ac_variants_meta_write(json_object *meta, const ac_problem *p);
-/* Reads "variants" (absent: a plain case) into c->p.f; -1 with "PATH: meta.json variants...". */
-int ac_variants_meta_read(json_object *meta, ac_case *c, const char *path, ac_err *e);
+/* Reads the value of meta.json's "variants" into c->p.f (after the dtype was read); -1 with
+ * "PATH: meta.json variants...". A case without "variants" is plain (ac_case_init's zeros). */
+int ac_variants_meta_read(json_object *variants, ac_case *c, const char *path, ac_err *e);
 /* Writes the variant members of c. */
 int ac_variants_members_write(ac_npz_writer *w, const ac_case *c, ac_err *e);
 /* Checks every variant member against meta.json (shapes set the broadcast extents), the sizes

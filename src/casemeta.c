@@ -1,6 +1,7 @@
 /* casemeta.c: reading meta.json (schema 1) of a case file, field by field through one table. */
 #include "config.h"
 #include "casefile.h"
+#include "casefile_variants.h"
 #include <json-c/json.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -160,6 +161,13 @@ static int read_scale(const meta_field *f, json_object *v, void *dst, ac_case *c
   return 0;
 }
 
+/* The attention variants (casefile_variants.h). */
+static int read_variants(const meta_field *f, json_object *v, void *dst, ac_case *c, const char *path, ac_err *e)
+{
+  (void)f, (void)dst;
+  return ac_variants_meta_read(v, c, path, e);
+}
+
 #define AT(member) offsetof(ac_case, member), sizeof(((ac_case *)0)->member)
 
 /* The fields in the order they are checked (the first problem is the one reported). */
@@ -181,6 +189,7 @@ static const meta_field fields[] = {
   {"generator", 0, read_text, AT(generator), NULL},
   {"tool_version", 0, read_text, AT(tool_version), NULL},
   {"params", 0, read_object, AT(params_json), NULL},
+  {"variants", 0, read_variants, 0, 0, NULL},
 };
 
 /* text as one JSON object and nothing after it but white space; NULL with a message. */

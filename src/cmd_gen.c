@@ -10,6 +10,7 @@
 #include "casefile.h"
 #include "commands.h"
 #include "rng.h"
+#include "vgen.h"
 #include "util.h"
 
 static void usage(FILE *f)
@@ -39,6 +40,17 @@ static void usage(FILE *f)
           "                      bthd (heads interleaved per position), bthd-padded; strided = padded\n"
           "  --pad N             elements of gap after each row of d (default 8 for the padded layouts)\n"
           "  --mem-cap SIZE      refuse cases larger than SIZE bytes (default 8G)\n"
+          "attention variants (docs/variants.md; tensors drawn from stream 11 of the seed):\n"
+          "  --window L,R        sliding window: keys i+off-L .. i+off+R visible (-1 = unbounded)\n"
+          "  --window-align A    bottom-right (off = tk - tq, FlashAttention; default) or top-left (off = 0)\n"
+          "  --softcap C         s = C tanh(s / C), C finite and > 0\n"
+          "  --alibi M           ALiBi slopes m_h = M 2^(-8(h+1)/H) (binary32); --alibi-per-batch: [B][H]\n"
+          "  --bias P            additive bias: normal[:SIGMA], neginf-blocks, neginf-rows, sentinel:VALUE,\n"
+          "                      nan-masked, ramp[:HEIGHT]; --bias-dtype T (default: the case's dtype);\n"
+          "                      --bias-broadcast b|h|bh stores extent 1 over batch and/or heads\n"
+          "  --bool-mask P       boolean mask: random, banded, empty-middle, sparse; --mask-broadcast b|h|bh\n"
+          "  --sinks P           a sink logit per head: normal, dominant, vanishing\n"
+          "  --descale P         fp32 descales of q, k, v per (batch, kv head): normal, tiny, huge\n"
           "  --help\n\n"
           "Values are rounded once, to nearest even, into the dtype (e4m3 saturates).\n"
           "exit: 0 written; 2 bad usage or the file could not be written.\n");
@@ -46,7 +58,9 @@ static void usage(FILE *f)
 
 enum {
   O_OUT = 256, O_EXAMPLE, O_DTYPE, O_MASK, O_BATCH, O_HEADS, O_KVHEADS, O_T, O_TQ, O_TK, O_DK, O_DV,
-  O_SCALE, O_SEED, O_CASEINDEX, O_DIST, O_MEAN, O_SIGMA, O_LO, O_HI, O_LAYOUT, O_PAD, O_MEMCAP, O_HELP
+  O_SCALE, O_SEED, O_CASEINDEX, O_DIST, O_MEAN, O_SIGMA, O_LO, O_HI, O_LAYOUT, O_PAD, O_MEMCAP,
+  O_WINDOW, O_WALIGN, O_SOFTCAP, O_ALIBI, O_ALIBI_PB, O_BIAS, O_BIAS_DTYPE, O_BIAS_BC, O_BMASK, O_MASK_BC,
+  O_SINKS, O_DESCALE, O_HELP
 };
 
 static const struct option opts[] = {
@@ -61,7 +75,14 @@ static const struct option opts[] = {
   {"mean", required_argument, 0, O_MEAN},       {"sigma", required_argument, 0, O_SIGMA},
   {"lo", required_argument, 0, O_LO},           {"hi", required_argument, 0, O_HI},
   {"layout", required_argument, 0, O_LAYOUT},   {"pad", required_argument, 0, O_PAD},
-  {"mem-cap", required_argument, 0, O_MEMCAP},  {"help", no_argument, 0, O_HELP},
+  {"mem-cap", required_argument, 0, O_MEMCAP},
+  {"window", required_argument, 0, O_WINDOW},   {"window-align", required_argument, 0, O_WALIGN},
+  {"softcap", required_argument, 0, O_SOFTCAP}, {"alibi", required_argument, 0, O_ALIBI},
+  {"alibi-per-batch", no_argument, 0, O_ALIBI_PB}, {"bias", required_argument, 0, O_BIAS},
+  {"bias-dtype", required_argument, 0, O_BIAS_DTYPE}, {"bias-broadcast", required_argument, 0, O_BIAS_BC},
+  {"bool-mask", required_argument, 0, O_BMASK}, {"mask-broadcast", required_argument, 0, O_MASK_BC},
+  {"sinks", required_argument, 0, O_SINKS},     {"descale", required_argument, 0, O_DESCALE},
+  {"help", no_argument, 0, O_HELP},
   {0, 0, 0, 0},
 };
 
@@ -106,8 +127,93 @@ static void fill(ac_case *c, ac_rng *r, void *t, size_t n, dist_kind d, double a
   }
 }
 
+/* An index into names (a NULL-terminated list), or -1. */
+static int name_index(const char *const *names, const char *s)
+{
+  for (int i = 0; names[i]; i++)
+    if (!strcmp(names[i], s)) return i;
+  return -1;
+}
+
+/* "b", "h" or "bh": which extents are broadcast. */
+static int parse_bcast(const char *a, int *b, int *h)
+{
+  *b = !strcmp(a, "b") || !strcmp(a, "bh");
+  *h = !strcmp(a, "h") || !strcmp(a, "bh");
+  return *b || *h ? 0 : -1;
+}
+
+/* "PATTERN" or "PATTERN:VALUE" for --bias. */
+static int parse_bias(const char *a, ac_vspec *v)
+{
+  static const char *const names[] = {"normal", "neginf-blocks", "neginf-rows", "sentinel", "nan-masked", "ramp", NULL};
+  char name[32];
+  const char *colon = strchr(a, ':');
+  size_t n = colon ? (size_t)(colon - a) : strlen(a);
+  if (n >= sizeof name) return -1;
+  memcpy(name, a, n);
+  name[n] = 0;
+  int k = name_index(names, name);
+  if (k < 0) return -1;
+  v->bias = k;
+  v->bias_scale = k == AC_VB_SENTINEL ? -1e4 : k == AC_VB_SLOPE ? 4 : 1;
+  if (colon && (parse_double(colon + 1, &v->bias_scale) || (k == AC_VB_NORMAL && v->bias_scale < 0))) return -1;
+  v->used |= AC_FEAT_BIAS;
+  return 0;
+}
+
+/* Applies a variant option; 1 when its value is bad. */
+static int variant_option(ac_vspec *v, int ch, const char *a)
+{
+  static const char *const masks[] = {"random", "banded", "empty-middle", "sparse", NULL};
+  static const char *const sinks[] = {"normal", "dominant", "vanishing", NULL};
+  static const char *const descales[] = {"normal", "tiny", "huge", NULL};
+  int k;
+  char tail;
+  long long l, r;
+  switch (ch) {
+  case O_WINDOW:
+    if (sscanf(a, "%lld,%lld%c", &l, &r, &tail) != 2 || l < -1 || r < -1) return 1;
+    v->win_left = l, v->win_right = r, v->used |= AC_FEAT_WINDOW;
+    return 0;
+  case O_WALIGN:
+    if (strcmp(a, "top-left") && strcmp(a, "bottom-right")) return 1;
+    v->win_top_left = !strcmp(a, "top-left");
+    return 0;
+  case O_SOFTCAP:
+    v->used |= AC_FEAT_SOFTCAP;
+    return parse_double(a, &v->softcap) || !(v->softcap > 0);
+  case O_ALIBI:
+    v->used |= AC_FEAT_ALIBI;
+    return parse_double(a, &v->alibi_max) || v->alibi_max < 0;
+  case O_ALIBI_PB: v->alibi_per_batch = 1; return 0;
+  case O_BIAS: return parse_bias(a, v) != 0;
+  case O_BIAS_DTYPE: {
+    ac_dtype t;
+    if (ac_dtype_parse(a, &t)) return 1;
+    v->bias_dtype = (int)t + 1;
+    return 0;
+  }
+  case O_BIAS_BC: return parse_bcast(a, &v->bias_bcast_b, &v->bias_bcast_h) != 0;
+  case O_MASK_BC: return parse_bcast(a, &v->mask_bcast_b, &v->mask_bcast_h) != 0;
+  case O_BMASK:
+    if ((k = name_index(masks, a)) < 0) return 1;
+    v->bmask = k, v->used |= AC_FEAT_BOOL_MASK;
+    return 0;
+  case O_SINKS:
+    if ((k = name_index(sinks, a)) < 0) return 1;
+    v->sinks = k, v->used |= AC_FEAT_SINKS;
+    return 0;
+  default:
+    if ((k = name_index(descales, a)) < 0) return 1;
+    v->descale = k, v->used |= AC_FEAT_DESCALE;
+    return 0;
+  }
+}
+
 typedef struct {
   const char *out, *example, *layout, *dist_name, *scale_s;
+  ac_vspec variants;
   ac_dtype dtype;
   ac_mask mask;
   int64_t batch, heads, kv_heads, tq, tk, t, dk, dv, pad, case_index;
@@ -152,6 +258,7 @@ static int gen_option(gen_opts *o, int ch, const char *a)
   case O_SIGMA: bad = parse_double(a, &o->sigma) || o->sigma < 0; break;
   case O_LO: bad = parse_double(a, &o->lo); break;
   case O_HI: bad = parse_double(a, &o->hi); break;
+  default: bad = variant_option(&o->variants, ch, a); break;
   }
   o->shape_opts++;
   return bad;
@@ -173,7 +280,7 @@ static int parse_gen_args(int argc, char **argv, gen_opts *o)
     }
     if (ch != 'o' && (ch < O_OUT || ch >= O_HELP)) return ac_cmd_getopt_error(cmd, ch, argv);
     if (gen_option(o, ch, optarg))
-      return ac_cmd_usage_error(cmd, "bad value '%s' for --%s", optarg, opts[ch - O_OUT].name);
+      return ac_cmd_usage_error(cmd, "bad value '%s' for --%s", optarg ? optarg : "", opts[ch - O_OUT].name);
   }
   if (optind < argc) return ac_cmd_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
   if (!o->out) return ac_cmd_usage_error(cmd, "--out FILE is required");
@@ -272,6 +379,7 @@ static int make_case(const gen_opts *o, ac_case *c)
   fill(c, &r, c->k, ac_case_bytes(c, 'k') / es, o->dist, a, b);
   fill(c, &r, c->v, ac_case_bytes(c, 'v') / es, o->dist, a, b);
   c->params_json = params_json(o);
+  if (o->variants.used && ac_vspec_apply(c, &o->variants, o->seed, &e) != 0) return ac_cmd_usage_error(cmd, "%s", e.msg);
   return AC_CMD_RUN;
 }
 

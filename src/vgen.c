@@ -80,6 +80,7 @@ int ac_vspec_apply(ac_case *c, const ac_vspec *v, uint64_t seed, ac_err *e)
   f->bias_h = v->bias_bcast_h ? 1 : p->heads;
   f->mask_b = v->mask_bcast_b ? 1 : p->batch;
   f->mask_h = v->mask_bcast_h ? 1 : p->heads;
+  if (v->bias_dtype > 0) f->bias_dtype = (ac_dtype)(v->bias_dtype - 1);
   if (!(f->used & AC_FEAT_WINDOW)) f->win_left = f->win_right = -1;
   if (ac_features_alloc(c, e)) return -1;
   ac_rng r;

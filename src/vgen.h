@@ -39,6 +39,7 @@ typedef struct {
   int bias;                      /* AC_VB_... */
   double bias_scale;             /* sigma, sentinel value or ramp height */
   int bias_bcast_b, bias_bcast_h;   /* 1: stored with extent 1 (broadcast) */
+  int bias_dtype;                /* ac_dtype + 1 of the bias tensor; 0: the case's dtype */
   int bmask;                     /* AC_VM_... */
   int mask_bcast_b, mask_bcast_h;
   int sinks;                     /* AC_VS_... */

@@ -19,9 +19,9 @@ if HAVE_LIBFUZZER
 AC_LFZ_FLAGS = -std=gnu11 $(WARN_CFLAGS) -g -O1 -ffp-contract=off -fno-omit-frame-pointer \
 	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
 AC_LFZ_COMPILE = $(FUZZ_CC) $(DEFS) $(DEFAULT_INCLUDES) $(AM_CPPFLAGS) $(CPPFLAGS) $(AC_LFZ_FLAGS)
-AC_LFZ_DEPS = $(srcdir)/src/util.h $(srcdir)/src/dtype.h $(srcdir)/src/dtype_mpfr.h $(srcdir)/src/rng.h \
+AC_LFZ_DEPS = $(srcdir)/src/util.h $(srcdir)/src/dtype.h $(srcdir)/src/dtype_mpfr.h $(srcdir)/src/rng.h $(srcdir)/src/npy.h \
 	$(srcdir)/src/problem.h $(srcdir)/src/npz.h $(srcdir)/src/casefile.h $(top_builddir)/config.h
-AC_LFZ_OBJ_LIST = fuzz/lf/util.o fuzz/lf/dtype.o fuzz/lf/dtype_mpfr.o fuzz/lf/rng.o fuzz/lf/problem.o \
+AC_LFZ_OBJ_LIST = fuzz/lf/util.o fuzz/lf/dtype.o fuzz/lf/dtype_mpfr.o fuzz/lf/rng.o fuzz/lf/npy.o fuzz/lf/problem.o \
 	fuzz/lf/npz.o fuzz/lf/casefile.o fuzz/lf/examples.o fuzz/lf/fuzz_case_reader.o
 noinst_PROGRAMS += fuzz/fuzz_case_reader_lf
 fuzz_fuzz_case_reader_lf_SOURCES =
@@ -41,6 +41,9 @@ fuzz/lf/dtype_mpfr.o: $(srcdir)/src/dtype_mpfr.c $(AC_LFZ_DEPS)
 fuzz/lf/rng.o: $(srcdir)/src/rng.c $(AC_LFZ_DEPS)
 	@$(MKDIR_P) fuzz/lf
 	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/rng.c
+fuzz/lf/npy.o: $(srcdir)/src/npy.c $(AC_LFZ_DEPS)
+	@$(MKDIR_P) fuzz/lf
+	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/npy.c
 fuzz/lf/problem.o: $(srcdir)/src/problem.c $(AC_LFZ_DEPS)
 	@$(MKDIR_P) fuzz/lf
 	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/problem.c

@@ -9,6 +9,7 @@ kernels_libac_kernels_a_SOURCES = $(AC_CPU_KERNEL_SOURCES) \
 	kernels/plugin.c kernels/plugin.h \
 	kernels/resolve.c \
 	kernels/exec.c kernels/exec.h kernels/exec_dir.c \
+	kernels/exec_worker.c kernels/exec_priv.h \
 	kernels/exec_decl.c kernels/exec_decl.h \
 	kernels/testkernels/testkernels.h \
 	kernels/testkernels/registry.c \

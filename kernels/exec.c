@@ -121,6 +121,18 @@ static char *substitute(const char *tmpl, const char *in, const char *out)
   return buf;
 }
 
+void ac_exec_shell(const char *command, const char *errpath)
+{
+  int fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  if (fd >= 0) {
+    dup2(fd, 2);
+    close(fd);
+  }
+  ac_child_guard();
+  execl("/bin/sh", "sh", "-c", command, (char *)NULL);
+  _exit(127);
+}
+
 typedef struct {
   const char *command;
   const char *errpath;
@@ -132,19 +144,12 @@ static int run_sh(void *arg)
   /* The command's stdout joins our stderr (our stdout may be a TAP stream); its stderr
    * goes to a file whose last line explains a failure. */
   dup2(2, 1);
-  int fd = open(a->errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  if (fd >= 0) {
-    dup2(fd, 2);
-    close(fd);
-  }
   int devnull = open("/dev/null", O_RDONLY);
   if (devnull >= 0) {
     dup2(devnull, 0);
     close(devnull);
   }
-  ac_child_guard();
-  execl("/bin/sh", "sh", "-c", a->command, (char *)NULL);
-  _exit(127);
+  ac_exec_shell(a->command, a->errpath);
 }
 
 void ac_exec_last_line(const char *path, char *out, size_t n)
@@ -239,8 +244,7 @@ int ac_exec_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *o, ac_r
   memset(r, 0, sizeof *r);
   r->guard_ok = 1;
   r->dtype = c->p.dtype;
-  if (pv && k->kind == AC_KIND_EXEC_PERSISTENT) return ac_exec_persistent_run(k, c, o, r, e);
-  if (!pv || k->kind != AC_KIND_EXEC) {
+  if (!pv || (k->kind != AC_KIND_EXEC && k->kind != AC_KIND_EXEC_PERSISTENT)) {
     r->status = AC_RUN_HARNESS_ERROR;
     snprintf(r->msg, sizeof r->msg, "kernel '%s' is not a usable exec: kernel", k->name);
     return ac_err_set(e, "%s", r->msg);
@@ -252,6 +256,7 @@ int ac_exec_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *o, ac_r
     snprintf(r->msg, sizeof r->msg, "%s", pe.msg);
     return ac_err_set(e, "%s", pe.msg);
   }
+  if (k->kind == AC_KIND_EXEC_PERSISTENT) return ac_exec_persistent_run(k, c, &cn, o, r, e);
   char dir[512], in[600], out[600], errp[600];
   if (ac_exec_make_dir("exec", dir, sizeof dir, &pe)) {
     r->status = AC_RUN_HARNESS_ERROR;

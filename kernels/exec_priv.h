@@ -25,6 +25,9 @@ typedef struct {
 
 #define AC_EXEC_MAX_DEAD 3
 
+/* In a forked child: stderr to errpath (truncated), then /bin/sh -c command; exit status
+ * 127 when it cannot be run. */
+_Noreturn void ac_exec_shell(const char *command, const char *errpath);
 /* Last non-empty line of a small text file, for error messages. */
 void ac_exec_last_line(const char *path, char *out, size_t n);
 /* Reads o (and lse) from the output file into r; KERNEL_ERROR with a message otherwise. */
@@ -33,7 +36,8 @@ void ac_exec_read_outputs(const char *path, const ac_case *c, const ac_counts *c
 /* Ends the worker and its process group: hard kills it at once, otherwise EOF on its stdin
  * first and up to a second to exit. */
 void ac_exec_worker_stop(ac_exec_priv *pv, int hard);
-/* ac_exec_run for an exec-persistent kernel (r already reset). */
-int ac_exec_persistent_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *o, ac_run_result *r, ac_err *e);
+/* ac_exec_run for an exec-persistent kernel (r already reset, cn the case's counts). */
+int ac_exec_persistent_run(const ac_kernel *k, const ac_case *c, const ac_counts *cn, const ac_run_opts *o,
+                           ac_run_result *r, ac_err *e);
 
 #endif

@@ -9,7 +9,6 @@
 #include "config.h"
 #include "exec.h"
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -59,14 +58,7 @@ static int worker_start(ac_exec_priv *pv, ac_err *e)
     ac_child_setup(1);
     dup2(sv[1], 0);
     dup2(sv[1], 1);
-    int fd = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (fd >= 0) {
-      dup2(fd, 2);
-      close(fd);
-    }
-    ac_child_guard();
-    execl("/bin/sh", "sh", "-c", pv->command, (char *)NULL);
-    _exit(127);
+    ac_exec_shell(pv->command, errp);
   }
   setpgid(pid, pid);
   close(sv[1]);
@@ -240,16 +232,11 @@ int ac_exec_declared_limits(const ac_kernel *k, double timeout_s, uint32_t *dtyp
   return 1;
 }
 
-int ac_exec_persistent_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *o, ac_run_result *r, ac_err *e)
+int ac_exec_persistent_run(const ac_kernel *k, const ac_case *c, const ac_counts *cn, const ac_run_opts *o,
+                           ac_run_result *r, ac_err *e)
 {
   ac_exec_priv *pv = k->priv;
-  ac_counts cn;
   ac_err pe;
-  if (ac_problem_counts(&c->p, &cn, &pe)) {
-    r->status = AC_RUN_HARNESS_ERROR;
-    snprintf(r->msg, sizeof r->msg, "%s", pe.msg);
-    return ac_err_set(e, "%s", pe.msg);
-  }
   if (!pv->unusable[0] && worker_ready(pv, o->timeout_s, &pe))
     snprintf(pv->unusable, sizeof pv->unusable, "cannot start the worker: %.400s", pe.msg);
   if (pv->unusable[0]) {
@@ -295,8 +282,8 @@ int ac_exec_persistent_run(const ac_kernel *k, const ac_case *c, const ac_run_op
   } else if (err) {
     ac_exec_decl_error(line, r);
   } else {
-    ac_exec_read_outputs(out, c, &cn, o, r);
-    ac_exec_decl_outputs(&pv->decl, o, cn.rows, r);
+    ac_exec_read_outputs(out, c, cn, o, r);
+    ac_exec_decl_outputs(&pv->decl, o, cn->rows, r);
   }
   unlink(in);
   unlink(out);

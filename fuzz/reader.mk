@@ -19,14 +19,17 @@ if HAVE_LIBFUZZER
 AC_LFZ_FLAGS = -std=gnu11 $(WARN_CFLAGS) -g -O1 -ffp-contract=off -fno-omit-frame-pointer \
 	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
 AC_LFZ_COMPILE = $(FUZZ_CC) $(DEFS) $(DEFAULT_INCLUDES) $(AM_CPPFLAGS) $(CPPFLAGS) $(AC_LFZ_FLAGS)
-AC_LFZ_DEPS = $(srcdir)/src/util.h $(srcdir)/src/dtype.h $(srcdir)/src/dtype_mpfr.h $(srcdir)/src/rng.h $(srcdir)/src/npy.h \
+AC_LFZ_DEPS = $(srcdir)/src/util.h $(srcdir)/src/dtype.h $(srcdir)/src/dtype_mpfr.h $(srcdir)/src/rng.h \
 	$(srcdir)/src/problem.h $(srcdir)/src/npz.h $(srcdir)/src/casefile.h $(top_builddir)/config.h
-AC_LFZ_OBJ_LIST = fuzz/lf/util.o fuzz/lf/dtype.o fuzz/lf/dtype_mpfr.o fuzz/lf/rng.o fuzz/lf/npy.o fuzz/lf/problem.o \
+AC_LFZ_OBJ_LIST = fuzz/lf/util.o fuzz/lf/dtype.o fuzz/lf/dtype_mpfr.o fuzz/lf/rng.o fuzz/lf/problem.o \
 	fuzz/lf/npz.o fuzz/lf/casefile.o fuzz/lf/examples.o fuzz/lf/fuzz_case_reader.o
 noinst_PROGRAMS += fuzz/fuzz_case_reader_lf
 fuzz_fuzz_case_reader_lf_SOURCES =
 fuzz_fuzz_case_reader_lf_LDADD = $(AC_LFZ_OBJ_LIST) $(MPFR_LIBS) $(JSONC_LIBS) $(LIBZIP_LIBS) -lgmp -lm
 fuzz_fuzz_case_reader_lf_LINK = $(FUZZ_CC) -fsanitize=fuzzer,address,undefined -pthread -o $@
+# npz.c reads its members' npy headers with npy.c.
+AC_LFZ_DEPS += $(srcdir)/src/npy.h
+AC_LFZ_OBJ_LIST += fuzz/lf/npy.o
 CLEANFILES += $(AC_LFZ_OBJ_LIST)
 
 fuzz/lf/util.o: $(srcdir)/src/util.c $(AC_LFZ_DEPS)

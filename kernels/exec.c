@@ -26,7 +26,7 @@ int ac_exec_resolve(const char *spec, ac_kernel *k, ac_err *e)
     while (*cmd == ' ') cmd++;
     if (!*cmd) return ac_err_set(e, "kernel '%s': empty command", spec);
     k->kind = AC_KIND_EXEC_PERSISTENT;
-    ac_exec_priv *pv = ac_xcalloc(1, sizeof *pv);
+    exec_priv *pv = ac_xcalloc(1, sizeof *pv);
     pv->command = ac_xstrdup(cmd);
     pv->fd = -1;
     ac_exec_decl_init(&pv->decl);
@@ -46,7 +46,7 @@ int ac_exec_resolve(const char *spec, ac_kernel *k, ac_err *e)
   if (!*cmd) return ac_err_set(e, "kernel '%s': empty command", spec);
   if (!strstr(cmd, "{in}") || !strstr(cmd, "{out}"))
     return ac_err_set(e, "kernel '%s': the command must contain {in} and {out} (the case and output NPZ paths)", spec);
-  ac_exec_priv *pv = ac_xcalloc(1, sizeof *pv);
+  exec_priv *pv = ac_xcalloc(1, sizeof *pv);
   pv->command = ac_xstrdup(cmd);
   k->priv = pv;
   snprintf(k->name, sizeof k->name, "exec:%s", cmd);
@@ -57,7 +57,7 @@ int ac_exec_resolve(const char *spec, ac_kernel *k, ac_err *e)
 
 void ac_exec_free(ac_kernel *k)
 {
-  ac_exec_priv *pv = k->priv;
+  exec_priv *pv = k->priv;
   if (!pv) return;
   if (k->kind == AC_KIND_EXEC_PERSISTENT) {
     ac_exec_worker_stop(pv, 0);
@@ -70,7 +70,7 @@ void ac_exec_free(ac_kernel *k)
 
 const char *ac_exec_unusable(const ac_kernel *k)
 {
-  const ac_exec_priv *pv = k->priv;
+  const exec_priv *pv = k->priv;
   return pv && k->kind == AC_KIND_EXEC_PERSISTENT && pv->unusable[0] ? pv->unusable : NULL;
 }
 
@@ -233,9 +233,16 @@ void ac_exec_read_outputs(const char *path, const ac_case *c, const ac_counts *c
   r->status = AC_RUN_OK;
 }
 
+int ac_exec_supports(const ac_kernel *k, const ac_problem *p, char *why, size_t n)
+{
+  exec_priv *pv = k->priv;
+  if (n) why[0] = 0;
+  return !pv || k->kind != AC_KIND_EXEC_PERSISTENT || ac_exec_decl_supports(&pv->decl, p, why, n);
+}
+
 int ac_exec_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *o, ac_run_result *r, ac_err *e)
 {
-  ac_exec_priv *pv = k->priv;
+  exec_priv *pv = k->priv;
   ac_run_opts defaults;
   if (!o) {
     ac_run_opts_init(&defaults);

@@ -21,7 +21,7 @@ typedef struct {
   char unusable[480];   /* why no worker can serve (then every run is a HARNESS_ERROR) */
   int64_t seq;
   ac_exec_decl decl;   /* the worker's declaration (exec-persistent) */
-} ac_exec_priv;
+} exec_priv;
 
 #define AC_EXEC_MAX_DEAD 3
 
@@ -35,7 +35,7 @@ void ac_exec_read_outputs(const char *path, const ac_case *c, const ac_counts *c
                           ac_run_result *r);
 /* Ends the worker and its process group: hard kills it at once, otherwise EOF on its stdin
  * first and up to a second to exit. */
-void ac_exec_worker_stop(ac_exec_priv *pv, int hard);
+void ac_exec_worker_stop(exec_priv *pv, int hard);
 /* ac_exec_run for an exec-persistent kernel (r already reset, cn the case's counts). */
 int ac_exec_persistent_run(const ac_kernel *k, const ac_case *c, const ac_counts *cn, const ac_run_opts *o,
                            ac_run_result *r, ac_err *e);

@@ -21,7 +21,7 @@
 #include "exec_decl.h"
 #include "exec_priv.h"
 
-void ac_exec_worker_stop(ac_exec_priv *pv, int hard)
+void ac_exec_worker_stop(exec_priv *pv, int hard)
 {
   if (pv->fd >= 0) close(pv->fd);   /* EOF on its stdin: a well-behaved worker exits */
   pv->fd = -1;
@@ -31,7 +31,7 @@ void ac_exec_worker_stop(ac_exec_priv *pv, int hard)
   pv->pid = 0;
 }
 
-static int worker_start(ac_exec_priv *pv, ac_err *e)
+static int worker_start(exec_priv *pv, ac_err *e)
 {
   if (!pv->dir[0]) {
     if (ac_exec_make_dir("worker", pv->dir, sizeof pv->dir, e)) return -1;
@@ -81,7 +81,7 @@ static int slice_ms(double deadline)
 }
 
 /* Sends the request within the deadline: 1 sent, 0 the worker's end is gone, -1 timeout. */
-static int worker_send(ac_exec_priv *pv, const char *req, size_t n, double deadline)
+static int worker_send(exec_priv *pv, const char *req, size_t n, double deadline)
 {
   size_t off = 0;
   while (off < n) {
@@ -103,7 +103,7 @@ static int worker_send(ac_exec_priv *pv, const char *req, size_t n, double deadl
 /* One line from the worker within the deadline, trailing white space removed: 1 line, 0 EOF,
  * error or the worker ended, -1 timeout. A line longer than the buffer comes back cut to it
  * and the rest of it is dropped as it arrives. */
-static int worker_line(ac_exec_priv *pv, double deadline, char *line, size_t n)
+static int worker_line(exec_priv *pv, double deadline, char *line, size_t n)
 {
   for (;;) {
     char *nl = memchr(pv->buf, '\n', pv->nbuf);
@@ -153,7 +153,7 @@ static const char *error_reply(const char *line)
 
 /* The worker's end of the socket is gone, or it ended: a CRASH of this case. The worker and
  * its group are killed at once (after a moment to collect the status of one that is exiting). */
-static void worker_died(ac_exec_priv *pv, const char *errp, ac_run_result *r)
+static void worker_died(exec_priv *pv, const char *errp, ac_run_result *r)
 {
   int st = 0;
   if (pv->fd >= 0) close(pv->fd);
@@ -182,7 +182,7 @@ static void worker_died(ac_exec_priv *pv, const char *errp, ac_run_result *r)
 
 /* The handshake on a fresh worker: AC_EXEC_HELLO, then one answer line within the time
  * limit. No answer (silence or exit): a worker without the handshake, stopped here. */
-static void worker_greet(ac_exec_priv *pv, double timeout_s)
+static void worker_greet(exec_priv *pv, double timeout_s)
 {
   size_t hl = strlen(AC_EXEC_HELLO);
   double deadline = timeout_s > 0 ? ac_now() + timeout_s : 0;
@@ -197,7 +197,7 @@ static void worker_greet(ac_exec_priv *pv, double timeout_s)
 }
 
 /* A running worker: started (and asked to declare itself the first time) when there is none. */
-static int worker_ready(ac_exec_priv *pv, double timeout_s, ac_err *e)
+static int worker_ready(exec_priv *pv, double timeout_s, ac_err *e)
 {
   if (pv->pid > 0) return 0;
   if (worker_start(pv, e)) return -1;
@@ -208,21 +208,14 @@ static int worker_ready(ac_exec_priv *pv, double timeout_s, ac_err *e)
 
 void ac_exec_prepare(const ac_kernel *k, double timeout_s)
 {
-  ac_exec_priv *pv = k->priv;
+  exec_priv *pv = k->priv;
   ac_err e;
   if (pv && k->kind == AC_KIND_EXEC_PERSISTENT && pv->decl.state == AC_DECL_UNKNOWN) worker_ready(pv, timeout_s, &e);
 }
 
-int ac_exec_supports(const ac_kernel *k, const ac_problem *p, char *why, size_t n)
-{
-  ac_exec_priv *pv = k->priv;
-  if (n) why[0] = 0;
-  return !pv || k->kind != AC_KIND_EXEC_PERSISTENT || ac_exec_decl_supports(&pv->decl, p, why, n);
-}
-
 int ac_exec_declared_limits(const ac_kernel *k, double timeout_s, uint32_t *dtypes, uint32_t *masks)
 {
-  ac_exec_priv *pv = k->priv;
+  exec_priv *pv = k->priv;
   if (!pv || k->kind != AC_KIND_EXEC_PERSISTENT) return 0;
   ac_exec_prepare(k, timeout_s);
   ac_exec_worker_stop(pv, 0);   /* the declaration stays; whoever runs cases starts its own worker */
@@ -235,7 +228,7 @@ int ac_exec_declared_limits(const ac_kernel *k, double timeout_s, uint32_t *dtyp
 int ac_exec_persistent_run(const ac_kernel *k, const ac_case *c, const ac_counts *cn, const ac_run_opts *o,
                            ac_run_result *r, ac_err *e)
 {
-  ac_exec_priv *pv = k->priv;
+  exec_priv *pv = k->priv;
   ac_err pe;
   if (!pv->unusable[0] && worker_ready(pv, o->timeout_s, &pe))
     snprintf(pv->unusable, sizeof pv->unusable, "cannot start the worker: %.400s", pe.msg);

@@ -123,22 +123,8 @@ void ac_or_row_budget(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, const
   free(Ag); free(cols);
 }
 
-void ac_or_row_hull(const ac_or_ws *w, ac_oracle_elem *el)
+void ac_or_hull_finish(const double *lo, const double *hi, int64_t n, int64_t dv, ac_oracle_elem *el)
 {
-  int64_t n = w->n, dv = w->p->dv;
-  const double *vd = w->head->vd;
-  /* max_j |V_j - o| is reached at the largest or the smallest V_j of the column, and rounding
-   * is monotone: round(max_j V_j - o) and round(o - min_j V_j) are the largest of the rounded
-   * differences. One pass over the keys in storage order gives both extremes per column. */
-  double *lo = ac_xmalloc((size_t)(2 * dv) * sizeof *lo), *hi = lo + dv;
-  for (int64_t t = 0; t < dv; t++) lo[t] = INFINITY, hi[t] = -INFINITY;
-  for (int64_t j = 0; j < n; j++) {
-    const double *vj = vd + j * dv;
-    for (int64_t t = 0; t < dv; t++) {
-      if (vj[t] < lo[t]) lo[t] = vj[t];
-      if (vj[t] > hi[t]) hi[t] = vj[t];
-    }
-  }
   for (int64_t t = 0; t < dv; t++) {
     if (el[t].accept != AC_ACCEPT_VALUE) continue;
     long double o = el[t].o, m = 0;
@@ -150,5 +136,22 @@ void ac_or_row_hull(const ac_or_ws *w, ac_oracle_elem *el)
     double md = (double)m;
     el[t].M = (long double)md < m ? nextafter(md, INFINITY) : md;
   }
+}
+
+void ac_or_row_hull(const ac_or_ws *w, ac_oracle_elem *el)
+{
+  int64_t n = w->n, dv = w->p->dv;
+  const double *vd = w->head->vd;
+  /* One pass over the keys in storage order gives both extremes per column. */
+  double *lo = ac_xmalloc((size_t)(2 * dv) * sizeof *lo), *hi = lo + dv;
+  for (int64_t t = 0; t < dv; t++) lo[t] = INFINITY, hi[t] = -INFINITY;
+  for (int64_t j = 0; j < n; j++) {
+    const double *vj = vd + j * dv;
+    for (int64_t t = 0; t < dv; t++) {
+      if (vj[t] < lo[t]) lo[t] = vj[t];
+      if (vj[t] > hi[t]) hi[t] = vj[t];
+    }
+  }
+  ac_or_hull_finish(lo, hi, n, dv, el);
   free(lo);
 }

@@ -114,9 +114,11 @@ CLONES static void add_to(double *restrict a, const double *restrict b, int64_t 
   for (int64_t t = 0; t < dv; t++) a[t] += b[t];
 }
 
+/* The budget sums of one key, and the extremes of V per column for M (the hull term). */
 CLONES static void acc_budget(double *restrict R, double *restrict D, double *restrict S, double *restrict Sp,
-                              double *restrict G, const double *restrict vd, const double *restrict ov, double A,
-                              double at, double as, double ag, int64_t dv)
+                              double *restrict G, double *restrict lo, double *restrict hi,
+                              const double *restrict vd, const double *restrict ov, double A, double at, double as,
+                              double ag, int64_t dv)
 {
   for (int64_t t = 0; t < dv; t++) {
     double v = vd[t], e = fabs(v - ov[t]);
@@ -125,6 +127,18 @@ CLONES static void acc_budget(double *restrict R, double *restrict D, double *re
     S[t] += at * e;
     Sp[t] += as * e;
     G[t] += ag * e;
+    lo[t] = v < lo[t] ? v : lo[t];
+    hi[t] = v > hi[t] ? v : hi[t];
+  }
+}
+
+/* The extremes alone, for a key of weight 0 (it may still carry weight in a kernel). */
+CLONES static void acc_hull(double *restrict lo, double *restrict hi, const double *restrict vd, int64_t dv)
+{
+  for (int64_t t = 0; t < dv; t++) {
+    double v = vd[t];
+    lo[t] = v < lo[t] ? v : lo[t];
+    hi[t] = v > hi[t] ? v : hi[t];
   }
 }
 
@@ -513,22 +527,27 @@ int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t
   row->max_abs_z = (double)zmax;
   row->max_abs_s = w->sc.sign == 0 ? 0 : (double)(cabs * zmax);
   row->m = md;
-  int nt = 5 + nmu;
+  int nt = 7 + nmu;
   double *acc = ac_xcalloc((size_t)(nt * dv), sizeof *acc);
   double *R = acc, *Dd = acc + dv, *S = acc + 2 * dv, *Sp = acc + 3 * dv, *G = acc + 4 * dv;
+  double *vlo = acc + (5 + nmu) * dv, *vhi = vlo + dv;
   double *ov = B.o;
-  for (int64_t t = 0; t < dv; t++) ov[t] = el[t].accept == AC_ACCEPT_VALUE ? el[t].o : 0;
+  for (int64_t t = 0; t < dv; t++) {
+    ov[t] = el[t].accept == AC_ACCEPT_VALUE ? el[t].o : 0;
+    vlo[t] = INFINITY;
+    vhi[t] = -INFINITY;
+  }
   double lcz = 0, ls = 0, fmass[AC_ORACLE_NMU] = {0};
   for (int64_t j = 0; j < n; j++) {
     int64_t g = w->gof[j];
     double A = B.E[g] / L;
-    if (A == 0) continue;
+    const double *vd = hd->vd + j * dv;
+    if (A == 0) { acc_hull(vlo, vhi, vd, dv); continue; }
     double sj = B.sg[g];
     double at = A * B.ta[g], as = A * fabs(sj), ag = A * cabs * (double)w->Zabs[j];
     lcz += ag;
     ls += as;
-    const double *vd = hd->vd + j * dv;
-    acc_budget(R, Dd, S, Sp, G, vd, ov, A, at, as, ag, dv);
+    acc_budget(R, Dd, S, Sp, G, vlo, vhi, vd, ov, A, at, as, ag, dv);
     for (int q = 0; q < nmu; q++)
       if (A < mu[q]) { acc_f(acc + (5 + q) * dv, vd, ov, A, dv); fmass[q] += A; }
   }
@@ -537,6 +556,7 @@ int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t
     el[t].R = R[t]; el[t].D = Dd[t]; el[t].S = S[t]; el[t].Sp = Sp[t]; el[t].G = G[t];
     for (int q = 0; q < nmu; q++) el[t].F[q] = acc[(5 + q) * dv + t];
   }
+  ac_or_hull_finish(vlo, vhi, n, dv, el);
   row->lse_cZ = lcz;
   row->lse_s = ls;
   for (int q = 0; q < nmu; q++) row->Fmass[q] = fmass[q];

@@ -277,6 +277,12 @@ void ac_or_row_budget(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, const
 /* el[t].M = max_j |V_jt - o_t| over the n keys of the head in use (every key that may carry
  * weight in a kernel), for the elements whose only outcome is a value. */
 void ac_or_row_hull(const ac_or_ws *w, ac_oracle_elem *el);
+/* el[t].M from the extremes lo[t], hi[t] of column t over the n keys (lo[t] > hi[t] when
+ * none): max_j |V_j - o| is reached at the largest or the smallest V_j, and rounding is
+ * monotone, so round(hi - o) and round(o - lo) are the largest of the rounded differences.
+ * Shared by ac_or_row_hull and the binary64 pass (fast.c), which finds the extremes in its
+ * budget pass over V. */
+void ac_or_hull_finish(const double *lo, const double *hi, int64_t n, int64_t dv, ac_oracle_elem *el);
 
 /* Bits of the fixed-point sum of column t over n keys, each |V_j| (a window of v_msb - v_lsb
  * bits above the column's lsb) times an integer weight of wbits bits, with a sign bit and one

@@ -72,13 +72,12 @@ static double zdiff(const ac_or_ws *w, const uint64_t *a, const uint64_t *b)
 /* 0 when the column is surely not an exact case (two singleton groups with different V). */
 static int maybe_exact(const ac_or_ws *w, int64_t t)
 {
-  const double *vd = w->head->vd;
   int64_t dv = w->p->dv;
   int have = 0;
   double v0 = 0;
   for (int64_t g = 0; g < w->ng; g++) {
     if (w->gst[g + 1] - w->gst[g] != 1) continue;
-    double v = vd[w->ord[w->gst[g]] * dv + t];
+    double v = ac_or_vval(w->head, (size_t)(w->ord[w->gst[g]] * dv + t));
     if (!have) { v0 = v; have = 1; }
     else if (v != v0) return 0;
   }
@@ -99,16 +98,21 @@ CLONES static void cls_or(uint8_t *restrict cls, const uint8_t *restrict vc, int
   for (int64_t t = 0; t < dv; t++) cls[t] |= (uint8_t)(1u << vc[t]);
 }
 
-CLONES static void acc_nrt(double *restrict bN, double *restrict bR, double *restrict bT, const double *restrict vd,
-                           double e, double et, int64_t dv)
-{
-  for (int64_t t = 0; t < dv; t++) {
-    double a = fabs(vd[t]);
-    bN[t] += e * vd[t];
-    bR[t] += e * a;
-    bT[t] += et * a;
+/* The two V passes read a row of V as binary64 (vd) or binary32 (vf, fastdecode.c): one
+ * definition for both element types, the values widened exactly. */
+#define DEF_ACC_NRT(NAME, T)                                                                                  \
+  CLONES static void NAME(double *restrict bN, double *restrict bR, double *restrict bT, const T *restrict vd, \
+                          double e, double et, int64_t dv)                                                     \
+  {                                                                                                            \
+    for (int64_t t = 0; t < dv; t++) {                                                                         \
+      double v = (double)vd[t], a = fabs(v);                                                                   \
+      bN[t] += e * v;                                                                                          \
+      bR[t] += e * a;                                                                                          \
+      bT[t] += et * a;                                                                                         \
+    }                                                                                                          \
   }
-}
+DEF_ACC_NRT(acc_nrt, double)
+DEF_ACC_NRT(acc_nrt_f, float)
 
 CLONES static void add_to(double *restrict a, const double *restrict b, int64_t dv)
 {
@@ -116,22 +120,24 @@ CLONES static void add_to(double *restrict a, const double *restrict b, int64_t 
 }
 
 /* The budget sums of one key, and the extremes of V per column for M (the hull term). */
-CLONES static void acc_budget(double *restrict R, double *restrict D, double *restrict S, double *restrict Sp,
-                              double *restrict G, double *restrict lo, double *restrict hi,
-                              const double *restrict vd, const double *restrict ov, double A, double at, double as,
-                              double ag, int64_t dv)
-{
-  for (int64_t t = 0; t < dv; t++) {
-    double v = vd[t], e = fabs(v - ov[t]);
-    R[t] += A * fabs(v);
-    D[t] += A * e;
-    S[t] += at * e;
-    Sp[t] += as * e;
-    G[t] += ag * e;
-    lo[t] = v < lo[t] ? v : lo[t];
-    hi[t] = v > hi[t] ? v : hi[t];
+#define DEF_ACC_BUDGET(NAME, T)                                                                                 \
+  CLONES static void NAME(double *restrict R, double *restrict D, double *restrict S, double *restrict Sp,       \
+                          double *restrict G, double *restrict lo, double *restrict hi, const T *restrict vd,     \
+                          const double *restrict ov, double A, double at, double as, double ag, int64_t dv)      \
+  {                                                                                                              \
+    for (int64_t t = 0; t < dv; t++) {                                                                           \
+      double v = (double)vd[t], e = fabs(v - ov[t]);                                                             \
+      R[t] += A * fabs(v);                                                                                       \
+      D[t] += A * e;                                                                                             \
+      S[t] += at * e;                                                                                            \
+      Sp[t] += as * e;                                                                                           \
+      G[t] += ag * e;                                                                                            \
+      lo[t] = v < lo[t] ? v : lo[t];                                                                             \
+      hi[t] = v > hi[t] ? v : hi[t];                                                                             \
+    }                                                                                                            \
   }
-}
+DEF_ACC_BUDGET(acc_budget, double)
+DEF_ACC_BUDGET(acc_budget_f, float)
 
 /* The extremes alone, for a key of weight 0 (it may still carry weight in a kernel). */
 CLONES static void acc_hull(double *restrict lo, double *restrict hi, const double *restrict vd, int64_t dv)
@@ -280,7 +286,8 @@ static void fast_sums(const ac_or_ws *w, fbuf *B, int any_pending)
     lsum[0][0] += e;
     if (g) lsum[0][1] += e;
     lsum[0][2] += et;
-    if (any_pending) acc_nrt(lev, lev + dv, lev + 2 * dv, hd->vd + j * dv, e, et, dv);
+    if (any_pending && hd->vf) acc_nrt_f(lev, lev + dv, lev + 2 * dv, hd->vf + j * dv, e, et, dv);
+    else if (any_pending) acc_nrt(lev, lev + dv, lev + 2 * dv, hd->vd + j * dv, e, et, dv);
     for (int l = 0; ++cnt[l] == BLK; l++) {
       double *dst = l + 1 < NLEV ? lev + (l + 1) * 3 * dv : B->N, *sdst = l + 1 < NLEV ? lsum[l + 1] : top;
       if (any_pending) {
@@ -393,10 +400,10 @@ static void fast_budget(const ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *e
   row->max_abs_z = (double)zmax;
   row->max_abs_s = w->sc.sign == 0 ? 0 : (double)(cabs * zmax);
   row->m = md;
-  int nt = 7 + nmu;
+  int nt = 8 + nmu;
   double *acc = ac_xcalloc((size_t)(nt * dv), sizeof *acc);
   double *R = acc, *Dd = acc + dv, *S = acc + 2 * dv, *Sp = acc + 3 * dv, *G = acc + 4 * dv;
-  double *vlo = acc + (5 + nmu) * dv, *vhi = vlo + dv;
+  double *vlo = acc + (5 + nmu) * dv, *vhi = vlo + dv, *vbuf = vhi + dv;   /* vbuf: V widened */
   double *ov = B->o;
   for (int64_t t = 0; t < dv; t++) {
     ov[t] = el[t].accept == AC_ACCEPT_VALUE ? el[t].o : 0;
@@ -407,15 +414,21 @@ static void fast_budget(const ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *e
   for (int64_t j = 0; j < n; j++) {
     int64_t g = w->gof[j];
     double A = B->E[g] / L;
-    const double *vd = w->head->vd + j * dv;
-    if (A == 0) { acc_hull(vlo, vhi, vd, dv); continue; }
+    const float *vf = w->head->vf ? w->head->vf + j * dv : NULL;
+    const double *vd = vf ? NULL : w->head->vd + j * dv;   /* widened into vbuf where needed */
+    if (A == 0) { acc_hull(vlo, vhi, ac_or_vrow(w->head, j, dv, vbuf), dv); continue; }
     double sj = B->sg[g];
     double at = A * B->ta[g], as = A * fabs(sj), ag = A * cabs * (double)w->Zabs[j];
     lcz += ag;
     ls += as;
-    acc_budget(R, Dd, S, Sp, G, vlo, vhi, vd, ov, A, at, as, ag, dv);
-    for (int q = 0; q < nmu; q++)
-      if (A < mu[q]) { acc_f(acc + (5 + q) * dv, vd, ov, A, dv); fmass[q] += A; }
+    if (vf) acc_budget_f(R, Dd, S, Sp, G, vlo, vhi, vf, ov, A, at, as, ag, dv);
+    else acc_budget(R, Dd, S, Sp, G, vlo, vhi, vd, ov, A, at, as, ag, dv);
+    for (int q = 0; q < nmu; q++) {
+      if (!(A < mu[q])) continue;
+      if (!vd) vd = ac_or_vrow(w->head, j, dv, vbuf);
+      acc_f(acc + (5 + q) * dv, vd, ov, A, dv);
+      fmass[q] += A;
+    }
   }
   for (int64_t t = 0; t < dv; t++) {
     if (el[t].accept != AC_ACCEPT_VALUE) continue;

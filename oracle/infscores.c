@@ -72,7 +72,9 @@ void ac_or_head_pick(ac_or_head *dst, const ac_or_head *src, const ac_problem *p
 {
   int64_t dk = p->dk, dv = p->dv, n = m + nzero;
   int64_t nk = n * dk, nv = n * dv;
-  int k_me = src->km != NULL;   /* the subset keeps the source's K representation */
+  int k_me = src->km != NULL;   /* the subset keeps the source's K representation (kd, vd in binary64) */
+  free(dst->kown); free(dst->vown);
+  dst->kown = NULL; dst->vown = NULL; dst->kf = NULL; dst->vf = NULL;
   if (!k_me) { free(dst->km); free(dst->ke); dst->km = NULL; dst->ke = NULL; }
   if (nk > dst->cap_k || (k_me && !dst->km) || !dst->kd) {
     if (k_me) {
@@ -118,13 +120,13 @@ void ac_or_head_pick(ac_or_head *dst, const ac_or_head *src, const ac_problem *p
       memcpy(dst->km + r * dk, src->km + j * dk, (size_t)dk * sizeof *dst->km);
       memcpy(dst->ke + r * dk, src->ke + j * dk, (size_t)dk * sizeof *dst->ke);
     }
-    memcpy(dst->kd + r * dk, src->kd + j * dk, (size_t)dk * sizeof *dst->kd);
+    for (int64_t t = 0; t < dk; t++) dst->kd[r * dk + t] = ac_or_kval(src, (size_t)(j * dk + t));
     dst->kbad[r] = src->kbad[j];
     if (with_me) {
       memcpy(dst->vm + r * dv, src->vm + j * dv, (size_t)dv * sizeof *dst->vm);
       memcpy(dst->ve + r * dv, src->ve + j * dv, (size_t)dv * sizeof *dst->ve);
     }
-    memcpy(dst->vd + r * dv, src->vd + j * dv, (size_t)dv * sizeof *dst->vd);
+    for (int64_t t = 0; t < dv; t++) dst->vd[r * dv + t] = ac_or_vval(src, (size_t)(j * dv + t));
     memcpy(dst->vcls + r * dv, src->vcls + j * dv, (size_t)dv);
   }
   /* The head's windows (lsb, msb over all its keys) contain the subset's: the fixed-point

@@ -45,7 +45,7 @@ int ac_or_inf_classify(ac_or_ws *w, int64_t b, int64_t h, int64_t i, int64_t n, 
   ac_or_q_values(w, b, h, i, q);
   int row = AC_SCLS_FINITE;
   for (int64_t j = 0; j < n; j++) {
-    uint8_t c = ac_or_inf_key_class(w, q, b, ac_kv_head(w->p, h), j);
+    uint8_t c = ac_or_inf_key_class(w, q, b, ac_kv_head(w->p, h), w->rkey ? w->rkey[j] : j);
     cls[j] = c;
     if (c == AC_SCLS_NAN) row = AC_SCLS_NAN;
     else if (c == AC_SCLS_PINF && row != AC_SCLS_NAN) row = AC_SCLS_PINF;

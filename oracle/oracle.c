@@ -116,11 +116,12 @@ static void row_fast(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64
 
 static void path_choose(or_path *P, const ac_case *c, const ac_oracle_opts *o, uint32_t formats)
 {
-  if (c->p.f.used) {   /* variants: the MPFR levels on the scores of varscores.c */
+  uint32_t used = c->p.f.used;
+  if (used & AC_OR_VAR_SCORES) {   /* variant scores: the MPFR levels on the scores of varscores.c */
     *P = (or_path){head_decode_plain, ac_or_var_scores, ac_or_var_groups, row_levels};
     return;
   }
-  if (o->no_fast) {
+  if (o->no_fast || (used & (AC_FEAT_DESCALE | AC_FEAT_MIXED_DTYPES))) {   /* the decoder of each tensor's dtype */
     *P = (or_path){head_decode_plain, ac_or_row_scores, ac_or_groups, row_levels};
     return;
   }
@@ -213,13 +214,14 @@ static void row_empty(ac_oracle_result *r, int64_t ridx, int64_t dv, ac_or_stats
 }
 
 /* Variants: the visible keys are any subset (mask, window, boolean mask), gathered with the
- * sink into a head of their own (varscores.c); every variant row takes its kv head. */
+ * sink into a head of their own (varscores.c) that every path reads like a plain head; every
+ * variant row takes its kv head. */
 static void do_row_var(ac_or_ws *w, job *J, int64_t ridx, int64_t b, int64_t h, int64_t i, ac_or_stats *st)
 {
   const ac_problem *p = &J->cs->p;
   int64_t kvh = ac_kv_head(p, h), hid = b * p->kv_heads + kvh, nvis;
   w->head = head_acquire(J, hid, b, kvh);
-  int64_t n = ac_or_var_row_head(w, b, h, i, &nvis);
+  int64_t n = ac_or_row_gather(w, b, h, i, &nvis);
   J->r->rows[ridx].visible = nvis;
   if (n == 0) row_empty(J->r, ridx, p->dv, st);
   else do_row_visible(w, J, ridx, b, h, i, n, st);

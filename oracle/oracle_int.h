@@ -158,7 +158,10 @@ typedef struct {
   const ac_or_head *head;  /* the decoded head of the current row */
   ac_or_head own;          /* used by ac_or_head_load (single-threaded callers) */
   ac_or_head sub;          /* the keys of a row that keep a weight when others score ±inf (infscores.c) */
-  ac_or_var *var;           /* variant cases (p->f.used): scores beyond scale * q·k; NULL for plain cases */
+  ac_or_var *var;           /* variant scores (AC_OR_VAR_SCORES): beyond scale * q·k; NULL otherwise */
+  ac_or_head rowh;          /* variant cases: the row's visible keys (and the sink), ac_or_row_gather */
+  int64_t *rkey;            /* their indices in storage order (-1 the sink); NULL: keys are the prefix */
+  int64_t cap_rkey;
 
   /* the row */
   int64_t b, h, i, n;       /* n = visible keys */
@@ -341,11 +344,15 @@ static inline mpfr_prec_t ac_or_exact_prec(mpfr_srcptr a, mpfr_srcptr b)
  * Every score is s_j = S(c z_j) + a_j: z_j = q·k_j exact (0 for a fixed key), S the identity or
  * the softcap cap tanh(x / cap), a_j = -m_h dist + bias exact (docs/numerics.md §11). A fixed key
  * (the sink, or an infinite raw score under a softcap) has the score a_j alone. */
+/* The features whose scores go beyond scale * q·k (varscores.c); windows, boolean masks, descales
+ * and per-tensor dtypes keep plain scores on the row's gathered keys. */
+#define AC_OR_VAR_SCORES (AC_FEAT_SOFTCAP | AC_FEAT_ALIBI | AC_FEAT_BIAS | AC_FEAT_SINKS)
 void ac_or_var_init(ac_or_ws *w);
 void ac_or_var_free(ac_or_ws *w);
-/* Builds the row's head of visible keys (and the sink) from w->head into the variant workspace and
- * points w->head at it; returns the number of keys (sink included) and sets *nvis (sink excluded). */
-int64_t ac_or_var_row_head(ac_or_ws *w, int64_t b, int64_t h, int64_t i, int64_t *nvis);
+/* Builds the row's head of visible keys (and the sink, with variant scores) from w->head into
+ * w->rowh (indices in w->rkey) and points w->head at it; returns the number of keys (sink
+ * included) and sets *nvis (sink excluded). */
+int64_t ac_or_row_gather(ac_or_ws *w, int64_t b, int64_t h, int64_t i, int64_t *nvis);
 /* Score class of every key of the row head (cls[n]), the exact offsets of the finite ones; returns
  * the row's class as ac_or_inf_classify. q_bad: the row's q holds NaN or inf. */
 int ac_or_var_classify(ac_or_ws *w, int64_t n, int q_bad, uint8_t *cls);

@@ -12,10 +12,8 @@ struct ac_or_var {
   long rk;                  /* FOLD: s_j = g_j / rk (1, or k for the default scale 1/k) */
   double cap;               /* CAP: the softcap */
   mpfr_t c;                 /* FOLD: the exact factor of z in g (c, or 1 when rk > 1) */
-  ac_or_head vis;           /* the row's visible keys, then the sink */
   int64_t cap_n;            /* capacity of the per-key arrays */
-  /* per key of the row's head (compacted with it when keys drop out) */
-  int64_t *key;             /* index in storage order; -1: the sink */
+  /* per key of the row's head (compacted with it when keys drop out; w->rkey the storage index) */
   uint8_t *fix;             /* 1: z_j = 0, s_j = a_j (the sink; a softcap of a raw ±inf) */
   mpfr_t *a;                /* a_j exactly (finite keys) */
   mpfr_t *g;                /* FOLD: g_j exactly */

@@ -35,8 +35,9 @@ void ac_or_var_init(ac_or_ws *w)
 {
   const ac_problem *p = w->p;
   if (!p->f.used) return;
+  w->rowh.b = w->rowh.kvh = -1;
+  if (!(p->f.used & AC_OR_VAR_SCORES)) return;
   ac_or_var *v = ac_xcalloc(1, sizeof *v);
-  v->vis.b = v->vis.kvh = -1;
   v->rk = 1;
   if (p->f.used & AC_FEAT_SOFTCAP) {
     v->mode = AC_VAR_CAP;
@@ -60,11 +61,13 @@ void ac_or_var_init(ac_or_ws *w)
 
 void ac_or_var_free(ac_or_ws *w)
 {
+  ac_or_head_free(&w->rowh);
+  free(w->rkey);
+  w->rkey = NULL;
   ac_or_var *v = w->var;
   if (!v) return;
-  ac_or_head_free(&v->vis);
   for (int64_t j = 0; j < v->cap_n; j++) { mpfr_clear(v->a[j]); mpfr_clear(v->g[j]); }
-  free(v->a); free(v->g); free(v->key); free(v->fix); free(v->approx); free(v->smag); free(v->zf); free(v->mag);
+  free(v->a); free(v->g); free(v->fix); free(v->approx); free(v->smag); free(v->zf); free(v->mag);
   mpfr_clears(v->c, v->t1, v->t2, v->t3, (mpfr_ptr)0);
   free(v);
   w->var = NULL;
@@ -76,7 +79,6 @@ static void ensure_keys(ac_or_var *v, int64_t n)
   v->a = ac_xrealloc(v->a, (size_t)n * sizeof *v->a);
   v->g = ac_xrealloc(v->g, (size_t)n * sizeof *v->g);
   for (int64_t j = v->cap_n; j < n; j++) { mpfr_init2(v->a[j], 64); mpfr_init2(v->g[j], 64); }
-  v->key = ac_xrealloc(v->key, (size_t)n * sizeof *v->key);
   v->fix = ac_xrealloc(v->fix, (size_t)n);
   v->approx = ac_xrealloc(v->approx, (size_t)n * sizeof *v->approx);
   v->smag = ac_xrealloc(v->smag, (size_t)n * sizeof *v->smag);
@@ -85,18 +87,21 @@ static void ensure_keys(ac_or_var *v, int64_t n)
   v->cap_n = n;
 }
 
-int64_t ac_or_var_row_head(ac_or_ws *w, int64_t b, int64_t h, int64_t i, int64_t *nvis)
+int64_t ac_or_row_gather(ac_or_ws *w, int64_t b, int64_t h, int64_t i, int64_t *nvis)
 {
   const ac_problem *p = w->p;
-  ac_or_var *v = w->var;
-  ensure_keys(v, p->tk + 1);
+  if (p->tk + 1 > w->cap_rkey) {
+    w->rkey = ac_xrealloc(w->rkey, (size_t)(p->tk + 1) * sizeof *w->rkey);
+    w->cap_rkey = p->tk + 1;
+  }
+  if (w->var) ensure_keys(w->var, p->tk + 1);
   int64_t m = 0;
   for (int64_t j = 0; j < p->tk; j++)
-    if (ac_features_visible(w->cs, b, h, i, j)) v->key[m++] = j;
-  int64_t sink = (p->f.used & AC_FEAT_SINKS) && w->cs->sinks ? 1 : 0;
-  ac_or_head_pick(&v->vis, w->head, p, v->key, m, sink);
-  if (sink) v->key[m] = -1;
-  w->head = &v->vis;
+    if (ac_features_visible(w->cs, b, h, i, j)) w->rkey[m++] = j;
+  int64_t sink = w->var && (p->f.used & AC_FEAT_SINKS) && w->cs->sinks ? 1 : 0;
+  ac_or_head_pick(&w->rowh, w->head, p, w->rkey, m, sink);
+  if (sink) w->rkey[m] = -1;
+  w->head = &w->rowh;
   w->b = b; w->h = h; w->i = i;
   *nvis = m;
   return m + sink;
@@ -155,7 +160,7 @@ int ac_or_var_classify(ac_or_ws *w, int64_t n, int q_bad, uint8_t *cls)
   double slope = ac_features_slope(cs, w->b, w->h);
   int row = AC_SCLS_FINITE;
   for (int64_t r = 0; r < n; r++) {
-    int64_t j = v->key[r];
+    int64_t j = w->rkey[r];
     uint8_t c;
     v->fix[r] = 0;
     if (j < 0) {   /* the sink: score sigma_h, nothing else */
@@ -196,7 +201,7 @@ void ac_or_var_compact(ac_or_ws *w, const uint8_t *keep, int64_t n, int pinf)
   for (int64_t r = 0; r < n; r++) {
     if (!keep[r]) continue;
     if (m != r) {
-      v->key[m] = v->key[r];
+      w->rkey[m] = w->rkey[r];
       v->fix[m] = v->fix[r];
       mpfr_swap(v->a[m], v->a[r]);
       v->mag[2 * m] = v->mag[2 * r];
@@ -240,7 +245,7 @@ static void key_approx(ac_or_ws *w, int64_t r)
   }
   v->approx[r] = s;
   v->zf[r] = zf;
-  if (v->key[r] < 0 || !(p->f.used & (AC_FEAT_SOFTCAP | AC_FEAT_ALIBI | AC_FEAT_BIAS))) {
+  if (w->rkey[r] < 0 || !(p->f.used & (AC_FEAT_SOFTCAP | AC_FEAT_ALIBI | AC_FEAT_BIAS))) {
     v->smag[r] = fabsl(s);
     return;
   }

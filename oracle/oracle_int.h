@@ -359,8 +359,12 @@ int ac_or_var_classify(ac_or_ws *w, int64_t n, int q_bad, uint8_t *cls);
 /* Keeps the per-key parts of the keys with keep[j] != 0 (after ac_or_head_subset); pinf: the kept
  * keys score +inf, and the limit gives them equal weights (every score becomes 0). */
 void ac_or_var_compact(ac_or_ws *w, const uint8_t *keep, int64_t n, int pinf);
-/* path scores and groups of variant rows */
+/* path scores and groups of variant rows (scores: through ac_or_row_scores or ac_or_fast_scores) */
 void ac_or_var_scores(ac_or_ws *w);
+void ac_or_var_scores_fast(ac_or_ws *w);
+/* 1 when the scores of a variant case fold into plain fixed-point scores of its scale (no softcap,
+ * c a signed power of two or the default 1/sqrt(dk) rational): plain groups and the fast path. */
+int ac_or_var_foldable(const ac_problem *p, const ac_or_scale *sc);
 void ac_or_var_groups(ac_or_ws *w);
 /* [lo, hi] at precision p containing s_j - s_k; returns its sign when known exactly (-1, 0, 1),
  * else 2. */
@@ -375,8 +379,8 @@ int ac_or_var_sign(ac_or_ws *w, mpfr_t *c, int64_t ng, int64_t gs);
 /* Per-key score magnitude for the budget (docs/numerics.md §11.4), n keys of the row. */
 const long double *ac_or_var_smag(const ac_or_ws *w);
 /* max_abs_z over the row's keys; max_abs_s (score magnitudes) and max_cZ (|c| zf_j Z_j: variant
- * rows keep zf_j Z_j in Zabs, so G and lse_cZ take the factor too) over the
- * keys that carry weight (A_j > 0 in long double: a -1e9 sentinel's key does not) (§11.4). */
+ * rows keep zf_j Z_j in Zabs, so G and lse_cZ take the factor too) over the keys that carry
+ * weight (s_j - m > -11400, A_j > 0 in long double: a -1e9 sentinel's key does not) (§11.4). */
 void ac_or_var_row_terms(const ac_or_ws *w, ac_oracle_row *row);
 /* Per-key factor of |c| Z_j in the budget (sech^2 of the softcap's argument, else 1; 0 fixed keys). */
 const long double *ac_or_var_zf(const ac_or_ws *w);

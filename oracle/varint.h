@@ -21,6 +21,7 @@ struct ac_or_var {
   long double *smag;        /* the score magnitude of the budget (docs/numerics.md §11.4) */
   long double *zf;          /* the factor of |c| Z_j in the budget: sech^2(x_j) under a softcap, else 1 */
   long double *mag;         /* per key: |m dist|, |bias| */
+  long double zmax;         /* the row's largest |q·k_j| (before a fold) */
   mpfr_t t1, t2, t3;        /* scratch */
 };
 

@@ -30,6 +30,7 @@
 #include "oracle_int.h"
 #include "variants.h"
 #include "varint.h"
+#include "fast.h"
 
 void ac_or_var_init(ac_or_ws *w)
 {
@@ -253,12 +254,86 @@ static void key_approx(ac_or_ws *w, int64_t r)
   v->smag[r] = fabsl(sd) * zf + fabsl(capped) + v->mag[2 * r] + v->mag[2 * r + 1] + fabsl(s);
 }
 
-void ac_or_var_scores(ac_or_ws *w)
+/* FOLD with c = ±2^e (a stored power of two, or the default 2^-k) or c = 1/k (the default):
+ * z'_j = g_j / cnum is dyadic and s_j = c z'_j, so the scores become plain fixed-point scores of
+ * the case's own scale: the fast path and the plain groups read them as they are (§11.2). */
+static int foldable(const ac_or_ws *w)
+{
+  if (!w->var || w->var->mode != AC_VAR_FOLD || w->sc.sign == 0) return 0;
+  if (w->sc.is_default) return 1;
+  int e;
+  return fabs(frexp(w->sc.stored, &e)) == 0.5;
+}
+
+int ac_or_var_foldable(const ac_problem *p, const ac_or_scale *sc)
+{
+  if (!(p->f.used & AC_OR_VAR_SCORES) || (p->f.used & AC_FEAT_SOFTCAP)) return 0;
+  if (sc->kind == AC_SCALE_IRRATIONAL || sc->sign == 0) return 0;
+  int e;
+  return sc->is_default || fabs(frexp(sc->stored, &e)) == 0.5;
+}
+
+/* z_j = g_j / cnum in nl two's complement limbs at a common lsb. */
+static void fold_scores(ac_or_ws *w)
 {
   ac_or_var *v = w->var;
-  ac_or_row_scores(w);
   int64_t n = w->n;
+  mpz_t *M = ac_xmalloc((size_t)n * sizeof *M);
+  mpfr_exp_t *E = ac_xmalloc((size_t)n * sizeof *E), lsb = 0, msb = 0;
+  int any = 0;
   for (int64_t r = 0; r < n; r++) {
+    mpz_init(M[r]);
+    mpfr_set_prec(v->t1, mpfr_get_prec(v->g[r]));
+    AC_EXACT(mpfr_div(v->t1, v->g[r], v->c, MPFR_RNDN), "g / cnum: cnum is ±2^e or 1");
+    E[r] = 0;
+    if (mpfr_zero_p(v->t1)) continue;
+    E[r] = mpfr_get_z_2exp(M[r], v->t1);
+    mpfr_exp_t top = E[r] + (mpfr_exp_t)mpz_sizeinbase(M[r], 2);
+    if (!any || E[r] < lsb) lsb = E[r];
+    if (!any || top > msb) msb = top;
+    any = 1;
+  }
+  int64_t bits = any ? (int64_t)(msb - lsb) + 2 : 1;
+  int nl = bits <= 126 ? 2 : (int)((bits + 63) / 64) + 1;
+  ac_or_ensure_rows(w, n, nl);
+  w->nl = nl;
+  w->zlsb = (int32_t)lsb;
+  AC_ASSERT(!any || (lsb > INT32_MIN / 2 && lsb < INT32_MAX / 2), "the folded scores' lsb fits the fixed point");
+  uint64_t *mag = ac_xcalloc((size_t)nl + 1, sizeof *mag);
+  for (int64_t r = 0; r < n; r++) {
+    uint64_t *z = w->z + (size_t)r * (size_t)nl;
+    memset(z, 0, (size_t)nl * sizeof *z);
+    if (!mpz_sgn(M[r])) { mpz_clear(M[r]); continue; }
+    int neg = mpz_sgn(M[r]) < 0;
+    mpz_abs(M[r], M[r]);
+    mpz_mul_2exp(M[r], M[r], (mp_bitcnt_t)(E[r] - lsb));
+    size_t cnt = 0;
+    memset(mag, 0, ((size_t)nl + 1) * sizeof *mag);
+    mpz_export(mag, &cnt, -1, sizeof(uint64_t), 0, 0, M[r]);
+    AC_ASSERT(cnt <= (size_t)nl, "a folded score fits its limbs");
+    unsigned carry = 1;
+    for (int k = 0; k < nl; k++) {
+      uint64_t x = neg ? ~mag[k] + carry : mag[k];
+      if (neg) carry = carry && x == 0;
+      z[k] = x;
+    }
+    mpz_clear(M[r]);
+  }
+  free(mag);
+  free(M);
+  free(E);
+}
+
+static void var_finish(ac_or_ws *w)
+{
+  ac_or_var *v = w->var;
+  int64_t n = w->n;
+  long double zmax = 0;
+  for (int64_t r = 0; r < n; r++) {
+    if (!v->fix[r]) {
+      long double z = fabsl(ac_or_fx_to_ld(ac_or_z(w, r), w->nl, w->zlsb));
+      if (z > zmax) zmax = z;
+    }
     if (v->fix[r] || w->sc.sign == 0) {   /* no c z part: the sink, tanh(±inf), or c = 0 */
       memset((void *)ac_or_z(w, r), 0, (size_t)w->nl * sizeof(uint64_t));
       if (v->fix[r]) w->Zabs[r] = 0;
@@ -276,6 +351,20 @@ void ac_or_var_scores(ac_or_ws *w)
     key_approx(w, r);
     w->Zabs[r] *= v->zf[r];   /* the dot product's error through tanh: G, lse_cZ and max_cZ (§11.4) */
   }
+  v->zmax = zmax;
+  if (foldable(w)) fold_scores(w);
+}
+
+void ac_or_var_scores(ac_or_ws *w)
+{
+  ac_or_row_scores(w);
+  var_finish(w);
+}
+
+void ac_or_var_scores_fast(ac_or_ws *w)
+{
+  ac_or_fast_scores(w);
+  var_finish(w);
 }
 
 static int same_score(const ac_or_ws *w, int64_t a, int64_t b)
@@ -373,12 +462,14 @@ const long double *ac_or_var_zf(const ac_or_ws *w) { return w->var->zf; }
 void ac_or_var_row_terms(const ac_or_ws *w, ac_oracle_row *row)
 {
   const ac_or_var *v = w->var;
-  long double L = mpfr_get_ld(w->Llo, MPFR_RNDN), zmax = 0, smax = 0, czmax = 0;
+  long double zmax = v->zmax, smax = 0, czmax = 0, top = -INFINITY;   /* zmax: q·k before any fold */
   long double c = fabsl((long double)w->sc.approx);
+  for (int64_t j = 0; j < w->n; j++)
+    if (v->approx[j] > top) top = v->approx[j];
   for (int64_t j = 0; j < w->n; j++) {
-    long double z = fabsl(ac_or_fx_to_ld(ac_or_z(w, j), w->nl, w->zlsb));
-    if (z > zmax) zmax = z;
-    if (!(mpfr_get_ld(w->wlo[w->gof[j]], MPFR_RNDN) / L > 0)) continue;   /* no weight: a sentinel's key */
+    /* a key whose weight e^{s_j - m} is below long double's range (< e^-11400) carries none: a
+     * -1e9 sentinel's key (the same on every path: from the scores, not the weights) */
+    if (!(v->approx[j] - top > -11400)) continue;
     if (v->smag[j] > smax) smax = v->smag[j];
     long double cz = w->sc.sign ? c * w->Zabs[j] : 0;   /* Zabs holds zf_j Z_j */
     if (cz > czmax) czmax = cz;

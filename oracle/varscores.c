@@ -257,14 +257,6 @@ static void key_approx(ac_or_ws *w, int64_t r)
 /* FOLD with c = ±2^e (a stored power of two, or the default 2^-k) or c = 1/k (the default):
  * z'_j = g_j / cnum is dyadic and s_j = c z'_j, so the scores become plain fixed-point scores of
  * the case's own scale: the fast path and the plain groups read them as they are (§11.2). */
-static int foldable(const ac_or_ws *w)
-{
-  if (!w->var || w->var->mode != AC_VAR_FOLD || w->sc.sign == 0) return 0;
-  if (w->sc.is_default) return 1;
-  int e;
-  return fabs(frexp(w->sc.stored, &e)) == 0.5;
-}
-
 int ac_or_var_foldable(const ac_problem *p, const ac_or_scale *sc)
 {
   if (!(p->f.used & AC_OR_VAR_SCORES) || (p->f.used & AC_FEAT_SOFTCAP)) return 0;
@@ -352,7 +344,7 @@ static void var_finish(ac_or_ws *w)
     w->Zabs[r] *= v->zf[r];   /* the dot product's error through tanh: G, lse_cZ and max_cZ (§11.4) */
   }
   v->zmax = zmax;
-  if (foldable(w)) fold_scores(w);
+  if (ac_or_var_foldable(w->p, &w->sc)) fold_scores(w);   /* as path_choose decided */
 }
 
 void ac_or_var_scores(ac_or_ws *w)

@@ -408,7 +408,7 @@ int ac_oracle_run(const ac_case *c, const ac_oracle_opts *o, ac_oracle_result *r
   if (ac_features_validate(p, e)) return -1;
   if ((p->f.used & AC_FEAT_DESCALE) &&
       (ac_or_tdtype(p, 'q') == AC_F64 || ac_or_tdtype(p, 'k') == AC_F64 || ac_or_tdtype(p, 'v') == AC_F64))
-    return ac_err_set(e, "oracle: descales of fp64 tensors are not supported yet");
+    return ac_err_set(e, "descales of fp64 tensors are not supported yet");
   if (p->heads < 1 || p->kv_heads < 1 || p->heads % p->kv_heads || p->tq < 1 || p->tk < 1 || p->dk < 1 ||
       p->dv < 1 || p->batch < 1)
     return ac_err_set(e, "bad problem shape");

@@ -153,7 +153,7 @@ static void read_findings(const char *dir, ac_rdata *d)
     if (!strcmp(ac_rd_str(js, "policy"), "warn")) x->sev += 10;   /* fail-policy kinds rank first */
   }
   closedir(dd);
-  qsort(d->f, (size_t)d->nf, sizeof *d->f, cmp_finding);
+  if (d->nf > 0) qsort(d->f, (size_t)d->nf, sizeof *d->f, cmp_finding);   /* d->f is NULL when there are none */
 }
 
 int ac_rdata_load(const char *dir, ac_rdata *d, char *msg, size_t n)

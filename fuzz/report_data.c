@@ -195,7 +195,7 @@ int ac_rdata_load(const char *dir, ac_rdata *d, char *msg, size_t n)
       d->ev[d->nev].t = ac_rd_get(d->f[i].js, "found_after_s", 0);
       d->ev[d->nev++].kind = (int)k;
     }
-  qsort(d->ev, (size_t)d->nev, sizeof *d->ev, cmp_event);
+  if (d->nev > 0) qsort(d->ev, (size_t)d->nev, sizeof *d->ev, cmp_event);
   int have_counts = 0;
   for (int i = 0; i < d->nfam; i++) have_counts |= d->fam_cases[i] > 0;
   if (!have_counts && d->from_cases)

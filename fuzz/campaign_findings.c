@@ -16,6 +16,16 @@ static json_object *jd(double v)
 }
 
 /* The element's position (b, h, i, d) as four members of o. */
+/* x under key as an exact hex-float string and under key_decimal as a JSON number. */
+static void add_hex_dec(json_object *o, const char *key, double x)
+{
+  char buf[64], dk[64];
+  snprintf(buf, sizeof buf, "%a", x);
+  json_object_object_add(o, key, json_object_new_string(buf));
+  snprintf(dk, sizeof dk, "%s_decimal", key);
+  json_object_object_add(o, dk, jd(x));
+}
+
 static void add_position(json_object *o, int64_t b, int64_t h, int64_t i, int64_t d)
 {
   json_object_object_add(o, "b", json_object_new_int64(b));
@@ -65,12 +75,8 @@ static json_object *build_report(ctx_t *c, const ac_case *cs, const ac_eval *ev,
     json_object *wo = json_object_new_object();
     json_object_object_add(wo, "tensor", json_object_new_string(w->is_lse ? "lse" : "o"));
     add_position(wo, w->b, w->h, w->i, w->d);
-    snprintf(buf, sizeof buf, "%a", w->exact);
-    json_object_object_add(wo, "exact", json_object_new_string(buf));
-    snprintf(buf, sizeof buf, "%a", w->kernel);
-    json_object_object_add(wo, "kernel", json_object_new_string(buf));
-    json_object_object_add(wo, "kernel_decimal", jd(w->kernel));
-    json_object_object_add(wo, "exact_decimal", jd(w->exact));
+    add_hex_dec(wo, "exact", w->exact);
+    add_hex_dec(wo, "kernel", w->kernel);
     json_object_object_add(wo, "ulps", jd(w->ulps));
     json_object_object_add(wo, "err_w", jd(w->err_w));
     json_object_object_add(wo, "err_e", jd(w->err_e));
@@ -82,12 +88,8 @@ static json_object *build_report(ctx_t *c, const ac_case *cs, const ac_eval *ev,
     json_object *mo = json_object_new_object();
     json_object_object_add(mo, "transformation", json_object_new_string(m->transform));
     add_position(mo, m->b, m->h, m->i, m->d);
-    snprintf(buf, sizeof buf, "%a", m->a);
-    json_object_object_add(mo, "kernel", json_object_new_string(buf));
-    snprintf(buf, sizeof buf, "%a", m->t);
-    json_object_object_add(mo, "kernel_transformed", json_object_new_string(buf));
-    json_object_object_add(mo, "kernel_decimal", jd(m->a));
-    json_object_object_add(mo, "kernel_transformed_decimal", jd(m->t));
+    add_hex_dec(mo, "kernel", m->a);
+    add_hex_dec(mo, "kernel_transformed", m->t);
     json_object_object_add(mo, "diff", jd(m->diff));
     json_object_object_add(mo, "tolerance", jd(m->tol));
     json_object_object_add(mo, "n_compared", json_object_new_int64(m->n_compared));

@@ -504,6 +504,7 @@ START_TEST(test_every_mutant_has_a_trigger)
   const attncheck_kernel *const *l = ac_mutant_kernels(&n);
   ck_assert_uint_ge(n, 10);
   for (size_t i = 0; i < n; i++) {
+    if (l[i]->caps & ATTNCHECK_FEAT_ALL) continue;   /* a variant mutant: tvariants exposes it */
     size_t found = 0;
     for (size_t j = 0; j < NTRIGGERS; j++) found += strcmp(triggers[j].name, l[i]->name) == 0;
     ck_assert_msg(found == 1, "mutant %s has %zu trigger inputs here", l[i]->name, found);

@@ -5,8 +5,10 @@
 # checks; tcpukernels: built-in CPU kernels against naive-f64, and every mutant against its trigger.
 AC_KERNELS_TESTS = tests/tharness tests/tharness_worker tests/tharness_exec tests/tplugin \
 	tests/texec_decl_parse tests/tcpukernels
-# tcontain.sh: nothing a kernel or exec worker starts outlives its case or hangs attncheck.
-AC_KERNELS_SH = tests/plugin_refused.sh tests/plugin_suite.sh tests/tinstall_plugin.sh tests/tcontain.sh tests/plugin_abspath.sh
+# tcontain.sh: nothing a kernel or exec worker starts outlives its case or hangs attncheck;
+# tcmd_list_caps.sh: `attncheck list` shows each kernel's ABI 2 caps.
+AC_KERNELS_SH = tests/plugin_refused.sh tests/plugin_suite.sh tests/tinstall_plugin.sh tests/tcontain.sh tests/plugin_abspath.sh \
+	tests/tcmd_list_caps.sh
 check_PROGRAMS += $(AC_KERNELS_TESTS) tests/tharness_execkernel
 TESTS += $(AC_KERNELS_TESTS) $(AC_KERNELS_SH)
 dist_noinst_SCRIPTS += $(AC_KERNELS_SH)

@@ -2,6 +2,7 @@
 /* exec_decl.c: parsing and use of an exec-persistent worker's declaration (exec_decl.h). */
 #include "config.h"
 #include "exec_decl.h"
+#include "variants.h"
 #include <json-c/json.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -44,6 +45,12 @@ static int name_set(ac_exec_decl *d, json_object *arr, const char *field, int ki
     if (s && kind == 1 && ac_mask_parse(s, &m) == 0) bit = (int)m;
     for (int f = 0; s && kind == 2 && f < AC_XF_N; f++)
       if (!strcmp(s, feature_names[f])) bit = f;
+    if (bit < 0 && s && kind == 2) {   /* an attention variant (ABI 2 feature names) */
+      for (uint32_t b = 1; b & AC_FEAT_ALL; b <<= 1)
+        if (!strcmp(s, ac_feat_name(b))) d->variants |= b;
+      if (d->variants) bit = -2;
+    }
+    if (bit == -2) continue;
     if (bit < 0) return bad(d, "'%s': unknown name '%s'", field, s ? s : "(not a string)");
     *out |= 1u << bit;
   }
@@ -124,8 +131,14 @@ int ac_exec_decl_answer(ac_exec_decl *d, const char *line)
 int ac_exec_decl_supports(const ac_exec_decl *d, const ac_problem *p, char *why, size_t n)
 {
   if (n) why[0] = 0;
-  if (d->state != AC_DECL_OK) return 1;
   const char *who = d->name[0] ? d->name : "the worker";
+  uint32_t var = p->f.used & ~(d->state == AC_DECL_OK ? d->variants : 0u);
+  if (var) {
+    char names[160];
+    snprintf(why, n, "%s does not declare feature %s", who, ac_feat_list(var, names, sizeof names));
+    return 0;
+  }
+  if (d->state != AC_DECL_OK) return 1;
   uint32_t need = 0;
   if (p->kv_heads != p->heads) need |= 1u << AC_XF_GQA;
   if (p->dv != p->dk) need |= 1u << AC_XF_DV_NE_DK;

@@ -31,6 +31,8 @@ typedef struct {
   uint32_t dtypes;       /* 1u << ac_dtype; every dtype when not declared */
   uint32_t masks;        /* 1u << ac_mask */
   uint32_t features;     /* 1u << AC_XF_* */
+  uint32_t variants;     /* AC_FEAT_... named in "features" ("window", "softcap", ...; variants.h); 0
+                            when not declared: a worker that does not name a variant never gets it */
   int writes_lse;        /* -1 not said, 0 never, 1 always */
   char precision[256];   /* a precision spec ("f16=fp16-cublas,bf16=bf16-acc16"; "" none) */
   char error[256];       /* AC_DECL_BAD: what is wrong with the declaration */

@@ -21,8 +21,9 @@ typedef struct ac_kernel {
 } ac_kernel;
 
 /* The ABI 2 caps a kernel declares (ATTNCHECK_FEAT_... | ATTNCHECK_CAP_NO_LSE): 0 for ABI 1
- * plugins and exec kernels (no features, LSE written). ac_kernel_supports says no, with the
- * missing feature names, for a problem that uses a feature outside them. */
+ * plugins (no features, LSE written) and exec kernels (they declare variants and writes_lse in
+ * the handshake instead, exec_decl.h). ac_kernel_supports says no, with the missing feature
+ * names, for a problem that uses a feature outside them. */
 uint32_t ac_kernel_caps(const ac_kernel *k);
 
 /* Built-in kernels (correct CPU kernels, mutants, test kernels, CUDA kernels when built).

@@ -2,6 +2,7 @@
 #include "config.h"
 #include "casefile.h"
 #include "variants.h"
+#include "casefile_variants.h"
 #include <json-c/json.h>
 #include <math.h>
 #include <stdio.h>
@@ -266,7 +267,7 @@ static int reserved(const char *name)
   static const char *const r[] = {"q", "k", "v", "o", "lse", "meta.json"};
   for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
     if (!strcmp(name, r[i])) return 1;
-  return 0;
+  return ac_variants_member_name(name);
 }
 
 int ac_case_write_ex(const ac_case *c, const char *path, const ac_npz_member *extra, int nextra, ac_err *e)
@@ -317,6 +318,7 @@ int ac_case_write_ex(const ac_case *c, const char *path, const ac_npz_member *ex
   json_object_object_add(m, "generator", json_object_new_string(c->generator[0] ? c->generator : "external"));
   json_object_object_add(m, "params", params);
   json_object_object_add(m, "tool_version", json_object_new_string(PACKAGE_VERSION));
+  ac_variants_meta_write(m, &p);
   const char *text = json_object_to_json_string_ext(m, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
   char *meta = ac_xstrdup(text);
   json_object_put(m);
@@ -334,6 +336,7 @@ int ac_case_write_ex(const ac_case *c, const char *path, const ac_npz_member *ex
     goto abort;
   if (c->has_o && ac_npz_add_array(w, "o", descr, 4, os, c->o, (size_t)s.o * es, e) != 0) goto abort;
   if (c->has_lse && ac_npz_add_array(w, "lse", "<f4", 3, os, c->lse, (size_t)s.rows * 4, e) != 0) goto abort;
+  if (ac_variants_members_write(w, c, e) != 0) goto abort;
   for (int i = 0; i < nextra; i++) {
     const ac_npz_member *x = &extra[i];
     if (reserved(x->name)) {
@@ -360,161 +363,6 @@ int ac_case_write(const ac_case *c, const char *path, ac_err *e)
 }
 
 /* ---- read ----------------------------------------------------------------- */
-
-static int get_int(json_object *m, const char *key, int required, int64_t *out, const char *path, ac_err *e)
-{
-  json_object *v;
-  if (!json_object_object_get_ex(m, key, &v)) {
-    if (required) return ac_err_set(e, "%s: meta.json lacks \"%s\"", path, key);
-    return 1;
-  }
-  if (!json_object_is_type(v, json_type_int))
-    return ac_err_set(e, "%s: meta.json \"%s\" is not an integer", path, key);
-  *out = json_object_get_int64(v);
-  return 0;
-}
-
-static int get_str(json_object *m, const char *key, int required, const char **out, const char *path, ac_err *e)
-{
-  json_object *v;
-  if (!json_object_object_get_ex(m, key, &v)) {
-    if (required) return ac_err_set(e, "%s: meta.json lacks \"%s\"", path, key);
-    return 1;
-  }
-  if (!json_object_is_type(v, json_type_string))
-    return ac_err_set(e, "%s: meta.json \"%s\" is not a string", path, key);
-  *out = json_object_get_string(v);
-  if (strlen(*out) != (size_t)json_object_get_string_len(v))
-    return ac_err_set(e, "%s: meta.json \"%s\" holds a NUL byte", path, key);
-  return 0;
-}
-
-static int parse_meta(ac_case *c, const char *text, size_t n, const char *path, ac_err *e)
-{
-  json_tokener *tok = json_tokener_new();
-  json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
-  json_object *m = json_tokener_parse_ex(tok, text, (int)n);
-  enum json_tokener_error jerr = json_tokener_get_error(tok);
-  size_t end = json_tokener_get_parse_end(tok);
-  json_tokener_free(tok);
-  int rc = -1;
-  if (!m || jerr != json_tokener_success) {
-    ac_err_set(e, "%s: meta.json is not valid JSON: %s", path,
-               jerr == json_tokener_success || jerr == json_tokener_continue ? "unexpected end of data"
-                                                                             : json_tokener_error_desc(jerr));
-    goto done;
-  }
-  while (end < n && (text[end] == ' ' || text[end] == '\n' || text[end] == '\t' || text[end] == '\r')) end++;
-  if (end != n) {
-    ac_err_set(e, "%s: meta.json has trailing bytes after the JSON object", path);
-    goto done;
-  }
-  if (!json_object_is_type(m, json_type_object)) {
-    ac_err_set(e, "%s: meta.json is not a JSON object", path);
-    goto done;
-  }
-  int64_t schema;
-  if (get_int(m, "schema", 1, &schema, path, e) != 0) goto done;
-  if (schema != 1) {
-    ac_err_set(e, "%s: meta.json schema %lld is not supported (this version reads schema 1)", path, (long long)schema);
-    goto done;
-  }
-  const char *s;
-  if (get_str(m, "dtype", 1, &s, path, e) != 0) goto done;
-  int dt;
-  {
-    ac_dtype d;
-    if (ac_dtype_parse(s, &d) != 0) {
-      ac_err_set(e, "%s: unknown dtype '%.40s'", path, s);
-      goto done;
-    }
-    dt = (int)d;
-  }
-  c->p.dtype = (ac_dtype)dt;
-  if (get_str(m, "mask", 1, &s, path, e) != 0) goto done;
-  if (ac_mask_parse(s, &c->p.mask) != 0) {
-    ac_err_set(e, "%s: unknown mask '%.40s'", path, s);
-    goto done;
-  }
-  struct { const char *key; int64_t *dst; } dims[] = {
-    {"batch", &c->p.batch}, {"heads", &c->p.heads}, {"kv_heads", &c->p.kv_heads}, {"tq", &c->p.tq},
-    {"tk", &c->p.tk}, {"dk", &c->p.dk}, {"dv", &c->p.dv},
-  };
-  for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++) {
-    if (get_int(m, dims[i].key, 1, dims[i].dst, path, e) != 0) goto done;
-    if (*dims[i].dst < 1) {
-      ac_err_set(e, "%s: %s must be >= 1 (got %lld)", path, dims[i].key, (long long)*dims[i].dst);
-      goto done;
-    }
-  }
-  json_object *st;
-  if (json_object_object_get_ex(m, "strides", &st)) {
-    if (!json_object_is_type(st, json_type_object)) {
-      ac_err_set(e, "%s: meta.json \"strides\" is not an object", path);
-      goto done;
-    }
-    struct { const char *key; int64_t *dst; } sts[] = {
-      {"q", c->p.q_stride}, {"k", c->p.k_stride}, {"v", c->p.v_stride}, {"o", c->p.o_stride}};
-    for (int i = 0; i < 4; i++) {
-      json_object *a;
-      if (!json_object_object_get_ex(st, sts[i].key, &a) || !json_object_is_type(a, json_type_array) ||
-          json_object_array_length(a) != 4) {
-        ac_err_set(e, "%s: meta.json strides.%s must be an array of 4 integers", path, sts[i].key);
-        goto done;
-      }
-      for (int j = 0; j < 4; j++) {
-        json_object *x = json_object_array_get_idx(a, (size_t)j);
-        if (!json_object_is_type(x, json_type_int)) {
-          ac_err_set(e, "%s: meta.json strides.%s must be an array of 4 integers", path, sts[i].key);
-          goto done;
-        }
-        sts[i].dst[j] = json_object_get_int64(x);
-      }
-    }
-  }
-  if (get_str(m, "scale", 1, &s, path, e) != 0) goto done;
-  if (!strcmp(s, "default")) {
-    c->p.scale_is_default = 1;
-    c->p.scale = ac_problem_scale(&c->p);
-  } else {
-    ac_err se;
-    if (ac_scale_parse_hex(s, &c->p.scale, &se) != 0) {
-      ac_err_set(e, "%s: %s", path, se.msg);
-      goto done;
-    }
-  }
-  json_object *v;
-  if (json_object_object_get_ex(m, "seed", &v)) {
-    if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0) {
-      ac_err_set(e, "%s: meta.json \"seed\" is not a non-negative integer", path);
-      goto done;
-    }
-    c->seed = json_object_get_uint64(v);
-  }
-  int r = get_int(m, "case_index", 0, &c->case_index, path, e);
-  if (r < 0) goto done;
-  if (r == 0 && c->case_index < -1) {
-    ac_err_set(e, "%s: meta.json \"case_index\" %lld is negative", path, (long long)c->case_index);
-    goto done;
-  }
-  r = get_str(m, "generator", 0, &s, path, e);
-  if (r < 0) goto done;
-  if (r == 0) snprintf(c->generator, sizeof c->generator, "%s", s);
-  r = get_str(m, "tool_version", 0, &s, path, e);
-  if (r < 0) goto done;
-  if (r == 0) snprintf(c->tool_version, sizeof c->tool_version, "%s", s);
-  if (json_object_object_get_ex(m, "params", &v)) {
-    if (!json_object_is_type(v, json_type_object)) {
-      ac_err_set(e, "%s: meta.json \"params\" is not an object", path);
-      goto done;
-    }
-    c->params_json = ac_xstrdup(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
-  }
-  rc = 0;
-done:
-  json_object_put(m);
-  return rc;
-}
 
 /* Header of an npy member: descr and shape must be exactly what meta.json implies. */
 static int check_member(ac_npz *z, const char *name, const char *descr, int ndim, const int64_t *shape,
@@ -551,7 +399,7 @@ static int read_from(ac_case *c, ac_npz *z, ac_err *e)
     return ac_err_set(e, "%s: meta.json of %lld bytes exceeds %d", path, (long long)msz, META_MAX_BYTES);
   ac_npz_member mm;
   if (ac_npz_read(z, "meta.json", &mm, e) != 0) return -1;
-  if (parse_meta(c, mm.data, mm.nbytes, path, e) != 0) goto fail;
+  if (ac_case_meta_read(c, mm.data, mm.nbytes, path, e) != 0) goto fail;
   const char *need[] = {"q", "k", "v"};
   for (int i = 0; i < 3; i++)
     if (!ac_npz_has(z, need[i])) {
@@ -587,6 +435,7 @@ static int read_from(ac_case *c, ac_npz *z, ac_err *e)
     c->lse = ac_xmalloc((size_t)s.rows * sizeof(float));
     if (ac_npz_read_into(z, "lse", c->lse, (size_t)s.rows * sizeof(float), e) != 0) goto fail;
   }
+  if (ac_variants_members_read(z, c, e) != 0) goto fail;
   return 0;
 fail:
   ac_case_free(c);

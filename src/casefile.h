@@ -63,6 +63,9 @@ int ac_case_write_ex(const ac_case *c, const char *path, const ac_npz_member *ex
 int ac_case_read(ac_case *c, const char *path, ac_err *e);
 /* The same from bytes in memory; name appears in messages. */
 int ac_case_read_buffer(ac_case *c, const void *data, size_t n, const char *name, ac_err *e);
+/* The n bytes of meta.json text into c (casemeta.c; c as ac_case_init leaves it): strict, every
+ * problem one line naming path, and -1. */
+int ac_case_meta_read(ac_case *c, const char *text, size_t n, const char *path, ac_err *e);
 /* Bytes of a dense tensor of the case (after a successful alloc/read). */
 size_t ac_case_bytes(const ac_case *c, char tensor /* 'q','k','v','o' */);
 /* Canonical hash of the case content, for the oracle cache and dedup: dtype, mask, shape, scale,

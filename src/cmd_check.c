@@ -31,130 +31,136 @@ int ac_cmd_check_load(const char *spec, ac_case *c, ac_err *e)
   return ac_case_read(c, spec, e);
 }
 
-int ac_cmd_check(int argc, char **argv)
-{
+typedef struct {
   ac_judge_args a;
-  ac_judge_args_init(&a);
-  const char *kspecs[32];
-  int nks = 0, verbose = 0;
-  const char *json = NULL;
-  enum { O_KERNEL = 256, O_JSON };
+  ac_judge_kernels ks;   /* the --kernel specs; resolved by the run */
+  int verbose;
+  const char *json;
+  const char **cases;
+  int ncases;
+} check_opts;
+
+enum { O_KERNEL = 256, O_JSON };
+
+/* One option of check itself (those it shares with suite and compare are in judge_args). */
+static int check_option(void *ctx, int ch, const char *v, char **argv)
+{
+  check_opts *o = ctx;
+  switch (ch) {
+  case 'v': o->verbose = 1; break;
+  case O_KERNEL:
+    if (ac_judge_kernels_add(&o->ks, v) < 0) return ac_cmd_usage_error("check", "too many --kernel options");
+    break;
+  case O_JSON: o->json = v; break;
+  default: return ac_cmd_getopt_error("check", ch, argv);
+  }
+  return AC_CMD_RUN;
+}
+
+static int parse_check_args(int argc, char **argv, check_opts *o)
+{
   static const struct option lo[] = {{"help", no_argument, NULL, 'h'},
                                      {"verbose", no_argument, NULL, 'v'},
                                      {"kernel", required_argument, NULL, O_KERNEL},
                                      {"json", required_argument, NULL, O_JSON},
                                      AC_JUDGE_LONG_OPTIONS,
                                      {NULL, 0, NULL, 0}};
-  optind = 0;
-  opterr = 0;
-  int ch;
-  while ((ch = getopt_long(argc, argv, ":hv", lo, NULL)) != -1) {
-    int r = ac_judge_args_option(&a, "check", ch, optarg);
-    if (r < 0) return AC_EXIT_USAGE;
-    if (r > 0) continue;
-    switch (ch) {
-    case 'h': usage(stdout); return AC_EXIT_OK;
-    case 'v': verbose = 1; break;
-    case O_KERNEL:
-      if (nks == 32) return ac_cmd_usage_error("check", "too many --kernel options");
-      kspecs[nks++] = optarg;
-      break;
-    case O_JSON: json = optarg; break;
-    default: return ac_cmd_getopt_error("check", ch, argv);
-    }
+  memset(o, 0, sizeof *o);
+  int rc = ac_cmd_judge_getopt("check", &o->a, argc, argv, ":hv", lo, usage, check_option, o);
+  if (rc != AC_CMD_RUN) return rc;
+  o->cases = (const char **)argv + optind;
+  o->ncases = argc - optind;
+  if (!o->ks.nspec) return ac_cmd_usage_error("check", "--kernel is required");
+  if (!o->ncases) return ac_cmd_usage_error("check", "no case given");
+  return AC_CMD_RUN;
+}
+
+/* The state of one run: the kernels, the JSON report, the exit accounting. */
+typedef struct {
+  const check_opts *o;
+  ac_judge_kernels *ks;   /* the options' */
+  FILE *jf;
+  ac_exit ex;
+  int njson, ran, bad_input;
+} check_run;
+
+/* The line, the detail and the JSON entry of kernel ki on case ci. */
+static void check_output(check_run *r, int ki, int ci, const ac_case *c, const ac_report *rep)
+{
+  const check_opts *o = r->o;
+  const ac_kernel *k = r->ks->k[ki];
+  const char *cs = o->cases[ci];
+  ac_status st = ac_status_of(&o->a.pol, rep->kinds);
+  char repro[9400], kabs[4096], qk[4200], qc[4200];
+  const char *kspec = ac_kernel_spec_absolute(r->ks->spec[r->ks->spec_of[ki]], kabs, sizeof kabs);
+  snprintf(repro, sizeof repro, "attncheck check --kernel %s%s %s", ac_shquote(kspec, qk, sizeof qk) ? qk : kspec,
+           o->a.repro_opts, ac_shquote(cs, qc, sizeof qc) ? qc : cs);
+  ac_report_line(stdout, k->name, cs, rep, &o->a.pol, c->p.dtype);
+  if (o->verbose || (st != AC_STATUS_PASS && st != AC_STATUS_SKIP))
+    ac_report_detail(stdout, rep, c->p.dtype, st == AC_STATUS_FAIL || st == AC_STATUS_WARN ? repro : NULL);
+  if (r->jf) {
+    fputs(r->njson++ ? ",\n" : "\n", r->jf);
+    ac_report_json(r->jf, k->name, cs, rep, &o->a.pol, c->p.dtype, repro);
   }
-  const char **cases = (const char **)argv + optind;
-  int ncases = argc - optind;
-  ac_judge_args_finish(&a, "check");
-  if (!nks) return ac_cmd_usage_error("check", "--kernel is required");
-  if (!ncases) return ac_cmd_usage_error("check", "no case given");
-  ac_kernel **ks = NULL;
-  int nk = 0;
-  int *kspec_of = NULL;
-  for (int x = 0; x < nks; x++) {
-    ac_err e;
-    int before = nk;
-    if (ac_kernel_resolve(kspecs[x], &ks, &nk, &e) < 0) {
-      ac_cmd_error("check", "%s", e.msg);
-      return AC_EXIT_USAGE;
-    }
-    kspec_of = ac_xrealloc(kspec_of, sizeof(int) * (size_t)(nk ? nk : 1));
-    for (int y = before; y < nk; y++) kspec_of[y] = x;
+  fflush(stdout);
+}
+
+/* Every kernel on case ci; a case that cannot be read or has a bad --rows is bad input. */
+static void check_case(check_run *r, int ci)
+{
+  const check_opts *o = r->o;
+  ac_case c;
+  ac_err e;
+  ac_case_init(&c);
+  if (ac_cmd_check_load(o->cases[ci], &c, &e) < 0) {
+    ac_cmd_error("check", "%s", e.msg);
+    r->bad_input = 1;
+    return;
   }
-  FILE *jf = NULL;
-  if (json && !(jf = fopen(json, "w"))) {
-    ac_cmd_error("check", "cannot write %s", json);
+  if (ac_judge_rows_check(&c, &o->a.j, &e) < 0) {
+    ac_cmd_error("check", "%s: --rows: %s", o->cases[ci], e.msg);
+    ac_case_free(&c);
+    r->bad_input = 1;
+    return;
+  }
+  ac_judge_lazy_oracle lo;
+  ac_judge_lazy_init(&lo);
+  for (int ki = 0; ki < r->ks->n; ki++) {
+    ac_report rep;
+    ac_judge_one(r->ks->k[ki], &c, &o->a.j, &lo, &rep);
+    r->ran = 1;
+    ac_exit_add(&r->ex, &o->a.pol, rep.kinds);
+    check_output(r, ki, ci, &c, &rep);
+  }
+  ac_judge_lazy_free(&lo);
+  ac_case_free(&c);
+}
+
+int ac_cmd_check(int argc, char **argv)
+{
+  check_opts o;
+  int rc = parse_check_args(argc, argv, &o);
+  if (rc != AC_CMD_RUN) return rc;
+  check_run r = {.o = &o, .ks = &o.ks};
+  ac_err e;
+  if (ac_judge_kernels_resolve(r.ks, &e) < 0) {
+    ac_cmd_error("check", "%s", e.msg);
     return AC_EXIT_USAGE;
   }
-  if (jf) fputs("[", jf);
-  ac_exit ex = {0, 0};
-  int njson = 0, ran = 0, bad_input = 0;
-  for (int ci = 0; ci < ncases; ci++) {
-    ac_case c;
-    ac_err e;
-    ac_case_init(&c);
-    if (ac_cmd_check_load(cases[ci], &c, &e) < 0) {
-      ac_cmd_error("check", "%s", e.msg);
-      bad_input = 1;
-      continue;
-    }
-    if (ac_judge_rows_check(&c, &a.j, &e) < 0) {
-      ac_cmd_error("check", "%s: --rows: %s", cases[ci], e.msg);
-      ac_case_free(&c);
-      bad_input = 1;
-      continue;
-    }
-    ac_oracle_result orr;
-    memset(&orr, 0, sizeof orr);
-    int have_oracle = -1;
-    for (int ki = 0; ki < nk; ki++) {
-      ac_kernel *k = ks[ki];
-      ac_report rep;
-      char why[256] = "";
-      ac_compare_opts co = a.j.cmp;
-      if (ac_judge_precision(k, &a.j, c.p.dtype, &co.prec, &e) < 0) {
-        ac_report_init(&rep, &co);
-        ac_report_add(&rep, AC_V_ERROR, "%s", e.msg);
-      } else if (!ac_kernel_supports(k, &c.p, why, sizeof why)) {
-        ac_report_init(&rep, &co);
-        ac_report_add(&rep, AC_V_SKIP, "unsupported: %s", why);
-      } else {
-        if (have_oracle < 0) have_oracle = ac_judge_oracle(&c, &a.j, &orr, &e) == 0;
-        if (!have_oracle) {
-          ac_report_init(&rep, &co);
-          ac_report_add(&rep, AC_V_ERROR, "oracle: %s", e.msg);
-        } else {
-          ac_judge_kernel(k, &c, &orr, &a.j, &rep, &e);
-        }
-      }
-      ran = 1;
-      ac_exit_add(&ex, &a.pol, rep.kinds);
-      ac_status st = ac_status_of(&a.pol, rep.kinds);
-      char repro[9400], kabs[4096], qk[4200], qc[4200];
-      const char *kspec = ac_kernel_spec_absolute(kspecs[kspec_of[ki]], kabs, sizeof kabs);
-      snprintf(repro, sizeof repro, "attncheck check --kernel %s%s %s", ac_shquote(kspec, qk, sizeof qk) ? qk : kspec,
-               a.repro_opts, ac_shquote(cases[ci], qc, sizeof qc) ? qc : cases[ci]);
-      ac_report_line(stdout, k->name, cases[ci], &rep, &a.pol, c.p.dtype);
-      if (verbose || (st != AC_STATUS_PASS && st != AC_STATUS_SKIP))
-        ac_report_detail(stdout, &rep, c.p.dtype, st == AC_STATUS_FAIL || st == AC_STATUS_WARN ? repro : NULL);
-      if (jf) {
-        fputs(njson++ ? ",\n" : "\n", jf);
-        ac_report_json(jf, k->name, cases[ci], &rep, &a.pol, c.p.dtype, repro);
-      }
-      fflush(stdout);
-    }
-    if (have_oracle > 0) ac_oracle_result_free(&orr);
-    ac_case_free(&c);
+  if (o.json && !(r.jf = fopen(o.json, "w"))) {
+    ac_cmd_error("check", "cannot write %s", o.json);
+    ac_judge_kernels_free(r.ks);
+    return AC_EXIT_USAGE;
   }
-  if (jf) {
-    fputs("\n]\n", jf);
-    fclose(jf);
+  if (r.jf) fputs("[", r.jf);
+  for (int ci = 0; ci < o.ncases; ci++) check_case(&r, ci);
+  if (r.jf) {
+    fputs("\n]\n", r.jf);
+    fclose(r.jf);
   }
-  for (int x = 0; x < nk; x++) ac_kernel_free(ks[x]);
-  free(ks);
-  free(kspec_of);
-  if (bad_input && !ran) return AC_EXIT_USAGE;
-  int code = ac_exit_code(&ex);
-  if (bad_input && code == AC_EXIT_OK) return AC_EXIT_USAGE;
+  ac_judge_kernels_free(r.ks);
+  if (r.bad_input && !r.ran) return AC_EXIT_USAGE;
+  int code = ac_exit_code(&r.ex);
+  if (r.bad_input && code == AC_EXIT_OK) return AC_EXIT_USAGE;
   return code;
 }

@@ -69,35 +69,39 @@ out:
   return rc;
 }
 
+enum { O_JSON = 256, O_NAME };
+
+typedef struct {
+  const char *json, *pname;
+} compare_opts;
+
+/* One option of compare itself (those it shares with check and suite are in judge_args). */
+static int compare_option(void *ctx, int ch, const char *v, char **argv)
+{
+  compare_opts *o = ctx;
+  switch (ch) {
+  case O_JSON: o->json = v; break;
+  case O_NAME: o->pname = v; break;
+  default: return ac_cmd_getopt_error("compare", ch, argv);
+  }
+  return AC_CMD_RUN;
+}
+
 int ac_cmd_compare(int argc, char **argv)
 {
   ac_judge_args a;
-  ac_judge_args_init(&a);
-  const char *json = NULL, *pname = NULL;
-  enum { O_JSON = 256, O_NAME };
+  compare_opts own = {NULL, NULL};
   static const struct option lo[] = {{"help", no_argument, NULL, 'h'},
                                      {"json", required_argument, NULL, O_JSON},
                                      {"name", required_argument, NULL, O_NAME},
                                      AC_JUDGE_LONG_OPTIONS,
                                      {NULL, 0, NULL, 0}};
-  optind = 0;
-  opterr = 0;
-  int ch;
-  while ((ch = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
-    int r = ac_judge_args_option(&a, "compare", ch, optarg);
-    if (r < 0) return AC_EXIT_USAGE;
-    if (r > 0) continue;
-    switch (ch) {
-    case 'h': usage(stdout); return AC_EXIT_OK;
-    case O_JSON: json = optarg; break;
-    case O_NAME: pname = optarg; break;
-    default: return ac_cmd_getopt_error("compare", ch, argv);
-    }
-  }
+  int rc = ac_cmd_judge_getopt("compare", &a, argc, argv, ":h", lo, usage, compare_option, &own);
+  if (rc != AC_CMD_RUN) return rc;
+  const char *json = own.json, *pname = own.pname;
   const char *const *files = (const char *const *)argv + optind;
   int nf = argc - optind;
   if (nf > 2) return ac_cmd_usage_error("compare", "too many files: CASE.npz [OUT.npz]");
-  ac_judge_args_finish(&a, "compare");
   if (!nf) return ac_cmd_usage_error("compare", "no case file given");
   ac_case c;
   ac_err e;

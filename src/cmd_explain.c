@@ -130,11 +130,16 @@ static void print_exact(mpfr_srcptr x)
   else mpfr_printf(" %Ra", x);
 }
 
-int ac_cmd_explain(int argc, char **argv)
+typedef struct {
+  int64_t row, head, batch;
+  int force;
+  const char *path;
+} explain_opts;
+
+static int parse_explain_args(int argc, char **argv, explain_opts *o)
 {
   const char *cmd = "explain";
-  int64_t row = -1, head = 0, batch = 0;
-  int force = 0;
+  *o = (explain_opts){.row = -1};
   optind = 0;
   opterr = 0;
   int ch;
@@ -143,201 +148,289 @@ int ac_cmd_explain(int argc, char **argv)
     switch (ch) {
     case 'h':
     case O_HELP: usage(stdout); return AC_EXIT_OK;
-    case O_ROW: if (ac_parse_i64(a, &row) || row < 0) return ac_cmd_usage_error(cmd, "bad --row '%s'", a); break;
-    case O_HEAD: if (ac_parse_i64(a, &head) || head < 0) return ac_cmd_usage_error(cmd, "bad --head '%s'", a); break;
-    case O_BATCH: if (ac_parse_i64(a, &batch) || batch < 0) return ac_cmd_usage_error(cmd, "bad --batch '%s'", a); break;
-    case O_FORCE: force = 1; break;
+    case O_ROW: if (ac_parse_i64(a, &o->row) || o->row < 0) return ac_cmd_usage_error(cmd, "bad --row '%s'", a); break;
+    case O_HEAD: if (ac_parse_i64(a, &o->head) || o->head < 0) return ac_cmd_usage_error(cmd, "bad --head '%s'", a); break;
+    case O_BATCH: if (ac_parse_i64(a, &o->batch) || o->batch < 0) return ac_cmd_usage_error(cmd, "bad --batch '%s'", a); break;
+    case O_FORCE: o->force = 1; break;
     default: return ac_cmd_getopt_error(cmd, ch, argv);
     }
   }
   if (optind >= argc) return ac_cmd_usage_error(cmd, "no case file given");
   if (optind + 1 < argc) return ac_cmd_usage_error(cmd, "unexpected argument '%s'", argv[optind + 1]);
-  if (row < 0) return ac_cmd_usage_error(cmd, "--row is required");
-  const char *path = argv[optind];
-  ac_case c;
+  if (o->row < 0) return ac_cmd_usage_error(cmd, "--row is required");
+  o->path = argv[optind];
+  return AC_CMD_RUN;
+}
+
+/* The case, refused (one line, AC_EXIT_USAGE) when it cannot be read, the row is outside it, it
+ * is too large to print usefully (without --force) or its scale is not finite. */
+static int load_case(const explain_opts *o, ac_case *c)
+{
+  const char *cmd = "explain", *path = o->path;
   ac_err e;
-  if (ac_case_read(&c, path, &e)) {
+  if (ac_case_read(c, path, &e)) {
     ac_cmd_error(cmd, "%s", e.msg);
     return AC_EXIT_USAGE;
   }
-  const ac_problem *p = &c.p;
-  int rc = AC_EXIT_OK;
-  if (row >= p->tq || head >= p->heads || batch >= p->batch) {
+  const ac_problem *p = &c->p;
+  if (o->row >= p->tq || o->head >= p->heads || o->batch >= p->batch)
     ac_cmd_error(cmd, "%s: row %lld, head %lld, batch %lld outside the case (tq %lld, heads %lld, batch %lld)", path,
-                 (long long)row, (long long)head, (long long)batch, (long long)p->tq, (long long)p->heads,
+                 (long long)o->row, (long long)o->head, (long long)o->batch, (long long)p->tq, (long long)p->heads,
                  (long long)p->batch);
-    ac_case_free(&c);
-    return AC_EXIT_USAGE;
-  }
-  if (!force && (p->tk > LIMIT || p->dk > LIMIT || p->dv > LIMIT)) {
+  else if (!o->force && (p->tk > LIMIT || p->dk > LIMIT || p->dv > LIMIT))
     ac_cmd_error(cmd, "%s: tk %lld, dk %lld, dv %lld: too large to print usefully (limit %d); minimize the case "
                       "first or pass --force",
                  path, (long long)p->tk, (long long)p->dk, (long long)p->dv, LIMIT);
-    ac_case_free(&c);
-    return AC_EXIT_USAGE;
-  }
-  if (!p->scale_is_default && !isfinite(p->scale)) {
+  else if (!p->scale_is_default && !isfinite(p->scale))
     ac_cmd_error(cmd, "%s: the scale %a is not finite", path, p->scale);
-    ac_case_free(&c);
-    return AC_EXIT_USAGE;
-  }
+  else
+    return AC_CMD_RUN;
+  ac_case_free(c);
+  return AC_EXIT_USAGE;
+}
 
-  /* The oracle for this row: correctly rounded outputs and LSE. */
-  ac_oracle_opts o;
-  ac_oracle_opts_init(&o);
-  char spec[64];
-  int64_t grow = (int64_t)ac_rowidx(p, batch, head, row);
-  snprintf(spec, sizeof spec, "%lld", (long long)grow);
-  o.rows = spec;
-  o.threads = 1;
-  o.formats = 1u << AC_F64;
-  o.lse_f64 = 1;
-  ac_oracle_result r;
-  if (ac_oracle_run(&c, &o, &r, &e)) {
-    ac_cmd_error(cmd, "%s: %s", path, e.msg);
-    ac_case_free(&c);
-    return AC_EXIT_USAGE;
-  }
-
-  mpfr_exp_t emin = mpfr_get_emin(), emax = mpfr_get_emax();
-  mpfr_set_emin(mpfr_get_emin_min());
-  mpfr_set_emax(mpfr_get_emax_max());
-  int64_t kvh = ac_kv_head(p, head), n = ac_visible_count(p, row), tk = p->tk;
-  int def = p->scale_is_default;
+/* One row's stages: the scale, the exact raw scores z_j, the scaled scores s_j (later the
+ * weights) and their symbolic forms. */
+typedef struct {
+  const explain_opts *o;
+  const ac_case *c;
+  const ac_problem *p;
+  int64_t kvh, n, tk, grow;
+  int def;
   mpfr_t sc, x, m, L, tmp;
-  mpfr_inits2(SHOW_PREC, sc, x, m, L, tmp, (mpfr_ptr)0);
-  if (def) {
-    mpfr_set_si(sc, (long)p->dk, MPFR_RNDN);
-    mpfr_rec_sqrt(sc, sc, MPFR_RNDN);
+  mpfr_t *z, *s;
+  char (*sym)[96];
+} row_state;
+
+static void row_init(row_state *st, const explain_opts *o, const ac_case *c)
+{
+  const ac_problem *p = &c->p;
+  *st = (row_state){.o = o, .c = c, .p = p, .kvh = ac_kv_head(p, o->head), .n = ac_visible_count(p, o->row),
+                    .tk = p->tk, .grow = (int64_t)ac_rowidx(p, o->batch, o->head, o->row),
+                    .def = p->scale_is_default};
+  mpfr_inits2(SHOW_PREC, st->sc, st->x, st->m, st->L, st->tmp, (mpfr_ptr)0);
+  if (st->def) {
+    mpfr_set_si(st->sc, (long)p->dk, MPFR_RNDN);
+    mpfr_rec_sqrt(st->sc, st->sc, MPFR_RNDN);
   } else {
-    mpfr_set_d(sc, p->scale, MPFR_RNDN);
+    mpfr_set_d(st->sc, p->scale, MPFR_RNDN);
   }
+  st->z = ac_xmalloc((size_t)st->tk * sizeof *st->z);
+  st->s = ac_xmalloc((size_t)st->tk * sizeof *st->s);
+  st->sym = ac_xcalloc((size_t)st->tk, sizeof *st->sym);
+  for (int64_t j = 0; j < st->tk; j++) {
+    mpfr_init2(st->z[j], 4400);   /* holds any fp64 dot product of up to 2^200 terms exactly */
+    mpfr_init2(st->s[j], SHOW_PREC);
+  }
+}
+
+static void row_free(row_state *st)
+{
+  for (int64_t j = 0; j < st->tk; j++) { mpfr_clear(st->z[j]); mpfr_clear(st->s[j]); }
+  free(st->z); free(st->s); free(st->sym);
+  mpfr_clears(st->sc, st->x, st->m, st->L, st->tmp, (mpfr_ptr)0);
+}
+
+/* The case, the scale, the row and q_i. */
+static void print_header(row_state *st)
+{
+  const ac_problem *p = st->p;
+  const explain_opts *o = st->o;
+  const ac_case *c = st->c;
   printf("case %s (%s): %s, mask %s, batch %lld, heads %lld (kv heads %lld), tq %lld, tk %lld, dk %lld, dv %lld\n",
-         path, c.generator, ac_dtype_name(p->dtype), ac_mask_name(p->mask), (long long)p->batch,
+         o->path, c->generator, ac_dtype_name(p->dtype), ac_mask_name(p->mask), (long long)p->batch,
          (long long)p->heads, (long long)p->kv_heads, (long long)p->tq, (long long)p->tk, (long long)p->dk,
          (long long)p->dv);
-  if (def) {
-    mpfr_set_ui(tmp, 1, MPFR_RNDN);
+  if (st->def) {
+    mpfr_set_ui(st->tmp, 1, MPFR_RNDN);
     char sym[96];
-    symbolic(tmp, p->dk, sym, sizeof sym);
+    symbolic(st->tmp, p->dk, sym, sizeof sym);
     char root[64];
     snprintf(root, sizeof root, "1/√%lld", (long long)p->dk);
-    if (strcmp(root, sym)) mpfr_printf("scale c = %s = %s = %.20Rg (default)\n", root, sym, sc);
-    else mpfr_printf("scale c = %s = %.20Rg (default)\n", root, sc);
+    if (strcmp(root, sym)) mpfr_printf("scale c = %s = %s = %.20Rg (default)\n", root, sym, st->sc);
+    else mpfr_printf("scale c = %s = %.20Rg (default)\n", root, st->sc);
   } else {
-    mpfr_printf("scale c = %.20Rg = %Ra (stored)\n", sc, sc);
+    mpfr_printf("scale c = %.20Rg = %Ra (stored)\n", st->sc, st->sc);
   }
   printf("row: batch %lld, head %lld (kv head %lld), query i = %lld: %lld of %lld keys visible\n\n",
-         (long long)batch, (long long)head, (long long)kvh, (long long)row, (long long)n, (long long)tk);
-  printf("q_%lld = [", (long long)row);
+         (long long)o->batch, (long long)o->head, (long long)st->kvh, (long long)o->row, (long long)st->n,
+         (long long)st->tk);
+  printf("q_%lld = [", (long long)o->row);
   for (int64_t t = 0; t < p->dk; t++)
-    printf("%s%.17g", t ? ", " : "", ac_load(p->dtype, c.q, ac_qidx(p, batch, head, row, t)));
+    printf("%s%.17g", t ? ", " : "", ac_load(p->dtype, c->q, ac_qidx(p, o->batch, o->head, o->row, t)));
   printf("]\n\n");
+}
 
-  mpfr_t *z = ac_xmalloc((size_t)tk * sizeof *z), *s = ac_xmalloc((size_t)tk * sizeof *s);
-  char (*sym)[96] = ac_xcalloc((size_t)tk, sizeof *sym);
-  for (int64_t j = 0; j < tk; j++) {
-    mpfr_init2(z[j], 4400);   /* holds any fp64 dot product of up to 2^200 terms exactly */
-    mpfr_init2(s[j], SHOW_PREC);
-    mpfr_set_zero(z[j], 1);
+/* z_j exactly, s_j = c z_j and, with the default scale, s_j in symbols. */
+static void compute_scores(row_state *st)
+{
+  const ac_problem *p = st->p;
+  const explain_opts *o = st->o;
+  for (int64_t j = 0; j < st->tk; j++) {
+    mpfr_set_zero(st->z[j], 1);
     for (int64_t t = 0; t < p->dk; t++) {
-      mpfr_set_d(tmp, ac_load(p->dtype, c.q, ac_qidx(p, batch, head, row, t)), MPFR_RNDN);
-      mpfr_mul_d(tmp, tmp, ac_load(p->dtype, c.k, ac_kidx(p, batch, kvh, j, t)), MPFR_RNDN);
-      mpfr_add(z[j], z[j], tmp, MPFR_RNDN);
+      mpfr_set_d(st->tmp, ac_load(p->dtype, st->c->q, ac_qidx(p, o->batch, o->head, o->row, t)), MPFR_RNDN);
+      mpfr_mul_d(st->tmp, st->tmp, ac_load(p->dtype, st->c->k, ac_kidx(p, o->batch, st->kvh, j, t)), MPFR_RNDN);
+      mpfr_add(st->z[j], st->z[j], st->tmp, MPFR_RNDN);
     }
-    mpfr_mul(s[j], z[j], sc, MPFR_RNDN);
-    if (def) symbolic(z[j], p->dk, sym[j], sizeof sym[j]);
+    mpfr_mul(st->s[j], st->z[j], st->sc, MPFR_RNDN);
+    if (st->def) symbolic(st->z[j], p->dk, st->sym[j], sizeof st->sym[j]);
   }
+}
+
+/* Stages 1 to 3: raw, scaled and masked scores. */
+static void print_scores(const row_state *st)
+{
+  const ac_problem *p = st->p;
+  int64_t tk = st->tk;
   printf("1. raw scores z_j = q·k_j (exact)\n");
   for (int64_t j = 0; j < tk; j++) {
     printf("   j=%-4lld ", (long long)j);
-    print_exact(z[j]);
+    print_exact(st->z[j]);
     printf("\n");
   }
   printf("   raw: [");
   for (int64_t j = 0; j < tk; j++) {
-    if (mpfr_integer_p(z[j]) && mpfr_cmpabs_ui(z[j], 1000000000) <= 0) mpfr_printf("%s%.0Rf", j ? ", " : "", z[j]);
-    else mpfr_printf("%s%.10Rg", j ? ", " : "", z[j]);
+    if (mpfr_integer_p(st->z[j]) && mpfr_cmpabs_ui(st->z[j], 1000000000) <= 0)
+      mpfr_printf("%s%.0Rf", j ? ", " : "", st->z[j]);
+    else mpfr_printf("%s%.10Rg", j ? ", " : "", st->z[j]);
   }
   printf("]\n\n2. scaled scores s_j = c·z_j\n");
   for (int64_t j = 0; j < tk; j++) {
     printf("   j=%-4lld ", (long long)j);
-    if (sym[j][0]) printf("%-12s = ", sym[j]);
-    mpfr_printf("%.20Rg\n", s[j]);
+    if (st->sym[j][0]) printf("%-12s = ", st->sym[j]);
+    mpfr_printf("%.20Rg\n", st->s[j]);
   }
   printf("   scaled: [");
   for (int64_t j = 0; j < tk; j++) {
-    if (sym[j][0]) printf("%s%s", j ? ", " : "", sym[j]);
-    else mpfr_printf("%s%.10Rg", j ? ", " : "", s[j]);
+    if (st->sym[j][0]) printf("%s%s", j ? ", " : "", st->sym[j]);
+    else mpfr_printf("%s%.10Rg", j ? ", " : "", st->s[j]);
   }
   printf("]\n\n3. masked scores (mask %s: key j visible iff %s)\n", ac_mask_name(p->mask),
          p->mask == AC_MASK_NONE ? "always" : p->mask == AC_MASK_CAUSAL ? "j <= i" : "j <= i + tk - tq");
   for (int64_t j = 0; j < tk; j++) {
-    if (j < n) mpfr_printf("   j=%-4lld %.20Rg\n", (long long)j, s[j]);
+    if (j < st->n) mpfr_printf("   j=%-4lld %.20Rg\n", (long long)j, st->s[j]);
     else printf("   j=%-4lld -inf (masked)\n", (long long)j);
   }
-  const ac_oracle_row *orow = &r.rows[grow];
-  if (n == 0) {
+}
+
+/* Stages 4 to 6: the row maximum m, the weights w_j (into s_j), their sum L and the softmax. */
+static void print_weights(row_state *st)
+{
+  int64_t n = st->n, jm = 0;
+  for (int64_t j = 1; j < n; j++)
+    if (mpfr_cmp(st->z[j], st->z[jm]) * (mpfr_sgn(st->sc) >= 0 ? 1 : -1) > 0) jm = j;
+  mpfr_set(st->m, st->s[jm], MPFR_RNDN);
+  printf("\n4. row maximum m = max_j s_j = ");
+  if (st->sym[jm][0]) printf("%s = ", st->sym[jm]);
+  mpfr_printf("%.20Rg (key %lld)\n", st->m, (long long)jm);
+  printf("\n5. weights w_j = exp(s_j - m)\n");
+  mpfr_set_zero(st->L, 1);
+  for (int64_t j = 0; j < n; j++) {
+    mpfr_sub(st->s[j], st->s[j], st->m, MPFR_RNDN);
+    mpfr_exp(st->s[j], st->s[j], MPFR_RNDN);
+    mpfr_add(st->L, st->L, st->s[j], MPFR_RNDN);
+    mpfr_printf("   j=%-4lld %.20Rg\n", (long long)j, st->s[j]);
+  }
+  mpfr_printf("   L = Σ_j w_j = %.20Rg\n\n6. softmax weights A_j = w_j / L\n", st->L);
+  mpfr_set_zero(st->x, 1);
+  for (int64_t j = 0; j < n; j++) {
+    mpfr_div(st->tmp, st->s[j], st->L, MPFR_RNDN);
+    mpfr_add(st->x, st->x, st->tmp, MPFR_RNDN);
+    mpfr_printf("   j=%-4lld %.20Rg\n", (long long)j, st->tmp);
+  }
+  mpfr_printf("   Σ_j A_j = %.20Rg\n\n7. output o_t = Σ_j A_j V_jt\n", st->x);
+}
+
+/* Stages 7 and 8: the output row beside the oracle's rounded values, and the LSE.
+ * AC_EXIT_INTERNAL when the oracle left a value undecided. */
+static int print_outputs(row_state *st, const ac_oracle_result *r)
+{
+  const ac_problem *p = st->p;
+  const explain_opts *o = st->o;
+  int rc = AC_EXIT_OK;
+  printf("   %-5s %-28s %-26s %-26s %s\n", "t", "exact (20 digits)", ac_dtype_name(p->dtype), "binary64", "decided");
+  for (int64_t t = 0; t < p->dv; t++) {
+    mpfr_set_zero(st->x, 1);
+    for (int64_t j = 0; j < st->n; j++) {
+      mpfr_mul_d(st->tmp, st->s[j], ac_load(p->dtype, st->c->v, ac_vidx(p, o->batch, st->kvh, j, t)), MPFR_RNDN);
+      mpfr_add(st->x, st->x, st->tmp, MPFR_RNDN);
+    }
+    mpfr_div(st->x, st->x, st->L, MPFR_RNDN);
+    int64_t ex = ac_oracle_slot(r, st->grow) * p->dv + t;
+    const ac_oracle_elem *el = &r->elems[ex];
+    uint64_t bd = r->o_round[p->dtype][ex], b64 = r->o_round[AC_F64][ex];
+    char hx[32], h64[32], col[40];
+    snprintf(col, sizeof col, "%.9g (%s)", ac_decode(p->dtype, bd), ac_bits_hex(p->dtype, bd, hx, sizeof hx));
+    snprintf(h64, sizeof h64, "%a", ac_decode(AC_F64, b64));
+    const char *how = el->accept != AC_ACCEPT_VALUE ? "non-finite input"
+                      : el->how == AC_HOW_EXACT     ? "exact case"
+                      : el->how == AC_HOW_ROUNDED   ? "Ziv"
+                                                    : "UNRESOLVED";
+    if (el->how == AC_HOW_UNRESOLVED) rc = AC_EXIT_INTERNAL;
+    mpfr_printf("   %-5lld %-28.20Rg %-26s %-26s %s\n", (long long)t, st->x, col, h64, how);
+  }
+  const ac_oracle_row *orow = &r->rows[st->grow];
+  mpfr_log(st->tmp, st->L, MPFR_RNDN);
+  mpfr_add(st->tmp, st->tmp, st->m, MPFR_RNDN);
+  uint32_t lb;
+  float lf = orow->lse_f32;
+  memcpy(&lb, &lf, 4);
+  mpfr_printf("\n8. LSE = m + ln L = %.20Rg; binary32 %a (0x%08x), binary64 %a\n", st->tmp, (double)lf, lb,
+              orow->lse_f64);
+  if (orow->lse_how == AC_HOW_UNRESOLVED) rc = AC_EXIT_INTERNAL;
+  return rc;
+}
+
+/* Every stage of the row, in the widest exponent range. */
+static int explain_row(const explain_opts *o, const ac_case *c, const ac_oracle_result *r)
+{
+  mpfr_exp_t emin = mpfr_get_emin(), emax = mpfr_get_emax();
+  mpfr_set_emin(mpfr_get_emin_min());
+  mpfr_set_emax(mpfr_get_emax_max());
+  row_state st;
+  row_init(&st, o, c);
+  print_header(&st);
+  compute_scores(&st);
+  print_scores(&st);
+  int rc = AC_EXIT_OK;
+  if (st.n == 0) {
     printf("\nno visible key: the output row is 0 and LSE = -inf (empty-row convention)\n");
   } else {
-    int64_t jm = 0;
-    for (int64_t j = 1; j < n; j++)
-      if (mpfr_cmp(z[j], z[jm]) * (mpfr_sgn(sc) >= 0 ? 1 : -1) > 0) jm = j;
-    mpfr_set(m, s[jm], MPFR_RNDN);
-    printf("\n4. row maximum m = max_j s_j = ");
-    if (sym[jm][0]) printf("%s = ", sym[jm]);
-    mpfr_printf("%.20Rg (key %lld)\n", m, (long long)jm);
-    printf("\n5. weights w_j = exp(s_j - m)\n");
-    mpfr_set_zero(L, 1);
-    for (int64_t j = 0; j < n; j++) {
-      mpfr_sub(s[j], s[j], m, MPFR_RNDN);
-      mpfr_exp(s[j], s[j], MPFR_RNDN);
-      mpfr_add(L, L, s[j], MPFR_RNDN);
-      mpfr_printf("   j=%-4lld %.20Rg\n", (long long)j, s[j]);
-    }
-    mpfr_printf("   L = Σ_j w_j = %.20Rg\n\n6. softmax weights A_j = w_j / L\n", L);
-    mpfr_set_zero(x, 1);
-    for (int64_t j = 0; j < n; j++) {
-      mpfr_div(tmp, s[j], L, MPFR_RNDN);
-      mpfr_add(x, x, tmp, MPFR_RNDN);
-      mpfr_printf("   j=%-4lld %.20Rg\n", (long long)j, tmp);
-    }
-    mpfr_printf("   Σ_j A_j = %.20Rg\n\n7. output o_t = Σ_j A_j V_jt\n", x);
-    printf("   %-5s %-28s %-26s %-26s %s\n", "t", "exact (20 digits)", ac_dtype_name(p->dtype), "binary64", "decided");
-    for (int64_t t = 0; t < p->dv; t++) {
-      mpfr_set_zero(x, 1);
-      for (int64_t j = 0; j < n; j++) {
-        mpfr_mul_d(tmp, s[j], ac_load(p->dtype, c.v, ac_vidx(p, batch, kvh, j, t)), MPFR_RNDN);
-        mpfr_add(x, x, tmp, MPFR_RNDN);
-      }
-      mpfr_div(x, x, L, MPFR_RNDN);
-      int64_t ex = ac_oracle_slot(&r, grow) * p->dv + t;
-      const ac_oracle_elem *el = &r.elems[ex];
-      uint64_t bd = r.o_round[p->dtype][ex], b64 = r.o_round[AC_F64][ex];
-      char hx[32], h64[32], col[40];
-      snprintf(col, sizeof col, "%.9g (%s)", ac_decode(p->dtype, bd), ac_bits_hex(p->dtype, bd, hx, sizeof hx));
-      snprintf(h64, sizeof h64, "%a", ac_decode(AC_F64, b64));
-      const char *how = el->accept != AC_ACCEPT_VALUE ? "non-finite input"
-                        : el->how == AC_HOW_EXACT     ? "exact case"
-                        : el->how == AC_HOW_ROUNDED   ? "Ziv"
-                                                      : "UNRESOLVED";
-      if (el->how == AC_HOW_UNRESOLVED) rc = AC_EXIT_INTERNAL;
-      mpfr_printf("   %-5lld %-28.20Rg %-26s %-26s %s\n", (long long)t, x, col, h64, how);
-    }
-    mpfr_log(tmp, L, MPFR_RNDN);
-    mpfr_add(tmp, tmp, m, MPFR_RNDN);
-    uint32_t lb;
-    float lf = orow->lse_f32;
-    memcpy(&lb, &lf, 4);
-    mpfr_printf("\n8. LSE = m + ln L = %.20Rg; binary32 %a (0x%08x), binary64 %a\n", tmp, (double)lf, lb, orow->lse_f64);
-    if (orow->lse_how == AC_HOW_UNRESOLVED) rc = AC_EXIT_INTERNAL;
+    print_weights(&st);
+    rc = print_outputs(&st, r);
   }
-  for (int64_t j = 0; j < tk; j++) { mpfr_clear(z[j]); mpfr_clear(s[j]); }
-  free(z); free(s); free(sym);
-  mpfr_clears(sc, x, m, L, tmp, (mpfr_ptr)0);
+  row_free(&st);
   mpfr_set_emin(emin);
   mpfr_set_emax(emax);
   mpfr_free_cache();
+  return rc;
+}
+
+int ac_cmd_explain(int argc, char **argv)
+{
+  explain_opts o;
+  int rc = parse_explain_args(argc, argv, &o);
+  if (rc != AC_CMD_RUN) return rc;
+  ac_case c;
+  if ((rc = load_case(&o, &c)) != AC_CMD_RUN) return rc;
+  /* The oracle for this row: correctly rounded outputs and LSE. */
+  ac_oracle_opts oo;
+  ac_oracle_opts_init(&oo);
+  char spec[64];
+  snprintf(spec, sizeof spec, "%lld", (long long)ac_rowidx(&c.p, o.batch, o.head, o.row));
+  oo.rows = spec;
+  oo.threads = 1;
+  oo.formats = 1u << AC_F64;
+  oo.lse_f64 = 1;
+  ac_oracle_result r;
+  ac_err e;
+  if (ac_oracle_run(&c, &oo, &r, &e)) {
+    ac_cmd_error("explain", "%s: %s", o.path, e.msg);
+    ac_case_free(&c);
+    return AC_EXIT_USAGE;
+  }
+  rc = explain_row(&o, &c, &r);
   ac_oracle_result_free(&r);
   ac_case_free(&c);
   return rc;

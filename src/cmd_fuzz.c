@@ -59,14 +59,157 @@ static void list_families(void)
   for (int i = 0; i < n; i++) printf("%-14s %s  [hunts: %s]\n", f[i].name, f[i].summary, f[i].targets);
 }
 
-int ac_cmd_fuzz(int argc, char **argv)
+enum {
+  O_KERNEL = 256, O_OUT, O_TIME, O_CASES, O_JOBS, O_SEED, O_RESUME, O_SHARD, O_FAMILIES, O_POLICY, O_PRECISION,
+  O_DTYPES, O_MAXT, O_MAXE, O_NOSTRIDED, O_NONONFINITE, O_TIMEOUT, O_NOMIN, O_MINTIME, O_REPEAT, O_CORPUS, O_QUIET,
+  O_LIVE, O_NOLIVE, O_LIST, O_EMPTY, O_MAXD, O_STOPFAIL, O_LOGCASES, O_GENERATE, O_INDEX, O_HELP
+};
+
+/* An option handler's answer when the option belongs to another handler (AC_CMD_RUN: applied;
+ * anything else: the exit code of a usage error). */
+enum { OPT_OTHER = -2 };
+
+typedef struct {
+  ac_campaign_opts c;
+  const char *generate;
+  int64_t gen_index;
+} fuzz_opts;
+
+/* The campaign: kernel, directories, when to stop, seed, shard, families, what it prints. */
+static int campaign_option(fuzz_opts *o, int c, const char *v)
 {
   static char kspec_abs[4096];   /* the recorded spec: a plugin path made absolute */
-  enum {
-    O_KERNEL = 256, O_OUT, O_TIME, O_CASES, O_JOBS, O_SEED, O_RESUME, O_SHARD, O_FAMILIES, O_POLICY, O_PRECISION,
-    O_DTYPES, O_MAXT, O_MAXE, O_NOSTRIDED, O_NONONFINITE, O_TIMEOUT, O_NOMIN, O_MINTIME, O_REPEAT, O_CORPUS, O_QUIET,
-    O_LIVE, O_NOLIVE, O_LIST, O_EMPTY, O_MAXD, O_STOPFAIL, O_LOGCASES, O_GENERATE, O_INDEX, O_HELP
-  };
+  int64_t n;
+  ac_err e;
+  switch (c) {
+  case O_KERNEL: o->c.kernel_spec = ac_kernel_spec_absolute(v, kspec_abs, sizeof kspec_abs); break;
+  case 'o':
+  case O_OUT: o->c.out_dir = v; break;
+  case O_TIME:
+    if (ac_parse_duration(v, &o->c.time_s) || o->c.time_s <= 0) return ac_cmd_usage_error("fuzz", "bad --time '%s' (use 30s, 20m, 8h)", v);
+    break;
+  case O_CASES:
+    if (ac_parse_i64(v, &n) || n < 1) return ac_cmd_usage_error("fuzz", "bad --cases '%s'", v);
+    o->c.max_cases = n;
+    break;
+  case O_JOBS:
+    if (ac_parse_i64(v, &n) || n < 1 || n > 256) return ac_cmd_usage_error("fuzz", "bad --jobs '%s' (1..256)", v);
+    o->c.jobs = (int)n;
+    break;
+  case O_SEED:
+    if (ac_parse_u64(v, &o->c.seed)) return ac_cmd_usage_error("fuzz", "bad --seed '%s'", v);
+    break;
+  case O_RESUME: o->c.resume = 1; break;
+  case O_SHARD: {
+    int i, k;
+    char extra;
+    if (sscanf(v, "%d/%d%c", &i, &k, &extra) != 2 || k < 1 || i < 0 || i >= k)
+      return ac_cmd_usage_error("fuzz", "bad --shard '%s' (I/N with 0 <= I < N)", v);
+    o->c.shard_i = i;
+    o->c.shard_n = k;
+    break;
+  }
+  case O_FAMILIES: {
+    int idx[64], k;
+    if (ac_family_parse_list(v, idx, &k, 64, &e)) return ac_cmd_usage_error("fuzz", "%s", e.msg);
+    snprintf(o->c.families, sizeof o->c.families, "%s", v);
+    break;
+  }
+  case O_STOPFAIL: o->c.stop_on_fail = 1; break;
+  case O_LOGCASES: o->c.log_cases = 1; break;
+  case O_CORPUS: o->c.corpus_dir = v; break;
+  case 'q':
+  case O_QUIET: o->c.quiet = 1; break;
+  case O_LIVE: o->c.live = 1; break;
+  case O_NOLIVE: o->c.live = 0; break;
+  default: return OPT_OTHER;
+  }
+  return AC_CMD_RUN;
+}
+
+/* How each case is judged, repeated and minimized. */
+static int judging_option(fuzz_opts *o, int c, const char *v)
+{
+  int64_t n;
+  ac_err e;
+  switch (c) {
+  case O_POLICY: {
+    ac_policies tmp;
+    ac_policies_init(&tmp);
+    if (ac_policies_set(&tmp, v, &e)) return ac_cmd_usage_error("fuzz", "%s", e.msg);
+    size_t l = strlen(o->c.policies);
+    snprintf(o->c.policies + l, sizeof o->c.policies - l, "%s%s", l ? ";" : "", v);
+    break;
+  }
+  case O_PRECISION:
+    if (ac_precision_spec_check(v, &e)) return ac_cmd_usage_error("fuzz", "%s", e.msg);
+    o->c.precision = v;
+    break;
+  case O_EMPTY: {
+    ac_empty_conv ec;
+    if (ac_empty_parse(v, &ec)) return ac_cmd_usage_error("fuzz", "bad --empty-rows '%s' (zero|nan|skip)", v);
+    o->c.empty_rows = v;
+    break;
+  }
+  case O_TIMEOUT:
+    if (ac_parse_duration(v, &o->c.timeout_s) || o->c.timeout_s <= 0) return ac_cmd_usage_error("fuzz", "bad --timeout '%s'", v);
+    break;
+  case O_NOMIN: o->c.minimize = 0; break;
+  case O_MINTIME:
+    if (ac_parse_duration(v, &o->c.min_seconds) || o->c.min_seconds <= 0) return ac_cmd_usage_error("fuzz", "bad --minimize-time '%s'", v);
+    break;
+  case O_REPEAT:
+    if (ac_parse_i64(v, &n) || n < 0) return ac_cmd_usage_error("fuzz", "bad --repeat-every '%s'", v);
+    o->c.repeat_every = (int)n;
+    break;
+  default: return OPT_OTHER;
+  }
+  return AC_CMD_RUN;
+}
+
+/* What the generators may draw, and --generate. */
+static int generator_option(fuzz_opts *o, int c, const char *v)
+{
+  int64_t n;
+  switch (c) {
+  case O_DTYPES: {
+    uint32_t m = 0;
+    char badname[64];
+    if (ac_dtype_parse_list(v, &m, badname, sizeof badname))
+      return badname[0] ? ac_cmd_usage_error("fuzz", "unknown dtype '%s'", badname)
+                        : ac_cmd_usage_error("fuzz", "empty --dtypes");
+    o->c.lim.dtypes = m;
+    o->c.dtypes_given = 1;
+    break;
+  }
+  case O_MAXT:
+    if (ac_parse_i64(v, &n) || n < 1) return ac_cmd_usage_error("fuzz", "bad --max-t '%s'", v);
+    o->c.lim.max_t = n;
+    break;
+  case O_MAXE:
+    if (ac_parse_i64(v, &n) || n < 16) return ac_cmd_usage_error("fuzz", "bad --max-elems '%s'", v);
+    o->c.lim.max_elems = n;
+    break;
+  case O_MAXD:
+    if (ac_parse_i64(v, &n) || n < 1) return ac_cmd_usage_error("fuzz", "bad --max-d '%s'", v);
+    o->c.lim.max_d = n;
+    break;
+  case O_NOSTRIDED: o->c.lim.no_strided = 1; break;
+  case O_NONONFINITE: o->c.lim.no_nonfinite = 1; break;
+  case O_GENERATE:
+    if (!ac_family_find(v)) return ac_cmd_usage_error("fuzz", "unknown family '%s' (see --list-families)", v);
+    o->generate = v;
+    break;
+  case O_INDEX:
+    if (ac_parse_i64(v, &o->gen_index) || o->gen_index < 0) return ac_cmd_usage_error("fuzz", "bad --index '%s'", v);
+    break;
+  default: return OPT_OTHER;
+  }
+  return AC_CMD_RUN;
+}
+
+static int parse_fuzz_args(int argc, char **argv, fuzz_opts *o)
+{
   static const struct option lo[] = {
     {"kernel", 1, 0, O_KERNEL}, {"out", 1, 0, O_OUT}, {"time", 1, 0, O_TIME}, {"cases", 1, 0, O_CASES},
     {"jobs", 1, 0, O_JOBS}, {"seed", 1, 0, O_SEED}, {"resume", 0, 0, O_RESUME}, {"shard", 1, 0, O_SHARD},
@@ -78,144 +221,59 @@ int ac_cmd_fuzz(int argc, char **argv)
     {"empty-rows", 1, 0, O_EMPTY}, {"max-d", 1, 0, O_MAXD}, {"stop-on-fail", 0, 0, O_STOPFAIL}, {"log-cases", 0, 0, O_LOGCASES},
     {"generate", 1, 0, O_GENERATE}, {"index", 1, 0, O_INDEX},
     {"help", 0, 0, O_HELP}, {0, 0, 0, 0}};
-  ac_campaign_opts o;
-  ac_campaign_opts_init(&o);
-  o.lim.max_t = 0;   /* auto: by the kernel's memory (host or device) */
-  ac_err e;
+  memset(o, 0, sizeof *o);
+  ac_campaign_opts_init(&o->c);
+  o->c.lim.max_t = 0;   /* auto: by the kernel's memory (host or device) */
   int c;
   optind = 1;
   opterr = 0;
-  const char *empty = NULL, *generate = NULL;
-  int64_t gen_index = 0;
   while ((c = getopt_long(argc, argv, ":ho:q", lo, NULL)) != -1) {
-    int64_t v;
-    switch (c) {
-    case 'h':
-    case O_HELP: usage(stdout); return AC_EXIT_OK;
-    case O_LIST: list_families(); return AC_EXIT_OK;
-    case O_KERNEL: o.kernel_spec = ac_kernel_spec_absolute(optarg, kspec_abs, sizeof kspec_abs); break;
-    case 'o':
-    case O_OUT: o.out_dir = optarg; break;
-    case O_TIME:
-      if (ac_parse_duration(optarg, &o.time_s) || o.time_s <= 0) return ac_cmd_usage_error("fuzz", "bad --time '%s' (use 30s, 20m, 8h)", optarg);
-      break;
-    case O_CASES:
-      if (ac_parse_i64(optarg, &v) || v < 1) return ac_cmd_usage_error("fuzz", "bad --cases '%s'", optarg);
-      o.max_cases = v;
-      break;
-    case O_JOBS:
-      if (ac_parse_i64(optarg, &v) || v < 1 || v > 256) return ac_cmd_usage_error("fuzz", "bad --jobs '%s' (1..256)", optarg);
-      o.jobs = (int)v;
-      break;
-    case O_SEED:
-      if (ac_parse_u64(optarg, &o.seed)) return ac_cmd_usage_error("fuzz", "bad --seed '%s'", optarg);
-      break;
-    case O_RESUME: o.resume = 1; break;
-    case O_SHARD: {
-      int i, n;
-      char extra;
-      if (sscanf(optarg, "%d/%d%c", &i, &n, &extra) != 2 || n < 1 || i < 0 || i >= n)
-        return ac_cmd_usage_error("fuzz", "bad --shard '%s' (I/N with 0 <= I < N)", optarg);
-      o.shard_i = i;
-      o.shard_n = n;
-      break;
+    if (c == 'h' || c == O_HELP) {
+      usage(stdout);
+      return AC_EXIT_OK;
     }
-    case O_FAMILIES: {
-      int idx[64], n;
-      if (ac_family_parse_list(optarg, idx, &n, 64, &e)) return ac_cmd_usage_error("fuzz", "%s", e.msg);
-      snprintf(o.families, sizeof o.families, "%s", optarg);
-      break;
+    if (c == O_LIST) {
+      list_families();
+      return AC_EXIT_OK;
     }
-    case O_POLICY: {
-      ac_policies tmp;
-      ac_policies_init(&tmp);
-      if (ac_policies_set(&tmp, optarg, &e)) return ac_cmd_usage_error("fuzz", "%s", e.msg);
-      size_t l = strlen(o.policies);
-      snprintf(o.policies + l, sizeof o.policies - l, "%s%s", l ? ";" : "", optarg);
-      break;
-    }
-    case O_PRECISION:
-      if (ac_precision_spec_check(optarg, &e)) return ac_cmd_usage_error("fuzz", "%s", e.msg);
-      o.precision = optarg;
-      break;
-    case O_EMPTY: {
-      ac_empty_conv ec;
-      if (ac_empty_parse(optarg, &ec)) return ac_cmd_usage_error("fuzz", "bad --empty-rows '%s' (zero|nan|skip)", optarg);
-      empty = optarg;
-      break;
-    }
-    case O_DTYPES: {
-      uint32_t m = 0;
-      char badname[64];
-      if (ac_dtype_parse_list(optarg, &m, badname, sizeof badname))
-        return badname[0] ? ac_cmd_usage_error("fuzz", "unknown dtype '%s'", badname)
-                          : ac_cmd_usage_error("fuzz", "empty --dtypes");
-      o.lim.dtypes = m;
-      o.dtypes_given = 1;
-      break;
-    }
-    case O_MAXT:
-      if (ac_parse_i64(optarg, &v) || v < 1) return ac_cmd_usage_error("fuzz", "bad --max-t '%s'", optarg);
-      o.lim.max_t = v;
-      break;
-    case O_MAXE:
-      if (ac_parse_i64(optarg, &v) || v < 16) return ac_cmd_usage_error("fuzz", "bad --max-elems '%s'", optarg);
-      o.lim.max_elems = v;
-      break;
-    case O_MAXD:
-      if (ac_parse_i64(optarg, &v) || v < 1) return ac_cmd_usage_error("fuzz", "bad --max-d '%s'", optarg);
-      o.lim.max_d = v;
-      break;
-    case O_STOPFAIL: o.stop_on_fail = 1; break;
-    case O_LOGCASES: o.log_cases = 1; break;
-    case O_GENERATE:
-      if (!ac_family_find(optarg)) return ac_cmd_usage_error("fuzz", "unknown family '%s' (see --list-families)", optarg);
-      generate = optarg;
-      break;
-    case O_INDEX:
-      if (ac_parse_i64(optarg, &gen_index) || gen_index < 0) return ac_cmd_usage_error("fuzz", "bad --index '%s'", optarg);
-      break;
-    case O_NOSTRIDED: o.lim.no_strided = 1; break;
-    case O_NONONFINITE: o.lim.no_nonfinite = 1; break;
-    case O_TIMEOUT:
-      if (ac_parse_duration(optarg, &o.timeout_s) || o.timeout_s <= 0) return ac_cmd_usage_error("fuzz", "bad --timeout '%s'", optarg);
-      break;
-    case O_NOMIN: o.minimize = 0; break;
-    case O_MINTIME:
-      if (ac_parse_duration(optarg, &o.min_seconds) || o.min_seconds <= 0) return ac_cmd_usage_error("fuzz", "bad --minimize-time '%s'", optarg);
-      break;
-    case O_REPEAT:
-      if (ac_parse_i64(optarg, &v) || v < 0) return ac_cmd_usage_error("fuzz", "bad --repeat-every '%s'", optarg);
-      o.repeat_every = (int)v;
-      break;
-    case O_CORPUS: o.corpus_dir = optarg; break;
-    case 'q':
-    case O_QUIET: o.quiet = 1; break;
-    case O_LIVE: o.live = 1; break;
-    case O_NOLIVE: o.live = 0; break;
-    default: return ac_cmd_getopt_error("fuzz", c, argv);
-    }
+    int r = campaign_option(o, c, optarg);
+    if (r == OPT_OTHER) r = judging_option(o, c, optarg);
+    if (r == OPT_OTHER) r = generator_option(o, c, optarg);
+    if (r == OPT_OTHER) return ac_cmd_getopt_error("fuzz", c, argv);
+    if (r != AC_CMD_RUN) return r;
   }
   if (optind < argc) return ac_cmd_usage_error("fuzz", "unexpected argument '%s'", argv[optind]);
-  if (generate) {
-    /* one case of a family, as a campaign with these limits would draw it */
-    if (!o.out_dir) return ac_cmd_usage_error("fuzz", "--generate needs --out FILE.npz");
-    ac_case gc;
-    if (o.lim.max_t <= 0) o.lim.max_t = 16384;
-    if (ac_generate(ac_family_find(generate), o.seed, gen_index, &o.lim, &gc, &e) || ac_case_write(&gc, o.out_dir, &e)) {
-      ac_cmd_error("fuzz", "%s", e.msg);
-      return AC_EXIT_USAGE;
-    }
-    char size[200];
-    ac_case_size_str(&gc, size, sizeof size);
-    printf("%s: family %s, seed %llu, index %lld: %s\n", o.out_dir, generate, (unsigned long long)o.seed,
-           (long long)gen_index, size);
-    ac_case_free(&gc);
-    return AC_EXIT_OK;
+  if (o->generate) return o->c.out_dir ? AC_CMD_RUN : ac_cmd_usage_error("fuzz", "--generate needs --out FILE.npz");
+  if (!o->c.out_dir) return ac_cmd_usage_error("fuzz", "--out DIR is required");
+  if (!o->c.kernel_spec && !o->c.resume) return ac_cmd_usage_error("fuzz", "--kernel K is required");
+  if (!o->c.resume && o->c.time_s <= 0 && o->c.max_cases <= 0)
+    return ac_cmd_usage_error("fuzz", "give --time D or --cases N");
+  return AC_CMD_RUN;
+}
+
+/* --generate: one case of a family, as a campaign with these limits would draw it. */
+static int generate_case(fuzz_opts *o)
+{
+  ac_case gc;
+  ac_err e;
+  if (o->c.lim.max_t <= 0) o->c.lim.max_t = 16384;
+  if (ac_generate(ac_family_find(o->generate), o->c.seed, o->gen_index, &o->c.lim, &gc, &e) ||
+      ac_case_write(&gc, o->c.out_dir, &e)) {
+    ac_cmd_error("fuzz", "%s", e.msg);
+    return AC_EXIT_USAGE;
   }
-  if (!o.out_dir) return ac_cmd_usage_error("fuzz", "--out DIR is required");
-  if (!o.kernel_spec && !o.resume) return ac_cmd_usage_error("fuzz", "--kernel K is required");
-  if (!o.resume && o.time_s <= 0 && o.max_cases <= 0) return ac_cmd_usage_error("fuzz", "give --time D or --cases N");
-  o.empty_rows = empty;
-  return ac_campaign_run(&o);
+  char size[200];
+  ac_case_size_str(&gc, size, sizeof size);
+  printf("%s: family %s, seed %llu, index %lld: %s\n", o->c.out_dir, o->generate, (unsigned long long)o->c.seed,
+         (long long)o->gen_index, size);
+  ac_case_free(&gc);
+  return AC_EXIT_OK;
+}
+
+int ac_cmd_fuzz(int argc, char **argv)
+{
+  fuzz_opts o;
+  int rc = parse_fuzz_args(argc, argv, &o);
+  if (rc != AC_CMD_RUN) return rc;
+  return o.generate ? generate_case(&o) : ac_campaign_run(&o.c);
 }

@@ -10,6 +10,7 @@
 #include "casefile.h"
 #include "commands.h"
 #include "rng.h"
+#include "vgen.h"
 #include "util.h"
 
 static void usage(FILE *f)
@@ -39,6 +40,17 @@ static void usage(FILE *f)
           "                      bthd (heads interleaved per position), bthd-padded; strided = padded\n"
           "  --pad N             elements of gap after each row of d (default 8 for the padded layouts)\n"
           "  --mem-cap SIZE      refuse cases larger than SIZE bytes (default 8G)\n"
+          "attention variants (docs/variants.md; tensors drawn from stream 11 of the seed):\n"
+          "  --window L,R        sliding window: keys i+off-L .. i+off+R visible (-1 = unbounded)\n"
+          "  --window-align A    bottom-right (off = tk - tq, FlashAttention; default) or top-left (off = 0)\n"
+          "  --softcap C         s = C tanh(s / C), C finite and > 0\n"
+          "  --alibi M           ALiBi slopes m_h = M 2^(-8(h+1)/H) (binary32); --alibi-per-batch: [B][H]\n"
+          "  --bias P            additive bias: normal[:SIGMA], neginf-blocks, neginf-rows, sentinel:VALUE,\n"
+          "                      nan-masked, ramp[:HEIGHT]; --bias-dtype T (default: the case's dtype);\n"
+          "                      --bias-broadcast b|h|bh stores extent 1 over batch and/or heads\n"
+          "  --bool-mask P       boolean mask: random, banded, empty-middle, sparse; --mask-broadcast b|h|bh\n"
+          "  --sinks P           a sink logit per head: normal, dominant, vanishing\n"
+          "  --descale P         fp32 descales of q, k, v per (batch, kv head): normal, tiny, huge\n"
           "  --help\n\n"
           "Values are rounded once, to nearest even, into the dtype (e4m3 saturates).\n"
           "exit: 0 written; 2 bad usage or the file could not be written.\n");
@@ -46,7 +58,9 @@ static void usage(FILE *f)
 
 enum {
   O_OUT = 256, O_EXAMPLE, O_DTYPE, O_MASK, O_BATCH, O_HEADS, O_KVHEADS, O_T, O_TQ, O_TK, O_DK, O_DV,
-  O_SCALE, O_SEED, O_CASEINDEX, O_DIST, O_MEAN, O_SIGMA, O_LO, O_HI, O_LAYOUT, O_PAD, O_MEMCAP, O_HELP
+  O_SCALE, O_SEED, O_CASEINDEX, O_DIST, O_MEAN, O_SIGMA, O_LO, O_HI, O_LAYOUT, O_PAD, O_MEMCAP,
+  O_WINDOW, O_WALIGN, O_SOFTCAP, O_ALIBI, O_ALIBI_PB, O_BIAS, O_BIAS_DTYPE, O_BIAS_BC, O_BMASK, O_MASK_BC,
+  O_SINKS, O_DESCALE, O_HELP
 };
 
 static const struct option opts[] = {
@@ -61,7 +75,14 @@ static const struct option opts[] = {
   {"mean", required_argument, 0, O_MEAN},       {"sigma", required_argument, 0, O_SIGMA},
   {"lo", required_argument, 0, O_LO},           {"hi", required_argument, 0, O_HI},
   {"layout", required_argument, 0, O_LAYOUT},   {"pad", required_argument, 0, O_PAD},
-  {"mem-cap", required_argument, 0, O_MEMCAP},  {"help", no_argument, 0, O_HELP},
+  {"mem-cap", required_argument, 0, O_MEMCAP},
+  {"window", required_argument, 0, O_WINDOW},   {"window-align", required_argument, 0, O_WALIGN},
+  {"softcap", required_argument, 0, O_SOFTCAP}, {"alibi", required_argument, 0, O_ALIBI},
+  {"alibi-per-batch", no_argument, 0, O_ALIBI_PB}, {"bias", required_argument, 0, O_BIAS},
+  {"bias-dtype", required_argument, 0, O_BIAS_DTYPE}, {"bias-broadcast", required_argument, 0, O_BIAS_BC},
+  {"bool-mask", required_argument, 0, O_BMASK}, {"mask-broadcast", required_argument, 0, O_MASK_BC},
+  {"sinks", required_argument, 0, O_SINKS},     {"descale", required_argument, 0, O_DESCALE},
+  {"help", no_argument, 0, O_HELP},
   {0, 0, 0, 0},
 };
 
@@ -106,149 +127,294 @@ static void fill(ac_case *c, ac_rng *r, void *t, size_t n, dist_kind d, double a
   }
 }
 
-int ac_cmd_gen(int argc, char **argv)
+/* An index into names (a NULL-terminated list), or -1. */
+static int name_index(const char *const *names, const char *s)
+{
+  for (int i = 0; names[i]; i++)
+    if (!strcmp(names[i], s)) return i;
+  return -1;
+}
+
+/* "b", "h" or "bh": which extents are broadcast. */
+static int parse_bcast(const char *a, int *b, int *h)
+{
+  *b = !strcmp(a, "b") || !strcmp(a, "bh");
+  *h = !strcmp(a, "h") || !strcmp(a, "bh");
+  return *b || *h ? 0 : -1;
+}
+
+/* "PATTERN" or "PATTERN:VALUE" for --bias. */
+static int parse_bias(const char *a, ac_vspec *v)
+{
+  static const char *const names[] = {"normal", "neginf-blocks", "neginf-rows", "sentinel", "nan-masked", "ramp", NULL};
+  char name[32];
+  const char *colon = strchr(a, ':');
+  size_t n = colon ? (size_t)(colon - a) : strlen(a);
+  if (n >= sizeof name) return -1;
+  memcpy(name, a, n);
+  name[n] = 0;
+  int k = name_index(names, name);
+  if (k < 0) return -1;
+  v->bias = k;
+  v->bias_scale = k == AC_VB_SENTINEL ? -1e4 : k == AC_VB_SLOPE ? 4 : 1;
+  if (colon && (parse_double(colon + 1, &v->bias_scale) || (k == AC_VB_NORMAL && v->bias_scale < 0))) return -1;
+  v->used |= AC_FEAT_BIAS;
+  return 0;
+}
+
+/* Applies a variant option; 1 when its value is bad. */
+static int variant_option(ac_vspec *v, int ch, const char *a)
+{
+  static const char *const masks[] = {"random", "banded", "empty-middle", "sparse", NULL};
+  static const char *const sinks[] = {"normal", "dominant", "vanishing", NULL};
+  static const char *const descales[] = {"normal", "tiny", "huge", NULL};
+  int k;
+  char tail;
+  long long l, r;
+  switch (ch) {
+  case O_WINDOW:
+    if (sscanf(a, "%lld,%lld%c", &l, &r, &tail) != 2 || l < -1 || r < -1) return 1;
+    v->win_left = l, v->win_right = r, v->used |= AC_FEAT_WINDOW;
+    return 0;
+  case O_WALIGN:
+    if (strcmp(a, "top-left") && strcmp(a, "bottom-right")) return 1;
+    v->win_top_left = !strcmp(a, "top-left");
+    return 0;
+  case O_SOFTCAP:
+    v->used |= AC_FEAT_SOFTCAP;
+    return parse_double(a, &v->softcap) || !(v->softcap > 0);
+  case O_ALIBI:
+    v->used |= AC_FEAT_ALIBI;
+    return parse_double(a, &v->alibi_max) || v->alibi_max < 0;
+  case O_ALIBI_PB: v->alibi_per_batch = 1; return 0;
+  case O_BIAS: return parse_bias(a, v) != 0;
+  case O_BIAS_DTYPE: {
+    ac_dtype t;
+    if (ac_dtype_parse(a, &t)) return 1;
+    v->bias_dtype = (int)t + 1;
+    return 0;
+  }
+  case O_BIAS_BC: return parse_bcast(a, &v->bias_bcast_b, &v->bias_bcast_h) != 0;
+  case O_MASK_BC: return parse_bcast(a, &v->mask_bcast_b, &v->mask_bcast_h) != 0;
+  case O_BMASK:
+    if ((k = name_index(masks, a)) < 0) return 1;
+    v->bmask = k, v->used |= AC_FEAT_BOOL_MASK;
+    return 0;
+  case O_SINKS:
+    if ((k = name_index(sinks, a)) < 0) return 1;
+    v->sinks = k, v->used |= AC_FEAT_SINKS;
+    return 0;
+  default:
+    if ((k = name_index(descales, a)) < 0) return 1;
+    v->descale = k, v->used |= AC_FEAT_DESCALE;
+    return 0;
+  }
+}
+
+typedef struct {
+  const char *out, *example, *layout, *dist_name, *scale_s;
+  ac_vspec variants;
+  ac_dtype dtype;
+  ac_mask mask;
+  int64_t batch, heads, kv_heads, tq, tk, t, dk, dv, pad, case_index;
+  uint64_t seed;
+  double mean, sigma, lo, hi;
+  int shape_opts;   /* options that --example does not take */
+  int bthd;         /* from the layout */
+  dist_kind dist;
+} gen_opts;
+
+/* Applies option ch; 1 when its value is bad. */
+static int gen_option(gen_opts *o, int ch, const char *a)
+{
+  int bad = 0;
+  switch (ch) {
+  case 'o':
+  case O_OUT: o->out = a; return 0;
+  case O_EXAMPLE: o->example = a; return 0;
+  case O_LAYOUT: o->layout = a; return 0;
+  case O_PAD: return ac_parse_i64(a, &o->pad) || o->pad < 0 || o->pad > (1 << 20);
+  case O_MEMCAP: {
+    uint64_t cap;
+    bad = ac_parse_size(a, &cap) || cap == 0;
+    if (!bad) ac_set_mem_cap(cap);
+    return bad;
+  }
+  case O_DTYPE: bad = ac_dtype_parse(a, &o->dtype); break;
+  case O_MASK: bad = ac_mask_parse(a, &o->mask); break;
+  case O_BATCH: bad = ac_parse_i64(a, &o->batch); break;
+  case O_HEADS: bad = ac_parse_i64(a, &o->heads); break;
+  case O_KVHEADS: bad = ac_parse_i64(a, &o->kv_heads); break;
+  case O_T: bad = ac_parse_i64(a, &o->t); break;
+  case O_TQ: bad = ac_parse_i64(a, &o->tq); break;
+  case O_TK: bad = ac_parse_i64(a, &o->tk); break;
+  case O_DK: bad = ac_parse_i64(a, &o->dk); break;
+  case O_DV: bad = ac_parse_i64(a, &o->dv); break;
+  case O_SCALE: o->scale_s = a; break;
+  case O_SEED: bad = ac_parse_u64(a, &o->seed); break;
+  case O_CASEINDEX: bad = ac_parse_i64(a, &o->case_index) || o->case_index < -1; break;
+  case O_DIST: o->dist_name = a; break;
+  case O_MEAN: bad = parse_double(a, &o->mean); break;
+  case O_SIGMA: bad = parse_double(a, &o->sigma) || o->sigma < 0; break;
+  case O_LO: bad = parse_double(a, &o->lo); break;
+  case O_HI: bad = parse_double(a, &o->hi); break;
+  default: bad = variant_option(&o->variants, ch, a); break;
+  }
+  o->shape_opts++;
+  return bad;
+}
+
+static int parse_gen_args(int argc, char **argv, gen_opts *o)
 {
   const char *cmd = "gen";
-  const char *out = NULL, *example = NULL, *layout = "contiguous", *dist_name = "normal", *scale_s = "default";
-  ac_dtype dtype = AC_F32;
-  ac_mask mask = AC_MASK_NONE;
-  int64_t batch = 1, heads = 1, kv_heads = -1, tq = -1, tk = -1, t = 16, dk = 64, dv = -1, pad = -1;
-  int64_t case_index = -1;
-  uint64_t seed = 0;
-  double mean = 0, sigma = 1, lo = -1, hi = 1;
-  int shape_opts = 0;
-
+  *o = (gen_opts){.layout = "contiguous", .dist_name = "normal", .scale_s = "default", .dtype = AC_F32,
+                  .mask = AC_MASK_NONE, .batch = 1, .heads = 1, .kv_heads = -1, .tq = -1, .tk = -1, .t = 16,
+                  .dk = 64, .dv = -1, .pad = -1, .case_index = -1, .sigma = 1, .lo = -1, .hi = 1};
   optind = 0;
   opterr = 0;
   int ch;
   while ((ch = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
-    const char *a = optarg;
-    int bad = 0;
-    switch (ch) {
-    case 'h':
-    case O_HELP: usage(stdout); return AC_EXIT_OK;
-    case 'o':
-    case O_OUT: out = a; break;
-    case O_EXAMPLE: example = a; break;
-    case O_DTYPE: bad = ac_dtype_parse(a, &dtype); shape_opts++; break;
-    case O_MASK: bad = ac_mask_parse(a, &mask); shape_opts++; break;
-    case O_BATCH: bad = ac_parse_i64(a, &batch); shape_opts++; break;
-    case O_HEADS: bad = ac_parse_i64(a, &heads); shape_opts++; break;
-    case O_KVHEADS: bad = ac_parse_i64(a, &kv_heads); shape_opts++; break;
-    case O_T: bad = ac_parse_i64(a, &t); shape_opts++; break;
-    case O_TQ: bad = ac_parse_i64(a, &tq); shape_opts++; break;
-    case O_TK: bad = ac_parse_i64(a, &tk); shape_opts++; break;
-    case O_DK: bad = ac_parse_i64(a, &dk); shape_opts++; break;
-    case O_DV: bad = ac_parse_i64(a, &dv); shape_opts++; break;
-    case O_SCALE: scale_s = a; shape_opts++; break;
-    case O_SEED: bad = ac_parse_u64(a, &seed); shape_opts++; break;
-    case O_CASEINDEX: bad = ac_parse_i64(a, &case_index) || case_index < -1; shape_opts++; break;
-    case O_DIST: dist_name = a; shape_opts++; break;
-    case O_MEAN: bad = parse_double(a, &mean); shape_opts++; break;
-    case O_SIGMA: bad = parse_double(a, &sigma) || sigma < 0; shape_opts++; break;
-    case O_LO: bad = parse_double(a, &lo); shape_opts++; break;
-    case O_HI: bad = parse_double(a, &hi); shape_opts++; break;
-    case O_LAYOUT: layout = a; break;
-    case O_PAD: bad = ac_parse_i64(a, &pad) || pad < 0 || pad > (1 << 20); break;
-    case O_MEMCAP: {
-      uint64_t cap;
-      bad = ac_parse_size(a, &cap) || cap == 0;
-      if (!bad) ac_set_mem_cap(cap);
-      break;
+    if (ch == 'h' || ch == O_HELP) {
+      usage(stdout);
+      return AC_EXIT_OK;
     }
-    default: return ac_cmd_getopt_error(cmd, ch, argv);
-    }
-    if (bad) return ac_cmd_usage_error(cmd, "bad value '%s' for --%s", a, opts[ch - O_OUT].name);
+    if (ch != 'o' && (ch < O_OUT || ch >= O_HELP)) return ac_cmd_getopt_error(cmd, ch, argv);
+    if (gen_option(o, ch, optarg))
+      return ac_cmd_usage_error(cmd, "bad value '%s' for --%s", optarg ? optarg : "", opts[ch - O_OUT].name);
   }
   if (optind < argc) return ac_cmd_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-  if (!out) return ac_cmd_usage_error(cmd, "--out FILE is required");
+  if (!o->out) return ac_cmd_usage_error(cmd, "--out FILE is required");
+  return AC_CMD_RUN;
+}
 
-  int bthd, padded;
-  if (!strcmp(layout, "contiguous") || !strcmp(layout, "bhtd")) bthd = 0, padded = 0;
-  else if (!strcmp(layout, "padded") || !strcmp(layout, "strided")) bthd = 0, padded = 1;
-  else if (!strcmp(layout, "bthd")) bthd = 1, padded = 0;
-  else if (!strcmp(layout, "bthd-padded")) bthd = 1, padded = 1;
+/* The layout and the distribution by name, and the padding the layout implies. */
+static int resolve_names(gen_opts *o)
+{
+  const char *cmd = "gen", *layout = o->layout, *dist_name = o->dist_name;
+  int padded;
+  if (!strcmp(layout, "contiguous") || !strcmp(layout, "bhtd")) o->bthd = 0, padded = 0;
+  else if (!strcmp(layout, "padded") || !strcmp(layout, "strided")) o->bthd = 0, padded = 1;
+  else if (!strcmp(layout, "bthd")) o->bthd = 1, padded = 0;
+  else if (!strcmp(layout, "bthd-padded")) o->bthd = 1, padded = 1;
   else return ac_cmd_usage_error(cmd, "unknown layout '%s' (contiguous, padded, bthd, bthd-padded)", layout);
-  if (pad < 0) pad = padded ? 8 : 0;
+  if (o->pad < 0) o->pad = padded ? 8 : 0;
 
-  dist_kind dist;
-  if (!strcmp(dist_name, "normal")) dist = DIST_NORMAL;
-  else if (!strcmp(dist_name, "uniform")) dist = DIST_UNIFORM;
-  else if (!strcmp(dist_name, "zeros")) dist = DIST_ZEROS;
+  if (!strcmp(dist_name, "normal")) o->dist = DIST_NORMAL;
+  else if (!strcmp(dist_name, "uniform")) o->dist = DIST_UNIFORM;
+  else if (!strcmp(dist_name, "zeros")) o->dist = DIST_ZEROS;
   else return ac_cmd_usage_error(cmd, "unknown distribution '%s' (normal, uniform, zeros)", dist_name);
-  if (dist == DIST_UNIFORM && !(lo < hi)) return ac_cmd_usage_error(cmd, "--lo must be below --hi");
+  if (o->dist == DIST_UNIFORM && !(o->lo < o->hi)) return ac_cmd_usage_error(cmd, "--lo must be below --hi");
+  return AC_CMD_RUN;
+}
 
-  ac_case c;
+/* The problem the shape options describe, its scale included. */
+static int make_problem(const gen_opts *o, ac_problem *p)
+{
+  const char *cmd = "gen", *scale_s = o->scale_s;
+  p->dtype = o->dtype;
+  p->mask = o->mask;
+  p->batch = o->batch;
+  p->heads = o->heads;
+  p->kv_heads = o->kv_heads < 0 ? o->heads : o->kv_heads;
+  p->tq = o->tq < 0 ? o->t : o->tq;
+  p->tk = o->tk < 0 ? o->t : o->tk;
+  p->dk = o->dk;
+  p->dv = o->dv < 0 ? o->dk : o->dv;
+  if (!strcmp(scale_s, "default")) {
+    p->scale_is_default = 1;
+    p->scale = ac_problem_scale(p);
+  } else if (!strncasecmp(scale_s + (*scale_s == '-' || *scale_s == '+'), "0x", 2)) {
+    ac_err se;
+    if (ac_scale_parse_hex(scale_s, &p->scale, &se) != 0) return ac_cmd_usage_error(cmd, "%s", se.msg);
+  } else if (parse_double(scale_s, &p->scale) != 0) {
+    return ac_cmd_usage_error(cmd, "bad scale '%s' (default, a finite decimal or hex float)", scale_s);
+  }
+  return AC_CMD_RUN;
+}
+
+/* The generator's parameters as meta.json records them. */
+static char *params_json(const gen_opts *o)
+{
+  json_object *pj = json_object_new_object();
+  json_object_object_add(pj, "dist", json_object_new_string(o->dist_name));
+  if (o->dist == DIST_NORMAL) {
+    json_object_object_add(pj, "mean", json_object_new_double(o->mean));
+    json_object_object_add(pj, "sigma", json_object_new_double(o->sigma));
+  } else if (o->dist == DIST_UNIFORM) {
+    json_object_object_add(pj, "lo", json_object_new_double(o->lo));
+    json_object_object_add(pj, "hi", json_object_new_double(o->hi));
+  }
+  json_object_object_add(pj, "stream", json_object_new_int(0));
+  json_object_object_add(pj, "order", json_object_new_string("q,k,v"));
+  json_object_object_add(pj, "layout", json_object_new_string(o->layout));
+  json_object_object_add(pj, "pad", json_object_new_int64(o->pad));
+  char *text = ac_xstrdup(json_object_to_json_string_ext(pj, JSON_C_TO_STRING_PLAIN));
+  json_object_put(pj);
+  return text;
+}
+
+/* The case: a worked example, or the shape options with values drawn from stream 0 of the seed. */
+static int make_case(const gen_opts *o, ac_case *c)
+{
+  const char *cmd = "gen";
   ac_err e;
-  if (example) {
-    if (shape_opts)
+  if (o->example) {
+    if (o->shape_opts)
       return ac_cmd_usage_error(cmd, "--example takes only --out, --layout, --pad and --mem-cap");
-    if (ac_case_example(&c, example, &e) != 0) return ac_cmd_usage_error(cmd, "%s", e.msg);
-  } else {
-    ac_case_init(&c);
-    ac_problem *p = &c.p;
-    p->dtype = dtype;
-    p->mask = mask;
-    p->batch = batch;
-    p->heads = heads;
-    p->kv_heads = kv_heads < 0 ? heads : kv_heads;
-    p->tq = tq < 0 ? t : tq;
-    p->tk = tk < 0 ? t : tk;
-    p->dk = dk;
-    p->dv = dv < 0 ? dk : dv;
-    if (!strcmp(scale_s, "default")) {
-      p->scale_is_default = 1;
-      p->scale = ac_problem_scale(p);
-    } else if (!strncasecmp(scale_s + (*scale_s == '-' || *scale_s == '+'), "0x", 2)) {
-      ac_err se;
-      if (ac_scale_parse_hex(scale_s, &p->scale, &se) != 0) return ac_cmd_usage_error(cmd, "%s", se.msg);
-    } else if (parse_double(scale_s, &p->scale) != 0) {
-      return ac_cmd_usage_error(cmd, "bad scale '%s' (default, a finite decimal or hex float)", scale_s);
-    }
-    if (ac_case_alloc(&c, &e) != 0) return ac_cmd_usage_error(cmd, "%s", e.msg);
-    c.seed = seed;
-    c.case_index = case_index;
-    snprintf(c.generator, sizeof c.generator, "gen");
-    ac_rng r;
-    ac_rng_init(&r, seed, 0);
-    double a = dist == DIST_UNIFORM ? lo : mean, b = dist == DIST_UNIFORM ? hi : sigma;
-    fill(&c, &r, c.q, ac_case_bytes(&c, 'q') / ac_dtype_size(dtype), dist, a, b);
-    fill(&c, &r, c.k, ac_case_bytes(&c, 'k') / ac_dtype_size(dtype), dist, a, b);
-    fill(&c, &r, c.v, ac_case_bytes(&c, 'v') / ac_dtype_size(dtype), dist, a, b);
-    json_object *pj = json_object_new_object();
-    json_object_object_add(pj, "dist", json_object_new_string(dist_name));
-    if (dist == DIST_NORMAL) {
-      json_object_object_add(pj, "mean", json_object_new_double(mean));
-      json_object_object_add(pj, "sigma", json_object_new_double(sigma));
-    } else if (dist == DIST_UNIFORM) {
-      json_object_object_add(pj, "lo", json_object_new_double(lo));
-      json_object_object_add(pj, "hi", json_object_new_double(hi));
-    }
-    json_object_object_add(pj, "stream", json_object_new_int(0));
-    json_object_object_add(pj, "order", json_object_new_string("q,k,v"));
-    json_object_object_add(pj, "layout", json_object_new_string(layout));
-    json_object_object_add(pj, "pad", json_object_new_int64(pad));
-    c.params_json = ac_xstrdup(json_object_to_json_string_ext(pj, JSON_C_TO_STRING_PLAIN));
-    json_object_put(pj);
+    if (ac_case_example(c, o->example, &e) != 0) return ac_cmd_usage_error(cmd, "%s", e.msg);
+    return AC_CMD_RUN;
   }
+  ac_case_init(c);
+  int rc = make_problem(o, &c->p);
+  if (rc != AC_CMD_RUN) return rc;
+  if (ac_case_alloc(c, &e) != 0) return ac_cmd_usage_error(cmd, "%s", e.msg);
+  c->seed = o->seed;
+  c->case_index = o->case_index;
+  snprintf(c->generator, sizeof c->generator, "gen");
+  ac_rng r;
+  ac_rng_init(&r, o->seed, 0);
+  double a = o->dist == DIST_UNIFORM ? o->lo : o->mean, b = o->dist == DIST_UNIFORM ? o->hi : o->sigma;
+  size_t es = ac_dtype_size(o->dtype);
+  fill(c, &r, c->q, ac_case_bytes(c, 'q') / es, o->dist, a, b);
+  fill(c, &r, c->k, ac_case_bytes(c, 'k') / es, o->dist, a, b);
+  fill(c, &r, c->v, ac_case_bytes(c, 'v') / es, o->dist, a, b);
+  c->params_json = params_json(o);
+  if (o->variants.used && ac_vspec_apply(c, &o->variants, o->seed, &e) != 0) return ac_cmd_usage_error(cmd, "%s", e.msg);
+  return AC_CMD_RUN;
+}
 
-  ac_problem *p = &c.p;
-  if (bthd || pad) {
-    if (p->dk > INT64_MAX / 4 - pad || p->dv > INT64_MAX / 4 - pad) {
-      ac_case_free(&c);
-      return ac_cmd_usage_error(cmd, "--pad too large");
-    }
-    layout_strides(p->q_stride, bthd, pad, p->heads, p->tq, p->dk);
-    layout_strides(p->k_stride, bthd, pad, p->kv_heads, p->tk, p->dk);
-    layout_strides(p->v_stride, bthd, pad, p->kv_heads, p->tk, p->dv);
-    layout_strides(p->o_stride, bthd, pad, p->heads, p->tq, p->dv);
+/* The strides of the layout (left zero, i.e. contiguous, when it is contiguous). */
+static int apply_layout(const gen_opts *o, ac_problem *p)
+{
+  int64_t pad = o->pad;
+  if (!o->bthd && !pad) return AC_CMD_RUN;
+  if (p->dk > INT64_MAX / 4 - pad || p->dv > INT64_MAX / 4 - pad) return ac_cmd_usage_error("gen", "--pad too large");
+  layout_strides(p->q_stride, o->bthd, pad, p->heads, p->tq, p->dk);
+  layout_strides(p->k_stride, o->bthd, pad, p->kv_heads, p->tk, p->dk);
+  layout_strides(p->v_stride, o->bthd, pad, p->kv_heads, p->tk, p->dv);
+  layout_strides(p->o_stride, o->bthd, pad, p->heads, p->tq, p->dv);
+  return AC_CMD_RUN;
+}
+
+int ac_cmd_gen(int argc, char **argv)
+{
+  gen_opts o;
+  int rc = parse_gen_args(argc, argv, &o);
+  if (rc != AC_CMD_RUN || (rc = resolve_names(&o)) != AC_CMD_RUN) return rc;
+  ac_case c;
+  if ((rc = make_case(&o, &c)) != AC_CMD_RUN) return rc;
+  if ((rc = apply_layout(&o, &c.p)) != AC_CMD_RUN) {
+    ac_case_free(&c);
+    return rc;
   }
-  int rc = AC_EXIT_OK;
-  if (ac_case_write(&c, out, &e) != 0) {
-    ac_cmd_error(cmd, "%s", e.msg);
+  ac_err e;
+  const ac_problem *p = &c.p;
+  rc = AC_EXIT_OK;
+  if (ac_case_write(&c, o.out, &e) != 0) {
+    ac_cmd_error("gen", "%s", e.msg);
     rc = AC_EXIT_USAGE;
   } else {
-    printf("wrote %s: %s %s batch %lld heads %lld/%lld tq %lld tk %lld dk %lld dv %lld, hash %016llx\n", out,
+    printf("wrote %s: %s %s batch %lld heads %lld/%lld tq %lld tk %lld dk %lld dv %lld, hash %016llx\n", o.out,
            ac_dtype_name(p->dtype), ac_mask_name(p->mask), (long long)p->batch, (long long)p->heads,
            (long long)p->kv_heads, (long long)p->tq, (long long)p->tk, (long long)p->dk, (long long)p->dv,
            (unsigned long long)ac_case_hash(&c));

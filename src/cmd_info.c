@@ -2,9 +2,11 @@
 #include "config.h"
 #include <getopt.h>
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include "casefile.h"
+#include "variants.h"
 #include "commands.h"
 #include "util.h"
 
@@ -66,6 +68,48 @@ static void print_strides(const char *name, const int64_t st[4])
   printf(" %s [%lld, %lld, %lld, %lld]", name, (long long)st[0], (long long)st[1], (long long)st[2], (long long)st[3]);
 }
 
+/* The variants line and a stats row per variant tensor (nothing for a plain case). */
+static void show_variants(const ac_case *c)
+{
+  const ac_problem *p = &c->p;
+  const ac_features *f = &p->f;
+  if (!f->used) return;
+  char names[160];
+  printf("  variants   %s", ac_feat_list(f->used, names, sizeof names));
+  if (f->used & AC_FEAT_WINDOW)
+    printf("; window (%lld, %lld) %s", (long long)f->win_left, (long long)f->win_right, f->win_top_left ? "top-left" : "bottom-right");
+  if (f->used & AC_FEAT_SOFTCAP) printf("; softcap %.17g (%a)", f->softcap, f->softcap);
+  if (f->used & AC_FEAT_ALIBI) printf("; slopes per %s", f->alibi_per_batch ? "batch and head" : "head");
+  if (f->used & AC_FEAT_BIAS) printf("; bias %s", ac_dtype_name(f->bias_dtype));
+  printf("\n");
+}
+
+static void variant_stats(const ac_case *c)
+{
+  const ac_problem *p = &c->p;
+  for (int t = 0; t < AC_FT_N; t++) {
+    int64_t shape[4];
+    size_t es;
+    int nd = ac_feat_tensor_shape(p, (ac_feat_tensor)t, shape, &es);
+    if (!nd) continue;
+    char sh[96];   /* name and shape in the shape column: the names are longer than q, k, v */
+    size_t k = (size_t)snprintf(sh, sizeof sh, "%s ", ac_feat_tensor_name((ac_feat_tensor)t));
+    for (int i = 0; i < nd; i++) k += (size_t)snprintf(sh + k, sizeof sh - k, "%s%lld", i ? "," : "[", (long long)shape[i]);
+    snprintf(sh + k, sizeof sh - k, "]");
+    int64_t n = ac_feat_tensor_count(p, (ac_feat_tensor)t);
+    stats s;
+    if (t == AC_FT_BOOL_MASK) {   /* shown as 0/1 values */
+      float *tmp = ac_xmalloc((size_t)n * sizeof *tmp);
+      for (int64_t i = 0; i < n; i++) tmp[i] = c->bool_mask[i];
+      tally(&s, AC_F32, tmp, n);
+      free(tmp);
+    } else {
+      tally(&s, t == AC_FT_BIAS ? p->f.bias_dtype : AC_F32, *ac_feat_tensor_slot((ac_case *)c, (ac_feat_tensor)t), n);
+    }
+    print_stats("", sh, &s);
+  }
+}
+
 static void show(const char *path, const ac_case *c)
 {
   const ac_problem *p = &c->p;
@@ -85,6 +129,7 @@ static void show(const char *path, const ac_case *c)
   printf("  seed       %llu, case index %lld\n", (unsigned long long)c->seed, (long long)c->case_index);
   printf("  generator  %s %s\n", c->generator, c->params_json ? c->params_json : "{}");
   printf("  tool       %s\n", c->tool_version[0] ? c->tool_version : "(unknown)");
+  show_variants(c);
   printf("  strides   ");
   print_strides("q", q.q_stride);
   print_strides("k", q.k_stride);
@@ -123,6 +168,7 @@ static void show(const char *path, const ac_case *c)
   } else {
     printf("  lse  absent\n");
   }
+  variant_stats(c);
 }
 
 int ac_cmd_info(int argc, char **argv)

@@ -141,190 +141,270 @@ static int merge_one(const char *src, const char *outdir, const char *sig, int r
   return 0;
 }
 
-/* Before anything is merged: every finding to be re-run must have a kernel it may run on (one
- * line and 1 when one has not: a recorded command or plugin is never run unasked). */
-static int refuse_untrusted(char **dirs, int n, const char *out, const char *kernel, int trust)
+typedef struct {
+  const char *out, *kernel;
+  int rerun, trust;
+  char **dirs;
+  int ndirs;
+} merge_opts;
+
+/* Calls fn(ctx, path, name) for each entry of dir/sub whose name does not start with '.', until
+ * one answers nonzero; that answer, or 0. */
+static int each_entry(const char *dir, const char *sub, int (*fn)(void *ctx, const char *path, const char *name),
+                      void *ctx)
 {
-  for (int i = 0; i < n; i++) {
-    char fd[4096];
-    snprintf(fd, sizeof fd, "%s/findings", dirs[i]);
-    DIR *d = opendir(fd);
-    struct dirent *de;
-    while (d && (de = readdir(d))) {
-      if (de->d_name[0] == '.') continue;
-      char src[4400], dst[4400], spec[2048];
-      snprintf(src, sizeof src, "%s/%s", fd, de->d_name);
-      snprintf(dst, sizeof dst, "%s/findings/%s", out, de->d_name);
-      ac_err e;
-      if (access(dst, F_OK) != 0 && ac_finding_kernel(src, kernel, trust, spec, sizeof spec, &e)) {
-        closedir(d);
-        ac_cmd_error("merge", "%s; nothing merged (or merge with --no-rerun)", e.msg);
-        return 1;
-      }
-    }
-    if (d) closedir(d);
+  char dp[4096];
+  snprintf(dp, sizeof dp, "%s/%s", dir, sub);
+  DIR *d = opendir(dp);
+  struct dirent *de;
+  int rc = 0;
+  while (!rc && d && (de = readdir(d))) {
+    if (de->d_name[0] == '.') continue;
+    char p[4400];
+    snprintf(p, sizeof p, "%s/%s", dp, de->d_name);
+    rc = fn(ctx, p, de->d_name);
+  }
+  if (d) closedir(d);
+  return rc;
+}
+
+/* 1 (with one line) when finding src, new to OUT, has no kernel it may be re-run on. */
+static int untrusted(void *ctx, const char *src, const char *sig)
+{
+  const merge_opts *o = ctx;
+  char dst[4400], spec[2048];
+  snprintf(dst, sizeof dst, "%s/findings/%s", o->out, sig);
+  ac_err e;
+  if (access(dst, F_OK) != 0 && ac_finding_kernel(src, o->kernel, o->trust, spec, sizeof spec, &e)) {
+    ac_cmd_error("merge", "%s; nothing merged (or merge with --no-rerun)", e.msg);
+    return 1;
   }
   return 0;
 }
 
-int ac_cmd_merge(int argc, char **argv)
+/* Before anything is merged: every finding to be re-run must have a kernel it may run on (one
+ * line and 1 when one has not: a recorded command or plugin is never run unasked). */
+static int refuse_untrusted(const merge_opts *o)
+{
+  for (int i = 0; i < o->ndirs; i++)
+    if (each_entry(o->dirs[i], "findings", untrusted, (void *)o)) return 1;
+  return 0;
+}
+
+static int parse_merge_args(int argc, char **argv, merge_opts *o)
 {
   enum { O_HELP = 256, O_KERNEL, O_NORERUN, O_TRUST };
   static const struct option lo[] = {{"help", 0, 0, O_HELP}, {"output", 1, 0, 'o'}, {"kernel", 1, 0, O_KERNEL},
                                      {"no-rerun", 0, 0, O_NORERUN}, {"trust-recorded-kernel", 0, 0, O_TRUST},
                                      {0, 0, 0, 0}};
-  const char *out = NULL, *kernel = NULL;
-  int rerun = 1, c, trust = 0;
+  *o = (merge_opts){.rerun = 1};
+  int c;
   optind = 1;
   opterr = 0;
   while ((c = getopt_long(argc, argv, ":ho:", lo, NULL)) != -1) {
     switch (c) {
     case 'h':
     case O_HELP: usage(stdout); return AC_EXIT_OK;
-    case 'o': out = optarg; break;
-    case O_KERNEL: kernel = optarg; break;
-    case O_NORERUN: rerun = 0; break;
-    case O_TRUST: trust = 1; break;
+    case 'o': o->out = optarg; break;
+    case O_KERNEL: o->kernel = optarg; break;
+    case O_NORERUN: o->rerun = 0; break;
+    case O_TRUST: o->trust = 1; break;
     default: return ac_cmd_getopt_error("merge", c, argv);
     }
   }
-  if (!out) return ac_cmd_usage_error("merge", "-o OUT is required");
+  if (!o->out) return ac_cmd_usage_error("merge", "-o OUT is required");
   if (optind >= argc) return ac_cmd_usage_error("merge", "give at least one campaign directory");
-  for (int i = optind; i < argc; i++) {
+  o->dirs = argv + optind;
+  o->ndirs = argc - optind;
+  return AC_CMD_RUN;
+}
+
+/* Every DIR must be a campaign directory, and with re-runs, every finding to merge must have a
+ * kernel it may run on. */
+static int check_dirs(const merge_opts *o)
+{
+  for (int i = 0; i < o->ndirs; i++) {
     struct stat st;
     char p[4096];
-    snprintf(p, sizeof p, "%s/findings", argv[i]);
+    snprintf(p, sizeof p, "%s/findings", o->dirs[i]);
     if (stat(p, &st) != 0 || !S_ISDIR(st.st_mode)) {
-      ac_cmd_error("merge", "%s: not a campaign directory (no findings/)", argv[i]);
+      ac_cmd_error("merge", "%s: not a campaign directory (no findings/)", o->dirs[i]);
       return AC_EXIT_USAGE;
     }
   }
+  if (o->rerun && refuse_untrusted(o)) return AC_EXIT_USAGE;
+  return AC_CMD_RUN;
+}
+
+/* OUT/findings and OUT/corpus made, and OUT locked: it is written by one process at a time, not
+ * while a campaign or another merge runs there. */
+static int lock_out(const merge_opts *o, int *lock_fd)
+{
   ac_err e;
-  if (rerun && refuse_untrusted(argv + optind, argc - optind, out, kernel, trust)) return AC_EXIT_USAGE;
   char fo[4096], co[4096];
-  snprintf(fo, sizeof fo, "%s/findings", out);
-  snprintf(co, sizeof co, "%s/corpus", out);
+  snprintf(fo, sizeof fo, "%s/findings", o->out);
+  snprintf(co, sizeof co, "%s/corpus", o->out);
   if (ac_mkdir_p(fo, &e) || ac_mkdir_p(co, &e)) {
     ac_cmd_error("merge", "%s", e.msg);
     return AC_EXIT_USAGE;
   }
-  /* OUT is written by one process at a time: not while a campaign or another merge runs there */
-  int lock_fd;
   long holder;
-  int lr = ac_campaign_lock(out, &lock_fd, &holder, &e);
+  int lr = ac_campaign_lock(o->out, lock_fd, &holder, &e);
   if (lr) {
     if (lr < 0) ac_cmd_error("merge", "%s", e.msg);
-    else if (holder > 0) ac_cmd_error("merge", "%s is in use by another process (pid %ld)", out, holder);
-    else ac_cmd_error("merge", "%s is in use by another process", out);
+    else if (holder > 0) ac_cmd_error("merge", "%s is in use by another process (pid %ld)", o->out, holder);
+    else ac_cmd_error("merge", "%s is in use by another process", o->out);
     return AC_EXIT_USAGE;
   }
-  ac_campaign_clean_tmp(out);
-  int64_t cases = stats_cases(out), merged = 0, dup = 0, not_repro = 0;
-  fam_counts fams = {.n = 0};
-  stats_families(out, &fams);
-  int any_fail = 0, any_err = 0;
+  return AC_CMD_RUN;
+}
+
+/* The counts of one merge. */
+typedef struct {
+  const merge_opts *o;
+  const char *dir;   /* the campaign directory being merged */
+  int64_t cases, merged, dup, not_repro;
+  fam_counts fams;
+  int any_fail, any_err;
   ac_policies pol;
-  ac_policies_init(&pol);
-  for (int i = optind; i < argc; i++) {
-    const char *dir = argv[i];
-    int again = !strcmp(dir, out) || already_merged(out, dir);
-    if (!again) {
-      cases += stats_cases(dir);
-      stats_families(dir, &fams);
-    }
-    char fd[4096];
-    snprintf(fd, sizeof fd, "%s/findings", dir);
-    DIR *d = opendir(fd);
-    struct dirent *de;
-    while (d && (de = readdir(d))) {
-      if (de->d_name[0] == '.') continue;
-      char src[4400], dst[4400];
-      snprintf(src, sizeof src, "%s/%s", fd, de->d_name);
-      snprintf(dst, sizeof dst, "%s/%s", fo, de->d_name);
-      struct stat st;
-      if (stat(dst, &st) == 0) {
-        dup++;
-        continue;
-      }
-      int reproduced = 1;
-      uint32_t kinds = 0;
-      char kind[64] = "";
-      char rp[4500];
-      snprintf(rp, sizeof rp, "%s/report.json", src);
-      json_object *r = json_object_from_file(rp), *v;
-      if (r && json_object_object_get_ex(r, "kind", &v)) snprintf(kind, sizeof kind, "%s", json_object_get_string(v));
-      if (r) json_object_put(r);
-      ac_verdict_kind k = AC_V_FAIL;
-      int have_kind = ac_verdict_parse(kind, &k) == 0;
-      if (rerun) {
-        int rc = ac_replay_finding(src, kernel, trust, NULL, stdout, &kinds, &e);
-        if (rc < 0) {
-          fprintf(stderr, "attncheck merge: %s: %s\n", src, e.msg);
-          any_err = 1;
-          reproduced = 0;
-        } else {
-          reproduced = have_kind && (kinds & (1u << k));
-        }
-      }
-      if (merge_one(src, out, de->d_name, reproduced, dir, &e)) {
-        fprintf(stderr, "attncheck merge: %s\n", e.msg);
-        any_err = 1;
-        continue;
-      }
-      merged++;
-      if (!reproduced) not_repro++;
-      if (reproduced && have_kind && pol.p[k] == AC_POLICY_FAIL) any_fail = 1;
-    }
-    if (d) closedir(d);
-    /* corpus: union by file name */
-    char cd[4096];
-    snprintf(cd, sizeof cd, "%s/corpus", dir);
-    d = opendir(cd);
-    while (d && !again && (de = readdir(d))) {
-      if (de->d_name[0] == '.') continue;
-      char src[4400], dst[4400];
-      snprintf(src, sizeof src, "%s/%s", cd, de->d_name);
-      snprintf(dst, sizeof dst, "%s/%s", co, de->d_name);
-      if (access(dst, F_OK) != 0) copy_file(src, dst);
-    }
-    if (d) closedir(d);
-    /* logs: appended with the source named */
-    char lp[4096], lo_[4096];
-    snprintf(lp, sizeof lp, "%s/log.jsonl", dir);
-    snprintf(lo_, sizeof lo_, "%s/log.jsonl", out);
-    FILE *in = !again ? fopen(lp, "r") : NULL;
-    if (in) {
-      FILE *o = fopen(lo_, "a");
-      if (o) {
-        fprintf(o, "{\"event\":\"merge\",\"from\":\"%s\"}\n", dir);
-        char line[4096];
-        while (fgets(line, sizeof line, in)) fputs(line, o);
-        fclose(o);
-      }
-      fclose(in);
+} merge_state;
+
+/* The verdict kind a finding's report.json records; 0 when it names none this version knows. */
+static int recorded_kind(const char *src, ac_verdict_kind *k)
+{
+  char kind[64] = "", rp[4500];
+  snprintf(rp, sizeof rp, "%s/report.json", src);
+  json_object *r = json_object_from_file(rp), *v;
+  if (r && json_object_object_get_ex(r, "kind", &v)) snprintf(kind, sizeof kind, "%s", json_object_get_string(v));
+  if (r) json_object_put(r);
+  *k = AC_V_FAIL;
+  return ac_verdict_parse(kind, k) == 0;
+}
+
+/* Finding src (named sig) of the campaign directory into OUT unless OUT holds its signature
+ * already, re-run first unless --no-rerun. */
+static int merge_finding(void *ctx, const char *src, const char *sig)
+{
+  merge_state *m = ctx;
+  const merge_opts *o = m->o;
+  char dst[4400];
+  snprintf(dst, sizeof dst, "%s/findings/%s", o->out, sig);
+  struct stat st;
+  if (stat(dst, &st) == 0) {
+    m->dup++;
+    return 0;
+  }
+  ac_verdict_kind k;
+  int have_kind = recorded_kind(src, &k), reproduced = 1;
+  ac_err e;
+  if (o->rerun) {
+    uint32_t kinds = 0;
+    int rc = ac_replay_finding(src, o->kernel, o->trust, NULL, stdout, &kinds, &e);
+    if (rc < 0) {
+      fprintf(stderr, "attncheck merge: %s: %s\n", src, e.msg);
+      m->any_err = 1;
+      reproduced = 0;
+    } else {
+      reproduced = have_kind && (kinds & (1u << k));
     }
   }
+  if (merge_one(src, o->out, sig, reproduced, m->dir, &e)) {
+    fprintf(stderr, "attncheck merge: %s\n", e.msg);
+    m->any_err = 1;
+    return 0;
+  }
+  m->merged++;
+  if (!reproduced) m->not_repro++;
+  if (reproduced && have_kind && m->pol.p[k] == AC_POLICY_FAIL) m->any_fail = 1;
+  return 0;
+}
+
+/* A corpus file into OUT/corpus unless one of its name is there. */
+static int copy_new(void *ctx, const char *src, const char *name)
+{
+  const merge_opts *o = ctx;
+  char dst[4400];
+  snprintf(dst, sizeof dst, "%s/corpus/%s", o->out, name);
+  if (access(dst, F_OK) != 0) copy_file(src, dst);
+  return 0;
+}
+
+/* dir's log appended to OUT's with the source named. */
+static void append_log(const merge_opts *o, const char *dir)
+{
+  char lp[4096], lo[4096];
+  snprintf(lp, sizeof lp, "%s/log.jsonl", dir);
+  snprintf(lo, sizeof lo, "%s/log.jsonl", o->out);
+  FILE *in = fopen(lp, "r");
+  if (!in) return;
+  FILE *f = fopen(lo, "a");
+  if (f) {
+    fprintf(f, "{\"event\":\"merge\",\"from\":\"%s\"}\n", dir);
+    char line[4096];
+    while (fgets(line, sizeof line, in)) fputs(line, f);
+    fclose(f);
+  }
+  fclose(in);
+}
+
+/* One campaign directory: its findings, and unless it was merged before, its cases, its corpus
+ * (a union by file name) and its log. */
+static void merge_dir(merge_state *m, const char *dir)
+{
+  int again = !strcmp(dir, m->o->out) || already_merged(m->o->out, dir);
+  if (!again) {
+    m->cases += stats_cases(dir);
+    stats_families(dir, &m->fams);
+  }
+  m->dir = dir;
+  each_entry(dir, "findings", merge_finding, m);
+  if (again) return;
+  each_entry(dir, "corpus", copy_new, (void *)m->o);
+  append_log(m->o, dir);
+}
+
+static int count(void *ctx, const char *path, const char *name)
+{
+  (void)path, (void)name;
+  ++*(int *)ctx;
+  return 0;
+}
+
+/* OUT/stats, OUT/report.html and the summary. */
+static void merge_finish(const merge_state *m)
+{
+  const char *out = m->o->out;
   int nfind = 0;
-  {
-    DIR *d = opendir(fo);
-    struct dirent *de;
-    while (d && (de = readdir(d)))
-      if (de->d_name[0] != '.') nfind++;
-    if (d) closedir(d);
-  }
+  each_entry(out, "findings", count, &nfind);
   char stats[8192];
   int n = snprintf(stats, sizeof stats, "state=merged\ncases=%lld\nfindings=%d\nmerged_now=%lld\nduplicates=%lld\nnot_reproduced=%lld\n",
-                   (long long)cases, nfind, (long long)merged, (long long)dup, (long long)not_repro);
-  for (int i = 0; i < fams.n && n < (int)sizeof stats - 100; i++)
-    n += snprintf(stats + n, sizeof stats - (size_t)n, "family.%s=%lld\n", fams.name[i], (long long)fams.count[i]);
+                   (long long)m->cases, nfind, (long long)m->merged, (long long)m->dup, (long long)m->not_repro);
+  for (int i = 0; i < m->fams.n && n < (int)sizeof stats - 100; i++)
+    n += snprintf(stats + n, sizeof stats - (size_t)n, "family.%s=%lld\n", m->fams.name[i], (long long)m->fams.count[i]);
   char sp[4096];
+  ac_err e;
   snprintf(sp, sizeof sp, "%s/stats", out);
   ac_write_file_atomic(sp, stats, (size_t)n, &e);
   if (ac_report_html(out, &e)) fprintf(stderr, "attncheck merge: %s\n", e.msg);
   printf("merged into %s: %lld new findings, %lld duplicates by signature, %lld not reproduced; %lld cases in all\n", out,
-         (long long)merged, (long long)dup, (long long)not_repro, (long long)cases);
+         (long long)m->merged, (long long)m->dup, (long long)m->not_repro, (long long)m->cases);
   ac_findings_summary(out, stdout, 20);
+}
+
+int ac_cmd_merge(int argc, char **argv)
+{
+  merge_opts o;
+  int rc = parse_merge_args(argc, argv, &o);
+  if (rc != AC_CMD_RUN) return rc;
+  int lock_fd;
+  if ((rc = check_dirs(&o)) != AC_CMD_RUN || (rc = lock_out(&o, &lock_fd)) != AC_CMD_RUN) return rc;
+  ac_campaign_clean_tmp(o.out);
+  merge_state m = {.o = &o, .cases = stats_cases(o.out)};
+  stats_families(o.out, &m.fams);
+  ac_policies_init(&m.pol);
+  for (int i = 0; i < o.ndirs; i++) merge_dir(&m, o.dirs[i]);
+  merge_finish(&m);
   ac_campaign_unlock(lock_fd);
-  if (any_fail) return AC_EXIT_FAIL;
-  return any_err ? AC_EXIT_INTERNAL : AC_EXIT_OK;
+  if (m.any_fail) return AC_EXIT_FAIL;
+  return m.any_err ? AC_EXIT_INTERNAL : AC_EXIT_OK;
 }

@@ -40,16 +40,58 @@ static FILE *open_out(const char *path)
   return fopen(path, "w");
 }
 
-int ac_cmd_suite(int argc, char **argv)
-{
+typedef struct {
   ac_judge_args a;
-  ac_judge_args_init(&a);
-  const char *kspecs[32], *only[64];
-  int nks = 0, nonly = 0, stop = 0, list = 0, norepeat = 0, quiet = 0;
-  const char *tap = NULL, *junit = NULL, *html = NULL;
-  uint32_t dtypes = ~0u;
-  ac_suite_kind kind = AC_SUITE_CI;
-  enum { O_KERNEL = 256, O_SUITE, O_TAP, O_JUNIT, O_HTML, O_CASE, O_DTYPES, O_STOP, O_LIST, O_NOREPEAT };
+  ac_judge_kernels ks;   /* the --kernel specs; resolved by the run */
+  const char *only[64];
+  int nonly, stop, list, norepeat, quiet;
+  const char *tap, *junit, *html;
+  uint32_t dtypes;
+  ac_suite_kind kind;
+} suite_opts;
+
+static const char *kind_name(ac_suite_kind kind)
+{
+  return kind == AC_SUITE_CI ? "ci" : "full";
+}
+
+enum { O_KERNEL = 256, O_SUITE, O_TAP, O_JUNIT, O_HTML, O_CASE, O_DTYPES, O_STOP, O_LIST, O_NOREPEAT };
+
+/* One option of suite itself (those it shares with check and compare are in judge_args). */
+static int suite_option(void *ctx, int ch, const char *v, char **argv)
+{
+  suite_opts *o = ctx;
+  char badname[64];
+  switch (ch) {
+  case 'q': o->quiet = 1; break;
+  case O_KERNEL:
+    if (ac_judge_kernels_add(&o->ks, v) < 0) return ac_cmd_usage_error("suite", "--kernel needs a value (at most 32)");
+    break;
+  case O_SUITE:
+    if (ac_suite_parse(v, &o->kind) < 0) return ac_cmd_usage_error("suite", "--suite takes ci or full");
+    break;
+  case O_TAP: o->tap = v; break;
+  case O_JUNIT: o->junit = v; break;
+  case O_HTML: o->html = v; break;
+  case O_CASE:
+    if (o->nonly == 64) return ac_cmd_usage_error("suite", "--case needs a name (at most 64)");
+    o->only[o->nonly++] = v;
+    break;
+  case O_DTYPES:
+    if (ac_dtype_parse_list(v, &o->dtypes, badname, sizeof badname))
+      return ac_cmd_usage_error("suite", "--dtypes takes a comma list of dtypes%s%s%s",
+                                badname[0] ? " (unknown: '" : "", badname, badname[0] ? "')" : "");
+    break;
+  case O_STOP: o->stop = 1; break;
+  case O_LIST: o->list = 1; break;
+  case O_NOREPEAT: o->norepeat = 1; break;
+  default: return ac_cmd_getopt_error("suite", ch, argv);
+  }
+  return AC_CMD_RUN;
+}
+
+static int parse_suite_args(int argc, char **argv, suite_opts *o)
+{
   static const struct option lo[] = {{"help", no_argument, NULL, 'h'},
                                      {"quiet", no_argument, NULL, 'q'},
                                      {"kernel", required_argument, NULL, O_KERNEL},
@@ -64,218 +106,235 @@ int ac_cmd_suite(int argc, char **argv)
                                      {"no-repeat", no_argument, NULL, O_NOREPEAT},
                                      AC_JUDGE_LONG_OPTIONS,
                                      {NULL, 0, NULL, 0}};
-  optind = 0;
-  opterr = 0;
-  int ch;
-  while ((ch = getopt_long(argc, argv, ":hq", lo, NULL)) != -1) {
-    int r = ac_judge_args_option(&a, "suite", ch, optarg);
-    if (r < 0) return AC_EXIT_USAGE;
-    if (r > 0) continue;
-    const char *v = optarg;
-    char badname[64];
-    switch (ch) {
-    case 'h': usage(stdout); return AC_EXIT_OK;
-    case 'q': quiet = 1; break;
-    case O_KERNEL:
-      if (nks == 32) return ac_cmd_usage_error("suite", "--kernel needs a value (at most 32)");
-      kspecs[nks++] = v;
-      break;
-    case O_SUITE:
-      if (ac_suite_parse(v, &kind) < 0) return ac_cmd_usage_error("suite", "--suite takes ci or full");
-      break;
-    case O_TAP: tap = v; break;
-    case O_JUNIT: junit = v; break;
-    case O_HTML: html = v; break;
-    case O_CASE:
-      if (nonly == 64) return ac_cmd_usage_error("suite", "--case needs a name (at most 64)");
-      only[nonly++] = v;
-      break;
-    case O_DTYPES:
-      if (ac_dtype_parse_list(v, &dtypes, badname, sizeof badname))
-        return ac_cmd_usage_error("suite", "--dtypes takes a comma list of dtypes%s%s%s",
-                                  badname[0] ? " (unknown: '" : "", badname, badname[0] ? "')" : "");
-      break;
-    case O_STOP: stop = 1; break;
-    case O_LIST: list = 1; break;
-    case O_NOREPEAT: norepeat = 1; break;
-    default: return ac_cmd_getopt_error("suite", ch, argv);
-    }
-  }
+  memset(o, 0, sizeof *o);
+  o->dtypes = ~0u;
+  o->kind = AC_SUITE_CI;
+  int rc = ac_cmd_judge_getopt("suite", &o->a, argc, argv, ":hq", lo, usage, suite_option, o);
+  if (rc != AC_CMD_RUN) return rc;
   if (optind < argc) return ac_cmd_usage_error("suite", "unexpected argument '%s'", argv[optind]);
-  ac_judge_args_finish(&a, "suite");
-  int64_t ncase = ac_suite_count(kind);
-  if (list) {
-    for (int64_t x = 0; x < ncase; x++) {
-      char name[128];
-      ac_dtype cdt = AC_F32;
-      ac_suite_describe(kind, x, name, sizeof name, &cdt);
-      if (dtypes >> cdt & 1u) printf("%s\n", name);
-    }
-    return AC_EXIT_OK;
+  return AC_CMD_RUN;
+}
+
+/* --list: the case names, of the dtypes asked for. */
+static int suite_list(const suite_opts *o)
+{
+  int64_t ncase = ac_suite_count(o->kind);
+  for (int64_t x = 0; x < ncase; x++) {
+    char name[128];
+    ac_dtype cdt = AC_F32;
+    ac_suite_describe(o->kind, x, name, sizeof name, &cdt);
+    if (o->dtypes >> cdt & 1u) printf("%s\n", name);
   }
-  if (!nks) return ac_cmd_usage_error("suite", "--kernel is required");
-  for (int x = 0; x < nonly; x++) {
+  return AC_EXIT_OK;
+}
+
+/* Every --case must name a case of the suite. */
+static int check_case_names(const suite_opts *o)
+{
+  int64_t ncase = ac_suite_count(o->kind);
+  for (int x = 0; x < o->nonly; x++) {
     int found = 0;
     for (int64_t y = 0; y < ncase && !found; y++) {
       char name[128];
-      ac_suite_describe(kind, y, name, sizeof name, NULL);
-      found = !strcmp(name, only[x]);
+      ac_suite_describe(o->kind, y, name, sizeof name, NULL);
+      found = !strcmp(name, o->only[x]);
     }
-    if (!found) return ac_cmd_usage_error("suite", "no case '%s' in suite %s (see --list)", only[x], kind == AC_SUITE_CI ? "ci" : "full");
+    if (!found)
+      return ac_cmd_usage_error("suite", "no case '%s' in suite %s (see --list)", o->only[x], kind_name(o->kind));
   }
-  ac_kernel **ks = NULL;
-  int nk = 0, *kspec_of = NULL;
-  for (int x = 0; x < nks; x++) {
-    ac_err e;
-    int before = nk;
-    if (ac_kernel_resolve(kspecs[x], &ks, &nk, &e) < 0) {
-      ac_cmd_error("suite", "%s", e.msg);
-      return AC_EXIT_USAGE;
-    }
-    kspec_of = ac_xrealloc(kspec_of, sizeof(int) * (size_t)(nk ? nk : 1));
-    for (int y = before; y < nk; y++) kspec_of[y] = x;
-  }
-  FILE *tf = NULL, *jf = NULL;
-  if (tap && !(tf = open_out(tap))) {
-    ac_cmd_error("suite", "cannot write %s", tap);
+  return AC_CMD_RUN;
+}
+
+/* The state of one run: the kernels, the reports and the counts per kernel. */
+typedef struct {
+  suite_opts *o;
+  ac_judge_kernels *ks;   /* the options' */
+  FILE *tf, *jf, *out;
+  ac_test_log log;
+  ac_suite_cells cells;
+  ac_exit ex;
+  int *stopped;
+  int64_t (*counts)[5];
+  double *ksec;
+} suite_run;
+
+/* The report files, opened before anything runs (the HTML page is written at the end: an
+ * unwritable path is refused now). */
+static int open_reports(suite_run *r)
+{
+  const suite_opts *o = r->o;
+  if (o->tap && !(r->tf = open_out(o->tap))) {
+    ac_cmd_error("suite", "cannot write %s", o->tap);
     return AC_EXIT_USAGE;
   }
-  if (junit && !(jf = open_out(junit))) {
-    ac_cmd_error("suite", "cannot write %s", junit);
+  if (o->junit && !(r->jf = open_out(o->junit))) {
+    ac_cmd_error("suite", "cannot write %s", o->junit);
     return AC_EXIT_USAGE;
   }
-  FILE *hf = html ? fopen(html, "a") : NULL;   /* written at the end: refuse an unwritable path now */
-  if (html && !hf) {
-    ac_cmd_error("suite", "cannot write %s", html);
+  FILE *hf = o->html ? fopen(o->html, "a") : NULL;
+  if (o->html && !hf) {
+    ac_cmd_error("suite", "cannot write %s", o->html);
     return AC_EXIT_USAGE;
   }
   if (hf) fclose(hf);
   /* with TAP on standard output, the verdict lines go to standard error */
-  FILE *out = tf == stdout || jf == stdout ? stderr : stdout;
-  ac_test_log log = {0};
-  ac_suite_cells cells = {0};
-  ac_exit ex = {0, 0};
-  int *stopped = ac_xcalloc((size_t)(nk ? nk : 1), sizeof(int));
-  int64_t (*counts)[5] = ac_xcalloc((size_t)(nk ? nk : 1), sizeof *counts);
-  double *ksec = ac_xcalloc((size_t)(nk ? nk : 1), sizeof(double));
-  const char *user_rows = a.j.rows;
-  int user_repeat = a.j.repeat;
-  for (int64_t x = 0; x < ncase; x++) {
-    char name[128];
-    ac_dtype cdt = AC_F32;
-    ac_suite_describe(kind, x, name, sizeof name, &cdt);
-    if (!(dtypes >> cdt & 1u)) continue;
-    if (nonly) {
-      int want = 0;
-      for (int y = 0; y < nonly; y++) want |= !strcmp(name, only[y]);
-      if (!want) continue;
-    }
-    int any = 0;
-    for (int ki = 0; ki < nk; ki++) any |= !stopped[ki];
-    if (!any) break;
-    ac_suite_case sc;
-    ac_err e;
-    if (ac_suite_make(kind, x, &sc, &e) < 0) {
-      ac_cmd_error("suite", "case %s: %s", name, e.msg);
-      ex.any_error = 1;
-      continue;
-    }
-    a.j.rows = sc.rows[0] ? sc.rows : user_rows;
-    a.j.repeat = user_repeat || (sc.repeat && !norepeat);
-    ac_oracle_result orr;
-    memset(&orr, 0, sizeof orr);
-    int have_oracle = -1;
-    for (int ki = 0; ki < nk; ki++) {
-      if (stopped[ki]) continue;
-      ac_kernel *k = ks[ki];
-      double t0 = ac_now();
-      ac_report rep;
-      char why[256] = "";
-      ac_compare_opts co = a.j.cmp;
-      if (ac_judge_precision(k, &a.j, sc.c.p.dtype, &co.prec, &e) < 0) {
-        ac_report_init(&rep, &co);
-        ac_report_add(&rep, AC_V_ERROR, "%s", e.msg);
-      } else if (!ac_kernel_supports(k, &sc.c.p, why, sizeof why)) {
-        ac_report_init(&rep, &co);
-        ac_report_add(&rep, AC_V_SKIP, "unsupported: %s", why);
-      } else {
-        if (have_oracle < 0) have_oracle = ac_judge_oracle(&sc.c, &a.j, &orr, &e) == 0;
-        if (!have_oracle) {
-          ac_report_init(&rep, &co);
-          ac_report_add(&rep, AC_V_ERROR, "oracle: %s", e.msg);
-        } else
-          ac_judge_kernel(k, &sc.c, &orr, &a.j, &rep, &e);
-      }
-      double dt = ac_now() - t0;
-      ksec[ki] += dt;
-      ac_exit_add(&ex, &a.pol, rep.kinds);
-      ac_status st = ac_status_of(&a.pol, rep.kinds);
-      counts[ki][st]++;
-      char repro[5400], kabs[4096], qk[4200];
-      const char *kspec = ac_kernel_spec_absolute(kspecs[kspec_of[ki]], kabs, sizeof kabs);
-      snprintf(repro, sizeof repro, "attncheck suite --kernel %s%s%s --case %s", ac_shquote(kspec, qk, sizeof qk) ? qk : kspec,
-               kind == AC_SUITE_FULL ? " --suite full" : "", a.repro_opts, name);
-      char *line = NULL, *detail = NULL;
-      size_t ll = 0, dl = 0;
-      FILE *lf = open_memstream(&line, &ll), *df = open_memstream(&detail, &dl);
-      ac_report_line(lf, k->name, name, &rep, &a.pol, sc.c.p.dtype);
-      if (st != AC_STATUS_PASS && st != AC_STATUS_SKIP)
-        ac_report_detail(df, &rep, sc.c.p.dtype, st == AC_STATUS_FAIL || st == AC_STATUS_WARN ? repro : NULL);
-      fclose(lf);
-      fclose(df);
-      if (!quiet || (st != AC_STATUS_PASS && st != AC_STATUS_SKIP)) {
-        fputs(line, out);
-        fputs(detail, out);
-        fflush(out);
-      }
-      if (ll && line[ll - 1] == '\n') line[ll - 1] = 0;
-      char tname[300];
-      if (nk > 1) snprintf(tname, sizeof tname, "%s %s", k->name, name);
-      else snprintf(tname, sizeof tname, "%s", name);
-      ac_test_log_add(&log, tname, st, line, st == AC_STATUS_SKIP ? rep.note : detail, dt);
-      if (html)
-        ac_suite_cells_add(&cells, ki, name, sc.c.p.dtype, st,
-                           rep.has_lse && rep.lse_max_err_w > rep.max_err_w ? rep.lse_max_err_w : rep.max_err_w);
-      free(line);
-      free(detail);
-      if (stop && st == AC_STATUS_FAIL) stopped[ki] = 1;
-    }
-    if (have_oracle > 0) ac_oracle_result_free(&orr);
-    ac_suite_case_free(&sc);
+  r->out = r->tf == stdout || r->jf == stdout ? stderr : stdout;
+  return AC_CMD_RUN;
+}
+
+/* The verdict line and detail of kernel ki on case name, to the terminal and the reports. */
+static void suite_output(suite_run *r, int ki, const char *name, const ac_suite_case *sc, const ac_report *rep,
+                         double dt)
+{
+  const suite_opts *o = r->o;
+  const ac_kernel *k = r->ks->k[ki];
+  ac_status st = ac_status_of(&o->a.pol, rep->kinds);
+  char repro[5400], kabs[4096], qk[4200];
+  const char *kspec = ac_kernel_spec_absolute(r->ks->spec[r->ks->spec_of[ki]], kabs, sizeof kabs);
+  snprintf(repro, sizeof repro, "attncheck suite --kernel %s%s%s --case %s", ac_shquote(kspec, qk, sizeof qk) ? qk : kspec,
+           o->kind == AC_SUITE_FULL ? " --suite full" : "", o->a.repro_opts, name);
+  char *line = NULL, *detail = NULL;
+  size_t ll = 0, dl = 0;
+  FILE *lf = open_memstream(&line, &ll), *df = open_memstream(&detail, &dl);
+  ac_report_line(lf, k->name, name, rep, &o->a.pol, sc->c.p.dtype);
+  if (st != AC_STATUS_PASS && st != AC_STATUS_SKIP)
+    ac_report_detail(df, rep, sc->c.p.dtype, st == AC_STATUS_FAIL || st == AC_STATUS_WARN ? repro : NULL);
+  fclose(lf);
+  fclose(df);
+  if (!o->quiet || (st != AC_STATUS_PASS && st != AC_STATUS_SKIP)) {
+    fputs(line, r->out);
+    fputs(detail, r->out);
+    fflush(r->out);
   }
+  if (ll && line[ll - 1] == '\n') line[ll - 1] = 0;
+  char tname[300];
+  if (r->ks->n > 1) snprintf(tname, sizeof tname, "%s %s", k->name, name);
+  else snprintf(tname, sizeof tname, "%s", name);
+  ac_test_log_add(&r->log, tname, st, line, st == AC_STATUS_SKIP ? rep->note : detail, dt);
+  if (o->html)
+    ac_suite_cells_add(&r->cells, ki, name, sc->c.p.dtype, st,
+                       rep->has_lse && rep->lse_max_err_w > rep->max_err_w ? rep->lse_max_err_w : rep->max_err_w);
+  free(line);
+  free(detail);
+}
+
+/* Whether case name is one to run: of a dtype asked for and, with --case, named. */
+static int wanted(const suite_opts *o, const char *name, ac_dtype cdt)
+{
+  if (!(o->dtypes >> cdt & 1u)) return 0;
+  if (!o->nonly) return 1;
+  int want = 0;
+  for (int y = 0; y < o->nonly; y++) want |= !strcmp(name, o->only[y]);
+  return want;
+}
+
+/* Case x on every kernel not stopped; 0 once every kernel has stopped. */
+static int suite_case(suite_run *r, int64_t x, const char *user_rows, int user_repeat)
+{
+  suite_opts *o = r->o;
+  char name[128];
+  ac_dtype cdt = AC_F32;
+  ac_suite_describe(o->kind, x, name, sizeof name, &cdt);
+  if (!wanted(o, name, cdt)) return 1;
+  int any = 0;
+  for (int ki = 0; ki < r->ks->n; ki++) any |= !r->stopped[ki];
+  if (!any) return 0;
+  ac_suite_case sc;
+  ac_err e;
+  if (ac_suite_make(o->kind, x, &sc, &e) < 0) {
+    ac_cmd_error("suite", "case %s: %s", name, e.msg);
+    r->ex.any_error = 1;
+    return 1;
+  }
+  o->a.j.rows = sc.rows[0] ? sc.rows : user_rows;
+  o->a.j.repeat = user_repeat || (sc.repeat && !o->norepeat);
+  ac_judge_lazy_oracle lo;
+  ac_judge_lazy_init(&lo);
+  for (int ki = 0; ki < r->ks->n; ki++) {
+    if (r->stopped[ki]) continue;
+    double t0 = ac_now();
+    ac_report rep;
+    ac_judge_one(r->ks->k[ki], &sc.c, &o->a.j, &lo, &rep);
+    double dt = ac_now() - t0;
+    r->ksec[ki] += dt;
+    ac_exit_add(&r->ex, &o->a.pol, rep.kinds);
+    ac_status st = ac_status_of(&o->a.pol, rep.kinds);
+    r->counts[ki][st]++;
+    suite_output(r, ki, name, &sc, &rep, dt);
+    if (o->stop && st == AC_STATUS_FAIL) r->stopped[ki] = 1;
+  }
+  ac_judge_lazy_free(&lo);
+  ac_suite_case_free(&sc);
+  return 1;
+}
+
+/* The summary line of each kernel, then the TAP, JUnit and HTML reports. */
+static void suite_finish(suite_run *r)
+{
+  const suite_opts *o = r->o;
+  const char *kn = kind_name(o->kind);
+  int nk = r->ks->n;
   for (int ki = 0; ki < nk; ki++)
-    fprintf(out, "suite %s: %s: %lld pass, %lld warn, %lld fail, %lld skip, %lld error%s (%.1f s)\n",
-            kind == AC_SUITE_CI ? "ci" : "full", ks[ki]->name, (long long)counts[ki][AC_STATUS_PASS],
-            (long long)counts[ki][AC_STATUS_WARN], (long long)counts[ki][AC_STATUS_FAIL],
-            (long long)counts[ki][AC_STATUS_SKIP], (long long)counts[ki][AC_STATUS_ERROR],
-            stopped[ki] ? ", stopped at the first FAIL" : "", ksec[ki]);
-  if (tf) {
-    ac_tap_write(tf, &log);
-    if (tf != stdout) fclose(tf);
+    fprintf(r->out, "suite %s: %s: %lld pass, %lld warn, %lld fail, %lld skip, %lld error%s (%.1f s)\n", kn,
+            r->ks->k[ki]->name, (long long)r->counts[ki][AC_STATUS_PASS], (long long)r->counts[ki][AC_STATUS_WARN],
+            (long long)r->counts[ki][AC_STATUS_FAIL], (long long)r->counts[ki][AC_STATUS_SKIP],
+            (long long)r->counts[ki][AC_STATUS_ERROR], r->stopped[ki] ? ", stopped at the first FAIL" : "",
+            r->ksec[ki]);
+  if (r->tf) {
+    ac_tap_write(r->tf, &r->log);
+    if (r->tf != stdout) fclose(r->tf);
   }
-  if (jf) {
+  if (r->jf) {
     char sname[300];
-    snprintf(sname, sizeof sname, "attncheck.suite.%s.%s", kind == AC_SUITE_CI ? "ci" : "full", nk == 1 ? ks[0]->name : "kernels");
-    ac_junit_write(jf, sname, &log);
-    if (jf != stdout) fclose(jf);
+    snprintf(sname, sizeof sname, "attncheck.suite.%s.%s", kn, nk == 1 ? r->ks->k[0]->name : "kernels");
+    ac_junit_write(r->jf, sname, &r->log);
+    if (r->jf != stdout) fclose(r->jf);
   }
-  if (html) {
-    const char **kn = ac_xmalloc(sizeof(char *) * (size_t)(nk ? nk : 1));
-    for (int ki = 0; ki < nk; ki++) kn[ki] = ks[ki]->name;
+  if (o->html) {
+    const char **names = ac_xmalloc(sizeof(char *) * (size_t)(nk ? nk : 1));
+    for (int ki = 0; ki < nk; ki++) names[ki] = r->ks->k[ki]->name;
     ac_err e;
-    if (ac_suite_html(html, kind == AC_SUITE_CI ? "ci" : "full", kn, nk, &cells, &e)) {
+    if (ac_suite_html(o->html, kn, names, nk, &r->cells, &e)) {
       ac_cmd_error("suite", "%s", e.msg);
-      ex.any_error = 1;
+      r->ex.any_error = 1;
     }
-    free(kn);
+    free(names);
   }
-  ac_suite_cells_free(&cells);
-  ac_test_log_free(&log);
-  for (int x = 0; x < nk; x++) ac_kernel_free(ks[x]);
-  free(ks);
-  free(kspec_of);
-  free(stopped);
-  free(counts);
-  free(ksec);
-  return ac_exit_code(&ex);
+}
+
+int ac_cmd_suite(int argc, char **argv)
+{
+  suite_opts o;
+  int rc = parse_suite_args(argc, argv, &o);
+  if (rc != AC_CMD_RUN) return rc;
+  if (o.list) return suite_list(&o);
+  if (!o.ks.nspec) return ac_cmd_usage_error("suite", "--kernel is required");
+  if ((rc = check_case_names(&o)) != AC_CMD_RUN) return rc;
+  suite_run r = {.o = &o, .ks = &o.ks};
+  ac_err e;
+  if (ac_judge_kernels_resolve(r.ks, &e) < 0) {
+    ac_cmd_error("suite", "%s", e.msg);
+    return AC_EXIT_USAGE;
+  }
+  if ((rc = open_reports(&r)) != AC_CMD_RUN) {
+    ac_judge_kernels_free(r.ks);
+    return rc;
+  }
+  size_t nk = (size_t)(r.ks->n ? r.ks->n : 1);
+  r.stopped = ac_xcalloc(nk, sizeof(int));
+  r.counts = ac_xcalloc(nk, sizeof *r.counts);
+  r.ksec = ac_xcalloc(nk, sizeof(double));
+  const char *user_rows = o.a.j.rows;
+  int user_repeat = o.a.j.repeat;
+  int64_t ncase = ac_suite_count(o.kind);
+  for (int64_t x = 0; x < ncase && suite_case(&r, x, user_rows, user_repeat); x++) {
+  }
+  suite_finish(&r);
+  ac_suite_cells_free(&r.cells);
+  ac_test_log_free(&r.log);
+  ac_judge_kernels_free(r.ks);
+  free(r.stopped);
+  free(r.counts);
+  free(r.ksec);
+  return ac_exit_code(&r.ex);
 }

@@ -54,6 +54,72 @@ int ac_judge_precision(const ac_kernel *k, const ac_judge_opts *o, ac_dtype t, c
   return ac_judge_precision_of(k, o->precision_override, o->run.timeout_s, t, out, e);
 }
 
+int ac_judge_kernels_add(ac_judge_kernels *ks, const char *spec)
+{
+  if (ks->nspec == AC_JUDGE_MAX_SPECS) return -1;
+  ks->spec[ks->nspec++] = spec;
+  return 0;
+}
+
+int ac_judge_kernels_resolve(ac_judge_kernels *ks, ac_err *e)
+{
+  for (int x = 0; x < ks->nspec; x++) {
+    int before = ks->n;
+    if (ac_kernel_resolve(ks->spec[x], &ks->k, &ks->n, e) < 0) {
+      ac_judge_kernels_free(ks);
+      return -1;
+    }
+    ks->spec_of = ac_xrealloc(ks->spec_of, sizeof(int) * (size_t)(ks->n ? ks->n : 1));
+    for (int y = before; y < ks->n; y++) ks->spec_of[y] = x;
+  }
+  return 0;
+}
+
+void ac_judge_kernels_free(ac_judge_kernels *ks)
+{
+  for (int x = 0; x < ks->n; x++) ac_kernel_free(ks->k[x]);
+  free(ks->k);
+  free(ks->spec_of);
+  ks->k = NULL;
+  ks->spec_of = NULL;
+  ks->n = 0;
+}
+
+void ac_judge_lazy_init(ac_judge_lazy_oracle *lo)
+{
+  memset(lo, 0, sizeof *lo);
+  lo->state = -1;
+}
+
+void ac_judge_lazy_free(ac_judge_lazy_oracle *lo)
+{
+  if (lo->state > 0) ac_oracle_result_free(&lo->r);
+  lo->state = -1;
+}
+
+void ac_judge_one(const ac_kernel *k, const ac_case *c, const ac_judge_opts *o, ac_judge_lazy_oracle *lo,
+                  ac_report *rep)
+{
+  ac_err e;
+  char why[256] = "";
+  ac_compare_opts co = o->cmp;
+  if (ac_judge_precision(k, o, c->p.dtype, &co.prec, &e) < 0) {
+    ac_report_init(rep, &co);
+    ac_report_add(rep, AC_V_ERROR, "%s", e.msg);
+  } else if (!ac_kernel_supports(k, &c->p, why, sizeof why)) {
+    ac_report_init(rep, &co);
+    ac_report_add(rep, AC_V_SKIP, "unsupported: %s", why);
+  } else {
+    if (lo->state < 0) lo->state = ac_judge_oracle(c, o, &lo->r, &lo->e) == 0;
+    if (!lo->state) {
+      ac_report_init(rep, &co);
+      ac_report_add(rep, AC_V_ERROR, "oracle: %s", lo->e.msg);
+    } else {
+      ac_judge_kernel(k, c, &lo->r, o, rep, &e);
+    }
+  }
+}
+
 int ac_judge_baseline(const ac_case *c, const ac_oracle_result *r, const ac_judge_opts *o, double *maxerr, ac_err *e)
 {
   char name[32];

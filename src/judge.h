@@ -56,6 +56,34 @@ int ac_judge_kernel(const ac_kernel *k, const ac_case *c, const ac_oracle_result
                     ac_report *rep, ac_err *e);
 /* Baseline budget: runs the naive kernel of the case dtype and returns its tensor-wide max error. */
 int ac_judge_baseline(const ac_case *c, const ac_oracle_result *r, const ac_judge_opts *o, double *maxerr, ac_err *e);
+/* The kernels that a command's --kernel options name, in option order; one spec may name several
+ * (a plugin's kernels): spec_of[i] is the option kernel i came from. */
+#define AC_JUDGE_MAX_SPECS 32
+typedef struct {
+  const char *spec[AC_JUDGE_MAX_SPECS];
+  int nspec;
+  ac_kernel **k;
+  int n;
+  int *spec_of;
+} ac_judge_kernels;
+/* Adds a spec (ks zeroed before the first); -1 when AC_JUDGE_MAX_SPECS are there already. */
+int ac_judge_kernels_add(ac_judge_kernels *ks, const char *spec);
+/* Resolves the specs: -1 with e set at the first that does not resolve (no kernel is left to
+ * free); else 0 and ac_judge_kernels_free after use. */
+int ac_judge_kernels_resolve(ac_judge_kernels *ks, ac_err *e);
+void ac_judge_kernels_free(ac_judge_kernels *ks);
+/* The oracle of one case, computed for the first kernel that needs it. */
+typedef struct {
+  int state;            /* -1 not computed yet, 0 failed (message in e), 1 computed (in r) */
+  ac_oracle_result r;
+  ac_err e;
+} ac_judge_lazy_oracle;
+void ac_judge_lazy_init(ac_judge_lazy_oracle *lo);
+void ac_judge_lazy_free(ac_judge_lazy_oracle *lo);
+/* Kernel k on c into rep (which it initializes): ERROR when k's class does not resolve, SKIP when k
+ * does not take c, ERROR when the oracle of c failed, else judged against it. */
+void ac_judge_one(const ac_kernel *k, const ac_case *c, const ac_judge_opts *o, ac_judge_lazy_oracle *lo,
+                  ac_report *rep);
 /* Resolve a kernel's precision class (--precision overrides the declared one). */
 int ac_judge_precision(const ac_kernel *k, const ac_judge_opts *o, ac_dtype t, const ac_precision **out, ac_err *e);
 /* The same from the --precision override and the run's time limit (exec workers declare theirs). */

@@ -58,6 +58,26 @@ int ac_cmd_getopt_error(const char *cmd, int ch, char **argv)
   return ac_cmd_usage_error(cmd, "unknown option '%s'", arg);
 }
 
+int ac_cmd_judge_getopt(const char *cmd, ac_judge_args *a, int argc, char **argv, const char *shortopts,
+                        const struct option *lo, void (*usage)(FILE *f), ac_cmd_option_fn own, void *ctx)
+{
+  ac_judge_args_init(a);
+  optind = 0;
+  opterr = 0;
+  int ch;
+  while ((ch = getopt_long(argc, argv, shortopts, lo, NULL)) != -1) {
+    if (ch == 'h') {
+      usage(stdout);
+      return AC_EXIT_OK;
+    }
+    int r = ac_judge_args_option(a, cmd, ch, optarg);
+    if (r < 0) return AC_EXIT_USAGE;
+    if (r == 0 && (r = own(ctx, ch, optarg, argv)) != AC_CMD_RUN) return r;
+  }
+  ac_judge_args_finish(a, cmd);
+  return AC_CMD_RUN;
+}
+
 static void usage(FILE *f)
 {
   fprintf(f, "usage: attncheck COMMAND [OPTIONS]\n\n"

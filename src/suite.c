@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "rng.h"
+#include "vgen.h"
 
 /* Seeds of the suite are 1000 + spec number (streams per tensor and dtype); bench/calibrate
  * draws its seeds at 2^32 and above, so the two never share a case. */
@@ -88,6 +89,60 @@ static const spec ci_specs[] = {
   {2, 4, 2, 37, 29, 32, 32, AC_MASK_CAUSAL_BR, L_BTHD, D_LARGE, 0, 0, -1, NULL},
 };
 #define N_CI ((int64_t)(sizeof ci_specs / sizeof ci_specs[0]))
+
+/* Attention variants (docs/variants.md): each a base shape and value pattern with a variant
+ * spec (vgen.h), crossed with every dtype; a kernel that does not declare a feature SKIPs it.
+ * Windows of width 0, 1, a 64-key tile - 1 and tile, wider than T, both alignments; softcap
+ * far past saturation (capped scores tie); ALiBi with large slopes at long T; bias with -inf
+ * blocks and rows, NaN under masked keys and the finite sentinels of real code; boolean masks
+ * random, banded, emptying middle rows and sparse; sinks that dominate or vanish, with empty
+ * rows; descales; and the combinations of gpt-oss, Gemma 2 and ALiBi models. */
+typedef struct {
+  spec base;
+  ac_vspec v;
+} var_spec;
+#define VB(B, H, KVH, TQ, TK, D, MASK, DIST) {B, H, KVH, TQ, TK, D, D, MASK, L_DENSE, DIST, 0, 0, -1, NULL}
+#define W AC_FEAT_WINDOW
+static const var_spec var_specs[] = {
+  {VB(1, 2, 1, 64, 96, 32, AC_MASK_NONE, D_NORMAL), {.used = W, .win_left = 16, .win_right = 0}},
+  {VB(1, 1, 1, 40, 40, 16, AC_MASK_NONE, D_NORMAL), {.used = W, .win_left = 0, .win_right = 0}},
+  {VB(1, 1, 1, 40, 40, 16, AC_MASK_NONE, D_NORMAL), {.used = W, .win_left = 1, .win_right = 1}},
+  {VB(1, 1, 1, 200, 200, 32, AC_MASK_NONE, D_NORMAL), {.used = W, .win_left = 63, .win_right = 64}},
+  {VB(1, 1, 1, 70, 130, 32, AC_MASK_CAUSAL, D_NORMAL), {.used = W, .win_left = 500, .win_right = 500, .win_top_left = 1}},
+  {VB(1, 1, 1, 50, 50, 16, AC_MASK_NONE, D_NORMAL), {.used = W, .win_left = 10, .win_right = -1, .win_top_left = 1}},
+  {VB(1, 2, 2, 64, 64, 32, AC_MASK_CAUSAL, D_LARGE), {.used = AC_FEAT_SOFTCAP, .softcap = 30}},
+  {VB(1, 1, 1, 48, 80, 32, AC_MASK_NONE, D_NORMAL), {.used = AC_FEAT_SOFTCAP, .softcap = 5}},
+  {VB(1, 1, 1, 40, 40, 32, AC_MASK_CAUSAL, D_TIES), {.used = AC_FEAT_SOFTCAP, .softcap = 0.5}},
+  {VB(1, 4, 4, 128, 128, 32, AC_MASK_CAUSAL, D_NORMAL), {.used = AC_FEAT_ALIBI, .alibi_max = 1}},
+  {VB(2, 4, 2, 300, 300, 16, AC_MASK_CAUSAL_BR, D_NORMAL), {.used = AC_FEAT_ALIBI, .alibi_max = 8, .alibi_per_batch = 1}},
+  {VB(1, 2, 2, 17, 300, 16, AC_MASK_CAUSAL_BR, D_LATEMAX), {.used = AC_FEAT_ALIBI, .alibi_max = 1}},
+  {VB(2, 2, 2, 48, 64, 32, AC_MASK_NONE, D_NORMAL), {.used = AC_FEAT_BIAS, .bias = AC_VB_NORMAL, .bias_scale = 1, .bias_bcast_b = 1}},
+  {VB(1, 2, 2, 64, 64, 32, AC_MASK_NONE, D_NORMAL), {.used = AC_FEAT_BIAS, .bias = AC_VB_NEGINF_BLOCKS}},
+  {VB(1, 1, 1, 40, 60, 32, AC_MASK_NONE, D_NORMAL), {.used = AC_FEAT_BIAS, .bias = AC_VB_NEGINF_ROWS}},
+  {VB(1, 1, 1, 48, 48, 16, AC_MASK_NONE, D_NORMAL), {.used = AC_FEAT_BIAS, .bias = AC_VB_SENTINEL, .bias_scale = -1e4}},
+  {VB(1, 1, 1, 48, 48, 16, AC_MASK_NONE, D_NORMAL), {.used = AC_FEAT_BIAS, .bias = AC_VB_SENTINEL, .bias_scale = -65504}},
+  {VB(1, 1, 1, 48, 48, 16, AC_MASK_NONE, D_NORMAL), {.used = AC_FEAT_BIAS, .bias = AC_VB_SENTINEL, .bias_scale = -1e9}},
+  {VB(1, 1, 1, 48, 48, 16, AC_MASK_NONE, D_NORMAL), {.used = AC_FEAT_BIAS, .bias = AC_VB_SENTINEL, .bias_scale = -0x1.fffffep+127}},
+  {VB(1, 1, 1, 40, 70, 32, AC_MASK_CAUSAL, D_NORMAL), {.used = AC_FEAT_BIAS, .bias = AC_VB_NAN_MASKED}},
+  {VB(2, 2, 1, 64, 80, 32, AC_MASK_NONE, D_NORMAL), {.used = AC_FEAT_BOOL_MASK, .bmask = AC_VM_RANDOM, .mask_bcast_h = 1}},
+  {VB(1, 1, 1, 100, 100, 32, AC_MASK_NONE, D_NORMAL), {.used = AC_FEAT_BOOL_MASK, .bmask = AC_VM_BANDED}},
+  {VB(1, 2, 2, 60, 90, 32, AC_MASK_NONE, D_NORMAL), {.used = AC_FEAT_BOOL_MASK, .bmask = AC_VM_EMPTY_MIDDLE}},
+  {VB(1, 1, 1, 64, 64, 16, AC_MASK_NONE, D_NORMAL), {.used = AC_FEAT_BOOL_MASK, .bmask = AC_VM_SPARSE}},
+  {VB(1, 4, 2, 50, 30, 32, AC_MASK_CAUSAL_BR, D_NORMAL), {.used = AC_FEAT_SINKS, .sinks = AC_VS_NORMAL}},
+  {VB(1, 2, 2, 40, 40, 32, AC_MASK_CAUSAL, D_NORMAL), {.used = AC_FEAT_SINKS, .sinks = AC_VS_DOMINANT}},
+  {VB(1, 2, 2, 40, 40, 32, AC_MASK_NONE, D_NORMAL), {.used = AC_FEAT_SINKS, .sinks = AC_VS_VANISHING}},
+  {VB(1, 2, 1, 64, 64, 32, AC_MASK_NONE, D_NORMAL), {.used = AC_FEAT_DESCALE, .descale = AC_VD_NORMAL}},
+  {VB(1, 1, 1, 32, 32, 16, AC_MASK_NONE, D_NORMAL), {.used = AC_FEAT_DESCALE, .descale = AC_VD_TINY}},
+  {VB(1, 1, 1, 32, 32, 16, AC_MASK_NONE, D_NORMAL), {.used = AC_FEAT_DESCALE, .descale = AC_VD_HUGE}},
+  {VB(1, 4, 2, 128, 128, 64, AC_MASK_CAUSAL, D_NORMAL), {.used = W | AC_FEAT_SINKS, .win_left = 31, .win_right = 0}},
+  {VB(1, 2, 1, 96, 96, 32, AC_MASK_CAUSAL, D_NORMAL), {.used = W | AC_FEAT_SOFTCAP, .softcap = 50, .win_left = 32, .win_right = 0}},
+  {VB(1, 2, 2, 64, 64, 32, AC_MASK_NONE, D_NORMAL),
+   {.used = AC_FEAT_SOFTCAP | AC_FEAT_ALIBI | AC_FEAT_BIAS | AC_FEAT_BOOL_MASK, .softcap = 20, .alibi_max = 1,
+    .bias = AC_VB_SLOPE, .bias_scale = 4, .bmask = AC_VM_RANDOM}},
+};
+#undef W
+#undef VB
+#define N_VAR ((int64_t)(sizeof var_specs / sizeof var_specs[0]))
 static const char *const examples[] = {"tiny3", "andrea-120m"};
 #define N_EX 2
 
@@ -111,7 +166,7 @@ int ac_suite_parse(const char *s, ac_suite_kind *out)
 
 int64_t ac_suite_count(ac_suite_kind k)
 {
-  int64_t n = N_CI * N_DT + N_EX;
+  int64_t n = N_CI * N_DT + N_EX + N_VAR * N_DT;
   if (k == AC_SUITE_FULL) n += N_FULL_GRID * N_DT;
   return n;
 }
@@ -132,9 +187,11 @@ static spec grid_spec(int64_t g)
   return s;
 }
 
-/* Locate case i: spec (copied), dtype, example name, spec number for seeds. */
-static int locate(ac_suite_kind k, int64_t i, spec *s, ac_dtype *t, int64_t *specno)
+/* Locate case i: spec (copied), dtype, example name, spec number for seeds; *vs the variant
+ * spec of a variant case (NULL otherwise). */
+static int locate(ac_suite_kind k, int64_t i, spec *s, ac_dtype *t, int64_t *specno, const ac_vspec **vs)
 {
+  *vs = NULL;
   if (i < 0 || i >= ac_suite_count(k)) return -1;
   if (i < N_CI * N_DT) {
     *s = ci_specs[i / N_DT];
@@ -154,13 +211,21 @@ static int locate(ac_suite_kind k, int64_t i, spec *s, ac_dtype *t, int64_t *spe
     return 0;
   }
   i -= N_EX;
+  if (i < N_VAR * N_DT) {
+    *s = var_specs[i / N_DT].base;
+    *vs = &var_specs[i / N_DT].v;
+    *t = dtypes[i % N_DT];
+    *specno = 2000 + i / N_DT;
+    return 0;
+  }
+  i -= N_VAR * N_DT;
   *s = grid_spec(i / N_DT);
   *t = dtypes[i % N_DT];
   *specno = 1000 + i / N_DT;
   return 0;
 }
 
-static void spec_name(const spec *s, ac_dtype t, char *name, size_t n)
+static void spec_name(const spec *s, const ac_vspec *vs, ac_dtype t, char *name, size_t n)
 {
   if (s->dist == D_EXAMPLE) {
     snprintf(name, n, "example-%s", s->example);
@@ -174,7 +239,11 @@ static void spec_name(const spec *s, ac_dtype t, char *name, size_t n)
                                                     (long long)s->H, (long long)s->KVH);
   if (s->layout == L_BTHD) len += (size_t)snprintf(name + len, n - len, "-bthd");
   if (s->layout == L_PADDED) len += (size_t)snprintf(name + len, n - len, "-padded");
-  if (s->dist != D_NORMAL) snprintf(name + len, n - len, "-%s", dist_names[s->dist]);
+  if (s->dist != D_NORMAL) len += (size_t)snprintf(name + len, n - len, "-%s", dist_names[s->dist]);
+  if (vs && len < n) {
+    name[len++] = '-';
+    ac_vspec_name(vs, name + len, n - len);
+  }
 }
 
 int ac_suite_describe(ac_suite_kind k, int64_t i, char *name, size_t n, ac_dtype *dtype)
@@ -182,8 +251,9 @@ int ac_suite_describe(ac_suite_kind k, int64_t i, char *name, size_t n, ac_dtype
   spec s;
   ac_dtype t;
   int64_t no;
-  if (locate(k, i, &s, &t, &no) < 0) return -1;
-  spec_name(&s, t, name, n);
+  const ac_vspec *vs;
+  if (locate(k, i, &s, &t, &no, &vs) < 0) return -1;
+  spec_name(&s, vs, t, name, n);
   if (dtype) *dtype = t;
   return 0;
 }
@@ -360,10 +430,11 @@ int ac_suite_make(ac_suite_kind k, int64_t i, ac_suite_case *sc, ac_err *e)
   spec s;
   ac_dtype t;
   int64_t no;
+  const ac_vspec *vs;
   memset(sc, 0, sizeof *sc);
   ac_case_init(&sc->c);
-  if (locate(k, i, &s, &t, &no) < 0) return ac_err_set(e, "suite case %lld does not exist", (long long)i);
-  spec_name(&s, t, sc->name, sizeof sc->name);
+  if (locate(k, i, &s, &t, &no, &vs) < 0) return ac_err_set(e, "suite case %lld does not exist", (long long)i);
+  spec_name(&s, vs, t, sc->name, sizeof sc->name);
   sc->repeat = s.repeat;
   if (s.rows_k > 0) snprintf(sc->rows, sizeof sc->rows, "edges+%d", s.rows_k);
   if (s.dist == D_EXAMPLE) return ac_case_example(&sc->c, s.example, e);
@@ -422,8 +493,9 @@ int ac_suite_make(ac_suite_kind k, int64_t i, ac_suite_case *sc, ac_err *e)
       c->p.scale = 0.5 / sqrt((double)c->p.dk);
     }
   }
+  if (vs && ac_vspec_apply(c, vs, seed, e)) return -1;
   c->seed = seed;
-  snprintf(c->generator, sizeof c->generator, "suite:%s", dist_names[s.dist]);
+  snprintf(c->generator, sizeof c->generator, "suite:%s%s", dist_names[s.dist], vs ? "+variant" : "");
   return 0;
 }
 

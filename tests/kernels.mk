@@ -10,7 +10,7 @@ AC_KERNELS_TESTS = tests/tharness tests/tharness_worker tests/tharness_exec test
 # tcontain.sh: nothing a kernel or exec worker starts outlives its case or hangs attncheck;
 # tcmd_list_caps.sh: `attncheck list` shows each kernel's ABI 2 caps.
 AC_KERNELS_SH = tests/plugin_refused.sh tests/plugin_suite.sh tests/tinstall_plugin.sh tests/tcontain.sh tests/plugin_abspath.sh \
-	tests/tcmd_list_caps.sh
+	tests/plugin_abi1.sh tests/tcmd_list_caps.sh
 check_PROGRAMS += $(AC_KERNELS_TESTS) tests/tharness_execkernel
 TESTS += $(AC_KERNELS_TESTS) $(AC_KERNELS_SH)
 dist_noinst_SCRIPTS += $(AC_KERNELS_SH)
@@ -36,3 +36,12 @@ tests_tplugin_malformed_la_LDFLAGS = $(AC_TPLUGIN_LDFLAGS)
 tests_tplugin_misbehave_la_CPPFLAGS = $(AC_TPLUGIN_CPPFLAGS)
 tests_tplugin_misbehave_la_LDFLAGS = $(AC_TPLUGIN_LDFLAGS)
 tests_tplugin_misbehave_la_LIBADD = -lm
+
+# An ABI 1 plugin: the example plugin of the release before ABI 2, built against the frozen
+# version 1 header (tests/abi1/attncheck/kernel.h); tests/plugin_abi1.sh runs suite ci on it.
+check_LTLIBRARIES += tests/abi1/myplugin_v1.la
+tests_abi1_myplugin_v1_la_SOURCES = tests/abi1/myplugin_v1.c
+tests_abi1_myplugin_v1_la_CPPFLAGS = -I$(top_srcdir)/tests/abi1
+tests_abi1_myplugin_v1_la_LDFLAGS = $(AC_TPLUGIN_LDFLAGS)
+tests_abi1_myplugin_v1_la_LIBADD = -lm
+noinst_HEADERS += tests/abi1/attncheck/kernel.h

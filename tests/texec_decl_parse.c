@@ -99,6 +99,30 @@ START_TEST(capabilities_admit_or_skip)
 }
 END_TEST
 
+/* Attention variants are named in "features"; a worker gets only the variants it names, and
+ * a worker without a declaration gets none. */
+START_TEST(variants_need_a_declaration)
+{
+  ac_exec_decl d;
+  char why[256];
+  ac_problem p = problem(AC_F32, AC_MASK_NONE);
+  p.f.used = AC_FEAT_WINDOW;
+  ac_exec_decl_init(&d);
+  ck_assert_int_eq(ac_exec_decl_answer(&d, "error expected IN OUT"), 1);
+  ck_assert_int_eq(ac_exec_decl_supports(&d, &p, why, sizeof why), 0);
+  ck_assert_ptr_nonnull(strstr(why, "does not declare feature window"));
+  ac_exec_decl_parse(&d, "{\"features\":[\"gqa\",\"window\",\"softcap\",\"sinks\"]}");
+  ck_assert_int_eq(d.state, AC_DECL_OK);
+  ck_assert_uint_eq(d.variants, AC_FEAT_WINDOW | AC_FEAT_SOFTCAP | AC_FEAT_SINKS);
+  ck_assert_int_eq(ac_exec_decl_supports(&d, &p, why, sizeof why), 1);
+  p.f.used = AC_FEAT_WINDOW | AC_FEAT_BIAS;
+  ck_assert_int_eq(ac_exec_decl_supports(&d, &p, why, sizeof why), 0);
+  ck_assert_ptr_nonnull(strstr(why, "does not declare feature bias"));
+  ac_exec_decl_parse(&d, "{\"features\":[\"windows\"]}");
+  ck_assert_int_eq(d.state, AC_DECL_BAD);
+}
+END_TEST
+
 START_TEST(refusals_and_lse)
 {
   ac_run_result r;
@@ -140,6 +164,7 @@ int main(void)
   tcase_add_test(tc, fields_are_parsed_and_checked);
   tcase_add_test(tc, capabilities_admit_or_skip);
   tcase_add_test(tc, refusals_and_lse);
+  tcase_add_test(tc, variants_need_a_declaration);
   suite_add_tcase(s, tc);
   return ac_test_run(s);
 }

@@ -1,0 +1,126 @@
+/* vgen.c: generators of attention-variant inputs (vgen.h). */
+#include "config.h"
+#include "vgen.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "rng.h"
+#include "variants.h"
+
+static void put(ac_dtype t, void *base, size_t i, double x) { ac_store_bits(t, base, i, ac_encode_f64(t, x)); }
+
+static void fill_mask(ac_case *c, const ac_vspec *v, ac_rng *r)
+{
+  const ac_problem *p = &c->p;
+  for (int64_t b = 0; b < p->f.mask_b; b++)
+    for (int64_t h = 0; h < p->f.mask_h; h++)
+      for (int64_t i = 0; i < p->tq; i++) {
+        int empty = v->bmask == AC_VM_EMPTY_MIDDLE && i >= p->tq / 3 && i < 2 * p->tq / 3;
+        for (int64_t j = 0; j < p->tk; j++) {
+          int vis;
+          switch (v->bmask) {
+          case AC_VM_BANDED: vis = llabs(i + p->tk - p->tq - j) <= 8; break;
+          case AC_VM_SPARSE: vis = ac_rng_uniform(r) < 0.05; break;
+          default: vis = ac_rng_uniform(r) < 0.7 && !empty;
+          }
+          c->bool_mask[ac_bmaskidx(p, b, h, i, j)] = (uint8_t)vis;
+        }
+      }
+}
+
+static void fill_bias(ac_case *c, const ac_vspec *v, ac_rng *r)
+{
+  const ac_problem *p = &c->p;
+  ac_dtype t = p->f.bias_dtype;
+  for (int64_t b = 0; b < p->f.bias_b; b++)
+    for (int64_t h = 0; h < p->f.bias_h; h++)
+      for (int64_t i = 0; i < p->tq; i++)
+        for (int64_t j = 0; j < p->tk; j++) {
+          size_t x = ac_biasidx(p, b, h, i, j);
+          double val = ac_rng_normal(r);
+          switch (v->bias) {
+          case AC_VB_NORMAL: val *= v->bias_scale; break;
+          case AC_VB_NEGINF_BLOCKS:
+            if (ac_hash2((uint64_t)(b * 7919 + h) * 65536 + (uint64_t)(i / 16), (uint64_t)(j / 16)) % 4 == 0) val = -INFINITY;
+            break;
+          case AC_VB_NEGINF_ROWS:
+            if (i % 5 == 2) val = -INFINITY;
+            break;
+          case AC_VB_SENTINEL: val = ac_rng_uniform(r) < 1.0 / 3 ? v->bias_scale : 0.0; break;
+          case AC_VB_NAN_MASKED:
+            /* the bias tensor is broadcast: NaN only where no (b, h) it stands for sees the key */
+            if (!ac_visible(p, i, j) || !ac_in_window(p, i, j)) val = NAN;
+            break;
+          default: val = v->bias_scale * (double)(j - i) / (double)p->tk;
+          }
+          put(t, c->bias, x, val);
+        }
+}
+
+static float slope(const ac_vspec *v, const ac_problem *p, int64_t b, int64_t h)
+{
+  double m = v->alibi_max * exp2(-8.0 * (double)(h + 1) / (double)p->heads);
+  return (float)(m * (1.0 + 0.25 * (double)b));
+}
+
+int ac_vspec_apply(ac_case *c, const ac_vspec *v, uint64_t seed, ac_err *e)
+{
+  ac_problem *p = &c->p;
+  ac_features_free(c);
+  ac_features_plain(p);
+  ac_features *f = &p->f;
+  f->used = v->used & (uint32_t)~AC_FEAT_MIXED_DTYPES;
+  f->win_left = v->win_left;
+  f->win_right = v->win_right;
+  f->win_top_left = v->win_top_left;
+  f->softcap = v->used & AC_FEAT_SOFTCAP ? v->softcap : 0;
+  f->alibi_per_batch = v->alibi_per_batch;
+  f->bias_b = v->bias_bcast_b ? 1 : p->batch;
+  f->bias_h = v->bias_bcast_h ? 1 : p->heads;
+  f->mask_b = v->mask_bcast_b ? 1 : p->batch;
+  f->mask_h = v->mask_bcast_h ? 1 : p->heads;
+  if (v->bias_dtype > 0) f->bias_dtype = (ac_dtype)(v->bias_dtype - 1);
+  if (!(f->used & AC_FEAT_WINDOW)) f->win_left = f->win_right = -1;
+  if (ac_features_alloc(c, e)) return -1;
+  ac_rng r;
+  ac_rng_init(&r, seed, 11);
+  if (f->used & AC_FEAT_BOOL_MASK) fill_mask(c, v, &r);
+  if (f->used & AC_FEAT_BIAS) fill_bias(c, v, &r);
+  if (f->used & AC_FEAT_ALIBI)
+    for (int64_t b = 0; b < (f->alibi_per_batch ? p->batch : 1); b++)
+      for (int64_t h = 0; h < p->heads; h++) c->alibi_slopes[b * p->heads + h] = slope(v, p, b, h);
+  if (f->used & AC_FEAT_SINKS)
+    for (int64_t h = 0; h < p->heads; h++) {
+      double s = v->sinks == AC_VS_DOMINANT ? 20 + ac_rng_uniform(&r) : v->sinks == AC_VS_VANISHING ? -60 - ac_rng_uniform(&r)
+                                                                                                : 2 * ac_rng_normal(&r);
+      c->sinks[h] = (float)s;
+    }
+  if (f->used & AC_FEAT_DESCALE)
+    for (int x = 0; x < 3; x++)
+      for (int64_t i = 0; i < p->batch * p->kv_heads; i++) {
+        double u = 1 + ac_rng_uniform(&r);
+        c->descale[x][i] = (float)(v->descale == AC_VD_TINY ? ldexp(u, -12) : v->descale == AC_VD_HUGE ? ldexp(u, 6) : u / 2 + 0.25);
+      }
+  return 0;
+}
+
+void ac_vspec_name(const ac_vspec *v, char *buf, size_t n)
+{
+  static const char *const bias_names[] = {"bias", "bias-neginf", "bias-infrows", "bias-sentinel", "bias-nanmasked", "bias-ramp"};
+  static const char *const mask_names[] = {"bmask", "bmask-band", "bmask-emptymid", "bmask-sparse"};
+  static const char *const sink_names[] = {"sink", "sink-dom", "sink-vanish"};
+  static const char *const desc_names[] = {"descale", "descale-tiny", "descale-huge"};
+  size_t k = 0;
+  buf[0] = 0;
+#define ADD(...) (k += k < n ? (size_t)snprintf(buf + k, n - k, __VA_ARGS__) : 0)
+  if (v->used & AC_FEAT_WINDOW) ADD("%swin%lld,%lld%s", k ? "-" : "", (long long)v->win_left, (long long)v->win_right, v->win_top_left ? "tl" : "");
+  if (v->used & AC_FEAT_SOFTCAP) ADD("%scap%g", k ? "-" : "", v->softcap);
+  if (v->used & AC_FEAT_ALIBI) ADD("%salibi%g%s", k ? "-" : "", v->alibi_max, v->alibi_per_batch ? "bh" : "");
+  if (v->used & AC_FEAT_BIAS) ADD("%s%s%s", k ? "-" : "", bias_names[v->bias], v->bias_bcast_b || v->bias_bcast_h ? "-bc" : "");
+  if ((v->used & AC_FEAT_BIAS) && v->bias == AC_VB_SENTINEL) ADD("%g", v->bias_scale);
+  if (v->used & AC_FEAT_BOOL_MASK) ADD("%s%s", k ? "-" : "", mask_names[v->bmask]);
+  if (v->used & AC_FEAT_SINKS) ADD("%s%s", k ? "-" : "", sink_names[v->sinks]);
+  if (v->used & AC_FEAT_DESCALE) ADD("%s%s", k ? "-" : "", desc_names[v->descale]);
+#undef ADD
+}

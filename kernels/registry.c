@@ -21,6 +21,7 @@ extern const attncheck_kernel ac_mutant_no_max_sub, ac_mutant_max_sentinel, ac_m
 static const attncheck_kernel *const cpu_kernels[] = {
   &ac_cpu_naive_f64,
   &ac_cpu_naive_f32,
+  &ac_cpu_naive_nolse_f32,
   &ac_cpu_flash_f32,
   &ac_cpu_flash_exp2_f32,
   &ac_cpu_splitkv_f32,

@@ -23,6 +23,7 @@ check flash-f16 "$all" "!mixed_dtypes"
 check naive-scaleq-f32 "$all" "!features"
 check flash-e4m3 "$all" "!features"
 check naive-f32 "$all" "!no LSE"
+check naive-nolse-f32 "$all" "mixed_dtypes,descale; no LSE"
 check mutant-sink-lse "$all" "; features window,"
 check mutant-no-max-sub "$all" "!features"
 plug=$("$bin" list --kernel "$libs/tplugin_multi.so") || { echo "FAIL: list --kernel tplugin_multi.so"; exit 1; }

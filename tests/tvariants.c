@@ -398,7 +398,6 @@ static const vcase *case_named(const char *what)
 
 static const attncheck_kernel *kernel_named(const char *name)
 {
-  if (strcmp(name, ac_cpu_naive_nolse_f32.name) == 0) return &ac_cpu_naive_nolse_f32;
   size_t n;
   const attncheck_kernel *const *l = ac_builtin_kernels(&n);
   for (size_t i = 0; i < n; i++)

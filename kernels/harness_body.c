@@ -21,8 +21,9 @@ typedef struct {
   ac_guarded g;
 } hx_tensor;
 
-/* The inputs, in the order they are allocated, filled and checked. */
-enum { HX_Q, HX_K, HX_V, HX_NIN };
+/* The inputs, in the order they are allocated, filled and checked; the variant tensors
+ * (ABI 2) are there only when the case uses them (dense NULL otherwise). */
+enum { HX_Q, HX_K, HX_V, HX_BIAS, HX_MASK, HX_SLOPES, HX_SINKS, HX_DESCALE_Q, HX_DESCALE_K, HX_DESCALE_V, HX_NIN };
 
 typedef struct {
   hx_tensor in[HX_NIN];
@@ -138,6 +139,32 @@ static hx_tensor hx_tensor_of(const char *name, ac_dtype t, int64_t B, int64_t H
 
 /* The tensors of the case: one line each; an input added here is allocated, filled,
  * handed over and checked like the others. */
+/* The variant tensors: bias and mask [extent_b][extent_h][tq][tk] with the ABI's strides (0
+ * over a broadcast extent); slopes, sinks and descales as one dense row of binary32. The
+ * boolean mask's bytes travel as a one-byte dtype (its guards hold that dtype's NaN byte). */
+static void hx_describe_variants(const ac_hx_ctx *x, hx_bufs *b)
+{
+  static const int64_t row[4] = {0, 0, 0, 1};
+  const ac_case *c = x->c;
+  const ac_problem *p = &c->p;
+  const attncheck_problem *ap = &x->ap;
+  const ac_features *f = &p->f;
+  if (f->used & AC_FEAT_BIAS)
+    b->in[HX_BIAS] = hx_tensor_of("bias", f->bias_dtype, f->bias_b, f->bias_h, p->tq, p->tk, ap->bias_stride,
+                                  f->bias_b * f->bias_h * p->tq * p->tk, c->bias);
+  if (f->used & AC_FEAT_BOOL_MASK)
+    b->in[HX_MASK] = hx_tensor_of("bool_mask", AC_E4M3, f->mask_b, f->mask_h, p->tq, p->tk, ap->bool_mask_stride,
+                                  f->mask_b * f->mask_h * p->tq * p->tk, c->bool_mask);
+  int64_t ns = f->alibi_per_batch ? p->batch * p->heads : p->heads, nd = p->batch * p->kv_heads;
+  if (f->used & AC_FEAT_ALIBI) b->in[HX_SLOPES] = hx_tensor_of("alibi_slopes", AC_F32, 1, 1, 1, ns, row, ns, c->alibi_slopes);
+  if (f->used & AC_FEAT_SINKS) b->in[HX_SINKS] = hx_tensor_of("sinks", AC_F32, 1, 1, 1, p->heads, row, p->heads, c->sinks);
+  if (f->used & AC_FEAT_DESCALE) {
+    b->in[HX_DESCALE_Q] = hx_tensor_of("descale_q", AC_F32, 1, 1, 1, nd, row, nd, c->descale[0]);
+    b->in[HX_DESCALE_K] = hx_tensor_of("descale_k", AC_F32, 1, 1, 1, nd, row, nd, c->descale[1]);
+    b->in[HX_DESCALE_V] = hx_tensor_of("descale_v", AC_F32, 1, 1, 1, nd, row, nd, c->descale[2]);
+  }
+}
+
 static void hx_describe(const ac_hx_ctx *x, hx_bufs *b)
 {
   const ac_problem *p = &x->c->p;
@@ -147,6 +174,7 @@ static void hx_describe(const ac_hx_ctx *x, hx_bufs *b)
   b->in[HX_Q] = hx_tensor_of("q", t, p->batch, p->heads, p->tq, p->dk, ap->q_stride, x->cn.q, x->c->q);
   b->in[HX_K] = hx_tensor_of("k", t, p->batch, p->kv_heads, p->tk, p->dk, ap->k_stride, x->cn.k, x->c->k);
   b->in[HX_V] = hx_tensor_of("v", t, p->batch, p->kv_heads, p->tk, p->dv, ap->v_stride, x->cn.v, x->c->v);
+  hx_describe_variants(x, b);
   b->o = hx_tensor_of("o", t, p->batch, p->heads, p->tq, p->dv, ap->o_stride, x->cn.o, NULL);
   b->guard = (size_t)(x->o->guard < AC_MIN_GUARD ? AC_MIN_GUARD : x->o->guard);
   /* Outputs (elements and gaps) hold their own NaN; guards, input gaps: ac_nan_bits. */
@@ -165,13 +193,14 @@ static void hx_free(hx_bufs *b)
 static int hx_setup(const ac_hx_ctx *x, hx_bufs *b, ac_err *e)
 {
   for (int i = 0; i < HX_NIN; i++)
-    if (ac_guarded_alloc(&b->in[i].g, b->in[i].dtype, (size_t)b->in[i].span, b->guard, e)) return -1;
+    if (b->in[i].dense && ac_guarded_alloc(&b->in[i].g, b->in[i].dtype, (size_t)b->in[i].span, b->guard, e)) return -1;
   if (ac_guarded_alloc(&b->o.g, b->o.dtype, (size_t)b->o.span, b->guard, e)) return -1;
   if (x->o->want_lse && ac_guarded_alloc(&b->lse, AC_F32, (size_t)x->cn.rows, b->guard, e)) return -1;
   for (size_t i = 0; i < b->o.g.n; i++) ac_store_bits(b->o.dtype, b->o.g.data, i, b->fill);
   for (size_t i = 0; i < b->lse.n; i++) ac_store_bits(AC_F32, b->lse.data, i, b->lfill);
   for (int i = 0; i < HX_NIN; i++) {
     hx_tensor *u = &b->in[i];
+    if (!u->dense) continue;
     ac_scatter_strided(u->dtype, u->dense, u->dim[0], u->dim[1], u->dim[2], u->dim[3], u->stride, u->g.data);
   }
   return 0;
@@ -227,6 +256,13 @@ static int hx_run(ac_hx_ctx *x, hx_bufs *b, char *err, size_t n, int *rc, int *o
   tt.v = b->in[HX_V].g.data;
   tt.o = b->o.g.data;
   tt.lse = x->o->want_lse ? (float *)b->lse.data : NULL;
+  tt.bias = b->in[HX_BIAS].g.data;
+  tt.bool_mask = b->in[HX_MASK].g.data;
+  tt.alibi_slopes = b->in[HX_SLOPES].g.data;
+  tt.sinks = b->in[HX_SINKS].g.data;
+  tt.descale_q = b->in[HX_DESCALE_Q].g.data;
+  tt.descale_k = b->in[HX_DESCALE_K].g.data;
+  tt.descale_v = b->in[HX_DESCALE_V].g.data;
   if (kk->memory == ATTNCHECK_MEM_CUDA) {
     *rc = hx_run_cuda(x, b, tt.lse, err, n, ok);
     return *rc < 0 ? -1 : 0;
@@ -244,10 +280,12 @@ static int hx_run(ac_hx_ctx *x, hx_bufs *b, char *err, size_t n, int *rc, int *o
 static int hx_check_guards(const ac_hx_ctx *x, const hx_bufs *b, ac_hx_head *h)
 {
   int ok = 1;
-  for (int i = 0; i < HX_NIN; i++) ok &= guards_ok(&b->in[i].g, b->in[i].name, h->guard_msg, sizeof h->guard_msg);
+  for (int i = 0; i < HX_NIN; i++)
+    if (b->in[i].dense) ok &= guards_ok(&b->in[i].g, b->in[i].name, h->guard_msg, sizeof h->guard_msg);
   ok &= guards_ok(&b->o.g, b->o.name, h->guard_msg, sizeof h->guard_msg);
   if (x->o->want_lse) ok &= guards_ok(&b->lse, "lse", h->guard_msg, sizeof h->guard_msg);
-  for (int i = 0; i < HX_NIN; i++) ok &= input_ok(&b->in[i], h->guard_msg, sizeof h->guard_msg);
+  for (int i = 0; i < HX_NIN; i++)
+    if (b->in[i].dense) ok &= input_ok(&b->in[i], h->guard_msg, sizeof h->guard_msg);
   return ok;
 }
 

@@ -106,7 +106,8 @@ typedef struct {
 static const var_spec var_specs[] = {
   {VB(1, 2, 1, 64, 96, 32, AC_MASK_NONE, D_NORMAL), {.used = W, .win_left = 16, .win_right = 0}},
   {VB(1, 1, 1, 40, 40, 16, AC_MASK_NONE, D_NORMAL), {.used = W, .win_left = 0, .win_right = 0}},
-  {VB(1, 1, 1, 40, 40, 16, AC_MASK_NONE, D_NORMAL), {.used = W, .win_left = 1, .win_right = 1}},
+  /* left edge 1: row 64's window starts at key 63, the last key of the first 64-key tile */
+  {VB(1, 1, 1, 130, 130, 16, AC_MASK_NONE, D_NORMAL), {.used = W, .win_left = 1, .win_right = 1}},
   {VB(1, 1, 1, 200, 200, 32, AC_MASK_NONE, D_NORMAL), {.used = W, .win_left = 63, .win_right = 64}},
   {VB(1, 1, 1, 70, 130, 32, AC_MASK_CAUSAL, D_NORMAL), {.used = W, .win_left = 500, .win_right = 500, .win_top_left = 1}},
   {VB(1, 1, 1, 50, 50, 16, AC_MASK_NONE, D_NORMAL), {.used = W, .win_left = 10, .win_right = -1, .win_top_left = 1}},

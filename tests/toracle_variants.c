@@ -334,7 +334,9 @@ START_TEST(alibi)
   for (int k = 0; k < 6; k++) {
     ac_case c;
     int64_t tk = k == 5 ? 300 : 9, tq = k == 5 ? 4 : 6;
-    vcase(&c, k % 2 ? AC_F16 : AC_F32, (ac_mask)(k % 3), AC_FEAT_ALIBI | (k >= 3 ? AC_FEAT_SOFTCAP : 0), 2, 2, 1, tq, tk, 4,
+    /* dk 4: c = 1/2, dk 9: the rational 1/3, dk 8: irrational (each way of comparing scores) */
+    int64_t dk = k == 4 || k == 1 ? 9 : k == 0 ? 8 : 4;
+    vcase(&c, k % 2 ? AC_F16 : AC_F32, (ac_mask)(k % 3), AC_FEAT_ALIBI | (k >= 3 ? AC_FEAT_SOFTCAP : 0), 2, 2, 1, tq, tk, dk,
           2, &r, 1);
     if (k % 2) {   /* per batch x head */
       free(c.alibi_slopes);
@@ -651,6 +653,36 @@ START_TEST(budget_magnitudes)
   for (int t = 0; t < 2; t++) ck_assert(ac_oracle_elem_at(&res, 0, t)->G < 1e-6);
   ac_oracle_result_free(&res);
   ac_case_free(&c);
+  /* ALiBi and a bias that cancel it exactly: the same scores and output as plain attention, but
+   * each stage's magnitude enters S' and LSE's lse_s (2|s| + 2|m dist| against |s|) */
+  for (int fast = 0; fast < 2; fast++) {
+    ac_case d;
+    ac_oracle_result rp;
+    ac_oracle_opts o;
+    ac_oracle_opts_init(&o);
+    o.no_fast = !fast;
+    vcase(&c, AC_F32, AC_MASK_NONE, AC_FEAT_ALIBI | AC_FEAT_BIAS, 1, 1, 1, 3, 8, 4, 2, &r, 1);
+    c.alibi_slopes[0] = 1;
+    for (int64_t i = 0; i < 3; i++)
+      for (int64_t j = 0; j < 8; j++) set_bias(&c, 0, 0, i, j, (double)ac_alibi_dist(&c.p, i, j));
+    ck_assert(ac_case_copy(&d, &c, &e) == 0);
+    ac_features_free(&d);
+    ac_features_plain(&d.p);
+    ck_assert(ac_oracle_run(&c, &o, &res, &e) == 0 && ac_oracle_run(&d, &o, &rp, &e) == 0);
+    for (int64_t x = 0; x < 3; x++) {
+      ck_assert(res.rows[x].lse_f32 == rp.rows[x].lse_f32 && res.rows[x].lse_s > 2 * rp.rows[x].lse_s);
+      for (int t = 0; t < 2; t++) {
+        const ac_oracle_elem *a = ac_oracle_elem_at(&res, x, t), *b = ac_oracle_elem_at(&rp, x, t);
+        ck_assert(res.o_round[AC_F32][x * 2 + t] == rp.o_round[AC_F32][x * 2 + t]);
+        ck_assert_msg(a->Sp > 2 * b->Sp && a->G == b->G, "%s row %lld col %d: S' %g against plain %g", fast ? "fast" : "MPFR",
+                      (long long)x, t, a->Sp, b->Sp);
+      }
+    }
+    ac_oracle_result_free(&res);
+    ac_oracle_result_free(&rp);
+    ac_case_free(&c);
+    ac_case_free(&d);
+  }
   /* ALiBi: |m dist| of the keys that keep a weight enters S' and max_abs_s */
   vcase(&c, AC_F32, AC_MASK_NONE, AC_FEAT_ALIBI, 1, 1, 1, 1, 4, 2, 2, &r, 1);
   c.alibi_slopes[0] = 2;

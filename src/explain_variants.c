@@ -46,6 +46,12 @@ int ac_explain_variants(const ac_case *c, int64_t b, int64_t h, int64_t i, const
   const ac_features *f = &p->f;
   int64_t kvh = ac_kv_head(p, h), tk = p->tk, grow = (int64_t)ac_rowidx(p, b, h, i), nvis = 0;
   int rc = 0, sink = (f->used & AC_FEAT_SINKS) && c->sinks;
+  mpfr_printf("case: %s, mask %s, batch %lld, heads %lld (kv heads %lld), tq %lld, tk %lld, dk %lld, dv %lld; scale %s\n",
+              ac_dtype_name(p->dtype), ac_mask_name(p->mask), (long long)p->batch, (long long)p->heads,
+              (long long)p->kv_heads, (long long)p->tq, (long long)tk, (long long)p->dk, (long long)p->dv,
+              p->scale_is_default ? "1/sqrt(dk) (default)" : "stored");
+  printf("row: batch %lld, head %lld (kv head %lld), query i = %lld\n", (long long)b, (long long)h, (long long)kvh,
+         (long long)i);
   print_features(c, b, h);
   mpfr_t sc, x, m, L, *s = ac_xmalloc((size_t)(tk + 1) * sizeof *s);
   mpfr_inits2(XPREC, sc, x, m, L, (mpfr_ptr)0);

@@ -507,6 +507,20 @@ START_TEST(descale_f64_refused)
 }
 END_TEST
 
+/* The memory estimate counts a variant row's own head and offsets. */
+START_TEST(mem_need)
+{
+  ac_problem p;
+  memset(&p, 0, sizeof p);
+  p.dtype = AC_F16; p.batch = 1; p.heads = 4; p.kv_heads = 1; p.tq = p.tk = 4096; p.dk = p.dv = 128;
+  ac_features_plain(&p);
+  double plain = ac_oracle_mem_need(&p, 1u << AC_F16, 64, 4);
+  p.f.used = AC_FEAT_WINDOW;
+  double var = ac_oracle_mem_need(&p, 1u << AC_F16, 64, 4);
+  ck_assert_msg(var > plain + 4.0 * 4096 * 256 * 8, "variant %g, plain %g", var, plain);
+}
+END_TEST
+
 START_TEST(combined)
 {
   ac_rng r;
@@ -707,6 +721,7 @@ int main(void)
   tcase_add_test(tc, sink_empty_rows);
   tcase_add_test(tc, descales_mixed);
   tcase_add_test(tc, descale_f64_refused);
+  tcase_add_test(tc, mem_need);
   tcase_add_test(tc, combined);
   tcase_add_test(tc, softcap_adversarial);
   tcase_add_test(tc, budget_magnitudes);

@@ -39,6 +39,8 @@ void ac_or_row_budget(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, const
   /* Per key: A, A|t|, A|s|, A|c|Z (long double); the per-element loop runs in binary64
    * when every factor is representable there (all dtypes but fp64 in practice). */
   long double *kf = ac_xmalloc((size_t)n * 4 * sizeof *kf);
+  /* variant rows: the score magnitude of each key in place of |s_j| (docs/numerics.md §11.4) */
+  const long double *smag = w->var ? ac_or_var_smag(w) : NULL;
   int dbl = 1;
   for (int64_t j = 0; j < n; j++) {
     int64_t g = w->gof[j];
@@ -47,7 +49,7 @@ void ac_or_row_budget(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, const
     long double *f = kf + 4 * j;
     f[0] = A;
     f[1] = A * fabsl(tg[g]);
-    f[2] = A * fabsl(sj);
+    f[2] = A * (smag ? smag[j] : fabsl(sj));
     f[3] = A * c * w->Zabs[j];
     lcz += f[3];
     ls += f[2];

@@ -418,7 +418,9 @@ static void fast_budget(const ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *e
     const double *vd = vf ? NULL : w->head->vd + j * dv;   /* widened into vbuf where needed */
     if (A == 0) { acc_hull(vlo, vhi, ac_or_vrow(w->head, j, dv, vbuf), dv); continue; }
     double sj = B->sg[g];
-    double at = A * B->ta[g], as = A * fabs(sj), ag = A * cabs * (double)w->Zabs[j];
+    /* variant rows: the score magnitude of the key in place of |s_j| (docs/numerics.md §11.4) */
+    double as = A * (w->var ? (double)ac_or_var_smag(w)[j] : fabs(sj));
+    double at = A * B->ta[g], ag = A * cabs * (double)w->Zabs[j];
     lcz += ag;
     ls += as;
     if (vf) acc_budget_f(R, Dd, S, Sp, G, vlo, vhi, vf, ov, A, at, as, ag, dv);

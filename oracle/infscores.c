@@ -135,11 +135,14 @@ void ac_or_head_pick(ac_or_head *dst, const ac_or_head *src, const ac_problem *p
   memcpy(dst->v_lsb, src->v_lsb, (size_t)dv * sizeof *dst->v_lsb);
   memcpy(dst->v_msb, src->v_msb, (size_t)dv * sizeof *dst->v_msb);
   memcpy(dst->v_any, src->v_any, (size_t)dv);
+  /* the prefix sums of |V|, where the source has them (the fast decoder leaves them out when
+   * the binary64 pass applies to every row: only ziv.c's level 0 reads them) */
   for (int64_t t = 0; t < dv; t++) dst->vabs[t] = 0;
-  for (int64_t j = 0; j < n; j++)
+  for (int64_t j = 0; j < n && src->vabs; j++)
     for (int64_t t = 0; t < dv; t++) {
       size_t x = (size_t)(j * dv + t);
       int fits = ac_or_vcol_bits(dst, t, p->tk, 0) <= 126;
+      if (!fits) { dst->vabs[x + (size_t)dv] = dst->vabs[x]; continue; }
       int32_t e;
       int64_t M = ac_or_v(dst, x, t, &e);
       ac_i128 a = fits && dst->vcls[x] == AC_VCLS_FINITE

@@ -388,7 +388,7 @@ static int mem_check(const ac_problem *p, uint32_t formats, int64_t nsel, long t
   ac_counts n;
   if (ac_problem_counts(p, &n, e)) return -1;
   double need = ac_oracle_mem_need(p, formats, nsel, threads);
-  double total = need + (double)(n.q + n.k + n.v) * (double)ac_dtype_size(p->dtype);
+  double total = need + (double)(n.q + n.k + n.v) * (double)ac_dtype_size(p->dtype) + (double)ac_features_bytes(p);
   uint64_t cap = ac_mem_cap();
   if (total > (double)cap)
     return ac_err_set(e, "the oracle needs about %.0f bytes for %lld rows and the case, more than the memory cap of %llu bytes (ATTNCHECK_MEM_CAP; --rows selects fewer)",

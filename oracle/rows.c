@@ -75,6 +75,10 @@ double ac_oracle_mem_need(const ac_problem *p, uint32_t formats, int64_t nsel, l
   double head = tk * dk * val + tk + (tk + 1) * dv * (val + (double)(1 + sizeof(ac_i128)));
   /* a thread's row workspace: exact scores, groups and weights per key, dk and dv scratch */
   double ws = tk * 256 + dk * 32 + dv * 64;
+  /* variants: the row's own head of visible keys (and the sink), in binary64 with significand
+   * and exponent, and per key the exact offsets (two MPFR numbers, a few hundred bits) */
+  if (p->f.used) ws += (tk + 1) * ((dk + dv) * (double)(sizeof(int64_t) + sizeof(int32_t) + sizeof(double) + 1 +
+                                                          sizeof(ac_i128)) + 256);
   double live = (double)p->batch * (double)p->kv_heads;
   if (live > (double)threads) live = (double)threads;
   return res + live * head + (double)threads * ws;

@@ -9,6 +9,7 @@
 #include "casefile.h"
 #include "commands.h"
 #include "oracle.h"
+#include "explain_variants.h"
 #include "util.h"
 
 #define SHOW_PREC 256
@@ -388,6 +389,13 @@ static int explain_row(const explain_opts *o, const ac_case *c, const ac_oracle_
   mpfr_exp_t emin = mpfr_get_emin(), emax = mpfr_get_emax();
   mpfr_set_emin(mpfr_get_emin_min());
   mpfr_set_emax(mpfr_get_emax_max());
+  if (c->p.f.used) {   /* attention variants: every stage per key (explain_variants.c) */
+    int vrc = ac_explain_variants(c, o->batch, o->head, o->row, r);
+    mpfr_set_emin(emin);
+    mpfr_set_emax(emax);
+    mpfr_free_cache();
+    return vrc ? AC_EXIT_INTERNAL : AC_EXIT_OK;
+  }
   row_state st;
   row_init(&st, o, c);
   print_header(&st);

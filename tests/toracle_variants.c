@@ -15,138 +15,9 @@
 #include "toracle_ref.h"
 #include "dtype_mpfr.h"
 #include "variants.h"
+#include "toracle_varref.h"
 
-#define PREC 2500
-
-static double tval(const ac_case *c, char x, size_t idx, int64_t b, int64_t kvh)
-{
-  const ac_problem *p = &c->p;
-  int mixed = (p->f.used & AC_FEAT_MIXED_DTYPES) != 0;
-  ac_dtype dt = !mixed ? p->dtype : x == 'q' ? p->f.qd : x == 'k' ? p->f.kd : p->f.vd;
-  const void *base = x == 'q' ? c->q : x == 'k' ? c->k : c->v;
-  double d = ac_load(dt, base, idx);
-  if (p->f.used & AC_FEAT_DESCALE) d *= c->descale[x == 'q' ? 0 : x == 'k' ? 1 : 2][b * p->kv_heads + kvh];
-  return d;
-}
-
-/* Visibility straight from the ABI text. */
-static int vref_visible(const ac_case *c, int64_t b, int64_t h, int64_t i, int64_t j)
-{
-  const ac_problem *p = &c->p;
-  if (p->mask == AC_MASK_CAUSAL && j > i) return 0;
-  if (p->mask == AC_MASK_CAUSAL_BR && j > i + p->tk - p->tq) return 0;
-  if (p->f.used & AC_FEAT_WINDOW) {
-    int64_t off = p->f.win_top_left ? 0 : p->tk - p->tq;
-    if (p->f.win_left >= 0 && j < i + off - p->f.win_left) return 0;
-    if (p->f.win_right >= 0 && j > i + off + p->f.win_right) return 0;
-  }
-  if (p->f.used & AC_FEAT_BOOL_MASK) {
-    int64_t bb = p->f.mask_b > 1 ? b : 0, hh = p->f.mask_h > 1 ? h : 0;
-    if (!c->bool_mask[((bb * p->f.mask_h + hh) * p->tq + i) * p->tk + j]) return 0;
-  }
-  return 1;
-}
-
-enum { VR_VALUE = 0, VR_EMPTY = 1, VR_NAN = 2, VR_ZERO = 3 };
-
-/* o[dv], lse of row (b, h, i); returns VR_... */
-static int vref_row(const ac_case *c, int64_t b, int64_t h, int64_t i, mpfr_t *o, mpfr_t lse, int64_t *nvis)
-{
-  const ac_problem *p = &c->p;
-  int64_t kvh = h / (p->heads / p->kv_heads), tk = p->tk;
-  mpfr_t *s = malloc((size_t)(tk + 1) * sizeof *s), sc, x, y, L;
-  mpfr_inits2(PREC, sc, x, y, L, (mpfr_ptr)0);
-  if (p->scale_is_default) {
-    mpfr_set_si(sc, (long)p->dk, MPFR_RNDN);
-    mpfr_rec_sqrt(sc, sc, MPFR_RNDN);
-  } else {
-    mpfr_set_d(sc, p->scale, MPFR_RNDN);
-  }
-  int64_t n = 0;
-  int nan = 0;
-  uint8_t *vis = calloc((size_t)tk, 1);
-  for (int64_t j = 0; j < tk; j++) {
-    mpfr_init2(s[j], PREC);
-    if (!(vis[j] = (uint8_t)vref_visible(c, b, h, i, j))) continue;
-    n++;
-    mpfr_set_zero(s[j], 1);
-    for (int64_t t = 0; t < p->dk; t++) {
-      mpfr_set_d(x, tval(c, 'q', ac_qidx(p, b, h, i, t), b, kvh), MPFR_RNDN);
-      mpfr_mul_d(x, x, tval(c, 'k', ac_kidx(p, b, kvh, j, t), b, kvh), MPFR_RNDN);
-      mpfr_add(s[j], s[j], x, MPFR_RNDN);
-    }
-    mpfr_mul(s[j], s[j], sc, MPFR_RNDN);
-    if (p->f.used & AC_FEAT_SOFTCAP) {
-      mpfr_div_d(s[j], s[j], p->f.softcap, MPFR_RNDN);
-      mpfr_tanh(s[j], s[j], MPFR_RNDN);
-      mpfr_mul_d(s[j], s[j], p->f.softcap, MPFR_RNDN);
-    }
-    if (p->f.used & AC_FEAT_ALIBI) {
-      double m = c->alibi_slopes[p->f.alibi_per_batch ? b * p->heads + h : h];
-      int64_t d = i + p->tk - p->tq - j;
-      mpfr_set_d(x, m, MPFR_RNDN);
-      mpfr_mul_si(x, x, (long)(d < 0 ? -d : d), MPFR_RNDN);
-      mpfr_sub(s[j], s[j], x, MPFR_RNDN);
-    }
-    if (p->f.used & AC_FEAT_BIAS) {
-      int64_t bb = p->f.bias_b > 1 ? b : 0, hh = p->f.bias_h > 1 ? h : 0;
-      double bv = ac_load(p->f.bias_dtype, c->bias, (size_t)(((bb * p->f.bias_h + hh) * p->tq + i) * p->tk + j));
-      mpfr_add_d(s[j], s[j], bv, MPFR_RNDN);
-    }
-    nan |= mpfr_nan_p(s[j]) != 0;
-  }
-  int sink = (p->f.used & AC_FEAT_SINKS) != 0;
-  *nvis = n;
-  int rc = VR_VALUE;
-  if (!n && !sink) rc = VR_EMPTY;
-  else if (nan) rc = VR_NAN;
-  if (rc == VR_VALUE) {
-    mpfr_set_zero(L, 1);
-    for (int64_t j = 0; j < tk; j++) {
-      if (!vis[j]) continue;
-      mpfr_exp(s[j], s[j], MPFR_RNDN);
-      mpfr_add(L, L, s[j], MPFR_RNDN);
-    }
-    if (sink) {
-      mpfr_set_d(x, c->sinks[h], MPFR_RNDN);
-      mpfr_exp(x, x, MPFR_RNDN);
-      mpfr_add(L, L, x, MPFR_RNDN);
-    }
-    if (mpfr_zero_p(L)) rc = VR_ZERO;
-  }
-  if (rc == VR_VALUE) {
-    for (int64_t t = 0; t < p->dv; t++) {
-      mpfr_set_zero(o[t], 1);
-      for (int64_t j = 0; j < tk; j++) {
-        if (!vis[j]) continue;
-        mpfr_mul_d(y, s[j], tval(c, 'v', ac_vidx(p, b, kvh, j, t), b, kvh), MPFR_RNDN);
-        mpfr_add(o[t], o[t], y, MPFR_RNDN);
-      }
-      mpfr_div(o[t], o[t], L, MPFR_RNDN);
-    }
-    mpfr_log(lse, L, MPFR_RNDN);
-  }
-  for (int64_t j = 0; j < tk; j++) mpfr_clear(s[j]);
-  free(s);
-  free(vis);
-  mpfr_clears(sc, x, y, L, (mpfr_ptr)0);
-  return rc;
-}
-
-/* Bits of x rounded to t, *amb when x (1 ± 2^-2400) round differently. */
-static uint64_t vref_round(ac_dtype t, mpfr_t x, int *amb)
-{
-  mpfr_t a, b;
-  mpfr_inits2(PREC, a, b, (mpfr_ptr)0);
-  mpfr_mul_2si(a, x, -2400, MPFR_RNDN);
-  mpfr_abs(a, a, MPFR_RNDN);
-  mpfr_add(b, x, a, MPFR_RNDN);
-  mpfr_sub(a, x, a, MPFR_RNDN);
-  uint64_t r = ac_encode_mpfr(t, x, AC_E4M3_SATURATE);
-  *amb = ac_encode_mpfr(t, a, AC_E4M3_SATURATE) != r || ac_encode_mpfr(t, b, AC_E4M3_SATURATE) != r;
-  mpfr_clears(a, b, (mpfr_ptr)0);
-  return r;
-}
+#define PREC VREF_PREC
 
 typedef struct { int64_t elems, compared, ambiguous, nan_rows, empty_rows, zero_rows; } vstats;
 
@@ -334,7 +205,9 @@ START_TEST(alibi)
   for (int k = 0; k < 6; k++) {
     ac_case c;
     int64_t tk = k == 5 ? 300 : 9, tq = k == 5 ? 4 : 6;
-    vcase(&c, k % 2 ? AC_F16 : AC_F32, (ac_mask)(k % 3), AC_FEAT_ALIBI | (k >= 3 ? AC_FEAT_SOFTCAP : 0), 2, 2, 1, tq, tk, 4,
+    /* dk 4: c = 1/2, dk 9: the rational 1/3, dk 8: irrational (each way of comparing scores) */
+    int64_t dk = k == 4 || k == 1 ? 9 : k == 0 ? 8 : 4;
+    vcase(&c, k % 2 ? AC_F16 : AC_F32, (ac_mask)(k % 3), AC_FEAT_ALIBI | (k >= 3 ? AC_FEAT_SOFTCAP : 0), 2, 2, 1, tq, tk, dk,
           2, &r, 1);
     if (k % 2) {   /* per batch x head */
       free(c.alibi_slopes);
@@ -505,6 +378,20 @@ START_TEST(descale_f64_refused)
 }
 END_TEST
 
+/* The memory estimate counts a variant row's own head and offsets. */
+START_TEST(mem_need)
+{
+  ac_problem p;
+  memset(&p, 0, sizeof p);
+  p.dtype = AC_F16; p.batch = 1; p.heads = 4; p.kv_heads = 1; p.tq = p.tk = 4096; p.dk = p.dv = 128;
+  ac_features_plain(&p);
+  double plain = ac_oracle_mem_need(&p, 1u << AC_F16, 64, 4);
+  p.f.used = AC_FEAT_WINDOW;
+  double var = ac_oracle_mem_need(&p, 1u << AC_F16, 64, 4);
+  ck_assert_msg(var > plain + 4.0 * 4096 * 256 * 8, "variant %g, plain %g", var, plain);
+}
+END_TEST
+
 START_TEST(combined)
 {
   ac_rng r;
@@ -651,6 +538,36 @@ START_TEST(budget_magnitudes)
   for (int t = 0; t < 2; t++) ck_assert(ac_oracle_elem_at(&res, 0, t)->G < 1e-6);
   ac_oracle_result_free(&res);
   ac_case_free(&c);
+  /* ALiBi and a bias that cancel it exactly: the same scores and output as plain attention, but
+   * each stage's magnitude enters S' and LSE's lse_s (2|s| + 2|m dist| against |s|) */
+  for (int fast = 0; fast < 2; fast++) {
+    ac_case d;
+    ac_oracle_result rp;
+    ac_oracle_opts o;
+    ac_oracle_opts_init(&o);
+    o.no_fast = !fast;
+    vcase(&c, AC_F32, AC_MASK_NONE, AC_FEAT_ALIBI | AC_FEAT_BIAS, 1, 1, 1, 3, 8, 4, 2, &r, 1);
+    c.alibi_slopes[0] = 1;
+    for (int64_t i = 0; i < 3; i++)
+      for (int64_t j = 0; j < 8; j++) set_bias(&c, 0, 0, i, j, (double)ac_alibi_dist(&c.p, i, j));
+    ck_assert(ac_case_copy(&d, &c, &e) == 0);
+    ac_features_free(&d);
+    ac_features_plain(&d.p);
+    ck_assert(ac_oracle_run(&c, &o, &res, &e) == 0 && ac_oracle_run(&d, &o, &rp, &e) == 0);
+    for (int64_t x = 0; x < 3; x++) {
+      ck_assert(res.rows[x].lse_f32 == rp.rows[x].lse_f32 && res.rows[x].lse_s > 2 * rp.rows[x].lse_s);
+      for (int t = 0; t < 2; t++) {
+        const ac_oracle_elem *a = ac_oracle_elem_at(&res, x, t), *b = ac_oracle_elem_at(&rp, x, t);
+        ck_assert(res.o_round[AC_F32][x * 2 + t] == rp.o_round[AC_F32][x * 2 + t]);
+        ck_assert_msg(a->Sp > 2 * b->Sp && a->G == b->G, "%s row %lld col %d: S' %g against plain %g", fast ? "fast" : "MPFR",
+                      (long long)x, t, a->Sp, b->Sp);
+      }
+    }
+    ac_oracle_result_free(&res);
+    ac_oracle_result_free(&rp);
+    ac_case_free(&c);
+    ac_case_free(&d);
+  }
   /* ALiBi: |m dist| of the keys that keep a weight enters S' and max_abs_s */
   vcase(&c, AC_F32, AC_MASK_NONE, AC_FEAT_ALIBI, 1, 1, 1, 1, 4, 2, 2, &r, 1);
   c.alibi_slopes[0] = 2;
@@ -675,6 +592,7 @@ int main(void)
   tcase_add_test(tc, sink_empty_rows);
   tcase_add_test(tc, descales_mixed);
   tcase_add_test(tc, descale_f64_refused);
+  tcase_add_test(tc, mem_need);
   tcase_add_test(tc, combined);
   tcase_add_test(tc, softcap_adversarial);
   tcase_add_test(tc, budget_magnitudes);

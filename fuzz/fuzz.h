@@ -192,6 +192,10 @@ int ac_gen_variant_mix_usable(const ac_gen_limits *l);
 
 /* ---- variant families (fuzz/vfam.c; the variant tensors come from src/vgen.c) ----------- */
 struct ac_vspec_s;
+/* One mutation of the attention variants of c (fuzz/search_variants.c; nothing for a plain case):
+ * a window width, the softcap, one slope, sink or descale, a bias row or element, mask bits.
+ * The shape and the variant tensors' shapes stay. desc says what changed. */
+void ac_mutate_variant(ac_case *c, ac_rng *r, double sigma, const ac_gen_limits *l, char *desc, size_t nd);
 /* Reduce tq, then tk, until batch * heads * tq * tk (a bias or boolean mask) fits l->max_elems. */
 void ac_vfam_clamp_pairs(ac_problem *p, const ac_gen_limits *l);
 /* Allocate c for its problem and fill Q, K, V: a drawn value distribution, or (one case in

@@ -59,6 +59,7 @@ fuzz_libac_fuzz_a_SOURCES = \
 	fuzz/gen_sentinel.c \
 	fuzz/gen_index_overflow.c \
 	fuzz/vfam.c \
+	fuzz/search_variants.c \
 	fuzz/gen_window.c \
 	fuzz/gen_softcap.c \
 	fuzz/gen_alibi.c \

@@ -172,6 +172,7 @@ START_TEST(mutations_keep_variants)
   ac_rng_init(&r, ac_test_seed(), 78);
   ac_gen_limits l;
   limits_all(&l);
+  int variant_mutations = 0;
   for (int64_t k = 0; next_case(k, &c, &fam); k++) {
     for (int m = 0; m < 12; m++) {
       ac_case child;
@@ -180,10 +181,12 @@ START_TEST(mutations_keep_variants)
       ck_assert_msg(ac_mutate(&c, 0.5, &r, &l, &child, desc, sizeof desc, &e) == 0, "%s: %s", fam, e.msg);
       snprintf(what, sizeof what, "%s %lld mutation '%s'", fam, (long long)k, desc);
       check_case(&child, what);
+      variant_mutations += !strncmp(desc, "variant:", 8);
       ac_case_free(&child);
     }
     ac_case_free(&c);
   }
+  ck_assert_msg(variant_mutations >= 10, "only %d mutations of the variants", variant_mutations);
 }
 END_TEST
 

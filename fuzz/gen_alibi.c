@@ -17,7 +17,8 @@ AC_FAMILY_DECL(alibi)
   p->tk = (int64_t)exp(log((double)lo) + ac_rng_uniform(r) * (log((double)cap) - log((double)lo)));
   if (p->tk < 1) p->tk = 1;
   int prefill = ac_rng_below(r, 3) == 0;
-  p->tq = prefill ? (p->tk < 1024 ? p->tk : 1024) : ac_rng_range(r, 1, 8);
+  if (prefill && p->tk > 1024) p->tk = 1024;   /* tq = tk costs the kernel tk^2 d */
+  p->tq = prefill ? p->tk : ac_rng_range(r, 1, 8);
   int per_batch = ac_rng_below(r, 2) != 0;
   if (per_batch && p->batch < 2) p->batch = 2;
   if (p->heads < 2 && ac_rng_below(r, 2)) {

@@ -40,8 +40,9 @@ AC_FAMILY_DECL(bias)
   if (v.bias == AC_VB_SENTINEL) {
     /* a sentinel the bias dtype holds as a finite value (-FLT_MAX is -inf in binary16) */
     double top = ac_dtype_get(bt)->max_finite;
-    do v.bias_scale = sentinels[ac_rng_below(r, 4)];
-    while (-v.bias_scale > top);
+    int fit = 0;
+    while (fit < 4 && -sentinels[fit] <= top) fit++;
+    v.bias_scale = fit ? sentinels[ac_rng_below(r, (uint64_t)fit)] : -top;
   }
   v.bias_bcast_b = ac_rng_below(r, 3) == 0;
   v.bias_bcast_h = ac_rng_below(r, 3) == 0;

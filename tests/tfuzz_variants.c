@@ -89,6 +89,32 @@ START_TEST(families_draw_their_features)
 }
 END_TEST
 
+/* Limits of one dtype and one mask (fp8 included, where no sentinel fits a bias of the case's
+ * dtype): every variant family stays within them, its bias in an allowed dtype. */
+START_TEST(families_within_one_dtype)
+{
+  int nf;
+  const ac_family *f = ac_families(&nf);
+  for (int t = 0; t < AC_NDTYPES; t++)
+    for (int i = 0; i < nf; i++) {
+      if (!is_variant_family(&f[i])) continue;
+      ac_gen_limits l;
+      limits_all(&l);
+      l.dtypes = 1u << t;
+      l.masks = 1u << (t % 3);
+      for (int64_t k = 0; k < 6; k++) {
+        ac_case c;
+        ac_err e;
+        ck_assert_msg(ac_generate(&f[i], ac_test_seed(), k, &l, &c, &e) == 0, "%s: %s", f[i].name, e.msg);
+        ck_assert_msg(c.p.dtype == (ac_dtype)t && (l.masks & (1u << c.p.mask)), "%s: dtype or mask outside", f[i].name);
+        ck_assert_msg(!(c.p.f.used & AC_FEAT_BIAS) || c.p.f.bias_dtype == (ac_dtype)t, "%s: bias dtype %d", f[i].name,
+                      (int)c.p.f.bias_dtype);
+        ac_case_free(&c);
+      }
+    }
+}
+END_TEST
+
 /* A kernel declaring only window and sinks: only window, sinks and variant_mix are usable, and
  * variant_mix then draws window + sinks alone. */
 START_TEST(families_follow_declared_features)
@@ -253,6 +279,7 @@ int main(void)
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, families_draw_their_features);
   tcase_add_test(tc, families_follow_declared_features);
+  tcase_add_test(tc, families_within_one_dtype);
   tcase_add_test(tc, slice_and_drop_keep_variants);
   tcase_add_test(tc, mutations_keep_variants);
   tcase_add_test(tc, minimizer_keeps_variants);

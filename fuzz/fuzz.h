@@ -381,7 +381,8 @@ void ac_search_stats(FILE *f, const int *fam, int n, const int64_t *cases, const
 
 /* ---- corpus: the best cases, seeding later runs ---------------------------------------------- */
 void ac_corpus_save(const char *dir, const ac_case *c, const char *family, double score);
-/* Offers up to max of the best corpus cases that fit the limits to the pool; returns how many joined. */
+/* Offers up to max of the best corpus cases that fit the limits (dtypes, masks, variant features)
+ * to the pool; returns how many joined. */
 int ac_corpus_load(const char *dir, ac_pool *pool, const ac_gen_limits *l, int max);
 /* Keeps the best keep files. */
 void ac_corpus_prune(const char *dir, int keep);

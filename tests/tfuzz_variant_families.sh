@@ -60,5 +60,14 @@ grep -q 'not drawn' "$tmp/all.txt" && fail "default family list: dropped familie
 for f in softcap alibi bias bool_mask descale; do
   grep -q "\"family\":\"$f\"" "$tmp/all/log.jsonl" && fail "$f drawn for a kernel without it"
 done
+# 5. a corpus case with variants the kernel does not declare does not seed its pool
+mkdir -p "$tmp/corpus"
+"$bin" fuzz --generate window --index 0 --dtypes f32 --out "$tmp/corpus/s000001.0000_window_0000000000000001.npz" \
+  > /dev/null 2>&1 || fail "--generate window"
+"$bin" fuzz --generate normal --index 0 --dtypes f32 --out "$tmp/corpus/s000001.0000_normal_0000000000000002.npz" \
+  > /dev/null 2>&1 || fail "--generate normal"
+"$bin" fuzz --kernel naive-f32 --families normal --corpus "$tmp/corpus" --cases 2 --log-cases --out "$tmp/co" --no-live \
+  > "$tmp/co.txt" 2>&1 || { cat "$tmp/co.txt"; fail "corpus campaign: exit $?"; }
+grep '"event":"corpus"' "$tmp/co/log.jsonl" | grep -q '"loaded":1' || fail "corpus: not only the plain case loaded"
 echo "ok: variant families follow the declared features"
 exit 0

@@ -16,12 +16,34 @@ static json_object *jd(double v)
 }
 
 /* The element's position (b, h, i, d) as four members of o. */
+/* x under key as an exact hex-float string and under key_decimal as a JSON number. */
+static void add_hex_dec(json_object *o, const char *key, double x)
+{
+  char buf[64], dk[64];
+  snprintf(buf, sizeof buf, "%a", x);
+  json_object_object_add(o, key, json_object_new_string(buf));
+  snprintf(dk, sizeof dk, "%s_decimal", key);
+  json_object_object_add(o, dk, jd(x));
+}
+
 static void add_position(json_object *o, int64_t b, int64_t h, int64_t i, int64_t d)
 {
   json_object_object_add(o, "b", json_object_new_int64(b));
   json_object_object_add(o, "h", json_object_new_int64(h));
   json_object_object_add(o, "i", json_object_new_int64(i));
   json_object_object_add(o, "d", json_object_new_int64(d));
+}
+
+/* Two values compared at one element: {what: name, position, ka: a, kb: b} (hex and decimal). */
+static json_object *compared_at(const char *what, const char *name, int64_t b, int64_t h, int64_t i, int64_t d,
+                                const char *ka, double a, const char *kb, double bv)
+{
+  json_object *o = json_object_new_object();
+  json_object_object_add(o, what, json_object_new_string(name));
+  add_position(o, b, h, i, d);
+  add_hex_dec(o, ka, a);
+  add_hex_dec(o, kb, bv);
+  return o;
 }
 
 static json_object *build_report(ctx_t *c, const ac_case *cs, const ac_eval *ev, ac_verdict_kind k, const char *family,
@@ -62,15 +84,7 @@ static json_object *build_report(ctx_t *c, const ac_case *cs, const ac_eval *ev,
   json_object_object_add(r, "note", json_object_new_string(ev->rep.note));
   const ac_worst_elem *w = ac_report_worst(&ev->rep);
   if (w->valid) {
-    json_object *wo = json_object_new_object();
-    json_object_object_add(wo, "tensor", json_object_new_string(w->is_lse ? "lse" : "o"));
-    add_position(wo, w->b, w->h, w->i, w->d);
-    snprintf(buf, sizeof buf, "%a", w->exact);
-    json_object_object_add(wo, "exact", json_object_new_string(buf));
-    snprintf(buf, sizeof buf, "%a", w->kernel);
-    json_object_object_add(wo, "kernel", json_object_new_string(buf));
-    json_object_object_add(wo, "kernel_decimal", jd(w->kernel));
-    json_object_object_add(wo, "exact_decimal", jd(w->exact));
+    json_object *wo = compared_at("tensor", w->is_lse ? "lse" : "o", w->b, w->h, w->i, w->d, "exact", w->exact, "kernel", w->kernel);
     json_object_object_add(wo, "ulps", jd(w->ulps));
     json_object_object_add(wo, "err_w", jd(w->err_w));
     json_object_object_add(wo, "err_e", jd(w->err_e));
@@ -79,15 +93,7 @@ static json_object *build_report(ctx_t *c, const ac_case *cs, const ac_eval *ev,
   ac_eval_row_json(ev, r);
   if (k == AC_V_METAMORPHIC && ev->meta.checked) {
     const ac_meta_result *m = &ev->meta;
-    json_object *mo = json_object_new_object();
-    json_object_object_add(mo, "transformation", json_object_new_string(m->transform));
-    add_position(mo, m->b, m->h, m->i, m->d);
-    snprintf(buf, sizeof buf, "%a", m->a);
-    json_object_object_add(mo, "kernel", json_object_new_string(buf));
-    snprintf(buf, sizeof buf, "%a", m->t);
-    json_object_object_add(mo, "kernel_transformed", json_object_new_string(buf));
-    json_object_object_add(mo, "kernel_decimal", jd(m->a));
-    json_object_object_add(mo, "kernel_transformed_decimal", jd(m->t));
+    json_object *mo = compared_at("transformation", m->transform, m->b, m->h, m->i, m->d, "kernel", m->a, "kernel_transformed", m->t);
     json_object_object_add(mo, "diff", jd(m->diff));
     json_object_object_add(mo, "tolerance", jd(m->tol));
     json_object_object_add(mo, "n_compared", json_object_new_int64(m->n_compared));

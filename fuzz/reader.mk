@@ -28,6 +28,9 @@ noinst_PROGRAMS += fuzz/fuzz_case_reader_lf
 fuzz_fuzz_case_reader_lf_SOURCES =
 fuzz_fuzz_case_reader_lf_LDADD = $(AC_LFZ_OBJ_LIST) $(MPFR_LIBS) $(JSONC_LIBS) $(LIBZIP_LIBS) -lgmp -lm
 fuzz_fuzz_case_reader_lf_LINK = $(FUZZ_CC) -fsanitize=fuzzer,address,undefined -pthread -o $@
+# npz.c reads its members' npy headers with npy.c.
+AC_LFZ_DEPS += $(srcdir)/src/npy.h
+AC_LFZ_OBJ_LIST += fuzz/lf/npy.o
 CLEANFILES += $(AC_LFZ_OBJ_LIST)
 
 fuzz/lf/util.o: $(srcdir)/src/util.c $(AC_LFZ_DEPS)
@@ -42,6 +45,9 @@ fuzz/lf/dtype_mpfr.o: $(srcdir)/src/dtype_mpfr.c $(AC_LFZ_DEPS)
 fuzz/lf/rng.o: $(srcdir)/src/rng.c $(AC_LFZ_DEPS)
 	@$(MKDIR_P) fuzz/lf
 	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/rng.c
+fuzz/lf/npy.o: $(srcdir)/src/npy.c $(AC_LFZ_DEPS)
+	@$(MKDIR_P) fuzz/lf
+	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/npy.c
 fuzz/lf/problem.o: $(srcdir)/src/problem.c $(AC_LFZ_DEPS)
 	@$(MKDIR_P) fuzz/lf
 	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/problem.c

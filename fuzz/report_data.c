@@ -153,7 +153,7 @@ static void read_findings(const char *dir, ac_rdata *d)
     if (!strcmp(ac_rd_str(js, "policy"), "warn")) x->sev += 10;   /* fail-policy kinds rank first */
   }
   closedir(dd);
-  qsort(d->f, (size_t)d->nf, sizeof *d->f, cmp_finding);
+  if (d->nf > 0) qsort(d->f, (size_t)d->nf, sizeof *d->f, cmp_finding);   /* d->f is NULL when there are none */
 }
 
 int ac_rdata_load(const char *dir, ac_rdata *d, char *msg, size_t n)
@@ -195,7 +195,7 @@ int ac_rdata_load(const char *dir, ac_rdata *d, char *msg, size_t n)
       d->ev[d->nev].t = ac_rd_get(d->f[i].js, "found_after_s", 0);
       d->ev[d->nev++].kind = (int)k;
     }
-  qsort(d->ev, (size_t)d->nev, sizeof *d->ev, cmp_event);
+  if (d->nev > 0) qsort(d->ev, (size_t)d->nev, sizeof *d->ev, cmp_event);
   int have_counts = 0;
   for (int i = 0; i < d->nfam; i++) have_counts |= d->fam_cases[i] > 0;
   if (!have_counts && d->from_cases)

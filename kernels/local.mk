@@ -4,11 +4,13 @@ kernels_libac_kernels_a_CFLAGS = $(AM_CFLAGS)
 kernels_libac_kernels_a_SOURCES = $(AC_CPU_KERNEL_SOURCES) \
 	kernels/attncheck_kernel.h kernels/harness.h \
 	kernels/harness.c kernels/harness_priv.h \
+	kernels/harness_body.c \
 	kernels/worker.c \
 	kernels/child.c kernels/child.h \
 	kernels/plugin.c kernels/plugin.h \
 	kernels/resolve.c \
 	kernels/exec.c kernels/exec.h kernels/exec_dir.c \
+	kernels/exec_worker.c kernels/exec_priv.h \
 	kernels/exec_decl.c kernels/exec_decl.h \
 	kernels/testkernels/testkernels.h \
 	kernels/testkernels/registry.c \
@@ -18,5 +20,5 @@ kernels_libac_kernels_a_SOURCES = $(AC_CPU_KERNEL_SOURCES) \
 	kernels/testkernels/outcome.c \
 	kernels/testkernels/nondeterministic.c \
 	kernels/testkernels/masked_leak.c \
-	kernels/testkernels/strides.c
+	kernels/testkernels/strides.c kernels/testkernels/variants.c
 include kernels/cpu.mk

@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include "accuda.h"
 #include "harness_priv.h"
+#include "variants.h"
 
 #define REQ_BYTES 4096
 
@@ -28,7 +29,9 @@ typedef struct {
   int32_t want_lse, device, prefill_alt, pad;
   int64_t guard;
   uint64_t q_off, k_off, v_off, area_off;
+  uint64_t var_off[AC_FT_N];   /* the case's variant tensors (0: unused) */
 } wk_req;
+_Static_assert(sizeof(wk_req) <= REQ_BYTES, "the request head must fit before q");
 
 /* A supports() question ('s'), at the start of the memory file. */
 typedef struct {
@@ -94,6 +97,8 @@ static void serve(const ac_kernel *k, int sock, int fd)
     c.q = m + req.q_off;
     c.k = m + req.k_off;
     c.v = m + req.v_off;
+    for (int t = 0; t < AC_FT_N; t++)
+      if (req.var_off[t]) *ac_feat_tensor_slot(&c, (ac_feat_tensor)t) = m + req.var_off[t];
     ac_run_opts o;
     ac_run_opts_init(&o);
     o.want_lse = req.want_lse;
@@ -252,7 +257,19 @@ static int run_locked(ac_worker *w, const ac_case *c, const ac_run_opts *opts, a
   req.q_off = REQ_BYTES;
   req.k_off = req.q_off + round64((size_t)x.cn.q * es);
   req.v_off = req.k_off + round64((size_t)x.cn.k * es);
-  req.area_off = req.v_off + round64((size_t)x.cn.v * es);
+  uint64_t end = req.v_off + round64((size_t)x.cn.v * es);
+  size_t vbytes[AC_FT_N] = {0};
+  for (int t = 0; t < AC_FT_N; t++) {   /* the variant tensors follow v */
+    int64_t shape[4];
+    size_t ves;
+    int64_t n = ac_feat_tensor_count(&c->p, (ac_feat_tensor)t);
+    const void *src = *ac_feat_tensor_slot((ac_case *)c, (ac_feat_tensor)t);
+    if (n <= 0 || !src || !ac_feat_tensor_shape(&c->p, (ac_feat_tensor)t, shape, &ves)) continue;
+    vbytes[t] = (size_t)n * ves;
+    req.var_off[t] = end;
+    end += round64(vbytes[t]);
+  }
+  req.area_off = end;
   req.total = req.area_off + x.l.total;
   if (req.total > w->cap) {
     size_t cap = req.total > 2 * w->cap ? req.total : 2 * w->cap;
@@ -265,6 +282,8 @@ static int run_locked(ac_worker *w, const ac_case *c, const ac_run_opts *opts, a
   memcpy(m + req.q_off, c->q, (size_t)x.cn.q * es);
   memcpy(m + req.k_off, c->k, (size_t)x.cn.k * es);
   memcpy(m + req.v_off, c->v, (size_t)x.cn.v * es);
+  for (int t = 0; t < AC_FT_N; t++)
+    if (vbytes[t]) memcpy(m + req.var_off[t], *ac_feat_tensor_slot((ac_case *)c, (ac_feat_tensor)t), vbytes[t]);
   memset(m + req.area_off, 0, x.l.total);
   x.area = m + req.area_off;
 

@@ -56,14 +56,15 @@ void ac_or_row_budget(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, const
   }
   if (w->p->dtype == AC_F64) dbl = 0;
   if (dbl) {
-    double *acc = ac_xcalloc((size_t)(nt * dv), sizeof *acc), *ov = ac_xmalloc((size_t)dv * sizeof *ov);
+    double *acc = ac_xcalloc((size_t)(nt * dv), sizeof *acc), *ov = ac_xmalloc((size_t)(2 * dv) * sizeof *ov);
+    double *vbuf = ov + dv;   /* a row of V widened from binary32 */
     double *R = acc, *D = acc + dv, *S = acc + 2 * dv, *Sp = acc + 3 * dv, *G = acc + 4 * dv;
     for (int64_t t = 0; t < dv; t++) ov[t] = el[t].accept == AC_ACCEPT_VALUE ? el[t].o : 0;
     for (int64_t j = 0; j < n; j++) {
       const long double *f = kf + 4 * j;
       double A = (double)f[0], at = (double)f[1], as = (double)f[2], ag = (double)f[3];
       if (A == 0) continue;
-      const double *vd = hd->vd + j * dv;
+      const double *vd = ac_or_vrow(hd, j, dv, vbuf);
       for (int64_t t = 0; t < dv; t++) {
         double v = vd[t], e = fabs(v - ov[t]);
         R[t] += A * fabs(v);
@@ -87,11 +88,12 @@ void ac_or_row_budget(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, const
     free(acc); free(ov);
   } else {
     long double *acc = ac_xcalloc((size_t)(dv * nt), sizeof *acc);
+    double *vbuf = ac_xmalloc((size_t)dv * sizeof *vbuf);
     for (int64_t j = 0; j < n; j++) {
       const long double *f = kf + 4 * j;
       long double A = f[0];
       if (A == 0) continue;
-      const double *vd = hd->vd + j * dv;
+      const double *vd = ac_or_vrow(hd, j, dv, vbuf);
       for (int q = 0; q < nmu; q++)
         if (A < mu[q]) fmass[q] += (double)A;
       for (int64_t k = 0; k < nc; k++) {
@@ -115,6 +117,7 @@ void ac_or_row_budget(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, const
       for (int q = 0; q < nmu; q++) el[t].F[q] = (double)a[5 + q];
     }
     free(acc);
+    free(vbuf);
   }
   free(kf);
   row->lse_cZ = (double)lcz;
@@ -123,22 +126,8 @@ void ac_or_row_budget(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, const
   free(Ag); free(cols);
 }
 
-void ac_or_row_hull(const ac_or_ws *w, ac_oracle_elem *el)
+void ac_or_hull_finish(const double *lo, const double *hi, int64_t n, int64_t dv, ac_oracle_elem *el)
 {
-  int64_t n = w->n, dv = w->p->dv;
-  const double *vd = w->head->vd;
-  /* max_j |V_j - o| is reached at the largest or the smallest V_j of the column, and rounding
-   * is monotone: round(max_j V_j - o) and round(o - min_j V_j) are the largest of the rounded
-   * differences. One pass over the keys in storage order gives both extremes per column. */
-  double *lo = ac_xmalloc((size_t)(2 * dv) * sizeof *lo), *hi = lo + dv;
-  for (int64_t t = 0; t < dv; t++) lo[t] = INFINITY, hi[t] = -INFINITY;
-  for (int64_t j = 0; j < n; j++) {
-    const double *vj = vd + j * dv;
-    for (int64_t t = 0; t < dv; t++) {
-      if (vj[t] < lo[t]) lo[t] = vj[t];
-      if (vj[t] > hi[t]) hi[t] = vj[t];
-    }
-  }
   for (int64_t t = 0; t < dv; t++) {
     if (el[t].accept != AC_ACCEPT_VALUE) continue;
     long double o = el[t].o, m = 0;
@@ -150,5 +139,21 @@ void ac_or_row_hull(const ac_or_ws *w, ac_oracle_elem *el)
     double md = (double)m;
     el[t].M = (long double)md < m ? nextafter(md, INFINITY) : md;
   }
+}
+
+void ac_or_row_hull(const ac_or_ws *w, ac_oracle_elem *el)
+{
+  int64_t n = w->n, dv = w->p->dv;
+  /* One pass over the keys in storage order gives both extremes per column. */
+  double *lo = ac_xmalloc((size_t)(3 * dv) * sizeof *lo), *hi = lo + dv, *vbuf = hi + dv;
+  for (int64_t t = 0; t < dv; t++) lo[t] = INFINITY, hi[t] = -INFINITY;
+  for (int64_t j = 0; j < n; j++) {
+    const double *vj = ac_or_vrow(w->head, j, dv, vbuf);
+    for (int64_t t = 0; t < dv; t++) {
+      if (vj[t] < lo[t]) lo[t] = vj[t];
+      if (vj[t] > hi[t]) hi[t] = vj[t];
+    }
+  }
+  ac_or_hull_finish(lo, hi, n, dv, el);
   free(lo);
 }

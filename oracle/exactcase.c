@@ -84,7 +84,7 @@ int ac_or_exact_elem(ac_or_ws *w, int64_t t, mpfr_t W)
       long double s = 0, a = 0;
       int64_t ng = w->gst[g + 1] - w->gst[g];
       for (int64_t r = w->gst[g]; r < w->gst[g + 1]; r++) {
-        double v = hd->vd[w->ord[r] * dv + t];
+        double v = ac_or_vval(hd, (size_t)(w->ord[r] * dv + t));
         s += v;
         a += fabs(v);
       }

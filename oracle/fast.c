@@ -1,4 +1,5 @@
-/* fast.c: the certified binary64 pass of one row, and the MPFR levels for what it leaves.
+/* fast.c: the certified binary64 pass of one row; its LSE and the MPFR levels for what it
+ * leaves are in fastmpfr.c.
  *
  * Scores are exact (fixed point); everything after them is binary64 with a bound proven
  * below. u = 2^-53, gamma_K = K u / (1 - K u); the bound arithmetic itself is done on
@@ -35,7 +36,7 @@
  * (rounding is monotone); otherwise the element goes to the MPFR levels (ziv.c's weights,
  * sums and decisions), which also settle breakpoint ties from the exact groups.
  * LSE = m + log1p(L - 1) with m from the exact top score in MPFR and log1p in MPFR on the
- * binary64 enclosure of L - 1 (one call per row, directed roundings).
+ * binary64 enclosure of L - 1 (one call per row, directed roundings; fastmpfr.c).
  * Applies to inputs in binary32's exponent range (every narrow dtype; fp64 inputs row by row
  * when q and the head's K and V stay in it: products and scores well inside binary64,
  * |z| < 2^270, exact differences >= 2^-298) with a scale in [2^-600, 2^600] (or 0), so no
@@ -71,13 +72,12 @@ static double zdiff(const ac_or_ws *w, const uint64_t *a, const uint64_t *b)
 /* 0 when the column is surely not an exact case (two singleton groups with different V). */
 static int maybe_exact(const ac_or_ws *w, int64_t t)
 {
-  const double *vd = w->head->vd;
   int64_t dv = w->p->dv;
   int have = 0;
   double v0 = 0;
   for (int64_t g = 0; g < w->ng; g++) {
     if (w->gst[g + 1] - w->gst[g] != 1) continue;
-    double v = vd[w->ord[w->gst[g]] * dv + t];
+    double v = ac_or_vval(w->head, (size_t)(w->ord[w->gst[g]] * dv + t));
     if (!have) { v0 = v; have = 1; }
     else if (v != v0) return 0;
   }
@@ -98,33 +98,54 @@ CLONES static void cls_or(uint8_t *restrict cls, const uint8_t *restrict vc, int
   for (int64_t t = 0; t < dv; t++) cls[t] |= (uint8_t)(1u << vc[t]);
 }
 
-CLONES static void acc_nrt(double *restrict bN, double *restrict bR, double *restrict bT, const double *restrict vd,
-                           double e, double et, int64_t dv)
-{
-  for (int64_t t = 0; t < dv; t++) {
-    double a = fabs(vd[t]);
-    bN[t] += e * vd[t];
-    bR[t] += e * a;
-    bT[t] += et * a;
+/* The two V passes read a row of V as binary64 (vd) or binary32 (vf, fastdecode.c): one
+ * definition for both element types, the values widened exactly. */
+#define DEF_ACC_NRT(NAME, T)                                                                                  \
+  CLONES static void NAME(double *restrict bN, double *restrict bR, double *restrict bT, const T *restrict vd, \
+                          double e, double et, int64_t dv)                                                     \
+  {                                                                                                            \
+    for (int64_t t = 0; t < dv; t++) {                                                                         \
+      double v = (double)vd[t], a = fabs(v);                                                                   \
+      bN[t] += e * v;                                                                                          \
+      bR[t] += e * a;                                                                                          \
+      bT[t] += et * a;                                                                                         \
+    }                                                                                                          \
   }
-}
+DEF_ACC_NRT(acc_nrt, double)
+DEF_ACC_NRT(acc_nrt_f, float)
 
 CLONES static void add_to(double *restrict a, const double *restrict b, int64_t dv)
 {
   for (int64_t t = 0; t < dv; t++) a[t] += b[t];
 }
 
-CLONES static void acc_budget(double *restrict R, double *restrict D, double *restrict S, double *restrict Sp,
-                              double *restrict G, const double *restrict vd, const double *restrict ov, double A,
-                              double at, double as, double ag, int64_t dv)
+/* The budget sums of one key, and the extremes of V per column for M (the hull term). */
+#define DEF_ACC_BUDGET(NAME, T)                                                                                 \
+  CLONES static void NAME(double *restrict R, double *restrict D, double *restrict S, double *restrict Sp,       \
+                          double *restrict G, double *restrict lo, double *restrict hi, const T *restrict vd,     \
+                          const double *restrict ov, double A, double at, double as, double ag, int64_t dv)      \
+  {                                                                                                              \
+    for (int64_t t = 0; t < dv; t++) {                                                                           \
+      double v = (double)vd[t], e = fabs(v - ov[t]);                                                             \
+      R[t] += A * fabs(v);                                                                                       \
+      D[t] += A * e;                                                                                             \
+      S[t] += at * e;                                                                                            \
+      Sp[t] += as * e;                                                                                           \
+      G[t] += ag * e;                                                                                            \
+      lo[t] = v < lo[t] ? v : lo[t];                                                                             \
+      hi[t] = v > hi[t] ? v : hi[t];                                                                             \
+    }                                                                                                            \
+  }
+DEF_ACC_BUDGET(acc_budget, double)
+DEF_ACC_BUDGET(acc_budget_f, float)
+
+/* The extremes alone, for a key of weight 0 (it may still carry weight in a kernel). */
+CLONES static void acc_hull(double *restrict lo, double *restrict hi, const double *restrict vd, int64_t dv)
 {
   for (int64_t t = 0; t < dv; t++) {
-    double v = vd[t], e = fabs(v - ov[t]);
-    R[t] += A * fabs(v);
-    D[t] += A * e;
-    S[t] += at * e;
-    Sp[t] += as * e;
-    G[t] += ag * e;
+    double v = vd[t];
+    lo[t] = v < lo[t] ? v : lo[t];
+    hi[t] = v > hi[t] ? v : hi[t];
   }
 }
 
@@ -135,131 +156,20 @@ CLONES static void acc_f(double *restrict F, const double *restrict vd, const do
 
 static uint64_t enc(ac_dtype f, double x) { return ac_encode_f64_ov(f, x, AC_E4M3_SATURATE); }
 
-/* ---- the MPFR levels for the elements and the LSE left undecided (as in ziv.c) ---- */
-
-static void o_interval(ac_or_ws *w, mpfr_srcptr Nlo, mpfr_srcptr Nhi, mpfr_prec_t p)
-{
-  mpfr_set_prec(w->olo, p);
-  mpfr_set_prec(w->ohi, p);
-  mpfr_div(w->olo, Nlo, mpfr_sgn(Nlo) >= 0 ? w->Lhi : w->Llo, MPFR_RNDD);
-  mpfr_div(w->ohi, Nhi, mpfr_sgn(Nhi) >= 0 ? w->Llo : w->Lhi, MPFR_RNDU);
-}
-
-static void sums_mpfr(ac_or_ws *w, int64_t t, mpfr_prec_t p, mpfr_t Nlo, mpfr_t Nhi, mpfr_t *prod, mpfr_ptr *pp)
-{
-  const ac_or_head *hd = w->head;
-  int64_t dv = w->p->dv;
-  mpfr_set_prec(Nlo, p);
-  mpfr_set_prec(Nhi, p);
-  for (int pass = 0; pass < 2; pass++) {
-    for (int64_t j = 0; j < w->n; j++) {
-      int32_t e;
-      int64_t M = ac_or_v(hd, (size_t)(j * dv + t), t, &e), g = w->gof[j];
-      mpfr_srcptr wv = (M >= 0) == (pass == 0) ? w->wlo[g] : w->whi[g];
-      mpfr_set_prec(prod[j], p + 64);
-      AC_EXACT(mpfr_mul_si(prod[j], wv, (long)M, MPFR_RNDN), "p + 53 bits in p + 64");
-      ac_or_mul_2si_outward(prod[j], e, pass == 0 ? MPFR_RNDD : MPFR_RNDU);
-      pp[j] = prod[j];
-    }
-    mpfr_sum(pass == 0 ? Nlo : Nhi, pp, (unsigned long)w->n, pass == 0 ? MPFR_RNDD : MPFR_RNDU);
-  }
-}
-
-static void slow_elems(ac_or_ws *w, ac_oracle_elem *el, uint64_t **obits, int64_t slot, ac_or_stats *st,
-                       uint32_t *pend)
-{
-  int64_t dv = w->p->dv, n = w->n;
-  mpfr_t Nlo, Nhi;
-  mpfr_inits2(64, Nlo, Nhi, (mpfr_ptr)0);
-  mpfr_t *prod = ac_xmalloc((size_t)n * sizeof *prod);
-  mpfr_ptr *pp = ac_xmalloc((size_t)n * sizeof *pp);
-  for (int64_t j = 0; j < n; j++) mpfr_init2(prod[j], 64);
-  mpfr_prec_t pl = 64;
-  int first = 1;
-  for (;;) {
-    int left = 0;
-    for (int64_t t = 0; t < dv; t++) left |= pend[t] != 0;
-    if (!left) break;
-    mpfr_prec_t np = ac_or_next_prec(pl, w->tprec);
-    if (np > w->prec_cap) {
-      for (int64_t t = 0; t < dv; t++) {
-        if (!pend[t]) continue;
-        for (int f = 0; f < AC_NDTYPES; f++)
-          if (pend[t] & (1u << f)) obits[f][slot * dv + t] = ac_encode_f64((ac_dtype)f, el[t].o);
-        el[t].how = AC_HOW_UNRESOLVED;
-        st->unresolved++;
-        pend[t] = 0;
-      }
-      break;
-    }
-    pl = np;
-    if (w->wprec != pl) ac_or_weights(w, pl);
-    if (st->max_prec < pl) st->max_prec = pl;
-    for (int64_t t = 0; t < dv; t++) {
-      if (!pend[t]) continue;
-      if (first) st->fallback++;
-      sums_mpfr(w, t, pl, Nlo, Nhi, prod, pp);
-      o_interval(w, Nlo, Nhi, pl);
-      ac_or_interval_double(w->olo, w->ohi, &el[t].o, &el[t].o_err);
-      pend[t] = ac_or_decide_formats(w, t, pend[t], obits, slot * dv + t);
-      if (!pend[t]) {
-        el[t].how = AC_HOW_ROUNDED;
-        st->rounded++;
-      }
-    }
-    first = 0;
-  }
-  for (int64_t j = 0; j < n; j++) mpfr_clear(prod[j]);
-  free(prod); free(pp);
-  mpfr_clears(Nlo, Nhi, (mpfr_ptr)0);
-}
-
-/* LSE through the MPFR levels (as ziv.c's lse_eval), binary32 only. */
-static void slow_lse(ac_or_ws *w, ac_oracle_row *row, ac_or_stats *st, int mex, mpfr_srcptr m)
-{
-  mpfr_t lo, hi, bp;
-  mpfr_inits2(64, lo, hi, bp, (mpfr_ptr)0);
-  mpfr_prec_t p = ac_or_next_prec(64, 24);
-  int done = 0;
-  for (;;) {
-    if (w->wprec != p) ac_or_weights(w, p);
-    if (st->max_prec < p) st->max_prec = p;
-    mpfr_set_prec(lo, p + 8);
-    mpfr_set_prec(hi, p + 8);
-    mpfr_log1p(lo, w->Lm1lo, MPFR_RNDD);
-    mpfr_log1p(hi, w->Lm1hi, MPFR_RNDU);
-    mpfr_add(lo, lo, w->mlo, MPFR_RNDD);
-    mpfr_add(hi, hi, w->mhi, MPFR_RNDU);
-    uint64_t a, b;
-    int r = ac_or_round_decide(AC_F32, lo, hi, &a, &b, bp);
-    if (r == 1 && w->n >= 2 && mex && mpfr_equal_p(bp, m)) { r = 0; a = b; }
-    if (r == 0) {
-      row->lse_f32 = (float)ac_decode(AC_F32, a);
-      done = 1;
-      break;
-    }
-    mpfr_prec_t np = ac_or_next_prec(p, 24);
-    if (np > w->prec_cap) break;
-    p = np;
-  }
-  if (done) row->lse_how = AC_HOW_ROUNDED;
-  else {
-    row->lse_f32 = (float)mpfr_get_d(lo, MPFR_RNDN);
-    row->lse_how = AC_HOW_UNRESOLVED;
-    st->unresolved++;
-  }
-  ac_or_interval_double(lo, hi, &row->lse, &row->lse_err);
-  mpfr_clears(lo, hi, bp, (mpfr_ptr)0);
-}
-
 /* ---- the binary64 pass ---- */
 
+/* One row's buffers and the terms its steps hand on. */
 typedef struct {
   double *E, *ta, *sg;     /* per group: weight (0 for tiny keys), |t|, s = c_d fl(z) */
   double *N, *RA, *TA;     /* per column: the sums (top level) */
   double *o, *delta;
   uint32_t *pend;
   uint8_t *cls;
+  double cd, eps_t;        /* c_d and the bound eps_t on t (header) */
+  int64_t ntiny;           /* tiny keys: t < -700, weight not computed */
+  double L, Lm1;           /* L and L - 1 */
+  double we, ig, eL, eLm1; /* gamma_K + 1.01 eps_e, 1/(1 - gamma_K), the bounds on L and L - 1 */
+  int Lok;                 /* eL < 0.25 */
 } fbuf;
 
 int ac_or_fast_case_applies(const ac_case *cs, const ac_oracle_opts *o, uint32_t formats)
@@ -299,40 +209,32 @@ static int row_applies(const ac_or_ws *w)
   return 1;
 }
 
-int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t **obits, int64_t slot,
-                   ac_or_stats *st, const double *mu, int nmu)
+/* Special values first: non-finite visible V (any class present), then exact cases. The
+ * other columns are left with every format pending; returns 1 when there is one. */
+static int fast_specials(ac_or_ws *w, fbuf *B, ac_oracle_elem *el, uint64_t **obits, int64_t slot,
+                         ac_or_stats *st)
 {
-  const ac_problem *p = w->p;
-  if (!row_applies(w)) return 1;
-
   const ac_or_head *hd = w->head;
-  int64_t n = w->n, dv = p->dv, ng = w->ng;
-  w->wprec = 0;   /* no MPFR weights for this row yet */
-  fbuf B;
-  B.E = ac_xmalloc((size_t)ng * 3 * sizeof *B.E);
-  B.ta = B.E + ng;
-  B.sg = B.ta + ng;
-  B.N = ac_xmalloc((size_t)dv * 5 * sizeof *B.N);
-  B.RA = B.N + dv; B.TA = B.RA + dv;
-  B.o = B.TA + dv; B.delta = B.o + dv;
-  B.pend = ac_xcalloc((size_t)dv, sizeof *B.pend);
-  B.cls = ac_xcalloc((size_t)dv, 1);
-
-  /* Special values first: non-finite visible V (any class present), then exact cases. */
-  for (int64_t j = 0; j < n; j++) cls_or(B.cls, hd->vcls + j * dv, dv);
+  int64_t n = w->n, dv = w->p->dv;
+  for (int64_t j = 0; j < n; j++) cls_or(B->cls, hd->vcls + j * dv, dv);
   mpfr_t W, Nlo, Nhi;
   mpfr_inits2(64, W, Nlo, Nhi, (mpfr_ptr)0);
   int any_pending = 0;
   for (int64_t t = 0; t < dv; t++) {
     int64_t eidx = slot * dv + t;
     ac_oracle_elem *e = &el[t];
-    int nan = (B.cls[t] >> AC_VCLS_NAN) & 1, pinf = (B.cls[t] >> AC_VCLS_PINF) & 1, ninf = (B.cls[t] >> AC_VCLS_NINF) & 1;
+    int nan = (B->cls[t] >> AC_VCLS_NAN) & 1, pinf = (B->cls[t] >> AC_VCLS_PINF) & 1, ninf = (B->cls[t] >> AC_VCLS_NINF) & 1;
     if (ac_or_decide_special(w, t, nan, pinf, ninf, maybe_exact(w, t), e, obits, eidx, W, Nlo, Nhi, st)) continue;
-    B.pend[t] = w->formats;
+    B->pend[t] = w->formats;
     any_pending = 1;
   }
+  mpfr_clears(W, Nlo, Nhi, (mpfr_ptr)0);
+  return any_pending;
+}
 
-  /* The scale: c_d and a bound e_c on |c_d - c|. */
+/* The scale: c_d, a bound e_c on |c_d - c|, and eps_t from them. */
+static void fast_scale(const ac_or_ws *w, fbuf *B)
+{
   double cd = w->sc.approx, ec = 0;
   if (w->sc.is_default) {
     mpfr_t clo, chi;
@@ -342,41 +244,52 @@ int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t
     ec = fmax(b - cd, cd - a);   /* exact differences (Sterbenz) */
     mpfr_clears(clo, chi, (mpfr_ptr)0);
   }
-  double eps_t = w->sc.sign == 0 ? 0 : 3.01 * U + 1.01 * ec / fabs(cd);
+  B->cd = cd;
+  B->eps_t = w->sc.sign == 0 ? 0 : 3.01 * U + 1.01 * ec / fabs(cd);
+}
 
-  /* Group weights. */
+/* Group weights E_g = ac_fx_exp(t_g) and |t_g|; tiny keys get E = 0 and are counted. */
+static void fast_weights(const ac_or_ws *w, fbuf *B)
+{
   const uint64_t *ztop = ac_or_z(w, w->ord[0]);
-  static const uint64_t zzero[2] = {0, 0};
-  int64_t ntiny = 0;
-  for (int64_t g = 0; g < ng; g++) {
-    if (g == 0 || w->sc.sign == 0) { B.E[g] = 1; B.ta[g] = 0; continue; }
+  B->ntiny = 0;
+  for (int64_t g = 0; g < w->ng; g++) {
+    if (g == 0 || w->sc.sign == 0) { B->E[g] = 1; B->ta[g] = 0; continue; }
     double d = zdiff(w, ac_or_z(w, w->ord[w->gst[g]]), ztop);
-    double t = cd * d;
-    if (!(t >= AC_FX_TMIN)) { B.E[g] = 0; B.ta[g] = 0; ntiny += w->gst[g + 1] - w->gst[g]; continue; }
+    double t = B->cd * d;
+    if (!(t >= AC_FX_TMIN)) { B->E[g] = 0; B->ta[g] = 0; B->ntiny += w->gst[g + 1] - w->gst[g]; continue; }
     AC_ASSERT(t <= 0, "c_d d has the sign of c (z_g - z_top) <= 0");
-    B.E[g] = ac_fx_exp(t);
-    B.ta[g] = -t;
+    B->E[g] = ac_fx_exp(t);
+    B->ta[g] = -t;
   }
+}
 
-  /* Sums by levels: level l holds partial sums of up to BLK^(l+1) keys, carried up when full
-   * (NLEV levels, then the top, unbounded); per level one vector of N, RA, TA and 3 scalars. */
+/* Sums by levels: level l holds partial sums of up to BLK^(l+1) keys, carried up when full
+ * (NLEV levels, then the top, unbounded); per level one vector of N, RA, TA (columns, only
+ * when some column is pending) and 3 scalars (L, L - 1 without the top group, ST). Then the
+ * bounds on L and L - 1 (header). */
+static void fast_sums(const ac_or_ws *w, fbuf *B, int any_pending)
+{
+  const ac_or_head *hd = w->head;
+  int64_t n = w->n, dv = w->p->dv;
   double *lev = ac_xcalloc((size_t)(NLEV * 3 * dv), sizeof *lev), lsum[NLEV][3], top[3] = {0, 0, 0};
   int cnt[NLEV];
   memset(lsum, 0, sizeof lsum);
   memset(cnt, 0, sizeof cnt);
-  memset(B.N, 0, (size_t)dv * 3 * sizeof *B.N);   /* N, RA, TA: the top */
+  memset(B->N, 0, (size_t)dv * 3 * sizeof *B->N);   /* N, RA, TA: the top */
   int64_t ntop = 0;
   for (int64_t j = 0; j < n; j++) {
     int64_t g = w->gof[j];
-    double e = B.E[g];
+    double e = B->E[g];
     if (e == 0) continue;
-    double et = e * B.ta[g];
+    double et = e * B->ta[g];
     lsum[0][0] += e;
     if (g) lsum[0][1] += e;
     lsum[0][2] += et;
-    if (any_pending) acc_nrt(lev, lev + dv, lev + 2 * dv, hd->vd + j * dv, e, et, dv);
+    if (any_pending && hd->vf) acc_nrt_f(lev, lev + dv, lev + 2 * dv, hd->vf + j * dv, e, et, dv);
+    else if (any_pending) acc_nrt(lev, lev + dv, lev + 2 * dv, hd->vd + j * dv, e, et, dv);
     for (int l = 0; ++cnt[l] == BLK; l++) {
-      double *dst = l + 1 < NLEV ? lev + (l + 1) * 3 * dv : B.N, *sdst = l + 1 < NLEV ? lsum[l + 1] : top;
+      double *dst = l + 1 < NLEV ? lev + (l + 1) * 3 * dv : B->N, *sdst = l + 1 < NLEV ? lsum[l + 1] : top;
       if (any_pending) {
         add_to(dst, lev + l * 3 * dv, 3 * dv);
         memset(lev + l * 3 * dv, 0, (size_t)(3 * dv) * sizeof *lev);
@@ -387,7 +300,7 @@ int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t
     }
   }
   for (int l = 0; l < NLEV; l++) {   /* flush upwards */
-    double *dst = l + 1 < NLEV ? lev + (l + 1) * 3 * dv : B.N, *sdst = l + 1 < NLEV ? lsum[l + 1] : top;
+    double *dst = l + 1 < NLEV ? lev + (l + 1) * 3 * dv : B->N, *sdst = l + 1 < NLEV ? lsum[l + 1] : top;
     if (any_pending) add_to(dst, lev + l * 3 * dv, 3 * dv);
     for (int q = 0; q < 3; q++) sdst[q] += lsum[l][q];
   }
@@ -402,25 +315,34 @@ int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t
   double gam = K * U / (1 - K * U);
   double ig = 1 / (1 - gam);
   double we = gam + 1.01 * AC_FX_EPS;
-  double eL = 1.001 * (we * L * ig + 1.01 * eps_t * ST * ig + (double)ntiny * TINY);
-  double eLm1 = 1.001 * (we * Lm1 * ig + 1.01 * eps_t * ST * ig + (double)ntiny * TINY);
-  int Lok = eL < 0.25;
+  B->L = L;
+  B->Lm1 = Lm1;
+  B->we = we;
+  B->ig = ig;
+  B->eL = 1.001 * (we * L * ig + 1.01 * B->eps_t * ST * ig + (double)B->ntiny * TINY);
+  B->eLm1 = 1.001 * (we * Lm1 * ig + 1.01 * B->eps_t * ST * ig + (double)B->ntiny * TINY);
+  B->Lok = B->eL < 0.25;
+}
 
-  /* Elements. */
-  int64_t nslow = 0;
-  for (int64_t t = 0; t < dv; t++) B.cls[t] = B.pend[t] != 0;
+/* Elements from the binary64 bound: o, delta, and every pending format both ends of the
+ * enclosure round alike in. cls marks the columns the pass computes (pending on entry). */
+static void fast_decide(const ac_or_ws *w, fbuf *B, ac_oracle_elem *el, uint64_t **obits, int64_t slot)
+{
+  int64_t n = w->n, dv = w->p->dv;
+  double L = B->L, eL = B->eL, we = B->we, ig = B->ig, eps_t = B->eps_t, ntiny = (double)B->ntiny;
+  for (int64_t t = 0; t < dv; t++) B->cls[t] = B->pend[t] != 0;
   for (int64_t t = 0; t < dv; t++) {
-    if (!B.pend[t]) continue;
-    double o = B.N[t] / L;
-    double vmax = ldexp(1.0, hd->v_msb[t]);
-    double eN = (we * (B.RA[t] + (double)n * SUB) * ig + (double)n * SUB + 1.01 * eps_t * (B.TA[t] + (double)n * SUB) * ig +
-                 vmax * (double)ntiny * TINY);
+    if (!B->pend[t]) continue;
+    double o = B->N[t] / L;
+    double vmax = ldexp(1.0, w->head->v_msb[t]);
+    double eN = (we * (B->RA[t] + (double)n * SUB) * ig + (double)n * SUB + 1.01 * eps_t * (B->TA[t] + (double)n * SUB) * ig +
+                 vmax * ntiny * TINY);
     double delta = 1.001 * (U * fabs(o) + (eN + (1 + U) * fabs(o) * eL) / (L - eL));
     el[t].o = o;
     el[t].o_err = delta;
-    if (Lok && isfinite(o) && isfinite(delta)) {
+    if (B->Lok && isfinite(o) && isfinite(delta)) {
       double lo = nextafter(o - delta, -INFINITY), hi = nextafter(o + delta, INFINITY);
-      uint32_t pend = B.pend[t];
+      uint32_t pend = B->pend[t];
       for (int f = 0; f < AC_NDTYPES; f++) {
         if (!(pend & (1u << f))) continue;
         uint64_t a = enc((ac_dtype)f, lo);
@@ -429,118 +351,122 @@ int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t
           pend &= ~(1u << f);
         }
       }
-      B.pend[t] = pend;
+      B->pend[t] = pend;
     }
   }
-  /* binary64 (and what the binary64 bound left) from the double-double pass */
+}
+
+/* binary64 (and what the binary64 bound left) from the double-double pass, then the MPFR
+ * levels for the rest; how and the counts of the computed columns. */
+static void fast_finish(ac_or_ws *w, fbuf *B, ac_oracle_elem *el, uint64_t **obits, int64_t slot, ac_or_stats *st)
+{
+  int64_t dv = w->p->dv, nslow = 0;
   int any_left = 0;
-  for (int64_t t = 0; t < dv; t++) any_left |= B.pend[t] != 0;
-  if (any_left) ac_or_fastdd_elems(w, el, obits, slot, B.pend);
+  for (int64_t t = 0; t < dv; t++) any_left |= B->pend[t] != 0;
+  if (any_left) ac_or_fastdd_elems(w, el, obits, slot, B->pend);
   for (int64_t t = 0; t < dv; t++) {
-    if (!B.cls[t]) continue;   /* decided before (special values, exact cases) */
-    if (B.pend[t]) nslow++;
+    if (!B->cls[t]) continue;   /* decided before (special values, exact cases) */
+    if (B->pend[t]) nslow++;
     else {
       el[t].how = AC_HOW_ROUNDED;
       st->rounded++;
     }
   }
-  if (nslow) slow_elems(w, el, obits, slot, st, B.pend);
+  if (nslow) ac_or_fast_slow_elems(w, el, obits, slot, st, B->pend);
+}
 
-  /* LSE = m + log1p(L - 1). */
-  mpfr_t m, mlo, mhi, lo, hi, bp, x;
-  mpfr_inits2(64, m, mlo, mhi, lo, hi, bp, x, (mpfr_ptr)0);
-  int mex = ac_or_m_exact(w, m);
-  if (w->sc.sign == 0) {
-    mpfr_set_zero(mlo, 1); mpfr_set_zero(mhi, 1);
-  } else {
-    mpfr_t clo, chi, dz;
-    mpfr_inits2(64, clo, chi, dz, (mpfr_ptr)0);
-    ac_or_scale_interval(&w->sc, clo, chi);
-    ac_or_fx_to_mpfr(w, dz, ztop, NULL, w->nl, w->zlsb);
-    if (mpfr_sgn(dz) >= 0) {
-      mpfr_mul(mlo, clo, dz, MPFR_RNDD);
-      mpfr_mul(mhi, chi, dz, MPFR_RNDU);
-    } else {
-      mpfr_mul(mlo, chi, dz, MPFR_RNDD);
-      mpfr_mul(mhi, clo, dz, MPFR_RNDU);
-    }
-    mpfr_clears(clo, chi, dz, (mpfr_ptr)0);
+/* s_g = c_d fl(z_g) from z_g directly (not m + t: no cancellation when s is near 0). */
+static void fast_sg(const ac_or_ws *w, fbuf *B)
+{
+  static const uint64_t zzero[2] = {0, 0};
+  for (int64_t g = 0; g < w->ng; g++) {
+    const uint64_t *z = ac_or_z(w, w->ord[w->gst[g]]);
+    double zg = w->nl == 2 ? zdiff(w, z, zzero) : (double)ac_or_fx_to_ld(z, w->nl, w->zlsb);
+    B->sg[g] = w->sc.sign == 0 ? 0 : B->cd * zg;
   }
-  row->lse_f64 = 0;
-  if (n == 1 && mex) {
-    row->lse_f32 = (float)ac_decode(AC_F32, ac_or_round_exact(AC_F32, m));
-    mpfr_set(lo, m, MPFR_RNDD);
-    mpfr_set(hi, m, MPFR_RNDU);
-    ac_or_interval_double(lo, hi, &row->lse, &row->lse_err);
-    row->lse_how = AC_HOW_EXACT;
-  } else {
-    int done = 0;
-    if (Lok && isfinite(Lm1) && eLm1 < 0.25) {
-      double a = fmax(0, nextafter(Lm1 - eLm1, -INFINITY)), b = nextafter(Lm1 + eLm1, INFINITY);
-      if (n == 1) a = b = 0;
-      mpfr_set_d(x, a, MPFR_RNDN);
-      mpfr_log1p(lo, x, MPFR_RNDD);
-      mpfr_set_d(x, b, MPFR_RNDN);
-      mpfr_log1p(hi, x, MPFR_RNDU);
-      mpfr_add(lo, lo, mlo, MPFR_RNDD);
-      mpfr_add(hi, hi, mhi, MPFR_RNDU);
-      uint64_t ra, rb;
-      int r = ac_or_round_decide(AC_F32, lo, hi, &ra, &rb, bp);
-      if (r == 1 && n >= 2 && mex && mpfr_equal_p(bp, m)) { r = 0; ra = rb; }
-      if (r == 0) {
-        row->lse_f32 = (float)ac_decode(AC_F32, ra);
-        row->lse_how = AC_HOW_ROUNDED;
-        ac_or_interval_double(lo, hi, &row->lse, &row->lse_err);
-        done = 1;
-      }
-    }
-    if (!done) slow_lse(w, row, st, mex, m);
-  }
-  double md = mpfr_get_d(mlo, MPFR_RNDN);
-  /* s_g from z_g directly (not m + t: no cancellation when s is near 0) */
-  for (int64_t g = 0; g < ng; g++) {
-    double zg = w->nl == 2 ? zdiff(w, ac_or_z(w, w->ord[w->gst[g]]), zzero) : (double)ac_or_fx_to_ld(ac_or_z(w, w->ord[w->gst[g]]), w->nl, w->zlsb);
-    B.sg[g] = w->sc.sign == 0 ? 0 : cd * zg;
-  }
-  mpfr_clears(m, mlo, mhi, lo, hi, bp, x, W, Nlo, Nhi, (mpfr_ptr)0);
+}
 
-  /* Budget terms (docs/numerics.md §7.1), A_j = E_j / L, s_j = m + t_j, in binary64 (fp64 inputs
-   * never come here, so every factor is in range). */
-  long double z0 = fabsl(ac_or_fx_to_ld(ztop, w->nl, w->zlsb));
+/* Budget terms (docs/numerics.md §7.1), A_j = E_j / L, s_j = m + t_j, in binary64 (fp64 inputs
+ * never come here, so every factor is in range), and M (§7.12) from the extremes of V found
+ * in the same pass over the keys. */
+static void fast_budget(const ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, fbuf *B, double md,
+                        const double *mu, int nmu)
+{
+  int64_t n = w->n, dv = w->p->dv;
+  long double z0 = fabsl(ac_or_fx_to_ld(ac_or_z(w, w->ord[0]), w->nl, w->zlsb));
   long double z1 = fabsl(ac_or_fx_to_ld(ac_or_z(w, w->ord[n - 1]), w->nl, w->zlsb));
   long double zmax = z0 > z1 ? z0 : z1;
-  double cabs = fabs(cd);
+  double cabs = fabs(B->cd), L = B->L;
   row->max_abs_z = (double)zmax;
   row->max_abs_s = w->sc.sign == 0 ? 0 : (double)(cabs * zmax);
   row->m = md;
-  int nt = 5 + nmu;
+  int nt = 8 + nmu;
   double *acc = ac_xcalloc((size_t)(nt * dv), sizeof *acc);
   double *R = acc, *Dd = acc + dv, *S = acc + 2 * dv, *Sp = acc + 3 * dv, *G = acc + 4 * dv;
-  double *ov = B.o;
-  for (int64_t t = 0; t < dv; t++) ov[t] = el[t].accept == AC_ACCEPT_VALUE ? el[t].o : 0;
+  double *vlo = acc + (5 + nmu) * dv, *vhi = vlo + dv, *vbuf = vhi + dv;   /* vbuf: V widened */
+  double *ov = B->o;
+  for (int64_t t = 0; t < dv; t++) {
+    ov[t] = el[t].accept == AC_ACCEPT_VALUE ? el[t].o : 0;
+    vlo[t] = INFINITY;
+    vhi[t] = -INFINITY;
+  }
   double lcz = 0, ls = 0, fmass[AC_ORACLE_NMU] = {0};
   for (int64_t j = 0; j < n; j++) {
     int64_t g = w->gof[j];
-    double A = B.E[g] / L;
-    if (A == 0) continue;
-    double sj = B.sg[g];
-    double at = A * B.ta[g], as = A * fabs(sj), ag = A * cabs * (double)w->Zabs[j];
+    double A = B->E[g] / L;
+    const float *vf = w->head->vf ? w->head->vf + j * dv : NULL;
+    const double *vd = vf ? NULL : w->head->vd + j * dv;   /* widened into vbuf where needed */
+    if (A == 0) { acc_hull(vlo, vhi, ac_or_vrow(w->head, j, dv, vbuf), dv); continue; }
+    double sj = B->sg[g];
+    double at = A * B->ta[g], as = A * fabs(sj), ag = A * cabs * (double)w->Zabs[j];
     lcz += ag;
     ls += as;
-    const double *vd = hd->vd + j * dv;
-    acc_budget(R, Dd, S, Sp, G, vd, ov, A, at, as, ag, dv);
-    for (int q = 0; q < nmu; q++)
-      if (A < mu[q]) { acc_f(acc + (5 + q) * dv, vd, ov, A, dv); fmass[q] += A; }
+    if (vf) acc_budget_f(R, Dd, S, Sp, G, vlo, vhi, vf, ov, A, at, as, ag, dv);
+    else acc_budget(R, Dd, S, Sp, G, vlo, vhi, vd, ov, A, at, as, ag, dv);
+    for (int q = 0; q < nmu; q++) {
+      if (!(A < mu[q])) continue;
+      if (!vd) vd = ac_or_vrow(w->head, j, dv, vbuf);
+      acc_f(acc + (5 + q) * dv, vd, ov, A, dv);
+      fmass[q] += A;
+    }
   }
   for (int64_t t = 0; t < dv; t++) {
     if (el[t].accept != AC_ACCEPT_VALUE) continue;
     el[t].R = R[t]; el[t].D = Dd[t]; el[t].S = S[t]; el[t].Sp = Sp[t]; el[t].G = G[t];
     for (int q = 0; q < nmu; q++) el[t].F[q] = acc[(5 + q) * dv + t];
   }
+  ac_or_hull_finish(vlo, vhi, n, dv, el);
   row->lse_cZ = lcz;
   row->lse_s = ls;
   for (int q = 0; q < nmu; q++) row->Fmass[q] = fmass[q];
   free(acc);
+}
+
+int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t **obits, int64_t slot,
+                   ac_or_stats *st, const double *mu, int nmu)
+{
+  if (!row_applies(w)) return 1;
+  int64_t dv = w->p->dv, ng = w->ng;
+  w->wprec = 0;   /* no MPFR weights for this row yet */
+  fbuf B;
+  B.E = ac_xmalloc((size_t)ng * 3 * sizeof *B.E);
+  B.ta = B.E + ng;
+  B.sg = B.ta + ng;
+  B.N = ac_xmalloc((size_t)dv * 5 * sizeof *B.N);
+  B.RA = B.N + dv; B.TA = B.RA + dv;
+  B.o = B.TA + dv; B.delta = B.o + dv;
+  B.pend = ac_xcalloc((size_t)dv, sizeof *B.pend);
+  B.cls = ac_xcalloc((size_t)dv, 1);
+
+  int any_pending = fast_specials(w, &B, el, obits, slot, st);
+  fast_scale(w, &B);
+  fast_weights(w, &B);
+  fast_sums(w, &B, any_pending);
+  fast_decide(w, &B, el, obits, slot);
+  fast_finish(w, &B, el, obits, slot, st);
+  double md = ac_or_fast_lse(w, row, st, B.Lok, B.Lm1, B.eLm1);
+  fast_sg(w, &B);
+  fast_budget(w, row, el, &B, md, mu, nmu);
   free(B.E); free(B.N); free(B.pend); free(B.cls);
   return 0;
 }

@@ -1,4 +1,5 @@
-/* fast.h: the certified binary64 first pass of the oracle (fast.c, fastexp.c, fastscores.c, fastdecode.c).
+/* fast.h: the certified binary64 first pass of the oracle (fast.c, fastmpfr.c, fastdd.c, fastexp.c,
+ * fastscores.c, fastdecode.c).
  * Internal to oracle/ and its tests. */
 #ifndef AC_ORACLE_FAST_H
 #define AC_ORACLE_FAST_H
@@ -25,6 +26,16 @@ int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t
  * any other format left) where its proven bound allows, clearing the decided bits of pend and
  * setting el[t].o/o_err; needs scores and groups (fast.c calls it after the binary64 pass). */
 void ac_or_fastdd_elems(ac_or_ws *w, ac_oracle_elem *el, uint64_t **obits, int64_t slot, uint32_t *pend);
+
+/* fastmpfr.c: the MPFR levels (as in ziv.c) for the columns with pend[t] != 0 after the
+ * binary64 and double-double passes: decides them (or marks them unresolved at the cap),
+ * clearing pend; counts in st. */
+void ac_or_fast_slow_elems(ac_or_ws *w, ac_oracle_elem *el, uint64_t **obits, int64_t slot, ac_or_stats *st,
+                           uint32_t *pend);
+/* fastmpfr.c: the row's LSE = m + log1p(L - 1) (row->lse*, lse_how), from the binary64
+ * enclosure [Lm1 - eLm1, Lm1 + eLm1] of L - 1 when Lok (eL < 0.25), else (or when that does not
+ * decide) through the MPFR levels; returns m in binary64 (m's lower end rounded to nearest). */
+double ac_or_fast_lse(ac_or_ws *w, ac_oracle_row *row, ac_or_stats *st, int Lok, double Lm1, double eLm1);
 
 /* 1 when the binary64 pass applies to every row of the case (formats: the result's): not for
  * --lse-f64, fp64 inputs with a value of q, K or V outside binary32's exponent range, or an

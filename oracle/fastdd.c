@@ -199,7 +199,7 @@ void ac_or_fastdd_elems(ac_or_ws *w, ac_oracle_elem *el, uint64_t **obits, int64
     double Ns = 0, RA = 0;
     for (int64_t j = 0; j < n; j++) {
       dd e = E[w->gof[j]];
-      double v = hd->vd[j * dv + t];
+      double v = ac_or_vval(hd, (size_t)(j * dv + t));
       double ph = v * e.h, pl = fma(v, e.h, -ph);
       dd s = two_sum(N.h, ph);
       N.h = s.h;

@@ -3,9 +3,11 @@
  * binary64 (exact) and split into odd significand and exponent from the binary64 bits.
  * In a sampled run the decode is serial work for the first thread reaching the head, so
  * its speed bounds the speedup of the threads. toracle_fast checks the fields against
- * ac_or_head_decode. fp64 goes to ac_or_head_decode. K and V are kept as binary64 alone
- * (km, ke, vm, ve NULL: ac_or_k and ac_or_v split an element where it is needed), which keeps
- * the decoded head small.
+ * ac_or_head_decode. fp64 goes to ac_or_head_decode. K and V are kept in binary32 alone (kf,
+ * vf, which hold every narrow value exactly; kd, vd, km, ke, vm, ve NULL: ac_or_k and ac_or_v
+ * split an element where it is needed, ac_or_krow and ac_or_vrow widen a row), which keeps
+ * the decoded head at the size of fp32 inputs; for fp32 inputs kf and vf are the case's own
+ * arrays (no copy) when they hold no NaN or inf.
  * The prefix sums of |V| (vabs) are left out (NULL) when the binary64 pass applies to every
  * row of the case. */
 #include "config.h"
@@ -14,6 +16,27 @@
 #include <string.h>
 #include "fast.h"
 #include "casefile.h"
+
+/* 1 when none of the n values is NaN or inf. */
+static int all_finite(const float *a, int64_t n)
+{
+  int ok = 1;
+  for (int64_t x = 0; x < n; x++) ok &= isfinite(a[x]) != 0;
+  return ok;
+}
+
+/* The binary32 array of a head's K or V: the case's own (fp32, all finite; *own freed and
+ * NULL) or *own, (re)allocated for n values, to be filled by the caller. */
+static const float *f32_array(float **own, const ac_case *cs, const void *base, size_t off, int64_t n)
+{
+  if (cs->p.dtype == AC_F32 && all_finite((const float *)base + off, n)) {
+    free(*own);
+    *own = NULL;
+    return (const float *)base + off;
+  }
+  *own = ac_xrealloc(*own, (size_t)(n ? n : 1) * sizeof **own);
+  return *own;
+}
 
 static inline double load(ac_dtype dt, const void *base, size_t i)
 {
@@ -31,37 +54,32 @@ void ac_or_fast_head_decode(ac_or_head *hd, const ac_case *cs, int64_t b, int64_
    * pass applies to the whole case */
   int need_vabs = !ac_or_fast_case_applies(cs, o, formats);
   int64_t nk = p->tk * p->dk, nv = p->tk * p->dv, dk = p->dk, dv = p->dv;
-  /* K and V as binary64 alone: significand and exponent are split from kd and vd where
-   * needed (ac_or_k, ac_or_v); the integer dot products scale kd exactly (fastscores.c) */
-  free(hd->km); free(hd->ke); free(hd->vm); free(hd->ve);
-  hd->km = NULL; hd->ke = NULL; hd->vm = NULL; hd->ve = NULL;
-  if (nk > hd->cap_k) {
-    hd->kd = ac_xrealloc(hd->kd, (size_t)nk * sizeof *hd->kd);
-    hd->kbad = ac_xrealloc(hd->kbad, (size_t)p->tk);
-    hd->cap_k = nk;
-  }
-  if (nv > hd->cap_v) {
-    hd->vd = ac_xrealloc(hd->vd, (size_t)nv * sizeof *hd->vd);
-    hd->vcls = ac_xrealloc(hd->vcls, (size_t)nv);
-    hd->v_lsb = ac_xrealloc(hd->v_lsb, (size_t)dv * sizeof *hd->v_lsb);
-    hd->v_msb = ac_xrealloc(hd->v_msb, (size_t)dv * sizeof *hd->v_msb);
-    hd->v_any = ac_xrealloc(hd->v_any, (size_t)dv);
-    hd->cap_v = nv;
-  }
+  /* K and V in binary32 alone: significand and exponent are split from kf and vf where
+   * needed (ac_or_k, ac_or_v); the integer dot products scale K exactly (fastscores.c) */
+  free(hd->km); free(hd->ke); free(hd->kd); free(hd->vm); free(hd->ve); free(hd->vd);
+  hd->km = NULL; hd->ke = NULL; hd->kd = NULL; hd->vm = NULL; hd->ve = NULL; hd->vd = NULL;
+  size_t kbase = ac_kidx(p, b, kvh, 0, 0), vbase = ac_vidx(p, b, kvh, 0, 0);   /* dense: x = j d + t */
+  hd->kf = f32_array(&hd->kown, cs, cs->k, kbase, nk);
+  hd->vf = f32_array(&hd->vown, cs, cs->v, vbase, nv);
+  float *kown = hd->kown, *vown = hd->vown;   /* NULL: kf, vf are the case's values already */
+  hd->kbad = ac_xrealloc(hd->kbad, (size_t)p->tk);
+  hd->vcls = ac_xrealloc(hd->vcls, (size_t)nv);
+  hd->v_lsb = ac_xrealloc(hd->v_lsb, (size_t)dv * sizeof *hd->v_lsb);
+  hd->v_msb = ac_xrealloc(hd->v_msb, (size_t)dv * sizeof *hd->v_msb);
+  hd->v_any = ac_xrealloc(hd->v_any, (size_t)dv);
   free(hd->vabs);
   hd->vabs = need_vabs ? ac_xmalloc((size_t)(nv + dv) * sizeof *hd->vabs) : NULL;
   hd->cap_k = hd->cap_v = 0;   /* a later ac_or_head_decode of this head reallocates every array */
-  size_t kbase = ac_kidx(p, b, kvh, 0, 0), vbase = ac_vidx(p, b, kvh, 0, 0);   /* dense: x = j d + t */
   int32_t lsb = INT32_MAX, msb = INT32_MIN;
   for (int64_t j = 0; j < p->tk; j++) {
     uint8_t bad = 0;
     for (int64_t t = 0; t < dk; t++) {
       size_t x = (size_t)(j * dk + t);
       double d = load(dt, cs->k, kbase + x);
-      hd->kd[x] = 0;
+      if (kown) kown[x] = 0;
       if (isnan(d)) { bad = 1; continue; }
       if (isinf(d)) { if (!bad) bad = 2; continue; }
-      hd->kd[x] = d;
+      if (kown) kown[x] = (float)d;   /* exact: every narrow value is a binary32 */
       int64_t m;
       int32_t e;
       ac_or_split_bits(d, &m, &e);
@@ -80,11 +98,11 @@ void ac_or_fast_head_decode(ac_or_head *hd, const ac_case *cs, int64_t b, int64_
     for (int64_t t = 0; t < dv; t++) {
       size_t x = (size_t)(j * dv + t);
       double d = load(dt, cs->v, vbase + x);
-      hd->vd[x] = 0;
+      if (vown) vown[x] = 0;
       if (isnan(d)) { hd->vcls[x] = AC_VCLS_NAN; continue; }
       if (isinf(d)) { hd->vcls[x] = d > 0 ? AC_VCLS_PINF : AC_VCLS_NINF; continue; }
       hd->vcls[x] = AC_VCLS_FINITE;
-      hd->vd[x] = d;
+      if (vown) vown[x] = (float)d;
       int64_t m;
       int32_t e;
       ac_or_split_bits(d, &m, &e);

@@ -85,20 +85,21 @@ void ac_or_fast_scores(ac_or_ws *w)
   w->nl = 2;
   ac_or_ensure_rows(w, n, 2);
   double sk = ldexp(1.0, -hd->k_lsb);
-  if (bits <= 63) {
-    for (int64_t j = 0; j < n; j++) {
-      int64_t s = dot64(Q, hd->kd + j * dk, sk, dk);
+  double *kbuf = ac_xmalloc((size_t)dk * sizeof *kbuf);   /* a key widened from binary32 */
+  for (int64_t j = 0; j < n; j++) {
+    const double *kd = ac_or_krow(hd, j, dk, kbuf);
+    if (bits <= 63) {
+      int64_t s = dot64(Q, kd, sk, dk);
       w->z[2 * j] = (uint64_t)s;
       w->z[2 * j + 1] = s < 0 ? ~(uint64_t)0 : 0;
-    }
-  } else {
-    for (int64_t j = 0; j < n; j++) {
-      ac_i128 s = dot128(Q, hd->kd + j * dk, sk, dk);
+    } else {
+      ac_i128 s = dot128(Q, kd, sk, dk);
       w->z[2 * j] = (uint64_t)s;
       w->z[2 * j + 1] = (uint64_t)((ac_u128)s >> 64);
     }
+    w->Zabs[j] = zabs(qa, kd, dk);
   }
-  for (int64_t j = 0; j < n; j++) w->Zabs[j] = zabs(qa, hd->kd + j * dk, dk);
+  free(kbuf);
   free(Q);
   free(qa);
 }

@@ -50,7 +50,9 @@ int64_t ac_or_head_subset(ac_or_head *dst, const ac_or_head *src, const ac_probl
 {
   int64_t dk = p->dk, dv = p->dv, m = 0;
   int64_t nk = n * dk, nv = n * dv;
-  int k_me = src->km != NULL;   /* the subset keeps the source's K representation */
+  int k_me = src->km != NULL;   /* the subset keeps the source's K representation (kd, vd in binary64) */
+  free(dst->kown); free(dst->vown);
+  dst->kown = NULL; dst->vown = NULL; dst->kf = NULL; dst->vf = NULL;
   if (!k_me) { free(dst->km); free(dst->ke); dst->km = NULL; dst->ke = NULL; }
   if (nk > dst->cap_k || (k_me && !dst->km) || !dst->kd) {
     if (k_me) {
@@ -83,13 +85,13 @@ int64_t ac_or_head_subset(ac_or_head *dst, const ac_or_head *src, const ac_probl
       memcpy(dst->km + m * dk, src->km + j * dk, (size_t)dk * sizeof *dst->km);
       memcpy(dst->ke + m * dk, src->ke + j * dk, (size_t)dk * sizeof *dst->ke);
     }
-    memcpy(dst->kd + m * dk, src->kd + j * dk, (size_t)dk * sizeof *dst->kd);
+    for (int64_t t = 0; t < dk; t++) dst->kd[m * dk + t] = ac_or_kval(src, (size_t)(j * dk + t));
     dst->kbad[m] = 0;
     if (with_me) {
       memcpy(dst->vm + m * dv, src->vm + j * dv, (size_t)dv * sizeof *dst->vm);
       memcpy(dst->ve + m * dv, src->ve + j * dv, (size_t)dv * sizeof *dst->ve);
     }
-    memcpy(dst->vd + m * dv, src->vd + j * dv, (size_t)dv * sizeof *dst->vd);
+    for (int64_t t = 0; t < dv; t++) dst->vd[m * dv + t] = ac_or_vval(src, (size_t)(j * dv + t));
     memcpy(dst->vcls + m * dv, src->vcls + j * dv, (size_t)dv);
     m++;
   }

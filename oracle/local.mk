@@ -15,6 +15,7 @@ oracle_libac_oracle_a_SOURCES = \
 	oracle/oracle.c \
 	oracle/fast.h \
 	oracle/fast.c \
+	oracle/fastmpfr.c \
 	oracle/fastdd.c \
 	oracle/fastexp.c \
 	oracle/fastscores.c \

@@ -93,15 +93,16 @@ static void head_decode_plain(ac_or_head *hd, const ac_case *cs, int64_t b, int6
   ac_or_head_decode(hd, cs, b, kvh);
 }
 
-/* ziv.c's levels (0, then MPFR), then budget.c's terms from their weights. */
+/* ziv.c's levels (0, then MPFR), then budget.c's terms from their weights and the hull term M. */
 static void row_levels(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t **obits, int64_t ridx,
                        ac_or_stats *st, const ac_oracle_result *r)
 {
   ac_or_row_eval(w, row, el, obits, ridx, st);
   ac_or_row_budget(w, row, el, w->opts, r->mu, r->nmu);
+  ac_or_row_hull(w, el);
 }
 
-/* fast.c: the certified binary64 pass (with its budget terms), the MPFR levels where it cannot
+/* fast.c: the certified binary64 pass (with its budget terms and M), the MPFR levels where it cannot
  * decide; a row it does not apply to (fp64 inputs beyond binary32's exponent range) goes
  * through the MPFR levels whole. */
 static void row_fast(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t **obits, int64_t ridx,
@@ -290,7 +291,6 @@ static void do_row_visible(ac_or_ws *w, job *J, int64_t ridx, int64_t b, int64_t
   row->lse_accept = AC_ACCEPT_VALUE;
   row->max_cZ = ac_or_max_cz(w);
   row->qk_l1 = ac_or_qk_l1(w);
-  ac_or_row_hull(w, el);
   if (rcls == AC_SCLS_PINF) {
     /* exp(s - m) with s = m = +inf is NaN in a kernel: NaN accepted everywhere */
     row->lse = row->lse_f64 = INFINITY;

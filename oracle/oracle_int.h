@@ -69,14 +69,38 @@ typedef struct {
   int64_t b, kvh;           /* cached head, -1 none */
   int64_t cap_k, cap_v;
   int64_t *km; int32_t *ke; double *kd;   /* tk*dk; km, ke NULL: from kd (ac_or_k) */
+  const float *kf;          /* tk*dk in binary32 in place of kd (NULL) for the narrow dtypes (fastdecode.c) */
+  float *kown;              /* kf when it is a copy; NULL when kf is the case's own fp32 array */
   uint8_t *kbad;            /* per key: 0 finite, 1 some NaN, 2 some inf (no NaN) */
   int32_t k_lsb, k_msb;     /* over finite nonzero K elements of the head; k_any = 0 if none */
   int k_any;
   long double k_l1max;      /* max over the head's keys of Σ_t |k_jt| (finite elements) */
   int64_t *vm; int32_t *ve; double *vd; uint8_t *vcls;   /* tk*dv; vm, ve NULL: from vd (ac_or_v) */
+  const float *vf;          /* tk*dv in binary32 in place of vd (NULL), as kf */
+  float *vown;              /* vf when it is a copy, as kown */
   int32_t *v_lsb, *v_msb; uint8_t *v_any;                /* per column */
   ac_i128 *vabs;            /* (tk+1)*dv prefix sums of |V| at lsb v_lsb (columns whose window fits) */
 } ac_or_head;
+
+/* K and V element x as binary64, from kd/vd or (exactly) from kf/vf. */
+static inline double ac_or_kval(const ac_or_head *hd, size_t x) { return hd->kd ? hd->kd[x] : (double)hd->kf[x]; }
+static inline double ac_or_vval(const ac_or_head *hd, size_t x) { return hd->vd ? hd->vd[x] : (double)hd->vf[x]; }
+/* Row j (n elements) of d, or of f widened into buf: the binary64 values either way. */
+static inline const double *ac_or_row64(const double *d, const float *f, int64_t j, int64_t n, double *buf)
+{
+  if (d) return d + j * n;
+  const float *s = f + j * n;
+  for (int64_t t = 0; t < n; t++) buf[t] = (double)s[t];
+  return buf;
+}
+static inline const double *ac_or_krow(const ac_or_head *hd, int64_t j, int64_t dk, double *buf)
+{
+  return ac_or_row64(hd->kd, hd->kf, j, dk, buf);
+}
+static inline const double *ac_or_vrow(const ac_or_head *hd, int64_t j, int64_t dv, double *buf)
+{
+  return ac_or_row64(hd->vd, hd->vf, j, dv, buf);
+}
 
 /* K element x as M 2^e, M odd or 0, e = k_lsb when M = 0: stored in km/ke by
  * ac_or_head_decode, split from kd when the narrow-dtype decode left them out (kd holds
@@ -85,7 +109,7 @@ static inline int64_t ac_or_k(const ac_or_head *hd, size_t x, int32_t *e)
 {
   if (hd->km) { *e = hd->ke[x]; return hd->km[x]; }
   int64_t m;
-  ac_or_split_bits(hd->kd[x], &m, e);
+  ac_or_split_bits(ac_or_kval(hd, x), &m, e);
   if (!m) *e = hd->k_lsb;
   return m;
 }
@@ -97,7 +121,7 @@ static inline int64_t ac_or_v(const ac_or_head *hd, size_t x, int64_t t, int32_t
 {
   if (hd->vm) { *e = hd->ve[x]; return hd->vm[x]; }
   int64_t m;
-  ac_or_split_bits(hd->vd[x], &m, e);
+  ac_or_split_bits(ac_or_vval(hd, x), &m, e);
   if (!m) *e = hd->v_lsb[t];
   return m;
 }
@@ -253,12 +277,12 @@ static inline double ac_or_max_cz(const ac_or_ws *w)
 }
 
 /* max_j Σ_t |k_jt| over the decoded keys of a head (both head loaders). */
-static inline long double ac_or_k_l1max(const double *kd, int64_t nkeys, int64_t dk)
+static inline long double ac_or_k_l1max(const ac_or_head *hd, int64_t nkeys, int64_t dk)
 {
   long double best = 0;
   for (int64_t j = 0; j < nkeys; j++) {
     long double s = 0;
-    for (int64_t t = 0; t < dk; t++) s += fabsl((long double)kd[j * dk + t]);
+    for (int64_t t = 0; t < dk; t++) s += fabsl((long double)ac_or_kval(hd, (size_t)(j * dk + t)));
     if (s > best) best = s;
   }
   return best;
@@ -277,6 +301,12 @@ void ac_or_row_budget(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, const
 /* el[t].M = max_j |V_jt - o_t| over the n keys of the head in use (every key that may carry
  * weight in a kernel), for the elements whose only outcome is a value. */
 void ac_or_row_hull(const ac_or_ws *w, ac_oracle_elem *el);
+/* el[t].M from the extremes lo[t], hi[t] of column t over the n keys (lo[t] > hi[t] when
+ * none): max_j |V_j - o| is reached at the largest or the smallest V_j, and rounding is
+ * monotone, so round(hi - o) and round(o - lo) are the largest of the rounded differences.
+ * Shared by ac_or_row_hull and the binary64 pass (fast.c), which finds the extremes in its
+ * budget pass over V. */
+void ac_or_hull_finish(const double *lo, const double *hi, int64_t n, int64_t dv, ac_oracle_elem *el);
 
 /* Bits of the fixed-point sum of column t over n keys, each |V_j| (a window of v_msb - v_lsb
  * bits above the column's lsb) times an integer weight of wbits bits, with a sign bit and one

@@ -68,10 +68,11 @@ double ac_oracle_mem_need(const ac_problem *p, uint32_t formats, int64_t nsel, l
   double nrows = (double)p->batch * (double)p->heads * (double)p->tq, tk = (double)p->tk, dk = (double)p->dk, dv = (double)p->dv;
   double res = nrows * (double)(sizeof(ac_oracle_row) + sizeof(int64_t) + 2) +
                (double)nsel * dv * ((double)sizeof(ac_oracle_elem) + 8.0 * __builtin_popcount(formats));
-  /* a decoded head: K and V as binary64 (fp64: also significand and exponent), V's class and
-   * the prefix sums of |V| (oracle_int.h, ac_or_head) */
-  double me = p->dtype == AC_F64 ? (double)(sizeof(int64_t) + sizeof(int32_t)) : 0;
-  double head = tk * dk * (me + (double)sizeof(double)) + tk + (tk + 1) * dv * (me + (double)(sizeof(double) + 1 + sizeof(ac_i128)));
+  /* a decoded head: K and V as binary64 with significand and exponent for fp64, in binary32
+   * for the narrow dtypes (fastdecode.c), V's class and the prefix sums of |V| (oracle_int.h,
+   * ac_or_head) */
+  double val = p->dtype == AC_F64 ? (double)(sizeof(int64_t) + sizeof(int32_t) + sizeof(double)) : (double)sizeof(float);
+  double head = tk * dk * val + tk + (tk + 1) * dv * (val + (double)(1 + sizeof(ac_i128)));
   /* a thread's row workspace: exact scores, groups and weights per key, dk and dv scratch */
   double ws = tk * 256 + dk * 32 + dv * 64;
   double live = (double)p->batch * (double)p->kv_heads;

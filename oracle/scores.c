@@ -56,8 +56,8 @@ static void grow64(int64_t **a, int64_t n) { *a = ac_xrealloc(*a, (size_t)n * si
 
 void ac_or_head_free(ac_or_head *hd)
 {
-  free(hd->km); free(hd->ke); free(hd->kd); free(hd->kbad);
-  free(hd->vm); free(hd->ve); free(hd->vd); free(hd->vcls);
+  free(hd->km); free(hd->ke); free(hd->kd); free(hd->kown); free(hd->kbad);
+  free(hd->vm); free(hd->ve); free(hd->vd); free(hd->vown); free(hd->vcls);
   free(hd->v_lsb); free(hd->v_msb); free(hd->v_any); free(hd->vabs);
   memset(hd, 0, sizeof *hd);
   hd->b = hd->kvh = -1;
@@ -72,7 +72,7 @@ void ac_or_head_load(ac_or_ws *w, int64_t b, int64_t kvh)
 void ac_or_head_finish_k(ac_or_head *hd, int64_t tk, int64_t dk, int32_t lsb, int32_t msb)
 {
   hd->k_any = lsb != INT32_MAX;
-  hd->k_l1max = ac_or_k_l1max(hd->kd, tk, dk);
+  hd->k_l1max = ac_or_k_l1max(hd, tk, dk);
   hd->k_lsb = hd->k_any ? lsb : 0;
   hd->k_msb = hd->k_any ? msb : 0;
   if (hd->km)
@@ -84,6 +84,8 @@ void ac_or_head_decode(ac_or_head *hd, const ac_case *cs, int64_t b, int64_t kvh
 {
   const ac_problem *p = &cs->p;
   int64_t nk = p->tk * p->dk, nv = p->tk * p->dv;
+  free(hd->kown); free(hd->vown);   /* binary64 here: kd and vd */
+  hd->kown = NULL; hd->vown = NULL; hd->kf = NULL; hd->vf = NULL;
   if (nk > hd->cap_k) {
     grow64(&hd->km, nk);
     hd->ke = ac_xrealloc(hd->ke, (size_t)nk * sizeof *hd->ke);
@@ -232,8 +234,9 @@ void ac_or_row_scores(ac_or_ws *w)
 
   ac_or_ensure_rows(w, n, 1);
   /* Z_j: budget term only (a few percent suffice); long double keeps fp64 in range. */
+  double *kbuf = ac_xmalloc((size_t)dk * sizeof *kbuf);   /* a key widened from binary32 */
   for (int64_t j = 0; j < n; j++) {
-    const double *kd = hd->kd + j * dk;
+    const double *kd = ac_or_krow(hd, j, dk, kbuf);
     if (p->dtype == AC_F64) {
       long double s = 0;
       for (int64_t t = 0; t < dk; t++) s += fabsl((long double)w->qd[t] * kd[t]);
@@ -244,6 +247,7 @@ void ac_or_row_scores(ac_or_ws *w)
       w->Zabs[j] = s;
     }
   }
+  free(kbuf);
 
   if (!any) {   /* every product is zero */
     w->nl = 1;

@@ -158,6 +158,90 @@ static int write_out(const char *path, const ac_case *c, const ac_oracle_result 
   return rc;
 }
 
+/* The summary printed for one oracle run or the chunks of one. */
+typedef struct {
+  int64_t rows_done, nrows, n_exact, n_rounded, n_fallback, n_unresolved;
+  long max_prec;
+  double seconds;
+  int hits, runs;
+} summary;
+
+static void add_summary(summary *s, const ac_oracle_result *r, int hit)
+{
+  s->rows_done += r->rows_done;
+  s->nrows = r->nrows;
+  s->n_exact += r->n_exact;
+  s->n_rounded += r->n_rounded;
+  s->n_fallback += r->n_fallback;
+  s->n_unresolved += r->n_unresolved;
+  if (r->max_prec > s->max_prec) s->max_prec = r->max_prec;
+  s->seconds += r->seconds;
+  s->hits += hit;
+  s->runs++;
+}
+
+/* One oracle run (cache first); -1 with a message. */
+static int run_one(const ac_case *c, const ac_oracle_opts *o, const char *dir, ac_oracle_result *r, int *hit, ac_err *e)
+{
+  *hit = dir && ac_oracle_cache_load(dir, c, o, r) == 0;
+  if (*hit) return 0;
+  if (ac_oracle_run(c, o, r, e)) return -1;
+  if (dir) ac_oracle_cache_store(dir, c, o, r);
+  return 0;
+}
+
+/* Rows per chunk when the selection is judged chunk by chunk. */
+#define ORACLE_CHUNK_ROWS 256
+
+/* Without -o only the summary is kept, so a selection whose stored elements would outweigh
+ * the case's inputs is computed in chunks of rows, each summarized and freed: the memory is
+ * the inputs plus one chunk (bench/oracle_mem). 1 when it ran chunked (s filled), 0 when the
+ * selection is small enough for one run, -1 with a message. */
+static int run_chunked(const ac_case *c, const ac_oracle_opts *o, const char *dir, summary *s, ac_err *e)
+{
+  const ac_problem *p = &c->p;
+  int64_t nrows = p->batch * p->heads * p->tq, nl = 0;
+  uint8_t *sel = ac_xmalloc((size_t)nrows);
+  if (ac_oracle_select_rows(p, o->rows, o->rows_seed, sel, e)) {
+    free(sel);
+    return -1;
+  }
+  for (int64_t x = 0; x < nrows; x++) nl += sel[x];
+  double inputs = (double)(ac_case_bytes(c, 'q') + ac_case_bytes(c, 'k') + ac_case_bytes(c, 'v'));
+  if (nl <= ORACLE_CHUNK_ROWS || (double)nl * (double)p->dv * (double)sizeof(ac_oracle_elem) <= inputs) {
+    free(sel);
+    return 0;
+  }
+  memset(s, 0, sizeof *s);
+  size_t cap = (size_t)ORACLE_CHUNK_ROWS * 24 + 16;
+  char *list = ac_xmalloc(cap);
+  int64_t x = 0;
+  int rc = 1;
+  while (rc == 1 && x < nrows) {
+    size_t len = 0;
+    int64_t taken = 0;
+    for (; x < nrows && taken < ORACLE_CHUNK_ROWS; x++) {
+      if (!sel[x]) continue;
+      int64_t y = x;   /* a run of selected rows as one range */
+      while (y + 1 < nrows && sel[y + 1] && taken + (y + 1 - x) < ORACLE_CHUNK_ROWS) y++;
+      len += (size_t)snprintf(list + len, cap - len, "%s%lld-%lld", len ? "," : "", (long long)x, (long long)y);
+      taken += y - x + 1;
+      x = y;
+    }
+    if (!taken) break;
+    ac_oracle_opts oc = *o;
+    oc.rows = list;
+    ac_oracle_result r;
+    int hit;
+    if (run_one(c, &oc, dir, &r, &hit, e)) rc = -1;
+    else add_summary(s, &r, hit);
+    if (rc == 1) ac_oracle_result_free(&r);
+  }
+  free(list);
+  free(sel);
+  return rc;
+}
+
 int ac_cmd_oracle(int argc, char **argv)
 {
   const char *cmd = "oracle", *out = NULL;
@@ -217,14 +301,21 @@ int ac_cmd_oracle(int argc, char **argv)
   }
   const char *dir = cache ? ac_oracle_cache_dir() : NULL;
   ac_oracle_result r;
-  int hit = dir && ac_oracle_cache_load(dir, &c, &o, &r) == 0;
-  if (!hit) {
-    if (ac_oracle_run(&c, &o, &r, &e)) {
-      ac_cmd_error(cmd, "%s: %s", path, e.msg);
-      ac_case_free(&c);
-      return AC_EXIT_USAGE;
+  memset(&r, 0, sizeof r);
+  summary s;
+  int chunked = out ? 0 : run_chunked(&c, &o, dir, &s, &e), hit = 0;
+  if (chunked == 0) {
+    if (run_one(&c, &o, dir, &r, &hit, &e) == 0) {
+      memset(&s, 0, sizeof s);
+      add_summary(&s, &r, hit);
+    } else {
+      chunked = -1;
     }
-    if (dir) ac_oracle_cache_store(dir, &c, &o, &r);
+  }
+  if (chunked < 0) {
+    ac_cmd_error(cmd, "%s: %s", path, e.msg);
+    ac_case_free(&c);
+    return AC_EXIT_USAGE;
   }
   int rc = AC_EXIT_OK;
   if (out && write_out(out, &c, &r, o.lse_f64, &e)) {
@@ -232,17 +323,18 @@ int ac_cmd_oracle(int argc, char **argv)
     rc = AC_EXIT_USAGE;
   }
   if (!quiet) {
-    int64_t ne = r.rows_done * c.p.dv;
-    printf("oracle: %s: %lld of %lld rows, %lld elements (%s, %s)\n", path, (long long)r.rows_done,
-           (long long)r.nrows, (long long)ne, ac_dtype_name(c.p.dtype), ac_mask_name(c.p.mask));
+    int64_t ne = s.rows_done * c.p.dv;
+    printf("oracle: %s: %lld of %lld rows, %lld elements (%s, %s)\n", path, (long long)s.rows_done,
+           (long long)s.nrows, (long long)ne, ac_dtype_name(c.p.dtype), ac_mask_name(c.p.mask));
     printf("  exact %lld, rounded by Ziv %lld (%lld past the first level), unresolved %lld\n",
-           (long long)r.n_exact, (long long)r.n_rounded, (long long)r.n_fallback, (long long)r.n_unresolved);
-    printf("  largest precision %ld bits; %.3f s%s\n", r.max_prec, r.seconds, hit ? " (from the cache)" : "");
+           (long long)s.n_exact, (long long)s.n_rounded, (long long)s.n_fallback, (long long)s.n_unresolved);
+    printf("  largest precision %ld bits; %.3f s%s\n", s.max_prec, s.seconds,
+           s.hits == s.runs ? " (from the cache)" : s.hits ? " (partly from the cache)" : "");
     if (out && rc == 0) printf("  written: %s\n", out);
   }
-  if (rc == AC_EXIT_OK && r.n_unresolved) {
+  if (rc == AC_EXIT_OK && s.n_unresolved) {
     ac_cmd_error(cmd, "%s: %lld values unresolved under the precision cap (%ld bits): oracle error", path,
-                 (long long)r.n_unresolved, o.prec_cap);
+                 (long long)s.n_unresolved, o.prec_cap);
     rc = AC_EXIT_INTERNAL;
   }
   ac_oracle_result_free(&r);

@@ -6,6 +6,7 @@ src_libac_core_a_SOURCES = \
 	src/dtype.c src/dtype.h \
 	src/dtype_mpfr.c src/dtype_mpfr.h \
 	src/rng.c src/rng.h \
+	src/npy.c src/npy.h \
 	src/problem.c src/problem.h \
 	src/npz.c src/npz.h \
 	src/casefile.c src/casefile.h src/casemeta.c \

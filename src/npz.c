@@ -1,6 +1,8 @@
-/* npz.c: strict .npy / .npz reader and writer on libzip (stored members, npy format 1.0 on write). */
+/* npz.c: strict .npz (stored zip) reader and writer on libzip; the npy format of the members is
+ * in npy.c. */
 #include "config.h"
 #include "npz.h"
+#include "npy.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -10,7 +12,6 @@
 #include <unistd.h>
 #include <zip.h>
 
-#define NPY_MAGIC "\x93NUMPY"
 #define NPZ_MAX_MEMBERS 4096
 /* DOS epoch plus a day: a fixed member time keeps files byte-reproducible. */
 #define NPZ_MTIME ((time_t)315619200)
@@ -84,63 +85,16 @@ static int add_member(ac_npz_writer *w, const char *zname, void *buf, size_t n, 
   return 0;
 }
 
-static int descr_itemsize(const char *d)
-{
-  if (!d || (d[0] != '<' && d[0] != '>' && d[0] != '|' && d[0] != '=')) return -1;
-  if (!strchr("fiucbV", d[1]) || d[1] == 0) return -1;
-  if (d[2] < '1' || d[2] > '9') return -1;
-  int v = 0;
-  for (const char *p = d + 2; *p; p++) {
-    if (*p < '0' || *p > '9') return -1;
-    v = v * 10 + (*p - '0');
-    if (v > 64) return -1;
-  }
-  return v;
-}
-
 int ac_npz_add_array(ac_npz_writer *w, const char *name, const char *descr, int ndim,
                      const int64_t *shape, const void *data, size_t nbytes, ac_err *e)
 {
   if (!valid_member_name(name)) return ac_err_set(e, "%s: bad member name '%s'", w->path, name);
-  int isz = descr_itemsize(descr);
-  if (isz < 0 || strlen(descr) >= sizeof(((ac_npz_member *)0)->descr))
-    return ac_err_set(e, "%s: member %s: bad descr '%s'", w->path, name, descr ? descr : "");
-  if (ndim < 0 || ndim > 8) return ac_err_set(e, "%s: member %s: bad ndim %d", w->path, name, ndim);
-  int64_t count = 1;
-  char sh[256];
-  size_t sl = 0;
-  sh[sl++] = '(';
-  for (int i = 0; i < ndim; i++) {
-    if (shape[i] < 0 || ac_mul_overflow_i64(count, shape[i], &count) != 0)
-      return ac_err_set(e, "%s: member %s: bad shape", w->path, name);
-    sl += (size_t)snprintf(sh + sl, sizeof sh - sl, "%s%lld", i ? ", " : "", (long long)shape[i]);
-  }
-  if (ndim == 1) sh[sl++] = ',';
-  sh[sl++] = ')';
-  sh[sl] = 0;
-  int64_t want;
-  if (ac_mul_overflow_i64(count, isz, &want) != 0 || (uint64_t)want != nbytes)
-    return ac_err_set(e, "%s: member %s: %zu data bytes for shape %s of %s", w->path, name, nbytes, sh, descr);
-
-  char dict[512];
-  int dl = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr, sh);
-  /* numpy pads magic + length + dict + '\n' to a multiple of 64 with spaces. */
-  size_t total = 10 + (size_t)dl + 1;
-  size_t padded = (total + 63) / 64 * 64;
-  size_t hlen = padded - 10;
-  char *buf = ac_xmalloc(padded + nbytes);
-  memcpy(buf, NPY_MAGIC, 6);
-  buf[6] = 1;
-  buf[7] = 0;
-  buf[8] = (char)(hlen & 0xff);
-  buf[9] = (char)(hlen >> 8);
-  memcpy(buf + 10, dict, (size_t)dl);
-  memset(buf + 10 + dl, ' ', padded - total);
-  buf[padded - 1] = '\n';
-  if (nbytes) memcpy(buf + padded, data, nbytes);
+  void *buf;
+  size_t size;
+  if (ac_npy_encode(w->path, name, descr, ndim, shape, data, nbytes, &buf, &size, e) != 0) return -1;
   char zname[80];
   snprintf(zname, sizeof zname, "%s.npy", name);
-  return add_member(w, zname, buf, padded + nbytes, e);
+  return add_member(w, zname, buf, size, e);
 }
 
 int ac_npz_add_bytes(ac_npz_writer *w, const char *name, const void *data, size_t nbytes, ac_err *e)
@@ -432,103 +386,6 @@ static zip_file_t *open_member(ac_npz *z, npz_entry *en, ac_err *e)
   return f;
 }
 
-/* ---- npy header ---------------------------------------------------------- */
-
-typedef struct {
-  const char *s, *end;
-} cursor;
-
-static void skip_ws(cursor *c)
-{
-  while (c->s < c->end && (*c->s == ' ' || *c->s == '\t')) c->s++;
-}
-
-static int eat(cursor *c, char ch)
-{
-  skip_ws(c);
-  if (c->s < c->end && *c->s == ch) {
-    c->s++;
-    return 1;
-  }
-  return 0;
-}
-
-static int quoted(cursor *c, char *out, size_t cap)
-{
-  skip_ws(c);
-  if (c->s >= c->end || (*c->s != '\'' && *c->s != '"')) return -1;
-  char q = *c->s++;
-  size_t n = 0;
-  while (c->s < c->end && *c->s != q) {
-    if (n + 1 >= cap) return -1;
-    out[n++] = *c->s++;
-  }
-  if (c->s >= c->end) return -1;
-  c->s++;
-  out[n] = 0;
-  return 0;
-}
-
-static int parse_npy_dict(const char *h, size_t n, ac_npz_member *m, const char *path, const char *name, ac_err *e)
-{
-  cursor c = {h, h + n};
-  int have_descr = 0, have_fo = 0, have_shape = 0;
-  if (!eat(&c, '{')) return ac_err_set(e, "%s: member '%s': npy header is not a dict", path, name);
-  for (;;) {
-    if (eat(&c, '}')) break;
-    char key[32];
-    if (quoted(&c, key, sizeof key) != 0 || !eat(&c, ':'))
-      return ac_err_set(e, "%s: member '%s': malformed npy header", path, name);
-    if (!strcmp(key, "descr")) {
-      if (have_descr++) return ac_err_set(e, "%s: member '%s': npy header repeats descr", path, name);
-      if (quoted(&c, m->descr, sizeof m->descr) != 0 || descr_itemsize(m->descr) < 0)
-        return ac_err_set(e, "%s: member '%s': unsupported npy descr", path, name);
-    } else if (!strcmp(key, "fortran_order")) {
-      if (have_fo++) return ac_err_set(e, "%s: member '%s': npy header repeats fortran_order", path, name);
-      skip_ws(&c);
-      if ((size_t)(c.end - c.s) >= 5 && !memcmp(c.s, "False", 5)) {
-        c.s += 5;
-      } else if ((size_t)(c.end - c.s) >= 4 && !memcmp(c.s, "True", 4)) {
-        c.s += 4;
-        m->fortran_order = 1;
-      } else {
-        return ac_err_set(e, "%s: member '%s': malformed fortran_order", path, name);
-      }
-    } else if (!strcmp(key, "shape")) {
-      if (have_shape++) return ac_err_set(e, "%s: member '%s': npy header repeats shape", path, name);
-      if (!eat(&c, '(')) return ac_err_set(e, "%s: member '%s': malformed shape", path, name);
-      m->ndim = 0;
-      for (;;) {
-        if (eat(&c, ')')) break;
-        skip_ws(&c);
-        if (c.s >= c.end || *c.s < '0' || *c.s > '9')
-          return ac_err_set(e, "%s: member '%s': malformed shape", path, name);
-        int64_t v = 0;
-        while (c.s < c.end && *c.s >= '0' && *c.s <= '9') {
-          if (ac_mul_overflow_i64(v, 10, &v) || ac_add_overflow_i64(v, *c.s - '0', &v))
-            return ac_err_set(e, "%s: member '%s': shape dimension overflows", path, name);
-          c.s++;
-        }
-        if (c.s < c.end && *c.s == 'L') c.s++;
-        if (m->ndim >= 8) return ac_err_set(e, "%s: member '%s': more than 8 dimensions", path, name);
-        m->shape[m->ndim++] = v;
-        if (eat(&c, ')')) break;
-        if (!eat(&c, ',')) return ac_err_set(e, "%s: member '%s': malformed shape", path, name);
-      }
-    } else {
-      return ac_err_set(e, "%s: member '%s': unknown npy header key '%s'", path, name, key);
-    }
-    if (eat(&c, '}')) break;
-    if (!eat(&c, ',')) return ac_err_set(e, "%s: member '%s': malformed npy header", path, name);
-  }
-  while (c.s < c.end && (*c.s == ' ' || *c.s == '\n' || *c.s == '\0')) c.s++;
-  if (c.s != c.end) return ac_err_set(e, "%s: member '%s': trailing bytes in npy header", path, name);
-  if (!have_descr || !have_fo || !have_shape)
-    return ac_err_set(e, "%s: member '%s': npy header lacks %s", path, name,
-                      !have_descr ? "descr" : !have_fo ? "fortran_order" : "shape");
-  return 0;
-}
-
 /* Parses the npy preamble at the start of a member: fills m (not data) and the header length. */
 static int parse_npy(ac_npz *z, npz_entry *en, const unsigned char *pre, size_t npre, zip_file_t *f,
                      ac_npz_member *m, ac_err *e)
@@ -536,7 +393,7 @@ static int parse_npy(ac_npz *z, npz_entry *en, const unsigned char *pre, size_t 
   /* pre holds the first npre bytes of the member; f (if non-NULL) continues after them. */
   memset(m, 0, sizeof *m);
   snprintf(m->name, sizeof m->name, "%s", en->name);
-  if (npre < 10 || memcmp(pre, NPY_MAGIC, 6) != 0)
+  if (npre < 10 || memcmp(pre, AC_NPY_MAGIC, 6) != 0)
     return ac_err_set(e, "%s: member '%s': not an npy array (bad magic)", z->path, en->name);
   int major = pre[6];
   uint64_t hlen, pre_len;
@@ -563,9 +420,9 @@ static int parse_npy(ac_npz *z, npz_entry *en, const unsigned char *pre, size_t 
     if (read_exact(z, en, f, h + have, hlen - have, e) != 0) return -1;
   }
   h[hlen] = 0;
-  if (parse_npy_dict(h, hlen, m, z->path, en->name, e) != 0) return -1;
+  if (ac_npy_parse_dict(h, hlen, m, z->path, en->name, e) != 0) return -1;
   en->fortran = m->fortran_order;
-  int isz = descr_itemsize(m->descr);
+  int isz = ac_npy_itemsize(m->descr);
   int64_t count = 1, bytes;
   for (int i = 0; i < m->ndim; i++)
     if (ac_mul_overflow_i64(count, m->shape[i], &count) != 0)
@@ -579,26 +436,6 @@ static int parse_npy(ac_npz *z, npz_entry *en, const unsigned char *pre, size_t 
   m->nbytes = (size_t)bytes;
   en->hdr = pre_len + hlen;
   return 0;
-}
-
-/* The n elements of isz bytes at data, stored in Fortran order (first index fastest), put in C
- * order (last index fastest) in place. */
-static void fortran_to_c(void *data, int ndim, const int64_t *shape, int isz, size_t nbytes)
-{
-  if (ndim < 2 || nbytes == 0) return;
-  char *src = ac_xmalloc(nbytes), *dst = data;
-  memcpy(src, data, nbytes);
-  int64_t idx[8] = {0}, fstride[8];
-  fstride[0] = 1;
-  for (int k = 1; k < ndim; k++) fstride[k] = fstride[k - 1] * shape[k - 1];
-  size_t n = nbytes / (size_t)isz;
-  for (size_t c = 0; c < n; c++) {   /* c walks the C order; idx is its multi-index */
-    int64_t f = 0;
-    for (int k = 0; k < ndim; k++) f += idx[k] * fstride[k];
-    memcpy(dst + c * (size_t)isz, src + (size_t)f * (size_t)isz, (size_t)isz);
-    for (int k = ndim - 1; k >= 0 && ++idx[k] == shape[k]; k--) idx[k] = 0;
-  }
-  free(src);
 }
 
 int ac_npz_read(ac_npz *z, const char *name, ac_npz_member *m, ac_err *e)
@@ -633,7 +470,7 @@ int ac_npz_read(ac_npz *z, const char *name, ac_npz_member *m, ac_err *e)
   if (parse_npy(z, en, en->buf, npre, NULL, m, e) != 0) return -1;
   m->data = (const char *)en->buf + en->hdr;
   if (m->fortran_order && !en->c_order) {
-    fortran_to_c((char *)en->buf + en->hdr, m->ndim, m->shape, descr_itemsize(m->descr), m->nbytes);
+    ac_npy_fortran_to_c((char *)en->buf + en->hdr, m->ndim, m->shape, ac_npy_itemsize(m->descr), m->nbytes);
     en->c_order = 1;
   }
   return 0;
@@ -673,6 +510,6 @@ int ac_npz_read_into(ac_npz *z, const char *name, void *dst, size_t nbytes, ac_e
   if (finish(z, en, f, e) != 0) return -1;
   if (!en->fortran) return 0;
   if (ac_npz_read_header(z, name, &m, e) != 0) return -1;   /* its shape, for the transpose */
-  fortran_to_c(dst, m.ndim, m.shape, descr_itemsize(m.descr), nbytes);
+  ac_npy_fortran_to_c(dst, m.ndim, m.shape, ac_npy_itemsize(m.descr), nbytes);
   return 0;
 }

@@ -3,7 +3,7 @@
 # The harness: every misbehaviour becomes its status; strides and pre-fills reach kernels;
 # texec_decl_parse: an exec worker's declaration (the hello handshake), parsing and capability
 # checks; tcpukernels: built-in CPU kernels against naive-f64, and every mutant against its trigger.
-AC_KERNELS_TESTS = tests/tharness tests/tharness_worker tests/tharness_exec tests/tplugin \
+AC_KERNELS_TESTS = tests/tharness tests/tharness_worker tests/tharness_exec tests/tharness_variants tests/tplugin \
 	tests/texec_decl_parse tests/tcpukernels
 # tcontain.sh: nothing a kernel or exec worker starts outlives its case or hangs attncheck.
 AC_KERNELS_SH = tests/plugin_refused.sh tests/plugin_suite.sh tests/tinstall_plugin.sh tests/tcontain.sh tests/plugin_abspath.sh \

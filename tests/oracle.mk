@@ -7,7 +7,7 @@ AC_ORACLE_TESTS = tests/toracle_brute tests/toracle_basic tests/toracle_exact te
 	tests/toracle_cache tests/toracle_fast tests/toracle_inf tests/tbudget tests/thull tests/tcli_limits \
 	tests/tscaled
 # the oracle cache from the command line: damaged entries never change a verdict
-AC_ORACLE_SH = tests/tcmd_oracle_cache.sh
+AC_ORACLE_SH = tests/tcmd_oracle_cache.sh tests/tcmd_oracle_chunked.sh
 check_PROGRAMS += $(AC_ORACLE_TESTS)
 TESTS += $(AC_ORACLE_TESTS) $(AC_ORACLE_SH)
 dist_noinst_SCRIPTS += $(AC_ORACLE_SH)

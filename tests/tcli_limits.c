@@ -119,13 +119,19 @@ START_TEST(oracle_memory_follows_the_rows_and_the_cap)
   /* 4096 x 128 f32: 6 MiB of inputs; every row needs about 80 MiB, edges+0 about 35 MiB */
   const char *p = gen("mid.npz", "--t 4096 --dk 128 --mask causal --seed 3");
   const char *bin = ac_test_attncheck();
-  expect(2, "memory cap", "ATTNCHECK_MEM_CAP=64M ATTNCHECK_CACHE=off '%s' oracle '%s' --threads 1", bin, p);
+  /* with -o the result of every row is kept (without it, `oracle` runs chunk by chunk) */
+  expect(2, "memory cap", "ATTNCHECK_MEM_CAP=64M ATTNCHECK_CACHE=off '%s' oracle '%s' --threads 1 -o '%s'", bin, p,
+         tmp_path("mid-all.npz"));
   char cmd[2048], out[4096];
   snprintf(cmd, sizeof cmd, "ATTNCHECK_MEM_CAP=64M ATTNCHECK_CACHE=off '%s' oracle -q '%s' --threads 1 --rows 0,4095 2>&1",
            bin, p);
   ck_assert_msg(ac_test_system(cmd, out, sizeof out) == 0, "%s\n%s", cmd, out);
   /* the option, and the output file's members (every row) against the cap */
-  expect(2, "memory cap", "ATTNCHECK_CACHE=off '%s' oracle '%s' --threads 1 --mem-cap 64M", bin, p);
+  expect(2, "memory cap", "ATTNCHECK_CACHE=off '%s' oracle '%s' --threads 1 --mem-cap 64M -o '%s'", bin, p,
+         tmp_path("mid-all.npz"));
+  /* without -o the rows run in chunks: the same selection fits under the cap */
+  snprintf(cmd, sizeof cmd, "ATTNCHECK_MEM_CAP=64M ATTNCHECK_CACHE=off '%s' oracle -q '%s' --threads 1 2>&1", bin, p);
+  ck_assert_msg(ac_test_system(cmd, out, sizeof out) == 0, "%s\n%s", cmd, out);
   expect(2, "output file", "ATTNCHECK_CACHE=off '%s' oracle -q '%s' --threads 1 --rows 0 --mem-cap 48M -o '%s'", bin, p,
          tmp_path("mid-out.npz"));
   ck_assert(access(tmp_path("mid-out.npz"), F_OK) != 0);
@@ -145,7 +151,8 @@ START_TEST(out_of_memory_is_exit_3_in_one_line)
     if (ac_test_system(cmd, out, sizeof out) == 0) { lim = kb; break; }
   }
   ck_assert_msg(lim > 0, "info does not run under 4 GiB of virtual memory");
-  expect(3, "out of memory", "ulimit -v %ld; ATTNCHECK_CACHE=off '%s' oracle '%s' --threads 1", lim + 8192, bin, p);
+  expect(3, "out of memory", "ulimit -v %ld; ATTNCHECK_CACHE=off '%s' oracle '%s' --threads 1 -o '%s'", lim + 8192, bin, p,
+         tmp_path("oom-out.npz"));
 }
 END_TEST
 

@@ -347,6 +347,9 @@ static void compare(const ac_case *c, const ac_oracle_result *F, const ac_oracle
                     AC_SEED_FMT "%s case %d elem %lld,%lld: budget terms R %a/%a D %a/%a S %a/%a Sp %a/%a G %a/%a",
                     AC_SEED_ARG, dn, k, (long long)x, (long long)t, ea->R, eb->R, ea->D, eb->D, ea->S, eb->S, ea->Sp,
                     eb->Sp, ea->G, eb->G);
+      /* M: the binary64 pass finds the extremes of V in its budget pass (keys of weight 0 included) */
+      REQUIRE(close_do(ea->M, eb->M, dO), AC_SEED_FMT "%s case %d elem %lld,%lld: M %a vs %a", AC_SEED_ARG, dn, k,
+              (long long)x, (long long)t, ea->M, eb->M);
       for (int q = 0; q < F->nmu; q++)
         REQUIRE(close_do(ea->F[q], eb->F[q], dO + 1e-6 * eb->D),
                       AC_SEED_FMT "%s case %d elem %lld,%lld: F[%d] %a vs %a", AC_SEED_ARG, dn, k, (long long)x,
@@ -422,7 +425,7 @@ START_TEST(decode_same)
 {
   ac_rng r;
   ac_rng_init(&r, ac_test_seed(), 0x64656364);
-  int64_t ngroups = 0;
+  int64_t ngroups = 0, f32_own[2] = {0, 0};   /* fp32 heads: K or V the case's own array, or copied */
   for (int k = 0; k < 600; k++) {
     ac_dtype dt = (ac_dtype)(k % AC_NDTYPES);
     ac_case c;
@@ -441,26 +444,45 @@ START_TEST(decode_same)
         ac_or_fast_head_decode(&b, &c, bb, h, &oo, 1u << dt);
         REQUIRE(a.b == b.b && a.kvh == b.kvh && a.k_any == b.k_any && a.k_lsb == b.k_lsb && a.k_msb == b.k_msb,
                 AC_SEED_FMT "%s case %d: head summary differs", AC_SEED_ARG, ac_dtype_name(dt), k);
-        int k_me = 1;   /* significand and exponent, stored or split from kd (ac_or_k) */
+        int k_me = 1;   /* significand and exponent, stored or split from kd or kf (ac_or_k), and the value */
         for (int64_t x = 0; x < nk; x++) {
           int32_t ea, eb;
-          if (ac_or_k(&a, (size_t)x, &ea) != ac_or_k(&b, (size_t)x, &eb) || ea != eb) k_me = 0;
+          double da = ac_or_kval(&a, (size_t)x), db = ac_or_kval(&b, (size_t)x);
+          if (ac_or_k(&a, (size_t)x, &ea) != ac_or_k(&b, (size_t)x, &eb) || ea != eb || memcmp(&da, &db, sizeof da))
+            k_me = 0;
         }
-        REQUIRE(k_me && !memcmp(a.kd, b.kd, (size_t)nk * sizeof *a.kd) && !memcmp(a.kbad, b.kbad, (size_t)p->tk),
+        REQUIRE(k_me && !memcmp(a.kbad, b.kbad, (size_t)p->tk),
                 AC_SEED_FMT "%s case %d: K differs", AC_SEED_ARG, ac_dtype_name(dt), k);
         int v_me = 1;   /* significand and exponent, stored or split from vd (ac_or_v) */
         for (int64_t x = 0; x < nv; x++) {
           int32_t ea, eb;
           int64_t ma = ac_or_v(&a, (size_t)x, x % dv, &ea), mb = ac_or_v(&b, (size_t)x, x % dv, &eb);
-          if (ma != mb || ea != eb) v_me = 0;
+          double da = ac_or_vval(&a, (size_t)x), db = ac_or_vval(&b, (size_t)x);
+          if (ma != mb || ea != eb || memcmp(&da, &db, sizeof da)) v_me = 0;
         }
         REQUIRE(a.vm && a.km && (b.vm == NULL) == (dt != AC_F64) && (b.km == NULL) == (dt != AC_F64),
                 AC_SEED_FMT "%s: km, vm", AC_SEED_ARG, ac_dtype_name(dt));
-        REQUIRE(v_me && !memcmp(a.vd, b.vd, (size_t)nv * sizeof *a.vd) && !memcmp(a.vcls, b.vcls, (size_t)nv) &&
+        /* the narrow dtypes keep K and V in binary32 alone (half the bytes of binary64) */
+        REQUIRE((b.kd == NULL) == (dt != AC_F64) && (b.vd == NULL) == (dt != AC_F64) &&
+                    (b.kf != NULL) == (dt != AC_F64) && (b.vf != NULL) == (dt != AC_F64),
+                AC_SEED_FMT "%s: kd, vd, kf, vf", AC_SEED_ARG, ac_dtype_name(dt));
+        REQUIRE(v_me && !memcmp(a.vcls, b.vcls, (size_t)nv) &&
                     !memcmp(a.v_lsb, b.v_lsb, (size_t)dv * sizeof *a.v_lsb) &&
                     !memcmp(a.v_msb, b.v_msb, (size_t)dv * sizeof *a.v_msb) && !memcmp(a.v_any, b.v_any, (size_t)dv) &&
                     !memcmp(a.vabs, b.vabs, (size_t)(nv + dv) * sizeof *a.vabs),
                 AC_SEED_FMT "%s case %d: V differs", AC_SEED_ARG, ac_dtype_name(dt), k);
+        if (dt == AC_F32) {
+          /* no copy of an all-finite K or V: kf and vf point into the case */
+          int kfin = 1, vfin = 1;
+          for (int64_t j = 0; j < p->tk; j++) kfin &= b.kbad[j] == 0;
+          for (int64_t x = 0; x < nv; x++) vfin &= b.vcls[x] == AC_VCLS_FINITE;
+          REQUIRE((b.kown == NULL) == kfin && (b.vown == NULL) == vfin &&
+                      (!kfin || b.kf == (const float *)c.k + ac_kidx(p, bb, h, 0, 0)) &&
+                      (!vfin || b.vf == (const float *)c.v + ac_vidx(p, bb, h, 0, 0)),
+                  AC_SEED_FMT "f32 case %d: K or V copied although finite, or borrowed with NaN/inf", AC_SEED_ARG, k);
+          f32_own[kfin]++;
+          f32_own[vfin]++;
+        }
       }
     /* scores and groups of every row with finite inputs: the fast ones equal the others */
     ac_or_scale sc;
@@ -513,6 +535,8 @@ START_TEST(decode_same)
     ac_case_free(&c);
   }
   ck_assert_msg(ngroups > 1000, "only %lld rows compared", (long long)ngroups);
+  ck_assert_msg(f32_own[0] > 0 && f32_own[1] > 0, "fp32 heads: %lld copied, %lld borrowed", (long long)f32_own[0],
+                (long long)f32_own[1]);
 }
 END_TEST
 

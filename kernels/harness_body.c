@@ -1,0 +1,357 @@
+/* harness_body.c: the body of a harness run (in the child, or in process): the kernel's
+ * guarded buffers, the run itself, and the checks of guards, inputs and unwritten outputs,
+ * all reported through the result area (harness_priv.h). */
+#include "config.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "accuda.h"
+#include "harness_priv.h"
+
+/* One guarded tensor as the kernel sees it: [B][H][T][D] with the ABI's strides in a span
+ * with guards on both sides; an input also keeps the dense data it was filled from. */
+typedef struct {
+  const char *name;        /* in messages */
+  ac_dtype dtype;
+  int64_t dim[4];          /* B, H, T, D */
+  const int64_t *stride;   /* the ABI problem's strides */
+  int64_t count;           /* elements */
+  const void *dense;       /* inputs: the case's data (NULL for the output) */
+  int64_t span;            /* elements of the strided span */
+  ac_guarded g;
+} hx_tensor;
+
+/* The inputs, in the order they are allocated, filled and checked; the variant tensors
+ * (ABI 2) are there only when the case uses them (dense NULL otherwise). */
+enum { HX_Q, HX_K, HX_V, HX_BIAS, HX_MASK, HX_SLOPES, HX_SINKS, HX_DESCALE_Q, HX_DESCALE_K, HX_DESCALE_V, HX_NIN };
+
+typedef struct {
+  hx_tensor in[HX_NIN];
+  hx_tensor o;
+  ac_guarded lse;          /* rows floats, with want_lse only */
+  uint64_t fill, lfill;    /* the pre-fill patterns of o and lse */
+  size_t guard;
+} hx_bufs;
+
+static void appendf(char *buf, size_t n, const char *fmt, const char *tensor, const char *what, int64_t a, int64_t b)
+{
+  size_t len = strlen(buf);
+  if (len + 1 >= n) return;
+  snprintf(buf + len, n - len, fmt, len ? "; " : "", tensor, what, (long long)a, (long long)b);
+}
+
+/* Checks both margins of g; appends a description to msg. 1 when intact. */
+static int guards_ok(const ac_guarded *g, const char *tensor, char *msg, size_t n)
+{
+  uint64_t nan = ac_nan_bits(g->dtype);
+  size_t es = ac_dtype_size(g->dtype);
+  const unsigned char *pre = g->alloc;
+  const unsigned char *post = (const unsigned char *)g->data + g->n * es;
+  int ok = 1;
+  int64_t bad = 0, nearest = -1;
+  for (size_t i = 0; i < g->guard; i++)      /* i = distance before the first element, minus one */
+    if (ac_load_bits(g->dtype, pre, g->guard - 1 - i) != nan) {
+      if (nearest < 0) nearest = (int64_t)i + 1;
+      bad++;
+    }
+  if (bad) {
+    ok = 0;
+    appendf(msg, n, "%s%s: %s (%lld element(s), nearest at -%lld)", tensor, "guard before the tensor overwritten", bad, nearest);
+  }
+  bad = 0;
+  nearest = -1;
+  for (size_t i = 0; i < g->guard; i++)
+    if (ac_load_bits(g->dtype, post, i) != nan) {
+      if (nearest < 0) nearest = (int64_t)i;
+      bad++;
+    }
+  if (bad) {
+    ok = 0;
+    appendf(msg, n, "%s%s: %s (%lld element(s), first at end+%lld)", tensor, "guard after the tensor overwritten", bad, nearest);
+  }
+  return ok;
+}
+
+/* Writes into the gaps of a strided span (positions that are no element): overwrites the
+ * element positions with NaN, then every position of the span must hold the NaN pattern. */
+static int gaps_ok(const hx_tensor *t, uint64_t nan, char *msg, size_t n)
+{
+  const ac_guarded *g = &t->g;
+  if ((int64_t)g->n == t->count) return 1;   /* dense: no gaps */
+  void *fill = ac_xmalloc((size_t)t->count * ac_dtype_size(g->dtype));
+  for (int64_t i = 0; i < t->count; i++) ac_store_bits(g->dtype, fill, (size_t)i, nan);
+  ac_scatter_strided(g->dtype, fill, t->dim[0], t->dim[1], t->dim[2], t->dim[3], t->stride, g->data);
+  free(fill);
+  int64_t bad = 0, first = -1;
+  for (size_t i = 0; i < g->n; i++)
+    if (ac_load_bits(g->dtype, g->data, i) != nan) {
+      if (first < 0) first = (int64_t)i;
+      bad++;
+    }
+  if (bad) appendf(msg, n, "%s%s: %s (%lld position(s), first at offset %lld)", t->name, "wrote into the gaps of its strided layout", bad, first);
+  return bad == 0;
+}
+
+/* An input must come back exactly as it was handed over. */
+static int input_ok(const hx_tensor *t, char *msg, size_t n)
+{
+  const ac_guarded *g = &t->g;
+  size_t es = ac_dtype_size(g->dtype);
+  unsigned char *back = ac_xmalloc((size_t)t->count * es);
+  ac_gather_strided(g->dtype, g->data, t->dim[0], t->dim[1], t->dim[2], t->dim[3], t->stride, back);
+  int64_t bad = 0, first = -1;
+  if (memcmp(back, t->dense, (size_t)t->count * es) != 0)
+    for (int64_t i = 0; i < t->count; i++)
+      if (memcmp(back + (size_t)i * es, (const unsigned char *)t->dense + (size_t)i * es, es) != 0) {
+        if (first < 0) first = i;
+        bad++;
+      }
+  free(back);
+  if (bad) appendf(msg, n, "%s%s: %s (%lld element(s), first at dense index %lld)", t->name, "kernel wrote into its input", bad, first);
+  int ok = bad == 0;
+  ok &= gaps_ok(t, ac_nan_bits(g->dtype), msg, n);
+  return ok;
+}
+
+/* Asks supports() (if the kernel has it); 0 with the area finished when the answer is no. */
+static int hx_supported(const ac_hx_ctx *x, ac_hx_head *h)
+{
+  const attncheck_kernel *kk = x->k->abi;
+  if (!kk->supports) return 1;
+  char why[512] = "";
+  h->stage = AC_HX_IN_SUPPORTS;
+  int yes = kk->supports(&x->ap, why, sizeof why);
+  h->stage = 0;
+  if (yes) return 1;
+  why[sizeof why - 1] = 0;
+  h->status = AC_RUN_UNSUPPORTED;
+  snprintf(h->msg, sizeof h->msg, "%s", why[0] ? why : "the kernel does not support this problem");
+  h->done = 1;
+  return 0;
+}
+
+static hx_tensor hx_tensor_of(const char *name, ac_dtype t, int64_t B, int64_t H, int64_t T, int64_t D,
+                              const int64_t *stride, int64_t count, const void *dense)
+{
+  hx_tensor u = {name, t, {B, H, T, D}, stride, count, dense, ac_strided_span(B, H, T, D, stride), {0}};
+  return u;
+}
+
+/* The tensors of the case: one line each; an input added here is allocated, filled,
+ * handed over and checked like the others. */
+/* The variant tensors: bias and mask [extent_b][extent_h][tq][tk] with the ABI's strides (0
+ * over a broadcast extent); slopes, sinks and descales as one dense row of binary32. The
+ * boolean mask's bytes travel as a one-byte dtype (its guards hold that dtype's NaN byte). */
+static void hx_describe_variants(const ac_hx_ctx *x, hx_bufs *b)
+{
+  static const int64_t row[4] = {0, 0, 0, 1};
+  const ac_case *c = x->c;
+  const ac_problem *p = &c->p;
+  const attncheck_problem *ap = &x->ap;
+  const ac_features *f = &p->f;
+  if (f->used & AC_FEAT_BIAS)
+    b->in[HX_BIAS] = hx_tensor_of("bias", f->bias_dtype, f->bias_b, f->bias_h, p->tq, p->tk, ap->bias_stride,
+                                  f->bias_b * f->bias_h * p->tq * p->tk, c->bias);
+  if (f->used & AC_FEAT_BOOL_MASK)
+    b->in[HX_MASK] = hx_tensor_of("bool_mask", AC_E4M3, f->mask_b, f->mask_h, p->tq, p->tk, ap->bool_mask_stride,
+                                  f->mask_b * f->mask_h * p->tq * p->tk, c->bool_mask);
+  int64_t ns = f->alibi_per_batch ? p->batch * p->heads : p->heads, nd = p->batch * p->kv_heads;
+  if (f->used & AC_FEAT_ALIBI) b->in[HX_SLOPES] = hx_tensor_of("alibi_slopes", AC_F32, 1, 1, 1, ns, row, ns, c->alibi_slopes);
+  if (f->used & AC_FEAT_SINKS) b->in[HX_SINKS] = hx_tensor_of("sinks", AC_F32, 1, 1, 1, p->heads, row, p->heads, c->sinks);
+  if (f->used & AC_FEAT_DESCALE) {
+    b->in[HX_DESCALE_Q] = hx_tensor_of("descale_q", AC_F32, 1, 1, 1, nd, row, nd, c->descale[0]);
+    b->in[HX_DESCALE_K] = hx_tensor_of("descale_k", AC_F32, 1, 1, 1, nd, row, nd, c->descale[1]);
+    b->in[HX_DESCALE_V] = hx_tensor_of("descale_v", AC_F32, 1, 1, 1, nd, row, nd, c->descale[2]);
+  }
+}
+
+static void hx_describe(const ac_hx_ctx *x, hx_bufs *b)
+{
+  const ac_problem *p = &x->c->p;
+  const attncheck_problem *ap = &x->ap;
+  ac_dtype t = p->dtype;
+  memset(b, 0, sizeof *b);
+  b->in[HX_Q] = hx_tensor_of("q", t, p->batch, p->heads, p->tq, p->dk, ap->q_stride, x->cn.q, x->c->q);
+  b->in[HX_K] = hx_tensor_of("k", t, p->batch, p->kv_heads, p->tk, p->dk, ap->k_stride, x->cn.k, x->c->k);
+  b->in[HX_V] = hx_tensor_of("v", t, p->batch, p->kv_heads, p->tk, p->dv, ap->v_stride, x->cn.v, x->c->v);
+  hx_describe_variants(x, b);
+  b->o = hx_tensor_of("o", t, p->batch, p->heads, p->tq, p->dv, ap->o_stride, x->cn.o, NULL);
+  b->guard = (size_t)(x->o->guard < AC_MIN_GUARD ? AC_MIN_GUARD : x->o->guard);
+  /* Outputs (elements and gaps) hold their own NaN; guards, input gaps: ac_nan_bits. */
+  b->fill = x->o->prefill_alt ? ac_harness_prefill_alt_bits(t) : ac_harness_prefill_bits(t);
+  b->lfill = x->o->prefill_alt ? ac_harness_prefill_alt_bits(AC_F32) : ac_harness_prefill_bits(AC_F32);
+}
+
+static void hx_free(hx_bufs *b)
+{
+  for (int i = 0; i < HX_NIN; i++) ac_guarded_free(&b->in[i].g);
+  ac_guarded_free(&b->o.g);
+  ac_guarded_free(&b->lse);
+}
+
+/* Allocates the spans with guards, pre-fills the outputs and copies the inputs in. */
+static int hx_setup(const ac_hx_ctx *x, hx_bufs *b, ac_err *e)
+{
+  for (int i = 0; i < HX_NIN; i++)
+    if (b->in[i].dense && ac_guarded_alloc(&b->in[i].g, b->in[i].dtype, (size_t)b->in[i].span, b->guard, e)) return -1;
+  if (ac_guarded_alloc(&b->o.g, b->o.dtype, (size_t)b->o.span, b->guard, e)) return -1;
+  if (x->o->want_lse && ac_guarded_alloc(&b->lse, AC_F32, (size_t)x->cn.rows, b->guard, e)) return -1;
+  for (size_t i = 0; i < b->o.g.n; i++) ac_store_bits(b->o.dtype, b->o.g.data, i, b->fill);
+  for (size_t i = 0; i < b->lse.n; i++) ac_store_bits(AC_F32, b->lse.data, i, b->lfill);
+  for (int i = 0; i < HX_NIN; i++) {
+    hx_tensor *u = &b->in[i];
+    if (!u->dense) continue;
+    ac_scatter_strided(u->dtype, u->dense, u->dim[0], u->dim[1], u->dim[2], u->dim[3], u->stride, u->g.data);
+  }
+  return 0;
+}
+
+/* A CUDA kernel: device copies with their own guards; the spans come back into the host
+ * buffers. -1 with the area finished when the run could not happen or crashed; otherwise
+ * whether run() failed, and *ok cleared when a device guard was overwritten. */
+static int hx_run_cuda(ac_hx_ctx *x, hx_bufs *b, float *lse, char *err, size_t n, int *ok)
+{
+  ac_hx_head *h = (ac_hx_head *)x->area;
+  ac_cuda_case cc = {.k = x->k->abi,
+                     .p = &x->ap,
+                     .q_span = b->in[HX_Q].g.data,
+                     .k_span = b->in[HX_K].g.data,
+                     .v_span = b->in[HX_V].g.data,
+                     .q_n = (size_t)b->in[HX_Q].span,
+                     .k_n = (size_t)b->in[HX_K].span,
+                     .v_n = (size_t)b->in[HX_V].span,
+                     .o_span = b->o.g.data,
+                     .o_n = (size_t)b->o.span,
+                     .lse = lse,
+                     .lse_n = x->o->want_lse ? (size_t)x->cn.rows : 0,
+                     .device = x->o->device,
+                     .guard = b->guard};
+  int cr = ac_cuda_run_case(&cc, &h->kernel_ms, err, n);
+  err[n - 1] = 0;
+  if (cr == AC_CUDA_RUN_CRASH || cr == AC_CUDA_RUN_SETUP_ERROR) {
+    h->status = cr == AC_CUDA_RUN_CRASH ? AC_RUN_CRASH : AC_RUN_UNSUPPORTED;
+    snprintf(h->msg, sizeof h->msg, "%s", err[0] ? err : "CUDA run failed");
+    h->done = 1;
+    return -1;
+  }
+  if (cr == AC_CUDA_RUN_GUARD) {
+    *ok = 0;
+    size_t len = strlen(h->guard_msg);
+    snprintf(h->guard_msg + len, sizeof h->guard_msg - len, "%sdevice: %s", len ? "; " : "", err);
+    err[0] = 0;
+  }
+  return cr == AC_CUDA_RUN_KERNEL_ERROR;
+}
+
+/* Hands the buffers to the kernel: -1 with the area finished when there is nothing left to
+ * check (hx_run_cuda); otherwise 0 with *rc what run() returned. */
+static int hx_run(ac_hx_ctx *x, hx_bufs *b, char *err, size_t n, int *rc, int *ok)
+{
+  ac_hx_head *h = (ac_hx_head *)x->area;
+  const attncheck_kernel *kk = x->k->abi;
+  attncheck_tensors tt;
+  memset(&tt, 0, sizeof tt);
+  tt.q = b->in[HX_Q].g.data;
+  tt.k = b->in[HX_K].g.data;
+  tt.v = b->in[HX_V].g.data;
+  tt.o = b->o.g.data;
+  tt.lse = x->o->want_lse ? (float *)b->lse.data : NULL;
+  tt.bias = b->in[HX_BIAS].g.data;
+  tt.bool_mask = b->in[HX_MASK].g.data;
+  tt.alibi_slopes = b->in[HX_SLOPES].g.data;
+  tt.sinks = b->in[HX_SINKS].g.data;
+  tt.descale_q = b->in[HX_DESCALE_Q].g.data;
+  tt.descale_k = b->in[HX_DESCALE_K].g.data;
+  tt.descale_v = b->in[HX_DESCALE_V].g.data;
+  if (kk->memory == ATTNCHECK_MEM_CUDA) {
+    *rc = hx_run_cuda(x, b, tt.lse, err, n, ok);
+    return *rc < 0 ? -1 : 0;
+  }
+  double t0 = ac_now();
+  h->stage = AC_HX_IN_RUN;
+  *rc = kk->run(&x->ap, &tt, err, n);
+  h->stage = 0;
+  h->kernel_ms = (ac_now() - t0) * 1e3;
+  err[n - 1] = 0;
+  return 0;
+}
+
+/* Every guard intact, every input as it was handed over; 1 when so. */
+static int hx_check_guards(const ac_hx_ctx *x, const hx_bufs *b, ac_hx_head *h)
+{
+  int ok = 1;
+  for (int i = 0; i < HX_NIN; i++)
+    if (b->in[i].dense) ok &= guards_ok(&b->in[i].g, b->in[i].name, h->guard_msg, sizeof h->guard_msg);
+  ok &= guards_ok(&b->o.g, b->o.name, h->guard_msg, sizeof h->guard_msg);
+  if (x->o->want_lse) ok &= guards_ok(&b->lse, "lse", h->guard_msg, sizeof h->guard_msg);
+  for (int i = 0; i < HX_NIN; i++)
+    if (b->in[i].dense) ok &= input_ok(&b->in[i], h->guard_msg, sizeof h->guard_msg);
+  return ok;
+}
+
+/* Output into the area: gather, count the elements still holding the pre-fill pattern, then
+ * the gaps; lse likewise. 1 when the gaps are intact. */
+static int hx_read_back(const ac_hx_ctx *x, hx_bufs *b, ac_hx_head *h)
+{
+  ac_dtype t = b->o.dtype;
+  unsigned char *o = x->area + x->l.o_off;
+  unsigned char *flags = x->area + x->l.flags_off;
+  ac_gather_strided(t, b->o.g.data, b->o.dim[0], b->o.dim[1], b->o.dim[2], b->o.dim[3], b->o.stride, o);
+  uint64_t nan = ac_nan_bits(t);
+  int64_t nu = 0, ng = 0;
+  for (int64_t i = 0; i < b->o.count; i++) {
+    uint64_t bits = ac_load_bits(t, o, (size_t)i);
+    flags[i] = bits == b->fill;
+    nu += flags[i];
+    ng += bits == nan && nan != b->fill;
+  }
+  h->n_unwritten = nu;
+  h->n_guard_nan = ng;
+  int ok = gaps_ok(&b->o, b->fill, h->guard_msg, sizeof h->guard_msg);
+  if (x->o->want_lse) {
+    float *lse = (float *)(x->area + x->l.lse_off);
+    memcpy(lse, b->lse.data, (size_t)x->cn.rows * sizeof(float));
+    int64_t nl = 0;
+    for (int64_t i = 0; i < x->cn.rows; i++) nl += ac_load_bits(AC_F32, lse, (size_t)i) == b->lfill;
+    h->n_lse_unwritten = nl;
+  }
+  return ok;
+}
+
+/* The body of a run: in the child (or in process). Everything it reports goes to the area. */
+int ac_hx_body(void *arg)
+{
+  ac_hx_ctx *x = arg;
+  ac_hx_head *h = (ac_hx_head *)x->area;
+  h->guard_ok = 1;
+  if (!hx_supported(x, h)) return 0;
+  hx_bufs b;
+  ac_err e;
+  hx_describe(x, &b);
+  if (hx_setup(x, &b, &e)) {
+    hx_free(&b);
+    h->status = AC_RUN_HARNESS_ERROR;
+    snprintf(h->msg, sizeof h->msg, "cannot allocate the kernel's buffers: %.400s", e.msg);
+    h->done = 1;
+    return 0;
+  }
+  char err[512] = "";
+  int rc = 0, ok = 1;
+  if (hx_run(x, &b, err, sizeof err, &rc, &ok)) {
+    hx_free(&b);
+    return 0;
+  }
+  ok &= hx_check_guards(x, &b, h);
+  ok &= hx_read_back(x, &b, h);
+  h->guard_ok = ok;
+  if (rc != 0) {
+    h->status = AC_RUN_KERNEL_ERROR;
+    if (err[0]) snprintf(h->msg, sizeof h->msg, "%s", err);
+    else snprintf(h->msg, sizeof h->msg, "run() returned %d without a message", rc);
+  } else {
+    h->status = AC_RUN_OK;
+  }
+  hx_free(&b);
+  h->done = 1;
+  return 0;
+}

@@ -19,24 +19,31 @@ for f in window softcap alibi bias bool_mask sinks descale variant_mix; do
 done
 grep '^window ' "$tmp/list.txt" | grep -q '\[variants: window\]' || fail "window: features not listed"
 
-# 2. a kernel without ABI 2 caps: variant families only is bad usage, with one line
-"$bin" fuzz --kernel naive-f32 --families window,bias --cases 4 --out "$tmp/none" --no-live > "$tmp/none.txt" 2>&1
-rc=$?
-[ $rc -eq 2 ] || { cat "$tmp/none.txt"; fail "variant families on naive-f32: exit $rc, not 2"; }
-grep -q 'declares none of the attention variants of families window,bias' "$tmp/none.txt" || fail "no reason given"
-
-# 3. a worker declaring window and sinks: bias is dropped (named), window and variant_mix drawn
-cat > "$tmp/w.sh" <<'W'
+# workers that refuse every case, declaring FEATURES
+mkworker() {
+  cat > "$tmp/$1.sh" <<W
 #!/bin/sh
 while read a b; do
-  if [ "$a" = hello ]; then
-    echo 'attncheck-worker 1 {"name":"vw","dtypes":["f32"],"masks":["none","causal","causal-bottom-right"],"features":["window","sinks"]}'
+  if [ "\$a" = hello ]; then
+    echo 'attncheck-worker 1 {"name":"$1","dtypes":["f32"],"masks":["none","causal","causal-bottom-right"],"features":[$2]}'
     continue
   fi
   echo "error unsupported: refused by the test worker"
 done
 W
-chmod +x "$tmp/w.sh"
+  chmod +x "$tmp/$1.sh"
+}
+mkworker plain '"gqa"'
+mkworker w '"window","sinks"'
+
+# 2. a kernel without variants: variant families only is bad usage, with one line
+"$bin" fuzz --kernel "exec-persistent:$tmp/plain.sh" --families window,bias --cases 4 --out "$tmp/none" --no-live \
+  > "$tmp/none.txt" 2>&1
+rc=$?
+[ $rc -eq 2 ] || { cat "$tmp/none.txt"; fail "variant families on a kernel without variants: exit $rc, not 2"; }
+grep -q 'declares none of the attention variants of families window,bias' "$tmp/none.txt" || fail "no reason given"
+
+# 3. a worker declaring window and sinks: bias is dropped (named), window and variant_mix drawn
 "$bin" fuzz --kernel "exec-persistent:$tmp/w.sh" --families window,bias,normal,variant_mix --cases 12 --seed "$seed" \
   --log-cases --out "$tmp/ws" --no-live > "$tmp/ws.txt" 2>&1
 rc=$?
@@ -66,7 +73,7 @@ mkdir -p "$tmp/corpus"
   > /dev/null 2>&1 || fail "--generate window"
 "$bin" fuzz --generate normal --index 0 --dtypes f32 --out "$tmp/corpus/s000001.0000_normal_0000000000000002.npz" \
   > /dev/null 2>&1 || fail "--generate normal"
-"$bin" fuzz --kernel naive-f32 --families normal --corpus "$tmp/corpus" --cases 2 --log-cases --out "$tmp/co" --no-live \
+"$bin" fuzz --kernel "exec-persistent:$tmp/plain.sh" --families normal --corpus "$tmp/corpus" --cases 2 --log-cases --out "$tmp/co" --no-live \
   > "$tmp/co.txt" 2>&1 || { cat "$tmp/co.txt"; fail "corpus campaign: exit $?"; }
 grep '"event":"corpus"' "$tmp/co/log.jsonl" | grep -q '"loaded":1' || fail "corpus: not only the plain case loaded"
 echo "ok: variant families follow the declared features"

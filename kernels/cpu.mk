@@ -11,4 +11,8 @@ AC_CPU_KERNEL_SOURCES = kernels/registry.c \
 	kernels/mutants/f16_acc_pv.c kernels/mutants/f16_score_acc.c kernels/mutants/bf16_rowsum.c \
 	kernels/mutants/empty_row_nan.c kernels/mutants/masked_nan_leak.c \
 	kernels/mutants/gqa_modulo.c kernels/mutants/dv_as_dk.c kernels/mutants/head_batch_swap.c \
-	kernels/mutants/fast_exp.c kernels/mutants/cublas_sentinel.c kernels/mutants/bf16_acc16_pv.c
+	kernels/mutants/fast_exp.c kernels/mutants/cublas_sentinel.c kernels/mutants/bf16_acc16_pv.c \
+	kernels/mutants/window_tile_edge.c kernels/mutants/softcap_before_scale.c \
+	kernels/mutants/alibi_top_left.c kernels/mutants/alibi_sign.c kernels/mutants/bias_before_scale.c \
+	kernels/mutants/bool_mask_partial.c kernels/mutants/sink_lse.c kernels/mutants/descale_twice.c \
+	kernels/mutants/empty_row_stale.c

@@ -6,8 +6,9 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-int ac_cpu_supports(const attncheck_problem *p, int dt, int f32_scale, char *why, size_t why_len)
+static int supports_base(const attncheck_problem *p, int dt, int f32_scale, char *why, size_t why_len)
 {
   if (p->struct_size < sizeof(attncheck_problem)) {
     snprintf(why, why_len, "problem struct of %u bytes, this kernel needs %zu", (unsigned)p->struct_size,
@@ -38,6 +39,106 @@ int ac_cpu_supports(const attncheck_problem *p, int dt, int f32_scale, char *why
     return 0;
   }
   return 1;
+}
+
+int ac_cpu_supports(const attncheck_problem *p, int dt, int f32_scale, char *why, size_t why_len)
+{
+  if (!supports_base(p, dt, f32_scale, why, why_len)) return 0;
+  if (p->features) {
+    snprintf(why, why_len, "features 0x%x not supported (none are)", (unsigned)p->features);
+    return 0;
+  }
+  return 1;
+}
+
+static int float_dtype(int d) { return d >= ATTNCHECK_F64 && d <= ATTNCHECK_BF16; }
+
+int ac_cpu_supports_caps(const attncheck_problem *p, int dt, uint32_t caps, char *why, size_t why_len)
+{
+  if (!supports_base(p, dt, 1, why, why_len)) return 0;
+  const uint32_t f = p->features, missing = f & ~caps;
+  if (missing) {
+    snprintf(why, why_len, "features 0x%x not supported", (unsigned)missing);
+    return 0;
+  }
+  if (!f) return 1;   /* a plain case: the per-tensor dtypes are not read */
+  const int32_t d[4] = {p->q_dtype, p->k_dtype, p->v_dtype, p->o_dtype};
+  for (int x = 0; x < 4; x++) {
+    const int narrow = (f & ATTNCHECK_FEAT_MIXED_DTYPES) && (x == 1 || x == 2) &&
+                       (d[x] == ATTNCHECK_F16 || d[x] == ATTNCHECK_BF16);
+    if (d[x] != dt && !narrow) {
+      snprintf(why, why_len, "%c in dtype %d: takes %s%s", "qkvo"[x], (int)d[x], ac_dtype_name((ac_dtype)dt),
+               f & ATTNCHECK_FEAT_MIXED_DTYPES ? " (K and V also f16 or bf16)" : "");
+      return 0;
+    }
+  }
+  if ((f & ATTNCHECK_FEAT_SOFTCAP) && !(isfinite(p->softcap) && p->softcap > 0 && p->softcap <= FLT_MAX)) {
+    snprintf(why, why_len, "softcap %g is not a finite positive binary32", p->softcap);
+    return 0;
+  }
+  if ((f & ATTNCHECK_FEAT_WINDOW) && (p->window_left < -1 || p->window_right < -1)) {
+    snprintf(why, why_len, "window (%lld, %lld): values below -1", (long long)p->window_left,
+             (long long)p->window_right);
+    return 0;
+  }
+  if ((f & ATTNCHECK_FEAT_BIAS) && !float_dtype(p->bias_dtype)) {
+    snprintf(why, why_len, "bias dtype %d: takes f64, f32, f16 or bf16", (int)p->bias_dtype);
+    return 0;
+  }
+  return 1;
+}
+
+int ac_cpu_vx_init(ac_cpu_vx *x, int dt, const attncheck_problem *p, const attncheck_tensors *t, char *err,
+                   size_t err_len)
+{
+  memset(x, 0, sizeof *x);
+  x->p = p, x->t = t;
+  x->f = p->features;
+  x->qd = x->kd = x->vd = x->od = dt;
+  if (x->f & ATTNCHECK_FEAT_MIXED_DTYPES) x->qd = p->q_dtype, x->kd = p->k_dtype, x->vd = p->v_dtype, x->od = p->o_dtype;
+  const char *missing = (x->f & ATTNCHECK_FEAT_BIAS) && !t->bias ? "bias"
+                      : (x->f & ATTNCHECK_FEAT_BOOL_MASK) && !t->bool_mask ? "bool_mask"
+                      : (x->f & ATTNCHECK_FEAT_ALIBI) && !t->alibi_slopes ? "alibi_slopes"
+                      : (x->f & ATTNCHECK_FEAT_SINKS) && !t->sinks ? "sinks"
+                      : (x->f & ATTNCHECK_FEAT_DESCALE) && !(t->descale_q && t->descale_k && t->descale_v) ? "descale"
+                      : NULL;
+  if (missing) {
+    snprintf(err, err_len, "the case uses %s but its tensor is NULL", missing);
+    return -1;
+  }
+  return 0;
+}
+
+void ac_cpu_vx_head(ac_cpu_vx *x, int64_t b, int64_t h, float scale0)
+{
+  const attncheck_problem *p = x->p;
+  const attncheck_tensors *t = x->t;
+  x->b = b, x->h = h;
+  x->scale = scale0;
+  x->dv = 1.0f;
+  if (x->f & ATTNCHECK_FEAT_DESCALE) {
+    const int64_t kv = b * p->kv_heads + ac_cpu_kv_head(p, h);
+    x->scale = scale0 * t->descale_q[kv] * t->descale_k[kv];
+    x->dv = t->descale_v[kv];
+  }
+  x->slope = x->f & ATTNCHECK_FEAT_ALIBI ? t->alibi_slopes[p->alibi_per_batch ? b * p->heads + h : h] : 0.0f;
+  x->has_sink = (x->f & ATTNCHECK_FEAT_SINKS) != 0;
+  x->sink = x->has_sink ? t->sinks[h] : 0.0f;
+}
+
+int ac_cpu_vx_tile_hidden(const ac_cpu_vx *x, int64_t i0, int64_t rows, int64_t j0, int64_t cols)
+{
+  if (!(x->f & ATTNCHECK_FEAT_BOOL_MASK)) return 0;
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t c = 0; c < cols; c++)
+      if (ac_cpu_vx_bmask(x, i0 + r, j0 + c)) return 0;
+  return 1;
+}
+
+void ac_cpu_vx_empty_row(const ac_cpu_vx *x, int64_t i, float *lse)
+{
+  for (int64_t e = 0; e < x->p->dv; e++) ac_cpu_store_f32(x->od, x->t->o, ac_cpu_off(x->p->o_stride, x->b, x->h, i, e), 0.0f);
+  if (lse) *lse = x->has_sink ? x->sink : -INFINITY;
 }
 
 int ac_cpu_env_block(const char *name, int64_t def, int64_t *out, char *err, size_t err_len)

@@ -109,8 +109,9 @@ static inline void ac_cpu_scal_f32(float *restrict y, float a, int64_t n8)
 }
 
 /* Checks every CPU kernel makes: host problem of dtype dt, known mask, sane sizes,
- * heads % kv_heads == 0, finite scale (and representable in binary32 when f32_scale).
- * 1 = supported; 0 with the reason in why. */
+ * heads % kv_heads == 0, finite scale (and representable in binary32 when f32_scale), and no
+ * ABI 2 feature (ac_cpu_supports_caps for kernels with some). 1 = supported; 0 with the
+ * reason in why. */
 int ac_cpu_supports(const attncheck_problem *p, int dt, int f32_scale, char *why, size_t why_len);
 
 /* A positive block size from environment variable name (def when unset).
@@ -120,12 +121,17 @@ int ac_cpu_env_block(const char *name, int64_t def, int64_t *out, char *err, siz
 /* Zero-filled scratch of n elements of size sz (NULL when out of memory). */
 void *ac_cpu_scratch(int64_t n, size_t sz);
 
-/* Defines the host kernel SYM (an attncheck_kernel) on dtype DT whose run calls
- * RUN(DT, NAME, p, t, err, err_len); supports() is the common check with a binary32 scale. */
-#define AC_CPU_KERNEL(SYM, DT, NAME, PREC, DESC, RUN)                                                      \
+/* Checks every CPU kernel makes plus the ABI 2 ones: the case's feature bits inside caps, the
+ * per-tensor dtypes (dt everywhere; with ATTNCHECK_FEAT_MIXED_DTYPES in caps, K and V may also
+ * be f16 or bf16 while Q and O stay dt), softcap, window and bias dtype sane. */
+int ac_cpu_supports_caps(const attncheck_problem *p, int dt, uint32_t caps, char *why, size_t why_len);
+
+/* Defines the host kernel SYM (an attncheck_kernel) on dtype DT with ABI 2 caps CAPS whose run
+ * calls RUN(DT, NAME, p, t, err, err_len); supports() is ac_cpu_supports_caps. */
+#define AC_CPU_KERNEL_CAPS(SYM, DT, NAME, PREC, CAPS, DESC, RUN)                                          \
   static int SYM##_supports(const attncheck_problem *p, char *why, size_t why_len)                        \
   {                                                                                                        \
-    return ac_cpu_supports(p, DT, 1, why, why_len);                                                        \
+    return ac_cpu_supports_caps(p, DT, CAPS, why, why_len);                                                \
   }                                                                                                        \
   static int SYM##_run(const attncheck_problem *p, const attncheck_tensors *t, char *err, size_t err_len)  \
   {                                                                                                        \
@@ -133,7 +139,106 @@ void *ac_cpu_scratch(int64_t n, size_t sz);
   }                                                                                                        \
   extern const attncheck_kernel SYM;                                                                       \
   const attncheck_kernel SYM = {ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), NAME, DESC, PREC,         \
-                                ATTNCHECK_MEM_HOST, 0, SYM##_supports, SYM##_run, {NULL, NULL, NULL, NULL}};
+                                ATTNCHECK_MEM_HOST, CAPS, SYM##_supports, SYM##_run, {NULL, NULL, NULL, NULL}};
+
+/* A kernel without ABI 2 features (caps 0). */
+#define AC_CPU_KERNEL(SYM, DT, NAME, PREC, DESC, RUN) AC_CPU_KERNEL_CAPS(SYM, DT, NAME, PREC, 0u, DESC, RUN)
+
+/* ---- ABI 2 variants (attncheck_kernel.h) --------------------------------------------------- */
+
+/* The score transformations after the scale. */
+#define AC_CPU_SCORE_FEATS (ATTNCHECK_FEAT_SOFTCAP | ATTNCHECK_FEAT_ALIBI | ATTNCHECK_FEAT_BIAS | ATTNCHECK_FEAT_BOOL_MASK)
+
+/* What a kernel reads of a case's variants: per case (ac_cpu_vx_init) and per head
+ * (ac_cpu_vx_head). For a plain case f is 0, the dtypes are dt, scale is the problem's scale
+ * in binary32, dv is 1 and there is no sink: the kernels' plain arithmetic is unchanged. */
+typedef struct {
+  const attncheck_problem *p;
+  const attncheck_tensors *t;
+  uint32_t f;                 /* p->features */
+  int qd, kd, vd, od;         /* per-tensor dtypes */
+  int64_t b, h;               /* the head set by ac_cpu_vx_head */
+  float scale;                /* scale0 * descale_q * descale_k (FlashAttention 3 folds them so) */
+  float dv;                   /* descale_v, applied to the output (1 without DESCALE) */
+  float slope;                /* ALiBi slope of (b, h) */
+  float sink;                 /* sink logit of h */
+  int has_sink;
+} ac_cpu_vx;
+
+/* 0, or -1 with a message in err when a tensor the case's features need is NULL. */
+int ac_cpu_vx_init(ac_cpu_vx *x, int dt, const attncheck_problem *p, const attncheck_tensors *t, char *err,
+                   size_t err_len);
+/* Per-head values for query head h of batch b; scale0 is the kernel's binary32 scale. */
+void ac_cpu_vx_head(ac_cpu_vx *x, int64_t b, int64_t h, float scale0);
+
+/* Keys [*lo, *hi) that the mask and the sliding window leave to row i (*hi <= *lo: none).
+ * Without a window *lo = 0 and *hi = ac_cpu_visible(p, i). Both ends never decrease with i. */
+static inline void ac_cpu_vx_range(const ac_cpu_vx *x, int64_t i, int64_t *lo, int64_t *hi)
+{
+  const attncheck_problem *p = x->p;
+  int64_t a = 0, z = ac_cpu_visible(p, i);
+  if (x->f & ATTNCHECK_FEAT_WINDOW) {
+    const int64_t c = i + (p->window_align == ATTNCHECK_ALIGN_TOP_LEFT ? 0 : p->tk - p->tq);
+    if (p->window_left >= 0 && c - p->window_left > a) a = c - p->window_left;
+    if (p->window_right >= 0 && c + p->window_right + 1 < z) z = c + p->window_right + 1;
+    if (a > p->tk) a = p->tk;
+    if (z < a) z = a;
+  }
+  *lo = a, *hi = z;
+}
+
+/* Boolean mask element of key j for row i of the current head (1 without BOOL_MASK). */
+static inline int ac_cpu_vx_bmask(const ac_cpu_vx *x, int64_t i, int64_t j)
+{
+  if (!(x->f & ATTNCHECK_FEAT_BOOL_MASK)) return 1;
+  return x->t->bool_mask[ac_cpu_off(x->p->bool_mask_stride, x->b, x->h, i, j)] != 0;
+}
+
+/* s = c tanh(s / c) in binary32 (tanhf), s unchanged without SOFTCAP. */
+static inline float ac_cpu_vx_softcap(const ac_cpu_vx *x, float s)
+{
+  if (!(x->f & ATTNCHECK_FEAT_SOFTCAP)) return s;
+  const float c = (float)x->p->softcap;
+  return c * tanhf(s / c);
+}
+
+/* s - slope |i + tk - tq - j| (bottom-right distance), s unchanged without ALIBI. */
+static inline float ac_cpu_vx_alibi(const ac_cpu_vx *x, int64_t i, int64_t j, float s)
+{
+  if (!(x->f & ATTNCHECK_FEAT_ALIBI)) return s;
+  const int64_t d = i + x->p->tk - x->p->tq - j;
+  return s - x->slope * (float)(d < 0 ? -d : d);
+}
+
+/* s + bias[b][h][i][j] in binary32, s unchanged without BIAS. */
+static inline float ac_cpu_vx_bias(const ac_cpu_vx *x, int64_t i, int64_t j, float s)
+{
+  if (!(x->f & ATTNCHECK_FEAT_BIAS)) return s;
+  return s + ac_cpu_load_f32(x->p->bias_dtype, x->t->bias, ac_cpu_off(x->p->bias_stride, x->b, x->h, i, j));
+}
+
+/* The score of key j for row i from s = scale * d (FlashAttention's order: softcap, ALiBi,
+ * bias); -inf where the boolean mask hides the key. */
+static inline float ac_cpu_vx_score(const ac_cpu_vx *x, int64_t i, int64_t j, float s)
+{
+  if (!ac_cpu_vx_bmask(x, i, j)) return -INFINITY;
+  return ac_cpu_vx_bias(x, i, j, ac_cpu_vx_alibi(x, i, j, ac_cpu_vx_softcap(x, s)));
+}
+
+/* 1 when the boolean mask hides every key [j0, j0 + cols) from every row [i0, i0 + rows)
+ * (0 without BOOL_MASK): a tiled kernel skips that tile. */
+int ac_cpu_vx_tile_hidden(const ac_cpu_vx *x, int64_t i0, int64_t rows, int64_t j0, int64_t cols);
+
+/* Writes row i of the current head as a row without any visible key: o = 0, and lse (when not
+ * NULL) the sink logit, or -inf without a sink. */
+void ac_cpu_vx_empty_row(const ac_cpu_vx *x, int64_t i, float *lse);
+
+/* Stores o[b][h][i][e] = val (times descale_v with DESCALE) in the output dtype. */
+static inline void ac_cpu_vx_store_o(const ac_cpu_vx *x, int64_t i, int64_t e, float val)
+{
+  if (x->f & ATTNCHECK_FEAT_DESCALE) val *= x->dv;
+  ac_cpu_store_f32(x->od, x->t->o, ac_cpu_off(x->p->o_stride, x->b, x->h, i, e), val);
+}
 
 /* The correct built-in CPU kernels (cpu_*.c). */
 extern const attncheck_kernel ac_cpu_naive_f64;
@@ -141,7 +246,7 @@ extern const attncheck_kernel ac_cpu_naive_f32, ac_cpu_naive_f16, ac_cpu_naive_b
 extern const attncheck_kernel ac_cpu_naive_scaleq_f16, ac_cpu_naive_scaleq_bf16;
 extern const attncheck_kernel ac_cpu_flash_f32, ac_cpu_flash_f16, ac_cpu_flash_bf16;
 extern const attncheck_kernel ac_cpu_flash_e4m3, ac_cpu_flash_e5m2;
-extern const attncheck_kernel ac_cpu_flash_exp2_f32;
+extern const attncheck_kernel ac_cpu_flash_exp2_f32, ac_cpu_naive_nolse_f32;
 extern const attncheck_kernel ac_cpu_splitkv_f32, ac_cpu_splitkv_fa_f32, ac_cpu_naive_scaleq_f32;
 extern const attncheck_kernel ac_cpu_cublas_f16, ac_cpu_cublas_bf16;
 /* cpu_cublas.c: the GEMM composite; sentinel 0 masks with -inf, otherwise adds sentinel. */

@@ -3,109 +3,162 @@
  * a running maximum m, a running sum l and an accumulator, both rescaled by exp(m_old - m_new)
  * when the maximum grows. Binary32 arithmetic; for narrower inputs P is rounded to the input
  * dtype before P·V while l sums the binary32 P, and the output is rounded once.
- * Block sizes: ATTNCHECK_FLASH_BR and ATTNCHECK_FLASH_BC (default 64 and 64). */
+ * Block sizes: ATTNCHECK_FLASH_BR and ATTNCHECK_FLASH_BC (default 64 and 64).
+ * ABI 2 variants (flash-f32, flash-f16, flash-bf16; the fp8 kernels declare none): key tiles
+ * outside the window and tiles the boolean mask hides from the whole block are skipped, keys
+ * outside the window inside a tile are not computed; the score pipeline is ac_cpu_vx_score
+ * (descales folded into the scale, softcap, ALiBi, bias, boolean mask as -inf); the sink joins
+ * the sum and the LSE in the epilogue; descale_v scales the output. flash-f32 also takes
+ * f16/bf16 K and V with f32 Q and O. */
 #include "config.h"
 #include "cpu_common.h"
 #include <stdio.h>
 #include <stdlib.h>
 
+typedef struct {
+  int dt;
+  int64_t br, bc, bc8, dv8;
+  float *qb, *kt, *vb, *sc, *acc, *m, *l;
+} flash_ctx;
+
+/* Row r (query i) of the block against the key tile [j0, j0 + cols): the visible columns
+ * [clo, n) join the row's running maximum, sum and accumulator. Columns before clo (window)
+ * are not computed; a tile whose every score is -inf for the row (boolean mask, -inf bias)
+ * changes nothing. */
+static void flash_tile_row(const flash_ctx *F, const ac_cpu_vx *x, int64_t r, int64_t i, int64_t j0, int64_t cols)
+{
+  const attncheck_problem *p = x->p;
+  const int64_t bc8 = F->bc8, dv8 = F->dv8;
+  int64_t lo, hi;
+  ac_cpu_vx_range(x, i, &lo, &hi);
+  const int64_t clo = lo > j0 ? lo - j0 : 0, n = ac_cpu_min(cols, hi - j0);
+  if (n <= clo) return;
+  const int64_t c8 = clo / AC_CPU_VW * AC_CPU_VW;
+  float *s = F->sc + r * bc8, *m = F->m, *l = F->l, *acc = F->acc;
+  for (int64_t c = 0; c < bc8; c++) s[c] = 0.0f;
+  for (int64_t d = 0; d < p->dk; d++)
+    ac_cpu_axpy_f32(s + c8, F->qb[r * p->dk + d], F->kt + d * bc8 + c8, ac_cpu_pad(n) - c8);
+  const float scale = x->scale;
+  const int sf = (x->f & AC_CPU_SCORE_FEATS) != 0;
+  float mt = -INFINITY;
+  for (int64_t c = clo; c < n; c++) {
+    s[c] *= scale;
+    if (sf) s[c] = ac_cpu_vx_score(x, i, j0 + c, s[c]);
+    if (s[c] > mt) mt = s[c];
+  }
+  if (x->f && mt == -INFINITY) return;
+  const float mnew = mt > m[r] ? mt : m[r];
+  /* A row whose scores are all -inf so far keeps m = -inf: subtract 0 instead. */
+  const float mref = mnew == -INFINITY ? 0.0f : mnew;
+  const float alpha = expf(m[r] - mref);
+  l[r] *= alpha;
+  ac_cpu_scal_f32(acc + r * dv8, alpha, dv8);
+  for (int64_t c = clo; c < n; c++) {
+    s[c] = expf(s[c] - mref);
+    l[r] += s[c];
+  }
+  for (int64_t c = clo; c < n; c++) ac_cpu_axpy_f32(acc + r * dv8, ac_cpu_round_f32(F->dt, s[c]), F->vb + c * dv8, dv8);
+  m[r] = mnew;
+}
+
+/* The epilogue of row r (query i): o = acc / l, lse = m + ln l; a sink joins the sum here
+ * (rescaled to the larger of m and the sink); a row that saw no key is written empty. */
+static void flash_finish_row(const flash_ctx *F, const ac_cpu_vx *x, int64_t r, int64_t i)
+{
+  const attncheck_problem *p = x->p;
+  float *lse = x->t->lse ? &x->t->lse[ac_cpu_lse_index(p, x->b, x->h, i)] : NULL;
+  int64_t lo, hi;
+  ac_cpu_vx_range(x, i, &lo, &hi);
+  if (hi <= lo || (x->f && F->l[r] == 0.0f)) {
+    ac_cpu_vx_empty_row(x, i, lse);
+    return;
+  }
+  const float m = F->m[r], l = F->l[r];
+  const float *acc = F->acc + r * F->dv8;
+  if (x->has_sink) {
+    const float mf = x->sink > m ? x->sink : m, a = expf(m - mf), den = l * a + expf(x->sink - mf), inv = a / den;
+    for (int64_t e = 0; e < p->dv; e++) ac_cpu_vx_store_o(x, i, e, acc[e] * inv);
+    if (lse) *lse = mf + logf(den);
+    return;
+  }
+  const float inv = 1.0f / l;
+  for (int64_t e = 0; e < p->dv; e++) ac_cpu_vx_store_o(x, i, e, acc[e] * inv);
+  if (lse) *lse = m + logf(l);
+}
+
+/* Query block [i0, i0 + rows) of the current head: key tiles from the one holding the first
+ * row's first key (window) to the last row's last key (visibility grows with i); tiles the
+ * boolean mask hides from every row are skipped. */
+static void flash_block(const flash_ctx *F, const ac_cpu_vx *x, int64_t i0, int64_t rows)
+{
+  const attncheck_problem *p = x->p;
+  const int64_t kvh = ac_cpu_kv_head(p, x->h), bc = F->bc, bc8 = F->bc8, dv8 = F->dv8;
+  for (int64_t r = 0; r < rows; r++) {
+    for (int64_t d = 0; d < p->dk; d++)
+      F->qb[r * p->dk + d] = ac_cpu_load_f32(x->qd, x->t->q, ac_cpu_off(p->q_stride, x->b, x->h, i0 + r, d));
+    for (int64_t e = 0; e < dv8; e++) F->acc[r * dv8 + e] = 0.0f;
+    F->m[r] = -INFINITY;
+    F->l[r] = 0.0f;
+  }
+  int64_t kbegin, kend, unused;
+  ac_cpu_vx_range(x, i0, &kbegin, &unused);
+  ac_cpu_vx_range(x, i0 + rows - 1, &unused, &kend);
+  for (int64_t j0 = kbegin / bc * bc; j0 < kend; j0 += bc) {
+    const int64_t cols = ac_cpu_min(bc, kend - j0);
+    if (ac_cpu_vx_tile_hidden(x, i0, rows, j0, cols)) continue;
+    for (int64_t c = 0; c < cols; c++) {
+      for (int64_t d = 0; d < p->dk; d++)
+        F->kt[d * bc8 + c] = ac_cpu_load_f32(x->kd, x->t->k, ac_cpu_off(p->k_stride, x->b, kvh, j0 + c, d));
+      for (int64_t e = 0; e < p->dv; e++)
+        F->vb[c * dv8 + e] = ac_cpu_load_f32(x->vd, x->t->v, ac_cpu_off(p->v_stride, x->b, kvh, j0 + c, e));
+    }
+    for (int64_t c = cols; c < bc8; c++)
+      for (int64_t d = 0; d < p->dk; d++) F->kt[d * bc8 + c] = 0.0f;
+    for (int64_t r = 0; r < rows; r++) flash_tile_row(F, x, r, i0 + r, j0, cols);
+  }
+  for (int64_t r = 0; r < rows; r++) flash_finish_row(F, x, r, i0 + r);
+}
+
 static int flash_run(int dt, const char *name, const attncheck_problem *p, const attncheck_tensors *t,
                      char *err, size_t err_len)
 {
-  int64_t br, bc;
-  if (ac_cpu_env_block("ATTNCHECK_FLASH_BR", 64, &br, err, err_len) < 0 ||
-      ac_cpu_env_block("ATTNCHECK_FLASH_BC", 64, &bc, err, err_len) < 0)
+  flash_ctx F = {.dt = dt};
+  ac_cpu_vx x;
+  if (ac_cpu_env_block("ATTNCHECK_FLASH_BR", 64, &F.br, err, err_len) < 0 ||
+      ac_cpu_env_block("ATTNCHECK_FLASH_BC", 64, &F.bc, err, err_len) < 0 ||
+      ac_cpu_vx_init(&x, dt, p, t, err, err_len) < 0)
     return -1;
-  const float scale = (float)p->scale;
-  const int64_t bc8 = ac_cpu_pad(bc), dv8 = ac_cpu_pad(p->dv);
-  float *qb = ac_cpu_scratch(br * p->dk, sizeof *qb);     /* query block [r][d] */
-  float *kt = ac_cpu_scratch(p->dk * bc8, sizeof *kt);    /* key tile, transposed [d][c] */
-  float *vb = ac_cpu_scratch(bc * dv8, sizeof *vb);       /* value tile [c][e] */
-  float *sc = ac_cpu_scratch(br * bc8, sizeof *sc);       /* scores, then P [r][c] */
-  float *acc = ac_cpu_scratch(br * dv8, sizeof *acc);     /* unnormalized output [r][e] */
-  float *m = ac_cpu_scratch(br, sizeof *m), *l = ac_cpu_scratch(br, sizeof *l);
-  if (!qb || !kt || !vb || !sc || !acc || !m || !l) {
-    free(qb), free(kt), free(vb), free(sc), free(acc), free(m), free(l);
+  F.bc8 = ac_cpu_pad(F.bc), F.dv8 = ac_cpu_pad(p->dv);
+  F.qb = ac_cpu_scratch(F.br * p->dk, sizeof *F.qb);      /* query block [r][d] */
+  F.kt = ac_cpu_scratch(p->dk * F.bc8, sizeof *F.kt);     /* key tile, transposed [d][c] */
+  F.vb = ac_cpu_scratch(F.bc * F.dv8, sizeof *F.vb);      /* value tile [c][e] */
+  F.sc = ac_cpu_scratch(F.br * F.bc8, sizeof *F.sc);      /* scores, then P [r][c] */
+  F.acc = ac_cpu_scratch(F.br * F.dv8, sizeof *F.acc);    /* unnormalized output [r][e] */
+  F.m = ac_cpu_scratch(F.br, sizeof *F.m), F.l = ac_cpu_scratch(F.br, sizeof *F.l);
+  if (!F.qb || !F.kt || !F.vb || !F.sc || !F.acc || !F.m || !F.l) {
+    free(F.qb), free(F.kt), free(F.vb), free(F.sc), free(F.acc), free(F.m), free(F.l);
     snprintf(err, err_len, "%s: out of memory", name);
     return -1;
   }
   for (int64_t b = 0; b < p->batch; b++)
     for (int64_t h = 0; h < p->heads; h++) {
-      const int64_t kvh = ac_cpu_kv_head(p, h);
-      for (int64_t i0 = 0; i0 < p->tq; i0 += br) {
-        const int64_t rows = ac_cpu_min(br, p->tq - i0);
-        for (int64_t r = 0; r < rows; r++) {
-          for (int64_t d = 0; d < p->dk; d++)
-            qb[r * p->dk + d] = ac_cpu_load_f32(dt, t->q, ac_cpu_off(p->q_stride, b, h, i0 + r, d));
-          for (int64_t e = 0; e < dv8; e++) acc[r * dv8 + e] = 0.0f;
-          m[r] = -INFINITY;
-          l[r] = 0.0f;
-        }
-        /* Key tiles up to the last key any row of the block sees (visibility grows with i). */
-        const int64_t kend = ac_cpu_visible(p, i0 + rows - 1);
-        for (int64_t j0 = 0; j0 < kend; j0 += bc) {
-          const int64_t cols = ac_cpu_min(bc, kend - j0);
-          for (int64_t c = 0; c < cols; c++) {
-            for (int64_t d = 0; d < p->dk; d++)
-              kt[d * bc8 + c] = ac_cpu_load_f32(dt, t->k, ac_cpu_off(p->k_stride, b, kvh, j0 + c, d));
-            for (int64_t e = 0; e < p->dv; e++)
-              vb[c * dv8 + e] = ac_cpu_load_f32(dt, t->v, ac_cpu_off(p->v_stride, b, kvh, j0 + c, e));
-          }
-          for (int64_t c = cols; c < bc8; c++)
-            for (int64_t d = 0; d < p->dk; d++) kt[d * bc8 + c] = 0.0f;
-          for (int64_t r = 0; r < rows; r++) {
-            /* Columns of this tile visible to the row: [0, n). Masked keys are never touched. */
-            const int64_t n = ac_cpu_min(cols, ac_cpu_visible(p, i0 + r) - j0);
-            if (n <= 0) continue;
-            float *s = sc + r * bc8;
-            for (int64_t c = 0; c < bc8; c++) s[c] = 0.0f;
-            for (int64_t d = 0; d < p->dk; d++) ac_cpu_axpy_f32(s, qb[r * p->dk + d], kt + d * bc8, ac_cpu_pad(n));
-            float mt = -INFINITY;
-            for (int64_t c = 0; c < n; c++) {
-              s[c] *= scale;
-              if (s[c] > mt) mt = s[c];
-            }
-            const float mnew = mt > m[r] ? mt : m[r];
-            /* A row whose scores are all -inf so far keeps m = -inf: subtract 0 instead. */
-            const float mref = mnew == -INFINITY ? 0.0f : mnew;
-            const float alpha = expf(m[r] - mref);
-            l[r] *= alpha;
-            ac_cpu_scal_f32(acc + r * dv8, alpha, dv8);
-            for (int64_t c = 0; c < n; c++) {
-              s[c] = expf(s[c] - mref);
-              l[r] += s[c];
-            }
-            for (int64_t c = 0; c < n; c++) ac_cpu_axpy_f32(acc + r * dv8, ac_cpu_round_f32(dt, s[c]), vb + c * dv8, dv8);
-            m[r] = mnew;
-          }
-        }
-        for (int64_t r = 0; r < rows; r++) {
-          const int64_t i = i0 + r;
-          float *lse = t->lse ? &t->lse[ac_cpu_lse_index(p, b, h, i)] : NULL;
-          if (ac_cpu_visible(p, i) == 0) {
-            for (int64_t e = 0; e < p->dv; e++) ac_cpu_store_f32(dt, t->o, ac_cpu_off(p->o_stride, b, h, i, e), 0.0f);
-            if (lse) *lse = -INFINITY;
-            continue;
-          }
-          const float inv = 1.0f / l[r];
-          for (int64_t e = 0; e < p->dv; e++)
-            ac_cpu_store_f32(dt, t->o, ac_cpu_off(p->o_stride, b, h, i, e), acc[r * dv8 + e] * inv);
-          if (lse) *lse = m[r] + logf(l[r]);
-        }
-      }
+      ac_cpu_vx_head(&x, b, h, (float)p->scale);
+      for (int64_t i0 = 0; i0 < p->tq; i0 += F.br) flash_block(&F, &x, i0, ac_cpu_min(F.br, p->tq - i0));
     }
-  free(qb), free(kt), free(vb), free(sc), free(acc), free(m), free(l);
+  free(F.qb), free(F.kt), free(F.vb), free(F.sc), free(F.acc), free(F.m), free(F.l);
   return 0;
 }
 
 #define FLASH_KERNEL(SYM, DT, NAME, PREC, DESC) AC_CPU_KERNEL(ac_cpu_##SYM, DT, NAME, PREC, DESC, flash_run)
+/* Every ABI 2 feature; the binary32 kernel also takes f16/bf16 K and V. */
+#define FLASH_CAPS (ATTNCHECK_FEAT_ALL & ~ATTNCHECK_FEAT_MIXED_DTYPES)
 
-FLASH_KERNEL(flash_f32, ATTNCHECK_F32, "flash-f32", "fp32",
-             "FlashAttention-2 tiled online softmax in binary32 (ATTNCHECK_FLASH_BR/BC, default 64x64)")
-FLASH_KERNEL(flash_f16, ATTNCHECK_F16, "flash-f16", "fp16-fa2",
-             "FlashAttention-2 tiled online softmax, f16 inputs, binary32 accumulation, P rounded to f16")
-FLASH_KERNEL(flash_bf16, ATTNCHECK_BF16, "flash-bf16", "bf16-fa2",
-             "FlashAttention-2 tiled online softmax, bf16 inputs, binary32 accumulation, P rounded to bf16")
+AC_CPU_KERNEL_CAPS(ac_cpu_flash_f32, ATTNCHECK_F32, "flash-f32", "fp32", ATTNCHECK_FEAT_ALL,
+             "FlashAttention-2 tiled online softmax in binary32 (ATTNCHECK_FLASH_BR/BC, default 64x64)", flash_run)
+AC_CPU_KERNEL_CAPS(ac_cpu_flash_f16, ATTNCHECK_F16, "flash-f16", "fp16-fa2", FLASH_CAPS,
+             "FlashAttention-2 tiled online softmax, f16 inputs, binary32 accumulation, P rounded to f16", flash_run)
+AC_CPU_KERNEL_CAPS(ac_cpu_flash_bf16, ATTNCHECK_BF16, "flash-bf16", "bf16-fa2", FLASH_CAPS,
+             "FlashAttention-2 tiled online softmax, bf16 inputs, binary32 accumulation, P rounded to bf16", flash_run)
 FLASH_KERNEL(flash_e4m3, ATTNCHECK_E4M3, "flash-e4m3", "e4m3-fa3",
              "tiled online softmax, e4m3 inputs and output, binary32 accumulation, P rounded to e4m3")
 FLASH_KERNEL(flash_e5m2, ATTNCHECK_E5M2, "flash-e5m2", "e5m2-fa3",

@@ -7,7 +7,8 @@
  *            rounded outputs per format
  *   sum      SHA-256 of header and payload (32 bytes)
  * The key is the SHA-256 (nettle) of the cache version, the problem (dtype, mask, shape,
- * scale, strides), the bytes of q, k and v, and the options that change the result (formats,
+ * scale, strides; for a variant case every field of its features), the bytes of q, k and v (and
+ * of the variant tensors), and the options that change the result (formats,
  * LSE binary64, precision cap, row selection and its seed, mu thresholds, no_fast); the file
  * name is its first 128 bits. A loaded entry counts only when its size, header, key and sum
  * all match; anything else (a flipped bit, a truncated file, the payload of another case or
@@ -23,6 +24,7 @@
 #include <sys/stat.h>
 #include <nettle/sha2.h>
 #include "oracle.h"
+#include "variants.h"
 
 #define CACHE_MAGIC "ACORACL2"
 /* The cache format version: bump it whenever a field of the result or its meaning changes.
@@ -56,6 +58,27 @@ static void put_bytes(struct sha256_ctx *h, const void *p, size_t n)
   if (p && n) sha256_update(h, n, p);
 }
 
+/* Every field of a variant problem and the bytes of every variant tensor (docs/variants.md). */
+static void put_variants(struct sha256_ctx *h, const ac_case *c)
+{
+  const ac_features *f = &c->p.f;
+  uint64_t cap;
+  memcpy(&cap, &f->softcap, sizeof cap);
+  const int64_t v[] = {f->used, f->qd, f->kd, f->vd, f->od, f->win_top_left, f->win_left, f->win_right,
+                       f->alibi_per_batch, f->bias_dtype, f->bias_b, f->bias_h, f->mask_b, f->mask_h};
+  put_str(h, "variants");
+  for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) put_u64(h, (uint64_t)v[i]);
+  put_u64(h, cap);
+  for (int t = 0; t < AC_FT_N; t++) {
+    int64_t shape[4];
+    size_t es = 0;
+    int64_t n = ac_feat_tensor_count(&c->p, (ac_feat_tensor)t);
+    const void *data = *ac_feat_tensor_slot((ac_case *)c, (ac_feat_tensor)t);
+    if (n <= 0 || !data || !ac_feat_tensor_shape(&c->p, (ac_feat_tensor)t, shape, &es)) { put_u64(h, 0); continue; }
+    put_bytes(h, data, (size_t)n * es);
+  }
+}
+
 static void cache_key(const ac_case *c, const ac_oracle_opts *o, uint8_t key[SHA256_DIGEST_SIZE])
 {
   struct sha256_ctx h;
@@ -79,6 +102,7 @@ static void cache_key(const ac_case *c, const ac_oracle_opts *o, uint8_t key[SHA
   put_bytes(&h, c->q, c->q ? ac_case_bytes(c, 'q') : 0);
   put_bytes(&h, c->k, c->k ? ac_case_bytes(c, 'k') : 0);
   put_bytes(&h, c->v, c->v ? ac_case_bytes(c, 'v') : 0);
+  if (p->f.used) put_variants(&h, c);   /* plain cases keep their key */
   put_u64(&h, (o->formats | (1u << p->dtype)) & ((1u << AC_NDTYPES) - 1));
   put_u64(&h, (uint64_t)o->lse_f64);
   put_u64(&h, (uint64_t)(o->prec_cap > 0 ? o->prec_cap : 1L << 16));

@@ -115,18 +115,6 @@ int ac_or_exact_elem(ac_or_ws *w, int64_t t, mpfr_t W)
   return 1;
 }
 
-/* Precision that holds a - b exactly. */
-static mpfr_prec_t exact_diff_prec(mpfr_srcptr a, mpfr_srcptr b)
-{
-  if (mpfr_zero_p(a)) return mpfr_get_prec(b);
-  if (mpfr_zero_p(b)) return mpfr_get_prec(a);
-  mpfr_exp_t ea = mpfr_get_exp(a), eb = mpfr_get_exp(b);
-  mpfr_exp_t hi = ea > eb ? ea : eb;
-  mpfr_exp_t la = ea - (mpfr_exp_t)mpfr_get_prec(a), lb = eb - (mpfr_exp_t)mpfr_get_prec(b);
-  mpfr_exp_t lo = la < lb ? la : lb;
-  return (mpfr_prec_t)(hi - lo + 2);
-}
-
 int ac_or_sign_vs(ac_or_ws *w, int64_t t, mpfr_srcptr bp)
 {
   int64_t ng = w->ng;
@@ -141,7 +129,7 @@ int ac_or_sign_vs(ac_or_ws *w, int64_t t, mpfr_srcptr bp)
     ac_or_group_vsum(w, g, t, Wg);
     mpfr_set_prec(nb, mpfr_get_prec(bp) + 64);
     AC_EXACT(mpfr_mul_si(nb, bp, (long)n, MPFR_RNDN), "n_g b in prec(b) + 64 bits");
-    mpfr_init2(c[g], exact_diff_prec(Wg, nb));
+    mpfr_init2(c[g], ac_or_exact_prec(Wg, nb));
     AC_EXACT(mpfr_sub(c[g], Wg, nb, MPFR_RNDN), "the coefficients W_g - n_g b of the sign test are exact");
     int s = mpfr_sgn(c[g]);
     npos += s > 0;
@@ -158,6 +146,10 @@ int ac_or_sign_vs(ac_or_ws *w, int64_t t, mpfr_srcptr bp)
     int64_t gs = 0;
     while (!mpfr_sgn(c[gs])) gs++;
     AC_ASSERT(gs < ng, "a group with a non-zero coefficient exists");
+    if (w->var) {   /* variants: scores that nearly tie need the differences themselves (varziv.c) */
+      res = ac_or_var_sign(w, c, ng, gs);
+      goto done;
+    }
     mpfr_t rlo, rhi, dlo, dhi;
     mpfr_inits2(w->wprec, rlo, rhi, dlo, dhi, (mpfr_ptr)0);
     int64_t k = 0;
@@ -187,6 +179,7 @@ int ac_or_sign_vs(ac_or_ws *w, int64_t t, mpfr_srcptr bp)
     mpfr_clears(slo, shi, rlo, rhi, dlo, dhi, (mpfr_ptr)0);
     for (int64_t q = 0; q < k; q++) { mpfr_clear(lo[q]); mpfr_clear(hi[q]); }
   }
+done:
   for (int64_t g = 0; g < ng; g++) mpfr_clear(c[g]);
   mpfr_clears(Wg, nb, (mpfr_ptr)0);
   free(c); free(lo); free(hi); free(plo); free(phi);
@@ -195,6 +188,7 @@ int ac_or_sign_vs(ac_or_ws *w, int64_t t, mpfr_srcptr bp)
 
 int ac_or_m_exact(ac_or_ws *w, mpfr_t m)
 {
+  if (w->var) return ac_or_var_m_exact(w, m);
   const uint64_t *zt = ac_or_z(w, w->ord[0]);
   mpfr_set_prec(m, 64);
   if (w->sc.sign == 0 || ac_or_fx_sign(zt, w->nl) == 0) { mpfr_set_zero(m, 1); return 1; }

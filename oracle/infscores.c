@@ -11,31 +11,41 @@
 #include <string.h>
 #include "oracle_int.h"
 
-int ac_or_inf_classify(ac_or_ws *w, int64_t b, int64_t h, int64_t i, int64_t n, uint8_t *cls)
+void ac_or_q_values(const ac_or_ws *w, int64_t b, int64_t h, int64_t i, double *q)
 {
   const ac_problem *p = w->p;
-  const ac_case *cs = w->cs;
-  ac_dtype dt = p->dtype;
-  int64_t kvh = ac_kv_head(p, h), dk = p->dk;
-  double *q = ac_xmalloc((size_t)dk * sizeof *q);
-  for (int64_t t = 0; t < dk; t++) q[t] = ac_decode(dt, ac_load_bits(dt, cs->q, ac_qidx(p, b, h, i, t)));
+  ac_dtype dt = ac_or_tdtype(p, 'q');
+  double ds = ac_or_descale(w->cs, 'q', b, ac_kv_head(p, h));
+  for (int64_t t = 0; t < p->dk; t++) q[t] = ac_decode(dt, ac_load_bits(dt, w->cs->q, ac_qidx(p, b, h, i, t))) * ds;
+}
+
+uint8_t ac_or_inf_key_class(const ac_or_ws *w, const double *q, int64_t b, int64_t kvh, int64_t j)
+{
+  const ac_problem *p = w->p;
+  ac_dtype dt = ac_or_tdtype(p, 'k');
+  double ds = ac_or_descale(w->cs, 'k', b, kvh);
+  int pos = 0, neg = 0, nan = 0;
+  for (int64_t t = 0; t < p->dk && !nan; t++) {
+    double a = q[t], k = ac_decode(dt, ac_load_bits(dt, w->cs->k, ac_kidx(p, b, kvh, j, t))) * ds;
+    if (isnan(a) || isnan(k)) { nan = 1; break; }
+    if (!isinf(a) && !isinf(k)) continue;
+    if (a == 0 || k == 0) { nan = 1; break; }
+    if ((a > 0) == (k > 0)) pos = 1;
+    else neg = 1;
+  }
+  if (nan || (pos && neg)) return AC_SCLS_NAN;
+  if (!pos && !neg) return AC_SCLS_FINITE;
+  if (w->sc.sign == 0) return AC_SCLS_NAN;
+  return (pos == (w->sc.sign > 0)) ? AC_SCLS_PINF : AC_SCLS_NINF;
+}
+
+int ac_or_inf_classify(ac_or_ws *w, int64_t b, int64_t h, int64_t i, int64_t n, uint8_t *cls)
+{
+  double *q = ac_xmalloc((size_t)w->p->dk * sizeof *q);
+  ac_or_q_values(w, b, h, i, q);
   int row = AC_SCLS_FINITE;
   for (int64_t j = 0; j < n; j++) {
-    int pos = 0, neg = 0, nan = 0;
-    for (int64_t t = 0; t < dk && !nan; t++) {
-      double a = q[t], k = ac_decode(dt, ac_load_bits(dt, cs->k, ac_kidx(p, b, kvh, j, t)));
-      if (isnan(a) || isnan(k)) { nan = 1; break; }
-      if (!isinf(a) && !isinf(k)) continue;
-      if (a == 0 || k == 0) { nan = 1; break; }
-      if ((a > 0) == (k > 0)) pos = 1;
-      else neg = 1;
-    }
-    uint8_t c = AC_SCLS_FINITE;
-    if (nan || (pos && neg)) c = AC_SCLS_NAN;
-    else if (pos || neg) {
-      if (w->sc.sign == 0) c = AC_SCLS_NAN;
-      else c = (pos == (w->sc.sign > 0)) ? AC_SCLS_PINF : AC_SCLS_NINF;
-    }
+    uint8_t c = ac_or_inf_key_class(w, q, b, ac_kv_head(w->p, h), w->rkey ? w->rkey[j] : j);
     cls[j] = c;
     if (c == AC_SCLS_NAN) row = AC_SCLS_NAN;
     else if (c == AC_SCLS_PINF && row != AC_SCLS_NAN) row = AC_SCLS_PINF;
@@ -48,7 +58,19 @@ int ac_or_inf_classify(ac_or_ws *w, int64_t b, int64_t h, int64_t i, int64_t n, 
 int64_t ac_or_head_subset(ac_or_head *dst, const ac_or_head *src, const ac_problem *p, const uint8_t *keep,
                           int64_t n)
 {
-  int64_t dk = p->dk, dv = p->dv, m = 0;
+  int64_t *idx = ac_xmalloc((size_t)(n ? n : 1) * sizeof *idx), m = 0;
+  for (int64_t j = 0; j < n; j++)
+    if (keep[j]) idx[m++] = j;
+  ac_or_head_pick(dst, src, p, idx, m, 0);
+  memset(dst->kbad, 0, (size_t)m);   /* the kept keys score finite or +inf alike */
+  free(idx);
+  return m;
+}
+
+void ac_or_head_pick(ac_or_head *dst, const ac_or_head *src, const ac_problem *p, const int64_t *idx, int64_t m,
+                     int64_t nzero)
+{
+  int64_t dk = p->dk, dv = p->dv, n = m + nzero;
   int64_t nk = n * dk, nv = n * dv;
   int k_me = src->km != NULL;   /* the subset keeps the source's K representation (kd, vd in binary64) */
   free(dst->kown); free(dst->vown);
@@ -79,21 +101,33 @@ int64_t ac_or_head_subset(ac_or_head *dst, const ac_or_head *src, const ac_probl
     dst->cap_v = nv;
   }
   dst->k_l1max = src->k_l1max;
-  for (int64_t j = 0; j < n; j++) {
-    if (!keep[j]) continue;
+  for (int64_t r = 0; r < n; r++) {
+    if (r >= m) {   /* a zero key: K = 0, V = 0 (exponents: the windows' lsb, set below) */
+      for (int64_t t = 0; t < dk; t++) {
+        if (k_me) { dst->km[r * dk + t] = 0; dst->ke[r * dk + t] = src->k_lsb; }
+        dst->kd[r * dk + t] = 0;
+      }
+      dst->kbad[r] = 0;
+      for (int64_t t = 0; t < dv; t++) {
+        if (with_me) { dst->vm[r * dv + t] = 0; dst->ve[r * dv + t] = src->v_lsb[t]; }
+        dst->vd[r * dv + t] = 0;
+        dst->vcls[r * dv + t] = AC_VCLS_FINITE;
+      }
+      continue;
+    }
+    int64_t j = idx[r];
     if (k_me) {
-      memcpy(dst->km + m * dk, src->km + j * dk, (size_t)dk * sizeof *dst->km);
-      memcpy(dst->ke + m * dk, src->ke + j * dk, (size_t)dk * sizeof *dst->ke);
+      memcpy(dst->km + r * dk, src->km + j * dk, (size_t)dk * sizeof *dst->km);
+      memcpy(dst->ke + r * dk, src->ke + j * dk, (size_t)dk * sizeof *dst->ke);
     }
-    for (int64_t t = 0; t < dk; t++) dst->kd[m * dk + t] = ac_or_kval(src, (size_t)(j * dk + t));
-    dst->kbad[m] = 0;
+    for (int64_t t = 0; t < dk; t++) dst->kd[r * dk + t] = ac_or_kval(src, (size_t)(j * dk + t));
+    dst->kbad[r] = src->kbad[j];
     if (with_me) {
-      memcpy(dst->vm + m * dv, src->vm + j * dv, (size_t)dv * sizeof *dst->vm);
-      memcpy(dst->ve + m * dv, src->ve + j * dv, (size_t)dv * sizeof *dst->ve);
+      memcpy(dst->vm + r * dv, src->vm + j * dv, (size_t)dv * sizeof *dst->vm);
+      memcpy(dst->ve + r * dv, src->ve + j * dv, (size_t)dv * sizeof *dst->ve);
     }
-    for (int64_t t = 0; t < dv; t++) dst->vd[m * dv + t] = ac_or_vval(src, (size_t)(j * dv + t));
-    memcpy(dst->vcls + m * dv, src->vcls + j * dv, (size_t)dv);
-    m++;
+    for (int64_t t = 0; t < dv; t++) dst->vd[r * dv + t] = ac_or_vval(src, (size_t)(j * dv + t));
+    memcpy(dst->vcls + r * dv, src->vcls + j * dv, (size_t)dv);
   }
   /* The head's windows (lsb, msb over all its keys) contain the subset's: the fixed-point
    * layouts stay valid, and both oracle paths see the same reduced head. */
@@ -102,7 +136,7 @@ int64_t ac_or_head_subset(ac_or_head *dst, const ac_or_head *src, const ac_probl
   memcpy(dst->v_msb, src->v_msb, (size_t)dv * sizeof *dst->v_msb);
   memcpy(dst->v_any, src->v_any, (size_t)dv);
   for (int64_t t = 0; t < dv; t++) dst->vabs[t] = 0;
-  for (int64_t j = 0; j < m; j++)
+  for (int64_t j = 0; j < n; j++)
     for (int64_t t = 0; t < dv; t++) {
       size_t x = (size_t)(j * dv + t);
       int fits = ac_or_vcol_bits(dst, t, p->tk, 0) <= 126;
@@ -114,5 +148,4 @@ int64_t ac_or_head_subset(ac_or_head *dst, const ac_or_head *src, const ac_probl
     }
   dst->b = src->b;
   dst->kvh = src->kvh;
-  return m;
 }

@@ -10,6 +10,9 @@ oracle_libac_oracle_a_SOURCES = \
 	oracle/round.c \
 	oracle/budget.c \
 	oracle/infscores.c \
+	oracle/varint.h \
+	oracle/varscores.c \
+	oracle/varziv.c \
 	oracle/rows.c \
 	oracle/cache.c \
 	oracle/oracle.c \

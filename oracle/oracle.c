@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "oracle_int.h"
 #include "fast.h"
+#include "variants.h"
 
 void ac_oracle_opts_init(ac_oracle_opts *o)
 {
@@ -45,12 +46,14 @@ void ac_or_ws_init(ac_or_ws *w, const ac_case *cs, const ac_oracle_opts *o, cons
   w->qd = ac_xmalloc((size_t)dk * sizeof *w->qd);
   mpz_init(w->zt);
   mpfr_inits2(64, w->Llo, w->Lhi, w->Lm1lo, w->Lm1hi, w->mlo, w->mhi, w->olo, w->ohi, w->bp, (mpfr_ptr)0);
+  ac_or_var_init(w);
 }
 
 void ac_or_ws_free(ac_or_ws *w)
 {
   ac_or_head_free(&w->own);
   ac_or_head_free(&w->sub);
+  ac_or_var_free(w);
   free(w->qm); free(w->qe); free(w->qd);
   free(w->z); free(w->Zabs); free(w->ord); free(w->gst); free(w->gof); free(w->acc);
   for (int64_t g = 0; g < w->cap_g; g++) {
@@ -113,7 +116,21 @@ static void row_fast(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64
 
 static void path_choose(or_path *P, const ac_case *c, const ac_oracle_opts *o, uint32_t formats)
 {
-  if (o->no_fast) {
+  uint32_t used = c->p.f.used;
+  ac_or_scale sc;
+  ac_err e;
+  int fold = ac_or_scale_init(&sc, &c->p, &e) == 0 && ac_or_var_foldable(&c->p, &sc);
+  if ((used & AC_OR_VAR_SCORES) && (!fold || o->no_fast || (used & (AC_FEAT_DESCALE | AC_FEAT_MIXED_DTYPES)))) {
+    /* variant scores: the MPFR levels on the scores of varscores.c */
+    *P = (or_path){head_decode_plain, ac_or_var_scores, ac_or_var_groups, row_levels};
+    return;
+  }
+  if (used & AC_OR_VAR_SCORES) {   /* folded into plain scores of the case's scale: the fast path */
+    *P = (or_path){ac_or_fast_head_decode, ac_or_var_scores_fast, ac_or_fast_groups,
+                   ac_or_fast_case_applies(c, o, formats) || c->p.dtype == AC_F64 ? row_fast : row_levels};
+    return;
+  }
+  if (o->no_fast || (used & (AC_FEAT_DESCALE | AC_FEAT_MIXED_DTYPES))) {   /* the decoder of each tensor's dtype */
     *P = (or_path){head_decode_plain, ac_or_row_scores, ac_or_groups, row_levels};
     return;
   }
@@ -192,6 +209,35 @@ static void head_release(job *J, int64_t hid)
   pthread_mutex_unlock(&J->mu);
 }
 
+/* A row with no key: o = 0, LSE -inf, EMPTY accepted. */
+static void row_empty(ac_oracle_result *r, int64_t ridx, int64_t dv, ac_or_stats *st)
+{
+  ac_oracle_row *row = &r->rows[ridx];
+  row->visible = 0;
+  row->m = row->lse = -INFINITY;
+  row->lse_f32 = -INFINITY;
+  row->lse_f64 = -INFINITY;
+  row->lse_how = AC_HOW_EXACT;
+  row->lse_accept = AC_ACCEPT_EMPTY;
+  row_fill_special(r, ridx, AC_ACCEPT_EMPTY, 0.0, dv, st);
+}
+
+/* Variants: the visible keys are any subset (mask, window, boolean mask), gathered with the
+ * sink into a head of their own (varscores.c) that every path reads like a plain head; every
+ * variant row takes its kv head. */
+static void do_row_var(ac_or_ws *w, job *J, int64_t ridx, int64_t b, int64_t h, int64_t i, ac_or_stats *st)
+{
+  const ac_problem *p = &J->cs->p;
+  int64_t kvh = ac_kv_head(p, h), hid = b * p->kv_heads + kvh, nvis;
+  w->head = head_acquire(J, hid, b, kvh);
+  int64_t n = ac_or_row_gather(w, b, h, i, &nvis);
+  J->r->rows[ridx].visible = nvis;
+  if (n == 0) row_empty(J->r, ridx, p->dv, st);
+  else do_row_visible(w, J, ridx, b, h, i, n, st);
+  w->head = NULL;
+  head_release(J, hid);
+}
+
 static void do_row(ac_or_ws *w, job *J, int64_t ridx, ac_or_stats *st)
 {
   const ac_problem *p = &J->cs->p;
@@ -200,16 +246,14 @@ static void do_row(ac_or_ws *w, job *J, int64_t ridx, ac_or_stats *st)
   int64_t i = ridx % p->tq, bh = ridx / p->tq, h = bh % p->heads, b = bh / p->heads;
   ac_oracle_row *row = &r->rows[ridx];
   row->selected = 1;
+  if (p->f.used) {
+    do_row_var(w, J, ridx, b, h, i, st);
+    return;
+  }
   int64_t n = ac_visible_count(p, i);
   row->visible = n;
   if (n <= 0) {
-    row->visible = 0;
-    row->m = row->lse = -INFINITY;
-    row->lse_f32 = -INFINITY;
-    row->lse_f64 = -INFINITY;
-    row->lse_how = AC_HOW_EXACT;
-    row->lse_accept = AC_ACCEPT_EMPTY;
-    row_fill_special(r, ridx, AC_ACCEPT_EMPTY, 0.0, dv, st);
+    row_empty(r, ridx, dv, st);
     return;
   }
   int64_t kvh = ac_kv_head(p, h), hid = b * p->kv_heads + kvh;
@@ -227,16 +271,17 @@ static void do_row_visible(ac_or_ws *w, job *J, int64_t ridx, int64_t b, int64_t
   int64_t dv = p->dv;
   ac_oracle_row *row = &r->rows[ridx];
   int64_t slot = ac_oracle_slot(r, ridx);
-  int bad = ac_or_row_q(w, b, h, i);
+  int qbad = ac_or_row_q(w, b, h, i), bad = qbad;
   for (int64_t j = 0; j < n && !bad; j++)
     if (w->head->kbad[j]) bad = 1;
   uint8_t *cls = NULL;
   int rcls = AC_SCLS_FINITE;
-  if (bad) {
-    /* The rule table of oracle.h: score classes of the visible keys on IEEE semantics. */
+  if (bad || w->var) {
+    /* The rule table of oracle.h: score classes of the visible keys on IEEE semantics (variants:
+     * of the whole score, ALiBi and bias included, and the exact parts of the finite ones). */
     cls = ac_xmalloc((size_t)n);
-    rcls = ac_or_inf_classify(w, b, h, i, n, cls);
-    row->has_nonfinite = 1;
+    rcls = w->var ? ac_or_var_classify(w, n, qbad, cls) : ac_or_inf_classify(w, b, h, i, n, cls);
+    if (bad) row->has_nonfinite = 1;
   }
   if (rcls == AC_SCLS_NAN) {
     row->m = row->lse = NAN;
@@ -256,6 +301,7 @@ static void do_row_visible(ac_or_ws *w, job *J, int64_t ridx, int64_t b, int64_t
     uint8_t want = rcls == AC_SCLS_PINF ? AC_SCLS_PINF : AC_SCLS_FINITE;
     for (int64_t j = 0; j < n; j++) cls[j] = cls[j] == want;
     int64_t kept = ac_or_head_subset(&w->sub, full, &J->cs->p, cls, n);
+    if (w->var) ac_or_var_compact(w, cls, n, rcls == AC_SCLS_PINF);
     if (kept == 0) {
       /* every visible score -inf: exp(-inf - (-inf)) is NaN in a kernel that subtracts the
        * maximum, 0/0 in one that does not track it; one that guards m = -inf writes 0 */
@@ -290,6 +336,7 @@ static void do_row_visible(ac_or_ws *w, job *J, int64_t ridx, int64_t b, int64_t
     if (el[t].accept != AC_ACCEPT_VALUE) row->has_nonfinite = 1;
   row->lse_accept = AC_ACCEPT_VALUE;
   row->max_cZ = ac_or_max_cz(w);
+  if (w->var) ac_or_var_row_terms(w, row);
   row->qk_l1 = ac_or_qk_l1(w);
   if (rcls == AC_SCLS_PINF) {
     /* exp(s - m) with s = m = +inf is NaN in a kernel: NaN accepted everywhere */
@@ -358,6 +405,10 @@ int ac_oracle_run(const ac_case *c, const ac_oracle_opts *o, ac_oracle_result *r
   const ac_problem *p = &c->p;
   ac_or_scale sc;
   if (ac_or_scale_init(&sc, p, e)) return -1;
+  if (ac_features_validate(p, e)) return -1;
+  if ((p->f.used & AC_FEAT_DESCALE) &&
+      (ac_or_tdtype(p, 'q') == AC_F64 || ac_or_tdtype(p, 'k') == AC_F64 || ac_or_tdtype(p, 'v') == AC_F64))
+    return ac_err_set(e, "descales of fp64 tensors are not supported yet");
   if (p->heads < 1 || p->kv_heads < 1 || p->heads % p->kv_heads || p->tq < 1 || p->tk < 1 || p->dk < 1 ||
       p->dv < 1 || p->batch < 1)
     return ac_err_set(e, "bad problem shape");
@@ -365,7 +416,7 @@ int ac_oracle_run(const ac_case *c, const ac_oracle_opts *o, ac_oracle_result *r
   r->nrows = p->batch * p->heads * p->tq;
   uint8_t *sel = ac_xmalloc((size_t)r->nrows);
   if (ac_oracle_select_rows(p, o->rows, o->rows_seed, sel, e)) { free(sel); return -1; }
-  r->formats = (o->formats | (1u << p->dtype)) & ((1u << AC_NDTYPES) - 1);
+  r->formats = (o->formats | (1u << p->dtype) | (1u << ac_or_tdtype(p, 'o'))) & ((1u << AC_NDTYPES) - 1);
   r->nmu = o->nmu < 0 ? 0 : o->nmu > AC_ORACLE_NMU ? AC_ORACLE_NMU : o->nmu;
   for (int q = 0; q < r->nmu; q++) r->mu[q] = o->mu[q];
   int64_t *list = ac_xmalloc((size_t)r->nrows * sizeof *list), nl = 0;
@@ -400,7 +451,7 @@ int ac_oracle_run(const ac_case *c, const ac_oracle_opts *o, ac_oracle_result *r
   J.heads = ac_xcalloc((size_t)(p->batch * p->kv_heads), sizeof *J.heads);
   for (int64_t k = 0; k < nl; k++) {
     int64_t x = list[k], i = x % p->tq, bh = x / p->tq;
-    if (ac_visible_count(p, i) > 0) J.heads[(bh / p->heads) * p->kv_heads + ac_kv_head(p, bh % p->heads)].rows_left++;
+    if (p->f.used || ac_visible_count(p, i) > 0) J.heads[(bh / p->heads) * p->kv_heads + ac_kv_head(p, bh % p->heads)].rows_left++;
   }
   pthread_mutex_init(&J.mu, NULL);
   pthread_cond_init(&J.cv, NULL);

@@ -126,6 +126,26 @@ static inline int64_t ac_or_v(const ac_or_head *hd, size_t x, int64_t t, int32_t
   return m;
 }
 
+/* ---- the values the formula uses (variants: per-tensor dtypes, descales) ---- */
+/* dtype of tensor x ('q', 'k', 'v', 'o'): the case dtype unless AC_FEAT_MIXED_DTYPES. */
+static inline ac_dtype ac_or_tdtype(const ac_problem *p, char x)
+{
+  if (!(p->f.used & AC_FEAT_MIXED_DTYPES)) return p->dtype;
+  return x == 'q' ? p->f.qd : x == 'k' ? p->f.kd : x == 'v' ? p->f.vd : p->f.od;
+}
+/* Descale of tensor x ('q', 'k', 'v') for (batch b, kv head kvh): 1 without AC_FEAT_DESCALE.
+ * Values are stored value * descale, exact in binary64 for every dtype but fp64 (ac_oracle_run
+ * refuses descales of fp64 tensors). */
+static inline double ac_or_descale(const ac_case *c, char x, int64_t b, int64_t kvh)
+{
+  if (!(c->p.f.used & AC_FEAT_DESCALE)) return 1.0;
+  const float *d = c->descale[x == 'q' ? 0 : x == 'k' ? 1 : 2];
+  return d ? (double)d[b * c->p.kv_heads + kvh] : 1.0;
+}
+
+/* variants (varscores.c, varziv.c): the per-key parts of the scores of a row */
+typedef struct ac_or_var ac_or_var;
+
 /* ---- per-thread row workspace ---- */
 typedef struct {
   const ac_case *cs;
@@ -138,6 +158,10 @@ typedef struct {
   const ac_or_head *head;  /* the decoded head of the current row */
   ac_or_head own;          /* used by ac_or_head_load (single-threaded callers) */
   ac_or_head sub;          /* the keys of a row that keep a weight when others score ±inf (infscores.c) */
+  ac_or_var *var;           /* variant scores (AC_OR_VAR_SCORES): beyond scale * q·k; NULL otherwise */
+  ac_or_head rowh;          /* variant cases: the row's visible keys (and the sink), ac_or_row_gather */
+  int64_t *rkey;            /* their indices in storage order (-1 the sink); NULL: keys are the prefix */
+  int64_t cap_rkey;
 
   /* the row */
   int64_t b, h, i, n;       /* n = visible keys */
@@ -257,9 +281,18 @@ enum { AC_SCLS_FINITE = 0, AC_SCLS_NINF = 1, AC_SCLS_PINF = 2, AC_SCLS_NAN = 3 }
  * class: NAN if any key is NaN, else PINF if any is +inf, else NINF if any is -inf, else FINITE. */
 int ac_or_inf_classify(ac_or_ws *w, int64_t b, int64_t h, int64_t i, int64_t n, uint8_t *cls);
 /* dst = the keys j < n of src with keep[j] != 0, in order (K, V and their windows); returns
- * their number. */
+ * their number (ac_or_head_pick of their indices). */
 int64_t ac_or_head_subset(ac_or_head *dst, const ac_or_head *src, const ac_problem *p, const uint8_t *keep,
                           int64_t n);
+/* dst = the keys idx[0..m) of src in that order, then nzero keys with K = 0 and V = 0 (a sink: one
+ * more key that carries weight and no value); the windows of src are kept. */
+void ac_or_head_pick(ac_or_head *dst, const ac_or_head *src, const ac_problem *p, const int64_t *idx, int64_t m,
+                     int64_t nzero);
+/* Score class (AC_SCLS_...) of c (q·k_j) on IEEE semantics, q the row's stored values (times the
+ * descale) and j a key of kv head kvh in storage order. */
+uint8_t ac_or_inf_key_class(const ac_or_ws *w, const double *q, int64_t b, int64_t kvh, int64_t j);
+/* The row's q as stored values times its descale (NaN and infinities kept) into q[dk]. */
+void ac_or_q_values(const ac_or_ws *w, int64_t b, int64_t h, int64_t i, double *q);
 /* scores.c: the row buffers (z, Zabs, ord, gst, gof) for n keys of nl limbs, grown as needed
  * (both score paths). */
 void ac_or_ensure_rows(ac_or_ws *w, int64_t n, int nl);
@@ -294,6 +327,63 @@ static inline double ac_or_qk_l1(const ac_or_ws *w)
   for (int64_t t = 0; t < w->p->dk; t++) s += fabsl((long double)w->qd[t]);
   return (double)(s * (1 + 0x1p-40L));
 }
+
+/* Precision that holds a + b (or a - b) exactly. */
+static inline mpfr_prec_t ac_or_exact_prec(mpfr_srcptr a, mpfr_srcptr b)
+{
+  if (mpfr_zero_p(a)) return mpfr_get_prec(b);
+  if (mpfr_zero_p(b)) return mpfr_get_prec(a);
+  mpfr_exp_t ea = mpfr_get_exp(a), eb = mpfr_get_exp(b);
+  mpfr_exp_t hi = ea > eb ? ea : eb;
+  mpfr_exp_t la = ea - (mpfr_exp_t)mpfr_get_prec(a), lb = eb - (mpfr_exp_t)mpfr_get_prec(b);
+  mpfr_exp_t lo = la < lb ? la : lb;
+  return (mpfr_prec_t)(hi - lo + 2);
+}
+
+/* ---- variants: varscores.c (visibility, classes, exact offsets, groups), varziv.c (intervals) ----
+ * Every score is s_j = S(c z_j) + a_j: z_j = q·k_j exact (0 for a fixed key), S the identity or
+ * the softcap cap tanh(x / cap), a_j = -m_h dist + bias exact (docs/numerics.md §11). A fixed key
+ * (the sink, or an infinite raw score under a softcap) has the score a_j alone. */
+/* The features whose scores go beyond scale * q·k (varscores.c); windows, boolean masks, descales
+ * and per-tensor dtypes keep plain scores on the row's gathered keys. */
+#define AC_OR_VAR_SCORES (AC_FEAT_SOFTCAP | AC_FEAT_ALIBI | AC_FEAT_BIAS | AC_FEAT_SINKS)
+void ac_or_var_init(ac_or_ws *w);
+void ac_or_var_free(ac_or_ws *w);
+/* Builds the row's head of visible keys (and the sink, with variant scores) from w->head into
+ * w->rowh (indices in w->rkey) and points w->head at it; returns the number of keys (sink
+ * included) and sets *nvis (sink excluded). */
+int64_t ac_or_row_gather(ac_or_ws *w, int64_t b, int64_t h, int64_t i, int64_t *nvis);
+/* Score class of every key of the row head (cls[n]), the exact offsets of the finite ones; returns
+ * the row's class as ac_or_inf_classify. q_bad: the row's q holds NaN or inf. */
+int ac_or_var_classify(ac_or_ws *w, int64_t n, int q_bad, uint8_t *cls);
+/* Keeps the per-key parts of the keys with keep[j] != 0 (after ac_or_head_subset); pinf: the kept
+ * keys score +inf, and the limit gives them equal weights (every score becomes 0). */
+void ac_or_var_compact(ac_or_ws *w, const uint8_t *keep, int64_t n, int pinf);
+/* path scores and groups of variant rows (scores: through ac_or_row_scores or ac_or_fast_scores) */
+void ac_or_var_scores(ac_or_ws *w);
+void ac_or_var_scores_fast(ac_or_ws *w);
+/* 1 when the scores of a variant case fold into plain fixed-point scores of its scale (no softcap,
+ * c a signed power of two or the default 1/sqrt(dk) rational): plain groups and the fast path. */
+int ac_or_var_foldable(const ac_problem *p, const ac_or_scale *sc);
+void ac_or_var_groups(ac_or_ws *w);
+/* [lo, hi] at precision p containing s_j - s_k; returns its sign when known exactly (-1, 0, 1),
+ * else 2. */
+int ac_or_var_diff(ac_or_ws *w, int64_t j, int64_t k, mpfr_prec_t p, mpfr_t lo, mpfr_t hi);
+/* [lo, hi] at precision p containing s_j. */
+void ac_or_var_score(ac_or_ws *w, int64_t j, mpfr_prec_t p, mpfr_t lo, mpfr_t hi);
+/* m = s of the top group exactly when it is a dyadic number (1), else 0. */
+int ac_or_var_m_exact(ac_or_ws *w, mpfr_t m);
+/* Sign of Σ_g c_g e^{s_g} (c exact, ng groups, gs the first with c_g != 0) by e^{s_g - s_gs} =
+ * 1 + expm1(s_g - s_gs): 1, -1 or 0 (undecided). */
+int ac_or_var_sign(ac_or_ws *w, mpfr_t *c, int64_t ng, int64_t gs);
+/* Per-key score magnitude for the budget (docs/numerics.md §11.4), n keys of the row. */
+const long double *ac_or_var_smag(const ac_or_ws *w);
+/* max_abs_z over the row's keys; max_abs_s (score magnitudes) and max_cZ (|c| zf_j Z_j: variant
+ * rows keep zf_j Z_j in Zabs, so G and lse_cZ take the factor too) over the keys that carry
+ * weight (s_j - m > -11400, A_j > 0 in long double: a -1e9 sentinel's key does not) (§11.4). */
+void ac_or_var_row_terms(const ac_or_ws *w, ac_oracle_row *row);
+/* Per-key factor of |c| Z_j in the budget (sech^2 of the softcap's argument, else 1; 0 fixed keys). */
+const long double *ac_or_var_zf(const ac_or_ws *w);
 
 /* budget.c */
 void ac_or_row_budget(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, const ac_oracle_opts *o,

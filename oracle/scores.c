@@ -104,17 +104,18 @@ void ac_or_head_decode(ac_or_head *hd, const ac_case *cs, int64_t b, int64_t kvh
     hd->v_any = ac_xrealloc(hd->v_any, (size_t)p->dv);
     hd->cap_v = nv;
   }
-  ac_dtype dt = p->dtype;
+  /* the values the formula uses: each tensor's dtype, times its descale (1 for plain cases) */
+  ac_dtype dt = ac_or_tdtype(p, 'k');
+  double ds = ac_or_descale(cs, 'k', b, kvh);
   int32_t lsb = INT32_MAX, msb = INT32_MIN;
   for (int64_t j = 0; j < p->tk; j++) {
     uint8_t bad = 0;
     for (int64_t t = 0; t < p->dk; t++) {
       size_t x = (size_t)(j * p->dk + t);
-      uint64_t bits = ac_load_bits(dt, cs->k, ac_kidx(p, b, kvh, j, t));
+      double d = ac_decode(dt, ac_load_bits(dt, cs->k, ac_kidx(p, b, kvh, j, t))) * ds;
       hd->km[x] = 0; hd->ke[x] = 0; hd->kd[x] = 0;
-      if (ac_bits_isnan(dt, bits)) { bad = 1; continue; }
-      if (ac_bits_isinf(dt, bits)) { if (!bad) bad = 2; continue; }
-      double d = ac_decode(dt, bits);
+      if (isnan(d)) { bad = 1; continue; }
+      if (isinf(d)) { if (!bad) bad = 2; continue; }
       hd->kd[x] = d;
       ac_or_split(d, &hd->km[x], &hd->ke[x]);
       if (hd->km[x]) {
@@ -128,18 +129,19 @@ void ac_or_head_decode(ac_or_head *hd, const ac_case *cs, int64_t b, int64_t kvh
   ac_or_head_finish_k(hd, p->tk, p->dk, lsb, msb);
 
   for (int64_t t = 0; t < p->dv; t++) { hd->v_lsb[t] = INT32_MAX; hd->v_msb[t] = INT32_MIN; }
+  dt = ac_or_tdtype(p, 'v');
+  ds = ac_or_descale(cs, 'v', b, kvh);
   for (int64_t j = 0; j < p->tk; j++)
     for (int64_t t = 0; t < p->dv; t++) {
       size_t x = (size_t)(j * p->dv + t);
-      uint64_t bits = ac_load_bits(dt, cs->v, ac_vidx(p, b, kvh, j, t));
+      double d = ac_decode(dt, ac_load_bits(dt, cs->v, ac_vidx(p, b, kvh, j, t))) * ds;
       hd->vm[x] = 0; hd->ve[x] = 0; hd->vd[x] = 0;
-      if (ac_bits_isnan(dt, bits)) { hd->vcls[x] = AC_VCLS_NAN; continue; }
-      if (ac_bits_isinf(dt, bits)) {
-        hd->vcls[x] = ac_decode(dt, bits) > 0 ? AC_VCLS_PINF : AC_VCLS_NINF;
+      if (isnan(d)) { hd->vcls[x] = AC_VCLS_NAN; continue; }
+      if (isinf(d)) {
+        hd->vcls[x] = d > 0 ? AC_VCLS_PINF : AC_VCLS_NINF;
         continue;
       }
       hd->vcls[x] = AC_VCLS_FINITE;
-      double d = ac_decode(dt, bits);
       hd->vd[x] = d;
       ac_or_split(d, &hd->vm[x], &hd->ve[x]);
       if (hd->vm[x]) {
@@ -175,12 +177,14 @@ int ac_or_row_q(ac_or_ws *w, int64_t b, int64_t h, int64_t i)
   const ac_problem *p = w->p;
   int bad = 0;
   w->b = b; w->h = h; w->i = i;
+  ac_dtype dt = ac_or_tdtype(p, 'q');
+  double ds = ac_or_descale(w->cs, 'q', b, ac_kv_head(p, h));
   for (int64_t t = 0; t < p->dk; t++) {
-    uint64_t bits = ac_load_bits(p->dtype, w->cs->q, ac_qidx(p, b, h, i, t));
+    double d = ac_decode(dt, ac_load_bits(dt, w->cs->q, ac_qidx(p, b, h, i, t))) * ds;
     w->qm[t] = 0; w->qe[t] = 0; w->qd[t] = 0;
-    if (ac_bits_isnan(p->dtype, bits)) { bad = 1; continue; }
-    if (ac_bits_isinf(p->dtype, bits)) { if (!bad) bad = 2; continue; }
-    w->qd[t] = ac_decode(p->dtype, bits);
+    if (isnan(d)) { bad = 1; continue; }
+    if (isinf(d)) { if (!bad) bad = 2; continue; }
+    w->qd[t] = d;
     ac_or_split(w->qd[t], &w->qm[t], &w->qe[t]);
   }
   return bad;
@@ -237,7 +241,7 @@ void ac_or_row_scores(ac_or_ws *w)
   double *kbuf = ac_xmalloc((size_t)dk * sizeof *kbuf);   /* a key widened from binary32 */
   for (int64_t j = 0; j < n; j++) {
     const double *kd = ac_or_krow(hd, j, dk, kbuf);
-    if (p->dtype == AC_F64) {
+    if (p->dtype == AC_F64 || ac_or_tdtype(p, 'q') == AC_F64 || ac_or_tdtype(p, 'k') == AC_F64) {
       long double s = 0;
       for (int64_t t = 0; t < dk; t++) s += fabsl((long double)w->qd[t] * kd[t]);
       w->Zabs[j] = s;

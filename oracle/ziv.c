@@ -67,17 +67,21 @@ void ac_or_weights(ac_or_ws *w, mpfr_prec_t p)
       mpfr_set_prec(w->tlo[g], p); mpfr_set_prec(w->thi[g], p);
       mpfr_set_prec(w->wlo[g], p); mpfr_set_prec(w->whi[g], p);
     }
-    if (g == 0 || w->sc.sign == 0) {
+    if (g == 0 || (w->sc.sign == 0 && !w->var)) {
       mpfr_set_zero(w->tlo[g], -1); mpfr_set_zero(w->thi[g], -1);
       mpfr_set_ui(w->wlo[g], 1, MPFR_RNDN); mpfr_set_ui(w->whi[g], 1, MPFR_RNDN);
     } else {
-      ac_or_fx_to_mpfr(w, dz, ac_or_z(w, w->ord[w->gst[g]]), ztop, w->nl, w->zlsb);
-      if (mpfr_sgn(dz) >= 0) {
-        mpfr_mul(w->tlo[g], clo, dz, MPFR_RNDD);
-        mpfr_mul(w->thi[g], chi, dz, MPFR_RNDU);
+      if (w->var) {   /* variants: s_g - s_top enclosed directly (varziv.c) */
+        ac_or_var_diff(w, w->ord[w->gst[g]], w->ord[0], p, w->tlo[g], w->thi[g]);
       } else {
-        mpfr_mul(w->tlo[g], chi, dz, MPFR_RNDD);
-        mpfr_mul(w->thi[g], clo, dz, MPFR_RNDU);
+        ac_or_fx_to_mpfr(w, dz, ac_or_z(w, w->ord[w->gst[g]]), ztop, w->nl, w->zlsb);
+        if (mpfr_sgn(dz) >= 0) {
+          mpfr_mul(w->tlo[g], clo, dz, MPFR_RNDD);
+          mpfr_mul(w->thi[g], chi, dz, MPFR_RNDU);
+        } else {
+          mpfr_mul(w->tlo[g], chi, dz, MPFR_RNDD);
+          mpfr_mul(w->thi[g], clo, dz, MPFR_RNDU);
+        }
       }
       int inex = mpfr_exp(w->wlo[g], w->tlo[g], MPFR_RNDD);
       mpfr_sub(d, w->thi[g], w->tlo[g], MPFR_RNDU);
@@ -93,7 +97,8 @@ void ac_or_weights(ac_or_ws *w, mpfr_prec_t p)
       } else {
         mpfr_exp(w->whi[g], w->thi[g], MPFR_RNDU);
       }
-      AC_ASSERT(mpfr_sgn(w->thi[g]) <= 0, "t_g <= 0: the top group has the largest c z");
+      /* variants: the top is the largest score up to differences no precision below the cap resolves */
+      AC_ASSERT(w->var || mpfr_sgn(w->thi[g]) <= 0, "t_g <= 0: the top group has the largest c z");
     }
     AC_ASSERT(mpfr_lessequal_p(w->wlo[g], w->whi[g]), "the weight's enclosure is an interval");
     if (p == 64) {
@@ -121,7 +126,9 @@ void ac_or_weights(ac_or_ws *w, mpfr_prec_t p)
   AC_ASSERT(mpfr_cmp_ui(w->Llo, 1) >= 0 && mpfr_lessequal_p(w->Llo, w->Lhi), "1 <= L_lo <= L_hi (w_0 = 1)");
   /* m = c z_top */
   mpfr_set_prec(w->mlo, p); mpfr_set_prec(w->mhi, p);
-  if (w->sc.sign == 0) {
+  if (w->var) {
+    ac_or_var_score(w, w->ord[0], p, w->mlo, w->mhi);
+  } else if (w->sc.sign == 0) {
     mpfr_set_zero(w->mlo, 1); mpfr_set_zero(w->mhi, 1);
   } else {
     ac_or_fx_to_mpfr(w, dz, ztop, NULL, w->nl, w->zlsb);

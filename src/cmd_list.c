@@ -9,6 +9,7 @@
 #include "harness.h"
 #include "judge_args.h"
 #include "precision.h"
+#include "variants.h"
 
 static void usage(FILE *f)
 {
@@ -21,7 +22,8 @@ static void usage(FILE *f)
              "  --kernel K    list the kernels of a plugin (PATH.so) or another kernel spec instead of the built-ins\n");
 }
 
-/* "dtypes f32,f16; masks none,causal,causal-bottom-right; gqa; dv!=dk" from probing supports(). */
+/* "dtypes f32,f16; masks none,causal,causal-bottom-right; gqa; dv!=dk" from probing supports(),
+ * then the ABI 2 caps: "; features window,softcap,...; no LSE". */
 static void supports_summary(ac_kernel *k, char *buf, size_t n)
 {
   static const ac_dtype ts[] = {AC_F64, AC_F32, AC_F16, AC_BF16, AC_E4M3, AC_E5M2};
@@ -57,7 +59,13 @@ static void supports_summary(ac_kernel *k, char *buf, size_t n)
   for (int m = 0; m < 3; m++)
     if (mask_ok[m] && len < n) len += (size_t)snprintf(buf + len, n - len, "%s%s", any++ ? "," : " ", ac_mask_name((ac_mask)m));
   if (!any && len < n) len += (size_t)snprintf(buf + len, n - len, " -");
-  if (len < n) snprintf(buf + len, n - len, "%s%s", gqa ? "; gqa" : "", dvne ? "; dv!=dk" : "");
+  if (len < n) len += (size_t)snprintf(buf + len, n - len, "%s%s", gqa ? "; gqa" : "", dvne ? "; dv!=dk" : "");
+  /* ABI 2 caps: the variant features and whether the LSE is written */
+  const uint32_t caps = ac_kernel_caps(k);
+  char feats[128];
+  if ((caps & ATTNCHECK_FEAT_ALL) && len < n)
+    len += (size_t)snprintf(buf + len, n - len, "; features %s", ac_feat_list(caps & ATTNCHECK_FEAT_ALL, feats, sizeof feats));
+  if ((caps & ATTNCHECK_CAP_NO_LSE) && len < n) snprintf(buf + len, n - len, "; no LSE");
 }
 
 static void list_one(ac_kernel *k, const char *tag)

@@ -20,7 +20,8 @@ include src/compare.mk
 
 bin_PROGRAMS += attncheck
 attncheck_SOURCES = src/main.c src/commands.h \
-	src/cmd_gen.c src/cmd_info.c src/cmd_oracle.c src/cmd_explain.c src/cmd_list.c \
+	src/cmd_gen.c src/cmd_info.c src/cmd_oracle.c src/cmd_explain.c src/explain_variants.c src/explain_variants.h \
+	src/cmd_list.c \
 	src/cmd_check.c src/cmd_suite.c src/cmd_compare.c src/cmd_fuzz.c src/cmd_replay.c \
 	src/cmd_merge.c src/cmd_report.c src/suite_html.c src/suite_html.h
 attncheck_LDADD = $(AC_ALL_LIBS)

@@ -180,15 +180,19 @@ int ac_features_visible(const ac_case *c, int64_t b, int64_t h, int64_t i, int64
   return 1;
 }
 
+double ac_features_slope(const ac_case *c, int64_t b, int64_t h)
+{
+  const ac_problem *p = &c->p;
+  if (!(p->f.used & AC_FEAT_ALIBI) || !c->alibi_slopes) return 0;
+  return (double)c->alibi_slopes[p->f.alibi_per_batch ? b * p->heads + h : h];
+}
+
 double ac_features_score_f64(const ac_case *c, int64_t b, int64_t h, int64_t i, int64_t j, double s)
 {
   const ac_problem *p = &c->p;
   if (!ac_features_visible(c, b, h, i, j)) return -INFINITY;
   if (p->f.used & AC_FEAT_SOFTCAP) s = p->f.softcap * tanh(s / p->f.softcap);
-  if ((p->f.used & AC_FEAT_ALIBI) && c->alibi_slopes) {
-    double m = c->alibi_slopes[p->f.alibi_per_batch ? b * p->heads + h : h];
-    s -= m * (double)ac_alibi_dist(p, i, j);
-  }
+  if ((p->f.used & AC_FEAT_ALIBI) && c->alibi_slopes) s -= ac_features_slope(c, b, h) * (double)ac_alibi_dist(p, i, j);
   if ((p->f.used & AC_FEAT_BIAS) && c->bias) s += ac_load(p->f.bias_dtype, c->bias, ac_biasidx(p, b, h, i, j));
   return s;
 }

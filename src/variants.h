@@ -43,6 +43,8 @@ void ac_features_copy(ac_case *dst, const ac_case *src);
  * in binary64 (NOT exact: for kernels' reference paths and tests, never for the oracle's
  * decisions). Returns -inf when the key is not visible (mask, window, boolean mask). */
 double ac_features_score_f64(const ac_case *c, int64_t b, int64_t h, int64_t i, int64_t j, double s);
+/* ALiBi slope of (batch b, head h) as a binary64 (0 without ALiBi). */
+double ac_features_slope(const ac_case *c, int64_t b, int64_t h);
 /* Visibility of key j to row (b, h, i): the mask, the window and the boolean mask. */
 int ac_features_visible(const ac_case *c, int64_t b, int64_t h, int64_t i, int64_t j);
 

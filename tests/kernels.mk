@@ -2,12 +2,15 @@
 
 # The harness: every misbehaviour becomes its status; strides and pre-fills reach kernels;
 # texec_decl_parse: an exec worker's declaration (the hello handshake), parsing and capability
-# checks; tcpukernels: built-in CPU kernels against naive-f64, and every mutant against its trigger.
+# checks; tcpukernels: built-in CPU kernels against naive-f64, and every mutant against its trigger;
+# tvariants: the ABI 2 variants of the CPU kernels against a long-double reference, and every
+# variant mutant exposed.
 AC_KERNELS_TESTS = tests/tharness tests/tharness_worker tests/tharness_exec tests/tharness_variants tests/tplugin \
-	tests/texec_decl_parse tests/tcpukernels
-# tcontain.sh: nothing a kernel or exec worker starts outlives its case or hangs attncheck.
+	tests/texec_decl_parse tests/tcpukernels tests/tvariants
+# tcontain.sh: nothing a kernel or exec worker starts outlives its case or hangs attncheck;
+# tcmd_list_caps.sh: `attncheck list` shows each kernel's ABI 2 caps.
 AC_KERNELS_SH = tests/plugin_refused.sh tests/plugin_suite.sh tests/tinstall_plugin.sh tests/tcontain.sh tests/plugin_abspath.sh \
-	tests/plugin_abi1.sh
+	tests/plugin_abi1.sh tests/tcmd_list_caps.sh
 check_PROGRAMS += $(AC_KERNELS_TESTS) tests/tharness_execkernel
 TESTS += $(AC_KERNELS_TESTS) $(AC_KERNELS_SH)
 dist_noinst_SCRIPTS += $(AC_KERNELS_SH)

@@ -5,9 +5,11 @@
 # tolerance on scaled underflow.
 AC_ORACLE_TESTS = tests/toracle_brute tests/toracle_basic tests/toracle_exact tests/toracle_rows \
 	tests/toracle_cache tests/toracle_fast tests/toracle_inf tests/tbudget tests/thull tests/tcli_limits \
-	tests/tscaled
+	tests/tscaled tests/toracle_variants tests/texplain_variants
 # the oracle cache from the command line: damaged entries never change a verdict
 AC_ORACLE_SH = tests/tcmd_oracle_cache.sh tests/tcmd_oracle_chunked.sh
 check_PROGRAMS += $(AC_ORACLE_TESTS)
+# explain's stages of a variant row (a part of the command, compiled in)
+tests_texplain_variants_SOURCES = tests/texplain_variants.c src/explain_variants.c
 TESTS += $(AC_ORACLE_TESTS) $(AC_ORACLE_SH)
 dist_noinst_SCRIPTS += $(AC_ORACLE_SH)

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include "testutil.h"
 #include "toracle_ref.h"
+#include "variants.h"
 
 static void fill(ac_case *c, uint64_t stream)
 {
@@ -236,6 +237,63 @@ START_TEST(selected_rows_round_trip)
 }
 END_TEST
 
+/* A variant case's key covers its fields and tensors; the plain case keeps its own entry. */
+START_TEST(variant_fields_in_key)
+{
+  const char *dir = fresh_dir("variants");
+  ac_case c;
+  ac_err e;
+  ref_case(&c, AC_F32, AC_MASK_NONE, 1, 2, 1, 6, 6, 4, 2);
+  fill(&c, 47);
+  ac_oracle_opts o;
+  ac_oracle_opts_init(&o);
+  ac_oracle_result a, b;
+  compute_store(dir, &c, &o, &a);
+  ac_oracle_result_free(&a);
+  ac_features_plain(&c.p);
+  c.p.f.used = AC_FEAT_WINDOW | AC_FEAT_SOFTCAP | AC_FEAT_ALIBI | AC_FEAT_BIAS | AC_FEAT_BOOL_MASK | AC_FEAT_SINKS;
+  c.p.f.win_left = 2;
+  c.p.f.softcap = 4;
+  ck_assert(ac_features_alloc(&c, &e) == 0);
+  memset(c.bool_mask, 1, 36);
+  ck_assert_int_eq(ac_oracle_cache_load(dir, &c, &o, &b), -1);
+  compute_store(dir, &c, &o, &a);
+  ck_assert_int_eq(ac_oracle_cache_load(dir, &c, &o, &b), 0);
+  same_result(&a, &b);
+  ac_oracle_result_free(&b);
+  /* each field and each tensor */
+  c.p.f.win_left = 1;
+  ck_assert_int_eq(ac_oracle_cache_load(dir, &c, &o, &b), -1);
+  c.p.f.win_left = 2;
+  c.p.f.softcap = 5;
+  ck_assert_int_eq(ac_oracle_cache_load(dir, &c, &o, &b), -1);
+  c.p.f.softcap = 4;
+  c.p.f.win_top_left = 1;
+  ck_assert_int_eq(ac_oracle_cache_load(dir, &c, &o, &b), -1);
+  c.p.f.win_top_left = 0;
+  float *fl[] = {c.alibi_slopes, c.sinks};
+  for (int k = 0; k < 2; k++) {
+    fl[k][1] = 0.5f;
+    ck_assert_int_eq(ac_oracle_cache_load(dir, &c, &o, &b), -1);
+    fl[k][1] = 0;
+  }
+  c.bool_mask[7] = 0;
+  ck_assert_int_eq(ac_oracle_cache_load(dir, &c, &o, &b), -1);
+  c.bool_mask[7] = 1;
+  ((float *)c.bias)[3] = -1;
+  ck_assert_int_eq(ac_oracle_cache_load(dir, &c, &o, &b), -1);
+  ((float *)c.bias)[3] = 0;
+  ck_assert_int_eq(ac_oracle_cache_load(dir, &c, &o, &b), 0);
+  ac_oracle_result_free(&b);
+  /* the plain case finds its own entry again */
+  c.p.f.used = 0;
+  ck_assert_int_eq(ac_oracle_cache_load(dir, &c, &o, &b), 0);
+  ac_oracle_result_free(&b);
+  ac_oracle_result_free(&a);
+  ac_case_free(&c);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("oracle_cache");
@@ -244,6 +302,7 @@ int main(void)
   tcase_add_test(tc, corrupt_entries_miss);
   tcase_add_test(tc, other_scale_spliced_misses);
   tcase_add_test(tc, selected_rows_round_trip);
+  tcase_add_test(tc, variant_fields_in_key);
   suite_add_tcase(s, tc);
   return ac_test_run(s);
 }

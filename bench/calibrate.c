@@ -5,7 +5,9 @@
  * would turn SUSPECT. kappa is chosen as twice the largest critical kappa, so that the largest
  * excess err/(kappa E) of a correct kernel is 0.5 on this run; a run with fresh seeds
  * (--seed N) must stay <= 1 with the compiled kappa (AC_KAPPA_DEFAULT).
- * Seeds are 2^32 + seed * 2^24 + case: disjoint from the suite's (below 2^16). */
+ * Seeds are 2^32 + seed * 2^24 + case: disjoint from the suite's (below 2^16). Kernels that
+ * declare attention variants (ABI 2 caps) also get a variant of every other case (features
+ * drawn among the declared ones, src/vgen.c), counted in the column var. */
 #include "config.h"
 #include <math.h>
 #include <stdio.h>
@@ -15,6 +17,8 @@
 #include "harness.h"
 #include "oracle.h"
 #include "rng.h"
+#include "variants.h"
+#include "vgen.h"
 
 enum { F_NORMAL, F_UNIFORM, F_LARGE4, F_LARGE16, F_ZEROQ, F_TIES, F_LATEMAX, F_CANCEL, F_LONG, NFAM };
 static const char *const fam_names[NFAM] = {"normal", "uniform", "large4", "large16", "zeroq",
@@ -26,6 +30,7 @@ typedef struct {
   double *ew, *ee, *kc;      /* per case maxima */
   int64_t n, cap;
   int64_t nfail, nsusp, nerr;
+  int64_t nvar;              /* of n: cases with attention variants */
   double worst_ew, worst_kc;
   char worst_ew_case[160], worst_kc_case[160];
 } kstat;
@@ -139,6 +144,100 @@ static int make_case(ac_dtype t, uint64_t seed, ac_case *c, char *rows, size_t r
   return fam;
 }
 
+/* Oracle and every kernel that takes c (want_lse, in process) on case c; the statistics into st.
+ * Returns the kernels that ran, -1 when the oracle could not. */
+static int eval_case(ac_kernel **ks, int nk, kstat *st, const ac_case *c, const char *rows, const char *desc,
+                     double kappa, const ac_run_opts *ro, double *t_oracle)
+{
+  ac_oracle_opts oo;
+  ac_oracle_opts_init(&oo);
+  oo.threads = 0;
+  oo.rows = rows[0] ? rows : NULL;
+  oo.rows_seed = c->seed;
+  oo.nmu = ac_precision_mu_list(oo.mu, AC_ORACLE_NMU);
+  ac_oracle_result orr;
+  ac_err e;
+  double to = ac_now();
+  int orc = ac_oracle_run(c, &oo, &orr, &e);
+  *t_oracle += ac_now() - to;
+  if (orc < 0) {
+    fprintf(stderr, "calibrate: oracle: %s (%s)\n", e.msg, desc);
+    return -1;
+  }
+  int ran = 0;
+  for (int x = 0; x < nk; x++) {
+    char why[256];
+    if (!ac_kernel_supports(ks[x], &c->p, why, sizeof why)) continue;
+    ac_compare_opts co;
+    ac_compare_opts_init(&co);
+    co.kappa = kappa;
+    if (ac_precision_resolve(NULL, ks[x]->precision, c->p.dtype, &co.prec, &e) < 0) continue;
+    ac_run_result rr;
+    memset(&rr, 0, sizeof rr);
+    ac_report rep;
+    ac_report_init(&rep, &co);
+    if (ac_harness_run(ks[x], c, ro, &rr, &e) < 0 || ac_compare_run(c, &orr, &rr, &co, &rep, &e) < 0) {
+      st[x].nerr++;
+      ac_run_result_free(&rr);
+      continue;
+    }
+    ac_run_result_free(&rr);
+    ran++;
+    if (c->p.f.used) st[x].nvar++;
+    double ew = fmax(rep.max_err_w, rep.lse_max_err_w), ee = fmax(rep.max_err_e, rep.lse_max_err_e);
+    push(&st[x], ew, ee, rep.max_kcrit);
+    if (rep.kinds & (1u << AC_V_FAIL)) {
+      st[x].nfail++;
+      printf("FAIL %s on %s: %s\n", ks[x]->name, desc, rep.note);
+    }
+    if (rep.kinds & (1u << AC_V_SUSPECT)) st[x].nsusp++;
+    if (rep.kinds & ((1u << AC_V_ERROR) | (1u << AC_V_CRASH) | (1u << AC_V_GUARD) | (1u << AC_V_UNWRITTEN))) st[x].nerr++;
+    if (ew > st[x].worst_ew) {
+      st[x].worst_ew = ew;
+      snprintf(st[x].worst_ew_case, sizeof st[x].worst_ew_case, "%s", desc);
+    }
+    if (rep.max_kcrit > st[x].worst_kc) {
+      st[x].worst_kc = rep.max_kcrit;
+      snprintf(st[x].worst_kc_case, sizeof st[x].worst_kc_case, "%s", desc);
+    }
+  }
+  ac_oracle_result_free(&orr);
+  return ran;
+}
+
+/* A variant of case c (the same Q, K, V) with features drawn among caps: a sliding window, a
+ * softcap, ALiBi slopes, an N(0,1) bias, a random boolean mask, sinks, descales (src/vgen.c). */
+static int make_variant(const ac_case *c, uint32_t caps, uint64_t seed, ac_case *out, const char *desc, char *vdesc,
+                        size_t n)
+{
+  ac_rng r;
+  ac_rng_init(&r, seed, 0x7661);
+  ac_vspec v;
+  memset(&v, 0, sizeof v);
+  caps &= AC_FEAT_ALL & ~(uint32_t)AC_FEAT_MIXED_DTYPES;
+  for (int guard = 0; !v.used && guard < 16; guard++) v.used = (uint32_t)ac_rng_below(&r, 256) & caps;
+  if (!v.used) return -1;
+  v.win_left = ac_rng_range(&r, 0, c->p.tk);
+  v.win_right = ac_rng_below(&r, 2) ? 0 : -1;
+  v.softcap = ac_rng_below(&r, 2) ? 30 : 5;
+  v.alibi_max = ac_rng_below(&r, 2) ? 1 : 0.0625;
+  v.bias = AC_VB_NORMAL;
+  v.bias_scale = 1;
+  v.bmask = AC_VM_RANDOM;
+  v.sinks = AC_VS_NORMAL;
+  v.descale = AC_VD_NORMAL;
+  ac_err e;
+  if (ac_case_copy(out, c, &e)) return -1;
+  if (ac_vspec_apply(out, &v, seed, &e)) {
+    ac_case_free(out);
+    return -1;
+  }
+  char name[120];
+  ac_vspec_name(&v, name, sizeof name);
+  snprintf(vdesc, n, "%s +%s", desc, name);
+  return 0;
+}
+
 static int usage(void)
 {
   fprintf(stderr, "usage: bench/calibrate [--seed N] [--cases N (per dtype, default 5000)] [--kappa K]\n"
@@ -196,13 +295,15 @@ int main(int argc, char **argv)
     nk++;
     free(l);
   }
+  uint32_t caps_any = 0;   /* variants some kernel declares */
+  for (int x = 0; x < nk; x++) caps_any |= ac_kernel_caps(ks[x]) & AC_FEAT_ALL;
   static const ac_dtype dts[] = {AC_F64, AC_F32, AC_F16, AC_BF16, AC_E4M3, AC_E5M2};
   ac_run_opts ro;
   ac_run_opts_init(&ro);
   ro.want_lse = 1;
   ro.in_process = 1;
   double t0 = ac_now(), t_oracle = 0;
-  int64_t total = 0;
+  int64_t total = 0, nvar = 0;
   for (size_t di = 0; di < sizeof dts / sizeof dts[0]; di++) {
     ac_dtype t = dts[di];
     for (int64_t k = 0; k < ncases; k++) {
@@ -211,58 +312,17 @@ int main(int argc, char **argv)
       ac_case_init(&c);
       char rows[32], desc[160];
       make_case(t, cs, &c, rows, sizeof rows, desc, sizeof desc);
-      ac_oracle_opts oo;
-      ac_oracle_opts_init(&oo);
-      oo.threads = 0;
-      oo.rows = rows[0] ? rows : NULL;
-      oo.rows_seed = cs;
-      oo.nmu = ac_precision_mu_list(oo.mu, AC_ORACLE_NMU);
-      ac_oracle_result orr;
-      ac_err e;
-      double to = ac_now();
-      int orc = ac_oracle_run(&c, &oo, &orr, &e);
-      t_oracle += ac_now() - to;
-      if (orc < 0) {
-        fprintf(stderr, "calibrate: oracle: %s (%s)\n", e.msg, desc);
-        ac_case_free(&c);
-        continue;
-      }
-      total++;
-      for (int x = 0; x < nk; x++) {
-        char why[256];
-        if (!ac_kernel_supports(ks[x], &c.p, why, sizeof why)) continue;
-        ac_compare_opts co;
-        ac_compare_opts_init(&co);
-        co.kappa = kappa;
-        if (ac_precision_resolve(NULL, ks[x]->precision, t, &co.prec, &e) < 0) continue;
-        ac_run_result rr;
-        memset(&rr, 0, sizeof rr);
-        ac_report rep;
-        ac_report_init(&rep, &co);
-        if (ac_harness_run(ks[x], &c, &ro, &rr, &e) < 0 || ac_compare_run(&c, &orr, &rr, &co, &rep, &e) < 0) {
-          st[x].nerr++;
-          ac_run_result_free(&rr);
-          continue;
-        }
-        ac_run_result_free(&rr);
-        double ew = fmax(rep.max_err_w, rep.lse_max_err_w), ee = fmax(rep.max_err_e, rep.lse_max_err_e);
-        push(&st[x], ew, ee, rep.max_kcrit);
-        if (rep.kinds & (1u << AC_V_FAIL)) {
-          st[x].nfail++;
-          printf("FAIL %s on %s: %s\n", ks[x]->name, desc, rep.note);
-        }
-        if (rep.kinds & (1u << AC_V_SUSPECT)) st[x].nsusp++;
-        if (rep.kinds & ((1u << AC_V_ERROR) | (1u << AC_V_CRASH) | (1u << AC_V_GUARD) | (1u << AC_V_UNWRITTEN))) st[x].nerr++;
-        if (ew > st[x].worst_ew) {
-          st[x].worst_ew = ew;
-          snprintf(st[x].worst_ew_case, sizeof st[x].worst_ew_case, "%s", desc);
-        }
-        if (rep.max_kcrit > st[x].worst_kc) {
-          st[x].worst_kc = rep.max_kcrit;
-          snprintf(st[x].worst_kc_case, sizeof st[x].worst_kc_case, "%s", desc);
+      int nv = eval_case(ks, nk, st, &c, rows, desc, kappa, &ro, &t_oracle);
+      if (nv >= 0) total++;
+      /* a variant of every other case for the kernels that declare variants (ABI 2 caps) */
+      if (caps_any && k % 2 == 0) {
+        ac_case vc;
+        char vdesc[300];
+        if (make_variant(&c, caps_any, cs, &vc, desc, vdesc, sizeof vdesc) == 0) {
+          if (eval_case(ks, nk, st, &vc, rows, vdesc, kappa, &ro, &t_oracle) > 0) nvar++;
+          ac_case_free(&vc);
         }
       }
-      ac_oracle_result_free(&orr);
       ac_case_free(&c);
     }
   }
@@ -272,11 +332,15 @@ int main(int argc, char **argv)
     if (st[x].worst_kc > kmax) kmax = st[x].worst_kc;
   printf("# bench/calibrate --seed %llu --cases %lld: %lld cases (%lld per dtype), %.0f s (oracle %.0f s); compiled kappa %g\n",
          (unsigned long long)seed, (long long)ncases, (long long)total, (long long)ncases, secs, t_oracle, kappa);
+  char vf[160];
+  printf("# plus %lld variant cases (a variant of every other case, features among those declared: %s)\n", (long long)nvar,
+         caps_any ? ac_feat_list(caps_any, vf, sizeof vf) : "none");
   printf("# per kernel: distribution over cases of the case maxima (elements and LSE) of err/W, err/E (E with\n"
          "# its unscaled 1/2 ulp), and kcrit = (err - 1/2 ulp - oracle error) / E_terms, the kappa at which the\n"
          "# case turns SUSPECT; excess = kcrit / kappa, the largest err/(kappa E) with 1/2 ulp never scaled.\n");
-  printf("%-15s %-10s %6s %9s %9s %9s  %9s %9s %9s  %9s %9s %9s %8s %5s %5s %4s\n", "kernel", "class", "cases",
-         "err/W max", "p99", "p50", "err/E max", "p99", "p50", "kcrit max", "p99", "p50", "excess", "FAIL", "SUSP", "ERR");
+  printf("%-15s %-10s %6s %9s %9s %9s  %9s %9s %9s  %9s %9s %9s %8s %5s %5s %4s %6s\n", "kernel", "class", "cases",
+         "err/W max", "p99", "p50", "err/E max", "p99", "p50", "kcrit max", "p99", "p50", "excess", "FAIL", "SUSP", "ERR",
+         "var");
   for (int x = 0; x < nk; x++) {
     kstat *s = &st[x];
     if (!s->n) continue;
@@ -286,9 +350,9 @@ int main(int argc, char **argv)
     double wm = quant(s->ew, s->n, 1), w99 = quant(s->ew, s->n, 0.99), w50 = quant(s->ew, s->n, 0.5);
     double em = quant(s->ee, s->n, 1), e99 = quant(s->ee, s->n, 0.99), e50 = quant(s->ee, s->n, 0.5);
     double km = quant(s->kc, s->n, 1), k99 = quant(s->kc, s->n, 0.99), k50 = quant(s->kc, s->n, 0.5);
-    printf("%-15s %-10s %6lld %9.3g %9.3g %9.3g  %9.3g %9.3g %9.3g  %9.3g %9.3g %9.3g %8.3g %5lld %5lld %4lld\n",
+    printf("%-15s %-10s %6lld %9.3g %9.3g %9.3g  %9.3g %9.3g %9.3g  %9.3g %9.3g %9.3g %8.3g %5lld %5lld %4lld %6lld\n",
            s->k->name, c ? c->name : "?", (long long)s->n, wm, w99, w50, em, e99, e50, km, k99, k50, km / kappa,
-           (long long)s->nfail, (long long)s->nsusp, (long long)s->nerr);
+           (long long)s->nfail, (long long)s->nsusp, (long long)s->nerr, (long long)s->nvar);
   }
   printf("# worst cases:\n");
   for (int x = 0; x < nk; x++)

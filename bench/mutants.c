@@ -10,7 +10,9 @@
  *
  *   bench/mutants [--seeds N] [--cap N] [--jobs J] [--throughput-s S] [--only NAME] [--in-process]
  * --in-process runs the baseline's kernels without forking (faster; a crashing mutant then ends
- * that seed's baseline). */
+ * that seed's baseline). A mutant that declares attention variants (ABI 2 caps) gets baseline
+ * cases with variants among those it declares; the last column names them and counts the cases
+ * of variant families its campaign drew (they are drawn only for kernels that declare them). */
 #include "config.h"
 #include <dirent.h>
 #include <fcntl.h>
@@ -23,6 +25,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "fuzz.h"
+#include "variants.h"
+#include "vgen.h"
 
 #define MAXM 64
 #define MAXS 16
@@ -31,6 +35,7 @@ typedef struct {
   int64_t fz_fail[MAXM][MAXS], fz_susp[MAXM][MAXS];   /* cases until first; -1 not found */
   int64_t bl_fail[MAXM][MAXS], bl_susp[MAXM][MAXS];
   double fz_seconds[MAXM][MAXS];
+  int64_t fz_vcases[MAXM][MAXS];                      /* cases of variant families */
   double tput_cases, tput_s;
 } results;
 
@@ -63,6 +68,24 @@ static int64_t first_case(const char *dir, int want_fail)
   return best;
 }
 
+/* Cases of the variant families in a campaign's stats (family.NAME=N). */
+static int64_t variant_cases(const char *dir)
+{
+  char p[4200], line[512];
+  snprintf(p, sizeof p, "%s/stats", dir);
+  FILE *f = fopen(p, "r");
+  int64_t n = 0;
+  while (f && fgets(line, sizeof line, f)) {
+    char *eq = strchr(line, '=');
+    if (strncmp(line, "family.", 7) || !eq) continue;
+    *eq = 0;
+    const ac_family *fa = ac_family_find(line + 7);
+    if (fa && (fa->feats || fa->usable)) n += strtoll(eq + 1, NULL, 10);
+  }
+  if (f) fclose(f);
+  return n;
+}
+
 static void run_fuzzer(const char *mutant, int m, int s, results *res)
 {
   char dir[4096];
@@ -89,6 +112,7 @@ static void run_fuzzer(const char *mutant, int m, int s, results *res)
   close(fd);
   close(so);
   res->fz_seconds[m][s] = ac_now() - t;
+  res->fz_vcases[m][s] = variant_cases(dir);
   res->fz_fail[m][s] = first_case(dir, 1);
   res->fz_susp[m][s] = first_case(dir, 0);
   char cmd[4200];
@@ -121,6 +145,27 @@ static void baseline_case(uint64_t seed, int64_t k, ac_dtype t, ac_case *c)
   ac_valdist_normal(&d, 1.0);
   ac_fill_qkv(c, &r, &d, &d, &d);
   snprintf(c->generator, sizeof c->generator, "baseline");
+}
+
+/* The baseline of a kernel that declares attention variants: the case with variants as tests
+ * draw them (features among caps; a window of random width, softcap 30, ALiBi slopes up to 1, an
+ * N(0,1) bias, a random boolean mask, normal sinks and descales). */
+static int baseline_variant(uint64_t seed, int64_t k, uint32_t caps, ac_case *c)
+{
+  ac_rng r;
+  ac_rng_init(&r, ac_hash2(seed, 0x7661), (uint64_t)k);
+  ac_vspec v;
+  memset(&v, 0, sizeof v);
+  caps &= AC_FEAT_ALL & ~(uint32_t)AC_FEAT_MIXED_DTYPES;
+  for (int guard = 0; !v.used && guard < 16; guard++) v.used = (uint32_t)ac_rng_below(&r, 256) & caps;
+  v.win_left = ac_rng_range(&r, 0, c->p.tk);
+  v.win_right = ac_rng_below(&r, 2) ? 0 : -1;
+  v.softcap = 30;
+  v.alibi_max = 1;
+  v.bias = AC_VB_NORMAL;
+  v.bias_scale = 1;
+  ac_err e;
+  return v.used ? ac_vspec_apply(c, &v, ac_rng_next(&r), &e) : 0;
 }
 
 static void run_baseline(const attncheck_kernel *const *mk, int nm, int s, results *res)
@@ -159,13 +204,22 @@ static void run_baseline(const attncheck_kernel *const *mk, int nm, int s, resul
           break;
         }
       ac_err e;
-      if (!have[t]) {
-        baseline_case(2000 + (uint64_t)s, k, t, &cs[t]);
-        have[t] = 1;
-        have_or[t] = ac_eval_oracle(&cs[t], 1, &orr[t], &e) == 0;
-      }
       ac_eval ev;
-      ac_eval_case_pre(&x[m], &cs[t], have_or[t] ? &orr[t] : NULL, 0, &ev, &e);
+      uint32_t caps = ac_kernel_caps(ks[m]) & AC_FEAT_ALL;
+      if (caps) {   /* a case of its own, with variants */
+        ac_case vc;
+        baseline_case(2000 + (uint64_t)s, k, t, &vc);
+        baseline_variant(2000 + (uint64_t)s, k, caps, &vc);
+        ac_eval_case(&x[m], &vc, 0, &ev, &e);
+        ac_case_free(&vc);
+      } else {
+        if (!have[t]) {
+          baseline_case(2000 + (uint64_t)s, k, t, &cs[t]);
+          have[t] = 1;
+          have_or[t] = ac_eval_oracle(&cs[t], 1, &orr[t], &e) == 0;
+        }
+        ac_eval_case_pre(&x[m], &cs[t], have_or[t] ? &orr[t] : NULL, 0, &ev, &e);
+      }
       if (ev.any_fail) {
         res->bl_fail[m][s] = k + 1;
         left--;
@@ -304,7 +358,8 @@ int main(int argc, char **argv)
   if (tput_secs > 0) run_throughput(tput_secs, res);
   printf("bench/mutants: %d mutants, %d seeds, cap %lld cases, %d jobs; MASKED-LEAK and WEAK-CLASS counted with policy fail\n", ns, nseeds,
          (long long)cap, jobs);
-  printf("%-26s | %-36s | %-10s | %-36s\n", "mutant", "fuzzer: FAIL median (per seed)", "SUSPECT", "baseline: FAIL median (per seed)");
+  printf("%-26s | %-36s | %-10s | %-36s | %s\n", "mutant", "fuzzer: FAIL median (per seed)", "SUSPECT",
+         "baseline: FAIL median (per seed)", "variants: declared, fuzzer cases of variant families (seed 0)");
   int fz_kill = 0, bl_kill = 0, fz_2000 = 0;
   for (int m = 0; m < ns; m++) {
     char med[32], per[200] = "", bmed[32], bper[200] = "", sus[32];
@@ -329,7 +384,10 @@ int main(int argc, char **argv)
     char a[64], b[64];
     snprintf(a, sizeof a, "%s [%s]", med, per);
     snprintf(b, sizeof b, "%s [%s]", bmed, bper);
-    printf("%-26s | %-36s | %-10s | %-36s\n", sel[m]->name, a, sus, b);
+    char vf[160];
+    uint32_t caps = sel[m]->abi_version >= 2 ? sel[m]->caps & AC_FEAT_ALL : 0;
+    printf("%-26s | %-36s | %-10s | %-36s | %s %lld\n", sel[m]->name, a, sus, b, caps ? ac_feat_list(caps, vf, sizeof vf) : "-",
+           (long long)res->fz_vcases[m][0]);
   }
   printf("kill rate (FAIL, median over seeds): fuzzer %d/%d (%.0f%%)  baseline %d/%d (%.0f%%); fuzzer within a median of 2000 cases: %d/%d\n",
          fz_kill, ns, ns ? 100.0 * fz_kill / ns : 0.0, bl_kill, ns, ns ? 100.0 * bl_kill / ns : 0.0, fz_2000, ns);

@@ -10,7 +10,9 @@
  * busier one's: the speedup on an idle 2-core machine). 1t-wall and 1t-proc: the whole
  * 1-thread call in wall-clock and in process CPU (setup of the result included). fb =
  * fraction of elements that went to the MPFR levels. Then binary64 rounding (--formats f64 and an
- * fp64 case) against the fp32 line on the same values; `bench/oracle_fast f64` runs only that. */
+ * fp64 case) against the fp32 line on the same values; `bench/oracle_fast f64` runs only that.
+ * Then the attention variants (bias, ALiBi, sinks, window, softcap) against the plain line on
+ * the same shape; `bench/oracle_fast variants` runs only those. */
 #include "config.h"
 #include <math.h>
 #include <mpfr.h>
@@ -22,6 +24,7 @@
 #include "oracle.h"
 #include "rng.h"
 #include "naive_baseline.h"
+#include "vgen.h"
 
 static double sink;
 
@@ -125,6 +128,56 @@ static double f64_lines(double *r_fmt)
   return f.proc / a.proc;
 }
 
+/* Attention variants: the f32 case of f64_lines (T = 1024, d = 64, causal, 128 rows, 1 thread)
+ * plain, then with one variant each (src/vgen.c): an f32 bias N(0,1), ALiBi slopes up to 1,
+ * normal sinks, a window of 256 keys to the left, softcap 30; process CPU seconds and the
+ * ratio to the plain line (targets: bias, ALiBi, sinks, window <= 1.3x, softcap <= 3x). Returns
+ * 1 when every ratio meets its target. */
+static int variant_lines(void)
+{
+  const int64_t T = 1024, d = 64, S = 128;
+  char *spec = ac_xmalloc((size_t)S * 12 + 1);
+  spec[0] = 0;
+  for (int64_t k = 0; k < S; k++) sprintf(spec + strlen(spec), "%s%lld", k ? "," : "", (long long)((2 * k + 1) * T / (2 * S)));
+  ac_case c;
+  make_case_dt(&c, AC_F32, T, d, 1, 4242);
+  otime plain = oracle_time_f(&c, spec, 1, (1u << AC_F32) | (1u << AC_F16));
+  printf("variants, T=%lld d=%lld causal, %lld rows, 1 thread, process CPU s (fb = elements sent to MPFR):\n"
+         "  plain:    %7.3f s  fb %.2e\n", (long long)T, (long long)d, (long long)S, plain.proc, plain.fb);
+  static const struct { const char *name; uint32_t bit; double target; } vs[] = {
+    {"bias", AC_FEAT_BIAS, 1.3}, {"alibi", AC_FEAT_ALIBI, 1.3}, {"sinks", AC_FEAT_SINKS, 1.3},
+    {"window", AC_FEAT_WINDOW, 1.3}, {"softcap", AC_FEAT_SOFTCAP, 3.0}};
+  int met = 1;
+  for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++) {
+    ac_vspec v;
+    memset(&v, 0, sizeof v);
+    v.used = vs[i].bit;
+    v.bias = AC_VB_NORMAL;
+    v.bias_scale = 1;
+    v.bias_dtype = AC_F32 + 1;
+    v.alibi_max = 1;
+    v.win_left = 256;
+    v.win_right = 0;
+    v.softcap = 30;
+    ac_case vc;
+    ac_err e;
+    if (ac_case_copy(&vc, &c, &e) || ac_vspec_apply(&vc, &v, 99, &e)) {
+      fprintf(stderr, "bench/oracle_fast: %s\n", e.msg);
+      exit(3);
+    }
+    otime t = oracle_time_f(&vc, spec, 1, (1u << AC_F32) | (1u << AC_F16));
+    double r = t.proc / plain.proc;
+    printf("  %-8s  %7.3f s  fb %.2e  ratio %.2f (target <= %.1f) %s\n", vs[i].name, t.proc, t.fb, r, vs[i].target,
+           r <= vs[i].target ? "met" : "NOT met");
+    met &= r <= vs[i].target;
+    ac_case_free(&vc);
+  }
+  fflush(stdout);
+  ac_case_free(&c);
+  free(spec);
+  return met;
+}
+
 /* One line: returns the 1-thread CPU ratio to the baseline and fills the speedups. */
 static double line(int64_t T, int64_t d, int causal, int64_t S, double *wall_speed, double *cpu_speed, double *fb,
                    double *wall1, double *proc1)
@@ -175,6 +228,12 @@ int main(int argc, char **argv)
     mpfr_free_cache();
     return 0;
   }
+  if (argc > 1 && !strcmp(argv[1], "variants")) {   /* the attention-variant lines only */
+    int met = variant_lines();
+    printf("targets: variants against the plain line: %s\n", met ? "met" : "NOT met");
+    mpfr_free_cache();
+    return 0;
+  }
   static const int64_t Ts[] = {1024, 4096, 16384}, Ds[] = {64, 128};
   printf("bench/oracle_fast: fp32 inputs normal(0,1) seed 7, B = H = 1; seconds per row; same rows for all columns\n"
          "base = naive binary64 three-pass (libm exp, 1 thread, -O2); 1t/2t = oracle (o to fp32 and fp16, LSE to\n"
@@ -203,13 +262,15 @@ int main(int argc, char **argv)
   line(65536, 128, 0, 64, &ws, &cs, &fb, &w1, &p1);
   if (fb > fbmax) fbmax = fb;
   double rfmt, rf64 = f64_lines(&rfmt);
+  int vmet = variant_lines();
   printf("targets: T=4096 d=128 causal oracle-1t <= 5x baseline (CPU time): 64 rows %.2f, all rows %.2f %s;\n"
          "  2 threads >= 1.8x faster (all rows): CPU split %.2fx %s, wall %.2fx (64 rows: CPU split %.2fx, wall %.2fx);\n"
          "  fallback <= 1%% of elements: max %.2e %s; T=65536 d=128 on 64 rows < 10 s: process CPU %.2f s %s, wall %.2f s;\n"
-         "  binary64 rounding within 3x of the f32 line: --formats f64 %.2fx, f64 case %.2fx %s\n",
+         "  binary64 rounding within 3x of the f32 line: --formats f64 %.2fx, f64 case %.2fx %s;\n"
+         "  variants (bias, ALiBi, sinks, window <= 1.3x, softcap <= 3x of the plain line) %s\n",
          r4096, rfull, r4096 <= 5 && rfull <= 5 ? "met" : "NOT met", fcs, fcs >= 1.8 ? "met" : "NOT met", fws, spc,
          spw, fbmax, fbmax <= 0.01 ? "met" : "NOT met", p1, p1 < 10 ? "met" : "NOT met", w1, rfmt, rf64,
-         rfmt <= 3 && rf64 <= 3 ? "met" : "NOT met");
+         rfmt <= 3 && rf64 <= 3 ? "met" : "NOT met", vmet ? "met" : "NOT met");
   mpfr_free_cache();
   return sink == 12345.678 ? 1 : 0;
 }

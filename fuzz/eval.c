@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 #include "fuzz.h"
+#include "variants.h"
 #include "judge.h"
 
 void ac_eval_ctx_init(ac_eval_ctx *x, ac_kernel *k, const char *spec)
@@ -236,3 +237,30 @@ void ac_eval_print(FILE *f, const char *label, const ac_case *c, const ac_eval *
   if (ev->rep.note[0]) fprintf(f, "  %s", ev->rep.note);
   fputc('\n', f);
 }
+
+void ac_eval_probe_features(const ac_kernel *k, ac_gen_limits *l)
+{
+  ac_problem p;
+  memset(&p, 0, sizeof p);
+  uint32_t dt = l->dtypes ? l->dtypes : 1u << AC_F32;
+  p.dtype = dt & (1u << AC_F32) ? AC_F32 : (ac_dtype)__builtin_ctz(dt);
+  p.mask = AC_MASK_NONE;
+  if (l->masks && !(l->masks & 1u)) p.mask = l->masks & 2u ? AC_MASK_CAUSAL : AC_MASK_CAUSAL_BR;
+  p.batch = p.heads = p.kv_heads = 1;
+  p.tq = p.tk = 4;
+  p.dk = p.dv = 8;
+  p.scale_is_default = 1;
+  p.scale = 1.0 / sqrt(8.0);
+  uint32_t got = 0;
+  for (uint32_t bit = 1; bit & AC_FEAT_ALL; bit <<= 1) {
+    if (bit == AC_FEAT_MIXED_DTYPES) continue;   /* no family draws it */
+    ac_features_plain(&p);
+    p.f.used = bit;
+    if (bit == AC_FEAT_WINDOW) p.f.win_left = 2, p.f.win_right = 0;
+    if (bit == AC_FEAT_SOFTCAP) p.f.softcap = 30;
+    char why[256];
+    if (ac_kernel_supports(k, &p, why, sizeof why)) got |= bit;
+  }
+  l->features = got;
+}
+

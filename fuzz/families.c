@@ -7,36 +7,61 @@
 #include "fuzz.h"
 
 static const ac_family table[] = {
-  {"normal", "Q, K, V ~ N(0,1): the baseline", "poor exp approximation; any defect on plain inputs", ac_gen_normal, 0},
-  {"uniform", "Q, K, V ~ U(-a,a) with a random per tensor", "baseline", ac_gen_uniform, 0},
-  {"small_int", "sparse small integers (exact products, exact scores)", "causal off-by-one; mask alignment; ties", ac_gen_small_int, 0},
-  {"large_mag", "logits up to the overflow edge of the dtype (fp16 65504 included)", "no max-subtraction; hard-coded logit bound; fp16 score overflow", ac_gen_large_mag, 0},
-  {"neg_logits", "every logit very negative (below -5e4)", "finite running-max sentinel", ac_gen_neg_logits, 0},
+  {"normal", "Q, K, V ~ N(0,1): the baseline", "poor exp approximation; any defect on plain inputs", ac_gen_normal, 0, 0, NULL},
+  {"uniform", "Q, K, V ~ U(-a,a) with a random per tensor", "baseline", ac_gen_uniform, 0, 0, NULL},
+  {"small_int", "sparse small integers (exact products, exact scores)", "causal off-by-one; mask alignment; ties", ac_gen_small_int, 0, 0, NULL},
+  {"large_mag", "logits up to the overflow edge of the dtype (fp16 65504 included)", "no max-subtraction; hard-coded logit bound; fp16 score overflow", ac_gen_large_mag, 0, 0, NULL},
+  {"neg_logits", "every logit very negative (below -5e4)", "finite running-max sentinel", ac_gen_neg_logits, 0, 0, NULL},
   {"sentinel", "masked keys scoring up to the working format's top above the visible ones; visible maxima where e^(s - sentinel) underflows",
-   "finite mask value (-1e4, -65504); finite running-max sentinel", ac_gen_sentinel, 0},
-  {"large_v", "V toward the dtype's range with near-uniform or peaked weights", "fp16 accumulator overflow", ac_gen_large_v, 0},
-  {"tiny", "tiny magnitudes and subnormals in Q, K, V", "low-precision underflow; flush to zero", ac_gen_tiny, 0},
-  {"zero_q", "Q = 0 (all rows or some): uniform weights", "equal logits; rescale", ac_gen_zero_q, 0},
-  {"zero_k", "K = 0 (all keys or some)", "equal logits; ties", ac_gen_zero_k, 0},
-  {"ties", "equal keys, repeated maxima, long T in low precision", "P rounded without renormalizing; ties", ac_gen_ties, 0},
-  {"dominant", "one dominant key per row (peaked rows) at first/last/tile-edge/random position", "low-precision underflow; fp16 accumulator", ac_gen_dominant, 0},
-  {"late_max", "scores increase along the keys: the running max changes in every tile", "missing/wrong online rescale", ac_gen_late_max, 0},
-  {"outlier", "massive-activation outlier rows (tokens) and channels", "fp16 score overflow; rescale; accumulator range", ac_gen_outlier, 0},
-  {"v_cancel", "V in +/- pairs over tied keys: o ~ 0 with large R", "accumulation errors hidden by cancellation", ac_gen_v_cancel, 0},
-  {"masked_rows", "fully masked rows: tq > tk bottom-right, leading masked blocks", "fully masked rows (NaN, stale values, finite LSE)", ac_gen_masked_rows, 0},
-  {"nonfinite", "NaN / inf in masked and in visible positions", "masked NaN leak; non-finite handling", ac_gen_nonfinite, AC_FAM_NONFINITE},
-  {"tile_edge", "T = 2^k +/- 1, multiples of 16/32/64/128 +/- 1, T below a tile", "tail tile; out-of-bounds reads", ac_gen_tile_edge, 0},
-  {"tq_ne_tk", "tq != tk both ways with causal masks", "causal off-by-one; wrong mask alignment", ac_gen_tq_ne_tk, 0},
-  {"head_dim", "odd and large head dims, dv != dk", "hard-coded head dim / scale; dv != dk", ac_gen_head_dim, 0},
-  {"gqa", "GQA / MQA ratios with distinct data per kv head", "GQA indexing", ac_gen_gqa, 0},
-  {"per_head", "distinct distributions per batch and head", "head/batch mix-up; strides swapped", ac_gen_per_head, 0},
-  {"strided", "strided layouts: padded rows, BSHD, heads-major", "strides; unwritten or out-of-bounds output", ac_gen_strided, 0},
+   "finite mask value (-1e4, -65504); finite running-max sentinel", ac_gen_sentinel, 0, 0, NULL},
+  {"large_v", "V toward the dtype's range with near-uniform or peaked weights", "fp16 accumulator overflow", ac_gen_large_v, 0, 0, NULL},
+  {"tiny", "tiny magnitudes and subnormals in Q, K, V", "low-precision underflow; flush to zero", ac_gen_tiny, 0, 0, NULL},
+  {"zero_q", "Q = 0 (all rows or some): uniform weights", "equal logits; rescale", ac_gen_zero_q, 0, 0, NULL},
+  {"zero_k", "K = 0 (all keys or some)", "equal logits; ties", ac_gen_zero_k, 0, 0, NULL},
+  {"ties", "equal keys, repeated maxima, long T in low precision", "P rounded without renormalizing; ties", ac_gen_ties, 0, 0, NULL},
+  {"dominant", "one dominant key per row (peaked rows) at first/last/tile-edge/random position", "low-precision underflow; fp16 accumulator", ac_gen_dominant, 0, 0, NULL},
+  {"late_max", "scores increase along the keys: the running max changes in every tile", "missing/wrong online rescale", ac_gen_late_max, 0, 0, NULL},
+  {"outlier", "massive-activation outlier rows (tokens) and channels", "fp16 score overflow; rescale; accumulator range", ac_gen_outlier, 0, 0, NULL},
+  {"v_cancel", "V in +/- pairs over tied keys: o ~ 0 with large R", "accumulation errors hidden by cancellation", ac_gen_v_cancel, 0, 0, NULL},
+  {"masked_rows", "fully masked rows: tq > tk bottom-right, leading masked blocks", "fully masked rows (NaN, stale values, finite LSE)", ac_gen_masked_rows, 0, 0, NULL},
+  {"nonfinite", "NaN / inf in masked and in visible positions", "masked NaN leak; non-finite handling", ac_gen_nonfinite, AC_FAM_NONFINITE, 0, NULL},
+  {"tile_edge", "T = 2^k +/- 1, multiples of 16/32/64/128 +/- 1, T below a tile", "tail tile; out-of-bounds reads", ac_gen_tile_edge, 0, 0, NULL},
+  {"tq_ne_tk", "tq != tk both ways with causal masks", "causal off-by-one; wrong mask alignment", ac_gen_tq_ne_tk, 0, 0, NULL},
+  {"head_dim", "odd and large head dims, dv != dk", "hard-coded head dim / scale; dv != dk", ac_gen_head_dim, 0, 0, NULL},
+  {"gqa", "GQA / MQA ratios with distinct data per kv head", "GQA indexing", ac_gen_gqa, 0, 0, NULL},
+  {"per_head", "distinct distributions per batch and head", "head/batch mix-up; strides swapped", ac_gen_per_head, 0, 0, NULL},
+  {"strided", "strided layouts: padded rows, BSHD, heads-major", "strides; unwritten or out-of-bounds output", ac_gen_strided, 0, 0, NULL},
   {"long_t", "long T (up to the campaign's max), every score pattern at the edges of blocks of 64-4096 keys; oracle on a row sample",
-   "fp16 accumulators at long T; rescale at block and split boundaries; ties and sentinels at long T", ac_gen_long_t, AC_FAM_COSTLY},
-  {"scale", "explicit scales: 0, negative, tiny, large, 1/8 with dk != 64", "hard-coded scale", ac_gen_scale, 0},
-  {"mixed", "random shape, per-tensor band/int/normal values, layouts, scales", "broad coverage", ac_gen_mixed, 0},
+   "fp16 accumulators at long T; rescale at block and split boundaries; ties and sentinels at long T", ac_gen_long_t, AC_FAM_COSTLY, 0, NULL},
+  {"scale", "explicit scales: 0, negative, tiny, large, 1/8 with dk != 64", "hard-coded scale", ac_gen_scale, 0, 0, NULL},
+  {"mixed", "random shape, per-tensor band/int/normal values, layouts, scales", "broad coverage", ac_gen_mixed, 0, 0, NULL},
   {"index_overflow", "the largest tensors --max-elems allows, past 2^31 elements when it permits (GPU)",
-   "32-bit index overflow", ac_gen_index_overflow, AC_FAM_COSTLY},
+   "32-bit index overflow", ac_gen_index_overflow, AC_FAM_COSTLY, 0, NULL},
+  /* attention variants (src/vgen.c): drawn only for kernels that declare the features */
+  {"window", "sliding windows of width 0, 1, tile-1, tile, tile+1, > T or unbounded on either side, both alignments",
+   "window off-by-one at tile edges; wrong window alignment (top-left vs bottom-right); tiles skipped or kept wrongly; "
+   "rows the window empties", ac_gen_window, 0, AC_FEAT_WINDOW, NULL},
+  {"softcap", "softcap c tanh(s/c), c from 0.5 to 50, raw scores from below the cap to far past saturation (ties at +-c)",
+   "cap after the max or before the scale; tanh overflow or sign loss; ties of saturated scores", ac_gen_softcap, 0,
+   AC_FEAT_SOFTCAP, NULL},
+  {"alibi", "ALiBi slopes up to 64 per head or per (batch, head) over long T, decode and prefill",
+   "distance from the wrong corner; slope of the wrong head or batch; slope x distance overflow; far keys underflowing",
+   ac_gen_alibi, 0, AC_FEAT_ALIBI, NULL},
+  {"bias", "bias with -inf blocks, whole -inf rows, NaN under hidden keys, sentinels -1e4/-65504/-1e9/-FLT_MAX, ramps; "
+   "other bias dtypes; broadcast", "bias after the max; -inf rows to NaN; NaN leak from hidden keys; sentinel overflow "
+   "in conversion; broadcast strides", ac_gen_bias, 0, AC_FEAT_BIAS, NULL},
+  {"bool_mask", "boolean masks random, banded, emptying the middle rows, sparse; per (batch, head) or broadcast",
+   "wrong all-masked tile test; mask strides or broadcast; rows emptied by the mask", ac_gen_bool_mask, 0,
+   AC_FEAT_BOOL_MASK, NULL},
+  {"sinks", "attention sinks normal, dominant (20) and vanishing (-60), with rows that see no key",
+   "sink left out of the denominator or LSE, added per tile or twice; sink exponent overflow; empty rows ignoring it",
+   ac_gen_sinks, 0, AC_FEAT_SINKS, NULL},
+  {"descale", "Q, K, V descales per (batch, kv head): moderate, tiny (2^-12) and huge (2^6)",
+   "descale of the wrong tensor or head; applied after the max; left out of V or the LSE; overflow it causes",
+   ac_gen_descale, 0, AC_FEAT_DESCALE, NULL},
+  {"variant_mix", "production combinations: window + sinks (gpt-oss), softcap + window (Gemma 2), ALiBi + bias + mask, ...",
+   "variants right alone and wrong together: order of cap, window and bias; sinks on windowed tiles; rows emptied by "
+   "window and mask together", ac_gen_variant_mix, 0, 0, ac_gen_variant_mix_usable},
 };
 
 const ac_family *ac_families(int *n)
@@ -50,6 +75,12 @@ const ac_family *ac_family_find(const char *name)
   for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
     if (!strcmp(table[i].name, name)) return &table[i];
   return NULL;
+}
+
+int ac_family_usable(const ac_family *f, const ac_gen_limits *l)
+{
+  if (f->feats & ~l->features) return 0;
+  return !f->usable || f->usable(l);
 }
 
 int ac_family_parse_list(const char *list, int *idx, int *n, int max, ac_err *e)
@@ -146,6 +177,7 @@ int ac_generate(const ac_family *f, uint64_t seed, int64_t index, const ac_gen_l
   ac_params_int(&pb, "lim_max_elems", l->max_elems);
   ac_params_int(&pb, "lim_max_d", l->max_d);
   ac_params_int(&pb, "lim_flags", (l->no_strided ? 1 : 0) | (l->no_nonfinite ? 2 : 0));
+  if (f->feats || f->usable) ac_params_int(&pb, "lim_features", l->features);
   if (f->draw(c, &r, l, &pb, e)) {
     ac_params_free(&pb);
     ac_case_free(c);

@@ -22,6 +22,8 @@ typedef struct {
   int64_t max_d;       /* largest head dim (dk and dv) */
   int no_strided;      /* 1: never ask for a strided layout */
   int no_nonfinite;    /* 1: never store NaN/inf (families that need them fall back to finite values) */
+  uint32_t features;   /* AC_FEAT_... the kernel declares: variant families use no other (init: all but
+                          mixed dtypes) */
 } ac_gen_limits;
 
 void ac_gen_limits_init(ac_gen_limits *l);
@@ -127,10 +129,15 @@ typedef struct {
   const char *targets;   /* the docs/bugclasses.md §2 classes it hunts */
   ac_family_fn draw;
   unsigned flags;
+  uint32_t feats;        /* AC_FEAT_... every case of the family uses (0: plain attention) */
+  int (*usable)(const ac_gen_limits *l);   /* NULL, or 0 when no case can be drawn within l */
 } ac_family;
 
 const ac_family *ac_families(int *n);
 const ac_family *ac_family_find(const char *name);
+/* 1 when f can draw cases within l: the features it needs are in l->features (and its own
+ * usable() agrees). A campaign draws no other family. */
+int ac_family_usable(const ac_family *f, const ac_gen_limits *l);
 /* Parses "a,b,c" into a list of family indices; -1 with message on an unknown name. */
 int ac_family_parse_list(const char *list, int *idx, int *n, int max, ac_err *e);
 /* Allocates c's tensors for c->p (after validating it). */
@@ -173,6 +180,33 @@ AC_FAMILY_DECL(scale);
 AC_FAMILY_DECL(mixed);
 AC_FAMILY_DECL(index_overflow);
 AC_FAMILY_DECL(sentinel);
+AC_FAMILY_DECL(window);
+AC_FAMILY_DECL(softcap);
+AC_FAMILY_DECL(alibi);
+AC_FAMILY_DECL(bias);
+AC_FAMILY_DECL(bool_mask);
+AC_FAMILY_DECL(sinks);
+AC_FAMILY_DECL(descale);
+AC_FAMILY_DECL(variant_mix);
+int ac_gen_variant_mix_usable(const ac_gen_limits *l);
+
+/* ---- variant families (fuzz/vfam.c; the variant tensors come from src/vgen.c) ----------- */
+struct ac_vspec_s;
+/* One mutation of the attention variants of c (fuzz/search_variants.c; nothing for a plain case):
+ * a window width, the softcap, one slope, sink or descale, a bias row or element, mask bits.
+ * The shape and the variant tensors' shapes stay. desc says what changed. */
+void ac_mutate_variant(ac_case *c, ac_rng *r, double sigma, const ac_gen_limits *l, char *desc, size_t nd);
+/* Reduce tq, then tk, until batch * heads * tq * tk (a bias or boolean mask) fits l->max_elems. */
+void ac_vfam_clamp_pairs(ac_problem *p, const ac_gen_limits *l);
+/* Allocate c for its problem and fill Q, K, V: a drawn value distribution, or (one case in
+ * three) a score pattern of fuzz/patterns.c at the edges of a block of 16 to 128 keys. */
+int ac_vfam_values(ac_case *c, ac_rng *r, ac_params *pb, ac_err *e);
+/* Apply variant spec v (ac_vspec_apply, seeded from r), record it in pb ("variant" and every
+ * knob) and validate the result against the memory cap. */
+int ac_vfam_apply(ac_case *c, ac_rng *r, const struct ac_vspec_s *v, ac_params *pb, ac_err *e);
+/* A bias dtype within the limits (binary64, binary32, binary16, bfloat16), half the time the
+ * case's; the case's when the limits allow none of them. */
+ac_dtype ac_vfam_bias_dtype(ac_rng *r, const ac_gen_limits *l, ac_dtype case_dtype);
 
 /* ---- metamorphic checks (fuzz/metamorphic.c): verdicts that need no oracle -------------- */
 enum { AC_META_OFF = 0, AC_META_SOME = 1, AC_META_ALWAYS = 2 };
@@ -247,6 +281,9 @@ struct json_object;
 void ac_eval_row_json(const ac_eval *ev, struct json_object *r);
 /* The kernel's accepted dtypes and masks, probed on a tiny problem (exec kernels: all). */
 void ac_eval_probe_limits(const ac_kernel *k, ac_gen_limits *l);
+/* The variant features the kernel takes (l->features), each probed alone on a tiny problem of
+ * a dtype and mask within l (exec-persistent kernels: after their declaration was read). */
+void ac_eval_probe_features(const ac_kernel *k, ac_gen_limits *l);
 
 /* ---- signatures ---------------------------------------------------------------------------- */
 /* "first", "last", "tile-edge", "interior" for row i of tq; "none" when i < 0. */
@@ -344,7 +381,8 @@ void ac_search_stats(FILE *f, const int *fam, int n, const int64_t *cases, const
 
 /* ---- corpus: the best cases, seeding later runs ---------------------------------------------- */
 void ac_corpus_save(const char *dir, const ac_case *c, const char *family, double score);
-/* Offers up to max of the best corpus cases that fit the limits to the pool; returns how many joined. */
+/* Offers up to max of the best corpus cases that fit the limits (dtypes, masks, variant features)
+ * to the pool; returns how many joined. */
 int ac_corpus_load(const char *dir, ac_pool *pool, const ac_gen_limits *l, int max);
 /* Keeps the best keep files. */
 void ac_corpus_prune(const char *dir, int keep);

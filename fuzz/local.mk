@@ -57,7 +57,17 @@ fuzz_libac_fuzz_a_SOURCES = \
 	fuzz/gen_scale.c \
 	fuzz/gen_mixed.c \
 	fuzz/gen_sentinel.c \
-	fuzz/gen_index_overflow.c
+	fuzz/gen_index_overflow.c \
+	fuzz/vfam.c \
+	fuzz/search_variants.c \
+	fuzz/gen_window.c \
+	fuzz/gen_softcap.c \
+	fuzz/gen_alibi.c \
+	fuzz/gen_bias.c \
+	fuzz/gen_bool_mask.c \
+	fuzz/gen_sinks.c \
+	fuzz/gen_descale.c \
+	fuzz/gen_variant_mix.c
 # The campaign demo of ./quickstart.sh, the fuzzing guide and the Slurm array example.
 dist_noinst_SCRIPTS += scripts/demo scripts/slurm-check scripts/killtest
 EXTRA_DIST += docs/fuzzing.md contrib/slurm/attncheck-fuzz.sbatch docs/report-campaign.png docs/report-suite.png

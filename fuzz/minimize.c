@@ -1,12 +1,15 @@
 /* minimize.c: shrink a finding while it still holds: the batch and head of the worst element,
- * then, until nothing smaller holds, halves of every dimension and dropped ranges of rows, keys
- * and columns (delta debugging), then simpler values (zeros, fewer significant bits, small
+ * then the attention variants it does not need, then, until nothing smaller holds, halves of
+ * every dimension and dropped ranges of rows, keys and columns (delta debugging; the variant
+ * tensors are cut with them, fuzz/slice.c), then simpler values (zeros, fewer significant bits, small
  * integers), greedily, within an evaluation and time budget. */
 #include "config.h"
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "fuzz.h"
+#include "variants.h"
 
 typedef struct {
   ac_case cur;
@@ -181,6 +184,42 @@ static int simplify_values(mstate *m, int which)
   return any;
 }
 
+/* The case without one attention variant (its tensors freed, its fields back to plain). */
+static int without_feature(const ac_case *c, uint32_t bit, ac_case *out, ac_err *e)
+{
+  if (ac_case_copy(out, c, e)) return -1;
+  ac_features *f = &out->p.f;
+  for (int t = 0; t < AC_FT_N; t++)
+    if (ac_feat_tensor_bit((ac_feat_tensor)t) == bit) {
+      void **slot = ac_feat_tensor_slot(out, (ac_feat_tensor)t);
+      free(*slot);
+      *slot = NULL;
+    }
+  f->used &= ~bit;
+  /* the fields of the feature back to ac_features_plain's values */
+  ac_problem plain = out->p;
+  ac_features_plain(&plain);
+  if (bit == AC_FEAT_WINDOW) f->win_left = f->win_right = -1, f->win_top_left = 0;
+  if (bit == AC_FEAT_SOFTCAP) f->softcap = 0;
+  if (bit == AC_FEAT_ALIBI) f->alibi_per_batch = 0;
+  if (bit == AC_FEAT_BIAS) f->bias_b = f->bias_h = 1, f->bias_dtype = plain.f.bias_dtype;
+  if (bit == AC_FEAT_BOOL_MASK) f->mask_b = f->mask_h = 1;
+  if (!f->used) out->p.f = plain.f;
+  return 0;
+}
+
+/* A finding that needs fewer attention variants shows without the others: each is left out
+ * in turn while the finding holds. */
+static void drop_features(mstate *m)
+{
+  for (uint32_t bit = 1; bit & AC_FEAT_ALL && budget_left(m); bit <<= 1) {
+    if (!(m->cur.p.f.used & bit) || bit == AC_FEAT_MIXED_DTYPES) continue;
+    ac_case cand;
+    ac_err e;
+    if (without_feature(&m->cur, bit, &cand, &e) == 0) try_case(m, &cand);
+  }
+}
+
 int ac_minimize(const ac_case *c, int64_t hint_b, int64_t hint_h, int64_t hint_i, int64_t hint_d, ac_holds_fn holds,
                 void *ctx, ac_min_opts *mo, ac_case *out, ac_err *e)
 {
@@ -235,6 +274,7 @@ int ac_minimize(const ac_case *c, int64_t hint_b, int64_t hint_h, int64_t hint_i
         if (g < m.cur.p.heads) try_slice(&m, &s);
       }
     }
+    drop_features(&m);
     /* a defect that does not need the mask shows on the unmasked case, where one row can stand
      * for all */
     if (m.cur.p.mask != AC_MASK_NONE) {

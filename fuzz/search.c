@@ -1,6 +1,7 @@
 /* search.c: the evolutionary phase: an elite pool of the cases with the largest err/E, and
  * mutations of values (relative steps that shrink when a parent stops improving), of shapes
- * (lengths to tile edges, extensions), of the mask and of the scale. */
+ * (lengths to tile edges, extensions), of the mask and of the scale, and of the attention
+ * variants of a variant case (fuzz/search_variants.c). */
 #include "config.h"
 #include <math.h>
 #include <stdio.h>
@@ -300,7 +301,9 @@ int ac_mutate(const ac_case *parent, double sigma, ac_rng *r, const ac_gen_limit
   case 6: scale_row(child, r, sigma, desc, nd); break;
   case 7: special(child, r, desc, nd); break;
   default: {
-    if (ac_rng_below(r, 2)) {
+    if (child->p.f.used && ac_rng_below(r, 2)) {
+      ac_mutate_variant(child, r, sigma, l, desc, nd);
+    } else if (ac_rng_below(r, 2)) {
       ac_mask m = ac_draw_mask(r, l);
       child->p.mask = m;
       snprintf(desc, nd, "mask %s", ac_mask_name(m));

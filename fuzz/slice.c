@@ -1,8 +1,10 @@
 /* slice.c: sub-cases (fewer batches, heads, rows, keys, dims) and length changes, used by the
  * minimizer and by the shape mutations of the search. */
 #include "config.h"
+#include <stdlib.h>
 #include <string.h>
 #include "fuzz.h"
+#include "variants.h"
 
 void ac_slice_all(const ac_problem *p, ac_slice *s)
 {
@@ -13,6 +15,75 @@ static int in_range(int64_t a, int64_t n, int64_t max) { return a >= 0 && n >= 1
 
 /* Index n of a window starting at a with the hole [h0, h0 + nh) of the window cut out. */
 static inline int64_t src_ix(int64_t a, int64_t n, int64_t h0, int64_t nh) { return a + (n < h0 ? n : n + nh); }
+
+/* The variant tensors of out (its problem already cut to the new shape, p.f copied from c):
+ * row i of out reads row rows[i] of c, key j key cols[j], batch b batch b0 + b, query head h
+ * head h0 + h and kv head kh kv head kv0 + kh. A bias or mask broadcast over batch or heads
+ * stays broadcast; one stored per batch or head keeps the sliced ones. Window, softcap and
+ * the other scalars are kept as they are (a sub-case need not have the original's output). */
+static int copy_variants(const ac_case *c, ac_case *out, int64_t b0, int64_t h0, int64_t kv0, const int64_t *rows,
+                         const int64_t *cols, ac_err *e)
+{
+  const ac_problem *p = &c->p;
+  ac_problem *q = &out->p;
+  if (!p->f.used) return 0;
+  if (ac_features_alloc(out, e)) return -1;
+  if (p->f.used & AC_FEAT_BIAS) {
+    size_t es = ac_dtype_size(p->f.bias_dtype);
+    for (int64_t b = 0; b < q->f.bias_b; b++)
+      for (int64_t h = 0; h < q->f.bias_h; h++)
+        for (int64_t i = 0; i < q->tq; i++)
+          for (int64_t j = 0; j < q->tk; j++)
+            memcpy((char *)out->bias + ac_biasidx(q, b, h, i, j) * es,
+                   (const char *)c->bias + ac_biasidx(p, b0 + b, h0 + h, rows[i], cols[j]) * es, es);
+  }
+  if (p->f.used & AC_FEAT_BOOL_MASK)
+    for (int64_t b = 0; b < q->f.mask_b; b++)
+      for (int64_t h = 0; h < q->f.mask_h; h++)
+        for (int64_t i = 0; i < q->tq; i++)
+          for (int64_t j = 0; j < q->tk; j++)
+            out->bool_mask[ac_bmaskidx(q, b, h, i, j)] = c->bool_mask[ac_bmaskidx(p, b0 + b, h0 + h, rows[i], cols[j])];
+  if (p->f.used & AC_FEAT_ALIBI)
+    for (int64_t b = 0; b < (p->f.alibi_per_batch ? q->batch : 1); b++)
+      for (int64_t h = 0; h < q->heads; h++)
+        out->alibi_slopes[b * q->heads + h] = c->alibi_slopes[(p->f.alibi_per_batch ? b0 + b : 0) * p->heads + h0 + h];
+  if (p->f.used & AC_FEAT_SINKS)
+    for (int64_t h = 0; h < q->heads; h++) out->sinks[h] = c->sinks[h0 + h];
+  if (p->f.used & AC_FEAT_DESCALE)
+    for (int x = 0; x < 3; x++)
+      for (int64_t b = 0; b < q->batch; b++)
+        for (int64_t kh = 0; kh < q->kv_heads; kh++)
+          out->descale[x][b * q->kv_heads + kh] = c->descale[x][(b0 + b) * p->kv_heads + kv0 + kh];
+  return 0;
+}
+
+/* The stored extents of the bias and mask of q, cut from p's to q's batch and heads. */
+static void cut_extents(const ac_problem *p, ac_problem *q)
+{
+  q->f.bias_b = p->f.bias_b > 1 ? q->batch : 1;
+  q->f.bias_h = p->f.bias_h > 1 ? q->heads : 1;
+  q->f.mask_b = p->f.mask_b > 1 ? q->batch : 1;
+  q->f.mask_h = p->f.mask_h > 1 ? q->heads : 1;
+}
+
+/* copy_variants with index maps built by map(k, arg) for rows and keys. */
+typedef int64_t (*index_map)(int64_t k, const int64_t *arg);
+static int copy_variants_mapped(const ac_case *c, ac_case *out, int64_t b0, int64_t h0, int64_t kv0, index_map rmap,
+                                const int64_t *rarg, index_map cmap, const int64_t *carg, ac_err *e)
+{
+  if (!c->p.f.used) return 0;
+  int64_t *rows = ac_xmalloc(sizeof *rows * (size_t)out->p.tq), *cols = ac_xmalloc(sizeof *cols * (size_t)out->p.tk);
+  for (int64_t i = 0; i < out->p.tq; i++) rows[i] = rmap(i, rarg);
+  for (int64_t j = 0; j < out->p.tk; j++) cols[j] = cmap(j, carg);
+  int rc = copy_variants(c, out, b0, h0, kv0, rows, cols, e);
+  free(rows);
+  free(cols);
+  return rc;
+}
+
+/* arg {a, h0, nh}: src_ix; arg {n}: k mod n (resize: new rows and keys repeat the old ones) */
+static int64_t map_window(int64_t k, const int64_t *arg) { return arg[0] + (k < arg[1] ? k : k + arg[2]); }
+static int64_t map_mod(int64_t k, const int64_t *arg) { return k % arg[0]; }
 
 /* The window s with, in dimension dim (0 tq, 1 tk, 2 dk, 3 dv; -1 none), the window-relative
  * range [h0, h0 + nh) left out. */
@@ -53,7 +124,13 @@ static int copy_window(const ac_case *c, const ac_slice *s, int dim, int64_t h0,
   q->dk = s->ndk - hole[2];
   q->dv = s->ndv - hole[3];
   if (q->scale_is_default) q->scale = ac_problem_scale(q);
+  cut_extents(p, q);
   if (ac_case_alloc(out, e)) return -1;
+  const int64_t rarg[3] = {s->i0, h0s[0], hole[0]}, carg[3] = {s->j0, h0s[1], hole[1]};
+  if (copy_variants_mapped(c, out, s->b0, s->h0, kv0, map_window, rarg, map_window, carg, e)) {
+    ac_case_free(out);
+    return -1;
+  }
   ac_dtype t = p->dtype;
   for (int64_t b = 0; b < q->batch; b++) {
     for (int64_t h = 0; h < q->heads; h++)
@@ -105,6 +182,11 @@ int ac_case_resize_t(const ac_case *c, int64_t tq, int64_t tk, ac_rng *r, ac_cas
   memset(q->v_stride, 0, sizeof q->v_stride);
   memset(q->o_stride, 0, sizeof q->o_stride);
   if (ac_case_alloc(out, e)) return -1;
+  const int64_t rarg[1] = {p->tq}, carg[1] = {p->tk};
+  if (copy_variants_mapped(c, out, 0, 0, 0, map_mod, rarg, map_mod, carg, e)) {
+    ac_case_free(out);
+    return -1;
+  }
   ac_dtype t = p->dtype;
   for (int64_t b = 0; b < p->batch; b++) {
     for (int64_t h = 0; h < p->heads; h++)

@@ -145,6 +145,7 @@ static const cj_field cj_fields[] = {
   CJ("masks", CJ_U32, lim.masks, 0),            CJ("max_t", CJ_I64, lim.max_t, 0),
   CJ("max_elems", CJ_I64, lim.max_elems, 0),    CJ("max_d", CJ_I64, lim.max_d, 0),
   CJ("no_strided", CJ_INT, lim.no_strided, 0),  CJ("no_nonfinite", CJ_INT, lim.no_nonfinite, 0),
+  CJ("features", CJ_U32, lim.features, 0),
   CJ("policies", CJ_ARR, policies, 1),          CJ("precision", CJ_PSTR, precision, 1),
   CJ("empty_rows", CJ_PSTR, empty_rows, 1),
 };
@@ -206,6 +207,7 @@ static int load_campaign_json(ac_campaign_opts *o, ac_err *e)
   ac_cp_path_of(p, sizeof p, o->out_dir, "campaign.json");
   json_object *r = json_object_from_file(p), *v;
   if (!r) return ac_err_set(e, "%s: no campaign to resume (missing or unreadable campaign.json)", p);
+  o->lim.features = 0;   /* a campaign.json without "features" drew no variant family */
   for (size_t i = 0; i < sizeof cj_fields / sizeof cj_fields[0]; i++)
     if (json_object_object_get_ex(r, cj_fields[i].name, &v)) cj_set(o, &cj_fields[i], v);
   o->dtypes_given = 1;
@@ -441,6 +443,27 @@ static void supervise(ctx_t *c, int live)
   }
 }
 
+/* Drops the families that cannot draw a case the kernel takes (variant features it does not
+ * declare): each would only produce SKIP. Named on stderr when the list was given; an error
+ * when none is left. */
+static int select_families(ctx_t *c, ac_err *e)
+{
+  int nf, n = 0;
+  const ac_family *fams = ac_families(&nf);
+  char dropped[512] = "";
+  size_t dl = 0;
+  for (int i = 0; i < c->nfam; i++) {
+    if (ac_family_usable(&fams[c->fam[i]], &c->o->lim)) c->fam[n++] = c->fam[i];
+    else if (dl < sizeof dropped) dl += (size_t)snprintf(dropped + dl, sizeof dropped - dl, "%s%s", dl ? "," : "", fams[c->fam[i]].name);
+  }
+  if (!n) return ac_err_set(e, "kernel %s declares none of the attention variants of families %s", c->o->kernel_spec, dropped);
+  if (dl && c->o->families[0] && !c->o->quiet)
+    fprintf(stderr, "attncheck fuzz: families %s not drawn: kernel %s does not declare their attention variants\n", dropped,
+            c->o->kernel_spec);
+  c->nfam = n;
+  return 0;
+}
+
 int ac_campaign_run(ac_campaign_opts *o)
 {
   ac_err e;
@@ -496,6 +519,17 @@ int ac_campaign_run(ac_campaign_opts *o)
     }
     o->lim.dtypes = probe.dtypes;
     o->lim.masks = probe.masks;
+  }
+  if (!o->resume) {
+    uint32_t dt, mk;
+    if (o->dtypes_given && c.kernel->kind == AC_KIND_EXEC_PERSISTENT)   /* read the worker's declaration */
+      ac_exec_declared_limits(c.kernel, o->timeout_s, &dt, &mk);
+    ac_eval_probe_features(c.kernel, &o->lim);
+  }
+  if (select_families(&c, &e)) {
+    fprintf(stderr, "attncheck fuzz: %s\n", e.msg);
+    ac_kernel_free(c.kernel);
+    return AC_EXIT_USAGE;
   }
   if (o->lim.max_t <= 0) {
     /* long T: 16384 on the CPU (the oracle on a row sample), 131072 for device kernels */

@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "fuzz.h"
 #include "util.h"
+#include "variants.h"
 
 static void usage(FILE *f)
 {
@@ -56,7 +57,10 @@ static void list_families(void)
 {
   int n;
   const ac_family *f = ac_families(&n);
-  for (int i = 0; i < n; i++) printf("%-14s %s  [hunts: %s]\n", f[i].name, f[i].summary, f[i].targets);
+  char feats[160];
+  for (int i = 0; i < n; i++)
+    printf("%-14s %s  [hunts: %s]%s%s%s\n", f[i].name, f[i].summary, f[i].targets, f[i].feats ? "  [variants: " : "",
+           f[i].feats ? ac_feat_list(f[i].feats, feats, sizeof feats) : "", f[i].feats ? "]" : f[i].usable ? "  [variants: several]" : "");
 }
 
 enum {

@@ -76,12 +76,21 @@ int ac_vspec_apply(ac_case *c, const ac_vspec *v, uint64_t seed, ac_err *e)
   f->win_top_left = v->win_top_left;
   f->softcap = v->used & AC_FEAT_SOFTCAP ? v->softcap : 0;
   f->alibi_per_batch = v->alibi_per_batch;
-  f->bias_b = v->bias_bcast_b ? 1 : p->batch;
-  f->bias_h = v->bias_bcast_h ? 1 : p->heads;
-  f->mask_b = v->mask_bcast_b ? 1 : p->batch;
-  f->mask_h = v->mask_bcast_h ? 1 : p->heads;
-  if (v->bias_dtype > 0) f->bias_dtype = (ac_dtype)(v->bias_dtype - 1);
-  if (!(f->used & AC_FEAT_WINDOW)) f->win_left = f->win_right = -1;
+  /* fields of unused features keep their plain values (a case read back has them so) */
+  if (f->used & AC_FEAT_BIAS) {
+    f->bias_b = v->bias_bcast_b ? 1 : p->batch;
+    f->bias_h = v->bias_bcast_h ? 1 : p->heads;
+    if (v->bias_dtype > 0) f->bias_dtype = (ac_dtype)(v->bias_dtype - 1);
+  }
+  if (f->used & AC_FEAT_BOOL_MASK) {
+    f->mask_b = v->mask_bcast_b ? 1 : p->batch;
+    f->mask_h = v->mask_bcast_h ? 1 : p->heads;
+  }
+  if (!(f->used & AC_FEAT_ALIBI)) f->alibi_per_batch = 0;
+  if (!(f->used & AC_FEAT_WINDOW)) {
+    f->win_left = f->win_right = -1;
+    f->win_top_left = 0;
+  }
   if (ac_features_alloc(c, e)) return -1;
   ac_rng r;
   ac_rng_init(&r, seed, 11);

@@ -29,7 +29,7 @@ enum { AC_VS_NORMAL = 0, AC_VS_DOMINANT, AC_VS_VANISHING };
 /* descale patterns */
 enum { AC_VD_NORMAL = 0, AC_VD_TINY, AC_VD_HUGE };
 
-typedef struct {
+typedef struct ac_vspec_s {
   uint32_t used;                 /* AC_FEAT_... (MIXED_DTYPES is not generated here) */
   int64_t win_left, win_right;   /* AC_FEAT_WINDOW */
   int win_top_left;

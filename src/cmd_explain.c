@@ -8,6 +8,7 @@
 #include <string.h>
 #include "casefile.h"
 #include "commands.h"
+#include "explain_variants.h"
 #include "oracle.h"
 #include "util.h"
 
@@ -21,7 +22,10 @@ static void usage(FILE *f)
           "Prints every stage of query row I of head H in batch B: raw scores q·k_j (exact, decimal\n"
           "and hex), scaled scores, masked scores, the row maximum, the weights exp(s_j - m), their\n"
           "sum L, the softmax weights, the output row (exact to 20 digits, and the correctly rounded\n"
-          "value in the case dtype as hex) and LSE. Meant for small cases such as minimized findings.\n\n"
+          "value in the case dtype as hex) and LSE. A case with attention variants shows per key the\n"
+          "dot product, the scaled, capped, +ALiBi and +bias scores and why a key is hidden (mask,\n"
+          "window, boolean mask), then the weights with the sink. Meant for small cases such as\n"
+          "minimized findings.\n\n"
           "  --row I        query position i (required)\n"
           "  --head H       query head (default 0)\n"
           "  --batch B      batch index (default 0)\n"
@@ -252,9 +256,10 @@ static void print_header(row_state *st)
   } else {
     mpfr_printf("scale c = %.20Rg = %Ra (stored)\n", st->sc, st->sc);
   }
-  printf("row: batch %lld, head %lld (kv head %lld), query i = %lld: %lld of %lld keys visible\n\n",
-         (long long)o->batch, (long long)o->head, (long long)st->kvh, (long long)o->row, (long long)st->n,
-         (long long)st->tk);
+  printf("row: batch %lld, head %lld (kv head %lld), query i = %lld", (long long)o->batch, (long long)o->head,
+         (long long)st->kvh, (long long)o->row);
+  if (!p->f.used) printf(": %lld of %lld keys visible", (long long)st->n, (long long)st->tk);   /* variants: per key below */
+  printf("\n\n");
   printf("q_%lld = [", (long long)o->row);
   for (int64_t t = 0; t < p->dk; t++)
     printf("%s%.17g", t ? ", " : "", ac_load(p->dtype, c->q, ac_qidx(p, o->batch, o->head, o->row, t)));
@@ -391,14 +396,18 @@ static int explain_row(const explain_opts *o, const ac_case *c, const ac_oracle_
   row_state st;
   row_init(&st, o, c);
   print_header(&st);
-  compute_scores(&st);
-  print_scores(&st);
   int rc = AC_EXIT_OK;
-  if (st.n == 0) {
-    printf("\nno visible key: the output row is 0 and LSE = -inf (empty-row convention)\n");
+  if (c->p.f.used) {   /* attention variants: the formula's stages per key (explain_variants.c) */
+    rc = ac_explain_variants(c, o->batch, o->head, o->row, r) ? AC_EXIT_INTERNAL : AC_EXIT_OK;
   } else {
-    print_weights(&st);
-    rc = print_outputs(&st, r);
+    compute_scores(&st);
+    print_scores(&st);
+    if (st.n == 0) {
+      printf("\nno visible key: the output row is 0 and LSE = -inf (empty-row convention)\n");
+    } else {
+      print_weights(&st);
+      rc = print_outputs(&st, r);
+    }
   }
   row_free(&st);
   mpfr_set_emin(emin);

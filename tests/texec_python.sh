@@ -176,5 +176,9 @@ for f in v1 v2; do
 done
 "$bin" check --kernel "exec:$py $ex/sdpa_numpy.py {in} {out}" "$tmp/v1.npz" > "$tmp/7.txt" 2>&1
 grep -q '^SKIP ' "$tmp/7.txt" || { cat "$tmp/7.txt"; fail "one-shot exec: got a variant case"; }
+# a worker that does not declare a variant refuses its case when run on it directly (exit 77)
+"$py" "$tmp/declw.py" "$tmp/v1.npz" "$tmp/v1o.npz" 2> "$tmp/7.txt"
+rc=$?
+[ $rc -eq 77 ] && grep -q 'unsupported: variant .* is not declared' "$tmp/7.txt" || { cat "$tmp/7.txt"; fail "undeclared variant: exit $rc"; }
 echo "ok: sdpa_numpy.py computes the attention variants"
 exit 0

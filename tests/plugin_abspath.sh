@@ -15,9 +15,9 @@ export ATTNCHECK_CACHE=off
   { echo "FAIL: check with the plugin"; exit 1; }
 grep -q "\"reproduce\":\"attncheck check --kernel $abs:myplugin-naive-f32 " "$tmp/r.json" ||
   { cat "$tmp/r.json"; echo "FAIL: check's reproducer lacks the absolute plugin path $abs"; exit 1; }
-"$bin" fuzz --kernel .libs/myplugin.so --cases 2 --out "$tmp/camp" --quiet >/dev/null 2>&1 ||
+"$bin" fuzz --kernel .libs/myplugin.so:myplugin-naive-f32 --cases 2 --out "$tmp/camp" --quiet >/dev/null 2>&1 ||
   { echo "FAIL: fuzz with the plugin"; exit 1; }
-sed 's|\\/|/|g' "$tmp/camp/campaign.json" | grep -q "\"kernel_spec\": *\"$abs\"" ||
+sed 's|\\/|/|g' "$tmp/camp/campaign.json" | grep -q "\"kernel_spec\": *\"$abs:myplugin-naive-f32\"" ||
   { cat "$tmp/camp/campaign.json"; echo "FAIL: campaign.json lacks the absolute plugin path $abs"; exit 1; }
 # built-in names and exec: commands stay as typed
 "$bin" check --kernel naive-f32 example:tiny3 --json "$tmp/b.json" >/dev/null 2>&1

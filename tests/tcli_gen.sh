@@ -91,6 +91,22 @@ for want in "heads 12, kv_heads 12, tq 1024, tk 1024, dk 64, dv 64" "seed       
   grep -qF "$want" "$tmp/out" || fail "info andrea-120m lacks '$want'"
 done
 
+# A case with attention variants: info names them, explain shows the formula's stages per key
+# (the window and the boolean mask hide keys, the sink joins the weights) and its exact output
+# rounds to the oracle's value.
+expect 0 "gen variants" -- "$bin" gen -o "$tmp/w.npz" --t 6 --dk 4 --window 1,1 --softcap 2 --alibi 1 --bias normal \
+  --sinks normal --bool-mask random --seed 1
+expect 0 "info variants" -- "$bin" info "$tmp/w.npz"
+grep -qF "variants   window,softcap,alibi,bias,bool_mask,sinks; window (1, 1) bottom-right" "$tmp/out" ||
+  fail "info variants: $(grep variants "$tmp/out")"
+expect 0 "explain variants" -- env ATTNCHECK_CACHE=off "$bin" explain "$tmp/w.npz" --row 2
+for want in "variants: window,softcap,alibi,bias,bool_mask,sinks" "capped" "+alibi" "+bias" "no (window)" \
+  "no (bool mask)" "2 of 6 keys visible, and the sink" "the sink included" \
+  "0     0.037876197912879535587      0.0378761962 (0x3d1b2412)"; do
+  grep -qF -- "$want" "$tmp/out" || fail "explain variants lacks '$want'"
+done
+grep -q "6 of 6 keys visible" "$tmp/out" && fail "explain variants counts every key visible"
+
 rm -rf "$tmp"
 if test $fails -ne 0; then echo "$fails failure(s)"; exit 1; fi
 echo "tcli_gen: all passed"

@@ -3,7 +3,10 @@
 # pasted (whatever python3 comes first on PATH); a worker built on the helper declares dtypes and
 # precision classes per dtype (--precision still overrides); NotImplementedError is SKIP in both
 # forms; writes_lse without an lse is UNWRITTEN; the bf16/fp8 encoders round to nearest even;
-# torch_sdpa.py refuses every case without PyTorch (and passes with it, math backend on the CPU).
+# torch_sdpa.py refuses every case without PyTorch (and passes with it, math backend on the CPU);
+# sdpa_numpy.py declares and computes every attention variant but mixed dtypes (suite variant
+# cases and generated ones: empty rows with sinks, top-left windows, broadcast masks), and a
+# one-shot exec: kernel never gets a variant case.
 # Skipped (77) without python3 with numpy.
 set -u
 bin=${ATTNCHECK_BIN:-./attncheck}
@@ -147,4 +150,35 @@ else
     { cat "$tmp/6.txt"; fail "torch_sdpa without PyTorch"; }
   echo "ok: torch_sdpa.py refuses every case without PyTorch"
 fi
+
+# 7. attention variants: every one the worker declares, computed (PASS, never SKIP)
+k="exec-persistent:$py $ex/sdpa_numpy.py --serve"
+vc=
+for c in f32-64x96-d32-none-b1h2kv1-win16,0 f32-70x130-d32-causal-win500,500tl f32-50x50-d16-none-win10,-1tl \
+  f32-48x80-d32-none-cap5 f32-300x300-d16-causal-bottom-right-b2h4kv2-alibi8bh \
+  f32-17x300-d16-causal-bottom-right-b1h2kv2-latemax-alibi1 f16-48x64-d32-none-b2h2kv2-bias-bc \
+  f32-40x60-d32-none-bias-infrows f32-40x70-d32-causal-bias-nanmasked bf16-60x90-d32-none-b1h2kv2-bmask-emptymid \
+  f32-50x30-d32-causal-bottom-right-b1h4kv2-sink f32-40x40-d32-none-b1h2kv2-sink-vanish \
+  f32-128x128-d64-causal-b1h4kv2-win31,0-sink e4m3-64x64-d32-none-b1h2kv1-descale f32-32x32-d16-none-descale-huge \
+  bf16-64x64-d32-none-b1h2kv2-cap20-alibi1-bias-ramp-bmask; do
+  vc="$vc --case $c"
+done
+"$bin" suite --kernel "$k" $vc -q > "$tmp/7.txt" 2>&1 && grep -q ' 16 pass, 0 warn, 0 fail, 0 skip, 0 error' "$tmp/7.txt" ||
+  { cat "$tmp/7.txt"; fail "sdpa_numpy: suite variant cases"; }
+# rows past a top-left window (tq > tk) are empty: o = 0 and LSE = the sink; per-batch ALiBi,
+# an f32 bias of -inf rows over a bf16 case, softcap and descales together
+"$bin" gen -o "$tmp/v1.npz" --tq 40 --tk 24 --dk 16 --batch 2 --heads 4 --kv-heads 2 --bool-mask empty-middle \
+  --mask-broadcast h --sinks normal --window 2,1 --window-align top-left --seed 3 > /dev/null || exit 99
+"$bin" gen -o "$tmp/v2.npz" --dtype bf16 --tq 20 --tk 50 --dk 16 --batch 2 --heads 2 --alibi 8 --alibi-per-batch \
+  --bias neginf-rows --bias-dtype f32 --bias-broadcast b --softcap 3 --descale huge --seed 4 > /dev/null || exit 99
+for f in v1 v2; do
+  "$bin" check --kernel "$k" "$tmp/$f.npz" > "$tmp/7.txt" 2>&1 && grep -q '^PASS ' "$tmp/7.txt" || { cat "$tmp/7.txt"; fail "sdpa_numpy: $f"; }
+done
+"$bin" check --kernel "exec:$py $ex/sdpa_numpy.py {in} {out}" "$tmp/v1.npz" > "$tmp/7.txt" 2>&1
+grep -q '^SKIP ' "$tmp/7.txt" || { cat "$tmp/7.txt"; fail "one-shot exec: got a variant case"; }
+# a worker that does not declare a variant refuses its case when run on it directly (exit 77)
+"$py" "$tmp/declw.py" "$tmp/v1.npz" "$tmp/v1o.npz" 2> "$tmp/7.txt"
+rc=$?
+[ $rc -eq 77 ] && grep -q 'unsupported: variant .* is not declared' "$tmp/7.txt" || { cat "$tmp/7.txt"; fail "undeclared variant: exit $rc"; }
+echo "ok: sdpa_numpy.py computes the attention variants"
 exit 0

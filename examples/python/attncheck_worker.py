@@ -27,6 +27,16 @@ when scale_is_default), scale_is_default, meta (the case's meta.json) and tensor
 "torch"). o (numpy array or torch tensor, any float dtype) is rounded once, to nearest even,
 to the case's dtype; lse (natural log, [B,H,tq]) is stored as float32.
 
+Attention variants (docs/variants.md) reach a worker only when its declaration names them:
+run(..., features=ALL_FEATURES + ("window", "sinks")), or VARIANT_FEATURES for all of them.
+problem.variants names the case's variants; problem.window is (left, right) (-1 = unbounded)
+or None, with problem.window_align "bottom-right" or "top-left"; problem.softcap is a float
+(0.0 = none); problem.alibi_slopes ([H], or [B,H] when problem.alibi_per_batch), bias
+([1|B,1|H,tq,tk]), sinks ([H]) and descale_q, descale_k, descale_v ([B,KVH]) are float64 numpy
+arrays (the stored values) and bool_mask ([1|B,1|H,tq,tk], True = visible) a bool array, each
+None when the case does not use it. A case with a variant the declaration does not name is
+refused (NotImplementedError).
+
 The first python3 on PATH may lack numpy: importing this module then re-executes the script
 under another python3 that has it (/usr/bin/python3, /usr/local/bin/python3), or exits 2 with
 one line on stderr.
@@ -68,6 +78,8 @@ except ImportError:
 ALL_DTYPES = ("f64", "f32", "f16", "bf16", "e4m3", "e5m2")
 ALL_MASKS = ("none", "causal", "causal-bottom-right")
 ALL_FEATURES = ("gqa", "dv-ne-dk", "tq-ne-tk", "scale")
+# attention variants (docs/variants.md); a worker gets a variant case only when it declares it
+VARIANT_FEATURES = ("window", "softcap", "alibi", "bias", "bool_mask", "sinks", "descale")
 
 # narrow formats stored as bit patterns: (bits, mantissa bits, minimum normal exponent, bias,
 # has inf, the NaN pattern written)
@@ -131,9 +143,9 @@ def encode(x, dtype):
 
 
 class Problem:
-    """The case's shape, mask, scale and dtype."""
+    """The case's shape, mask, scale, dtype and attention variants."""
 
-    def __init__(self, meta, q, k, v, tensors):
+    def __init__(self, meta, q, k, v, tensors, arrays=None):
         self.meta = meta
         self.dtype = meta["dtype"]
         self.mask = meta.get("mask", "none")
@@ -144,6 +156,28 @@ class Problem:
         self.scale = 1.0 / math.sqrt(self.dk) if self.scale_is_default else (
             float.fromhex(s) if isinstance(s, str) else float(s))
         self.tensors = tensors
+        self._variants(meta.get("variants") or {}, arrays)
+
+    def _variants(self, va, arrays):
+        """The variants of meta.json's "variants" object and their NPZ members (numpy arrays)."""
+        self.variants = tuple(va.get("features", ()))
+        w = va.get("window", (-1, -1))
+        self.window = (int(w[0]), int(w[1])) if "window" in self.variants else None
+        self.window_align = va.get("window_align", "bottom-right")
+        c = va.get("softcap", 0.0)
+        self.softcap = (float.fromhex(c) if isinstance(c, str) else float(c)) if "softcap" in self.variants else 0.0
+        self.alibi_per_batch = bool(va.get("alibi_per_batch", False))
+        self.bias_dtype = va.get("bias_dtype", self.dtype)
+
+        def member(name, dtype=None):
+            if arrays is None or name not in arrays.files:
+                return None
+            a = arrays[name]
+            return a.astype(bool) if dtype is None else decode(a, dtype).astype(np.float64)
+        self.bias = member("bias", self.bias_dtype)
+        self.bool_mask = member("mask")
+        self.alibi_slopes, self.sinks = member("alibi_slopes", "f32"), member("sinks", "f32")
+        self.descale_q, self.descale_k, self.descale_v = (member(n, "f32") for n in ("descale_q", "descale_k", "descale_v"))
 
 
 def _torch():
@@ -184,11 +218,14 @@ def run_case(attn, inp, out, decl, tensors):
     dtype = meta["dtype"]
     if dtype not in decl["dtypes"]:
         raise NotImplementedError("dtype %s is not declared" % dtype)
+    for feat in (meta.get("variants") or {}).get("features", ()):
+        if feat not in decl.get("features", ALL_FEATURES):
+            raise NotImplementedError("variant %s is not declared" % feat)
     torch = _torch() if tensors in ("torch", "auto") else None
     if tensors == "torch" and torch is None:
         raise NotImplementedError("PyTorch is not installed")
     kind = "torch" if torch is not None else "numpy"
-    problem = Problem(meta, qa, ka, va, kind)
+    problem = Problem(meta, qa, ka, va, kind, arrays)
     if torch is not None:
         q, k, v = (_to_torch(torch, a, dtype) for a in (qa, ka, va))
     else:

@@ -6,10 +6,14 @@ It speaks both forms of the exec protocol (through attncheck_worker.py, beside i
   one-shot:    attncheck fuzz --kernel 'exec:python3 examples/python/sdpa_numpy.py {in} {out}' ...
   persistent:  attncheck fuzz --kernel 'exec-persistent:python3 examples/python/sdpa_numpy.py --serve' ...
 
-The persistent worker declares itself (every dtype, mask and feature; it writes the LSE).
-The computation is float64 with the row maximum subtracted, then one rounding to the output
-dtype; masked keys never reach the output (a NaN stored in a masked K or V row is skipped).
-The output holds o and lse (float32, natural log; -inf for a row with no visible key).
+The persistent worker declares itself (every dtype, mask and feature, and the attention
+variants window, softcap, alibi, bias, bool_mask, sinks and descale; it writes the LSE).
+The computation is float64 in the order of the ABI's formula (kernels/attncheck_kernel.h):
+descales, scale, softcap, ALiBi, bias, visibility, then the softmax with the row maximum
+subtracted and the sink in the denominator, and one rounding to the output dtype. Keys that
+are not visible, or whose score is -inf, never reach the output (a NaN stored in such a K or
+V row is skipped). The output holds o and lse (float32, natural log; a row with no visible
+key has o = 0 and lse = -inf, or the sink's logit with a sink).
 """
 import sys
 
@@ -18,50 +22,93 @@ import attncheck_worker  # first: it finds a python3 with numpy when this one ha
 import numpy as np
 
 
-def visible(mask, tq, tk):
-    i = np.arange(tq)[:, None]
-    j = np.arange(tk)[None, :]
-    if mask == "none":
-        return np.ones((tq, tk), dtype=bool)
-    if mask == "causal":
-        return j <= i
-    if mask == "causal-bottom-right":
-        return j <= i + (tk - tq)
-    raise ValueError("unknown mask %s" % mask)
+def visibility(p):
+    """Which keys each query sees: [tq, tk], or [1|B, 1|H, tq, tk] with a boolean mask."""
+    i = np.arange(p.tq)[:, None]
+    j = np.arange(p.tk)[None, :]
+    if p.mask == "none":
+        vis = np.ones((p.tq, p.tk), dtype=bool)
+    elif p.mask == "causal":
+        vis = j <= i
+    elif p.mask == "causal-bottom-right":
+        vis = j <= i + (p.tk - p.tq)
+    else:
+        raise ValueError("unknown mask %s" % p.mask)
+    if p.window is not None:
+        left, right = p.window
+        c = i + (p.tk - p.tq if p.window_align == "bottom-right" else 0)
+        if left >= 0:
+            vis = vis & (j >= c - left)
+        if right >= 0:
+            vis = vis & (j <= c + right)
+    if p.bool_mask is not None:
+        vis = vis & p.bool_mask
+    return vis
 
 
-def attention(q, k, v, problem):
+def scores(q, k, p):
+    """s_ij of the formula, steps 1 to 4 (descales, scale, softcap, ALiBi, bias): [B, H, tq, tk]."""
+    group = p.heads // p.kv_heads
+    if p.descale_q is not None:
+        q = q * np.repeat(p.descale_q, group, axis=1)[:, :, None, None]
+        k = k * p.descale_k[:, :, None, None]
+    k = np.repeat(k, group, axis=1)
+    sc = np.einsum("bhid,bhjd->bhij", q, k) * p.scale
+    if p.softcap:
+        sc = p.softcap * np.tanh(sc / p.softcap)
+    if p.alibi_slopes is not None:
+        m = p.alibi_slopes if p.alibi_per_batch else p.alibi_slopes[None, :]
+        dist = np.abs(np.arange(p.tq)[:, None] + (p.tk - p.tq) - np.arange(p.tk)[None, :])
+        sc = sc - m[:, :, None, None] * dist
+    if p.bias is not None:
+        sc = sc + p.bias
+    return sc
+
+
+def weighted_values(w, v, keys):
+    """Σ_j w_ij v_j over the keys that take part (keys), with IEEE arithmetic on those keys only:
+    a NaN or infinite V value reaches just the rows whose keys include it."""
+    fin = np.isfinite(v)
+    num = np.einsum("bhij,bhjd->bhid", w, np.where(fin, v, 0.0))
+    if fin.all():
+        return num
+    inc = keys.astype(np.float64)
+    npos = np.einsum("bhij,bhjd->bhid", inc, np.isposinf(v).astype(np.float64))
+    nneg = np.einsum("bhij,bhjd->bhid", inc, np.isneginf(v).astype(np.float64))
+    nnan = np.einsum("bhij,bhjd->bhid", inc, np.isnan(v).astype(np.float64))
+    # 0 · ∞ (a weight that underflows to 0 at an infinite value) is NaN
+    nzinf = np.einsum("bhij,bhjd->bhid", (keys & (w == 0)).astype(np.float64), np.isinf(v).astype(np.float64))
+    nan = (nnan > 0) | ((npos > 0) & (nneg > 0)) | (nzinf > 0)
+    return np.where(nan, np.nan, np.where(npos > 0, num + np.inf, np.where(nneg > 0, num - np.inf, num)))
+
+
+def attention(q, k, v, p):
     q, k, v = (np.asarray(x, dtype=np.float64) for x in (q, k, v))
-    B, H, tq, dk = q.shape
-    kvh, tk = k.shape[1], k.shape[2]
-    k = np.repeat(k, H // kvh, axis=1)
-    v = np.repeat(v, H // kvh, axis=1)
-    vis = visible(problem.mask, tq, tk)
+    if p.descale_v is not None:
+        v = v * p.descale_v[:, :, None, None]
+    v = np.repeat(v, p.heads // p.kv_heads, axis=1)
+    B, H, tq, tk = p.batch, p.heads, p.tq, p.tk
     with np.errstate(all="ignore"):
-        sc = np.einsum("bhid,bhjd->bhij", q, k) * problem.scale
-        sc = np.where(vis, sc, -np.inf)
-        m = sc.max(axis=-1, keepdims=True)
-        # a row with no visible key is empty (o = 0, LSE = -inf); a row whose visible scores
-        # are all -inf is not: 0/0 gives NaN there, as IEEE arithmetic does
-        empty = np.broadcast_to(~vis.any(axis=-1)[:, None], m.shape)
-        w = np.exp(sc - np.where(np.isfinite(m), m, 0.0))
-        w = np.where(vis, w, 0.0)
+        vis = np.broadcast_to(visibility(p), (B, H, tq, tk))
+        sc = np.where(vis, scores(q, k, p), -np.inf)
+        m = sc.max(axis=-1, keepdims=True, initial=-np.inf)
+        sink = None if p.sinks is None else np.broadcast_to(p.sinks[None, :, None, None], m.shape)
+        if sink is not None:
+            m = np.maximum(m, sink)
+        shift = np.where(np.isfinite(m), m, 0.0)
+        w = np.where(vis, np.exp(sc - shift), 0.0)
         L = w.sum(axis=-1, keepdims=True)
-        if np.all(np.isfinite(v)):
-            num = np.einsum("bhij,bhjd->bhid", w, v)
-        else:
-            # a non-finite V value must reach only the rows that see it
-            num = np.zeros((B, H, tq, v.shape[3]))
-            for i in range(tq):
-                n = int(vis[i].sum())
-                if n:
-                    num[:, :, i, :] = np.einsum("bhj,bhjd->bhd", w[:, :, i, :n], v[:, :, :n, :])
-        o = num / L
-        lse = (m + np.log(L))[..., 0]
-    o = np.where(empty, 0.0, o)
-    lse = np.where(empty[..., 0], -np.inf, lse)
+        if sink is not None:
+            L = L + np.exp(sink - shift)
+        # a row whose visible scores are all -inf (no sink) is not empty: 0/0 gives NaN there
+        o = weighted_values(w, v, vis & (sc != -np.inf)) / L
+        lse = (shift + np.log(L))[..., 0]
+    empty = ~vis.any(axis=-1)
+    o = np.where(empty[..., None], 0.0, o)
+    lse = np.where(empty, -np.inf if sink is None else sink[..., 0], lse)
     return o, lse
 
 
 if __name__ == "__main__":
-    sys.exit(attncheck_worker.run(attention, sys.argv[1:], name="sdpa_numpy", writes_lse=True))
+    sys.exit(attncheck_worker.run(attention, sys.argv[1:], name="sdpa_numpy", writes_lse=True,
+                                  features=attncheck_worker.ALL_FEATURES + attncheck_worker.VARIANT_FEATURES))

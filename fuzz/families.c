@@ -58,7 +58,7 @@ static const ac_family table[] = {
    ac_gen_sinks, 0, AC_FEAT_SINKS, NULL},
   {"descale", "Q, K, V descales per (batch, kv head): moderate, tiny (2^-12) and huge (2^6)",
    "descale of the wrong tensor or head; applied after the max; left out of V or the LSE; overflow it causes",
-   ac_gen_descale, 0, AC_FEAT_DESCALE, NULL},
+   ac_gen_descale, 0, AC_FEAT_DESCALE, ac_gen_descale_usable},
   {"variant_mix", "production combinations: window + sinks (gpt-oss), softcap + window (Gemma 2), ALiBi + bias + mask, ...",
    "variants right alone and wrong together: order of cap, window and bias; sinks on windowed tiles; rows emptied by "
    "window and mask together", ac_gen_variant_mix, 0, 0, ac_gen_variant_mix_usable},

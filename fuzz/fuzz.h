@@ -189,6 +189,7 @@ AC_FAMILY_DECL(sinks);
 AC_FAMILY_DECL(descale);
 AC_FAMILY_DECL(variant_mix);
 int ac_gen_variant_mix_usable(const ac_gen_limits *l);
+int ac_gen_descale_usable(const ac_gen_limits *l);   /* a dtype below fp64 allowed */
 
 /* ---- variant families (fuzz/vfam.c; the variant tensors come from src/vgen.c) ----------- */
 struct ac_vspec_s;

@@ -10,10 +10,21 @@ AC_FAMILY_DECL(descale)
 {
   ac_problem *p = &c->p;
   ac_draw_shape(r, l, p);
+  if (p->dtype == AC_F64) {   /* descales belong to narrower tensors (variants.h) */
+    ac_gen_limits narrow = *l;
+    narrow.dtypes = (l->dtypes ? l->dtypes : 1u << AC_F32) & ~(1u << AC_F64);
+    if (!narrow.dtypes) return ac_err_set(e, "family descale: the kernel takes only fp64, which has no descales");
+    p->dtype = ac_draw_dtype(r, &narrow);
+  }
   ac_clamp_shape(p, l);
   ac_vspec v = {0};
   v.used = AC_FEAT_DESCALE;
   v.descale = (int)ac_rng_below(r, 3);
   if (ac_vfam_values(c, r, pb, e)) return -1;
   return ac_vfam_apply(c, r, &v, pb, e);
+}
+
+int ac_gen_descale_usable(const ac_gen_limits *l)
+{
+  return (l->dtypes ? l->dtypes : 1u << AC_F32) & ~(1u << AC_F64) ? 1 : 0;
 }

@@ -494,6 +494,10 @@ int ac_suite_make(ac_suite_kind k, int64_t i, ac_suite_case *sc, ac_err *e)
       c->p.scale = 0.5 / sqrt((double)c->p.dk);
     }
   }
+  if (vs && (vs->used & AC_FEAT_DESCALE) && t == AC_F64) {
+    snprintf(sc->skip, sizeof sc->skip, "not defined: fp64 tensors take no descales");
+    return 0;
+  }
   if (vs && ac_vspec_apply(c, vs, seed, e)) return -1;
   c->seed = seed;
   snprintf(c->generator, sizeof c->generator, "suite:%s%s", dist_names[s.dist], vs ? "+variant" : "");

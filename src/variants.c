@@ -112,6 +112,8 @@ int ac_features_validate(const ac_problem *p, ac_err *e)
   if ((f->used & AC_FEAT_BOOL_MASK) && (!extent_ok(f->mask_b, p->batch) || !extent_ok(f->mask_h, p->heads)))
     return ac_err_set(e, "mask: shape [%lld, %lld, tq, tk] does not broadcast to [%lld, %lld, %lld, %lld]", (long long)f->mask_b,
                       (long long)f->mask_h, (long long)p->batch, (long long)p->heads, (long long)p->tq, (long long)p->tk);
+  if ((f->used & AC_FEAT_DESCALE) && p->dtype == AC_F64)
+    return ac_err_set(e, "descale: fp64 tensors take no descales (they scale fp8 and 16-bit inputs)");
   if (f->used & AC_FEAT_MIXED_DTYPES) {
     const ac_dtype d[4] = {f->qd, f->kd, f->vd, f->od};
     for (int i = 0; i < 4; i++)

@@ -145,9 +145,12 @@ int main(int argc, char **argv)
     fprintf(stderr, "png_check: %s: not an 8-bit RGB(A) PNG\n", argc < 2 ? "(none)" : argv[1]);
     return 2;
   }
-  if (argc == 8 && !strcmp(argv[2], "--crop"))
-    return crop(&im, (uint32_t)atoi(argv[3]), (uint32_t)atoi(argv[4]), (uint32_t)atoi(argv[5]), (uint32_t)atoi(argv[6]),
-                argv[7]) ? 2 : 0;
+  if (argc == 8 && !strcmp(argv[2], "--crop")) {
+    int rc = crop(&im, (uint32_t)atoi(argv[3]), (uint32_t)atoi(argv[4]), (uint32_t)atoi(argv[5]), (uint32_t)atoi(argv[6]),
+                  argv[7]) ? 2 : 0;
+    free(im.px);
+    return rc;
+  }
   uint32_t page_w = 0, blank_bottom = 0, frames[128];
   long min_frame = 400, fcount[128] = {0};
   int nfr = 0;
@@ -158,6 +161,7 @@ int main(int argc, char **argv)
     else if (!strcmp(argv[i], "--frame") && i + 1 < argc && nfr < 128) frames[nfr++] = (uint32_t)strtoul(argv[++i] + 1, NULL, 16);
     else {
       fprintf(stderr, "png_check: bad argument '%s'\n", argv[i]);
+      free(im.px);
       return 2;
     }
   }
@@ -183,5 +187,7 @@ int main(int argc, char **argv)
     printf("FAIL: drawn down to row %u of %u: the page may continue below the screenshot\n", maxy, im.h), bad = 1;
   for (int k = 0; k < nfr; k++)
     if (fcount[k] < min_frame) printf("FAIL: plot frame #%06x: %ld pixels, expected at least %ld\n", frames[k], fcount[k], min_frame), bad = 1;
+  free(seen);
+  free(im.px);
   return bad;
 }

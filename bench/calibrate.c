@@ -215,6 +215,7 @@ static int make_variant(const ac_case *c, uint32_t caps, uint64_t seed, ac_case 
   ac_vspec v;
   memset(&v, 0, sizeof v);
   caps &= AC_FEAT_ALL & ~(uint32_t)AC_FEAT_MIXED_DTYPES;
+  if (c->p.dtype == AC_F64) caps &= ~(uint32_t)AC_FEAT_DESCALE;   /* fp64 tensors have no descales */
   for (int guard = 0; !v.used && guard < 16; guard++) v.used = (uint32_t)ac_rng_below(&r, 256) & caps;
   if (!v.used) return -1;
   v.win_left = ac_rng_range(&r, 0, c->p.tk);

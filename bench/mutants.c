@@ -157,6 +157,7 @@ static int baseline_variant(uint64_t seed, int64_t k, uint32_t caps, ac_case *c)
   ac_vspec v;
   memset(&v, 0, sizeof v);
   caps &= AC_FEAT_ALL & ~(uint32_t)AC_FEAT_MIXED_DTYPES;
+  if (c->p.dtype == AC_F64) caps &= ~(uint32_t)AC_FEAT_DESCALE;   /* fp64 tensors have no descales */
   for (int guard = 0; !v.used && guard < 16; guard++) v.used = (uint32_t)ac_rng_below(&r, 256) & caps;
   v.win_left = ac_rng_range(&r, 0, c->p.tk);
   v.win_right = ac_rng_below(&r, 2) ? 0 : -1;
@@ -165,7 +166,10 @@ static int baseline_variant(uint64_t seed, int64_t k, uint32_t caps, ac_case *c)
   v.bias = AC_VB_NORMAL;
   v.bias_scale = 1;
   ac_err e;
-  return v.used ? ac_vspec_apply(c, &v, ac_rng_next(&r), &e) : 0;
+  if (!v.used || ac_vspec_apply(c, &v, ac_rng_next(&r), &e) == 0) return 0;
+  ac_features_free(c);   /* a variant the case cannot take: the plain case */
+  ac_features_plain(&c->p);
+  return -1;
 }
 
 static void run_baseline(const attncheck_kernel *const *mk, int nm, int s, results *res)

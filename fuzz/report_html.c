@@ -147,8 +147,10 @@ static void plot_progress(FILE *f, const ac_rdata *d, int by_case, int idx)
 {
   int n = d->np;
   ac_rd_point *p = ac_xmalloc(sizeof *p * (size_t)(n + 1));
-  memcpy(p, d->p, sizeof *p * (size_t)n);
-  qsort(p, (size_t)n, sizeof *p, by_case ? cmp_by_case : cmp_by_t);
+  if (n > 0) {   /* d->p is NULL for a campaign without cases */
+    memcpy(p, d->p, sizeof *p * (size_t)n);
+    qsort(p, (size_t)n, sizeof *p, by_case ? cmp_by_case : cmp_by_t);
+  }
   double *x = ac_xmalloc(sizeof(double) * (size_t)(n + 2)), *y = ac_xmalloc(sizeof(double) * (size_t)(n + 2));
   double *all = ac_xmalloc(sizeof(double) * (size_t)(n + 1)), best = 0, xmax = 1, y0, y1;
   int m = 0;

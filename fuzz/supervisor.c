@@ -167,12 +167,30 @@ static json_object *cj_get(const ac_campaign_opts *o, const cj_field *f)
   }
 }
 
+/* Strings read from campaign.json live as long as the process (the options point at them). */
+static char *cj_strings[16];
+static int cj_nstrings;
+
+static void cj_free_strings(void)
+{
+  for (int i = 0; i < cj_nstrings; i++) free(cj_strings[i]);
+  cj_nstrings = 0;
+}
+
+static char *cj_strdup(const char *s)
+{
+  char *d = ac_xstrdup(s);
+  if (cj_nstrings == 0) atexit(cj_free_strings);
+  if (cj_nstrings < (int)(sizeof cj_strings / sizeof cj_strings[0])) cj_strings[cj_nstrings++] = d;
+  return d;
+}
+
 static void cj_set(ac_campaign_opts *o, const cj_field *f, json_object *v)
 {
   char *at = (char *)o + f->off;
   switch (f->type) {
   case CJ_PSTR:
-    if (!*(const char **)at) *(char **)at = ac_xstrdup(json_object_get_string(v));   /* lives as long as o */
+    if (!*(const char **)at) *(char **)at = cj_strdup(json_object_get_string(v));
     break;
   case CJ_ARR:
     if (!f->keep || !at[0]) snprintf(at, f->size, "%s", json_object_get_string(v));

@@ -379,7 +379,10 @@ static int make_case(const gen_opts *o, ac_case *c)
   fill(c, &r, c->k, ac_case_bytes(c, 'k') / es, o->dist, a, b);
   fill(c, &r, c->v, ac_case_bytes(c, 'v') / es, o->dist, a, b);
   c->params_json = params_json(o);
-  if (o->variants.used && ac_vspec_apply(c, &o->variants, o->seed, &e) != 0) return ac_cmd_usage_error(cmd, "%s", e.msg);
+  if (o->variants.used && ac_vspec_apply(c, &o->variants, o->seed, &e) != 0) {
+    ac_case_free(c);
+    return ac_cmd_usage_error(cmd, "%s", e.msg);
+  }
   return AC_CMD_RUN;
 }
 

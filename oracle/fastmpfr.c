@@ -94,12 +94,7 @@ static void slow_lse(ac_or_ws *w, ac_oracle_row *row, ac_or_stats *st, int mex, 
   for (;;) {
     if (w->wprec != p) ac_or_weights(w, p);
     if (st->max_prec < p) st->max_prec = p;
-    mpfr_set_prec(lo, p + 8);
-    mpfr_set_prec(hi, p + 8);
-    mpfr_log1p(lo, w->Lm1lo, MPFR_RNDD);
-    mpfr_log1p(hi, w->Lm1hi, MPFR_RNDU);
-    mpfr_add(lo, lo, w->mlo, MPFR_RNDD);
-    mpfr_add(hi, hi, w->mhi, MPFR_RNDU);
+    ac_or_lse_enclosure(w, p, lo, hi);
     uint64_t a, b;
     int r = ac_or_round_decide(AC_F32, lo, hi, &a, &b, bp);
     if (r == 1 && w->n >= 2 && mex && mpfr_equal_p(bp, m)) { r = 0; a = b; }

@@ -401,6 +401,21 @@ static int decided_sign(ac_or_ws *w, int64_t j, int64_t k)
   return s;
 }
 
+/* Groups of equal score along w->ord (gst, gof, ng); returns ng. */
+static int64_t set_groups(ac_or_ws *w)
+{
+  int64_t n = w->n, g = 0;
+  w->gst[0] = 0;
+  w->gof[w->ord[0]] = 0;
+  for (int64_t r = 1; r < n; r++) {
+    if (!same_score(w, w->ord[r], w->ord[r - 1])) w->gst[++g] = r;
+    w->gof[w->ord[r]] = g;
+  }
+  w->ng = g + 1;
+  w->gst[w->ng] = n;
+  return w->ng;
+}
+
 /* The group of the largest score first (LIN, CAP: the approximate order may misplace it among
  * near-equal scores). */
 static void top_first(ac_or_ws *w)
@@ -414,21 +429,16 @@ static void top_first(ac_or_ws *w)
     if (decided_sign(w, j, k) > 0) top = g;
   }
   if (top == 0) return;
-  int64_t n = w->n, nt = w->gst[top + 1] - w->gst[top];
+  int64_t nt = w->gst[top + 1] - w->gst[top];
   int64_t *tmp = ac_xmalloc((size_t)nt * sizeof *tmp);
   memcpy(tmp, w->ord + w->gst[top], (size_t)nt * sizeof *tmp);
   memmove(w->ord + nt, w->ord, (size_t)w->gst[top] * sizeof *w->ord);
   memcpy(w->ord, tmp, (size_t)nt * sizeof *tmp);
   free(tmp);
-  int64_t g = 0;
-  w->gst[0] = 0;
-  w->gof[w->ord[0]] = 0;
-  for (int64_t r = 1; r < n; r++) {
-    if (!same_score(w, w->ord[r], w->ord[r - 1])) w->gst[++g] = r;
-    w->gof[w->ord[r]] = g;
-  }
-  AC_ASSERT(g + 1 == w->ng, "moving the top group keeps the groups");
-  w->gst[w->ng] = n;
+  int64_t ng = w->ng;   /* the condition is not evaluated without --enable-assert */
+  int64_t regrouped = set_groups(w);
+  AC_ASSERT(regrouped == ng, "moving the top group keeps the groups");
+  (void)ng, (void)regrouped;
 }
 
 void ac_or_var_groups(ac_or_ws *w)
@@ -436,15 +446,7 @@ void ac_or_var_groups(ac_or_ws *w)
   int64_t n = w->n;
   for (int64_t j = 0; j < n; j++) w->ord[j] = j;
   qsort_r(w->ord, (size_t)n, sizeof *w->ord, cmp_var, w);
-  int64_t g = 0;
-  w->gst[0] = 0;
-  w->gof[w->ord[0]] = 0;
-  for (int64_t r = 1; r < n; r++) {
-    if (!same_score(w, w->ord[r], w->ord[r - 1])) w->gst[++g] = r;
-    w->gof[w->ord[r]] = g;
-  }
-  w->ng = g + 1;
-  w->gst[w->ng] = n;
+  set_groups(w);
   if (w->var->mode != AC_VAR_FOLD) top_first(w);
 }
 

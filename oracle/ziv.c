@@ -52,6 +52,16 @@ static void ensure_prod(ac_or_ws *w, int64_t n, mpfr_prec_t p)
   }
 }
 
+void ac_or_lse_enclosure(const ac_or_ws *w, mpfr_prec_t p, mpfr_t lo, mpfr_t hi)
+{
+  mpfr_set_prec(lo, p + 8);
+  mpfr_set_prec(hi, p + 8);
+  mpfr_log1p(lo, w->Lm1lo, MPFR_RNDD);
+  mpfr_log1p(hi, w->Lm1hi, MPFR_RNDU);
+  mpfr_add(lo, lo, w->mlo, MPFR_RNDD);
+  mpfr_add(hi, hi, w->mhi, MPFR_RNDU);
+}
+
 void ac_or_weights(ac_or_ws *w, mpfr_prec_t p)
 {
   int64_t ng = w->ng;
@@ -274,12 +284,7 @@ static void lse_eval(ac_or_ws *w, ac_oracle_row *row, ac_or_stats *st)
   mpfr_prec_t p = w->wprec ? w->wprec : 64;
   for (;;) {
     if (w->wprec != p) ac_or_weights(w, p);
-    mpfr_set_prec(lo, p + 8);
-    mpfr_set_prec(hi, p + 8);
-    mpfr_log1p(lo, w->Lm1lo, MPFR_RNDD);
-    mpfr_log1p(hi, w->Lm1hi, MPFR_RNDU);
-    mpfr_add(lo, lo, w->mlo, MPFR_RNDD);
-    mpfr_add(hi, hi, w->mhi, MPFR_RNDU);
+    ac_or_lse_enclosure(w, p, lo, hi);
     AC_ASSERT(mpfr_lessequal_p(lo, hi), "the enclosure of the LSE is an interval");
     for (int f = 0; f < 2; f++) {
       ac_dtype dt = f ? AC_F64 : AC_F32;

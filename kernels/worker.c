@@ -259,13 +259,10 @@ static int run_locked(ac_worker *w, const ac_case *c, const ac_run_opts *opts, a
   req.v_off = req.k_off + round64((size_t)x.cn.k * es);
   uint64_t end = req.v_off + round64((size_t)x.cn.v * es);
   size_t vbytes[AC_FT_N] = {0};
-  for (int t = 0; t < AC_FT_N; t++) {   /* the variant tensors follow v */
-    int64_t shape[4];
-    size_t ves;
-    int64_t n = ac_feat_tensor_count(&c->p, (ac_feat_tensor)t);
-    const void *src = *ac_feat_tensor_slot((ac_case *)c, (ac_feat_tensor)t);
-    if (n <= 0 || !src || !ac_feat_tensor_shape(&c->p, (ac_feat_tensor)t, shape, &ves)) continue;
-    vbytes[t] = (size_t)n * ves;
+  for (int t = 0; t < AC_FT_N; t++) {   /* the variant tensors follow v (sizes checked when the case was made) */
+    uint64_t b = ac_feat_tensor_bytes(&c->p, (ac_feat_tensor)t);
+    if (!b || b == UINT64_MAX || !*ac_feat_tensor_slot((ac_case *)c, (ac_feat_tensor)t)) continue;
+    vbytes[t] = (size_t)b;
     req.var_off[t] = end;
     end += round64(vbytes[t]);
   }

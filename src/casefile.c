@@ -243,11 +243,9 @@ uint64_t ac_case_hash(const ac_case *c)
     for (size_t i = 0; i < sizeof ff / sizeof ff[0]; i++) hash_word(&s, (uint64_t)ff[i]);
     hash_word(&s, cap);
     for (int t = 0; t < AC_FT_N; t++) {
-      int64_t shape[4];
-      size_t fes;
-      int64_t n = ac_feat_tensor_count(&p, (ac_feat_tensor)t);
+      uint64_t b = ac_feat_tensor_bytes(&p, (ac_feat_tensor)t);
       const void *data = *ac_feat_tensor_slot((ac_case *)c, (ac_feat_tensor)t);
-      if (n > 0 && data && ac_feat_tensor_shape(&p, (ac_feat_tensor)t, shape, &fes)) hash_bytes(&s, data, (size_t)n * fes);
+      if (b && b != UINT64_MAX && data) hash_bytes(&s, data, (size_t)b);
     }
   }
   return s.h;

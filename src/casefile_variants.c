@@ -130,7 +130,7 @@ int ac_variants_members_write(ac_npz_writer *w, const ac_case *c, ac_err *e)
     if (!data) return ac_err_set(e, "case uses %s but has no %s tensor", ac_feat_name(ac_feat_tensor_bit((ac_feat_tensor)t)),
                                  ac_feat_tensor_name((ac_feat_tensor)t));
     const char *descr = t == AC_FT_BIAS ? ac_dtype_get(p->f.bias_dtype)->npy : t == AC_FT_BOOL_MASK ? "|b1" : "<f4";
-    size_t n = (size_t)ac_feat_tensor_count(p, (ac_feat_tensor)t) * es;
+    size_t n = (size_t)ac_feat_tensor_bytes(p, (ac_feat_tensor)t);
     if (ac_npz_add_array(w, ac_feat_tensor_name((ac_feat_tensor)t), descr, nd, shape, data, n, e)) return -1;
   }
   return 0;
@@ -201,12 +201,10 @@ int ac_variants_members_read(ac_npz *z, ac_case *c, ac_err *e)
                       (unsigned long long)need, (unsigned long long)ac_mem_cap());
   if (ac_features_alloc(c, &ve)) return ac_err_set(e, "%s: %s", path, ve.msg);
   for (int t = 0; t < AC_FT_N; t++) {
-    int64_t n = ac_feat_tensor_count(p, (ac_feat_tensor)t);
-    int64_t shape[4];
-    size_t es;
-    if (!n || !ac_feat_tensor_shape(p, (ac_feat_tensor)t, shape, &es)) continue;
+    uint64_t b = ac_feat_tensor_bytes(p, (ac_feat_tensor)t);   /* checked against the cap above */
+    if (!b) continue;
     void *dst = *ac_feat_tensor_slot(c, (ac_feat_tensor)t);
-    if (ac_npz_read_into(z, ac_feat_tensor_name((ac_feat_tensor)t), dst, (size_t)n * es, e)) return -1;
+    if (ac_npz_read_into(z, ac_feat_tensor_name((ac_feat_tensor)t), dst, (size_t)b, e)) return -1;
   }
   if (c->bool_mask)
     for (int64_t i = 0; i < ac_feat_tensor_count(p, AC_FT_BOOL_MASK); i++)

@@ -68,6 +68,17 @@ int64_t ac_feat_tensor_count(const ac_problem *p, ac_feat_tensor t)
   return n;
 }
 
+uint64_t ac_feat_tensor_bytes(const ac_problem *p, ac_feat_tensor t)
+{
+  int64_t shape[4];
+  size_t es;
+  int64_t n = ac_feat_tensor_count(p, t);
+  uint64_t b;
+  if (n < 0) return UINT64_MAX;
+  if (!n || !ac_feat_tensor_shape(p, t, shape, &es)) return 0;
+  return __builtin_mul_overflow((uint64_t)n, (uint64_t)es, &b) ? UINT64_MAX : b;
+}
+
 void **ac_feat_tensor_slot(ac_case *c, ac_feat_tensor t)
 {
   switch (t) {
@@ -126,11 +137,8 @@ uint64_t ac_features_bytes(const ac_problem *p)
 {
   uint64_t total = 0;
   for (int t = 0; t < AC_FT_N; t++) {
-    int64_t shape[4];
-    size_t es;
-    int64_t n = ac_feat_tensor_count(p, (ac_feat_tensor)t);
-    if (n < 0) return UINT64_MAX;
-    if (n && ac_feat_tensor_shape(p, (ac_feat_tensor)t, shape, &es)) total += (uint64_t)n * es;
+    uint64_t b = ac_feat_tensor_bytes(p, (ac_feat_tensor)t);
+    if (b == UINT64_MAX || __builtin_add_overflow(total, b, &total)) return UINT64_MAX;
   }
   return total;
 }
@@ -139,12 +147,10 @@ int ac_features_alloc(ac_case *c, ac_err *e)
 {
   if (ac_features_validate(&c->p, e)) return -1;
   for (int t = 0; t < AC_FT_N; t++) {
-    int64_t shape[4];
-    size_t es;
-    int64_t n = ac_feat_tensor_count(&c->p, (ac_feat_tensor)t);
-    if (n < 0) return ac_err_set(e, "%s: size overflows", ac_feat_tensor_name((ac_feat_tensor)t));
+    uint64_t b = ac_feat_tensor_bytes(&c->p, (ac_feat_tensor)t);
+    if (b == UINT64_MAX) return ac_err_set(e, "%s: size overflows", ac_feat_tensor_name((ac_feat_tensor)t));
     void **slot = ac_feat_tensor_slot(c, (ac_feat_tensor)t);
-    if (n && !*slot && ac_feat_tensor_shape(&c->p, (ac_feat_tensor)t, shape, &es)) *slot = ac_xcalloc((size_t)n, es);
+    if (b && !*slot) *slot = ac_xcalloc((size_t)b, 1);
   }
   return 0;
 }
@@ -163,13 +169,11 @@ void ac_features_copy(ac_case *dst, const ac_case *src)
   for (int t = 0; t < AC_FT_N; t++) {
     void **d = ac_feat_tensor_slot(dst, (ac_feat_tensor)t);
     void *s = *ac_feat_tensor_slot((ac_case *)src, (ac_feat_tensor)t);
-    int64_t shape[4];
-    size_t es;
-    int64_t n = ac_feat_tensor_count(&src->p, (ac_feat_tensor)t);
+    uint64_t b = ac_feat_tensor_bytes(&src->p, (ac_feat_tensor)t);
     *d = NULL;
-    if (s && n > 0 && ac_feat_tensor_shape(&src->p, (ac_feat_tensor)t, shape, &es)) {
-      *d = ac_xmalloc((size_t)n * es);
-      memcpy(*d, s, (size_t)n * es);
+    if (s && b && b != UINT64_MAX) {
+      *d = ac_xmalloc((size_t)b);
+      memcpy(*d, s, (size_t)b);
     }
   }
 }

@@ -16,6 +16,8 @@ uint32_t ac_feat_tensor_bit(ac_feat_tensor t);
 int ac_feat_tensor_shape(const ac_problem *p, ac_feat_tensor t, int64_t shape[4], size_t *elem_size);
 /* Elements of tensor t (0 when unused). */
 int64_t ac_feat_tensor_count(const ac_problem *p, ac_feat_tensor t);
+/* Bytes of tensor t (0 when unused, UINT64_MAX when the size overflows). */
+uint64_t ac_feat_tensor_bytes(const ac_problem *p, ac_feat_tensor t);
 /* Pointer slot of tensor t inside the case. */
 void **ac_feat_tensor_slot(ac_case *c, ac_feat_tensor t);
 

@@ -45,12 +45,13 @@ static int name_set(ac_exec_decl *d, json_object *arr, const char *field, int ki
     if (s && kind == 1 && ac_mask_parse(s, &m) == 0) bit = (int)m;
     for (int f = 0; s && kind == 2 && f < AC_XF_N; f++)
       if (!strcmp(s, feature_names[f])) bit = f;
-    if (bit < 0 && s && kind == 2) {   /* an attention variant (ABI 2 feature names) */
-      for (uint32_t b = 1; b & AC_FEAT_ALL; b <<= 1)
-        if (!strcmp(s, ac_feat_name(b))) d->variants |= b;
-      if (d->variants) bit = -2;
+    uint32_t variant = 0;   /* an attention variant (ABI 2 feature names) */
+    for (uint32_t b = 1; bit < 0 && s && kind == 2 && (b & AC_FEAT_ALL); b <<= 1)
+      if (!strcmp(s, ac_feat_name(b))) variant = b;
+    if (variant) {
+      d->variants |= variant;
+      continue;
     }
-    if (bit == -2) continue;
     if (bit < 0) return bad(d, "'%s': unknown name '%s'", field, s ? s : "(not a string)");
     *out |= 1u << bit;
   }

@@ -120,6 +120,9 @@ START_TEST(variants_need_a_declaration)
   ck_assert_ptr_nonnull(strstr(why, "does not declare feature bias"));
   ac_exec_decl_parse(&d, "{\"features\":[\"windows\"]}");
   ck_assert_int_eq(d.state, AC_DECL_BAD);
+  /* an unknown name after a known variant is refused as well */
+  ac_exec_decl_parse(&d, "{\"features\":[\"window\",\"windows\"]}");
+  ck_assert_int_eq(d.state, AC_DECL_BAD);
 }
 END_TEST
 

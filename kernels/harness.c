@@ -79,6 +79,7 @@ void ac_problem_to_abi(const ac_problem *p, attncheck_problem *a)
     if (f->mask_b <= 1) a->bool_mask_stride[0] = 0;
     if (f->mask_h <= 1) a->bool_mask_stride[1] = 0;
   }
+  if (f->used & AC_FEAT_LAYOUTS) ac_layout_problem_to_abi(p, a);   /* ABI 3 (harness_layout.c) */
 }
 
 uint64_t ac_harness_prefill_bits(ac_dtype t)

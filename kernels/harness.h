@@ -146,5 +146,8 @@ void ac_worker_free(ac_worker *w);
 
 /* Convert the internal problem to the ABI's (with the strides the layout asks for). */
 void ac_problem_to_abi(const ac_problem *p, attncheck_problem *a);
+/* The ABI 3 layout fields of a layout problem (p.f.used & AC_FEAT_LAYOUTS): batch = sequences,
+ * tq and tk the longest, total_q, total_k, pages, and the packed / paged strides. */
+void ac_layout_problem_to_abi(const ac_problem *p, attncheck_problem *a);
 
 #endif

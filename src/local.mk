@@ -11,6 +11,7 @@ src_libac_core_a_SOURCES = \
 	src/npz.c src/npz.h \
 	src/casefile.c src/casefile.h src/casemeta.c \
 	src/casefile_variants.c src/casefile_variants.h \
+	src/layout.c src/layout.h src/layout_build.c src/casefile_layout.c src/casefile_layout.h \
 	src/variants.c src/variants.h \
 	src/vgen.c src/vgen.h \
 	src/precision.c src/precision.h \

@@ -7,7 +7,7 @@
  * (--seed N) must stay <= 1 with the compiled kappa (AC_KAPPA_DEFAULT).
  * Seeds are 2^32 + seed * 2^24 + case: disjoint from the suite's (below 2^16). Kernels that
  * declare attention variants (ABI 2 caps) also get a variant of every other case (features
- * drawn among the declared ones, src/vgen.c), counted in the column var. */
+ * drawn among the declared ones, src/core/vgen.c), counted in the column var. */
 #include "config.h"
 #include <math.h>
 #include <stdio.h>
@@ -206,7 +206,7 @@ static int eval_case(ac_kernel **ks, int nk, kstat *st, const ac_case *c, const 
 }
 
 /* A variant of case c (the same Q, K, V) with features drawn among caps: a sliding window, a
- * softcap, ALiBi slopes, an N(0,1) bias, a random boolean mask, sinks, descales (src/vgen.c). */
+ * softcap, ALiBi slopes, an N(0,1) bias, a random boolean mask, sinks, descales (src/core/vgen.c). */
 static int make_variant(const ac_case *c, uint32_t caps, uint64_t seed, ac_case *out, const char *desc, char *vdesc,
                         size_t n)
 {

@@ -356,6 +356,29 @@ START_TEST(only_the_layout_changed_reuses_the_cache)
 }
 END_TEST
 
+START_TEST(explain_names_a_sequence)
+{
+  char cmd[8192], out[16384];
+  const char *bin = ac_test_attncheck(), *f = tmp_path("ex.npz"), *d = tmp_path("dense.npz");
+  snprintf(cmd, sizeof cmd, "%s gen --out %s --dk 4 --seqlens-q 2,3 --seqlens-k 5,0 --mask causal-bottom-right >/dev/null && "
+           "%s gen --out %s --dk 4 --t 3 >/dev/null", bin, f, bin, d);
+  ck_assert_int_eq(ac_test_system(cmd, out, sizeof out), 0);
+  setenv("ATTNCHECK_CACHE", "off", 1);
+  snprintf(cmd, sizeof cmd, "%s explain %s --seq 0 --row 1 2>&1", bin, f);
+  ck_assert_int_eq(ac_test_system(cmd, out, sizeof out), 0);
+  ck_assert_msg(strstr(out, "sequence 0 of 2: 2 queries (packed tokens from 0), 5 keys") && strstr(out, "5 of 5 keys visible"), "%s", out);
+  snprintf(cmd, sizeof cmd, "%s explain %s --seq 1 --row 2 2>&1", bin, f);
+  ck_assert_int_eq(ac_test_system(cmd, out, sizeof out), 0);
+  ck_assert_msg(strstr(out, "0 keys (one zero key") && strstr(out, "no visible key"), "%s", out);
+  const char *bad[][2] = {{f, "--row 0"}, {f, "--seq 2 --row 0"}, {f, "--seq 0 --row 2"}, {d, "--seq 0 --row 0"}};
+  for (size_t i = 0; i < 4; i++) {
+    snprintf(cmd, sizeof cmd, "%s explain %s %s 2>&1", bin, bad[i][0], bad[i][1]);
+    int rc = ac_test_system(cmd, out, sizeof out);
+    ck_assert_msg(rc == 2 && strchr(out, '\n') == strrchr(out, '\n'), "%s: exit %d: %s", bad[i][1], rc, out);
+  }
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("layout");
@@ -366,6 +389,7 @@ int main(void)
   tcase_add_test(tc, bad_files_exit_2_with_one_line);
   tcase_add_test(tc, oracle_per_sequence);
   tcase_add_test(tc, only_the_layout_changed_reuses_the_cache);
+  tcase_add_test(tc, explain_names_a_sequence);
   suite_add_tcase(s, tc);
   return ac_test_run(s);
 }

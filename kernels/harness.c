@@ -221,9 +221,9 @@ static int harness_error(ac_run_result *r, ac_err *e, const char *msg)
   return ac_err_set(e, "%s", msg);
 }
 
-static int run_once(const ac_kernel *k, const ac_case *c, const ac_run_opts *opts, ac_run_result *r, ac_err *e)
+int ac_hx_run_once(const ac_kernel *k, const ac_case *c, const ac_run_opts *opts, ac_run_result *r, ac_err *e)
 {
-  if (opts->persistent && k->worker && (k->kind == AC_KIND_BUILTIN || k->kind == AC_KIND_PLUGIN))
+  if (opts->persistent && k->worker && !c->lay && (k->kind == AC_KIND_BUILTIN || k->kind == AC_KIND_PLUGIN))
     return ac_worker_run(k->worker, c, opts, r, e);
   return ac_hx_run_oneshot(k, c, opts, r, e);
 }
@@ -239,7 +239,7 @@ static void confirm_unwritten(const ac_kernel *k, const ac_case *c, const ac_run
   ac_run_result r2;
   memset(&r2, 0, sizeof r2);
   ac_err e2;
-  if (run_once(k, c, &o2, &r2, &e2) == 0 && r2.status == AC_RUN_OK && r2.o && r2.o_count == r->o_count) {
+  if (ac_hx_run_once(k, c, &o2, &r2, &e2) == 0 && r2.status == AC_RUN_OK && r2.o && r2.o_count == r->o_count) {
     ac_dtype t = c->p.dtype;
     uint64_t alt = ac_harness_prefill_alt_bits(t);
     int64_t nu = 0;
@@ -273,9 +273,11 @@ int ac_harness_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *opts
     nolse.want_lse = 0;
     opts = &nolse;
   }
-  int rc = run_once(k, c, opts, r, e);
+  int rc = ac_hx_run_once(k, c, opts, r, e);
   if (rc == 0 && r->status == AC_RUN_OK && (r->n_unwritten || r->n_lse_unwritten) && !opts->prefill_alt)
     confirm_unwritten(k, c, opts, r);
+  if (rc == 0 && r->status == AC_RUN_OK && c->lay && opts->layout_fill == AC_LFILL_UNOWNED && !opts->prefill_alt)
+    ac_hx_layout_isolate(k, c, opts, r);
   return rc;
 }
 

@@ -1,7 +1,11 @@
 /* harness_layout.c: serving layouts at the kernel boundary (docs/layouts.md, ABI 3). */
 #include "config.h"
-#include "harness.h"
+#include "harness_priv.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include "layout.h"
 
 /* [token][heads][d] packed strides in the ABI's [batch][head][t][d] order (batch unused). */
 static void packed(int64_t heads, int64_t d, int64_t st[4])
@@ -30,4 +34,139 @@ void ac_layout_problem_to_abi(const ac_problem *p, attncheck_problem *a)
     a->k_stride[0] = p->l.page_size * p->kv_heads * p->dk;
     a->v_stride[0] = p->l.page_size * p->kv_heads * p->dv;
   }
+}
+
+/* ---- memory a sequence does not own (docs/layouts.md "Harness") ---- */
+
+/* A quiet NaN of dtype t whose payload names token tok of q (isq) or of k and v: binary32 and
+ * binary64 keep 21 bits of token and the tensor bit; narrower dtypes take their one NaN. */
+static uint64_t token_nan(ac_dtype t, int64_t tok, int isq)
+{
+  uint64_t pl = (uint64_t)(tok + 1) & 0x1fffff;
+  if (t == AC_F32) return 0x7fc00000u | ((uint64_t)isq << 21) | pl;
+  if (t == AC_F64) return 0x7ff8000000000000ULL | ((uint64_t)isq << 40) | pl;
+  return ac_nan_bits(t);
+}
+
+/* The token (and *isq) a NaN of token_nan names; -1 when it names none (another NaN, a dtype
+ * without room, a case with more tokens than the payload holds). */
+static int64_t token_of_nan(ac_dtype t, uint64_t bits, int64_t ntok, int *isq)
+{
+  uint64_t pl;
+  if (t == AC_F32 && (bits & 0x7fc00000u) == 0x7fc00000u) {
+    pl = bits & 0x1fffff;
+    *isq = (bits >> 21) & 1;
+  } else if (t == AC_F64 && (bits & 0x7ff8000000000000ULL) == 0x7ff8000000000000ULL) {
+    pl = bits & 0x1fffff;
+    *isq = (bits >> 40) & 1;
+  } else {
+    return -1;
+  }
+  if (pl == 0 || ntok >= 0x1fffff || (int64_t)pl > ntok) return -1;
+  return (int64_t)pl - 1;
+}
+
+/* Owners of the carrier's key tokens (q: isq): bit 1 an even sequence, bit 2 an odd one. */
+static uint8_t *owners(const ac_case *c, int isq)
+{
+  const ac_problem *p = &c->p;
+  int64_t T = isq ? p->tq : p->tk;
+  uint8_t *own = ac_xcalloc((size_t)T, 1);
+  for (int64_t b = 0; b < p->l.nseq; b++) {
+    uint8_t bit = (uint8_t)(1u << (b & 1));
+    if (isq)
+      for (int64_t t = c->lay->cu_q[b]; t < c->lay->cu_q[b + 1]; t++) own[t] |= bit;
+    else
+      for (int64_t j = 0; j < ac_layout_tk(c, b); j++) own[ac_layout_key(c, b, j)] |= bit;
+  }
+  return own;
+}
+
+void *ac_hx_layout_data(const ac_case *c, char tensor, int fill)
+{
+  const ac_problem *p = &c->p;
+  int isq = tensor == 'q';
+  if (fill == AC_LFILL_FINITE || (fill == AC_LFILL_UNOWNED && isq)) return NULL;
+  uint8_t keep = fill == AC_LFILL_EVEN ? 1 : fill == AC_LFILL_ODD ? 2 : 3;
+  uint8_t *own = owners(c, isq);
+  int64_t T = isq ? p->tq : p->tk, H = isq ? p->heads : p->kv_heads, D = tensor == 'v' ? p->dv : p->dk;
+  const void *src = tensor == 'q' ? c->q : tensor == 'k' ? c->k : c->v;
+  size_t es = ac_dtype_size(p->dtype);
+  void *d = ac_xmalloc((size_t)(H * T * D) * es);
+  memcpy(d, src, (size_t)(H * T * D) * es);
+  for (int64_t t = 0; t < T; t++) {
+    if (own[t] & keep) continue;
+    uint64_t nan = token_nan(p->dtype, t, isq);
+    for (int64_t h = 0; h < H; h++)
+      for (int64_t x = 0; x < D; x++) ac_store_bits(p->dtype, d, (size_t)((h * T + t) * D + x), nan);
+  }
+  free(own);
+  return d;
+}
+
+/* First NaN of carrier row x (o elements, then the LSE), its bits in *bits; 0 when none. */
+static int row_nan(const ac_case *c, const ac_run_result *r, int64_t x, uint64_t *bits)
+{
+  const ac_problem *p = &c->p;
+  for (int64_t t = 0; r->o && t < p->dv; t++) {
+    uint64_t b = ac_load_bits(p->dtype, r->o, (size_t)(x * p->dv + t));
+    if (isnan(ac_decode(p->dtype, b))) {
+      *bits = b;
+      return 1;
+    }
+  }
+  if (r->lse && isnan(r->lse[x])) {
+    *bits = 0;
+    return 1;
+  }
+  return 0;
+}
+
+/* The message for carrier row x of sequence b, whose NaN has these bits. */
+static void name_read(const ac_case *c, int64_t x, uint64_t bits, char *msg, size_t n)
+{
+  const ac_problem *p = &c->p;
+  int64_t t = x % p->tq, h = x / p->tq, b = ac_layout_seq_of_row(c, t);
+  int isq = 0;
+  int len = snprintf(msg, n, "sequence %lld (head %lld, query %lld) read ", (long long)b, (long long)h,
+                     (long long)(t - c->lay->cu_q[b]));
+  int64_t tok = token_of_nan(p->dtype, bits, p->tk > p->tq ? p->tk : p->tq, &isq);
+  size_t k = len > 0 && (size_t)len < n ? (size_t)len : n;
+  if (tok < 0 || (isq && tok >= p->tq) || (!isq && tok >= p->tk))
+    snprintf(msg + k, n - k, "memory it does not own (a NaN placed there reached its output)");
+  else if (isq)
+    snprintf(msg + k, n - k, "query token %lld of sequence %lld, not its own", (long long)tok,
+             (long long)ac_layout_seq_of_row(c, tok));
+  else if (p->f.used & AC_FEAT_PAGED)
+    snprintf(msg + k, n - k, "page %lld slot %lld, which it does not own", (long long)(tok / p->l.page_size),
+             (long long)(tok % p->l.page_size));
+  else
+    snprintf(msg + k, n - k, "key token %lld, which it does not own", (long long)tok);
+}
+
+void ac_hx_layout_isolate(const ac_kernel *k, const ac_case *c, const ac_run_opts *opts, ac_run_result *r)
+{
+  const ac_problem *p = &c->p;
+  ac_run_result runs[3];
+  int ok[3] = {0, 0, 0};
+  const int fills[3] = {AC_LFILL_FINITE, AC_LFILL_EVEN, AC_LFILL_ODD};
+  for (int i = 0; i < 3; i++) {
+    memset(&runs[i], 0, sizeof runs[i]);
+    if (i == 2 && p->l.nseq < 2) continue;
+    ac_run_opts o2 = *opts;
+    o2.layout_fill = fills[i];
+    ac_err e;
+    ok[i] = ac_hx_run_once(k, c, &o2, &runs[i], &e) == 0 && runs[i].status == AC_RUN_OK && runs[i].o &&
+            runs[i].o_count == r->o_count;
+  }
+  int64_t nrows = p->heads * p->tq;
+  for (int64_t x = 0; ok[0] && x < nrows; x++) {
+    uint64_t bits = 0, ignore;
+    int64_t b = ac_layout_seq_of_row(c, x % p->tq);
+    const ac_run_result *iso = ok[1 + (b & 1)] ? &runs[1 + (b & 1)] : NULL;
+    if (row_nan(c, &runs[0], x, &ignore)) continue;   /* NaN with every foreign value finite: not a read of them */
+    if (!row_nan(c, r, x, &bits) && !(iso && row_nan(c, iso, x, &bits))) continue;
+    if (r->n_oos++ == 0) name_read(c, x, bits, r->oos_msg, sizeof r->oos_msg);
+  }
+  for (int i = 0; i < 3; i++) ac_run_result_free(&runs[i]);
 }

@@ -76,4 +76,18 @@ typedef struct {
  * int32, no query token, no key slot, or shared pages a sequence does not fill. */
 int ac_layout_build(ac_case *c, const ac_layout_spec *s, ac_rng *r, ac_err *e);
 
+struct ac_vspec_s;
+/* A whole layout case, for the suite and the fuzz families: the layout (pages shuffled from
+ * stream 12 of seed), q, k, v normal(0, sigma) from stream 0 rounded into dtype, then the
+ * variants of v (NULL: none; vgen.h, streams 11..). -1 with one line. */
+typedef struct {
+  ac_dtype dtype;
+  ac_mask mask;
+  int64_t heads, kv_heads, dk, dv;
+  double sigma;
+  ac_layout_spec lay;
+  const struct ac_vspec_s *v;
+} ac_layout_case_spec;
+int ac_layout_case_make(ac_case *c, const ac_layout_case_spec *s, uint64_t seed, ac_err *e);
+
 #endif

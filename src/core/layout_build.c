@@ -2,6 +2,7 @@
 #include "config.h"
 #include "layout.h"
 #include <stdlib.h>
+#include "vgen.h"
 
 static int prefix(int32_t *cu, const int64_t *len, int64_t n, const char *name, ac_err *e)
 {
@@ -78,5 +79,34 @@ int ac_layout_build(ac_case *c, const ac_layout_spec *s, ac_rng *r, ac_err *e)
 fail:
   ac_layout_free(c);
   c->p.f.used &= ~(uint32_t)AC_FEAT_LAYOUTS;
+  return -1;
+}
+
+int ac_layout_case_make(ac_case *c, const ac_layout_case_spec *s, uint64_t seed, ac_err *e)
+{
+  ac_case_init(c);
+  ac_problem *p = &c->p;
+  p->dtype = s->dtype;
+  p->mask = s->mask;
+  p->heads = s->heads, p->kv_heads = s->kv_heads, p->dk = s->dk, p->dv = s->dv;
+  p->scale_is_default = 1;
+  p->scale = ac_problem_scale(p);
+  ac_rng r;
+  ac_rng_init(&r, seed, 12);
+  if (ac_layout_build(c, &s->lay, &r, e) != 0 || ac_case_alloc(c, e) != 0) goto fail;
+  ac_rng_init(&r, seed, 0);
+  void *t[3] = {c->q, c->k, c->v};
+  for (int x = 0; x < 3; x++) {
+    size_t n = ac_case_bytes(c, "qkv"[x]) / ac_dtype_size(p->dtype);
+    for (size_t i = 0; i < n; i++) ac_store_bits(p->dtype, t[x], i, ac_encode_f64(p->dtype, s->sigma * ac_rng_normal(&r)));
+  }
+  c->seed = seed;
+  uint32_t lay = p->f.used & AC_FEAT_LAYOUTS;
+  if (s->v && ac_vspec_apply(c, s->v, seed, e) != 0) goto fail;
+  p->f.used |= lay;   /* ac_vspec_apply sets the variant bits */
+  if (ac_layout_validate(c, e) != 0) goto fail;
+  return 0;
+fail:
+  ac_case_free(c);
   return -1;
 }

@@ -1,6 +1,7 @@
 /* cpu_varlen.c: flash-varlen-f32 and flash-varlen-bf16, FlashAttention-2's online softmax
  * over the sequences of a varlen batch or a paged KV cache (ABI 3, docs/layouts.md): per
- * sequence and head, each query row walks its visible keys in tiles of ATTNCHECK_FLASH_BC
+ * sequence and kv head, each query row (the query heads of the kv group together, so that a
+ * key row is read once for all of them) walks its visible keys in tiles of ATTNCHECK_FLASH_BC
  * (default 64), keeping a running maximum, sum and accumulator rescaled when the maximum grows;
  * key j of a paged sequence is read through its block table. Binary32 arithmetic; bf16 rounds
  * P to bf16 before P·V. Masks, windows, softcap, ALiBi and sinks apply per sequence. */
@@ -14,7 +15,9 @@ typedef struct {
   const attncheck_tensors *t;
   int dt, bug;
   int64_t bc;
-  float *acc, *s;
+  /* per query head of a kv group: accumulators [G][dv], a tile's scores [G][bc], query rows
+   * [G][dk], running maxima and sums [G]; one key row and one value row */
+  float *acc, *s, *q, *m, *l, *kr, *vr;
 } lay_ctx;
 
 /* Keys of sequence b (as the defect sees them). */
@@ -74,42 +77,12 @@ static float score(const lay_ctx *L, int64_t h, int64_t tq, int64_t tk, int64_t 
   return s;
 }
 
-/* Query i of sequence b, head h: tiles of keys, online softmax, epilogue with the sink. */
-static void row(const lay_ctx *L, int64_t b, int64_t h, int64_t i)
+/* The epilogue of query i of sequence b, head h: o = acc / l with the sink, or an empty row. */
+static void finish_row(const lay_ctx *L, int64_t b, int64_t h, int64_t i, float m, float l, const float *acc)
 {
   const attncheck_problem *p = L->p;
   const attncheck_tensors *t = L->t;
-  const int64_t tq = t->cu_seqlens_q[b + 1] - t->cu_seqlens_q[b], tk = seq_keys(L, b), kvh = ac_cpu_kv_head(p, h);
   const int64_t tok = t->cu_seqlens_q[b] + i;
-  int64_t lo, hi, end;
-  visible(p, tq, tk, i, &lo, &hi);
-  end = hi;
-  if (L->bug == AC_LBUG_LAST_PAGE_WHOLE && (p->features & ATTNCHECK_FEAT_PAGED) && hi == tk)
-    end = (tk + p->page_size - 1) / p->page_size * p->page_size;
-  float m = -INFINITY, l = 0.0f, *acc = L->acc, *s = L->s;
-  for (int64_t e = 0; e < p->dv; e++) acc[e] = 0.0f;
-  for (int64_t j0 = lo; j0 < end; j0 += L->bc) {
-    const int64_t n = ac_cpu_min(L->bc, end - j0);
-    float mt = -INFINITY;
-    for (int64_t c = 0; c < n; c++) {
-      const int64_t ko = key_off(L, p->k_stride, b, kvh, j0 + c);
-      float d = 0.0f;
-      for (int64_t x = 0; x < p->dk; x++)
-        d += ac_cpu_load_f32(L->dt, t->q, ac_cpu_off(p->q_stride, 0, h, tok, x)) * ac_cpu_load_f32(L->dt, t->k, ko + x * p->k_stride[3]);
-      s[c] = j0 + c < hi ? score(L, h, tq, tk, i, j0 + c, d * (float)p->scale) : -INFINITY;
-      if (s[c] > mt) mt = s[c];
-    }
-    const float mnew = mt > m ? mt : m, mref = mnew == -INFINITY ? 0.0f : mnew, alpha = expf(m - mref);
-    l *= alpha;
-    for (int64_t e = 0; e < p->dv; e++) acc[e] *= alpha;
-    for (int64_t c = 0; c < n; c++) {
-      const float pc = expf(s[c] - mref);
-      const int64_t vo = key_off(L, p->v_stride, b, kvh, j0 + c);
-      l += pc;
-      for (int64_t e = 0; e < p->dv; e++) acc[e] += ac_cpu_round_f32(L->dt, pc) * ac_cpu_load_f32(L->dt, t->v, vo + e * p->v_stride[3]);
-    }
-    m = mnew;
-  }
   float *lse = t->lse ? &t->lse[h * p->total_q + tok] : NULL;
   const int sink = (p->features & ATTNCHECK_FEAT_SINKS) != 0;
   const float sg = sink ? t->sinks[h] : -INFINITY;
@@ -123,6 +96,60 @@ static void row(const lay_ctx *L, int64_t b, int64_t h, int64_t i)
   if (lse) *lse = mf + logf(den);
 }
 
+/* Query i of sequence b for the G query heads of kv head kvh together (each key row is read
+ * once for all of them): tiles of keys, an online softmax per head, then the epilogues. */
+static void group_row(const lay_ctx *L, int64_t b, int64_t kvh, int64_t i)
+{
+  const attncheck_problem *p = L->p;
+  const attncheck_tensors *t = L->t;
+  const int64_t G = p->heads / p->kv_heads, h0 = kvh * G, dk = p->dk, dv = p->dv;
+  const int64_t tq = t->cu_seqlens_q[b + 1] - t->cu_seqlens_q[b], tk = seq_keys(L, b), tok = t->cu_seqlens_q[b] + i;
+  int64_t lo, hi, end;
+  visible(p, tq, tk, i, &lo, &hi);
+  end = hi;
+  if (L->bug == AC_LBUG_LAST_PAGE_WHOLE && (p->features & ATTNCHECK_FEAT_PAGED) && hi == tk)
+    end = (tk + p->page_size - 1) / p->page_size * p->page_size;
+  float *acc = L->acc, *s = L->s, *q = L->q, *m = L->m, *l = L->l, *kr = L->kr, *vr = L->vr;
+  for (int64_t g = 0; g < G; g++) {
+    m[g] = -INFINITY, l[g] = 0.0f;
+    for (int64_t e = 0; e < dv; e++) acc[g * dv + e] = 0.0f;
+    for (int64_t x = 0; x < dk; x++) q[g * dk + x] = ac_cpu_load_f32(L->dt, t->q, ac_cpu_off(p->q_stride, 0, h0 + g, tok, x));
+  }
+  for (int64_t j0 = lo; j0 < end; j0 += L->bc) {
+    const int64_t n = ac_cpu_min(L->bc, end - j0);
+    for (int64_t c = 0; c < n; c++) {
+      const int64_t ko = key_off(L, p->k_stride, b, kvh, j0 + c);
+      for (int64_t x = 0; x < dk; x++) kr[x] = ac_cpu_load_f32(L->dt, t->k, ko + x * p->k_stride[3]);
+      for (int64_t g = 0; g < G; g++) {
+        float d = 0.0f;
+        for (int64_t x = 0; x < dk; x++) d += q[g * dk + x] * kr[x];
+        s[g * L->bc + c] = j0 + c < hi ? score(L, h0 + g, tq, tk, i, j0 + c, d * (float)p->scale) : -INFINITY;
+      }
+    }
+    for (int64_t g = 0; g < G; g++) {
+      float mt = -INFINITY, *sg = s + g * L->bc;
+      for (int64_t c = 0; c < n; c++) mt = sg[c] > mt ? sg[c] : mt;
+      const float mnew = mt > m[g] ? mt : m[g], mref = mnew == -INFINITY ? 0.0f : mnew, alpha = expf(m[g] - mref);
+      l[g] *= alpha;
+      for (int64_t e = 0; e < dv; e++) acc[g * dv + e] *= alpha;
+      for (int64_t c = 0; c < n; c++) {
+        sg[c] = expf(sg[c] - mref);
+        l[g] += sg[c];
+      }
+      m[g] = mnew;
+    }
+    for (int64_t c = 0; c < n; c++) {
+      const int64_t vo = key_off(L, p->v_stride, b, kvh, j0 + c);
+      for (int64_t e = 0; e < dv; e++) vr[e] = ac_cpu_load_f32(L->dt, t->v, vo + e * p->v_stride[3]);
+      for (int64_t g = 0; g < G; g++) {
+        const float pc = ac_cpu_round_f32(L->dt, s[g * L->bc + c]);
+        for (int64_t e = 0; e < dv; e++) acc[g * dv + e] += pc * vr[e];
+      }
+    }
+  }
+  for (int64_t g = 0; g < G; g++) finish_row(L, b, h0 + g, i, m[g], l[g], acc + g * dv);
+}
+
 int ac_cpu_layout_run(int dt, int bug, const char *name, const attncheck_problem *p, const attncheck_tensors *t,
                       char *err, size_t err_len)
 {
@@ -132,17 +159,22 @@ int ac_cpu_layout_run(int dt, int bug, const char *name, const attncheck_problem
     snprintf(err, err_len, "%s: the layout's arrays are missing", name);
     return -1;
   }
-  L.acc = ac_cpu_scratch(p->dv, sizeof *L.acc);
-  L.s = ac_cpu_scratch(L.bc, sizeof *L.s);
-  if (!L.acc || !L.s) {
-    free(L.acc), free(L.s);
+  const int64_t G = p->heads / p->kv_heads;
+  L.acc = ac_cpu_scratch(G * p->dv, sizeof *L.acc);
+  L.s = ac_cpu_scratch(G * L.bc, sizeof *L.s);
+  L.q = ac_cpu_scratch(G * p->dk, sizeof *L.q);
+  L.m = ac_cpu_scratch(G, sizeof *L.m), L.l = ac_cpu_scratch(G, sizeof *L.l);
+  L.kr = ac_cpu_scratch(p->dk, sizeof *L.kr), L.vr = ac_cpu_scratch(p->dv, sizeof *L.vr);
+  int ok = L.acc && L.s && L.q && L.m && L.l && L.kr && L.vr;
+  if (ok)
+    for (int64_t b = 0; b < p->batch; b++)
+      for (int64_t kvh = 0; kvh < p->kv_heads; kvh++)
+        for (int64_t i = 0; i < t->cu_seqlens_q[b + 1] - t->cu_seqlens_q[b]; i++) group_row(&L, b, kvh, i);
+  free(L.acc), free(L.s), free(L.q), free(L.m), free(L.l), free(L.kr), free(L.vr);
+  if (!ok) {
     snprintf(err, err_len, "%s: out of memory", name);
     return -1;
   }
-  for (int64_t b = 0; b < p->batch; b++)
-    for (int64_t h = 0; h < p->heads; h++)
-      for (int64_t i = 0; i < t->cu_seqlens_q[b + 1] - t->cu_seqlens_q[b]; i++) row(&L, b, h, i);
-  free(L.acc), free(L.s);
   return 0;
 }
 

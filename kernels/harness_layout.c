@@ -144,28 +144,37 @@ static void name_read(const ac_case *c, int64_t x, uint64_t bits, char *msg, siz
     snprintf(msg + k, n - k, "key token %lld, which it does not own", (long long)tok);
 }
 
+/* One extra run of c with the layout fill; 1 when it produced an output like r's. */
+static int fill_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *opts, int fill, const ac_run_result *r,
+                    ac_run_result *out)
+{
+  ac_run_opts o2 = *opts;
+  o2.layout_fill = fill;
+  ac_err e;
+  memset(out, 0, sizeof *out);
+  return ac_hx_run_once(k, c, &o2, out, &e) == 0 && out->status == AC_RUN_OK && out->o && out->o_count == r->o_count;
+}
+
 void ac_hx_layout_isolate(const ac_kernel *k, const ac_case *c, const ac_run_opts *opts, ac_run_result *r)
 {
   const ac_problem *p = &c->p;
-  ac_run_result runs[3];
+  ac_run_result runs[3];   /* isolation of the even and the odd sequences, then the finite run */
   int ok[3] = {0, 0, 0};
-  const int fills[3] = {AC_LFILL_FINITE, AC_LFILL_EVEN, AC_LFILL_ODD};
-  for (int i = 0; i < 3; i++) {
-    memset(&runs[i], 0, sizeof runs[i]);
-    if (i == 2 && p->l.nseq < 2) continue;
-    ac_run_opts o2 = *opts;
-    o2.layout_fill = fills[i];
-    ac_err e;
-    ok[i] = ac_hx_run_once(k, c, &o2, &runs[i], &e) == 0 && runs[i].status == AC_RUN_OK && runs[i].o &&
-            runs[i].o_count == r->o_count;
+  memset(runs, 0, sizeof runs);
+  ok[0] = fill_run(k, c, opts, AC_LFILL_EVEN, r, &runs[0]);
+  if (p->l.nseq > 1) ok[1] = fill_run(k, c, opts, AC_LFILL_ODD, r, &runs[1]);
+  int64_t nrows = p->heads * p->tq, suspect = 0;
+  uint64_t bits;
+  for (int64_t x = 0; x < nrows && !suspect; x++) {
+    int64_t par = ac_layout_seq_of_row(c, x % p->tq) & 1;
+    suspect = row_nan(c, r, x, &bits) || (ok[par] && row_nan(c, &runs[par], x, &bits));
   }
-  int64_t nrows = p->heads * p->tq;
-  for (int64_t x = 0; ok[0] && x < nrows; x++) {
-    uint64_t bits = 0, ignore;
-    int64_t b = ac_layout_seq_of_row(c, x % p->tq);
-    const ac_run_result *iso = ok[1 + (b & 1)] ? &runs[1 + (b & 1)] : NULL;
-    if (row_nan(c, &runs[0], x, &ignore)) continue;   /* NaN with every foreign value finite: not a read of them */
-    if (!row_nan(c, r, x, &bits) && !(iso && row_nan(c, iso, x, &bits))) continue;
+  /* a NaN somewhere: the run with finite values everywhere tells a read from the kernel's own NaN */
+  if (suspect) ok[2] = fill_run(k, c, opts, AC_LFILL_FINITE, r, &runs[2]);
+  for (int64_t x = 0; ok[2] && x < nrows; x++) {
+    int64_t par = ac_layout_seq_of_row(c, x % p->tq) & 1;
+    if (row_nan(c, &runs[2], x, &bits)) continue;   /* NaN with every foreign value finite: not a read of them */
+    if (!row_nan(c, r, x, &bits) && !(ok[par] && row_nan(c, &runs[par], x, &bits))) continue;
     if (r->n_oos++ == 0) name_read(c, x, bits, r->oos_msg, sizeof r->oos_msg);
   }
   for (int i = 0; i < 3; i++) ac_run_result_free(&runs[i]);

@@ -58,9 +58,9 @@ int ac_hx_run_once(const ac_kernel *k, const ac_case *c, const ac_run_opts *opts
  * run's layout_fill names filled with NaN (payloads that tell the token), or NULL to hand over
  * the case's own values. */
 void *ac_hx_layout_data(const ac_case *c, char tensor, int fill);
-/* After the judged run r of a layout case: the finite and isolation runs, and r->n_oos and
- * r->oos_msg for every row that holds a NaN when memory its sequence does not own is NaN and
- * none when that memory is finite. */
+/* After the judged run r of a layout case: the isolation runs (the finite run only when a row
+ * holds a NaN), and r->n_oos and r->oos_msg for every row that holds a NaN when memory its
+ * sequence does not own is NaN and none when that memory is finite. */
 void ac_hx_layout_isolate(const ac_kernel *k, const ac_case *c, const ac_run_opts *opts, ac_run_result *r);
 
 /* Resets r for a case of dtype t (guard_ok = 1). */

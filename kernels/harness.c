@@ -223,6 +223,13 @@ static int harness_error(ac_run_result *r, ac_err *e, const char *msg)
 
 int ac_hx_run_once(const ac_kernel *k, const ac_case *c, const ac_run_opts *opts, ac_run_result *r, ac_err *e)
 {
+  ac_case filled;
+  if ((k->kind == AC_KIND_EXEC || k->kind == AC_KIND_EXEC_PERSISTENT) && ac_hx_layout_filled(c, opts->layout_fill, &filled)) {
+    /* an exec worker reads the case file: the layout's fill travels in a copy of the case */
+    int rc = ac_hx_run_oneshot(k, &filled, opts, r, e);
+    ac_case_free(&filled);
+    return rc;
+  }
   if (opts->persistent && k->worker && !c->lay && (k->kind == AC_KIND_BUILTIN || k->kind == AC_KIND_PLUGIN))
     return ac_worker_run(k->worker, c, opts, r, e);
   return ac_hx_run_oneshot(k, c, opts, r, e);

@@ -104,6 +104,26 @@ void *ac_hx_layout_data(const ac_case *c, char tensor, int fill)
   return d;
 }
 
+int ac_hx_layout_filled(const ac_case *c, int fill, ac_case *out)
+{
+  if (!c->lay) return 0;
+  void *d[3];
+  int any = 0;
+  for (int t = 0; t < 3; t++) any |= (d[t] = ac_hx_layout_data(c, "qkv"[t], fill)) != NULL;
+  ac_err e;
+  if (!any || ac_case_copy(out, c, &e) != 0) {
+    for (int t = 0; t < 3; t++) free(d[t]);
+    return 0;
+  }
+  void **slot[3] = {&out->q, &out->k, &out->v};
+  for (int t = 0; t < 3; t++)
+    if (d[t]) {
+      free(*slot[t]);
+      *slot[t] = d[t];
+    }
+  return 1;
+}
+
 /* First NaN of carrier row x (o elements, then the LSE), its bits in *bits; 0 when none. */
 static int row_nan(const ac_case *c, const ac_run_result *r, int64_t x, uint64_t *bits)
 {

@@ -58,6 +58,9 @@ int ac_hx_run_once(const ac_kernel *k, const ac_case *c, const ac_run_opts *opts
  * run's layout_fill names filled with NaN (payloads that tell the token), or NULL to hand over
  * the case's own values. */
 void *ac_hx_layout_data(const ac_case *c, char tensor, int fill);
+/* The same as a whole case for exec kernels: 1 with out a copy of c whose q, k, v hold the fill,
+ * 0 when c needs none (a dense case, or nothing to fill). */
+int ac_hx_layout_filled(const ac_case *c, int fill, ac_case *out);
 /* After the judged run r of a layout case: the isolation runs (the finite run only when a row
  * holds a NaN), and r->n_oos and r->oos_msg for every row that holds a NaN when memory its
  * sequence does not own is NaN and none when that memory is finite. */

@@ -129,7 +129,7 @@ static int overflow_within_bound(const ac_compare_opts *opt, const ac_precision 
  * can still fail (a cuBLAS-style class at large logits) is the class's own business. */
 typedef struct {
   const ac_precision *std;   /* NULL: the declared class is the standard one, or no class budget */
-  int64_t *vthr;             /* its online-sum thresholds */
+  uint8_t *vthr;             /* its rows beyond the online-sum limit */
   int ood;                   /* the current row is out of its domain */
 } weak_ctx;
 
@@ -437,10 +437,10 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
   rep->n_rows_total = r->nrows;
   uint8_t *leakk = ac_xcalloc((size_t)r->nrows, 1), *leakv = ac_xcalloc((size_t)(r->nrows * p->dv), 1);
   ac_masked_nonfinite(c, leakk, leakv);
-  int64_t *vthr = ac_online_sum_thresholds(c, ac_dtype_get(x.cls->range)->max_finite);
+  uint8_t *vthr = ac_online_sum_beyond(c, ac_dtype_get(x.cls->range)->max_finite);
   if (opt->budget == AC_BUDGET_CLASS && ac_precision_default(t) != x.cls) {
     x.wk.std = ac_precision_default(t);
-    x.wk.vthr = ac_online_sum_thresholds(c, ac_dtype_get(x.wk.std->range)->max_finite);
+    x.wk.vthr = ac_online_sum_beyond(c, ac_dtype_get(x.wk.std->range)->max_finite);
     rep->std_name = x.wk.std->name;
   }
   jacc ea = {.worst_rank = -1}, la = {.worst_rank = -1};

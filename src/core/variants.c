@@ -135,17 +135,13 @@ int ac_features_dtypes_check(const ac_problem *p, ac_err *e)
   const ac_features *f = &p->f;
   if (!(f->used & AC_FEAT_MIXED_DTYPES)) return 0;
   const ac_dtype d[4] = {f->qd, f->kd, f->vd, f->od};
-  int differ = 0;
   for (int i = 0; i < 4; i++) {
     if (!ac_dtype_get(d[i])) return ac_err_set(e, "variants.dtypes.%c: unknown dtype %d", "qkvo"[i], (int)d[i]);
-    differ |= d[i] != p->dtype;
     /* the class of the compute dtype has no term for rounding an input into it */
     if (i < 3 && !ac_dtype_within(d[i], p->dtype))
       return ac_err_set(e, "variants.dtypes.%c: %s is wider than the compute dtype %s (inputs must convert to it exactly)",
                         "qkvo"[i], ac_dtype_name(d[i]), ac_dtype_name(p->dtype));
   }
-  if (!differ)
-    return ac_err_set(e, "variants.dtypes: q, k, v and o all equal the dtype %s (drop mixed_dtypes)", ac_dtype_name(p->dtype));
   return 0;
 }
 

@@ -32,8 +32,8 @@ const char *ac_feat_list(uint32_t used, char *buf, size_t n);
 int ac_features_validate(const ac_problem *p, ac_err *e);
 /* The per-tensor dtypes of a case with AC_FEAT_MIXED_DTYPES: each known, q, k and v within
  * the compute dtype p.dtype (ac_dtype_within: the class of p.dtype judges them, with no term
- * for rounding an input), and at least one of the four other than p.dtype. -1 with one line
- * naming the field (variants.dtypes.k ...). 0 without the bit. */
+ * for rounding an input). -1 with one line naming the field (variants.dtypes.k ...). 0
+ * without the bit. */
 int ac_features_dtypes_check(const ac_problem *p, ac_err *e);
 /* Sets the per-tensor dtypes d = {q, k, v, o} of p (p.f plain first when no variant is used):
  * AC_FEAT_MIXED_DTYPES when one differs from p.dtype, none otherwise; then

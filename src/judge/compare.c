@@ -237,7 +237,7 @@ static void acc_worst(jacc *a, const jctx *x, const jval *q, double err, double 
   a->worst = (ac_worst_elem){.valid = 1, .is_lse = !q->el, .i = q->row % p->tq, .h = (q->row / p->tq) % p->heads,
                              .b = q->row / (p->tq * p->heads), .d = q->d, .exact = q->exact, .round_bits = q->rb,
                              .kernel_bits = q->kb, .kernel = q->kv, .err = err, .ulps = ulps, .err_w = ew, .err_e = ee,
-                             .W = W, .E = E, .why = why, .accept = AC_ACCEPT_VALUE};
+                             .W = W, .E = E, .why = why, .accept = AC_ACCEPT_VALUE, .fmt1 = (int)q->fmt + 1};
 }
 
 /* WEAK-CLASS for a value the declared class accepts (wdecl: its bound; ew_decl: err/W, NaN out of its domain). */

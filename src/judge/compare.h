@@ -48,6 +48,7 @@ typedef enum {
 typedef struct {
   int valid;
   int is_lse;            /* the worst is an LSE value (d = -1) */
+  int fmt1;              /* 1 + the dtype its bits are stored in (o's dtype; 0: the case's dtype) */
   int64_t b, h, i, d;
   double exact;          /* oracle binary64 value */
   uint64_t round_bits;   /* correct rounding in the output dtype (binary32 for LSE) */

@@ -52,6 +52,25 @@ done
 expect 0 "$tmp/c4" -- "$bin" check --kernel naive-f32 "$tmp/m2.npz"
 grep -q "SKIP" "$tmp/c4" || bad "naive-f32 took an e5m2 case: $(cat "$tmp/c4")"
 
+# compare: an output in o's dtype is judged (zeros: FAIL, exit 1), one in the compute dtype refused
+outnpz() {   # file descr shape-tuple nbytes
+  python3 - "$@" <<'PY'
+import sys, zipfile
+path, descr, shape, nbytes = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+h = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (descr, shape)
+h += " " * (63 - (10 + len(h)) % 64) + "\n"
+with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
+    z.writestr("o.npy", b"\x93NUMPY\x01\x00" + len(h).to_bytes(2, "little") + h.encode() + bytes(nbytes))
+PY
+}
+"$bin" gen -o "$tmp/m3.npz" --dtypes e4m3,e4m3,e4m3,bf16 --t 8 --dk 8 > /dev/null || bad "gen m3"
+outnpz "$tmp/o-bf16.npz" '<u2' '(1, 1, 8, 8)' 128
+outnpz "$tmp/o-e4m3.npz" '|u1' '(1, 1, 8, 8)' 64
+expect 1 "$tmp/cmp1" -- "$bin" compare "$tmp/m3.npz" "$tmp/o-bf16.npz"
+grep -q "^FAIL" "$tmp/cmp1" || bad "compare with a bf16 o: $(cat "$tmp/cmp1")"
+expect 2 "$tmp/cmp2" -- "$bin" compare "$tmp/m3.npz" "$tmp/o-e4m3.npz"
+grep -q "o has dtype '|u1' but the case's o is bf16 ('<u2', variants.dtypes.o)" "$tmp/cmp2" || bad "compare with an e4m3 o: $(cat "$tmp/cmp2")"
+
 # refusals: gen
 expect 2 "$tmp/r1" -- "$bin" gen -o "$tmp/r.npz" --dtype f16 --dtypes f32,f16,f16,f32
 grep -q "variants.dtypes.q: f32 is wider than the compute dtype f16" "$tmp/r1" || bad "wider q: $(cat "$tmp/r1")"

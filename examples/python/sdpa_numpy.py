@@ -7,9 +7,10 @@ It speaks both forms of the exec protocol (through attncheck_worker.py, beside i
   persistent:  attncheck fuzz --kernel 'exec-persistent:python3 examples/python/sdpa_numpy.py --serve' ...
 
 The persistent worker declares itself (every dtype, mask and feature, the attention variants
-window, softcap, alibi, bias, bool_mask, sinks and descale, and the serving layouts varlen and
-paged; it writes the LSE). A varlen or paged case is computed sequence by sequence, each as a
-dense batch of one (docs/layouts.md).
+window, softcap, alibi, bias, bool_mask, sinks, descale and mixed_dtypes: q, k and v decoded
+from their own dtypes, o rounded once to its own; and the serving layouts varlen and paged; it
+writes the LSE). A varlen or paged case is computed sequence by sequence, each as a dense batch
+of one (docs/layouts.md).
 The computation is float64 in the order of the ABI's formula (kernels/attncheck_kernel.h):
 descales, scale, softcap, ALiBi, bias, visibility, then the softmax with the row maximum
 subtracted and the sink in the denominator, and one rounding to the output dtype. Keys that

@@ -15,3 +15,8 @@ tests_texplain_variants_SOURCES = tests/texplain_variants.c src/cli/explain_vari
 tests_toracle_variants_SOURCES = tests/toracle_variants.c tests/toracle_varref.c tests/toracle_varref.h
 TESTS += $(AC_ORACLE_TESTS) $(AC_ORACLE_SH)
 dist_noinst_SCRIPTS += $(AC_ORACLE_SH)
+# the backward oracle (oracle/grad.h) against its own brute force, written from the formula
+AC_GRAD_TESTS = tests/tgrad
+check_PROGRAMS += $(AC_GRAD_TESTS)
+tests_tgrad_SOURCES = tests/tgrad.c tests/tgrad_ref.c tests/tgrad_ref.h
+TESTS += $(AC_GRAD_TESTS)

@@ -1,0 +1,328 @@
+/* grad.c: the driver of the backward oracle (docs/backward.md): options, row and column
+ * selection, the rule table of grad.h, and the Ziv loop over passes of growing precision.
+ *
+ * A pass at precision p visits every (batch, kv head) with a pending element: each row of its
+ * query heads that has a pending dQ or sees a pending column (gradrow.c) encloses dQ_i and adds
+ * its terms into the column accumulators; then every pending element whose enclosure rounds
+ * alike at both ends is decided. Precisions follow the forward's schedule (53 + 64, 53 + 128,
+ * then x1.5) up to the cap; what is left then is reported unresolved. Exact zeros come out of
+ * the exact tests as the point [0, 0] and need no precision. Single-threaded, so the result
+ * depends only on the case and the options. */
+#include "config.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gradint.h"
+
+void ac_grad_opts_init(ac_grad_opts *o)
+{
+  memset(o, 0, sizeof *o);
+  o->prec_cap = 1L << 16;
+}
+
+static void tensor_init(ac_grad_tensor *T, int64_t n, int64_t d, const uint8_t *sel, uint32_t formats)
+{
+  memset(T, 0, sizeof *T);
+  T->n = n;
+  T->d = d;
+  T->slot = ac_xmalloc((size_t)(n ? n : 1) * sizeof *T->slot);
+  for (int64_t x = 0; x < n; x++) T->slot[x] = sel[x] ? T->nsel++ : -1;
+  size_t m = (size_t)(T->nsel * d > 0 ? T->nsel * d : 1);
+  T->el = ac_xcalloc(m, sizeof *T->el);
+  for (int f = 0; f < AC_NDTYPES; f++)
+    if (formats & (1u << f)) T->bits[f] = ac_xcalloc(m, sizeof *T->bits[f]);
+}
+
+static void tensor_free(ac_grad_tensor *T)
+{
+  free(T->slot);
+  free(T->el);
+  for (int f = 0; f < AC_NDTYPES; f++) free(T->bits[f]);
+  memset(T, 0, sizeof *T);
+}
+
+void ac_grad_result_free(ac_grad_result *r)
+{
+  tensor_free(&r->dq);
+  tensor_free(&r->dk);
+  tensor_free(&r->dv);
+}
+
+typedef struct {
+  const ac_problem *p;
+  ac_grad_result *r;
+  ac_gr_ws g;
+  uint32_t *pend[3];        /* dq, dk, dv: formats still to decide per stored element */
+  mpfr_t *dqlo, *dqhi;      /* dk */
+  int pass;
+} gjob;
+
+static void set_undefined(gjob *J, ac_grad_tensor *T, uint32_t *pend, int64_t e)
+{
+  if (!pend[e]) return;
+  ac_grad_elem *el = &T->el[e];
+  el->g = NAN;
+  el->g_err = 0;
+  el->accept = AC_ACCEPT_NAN | AC_ACCEPT_PINF | AC_ACCEPT_NINF;
+  el->how = AC_HOW_EXACT;
+  for (int f = 0; f < AC_NDTYPES; f++)
+    if (T->bits[f]) T->bits[f][e] = ac_nan_bits((ac_dtype)f);
+  pend[e] = 0;
+  J->r->n_exact++;
+}
+
+/* Element e of T from its enclosure [lo, hi]: the formats both ends round alike into. */
+static void decide(gjob *J, ac_grad_tensor *T, uint32_t *pend, int64_t e, mpfr_t lo, mpfr_t hi)
+{
+  if (!pend[e]) return;
+  ac_grad_elem *el = &T->el[e];
+  if (mpfr_zero_p(lo)) mpfr_set_zero(lo, 1);   /* exact zeros are +0 */
+  if (mpfr_zero_p(hi)) mpfr_set_zero(hi, 1);
+  AC_ASSERT(mpfr_lessequal_p(lo, hi), "the enclosure of a gradient element is an interval");
+  el->accept = AC_ACCEPT_VALUE;
+  ac_or_interval_double(lo, hi, &el->g, &el->g_err);
+  mpfr_t bp;
+  mpfr_init2(bp, 72);
+  for (int f = 0; f < AC_NDTYPES; f++) {
+    if (!(pend[e] & (1u << f))) continue;
+    uint64_t a, b;
+    if (ac_or_round_decide((ac_dtype)f, lo, hi, &a, &b, bp) == 0) {
+      T->bits[f][e] = a;
+      pend[e] &= ~(1u << f);
+    }
+  }
+  mpfr_clear(bp);
+  if (pend[e]) return;
+  ac_grad_result *r = J->r;
+  if (mpfr_equal_p(lo, hi)) {
+    el->how = AC_HOW_EXACT;
+    r->n_exact++;
+    r->n_zero += mpfr_zero_p(lo) != 0;
+  } else {
+    el->how = AC_HOW_ROUNDED;
+    r->n_rounded++;
+  }
+  r->n_highprec += J->pass > 1;
+}
+
+static int any_pending(const uint32_t *pend, int64_t e0, int64_t d)
+{
+  for (int64_t t = 0; t < d; t++)
+    if (pend[e0 + t]) return 1;
+  return 0;
+}
+
+/* The local columns of (b, kvh): map[j], their slots, pending flags; returns their number and
+ * the smallest key with a pending column (tk when none) in *jmin. */
+static int64_t head_columns(gjob *J, int64_t b, int64_t kvh, int64_t *map, int64_t *slot, uint8_t *pend,
+                            int64_t *jmin)
+{
+  const ac_problem *p = J->p;
+  int64_t nc = 0;
+  *jmin = p->tk;
+  for (int64_t j = 0; j < p->tk; j++) {
+    int64_t s = J->r->dk.slot[(b * p->kv_heads + kvh) * p->tk + j];
+    map[j] = -1;
+    if (s < 0) continue;
+    map[j] = nc;
+    slot[nc] = s;
+    pend[nc] = any_pending(J->pend[1], s * p->dk, p->dk) || any_pending(J->pend[2], s * p->dv, p->dv);
+    if (pend[nc] && j < *jmin) *jmin = j;
+    nc++;
+  }
+  return nc;
+}
+
+/* The rule table of grad.h for a row whose P or D is undefined. */
+static void row_undefined(gjob *J, int64_t sq, int want_dq, const int64_t *map, const int64_t *slot, int64_t n)
+{
+  const ac_problem *p = J->p;
+  ac_grad_result *r = J->r;
+  ac_gr_ws *g = &J->g;
+  if (want_dq)
+    for (int64_t t = 0; t < p->dk; t++) set_undefined(J, &r->dq, J->pend[0], sq * p->dk + t);
+  for (int64_t j = 0; j < n; j++) {
+    if (map[j] < 0) continue;
+    int64_t s = slot[map[j]];
+    for (int64_t t = 0; t < p->dk; t++) set_undefined(J, &r->dk, J->pend[1], s * p->dk + t);
+    for (int64_t t = 0; t < p->dv; t++)
+      if (g->cls == AC_GR_ROW_PBAD || g->odbad[t]) set_undefined(J, &r->dv, J->pend[2], s * p->dv + t);
+  }
+}
+
+/* One row of the pass: returns after deciding what it can of dQ_i. */
+static void row_step(gjob *J, int64_t b, int64_t h, int64_t i, int64_t jmin, ac_gr_cols *cols, const int64_t *slot,
+                     mpfr_prec_t prec)
+{
+  const ac_problem *p = J->p;
+  ac_grad_result *r = J->r;
+  int64_t sq = r->dq.slot[ac_rowidx(p, b, h, i)];
+  int want_dq = sq >= 0 && any_pending(J->pend[0], sq * p->dk, p->dk);
+  int64_t n = ac_visible_count(p, i);
+  if (!want_dq && n <= jmin) return;
+  if (n <= 0) {   /* empty row: dQ_i = 0 exactly */
+    for (int64_t t = 0; t < p->dk; t++) {
+      mpfr_set_zero(J->dqlo[t], 1);
+      mpfr_set_zero(J->dqhi[t], 1);
+      decide(J, &r->dq, J->pend[0], sq * p->dk + t, J->dqlo[t], J->dqhi[t]);
+    }
+    return;
+  }
+  ac_gr_ws *g = &J->g;
+  ac_gr_row_load(g, b, h, i);
+  if (g->cls != AC_GR_ROW_OK) row_undefined(J, sq, want_dq, cols->map, slot, n);
+  if (g->cls == AC_GR_ROW_PBAD) return;
+  int dq = want_dq && g->cls == AC_GR_ROW_OK;
+  ac_gr_row_pass(g, prec, dq ? J->dqlo : NULL, J->dqhi, cols);
+  if (dq)
+    for (int64_t t = 0; t < p->dk; t++) decide(J, &r->dq, J->pend[0], sq * p->dk + t, J->dqlo[t], J->dqhi[t]);
+}
+
+static void acc_init(mpfr_t **lo, mpfr_t **hi, int64_t n, mpfr_prec_t prec)
+{
+  *lo = ac_xmalloc((size_t)(n ? n : 1) * sizeof **lo);
+  *hi = ac_xmalloc((size_t)(n ? n : 1) * sizeof **hi);
+  for (int64_t x = 0; x < n; x++) {
+    mpfr_init2((*lo)[x], prec);
+    mpfr_init2((*hi)[x], prec);
+    mpfr_set_zero((*lo)[x], 1);
+    mpfr_set_zero((*hi)[x], 1);
+  }
+}
+
+static void acc_free(mpfr_t *lo, mpfr_t *hi, int64_t n)
+{
+  for (int64_t x = 0; x < n; x++) {
+    mpfr_clear(lo[x]);
+    mpfr_clear(hi[x]);
+  }
+  free(lo);
+  free(hi);
+}
+
+/* One pass over (b, kvh) at precision prec. */
+static void head_pass(gjob *J, int64_t b, int64_t kvh, mpfr_prec_t prec)
+{
+  const ac_problem *p = J->p;
+  ac_grad_result *r = J->r;
+  int64_t *map = ac_xmalloc((size_t)p->tk * sizeof *map), *slot = ac_xmalloc((size_t)p->tk * sizeof *slot), jmin;
+  uint8_t *cp = ac_xmalloc((size_t)p->tk);
+  int64_t nc = head_columns(J, b, kvh, map, slot, cp, &jmin);
+  ac_gr_cols cols = {.map = map, .pend = cp};
+  acc_init(&cols.klo, &cols.khi, nc * p->dk, prec);
+  acc_init(&cols.vlo, &cols.vhi, nc * p->dv, prec);
+  int64_t hpg = p->heads / p->kv_heads;
+  for (int64_t hh = 0; hh < hpg; hh++)
+    for (int64_t i = 0; i < p->tq; i++) row_step(J, b, kvh * hpg + hh, i, jmin, &cols, slot, prec);
+  for (int64_t k = 0; k < nc; k++) {
+    if (!cp[k]) continue;
+    for (int64_t t = 0; t < p->dk; t++) {
+      int64_t e = slot[k] * p->dk + t;
+      if (!J->pend[1][e]) continue;
+      ac_gr_mul_scale(&J->g, cols.klo[k * p->dk + t], cols.khi[k * p->dk + t]);
+      decide(J, &r->dk, J->pend[1], e, cols.klo[k * p->dk + t], cols.khi[k * p->dk + t]);
+    }
+    for (int64_t t = 0; t < p->dv; t++)
+      decide(J, &r->dv, J->pend[2], slot[k] * p->dv + t, cols.vlo[k * p->dv + t], cols.vhi[k * p->dv + t]);
+  }
+  acc_free(cols.klo, cols.khi, nc * p->dk);
+  acc_free(cols.vlo, cols.vhi, nc * p->dv);
+  free(map); free(slot); free(cp);
+}
+
+/* Past the cap: every element left keeps its last binary64 value, reported unresolved. */
+static void mark_unresolved(gjob *J)
+{
+  ac_grad_tensor *T[3] = {&J->r->dq, &J->r->dk, &J->r->dv};
+  for (int k = 0; k < 3; k++)
+    for (int64_t e = 0; e < T[k]->nsel * T[k]->d; e++) {
+      if (!J->pend[k][e]) continue;
+      for (int f = 0; f < AC_NDTYPES; f++)
+        if (J->pend[k][e] & (1u << f)) T[k]->bits[f][e] = ac_encode_f64((ac_dtype)f, T[k]->el[e].g);
+      T[k]->el[e].how = AC_HOW_UNRESOLVED;
+      T[k]->el[e].accept = AC_ACCEPT_VALUE;
+      J->pend[k][e] = 0;
+      J->r->n_unresolved++;
+    }
+}
+
+static int select_all(const ac_problem *p, const ac_grad_opts *o, uint8_t *rs, uint8_t *cs, ac_err *e)
+{
+  if (ac_oracle_select_rows(p, o->rows, o->seed, rs, e)) return -1;
+  ac_problem pc = *p;   /* columns as the rows of a problem with kv_heads heads of tk queries */
+  pc.heads = p->kv_heads;
+  pc.tq = p->tk;
+  if (ac_oracle_select_rows(&pc, o->cols, o->seed ^ 0x636f6c73, cs, e)) {
+    ac_err e2 = *e;
+    return ac_err_set(e, "columns: %s", e2.msg);
+  }
+  return 0;
+}
+
+static void run_passes(gjob *J, long cap)
+{
+  const ac_problem *p = J->p;
+  ac_grad_tensor *T[3] = {&J->r->dq, &J->r->dk, &J->r->dv};
+  mpfr_prec_t prec = ac_or_next_prec(64, 53);
+  for (J->pass = 1;; J->pass++) {
+    J->r->passes = J->pass;
+    if (J->r->max_prec < prec) J->r->max_prec = prec;
+    for (int64_t b = 0; b < p->batch; b++)
+      for (int64_t kvh = 0; kvh < p->kv_heads; kvh++) head_pass(J, b, kvh, prec);
+    int left = 0;
+    for (int k = 0; k < 3 && !left; k++) left = any_pending(J->pend[k], 0, T[k]->nsel * T[k]->d);
+    if (!left) return;
+    mpfr_prec_t np = ac_or_next_prec(prec, 53);
+    if (np > cap) {
+      mark_unresolved(J);
+      return;
+    }
+    prec = np;
+  }
+}
+
+int ac_grad_run(const ac_case *c, const void *dout, const ac_grad_opts *o, ac_grad_result *r, ac_err *e)
+{
+  const ac_problem *p = &c->p;
+  memset(r, 0, sizeof *r);
+  if (p->f.used)
+    return ac_err_set(e, "the backward oracle covers plain attention only (the case uses variant features)");
+  ac_or_scale sc;
+  if (ac_or_scale_init(&sc, p, e)) return -1;
+  int64_t nrows = p->batch * p->heads * p->tq, ncols = p->batch * p->kv_heads * p->tk;
+  uint8_t *rs = ac_xmalloc((size_t)(nrows ? nrows : 1)), *cs = ac_xmalloc((size_t)(ncols ? ncols : 1));
+  if (select_all(p, o, rs, cs, e)) {
+    free(rs); free(cs);
+    return -1;
+  }
+  double t0 = ac_now();
+  r->p = *p;
+  r->formats = (o->formats | (1u << p->dtype) | (1u << AC_F64)) & ((1u << AC_NDTYPES) - 1);
+  tensor_init(&r->dq, nrows, p->dk, rs, r->formats);
+  tensor_init(&r->dk, ncols, p->dk, cs, r->formats);
+  tensor_init(&r->dv, ncols, p->dv, cs, r->formats);
+  free(rs); free(cs);
+  mpfr_exp_t emin = mpfr_get_emin(), emax = mpfr_get_emax();
+  mpfr_set_emin(mpfr_get_emin_min());
+  mpfr_set_emax(mpfr_get_emax_max());
+  gjob J = {.p = p, .r = r};
+  ac_oracle_opts fo;
+  ac_oracle_opts_init(&fo);
+  long cap = o->prec_cap > 0 ? o->prec_cap : fo.prec_cap;
+  ac_gr_ws_init(&J.g, c, dout, &fo, &sc, cap);
+  ac_grad_tensor *T[3] = {&r->dq, &r->dk, &r->dv};
+  for (int k = 0; k < 3; k++) {
+    int64_t m = T[k]->nsel * T[k]->d;
+    J.pend[k] = ac_xmalloc((size_t)(m ? m : 1) * sizeof *J.pend[k]);
+    for (int64_t x = 0; x < m; x++) J.pend[k][x] = r->formats;
+  }
+  acc_init(&J.dqlo, &J.dqhi, p->dk, 64);
+  run_passes(&J, cap);
+  acc_free(J.dqlo, J.dqhi, p->dk);
+  for (int k = 0; k < 3; k++) free(J.pend[k]);
+  ac_gr_ws_free(&J.g);
+  mpfr_set_emin(emin);
+  mpfr_set_emax(emax);
+  r->seconds = ac_now() - t0;
+  return 0;
+}

@@ -1,0 +1,52 @@
+/* gradint.h: internals of the backward oracle (grad.c, gradrow.c; never included outside oracle/).
+ *
+ * One row at a time on the forward's workspace (scores.c, exactcase.c, ziv.c's weights): the exact
+ * dP_ij = dO_i·V_j, the exact-zero tests of dS_ij and dQ_i (docs/backward.md §3), and one interval
+ * pass at a working precision that encloses dQ_i and adds the row's terms of dK_j and dV_j into
+ * the column accumulators of its (batch, kv head). */
+#ifndef AC_GRADINT_H
+#define AC_GRADINT_H
+#include "oracle_int.h"
+#include "grad.h"
+
+enum { AC_GR_ROW_OK = 0, AC_GR_ROW_PBAD = 1, AC_GR_ROW_DBAD = 2 };
+
+typedef struct {
+  ac_or_ws w;               /* the forward's row workspace: head, q, exact scores, groups, weights */
+  const void *dout;
+  int cls;                  /* AC_GR_ROW_... of the loaded row */
+  int64_t cap;              /* keys */
+  mpfr_t *X;                /* exact dP_ij, then a_j = n_0 X_j - SX_0 (gradrow.c) */
+  mpfr_t *SX;               /* exact Σ_{j∈g} X_j per group, then c_g = n_0 SX_g - n_g SX_0 (g >= 1) */
+  uint8_t *zs;              /* dS_ij is exactly 0 */
+  mpfr_t *Plo, *Phi;        /* P per group at the pass precision */
+  mpfr_t *Slo, *Shi;        /* dS per key */
+  mpfr_t *prod; mpfr_ptr *pp; int64_t cap_prod;
+  double *od;               /* dO_i (dv) */
+  uint8_t *odbad;           /* dO_i[t] not finite */
+  uint8_t *dqz;             /* dk: dQ_i[t] is exactly 0 */
+  double *kbuf, *vbuf;
+  mpfr_t Dlo, Dhi, clo, chi, t0, t1;
+} ac_gr_ws;
+
+/* The column accumulators of one (batch, kv head): local column k of key j is map[j] (-1 none). */
+typedef struct {
+  const int64_t *map;
+  const uint8_t *pend;      /* per local column: some element still pending */
+  mpfr_t *klo, *khi;        /* ncols * dk: Σ_i dS_ij q_i (the scale applied at the end) */
+  mpfr_t *vlo, *vhi;        /* ncols * dv: Σ_i P_ij dO_i */
+} ac_gr_cols;
+
+void ac_gr_ws_init(ac_gr_ws *g, const ac_case *cs, const void *dout, const ac_oracle_opts *fo, const ac_or_scale *sc,
+                   long cap);
+void ac_gr_ws_free(ac_gr_ws *g);
+/* Loads row (b, h, i): q, dO, the row class, and for a row whose P is defined the exact scores and
+ * groups, the exact dP and the zero tests. Returns the number of visible keys. */
+int64_t ac_gr_row_load(ac_gr_ws *g, int64_t b, int64_t h, int64_t i);
+/* One pass at precision p over the loaded row (n >= 1, class not PBAD): dQ_i into dqlo/dqhi (dk;
+ * NULL: not wanted), the row's dK and dV terms into the pending columns of cols. */
+void ac_gr_row_pass(ac_gr_ws *g, mpfr_prec_t p, mpfr_t *dqlo, mpfr_t *dqhi, ac_gr_cols *cols);
+/* [lo, hi] times the scale's interval [clo, chi] of the last pass, outward. */
+void ac_gr_mul_scale(ac_gr_ws *g, mpfr_t lo, mpfr_t hi);
+
+#endif

@@ -1,0 +1,404 @@
+/* tgrad.c: the backward oracle (oracle/grad.h) against the brute force of tests/tgrad_ref.c on
+ * random small cases (every mask, GQA, dv != dk, scales 0 and negative, fp64/fp32/fp16/bf16), the
+ * adversarial cases whose exact answers the Ziv loop alone cannot reach (constant V, one visible
+ * key, dO giving equal dP, zero dO rows, empty rows, constant K columns, a cancellation of
+ * e^-700 in dP - D), the rule table of non-finite inputs, row and column sampling, and the
+ * refusal of variant features. Every case: 0 unresolved under the default cap. */
+#include "config.h"
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "testutil.h"
+#include "toracle_ref.h"
+#include "tgrad_ref.h"
+#include "grad.h"
+#include "dtype_mpfr.h"
+
+#define NCASES 60   /* per dtype; x10 with ATTNCHECK_TEST_EXPENSIVE=1 */
+#define PREC 4000
+
+static void *dout_alloc(const ac_problem *p)
+{
+  return calloc((size_t)(p->batch * p->heads * p->tq * p->dv), ac_dtype_size(p->dtype));
+}
+
+static void dout_set(const ac_problem *p, void *d, size_t x, double v)
+{
+  ac_store_bits(p->dtype, d, x, ac_encode_f64_ov(p->dtype, v, AC_E4M3_SATURATE));
+}
+
+static void run(const ac_case *c, const void *d, const char *rows, const char *cols, ac_grad_result *r)
+{
+  ac_grad_opts o;
+  ac_err e;
+  ac_grad_opts_init(&o);
+  o.rows = rows;
+  o.cols = cols;
+  ck_assert_msg(ac_grad_run(c, d, &o, r, &e) == 0, "ac_grad_run: %s", e.msg);
+  ck_assert_msg(r->n_unresolved == 0, AC_SEED_FMT "%lld unresolved", AC_SEED_ARG, (long long)r->n_unresolved);
+}
+
+/* Bits of x rounded to t, or 1 in *amb when x (1 ± 2^-(PREC-100)) round differently. */
+static uint64_t ref_round(ac_dtype t, mpfr_t x, int *amb)
+{
+  mpfr_t a, b;
+  mpfr_inits2(mpfr_get_prec(x), a, b, (mpfr_ptr)0);
+  mpfr_mul_2si(a, x, -(long)mpfr_get_prec(x) + 100, MPFR_RNDN);
+  mpfr_abs(a, a, MPFR_RNDN);
+  mpfr_add(b, x, a, MPFR_RNDN);
+  mpfr_sub(a, x, a, MPFR_RNDN);
+  uint64_t r = ac_encode_mpfr(t, x, AC_E4M3_SATURATE);
+  *amb = ac_encode_mpfr(t, a, AC_E4M3_SATURATE) != r || ac_encode_mpfr(t, b, AC_E4M3_SATURATE) != r;
+  mpfr_clears(a, b, (mpfr_ptr)0);
+  return r;
+}
+
+/* Every selected element of T against ref; returns the number of ambiguous references. */
+static int64_t compare(const char *what, const ac_grad_tensor *T, mpfr_t *ref)
+{
+  int64_t amb_n = 0;
+  for (int64_t x = 0; x < T->n; x++) {
+    if (T->slot[x] < 0) continue;
+    for (int64_t t = 0; t < T->d; t++) {
+      const ac_grad_elem *el = ac_grad_at(T, x, t);
+      mpfr_ptr v = ref[x * T->d + t];
+      ck_assert_int_eq(el->accept, AC_ACCEPT_VALUE);
+      double vd = mpfr_get_d(v, MPFR_RNDN);
+      ck_assert_msg(fabs(el->g - vd) <= el->g_err + fabs(vd) * 0x1p-52 + 0x1p-1074,
+                    AC_SEED_FMT "%s %lld,%lld: %a +- %a, reference %a", AC_SEED_ARG, what, (long long)x, (long long)t,
+                    el->g, el->g_err, vd);
+      for (int f = 0; f < AC_NDTYPES; f++) {
+        if (!T->bits[f]) continue;
+        int amb;
+        uint64_t want = ref_round((ac_dtype)f, v, &amb), got = ac_grad_bits(T, (ac_dtype)f, x, t);
+        if (amb) { amb_n++; continue; }
+        if (ac_bits_iszero((ac_dtype)f, got) && ac_bits_iszero((ac_dtype)f, want) && el->how == AC_HOW_EXACT) continue;
+        ck_assert_msg(got == want, AC_SEED_FMT "%s %lld,%lld %s: oracle %a (how %d), reference %a", AC_SEED_ARG, what,
+                      (long long)x, (long long)t, ac_dtype_name((ac_dtype)f), ac_decode((ac_dtype)f, got), el->how,
+                      ac_decode((ac_dtype)f, want));
+      }
+    }
+  }
+  return amb_n;
+}
+
+static mpfr_t *mp_array(int64_t n)
+{
+  mpfr_t *a = malloc((size_t)(n ? n : 1) * sizeof *a);
+  for (int64_t x = 0; x < n; x++) mpfr_init2(a[x], 64);
+  return a;
+}
+
+static void mp_free(mpfr_t *a, int64_t n)
+{
+  for (int64_t x = 0; x < n; x++) mpfr_clear(a[x]);
+  free(a);
+}
+
+/* The oracle's r against the brute force at prec; returns the ambiguous references. */
+static int64_t against_brute(const ac_case *c, const void *d, const ac_grad_result *r, mpfr_prec_t prec)
+{
+  const ac_problem *p = &c->p;
+  int64_t nr = p->batch * p->heads * p->tq, nc = p->batch * p->kv_heads * p->tk;
+  mpfr_t *dq = mp_array(nr * p->dk), *dk = mp_array(nc * p->dk), *dv = mp_array(nc * p->dv);
+  gref_backward(c, d, prec, dq, dk, dv);
+  int64_t amb = compare("dQ", &r->dq, dq) + compare("dK", &r->dk, dk) + compare("dV", &r->dv, dv);
+  mp_free(dq, nr * p->dk);
+  mp_free(dk, nc * p->dk);
+  mp_free(dv, nc * p->dv);
+  return amb;
+}
+
+static void random_dout(const ac_problem *p, void *d, ac_rng *rng)
+{
+  int mode = (int)ac_rng_below(rng, 3);
+  for (int64_t x = 0; x < p->batch * p->heads * p->tq * p->dv; x++) {
+    double v = mode == 0 ? ac_rng_normal(rng) : mode == 1 ? (double)ac_rng_range(rng, -2, 2)
+                                                          : ac_rng_normal(rng) * ldexp(1.0, (int)ac_rng_range(rng, -8, 4));
+    dout_set(p, d, (size_t)x, v);
+  }
+}
+
+static void check_dtype(ac_dtype dt)
+{
+  ac_rng rng;
+  ac_rng_init(&rng, ac_test_seed(), 0x67726164 + (uint64_t)dt);
+  int64_t elems = 0, amb = 0, rounded = 0;
+  int ncases = ac_test_expensive() ? 10 * NCASES : NCASES;
+  for (int k = 0; k < ncases; k++) {
+    ac_case c;
+    ref_random_case(&c, dt, &rng);
+    void *d = dout_alloc(&c.p);
+    random_dout(&c.p, d, &rng);
+    ac_grad_result r;
+    run(&c, d, NULL, NULL, &r);
+    amb += against_brute(&c, d, &r, PREC);
+    elems += r.n_exact + r.n_rounded;
+    rounded += r.n_rounded;
+    ac_grad_result_free(&r);
+    free(d);
+    ac_case_free(&c);
+  }
+  ck_assert_msg(amb < elems / 5, AC_SEED_FMT "%s: %lld of %lld ambiguous", AC_SEED_ARG, ac_dtype_name(dt),
+                (long long)amb, (long long)elems);
+  ck_assert_msg(rounded > elems / 4, AC_SEED_FMT "%s: only %lld of %lld elements through the passes", AC_SEED_ARG,
+                ac_dtype_name(dt), (long long)rounded, (long long)elems);
+  mpfr_free_cache();
+}
+
+START_TEST(brute_f64) { check_dtype(AC_F64); }
+END_TEST
+START_TEST(brute_f32) { check_dtype(AC_F32); }
+END_TEST
+START_TEST(brute_f16) { check_dtype(AC_F16); }
+END_TEST
+START_TEST(brute_bf16) { check_dtype(AC_BF16); }
+END_TEST
+
+/* A causal f32 case 2 heads over 1 kv head, tq = tk = 5, dk = 3, dv = 2 with seeded values. */
+static void *adv_case(ac_case *c, ac_mask m, int64_t tq, int64_t tk, ac_rng *rng)
+{
+  ref_case(c, AC_F32, m, 1, 2, 1, tq, tk, 3, 2);
+  ac_counts n;
+  ac_err e;
+  ck_assert(ac_problem_counts(&c->p, &n, &e) == 0);
+  for (int64_t x = 0; x < n.q; x++) ref_set(c, 'q', (size_t)x, ac_rng_normal(rng));
+  for (int64_t x = 0; x < n.k; x++) ref_set(c, 'k', (size_t)x, ac_rng_normal(rng));
+  for (int64_t x = 0; x < n.v; x++) ref_set(c, 'v', (size_t)x, ac_rng_normal(rng));
+  void *d = dout_alloc(&c->p);
+  random_dout(&c->p, d, rng);
+  return d;
+}
+
+static void assert_exact_zero(const ac_grad_tensor *T, int64_t x, int64_t t)
+{
+  const ac_grad_elem *el = ac_grad_at(T, x, t);
+  ck_assert_msg(el->how == AC_HOW_EXACT && el->g == 0 && el->g_err == 0, "element %lld,%lld: how %d, %a +- %a",
+                (long long)x, (long long)t, el->how, el->g, el->g_err);
+  for (int f = 0; f < AC_NDTYPES; f++)
+    if (T->bits[f]) ck_assert_uint_eq(ac_grad_bits(T, (ac_dtype)f, x, t), 0);
+}
+
+START_TEST(constant_v)
+{
+  /* V the same on every key: dP_ij = dO_i·V for all j, dS = 0: dQ = dK = 0 exactly, dV is not */
+  ac_rng rng;
+  ac_rng_init(&rng, ac_test_seed(), 1);
+  ac_case c;
+  void *d = adv_case(&c, AC_MASK_CAUSAL, 5, 5, &rng);
+  for (int64_t j = 0; j < 5; j++) {
+    ref_set(&c, 'v', (size_t)(2 * j), 0.375);
+    ref_set(&c, 'v', (size_t)(2 * j + 1), -1.5);
+  }
+  ac_grad_result r;
+  run(&c, d, NULL, NULL, &r);
+  for (int64_t x = 0; x < 10; x++)
+    for (int64_t t = 0; t < 3; t++) assert_exact_zero(&r.dq, x, t);
+  for (int64_t x = 0; x < 5; x++)
+    for (int64_t t = 0; t < 3; t++) assert_exact_zero(&r.dk, x, t);
+  ck_assert_int_eq(r.n_zero, 45);
+  against_brute(&c, d, &r, PREC);
+  ac_grad_result_free(&r);
+  free(d);
+  ac_case_free(&c);
+}
+END_TEST
+
+START_TEST(one_key_and_empty_rows)
+{
+  /* causal bottom-right, tq = 5 > tk = 3: rows 0 and 1 see nothing (dQ = 0), row 2 sees key 0
+   * alone (P = 1: dS = 0, dQ = 0; its dV term is dO exactly) */
+  ac_rng rng;
+  ac_rng_init(&rng, ac_test_seed(), 2);
+  ac_case c;
+  void *d = adv_case(&c, AC_MASK_CAUSAL_BR, 5, 3, &rng);
+  ac_grad_result r;
+  run(&c, d, NULL, NULL, &r);
+  for (int64_t h = 0; h < 2; h++)
+    for (int64_t i = 0; i < 3; i++)
+      for (int64_t t = 0; t < 3; t++) assert_exact_zero(&r.dq, h * 5 + i, t);
+  against_brute(&c, d, &r, PREC);
+  ac_grad_result_free(&r);
+  free(d);
+  ac_case_free(&c);
+}
+END_TEST
+
+START_TEST(equal_dp_zero_do_constant_k)
+{
+  /* V_j = (1, r_j) and dO_i = (a_i, 0): dP_ij = a_i on every key, D_i = dP_ij exactly; row 3 of
+   * head 1 has dO = 0; K column 1 is constant on the keys, so dQ_i[1] = 0 for every row even
+   * where dS is not 0 (head 0 row 4 with dO (1, 1)) */
+  ac_rng rng;
+  ac_rng_init(&rng, ac_test_seed(), 3);
+  ac_case c;
+  void *d = adv_case(&c, AC_MASK_NONE, 5, 5, &rng);
+  for (int64_t j = 0; j < 5; j++) {
+    ref_set(&c, 'v', (size_t)(2 * j), 1.0);
+    ref_set(&c, 'k', (size_t)(3 * j + 1), 0.625);
+  }
+  for (int64_t x = 0; x < 10; x++) {
+    dout_set(&c.p, d, (size_t)(2 * x), x == 8 ? 0.0 : 0.25 * (double)(x + 1));
+    dout_set(&c.p, d, (size_t)(2 * x + 1), x == 4 ? 1.0 : 0.0);
+  }
+  ac_grad_result r;
+  run(&c, d, NULL, NULL, &r);
+  for (int64_t x = 0; x < 10; x++) {
+    assert_exact_zero(&r.dq, x, 1);
+    if (x != 4) {
+      assert_exact_zero(&r.dq, x, 0);
+      assert_exact_zero(&r.dq, x, 2);
+    }
+  }
+  ck_assert(ac_grad_at(&r.dq, 4, 0)->how == AC_HOW_ROUNDED);
+  against_brute(&c, d, &r, PREC);
+  ac_grad_result_free(&r);
+  free(d);
+  ac_case_free(&c);
+}
+END_TEST
+
+START_TEST(cancellation_e700)
+{
+  /* scores 0 and -700 (scale 1, q·k exact): P = (1, e^-700)/L, dO = V_top so dP_top - D =
+   * P_1 (dP_top - dP_1), about 1e-304: the first passes cannot separate it from 0 */
+  ac_case c;
+  ref_case(&c, AC_F64, AC_MASK_NONE, 1, 1, 1, 1, 2, 1, 2);
+  c.p.scale_is_default = 0;
+  c.p.scale = 1.0;
+  ref_set(&c, 'q', 0, 1.0);
+  ref_set(&c, 'k', 0, 0.0);
+  ref_set(&c, 'k', 1, -700.0);
+  ref_set(&c, 'v', 0, 1.5);
+  ref_set(&c, 'v', 1, 0.75);
+  ref_set(&c, 'v', 2, -0.5);
+  ref_set(&c, 'v', 3, 2.0);
+  void *d = dout_alloc(&c.p);
+  dout_set(&c.p, d, 0, 1.5);
+  dout_set(&c.p, d, 1, 0.75);
+  ac_grad_result r;
+  run(&c, d, NULL, NULL, &r);
+  /* relative to the top group, dP - D meets no rounded 1 - P: the first pass decides it */
+  ck_assert_msg(r.n_highprec == 0 && r.max_prec == 117, "highprec %lld, max_prec %ld", (long long)r.n_highprec,
+                r.max_prec);
+  ck_assert(fabs(ac_grad_at(&r.dq, 0, 0)->g) > 1e-305);
+  against_brute(&c, d, &r, 6000);
+  ac_grad_result_free(&r);
+  free(d);
+  ac_case_free(&c);
+}
+END_TEST
+
+START_TEST(huge_logits)
+{
+  /* q, k of magnitude 2^5 in fp32 (score gaps in the thousands): P one-hot up to e^-3000 and
+   * gradients near 2^-4000, beyond binary64 but not beyond the brute force at 12000 bits */
+  ac_rng rng;
+  ac_rng_init(&rng, ac_test_seed(), 4);
+  ac_case c;
+  void *d = adv_case(&c, AC_MASK_CAUSAL, 5, 5, &rng);
+  for (int64_t x = 0; x < 30; x++) ref_set(&c, 'q', (size_t)x, 32.0 * ref_get(&c, 'q', (size_t)x));
+  for (int64_t x = 0; x < 15; x++) ref_set(&c, 'k', (size_t)x, 32.0 * ref_get(&c, 'k', (size_t)x));
+  ac_grad_result r;
+  run(&c, d, NULL, NULL, &r);
+  against_brute(&c, d, &r, 12000);
+  ac_grad_result_free(&r);
+  free(d);
+  ac_case_free(&c);
+}
+END_TEST
+
+static int undefined(const ac_grad_tensor *T, int64_t x, int64_t t)
+{
+  const ac_grad_elem *el = ac_grad_at(T, x, t);
+  return isnan(el->g) && el->accept == (AC_ACCEPT_NAN | AC_ACCEPT_PINF | AC_ACCEPT_NINF);
+}
+
+START_TEST(nonfinite_rules)
+{
+  ac_rng rng;
+  ac_rng_init(&rng, ac_test_seed(), 5);
+  ac_case c;
+  void *d = adv_case(&c, AC_MASK_CAUSAL, 5, 5, &rng);
+  ac_grad_result r0, r;
+  run(&c, d, NULL, NULL, &r0);
+  /* NaN in key 4 (masked for rows 0-3): nothing of rows 0-3 changes */
+  ref_set(&c, 'k', 12, NAN);
+  run(&c, d, NULL, NULL, &r);
+  for (int64_t h = 0; h < 2; h++)
+    for (int64_t i = 0; i < 4; i++)
+      for (int64_t t = 0; t < 3; t++)
+        ck_assert_uint_eq(ac_grad_bits(&r.dq, AC_F64, h * 5 + i, t), ac_grad_bits(&r0.dq, AC_F64, h * 5 + i, t));
+  for (int64_t t = 0; t < 3; t++) ck_assert(undefined(&r.dq, 4, t) && undefined(&r.dk, 4, t) && undefined(&r.dk, 0, t));
+  ac_grad_result_free(&r);
+  ref_set(&c, 'k', 12, 0.5);
+  /* inf in dO of head 1 row 2, column 1: dQ of that row and dK of keys 0-2 undefined; dV only in column 1 */
+  dout_set(&c.p, d, (size_t)((5 + 2) * 2 + 1), INFINITY);
+  run(&c, d, NULL, NULL, &r);
+  for (int64_t t = 0; t < 3; t++) {
+    ck_assert(undefined(&r.dq, 7, t) && !undefined(&r.dq, 6, t));
+    ck_assert(undefined(&r.dk, 2, t) && !undefined(&r.dk, 3, t));
+  }
+  ck_assert(undefined(&r.dv, 0, 1) && !undefined(&r.dv, 0, 0) && !undefined(&r.dv, 3, 1));
+  ck_assert(ac_grad_bits(&r.dq, AC_F32, 7, 0) == ac_nan_bits(AC_F32));
+  ac_grad_result_free(&r);
+  ac_grad_result_free(&r0);
+  free(d);
+  ac_case_free(&c);
+}
+END_TEST
+
+START_TEST(sampling_and_refusal)
+{
+  ac_rng rng;
+  ac_rng_init(&rng, ac_test_seed(), 6);
+  ac_case c;
+  void *d = adv_case(&c, AC_MASK_CAUSAL, 5, 5, &rng);
+  ac_grad_result all, some;
+  run(&c, d, NULL, NULL, &all);
+  run(&c, d, "1,7-8", "3", &some);
+  ck_assert_int_eq(some.dq.nsel, 3);
+  ck_assert_int_eq(some.dk.nsel, 1);
+  int64_t rows[] = {1, 7, 8};
+  for (int k = 0; k < 3; k++)
+    for (int64_t t = 0; t < 3; t++)
+      ck_assert_uint_eq(ac_grad_bits(&some.dq, AC_F32, rows[k], t), ac_grad_bits(&all.dq, AC_F32, rows[k], t));
+  for (int64_t t = 0; t < 3; t++) ck_assert_uint_eq(ac_grad_bits(&some.dk, AC_F64, 3, t), ac_grad_bits(&all.dk, AC_F64, 3, t));
+  for (int64_t t = 0; t < 2; t++) ck_assert_uint_eq(ac_grad_bits(&some.dv, AC_F64, 3, t), ac_grad_bits(&all.dv, AC_F64, 3, t));
+  ac_grad_result_free(&all);
+  ac_grad_result_free(&some);
+  ac_grad_opts o;
+  ac_err e;
+  ac_grad_opts_init(&o);
+  o.cols = "9";
+  ck_assert_int_eq(ac_grad_run(&c, d, &o, &some, &e), -1);
+  ck_assert(strstr(e.msg, "columns") != NULL);
+  o.cols = NULL;
+  c.p.f.used = AC_FEAT_WINDOW;
+  ck_assert_int_eq(ac_grad_run(&c, d, &o, &some, &e), -1);
+  c.p.f.used = 0;
+  free(d);
+  ac_case_free(&c);
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("grad");
+  TCase *tc = tcase_create("backward_oracle");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, brute_f64);
+  tcase_add_test(tc, brute_f32);
+  tcase_add_test(tc, brute_f16);
+  tcase_add_test(tc, brute_bf16);
+  tcase_add_test(tc, constant_v);
+  tcase_add_test(tc, one_key_and_empty_rows);
+  tcase_add_test(tc, equal_dp_zero_do_constant_k);
+  tcase_add_test(tc, cancellation_e700);
+  tcase_add_test(tc, huge_logits);
+  tcase_add_test(tc, nonfinite_rules);
+  tcase_add_test(tc, sampling_and_refusal);
+  suite_add_tcase(s, tc);
+  return ac_test_run(s);
+}

@@ -1,0 +1,99 @@
+/* tgrad_ref.c: the backward pass by brute force (tgrad_ref.h): for every row, s_j = c q·k_j,
+ * P_j = e^{s_j - m} / Σ_k e^{s_k - m}, dP_j = dO·V_j, D = Σ_j P_j dP_j, dS_j = P_j (dP_j - D),
+ * dQ = c Σ_j dS_j K_j, and dK_j += c dS_j q, dV_j += P_j dO into the key's kv head. */
+#include "config.h"
+#include <stdlib.h>
+#include "tgrad_ref.h"
+#include "dtype.h"
+
+static double ld(const ac_problem *p, const void *base, size_t x) { return ac_load(p->dtype, base, x); }
+
+/* One row (b, h, i) with n visible keys: adds into dk and dv, writes dq. */
+static void ref_row(const ac_case *c, const void *dout, int64_t b, int64_t h, int64_t i, int64_t n, mpfr_t sc,
+                    mpfr_prec_t prec, mpfr_t *dq, mpfr_t *dk, mpfr_t *dv)
+{
+  const ac_problem *p = &c->p;
+  int64_t kvh = ac_kv_head(p, h);
+  mpfr_t *P = malloc((size_t)n * sizeof *P), *dP = malloc((size_t)n * sizeof *dP), x, m, L, D;
+  mpfr_inits2(prec, x, m, L, D, (mpfr_ptr)0);
+  for (int64_t j = 0; j < n; j++) {
+    mpfr_inits2(prec, P[j], dP[j], (mpfr_ptr)0);
+    mpfr_set_zero(P[j], 1);
+    for (int64_t t = 0; t < p->dk; t++) {
+      mpfr_set_d(x, ld(p, c->q, ac_qidx(p, b, h, i, t)), MPFR_RNDN);
+      mpfr_mul_d(x, x, ld(p, c->k, ac_kidx(p, b, kvh, j, t)), MPFR_RNDN);
+      mpfr_add(P[j], P[j], x, MPFR_RNDN);
+    }
+    mpfr_mul(P[j], P[j], sc, MPFR_RNDN);
+    if (j == 0 || mpfr_greater_p(P[j], m)) mpfr_set(m, P[j], MPFR_RNDN);
+    mpfr_set_zero(dP[j], 1);
+    for (int64_t t = 0; t < p->dv; t++) {
+      mpfr_set_d(x, ld(p, dout, ac_oidx(p, b, h, i, t)), MPFR_RNDN);
+      mpfr_mul_d(x, x, ld(p, c->v, ac_vidx(p, b, kvh, j, t)), MPFR_RNDN);
+      mpfr_add(dP[j], dP[j], x, MPFR_RNDN);
+    }
+  }
+  mpfr_set_zero(L, 1);
+  for (int64_t j = 0; j < n; j++) {
+    mpfr_sub(P[j], P[j], m, MPFR_RNDN);
+    mpfr_exp(P[j], P[j], MPFR_RNDN);
+    mpfr_add(L, L, P[j], MPFR_RNDN);
+  }
+  mpfr_set_zero(D, 1);
+  for (int64_t j = 0; j < n; j++) {
+    mpfr_div(P[j], P[j], L, MPFR_RNDN);
+    mpfr_mul(x, P[j], dP[j], MPFR_RNDN);
+    mpfr_add(D, D, x, MPFR_RNDN);
+  }
+  for (int64_t t = 0; t < p->dk; t++) mpfr_set_zero(dq[t], 1);
+  for (int64_t j = 0; j < n; j++) {
+    size_t col = (size_t)((b * p->kv_heads + kvh) * p->tk + j);
+    for (int64_t t = 0; t < p->dv; t++) {   /* dV_j += P_j dO */
+      mpfr_mul_d(x, P[j], ld(p, dout, ac_oidx(p, b, h, i, t)), MPFR_RNDN);
+      mpfr_add(dv[col * (size_t)p->dv + (size_t)t], dv[col * (size_t)p->dv + (size_t)t], x, MPFR_RNDN);
+    }
+    mpfr_sub(dP[j], dP[j], D, MPFR_RNDN);   /* dS_j = P_j (dP_j - D) c */
+    mpfr_mul(dP[j], dP[j], P[j], MPFR_RNDN);
+    mpfr_mul(dP[j], dP[j], sc, MPFR_RNDN);
+    for (int64_t t = 0; t < p->dk; t++) {
+      mpfr_mul_d(x, dP[j], ld(p, c->k, ac_kidx(p, b, kvh, j, t)), MPFR_RNDN);
+      mpfr_add(dq[t], dq[t], x, MPFR_RNDN);
+      mpfr_mul_d(x, dP[j], ld(p, c->q, ac_qidx(p, b, h, i, t)), MPFR_RNDN);
+      mpfr_add(dk[col * (size_t)p->dk + (size_t)t], dk[col * (size_t)p->dk + (size_t)t], x, MPFR_RNDN);
+    }
+  }
+  for (int64_t j = 0; j < n; j++) mpfr_clears(P[j], dP[j], (mpfr_ptr)0);
+  free(P);
+  free(dP);
+  mpfr_clears(x, m, L, D, (mpfr_ptr)0);
+}
+
+void gref_backward(const ac_case *c, const void *dout, mpfr_prec_t prec, mpfr_t *dq, mpfr_t *dk, mpfr_t *dv)
+{
+  const ac_problem *p = &c->p;
+  mpfr_exp_t emin = mpfr_get_emin(), emax = mpfr_get_emax();
+  mpfr_set_emin(mpfr_get_emin_min());
+  mpfr_set_emax(mpfr_get_emax_max());
+  int64_t ncol = p->batch * p->kv_heads * p->tk;
+  for (int64_t x = 0; x < ncol * p->dk; x++) { mpfr_set_prec(dk[x], prec); mpfr_set_zero(dk[x], 1); }
+  for (int64_t x = 0; x < ncol * p->dv; x++) { mpfr_set_prec(dv[x], prec); mpfr_set_zero(dv[x], 1); }
+  mpfr_t sc;
+  mpfr_init2(sc, prec);
+  if (p->scale_is_default) {
+    mpfr_set_si(sc, (long)p->dk, MPFR_RNDN);
+    mpfr_rec_sqrt(sc, sc, MPFR_RNDN);
+  } else {
+    mpfr_set_d(sc, p->scale, MPFR_RNDN);
+  }
+  for (int64_t b = 0; b < p->batch; b++)
+    for (int64_t h = 0; h < p->heads; h++)
+      for (int64_t i = 0; i < p->tq; i++) {
+        mpfr_t *q = dq + ac_rowidx(p, b, h, i) * (size_t)p->dk;
+        for (int64_t t = 0; t < p->dk; t++) { mpfr_set_prec(q[t], prec); mpfr_set_zero(q[t], 1); }
+        int64_t n = ac_visible_count(p, i);
+        if (n > 0) ref_row(c, dout, b, h, i, n, sc, prec, q, dk, dv);
+      }
+  mpfr_clear(sc);
+  mpfr_set_emin(emin);
+  mpfr_set_emax(emax);
+}

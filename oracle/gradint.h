@@ -29,12 +29,15 @@ typedef struct {
   mpfr_t Dlo, Dhi, clo, chi, t0, t1;
 } ac_gr_ws;
 
+/* gradexact.c: the exact-zero tests past one key, for what the first pass leaves undecided */
+typedef struct ac_gr_classes ac_gr_classes;
 /* The column accumulators of one (batch, kv head): local column k of key j is map[j] (-1 none). */
 typedef struct {
   const int64_t *map;
   const uint8_t *pend;      /* per local column: some element still pending */
   mpfr_t *klo, *khi;        /* ncols * dk: Σ_i dS_ij q_i (the scale applied at the end) */
   mpfr_t *vlo, *vhi;        /* ncols * dv: Σ_i P_ij dO_i */
+  ac_gr_classes *classes;   /* the class sums of the pending columns, or NULL */
 } ac_gr_cols;
 
 void ac_gr_ws_init(ac_gr_ws *g, const ac_case *cs, const void *dout, const ac_oracle_opts *fo, const ac_or_scale *sc,
@@ -48,5 +51,22 @@ int64_t ac_gr_row_load(ac_gr_ws *g, int64_t b, int64_t h, int64_t i);
 void ac_gr_row_pass(ac_gr_ws *g, mpfr_prec_t p, mpfr_t *dqlo, mpfr_t *dqhi, ac_gr_cols *cols);
 /* [lo, hi] times the scale's interval [clo, chi] of the last pass, outward. */
 void ac_gr_mul_scale(ac_gr_ws *g, mpfr_t lo, mpfr_t hi);
+
+/* 1 when dQ_i[t] of the loaded row (class OK) is exactly 0 by the pair test (gradexact.c). */
+int ac_gr_dq_zero_pairs(ac_gr_ws *g, int64_t t);
+ac_gr_classes *ac_gr_classes_new(int64_t ncols, int64_t dk, int64_t dv);
+void ac_gr_classes_free(ac_gr_classes *C);
+/* Adds the loaded row (class not PBAD) into the classes of the pending columns it sees. */
+void ac_gr_classes_add(ac_gr_ws *g, ac_gr_classes *C, const ac_gr_cols *cols);
+/* 1 when element t of local column k of dK (which 'k') or dV ('v') is exactly 0 by the class test. */
+int ac_gr_classes_zero(const ac_gr_classes *C, int64_t k, char which, int64_t t);
+/* c as a GMP rational when it is one (stored scales; 1/k for a default scale with dk = k²): 1, else 0. */
+int ac_gr_scale_rational(const ac_or_scale *sc, mpq_t c);
+/* The exact rational value of element t of local column k ('k' dK with its scale, 'v' dV) enclosed
+ * at precision p when every class has one group and c is rational: 1, else 0. */
+int ac_gr_classes_rational(const ac_gr_classes *C, const ac_or_scale *sc, int64_t k, char which, int64_t t,
+                           mpfr_prec_t p, mpfr_t lo, mpfr_t hi);
+/* The same for dQ_i[t] of the loaded row (class OK) when it has one group. */
+int ac_gr_dq_rational(ac_gr_ws *g, int64_t t, mpfr_prec_t p, mpfr_t lo, mpfr_t hi);
 
 #endif

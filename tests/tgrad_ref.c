@@ -1,7 +1,9 @@
 /* tgrad_ref.c: the backward pass by brute force (tgrad_ref.h): for every row, s_j = c q·k_j,
  * P_j = e^{s_j - m} / Σ_k e^{s_k - m}, dP_j = dO·V_j, D = Σ_j P_j dP_j, dS_j = P_j (dP_j - D),
- * dQ = c Σ_j dS_j K_j, and dK_j += c dS_j q, dV_j += P_j dO into the key's kv head. */
+ * dQ = c Σ_j dS_j K_j, and dK_j += c dS_j q, dV_j += P_j dO into the key's kv head, at the
+ * precision asked plus 1.5 bits per unit of the largest score gap of the case. */
 #include "config.h"
+#include <math.h>
 #include <stdlib.h>
 #include "tgrad_ref.h"
 #include "dtype.h"
@@ -68,9 +70,33 @@ static void ref_row(const ac_case *c, const void *dout, int64_t b, int64_t h, in
   mpfr_clears(x, m, L, D, (mpfr_ptr)0);
 }
 
+/* The largest score gap (max - min over the visible keys of a row) in binary64: dP - D of a key
+ * weighing e^-gap cancels about gap log2(e) bits, which the precision must cover on top. */
+static double max_gap(const ac_case *c)
+{
+  const ac_problem *p = &c->p;
+  double sc = p->scale_is_default ? 1 / sqrt((double)p->dk) : p->scale, gap = 0;
+  for (int64_t b = 0; b < p->batch; b++)
+    for (int64_t h = 0; h < p->heads; h++)
+      for (int64_t i = 0; i < p->tq; i++) {
+        double lo = INFINITY, hi = -INFINITY;
+        for (int64_t j = 0; j < ac_visible_count(p, i); j++) {
+          double s = 0;
+          for (int64_t t = 0; t < p->dk; t++)
+            s += ld(p, c->q, ac_qidx(p, b, h, i, t)) * ld(p, c->k, ac_kidx(p, b, ac_kv_head(p, h), j, t));
+          s *= sc;
+          if (s < lo) lo = s;
+          if (s > hi) hi = s;
+        }
+        if (hi - lo > gap) gap = hi - lo;
+      }
+  return gap;
+}
+
 void gref_backward(const ac_case *c, const void *dout, mpfr_prec_t prec, mpfr_t *dq, mpfr_t *dk, mpfr_t *dv)
 {
   const ac_problem *p = &c->p;
+  prec += (mpfr_prec_t)(max_gap(c) * 1.5) + 64;
   mpfr_exp_t emin = mpfr_get_emin(), emax = mpfr_get_emax();
   mpfr_set_emin(mpfr_get_emin_min());
   mpfr_set_emax(mpfr_get_emax_max());

@@ -7,7 +7,7 @@
 #include "casefile.h"
 
 /* dq[batch*heads*tq*dk], dk[batch*kv_heads*tk*dk], dv[batch*kv_heads*tk*dv], each element
- * initialised by the caller; set at precision prec. dout dense [B][H][tq][dv] in p.dtype; every
+ * initialised by the caller; set at precision prec plus what the largest score gap cancels. dout dense [B][H][tq][dv] in p.dtype; every
  * value finite. */
 void gref_backward(const ac_case *c, const void *dout, mpfr_prec_t prec, mpfr_t *dq, mpfr_t *dk, mpfr_t *dv);
 

@@ -173,14 +173,12 @@ static void row_step(gjob *J, int64_t b, int64_t h, int64_t i, int64_t jmin, ac_
   if (g->cls != AC_GR_ROW_OK) row_undefined(J, sq, want_dq, cols->map, slot, n);
   if (g->cls == AC_GR_ROW_PBAD) return;
   int dq = want_dq && g->cls == AC_GR_ROW_OK;
-  if (dq && J->pass == 2)   /* what the first pass left: the exact tests past one key */
-    for (int64_t t = 0; t < p->dk; t++)
-      if (J->pend[0][sq * p->dk + t] && !g->dqz[t]) g->dqz[t] = (uint8_t)ac_gr_dq_zero_pairs(g, t);
   if (cols->classes) ac_gr_classes_add(g, cols->classes, cols);
   ac_gr_row_pass(g, prec, dq ? J->dqlo : NULL, J->dqhi, cols);
   if (!dq) return;
   for (int64_t t = 0; t < p->dk; t++) {
-    if (J->pass == 2 && J->pend[0][sq * p->dk + t] && !g->dqz[t]) ac_gr_dq_rational(g, t, prec, J->dqlo[t], J->dqhi[t]);
+    /* what the first pass left: the exact tests past one key */
+    if (J->pass == 2 && J->pend[0][sq * p->dk + t] && !g->dqz[t]) ac_gr_dq_exact(g, t, prec, J->dqlo[t], J->dqhi[t]);
     decide(J, &r->dq, J->pend[0], sq * p->dk + t, J->dqlo[t], J->dqhi[t]);
   }
 }
@@ -229,22 +227,14 @@ static void head_pass(gjob *J, int64_t b, int64_t kvh, mpfr_prec_t prec)
     for (int64_t t = 0; t < p->dk; t++) {
       int64_t e = slot[k] * p->dk + t;
       if (!J->pend[1][e]) continue;
-      if (cols.classes && ac_gr_classes_zero(cols.classes, k, 'k', t)) {
-        mpfr_set_zero(cols.klo[k * p->dk + t], 1);
-        mpfr_set_zero(cols.khi[k * p->dk + t], 1);
-      }
       ac_gr_mul_scale(&J->g, cols.klo[k * p->dk + t], cols.khi[k * p->dk + t]);
       if (cols.classes)
-        ac_gr_classes_rational(cols.classes, &J->g.w.sc, k, 'k', t, prec, cols.klo[k * p->dk + t], cols.khi[k * p->dk + t]);
+        ac_gr_classes_exact(cols.classes, &J->g.w.sc, k, 'k', t, prec, cols.klo[k * p->dk + t], cols.khi[k * p->dk + t]);
       decide(J, &r->dk, J->pend[1], e, cols.klo[k * p->dk + t], cols.khi[k * p->dk + t]);
     }
     for (int64_t t = 0; t < p->dv; t++) {
-      if (cols.classes && J->pend[2][slot[k] * p->dv + t] && ac_gr_classes_zero(cols.classes, k, 'v', t)) {
-        mpfr_set_zero(cols.vlo[k * p->dv + t], 1);
-        mpfr_set_zero(cols.vhi[k * p->dv + t], 1);
-      }
       if (cols.classes && J->pend[2][slot[k] * p->dv + t])
-        ac_gr_classes_rational(cols.classes, &J->g.w.sc, k, 'v', t, prec, cols.vlo[k * p->dv + t], cols.vhi[k * p->dv + t]);
+        ac_gr_classes_exact(cols.classes, &J->g.w.sc, k, 'v', t, prec, cols.vlo[k * p->dv + t], cols.vhi[k * p->dv + t]);
       decide(J, &r->dv, J->pend[2], slot[k] * p->dv + t, cols.vlo[k * p->dv + t], cols.vhi[k * p->dv + t]);
     }
   }

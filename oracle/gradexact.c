@@ -1,115 +1,196 @@
-/* gradexact.c: the exact-zero tests of the backward oracle that look past one key
- * (docs/backward.md §3.2-§3.3), run for the elements the first pass leaves undecided.
+/* gradexact.c: the exact tests of the backward oracle that look past one key (docs/backward.md
+ * §3.2-§3.3), run for the elements the first pass leaves undecided: exact zeros and exact
+ * rationals (which may sit on a rounding breakpoint, where no precision decides).
  *
- * dQ of a row: with per-group sums AK_g = Σ_{j∈g} a_j K_jt and SK_g = Σ_{j∈g} K_jt (exact),
- *   n_0 L² dQ_i[t] / c = Σ_{g,h} w_g w_h (n_h AK_g - [h >= 1] c_h SK_g),
- * a sum of e^{c (d_g + d_h)} (d_g = z_g - z_top) with exact coefficients: by Lindemann–Weierstrass
- * it is 0 exactly when, for every value u of d_g + d_h, the coefficients of the pairs with that u
- * add to 0. The pairs are sorted by u (ng² of them; rows of more than AC_GR_PAIR_MAX groups are
- * left to the passes).
+ * dQ of a row: with per-group sums AK_g = Σ_{j∈g} a_j K_jt and SK_g = Σ_{j∈g} K_jt (exact) and
+ * d_g = z_g - z_top,
+ *   n_0 dQ_i[t] / c = Σ_u A_u e^{c u} / Σ_u B_u e^{c u},
+ *   A_u = Σ_{d_g + d_h = u} (n_h AK_g - [h >= 1] c_h SK_g),   B_u = Σ_{d_g + d_h = u} n_g n_h
+ * (the denominator is L² e^{-2 c z_top}). The c u are distinct algebraic numbers for distinct u
+ * (c != 0), so by Lindemann–Weierstrass the ratio is a rational R exactly when A_u = R B_u for
+ * every u, and then dQ_i[t] = c R / n_0. The pairs are sorted by u (ng² of them).
  * dK and dV of a column j: the rows i that see j fall into classes of the same score shape (group
- * counts and offsets from the top) and the same group of j; within a class w_ij / L_i and
- * w_ij w_ih / L_i² are the same numbers, so the class adds exact coefficients:
- *   dV_j[t]: Σ_i dO_i[t];   dK_j[t]: per group h, Σ_i q_i[t] (n_h a_ij - c_ih)   (n_0 too is shared).
- * When every class's coefficients are 0 the element is exactly 0 (a sufficient test: classes that
- * cancel one another are left to the passes).
- * Rational elements: when every row an element depends on has one group (all its scores equal, or
- * c = 0) and c is rational (a stored scale, or 1/k for dk = k²), the element is the rational
- *   dQ_i[t] = c Σ_j a_j K_jt / n²,  dV_j[t] = Σ_cls V_cls / n_cls,  dK_j[t] = c Σ_cls K_cls / n_cls³
- * (n_0 = n), evaluated exactly in GMP rationals and enclosed by its two directed roundings: a
- * rational on a rounding breakpoint is dyadic and comes out as a point. */
+ * counts n_g and offsets d_g); within a class the key's weight w_g / L, and w_g w_h / L², are
+ * the same numbers for every row with j in group g, so the class adds exact coefficients:
+ *   dV_j[t]:  V_g = Σ_i dO_i[t]                               ratio Σ_g V_g e^{c d_g} / Σ_g n_g e^{c d_g}
+ *   dK_j[t]:  K_gh = Σ_i q_i[t] (n_h a_ij - c_ih)  (g ∋ j)     ratio as dQ's, over the pairs (g, h), / n_0
+ * Each class is rational exactly when its coefficients are proportional (as above); when every
+ * class is, the element is the rational sum (times c for dK). Classes that are not rational one by
+ * one but cancel together are left to the passes. Exact values are enclosed by their two directed
+ * roundings, so a value on a breakpoint is a point; with an irrational c only an exact 0 is used.
+ * Everything here is GMP rationals: the values are few and the sizes small. */
 #include "config.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "gradint.h"
 
-#define AC_GR_PAIR_MAX 256
+#define AC_GR_PAIR_MAX 64     /* groups of a row for the pair test of dQ */
+#define AC_GR_CLASS_PAIRS 16  /* groups of a row shape whose dK pairs a class keeps */
 
-/* dst += x exactly. */
-static void exact_add(mpfr_t dst, mpfr_srcptr x, mpfr_t tmp)
+static int scale_rational(const ac_or_scale *sc, mpq_t c)
 {
-  mpfr_set_prec(tmp, ac_or_exact_prec(dst, x));
-  AC_EXACT(mpfr_add(tmp, dst, x, MPFR_RNDN), "a sum at the precision that holds it");
-  mpfr_swap(dst, tmp);
+  if (!sc->is_default) {
+    mpq_set_d(c, sc->stored);
+    return 1;
+  }
+  if (sc->kind == AC_SCALE_IRRATIONAL) return 0;
+  mpq_set_ui(c, 1, (unsigned long)llround(sqrt((double)sc->dk)));
+  return 1;
 }
 
-/* dst = x * y exactly. */
-static void exact_mul(mpfr_t dst, mpfr_srcptr x, mpfr_srcptr y)
+/* value (times c for a scaled quantity) enclosed at precision p: 0 when c is irrational and the
+ * value is not 0. */
+static int enclose(mpq_t v, const ac_or_scale *sc, int scaled, mpfr_prec_t p, mpfr_t lo, mpfr_t hi)
 {
-  mpfr_set_prec(dst, mpfr_get_prec(x) + mpfr_get_prec(y));
-  AC_EXACT(mpfr_mul(dst, x, y, MPFR_RNDN), "a product in the sum of both precisions");
+  if (scaled && mpq_sgn(v)) {
+    mpq_t c;
+    mpq_init(c);
+    int ok = scale_rational(sc, c);
+    mpq_mul(v, v, c);
+    mpq_clear(c);
+    if (!ok) return 0;
+  }
+  mpfr_set_prec(lo, p);
+  mpfr_set_prec(hi, p);
+  mpfr_set_q(lo, v, MPFR_RNDD);
+  mpfr_set_q(hi, v, MPFR_RNDU);
+  return 1;
 }
 
-static void exact_mul_si(mpfr_t dst, mpfr_srcptr x, long k)
+static mpq_t *q_array(int64_t n)
 {
-  mpfr_set_prec(dst, mpfr_get_prec(x) + 64);
-  AC_EXACT(mpfr_mul_si(dst, x, k, MPFR_RNDN), "a product by an integer in 64 more bits");
+  mpq_t *a = ac_xmalloc((size_t)(n ? n : 1) * sizeof *a);
+  for (int64_t x = 0; x < n; x++) mpq_init(a[x]);
+  return a;
 }
 
-static int cmp_pair(const void *pa, const void *pb, void *ctx)
+static void q_free(mpq_t *a, int64_t n)
 {
-  mpfr_t *u = ctx;
-  return mpfr_cmp(u[*(const int64_t *)pa], u[*(const int64_t *)pb]);
+  if (!a) return;
+  for (int64_t x = 0; x < n; x++) mpq_clear(a[x]);
+  free(a);
 }
 
-int ac_gr_dq_zero_pairs(ac_gr_ws *g, int64_t t)
+static int cmp_u(const void *pa, const void *pb, void *ctx)
+{
+  mpq_t *u = ctx;
+  return mpq_cmp(u[*(const int64_t *)pa], u[*(const int64_t *)pb]);
+}
+
+/* 1 and R when, for every u, the coefficients cf[(g ng + h) stride] of the pairs with
+ * d_g + d_h = u add to R Σ n_g n_h; else 0. */
+static int pair_ratio(int64_t ng, mpq_t *d, const int64_t *cnt, mpq_t *cf, int64_t stride, mpq_t R)
+{
+  int64_t np = ng * ng;
+  mpq_t *u = q_array(np), A, q;
+  int64_t *ord = ac_xmalloc((size_t)np * sizeof *ord);
+  mpq_inits(A, q, (mpq_ptr)0);
+  for (int64_t e = 0; e < np; e++) {
+    mpq_add(u[e], d[e / ng], d[e % ng]);
+    ord[e] = e;
+  }
+  qsort_r(ord, (size_t)np, sizeof *ord, cmp_u, u);
+  int ok = 1, first = 1;
+  for (int64_t a = 0; a < np && ok;) {
+    int64_t b = a, B = 0;
+    mpq_set_ui(A, 0, 1);
+    for (; b < np && mpq_equal(u[ord[b]], u[ord[a]]); b++) {
+      mpq_add(A, A, cf[ord[b] * stride]);
+      B += cnt[ord[b] / ng] * cnt[ord[b] % ng];
+    }
+    mpq_set_si(q, B, 1);
+    mpq_div(q, A, q);
+    if (first) mpq_set(R, q);
+    else ok = mpq_equal(R, q) != 0;
+    first = 0;
+    a = b;
+  }
+  mpq_clears(A, q, (mpq_ptr)0);
+  q_free(u, np);
+  free(ord);
+  return ok;
+}
+
+/* The loaded row's offsets d_g = z_g - z_top (0 for c = 0) and counts. */
+static void row_offsets(ac_gr_ws *g, mpq_t *d, int64_t *cnt)
 {
   ac_or_ws *w = &g->w;
-  int64_t ng = w->ng, dk = w->p->dk, np = ng * ng;
-  if (ng < 2 || ng > AC_GR_PAIR_MAX) return 0;
-  mpfr_t *d = malloc((size_t)ng * 3 * sizeof *d), *AK = d + ng, *SK = d + 2 * ng, tmp, x, y;
-  mpfr_t *u = malloc((size_t)np * 2 * sizeof *u), *cf = u + np;
-  int64_t *ord = malloc((size_t)np * sizeof *ord);
-  mpfr_inits2(64, tmp, x, y, (mpfr_ptr)0);
+  mpfr_t x;
+  mpfr_init2(x, 64);
   const uint64_t *ztop = ac_or_z(w, w->ord[0]);
+  for (int64_t q = 0; q < w->ng; q++) {
+    cnt[q] = w->gst[q + 1] - w->gst[q];
+    mpq_set_ui(d[q], 0, 1);
+    if (w->sc.sign == 0) continue;
+    ac_or_fx_to_mpfr(w, x, ac_or_z(w, w->ord[w->gst[q]]), ztop, w->nl, w->zlsb);
+    mpfr_get_q(d[q], x);
+  }
+  mpfr_clear(x);
+}
+
+/* coef[h] = n_h a_j - c_h of key j of the loaded row (c_0 = 0). */
+static void key_coefs(ac_gr_ws *g, int64_t j, mpq_t *coef)
+{
+  ac_or_ws *w = &g->w;
+  mpq_t x;
+  mpq_init(x);
+  mpfr_get_q(x, g->X[j]);
+  for (int64_t h = 0; h < w->ng; h++) {
+    mpq_set_si(coef[h], (long)(w->gst[h + 1] - w->gst[h]), 1);
+    mpq_mul(coef[h], coef[h], x);
+    if (h == 0) continue;
+    mpq_t ch;
+    mpq_init(ch);
+    mpfr_get_q(ch, g->SX[h]);
+    mpq_sub(coef[h], coef[h], ch);
+    mpq_clear(ch);
+  }
+  mpq_clear(x);
+}
+
+int ac_gr_dq_exact(ac_gr_ws *g, int64_t t, mpfr_prec_t p, mpfr_t lo, mpfr_t hi)
+{
+  ac_or_ws *w = &g->w;
+  int64_t ng = w->ng, dk = w->p->dk;
+  if (ng > AC_GR_PAIR_MAX) return 0;
+  mpq_t *d = q_array(ng), *AK = q_array(ng), *SK = q_array(ng), *cf = q_array(ng * ng), *c = q_array(ng), R, x;
+  int64_t *cnt = ac_xmalloc((size_t)ng * sizeof *cnt);
+  mpq_inits(R, x, (mpq_ptr)0);
+  row_offsets(g, d, cnt);
   for (int64_t q = 0; q < ng; q++) {
-    mpfr_inits2(64, d[q], AK[q], SK[q], (mpfr_ptr)0);
-    ac_or_fx_to_mpfr(w, d[q], ac_or_z(w, w->ord[w->gst[q]]), ztop, w->nl, w->zlsb);
-    mpfr_set_zero(AK[q], 1);
-    mpfr_set_zero(SK[q], 1);
+    if (q) mpfr_get_q(c[q], g->SX[q]);
     for (int64_t r = w->gst[q]; r < w->gst[q + 1]; r++) {
       int64_t j = w->ord[r];
-      double k = ac_or_kval(w->head, (size_t)(j * dk + t));
-      mpfr_set_prec(x, 53);
-      mpfr_set_d(x, k, MPFR_RNDN);
-      exact_add(SK[q], x, tmp);
-      mpfr_set_prec(y, mpfr_get_prec(g->X[j]) + 53);
-      AC_EXACT(mpfr_mul_d(y, g->X[j], k, MPFR_RNDN), "a_j K_jt");
-      exact_add(AK[q], y, tmp);
+      mpq_set_d(x, ac_or_kval(w->head, (size_t)(j * dk + t)));
+      mpq_add(SK[q], SK[q], x);
+      mpq_t a;
+      mpq_init(a);
+      mpfr_get_q(a, g->X[j]);
+      mpq_mul(a, a, x);
+      mpq_add(AK[q], AK[q], a);
+      mpq_clear(a);
     }
   }
   for (int64_t q = 0; q < ng; q++)
-    for (int64_t h = 0; h < ng; h++) {
-      int64_t e = q * ng + h;
-      mpfr_inits2(64, u[e], cf[e], (mpfr_ptr)0);
-      mpfr_set_prec(u[e], ac_or_exact_prec(d[q], d[h]));
-      AC_EXACT(mpfr_add(u[e], d[q], d[h], MPFR_RNDN), "d_g + d_h");
-      exact_mul_si(cf[e], AK[q], (long)(w->gst[h + 1] - w->gst[h]));
-      if (h >= 1) {
-        exact_mul(x, g->SX[h], SK[q]);
-        mpfr_neg(x, x, MPFR_RNDN);
-        exact_add(cf[e], x, tmp);
-      }
-      ord[e] = e;
+    for (int64_t h = 0; h < ng; h++) {   /* n_h AK_g - [h >= 1] c_h SK_g */
+      mpq_set_si(x, (long)cnt[h], 1);
+      mpq_mul(cf[q * ng + h], AK[q], x);
+      if (!h) continue;
+      mpq_mul(x, c[h], SK[q]);
+      mpq_sub(cf[q * ng + h], cf[q * ng + h], x);
     }
-  qsort_r(ord, (size_t)np, sizeof *ord, cmp_pair, u);
-  int zero = 1;
-  for (int64_t a = 0; a < np && zero;) {
-    int64_t b = a;
-    mpfr_set_prec(x, 64);
-    mpfr_set_zero(x, 1);
-    while (b < np && mpfr_equal_p(u[ord[b]], u[ord[a]])) exact_add(x, cf[ord[b++]], tmp);
-    zero = mpfr_zero_p(x) != 0;
-    a = b;
+  int ok = pair_ratio(ng, d, cnt, cf, 1, R);
+  if (ok) {
+    mpq_set_si(x, (long)cnt[0], 1);
+    mpq_div(R, R, x);
+    ok = enclose(R, &w->sc, 1, p, lo, hi);
   }
-  for (int64_t e = 0; e < np; e++) mpfr_clears(u[e], cf[e], (mpfr_ptr)0);
-  for (int64_t q = 0; q < ng; q++) mpfr_clears(d[q], AK[q], SK[q], (mpfr_ptr)0);
-  mpfr_clears(tmp, x, y, (mpfr_ptr)0);
-  free(d); free(u); free(ord);
-  return zero;
+  q_free(d, ng); q_free(AK, ng); q_free(SK, ng); q_free(cf, ng * ng); q_free(c, ng);
+  mpq_clears(R, x, (mpq_ptr)0);
+  free(cnt);
+  return ok;
 }
-
 /* The loaded row's score shape: per group its count and exact offset from the top. */
 static char *row_shape(ac_gr_ws *g)
 {
@@ -138,10 +219,13 @@ static char *row_shape(ac_gr_ws *g)
 }
 
 typedef struct {
-  char *key;       /* row shape and the column's group */
-  int64_t ng, n0;  /* groups, keys of the top group */
-  mpfr_t *k;       /* dk * ng, or NULL until a row with dS adds to it */
-  mpfr_t *v;       /* dv */
+  char *key;       /* the row shape */
+  int64_t ng;
+  int64_t *cnt;    /* ng */
+  mpq_t *d;        /* ng offsets from the top */
+  mpq_t *v;        /* ng * dv: V_g */
+  mpq_t *k;        /* ng * ng * dk: K_gh (ng <= AC_GR_CLASS_PAIRS), else NULL */
+  uint8_t *knz;    /* dk: some K_gh of column t is not 0 */
 } gr_class;
 
 struct ac_gr_classes {
@@ -165,161 +249,91 @@ void ac_gr_classes_free(ac_gr_classes *C)
   for (int64_t k = 0; k < C->ncols; k++) {
     for (int64_t a = 0; a < C->n[k]; a++) {
       gr_class *cl = &C->c[k][a];
-      if (cl->k) {
-        for (int64_t x = 0; x < C->dk * cl->ng; x++) mpfr_clear(cl->k[x]);
-        free(cl->k);
-      }
-      for (int64_t x = 0; x < C->dv; x++) mpfr_clear(cl->v[x]);
-      free(cl->v);
-      free(cl->key);
+      q_free(cl->d, cl->ng);
+      q_free(cl->v, cl->ng * C->dv);
+      q_free(cl->k, cl->k ? cl->ng * cl->ng * C->dk : 0);
+      free(cl->cnt); free(cl->knz); free(cl->key);
     }
     free(C->c[k]);
   }
   free(C->c); free(C->n); free(C);
 }
 
-static gr_class *class_of(ac_gr_classes *C, int64_t k, const char *shape, int64_t grp, int64_t ng, int64_t n0)
+static gr_class *class_of(ac_gr_ws *g, ac_gr_classes *C, int64_t k, const char *shape)
 {
-  char *key = ac_xmalloc(strlen(shape) + 32);
-  sprintf(key, "%s#%lld", shape, (long long)grp);
   for (int64_t a = 0; a < C->n[k]; a++)
-    if (!strcmp(C->c[k][a].key, key)) { free(key); return &C->c[k][a]; }
+    if (!strcmp(C->c[k][a].key, shape)) return &C->c[k][a];
   C->c[k] = ac_xrealloc(C->c[k], (size_t)(C->n[k] + 1) * sizeof *C->c[k]);
   gr_class *cl = &C->c[k][C->n[k]++];
-  cl->key = key;
+  int64_t ng = g->w.ng;
+  cl->key = strcpy(ac_xmalloc(strlen(shape) + 1), shape);
   cl->ng = ng;
-  cl->n0 = n0;
-  cl->k = NULL;
-  cl->v = ac_xmalloc((size_t)C->dv * sizeof *cl->v);
-  for (int64_t x = 0; x < C->dv; x++) { mpfr_init2(cl->v[x], 64); mpfr_set_zero(cl->v[x], 1); }
+  cl->cnt = ac_xmalloc((size_t)ng * sizeof *cl->cnt);
+  cl->d = q_array(ng);
+  row_offsets(g, cl->d, cl->cnt);
+  cl->v = q_array(ng * C->dv);
+  cl->k = ng <= AC_GR_CLASS_PAIRS ? q_array(ng * ng * C->dk) : NULL;
+  cl->knz = ac_xcalloc((size_t)C->dk, 1);
   return cl;
 }
 
 void ac_gr_classes_add(ac_gr_ws *g, ac_gr_classes *C, const ac_gr_cols *cols)
 {
   ac_or_ws *w = &g->w;
-  int64_t dk = C->dk, dv = C->dv;
+  int64_t dk = C->dk, dv = C->dv, ng = w->ng;
   char *shape = row_shape(g);
-  mpfr_t x, y, tmp;
-  mpfr_inits2(64, x, y, tmp, (mpfr_ptr)0);
+  mpq_t *coef = q_array(ng), x;
+  mpq_init(x);
   for (int64_t j = 0; j < w->n; j++) {
-    int64_t k = cols->map[j];
+    int64_t k = cols->map[j], q = w->gof[j];
     if (k < 0 || !cols->pend[k]) continue;
-    gr_class *cl = class_of(C, k, shape, w->gof[j], w->ng, w->gst[1] - w->gst[0]);
+    gr_class *cl = class_of(g, C, k, shape);
     for (int64_t t = 0; t < dv; t++) {
       if (g->odbad[t]) continue;
-      mpfr_set_prec(x, 53);
-      mpfr_set_d(x, g->od[t], MPFR_RNDN);
-      exact_add(cl->v[t], x, tmp);
+      mpq_set_d(x, g->od[t]);
+      mpq_add(cl->v[q * dv + t], cl->v[q * dv + t], x);
     }
     if (g->cls != AC_GR_ROW_OK) continue;
-    if (!cl->k) {
-      cl->k = ac_xmalloc((size_t)(dk * cl->ng) * sizeof *cl->k);
-      for (int64_t e = 0; e < dk * cl->ng; e++) { mpfr_init2(cl->k[e], 64); mpfr_set_zero(cl->k[e], 1); }
-    }
-    for (int64_t h = 0; h < w->ng; h++) {   /* q_t (n_h a_j - c_h), c_0 = 0 */
-      exact_mul_si(x, g->X[j], (long)(w->gst[h + 1] - w->gst[h]));
-      if (h >= 1) {
-        mpfr_set_prec(y, mpfr_get_prec(g->SX[h]));
-        AC_EXACT(mpfr_neg(y, g->SX[h], MPFR_RNDN), "a negation");
-        exact_add(x, y, tmp);
-      }
+    key_coefs(g, j, coef);
+    for (int64_t h = 0; h < ng; h++)
       for (int64_t t = 0; t < dk; t++) {
-        mpfr_set_prec(y, mpfr_get_prec(x) + 53);
-        AC_EXACT(mpfr_mul_d(y, x, w->qd[t], MPFR_RNDN), "q_t (n_h a_j - c_h)");
-        exact_add(cl->k[t * cl->ng + h], y, tmp);
+        mpq_set_d(x, w->qd[t]);
+        mpq_mul(x, x, coef[h]);
+        cl->knz[t] |= mpq_sgn(x) != 0;
+        if (cl->k) mpq_add(cl->k[(q * ng + h) * dk + t], cl->k[(q * ng + h) * dk + t], x);
       }
-    }
   }
-  mpfr_clears(x, y, tmp, (mpfr_ptr)0);
+  mpq_clear(x);
+  q_free(coef, ng);
   free(shape);
 }
 
-int ac_gr_classes_zero(const ac_gr_classes *C, int64_t k, char which, int64_t t)
+int ac_gr_classes_exact(const ac_gr_classes *C, const ac_or_scale *sc, int64_t k, char which, int64_t t,
+                        mpfr_prec_t p, mpfr_t lo, mpfr_t hi)
 {
-  for (int64_t a = 0; a < C->n[k]; a++) {
-    const gr_class *cl = &C->c[k][a];
-    if (which == 'v') {
-      if (!mpfr_zero_p(cl->v[t])) return 0;
-      continue;
-    }
-    if (!cl->k) continue;
-    for (int64_t h = 0; h < cl->ng; h++)
-      if (!mpfr_zero_p(cl->k[t * cl->ng + h])) return 0;
-  }
-  return 1;
-}
-
-int ac_gr_scale_rational(const ac_or_scale *sc, mpq_t c)
-{
-  if (!sc->is_default) {
-    mpq_set_d(c, sc->stored);
-    return 1;
-  }
-  if (sc->kind == AC_SCALE_IRRATIONAL) return 0;
-  unsigned long k = (unsigned long)llround(sqrt((double)sc->dk));
-  mpq_set_ui(c, 1, k);
-  return 1;
-}
-
-static void enclose_q(mpq_srcptr v, mpfr_prec_t p, mpfr_t lo, mpfr_t hi)
-{
-  mpfr_set_prec(lo, p);
-  mpfr_set_prec(hi, p);
-  mpfr_set_q(lo, v, MPFR_RNDD);
-  mpfr_set_q(hi, v, MPFR_RNDU);
-}
-
-int ac_gr_classes_rational(const ac_gr_classes *C, const ac_or_scale *sc, int64_t k, char which, int64_t t,
-                           mpfr_prec_t p, mpfr_t lo, mpfr_t hi)
-{
-  for (int64_t a = 0; a < C->n[k]; a++)
-    if (C->c[k][a].ng != 1) return 0;
-  mpq_t sum, x, c;
-  mpq_inits(sum, x, c, (mpq_ptr)0);
-  int ok = which == 'v' || ac_gr_scale_rational(sc, c);
+  mpq_t sum, R, q;
+  mpq_inits(sum, R, q, (mpq_ptr)0);
+  int ok = 1;
   for (int64_t a = 0; a < C->n[k] && ok; a++) {
-    const gr_class *cl = &C->c[k][a];
-    if (which == 'k' && !cl->k) continue;
-    mpfr_get_q(x, which == 'v' ? cl->v[t] : cl->k[t]);
-    mpz_ui_pow_ui(mpq_denref(c), (unsigned long)cl->n0, which == 'v' ? 1 : 3);   /* c's slot as scratch */
-    mpz_mul(mpq_denref(x), mpq_denref(x), mpq_denref(c));
-    mpq_canonicalize(x);
-    mpq_add(sum, sum, x);
-    if (which == 'k') ac_gr_scale_rational(sc, c);
-  }
-  if (ok) {
-    if (which == 'k') mpq_mul(sum, sum, c);
-    enclose_q(sum, p, lo, hi);
-  }
-  mpq_clears(sum, x, c, (mpq_ptr)0);
-  return ok;
-}
-
-int ac_gr_dq_rational(ac_gr_ws *g, int64_t t, mpfr_prec_t p, mpfr_t lo, mpfr_t hi)
-{
-  ac_or_ws *w = &g->w;
-  if (w->ng != 1) return 0;
-  mpq_t c, x;
-  mpq_inits(c, x, (mpq_ptr)0);
-  int ok = ac_gr_scale_rational(&w->sc, c);
-  if (ok) {   /* c Σ_j a_j K_jt / n² */
-    mpfr_t s, y, tmp;
-    mpfr_inits2(64, s, y, tmp, (mpfr_ptr)0);
-    mpfr_set_zero(s, 1);
-    for (int64_t j = 0; j < w->n; j++) {
-      mpfr_set_prec(y, mpfr_get_prec(g->X[j]) + 53);
-      AC_EXACT(mpfr_mul_d(y, g->X[j], ac_or_kval(w->head, (size_t)(j * w->p->dk + t)), MPFR_RNDN), "a_j K_jt");
-      exact_add(s, y, tmp);
+    gr_class *cl = &C->c[k][a];
+    if (which == 'v') {   /* V_g = R n_g for every g */
+      for (int64_t g = 0; g < cl->ng && ok; g++) {
+        mpq_set_si(q, (long)cl->cnt[g], 1);
+        mpq_div(q, cl->v[g * C->dv + t], q);
+        if (!g) mpq_set(R, q);
+        else ok = mpq_equal(R, q) != 0;
+      }
+    } else if (!cl->knz[t]) {
+      mpq_set_ui(R, 0, 1);
+    } else if (cl->k && pair_ratio(cl->ng, cl->d, cl->cnt, cl->k + t, C->dk, R)) {
+      mpq_set_si(q, (long)cl->cnt[0], 1);
+      mpq_div(R, R, q);
+    } else {
+      ok = 0;
     }
-    mpfr_get_q(x, s);
-    mpq_mul(x, x, c);
-    mpz_ui_pow_ui(mpq_numref(c), (unsigned long)w->n, 2);
-    mpz_mul(mpq_denref(x), mpq_denref(x), mpq_numref(c));
-    mpq_canonicalize(x);
-    enclose_q(x, p, lo, hi);
-    mpfr_clears(s, y, tmp, (mpfr_ptr)0);
+    if (ok) mpq_add(sum, sum, R);
   }
-  mpq_clears(c, x, (mpq_ptr)0);
+  if (ok) ok = enclose(sum, sc, which == 'k', p, lo, hi);
+  mpq_clears(sum, R, q, (mpq_ptr)0);
   return ok;
 }

@@ -52,21 +52,15 @@ void ac_gr_row_pass(ac_gr_ws *g, mpfr_prec_t p, mpfr_t *dqlo, mpfr_t *dqhi, ac_g
 /* [lo, hi] times the scale's interval [clo, chi] of the last pass, outward. */
 void ac_gr_mul_scale(ac_gr_ws *g, mpfr_t lo, mpfr_t hi);
 
-/* 1 when dQ_i[t] of the loaded row (class OK) is exactly 0 by the pair test (gradexact.c). */
-int ac_gr_dq_zero_pairs(ac_gr_ws *g, int64_t t);
+/* dQ_i[t] of the loaded row (class OK) by the exact tests of gradexact.c: when it is 0, or rational
+ * and c rational, its exact value enclosed at precision p (a point when dyadic): 1; else 0. */
+int ac_gr_dq_exact(ac_gr_ws *g, int64_t t, mpfr_prec_t p, mpfr_t lo, mpfr_t hi);
 ac_gr_classes *ac_gr_classes_new(int64_t ncols, int64_t dk, int64_t dv);
 void ac_gr_classes_free(ac_gr_classes *C);
 /* Adds the loaded row (class not PBAD) into the classes of the pending columns it sees. */
 void ac_gr_classes_add(ac_gr_ws *g, ac_gr_classes *C, const ac_gr_cols *cols);
-/* 1 when element t of local column k of dK (which 'k') or dV ('v') is exactly 0 by the class test. */
-int ac_gr_classes_zero(const ac_gr_classes *C, int64_t k, char which, int64_t t);
-/* c as a GMP rational when it is one (stored scales; 1/k for a default scale with dk = k²): 1, else 0. */
-int ac_gr_scale_rational(const ac_or_scale *sc, mpq_t c);
-/* The exact rational value of element t of local column k ('k' dK with its scale, 'v' dV) enclosed
- * at precision p when every class has one group and c is rational: 1, else 0. */
-int ac_gr_classes_rational(const ac_gr_classes *C, const ac_or_scale *sc, int64_t k, char which, int64_t t,
-                           mpfr_prec_t p, mpfr_t lo, mpfr_t hi);
-/* The same for dQ_i[t] of the loaded row (class OK) when it has one group. */
-int ac_gr_dq_rational(ac_gr_ws *g, int64_t t, mpfr_prec_t p, mpfr_t lo, mpfr_t hi);
+/* The same for element t of local column k of dK ('k', the scale included) or dV ('v'). */
+int ac_gr_classes_exact(const ac_gr_classes *C, const ac_or_scale *sc, int64_t k, char which, int64_t t,
+                        mpfr_prec_t p, mpfr_t lo, mpfr_t hi);
 
 #endif

@@ -309,6 +309,86 @@ START_TEST(huge_logits)
 }
 END_TEST
 
+/* A case of small integers in the given shape, and dO, from explicit values. */
+static void *int_case(ac_case *c, ac_dtype dt, ac_mask m, int64_t H, int64_t KVH, int64_t tq, int64_t tk, int64_t dk,
+                      int64_t dv, const double *q, const double *k, const double *v, const double *dO)
+{
+  ref_case(c, dt, m, 1, H, KVH, tq, tk, dk, dv);
+  for (int64_t x = 0; x < H * tq * dk; x++) ref_set(c, 'q', (size_t)x, q[x]);
+  for (int64_t x = 0; x < KVH * tk * dk; x++) ref_set(c, 'k', (size_t)x, k[x]);
+  for (int64_t x = 0; x < KVH * tk * dv; x++) ref_set(c, 'v', (size_t)x, v[x]);
+  void *d = dout_alloc(&c->p);
+  for (int64_t x = 0; x < H * tq * dv; x++) dout_set(&c->p, d, (size_t)x, dO[x]);
+  return d;
+}
+
+START_TEST(mirrored_rows_cancel_in_dv)
+{
+  /* rows (h0, i1) and (h1, i1) score key 0 at -4 | 2 and 4 | -2: its weights 1/(1+e^6) and
+   * 1/(1+e^-6) add to 1, so dV_0[1] = 2 - 2 (1/(1+e^6) + 1/(1+e^-6)) = 0 exactly, though no row
+   * class alone is 0 */
+  static const double q[] = {1, -2, -2, 2}, k[] = {2, -1, 0, 0, 0};
+  static const double v[] = {2, -2, -2, -1, 0, 0, 2, -2, -1, 2, -1, 1, -1, -1, 2};
+  static const double dO[] = {1, 2, 0, -1, -2, 0, 1, 0, -1, 1, -2, -2};
+  ac_case c;
+  void *d = int_case(&c, AC_F16, AC_MASK_CAUSAL, 2, 1, 2, 5, 1, 3, q, k, v, dO);
+  ac_grad_result r;
+  run(&c, d, NULL, NULL, &r);
+  assert_exact_zero(&r.dv, 0, 1);
+  against_brute(&c, d, &r, PREC);
+  ac_grad_result_free(&r);
+  free(d);
+  ac_case_free(&c);
+}
+END_TEST
+
+START_TEST(group_pairs_cancel_in_dq)
+{
+  /* row 1 of head 0 scores its keys 1, -1, -1 (c = 1/2): dS_0 = -2 dS_1 = -2 dS_2, and K column 2
+   * is 1, 0, 2, so dQ[2] = c (dS_0 + 2 dS_1) = 0 although K is not constant */
+  static const double q[] = {-2, -2, -2, 0, 1, -2, -2, 1, -2, -2, -2, -1, 1, -1, 2, -1,
+                             1, -2, 0, 2, 2, 2, 1, -1, -2, -1, 1, -1, 2, 0, -1, 1};
+  static const double k[] = {-1, -1, 1, 2, -2, -1, 0, -1, -1, -2, 2, 0, 0, 2, -2, 2, 1, -2, -1, 0, -2, -1, 1, 2};
+  static const double v[] = {1, -2, -2, -1, -2, 0};
+  static const double dO[] = {-0.287354, 0.953125, 0.227905, -0.224243, -1.35645, -0.448486, -1.17871, -0.996094};
+  ac_case c;
+  void *d = int_case(&c, AC_F16, AC_MASK_CAUSAL_BR, 4, 2, 2, 3, 4, 1, q, k, v, dO);
+  ac_grad_result r;
+  run(&c, d, NULL, NULL, &r);
+  assert_exact_zero(&r.dq, 1, 2);
+  against_brute(&c, d, &r, PREC);
+  ac_grad_result_free(&r);
+  free(d);
+  ac_case_free(&c);
+}
+END_TEST
+
+START_TEST(rational_on_a_breakpoint)
+{
+  /* scale 0: P = 1/3 on every key, dV_j[0] = (2 (1 + 2^-10) + 1 - 2^-11) / 3 = 1 + 2^-11 exactly,
+   * the fp16 tie between 1 and 1 + 2^-10: to even, 1 */
+  static const double q[] = {1, 2, 3}, k[] = {1, -1, 0.5};
+  static const double v[] = {1, 2, 3};
+  static const double dO[] = {1 + 0x1p-10, 1 + 0x1p-10, 1 - 0x1p-11};
+  ac_case c;
+  void *d = int_case(&c, AC_F16, AC_MASK_NONE, 1, 1, 3, 3, 1, 1, q, k, v, dO);
+  c.p.scale_is_default = 0;
+  c.p.scale = 0;
+  ac_grad_result r;
+  run(&c, d, NULL, NULL, &r);
+  for (int64_t j = 0; j < 3; j++) {
+    const ac_grad_elem *el = ac_grad_at(&r.dv, j, 0);
+    ck_assert_msg(el->how == AC_HOW_EXACT && el->g == 1 + 0x1p-11 && el->g_err == 0, "dV_%lld: how %d, %a +- %a",
+                  (long long)j, el->how, el->g, el->g_err);
+    ck_assert_uint_eq(ac_grad_bits(&r.dv, AC_F16, j, 0), ac_encode_f64(AC_F16, 1.0));
+    ck_assert_uint_eq(ac_grad_bits(&r.dv, AC_F64, j, 0), ac_encode_f64(AC_F64, 1 + 0x1p-11));
+  }
+  ac_grad_result_free(&r);
+  free(d);
+  ac_case_free(&c);
+}
+END_TEST
+
 static int undefined(const ac_grad_tensor *T, int64_t x, int64_t t)
 {
   const ac_grad_elem *el = ac_grad_at(T, x, t);
@@ -397,6 +477,9 @@ int main(void)
   tcase_add_test(tc, equal_dp_zero_do_constant_k);
   tcase_add_test(tc, cancellation_e700);
   tcase_add_test(tc, huge_logits);
+  tcase_add_test(tc, mirrored_rows_cancel_in_dv);
+  tcase_add_test(tc, group_pairs_cancel_in_dq);
+  tcase_add_test(tc, rational_on_a_breakpoint);
   tcase_add_test(tc, nonfinite_rules);
   tcase_add_test(tc, sampling_and_refusal);
   suite_add_tcase(s, tc);

@@ -18,6 +18,7 @@ void ac_grad_opts_init(ac_grad_opts *o)
 {
   memset(o, 0, sizeof *o);
   o->prec_cap = 1L << 16;
+  o->formats = 1u << AC_F64;
 }
 
 static void tensor_init(ac_grad_tensor *T, int64_t n, int64_t d, const uint8_t *sel, uint32_t formats)
@@ -169,7 +170,7 @@ static void row_step(gjob *J, int64_t b, int64_t h, int64_t i, int64_t jmin, ac_
     return;
   }
   ac_gr_ws *g = &J->g;
-  ac_gr_row_load(g, b, h, i);
+  ac_gr_row_load(g, b, h, i, 1);
   if (g->cls != AC_GR_ROW_OK) row_undefined(J, sq, want_dq, cols->map, slot, n);
   if (g->cls == AC_GR_ROW_PBAD) return;
   int dq = want_dq && g->cls == AC_GR_ROW_OK;
@@ -244,6 +245,74 @@ static void head_pass(gjob *J, int64_t b, int64_t kvh, mpfr_prec_t prec)
   free(map); free(slot); free(cp);
 }
 
+/* Element e of T from the extended-precision pass: value v within err. Decides the formats both ends of the
+ * enclosure (pushed out by one step) round alike into; never around 0. */
+static void fast_decide(gjob *J, ac_grad_tensor *T, uint32_t *pend, int64_t e, double v, double err)
+{
+  if (!pend[e]) return;
+  ac_grad_elem *el = &T->el[e];
+  el->g = v;
+  el->g_err = err;
+  el->accept = AC_ACCEPT_VALUE;
+  double lo = nextafter(v - err * (1 + 0x1p-50), -INFINITY), hi = nextafter(v + err * (1 + 0x1p-50), INFINITY);
+  if (!(lo > 0 || hi < 0)) return;
+  for (int f = 0; f < AC_NDTYPES; f++) {
+    if (!(pend[e] & (1u << f))) continue;
+    uint64_t a = ac_encode_f64((ac_dtype)f, lo);
+    if (a != ac_encode_f64((ac_dtype)f, hi)) continue;
+    T->bits[f][e] = a;
+    pend[e] &= ~(1u << f);
+  }
+  if (pend[e]) return;
+  el->how = AC_HOW_ROUNDED;
+  J->r->n_rounded++;
+  J->r->n_fast++;
+}
+
+/* The extended-precision pass over (b, kvh): every row of finite inputs; the columns only when every row
+ * that sees them is such a row. */
+static void fast_head_pass(gjob *J, int64_t b, int64_t kvh)
+{
+  const ac_problem *p = J->p;
+  ac_grad_result *r = J->r;
+  ac_gr_ws *g = &J->g;
+  int64_t *map = ac_xmalloc((size_t)p->tk * sizeof *map), *slot = ac_xmalloc((size_t)p->tk * sizeof *slot), jmin;
+  uint8_t *cp = ac_xmalloc((size_t)p->tk);
+  int64_t nc = head_columns(J, b, kvh, map, slot, cp, &jmin), hpg = p->heads / p->kv_heads;
+  ac_gr_cols cols = {.map = map, .pend = cp};
+  ac_gr_fcols fc;
+  ac_gr_fcols_init(&fc, nc, p->dk, p->dv);
+  double *dq = ac_xmalloc((size_t)p->dk * 2 * sizeof *dq), *edq = dq + p->dk;
+  int ok = 1;
+  for (int64_t hh = 0; hh < hpg; hh++)
+    for (int64_t i = 0; i < p->tq; i++) {
+      int64_t h = kvh * hpg + hh, sq = r->dq.slot[ac_rowidx(p, b, h, i)], n = ac_visible_count(p, i);
+      int want_dq = sq >= 0 && any_pending(J->pend[0], sq * p->dk, p->dk);
+      if ((!want_dq && n <= jmin) || n <= 0) continue;
+      ac_gr_row_load(g, b, h, i, 0);
+      if (g->cls != AC_GR_ROW_OK || ac_gr_fast_row(g, want_dq ? dq : NULL, edq, &cols, &fc)) {
+        ok &= n <= jmin;
+        continue;
+      }
+      if (want_dq)
+        for (int64_t t = 0; t < p->dk; t++) fast_decide(J, &r->dq, J->pend[0], sq * p->dk + t, dq[t], edq[t]);
+    }
+  for (int64_t k = 0; k < nc && ok; k++) {
+    if (!cp[k]) continue;
+    double v, e;
+    for (int64_t t = 0; t < p->dk; t++) {
+      ac_gr_fast_col(&fc, &g->w.sc, k, 'k', t, p->dk, &v, &e);
+      fast_decide(J, &r->dk, J->pend[1], slot[k] * p->dk + t, v, e);
+    }
+    for (int64_t t = 0; t < p->dv; t++) {
+      ac_gr_fast_col(&fc, &g->w.sc, k, 'v', t, p->dv, &v, &e);
+      fast_decide(J, &r->dv, J->pend[2], slot[k] * p->dv + t, v, e);
+    }
+  }
+  ac_gr_fcols_free(&fc);
+  free(dq); free(map); free(slot); free(cp);
+}
+
 /* Past the cap: every element left keeps its last binary64 value, reported unresolved. */
 static void mark_unresolved(gjob *J)
 {
@@ -273,19 +342,22 @@ static int select_all(const ac_problem *p, const ac_grad_opts *o, uint8_t *rs, u
   return 0;
 }
 
-static void run_passes(gjob *J, long cap)
+static void run_passes(gjob *J, long cap, int fast)
 {
   const ac_problem *p = J->p;
+  if (fast)
+    for (int64_t b = 0; b < p->batch; b++)
+      for (int64_t kvh = 0; kvh < p->kv_heads; kvh++) fast_head_pass(J, b, kvh);
   ac_grad_tensor *T[3] = {&J->r->dq, &J->r->dk, &J->r->dv};
   mpfr_prec_t prec = ac_or_next_prec(64, 53);
   for (J->pass = 1;; J->pass++) {
+    int left = 0;
+    for (int k = 0; k < 3 && !left; k++) left = any_pending(J->pend[k], 0, T[k]->nsel * T[k]->d);
+    if (!left) return;
     J->r->passes = J->pass;
     if (J->r->max_prec < prec) J->r->max_prec = prec;
     for (int64_t b = 0; b < p->batch; b++)
       for (int64_t kvh = 0; kvh < p->kv_heads; kvh++) head_pass(J, b, kvh, prec);
-    int left = 0;
-    for (int k = 0; k < 3 && !left; k++) left = any_pending(J->pend[k], 0, T[k]->nsel * T[k]->d);
-    if (!left) return;
     mpfr_prec_t np = ac_or_next_prec(prec, 53);
     if (np > cap) {
       mark_unresolved(J);
@@ -311,7 +383,7 @@ int ac_grad_run(const ac_case *c, const void *dout, const ac_grad_opts *o, ac_gr
   }
   double t0 = ac_now();
   r->p = *p;
-  r->formats = (o->formats | (1u << p->dtype) | (1u << AC_F64)) & ((1u << AC_NDTYPES) - 1);
+  r->formats = (o->formats | (1u << p->dtype)) & ((1u << AC_NDTYPES) - 1);
   tensor_init(&r->dq, nrows, p->dk, rs, r->formats);
   tensor_init(&r->dk, ncols, p->dk, cs, r->formats);
   tensor_init(&r->dv, ncols, p->dv, cs, r->formats);
@@ -331,7 +403,7 @@ int ac_grad_run(const ac_case *c, const void *dout, const ac_grad_opts *o, ac_gr
     for (int64_t x = 0; x < m; x++) J.pend[k][x] = r->formats;
   }
   acc_init(&J.dqlo, &J.dqhi, p->dk, 64);
-  run_passes(&J, cap);
+  run_passes(&J, cap, !o->no_fast && p->dtype != AC_F64);
   acc_free(J.dqlo, J.dqhi, p->dk);
   for (int k = 0; k < 3; k++) free(J.pend[k]);
   ac_gr_ws_free(&J.g);

@@ -1,8 +1,8 @@
 /* grad.h: the exact backward pass of plain attention (docs/backward.md).
  *
  * Given a case (Q, K, V, scale, mask, GQA) and the upstream gradient dO (the shape and dtype of
- * O), every selected element of dQ, dK and dV correctly rounded into the requested formats (the
- * case dtype and binary64 always), with a binary64 value and a proven error bound:
+ * O), every selected element of dQ, dK and dV correctly rounded into the case dtype and the
+ * requested formats (binary64 by default), with a binary64 value and a proven error bound:
  *   P exact (the forward's weights), dP_ij = dO_i·V_j, D_i = Σ_j P_ij dP_ij,
  *   dS_ij = P_ij (dP_ij - D_i), dQ_i = c Σ_j dS_ij K_j, dK_j = c Σ_i dS_ij Q_i, dV_j = Σ_i P_ij dO_i,
  * dK and dV summed over the query heads of a KV group. Rows (dQ) are numbered as the forward's,
@@ -46,6 +46,7 @@ typedef struct {
    * interval passes), zero (exact zeros, a subset of exact), unresolved, highprec (decided after
    * the first pass), passes run, largest precision in bits */
   int64_t n_exact, n_rounded, n_zero, n_unresolved, n_highprec;
+  int64_t n_fast;                /* of the rounded: decided by the binary64 pass */
   int passes;
   long max_prec;
   double seconds;
@@ -55,8 +56,9 @@ typedef struct {
   const char *rows;     /* dQ rows: NULL or "all", "edges+K", or a list "3,7,10-20" (as the forward) */
   const char *cols;     /* dK/dV columns: the same forms over columns (edges: j = 0, tk-1, j mod 16 in {0,15}) */
   uint64_t seed;        /* for the K random rows/columns of edges+K */
-  uint32_t formats;     /* extra formats (1u << ac_dtype) */
+  uint32_t formats;     /* formats (1u << ac_dtype) besides the case dtype: binary64 by default */
   long prec_cap;        /* bits (0: the forward's default, 65536) */
+  int no_fast;          /* the MPFR passes alone (no binary64 first pass) */
 } ac_grad_opts;
 
 void ac_grad_opts_init(ac_grad_opts *o);

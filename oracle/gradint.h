@@ -44,8 +44,8 @@ void ac_gr_ws_init(ac_gr_ws *g, const ac_case *cs, const void *dout, const ac_or
                    long cap);
 void ac_gr_ws_free(ac_gr_ws *g);
 /* Loads row (b, h, i): q, dO, the row class, and for a row whose P is defined the exact scores and
- * groups, the exact dP and the zero tests. Returns the number of visible keys. */
-int64_t ac_gr_row_load(ac_gr_ws *g, int64_t b, int64_t h, int64_t i);
+ * groups, and with exact the exact dP and the zero tests. Returns the number of visible keys. */
+int64_t ac_gr_row_load(ac_gr_ws *g, int64_t b, int64_t h, int64_t i, int exact);
 /* One pass at precision p over the loaded row (n >= 1, class not PBAD): dQ_i into dqlo/dqhi (dk;
  * NULL: not wanted), the row's dK and dV terms into the pending columns of cols. */
 void ac_gr_row_pass(ac_gr_ws *g, mpfr_prec_t p, mpfr_t *dqlo, mpfr_t *dqhi, ac_gr_cols *cols);
@@ -62,5 +62,22 @@ void ac_gr_classes_add(ac_gr_ws *g, ac_gr_classes *C, const ac_gr_cols *cols);
 /* The same for element t of local column k of dK ('k', the scale included) or dV ('v'). */
 int ac_gr_classes_exact(const ac_gr_classes *C, const ac_or_scale *sc, int64_t k, char which, int64_t t,
                         mpfr_prec_t p, mpfr_t lo, mpfr_t hi);
+
+/* gradfast.c: the extended-precision first pass with a running error bound. Column sums of one
+ * (batch, kv head). */
+typedef struct {
+  long double *sk, *ak, *ek;   /* ncols*dk: Σ_i dS_ij q_it, Σ |dS_ij q_it|, Σ eS_ij |q_it| */
+  long double *sv, *av, *ev;   /* ncols*dv: Σ_i P_ij dO_it, Σ |P_ij dO_it|, Σ eP_ij |dO_it| */
+  int64_t *m;                  /* ncols: rows added */
+} ac_gr_fcols;
+void ac_gr_fcols_init(ac_gr_fcols *f, int64_t nc, int64_t dk, int64_t dv);
+void ac_gr_fcols_free(ac_gr_fcols *f);
+/* The loaded row (class OK, loaded without exact): dQ values and bounds into dq, edq (dk; dq NULL:
+ * not wanted), its terms into the pending columns of fc. Returns 0, or 1 when the pass cannot
+ * bound the row (nothing added). */
+int ac_gr_fast_row(ac_gr_ws *g, double *dq, double *edq, const ac_gr_cols *cols, ac_gr_fcols *fc);
+/* Value and bound of element t of local column k of dK ('k', d = dk) or dV ('v', d = dv). */
+void ac_gr_fast_col(const ac_gr_fcols *fc, const ac_or_scale *sc, int64_t k, char which, int64_t t, int64_t d,
+                    double *val, double *err);
 
 #endif

@@ -169,7 +169,7 @@ static void zero_tests(ac_gr_ws *g)
   }
 }
 
-int64_t ac_gr_row_load(ac_gr_ws *g, int64_t b, int64_t h, int64_t i)
+int64_t ac_gr_row_load(ac_gr_ws *g, int64_t b, int64_t h, int64_t i, int exact)
 {
   ac_or_ws *w = &g->w;
   const ac_problem *p = w->p;
@@ -193,7 +193,7 @@ int64_t ac_gr_row_load(ac_gr_ws *g, int64_t b, int64_t h, int64_t i)
   ac_or_row_scores(w);
   ac_or_groups(w);
   ensure_keys(g, n);
-  if (dbad) return n;
+  if (dbad || !exact) return n;
   for (int64_t j = 0; j < n; j++) exact_dot(g, g->X[j], g->od, ac_or_vrow(hd, j, p->dv, g->vbuf), p->dv);
   zero_tests(g);
   return n;

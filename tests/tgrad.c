@@ -389,6 +389,44 @@ START_TEST(rational_on_a_breakpoint)
 }
 END_TEST
 
+START_TEST(extended_pass_agrees)
+{
+  /* the case dtype alone: the extended pass decides most elements, and every bit agrees with the
+   * MPFR passes alone */
+  ac_rng rng;
+  ac_rng_init(&rng, ac_test_seed(), 7);
+  int64_t fast = 0, all = 0;
+  for (int k = 0; k < 200; k++) {
+    ac_case c;
+    ref_random_case(&c, k % 2 ? AC_F32 : AC_BF16, &rng);
+    void *d = dout_alloc(&c.p);
+    random_dout(&c.p, d, &rng);
+    ac_grad_opts o;
+    ac_err e;
+    ac_grad_opts_init(&o);
+    o.formats = 0;
+    ac_grad_result a, b;
+    ck_assert(ac_grad_run(&c, d, &o, &a, &e) == 0);
+    o.no_fast = 1;
+    ck_assert(ac_grad_run(&c, d, &o, &b, &e) == 0);
+    ck_assert(a.n_unresolved == 0 && b.n_unresolved == 0 && b.n_fast == 0);
+    const ac_grad_tensor *ta[3] = {&a.dq, &a.dk, &a.dv}, *tb[3] = {&b.dq, &b.dk, &b.dv};
+    for (int x = 0; x < 3; x++)
+      for (int64_t i = 0; i < ta[x]->nsel * ta[x]->d; i++) {
+        ck_assert_uint_eq(ta[x]->bits[c.p.dtype][i], tb[x]->bits[c.p.dtype][i]);
+        ck_assert(ta[x]->bits[AC_F64] == NULL);
+      }
+    fast += a.n_fast;
+    all += a.n_exact + a.n_rounded;
+    ac_grad_result_free(&a);
+    ac_grad_result_free(&b);
+    free(d);
+    ac_case_free(&c);
+  }
+  ck_assert_msg(fast > all / 2, "the extended pass decided %lld of %lld", (long long)fast, (long long)all);
+}
+END_TEST
+
 static int undefined(const ac_grad_tensor *T, int64_t x, int64_t t)
 {
   const ac_grad_elem *el = ac_grad_at(T, x, t);
@@ -480,6 +518,7 @@ int main(void)
   tcase_add_test(tc, mirrored_rows_cancel_in_dv);
   tcase_add_test(tc, group_pairs_cancel_in_dq);
   tcase_add_test(tc, rational_on_a_breakpoint);
+  tcase_add_test(tc, extended_pass_agrees);
   tcase_add_test(tc, nonfinite_rules);
   tcase_add_test(tc, sampling_and_refusal);
   suite_add_tcase(s, tc);

@@ -24,6 +24,7 @@ typedef struct {
   mpfr_t *prod; mpfr_ptr *pp; int64_t cap_prod;
   double *od;               /* dO_i (dv) */
   uint8_t *odbad;           /* dO_i[t] not finite */
+  int64_t *om; int32_t *oe; /* dO_i[t] = om 2^oe (dv) */
   uint8_t *dqz;             /* dk: dQ_i[t] is exactly 0 */
   double *kbuf, *vbuf;
   mpfr_t Dlo, Dhi, clo, chi, t0, t1;

@@ -1,7 +1,7 @@
 /* gradrow.c: one row of the backward oracle (docs/backward.md §3-§4).
  *
- * Exact parts: X_j = dP_ij = dO_i·V_j is a sum of products of stored values, added exactly
- * (mpfr_sum at a precision doubled until it reports no rounding). With groups g of equal exact
+ * Exact parts: X_j = dP_ij = dO_i·V_j is a sum of products of stored values, added exactly in
+ * fixed point like the scores. With groups g of equal exact
  * score (n_g keys, SX_g = Σ_{j∈g} X_j, per-key weights P_g) and the top group 0 as reference,
  *   n_0 (dP_ij - D_i) = a_j - B,  a_j = n_0 X_j - SX_0,  B = Σ_{g>=1} P_g c_g,  c_g = n_0 SX_g - n_g SX_0,
  * with a_j and c_g exact: the weight near 1 never meets a rounded D, so a row whose other keys
@@ -51,6 +51,8 @@ void ac_gr_ws_init(ac_gr_ws *g, const ac_case *cs, const void *dout, const ac_or
   g->dout = dout;
   g->od = ac_xmalloc((size_t)cs->p.dv * sizeof *g->od);
   g->odbad = ac_xmalloc((size_t)cs->p.dv);
+  g->om = ac_xmalloc((size_t)cs->p.dv * sizeof *g->om);
+  g->oe = ac_xmalloc((size_t)cs->p.dv * sizeof *g->oe);
   g->dqz = ac_xmalloc((size_t)cs->p.dk);
   g->kbuf = ac_xmalloc((size_t)cs->p.dk * sizeof *g->kbuf);
   g->vbuf = ac_xmalloc((size_t)cs->p.dv * sizeof *g->vbuf);
@@ -67,7 +69,7 @@ void ac_gr_ws_free(ac_gr_ws *g)
   }
   for (int64_t k = 0; k < g->cap_prod; k++) mpfr_clear(g->prod[k]);
   free(g->prod); free(g->pp); free(g->zs);
-  free(g->od); free(g->odbad); free(g->dqz); free(g->kbuf); free(g->vbuf);
+  free(g->od); free(g->odbad); free(g->om); free(g->oe); free(g->dqz); free(g->kbuf); free(g->vbuf);
   mpfr_clears(g->Dlo, g->Dhi, g->clo, g->chi, g->t0, g->t1, (mpfr_ptr)0);
 }
 
@@ -80,18 +82,6 @@ static void exact_sum(ac_gr_ws *g, mpfr_t out, int64_t n)
     if (mpfr_sum(out, g->pp, (unsigned long)n, MPFR_RNDN) == 0) return;
     p *= 2;
   }
-}
-
-/* out = Σ_t a_t b_t exactly (binary64 values: each product exact in 106 bits). */
-static void exact_dot(ac_gr_ws *g, mpfr_t out, const double *a, const double *b, int64_t n)
-{
-  ensure_prod(g, n);
-  for (int64_t t = 0; t < n; t++) {
-    mpfr_set_prec(g->prod[t], 106);
-    AC_EXACT(mpfr_set_d(g->prod[t], a[t], MPFR_RNDN), "a binary64 value in 106 bits");
-    AC_EXACT(mpfr_mul_d(g->prod[t], g->prod[t], b[t], MPFR_RNDN), "a product of two binary64 values in 106 bits");
-  }
-  exact_sum(g, out, n);
 }
 
 /* x * k exactly (the precision of x plus 53 bits) into dst. */
@@ -114,6 +104,51 @@ static void exact_comb(ac_gr_ws *g, mpfr_t dst, mpfr_srcptr x, long n, mpfr_srcp
   exact_mul_si(g->t1, y, m);
   mpfr_set_prec(dst, ac_or_exact_prec(g->t0, g->t1));
   AC_EXACT(mpfr_sub(dst, g->t0, g->t1, MPFR_RNDN), "a difference at the precision that holds it");
+}
+
+/* X_j = dO·V_j exactly for the n visible keys: each product M 2^e of two stored values added in
+ * fixed point at the row's least significant bit, in 64-bit chunks (as the scores, scores.c). */
+static void exact_dp(ac_gr_ws *g)
+{
+  ac_or_ws *w = &g->w;
+  const ac_or_head *hd = w->head;
+  int64_t n = w->n, dv = w->p->dv;
+  int32_t lo = INT32_MAX, top = INT32_MIN, vlo = INT32_MAX, vtop = INT32_MIN;
+  for (int64_t t = 0; t < dv; t++) {
+    ac_or_split(g->od[t], &g->om[t], &g->oe[t]);
+    if (g->om[t]) {
+      lo = g->oe[t] < lo ? g->oe[t] : lo;
+      int32_t b = g->oe[t] + ac_or_bitlen((uint64_t)llabs(g->om[t]));
+      top = b > top ? b : top;
+    }
+    if (hd->v_any[t]) {
+      vlo = hd->v_lsb[t] < vlo ? hd->v_lsb[t] : vlo;
+      vtop = hd->v_msb[t] > vtop ? hd->v_msb[t] : vtop;
+    }
+  }
+  if (lo == INT32_MAX || vlo == INT32_MAX) {
+    for (int64_t j = 0; j < n; j++) mpfr_set_zero(g->X[j], 1);
+    return;
+  }
+  int32_t lsb = lo + vlo;
+  int nc = ac_or_fx_chunks((int64_t)top + vtop - lsb + ac_or_bitlen((uint64_t)dv) + 1);
+  if (nc > w->cap_acc) {
+    w->acc = ac_xrealloc(w->acc, (size_t)nc * sizeof *w->acc);
+    w->cap_acc = nc;
+  }
+  uint64_t limbs[nc];
+  for (int64_t j = 0; j < n; j++) {
+    memset(w->acc, 0, (size_t)nc * sizeof *w->acc);
+    for (int64_t t = 0; t < dv; t++) {
+      int32_t e;
+      int64_t M = g->om[t] ? ac_or_v(hd, (size_t)(j * dv + t), t, &e) : 0;
+      if (!M) continue;
+      ac_i128 P = (ac_i128)g->om[t] * M;
+      ac_or_fx_add(w->acc, nc, (ac_u128)(P < 0 ? -P : P), P < 0, (int64_t)g->oe[t] + e - lsb);
+    }
+    ac_or_fx_norm(w->acc, nc, limbs);
+    ac_or_fx_to_mpfr(w, g->X[j], limbs, NULL, nc, lsb);
+  }
 }
 
 /* Row of one group: Σ_j a_j K_jt exactly (a_j = n X_j - SX); 1 when it is 0. */
@@ -194,7 +229,7 @@ int64_t ac_gr_row_load(ac_gr_ws *g, int64_t b, int64_t h, int64_t i, int exact)
   ac_or_groups(w);
   ensure_keys(g, n);
   if (dbad || !exact) return n;
-  for (int64_t j = 0; j < n; j++) exact_dot(g, g->X[j], g->od, ac_or_vrow(hd, j, p->dv, g->vbuf), p->dv);
+  exact_dp(g);
   zero_tests(g);
   return n;
 }

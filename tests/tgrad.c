@@ -427,6 +427,29 @@ START_TEST(extended_pass_agrees)
 }
 END_TEST
 
+START_TEST(wide_f64_values)
+{
+  /* fp64 V and dO over 2^-400 .. 2^400: dP = dO·V spans 1600 bits, added exactly in 64-bit chunks */
+  ac_rng rng;
+  ac_rng_init(&rng, ac_test_seed(), 8);
+  for (int k = 0; k < 20; k++) {
+    ac_case c;
+    ref_case(&c, AC_F64, (ac_mask)(k % 3), 1, 2, 1, 3, 4, 2, 3);
+    for (int64_t x = 0; x < 12; x++) ref_set(&c, 'q', (size_t)x, ac_rng_normal(&rng));
+    for (int64_t x = 0; x < 8; x++) ref_set(&c, 'k', (size_t)x, ac_rng_normal(&rng));
+    for (int64_t x = 0; x < 12; x++) ref_set(&c, 'v', (size_t)x, ldexp(ac_rng_normal(&rng), (int)ac_rng_range(&rng, -400, 400)));
+    void *d = dout_alloc(&c.p);
+    for (int64_t x = 0; x < 18; x++) dout_set(&c.p, d, (size_t)x, ldexp(ac_rng_normal(&rng), (int)ac_rng_range(&rng, -400, 400)));
+    ac_grad_result r;
+    run(&c, d, NULL, NULL, &r);
+    against_brute(&c, d, &r, PREC);
+    ac_grad_result_free(&r);
+    free(d);
+    ac_case_free(&c);
+  }
+}
+END_TEST
+
 static int undefined(const ac_grad_tensor *T, int64_t x, int64_t t)
 {
   const ac_grad_elem *el = ac_grad_at(T, x, t);
@@ -519,6 +542,7 @@ int main(void)
   tcase_add_test(tc, group_pairs_cancel_in_dq);
   tcase_add_test(tc, rational_on_a_breakpoint);
   tcase_add_test(tc, extended_pass_agrees);
+  tcase_add_test(tc, wide_f64_values);
   tcase_add_test(tc, nonfinite_rules);
   tcase_add_test(tc, sampling_and_refusal);
   suite_add_tcase(s, tc);

@@ -39,6 +39,15 @@ static void run(const ac_case *c, const void *d, const char *rows, const char *c
   ck_assert_msg(r->n_unresolved == 0, AC_SEED_FMT "%lld unresolved", AC_SEED_ARG, (long long)r->n_unresolved);
 }
 
+/* The counts of an adversarial case, for the test log. */
+static void note(const char *name, const ac_grad_result *r)
+{
+  fprintf(stderr, "tgrad %s: exact %lld (zero %lld), rounded %lld (extended pass %lld), after the first MPFR pass %lld, "
+                  "unresolved %lld, max precision %ld\n",
+          name, (long long)r->n_exact, (long long)r->n_zero, (long long)r->n_rounded, (long long)r->n_fast,
+          (long long)r->n_highprec, (long long)r->n_unresolved, r->max_prec);
+}
+
 /* Bits of x rounded to t, or 1 in *amb when x (1 ± 2^-(PREC-100)) round differently. */
 static uint64_t ref_round(ac_dtype t, mpfr_t x, int *amb)
 {
@@ -193,6 +202,7 @@ START_TEST(constant_v)
   }
   ac_grad_result r;
   run(&c, d, NULL, NULL, &r);
+  note("constant_v", &r);
   for (int64_t x = 0; x < 10; x++)
     for (int64_t t = 0; t < 3; t++) assert_exact_zero(&r.dq, x, t);
   for (int64_t x = 0; x < 5; x++)
@@ -215,6 +225,7 @@ START_TEST(one_key_and_empty_rows)
   void *d = adv_case(&c, AC_MASK_CAUSAL_BR, 5, 3, &rng);
   ac_grad_result r;
   run(&c, d, NULL, NULL, &r);
+  note("one_key_and_empty_rows", &r);
   for (int64_t h = 0; h < 2; h++)
     for (int64_t i = 0; i < 3; i++)
       for (int64_t t = 0; t < 3; t++) assert_exact_zero(&r.dq, h * 5 + i, t);
@@ -244,6 +255,7 @@ START_TEST(equal_dp_zero_do_constant_k)
   }
   ac_grad_result r;
   run(&c, d, NULL, NULL, &r);
+  note("equal_dp_zero_do_constant_k", &r);
   for (int64_t x = 0; x < 10; x++) {
     assert_exact_zero(&r.dq, x, 1);
     if (x != 4) {
@@ -279,6 +291,7 @@ START_TEST(cancellation_e700)
   dout_set(&c.p, d, 1, 0.75);
   ac_grad_result r;
   run(&c, d, NULL, NULL, &r);
+  note("cancellation_e700", &r);
   /* relative to the top group, dP - D meets no rounded 1 - P: the first pass decides it */
   ck_assert_msg(r.n_highprec == 0 && r.max_prec == 117, "highprec %lld, max_prec %ld", (long long)r.n_highprec,
                 r.max_prec);
@@ -302,6 +315,7 @@ START_TEST(huge_logits)
   for (int64_t x = 0; x < 15; x++) ref_set(&c, 'k', (size_t)x, 32.0 * ref_get(&c, 'k', (size_t)x));
   ac_grad_result r;
   run(&c, d, NULL, NULL, &r);
+  note("huge_logits", &r);
   against_brute(&c, d, &r, 12000);
   ac_grad_result_free(&r);
   free(d);
@@ -334,6 +348,7 @@ START_TEST(mirrored_rows_cancel_in_dv)
   void *d = int_case(&c, AC_F16, AC_MASK_CAUSAL, 2, 1, 2, 5, 1, 3, q, k, v, dO);
   ac_grad_result r;
   run(&c, d, NULL, NULL, &r);
+  note("mirrored_rows_cancel_in_dv", &r);
   assert_exact_zero(&r.dv, 0, 1);
   against_brute(&c, d, &r, PREC);
   ac_grad_result_free(&r);
@@ -355,6 +370,7 @@ START_TEST(group_pairs_cancel_in_dq)
   void *d = int_case(&c, AC_F16, AC_MASK_CAUSAL_BR, 4, 2, 2, 3, 4, 1, q, k, v, dO);
   ac_grad_result r;
   run(&c, d, NULL, NULL, &r);
+  note("group_pairs_cancel_in_dq", &r);
   assert_exact_zero(&r.dq, 1, 2);
   against_brute(&c, d, &r, PREC);
   ac_grad_result_free(&r);
@@ -376,6 +392,7 @@ START_TEST(rational_on_a_breakpoint)
   c.p.scale = 0;
   ac_grad_result r;
   run(&c, d, NULL, NULL, &r);
+  note("rational_on_a_breakpoint", &r);
   for (int64_t j = 0; j < 3; j++) {
     const ac_grad_elem *el = ac_grad_at(&r.dv, j, 0);
     ck_assert_msg(el->how == AC_HOW_EXACT && el->g == 1 + 0x1p-11 && el->g_err == 0, "dV_%lld: how %d, %a +- %a",

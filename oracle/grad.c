@@ -143,8 +143,9 @@ static void row_undefined(gjob *J, int64_t sq, int want_dq, const int64_t *map, 
   if (want_dq)
     for (int64_t t = 0; t < p->dk; t++) set_undefined(J, &r->dq, J->pend[0], sq * p->dk + t);
   for (int64_t j = 0; j < n; j++) {
-    if (map[j] < 0) continue;
-    int64_t s = slot[map[j]];
+    int64_t k = map[g->kidx[j]];
+    if (k < 0) continue;
+    int64_t s = slot[k];
     for (int64_t t = 0; t < p->dk; t++) set_undefined(J, &r->dk, J->pend[1], s * p->dk + t);
     for (int64_t t = 0; t < p->dv; t++)
       if (g->cls == AC_GR_ROW_PBAD || g->odbad[t]) set_undefined(J, &r->dv, J->pend[2], s * p->dv + t);
@@ -159,18 +160,19 @@ static void row_step(gjob *J, int64_t b, int64_t h, int64_t i, int64_t jmin, ac_
   ac_grad_result *r = J->r;
   int64_t sq = r->dq.slot[ac_rowidx(p, b, h, i)];
   int want_dq = sq >= 0 && any_pending(J->pend[0], sq * p->dk, p->dk);
-  int64_t n = ac_visible_count(p, i);
+  /* visible keys are a prefix [0, n) unless a window or a boolean mask picks them */
+  int64_t n = p->f.used ? p->tk : ac_visible_count(p, i);
   if (!want_dq && n <= jmin) return;
+  ac_gr_ws *g = &J->g;
+  if (n > 0) n = ac_gr_row_load(g, b, h, i, 1);
   if (n <= 0) {   /* empty row: dQ_i = 0 exactly */
-    for (int64_t t = 0; t < p->dk; t++) {
+    for (int64_t t = 0; t < p->dk && want_dq; t++) {
       mpfr_set_zero(J->dqlo[t], 1);
       mpfr_set_zero(J->dqhi[t], 1);
       decide(J, &r->dq, J->pend[0], sq * p->dk + t, J->dqlo[t], J->dqhi[t]);
     }
     return;
   }
-  ac_gr_ws *g = &J->g;
-  ac_gr_row_load(g, b, h, i, 1);
   if (g->cls != AC_GR_ROW_OK) row_undefined(J, sq, want_dq, cols->map, slot, n);
   if (g->cls == AC_GR_ROW_PBAD) return;
   int dq = want_dq && g->cls == AC_GR_ROW_OK;
@@ -286,10 +288,10 @@ static void fast_head_pass(gjob *J, int64_t b, int64_t kvh)
   int ok = 1;
   for (int64_t hh = 0; hh < hpg; hh++)
     for (int64_t i = 0; i < p->tq; i++) {
-      int64_t h = kvh * hpg + hh, sq = r->dq.slot[ac_rowidx(p, b, h, i)], n = ac_visible_count(p, i);
+      int64_t h = kvh * hpg + hh, sq = r->dq.slot[ac_rowidx(p, b, h, i)];
+      int64_t n = p->f.used ? p->tk : ac_visible_count(p, i);
       int want_dq = sq >= 0 && any_pending(J->pend[0], sq * p->dk, p->dk);
-      if ((!want_dq && n <= jmin) || n <= 0) continue;
-      ac_gr_row_load(g, b, h, i, 0);
+      if ((!want_dq && n <= jmin) || n <= 0 || ac_gr_row_load(g, b, h, i, 0) == 0) continue;
       if (g->cls != AC_GR_ROW_OK || ac_gr_fast_row(g, want_dq ? dq : NULL, edq, &cols, &fc)) {
         ok &= n <= jmin;
         continue;
@@ -371,8 +373,9 @@ int ac_grad_run(const ac_case *c, const void *dout, const ac_grad_opts *o, ac_gr
 {
   const ac_problem *p = &c->p;
   memset(r, 0, sizeof *r);
-  if (p->f.used)
-    return ac_err_set(e, "the backward oracle covers plain attention only (the case uses variant features)");
+  if (p->f.used & ~(uint32_t)(AC_FEAT_WINDOW | AC_FEAT_BOOL_MASK))
+    return ac_err_set(e, "the backward oracle covers plain attention, windows and boolean masks only (the case uses "
+                         "other variant features)");
   ac_or_scale sc;
   if (ac_or_scale_init(&sc, p, e)) return -1;
   int64_t nrows = p->batch * p->heads * p->tq, ncols = p->batch * p->kv_heads * p->tk;

@@ -285,7 +285,7 @@ void ac_gr_classes_add(ac_gr_ws *g, ac_gr_classes *C, const ac_gr_cols *cols)
   mpq_t *coef = q_array(ng), x;
   mpq_init(x);
   for (int64_t j = 0; j < w->n; j++) {
-    int64_t k = cols->map[j], q = w->gof[j];
+    int64_t k = cols->map[g->kidx[j]], q = w->gof[j];
     if (k < 0 || !cols->pend[k]) continue;
     gr_class *cl = class_of(g, C, k, shape);
     for (int64_t t = 0; t < dv; t++) {

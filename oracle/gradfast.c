@@ -157,7 +157,7 @@ int ac_gr_fast_row(ac_gr_ws *g, double *dq, double *edq, const ac_gr_cols *cols,
   if (dq)
     for (int64_t t = 0; t < dk; t++) dq_value(g, S, eS, t, &dq[t], &edq[t]);
   for (int64_t j = 0; j < n; j++) {
-    int64_t k = cols->map[j];
+    int64_t k = cols->map[g->kidx[j]];
     if (k < 0 || !cols->pend[k]) continue;
     for (int64_t t = 0; t < dk; t++) {
       ld x = S[j] * (ld)w->qd[t];

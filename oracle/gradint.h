@@ -16,6 +16,7 @@ typedef struct {
   const void *dout;
   int cls;                  /* AC_GR_ROW_... of the loaded row */
   int64_t cap;              /* keys */
+  int64_t *kidx, cap_kidx;  /* the loaded row's visible keys (their indices j), n of them */
   mpfr_t *X;                /* exact dP_ij, then a_j = n_0 X_j - SX_0 (gradrow.c) */
   mpfr_t *SX;               /* exact Σ_{j∈g} X_j per group, then c_g = n_0 SX_g - n_g SX_0 (g >= 1) */
   uint8_t *zs;              /* dS_ij is exactly 0 */
@@ -44,8 +45,9 @@ typedef struct {
 void ac_gr_ws_init(ac_gr_ws *g, const ac_case *cs, const void *dout, const ac_oracle_opts *fo, const ac_or_scale *sc,
                    long cap);
 void ac_gr_ws_free(ac_gr_ws *g);
-/* Loads row (b, h, i): q, dO, the row class, and for a row whose P is defined the exact scores and
- * groups, and with exact the exact dP and the zero tests. Returns the number of visible keys. */
+/* Loads row (b, h, i): its visible keys (mask, window, boolean mask) into kidx and w->head, q, dO,
+ * the row class, and for a row whose P is defined the exact scores and groups, and with exact the
+ * exact dP and the zero tests. Returns the number of visible keys (0: nothing loaded). */
 int64_t ac_gr_row_load(ac_gr_ws *g, int64_t b, int64_t h, int64_t i, int exact);
 /* One pass at precision p over the loaded row (n >= 1, class not PBAD): dQ_i into dqlo/dqhi (dk;
  * NULL: not wanted), the row's dK and dV terms into the pending columns of cols. */

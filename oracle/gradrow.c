@@ -69,7 +69,7 @@ void ac_gr_ws_free(ac_gr_ws *g)
   }
   for (int64_t k = 0; k < g->cap_prod; k++) mpfr_clear(g->prod[k]);
   free(g->prod); free(g->pp); free(g->zs);
-  free(g->od); free(g->odbad); free(g->om); free(g->oe); free(g->dqz); free(g->kbuf); free(g->vbuf);
+  free(g->od); free(g->odbad); free(g->om); free(g->oe); free(g->kidx); free(g->dqz); free(g->kbuf); free(g->vbuf);
   mpfr_clears(g->Dlo, g->Dhi, g->clo, g->chi, g->t0, g->t1, (mpfr_ptr)0);
 }
 
@@ -204,13 +204,41 @@ static void zero_tests(ac_gr_ws *g)
   }
 }
 
+/* The visible keys of row (b, h, i) into kidx; a window or a boolean mask gathers them into the
+ * row's own head (w->sub, infscores.c's ac_or_head_pick), which w->head then points at. */
+static int64_t row_keys(ac_gr_ws *g, int64_t b, int64_t h, int64_t i)
+{
+  ac_or_ws *w = &g->w;
+  const ac_problem *p = w->p;
+  if (g->cap_kidx < p->tk) {
+    g->kidx = ac_xrealloc(g->kidx, (size_t)p->tk * sizeof *g->kidx);
+    g->cap_kidx = p->tk;
+  }
+  int64_t n = 0;
+  if (!p->f.used) {
+    n = ac_visible_count(p, i);
+    for (int64_t j = 0; j < n; j++) g->kidx[j] = j;
+    if (n > 0) ac_or_head_load(w, b, ac_kv_head(p, h));
+    return n > 0 ? n : 0;
+  }
+  const ac_case *cs = w->cs;
+  for (int64_t j = 0; j < p->tk; j++)
+    if (ac_visible(p, i, j) && ac_in_window(p, i, j) &&
+        (!(p->f.used & AC_FEAT_BOOL_MASK) || cs->bool_mask[ac_bmaskidx(p, b, h, i, j)]))
+      g->kidx[n++] = j;
+  if (!n) return 0;
+  ac_or_head_load(w, b, ac_kv_head(p, h));
+  ac_or_head_pick(&w->sub, w->head, p, g->kidx, n, 0);
+  w->head = &w->sub;
+  return n;
+}
+
 int64_t ac_gr_row_load(ac_gr_ws *g, int64_t b, int64_t h, int64_t i, int exact)
 {
   ac_or_ws *w = &g->w;
   const ac_problem *p = w->p;
-  int64_t n = ac_visible_count(p, i);
+  int64_t n = row_keys(g, b, h, i);
   if (n <= 0) return 0;
-  ac_or_head_load(w, b, ac_kv_head(p, h));
   const ac_or_head *hd = w->head;
   int bad = ac_or_row_q(w, b, h, i) != 0;
   for (int64_t j = 0; j < n && !bad; j++) bad = hd->kbad[j] != 0;
@@ -348,7 +376,7 @@ void ac_gr_row_pass(ac_gr_ws *g, mpfr_prec_t p, mpfr_t *dqlo, mpfr_t *dqhi, ac_g
   mpfr_set_prec(g->t0, p);
   mpfr_set_prec(g->t1, p);
   for (int64_t j = 0; j < n; j++) {   /* dV_j += P_ij dO_i */
-    int64_t k = cols->map[j], q = w->gof[j];
+    int64_t k = cols->map[g->kidx[j]], q = w->gof[j];
     if (k < 0 || !cols->pend[k]) continue;
     for (int64_t t = 0; t < dv; t++) {
       if (g->odbad[t]) continue;
@@ -365,7 +393,7 @@ void ac_gr_row_pass(ac_gr_ws *g, mpfr_prec_t p, mpfr_t *dqlo, mpfr_t *dqhi, ac_g
   mpfr_set_prec(g->t0, p);
   mpfr_set_prec(g->t1, p);
   for (int64_t j = 0; j < n; j++) {   /* dK_j += dS_ij q_i (the scale at the end) */
-    int64_t k = cols->map[j];
+    int64_t k = cols->map[g->kidx[j]];
     if (k < 0 || !cols->pend[k] || g->zs[j]) continue;
     for (int64_t t = 0; t < dk; t++) {
       iv_mul_d(g->t0, g->t1, g->Slo[j], g->Shi[j], w->qd[t]);

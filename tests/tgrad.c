@@ -13,6 +13,7 @@
 #include "toracle_ref.h"
 #include "tgrad_ref.h"
 #include "grad.h"
+#include "variants.h"
 #include "dtype_mpfr.h"
 
 #define NCASES 60   /* per dtype; x10 with ATTNCHECK_TEST_EXPENSIVE=1 */
@@ -467,6 +468,40 @@ START_TEST(wide_f64_values)
 }
 END_TEST
 
+START_TEST(windows_and_bool_masks)
+{
+  /* visibility beyond the mask: sliding windows (both alignments) and boolean masks, rows emptied
+   * in the middle, against the brute force */
+  ac_rng rng;
+  ac_rng_init(&rng, ac_test_seed(), 9);
+  static const ac_dtype dts[] = {AC_F32, AC_F16, AC_BF16, AC_F64};
+  int ncases = ac_test_expensive() ? 800 : 80;
+  for (int k = 0; k < ncases; k++) {
+    ac_case c;
+    ac_err e;
+    ref_random_case(&c, dts[k % 4], &rng);
+    ac_features_plain(&c.p);
+    static const uint32_t feats[] = {AC_FEAT_WINDOW, AC_FEAT_BOOL_MASK, AC_FEAT_WINDOW | AC_FEAT_BOOL_MASK};
+    c.p.f.used = feats[ac_rng_below(&rng, 3)];
+    c.p.f.win_left = (int64_t)ac_rng_below(&rng, 4) - 1;
+    c.p.f.win_right = (int64_t)ac_rng_below(&rng, 4) - 1;
+    c.p.f.win_top_left = (int)ac_rng_below(&rng, 2);
+    c.p.f.mask_b = 1;
+    c.p.f.mask_h = ac_rng_below(&rng, 2) ? c.p.heads : 1;
+    ck_assert_msg(ac_features_alloc(&c, &e) == 0, "%s", e.msg);
+    for (int64_t x = 0; x < ac_feat_tensor_count(&c.p, AC_FT_BOOL_MASK); x++) c.bool_mask[x] = ac_rng_below(&rng, 4) != 0;
+    void *d = dout_alloc(&c.p);
+    random_dout(&c.p, d, &rng);
+    ac_grad_result r;
+    run(&c, d, NULL, NULL, &r);
+    against_brute(&c, d, &r, PREC);
+    ac_grad_result_free(&r);
+    free(d);
+    ac_case_free(&c);
+  }
+}
+END_TEST
+
 static int undefined(const ac_grad_tensor *T, int64_t x, int64_t t)
 {
   const ac_grad_elem *el = ac_grad_at(T, x, t);
@@ -533,7 +568,7 @@ START_TEST(sampling_and_refusal)
   ck_assert_int_eq(ac_grad_run(&c, d, &o, &some, &e), -1);
   ck_assert(strstr(e.msg, "columns") != NULL);
   o.cols = NULL;
-  c.p.f.used = AC_FEAT_WINDOW;
+  c.p.f.used = AC_FEAT_SOFTCAP;
   ck_assert_int_eq(ac_grad_run(&c, d, &o, &some, &e), -1);
   c.p.f.used = 0;
   free(d);
@@ -560,6 +595,7 @@ int main(void)
   tcase_add_test(tc, rational_on_a_breakpoint);
   tcase_add_test(tc, extended_pass_agrees);
   tcase_add_test(tc, wide_f64_values);
+  tcase_add_test(tc, windows_and_bool_masks);
   tcase_add_test(tc, nonfinite_rules);
   tcase_add_test(tc, sampling_and_refusal);
   suite_add_tcase(s, tc);

@@ -1,6 +1,7 @@
 /* tgrad_ref.c: the backward pass by brute force (tgrad_ref.h): for every row, s_j = c q·k_j,
  * P_j = e^{s_j - m} / Σ_k e^{s_k - m}, dP_j = dO·V_j, D = Σ_j P_j dP_j, dS_j = P_j (dP_j - D),
- * dQ = c Σ_j dS_j K_j, and dK_j += c dS_j q, dV_j += P_j dO into the key's kv head, at the
+ * dQ = c Σ_j dS_j K_j, and dK_j += c dS_j q, dV_j += P_j dO into the key's kv head (visible
+ * keys: the mask, the window and the boolean mask), at the
  * precision asked plus 1.5 bits per unit of the largest score gap of the case. */
 #include "config.h"
 #include <math.h>
@@ -10,29 +11,42 @@
 
 static double ld(const ac_problem *p, const void *base, size_t x) { return ac_load(p->dtype, base, x); }
 
-/* One row (b, h, i) with n visible keys: adds into dk and dv, writes dq. */
-static void ref_row(const ac_case *c, const void *dout, int64_t b, int64_t h, int64_t i, int64_t n, mpfr_t sc,
-                    mpfr_prec_t prec, mpfr_t *dq, mpfr_t *dk, mpfr_t *dv)
+/* The keys row (b, h, i) sees: the mask, the window, the boolean mask (docs/variants.md). */
+static int64_t visible_keys(const ac_case *c, int64_t b, int64_t h, int64_t i, int64_t *idx)
+{
+  const ac_problem *p = &c->p;
+  int64_t n = 0;
+  for (int64_t j = 0; j < p->tk; j++)
+    if (ac_visible(p, i, j) && ac_in_window(p, i, j) &&
+        (!(p->f.used & AC_FEAT_BOOL_MASK) || c->bool_mask[ac_bmaskidx(p, b, h, i, j)]))
+      idx[n++] = j;
+  return n;
+}
+
+/* One row (b, h, i) with n visible keys idx: adds into dk and dv, writes dq. */
+static void ref_row(const ac_case *c, const void *dout, int64_t b, int64_t h, int64_t i, int64_t n, const int64_t *idx,
+                    mpfr_t sc, mpfr_prec_t prec, mpfr_t *dq, mpfr_t *dk, mpfr_t *dv)
 {
   const ac_problem *p = &c->p;
   int64_t kvh = ac_kv_head(p, h);
   mpfr_t *P = malloc((size_t)n * sizeof *P), *dP = malloc((size_t)n * sizeof *dP), x, m, L, D;
   mpfr_inits2(prec, x, m, L, D, (mpfr_ptr)0);
-  for (int64_t j = 0; j < n; j++) {
-    mpfr_inits2(prec, P[j], dP[j], (mpfr_ptr)0);
-    mpfr_set_zero(P[j], 1);
+  for (int64_t r = 0; r < n; r++) {
+    int64_t j = idx[r];
+    mpfr_inits2(prec, P[r], dP[r], (mpfr_ptr)0);
+    mpfr_set_zero(P[r], 1);
     for (int64_t t = 0; t < p->dk; t++) {
       mpfr_set_d(x, ld(p, c->q, ac_qidx(p, b, h, i, t)), MPFR_RNDN);
       mpfr_mul_d(x, x, ld(p, c->k, ac_kidx(p, b, kvh, j, t)), MPFR_RNDN);
-      mpfr_add(P[j], P[j], x, MPFR_RNDN);
+      mpfr_add(P[r], P[r], x, MPFR_RNDN);
     }
-    mpfr_mul(P[j], P[j], sc, MPFR_RNDN);
-    if (j == 0 || mpfr_greater_p(P[j], m)) mpfr_set(m, P[j], MPFR_RNDN);
-    mpfr_set_zero(dP[j], 1);
+    mpfr_mul(P[r], P[r], sc, MPFR_RNDN);
+    if (r == 0 || mpfr_greater_p(P[r], m)) mpfr_set(m, P[r], MPFR_RNDN);
+    mpfr_set_zero(dP[r], 1);
     for (int64_t t = 0; t < p->dv; t++) {
       mpfr_set_d(x, ld(p, dout, ac_oidx(p, b, h, i, t)), MPFR_RNDN);
       mpfr_mul_d(x, x, ld(p, c->v, ac_vidx(p, b, kvh, j, t)), MPFR_RNDN);
-      mpfr_add(dP[j], dP[j], x, MPFR_RNDN);
+      mpfr_add(dP[r], dP[r], x, MPFR_RNDN);
     }
   }
   mpfr_set_zero(L, 1);
@@ -48,19 +62,20 @@ static void ref_row(const ac_case *c, const void *dout, int64_t b, int64_t h, in
     mpfr_add(D, D, x, MPFR_RNDN);
   }
   for (int64_t t = 0; t < p->dk; t++) mpfr_set_zero(dq[t], 1);
-  for (int64_t j = 0; j < n; j++) {
+  for (int64_t r = 0; r < n; r++) {
+    int64_t j = idx[r];
     size_t col = (size_t)((b * p->kv_heads + kvh) * p->tk + j);
     for (int64_t t = 0; t < p->dv; t++) {   /* dV_j += P_j dO */
-      mpfr_mul_d(x, P[j], ld(p, dout, ac_oidx(p, b, h, i, t)), MPFR_RNDN);
+      mpfr_mul_d(x, P[r], ld(p, dout, ac_oidx(p, b, h, i, t)), MPFR_RNDN);
       mpfr_add(dv[col * (size_t)p->dv + (size_t)t], dv[col * (size_t)p->dv + (size_t)t], x, MPFR_RNDN);
     }
-    mpfr_sub(dP[j], dP[j], D, MPFR_RNDN);   /* dS_j = P_j (dP_j - D) c */
-    mpfr_mul(dP[j], dP[j], P[j], MPFR_RNDN);
-    mpfr_mul(dP[j], dP[j], sc, MPFR_RNDN);
+    mpfr_sub(dP[r], dP[r], D, MPFR_RNDN);   /* dS_j = P_j (dP_j - D) c */
+    mpfr_mul(dP[r], dP[r], P[r], MPFR_RNDN);
+    mpfr_mul(dP[r], dP[r], sc, MPFR_RNDN);
     for (int64_t t = 0; t < p->dk; t++) {
-      mpfr_mul_d(x, dP[j], ld(p, c->k, ac_kidx(p, b, kvh, j, t)), MPFR_RNDN);
+      mpfr_mul_d(x, dP[r], ld(p, c->k, ac_kidx(p, b, kvh, j, t)), MPFR_RNDN);
       mpfr_add(dq[t], dq[t], x, MPFR_RNDN);
-      mpfr_mul_d(x, dP[j], ld(p, c->q, ac_qidx(p, b, h, i, t)), MPFR_RNDN);
+      mpfr_mul_d(x, dP[r], ld(p, c->q, ac_qidx(p, b, h, i, t)), MPFR_RNDN);
       mpfr_add(dk[col * (size_t)p->dk + (size_t)t], dk[col * (size_t)p->dk + (size_t)t], x, MPFR_RNDN);
     }
   }
@@ -80,7 +95,9 @@ static double max_gap(const ac_case *c)
     for (int64_t h = 0; h < p->heads; h++)
       for (int64_t i = 0; i < p->tq; i++) {
         double lo = INFINITY, hi = -INFINITY;
-        for (int64_t j = 0; j < ac_visible_count(p, i); j++) {
+        int64_t idx[p->tk], n = visible_keys(c, b, h, i, idx);
+        for (int64_t r = 0; r < n; r++) {
+          int64_t j = idx[r];
           double s = 0;
           for (int64_t t = 0; t < p->dk; t++)
             s += ld(p, c->q, ac_qidx(p, b, h, i, t)) * ld(p, c->k, ac_kidx(p, b, ac_kv_head(p, h), j, t));
@@ -116,8 +133,8 @@ void gref_backward(const ac_case *c, const void *dout, mpfr_prec_t prec, mpfr_t 
       for (int64_t i = 0; i < p->tq; i++) {
         mpfr_t *q = dq + ac_rowidx(p, b, h, i) * (size_t)p->dk;
         for (int64_t t = 0; t < p->dk; t++) { mpfr_set_prec(q[t], prec); mpfr_set_zero(q[t], 1); }
-        int64_t n = ac_visible_count(p, i);
-        if (n > 0) ref_row(c, dout, b, h, i, n, sc, prec, q, dk, dv);
+        int64_t idx[p->tk], n = visible_keys(c, b, h, i, idx);
+        if (n > 0) ref_row(c, dout, b, h, i, n, idx, sc, prec, q, dk, dv);
       }
   mpfr_clear(sc);
   mpfr_set_emin(emin);

@@ -27,6 +27,7 @@
 
 #define AC_GR_PAIR_MAX 64     /* groups of a row for the pair test of dQ */
 #define AC_GR_CLASS_PAIRS 16  /* groups of a row shape whose dK pairs a class keeps */
+#define AC_GR_CLASS_BUDGET (1 << 21)   /* pair coefficients kept over all classes of a head */
 
 static int scale_rational(const ac_or_scale *sc, mpq_t c)
 {
@@ -230,6 +231,7 @@ typedef struct {
 
 struct ac_gr_classes {
   int64_t ncols, dk, dv;
+  int64_t kept;    /* pair coefficients allocated (at most AC_GR_CLASS_BUDGET) */
   gr_class **c;    /* per local column: its classes */
   int64_t *n;
 };
@@ -272,7 +274,9 @@ static gr_class *class_of(ac_gr_ws *g, ac_gr_classes *C, int64_t k, const char *
   cl->d = q_array(ng);
   row_offsets(g, cl->d, cl->cnt);
   cl->v = q_array(ng * C->dv);
-  cl->k = ng <= AC_GR_CLASS_PAIRS ? q_array(ng * ng * C->dk) : NULL;
+  int64_t want = ng * ng * C->dk;   /* beyond the limits a class keeps its exact zeros only */
+  cl->k = ng <= AC_GR_CLASS_PAIRS && C->kept + want <= AC_GR_CLASS_BUDGET ? q_array(want) : NULL;
+  if (cl->k) C->kept += want;
   cl->knz = ac_xcalloc((size_t)C->dk, 1);
   return cl;
 }

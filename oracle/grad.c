@@ -293,7 +293,7 @@ static void fast_head_pass(gjob *J, int64_t b, int64_t kvh)
       int want_dq = sq >= 0 && any_pending(J->pend[0], sq * p->dk, p->dk);
       if ((!want_dq && n <= jmin) || n <= 0 || ac_gr_row_load(g, b, h, i, 0) == 0) continue;
       if (g->cls != AC_GR_ROW_OK || ac_gr_fast_row(g, want_dq ? dq : NULL, edq, &cols, &fc)) {
-        ok &= n <= jmin;
+        ok &= n <= jmin;   /* n = tk with a window or boolean mask: every such row counts */
         continue;
       }
       if (want_dq)

@@ -508,6 +508,38 @@ static int undefined(const ac_grad_tensor *T, int64_t x, int64_t t)
   return isnan(el->g) && el->accept == (AC_ACCEPT_NAN | AC_ACCEPT_PINF | AC_ACCEPT_NINF);
 }
 
+START_TEST(window_nonfinite)
+{
+  /* a window of two keys (i - 1, i): NaN in V of key 4 makes D of row 4 undefined, so dK of keys 3
+   * and 4 is undefined, also when only column 3 is asked for and row 4 sees few keys */
+  ac_rng rng;
+  ac_rng_init(&rng, ac_test_seed(), 10);
+  ac_case c;
+  ac_err e;
+  void *d = adv_case(&c, AC_MASK_NONE, 5, 5, &rng);
+  ac_features_plain(&c.p);
+  c.p.f.used = AC_FEAT_WINDOW;
+  c.p.f.win_left = 1;
+  c.p.f.win_right = 0;
+  ck_assert(ac_features_alloc(&c, &e) == 0);
+  ref_set(&c, 'v', 8, NAN);
+  ac_grad_result r;
+  ac_grad_opts o;
+  ac_grad_opts_init(&o);
+  o.formats = 0;   /* the case dtype alone: what the extended pass decides stays decided */
+  o.cols = "3";
+  ck_assert(ac_grad_run(&c, d, &o, &r, &e) == 0);
+  for (int64_t t = 0; t < 3; t++) ck_assert(undefined(&r.dk, 3, t));
+  ck_assert(!undefined(&r.dv, 3, 0) && !undefined(&r.dq, 3, 0) && undefined(&r.dq, 4, 0));
+  ac_grad_result_free(&r);
+  run(&c, d, NULL, NULL, &r);
+  for (int64_t t = 0; t < 3; t++) ck_assert(undefined(&r.dk, 4, t) && !undefined(&r.dk, 2, t));
+  ac_grad_result_free(&r);
+  free(d);
+  ac_case_free(&c);
+}
+END_TEST
+
 START_TEST(nonfinite_rules)
 {
   ac_rng rng;
@@ -597,6 +629,7 @@ int main(void)
   tcase_add_test(tc, wide_f64_values);
   tcase_add_test(tc, windows_and_bool_masks);
   tcase_add_test(tc, nonfinite_rules);
+  tcase_add_test(tc, window_nonfinite);
   tcase_add_test(tc, sampling_and_refusal);
   suite_add_tcase(s, tc);
   return ac_test_run(s);

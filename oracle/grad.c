@@ -373,9 +373,9 @@ int ac_grad_run(const ac_case *c, const void *dout, const ac_grad_opts *o, ac_gr
 {
   const ac_problem *p = &c->p;
   memset(r, 0, sizeof *r);
-  if (p->f.used & ~(uint32_t)(AC_FEAT_WINDOW | AC_FEAT_BOOL_MASK))
-    return ac_err_set(e, "the backward oracle covers plain attention, windows and boolean masks only (the case uses "
-                         "other variant features)");
+  if (p->f.used & ~(uint32_t)(AC_FEAT_WINDOW | AC_FEAT_BOOL_MASK | AC_FEAT_ALIBI | AC_FEAT_BIAS))
+    return ac_err_set(e, "the backward oracle covers plain attention, windows, boolean masks, ALiBi and bias only "
+                         "(not softcap, sinks, descales or per-tensor dtypes)");
   ac_or_scale sc;
   if (ac_or_scale_init(&sc, p, e)) return -1;
   int64_t nrows = p->batch * p->heads * p->tq, ncols = p->batch * p->kv_heads * p->tk;

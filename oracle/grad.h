@@ -14,8 +14,10 @@
  *   - else NaN or inf in a visible V_j or in dO_i: D_i is undefined: dQ_i and dK_j of every visible
  *     key j are undefined; dV_j[t] is undefined in the columns t where dO_i[t] is not finite.
  * Undefined elements: g NaN, accept AC_ACCEPT_NAN | AC_ACCEPT_PINF | AC_ACCEPT_NINF, how EXACT,
- * bits the dtype's NaN. Exact zeros are +0. Visible keys: the mask, sliding windows and boolean
- * masks (AC_FEAT_WINDOW, AC_FEAT_BOOL_MASK); the other variant features are refused. */
+ * bits the dtype's NaN. Exact zeros are +0. Variants: sliding windows and boolean masks (which keys
+ * are visible), ALiBi and bias (s_ij = c q_i·k_j + a_ij; a -inf bias drops the key like a mask, a
+ * NaN or +inf bias or a non-finite slope makes P of the row undefined); softcap, sinks, descales
+ * and per-tensor dtypes are refused. */
 #ifndef AC_GRAD_H
 #define AC_GRAD_H
 #include <stdint.h>

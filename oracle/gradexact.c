@@ -75,20 +75,23 @@ static void q_free(mpq_t *a, int64_t n)
 
 static int cmp_u(const void *pa, const void *pb, void *ctx)
 {
-  mpq_t *u = ctx;
-  return mpq_cmp(u[*(const int64_t *)pa], u[*(const int64_t *)pb]);
+  mpq_t *u = ctx;   /* pairs (u, u2) at 2e, 2e + 1 */
+  int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+  int c = mpq_cmp(u[2 * a], u[2 * b]);
+  return c ? c : mpq_cmp(u[2 * a + 1], u[2 * b + 1]);
 }
 
 /* 1 and R when, for every u, the coefficients cf[(g ng + h) stride] of the pairs with
- * d_g + d_h = u add to R Σ n_g n_h; else 0. */
-static int pair_ratio(int64_t ng, mpq_t *d, const int64_t *cnt, mpq_t *cf, int64_t stride, mpq_t R)
+ * (d_g + d_h, d2_g + d2_h) = u add to R Σ n_g n_h; else 0. */
+static int pair_ratio(int64_t ng, mpq_t *d, mpq_t *d2, const int64_t *cnt, mpq_t *cf, int64_t stride, mpq_t R)
 {
   int64_t np = ng * ng;
-  mpq_t *u = q_array(np), A, q;
+  mpq_t *u = q_array(2 * np), A, q;
   int64_t *ord = ac_xmalloc((size_t)np * sizeof *ord);
   mpq_inits(A, q, (mpq_ptr)0);
   for (int64_t e = 0; e < np; e++) {
-    mpq_add(u[e], d[e / ng], d[e % ng]);
+    mpq_add(u[2 * e], d[e / ng], d[e % ng]);
+    mpq_add(u[2 * e + 1], d2[e / ng], d2[e % ng]);
     ord[e] = e;
   }
   qsort_r(ord, (size_t)np, sizeof *ord, cmp_u, u);
@@ -96,7 +99,7 @@ static int pair_ratio(int64_t ng, mpq_t *d, const int64_t *cnt, mpq_t *cf, int64
   for (int64_t a = 0; a < np && ok;) {
     int64_t b = a, B = 0;
     mpq_set_ui(A, 0, 1);
-    for (; b < np && mpq_equal(u[ord[b]], u[ord[a]]); b++) {
+    for (; b < np && !cmp_u(&ord[b], &ord[a], u); b++) {
       mpq_add(A, A, cf[ord[b] * stride]);
       B += cnt[ord[b] / ng] * cnt[ord[b] % ng];
     }
@@ -108,25 +111,43 @@ static int pair_ratio(int64_t ng, mpq_t *d, const int64_t *cnt, mpq_t *cf, int64
     a = b;
   }
   mpq_clears(A, q, (mpq_ptr)0);
-  q_free(u, np);
+  q_free(u, 2 * np);
   free(ord);
   return ok;
 }
 
-/* The loaded row's offsets d_g = z_g - z_top (0 for c = 0) and counts. */
-static void row_offsets(ac_gr_ws *g, mpq_t *d, int64_t *cnt)
+/* The loaded row's exponent offsets and counts: d_g = z_g - z_0 (0 for c = 0) and d2_g = 0; with
+ * ALiBi or bias E_g - E_0 (rational c) or the pair (z_g - z_0, a_g - a_0) (gradoff.c). */
+static void row_offsets(ac_gr_ws *g, mpq_t *d, mpq_t *d2, int64_t *cnt)
 {
   ac_or_ws *w = &g->w;
   mpfr_t x;
   mpfr_init2(x, 64);
-  const uint64_t *ztop = ac_or_z(w, w->ord[0]);
+  mpq_t y;
+  mpq_init(y);
+  int64_t j0 = w->ord[0];
+  const uint64_t *ztop = ac_or_z(w, j0);
   for (int64_t q = 0; q < w->ng; q++) {
+    int64_t j = w->ord[w->gst[q]];
     cnt[q] = w->gst[q + 1] - w->gst[q];
     mpq_set_ui(d[q], 0, 1);
+    mpq_set_ui(d2[q], 0, 1);
+    if (g->off && g->crat) {
+      mpfr_get_q(d[q], g->E[j]);
+      mpfr_get_q(y, g->E[j0]);
+      mpq_sub(d[q], d[q], y);
+      continue;
+    }
+    if (g->off) {
+      mpfr_get_q(d2[q], g->A[j]);
+      mpfr_get_q(y, g->A[j0]);
+      mpq_sub(d2[q], d2[q], y);
+    }
     if (w->sc.sign == 0) continue;
-    ac_or_fx_to_mpfr(w, x, ac_or_z(w, w->ord[w->gst[q]]), ztop, w->nl, w->zlsb);
+    ac_or_fx_to_mpfr(w, x, ac_or_z(w, j), ztop, w->nl, w->zlsb);
     mpfr_get_q(d[q], x);
   }
+  mpq_clear(y);
   mpfr_clear(x);
 }
 
@@ -155,10 +176,11 @@ int ac_gr_dq_exact(ac_gr_ws *g, int64_t t, mpfr_prec_t p, mpfr_t lo, mpfr_t hi)
   ac_or_ws *w = &g->w;
   int64_t ng = w->ng, dk = w->p->dk;
   if (ng > AC_GR_PAIR_MAX) return 0;
-  mpq_t *d = q_array(ng), *AK = q_array(ng), *SK = q_array(ng), *cf = q_array(ng * ng), *c = q_array(ng), R, x;
+  mpq_t *d = q_array(ng), *d2 = q_array(ng), *AK = q_array(ng), *SK = q_array(ng), *cf = q_array(ng * ng);
+  mpq_t *c = q_array(ng), R, x;
   int64_t *cnt = ac_xmalloc((size_t)ng * sizeof *cnt);
   mpq_inits(R, x, (mpq_ptr)0);
-  row_offsets(g, d, cnt);
+  row_offsets(g, d, d2, cnt);
   for (int64_t q = 0; q < ng; q++) {
     if (q) mpfr_get_q(c[q], g->SX[q]);
     for (int64_t r = w->gst[q]; r < w->gst[q + 1]; r++) {
@@ -181,41 +203,38 @@ int ac_gr_dq_exact(ac_gr_ws *g, int64_t t, mpfr_prec_t p, mpfr_t lo, mpfr_t hi)
       mpq_mul(x, c[h], SK[q]);
       mpq_sub(cf[q * ng + h], cf[q * ng + h], x);
     }
-  int ok = pair_ratio(ng, d, cnt, cf, 1, R);
+  int ok = pair_ratio(ng, d, d2, cnt, cf, 1, R);
   if (ok) {
     mpq_set_si(x, (long)cnt[0], 1);
     mpq_div(R, R, x);
     ok = enclose(R, &w->sc, 1, p, lo, hi);
   }
-  q_free(d, ng); q_free(AK, ng); q_free(SK, ng); q_free(cf, ng * ng); q_free(c, ng);
+  q_free(d, ng); q_free(d2, ng); q_free(AK, ng); q_free(SK, ng); q_free(cf, ng * ng); q_free(c, ng);
   mpq_clears(R, x, (mpq_ptr)0);
   free(cnt);
   return ok;
 }
-/* The loaded row's score shape: per group its count and exact offset from the top. */
+/* The loaded row's score shape: per group its count and exact exponent offsets (row_offsets). */
 static char *row_shape(ac_gr_ws *g)
 {
-  ac_or_ws *w = &g->w;
+  int64_t ng = g->w.ng;
+  mpq_t *d = q_array(ng), *d2 = q_array(ng);
+  int64_t *cnt = ac_xmalloc((size_t)ng * sizeof *cnt);
+  row_offsets(g, d, d2, cnt);
   size_t cap = 64, len = 0;
   char *s = ac_xmalloc(cap);
   s[0] = 0;
-  mpfr_t d;
-  mpfr_init2(d, 64);
-  const uint64_t *ztop = ac_or_z(w, w->ord[0]);
-  for (int64_t q = 0; q < w->ng; q++) {
-    mpfr_exp_t ex = 0;
-    char *m = NULL;
-    if (w->sc.sign != 0) {
-      ac_or_fx_to_mpfr(w, d, ac_or_z(w, w->ord[w->gst[q]]), ztop, w->nl, w->zlsb);
-      if (!mpfr_zero_p(d)) m = mpfr_get_str(NULL, &ex, 16, 0, d, MPFR_RNDN);
-    }
-    size_t need = len + (m ? strlen(m) : 1) + 64;
+  for (int64_t q = 0; q < ng; q++) {
+    char *a = mpq_get_str(NULL, 16, d[q]), *b = mpq_get_str(NULL, 16, d2[q]);
+    size_t need = len + strlen(a) + strlen(b) + 32;
     if (need > cap) s = ac_xrealloc(s, cap = 2 * need);
-    len += (size_t)snprintf(s + len, cap - len, "%lld:%s@%ld;", (long long)(w->gst[q + 1] - w->gst[q]), m ? m : "0",
-                            (long)ex);
-    if (m) mpfr_free_str(m);
+    len += (size_t)snprintf(s + len, cap - len, "%lld:%s,%s;", (long long)cnt[q], a, b);
+    free(a);
+    free(b);
   }
-  mpfr_clear(d);
+  q_free(d, ng);
+  q_free(d2, ng);
+  free(cnt);
   return s;
 }
 
@@ -223,7 +242,7 @@ typedef struct {
   char *key;       /* the row shape */
   int64_t ng;
   int64_t *cnt;    /* ng */
-  mpq_t *d;        /* ng offsets from the top */
+  mpq_t *d, *d2;   /* ng exponent offsets (row_offsets) */
   mpq_t *v;        /* ng * dv: V_g */
   mpq_t *k;        /* ng * ng * dk: K_gh (ng <= AC_GR_CLASS_PAIRS), else NULL */
   uint8_t *knz;    /* dk: some K_gh of column t is not 0 */
@@ -252,6 +271,7 @@ void ac_gr_classes_free(ac_gr_classes *C)
     for (int64_t a = 0; a < C->n[k]; a++) {
       gr_class *cl = &C->c[k][a];
       q_free(cl->d, cl->ng);
+      q_free(cl->d2, cl->ng);
       q_free(cl->v, cl->ng * C->dv);
       q_free(cl->k, cl->k ? cl->ng * cl->ng * C->dk : 0);
       free(cl->cnt); free(cl->knz); free(cl->key);
@@ -272,7 +292,8 @@ static gr_class *class_of(ac_gr_ws *g, ac_gr_classes *C, int64_t k, const char *
   cl->ng = ng;
   cl->cnt = ac_xmalloc((size_t)ng * sizeof *cl->cnt);
   cl->d = q_array(ng);
-  row_offsets(g, cl->d, cl->cnt);
+  cl->d2 = q_array(ng);
+  row_offsets(g, cl->d, cl->d2, cl->cnt);
   cl->v = q_array(ng * C->dv);
   int64_t want = ng * ng * C->dk;   /* beyond the limits a class keeps its exact zeros only */
   cl->k = ng <= AC_GR_CLASS_PAIRS && C->kept + want <= AC_GR_CLASS_BUDGET ? q_array(want) : NULL;
@@ -329,7 +350,7 @@ int ac_gr_classes_exact(const ac_gr_classes *C, const ac_or_scale *sc, int64_t k
       }
     } else if (!cl->knz[t]) {
       mpq_set_ui(R, 0, 1);
-    } else if (cl->k && pair_ratio(cl->ng, cl->d, cl->cnt, cl->k + t, C->dk, R)) {
+    } else if (cl->k && pair_ratio(cl->ng, cl->d, cl->d2, cl->cnt, cl->k + t, C->dk, R)) {
       mpq_set_si(q, (long)cl->cnt[0], 1);
       mpq_div(R, R, q);
     } else {

@@ -10,7 +10,10 @@
  * multiplied by 1.01 for their own rounding, valid while n v < 2^-8). u = 2^-53.
  *   c_L = 1 / sqrtl(dk) within 2v c (default scale), else the stored c exactly (ε_c);
  *   t_j = c_L (z_j - z_top) within (ε_c + 2v) |t_j| (z exact, taken to 64 bits), then rounded to
- *     binary64 for ac_fx_exp: within ε_t,j = (ε_c + 2v + u/2) |t_j| (1.01) of t*_j;
+ *     binary64 for ac_fx_exp: within ε_t,j = (ε_c + 2v + u/2) |t_j| (1.01) of t*_j; with ALiBi or
+ *     bias (gradoff.c) t_j = c_L dz + (a_j - a_0) within (ε_c + 2v)|c_L dz| + 1.01 v (|a_j| + |a_0|)
+ *     + (2v + u/2)|t_j|; a t_j above 0 (the reference group is not the largest score) is set to 0
+ *     within t_j more when t_j is inside its bound, else the row goes to the MPFR passes;
  *   w_j = ac_fx_exp(t_j) within 2^-50 of e^{t_j} for t_j >= -700 (fastexp.c), hence within
  *     ε_j = 1.01 (2^-50 + ε_t,j) of e^{t*_j}; below, w_j = 0 within 2^-1009 (a tiny key);
  *   L = Σ w_j: eL = 1.01 (Σ ε_j w_j + γ_n L) + n_tiny 2^-1009; L >= 1 - eL (the top key weighs 1);
@@ -75,10 +78,23 @@ static int weights(ac_gr_ws *g, ld *P, ld *eP)
   ld ec, c = scale_ld(&w->sc, &ec), L = 0, sew = 0;
   const uint64_t *ztop = ac_or_z(w, w->ord[0]);
   uint64_t d[w->nl];
+  int64_t j0 = w->ord[0];
   for (int64_t j = 0; j < n; j++) {
     ac_or_fx_sub(ac_or_z(w, j), ztop, d, w->nl);
-    double t = (double)(c * ac_or_fx_to_ld(d, w->nl, w->zlsb));
-    if (t > 0) t = 0;   /* within its bound of t* <= 0 */
+    ld cz = c * ac_or_fx_to_ld(d, w->nl, w->zlsb), tl = cz, et;
+    if (g->off) {   /* t = c dz + (a_j - a_0): |t - t*| <= (ε_c + 2v)|c dz| + 1.01 v (|a_j| + |a_0|) + 2v|t| */
+      tl = cz + (g->aL[j] - g->aL[j0]);
+      et = (ec + 2 * V) * fabsl(cz) + 1.01L * V * (fabsl(g->aL[j]) + fabsl(g->aL[j0])) + 2 * V * fabsl(tl);
+    } else {
+      et = (ec + 2 * V) * fabsl(tl);
+    }
+    double t = (double)tl;
+    et += (ld)U / 2 * fabsl((ld)t);
+    if (t > 0) {   /* t* <= 0 up to the bound, else the reference is not the largest score */
+      if (t > et) return 1;
+      et += t;
+      t = 0;
+    }
     if (t < AC_FX_TMIN) {
       P[j] = 0;
       eP[j] = -1;   /* a tiny key */
@@ -86,7 +102,7 @@ static int weights(ac_gr_ws *g, ld *P, ld *eP)
       continue;
     }
     P[j] = (ld)ac_fx_exp(t);
-    eP[j] = 1.01L * (0x1p-50L + 1.01L * (ec + 2 * V + (ld)U / 2) * fabsl((ld)t));   /* ε_j */
+    eP[j] = 1.01L * (0x1p-50L + 1.01L * et);   /* ε_j */
     sew += eP[j] * P[j];
     L += P[j];
   }

@@ -17,6 +17,11 @@ typedef struct {
   int cls;                  /* AC_GR_ROW_... of the loaded row */
   int64_t cap;              /* keys */
   int64_t *kidx, cap_kidx;  /* the loaded row's visible keys (their indices j), n of them */
+  int off, offbad, crat;    /* ALiBi or bias (gradoff.c); the row's offsets undefined; c rational */
+  mpfr_t *A, *E;            /* per visible key: exact a_j; E_j = cn z_j + cd a_j (rational c) */
+  long double *aL;          /* a_j to 64 bits */
+  double *sapx;             /* s_j in binary64 (the order of the groups for an irrational c) */
+  int64_t cap_off, cap_e;
   mpfr_t *X;                /* exact dP_ij, then a_j = n_0 X_j - SX_0 (gradrow.c) */
   mpfr_t *SX;               /* exact Σ_{j∈g} X_j per group, then c_g = n_0 SX_g - n_g SX_0 (g >= 1) */
   uint8_t *zs;              /* dS_ij is exactly 0 */
@@ -52,6 +57,18 @@ int64_t ac_gr_row_load(ac_gr_ws *g, int64_t b, int64_t h, int64_t i, int exact);
 /* One pass at precision p over the loaded row (n >= 1, class not PBAD): dQ_i into dqlo/dqhi (dk;
  * NULL: not wanted), the row's dK and dV terms into the pending columns of cols. */
 void ac_gr_row_pass(ac_gr_ws *g, mpfr_prec_t p, mpfr_t *dqlo, mpfr_t *dqhi, ac_gr_cols *cols);
+/* g->prod holds at least n numbers. */
+void ac_gr_ensure_prod(ac_gr_ws *g, int64_t n);
+/* gradoff.c: ALiBi and bias. 1 when the case's scores have offsets. */
+int ac_gr_has_off(const ac_problem *p);
+/* Exact offsets of the n visible keys kidx of row (b, h, i) into A and aL, dropping the keys with a
+ * -inf bias (kidx compacted): returns the keys kept, or -1 when a bias is NaN or +inf or the
+ * slope is not finite (P undefined). */
+int64_t ac_gr_off_keys(ac_gr_ws *g, int64_t b, int64_t h, int64_t i, int64_t n);
+/* Groups of equal exact score of the loaded row (ord, gst, gof, ng of w), after its scores. */
+void ac_gr_off_groups(ac_gr_ws *g);
+/* P per group at precision p into Plo, Phi (Slo, Shi used as scratch). */
+void ac_gr_off_weights(ac_gr_ws *g, mpfr_prec_t p);
 /* [lo, hi] times the scale's interval [clo, chi] of the last pass, outward. */
 void ac_gr_mul_scale(ac_gr_ws *g, mpfr_t lo, mpfr_t hi);
 

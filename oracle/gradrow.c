@@ -33,7 +33,7 @@ static void ensure_keys(ac_gr_ws *g, int64_t n)
   g->cap = n;
 }
 
-static void ensure_prod(ac_gr_ws *g, int64_t n)
+void ac_gr_ensure_prod(ac_gr_ws *g, int64_t n)
 {
   if (n <= g->cap_prod) return;
   g->prod = ac_xrealloc(g->prod, (size_t)n * sizeof *g->prod);
@@ -49,6 +49,7 @@ void ac_gr_ws_init(ac_gr_ws *g, const ac_case *cs, const void *dout, const ac_or
   memset(g, 0, sizeof *g);
   ac_or_ws_init(&g->w, cs, fo, sc, (1u << AC_F64) | (1u << cs->p.dtype), 53, cap);
   g->dout = dout;
+  g->off = ac_gr_has_off(&cs->p);
   g->od = ac_xmalloc((size_t)cs->p.dv * sizeof *g->od);
   g->odbad = ac_xmalloc((size_t)cs->p.dv);
   g->om = ac_xmalloc((size_t)cs->p.dv * sizeof *g->om);
@@ -69,7 +70,10 @@ void ac_gr_ws_free(ac_gr_ws *g)
   }
   for (int64_t k = 0; k < g->cap_prod; k++) mpfr_clear(g->prod[k]);
   free(g->prod); free(g->pp); free(g->zs);
-  free(g->od); free(g->odbad); free(g->om); free(g->oe); free(g->kidx); free(g->dqz); free(g->kbuf); free(g->vbuf);
+  free(g->od); free(g->odbad); free(g->om); free(g->oe); free(g->kidx);
+  for (int64_t j = 0; j < g->cap_off; j++) mpfr_clear(g->A[j]);
+  for (int64_t j = 0; j < g->cap_e; j++) mpfr_clear(g->E[j]);
+  free(g->A); free(g->E); free(g->aL); free(g->sapx); free(g->dqz); free(g->kbuf); free(g->vbuf);
   mpfr_clears(g->Dlo, g->Dhi, g->clo, g->chi, g->t0, g->t1, (mpfr_ptr)0);
 }
 
@@ -156,7 +160,7 @@ static int single_group_zero(ac_gr_ws *g, int64_t t)
 {
   const ac_or_head *hd = g->w.head;
   int64_t n = g->w.n, dk = g->w.p->dk;
-  ensure_prod(g, n);
+  ac_gr_ensure_prod(g, n);
   for (int64_t j = 0; j < n; j++) exact_mul_d(g->prod[j], g->X[j], ac_or_kval(hd, (size_t)(j * dk + t)));
   exact_sum(g, g->t0, n);
   return mpfr_zero_p(g->t0) != 0;
@@ -171,7 +175,7 @@ static void zero_tests(ac_gr_ws *g)
 {
   ac_or_ws *w = &g->w;
   int64_t n = w->n, ng = w->ng, dk = w->p->dk;
-  ensure_prod(g, n);
+  ac_gr_ensure_prod(g, n);
   for (int64_t q = 0; q < ng; q++) {
     int64_t r0 = w->gst[q], r1 = w->gst[q + 1];
     for (int64_t r = r0; r < r1; r++) {
@@ -226,6 +230,12 @@ static int64_t row_keys(ac_gr_ws *g, int64_t b, int64_t h, int64_t i)
     if (ac_visible(p, i, j) && ac_in_window(p, i, j) &&
         (!(p->f.used & AC_FEAT_BOOL_MASK) || cs->bool_mask[ac_bmaskidx(p, b, h, i, j)]))
       g->kidx[n++] = j;
+  g->offbad = 0;
+  if (n && g->off) {
+    int64_t kept = ac_gr_off_keys(g, b, h, i, n);
+    if (kept < 0) g->offbad = 1;
+    else n = kept;
+  }
   if (!n) return 0;
   ac_or_head_load(w, b, ac_kv_head(p, h));
   ac_or_head_pick(&w->sub, w->head, p, g->kidx, n, 0);
@@ -240,7 +250,7 @@ int64_t ac_gr_row_load(ac_gr_ws *g, int64_t b, int64_t h, int64_t i, int exact)
   int64_t n = row_keys(g, b, h, i);
   if (n <= 0) return 0;
   const ac_or_head *hd = w->head;
-  int bad = ac_or_row_q(w, b, h, i) != 0;
+  int bad = (ac_or_row_q(w, b, h, i) != 0) | g->offbad;
   for (int64_t j = 0; j < n && !bad; j++) bad = hd->kbad[j] != 0;
   g->cls = bad ? AC_GR_ROW_PBAD : AC_GR_ROW_OK;
   if (bad) return n;
@@ -254,7 +264,8 @@ int64_t ac_gr_row_load(ac_gr_ws *g, int64_t b, int64_t h, int64_t i, int exact)
   if (dbad) g->cls = AC_GR_ROW_DBAD;
   w->n = n;
   ac_or_row_scores(w);
-  ac_or_groups(w);
+  if (g->off) ac_gr_off_groups(g);
+  else ac_or_groups(w);
   ensure_keys(g, n);
   if (dbad || !exact) return n;
   exact_dp(g);
@@ -298,7 +309,7 @@ static void b_interval(ac_gr_ws *g, mpfr_prec_t p)
 {
   ac_or_ws *w = &g->w;
   int64_t ng = w->ng;
-  ensure_prod(g, ng);
+  ac_gr_ensure_prod(g, ng);
   mpfr_set_prec(g->Dlo, p);
   mpfr_set_prec(g->Dhi, p);
   for (int up = 0; up < 2; up++) {
@@ -366,12 +377,16 @@ void ac_gr_row_pass(ac_gr_ws *g, mpfr_prec_t p, mpfr_t *dqlo, mpfr_t *dqhi, ac_g
   ac_or_ws *w = &g->w;
   int64_t n = w->n, dk = w->p->dk, dv = w->p->dv;
   AC_ASSERT(n >= 1 && g->cls != AC_GR_ROW_PBAD, "a pass needs a row whose P is defined");
-  ac_or_weights(w, p);
-  for (int64_t q = 0; q < w->ng; q++) {
-    mpfr_set_prec(g->Plo[q], p);
-    mpfr_set_prec(g->Phi[q], p);
-    mpfr_div(g->Plo[q], w->wlo[q], w->Lhi, MPFR_RNDD);
-    mpfr_div(g->Phi[q], w->whi[q], w->Llo, MPFR_RNDU);
+  if (g->off) {
+    ac_gr_off_weights(g, p);
+  } else {
+    ac_or_weights(w, p);
+    for (int64_t q = 0; q < w->ng; q++) {
+      mpfr_set_prec(g->Plo[q], p);
+      mpfr_set_prec(g->Phi[q], p);
+      mpfr_div(g->Plo[q], w->wlo[q], w->Lhi, MPFR_RNDD);
+      mpfr_div(g->Phi[q], w->whi[q], w->Llo, MPFR_RNDU);
+    }
   }
   mpfr_set_prec(g->t0, p);
   mpfr_set_prec(g->t1, p);

@@ -508,6 +508,84 @@ static int undefined(const ac_grad_tensor *T, int64_t x, int64_t t)
   return isnan(el->g) && el->accept == (AC_ACCEPT_NAN | AC_ACCEPT_PINF | AC_ACCEPT_NINF);
 }
 
+START_TEST(alibi_and_bias)
+{
+  /* scores with ALiBi slopes and biases (some -inf: the key drops out), alone and with windows and
+   * boolean masks, default (often irrational) and stored scales, against the brute force */
+  ac_rng rng;
+  ac_rng_init(&rng, ac_test_seed(), 11);
+  static const ac_dtype dts[] = {AC_F32, AC_F16, AC_BF16, AC_F64};
+  static const uint32_t feats[] = {AC_FEAT_ALIBI, AC_FEAT_BIAS, AC_FEAT_ALIBI | AC_FEAT_BIAS,
+                                   AC_FEAT_BIAS | AC_FEAT_WINDOW, AC_FEAT_ALIBI | AC_FEAT_BOOL_MASK};
+  int ncases = ac_test_expensive() ? 800 : 100;
+  for (int k = 0; k < ncases; k++) {
+    ac_case c;
+    ac_err e;
+    ref_random_case(&c, dts[k % 4], &rng);
+    ac_features_plain(&c.p);
+    c.p.f.used = feats[ac_rng_below(&rng, 5)];
+    c.p.f.win_left = (int64_t)ac_rng_below(&rng, 4) - 1;
+    c.p.f.win_right = (int64_t)ac_rng_below(&rng, 4) - 1;
+    c.p.f.mask_b = 1;
+    c.p.f.mask_h = 1;
+    c.p.f.bias_b = 1;
+    c.p.f.bias_h = ac_rng_below(&rng, 2) ? c.p.heads : 1;
+    c.p.f.bias_dtype = ac_rng_below(&rng, 2) ? AC_F32 : c.p.dtype;
+    ck_assert_msg(ac_features_alloc(&c, &e) == 0, "%s", e.msg);
+    for (int64_t x = 0; x < ac_feat_tensor_count(&c.p, AC_FT_BOOL_MASK); x++) c.bool_mask[x] = ac_rng_below(&rng, 4) != 0;
+    for (int64_t x = 0; x < ac_feat_tensor_count(&c.p, AC_FT_SLOPES); x++)
+      c.alibi_slopes[x] = ac_rng_below(&rng, 2) ? (float)ldexp(1.0, -(int)(1 + ac_rng_below(&rng, 8)))
+                                                : (float)fabs(ac_rng_normal(&rng));
+    for (int64_t x = 0; x < ac_feat_tensor_count(&c.p, AC_FT_BIAS); x++) {
+      double v = ac_rng_below(&rng, 10) == 0 ? -INFINITY : ac_rng_below(&rng, 3) == 0 ? (double)ac_rng_range(&rng, -2, 2)
+                                                                                   : ac_rng_normal(&rng) * 2;
+      ac_store_bits(c.p.f.bias_dtype, c.bias, (size_t)x, ac_encode_f64(c.p.f.bias_dtype, v));
+    }
+    void *d = dout_alloc(&c.p);
+    random_dout(&c.p, d, &rng);
+    ac_grad_result r;
+    run(&c, d, NULL, NULL, &r);
+    against_brute(&c, d, &r, PREC);
+    ac_grad_result_free(&r);
+    free(d);
+    ac_case_free(&c);
+  }
+}
+END_TEST
+
+START_TEST(bias_equalizes_scores)
+{
+  /* scale 1/2, q = 1, keys 2, 0, 4 with biases 0, 1, -1: every score is 1, P = 1/3 exactly, and
+   * dV_j = (dO_0 + dO_1 + dO_2)/3 on an fp16 tie (as rational_on_a_breakpoint) */
+  static const double q[] = {1, 1, 1}, k[] = {2, 0, 4}, v[] = {1, 2, 3};
+  static const double dO[] = {1 + 0x1p-10, 1 + 0x1p-10, 1 - 0x1p-11};
+  ac_case c;
+  ac_err e;
+  void *d = int_case(&c, AC_F16, AC_MASK_NONE, 1, 1, 3, 3, 1, 1, q, k, v, dO);
+  c.p.scale_is_default = 0;
+  c.p.scale = 0.5;
+  ac_features_plain(&c.p);
+  c.p.f.used = AC_FEAT_BIAS;
+  c.p.f.bias_b = c.p.f.bias_h = 1;
+  c.p.f.bias_dtype = AC_F32;
+  ck_assert(ac_features_alloc(&c, &e) == 0);
+  static const double bias[] = {0, 1, -1};
+  for (int64_t i = 0; i < 3; i++)
+    for (int64_t j = 0; j < 3; j++) ac_store_bits(AC_F32, c.bias, (size_t)(i * 3 + j), ac_encode_f64(AC_F32, bias[j]));
+  ac_grad_result r;
+  run(&c, d, NULL, NULL, &r);
+  note("bias_equalizes_scores", &r);
+  for (int64_t j = 0; j < 3; j++) {
+    ck_assert_uint_eq(ac_grad_bits(&r.dv, AC_F16, j, 0), ac_encode_f64(AC_F16, 1.0));
+    ck_assert(ac_grad_at(&r.dv, j, 0)->g == 1 + 0x1p-11 && ac_grad_at(&r.dv, j, 0)->how == AC_HOW_EXACT);
+  }
+  against_brute(&c, d, &r, PREC);
+  ac_grad_result_free(&r);
+  free(d);
+  ac_case_free(&c);
+}
+END_TEST
+
 START_TEST(window_nonfinite)
 {
   /* a window of two keys (i - 1, i): NaN in V of key 4 makes D of row 4 undefined, so dK of keys 3
@@ -628,6 +706,8 @@ int main(void)
   tcase_add_test(tc, extended_pass_agrees);
   tcase_add_test(tc, wide_f64_values);
   tcase_add_test(tc, windows_and_bool_masks);
+  tcase_add_test(tc, alibi_and_bias);
+  tcase_add_test(tc, bias_equalizes_scores);
   tcase_add_test(tc, nonfinite_rules);
   tcase_add_test(tc, window_nonfinite);
   tcase_add_test(tc, sampling_and_refusal);

@@ -1,7 +1,7 @@
 /* tgrad_ref.c: the backward pass by brute force (tgrad_ref.h): for every row, s_j = c q·k_j,
  * P_j = e^{s_j - m} / Σ_k e^{s_k - m}, dP_j = dO·V_j, D = Σ_j P_j dP_j, dS_j = P_j (dP_j - D),
  * dQ = c Σ_j dS_j K_j, and dK_j += c dS_j q, dV_j += P_j dO into the key's kv head (visible
- * keys: the mask, the window and the boolean mask), at the
+ * keys: the mask, the window and the boolean mask; scores plus ALiBi and bias), at the
  * precision asked plus 1.5 bits per unit of the largest score gap of the case. */
 #include "config.h"
 #include <math.h>
@@ -11,16 +11,36 @@
 
 static double ld(const ac_problem *p, const void *base, size_t x) { return ac_load(p->dtype, base, x); }
 
-/* The keys row (b, h, i) sees: the mask, the window, the boolean mask (docs/variants.md). */
+static double bias_of(const ac_case *c, int64_t b, int64_t h, int64_t i, int64_t j)
+{
+  const ac_problem *p = &c->p;
+  return p->f.used & AC_FEAT_BIAS ? ac_load(p->f.bias_dtype, c->bias, ac_biasidx(p, b, h, i, j)) : 0;
+}
+
+/* The keys row (b, h, i) sees: the mask, the window, the boolean mask (docs/variants.md); a key
+ * with a -inf bias has weight 0 and drops out. */
 static int64_t visible_keys(const ac_case *c, int64_t b, int64_t h, int64_t i, int64_t *idx)
 {
   const ac_problem *p = &c->p;
   int64_t n = 0;
   for (int64_t j = 0; j < p->tk; j++)
     if (ac_visible(p, i, j) && ac_in_window(p, i, j) &&
-        (!(p->f.used & AC_FEAT_BOOL_MASK) || c->bool_mask[ac_bmaskidx(p, b, h, i, j)]))
+        (!(p->f.used & AC_FEAT_BOOL_MASK) || c->bool_mask[ac_bmaskidx(p, b, h, i, j)]) &&
+        bias_of(c, b, h, i, j) != -INFINITY)
       idx[n++] = j;
   return n;
+}
+
+/* s += -m_h |i + tk - tq - j| + bias_ij (ALiBi, bias). */
+static void add_offset(const ac_case *c, int64_t b, int64_t h, int64_t i, int64_t j, mpfr_t s, mpfr_t x)
+{
+  const ac_problem *p = &c->p;
+  if (p->f.used & AC_FEAT_ALIBI) {
+    mpfr_set_d(x, (double)c->alibi_slopes[(p->f.alibi_per_batch ? b * p->heads : 0) + h], MPFR_RNDN);
+    mpfr_mul_si(x, x, (long)ac_alibi_dist(p, i, j), MPFR_RNDN);
+    mpfr_sub(s, s, x, MPFR_RNDN);
+  }
+  mpfr_add_d(s, s, bias_of(c, b, h, i, j), MPFR_RNDN);
 }
 
 /* One row (b, h, i) with n visible keys idx: adds into dk and dv, writes dq. */
@@ -41,6 +61,7 @@ static void ref_row(const ac_case *c, const void *dout, int64_t b, int64_t h, in
       mpfr_add(P[r], P[r], x, MPFR_RNDN);
     }
     mpfr_mul(P[r], P[r], sc, MPFR_RNDN);
+    add_offset(c, b, h, i, j, P[r], x);
     if (r == 0 || mpfr_greater_p(P[r], m)) mpfr_set(m, P[r], MPFR_RNDN);
     mpfr_set_zero(dP[r], 1);
     for (int64_t t = 0; t < p->dv; t++) {
@@ -102,6 +123,9 @@ static double max_gap(const ac_case *c)
           for (int64_t t = 0; t < p->dk; t++)
             s += ld(p, c->q, ac_qidx(p, b, h, i, t)) * ld(p, c->k, ac_kidx(p, b, ac_kv_head(p, h), j, t));
           s *= sc;
+          if (p->f.used & AC_FEAT_ALIBI)
+            s -= (double)c->alibi_slopes[(p->f.alibi_per_batch ? b * p->heads : 0) + h] * (double)ac_alibi_dist(p, i, j);
+          s += bias_of(c, b, h, i, j);
           if (s < lo) lo = s;
           if (s > hi) hi = s;
         }

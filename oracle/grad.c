@@ -47,13 +47,18 @@ void ac_grad_result_free(ac_grad_result *r)
   tensor_free(&r->dq);
   tensor_free(&r->dk);
   tensor_free(&r->dv);
+  tensor_free(&r->dsink);
 }
 
 typedef struct {
   const ac_problem *p;
   ac_grad_result *r;
   ac_gr_ws g;
-  uint32_t *pend[3];        /* dq, dk, dv: formats still to decide per stored element */
+  uint32_t *pend[4];        /* dq, dk, dv, dsink: formats still to decide per stored element */
+  mpfr_t *sglo, *sghi;      /* heads: dσ_h of the current MPFR pass */
+  long double *fs;          /* heads * 3: dσ_h of the extended pass (Σ dS, Σ |dS|, Σ eS) */
+  int64_t *fm;              /* heads: its rows, -1 when a row could not be bounded */
+  ac_gr_classes *scls;      /* the classes of dσ (second MPFR pass), or NULL */
   mpfr_t *dqlo, *dqhi;      /* dk */
   int pass;
 } gjob;
@@ -142,8 +147,9 @@ static void row_undefined(gjob *J, int64_t sq, int want_dq, const int64_t *map, 
   ac_gr_ws *g = &J->g;
   if (want_dq)
     for (int64_t t = 0; t < p->dk; t++) set_undefined(J, &r->dq, J->pend[0], sq * p->dk + t);
+  if (r->dsink.nsel) set_undefined(J, &r->dsink, J->pend[3], r->dsink.slot[g->w.h]);
   for (int64_t j = 0; j < n; j++) {
-    int64_t k = map[g->kidx[j]];
+    int64_t k = g->kidx[j] < 0 ? -1 : map[g->kidx[j]];
     if (k < 0) continue;
     int64_t s = slot[k];
     for (int64_t t = 0; t < p->dk; t++) set_undefined(J, &r->dk, J->pend[1], s * p->dk + t);
@@ -162,7 +168,7 @@ static void row_step(gjob *J, int64_t b, int64_t h, int64_t i, int64_t jmin, ac_
   int want_dq = sq >= 0 && any_pending(J->pend[0], sq * p->dk, p->dk);
   /* visible keys are a prefix [0, n) unless a window or a boolean mask picks them */
   int64_t n = p->f.used ? p->tk : ac_visible_count(p, i);
-  if (!want_dq && n <= jmin) return;
+  if (!want_dq && n <= jmin && !(r->dsink.nsel && J->pend[3][r->dsink.slot[h]])) return;
   ac_gr_ws *g = &J->g;
   if (n > 0) n = ac_gr_row_load(g, b, h, i, 1);
   if (n <= 0) {   /* empty row: dQ_i = 0 exactly */
@@ -176,7 +182,11 @@ static void row_step(gjob *J, int64_t b, int64_t h, int64_t i, int64_t jmin, ac_
   if (g->cls != AC_GR_ROW_OK) row_undefined(J, sq, want_dq, cols->map, slot, n);
   if (g->cls == AC_GR_ROW_PBAD) return;
   int dq = want_dq && g->cls == AC_GR_ROW_OK;
+  int sp = r->dsink.nsel && J->pend[3][r->dsink.slot[h]];
+  cols->sglo = sp ? &J->sglo[h] : NULL;
+  cols->sghi = sp ? &J->sghi[h] : NULL;
   if (cols->classes) ac_gr_classes_add(g, cols->classes, cols);
+  if (J->scls && sp && g->sink >= 0 && g->cls == AC_GR_ROW_OK) ac_gr_classes_add_sink(g, J->scls, h);
   ac_gr_row_pass(g, prec, dq ? J->dqlo : NULL, J->dqhi, cols);
   if (!dq) return;
   for (int64_t t = 0; t < p->dk; t++) {
@@ -292,7 +302,11 @@ static void fast_head_pass(gjob *J, int64_t b, int64_t kvh)
       int64_t n = p->f.used ? p->tk : ac_visible_count(p, i);
       int want_dq = sq >= 0 && any_pending(J->pend[0], sq * p->dk, p->dk);
       if ((!want_dq && n <= jmin) || n <= 0 || ac_gr_row_load(g, b, h, i, 0) == 0) continue;
+      int sp = r->dsink.nsel && J->pend[3][r->dsink.slot[h]] && J->fm[h] >= 0;
+      fc.sg = sp ? J->fs + 3 * h : NULL;
+      fc.sm = sp ? J->fm + h : NULL;
       if (g->cls != AC_GR_ROW_OK || ac_gr_fast_row(g, want_dq ? dq : NULL, edq, &cols, &fc)) {
+        if (r->dsink.nsel) J->fm[h] = -1;
         ok &= n <= jmin;   /* n = tk with a window or boolean mask: every such row counts */
         continue;
       }
@@ -318,8 +332,8 @@ static void fast_head_pass(gjob *J, int64_t b, int64_t kvh)
 /* Past the cap: every element left keeps its last binary64 value, reported unresolved. */
 static void mark_unresolved(gjob *J)
 {
-  ac_grad_tensor *T[3] = {&J->r->dq, &J->r->dk, &J->r->dv};
-  for (int k = 0; k < 3; k++)
+  ac_grad_tensor *T[4] = {&J->r->dq, &J->r->dk, &J->r->dv, &J->r->dsink};
+  for (int k = 0; k < 4; k++)
     for (int64_t e = 0; e < T[k]->nsel * T[k]->d; e++) {
       if (!J->pend[k][e]) continue;
       for (int f = 0; f < AC_NDTYPES; f++)
@@ -347,19 +361,41 @@ static int select_all(const ac_problem *p, const ac_grad_opts *o, uint8_t *rs, u
 static void run_passes(gjob *J, long cap, int fast)
 {
   const ac_problem *p = J->p;
-  if (fast)
+  ac_grad_tensor *ds = &J->r->dsink;
+  if (fast) {
     for (int64_t b = 0; b < p->batch; b++)
       for (int64_t kvh = 0; kvh < p->kv_heads; kvh++) fast_head_pass(J, b, kvh);
-  ac_grad_tensor *T[3] = {&J->r->dq, &J->r->dk, &J->r->dv};
+    for (int64_t h = 0; h < ds->nsel; h++) {
+      if (J->fm[h] < 0) continue;   /* a row of the head was not for the extended pass */
+      long double m = (long double)J->fm[h] + 1, gm = m * 0x1p-64L / (1 - m * 0x1p-64L), *f = J->fs + 3 * h;
+      double v = (double)f[0];
+      double e = (double)(1.01L * (1.01L * f[2] + gm * f[1]) + 0x1p-53L * fabsl((long double)v)) + 0x1p-1074;
+      fast_decide(J, ds, J->pend[3], ds->slot[h], v, e);
+    }
+  }
+  ac_grad_tensor *T[4] = {&J->r->dq, &J->r->dk, &J->r->dv, ds};
   mpfr_prec_t prec = ac_or_next_prec(64, 53);
   for (J->pass = 1;; J->pass++) {
     int left = 0;
-    for (int k = 0; k < 3 && !left; k++) left = any_pending(J->pend[k], 0, T[k]->nsel * T[k]->d);
+    for (int k = 0; k < 4 && !left; k++) left = any_pending(J->pend[k], 0, T[k]->nsel * T[k]->d);
     if (!left) return;
     J->r->passes = J->pass;
     if (J->r->max_prec < prec) J->r->max_prec = prec;
+    for (int64_t h = 0; h < ds->nsel; h++) {
+      mpfr_set_prec(J->sglo[h], prec);
+      mpfr_set_prec(J->sghi[h], prec);
+      mpfr_set_zero(J->sglo[h], 1);
+      mpfr_set_zero(J->sghi[h], 1);
+    }
+    J->scls = J->pass == 2 && any_pending(J->pend[3], 0, ds->nsel) ? ac_gr_classes_new(ds->nsel, 1, 0) : NULL;
     for (int64_t b = 0; b < p->batch; b++)
       for (int64_t kvh = 0; kvh < p->kv_heads; kvh++) head_pass(J, b, kvh, prec);
+    for (int64_t h = 0; h < ds->nsel; h++) {
+      if (J->scls && J->pend[3][h]) ac_gr_classes_exact(J->scls, &J->g.w.sc, h, 's', 0, prec, J->sglo[h], J->sghi[h]);
+      decide(J, ds, J->pend[3], ds->slot[h], J->sglo[h], J->sghi[h]);
+    }
+    ac_gr_classes_free(J->scls);
+    J->scls = NULL;
     mpfr_prec_t np = ac_or_next_prec(prec, 53);
     if (np > cap) {
       mark_unresolved(J);
@@ -373,9 +409,9 @@ int ac_grad_run(const ac_case *c, const void *dout, const ac_grad_opts *o, ac_gr
 {
   const ac_problem *p = &c->p;
   memset(r, 0, sizeof *r);
-  if (p->f.used & ~(uint32_t)(AC_FEAT_WINDOW | AC_FEAT_BOOL_MASK | AC_FEAT_ALIBI | AC_FEAT_BIAS))
-    return ac_err_set(e, "the backward oracle covers plain attention, windows, boolean masks, ALiBi and bias only "
-                         "(not softcap, sinks, descales or per-tensor dtypes)");
+  if (p->f.used & ~(uint32_t)(AC_FEAT_WINDOW | AC_FEAT_BOOL_MASK | AC_FEAT_ALIBI | AC_FEAT_BIAS | AC_FEAT_SINKS))
+    return ac_err_set(e, "the backward oracle covers plain attention, windows, boolean masks, ALiBi, bias and sinks "
+                         "only (not softcap, descales or per-tensor dtypes)");
   ac_or_scale sc;
   if (ac_or_scale_init(&sc, p, e)) return -1;
   int64_t nrows = p->batch * p->heads * p->tq, ncols = p->batch * p->kv_heads * p->tk;
@@ -390,6 +426,8 @@ int ac_grad_run(const ac_case *c, const void *dout, const ac_grad_opts *o, ac_gr
   tensor_init(&r->dq, nrows, p->dk, rs, r->formats);
   tensor_init(&r->dk, ncols, p->dk, cs, r->formats);
   tensor_init(&r->dv, ncols, p->dv, cs, r->formats);
+  memset(rs, (p->f.used & AC_FEAT_SINKS) != 0, (size_t)p->heads);   /* dσ_h of every head */
+  tensor_init(&r->dsink, p->heads, 1, rs, r->formats);
   free(rs); free(cs);
   mpfr_exp_t emin = mpfr_get_emin(), emax = mpfr_get_emax();
   mpfr_set_emin(mpfr_get_emin_min());
@@ -399,16 +437,21 @@ int ac_grad_run(const ac_case *c, const void *dout, const ac_grad_opts *o, ac_gr
   ac_oracle_opts_init(&fo);
   long cap = o->prec_cap > 0 ? o->prec_cap : fo.prec_cap;
   ac_gr_ws_init(&J.g, c, dout, &fo, &sc, cap);
-  ac_grad_tensor *T[3] = {&r->dq, &r->dk, &r->dv};
-  for (int k = 0; k < 3; k++) {
+  ac_grad_tensor *T[4] = {&r->dq, &r->dk, &r->dv, &r->dsink};
+  for (int k = 0; k < 4; k++) {
     int64_t m = T[k]->nsel * T[k]->d;
     J.pend[k] = ac_xmalloc((size_t)(m ? m : 1) * sizeof *J.pend[k]);
     for (int64_t x = 0; x < m; x++) J.pend[k][x] = r->formats;
   }
   acc_init(&J.dqlo, &J.dqhi, p->dk, 64);
+  acc_init(&J.sglo, &J.sghi, p->heads, 64);
+  J.fs = ac_xcalloc((size_t)p->heads * 3, sizeof *J.fs);
+  J.fm = ac_xcalloc((size_t)p->heads, sizeof *J.fm);
   run_passes(&J, cap, !o->no_fast && p->dtype != AC_F64);
   acc_free(J.dqlo, J.dqhi, p->dk);
-  for (int k = 0; k < 3; k++) free(J.pend[k]);
+  for (int k = 0; k < 4; k++) free(J.pend[k]);
+  acc_free(J.sglo, J.sghi, p->heads);
+  free(J.fs); free(J.fm);
   ac_gr_ws_free(&J.g);
   mpfr_set_emin(emin);
   mpfr_set_emax(emax);

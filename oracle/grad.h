@@ -16,8 +16,9 @@
  * Undefined elements: g NaN, accept AC_ACCEPT_NAN | AC_ACCEPT_PINF | AC_ACCEPT_NINF, how EXACT,
  * bits the dtype's NaN. Exact zeros are +0. Variants: sliding windows and boolean masks (which keys
  * are visible), ALiBi and bias (s_ij = c q_i·k_j + a_ij; a -inf bias drops the key like a mask, a
- * NaN or +inf bias or a non-finite slope makes P of the row undefined); softcap, sinks, descales
- * and per-tensor dtypes are refused. */
+ * NaN or +inf bias or a non-finite slope makes P of the row undefined), sinks (one more key of
+ * score σ_h, K = 0 and V = 0, and the gradient dσ_h; σ_h = -inf: no sink; NaN or +inf: P
+ * undefined, and dσ_h with it); softcap, descales and per-tensor dtypes are refused. */
 #ifndef AC_GRAD_H
 #define AC_GRAD_H
 #include <stdint.h>
@@ -45,6 +46,7 @@ typedef struct {
   ac_problem p;
   uint32_t formats;              /* formats rounded into: requested | dtype | binary64 */
   ac_grad_tensor dq, dk, dv;
+  ac_grad_tensor dsink;          /* dσ_h = -Σ_{b,i} P_i,sink D_i: heads elements of d = 1 (nsel 0 without sinks) */
   /* statistics over the selected elements: exact (points and undefined elements), rounded (by the
    * interval passes), zero (exact zeros, a subset of exact), unresolved, highprec (decided after
    * the first pass), passes run, largest precision in bits */

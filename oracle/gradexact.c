@@ -14,6 +14,7 @@
  * the same numbers for every row with j in group g, so the class adds exact coefficients:
  *   dV_j[t]:  V_g = Σ_i dO_i[t]                               ratio Σ_g V_g e^{c d_g} / Σ_g n_g e^{c d_g}
  *   dK_j[t]:  K_gh = Σ_i q_i[t] (n_h a_ij - c_ih)  (g ∋ j)     ratio as dQ's, over the pairs (g, h), / n_0
+ *   dσ_h:     as dK of the sink key with q = 1 and no scale, over the rows of head h (all batches)
  * Each class is rational exactly when its coefficients are proportional (as above); when every
  * class is, the element is the rational sum (times c for dK). Classes that are not rational one by
  * one but cancel together are left to the passes. Exact values are enclosed by their two directed
@@ -310,7 +311,7 @@ void ac_gr_classes_add(ac_gr_ws *g, ac_gr_classes *C, const ac_gr_cols *cols)
   mpq_t *coef = q_array(ng), x;
   mpq_init(x);
   for (int64_t j = 0; j < w->n; j++) {
-    int64_t k = cols->map[g->kidx[j]], q = w->gof[j];
+    int64_t k = AC_GR_COL(g, cols, j), q = w->gof[j];
     if (k < 0 || !cols->pend[k]) continue;
     gr_class *cl = class_of(g, C, k, shape);
     for (int64_t t = 0; t < dv; t++) {
@@ -329,6 +330,22 @@ void ac_gr_classes_add(ac_gr_ws *g, ac_gr_classes *C, const ac_gr_cols *cols)
       }
   }
   mpq_clear(x);
+  q_free(coef, ng);
+  free(shape);
+}
+
+void ac_gr_classes_add_sink(ac_gr_ws *g, ac_gr_classes *C, int64_t h)
+{
+  ac_or_ws *w = &g->w;
+  int64_t ng = w->ng, q = w->gof[g->sink];
+  char *shape = row_shape(g);
+  gr_class *cl = class_of(g, C, h, shape);
+  mpq_t *coef = q_array(ng);
+  key_coefs(g, g->sink, coef);
+  for (int64_t hh = 0; hh < ng; hh++) {
+    cl->knz[0] |= mpq_sgn(coef[hh]) != 0;
+    if (cl->k) mpq_add(cl->k[q * ng + hh], cl->k[q * ng + hh], coef[hh]);
+  }
   q_free(coef, ng);
   free(shape);
 }
@@ -358,7 +375,7 @@ int ac_gr_classes_exact(const ac_gr_classes *C, const ac_or_scale *sc, int64_t k
     }
     if (ok) mpq_add(sum, sum, R);
   }
-  if (ok) ok = enclose(sum, sc, which == 'k', p, lo, hi);
+  if (ok) ok = enclose(sum, sc, which == 'k', p, lo, hi);   /* 's' (dσ): no scale */
   mpq_clears(sum, R, q, (mpq_ptr)0);
   return ok;
 }

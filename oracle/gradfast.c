@@ -24,6 +24,7 @@
  *   dQ_t = c_L Σ_j dS_j K_jt: e = |c_L| 1.01 (Σ_j eS_j |K_jt| + γ_{n+1} Σ_j |dS_j K_jt|) + (ε_c + 4v) |dQ_t|;
  *   dK_j[t] = c_L Σ_i dS_ij q_it over m rows: e = |c_L| 1.01 (Σ_i eS_ij |q_it| + γ_{m+1} Σ_i |dS_ij q_it|) + (ε_c + 4v) |dK|;
  *   dV_j[t] = Σ_i P_ij dO_it: e = 1.01 (Σ_i eP_ij |dO_it| + γ_{m+1} Σ_i P_ij |dO_it|);
+ *   dσ_h = Σ_i dS_i,sink over m rows: e = 1.01 (1.01 Σ_i eS_i,sink + γ_{m+1} Σ_i |dS_i,sink|);
  * and the value rounded to binary64 g adds u/2 |g| + 2^-1074. The cross terms (eP eY, the error of
  * c_L times the error of a sum) are covered by the factors 1.01. */
 #include "config.h"
@@ -172,8 +173,14 @@ int ac_gr_fast_row(ac_gr_ws *g, double *dq, double *edq, const ac_gr_cols *cols,
   }
   if (dq)
     for (int64_t t = 0; t < dk; t++) dq_value(g, S, eS, t, &dq[t], &edq[t]);
+  if (g->sink >= 0 && fc->sg) {   /* dσ_h += dS_sink */
+    fc->sg[0] += S[g->sink];
+    fc->sg[1] += fabsl(S[g->sink]);
+    fc->sg[2] += eS[g->sink];
+    (*fc->sm)++;
+  }
   for (int64_t j = 0; j < n; j++) {
-    int64_t k = cols->map[g->kidx[j]];
+    int64_t k = AC_GR_COL(g, cols, j);
     if (k < 0 || !cols->pend[k]) continue;
     for (int64_t t = 0; t < dk; t++) {
       ld x = S[j] * (ld)w->qd[t];

@@ -17,7 +17,8 @@ typedef struct {
   int cls;                  /* AC_GR_ROW_... of the loaded row */
   int64_t cap;              /* keys */
   int64_t *kidx, cap_kidx;  /* the loaded row's visible keys (their indices j), n of them */
-  int off, offbad, crat;    /* ALiBi or bias (gradoff.c); the row's offsets undefined; c rational */
+  int off, offbad, crat;    /* ALiBi, bias or sinks (gradoff.c); the row's offsets undefined; c rational */
+  int64_t sink;             /* the loaded row's sink key (K = 0, V = 0, score σ_h, kidx -1), or -1 */
   mpfr_t *A, *E;            /* per visible key: exact a_j; E_j = cn z_j + cd a_j (rational c) */
   long double *aL;          /* a_j to 64 bits */
   double *sapx;             /* s_j in binary64 (the order of the groups for an irrational c) */
@@ -45,7 +46,10 @@ typedef struct {
   mpfr_t *klo, *khi;        /* ncols * dk: Σ_i dS_ij q_i (the scale applied at the end) */
   mpfr_t *vlo, *vhi;        /* ncols * dv: Σ_i P_ij dO_i */
   ac_gr_classes *classes;   /* the class sums of the pending columns, or NULL */
+  mpfr_t *sglo, *sghi;      /* dσ_h of the row's head: Σ_i dS_i,sink, or NULL when not pending */
 } ac_gr_cols;
+/* Local column of visible key j of the loaded row (-1: none, or the sink). */
+#define AC_GR_COL(g, cols, j) ((g)->kidx[j] < 0 ? -1 : (cols)->map[(g)->kidx[j]])
 
 void ac_gr_ws_init(ac_gr_ws *g, const ac_case *cs, const void *dout, const ac_oracle_opts *fo, const ac_or_scale *sc,
                    long cap);
@@ -59,12 +63,15 @@ int64_t ac_gr_row_load(ac_gr_ws *g, int64_t b, int64_t h, int64_t i, int exact);
 void ac_gr_row_pass(ac_gr_ws *g, mpfr_prec_t p, mpfr_t *dqlo, mpfr_t *dqhi, ac_gr_cols *cols);
 /* g->prod holds at least n numbers. */
 void ac_gr_ensure_prod(ac_gr_ws *g, int64_t n);
-/* gradoff.c: ALiBi and bias. 1 when the case's scores have offsets. */
+/* gradoff.c: ALiBi, bias and sinks. 1 when the case's scores have offsets. */
 int ac_gr_has_off(const ac_problem *p);
 /* Exact offsets of the n visible keys kidx of row (b, h, i) into A and aL, dropping the keys with a
  * -inf bias (kidx compacted): returns the keys kept, or -1 when a bias is NaN or +inf or the
  * slope is not finite (P undefined). */
 int64_t ac_gr_off_keys(ac_gr_ws *g, int64_t b, int64_t h, int64_t i, int64_t n);
+/* The sink of head h as key n (after the n visible keys, whose offsets are in A): 1, or 0 when the
+ * case has none or σ_h = -inf (weight 0); a NaN or +inf σ_h sets offbad. */
+int ac_gr_sink_key(ac_gr_ws *g, int64_t h, int64_t n);
 /* Groups of equal exact score of the loaded row (ord, gst, gof, ng of w), after its scores. */
 void ac_gr_off_groups(ac_gr_ws *g);
 /* P per group at precision p into Plo, Phi (Slo, Shi used as scratch). */
@@ -79,7 +86,10 @@ ac_gr_classes *ac_gr_classes_new(int64_t ncols, int64_t dk, int64_t dv);
 void ac_gr_classes_free(ac_gr_classes *C);
 /* Adds the loaded row (class not PBAD) into the classes of the pending columns it sees. */
 void ac_gr_classes_add(ac_gr_ws *g, ac_gr_classes *C, const ac_gr_cols *cols);
-/* The same for element t of local column k of dK ('k', the scale included) or dV ('v'). */
+/* The loaded row (class OK, with a sink) into the classes of dσ_h: C has a column per head, dk 1. */
+void ac_gr_classes_add_sink(ac_gr_ws *g, ac_gr_classes *C, int64_t h);
+/* The same for element t of local column k of dK ('k', the scale included), dV ('v') or, with
+ * the classes of dσ, dσ_k ('s', t = 0). */
 int ac_gr_classes_exact(const ac_gr_classes *C, const ac_or_scale *sc, int64_t k, char which, int64_t t,
                         mpfr_prec_t p, mpfr_t lo, mpfr_t hi);
 
@@ -89,6 +99,8 @@ typedef struct {
   long double *sk, *ak, *ek;   /* ncols*dk: Σ_i dS_ij q_it, Σ |dS_ij q_it|, Σ eS_ij |q_it| */
   long double *sv, *av, *ev;   /* ncols*dv: Σ_i P_ij dO_it, Σ |P_ij dO_it|, Σ eP_ij |dO_it| */
   int64_t *m;                  /* ncols: rows added */
+  long double *sg;             /* dσ of the row's head: Σ dS_sink, Σ |dS_sink|, Σ eS_sink; NULL: not pending */
+  int64_t *sm;                 /* rows added to it */
 } ac_gr_fcols;
 void ac_gr_fcols_init(ac_gr_fcols *f, int64_t nc, int64_t dk, int64_t dv);
 void ac_gr_fcols_free(ac_gr_fcols *f);

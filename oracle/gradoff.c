@@ -1,6 +1,7 @@
-/* gradoff.c: ALiBi and bias in the backward oracle (docs/backward.md §1.2): the scores of a row
- * are s_j = c z_j + a_j with z_j = q·k_j exact and a_j = -m_h |i + tk - tq - j| + bias_ij exact
- * (a binary32 slope times an integer, a stored bias value).
+/* gradoff.c: ALiBi, bias and sinks in the backward oracle (docs/backward.md §1.2-§1.3): the scores
+ * of a row are s_j = c z_j + a_j with z_j = q·k_j exact and a_j = -m_h |i + tk - tq - j| + bias_ij
+ * exact (a binary32 slope times an integer, a stored bias value); a sink is one more key with
+ * K = 0, V = 0 and a_j = σ_h (as in the forward).
  *
  * Groups of equal score: for a rational c = cn / cd (stored scales, 1/k for dk = k²) the score
  * times cd, E_j = cn z_j + cd a_j, is an exact number: keys sort by it. For an irrational c,
@@ -18,7 +19,31 @@
 #include <string.h>
 #include "gradint.h"
 
-int ac_gr_has_off(const ac_problem *p) { return (p->f.used & (AC_FEAT_ALIBI | AC_FEAT_BIAS)) != 0; }
+int ac_gr_has_off(const ac_problem *p) { return (p->f.used & (AC_FEAT_ALIBI | AC_FEAT_BIAS | AC_FEAT_SINKS)) != 0; }
+
+int ac_gr_sink_key(ac_gr_ws *g, int64_t h, int64_t n)
+{
+  ac_or_ws *w = &g->w;
+  if (!(w->p->f.used & AC_FEAT_SINKS)) return 0;
+  double sg = (double)w->cs->sinks[h];
+  if (sg == -INFINITY) return 0;   /* weight 0: no sink */
+  if (!isfinite(sg)) {
+    g->offbad = 1;
+    return 0;
+  }
+  if (n + 1 > g->cap_off) {
+    g->A = ac_xrealloc(g->A, (size_t)(n + 1) * sizeof *g->A);
+    for (int64_t j = g->cap_off; j < n + 1; j++) mpfr_init2(g->A[j], 64);
+    g->aL = ac_xrealloc(g->aL, (size_t)(n + 1) * sizeof *g->aL);
+    g->cap_off = n + 1;
+  }
+  mpfr_set_prec(g->A[n], 64);
+  AC_EXACT(mpfr_set_d(g->A[n], sg, MPFR_RNDN), "a binary32 sink");
+  g->aL[n] = (long double)sg;
+  g->kidx[n] = -1;
+  g->sink = n;
+  return 1;
+}
 
 /* The rational scale cn / cd when it is one: 1, else 0. */
 static int scale_parts(const ac_or_scale *sc, double *cn, long *cd)
@@ -42,11 +67,11 @@ int64_t ac_gr_off_keys(ac_gr_ws *g, int64_t b, int64_t h, int64_t i, int64_t n)
   double m = 0;
   if (p->f.used & AC_FEAT_ALIBI) m = (double)cs->alibi_slopes[(p->f.alibi_per_batch ? b * p->heads : 0) + h];
   if (!isfinite(m)) return -1;
-  if (n > g->cap_off) {
-    g->A = ac_xrealloc(g->A, (size_t)n * sizeof *g->A);
-    for (int64_t j = g->cap_off; j < n; j++) mpfr_init2(g->A[j], 64);
-    g->aL = ac_xrealloc(g->aL, (size_t)n * sizeof *g->aL);
-    g->cap_off = n;
+  if (n + 1 > g->cap_off) {   /* and room for the sink */
+    g->A = ac_xrealloc(g->A, (size_t)(n + 1) * sizeof *g->A);
+    for (int64_t j = g->cap_off; j < n + 1; j++) mpfr_init2(g->A[j], 64);
+    g->aL = ac_xrealloc(g->aL, (size_t)(n + 1) * sizeof *g->aL);
+    g->cap_off = n + 1;
   }
   for (int64_t r = 0; r < n; r++) {   /* NaN or +inf in a visible bias: P undefined */
     double bias = p->f.used & AC_FEAT_BIAS ? ac_load(p->f.bias_dtype, cs->bias, ac_biasidx(p, b, h, i, g->kidx[r])) : 0;

@@ -214,10 +214,11 @@ static int64_t row_keys(ac_gr_ws *g, int64_t b, int64_t h, int64_t i)
 {
   ac_or_ws *w = &g->w;
   const ac_problem *p = w->p;
-  if (g->cap_kidx < p->tk) {
-    g->kidx = ac_xrealloc(g->kidx, (size_t)p->tk * sizeof *g->kidx);
-    g->cap_kidx = p->tk;
+  if (g->cap_kidx < p->tk + 1) {
+    g->kidx = ac_xrealloc(g->kidx, (size_t)(p->tk + 1) * sizeof *g->kidx);
+    g->cap_kidx = p->tk + 1;
   }
+  g->sink = -1;
   int64_t n = 0;
   if (!p->f.used) {
     n = ac_visible_count(p, i);
@@ -237,10 +238,11 @@ static int64_t row_keys(ac_gr_ws *g, int64_t b, int64_t h, int64_t i)
     else n = kept;
   }
   if (!n) return 0;
+  int sink = !g->offbad && ac_gr_sink_key(g, h, n);
   ac_or_head_load(w, b, ac_kv_head(p, h));
-  ac_or_head_pick(&w->sub, w->head, p, g->kidx, n, 0);
+  ac_or_head_pick(&w->sub, w->head, p, g->kidx, n, sink);
   w->head = &w->sub;
-  return n;
+  return n + sink;
 }
 
 int64_t ac_gr_row_load(ac_gr_ws *g, int64_t b, int64_t h, int64_t i, int exact)
@@ -391,7 +393,7 @@ void ac_gr_row_pass(ac_gr_ws *g, mpfr_prec_t p, mpfr_t *dqlo, mpfr_t *dqhi, ac_g
   mpfr_set_prec(g->t0, p);
   mpfr_set_prec(g->t1, p);
   for (int64_t j = 0; j < n; j++) {   /* dV_j += P_ij dO_i */
-    int64_t k = cols->map[g->kidx[j]], q = w->gof[j];
+    int64_t k = AC_GR_COL(g, cols, j), q = w->gof[j];
     if (k < 0 || !cols->pend[k]) continue;
     for (int64_t t = 0; t < dv; t++) {
       if (g->odbad[t]) continue;
@@ -407,8 +409,12 @@ void ac_gr_row_pass(ac_gr_ws *g, mpfr_prec_t p, mpfr_t *dqlo, mpfr_t *dqhi, ac_g
     for (int64_t t = 0; t < dk; t++) dq_interval(g, p, t, dqlo[t], dqhi[t]);
   mpfr_set_prec(g->t0, p);
   mpfr_set_prec(g->t1, p);
+  if (g->sink >= 0 && cols->sglo) {   /* dσ_h += dS_i,sink */
+    mpfr_add(*cols->sglo, *cols->sglo, g->Slo[g->sink], MPFR_RNDD);
+    mpfr_add(*cols->sghi, *cols->sghi, g->Shi[g->sink], MPFR_RNDU);
+  }
   for (int64_t j = 0; j < n; j++) {   /* dK_j += dS_ij q_i (the scale at the end) */
-    int64_t k = cols->map[g->kidx[j]];
+    int64_t k = AC_GR_COL(g, cols, j);
     if (k < 0 || !cols->pend[k] || g->zs[j]) continue;
     for (int64_t t = 0; t < dk; t++) {
       iv_mul_d(g->t0, g->t1, g->Slo[j], g->Shi[j], w->qd[t]);

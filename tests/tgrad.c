@@ -112,8 +112,11 @@ static int64_t against_brute(const ac_case *c, const void *d, const ac_grad_resu
   const ac_problem *p = &c->p;
   int64_t nr = p->batch * p->heads * p->tq, nc = p->batch * p->kv_heads * p->tk;
   mpfr_t *dq = mp_array(nr * p->dk), *dk = mp_array(nc * p->dk), *dv = mp_array(nc * p->dv);
-  gref_backward(c, d, prec, dq, dk, dv);
+  mpfr_t *ds = mp_array(p->heads);
+  gref_backward(c, d, prec, dq, dk, dv, ds);
   int64_t amb = compare("dQ", &r->dq, dq) + compare("dK", &r->dk, dk) + compare("dV", &r->dv, dv);
+  if (p->f.used & AC_FEAT_SINKS) amb += compare("dsink", &r->dsink, ds);
+  mp_free(ds, p->heads);
   mp_free(dq, nr * p->dk);
   mp_free(dk, nc * p->dk);
   mp_free(dv, nc * p->dv);
@@ -586,6 +589,69 @@ START_TEST(bias_equalizes_scores)
 }
 END_TEST
 
+START_TEST(sinks)
+{
+  /* a sink per head (normal, sometimes -inf: no sink), alone and with ALiBi, bias and boolean
+   * masks: dQ, dK, dV and dσ_h = -Σ P_sink D against the brute force */
+  ac_rng rng;
+  ac_rng_init(&rng, ac_test_seed(), 12);
+  static const ac_dtype dts[] = {AC_F32, AC_F16, AC_BF16, AC_F64};
+  static const uint32_t feats[] = {0, AC_FEAT_ALIBI, AC_FEAT_BIAS, AC_FEAT_BOOL_MASK};
+  int ncases = ac_test_expensive() ? 800 : 100;
+  int64_t seen = 0;
+  for (int k = 0; k < ncases; k++) {
+    ac_case c;
+    ac_err e;
+    ref_random_case(&c, dts[k % 4], &rng);
+    ac_features_plain(&c.p);
+    c.p.f.used = AC_FEAT_SINKS | feats[ac_rng_below(&rng, 4)];
+    ck_assert_msg(ac_features_alloc(&c, &e) == 0, "%s", e.msg);
+    for (int64_t x = 0; x < ac_feat_tensor_count(&c.p, AC_FT_SINKS); x++)
+      c.sinks[x] = ac_rng_below(&rng, 8) == 0 ? -INFINITY : (float)(ac_rng_normal(&rng) * 2);
+    for (int64_t x = 0; x < ac_feat_tensor_count(&c.p, AC_FT_BOOL_MASK); x++) c.bool_mask[x] = ac_rng_below(&rng, 4) != 0;
+    for (int64_t x = 0; x < ac_feat_tensor_count(&c.p, AC_FT_SLOPES); x++) c.alibi_slopes[x] = 0.25f;
+    for (int64_t x = 0; x < ac_feat_tensor_count(&c.p, AC_FT_BIAS); x++)
+      ac_store_bits(c.p.f.bias_dtype, c.bias, (size_t)x, ac_encode_f64(c.p.f.bias_dtype, ac_rng_normal(&rng)));
+    void *d = dout_alloc(&c.p);
+    random_dout(&c.p, d, &rng);
+    ac_grad_result r;
+    run(&c, d, NULL, NULL, &r);
+    ck_assert_int_eq(r.dsink.nsel, c.p.heads);
+    seen += r.dsink.nsel;
+    against_brute(&c, d, &r, PREC);
+    ac_grad_result_free(&r);
+    free(d);
+    ac_case_free(&c);
+  }
+  ck_assert(seen > 0);
+}
+END_TEST
+
+START_TEST(sink_rows_cancel)
+{
+  /* scale 0 and a sink: both rows weigh their keys alike, dO of row 1 is minus row 0's, so
+   * D_1 = -D_0 and dσ = -P_sink (D_0 + D_1) = 0 exactly, though neither term is 0 */
+  static const double q[] = {1, -1}, k[] = {1, 2, 3}, v[] = {0.5, -1, 2}, dO[] = {1.5, -1.5};
+  ac_case c;
+  ac_err e;
+  void *d = int_case(&c, AC_F32, AC_MASK_NONE, 1, 1, 2, 3, 1, 1, q, k, v, dO);
+  c.p.scale_is_default = 0;
+  c.p.scale = 0;
+  ac_features_plain(&c.p);
+  c.p.f.used = AC_FEAT_SINKS;
+  ck_assert(ac_features_alloc(&c, &e) == 0);
+  c.sinks[0] = 0.75f;
+  ac_grad_result r;
+  run(&c, d, NULL, NULL, &r);
+  note("sink_rows_cancel", &r);
+  assert_exact_zero(&r.dsink, 0, 0);
+  against_brute(&c, d, &r, PREC);
+  ac_grad_result_free(&r);
+  free(d);
+  ac_case_free(&c);
+}
+END_TEST
+
 START_TEST(window_nonfinite)
 {
   /* a window of two keys (i - 1, i): NaN in V of key 4 makes D of row 4 undefined, so dK of keys 3
@@ -708,6 +774,8 @@ int main(void)
   tcase_add_test(tc, windows_and_bool_masks);
   tcase_add_test(tc, alibi_and_bias);
   tcase_add_test(tc, bias_equalizes_scores);
+  tcase_add_test(tc, sinks);
+  tcase_add_test(tc, sink_rows_cancel);
   tcase_add_test(tc, nonfinite_rules);
   tcase_add_test(tc, window_nonfinite);
   tcase_add_test(tc, sampling_and_refusal);

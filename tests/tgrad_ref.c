@@ -45,7 +45,7 @@ static void add_offset(const ac_case *c, int64_t b, int64_t h, int64_t i, int64_
 
 /* One row (b, h, i) with n visible keys idx: adds into dk and dv, writes dq. */
 static void ref_row(const ac_case *c, const void *dout, int64_t b, int64_t h, int64_t i, int64_t n, const int64_t *idx,
-                    mpfr_t sc, mpfr_prec_t prec, mpfr_t *dq, mpfr_t *dk, mpfr_t *dv)
+                    mpfr_t sc, mpfr_prec_t prec, mpfr_t *dq, mpfr_t *dk, mpfr_t *dv, mpfr_t *dsink)
 {
   const ac_problem *p = &c->p;
   int64_t kvh = ac_kv_head(p, h);
@@ -70,11 +70,25 @@ static void ref_row(const ac_case *c, const void *dout, int64_t b, int64_t h, in
       mpfr_add(dP[r], dP[r], x, MPFR_RNDN);
     }
   }
+  /* the sink: one more term e^{σ_h} of L, of value 0 (none when σ_h = -inf) */
+  int sink = (p->f.used & AC_FEAT_SINKS) && (double)c->sinks[h] != -INFINITY;
+  mpfr_t ps;
+  mpfr_init2(ps, prec);
+  if (sink) {
+    mpfr_set_d(ps, (double)c->sinks[h], MPFR_RNDN);
+    if (mpfr_greater_p(ps, m)) mpfr_set(m, ps, MPFR_RNDN);
+  }
   mpfr_set_zero(L, 1);
   for (int64_t j = 0; j < n; j++) {
     mpfr_sub(P[j], P[j], m, MPFR_RNDN);
     mpfr_exp(P[j], P[j], MPFR_RNDN);
     mpfr_add(L, L, P[j], MPFR_RNDN);
+  }
+  if (sink) {
+    mpfr_sub(ps, ps, m, MPFR_RNDN);
+    mpfr_exp(ps, ps, MPFR_RNDN);
+    mpfr_add(L, L, ps, MPFR_RNDN);
+    mpfr_div(ps, ps, L, MPFR_RNDN);
   }
   mpfr_set_zero(D, 1);
   for (int64_t j = 0; j < n; j++) {
@@ -82,6 +96,11 @@ static void ref_row(const ac_case *c, const void *dout, int64_t b, int64_t h, in
     mpfr_mul(x, P[j], dP[j], MPFR_RNDN);
     mpfr_add(D, D, x, MPFR_RNDN);
   }
+  if (sink && dsink) {   /* dσ_h -= P_sink D */
+    mpfr_mul(ps, ps, D, MPFR_RNDN);
+    mpfr_sub(dsink[h], dsink[h], ps, MPFR_RNDN);
+  }
+  mpfr_clear(ps);
   for (int64_t t = 0; t < p->dk; t++) mpfr_set_zero(dq[t], 1);
   for (int64_t r = 0; r < n; r++) {
     int64_t j = idx[r];
@@ -129,12 +148,17 @@ static double max_gap(const ac_case *c)
           if (s < lo) lo = s;
           if (s > hi) hi = s;
         }
+        if ((p->f.used & AC_FEAT_SINKS) && isfinite((double)c->sinks[h])) {
+          lo = fmin(lo, (double)c->sinks[h]);
+          hi = fmax(hi, (double)c->sinks[h]);
+        }
         if (hi - lo > gap) gap = hi - lo;
       }
   return gap;
 }
 
-void gref_backward(const ac_case *c, const void *dout, mpfr_prec_t prec, mpfr_t *dq, mpfr_t *dk, mpfr_t *dv)
+void gref_backward(const ac_case *c, const void *dout, mpfr_prec_t prec, mpfr_t *dq, mpfr_t *dk, mpfr_t *dv,
+                   mpfr_t *dsink)
 {
   const ac_problem *p = &c->p;
   prec += (mpfr_prec_t)(max_gap(c) * 1.5) + 64;
@@ -144,6 +168,10 @@ void gref_backward(const ac_case *c, const void *dout, mpfr_prec_t prec, mpfr_t 
   int64_t ncol = p->batch * p->kv_heads * p->tk;
   for (int64_t x = 0; x < ncol * p->dk; x++) { mpfr_set_prec(dk[x], prec); mpfr_set_zero(dk[x], 1); }
   for (int64_t x = 0; x < ncol * p->dv; x++) { mpfr_set_prec(dv[x], prec); mpfr_set_zero(dv[x], 1); }
+  for (int64_t h = 0; dsink && h < p->heads; h++) {
+    mpfr_set_prec(dsink[h], prec);
+    mpfr_set_zero(dsink[h], 1);
+  }
   mpfr_t sc;
   mpfr_init2(sc, prec);
   if (p->scale_is_default) {
@@ -158,7 +186,7 @@ void gref_backward(const ac_case *c, const void *dout, mpfr_prec_t prec, mpfr_t 
         mpfr_t *q = dq + ac_rowidx(p, b, h, i) * (size_t)p->dk;
         for (int64_t t = 0; t < p->dk; t++) { mpfr_set_prec(q[t], prec); mpfr_set_zero(q[t], 1); }
         int64_t idx[p->tk], n = visible_keys(c, b, h, i, idx);
-        if (n > 0) ref_row(c, dout, b, h, i, n, idx, sc, prec, q, dk, dv);
+        if (n > 0) ref_row(c, dout, b, h, i, n, idx, sc, prec, q, dk, dv, dsink);
       }
   mpfr_clear(sc);
   mpfr_set_emin(emin);

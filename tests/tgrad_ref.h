@@ -7,8 +7,10 @@
 #include "casefile.h"
 
 /* dq[batch*heads*tq*dk], dk[batch*kv_heads*tk*dk], dv[batch*kv_heads*tk*dv], each element
- * initialised by the caller; set at precision prec plus what the largest score gap cancels. dout dense [B][H][tq][dv] in p.dtype; every
+ * initialised by the caller; set at precision prec plus what the largest score gap cancels.
+ * dsink[heads] (with sinks, else NULL): dσ_h = -Σ_{b,i} P_i,sink D_i. dout dense [B][H][tq][dv] in p.dtype; every
  * value finite. */
-void gref_backward(const ac_case *c, const void *dout, mpfr_prec_t prec, mpfr_t *dq, mpfr_t *dk, mpfr_t *dv);
+void gref_backward(const ac_case *c, const void *dout, mpfr_prec_t prec, mpfr_t *dq, mpfr_t *dk, mpfr_t *dv,
+                   mpfr_t *dsink);
 
 #endif

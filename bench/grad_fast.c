@@ -6,7 +6,7 @@
  * the visible keys, D = Σ P dP, dS = P (dP - D), then dQ of a selected row and the terms of the
  * selected columns. The oracle rounds into fp32 (the case dtype; binary64 rounding, the
  * default of ac_grad_opts, sends every element on to the MPFR passes). Process CPU seconds.
- *   bench/grad_fast [T d R C]   (default 4096 128 16 8; a quick run: 512 64 16 8) */
+ *   bench/grad_fast [T d R C [f64]]   (default 4096 128 16 8; f64: round into binary64 too) */
 #include "config.h"
 #include <math.h>
 #include <stdio.h>
@@ -111,7 +111,7 @@ int main(int argc, char **argv)
   int64_t T = argc > 1 ? atoll(argv[1]) : 4096, d = argc > 2 ? atoll(argv[2]) : 128;
   int64_t R = argc > 3 ? atoll(argv[3]) : 16, C = argc > 4 ? atoll(argv[4]) : 8;
   if (T < 1 || d < 1 || R < 1 || C < 1 || R > T || C > T) {
-    fprintf(stderr, "usage: bench/grad_fast [T d R C]\n");
+    fprintf(stderr, "usage: bench/grad_fast [T d R C [f64]]\n");
     return 2;
   }
   ac_case c;
@@ -124,7 +124,8 @@ int main(int argc, char **argv)
   ac_grad_opts_init(&o);
   o.rows = rows;
   o.cols = cols;
-  o.formats = 1u << AC_F32;
+  int f64 = argc > 5 && !strcmp(argv[5], "f64");
+  o.formats = f64 ? 1u << AC_F64 : 0;
   ac_grad_result r;
   ac_err e;
   t0 = proc_now();
@@ -133,11 +134,12 @@ int main(int argc, char **argv)
     return 2;
   }
   double to = proc_now() - t0;
-  printf("backward T=%lld d=%lld causal fp32, %lld rows (dQ) and %lld columns (dK, dV), 1 thread, process CPU s\n"
+  printf("backward T=%lld d=%lld causal fp32, %lld rows (dQ) and %lld columns (dK, dV), into fp32%s, 1 thread, "
+         "process CPU s\n"
          "  naive binary64:   %9.3f s  (checksum %.6g)\n"
          "  exact oracle:     %9.3f s  ratio %.1fx  (exact %lld, zero %lld, rounded %lld, unresolved %lld,\n"
          "                    extended pass %lld, after the first MPFR pass %lld, passes %d, max precision %ld bits)\n",
-         (long long)T, (long long)d, (long long)R, (long long)C, tn, chk, to, to / tn, (long long)r.n_exact,
+         (long long)T, (long long)d, (long long)R, (long long)C, f64 ? " and binary64" : "", tn, chk, to, to / tn, (long long)r.n_exact,
          (long long)r.n_zero, (long long)r.n_rounded, (long long)r.n_unresolved, (long long)r.n_fast, (long long)r.n_highprec, r.passes,
          r.max_prec);
   int rc = r.n_unresolved ? 3 : 0;

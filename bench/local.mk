@@ -4,3 +4,4 @@ include bench/calibrate.mk
 include bench/mutants.mk
 include bench/oracle_fast.mk
 include bench/oracle_mem.mk
+include bench/grad_fast.mk

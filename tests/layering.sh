@@ -21,8 +21,12 @@ LAYERS='1 src/core
 6 fuzz/report
 7 src/cli'
 cd "$root" || { echo "layering: cannot enter $root" >&2; exit 2; }
+missing=$(echo "$LAYERS" | while read -r rank dir; do [ -d "$dir" ] || echo "$dir"; done)
+if [ -n "$missing" ]; then
+	echo "layering: layer folders missing under $root:" $missing
+	exit 1
+fi
 list=$(echo "$LAYERS" | while read -r rank dir; do
-	[ -d "$dir" ] || { echo "layering: layer folder $dir is missing" >&2; continue; }
 	for f in "$dir"/*.c "$dir"/*.h "$dir"/*.cu "$dir"/*.cuh; do
 		[ -f "$f" ] && echo "$rank $dir $f"
 	done

@@ -15,3 +15,11 @@ tests_texplain_variants_SOURCES = tests/texplain_variants.c src/cli/explain_vari
 tests_toracle_variants_SOURCES = tests/toracle_variants.c tests/toracle_varref.c tests/toracle_varref.h
 TESTS += $(AC_ORACLE_TESTS) $(AC_ORACLE_SH)
 dist_noinst_SCRIPTS += $(AC_ORACLE_SH)
+# the backward oracle (oracle/grad.h) against its own brute force, written from the formula: plain
+# attention (tgrad) and the variants it takes (tgrad_variants)
+AC_GRAD_TESTS = tests/tgrad tests/tgrad_variants
+check_PROGRAMS += $(AC_GRAD_TESTS)
+AC_GRAD_SHARED = tests/tgrad_ref.c tests/tgrad_ref.h tests/tgrad_util.c tests/tgrad_util.h
+tests_tgrad_SOURCES = tests/tgrad.c $(AC_GRAD_SHARED)
+tests_tgrad_variants_SOURCES = tests/tgrad_variants.c $(AC_GRAD_SHARED)
+TESTS += $(AC_GRAD_TESTS)

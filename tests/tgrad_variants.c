@@ -1,0 +1,237 @@
+/* tgrad_variants.c: the backward oracle (oracle/grad.h) on attention variants against the brute force
+ * of tests/tgrad_ref.c: sliding windows and boolean masks, ALiBi and bias (a -inf bias drops the key),
+ * sinks and dσ, a bias that equalizes scores on an fp16 tie, rows cancelling in dσ, the rule table
+ * under a window; softcap is refused (tests/tgrad sampling_and_refusal). */
+#include "config.h"
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "testutil.h"
+#include "toracle_ref.h"
+#include "tgrad_util.h"
+#include "variants.h"
+
+#define PREC GT_PREC
+
+START_TEST(windows_and_bool_masks)
+{
+  /* visibility beyond the mask: sliding windows (both alignments) and boolean masks, rows emptied
+   * in the middle, against the brute force */
+  ac_rng rng;
+  ac_rng_init(&rng, ac_test_seed(), 9);
+  static const ac_dtype dts[] = {AC_F32, AC_F16, AC_BF16, AC_F64};
+  int ncases = ac_test_expensive() ? 800 : 80;
+  for (int k = 0; k < ncases; k++) {
+    ac_case c;
+    ac_err e;
+    ref_random_case(&c, dts[k % 4], &rng);
+    ac_features_plain(&c.p);
+    static const uint32_t feats[] = {AC_FEAT_WINDOW, AC_FEAT_BOOL_MASK, AC_FEAT_WINDOW | AC_FEAT_BOOL_MASK};
+    c.p.f.used = feats[ac_rng_below(&rng, 3)];
+    c.p.f.win_left = (int64_t)ac_rng_below(&rng, 4) - 1;
+    c.p.f.win_right = (int64_t)ac_rng_below(&rng, 4) - 1;
+    c.p.f.win_top_left = (int)ac_rng_below(&rng, 2);
+    c.p.f.mask_b = 1;
+    c.p.f.mask_h = ac_rng_below(&rng, 2) ? c.p.heads : 1;
+    ck_assert_msg(ac_features_alloc(&c, &e) == 0, "%s", e.msg);
+    for (int64_t x = 0; x < ac_feat_tensor_count(&c.p, AC_FT_BOOL_MASK); x++) c.bool_mask[x] = ac_rng_below(&rng, 4) != 0;
+    void *d = gt_dout_alloc(&c.p);
+    gt_random_dout(&c.p, d, &rng);
+    ac_grad_result r;
+    gt_run(&c, d, NULL, NULL, &r);
+    gt_against_brute(&c, d, &r, PREC);
+    ac_grad_result_free(&r);
+    free(d);
+    ac_case_free(&c);
+  }
+}
+END_TEST
+
+START_TEST(alibi_and_bias)
+{
+  /* scores with ALiBi slopes and biases (some -inf: the key drops out), alone and with windows and
+   * boolean masks, default (often irrational) and stored scales, against the brute force */
+  ac_rng rng;
+  ac_rng_init(&rng, ac_test_seed(), 11);
+  static const ac_dtype dts[] = {AC_F32, AC_F16, AC_BF16, AC_F64};
+  static const uint32_t feats[] = {AC_FEAT_ALIBI, AC_FEAT_BIAS, AC_FEAT_ALIBI | AC_FEAT_BIAS,
+                                   AC_FEAT_BIAS | AC_FEAT_WINDOW, AC_FEAT_ALIBI | AC_FEAT_BOOL_MASK};
+  int ncases = ac_test_expensive() ? 800 : 100;
+  for (int k = 0; k < ncases; k++) {
+    ac_case c;
+    ac_err e;
+    ref_random_case(&c, dts[k % 4], &rng);
+    ac_features_plain(&c.p);
+    c.p.f.used = feats[ac_rng_below(&rng, 5)];
+    c.p.f.win_left = (int64_t)ac_rng_below(&rng, 4) - 1;
+    c.p.f.win_right = (int64_t)ac_rng_below(&rng, 4) - 1;
+    c.p.f.mask_b = 1;
+    c.p.f.mask_h = 1;
+    c.p.f.bias_b = 1;
+    c.p.f.bias_h = ac_rng_below(&rng, 2) ? c.p.heads : 1;
+    c.p.f.bias_dtype = ac_rng_below(&rng, 2) ? AC_F32 : c.p.dtype;
+    ck_assert_msg(ac_features_alloc(&c, &e) == 0, "%s", e.msg);
+    for (int64_t x = 0; x < ac_feat_tensor_count(&c.p, AC_FT_BOOL_MASK); x++) c.bool_mask[x] = ac_rng_below(&rng, 4) != 0;
+    for (int64_t x = 0; x < ac_feat_tensor_count(&c.p, AC_FT_SLOPES); x++)
+      c.alibi_slopes[x] = ac_rng_below(&rng, 2) ? (float)ldexp(1.0, -(int)(1 + ac_rng_below(&rng, 8)))
+                                                : (float)fabs(ac_rng_normal(&rng));
+    for (int64_t x = 0; x < ac_feat_tensor_count(&c.p, AC_FT_BIAS); x++) {
+      double v = ac_rng_below(&rng, 10) == 0 ? -INFINITY : ac_rng_below(&rng, 3) == 0 ? (double)ac_rng_range(&rng, -2, 2)
+                                                                                   : ac_rng_normal(&rng) * 2;
+      ac_store_bits(c.p.f.bias_dtype, c.bias, (size_t)x, ac_encode_f64(c.p.f.bias_dtype, v));
+    }
+    void *d = gt_dout_alloc(&c.p);
+    gt_random_dout(&c.p, d, &rng);
+    ac_grad_result r;
+    gt_run(&c, d, NULL, NULL, &r);
+    gt_against_brute(&c, d, &r, PREC);
+    ac_grad_result_free(&r);
+    free(d);
+    ac_case_free(&c);
+  }
+}
+END_TEST
+
+START_TEST(bias_equalizes_scores)
+{
+  /* scale 1/2, q = 1, keys 2, 0, 4 with biases 0, 1, -1: every score is 1, P = 1/3 exactly, and
+   * dV_j = (dO_0 + dO_1 + dO_2)/3 on an fp16 tie (as rational_on_a_breakpoint) */
+  static const double q[] = {1, 1, 1}, k[] = {2, 0, 4}, v[] = {1, 2, 3};
+  static const double dO[] = {1 + 0x1p-10, 1 + 0x1p-10, 1 - 0x1p-11};
+  ac_case c;
+  ac_err e;
+  void *d = gt_int_case(&c, AC_F16, AC_MASK_NONE, 1, 1, 3, 3, 1, 1, q, k, v, dO);
+  c.p.scale_is_default = 0;
+  c.p.scale = 0.5;
+  ac_features_plain(&c.p);
+  c.p.f.used = AC_FEAT_BIAS;
+  c.p.f.bias_b = c.p.f.bias_h = 1;
+  c.p.f.bias_dtype = AC_F32;
+  ck_assert(ac_features_alloc(&c, &e) == 0);
+  static const double bias[] = {0, 1, -1};
+  for (int64_t i = 0; i < 3; i++)
+    for (int64_t j = 0; j < 3; j++) ac_store_bits(AC_F32, c.bias, (size_t)(i * 3 + j), ac_encode_f64(AC_F32, bias[j]));
+  ac_grad_result r;
+  gt_run(&c, d, NULL, NULL, &r);
+  gt_note("bias_equalizes_scores", &r);
+  for (int64_t j = 0; j < 3; j++) {
+    ck_assert_uint_eq(ac_grad_bits(&r.dv, AC_F16, j, 0), ac_encode_f64(AC_F16, 1.0));
+    ck_assert(ac_grad_at(&r.dv, j, 0)->g == 1 + 0x1p-11 && ac_grad_at(&r.dv, j, 0)->how == AC_HOW_EXACT);
+  }
+  gt_against_brute(&c, d, &r, PREC);
+  ac_grad_result_free(&r);
+  free(d);
+  ac_case_free(&c);
+}
+END_TEST
+
+START_TEST(sinks)
+{
+  /* a sink per head (normal, sometimes -inf: no sink), alone and with ALiBi, bias and boolean
+   * masks: dQ, dK, dV and dσ_h = -Σ P_sink D against the brute force */
+  ac_rng rng;
+  ac_rng_init(&rng, ac_test_seed(), 12);
+  static const ac_dtype dts[] = {AC_F32, AC_F16, AC_BF16, AC_F64};
+  static const uint32_t feats[] = {0, AC_FEAT_ALIBI, AC_FEAT_BIAS, AC_FEAT_BOOL_MASK};
+  int ncases = ac_test_expensive() ? 800 : 100;
+  int64_t seen = 0;
+  for (int k = 0; k < ncases; k++) {
+    ac_case c;
+    ac_err e;
+    ref_random_case(&c, dts[k % 4], &rng);
+    ac_features_plain(&c.p);
+    c.p.f.used = AC_FEAT_SINKS | feats[ac_rng_below(&rng, 4)];
+    ck_assert_msg(ac_features_alloc(&c, &e) == 0, "%s", e.msg);
+    for (int64_t x = 0; x < ac_feat_tensor_count(&c.p, AC_FT_SINKS); x++)
+      c.sinks[x] = ac_rng_below(&rng, 8) == 0 ? -INFINITY : (float)(ac_rng_normal(&rng) * 2);
+    for (int64_t x = 0; x < ac_feat_tensor_count(&c.p, AC_FT_BOOL_MASK); x++) c.bool_mask[x] = ac_rng_below(&rng, 4) != 0;
+    for (int64_t x = 0; x < ac_feat_tensor_count(&c.p, AC_FT_SLOPES); x++) c.alibi_slopes[x] = 0.25f;
+    for (int64_t x = 0; x < ac_feat_tensor_count(&c.p, AC_FT_BIAS); x++)
+      ac_store_bits(c.p.f.bias_dtype, c.bias, (size_t)x, ac_encode_f64(c.p.f.bias_dtype, ac_rng_normal(&rng)));
+    void *d = gt_dout_alloc(&c.p);
+    gt_random_dout(&c.p, d, &rng);
+    ac_grad_result r;
+    gt_run(&c, d, NULL, NULL, &r);
+    ck_assert_int_eq(r.dsink.nsel, c.p.heads);
+    seen += r.dsink.nsel;
+    gt_against_brute(&c, d, &r, PREC);
+    ac_grad_result_free(&r);
+    free(d);
+    ac_case_free(&c);
+  }
+  ck_assert(seen > 0);
+}
+END_TEST
+
+START_TEST(sink_rows_cancel)
+{
+  /* scale 0 and a sink: both rows weigh their keys alike, dO of row 1 is minus row 0's, so
+   * D_1 = -D_0 and dσ = -P_sink (D_0 + D_1) = 0 exactly, though neither term is 0 */
+  static const double q[] = {1, -1}, k[] = {1, 2, 3}, v[] = {0.5, -1, 2}, dO[] = {1.5, -1.5};
+  ac_case c;
+  ac_err e;
+  void *d = gt_int_case(&c, AC_F32, AC_MASK_NONE, 1, 1, 2, 3, 1, 1, q, k, v, dO);
+  c.p.scale_is_default = 0;
+  c.p.scale = 0;
+  ac_features_plain(&c.p);
+  c.p.f.used = AC_FEAT_SINKS;
+  ck_assert(ac_features_alloc(&c, &e) == 0);
+  c.sinks[0] = 0.75f;
+  ac_grad_result r;
+  gt_run(&c, d, NULL, NULL, &r);
+  gt_note("sink_rows_cancel", &r);
+  gt_assert_exact_zero(&r.dsink, 0, 0);
+  gt_against_brute(&c, d, &r, PREC);
+  ac_grad_result_free(&r);
+  free(d);
+  ac_case_free(&c);
+}
+END_TEST
+
+START_TEST(window_nonfinite)
+{
+  /* a window of two keys (i - 1, i): NaN in V of key 4 makes D of row 4 undefined, so dK of keys 3
+   * and 4 is undefined, also when only column 3 is asked for and row 4 sees few keys */
+  ac_rng rng;
+  ac_rng_init(&rng, ac_test_seed(), 10);
+  ac_case c;
+  ac_err e;
+  void *d = gt_adv_case(&c, AC_MASK_NONE, 5, 5, &rng);
+  ac_features_plain(&c.p);
+  c.p.f.used = AC_FEAT_WINDOW;
+  c.p.f.win_left = 1;
+  c.p.f.win_right = 0;
+  ck_assert(ac_features_alloc(&c, &e) == 0);
+  ref_set(&c, 'v', 8, NAN);
+  ac_grad_result r;
+  ac_grad_opts o;
+  ac_grad_opts_init(&o);
+  o.formats = 0;   /* the case dtype alone: what the extended pass decides stays decided */
+  o.cols = "3";
+  ck_assert(ac_grad_run(&c, d, &o, &r, &e) == 0);
+  for (int64_t t = 0; t < 3; t++) ck_assert(gt_undefined(&r.dk, 3, t));
+  ck_assert(!gt_undefined(&r.dv, 3, 0) && !gt_undefined(&r.dq, 3, 0) && gt_undefined(&r.dq, 4, 0));
+  ac_grad_result_free(&r);
+  gt_run(&c, d, NULL, NULL, &r);
+  for (int64_t t = 0; t < 3; t++) ck_assert(gt_undefined(&r.dk, 4, t) && !gt_undefined(&r.dk, 2, t));
+  ac_grad_result_free(&r);
+  free(d);
+  ac_case_free(&c);
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("grad_variants");
+  TCase *tc = tcase_create("backward_oracle_variants");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, windows_and_bool_masks);
+  tcase_add_test(tc, alibi_and_bias);
+  tcase_add_test(tc, bias_equalizes_scores);
+  tcase_add_test(tc, sinks);
+  tcase_add_test(tc, sink_rows_cancel);
+  tcase_add_test(tc, window_nonfinite);
+  suite_add_tcase(s, tc);
+  return ac_test_run(s);
+}

@@ -1,0 +1,74 @@
+/* toracle_varsat.c: capped scores far past saturation (|x| = |c q·k / cap| up to 1e36, where
+ * sinh and cosh overflow MPFR's exponent range and tanh x is ±1 up to far less than any precision
+ * resolves) next to moderate scores, fixed keys (the sink, a raw ±inf) and offsets: every element
+ * and LSE decided, bit for bit against the brute force of toracle_varref.c, at level 0. */
+#include "config.h"
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "testutil.h"
+#include "toracle_ref.h"
+#include "variants.h"
+#include "toracle_varref.h"
+
+/* B = 1, H heads, one kv head, tq rows, keys tk, d = 1, softcap cap; q, k, v as given (q: the
+ * first H, one per head, when tq = 1; else NULL). */
+static void sat_case(ac_case *c, ac_dtype dt, uint32_t used, double cap, int64_t H, int64_t tq, int64_t tk,
+                     const double *q, const double *k, const double *v)
+{
+  ac_err e;
+  ref_case(c, dt, AC_MASK_NONE, 1, H, 1, tq, tk, 1, 1);
+  ac_features_plain(&c->p);
+  c->p.f.used = AC_FEAT_SOFTCAP | used;
+  c->p.f.softcap = cap;
+  if (used & AC_FEAT_BIAS) { c->p.f.bias_b = 1; c->p.f.bias_h = H; }
+  ck_assert_msg(ac_features_alloc(c, &e) == 0, "%s", e.msg);
+  if (!q) return;
+  for (int64_t h = 0; h < H; h++) ref_set(c, 'q', (size_t)h, q[h]);
+  for (int64_t j = 0; j < tk; j++) { ref_set(c, 'k', (size_t)j, k[j]); ref_set(c, 'v', (size_t)j, v[j]); }
+}
+
+/* Softcap 30 and a sink of 2.857 next to a key whose raw score is 3.4e36 (a fuzzed variant_mix
+ * case): the sink's difference to the top was enclosed as [σ - 60, σ] (D's upper end 0 where
+ * sinh and cosh overflow), a weight up to e^2.857 against the top's 1. */
+START_TEST(sink_under_saturated_top)
+{
+  vstats vs = {0};
+  static const double q[2] = {1, 0.5}, k[3] = {0x1.47ae14p+121, 0.25, -0.125}, v[3] = {0.75, -1, 0x1.8p-3};
+  static const float sg[2] = {2.857008f, 30};
+  for (int s = 0; s < 2; s++) {
+    ac_case c;
+    sat_case(&c, AC_F32, AC_FEAT_SINKS, 30, 2, 1, 3, q, k, v);
+    for (int h = 0; h < 2; h++) c.sinks[h] = s ? sg[1 - h] : sg[h];
+    vref_check_case(&c, "sink under a saturated top", &vs);
+    ac_case_free(&c);
+  }
+  vref_report("sink under a saturated top", &vs);
+}
+END_TEST
+
+/* Softcap 1, bf16, one k of -3.99e36: the capped scores -1 + tau (tau = e^{-8e36}) and +1 - tau
+ * next to a moderate one; each capped difference's distance to ±1 or ±2 enclosed directly. */
+START_TEST(lse_saturated_key)
+{
+  vstats vs = {0};
+  static const double q[2] = {0.75, -1.5}, k[2] = {1.5, -3.99e36}, v[2] = {0.5, -2};
+  ac_case c;
+  sat_case(&c, AC_BF16, 0, 1, 2, 1, 2, q, k, v);
+  vref_check_case(&c, "softcap 1, k -3.99e36", &vs);
+  ac_case_free(&c);
+  vref_report("softcap 1, k -3.99e36", &vs);
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("oracle_varsat");
+  TCase *tc = tcase_create("saturated_softcap");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, sink_under_saturated_top);
+  tcase_add_test(tc, lse_saturated_key);
+  suite_add_tcase(s, tc);
+  return ac_test_run(s);
+}

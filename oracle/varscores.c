@@ -154,7 +154,9 @@ int ac_or_var_classify(ac_or_ws *w, int64_t n, int q_bad, uint8_t *cls)
   const ac_case *cs = w->cs;
   int64_t kvh = ac_kv_head(p, w->h);
   double *q = NULL;
-  if (q_bad) {
+  int need_q = q_bad;   /* q's values classify a non-finite q or a non-finite visible key */
+  for (int64_t r = 0; r < n && !need_q; r++) need_q = w->rkey[r] >= 0 && w->head->kbad[r];
+  if (need_q) {
     q = ac_xmalloc((size_t)p->dk * sizeof *q);
     ac_or_q_values(w, w->b, w->h, w->i, q);
   }

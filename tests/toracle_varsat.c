@@ -62,6 +62,50 @@ START_TEST(lse_saturated_key)
 }
 END_TEST
 
+/* Rows of four keys: raw scores X (|X| / cap up to 2^120, either sign), X + Y (Y a few bits
+ * below X, tiny, or 0), a moderate one and a raw -inf (tanh(-inf) = -1 exactly), with sinks and a
+ * bias drawn so that offsets also cancel ±cap exactly at times; every element decided. */
+START_TEST(mixed_sweep)
+{
+  ac_rng r;
+  ac_rng_init(&r, ac_test_seed(), 0x736174);
+  vstats vs = {0};
+  static const double caps[] = {0.5, 1, 30};
+  static const ac_dtype dts[] = {AC_F32, AC_BF16, AC_F64};
+  double t0 = ac_now();
+  int64_t un = 0;
+  long mp = 0;
+  for (int k = 0; k < 3; k++) {
+    ac_case c;
+    int64_t tq = 200;
+    double cap = caps[k];
+    sat_case(&c, dts[k], AC_FEAT_SINKS | AC_FEAT_BIAS, cap, 2, tq, 4, NULL, NULL, NULL);
+    ref_set(&c, 'k', 0, 1); ref_set(&c, 'k', 1, 0); ref_set(&c, 'k', 2, 0.5); ref_set(&c, 'k', 3, -INFINITY);
+    for (int j = 0; j < 4; j++) ref_set(&c, 'v', (size_t)j, ac_rng_normal(&r));
+    c.sinks[0] = (float)cap;
+    c.sinks[1] = (float)-cap;
+    for (int64_t x = 0; x < 2 * tq; x++) {
+      double X = ldexp(1 + ac_rng_uniform(&r), (int)ac_rng_range(&r, 0, 120)) * (ac_rng_below(&r, 2) ? 1 : -1);
+      ref_set(&c, 'q', (size_t)x, ac_rng_below(&r, 4) ? X : ac_rng_normal(&r));
+      for (int j = 0; j < 4; j++) {
+        int kind = (int)ac_rng_below(&r, 4);   /* a bias that cancels ±cap, 0, or a small one */
+        double b = kind == 0 ? cap : kind == 1 ? -cap : kind == 2 ? 0 : ac_rng_normal(&r);
+        ac_store_bits(c.p.f.bias_dtype, c.bias, ac_biasidx(&c.p, 0, x / tq, x % tq, j), ac_encode_f64(c.p.f.bias_dtype, b));
+      }
+    }
+    ac_oracle_result res;
+    ref_oracle(&c, 1u << AC_F32, 2, &res);
+    un += res.n_unresolved;
+    if (res.max_prec > mp) mp = res.max_prec;
+    ac_oracle_result_free(&res);
+    vref_check_case(&c, "saturated mix", &vs);
+    ac_case_free(&c);
+  }
+  fprintf(stderr, "saturated mix: %lld unresolved, largest precision %ld bits, %.2f s\n", (long long)un, mp, ac_now() - t0);
+  vref_report("saturated mix", &vs);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("oracle_varsat");
@@ -69,6 +113,7 @@ int main(void)
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, sink_under_saturated_top);
   tcase_add_test(tc, lse_saturated_key);
+  tcase_add_test(tc, mixed_sweep);
   suite_add_tcase(s, tc);
   return ac_test_run(s);
 }

@@ -76,29 +76,31 @@ void ac_or_head_pick(ac_or_head *dst, const ac_or_head *src, const ac_problem *p
   free(dst->kown); free(dst->vown);
   dst->kown = NULL; dst->vown = NULL; dst->kf = NULL; dst->vf = NULL;
   if (!k_me) { free(dst->km); free(dst->ke); dst->km = NULL; dst->ke = NULL; }
+  /* capacities grow by half at least: the rows of a head pick ever more keys (causal masks) */
+  int64_t cn = n + n / 2 + 1, ck = cn * dk, cv = cn * dv;
   if (nk > dst->cap_k || (k_me && !dst->km) || !dst->kd) {
     if (k_me) {
-      dst->km = ac_xrealloc(dst->km, (size_t)(nk ? nk : 1) * sizeof *dst->km);
-      dst->ke = ac_xrealloc(dst->ke, (size_t)(nk ? nk : 1) * sizeof *dst->ke);
+      dst->km = ac_xrealloc(dst->km, (size_t)(ck ? ck : 1) * sizeof *dst->km);
+      dst->ke = ac_xrealloc(dst->ke, (size_t)(ck ? ck : 1) * sizeof *dst->ke);
     }
-    dst->kd = ac_xrealloc(dst->kd, (size_t)(nk ? nk : 1) * sizeof *dst->kd);
-    dst->kbad = ac_xrealloc(dst->kbad, (size_t)(n ? n : 1));
-    dst->cap_k = nk;
+    dst->kd = ac_xrealloc(dst->kd, (size_t)(ck ? ck : 1) * sizeof *dst->kd);
+    dst->kbad = ac_xrealloc(dst->kbad, (size_t)cn);
+    dst->cap_k = ck;
   }
   int with_me = src->vm != NULL;   /* the subset keeps the source's V representation */
   if (!with_me) { free(dst->vm); free(dst->ve); dst->vm = NULL; dst->ve = NULL; }
   if (nv > dst->cap_v || (with_me && !dst->vm) || !dst->vd) {
     if (with_me) {
-      dst->vm = ac_xrealloc(dst->vm, (size_t)(nv ? nv : 1) * sizeof *dst->vm);
-      dst->ve = ac_xrealloc(dst->ve, (size_t)(nv ? nv : 1) * sizeof *dst->ve);
+      dst->vm = ac_xrealloc(dst->vm, (size_t)(cv ? cv : 1) * sizeof *dst->vm);
+      dst->ve = ac_xrealloc(dst->ve, (size_t)(cv ? cv : 1) * sizeof *dst->ve);
     }
-    dst->vd = ac_xrealloc(dst->vd, (size_t)(nv ? nv : 1) * sizeof *dst->vd);
-    dst->vcls = ac_xrealloc(dst->vcls, (size_t)(nv ? nv : 1));
-    dst->vabs = ac_xrealloc(dst->vabs, (size_t)(nv + dv) * sizeof *dst->vabs);
+    dst->vd = ac_xrealloc(dst->vd, (size_t)(cv ? cv : 1) * sizeof *dst->vd);
+    dst->vcls = ac_xrealloc(dst->vcls, (size_t)(cv ? cv : 1));
+    dst->vabs = ac_xrealloc(dst->vabs, (size_t)(cv + dv) * sizeof *dst->vabs);
     dst->v_lsb = ac_xrealloc(dst->v_lsb, (size_t)dv * sizeof *dst->v_lsb);
     dst->v_msb = ac_xrealloc(dst->v_msb, (size_t)dv * sizeof *dst->v_msb);
     dst->v_any = ac_xrealloc(dst->v_any, (size_t)dv);
-    dst->cap_v = nv;
+    dst->cap_v = cv;
   }
   dst->k_l1max = src->k_l1max;
   for (int64_t r = 0; r < n; r++) {

@@ -13,6 +13,7 @@ oracle_libac_oracle_a_SOURCES = \
 	oracle/varint.h \
 	oracle/varscores.c \
 	oracle/varziv.c \
+	oracle/varfold.c \
 	oracle/rows.c \
 	oracle/cache.c \
 	oracle/oracle.c \

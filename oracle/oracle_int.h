@@ -368,6 +368,9 @@ void ac_or_var_scores_fast(ac_or_ws *w);
  * c a signed power of two or the default 1/sqrt(dk) rational): plain groups and the fast path. */
 int ac_or_var_foldable(const ac_problem *p, const ac_or_scale *sc);
 void ac_or_var_groups(ac_or_ws *w);
+/* FOLD: makes g_j (= cnum z'_j; every key when j < 0) where the integer fold of varfold.c left
+ * it unset. */
+void ac_or_var_need_g(ac_or_ws *w, int64_t j);
 /* [lo, hi] at precision p containing s_j - s_k; returns its sign when known exactly (-1, 0, 1),
  * else 2. */
 int ac_or_var_diff(ac_or_ws *w, int64_t j, int64_t k, mpfr_prec_t p, mpfr_t lo, mpfr_t hi);

@@ -194,6 +194,8 @@ int ac_or_var_diff(ac_or_ws *w, int64_t j, int64_t k, mpfr_prec_t p, mpfr_t lo, 
   ac_or_var *v = w->var;
   mpfr_t d, dz, zj, zk, clo, chi, plo, phi;
   if (v->mode == AC_VAR_FOLD) {
+    ac_or_var_need_g(w, j);
+    ac_or_var_need_g(w, k);
     mpfr_init2(d, ac_or_exact_prec(v->g[j], v->g[k]));
     AC_EXACT(mpfr_sub(d, v->g[j], v->g[k], MPFR_RNDN), "a difference of exact values");
     mpfr_div_si(lo, d, v->rk, MPFR_RNDD);
@@ -240,6 +242,7 @@ void ac_or_var_score(ac_or_ws *w, int64_t j, mpfr_prec_t p, mpfr_t lo, mpfr_t hi
 {
   ac_or_var *v = w->var;
   if (v->mode == AC_VAR_FOLD) {
+    ac_or_var_need_g(w, j);
     mpfr_div_si(lo, v->g[j], v->rk, MPFR_RNDD);
     mpfr_div_si(hi, v->g[j], v->rk, MPFR_RNDU);
     return;
@@ -274,6 +277,7 @@ int ac_or_var_m_exact(ac_or_ws *w, mpfr_t m)
   ac_or_var *v = w->var;
   int64_t j = w->ord[0];
   if (v->mode == AC_VAR_FOLD) {
+    ac_or_var_need_g(w, j);
     mpfr_set_prec(m, mpfr_get_prec(v->g[j]) + 64);
     return mpfr_div_si(m, v->g[j], v->rk, MPFR_RNDN) == 0;
   }

@@ -113,19 +113,20 @@ int ac_or_var_fold_fast(ac_or_ws *w)
   if (!v->dy || w->nl != 2) return 0;
   fold_factor(w, &fm, &fe);
   int fbits = ac_or_bitlen((uint64_t)(fm < 0 ? -fm : fm));
-  int64_t lsb = w->zlsb;
+  int64_t lsb = w->zlsb, top = INT64_MIN;   /* top: the largest ae + bitlen(am) */
   int zbits = 0;
   for (int64_t r = 0; r < n; r++) {
     const uint64_t *z = ac_or_z(w, r);
     int b = bitlen128((ac_i128)(((ac_u128)z[1] << 64) | z[0]));
     if (b > zbits) zbits = b;
     if (!v->am[r]) continue;
-    if (bitlen128(v->am[r]) + fbits > 124) return 0;
+    int ba = bitlen128(v->am[r]);
+    if (ba + fbits > 124) return 0;
     if ((int64_t)v->ae[r] + fe < lsb) lsb = (int64_t)v->ae[r] + fe;
+    if ((int64_t)v->ae[r] + ba > top) top = (int64_t)v->ae[r] + ba;
   }
   if (lsb <= INT32_MIN / 2 || (int64_t)w->zlsb - lsb + zbits > 124) return 0;
-  for (int64_t r = 0; r < n; r++)
-    if (v->am[r] && (int64_t)v->ae[r] + fe - lsb + bitlen128(v->am[r]) + fbits > 124) return 0;
+  if (top != INT64_MIN && top + fe - lsb + fbits > 124) return 0;
   for (int64_t r = 0; r < n; r++) {
     uint64_t *z = (uint64_t *)ac_or_z(w, r);
     ac_i128 x = (ac_i128)(((ac_u128)z[1] << 64) | z[0]);

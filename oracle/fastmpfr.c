@@ -124,7 +124,9 @@ double ac_or_fast_lse(ac_or_ws *w, ac_oracle_row *row, ac_or_stats *st, int Lok,
   mpfr_t m, mlo, mhi, lo, hi, bp, x;
   mpfr_inits2(64, m, mlo, mhi, lo, hi, bp, x, (mpfr_ptr)0);
   int mex = ac_or_m_exact(w, m);
-  if (w->sc.sign == 0) {
+  if (!ac_or_var_plain(w)) {   /* LIN, CAP: s_top enclosed (varziv.c) */
+    ac_or_var_score(w, w->ord[0], 64, mlo, mhi);
+  } else if (w->sc.sign == 0) {
     mpfr_set_zero(mlo, 1); mpfr_set_zero(mhi, 1);
   } else {
     mpfr_t clo, chi, dz;

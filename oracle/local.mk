@@ -19,6 +19,7 @@ oracle_libac_oracle_a_SOURCES = \
 	oracle/oracle.c \
 	oracle/fast.h \
 	oracle/fast.c \
+	oracle/fastvar.c \
 	oracle/fastmpfr.c \
 	oracle/fastdd.c \
 	oracle/fastexp.c \

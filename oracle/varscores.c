@@ -139,6 +139,12 @@ static void offset_exact(ac_or_ws *w, int64_t r, int64_t j, double capv, double 
   ac_or_var *v = w->var;
   const ac_problem *p = w->p;
   int64_t dist = ac_alibi_dist(p, w->i, j);
+  if (slope == 0 && bias == 0 && capv == 0) {   /* no offset (a softcap alone) */
+    mpfr_set_prec(v->a[r], 53);
+    mpfr_set_zero(v->a[r], 1);
+    v->mag[2 * r] = v->mag[2 * r + 1] = 0;
+    return;
+  }
   mpfr_set_prec(v->t1, 24 + 64);
   AC_EXACT(mpfr_set_d(v->t1, -slope, MPFR_RNDN), "a binary32 slope");
   AC_EXACT(mpfr_mul_si(v->t1, v->t1, (long)dist, MPFR_RNDN), "a binary32 slope times a 63-bit distance in 88 bits");
@@ -267,11 +273,11 @@ static void key_approx(ac_or_ws *w, int64_t r)
     sd = s - a;
   } else {
     sd = ac_or_fx_to_ld(ac_or_z(w, r), w->nl, w->zlsb) * (long double)w->sc.approx;
-    if (v->mode == AC_VAR_CAP) {
-      long double x = sd / (long double)v->cap, ch = coshl(x);
-      capped = (long double)v->cap * tanhl(x);
+    if (v->mode == AC_VAR_CAP) {   /* binary64 tanh and cosh: approximations for the order and the budget */
+      double x = (double)(sd / (long double)v->cap), ch = cosh(x);
+      capped = (long double)v->cap * (long double)tanh(x);
       s = capped + a;
-      zf *= 1 / (ch * ch);   /* 0 far past saturation (cosh overflows to inf) */
+      zf *= 1 / ((long double)ch * ch);   /* 0 far past saturation (cosh overflows to inf) */
     } else {
       s = sd + a;
     }

@@ -182,6 +182,15 @@ static int cap_tau(ac_or_var *v, mpfr_t lo, mpfr_t hi, mpfr_srcptr clo, mpfr_src
   return s;
 }
 
+/* 1 when tau = 1 - tanh|x| of key j or k may fall below 2^-(q/2) (|x| > q ln2 / 4, taken with a
+ * margin): there the distance to ±1 needs the saturation-aware form (cap_tau); below it sinh,
+ * cosh and the sign test at precision q resolve it. */
+static int saturating(const ac_or_ws *w, mpfr_srcptr zj, mpfr_srcptr zk, mpfr_prec_t q)
+{
+  double lim = 0.15 * (double)q * w->var->cap, c = fabs(w->sc.approx);
+  return !(fabs(mpfr_get_d(zj, MPFR_RNDN)) * c <= lim) || !(fabs(mpfr_get_d(zk, MPFR_RNDN)) * c <= lim);
+}
+
 static int sign_of(mpfr_srcptr lo, mpfr_srcptr hi)
 {
   if (mpfr_sgn(lo) > 0) return 1;
@@ -229,7 +238,7 @@ int ac_or_var_diff(ac_or_ws *w, int64_t j, int64_t k, mpfr_prec_t p, mpfr_t lo, 
     }
     mpfr_add(lo, plo, d, MPFR_RNDD);
     mpfr_add(hi, phi, d, MPFR_RNDU);
-    int sK = v->mode == AC_VAR_CAP ? cap_tau(v, lo, hi, clo, chi, zj, zk, d, q) : 2;
+    int sK = v->mode == AC_VAR_CAP && saturating(w, zj, zk, q) ? cap_tau(v, lo, hi, clo, chi, zj, zk, d, q) : 2;
     s = mpfr_zero_p(d) ? sD : sK != 2 ? sK : sign_of(lo, hi);
     AC_ASSERT(mpfr_lessequal_p(lo, hi), "the enclosures of s_j - s_k intersect");
     mpfr_clears(clo, chi, plo, phi, (mpfr_ptr)0);

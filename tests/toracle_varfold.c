@@ -7,6 +7,7 @@
 #include "config.h"
 #include <check.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include "testutil.h"
 #include "toracle_ref.h"
@@ -22,6 +23,7 @@ static void fold_case(ac_case *c, ac_dtype dt, uint32_t used, int64_t dk, double
   c->p.f.used = used;
   if (scale != 0) { c->p.scale_is_default = 0; c->p.scale = scale; }
   if (used & AC_FEAT_BIAS) { c->p.f.bias_b = 1; c->p.f.bias_h = 2; }
+  if (used & AC_FEAT_SOFTCAP) c->p.f.softcap = 30;
   ck_assert_msg(ac_features_alloc(c, &e) == 0, "%s", e.msg);
   ac_counts n;
   ck_assert(ac_problem_counts(&c->p, &n, &e) == 0);
@@ -61,12 +63,50 @@ START_TEST(fold_offsets)
 }
 END_TEST
 
+/* The binary64 pass decides ordinary rows of every variant whole (max_prec 0: no MPFR level
+ * ran): FOLD (ALiBi, bias, sinks, scale 1/8), LIN (the same, dk = 2) and CAP (softcap 30, 5,
+ * scale 1/8 and 1/sqrt(2)), f32 and bf16; each against the brute force as well. */
+START_TEST(fast_path_taken)
+{
+  ac_rng r;
+  ac_rng_init(&r, ac_test_seed(), 0x66617374);
+  vstats vs = {0};
+  static const uint32_t feats[] = {AC_FEAT_ALIBI | AC_FEAT_BIAS | AC_FEAT_SINKS, AC_FEAT_SOFTCAP,
+                                   AC_FEAT_SOFTCAP | AC_FEAT_ALIBI | AC_FEAT_SINKS};
+  int64_t slow = 0, rows = 0;
+  for (int dk = 2; dk <= 64; dk += 62)
+    for (size_t f = 0; f < sizeof feats / sizeof feats[0]; f++)
+      for (int dt = 0; dt < 2; dt++) {
+        ac_case c;
+        fold_case(&c, dt ? AC_BF16 : AC_F32, feats[f], dk, 0, 24, 40, &r, 0);
+        c.p.f.softcap = dt ? 5 : 30;
+        ac_oracle_result res;
+        ac_oracle_opts o;
+        ac_err e;
+        ac_oracle_opts_init(&o);
+        o.threads = 1;
+        ck_assert_msg(ac_oracle_run(&c, &o, &res, &e) == 0, "%s", e.msg);
+        rows += res.nrows;
+        if (res.max_prec > 0) slow++;
+        ac_oracle_result_free(&res);
+        char what[96];
+        snprintf(what, sizeof what, "fast path dk %d features 0x%x %s", dk, (unsigned)feats[f], dt ? "bf16" : "f32");
+        vref_check_case(&c, what, &vs);
+        ac_case_free(&c);
+      }
+  fprintf(stderr, "fast path: %lld of 12 cases (%lld rows) needed an MPFR level\n", (long long)slow, (long long)rows);
+  ck_assert_msg(slow <= 2, "%lld of 12 ordinary variant cases needed the MPFR levels", (long long)slow);
+  vref_report("fast path", &vs);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("oracle_varfold");
   TCase *tc = tcase_create("fold_offsets");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, fold_offsets);
+  tcase_add_test(tc, fast_path_taken);
   suite_add_tcase(s, tc);
   return ac_test_run(s);
 }

@@ -85,7 +85,7 @@ static long double scale2(ac_or_var *v, long double x, int32_t e)
 
 long double ac_or_var_a_ld(ac_or_var *v, int64_t r)
 {
-  if (!v->dy) return mpfr_get_ld(v->a[r], MPFR_RNDN);
+  if (!v->dy) return mpfr_zero_p(v->a[r]) ? 0 : mpfr_get_ld(v->a[r], MPFR_RNDN);
   return scale2(v, (long double)v->am[r], v->ae[r]);
 }
 

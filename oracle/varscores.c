@@ -272,12 +272,12 @@ static void key_approx(ac_or_ws *w, int64_t r)
     }
     sd = s - a;
   } else {
-    sd = ac_or_fx_to_ld(ac_or_z(w, r), w->nl, w->zlsb) * (long double)w->sc.approx;
-    if (v->mode == AC_VAR_CAP) {   /* binary64 tanh and cosh: approximations for the order and the budget */
-      double x = (double)(sd / (long double)v->cap), ch = cosh(x);
-      capped = (long double)v->cap * (long double)tanh(x);
+    sd = (w->nl == 2 ? ac_or_var_z_ld(w, r) : ac_or_fx_to_ld(ac_or_z(w, r), w->nl, w->zlsb)) * (long double)w->sc.approx;
+    if (v->mode == AC_VAR_CAP) {   /* binary64 tanh: approximations for the order and the budget */
+      double th = tanh((double)(sd / (long double)v->cap));
+      capped = (long double)v->cap * (long double)th;
       s = capped + a;
-      zf *= 1 / ((long double)ch * ch);   /* 0 far past saturation (cosh overflows to inf) */
+      zf *= (1 - (long double)th) * (1 + (long double)th);   /* sech^2; 0 where tanh rounds to ±1 (|x| > 19) */
     } else {
       s = sd + a;
     }
@@ -500,12 +500,44 @@ static void top_first(ac_or_ws *w)
   (void)ng, (void)regrouped;
 }
 
+/* LIN, CAP: cmp_var's order by a bottom-up merge sort on (approx, key) pairs, the exact parts
+ * read only for equal approximations (the order is total: the same result as qsort_r). */
+typedef struct { long double s; int64_t j; } vkey;
+
+static inline int vkey_before(const ac_or_ws *w, const vkey *x, const vkey *y)
+{
+  if (x->s != y->s) return x->s > y->s;
+  return cmp_var(&x->j, &y->j, (void *)w) < 0;
+}
+
+static void sort_approx(ac_or_ws *w)
+{
+  int64_t n = w->n;
+  vkey *a = ac_xmalloc((size_t)n * 2 * sizeof *a), *tmp = a + n;
+  for (int64_t j = 0; j < n; j++) { a[j].s = w->var->approx[j]; a[j].j = j; }
+  for (int64_t h = 1; h < n; h *= 2) {
+    for (int64_t lo = 0; lo < n; lo += 2 * h) {
+      int64_t mid = lo + h < n ? lo + h : n, hi = lo + 2 * h < n ? lo + 2 * h : n, i = lo, k = mid, o = lo;
+      while (i < mid && k < hi) tmp[o++] = vkey_before(w, &a[k], &a[i]) ? a[k++] : a[i++];
+      while (i < mid) tmp[o++] = a[i++];
+      while (k < hi) tmp[o++] = a[k++];
+    }
+    vkey *t = a; a = tmp; tmp = t;
+  }
+  for (int64_t j = 0; j < n; j++) w->ord[j] = a[j].j;
+  free(a < tmp ? a : tmp);
+}
+
 void ac_or_var_groups(ac_or_ws *w)
 {
   int64_t n = w->n;
   ac_or_var_need_g(w, -1);
-  for (int64_t j = 0; j < n; j++) w->ord[j] = j;
-  qsort_r(w->ord, (size_t)n, sizeof *w->ord, cmp_var, w);
+  if (w->var->mode != AC_VAR_FOLD) {
+    sort_approx(w);
+  } else {
+    for (int64_t j = 0; j < n; j++) w->ord[j] = j;
+    qsort_r(w->ord, (size_t)n, sizeof *w->ord, cmp_var, w);
+  }
   set_groups(w);
   if (w->var->mode != AC_VAR_FOLD) top_first(w);
 }

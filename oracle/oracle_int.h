@@ -374,6 +374,9 @@ void ac_or_var_need_g(ac_or_ws *w, int64_t j);
 /* [lo, hi] at precision p containing s_j - s_k; returns its sign when known exactly (-1, 0, 1),
  * else 2. */
 int ac_or_var_diff(ac_or_ws *w, int64_t j, int64_t k, mpfr_prec_t p, mpfr_t lo, mpfr_t hi);
+/* [lo, hi] containing s_j - s_k for the weights: under a softcap from the enclosed scores when
+ * that is within 2^-(p+4) absolutely (the weights' relative error), else ac_or_var_diff. */
+void ac_or_var_tdiff(ac_or_ws *w, int64_t j, int64_t k, mpfr_prec_t p, mpfr_t lo, mpfr_t hi);
 /* [lo, hi] at precision p containing s_j. */
 void ac_or_var_score(ac_or_ws *w, int64_t j, mpfr_prec_t p, mpfr_t lo, mpfr_t hi);
 /* m = s of the top group exactly when it is a dyadic number (1), else 0. */

@@ -31,6 +31,9 @@ struct ac_or_var {
   int32_t p2e[64];
   uint8_t p2ok[64];
   mpfr_t t1, t2, t3;        /* scratch */
+  int64_t tk_key;           /* CAP: the key and precision of tk_lo, tk_hi (-1 none; reset per row) */
+  mpfr_prec_t tk_prec;
+  mpfr_t tk_lo, tk_hi;      /* CAP: an enclosure of s_top for ac_or_var_tdiff */
 };
 
 /* varfold.c: FOLD offsets in integers. */

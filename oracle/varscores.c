@@ -49,7 +49,8 @@ void ac_or_var_init(ac_or_ws *w)
     v->mode = AC_VAR_FOLD;
     if (w->sc.kind == AC_SCALE_RATIONAL) v->rk = (long)llround(sqrt((double)w->sc.dk));
   }
-  mpfr_inits2(64, v->c, v->t1, v->t2, v->t3, (mpfr_ptr)0);
+  mpfr_inits2(64, v->c, v->t1, v->t2, v->t3, v->tk_lo, v->tk_hi, (mpfr_ptr)0);
+  v->tk_key = -1;
   mpfr_t hi;
   mpfr_init2(hi, 64);
   if (v->mode == AC_VAR_FOLD) {   /* the exact factor of z in g: c (dyadic), or 1 when c = 1/rk */
@@ -69,7 +70,7 @@ void ac_or_var_free(ac_or_ws *w)
   if (!v) return;
   for (int64_t j = 0; j < v->cap_n; j++) { mpfr_clear(v->a[j]); mpfr_clear(v->g[j]); }
   free(v->a); free(v->g); free(v->am); free(v->ae); free(v->gk); free(v->fix); free(v->approx); free(v->smag); free(v->zf); free(v->mag);
-  mpfr_clears(v->c, v->t1, v->t2, v->t3, (mpfr_ptr)0);
+  mpfr_clears(v->c, v->t1, v->t2, v->t3, v->tk_lo, v->tk_hi, (mpfr_ptr)0);
   free(v);
   w->var = NULL;
 }
@@ -403,6 +404,7 @@ static void var_finish(ac_or_ws *w)
     w->Zabs[r] *= v->zf[r];   /* the dot product's error through tanh: G, lse_cZ and max_cZ (§11.4) */
   }
   v->zmax = zmax;
+  v->tk_key = -1;   /* a new row: no cached top score */
   if (foldable && !folded) fold_scores(w);
 }
 

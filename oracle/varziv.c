@@ -247,6 +247,37 @@ int ac_or_var_diff(ac_or_ws *w, int64_t j, int64_t k, mpfr_prec_t p, mpfr_t lo, 
   return s;
 }
 
+void ac_or_var_tdiff(ac_or_ws *w, int64_t j, int64_t k, mpfr_prec_t p, mpfr_t lo, mpfr_t hi)
+{
+  ac_or_var *v = w->var;
+  if (v->mode == AC_VAR_CAP && w->sc.sign != 0) {
+    mpfr_prec_t q = p + 40;
+    if (v->tk_key != k || v->tk_prec != q) {   /* s_k's enclosure, kept for the row's other groups */
+      mpfr_set_prec(v->tk_lo, q);
+      mpfr_set_prec(v->tk_hi, q);
+      ac_or_var_score(w, k, q, v->tk_lo, v->tk_hi);
+      v->tk_key = k;
+      v->tk_prec = q;
+    }
+    mpfr_t sl, sh, wd;
+    mpfr_inits2(q, sl, sh, wd, (mpfr_ptr)0);
+    ac_or_var_score(w, j, q, sl, sh);
+    mpfr_sub(sl, sl, v->tk_hi, MPFR_RNDD);
+    mpfr_sub(sh, sh, v->tk_lo, MPFR_RNDU);
+    mpfr_sub(wd, sh, sl, MPFR_RNDU);   /* the width, against 2^-(p+4) max(1, |t|) */
+    int ok = mpfr_cmp_ui_2exp(wd, 1, -(mpfr_exp_t)p - 4) <= 0;
+    if (!ok && !mpfr_zero_p(sl)) {
+      mpfr_exp_t e = mpfr_get_exp(sl) - (mpfr_exp_t)p - 5;   /* |sl| >= 2^(exp - 1) */
+      ok = mpfr_cmp_ui_2exp(wd, 1, e) <= 0;
+    }
+    mpfr_set(lo, sl, MPFR_RNDD);
+    mpfr_set(hi, sh, MPFR_RNDU);
+    mpfr_clears(sl, sh, wd, (mpfr_ptr)0);
+    if (ok) return;
+  }
+  ac_or_var_diff(w, j, k, p, lo, hi);
+}
+
 void ac_or_var_score(ac_or_ws *w, int64_t j, mpfr_prec_t p, mpfr_t lo, mpfr_t hi)
 {
   ac_or_var *v = w->var;

@@ -82,7 +82,7 @@ void ac_or_weights(ac_or_ws *w, mpfr_prec_t p)
       mpfr_set_ui(w->wlo[g], 1, MPFR_RNDN); mpfr_set_ui(w->whi[g], 1, MPFR_RNDN);
     } else {
       if (w->var) {   /* variants: s_g - s_top enclosed directly (varziv.c) */
-        ac_or_var_diff(w, w->ord[w->gst[g]], w->ord[0], p, w->tlo[g], w->thi[g]);
+        ac_or_var_tdiff(w, w->ord[w->gst[g]], w->ord[0], p, w->tlo[g], w->thi[g]);
       } else {
         ac_or_fx_to_mpfr(w, dz, ac_or_z(w, w->ord[w->gst[g]]), ztop, w->nl, w->zlsb);
         if (mpfr_sgn(dz) >= 0) {

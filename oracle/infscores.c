@@ -61,14 +61,14 @@ int64_t ac_or_head_subset(ac_or_head *dst, const ac_or_head *src, const ac_probl
   int64_t *idx = ac_xmalloc((size_t)(n ? n : 1) * sizeof *idx), m = 0;
   for (int64_t j = 0; j < n; j++)
     if (keep[j]) idx[m++] = j;
-  ac_or_head_pick(dst, src, p, idx, m, 0);
+  ac_or_head_pick(dst, src, p, idx, m, 0, 0);
   memset(dst->kbad, 0, (size_t)m);   /* the kept keys score finite or +inf alike */
   free(idx);
   return m;
 }
 
 void ac_or_head_pick(ac_or_head *dst, const ac_or_head *src, const ac_problem *p, const int64_t *idx, int64_t m,
-                     int64_t nzero)
+                     int64_t nzero, int64_t from)
 {
   int64_t dk = p->dk, dv = p->dv, n = m + nzero;
   int64_t nk = n * dk, nv = n * dv;
@@ -113,7 +113,7 @@ void ac_or_head_pick(ac_or_head *dst, const ac_or_head *src, const ac_problem *p
   dst->kf = k_f ? dst->kown : NULL;
   dst->vf = v_f ? dst->vown : NULL;
   dst->k_l1max = src->k_l1max;
-  for (int64_t r = 0; r < n; r++) {
+  for (int64_t r = from; r < n; r++) {
     if (r >= m) {   /* a zero key: K = 0, V = 0 (exponents: the windows' lsb, set below) */
       for (int64_t t = 0; t < dk; t++) {
         if (k_me) { dst->km[r * dk + t] = 0; dst->ke[r * dk + t] = src->k_lsb; }
@@ -154,7 +154,7 @@ void ac_or_head_pick(ac_or_head *dst, const ac_or_head *src, const ac_problem *p
   /* the prefix sums of |V|, where the source has them (the fast decoder leaves them out when
    * the binary64 pass applies to every row: only ziv.c's level 0 reads them) */
   for (int64_t t = 0; t < dv; t++) dst->vabs[t] = 0;
-  for (int64_t j = 0; j < n && src->vabs; j++)
+  for (int64_t j = 0; j < n && src->vabs; j++)   /* (all of them: from does not apply to the sums) */
     for (int64_t t = 0; t < dv; t++) {
       size_t x = (size_t)(j * dv + t);
       int fits = ac_or_vcol_bits(dst, t, p->tk, 0) <= 126;

@@ -160,6 +160,8 @@ typedef struct {
   ac_or_head sub;          /* the keys of a row that keep a weight when others score ±inf (infscores.c) */
   ac_or_var *var;           /* variant scores (AC_OR_VAR_SCORES): beyond scale * q·k; NULL otherwise */
   ac_or_head rowh;          /* variant cases: the row's visible keys (and the sink), ac_or_row_gather */
+  const ac_or_head *pick_src; /* rowh holds src's keys 0..pick_m-1 (then the sink): NULL when not a prefix */
+  int64_t pick_b, pick_kvh, pick_m;
   int64_t *rkey;            /* their indices in storage order (-1 the sink); NULL: keys are the prefix */
   int64_t cap_rkey;
 
@@ -287,9 +289,10 @@ int ac_or_inf_classify(ac_or_ws *w, int64_t b, int64_t h, int64_t i, int64_t n, 
 int64_t ac_or_head_subset(ac_or_head *dst, const ac_or_head *src, const ac_problem *p, const uint8_t *keep,
                           int64_t n);
 /* dst = the keys idx[0..m) of src in that order, then nzero keys with K = 0 and V = 0 (a sink: one
- * more key that carries weight and no value); the windows of src are kept. */
+ * more key that carries weight and no value); the windows of src are kept. Keys before from are
+ * taken to be in dst already (a pick of the same src and idx before). */
 void ac_or_head_pick(ac_or_head *dst, const ac_or_head *src, const ac_problem *p, const int64_t *idx, int64_t m,
-                     int64_t nzero);
+                     int64_t nzero, int64_t from);
 /* Score class (AC_SCLS_...) of c (q·k_j) on IEEE semantics, q the row's stored values (times the
  * descale) and j a key of kv head kvh in storage order. */
 uint8_t ac_or_inf_key_class(const ac_or_ws *w, const double *q, int64_t b, int64_t kvh, int64_t j);

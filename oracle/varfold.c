@@ -83,16 +83,23 @@ static long double scale2(ac_or_var *v, long double x, int32_t e)
   return p != 0 ? x * p : ldexpl(x, e);
 }
 
+/* (long double) x, correctly rounded; the 64-bit conversion where x fits it (the 128-bit one is a
+ * library call). */
+static inline long double i128_ld(ac_i128 x)
+{
+  return x == (ac_i128)(int64_t)x ? (long double)(int64_t)x : (long double)x;
+}
+
 long double ac_or_var_a_ld(ac_or_var *v, int64_t r)
 {
   if (!v->dy) return mpfr_zero_p(v->a[r]) ? 0 : mpfr_get_ld(v->a[r], MPFR_RNDN);
-  return scale2(v, (long double)v->am[r], v->ae[r]);
+  return scale2(v, i128_ld(v->am[r]), v->ae[r]);
 }
 
 long double ac_or_var_z_ld(ac_or_ws *w, int64_t r)
 {
   const uint64_t *z = ac_or_z(w, r);
-  return scale2(w->var, (long double)(ac_i128)(((ac_u128)z[1] << 64) | z[0]), w->zlsb);
+  return scale2(w->var, i128_ld((ac_i128)(((ac_u128)z[1] << 64) | z[0])), w->zlsb);
 }
 
 /* F = rk (cnum = 1) or 1/c (cnum = c = ±2^e) as fm 2^fe. */

@@ -101,11 +101,26 @@ int64_t ac_or_row_gather(ac_or_ws *w, int64_t b, int64_t h, int64_t i, int64_t *
   }
   if (w->var) ensure_keys(w->var, p->tk + 1);
   int64_t m = 0;
-  for (int64_t j = 0; j < p->tk; j++)
-    if (ac_features_visible(w->cs, b, h, i, j)) w->rkey[m++] = j;
+  if (!(p->f.used & (AC_FEAT_WINDOW | AC_FEAT_BOOL_MASK))) {   /* the mask alone: a prefix */
+    m = ac_visible_count(p, i);
+    m = m < 0 ? 0 : m > p->tk ? p->tk : m;
+    for (int64_t j = 0; j < m; j++) w->rkey[j] = j;
+  } else {
+    for (int64_t j = 0; j < p->tk; j++)
+      if (ac_features_visible(w->cs, b, h, i, j)) w->rkey[m++] = j;
+  }
   int64_t sink = w->var && (p->f.used & AC_FEAT_SINKS) && w->cs->sinks ? 1 : 0;
-  if (sink || (m > 0 && w->rkey[m - 1] != m - 1)) {   /* else the keys are the head's prefix 0..m-1: read in place */
-    ac_or_head_pick(&w->rowh, w->head, p, w->rkey, m, sink);
+  int prefix = m == 0 || w->rkey[m - 1] == m - 1;
+  if (sink || !prefix) {   /* else the keys are the head's prefix 0..m-1: read in place */
+    const ac_or_head *src = w->head;
+    /* a prefix after a shorter prefix of the same head (rows of growing length): its keys are in place */
+    int64_t from = prefix && w->pick_src == src && w->pick_b == src->b && w->pick_kvh == src->kvh && w->pick_m <= m
+                       ? w->pick_m : 0;
+    ac_or_head_pick(&w->rowh, src, p, w->rkey, m, sink, from);
+    w->pick_src = prefix ? src : NULL;
+    w->pick_b = src->b;
+    w->pick_kvh = src->kvh;
+    w->pick_m = m;
     w->head = &w->rowh;
   }
   if (sink) w->rkey[m] = -1;

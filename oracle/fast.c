@@ -411,6 +411,7 @@ static void fast_budget(const ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *e
     vhi[t] = -INFINITY;
   }
   double lcz = 0, ls = 0, fmass[AC_ORACLE_NMU] = {0};
+  const long double *smag = w->var ? ac_or_var_smag(w) : NULL;
   for (int64_t j = 0; j < n; j++) {
     int64_t g = w->gof[j];
     double A = B->E[g] / L;
@@ -419,7 +420,7 @@ static void fast_budget(const ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *e
     if (A == 0) { acc_hull(vlo, vhi, ac_or_vrow(w->head, j, dv, vbuf), dv); continue; }
     double sj = B->sg[g];
     /* variant rows: the score magnitude of the key in place of |s_j| (docs/numerics.md §11.4) */
-    double as = A * (w->var ? (double)ac_or_var_smag(w)[j] : fabs(sj));
+    double as = A * (smag ? (double)smag[j] : fabs(sj));
     double at = A * B->ta[g], ag = A * cabs * (double)w->Zabs[j];
     lcz += ag;
     ls += as;

@@ -22,6 +22,7 @@ struct ac_or_var {
   long double *zf;          /* the factor of |c| Z_j in the budget: sech^2(x_j) under a softcap, else 1 */
   long double *mag;         /* per key: |m dist|, |bias| */
   long double zmax;         /* the row's largest |q·k_j| (before a fold) */
+  long double top;          /* the row's largest approx */
   int dy;                   /* FOLD: the row's offsets are am 2^ae (varfold.c), a unset */
   int g_ok;                 /* FOLD: g holds the row's g_j (else made on demand from z') */
   uint8_t *gk;              /* !g_ok: per key, g_j made */

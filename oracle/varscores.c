@@ -225,7 +225,11 @@ int ac_or_var_classify(ac_or_ws *w, int64_t n, int q_bad, uint8_t *cls)
         v->fix[r] = 1;
         c = AC_SCLS_FINITE;
       }
-      double bias = (p->f.used & AC_FEAT_BIAS) && cs->bias ? ac_load(p->f.bias_dtype, cs->bias, ac_biasidx(p, w->b, w->h, w->i, j)) : 0;
+      double bias = 0;
+      if ((p->f.used & AC_FEAT_BIAS) && cs->bias) {
+        size_t bx = ac_biasidx(p, w->b, w->h, w->i, j);
+        bias = p->f.bias_dtype == AC_F32 ? (double)((const float *)cs->bias)[bx] : ac_load(p->f.bias_dtype, cs->bias, bx);
+      }
       double al = -slope * (double)ac_alibi_dist(p, w->i, j);   /* its class only (inf times 0 is NaN) */
       c = cls_add(cls_add(c, dclass(al)), dclass(bias));
       if (c == AC_SCLS_FINITE && v->dy) dy_or_mpfr(w, cls, r, slope, ac_alibi_dist(p, w->i, j), bias);
@@ -377,7 +381,7 @@ static void var_finish(ac_or_ws *w)
 {
   ac_or_var *v = w->var;
   int64_t n = w->n;
-  long double zmax = 0;
+  long double zmax = 0, top = -INFINITY;
   ac_u128 zbig = 0;   /* two limbs: the largest |z| in integers, converted once (conversion is monotone) */
   for (int64_t r = 0; r < n; r++) {
     if (!v->fix[r] && w->nl == 2) {
@@ -416,9 +420,11 @@ static void var_finish(ac_or_ws *w)
       exact_add(v->g[r], v->t2, v->t3);
     }
     key_approx(w, r);
+    if (v->approx[r] > top) top = v->approx[r];
     w->Zabs[r] *= v->zf[r];   /* the dot product's error through tanh: G, lse_cZ and max_cZ (§11.4) */
   }
   v->zmax = zmax;
+  v->top = top;
   v->tk_key = -1;   /* a new row: no cached top score */
   if (foldable && !folded) fold_scores(w);
 }
@@ -565,10 +571,8 @@ const long double *ac_or_var_zf(const ac_or_ws *w) { return w->var->zf; }
 void ac_or_var_row_terms(const ac_or_ws *w, ac_oracle_row *row)
 {
   const ac_or_var *v = w->var;
-  long double zmax = v->zmax, smax = 0, czmax = 0, top = -INFINITY;   /* zmax: q·k before any fold */
+  long double zmax = v->zmax, smax = 0, czmax = 0, top = v->top;   /* zmax: q·k before any fold */
   long double c = fabsl((long double)w->sc.approx);
-  for (int64_t j = 0; j < w->n; j++)
-    if (v->approx[j] > top) top = v->approx[j];
   for (int64_t j = 0; j < w->n; j++) {
     /* a key whose weight e^{s_j - m} is below long double's range (< e^-11400) carries none: a
      * -1e9 sentinel's key (the same on every path: from the scores, not the weights) */

@@ -97,7 +97,8 @@ static void slow_lse(ac_or_ws *w, ac_oracle_row *row, ac_or_stats *st, int mex, 
     ac_or_lse_enclosure(w, p, lo, hi);
     uint64_t a, b;
     int r = ac_or_round_decide(AC_F32, lo, hi, &a, &b, bp);
-    if (r == 1 && w->n >= 2 && mex && mpfr_equal_p(bp, m)) { r = 0; a = b; }
+    int sd = r == 1 ? ac_or_lse_bp_side(w, mex, m, bp) : 0;
+    if (sd) { r = 0; if (sd > 0) a = b; }
     if (r == 0) {
       row->lse_f32 = (float)ac_decode(AC_F32, a);
       done = 1;
@@ -162,7 +163,8 @@ double ac_or_fast_lse(ac_or_ws *w, ac_oracle_row *row, ac_or_stats *st, int Lok,
       mpfr_add(hi, hi, mhi, MPFR_RNDU);
       uint64_t ra, rb;
       int r = ac_or_round_decide(AC_F32, lo, hi, &ra, &rb, bp);
-      if (r == 1 && n >= 2 && mex && mpfr_equal_p(bp, m)) { r = 0; ra = rb; }
+      int sd = r == 1 ? ac_or_lse_bp_side(w, mex, m, bp) : 0;
+      if (sd) { r = 0; if (sd > 0) ra = rb; }
       if (r == 0) {
         row->lse_f32 = (float)ac_decode(AC_F32, ra);
         row->lse_how = AC_HOW_ROUNDED;

@@ -383,6 +383,13 @@ void ac_or_var_tdiff(ac_or_ws *w, int64_t j, int64_t k, mpfr_prec_t p, mpfr_t lo
 /* [lo, hi] at precision p containing s_j. */
 void ac_or_var_score(ac_or_ws *w, int64_t j, mpfr_prec_t p, mpfr_t lo, mpfr_t hi);
 /* m = s of the top group exactly when it is a dyadic number (1), else 0. */
+/* CAP: K = ±cap + a_top exactly and the side of K the top score lies on (-1 below, +1 above; it
+ * is never on it); 0 when that does not apply (no softcap, a fixed top key, c z_top = 0). */
+int ac_or_var_m_side(ac_or_ws *w, mpfr_t K);
+/* The side of a breakpoint bp of the LSE's enclosure that the LSE lies on when known exactly (+1
+ * above, -1 below, else 0): above m = bp when n >= 2 and m is exact (L > 1); for one key under a
+ * softcap, the side of K (ac_or_var_m_side) when bp = K (LSE = s_top). */
+int ac_or_lse_bp_side(ac_or_ws *w, int mex, mpfr_srcptr m, mpfr_srcptr bp);
 int ac_or_var_m_exact(ac_or_ws *w, mpfr_t m);
 /* Sign of Σ_g c_g e^{s_g} (c exact, ng groups, gs the first with c_g != 0) by e^{s_g - s_gs} =
  * 1 + expm1(s_g - s_gs): 1, -1 or 0 (undecided). */

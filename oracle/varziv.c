@@ -312,6 +312,24 @@ void ac_or_var_score(ac_or_ws *w, int64_t j, mpfr_prec_t p, mpfr_t lo, mpfr_t hi
   mpfr_clears(z, clo, chi, xlo, xhi, (mpfr_ptr)0);
 }
 
+int ac_or_var_m_side(ac_or_ws *w, mpfr_t K)
+{
+  ac_or_var *v = w->var;
+  if (!v || v->mode != AC_VAR_CAP || w->sc.sign == 0) return 0;
+  int64_t j = w->ord[0];
+  int sz = ac_or_fx_sign(ac_or_z(w, j), w->nl);
+  if (v->fix[j] || sz == 0) return 0;
+  int sg = sz * w->sc.sign;   /* the sign of x: s = K - sg cap tau, tau = 1 - tanh|x| > 0 */
+  mpfr_t cs;
+  mpfr_init2(cs, 56);
+  AC_EXACT(mpfr_set_d(cs, v->cap, MPFR_RNDN), "the softcap");
+  AC_EXACT(mpfr_mul_si(cs, cs, sg, MPFR_RNDN), "± cap");
+  mpfr_set_prec(K, ac_or_exact_prec(cs, v->a[j]));
+  AC_EXACT(mpfr_add(K, cs, v->a[j], MPFR_RNDN), "K in the precision that holds it");
+  mpfr_clear(cs);
+  return -sg;
+}
+
 int ac_or_var_m_exact(ac_or_ws *w, mpfr_t m)
 {
   ac_or_var *v = w->var;

@@ -106,6 +106,32 @@ START_TEST(mixed_sweep)
 }
 END_TEST
 
+/* One key that keeps a weight, far past saturation: LSE = s = K - cap tau exactly, K = cap + a.
+ * With cap 30 + 2^-19 and a bias of 2^-20 (f32), or cap 1 + 3 2^-24, K is a binary32 midpoint
+ * whose tie goes to the far side, and the enclosure of s ends on it at every precision: the side
+ * of K that s lies on decides. The other key has a bias of -inf; both signs of the raw score. */
+START_TEST(single_key_on_midpoint)
+{
+  vstats vs = {0};
+  static const double caps[] = {30 + 0x1p-19, 1 + 0x3p-24, 1 + 0x3p-24};
+  static const double biases[] = {0x1p-20, 0, 0x1p-30};
+  for (int k = 0; k < 3; k++)
+    for (int sg = 0; sg < 2; sg++) {
+      ac_case c;
+      static const double q[1] = {1}, v[2] = {0.5, -2};
+      double kk[2] = {sg ? -3e36 : 3e36, 1};
+      sat_case(&c, AC_F32, AC_FEAT_BIAS | AC_FEAT_WINDOW, caps[k], 1, 1, 2, q, kk, v);
+      c.p.f.win_left = 1;   /* bottom-right, tq = 1, tk = 2: keys 0 and 1; right 0, left 1: both */
+      c.p.f.win_right = -1;
+      ac_store_bits(c.p.f.bias_dtype, c.bias, 0, ac_encode_f64(c.p.f.bias_dtype, sg ? -biases[k] : biases[k]));
+      ac_store_bits(c.p.f.bias_dtype, c.bias, 1, ac_encode_f64(c.p.f.bias_dtype, -INFINITY));
+      vref_check_case(&c, "single saturated key on a midpoint", &vs);
+      ac_case_free(&c);
+    }
+  vref_report("single saturated key on a midpoint", &vs);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("oracle_varsat");
@@ -114,6 +140,7 @@ int main(void)
   tcase_add_test(tc, sink_under_saturated_top);
   tcase_add_test(tc, lse_saturated_key);
   tcase_add_test(tc, mixed_sweep);
+  tcase_add_test(tc, single_key_on_midpoint);
   suite_add_tcase(s, tc);
   return ac_test_run(s);
 }

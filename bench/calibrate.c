@@ -6,8 +6,9 @@
  * excess err/(kappa E) of a correct kernel is 0.5 on this run; a run with fresh seeds
  * (--seed N) must stay <= 1 with the compiled kappa (AC_KAPPA_DEFAULT).
  * Seeds are 2^32 + seed * 2^24 + case: disjoint from the suite's (below 2^16). Kernels that
- * declare attention variants (ABI 2 caps) also get a variant of every other case (features
- * drawn among the declared ones, src/vgen.c), counted in the column var. */
+ * declare attention variants (ABI 2 caps) also get a variant of every Nth case (--variants-every N,
+ * default 2; features and patterns drawn among the declared ones, src/core/vgen.c), counted in the
+ * column var. */
 #include "config.h"
 #include <math.h>
 #include <stdio.h>
@@ -206,7 +207,7 @@ static int eval_case(ac_kernel **ks, int nk, kstat *st, const ac_case *c, const 
 }
 
 /* A variant of case c (the same Q, K, V) with features drawn among caps: a sliding window, a
- * softcap, ALiBi slopes, an N(0,1) bias, a random boolean mask, sinks, descales (src/vgen.c). */
+ * softcap, ALiBi slopes, an N(0,1) bias, a random boolean mask, sinks, descales (src/core/vgen.c). */
 static int make_variant(const ac_case *c, uint32_t caps, uint64_t seed, ac_case *out, const char *desc, char *vdesc,
                         size_t n)
 {
@@ -220,13 +221,22 @@ static int make_variant(const ac_case *c, uint32_t caps, uint64_t seed, ac_case 
   if (!v.used) return -1;
   v.win_left = ac_rng_range(&r, 0, c->p.tk);
   v.win_right = ac_rng_below(&r, 2) ? 0 : -1;
-  v.softcap = ac_rng_below(&r, 2) ? 30 : 5;
+  v.win_top_left = ac_rng_below(&r, 4) == 0;
+  static const double caps_c[] = {30, 5, 1, 50};
+  v.softcap = caps_c[ac_rng_below(&r, 4)];
   v.alibi_max = ac_rng_below(&r, 2) ? 1 : 0.0625;
-  v.bias = AC_VB_NORMAL;
-  v.bias_scale = 1;
-  v.bmask = AC_VM_RANDOM;
-  v.sinks = AC_VS_NORMAL;
-  v.descale = AC_VD_NORMAL;
+  v.alibi_per_batch = ac_rng_below(&r, 4) == 0;
+  /* the patterns of src/core/vgen.h: sentinels at the formats' large finite values, -inf
+   * blocks and rows, NaN under masked keys, ramps; banded and emptied masks; sinks that
+   * dominate or vanish; tiny and huge descales */
+  static const double sentinels[] = {-1e4, -65504, -1e9, -3.4028234663852886e38};
+  v.bias = (int)ac_rng_below(&r, 6);
+  v.bias_scale = v.bias == AC_VB_SENTINEL ? sentinels[ac_rng_below(&r, 4)] : v.bias == AC_VB_SLOPE ? 8 : 1;
+  v.bias_bcast_b = (int)ac_rng_below(&r, 2);
+  v.bias_bcast_h = (int)ac_rng_below(&r, 2);
+  v.bmask = (int)ac_rng_below(&r, 4);
+  v.sinks = (int)ac_rng_below(&r, 3);
+  v.descale = (int)ac_rng_below(&r, 3);
   ac_err e;
   if (ac_case_copy(out, c, &e)) return -1;
   if (ac_vspec_apply(out, &v, seed, &e)) {
@@ -242,6 +252,7 @@ static int make_variant(const ac_case *c, uint32_t caps, uint64_t seed, ac_case 
 static int usage(void)
 {
   fprintf(stderr, "usage: bench/calibrate [--seed N] [--cases N (per dtype, default 5000)] [--kappa K]\n"
+                  "                       [--variants-every N (a variant of every Nth case, default 2; 0: none)]\n"
                   "       bench/calibrate --write-case DTYPE CASESEED FILE   (write one calibration case)\n");
   return 2;
 }
@@ -249,7 +260,7 @@ static int usage(void)
 int main(int argc, char **argv)
 {
   uint64_t seed = 1;
-  int64_t ncases = 5000;
+  int64_t ncases = 5000, vevery = 2;
   double kappa = AC_KAPPA_DEFAULT;
   if (argc == 5 && !strcmp(argv[1], "--write-case")) {
     ac_dtype t;
@@ -274,6 +285,8 @@ int main(int argc, char **argv)
       if (ac_parse_u64(argv[++i], &seed) < 0 || seed >= 256) return usage();
     } else if (!strcmp(argv[i], "--cases") && i + 1 < argc) {
       if (ac_parse_i64(argv[++i], &ncases) < 0 || ncases < 1 || ncases >= (1 << 24)) return usage();
+    } else if (!strcmp(argv[i], "--variants-every") && i + 1 < argc) {
+      if (ac_parse_i64(argv[++i], &vevery) < 0 || vevery < 0) return usage();
     } else if (!strcmp(argv[i], "--kappa") && i + 1 < argc) {
       kappa = strtod(argv[++i], NULL);
       if (!(kappa > 0)) return usage();
@@ -315,8 +328,8 @@ int main(int argc, char **argv)
       make_case(t, cs, &c, rows, sizeof rows, desc, sizeof desc);
       int nv = eval_case(ks, nk, st, &c, rows, desc, kappa, &ro, &t_oracle);
       if (nv >= 0) total++;
-      /* a variant of every other case for the kernels that declare variants (ABI 2 caps) */
-      if (caps_any && k % 2 == 0) {
+      /* a variant of every Nth case for the kernels that declare variants (ABI 2 caps) */
+      if (caps_any && vevery && k % vevery == 0) {
         ac_case vc;
         char vdesc[300];
         if (make_variant(&c, caps_any, cs, &vc, desc, vdesc, sizeof vdesc) == 0) {
@@ -334,8 +347,8 @@ int main(int argc, char **argv)
   printf("# bench/calibrate --seed %llu --cases %lld: %lld cases (%lld per dtype), %.0f s (oracle %.0f s); compiled kappa %g\n",
          (unsigned long long)seed, (long long)ncases, (long long)total, (long long)ncases, secs, t_oracle, kappa);
   char vf[160];
-  printf("# plus %lld variant cases (a variant of every other case, features among those declared: %s)\n", (long long)nvar,
-         caps_any ? ac_feat_list(caps_any, vf, sizeof vf) : "none");
+  printf("# plus %lld variant cases (a variant of every %lldth case, features among those declared: %s)\n", (long long)nvar,
+         (long long)vevery, caps_any ? ac_feat_list(caps_any, vf, sizeof vf) : "none");
   printf("# per kernel: distribution over cases of the case maxima (elements and LSE) of err/W, err/E (E with\n"
          "# its unscaled 1/2 ulp), and kcrit = (err - 1/2 ulp - oracle error) / E_terms, the kappa at which the\n"
          "# case turns SUSPECT; excess = kcrit / kappa, the largest err/(kappa E) with 1/2 ulp never scaled.\n");

@@ -129,7 +129,7 @@ static double f64_lines(double *r_fmt)
 }
 
 /* Attention variants: the f32 case of f64_lines (T = 1024, d = 64, causal, 128 rows, 1 thread)
- * plain, then with one variant each (src/vgen.c): an f32 bias N(0,1), ALiBi slopes up to 1,
+ * plain, then with one variant each (src/core/vgen.c): an f32 bias N(0,1), ALiBi slopes up to 1,
  * normal sinks, a window of 256 keys to the left, softcap 30; process CPU seconds and the
  * ratio to the plain line (targets: bias, ALiBi, sinks, window <= 1.3x, softcap <= 3x). Returns
  * 1 when every ratio meets its target. */

@@ -93,7 +93,7 @@ void ac_params_shape(ac_params *pb, const ac_problem *p);
 /* Strided layout with gaps (padding in the d and t dimensions, or a heads-major order). */
 void ac_draw_strides(ac_rng *r, ac_problem *p);
 
-/* ---- score patterns at block edges (fuzz/patterns.c) ---------------------------------- */
+/* ---- score patterns at block edges (fuzz/families/patterns.c) ---------------------------------- */
 enum { AC_PAT_NORMAL = 0, AC_PAT_TIES, AC_PAT_LARGE_V, AC_PAT_LATE, AC_PAT_CREEP, AC_PAT_DOMINANT,
        AC_PAT_SENTINEL_MASKED, AC_PAT_SENTINEL_BAND, AC_NPAT };
 const char *ac_pattern_name(int pat);
@@ -191,16 +191,16 @@ AC_FAMILY_DECL(variant_mix);
 int ac_gen_variant_mix_usable(const ac_gen_limits *l);
 int ac_gen_descale_usable(const ac_gen_limits *l);   /* a dtype below fp64 allowed */
 
-/* ---- variant families (fuzz/vfam.c; the variant tensors come from src/vgen.c) ----------- */
+/* ---- variant families (fuzz/families/vfam.c; the variant tensors come from src/core/vgen.c) ----------- */
 struct ac_vspec_s;
-/* One mutation of the attention variants of c (fuzz/search_variants.c; nothing for a plain case):
+/* One mutation of the attention variants of c (fuzz/engine/search_variants.c; nothing for a plain case):
  * a window width, the softcap, one slope, sink or descale, a bias row or element, mask bits.
  * The shape and the variant tensors' shapes stay. desc says what changed. */
 void ac_mutate_variant(ac_case *c, ac_rng *r, double sigma, const ac_gen_limits *l, char *desc, size_t nd);
 /* Reduce tq, then tk, until batch * heads * tq * tk (a bias or boolean mask) fits l->max_elems. */
 void ac_vfam_clamp_pairs(ac_problem *p, const ac_gen_limits *l);
 /* Allocate c for its problem and fill Q, K, V: a drawn value distribution, or (one case in
- * three) a score pattern of fuzz/patterns.c at the edges of a block of 16 to 128 keys. */
+ * three) a score pattern of fuzz/families/patterns.c at the edges of a block of 16 to 128 keys. */
 int ac_vfam_values(ac_case *c, ac_rng *r, ac_params *pb, ac_err *e);
 /* Apply variant spec v (ac_vspec_apply, seeded from r), record it in pb ("variant" and every
  * knob) and validate the result against the memory cap. */
@@ -209,7 +209,7 @@ int ac_vfam_apply(ac_case *c, ac_rng *r, const struct ac_vspec_s *v, ac_params *
  * case's; the case's when the limits allow none of them. */
 ac_dtype ac_vfam_bias_dtype(ac_rng *r, const ac_gen_limits *l, ac_dtype case_dtype);
 
-/* ---- metamorphic checks (fuzz/metamorphic.c): verdicts that need no oracle -------------- */
+/* ---- metamorphic checks (fuzz/engine/metamorphic.c): verdicts that need no oracle -------------- */
 enum { AC_META_OFF = 0, AC_META_SOME = 1, AC_META_ALWAYS = 2 };
 typedef struct {
   int checked;                    /* a transformed case ran and its rows were compared */
@@ -451,7 +451,7 @@ int ac_campaign_run(ac_campaign_opts *o);
 
 /* Findings of a campaign directory, ranked (severity, then err/W), printed. */
 void ac_findings_summary(const char *dir, FILE *f, int max_lines);
-/* The HTML report of a campaign directory (fuzz/report_html.c): DIR/report.html, or out when
+/* The HTML report of a campaign directory (fuzz/report/report_html.c): DIR/report.html, or out when
  * not NULL (its links to the findings' files then use DIR's absolute path). -1 with a message
  * when dir is not a campaign directory or the file cannot be written. */
 int ac_report_html(const char *dir, ac_err *e);

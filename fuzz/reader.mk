@@ -19,8 +19,8 @@ if HAVE_LIBFUZZER
 AC_LFZ_FLAGS = -std=gnu11 $(WARN_CFLAGS) -g -O1 -ffp-contract=off -fno-omit-frame-pointer \
 	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
 AC_LFZ_COMPILE = $(FUZZ_CC) $(DEFS) $(DEFAULT_INCLUDES) $(AM_CPPFLAGS) $(CPPFLAGS) $(AC_LFZ_FLAGS)
-AC_LFZ_DEPS = $(srcdir)/src/util.h $(srcdir)/src/dtype.h $(srcdir)/src/dtype_mpfr.h $(srcdir)/src/rng.h \
-	$(srcdir)/src/problem.h $(srcdir)/src/npz.h $(srcdir)/src/casefile.h $(srcdir)/src/variants.h $(srcdir)/src/casefile_variants.h $(top_builddir)/config.h
+AC_LFZ_DEPS = $(srcdir)/src/core/util.h $(srcdir)/src/core/dtype.h $(srcdir)/src/core/dtype_mpfr.h $(srcdir)/src/core/rng.h \
+	$(srcdir)/src/core/problem.h $(srcdir)/src/core/npz.h $(srcdir)/src/core/casefile.h $(srcdir)/src/core/variants.h $(srcdir)/src/core/casefile_variants.h $(top_builddir)/config.h
 AC_LFZ_OBJ_LIST = fuzz/lf/util.o fuzz/lf/dtype.o fuzz/lf/dtype_mpfr.o fuzz/lf/rng.o fuzz/lf/problem.o \
 	fuzz/lf/npz.o fuzz/lf/casefile.o fuzz/lf/casemeta.o fuzz/lf/casefile_variants.o fuzz/lf/variants.o fuzz/lf/examples.o \
 	fuzz/lf/fuzz_case_reader.o
@@ -29,46 +29,46 @@ fuzz_fuzz_case_reader_lf_SOURCES =
 fuzz_fuzz_case_reader_lf_LDADD = $(AC_LFZ_OBJ_LIST) $(MPFR_LIBS) $(JSONC_LIBS) $(LIBZIP_LIBS) -lgmp -lm
 fuzz_fuzz_case_reader_lf_LINK = $(FUZZ_CC) -fsanitize=fuzzer,address,undefined -pthread -o $@
 # npz.c reads its members' npy headers with npy.c.
-AC_LFZ_DEPS += $(srcdir)/src/npy.h
+AC_LFZ_DEPS += $(srcdir)/src/core/npy.h
 AC_LFZ_OBJ_LIST += fuzz/lf/npy.o
 CLEANFILES += $(AC_LFZ_OBJ_LIST)
 
-fuzz/lf/util.o: $(srcdir)/src/util.c $(AC_LFZ_DEPS)
+fuzz/lf/util.o: $(srcdir)/src/core/util.c $(AC_LFZ_DEPS)
 	@$(MKDIR_P) fuzz/lf
-	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/util.c
-fuzz/lf/dtype.o: $(srcdir)/src/dtype.c $(AC_LFZ_DEPS)
+	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/core/util.c
+fuzz/lf/dtype.o: $(srcdir)/src/core/dtype.c $(AC_LFZ_DEPS)
 	@$(MKDIR_P) fuzz/lf
-	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/dtype.c
-fuzz/lf/dtype_mpfr.o: $(srcdir)/src/dtype_mpfr.c $(AC_LFZ_DEPS)
+	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/core/dtype.c
+fuzz/lf/dtype_mpfr.o: $(srcdir)/src/core/dtype_mpfr.c $(AC_LFZ_DEPS)
 	@$(MKDIR_P) fuzz/lf
-	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/dtype_mpfr.c
-fuzz/lf/rng.o: $(srcdir)/src/rng.c $(AC_LFZ_DEPS)
+	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/core/dtype_mpfr.c
+fuzz/lf/rng.o: $(srcdir)/src/core/rng.c $(AC_LFZ_DEPS)
 	@$(MKDIR_P) fuzz/lf
-	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/rng.c
-fuzz/lf/npy.o: $(srcdir)/src/npy.c $(AC_LFZ_DEPS)
+	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/core/rng.c
+fuzz/lf/npy.o: $(srcdir)/src/core/npy.c $(AC_LFZ_DEPS)
 	@$(MKDIR_P) fuzz/lf
-	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/npy.c
-fuzz/lf/problem.o: $(srcdir)/src/problem.c $(AC_LFZ_DEPS)
+	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/core/npy.c
+fuzz/lf/problem.o: $(srcdir)/src/core/problem.c $(AC_LFZ_DEPS)
 	@$(MKDIR_P) fuzz/lf
-	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/problem.c
-fuzz/lf/npz.o: $(srcdir)/src/npz.c $(AC_LFZ_DEPS)
+	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/core/problem.c
+fuzz/lf/npz.o: $(srcdir)/src/core/npz.c $(AC_LFZ_DEPS)
 	@$(MKDIR_P) fuzz/lf
-	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/npz.c
-fuzz/lf/casefile_variants.o: $(srcdir)/src/casefile_variants.c $(AC_LFZ_DEPS)
+	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/core/npz.c
+fuzz/lf/casefile_variants.o: $(srcdir)/src/core/casefile_variants.c $(AC_LFZ_DEPS)
 	@$(MKDIR_P) fuzz/lf
-	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/casefile_variants.c
-fuzz/lf/variants.o: $(srcdir)/src/variants.c $(AC_LFZ_DEPS)
+	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/core/casefile_variants.c
+fuzz/lf/variants.o: $(srcdir)/src/core/variants.c $(AC_LFZ_DEPS)
 	@$(MKDIR_P) fuzz/lf
-	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/variants.c
-fuzz/lf/casefile.o: $(srcdir)/src/casefile.c $(AC_LFZ_DEPS)
+	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/core/variants.c
+fuzz/lf/casefile.o: $(srcdir)/src/core/casefile.c $(AC_LFZ_DEPS)
 	@$(MKDIR_P) fuzz/lf
-	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/casefile.c
-fuzz/lf/casemeta.o: $(srcdir)/src/casemeta.c $(AC_LFZ_DEPS)
+	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/core/casefile.c
+fuzz/lf/casemeta.o: $(srcdir)/src/core/casemeta.c $(AC_LFZ_DEPS)
 	@$(MKDIR_P) fuzz/lf
-	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/casemeta.c
-fuzz/lf/examples.o: $(srcdir)/src/examples.c $(AC_LFZ_DEPS)
+	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/core/casemeta.c
+fuzz/lf/examples.o: $(srcdir)/src/core/examples.c $(AC_LFZ_DEPS)
 	@$(MKDIR_P) fuzz/lf
-	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/examples.c
+	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/core/examples.c
 fuzz/lf/fuzz_case_reader.o: $(srcdir)/fuzz/fuzz_case_reader.c $(AC_LFZ_DEPS)
 	@$(MKDIR_P) fuzz/lf
 	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/fuzz/fuzz_case_reader.c

@@ -1,5 +1,5 @@
 # tests/oracle.mk: tests of the oracle (layer 2); the shared brute force is tests/toracle_ref.c.
-# tbudget, thull: budgets (src/budget.c) against an emulated binary32 kernel on exact oracle values;
+# tbudget, thull: budgets (src/judge/budget.c) against an emulated binary32 kernel on exact oracle values;
 # tcli_limits: bad sizes from the command line (compressed members, absurd shapes, the memory cap,
 # out of memory); tscaled: budgets of Q and K scaled in the input dtype, E <= W, the metamorphic
 # tolerance on scaled underflow.
@@ -10,7 +10,7 @@ AC_ORACLE_TESTS = tests/toracle_brute tests/toracle_basic tests/toracle_exact te
 AC_ORACLE_SH = tests/tcmd_oracle_cache.sh tests/texplain_variants_cli.sh tests/tcmd_oracle_chunked.sh
 check_PROGRAMS += $(AC_ORACLE_TESTS)
 # explain's stages of a variant row (a part of the command, compiled in)
-tests_texplain_variants_SOURCES = tests/texplain_variants.c src/explain_variants.c
+tests_texplain_variants_SOURCES = tests/texplain_variants.c src/cli/explain_variants.c
 # the variants' brute force, written from the ABI's formula
 tests_toracle_variants_SOURCES = tests/toracle_variants.c tests/toracle_varref.c tests/toracle_varref.h
 # capped scores far past saturation, on the same brute force

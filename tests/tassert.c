@@ -1,4 +1,4 @@
-/* tassert: the internal assertion macros of src/ac_assert.h, in both modes whatever the build:
+/* tassert: the internal assertion macros of src/core/ac_assert.h, in both modes whatever the build:
  * with AC_ENABLE_ASSERT a false AC_ASSERT or an inexact AC_EXACT prints file:line and the claim
  * on stderr and aborts; without it AC_ASSERT never evaluates its condition and AC_EXACT still
  * makes its call. */

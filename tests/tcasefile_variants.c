@@ -1,4 +1,4 @@
-/* tcasefile_variants: attention variants in case files (src/casefile_variants.c): every
+/* tcasefile_variants: attention variants in case files (src/core/casefile_variants.c): every
  * feature round-trips bit for bit through meta.json and the NPZ members, and each malformed
  * variant (shapes that do not broadcast, a softcap that is not finite and > 0, windows below
  * -1, slopes of the wrong length, descales of the wrong shape, members without their feature,

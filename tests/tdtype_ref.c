@@ -1,4 +1,4 @@
-/* tdtype_ref.c: MPFR references for the dtype tests (independent of src/dtype.c). */
+/* tdtype_ref.c: MPFR references for the dtype tests (independent of src/core/dtype.c). */
 #include "config.h"
 #include "tdtype_ref.h"
 #include <stdio.h>

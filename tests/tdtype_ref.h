@@ -1,5 +1,5 @@
 /* tdtype_ref.h: reference readings and roundings for the dtype tests, built only on MPFR and
- * the formats' definitions (its own table), never on src/dtype.c. */
+ * the formats' definitions (its own table), never on src/core/dtype.c. */
 #ifndef AC_TDTYPE_REF_H
 #define AC_TDTYPE_REF_H
 #include <mpfr.h>

@@ -1,7 +1,7 @@
 /* minimize.c: shrink a finding while it still holds: the batch and head of the worst element,
  * then the attention variants it does not need, then, until nothing smaller holds, halves of
  * every dimension and dropped ranges of rows, keys and columns (delta debugging; the variant
- * tensors are cut with them, fuzz/slice.c), then simpler values (zeros, fewer significant bits, small
+ * tensors are cut with them, fuzz/engine/slice.c), then simpler values (zeros, fewer significant bits, small
  * integers), greedily, within an evaluation and time budget. */
 #include "config.h"
 #include <math.h>

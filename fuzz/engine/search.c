@@ -1,7 +1,7 @@
 /* search.c: the evolutionary phase: an elite pool of the cases with the largest err/E, and
  * mutations of values (relative steps that shrink when a parent stops improving), of shapes
  * (lengths to tile edges, extensions), of the mask and of the scale, and of the attention
- * variants of a variant case (fuzz/search_variants.c). */
+ * variants of a variant case (fuzz/engine/search_variants.c). */
 #include "config.h"
 #include <math.h>
 #include <stdio.h>

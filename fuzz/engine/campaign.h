@@ -1,5 +1,5 @@
 /* campaign.h: the state a campaign's supervisor and workers share (internal to
- * fuzz/campaign.c, fuzz/campaign_findings.c and fuzz/supervisor.c). */
+ * fuzz/engine/campaign.c, fuzz/engine/campaign_findings.c and fuzz/engine/supervisor.c). */
 #ifndef AC_FUZZ_CAMPAIGN_H
 #define AC_FUZZ_CAMPAIGN_H
 #include <json-c/json.h>

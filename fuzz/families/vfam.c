@@ -1,6 +1,6 @@
 /* vfam.c: what the variant families share: the plain case under the variant (shape, Q, K, V
  * from the value distributions and score patterns every family uses), the variant itself from
- * src/vgen.c, and its record in the case's params. */
+ * src/core/vgen.c, and its record in the case's params. */
 #include "config.h"
 #include "fuzz.h"
 #include "variants.h"

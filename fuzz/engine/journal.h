@@ -1,4 +1,4 @@
-/* journal.h: the campaign directory's lock and journal (internal to fuzz/campaign.c).
+/* journal.h: the campaign directory's lock and journal (internal to fuzz/engine/campaign.c).
  *
  * DIR/lock is held with flock(2) by the supervisor of the one campaign running in DIR and
  * names its pid; the kernel drops it when that process dies, so a lock left by a killed run

@@ -37,7 +37,7 @@ static const ac_family table[] = {
   {"mixed", "random shape, per-tensor band/int/normal values, layouts, scales", "broad coverage", ac_gen_mixed, 0, 0, NULL},
   {"index_overflow", "the largest tensors --max-elems allows, past 2^31 elements when it permits (GPU)",
    "32-bit index overflow", ac_gen_index_overflow, AC_FAM_COSTLY, 0, NULL},
-  /* attention variants (src/vgen.c): drawn only for kernels that declare the features */
+  /* attention variants (src/core/vgen.c): drawn only for kernels that declare the features */
   {"window", "sliding windows of width 0, 1, tile-1, tile, tile+1, > T or unbounded on either side, both alignments",
    "window off-by-one at tile edges; wrong window alignment (top-left vs bottom-right); tiles skipped or kept wrongly; "
    "rows the window empties", ac_gen_window, 0, AC_FEAT_WINDOW, NULL},

@@ -1,5 +1,5 @@
 /* eval.c: one case on the kernel under test: forked run, oracle, comparison, verdict kinds.
- * The judgement is the comparison layer's (src/compare.h); this file only wires it. */
+ * The judgement is the comparison layer's (src/judge/compare.h); this file only wires it. */
 #include "config.h"
 #include <json-c/json.h>
 #include <math.h>

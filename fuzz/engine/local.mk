@@ -1,0 +1,18 @@
+# fuzz/engine/: evaluation, search, minimizer, findings and campaigns (see README.md).
+fuzz_libac_fuzz_a_SOURCES += \
+	fuzz/engine/slice.c \
+	fuzz/engine/eval.c \
+	fuzz/engine/metamorphic.c \
+	fuzz/engine/signature.c \
+	fuzz/engine/search.c \
+	fuzz/engine/minimize.c \
+	fuzz/engine/finding.c \
+	fuzz/engine/corpus.c \
+	fuzz/engine/campaign.h \
+	fuzz/engine/campaign.c \
+	fuzz/engine/campaign_findings.c \
+	fuzz/engine/supervisor.c \
+	fuzz/engine/campdir.c \
+	fuzz/engine/journal.h \
+	fuzz/engine/journal.c \
+	fuzz/engine/search_variants.c

@@ -1,0 +1,17 @@
+# src/core/: layer 1, the data model every other layer builds on (see src/core/README.md).
+noinst_LIBRARIES += src/core/libac_core.a
+src_core_libac_core_a_CFLAGS = $(AM_CFLAGS)
+src_core_libac_core_a_SOURCES = \
+	src/core/util.c src/core/util.h src/core/ac_assert.h \
+	src/core/dtype.c src/core/dtype.h \
+	src/core/dtype_mpfr.c src/core/dtype_mpfr.h \
+	src/core/rng.c src/core/rng.h \
+	src/core/npy.c src/core/npy.h \
+	src/core/problem.c src/core/problem.h \
+	src/core/npz.c src/core/npz.h \
+	src/core/casefile.c src/core/casefile.h src/core/casemeta.c \
+	src/core/casefile_variants.c src/core/casefile_variants.h \
+	src/core/variants.c src/core/variants.h \
+	src/core/vgen.c src/core/vgen.h \
+	src/core/precision.c src/core/precision.h \
+	src/core/examples.c

@@ -1,0 +1,13 @@
+# src/judge/: layer 4, budgets, verdicts, reports, the fixed suite (see src/judge/README.md).
+noinst_LIBRARIES += src/judge/libac_judge.a
+src_judge_libac_judge_a_CFLAGS = $(AM_CFLAGS)
+src_judge_libac_judge_a_SOURCES = \
+	src/judge/verdict.c src/judge/verdict.h \
+	src/judge/budget.c src/judge/budget.h \
+	src/judge/compare.c src/judge/compare.h \
+	src/judge/domain.c \
+	src/judge/report.c src/judge/report.h \
+	src/judge/judge.c src/judge/judge.h \
+	src/judge/suite.c src/judge/suite.h \
+	src/judge/tap.c src/judge/tap.h \
+	src/judge/judge_args.c src/judge/judge_args.h

@@ -30,8 +30,10 @@
 /* The cache format version: bump it whenever a field of the result or its meaning changes.
  * 2: ac_oracle_row.max_cZ, rule table on IEEE score classes; 3: qk_l1; 4: SHA-256 key and
  * sum, elements of the selected rows only; 5: ac_oracle_elem.M (the convex-hull term);
- * 6: AC_HOW_NOT_SELECTED, binary64 rounding by the double-double pass. */
-#define CACHE_VERSION 6u
+ * 6: AC_HOW_NOT_SELECTED, binary64 rounding by the double-double pass; 7: variant rows decided
+ * where they were left unresolved (capped scores far past saturation), budgets of LIN and CAP
+ * rows from the binary64 pass. */
+#define CACHE_VERSION 7u
 
 typedef struct {
   char magic[8];

@@ -1,5 +1,6 @@
 /* fastvar.c: the binary64 pass (fast.c) on variant rows whose scores are not plain c z: LIN
- * (s = c z + a, c irrational) and CAP (s = cap tanh(c z / cap) + a), docs/numerics.md §11.2.
+ * (s = c z + a, c irrational), FOLD under a scale that does not fold (a stored 0.3: s = c z + a
+ * as LIN) and CAP (s = cap tanh(c z / cap) + a), docs/numerics.md §11.2.
  *
  * Each group's score s_g is computed in binary64 with a proven absolute bound err_g, and
  * t_g = fl(s_g - s_top) with te_g = 1.01 (err_g + err_top + u |t_g|) >= |t_g - t*_g|; fast.c
@@ -23,7 +24,7 @@
 
 #define U 0x1p-53
 
-int ac_or_var_plain(const ac_or_ws *w) { return !w->var || w->var->mode == AC_VAR_FOLD; }
+int ac_or_var_plain(const ac_or_ws *w) { return !w->var || w->var->plain; }
 
 static double var_s(const ac_or_ws *w, int64_t j, double cd, double eps_t, double *err)
 {
@@ -36,7 +37,7 @@ static double var_s(const ac_or_ws *w, int64_t j, double cd, double eps_t, doubl
     y = cd * zd;
     ey = eps_t * fabs(y);
   }
-  if (v->mode == AC_VAR_CAP && y != 0) {
+  if (v->mode == AC_VAR_CAP && y != 0) {   /* (LIN and unfolded FOLD: s = c z + a) */
     double x = y / v->cap, ax = fabs(x), ex = 1.01 * (eps_t + U) * ax, th, eth;
     if (ax >= 20 && ex <= ax / 100) {
       th = 1;

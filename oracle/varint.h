@@ -24,6 +24,7 @@ struct ac_or_var {
   long double zmax;         /* the row's largest |q·k_j| (before a fold) */
   long double top;          /* the row's largest approx */
   int dy;                   /* FOLD: the row's offsets are am 2^ae (varfold.c), a unset */
+  int plain;                /* the row's z are the folded z' (s = c z'): plain scores for the fast path */
   int g_ok;                 /* FOLD: g holds the row's g_j (else made on demand from z') */
   uint8_t *gk;              /* !g_ok: per key, g_j made */
   ac_i128 *am;              /* dy: a_j = am_j 2^ae_j exactly */

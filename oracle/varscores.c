@@ -405,6 +405,7 @@ static void var_finish(ac_or_ws *w)
   int foldable = ac_or_var_foldable(w->p, &w->sc);   /* as path_choose decided */
   int folded = foldable && ac_or_var_fold_fast(w);   /* z' = z + F a in integers */
   v->g_ok = v->mode == AC_VAR_FOLD && !folded;
+  v->plain = foldable;   /* fold_fast, or fold_scores below */
   if (v->dy && !folded)
     for (int64_t r = 0; r < n; r++) ac_or_var_a_mpfr(v, r);
   if (!folded) v->dy = 0;

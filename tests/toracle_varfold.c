@@ -1,6 +1,6 @@
 /* toracle_varfold.c: FOLD offsets in integers (oracle/varfold.c) against the brute force of
  * toracle_varref.c: ALiBi, bias and sinks under dyadic scales (the default 1/8, 1/2, a stored
- * -2^-3, the default 1/3 of dk = 9), with offsets that fit the integer form and offsets that
+ * -2^-3, the default 1/3 of dk = 9; stored 0.3 and -0.375, which FOLD keeps unfolded), with offsets that fit the integer form and offsets that
  * leave it (a slope of 2^-126 times a distance next to a bias of 1.5 2^10: 136 bits), and scores
  * that do or do not fit two limbs after the fold (a bias or sink of 2^-149 or 2^-140 next to
  * q·k at the lsb of binary32 products). */
@@ -46,7 +46,8 @@ START_TEST(fold_offsets)
   ac_rng r;
   ac_rng_init(&r, ac_test_seed(), 0x666f6c64);
   vstats vs = {0};
-  static const struct { int64_t dk; double scale; } sc[] = {{64, 0}, {4, 0}, {3, 0.5}, {5, -0.125}, {9, 0}};
+  static const struct { int64_t dk; double scale; } sc[] = {{64, 0}, {4, 0}, {3, 0.5}, {5, -0.125}, {9, 0}, {4, 0.3},
+                                                           {2, -0.375}};
   static const uint32_t feats[] = {AC_FEAT_ALIBI, AC_FEAT_BIAS, AC_FEAT_SINKS, AC_FEAT_ALIBI | AC_FEAT_BIAS | AC_FEAT_SINKS};
   for (int wide = 0; wide < 2; wide++)
     for (size_t s = 0; s < sizeof sc / sizeof sc[0]; s++)

@@ -164,6 +164,27 @@ void vref_check_case(const ac_case *c, const char *what, vstats *vs)
     ck_assert_msg(!r.o_round[f] || !memcmp(r.o_round[f], r3.o_round[f], ne * sizeof(uint64_t)),
                   "%s: %s roundings differ without the fast path", what, ac_dtype_name((ac_dtype)f));
   for (int64_t x = 0; x < r.nrows; x++) ck_assert(r.rows[x].lse_f32 == r3.rows[x].lse_f32 || isnan(r.rows[x].lse_f32));
+  /* the binary64 pass (no binary64 format, no binary64 LSE: the default options), 1 and 2
+   * threads alike, rounds as the levels */
+  for (int th = 1; th <= 2; th++) {
+    ac_oracle_result rf;
+    ac_oracle_opts of;
+    ac_oracle_opts_init(&of);
+    of.threads = th;
+    of.formats = (1u << AC_F32) | (1u << AC_F16);
+    ck_assert_msg(ac_oracle_run(c, &of, &rf, &e) == 0, "%s: %s", what, e.msg);
+    ck_assert_msg(rf.n_unresolved == 0, AC_SEED_FMT "%s: %lld unresolved on the fast path", AC_SEED_ARG, what,
+                  (long long)rf.n_unresolved);
+    for (int f = 0; f < AC_NDTYPES; f++)
+      ck_assert_msg(!rf.o_round[f] || !r.o_round[f] || !memcmp(r.o_round[f], rf.o_round[f], ne * sizeof(uint64_t)),
+                    AC_SEED_FMT "%s: %s roundings differ on the fast path (%d threads)", AC_SEED_ARG, what,
+                    ac_dtype_name((ac_dtype)f), th);
+    for (int64_t x = 0; x < r.nrows; x++)
+      ck_assert_msg(r.rows[x].lse_f32 == rf.rows[x].lse_f32 || (isnan(r.rows[x].lse_f32) && isnan(rf.rows[x].lse_f32)),
+                    AC_SEED_FMT "%s row %lld: LSE %a on the fast path, %a", AC_SEED_ARG, what, (long long)x,
+                    (double)rf.rows[x].lse_f32, (double)r.rows[x].lse_f32);
+    ac_oracle_result_free(&rf);
+  }
   mpfr_t *ov = malloc((size_t)p->dv * sizeof *ov), lse;
   for (int64_t t = 0; t < p->dv; t++) mpfr_init2(ov[t], PREC);
   mpfr_init2(lse, PREC);

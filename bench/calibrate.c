@@ -179,6 +179,7 @@ static int eval_case(ac_kernel **ks, int nk, kstat *st, const ac_case *c, const 
     ac_report_init(&rep, &co);
     if (ac_harness_run(ks[x], c, ro, &rr, &e) < 0 || ac_compare_run(c, &orr, &rr, &co, &rep, &e) < 0) {
       st[x].nerr++;
+      printf("ERR %s on %s: %s\n", ks[x]->name, desc, e.msg);
       ac_run_result_free(&rr);
       continue;
     }
@@ -192,7 +193,10 @@ static int eval_case(ac_kernel **ks, int nk, kstat *st, const ac_case *c, const 
       printf("FAIL %s on %s: %s\n", ks[x]->name, desc, rep.note);
     }
     if (rep.kinds & (1u << AC_V_SUSPECT)) st[x].nsusp++;
-    if (rep.kinds & ((1u << AC_V_ERROR) | (1u << AC_V_CRASH) | (1u << AC_V_GUARD) | (1u << AC_V_UNWRITTEN))) st[x].nerr++;
+    if (rep.kinds & ((1u << AC_V_ERROR) | (1u << AC_V_CRASH) | (1u << AC_V_GUARD) | (1u << AC_V_UNWRITTEN))) {
+      st[x].nerr++;
+      printf("ERR %s on %s: %s\n", ks[x]->name, desc, rep.note);
+    }
     if (ew > st[x].worst_ew) {
       st[x].worst_ew = ew;
       snprintf(st[x].worst_ew_case, sizeof st[x].worst_ew_case, "%s", desc);
@@ -249,11 +253,25 @@ static int make_variant(const ac_case *c, uint32_t caps, uint64_t seed, ac_case 
   return 0;
 }
 
+/* 1 when name is one of the comma-separated items of list */
+static int in_list(const char *list, const char *name)
+{
+  size_t n = strlen(name);
+  for (const char *p = list; *p;) {
+    const char *e = strchr(p, ',');
+    size_t l = e ? (size_t)(e - p) : strlen(p);
+    if (l == n && !strncmp(p, name, n)) return 1;
+    if (!e) break;
+    p = e + 1;
+  }
+  return 0;
+}
+
 static int usage(void)
 {
   fprintf(stderr, "usage: bench/calibrate [--seed N] [--cases N (per dtype, default 5000)] [--kappa K]\n"
-                  "                       [--variants-every N (a variant of every Nth case, default 2; 0: none)]\n"
-                  "       bench/calibrate --write-case DTYPE CASESEED FILE   (write one calibration case)\n");
+                  "                       [--variants-every N (a variant of every Nth case, default 2; 0: none)] [--dtypes f32,...]\n"
+                  "       bench/calibrate --write-case DTYPE CASESEED FILE [--variant]   (write one calibration case)\n");
   return 2;
 }
 
@@ -261,16 +279,26 @@ int main(int argc, char **argv)
 {
   uint64_t seed = 1;
   int64_t ncases = 5000, vevery = 2;
+  const char *only = NULL;   /* --dtypes: a comma-separated list */
   double kappa = AC_KAPPA_DEFAULT;
-  if (argc == 5 && !strcmp(argv[1], "--write-case")) {
+  if ((argc == 5 || (argc == 6 && !strcmp(argv[5], "--variant"))) && !strcmp(argv[1], "--write-case")) {
     ac_dtype t;
     uint64_t cs;
     if (ac_dtype_parse(argv[2], &t) < 0 || ac_parse_u64(argv[3], &cs) < 0) return usage();
-    ac_case c;
+    ac_case c, vc;
     ac_case_init(&c);
-    char rows[32], desc[160];
+    char rows[32], desc[300], vdesc[300];
     ac_err e;
     make_case(t, cs, &c, rows, sizeof rows, desc, sizeof desc);
+    if (argc == 6) {   /* the case's variant, as a run with every built-in kernel's features draws it */
+      if (make_variant(&c, AC_FEAT_ALL, cs, &vc, desc, vdesc, sizeof vdesc) < 0) {
+        fprintf(stderr, "calibrate: case %s has no variant\n", argv[3]);
+        return 2;
+      }
+      ac_case_free(&c);
+      c = vc;
+      snprintf(desc, sizeof desc, "%s", vdesc);
+    }
     snprintf(c.generator, sizeof c.generator, "calibrate");
     if (ac_case_write(&c, argv[4], &e) < 0) {
       fprintf(stderr, "calibrate: %s\n", e.msg);
@@ -285,6 +313,8 @@ int main(int argc, char **argv)
       if (ac_parse_u64(argv[++i], &seed) < 0 || seed >= 256) return usage();
     } else if (!strcmp(argv[i], "--cases") && i + 1 < argc) {
       if (ac_parse_i64(argv[++i], &ncases) < 0 || ncases < 1 || ncases >= (1 << 24)) return usage();
+    } else if (!strcmp(argv[i], "--dtypes") && i + 1 < argc) {
+      only = argv[++i];
     } else if (!strcmp(argv[i], "--variants-every") && i + 1 < argc) {
       if (ac_parse_i64(argv[++i], &vevery) < 0 || vevery < 0) return usage();
     } else if (!strcmp(argv[i], "--kappa") && i + 1 < argc) {
@@ -320,6 +350,7 @@ int main(int argc, char **argv)
   int64_t total = 0, nvar = 0;
   for (size_t di = 0; di < sizeof dts / sizeof dts[0]; di++) {
     ac_dtype t = dts[di];
+    if (only && !in_list(only, ac_dtype_name(t))) continue;
     for (int64_t k = 0; k < ncases; k++) {
       uint64_t cs = (1ull << 32) + seed * (1ull << 24) + (uint64_t)(di * (uint64_t)ncases + (uint64_t)k);
       ac_case c;

@@ -22,8 +22,7 @@ typedef struct {
   int64_t max_d;       /* largest head dim (dk and dv) */
   int no_strided;      /* 1: never ask for a strided layout */
   int no_nonfinite;    /* 1: never store NaN/inf (families that need them fall back to finite values) */
-  uint32_t features;   /* AC_FEAT_... the kernel declares: variant families use no other (init: all but
-                          mixed dtypes) */
+  uint32_t features;   /* AC_FEAT_... the kernel declares: variant families use no other (init: all) */
 } ac_gen_limits;
 
 void ac_gen_limits_init(ac_gen_limits *l);
@@ -188,6 +187,11 @@ AC_FAMILY_DECL(bool_mask);
 AC_FAMILY_DECL(sinks);
 AC_FAMILY_DECL(descale);
 AC_FAMILY_DECL(variant_mix);
+AC_FAMILY_DECL(mixed_dtypes);
+/* fuzz/families/gen_mixed_dtypes.c: the dtype combinations the family draws (compute dtype, then
+ * q, k, v, o), n of them; usable when one has its compute dtype in l->dtypes. */
+const ac_dtype (*ac_mixed_dtype_combos(int *n))[5];
+int ac_gen_mixed_dtypes_usable(const ac_gen_limits *l);
 int ac_gen_variant_mix_usable(const ac_gen_limits *l);
 int ac_gen_descale_usable(const ac_gen_limits *l);   /* a dtype below fp64 allowed */
 

@@ -63,12 +63,14 @@ int ac_cpu_supports_caps(const attncheck_problem *p, int dt, uint32_t caps, char
   }
   if (!f) return 1;   /* a plain case: the per-tensor dtypes are not read */
   const int32_t d[4] = {p->q_dtype, p->k_dtype, p->v_dtype, p->o_dtype};
+  const int mixed = (f & ATTNCHECK_FEAT_MIXED_DTYPES) != 0, fp8 = dt == ATTNCHECK_E4M3 || dt == ATTNCHECK_E5M2;
   for (int x = 0; x < 4; x++) {
-    const int narrow = (f & ATTNCHECK_FEAT_MIXED_DTYPES) && (x == 1 || x == 2) &&
-                       (d[x] == ATTNCHECK_F16 || d[x] == ATTNCHECK_BF16);
-    if (d[x] != dt && !narrow) {
+    /* binary32 kernels: K and V also f16 or bf16; fp8 kernels: O also bf16, f16 or f32 */
+    const int narrow = mixed && !fp8 && (x == 1 || x == 2) && (d[x] == ATTNCHECK_F16 || d[x] == ATTNCHECK_BF16);
+    const int wide_o = mixed && fp8 && x == 3 && (d[x] == ATTNCHECK_BF16 || d[x] == ATTNCHECK_F16 || d[x] == ATTNCHECK_F32);
+    if (d[x] != dt && !narrow && !wide_o) {
       snprintf(why, why_len, "%c in dtype %d: takes %s%s", "qkvo"[x], (int)d[x], ac_dtype_name((ac_dtype)dt),
-               f & ATTNCHECK_FEAT_MIXED_DTYPES ? " (K and V also f16 or bf16)" : "");
+               !mixed ? "" : fp8 ? " (O also bf16, f16 or f32)" : " (K and V also f16 or bf16)");
       return 0;
     }
   }

@@ -123,7 +123,8 @@ void *ac_cpu_scratch(int64_t n, size_t sz);
 
 /* Checks every CPU kernel makes plus the ABI 2 ones: the case's feature bits inside caps, the
  * per-tensor dtypes (dt everywhere; with ATTNCHECK_FEAT_MIXED_DTYPES in caps, K and V may also
- * be f16 or bf16 while Q and O stay dt), softcap, window and bias dtype sane. */
+ * be f16 or bf16 while Q and O stay dt, and an fp8 kernel's O may be bf16, f16 or f32 while Q,
+ * K and V stay dt), softcap, window and bias dtype sane. */
 int ac_cpu_supports_caps(const attncheck_problem *p, int dt, uint32_t caps, char *why, size_t why_len);
 
 /* Defines the host kernel SYM (an attncheck_kernel) on dtype DT with ABI 2 caps CAPS whose run

@@ -149,7 +149,6 @@ static int flash_run(int dt, const char *name, const attncheck_problem *p, const
   return 0;
 }
 
-#define FLASH_KERNEL(SYM, DT, NAME, PREC, DESC) AC_CPU_KERNEL(ac_cpu_##SYM, DT, NAME, PREC, DESC, flash_run)
 /* Every ABI 2 feature; the binary32 kernel also takes f16/bf16 K and V. */
 #define FLASH_CAPS (ATTNCHECK_FEAT_ALL & ~ATTNCHECK_FEAT_MIXED_DTYPES)
 
@@ -159,7 +158,10 @@ AC_CPU_KERNEL_CAPS(ac_cpu_flash_f16, ATTNCHECK_F16, "flash-f16", "fp16-fa2", FLA
              "FlashAttention-2 tiled online softmax, f16 inputs, binary32 accumulation, P rounded to f16", flash_run)
 AC_CPU_KERNEL_CAPS(ac_cpu_flash_bf16, ATTNCHECK_BF16, "flash-bf16", "bf16-fa2", FLASH_CAPS,
              "FlashAttention-2 tiled online softmax, bf16 inputs, binary32 accumulation, P rounded to bf16", flash_run)
-FLASH_KERNEL(flash_e4m3, ATTNCHECK_E4M3, "flash-e4m3", "e4m3-fa3",
-             "tiled online softmax, e4m3 inputs and output, binary32 accumulation, P rounded to e4m3")
-FLASH_KERNEL(flash_e5m2, ATTNCHECK_E5M2, "flash-e5m2", "e5m2-fa3",
-             "tiled online softmax, e5m2 inputs and output, binary32 accumulation, P rounded to e5m2")
+/* fp8: mixed dtypes only (O also in bf16, f16 or f32, as FlashAttention-3's fp8 path writes bf16). */
+AC_CPU_KERNEL_CAPS(ac_cpu_flash_e4m3, ATTNCHECK_E4M3, "flash-e4m3", "e4m3-fa3", ATTNCHECK_FEAT_MIXED_DTYPES,
+                   "tiled online softmax, e4m3 inputs and output (or bf16, f16, f32 output), binary32 accumulation, "
+                   "P rounded to e4m3", flash_run)
+AC_CPU_KERNEL_CAPS(ac_cpu_flash_e5m2, ATTNCHECK_E5M2, "flash-e5m2", "e5m2-fa3", ATTNCHECK_FEAT_MIXED_DTYPES,
+                   "tiled online softmax, e5m2 inputs and output (or bf16, f16, f32 output), binary32 accumulation, "
+                   "P rounded to e5m2", flash_run)

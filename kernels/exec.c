@@ -170,7 +170,7 @@ void ac_exec_read_outputs(const char *path, const ac_case *c, const ac_counts *c
 {
   ac_err e;
   const ac_problem *p = &c->p;
-  const ac_dtype_info *di = ac_dtype_get(p->dtype);
+  const ac_dtype_info *di = ac_dtype_get(ac_tensor_dtype(p, 'o'));
   ac_npz *z = ac_npz_open(path, ac_mem_cap(), &e);
   if (!z) {
     r->status = AC_RUN_KERNEL_ERROR;
@@ -233,6 +233,13 @@ void ac_exec_read_outputs(const char *path, const ac_case *c, const ac_counts *c
   r->status = AC_RUN_OK;
 }
 
+uint32_t ac_exec_declared_caps(const ac_kernel *k)
+{
+  const exec_priv *pv = k->priv;
+  if (!pv || k->kind != AC_KIND_EXEC_PERSISTENT || pv->decl.state != AC_DECL_OK) return 0;
+  return (pv->decl.variants & AC_FEAT_ALL) | (pv->decl.writes_lse == 0 ? ATTNCHECK_CAP_NO_LSE : 0u);
+}
+
 int ac_exec_supports(const ac_kernel *k, const ac_problem *p, char *why, size_t n)
 {
   exec_priv *pv = k->priv;
@@ -255,7 +262,7 @@ int ac_exec_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *o, ac_r
   }
   memset(r, 0, sizeof *r);
   r->guard_ok = 1;
-  r->dtype = c->p.dtype;
+  r->dtype = ac_tensor_dtype(&c->p, 'o');
   if (!pv || (k->kind != AC_KIND_EXEC && k->kind != AC_KIND_EXEC_PERSISTENT)) {
     r->status = AC_RUN_HARNESS_ERROR;
     snprintf(r->msg, sizeof r->msg, "kernel '%s' is not a usable exec: kernel", k->name);

@@ -20,6 +20,10 @@ const char *ac_exec_unusable(const ac_kernel *k);
 void ac_exec_prepare(const ac_kernel *k, double timeout_s);
 /* 1 when the worker's declaration (if any has been read) admits p; 0 with why. */
 int ac_exec_supports(const ac_kernel *k, const ac_problem *p, char *why, size_t n);
+/* exec-persistent after ac_exec_prepare: the attention variants its worker declares (AC_FEAT_...),
+ * with ATTNCHECK_CAP_NO_LSE when it declares writes_lse false; 0 for one-shot exec kernels and
+ * workers without a declaration (they get no variants). */
+uint32_t ac_exec_declared_caps(const ac_kernel *k);
 /* exec-persistent: the dtypes and masks (bit sets) its worker declares, read as
  * ac_exec_prepare does; the worker is then stopped (a forked process starts its own). 1 when
  * the worker declared itself, 0 otherwise. */

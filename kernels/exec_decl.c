@@ -145,7 +145,14 @@ int ac_exec_decl_supports(const ac_exec_decl *d, const ac_problem *p, char *why,
   if (p->dv != p->dk) need |= 1u << AC_XF_DV_NE_DK;
   if (p->tq != p->tk) need |= 1u << AC_XF_TQ_NE_TK;
   if (!p->scale_is_default) need |= 1u << AC_XF_SCALE;
-  if (!(d->dtypes >> p->dtype & 1u)) snprintf(why, n, "%s does not declare dtype %s", who, ac_dtype_name(p->dtype));
+  /* with mixed_dtypes each tensor's dtype must be declared too */
+  ac_dtype undeclared = p->dtype;
+  char tensor = 0;
+  for (const char *x = "qkvo"; *x && !tensor && (d->dtypes >> p->dtype & 1u); x++)
+    if (!(d->dtypes >> ac_tensor_dtype(p, *x) & 1u)) undeclared = ac_tensor_dtype(p, *x), tensor = *x;
+  if (!(d->dtypes >> undeclared & 1u))
+    snprintf(why, n, "%s does not declare dtype %s%s", who, ac_dtype_name(undeclared),
+             tensor == 'q' ? " (of q)" : tensor == 'k' ? " (of k)" : tensor == 'v' ? " (of v)" : tensor == 'o' ? " (of o)" : "");
   else if (!(d->masks >> p->mask & 1u)) snprintf(why, n, "%s does not declare mask %s", who, ac_mask_name(p->mask));
   else if (need & ~d->features) {
     int f = 0;

@@ -57,11 +57,10 @@ void ac_problem_to_abi(const ac_problem *p, attncheck_problem *a)
    * extent of 1 broadcast by a zero stride. */
   const ac_features *f = &p->f;
   a->features = f->used;
-  int mixed = (f->used & AC_FEAT_MIXED_DTYPES) != 0;
-  a->q_dtype = (int32_t)(mixed ? f->qd : p->dtype);
-  a->k_dtype = (int32_t)(mixed ? f->kd : p->dtype);
-  a->v_dtype = (int32_t)(mixed ? f->vd : p->dtype);
-  a->o_dtype = (int32_t)(mixed ? f->od : p->dtype);
+  a->q_dtype = (int32_t)ac_tensor_dtype(p, 'q');
+  a->k_dtype = (int32_t)ac_tensor_dtype(p, 'k');
+  a->v_dtype = (int32_t)ac_tensor_dtype(p, 'v');
+  a->o_dtype = (int32_t)ac_tensor_dtype(p, 'o');
   int win = (f->used & AC_FEAT_WINDOW) != 0;
   a->window_align = win && f->win_top_left ? ATTNCHECK_ALIGN_TOP_LEFT : ATTNCHECK_ALIGN_BOTTOM_RIGHT;
   a->window_left = win ? f->win_left : -1;
@@ -162,7 +161,7 @@ int ac_hx_prepare(ac_hx_ctx *x, const ac_kernel *k, const ac_case *c, const ac_r
   x->o = o;
   ac_problem_to_abi(&c->p, &x->ap);
   x->l.o_off = round64(sizeof(ac_hx_head));
-  x->l.lse_off = x->l.o_off + round64((size_t)x->cn.o * ac_dtype_size(c->p.dtype));
+  x->l.lse_off = x->l.o_off + round64((size_t)x->cn.o * ac_dtype_size(ac_tensor_dtype(&c->p, 'o')));
   x->l.flags_off = x->l.lse_off + (o->want_lse ? round64((size_t)x->cn.rows * sizeof(float)) : 0);
   x->l.total = x->l.flags_off + round64((size_t)x->cn.o);
   return 0;
@@ -171,7 +170,7 @@ int ac_hx_prepare(ac_hx_ctx *x, const ac_kernel *k, const ac_case *c, const ac_r
 void ac_hx_collect(const ac_hx_ctx *x, const ac_child_outcome *oc, ac_run_result *r)
 {
   const ac_hx_head *h = (const ac_hx_head *)x->area;
-  ac_hx_result_reset(r, x->c->p.dtype);
+  ac_hx_result_reset(r, ac_tensor_dtype(&x->c->p, 'o'));
   if (oc->timed_out) {
     r->status = AC_RUN_TIMEOUT;
     snprintf(r->msg, sizeof r->msg, "no result within the time limit of %g s (killed%s)", x->o->timeout_s,
@@ -193,7 +192,7 @@ void ac_hx_collect(const ac_hx_ctx *x, const ac_child_outcome *oc, ac_run_result
     r->guard_ok = h->guard_ok;
     r->kernel_ms = h->kernel_ms;
     if (r->status == AC_RUN_OK) {
-      size_t ob = (size_t)x->cn.o * ac_dtype_size(x->c->p.dtype);
+      size_t ob = (size_t)x->cn.o * ac_dtype_size(ac_tensor_dtype(&x->c->p, 'o'));
       r->o = ac_xmalloc(ob ? ob : 1);
       memcpy(r->o, x->area + x->l.o_off, ob);
       r->o_count = x->cn.o;
@@ -239,7 +238,7 @@ static void confirm_unwritten(const ac_kernel *k, const ac_case *c, const ac_run
   memset(&r2, 0, sizeof r2);
   ac_err e2;
   if (run_once(k, c, &o2, &r2, &e2) == 0 && r2.status == AC_RUN_OK && r2.o && r2.o_count == r->o_count) {
-    ac_dtype t = c->p.dtype;
+    ac_dtype t = ac_tensor_dtype(&c->p, 'o');
     uint64_t alt = ac_harness_prefill_alt_bits(t);
     int64_t nu = 0;
     for (int64_t i = 0; r->unwritten && i < r->o_count; i++) {
@@ -285,7 +284,7 @@ int ac_hx_run_oneshot(const ac_kernel *k, const ac_case *c, const ac_run_opts *o
     ac_run_opts_init(&defaults);
     opts = &defaults;
   }
-  ac_hx_result_reset(r, c->p.dtype);
+  ac_hx_result_reset(r, ac_tensor_dtype(&c->p, 'o'));
   if (k->kind == AC_KIND_EXEC || k->kind == AC_KIND_EXEC_PERSISTENT) return ac_exec_run(k, c, opts, r, e);
   ac_err pe;
   ac_hx_ctx x;

@@ -25,6 +25,10 @@ typedef struct ac_kernel {
  * the handshake instead, exec_decl.h). ac_kernel_supports says no, with the missing feature
  * names, for a problem that uses a feature outside them. */
 uint32_t ac_kernel_caps(const ac_kernel *k);
+/* What a kernel declares in the form of ac_kernel_caps, exec kernels included: the ABI 2 caps of a
+ * native kernel; for an exec-persistent kernel (after ac_kernel_prepare) the variants its worker
+ * declares, with ATTNCHECK_CAP_NO_LSE for writes_lse false (ac_exec_declared_caps). */
+uint32_t ac_kernel_declared_caps(const ac_kernel *k);
 
 /* Built-in kernels (correct CPU kernels, mutants, test kernels, CUDA kernels when built).
  * ac_builtin_kernels lists the CPU kernels then the CUDA kernels, which loads the CUDA module;

@@ -169,11 +169,11 @@ static void hx_describe(const ac_hx_ctx *x, hx_bufs *b)
 {
   const ac_problem *p = &x->c->p;
   const attncheck_problem *ap = &x->ap;
-  ac_dtype t = p->dtype;
+  ac_dtype t = ac_tensor_dtype(p, 'o');
   memset(b, 0, sizeof *b);
-  b->in[HX_Q] = hx_tensor_of("q", t, p->batch, p->heads, p->tq, p->dk, ap->q_stride, x->cn.q, x->c->q);
-  b->in[HX_K] = hx_tensor_of("k", t, p->batch, p->kv_heads, p->tk, p->dk, ap->k_stride, x->cn.k, x->c->k);
-  b->in[HX_V] = hx_tensor_of("v", t, p->batch, p->kv_heads, p->tk, p->dv, ap->v_stride, x->cn.v, x->c->v);
+  b->in[HX_Q] = hx_tensor_of("q", ac_tensor_dtype(p, 'q'), p->batch, p->heads, p->tq, p->dk, ap->q_stride, x->cn.q, x->c->q);
+  b->in[HX_K] = hx_tensor_of("k", ac_tensor_dtype(p, 'k'), p->batch, p->kv_heads, p->tk, p->dk, ap->k_stride, x->cn.k, x->c->k);
+  b->in[HX_V] = hx_tensor_of("v", ac_tensor_dtype(p, 'v'), p->batch, p->kv_heads, p->tk, p->dv, ap->v_stride, x->cn.v, x->c->v);
   hx_describe_variants(x, b);
   b->o = hx_tensor_of("o", t, p->batch, p->heads, p->tq, p->dv, ap->o_stride, x->cn.o, NULL);
   b->guard = (size_t)(x->o->guard < AC_MIN_GUARD ? AC_MIN_GUARD : x->o->guard);

@@ -16,7 +16,7 @@ extern const attncheck_kernel ac_mutant_no_max_sub, ac_mutant_max_sentinel, ac_m
   ac_mutant_head_batch_swap, ac_mutant_f16_score_acc, ac_mutant_cublas_sentinel,
   ac_mutant_bf16_acc16_pv, ac_mutant_window_tile_edge, ac_mutant_softcap_before_scale, ac_mutant_alibi_top_left,
   ac_mutant_alibi_sign, ac_mutant_bias_before_scale, ac_mutant_bool_mask_partial, ac_mutant_sink_lse,
-  ac_mutant_descale_twice, ac_mutant_empty_row_stale;
+  ac_mutant_descale_twice, ac_mutant_empty_row_stale, ac_mutant_kv_bf16_as_f16;
 
 static const attncheck_kernel *const cpu_kernels[] = {
   &ac_cpu_naive_f64,
@@ -68,6 +68,7 @@ static const attncheck_kernel *const mutant_kernels[] = {
   &ac_mutant_sink_lse,
   &ac_mutant_descale_twice,
   &ac_mutant_empty_row_stale,
+  &ac_mutant_kv_bf16_as_f16,
 };
 
 #define NCPU (sizeof cpu_kernels / sizeof cpu_kernels[0])

@@ -157,6 +157,12 @@ uint32_t ac_kernel_caps(const ac_kernel *k)
   return k->abi && k->abi->abi_version >= 2 ? k->abi->caps : 0;
 }
 
+uint32_t ac_kernel_declared_caps(const ac_kernel *k)
+{
+  if (k->kind == AC_KIND_EXEC || k->kind == AC_KIND_EXEC_PERSISTENT) return ac_exec_declared_caps(k);
+  return ac_kernel_caps(k);
+}
+
 int ac_kernel_supports(const ac_kernel *k, const ac_problem *p, char *why, size_t why_len)
 {
   if (why_len) why[0] = 0;

@@ -240,13 +240,15 @@ static void await_reply(ac_worker *w, double timeout_s, ac_child_outcome *oc)
 static int run_locked(ac_worker *w, const ac_case *c, const ac_run_opts *opts, ac_run_result *r, ac_err *e)
 {
   disown_inherited(w);
-  ac_hx_result_reset(r, c->p.dtype);
+  ac_hx_result_reset(r, ac_tensor_dtype(&c->p, 'o'));
   ac_err pe;
   ac_hx_ctx x;
   if (ac_hx_prepare(&x, w->k, c, opts, &pe)) return worker_error(r, e, pe.msg);
   if (w->pid == 0 && start(w, &pe)) return worker_error(r, e, pe.msg);
 
-  size_t es = ac_dtype_size(c->p.dtype);
+  const size_t qb = (size_t)x.cn.q * ac_dtype_size(ac_tensor_dtype(&c->p, 'q')),
+               kb = (size_t)x.cn.k * ac_dtype_size(ac_tensor_dtype(&c->p, 'k')),
+               vb = (size_t)x.cn.v * ac_dtype_size(ac_tensor_dtype(&c->p, 'v'));
   wk_req req;
   memset(&req, 0, sizeof req);
   req.p = c->p;
@@ -255,9 +257,9 @@ static int run_locked(ac_worker *w, const ac_case *c, const ac_run_opts *opts, a
   req.guard = opts->guard;
   req.prefill_alt = opts->prefill_alt;
   req.q_off = REQ_BYTES;
-  req.k_off = req.q_off + round64((size_t)x.cn.q * es);
-  req.v_off = req.k_off + round64((size_t)x.cn.k * es);
-  uint64_t end = req.v_off + round64((size_t)x.cn.v * es);
+  req.k_off = req.q_off + round64(qb);
+  req.v_off = req.k_off + round64(kb);
+  uint64_t end = req.v_off + round64(vb);
   size_t vbytes[AC_FT_N] = {0};
   for (int t = 0; t < AC_FT_N; t++) {   /* the variant tensors follow v (sizes checked when the case was made) */
     uint64_t b = ac_feat_tensor_bytes(&c->p, (ac_feat_tensor)t);
@@ -276,9 +278,9 @@ static int run_locked(ac_worker *w, const ac_case *c, const ac_run_opts *opts, a
   unsigned char *m = mmap(NULL, req.total, PROT_READ | PROT_WRITE, MAP_SHARED, w->fd, 0);
   if (m == MAP_FAILED) return worker_error(r, e, "cannot map the worker's memory file");
   memcpy(m, &req, sizeof req);
-  memcpy(m + req.q_off, c->q, (size_t)x.cn.q * es);
-  memcpy(m + req.k_off, c->k, (size_t)x.cn.k * es);
-  memcpy(m + req.v_off, c->v, (size_t)x.cn.v * es);
+  memcpy(m + req.q_off, c->q, qb);
+  memcpy(m + req.k_off, c->k, kb);
+  memcpy(m + req.v_off, c->v, vb);
   for (int t = 0; t < AC_FT_N; t++)
     if (vbytes[t]) memcpy(m + req.var_off[t], *ac_feat_tensor_slot((ac_case *)c, (ac_feat_tensor)t), vbytes[t]);
   memset(m + req.area_off, 0, x.l.total);

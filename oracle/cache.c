@@ -15,7 +15,8 @@
  * scale spliced in) is a miss: the result is recomputed, one warning per process says so,
  * and the store that follows replaces the entry. SHA-256 detects any accidental corruption
  * and splicing with certainty short of a hash collision; entries are written atomically
- * (temporary file, fsync, rename). */
+ * (temporary file, fsync, rename). A result with unresolved elements is not stored: it says
+ * what this oracle could not decide, and a later oracle may decide it. */
 #include "config.h"
 #include <stdatomic.h>
 #include <stdio.h>
@@ -30,9 +31,8 @@
 /* The cache format version: bump it whenever a field of the result or its meaning changes.
  * 2: ac_oracle_row.max_cZ, rule table on IEEE score classes; 3: qk_l1; 4: SHA-256 key and
  * sum, elements of the selected rows only; 5: ac_oracle_elem.M (the convex-hull term);
- * 6: AC_HOW_NOT_SELECTED, binary64 rounding by the double-double pass; 7: variant rows decided
- * where they were left unresolved (capped scores far past saturation), budgets of LIN and CAP
- * rows from the binary64 pass. */
+ * 6: AC_HOW_NOT_SELECTED, binary64 rounding by the double-double pass; 7: results with unresolved
+ * elements are no longer stored (entries of 6 may hold some). */
 #define CACHE_VERSION 7u
 
 typedef struct {
@@ -156,7 +156,7 @@ static int payload_parts(const ac_oracle_result *r, void *ptr[2 + AC_NDTYPES], s
 
 int ac_oracle_cache_store(const char *dir, const ac_case *c, const ac_oracle_opts *o, const ac_oracle_result *r)
 {
-  if (!dir) return -1;
+  if (!dir || r->n_unresolved) return -1;
   ac_err e;
   if (ac_mkdir_p(dir, &e)) return -1;
   cache_hdr h;

@@ -2,7 +2,9 @@
  * feature round-trips bit for bit through meta.json and the NPZ members, and each malformed
  * variant (shapes that do not broadcast, a softcap that is not finite and > 0, windows below
  * -1, slopes of the wrong length, descales of the wrong shape, members without their feature,
- * mixed dtypes, mask values other than 0/1) is refused with one line naming the file and field. */
+ * mask values other than 0/1, per-tensor dtypes that are missing, unknown, wider than the compute
+ * dtype or disagree with a member's descr) is refused with one line naming the file and field.
+ * Mixed dtypes round-trip with each of q, k, v and o stored in its own dtype. */
 #include "config.h"
 #include <json-c/json.h>
 #include <math.h>
@@ -103,6 +105,63 @@ START_TEST(every_feature_round_trips)
   ac_case_free(&plain);
   ac_case_free(&a);
   ac_case_free(&b);
+}
+END_TEST
+
+/* A mixed-dtype case (compute dtype f32; q f32, k f16, v bf16, o f32 with a stored output) with
+ * a window: each tensor is allocated, written and read back in its own dtype. */
+static void mixed_case(ac_case *c)
+{
+  ac_err e;
+  ac_case_init(c);
+  ac_problem *p = &c->p;
+  p->dtype = AC_F32;
+  p->batch = 1, p->heads = 2, p->kv_heads = 1, p->tq = 3, p->tk = 5, p->dk = 4, p->dv = 2;
+  p->scale_is_default = 1;
+  p->scale = 0.5;
+  const ac_dtype d[4] = {AC_F32, AC_F16, AC_BF16, AC_F32};
+  ck_assert_msg(ac_features_set_dtypes(p, d, &e) == 0, "%s", e.msg);
+  ck_assert_msg(ac_case_alloc(c, &e) == 0, "%s", e.msg);
+  ac_rng r;
+  ac_rng_init(&r, ac_test_seed(), 2);
+  for (const char *x = "qkv"; *x; x++) {
+    ac_dtype t = ac_tensor_dtype(p, *x);
+    void *base = *x == 'q' ? c->q : *x == 'k' ? c->k : c->v;
+    for (size_t i = 0; i < ac_case_bytes(c, *x) / ac_dtype_size(t); i++) ac_store_bits(t, base, i, ac_encode_f64(t, ac_rng_normal(&r)));
+  }
+  c->has_o = 1;
+  c->o = ac_xcalloc(ac_case_bytes(c, 'o'), 1);
+  for (size_t i = 0; i < 6 * 2; i++) ac_store_bits(AC_F32, c->o, i, ac_encode_f64(AC_F32, ac_rng_normal(&r)));
+  ac_vspec v = {.used = AC_FEAT_WINDOW, .win_left = 1, .win_right = 0};
+  ck_assert_msg(ac_vspec_apply(c, &v, ac_test_seed(), &e) == 0, "%s", e.msg);
+  ck_assert_uint_eq(p->f.used, AC_FEAT_WINDOW | AC_FEAT_MIXED_DTYPES);
+}
+
+START_TEST(mixed_dtypes_round_trip)
+{
+  ac_case a, b;
+  ac_err e;
+  mixed_case(&a);
+  ck_assert_uint_eq(ac_case_bytes(&a, 'q'), 2 * 3 * 4 * 4);
+  ck_assert_uint_eq(ac_case_bytes(&a, 'k'), 5 * 4 * 2);
+  ck_assert_uint_eq(ac_case_bytes(&a, 'v'), 5 * 2 * 2);
+  const char *path = tmp_path("mixed.npz");
+  ck_assert_msg(ac_case_write(&a, path, &e) == 0, "%s", e.msg);
+  ck_assert_msg(ac_case_read(&b, path, &e) == 0, "%s", e.msg);
+  ck_assert_uint_eq(b.p.f.used, a.p.f.used);
+  ck_assert(b.p.f.qd == AC_F32 && b.p.f.kd == AC_F16 && b.p.f.vd == AC_BF16 && b.p.f.od == AC_F32);
+  for (const char *x = "qkvo"; *x; x++) {
+    const void *pa = *x == 'q' ? a.q : *x == 'k' ? a.k : *x == 'v' ? a.v : a.o;
+    const void *pb = *x == 'q' ? b.q : *x == 'k' ? b.k : *x == 'v' ? b.v : b.o;
+    ck_assert_msg(ac_case_bytes(&b, *x) == ac_case_bytes(&a, *x) && !memcmp(pa, pb, ac_case_bytes(&a, *x)), "%c differs", *x);
+  }
+  ck_assert_uint_eq(ac_case_hash(&a), ac_case_hash(&b));
+  ac_case cp;
+  ck_assert(ac_case_copy(&cp, &a, &e) == 0);
+  ck_assert_uint_eq(ac_case_hash(&cp), ac_case_hash(&a));
+  ac_case_free(&cp);
+  ac_case_free(&b);
+  ac_case_free(&a);
 }
 END_TEST
 
@@ -240,7 +299,10 @@ START_TEST(malformed_variants_are_refused)
   expect_refusal(with_variant("w1.npz", "window", "[-2, 0]"), "below -1");
   expect_refusal(with_variant("w2.npz", "window", "[1]"), "window");
   expect_refusal(with_variant("w3.npz", "window_align", "\"left\""), "window_align");
-  expect_refusal(with_variant("f1.npz", "features", "[\"window\", \"mixed_dtypes\"]"), "mixed_dtypes");
+  expect_refusal(with_variant("f1.npz", "features", "[\"window\", \"softcap\", \"alibi\", \"bias\", \"bool_mask\", \"sinks\", \"descale\", \"mixed_dtypes\"]"),
+                 "variants.dtypes must be an object");
+  expect_refusal(with_variant("f4.npz", "dtypes", "{\"q\": \"bf16\", \"k\": \"bf16\", \"v\": \"bf16\", \"o\": \"f32\"}"),
+                 "variants.dtypes present but variants.features lacks mixed_dtypes");
   expect_refusal(with_variant("f2.npz", "features", "[\"windows\"]"), "unknown feature");
   expect_refusal(with_variant("f3.npz", "features", "[\"window\", \"softcap\"]"), "variants.features lacks");
   expect_refusal(with_variant("t1.npz", "bias_dtype", "\"f128\""), "bias_dtype");
@@ -284,6 +346,7 @@ int main(void)
   TCase *tc = tcase_create("variants");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, every_feature_round_trips);
+  tcase_add_test(tc, mixed_dtypes_round_trip);
   tcase_add_test(tc, malformed_variants_are_refused);
   tcase_add_test(tc, gen_writes_every_variant_and_refuses_bad_values);
   suite_add_tcase(s, tc);

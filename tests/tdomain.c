@@ -14,6 +14,7 @@
 #include "judge.h"
 #include "harness.h"
 #include "oracle.h"
+#include "variants.h"
 
 static void build(ac_case *c, double big)
 {
@@ -79,6 +80,77 @@ START_TEST(moderate_values_stay_in_domain)
 }
 END_TEST
 
+/* One query, five keys: K = (0, 0, 0, 0, 20), V = (1, 1, big, big, 1); the row sees keys 2 to
+ * 4 only, through a window (left 2, right 0, bottom-right) or a boolean mask (0, 0, 1, 1, 1):
+ * not a prefix of the keys. An online softmax in key order adds big + big before key 4
+ * rescales them, beyond binary32 when big is near FLT_MAX: out of the domain, although the
+ * first three keys (as many as the row sees) sum to 2 + big only. */
+static void build_suffix(ac_case *c, double big, int by_bool_mask)
+{
+  ac_case_init(c);
+  c->p.dtype = AC_F32;
+  c->p.mask = AC_MASK_NONE;
+  c->p.batch = c->p.heads = c->p.kv_heads = 1;
+  c->p.tq = 1;
+  c->p.tk = 5;
+  c->p.dk = c->p.dv = 1;
+  c->p.scale_is_default = 1;
+  ac_features_plain(&c->p);
+  if (by_bool_mask) c->p.f.used = AC_FEAT_BOOL_MASK;
+  else c->p.f.used = AC_FEAT_WINDOW, c->p.f.win_left = 2, c->p.f.win_right = 0;
+  ac_err e;
+  ck_assert_msg(ac_case_alloc(c, &e) == 0 && ac_features_alloc(c, &e) == 0, "%s", e.msg);
+  const double k[5] = {0, 0, 0, 0, 20}, v[5] = {1, 1, big, big, 1};
+  ac_store_bits(AC_F32, c->q, 0, ac_encode_f64(AC_F32, 1));
+  for (int j = 0; j < 5; j++) {
+    ac_store_bits(AC_F32, c->k, (size_t)j, ac_encode_f64(AC_F32, k[j]));
+    ac_store_bits(AC_F32, c->v, (size_t)j, ac_encode_f64(AC_F32, v[j]));
+    if (by_bool_mask) c->bool_mask[j] = j >= 2;
+  }
+}
+
+START_TEST(online_sums_follow_the_keys_a_row_sees)
+{
+  for (int bm = 0; bm < 2; bm++) {
+    ac_case c;
+    build_suffix(&c, 0x1.fffffep127, bm);
+    uint32_t kinds = judge(&c);
+    ck_assert_msg(kinds & (1u << AC_V_OUT_OF_DOMAIN), "%s: kinds 0x%x: want OUT-OF-DOMAIN", bm ? "bool mask" : "window", kinds);
+    ck_assert_msg(!(kinds & (1u << AC_V_FAIL)), "%s: kinds 0x%x: a correct kernel must not FAIL", bm ? "bool mask" : "window", kinds);
+    ac_case_free(&c);
+    build_suffix(&c, 0x1p100, bm);
+    kinds = judge(&c);
+    ck_assert_msg(kinds == 0, "%s: kinds 0x%x: in domain and passing", bm ? "bool mask" : "window", kinds);
+    ac_case_free(&c);
+  }
+}
+END_TEST
+
+/* A NaN in K or V at a key the window or the boolean mask hides (here key 0, inside any
+ * prefix of three keys) reaches the row only as a MASKED-LEAK; one at a key the row sees
+ * is not masked. */
+START_TEST(masked_nonfinite_follows_the_keys_a_row_sees)
+{
+  for (int bm = 0; bm < 2; bm++) {
+    ac_case c;
+    build_suffix(&c, 1, bm);
+    uint8_t krow, velem;
+    ac_store_bits(AC_F32, c.k, 0, ac_nan_bits(AC_F32));
+    ac_masked_nonfinite(&c, &krow, &velem);
+    ck_assert_msg(krow == 1 && velem == 1, "%s: K NaN at a hidden key: krow %d velem %d", bm ? "bool mask" : "window", krow, velem);
+    ac_store_bits(AC_F32, c.k, 0, ac_encode_f64(AC_F32, 0));
+    ac_store_bits(AC_F32, c.v, 0, ac_nan_bits(AC_F32));
+    ac_masked_nonfinite(&c, &krow, &velem);
+    ck_assert_msg(krow == 0 && velem == 1, "%s: V NaN at a hidden key: krow %d velem %d", bm ? "bool mask" : "window", krow, velem);
+    ac_store_bits(AC_F32, c.v, 0, ac_encode_f64(AC_F32, 1));
+    ac_store_bits(AC_F32, c.k, 4, ac_nan_bits(AC_F32));
+    ac_masked_nonfinite(&c, &krow, &velem);
+    ck_assert_msg(krow == 0 && velem == 0, "%s: K NaN at a visible key: krow %d velem %d", bm ? "bool mask" : "window", krow, velem);
+    ac_case_free(&c);
+  }
+}
+END_TEST
+
 static int oracle_calls;
 
 static int count_oracle(void *ctx, const ac_case *c, ac_oracle_result *out, ac_err *e)
@@ -136,6 +208,8 @@ int main(void)
   tcase_add_test(tc, online_partial_sums_beyond_binary32_are_out_of_domain);
   tcase_add_test(tc, moderate_values_stay_in_domain);
   tcase_add_test(tc, judge_case_pipeline);
+  tcase_add_test(tc, online_sums_follow_the_keys_a_row_sees);
+  tcase_add_test(tc, masked_nonfinite_follows_the_keys_a_row_sees);
   suite_add_tcase(s, tc);
   return ac_test_run(s);
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "exec_decl.h"
+#include "variants.h"
 #include "testutil.h"
 
 static ac_problem problem(ac_dtype t, ac_mask m)
@@ -126,6 +127,28 @@ START_TEST(variants_need_a_declaration)
 }
 END_TEST
 
+/* With mixed_dtypes every tensor's dtype must be declared, not only the compute dtype. */
+START_TEST(mixed_dtypes_need_every_dtype)
+{
+  ac_exec_decl d;
+  char why[256];
+  ac_problem p = problem(AC_F32, AC_MASK_NONE);
+  const ac_dtype dt[4] = {AC_F32, AC_BF16, AC_BF16, AC_F32};
+  ac_err e;
+  ck_assert_msg(ac_features_set_dtypes(&p, dt, &e) == 0, "%s", e.msg);
+  ac_exec_decl_init(&d);
+  ac_exec_decl_parse(&d, "{\"name\":\"w\",\"dtypes\":[\"f32\",\"f16\"],\"features\":[\"gqa\",\"mixed_dtypes\"]}");
+  ck_assert_int_eq(d.state, AC_DECL_OK);
+  ck_assert_int_eq(ac_exec_decl_supports(&d, &p, why, sizeof why), 0);
+  ck_assert_msg(strstr(why, "w does not declare dtype bf16 (of k)") != NULL, "%s", why);
+  p.f.kd = p.f.vd = AC_F16;
+  ck_assert_int_eq(ac_exec_decl_supports(&d, &p, why, sizeof why), 1);
+  ac_exec_decl_parse(&d, "{\"name\":\"w\",\"dtypes\":[\"f32\",\"f16\"],\"features\":[\"gqa\"]}");
+  ck_assert_int_eq(ac_exec_decl_supports(&d, &p, why, sizeof why), 0);
+  ck_assert_msg(strstr(why, "does not declare feature mixed_dtypes") != NULL, "%s", why);
+}
+END_TEST
+
 START_TEST(refusals_and_lse)
 {
   ac_run_result r;
@@ -168,6 +191,7 @@ int main(void)
   tcase_add_test(tc, capabilities_admit_or_skip);
   tcase_add_test(tc, refusals_and_lse);
   tcase_add_test(tc, variants_need_a_declaration);
+  tcase_add_test(tc, mixed_dtypes_need_every_dtype);
   suite_add_tcase(s, tc);
   return ac_test_run(s);
 }

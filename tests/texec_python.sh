@@ -4,8 +4,9 @@
 # precision classes per dtype (--precision still overrides); NotImplementedError is SKIP in both
 # forms; writes_lse without an lse is UNWRITTEN; the bf16/fp8 encoders round to nearest even;
 # torch_sdpa.py refuses every case without PyTorch (and passes with it, math backend on the CPU);
-# sdpa_numpy.py declares and computes every attention variant but mixed dtypes (suite variant
-# cases and generated ones: empty rows with sinks, top-left windows, broadcast masks), and a
+# sdpa_numpy.py declares and computes every attention variant (suite variant and mixed-dtype
+# cases and generated ones: empty rows with sinks, top-left windows, broadcast masks, each
+# tensor in its own dtype), and a
 # one-shot exec: kernel never gets a variant case.
 # Skipped (77) without python3 with numpy.
 set -u
@@ -180,5 +181,16 @@ grep -q '^SKIP ' "$tmp/7.txt" || { cat "$tmp/7.txt"; fail "one-shot exec: got a 
 "$py" "$tmp/declw.py" "$tmp/v1.npz" "$tmp/v1o.npz" 2> "$tmp/7.txt"
 rc=$?
 [ $rc -eq 77 ] && grep -q 'unsupported: variant .* is not declared' "$tmp/7.txt" || { cat "$tmp/7.txt"; fail "undeclared variant: exit $rc"; }
+# mixed dtypes: q, k, v decoded from their own dtypes, o rounded to its own (suite cases and gen)
+mc=
+for c in f32-64x96-d32-none-b1h2kv1-dtypes-f32.f16.f16.f32 f32-40x70-d32-causal-dtypes-f32.f16.bf16.f32 \
+  f32-48x64-d32-none-extreme-dtypes-f32.f16.f16.f32 e4m3-64x96-d32-none-b1h2kv2-dtypes-e4m3.e4m3.e4m3.bf16 \
+  e5m2-40x70-d32-causal-dtypes-e5m2.e5m2.e5m2.f32; do
+  mc="$mc --case $c"
+done
+"$bin" suite --kernel "$k" $mc -q > "$tmp/7.txt" 2>&1 && grep -q ' 5 pass, 0 warn, 0 fail, 0 skip, 0 error' "$tmp/7.txt" ||
+  { cat "$tmp/7.txt"; fail "sdpa_numpy: suite mixed-dtype cases"; }
+"$bin" gen -o "$tmp/v3.npz" --dtypes f32,bf16,f16,f32 --tq 30 --tk 40 --dk 16 --window 8,0 --seed 5 > /dev/null || exit 99
+"$bin" check --kernel "$k" "$tmp/v3.npz" > "$tmp/7.txt" 2>&1 && grep -q '^PASS ' "$tmp/7.txt" || { cat "$tmp/7.txt"; fail "sdpa_numpy: v3"; }
 echo "ok: sdpa_numpy.py computes the attention variants"
 exit 0

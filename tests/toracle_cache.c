@@ -138,6 +138,30 @@ START_TEST(corrupt_entries_miss)
 }
 END_TEST
 
+START_TEST(unresolved_not_stored)
+{
+  /* a result that left elements undecided is not kept: a later oracle may decide them */
+  const char *dir = fresh_dir("unresolved");
+  ac_case c;
+  ref_case(&c, AC_F32, AC_MASK_CAUSAL, 1, 1, 1, 5, 5, 3, 3);
+  fill(&c, 7);
+  ac_oracle_opts o;
+  ac_oracle_opts_init(&o);
+  ac_oracle_result a, b;
+  ac_err e;
+  ck_assert_int_eq(ac_oracle_run(&c, &o, &a, &e), 0);
+  a.n_unresolved = 1;
+  ck_assert_int_eq(ac_oracle_cache_store(dir, &c, &o, &a), -1);
+  ck_assert_int_eq(ac_oracle_cache_load(dir, &c, &o, &b), -1);
+  a.n_unresolved = 0;
+  ck_assert_int_eq(ac_oracle_cache_store(dir, &c, &o, &a), 0);
+  ck_assert_int_eq(ac_oracle_cache_load(dir, &c, &o, &b), 0);
+  ac_oracle_result_free(&b);
+  ac_oracle_result_free(&a);
+  ac_case_free(&c);
+}
+END_TEST
+
 START_TEST(other_scale_spliced_misses)
 {
   /* the same q, k, v with another scale: its entry under this key, or its payload behind
@@ -301,6 +325,7 @@ int main(void)
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, corrupt_entries_miss);
   tcase_add_test(tc, other_scale_spliced_misses);
+  tcase_add_test(tc, unresolved_not_stored);
   tcase_add_test(tc, selected_rows_round_trip);
   tcase_add_test(tc, variant_fields_in_key);
   suite_add_tcase(s, tc);

@@ -25,7 +25,10 @@ is refused. tensors="auto" gives torch tensors when PyTorch is importable, numpy
 problem has dtype, mask, batch, heads, kv_heads, tq, tk, dk, dv, scale (a float; 1/sqrt(dk)
 when scale_is_default), scale_is_default, meta (the case's meta.json) and tensors ("numpy" or
 "torch"). o (numpy array or torch tensor, any float dtype) is rounded once, to nearest even,
-to the case's dtype; lse (natural log, [B,H,tq]) is stored as float32.
+to the case's dtype; lse (natural log, [B,H,tq]) is stored as float32. With the variant
+mixed_dtypes each of q, k, v arrives decoded from its own dtype and o is rounded to its own
+(problem.q_dtype, k_dtype, v_dtype, o_dtype; problem.dtype is the compute dtype); each of them
+must be among the declared dtypes.
 
 Attention variants (docs/variants.md) reach a worker only when its declaration names them:
 run(..., features=ALL_FEATURES + ("window", "sinks")), or VARIANT_FEATURES for all of them.
@@ -79,7 +82,7 @@ ALL_DTYPES = ("f64", "f32", "f16", "bf16", "e4m3", "e5m2")
 ALL_MASKS = ("none", "causal", "causal-bottom-right")
 ALL_FEATURES = ("gqa", "dv-ne-dk", "tq-ne-tk", "scale")
 # attention variants (docs/variants.md); a worker gets a variant case only when it declares it
-VARIANT_FEATURES = ("window", "softcap", "alibi", "bias", "bool_mask", "sinks", "descale")
+VARIANT_FEATURES = ("window", "softcap", "alibi", "bias", "bool_mask", "sinks", "descale", "mixed_dtypes")
 
 # narrow formats stored as bit patterns: (bits, mantissa bits, minimum normal exponent, bias,
 # has inf, the NaN pattern written)
@@ -168,6 +171,8 @@ class Problem:
         self.softcap = (float.fromhex(c) if isinstance(c, str) else float(c)) if "softcap" in self.variants else 0.0
         self.alibi_per_batch = bool(va.get("alibi_per_batch", False))
         self.bias_dtype = va.get("bias_dtype", self.dtype)
+        dts = va.get("dtypes", {}) if "mixed_dtypes" in self.variants else {}
+        self.q_dtype, self.k_dtype, self.v_dtype, self.o_dtype = (dts.get(x, self.dtype) for x in "qkvo")
 
         def member(name, dtype=None):
             if arrays is None or name not in arrays.files:
@@ -216,9 +221,13 @@ def run_case(attn, inp, out, decl, tensors):
     arrays = np.load(inp, allow_pickle=False)
     qa, ka, va = arrays["q"], arrays["k"], arrays["v"]
     dtype = meta["dtype"]
-    if dtype not in decl["dtypes"]:
-        raise NotImplementedError("dtype %s is not declared" % dtype)
-    for feat in (meta.get("variants") or {}).get("features", ()):
+    va_ = meta.get("variants") or {}
+    dts = va_.get("dtypes", {}) if "mixed_dtypes" in va_.get("features", ()) else {}
+    qd, kd, vd, od = (dts.get(x, dtype) for x in "qkvo")
+    for d in (dtype, qd, kd, vd, od):
+        if d not in decl["dtypes"]:
+            raise NotImplementedError("dtype %s is not declared" % d)
+    for feat in va_.get("features", ()):
         if feat not in decl.get("features", ALL_FEATURES):
             raise NotImplementedError("variant %s is not declared" % feat)
     torch = _torch() if tensors in ("torch", "auto") else None
@@ -227,13 +236,13 @@ def run_case(attn, inp, out, decl, tensors):
     kind = "torch" if torch is not None else "numpy"
     problem = Problem(meta, qa, ka, va, kind, arrays)
     if torch is not None:
-        q, k, v = (_to_torch(torch, a, dtype) for a in (qa, ka, va))
+        q, k, v = (_to_torch(torch, a, d) for a, d in ((qa, qd), (ka, kd), (va, vd)))
     else:
-        q, k, v = (decode(a, dtype) for a in (qa, ka, va))
+        q, k, v = (decode(a, d) for a, d in ((qa, qd), (ka, kd), (va, vd)))
     res = attn(q, k, v, problem)
     o, lse = (res if isinstance(res, tuple) else (res, None))
-    members = {"o": _from_torch(torch, o, dtype) if torch is not None and not isinstance(o, np.ndarray)
-               else encode(np.asarray(o), dtype)}
+    members = {"o": _from_torch(torch, o, od) if torch is not None and not isinstance(o, np.ndarray)
+               else encode(np.asarray(o), od)}
     if lse is not None and decl.get("writes_lse", True) is not False:
         if torch is not None and not isinstance(lse, np.ndarray):
             lse = lse.detach().to(torch.float32).cpu().numpy()

@@ -7,7 +7,8 @@ It speaks both forms of the exec protocol (through attncheck_worker.py, beside i
   persistent:  attncheck fuzz --kernel 'exec-persistent:python3 examples/python/sdpa_numpy.py --serve' ...
 
 The persistent worker declares itself (every dtype, mask and feature, and the attention
-variants window, softcap, alibi, bias, bool_mask, sinks and descale; it writes the LSE).
+variants window, softcap, alibi, bias, bool_mask, sinks, descale and mixed_dtypes: q, k and v
+decoded from their own dtypes, o rounded once to its own; it writes the LSE).
 The computation is float64 in the order of the ABI's formula (kernels/attncheck_kernel.h):
 descales, scale, softcap, ALiBi, bias, visibility, then the softmax with the row maximum
 subtracted and the sink in the denominator, and one rounding to the output dtype. Keys that

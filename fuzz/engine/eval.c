@@ -252,8 +252,20 @@ void ac_eval_probe_features(const ac_kernel *k, ac_gen_limits *l)
   p.scale_is_default = 1;
   p.scale = 1.0 / sqrt(8.0);
   uint32_t got = 0;
+  /* mixed dtypes: one of the mixed_dtypes family's combinations in the kernel's dtypes */
+  int nc;
+  const ac_dtype (*cb)[5] = ac_mixed_dtype_combos(&nc);
+  for (int i = 0; i < nc && !(got & AC_FEAT_MIXED_DTYPES); i++) {
+    ac_problem m = p;
+    m.dtype = cb[i][0];
+    ac_features_plain(&m);
+    ac_err e;
+    char why[256];
+    if ((dt >> m.dtype & 1u) && !ac_features_set_dtypes(&m, cb[i] + 1, &e) && ac_kernel_supports(k, &m, why, sizeof why))
+      got |= AC_FEAT_MIXED_DTYPES;
+  }
   for (uint32_t bit = 1; bit & AC_FEAT_ALL; bit <<= 1) {
-    if (bit == AC_FEAT_MIXED_DTYPES) continue;   /* no family draws it */
+    if (bit == AC_FEAT_MIXED_DTYPES) continue;   /* probed above */
     ac_features_plain(&p);
     p.f.used = bit;
     if (bit == AC_FEAT_WINDOW) p.f.win_left = 2, p.f.win_right = 0;

@@ -136,7 +136,7 @@ static int simplify_values(mstate *m, int which)
   int any = 0;
   ac_counts n = ac_case_counts(&m->cur);
   int64_t cnt = which == 0 ? n.q : which == 1 ? n.k : n.v;
-  ac_dtype t = m->cur.p.dtype;
+  ac_dtype t = ac_tensor_dtype(&m->cur.p, "qkv"[which]);
   /* 1: every finite value to 2, then 4 significant bits; 2: to the nearest integer when |x| >= 1 */
   for (int mode = 0; mode < 3 && budget_left(m); mode++) {
     ac_case cand;

@@ -186,11 +186,12 @@ static void perturb(ac_case *c, ac_rng *r, double sigma, char *desc, size_t nd)
   double frac = how == 2 ? 0.1 : 1.0;
   for (int64_t i = lo; i < hi; i++) {
     if (how == 2 && ac_rng_uniform(r) >= frac) continue;
-    double v = ac_load(c->p.dtype, base, (size_t)i);
+    const ac_dtype t = ac_tensor_dtype(&c->p, "qkv"[which]);
+    double v = ac_load(t, base, (size_t)i);
     if (!isfinite(v)) continue;
     double nv = v * (1.0 + sigma * ac_rng_normal(r));
     if (v == 0) nv = sigma * ac_rng_normal(r) * 0.1;
-    ac_set(c->p.dtype, base, (size_t)i, nv);
+    ac_set(t, base, (size_t)i, nv);
   }
   snprintf(desc, nd, "perturb %s %s sigma=%g", which == 0 ? "q" : which == 1 ? "k" : "v",
            how == 0 ? "element" : how == 1 ? "row" : "10%", sigma);
@@ -205,7 +206,8 @@ static void tie_keys(ac_case *c, ac_rng *r, char *desc, size_t nd)
   for (int64_t bb = 0; bb < p->batch; bb++)
     for (int64_t kh = 0; kh < p->kv_heads; kh++)
       for (int64_t x = 0; x < p->dk; x++)
-        ac_store_bits(p->dtype, c->k, ac_kidx(p, bb, kh, b, x), ac_load_bits(p->dtype, c->k, ac_kidx(p, bb, kh, a, x)));
+        ac_store_bits(ac_tensor_dtype(p, 'k'), c->k, ac_kidx(p, bb, kh, b, x),
+                      ac_load_bits(ac_tensor_dtype(p, 'k'), c->k, ac_kidx(p, bb, kh, a, x)));
   snprintf(desc, nd, "tie key %lld to key %lld", (long long)b, (long long)a);
 }
 
@@ -220,13 +222,13 @@ static void scale_row(ac_case *c, ac_rng *r, double sigma, char *desc, size_t nd
     int64_t h = (int64_t)ac_rng_below(r, (uint64_t)p->heads), i = (int64_t)ac_rng_below(r, (uint64_t)p->tq);
     for (int64_t x = 0; x < p->dk; x++) {
       size_t k = ac_qidx(p, bb, h, i, x);
-      ac_set(p->dtype, c->q, k, ac_load(p->dtype, c->q, k) * f);
+      ac_set(ac_tensor_dtype(p, 'q'), c->q, k, ac_load(ac_tensor_dtype(p, 'q'), c->q, k) * f);
     }
   } else {
     int64_t kh = (int64_t)ac_rng_below(r, (uint64_t)p->kv_heads), j = (int64_t)ac_rng_below(r, (uint64_t)p->tk);
     for (int64_t x = 0; x < p->dk; x++) {
       size_t k = ac_kidx(p, bb, kh, j, x);
-      ac_set(p->dtype, c->k, k, ac_load(p->dtype, c->k, k) * f);
+      ac_set(ac_tensor_dtype(p, 'k'), c->k, k, ac_load(ac_tensor_dtype(p, 'k'), c->k, k) * f);
     }
   }
   snprintf(desc, nd, "scale a %s row by %g", isq ? "query" : "key", f);
@@ -240,7 +242,8 @@ static void special(ac_case *c, ac_rng *r, char *desc, size_t nd)
   void *base = which == 0 ? c->q : which == 1 ? c->k : c->v;
   int64_t cnt = which == 0 ? n.q : which == 1 ? n.k : n.v;
   size_t i = (size_t)ac_rng_below(r, (uint64_t)cnt);
-  const ac_dtype_info *d = ac_dtype_get(c->p.dtype);
+  const ac_dtype t = ac_tensor_dtype(&c->p, "qkv"[which]);
+  const ac_dtype_info *d = ac_dtype_get(t);
   double v;
   switch (ac_rng_below(r, 4)) {
   case 0: v = 0.0; break;
@@ -249,7 +252,7 @@ static void special(ac_case *c, ac_rng *r, char *desc, size_t nd)
   default: v = ldexp(1.0, (int)ac_rng_range(r, -6, 6)); break;
   }
   if (ac_rng_below(r, 2)) v = -v;
-  ac_set(c->p.dtype, base, i, v);
+  ac_set(t, base, i, v);
   snprintf(desc, nd, "special value %a in %c", v, "qkv"[which]);
 }
 

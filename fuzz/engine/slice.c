@@ -131,23 +131,23 @@ static int copy_window(const ac_case *c, const ac_slice *s, int dim, int64_t h0,
     ac_case_free(out);
     return -1;
   }
-  ac_dtype t = p->dtype;
+  const ac_dtype dq = ac_tensor_dtype(p, 'q'), dk = ac_tensor_dtype(p, 'k'), dv = ac_tensor_dtype(p, 'v');
   for (int64_t b = 0; b < q->batch; b++) {
     for (int64_t h = 0; h < q->heads; h++)
       for (int64_t i = 0; i < q->tq; i++)
         for (int64_t x = 0; x < q->dk; x++)
-          ac_store_bits(t, out->q, ac_qidx(q, b, h, i, x),
-                        ac_load_bits(t, c->q, ac_qidx(p, s->b0 + b, s->h0 + h, src_ix(s->i0, i, h0s[0], hole[0]),
+          ac_store_bits(dq, out->q, ac_qidx(q, b, h, i, x),
+                        ac_load_bits(dq, c->q, ac_qidx(p, s->b0 + b, s->h0 + h, src_ix(s->i0, i, h0s[0], hole[0]),
                                                       src_ix(s->x0, x, h0s[2], hole[2]))));
     for (int64_t kh = 0; kh < nkv; kh++)
       for (int64_t j = 0; j < q->tk; j++) {
         int64_t sj = src_ix(s->j0, j, h0s[1], hole[1]);
         for (int64_t x = 0; x < q->dk; x++)
-          ac_store_bits(t, out->k, ac_kidx(q, b, kh, j, x),
-                        ac_load_bits(t, c->k, ac_kidx(p, s->b0 + b, kv0 + kh, sj, src_ix(s->x0, x, h0s[2], hole[2]))));
+          ac_store_bits(dk, out->k, ac_kidx(q, b, kh, j, x),
+                        ac_load_bits(dk, c->k, ac_kidx(p, s->b0 + b, kv0 + kh, sj, src_ix(s->x0, x, h0s[2], hole[2]))));
         for (int64_t y = 0; y < q->dv; y++)
-          ac_store_bits(t, out->v, ac_vidx(q, b, kh, j, y),
-                        ac_load_bits(t, c->v, ac_vidx(p, s->b0 + b, kv0 + kh, sj, src_ix(s->y0, y, h0s[3], hole[3]))));
+          ac_store_bits(dv, out->v, ac_vidx(q, b, kh, j, y),
+                        ac_load_bits(dv, c->v, ac_vidx(p, s->b0 + b, kv0 + kh, sj, src_ix(s->y0, y, h0s[3], hole[3]))));
       }
   }
   out->seed = c->seed;
@@ -187,27 +187,27 @@ int ac_case_resize_t(const ac_case *c, int64_t tq, int64_t tk, ac_rng *r, ac_cas
     ac_case_free(out);
     return -1;
   }
-  ac_dtype t = p->dtype;
+  const ac_dtype dq = ac_tensor_dtype(p, 'q'), dk = ac_tensor_dtype(p, 'k'), dv = ac_tensor_dtype(p, 'v');
   for (int64_t b = 0; b < p->batch; b++) {
     for (int64_t h = 0; h < p->heads; h++)
       for (int64_t i = 0; i < tq; i++) {
         int64_t src = i < p->tq ? i : (int64_t)ac_rng_below(r, (uint64_t)p->tq);
         for (int64_t x = 0; x < p->dk; x++) {
-          double v = ac_load(t, c->q, ac_qidx(p, b, h, src, x));
+          double v = ac_load(dq, c->q, ac_qidx(p, b, h, src, x));
           if (i >= p->tq) v *= 1.0 + 0.01 * ac_rng_normal(r);
-          ac_set(t, out->q, ac_qidx(q, b, h, i, x), v);
+          ac_set(dq, out->q, ac_qidx(q, b, h, i, x), v);
         }
       }
     for (int64_t kh = 0; kh < p->kv_heads; kh++)
       for (int64_t j = 0; j < tk; j++) {
         int64_t src = j < p->tk ? j : (int64_t)ac_rng_below(r, (uint64_t)p->tk);
         for (int64_t x = 0; x < p->dk; x++) {
-          double v = ac_load(t, c->k, ac_kidx(p, b, kh, src, x));
+          double v = ac_load(dk, c->k, ac_kidx(p, b, kh, src, x));
           if (j >= p->tk) v *= 1.0 + 0.01 * ac_rng_normal(r);
-          ac_set(t, out->k, ac_kidx(q, b, kh, j, x), v);
+          ac_set(dk, out->k, ac_kidx(q, b, kh, j, x), v);
         }
         for (int64_t y = 0; y < p->dv; y++)
-          ac_store_bits(t, out->v, ac_vidx(q, b, kh, j, y), ac_load_bits(t, c->v, ac_vidx(p, b, kh, src, y)));
+          ac_store_bits(dv, out->v, ac_vidx(q, b, kh, j, y), ac_load_bits(dv, c->v, ac_vidx(p, b, kh, src, y)));
       }
   }
   out->seed = c->seed;

@@ -59,6 +59,10 @@ static const ac_family table[] = {
   {"descale", "Q, K, V descales per (batch, kv head): moderate, tiny (2^-12) and huge (2^6)",
    "descale of the wrong tensor or head; applied after the max; left out of V or the LSE; overflow it causes",
    ac_gen_descale, 0, AC_FEAT_DESCALE, ac_gen_descale_usable},
+  {"mixed_dtypes", "per-tensor dtypes (binary32 Q and O with f16/bf16 K and V; fp8 Q, K, V with a bf16, f16 or f32 O) "
+   "with values at each format's extremes: largest finite, subnormals, zeros",
+   "K or V decoded with the wrong dtype; O written in the compute dtype; input range checks done in the wrong format",
+   ac_gen_mixed_dtypes, 0, AC_FEAT_MIXED_DTYPES, ac_gen_mixed_dtypes_usable},
   {"variant_mix", "production combinations: window + sinks (gpt-oss), softcap + window (Gemma 2), ALiBi + bias + mask, ...",
    "variants right alone and wrong together: order of cap, window and bias; sinks on windowed tiles; rows emptied by "
    "window and mask together", ac_gen_variant_mix, 0, 0, ac_gen_variant_mix_usable},
@@ -121,9 +125,9 @@ ac_counts ac_case_counts(const ac_case *c)
 void ac_fill_qkv(ac_case *c, ac_rng *r, const ac_valdist *q, const ac_valdist *k, const ac_valdist *v)
 {
   ac_counts n = ac_case_counts(c);
-  if (q) ac_fill(r, c->p.dtype, c->q, (size_t)n.q, q);
-  if (k) ac_fill(r, c->p.dtype, c->k, (size_t)n.k, k);
-  if (v) ac_fill(r, c->p.dtype, c->v, (size_t)n.v, v);
+  if (q) ac_fill(r, ac_tensor_dtype(&c->p, 'q'), c->q, (size_t)n.q, q);
+  if (k) ac_fill(r, ac_tensor_dtype(&c->p, 'k'), c->k, (size_t)n.k, k);
+  if (v) ac_fill(r, ac_tensor_dtype(&c->p, 'v'), c->v, (size_t)n.v, v);
 }
 
 static uint64_t name_hash(const char *s)
@@ -148,13 +152,14 @@ static void maybe_flip_scale(ac_case *c, uint64_t seed, int64_t index, const ac_
   if (!(s != 0) || !isfinite(s)) return;
   p->scale_is_default = 0;
   p->scale = -s;
-  uint64_t sign = 1ull << (8 * ac_dtype_size(p->dtype) - 1);
+  const ac_dtype kd = ac_tensor_dtype(p, 'k');
+  uint64_t sign = 1ull << (8 * ac_dtype_size(kd) - 1);
   for (int64_t b = 0; b < p->batch; b++)
     for (int64_t h = 0; h < p->kv_heads; h++)
       for (int64_t j = 0; j < p->tk; j++)
         for (int64_t x = 0; x < p->dk; x++) {
           size_t i = ac_kidx(p, b, h, j, x);
-          ac_store_bits(p->dtype, c->k, i, ac_load_bits(p->dtype, c->k, i) ^ sign);
+          ac_store_bits(kd, c->k, i, ac_load_bits(kd, c->k, i) ^ sign);
         }
   ac_params_int(pb, "scale_flipped", 1);
 }

@@ -6,7 +6,7 @@
  * MUT_ACC_SCALE, MUT_P, MUT_PV, MUT_EMPTY, MUT_LSE.
  * A case with ABI 2 features takes the variant path (mutant_flash_run below mutant_flash_plain,
  * structured as cpu_flash.c: the sink joins in the epilogue), with the hooks MUT_KSTART,
- * MUT_BMASK, MUT_SCORE, MUT_V_LOAD, MUT_SINK_LSE, MUT_STORE_LATE_EMPTY besides the ones above
+ * MUT_BMASK, MUT_SCORE, MUT_V_LOAD, MUT_KV_DTYPE, MUT_SINK_LSE, MUT_STORE_LATE_EMPTY besides the ones above
  * but MUT_VISIBLE (plain cases keep the unchanged plain path, so the plain mutants give the
  * same results as before the variants). */
 #ifndef AC_MUTANT_FLASH_H
@@ -84,6 +84,9 @@
 #endif
 #ifndef MUT_V_LOAD                     /* V element as loaded (descale_v goes to the output) */
 #define MUT_V_LOAD(x, v) ((void)(x), (v))
+#endif
+#ifndef MUT_KV_DTYPE                   /* the dtype K or V (stored in d) is decoded with */
+#define MUT_KV_DTYPE(d) (d)
 #endif
 #ifndef MUT_SINK_LSE                   /* LSE of a row with a sink: mf the larger of m and the sink, den the sum at mf */
 #define MUT_SINK_LSE(m, l, mf, den) ((void)(m), (void)(l), (mf) + logf(den))
@@ -273,9 +276,9 @@ static void mutant_block(const mutant_ctx *F, const ac_cpu_vx *x, int64_t i0, in
     if (ac_cpu_vx_tile_hidden(x, i0, rows, j0, cols)) continue;
     for (int64_t c = 0; c < cols; c++) {
       for (int64_t d = 0; d < p->dk; d++)
-        F->kt[d * bc8 + c] = ac_cpu_load_f32(x->kd, x->t->k, MUT_K_OFF(p, x->b, kvh, j0 + c, d));
+        F->kt[d * bc8 + c] = ac_cpu_load_f32(MUT_KV_DTYPE(x->kd), x->t->k, MUT_K_OFF(p, x->b, kvh, j0 + c, d));
       for (int64_t e = 0; e < p->dv; e++)
-        F->vb[c * dv8 + e] = MUT_V_LOAD(x, ac_cpu_load_f32(x->vd, x->t->v, MUT_V_OFF(p, x->b, kvh, j0 + c, e)));
+        F->vb[c * dv8 + e] = MUT_V_LOAD(x, ac_cpu_load_f32(MUT_KV_DTYPE(x->vd), x->t->v, MUT_V_OFF(p, x->b, kvh, j0 + c, e)));
     }
     for (int64_t c = cols; c < bc8; c++)
       for (int64_t d = 0; d < p->dk; d++) F->kt[d * bc8 + c] = 0.0f;

@@ -13,9 +13,10 @@ static void usage(FILE *f)
 {
   fprintf(f, "usage: attncheck compare [options] CASE.npz [OUT.npz]\n\n"
              "Judges outputs produced anywhere (PyTorch, a GPU, another tool) against the exact answer of CASE.\n"
-             "OUT.npz holds o [batch, heads, tq, dv] in the case's dtype (bf16 and fp8 as their bit patterns,\n"
-             "like the case) and optionally lse [batch, heads, tq] as float32. Without OUT.npz, the o and lse\n"
-             "members of CASE.npz are judged. The class is the dtype's default unless --precision names one.\n\n"
+             "OUT.npz holds o [batch, heads, tq, dv] in the case's dtype (o's own with mixed dtypes; bf16 and fp8\n"
+             "as their bit patterns, like the case) and optionally lse [batch, heads, tq] as float32. Without\n"
+             "OUT.npz, the o and lse members of CASE.npz are judged. The class is the dtype's default unless\n"
+             "--precision names one.\n\n"
              "  --json FILE          also write the report as JSON\n"
              "  --name NAME          name printed for the producer (default: the OUT file)\n");
   ac_judge_args_help(f);
@@ -32,15 +33,19 @@ static int read_outputs(const char *path, const ac_case *c, void **o, float **ls
   if (!z) return -1;
   ac_npz_member m;
   int rc = -1;
-  const ac_dtype_info *di = ac_dtype_get(p->dtype);
+  const ac_dtype_info *di = ac_dtype_get(ac_tensor_dtype(p, 'o'));   /* o's own dtype with mixed_dtypes */
   if (!ac_npz_has(z, "o")) {
     ac_err_set(e, "%s: no member 'o'", path);
     goto out;
   }
   if (ac_npz_read(z, "o", &m, e) < 0) goto out;
   if (strcmp(m.descr, di->npy)) {
-    ac_err_set(e, "%s: o has dtype '%s' but the case is %s ('%s'): store o in the case's dtype", path, m.descr,
-               di->name, di->npy);
+    if (p->f.used & AC_FEAT_MIXED_DTYPES)
+      ac_err_set(e, "%s: o has dtype '%s' but the case's o is %s ('%s', variants.dtypes.o): store o in that dtype", path,
+                 m.descr, di->name, di->npy);
+    else
+      ac_err_set(e, "%s: o has dtype '%s' but the case is %s ('%s'): store o in the case's dtype", path, m.descr,
+                 di->name, di->npy);
     goto out;
   }
   if (m.ndim != 4 || m.shape[0] != p->batch || m.shape[1] != p->heads || m.shape[2] != p->tq || m.shape[3] != p->dv) {

@@ -10,6 +10,7 @@
 #include "casefile.h"
 #include "commands.h"
 #include "rng.h"
+#include "variants.h"
 #include "vgen.h"
 #include "util.h"
 
@@ -21,7 +22,10 @@ static void usage(FILE *f)
           "Writes one case (NPZ: q, k, v and meta.json) from explicit options.\n\n"
           "  -o, --out FILE      the case file to write (required; written atomically)\n"
           "  --example NAME      a worked example: tiny3, andrea-120m\n"
-          "  --dtype T           f64 f32 f16 bf16 e4m3 e5m2 (default f32)\n"
+          "  --dtype T           f64 f32 f16 bf16 e4m3 e5m2 (default f32); with --dtypes the compute dtype\n"
+          "  --dtypes Q,K,V,O    each tensor in its own dtype (mixed_dtypes), e.g. f32,f16,f16,f32 or\n"
+          "                      e4m3,e4m3,e4m3,bf16; q, k and v within the compute dtype (default: the\n"
+          "                      one of q, k, v that holds the other two)\n"
           "  --mask M            none, causal, causal-bottom-right (default none)\n"
           "  --batch N           (default 1)\n"
           "  --heads N           query heads (default 1)\n"
@@ -60,7 +64,7 @@ enum {
   O_OUT = 256, O_EXAMPLE, O_DTYPE, O_MASK, O_BATCH, O_HEADS, O_KVHEADS, O_T, O_TQ, O_TK, O_DK, O_DV,
   O_SCALE, O_SEED, O_CASEINDEX, O_DIST, O_MEAN, O_SIGMA, O_LO, O_HI, O_LAYOUT, O_PAD, O_MEMCAP,
   O_WINDOW, O_WALIGN, O_SOFTCAP, O_ALIBI, O_ALIBI_PB, O_BIAS, O_BIAS_DTYPE, O_BIAS_BC, O_BMASK, O_MASK_BC,
-  O_SINKS, O_DESCALE, O_HELP
+  O_SINKS, O_DESCALE, O_DTYPES, O_HELP
 };
 
 static const struct option opts[] = {
@@ -82,7 +86,7 @@ static const struct option opts[] = {
   {"bias-dtype", required_argument, 0, O_BIAS_DTYPE}, {"bias-broadcast", required_argument, 0, O_BIAS_BC},
   {"bool-mask", required_argument, 0, O_BMASK}, {"mask-broadcast", required_argument, 0, O_MASK_BC},
   {"sinks", required_argument, 0, O_SINKS},     {"descale", required_argument, 0, O_DESCALE},
-  {"help", no_argument, 0, O_HELP},
+  {"dtypes", required_argument, 0, O_DTYPES},   {"help", no_argument, 0, O_HELP},
   {0, 0, 0, 0},
 };
 
@@ -114,7 +118,7 @@ static void layout_strides(int64_t st[4], int bthd, int64_t pad, int64_t H, int6
 
 typedef enum { DIST_NORMAL, DIST_UNIFORM, DIST_ZEROS } dist_kind;
 
-static void fill(ac_case *c, ac_rng *r, void *t, size_t n, dist_kind d, double a, double b)
+static void fill(ac_dtype dt, ac_rng *r, void *t, size_t n, dist_kind d, double a, double b)
 {
   for (size_t i = 0; i < n; i++) {
     double x;
@@ -123,7 +127,7 @@ static void fill(ac_case *c, ac_rng *r, void *t, size_t n, dist_kind d, double a
     case DIST_UNIFORM: x = a + (b - a) * ac_rng_uniform(r); break;
     default: x = 0.0; break;
     }
-    ac_store_bits(c->p.dtype, t, i, ac_encode_f64(c->p.dtype, x));
+    ac_store_bits(dt, t, i, ac_encode_f64(dt, x));
   }
 }
 
@@ -215,6 +219,8 @@ typedef struct {
   const char *out, *example, *layout, *dist_name, *scale_s;
   ac_vspec variants;
   ac_dtype dtype;
+  ac_dtype dtypes[4];   /* --dtypes: q, k, v, o */
+  int has_dtype, has_dtypes;
   ac_mask mask;
   int64_t batch, heads, kv_heads, tq, tk, t, dk, dv, pad, case_index;
   uint64_t seed;
@@ -240,7 +246,14 @@ static int gen_option(gen_opts *o, int ch, const char *a)
     if (!bad) ac_set_mem_cap(cap);
     return bad;
   }
-  case O_DTYPE: bad = ac_dtype_parse(a, &o->dtype); break;
+  case O_DTYPE: bad = ac_dtype_parse(a, &o->dtype), o->has_dtype = 1; break;
+  case O_DTYPES: {
+    char buf[4][16], tail;
+    bad = sscanf(a, "%15[^,],%15[^,],%15[^,],%15[^,]%c", buf[0], buf[1], buf[2], buf[3], &tail) != 4;
+    for (int i = 0; !bad && i < 4; i++) bad = ac_dtype_parse(buf[i], &o->dtypes[i]);
+    o->has_dtypes = 1;
+    break;
+  }
   case O_MASK: bad = ac_mask_parse(a, &o->mask); break;
   case O_BATCH: bad = ac_parse_i64(a, &o->batch); break;
   case O_HEADS: bad = ac_parse_i64(a, &o->heads); break;
@@ -320,6 +333,15 @@ static int make_problem(const gen_opts *o, ac_problem *p)
   p->tk = o->tk < 0 ? o->t : o->tk;
   p->dk = o->dk;
   p->dv = o->dv < 0 ? o->dk : o->dv;
+  if (o->has_dtypes) {
+    /* the compute dtype: --dtype, else the one of q, k, v that holds the other two */
+    for (int i = 2; !o->has_dtype && i >= 0; i--)
+      if (ac_dtype_within(o->dtypes[0], o->dtypes[i]) && ac_dtype_within(o->dtypes[1], o->dtypes[i]) &&
+          ac_dtype_within(o->dtypes[2], o->dtypes[i]))
+        p->dtype = o->dtypes[i];
+    ac_err de;
+    if (ac_features_set_dtypes(p, o->dtypes, &de)) return ac_cmd_usage_error(cmd, "--dtypes: %s", de.msg);
+  }
   if (!strcmp(scale_s, "default")) {
     p->scale_is_default = 1;
     p->scale = ac_problem_scale(p);
@@ -374,10 +396,10 @@ static int make_case(const gen_opts *o, ac_case *c)
   ac_rng r;
   ac_rng_init(&r, o->seed, 0);
   double a = o->dist == DIST_UNIFORM ? o->lo : o->mean, b = o->dist == DIST_UNIFORM ? o->hi : o->sigma;
-  size_t es = ac_dtype_size(o->dtype);
-  fill(c, &r, c->q, ac_case_bytes(c, 'q') / es, o->dist, a, b);
-  fill(c, &r, c->k, ac_case_bytes(c, 'k') / es, o->dist, a, b);
-  fill(c, &r, c->v, ac_case_bytes(c, 'v') / es, o->dist, a, b);
+  for (const char *x = "qkv"; *x; x++) {
+    ac_dtype dt = ac_tensor_dtype(&c->p, *x);
+    fill(dt, &r, *x == 'q' ? c->q : *x == 'k' ? c->k : c->v, ac_case_bytes(c, *x) / ac_dtype_size(dt), o->dist, a, b);
+  }
   c->params_json = params_json(o);
   if (o->variants.used && ac_vspec_apply(c, &o->variants, o->seed, &e) != 0) {
     ac_case_free(c);
@@ -417,8 +439,12 @@ int ac_cmd_gen(int argc, char **argv)
     ac_cmd_error("gen", "%s", e.msg);
     rc = AC_EXIT_USAGE;
   } else {
-    printf("wrote %s: %s %s batch %lld heads %lld/%lld tq %lld tk %lld dk %lld dv %lld, hash %016llx\n", o.out,
-           ac_dtype_name(p->dtype), ac_mask_name(p->mask), (long long)p->batch, (long long)p->heads,
+    char dts[64] = "";
+    if (p->f.used & AC_FEAT_MIXED_DTYPES)
+      snprintf(dts, sizeof dts, " (q %s, k %s, v %s, o %s)", ac_dtype_name(p->f.qd), ac_dtype_name(p->f.kd),
+               ac_dtype_name(p->f.vd), ac_dtype_name(p->f.od));
+    printf("wrote %s: %s%s %s batch %lld heads %lld/%lld tq %lld tk %lld dk %lld dv %lld, hash %016llx\n", o.out,
+           ac_dtype_name(p->dtype), dts, ac_mask_name(p->mask), (long long)p->batch, (long long)p->heads,
            (long long)p->kv_heads, (long long)p->tq, (long long)p->tk, (long long)p->dk, (long long)p->dv,
            (unsigned long long)ac_case_hash(&c));
   }

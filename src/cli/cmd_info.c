@@ -123,7 +123,11 @@ static void show(const char *path, const ac_case *c)
   printf("  shape      batch %lld, heads %lld, kv_heads %lld, tq %lld, tk %lld, dk %lld, dv %lld\n",
          (long long)p->batch, (long long)p->heads, (long long)p->kv_heads, (long long)p->tq, (long long)p->tk,
          (long long)p->dk, (long long)p->dv);
-  printf("  dtype      %s\n", ac_dtype_name(p->dtype));
+  if (p->f.used & AC_FEAT_MIXED_DTYPES)
+    printf("  dtype      %s (compute); q %s, k %s, v %s, o %s\n", ac_dtype_name(p->dtype), ac_dtype_name(p->f.qd),
+           ac_dtype_name(p->f.kd), ac_dtype_name(p->f.vd), ac_dtype_name(p->f.od));
+  else
+    printf("  dtype      %s\n", ac_dtype_name(p->dtype));
   printf("  mask       %s\n", ac_mask_name(p->mask));
   printf("  scale      %s%.17g (%a)\n", p->scale_is_default ? "default 1/sqrt(dk) = " : "", sc, sc);
   printf("  seed       %llu, case index %lld\n", (unsigned long long)c->seed, (long long)c->case_index);
@@ -138,29 +142,30 @@ static void show(const char *path, const ac_case *c)
   printf("\n  hash       %016llx\n", (unsigned long long)ac_case_hash(c));
   printf("  %-4s %-22s %13s %13s %13s %9s %9s %7s %7s\n", "", "shape", "min", "max", "mean", "zeros", "subnormal",
          "nan", "inf");
-  size_t es = ac_dtype_size(p->dtype);
+#define ES(x) ac_dtype_size(ac_tensor_dtype(p, x))
   char sh[96];
   stats s;
   snprintf(sh, sizeof sh, "[%lld,%lld,%lld,%lld]", (long long)p->batch, (long long)p->heads, (long long)p->tq,
            (long long)p->dk);
-  tally(&s, p->dtype, c->q, (int64_t)(ac_case_bytes(c, 'q') / es));
+  tally(&s, ac_tensor_dtype(p, 'q'), c->q, (int64_t)(ac_case_bytes(c, 'q') / ES('q')));
   print_stats("q", sh, &s);
   snprintf(sh, sizeof sh, "[%lld,%lld,%lld,%lld]", (long long)p->batch, (long long)p->kv_heads, (long long)p->tk,
            (long long)p->dk);
-  tally(&s, p->dtype, c->k, (int64_t)(ac_case_bytes(c, 'k') / es));
+  tally(&s, ac_tensor_dtype(p, 'k'), c->k, (int64_t)(ac_case_bytes(c, 'k') / ES('k')));
   print_stats("k", sh, &s);
   snprintf(sh, sizeof sh, "[%lld,%lld,%lld,%lld]", (long long)p->batch, (long long)p->kv_heads, (long long)p->tk,
            (long long)p->dv);
-  tally(&s, p->dtype, c->v, (int64_t)(ac_case_bytes(c, 'v') / es));
+  tally(&s, ac_tensor_dtype(p, 'v'), c->v, (int64_t)(ac_case_bytes(c, 'v') / ES('v')));
   print_stats("v", sh, &s);
   if (c->has_o) {
     snprintf(sh, sizeof sh, "[%lld,%lld,%lld,%lld]", (long long)p->batch, (long long)p->heads, (long long)p->tq,
              (long long)p->dv);
-    tally(&s, p->dtype, c->o, (int64_t)(ac_case_bytes(c, 'o') / es));
+    tally(&s, ac_tensor_dtype(p, 'o'), c->o, (int64_t)(ac_case_bytes(c, 'o') / ES('o')));
     print_stats("o", sh, &s);
   } else {
     printf("  o    absent\n");
   }
+#undef ES
   if (c->has_lse) {
     snprintf(sh, sizeof sh, "[%lld,%lld,%lld]", (long long)p->batch, (long long)p->heads, (long long)p->tq);
     tally(&s, AC_F32, c->lse, p->batch * p->heads * p->tq);

@@ -60,8 +60,8 @@ static void supports_summary(ac_kernel *k, char *buf, size_t n)
     if (mask_ok[m] && len < n) len += (size_t)snprintf(buf + len, n - len, "%s%s", any++ ? "," : " ", ac_mask_name((ac_mask)m));
   if (!any && len < n) len += (size_t)snprintf(buf + len, n - len, " -");
   if (len < n) len += (size_t)snprintf(buf + len, n - len, "%s%s", gqa ? "; gqa" : "", dvne ? "; dv!=dk" : "");
-  /* ABI 2 caps: the variant features and whether the LSE is written */
-  const uint32_t caps = ac_kernel_caps(k);
+  /* ABI 2 caps (an exec worker's declaration): the variant features and whether the LSE is written */
+  const uint32_t caps = ac_kernel_declared_caps(k);
   char feats[128];
   if ((caps & ATTNCHECK_FEAT_ALL) && len < n)
     len += (size_t)snprintf(buf + len, n - len, "; features %s", ac_feat_list(caps & ATTNCHECK_FEAT_ALL, feats, sizeof feats));

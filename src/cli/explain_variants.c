@@ -17,7 +17,7 @@
 static double xval(const ac_case *c, char x, size_t idx, int64_t b, int64_t kvh)
 {
   const ac_problem *p = &c->p;
-  ac_dtype dt = !(p->f.used & AC_FEAT_MIXED_DTYPES) ? p->dtype : x == 'q' ? p->f.qd : x == 'k' ? p->f.kd : p->f.vd;
+  ac_dtype dt = ac_tensor_dtype(p, x);
   double d = ac_load(dt, x == 'q' ? c->q : x == 'k' ? c->k : c->v, idx);
   if ((p->f.used & AC_FEAT_DESCALE) && c->descale[0])
     d *= c->descale[x == 'q' ? 0 : x == 'k' ? 1 : 2][b * p->kv_heads + kvh];
@@ -37,6 +37,9 @@ static void print_features(const ac_case *c, int64_t b, int64_t h)
   if (f->used & AC_FEAT_ALIBI)
     printf("  ALiBi slope of this head: %.9g (%a)\n", ac_features_slope(c, b, h), ac_features_slope(c, b, h));
   if (f->used & AC_FEAT_BIAS) printf("  bias: %s\n", ac_dtype_name(f->bias_dtype));
+  if (f->used & AC_FEAT_MIXED_DTYPES)
+    printf("  dtypes: q %s, k %s, v %s (decoded exactly), o %s (rounded into it); compute dtype %s\n", ac_dtype_name(f->qd),
+           ac_dtype_name(f->kd), ac_dtype_name(f->vd), ac_dtype_name(f->od), ac_dtype_name(p->dtype));
   if (f->used & AC_FEAT_SINKS) printf("  sink of this head: sigma = %.9g (%a)\n", (double)c->sinks[h], (double)c->sinks[h]);
 }
 
@@ -119,7 +122,7 @@ static int weights_outputs(const ac_case *c, int64_t b, int64_t h, int64_t i, mp
     else mpfr_printf("   sink   %.20Rg\n", s[j]);
   }
   mpfr_printf("   L = %.20Rg%s\n4. output o_t = Σ_j w_j V_jt / L\n", L, sink ? " (the sink included)" : "");
-  ac_dtype od = (p->f.used & AC_FEAT_MIXED_DTYPES) ? p->f.od : p->dtype;
+  ac_dtype od = ac_tensor_dtype(p, 'o');
   printf("   %-5s %-28s %-26s %s\n", "t", "exact (20 digits)", ac_dtype_name(od), "decided");
   for (int64_t t = 0; t < p->dv; t++) {
     mpfr_set_zero(x, 1);

@@ -1,4 +1,5 @@
-/* casefile.c: a case and its NPZ file (q, k, v, optional o and lse, meta.json schema 1). */
+/* casefile.c: a case and its NPZ file (q, k, v, optional o and lse, meta.json schema 1). Each
+ * of q, k, v and o is stored in its own dtype (ac_tensor_dtype: p.dtype unless mixed_dtypes). */
 #include "config.h"
 #include "casefile.h"
 #include "variants.h"
@@ -41,7 +42,11 @@ static int sizes_of(const ac_problem *p, int with_o, int with_lse, uint64_t cap,
   if (p->heads % p->kv_heads != 0)
     return ac_err_set(e, "%s: heads %lld is not a multiple of kv_heads %lld", path, (long long)p->heads,
                       (long long)p->kv_heads);
-  int64_t bh, bkh, es = (int64_t)ac_dtype_size(p->dtype), t, total = 0;
+  const char *xs = "qkvo";
+  for (int i = 0; i < 4; i++)
+    if ((unsigned)ac_tensor_dtype(p, xs[i]) >= AC_NDTYPES)
+      return ac_err_set(e, "%s: unknown dtype %d for %c", path, (int)ac_tensor_dtype(p, xs[i]), xs[i]);
+  int64_t bh, bkh, t, total = 0;
   if (ac_mul_overflow_i64(p->batch, p->heads, &bh) || ac_mul_overflow_i64(p->batch, p->kv_heads, &bkh) ||
       ac_mul_overflow_i64(bh, p->tq, &s->rows) || ac_mul_overflow_i64(s->rows, p->dk, &s->q) ||
       ac_mul_overflow_i64(s->rows, p->dv, &s->o) || ac_mul_overflow_i64(bkh, p->tk, &t) ||
@@ -49,7 +54,7 @@ static int sizes_of(const ac_problem *p, int with_o, int with_lse, uint64_t cap,
     goto overflow;
   int64_t parts[5] = {s->q, s->k, s->v, with_o ? s->o : 0, 0};
   for (int i = 0; i < 4; i++) {
-    int64_t b;
+    int64_t b, es = (int64_t)ac_dtype_size(ac_tensor_dtype(p, xs[i]));
     if (ac_mul_overflow_i64(parts[i], es, &b) || ac_add_overflow_i64(total, b, &total)) goto overflow;
   }
   if (with_lse) {
@@ -76,7 +81,7 @@ size_t ac_case_bytes(const ac_case *c, char tensor)
 {
   case_sizes s;
   if (sizes_of(&c->p, 0, 0, UINT64_MAX, &s, "", NULL) != 0) return 0;
-  size_t es = ac_dtype_size(c->p.dtype);
+  size_t es = ac_dtype_size(ac_tensor_dtype(&c->p, tensor));
   switch (tensor) {
   case 'q': return (size_t)s.q * es;
   case 'k': return (size_t)s.k * es;
@@ -112,13 +117,14 @@ static int validate(const ac_problem *p, int with_o, int with_lse, case_sizes *s
   pe.msg[0] = 0;
   ac_problem q = *p;
   if (strides_zero(&q)) ac_problem_default_strides(&q);
-  size_t es = ac_dtype_size(q.dtype);
   uint64_t cap = ac_mem_cap();
-  if (check_span("q", q.q_stride, q.batch, q.heads, q.tq, q.dk, es, cap, path, e) != 0 ||
-      check_span("k", q.k_stride, q.batch, q.kv_heads, q.tk, q.dk, es, cap, path, e) != 0 ||
-      check_span("v", q.v_stride, q.batch, q.kv_heads, q.tk, q.dv, es, cap, path, e) != 0 ||
-      check_span("o", q.o_stride, q.batch, q.heads, q.tq, q.dv, es, cap, path, e) != 0)
+#define ES(x) ac_dtype_size(ac_tensor_dtype(&q, x))
+  if (check_span("q", q.q_stride, q.batch, q.heads, q.tq, q.dk, ES('q'), cap, path, e) != 0 ||
+      check_span("k", q.k_stride, q.batch, q.kv_heads, q.tk, q.dk, ES('k'), cap, path, e) != 0 ||
+      check_span("v", q.v_stride, q.batch, q.kv_heads, q.tk, q.dv, ES('v'), cap, path, e) != 0 ||
+      check_span("o", q.o_stride, q.batch, q.heads, q.tq, q.dv, ES('o'), cap, path, e) != 0)
     return -1;
+#undef ES
   if (ac_problem_validate(&q, ac_mem_cap(), &pe) != 0) return ac_err_set(e, "%s: %s", path, pe.msg);
   return 0;
 }
@@ -127,13 +133,12 @@ int ac_case_alloc(ac_case *c, ac_err *e)
 {
   case_sizes s;
   if (validate(&c->p, 0, 0, &s, "case", e) != 0) return -1;
-  size_t es = ac_dtype_size(c->p.dtype);
   free(c->q);
   free(c->k);
   free(c->v);
-  c->q = ac_xcalloc((size_t)s.q, es);
-  c->k = ac_xcalloc((size_t)s.k, es);
-  c->v = ac_xcalloc((size_t)s.v, es);
+  c->q = ac_xcalloc((size_t)s.q, ac_dtype_size(ac_tensor_dtype(&c->p, 'q')));
+  c->k = ac_xcalloc((size_t)s.k, ac_dtype_size(ac_tensor_dtype(&c->p, 'k')));
+  c->v = ac_xcalloc((size_t)s.v, ac_dtype_size(ac_tensor_dtype(&c->p, 'v')));
   return 0;
 }
 
@@ -165,12 +170,11 @@ int ac_case_copy(ac_case *dst, const ac_case *src, ac_err *e)
 {
   case_sizes s;
   if (sizes_of(&src->p, src->has_o, src->has_lse, UINT64_MAX, &s, "case", e) != 0) return -1;
-  size_t es = ac_dtype_size(src->p.dtype);
   *dst = *src;
-  dst->q = dup_bytes(src->q, (size_t)s.q * es);
-  dst->k = dup_bytes(src->k, (size_t)s.k * es);
-  dst->v = dup_bytes(src->v, (size_t)s.v * es);
-  dst->o = src->has_o ? dup_bytes(src->o, (size_t)s.o * es) : NULL;
+  dst->q = dup_bytes(src->q, ac_case_bytes(src, 'q'));
+  dst->k = dup_bytes(src->k, ac_case_bytes(src, 'k'));
+  dst->v = dup_bytes(src->v, ac_case_bytes(src, 'v'));
+  dst->o = src->has_o ? dup_bytes(src->o, ac_case_bytes(src, 'o')) : NULL;
   dst->lse = src->has_lse ? dup_bytes(src->lse, (size_t)s.rows * sizeof(float)) : NULL;
   dst->params_json = src->params_json ? ac_xstrdup(src->params_json) : NULL;
   ac_features_copy(dst, src);
@@ -229,10 +233,9 @@ uint64_t ac_case_hash(const ac_case *c)
   }
   case_sizes z;
   if (sizes_of(&c->p, 0, 0, UINT64_MAX, &z, "", NULL) == 0) {
-    size_t es = ac_dtype_size(p.dtype);
-    if (c->q) hash_bytes(&s, c->q, (size_t)z.q * es);
-    if (c->k) hash_bytes(&s, c->k, (size_t)z.k * es);
-    if (c->v) hash_bytes(&s, c->v, (size_t)z.v * es);
+    if (c->q) hash_bytes(&s, c->q, (size_t)z.q * ac_dtype_size(ac_tensor_dtype(&p, 'q')));
+    if (c->k) hash_bytes(&s, c->k, (size_t)z.k * ac_dtype_size(ac_tensor_dtype(&p, 'k')));
+    if (c->v) hash_bytes(&s, c->v, (size_t)z.v * ac_dtype_size(ac_tensor_dtype(&p, 'v')));
   }
   if (p.f.used) {   /* plain cases keep the hash they always had */
     const ac_features *f = &p.f;
@@ -321,18 +324,18 @@ int ac_case_write_ex(const ac_case *c, const char *path, const ac_npz_member *ex
   char *meta = ac_xstrdup(text);
   json_object_put(m);
 
-  size_t es = ac_dtype_size(p.dtype);
-  const char *descr = ac_dtype_get(p.dtype)->npy;
+#define DESCR(x) ac_dtype_get(ac_tensor_dtype(&p, x))->npy
   int64_t qs[4] = {p.batch, p.heads, p.tq, p.dk}, ks[4] = {p.batch, p.kv_heads, p.tk, p.dk};
   int64_t vs[4] = {p.batch, p.kv_heads, p.tk, p.dv}, os[4] = {p.batch, p.heads, p.tq, p.dv};
   int rc = -1;
   ac_npz_writer *w = ac_npz_create(path, e);
   if (!w) goto done;
-  if (ac_npz_add_array(w, "q", descr, 4, qs, c->q, (size_t)s.q * es, e) != 0 ||
-      ac_npz_add_array(w, "k", descr, 4, ks, c->k, (size_t)s.k * es, e) != 0 ||
-      ac_npz_add_array(w, "v", descr, 4, vs, c->v, (size_t)s.v * es, e) != 0)
+  if (ac_npz_add_array(w, "q", DESCR('q'), 4, qs, c->q, ac_case_bytes(c, 'q'), e) != 0 ||
+      ac_npz_add_array(w, "k", DESCR('k'), 4, ks, c->k, ac_case_bytes(c, 'k'), e) != 0 ||
+      ac_npz_add_array(w, "v", DESCR('v'), 4, vs, c->v, ac_case_bytes(c, 'v'), e) != 0)
     goto abort;
-  if (c->has_o && ac_npz_add_array(w, "o", descr, 4, os, c->o, (size_t)s.o * es, e) != 0) goto abort;
+  if (c->has_o && ac_npz_add_array(w, "o", DESCR('o'), 4, os, c->o, ac_case_bytes(c, 'o'), e) != 0) goto abort;
+#undef DESCR
   if (c->has_lse && ac_npz_add_array(w, "lse", "<f4", 3, os, c->lse, (size_t)s.rows * 4, e) != 0) goto abort;
   if (ac_variants_members_write(w, c, e) != 0) goto abort;
   for (int i = 0; i < nextra; i++) {
@@ -364,13 +367,13 @@ int ac_case_write(const ac_case *c, const char *path, ac_err *e)
 
 /* Header of an npy member: descr and shape must be exactly what meta.json implies. */
 static int check_member(ac_npz *z, const char *name, const char *descr, int ndim, const int64_t *shape,
-                        ac_err *e)
+                        const char *field, ac_err *e)
 {
   ac_npz_member m;
   if (ac_npz_read_header(z, name, &m, e) != 0) return -1;
   const char *path = ac_npz_path(z);
   if (strcmp(m.descr, descr) != 0)
-    return ac_err_set(e, "%s: member '%s' has descr '%s', meta.json's dtype needs '%s'", path, name, m.descr, descr);
+    return ac_err_set(e, "%s: member '%s' has descr '%s', meta.json's %s needs '%s'", path, name, m.descr, field, descr);
   int same = m.ndim == ndim;
   for (int i = 0; same && i < ndim; i++) same = m.shape[i] == shape[i];
   if (!same) {
@@ -409,25 +412,29 @@ static int read_from(ac_case *c, ac_npz *z, ac_err *e)
   case_sizes s;
   if (validate(&c->p, c->has_o, c->has_lse, &s, path, e) != 0) goto fail;
   const ac_problem *p = &c->p;
-  const char *descr = ac_dtype_get(p->dtype)->npy;
+  const int mixed = (p->f.used & AC_FEAT_MIXED_DTYPES) != 0;
+#define DESCR(x) ac_dtype_get(ac_tensor_dtype(p, x))->npy
+#define FIELD(x) (mixed ? "variants.dtypes." x : "dtype")
   int64_t qs[4] = {p->batch, p->heads, p->tq, p->dk}, ks[4] = {p->batch, p->kv_heads, p->tk, p->dk};
   int64_t vs[4] = {p->batch, p->kv_heads, p->tk, p->dv}, os[4] = {p->batch, p->heads, p->tq, p->dv};
-  if (check_member(z, "q", descr, 4, qs, e) != 0 || check_member(z, "k", descr, 4, ks, e) != 0 ||
-      check_member(z, "v", descr, 4, vs, e) != 0 || (c->has_o && check_member(z, "o", descr, 4, os, e) != 0) ||
-      (c->has_lse && check_member(z, "lse", "<f4", 3, os, e) != 0))
+  if (check_member(z, "q", DESCR('q'), 4, qs, FIELD("q"), e) != 0 || check_member(z, "k", DESCR('k'), 4, ks, FIELD("k"), e) != 0 ||
+      check_member(z, "v", DESCR('v'), 4, vs, FIELD("v"), e) != 0 ||
+      (c->has_o && check_member(z, "o", DESCR('o'), 4, os, FIELD("o"), e) != 0) ||
+      (c->has_lse && check_member(z, "lse", "<f4", 3, os, "lse", e) != 0))
     goto fail;
+#undef DESCR
+#undef FIELD
   /* Every size above is now checked against meta.json and the cap; allocate and read. */
-  size_t es = ac_dtype_size(p->dtype);
-  c->q = ac_xmalloc((size_t)s.q * es);
-  c->k = ac_xmalloc((size_t)s.k * es);
-  c->v = ac_xmalloc((size_t)s.v * es);
-  if (ac_npz_read_into(z, "q", c->q, (size_t)s.q * es, e) != 0 ||
-      ac_npz_read_into(z, "k", c->k, (size_t)s.k * es, e) != 0 ||
-      ac_npz_read_into(z, "v", c->v, (size_t)s.v * es, e) != 0)
+  size_t qb = ac_case_bytes(c, 'q'), kb = ac_case_bytes(c, 'k'), vb = ac_case_bytes(c, 'v'), ob = ac_case_bytes(c, 'o');
+  c->q = ac_xmalloc(qb);
+  c->k = ac_xmalloc(kb);
+  c->v = ac_xmalloc(vb);
+  if (ac_npz_read_into(z, "q", c->q, qb, e) != 0 || ac_npz_read_into(z, "k", c->k, kb, e) != 0 ||
+      ac_npz_read_into(z, "v", c->v, vb, e) != 0)
     goto fail;
   if (c->has_o) {
-    c->o = ac_xmalloc((size_t)s.o * es);
-    if (ac_npz_read_into(z, "o", c->o, (size_t)s.o * es, e) != 0) goto fail;
+    c->o = ac_xmalloc(ob);
+    if (ac_npz_read_into(z, "o", c->o, ob, e) != 0) goto fail;
   }
   if (c->has_lse) {
     c->lse = ac_xmalloc((size_t)s.rows * sizeof(float));

@@ -11,14 +11,14 @@
 
 typedef struct {
   ac_problem p;
-  void *q, *k, *v;          /* dense tensors in p.dtype */
+  void *q, *k, *v;          /* dense tensors, each in its dtype (ac_tensor_dtype: p.dtype unless mixed_dtypes) */
   uint64_t seed;
   int64_t case_index;       /* case number k within a run, -1 if none */
   char generator[64];       /* generator family, "gen", "example:tiny3", "external" */
   char *params_json;        /* JSON object text with the generator's parameters, or NULL */
   char tool_version[32];
   int has_o, has_lse;       /* optional kernel outputs stored in the file */
-  void *o;                  /* dense [B,H,tq,dv] in p.dtype, when has_o */
+  void *o;                  /* dense [B,H,tq,dv] in o's dtype, when has_o */
   float *lse;               /* [B,H,tq], when has_lse */
   /* Variant inputs (p.f.used; docs/variants.md), NULL when unused. Dense, C order. */
   void *bias;               /* [f.bias_b][f.bias_h][tq][tk] in f.bias_dtype */

@@ -36,6 +36,12 @@ void ac_variants_meta_write(json_object *meta, const ac_problem *p)
   }
   if (f->used & AC_FEAT_ALIBI) json_object_object_add(v, "alibi_per_batch", json_object_new_boolean(f->alibi_per_batch));
   if (f->used & AC_FEAT_BIAS) json_object_object_add(v, "bias_dtype", json_object_new_string(ac_dtype_name(f->bias_dtype)));
+  if (f->used & AC_FEAT_MIXED_DTYPES) {
+    json_object *d = json_object_new_object();
+    const ac_dtype dt[4] = {f->qd, f->kd, f->vd, f->od};
+    for (int i = 0; i < 4; i++) json_object_object_add(d, (const char *[]){"q", "k", "v", "o"}[i], json_object_new_string(ac_dtype_name(dt[i])));
+    json_object_object_add(v, "dtypes", d);
+  }
   json_object_object_add(meta, "variants", v);
 }
 
@@ -51,8 +57,6 @@ static int read_features(json_object *v, ac_features *f, const char *path, ac_er
     for (uint32_t b = 1; b & AC_FEAT_ALL; b <<= 1)
       if (!strcmp(s, ac_feat_name(b))) bit = b;
     if (!bit) return ac_err_set(e, "%s: meta.json variants.features: unknown feature '%.40s'", path, s);
-    if (bit == AC_FEAT_MIXED_DTYPES)
-      return ac_err_set(e, "%s: meta.json variants.features: mixed_dtypes is not supported by this version", path);
     f->used |= bit;
   }
   return 0;
@@ -97,6 +101,33 @@ static int read_softcap(json_object *v, ac_features *f, const char *path, ac_err
   return 0;
 }
 
+/* variants.dtypes {"q": NAME, "k": NAME, "v": NAME, "o": NAME}: present exactly with mixed_dtypes. */
+static int read_dtypes(json_object *v, ac_problem *p, const char *path, ac_err *e)
+{
+  ac_features *f = &p->f;
+  json_object *d, *x;
+  int has = json_object_object_get_ex(v, "dtypes", &d);
+  if (!(f->used & AC_FEAT_MIXED_DTYPES)) {
+    if (has) return ac_err_set(e, "%s: meta.json variants.dtypes present but variants.features lacks mixed_dtypes", path);
+    return 0;
+  }
+  if (!has || !json_object_is_type(d, json_type_object))
+    return ac_err_set(e, "%s: meta.json variants.dtypes must be an object {\"q\", \"k\", \"v\", \"o\": dtype names} with mixed_dtypes", path);
+  ac_dtype *dst[4] = {&f->qd, &f->kd, &f->vd, &f->od};
+  static const char *const keys[4] = {"q", "k", "v", "o"};
+  for (int i = 0; i < 4; i++) {
+    if (!json_object_object_get_ex(d, keys[i], &x))
+      return ac_err_set(e, "%s: meta.json variants.dtypes lacks \"%s\"", path, keys[i]);
+    const char *s = json_object_is_type(x, json_type_string) ? json_object_get_string(x) : "";
+    if (ac_dtype_parse(s, dst[i])) return ac_err_set(e, "%s: meta.json variants.dtypes.%s: unknown dtype '%.40s'", path, keys[i], s);
+  }
+  if (json_object_object_length(d) != 4)
+    return ac_err_set(e, "%s: meta.json variants.dtypes has keys other than q, k, v and o", path);
+  ac_err de;
+  if (ac_features_dtypes_check(p, &de)) return ac_err_set(e, "%s: meta.json %s", path, de.msg);
+  return 0;
+}
+
 int ac_variants_meta_read(json_object *v, ac_case *c, const char *path, ac_err *e)
 {
   ac_features_plain(&c->p);
@@ -106,6 +137,7 @@ int ac_variants_meta_read(json_object *v, ac_case *c, const char *path, ac_err *
   if (read_features(v, f, path, e)) return -1;
   if ((f->used & AC_FEAT_WINDOW) && read_window(v, f, path, e)) return -1;
   if ((f->used & AC_FEAT_SOFTCAP) && read_softcap(v, f, path, e)) return -1;
+  if (read_dtypes(v, &c->p, path, e)) return -1;
   if (json_object_object_get_ex(v, "alibi_per_batch", &x)) {
     if (!json_object_is_type(x, json_type_boolean))
       return ac_err_set(e, "%s: meta.json variants.alibi_per_batch must be true or false", path);

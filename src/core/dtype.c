@@ -46,6 +46,14 @@ const char *ac_dtype_name(ac_dtype t) { return valid(t) ? infos[t].name : "?"; }
 
 size_t ac_dtype_size(ac_dtype t) { return valid(t) ? (size_t)infos[t].bytes : 0; }
 
+int ac_dtype_within(ac_dtype narrow, ac_dtype wide)
+{
+  if (!valid(narrow) || !valid(wide)) return 0;
+  const ac_dtype_info *n = &infos[narrow], *w = &infos[wide];
+  return n->prec <= w->prec && n->max_finite <= w->max_finite &&
+         n->ieee_emin - n->prec >= w->ieee_emin - w->prec;   /* smallest subnormal 2^(emin - prec + 1) */
+}
+
 int ac_dtype_parse(const char *s, ac_dtype *out)
 {
   static const struct { const char *name; ac_dtype t; } names[] = {

@@ -31,6 +31,9 @@ int ac_dtype_parse(const char *s, ac_dtype *out);
  * into bad) or an empty list (bad empty). */
 int ac_dtype_parse_list(const char *s, uint32_t *mask, char *bad, size_t n);
 size_t ac_dtype_size(ac_dtype t);
+/* 1 when every finite value of narrow is a value of wide (significand bits, largest finite
+ * value and smallest subnormal all within wide's): a conversion from narrow to wide is exact. */
+int ac_dtype_within(ac_dtype narrow, ac_dtype wide);
 
 /* Exact decode of a stored element. */
 double ac_decode(ac_dtype t, uint64_t bits);

@@ -46,6 +46,19 @@ int64_t ac_visible_count(const ac_problem *p, int64_t i)
   return n;
 }
 
+void ac_visible_range(const ac_problem *p, int64_t i, int64_t *lo, int64_t *hi)
+{
+  *lo = 0;
+  *hi = ac_visible_count(p, i);
+  if (p->f.used & AC_FEAT_WINDOW) {
+    int64_t c = i + (p->f.win_top_left ? 0 : p->tk - p->tq);
+    if (p->f.win_left >= 0 && p->f.win_left < c) *lo = c - p->f.win_left;   /* no overflow on huge windows */
+    if (p->f.win_right >= 0 && p->f.win_right < *hi - 1 - c) *hi = c + p->f.win_right + 1;
+  }
+  if (*lo > p->tk) *lo = p->tk;
+  if (*hi < *lo) *hi = *lo;
+}
+
 /* Product of n factors with overflow detection. */
 static int prod(const int64_t *f, int n, int64_t *out)
 {

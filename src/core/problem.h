@@ -74,6 +74,15 @@ static inline int ac_visible(const ac_problem *p, int64_t i, int64_t j) {
 /* Number of visible keys of row i by the mask alone; those keys are a prefix [0, n). Windows
  * and boolean masks (p->f) narrow it further: see ac_in_window and the case's bool_mask. */
 int64_t ac_visible_count(const ac_problem *p, int64_t i);
+/* Keys [*lo, *hi) that row i sees by the mask and the window (the boolean mask aside); empty
+ * when *lo >= *hi. Both bounds are non-decreasing in i. */
+void ac_visible_range(const ac_problem *p, int64_t i, int64_t *lo, int64_t *hi);
+/* Dtype of tensor x ('q', 'k', 'v' or 'o'): its own with AC_FEAT_MIXED_DTYPES, else dtype. */
+static inline ac_dtype ac_tensor_dtype(const ac_problem *p, char x)
+{
+  if (!(p->f.used & AC_FEAT_MIXED_DTYPES)) return p->dtype;
+  return x == 'q' ? p->f.qd : x == 'k' ? p->f.kd : x == 'v' ? p->f.vd : p->f.od;
+}
 /* kv head read by query head h. */
 static inline int64_t ac_kv_head(const ac_problem *p, int64_t h) { return h / (p->heads / p->kv_heads); }
 

@@ -123,14 +123,38 @@ int ac_features_validate(const ac_problem *p, ac_err *e)
   if ((f->used & AC_FEAT_BOOL_MASK) && (!extent_ok(f->mask_b, p->batch) || !extent_ok(f->mask_h, p->heads)))
     return ac_err_set(e, "mask: shape [%lld, %lld, tq, tk] does not broadcast to [%lld, %lld, %lld, %lld]", (long long)f->mask_b,
                       (long long)f->mask_h, (long long)p->batch, (long long)p->heads, (long long)p->tq, (long long)p->tk);
-  if ((f->used & AC_FEAT_DESCALE) && p->dtype == AC_F64)
+  if (ac_features_dtypes_check(p, e)) return -1;
+  if ((f->used & AC_FEAT_DESCALE) &&
+      (ac_tensor_dtype(p, 'q') == AC_F64 || ac_tensor_dtype(p, 'k') == AC_F64 || ac_tensor_dtype(p, 'v') == AC_F64))
     return ac_err_set(e, "descale: fp64 tensors take no descales (they scale fp8 and 16-bit inputs)");
-  if (f->used & AC_FEAT_MIXED_DTYPES) {
-    const ac_dtype d[4] = {f->qd, f->kd, f->vd, f->od};
-    for (int i = 0; i < 4; i++)
-      if (!ac_dtype_get(d[i])) return ac_err_set(e, "dtypes: unknown dtype %d for %c", (int)d[i], "qkvo"[i]);
+  return 0;
+}
+
+int ac_features_dtypes_check(const ac_problem *p, ac_err *e)
+{
+  const ac_features *f = &p->f;
+  if (!(f->used & AC_FEAT_MIXED_DTYPES)) return 0;
+  const ac_dtype d[4] = {f->qd, f->kd, f->vd, f->od};
+  for (int i = 0; i < 4; i++) {
+    if (!ac_dtype_get(d[i])) return ac_err_set(e, "variants.dtypes.%c: unknown dtype %d", "qkvo"[i], (int)d[i]);
+    /* the class of the compute dtype has no term for rounding an input into it */
+    if (i < 3 && !ac_dtype_within(d[i], p->dtype))
+      return ac_err_set(e, "variants.dtypes.%c: %s is wider than the compute dtype %s (inputs must convert to it exactly)",
+                        "qkvo"[i], ac_dtype_name(d[i]), ac_dtype_name(p->dtype));
   }
   return 0;
+}
+
+int ac_features_set_dtypes(ac_problem *p, const ac_dtype d[4], ac_err *e)
+{
+  ac_features *f = &p->f;
+  if (!f->used) ac_features_plain(p);
+  f->qd = d[0], f->kd = d[1], f->vd = d[2], f->od = d[3];
+  f->used &= ~(uint32_t)AC_FEAT_MIXED_DTYPES;
+  for (int i = 0; i < 4; i++)
+    if (d[i] != p->dtype) f->used |= AC_FEAT_MIXED_DTYPES;
+  if (!(f->used & AC_FEAT_MIXED_DTYPES)) f->qd = f->kd = f->vd = f->od = p->dtype;
+  return ac_features_dtypes_check(p, e);
 }
 
 uint64_t ac_features_bytes(const ac_problem *p)

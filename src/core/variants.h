@@ -30,6 +30,15 @@ const char *ac_feat_list(uint32_t used, char *buf, size_t n);
  * broadcast extents other than 1 or the full size, dtypes a tensor cannot have, bits beyond
  * AC_FEAT_ALL): -1 with one line naming the field. Plain problems pass. */
 int ac_features_validate(const ac_problem *p, ac_err *e);
+/* The per-tensor dtypes of a case with AC_FEAT_MIXED_DTYPES: each known, q, k and v within
+ * the compute dtype p.dtype (ac_dtype_within: the class of p.dtype judges them, with no term
+ * for rounding an input). -1 with one line naming the field (variants.dtypes.k ...). 0
+ * without the bit. */
+int ac_features_dtypes_check(const ac_problem *p, ac_err *e);
+/* Sets the per-tensor dtypes d = {q, k, v, o} of p (p.f plain first when no variant is used):
+ * AC_FEAT_MIXED_DTYPES when one differs from p.dtype, none otherwise; then
+ * ac_features_dtypes_check. Before the tensors are allocated (each is stored in its dtype). */
+int ac_features_set_dtypes(ac_problem *p, const ac_dtype d[4], ac_err *e);
 /* Fills p.f for a plain problem: used 0, per-tensor dtypes = dtype, window unbounded, bias
  * and mask extents 1. */
 void ac_features_plain(ac_problem *p);

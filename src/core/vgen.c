@@ -67,10 +67,12 @@ static float slope(const ac_vspec *v, const ac_problem *p, int64_t b, int64_t h)
 int ac_vspec_apply(ac_case *c, const ac_vspec *v, uint64_t seed, ac_err *e)
 {
   ac_problem *p = &c->p;
+  const ac_features keep = p->f;   /* per-tensor dtypes stay: q, k and v are stored in them */
   ac_features_free(c);
   ac_features_plain(p);
   ac_features *f = &p->f;
-  f->used = v->used & (uint32_t)~AC_FEAT_MIXED_DTYPES;
+  f->used = (v->used & (uint32_t)~AC_FEAT_MIXED_DTYPES) | (keep.used & AC_FEAT_MIXED_DTYPES);
+  if (keep.used & AC_FEAT_MIXED_DTYPES) f->qd = keep.qd, f->kd = keep.kd, f->vd = keep.vd, f->od = keep.od;
   f->win_left = v->win_left;
   f->win_right = v->win_right;
   f->win_top_left = v->win_top_left;

@@ -30,7 +30,7 @@ enum { AC_VS_NORMAL = 0, AC_VS_DOMINANT, AC_VS_VANISHING };
 enum { AC_VD_NORMAL = 0, AC_VD_TINY, AC_VD_HUGE };
 
 typedef struct ac_vspec_s {
-  uint32_t used;                 /* AC_FEAT_... (MIXED_DTYPES is not generated here) */
+  uint32_t used;                 /* AC_FEAT_... (MIXED_DTYPES is not generated here: ac_features_set_dtypes) */
   int64_t win_left, win_right;   /* AC_FEAT_WINDOW */
   int win_top_left;
   double softcap;                /* AC_FEAT_SOFTCAP */
@@ -48,6 +48,7 @@ typedef struct ac_vspec_s {
 
 /* Sets c->p.f from v, allocates and fills the variant tensors (streams 11.. of seed; q, k, v
  * untouched except that DESCALE leaves them as they are: the descales are the only change).
+ * The case's per-tensor dtypes (mixed_dtypes, ac_features_set_dtypes) are kept.
  * -1 with a message when the result would not validate (e.g. a window below -1). */
 int ac_vspec_apply(ac_case *c, const ac_vspec *v, uint64_t seed, ac_err *e);
 /* A short name for case names: "win16,0", "cap30", "alibi", "bias-neginf", "mask-band", "sink-dom", ... */

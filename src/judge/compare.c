@@ -129,7 +129,7 @@ static int overflow_within_bound(const ac_compare_opts *opt, const ac_precision 
  * can still fail (a cuBLAS-style class at large logits) is the class's own business. */
 typedef struct {
   const ac_precision *std;   /* NULL: the declared class is the standard one, or no class budget */
-  int64_t *vthr;             /* its online-sum thresholds */
+  uint8_t *vthr;             /* its rows beyond the online-sum limit */
   int ood;                   /* the current row is out of its domain */
 } weak_ctx;
 
@@ -148,7 +148,7 @@ static void weak_elem(const ac_compare_opts *opt, const weak_ctx *wk, const ac_p
                       const ac_oracle_elem *el, const ac_oracle_result *r, int knan, int kinf, double kv,
                       double wdecl, double ew_decl, ac_report *rep)
 {
-  ac_dtype t = p->dtype;
+  ac_dtype t = ac_tensor_dtype(p, 'o');
   if (!wk->std || wk->ood || !(el->accept & AC_ACCEPT_VALUE) || !(fabs(el->o) <= ac_dtype_get(t)->max_finite)) return;
   if (!isnan(ew_decl) && wdecl < fabs(el->o) + el->M) return;
   if ((knan || kinf) && overflow_within_bound(opt, wk->std, p, rw, el, r, t, knan, kinf, kv)) return;
@@ -237,7 +237,7 @@ static void acc_worst(jacc *a, const jctx *x, const jval *q, double err, double 
   a->worst = (ac_worst_elem){.valid = 1, .is_lse = !q->el, .i = q->row % p->tq, .h = (q->row / p->tq) % p->heads,
                              .b = q->row / (p->tq * p->heads), .d = q->d, .exact = q->exact, .round_bits = q->rb,
                              .kernel_bits = q->kb, .kernel = q->kv, .err = err, .ulps = ulps, .err_w = ew, .err_e = ee,
-                             .W = W, .E = E, .why = why, .accept = AC_ACCEPT_VALUE};
+                             .W = W, .E = E, .why = why, .accept = AC_ACCEPT_VALUE, .fmt1 = (int)q->fmt + 1};
 }
 
 /* WEAK-CLASS for a value the declared class accepts (wdecl: its bound; ew_decl: err/W, NaN out of its domain). */
@@ -256,7 +256,7 @@ static void judge_finite(const jctx *x, const jval *q, jacc *a)
   double err = fabs(q->kv - q->exact), ulps = err / ac_ulp(q->fmt, q->exact), bound;
   ac_bound bd;
   if (q->el) {
-    ac_budget_elem(x->cls, x->p, x->p->dtype, q->rw, q->el, x->r->mu, x->r->nmu, &bd);
+    ac_budget_elem(x->cls, x->p, ac_tensor_dtype(x->p, 'o'), q->rw, q->el, x->r->mu, x->r->nmu, &bd);
     bound = elem_bound(opt, q->el, bd.W);
   } else {
     ac_budget_lse(x->cls, x->p, q->rw, &bd);
@@ -315,7 +315,7 @@ static void judge_value(const jctx *x, const jval *q, jacc *a)
       return;
     }
     if (q->el && (q->accept & AC_ACCEPT_VALUE) &&
-        overflow_within_bound(opt, x->cls, x->p, q->rw, q->el, x->r, x->p->dtype, q->knan, q->kinf, q->kv)) {
+        overflow_within_bound(opt, x->cls, x->p, q->rw, q->el, x->r, ac_tensor_dtype(x->p, 'o'), q->knan, q->kinf, q->kv)) {
       rep->n_within_overflow++;
       return;
     }
@@ -358,7 +358,7 @@ static void judge_row(const jctx *x, int64_t row, int ood, const void *o, const 
   const ac_problem *p = x->p;
   const ac_oracle_result *r = x->r;
   ac_report *rep = x->rep;
-  ac_dtype t = p->dtype;
+  ac_dtype t = ac_tensor_dtype(p, 'o');   /* the stored output's format (the class follows p->dtype) */
   const ac_oracle_row *rw = &r->rows[row];
   double maxf = ac_dtype_get(t)->max_finite;
   const int64_t sbase = ac_oracle_slot(r, row) * p->dv;   /* where the oracle stores the row */
@@ -437,10 +437,10 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
   rep->n_rows_total = r->nrows;
   uint8_t *leakk = ac_xcalloc((size_t)r->nrows, 1), *leakv = ac_xcalloc((size_t)(r->nrows * p->dv), 1);
   ac_masked_nonfinite(c, leakk, leakv);
-  int64_t *vthr = ac_online_sum_thresholds(c, ac_dtype_get(x.cls->range)->max_finite);
+  uint8_t *vthr = ac_online_sum_beyond(c, ac_dtype_get(x.cls->range)->max_finite);
   if (opt->budget == AC_BUDGET_CLASS && ac_precision_default(t) != x.cls) {
     x.wk.std = ac_precision_default(t);
-    x.wk.vthr = ac_online_sum_thresholds(c, ac_dtype_get(x.wk.std->range)->max_finite);
+    x.wk.vthr = ac_online_sum_beyond(c, ac_dtype_get(x.wk.std->range)->max_finite);
     rep->std_name = x.wk.std->name;
   }
   jacc ea = {.worst_rank = -1}, la = {.worst_rank = -1};
@@ -513,7 +513,7 @@ int ac_compare_repeat(const ac_case *c, const ac_run_result *a, const ac_run_res
   if (a->status != AC_RUN_OK || b->status != AC_RUN_OK || !a->o || !b->o) return 0;
   ac_counts n;
   if (ac_problem_counts(&c->p, &n, NULL) < 0) return 0;
-  size_t sz = ac_dtype_size(c->p.dtype);
+  size_t sz = ac_dtype_size(ac_tensor_dtype(&c->p, 'o'));
   int64_t first = -1, ndiff = 0;
   for (int64_t x = 0; x < n.o; x++)
     if (memcmp((const char *)a->o + (size_t)x * sz, (const char *)b->o + (size_t)x * sz, sz)) {
@@ -546,7 +546,7 @@ double ac_compare_max_err(const ac_case *c, const ac_oracle_result *r, const voi
       size_t idx = (size_t)(row * p->dv + d);
       const ac_oracle_elem *el = &r->elems[ac_oracle_slot(r, row) * p->dv + d];
       if (!(el->accept & AC_ACCEPT_VALUE) || !isfinite(el->o)) continue;
-      double kv = ac_load(p->dtype, o, idx);
+      double kv = ac_load(ac_tensor_dtype(p, 'o'), o, idx);
       double err = fabs(kv - el->o);
       if (isfinite(err) && err > m) m = err;
     }

@@ -48,6 +48,7 @@ typedef enum {
 typedef struct {
   int valid;
   int is_lse;            /* the worst is an LSE value (d = -1) */
+  int fmt1;              /* 1 + the dtype its bits are stored in (o's dtype; 0: the case's dtype) */
   int64_t b, h, i, d;
   double exact;          /* oracle binary64 value */
   uint64_t round_bits;   /* correct rounding in the output dtype (binary32 for LSE) */
@@ -112,17 +113,17 @@ int ac_compare_repeat(const ac_case *c, const ac_run_result *a, const ac_run_res
 /* Tensor-wide maximum |o - exact| over selected rows with finite exact values (baseline budget). */
 double ac_compare_max_err(const ac_case *c, const ac_oracle_result *r, const void *o);
 
-/* domain.c. Per (batch, kv head) of a case, the smallest number of visible keys at which
- * Σ_j |V_j| (an online softmax's partial sums may reach it) exceeds lim in some column
- * (INT64_MAX: never); free() it. */
-int64_t *ac_online_sum_thresholds(const ac_case *c, double lim);
+/* domain.c. Per row of a case (ac_rowidx order): 1 when Σ_j |V_j| over the keys the row
+ * sees (the mask, the window and the boolean mask), which an online softmax's partial sums
+ * may reach, exceeds lim in some column; free() it. */
+uint8_t *ac_online_sum_beyond(const ac_case *c, double lim);
 /* 1 (with the reason in why) when row ridx is out of class c's domain: exact scores or q.k
  * beyond its working (or score storage) range, an exp-argument error bound beyond the exp
- * range, or partial P.V sums beyond the range (vthr from ac_online_sum_thresholds). */
+ * range, or partial P.V sums beyond the range (vbeyond from ac_online_sum_beyond). */
 int ac_row_out_of_domain(const ac_precision *c, const ac_problem *p, const ac_oracle_row *row,
-                         const ac_oracle_elem *els, const int64_t *vthr, int64_t ridx, char *why, size_t n);
+                         const ac_oracle_elem *els, const uint8_t *vbeyond, int64_t ridx, char *why, size_t n);
 /* Where a NaN or inf stored at a masked key can reach (MASKED-LEAK): krow[nrows] = 1 when a
- * masked key of the row holds one in K (its score reaches the LSE and every column through the
+ * key the row does not see holds one in K (its score reaches the LSE and every column through the
  * row sum); velem[nrows * dv] = 1 when krow is set or a masked key holds one in that V column
  * (0·NaN, 0·inf in P·V reach that column only). */
 void ac_masked_nonfinite(const ac_case *c, uint8_t *krow, uint8_t *velem);

@@ -6,6 +6,8 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include "variants.h"
 
 static int bits_nonfinite(ac_dtype t, uint64_t b) { return ac_bits_isnan(t, b) || ac_bits_isinf(t, b); }
 
@@ -19,34 +21,39 @@ static int row_has_nonfinite(ac_dtype t, const void *base, size_t off, int64_t n
 void ac_masked_nonfinite(const ac_case *c, uint8_t *krow, uint8_t *velem)
 {
   const ac_problem *p = &c->p;
-  /* Per (batch, kv head): the largest key index whose K row holds a non-finite value, and per
-   * V column the largest key index whose V holds one there (-1: none). Visible keys are a
-   * prefix, so a row with v visible keys has a masked one at or past v. */
-  int64_t nkv = p->batch * p->kv_heads, dv = p->dv;
-  int64_t *lastk = ac_xmalloc(sizeof(int64_t) * (size_t)nkv);
-  int64_t *lastv = ac_xmalloc(sizeof(int64_t) * (size_t)(nkv * dv));
+  const ac_dtype kd = ac_tensor_dtype(p, 'k'), vd = ac_tensor_dtype(p, 'v');
+  /* Per (batch, kv head): the keys whose K row or some V element holds a non-finite value
+   * (knf, vnf; usually none), then per row those of them the row does not see (the mask, the
+   * window and the boolean mask: not a prefix of the keys in general). */
+  int64_t dv = p->dv, g = p->heads / p->kv_heads;
+  int64_t *keys = ac_xmalloc(sizeof(int64_t) * (size_t)p->tk);
+  uint8_t *knf = ac_xmalloc((size_t)p->tk), *vnf = ac_xmalloc((size_t)(p->tk * dv));
   for (int64_t b = 0; b < p->batch; b++)
     for (int64_t kh = 0; kh < p->kv_heads; kh++) {
-      int64_t x = b * p->kv_heads + kh, *lv = lastv + x * dv;
-      lastk[x] = -1;
-      for (int64_t d = 0; d < dv; d++) lv[d] = -1;
-      for (int64_t j = p->tk - 1; j >= 0; j--) {
-        if (lastk[x] < 0 && row_has_nonfinite(p->dtype, c->k, ac_kidx(p, b, kh, j, 0), p->dk)) lastk[x] = j;
+      int64_t n = 0;
+      for (int64_t j = 0; j < p->tk; j++) {
+        int any = knf[n] = (uint8_t)row_has_nonfinite(kd, c->k, ac_kidx(p, b, kh, j, 0), p->dk);
         for (int64_t d = 0; d < dv; d++)
-          if (lv[d] < 0 && bits_nonfinite(p->dtype, ac_load_bits(p->dtype, c->v, ac_vidx(p, b, kh, j, d)))) lv[d] = j;
+          any |= vnf[n * dv + d] = (uint8_t)bits_nonfinite(vd, ac_load_bits(vd, c->v, ac_vidx(p, b, kh, j, d)));
+        if (any) keys[n++] = j;
       }
+      for (int64_t h = kh * g; h < (kh + 1) * g; h++)
+        for (int64_t i = 0; i < p->tq; i++) {
+          int64_t row = (int64_t)ac_rowidx(p, b, h, i);
+          uint8_t *ve = velem + row * dv;
+          krow[row] = 0;
+          memset(ve, 0, (size_t)dv);
+          for (int64_t x = 0; x < n; x++) {
+            if (ac_features_visible(c, b, h, i, keys[x])) continue;
+            krow[row] |= knf[x];
+            for (int64_t d = 0; d < dv; d++) ve[d] |= vnf[x * dv + d];
+          }
+          if (krow[row]) memset(ve, 1, (size_t)dv);
+        }
     }
-  for (int64_t b = 0; b < p->batch; b++)
-    for (int64_t h = 0; h < p->heads; h++) {
-      int64_t x = b * p->kv_heads + ac_kv_head(p, h);
-      for (int64_t i = 0; i < p->tq; i++) {
-        int64_t vis = ac_visible_count(p, i), row = (int64_t)ac_rowidx(p, b, h, i);
-        krow[row] = lastk[x] >= vis;
-        for (int64_t d = 0; d < dv; d++) velem[row * dv + d] = krow[row] || lastv[x * dv + d] >= vis;
-      }
-    }
-  free(lastk);
-  free(lastv);
+  free(keys);
+  free(knf);
+  free(vnf);
 }
 
 /* The domain of a row: exact scores (raw q·k or scaled) beyond the working range, or the
@@ -90,39 +97,74 @@ static int row_beyond_range(const ac_precision *c, const ac_problem *p, const ac
   return 0;
 }
 
+/* Σ_j |V_j| per column over the keys row (b, h, i) sees (finite values only): 1 when some
+ * column exceeds lim. */
+static int visible_vsum_beyond(const ac_case *c, int64_t b, int64_t h, int64_t i, double lim, double *acc)
+{
+  const ac_problem *p = &c->p;
+  const ac_dtype vd = ac_tensor_dtype(p, 'v');
+  int64_t lo, hi, kh = ac_kv_head(p, h);
+  ac_visible_range(p, i, &lo, &hi);
+  for (int64_t d = 0; d < p->dv; d++) acc[d] = 0;
+  for (int64_t j = lo; j < hi; j++) {
+    if (!ac_features_visible(c, b, h, i, j)) continue;
+    for (int64_t d = 0; d < p->dv; d++) {
+      double v = fabs(ac_load(vd, c->v, ac_vidx(p, b, kh, j, d)));
+      if (isfinite(v)) acc[d] += v;
+      if (acc[d] > lim) return 1;
+    }
+  }
+  return 0;
+}
+
 /* An online softmax (or any tiling) adds w_j V_j with w_j <= 1 relative to the running
  * maximum, so before a later, larger maximum rescales them its partial sums can reach
  * Σ_j |V_j| over the visible keys, whatever the final weights: a correct binary32 kernel
- * overflows there on some key orders. Per (batch, kv head): the smallest number of visible
- * keys at which that sum, in some column, exceeds lim (INT64_MAX: never). */
-int64_t *ac_online_sum_thresholds(const ac_case *c, double lim)
+ * overflows there on some key orders. A running sum over the keys [lo, hi) of the mask and
+ * the window (both bounds grow with the row) finds the candidate rows; those are summed
+ * exactly over the keys they see. */
+uint8_t *ac_online_sum_beyond(const ac_case *c, double lim)
 {
   const ac_problem *p = &c->p;
-  int64_t n = p->batch * p->kv_heads;
-  int64_t *thr = ac_xmalloc((size_t)n * sizeof *thr);
-  double *acc = ac_xmalloc((size_t)p->dv * sizeof *acc);
-  for (int64_t bk = 0; bk < n; bk++) {
-    int64_t b = bk / p->kv_heads, kh = bk % p->kv_heads;
-    thr[bk] = INT64_MAX;
-    for (int64_t d = 0; d < p->dv; d++) acc[d] = 0;
-    for (int64_t j = 0; j < p->tk && thr[bk] == INT64_MAX; j++)
-      for (int64_t d = 0; d < p->dv; d++) {
-        double v = fabs(ac_load(p->dtype, c->v, ac_vidx(p, b, kh, j, d)));
-        if (isfinite(v)) acc[d] += v;
-        if (acc[d] > lim) { thr[bk] = j + 1; break; }
+  const ac_dtype vd = ac_tensor_dtype(p, 'v');
+  int64_t dv = p->dv, g = p->heads / p->kv_heads;
+  uint8_t *out = ac_xcalloc((size_t)(p->batch * p->heads * p->tq), 1);
+  double *run = ac_xmalloc((size_t)dv * sizeof *run), *acc = ac_xmalloc((size_t)dv * sizeof *acc);
+  for (int64_t b = 0; b < p->batch; b++)
+    for (int64_t kh = 0; kh < p->kv_heads; kh++) {
+      int64_t a = 0, z = 0;   /* run holds the sums over keys [a, z) */
+      for (int64_t i = 0; i < p->tq; i++) {
+        int64_t lo, hi, cand = 0;
+        ac_visible_range(p, i, &lo, &hi);
+        if (lo >= z) {
+          for (int64_t d = 0; d < dv; d++) run[d] = 0;
+          a = z = lo;
+        }
+        for (; a < lo; a++)
+          for (int64_t d = 0; d < dv; d++) {
+            double v = fabs(ac_load(vd, c->v, ac_vidx(p, b, kh, a, d)));
+            if (isfinite(v)) run[d] -= v;
+          }
+        for (; z < hi; z++)
+          for (int64_t d = 0; d < dv; d++) {
+            double v = fabs(ac_load(vd, c->v, ac_vidx(p, b, kh, z, d)));
+            if (isfinite(v)) run[d] += v;
+          }
+        for (int64_t d = 0; d < dv && !cand; d++) cand = run[d] > lim * 0x1.fffp-1;   /* margin for the running sum's rounding */
+        for (int64_t h = kh * g; cand && h < (kh + 1) * g; h++)
+          out[ac_rowidx(p, b, h, i)] = (uint8_t)visible_vsum_beyond(c, b, h, i, lim, acc);
       }
-  }
+    }
+  free(run);
   free(acc);
-  return thr;
+  return out;
 }
 
 int ac_row_out_of_domain(const ac_precision *c, const ac_problem *p, const ac_oracle_row *row,
-                         const ac_oracle_elem *els, const int64_t *vthr, int64_t ridx, char *why, size_t n)
+                         const ac_oracle_elem *els, const uint8_t *vbeyond, int64_t ridx, char *why, size_t n)
 {
   if (row_beyond_range(c, p, row, els, p->dv, why, n)) return 1;
-  if (row->visible <= 0 || row->has_nonfinite) return 0;
-  int64_t b = ridx / (p->tq * p->heads), h = (ridx / p->tq) % p->heads;
-  if (row->visible < vthr[b * p->kv_heads + ac_kv_head(p, h)]) return 0;
+  if (row->visible <= 0 || row->has_nonfinite || !vbeyond[ridx]) return 0;
   snprintf(why, n, "partial P.V sums of an online softmax (up to the sum of |V_j| over %lld visible keys) beyond %s",
            (long long)row->visible, ac_dtype_name(c->range));
   return 1;

@@ -104,7 +104,7 @@ void ac_report_line(FILE *f, const char *kernel, const char *casename, const ac_
 static void worst_line(FILE *f, const ac_worst_elem *w, ac_dtype t, const char *budget)
 {
   char kh[40], rh[40];
-  ac_dtype ft = w->is_lse ? AC_F32 : t;
+  ac_dtype ft = w->is_lse ? AC_F32 : w->fmt1 ? (ac_dtype)(w->fmt1 - 1) : t;
   ac_bits_hex(ft, w->kernel_bits, kh, sizeof kh);
   ac_bits_hex(ft, w->round_bits, rh, sizeof rh);
   if (w->is_lse)
@@ -159,7 +159,7 @@ static void jnum(FILE *f, const char *k, double v)
 static void jworst(FILE *f, const char *key, const ac_worst_elem *w, ac_dtype t)
 {
   char kh[40], rh[40], ex[64], kv[64];
-  ac_dtype ft = w->is_lse ? AC_F32 : t;
+  ac_dtype ft = w->is_lse ? AC_F32 : w->fmt1 ? (ac_dtype)(w->fmt1 - 1) : t;
   fprintf(f, ",\"%s\":{\"index\":[%lld,%lld,%lld,%lld]", key, (long long)w->b, (long long)w->h, (long long)w->i,
           (long long)w->d);
   snprintf(ex, sizeof ex, "%a", w->exact);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "rng.h"
+#include "variants.h"
 #include "vgen.h"
 
 /* Seeds of the suite are 1000 + spec number (streams per tensor and dtype); bench/calibrate
@@ -15,11 +16,11 @@
 enum { L_DENSE = 0, L_BTHD, L_PADDED };
 enum {
   D_NORMAL = 0, D_UNIFORM, D_LARGE, D_NEGATIVE, D_LATEMAX, D_TIES, D_MASKED_NAN, D_VONES, D_ZEROQ,
-  D_PERM, D_Q2, D_SLICE, D_EXAMPLE, D_STEEP, D_TAIL, D_LARGENEG, D_CLIFF
+  D_PERM, D_Q2, D_SLICE, D_EXAMPLE, D_STEEP, D_TAIL, D_LARGENEG, D_CLIFF, D_EXTREME
 };
 static const char *const dist_names[] = {"normal", "uniform", "large", "negative", "latemax", "ties",
                                          "maskednan", "vones", "zeroq", "perm", "q2", "slice", "example",
-                                         "steep", "tail", "largeneg", "cliff"};
+                                         "steep", "tail", "largeneg", "cliff", "extreme"};
 
 typedef struct {
   int64_t B, H, KVH, tq, tk, dk, dv;
@@ -144,6 +145,37 @@ static const var_spec var_specs[] = {
 #undef W
 #undef VB
 #define N_VAR ((int64_t)(sizeof var_specs / sizeof var_specs[0]))
+/* Per-tensor dtypes (mixed_dtypes): each a base shape and value pattern with the compute dtype
+ * and the dtypes of q, k, v and o, not crossed with the dtypes; every combination a built-in
+ * kernel takes (binary32 with f16 or bf16 K and V, fp8 inputs with a bf16, f16 or f32 output),
+ * with values at each format's extremes (D_EXTREME: V at the largest finite values, Q and K
+ * down to the subnormals of their dtypes) and the patterns where a wrong conversion shows. */
+typedef struct {
+  spec base;
+  ac_dtype t;           /* compute dtype */
+  ac_dtype d[4];        /* q, k, v, o */
+} mix_spec;
+#define MB(B, H, KVH, TQ, TK, D, MASK, DIST) {B, H, KVH, TQ, TK, D, D, MASK, L_DENSE, DIST, 0, 0, -1, NULL}
+static const mix_spec mix_specs[] = {
+  {MB(1, 2, 1, 64, 96, 32, AC_MASK_NONE, D_NORMAL), AC_F32, {AC_F32, AC_F16, AC_F16, AC_F32}},
+  {MB(2, 4, 2, 113, 203, 64, AC_MASK_CAUSAL_BR, D_NORMAL), AC_F32, {AC_F32, AC_BF16, AC_BF16, AC_F32}},
+  {MB(1, 1, 1, 40, 70, 32, AC_MASK_CAUSAL, D_NORMAL), AC_F32, {AC_F32, AC_F16, AC_BF16, AC_F32}},
+  {MB(1, 1, 1, 40, 70, 32, AC_MASK_NONE, D_NORMAL), AC_F32, {AC_F32, AC_BF16, AC_F16, AC_F32}},
+  {MB(1, 1, 1, 33, 47, 64, AC_MASK_NONE, D_LARGE), AC_F32, {AC_F32, AC_F16, AC_F16, AC_F32}},
+  {MB(1, 1, 1, 17, 300, 16, AC_MASK_NONE, D_LATEMAX), AC_F32, {AC_F32, AC_BF16, AC_BF16, AC_F32}},
+  {MB(1, 1, 1, 48, 64, 32, AC_MASK_NONE, D_EXTREME), AC_F32, {AC_F32, AC_F16, AC_F16, AC_F32}},
+  {MB(1, 1, 1, 48, 64, 32, AC_MASK_CAUSAL, D_EXTREME), AC_F32, {AC_F32, AC_BF16, AC_BF16, AC_F32}},
+  {MB(1, 2, 2, 64, 96, 32, AC_MASK_NONE, D_NORMAL), AC_E4M3, {AC_E4M3, AC_E4M3, AC_E4M3, AC_BF16}},
+  {MB(2, 4, 2, 113, 203, 64, AC_MASK_CAUSAL_BR, D_NORMAL), AC_E4M3, {AC_E4M3, AC_E4M3, AC_E4M3, AC_BF16}},
+  {MB(1, 1, 1, 40, 70, 32, AC_MASK_CAUSAL, D_NORMAL), AC_E4M3, {AC_E4M3, AC_E4M3, AC_E4M3, AC_F32}},
+  {MB(1, 1, 1, 40, 70, 32, AC_MASK_NONE, D_NORMAL), AC_E4M3, {AC_E4M3, AC_E4M3, AC_E4M3, AC_F16}},
+  {MB(1, 1, 1, 48, 64, 32, AC_MASK_NONE, D_EXTREME), AC_E4M3, {AC_E4M3, AC_E4M3, AC_E4M3, AC_BF16}},
+  {MB(1, 2, 2, 64, 96, 32, AC_MASK_NONE, D_NORMAL), AC_E5M2, {AC_E5M2, AC_E5M2, AC_E5M2, AC_BF16}},
+  {MB(1, 1, 1, 40, 70, 32, AC_MASK_CAUSAL, D_NORMAL), AC_E5M2, {AC_E5M2, AC_E5M2, AC_E5M2, AC_F32}},
+  {MB(1, 1, 1, 48, 64, 32, AC_MASK_NONE, D_EXTREME), AC_E5M2, {AC_E5M2, AC_E5M2, AC_E5M2, AC_BF16}},
+};
+#undef MB
+#define N_MIX ((int64_t)(sizeof mix_specs / sizeof mix_specs[0]))
 static const char *const examples[] = {"tiny3", "andrea-120m"};
 #define N_EX 2
 
@@ -167,7 +199,7 @@ int ac_suite_parse(const char *s, ac_suite_kind *out)
 
 int64_t ac_suite_count(ac_suite_kind k)
 {
-  int64_t n = N_CI * N_DT + N_EX + N_VAR * N_DT;
+  int64_t n = N_CI * N_DT + N_EX + N_VAR * N_DT + N_MIX;
   if (k == AC_SUITE_FULL) n += N_FULL_GRID * N_DT;
   return n;
 }
@@ -189,10 +221,12 @@ static spec grid_spec(int64_t g)
 }
 
 /* Locate case i: spec (copied), dtype, example name, spec number for seeds; *vs the variant
- * spec of a variant case (NULL otherwise). */
-static int locate(ac_suite_kind k, int64_t i, spec *s, ac_dtype *t, int64_t *specno, const ac_vspec **vs)
+ * spec of a variant case, *mx the dtypes of a mixed-dtype case (NULL otherwise). */
+static int locate(ac_suite_kind k, int64_t i, spec *s, ac_dtype *t, int64_t *specno, const ac_vspec **vs,
+                  const mix_spec **mx)
 {
   *vs = NULL;
+  *mx = NULL;
   if (i < 0 || i >= ac_suite_count(k)) return -1;
   if (i < N_CI * N_DT) {
     *s = ci_specs[i / N_DT];
@@ -220,13 +254,21 @@ static int locate(ac_suite_kind k, int64_t i, spec *s, ac_dtype *t, int64_t *spe
     return 0;
   }
   i -= N_VAR * N_DT;
+  if (i < N_MIX) {
+    *mx = &mix_specs[i];
+    *s = mix_specs[i].base;
+    *t = mix_specs[i].t;
+    *specno = 3000 + i;
+    return 0;
+  }
+  i -= N_MIX;
   *s = grid_spec(i / N_DT);
   *t = dtypes[i % N_DT];
   *specno = 1000 + i / N_DT;
   return 0;
 }
 
-static void spec_name(const spec *s, const ac_vspec *vs, ac_dtype t, char *name, size_t n)
+static void spec_name(const spec *s, const ac_vspec *vs, const mix_spec *mx, ac_dtype t, char *name, size_t n)
 {
   if (s->dist == D_EXAMPLE) {
     snprintf(name, n, "example-%s", s->example);
@@ -245,6 +287,9 @@ static void spec_name(const spec *s, const ac_vspec *vs, ac_dtype t, char *name,
     name[len++] = '-';
     ac_vspec_name(vs, name + len, n - len);
   }
+  if (mx && len < n)
+    snprintf(name + len, n - len, "-dtypes-%s.%s.%s.%s", ac_dtype_name(mx->d[0]), ac_dtype_name(mx->d[1]),
+             ac_dtype_name(mx->d[2]), ac_dtype_name(mx->d[3]));
 }
 
 int ac_suite_describe(ac_suite_kind k, int64_t i, char *name, size_t n, ac_dtype *dtype)
@@ -253,8 +298,9 @@ int ac_suite_describe(ac_suite_kind k, int64_t i, char *name, size_t n, ac_dtype
   ac_dtype t;
   int64_t no;
   const ac_vspec *vs;
-  if (locate(k, i, &s, &t, &no, &vs) < 0) return -1;
-  spec_name(&s, vs, t, name, n);
+  const mix_spec *mx;
+  if (locate(k, i, &s, &t, &no, &vs, &mx) < 0) return -1;
+  spec_name(&s, vs, mx, t, name, n);
   if (dtype) *dtype = t;
   return 0;
 }
@@ -293,56 +339,65 @@ static void fill_normal(ac_dtype t, void *base, size_t n, ac_rng *r, double sigm
 }
 
 /* Values of a generated case (shape already set and allocated). */
+/* A NaN of dtype t other than the harness's pre-fill pattern, so that a propagated input NaN is
+ * not mistaken for an unwritten output. */
+static uint64_t masked_nan(ac_dtype t)
+{
+  uint64_t nan = ac_encode_f64(t, NAN);
+  if (nan == ac_nan_bits(t)) nan ^= 1ull << (8 * ac_dtype_size(t) - 1);
+  return nan;
+}
+
 static void fill_values(ac_case *c, int dist, uint64_t seed)
 {
   ac_problem *p = &c->p;
-  ac_dtype t = p->dtype;
+  const ac_dtype tq = ac_tensor_dtype(p, 'q'), tkd = ac_tensor_dtype(p, 'k'), tvd = ac_tensor_dtype(p, 'v');
   ac_counts n;
   ac_problem_counts(p, &n, NULL);
   ac_rng rq, rk, rv;
   ac_rng_init(&rq, seed, 1);
   ac_rng_init(&rk, seed, 2);
   ac_rng_init(&rv, seed, 3);
-  fill_normal(t, c->v, (size_t)n.v, &rv, 1.0);
+  fill_normal(tvd, c->v, (size_t)n.v, &rv, 1.0);
   switch (dist) {
   case D_UNIFORM:
-    for (int64_t i = 0; i < n.q; i++) put(t, c->q, (size_t)i, 2 * ac_rng_uniform(&rq) - 1);
-    for (int64_t i = 0; i < n.k; i++) put(t, c->k, (size_t)i, 2 * ac_rng_uniform(&rk) - 1);
-    for (int64_t i = 0; i < n.v; i++) put(t, c->v, (size_t)i, 2 * ac_rng_uniform(&rv) - 1);
+    for (int64_t i = 0; i < n.q; i++) put(tq, c->q, (size_t)i, 2 * ac_rng_uniform(&rq) - 1);
+    for (int64_t i = 0; i < n.k; i++) put(tkd, c->k, (size_t)i, 2 * ac_rng_uniform(&rk) - 1);
+    for (int64_t i = 0; i < n.v; i++) put(tvd, c->v, (size_t)i, 2 * ac_rng_uniform(&rv) - 1);
     break;
   case D_LARGE:
   case D_LARGENEG:
     /* scores about N(0, 100^2): |s| well past 88 (fp32 exp overflow) and 11 (fp16); largeneg
      * with the scale -1/sqrt(dk): the largest score comes from the most negative dot product */
-    fill_normal(t, c->q, (size_t)n.q, &rq, 10.0);
-    fill_normal(t, c->k, (size_t)n.k, &rk, 10.0);
+    fill_normal(tq, c->q, (size_t)n.q, &rq, 10.0);
+    fill_normal(tkd, c->k, (size_t)n.k, &rk, 10.0);
     break;
   case D_NEGATIVE: {
     /* every score about -sqrt(dk)*a^2 (-1e5 for dk = 64), spread by the noise of q */
     double a = 112;
-    for (int64_t i = 0; i < n.q; i++) put(t, c->q, (size_t)i, a * (1 + 0.02 * ac_rng_normal(&rq)));
-    for (int64_t i = 0; i < n.k; i++) put(t, c->k, (size_t)i, -a);
+    for (int64_t i = 0; i < n.q; i++) put(tq, c->q, (size_t)i, a * (1 + 0.02 * ac_rng_normal(&rq)));
+    for (int64_t i = 0; i < n.k; i++) put(tkd, c->k, (size_t)i, -a);
     break;
   }
   case D_LATEMAX:
     /* s_j grows along the keys (about 30 from the first key to the last) */
-    for (int64_t i = 0; i < n.q; i++) put(t, c->q, (size_t)i, 1.0);
+    for (int64_t i = 0; i < n.q; i++) put(tq, c->q, (size_t)i, 1.0);
     for (int64_t b = 0; b < p->batch; b++)
       for (int64_t kh = 0; kh < p->kv_heads; kh++)
         for (int64_t j = 0; j < p->tk; j++)
           for (int64_t d = 0; d < p->dk; d++)
-            put(t, c->k, ac_kidx(p, b, kh, j, d),
+            put(tkd, c->k, ac_kidx(p, b, kh, j, d),
                 30.0 / sqrt((double)p->dk) * (double)j / (double)p->tk + 0.05 * ac_rng_normal(&rk));
     break;
   case D_TIES:
     /* even keys equal the first key (repeated maxima possible), odd keys random */
-    fill_normal(t, c->q, (size_t)n.q, &rq, 1.0);
-    fill_normal(t, c->k, (size_t)n.k, &rk, 1.0);
+    fill_normal(tq, c->q, (size_t)n.q, &rq, 1.0);
+    fill_normal(tkd, c->k, (size_t)n.k, &rk, 1.0);
     for (int64_t b = 0; b < p->batch; b++)
       for (int64_t kh = 0; kh < p->kv_heads; kh++)
         for (int64_t j = 2; j < p->tk; j += 2)
-          memcpy((char *)c->k + ac_kidx(p, b, kh, j, 0) * ac_dtype_size(t),
-                 (char *)c->k + ac_kidx(p, b, kh, 0, 0) * ac_dtype_size(t), (size_t)p->dk * ac_dtype_size(t));
+          memcpy((char *)c->k + ac_kidx(p, b, kh, j, 0) * ac_dtype_size(tkd),
+                 (char *)c->k + ac_kidx(p, b, kh, 0, 0) * ac_dtype_size(tkd), (size_t)p->dk * ac_dtype_size(tkd));
     break;
   case D_STEEP:
   case D_CLIFF:
@@ -352,37 +407,36 @@ static void fill_values(ac_case *c, int dist, uint64_t seed)
      * scores and q.k within fp16's range (a finite -1e4 mask lets them win); tail (1.5 a key):
      * V_j = e^{-2j} makes the output of each row come from keys 20 to 60 logits below its maximum */
     double slope = dist == D_STEEP ? 4.0 : dist == D_CLIFF ? 600.0 : 1.5;
-    for (int64_t i = 0; i < n.q; i++) put(t, c->q, (size_t)i, 1.0);
+    for (int64_t i = 0; i < n.q; i++) put(tq, c->q, (size_t)i, 1.0);
     for (int64_t b = 0; b < p->batch; b++)
       for (int64_t kh = 0; kh < p->kv_heads; kh++)
         for (int64_t j = 0; j < p->tk; j++) {
           double sj = slope * ((double)j - (double)p->tk / 2) + 0.05 * ac_rng_normal(&rk);
-          for (int64_t d = 0; d < p->dk; d++) put(t, c->k, ac_kidx(p, b, kh, j, d), sj / sqrt((double)p->dk));
+          for (int64_t d = 0; d < p->dk; d++) put(tkd, c->k, ac_kidx(p, b, kh, j, d), sj / sqrt((double)p->dk));
           if (dist == D_TAIL)
             for (int64_t d = 0; d < p->dv; d++)
-              put(t, c->v, ac_vidx(p, b, kh, j, d), exp(-2.0 * (double)j) * (1 + 0.5 * ac_rng_normal(&rv)));
+              put(tvd, c->v, ac_vidx(p, b, kh, j, d), exp(-2.0 * (double)j) * (1 + 0.5 * ac_rng_normal(&rv)));
         }
     break;
   }
   case D_VONES:
-    fill_normal(t, c->q, (size_t)n.q, &rq, 1.0);
-    fill_normal(t, c->k, (size_t)n.k, &rk, 1.0);
-    for (int64_t i = 0; i < n.v; i++) put(t, c->v, (size_t)i, 1.0);
+    fill_normal(tq, c->q, (size_t)n.q, &rq, 1.0);
+    fill_normal(tkd, c->k, (size_t)n.k, &rk, 1.0);
+    for (int64_t i = 0; i < n.v; i++) put(tvd, c->v, (size_t)i, 1.0);
     break;
   case D_ZEROQ:
-    for (int64_t i = 0; i < n.q; i++) put(t, c->q, (size_t)i, 0.0);
-    fill_normal(t, c->k, (size_t)n.k, &rk, 1.0);
+    for (int64_t i = 0; i < n.q; i++) put(tq, c->q, (size_t)i, 0.0);
+    fill_normal(tkd, c->k, (size_t)n.k, &rk, 1.0);
     break;
   case D_MASKED_NAN: {
-    fill_normal(t, c->q, (size_t)n.q, &rq, 1.0);
-    fill_normal(t, c->k, (size_t)n.k, &rk, 1.0);
+    fill_normal(tq, c->q, (size_t)n.q, &rq, 1.0);
+    fill_normal(tkd, c->k, (size_t)n.k, &rk, 1.0);
     /* keys visible to no row get NaN and inf in K and V */
     int64_t maxvis = ac_visible_count(p, p->tq - 1);
     /* a NaN payload other than the harness's pre-fill pattern, so that a propagated input NaN
      * is not mistaken for an unwritten output */
-    uint64_t nan = ac_encode_f64(t, NAN);
-    if (nan == ac_nan_bits(t)) nan ^= 1ull << (8 * ac_dtype_size(t) - 1);
-    uint64_t inf = ac_bits_isnan(t, ac_encode_f64(t, INFINITY)) ? nan : ac_encode_f64(t, INFINITY);
+    uint64_t nan = masked_nan(tvd), knan = masked_nan(tkd);
+    uint64_t inf = ac_bits_isnan(tkd, ac_encode_f64(tkd, INFINITY)) ? knan : ac_encode_f64(tkd, INFINITY);
     for (int64_t b = 0; b < p->batch; b++)
       for (int64_t kh = 0; kh < p->kv_heads; kh++)
         for (int64_t j = maxvis; j <= p->tk; j++) {
@@ -391,17 +445,29 @@ static void fill_values(ac_case *c, int dist, uint64_t seed)
              * (inside a diagonal tile: where FlashAttention-2 leaks); NaN in V only, so that
              * the rows that see it expect NaN in every column and a finite LSE */
             int64_t jm = maxvis / 2;
-            for (int64_t d = 0; d < p->dv; d++) ac_store_bits(t, c->v, ac_vidx(p, b, kh, jm, d), nan);
+            for (int64_t d = 0; d < p->dv; d++) ac_store_bits(tvd, c->v, ac_vidx(p, b, kh, jm, d), nan);
           }
           if (j == p->tk) break;
-          for (int64_t d = 0; d < p->dk; d++) ac_store_bits(t, c->k, ac_kidx(p, b, kh, j, d), (j + d) % 3 ? 0 : inf);
-          for (int64_t d = 0; d < p->dv; d++) ac_store_bits(t, c->v, ac_vidx(p, b, kh, j, d), (j + d) % 2 ? nan : 0);
+          for (int64_t d = 0; d < p->dk; d++) ac_store_bits(tkd, c->k, ac_kidx(p, b, kh, j, d), (j + d) % 3 ? 0 : inf);
+          for (int64_t d = 0; d < p->dv; d++) ac_store_bits(tvd, c->v, ac_vidx(p, b, kh, j, d), (j + d) % 2 ? nan : 0);
         }
     break;
   }
+  case D_EXTREME: {
+    /* V at its dtype's largest finite values (a quarter of them, the rest normal), Q and K normal
+     * with every eighth element at the smallest subnormal of its dtype: a K or V read through the
+     * wrong format, or an output range taken from the wrong dtype, shows here */
+    const double vmax = ac_dtype_get(tvd)->max_finite, kmin = ac_ulp(tkd, 0), qmin = ac_ulp(tq, 0);
+    fill_normal(tq, c->q, (size_t)n.q, &rq, 1.0);
+    fill_normal(tkd, c->k, (size_t)n.k, &rk, 1.0);
+    for (int64_t i = 0; i < n.q; i += 8) put(tq, c->q, (size_t)i, i % 16 ? qmin : -qmin);
+    for (int64_t i = 3; i < n.k; i += 8) put(tkd, c->k, (size_t)i, i % 16 ? kmin : -kmin);
+    for (int64_t i = 0; i < n.v; i += 4) put(tvd, c->v, (size_t)i, (i / 4) % 2 ? -vmax : vmax);
+    break;
+  }
   default:
-    fill_normal(t, c->q, (size_t)n.q, &rq, 1.0);
-    fill_normal(t, c->k, (size_t)n.k, &rk, 1.0);
+    fill_normal(tq, c->q, (size_t)n.q, &rq, 1.0);
+    fill_normal(tkd, c->k, (size_t)n.k, &rk, 1.0);
   }
 }
 
@@ -432,10 +498,11 @@ int ac_suite_make(ac_suite_kind k, int64_t i, ac_suite_case *sc, ac_err *e)
   ac_dtype t;
   int64_t no;
   const ac_vspec *vs;
+  const mix_spec *mx;
   memset(sc, 0, sizeof *sc);
   ac_case_init(&sc->c);
-  if (locate(k, i, &s, &t, &no, &vs) < 0) return ac_err_set(e, "suite case %lld does not exist", (long long)i);
-  spec_name(&s, vs, t, sc->name, sizeof sc->name);
+  if (locate(k, i, &s, &t, &no, &vs, &mx) < 0) return ac_err_set(e, "suite case %lld does not exist", (long long)i);
+  spec_name(&s, vs, mx, t, sc->name, sizeof sc->name);
   sc->repeat = s.repeat;
   if (s.rows_k > 0) snprintf(sc->rows, sizeof sc->rows, "edges+%d", s.rows_k);
   if (s.dist == D_EXAMPLE) return ac_case_example(&sc->c, s.example, e);
@@ -464,6 +531,7 @@ int ac_suite_make(ac_suite_kind k, int64_t i, ac_suite_case *sc, ac_err *e)
     ac_case_free(&base);
   } else {
     set_shape(&c->p, &s, t);
+    if (mx && ac_features_set_dtypes(&c->p, mx->d, e)) return -1;
     if (ac_case_alloc(c, e) < 0) return -1;
     fill_values(c, s.dist == D_PERM || s.dist == D_Q2 ? D_NORMAL : s.dist, seed);
     if (s.dist == D_PERM) {
@@ -500,7 +568,7 @@ int ac_suite_make(ac_suite_kind k, int64_t i, ac_suite_case *sc, ac_err *e)
   }
   if (vs && ac_vspec_apply(c, vs, seed, e)) return -1;
   c->seed = seed;
-  snprintf(c->generator, sizeof c->generator, "suite:%s%s", dist_names[s.dist], vs ? "+variant" : "");
+  snprintf(c->generator, sizeof c->generator, "suite:%s%s%s", dist_names[s.dist], vs ? "+variant" : "", mx ? "+dtypes" : "");
   return 0;
 }
 

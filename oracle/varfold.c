@@ -112,7 +112,7 @@ static void fold_factor(const ac_or_ws *w, int64_t *fm, int32_t *fe)
   *fe = -*fe;
 }
 
-int ac_or_var_fold_fast(ac_or_ws *w)
+int ac_or_var_fold_fast(ac_or_ws *w, int zbits)
 {
   ac_or_var *v = w->var;
   int64_t n = w->n, fm;
@@ -121,11 +121,7 @@ int ac_or_var_fold_fast(ac_or_ws *w)
   fold_factor(w, &fm, &fe);
   int fbits = ac_or_bitlen((uint64_t)(fm < 0 ? -fm : fm));
   int64_t lsb = w->zlsb, top = INT64_MIN;   /* top: the largest ae + bitlen(am) */
-  int zbits = 0;
   for (int64_t r = 0; r < n; r++) {
-    const uint64_t *z = ac_or_z(w, r);
-    int b = bitlen128((ac_i128)(((ac_u128)z[1] << 64) | z[0]));
-    if (b > zbits) zbits = b;
     if (!v->am[r]) continue;
     int ba = bitlen128(v->am[r]);
     if (ba + fbits > 124) return 0;

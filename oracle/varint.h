@@ -45,7 +45,8 @@ void ac_or_var_a_mpfr(ac_or_var *v, int64_t r);         /* a_r from (am, ae) */
 long double ac_or_var_a_ld(ac_or_var *v, int64_t r);     /* a_r rounded to long double */
 long double ac_or_var_z_ld(ac_or_ws *w, int64_t r);      /* z_r (two limbs) rounded to long double */
 long double ac_or_var_pow2(ac_or_var *v, int32_t e);     /* 2^e (cached), 0 outside |e| <= 16000 */
-/* z' = z + F a in two limbs when it fits (1; g then on demand), else 0 with nothing changed. */
-int ac_or_var_fold_fast(ac_or_ws *w);
+/* z' = z + F a in two limbs when it fits (1; g then on demand), else 0 with nothing changed;
+ * zbits: the bit length of the largest |z| of the row. */
+int ac_or_var_fold_fast(ac_or_ws *w, int zbits);
 
 #endif

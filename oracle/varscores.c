@@ -403,7 +403,8 @@ static void var_finish(ac_or_ws *w)
     zmax = ac_or_fx_to_ld(l, 2, w->zlsb);
   }
   int foldable = ac_or_var_foldable(w->p, &w->sc);   /* as path_choose decided */
-  int folded = foldable && ac_or_var_fold_fast(w);   /* z' = z + F a in integers */
+  int zbits = zbig >> 64 ? 64 + ac_or_bitlen((uint64_t)(zbig >> 64)) : ac_or_bitlen((uint64_t)zbig);
+  int folded = foldable && w->nl == 2 && ac_or_var_fold_fast(w, zbits);   /* z' = z + F a in integers */
   v->g_ok = v->mode == AC_VAR_FOLD && !folded;
   v->plain = foldable;   /* fold_fast, or fold_scores below */
   if (v->dy && !folded)

@@ -23,6 +23,7 @@ typedef struct {
   int no_strided;      /* 1: never ask for a strided layout */
   int no_nonfinite;    /* 1: never store NaN/inf (families that need them fall back to finite values) */
   uint32_t features;   /* AC_FEAT_... the kernel declares: variant families use no other (init: all) */
+  int no_dense;        /* 1: the kernel takes no dense case (a layout-only kernel): only layout families */
 } ac_gen_limits;
 
 void ac_gen_limits_init(ac_gen_limits *l);
@@ -135,7 +136,7 @@ typedef struct {
 const ac_family *ac_families(int *n);
 const ac_family *ac_family_find(const char *name);
 /* 1 when f can draw cases within l: the features it needs are in l->features (and its own
- * usable() agrees). A campaign draws no other family. */
+ * usable() agrees), and, when l->no_dense, it draws layout cases. A campaign draws no other family. */
 int ac_family_usable(const ac_family *f, const ac_gen_limits *l);
 /* Parses "a,b,c" into a list of family indices; -1 with message on an unknown name. */
 int ac_family_parse_list(const char *list, int *idx, int *n, int max, ac_err *e);

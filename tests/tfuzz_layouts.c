@@ -4,7 +4,7 @@
  * are drawn only for kernels that declare the layout; mutations keep the layout; the
  * metamorphic checks (a sequence alone, paged keys packed densely) pass the correct kernel and
  * catch a wrong block-table row without the oracle; a layout-only kernel is probed on layout
- * problems for its dtypes and features. */
+ * problems for its dtypes and features and draws no dense family. */
 #include "config.h"
 #include <math.h>
 #include <stdio.h>
@@ -125,6 +125,24 @@ START_TEST(probes_of_layout_kernels)
   ck_assert_uint_eq(l.masks, 7);
   ck_assert_uint_eq(l.features & AC_FEAT_LAYOUTS, AC_FEAT_LAYOUTS);
   ck_assert(ac_family_usable(ac_family_find("decode"), &l));
+  /* it takes no dense case: no plain or variant family; its variants probed on a layout */
+  ck_assert_int_eq(l.no_dense, 1);
+  ck_assert_uint_eq(l.features & (AC_FEAT_WINDOW | AC_FEAT_SOFTCAP), AC_FEAT_WINDOW | AC_FEAT_SOFTCAP);
+  ck_assert(!ac_family_usable(ac_family_find("normal"), &l));
+  ck_assert(!ac_family_usable(ac_family_find("window"), &l));
+  ck_assert(!ac_family_usable(ac_family_find("variant_mix"), &l));
+  for (int i = 0; i < nk; i++) ac_kernel_free(ks[i]);
+  free(ks);
+  /* a dense-only kernel: no layout family */
+  ks = NULL, nk = 0;
+  ck_assert_msg(ac_kernel_resolve("flash-f32", &ks, &nk, &e) == 0, "%s", e.msg);
+  ac_gen_limits_init(&l);
+  ac_eval_probe_limits(ks[0], &l);
+  ac_eval_probe_features(ks[0], &l);
+  ck_assert_int_eq(l.no_dense, 0);
+  ck_assert(ac_family_usable(ac_family_find("normal"), &l));
+  ck_assert(!ac_family_usable(ac_family_find("varlen_mix"), &l));
+  ck_assert(!ac_family_usable(ac_family_find("page_table"), &l));
   for (int i = 0; i < nk; i++) ac_kernel_free(ks[i]);
   free(ks);
 }

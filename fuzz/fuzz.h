@@ -333,6 +333,26 @@ int ac_case_drop(const ac_case *c, int dim, int64_t a, int64_t n, ac_case *out, 
 /* Change tq and tk (crop, or extend with copies of random existing rows/keys plus noise). */
 int ac_case_resize_t(const ac_case *c, int64_t tq, int64_t tk, ac_rng *r, ac_case *out, ac_err *e);
 
+/* ---- layout edits (fuzz/engine/layout_edit.c) -------------------------------------------- */
+/* New sequences for a layout case: sequence b is the old sequence src[b] with tq[b] queries and
+ * tk[b] keys (cache_seqlens when paged), pages of page_size (paged). */
+typedef struct {
+  int64_t nseq;
+  const int64_t *src, *tq, *tk;
+  int64_t page_size;
+} ac_relayout;
+/* The lengths of layout case c as they are (buf: 3 * nseq int64s holding src, tq, tk). */
+void ac_relayout_of(const ac_case *c, ac_relayout *s, int64_t *buf);
+/* c rebuilt with the sequences of s (pages shuffled from r, in order when r is NULL): tokens a
+ * sequence keeps keep their values, tokens it gains repeat its last one; variants, provenance
+ * kept. -1 with one line (no query token left, a varlen batch without keys, ...). */
+int ac_layout_relen(const ac_case *c, const ac_relayout *s, ac_rng *r, ac_case *out, ac_err *e);
+/* One layout mutation of parent into child: one sequence's query or key length +-1, to a tile
+ * or page edge or to 0, or (paged) pages split in two or merged pairwise. -1 when the result is
+ * not a valid case within l. */
+int ac_mutate_layout(const ac_case *parent, ac_rng *r, const ac_gen_limits *l, ac_case *child, char *desc, size_t nd,
+                     ac_err *e);
+
 /* ---- search: the elite pool and mutations -------------------------------------------------- */
 typedef struct {
   ac_case c;

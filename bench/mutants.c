@@ -12,7 +12,8 @@
  * --in-process runs the baseline's kernels without forking (faster; a crashing mutant then ends
  * that seed's baseline). A mutant that declares attention variants (ABI 2 caps) gets baseline
  * cases with variants among those it declares; the last column names them and counts the cases
- * of variant families its campaign drew (they are drawn only for kernels that declare them). */
+ * of variant families its campaign drew (they are drawn only for kernels that declare them).
+ * A mutant that declares a serving layout gets random layout cases as its baseline. */
 #include "config.h"
 #include <dirent.h>
 #include <fcntl.h>
@@ -27,6 +28,7 @@
 #include "fuzz.h"
 #include "variants.h"
 #include "vgen.h"
+#include "layout.h"
 
 #define MAXM 64
 #define MAXS 16
@@ -172,6 +174,26 @@ static int baseline_variant(uint64_t seed, int64_t k, uint32_t caps, ac_case *c)
   return -1;
 }
 
+/* The baseline of a kernel that declares a serving layout: 1 to 8 sequences of random lengths
+ * (0 to 64 queries and keys; paged: page 16, pages in order; varlen and paged in turn when both
+ * are declared) with normal inputs, as tests of varlen and paged kernels draw them. */
+static void baseline_layout(uint64_t seed, int64_t k, ac_dtype t, uint32_t caps, ac_case *c)
+{
+  ac_rng r;
+  ac_rng_init(&r, ac_hash2(seed, 0x6c6179), (uint64_t)k);
+  int64_t n = ac_rng_range(&r, 1, 8), tq[8], tk[8], any = 0;
+  for (int64_t b = 0; b < n; b++) any += tq[b] = ac_rng_range(&r, 0, 64), tk[b] = ac_rng_range(&r, 0, 64);
+  if (!any) tq[0] = 1;
+  tk[0] += tk[0] == 0;
+  ac_layout_case_spec s = {.dtype = t, .mask = (ac_mask)ac_rng_below(&r, 3), .heads = 2, .kv_heads = 1, .dk = 64,
+                           .dv = 64, .sigma = 1,
+                           .lay = {.kind = caps == AC_FEAT_LAYOUTS ? (k & 1 ? AC_FEAT_PAGED : AC_FEAT_VARLEN) : caps,
+                                   .nseq = n, .tq = tq,
+                                   .tk = tk, .page_size = 16}};
+  ac_err e;
+  if (ac_layout_case_make(c, &s, ac_rng_next(&r), &e)) abort();
+}
+
 static void run_baseline(const attncheck_kernel *const *mk, int nm, int s, results *res)
 {
   ac_kernel **ks = ac_xcalloc((size_t)nm, sizeof *ks);
@@ -209,8 +231,13 @@ static void run_baseline(const attncheck_kernel *const *mk, int nm, int s, resul
         }
       ac_err e;
       ac_eval ev;
-      uint32_t caps = ac_kernel_caps(ks[m]) & AC_FEAT_ALL;
-      if (caps) {   /* a case of its own, with variants */
+      uint32_t caps = ac_kernel_caps(ks[m]) & AC_FEAT_ALL, lay = ac_kernel_caps(ks[m]) & AC_FEAT_LAYOUTS;
+      if (lay) {   /* a layout case of its own */
+        ac_case vc;
+        baseline_layout(2000 + (uint64_t)s, k, t, lay, &vc);
+        ac_eval_case(&x[m], &vc, 0, &ev, &e);
+        ac_case_free(&vc);
+      } else if (caps) {   /* a case of its own, with variants */
         ac_case vc;
         baseline_case(2000 + (uint64_t)s, k, t, &vc);
         baseline_variant(2000 + (uint64_t)s, k, caps, &vc);

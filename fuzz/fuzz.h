@@ -184,6 +184,9 @@ AC_FAMILY_DECL(softcap);
 AC_FAMILY_DECL(alibi);
 AC_FAMILY_DECL(bias);
 AC_FAMILY_DECL(bool_mask);
+AC_FAMILY_DECL(varlen_mix);
+AC_FAMILY_DECL(page_table);
+AC_FAMILY_DECL(decode);
 AC_FAMILY_DECL(sinks);
 AC_FAMILY_DECL(descale);
 AC_FAMILY_DECL(variant_mix);
@@ -231,6 +234,15 @@ int ac_meta_selected(const ac_case *c, int mode);
  * says whether a comparison took place), -1 when the transformed case cannot be built. */
 int ac_meta_check(const ac_kernel *k, const ac_run_opts *ro, const ac_case *c, const ac_precision *prec,
                   const ac_run_result *ra, ac_meta_result *m, ac_err *e);
+/* Tolerances [heads][tq][dv] of every element of a dense batch-1 case of plain attention with
+ * finite inputs (metamorphic.c's bound; 0 in an empty row): malloc'd. */
+double *ac_meta_dense_tols(const ac_case *c, const ac_precision *prec);
+/* Serving layouts (metamorphic_layout.c): a varlen batch equals one of its sequences run alone,
+ * a paged cache equals the same keys packed densely (varlen); both within the tolerance above,
+ * on every row, without the oracle. Same contract as ac_meta_check; m->b is the sequence, m->i
+ * the query within it. */
+int ac_meta_layout_check(const ac_kernel *k, const ac_run_opts *ro, const ac_case *c, const ac_precision *prec,
+                         const ac_run_result *ra, ac_meta_result *m, ac_err *e);
 
 /* ---- evaluating one case on the kernel under test --------------------------------------- */
 typedef struct {

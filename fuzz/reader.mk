@@ -28,6 +28,9 @@ noinst_PROGRAMS += fuzz/fuzz_case_reader_lf
 fuzz_fuzz_case_reader_lf_SOURCES =
 fuzz_fuzz_case_reader_lf_LDADD = $(AC_LFZ_OBJ_LIST) $(MPFR_LIBS) $(JSONC_LIBS) $(LIBZIP_LIBS) -lgmp -lm
 fuzz_fuzz_case_reader_lf_LINK = $(FUZZ_CC) -fsanitize=fuzzer,address,undefined -pthread -o $@
+# casefile.c reads and writes the serving layouts with layout.c and casefile_layout.c.
+AC_LFZ_DEPS += $(srcdir)/src/core/layout.h $(srcdir)/src/core/casefile_layout.h
+AC_LFZ_OBJ_LIST += fuzz/lf/layout.o fuzz/lf/casefile_layout.o
 # npz.c reads its members' npy headers with npy.c.
 AC_LFZ_DEPS += $(srcdir)/src/core/npy.h
 AC_LFZ_OBJ_LIST += fuzz/lf/npy.o
@@ -69,6 +72,12 @@ fuzz/lf/casemeta.o: $(srcdir)/src/core/casemeta.c $(AC_LFZ_DEPS)
 fuzz/lf/examples.o: $(srcdir)/src/core/examples.c $(AC_LFZ_DEPS)
 	@$(MKDIR_P) fuzz/lf
 	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/core/examples.c
+fuzz/lf/layout.o: $(srcdir)/src/core/layout.c $(AC_LFZ_DEPS)
+	@$(MKDIR_P) fuzz/lf
+	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/core/layout.c
+fuzz/lf/casefile_layout.o: $(srcdir)/src/core/casefile_layout.c $(AC_LFZ_DEPS)
+	@$(MKDIR_P) fuzz/lf
+	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/core/casefile_layout.c
 fuzz/lf/fuzz_case_reader.o: $(srcdir)/fuzz/fuzz_case_reader.c $(AC_LFZ_DEPS)
 	@$(MKDIR_P) fuzz/lf
 	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/fuzz/fuzz_case_reader.c

@@ -1,4 +1,4 @@
-/* attncheck_kernel.h — the attncheck kernel ABI, version 2 (installed as <attncheck/kernel.h>).
+/* attncheck_kernel.h — the attncheck kernel ABI, version 3 (installed as <attncheck/kernel.h>).
  *
  * A kernel under test is one attncheck_kernel value. A plugin is a shared object that
  * exports attncheck_plugin_kernels(); nothing else from attncheck is needed to write one.
@@ -55,6 +55,31 @@
  * attncheck_kernel keeps its version 1 size: `caps` takes the place of version 1's
  * reserved0, so a version 1 plugin (abi_version 1, reserved0 0) reads as caps 0: LSE
  * written, no features.
+ *
+ * ABI 3 (this header) adds the serving layouts (docs/layouts.md), again after every field of
+ * version 2: a version 1 or 2 plugin never declares their bits, so it is never handed a layout
+ * case, and reads every other problem as before (its struct_size checks see a larger problem).
+ *   - ATTNCHECK_FEAT_VARLEN: `batch` sequences packed along the token axis. Sequence b has
+ *     tq_b = cu_seqlens_q[b+1] - cu_seqlens_q[b] queries and tk_b = cu_seqlens_k[b+1] -
+ *     cu_seqlens_k[b] keys (int32 prefix sums, [batch + 1], starting at 0, non-decreasing;
+ *     zero lengths allowed). q and o are [total_q][heads][d], k and v [total_k][kv_heads][d]:
+ *     token r of head h, element x at r * stride[2] + h * stride[1] + x * stride[3] (stride[0]
+ *     is 0). Every rule above (masks, window, ALiBi, sinks) applies per sequence with tq_b,
+ *     tk_b in place of tq, tk and i, j counted from the sequence's first token.
+ *   - ATTNCHECK_FEAT_PAGED: queries packed as for VARLEN (cu_seqlens_q; cu_seqlens_k is
+ *     NULL); keys and values live in pages, k and v [num_pages][page_size][kv_heads][d]: page
+ *     g, slot s, kv head h, element x at g * stride[0] + s * stride[2] + h * stride[1] +
+ *     x * stride[3]. Sequence b has tk_b = cache_seqlens[b] keys; key j is in page
+ *     block_table[b * max_pages + j / page_size], slot j % page_size. Pages may come in any
+ *     order, be shared between sequences or unused; entries past a sequence's pages are -1.
+ *   - problem.tq and problem.tk are the longest tq_b and tk_b (max_seqlen); total_q, total_k,
+ *     page_size, num_pages and max_pages are set; lse is [heads][total_q] (FlashAttention's
+ *     varlen softmax_lse). bias, boolean masks, per-batch ALiBi, descales and per-tensor
+ *     dtypes do not come with layouts.
+ *   - a kernel must not read a slot of a page past its sequence's length, a page its sequence
+ *     does not list, or a token of another sequence: attncheck fills them with NaN and reports
+ *     such reads as OUT-OF-SEQUENCE.
+ * The layout fields and tensors exist when problem.struct_size >= ATTNCHECK_PROBLEM_V3_SIZE.
  */
 #ifndef ATTNCHECK_KERNEL_H
 #define ATTNCHECK_KERNEL_H
@@ -66,7 +91,7 @@
 extern "C" {
 #endif
 
-#define ATTNCHECK_ABI_VERSION 2
+#define ATTNCHECK_ABI_VERSION 3
 
 enum { ATTNCHECK_F64 = 0, ATTNCHECK_F32 = 1, ATTNCHECK_F16 = 2, ATTNCHECK_BF16 = 3, ATTNCHECK_E4M3 = 4, ATTNCHECK_E5M2 = 5 };
 enum { ATTNCHECK_MASK_NONE = 0, ATTNCHECK_MASK_CAUSAL = 1, ATTNCHECK_MASK_CAUSAL_BOTTOM_RIGHT = 2 };
@@ -83,6 +108,10 @@ enum { ATTNCHECK_ALIGN_BOTTOM_RIGHT = 0, ATTNCHECK_ALIGN_TOP_LEFT = 1 };
 #define ATTNCHECK_FEAT_MIXED_DTYPES (1u << 6)
 #define ATTNCHECK_FEAT_DESCALE      (1u << 7)
 #define ATTNCHECK_FEAT_ALL          0xffu
+/* ABI 3: serving layouts (not part of ATTNCHECK_FEAT_ALL, the attention variants). */
+#define ATTNCHECK_FEAT_VARLEN       (1u << 8)
+#define ATTNCHECK_FEAT_PAGED        (1u << 9)
+#define ATTNCHECK_FEAT_LAYOUTS      (ATTNCHECK_FEAT_VARLEN | ATTNCHECK_FEAT_PAGED)
 /* kernel.caps only: the kernel never writes lse (attncheck passes lse = NULL). */
 #define ATTNCHECK_CAP_NO_LSE        (1u << 31)
 
@@ -106,10 +135,18 @@ typedef struct {
   int64_t bias_stride[4];                   /* elements, [batch][heads][tq][tk]; 0 broadcasts */
   int64_t bool_mask_stride[4];              /* elements, [batch][heads][tq][tk]; 0 broadcasts */
   int64_t reserved2[4];                     /* 0 */
+  /* ---- ABI 3 (struct_size >= ATTNCHECK_PROBLEM_V3_SIZE); 0 without a layout ---- */
+  int64_t total_q;                          /* VARLEN, PAGED: cu_seqlens_q[batch] */
+  int64_t total_k;                          /* VARLEN: cu_seqlens_k[batch]; PAGED: num_pages * page_size */
+  int64_t page_size;                        /* PAGED: slots per page (>= 1, any value) */
+  int64_t num_pages;                        /* PAGED: pages in k and v */
+  int64_t max_pages;                        /* PAGED: block_table columns per sequence */
+  int64_t reserved3[3];                     /* 0 */
 } attncheck_problem;
 
 #define ATTNCHECK_PROBLEM_V1_SIZE ((uint32_t)offsetof(attncheck_problem, features))
-#define ATTNCHECK_PROBLEM_V2_SIZE ((uint32_t)sizeof(attncheck_problem))
+#define ATTNCHECK_PROBLEM_V2_SIZE ((uint32_t)offsetof(attncheck_problem, total_q))
+#define ATTNCHECK_PROBLEM_V3_SIZE ((uint32_t)sizeof(attncheck_problem))
 
 typedef struct {
   const void *q, *k, *v;
@@ -122,6 +159,11 @@ typedef struct {
   const float *alibi_slopes;    /* [heads] or [batch][heads] */
   const float *sinks;           /* [heads] */
   const float *descale_q, *descale_k, *descale_v;   /* [batch][kv_heads] each */
+  /* ---- ABI 3 (problem.struct_size >= ATTNCHECK_PROBLEM_V3_SIZE); NULL without a layout ---- */
+  const int32_t *cu_seqlens_q;  /* VARLEN, PAGED: [batch + 1] */
+  const int32_t *cu_seqlens_k;  /* VARLEN: [batch + 1] */
+  const int32_t *block_table;   /* PAGED: [batch][max_pages] */
+  const int32_t *cache_seqlens; /* PAGED: [batch] */
 } attncheck_tensors;
 
 typedef struct {

@@ -45,8 +45,8 @@ static int name_set(ac_exec_decl *d, json_object *arr, const char *field, int ki
     if (s && kind == 1 && ac_mask_parse(s, &m) == 0) bit = (int)m;
     for (int f = 0; s && kind == 2 && f < AC_XF_N; f++)
       if (!strcmp(s, feature_names[f])) bit = f;
-    uint32_t variant = 0;   /* an attention variant (ABI 2 feature names) */
-    for (uint32_t b = 1; bit < 0 && s && kind == 2 && (b & AC_FEAT_ALL); b <<= 1)
+    uint32_t variant = 0;   /* an attention variant or a serving layout (ABI 2 and 3 feature names) */
+    for (uint32_t b = 1; bit < 0 && s && kind == 2 && (b & (AC_FEAT_ALL | AC_FEAT_LAYOUTS)); b <<= 1)
       if (!strcmp(s, ac_feat_name(b))) variant = b;
     if (variant) {
       d->variants |= variant;

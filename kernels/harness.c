@@ -78,6 +78,7 @@ void ac_problem_to_abi(const ac_problem *p, attncheck_problem *a)
     if (f->mask_b <= 1) a->bool_mask_stride[0] = 0;
     if (f->mask_h <= 1) a->bool_mask_stride[1] = 0;
   }
+  if (f->used & AC_FEAT_LAYOUTS) ac_layout_problem_to_abi(p, a);   /* ABI 3 (harness_layout.c) */
 }
 
 uint64_t ac_harness_prefill_bits(ac_dtype t)
@@ -219,9 +220,16 @@ static int harness_error(ac_run_result *r, ac_err *e, const char *msg)
   return ac_err_set(e, "%s", msg);
 }
 
-static int run_once(const ac_kernel *k, const ac_case *c, const ac_run_opts *opts, ac_run_result *r, ac_err *e)
+int ac_hx_run_once(const ac_kernel *k, const ac_case *c, const ac_run_opts *opts, ac_run_result *r, ac_err *e)
 {
-  if (opts->persistent && k->worker && (k->kind == AC_KIND_BUILTIN || k->kind == AC_KIND_PLUGIN))
+  ac_case filled;
+  if ((k->kind == AC_KIND_EXEC || k->kind == AC_KIND_EXEC_PERSISTENT) && ac_hx_layout_filled(c, opts->layout_fill, &filled)) {
+    /* an exec worker reads the case file: the layout's fill travels in a copy of the case */
+    int rc = ac_hx_run_oneshot(k, &filled, opts, r, e);
+    ac_case_free(&filled);
+    return rc;
+  }
+  if (opts->persistent && k->worker && !c->lay && (k->kind == AC_KIND_BUILTIN || k->kind == AC_KIND_PLUGIN))
     return ac_worker_run(k->worker, c, opts, r, e);
   return ac_hx_run_oneshot(k, c, opts, r, e);
 }
@@ -237,7 +245,7 @@ static void confirm_unwritten(const ac_kernel *k, const ac_case *c, const ac_run
   ac_run_result r2;
   memset(&r2, 0, sizeof r2);
   ac_err e2;
-  if (run_once(k, c, &o2, &r2, &e2) == 0 && r2.status == AC_RUN_OK && r2.o && r2.o_count == r->o_count) {
+  if (ac_hx_run_once(k, c, &o2, &r2, &e2) == 0 && r2.status == AC_RUN_OK && r2.o && r2.o_count == r->o_count) {
     ac_dtype t = ac_tensor_dtype(&c->p, 'o');
     uint64_t alt = ac_harness_prefill_alt_bits(t);
     int64_t nu = 0;
@@ -271,9 +279,11 @@ int ac_harness_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *opts
     nolse.want_lse = 0;
     opts = &nolse;
   }
-  int rc = run_once(k, c, opts, r, e);
+  int rc = ac_hx_run_once(k, c, opts, r, e);
   if (rc == 0 && r->status == AC_RUN_OK && (r->n_unwritten || r->n_lse_unwritten) && !opts->prefill_alt)
     confirm_unwritten(k, c, opts, r);
+  if (rc == 0 && r->status == AC_RUN_OK && c->lay && opts->layout_fill == AC_LFILL_UNOWNED && !opts->prefill_alt)
+    ac_hx_layout_isolate(k, c, opts, r);
   return rc;
 }
 

@@ -79,7 +79,13 @@ typedef struct {
                            (one fork per kernel instead of one per case; a crash or timeout ends that
                            child and the next case starts a fresh one); 0: a fresh child per case */
   int prefill_alt;      /* internal: pre-fill o and lse with ac_harness_prefill_alt_bits (the confirming run) */
+  int layout_fill;      /* internal, layout cases (harness_layout.c): AC_LFILL_... */
 } ac_run_opts;
+
+/* What a layout case's memory that a sequence does not own holds (docs/layouts.md): the judged
+ * run NaN-fills the pages and slots no sequence owns; the finite run leaves the case's values
+ * there; the isolation runs NaN-fill everything the even (odd) sequences do not own. */
+enum { AC_LFILL_UNOWNED = 0, AC_LFILL_FINITE = 1, AC_LFILL_EVEN = 2, AC_LFILL_ODD = 3 };
 
 typedef struct {
   ac_run_status status;
@@ -100,6 +106,10 @@ typedef struct {
   /* o elements holding the NaN of the input guards and gaps (ac_nan_bits): the kernel read
    * outside q, k or v and carried it to the output. They count as written (a NaN). */
   int64_t n_guard_nan;
+  /* Serving layouts: rows of sequences that read memory they do not own (OUT-OF-SEQUENCE), and
+   * the first one named (sequence, page and slot when the NaN read there tells them). */
+  int64_t n_oos;
+  char oos_msg[256];
 } ac_run_result;
 
 void ac_run_opts_init(ac_run_opts *o);
@@ -150,5 +160,8 @@ void ac_worker_free(ac_worker *w);
 
 /* Convert the internal problem to the ABI's (with the strides the layout asks for). */
 void ac_problem_to_abi(const ac_problem *p, attncheck_problem *a);
+/* The ABI 3 layout fields of a layout problem (p.f.used & AC_FEAT_LAYOUTS): batch = sequences,
+ * tq and tk the longest, total_q, total_k, pages, and the packed / paged strides. */
+void ac_layout_problem_to_abi(const ac_problem *p, attncheck_problem *a);
 
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "accuda.h"
 #include "harness_priv.h"
+#include "layout.h"
 
 /* One guarded tensor as the kernel sees it: [B][H][T][D] with the ABI's strides in a span
  * with guards on both sides; an input also keeps the dense data it was filled from. */
@@ -23,7 +24,8 @@ typedef struct {
 
 /* The inputs, in the order they are allocated, filled and checked; the variant tensors
  * (ABI 2) are there only when the case uses them (dense NULL otherwise). */
-enum { HX_Q, HX_K, HX_V, HX_BIAS, HX_MASK, HX_SLOPES, HX_SINKS, HX_DESCALE_Q, HX_DESCALE_K, HX_DESCALE_V, HX_NIN };
+enum { HX_Q, HX_K, HX_V, HX_BIAS, HX_MASK, HX_SLOPES, HX_SINKS, HX_DESCALE_Q, HX_DESCALE_K, HX_DESCALE_V,
+       HX_CU_Q, HX_CU_K, HX_BLOCKS, HX_CACHE_LENS, HX_NIN };
 
 typedef struct {
   hx_tensor in[HX_NIN];
@@ -31,6 +33,7 @@ typedef struct {
   ac_guarded lse;          /* rows floats, with want_lse only */
   uint64_t fill, lfill;    /* the pre-fill patterns of o and lse */
   size_t guard;
+  void *filled[3];         /* layout cases: q, k, v with the memory no (tested) sequence owns filled */
 } hx_bufs;
 
 static void appendf(char *buf, size_t n, const char *fmt, const char *tensor, const char *what, int64_t a, int64_t b)
@@ -165,6 +168,27 @@ static void hx_describe_variants(const ac_hx_ctx *x, hx_bufs *b)
   }
 }
 
+/* Serving layouts (ABI 3): the int32 arrays travel as a four-byte dtype; q, k and v come with
+ * the memory their sequences do not own filled as the run's layout_fill says (harness_layout.c). */
+static void hx_describe_layout(const ac_hx_ctx *x, hx_bufs *b)
+{
+  static const int64_t row[4] = {0, 0, 0, 1};
+  const ac_case *c = x->c;
+  const ac_problem *p = &c->p;
+  if (!c->lay) return;
+  int64_t n = p->l.nseq, nb = n * p->l.max_pages;
+  b->in[HX_CU_Q] = hx_tensor_of("cu_seqlens_q", AC_F32, 1, 1, 1, n + 1, row, n + 1, c->lay->cu_q);
+  if (c->lay->cu_k) b->in[HX_CU_K] = hx_tensor_of("cu_seqlens_k", AC_F32, 1, 1, 1, n + 1, row, n + 1, c->lay->cu_k);
+  if (c->lay->block_table) {
+    b->in[HX_BLOCKS] = hx_tensor_of("block_table", AC_F32, 1, 1, 1, nb, row, nb, c->lay->block_table);
+    b->in[HX_CACHE_LENS] = hx_tensor_of("cache_seqlens", AC_F32, 1, 1, 1, n, row, n, c->lay->cache_seqlens);
+  }
+  for (int t = 0; t < 3; t++) {
+    b->filled[t] = ac_hx_layout_data(c, "qkv"[t], x->o->layout_fill);
+    if (b->filled[t]) b->in[HX_Q + t].dense = b->filled[t];
+  }
+}
+
 static void hx_describe(const ac_hx_ctx *x, hx_bufs *b)
 {
   const ac_problem *p = &x->c->p;
@@ -175,6 +199,7 @@ static void hx_describe(const ac_hx_ctx *x, hx_bufs *b)
   b->in[HX_K] = hx_tensor_of("k", ac_tensor_dtype(p, 'k'), p->batch, p->kv_heads, p->tk, p->dk, ap->k_stride, x->cn.k, x->c->k);
   b->in[HX_V] = hx_tensor_of("v", ac_tensor_dtype(p, 'v'), p->batch, p->kv_heads, p->tk, p->dv, ap->v_stride, x->cn.v, x->c->v);
   hx_describe_variants(x, b);
+  hx_describe_layout(x, b);
   b->o = hx_tensor_of("o", t, p->batch, p->heads, p->tq, p->dv, ap->o_stride, x->cn.o, NULL);
   b->guard = (size_t)(x->o->guard < AC_MIN_GUARD ? AC_MIN_GUARD : x->o->guard);
   /* Outputs (elements and gaps) hold their own NaN; guards, input gaps: ac_nan_bits. */
@@ -187,6 +212,7 @@ static void hx_free(hx_bufs *b)
   for (int i = 0; i < HX_NIN; i++) ac_guarded_free(&b->in[i].g);
   ac_guarded_free(&b->o.g);
   ac_guarded_free(&b->lse);
+  for (int t = 0; t < 3; t++) free(b->filled[t]);
 }
 
 /* Allocates the spans with guards, pre-fills the outputs and copies the inputs in. */
@@ -263,6 +289,10 @@ static int hx_run(ac_hx_ctx *x, hx_bufs *b, char *err, size_t n, int *rc, int *o
   tt.descale_q = b->in[HX_DESCALE_Q].g.data;
   tt.descale_k = b->in[HX_DESCALE_K].g.data;
   tt.descale_v = b->in[HX_DESCALE_V].g.data;
+  tt.cu_seqlens_q = b->in[HX_CU_Q].g.data;
+  tt.cu_seqlens_k = b->in[HX_CU_K].g.data;
+  tt.block_table = b->in[HX_BLOCKS].g.data;
+  tt.cache_seqlens = b->in[HX_CACHE_LENS].g.data;
   if (kk->memory == ATTNCHECK_MEM_CUDA) {
     *rc = hx_run_cuda(x, b, tt.lse, err, n, ok);
     return *rc < 0 ? -1 : 0;

@@ -51,6 +51,21 @@ int ac_hx_run_oneshot(const ac_kernel *k, const ac_case *c, const ac_run_opts *o
  * without a CUDA build, no worker could be started). */
 int ac_worker_supports(ac_worker *w, const attncheck_problem *p, double timeout_s, int *yes, char *why, size_t n,
                        ac_child_outcome *oc);
+/* One run of a case: in the kernel's persistent worker when it has one (not for layout cases,
+ * whose arrays the worker's memory file does not carry), else a one-shot child. */
+int ac_hx_run_once(const ac_kernel *k, const ac_case *c, const ac_run_opts *opts, ac_run_result *r, ac_err *e);
+/* Layout cases (harness_layout.c): a copy of the case's q, k or v with the memory that the
+ * run's layout_fill names filled with NaN (payloads that tell the token), or NULL to hand over
+ * the case's own values. */
+void *ac_hx_layout_data(const ac_case *c, char tensor, int fill);
+/* The same as a whole case for exec kernels: 1 with out a copy of c whose q, k, v hold the fill,
+ * 0 when c needs none (a dense case, or nothing to fill). */
+int ac_hx_layout_filled(const ac_case *c, int fill, ac_case *out);
+/* After the judged run r of a layout case: the isolation runs (the finite run only when a row
+ * holds a NaN), and r->n_oos and r->oos_msg for every row that holds a NaN when memory its
+ * sequence does not own is NaN and none when that memory is finite. */
+void ac_hx_layout_isolate(const ac_kernel *k, const ac_case *c, const ac_run_opts *opts, ac_run_result *r);
+
 /* Resets r for a case of dtype t (guard_ok = 1). */
 void ac_hx_result_reset(ac_run_result *r, ac_dtype t);
 

@@ -63,9 +63,10 @@ static int check_kernel(const char *path, size_t i, const attncheck_kernel *k, a
   if (k->abi_version < 1 || k->abi_version > ATTNCHECK_ABI_VERSION)
     return ac_err_set(e, "%s: kernel %zu has abi_version %u; this attncheck speaks abi_version 1 to %d", path, i,
                       (unsigned)k->abi_version, ATTNCHECK_ABI_VERSION);
-  if (k->abi_version >= 2 && (k->caps & ~(ATTNCHECK_FEAT_ALL | ATTNCHECK_CAP_NO_LSE)))
-    return ac_err_set(e, "%s: kernel %zu declares unknown caps bits 0x%x", path, i,
-                      (unsigned)(k->caps & ~(ATTNCHECK_FEAT_ALL | ATTNCHECK_CAP_NO_LSE)));
+  /* the layout bits exist from ABI 3 on */
+  uint32_t known = ATTNCHECK_FEAT_ALL | (k->abi_version >= 3 ? ATTNCHECK_FEAT_LAYOUTS : 0u) | ATTNCHECK_CAP_NO_LSE;
+  if (k->abi_version >= 2 && (k->caps & ~known))
+    return ac_err_set(e, "%s: kernel %zu declares unknown caps bits 0x%x", path, i, (unsigned)(k->caps & ~known));
   if (k->struct_size < AC_KERNEL_V1_SIZE)
     return ac_err_set(e, "%s: kernel %zu has struct_size %u, smaller than attncheck_kernel v1 (%zu): built against another header?",
                       path, i, (unsigned)k->struct_size, AC_KERNEL_V1_SIZE);

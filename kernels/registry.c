@@ -16,7 +16,10 @@ extern const attncheck_kernel ac_mutant_no_max_sub, ac_mutant_max_sentinel, ac_m
   ac_mutant_head_batch_swap, ac_mutant_f16_score_acc, ac_mutant_cublas_sentinel,
   ac_mutant_bf16_acc16_pv, ac_mutant_window_tile_edge, ac_mutant_softcap_before_scale, ac_mutant_alibi_top_left,
   ac_mutant_alibi_sign, ac_mutant_bias_before_scale, ac_mutant_bool_mask_partial, ac_mutant_sink_lse,
-  ac_mutant_descale_twice, ac_mutant_empty_row_stale, ac_mutant_kv_bf16_as_f16;
+  ac_mutant_descale_twice, ac_mutant_empty_row_stale, ac_mutant_kv_bf16_as_f16,
+  ac_mutant_cu_seqlens_off_by_one, ac_mutant_prev_seq_boundary,
+  ac_mutant_last_page_whole, ac_mutant_block_table_row, ac_mutant_zero_length_seq, ac_mutant_page_count;
+extern const attncheck_kernel ac_cpu_flash_varlen_f32, ac_cpu_flash_varlen_bf16;
 
 static const attncheck_kernel *const cpu_kernels[] = {
   &ac_cpu_naive_f64,
@@ -37,6 +40,8 @@ static const attncheck_kernel *const cpu_kernels[] = {
   &ac_cpu_cublas_bf16,
   &ac_cpu_flash_e4m3,
   &ac_cpu_flash_e5m2,
+  &ac_cpu_flash_varlen_f32,
+  &ac_cpu_flash_varlen_bf16,
 };
 
 static const attncheck_kernel *const mutant_kernels[] = {
@@ -69,6 +74,12 @@ static const attncheck_kernel *const mutant_kernels[] = {
   &ac_mutant_descale_twice,
   &ac_mutant_empty_row_stale,
   &ac_mutant_kv_bf16_as_f16,
+  &ac_mutant_cu_seqlens_off_by_one,
+  &ac_mutant_prev_seq_boundary,
+  &ac_mutant_last_page_whole,
+  &ac_mutant_block_table_row,
+  &ac_mutant_zero_length_seq,
+  &ac_mutant_page_count,
 };
 
 #define NCPU (sizeof cpu_kernels / sizeof cpu_kernels[0])

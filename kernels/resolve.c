@@ -168,7 +168,7 @@ int ac_kernel_supports(const ac_kernel *k, const ac_problem *p, char *why, size_
   if (why_len) why[0] = 0;
   /* exec workers declare their variants in the handshake (exec_decl.c) */
   if (k->kind == AC_KIND_EXEC || k->kind == AC_KIND_EXEC_PERSISTENT) return ac_exec_supports(k, p, why, why_len);
-  uint32_t missing = p->f.used & ~ac_kernel_caps(k) & ATTNCHECK_FEAT_ALL;
+  uint32_t missing = p->f.used & ~ac_kernel_caps(k) & (ATTNCHECK_FEAT_ALL | ATTNCHECK_FEAT_LAYOUTS);
   if (missing) {
     char names[160];
     snprintf(why, why_len, "the kernel does not declare %s (ABI caps)", ac_feat_list(missing, names, sizeof names));

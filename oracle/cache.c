@@ -156,7 +156,7 @@ static int payload_parts(const ac_oracle_result *r, void *ptr[2 + AC_NDTYPES], s
 
 int ac_oracle_cache_store(const char *dir, const ac_case *c, const ac_oracle_opts *o, const ac_oracle_result *r)
 {
-  if (!dir || r->n_unresolved) return -1;
+  if (!dir || c->lay || r->n_unresolved) return -1;   /* layout cases: per sequence (oracle/layout.c) */
   ac_err e;
   if (ac_mkdir_p(dir, &e)) return -1;
   cache_hdr h;
@@ -279,7 +279,7 @@ static int load_entry(FILE *f, const char *path, const ac_case *c, const uint8_t
 
 int ac_oracle_cache_load(const char *dir, const ac_case *c, const ac_oracle_opts *o, ac_oracle_result *r)
 {
-  if (!dir) return -1;
+  if (!dir || c->lay) return -1;   /* layout cases: per sequence (oracle/layout.c) */
   uint8_t key[SHA256_DIGEST_SIZE];
   cache_key(c, o, key);
   char path[4200];

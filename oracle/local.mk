@@ -16,6 +16,7 @@ oracle_libac_oracle_a_SOURCES = \
 	oracle/rows.c \
 	oracle/cache.c \
 	oracle/oracle.c \
+	oracle/layout.c \
 	oracle/fast.h \
 	oracle/fast.c \
 	oracle/fastmpfr.c \

@@ -401,6 +401,7 @@ int ac_oracle_run(const ac_case *c, const ac_oracle_opts *o, ac_oracle_result *r
   double t0 = ac_now();
   ac_oracle_opts def;
   if (!o) { ac_oracle_opts_init(&def); o = &def; }
+  if (c->lay) return ac_oracle_run_layout(c, o, r, e);   /* per sequence (layout.c) */
   memset(r, 0, sizeof *r);
   const ac_problem *p = &c->p;
   ac_or_scale sc;

@@ -163,8 +163,14 @@ static inline const ac_oracle_elem *ac_oracle_elem_at(const ac_oracle_result *r,
 
 void ac_oracle_opts_init(ac_oracle_opts *o);
 /* Computes the oracle for c. -1 only for bad input (NaN/inf scale, bad row spec);
- * unresolved elements are reported in the result, not as an error. */
+ * unresolved elements are reported in the result, not as an error. A serving-layout case
+ * (c->lay) goes to ac_oracle_run_layout. */
 int ac_oracle_run(const ac_case *c, const ac_oracle_opts *o, ac_oracle_result *r, ac_err *e);
+/* A serving-layout case (docs/layouts.md), sequence by sequence: each is the dense case of
+ * ac_layout_seq_case, computed by ac_oracle_run or loaded from the cache under its own key (the
+ * layout case itself is never stored); the result is the carrier's (rows h * tq + token), rows
+ * and row specs counted in the carrier. */
+int ac_oracle_run_layout(const ac_case *c, const ac_oracle_opts *o, ac_oracle_result *r, ac_err *e);
 void ac_oracle_result_free(ac_oracle_result *r);
 
 /* Bytes ac_oracle_run allocates beside the case for nsel selected rows of p with that many

@@ -11,7 +11,7 @@ AC_KERNELS_TESTS = tests/tharness tests/tharness_worker tests/tharness_exec test
 # tcmd_list_caps.sh: `attncheck list` shows each kernel's ABI 2 caps.
 # tcmd_mixed_dtypes.sh: per-tensor dtypes from gen through info, explain, the kernels and refusals.
 AC_KERNELS_SH = tests/plugin_refused.sh tests/plugin_suite.sh tests/tinstall_plugin.sh tests/tcontain.sh tests/plugin_abspath.sh \
-	tests/plugin_abi1.sh tests/tcmd_list_caps.sh tests/tcmd_mixed_dtypes.sh
+	tests/plugin_abi1.sh tests/plugin_abi2.sh tests/tcmd_list_caps.sh tests/tcmd_mixed_dtypes.sh
 check_PROGRAMS += $(AC_KERNELS_TESTS) tests/tharness_execkernel
 TESTS += $(AC_KERNELS_TESTS) $(AC_KERNELS_SH)
 dist_noinst_SCRIPTS += $(AC_KERNELS_SH)
@@ -46,3 +46,12 @@ tests_abi1_myplugin_v1_la_CPPFLAGS = -I$(top_srcdir)/tests/abi1
 tests_abi1_myplugin_v1_la_LDFLAGS = $(AC_TPLUGIN_LDFLAGS)
 tests_abi1_myplugin_v1_la_LIBADD = -lm
 noinst_HEADERS += tests/abi1/attncheck/kernel.h
+
+# An ABI 2 plugin: the example plugin as released with ABI 2, built against the frozen version 2
+# header (tests/abi2/attncheck/kernel.h); tests/plugin_abi2.sh runs it and checks layout SKIPs.
+check_LTLIBRARIES += tests/abi2/myplugin_v2.la
+tests_abi2_myplugin_v2_la_SOURCES = tests/abi2/myplugin_v2.c
+tests_abi2_myplugin_v2_la_CPPFLAGS = -I$(top_srcdir)/tests/abi2
+tests_abi2_myplugin_v2_la_LDFLAGS = $(AC_TPLUGIN_LDFLAGS)
+tests_abi2_myplugin_v2_la_LIBADD = -lm
+noinst_HEADERS += tests/abi2/attncheck/kernel.h

@@ -343,9 +343,10 @@ static const char *const correct_names[] = {"naive-f64", "naive-f32", "naive-nol
 #define NKERNELS (sizeof correct_names / sizeof correct_names[0])
 /* The GEMM composites store their scores in the input dtype, and naive-scaleq-f16/-bf16 round
  * Q and K scaled in it, beyond this file's tolerance at large logits: the oracle judges them
- * (thull, tscaled, suite ci), the registration checks here. */
+ * (thull, tscaled, suite ci), the registration checks here; so are the serving-layout kernels
+ * flash-varlen-f32/-bf16 (tcmd_layouts.sh, suite ci), asked about a varlen batch. */
 static const char *const composite_names[] = {"cublas-style-f16", "cublas-style-bf16", "naive-scaleq-f16",
-                                              "naive-scaleq-bf16"};
+                                              "naive-scaleq-bf16", "flash-varlen-f32", "flash-varlen-bf16"};
 #define NCOMPOSITE (sizeof composite_names / sizeof composite_names[0])
 
 START_TEST(test_correct_kernels_match_reference)
@@ -449,7 +450,9 @@ START_TEST(test_supports_refuses_with_reason)
     int nyes = 0;
     for (int d = 0; d < AC_NDTYPES; d++) {
       attncheck_problem p = {.struct_size = sizeof p, .dtype = d, .batch = 1, .heads = 4, .kv_heads = 2,
-                             .tq = 3, .tk = 5, .dk = 2, .dv = 3, .scale = 1.0};
+                             .tq = 3, .tk = 5, .dk = 2, .dv = 3, .scale = 1.0, .q_dtype = d, .k_dtype = d,
+                             .v_dtype = d, .o_dtype = d, .window_left = -1, .window_right = -1};
+      if (K->caps & ATTNCHECK_FEAT_LAYOUTS) p.features = ATTNCHECK_FEAT_VARLEN;
       char why[256] = "";
       if (K->supports(&p, why, sizeof why)) {
         nyes++;

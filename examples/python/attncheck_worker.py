@@ -83,6 +83,8 @@ ALL_MASKS = ("none", "causal", "causal-bottom-right")
 ALL_FEATURES = ("gqa", "dv-ne-dk", "tq-ne-tk", "scale")
 # attention variants (docs/variants.md); a worker gets a variant case only when it declares it
 VARIANT_FEATURES = ("window", "softcap", "alibi", "bias", "bool_mask", "sinks", "descale", "mixed_dtypes")
+# the serving layouts (docs/layouts.md): q, k, v arrive as one carrier batch with the int32 arrays
+LAYOUT_FEATURES = ("varlen", "paged")
 
 # narrow formats stored as bit patterns: (bits, mantissa bits, minimum normal exponent, bias,
 # has inf, the NaN pattern written)
@@ -160,6 +162,28 @@ class Problem:
             float.fromhex(s) if isinstance(s, str) else float(s))
         self.tensors = tensors
         self._variants(meta.get("variants") or {}, arrays)
+        self._layout(meta.get("layout"), arrays)
+
+    def _layout(self, la, arrays):
+        """A varlen or paged case (docs/layouts.md): None, or "varlen" / "paged" with
+        cu_seqlens_q (and cu_seqlens_k, or block_table and cache_seqlens, page_size) as numpy
+        int arrays; q, k, v are then one carrier batch: token cu_seqlens_q[b] + i of sequence b,
+        key cu_seqlens_k[b] + j or slot block_table[b][j // page_size] * page_size + j % page_size."""
+        self.layout = None if not la else la["kind"]
+        self.sequences = int(la["sequences"]) if la else 0
+        self.page_size = int(la.get("page_size", 0)) if la else 0
+
+        def ints(name):
+            return None if not la or arrays is None or name not in arrays.files else arrays[name].astype(np.int64)
+        self.cu_seqlens_q, self.cu_seqlens_k = ints("cu_seqlens_q"), ints("cu_seqlens_k")
+        self.block_table, self.cache_seqlens = ints("block_table"), ints("cache_seqlens")
+
+    def key_slots(self, b):
+        """The carrier positions of the keys of sequence b, in order."""
+        if self.layout == "varlen":
+            return np.arange(self.cu_seqlens_k[b], self.cu_seqlens_k[b + 1])
+        j = np.arange(self.cache_seqlens[b])
+        return self.block_table[b][j // self.page_size] * self.page_size + j % self.page_size
 
     def _variants(self, va, arrays):
         """The variants of meta.json's "variants" object and their NPZ members (numpy arrays)."""
@@ -230,6 +254,9 @@ def run_case(attn, inp, out, decl, tensors):
     for feat in va_.get("features", ()):
         if feat not in decl.get("features", ALL_FEATURES):
             raise NotImplementedError("variant %s is not declared" % feat)
+    kind = (meta.get("layout") or {}).get("kind")
+    if kind and kind not in decl.get("features", ALL_FEATURES):
+        raise NotImplementedError("layout %s is not declared" % kind)
     torch = _torch() if tensors in ("torch", "auto") else None
     if tensors == "torch" and torch is None:
         raise NotImplementedError("PyTorch is not installed")

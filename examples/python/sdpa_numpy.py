@@ -6,9 +6,11 @@ It speaks both forms of the exec protocol (through attncheck_worker.py, beside i
   one-shot:    attncheck fuzz --kernel 'exec:python3 examples/python/sdpa_numpy.py {in} {out}' ...
   persistent:  attncheck fuzz --kernel 'exec-persistent:python3 examples/python/sdpa_numpy.py --serve' ...
 
-The persistent worker declares itself (every dtype, mask and feature, and the attention
-variants window, softcap, alibi, bias, bool_mask, sinks, descale and mixed_dtypes: q, k and v
-decoded from their own dtypes, o rounded once to its own; it writes the LSE).
+The persistent worker declares itself (every dtype, mask and feature, the attention variants
+window, softcap, alibi, bias, bool_mask, sinks, descale and mixed_dtypes: q, k and v decoded
+from their own dtypes, o rounded once to its own; and the serving layouts varlen and paged; it
+writes the LSE). A varlen or paged case is computed sequence by sequence, each as a dense batch
+of one (docs/layouts.md).
 The computation is float64 in the order of the ABI's formula (kernels/attncheck_kernel.h):
 descales, scale, softcap, ALiBi, bias, visibility, then the softmax with the row maximum
 subtracted and the sink in the denominator, and one rounding to the output dtype. Keys that
@@ -16,6 +18,7 @@ are not visible, or whose score is -inf, never reach the output (a NaN stored in
 V row is skipped). The output holds o and lse (float32, natural log; a row with no visible
 key has o = 0 and lse = -inf, or the sink's logit with a sink).
 """
+import copy
 import sys
 
 import attncheck_worker  # first: it finds a python3 with numpy when this one has none
@@ -110,6 +113,32 @@ def attention(q, k, v, p):
     return o, lse
 
 
+def attention_layout(q, k, v, p):
+    """A varlen or paged case: each sequence alone through attention(), into the carrier's rows."""
+    q, k, v = (np.asarray(x, dtype=np.float64) for x in (q, k, v))
+    o = np.zeros(q.shape[:3] + (v.shape[3],))
+    lse = np.full(q.shape[:3], -np.inf)
+    cu = p.cu_seqlens_q
+    for b in range(p.sequences):
+        t0, t1, keys = cu[b], cu[b + 1], p.key_slots(b)
+        if t1 == t0:
+            continue
+        if len(keys) == 0:   # no key: empty rows (o = 0, lse -inf or the sink)
+            if p.sinks is not None:
+                lse[0, :, t0:t1] = p.sinks[:, None]
+            continue
+        s = copy.copy(p)
+        s.layout, s.tq, s.tk = None, int(t1 - t0), len(keys)
+        ob, lb = attention(q[:, :, t0:t1], k[:, :, keys], v[:, :, keys], s)
+        o[:, :, t0:t1], lse[:, :, t0:t1] = ob, lb
+    return o, lse
+
+
+def attend(q, k, v, p):
+    return attention_layout(q, k, v, p) if p.layout else attention(q, k, v, p)
+
+
 if __name__ == "__main__":
-    sys.exit(attncheck_worker.run(attention, sys.argv[1:], name="sdpa_numpy", writes_lse=True,
-                                  features=attncheck_worker.ALL_FEATURES + attncheck_worker.VARIANT_FEATURES))
+    sys.exit(attncheck_worker.run(attend, sys.argv[1:], name="sdpa_numpy", writes_lse=True,
+                                  features=attncheck_worker.ALL_FEATURES + attncheck_worker.VARIANT_FEATURES
+                                  + attncheck_worker.LAYOUT_FEATURES))

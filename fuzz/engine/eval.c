@@ -273,6 +273,15 @@ void ac_eval_probe_features(const ac_kernel *k, ac_gen_limits *l)
     char why[256];
     if (ac_kernel_supports(k, &p, why, sizeof why)) got |= bit;
   }
+  /* the serving layouts: one sequence of 4 queries and 4 keys, packed or in one page */
+  ac_features_plain(&p);
+  p.l.nseq = 1, p.l.max_tq = p.l.max_tk = 4;
+  p.f.used = AC_FEAT_VARLEN;
+  char why[256];
+  if (ac_kernel_supports(k, &p, why, sizeof why)) got |= AC_FEAT_VARLEN;
+  p.f.used = AC_FEAT_PAGED;
+  p.l.page_size = 4, p.l.num_pages = p.l.max_pages = 1;
+  if (ac_kernel_supports(k, &p, why, sizeof why)) got |= AC_FEAT_PAGED;
   l->features = got;
 }
 

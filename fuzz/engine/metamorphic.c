@@ -199,6 +199,7 @@ int ac_meta_check(const ac_kernel *k, const ac_run_opts *ro, const ac_case *c, c
   m->b = m->h = m->i = m->d = -1;
   const ac_problem *p = &c->p;
   if (ra->status != AC_RUN_OK || !ra->o) return 0;
+  if (p->f.used & AC_FEAT_LAYOUTS) return ac_meta_layout_check(k, ro, c, prec, ra, m, e);
   /* the tolerance below bounds plain attention (scores q.k times the scale, a prefix of
    * visible keys, weights summing to 1): a case with variants gets no metamorphic check */
   if (p->f.used) return 0;
@@ -302,4 +303,29 @@ int ac_meta_check(const ac_kernel *k, const ac_run_opts *ro, const ac_case *c, c
   ac_run_result_free(&rb);
   ac_case_free(&tc);
   return 0;
+}
+
+double *ac_meta_dense_tols(const ac_case *c, const ac_precision *prec)
+{
+  const ac_problem *p = &c->p;
+  double mu[AC_ORACLE_NMU];
+  int nmu = ac_precision_mu_list(mu, AC_ORACLE_NMU);
+  prefix_t pf;
+  pf.kmax = ac_xmalloc(sizeof(double) * (size_t)(p->tk * p->dk));
+  pf.kl1 = ac_xmalloc(sizeof(double) * (size_t)p->tk);
+  pf.vmax = ac_xmalloc(sizeof(double) * (size_t)(p->tk * p->dv));
+  pf.vmin = ac_xmalloc(sizeof(double) * (size_t)(p->tk * p->dv));
+  pf.vabs = ac_xmalloc(sizeof(double) * (size_t)(p->tk * p->dv));
+  double *tol = ac_xcalloc((size_t)(p->heads * p->tq * p->dv), sizeof *tol);
+  for (int64_t h = 0, built = -1; h < p->heads; h++) {
+    if (ac_kv_head(p, h) != built) prefix_build(c, 0, built = ac_kv_head(p, h), &pf);
+    for (int64_t i = 0; i < p->tq; i++)
+      row_tol(c, prec, &pf, 0, h, i, mu, nmu, 0, 0, tol + (h * p->tq + i) * p->dv);
+  }
+  free(pf.kmax);
+  free(pf.kl1);
+  free(pf.vmax);
+  free(pf.vmin);
+  free(pf.vabs);
+  return tol;
 }

@@ -245,7 +245,8 @@ int ac_minimize(const ac_case *c, int64_t hint_b, int64_t hint_h, int64_t hint_i
     ac_slice_all(&m.cur.p, &s);
     try_slice(&m, &s);   /* the slice is contiguous */
   }
-  if (!strided(&m.cur.p)) {
+  /* a layout case (varlen, paged) keeps its sequences and pages: only its values are simplified */
+  if (!m.cur.lay && !strided(&m.cur.p)) {
     /* batch and heads of the worst element, then any single one */
     if (m.cur.p.batch > 1) {
       ac_slice s;

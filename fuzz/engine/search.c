@@ -271,6 +271,7 @@ int ac_mutate(const ac_case *parent, double sigma, ac_rng *r, const ac_gen_limit
 {
   int op = (int)ac_rng_below(r, 10);
   desc[0] = 0;
+  if (parent->lay && (op <= 1 || op == 9)) op = 2;   /* a layout case keeps its shape: its values change */
   if (op <= 1 || op == 9) {
     /* shape: tq / tk to a tile edge, +-1, or doubled */
     const ac_problem *p = &parent->p;

@@ -59,6 +59,7 @@ int ac_verdict_severity(ac_verdict_kind k)
   switch (k) {
   case AC_V_CRASH: return 0;
   case AC_V_GUARD: return 1;
+  case AC_V_OUT_OF_SEQUENCE: return 1;
   case AC_V_TIMEOUT: return 2;
   case AC_V_UNWRITTEN: return 3;
   case AC_V_FAIL: return 4;

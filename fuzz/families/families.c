@@ -66,6 +66,15 @@ static const ac_family table[] = {
   {"variant_mix", "production combinations: window + sinks (gpt-oss), softcap + window (Gemma 2), ALiBi + bias + mask, ...",
    "variants right alone and wrong together: order of cap, window and bias; sinks on windowed tiles; rows emptied by "
    "window and mask together", ac_gen_variant_mix, 0, 0, ac_gen_variant_mix_usable},
+  /* serving layouts (gen_layouts.c): drawn only for kernels that declare them */
+  {"varlen_mix", "varlen batches: many one-token sequences, one long among short, zero lengths, tile-edge lengths",
+   "cu_seqlens off by one; a neighbour's keys; zero-length sequences", ac_gen_varlen_mix, 0, AC_FEAT_VARLEN, NULL},
+  {"page_table", "paged caches: page sizes 1, 16, 256 and non-powers of two; shuffled, shared-prefix, fragmented pages",
+   "last partial page read whole; block-table row of the wrong sequence; page count for cache_seqlens", ac_gen_page_table,
+   0, AC_FEAT_PAGED, NULL},
+  {"decode", "one query per sequence against long paged caches (up to the campaign's max T), row-sampled",
+   "cache_seqlens ignored; page arithmetic at long caches; split reductions", ac_gen_decode, AC_FAM_COSTLY, AC_FEAT_PAGED,
+   NULL},
 };
 
 const ac_family *ac_families(int *n)

@@ -6,6 +6,7 @@ fuzz_libac_fuzz_a_SOURCES += \
 	fuzz/families/shape.c \
 	fuzz/families/patterns.c \
 	fuzz/families/gen_normal.c \
+	fuzz/families/gen_layouts.c \
 	fuzz/families/gen_uniform.c \
 	fuzz/families/gen_small_int.c \
 	fuzz/families/gen_large_mag.c \

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "casefile.h"
+#include "layout.h"
 #include "commands.h"
 #include "oracle.h"
 #include "explain_variants.h"
@@ -18,7 +19,7 @@
 static void usage(FILE *f)
 {
   fprintf(f,
-          "usage: attncheck explain CASE --row I [--head H] [--batch B] [--force]\n\n"
+          "usage: attncheck explain CASE --row I [--head H] [--batch B | --seq S] [--force]\n\n"
           "Prints every stage of query row I of head H in batch B: raw scores q·k_j (exact, decimal\n"
           "and hex), scaled scores, masked scores, the row maximum, the weights exp(s_j - m), their\n"
           "sum L, the softmax weights, the output row (exact to 20 digits, and the correctly rounded\n"
@@ -29,16 +30,19 @@ static void usage(FILE *f)
           "  --row I        query position i (required)\n"
           "  --head H       query head (default 0)\n"
           "  --batch B      batch index (default 0)\n"
+          "  --seq S        sequence S of a varlen or paged case (required for them): row I of that\n"
+          "                 sequence, explained as the sequence's own dense case (docs/layouts.md)\n"
           "  --force        explain even when tk, dk or dv exceed %d\n"
           "  --help\n\n"
           "exit: 0 done; 2 bad usage or unreadable case; 3 a value the oracle could not decide.\n",
           LIMIT);
 }
 
-enum { O_ROW = 256, O_HEAD, O_BATCH, O_FORCE, O_HELP };
+enum { O_ROW = 256, O_HEAD, O_BATCH, O_FORCE, O_SEQ, O_HELP };
 static const struct option lopts[] = {
   {"row", required_argument, 0, O_ROW}, {"head", required_argument, 0, O_HEAD},
   {"batch", required_argument, 0, O_BATCH}, {"force", no_argument, 0, O_FORCE},
+  {"seq", required_argument, 0, O_SEQ},
   {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0},
 };
 
@@ -135,7 +139,7 @@ static void print_exact(mpfr_srcptr x)
 }
 
 typedef struct {
-  int64_t row, head, batch;
+  int64_t row, head, batch, seq;   /* seq -1: none */
   int force;
   const char *path;
 } explain_opts;
@@ -143,7 +147,7 @@ typedef struct {
 static int parse_explain_args(int argc, char **argv, explain_opts *o)
 {
   const char *cmd = "explain";
-  *o = (explain_opts){.row = -1};
+  *o = (explain_opts){.row = -1, .seq = -1};
   optind = 0;
   opterr = 0;
   int ch;
@@ -156,6 +160,7 @@ static int parse_explain_args(int argc, char **argv, explain_opts *o)
     case O_HEAD: if (ac_parse_i64(a, &o->head) || o->head < 0) return ac_cmd_usage_error(cmd, "bad --head '%s'", a); break;
     case O_BATCH: if (ac_parse_i64(a, &o->batch) || o->batch < 0) return ac_cmd_usage_error(cmd, "bad --batch '%s'", a); break;
     case O_FORCE: o->force = 1; break;
+    case O_SEQ: if (ac_parse_i64(a, &o->seq) || o->seq < 0) return ac_cmd_usage_error(cmd, "bad --seq '%s'", a); break;
     default: return ac_cmd_getopt_error(cmd, ch, argv);
     }
   }
@@ -164,6 +169,38 @@ static int parse_explain_args(int argc, char **argv, explain_opts *o)
   if (o->row < 0) return ac_cmd_usage_error(cmd, "--row is required");
   o->path = argv[optind];
   return AC_CMD_RUN;
+}
+
+/* A layout case: sequence o->seq as its own dense case in place of c (layout.h); a dense case
+ * takes no --seq. -1 with one line (c freed). */
+static char seq_line[256];   /* printed once the row is known to exist */
+
+static int select_sequence(const explain_opts *o, ac_case *c)
+{
+  const char *cmd = "explain";
+  ac_err e;
+  if (!c->lay && o->seq < 0) return 0;
+  if (!c->lay) ac_cmd_error(cmd, "%s: --seq needs a varlen or paged case", o->path);
+  else if (o->seq < 0) ac_cmd_error(cmd, "%s: a %s case needs --seq S (0 to %lld)", o->path,
+                                     c->p.f.used & AC_FEAT_PAGED ? "paged" : "varlen", (long long)c->p.l.nseq - 1);
+  else if (o->seq >= c->p.l.nseq) ac_cmd_error(cmd, "%s: sequence %lld outside the case (%lld sequences)", o->path,
+                                              (long long)o->seq, (long long)c->p.l.nseq);
+  else if (o->batch) ac_cmd_error(cmd, "%s: --batch does not go with --seq", o->path);
+  else {
+    ac_case sub;
+    if (ac_layout_seq_case(c, o->seq, &sub, &e) == 0) {
+      snprintf(seq_line, sizeof seq_line, "sequence %lld of %lld: %lld queries (packed tokens from %d), %lld keys%s\n", (long long)o->seq,
+             (long long)c->p.l.nseq, (long long)ac_layout_tq(c, o->seq), (int)c->lay->cu_q[o->seq],
+             (long long)ac_layout_tk(c, o->seq),
+             ac_layout_tk(c, o->seq) ? "" : " (one zero key, hidden by a boolean mask of zeros)");
+      ac_case_free(c);
+      *c = sub;
+      return 0;
+    }
+    ac_cmd_error(cmd, "%s: %s", o->path, e.msg);
+  }
+  ac_case_free(c);
+  return -1;
 }
 
 /* The case, refused (one line, AC_EXIT_USAGE) when it cannot be read, the row is outside it, it
@@ -176,6 +213,7 @@ static int load_case(const explain_opts *o, ac_case *c)
     ac_cmd_error(cmd, "%s", e.msg);
     return AC_EXIT_USAGE;
   }
+  if (select_sequence(o, c) != 0) return AC_EXIT_USAGE;
   const ac_problem *p = &c->p;
   if (o->row >= p->tq || o->head >= p->heads || o->batch >= p->batch)
     ac_cmd_error(cmd, "%s: row %lld, head %lld, batch %lld outside the case (tq %lld, heads %lld, batch %lld)", path,
@@ -425,6 +463,7 @@ int ac_cmd_explain(int argc, char **argv)
   if (rc != AC_CMD_RUN) return rc;
   ac_case c;
   if ((rc = load_case(&o, &c)) != AC_CMD_RUN) return rc;
+  fputs(seq_line, stdout);
   /* The oracle for this row: correctly rounded outputs and LSE. */
   ac_oracle_opts oo;
   ac_oracle_opts_init(&oo);

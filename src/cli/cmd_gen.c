@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 #include "casefile.h"
+#include "layout.h"
 #include "commands.h"
 #include "rng.h"
 #include "variants.h"
@@ -55,6 +56,13 @@ static void usage(FILE *f)
           "  --bool-mask P       boolean mask: random, banded, empty-middle, sparse; --mask-broadcast b|h|bh\n"
           "  --sinks P           a sink logit per head: normal, dominant, vanishing\n"
           "  --descale P         fp32 descales of q, k, v per (batch, kv head): normal, tiny, huge\n"
+          "serving layouts (docs/layouts.md; instead of --batch, --t, --tq, --tk):\n"
+          "  --seqlens-q L,L,..  query length of each sequence (0 allowed): a varlen batch\n"
+          "  --seqlens-k L,L,..  key length of each sequence (varlen; default: the query lengths)\n"
+          "  --cache-seqlens L,..  a paged KV cache: keys of each sequence (queries: --seqlens-q, default 1 each)\n"
+          "  --page-size N       slots per page (default 16); --spare-pages N pages no sequence lists;\n"
+          "                      --shared-pages N the first N pages of every sequence are the same pages;\n"
+          "                      --shuffle-pages pages in a random order; --extra-cols N block-table columns (-1)\n"
           "  --help\n\n"
           "Values are rounded once, to nearest even, into the dtype (e4m3 saturates).\n"
           "exit: 0 written; 2 bad usage or the file could not be written.\n");
@@ -64,7 +72,7 @@ enum {
   O_OUT = 256, O_EXAMPLE, O_DTYPE, O_MASK, O_BATCH, O_HEADS, O_KVHEADS, O_T, O_TQ, O_TK, O_DK, O_DV,
   O_SCALE, O_SEED, O_CASEINDEX, O_DIST, O_MEAN, O_SIGMA, O_LO, O_HI, O_LAYOUT, O_PAD, O_MEMCAP,
   O_WINDOW, O_WALIGN, O_SOFTCAP, O_ALIBI, O_ALIBI_PB, O_BIAS, O_BIAS_DTYPE, O_BIAS_BC, O_BMASK, O_MASK_BC,
-  O_SINKS, O_DESCALE, O_DTYPES, O_HELP
+  O_SINKS, O_DESCALE, O_DTYPES, O_SEQQ, O_SEQK, O_CACHE, O_PAGESZ, O_SPARE, O_SHARED, O_SHUFFLE, O_XCOLS, O_HELP
 };
 
 static const struct option opts[] = {
@@ -86,7 +94,12 @@ static const struct option opts[] = {
   {"bias-dtype", required_argument, 0, O_BIAS_DTYPE}, {"bias-broadcast", required_argument, 0, O_BIAS_BC},
   {"bool-mask", required_argument, 0, O_BMASK}, {"mask-broadcast", required_argument, 0, O_MASK_BC},
   {"sinks", required_argument, 0, O_SINKS},     {"descale", required_argument, 0, O_DESCALE},
-  {"dtypes", required_argument, 0, O_DTYPES},   {"help", no_argument, 0, O_HELP},
+  {"dtypes", required_argument, 0, O_DTYPES},
+  {"seqlens-q", required_argument, 0, O_SEQQ},  {"seqlens-k", required_argument, 0, O_SEQK},
+  {"cache-seqlens", required_argument, 0, O_CACHE}, {"page-size", required_argument, 0, O_PAGESZ},
+  {"spare-pages", required_argument, 0, O_SPARE}, {"shared-pages", required_argument, 0, O_SHARED},
+  {"shuffle-pages", no_argument, 0, O_SHUFFLE}, {"extra-cols", required_argument, 0, O_XCOLS},
+  {"help", no_argument, 0, O_HELP},
   {0, 0, 0, 0},
 };
 
@@ -215,8 +228,16 @@ static int variant_option(ac_vspec *v, int ch, const char *a)
   }
 }
 
+/* The serving-layout options. */
+typedef struct {
+  const char *seq_q, *seq_k, *cache;   /* comma lists */
+  int64_t page_size, spare, shared, xcols;
+  int shuffle, dims;                   /* dims: --batch, --t, --tq, --tk given */
+} lay_opts;
+
 typedef struct {
   const char *out, *example, *layout, *dist_name, *scale_s;
+  lay_opts lay;
   ac_vspec variants;
   ac_dtype dtype;
   ac_dtype dtypes[4];   /* --dtypes: q, k, v, o */
@@ -246,6 +267,14 @@ static int gen_option(gen_opts *o, int ch, const char *a)
     if (!bad) ac_set_mem_cap(cap);
     return bad;
   }
+  case O_SEQQ: o->lay.seq_q = a; break;
+  case O_SEQK: o->lay.seq_k = a; break;
+  case O_CACHE: o->lay.cache = a; break;
+  case O_PAGESZ: bad = ac_parse_i64(a, &o->lay.page_size) || o->lay.page_size < 0; break;
+  case O_SPARE: bad = ac_parse_i64(a, &o->lay.spare) || o->lay.spare < 0 || o->lay.spare > INT32_MAX; break;
+  case O_SHARED: bad = ac_parse_i64(a, &o->lay.shared) || o->lay.shared < 0 || o->lay.shared > INT32_MAX; break;
+  case O_SHUFFLE: o->lay.shuffle = 1; break;
+  case O_XCOLS: bad = ac_parse_i64(a, &o->lay.xcols) || o->lay.xcols < 0 || o->lay.xcols > 1 << 20; break;
   case O_DTYPE: bad = ac_dtype_parse(a, &o->dtype), o->has_dtype = 1; break;
   case O_DTYPES: {
     char buf[4][16], tail;
@@ -255,12 +284,12 @@ static int gen_option(gen_opts *o, int ch, const char *a)
     break;
   }
   case O_MASK: bad = ac_mask_parse(a, &o->mask); break;
-  case O_BATCH: bad = ac_parse_i64(a, &o->batch); break;
+  case O_BATCH: o->lay.dims = 1, bad = ac_parse_i64(a, &o->batch); break;
   case O_HEADS: bad = ac_parse_i64(a, &o->heads); break;
   case O_KVHEADS: bad = ac_parse_i64(a, &o->kv_heads); break;
-  case O_T: bad = ac_parse_i64(a, &o->t); break;
-  case O_TQ: bad = ac_parse_i64(a, &o->tq); break;
-  case O_TK: bad = ac_parse_i64(a, &o->tk); break;
+  case O_T: o->lay.dims = 1, bad = ac_parse_i64(a, &o->t); break;
+  case O_TQ: o->lay.dims = 1, bad = ac_parse_i64(a, &o->tq); break;
+  case O_TK: o->lay.dims = 1, bad = ac_parse_i64(a, &o->tk); break;
   case O_DK: bad = ac_parse_i64(a, &o->dk); break;
   case O_DV: bad = ac_parse_i64(a, &o->dv); break;
   case O_SCALE: o->scale_s = a; break;
@@ -282,7 +311,8 @@ static int parse_gen_args(int argc, char **argv, gen_opts *o)
   const char *cmd = "gen";
   *o = (gen_opts){.layout = "contiguous", .dist_name = "normal", .scale_s = "default", .dtype = AC_F32,
                   .mask = AC_MASK_NONE, .batch = 1, .heads = 1, .kv_heads = -1, .tq = -1, .tk = -1, .t = 16,
-                  .dk = 64, .dv = -1, .pad = -1, .case_index = -1, .sigma = 1, .lo = -1, .hi = 1};
+                  .dk = 64, .dv = -1, .pad = -1, .case_index = -1, .sigma = 1, .lo = -1, .hi = 1,
+                  .lay = {.page_size = 16}};
   optind = 0;
   opterr = 0;
   int ch;
@@ -354,6 +384,64 @@ static int make_problem(const gen_opts *o, ac_problem *p)
   return AC_CMD_RUN;
 }
 
+/* A comma list of lengths >= 0 into a new array; its count, or -1. */
+static int64_t parse_lengths(const char *s, int64_t **out)
+{
+  int64_t n = 1, k = 0;
+  for (const char *c = s; *c; c++) n += *c == ',';
+  int64_t *v = ac_xcalloc((size_t)n, sizeof *v);
+  char *copy = ac_xstrdup(s), *save = NULL;
+  for (char *t = strtok_r(copy, ",", &save); t && k < n; t = strtok_r(NULL, ",", &save))
+    if (ac_parse_i64(t, &v[k++]) != 0 || v[k - 1] < 0 || v[k - 1] > INT32_MAX) k = n + 1;
+  free(copy);
+  if (k != n) {
+    free(v);
+    return -1;
+  }
+  *out = v;
+  return n;
+}
+
+/* The serving layout of the options (none without --seqlens-q or --cache-seqlens). */
+static int make_layout(const gen_opts *o, ac_case *c)
+{
+  const char *cmd = "gen";
+  const lay_opts *l = &o->lay;
+  if (!l->seq_q && !l->cache) {
+    if (l->seq_k) return ac_cmd_usage_error(cmd, "--seqlens-k needs --seqlens-q");
+    return AC_CMD_RUN;
+  }
+  if (l->dims) return ac_cmd_usage_error(cmd, "--batch, --t, --tq and --tk do not go with a layout (--seqlens-q, --cache-seqlens)");
+  if (l->cache && l->seq_k) return ac_cmd_usage_error(cmd, "--seqlens-k and --cache-seqlens exclude each other");
+  int64_t *tq = NULL, *tk = NULL, nq = -1, nk = -1;
+  const char *klist = l->cache ? l->cache : l->seq_k ? l->seq_k : l->seq_q;
+  int rc = AC_CMD_RUN;
+  if ((l->seq_q && (nq = parse_lengths(l->seq_q, &tq)) < 0) || (nk = parse_lengths(klist, &tk)) < 0) {
+    rc = ac_cmd_usage_error(cmd, "bad length list '%s' (comma-separated integers in [0, 2^31))", nq < 0 && l->seq_q ? l->seq_q : klist);
+    goto done;
+  }
+  if (!tq) {
+    tq = ac_xcalloc((size_t)nk, sizeof *tq);
+    for (int64_t b = 0; b < nk; b++) tq[b] = 1;
+    nq = nk;
+  }
+  if (nq != nk) {
+    rc = ac_cmd_usage_error(cmd, "%lld query lengths but %lld key lengths", (long long)nq, (long long)nk);
+    goto done;
+  }
+  ac_layout_spec s = {.kind = l->cache ? AC_FEAT_PAGED : AC_FEAT_VARLEN, .nseq = nq, .tq = tq, .tk = tk,
+                      .page_size = l->page_size, .spare_pages = l->spare, .extra_cols = l->xcols,
+                      .shared_pages = l->shared, .shuffle = l->shuffle};
+  ac_rng r;
+  ac_rng_init(&r, o->seed, 12);
+  ac_err e;
+  if (ac_layout_build(c, &s, &r, &e) != 0) rc = ac_cmd_usage_error(cmd, "%s", e.msg);
+done:
+  free(tq);
+  free(tk);
+  return rc;
+}
+
 /* The generator's parameters as meta.json records them. */
 static char *params_json(const gen_opts *o)
 {
@@ -388,8 +476,11 @@ static int make_case(const gen_opts *o, ac_case *c)
   }
   ac_case_init(c);
   int rc = make_problem(o, &c->p);
-  if (rc != AC_CMD_RUN) return rc;
-  if (ac_case_alloc(c, &e) != 0) return ac_cmd_usage_error(cmd, "%s", e.msg);
+  if (rc != AC_CMD_RUN || (rc = make_layout(o, c)) != AC_CMD_RUN) return rc;
+  if (ac_case_alloc(c, &e) != 0) {
+    ac_case_free(c);
+    return ac_cmd_usage_error(cmd, "%s", e.msg);
+  }
   c->seed = o->seed;
   c->case_index = o->case_index;
   snprintf(c->generator, sizeof c->generator, "gen");
@@ -401,7 +492,10 @@ static int make_case(const gen_opts *o, ac_case *c)
     fill(dt, &r, *x == 'q' ? c->q : *x == 'k' ? c->k : c->v, ac_case_bytes(c, *x) / ac_dtype_size(dt), o->dist, a, b);
   }
   c->params_json = params_json(o);
-  if (o->variants.used && ac_vspec_apply(c, &o->variants, o->seed, &e) != 0) {
+  uint32_t lay = c->p.f.used & AC_FEAT_LAYOUTS;   /* ac_vspec_apply sets the variant bits */
+  if (o->variants.used && ac_vspec_apply(c, &o->variants, o->seed, &e) == 0) c->p.f.used |= lay;
+  else if (o->variants.used) lay = 0, c->p.f.used = 0;
+  if ((o->variants.used && !c->p.f.used) || ac_layout_validate(c, &e) != 0) {
     ac_case_free(c);
     return ac_cmd_usage_error(cmd, "%s", e.msg);
   }
@@ -447,6 +541,10 @@ int ac_cmd_gen(int argc, char **argv)
            ac_dtype_name(p->dtype), dts, ac_mask_name(p->mask), (long long)p->batch, (long long)p->heads,
            (long long)p->kv_heads, (long long)p->tq, (long long)p->tk, (long long)p->dk, (long long)p->dv,
            (unsigned long long)ac_case_hash(&c));
+    if (c.lay)
+      printf("  layout %s: %lld sequences, %lld query tokens, %s %lld\n", p->f.used & AC_FEAT_PAGED ? "paged" : "varlen",
+             (long long)p->l.nseq, (long long)p->tq, p->f.used & AC_FEAT_PAGED ? "pages" : "keys",
+             (long long)(p->f.used & AC_FEAT_PAGED ? p->l.num_pages : p->tk));
   }
   ac_case_free(&c);
   return rc;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "casefile.h"
+#include "layout.h"
 #include "variants.h"
 #include "commands.h"
 #include "util.h"
@@ -73,15 +74,33 @@ static void show_variants(const ac_case *c)
 {
   const ac_problem *p = &c->p;
   const ac_features *f = &p->f;
-  if (!f->used) return;
+  if (!(f->used & AC_FEAT_ALL)) return;   /* the layout has lines of its own */
   char names[160];
-  printf("  variants   %s", ac_feat_list(f->used, names, sizeof names));
+  printf("  variants   %s", ac_feat_list(f->used & AC_FEAT_ALL, names, sizeof names));
   if (f->used & AC_FEAT_WINDOW)
     printf("; window (%lld, %lld) %s", (long long)f->win_left, (long long)f->win_right, f->win_top_left ? "top-left" : "bottom-right");
   if (f->used & AC_FEAT_SOFTCAP) printf("; softcap %.17g (%a)", f->softcap, f->softcap);
   if (f->used & AC_FEAT_ALIBI) printf("; slopes per %s", f->alibi_per_batch ? "batch and head" : "head");
   if (f->used & AC_FEAT_BIAS) printf("; bias %s", ac_dtype_name(f->bias_dtype));
   printf("\n");
+}
+
+/* The layout lines: kind, sequences and their lengths (the first 16), pages (layout.h). */
+static void show_layout(const ac_case *c)
+{
+  const ac_problem *p = &c->p;
+  if (!c->lay) return;
+  int paged = (p->f.used & AC_FEAT_PAGED) != 0;
+  printf("  layout     %s, %lld sequences, %lld query tokens, %s %lld, longest tq %lld tk %lld\n",
+         paged ? "paged" : "varlen", (long long)p->l.nseq, (long long)p->tq, paged ? "slots" : "keys", (long long)p->tk,
+         (long long)p->l.max_tq, (long long)p->l.max_tk);
+  if (paged)
+    printf("  pages      %lld of %lld slots, block table %lld x %lld\n", (long long)p->l.num_pages,
+           (long long)p->l.page_size, (long long)p->l.nseq, (long long)p->l.max_pages);
+  printf("  seqlens   ");
+  for (int64_t b = 0; b < p->l.nseq && b < 16; b++)
+    printf(" %lld:%lld", (long long)ac_layout_tq(c, b), (long long)ac_layout_tk(c, b));
+  printf("%s (tq:tk)\n", p->l.nseq > 16 ? " ..." : "");
 }
 
 static void variant_stats(const ac_case *c)
@@ -134,6 +153,7 @@ static void show(const char *path, const ac_case *c)
   printf("  generator  %s %s\n", c->generator, c->params_json ? c->params_json : "{}");
   printf("  tool       %s\n", c->tool_version[0] ? c->tool_version : "(unknown)");
   show_variants(c);
+  show_layout(c);
   printf("  strides   ");
   print_strides("q", q.q_stride);
   print_strides("k", q.k_stride);

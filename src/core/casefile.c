@@ -4,6 +4,8 @@
 #include "casefile.h"
 #include "variants.h"
 #include "casefile_variants.h"
+#include "casefile_layout.h"
+#include "layout.h"
 #include <json-c/json.h>
 #include <math.h>
 #include <stdio.h>
@@ -152,6 +154,7 @@ void ac_case_free(ac_case *c)
   free(c->lse);
   free(c->params_json);
   ac_features_free(c);
+  ac_layout_free(c);
   c->q = c->k = c->v = c->o = NULL;
   c->lse = NULL;
   c->params_json = NULL;
@@ -178,6 +181,7 @@ int ac_case_copy(ac_case *dst, const ac_case *src, ac_err *e)
   dst->lse = src->has_lse ? dup_bytes(src->lse, (size_t)s.rows * sizeof(float)) : NULL;
   dst->params_json = src->params_json ? ac_xstrdup(src->params_json) : NULL;
   ac_features_copy(dst, src);
+  ac_layout_copy(dst, src);
   return 0;
 }
 
@@ -251,6 +255,7 @@ uint64_t ac_case_hash(const ac_case *c)
       if (b && b != UINT64_MAX && data) hash_bytes(&s, data, (size_t)b);
     }
   }
+  if (c->lay) hash_word(&s, ac_layout_hash(c));
   return s.h;
 }
 
@@ -268,7 +273,7 @@ static int reserved(const char *name)
   static const char *const r[] = {"q", "k", "v", "o", "lse", "meta.json"};
   for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
     if (!strcmp(name, r[i])) return 1;
-  return ac_variants_member_name(name);
+  return ac_variants_member_name(name) || ac_layout_member_name(name);
 }
 
 int ac_case_write_ex(const ac_case *c, const char *path, const ac_npz_member *extra, int nextra, ac_err *e)
@@ -276,6 +281,9 @@ int ac_case_write_ex(const ac_case *c, const char *path, const ac_npz_member *ex
   case_sizes s;
   if (validate(&c->p, c->has_o, c->has_lse, &s, path, e) != 0) return -1;
   if (!c->q || !c->k || !c->v) return ac_err_set(e, "%s: case has no q/k/v tensors", path);
+  ac_err le;
+  if ((c->lay || (c->p.f.used & AC_FEAT_LAYOUTS)) && ac_layout_validate(c, &le) != 0)
+    return ac_err_set(e, "%s: %s", path, le.msg);
   if ((c->has_o && !c->o) || (c->has_lse && !c->lse)) return ac_err_set(e, "%s: o/lse flagged but missing", path);
   ac_problem p = c->p;
   if (strides_zero(&p)) ac_problem_default_strides(&p);
@@ -320,6 +328,7 @@ int ac_case_write_ex(const ac_case *c, const char *path, const ac_npz_member *ex
   json_object_object_add(m, "params", params);
   json_object_object_add(m, "tool_version", json_object_new_string(PACKAGE_VERSION));
   ac_variants_meta_write(m, &p);
+  ac_layout_meta_write(m, c);
   const char *text = json_object_to_json_string_ext(m, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
   char *meta = ac_xstrdup(text);
   json_object_put(m);
@@ -337,7 +346,7 @@ int ac_case_write_ex(const ac_case *c, const char *path, const ac_npz_member *ex
   if (c->has_o && ac_npz_add_array(w, "o", DESCR('o'), 4, os, c->o, ac_case_bytes(c, 'o'), e) != 0) goto abort;
 #undef DESCR
   if (c->has_lse && ac_npz_add_array(w, "lse", "<f4", 3, os, c->lse, (size_t)s.rows * 4, e) != 0) goto abort;
-  if (ac_variants_members_write(w, c, e) != 0) goto abort;
+  if (ac_variants_members_write(w, c, e) != 0 || ac_layout_members_write(w, c, e) != 0) goto abort;
   for (int i = 0; i < nextra; i++) {
     const ac_npz_member *x = &extra[i];
     if (reserved(x->name)) {
@@ -440,7 +449,7 @@ static int read_from(ac_case *c, ac_npz *z, ac_err *e)
     c->lse = ac_xmalloc((size_t)s.rows * sizeof(float));
     if (ac_npz_read_into(z, "lse", c->lse, (size_t)s.rows * sizeof(float), e) != 0) goto fail;
   }
-  if (ac_variants_members_read(z, c, e) != 0) goto fail;
+  if (ac_variants_members_read(z, c, e) != 0 || ac_layout_members_read(z, c, e) != 0) goto fail;
   return 0;
 fail:
   ac_case_free(c);

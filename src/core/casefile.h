@@ -26,6 +26,7 @@ typedef struct {
   float *alibi_slopes;      /* [heads], or [batch][heads] with f.alibi_per_batch */
   float *sinks;             /* [heads] */
   float *descale[3];        /* q, k, v: [batch][kv_heads] */
+  struct ac_layout *lay;    /* serving layout (layout.h), NULL for a dense case */
 } ac_case;
 
 /* Zero the case, case_index -1, generator "external", tool_version PACKAGE_VERSION. */

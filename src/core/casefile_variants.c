@@ -17,7 +17,7 @@ int ac_variants_member_name(const char *name)
 void ac_variants_meta_write(json_object *meta, const ac_problem *p)
 {
   const ac_features *f = &p->f;
-  if (!f->used) return;
+  if (!(f->used & AC_FEAT_ALL)) return;   /* layouts alone: no "variants" */
   json_object *v = json_object_new_object(), *fl = json_object_new_array();
   for (uint32_t b = 1; b & AC_FEAT_ALL; b <<= 1)
     if (f->used & b) json_object_array_add(fl, json_object_new_string(ac_feat_name(b)));

@@ -2,6 +2,7 @@
 #include "config.h"
 #include "casefile.h"
 #include "casefile_variants.h"
+#include "casefile_layout.h"
 #include <json-c/json.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -168,6 +169,13 @@ static int read_variants(const meta_field *f, json_object *v, void *dst, ac_case
   return ac_variants_meta_read(v, c, path, e);
 }
 
+/* The serving layout (casefile_layout.h). */
+static int read_layout(const meta_field *f, json_object *v, void *dst, ac_case *c, const char *path, ac_err *e)
+{
+  (void)f, (void)dst;
+  return ac_layout_meta_read(v, c, path, e);
+}
+
 #define AT(member) offsetof(ac_case, member), sizeof(((ac_case *)0)->member)
 
 /* The fields in the order they are checked (the first problem is the one reported). */
@@ -190,6 +198,7 @@ static const meta_field fields[] = {
   {"tool_version", 0, read_text, AT(tool_version), NULL},
   {"params", 0, read_object, AT(params_json), NULL},
   {"variants", 0, read_variants, 0, 0, NULL},
+  {"layout", 0, read_layout, 0, 0, NULL},
 };
 
 /* text as one JSON object and nothing after it but white space; NULL with a message. */

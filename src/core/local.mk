@@ -11,6 +11,8 @@ src_core_libac_core_a_SOURCES = \
 	src/core/npz.c src/core/npz.h \
 	src/core/casefile.c src/core/casefile.h src/core/casemeta.c \
 	src/core/casefile_variants.c src/core/casefile_variants.h \
+	src/core/layout.c src/core/layout.h src/core/layout_build.c \
+	src/core/casefile_layout.c src/core/casefile_layout.h \
 	src/core/variants.c src/core/variants.h \
 	src/core/vgen.c src/core/vgen.h \
 	src/core/precision.c src/core/precision.h \

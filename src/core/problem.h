@@ -20,7 +20,12 @@ enum {
   AC_FEAT_SINKS = 1u << 5,        /* e^{sink_h} joins the denominator and the LSE */
   AC_FEAT_MIXED_DTYPES = 1u << 6, /* f.qd, f.kd, f.vd, f.od differ from dtype */
   AC_FEAT_DESCALE = 1u << 7,      /* q, k, v values times binary32 descales per (batch, kv head) */
-  AC_FEAT_ALL = 0xffu
+  AC_FEAT_ALL = 0xffu,
+  /* Serving layouts (docs/layouts.md, src/layout.h): not variants of the formula but of the
+   * memory a kernel reads; outside AC_FEAT_ALL. */
+  AC_FEAT_VARLEN = 1u << 8,       /* packed sequences, cu_seqlens for queries and keys */
+  AC_FEAT_PAGED = 1u << 9,        /* packed queries, keys and values in a paged cache */
+  AC_FEAT_LAYOUTS = AC_FEAT_VARLEN | AC_FEAT_PAGED
 };
 
 typedef struct {
@@ -46,6 +51,10 @@ typedef struct {
    * All zero = contiguous. The case itself always stores dense tensors. */
   int64_t q_stride[4], k_stride[4], v_stride[4], o_stride[4];
   ac_features f;                    /* variants; f.used == 0 for plain attention */
+  /* Serving layouts (f.used & AC_FEAT_LAYOUTS; src/layout.h): the dimensions a kernel is told.
+   * All zero for a dense problem. The case's tensors are then one carrier batch (batch 1,
+   * tq = total query tokens, tk = total keys or num_pages * page_size). */
+  struct { int64_t nseq, max_tq, max_tk, page_size, num_pages, max_pages; } l;
 } ac_problem;
 
 const char *ac_mask_name(ac_mask m);            /* "none", "causal", "causal-bottom-right" */

@@ -10,7 +10,8 @@ static const char *const tensor_names[AC_FT_N] = {"bias", "mask", "alibi_slopes"
                                                   "descale_q", "descale_k", "descale_v"};
 static const uint32_t tensor_bits[AC_FT_N] = {AC_FEAT_BIAS, AC_FEAT_BOOL_MASK, AC_FEAT_ALIBI, AC_FEAT_SINKS,
                                               AC_FEAT_DESCALE, AC_FEAT_DESCALE, AC_FEAT_DESCALE};
-static const char *const feat_names[] = {"window", "softcap", "alibi", "bias", "bool_mask", "sinks", "mixed_dtypes", "descale"};
+static const char *const feat_names[] = {"window", "softcap", "alibi", "bias", "bool_mask", "sinks", "mixed_dtypes", "descale",
+                                         "varlen", "paged"};
 
 const char *ac_feat_tensor_name(ac_feat_tensor t) { return (unsigned)t < AC_FT_N ? tensor_names[t] : "?"; }
 uint32_t ac_feat_tensor_bit(ac_feat_tensor t) { return (unsigned)t < AC_FT_N ? tensor_bits[t] : 0; }
@@ -106,7 +107,8 @@ int ac_features_validate(const ac_problem *p, ac_err *e)
 {
   const ac_features *f = &p->f;
   if (!f->used) return 0;
-  if (f->used & ~(uint32_t)AC_FEAT_ALL) return ac_err_set(e, "features: unknown feature bits 0x%x", (unsigned)(f->used & ~(uint32_t)AC_FEAT_ALL));
+  const uint32_t known = AC_FEAT_ALL | AC_FEAT_LAYOUTS;
+  if (f->used & ~known) return ac_err_set(e, "features: unknown feature bits 0x%x", (unsigned)(f->used & ~known));
   if (f->used & AC_FEAT_WINDOW) {
     if (f->win_left < -1 || f->win_right < -1)
       return ac_err_set(e, "window: values must be >= -1 (-1 = unbounded), got (%lld, %lld)", (long long)f->win_left,

@@ -501,6 +501,7 @@ int ac_compare_run(const ac_case *c, const ac_oracle_result *r, const ac_run_res
   if (!run->guard_ok) ac_report_add(rep, AC_V_GUARD, "%s", run->guard_msg[0] ? run->guard_msg : "guard margin overwritten");
   if (run->n_unwritten > 0) ac_report_add(rep, AC_V_UNWRITTEN, "%lld output elements never written", (long long)run->n_unwritten);
   if (run->n_lse_unwritten > 0) ac_report_add(rep, AC_V_UNWRITTEN, "%lld LSE values never written", (long long)run->n_lse_unwritten);
+  if (run->n_oos > 0) ac_report_add(rep, AC_V_OUT_OF_SEQUENCE, "%s", run->oos_msg);
   if (!run->o) {
     ac_report_add(rep, AC_V_ERROR, "harness returned no output");
     return 0;

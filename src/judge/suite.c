@@ -201,8 +201,11 @@ int64_t ac_suite_count(ac_suite_kind k)
 {
   int64_t n = N_CI * N_DT + N_EX + N_VAR * N_DT + N_MIX;
   if (k == AC_SUITE_FULL) n += N_FULL_GRID * N_DT;
-  return n;
+  return n + ac_suite_layout_count();
 }
+
+/* Cases before the serving layouts (suite_layouts.c). */
+static int64_t layout_base(ac_suite_kind k) { return ac_suite_count(k) - ac_suite_layout_count(); }
 
 /* Spec of grid case g (full suite). */
 static spec grid_spec(int64_t g)
@@ -299,6 +302,7 @@ int ac_suite_describe(ac_suite_kind k, int64_t i, char *name, size_t n, ac_dtype
   int64_t no;
   const ac_vspec *vs;
   const mix_spec *mx;
+  if (i >= layout_base(k)) return ac_suite_layout_describe(i - layout_base(k), name, n, dtype);
   if (locate(k, i, &s, &t, &no, &vs, &mx) < 0) return -1;
   spec_name(&s, vs, mx, t, name, n);
   if (dtype) *dtype = t;
@@ -501,6 +505,7 @@ int ac_suite_make(ac_suite_kind k, int64_t i, ac_suite_case *sc, ac_err *e)
   const mix_spec *mx;
   memset(sc, 0, sizeof *sc);
   ac_case_init(&sc->c);
+  if (i >= layout_base(k) && i < ac_suite_count(k)) return ac_suite_layout_make(i - layout_base(k), sc, e);
   if (locate(k, i, &s, &t, &no, &vs, &mx) < 0) return ac_err_set(e, "suite case %lld does not exist", (long long)i);
   spec_name(&s, vs, mx, t, sc->name, sizeof sc->name);
   sc->repeat = s.repeat;

@@ -26,5 +26,9 @@ int ac_suite_describe(ac_suite_kind k, int64_t i, char *name, size_t n, ac_dtype
 /* Generate case i. */
 int ac_suite_make(ac_suite_kind k, int64_t i, ac_suite_case *sc, ac_err *e);
 void ac_suite_case_free(ac_suite_case *sc);
+/* The serving-layout cases (suite_layouts.c), numbered after every other case of either suite. */
+int64_t ac_suite_layout_count(void);
+int ac_suite_layout_describe(int64_t i, char *name, size_t n, ac_dtype *dtype);
+int ac_suite_layout_make(int64_t i, ac_suite_case *sc, ac_err *e);
 
 #endif

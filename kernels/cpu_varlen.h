@@ -1,0 +1,28 @@
+/* cpu_varlen.h: the CPU kernels of the serving layouts (cpu_varlen.c; docs/layouts.md), and the
+ * defects the layout mutants (kernels/mutants/layout_mutants.c) build into the same code. */
+#ifndef AC_CPU_VARLEN_H
+#define AC_CPU_VARLEN_H
+#include "cpu_common.h"
+
+enum {
+  AC_LBUG_NONE = 0,
+  AC_LBUG_CU_OFF_BY_ONE,     /* varlen: tk_b = cu_k[b+1] - cu_k[b] + 1 (one key of the next sequence) */
+  AC_LBUG_PREV_BOUNDARY,     /* the key count of the previous sequence (b - 1) used for b */
+  AC_LBUG_LAST_PAGE_WHOLE,   /* paged: the last partial page read whole, its extra slots masked
+                                after P·V (a NaN there still leaks) */
+  AC_LBUG_WRONG_TABLE_ROW,   /* paged: block-table row b read at b * (max_pages - 1) */
+  AC_LBUG_ZERO_LENGTH,       /* a sequence without keys reads one key (its first slot) */
+  AC_LBUG_PAGE_COUNT         /* paged: cache_seqlens ignored, tk_b = its pages * page_size */
+};
+
+/* Flash-style varlen / paged attention (a tiled online softmax per row) on dtype dt (f32, or
+ * bf16 with P rounded to bf16 before P·V), with the defect bug. */
+int ac_cpu_layout_run(int dt, int bug, const char *name, const attncheck_problem *p, const attncheck_tensors *t,
+                      char *err, size_t err_len);
+/* The window, softcap, ALiBi (per head) and sinks with the layouts; a dense case is not theirs. */
+#define AC_CPU_LAYOUT_CAPS                                                                                   \
+  (ATTNCHECK_FEAT_VARLEN | ATTNCHECK_FEAT_PAGED | ATTNCHECK_FEAT_WINDOW | ATTNCHECK_FEAT_SOFTCAP |             \
+   ATTNCHECK_FEAT_ALIBI | ATTNCHECK_FEAT_SINKS)
+int ac_cpu_layout_supports(const attncheck_problem *p, int dt, char *why, size_t why_len);
+
+#endif

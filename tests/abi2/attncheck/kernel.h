@@ -1,0 +1,152 @@
+/* tests/abi2/attncheck/kernel.h: the kernel ABI header of version 2, frozen as released (before
+ * ABI 3's serving layouts), so that make check builds a version 2 plugin from it
+ * (tests/abi2/myplugin_v2.c) and proves that attncheck still loads and runs it.
+ *
+ * attncheck_kernel.h — the attncheck kernel ABI, version 2 (installed as <attncheck/kernel.h>).
+ *
+ * A kernel under test is one attncheck_kernel value. A plugin is a shared object that
+ * exports attncheck_plugin_kernels(); nothing else from attncheck is needed to write one.
+ * The header is C99 and C++-includable.
+ *
+ * Tensors are [batch][head][t][d] with element strides given in the problem. The harness
+ * owns every buffer: inputs and outputs carry NaN-filled guard margins, the output is
+ * pre-filled with NaN, and each run happens in a forked child with a time limit. A kernel
+ * must write every o element of the problem (and every lse element when lse is non-NULL)
+ * and nothing outside them.
+ *
+ * Semantics, for query i of head h (batch b) and key j of kv head kvh = h / (heads / kv_heads),
+ * with d_ij = q_i·k_j the dot product of the stored values (times the descales, see below):
+ *   1. s_ij = scale * d_ij;
+ *   2. softcap c > 0:  s_ij = c * tanh(s_ij / c)            (scale first, then the cap);
+ *   3. ALiBi slope m:  s_ij = s_ij - m * |i + tk - tq - j|   (bottom-right distance);
+ *   4. bias tensor:    s_ij = s_ij + bias[b][h][i][j]         (may hold -inf);
+ *   5. visibility: the mask below AND the sliding window AND the boolean mask;
+ *   6. o_i = Σ_visible e^{s_ij} v_j / (Σ_visible e^{s_ij} + e^{σ_h}), σ_h the sink logit of
+ *      head h (no sink: the e^σ term is absent); lse_i = ln(Σ_visible e^{s_ij} + e^{σ_h}).
+ * Masks (problem.mask):
+ *   ATTNCHECK_MASK_NONE: every key visible;
+ *   ATTNCHECK_MASK_CAUSAL: key j visible to query i iff j <= i (top-left aligned);
+ *   ATTNCHECK_MASK_CAUSAL_BOTTOM_RIGHT: iff j <= i + tk - tq (FlashAttention >= 2.1).
+ * A row with no visible key and no sink has o = 0 and lse = -inf or +inf by default (see
+ * attncheck's --empty-rows); with a sink it has o = 0 and lse = σ_h.
+ *
+ * ABI 2 (this header) adds, after every field of version 1 (so a version 1 plugin still
+ * reads a version 2 problem and tensors correctly; attncheck gives it only cases that use
+ * none of the features below, and SKIPs the others for it):
+ *   - problem.features: the ATTNCHECK_FEAT_ bits the case uses; a kernel declares the bits it
+ *     supports in attncheck_kernel.caps; attncheck never hands a kernel a case with a
+ *     feature bit outside its caps (SKIP), and supports() still decides per case;
+ *   - ATTNCHECK_CAP_NO_LSE in caps: the kernel writes no LSE; attncheck passes lse = NULL,
+ *     judges o only and reports nothing about the LSE;
+ *   - the sliding window (window_left, window_right; -1 = unbounded): key j is visible to
+ *     query i iff i + off - window_left <= j <= i + off + window_right, off = tk - tq
+ *     (window_align ATTNCHECK_ALIGN_BOTTOM_RIGHT, FlashAttention's alignment) or off = 0
+ *     (ATTNCHECK_ALIGN_TOP_LEFT);
+ *   - softcap (> 0, finite; 0 = none);
+ *   - alibi_slopes: binary32 [heads], or [batch][heads] when alibi_per_batch is 1;
+ *   - bias: [batch][heads][tq][tk] of dtype bias_dtype, strides bias_stride (elements; a zero
+ *     stride broadcasts that dimension);
+ *   - bool_mask: uint8 [batch][heads][tq][tk], 1 = visible, 0 = masked, strides
+ *     bool_mask_stride (zero strides broadcast);
+ *   - sinks: binary32 [heads], natural-log logits;
+ *   - per-tensor dtypes q_dtype, k_dtype, v_dtype, o_dtype (ATTNCHECK_FEAT_MIXED_DTYPES when
+ *     they differ; all equal to dtype otherwise);
+ *   - descale_q, descale_k, descale_v: binary32 [batch][kv_heads]; the values the formula uses
+ *     are x * descale exactly (FlashAttention 3's fp8 descales), for q of query head h the
+ *     factor of its kv head.
+ * tensors: the fields after `stream` exist when problem.struct_size >= the size of the
+ * version 2 problem (ATTNCHECK_PROBLEM_V2_SIZE); pointers of unused features are NULL.
+ * attncheck_kernel keeps its version 1 size: `caps` takes the place of version 1's
+ * reserved0, so a version 1 plugin (abi_version 1, reserved0 0) reads as caps 0: LSE
+ * written, no features.
+ */
+#ifndef ATTNCHECK_KERNEL_H
+#define ATTNCHECK_KERNEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ATTNCHECK_ABI_VERSION 2
+
+enum { ATTNCHECK_F64 = 0, ATTNCHECK_F32 = 1, ATTNCHECK_F16 = 2, ATTNCHECK_BF16 = 3, ATTNCHECK_E4M3 = 4, ATTNCHECK_E5M2 = 5 };
+enum { ATTNCHECK_MASK_NONE = 0, ATTNCHECK_MASK_CAUSAL = 1, ATTNCHECK_MASK_CAUSAL_BOTTOM_RIGHT = 2 };
+enum { ATTNCHECK_MEM_HOST = 0, ATTNCHECK_MEM_CUDA = 1 };
+enum { ATTNCHECK_ALIGN_BOTTOM_RIGHT = 0, ATTNCHECK_ALIGN_TOP_LEFT = 1 };
+
+/* ABI 2: features a case uses (problem.features) and a kernel supports (kernel.caps). */
+#define ATTNCHECK_FEAT_WINDOW       (1u << 0)
+#define ATTNCHECK_FEAT_SOFTCAP      (1u << 1)
+#define ATTNCHECK_FEAT_ALIBI        (1u << 2)
+#define ATTNCHECK_FEAT_BIAS         (1u << 3)
+#define ATTNCHECK_FEAT_BOOL_MASK    (1u << 4)
+#define ATTNCHECK_FEAT_SINKS        (1u << 5)
+#define ATTNCHECK_FEAT_MIXED_DTYPES (1u << 6)
+#define ATTNCHECK_FEAT_DESCALE      (1u << 7)
+#define ATTNCHECK_FEAT_ALL          0xffu
+/* kernel.caps only: the kernel never writes lse (attncheck passes lse = NULL). */
+#define ATTNCHECK_CAP_NO_LSE        (1u << 31)
+
+typedef struct {
+  uint32_t struct_size;                     /* sizeof(attncheck_problem) as the harness was built */
+  int32_t dtype;                            /* ATTNCHECK_F64 ...; q, k, v and o share it unless MIXED_DTYPES */
+  int32_t mask;                             /* ATTNCHECK_MASK_... */
+  int32_t reserved0;
+  int64_t batch, heads, kv_heads;           /* heads % kv_heads == 0; query head h reads kv head h / (heads / kv_heads) */
+  int64_t tq, tk, dk, dv;
+  double scale;                             /* multiply Q·Kᵀ by this (1/sqrt(dk) unless the case sets another) */
+  int64_t q_stride[4], k_stride[4], v_stride[4], o_stride[4];   /* in elements, for [batch][head][t][d] */
+  /* ---- ABI 2 (struct_size >= ATTNCHECK_PROBLEM_V2_SIZE) ---- */
+  uint32_t features;                        /* ATTNCHECK_FEAT_... bits this case uses */
+  int32_t q_dtype, k_dtype, v_dtype, o_dtype;   /* per tensor (each equals dtype without MIXED_DTYPES) */
+  int32_t window_align;                     /* ATTNCHECK_ALIGN_... */
+  int64_t window_left, window_right;        /* -1 = unbounded (both -1 without WINDOW) */
+  double softcap;                           /* > 0 with SOFTCAP, else 0 */
+  int32_t alibi_per_batch;                  /* 1: alibi_slopes is [batch][heads], 0: [heads] */
+  int32_t bias_dtype;                       /* ATTNCHECK_F64 ... (with BIAS) */
+  int64_t bias_stride[4];                   /* elements, [batch][heads][tq][tk]; 0 broadcasts */
+  int64_t bool_mask_stride[4];              /* elements, [batch][heads][tq][tk]; 0 broadcasts */
+  int64_t reserved2[4];                     /* 0 */
+} attncheck_problem;
+
+#define ATTNCHECK_PROBLEM_V1_SIZE ((uint32_t)offsetof(attncheck_problem, features))
+#define ATTNCHECK_PROBLEM_V2_SIZE ((uint32_t)sizeof(attncheck_problem))
+
+typedef struct {
+  const void *q, *k, *v;
+  void *o;
+  float *lse;        /* NULL, or [batch][heads][tq] contiguous: natural-log LSE */
+  void *stream;      /* cudaStream_t for ATTNCHECK_MEM_CUDA kernels, NULL otherwise */
+  /* ---- ABI 2 (problem.struct_size >= ATTNCHECK_PROBLEM_V2_SIZE); NULL when the feature is unused ---- */
+  const void *bias;             /* bias_dtype, bias_stride */
+  const uint8_t *bool_mask;     /* 1 = visible, bool_mask_stride */
+  const float *alibi_slopes;    /* [heads] or [batch][heads] */
+  const float *sinks;           /* [heads] */
+  const float *descale_q, *descale_k, *descale_v;   /* [batch][kv_heads] each */
+} attncheck_tensors;
+
+typedef struct {
+  uint32_t abi_version;                     /* ATTNCHECK_ABI_VERSION */
+  uint32_t struct_size;                     /* sizeof(attncheck_kernel) as the plugin was built */
+  const char *name;
+  const char *description;
+  const char *precision;                    /* a precision class name from attncheck's table, or NULL for the dtype's default */
+  int32_t memory;                           /* ATTNCHECK_MEM_... */
+  uint32_t caps;                            /* ABI 2: ATTNCHECK_FEAT_... bits supported, | ATTNCHECK_CAP_NO_LSE
+                                               (ABI 1: reserved0 = 0: no features, LSE written) */
+  int (*supports)(const attncheck_problem *p, char *why, size_t why_len);      /* 1 = yes; 0 = no, reason in why */
+  int (*run)(const attncheck_problem *p, const attncheck_tensors *t, char *err, size_t err_len);  /* 0 = ok */
+  void *reserved[4];                        /* NULL */
+} attncheck_kernel;
+
+/* A plugin shared object exports this one function. */
+const attncheck_kernel *const *attncheck_plugin_kernels(size_t *count);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ATTNCHECK_KERNEL_H */

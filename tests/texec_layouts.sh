@@ -1,0 +1,62 @@
+#!/bin/sh
+# texec_layouts.sh: the serving layouts through the exec protocol (docs/layouts.md).
+# examples/python/sdpa_numpy.py declares varlen and paged and passes every layout case of
+# `suite ci` (its persistent worker); a worker built on the same helper that reads every slot of
+# a sequence's last page is OUT-OF-SEQUENCE, naming the sequence (the layout's NaN fill travels
+# in the case file an exec worker reads; numpy's arithmetic does not keep the NaN payload that
+# would name the page and slot); a one-shot exec: kernel gets no layout case.
+# Skipped (77) without python3 with numpy.
+set -u
+bin=${ATTNCHECK_BIN:-./attncheck}
+src=$(cd "${srcdir:-.}" && pwd)
+top=${abs_top_builddir:-.}
+py=${PYTHON_NUMPY:-none}
+if [ "$py" = none ] || [ -z "$py" ]; then echo "SKIP: no python3 with numpy"; exit 77; fi
+ATTNCHECK_CACHE=$top/tests/cache-compare
+PYTHONDONTWRITEBYTECODE=1
+export ATTNCHECK_CACHE PYTHONDONTWRITEBYTECODE
+mkdir -p "$ATTNCHECK_CACHE" || exit 99
+tmp=$(mktemp -d /tmp/attncheck-xlay-XXXXXX) || exit 99
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+ex=$src/examples/python
+good="exec-persistent:$py $ex/sdpa_numpy.py --serve"
+cases=""
+for c in varlen-mix varlen-window-sinks paged-shuffled paged-page7-alibi decode-long; do cases="$cases --case f32-$c --case bf16-$c"; done
+out=$("$bin" suite --suite ci --kernel "$good" $cases -q 2>&1)
+rc=$?
+echo "$out" | tail -n 1
+[ $rc -eq 0 ] && echo "$out" | grep -q ': 10 pass, 0 warn, 0 fail, 0 skip' || { echo "$out" | tail -n 20; fail "sdpa_numpy.py on the layout cases"; }
+
+cat > "$tmp/whole_page.py" <<PYEOF
+import sys
+sys.path.insert(0, "$ex")
+import attncheck_worker
+import numpy as np
+import sdpa_numpy
+
+
+def whole_pages(self, b):
+    """every slot of the sequence's pages, the last partial one included (a defect)"""
+    if self.layout != "paged":
+        return attncheck_worker.Problem.key_slots_right(self, b)
+    n = -(-int(self.cache_seqlens[b]) // self.page_size) * self.page_size
+    j = np.arange(n)
+    return self.block_table[b][j // self.page_size] * self.page_size + j % self.page_size
+
+
+attncheck_worker.Problem.key_slots_right = attncheck_worker.Problem.key_slots
+attncheck_worker.Problem.key_slots = whole_pages
+sys.exit(attncheck_worker.run(sdpa_numpy.attend, sys.argv[1:], name="whole_page", writes_lse=True,
+                              features=attncheck_worker.ALL_FEATURES + attncheck_worker.LAYOUT_FEATURES))
+PYEOF
+"$bin" gen --out "$tmp/p.npz" --cache-seqlens 20,3 --seqlens-q 2,1 --page-size 16 --dk 8 --shuffle-pages --spare-pages 1 >/dev/null || exit 99
+out=$("$bin" check --kernel "exec-persistent:$py $tmp/whole_page.py --serve" "$tmp/p.npz" 2>&1)
+rc=$?
+echo "$out" | head -n 2
+[ $rc -eq 1 ] && echo "$out" | grep -q '^FAIL .*OUT-OF-SEQUENCE' && echo "$out" | grep -q 'sequence 0 (head [01], query [01]) read \(page [0-9]* slot [0-9]*, which it\|memory it\) does not own' ||
+  fail "the whole-page worker (exit $rc)"
+out=$("$bin" check --kernel "exec:$py $ex/sdpa_numpy.py {in} {out}" "$tmp/p.npz" 2>&1)
+echo "$out" | grep -q '^SKIP .*one-shot exec kernels get no' || { echo "$out"; fail "one-shot exec on a paged case"; }
+echo "ok: layouts through the exec protocol"
+exit 0

@@ -1,0 +1,120 @@
+/* tfuzz_layouts: the serving-layout families and checks of the fuzzer (fuzz/families/
+ * gen_layouts.c, fuzz/engine/metamorphic_layout.c): every case of varlen_mix, page_table and
+ * decode is a valid layout case of its kind that survives a case-file round trip; the families
+ * are drawn only for kernels that declare the layout; mutations keep the layout; the
+ * metamorphic checks (a sequence alone, paged keys packed densely) pass the correct kernel and
+ * catch a wrong block-table row without the oracle. */
+#include "config.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "fuzz.h"
+#include "layout.h"
+#include "testutil.h"
+
+static void limits(ac_gen_limits *l)
+{
+  ac_gen_limits_init(l);
+  l->features |= AC_FEAT_LAYOUTS;
+  l->max_t = 2048;
+}
+
+START_TEST(families_draw_valid_layout_cases)
+{
+  const char *fams[] = {"varlen_mix", "page_table", "decode"};
+  const uint32_t kinds[] = {AC_FEAT_VARLEN, AC_FEAT_PAGED, AC_FEAT_PAGED};
+  ac_gen_limits l;
+  limits(&l);
+  for (int f = 0; f < 3; f++) {
+    const ac_family *fam = ac_family_find(fams[f]);
+    ck_assert_ptr_nonnull(fam);
+    ck_assert(ac_family_usable(fam, &l));
+    for (int64_t k = 0; k < 40; k++) {
+      ac_case c, d;
+      ac_err e;
+      ck_assert_msg(ac_generate(fam, 7, k, &l, &c, &e) == 0, "%s %lld: %s", fams[f], (long long)k, e.msg);
+      ck_assert(c.lay);
+      ck_assert_uint_eq(c.p.f.used & AC_FEAT_LAYOUTS, kinds[f]);
+      ck_assert_msg(ac_layout_validate(&c, &e) == 0, "%s %lld: %s", fams[f], (long long)k, e.msg);
+      char path[4200];
+      snprintf(path, sizeof path, "%s/g.npz", ac_test_tmpdir());
+      ck_assert_msg(ac_case_write(&c, path, &e) == 0, "%s", e.msg);
+      ck_assert_msg(ac_case_read(&d, path, &e) == 0, "%s", e.msg);
+      ck_assert_uint_eq(ac_case_hash(&c), ac_case_hash(&d));
+      /* a mutation keeps the layout */
+      ac_rng r;
+      ac_rng_init(&r, (uint64_t)k, 3);
+      ac_case m;
+      char desc[128];
+      for (int x = 0; x < 4; x++) {
+        ck_assert(ac_mutate(&c, 0.1, &r, &l, &m, desc, sizeof desc, &e) == 0);
+        ck_assert_msg(m.lay && ac_layout_validate(&m, &e) == 0, "mutation %s: %s", desc, e.msg);
+        ac_case_free(&m);
+      }
+      ac_case_free(&c);
+      ac_case_free(&d);
+    }
+  }
+  /* a kernel without the layouts: the families are not drawn */
+  l.features &= ~(uint32_t)AC_FEAT_LAYOUTS;
+  for (int f = 0; f < 3; f++) ck_assert(!ac_family_usable(ac_family_find(fams[f]), &l));
+}
+END_TEST
+
+/* The metamorphic check of kernel name on a paged case (every transform: sequence alone and
+ * packed densely, over case seeds); returns how many found a disagreement, *checked how many ran. */
+static int meta_runs(const char *name, int *checked)
+{
+  ac_kernel **ks = NULL;
+  int nk = 0, bad = 0;
+  ac_err e;
+  ck_assert_msg(ac_kernel_resolve(name, &ks, &nk, &e) == 0, "%s", e.msg);
+  *checked = 0;
+  static const int64_t tq[] = {1, 2, 1, 3}, tk[] = {33, 20, 7, 40};
+  for (uint64_t seed = 0; seed < 6; seed++) {
+    ac_layout_case_spec s = {.dtype = AC_F32, .mask = AC_MASK_CAUSAL_BR, .heads = 2, .kv_heads = 1, .dk = 16, .dv = 16,
+                             .sigma = 1,
+                             .lay = {.kind = AC_FEAT_PAGED, .nseq = 4, .tq = tq, .tk = tk, .page_size = 8,
+                                     .spare_pages = 2, .shuffle = 1}};
+    ac_case c;
+    ck_assert_msg(ac_layout_case_make(&c, &s, seed, &e) == 0, "%s", e.msg);
+    ac_run_opts ro;
+    ac_run_opts_init(&ro);
+    ro.want_lse = 1;
+    ac_run_result ra;
+    ck_assert(ac_harness_run(ks[0], &c, &ro, &ra, &e) == 0 && ra.status == AC_RUN_OK);
+    ac_meta_result m;
+    ck_assert(ac_meta_check(ks[0], &ro, &c, ac_precision_find("fp32"), &ra, &m, &e) == 0);
+    *checked += m.checked;
+    bad += m.bad;
+    ac_run_result_free(&ra);
+    ac_case_free(&c);
+  }
+  for (int i = 0; i < nk; i++) ac_kernel_free(ks[i]);
+  free(ks);
+  return bad;
+}
+
+START_TEST(metamorphic_layouts)
+{
+  setenv("ATTNCHECK_CACHE", "off", 1);
+  int checked;
+  ck_assert_int_eq(meta_runs("flash-varlen-f32", &checked), 0);
+  ck_assert_int_eq(checked, 6);
+  int bad = meta_runs("mutant-block-table-row", &checked);
+  ck_assert_int_eq(checked, 6);
+  ck_assert_msg(bad >= 3, "the wrong block-table row disagreed on %d of 6 cases", bad);
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("fuzz_layouts");
+  TCase *tc = tcase_create("layouts");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, families_draw_valid_layout_cases);
+  tcase_add_test(tc, metamorphic_layouts);
+  suite_add_tcase(s, tc);
+  return ac_test_run(s);
+}

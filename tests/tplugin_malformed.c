@@ -12,7 +12,7 @@ static int run(const attncheck_problem *p, const attncheck_tensors *t, char *err
 }
 
 #define AC_TK(name, prec) {ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), name, "malformed", prec, \
-                           ATTNCHECK_MEM_HOST, 0, NULL, run, {NULL, NULL, NULL, NULL}}
+                           ATTNCHECK_MEM_HOST, 0, NULL, run, {NULL, NULL, NULL, NULL}, NULL}
 static const attncheck_kernel ok = AC_TK("malformed-ok", "fp32");
 static const attncheck_kernel again = AC_TK("malformed-ok", NULL);
 static const attncheck_kernel ctrl = AC_TK("malformed\nline", NULL);

@@ -9,6 +9,6 @@ src_judge_libac_judge_a_SOURCES = \
 	src/judge/domain.c \
 	src/judge/report.c src/judge/report.h \
 	src/judge/judge.c src/judge/judge.h \
-	src/judge/suite.c src/judge/suite.h src/judge/suite_layouts.c \
+	src/judge/suite.c src/judge/suite.h src/judge/suite_layouts.c src/judge/suite_grad.c \
 	src/judge/tap.c src/judge/tap.h \
 	src/judge/judge_args.c src/judge/judge_args.h

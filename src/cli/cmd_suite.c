@@ -20,7 +20,7 @@ static void usage(FILE *f)
              "mask, tq != tk both ways, GQA/MQA, dv != dk, strided layouts, adversarial values, metamorphic\n"
              "variants and the worked examples, in every dtype (those K does not support are SKIP). Oracle\n"
              "results are cached by case hash ($ATTNCHECK_CACHE), so several kernels share them. A kernel\n"
-             "that declares a backward (ATTNCHECK_CAP_BACKWARD) also gets the backward cases (grad-...,\n"
+             "that declares a backward (ATTNCHECK_CAP_BACKWARD) also gets the backward cases (DTYPE-grad-...,\n"
              "after the others, in --list too; judged as check --grad, docs/backward.md).\n\n"
              "  --kernel K           kernel to run (repeatable; see attncheck check)\n"
              "  --suite ci|full      ci (default) or the full grid\n"

@@ -40,7 +40,7 @@ int ac_suite_grad_describe(int64_t i, char *name, size_t n, ac_dtype *dtype)
 {
   if (i < 0 || i >= NGRAD) return -1;
   const grad_spec *s = &ci_grad[i];
-  snprintf(name, n, "grad-%s-%lldx%lld-d%lld-dv%lld-%s-h%lldkv%lld-do-%s%s", ac_dtype_name(s->t), (long long)s->tq,
+  snprintf(name, n, "%s-grad-%lldx%lld-d%lld-dv%lld-%s-h%lldkv%lld-do-%s%s", ac_dtype_name(s->t), (long long)s->tq,
            (long long)s->tk, (long long)s->d, (long long)s->dv, ac_mask_name(s->mask), (long long)s->heads,
            (long long)s->kv_heads, s->dout, s->window_sinks ? "-window-sinks" : "");
   if (dtype) *dtype = s->t;

@@ -330,6 +330,9 @@ int main(int argc, char **argv)
   int nk = 0;
   for (size_t i = 0; i < nb; i++) {
     if (bk[i]->memory != ATTNCHECK_MEM_HOST) continue;
+    /* the serving-layout kernels take no dense case: their cases are the suite's layout cases
+     * and the layout families (tests/tcmd_layouts.sh, campaigns), not this table */
+    if (bk[i]->abi_version >= 3 && (bk[i]->caps & ATTNCHECK_FEAT_LAYOUTS)) continue;
     ac_kernel **l = NULL;
     int n = 0;
     ac_err e;

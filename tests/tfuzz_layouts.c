@@ -3,7 +3,8 @@
  * decode is a valid layout case of its kind that survives a case-file round trip; the families
  * are drawn only for kernels that declare the layout; mutations keep the layout; the
  * metamorphic checks (a sequence alone, paged keys packed densely) pass the correct kernel and
- * catch a wrong block-table row without the oracle. */
+ * catch a wrong block-table row without the oracle; a layout-only kernel is probed on layout
+ * problems for its dtypes and features. */
 #include "config.h"
 #include <math.h>
 #include <stdio.h>
@@ -108,6 +109,27 @@ START_TEST(metamorphic_layouts)
 }
 END_TEST
 
+/* A layout-only kernel's limits and features come from layout problems: dtype bf16 and both
+ * layouts for flash-varlen-bf16, whose supports() refuses every dense case. */
+START_TEST(probes_of_layout_kernels)
+{
+  ac_kernel **ks = NULL;
+  int nk = 0;
+  ac_err e;
+  ck_assert_msg(ac_kernel_resolve("flash-varlen-bf16", &ks, &nk, &e) == 0, "%s", e.msg);
+  ac_gen_limits l;
+  ac_gen_limits_init(&l);
+  ac_eval_probe_limits(ks[0], &l);
+  ac_eval_probe_features(ks[0], &l);
+  ck_assert_uint_eq(l.dtypes, 1u << AC_BF16);
+  ck_assert_uint_eq(l.masks, 7);
+  ck_assert_uint_eq(l.features & AC_FEAT_LAYOUTS, AC_FEAT_LAYOUTS);
+  ck_assert(ac_family_usable(ac_family_find("decode"), &l));
+  for (int i = 0; i < nk; i++) ac_kernel_free(ks[i]);
+  free(ks);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("fuzz_layouts");
@@ -115,6 +137,7 @@ int main(void)
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, families_draw_valid_layout_cases);
   tcase_add_test(tc, metamorphic_layouts);
+  tcase_add_test(tc, probes_of_layout_kernels);
   suite_add_tcase(s, tc);
   return ac_test_run(s);
 }

@@ -200,7 +200,15 @@ void ac_eval_probe_limits(const ac_kernel *k, ac_gen_limits *l)
       p.scale_is_default = 1;
       p.scale = 1.0 / sqrt(8.0);
       char why[256];
-      if (ac_kernel_supports(k, &p, why, sizeof why)) {
+      int ok = ac_kernel_supports(k, &p, why, sizeof why);
+      if (!ok && (ac_kernel_declared_caps(k) & ATTNCHECK_FEAT_LAYOUTS)) {   /* a layout-only kernel: one sequence */
+        ac_features_plain(&p);
+        p.f.used = ac_kernel_declared_caps(k) & ATTNCHECK_FEAT_VARLEN ? AC_FEAT_VARLEN : AC_FEAT_PAGED;
+        p.l.nseq = 1, p.l.max_tq = p.l.max_tk = 4;
+        if (p.f.used == AC_FEAT_PAGED) p.l.page_size = 4, p.l.num_pages = p.l.max_pages = 1;
+        ok = ac_kernel_supports(k, &p, why, sizeof why);
+      }
+      if (ok) {
         dt |= 1u << t;
         mk |= 1u << m;
       }

@@ -41,7 +41,15 @@ static void supports_summary(ac_kernel *k, char *buf, size_t n)
       p.scale_is_default = 1;
       p.scale = 0.25;
       char why[256];
-      if (!ac_kernel_supports(k, &p, why, sizeof why)) continue;
+      int ok = ac_kernel_supports(k, &p, why, sizeof why);
+      if (!ok && (ac_kernel_declared_caps(k) & ATTNCHECK_FEAT_LAYOUTS)) {   /* a layout-only kernel: one varlen sequence */
+        ac_features_plain(&p);
+        p.f.used = ac_kernel_declared_caps(k) & ATTNCHECK_FEAT_VARLEN ? AC_FEAT_VARLEN : AC_FEAT_PAGED;
+        p.l.nseq = 1, p.l.max_tq = p.l.max_tk = 8;
+        if (p.f.used == AC_FEAT_PAGED) p.l.page_size = 8, p.l.num_pages = p.l.max_pages = 1;
+        ok = ac_kernel_supports(k, &p, why, sizeof why);
+      }
+      if (!ok) continue;
       dt_ok[x] = mask_ok[m] = 1;
       p.kv_heads = 1;
       gqa |= ac_kernel_supports(k, &p, why, sizeof why);
@@ -63,8 +71,9 @@ static void supports_summary(ac_kernel *k, char *buf, size_t n)
   /* ABI 2 caps (an exec worker's declaration): the variant features and whether the LSE is written */
   const uint32_t caps = ac_kernel_declared_caps(k);
   char feats[128];
-  if ((caps & ATTNCHECK_FEAT_ALL) && len < n)
-    len += (size_t)snprintf(buf + len, n - len, "; features %s", ac_feat_list(caps & ATTNCHECK_FEAT_ALL, feats, sizeof feats));
+  const uint32_t shown = ATTNCHECK_FEAT_ALL | ATTNCHECK_FEAT_LAYOUTS;   /* variants and serving layouts */
+  if ((caps & shown) && len < n)
+    len += (size_t)snprintf(buf + len, n - len, "; features %s", ac_feat_list(caps & shown, feats, sizeof feats));
   if ((caps & ATTNCHECK_CAP_NO_LSE) && len < n) snprintf(buf + len, n - len, "; no LSE");
 }
 

@@ -2,7 +2,7 @@
 # tcli_grad: the backward from the outside (docs/backward.md): gen --grad writes dO and info shows
 # it; check --grad passes the correct backward kernels (exit 0), fails a backward mutant (exit 1,
 # worst element, reproducer, JSON per tensor), skips a kernel without a backward (exit 2), refuses
-# a case without dO and a bad dO pattern (exit 2); suite runs the backward cases only for kernels
+# a case without dO and a bad dO pattern (exit 2); explain --grad shows one row's backward; suite runs the backward cases only for kernels
 # that declare a backward, and exposes each backward mutant.
 bin=${ATTNCHECK_BIN:-${abs_top_builddir:-.}/attncheck}
 if ! test -x "$bin"; then echo "attncheck binary not found at $bin"; exit 99; fi
@@ -48,6 +48,14 @@ expect 2 "check --grad without a backward" -- "$bin" check --grad --kernel naive
 grep -q '^SKIP naive-f32 .* declares no backward' "$tmp/out" || fail "no SKIP for a kernel without a backward"
 expect 2 "check --grad without dO" -- "$bin" check --grad --kernel flash-bwd-f32 "$tmp/n.npz"
 grep -q 'has no dO' "$tmp/err" || fail "no message for a case without dO"
+
+# explain --grad: the stages of one row and the exact dQ_i, dK_j, dV_j of its visible keys
+expect 0 "gen small" -- "$bin" gen -o "$tmp/x.npz" --t 4 --dk 2 --dv 3 --mask causal --grad normal
+expect 0 "explain --grad" -- "$bin" explain --grad --row 2 "$tmp/x.npz"
+grep -q '^  dQ_i: ' "$tmp/out" && grep -q '^  dV_2: ' "$tmp/out" && ! grep -q '^  dK_3: ' "$tmp/out" ||
+  fail "explain --grad: $(cat "$tmp/out")"
+expect 2 "explain --grad without dO" -- "$bin" explain --grad --row 2 "$tmp/n.npz"
+grep -q 'has no dO' "$tmp/err" || fail "explain --grad without dO: no message"
 
 # suite: the backward cases for kernels with a backward only; each backward mutant FAILs there
 "$bin" suite --list --kernel naive-f32 | grep -q '^f32-grad-' || fail "suite --list lacks the backward cases"

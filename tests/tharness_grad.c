@@ -147,6 +147,31 @@ START_TEST(do_survives_the_case_file)
 }
 END_TEST
 
+/* dO pattern cancel: dO_i·V_j the same for every key of the head up to dO's rounding (tk <= dv). */
+START_TEST(cancel_makes_dp_equal_over_the_keys)
+{
+  ac_case c;
+  th_case(&c, AC_F32, AC_MASK_NONE, 1, 2, 1, 5, 6, 4, 16, 6);
+  ac_err e;
+  ck_assert_msg(ac_dout_generate(&c, "cancel", ac_test_seed(), &e) == 0, "%s", e.msg);
+  const ac_problem *p = &c.p;
+  for (int64_t h = 0; h < p->heads; h++)
+    for (int64_t i = 0; i < p->tq; i++) {
+      double dp0 = 0, worst = 0;
+      for (int64_t j = 0; j < p->tk; j++) {
+        double dp = 0;
+        for (int64_t t = 0; t < p->dv; t++)
+          dp += ac_load(AC_F32, c.dout, ac_oidx(p, 0, h, i, t)) * ac_load(AC_F32, c.v, ac_vidx(p, 0, 0, j, t));
+        if (j == 0) dp0 = dp;
+        worst = fmax(worst, fabs(dp - dp0));
+      }
+      ck_assert_msg(fabs(dp0) > 1 && worst < 1e-5 * fabs(dp0), "row %lld of head %lld: dP_0 %g, spread %g", (long long)i,
+                    (long long)h, dp0, worst);
+    }
+  ac_case_free(&c);
+}
+END_TEST
+
 /* One kernel on one case: its status against the exact backward. */
 static const char *grad_status(const char *name, const ac_case *c)
 {
@@ -197,6 +222,7 @@ int main(void)
   tcase_add_test(tc, misbehaviour_becomes_its_status);
   tcase_add_test(tc, refusals);
   tcase_add_test(tc, do_survives_the_case_file);
+  tcase_add_test(tc, cancel_makes_dp_equal_over_the_keys);
   tcase_add_test(tc, correct_kernels_pass_and_mutants_fail);
   suite_add_tcase(s, tc);
   return ac_test_run(s);

@@ -59,7 +59,7 @@ static void usage(FILE *f)
           "  --descale P         fp32 descales of q, k, v per (batch, kv head): normal, tiny, huge\n"
           "backward pass (docs/backward.md):\n"
           "  --grad P            also write dO (member do, o's shape and dtype, stream 13 of the seed):\n"
-          "                      normal[:SIGMA], zero-rows, huge, tiny, zeros\n"
+          "                      normal[:SIGMA], zero-rows, huge, tiny, zeros, cancel (dP - D cancels)\n"
           "serving layouts (docs/layouts.md; instead of --batch, --t, --tq, --tk):\n"
           "  --seqlens-q L,L,..  query length of each sequence (0 allowed): a varlen batch\n"
           "  --seqlens-k L,L,..  key length of each sequence (varlen; default: the query lengths)\n"

@@ -2,7 +2,7 @@
  * ac_grad_check on the kernels that declare a backward, after the forward cases. Small shapes
  * that every backward defect of kernels/mutants/bwd_mutants.c meets: more than one query tile
  * (16 rows) with a partial last one, GQA and MQA groups, both causal alignments, a window with
- * sinks, and dO patterns (normal, rows of zeros, huge, tiny). */
+ * sinks, and dO patterns (normal, rows of zeros, huge, tiny, and cancel: dP_j - D cancels). */
 #include "config.h"
 #include <stdio.h>
 #include <string.h>
@@ -27,6 +27,8 @@ static const grad_spec ci_grad[] = {
   {AC_F32, 33, 47, 16, 16, 2, 2, AC_MASK_NONE, "tiny", 0},
   {AC_BF16, 72, 80, 32, 24, 4, 2, AC_MASK_CAUSAL_BR, "normal", 0},
   {AC_BF16, 40, 40, 16, 16, 2, 2, AC_MASK_NONE, "huge", 0},
+  {AC_F32, 24, 12, 16, 32, 2, 1, AC_MASK_CAUSAL_BR, "cancel", 0},
+  {AC_BF16, 24, 12, 16, 32, 2, 1, AC_MASK_CAUSAL_BR, "cancel", 0},
 };
 #define NGRAD ((int64_t)(sizeof ci_grad / sizeof ci_grad[0]))
 

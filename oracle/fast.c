@@ -161,6 +161,7 @@ static uint64_t enc(ac_dtype f, double x) { return ac_encode_f64_ov(f, x, AC_E4M
 /* One row's buffers and the terms its steps hand on. */
 typedef struct {
   double *E, *ta, *sg;     /* per group: weight (0 for tiny keys), |t|, s = c_d fl(z) */
+  double *vt, *te;         /* variant rows (fastvar.c): t and its absolute bound per group; else NULL */
   double *N, *RA, *TA;     /* per column: the sums (top level) */
   double *o, *delta;
   uint32_t *pend;
@@ -254,11 +255,10 @@ static void fast_weights(const ac_or_ws *w, fbuf *B)
   const uint64_t *ztop = ac_or_z(w, w->ord[0]);
   B->ntiny = 0;
   for (int64_t g = 0; g < w->ng; g++) {
-    if (g == 0 || w->sc.sign == 0) { B->E[g] = 1; B->ta[g] = 0; continue; }
-    double d = zdiff(w, ac_or_z(w, w->ord[w->gst[g]]), ztop);
-    double t = B->cd * d;
+    if (g == 0 || (w->sc.sign == 0 && !B->vt)) { B->E[g] = 1; B->ta[g] = 0; continue; }
+    double t = B->vt ? B->vt[g] : B->cd * zdiff(w, ac_or_z(w, w->ord[w->gst[g]]), ztop);
     if (!(t >= AC_FX_TMIN)) { B->E[g] = 0; B->ta[g] = 0; B->ntiny += w->gst[g + 1] - w->gst[g]; continue; }
-    AC_ASSERT(t <= 0, "c_d d has the sign of c (z_g - z_top) <= 0");
+    AC_ASSERT(t <= 0, "c_d d has the sign of c (z_g - z_top) <= 0 (variants: clamped)");
     B->E[g] = ac_fx_exp(t);
     B->ta[g] = -t;
   }
@@ -282,7 +282,7 @@ static void fast_sums(const ac_or_ws *w, fbuf *B, int any_pending)
     int64_t g = w->gof[j];
     double e = B->E[g];
     if (e == 0) continue;
-    double et = e * B->ta[g];
+    double et = e * (B->te ? B->te[g] : B->ta[g]);   /* the error terms of t: eps_t |t|, or te (eps_t = 1) */
     lsum[0][0] += e;
     if (g) lsum[0][1] += e;
     lsum[0][2] += et;
@@ -363,7 +363,7 @@ static void fast_finish(ac_or_ws *w, fbuf *B, ac_oracle_elem *el, uint64_t **obi
   int64_t dv = w->p->dv, nslow = 0;
   int any_left = 0;
   for (int64_t t = 0; t < dv; t++) any_left |= B->pend[t] != 0;
-  if (any_left) ac_or_fastdd_elems(w, el, obits, slot, B->pend);
+  if (any_left && !B->te) ac_or_fastdd_elems(w, el, obits, slot, B->pend);   /* dd: plain scores only */
   for (int64_t t = 0; t < dv; t++) {
     if (!B->cls[t]) continue;   /* decided before (special values, exact cases) */
     if (B->pend[t]) nslow++;
@@ -411,6 +411,7 @@ static void fast_budget(const ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *e
     vhi[t] = -INFINITY;
   }
   double lcz = 0, ls = 0, fmass[AC_ORACLE_NMU] = {0};
+  const long double *smag = w->var ? ac_or_var_smag(w) : NULL;
   for (int64_t j = 0; j < n; j++) {
     int64_t g = w->gof[j];
     double A = B->E[g] / L;
@@ -419,7 +420,7 @@ static void fast_budget(const ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *e
     if (A == 0) { acc_hull(vlo, vhi, ac_or_vrow(w->head, j, dv, vbuf), dv); continue; }
     double sj = B->sg[g];
     /* variant rows: the score magnitude of the key in place of |s_j| (docs/numerics.md §11.4) */
-    double as = A * (w->var ? (double)ac_or_var_smag(w)[j] : fabs(sj));
+    double as = A * (smag ? (double)smag[j] : fabs(sj));
     double at = A * B->ta[g], ag = A * cabs * (double)w->Zabs[j];
     lcz += ag;
     ls += as;
@@ -449,11 +450,22 @@ int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t
 {
   if (!row_applies(w)) return 1;
   int64_t dv = w->p->dv, ng = w->ng;
-  w->wprec = 0;   /* no MPFR weights for this row yet */
   fbuf B;
-  B.E = ac_xmalloc((size_t)ng * 3 * sizeof *B.E);
+  B.E = ac_xmalloc((size_t)ng * 5 * sizeof *B.E);
   B.ta = B.E + ng;
   B.sg = B.ta + ng;
+  B.vt = B.te = NULL;
+  fast_scale(w, &B);
+  if (!ac_or_var_plain(w)) {   /* LIN, CAP: t and its bound from fastvar.c, eps_t = 1 in the bounds */
+    B.vt = B.sg + ng;
+    B.te = B.vt + ng;
+    if (ac_or_fast_var_t(w, B.cd, B.eps_t, B.vt, B.te)) {
+      free(B.E);
+      return 1;
+    }
+    B.eps_t = 1;
+  }
+  w->wprec = 0;   /* no MPFR weights for this row yet */
   B.N = ac_xmalloc((size_t)dv * 5 * sizeof *B.N);
   B.RA = B.N + dv; B.TA = B.RA + dv;
   B.o = B.TA + dv; B.delta = B.o + dv;
@@ -461,7 +473,6 @@ int ac_or_fast_row(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t
   B.cls = ac_xcalloc((size_t)dv, 1);
 
   int any_pending = fast_specials(w, &B, el, obits, slot, st);
-  fast_scale(w, &B);
   fast_weights(w, &B);
   fast_sums(w, &B, any_pending);
   fast_decide(w, &B, el, obits, slot);

@@ -46,6 +46,13 @@ int ac_or_fast_case_applies(const ac_case *cs, const ac_oracle_opts *o, uint32_t
 void ac_or_fast_head_decode(ac_or_head *hd, const ac_case *cs, int64_t b, int64_t kvh, const ac_oracle_opts *o,
                             uint32_t formats);
 
+/* fastvar.c: 1 when the scores are plain c z (no variant scores, or FOLD folded into z'). */
+int ac_or_var_plain(const ac_or_ws *w);
+/* fastvar.c: variant rows (LIN, unfolded FOLD, CAP): t_g = s_g - s_top in binary64 (clamped to <= 0) and
+ * te_g >= |t_g - t*_g| per group from c_d and eps_t (fast.c); 1 when a bound is too large
+ * for the pass (the row takes the MPFR levels), else 0. */
+int ac_or_fast_var_t(const ac_or_ws *w, double cd, double eps_t, double *t, double *te);
+
 /* Exact scores like ac_or_row_scores, faster for the narrow dtypes (same layout in w). */
 void ac_or_fast_scores(ac_or_ws *w);
 /* Groups of equal score like ac_or_groups (identical ord, gst, gof, ng), without indirect

@@ -51,8 +51,13 @@ void ac_or_fast_head_decode(ac_or_head *hd, const ac_case *cs, int64_t b, int64_
   ac_dtype dt = p->dtype;
   if (dt == AC_F64) { ac_or_head_decode(hd, cs, b, kvh); return; }
   /* the prefix sums of |V| serve only ziv.c's level 0, which never runs where the binary64
-   * pass applies to the whole case */
+   * pass applies to the whole case and to every row of it */
   int need_vabs = !ac_or_fast_case_applies(cs, o, formats);
+  if ((p->f.used & AC_OR_VAR_SCORES) && !need_vabs) {   /* LIN and CAP rows may leave the pass (fastvar.c) */
+    ac_or_scale sc;
+    ac_err e;
+    need_vabs = ac_or_scale_init(&sc, p, &e) != 0 || !ac_or_var_foldable(p, &sc);
+  }
   int64_t nk = p->tk * p->dk, nv = p->tk * p->dv, dk = p->dk, dv = p->dv;
   /* K and V in binary32 alone: significand and exponent are split from kf and vf where
    * needed (ac_or_k, ac_or_v); the integer dot products scale K exactly (fastscores.c) */

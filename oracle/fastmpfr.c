@@ -97,7 +97,8 @@ static void slow_lse(ac_or_ws *w, ac_oracle_row *row, ac_or_stats *st, int mex, 
     ac_or_lse_enclosure(w, p, lo, hi);
     uint64_t a, b;
     int r = ac_or_round_decide(AC_F32, lo, hi, &a, &b, bp);
-    if (r == 1 && w->n >= 2 && mex && mpfr_equal_p(bp, m)) { r = 0; a = b; }
+    int sd = r == 1 ? ac_or_lse_bp_side(w, mex, m, bp) : 0;
+    if (sd) { r = 0; if (sd > 0) a = b; }
     if (r == 0) {
       row->lse_f32 = (float)ac_decode(AC_F32, a);
       done = 1;
@@ -124,7 +125,9 @@ double ac_or_fast_lse(ac_or_ws *w, ac_oracle_row *row, ac_or_stats *st, int Lok,
   mpfr_t m, mlo, mhi, lo, hi, bp, x;
   mpfr_inits2(64, m, mlo, mhi, lo, hi, bp, x, (mpfr_ptr)0);
   int mex = ac_or_m_exact(w, m);
-  if (w->sc.sign == 0) {
+  if (!ac_or_var_plain(w)) {   /* LIN, CAP: s_top enclosed (varziv.c) */
+    ac_or_var_score(w, w->ord[0], 64, mlo, mhi);
+  } else if (w->sc.sign == 0) {
     mpfr_set_zero(mlo, 1); mpfr_set_zero(mhi, 1);
   } else {
     mpfr_t clo, chi, dz;
@@ -160,7 +163,8 @@ double ac_or_fast_lse(ac_or_ws *w, ac_oracle_row *row, ac_or_stats *st, int Lok,
       mpfr_add(hi, hi, mhi, MPFR_RNDU);
       uint64_t ra, rb;
       int r = ac_or_round_decide(AC_F32, lo, hi, &ra, &rb, bp);
-      if (r == 1 && n >= 2 && mex && mpfr_equal_p(bp, m)) { r = 0; ra = rb; }
+      int sd = r == 1 ? ac_or_lse_bp_side(w, mex, m, bp) : 0;
+      if (sd) { r = 0; if (sd > 0) ra = rb; }
       if (r == 0) {
         row->lse_f32 = (float)ac_decode(AC_F32, ra);
         row->lse_how = AC_HOW_ROUNDED;

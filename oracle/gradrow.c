@@ -240,7 +240,7 @@ static int64_t row_keys(ac_gr_ws *g, int64_t b, int64_t h, int64_t i)
   if (!n) return 0;
   int sink = !g->offbad && ac_gr_sink_key(g, h, n);
   ac_or_head_load(w, b, ac_kv_head(p, h));
-  ac_or_head_pick(&w->sub, w->head, p, g->kidx, n, sink);
+  ac_or_head_pick(&w->sub, w->head, p, g->kidx, n, sink, 0);
   w->head = &w->sub;
   return n + sink;
 }

@@ -61,56 +61,70 @@ int64_t ac_or_head_subset(ac_or_head *dst, const ac_or_head *src, const ac_probl
   int64_t *idx = ac_xmalloc((size_t)(n ? n : 1) * sizeof *idx), m = 0;
   for (int64_t j = 0; j < n; j++)
     if (keep[j]) idx[m++] = j;
-  ac_or_head_pick(dst, src, p, idx, m, 0);
+  ac_or_head_pick(dst, src, p, idx, m, 0, 0);
   memset(dst->kbad, 0, (size_t)m);   /* the kept keys score finite or +inf alike */
   free(idx);
   return m;
 }
 
 void ac_or_head_pick(ac_or_head *dst, const ac_or_head *src, const ac_problem *p, const int64_t *idx, int64_t m,
-                     int64_t nzero)
+                     int64_t nzero, int64_t from)
 {
   int64_t dk = p->dk, dv = p->dv, n = m + nzero;
   int64_t nk = n * dk, nv = n * dv;
   int k_me = src->km != NULL;   /* the subset keeps the source's K representation (kd, vd in binary64) */
-  free(dst->kown); free(dst->vown);
-  dst->kown = NULL; dst->vown = NULL; dst->kf = NULL; dst->vf = NULL;
+  /* binary32 rows (fastdecode.c) stay binary32 in kown, vown: half the bytes, and the binary32
+   * loops of the fast path */
+  int k_f = src->kf != NULL, v_f = src->vf != NULL;
+  if (!k_f) { free(dst->kown); dst->kown = NULL; }
+  if (!v_f) { free(dst->vown); dst->vown = NULL; }
+  if (k_f) { free(dst->kd); dst->kd = NULL; }
+  if (v_f) { free(dst->vd); dst->vd = NULL; }
+  dst->kf = NULL; dst->vf = NULL;
   if (!k_me) { free(dst->km); free(dst->ke); dst->km = NULL; dst->ke = NULL; }
-  if (nk > dst->cap_k || (k_me && !dst->km) || !dst->kd) {
+  /* capacities grow by half at least: the rows of a head pick ever more keys (causal masks) */
+  int64_t cn = n + n / 2 + 1, ck = cn * dk, cv = cn * dv;
+  if (nk > dst->cap_k || (k_me && !dst->km) || !(k_f ? (void *)dst->kown : (void *)dst->kd)) {
     if (k_me) {
-      dst->km = ac_xrealloc(dst->km, (size_t)(nk ? nk : 1) * sizeof *dst->km);
-      dst->ke = ac_xrealloc(dst->ke, (size_t)(nk ? nk : 1) * sizeof *dst->ke);
+      dst->km = ac_xrealloc(dst->km, (size_t)(ck ? ck : 1) * sizeof *dst->km);
+      dst->ke = ac_xrealloc(dst->ke, (size_t)(ck ? ck : 1) * sizeof *dst->ke);
     }
-    dst->kd = ac_xrealloc(dst->kd, (size_t)(nk ? nk : 1) * sizeof *dst->kd);
-    dst->kbad = ac_xrealloc(dst->kbad, (size_t)(n ? n : 1));
-    dst->cap_k = nk;
+    if (k_f) dst->kown = ac_xrealloc(dst->kown, (size_t)(ck ? ck : 1) * sizeof *dst->kown);
+    else dst->kd = ac_xrealloc(dst->kd, (size_t)(ck ? ck : 1) * sizeof *dst->kd);
+    dst->kbad = ac_xrealloc(dst->kbad, (size_t)cn);
+    dst->cap_k = ck;
   }
   int with_me = src->vm != NULL;   /* the subset keeps the source's V representation */
   if (!with_me) { free(dst->vm); free(dst->ve); dst->vm = NULL; dst->ve = NULL; }
-  if (nv > dst->cap_v || (with_me && !dst->vm) || !dst->vd) {
+  if (nv > dst->cap_v || (with_me && !dst->vm) || !(v_f ? (void *)dst->vown : (void *)dst->vd)) {
     if (with_me) {
-      dst->vm = ac_xrealloc(dst->vm, (size_t)(nv ? nv : 1) * sizeof *dst->vm);
-      dst->ve = ac_xrealloc(dst->ve, (size_t)(nv ? nv : 1) * sizeof *dst->ve);
+      dst->vm = ac_xrealloc(dst->vm, (size_t)(cv ? cv : 1) * sizeof *dst->vm);
+      dst->ve = ac_xrealloc(dst->ve, (size_t)(cv ? cv : 1) * sizeof *dst->ve);
     }
-    dst->vd = ac_xrealloc(dst->vd, (size_t)(nv ? nv : 1) * sizeof *dst->vd);
-    dst->vcls = ac_xrealloc(dst->vcls, (size_t)(nv ? nv : 1));
-    dst->vabs = ac_xrealloc(dst->vabs, (size_t)(nv + dv) * sizeof *dst->vabs);
+    if (v_f) dst->vown = ac_xrealloc(dst->vown, (size_t)(cv ? cv : 1) * sizeof *dst->vown);
+    else dst->vd = ac_xrealloc(dst->vd, (size_t)(cv ? cv : 1) * sizeof *dst->vd);
+    dst->vcls = ac_xrealloc(dst->vcls, (size_t)(cv ? cv : 1));
+    dst->vabs = ac_xrealloc(dst->vabs, (size_t)(cv + dv) * sizeof *dst->vabs);
     dst->v_lsb = ac_xrealloc(dst->v_lsb, (size_t)dv * sizeof *dst->v_lsb);
     dst->v_msb = ac_xrealloc(dst->v_msb, (size_t)dv * sizeof *dst->v_msb);
     dst->v_any = ac_xrealloc(dst->v_any, (size_t)dv);
-    dst->cap_v = nv;
+    dst->cap_v = cv;
   }
+  dst->kf = k_f ? dst->kown : NULL;
+  dst->vf = v_f ? dst->vown : NULL;
   dst->k_l1max = src->k_l1max;
-  for (int64_t r = 0; r < n; r++) {
+  for (int64_t r = from; r < n; r++) {
     if (r >= m) {   /* a zero key: K = 0, V = 0 (exponents: the windows' lsb, set below) */
       for (int64_t t = 0; t < dk; t++) {
         if (k_me) { dst->km[r * dk + t] = 0; dst->ke[r * dk + t] = src->k_lsb; }
-        dst->kd[r * dk + t] = 0;
+        if (k_f) dst->kown[r * dk + t] = 0;
+        else dst->kd[r * dk + t] = 0;
       }
       dst->kbad[r] = 0;
       for (int64_t t = 0; t < dv; t++) {
         if (with_me) { dst->vm[r * dv + t] = 0; dst->ve[r * dv + t] = src->v_lsb[t]; }
-        dst->vd[r * dv + t] = 0;
+        if (v_f) dst->vown[r * dv + t] = 0;
+        else dst->vd[r * dv + t] = 0;
         dst->vcls[r * dv + t] = AC_VCLS_FINITE;
       }
       continue;
@@ -120,13 +134,15 @@ void ac_or_head_pick(ac_or_head *dst, const ac_or_head *src, const ac_problem *p
       memcpy(dst->km + r * dk, src->km + j * dk, (size_t)dk * sizeof *dst->km);
       memcpy(dst->ke + r * dk, src->ke + j * dk, (size_t)dk * sizeof *dst->ke);
     }
-    for (int64_t t = 0; t < dk; t++) dst->kd[r * dk + t] = ac_or_kval(src, (size_t)(j * dk + t));
+    if (k_f) memcpy(dst->kown + r * dk, src->kf + j * dk, (size_t)dk * sizeof *dst->kown);
+    else for (int64_t t = 0; t < dk; t++) dst->kd[r * dk + t] = ac_or_kval(src, (size_t)(j * dk + t));
     dst->kbad[r] = src->kbad[j];
     if (with_me) {
       memcpy(dst->vm + r * dv, src->vm + j * dv, (size_t)dv * sizeof *dst->vm);
       memcpy(dst->ve + r * dv, src->ve + j * dv, (size_t)dv * sizeof *dst->ve);
     }
-    for (int64_t t = 0; t < dv; t++) dst->vd[r * dv + t] = ac_or_vval(src, (size_t)(j * dv + t));
+    if (v_f) memcpy(dst->vown + r * dv, src->vf + j * dv, (size_t)dv * sizeof *dst->vown);
+    else for (int64_t t = 0; t < dv; t++) dst->vd[r * dv + t] = ac_or_vval(src, (size_t)(j * dv + t));
     memcpy(dst->vcls + r * dv, src->vcls + j * dv, (size_t)dv);
   }
   /* The head's windows (lsb, msb over all its keys) contain the subset's: the fixed-point
@@ -138,7 +154,7 @@ void ac_or_head_pick(ac_or_head *dst, const ac_or_head *src, const ac_problem *p
   /* the prefix sums of |V|, where the source has them (the fast decoder leaves them out when
    * the binary64 pass applies to every row: only ziv.c's level 0 reads them) */
   for (int64_t t = 0; t < dv; t++) dst->vabs[t] = 0;
-  for (int64_t j = 0; j < n && src->vabs; j++)
+  for (int64_t j = 0; j < n && src->vabs; j++)   /* (all of them: from does not apply to the sums) */
     for (int64_t t = 0; t < dv; t++) {
       size_t x = (size_t)(j * dv + t);
       int fits = ac_or_vcol_bits(dst, t, p->tk, 0) <= 126;

@@ -13,12 +13,14 @@ oracle_libac_oracle_a_SOURCES = \
 	oracle/varint.h \
 	oracle/varscores.c \
 	oracle/varziv.c \
+	oracle/varfold.c \
 	oracle/rows.c \
 	oracle/cache.c \
 	oracle/oracle.c \
 	oracle/layout.c \
 	oracle/fast.h \
 	oracle/fast.c \
+	oracle/fastvar.c \
 	oracle/fastmpfr.c \
 	oracle/fastdd.c \
 	oracle/fastexp.c \

@@ -120,13 +120,14 @@ static void path_choose(or_path *P, const ac_case *c, const ac_oracle_opts *o, u
   ac_or_scale sc;
   ac_err e;
   int fold = ac_or_scale_init(&sc, &c->p, &e) == 0 && ac_or_var_foldable(&c->p, &sc);
-  if ((used & AC_OR_VAR_SCORES) && (!fold || o->no_fast || (used & (AC_FEAT_DESCALE | AC_FEAT_MIXED_DTYPES)))) {
+  if ((used & AC_OR_VAR_SCORES) && (o->no_fast || (used & (AC_FEAT_DESCALE | AC_FEAT_MIXED_DTYPES)))) {
     /* variant scores: the MPFR levels on the scores of varscores.c */
     *P = (or_path){head_decode_plain, ac_or_var_scores, ac_or_var_groups, row_levels};
     return;
   }
-  if (used & AC_OR_VAR_SCORES) {   /* folded into plain scores of the case's scale: the fast path */
-    *P = (or_path){ac_or_fast_head_decode, ac_or_var_scores_fast, ac_or_fast_groups,
+  if (used & AC_OR_VAR_SCORES) {   /* the fast path: folded into plain scores of the case's scale, or
+                                    * LIN and CAP scores bounded in binary64 (fastvar.c) */
+    *P = (or_path){ac_or_fast_head_decode, ac_or_var_scores_fast, fold ? ac_or_fast_groups : ac_or_var_groups,
                    ac_or_fast_case_applies(c, o, formats) || c->p.dtype == AC_F64 ? row_fast : row_levels};
     return;
   }

@@ -160,6 +160,8 @@ typedef struct {
   ac_or_head sub;          /* the keys of a row that keep a weight when others score ±inf (infscores.c) */
   ac_or_var *var;           /* variant scores (AC_OR_VAR_SCORES): beyond scale * q·k; NULL otherwise */
   ac_or_head rowh;          /* variant cases: the row's visible keys (and the sink), ac_or_row_gather */
+  const ac_or_head *pick_src; /* rowh holds src's keys 0..pick_m-1 (then the sink): NULL when not a prefix */
+  int64_t pick_b, pick_kvh, pick_m;
   int64_t *rkey;            /* their indices in storage order (-1 the sink); NULL: keys are the prefix */
   int64_t cap_rkey;
 
@@ -287,9 +289,10 @@ int ac_or_inf_classify(ac_or_ws *w, int64_t b, int64_t h, int64_t i, int64_t n, 
 int64_t ac_or_head_subset(ac_or_head *dst, const ac_or_head *src, const ac_problem *p, const uint8_t *keep,
                           int64_t n);
 /* dst = the keys idx[0..m) of src in that order, then nzero keys with K = 0 and V = 0 (a sink: one
- * more key that carries weight and no value); the windows of src are kept. */
+ * more key that carries weight and no value); the windows of src are kept. Keys before from are
+ * taken to be in dst already (a pick of the same src and idx before). */
 void ac_or_head_pick(ac_or_head *dst, const ac_or_head *src, const ac_problem *p, const int64_t *idx, int64_t m,
-                     int64_t nzero);
+                     int64_t nzero, int64_t from);
 /* Score class (AC_SCLS_...) of c (q·k_j) on IEEE semantics, q the row's stored values (times the
  * descale) and j a key of kv head kvh in storage order. */
 uint8_t ac_or_inf_key_class(const ac_or_ws *w, const double *q, int64_t b, int64_t kvh, int64_t j);
@@ -368,12 +371,25 @@ void ac_or_var_scores_fast(ac_or_ws *w);
  * c a signed power of two or the default 1/sqrt(dk) rational): plain groups and the fast path. */
 int ac_or_var_foldable(const ac_problem *p, const ac_or_scale *sc);
 void ac_or_var_groups(ac_or_ws *w);
+/* FOLD: makes g_j (= cnum z'_j; every key when j < 0) where the integer fold of varfold.c left
+ * it unset. */
+void ac_or_var_need_g(ac_or_ws *w, int64_t j);
 /* [lo, hi] at precision p containing s_j - s_k; returns its sign when known exactly (-1, 0, 1),
  * else 2. */
 int ac_or_var_diff(ac_or_ws *w, int64_t j, int64_t k, mpfr_prec_t p, mpfr_t lo, mpfr_t hi);
+/* [lo, hi] containing s_j - s_k for the weights: under a softcap from the enclosed scores when
+ * that is within 2^-(p+4) absolutely (the weights' relative error), else ac_or_var_diff. */
+void ac_or_var_tdiff(ac_or_ws *w, int64_t j, int64_t k, mpfr_prec_t p, mpfr_t lo, mpfr_t hi);
 /* [lo, hi] at precision p containing s_j. */
 void ac_or_var_score(ac_or_ws *w, int64_t j, mpfr_prec_t p, mpfr_t lo, mpfr_t hi);
 /* m = s of the top group exactly when it is a dyadic number (1), else 0. */
+/* CAP: K = ±cap + a_top exactly and the side of K the top score lies on (-1 below, +1 above; it
+ * is never on it); 0 when that does not apply (no softcap, a fixed top key, c z_top = 0). */
+int ac_or_var_m_side(ac_or_ws *w, mpfr_t K);
+/* The side of a breakpoint bp of the LSE's enclosure that the LSE lies on when known exactly (+1
+ * above, -1 below, else 0): above m = bp when n >= 2 and m is exact (L > 1); for one key under a
+ * softcap, the side of K (ac_or_var_m_side) when bp = K (LSE = s_top). */
+int ac_or_lse_bp_side(ac_or_ws *w, int mex, mpfr_srcptr m, mpfr_srcptr bp);
 int ac_or_var_m_exact(ac_or_ws *w, mpfr_t m);
 /* Sign of Σ_g c_g e^{s_g} (c exact, ng groups, gs the first with c_g != 0) by e^{s_g - s_gs} =
  * 1 + expm1(s_g - s_gs): 1, -1 or 0 (undecided). */

@@ -49,7 +49,8 @@ void ac_or_var_init(ac_or_ws *w)
     v->mode = AC_VAR_FOLD;
     if (w->sc.kind == AC_SCALE_RATIONAL) v->rk = (long)llround(sqrt((double)w->sc.dk));
   }
-  mpfr_inits2(64, v->c, v->t1, v->t2, v->t3, (mpfr_ptr)0);
+  mpfr_inits2(64, v->c, v->t1, v->t2, v->t3, v->tk_lo, v->tk_hi, (mpfr_ptr)0);
+  v->tk_key = -1;
   mpfr_t hi;
   mpfr_init2(hi, 64);
   if (v->mode == AC_VAR_FOLD) {   /* the exact factor of z in g: c (dyadic), or 1 when c = 1/rk */
@@ -68,8 +69,8 @@ void ac_or_var_free(ac_or_ws *w)
   ac_or_var *v = w->var;
   if (!v) return;
   for (int64_t j = 0; j < v->cap_n; j++) { mpfr_clear(v->a[j]); mpfr_clear(v->g[j]); }
-  free(v->a); free(v->g); free(v->fix); free(v->approx); free(v->smag); free(v->zf); free(v->mag);
-  mpfr_clears(v->c, v->t1, v->t2, v->t3, (mpfr_ptr)0);
+  free(v->a); free(v->g); free(v->am); free(v->ae); free(v->gk); free(v->fix); free(v->approx); free(v->smag); free(v->zf); free(v->mag);
+  mpfr_clears(v->c, v->t1, v->t2, v->t3, v->tk_lo, v->tk_hi, (mpfr_ptr)0);
   free(v);
   w->var = NULL;
 }
@@ -81,6 +82,9 @@ static void ensure_keys(ac_or_var *v, int64_t n)
   v->g = ac_xrealloc(v->g, (size_t)n * sizeof *v->g);
   for (int64_t j = v->cap_n; j < n; j++) { mpfr_init2(v->a[j], 64); mpfr_init2(v->g[j], 64); }
   v->fix = ac_xrealloc(v->fix, (size_t)n);
+  v->am = ac_xrealloc(v->am, (size_t)n * sizeof *v->am);
+  v->ae = ac_xrealloc(v->ae, (size_t)n * sizeof *v->ae);
+  v->gk = ac_xrealloc(v->gk, (size_t)n);
   v->approx = ac_xrealloc(v->approx, (size_t)n * sizeof *v->approx);
   v->smag = ac_xrealloc(v->smag, (size_t)n * sizeof *v->smag);
   v->zf = ac_xrealloc(v->zf, (size_t)n * sizeof *v->zf);
@@ -97,12 +101,29 @@ int64_t ac_or_row_gather(ac_or_ws *w, int64_t b, int64_t h, int64_t i, int64_t *
   }
   if (w->var) ensure_keys(w->var, p->tk + 1);
   int64_t m = 0;
-  for (int64_t j = 0; j < p->tk; j++)
-    if (ac_features_visible(w->cs, b, h, i, j)) w->rkey[m++] = j;
+  if (!(p->f.used & (AC_FEAT_WINDOW | AC_FEAT_BOOL_MASK))) {   /* the mask alone: a prefix */
+    m = ac_visible_count(p, i);
+    m = m < 0 ? 0 : m > p->tk ? p->tk : m;
+    for (int64_t j = 0; j < m; j++) w->rkey[j] = j;
+  } else {
+    for (int64_t j = 0; j < p->tk; j++)
+      if (ac_features_visible(w->cs, b, h, i, j)) w->rkey[m++] = j;
+  }
   int64_t sink = w->var && (p->f.used & AC_FEAT_SINKS) && w->cs->sinks ? 1 : 0;
-  ac_or_head_pick(&w->rowh, w->head, p, w->rkey, m, sink);
+  int prefix = m == 0 || w->rkey[m - 1] == m - 1;
+  if (sink || !prefix) {   /* else the keys are the head's prefix 0..m-1: read in place */
+    const ac_or_head *src = w->head;
+    /* a prefix after a shorter prefix of the same head (rows of growing length): its keys are in place */
+    int64_t from = prefix && w->pick_src == src && w->pick_b == src->b && w->pick_kvh == src->kvh && w->pick_m <= m
+                       ? w->pick_m : 0;
+    ac_or_head_pick(&w->rowh, src, p, w->rkey, m, sink, from);
+    w->pick_src = prefix ? src : NULL;
+    w->pick_b = src->b;
+    w->pick_kvh = src->kvh;
+    w->pick_m = m;
+    w->head = &w->rowh;
+  }
   if (sink) w->rkey[m] = -1;
-  w->head = &w->rowh;
   w->b = b; w->h = h; w->i = i;
   *nvis = m;
   return m + sink;
@@ -134,6 +155,12 @@ static void offset_exact(ac_or_ws *w, int64_t r, int64_t j, double capv, double 
   ac_or_var *v = w->var;
   const ac_problem *p = w->p;
   int64_t dist = ac_alibi_dist(p, w->i, j);
+  if (slope == 0 && bias == 0 && capv == 0) {   /* no offset (a softcap alone) */
+    mpfr_set_prec(v->a[r], 53);
+    mpfr_set_zero(v->a[r], 1);
+    v->mag[2 * r] = v->mag[2 * r + 1] = 0;
+    return;
+  }
   mpfr_set_prec(v->t1, 24 + 64);
   AC_EXACT(mpfr_set_d(v->t1, -slope, MPFR_RNDN), "a binary32 slope");
   AC_EXACT(mpfr_mul_si(v->t1, v->t1, (long)dist, MPFR_RNDN), "a binary32 slope times a 63-bit distance in 88 bits");
@@ -147,6 +174,17 @@ static void offset_exact(ac_or_ws *w, int64_t r, int64_t j, double capv, double 
   v->mag[2 * r + 1] = fabsl((long double)bias);
 }
 
+/* Key r's offset in integers; when it does not fit, every finite key before it goes to MPFR and
+ * the row leaves the integer form (the caller then takes offset_exact). */
+static void dy_or_mpfr(ac_or_ws *w, const uint8_t *cls, int64_t r, double slope, int64_t dist, double stored)
+{
+  ac_or_var *v = w->var;
+  if (!ac_or_var_dy_offset(v, r, slope, dist, stored)) return;
+  for (int64_t k = 0; k < r; k++)
+    if (cls[k] == AC_SCLS_FINITE) ac_or_var_a_mpfr(v, k);
+  v->dy = 0;
+}
+
 int ac_or_var_classify(ac_or_ws *w, int64_t n, int q_bad, uint8_t *cls)
 {
   ac_or_var *v = w->var;
@@ -154,12 +192,15 @@ int ac_or_var_classify(ac_or_ws *w, int64_t n, int q_bad, uint8_t *cls)
   const ac_case *cs = w->cs;
   int64_t kvh = ac_kv_head(p, w->h);
   double *q = NULL;
-  if (q_bad) {
+  int need_q = q_bad;   /* q's values classify a non-finite q or a non-finite visible key */
+  for (int64_t r = 0; r < n && !need_q; r++) need_q = w->rkey[r] >= 0 && w->head->kbad[r];
+  if (need_q) {
     q = ac_xmalloc((size_t)p->dk * sizeof *q);
     ac_or_q_values(w, w->b, w->h, w->i, q);
   }
   double slope = ac_features_slope(cs, w->b, w->h);
   int row = AC_SCLS_FINITE;
+  v->dy = v->mode == AC_VAR_FOLD;   /* FOLD offsets in integers while they fit (varfold.c) */
   for (int64_t r = 0; r < n; r++) {
     int64_t j = w->rkey[r];
     uint8_t c;
@@ -169,8 +210,11 @@ int ac_or_var_classify(ac_or_ws *w, int64_t n, int q_bad, uint8_t *cls)
       c = dclass(sg);
       v->fix[r] = 1;
       if (c == AC_SCLS_FINITE) {
-        mpfr_set_prec(v->a[r], 53);
-        AC_EXACT(mpfr_set_d(v->a[r], sg, MPFR_RNDN), "a binary32 sink");
+        if (v->dy) dy_or_mpfr(w, cls, r, 0, 0, sg);
+        if (!v->dy) {
+          mpfr_set_prec(v->a[r], 53);
+          AC_EXACT(mpfr_set_d(v->a[r], sg, MPFR_RNDN), "a binary32 sink");
+        }
         v->mag[2 * r] = v->mag[2 * r + 1] = 0;
       }
     } else {
@@ -181,10 +225,15 @@ int ac_or_var_classify(ac_or_ws *w, int64_t n, int q_bad, uint8_t *cls)
         v->fix[r] = 1;
         c = AC_SCLS_FINITE;
       }
-      double bias = (p->f.used & AC_FEAT_BIAS) && cs->bias ? ac_load(p->f.bias_dtype, cs->bias, ac_biasidx(p, w->b, w->h, w->i, j)) : 0;
+      double bias = 0;
+      if ((p->f.used & AC_FEAT_BIAS) && cs->bias) {
+        size_t bx = ac_biasidx(p, w->b, w->h, w->i, j);
+        bias = p->f.bias_dtype == AC_F32 ? (double)((const float *)cs->bias)[bx] : ac_load(p->f.bias_dtype, cs->bias, bx);
+      }
       double al = -slope * (double)ac_alibi_dist(p, w->i, j);   /* its class only (inf times 0 is NaN) */
       c = cls_add(cls_add(c, dclass(al)), dclass(bias));
-      if (c == AC_SCLS_FINITE) offset_exact(w, r, j, capv, slope, bias);
+      if (c == AC_SCLS_FINITE && v->dy) dy_or_mpfr(w, cls, r, slope, ac_alibi_dist(p, w->i, j), bias);
+      if (c == AC_SCLS_FINITE && !v->dy) offset_exact(w, r, j, capv, slope, bias);
     }
     cls[r] = c;
     if (c == AC_SCLS_NAN) row = AC_SCLS_NAN;
@@ -205,12 +254,16 @@ void ac_or_var_compact(ac_or_ws *w, const uint8_t *keep, int64_t n, int pinf)
       w->rkey[m] = w->rkey[r];
       v->fix[m] = v->fix[r];
       mpfr_swap(v->a[m], v->a[r]);
+      v->am[m] = v->am[r];
+      v->ae[m] = v->ae[r];
       v->mag[2 * m] = v->mag[2 * r];
       v->mag[2 * m + 1] = v->mag[2 * r + 1];
     }
     if (pinf) {   /* the limit of equal infinite scores: equal weights */
       v->fix[m] = 1;
       mpfr_set_zero(v->a[m], 1);
+      v->am[m] = 0;
+      v->ae[m] = 0;
     }
     m++;
   }
@@ -229,17 +282,22 @@ static void key_approx(ac_or_ws *w, int64_t r)
 {
   ac_or_var *v = w->var;
   const ac_problem *p = w->p;
-  long double a = mpfr_get_ld(v->a[r], MPFR_RNDN), s, sd = 0, capped = 0, zf = v->fix[r] ? 0 : 1;
-  if (v->mode == AC_VAR_FOLD) {
-    s = mpfr_get_ld(v->g[r], MPFR_RNDN) / (long double)v->rk;
+  long double a = ac_or_var_a_ld(v, r), s, sd = 0, capped = 0, zf = v->fix[r] ? 0 : 1;
+  if (v->mode == AC_VAR_FOLD) {   /* s = g / rk, g = cnum z' (folded in integers: g on demand) */
+    if (v->g_ok) {
+      s = mpfr_get_ld(v->g[r], MPFR_RNDN) / (long double)v->rk;
+    } else {   /* two limbs; the same roundings as from g: cnum is 1 (rk > 1) or c = ±2^e */
+      s = ac_or_var_z_ld(w, r);
+      s = v->rk > 1 ? s / (long double)v->rk : s * (long double)w->sc.approx;
+    }
     sd = s - a;
   } else {
-    sd = ac_or_fx_to_ld(ac_or_z(w, r), w->nl, w->zlsb) * (long double)w->sc.approx;
-    if (v->mode == AC_VAR_CAP) {
-      long double x = sd / (long double)v->cap, ch = coshl(x);
-      capped = (long double)v->cap * tanhl(x);
+    sd = (w->nl == 2 ? ac_or_var_z_ld(w, r) : ac_or_fx_to_ld(ac_or_z(w, r), w->nl, w->zlsb)) * (long double)w->sc.approx;
+    if (v->mode == AC_VAR_CAP) {   /* binary64 tanh: approximations for the order and the budget */
+      double th = tanh((double)(sd / (long double)v->cap));
+      capped = (long double)v->cap * (long double)th;
       s = capped + a;
-      zf *= 1 / (ch * ch);   /* 0 far past saturation (cosh overflows to inf) */
+      zf *= (1 - (long double)th) * (1 + (long double)th);   /* sech^2; 0 where tanh rounds to ±1 (|x| > 19) */
     } else {
       s = sd + a;
     }
@@ -280,6 +338,9 @@ static void fold_scores(ac_or_ws *w)
     E[r] = 0;
     if (mpfr_zero_p(v->t1)) continue;
     E[r] = mpfr_get_z_2exp(M[r], v->t1);
+    mp_bitcnt_t tz = mpz_scan1(M[r], 0);   /* the significand's trailing zeros: the lsb of the value itself */
+    mpz_fdiv_q_2exp(M[r], M[r], tz);
+    E[r] += (mpfr_exp_t)tz;
     mpfr_exp_t top = E[r] + (mpfr_exp_t)mpz_sizeinbase(M[r], 2);
     if (!any || E[r] < lsb) lsb = E[r];
     if (!any || top > msb) msb = top;
@@ -320,9 +381,15 @@ static void var_finish(ac_or_ws *w)
 {
   ac_or_var *v = w->var;
   int64_t n = w->n;
-  long double zmax = 0;
+  long double zmax = 0, top = -INFINITY;
+  ac_u128 zbig = 0;   /* two limbs: the largest |z| in integers, converted once (conversion is monotone) */
   for (int64_t r = 0; r < n; r++) {
-    if (!v->fix[r]) {
+    if (!v->fix[r] && w->nl == 2) {
+      const uint64_t *zr = ac_or_z(w, r);
+      ac_i128 z = (ac_i128)(((ac_u128)zr[1] << 64) | zr[0]);
+      ac_u128 a = z < 0 ? -(ac_u128)z : (ac_u128)z;
+      if (a > zbig) zbig = a;
+    } else if (!v->fix[r]) {
       long double z = fabsl(ac_or_fx_to_ld(ac_or_z(w, r), w->nl, w->zlsb));
       if (z > zmax) zmax = z;
     }
@@ -330,7 +397,21 @@ static void var_finish(ac_or_ws *w)
       memset((void *)ac_or_z(w, r), 0, (size_t)w->nl * sizeof(uint64_t));
       if (v->fix[r]) w->Zabs[r] = 0;
     }
-    if (v->mode == AC_VAR_FOLD) {   /* g = c z + rk a exactly */
+  }
+  if (zbig) {
+    uint64_t l[2] = {(uint64_t)zbig, (uint64_t)(zbig >> 64)};
+    zmax = ac_or_fx_to_ld(l, 2, w->zlsb);
+  }
+  int foldable = ac_or_var_foldable(w->p, &w->sc);   /* as path_choose decided */
+  int zbits = zbig >> 64 ? 64 + ac_or_bitlen((uint64_t)(zbig >> 64)) : ac_or_bitlen((uint64_t)zbig);
+  int folded = foldable && w->nl == 2 && ac_or_var_fold_fast(w, zbits);   /* z' = z + F a in integers */
+  v->g_ok = v->mode == AC_VAR_FOLD && !folded;
+  v->plain = foldable;   /* fold_fast, or fold_scores below */
+  if (v->dy && !folded)
+    for (int64_t r = 0; r < n; r++) ac_or_var_a_mpfr(v, r);
+  if (!folded) v->dy = 0;
+  for (int64_t r = 0; r < n; r++) {
+    if (v->mode == AC_VAR_FOLD && !folded) {   /* g = c z + rk a exactly */
       mpfr_prec_t pz = (mpfr_prec_t)w->nl * 64 + 2;
       mpfr_set_prec(v->t1, pz);
       ac_or_fx_to_mpfr(w, v->t1, ac_or_z(w, r), NULL, w->nl, w->zlsb);
@@ -341,10 +422,13 @@ static void var_finish(ac_or_ws *w)
       exact_add(v->g[r], v->t2, v->t3);
     }
     key_approx(w, r);
+    if (v->approx[r] > top) top = v->approx[r];
     w->Zabs[r] *= v->zf[r];   /* the dot product's error through tanh: G, lse_cZ and max_cZ (§11.4) */
   }
   v->zmax = zmax;
-  if (ac_or_var_foldable(w->p, &w->sc)) fold_scores(w);   /* as path_choose decided */
+  v->top = top;
+  v->tk_key = -1;   /* a new row: no cached top score */
+  if (foldable && !folded) fold_scores(w);
 }
 
 void ac_or_var_scores(ac_or_ws *w)
@@ -441,11 +525,44 @@ static void top_first(ac_or_ws *w)
   (void)ng, (void)regrouped;
 }
 
+/* LIN, CAP: cmp_var's order by a bottom-up merge sort on (approx, key) pairs, the exact parts
+ * read only for equal approximations (the order is total: the same result as qsort_r). */
+typedef struct { long double s; int64_t j; } vkey;
+
+static inline int vkey_before(const ac_or_ws *w, const vkey *x, const vkey *y)
+{
+  if (x->s != y->s) return x->s > y->s;
+  return cmp_var(&x->j, &y->j, (void *)w) < 0;
+}
+
+static void sort_approx(ac_or_ws *w)
+{
+  int64_t n = w->n;
+  vkey *a = ac_xmalloc((size_t)n * 2 * sizeof *a), *tmp = a + n;
+  for (int64_t j = 0; j < n; j++) { a[j].s = w->var->approx[j]; a[j].j = j; }
+  for (int64_t h = 1; h < n; h *= 2) {
+    for (int64_t lo = 0; lo < n; lo += 2 * h) {
+      int64_t mid = lo + h < n ? lo + h : n, hi = lo + 2 * h < n ? lo + 2 * h : n, i = lo, k = mid, o = lo;
+      while (i < mid && k < hi) tmp[o++] = vkey_before(w, &a[k], &a[i]) ? a[k++] : a[i++];
+      while (i < mid) tmp[o++] = a[i++];
+      while (k < hi) tmp[o++] = a[k++];
+    }
+    vkey *t = a; a = tmp; tmp = t;
+  }
+  for (int64_t j = 0; j < n; j++) w->ord[j] = a[j].j;
+  free(a < tmp ? a : tmp);
+}
+
 void ac_or_var_groups(ac_or_ws *w)
 {
   int64_t n = w->n;
-  for (int64_t j = 0; j < n; j++) w->ord[j] = j;
-  qsort_r(w->ord, (size_t)n, sizeof *w->ord, cmp_var, w);
+  ac_or_var_need_g(w, -1);
+  if (w->var->mode != AC_VAR_FOLD) {
+    sort_approx(w);
+  } else {
+    for (int64_t j = 0; j < n; j++) w->ord[j] = j;
+    qsort_r(w->ord, (size_t)n, sizeof *w->ord, cmp_var, w);
+  }
   set_groups(w);
   if (w->var->mode != AC_VAR_FOLD) top_first(w);
 }
@@ -456,10 +573,8 @@ const long double *ac_or_var_zf(const ac_or_ws *w) { return w->var->zf; }
 void ac_or_var_row_terms(const ac_or_ws *w, ac_oracle_row *row)
 {
   const ac_or_var *v = w->var;
-  long double zmax = v->zmax, smax = 0, czmax = 0, top = -INFINITY;   /* zmax: q·k before any fold */
+  long double zmax = v->zmax, smax = 0, czmax = 0, top = v->top;   /* zmax: q·k before any fold */
   long double c = fabsl((long double)w->sc.approx);
-  for (int64_t j = 0; j < w->n; j++)
-    if (v->approx[j] > top) top = v->approx[j];
   for (int64_t j = 0; j < w->n; j++) {
     /* a key whose weight e^{s_j - m} is below long double's range (< e^-11400) carries none: a
      * -1e9 sentinel's key (the same on every path: from the scores, not the weights) */

@@ -108,6 +108,89 @@ static void cap_diff(ac_or_var *v, mpfr_t Dlo, mpfr_t Dhi, mpfr_srcptr clo, mpfr
   mpfr_clears(xjl, xjh, xkl, xkh, dl, dh, a, b, c, d, t, (mpfr_ptr)0);
 }
 
+/* tanh x = sg (1 - tau), tau = 1 - tanh|x| = 2 / (e^{2|x|} + 1), for x = c z / cap (z exact, != 0):
+ * sg = sign(x) exactly and [tlo, thi] encloses tau outward. Far past saturation tlo underflows to
+ * 0 and thi stays positive (RNDU), so tanh x keeps its distance to ±1 where sinh and cosh overflow. */
+static int tau_interval(ac_or_var *v, mpfr_t tlo, mpfr_t thi, mpfr_srcptr clo, mpfr_srcptr chi, mpfr_srcptr z,
+                        mpfr_t xlo, mpfr_t xhi)
+{
+  x_interval(v, xlo, xhi, clo, chi, z);
+  int sg = mpfr_sgn(xlo) > 0 ? 1 : -1;
+  AC_ASSERT(mpfr_sgn(xlo) == mpfr_sgn(xhi) && mpfr_sgn(xlo) != 0, "x = c z / cap has the exact sign of c z");
+  if (sg < 0) {   /* |x| in [-xhi, -xlo] */
+    mpfr_neg(xlo, xlo, MPFR_RNDN);
+    mpfr_neg(xhi, xhi, MPFR_RNDN);
+    mpfr_swap(xlo, xhi);
+  }
+  mpfr_mul_2ui(xhi, xhi, 1, MPFR_RNDU);
+  mpfr_exp(xhi, xhi, MPFR_RNDU);   /* +inf on overflow: tau's lower end 0 */
+  mpfr_add_ui(xhi, xhi, 1, MPFR_RNDU);
+  mpfr_ui_div(tlo, 2, xhi, MPFR_RNDD);
+  mpfr_mul_2ui(xlo, xlo, 1, MPFR_RNDD);
+  mpfr_exp(xlo, xlo, MPFR_RNDD);   /* the largest finite number on overflow */
+  mpfr_add_ui(xlo, xlo, 1, MPFR_RNDD);
+  mpfr_ui_div(thi, 2, xlo, MPFR_RNDU);
+  return sg;
+}
+
+/* [lo, hi] += s [tlo, thi] (s in {-1, 0, 1}), outward. */
+static void add_signed(mpfr_t lo, mpfr_t hi, int s, mpfr_srcptr tlo, mpfr_srcptr thi)
+{
+  if (s > 0) {
+    mpfr_add(lo, lo, tlo, MPFR_RNDD);
+    mpfr_add(hi, hi, thi, MPFR_RNDU);
+  } else if (s < 0) {
+    mpfr_sub(lo, lo, thi, MPFR_RNDD);
+    mpfr_sub(hi, hi, tlo, MPFR_RNDU);
+  }
+}
+
+/* The saturation-aware enclosure of a capped difference, intersected into [lo, hi]:
+ *   s_j - s_k = K + cap R,  K = cap (sg_j - sg_k) + (a_j - a_k) exact,  R = sg_k tau_k - sg_j tau_j,
+ * with tau_j, tau_k enclosed directly (tau_interval): no cancellation against 1 however far past
+ * saturation x is. Returns the exact sign of s_j - s_k when K = 0 (then sg_j != sg_k and R has the
+ * sign of sg_k - sg_j), else 2. A fixed key (z = 0) has sg = 0. */
+static int cap_tau(ac_or_var *v, mpfr_t lo, mpfr_t hi, mpfr_srcptr clo, mpfr_srcptr chi, mpfr_srcptr zj, mpfr_srcptr zk,
+                   mpfr_srcptr d, mpfr_prec_t q)
+{
+  mpfr_t tlo, thi, xlo, xhi, Rlo, Rhi, K, cs;
+  mpfr_inits2(q, tlo, thi, xlo, xhi, Rlo, Rhi, (mpfr_ptr)0);
+  mpfr_set_zero(Rlo, 1);
+  mpfr_set_zero(Rhi, 1);
+  int sj = 0, sk = 0;
+  if (!mpfr_zero_p(zk)) {
+    sk = tau_interval(v, tlo, thi, clo, chi, zk, xlo, xhi);
+    add_signed(Rlo, Rhi, sk, tlo, thi);
+  }
+  if (!mpfr_zero_p(zj)) {
+    sj = tau_interval(v, tlo, thi, clo, chi, zj, xlo, xhi);
+    add_signed(Rlo, Rhi, -sj, tlo, thi);
+  }
+  mpfr_init2(cs, 56);
+  AC_EXACT(mpfr_set_d(cs, v->cap, MPFR_RNDN), "the softcap");
+  AC_EXACT(mpfr_mul_si(cs, cs, sj - sk, MPFR_RNDN), "cap times -2..2 in 56 bits");
+  mpfr_init2(K, ac_or_exact_prec(cs, d));
+  AC_EXACT(mpfr_add(K, cs, d, MPFR_RNDN), "K in the precision that holds it");
+  mpfr_mul_d(Rlo, Rlo, v->cap, MPFR_RNDD);
+  mpfr_mul_d(Rhi, Rhi, v->cap, MPFR_RNDU);
+  mpfr_add(Rlo, Rlo, K, MPFR_RNDD);
+  mpfr_add(Rhi, Rhi, K, MPFR_RNDU);
+  if (mpfr_less_p(lo, Rlo)) mpfr_set(lo, Rlo, MPFR_RNDD);
+  if (mpfr_greater_p(hi, Rhi)) mpfr_set(hi, Rhi, MPFR_RNDU);
+  int s = mpfr_zero_p(K) ? (sk > sj ? 1 : -1) : 2;
+  mpfr_clears(tlo, thi, xlo, xhi, Rlo, Rhi, K, cs, (mpfr_ptr)0);
+  return s;
+}
+
+/* 1 when tau = 1 - tanh|x| of key j or k may fall below 2^-(q/2) (|x| > q ln2 / 4, taken with a
+ * margin): there the distance to ±1 needs the saturation-aware form (cap_tau); below it sinh,
+ * cosh and the sign test at precision q resolve it. */
+static int saturating(const ac_or_ws *w, mpfr_srcptr zj, mpfr_srcptr zk, mpfr_prec_t q)
+{
+  double lim = 0.15 * (double)q * w->var->cap, c = fabs(w->sc.approx);
+  return !(fabs(mpfr_get_d(zj, MPFR_RNDN)) * c <= lim) || !(fabs(mpfr_get_d(zk, MPFR_RNDN)) * c <= lim);
+}
+
 static int sign_of(mpfr_srcptr lo, mpfr_srcptr hi)
 {
   if (mpfr_sgn(lo) > 0) return 1;
@@ -120,6 +203,8 @@ int ac_or_var_diff(ac_or_ws *w, int64_t j, int64_t k, mpfr_prec_t p, mpfr_t lo, 
   ac_or_var *v = w->var;
   mpfr_t d, dz, zj, zk, clo, chi, plo, phi;
   if (v->mode == AC_VAR_FOLD) {
+    ac_or_var_need_g(w, j);
+    ac_or_var_need_g(w, k);
     mpfr_init2(d, ac_or_exact_prec(v->g[j], v->g[k]));
     AC_EXACT(mpfr_sub(d, v->g[j], v->g[k], MPFR_RNDN), "a difference of exact values");
     mpfr_div_si(lo, d, v->rk, MPFR_RNDD);
@@ -153,17 +238,51 @@ int ac_or_var_diff(ac_or_ws *w, int64_t j, int64_t k, mpfr_prec_t p, mpfr_t lo, 
     }
     mpfr_add(lo, plo, d, MPFR_RNDD);
     mpfr_add(hi, phi, d, MPFR_RNDU);
-    s = mpfr_zero_p(d) ? sD : sign_of(lo, hi);
+    int sK = v->mode == AC_VAR_CAP && saturating(w, zj, zk, q) ? cap_tau(v, lo, hi, clo, chi, zj, zk, d, q) : 2;
+    s = mpfr_zero_p(d) ? sD : sK != 2 ? sK : sign_of(lo, hi);
+    AC_ASSERT(mpfr_lessequal_p(lo, hi), "the enclosures of s_j - s_k intersect");
     mpfr_clears(clo, chi, plo, phi, (mpfr_ptr)0);
   }
   mpfr_clears(d, dz, zj, zk, (mpfr_ptr)0);
   return s;
 }
 
+void ac_or_var_tdiff(ac_or_ws *w, int64_t j, int64_t k, mpfr_prec_t p, mpfr_t lo, mpfr_t hi)
+{
+  ac_or_var *v = w->var;
+  if (v->mode == AC_VAR_CAP && w->sc.sign != 0) {
+    mpfr_prec_t q = p + 40;
+    if (v->tk_key != k || v->tk_prec != q) {   /* s_k's enclosure, kept for the row's other groups */
+      mpfr_set_prec(v->tk_lo, q);
+      mpfr_set_prec(v->tk_hi, q);
+      ac_or_var_score(w, k, q, v->tk_lo, v->tk_hi);
+      v->tk_key = k;
+      v->tk_prec = q;
+    }
+    mpfr_t sl, sh, wd;
+    mpfr_inits2(q, sl, sh, wd, (mpfr_ptr)0);
+    ac_or_var_score(w, j, q, sl, sh);
+    mpfr_sub(sl, sl, v->tk_hi, MPFR_RNDD);
+    mpfr_sub(sh, sh, v->tk_lo, MPFR_RNDU);
+    mpfr_sub(wd, sh, sl, MPFR_RNDU);   /* the width, against 2^-(p+4) max(1, |t|) */
+    int ok = mpfr_cmp_ui_2exp(wd, 1, -(mpfr_exp_t)p - 4) <= 0;
+    if (!ok && !mpfr_zero_p(sl)) {
+      mpfr_exp_t e = mpfr_get_exp(sl) - (mpfr_exp_t)p - 5;   /* |sl| >= 2^(exp - 1) */
+      ok = mpfr_cmp_ui_2exp(wd, 1, e) <= 0;
+    }
+    mpfr_set(lo, sl, MPFR_RNDD);
+    mpfr_set(hi, sh, MPFR_RNDU);
+    mpfr_clears(sl, sh, wd, (mpfr_ptr)0);
+    if (ok) return;
+  }
+  ac_or_var_diff(w, j, k, p, lo, hi);
+}
+
 void ac_or_var_score(ac_or_ws *w, int64_t j, mpfr_prec_t p, mpfr_t lo, mpfr_t hi)
 {
   ac_or_var *v = w->var;
   if (v->mode == AC_VAR_FOLD) {
+    ac_or_var_need_g(w, j);
     mpfr_div_si(lo, v->g[j], v->rk, MPFR_RNDD);
     mpfr_div_si(hi, v->g[j], v->rk, MPFR_RNDU);
     return;
@@ -193,11 +312,30 @@ void ac_or_var_score(ac_or_ws *w, int64_t j, mpfr_prec_t p, mpfr_t lo, mpfr_t hi
   mpfr_clears(z, clo, chi, xlo, xhi, (mpfr_ptr)0);
 }
 
+int ac_or_var_m_side(ac_or_ws *w, mpfr_t K)
+{
+  ac_or_var *v = w->var;
+  if (!v || v->mode != AC_VAR_CAP || w->sc.sign == 0) return 0;
+  int64_t j = w->ord[0];
+  int sz = ac_or_fx_sign(ac_or_z(w, j), w->nl);
+  if (v->fix[j] || sz == 0) return 0;
+  int sg = sz * w->sc.sign;   /* the sign of x: s = K - sg cap tau, tau = 1 - tanh|x| > 0 */
+  mpfr_t cs;
+  mpfr_init2(cs, 56);
+  AC_EXACT(mpfr_set_d(cs, v->cap, MPFR_RNDN), "the softcap");
+  AC_EXACT(mpfr_mul_si(cs, cs, sg, MPFR_RNDN), "± cap");
+  mpfr_set_prec(K, ac_or_exact_prec(cs, v->a[j]));
+  AC_EXACT(mpfr_add(K, cs, v->a[j], MPFR_RNDN), "K in the precision that holds it");
+  mpfr_clear(cs);
+  return -sg;
+}
+
 int ac_or_var_m_exact(ac_or_ws *w, mpfr_t m)
 {
   ac_or_var *v = w->var;
   int64_t j = w->ord[0];
   if (v->mode == AC_VAR_FOLD) {
+    ac_or_var_need_g(w, j);
     mpfr_set_prec(m, mpfr_get_prec(v->g[j]) + 64);
     return mpfr_div_si(m, v->g[j], v->rk, MPFR_RNDN) == 0;
   }

@@ -82,7 +82,7 @@ void ac_or_weights(ac_or_ws *w, mpfr_prec_t p)
       mpfr_set_ui(w->wlo[g], 1, MPFR_RNDN); mpfr_set_ui(w->whi[g], 1, MPFR_RNDN);
     } else {
       if (w->var) {   /* variants: s_g - s_top enclosed directly (varziv.c) */
-        ac_or_var_diff(w, w->ord[w->gst[g]], w->ord[0], p, w->tlo[g], w->thi[g]);
+        ac_or_var_tdiff(w, w->ord[w->gst[g]], w->ord[0], p, w->tlo[g], w->thi[g]);
       } else {
         ac_or_fx_to_mpfr(w, dz, ac_or_z(w, w->ord[w->gst[g]]), ztop, w->nl, w->zlsb);
         if (mpfr_sgn(dz) >= 0) {
@@ -263,6 +263,18 @@ uint32_t ac_or_decide_formats(ac_or_ws *w, int64_t t, uint32_t pend, uint64_t **
   return pend;
 }
 
+int ac_or_lse_bp_side(ac_or_ws *w, int mex, mpfr_srcptr m, mpfr_srcptr bp)
+{
+  if (w->n >= 2 && mex && mpfr_equal_p(bp, m)) return 1;   /* LSE - m = ln L > 0 */
+  if (w->n != 1 || !w->var) return 0;
+  mpfr_t K;
+  mpfr_init2(K, 64);
+  int side = ac_or_var_m_side(w, K);
+  if (side && !mpfr_equal_p(bp, K)) side = 0;
+  mpfr_clear(K);
+  return side;
+}
+
 static void lse_eval(ac_or_ws *w, ac_oracle_row *row, ac_or_stats *st)
 {
   uint32_t pend = 1u << AC_F32;
@@ -291,8 +303,9 @@ static void lse_eval(ac_or_ws *w, ac_oracle_row *row, ac_or_stats *st)
       if (!(pend & (1u << dt))) continue;
       uint64_t a, b;
       int r = ac_or_round_decide(dt, lo, hi, &a, &b, bp);
-      /* LSE - m = ln L > 0 when n >= 2: a breakpoint equal to m is passed upwards. */
-      if (r == 1 && w->n >= 2 && mex && mpfr_equal_p(bp, m)) { r = 0; a = b; }
+      /* a breakpoint the LSE is known to pass (ac_or_lse_bp_side) */
+      int sd = r == 1 ? ac_or_lse_bp_side(w, mex, m, bp) : 0;
+      if (sd) { r = 0; if (sd > 0) a = b; }
       if (r == 0) {
         if (dt == AC_F32) row->lse_f32 = (float)ac_decode(AC_F32, a);
         else row->lse_f64 = ac_decode(AC_F64, a);

@@ -17,97 +17,6 @@
 #include "variants.h"
 #include "toracle_varref.h"
 
-#define PREC VREF_PREC
-
-typedef struct { int64_t elems, compared, ambiguous, nan_rows, empty_rows, zero_rows; } vstats;
-
-/* The oracle (1 and 3 threads: identical bytes) against the brute force on every row of c. */
-static void check_case(const ac_case *c, const char *what, vstats *vs)
-{
-  const ac_problem *p = &c->p;
-  ac_oracle_result r, r3;
-  ac_oracle_opts o;
-  ac_err e;
-  ac_oracle_opts_init(&o);
-  o.threads = 1;
-  o.formats = (1u << AC_F64) | (1u << AC_F32) | (1u << AC_F16);
-  o.lse_f64 = 1;
-  ck_assert_msg(ac_oracle_run(c, &o, &r, &e) == 0, "%s: %s", what, e.msg);
-  o.threads = 3;
-  ck_assert_msg(ac_oracle_run(c, &o, &r3, &e) == 0, "%s: %s", what, e.msg);
-  size_t ne = (size_t)(r.nrows * p->dv);
-  ck_assert_msg(!memcmp(r.rows, r3.rows, (size_t)r.nrows * sizeof *r.rows) && !memcmp(r.elems, r3.elems, ne * sizeof *r.elems),
-                "%s: results differ between 1 and 3 threads", what);
-  ck_assert_msg(r.n_unresolved == 0, AC_SEED_FMT "%s: %lld unresolved", AC_SEED_ARG, what, (long long)r.n_unresolved);
-  /* the MPFR levels alone (windows and boolean masks alone take the fast path) round alike */
-  ac_oracle_result_free(&r3);
-  o.no_fast = 1;
-  ck_assert_msg(ac_oracle_run(c, &o, &r3, &e) == 0, "%s: %s", what, e.msg);
-  for (int f = 0; f < AC_NDTYPES; f++)
-    ck_assert_msg(!r.o_round[f] || !memcmp(r.o_round[f], r3.o_round[f], ne * sizeof(uint64_t)),
-                  "%s: %s roundings differ without the fast path", what, ac_dtype_name((ac_dtype)f));
-  for (int64_t x = 0; x < r.nrows; x++) ck_assert(r.rows[x].lse_f32 == r3.rows[x].lse_f32 || isnan(r.rows[x].lse_f32));
-  mpfr_t *ov = malloc((size_t)p->dv * sizeof *ov), lse;
-  for (int64_t t = 0; t < p->dv; t++) mpfr_init2(ov[t], PREC);
-  mpfr_init2(lse, PREC);
-  for (int64_t b = 0; b < p->batch; b++)
-    for (int64_t h = 0; h < p->heads; h++)
-      for (int64_t i = 0; i < p->tq; i++) {
-        int64_t row = (int64_t)ac_rowidx(p, b, h, i), nvis;
-        const ac_oracle_row *orow = &r.rows[row];
-        int rc = vref_row(c, b, h, i, ov, lse, &nvis);
-        ck_assert_msg(orow->visible == nvis, "%s row %lld: %lld visible, reference %lld", what, (long long)row,
-                      (long long)orow->visible, (long long)nvis);
-        const ac_oracle_elem *el = &r.elems[row * p->dv];
-        if (rc == VR_EMPTY) {
-          vs->empty_rows++;
-          ck_assert_int_eq(orow->lse_accept, AC_ACCEPT_EMPTY);
-          for (int64_t t = 0; t < p->dv; t++) ck_assert_int_eq(el[t].accept, AC_ACCEPT_EMPTY);
-          continue;
-        }
-        if (rc == VR_NAN) {
-          vs->nan_rows++;
-          ck_assert_int_eq(orow->lse_accept, AC_ACCEPT_NAN);
-          for (int64_t t = 0; t < p->dv; t++) ck_assert_int_eq(el[t].accept, AC_ACCEPT_NAN);
-          continue;
-        }
-        if (rc == VR_ZERO) {   /* every visible score -inf and no sink: 0 or NaN */
-          vs->zero_rows++;
-          for (int64_t t = 0; t < p->dv; t++) {
-            ck_assert(el[t].accept & AC_ACCEPT_NAN);
-            ck_assert(el[t].o == 0);
-          }
-          continue;
-        }
-        int amb;
-        uint64_t l32 = vref_round(AC_F32, lse, &amb);
-        ck_assert_msg(amb || l32 == ac_encode_f64(AC_F32, orow->lse_f32), AC_SEED_FMT "%s row %lld: LSE %a, reference %a",
-                      AC_SEED_ARG, what, (long long)row, (double)orow->lse_f32, ac_decode(AC_F32, l32));
-        uint64_t l64 = vref_round(AC_F64, lse, &amb);
-        ck_assert_msg(amb || l64 == ac_encode_f64(AC_F64, orow->lse_f64), AC_SEED_FMT "%s row %lld: LSE f64 %a, reference %a",
-                      AC_SEED_ARG, what, (long long)row, orow->lse_f64, ac_decode(AC_F64, l64));
-        for (int64_t t = 0; t < p->dv; t++) {
-          vs->elems++;
-          ck_assert(el[t].accept & AC_ACCEPT_VALUE);
-          for (int f = 0; f < AC_NDTYPES; f++) {
-            if (!r.o_round[f]) continue;
-            uint64_t want = vref_round((ac_dtype)f, ov[t], &amb), got = r.o_round[f][row * p->dv + t];
-            if (amb) { vs->ambiguous++; continue; }
-            vs->compared++;
-            if (ac_bits_iszero((ac_dtype)f, got) && ac_bits_iszero((ac_dtype)f, want)) continue;
-            ck_assert_msg(got == want, AC_SEED_FMT "%s row %lld col %lld %s: oracle %a (how %d), reference %a", AC_SEED_ARG,
-                          what, (long long)row, (long long)t, ac_dtype_name((ac_dtype)f), ac_decode((ac_dtype)f, got),
-                          el[t].how, ac_decode((ac_dtype)f, want));
-          }
-        }
-      }
-  for (int64_t t = 0; t < p->dv; t++) mpfr_clear(ov[t]);
-  mpfr_clear(lse);
-  free(ov);
-  ac_oracle_result_free(&r);
-  ac_oracle_result_free(&r3);
-}
-
 /* A case with features `used` (every other field plain), tensors allocated, q/k/v random. */
 static void vcase(ac_case *c, ac_dtype dt, ac_mask m, uint32_t used, int64_t B, int64_t H, int64_t KVH, int64_t tq,
                   int64_t tk, int64_t dk, int64_t dv, ac_rng *r, double sigma)
@@ -142,14 +51,6 @@ static void set_bias(ac_case *c, int64_t b, int64_t h, int64_t i, int64_t j, dou
   ac_store_bits(p->f.bias_dtype, c->bias, ac_biasidx(p, b, h, i, j), ac_encode_f64(p->f.bias_dtype, x));
 }
 
-static void report(const char *what, const vstats *vs)
-{
-  fprintf(stderr, "%s: %lld elements, %lld roundings compared, %lld ambiguous, rows nan %lld empty %lld zero %lld\n", what,
-          (long long)vs->elems, (long long)vs->compared, (long long)vs->ambiguous, (long long)vs->nan_rows,
-          (long long)vs->empty_rows, (long long)vs->zero_rows);
-  ck_assert_msg(vs->compared > 0 && vs->ambiguous * 10 <= vs->compared + vs->ambiguous, "%s: too few roundings compared", what);
-}
-
 START_TEST(windows)
 {
   ac_rng r;
@@ -167,10 +68,10 @@ START_TEST(windows)
         char what[96];
         snprintf(what, sizeof what, "window (%lld,%lld) %s mask %d", (long long)wins[k][0], (long long)wins[k][1],
                  tl ? "top-left" : "bottom-right", m);
-        check_case(&c, what, &vs);
+        vref_check_case(&c, what, &vs);
         ac_case_free(&c);
       }
-  report("windows", &vs);
+  vref_report("windows", &vs);
   ck_assert(vs.empty_rows > 0);
 }
 END_TEST
@@ -190,10 +91,10 @@ START_TEST(softcap)
       if (dt == AC_F32 && k == 3) { c.p.scale_is_default = 0; c.p.scale = 0x1p-3; }
       char what[64];
       snprintf(what, sizeof what, "softcap %g %s sigma %g", c.p.f.softcap, ac_dtype_name((ac_dtype)dt), sig[k]);
-      check_case(&c, what, &vs);
+      vref_check_case(&c, what, &vs);
       ac_case_free(&c);
     }
-  report("softcap", &vs);
+  vref_report("softcap", &vs);
 }
 END_TEST
 
@@ -220,10 +121,10 @@ START_TEST(alibi)
     if (k == 2) { c.p.scale_is_default = 0; c.p.scale = 0.3; }
     char what[64];
     snprintf(what, sizeof what, "alibi case %d", k);
-    check_case(&c, what, &vs);
+    vref_check_case(&c, what, &vs);
     ac_case_free(&c);
   }
-  report("alibi", &vs);
+  vref_report("alibi", &vs);
 }
 END_TEST
 
@@ -253,10 +154,10 @@ START_TEST(bias)
           }
     char what[64];
     snprintf(what, sizeof what, "bias %s", ac_dtype_name((ac_dtype)bd));
-    check_case(&c, what, &vs);
+    vref_check_case(&c, what, &vs);
     ac_case_free(&c);
   }
-  report("bias", &vs);
+  vref_report("bias", &vs);
   ck_assert(vs.nan_rows > 0 && vs.zero_rows > 0);
 }
 END_TEST
@@ -273,10 +174,10 @@ START_TEST(bool_mask)
     for (int64_t j = 0; j < 9; j++) c.bool_mask[ac_bmaskidx(&c.p, 1, 0, 4, j)] = 0;   /* a middle row emptied */
     char what[64];
     snprintf(what, sizeof what, "bool mask case %d", k);
-    check_case(&c, what, &vs);
+    vref_check_case(&c, what, &vs);
     ac_case_free(&c);
   }
-  report("bool mask", &vs);
+  vref_report("bool mask", &vs);
   ck_assert(vs.empty_rows > 0);
 }
 END_TEST
@@ -297,10 +198,10 @@ START_TEST(sinks)
     c.sinks[0] = sg[k];
     char what[64];
     snprintf(what, sizeof what, "sinks case %d", k);
-    check_case(&c, what, &vs);
+    vref_check_case(&c, what, &vs);
     ac_case_free(&c);
   }
-  report("sinks", &vs);
+  vref_report("sinks", &vs);
 }
 END_TEST
 
@@ -356,10 +257,10 @@ START_TEST(descales_mixed)
     }
     char what[64];
     snprintf(what, sizeof what, "descale case %d", k);
-    check_case(&c, what, &vs);
+    vref_check_case(&c, what, &vs);
     ac_case_free(&c);
   }
-  report("descales", &vs);
+  vref_report("descales", &vs);
 }
 END_TEST
 
@@ -417,10 +318,10 @@ START_TEST(combined)
     if (ac_rng_below(&r, 3) == 0) { c.p.scale_is_default = 0; c.p.scale = ac_rng_below(&r, 2) ? -0.375 : 0.0; }
     char what[64];
     snprintf(what, sizeof what, "combined case %d (features 0x%x, %s)", k, (unsigned)used, ac_dtype_name(dt));
-    check_case(&c, what, &vs);
+    vref_check_case(&c, what, &vs);
     ac_case_free(&c);
   }
-  report("combined", &vs);
+  vref_report("combined", &vs);
 }
 END_TEST
 

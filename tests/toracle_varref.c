@@ -1,10 +1,14 @@
 /* toracle_varref.c: the brute force of toracle_varref.h. */
 #include "config.h"
+#include <check.h>
+#include <string.h>
 #include <math.h>
 #include <stdlib.h>
 #include "toracle_varref.h"
 #include "dtype_mpfr.h"
 #include "variants.h"
+#include "testutil.h"
+#include "oracle.h"
 
 #define PREC VREF_PREC
 
@@ -132,4 +136,120 @@ uint64_t vref_round(ac_dtype t, mpfr_t x, int *amb)
   *amb = ac_encode_mpfr(t, a, AC_E4M3_SATURATE) != r || ac_encode_mpfr(t, b, AC_E4M3_SATURATE) != r;
   mpfr_clears(a, b, (mpfr_ptr)0);
   return r;
+}
+
+/* The oracle (1 and 3 threads: identical bytes) against the brute force on every row of c. */
+void vref_check_case(const ac_case *c, const char *what, vstats *vs)
+{
+  const ac_problem *p = &c->p;
+  ac_oracle_result r, r3;
+  ac_oracle_opts o;
+  ac_err e;
+  ac_oracle_opts_init(&o);
+  o.threads = 1;
+  o.formats = (1u << AC_F64) | (1u << AC_F32) | (1u << AC_F16);
+  o.lse_f64 = 1;
+  ck_assert_msg(ac_oracle_run(c, &o, &r, &e) == 0, "%s: %s", what, e.msg);
+  o.threads = 3;
+  ck_assert_msg(ac_oracle_run(c, &o, &r3, &e) == 0, "%s: %s", what, e.msg);
+  size_t ne = (size_t)(r.nrows * p->dv);
+  ck_assert_msg(!memcmp(r.rows, r3.rows, (size_t)r.nrows * sizeof *r.rows) && !memcmp(r.elems, r3.elems, ne * sizeof *r.elems),
+                "%s: results differ between 1 and 3 threads", what);
+  ck_assert_msg(r.n_unresolved == 0, AC_SEED_FMT "%s: %lld unresolved", AC_SEED_ARG, what, (long long)r.n_unresolved);
+  /* the MPFR levels alone (windows and boolean masks alone take the fast path) round alike */
+  ac_oracle_result_free(&r3);
+  o.no_fast = 1;
+  ck_assert_msg(ac_oracle_run(c, &o, &r3, &e) == 0, "%s: %s", what, e.msg);
+  for (int f = 0; f < AC_NDTYPES; f++)
+    ck_assert_msg(!r.o_round[f] || !memcmp(r.o_round[f], r3.o_round[f], ne * sizeof(uint64_t)),
+                  "%s: %s roundings differ without the fast path", what, ac_dtype_name((ac_dtype)f));
+  for (int64_t x = 0; x < r.nrows; x++) ck_assert(r.rows[x].lse_f32 == r3.rows[x].lse_f32 || isnan(r.rows[x].lse_f32));
+  /* the binary64 pass (no binary64 format, no binary64 LSE: the default options), 1 and 2
+   * threads alike, rounds as the levels */
+  for (int th = 1; th <= 2; th++) {
+    ac_oracle_result rf;
+    ac_oracle_opts of;
+    ac_oracle_opts_init(&of);
+    of.threads = th;
+    of.formats = (1u << AC_F32) | (1u << AC_F16);
+    ck_assert_msg(ac_oracle_run(c, &of, &rf, &e) == 0, "%s: %s", what, e.msg);
+    ck_assert_msg(rf.n_unresolved == 0, AC_SEED_FMT "%s: %lld unresolved on the fast path", AC_SEED_ARG, what,
+                  (long long)rf.n_unresolved);
+    for (int f = 0; f < AC_NDTYPES; f++)
+      ck_assert_msg(!rf.o_round[f] || !r.o_round[f] || !memcmp(r.o_round[f], rf.o_round[f], ne * sizeof(uint64_t)),
+                    AC_SEED_FMT "%s: %s roundings differ on the fast path (%d threads)", AC_SEED_ARG, what,
+                    ac_dtype_name((ac_dtype)f), th);
+    for (int64_t x = 0; x < r.nrows; x++)
+      ck_assert_msg(r.rows[x].lse_f32 == rf.rows[x].lse_f32 || (isnan(r.rows[x].lse_f32) && isnan(rf.rows[x].lse_f32)),
+                    AC_SEED_FMT "%s row %lld: LSE %a on the fast path, %a", AC_SEED_ARG, what, (long long)x,
+                    (double)rf.rows[x].lse_f32, (double)r.rows[x].lse_f32);
+    ac_oracle_result_free(&rf);
+  }
+  mpfr_t *ov = malloc((size_t)p->dv * sizeof *ov), lse;
+  for (int64_t t = 0; t < p->dv; t++) mpfr_init2(ov[t], PREC);
+  mpfr_init2(lse, PREC);
+  for (int64_t b = 0; b < p->batch; b++)
+    for (int64_t h = 0; h < p->heads; h++)
+      for (int64_t i = 0; i < p->tq; i++) {
+        int64_t row = (int64_t)ac_rowidx(p, b, h, i), nvis;
+        const ac_oracle_row *orow = &r.rows[row];
+        int rc = vref_row(c, b, h, i, ov, lse, &nvis);
+        ck_assert_msg(orow->visible == nvis, "%s row %lld: %lld visible, reference %lld", what, (long long)row,
+                      (long long)orow->visible, (long long)nvis);
+        const ac_oracle_elem *el = &r.elems[row * p->dv];
+        if (rc == VR_EMPTY) {
+          vs->empty_rows++;
+          ck_assert_int_eq(orow->lse_accept, AC_ACCEPT_EMPTY);
+          for (int64_t t = 0; t < p->dv; t++) ck_assert_int_eq(el[t].accept, AC_ACCEPT_EMPTY);
+          continue;
+        }
+        if (rc == VR_NAN) {
+          vs->nan_rows++;
+          ck_assert_int_eq(orow->lse_accept, AC_ACCEPT_NAN);
+          for (int64_t t = 0; t < p->dv; t++) ck_assert_int_eq(el[t].accept, AC_ACCEPT_NAN);
+          continue;
+        }
+        if (rc == VR_ZERO) {   /* every visible score -inf and no sink: 0 or NaN */
+          vs->zero_rows++;
+          for (int64_t t = 0; t < p->dv; t++) {
+            ck_assert(el[t].accept & AC_ACCEPT_NAN);
+            ck_assert(el[t].o == 0);
+          }
+          continue;
+        }
+        int amb;
+        uint64_t l32 = vref_round(AC_F32, lse, &amb);
+        ck_assert_msg(amb || l32 == ac_encode_f64(AC_F32, orow->lse_f32), AC_SEED_FMT "%s row %lld: LSE %a, reference %a",
+                      AC_SEED_ARG, what, (long long)row, (double)orow->lse_f32, ac_decode(AC_F32, l32));
+        uint64_t l64 = vref_round(AC_F64, lse, &amb);
+        ck_assert_msg(amb || l64 == ac_encode_f64(AC_F64, orow->lse_f64), AC_SEED_FMT "%s row %lld: LSE f64 %a, reference %a",
+                      AC_SEED_ARG, what, (long long)row, orow->lse_f64, ac_decode(AC_F64, l64));
+        for (int64_t t = 0; t < p->dv; t++) {
+          vs->elems++;
+          ck_assert(el[t].accept & AC_ACCEPT_VALUE);
+          for (int f = 0; f < AC_NDTYPES; f++) {
+            if (!r.o_round[f]) continue;
+            uint64_t want = vref_round((ac_dtype)f, ov[t], &amb), got = r.o_round[f][row * p->dv + t];
+            if (amb) { vs->ambiguous++; continue; }
+            vs->compared++;
+            if (ac_bits_iszero((ac_dtype)f, got) && ac_bits_iszero((ac_dtype)f, want)) continue;
+            ck_assert_msg(got == want, AC_SEED_FMT "%s row %lld col %lld %s: oracle %a (how %d), reference %a", AC_SEED_ARG,
+                          what, (long long)row, (long long)t, ac_dtype_name((ac_dtype)f), ac_decode((ac_dtype)f, got),
+                          el[t].how, ac_decode((ac_dtype)f, want));
+          }
+        }
+      }
+  for (int64_t t = 0; t < p->dv; t++) mpfr_clear(ov[t]);
+  mpfr_clear(lse);
+  free(ov);
+  ac_oracle_result_free(&r);
+  ac_oracle_result_free(&r3);
+}
+
+void vref_report(const char *what, const vstats *vs)
+{
+  fprintf(stderr, "%s: %lld elements, %lld roundings compared, %lld ambiguous, rows nan %lld empty %lld zero %lld\n", what,
+          (long long)vs->elems, (long long)vs->compared, (long long)vs->ambiguous, (long long)vs->nan_rows,
+          (long long)vs->empty_rows, (long long)vs->zero_rows);
+  ck_assert_msg(vs->compared > 0 && vs->ambiguous * 10 <= vs->compared + vs->ambiguous, "%s: too few roundings compared", what);
 }

@@ -16,4 +16,12 @@ int vref_row(const ac_case *c, int64_t b, int64_t h, int64_t i, mpfr_t *o, mpfr_
 /* Bits of x rounded to t; *amb when x (1 ± 2^-2400) round differently. */
 uint64_t vref_round(ac_dtype t, mpfr_t x, int *amb);
 
+typedef struct { int64_t elems, compared, ambiguous, nan_rows, empty_rows, zero_rows; } vstats;
+/* The oracle (1 and 3 threads: identical bytes; with and without the fast path, and on the
+ * binary64 pass of the default options: identical roundings) against the brute force on every
+ * row of c; no element may stay unresolved. */
+void vref_check_case(const ac_case *c, const char *what, vstats *vs);
+/* Prints vs and requires enough unambiguous roundings. */
+void vref_report(const char *what, const vstats *vs);
+
 #endif

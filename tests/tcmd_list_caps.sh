@@ -37,6 +37,7 @@ plug=$("$bin" list --kernel "$libs/tplugin_multi.so") || { echo "FAIL: list --ke
 check multi-fail "$plug" "; features window,sinks; no LSE"
 check multi-zero "$plug" "!features"
 check multi-zero "$plug" "!no LSE"
+check multi-zero "$plug" "!backward"
 tmp=$(mktemp -d /tmp/attncheck-listcaps-XXXXXX) || exit 99
 trap 'rm -rf "$tmp"' EXIT
 mkworker() {   # file, answer to the hello ("-": none)

@@ -23,6 +23,7 @@ typedef struct {
   int no_strided;      /* 1: never ask for a strided layout */
   int no_nonfinite;    /* 1: never store NaN/inf (families that need them fall back to finite values) */
   uint32_t features;   /* AC_FEAT_... the kernel declares: variant families use no other (init: all) */
+  int no_dense;        /* 1: the kernel takes no dense case (a layout-only kernel): only layout families */
 } ac_gen_limits;
 
 void ac_gen_limits_init(ac_gen_limits *l);
@@ -135,7 +136,7 @@ typedef struct {
 const ac_family *ac_families(int *n);
 const ac_family *ac_family_find(const char *name);
 /* 1 when f can draw cases within l: the features it needs are in l->features (and its own
- * usable() agrees). A campaign draws no other family. */
+ * usable() agrees), and, when l->no_dense, it draws layout cases. A campaign draws no other family. */
 int ac_family_usable(const ac_family *f, const ac_gen_limits *l);
 /* Parses "a,b,c" into a list of family indices; -1 with message on an unknown name. */
 int ac_family_parse_list(const char *list, int *idx, int *n, int max, ac_err *e);
@@ -331,6 +332,26 @@ int ac_case_slice(const ac_case *c, const ac_slice *s, ac_case *out, ac_err *e);
 int ac_case_drop(const ac_case *c, int dim, int64_t a, int64_t n, ac_case *out, ac_err *e);
 /* Change tq and tk (crop, or extend with copies of random existing rows/keys plus noise). */
 int ac_case_resize_t(const ac_case *c, int64_t tq, int64_t tk, ac_rng *r, ac_case *out, ac_err *e);
+
+/* ---- layout edits (fuzz/engine/layout_edit.c) -------------------------------------------- */
+/* New sequences for a layout case: sequence b is the old sequence src[b] with tq[b] queries and
+ * tk[b] keys (cache_seqlens when paged), pages of page_size (paged). */
+typedef struct {
+  int64_t nseq;
+  const int64_t *src, *tq, *tk;
+  int64_t page_size;
+} ac_relayout;
+/* The lengths of layout case c as they are (buf: 3 * nseq int64s holding src, tq, tk). */
+void ac_relayout_of(const ac_case *c, ac_relayout *s, int64_t *buf);
+/* c rebuilt with the sequences of s (pages shuffled from r, in order when r is NULL): tokens a
+ * sequence keeps keep their values, tokens it gains repeat its last one; variants, provenance
+ * kept. -1 with one line (no query token left, a varlen batch without keys, ...). */
+int ac_layout_relen(const ac_case *c, const ac_relayout *s, ac_rng *r, ac_case *out, ac_err *e);
+/* One layout mutation of parent into child: one sequence's query or key length +-1, to a tile
+ * or page edge or to 0, or (paged) pages split in two or merged pairwise. -1 when the result is
+ * not a valid case within l. */
+int ac_mutate_layout(const ac_case *parent, ac_rng *r, const ac_gen_limits *l, ac_case *child, char *desc, size_t nd,
+                     ac_err *e);
 
 /* ---- search: the elite pool and mutations -------------------------------------------------- */
 typedef struct {

@@ -4,7 +4,7 @@
  * are drawn only for kernels that declare the layout; mutations keep the layout; the
  * metamorphic checks (a sequence alone, paged keys packed densely) pass the correct kernel and
  * catch a wrong block-table row without the oracle; a layout-only kernel is probed on layout
- * problems for its dtypes and features. */
+ * problems for its dtypes and features and draws no dense family. */
 #include "config.h"
 #include <math.h>
 #include <stdio.h>
@@ -27,6 +27,7 @@ START_TEST(families_draw_valid_layout_cases)
   const uint32_t kinds[] = {AC_FEAT_VARLEN, AC_FEAT_PAGED, AC_FEAT_PAGED};
   ac_gen_limits l;
   limits(&l);
+  int relen[3] = {0}, pages[3] = {0};
   for (int f = 0; f < 3; f++) {
     const ac_family *fam = ac_family_find(fams[f]);
     ck_assert_ptr_nonnull(fam);
@@ -43,7 +44,7 @@ START_TEST(families_draw_valid_layout_cases)
       ck_assert_msg(ac_case_write(&c, path, &e) == 0, "%s", e.msg);
       ck_assert_msg(ac_case_read(&d, path, &e) == 0, "%s", e.msg);
       ck_assert_uint_eq(ac_case_hash(&c), ac_case_hash(&d));
-      /* a mutation keeps the layout */
+      /* a mutation keeps the layout valid; some change the lengths or the page size */
       ac_rng r;
       ac_rng_init(&r, (uint64_t)k, 3);
       ac_case m;
@@ -51,12 +52,19 @@ START_TEST(families_draw_valid_layout_cases)
       for (int x = 0; x < 4; x++) {
         ck_assert(ac_mutate(&c, 0.1, &r, &l, &m, desc, sizeof desc, &e) == 0);
         ck_assert_msg(m.lay && ac_layout_validate(&m, &e) == 0, "mutation %s: %s", desc, e.msg);
+        int lens = m.p.l.nseq != c.p.l.nseq || m.p.l.page_size != c.p.l.page_size;
+        for (int64_t b = 0; b < c.p.l.nseq && !lens; b++)
+          lens = ac_layout_tq(&m, b) != ac_layout_tq(&c, b) || ac_layout_tk(&m, b) != ac_layout_tk(&c, b);
+        relen[f] += lens;
+        pages[f] += m.p.l.page_size != c.p.l.page_size;
         ac_case_free(&m);
       }
       ac_case_free(&c);
       ac_case_free(&d);
     }
   }
+  for (int f = 0; f < 3; f++) ck_assert_msg(relen[f] >= 10, "%s: %d mutations changed the lengths", fams[f], relen[f]);
+  ck_assert_msg(pages[1] >= 3, "page_table: %d mutations split or merged pages", pages[1]);
   /* a kernel without the layouts: the families are not drawn */
   l.features &= ~(uint32_t)AC_FEAT_LAYOUTS;
   for (int f = 0; f < 3; f++) ck_assert(!ac_family_usable(ac_family_find(fams[f]), &l));
@@ -125,8 +133,71 @@ START_TEST(probes_of_layout_kernels)
   ck_assert_uint_eq(l.masks, 7);
   ck_assert_uint_eq(l.features & AC_FEAT_LAYOUTS, AC_FEAT_LAYOUTS);
   ck_assert(ac_family_usable(ac_family_find("decode"), &l));
+  /* it takes no dense case: no plain or variant family; its variants probed on a layout */
+  ck_assert_int_eq(l.no_dense, 1);
+  ck_assert_uint_eq(l.features & (AC_FEAT_WINDOW | AC_FEAT_SOFTCAP), AC_FEAT_WINDOW | AC_FEAT_SOFTCAP);
+  ck_assert(!ac_family_usable(ac_family_find("normal"), &l));
+  ck_assert(!ac_family_usable(ac_family_find("window"), &l));
+  ck_assert(!ac_family_usable(ac_family_find("variant_mix"), &l));
   for (int i = 0; i < nk; i++) ac_kernel_free(ks[i]);
   free(ks);
+  /* a dense-only kernel: no layout family */
+  ks = NULL, nk = 0;
+  ck_assert_msg(ac_kernel_resolve("flash-f32", &ks, &nk, &e) == 0, "%s", e.msg);
+  ac_gen_limits_init(&l);
+  ac_eval_probe_limits(ks[0], &l);
+  ac_eval_probe_features(ks[0], &l);
+  ck_assert_int_eq(l.no_dense, 0);
+  ck_assert(ac_family_usable(ac_family_find("normal"), &l));
+  ck_assert(!ac_family_usable(ac_family_find("varlen_mix"), &l));
+  ck_assert(!ac_family_usable(ac_family_find("page_table"), &l));
+  for (int i = 0; i < nk; i++) ac_kernel_free(ks[i]);
+  free(ks);
+}
+END_TEST
+
+/* The finding of a layout mutant holds (FAIL or OUT-OF-SEQUENCE) while the minimizer drops and
+ * shortens sequences. */
+static int holds_layout_bug(const ac_case *c, void *arg)
+{
+  ac_eval ev;
+  ac_err e;
+  if (ac_eval_case(arg, c, 0, &ev, &e)) return 0;
+  return (ev.kinds & ((1u << AC_V_FAIL) | (1u << AC_V_OUT_OF_SEQUENCE))) != 0;
+}
+
+START_TEST(minimize_layout_findings)
+{
+  setenv("ATTNCHECK_CACHE", "off", 1);
+  const char *mut[] = {"mutant-cu-seqlens-off-by-one", "mutant-last-page-whole"};
+  const uint32_t kind[] = {AC_FEAT_VARLEN, AC_FEAT_PAGED};
+  static const int64_t tq[] = {3, 0, 5, 2, 4, 1}, tk[] = {21, 9, 0, 17, 40, 6};
+  for (int x = 0; x < 2; x++) {
+    ac_kernel **ks = NULL;
+    int nk = 0;
+    ac_err e;
+    ck_assert_msg(ac_kernel_resolve(mut[x], &ks, &nk, &e) == 0, "%s", e.msg);
+    ac_layout_case_spec s = {.dtype = AC_F32, .mask = AC_MASK_NONE, .heads = 2, .kv_heads = 1, .dk = 16, .dv = 16,
+                             .sigma = 1,
+                             .lay = {.kind = kind[x], .nseq = 6, .tq = tq, .tk = tk, .page_size = 8, .shuffle = 1}};
+    ac_case c, out;
+    ck_assert_msg(ac_layout_case_make(&c, &s, 5, &e) == 0, "%s", e.msg);
+    ac_eval_ctx ctx;
+    ac_eval_ctx_init(&ctx, ks[0], mut[x]);
+    ck_assert_msg(holds_layout_bug(&c, &ctx), "%s: no finding on the case", mut[x]);
+    ac_min_opts mo = {.max_evals = 200, .max_seconds = 60};
+    ck_assert(ac_minimize(&c, 0, 0, c.p.tq - 1, 0, holds_layout_bug, &ctx, &mo, &out, &e) == 0);
+    ck_assert(out.lay && ac_layout_validate(&out, &e) == 0);
+    ck_assert(holds_layout_bug(&out, &ctx));
+    int64_t keys = 0;
+    for (int64_t b = 0; b < out.p.l.nseq; b++) keys += ac_layout_tk(&out, b);
+    ck_assert_msg(out.p.l.nseq < 6 && out.p.tq < c.p.tq && keys < 93, "%s: minimized to %lld sequences, %lld queries, %lld keys",
+                  mut[x], (long long)out.p.l.nseq, (long long)out.p.tq, (long long)keys);
+    ac_case_free(&c);
+    ac_case_free(&out);
+    for (int i = 0; i < nk; i++) ac_kernel_free(ks[i]);
+    free(ks);
+  }
 }
 END_TEST
 
@@ -138,6 +209,7 @@ int main(void)
   tcase_add_test(tc, families_draw_valid_layout_cases);
   tcase_add_test(tc, metamorphic_layouts);
   tcase_add_test(tc, probes_of_layout_kernels);
+  tcase_add_test(tc, minimize_layout_findings);
   suite_add_tcase(s, tc);
   return ac_test_run(s);
 }

@@ -65,7 +65,8 @@ int ac_corpus_load(const char *dir, ac_pool *pool, const ac_gen_limits *l, int m
     ac_case cs;
     ac_err e;
     if (ac_case_read(&cs, p, &e)) continue;
-    if ((l->dtypes & (1u << cs.p.dtype)) && (l->masks & (1u << cs.p.mask)) && !(cs.p.f.used & ~l->features))
+    if ((l->dtypes & (1u << cs.p.dtype)) && (l->masks & (1u << cs.p.mask)) && !(cs.p.f.used & ~l->features) &&
+        (cs.lay || !l->no_dense))
       loaded += ac_pool_offer(pool, &cs, fam, v[i].score);
     ac_case_free(&cs);
   }

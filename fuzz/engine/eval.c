@@ -246,6 +246,16 @@ void ac_eval_print(FILE *f, const char *label, const ac_case *c, const ac_eval *
   fputc('\n', f);
 }
 
+/* p as one sequence of the layout kind (AC_FEAT_VARLEN or AC_FEAT_PAGED): its tq queries and
+ * tk keys, packed or in one page. */
+static void layout_probe(ac_problem *p, uint32_t kind)
+{
+  ac_features_plain(p);
+  p->f.used = kind;
+  p->l.nseq = 1, p->l.max_tq = p->tq, p->l.max_tk = p->tk;
+  if (kind == AC_FEAT_PAGED) p->l.page_size = p->tk, p->l.num_pages = p->l.max_pages = 1;
+}
+
 void ac_eval_probe_features(const ac_kernel *k, ac_gen_limits *l)
 {
   ac_problem p;
@@ -272,24 +282,28 @@ void ac_eval_probe_features(const ac_kernel *k, ac_gen_limits *l)
     if ((dt >> m.dtype & 1u) && !ac_features_set_dtypes(&m, cb[i] + 1, &e) && ac_kernel_supports(k, &m, why, sizeof why))
       got |= AC_FEAT_MIXED_DTYPES;
   }
+  /* the serving layouts: one sequence of 4 queries and 4 keys, packed or in one page */
+  char why[256];
+  uint32_t lay = 0;
+  for (uint32_t kind = AC_FEAT_VARLEN; kind; kind = kind == AC_FEAT_VARLEN ? AC_FEAT_PAGED : 0) {
+    ac_problem m = p;
+    layout_probe(&m, kind);
+    if (ac_kernel_supports(k, &m, why, sizeof why)) lay = lay ? lay : kind, got |= kind;
+  }
+  /* a kernel that takes no dense case: its variants are probed on the one-sequence layout */
+  ac_problem d = p;
+  ac_features_plain(&d);
+  l->no_dense = lay && !ac_kernel_supports(k, &d, why, sizeof why);
   for (uint32_t bit = 1; bit & AC_FEAT_ALL; bit <<= 1) {
     if (bit == AC_FEAT_MIXED_DTYPES) continue;   /* probed above */
-    ac_features_plain(&p);
-    p.f.used = bit;
-    if (bit == AC_FEAT_WINDOW) p.f.win_left = 2, p.f.win_right = 0;
-    if (bit == AC_FEAT_SOFTCAP) p.f.softcap = 30;
-    char why[256];
-    if (ac_kernel_supports(k, &p, why, sizeof why)) got |= bit;
+    ac_problem m = p;
+    if (l->no_dense) layout_probe(&m, lay);
+    else ac_features_plain(&m);
+    m.f.used |= bit;
+    if (bit == AC_FEAT_WINDOW) m.f.win_left = 2, m.f.win_right = 0;
+    if (bit == AC_FEAT_SOFTCAP) m.f.softcap = 30;
+    if (ac_kernel_supports(k, &m, why, sizeof why)) got |= bit;
   }
-  /* the serving layouts: one sequence of 4 queries and 4 keys, packed or in one page */
-  ac_features_plain(&p);
-  p.l.nseq = 1, p.l.max_tq = p.l.max_tk = 4;
-  p.f.used = AC_FEAT_VARLEN;
-  char why[256];
-  if (ac_kernel_supports(k, &p, why, sizeof why)) got |= AC_FEAT_VARLEN;
-  p.f.used = AC_FEAT_PAGED;
-  p.l.page_size = 4, p.l.num_pages = p.l.max_pages = 1;
-  if (ac_kernel_supports(k, &p, why, sizeof why)) got |= AC_FEAT_PAGED;
   l->features = got;
 }
 

@@ -2,13 +2,15 @@
  * then the attention variants it does not need, then, until nothing smaller holds, halves of
  * every dimension and dropped ranges of rows, keys and columns (delta debugging; the variant
  * tensors are cut with them, fuzz/engine/slice.c), then simpler values (zeros, fewer significant bits, small
- * integers), greedily, within an evaluation and time budget. */
+ * integers), greedily, within an evaluation and time budget. A layout case loses sequences and
+ * tokens instead (fuzz/engine/layout_edit.c). */
 #include "config.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "fuzz.h"
+#include "layout.h"
 #include "variants.h"
 
 typedef struct {
@@ -220,6 +222,47 @@ static void drop_features(mstate *m)
   }
 }
 
+static int try_relayout(mstate *m, const ac_relayout *s)
+{
+  ac_case cand;
+  ac_err e;
+  if (ac_layout_relen(&m->cur, s, NULL, &cand, &e)) return 0;
+  return try_case(m, &cand);
+}
+
+/* A layout case: the sequence of the worst row alone, each sequence dropped in turn, each
+ * sequence's query and key lengths halved, then less one, until nothing smaller holds. */
+static void shrink_layout(mstate *m, int64_t hint_row)
+{
+  for (int progressed = 1; progressed && budget_left(m);) {
+    progressed = 0;
+    int64_t n = m->cur.p.l.nseq, *buf = ac_xmalloc((size_t)(6 * n) * sizeof *buf), *sub = buf + 3 * n;
+    ac_relayout s, t = {0, sub, sub + n, sub + 2 * n, 0};
+    ac_relayout_of(&m->cur, &s, buf);
+    t.page_size = s.page_size;
+    int64_t keep = ac_layout_seq_of_row(&m->cur, clampi(hint_row, 0, m->cur.p.tq - 1));
+    for (int64_t x = n > 1 ? -1 : n; x < n && !progressed && budget_left(m); x++) {
+      t.nseq = 0;
+      for (int64_t b = 0; b < n; b++)
+        if (x < 0 ? b == keep : b != x) sub[t.nseq] = b, sub[n + t.nseq] = s.tq[b], sub[2 * n + t.nseq] = s.tk[b], t.nseq++;
+      memmove(sub + t.nseq, sub + n, (size_t)t.nseq * sizeof *sub);   /* tq, tk: [t.nseq] each */
+      memmove(sub + 2 * t.nseq, sub + 2 * n, (size_t)t.nseq * sizeof *sub);
+      t.tq = sub + t.nseq, t.tk = sub + 2 * t.nseq;
+      progressed = t.nseq > 0 && try_relayout(m, &t);
+      t.tq = sub + n, t.tk = sub + 2 * n;
+    }
+    for (int step = 0; step < 4 && !progressed && budget_left(m); step++)
+      for (int64_t b = 0; b < n && !progressed && budget_left(m); b++) {
+        int64_t *len = &buf[(step % 2 ? 2 : 1) * n + b], was = *len;
+        if (was == 0) continue;
+        *len = step < 2 ? was / 2 : was - 1;
+        progressed = try_relayout(m, &s);
+        *len = was;
+      }
+    free(buf);
+  }
+}
+
 int ac_minimize(const ac_case *c, int64_t hint_b, int64_t hint_h, int64_t hint_i, int64_t hint_d, ac_holds_fn holds,
                 void *ctx, ac_min_opts *mo, ac_case *out, ac_err *e)
 {
@@ -245,7 +288,11 @@ int ac_minimize(const ac_case *c, int64_t hint_b, int64_t hint_h, int64_t hint_i
     ac_slice_all(&m.cur.p, &s);
     try_slice(&m, &s);   /* the slice is contiguous */
   }
-  /* a layout case (varlen, paged) keeps its sequences and pages: only its values are simplified */
+  /* a layout case (varlen, paged): fewer and shorter sequences */
+  if (m.cur.lay) {
+    drop_features(&m);
+    shrink_layout(&m, hint_i < 0 ? 0 : hint_i);
+  }
   if (!m.cur.lay && !strided(&m.cur.p)) {
     /* batch and heads of the worst element, then any single one */
     if (m.cur.p.batch > 1) {

@@ -1,7 +1,8 @@
 /* search.c: the evolutionary phase: an elite pool of the cases with the largest err/E, and
  * mutations of values (relative steps that shrink when a parent stops improving), of shapes
- * (lengths to tile edges, extensions), of the mask and of the scale, and of the attention
- * variants of a variant case (fuzz/engine/search_variants.c). */
+ * (lengths to tile edges, extensions; a layout case's sequence lengths and pages,
+ * fuzz/engine/layout_edit.c), of the mask and of the scale, and of the attention variants of a
+ * variant case (fuzz/engine/search_variants.c). */
 #include "config.h"
 #include <math.h>
 #include <stdio.h>
@@ -271,7 +272,11 @@ int ac_mutate(const ac_case *parent, double sigma, ac_rng *r, const ac_gen_limit
 {
   int op = (int)ac_rng_below(r, 10);
   desc[0] = 0;
-  if (parent->lay && (op <= 1 || op == 9)) op = 2;   /* a layout case keeps its shape: its values change */
+  if (parent->lay && (op <= 1 || op == 9)) {
+    /* a layout case: its sequences' lengths or its pages (a perturbation when that is no valid case) */
+    if (ac_mutate_layout(parent, r, l, child, desc, nd, e) == 0) return 0;
+    op = 2;
+  }
   if (op <= 1 || op == 9) {
     /* shape: tq / tk to a tile edge, +-1, or doubled */
     const ac_problem *p = &parent->p;

@@ -145,7 +145,7 @@ static const cj_field cj_fields[] = {
   CJ("masks", CJ_U32, lim.masks, 0),            CJ("max_t", CJ_I64, lim.max_t, 0),
   CJ("max_elems", CJ_I64, lim.max_elems, 0),    CJ("max_d", CJ_I64, lim.max_d, 0),
   CJ("no_strided", CJ_INT, lim.no_strided, 0),  CJ("no_nonfinite", CJ_INT, lim.no_nonfinite, 0),
-  CJ("features", CJ_U32, lim.features, 0),
+  CJ("features", CJ_U32, lim.features, 0),      CJ("no_dense", CJ_INT, lim.no_dense, 0),
   CJ("policies", CJ_ARR, policies, 1),          CJ("precision", CJ_PSTR, precision, 1),
   CJ("empty_rows", CJ_PSTR, empty_rows, 1),
 };
@@ -462,8 +462,8 @@ static void supervise(ctx_t *c, int live)
 }
 
 /* Drops the families that cannot draw a case the kernel takes (variant features it does not
- * declare): each would only produce SKIP. Named on stderr when the list was given; an error
- * when none is left. */
+ * declare; dense cases for a kernel that takes layout cases only): each would only produce
+ * SKIP. Named on stderr when the list was given; an error when none is left. */
 static int select_families(ctx_t *c, ac_err *e)
 {
   int nf, n = 0;
@@ -474,10 +474,12 @@ static int select_families(ctx_t *c, ac_err *e)
     if (ac_family_usable(&fams[c->fam[i]], &c->o->lim)) c->fam[n++] = c->fam[i];
     else if (dl < sizeof dropped) dl += (size_t)snprintf(dropped + dl, sizeof dropped - dl, "%s%s", dl ? "," : "", fams[c->fam[i]].name);
   }
-  if (!n) return ac_err_set(e, "kernel %s declares none of the attention variants of families %s", c->o->kernel_spec, dropped);
+  const char *why = c->o->lim.no_dense ? " (or takes no dense case)" : "";
+  if (!n)
+    return ac_err_set(e, "kernel %s declares none of the attention variants of families %s%s", c->o->kernel_spec, dropped, why);
   if (dl && c->o->families[0] && !c->o->quiet)
-    fprintf(stderr, "attncheck fuzz: families %s not drawn: kernel %s does not declare their attention variants\n", dropped,
-            c->o->kernel_spec);
+    fprintf(stderr, "attncheck fuzz: families %s not drawn: kernel %s does not declare their attention variants%s\n",
+            dropped, c->o->kernel_spec, why);
   c->nfam = n;
   return 0;
 }

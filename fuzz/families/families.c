@@ -93,6 +93,7 @@ const ac_family *ac_family_find(const char *name)
 int ac_family_usable(const ac_family *f, const ac_gen_limits *l)
 {
   if (f->feats & ~l->features) return 0;
+  if (l->no_dense && !(f->feats & AC_FEAT_LAYOUTS)) return 0;   /* its cases are dense */
   return !f->usable || f->usable(l);
 }
 

@@ -80,6 +80,30 @@
  *     does not list, or a token of another sequence: attncheck fills them with NaN and reports
  *     such reads as OUT-OF-SEQUENCE.
  * The layout fields and tensors exist when problem.struct_size >= ATTNCHECK_PROBLEM_V3_SIZE.
+ *
+ * ABI 3 also adds the backward pass (docs/backward.md), optional, after every field of
+ * attncheck_kernel: a kernel that declares ATTNCHECK_CAP_BACKWARD in caps, has struct_size >=
+ * ATTNCHECK_KERNEL_V3_SIZE and a non-NULL run_backward is handed backward cases; every other
+ * kernel (a version 1 or 2 plugin, whose struct ends before run_backward; a version 3 plugin
+ * without the bit) loads and runs forward cases exactly as before, and is never asked for a
+ * backward. run_backward(p, t, g) gets the forward's problem and inputs t (t->o and t->lse are
+ * NULL there) and in g:
+ *   - o [batch][heads][tq][dv] (o_dtype, problem.o_stride) and lse [batch][heads][tq]
+ *     (contiguous binary32): the forward's output and LSE as the exact oracle gives them,
+ *     correctly rounded to o's dtype and to binary32 (not the kernel's own forward);
+ *   - dout: dO, o's shape and dtype, strides do_stride;
+ *   - outputs dq [batch][heads][tq][dk], dk [batch][kv_heads][tk][dk], dv
+ *     [batch][kv_heads][tk][dv] in problem.dtype, strides dq_stride, dk_stride, dv_stride
+ *     (those of q, k, v): dS_ij = P_ij (dP_ij - D_i), dP_ij = dO_i·V_j, D_i = Σ_j P_ij dP_ij,
+ *     dQ_i = scale Σ_j dS_ij K_j, dK_j = scale Σ_i dS_ij Q_i, dV_j = Σ_i P_ij dO_i, dK and dV
+ *     summed over the query heads of a kv head; a masked key adds nothing, a row with no
+ *     visible key has dQ_i = 0;
+ *   - dsinks [heads] (binary32) with ATTNCHECK_FEAT_SINKS: dσ_h = -Σ_{b,i} P_i,sink D_i;
+ *     NULL otherwise.
+ * The same rules as the forward hold: every output element must be written (they are
+ * pre-filled with NaN), nothing outside them, no input changed (o, lse and dout included),
+ * in a forked child with the time limit. Softcap, descales, per-tensor dtypes and serving
+ * layouts are not handed to run_backward (the exact backward refuses them).
  */
 #ifndef ATTNCHECK_KERNEL_H
 #define ATTNCHECK_KERNEL_H
@@ -114,6 +138,8 @@ enum { ATTNCHECK_ALIGN_BOTTOM_RIGHT = 0, ATTNCHECK_ALIGN_TOP_LEFT = 1 };
 #define ATTNCHECK_FEAT_LAYOUTS      (ATTNCHECK_FEAT_VARLEN | ATTNCHECK_FEAT_PAGED)
 /* kernel.caps only: the kernel never writes lse (attncheck passes lse = NULL). */
 #define ATTNCHECK_CAP_NO_LSE        (1u << 31)
+/* kernel.caps only, ABI 3: the kernel has run_backward (struct_size >= ATTNCHECK_KERNEL_V3_SIZE). */
+#define ATTNCHECK_CAP_BACKWARD      (1u << 30)
 
 typedef struct {
   uint32_t struct_size;                     /* sizeof(attncheck_problem) as the harness was built */
@@ -166,6 +192,19 @@ typedef struct {
   const int32_t *cache_seqlens; /* PAGED: [batch] */
 } attncheck_tensors;
 
+/* ABI 3: what run_backward gets besides the problem and the forward's inputs. */
+typedef struct {
+  uint32_t struct_size;        /* sizeof(attncheck_grad_tensors) as the harness was built */
+  uint32_t reserved0;          /* 0 */
+  const void *o;               /* the forward output (exact, rounded to o_dtype), problem.o_stride */
+  const float *lse;            /* [batch][heads][tq] contiguous, exact LSE rounded to binary32 */
+  const void *dout;            /* dO: o_dtype, do_stride */
+  void *dq, *dk, *dv;          /* outputs in problem.dtype, strides below */
+  float *dsinks;               /* [heads] with ATTNCHECK_FEAT_SINKS, else NULL */
+  int64_t do_stride[4], dq_stride[4], dk_stride[4], dv_stride[4];   /* elements, [batch][head][t][d] */
+  void *reserved[4];           /* NULL */
+} attncheck_grad_tensors;
+
 typedef struct {
   uint32_t abi_version;                     /* ATTNCHECK_ABI_VERSION */
   uint32_t struct_size;                     /* sizeof(attncheck_kernel) as the plugin was built */
@@ -178,7 +217,15 @@ typedef struct {
   int (*supports)(const attncheck_problem *p, char *why, size_t why_len);      /* 1 = yes; 0 = no, reason in why */
   int (*run)(const attncheck_problem *p, const attncheck_tensors *t, char *err, size_t err_len);  /* 0 = ok */
   void *reserved[4];                        /* NULL */
+  /* ---- ABI 3, optional (struct_size >= ATTNCHECK_KERNEL_V3_SIZE, with ATTNCHECK_CAP_BACKWARD) ---- */
+  int (*run_backward)(const attncheck_problem *p, const attncheck_tensors *t, const attncheck_grad_tensors *g,
+                      char *err, size_t err_len);  /* 0 = ok */
 } attncheck_kernel;
+
+/* struct_size of attncheck_kernel in versions 1 and 2 (and of a version 3 plugin built before
+ * run_backward), and with run_backward. */
+#define ATTNCHECK_KERNEL_V1_SIZE ((uint32_t)offsetof(attncheck_kernel, run_backward))
+#define ATTNCHECK_KERNEL_V3_SIZE ((uint32_t)sizeof(attncheck_kernel))
 
 /* A plugin shared object exports this one function. */
 const attncheck_kernel *const *attncheck_plugin_kernels(size_t *count);

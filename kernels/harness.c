@@ -168,13 +168,11 @@ int ac_hx_prepare(ac_hx_ctx *x, const ac_kernel *k, const ac_case *c, const ac_r
   return 0;
 }
 
-void ac_hx_collect(const ac_hx_ctx *x, const ac_child_outcome *oc, ac_run_result *r)
+int ac_hx_collect_status(const ac_hx_head *h, const ac_child_outcome *oc, double timeout_s, ac_run_result *r)
 {
-  const ac_hx_head *h = (const ac_hx_head *)x->area;
-  ac_hx_result_reset(r, ac_tensor_dtype(&x->c->p, 'o'));
   if (oc->timed_out) {
     r->status = AC_RUN_TIMEOUT;
-    snprintf(r->msg, sizeof r->msg, "no result within the time limit of %g s (killed%s)", x->o->timeout_s,
+    snprintf(r->msg, sizeof r->msg, "no result within the time limit of %g s (killed%s)", timeout_s,
              h->stage == AC_HX_IN_SUPPORTS ? " in supports()" : "");
   } else if (oc->sig) {
     r->status = AC_RUN_CRASH;
@@ -192,24 +190,31 @@ void ac_hx_collect(const ac_hx_ctx *x, const ac_child_outcome *oc, ac_run_result
     r->guard_msg[sizeof r->guard_msg - 1] = 0;
     r->guard_ok = h->guard_ok;
     r->kernel_ms = h->kernel_ms;
-    if (r->status == AC_RUN_OK) {
-      size_t ob = (size_t)x->cn.o * ac_dtype_size(ac_tensor_dtype(&x->c->p, 'o'));
-      r->o = ac_xmalloc(ob ? ob : 1);
-      memcpy(r->o, x->area + x->l.o_off, ob);
-      r->o_count = x->cn.o;
-      r->n_unwritten = h->n_unwritten;
-      r->n_guard_nan = h->n_guard_nan;
-      if (h->n_unwritten) {
-        r->unwritten = ac_xmalloc((size_t)x->cn.o);
-        memcpy(r->unwritten, x->area + x->l.flags_off, (size_t)x->cn.o);
-      }
-      if (x->o->want_lse) {
-        r->lse = ac_xmalloc((size_t)x->cn.rows * sizeof(float));
-        memcpy(r->lse, x->area + x->l.lse_off, (size_t)x->cn.rows * sizeof(float));
-        r->lse_count = x->cn.rows;
-        r->n_lse_unwritten = h->n_lse_unwritten;
-      }
-    }
+    return r->status == AC_RUN_OK;
+  }
+  return 0;
+}
+
+void ac_hx_collect(const ac_hx_ctx *x, const ac_child_outcome *oc, ac_run_result *r)
+{
+  const ac_hx_head *h = (const ac_hx_head *)x->area;
+  ac_hx_result_reset(r, ac_tensor_dtype(&x->c->p, 'o'));
+  if (!ac_hx_collect_status(h, oc, x->o->timeout_s, r)) return;
+  size_t ob = (size_t)x->cn.o * ac_dtype_size(ac_tensor_dtype(&x->c->p, 'o'));
+  r->o = ac_xmalloc(ob ? ob : 1);
+  memcpy(r->o, x->area + x->l.o_off, ob);
+  r->o_count = x->cn.o;
+  r->n_unwritten = h->n_unwritten;
+  r->n_guard_nan = h->n_guard_nan;
+  if (h->n_unwritten) {
+    r->unwritten = ac_xmalloc((size_t)x->cn.o);
+    memcpy(r->unwritten, x->area + x->l.flags_off, (size_t)x->cn.o);
+  }
+  if (x->o->want_lse) {
+    r->lse = ac_xmalloc((size_t)x->cn.rows * sizeof(float));
+    memcpy(r->lse, x->area + x->l.lse_off, (size_t)x->cn.rows * sizeof(float));
+    r->lse_count = x->cn.rows;
+    r->n_lse_unwritten = h->n_lse_unwritten;
   }
 }
 

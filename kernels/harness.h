@@ -30,6 +30,13 @@ uint32_t ac_kernel_caps(const ac_kernel *k);
  * declares, with ATTNCHECK_CAP_NO_LSE for writes_lse false (ac_exec_declared_caps). */
 uint32_t ac_kernel_declared_caps(const ac_kernel *k);
 
+/* The backward entry of k (ABI 3): run_backward when k is a native kernel of ABI 3 or later that
+ * declares ATTNCHECK_CAP_BACKWARD and whose struct_size reaches the field; NULL otherwise
+ * (version 1 and 2 plugins, exec kernels, kernels without a backward). */
+typedef int (*attncheck_backward_fn)(const attncheck_problem *p, const attncheck_tensors *t,
+                                     const attncheck_grad_tensors *g, char *err, size_t err_len);
+attncheck_backward_fn ac_kernel_backward(const ac_kernel *k);
+
 /* Built-in kernels (correct CPU kernels, mutants, test kernels, CUDA kernels when built).
  * ac_builtin_kernels lists the CPU kernels then the CUDA kernels, which loads the CUDA module;
  * ac_cpu_kernels lists the CPU kernels alone and loads nothing. */
@@ -128,6 +135,32 @@ uint64_t ac_harness_prefill_bits(ac_dtype t);
  * second run pre-filled with this pattern was never written (e4m3 has a single positive NaN,
  * which a kernel can also compute, so one pattern alone cannot tell). */
 uint64_t ac_harness_prefill_alt_bits(ac_dtype t);
+
+/* The backward of one case (ABI 3 run_backward; docs/backward.md): dq, dk, dv dense in the case
+ * dtype and dsinks ([heads] binary32, with sinks), as ac_run_result holds o. */
+typedef struct {
+  ac_run_status status;
+  int sig;
+  char msg[512];
+  int guard_ok;
+  char guard_msg[256];
+  double kernel_ms;
+  ac_dtype dtype;
+  void *g[3];              /* dq [B,H,tq,dk], dk [B,KVH,tk,dk], dv [B,KVH,tk,dv] */
+  float *dsinks;           /* [heads], NULL without sinks */
+  int64_t count[4];        /* elements of dq, dk, dv, dsinks */
+  int64_t n_unwritten[4];  /* of each, elements still holding the pre-fill NaN */
+} ac_grad_run_result;
+
+/* Runs k's run_backward on c with c->dout, o (dense [B,H,tq,dv] in o's dtype) and lse
+ * ([B,H,tq] binary32) handed over as the forward's values (the exact oracle's, rounded: the
+ * caller's choice), in a fresh forked child (never the persistent worker; in_process as for the
+ * forward), with guards and NaN pre-filled outputs. UNSUPPORTED (0) for a kernel without a
+ * backward, a CUDA or exec kernel, and cases the exact backward refuses (softcap, descales,
+ * per-tensor dtypes, serving layouts); -1 (HARNESS-ERROR) when c has no dO. */
+int ac_harness_run_backward(const ac_kernel *k, const ac_case *c, const void *o, const float *lse,
+                            const ac_run_opts *opts, ac_grad_run_result *r, ac_err *e);
+void ac_grad_run_result_free(ac_grad_run_result *r);
 
 /* Repeat mode: 1 when two results of the same case agree bit for bit (status, o, lse and
  * unwritten counts), 0 when they differ (NONDETERMINISTIC). */

@@ -9,33 +9,6 @@
 #include "harness_priv.h"
 #include "layout.h"
 
-/* One guarded tensor as the kernel sees it: [B][H][T][D] with the ABI's strides in a span
- * with guards on both sides; an input also keeps the dense data it was filled from. */
-typedef struct {
-  const char *name;        /* in messages */
-  ac_dtype dtype;
-  int64_t dim[4];          /* B, H, T, D */
-  const int64_t *stride;   /* the ABI problem's strides */
-  int64_t count;           /* elements */
-  const void *dense;       /* inputs: the case's data (NULL for the output) */
-  int64_t span;            /* elements of the strided span */
-  ac_guarded g;
-} hx_tensor;
-
-/* The inputs, in the order they are allocated, filled and checked; the variant tensors
- * (ABI 2) are there only when the case uses them (dense NULL otherwise). */
-enum { HX_Q, HX_K, HX_V, HX_BIAS, HX_MASK, HX_SLOPES, HX_SINKS, HX_DESCALE_Q, HX_DESCALE_K, HX_DESCALE_V,
-       HX_CU_Q, HX_CU_K, HX_BLOCKS, HX_CACHE_LENS, HX_NIN };
-
-typedef struct {
-  hx_tensor in[HX_NIN];
-  hx_tensor o;
-  ac_guarded lse;          /* rows floats, with want_lse only */
-  uint64_t fill, lfill;    /* the pre-fill patterns of o and lse */
-  size_t guard;
-  void *filled[3];         /* layout cases: q, k, v with the memory no (tested) sequence owns filled */
-} hx_bufs;
-
 static void appendf(char *buf, size_t n, const char *fmt, const char *tensor, const char *what, int64_t a, int64_t b)
 {
   size_t len = strlen(buf);
@@ -44,7 +17,7 @@ static void appendf(char *buf, size_t n, const char *fmt, const char *tensor, co
 }
 
 /* Checks both margins of g; appends a description to msg. 1 when intact. */
-static int guards_ok(const ac_guarded *g, const char *tensor, char *msg, size_t n)
+int ac_hx_guards_ok(const ac_guarded *g, const char *tensor, char *msg, size_t n)
 {
   uint64_t nan = ac_nan_bits(g->dtype);
   size_t es = ac_dtype_size(g->dtype);
@@ -77,7 +50,7 @@ static int guards_ok(const ac_guarded *g, const char *tensor, char *msg, size_t 
 
 /* Writes into the gaps of a strided span (positions that are no element): overwrites the
  * element positions with NaN, then every position of the span must hold the NaN pattern. */
-static int gaps_ok(const hx_tensor *t, uint64_t nan, char *msg, size_t n)
+int ac_hx_gaps_ok(const hx_tensor *t, uint64_t nan, char *msg, size_t n)
 {
   const ac_guarded *g = &t->g;
   if ((int64_t)g->n == t->count) return 1;   /* dense: no gaps */
@@ -96,7 +69,7 @@ static int gaps_ok(const hx_tensor *t, uint64_t nan, char *msg, size_t n)
 }
 
 /* An input must come back exactly as it was handed over. */
-static int input_ok(const hx_tensor *t, char *msg, size_t n)
+int ac_hx_input_ok(const hx_tensor *t, char *msg, size_t n)
 {
   const ac_guarded *g = &t->g;
   size_t es = ac_dtype_size(g->dtype);
@@ -112,12 +85,12 @@ static int input_ok(const hx_tensor *t, char *msg, size_t n)
   free(back);
   if (bad) appendf(msg, n, "%s%s: %s (%lld element(s), first at dense index %lld)", t->name, "kernel wrote into its input", bad, first);
   int ok = bad == 0;
-  ok &= gaps_ok(t, ac_nan_bits(g->dtype), msg, n);
+  ok &= ac_hx_gaps_ok(t, ac_nan_bits(g->dtype), msg, n);
   return ok;
 }
 
 /* Asks supports() (if the kernel has it); 0 with the area finished when the answer is no. */
-static int hx_supported(const ac_hx_ctx *x, ac_hx_head *h)
+int ac_hx_supported(const ac_hx_ctx *x, ac_hx_head *h)
 {
   const attncheck_kernel *kk = x->k->abi;
   if (!kk->supports) return 1;
@@ -133,7 +106,7 @@ static int hx_supported(const ac_hx_ctx *x, ac_hx_head *h)
   return 0;
 }
 
-static hx_tensor hx_tensor_of(const char *name, ac_dtype t, int64_t B, int64_t H, int64_t T, int64_t D,
+hx_tensor ac_hx_tensor_of(const char *name, ac_dtype t, int64_t B, int64_t H, int64_t T, int64_t D,
                               const int64_t *stride, int64_t count, const void *dense)
 {
   hx_tensor u = {name, t, {B, H, T, D}, stride, count, dense, ac_strided_span(B, H, T, D, stride), {0}};
@@ -153,18 +126,18 @@ static void hx_describe_variants(const ac_hx_ctx *x, hx_bufs *b)
   const attncheck_problem *ap = &x->ap;
   const ac_features *f = &p->f;
   if (f->used & AC_FEAT_BIAS)
-    b->in[HX_BIAS] = hx_tensor_of("bias", f->bias_dtype, f->bias_b, f->bias_h, p->tq, p->tk, ap->bias_stride,
+    b->in[HX_BIAS] = ac_hx_tensor_of("bias", f->bias_dtype, f->bias_b, f->bias_h, p->tq, p->tk, ap->bias_stride,
                                   f->bias_b * f->bias_h * p->tq * p->tk, c->bias);
   if (f->used & AC_FEAT_BOOL_MASK)
-    b->in[HX_MASK] = hx_tensor_of("bool_mask", AC_E4M3, f->mask_b, f->mask_h, p->tq, p->tk, ap->bool_mask_stride,
+    b->in[HX_MASK] = ac_hx_tensor_of("bool_mask", AC_E4M3, f->mask_b, f->mask_h, p->tq, p->tk, ap->bool_mask_stride,
                                   f->mask_b * f->mask_h * p->tq * p->tk, c->bool_mask);
   int64_t ns = f->alibi_per_batch ? p->batch * p->heads : p->heads, nd = p->batch * p->kv_heads;
-  if (f->used & AC_FEAT_ALIBI) b->in[HX_SLOPES] = hx_tensor_of("alibi_slopes", AC_F32, 1, 1, 1, ns, row, ns, c->alibi_slopes);
-  if (f->used & AC_FEAT_SINKS) b->in[HX_SINKS] = hx_tensor_of("sinks", AC_F32, 1, 1, 1, p->heads, row, p->heads, c->sinks);
+  if (f->used & AC_FEAT_ALIBI) b->in[HX_SLOPES] = ac_hx_tensor_of("alibi_slopes", AC_F32, 1, 1, 1, ns, row, ns, c->alibi_slopes);
+  if (f->used & AC_FEAT_SINKS) b->in[HX_SINKS] = ac_hx_tensor_of("sinks", AC_F32, 1, 1, 1, p->heads, row, p->heads, c->sinks);
   if (f->used & AC_FEAT_DESCALE) {
-    b->in[HX_DESCALE_Q] = hx_tensor_of("descale_q", AC_F32, 1, 1, 1, nd, row, nd, c->descale[0]);
-    b->in[HX_DESCALE_K] = hx_tensor_of("descale_k", AC_F32, 1, 1, 1, nd, row, nd, c->descale[1]);
-    b->in[HX_DESCALE_V] = hx_tensor_of("descale_v", AC_F32, 1, 1, 1, nd, row, nd, c->descale[2]);
+    b->in[HX_DESCALE_Q] = ac_hx_tensor_of("descale_q", AC_F32, 1, 1, 1, nd, row, nd, c->descale[0]);
+    b->in[HX_DESCALE_K] = ac_hx_tensor_of("descale_k", AC_F32, 1, 1, 1, nd, row, nd, c->descale[1]);
+    b->in[HX_DESCALE_V] = ac_hx_tensor_of("descale_v", AC_F32, 1, 1, 1, nd, row, nd, c->descale[2]);
   }
 }
 
@@ -177,11 +150,11 @@ static void hx_describe_layout(const ac_hx_ctx *x, hx_bufs *b)
   const ac_problem *p = &c->p;
   if (!c->lay) return;
   int64_t n = p->l.nseq, nb = n * p->l.max_pages;
-  b->in[HX_CU_Q] = hx_tensor_of("cu_seqlens_q", AC_F32, 1, 1, 1, n + 1, row, n + 1, c->lay->cu_q);
-  if (c->lay->cu_k) b->in[HX_CU_K] = hx_tensor_of("cu_seqlens_k", AC_F32, 1, 1, 1, n + 1, row, n + 1, c->lay->cu_k);
+  b->in[HX_CU_Q] = ac_hx_tensor_of("cu_seqlens_q", AC_F32, 1, 1, 1, n + 1, row, n + 1, c->lay->cu_q);
+  if (c->lay->cu_k) b->in[HX_CU_K] = ac_hx_tensor_of("cu_seqlens_k", AC_F32, 1, 1, 1, n + 1, row, n + 1, c->lay->cu_k);
   if (c->lay->block_table) {
-    b->in[HX_BLOCKS] = hx_tensor_of("block_table", AC_F32, 1, 1, 1, nb, row, nb, c->lay->block_table);
-    b->in[HX_CACHE_LENS] = hx_tensor_of("cache_seqlens", AC_F32, 1, 1, 1, n, row, n, c->lay->cache_seqlens);
+    b->in[HX_BLOCKS] = ac_hx_tensor_of("block_table", AC_F32, 1, 1, 1, nb, row, nb, c->lay->block_table);
+    b->in[HX_CACHE_LENS] = ac_hx_tensor_of("cache_seqlens", AC_F32, 1, 1, 1, n, row, n, c->lay->cache_seqlens);
   }
   for (int t = 0; t < 3; t++) {
     b->filled[t] = ac_hx_layout_data(c, "qkv"[t], x->o->layout_fill);
@@ -189,25 +162,25 @@ static void hx_describe_layout(const ac_hx_ctx *x, hx_bufs *b)
   }
 }
 
-static void hx_describe(const ac_hx_ctx *x, hx_bufs *b)
+void ac_hx_describe(const ac_hx_ctx *x, hx_bufs *b)
 {
   const ac_problem *p = &x->c->p;
   const attncheck_problem *ap = &x->ap;
   ac_dtype t = ac_tensor_dtype(p, 'o');
   memset(b, 0, sizeof *b);
-  b->in[HX_Q] = hx_tensor_of("q", ac_tensor_dtype(p, 'q'), p->batch, p->heads, p->tq, p->dk, ap->q_stride, x->cn.q, x->c->q);
-  b->in[HX_K] = hx_tensor_of("k", ac_tensor_dtype(p, 'k'), p->batch, p->kv_heads, p->tk, p->dk, ap->k_stride, x->cn.k, x->c->k);
-  b->in[HX_V] = hx_tensor_of("v", ac_tensor_dtype(p, 'v'), p->batch, p->kv_heads, p->tk, p->dv, ap->v_stride, x->cn.v, x->c->v);
+  b->in[HX_Q] = ac_hx_tensor_of("q", ac_tensor_dtype(p, 'q'), p->batch, p->heads, p->tq, p->dk, ap->q_stride, x->cn.q, x->c->q);
+  b->in[HX_K] = ac_hx_tensor_of("k", ac_tensor_dtype(p, 'k'), p->batch, p->kv_heads, p->tk, p->dk, ap->k_stride, x->cn.k, x->c->k);
+  b->in[HX_V] = ac_hx_tensor_of("v", ac_tensor_dtype(p, 'v'), p->batch, p->kv_heads, p->tk, p->dv, ap->v_stride, x->cn.v, x->c->v);
   hx_describe_variants(x, b);
   hx_describe_layout(x, b);
-  b->o = hx_tensor_of("o", t, p->batch, p->heads, p->tq, p->dv, ap->o_stride, x->cn.o, NULL);
+  b->o = ac_hx_tensor_of("o", t, p->batch, p->heads, p->tq, p->dv, ap->o_stride, x->cn.o, NULL);
   b->guard = (size_t)(x->o->guard < AC_MIN_GUARD ? AC_MIN_GUARD : x->o->guard);
   /* Outputs (elements and gaps) hold their own NaN; guards, input gaps: ac_nan_bits. */
   b->fill = x->o->prefill_alt ? ac_harness_prefill_alt_bits(t) : ac_harness_prefill_bits(t);
   b->lfill = x->o->prefill_alt ? ac_harness_prefill_alt_bits(AC_F32) : ac_harness_prefill_bits(AC_F32);
 }
 
-static void hx_free(hx_bufs *b)
+void ac_hx_free(hx_bufs *b)
 {
   for (int i = 0; i < HX_NIN; i++) ac_guarded_free(&b->in[i].g);
   ac_guarded_free(&b->o.g);
@@ -216,7 +189,7 @@ static void hx_free(hx_bufs *b)
 }
 
 /* Allocates the spans with guards, pre-fills the outputs and copies the inputs in. */
-static int hx_setup(const ac_hx_ctx *x, hx_bufs *b, ac_err *e)
+int ac_hx_setup(const ac_hx_ctx *x, hx_bufs *b, ac_err *e)
 {
   for (int i = 0; i < HX_NIN; i++)
     if (b->in[i].dense && ac_guarded_alloc(&b->in[i].g, b->in[i].dtype, (size_t)b->in[i].span, b->guard, e)) return -1;
@@ -269,6 +242,28 @@ static int hx_run_cuda(ac_hx_ctx *x, hx_bufs *b, float *lse, char *err, size_t n
   return cr == AC_CUDA_RUN_KERNEL_ERROR;
 }
 
+/* The attncheck_tensors of the buffers (o and lse as the forward run has them). */
+void ac_hx_tensors(const ac_hx_ctx *x, hx_bufs *b, attncheck_tensors *t)
+{
+  memset(t, 0, sizeof *t);
+  t->q = b->in[HX_Q].g.data;
+  t->k = b->in[HX_K].g.data;
+  t->v = b->in[HX_V].g.data;
+  t->o = b->o.g.data;
+  t->lse = x->o->want_lse ? (float *)b->lse.data : NULL;
+  t->bias = b->in[HX_BIAS].g.data;
+  t->bool_mask = b->in[HX_MASK].g.data;
+  t->alibi_slopes = b->in[HX_SLOPES].g.data;
+  t->sinks = b->in[HX_SINKS].g.data;
+  t->descale_q = b->in[HX_DESCALE_Q].g.data;
+  t->descale_k = b->in[HX_DESCALE_K].g.data;
+  t->descale_v = b->in[HX_DESCALE_V].g.data;
+  t->cu_seqlens_q = b->in[HX_CU_Q].g.data;
+  t->cu_seqlens_k = b->in[HX_CU_K].g.data;
+  t->block_table = b->in[HX_BLOCKS].g.data;
+  t->cache_seqlens = b->in[HX_CACHE_LENS].g.data;
+}
+
 /* Hands the buffers to the kernel: -1 with the area finished when there is nothing left to
  * check (hx_run_cuda); otherwise 0 with *rc what run() returned. */
 static int hx_run(ac_hx_ctx *x, hx_bufs *b, char *err, size_t n, int *rc, int *ok)
@@ -276,23 +271,7 @@ static int hx_run(ac_hx_ctx *x, hx_bufs *b, char *err, size_t n, int *rc, int *o
   ac_hx_head *h = (ac_hx_head *)x->area;
   const attncheck_kernel *kk = x->k->abi;
   attncheck_tensors tt;
-  memset(&tt, 0, sizeof tt);
-  tt.q = b->in[HX_Q].g.data;
-  tt.k = b->in[HX_K].g.data;
-  tt.v = b->in[HX_V].g.data;
-  tt.o = b->o.g.data;
-  tt.lse = x->o->want_lse ? (float *)b->lse.data : NULL;
-  tt.bias = b->in[HX_BIAS].g.data;
-  tt.bool_mask = b->in[HX_MASK].g.data;
-  tt.alibi_slopes = b->in[HX_SLOPES].g.data;
-  tt.sinks = b->in[HX_SINKS].g.data;
-  tt.descale_q = b->in[HX_DESCALE_Q].g.data;
-  tt.descale_k = b->in[HX_DESCALE_K].g.data;
-  tt.descale_v = b->in[HX_DESCALE_V].g.data;
-  tt.cu_seqlens_q = b->in[HX_CU_Q].g.data;
-  tt.cu_seqlens_k = b->in[HX_CU_K].g.data;
-  tt.block_table = b->in[HX_BLOCKS].g.data;
-  tt.cache_seqlens = b->in[HX_CACHE_LENS].g.data;
+  ac_hx_tensors(x, b, &tt);
   if (kk->memory == ATTNCHECK_MEM_CUDA) {
     *rc = hx_run_cuda(x, b, tt.lse, err, n, ok);
     return *rc < 0 ? -1 : 0;
@@ -307,15 +286,15 @@ static int hx_run(ac_hx_ctx *x, hx_bufs *b, char *err, size_t n, int *rc, int *o
 }
 
 /* Every guard intact, every input as it was handed over; 1 when so. */
-static int hx_check_guards(const ac_hx_ctx *x, const hx_bufs *b, ac_hx_head *h)
+int ac_hx_check_guards(const ac_hx_ctx *x, const hx_bufs *b, ac_hx_head *h)
 {
   int ok = 1;
   for (int i = 0; i < HX_NIN; i++)
-    if (b->in[i].dense) ok &= guards_ok(&b->in[i].g, b->in[i].name, h->guard_msg, sizeof h->guard_msg);
-  ok &= guards_ok(&b->o.g, b->o.name, h->guard_msg, sizeof h->guard_msg);
-  if (x->o->want_lse) ok &= guards_ok(&b->lse, "lse", h->guard_msg, sizeof h->guard_msg);
+    if (b->in[i].dense) ok &= ac_hx_guards_ok(&b->in[i].g, b->in[i].name, h->guard_msg, sizeof h->guard_msg);
+  ok &= ac_hx_guards_ok(&b->o.g, b->o.name, h->guard_msg, sizeof h->guard_msg);
+  if (x->o->want_lse) ok &= ac_hx_guards_ok(&b->lse, "lse", h->guard_msg, sizeof h->guard_msg);
   for (int i = 0; i < HX_NIN; i++)
-    if (b->in[i].dense) ok &= input_ok(&b->in[i], h->guard_msg, sizeof h->guard_msg);
+    if (b->in[i].dense) ok &= ac_hx_input_ok(&b->in[i], h->guard_msg, sizeof h->guard_msg);
   return ok;
 }
 
@@ -337,7 +316,7 @@ static int hx_read_back(const ac_hx_ctx *x, hx_bufs *b, ac_hx_head *h)
   }
   h->n_unwritten = nu;
   h->n_guard_nan = ng;
-  int ok = gaps_ok(&b->o, b->fill, h->guard_msg, sizeof h->guard_msg);
+  int ok = ac_hx_gaps_ok(&b->o, b->fill, h->guard_msg, sizeof h->guard_msg);
   if (x->o->want_lse) {
     float *lse = (float *)(x->area + x->l.lse_off);
     memcpy(lse, b->lse.data, (size_t)x->cn.rows * sizeof(float));
@@ -354,12 +333,12 @@ int ac_hx_body(void *arg)
   ac_hx_ctx *x = arg;
   ac_hx_head *h = (ac_hx_head *)x->area;
   h->guard_ok = 1;
-  if (!hx_supported(x, h)) return 0;
+  if (!ac_hx_supported(x, h)) return 0;
   hx_bufs b;
   ac_err e;
-  hx_describe(x, &b);
-  if (hx_setup(x, &b, &e)) {
-    hx_free(&b);
+  ac_hx_describe(x, &b);
+  if (ac_hx_setup(x, &b, &e)) {
+    ac_hx_free(&b);
     h->status = AC_RUN_HARNESS_ERROR;
     snprintf(h->msg, sizeof h->msg, "cannot allocate the kernel's buffers: %.400s", e.msg);
     h->done = 1;
@@ -368,10 +347,10 @@ int ac_hx_body(void *arg)
   char err[512] = "";
   int rc = 0, ok = 1;
   if (hx_run(x, &b, err, sizeof err, &rc, &ok)) {
-    hx_free(&b);
+    ac_hx_free(&b);
     return 0;
   }
-  ok &= hx_check_guards(x, &b, h);
+  ok &= ac_hx_check_guards(x, &b, h);
   ok &= hx_read_back(x, &b, h);
   h->guard_ok = ok;
   if (rc != 0) {
@@ -381,7 +360,7 @@ int ac_hx_body(void *arg)
   } else {
     h->status = AC_RUN_OK;
   }
-  hx_free(&b);
+  ac_hx_free(&b);
   h->done = 1;
   return 0;
 }

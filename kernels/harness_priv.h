@@ -66,6 +66,52 @@ int ac_hx_layout_filled(const ac_case *c, int fill, ac_case *out);
  * sequence does not own is NaN and none when that memory is finite. */
 void ac_hx_layout_isolate(const ac_kernel *k, const ac_case *c, const ac_run_opts *opts, ac_run_result *r);
 
+/* One guarded tensor as the kernel sees it: [B][H][T][D] with the ABI's strides in a span
+ * with guards on both sides; an input also keeps the dense data it was filled from. */
+typedef struct {
+  const char *name;        /* in messages */
+  ac_dtype dtype;
+  int64_t dim[4];          /* B, H, T, D */
+  const int64_t *stride;   /* the ABI problem's strides */
+  int64_t count;           /* elements */
+  const void *dense;       /* inputs: the case's data (NULL for the output) */
+  int64_t span;            /* elements of the strided span */
+  ac_guarded g;
+} hx_tensor;
+
+/* The inputs, in the order they are allocated, filled and checked; the variant tensors
+ * (ABI 2) are there only when the case uses them (dense NULL otherwise). */
+enum { HX_Q, HX_K, HX_V, HX_BIAS, HX_MASK, HX_SLOPES, HX_SINKS, HX_DESCALE_Q, HX_DESCALE_K, HX_DESCALE_V,
+       HX_CU_Q, HX_CU_K, HX_BLOCKS, HX_CACHE_LENS, HX_NIN };
+
+typedef struct {
+  hx_tensor in[HX_NIN];
+  hx_tensor o;
+  ac_guarded lse;          /* rows floats, with want_lse only */
+  uint64_t fill, lfill;    /* the pre-fill patterns of o and lse */
+  size_t guard;
+  void *filled[3];         /* layout cases: q, k, v with the memory no (tested) sequence owns filled */
+} hx_bufs;
+
+/* Shared with the backward run (harness_grad.c). The guard and gap checks append to msg. */
+int ac_hx_guards_ok(const ac_guarded *g, const char *tensor, char *msg, size_t n);
+int ac_hx_gaps_ok(const hx_tensor *t, uint64_t nan, char *msg, size_t n);
+int ac_hx_input_ok(const hx_tensor *t, char *msg, size_t n);
+hx_tensor ac_hx_tensor_of(const char *name, ac_dtype t, int64_t B, int64_t H, int64_t T, int64_t D,
+                          const int64_t *stride, int64_t count, const void *dense);
+/* Asks supports() (if the kernel has it); 0 with the area's head finished when the answer is no. */
+int ac_hx_supported(const ac_hx_ctx *x, ac_hx_head *h);
+/* The tensors of the case (inputs, o, lse), allocated with guards and pre-filled; freed by ac_hx_free. */
+void ac_hx_describe(const ac_hx_ctx *x, hx_bufs *b);
+int ac_hx_setup(const ac_hx_ctx *x, hx_bufs *b, ac_err *e);
+void ac_hx_free(hx_bufs *b);
+void ac_hx_tensors(const ac_hx_ctx *x, hx_bufs *b, attncheck_tensors *t);
+/* Every guard intact, every input as handed over (messages into h->guard_msg); 1 when so. */
+int ac_hx_check_guards(const ac_hx_ctx *x, const hx_bufs *b, ac_hx_head *h);
+/* The status of a finished child from its outcome and the area's head into r (timeout, crash,
+ * or what the body reported); 1 when the body finished with AC_RUN_OK. */
+int ac_hx_collect_status(const ac_hx_head *h, const ac_child_outcome *oc, double timeout_s, ac_run_result *r);
+
 /* Resets r for a case of dtype t (guard_ok = 1). */
 void ac_hx_result_reset(ac_run_result *r, ac_dtype t);
 

@@ -4,7 +4,7 @@ kernels_libac_kernels_a_CFLAGS = $(AM_CFLAGS)
 kernels_libac_kernels_a_SOURCES = $(AC_CPU_KERNEL_SOURCES) \
 	kernels/attncheck_kernel.h kernels/harness.h \
 	kernels/harness.c kernels/harness_priv.h kernels/harness_layout.c \
-	kernels/harness_body.c \
+	kernels/harness_body.c kernels/harness_grad.c \
 	kernels/worker.c \
 	kernels/child.c kernels/child.h \
 	kernels/plugin.c kernels/plugin.h \

@@ -33,8 +33,9 @@ typedef struct {
 
 typedef const attncheck_kernel *const *(*plugin_fn)(size_t *count);
 
-/* struct_size of the first version of attncheck_kernel (version 2 kept it). */
-#define AC_KERNEL_V1_SIZE sizeof(attncheck_kernel)
+/* struct_size of the first version of attncheck_kernel (version 2 kept it; version 3 appends
+ * run_backward, which a version 3 plugin without ATTNCHECK_CAP_BACKWARD may leave out). */
+#define AC_KERNEL_V1_SIZE ((size_t)ATTNCHECK_KERNEL_V1_SIZE)
 /* More kernels than this in one plugin is a corrupt count, not a plugin. */
 #define AC_PLUGIN_MAX_KERNELS 4096
 
@@ -64,7 +65,8 @@ static int check_kernel(const char *path, size_t i, const attncheck_kernel *k, a
     return ac_err_set(e, "%s: kernel %zu has abi_version %u; this attncheck speaks abi_version 1 to %d", path, i,
                       (unsigned)k->abi_version, ATTNCHECK_ABI_VERSION);
   /* the layout bits exist from ABI 3 on */
-  uint32_t known = ATTNCHECK_FEAT_ALL | (k->abi_version >= 3 ? ATTNCHECK_FEAT_LAYOUTS : 0u) | ATTNCHECK_CAP_NO_LSE;
+  uint32_t known = ATTNCHECK_FEAT_ALL | (k->abi_version >= 3 ? ATTNCHECK_FEAT_LAYOUTS | ATTNCHECK_CAP_BACKWARD : 0u) |
+                   ATTNCHECK_CAP_NO_LSE;
   if (k->abi_version >= 2 && (k->caps & ~known))
     return ac_err_set(e, "%s: kernel %zu declares unknown caps bits 0x%x", path, i, (unsigned)(k->caps & ~known));
   if (k->struct_size < AC_KERNEL_V1_SIZE)
@@ -77,6 +79,10 @@ static int check_kernel(const char *path, size_t i, const attncheck_kernel *k, a
     if (*c < 0x20 || *c == 0x7f)
       return ac_err_set(e, "%s: kernel %zu has a control character (byte 0x%02x) in its name", path, i, *c);
   if (!k->run) return ac_err_set(e, "%s: kernel '%s' has no run function", path, k->name);
+  if (k->abi_version >= 3 && (k->caps & ATTNCHECK_CAP_BACKWARD) &&
+      (k->struct_size < ATTNCHECK_KERNEL_V3_SIZE || !k->run_backward))
+    return ac_err_set(e, "%s: kernel '%s' declares ATTNCHECK_CAP_BACKWARD but has no run_backward (struct_size %u, needs %u)",
+                      path, k->name, (unsigned)k->struct_size, (unsigned)ATTNCHECK_KERNEL_V3_SIZE);
   if (k->memory != ATTNCHECK_MEM_HOST && k->memory != ATTNCHECK_MEM_CUDA)
     return ac_err_set(e, "%s: kernel '%s' has unknown memory kind %d", path, k->name, (int)k->memory);
   if (k->precision && !ac_precision_find(k->precision)) {

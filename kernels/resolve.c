@@ -157,6 +157,15 @@ uint32_t ac_kernel_caps(const ac_kernel *k)
   return k->abi && k->abi->abi_version >= 2 ? k->abi->caps : 0;
 }
 
+attncheck_backward_fn ac_kernel_backward(const ac_kernel *k)
+{
+  const attncheck_kernel *a = k->kind == AC_KIND_EXEC || k->kind == AC_KIND_EXEC_PERSISTENT ? NULL : k->abi;
+  /* run_backward is read only when the struct reaches it (a version 1 or 2 plugin's ends before) */
+  if (!a || a->abi_version < 3 || !(a->caps & ATTNCHECK_CAP_BACKWARD) || a->struct_size < ATTNCHECK_KERNEL_V3_SIZE)
+    return NULL;
+  return a->run_backward;
+}
+
 uint32_t ac_kernel_declared_caps(const ac_kernel *k)
 {
   if (k->kind == AC_KIND_EXEC || k->kind == AC_KIND_EXEC_PERSISTENT) return ac_exec_declared_caps(k);

@@ -4,14 +4,16 @@
 # texec_decl_parse: an exec worker's declaration (the hello handshake), parsing and capability
 # checks; tcpukernels: built-in CPU kernels against naive-f64, and every mutant against its trigger;
 # tvariants: the ABI 2 variants of the CPU kernels against a long-double reference, and every
-# variant mutant exposed.
-AC_KERNELS_TESTS = tests/tharness tests/tharness_worker tests/tharness_exec tests/tharness_variants tests/tplugin \
+# variant mutant exposed; tharness_grad: the ABI 3 backward entry, its harness run, dO in the case
+# file, the backward kernels and mutants against the exact backward.
+AC_KERNELS_TESTS = tests/tharness tests/tharness_worker tests/tharness_exec tests/tharness_variants tests/tharness_grad tests/tplugin \
 	tests/texec_decl_parse tests/tcpukernels tests/tvariants
 # tcontain.sh: nothing a kernel or exec worker starts outlives its case or hangs attncheck;
 # tcmd_list_caps.sh: `attncheck list` shows each kernel's ABI 2 caps.
 # tcmd_mixed_dtypes.sh: per-tensor dtypes from gen through info, explain, the kernels and refusals.
+# tcli_grad.sh: the backward from gen --grad through info, check --grad and the suite's backward cases.
 AC_KERNELS_SH = tests/plugin_refused.sh tests/plugin_suite.sh tests/tinstall_plugin.sh tests/tcontain.sh tests/plugin_abspath.sh \
-	tests/plugin_abi1.sh tests/plugin_abi2.sh tests/tcmd_list_caps.sh tests/tcmd_mixed_dtypes.sh
+	tests/plugin_abi1.sh tests/plugin_abi2.sh tests/tcmd_list_caps.sh tests/tcmd_mixed_dtypes.sh tests/tcli_grad.sh
 check_PROGRAMS += $(AC_KERNELS_TESTS) tests/tharness_execkernel
 TESTS += $(AC_KERNELS_TESTS) $(AC_KERNELS_SH)
 dist_noinst_SCRIPTS += $(AC_KERNELS_SH)

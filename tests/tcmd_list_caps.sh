@@ -1,6 +1,7 @@
 #!/bin/sh
 # tcmd_list_caps.sh: `attncheck list` prints each kernel's ABI 2 caps after what it supports:
-# "; features window,softcap,..." (ac_feat_list names) and "; no LSE"; kernels without caps
+# "; features window,softcap,..." (ac_feat_list names), "; no LSE" and "; backward" (ABI 3
+# run_backward); kernels without caps
 # print neither. An exec-persistent worker's declared variants (and writes_lse false) are
 # printed the same way; a one-shot exec kernel and a worker that does not declare any print none.
 set -u
@@ -29,10 +30,14 @@ check naive-f32 "$all" "!no LSE"
 check naive-nolse-f32 "$all" "mixed_dtypes,descale; no LSE"
 check mutant-sink-lse "$all" "; features window,"
 check mutant-no-max-sub "$all" "!features"
+check flash-bwd-f32 "$all" "; features window,alibi,bias,bool_mask,sinks; backward"
+check mutant-bwd-no-lse "$all" "; backward"
+check flash-f32 "$all" "!backward"
 plug=$("$bin" list --kernel "$libs/tplugin_multi.so") || { echo "FAIL: list --kernel tplugin_multi.so"; exit 1; }
 check multi-fail "$plug" "; features window,sinks; no LSE"
 check multi-zero "$plug" "!features"
 check multi-zero "$plug" "!no LSE"
+check multi-zero "$plug" "!backward"
 tmp=$(mktemp -d /tmp/attncheck-listcaps-XXXXXX) || exit 99
 trap 'rm -rf "$tmp"' EXIT
 mkworker() {   # file, answer to the hello ("-": none)

@@ -27,7 +27,7 @@ static int control_any_run(const attncheck_problem *p, const attncheck_tensors *
 }
 static const attncheck_kernel control_any = {ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), "control", "mutant base",
                                              NULL, ATTNCHECK_MEM_HOST, 0, control_any_supports, control_any_run,
-                                             {NULL, NULL, NULL, NULL}};
+                                             {NULL, NULL, NULL, NULL}, NULL};
 
 /* ---- random values ------------------------------------------------------------------- */
 
@@ -344,9 +344,12 @@ static const char *const correct_names[] = {"naive-f64", "naive-f32", "naive-nol
 /* The GEMM composites store their scores in the input dtype, and naive-scaleq-f16/-bf16 round
  * Q and K scaled in it, beyond this file's tolerance at large logits: the oracle judges them
  * (thull, tscaled, suite ci), the registration checks here; so are the serving-layout kernels
- * flash-varlen-f32/-bf16 (tcmd_layouts.sh, suite ci), asked about a varlen batch. */
+ * flash-varlen-f32/-bf16 (tcmd_layouts.sh, suite ci), asked about a varlen batch, and the
+ * backward kernels, whose forward is naive-f32/-bf16's or flash-f32/-bf16's (their backward:
+ * tharness_grad, tcli_grad.sh). */
 static const char *const composite_names[] = {"cublas-style-f16", "cublas-style-bf16", "naive-scaleq-f16",
-                                              "naive-scaleq-bf16", "flash-varlen-f32", "flash-varlen-bf16"};
+                                              "naive-scaleq-bf16", "flash-varlen-f32", "flash-varlen-bf16",
+                                              "naive-bwd-f32", "naive-bwd-bf16", "flash-bwd-f32", "flash-bwd-bf16"};
 #define NCOMPOSITE (sizeof composite_names / sizeof composite_names[0])
 
 START_TEST(test_correct_kernels_match_reference)

@@ -1,6 +1,7 @@
 /* tplugin_malformed.c: a plugin whose list is malformed in the way $AC_TPLUGIN_DEFECT names:
  * count (an absurd count), dup (two kernels with one name), ctrl (a newline in a name),
- * precision (an unknown precision class). Every variant must be refused at load. */
+ * precision (an unknown precision class), backward (ATTNCHECK_CAP_BACKWARD with a struct that ends
+ * before run_backward). Every variant must be refused at load. */
 #include <stdlib.h>
 #include <string.h>
 #include "attncheck_kernel.h"
@@ -12,16 +13,18 @@ static int run(const attncheck_problem *p, const attncheck_tensors *t, char *err
 }
 
 #define AC_TK(name, prec) {ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), name, "malformed", prec, \
-                           ATTNCHECK_MEM_HOST, 0, NULL, run, {NULL, NULL, NULL, NULL}}
+                           ATTNCHECK_MEM_HOST, 0, NULL, run, {NULL, NULL, NULL, NULL}, NULL}
 static const attncheck_kernel ok = AC_TK("malformed-ok", "fp32");
 static const attncheck_kernel again = AC_TK("malformed-ok", NULL);
 static const attncheck_kernel ctrl = AC_TK("malformed\nline", NULL);
 static const attncheck_kernel prec = AC_TK("malformed-prec", "fp33-fa9");
+static const attncheck_kernel bwd = {ATTNCHECK_ABI_VERSION, ATTNCHECK_KERNEL_V1_SIZE, "malformed-bwd", "malformed", NULL,
+                                     ATTNCHECK_MEM_HOST, ATTNCHECK_CAP_BACKWARD, NULL, run, {NULL, NULL, NULL, NULL}, NULL};
 
 const attncheck_kernel *const *attncheck_plugin_kernels(size_t *count)
 {
   static const attncheck_kernel *const one[] = {&ok}, *const dup[] = {&ok, &again}, *const bad_name[] = {&ok, &ctrl},
-                                       *const bad_prec[] = {&ok, &prec};
+                                       *const bad_prec[] = {&ok, &prec}, *const bad_bwd[] = {&ok, &bwd};
   const char *d = getenv("AC_TPLUGIN_DEFECT");
   d = d ? d : "";
   *count = 2;
@@ -32,6 +35,7 @@ const attncheck_kernel *const *attncheck_plugin_kernels(size_t *count)
   if (!strcmp(d, "dup")) return dup;
   if (!strcmp(d, "ctrl")) return bad_name;
   if (!strcmp(d, "precision")) return bad_prec;
+  if (!strcmp(d, "backward")) return bad_bwd;
   *count = 1;
   return one;
 }

@@ -457,8 +457,8 @@ START_TEST(test_variant_mutants_exposed)
   set_blocks("8", "16");
   for (size_t m = 0; m < n; m++) {
     const attncheck_kernel *K = l[m];
-    /* the serving-layout mutants: tests/tcmd_layouts.sh */
-    if (!(K->caps & ATTNCHECK_FEAT_ALL) || (K->caps & ATTNCHECK_FEAT_LAYOUTS)) continue;
+    /* the serving-layout mutants: tests/tcmd_layouts.sh; the backward mutants: tests/tharness_grad */
+    if (!(K->caps & ATTNCHECK_FEAT_ALL) || (K->caps & (ATTNCHECK_FEAT_LAYOUTS | ATTNCHECK_CAP_BACKWARD))) continue;
     nvx++;
     ck_assert_uint_eq(K->caps & ATTNCHECK_FEAT_ALL, ATTNCHECK_FEAT_ALL);
     double worst = 0;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "commands.h"
+#include "grad_judge.h"
 #include "judge_args.h"
 #include "report.h"
 
@@ -18,7 +19,10 @@ static void usage(FILE *f)
              "PASS gets the worst element and the command that reproduces it.\n\n"
              "  --kernel K           built-in name, PATH.so, PATH.so:NAME, 'exec:CMD {in} {out}', exec-persistent:CMD\n"
              "  --json FILE          also write the reports as a JSON array\n"
-             "  -v, --verbose        detail lines for every case\n");
+             "  -v, --verbose        detail lines for every case\n"
+             "  --grad               judge the backward instead (docs/backward.md): kernels that declare one\n"
+             "                       (ATTNCHECK_CAP_BACKWARD) on cases with dO (gen --grad); one line per kernel and case:\n"
+             "  STATUS KERNEL CASE grad dq err/W=.. bad=F/N dk .. dv .. DTYPE budget=..  (--rows: dQ rows and dK/dV columns)\n");
   ac_judge_args_help(f);
   fprintf(f, "\nexit: 0 ok; 1 a verdict with policy fail; 2 nothing could run; 3 internal error or unresolved oracle.\n");
 }
@@ -34,13 +38,13 @@ int ac_cmd_check_load(const char *spec, ac_case *c, ac_err *e)
 typedef struct {
   ac_judge_args a;
   ac_judge_kernels ks;   /* the --kernel specs; resolved by the run */
-  int verbose;
+  int verbose, grad;
   const char *json;
   const char **cases;
   int ncases;
 } check_opts;
 
-enum { O_KERNEL = 256, O_JSON };
+enum { O_KERNEL = 256, O_JSON, O_GRAD };
 
 /* One option of check itself (those it shares with suite and compare are in judge_args). */
 static int check_option(void *ctx, int ch, const char *v, char **argv)
@@ -52,6 +56,7 @@ static int check_option(void *ctx, int ch, const char *v, char **argv)
     if (ac_judge_kernels_add(&o->ks, v) < 0) return ac_cmd_usage_error("check", "too many --kernel options");
     break;
   case O_JSON: o->json = v; break;
+  case O_GRAD: o->grad = 1; break;
   default: return ac_cmd_getopt_error("check", ch, argv);
   }
   return AC_CMD_RUN;
@@ -63,6 +68,7 @@ static int parse_check_args(int argc, char **argv, check_opts *o)
                                      {"verbose", no_argument, NULL, 'v'},
                                      {"kernel", required_argument, NULL, O_KERNEL},
                                      {"json", required_argument, NULL, O_JSON},
+                                     {"grad", no_argument, NULL, O_GRAD},
                                      AC_JUDGE_LONG_OPTIONS,
                                      {NULL, 0, NULL, 0}};
   memset(o, 0, sizeof *o);
@@ -82,6 +88,7 @@ typedef struct {
   FILE *jf;
   ac_exit ex;
   int njson, ran, bad_input;
+  int grad_fail, grad_error;   /* --grad: a FAIL, an ERROR */
 } check_run;
 
 /* The line, the detail and the JSON entry of kernel ki on case ci. */
@@ -105,6 +112,46 @@ static void check_output(check_run *r, int ki, int ci, const ac_case *c, const a
   fflush(stdout);
 }
 
+/* --grad: the backward of every kernel on case ci (grad_judge.h); a case without dO or one the
+ * exact backward refuses is bad input. */
+static void check_grad(check_run *r, int ci, const ac_case *c)
+{
+  const check_opts *o = r->o;
+  ac_grad_opts go;
+  ac_grad_opts_init(&go);
+  go.rows = go.cols = o->a.j.rows;
+  go.seed = o->a.j.rows_seed;
+  for (int ki = 0; ki < r->ks->n; ki++) {
+    const ac_kernel *k = r->ks->k[ki];
+    ac_grad_run_result run;
+    ac_grad_judgement j;
+    const ac_precision *cls = NULL;
+    ac_err e;
+    if (ac_grad_check(k, c, o->a.j.precision_override, &go, &o->a.j.run, &run, &j, &cls, &e) < 0) {
+      ac_cmd_error("check", "%s: %s", o->cases[ci], e.msg);
+      r->bad_input = 1;
+      ac_grad_run_result_free(&run);
+      return;
+    }
+    const char *st = ac_grad_status(&run, &j);
+    char repro[9400], kabs[4096], qk[4200], qc[4200];
+    const char *kspec = ac_kernel_spec_absolute(r->ks->spec[r->ks->spec_of[ki]], kabs, sizeof kabs);
+    snprintf(repro, sizeof repro, "attncheck check --grad --kernel %s%s %s", ac_shquote(kspec, qk, sizeof qk) ? qk : kspec,
+             o->a.repro_opts, ac_shquote(o->cases[ci], qc, sizeof qc) ? qc : o->cases[ci]);
+    ac_grad_line(stdout, k->name, o->cases[ci], &run, &j, cls, c->p.dtype);
+    if (o->verbose || !strcmp(st, "FAIL")) ac_grad_detail(stdout, &run, &j, strcmp(st, "FAIL") ? NULL : repro);
+    if (r->jf) {
+      fputs(r->njson++ ? ",\n" : "\n", r->jf);
+      ac_grad_json(r->jf, k->name, o->cases[ci], &run, &j, cls, c->p.dtype, repro);
+    }
+    fflush(stdout);
+    if (strcmp(st, "SKIP")) r->ran = 1;
+    if (!strcmp(st, "FAIL")) r->grad_fail = 1;
+    if (!strcmp(st, "ERROR")) r->grad_error = 1;
+    ac_grad_run_result_free(&run);
+  }
+}
+
 /* Every kernel on case ci; a case that cannot be read or has a bad --rows is bad input. */
 static void check_case(check_run *r, int ci)
 {
@@ -121,6 +168,11 @@ static void check_case(check_run *r, int ci)
     ac_cmd_error("check", "%s: --rows: %s", o->cases[ci], e.msg);
     ac_case_free(&c);
     r->bad_input = 1;
+    return;
+  }
+  if (o->grad) {
+    check_grad(r, ci, &c);
+    ac_case_free(&c);
     return;
   }
   ac_judge_lazy_oracle lo;
@@ -161,6 +213,7 @@ int ac_cmd_check(int argc, char **argv)
   ac_judge_kernels_free(r.ks);
   if (r.bad_input && !r.ran) return AC_EXIT_USAGE;
   int code = ac_exit_code(&r.ex);
+  if (o.grad) code = r.grad_error ? AC_EXIT_INTERNAL : r.grad_fail ? AC_EXIT_FAIL : r.ran ? AC_EXIT_OK : AC_EXIT_USAGE;
   if (r.bad_input && code == AC_EXIT_OK) return AC_EXIT_USAGE;
   return code;
 }

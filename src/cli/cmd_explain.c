@@ -10,6 +10,7 @@
 #include "layout.h"
 #include "commands.h"
 #include "oracle.h"
+#include "explain_grad.h"
 #include "explain_variants.h"
 #include "util.h"
 
@@ -33,16 +34,18 @@ static void usage(FILE *f)
           "  --seq S        sequence S of a varlen or paged case (required for them): row I of that\n"
           "                 sequence, explained as the sequence's own dense case (docs/layouts.md)\n"
           "  --force        explain even when tk, dk or dv exceed %d\n"
+          "  --grad         the backward of the row instead (a case with dO, gen --grad): per visible key\n"
+          "                 P_j, dP_j, dS_j and D, then dQ_i, dK_j and dV_j exact (docs/backward.md)\n"
           "  --help\n\n"
           "exit: 0 done; 2 bad usage or unreadable case; 3 a value the oracle could not decide.\n",
           LIMIT);
 }
 
-enum { O_ROW = 256, O_HEAD, O_BATCH, O_FORCE, O_SEQ, O_HELP };
+enum { O_ROW = 256, O_HEAD, O_BATCH, O_FORCE, O_SEQ, O_GRAD, O_HELP };
 static const struct option lopts[] = {
   {"row", required_argument, 0, O_ROW}, {"head", required_argument, 0, O_HEAD},
   {"batch", required_argument, 0, O_BATCH}, {"force", no_argument, 0, O_FORCE},
-  {"seq", required_argument, 0, O_SEQ},
+  {"seq", required_argument, 0, O_SEQ}, {"grad", no_argument, 0, O_GRAD},
   {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0},
 };
 
@@ -140,7 +143,7 @@ static void print_exact(mpfr_srcptr x)
 
 typedef struct {
   int64_t row, head, batch, seq;   /* seq -1: none */
-  int force;
+  int force, grad;
   const char *path;
 } explain_opts;
 
@@ -160,6 +163,7 @@ static int parse_explain_args(int argc, char **argv, explain_opts *o)
     case O_HEAD: if (ac_parse_i64(a, &o->head) || o->head < 0) return ac_cmd_usage_error(cmd, "bad --head '%s'", a); break;
     case O_BATCH: if (ac_parse_i64(a, &o->batch) || o->batch < 0) return ac_cmd_usage_error(cmd, "bad --batch '%s'", a); break;
     case O_FORCE: o->force = 1; break;
+    case O_GRAD: o->grad = 1; break;
     case O_SEQ: if (ac_parse_i64(a, &o->seq) || o->seq < 0) return ac_cmd_usage_error(cmd, "bad --seq '%s'", a); break;
     default: return ac_cmd_getopt_error(cmd, ch, argv);
     }
@@ -464,6 +468,11 @@ int ac_cmd_explain(int argc, char **argv)
   ac_case c;
   if ((rc = load_case(&o, &c)) != AC_CMD_RUN) return rc;
   fputs(seq_line, stdout);
+  if (o.grad) {
+    rc = ac_explain_grad(&c, o.path, o.batch, o.head, o.row);
+    ac_case_free(&c);
+    return rc;
+  }
   /* The oracle for this row: correctly rounded outputs and LSE. */
   ac_oracle_opts oo;
   ac_oracle_opts_init(&oo);

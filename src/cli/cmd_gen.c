@@ -13,6 +13,7 @@
 #include "rng.h"
 #include "variants.h"
 #include "vgen.h"
+#include "dout.h"
 #include "util.h"
 
 static void usage(FILE *f)
@@ -56,6 +57,9 @@ static void usage(FILE *f)
           "  --bool-mask P       boolean mask: random, banded, empty-middle, sparse; --mask-broadcast b|h|bh\n"
           "  --sinks P           a sink logit per head: normal, dominant, vanishing\n"
           "  --descale P         fp32 descales of q, k, v per (batch, kv head): normal, tiny, huge\n"
+          "backward pass (docs/backward.md):\n"
+          "  --grad P            also write dO (member do, o's shape and dtype, stream 13 of the seed):\n"
+          "                      normal[:SIGMA], zero-rows, huge, tiny, zeros, cancel (dP - D cancels)\n"
           "serving layouts (docs/layouts.md; instead of --batch, --t, --tq, --tk):\n"
           "  --seqlens-q L,L,..  query length of each sequence (0 allowed): a varlen batch\n"
           "  --seqlens-k L,L,..  key length of each sequence (varlen; default: the query lengths)\n"
@@ -72,7 +76,7 @@ enum {
   O_OUT = 256, O_EXAMPLE, O_DTYPE, O_MASK, O_BATCH, O_HEADS, O_KVHEADS, O_T, O_TQ, O_TK, O_DK, O_DV,
   O_SCALE, O_SEED, O_CASEINDEX, O_DIST, O_MEAN, O_SIGMA, O_LO, O_HI, O_LAYOUT, O_PAD, O_MEMCAP,
   O_WINDOW, O_WALIGN, O_SOFTCAP, O_ALIBI, O_ALIBI_PB, O_BIAS, O_BIAS_DTYPE, O_BIAS_BC, O_BMASK, O_MASK_BC,
-  O_SINKS, O_DESCALE, O_DTYPES, O_SEQQ, O_SEQK, O_CACHE, O_PAGESZ, O_SPARE, O_SHARED, O_SHUFFLE, O_XCOLS, O_HELP
+  O_SINKS, O_DESCALE, O_DTYPES, O_SEQQ, O_SEQK, O_CACHE, O_PAGESZ, O_SPARE, O_SHARED, O_SHUFFLE, O_XCOLS, O_GRAD, O_HELP
 };
 
 static const struct option opts[] = {
@@ -99,6 +103,7 @@ static const struct option opts[] = {
   {"cache-seqlens", required_argument, 0, O_CACHE}, {"page-size", required_argument, 0, O_PAGESZ},
   {"spare-pages", required_argument, 0, O_SPARE}, {"shared-pages", required_argument, 0, O_SHARED},
   {"shuffle-pages", no_argument, 0, O_SHUFFLE}, {"extra-cols", required_argument, 0, O_XCOLS},
+  {"grad", required_argument, 0, O_GRAD},
   {"help", no_argument, 0, O_HELP},
   {0, 0, 0, 0},
 };
@@ -236,7 +241,7 @@ typedef struct {
 } lay_opts;
 
 typedef struct {
-  const char *out, *example, *layout, *dist_name, *scale_s;
+  const char *out, *example, *layout, *dist_name, *scale_s, *grad;
   lay_opts lay;
   ac_vspec variants;
   ac_dtype dtype;
@@ -260,6 +265,7 @@ static int gen_option(gen_opts *o, int ch, const char *a)
   case O_OUT: o->out = a; return 0;
   case O_EXAMPLE: o->example = a; return 0;
   case O_LAYOUT: o->layout = a; return 0;
+  case O_GRAD: o->grad = a; return 0;
   case O_PAD: return ac_parse_i64(a, &o->pad) || o->pad < 0 || o->pad > (1 << 20);
   case O_MEMCAP: {
     uint64_t cap;
@@ -529,6 +535,10 @@ int ac_cmd_gen(int argc, char **argv)
   ac_err e;
   const ac_problem *p = &c.p;
   rc = AC_EXIT_OK;
+  if (o.grad && ac_dout_generate(&c, o.grad, o.seed, &e) != 0) {
+    ac_case_free(&c);
+    return ac_cmd_usage_error("gen", "--grad: %s", e.msg);
+  }
   if (ac_case_write(&c, o.out, &e) != 0) {
     ac_cmd_error("gen", "%s", e.msg);
     rc = AC_EXIT_USAGE;
@@ -545,6 +555,7 @@ int ac_cmd_gen(int argc, char **argv)
       printf("  layout %s: %lld sequences, %lld query tokens, %s %lld\n", p->f.used & AC_FEAT_PAGED ? "paged" : "varlen",
              (long long)p->l.nseq, (long long)p->tq, p->f.used & AC_FEAT_PAGED ? "pages" : "keys",
              (long long)(p->f.used & AC_FEAT_PAGED ? p->l.num_pages : p->tk));
+    if (c.dout) printf("  dO: %s\n", o.grad);
   }
   ac_case_free(&c);
   return rc;

@@ -185,6 +185,12 @@ static void show(const char *path, const ac_case *c)
   } else {
     printf("  o    absent\n");
   }
+  if (c->dout) {   /* dO for the backward (docs/backward.md): shown only when the case has one */
+    snprintf(sh, sizeof sh, "[%lld,%lld,%lld,%lld]", (long long)p->batch, (long long)p->heads, (long long)p->tq,
+             (long long)p->dv);
+    tally(&s, ac_tensor_dtype(p, 'o'), c->dout, (int64_t)(ac_case_bytes(c, 'o') / ES('o')));
+    print_stats("do", sh, &s);
+  }
 #undef ES
   if (c->has_lse) {
     snprintf(sh, sizeof sh, "[%lld,%lld,%lld]", (long long)p->batch, (long long)p->heads, (long long)p->tq);

@@ -9,6 +9,7 @@
 #include "report.h"
 #include "suite.h"
 #include "suite_html.h"
+#include "grad_judge.h"
 #include "tap.h"
 
 static void usage(FILE *f)
@@ -18,7 +19,9 @@ static void usage(FILE *f)
              "Runs the fixed deterministic suite on kernel K: FlashAttention's and PyTorch's shape grid, every\n"
              "mask, tq != tk both ways, GQA/MQA, dv != dk, strided layouts, adversarial values, metamorphic\n"
              "variants and the worked examples, in every dtype (those K does not support are SKIP). Oracle\n"
-             "results are cached by case hash ($ATTNCHECK_CACHE), so several kernels share them.\n\n"
+             "results are cached by case hash ($ATTNCHECK_CACHE), so several kernels share them. A kernel\n"
+             "that declares a backward (ATTNCHECK_CAP_BACKWARD) also gets the backward cases (DTYPE-grad-...,\n"
+             "after the others, in --list too; judged as check --grad, docs/backward.md).\n\n"
              "  --kernel K           kernel to run (repeatable; see attncheck check)\n"
              "  --suite ci|full      ci (default) or the full grid\n"
              "  --tap FILE           TAP report ('-' for standard output)\n"
@@ -125,6 +128,12 @@ static int suite_list(const suite_opts *o)
     ac_suite_describe(o->kind, x, name, sizeof name, &cdt);
     if (o->dtypes >> cdt & 1u) printf("%s\n", name);
   }
+  for (int64_t x = 0; x < ac_suite_grad_count(o->kind); x++) {
+    char name[128];
+    ac_dtype cdt = AC_F32;
+    ac_suite_grad_describe(x, name, sizeof name, &cdt);
+    if (o->dtypes >> cdt & 1u) printf("%s\n", name);
+  }
   return AC_EXIT_OK;
 }
 
@@ -137,6 +146,11 @@ static int check_case_names(const suite_opts *o)
     for (int64_t y = 0; y < ncase && !found; y++) {
       char name[128];
       ac_suite_describe(o->kind, y, name, sizeof name, NULL);
+      found = !strcmp(name, o->only[x]);
+    }
+    for (int64_t y = 0; y < ac_suite_grad_count(o->kind) && !found; y++) {
+      char name[128];
+      ac_suite_grad_describe(y, name, sizeof name, NULL);
       found = !strcmp(name, o->only[x]);
     }
     if (!found)
@@ -273,6 +287,77 @@ static int suite_case(suite_run *r, int64_t x, const char *user_rows, int user_r
   return 1;
 }
 
+static ac_status grad_status(const char *st)
+{
+  return !strcmp(st, "PASS") ? AC_STATUS_PASS : !strcmp(st, "FAIL") ? AC_STATUS_FAIL
+       : !strcmp(st, "SKIP") ? AC_STATUS_SKIP : AC_STATUS_ERROR;
+}
+
+/* Backward case x on every kernel that declares a backward and has not stopped (grad_judge.h). */
+static void suite_grad_case(suite_run *r, int64_t x)
+{
+  suite_opts *o = r->o;
+  char name[128];
+  ac_dtype cdt = AC_F32;
+  ac_suite_grad_describe(x, name, sizeof name, &cdt);
+  if (!wanted(o, name, cdt)) return;
+  ac_suite_case sc;
+  ac_err e;
+  int made = 0;
+  ac_grad_opts go;
+  ac_grad_opts_init(&go);
+  for (int ki = 0; ki < r->ks->n; ki++) {
+    const ac_kernel *k = r->ks->k[ki];
+    if (r->stopped[ki] || !ac_kernel_backward(k)) continue;
+    if (!made && ac_suite_grad_make(x, &sc, &e) < 0) {
+      ac_cmd_error("suite", "case %s: %s", name, e.msg);
+      r->ex.any_error = 1;
+      return;
+    }
+    made = 1;
+    double t0 = ac_now();
+    ac_grad_run_result run;
+    ac_grad_judgement j;
+    const ac_precision *cls = NULL;
+    const char *st = "ERROR";
+    if (ac_grad_check(k, &sc.c, o->a.j.precision_override, &go, &o->a.j.run, &run, &j, &cls, &e) == 0)
+      st = ac_grad_status(&run, &j);
+    else snprintf(run.msg, sizeof run.msg, "%s", e.msg), run.status = AC_RUN_HARNESS_ERROR;
+    double dt = ac_now() - t0;
+    ac_status s = grad_status(st);
+    r->counts[ki][s]++;
+    r->ksec[ki] += dt;
+    if (s == AC_STATUS_FAIL) r->ex.any_fail = 1;
+    if (s == AC_STATUS_ERROR) r->ex.any_error = 1;
+    char repro[5400], kabs[4096], qk[4200];
+    const char *kspec = ac_kernel_spec_absolute(r->ks->spec[r->ks->spec_of[ki]], kabs, sizeof kabs);
+    snprintf(repro, sizeof repro, "attncheck suite --kernel %s%s --case %s", ac_shquote(kspec, qk, sizeof qk) ? qk : kspec,
+             o->a.repro_opts, name);
+    char *line = NULL, *detail = NULL;
+    size_t ll = 0, dl = 0;
+    FILE *lf = open_memstream(&line, &ll), *df = open_memstream(&detail, &dl);
+    ac_grad_line(lf, k->name, name, &run, &j, cls, cdt);
+    if (s == AC_STATUS_FAIL) ac_grad_detail(df, &run, &j, repro);
+    fclose(lf);
+    fclose(df);
+    if (!o->quiet || (s != AC_STATUS_PASS && s != AC_STATUS_SKIP)) {
+      fputs(line, r->out);
+      fputs(detail, r->out);
+      fflush(r->out);
+    }
+    if (ll && line[ll - 1] == '\n') line[ll - 1] = 0;
+    char tname[300];
+    if (r->ks->n > 1) snprintf(tname, sizeof tname, "%s %s", k->name, name);
+    else snprintf(tname, sizeof tname, "%s", name);
+    ac_test_log_add(&r->log, tname, s, line, s == AC_STATUS_SKIP ? run.msg : detail, dt);
+    free(line);
+    free(detail);
+    ac_grad_run_result_free(&run);
+    if (o->stop && s == AC_STATUS_FAIL) r->stopped[ki] = 1;
+  }
+  if (made) ac_suite_case_free(&sc);
+}
+
 /* The summary line of each kernel, then the TAP, JUnit and HTML reports. */
 static void suite_finish(suite_run *r)
 {
@@ -334,6 +419,7 @@ int ac_cmd_suite(int argc, char **argv)
   int64_t ncase = ac_suite_count(o.kind);
   for (int64_t x = 0; x < ncase && suite_case(&r, x, user_rows, user_repeat); x++) {
   }
+  for (int64_t x = 0; x < ac_suite_grad_count(o.kind); x++) suite_grad_case(&r, x);
   suite_finish(&r);
   ac_suite_cells_free(&r.cells);
   ac_test_log_free(&r.log);

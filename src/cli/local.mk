@@ -2,6 +2,7 @@
 bin_PROGRAMS += attncheck
 attncheck_SOURCES = src/cli/main.c src/cli/commands.h \
 	src/cli/cmd_gen.c src/cli/cmd_info.c src/cli/cmd_oracle.c src/cli/cmd_explain.c src/cli/explain_variants.c src/cli/explain_variants.h \
+	src/cli/explain_grad.c src/cli/explain_grad.h \
 	src/cli/cmd_list.c \
 	src/cli/cmd_check.c src/cli/cmd_suite.c src/cli/cmd_compare.c src/cli/cmd_fuzz.c src/cli/cmd_replay.c \
 	src/cli/cmd_merge.c src/cli/cmd_report.c src/cli/suite_html.c src/cli/suite_html.h

@@ -152,11 +152,13 @@ void ac_case_free(ac_case *c)
   free(c->v);
   free(c->o);
   free(c->lse);
+  free(c->dout);
   free(c->params_json);
   ac_features_free(c);
   ac_layout_free(c);
   c->q = c->k = c->v = c->o = NULL;
   c->lse = NULL;
+  c->dout = NULL;
   c->params_json = NULL;
   c->has_o = c->has_lse = 0;
 }
@@ -179,6 +181,7 @@ int ac_case_copy(ac_case *dst, const ac_case *src, ac_err *e)
   dst->v = dup_bytes(src->v, ac_case_bytes(src, 'v'));
   dst->o = src->has_o ? dup_bytes(src->o, ac_case_bytes(src, 'o')) : NULL;
   dst->lse = src->has_lse ? dup_bytes(src->lse, (size_t)s.rows * sizeof(float)) : NULL;
+  dst->dout = dup_bytes(src->dout, ac_case_bytes(src, 'o'));
   dst->params_json = src->params_json ? ac_xstrdup(src->params_json) : NULL;
   ac_features_copy(dst, src);
   ac_layout_copy(dst, src);
@@ -270,7 +273,7 @@ static json_object *stride_array(const int64_t st[4])
 
 static int reserved(const char *name)
 {
-  static const char *const r[] = {"q", "k", "v", "o", "lse", "meta.json"};
+  static const char *const r[] = {"q", "k", "v", "o", "lse", "do", "meta.json"};
   for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
     if (!strcmp(name, r[i])) return 1;
   return ac_variants_member_name(name) || ac_layout_member_name(name);
@@ -344,6 +347,7 @@ int ac_case_write_ex(const ac_case *c, const char *path, const ac_npz_member *ex
       ac_npz_add_array(w, "v", DESCR('v'), 4, vs, c->v, ac_case_bytes(c, 'v'), e) != 0)
     goto abort;
   if (c->has_o && ac_npz_add_array(w, "o", DESCR('o'), 4, os, c->o, ac_case_bytes(c, 'o'), e) != 0) goto abort;
+  if (c->dout && ac_npz_add_array(w, "do", DESCR('o'), 4, os, c->dout, ac_case_bytes(c, 'o'), e) != 0) goto abort;
 #undef DESCR
   if (c->has_lse && ac_npz_add_array(w, "lse", "<f4", 3, os, c->lse, (size_t)s.rows * 4, e) != 0) goto abort;
   if (ac_variants_members_write(w, c, e) != 0 || ac_layout_members_write(w, c, e) != 0) goto abort;
@@ -429,7 +433,8 @@ static int read_from(ac_case *c, ac_npz *z, ac_err *e)
   if (check_member(z, "q", DESCR('q'), 4, qs, FIELD("q"), e) != 0 || check_member(z, "k", DESCR('k'), 4, ks, FIELD("k"), e) != 0 ||
       check_member(z, "v", DESCR('v'), 4, vs, FIELD("v"), e) != 0 ||
       (c->has_o && check_member(z, "o", DESCR('o'), 4, os, FIELD("o"), e) != 0) ||
-      (c->has_lse && check_member(z, "lse", "<f4", 3, os, "lse", e) != 0))
+      (c->has_lse && check_member(z, "lse", "<f4", 3, os, "lse", e) != 0) ||
+      (ac_npz_has(z, "do") && check_member(z, "do", DESCR('o'), 4, os, FIELD("o"), e) != 0))
     goto fail;
 #undef DESCR
 #undef FIELD
@@ -444,6 +449,10 @@ static int read_from(ac_case *c, ac_npz *z, ac_err *e)
   if (c->has_o) {
     c->o = ac_xmalloc(ob);
     if (ac_npz_read_into(z, "o", c->o, ob, e) != 0) goto fail;
+  }
+  if (ac_npz_has(z, "do")) {
+    c->dout = ac_xmalloc(ob);
+    if (ac_npz_read_into(z, "do", c->dout, ob, e) != 0) goto fail;
   }
   if (c->has_lse) {
     c->lse = ac_xmalloc((size_t)s.rows * sizeof(float));

@@ -2,7 +2,7 @@
  * File format (DESIGN.md "Files a user touches"): an uncompressed zip of .npy members
  * q [B,H,tq,dk], k [B,KVH,tk,dk], v [B,KVH,tk,dv] (dense, C order) and meta.json
  * (schema 1: shape, strides, mask, dtype name, scale "default" or hex-float string,
- * seed, generator, params, tool version). bf16 is stored as <u2, fp8 as |u1 bit patterns. */
+ * seed, generator, params, tool version); optional do [B,H,tq,dv] (dO, o's dtype) for the backward. bf16 is stored as <u2, fp8 as |u1 bit patterns. */
 #ifndef AC_CASEFILE_H
 #define AC_CASEFILE_H
 #include <stdint.h>
@@ -20,6 +20,8 @@ typedef struct {
   int has_o, has_lse;       /* optional kernel outputs stored in the file */
   void *o;                  /* dense [B,H,tq,dv] in o's dtype, when has_o */
   float *lse;               /* [B,H,tq], when has_lse */
+  void *dout;               /* dO, the upstream gradient of o (member "do", docs/backward.md): dense
+                               [B,H,tq,dv] in o's dtype, NULL when the case has none */
   /* Variant inputs (p.f.used; docs/variants.md), NULL when unused. Dense, C order. */
   void *bias;               /* [f.bias_b][f.bias_h][tq][tk] in f.bias_dtype */
   uint8_t *bool_mask;       /* [f.mask_b][f.mask_h][tq][tk], 1 = visible */

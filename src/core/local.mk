@@ -10,6 +10,7 @@ src_core_libac_core_a_SOURCES = \
 	src/core/problem.c src/core/problem.h \
 	src/core/npz.c src/core/npz.h \
 	src/core/casefile.c src/core/casefile.h src/core/casemeta.c \
+	src/core/dout.c src/core/dout.h \
 	src/core/casefile_variants.c src/core/casefile_variants.h \
 	src/core/layout.c src/core/layout.h src/core/layout_build.c \
 	src/core/casefile_layout.c src/core/casefile_layout.h \

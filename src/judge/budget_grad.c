@@ -1,0 +1,240 @@
+/* budget_grad.c: W and E per element of dQ, dK, dV (docs/backward.md "Budgets").
+ *
+ * Model. A backward kernel of a precision class computes, per query row i (exact values
+ * unprimed, the kernel's primed, c the scale):
+ *   s'_j  = the forward's score (errors as the forward: δ_j <= γ(d_k, u_qk)|c|Z_j + u_s|s_j| + η_s,
+ *           Z_j = Σ_t|q_t k_jt|, η_s = (|c| d_k + 2) η_qk);
+ *   P'_j  either e^{s'_j - L'} with L' the exact LSE rounded to binary32 (FlashAttention-2:
+ *           |L' - L| <= u_32 |L|, the subtraction u_s|s_j - L|, the exp u_e), or materialized as
+ *           e^{s'_j - m'} / Σ_k e^{s'_k - m'} (the sum's relative error <= Δ + γ(T + 1, u_a), Δ =
+ *           max_k δ_k, the division u_s). With ε_j the larger of the two relative exponent errors
+ *           plus δ_j + u_e, |P'_j - P_j| <= P_j expm1(ε_j) =: π_j (exact: |e^x - 1| <= expm1|x|).
+ *   dP'_j = dO_i·V_j: |dP'_j - dP_j| <= γ(d_v, u_a) A_j =: α_j, A_j = Σ_t|dO_t V_jt|.
+ *   D'    either dO_i·O' with O' the exact O rounded to o's dtype (|O'_t - O_t| <= u_o|O_t|):
+ *           |D' - D| <= (u_o + γ(d_v, u_a)(1 + u_o)) B, B = Σ_t|dO_t O_t|; or Σ_j P'_j dP'_j:
+ *           <= Σ_j (π_j |dP_j| + (P_j + π_j) α_j) + γ(T, u_a) Σ_j (P_j + π_j)(|dP_j| + α_j).
+ *           β is the larger of the two (the class does not say which a kernel uses).
+ *   dS'_j = P'_j (dP'_j - D') with a rounding for the subtraction and the product (u_a each)
+ *           and, for the classes that store P before P·V (u_p > 0: fp16/bf16), one more for dS
+ *           and P rounded to the input dtype before the products with dO, Q and K:
+ *           |dS'_j - dS_j| <= (1 + ρ)(π_j (|dP_j - D| + α_j + β) + P_j (α_j + β)) + ρ|dS_j| =: σ_j,
+ *           ρ = (1 + u_a)²(1 + u_p) - 1; the P entering dV: |P~_j - P_j| <= π_j(1 + u_p) + u_p P_j =: τ_j.
+ *   dQ_i  = c Σ_j dS'_j K_j over the visible keys (T terms, the scale in binary32: T + 2 roundings
+ *           of u_a in any order): |dQ'_it - dQ_it| <= |c| Σ_j σ_j|K_jt| + γ(T + 2, u_a)|c| Σ_j (|dS_j| + σ_j)|K_jt|;
+ *   dK_j  = c Σ_i dS'_ij Q_i over every row i of every query head of the group that sees key j
+ *           (N_j terms): the same with Q_it and γ(N_j + 2, u_a), for ANY order of the sum (query
+ *           tiles, heads of the group, split accumulators: every order of n terms is within
+ *           γ(n - 1) Σ|terms|);
+ *   dV_j  = Σ_i P~_ij dO_i: Σ_i τ_ij |dO_it| + γ(N_j, u_a) Σ_i (P_ij + τ_ij)|dO_it|.
+ * Truncating accumulation (acc_trunc) doubles u_a in the γ's. E uses the typical γ_e
+ * (4√n u, capped by γ_w) in place of γ_w everywhere; every E term is at most its W term.
+ * The terms are recomputed in binary64 from the stored inputs (P, dP, D, A, B, Z relative
+ * errors ~1e-15, far inside AC_BUDGET_MARGIN, which the judge applies with the output's ½ ulp
+ * and the oracle's own error bound). */
+#include "config.h"
+#include "budget_grad.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "budget.h"
+#include "variants.h"
+
+#define U32 0x1p-24
+
+typedef struct {
+  const ac_precision *cl;
+  const ac_case *c;
+  double cs;                 /* |scale| */
+  double u_o;                /* unit roundoff of o's dtype (O' in D' = dO·O') */
+  double *s, *P, *dP, *A, *Z, *pi[2], *sg[2], *ta[2];   /* per key of the row; [0] W, [1] E */
+  double *q, *dO, *o;
+} gb_ws;
+
+static double gam(double n, int typ, double u, int trunc)
+{
+  return typ ? ac_gamma_e(n, u, trunc) : ac_gamma_w(n, u, trunc);
+}
+
+/* The exact-ish (binary64) forward terms of row (b, h, i) over keys [0, tk): s, P, dP, A, Z;
+ * returns the number of visible keys, *L the LSE, *D and *B. */
+static int64_t row_terms(gb_ws *w, int64_t b, int64_t h, int64_t i, double *L, double *D, double *B)
+{
+  const ac_case *c = w->c;
+  const ac_problem *p = &c->p;
+  const int64_t kvh = h / (p->heads / p->kv_heads);
+  const double sc = ac_problem_scale(p);
+  for (int64_t t = 0; t < p->dk; t++) w->q[t] = ac_load(p->dtype, c->q, ac_qidx(p, b, h, i, t));
+  for (int64_t e = 0; e < p->dv; e++) w->dO[e] = ac_load(ac_tensor_dtype(p, 'o'), c->dout, ac_oidx(p, b, h, i, e));
+  double m = (p->f.used & AC_FEAT_SINKS) ? c->sinks[h] : -INFINITY;
+  int64_t T = 0;
+  for (int64_t j = 0; j < p->tk; j++) {
+    double d = 0, z = 0;
+    for (int64_t t = 0; t < p->dk; t++) {
+      double kt = ac_load(p->dtype, c->k, ac_kidx(p, b, kvh, j, t));
+      d += w->q[t] * kt;
+      z += fabs(w->q[t] * kt);
+    }
+    w->s[j] = ac_features_score_f64(c, b, h, i, j, sc * d);
+    w->Z[j] = z;
+    if (w->s[j] > -INFINITY) T++;
+    if (w->s[j] > m) m = w->s[j];
+  }
+  double sum = (p->f.used & AC_FEAT_SINKS) && m > -INFINITY ? exp(c->sinks[h] - m) : 0;
+  for (int64_t j = 0; j < p->tk; j++) sum += w->s[j] > -INFINITY ? exp(w->s[j] - m) : 0;
+  *L = m > -INFINITY ? m + log(sum) : -INFINITY;
+  *D = 0;
+  *B = 0;
+  double *o = w->o;
+  memset(o, 0, (size_t)p->dv * sizeof *o);
+  for (int64_t j = 0; j < p->tk; j++) {
+    w->P[j] = w->s[j] > -INFINITY ? exp(w->s[j] - *L) : 0;
+    double dp = 0, a = 0;
+    for (int64_t e = 0; e < p->dv; e++) {
+      double v = ac_load(p->dtype, c->v, ac_vidx(p, b, kvh, j, e));
+      dp += w->dO[e] * v;
+      a += fabs(w->dO[e] * v);
+      o[e] += w->P[j] * v;
+    }
+    w->dP[j] = dp, w->A[j] = a;
+    *D += w->P[j] * dp;
+  }
+  for (int64_t e = 0; e < p->dv; e++) *B += fabs(w->dO[e] * o[e]);
+  return T;
+}
+
+/* π, σ, τ of every visible key of the row for W (typ 0) or E (typ 1). */
+static void row_errors(gb_ws *w, int typ, int64_t T, double L, double D, double B)
+{
+  const ac_precision *cl = w->cl;
+  const ac_problem *p = &w->c->p;
+  const int tr = cl->acc_trunc;
+  const double ua = cl->u_a, up = cl->u_p;
+  const double gqk = gam((double)p->dk, typ, cl->u_qk, cl->qk_trunc);
+  const double eta_s = (w->cs * (double)p->dk + 2) * cl->eta_qk, gdv = gam((double)p->dv, typ, ua, tr);
+  double Dmax = 0;
+  for (int64_t j = 0; j < p->tk; j++)
+    if (w->P[j] > 0 || w->s[j] > -INFINITY) {
+      double dj = gqk * w->cs * w->Z[j] + cl->u_s * fabs(w->s[j]) + eta_s;
+      if (dj > Dmax) Dmax = dj;
+    }
+  const double lam_f = U32 * fabs(L), lam_n = Dmax + gam((double)T + 1, typ, ua, tr) + cl->u_s;
+  double dn = 0, pa = 0;
+  for (int64_t j = 0; j < p->tk; j++) {
+    if (!(w->s[j] > -INFINITY)) {
+      w->pi[typ][j] = w->sg[typ][j] = w->ta[typ][j] = 0;
+      continue;
+    }
+    double dj = gqk * w->cs * w->Z[j] + cl->u_s * fabs(w->s[j]) + eta_s;
+    double ej = dj + cl->u_e + (lam_f + cl->u_s * fabs(w->s[j] - L) > lam_n ? lam_f + cl->u_s * fabs(w->s[j] - L) : lam_n);
+    double pij = w->P[j] * expm1(ej), aj = gdv * w->A[j];
+    w->pi[typ][j] = pij;
+    dn += pij * fabs(w->dP[j]) + (w->P[j] + pij) * aj;
+    pa += (w->P[j] + pij) * (fabs(w->dP[j]) + aj);
+  }
+  const double beta_f = (w->u_o + gdv * (1 + w->u_o)) * B;
+  const double beta_n = dn + gam((double)T, typ, ua, tr) * pa;
+  const double beta = beta_f > beta_n ? beta_f : beta_n;
+  const double rho = (1 + ua) * (1 + ua) * (1 + up) - 1;
+  for (int64_t j = 0; j < p->tk; j++) {
+    if (!(w->s[j] > -INFINITY)) continue;
+    double aj = gdv * w->A[j], pij = w->pi[typ][j], dS = w->P[j] * (w->dP[j] - D);
+    w->sg[typ][j] = (1 + rho) * (pij * (fabs(w->dP[j] - D) + aj + beta) + w->P[j] * (aj + beta)) + rho * fabs(dS);
+    w->ta[typ][j] = pij * (1 + up) + up * w->P[j];
+  }
+}
+
+/* Row (b, h, i): its dQ terms, and its share of the dK and dV sums (s1: the error terms, s2:
+ * the magnitudes the γ multiplies, n: terms per key) of kv head kvh. */
+static void row_budget(gb_ws *w, ac_grad_budget *bg, double *s1[2][2], double *s2[2][2], int64_t *nk, int64_t b, int64_t h,
+                       int64_t i)
+{
+  const ac_case *c = w->c;
+  const ac_problem *p = &c->p;
+  const int64_t kvh = h / (p->heads / p->kv_heads);
+  double L, D, B;
+  int64_t T = row_terms(w, b, h, i, &L, &D, &B);
+  for (int typ = 0; typ < 2; typ++) row_errors(w, typ, T, L, D, B);
+  for (int typ = 0; typ < 2; typ++) {
+    double g = gam((double)T + 2, typ, w->cl->u_a, w->cl->acc_trunc);
+    for (int64_t t = 0; t < p->dk; t++) {
+      double a = 0, m = 0;
+      for (int64_t j = 0; j < p->tk; j++) {
+        if (!(w->s[j] > -INFINITY)) continue;
+        double kt = fabs(ac_load(p->dtype, c->k, ac_kidx(p, b, kvh, j, t))), dS = fabs(w->P[j] * (w->dP[j] - D));
+        a += w->sg[typ][j] * kt;
+        m += (dS + w->sg[typ][j]) * kt;
+      }
+      (typ ? bg->e : bg->w)[0][ac_qidx(p, b, h, i, t)] = w->cs * (a + g * m);
+    }
+  }
+  for (int64_t j = 0; j < p->tk; j++) {
+    if (!(w->s[j] > -INFINITY)) continue;
+    const int64_t kx = (int64_t)ac_kidx(p, b, kvh, j, 0), vx = (int64_t)ac_vidx(p, b, kvh, j, 0);
+    nk[(b * p->kv_heads + kvh) * p->tk + j]++;
+    double dS = fabs(w->P[j] * (w->dP[j] - D));
+    for (int typ = 0; typ < 2; typ++) {
+      for (int64_t t = 0; t < p->dk; t++) {
+        s1[typ][0][kx + t] += w->sg[typ][j] * fabs(w->q[t]);
+        s2[typ][0][kx + t] += (dS + w->sg[typ][j]) * fabs(w->q[t]);
+      }
+      for (int64_t e = 0; e < p->dv; e++) {
+        s1[typ][1][vx + e] += w->ta[typ][j] * fabs(w->dO[e]);
+        s2[typ][1][vx + e] += (w->P[j] + w->ta[typ][j]) * fabs(w->dO[e]);
+      }
+    }
+  }
+}
+
+int ac_grad_budget_compute(const ac_precision *cls, const ac_case *c, ac_grad_budget *bg, ac_err *e)
+{
+  memset(bg, 0, sizeof *bg);
+  if (!c->dout) return ac_err_set(e, "the case has no dO (member do; attncheck gen --grad)");
+  const ac_problem *p = &c->p;
+  ac_counts cn;
+  if (ac_problem_counts(p, &cn, e)) return -1;
+  const int64_t cnt[3] = {cn.q, cn.k, cn.v}, tk = p->tk;
+  for (int t = 0; t < 3; t++) {
+    bg->count[t] = cnt[t];
+    bg->w[t] = ac_xcalloc((size_t)cnt[t] + 1, sizeof(double));
+    bg->e[t] = ac_xcalloc((size_t)cnt[t] + 1, sizeof(double));
+  }
+  gb_ws w = {.cl = cls, .c = c, .cs = fabs(ac_problem_scale(p)), .u_o = ac_dtype_get(ac_tensor_dtype(p, 'o'))->u};
+  double *buf = ac_xcalloc((size_t)(11 * tk + p->dk + 2 * p->dv + 1), sizeof(double));
+  double **slots[] = {&w.s, &w.P, &w.dP, &w.A, &w.Z, &w.pi[0], &w.pi[1], &w.sg[0], &w.sg[1], &w.ta[0], &w.ta[1]};
+  for (size_t k = 0; k < sizeof slots / sizeof slots[0]; k++) *slots[k] = buf + (int64_t)k * tk;
+  w.q = buf + 11 * tk, w.dO = w.q + p->dk, w.o = w.dO + p->dv;
+  double *s1[2][2], *s2[2][2];
+  for (int typ = 0; typ < 2; typ++)
+    for (int x = 0; x < 2; x++) {
+      s1[typ][x] = ac_xcalloc((size_t)cnt[1 + x] + 1, sizeof(double));
+      s2[typ][x] = ac_xcalloc((size_t)cnt[1 + x] + 1, sizeof(double));
+    }
+  int64_t *nk = ac_xcalloc((size_t)(p->batch * p->kv_heads * tk) + 1, sizeof *nk);
+  for (int64_t b = 0; b < p->batch; b++)
+    for (int64_t h = 0; h < p->heads; h++)
+      for (int64_t i = 0; i < p->tq; i++) row_budget(&w, bg, s1, s2, nk, b, h, i);
+  for (int x = 0; x < 2; x++) {
+    const int64_t d = x ? p->dv : p->dk;
+    for (int64_t k = 0; k < cnt[1 + x]; k++) {
+      const double n = (double)nk[k / d] + (x ? 0 : 2), cs = x ? 1 : w.cs;
+      for (int typ = 0; typ < 2; typ++) {
+        double g = gam(n, typ, cls->u_a, cls->acc_trunc);
+        (typ ? bg->e : bg->w)[1 + x][k] = cs * (s1[typ][x][k] + g * s2[typ][x][k]);
+      }
+    }
+  }
+  for (int typ = 0; typ < 2; typ++)
+    for (int x = 0; x < 2; x++) free(s1[typ][x]), free(s2[typ][x]);
+  free(nk);
+  free(buf);
+  return 0;
+}
+
+void ac_grad_budget_free(ac_grad_budget *b)
+{
+  for (int t = 0; t < 3; t++) {
+    free(b->w[t]);
+    free(b->e[t]);
+    b->w[t] = b->e[t] = NULL;
+  }
+}

@@ -1,0 +1,22 @@
+/* budget_grad.h: per-element budgets of the backward pass (docs/backward.md "Budgets"): W, the
+ * worst case of a precision class, and E, the typical estimate, for every element of dQ, dK
+ * and dV of a case, from a binary64 recomputation of the backward's terms (P, dP, D, dS). */
+#ifndef AC_BUDGET_GRAD_H
+#define AC_BUDGET_GRAD_H
+#include "casefile.h"
+#include "precision.h"
+
+/* The budget terms (before the margin, the output's ½ ulp and the oracle's error) of every
+ * element: dq [B,H,tq,dk], dk [B,KVH,tk,dk], dv [B,KVH,tk,dv], dense, as W (worst) and E
+ * (typical); NaN where the binary64 recomputation meets a non-finite input. */
+typedef struct {
+  double *w[3], *e[3];
+  int64_t count[3];
+} ac_grad_budget;
+
+/* c must carry dO (c->dout); plain attention with masks, GQA, windows, boolean masks, ALiBi,
+ * bias and sinks. -1 with a message when c has no dO. */
+int ac_grad_budget_compute(const ac_precision *cls, const ac_case *c, ac_grad_budget *b, ac_err *e);
+void ac_grad_budget_free(ac_grad_budget *b);
+
+#endif

@@ -1,0 +1,110 @@
+/* grad_judge.c: a kernel's backward against the exact backward oracle (grad_judge.h). */
+#include "config.h"
+#include "grad_judge.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "budget.h"
+
+const char *ac_grad_tensor_name(int t)
+{
+  static const char *const n[] = {"dq", "dk", "dv"};
+  return t >= 0 && t < 3 ? n[t] : "?";
+}
+
+int ac_grad_forward_inputs(const ac_case *c, void **o, float **lse, ac_err *e)
+{
+  ac_oracle_opts oo;
+  ac_oracle_opts_init(&oo);
+  oo.threads = 1;
+  ac_oracle_result r;
+  if (ac_oracle_run(c, &oo, &r, e)) return -1;
+  const ac_problem *p = &c->p;
+  const ac_dtype od = ac_tensor_dtype(p, 'o');
+  *o = ac_xmalloc((size_t)(r.nrows * p->dv) * ac_dtype_size(od) + 1);
+  *lse = ac_xmalloc((size_t)r.nrows * sizeof(float) + 1);
+  for (int64_t x = 0; x < r.nrows; x++) {
+    for (int64_t t = 0; t < p->dv; t++)
+      ac_store_bits(od, *o, (size_t)(x * p->dv + t), r.o_round[od][ac_oracle_slot(&r, x) * p->dv + t]);
+    (*lse)[x] = r.rows[x].lse_f32;
+  }
+  ac_oracle_result_free(&r);
+  return 0;
+}
+
+/* One element: exact el, kernel bits, budget terms w and e (before the margin). */
+static void judge_elem(ac_grad_tjudge *tj, ac_dtype dt, const ac_grad_elem *el, uint64_t bits, double w, double e,
+                       int64_t x, int64_t t)
+{
+  double got = ac_decode(dt, bits), ratio, ratio_e;
+  double W = AC_BUDGET_MARGIN * w + 0.5 * ac_ulp(dt, fabs(el->g) + w) + el->g_err;
+  double E = AC_BUDGET_MARGIN * e + 0.5 * ac_ulp(dt, fabs(el->g) + e) + el->g_err;
+  tj->checked++;
+  if (el->accept != AC_ACCEPT_VALUE) {
+    tj->undefined++;
+    int ok = (isnan(got) && (el->accept & AC_ACCEPT_NAN)) || (got == INFINITY && (el->accept & AC_ACCEPT_PINF)) ||
+             (got == -INFINITY && (el->accept & AC_ACCEPT_NINF));
+    ratio = ratio_e = ok ? 0 : INFINITY;
+  } else if (!isfinite(got) || !(W >= 0)) {
+    ratio = ratio_e = INFINITY;
+  } else {
+    double err = fabs(got - el->g);
+    ratio = W > 0 ? err / W : err > 0 ? INFINITY : 0;
+    ratio_e = E > 0 ? err / E : err > 0 ? INFINITY : 0;
+  }
+  if (ratio > 1) tj->failed++;
+  if (ratio > tj->worst) {
+    tj->worst = ratio, tj->worst_e = ratio_e, tj->worst_x = x, tj->worst_t = t;
+    tj->got = got, tj->want = el->g, tj->W = W, tj->E = E;
+  }
+}
+
+void ac_grad_judge(const ac_grad_budget *bg, const ac_grad_result *ex, const ac_grad_run_result *run, ac_grad_judgement *j)
+{
+  memset(j, 0, sizeof *j);
+  const ac_grad_tensor *gt[3] = {&ex->dq, &ex->dk, &ex->dv};
+  for (int k = 0; k < 3; k++) {
+    ac_grad_tjudge *tj = &j->t[k];
+    tj->worst = -1;
+    tj->worst_x = tj->worst_t = -1;
+    tj->unwritten = run->n_unwritten[k];
+    const ac_grad_tensor *g = gt[k];
+    for (int64_t x = 0; x < g->n; x++) {
+      if (g->slot[x] < 0) continue;
+      for (int64_t t = 0; t < g->d; t++) {
+        size_t at = (size_t)(x * g->d + t);
+        judge_elem(tj, run->dtype, ac_grad_at(g, x, t), ac_load_bits(run->dtype, run->g[k], at), bg->w[k][at],
+                   bg->e[k][at], x, t);
+      }
+    }
+    if (tj->unwritten && tj->failed == 0) tj->failed = tj->unwritten;
+    j->failed += tj->failed;
+  }
+}
+
+int ac_grad_check(const ac_kernel *k, const ac_case *c, const char *precision, const ac_grad_opts *go,
+                  const ac_run_opts *ro, ac_grad_run_result *run, ac_grad_judgement *j, const ac_precision **cls,
+                  ac_err *e)
+{
+  memset(j, 0, sizeof *j);
+  memset(run, 0, sizeof *run);
+  if (!c->dout) return ac_err_set(e, "the case has no dO (member do; attncheck gen --grad)");
+  if (ac_precision_resolve(precision, k->precision, c->p.dtype, cls, e)) return -1;
+  ac_grad_result ex;
+  if (ac_grad_run(c, c->dout, go, &ex, e)) return -1;
+  void *o = NULL;
+  float *lse = NULL;
+  int rc = -1;
+  ac_grad_budget bg;
+  memset(&bg, 0, sizeof bg);
+  if (ac_grad_forward_inputs(c, &o, &lse, e) || ac_grad_budget_compute(*cls, c, &bg, e)) goto done;
+  if (ac_harness_run_backward(k, c, o, lse, ro, run, e) && run->status == AC_RUN_HARNESS_ERROR) goto done;
+  if (run->status == AC_RUN_OK) ac_grad_judge(&bg, &ex, run, j);
+  rc = 0;
+done:
+  ac_grad_budget_free(&bg);
+  free(o);
+  free(lse);
+  ac_grad_result_free(&ex);
+  return rc;
+}

@@ -1,0 +1,56 @@
+/* grad_judge.h: judging a kernel's backward (ABI 3 run_backward) against the exact backward
+ * oracle (oracle/grad.h) with the budgets of budget_grad.h (docs/backward.md). */
+#ifndef AC_GRAD_JUDGE_H
+#define AC_GRAD_JUDGE_H
+#include "budget_grad.h"
+#include "grad.h"
+#include "harness.h"
+#include <stdio.h>
+
+/* One gradient tensor's judgement over its selected rows (dQ) or columns (dK, dV). */
+typedef struct {
+  int64_t checked;    /* elements compared */
+  int64_t failed;     /* err > W, a non-finite value where a finite one is due, a finite value where
+                         the gradient is undefined, or an element never written */
+  int64_t undefined;  /* elements whose gradient is undefined (NaN or ±inf accepted) */
+  int64_t unwritten;  /* elements still holding the pre-fill NaN (all of the tensor, not only selected) */
+  double worst;       /* max err/W (inf for a non-finite or misplaced value); -1 when nothing compared */
+  double worst_e;     /* err/E at that element */
+  int64_t worst_x, worst_t;  /* its row or column and element */
+  double got, want, W, E;
+} ac_grad_tjudge;
+
+typedef struct {
+  ac_grad_tjudge t[3];   /* dq, dk, dv */
+  int64_t failed;        /* over the three */
+} ac_grad_judgement;
+
+/* The inputs the harness hands a backward kernel: O and LSE of the exact forward oracle
+ * (every row), O correctly rounded to o's dtype, LSE to binary32. Freed by the caller. */
+int ac_grad_forward_inputs(const ac_case *c, void **o, float **lse, ac_err *e);
+/* Compares run (status OK) against ex with the budgets bg (W, E as budget_grad.h, times
+ * AC_BUDGET_MARGIN, plus ½ ulp of the dtype at |exact| + W and the oracle's error). */
+void ac_grad_judge(const ac_grad_budget *bg, const ac_grad_result *ex, const ac_grad_run_result *run, ac_grad_judgement *j);
+
+/* Everything for one case and kernel: the forward inputs, the exact backward (go: rows, cols),
+ * the budgets of the class (precision override spec or NULL: the kernel's class), the run and
+ * the judgement. 0 with run->status set (the judgement only for OK); -1 with a message when the
+ * case cannot be judged (no dO, the exact backward refuses it). */
+int ac_grad_check(const ac_kernel *k, const ac_case *c, const char *precision, const ac_grad_opts *go,
+                  const ac_run_opts *ro, ac_grad_run_result *run, ac_grad_judgement *j, const ac_precision **cls,
+                  ac_err *e);
+/* PASS (every element within W, guards intact), FAIL (an element beyond W or misplaced, a guard,
+ * an unwritten element, a kernel error, crash or timeout), SKIP (unsupported), ERROR. */
+const char *ac_grad_status(const ac_grad_run_result *run, const ac_grad_judgement *j);
+/* "STATUS KERNEL CASE grad dq err/W=.. bad=F/N dk .. dv .. DTYPE budget=CLASS" (grad_report.c). */
+void ac_grad_line(FILE *f, const char *kernel, const char *cs, const ac_grad_run_result *run, const ac_grad_judgement *j,
+                  const ac_precision *cls, ac_dtype dt);
+/* The worst element of each tensor, guard and unwritten messages, the reproducer (NULL: none). */
+void ac_grad_detail(FILE *f, const ac_grad_run_result *run, const ac_grad_judgement *j, const char *repro);
+/* One JSON object: mode "grad", status, per tensor checked/failed/undefined/unwritten, err/W, err/E, worst. */
+void ac_grad_json(FILE *f, const char *kernel, const char *cs, const ac_grad_run_result *run, const ac_grad_judgement *j,
+                  const ac_precision *cls, ac_dtype dt, const char *repro);
+/* "dq", "dk", "dv". */
+const char *ac_grad_tensor_name(int t);
+
+#endif

@@ -253,6 +253,39 @@ static int make_variant(const ac_case *c, uint32_t caps, uint64_t seed, ac_case 
   return 0;
 }
 
+/* A mixed-dtype variant of the plain case c (the paths of ggml and FlashAttention 3): a binary32
+ * case with K and V rounded to f16 or bf16, an fp8 case with a bf16, f16 or f32 output. -1 for
+ * the other dtypes. */
+static int make_mixed(const ac_case *c, uint64_t seed, ac_case *out, const char *desc, char *vdesc, size_t n)
+{
+  ac_dtype t = c->p.dtype, d[4] = {t, t, t, t};
+  ac_rng r;
+  ac_rng_init(&r, seed, 0x6d78);
+  static const ac_dtype outs[] = {AC_BF16, AC_F16, AC_F32};
+  if (t == AC_F32)
+    d[1] = d[2] = ac_rng_below(&r, 2) ? AC_F16 : AC_BF16;
+  else if (t == AC_E4M3 || t == AC_E5M2)
+    d[3] = outs[ac_rng_below(&r, 3)];
+  else
+    return -1;
+  ac_err e;
+  ac_counts nc;
+  if (c->p.f.used || ac_problem_counts(&c->p, &nc, &e)) return -1;
+  ac_case_init(out);
+  out->p = c->p;
+  if (ac_features_set_dtypes(&out->p, d, &e) || ac_case_alloc(out, &e)) {
+    ac_case_free(out);
+    return -1;
+  }
+  for (int64_t x = 0; x < nc.q; x++) ac_store_bits(d[0], out->q, (size_t)x, ac_encode_f64(d[0], ac_load(t, c->q, (size_t)x)));
+  for (int64_t x = 0; x < nc.k; x++) ac_store_bits(d[1], out->k, (size_t)x, ac_encode_f64(d[1], ac_load(t, c->k, (size_t)x)));
+  for (int64_t x = 0; x < nc.v; x++) ac_store_bits(d[2], out->v, (size_t)x, ac_encode_f64(d[2], ac_load(t, c->v, (size_t)x)));
+  out->seed = c->seed;
+  snprintf(vdesc, n, "%s +dtypes-%s.%s.%s.%s", desc, ac_dtype_name(d[0]), ac_dtype_name(d[1]), ac_dtype_name(d[2]),
+           ac_dtype_name(d[3]));
+  return 0;
+}
+
 /* 1 when name is one of the comma-separated items of list */
 static int in_list(const char *list, const char *name)
 {
@@ -271,6 +304,7 @@ static int usage(void)
 {
   fprintf(stderr, "usage: bench/calibrate [--seed N] [--cases N (per dtype, default 5000)] [--kappa K]\n"
                   "                       [--variants-every N (a variant of every Nth case, default 2; 0: none)] [--dtypes f32,...]\n"
+                  "                       [--mixed-every N (a mixed-dtype copy of every Nth f32/fp8 case, default 2)]\n"
                   "       bench/calibrate --write-case DTYPE CASESEED FILE [--variant]   (write one calibration case)\n");
   return 2;
 }
@@ -278,7 +312,7 @@ static int usage(void)
 int main(int argc, char **argv)
 {
   uint64_t seed = 1;
-  int64_t ncases = 5000, vevery = 2;
+  int64_t ncases = 5000, vevery = 2, mevery = 2;
   const char *only = NULL;   /* --dtypes: a comma-separated list */
   double kappa = AC_KAPPA_DEFAULT;
   if ((argc == 5 || (argc == 6 && !strcmp(argv[5], "--variant"))) && !strcmp(argv[1], "--write-case")) {
@@ -315,6 +349,8 @@ int main(int argc, char **argv)
       if (ac_parse_i64(argv[++i], &ncases) < 0 || ncases < 1 || ncases >= (1 << 24)) return usage();
     } else if (!strcmp(argv[i], "--dtypes") && i + 1 < argc) {
       only = argv[++i];
+    } else if (!strcmp(argv[i], "--mixed-every") && i + 1 < argc) {
+      if (ac_parse_i64(argv[++i], &mevery) < 0 || mevery < 0) return usage();
     } else if (!strcmp(argv[i], "--variants-every") && i + 1 < argc) {
       if (ac_parse_i64(argv[++i], &vevery) < 0 || vevery < 0) return usage();
     } else if (!strcmp(argv[i], "--kappa") && i + 1 < argc) {
@@ -350,7 +386,7 @@ int main(int argc, char **argv)
   ro.want_lse = 1;
   ro.in_process = 1;
   double t0 = ac_now(), t_oracle = 0;
-  int64_t total = 0, nvar = 0;
+  int64_t total = 0, nvar = 0, nmixed = 0;
   for (size_t di = 0; di < sizeof dts / sizeof dts[0]; di++) {
     ac_dtype t = dts[di];
     if (only && !in_list(only, ac_dtype_name(t))) continue;
@@ -371,6 +407,15 @@ int main(int argc, char **argv)
           ac_case_free(&vc);
         }
       }
+      /* a mixed-dtype copy of every Nth case for the kernels that declare mixed dtypes */
+      if ((caps_any & AC_FEAT_MIXED_DTYPES) && mevery && k % mevery == 0) {
+        ac_case mc;
+        char mdesc[300];
+        if (make_mixed(&c, cs, &mc, desc, mdesc, sizeof mdesc) == 0) {
+          if (eval_case(ks, nk, st, &mc, rows, mdesc, kappa, &ro, &t_oracle) > 0) nmixed++;
+          ac_case_free(&mc);
+        }
+      }
       ac_case_free(&c);
     }
   }
@@ -383,6 +428,8 @@ int main(int argc, char **argv)
   char vf[160];
   printf("# plus %lld variant cases (a variant of every %lldth case, features among those declared: %s)\n", (long long)nvar,
          (long long)vevery, caps_any ? ac_feat_list(caps_any, vf, sizeof vf) : "none");
+  printf("# plus %lld mixed-dtype cases (a copy of every %lldth f32 case with f16 or bf16 K and V, of every fp8 case\n"
+         "# with a bf16, f16 or f32 output)\n", (long long)nmixed, (long long)mevery);
   printf("# per kernel: distribution over cases of the case maxima (elements and LSE) of err/W, err/E (E with\n"
          "# its unscaled 1/2 ulp), and kcrit = (err - 1/2 ulp - oracle error) / E_terms, the kappa at which the\n"
          "# case turns SUSPECT; excess = kcrit / kappa, the largest err/(kappa E) with 1/2 ulp never scaled.\n");

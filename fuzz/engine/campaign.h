@@ -78,6 +78,10 @@ void ac_cp_journal_failed(ctx_t *c, int err);
 int ac_cp_family_slot(ctx_t *c, const char *name);
 /* Resolves the kernel and the evaluation context from the options. */
 int ac_cp_setup_kernel(ctx_t *c, ac_err *e);
+/* campaign.json (campaign_json.c): written at a campaign's start; --resume reads the identity back
+ * (options the command line gave keep their values where the field says so). */
+int ac_cp_save_campaign_json(ctx_t *c, ac_err *e);
+int ac_cp_load_campaign_json(ac_campaign_opts *o, ac_err *e);
 /* The worker process: never returns. */
 void ac_cp_worker_main(ctx_t *c, int w) __attribute__((noreturn));
 extern pid_t ac_cp_supervisor_pid;

@@ -12,6 +12,7 @@ fuzz_libac_fuzz_a_SOURCES += \
 	fuzz/engine/campaign.c \
 	fuzz/engine/campaign_findings.c \
 	fuzz/engine/supervisor.c \
+	fuzz/engine/campaign_json.c \
 	fuzz/engine/campdir.c \
 	fuzz/engine/journal.h \
 	fuzz/engine/journal.c \

@@ -126,113 +126,6 @@ static void live_line(ctx_t *c)
   fflush(stderr);
 }
 
-/* campaign.json: the campaign's identity, one row per field, saved and loaded alike. PSTR
- * fields (a pointer, NULL when not given) and KEEP fields are taken from the file only when
- * the command line did not give them. */
-typedef enum { CJ_PSTR, CJ_ARR, CJ_U64, CJ_INT, CJ_I64, CJ_U32 } cj_type;
-typedef struct {
-  const char *name;
-  cj_type type;
-  size_t off, size;
-  int keep;
-} cj_field;
-
-#define CJ(n, t, m, k) {n, t, offsetof(ac_campaign_opts, m), sizeof(((ac_campaign_opts *)0)->m), k}
-static const cj_field cj_fields[] = {
-  CJ("kernel_spec", CJ_PSTR, kernel_spec, 1),   CJ("seed", CJ_U64, seed, 0),
-  CJ("shard_i", CJ_INT, shard_i, 0),            CJ("shard_n", CJ_INT, shard_n, 0),
-  CJ("families", CJ_ARR, families, 0),          CJ("dtypes", CJ_U32, lim.dtypes, 0),
-  CJ("masks", CJ_U32, lim.masks, 0),            CJ("max_t", CJ_I64, lim.max_t, 0),
-  CJ("max_elems", CJ_I64, lim.max_elems, 0),    CJ("max_d", CJ_I64, lim.max_d, 0),
-  CJ("no_strided", CJ_INT, lim.no_strided, 0),  CJ("no_nonfinite", CJ_INT, lim.no_nonfinite, 0),
-  CJ("features", CJ_U32, lim.features, 0),      CJ("no_dense", CJ_INT, lim.no_dense, 0),
-  CJ("policies", CJ_ARR, policies, 1),          CJ("precision", CJ_PSTR, precision, 1),
-  CJ("empty_rows", CJ_PSTR, empty_rows, 1),
-};
-#undef CJ
-
-static json_object *cj_get(const ac_campaign_opts *o, const cj_field *f)
-{
-  const char *at = (const char *)o + f->off;
-  char buf[32];
-  switch (f->type) {
-  case CJ_PSTR: return *(const char *const *)at ? json_object_new_string(*(const char *const *)at) : NULL;
-  case CJ_ARR: return json_object_new_string(at);
-  case CJ_U64:   /* a string: JSON numbers lose 64-bit seeds */
-    snprintf(buf, sizeof buf, "%llu", (unsigned long long)*(const uint64_t *)at);
-    return json_object_new_string(buf);
-  case CJ_INT: return json_object_new_int(*(const int *)at);
-  case CJ_I64: return json_object_new_int64(*(const int64_t *)at);
-  default: return json_object_new_int64(*(const uint32_t *)at);
-  }
-}
-
-/* Strings read from campaign.json live as long as the process (the options point at them). */
-static char *cj_strings[16];
-static int cj_nstrings;
-
-static void cj_free_strings(void)
-{
-  for (int i = 0; i < cj_nstrings; i++) free(cj_strings[i]);
-  cj_nstrings = 0;
-}
-
-static char *cj_strdup(const char *s)
-{
-  char *d = ac_xstrdup(s);
-  if (cj_nstrings == 0) atexit(cj_free_strings);
-  if (cj_nstrings < (int)(sizeof cj_strings / sizeof cj_strings[0])) cj_strings[cj_nstrings++] = d;
-  return d;
-}
-
-static void cj_set(ac_campaign_opts *o, const cj_field *f, json_object *v)
-{
-  char *at = (char *)o + f->off;
-  switch (f->type) {
-  case CJ_PSTR:
-    if (!*(const char **)at) *(char **)at = cj_strdup(json_object_get_string(v));
-    break;
-  case CJ_ARR:
-    if (!f->keep || !at[0]) snprintf(at, f->size, "%s", json_object_get_string(v));
-    break;
-  case CJ_U64: *(uint64_t *)at = strtoull(json_object_get_string(v), NULL, 10); break;
-  case CJ_INT: *(int *)at = json_object_get_int(v); break;
-  case CJ_I64: *(int64_t *)at = json_object_get_int64(v); break;
-  default: *(uint32_t *)at = (uint32_t)json_object_get_int64(v);
-  }
-}
-
-static int save_campaign_json(ctx_t *c, ac_err *e)
-{
-  json_object *r = json_object_new_object();
-  for (size_t i = 0; i < sizeof cj_fields / sizeof cj_fields[0]; i++) {
-    json_object *v = cj_get(c->o, &cj_fields[i]);
-    if (v) json_object_object_add(r, cj_fields[i].name, v);
-  }
-  json_object_object_add(r, "tool_version", json_object_new_string(PACKAGE_VERSION));
-  const char *t = json_str(r);
-  char p[4096];
-  ac_cp_path_of(p, sizeof p, c->o->out_dir, "campaign.json");
-  int rc = ac_write_file_atomic(p, t, strlen(t), e);
-  json_object_put(r);
-  return rc;
-}
-
-/* --resume: the campaign's identity (kernel, seed, shard, families, limits) comes from campaign.json. */
-static int load_campaign_json(ac_campaign_opts *o, ac_err *e)
-{
-  char p[4096];
-  ac_cp_path_of(p, sizeof p, o->out_dir, "campaign.json");
-  json_object *r = json_object_from_file(p), *v;
-  if (!r) return ac_err_set(e, "%s: no campaign to resume (missing or unreadable campaign.json)", p);
-  o->lim.features = 0;   /* a campaign.json without "features" drew no variant family */
-  for (size_t i = 0; i < sizeof cj_fields / sizeof cj_fields[0]; i++)
-    if (json_object_object_get_ex(r, cj_fields[i].name, &v)) cj_set(o, &cj_fields[i], v);
-  o->dtypes_given = 1;
-  json_object_put(r);
-  return 0;
-}
-
 /* Exit code from every finding stored in the directory (earlier runs included). */
 static int findings_exit(ctx_t *c)
 {
@@ -288,7 +181,7 @@ static int open_campaign_dir(ctx_t *c)
   if (o->corpus_dir) snprintf(c->corpus, sizeof c->corpus, "%s", o->corpus_dir);
   else ac_cp_path_of(c->corpus, sizeof c->corpus, o->out_dir, "corpus");
   ac_mkdir_p(c->corpus, &e);
-  if (!o->resume && save_campaign_json(c, &e)) return fprintf(stderr, "attncheck fuzz: %s\n", e.msg), AC_EXIT_USAGE;
+  if (!o->resume && ac_cp_save_campaign_json(c, &e)) return fprintf(stderr, "attncheck fuzz: %s\n", e.msg), AC_EXIT_USAGE;
   ac_cp_path_of(p, sizeof p, o->out_dir, "log.jsonl");
   c->log_fd = open(p, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   int nf;
@@ -484,18 +377,16 @@ static int select_families(ctx_t *c, ac_err *e)
   return 0;
 }
 
-int ac_campaign_run(ac_campaign_opts *o)
+/* Checks the options, resolves and probes the kernel (dtypes, masks, features) and chooses the
+ * families; 0, or the exit code after a line on stderr. */
+static int setup_campaign(ctx_t *c, ac_campaign_opts *o)
 {
   ac_err e;
-  ctx_t c;
-  memset(&c, 0, sizeof c);
-  c.o = o;
-  c.log_fd = c.journal_fd = c.lock_fd = -1;
   if (!o->out_dir) {
     fprintf(stderr, "attncheck fuzz: --out DIR is required\n");
     return AC_EXIT_USAGE;
   }
-  if (o->resume && load_campaign_json(o, &e)) {
+  if (o->resume && ac_cp_load_campaign_json(o, &e)) {
     fprintf(stderr, "attncheck fuzz: %s\n", e.msg);
     return AC_EXIT_USAGE;
   }
@@ -511,51 +402,63 @@ int ac_campaign_run(ac_campaign_opts *o)
   int nf;
   ac_families(&nf);
   if (o->families[0]) {
-    if (ac_family_parse_list(o->families, c.fam, &c.nfam, MAX_FAM, &e)) {
+    if (ac_family_parse_list(o->families, c->fam, &c->nfam, MAX_FAM, &e)) {
       fprintf(stderr, "attncheck fuzz: %s\n", e.msg);
       return AC_EXIT_USAGE;
     }
   } else {
-    c.nfam = nf < MAX_FAM ? nf : MAX_FAM;
-    for (int i = 0; i < c.nfam; i++) c.fam[i] = i;
+    c->nfam = nf < MAX_FAM ? nf : MAX_FAM;
+    for (int i = 0; i < c->nfam; i++) c->fam[i] = i;
   }
   /* kernel: resolve once here to validate and to probe what it accepts */
-  if (ac_cp_setup_kernel(&c, &e)) {
+  if (ac_cp_setup_kernel(c, &e)) {
     fprintf(stderr, "attncheck fuzz: %s\n", e.msg);
     return AC_EXIT_USAGE;
   }
   if (!o->dtypes_given) {
     ac_gen_limits probe = o->lim;
-    if (c.kernel->kind == AC_KIND_EXEC || c.kernel->kind == AC_KIND_EXEC_PERSISTENT) {
+    if (c->kernel->kind == AC_KIND_EXEC || c->kernel->kind == AC_KIND_EXEC_PERSISTENT) {
       /* what the worker declares, else f32 and every mask */
-      if (!ac_exec_declared_limits(c.kernel, o->timeout_s, &probe.dtypes, &probe.masks)) {
+      if (!ac_exec_declared_limits(c->kernel, o->timeout_s, &probe.dtypes, &probe.masks)) {
         probe.dtypes = 1u << AC_F32;
         probe.masks = 7;
       }
       probe.dtypes &= (1u << AC_NDTYPES) - 1;
       probe.masks &= 7;
     } else {
-      ac_eval_probe_limits(c.kernel, &probe);
+      ac_eval_probe_limits(c->kernel, &probe);
     }
     o->lim.dtypes = probe.dtypes;
     o->lim.masks = probe.masks;
   }
   if (!o->resume) {
     uint32_t dt, mk;
-    if (o->dtypes_given && c.kernel->kind == AC_KIND_EXEC_PERSISTENT)   /* read the worker's declaration */
-      ac_exec_declared_limits(c.kernel, o->timeout_s, &dt, &mk);
-    ac_eval_probe_features(c.kernel, &o->lim);
+    if (o->dtypes_given && c->kernel->kind == AC_KIND_EXEC_PERSISTENT)   /* read the worker's declaration */
+      ac_exec_declared_limits(c->kernel, o->timeout_s, &dt, &mk);
+    ac_eval_probe_features(c->kernel, &o->lim);
   }
-  if (select_families(&c, &e)) {
+  if (select_families(c, &e)) {
     fprintf(stderr, "attncheck fuzz: %s\n", e.msg);
-    ac_kernel_free(c.kernel);
+    ac_kernel_free(c->kernel);
     return AC_EXIT_USAGE;
   }
   if (o->lim.max_t <= 0) {
     /* long T: 16384 on the CPU (the oracle on a row sample), 131072 for device kernels */
-    int dev = c.kernel->abi && c.kernel->abi->memory == ATTNCHECK_MEM_CUDA;
+    int dev = c->kernel->abi && c->kernel->abi->memory == ATTNCHECK_MEM_CUDA;
     o->lim.max_t = dev ? 131072 : 16384;
   }
+  return 0;
+}
+
+int ac_campaign_run(ac_campaign_opts *o)
+{
+  ac_err e;
+  ctx_t c;
+  memset(&c, 0, sizeof c);
+  c.o = o;
+  c.log_fd = c.journal_fd = c.lock_fd = -1;
+  int src = setup_campaign(&c, o);
+  if (src) return src;
   c.seed_eff = o->shard_n > 1 ? ac_hash2(o->seed, (uint64_t)o->shard_i) : o->seed;
   int rc = open_campaign_dir(&c);
   if (rc) {

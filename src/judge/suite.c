@@ -352,6 +352,53 @@ static uint64_t masked_nan(ac_dtype t)
   return nan;
 }
 
+/* Keys visible to no row get NaN and inf in K and V (D_MASKED_NAN). */
+static void fill_masked_nan(ac_case *c, const ac_counts *np, ac_rng *rq, ac_rng *rk)
+{
+  ac_problem *p = &c->p;
+  const ac_dtype tq = ac_tensor_dtype(p, 'q'), tkd = ac_tensor_dtype(p, 'k'), tvd = ac_tensor_dtype(p, 'v');
+  const ac_counts n = *np;
+  fill_normal(tq, c->q, (size_t)n.q, rq, 1.0);
+  fill_normal(tkd, c->k, (size_t)n.k, rk, 1.0);
+  /* keys visible to no row get NaN and inf in K and V */
+  int64_t maxvis = ac_visible_count(p, p->tq - 1);
+  /* a NaN payload other than the harness's pre-fill pattern, so that a propagated input NaN
+   * is not mistaken for an unwritten output */
+  uint64_t nan = masked_nan(tvd), knan = masked_nan(tkd);
+  uint64_t inf = ac_bits_isnan(tkd, ac_encode_f64(tkd, INFINITY)) ? knan : ac_encode_f64(tkd, INFINITY);
+  for (int64_t b = 0; b < p->batch; b++)
+    for (int64_t kh = 0; kh < p->kv_heads; kh++)
+      for (int64_t j = maxvis; j <= p->tk; j++) {
+        if (j == maxvis && p->mask != AC_MASK_NONE) {
+          /* one key in the middle, masked for the rows before it and visible after it
+           * (inside a diagonal tile: where FlashAttention-2 leaks); NaN in V only, so that
+           * the rows that see it expect NaN in every column and a finite LSE */
+          int64_t jm = maxvis / 2;
+          for (int64_t d = 0; d < p->dv; d++) ac_store_bits(tvd, c->v, ac_vidx(p, b, kh, jm, d), nan);
+        }
+        if (j == p->tk) break;
+        for (int64_t d = 0; d < p->dk; d++) ac_store_bits(tkd, c->k, ac_kidx(p, b, kh, j, d), (j + d) % 3 ? 0 : inf);
+        for (int64_t d = 0; d < p->dv; d++) ac_store_bits(tvd, c->v, ac_vidx(p, b, kh, j, d), (j + d) % 2 ? nan : 0);
+      }
+}
+
+/* V at its dtype's extremes, Q and K with subnormals (D_EXTREME). */
+static void fill_extreme(ac_case *c, const ac_counts *np, ac_rng *rq, ac_rng *rk)
+{
+  ac_problem *p = &c->p;
+  const ac_dtype tq = ac_tensor_dtype(p, 'q'), tkd = ac_tensor_dtype(p, 'k'), tvd = ac_tensor_dtype(p, 'v');
+  const ac_counts n = *np;
+  /* V at its dtype's largest finite values (a quarter of them, the rest normal), Q and K normal
+   * with every eighth element at the smallest subnormal of its dtype: a K or V read through the
+   * wrong format, or an output range taken from the wrong dtype, shows here */
+  const double vmax = ac_dtype_get(tvd)->max_finite, kmin = ac_ulp(tkd, 0), qmin = ac_ulp(tq, 0);
+  fill_normal(tq, c->q, (size_t)n.q, rq, 1.0);
+  fill_normal(tkd, c->k, (size_t)n.k, rk, 1.0);
+  for (int64_t i = 0; i < n.q; i += 8) put(tq, c->q, (size_t)i, i % 16 ? qmin : -qmin);
+  for (int64_t i = 3; i < n.k; i += 8) put(tkd, c->k, (size_t)i, i % 16 ? kmin : -kmin);
+  for (int64_t i = 0; i < n.v; i += 4) put(tvd, c->v, (size_t)i, (i / 4) % 2 ? -vmax : vmax);
+}
+
 static void fill_values(ac_case *c, int dist, uint64_t seed)
 {
   ac_problem *p = &c->p;
@@ -432,43 +479,12 @@ static void fill_values(ac_case *c, int dist, uint64_t seed)
     for (int64_t i = 0; i < n.q; i++) put(tq, c->q, (size_t)i, 0.0);
     fill_normal(tkd, c->k, (size_t)n.k, &rk, 1.0);
     break;
-  case D_MASKED_NAN: {
-    fill_normal(tq, c->q, (size_t)n.q, &rq, 1.0);
-    fill_normal(tkd, c->k, (size_t)n.k, &rk, 1.0);
-    /* keys visible to no row get NaN and inf in K and V */
-    int64_t maxvis = ac_visible_count(p, p->tq - 1);
-    /* a NaN payload other than the harness's pre-fill pattern, so that a propagated input NaN
-     * is not mistaken for an unwritten output */
-    uint64_t nan = masked_nan(tvd), knan = masked_nan(tkd);
-    uint64_t inf = ac_bits_isnan(tkd, ac_encode_f64(tkd, INFINITY)) ? knan : ac_encode_f64(tkd, INFINITY);
-    for (int64_t b = 0; b < p->batch; b++)
-      for (int64_t kh = 0; kh < p->kv_heads; kh++)
-        for (int64_t j = maxvis; j <= p->tk; j++) {
-          if (j == maxvis && p->mask != AC_MASK_NONE) {
-            /* one key in the middle, masked for the rows before it and visible after it
-             * (inside a diagonal tile: where FlashAttention-2 leaks); NaN in V only, so that
-             * the rows that see it expect NaN in every column and a finite LSE */
-            int64_t jm = maxvis / 2;
-            for (int64_t d = 0; d < p->dv; d++) ac_store_bits(tvd, c->v, ac_vidx(p, b, kh, jm, d), nan);
-          }
-          if (j == p->tk) break;
-          for (int64_t d = 0; d < p->dk; d++) ac_store_bits(tkd, c->k, ac_kidx(p, b, kh, j, d), (j + d) % 3 ? 0 : inf);
-          for (int64_t d = 0; d < p->dv; d++) ac_store_bits(tvd, c->v, ac_vidx(p, b, kh, j, d), (j + d) % 2 ? nan : 0);
-        }
+  case D_MASKED_NAN:
+    fill_masked_nan(c, &n, &rq, &rk);
     break;
-  }
-  case D_EXTREME: {
-    /* V at its dtype's largest finite values (a quarter of them, the rest normal), Q and K normal
-     * with every eighth element at the smallest subnormal of its dtype: a K or V read through the
-     * wrong format, or an output range taken from the wrong dtype, shows here */
-    const double vmax = ac_dtype_get(tvd)->max_finite, kmin = ac_ulp(tkd, 0), qmin = ac_ulp(tq, 0);
-    fill_normal(tq, c->q, (size_t)n.q, &rq, 1.0);
-    fill_normal(tkd, c->k, (size_t)n.k, &rk, 1.0);
-    for (int64_t i = 0; i < n.q; i += 8) put(tq, c->q, (size_t)i, i % 16 ? qmin : -qmin);
-    for (int64_t i = 3; i < n.k; i += 8) put(tkd, c->k, (size_t)i, i % 16 ? kmin : -kmin);
-    for (int64_t i = 0; i < n.v; i += 4) put(tvd, c->v, (size_t)i, (i / 4) % 2 ? -vmax : vmax);
+  case D_EXTREME:
+    fill_extreme(c, &n, &rq, &rk);
     break;
-  }
   default:
     fill_normal(tq, c->q, (size_t)n.q, &rq, 1.0);
     fill_normal(tkd, c->k, (size_t)n.k, &rk, 1.0);

@@ -236,7 +236,8 @@ static int seq_variants(const ac_case *c, int64_t b, ac_case *out, ac_err *e)
   int64_t tk = ac_layout_tk(c, b), q0 = c->lay->cu_q[b];
   free(out->bias), out->bias = NULL;
   free(out->bool_mask), out->bool_mask = NULL;
-  free(out->alibi_slopes), out->alibi_slopes = NULL;
+  int per_seq = (p->f.used & AC_FEAT_ALIBI) && p->f.alibi_per_batch;
+  if (per_seq) free(out->alibi_slopes), out->alibi_slopes = NULL;
   if (tk < 1 && (p->f.used & AC_FEAT_BOOL_MASK)) s->f.mask_h = 1;   /* the mask of zeros */
   if (ac_features_alloc(out, e) != 0) return -1;
   size_t be = (p->f.used & AC_FEAT_BIAS) ? ac_dtype_size(p->f.bias_dtype) : 0;
@@ -247,7 +248,7 @@ static int seq_variants(const ac_case *c, int64_t b, ac_case *out, ac_err *e)
     for (int64_t h = 0; h < p->f.mask_h && c->bool_mask; h++)
       memcpy(out->bool_mask + ac_bmaskidx(s, 0, h, i, 0), c->bool_mask + ac_bmaskidx(p, 0, h, q0 + i, 0), (size_t)tk);
   }
-  if ((p->f.used & AC_FEAT_ALIBI) && p->f.alibi_per_batch)
+  if (per_seq)
     memcpy(out->alibi_slopes, c->alibi_slopes + b * p->heads, (size_t)p->heads * sizeof(float));
   return 0;
 }

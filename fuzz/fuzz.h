@@ -345,7 +345,8 @@ typedef struct {
 void ac_relayout_of(const ac_case *c, ac_relayout *s, int64_t *buf);
 /* c rebuilt with the sequences of s (pages shuffled from r, in order when r is NULL): tokens a
  * sequence keeps keep their values, tokens it gains repeat its last one; variants, provenance
- * kept. -1 with one line (no query token left, a varlen batch without keys, ...). */
+ * kept (per-sequence bias, boolean-mask rows and ALiBi slopes follow their sequence). -1 with
+ * one line (no query token left, a varlen batch without keys, ...). */
 int ac_layout_relen(const ac_case *c, const ac_relayout *s, ac_rng *r, ac_case *out, ac_err *e);
 /* One layout mutation of parent into child: one sequence's query or key length +-1, to a tile
  * or page edge or to 0, or (paged) pages split in two or merged pairwise. -1 when the result is

@@ -64,8 +64,9 @@
  *     cu_seqlens_k[b] keys (int32 prefix sums, [batch + 1], starting at 0, non-decreasing;
  *     zero lengths allowed). q and o are [total_q][heads][d], k and v [total_k][kv_heads][d]:
  *     token r of head h, element x at r * stride[2] + h * stride[1] + x * stride[3] (stride[0]
- *     is 0). Every rule above (masks, window, ALiBi, sinks) applies per sequence with tq_b,
- *     tk_b in place of tq, tk and i, j counted from the sequence's first token.
+ *     is 0). Every rule above (masks, window, ALiBi, bias, boolean mask, sinks) applies per
+ *     sequence with tq_b, tk_b in place of tq, tk and i, j counted from the sequence's first
+ *     token.
  *   - ATTNCHECK_FEAT_PAGED: queries packed as for VARLEN (cu_seqlens_q; cu_seqlens_k is
  *     NULL); keys and values live in pages, k and v [num_pages][page_size][kv_heads][d]: page
  *     g, slot s, kv head h, element x at g * stride[0] + s * stride[2] + h * stride[1] +
@@ -74,8 +75,12 @@
  *     order, be shared between sequences or unused; entries past a sequence's pages are -1.
  *   - problem.tq and problem.tk are the longest tq_b and tk_b (max_seqlen); total_q, total_k,
  *     page_size, num_pages and max_pages are set; lse is [heads][total_q] (FlashAttention's
- *     varlen softmax_lse). bias, boolean masks, per-batch ALiBi, descales and per-tensor
- *     dtypes do not come with layouts.
+ *     varlen softmax_lse).
+ *   - with a layout, bias and bool_mask are [1][heads][total_q][tk] (tk = max_seqlen_k): key
+ *     j of sequence b's query i is element (0, h, cu_seqlens_q[b] + i, j) through bias_stride
+ *     / bool_mask_stride (stride[0] is 0; stride[1] is 0 when broadcast over heads; columns
+ *     j >= tk_b mean nothing); alibi_slopes with alibi_per_batch 1 are [batch][heads], row b
+ *     for sequence b. Descales and per-tensor dtypes do not come with layouts.
  *   - a kernel must not read a slot of a page past its sequence's length, a page its sequence
  *     does not list, or a token of another sequence: attncheck fills them with NaN and reports
  *     such reads as OUT-OF-SEQUENCE.

@@ -4,7 +4,8 @@
  * key row is read once for all of them) walks its visible keys in tiles of ATTNCHECK_FLASH_BC
  * (default 64), keeping a running maximum, sum and accumulator rescaled when the maximum grows;
  * key j of a paged sequence is read through its block table. Binary32 arithmetic; bf16 rounds
- * P to bf16 before P·V. Masks, windows, softcap, ALiBi and sinks apply per sequence. */
+ * P to bf16 before P·V. Masks, windows, softcap, ALiBi, bias, boolean masks and sinks apply per
+ * sequence. */
 #include "config.h"
 #include "cpu_varlen.h"
 #include <stdio.h>
@@ -65,15 +66,23 @@ static void visible(const attncheck_problem *p, int64_t tq, int64_t tk, int64_t 
   *hi = h < tk ? h : tk;
 }
 
-/* The score of key j after the scale: softcap, then ALiBi (bottom-right distance). */
-static float score(const lay_ctx *L, int64_t h, int64_t tq, int64_t tk, int64_t i, int64_t j, float s)
+/* The score of key j of sequence b after the scale: softcap, ALiBi (bottom-right distance),
+ * the bias, then the boolean mask (-inf); bias and mask rows are the carrier's query tokens,
+ * their columns the sequence's keys. */
+static float score(const lay_ctx *L, int64_t b, int64_t h, int64_t tq, int64_t tk, int64_t i, int64_t j, float s)
 {
   const attncheck_problem *p = L->p;
+  const attncheck_tensors *t = L->t;
+  const int64_t row = L->bug == AC_LBUG_BIAS_LOCAL_ROW ? i : t->cu_seqlens_q[b] + i;
   if (p->features & ATTNCHECK_FEAT_SOFTCAP) s = (float)p->softcap * tanhf(s / (float)p->softcap);
   if (p->features & ATTNCHECK_FEAT_ALIBI) {
     int64_t d = i + tk - tq - j;
-    s -= L->t->alibi_slopes[h] * (float)(d < 0 ? -d : d);
+    s -= t->alibi_slopes[(p->alibi_per_batch ? b * p->heads : 0) + h] * (float)(d < 0 ? -d : d);
   }
+  if (p->features & ATTNCHECK_FEAT_BIAS)
+    s += ac_cpu_load_f32(p->bias_dtype, t->bias, ac_cpu_off(p->bias_stride, 0, h, row, j));
+  if ((p->features & ATTNCHECK_FEAT_BOOL_MASK) && !t->bool_mask[ac_cpu_off(p->bool_mask_stride, 0, h, row, j)])
+    s = -INFINITY;
   return s;
 }
 
@@ -123,7 +132,7 @@ static void group_row(const lay_ctx *L, int64_t b, int64_t kvh, int64_t i)
       for (int64_t g = 0; g < G; g++) {
         float d = 0.0f;
         for (int64_t x = 0; x < dk; x++) d += q[g * dk + x] * kr[x];
-        s[g * L->bc + c] = j0 + c < hi ? score(L, h0 + g, tq, tk, i, j0 + c, d * (float)p->scale) : -INFINITY;
+        s[g * L->bc + c] = j0 + c < hi ? score(L, b, h0 + g, tq, tk, i, j0 + c, d * (float)p->scale) : -INFINITY;
       }
     }
     for (int64_t g = 0; g < G; g++) {

@@ -12,17 +12,20 @@ enum {
                                 after P·V (a NaN there still leaks) */
   AC_LBUG_WRONG_TABLE_ROW,   /* paged: block-table row b read at b * (max_pages - 1) */
   AC_LBUG_ZERO_LENGTH,       /* a sequence without keys reads one key (its first slot) */
-  AC_LBUG_PAGE_COUNT         /* paged: cache_seqlens ignored, tk_b = its pages * page_size */
+  AC_LBUG_PAGE_COUNT,        /* paged: cache_seqlens ignored, tk_b = its pages * page_size */
+  AC_LBUG_BIAS_LOCAL_ROW     /* bias and boolean mask row i of sequence b read at carrier row i
+                                (sequence 0's rows), not cu_q[b] + i (test kernel) */
 };
 
 /* Flash-style varlen / paged attention (a tiled online softmax per row) on dtype dt (f32, or
  * bf16 with P rounded to bf16 before P·V), with the defect bug. */
 int ac_cpu_layout_run(int dt, int bug, const char *name, const attncheck_problem *p, const attncheck_tensors *t,
                       char *err, size_t err_len);
-/* The window, softcap, ALiBi (per head) and sinks with the layouts; a dense case is not theirs. */
+/* The window, softcap, ALiBi, bias, boolean mask and sinks with the layouts; a dense case is not
+ * theirs. */
 #define AC_CPU_LAYOUT_CAPS                                                                                   \
   (ATTNCHECK_FEAT_VARLEN | ATTNCHECK_FEAT_PAGED | ATTNCHECK_FEAT_WINDOW | ATTNCHECK_FEAT_SOFTCAP |             \
-   ATTNCHECK_FEAT_ALIBI | ATTNCHECK_FEAT_SINKS)
+   ATTNCHECK_FEAT_ALIBI | ATTNCHECK_FEAT_BIAS | ATTNCHECK_FEAT_BOOL_MASK | ATTNCHECK_FEAT_SINKS)
 int ac_cpu_layout_supports(const attncheck_problem *p, int dt, char *why, size_t why_len);
 
 #endif

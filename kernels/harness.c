@@ -69,12 +69,12 @@ void ac_problem_to_abi(const ac_problem *p, attncheck_problem *a)
   a->alibi_per_batch = f->used & AC_FEAT_ALIBI ? f->alibi_per_batch : 0;
   a->bias_dtype = (int32_t)(f->used & AC_FEAT_BIAS ? f->bias_dtype : p->dtype);
   if (f->used & AC_FEAT_BIAS) {
-    contiguous(f->bias_h, p->tq, p->tk, a->bias_stride);
+    contiguous(f->bias_h, p->tq, ac_bias_cols(p), a->bias_stride);
     if (f->bias_b <= 1) a->bias_stride[0] = 0;
     if (f->bias_h <= 1) a->bias_stride[1] = 0;
   }
   if (f->used & AC_FEAT_BOOL_MASK) {
-    contiguous(f->mask_h, p->tq, p->tk, a->bool_mask_stride);
+    contiguous(f->mask_h, p->tq, ac_bias_cols(p), a->bool_mask_stride);
     if (f->mask_b <= 1) a->bool_mask_stride[0] = 0;
     if (f->mask_h <= 1) a->bool_mask_stride[1] = 0;
   }

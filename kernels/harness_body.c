@@ -8,6 +8,7 @@
 #include "accuda.h"
 #include "harness_priv.h"
 #include "layout.h"
+#include "variants.h"
 
 static void appendf(char *buf, size_t n, const char *fmt, const char *tensor, const char *what, int64_t a, int64_t b)
 {
@@ -126,12 +127,12 @@ static void hx_describe_variants(const ac_hx_ctx *x, hx_bufs *b)
   const attncheck_problem *ap = &x->ap;
   const ac_features *f = &p->f;
   if (f->used & AC_FEAT_BIAS)
-    b->in[HX_BIAS] = ac_hx_tensor_of("bias", f->bias_dtype, f->bias_b, f->bias_h, p->tq, p->tk, ap->bias_stride,
-                                  f->bias_b * f->bias_h * p->tq * p->tk, c->bias);
+    b->in[HX_BIAS] = ac_hx_tensor_of("bias", f->bias_dtype, f->bias_b, f->bias_h, p->tq, ac_bias_cols(p), ap->bias_stride,
+                                  f->bias_b * f->bias_h * p->tq * ac_bias_cols(p), c->bias);
   if (f->used & AC_FEAT_BOOL_MASK)
-    b->in[HX_MASK] = ac_hx_tensor_of("bool_mask", AC_E4M3, f->mask_b, f->mask_h, p->tq, p->tk, ap->bool_mask_stride,
-                                  f->mask_b * f->mask_h * p->tq * p->tk, c->bool_mask);
-  int64_t ns = f->alibi_per_batch ? p->batch * p->heads : p->heads, nd = p->batch * p->kv_heads;
+    b->in[HX_MASK] = ac_hx_tensor_of("bool_mask", AC_E4M3, f->mask_b, f->mask_h, p->tq, ac_bias_cols(p), ap->bool_mask_stride,
+                                  f->mask_b * f->mask_h * p->tq * ac_bias_cols(p), c->bool_mask);
+  int64_t ns = ac_feat_tensor_count(p, AC_FT_SLOPES), nd = p->batch * p->kv_heads;
   if (f->used & AC_FEAT_ALIBI) b->in[HX_SLOPES] = ac_hx_tensor_of("alibi_slopes", AC_F32, 1, 1, 1, ns, row, ns, c->alibi_slopes);
   if (f->used & AC_FEAT_SINKS) b->in[HX_SINKS] = ac_hx_tensor_of("sinks", AC_F32, 1, 1, 1, p->heads, row, p->heads, c->sinks);
   if (f->used & AC_FEAT_DESCALE) {

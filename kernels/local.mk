@@ -20,5 +20,6 @@ kernels_libac_kernels_a_SOURCES = $(AC_CPU_KERNEL_SOURCES) \
 	kernels/testkernels/outcome.c \
 	kernels/testkernels/nondeterministic.c \
 	kernels/testkernels/masked_leak.c \
-	kernels/testkernels/strides.c kernels/testkernels/variants.c
+	kernels/testkernels/strides.c kernels/testkernels/variants.c \
+	kernels/testkernels/layout_bias.c
 include kernels/cpu.mk

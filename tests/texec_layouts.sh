@@ -1,7 +1,8 @@
 #!/bin/sh
 # texec_layouts.sh: the serving layouts through the exec protocol (docs/layouts.md).
 # examples/python/sdpa_numpy.py declares varlen and paged and passes every layout case of
-# `suite ci` (its persistent worker); a worker built on the same helper that reads every slot of
+# `suite ci` (its persistent worker) and varlen and paged cases with a bias, a boolean mask and
+# per-sequence ALiBi slopes; a worker built on the same helper that reads every slot of
 # a sequence's last page is OUT-OF-SEQUENCE, naming the sequence (the layout's NaN fill travels
 # in the case file an exec worker reads; numpy's arithmetic does not keep the NaN payload that
 # would name the page and slot); a one-shot exec: kernel gets no layout case.
@@ -27,6 +28,15 @@ out=$("$bin" suite --suite ci --kernel "$good" $cases -q 2>&1)
 rc=$?
 echo "$out" | tail -n 1
 [ $rc -eq 0 ] && echo "$out" | grep -q ': 10 pass, 0 warn, 0 fail, 0 skip' || { echo "$out" | tail -n 20; fail "sdpa_numpy.py on the layout cases"; }
+# bias, boolean mask and ALiBi slopes per sequence: sdpa_numpy.py slices each sequence's rows
+"$bin" gen --out "$tmp/vb.npz" --seqlens-q 3,0,5,2 --seqlens-k 4,2,0,7 --heads 4 --kv-heads 2 --dk 16 --mask causal \
+  --bias normal --bool-mask random --alibi 1 --alibi-per-batch >/dev/null || exit 99
+"$bin" gen --out "$tmp/pb.npz" --seqlens-q 2,3,1 --cache-seqlens 40,17,33 --page-size 16 --shuffle-pages --dk 16 \
+  --bias ramp --bias-broadcast h --bool-mask banded >/dev/null || exit 99
+for f in vb pb; do
+  out=$("$bin" check --kernel "$good" "$tmp/$f.npz" 2>&1)
+  [ $? -eq 0 ] && echo "$out" | grep -q '^PASS' || { echo "$out" | head -n 5; fail "sdpa_numpy.py on $f (bias and masks per sequence)"; }
+done
 
 cat > "$tmp/whole_page.py" <<PYEOF
 import sys

@@ -13,6 +13,8 @@
 #include "fuzz.h"
 #include "layout.h"
 #include "testutil.h"
+#include "variants.h"
+#include "vgen.h"
 
 static void limits(ac_gen_limits *l)
 {
@@ -201,6 +203,43 @@ START_TEST(minimize_layout_findings)
 }
 END_TEST
 
+/* Sequences dropped and reordered: each kept sequence's dense case (its bias and boolean-mask
+ * rows, its ALiBi slopes) is the one it had; a grown sequence repeats its last key's column. */
+START_TEST(relen_keeps_per_sequence_variants)
+{
+  static const int64_t tq[] = {3, 0, 5, 2}, tk[] = {6, 9, 0, 7};
+  ac_vspec v = {.used = AC_FEAT_BIAS | AC_FEAT_BOOL_MASK | AC_FEAT_ALIBI, .bias = AC_VB_NORMAL, .bias_scale = 1,
+                .alibi_max = 1, .alibi_per_batch = 1};
+  for (int x = 0; x < 2; x++) {
+    ac_layout_case_spec s = {.dtype = AC_F32, .mask = AC_MASK_NONE, .heads = 2, .kv_heads = 1, .dk = 4, .dv = 4,
+                             .sigma = 1, .v = &v,
+                             .lay = {.kind = x ? AC_FEAT_PAGED : AC_FEAT_VARLEN, .nseq = 4, .tq = tq, .tk = tk, .page_size = 4}};
+    ac_case c, out, a, b;
+    ac_err e;
+    ck_assert_msg(ac_layout_case_make(&c, &s, 9, &e) == 0, "%s", e.msg);
+    const int64_t src[] = {3, 0}, nq[] = {2, 3}, nk[] = {8, 6};   /* sequence 3 gains a key */
+    ac_relayout r = {.nseq = 2, .src = src, .tq = nq, .tk = nk, .page_size = 4};
+    ck_assert_msg(ac_layout_relen(&c, &r, NULL, &out, &e) == 0, "%s", e.msg);
+    for (int64_t k = 0; k < 2; k++) {
+      ck_assert_msg(ac_layout_seq_case(&c, src[k], &a, &e) == 0, "%s", e.msg);
+      ck_assert_msg(ac_layout_seq_case(&out, k, &b, &e) == 0, "%s", e.msg);
+      ck_assert_int_eq(memcmp(a.alibi_slopes, b.alibi_slopes, 2 * sizeof(float)), 0);
+      for (int64_t h = 0; h < 2; h++)
+        for (int64_t i = 0; i < nq[k]; i++)
+          for (int64_t j = 0; j < nk[k]; j++) {
+            int64_t aj = j < tk[src[k]] ? j : tk[src[k]] - 1;
+            ck_assert(((float *)a.bias)[ac_biasidx(&a.p, 0, h, i, aj)] == ((float *)b.bias)[ac_biasidx(&b.p, 0, h, i, j)]);
+            ck_assert(a.bool_mask[ac_bmaskidx(&a.p, 0, h, i, aj)] == b.bool_mask[ac_bmaskidx(&b.p, 0, h, i, j)]);
+          }
+      ac_case_free(&a);
+      ac_case_free(&b);
+    }
+    ac_case_free(&c);
+    ac_case_free(&out);
+  }
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("fuzz_layouts");
@@ -210,6 +249,7 @@ int main(void)
   tcase_add_test(tc, metamorphic_layouts);
   tcase_add_test(tc, probes_of_layout_kernels);
   tcase_add_test(tc, minimize_layout_findings);
+  tcase_add_test(tc, relen_keeps_per_sequence_variants);
   suite_add_tcase(s, tc);
   return ac_test_run(s);
 }

@@ -56,6 +56,27 @@ static void layout_case(ac_case *c, const ac_layout_spec *s, ac_mask mask, uint6
 static const int64_t vq[] = {3, 0, 5, 1, 2}, vk[] = {4, 2, 0, 7, 2};
 static const int64_t pq[] = {1, 2, 1, 1, 3}, pk[] = {33, 5, 0, 16, 17};
 
+/* Bias [H][total_q][max_tk] (f32, normal), boolean mask [1][total_q][max_tk] (7 in 10 visible)
+ * and per-sequence ALiBi slopes [nseq][H] on layout case c. */
+static void add_seq_variants(ac_case *c, uint64_t seed)
+{
+  ac_err e;
+  ac_problem *p = &c->p;
+  uint32_t lay = p->f.used;
+  ac_features_plain(p);   /* as a case read back has them */
+  p->f.used = lay | AC_FEAT_BIAS | AC_FEAT_BOOL_MASK | AC_FEAT_ALIBI;
+  p->f.bias_dtype = AC_F32, p->f.bias_b = 1, p->f.bias_h = p->heads;
+  p->f.mask_b = p->f.mask_h = 1;
+  p->f.alibi_per_batch = 1;
+  ck_assert_msg(ac_features_alloc(c, &e) == 0, "%s", e.msg);
+  ac_rng r;
+  ac_rng_init(&r, seed, 11);
+  for (int64_t x = 0; x < p->heads * p->tq * p->l.max_tk; x++) ((float *)c->bias)[x] = (float)ac_rng_normal(&r);
+  for (int64_t x = 0; x < p->tq * p->l.max_tk; x++) c->bool_mask[x] = ac_rng_uniform(&r) < 0.7;
+  for (int64_t x = 0; x < p->l.nseq * p->heads; x++) c->alibi_slopes[x] = (float)(0.0625 * (double)(x + 1));
+  ck_assert_msg(ac_layout_validate(c, &e) == 0, "%s", e.msg);
+}
+
 START_TEST(cases_round_trip)
 {
   ac_layout_spec vs = {.kind = AC_FEAT_VARLEN, .nseq = 5, .tq = vq, .tk = vk};
@@ -66,6 +87,7 @@ START_TEST(cases_round_trip)
     ac_case a, b;
     ac_err e;
     layout_case(&a, specs[k], AC_MASK_CAUSAL_BR, 5);
+    add_seq_variants(&a, 6);
     const char *f = tmp_path("rt.npz");
     ck_assert_msg(ac_case_write(&a, f, &e) == 0, "%s", e.msg);
     ck_assert_msg(ac_case_read(&b, f, &e) == 0, "%s", e.msg);
@@ -78,6 +100,14 @@ START_TEST(cases_round_trip)
       ck_assert_int_eq(ac_layout_tk(&b, s), specs[k]->tk[s]);
     }
     ck_assert_int_eq(memcmp(a.q, b.q, ac_case_bytes(&a, 'q')), 0);
+    /* bias [H][total_q][max_tk], mask [1][total_q][max_tk], slopes [nseq][H] */
+    ck_assert_int_eq(b.p.f.bias_h, 2);
+    ck_assert_uint_eq(ac_feat_tensor_bytes(&b.p, AC_FT_BIAS), (uint64_t)(2 * b.p.tq * b.p.l.max_tk * 4));
+    ck_assert_uint_eq(ac_feat_tensor_bytes(&b.p, AC_FT_BOOL_MASK), (uint64_t)(b.p.tq * b.p.l.max_tk));
+    ck_assert_int_eq(ac_feat_tensor_count(&b.p, AC_FT_SLOPES), 10);
+    for (int t = AC_FT_BIAS; t <= AC_FT_SLOPES; t++)
+      ck_assert_int_eq(memcmp(*ac_feat_tensor_slot(&a, (ac_feat_tensor)t), *ac_feat_tensor_slot(&b, (ac_feat_tensor)t),
+                              (size_t)ac_feat_tensor_bytes(&a.p, (ac_feat_tensor)t)), 0);
     /* the layout enters the hash */
     a.lay->cu_q[1]++;
     ck_assert_uint_ne(ac_case_hash(&a), ac_case_hash(&b));
@@ -232,7 +262,14 @@ static void reference_row(const ac_case *c, int64_t b, int64_t h, int64_t i, dou
     double d = 0;
     for (int64_t x = 0; x < p->dk; x++)
       d += ac_load(AC_F32, c->q, ac_qidx(p, 0, h, cq[b] + i, x)) * ac_load(AC_F32, c->k, ac_kidx(p, 0, kvh, pos, x));
-    s[j] = vis ? d * p->scale : -INFINITY;
+    /* per sequence: slopes row b, bias and mask row cu_q[b] + i of [H][total_q][max_tk], column j */
+    size_t cell = (size_t)((h * p->tq + cq[b] + i) * p->l.max_tk + j);
+    if ((p->f.used & AC_FEAT_BOOL_MASK) && !c->bool_mask[p->f.mask_h > 1 ? cell : cell - (size_t)(h * p->tq * p->l.max_tk)])
+      vis = 0;
+    double sc = d * p->scale;
+    if (p->f.used & AC_FEAT_ALIBI) sc -= c->alibi_slopes[b * p->heads + h] * fabs((double)(i + tk - tq - j));
+    if (p->f.used & AC_FEAT_BIAS) sc += ((const float *)c->bias)[cell];
+    s[j] = vis ? sc : -INFINITY;
     if (s[j] > m) m = s[j];
   }
   double sink = p->f.used & AC_FEAT_SINKS ? c->sinks[h] : -INFINITY;
@@ -292,10 +329,12 @@ START_TEST(oracle_per_sequence)
   const ac_mask masks[] = {AC_MASK_CAUSAL_BR, AC_MASK_CAUSAL, AC_MASK_NONE};
   ac_err e;
   for (int k = 0; k < 3; k++)
-    for (int var = 0; var < 2; var++) {
+    for (int var = 0; var < 3; var++) {
       ac_case c;
       layout_case(&c, specs[k], masks[k], 7 + (uint64_t)k);
-      if (var) {   /* a window and sinks, per sequence */
+      if (var == 2) {   /* a bias per head, a boolean mask for all heads and ALiBi slopes, per sequence */
+        add_seq_variants(&c, 3 + (uint64_t)k);
+      } else if (var) {   /* a window and sinks, per sequence */
         c.p.f.used |= AC_FEAT_WINDOW | AC_FEAT_SINKS;
         c.p.f.win_left = 2, c.p.f.win_right = 0;
         ck_assert_msg(ac_features_alloc(&c, &e) == 0, "%s", e.msg);

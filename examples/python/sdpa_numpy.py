@@ -129,6 +129,14 @@ def attention_layout(q, k, v, p):
             continue
         s = copy.copy(p)
         s.layout, s.tq, s.tk = None, int(t1 - t0), len(keys)
+        # the sequence's rows of the bias and boolean mask ([1, H|1, total_q, max_tk], key j at
+        # column j) and its row of per-sequence ALiBi slopes
+        if p.bias is not None:
+            s.bias = p.bias[:, :, t0:t1, :len(keys)]
+        if p.bool_mask is not None:
+            s.bool_mask = p.bool_mask[:, :, t0:t1, :len(keys)]
+        if p.alibi_slopes is not None and p.alibi_per_batch:
+            s.alibi_slopes = p.alibi_slopes[b:b + 1]
         ob, lb = attention(q[:, :, t0:t1], k[:, :, keys], v[:, :, keys], s)
         o[:, :, t0:t1], lse[:, :, t0:t1] = ob, lb
     return o, lse

@@ -22,6 +22,36 @@ static void copy_token(size_t es, const void *src, int64_t T, int64_t s, void *d
  * sequence of more tokens: itself, else the last one, else the carrier's first. */
 static int64_t source_token(int64_t i, int64_t n, int64_t first) { return n == 0 ? 0 : first + (i < n ? i : n - 1); }
 
+/* The variant tensors of the rebuilt case: sinks and per-head slopes as they are; per-sequence
+ * slopes, bias and boolean-mask rows follow their sequence, a token or key the sequence gains
+ * repeating its last one (a sequence that had none: bias 0, visible). */
+static int relen_variants(const ac_case *c, const ac_relayout *s, ac_case *out, ac_err *e)
+{
+  const ac_problem *p = &c->p, *q = &out->p;
+  ac_features_copy(out, c);
+  free(out->bias), out->bias = NULL;
+  free(out->bool_mask), out->bool_mask = NULL;
+  int per_seq = (p->f.used & AC_FEAT_ALIBI) && p->f.alibi_per_batch;
+  if (per_seq) free(out->alibi_slopes), out->alibi_slopes = NULL;
+  if (ac_features_alloc(out, e)) return -1;
+  size_t be = (p->f.used & AC_FEAT_BIAS) ? ac_dtype_size(p->f.bias_dtype) : 0;
+  for (int64_t b = 0; b < s->nseq; b++) {
+    int64_t o = s->src[b], nq = ac_layout_tq(c, o), nk = ac_layout_tk(c, o);
+    if (per_seq) memcpy(out->alibi_slopes + b * p->heads, c->alibi_slopes + o * p->heads, (size_t)p->heads * sizeof(float));
+    for (int64_t i = 0; i < s->tq[b]; i++)
+      for (int64_t j = 0; j < s->tk[b]; j++) {
+        int64_t t = out->lay->cu_q[b] + i, st = source_token(i, nq, c->lay->cu_q[o]), sj = j < nk ? j : nk - 1;
+        for (int64_t h = 0; h < p->f.bias_h && be; h++) {
+          char *d = (char *)out->bias + ac_biasidx(q, 0, h, t, j) * be;
+          if (nq && nk) memcpy(d, (const char *)c->bias + ac_biasidx(p, 0, h, st, sj) * be, be);
+        }
+        for (int64_t h = 0; h < p->f.mask_h && out->bool_mask; h++)
+          out->bool_mask[ac_bmaskidx(q, 0, h, t, j)] = nq && nk ? c->bool_mask[ac_bmaskidx(p, 0, h, st, sj)] : 1;
+      }
+  }
+  return 0;
+}
+
 int ac_layout_relen(const ac_case *c, const ac_relayout *s, ac_rng *r, ac_case *out, ac_err *e)
 {
   const ac_problem *p = &c->p;
@@ -48,7 +78,7 @@ int ac_layout_relen(const ac_case *c, const ac_relayout *s, ac_rng *r, ac_case *
       copy_token(es, c->v, p->tk, from, out->v, q->tk, to, p->kv_heads, p->dv);
     }
   }
-  ac_features_copy(out, c);
+  if (relen_variants(c, s, out, e)) goto fail;
   out->seed = c->seed;
   out->case_index = c->case_index;
   memcpy(out->generator, c->generator, sizeof out->generator);

@@ -458,7 +458,8 @@ static int read_from(ac_case *c, ac_npz *z, ac_err *e)
     c->lse = ac_xmalloc((size_t)s.rows * sizeof(float));
     if (ac_npz_read_into(z, "lse", c->lse, (size_t)s.rows * sizeof(float), e) != 0) goto fail;
   }
-  if (ac_variants_members_read(z, c, e) != 0 || ac_layout_members_read(z, c, e) != 0) goto fail;
+  /* the layout first: a layout case's bias and boolean mask rows are max_tk long */
+  if (ac_layout_members_read(z, c, e) != 0 || ac_variants_members_read(z, c, e) != 0) goto fail;
   return 0;
 fail:
   ac_case_free(c);

@@ -52,9 +52,9 @@ static inline size_t ac_rowidx(const ac_problem *p, int64_t b, int64_t h, int64_
 { return (size_t)((b * p->heads + h) * p->tq + i); }
 /* Element (b, h, i, j) of the broadcast bias / boolean mask. */
 static inline size_t ac_biasidx(const ac_problem *p, int64_t b, int64_t h, int64_t i, int64_t j)
-{ return (size_t)((((p->f.bias_b > 1 ? b : 0) * p->f.bias_h + (p->f.bias_h > 1 ? h : 0)) * p->tq + i) * p->tk + j); }
+{ return (size_t)((((p->f.bias_b > 1 ? b : 0) * p->f.bias_h + (p->f.bias_h > 1 ? h : 0)) * p->tq + i) * ac_bias_cols(p) + j); }
 static inline size_t ac_bmaskidx(const ac_problem *p, int64_t b, int64_t h, int64_t i, int64_t j)
-{ return (size_t)((((p->f.mask_b > 1 ? b : 0) * p->f.mask_h + (p->f.mask_h > 1 ? h : 0)) * p->tq + i) * p->tk + j); }
+{ return (size_t)((((p->f.mask_b > 1 ? b : 0) * p->f.mask_h + (p->f.mask_h > 1 ? h : 0)) * p->tq + i) * ac_bias_cols(p) + j); }
 
 /* Write the case (and o/lse when present) as NPZ; atomic (temp file + rename). */
 int ac_case_write(const ac_case *c, const char *path, ac_err *e);

@@ -185,12 +185,13 @@ static int check_variant_member(ac_npz *z, ac_case *c, ac_feat_tensor t, ac_err 
   int grid = t == AC_FT_BIAS || t == AC_FT_BOOL_MASK;
   if (grid) {
     int ok = m.ndim == 4 && (m.shape[0] == 1 || m.shape[0] == p->batch) && (m.shape[1] == 1 || m.shape[1] == p->heads) &&
-             m.shape[2] == p->tq && m.shape[3] == p->tk;
+             m.shape[2] == p->tq && m.shape[3] == ac_bias_cols(p);   /* a layout's: max_tk */
     if (!ok) {
       char a[160];
       shape_str(m.shape, m.ndim, a, sizeof a);
-      return ac_err_set(e, "%s: member '%s' has shape [%s], which does not broadcast to [%lld, %lld, %lld, %lld] (extents 1 or B, 1 or H, tq, tk)",
-                        path, name, a, (long long)p->batch, (long long)p->heads, (long long)p->tq, (long long)p->tk);
+      return ac_err_set(e, "%s: member '%s' has shape [%s], which does not broadcast to [%lld, %lld, %lld, %lld] (extents 1 or B, 1 or H, tq, %s)",
+                        path, name, a, (long long)p->batch, (long long)p->heads, (long long)p->tq, (long long)ac_bias_cols(p),
+                        c->lay ? "max_tk" : "tk");
     }
     if (t == AC_FT_BIAS) p->f.bias_b = m.shape[0], p->f.bias_h = m.shape[1];
     else p->f.mask_b = m.shape[0], p->f.mask_h = m.shape[1];

@@ -193,14 +193,12 @@ int ac_layout_validate(const ac_case *c, ac_err *e)
     return ac_err_set(e, "layout: varlen and paged are exclusive, and need their arrays");
   if (p->l.nseq < 1) return ac_err_set(e, "layout: needs at least one sequence (got %lld)", (long long)p->l.nseq);
   if (p->batch != 1) return ac_err_set(e, "layout: the packed tensors have batch 1 (got %lld)", (long long)p->batch);
-  uint32_t no = AC_FEAT_BIAS | AC_FEAT_BOOL_MASK | AC_FEAT_DESCALE | AC_FEAT_MIXED_DTYPES;
+  uint32_t no = AC_FEAT_DESCALE | AC_FEAT_MIXED_DTYPES;
   if (p->f.used & no) {
     char names[128];
     return ac_err_set(e, "layout: %s not supported with %s cases", ac_feat_list(p->f.used & no, names, sizeof names),
                       kind == AC_FEAT_VARLEN ? "varlen" : "paged");
   }
-  if ((p->f.used & AC_FEAT_ALIBI) && p->f.alibi_per_batch)
-    return ac_err_set(e, "layout: per-batch ALiBi slopes are not supported with layouts");
   ac_problem d = *p;   /* the carrier's own strides: none, or the contiguous ones */
   clear_strides(&d);
   ac_problem_default_strides(&d);
@@ -225,6 +223,34 @@ void ac_layout_seq_problem(const ac_case *c, int64_t b, ac_problem *out)
   out->batch = 1;
   out->tq = ac_layout_tq(c, b);
   out->tk = ac_layout_tk(c, b);
+}
+
+/* The per-sequence variant tensors of sequence b in its dense case out (after
+ * ac_features_copy): rows cu_q[b] .. of the carrier's bias and boolean mask, their first tk_b
+ * columns; row b of per-sequence ALiBi slopes. A sequence without keys keeps its mask of zeros
+ * and a zero bias for its one hidden key. */
+static int seq_variants(const ac_case *c, int64_t b, ac_case *out, ac_err *e)
+{
+  const ac_problem *p = &c->p;
+  ac_problem *s = &out->p;
+  int64_t tk = ac_layout_tk(c, b), q0 = c->lay->cu_q[b];
+  free(out->bias), out->bias = NULL;
+  free(out->bool_mask), out->bool_mask = NULL;
+  int per_seq = (p->f.used & AC_FEAT_ALIBI) && p->f.alibi_per_batch;
+  if (per_seq) free(out->alibi_slopes), out->alibi_slopes = NULL;
+  if (tk < 1 && (p->f.used & AC_FEAT_BOOL_MASK)) s->f.mask_h = 1;   /* the mask of zeros */
+  if (ac_features_alloc(out, e) != 0) return -1;
+  size_t be = (p->f.used & AC_FEAT_BIAS) ? ac_dtype_size(p->f.bias_dtype) : 0;
+  for (int64_t i = 0; i < s->tq && tk > 0; i++) {
+    for (int64_t h = 0; h < p->f.bias_h && be; h++)
+      memcpy((char *)out->bias + ac_biasidx(s, 0, h, i, 0) * be, (const char *)c->bias + ac_biasidx(p, 0, h, q0 + i, 0) * be,
+             (size_t)tk * be);
+    for (int64_t h = 0; h < p->f.mask_h && c->bool_mask; h++)
+      memcpy(out->bool_mask + ac_bmaskidx(s, 0, h, i, 0), c->bool_mask + ac_bmaskidx(p, 0, h, q0 + i, 0), (size_t)tk);
+  }
+  if (per_seq)
+    memcpy(out->alibi_slopes, c->alibi_slopes + b * p->heads, (size_t)p->heads * sizeof(float));
+  return 0;
 }
 
 int ac_layout_seq_case(const ac_case *c, int64_t b, ac_case *out, ac_err *e)
@@ -254,7 +280,7 @@ int ac_layout_seq_case(const ac_case *c, int64_t b, ac_case *out, ac_err *e)
              (size_t)p->dv * es);
     }
   ac_features_copy(out, c);
-  if (ac_features_alloc(out, e) != 0) {
+  if (seq_variants(c, b, out, e) != 0) {
     ac_case_free(out);
     return -1;
   }

@@ -57,6 +57,12 @@ typedef struct {
   struct { int64_t nseq, max_tq, max_tk, page_size, num_pages, max_pages; } l;
 } ac_problem;
 
+/* Columns of a row of the bias and boolean mask: tk for a dense problem; for a layout case the
+ * longest sequence's keys (max_tk): key j of sequence b's row i is column j of carrier row
+ * cu_q[b] + i (docs/layouts.md). */
+static inline int64_t ac_bias_cols(const ac_problem *p)
+{ return (p->f.used & AC_FEAT_LAYOUTS) ? p->l.max_tk : p->tk; }
+
 const char *ac_mask_name(ac_mask m);            /* "none", "causal", "causal-bottom-right" */
 int ac_mask_parse(const char *s, ac_mask *out); /* also accepts "causal-br", "bottom-right"; -1 if unknown */
 

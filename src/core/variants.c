@@ -39,15 +39,15 @@ int ac_feat_tensor_shape(const ac_problem *p, ac_feat_tensor t, int64_t shape[4]
   switch (t) {
   case AC_FT_BIAS:
     *elem_size = ac_dtype_size(p->f.bias_dtype);
-    shape[0] = p->f.bias_b, shape[1] = p->f.bias_h, shape[2] = p->tq, shape[3] = p->tk;
+    shape[0] = p->f.bias_b, shape[1] = p->f.bias_h, shape[2] = p->tq, shape[3] = ac_bias_cols(p);
     return 4;
   case AC_FT_BOOL_MASK:
     *elem_size = 1;
-    shape[0] = p->f.mask_b, shape[1] = p->f.mask_h, shape[2] = p->tq, shape[3] = p->tk;
+    shape[0] = p->f.mask_b, shape[1] = p->f.mask_h, shape[2] = p->tq, shape[3] = ac_bias_cols(p);
     return 4;
   case AC_FT_SLOPES:
     if (p->f.alibi_per_batch) {
-      shape[0] = p->batch, shape[1] = p->heads;
+      shape[0] = (p->f.used & AC_FEAT_LAYOUTS) ? p->l.nseq : p->batch, shape[1] = p->heads;   /* a layout's: per sequence */
       return 2;
     }
     shape[0] = p->heads;
@@ -120,11 +120,11 @@ int ac_features_validate(const ac_problem *p, ac_err *e)
     if (!ac_dtype_get(f->bias_dtype)) return ac_err_set(e, "bias: unknown dtype %d", (int)f->bias_dtype);
     if (!extent_ok(f->bias_b, p->batch) || !extent_ok(f->bias_h, p->heads))
       return ac_err_set(e, "bias: shape [%lld, %lld, tq, tk] does not broadcast to [%lld, %lld, %lld, %lld]", (long long)f->bias_b,
-                        (long long)f->bias_h, (long long)p->batch, (long long)p->heads, (long long)p->tq, (long long)p->tk);
+                        (long long)f->bias_h, (long long)p->batch, (long long)p->heads, (long long)p->tq, (long long)ac_bias_cols(p));
   }
   if ((f->used & AC_FEAT_BOOL_MASK) && (!extent_ok(f->mask_b, p->batch) || !extent_ok(f->mask_h, p->heads)))
     return ac_err_set(e, "mask: shape [%lld, %lld, tq, tk] does not broadcast to [%lld, %lld, %lld, %lld]", (long long)f->mask_b,
-                      (long long)f->mask_h, (long long)p->batch, (long long)p->heads, (long long)p->tq, (long long)p->tk);
+                      (long long)f->mask_h, (long long)p->batch, (long long)p->heads, (long long)p->tq, (long long)ac_bias_cols(p));
   if (ac_features_dtypes_check(p, e)) return -1;
   if ((f->used & AC_FEAT_DESCALE) &&
       (ac_tensor_dtype(p, 'q') == AC_F64 || ac_tensor_dtype(p, 'k') == AC_F64 || ac_tensor_dtype(p, 'v') == AC_F64))

@@ -6,56 +6,61 @@
 #include <stdlib.h>
 #include <string.h>
 #include "rng.h"
+#include "layout.h"
 #include "variants.h"
 
 static void put(ac_dtype t, void *base, size_t i, double x) { ac_store_bits(t, base, i, ac_encode_f64(t, x)); }
 
-static void fill_mask(ac_case *c, const ac_vspec *v, ac_rng *r)
+/* Mask element of row i of a (sequence) problem p: the pattern of v. */
+static uint8_t mask_val(const ac_vspec *v, const ac_problem *p, int64_t i, int64_t j, ac_rng *r)
 {
-  const ac_problem *p = &c->p;
-  for (int64_t b = 0; b < p->f.mask_b; b++)
-    for (int64_t h = 0; h < p->f.mask_h; h++)
-      for (int64_t i = 0; i < p->tq; i++) {
-        int empty = v->bmask == AC_VM_EMPTY_MIDDLE && i >= p->tq / 3 && i < 2 * p->tq / 3;
-        for (int64_t j = 0; j < p->tk; j++) {
-          int vis;
-          switch (v->bmask) {
-          case AC_VM_BANDED: vis = llabs(i + p->tk - p->tq - j) <= 8; break;
-          case AC_VM_SPARSE: vis = ac_rng_uniform(r) < 0.05; break;
-          default: vis = ac_rng_uniform(r) < 0.7 && !empty;
-          }
-          c->bool_mask[ac_bmaskidx(p, b, h, i, j)] = (uint8_t)vis;
-        }
-      }
+  int empty = v->bmask == AC_VM_EMPTY_MIDDLE && i >= p->tq / 3 && i < 2 * p->tq / 3;
+  switch (v->bmask) {
+  case AC_VM_BANDED: return llabs(i + p->tk - p->tq - j) <= 8;
+  case AC_VM_SPARSE: return ac_rng_uniform(r) < 0.05;
+  default: return ac_rng_uniform(r) < 0.7 && !empty;
+  }
 }
 
-static void fill_bias(ac_case *c, const ac_vspec *v, ac_rng *r)
+/* Bias element (b, h, i, j) of a (sequence) problem p: the pattern of v. */
+static double bias_val(const ac_vspec *v, const ac_problem *p, int64_t b, int64_t h, int64_t i, int64_t j, ac_rng *r)
+{
+  double val = ac_rng_normal(r);
+  switch (v->bias) {
+  case AC_VB_NORMAL: return val * v->bias_scale;
+  case AC_VB_NEGINF_BLOCKS:
+    return ac_hash2((uint64_t)(b * 7919 + h) * 65536 + (uint64_t)(i / 16), (uint64_t)(j / 16)) % 4 == 0 ? -INFINITY : val;
+  case AC_VB_NEGINF_ROWS: return i % 5 == 2 ? -INFINITY : val;
+  case AC_VB_SENTINEL: return ac_rng_uniform(r) < 1.0 / 3 ? v->bias_scale : 0.0;
+  case AC_VB_NAN_MASKED:
+    /* the bias tensor is broadcast: NaN only where no (b, h) it stands for sees the key */
+    return !ac_visible(p, i, j) || !ac_in_window(p, i, j) ? NAN : val;
+  default: return v->bias_scale * (double)(j - i) / (double)p->tk;
+  }
+}
+
+/* The bias (mask 0) or boolean mask (mask 1) of c by the patterns of v. A layout case's row t
+ * is query t - cu_q[b] of the sequence b that owns it, against that sequence's tq_b and tk_b;
+ * the columns past its keys hold 0. */
+static void fill_rows(ac_case *c, const ac_vspec *v, ac_rng *r, int mask)
 {
   const ac_problem *p = &c->p;
-  ac_dtype t = p->f.bias_dtype;
-  for (int64_t b = 0; b < p->f.bias_b; b++)
-    for (int64_t h = 0; h < p->f.bias_h; h++)
-      for (int64_t i = 0; i < p->tq; i++)
-        for (int64_t j = 0; j < p->tk; j++) {
-          size_t x = ac_biasidx(p, b, h, i, j);
-          double val = ac_rng_normal(r);
-          switch (v->bias) {
-          case AC_VB_NORMAL: val *= v->bias_scale; break;
-          case AC_VB_NEGINF_BLOCKS:
-            if (ac_hash2((uint64_t)(b * 7919 + h) * 65536 + (uint64_t)(i / 16), (uint64_t)(j / 16)) % 4 == 0) val = -INFINITY;
-            break;
-          case AC_VB_NEGINF_ROWS:
-            if (i % 5 == 2) val = -INFINITY;
-            break;
-          case AC_VB_SENTINEL: val = ac_rng_uniform(r) < 1.0 / 3 ? v->bias_scale : 0.0; break;
-          case AC_VB_NAN_MASKED:
-            /* the bias tensor is broadcast: NaN only where no (b, h) it stands for sees the key */
-            if (!ac_visible(p, i, j) || !ac_in_window(p, i, j)) val = NAN;
-            break;
-          default: val = v->bias_scale * (double)(j - i) / (double)p->tk;
-          }
-          put(t, c->bias, x, val);
+  const int64_t eb = mask ? p->f.mask_b : p->f.bias_b, eh = mask ? p->f.mask_h : p->f.bias_h, cols = ac_bias_cols(p);
+  for (int64_t b = 0; b < eb; b++)
+    for (int64_t h = 0; h < eh; h++)
+      for (int64_t t = 0; t < p->tq; t++) {
+        ac_problem s = *p;
+        int64_t i = t;
+        if (c->lay) {
+          int64_t sq = ac_layout_seq_of_row(c, t);
+          ac_layout_seq_problem(c, sq, &s);
+          i = t - c->lay->cu_q[sq];
         }
+        for (int64_t j = 0; j < cols; j++) {
+          if (mask) c->bool_mask[ac_bmaskidx(p, b, h, t, j)] = j < s.tk ? mask_val(v, &s, i, j, r) : 0;
+          else put(p->f.bias_dtype, c->bias, ac_biasidx(p, b, h, t, j), j < s.tk ? bias_val(v, &s, b, h, i, j, r) : 0.0);
+        }
+      }
 }
 
 static float slope(const ac_vspec *v, const ac_problem *p, int64_t b, int64_t h)
@@ -71,7 +76,8 @@ int ac_vspec_apply(ac_case *c, const ac_vspec *v, uint64_t seed, ac_err *e)
   ac_features_free(c);
   ac_features_plain(p);
   ac_features *f = &p->f;
-  f->used = (v->used & (uint32_t)~AC_FEAT_MIXED_DTYPES) | (keep.used & AC_FEAT_MIXED_DTYPES);
+  /* per-tensor dtypes and the layout stay (a layout's bias rows are max_tk long) */
+  f->used = (v->used & (uint32_t)~(AC_FEAT_MIXED_DTYPES | AC_FEAT_LAYOUTS)) | (keep.used & (AC_FEAT_MIXED_DTYPES | AC_FEAT_LAYOUTS));
   if (keep.used & AC_FEAT_MIXED_DTYPES) f->qd = keep.qd, f->kd = keep.kd, f->vd = keep.vd, f->od = keep.od;
   f->win_left = v->win_left;
   f->win_right = v->win_right;
@@ -96,10 +102,10 @@ int ac_vspec_apply(ac_case *c, const ac_vspec *v, uint64_t seed, ac_err *e)
   if (ac_features_alloc(c, e)) return -1;
   ac_rng r;
   ac_rng_init(&r, seed, 11);
-  if (f->used & AC_FEAT_BOOL_MASK) fill_mask(c, v, &r);
-  if (f->used & AC_FEAT_BIAS) fill_bias(c, v, &r);
+  if (f->used & AC_FEAT_BOOL_MASK) fill_rows(c, v, &r, 1);
+  if (f->used & AC_FEAT_BIAS) fill_rows(c, v, &r, 0);
   if (f->used & AC_FEAT_ALIBI)
-    for (int64_t b = 0; b < (f->alibi_per_batch ? p->batch : 1); b++)
+    for (int64_t b = 0; b < ac_feat_tensor_count(p, AC_FT_SLOPES) / p->heads; b++)
       for (int64_t h = 0; h < p->heads; h++) c->alibi_slopes[b * p->heads + h] = slope(v, p, b, h);
   if (f->used & AC_FEAT_SINKS)
     for (int64_t h = 0; h < p->heads; h++) {

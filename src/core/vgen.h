@@ -48,7 +48,8 @@ typedef struct ac_vspec_s {
 
 /* Sets c->p.f from v, allocates and fills the variant tensors (streams 11.. of seed; q, k, v
  * untouched except that DESCALE leaves them as they are: the descales are the only change).
- * The case's per-tensor dtypes (mixed_dtypes, ac_features_set_dtypes) are kept.
+ * The case's per-tensor dtypes (mixed_dtypes, ac_features_set_dtypes) and layout are kept
+ * (a layout case's bias and boolean mask are drawn per sequence, ALiBi slopes per sequence).
  * -1 with a message when the result would not validate (e.g. a window below -1). */
 int ac_vspec_apply(ac_case *c, const ac_vspec *v, uint64_t seed, ac_err *e);
 /* A short name for case names: "win16,0", "cap30", "alibi", "bias-neginf", "mask-band", "sink-dom", ... */

@@ -17,6 +17,9 @@ rc=$?
 ls "$tmp/ok/findings" 2>/dev/null | grep -q GRAD-FAIL && fail "flash-bwd-f32: a GRAD-FAIL finding"
 grep -q '"backward": *1' "$tmp/ok/campaign.json" || fail "campaign.json does not record the backward"
 echo "ok: flash-bwd-f32, 100 cases, no GRAD-FAIL"
+# very negative logits and far sentinels (infinite W) are outside the backward's budget: no finding
+"$bin" fuzz --kernel naive-bwd-f32 --cases 60 --seed 9 --out "$tmp/naive" --max-t 256 --no-live --no-minimize --quiet \
+  > "$tmp/naive.txt" 2>&1 || { ls "$tmp/naive/findings"; fail "naive-bwd-f32 (seed 9): a finding"; }
 
 for m in mutant-bwd-d-wrong-row mutant-bwd-dk-no-scale mutant-bwd-gqa-no-sum mutant-bwd-no-causal mutant-bwd-no-lse \
          mutant-bwd-dp-rounded mutant-bwd-skip-last-tile; do

@@ -57,9 +57,11 @@ static void max_abs(const ac_case *c, const void *dout, double x[4])
 }
 
 /* 1 when the backward of c with dO stays inside the grad budget's model: finite inputs, and
- * bounds on dP = dO·V, dS, dQ, dK, dV at most 2^-8 of the class's working range. */
-static int grad_in_range(const ac_case *c, const void *dout, const ac_precision *cls)
+ * bounds on dP = dO·V, dS, dQ, dK, dV at most 2^-8 of the class's working range, a finite W
+ * for every element. */
+static int grad_in_range(const ac_case *c, const ac_precision *cls)
 {
+  const void *dout = c->dout;
   const ac_problem *p = &c->p;
   double m[4];
   max_abs(c, dout, m);
@@ -72,7 +74,15 @@ static int grad_in_range(const ac_case *c, const void *dout, const ac_precision 
   big = fmax(big, cs * (double)p->tq * grp * dS * m[0]);
   big = fmax(big, (double)p->tq * grp * m[3]);
   big = fmax(big, cs * m[0] * m[1] * (double)p->dk);
-  return big <= 0x1p-8 * ac_dtype_get(cls->range)->max_finite;
+  if (!(big <= 0x1p-8 * ac_dtype_get(cls->range)->max_finite)) return 0;
+  /* the budget itself: an infinite W (exp-argument errors beyond the exp range) is outside it */
+  ac_grad_budget bg;
+  ac_err e;
+  int ok = ac_grad_budget_compute(cls, c, &bg, &e) == 0;
+  for (int t = 0; t < 3 && ok; t++)
+    for (int64_t x = 0; x < bg.count[t] && ok; x++) ok = isfinite(bg.w[t][x]);
+  ac_grad_budget_free(&bg);
+  return ok;
 }
 
 /* "dq err/W=.. bad=F/N dk .. dv .." of the worst tensor, for the verdict message. */
@@ -107,7 +117,7 @@ void ac_eval_grad(const ac_eval_ctx *x, const ac_case *c, const ac_precision *cl
     g.dout = NULL;
     if (ac_dout_generate(&g, pat, ac_case_hash(c), &e)) return;
   }
-  if (!grad_in_range(c, g.dout, cls)) {
+  if (!grad_in_range(&g, cls)) {
     if (g.dout != c->dout) free(g.dout);
     return;
   }

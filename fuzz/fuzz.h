@@ -24,6 +24,7 @@ typedef struct {
   int no_nonfinite;    /* 1: never store NaN/inf (families that need them fall back to finite values) */
   uint32_t features;   /* AC_FEAT_... the kernel declares: variant families use no other (init: all) */
   int no_dense;        /* 1: the kernel takes no dense case (a layout-only kernel): only layout families */
+  int backward;        /* 1: the kernel declares a backward: cases judge it too (init 1; probed) */
 } ac_gen_limits;
 
 void ac_gen_limits_init(ac_gen_limits *l);
@@ -255,6 +256,7 @@ typedef struct {
   ac_policies pol;
   int oracle_threads;
   int metamorphic;                /* AC_META_OFF, AC_META_SOME (default), AC_META_ALWAYS */
+  int grad;                       /* 1: the kernel declares a backward; each case judges it too (eval_grad.c) */
 } ac_eval_ctx;
 
 /* The row of the worst output element, per column (a window of at most AC_ROW_MAX columns
@@ -281,6 +283,8 @@ typedef struct {
   double oracle_s, kernel_s;
   ac_meta_result meta;            /* metamorphic check (meta.checked 0: none ran) */
   double meta_s;
+  int grad_checked;               /* 1: the backward ran and was judged (GRAD-FAIL when it failed) */
+  double grad_s;
   ac_eval_row row;                /* the worst output element's row (row.n 0: none) */
 } ac_eval;
 
@@ -289,6 +293,14 @@ void ac_eval_ctx_init(ac_eval_ctx *x, ac_kernel *k, const char *spec);
  * -1 when the tool itself failed (ev->kinds then holds ERROR). repeat: run up to that many more
  * times, comparing bits with the first run, until one differs (NONDETERMINISTIC). */
 int ac_eval_case(const ac_eval_ctx *x, const ac_case *c, int repeat, ac_eval *ev, ac_err *e);
+/* The backward of c on a kernel with one (x->grad): dO from one of the campaign's patterns drawn
+ * from the case hash (ac_eval_grad_pattern; c->dout when the case has one), the exact backward on
+ * the rows and columns of ac_fuzz_oracle_rows, the grad judge; a GRAD-FAIL verdict in ev->rep when
+ * it fails. Nothing for cases the backward is not judged on (ac_eval_grad_wanted), whose forward is
+ * OUT-OF-DOMAIN, or whose inputs are not finite or whose gradients may leave the class's range. */
+void ac_eval_grad(const ac_eval_ctx *x, const ac_case *c, const ac_precision *cls, ac_eval *ev);
+int ac_eval_grad_wanted(const ac_eval_ctx *x, const ac_case *c);
+const char *ac_eval_grad_pattern(const ac_case *c);
 /* The same with the oracle's result computed beforehand (pre; shared by several kernels). */
 int ac_eval_case_pre(const ac_eval_ctx *x, const ac_case *c, const ac_oracle_result *pre, int repeat, ac_eval *ev,
                      ac_err *e);

@@ -168,6 +168,7 @@ int ac_cp_setup_kernel(ctx_t *c, ac_err *e)
   c->kname = c->kernel->name;
   ac_eval_ctx_init(&c->x, c->kernel, c->o->kernel_spec);
   c->x.precision = c->o->precision;
+  c->x.grad = c->x.grad && c->o->lim.backward;
   c->x.run.timeout_s = c->o->timeout_s;
   if (c->o->empty_rows) ac_empty_parse(c->o->empty_rows, &c->x.cmp.empty);
   if (c->o->policies[0]) {

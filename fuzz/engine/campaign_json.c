@@ -28,7 +28,7 @@ static const cj_field cj_fields[] = {
   CJ("no_strided", CJ_INT, lim.no_strided, 0),  CJ("no_nonfinite", CJ_INT, lim.no_nonfinite, 0),
   CJ("features", CJ_U32, lim.features, 0),      CJ("no_dense", CJ_INT, lim.no_dense, 0),
   CJ("policies", CJ_ARR, policies, 1),          CJ("precision", CJ_PSTR, precision, 1),
-  CJ("empty_rows", CJ_PSTR, empty_rows, 1),
+  CJ("empty_rows", CJ_PSTR, empty_rows, 1),    CJ("backward", CJ_INT, lim.backward, 0),
 };
 #undef CJ
 
@@ -107,6 +107,7 @@ int ac_cp_load_campaign_json(ac_campaign_opts *o, ac_err *e)
   json_object *r = json_object_from_file(p), *v;
   if (!r) return ac_err_set(e, "%s: no campaign to resume (missing or unreadable campaign.json)", p);
   o->lim.features = 0;   /* a campaign.json without "features" drew no variant family */
+  o->lim.backward = 0;   /* nor judged a backward without "backward" */
   for (size_t i = 0; i < sizeof cj_fields / sizeof cj_fields[0]; i++)
     if (json_object_object_get_ex(r, cj_fields[i].name, &v)) cj_set(o, &cj_fields[i], v);
   o->dtypes_given = 1;

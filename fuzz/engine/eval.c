@@ -19,6 +19,7 @@ void ac_eval_ctx_init(ac_eval_ctx *x, ac_kernel *k, const char *spec)
   ac_policies_init(&x->pol);
   x->oracle_threads = 1;
   x->metamorphic = AC_META_SOME;
+  x->grad = ac_kernel_backward(k) != NULL;
 }
 
 static double finite_or_big(double x)
@@ -156,6 +157,7 @@ int ac_eval_case_pre(const ac_eval_ctx *x, const ac_case *c, const ac_oracle_res
   if (rc == 0 && j.run.status == AC_RUN_OK) {
     keep_row(c, j.oracle, j.run.o, &cmp, &ev->rep.worst, &ev->row);
     eval_meta(x, c, &cmp, &j.run, ev);
+    ac_eval_grad(x, c, cmp.prec, ev);
   }
   ac_judged_free(&j);
   ev->kinds = ev->rep.kinds;
@@ -305,5 +307,6 @@ void ac_eval_probe_features(const ac_kernel *k, ac_gen_limits *l)
     if (ac_kernel_supports(k, &m, why, sizeof why)) got |= bit;
   }
   l->features = got;
+  l->backward = ac_kernel_backward(k) != NULL;
 }
 

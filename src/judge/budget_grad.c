@@ -26,6 +26,10 @@
  *           tiles, heads of the group, split accumulators: every order of n terms is within
  *           γ(n - 1) Σ|terms|);
  *   dV_j  = Σ_i P~_ij dO_i: Σ_i τ_ij |dO_it| + γ(N_j, u_a) Σ_i (P_ij + τ_ij)|dO_it|.
+ * Underflow (the forward's floors, precision.h): P below mu may be lost (π_j gains mu), and every
+ * product or sum in the accumulation format may lose up to η = eta_a (2 eta_a truncating) on top
+ * of its relative rounding: α_j gains (d_v + 1)η, β (d_v + T + 2)η, σ_j 3η, and each element of
+ * dQ, dK, dV (n + 2)η max(1, |c|) for its n terms (dV: nη).
  * Truncating accumulation (acc_trunc) doubles u_a in the γ's. E uses the typical γ_e
  * (4√n u, capped by γ_w) in place of γ_w everywhere; every E term is at most its W term.
  * The terms are recomputed in binary64 from the stored inputs (P, dP, D, A, B, Z relative
@@ -48,6 +52,7 @@ typedef struct {
   double u_o;                /* unit roundoff of o's dtype (O' in D' = dO·O') */
   double *s, *P, *dP, *A, *Z, *pi[2], *sg[2], *ta[2];   /* per key of the row; [0] W, [1] E */
   double *q, *dO, *o;
+  double eta, cs1;           /* the accumulation format's underflow floor (doubled truncating); max(1, |scale|) */
 } gb_ws;
 
 static double gam(double n, int typ, double u, int trunc)
@@ -117,6 +122,7 @@ static void row_errors(gb_ws *w, int typ, int64_t T, double L, double D, double 
       double dj = gqk * w->cs * w->Z[j] + cl->u_s * fabs(w->s[j]) + eta_s;
       if (dj > Dmax) Dmax = dj;
     }
+  const double eta = cl->eta_a * (tr ? 2 : 1);
   const double lam_f = U32 * fabs(L), lam_n = Dmax + gam((double)T + 1, typ, ua, tr) + cl->u_s;
   double dn = 0, pa = 0;
   for (int64_t j = 0; j < p->tk; j++) {
@@ -126,19 +132,20 @@ static void row_errors(gb_ws *w, int typ, int64_t T, double L, double D, double 
     }
     double dj = gqk * w->cs * w->Z[j] + cl->u_s * fabs(w->s[j]) + eta_s;
     double ej = dj + cl->u_e + (lam_f + cl->u_s * fabs(w->s[j] - L) > lam_n ? lam_f + cl->u_s * fabs(w->s[j] - L) : lam_n);
-    double pij = w->P[j] * expm1(ej), aj = gdv * w->A[j];
+    double pij = w->P[j] * expm1(ej) + (w->P[j] * (1 + expm1(ej)) < cl->mu ? cl->mu : 0);
+    double aj = gdv * w->A[j] + ((double)p->dv + 1) * eta;
     w->pi[typ][j] = pij;
     dn += pij * fabs(w->dP[j]) + (w->P[j] + pij) * aj;
     pa += (w->P[j] + pij) * (fabs(w->dP[j]) + aj);
   }
   const double beta_f = (w->u_o + gdv * (1 + w->u_o)) * B;
   const double beta_n = dn + gam((double)T, typ, ua, tr) * pa;
-  const double beta = beta_f > beta_n ? beta_f : beta_n;
+  const double beta = (beta_f > beta_n ? beta_f : beta_n) + ((double)p->dv + (double)T + 2) * eta;
   const double rho = (1 + ua) * (1 + ua) * (1 + up) - 1;
   for (int64_t j = 0; j < p->tk; j++) {
     if (!(w->s[j] > -INFINITY)) continue;
-    double aj = gdv * w->A[j], pij = w->pi[typ][j], dS = w->P[j] * (w->dP[j] - D);
-    w->sg[typ][j] = (1 + rho) * (pij * (fabs(w->dP[j] - D) + aj + beta) + w->P[j] * (aj + beta)) + rho * fabs(dS);
+    double aj = gdv * w->A[j] + ((double)p->dv + 1) * eta, pij = w->pi[typ][j], dS = w->P[j] * (w->dP[j] - D);
+    w->sg[typ][j] = (1 + rho) * (pij * (fabs(w->dP[j] - D) + aj + beta) + w->P[j] * (aj + beta)) + rho * fabs(dS) + 3 * eta;
     w->ta[typ][j] = pij * (1 + up) + up * w->P[j];
   }
 }
@@ -164,7 +171,7 @@ static void row_budget(gb_ws *w, ac_grad_budget *bg, double *s1[2][2], double *s
         a += w->sg[typ][j] * kt;
         m += (dS + w->sg[typ][j]) * kt;
       }
-      (typ ? bg->e : bg->w)[0][ac_qidx(p, b, h, i, t)] = w->cs * (a + g * m);
+      (typ ? bg->e : bg->w)[0][ac_qidx(p, b, h, i, t)] = w->cs * (a + g * m) + ((double)T + 2) * w->eta * w->cs1;
     }
   }
   for (int64_t j = 0; j < p->tk; j++) {
@@ -203,6 +210,7 @@ int ac_grad_budget_compute(const ac_precision *cls, const ac_case *c, ac_grad_bu
   double **slots[] = {&w.s, &w.P, &w.dP, &w.A, &w.Z, &w.pi[0], &w.pi[1], &w.sg[0], &w.sg[1], &w.ta[0], &w.ta[1]};
   for (size_t k = 0; k < sizeof slots / sizeof slots[0]; k++) *slots[k] = buf + (int64_t)k * tk;
   w.q = buf + 11 * tk, w.dO = w.q + p->dk, w.o = w.dO + p->dv;
+  w.eta = cls->eta_a * (cls->acc_trunc ? 2 : 1), w.cs1 = w.cs > 1 ? w.cs : 1;
   double *s1[2][2], *s2[2][2];
   for (int typ = 0; typ < 2; typ++)
     for (int x = 0; x < 2; x++) {
@@ -219,7 +227,7 @@ int ac_grad_budget_compute(const ac_precision *cls, const ac_case *c, ac_grad_bu
       const double n = (double)nk[k / d] + (x ? 0 : 2), cs = x ? 1 : w.cs;
       for (int typ = 0; typ < 2; typ++) {
         double g = gam(n, typ, cls->u_a, cls->acc_trunc);
-        (typ ? bg->e : bg->w)[1 + x][k] = cs * (s1[typ][x][k] + g * s2[typ][x][k]);
+        (typ ? bg->e : bg->w)[1 + x][k] = cs * (s1[typ][x][k] + g * s2[typ][x][k]) + n * w.eta * (x ? 1 : w.cs1);
       }
     }
   }

@@ -1,0 +1,38 @@
+#!/bin/sh
+# tfuzz_grad.sh: campaigns on kernels that declare a backward judge it too (GRAD-FAIL). Each
+# backward mutant (its forward is correct) is found within 100 cases, with a GRAD-FAIL finding
+# whose report names the dO pattern; the correct flash-bwd-f32 gives none, and campaign.json
+# records the probed backward.
+set -u
+bin=${ATTNCHECK_BIN:-./attncheck}
+seed=${ATTNCHECK_TEST_SEED:-20261201}
+tmp=$(mktemp -d /tmp/attncheck-tfuzz-grad-XXXXXX) || exit 99
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL [seed $seed]: $*"; exit 1; }
+export ATTNCHECK_CACHE=off
+
+"$bin" fuzz --kernel flash-bwd-f32 --cases 100 --seed "$seed" --out "$tmp/ok" --max-t 256 --no-live > "$tmp/ok.txt" 2>&1
+rc=$?
+[ $rc -eq 0 ] || { tail -n 5 "$tmp/ok.txt"; fail "flash-bwd-f32: exit $rc, expected 0"; }
+ls "$tmp/ok/findings" 2>/dev/null | grep -q GRAD-FAIL && fail "flash-bwd-f32: a GRAD-FAIL finding"
+grep -q '"backward": *1' "$tmp/ok/campaign.json" || fail "campaign.json does not record the backward"
+echo "ok: flash-bwd-f32, 100 cases, no GRAD-FAIL"
+# very negative logits and far sentinels (infinite W) are outside the backward's budget: no finding
+"$bin" fuzz --kernel naive-bwd-f32 --cases 60 --seed 9 --out "$tmp/naive" --max-t 256 --no-live --no-minimize --quiet \
+  > "$tmp/naive.txt" 2>&1 || { ls "$tmp/naive/findings"; fail "naive-bwd-f32 (seed 9): a finding"; }
+
+for m in mutant-bwd-d-wrong-row mutant-bwd-dk-no-scale mutant-bwd-gqa-no-sum mutant-bwd-no-causal mutant-bwd-no-lse \
+         mutant-bwd-dp-rounded mutant-bwd-skip-last-tile; do
+  "$bin" fuzz --kernel "$m" --cases 100 --seed "$seed" --out "$tmp/$m" --max-t 256 --stop-on-fail --no-minimize --no-live \
+    > "$tmp/$m.txt" 2>&1
+  rc=$?
+  [ $rc -eq 1 ] || { tail -n 5 "$tmp/$m.txt"; fail "$m: exit $rc, expected 1 (found)"; }
+  d=$(ls -d "$tmp/$m"/findings/*__GRAD-FAIL__* 2>/dev/null | head -n 1)
+  [ -n "$d" ] || fail "$m: no GRAD-FAIL finding stored"
+  grep -q 'backward (dO [a-z-]*)' "$d/report.json" || fail "$m: the finding does not name the dO pattern"
+  echo "ok: $m found ($(basename "$d"))"
+done
+# a kernel without a backward: campaign.json records none
+"$bin" fuzz --kernel flash-f32 --cases 3 --seed "$seed" --out "$tmp/fwd" --no-live --quiet > /dev/null 2>&1
+grep -q '"backward": *0' "$tmp/fwd/campaign.json" || fail "flash-f32: campaign.json should record no backward"
+exit 0

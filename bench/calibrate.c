@@ -286,20 +286,6 @@ static int make_mixed(const ac_case *c, uint64_t seed, ac_case *out, const char 
   return 0;
 }
 
-/* 1 when name is one of the comma-separated items of list */
-static int in_list(const char *list, const char *name)
-{
-  size_t n = strlen(name);
-  for (const char *p = list; *p;) {
-    const char *e = strchr(p, ',');
-    size_t l = e ? (size_t)(e - p) : strlen(p);
-    if (l == n && !strncmp(p, name, n)) return 1;
-    if (!e) break;
-    p = e + 1;
-  }
-  return 0;
-}
-
 static int usage(void)
 {
   fprintf(stderr, "usage: bench/calibrate [--seed N] [--cases N (per dtype, default 5000)] [--kappa K]\n"
@@ -313,7 +299,7 @@ int main(int argc, char **argv)
 {
   uint64_t seed = 1;
   int64_t ncases = 5000, vevery = 2, mevery = 2;
-  const char *only = NULL;   /* --dtypes: a comma-separated list */
+  uint32_t only = ~0u;   /* --dtypes: the dtypes to run (1u << dtype) */
   double kappa = AC_KAPPA_DEFAULT;
   if ((argc == 5 || (argc == 6 && !strcmp(argv[5], "--variant"))) && !strcmp(argv[1], "--write-case")) {
     ac_dtype t;
@@ -348,7 +334,8 @@ int main(int argc, char **argv)
     } else if (!strcmp(argv[i], "--cases") && i + 1 < argc) {
       if (ac_parse_i64(argv[++i], &ncases) < 0 || ncases < 1 || ncases >= (1 << 24)) return usage();
     } else if (!strcmp(argv[i], "--dtypes") && i + 1 < argc) {
-      only = argv[++i];
+      char bad[32];
+      if (ac_dtype_parse_list(argv[++i], &only, bad, sizeof bad) < 0) return usage();
     } else if (!strcmp(argv[i], "--mixed-every") && i + 1 < argc) {
       if (ac_parse_i64(argv[++i], &mevery) < 0 || mevery < 0) return usage();
     } else if (!strcmp(argv[i], "--variants-every") && i + 1 < argc) {
@@ -389,7 +376,7 @@ int main(int argc, char **argv)
   int64_t total = 0, nvar = 0, nmixed = 0;
   for (size_t di = 0; di < sizeof dts / sizeof dts[0]; di++) {
     ac_dtype t = dts[di];
-    if (only && !in_list(only, ac_dtype_name(t))) continue;
+    if (!(only >> t & 1u)) continue;
     for (int64_t k = 0; k < ncases; k++) {
       uint64_t cs = (1ull << 32) + seed * (1ull << 24) + (uint64_t)(di * (uint64_t)ncases + (uint64_t)k);
       ac_case c;

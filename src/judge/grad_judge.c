@@ -48,10 +48,14 @@ static void judge_elem(ac_grad_tjudge *tj, ac_dtype dt, const ac_grad_elem *el, 
   } else if (!isfinite(got) || !(W >= 0)) {
     ratio = ratio_e = INFINITY;
   } else {
-    double err = fabs(got - el->g);
+    double err = fabs(got - el->g), fixed = 0.5 * ac_ulp(dt, fabs(el->g) + e) + el->g_err;
     ratio = W > 0 ? err / W : err > 0 ? INFINITY : 0;
     ratio_e = E > 0 ? err / E : err > 0 ? INFINITY : 0;
+    double kc = err <= fixed ? 0 : e > 0 ? (err - fixed) / (AC_BUDGET_MARGIN * e) : INFINITY;
+    if (ratio_e > tj->max_e) tj->max_e = ratio_e;
+    if (kc > tj->max_kcrit) tj->max_kcrit = kc;
   }
+  if (ratio == INFINITY) tj->max_e = tj->max_kcrit = INFINITY;
   if (ratio > 1) tj->failed++;
   if (ratio > tj->worst) {
     tj->worst = ratio, tj->worst_e = ratio_e, tj->worst_x = x, tj->worst_t = t;

@@ -16,6 +16,9 @@ typedef struct {
   int64_t unwritten;  /* elements still holding the pre-fill NaN (all of the tensor, not only selected) */
   double worst;       /* max err/W (inf for a non-finite or misplaced value); -1 when nothing compared */
   double worst_e;     /* err/E at that element */
+  double max_e;       /* max err/E over the compared elements with a defined gradient (0 when none) */
+  double max_kcrit;   /* max (err - ½ ulp - oracle error) / (margin × E terms): the kappa at which the
+                         tensor turns SUSPECT, as the forward's kcrit (bench/calibrate --grad) */
   int64_t worst_x, worst_t;  /* its row or column and element */
   double got, want, W, E;
 } ac_grad_tjudge;

@@ -8,7 +8,7 @@
  * Seeds are 2^32 + seed * 2^24 + case: disjoint from the suite's (below 2^16). Kernels that
  * declare attention variants (ABI 2 caps) also get a variant of every Nth case (--variants-every N,
  * default 2; features and patterns drawn among the declared ones, src/core/vgen.c), counted in the
- * column var. */
+ * column var. --grad calibrates the backward kernels instead (calibrate_grad.c). */
 #include "config.h"
 #include <math.h>
 #include <stdio.h>
@@ -20,6 +20,7 @@
 #include "rng.h"
 #include "variants.h"
 #include "vgen.h"
+#include "calibrate.h"
 
 enum { F_NORMAL, F_UNIFORM, F_LARGE4, F_LARGE16, F_ZEROQ, F_TIES, F_LATEMAX, F_CANCEL, F_LONG, NFAM };
 static const char *const fam_names[NFAM] = {"normal", "uniform", "large4", "large16", "zeroq",
@@ -69,7 +70,7 @@ static double quant(double *v, int64_t n, double q)
 static void put(ac_dtype t, void *base, size_t i, double x) { ac_store_bits(t, base, i, ac_encode_f64(t, x)); }
 
 /* Draws case k of dtype t into c; returns the family; rows receives a row spec ("" = all). */
-static int make_case(ac_dtype t, uint64_t seed, ac_case *c, char *rows, size_t rn, char *desc, size_t dn)
+int cal_make_case(ac_dtype t, uint64_t seed, ac_case *c, char *rows, size_t rn, char *desc, size_t dn)
 {
   ac_rng r;
   ac_rng_init(&r, seed, 0);
@@ -212,7 +213,7 @@ static int eval_case(ac_kernel **ks, int nk, kstat *st, const ac_case *c, const 
 
 /* A variant of case c (the same Q, K, V) with features drawn among caps: a sliding window, a
  * softcap, ALiBi slopes, an N(0,1) bias, a random boolean mask, sinks, descales (src/core/vgen.c). */
-static int make_variant(const ac_case *c, uint32_t caps, uint64_t seed, ac_case *out, const char *desc, char *vdesc,
+int cal_make_variant(const ac_case *c, uint32_t caps, uint64_t seed, ac_case *out, const char *desc, char *vdesc,
                         size_t n)
 {
   ac_rng r;
@@ -291,7 +292,8 @@ static int usage(void)
   fprintf(stderr, "usage: bench/calibrate [--seed N] [--cases N (per dtype, default 5000)] [--kappa K]\n"
                   "                       [--variants-every N (a variant of every Nth case, default 2; 0: none)] [--dtypes f32,...]\n"
                   "                       [--mixed-every N (a mixed-dtype copy of every Nth f32/fp8 case, default 2)]\n"
-                  "       bench/calibrate --write-case DTYPE CASESEED FILE [--variant]   (write one calibration case)\n");
+                  "       bench/calibrate --write-case DTYPE CASESEED FILE [--variant]   (write one calibration case)\n"
+                  "       bench/calibrate --grad ...   (the backward kernels; bench/calibrate --grad --help)\n");
   return 2;
 }
 
@@ -301,6 +303,7 @@ int main(int argc, char **argv)
   int64_t ncases = 5000, vevery = 2, mevery = 2;
   uint32_t only = ~0u;   /* --dtypes: the dtypes to run (1u << dtype) */
   double kappa = AC_KAPPA_DEFAULT;
+  if (argc > 1 && !strcmp(argv[1], "--grad")) return cal_grad_main(argc - 1, argv + 1);
   if ((argc == 5 || (argc == 6 && !strcmp(argv[5], "--variant"))) && !strcmp(argv[1], "--write-case")) {
     ac_dtype t;
     uint64_t cs;
@@ -309,9 +312,9 @@ int main(int argc, char **argv)
     ac_case_init(&c);
     char rows[32], desc[300], vdesc[300];
     ac_err e;
-    make_case(t, cs, &c, rows, sizeof rows, desc, sizeof desc);
+    cal_make_case(t, cs, &c, rows, sizeof rows, desc, sizeof desc);
     if (argc == 6) {   /* the case's variant, as a run with every built-in kernel's features draws it */
-      if (make_variant(&c, AC_FEAT_ALL, cs, &vc, desc, vdesc, sizeof vdesc) < 0) {
+      if (cal_make_variant(&c, AC_FEAT_ALL, cs, &vc, desc, vdesc, sizeof vdesc) < 0) {
         fprintf(stderr, "calibrate: case %s has no variant\n", argv[3]);
         return 2;
       }
@@ -382,14 +385,14 @@ int main(int argc, char **argv)
       ac_case c;
       ac_case_init(&c);
       char rows[32], desc[160];
-      make_case(t, cs, &c, rows, sizeof rows, desc, sizeof desc);
+      cal_make_case(t, cs, &c, rows, sizeof rows, desc, sizeof desc);
       int nv = eval_case(ks, nk, st, &c, rows, desc, kappa, &ro, &t_oracle);
       if (nv >= 0) total++;
       /* a variant of every Nth case for the kernels that declare variants (ABI 2 caps) */
       if (caps_any && vevery && k % vevery == 0) {
         ac_case vc;
         char vdesc[300];
-        if (make_variant(&c, caps_any, cs, &vc, desc, vdesc, sizeof vdesc) == 0) {
+        if (cal_make_variant(&c, caps_any, cs, &vc, desc, vdesc, sizeof vdesc) == 0) {
           if (eval_case(ks, nk, st, &vc, rows, vdesc, kappa, &ro, &t_oracle) > 0) nvar++;
           ac_case_free(&vc);
         }

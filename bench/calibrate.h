@@ -1,0 +1,19 @@
+/* calibrate.h: the case draws of bench/calibrate (calibrate.c), shared with its backward mode
+ * (calibrate_grad.c). */
+#ifndef AC_BENCH_CALIBRATE_H
+#define AC_BENCH_CALIBRATE_H
+#include <stddef.h>
+#include <stdint.h>
+#include "casefile.h"
+
+/* Draws the case of seed (dtype t) into c; returns its family; rows receives the forward's row
+ * spec ("" = all), desc a one-line description. */
+int cal_make_case(ac_dtype t, uint64_t seed, ac_case *c, char *rows, size_t rn, char *desc, size_t dn);
+/* A variant of c (the same Q, K, V, dO) with features drawn among caps into out; vdesc is desc
+ * with the variant's name. -1 when caps allow none. */
+int cal_make_variant(const ac_case *c, uint32_t caps, uint64_t seed, ac_case *out, const char *desc, char *vdesc,
+                     size_t n);
+/* bench/calibrate --grad ...: argv[0] is "--grad" (calibrate_grad.c). */
+int cal_grad_main(int argc, char **argv);
+
+#endif

@@ -58,6 +58,7 @@ static int row_p(bwd *w, int64_t i, int64_t lo, int64_t hi, float *psink)
   float sub = m, sum = 1.0f;
   if (w->c->flash && !(bad & AC_BWD_NO_LSE)) {
     sub = w->g->lse[ac_cpu_lse_index(p, x->b, x->h, i)];
+    if (bad & AC_BWD_LSE_BF16) sub = ac_cpu_round_f32(ATTNCHECK_BF16, sub);
     if (sub == -INFINITY) return 0;
   } else if (!(bad & AC_BWD_NO_LSE)) {
     sum = x->has_sink ? expf(x->sink - m) : 0.0f;

@@ -13,6 +13,7 @@ enum {
   AC_BWD_NO_LSE = 1 << 4,          /* P = e^(s - max) without dividing by the row sum */
   AC_BWD_DP_ROUNDED = 1 << 5,      /* dP rounded to bf16 before D is subtracted */
   AC_BWD_SKIP_LAST_TILE = 1 << 6,  /* the last query tile adds nothing to dK */
+  AC_BWD_LSE_BF16 = 1 << 7,        /* flash: P = e^(s - lse) with the given LSE rounded to bf16 (kept in the input dtype) */
 };
 
 typedef struct {

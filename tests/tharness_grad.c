@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include "budget_grad.h"
+#include "compare.h"
 #include "dout.h"
 #include "grad_judge.h"
 #include "tharness_util.h"
@@ -205,10 +206,46 @@ START_TEST(correct_kernels_pass_and_mutants_fail)
   for (size_t i = 0; i < n; i++) {
     if (!(m[i]->caps & ATTNCHECK_CAP_BACKWARD)) continue;
     nb++;
-    ck_assert_msg(!strcmp(grad_status(m[i]->name, &f), "FAIL"), "%s not exposed", m[i]->name);
+    ac_kernel *k = th_kernel(m[i]->name);   /* the case of the mutant's dtype */
+    char why[256];
+    const ac_case *c = ac_kernel_supports(k, &f.p, why, sizeof why) ? &f : &h;
+    ac_kernel_free(k);
+    ck_assert_msg(!strcmp(grad_status(m[i]->name, c), "FAIL"), "%s not exposed", m[i]->name);
   }
-  ck_assert_int_ge(nb, 7);
+  ck_assert_int_ge(nb, 8);
   ac_case_free(&f);
+  ac_case_free(&h);
+}
+END_TEST
+
+/* The judgement's largest err/E and kcrit per tensor (bench/calibrate --grad reads SUSPECT from
+ * kcrit > kappa): err/E is at least err/W (E <= W), and at least the worst element's; a correct
+ * kernel stays below kappa, a backward one step a precision lower (the LSE in bf16) passes it. */
+START_TEST(judgement_keeps_the_largest_err_e_and_kcrit)
+{
+  ac_case h;
+  grad_case(&h, AC_BF16, 4, 2, 20, 5);
+  const char *names[] = {"flash-bwd-bf16", "mutant-bwd-lse-bf16"};
+  for (int x = 0; x < 2; x++) {
+    ac_kernel *k = th_kernel(names[x]);
+    ac_grad_opts go;
+    ac_grad_opts_init(&go);
+    ac_grad_run_result run;
+    ac_grad_judgement j;
+    const ac_precision *cls;
+    ac_err e;
+    ck_assert_msg(ac_grad_check(k, &h, NULL, &go, NULL, &run, &j, &cls, &e) == 0, "%s: %s", names[x], e.msg);
+    double kc = 0;
+    for (int t = 0; t < 3; t++) {
+      ck_assert_msg(j.t[t].max_e >= j.t[t].worst && j.t[t].max_e >= j.t[t].worst_e, "%s %s: max err/E %g, err/W %g",
+                    names[x], ac_grad_tensor_name(t), j.t[t].max_e, j.t[t].worst);
+      kc = fmax(kc, j.t[t].max_kcrit);
+    }
+    if (x == 0) ck_assert_msg(kc > 0 && kc < AC_KAPPA_DEFAULT, "%s: kcrit %g", names[x], kc);
+    else ck_assert_msg(kc > AC_KAPPA_DEFAULT, "%s: kcrit %g", names[x], kc);
+    ac_grad_run_result_free(&run);
+    ac_kernel_free(k);
+  }
   ac_case_free(&h);
 }
 END_TEST
@@ -224,6 +261,7 @@ int main(void)
   tcase_add_test(tc, do_survives_the_case_file);
   tcase_add_test(tc, cancel_makes_dp_equal_over_the_keys);
   tcase_add_test(tc, correct_kernels_pass_and_mutants_fail);
+  tcase_add_test(tc, judgement_keeps_the_largest_err_e_and_kcrit);
   suite_add_tcase(s, tc);
   return ac_test_run(s);
 }

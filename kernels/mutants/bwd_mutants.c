@@ -1,6 +1,6 @@
 /* bwd_mutants.c: deliberately wrong backward kernels (ABI 3 run_backward), each flash-bwd-f32
- * with one defect of cpu_backward.h; their forward is the correct flash kernel's, so only the
- * backward can fail. */
+ * (flash-bwd-bf16 for mutant-bwd-lse-bf16) with one defect of cpu_backward.h; their forward is
+ * the correct flash kernel's, so only the backward can fail. */
 #include "config.h"
 #include "../cpu_backward.h"
 
@@ -18,3 +18,6 @@ AC_CPU_BWD_KERNEL(ac_mutant_bwd_dp_rounded, ac_cpu_flash_f32, ATTNCHECK_F32, 1, 
                   "mutant-bwd-dp-rounded", "fp32", "flash-bwd-f32 rounding dP to bf16 before D is subtracted")
 AC_CPU_BWD_KERNEL(ac_mutant_bwd_skip_last_tile, ac_cpu_flash_f32, ATTNCHECK_F32, 1, AC_BWD_SKIP_LAST_TILE,
                   "mutant-bwd-skip-last-tile", "fp32", "flash-bwd-f32 whose last query tile adds nothing to dK")
+AC_CPU_BWD_KERNEL(ac_mutant_bwd_lse_bf16, ac_cpu_flash_bf16, ATTNCHECK_BF16, 1, AC_BWD_LSE_BF16,
+                  "mutant-bwd-lse-bf16", "bf16-fa2",
+                  "flash-bwd-bf16 recomputing P from the LSE rounded to bf16 (an LSE buffer in the input dtype)")

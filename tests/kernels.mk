@@ -13,9 +13,10 @@ AC_KERNELS_TESTS = tests/tharness tests/tharness_worker tests/tharness_exec test
 # tcmd_mixed_dtypes.sh: per-tensor dtypes from gen through info, explain, the kernels and refusals.
 # tcli_grad.sh: the backward from gen --grad through info, check --grad and the suite's backward cases.
 # tgrad_tight.sh: a backward one step a precision lower (mutant-bwd-lse-bf16) FAILs at err/W 1.5 to 50.
+# tcalibrate_grad.sh: bench/calibrate --grad on a few cases: its table, counts, --write-case and refusals.
 AC_KERNELS_SH = tests/plugin_refused.sh tests/plugin_suite.sh tests/tinstall_plugin.sh tests/tcontain.sh tests/plugin_abspath.sh \
 	tests/plugin_abi1.sh tests/plugin_abi2.sh tests/tcmd_list_caps.sh tests/tcmd_mixed_dtypes.sh tests/tcli_grad.sh \
-	tests/tgrad_tight.sh
+	tests/tgrad_tight.sh tests/tcalibrate_grad.sh
 check_PROGRAMS += $(AC_KERNELS_TESTS) tests/tharness_execkernel
 TESTS += $(AC_KERNELS_TESTS) $(AC_KERNELS_SH)
 dist_noinst_SCRIPTS += $(AC_KERNELS_SH)

@@ -12,7 +12,9 @@
  * fraction of elements that went to the MPFR levels. Then binary64 rounding (--formats f64 and an
  * fp64 case) against the fp32 line on the same values; `bench/oracle_fast f64` runs only that.
  * Then the attention variants (bias, ALiBi, sinks, window, softcap) against the plain line on
- * the same shape; `bench/oracle_fast variants` runs only those. */
+ * the same shape; `bench/oracle_fast variants` runs only those. Then the backward: the exact
+ * dQ, dK, dV against the pinned naive binary64 backward on the same rows and columns
+ * (bench/grad_naive.h, shared with bench/grad_fast); `bench/oracle_fast grad` runs only those. */
 #include "config.h"
 #include <math.h>
 #include <mpfr.h>
@@ -24,6 +26,7 @@
 #include "oracle.h"
 #include "rng.h"
 #include "naive_baseline.h"
+#include "grad_naive.h"
 #include "vgen.h"
 
 static double sink;
@@ -178,6 +181,50 @@ static int variant_lines(void)
   return met;
 }
 
+/* The backward (oracle/grad.h, rounding into fp32) against the naive binary64 backward on the
+ * same 16 rows (dQ) and 8 columns (dK, dV), process CPU time, 1 thread: T = 4096, d = 128,
+ * causal (target: <= 10x), then T = 1024, d = 128, causal plain and with ALiBi (slopes up to
+ * 1) and with an fp32 bias N(0,1) (the naive backward adds them to its scores), each also
+ * against the plain line of its T. Returns 1 when the T = 4096 line meets its target; *rv
+ * receives the largest ratio of the variant lines to the naive backward. */
+static int grad_lines(double *rv)
+{
+  ac_case c;
+  float *dO;
+  gn_make_case(&c, &dO, 4096, 128, AC_MASK_CAUSAL);
+  double r = gn_line(&c, dO, 16, 8, 0, "");
+  int met = r >= 0 && r <= 10;
+  printf("  ratio %.1fx (target <= 10x) %s\n", r, met ? "met" : "NOT met");
+  free(dO);
+  ac_case_free(&c);
+  gn_make_case(&c, &dO, 1024, 128, AC_MASK_CAUSAL);
+  double plain = gn_line(&c, dO, 16, 8, 0, "");
+  static const struct { const char *name; uint32_t bit; } vs[] = {{" +alibi", AC_FEAT_ALIBI}, {" +bias", AC_FEAT_BIAS}};
+  *rv = 0;
+  for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++) {
+    ac_vspec v;
+    memset(&v, 0, sizeof v);
+    v.used = vs[i].bit;
+    v.bias = AC_VB_NORMAL;
+    v.bias_scale = 1;
+    v.bias_dtype = AC_F32 + 1;
+    v.alibi_max = 1;
+    ac_case vc;
+    ac_err e;
+    if (ac_case_copy(&vc, &c, &e) || ac_vspec_apply(&vc, &v, 99, &e)) {
+      fprintf(stderr, "bench/oracle_fast: %s\n", e.msg);
+      exit(3);
+    }
+    r = gn_line(&vc, dO, 16, 8, 0, vs[i].name);
+    printf("  ratio %.1fx, %.2fx the plain line's %.1fx\n", r, r / plain, plain);
+    *rv = r < 0 || *rv < 0 ? -1 : fmax(*rv, r);
+    ac_case_free(&vc);
+  }
+  free(dO);
+  ac_case_free(&c);
+  return met;
+}
+
 /* One line: returns the 1-thread CPU ratio to the baseline and fills the speedups. */
 static double line(int64_t T, int64_t d, int causal, int64_t S, double *wall_speed, double *cpu_speed, double *fb,
                    double *wall1, double *proc1)
@@ -234,6 +281,14 @@ int main(int argc, char **argv)
     mpfr_free_cache();
     return 0;
   }
+  if (argc > 1 && !strcmp(argv[1], "grad")) {   /* the backward lines only */
+    double rv;
+    int met = grad_lines(&rv);
+    printf("targets: backward T=4096 d=128 causal within 10x of the naive binary64 backward: %s; variant lines\n"
+           "  (T=1024: ALiBi, bias) at most %.1fx\n", met ? "met" : "NOT met", rv);
+    mpfr_free_cache();
+    return 0;
+  }
   static const int64_t Ts[] = {1024, 4096, 16384}, Ds[] = {64, 128};
   printf("bench/oracle_fast: fp32 inputs normal(0,1) seed 7, B = H = 1; seconds per row; same rows for all columns\n"
          "base = naive binary64 three-pass (libm exp, 1 thread, -O2); 1t/2t = oracle (o to fp32 and fp16, LSE to\n"
@@ -263,14 +318,17 @@ int main(int argc, char **argv)
   if (fb > fbmax) fbmax = fb;
   double rfmt, rf64 = f64_lines(&rfmt);
   int vmet = variant_lines();
+  double grv;
+  int gmet = grad_lines(&grv);
   printf("targets: T=4096 d=128 causal oracle-1t <= 5x baseline (CPU time): 64 rows %.2f, all rows %.2f %s;\n"
          "  2 threads >= 1.8x faster (all rows): CPU split %.2fx %s, wall %.2fx (64 rows: CPU split %.2fx, wall %.2fx);\n"
          "  fallback <= 1%% of elements: max %.2e %s; T=65536 d=128 on 64 rows < 10 s: process CPU %.2f s %s, wall %.2f s;\n"
          "  binary64 rounding within 3x of the f32 line: --formats f64 %.2fx, f64 case %.2fx %s;\n"
-         "  variants (bias, ALiBi, sinks, window <= 1.3x, softcap <= 3x of the plain line) %s\n",
+         "  variants (bias, ALiBi, sinks, window <= 1.3x, softcap <= 3x of the plain line) %s;\n"
+         "  backward T=4096 d=128 causal <= 10x of the naive binary64 backward %s (variants at T=1024: at most %.1fx)\n",
          r4096, rfull, r4096 <= 5 && rfull <= 5 ? "met" : "NOT met", fcs, fcs >= 1.8 ? "met" : "NOT met", fws, spc,
          spw, fbmax, fbmax <= 0.01 ? "met" : "NOT met", p1, p1 < 10 ? "met" : "NOT met", w1, rfmt, rf64,
-         rfmt <= 3 && rf64 <= 3 ? "met" : "NOT met", vmet ? "met" : "NOT met");
+         rfmt <= 3 && rf64 <= 3 ? "met" : "NOT met", vmet ? "met" : "NOT met", gmet ? "met" : "NOT met", grv);
   mpfr_free_cache();
   return sink == 12345.678 ? 1 : 0;
 }

@@ -4,7 +4,7 @@
  * (oracle/grad.h) on seeded cases: the forward calibration's draws (cal_make_case: every
  * family, mask, GQA, dv != dk), cut to B·H·tq·tk·(dk + dv) <= 2^22 (keys halved), a dO drawn
  * among the patterns of src/core/dout.h, and for every Nth case a variant among the features
- * the backward kernels declare (windows, boolean masks, ALiBi, bias, sinks today). Every row of
+ * the backward kernels take (backward_caps; windows, boolean masks, ALiBi, bias, sinks today). Every row of
  * dQ and every column of dK, dV is judged with the grad judge (grad_judge.h), budgets of the
  * kernel's class. Per kernel: the distribution over cases of the case maxima of err/W, err/E
  * and kcrit (the kappa at which an element turns SUSPECT, as the forward's: err - ½ ulp -
@@ -259,7 +259,8 @@ static void eval_case(gctx *g, const ac_case *c, dstat *d, const char *desc, con
   ac_grad_result_free(&ex);
 }
 
-/* The correct built-in host kernels that declare a backward, and the variant features they declare. */
+/* The correct built-in host kernels that declare a backward, and the variant features their backward takes
+ * (backward_caps). */
 static int bwd_kernels(ac_kernel ***out, uint32_t *caps)
 {
   size_t nb;
@@ -275,7 +276,7 @@ static int bwd_kernels(ac_kernel ***out, uint32_t *caps)
     if (ac_kernel_resolve(bk[i]->name, &l, &n, &e) < 0 || n < 1) continue;
     if (ac_kernel_backward(l[0])) {
       ks[nk++] = l[0];
-      *caps |= ac_kernel_caps(l[0]) & AC_FEAT_ALL;
+      *caps |= ac_kernel_backward_caps(l[0]) & AC_FEAT_ALL;
     } else
       ac_kernel_free(l[0]);
     free(l);

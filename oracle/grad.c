@@ -92,7 +92,11 @@ static void decide(gjob *J, ac_grad_tensor *T, uint32_t *pend, int64_t e, mpfr_t
   for (int f = 0; f < AC_NDTYPES; f++) {
     if (!(pend[e] & (1u << f))) continue;
     uint64_t a, b;
-    if (ac_or_round_decide((ac_dtype)f, lo, hi, &a, &b, bp) == 0) {
+    int rc = ac_or_round_decide((ac_dtype)f, lo, hi, &a, &b, bp);
+    /* an enclosure around 0 whose ends both round to a zero: the element rounds to a zero of
+     * either sign (a kernel's -0 and +0 match alike); +0, as the exact zeros */
+    if (rc && ac_bits_iszero((ac_dtype)f, a) && ac_bits_iszero((ac_dtype)f, b)) a = 0, rc = 0;
+    if (rc == 0) {
       T->bits[f][e] = a;
       pend[e] &= ~(1u << f);
     }

@@ -6,9 +6,11 @@
  *           Z_j = Σ_t|q_t k_jt|, η_s = (|c| d_k + 2) η_qk);
  *   P'_j  either e^{s'_j - L'} with L' the exact LSE rounded to binary32 (FlashAttention-2:
  *           |L' - L| <= u_32 |L|, the subtraction u_s|s_j - L|, the exp u_e), or materialized as
- *           e^{s'_j - m'} / Σ_k e^{s'_k - m'} (the sum's relative error <= Δ + γ(T + 1, u_a), Δ =
- *           max_k δ_k, the division u_s). With ε_j the larger of the two relative exponent errors
- *           plus δ_j + u_e, |P'_j - P_j| <= P_j expm1(ε_j) =: π_j (exact: |e^x - 1| <= expm1|x|).
+ *           e^{s'_j - m'} / Σ_k e^{s'_k - m'} (the sum's relative error <= Δ + γ(T + 1, u_a), the
+ *           division u_s; Δ = max(ln(1 + Σ_k P_k expm1 δ_k), -ln(1 - Σ_k P_k (1 - e^{-δ_k}))), at most
+ *           max_k δ_k: the sum moves by Σ_k e^{s_k}(e^{±δ_k} - 1) at most). With ε_j the larger of the two relative exponent errors
+ *           plus δ_j + u_e, |P'_j - P_j| <= P_j expm1(ε_j) =: π_j (exact: |e^x - 1| <= expm1|x|),
+ *           evaluated as e^{s_j - L + ε_j} - P_j for large ε_j (a weight below the binary64 range).
  *   dP'_j = dO_i·V_j: |dP'_j - dP_j| <= γ(d_v, u_a) A_j =: α_j, A_j = Σ_t|dO_t V_jt|.
  *   D'    either dO_i·O' with O' the exact O rounded to o's dtype (|O'_t - O_t| <= u_o|O_t|):
  *           |D' - D| <= (u_o + γ(d_v, u_a)(1 + u_o)) B, B = Σ_t|dO_t O_t|; or Σ_j P'_j dP'_j:
@@ -107,6 +109,16 @@ static int64_t row_terms(gb_ws *w, int64_t b, int64_t h, int64_t i, double *L, d
   return T;
 }
 
+/* The largest |P' - P| for P = e^x and |ln P' - x| <= eps: P expm1(eps), computed as e^{x + eps} - P
+ * when eps is large, so that a weight far below the binary64 range (a -FLT_MAX bias) gives its
+ * true, tiny bound instead of 0 * inf. */
+static double p_err(double P, double x, double eps)
+{
+  if (eps <= 1) return P * expm1(eps);
+  double up = exp(x + eps) - P;
+  return up > 0 ? up : 0;
+}
+
 /* π, σ, τ of every visible key of the row for W (typ 0) or E (typ 1). */
 static void row_errors(gb_ws *w, int typ, int64_t T, double L, double D, double B)
 {
@@ -116,12 +128,17 @@ static void row_errors(gb_ws *w, int typ, int64_t T, double L, double D, double 
   const double ua = cl->u_a, up = cl->u_p;
   const double gqk = gam((double)p->dk, typ, cl->u_qk, cl->qk_trunc);
   const double eta_s = (w->cs * (double)p->dk + 2) * cl->eta_qk, gdv = gam((double)p->dv, typ, ua, tr);
-  double Dmax = 0;
+  /* Δ: the relative change of Σ_k e^{s_k} when each score moves by at most δ_k, from above
+   * Σ_k P_k expm1(δ_k), from below Σ_k P_k (1 - e^{-δ_k}) (at most max_k δ_k, and a key whose
+   * weight is far below the others' adds nothing however large its δ_k) */
+  double up_sum = 0, dn_sum = 0;
   for (int64_t j = 0; j < p->tk; j++)
-    if (w->P[j] > 0 || w->s[j] > -INFINITY) {
+    if (w->s[j] > -INFINITY) {
       double dj = gqk * w->cs * w->Z[j] + cl->u_s * fabs(w->s[j]) + eta_s;
-      if (dj > Dmax) Dmax = dj;
+      up_sum += p_err(w->P[j], w->s[j] - L, dj);
+      dn_sum += w->P[j] * -expm1(-dj);
     }
+  const double Dmax = fmax(log1p(up_sum), dn_sum < 1 ? -log1p(-dn_sum) : INFINITY);
   const double eta = cl->eta_a * (tr ? 2 : 1);
   const double lam_f = U32 * fabs(L), lam_n = Dmax + gam((double)T + 1, typ, ua, tr) + cl->u_s;
   double dn = 0, pa = 0;
@@ -132,7 +149,8 @@ static void row_errors(gb_ws *w, int typ, int64_t T, double L, double D, double 
     }
     double dj = gqk * w->cs * w->Z[j] + cl->u_s * fabs(w->s[j]) + eta_s;
     double ej = dj + cl->u_e + (lam_f + cl->u_s * fabs(w->s[j] - L) > lam_n ? lam_f + cl->u_s * fabs(w->s[j] - L) : lam_n);
-    double pij = w->P[j] * expm1(ej) + (w->P[j] * (1 + expm1(ej)) < cl->mu ? cl->mu : 0);
+    double pij = p_err(w->P[j], w->s[j] - L, ej);
+    if (w->P[j] + pij < cl->mu) pij += cl->mu;
     double aj = gdv * w->A[j] + ((double)p->dv + 1) * eta;
     w->pi[typ][j] = pij;
     dn += pij * fabs(w->dP[j]) + (w->P[j] + pij) * aj;

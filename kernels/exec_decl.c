@@ -103,6 +103,10 @@ void ac_exec_decl_parse(ac_exec_decl *d, const char *text)
     if (json_object_is_type(v, json_type_boolean)) d->writes_lse = json_object_get_boolean(v);
     else rc = bad(d, "'writes_lse' must be true or false");
   }
+  if (!rc && json_object_object_get_ex(j, "backward", &v)) {
+    if (json_object_is_type(v, json_type_boolean)) d->backward = json_object_get_boolean(v);
+    else rc = bad(d, "'backward' must be true or false");
+  }
   json_object_put(j);
   if (!rc) d->state = AC_DECL_OK;
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "exec.h"
 #include "harness_priv.h"
 
 enum { G_DQ, G_DK, G_DV, G_DSINK, G_N };
@@ -173,8 +174,9 @@ static int grad_body_child(void *arg)
 /* Why k cannot be handed the backward of c (NULL: it can). */
 static const char *grad_refusal(const ac_kernel *k, const ac_case *c)
 {
-  if (!ac_kernel_backward(k)) return "the kernel declares no backward (ATTNCHECK_CAP_BACKWARD, run_backward)";
-  if (k->abi->memory == ATTNCHECK_MEM_CUDA) return "backward runs of CUDA kernels are not supported";
+  int exec = k->kind == AC_KIND_EXEC || k->kind == AC_KIND_EXEC_PERSISTENT;   /* exec_grad.c says its own */
+  if (!exec && !ac_kernel_backward(k)) return "the kernel declares no backward (ATTNCHECK_CAP_BACKWARD, run_backward)";
+  if (!exec && k->abi->memory == ATTNCHECK_MEM_CUDA) return "backward runs of CUDA kernels are not supported";
   if (c->lay) return "the backward of a case with a serving layout is not judged";
   if (c->p.f.used & (AC_FEAT_SOFTCAP | AC_FEAT_DESCALE | AC_FEAT_MIXED_DTYPES))
     return "the backward of softcap, descales and per-tensor dtypes is not judged (the exact backward refuses them)";
@@ -225,9 +227,11 @@ int ac_harness_run_backward(const ac_kernel *k, const ac_case *c, const void *o,
     snprintf(r->msg, sizeof r->msg, "%s", why);
     return 0;
   }
+  int exec = k->kind == AC_KIND_EXEC || k->kind == AC_KIND_EXEC_PERSISTENT;
+  if (exec && c->dout && o && lse) return ac_exec_run_backward(k, c, o, lse, &ro, r, e);
   grad_ctx g;
   memset(&g, 0, sizeof g);
-  if (!c->dout || !o || !lse || ac_hx_prepare(&g.x, k, c, &ro, e)) {
+  if (!c->dout || !o || !lse || exec || ac_hx_prepare(&g.x, k, c, &ro, e)) {
     if (!c->dout || !o || !lse) ac_err_set(e, "the case has no dO (member do; attncheck gen --grad)");
     r->status = AC_RUN_HARNESS_ERROR;
     snprintf(r->msg, sizeof r->msg, "%s", e->msg);

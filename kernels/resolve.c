@@ -166,6 +166,12 @@ attncheck_backward_fn ac_kernel_backward(const ac_kernel *k)
   return a->run_backward;
 }
 
+int ac_kernel_has_backward(const ac_kernel *k, double timeout_s)
+{
+  if (k->kind == AC_KIND_EXEC || k->kind == AC_KIND_EXEC_PERSISTENT) return ac_exec_has_backward(k, timeout_s);
+  return ac_kernel_backward(k) != NULL;
+}
+
 uint32_t ac_kernel_declared_caps(const ac_kernel *k)
 {
   if (k->kind == AC_KIND_EXEC || k->kind == AC_KIND_EXEC_PERSISTENT) return ac_exec_declared_caps(k);

@@ -308,7 +308,7 @@ static void suite_grad_case(suite_run *r, int64_t x)
   ac_grad_opts_init(&go);
   for (int ki = 0; ki < r->ks->n; ki++) {
     const ac_kernel *k = r->ks->k[ki];
-    if (r->stopped[ki] || !ac_kernel_backward(k)) continue;
+    if (r->stopped[ki] || !ac_kernel_has_backward(k, o->a.j.run.timeout_s)) continue;
     if (!made && ac_suite_grad_make(x, &sc, &e) < 0) {
       ac_cmd_error("suite", "case %s: %s", name, e.msg);
       r->ex.any_error = 1;

@@ -89,6 +89,9 @@ int ac_grad_check(const ac_kernel *k, const ac_case *c, const char *precision, c
   memset(j, 0, sizeof *j);
   memset(run, 0, sizeof *run);
   if (!c->dout) return ac_err_set(e, "the case has no dO (member do; attncheck gen --grad)");
+  ac_run_opts dflt;
+  if (!ro) ac_run_opts_init(&dflt), ro = &dflt;
+  ac_kernel_prepare(k, ro->timeout_s);   /* an exec worker's declared classes */
   if (ac_precision_resolve(precision, k->precision, c->p.dtype, cls, e)) return -1;
   ac_grad_result ex;
   if (ac_grad_run(c, c->dout, go, &ex, e)) return -1;

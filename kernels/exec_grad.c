@@ -59,13 +59,13 @@ int ac_exec_run_backward(const ac_kernel *k, const ac_case *c, const void *o, co
     take_status(&rr, r);
     return -1;
   }
-  if (!pv->decl.backward || pv->decl.state != AC_DECL_OK) {
+  if (pv->decl.state != AC_DECL_BAD && (!pv->decl.backward || pv->decl.state != AC_DECL_OK)) {
     r->status = AC_RUN_UNSUPPORTED;
     snprintf(r->msg, sizeof r->msg, "%s declares no backward (\"backward\": true in its declaration)",
              pv->decl.name[0] ? pv->decl.name : "the worker");
     return 0;
   }
-  if (ac_exec_decl_admit(&pv->decl, &c->p, &rr)) {
+  if (ac_exec_decl_admit(&pv->decl, &c->p, &rr)) {   /* a bad declaration: HARNESS_ERROR */
     take_status(&rr, r);
     return rr.status == AC_RUN_HARNESS_ERROR ? ac_err_set(e, "%s", r->msg) : 0;
   }

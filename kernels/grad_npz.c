@@ -53,7 +53,7 @@ int ac_grad_npz_read(const char *path, const ac_case *c, int need_dsinks, ac_gra
   if (!rc && sinks && (need_dsinks || ac_npz_has(z, "dsinks"))) {
     int64_t hs[1] = {p->heads};
     void *d = NULL;
-    rc = read_member(z, path, "dsinks", "<f4", "float32", 1, hs, &d, e);
+    rc = read_member(z, path, "dsinks", "<f4", "f32", 1, hs, &d, e);
     r->dsinks = d;
     r->count[3] = p->heads;
   }

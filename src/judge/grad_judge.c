@@ -82,6 +82,22 @@ void ac_grad_judge(const ac_grad_budget *bg, const ac_grad_result *ex, const ac_
   }
 }
 
+int ac_grad_judge_given(const ac_case *c, const ac_precision *cls, const ac_grad_opts *go, const ac_grad_run_result *run,
+                        ac_grad_judgement *j, ac_err *e)
+{
+  memset(j, 0, sizeof *j);
+  if (!c->dout) return ac_err_set(e, "the case has no dO (member do; attncheck gen --grad)");
+  ac_grad_result ex;
+  if (ac_grad_run(c, c->dout, go, &ex, e)) return -1;
+  ac_grad_budget bg;
+  memset(&bg, 0, sizeof bg);
+  int rc = ac_grad_budget_compute(cls, c, &bg, e);
+  if (!rc) ac_grad_judge(&bg, &ex, run, j);
+  ac_grad_budget_free(&bg);
+  ac_grad_result_free(&ex);
+  return rc;
+}
+
 int ac_grad_check(const ac_kernel *k, const ac_case *c, const char *precision, const ac_grad_opts *go,
                   const ac_run_opts *ro, ac_grad_run_result *run, ac_grad_judgement *j, const ac_precision **cls,
                   ac_err *e)

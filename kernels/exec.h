@@ -32,6 +32,13 @@ int ac_exec_declared_limits(const ac_kernel *k, double timeout_s, uint32_t *dtyp
  * backward ("backward": true); reads the declaration first (at most timeout_s) when that was
  * not done, and then stops that worker. */
 int ac_exec_has_backward(const ac_kernel *k, double timeout_s);
+/* The AC_FEAT_ variants the worker's backward takes (its declaration's "backward": true, the declared
+ * variants the exact backward takes; or the list it gives); 0 without a declared backward. */
+uint32_t ac_exec_backward_caps(const ac_kernel *k);
+/* Why the backward of c cannot be handed to k (a one-shot kernel, no declared backward, a variant
+ * outside its backward set); NULL when it can or the declaration is not read yet (the run reads it
+ * and asks again) or unusable (the run's HARNESS_ERROR). Valid until the next call in the thread. */
+const char *ac_exec_backward_refusal(const ac_kernel *k, const ac_case *c);
 /* The backward of c on an exec-persistent worker, with the contract of ac_harness_run_backward
  * (o, lse: the forward's values handed to the worker): sends "backward IN OUT" with IN the case
  * plus members o, lse and do, and reads dq, dk, dv (and dsinks with sinks) from OUT; a missing

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "exec_decl.h"
 #include "exec_priv.h"
+#include "variants.h"
 #include "grad_npz.h"
 
 int ac_exec_has_backward(const ac_kernel *k, double timeout_s)
@@ -24,6 +25,34 @@ int ac_exec_has_backward(const ac_kernel *k, double timeout_s)
     ac_exec_worker_stop(pv, 0);
   }
   return pv->decl.state == AC_DECL_OK && pv->decl.backward;
+}
+
+uint32_t ac_exec_backward_caps(const ac_kernel *k)
+{
+  const exec_priv *pv = k->priv;
+  if (!pv || k->kind != AC_KIND_EXEC_PERSISTENT || pv->decl.state != AC_DECL_OK || !pv->decl.backward) return 0;
+  return pv->decl.backward_feats;
+}
+
+const char *ac_exec_backward_refusal(const ac_kernel *k, const ac_case *c)
+{
+  const exec_priv *pv = k->priv;
+  if (!pv || k->kind != AC_KIND_EXEC_PERSISTENT)
+    return "one-shot exec kernels have no backward (an exec-persistent: worker declares one)";
+  /* not read yet: the run reads it and asks again; a bad declaration: the run's ERROR */
+  if (pv->decl.state == AC_DECL_UNKNOWN || pv->decl.state == AC_DECL_BAD) return NULL;
+  static _Thread_local char why[300];
+  const char *who = pv->decl.name[0] ? pv->decl.name : "the worker";
+  uint32_t missing = c->p.f.used & ~ac_exec_backward_caps(k) & (AC_FEAT_ALL | AC_FEAT_LAYOUTS);
+  char names[120];
+  if (pv->decl.state != AC_DECL_OK || !pv->decl.backward)
+    snprintf(why, sizeof why, "%.128s declares no backward (\"backward\" in its declaration)", who);
+  else if (missing)
+    snprintf(why, sizeof why, "%.128s's backward does not take %s (\"backward\" in its declaration)", who,
+             ac_feat_list(missing, names, sizeof names));
+  else
+    return NULL;
+  return why;
 }
 
 static void take_status(const ac_run_result *rr, ac_grad_run_result *r)
@@ -50,19 +79,14 @@ int ac_exec_run_backward(const ac_kernel *k, const ac_case *c, const void *o, co
   exec_priv *pv = k->priv;
   ac_run_result rr;
   memset(&rr, 0, sizeof rr);
-  if (!pv || k->kind != AC_KIND_EXEC_PERSISTENT) {
-    r->status = AC_RUN_UNSUPPORTED;
-    snprintf(r->msg, sizeof r->msg, "one-shot exec kernels have no backward (an exec-persistent: worker declares one)");
-    return 0;
-  }
-  if (ac_exec_worker_begin(pv, opts->timeout_s, &rr, e)) {
+  const char *why = ac_exec_backward_refusal(k, c);
+  if (!why && ac_exec_worker_begin(pv, opts->timeout_s, &rr, e)) {
     take_status(&rr, r);
     return -1;
   }
-  if (pv->decl.state != AC_DECL_BAD && (!pv->decl.backward || pv->decl.state != AC_DECL_OK)) {
+  if (why || (why = ac_exec_backward_refusal(k, c))) {   /* again once the declaration is read */
     r->status = AC_RUN_UNSUPPORTED;
-    snprintf(r->msg, sizeof r->msg, "%s declares no backward (\"backward\": true in its declaration)",
-             pv->decl.name[0] ? pv->decl.name : "the worker");
+    snprintf(r->msg, sizeof r->msg, "%s", why);
     return 0;
   }
   if (ac_exec_decl_admit(&pv->decl, &c->p, &rr)) {   /* a bad declaration: HARNESS_ERROR */

@@ -3,8 +3,8 @@
 # Guards as for the forward: a worker that hangs is a TIMEOUT, one that exits a CRASH, "error
 # unsupported: ..." a SKIP, other "error ..." answers and outputs without dq / of another dtype or
 # shape or with misnamed members a KERNEL-ERROR (FAIL, exit 1), each with one line; a worker that
-# declares no backward is SKIP (exit 2) and gets no suite grad case; a bad "backward" value makes
-# the declaration unusable. With python3 and numpy: sdpa_numpy.py's backward passes check --grad
+# declares no backward is SKIP (exit 2) and gets no suite grad case, a variant outside its
+# "backward" list too; a bad "backward" value makes the declaration unusable. With python3 and numpy: sdpa_numpy.py's backward passes check --grad
 # and the suite's grad cases, a dK without the scale fails them, and a fuzz campaign judges it.
 set -u
 bin=${ATTNCHECK_BIN:-./attncheck}
@@ -28,6 +28,8 @@ while read -r a b c; do
     case $mode in
       nodecl) echo 'attncheck-worker 1 {"name":"bw","dtypes":["f32"]}' ;;
       baddecl) echo 'attncheck-worker 1 {"name":"bw","backward":"yes"}' ;;
+      list) echo 'attncheck-worker 1 {"name":"bw","dtypes":["f32"],"features":["gqa","window","sinks"],"backward":["window"]}' ;;
+      listbad) echo 'attncheck-worker 1 {"name":"bw","dtypes":["f32"],"features":["gqa","window"],"backward":["sinks"]}' ;;
       *) echo 'attncheck-worker 1 {"name":"bw","dtypes":["f32"],"backward":true}' ;;
     esac ;;
   backward)
@@ -35,7 +37,7 @@ while read -r a b c; do
       hang) sleep 30 ;;
       crash) echo "backward blew up" >&2; exit 3 ;;
       refuse) echo "error unsupported: no backward with this mask" ;;
-      err) echo "error ValueError: broken" ;;
+      err|list) echo "error ValueError: broken" ;;
       noout) echo ok ;;
       case) cp "$b" "$c"; echo ok ;;
     esac ;;
@@ -44,8 +46,8 @@ while read -r a b c; do
 done
 EOF
 t0=$(date +%s)
-run() { # mode, expected exit, expected pattern
-  "$bin" check --grad --timeout 2 --kernel "exec-persistent:sh $tmp/w.sh $1" "$tmp/g.npz" > "$tmp/o.txt" 2>&1
+run() { # mode, expected exit, expected pattern[, case]
+  "$bin" check --grad --timeout 2 --kernel "exec-persistent:sh $tmp/w.sh $1" "${4:-$tmp/g.npz}" > "$tmp/o.txt" 2>&1
   rc=$?
   [ $rc -eq "$2" ] && grep -q "$3" "$tmp/o.txt" || { cat "$tmp/o.txt"; fail "$1: exit $rc, expected $2 and '$3'"; }
 }
@@ -55,8 +57,14 @@ run refuse 2 '^SKIP .* grad UNSUPPORTED: worker: no backward with this mask'
 run err 1 'grad KERNEL-ERROR: worker: ValueError: broken'
 run noout 1 "grad KERNEL-ERROR: worker's backward output: .*out-1.npz"
 run case 1 "grad KERNEL-ERROR: worker's backward output: .*: no member 'dq'"
-run nodecl 2 '^SKIP .* grad UNSUPPORTED: bw declares no backward ("backward": true in its declaration)'
-run baddecl 2 "unusable worker declaration: 'backward' must be true or false"
+run nodecl 2 '^SKIP .* grad UNSUPPORTED: bw declares no backward ("backward" in its declaration)'
+run baddecl 2 "unusable worker declaration: 'backward' must be true, false or an array of feature names"
+# "backward": [names]: only those variants (of the declared ones) reach the backward
+"$bin" gen -o "$tmp/win.npz" --t 24 --dk 16 --heads 2 --window 4,0 --grad normal --seed 5 > /dev/null || exit 99
+"$bin" gen -o "$tmp/sink.npz" --t 24 --dk 16 --heads 2 --sinks normal --grad normal --seed 5 > /dev/null || exit 99
+run list 1 'grad KERNEL-ERROR: worker: ValueError: broken' "$tmp/win.npz"
+run list 2 "^SKIP .* grad UNSUPPORTED: bw's backward does not take sinks (\"backward\" in its declaration)" "$tmp/sink.npz"
+run listbad 2 "unusable worker declaration: 'backward': feature 'sinks' is not among the declared 'features'"
 [ $(( $(date +%s) - t0 )) -lt 25 ] || fail "the guards took too long (a hang?)"
 # the suite runs grad cases only on workers that declare a backward
 "$bin" suite --kernel "exec-persistent:sh $tmp/w.sh nodecl" --case f32-grad-64x64-d32-dv32-none-h2kv2-do-normal > "$tmp/o.txt" 2>&1

@@ -385,13 +385,14 @@ def declaration(name=None, dtypes=ALL_DTYPES, masks=ALL_MASKS, features=ALL_FEAT
     return d
 
 
-def run(attn, argv, tensors="numpy", backward=None, **decl_args):
+def run(attn, argv, tensors="numpy", backward=None, backward_features=None, **decl_args):
     """Main entry: argv = [IN, OUT] (one-shot) or [] / ["--serve"] (persistent). Exit status.
-    backward(q, k, v, o, lse, do, problem): the worker declares a backward ("backward": true)
-    and answers the persistent protocol's "backward IN OUT" requests with it."""
+    backward(q, k, v, o, lse, do, problem): the worker declares a backward ("backward": true, or
+    the list backward_features of the declared variants it takes) and answers the persistent
+    protocol's "backward IN OUT" requests with it."""
     decl = declaration(**decl_args)
     if backward is not None:
-        decl["backward"] = True
+        decl["backward"] = True if backward_features is None else list(backward_features)
     if not argv or argv == ["--serve"]:
         return serve(attn, decl, tensors, backward=backward)
     if len(argv) != 2:

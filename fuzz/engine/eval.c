@@ -19,7 +19,8 @@ void ac_eval_ctx_init(ac_eval_ctx *x, ac_kernel *k, const char *spec)
   ac_policies_init(&x->pol);
   x->oracle_threads = 1;
   x->metamorphic = AC_META_SOME;
-  x->grad = ac_kernel_has_backward(k, x->run.timeout_s);
+  x->grad = ac_kernel_has_backward(k, x->run.timeout_s);   /* an exec worker's declaration read first */
+  x->grad_caps = ac_kernel_backward_caps(k);
 }
 
 static double finite_or_big(double x)

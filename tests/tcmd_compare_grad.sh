@@ -1,7 +1,8 @@
 #!/bin/sh
 # tcmd_compare_grad.sh: attncheck compare --grad CASE.npz [GRADS.npz] judges gradients produced
 # elsewhere against the exact backward with the grad budgets (the line and JSON of check --grad):
-# float64 numpy gradients rounded once pass (exit 0), also when stored in the case file itself;
+# float64 numpy gradients rounded once pass (exit 0), also when stored in the case file itself and
+# when an exact gradient beyond the format's range rounds to inf (the forward's overflow rule);
 # one perturbed dK element fails (exit 1, worst element, reproducer); a missing member, a member
 # of another dtype or shape (dsinks too), a case without dO: bad input (exit 2, one line).
 # The gradient files are made with python3 and numpy (examples/python/sdpa_numpy.py); without
@@ -27,6 +28,8 @@ expect() { # exit code, pattern of stdout+stderr, compare arguments
 "$bin" gen -o "$tmp/c.npz" --tq 24 --tk 40 --dk 16 --dv 8 --heads 4 --kv-heads 2 --mask causal --grad normal --seed 7 > /dev/null || exit 99
 "$bin" gen -o "$tmp/b.npz" --dtype bf16 --t 32 --dk 16 --heads 2 --sinks normal --mask causal-bottom-right --grad normal --seed 8 > /dev/null || exit 99
 "$bin" gen -o "$tmp/n.npz" --t 8 --dk 8 > /dev/null || exit 99
+# e5m2 with a large dO: some exact dV lie beyond 61440 (max + ½ ulp) and round to -inf or +inf
+"$bin" gen -o "$tmp/e.npz" --dtype e5m2 --t 64 --dk 16 --heads 2 --mask causal --grad normal:20000 --seed 3 > /dev/null || exit 99
 expect 2 "c.npz: no member 'dq'" "$tmp/c.npz"
 expect 2 "c.npz: no member 'dq'" "$tmp/c.npz" "$tmp/c.npz"
 expect 2 "n.npz: the case has no dO" "$tmp/n.npz" "$tmp/c.npz"
@@ -41,7 +44,7 @@ import numpy as np
 import attncheck_worker as w, sdpa_numpy
 tmp = sys.argv[1]
 decl = w.declaration(dtypes=w.ALL_DTYPES, features=w.ALL_FEATURES + w.VARIANT_FEATURES)
-for name in ("c", "b"):
+for name in ("c", "b", "e"):
     p, q, k, v, arrays, _ = w._load("%s/%s.npz" % (tmp, name), decl, "numpy")
     do = w.decode(arrays["do"], p.o_dtype)
     dq, dk, dv, ds = sdpa_numpy.backward(q, k, v, None, None, do, p)
@@ -49,8 +52,14 @@ for name in ("c", "b"):
     if ds is not None:
         g["dsinks"] = np.asarray(ds, dtype=np.float32)
     np.savez("%s/%s_good.npz" % (tmp, name), **g)
-    if name != "c":
+    if name == "e":
+        assert np.isinf(w.decode(g["dv"], "e5m2")).any(), "no dV overflows e5m2"
+        dq_inf = g["dq"].copy()
+        dq_inf[0, 0, 5, 0] = 0x7C   # +inf where the exact dQ is small
+        np.savez(tmp + "/e_inf.npz", **dict(g, dq=dq_inf))
+    if name == "b":
         np.savez("%s/%s_dsinks.npz" % (tmp, name), **dict(g, dsinks=np.zeros(p.heads + 1, np.float32)))
+    if name != "c":
         continue
     bad = dict(g, dk=g["dk"].copy())
     bad["dk"][0, 1, 5, 3] *= np.float32(1.01)
@@ -71,6 +80,8 @@ expect 0 "^PASS .*c_good.npz .*c.npz grad dq err/W=.* bad=0/1536 dk err/W=.* bad
 grep -q '"mode": "grad"' "$tmp/g.json" || fail "no grad JSON"
 expect 0 "^PASS c_with " --name c_with "$tmp/c_with.npz"
 expect 0 "^PASS .* grad .* bf16 budget=" "$tmp/b.npz" "$tmp/b_good.npz"
+expect 0 "^PASS .* grad .* e5m2 budget=" "$tmp/e.npz" "$tmp/e_good.npz"
+expect 1 "^FAIL .* grad dq err/W=inf bad=1/2048 " "$tmp/e.npz" "$tmp/e_inf.npz"
 expect 1 "^FAIL .* dk err/W=[0-9.e+]* bad=1/1280" "$tmp/c.npz" "$tmp/c_perturbed.npz"
 grep -q '^  dk worst: column 45 element 3' "$tmp/o.txt" && grep -q '^  reproduce: attncheck compare --grad ' "$tmp/o.txt" ||
   { cat "$tmp/o.txt"; fail "perturbed: no worst element or reproducer"; }

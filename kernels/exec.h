@@ -28,6 +28,24 @@ uint32_t ac_exec_declared_caps(const ac_kernel *k);
  * ac_exec_prepare does; the worker is then stopped (a forked process starts its own). 1 when
  * the worker declared itself, 0 otherwise. */
 int ac_exec_declared_limits(const ac_kernel *k, double timeout_s, uint32_t *dtypes, uint32_t *masks);
+/* Backward (exec_grad.c). 1 when k is an exec-persistent kernel whose worker declares a
+ * backward ("backward": true); reads the declaration first (at most timeout_s) when that was
+ * not done, and then stops that worker. */
+int ac_exec_has_backward(const ac_kernel *k, double timeout_s);
+/* The AC_FEAT_ variants the worker's backward takes (its declaration's "backward": true, the declared
+ * variants the exact backward takes; or the list it gives); 0 without a declared backward. */
+uint32_t ac_exec_backward_caps(const ac_kernel *k);
+/* Why the backward of c cannot be handed to k (a one-shot kernel, no declared backward, a variant
+ * outside its backward set); NULL when it can or the declaration is not read yet (the run reads it
+ * and asks again) or unusable (the run's HARNESS_ERROR). Valid until the next call in the thread. */
+const char *ac_exec_backward_refusal(const ac_kernel *k, const ac_case *c);
+/* The backward of c on an exec-persistent worker, with the contract of ac_harness_run_backward
+ * (o, lse: the forward's values handed to the worker): sends "backward IN OUT" with IN the case
+ * plus members o, lse and do, and reads dq, dk, dv (and dsinks with sinks) from OUT; a missing
+ * member or one of another dtype or shape is a KERNEL_ERROR. UNSUPPORTED for one-shot kernels,
+ * workers that declare no backward and cases outside the declaration. */
+int ac_exec_run_backward(const ac_kernel *k, const ac_case *c, const void *o, const float *lse, const ac_run_opts *opts,
+                         ac_grad_run_result *r, ac_err *e);
 /* Release what ac_exec_resolve put in k->priv (workers included). */
 void ac_exec_free(ac_kernel *k);
 

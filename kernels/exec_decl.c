@@ -58,6 +58,31 @@ static int name_set(ac_exec_decl *d, json_object *arr, const char *field, int ki
   return 0;
 }
 
+/* "backward": true (every declared variant the exact backward takes), false, or the names of the
+ * declared variants its backward takes. After "features". */
+static int backward_set(ac_exec_decl *d, json_object *v)
+{
+  if (json_object_is_type(v, json_type_boolean)) {
+    d->backward = json_object_get_boolean(v);
+    d->backward_feats = d->backward ? d->variants & ATTNCHECK_BACKWARD_V3_FEATS : 0u;
+    return 0;
+  }
+  if (!json_object_is_type(v, json_type_array)) return bad(d, "'backward' must be true, false or an array of feature names");
+  d->backward = 1;
+  d->backward_feats = 0;
+  for (size_t i = 0; i < json_object_array_length(v); i++) {
+    json_object *x = json_object_array_get_idx(v, i);
+    const char *s = json_object_is_type(x, json_type_string) ? json_object_get_string(x) : NULL;
+    uint32_t bit = 0;
+    for (uint32_t b = 1; !bit && s && (b & (AC_FEAT_ALL | AC_FEAT_LAYOUTS)); b <<= 1)
+      if (!strcmp(s, ac_feat_name(b))) bit = b;
+    if (!bit) return bad(d, "'backward': unknown feature '%s'", s ? s : "(not a string)");
+    if (!(d->variants & bit)) return bad(d, "'backward': feature '%s' is not among the declared 'features'", s);
+    d->backward_feats |= bit;
+  }
+  return 0;
+}
+
 /* "precision": one class name for every dtype, or {"DTYPE": "CLASS", ...}; kept as a
  * precision spec ("CLASS" or "DTYPE=CLASS,..."), resolved (and checked) per case. */
 static int precision_spec(ac_exec_decl *d, json_object *v)
@@ -103,6 +128,7 @@ void ac_exec_decl_parse(ac_exec_decl *d, const char *text)
     if (json_object_is_type(v, json_type_boolean)) d->writes_lse = json_object_get_boolean(v);
     else rc = bad(d, "'writes_lse' must be true or false");
   }
+  if (!rc && json_object_object_get_ex(j, "backward", &v)) rc = backward_set(d, v);
   json_object_put(j);
   if (!rc) d->state = AC_DECL_OK;
 }

@@ -2,7 +2,8 @@
 /* exec_decl.h: the declaration handshake of exec-persistent workers (README "Without C").
  * Right after it starts a worker, attncheck sends the line AC_EXEC_HELLO; a worker that speaks
  * the handshake answers with one line "attncheck-worker 1 {JSON}" naming itself, its dtypes,
- * masks, features, precision class per dtype and whether it writes the LSE. Any other answer
+ * masks, features, precision class per dtype, whether it writes the LSE and whether it computes the
+ * backward ("backward": true, or the list of variants its backward takes; exec_grad.c). Any other answer
  * (an "error ..." line from a worker that takes it for a request), no answer within the time
  * limit, or the worker's exit: a worker without a declaration, run as before. */
 #ifndef AC_EXEC_DECL_H
@@ -34,6 +35,9 @@ typedef struct {
   uint32_t variants;     /* AC_FEAT_... named in "features" ("window", "softcap", ...; variants.h); 0
                             when not declared: a worker that does not name a variant never gets it */
   int writes_lse;        /* -1 not said, 0 never, 1 always */
+  int backward;          /* 1: answers "backward IN OUT" requests (exec_grad.c); 0 when not declared */
+  uint32_t backward_feats;  /* AC_FEAT_... its backward takes: "backward": true, the declared variants
+                               the exact backward takes (ATTNCHECK_BACKWARD_V3_FEATS); or the list given */
   char precision[256];   /* a precision spec ("f16=fp16-cublas,bf16=bf16-acc16"; "" none) */
   char error[256];       /* AC_DECL_BAD: what is wrong with the declaration */
 } ac_exec_decl;

@@ -36,6 +36,13 @@ void ac_exec_read_outputs(const char *path, const ac_case *c, const ac_counts *c
 /* Ends the worker and its process group: hard kills it at once, otherwise EOF on its stdin
  * first and up to a second to exit. */
 void ac_exec_worker_stop(exec_priv *pv, int hard);
+/* A running worker for a request (started, and asked to declare itself the first time, when
+ * there is none): 0, or -1 with r a HARNESS_ERROR when no worker can serve (ac_exec_unusable). */
+int ac_exec_worker_begin(exec_priv *pv, double timeout_s, ac_run_result *r, ac_err *e);
+/* Sends the request line req (ending in a newline) and waits for the answer within timeout_s:
+ * 1 on "ok" (r->kernel_ms set); 0 with r a CRASH (the worker ended), TIMEOUT (killed) or the
+ * status of an "error" answer (ac_exec_decl_error). */
+int ac_exec_worker_request(exec_priv *pv, const char *req, double timeout_s, ac_run_result *r);
 /* ac_exec_run for an exec-persistent kernel (r already reset, cn the case's counts). */
 int ac_exec_persistent_run(const ac_kernel *k, const ac_case *c, const ac_counts *cn, const ac_run_opts *o,
                            ac_run_result *r, ac_err *e);

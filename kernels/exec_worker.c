@@ -225,34 +225,24 @@ int ac_exec_declared_limits(const ac_kernel *k, double timeout_s, uint32_t *dtyp
   return 1;
 }
 
-int ac_exec_persistent_run(const ac_kernel *k, const ac_case *c, const ac_counts *cn, const ac_run_opts *o,
-                           ac_run_result *r, ac_err *e)
+int ac_exec_worker_begin(exec_priv *pv, double timeout_s, ac_run_result *r, ac_err *e)
 {
-  exec_priv *pv = k->priv;
   ac_err pe;
-  if (!pv->unusable[0] && worker_ready(pv, o->timeout_s, &pe))
+  if (!pv->unusable[0] && worker_ready(pv, timeout_s, &pe))
     snprintf(pv->unusable, sizeof pv->unusable, "cannot start the worker: %.400s", pe.msg);
-  if (pv->unusable[0]) {
-    r->status = AC_RUN_HARNESS_ERROR;
-    snprintf(r->msg, sizeof r->msg, "%s", pv->unusable);
-    return ac_err_set(e, "%s", r->msg);
-  }
-  if (ac_exec_decl_admit(&pv->decl, &c->p, r)) return r->status == AC_RUN_HARNESS_ERROR ? ac_err_set(e, "%s", r->msg) : 0;
-  char in[700], out[700], errp[700], req[1500];
-  pv->seq++;
-  snprintf(in, sizeof in, "%s/in-%lld.npz", pv->dir, (long long)pv->seq);
-  snprintf(out, sizeof out, "%s/out-%lld.npz", pv->dir, (long long)pv->seq);
+  if (!pv->unusable[0]) return 0;
+  r->status = AC_RUN_HARNESS_ERROR;
+  snprintf(r->msg, sizeof r->msg, "%s", pv->unusable);
+  return ac_err_set(e, "%s", r->msg);
+}
+
+int ac_exec_worker_request(exec_priv *pv, const char *req, double timeout_s, ac_run_result *r)
+{
+  char errp[700];
   snprintf(errp, sizeof errp, "%s/stderr", pv->dir);
-  if (ac_case_write(c, in, &pe)) {
-    r->status = AC_RUN_HARNESS_ERROR;
-    snprintf(r->msg, sizeof r->msg, "cannot write the case for the worker: %.400s", pe.msg);
-    return ac_err_set(e, "%s", r->msg);
-  }
-  unlink(out);
-  int n = snprintf(req, sizeof req, "%s %s\n", in, out);
   double t0 = ac_now();
-  double deadline = o->timeout_s > 0 ? t0 + o->timeout_s : 0;
-  int got = worker_send(pv, req, (size_t)n, deadline);
+  double deadline = timeout_s > 0 ? t0 + timeout_s : 0;
+  int got = worker_send(pv, req, strlen(req), deadline);
   char line[1024];
   const char *err = NULL;
   while (got == 1) {
@@ -271,10 +261,32 @@ int ac_exec_persistent_run(const ac_kernel *k, const ac_case *c, const ac_counts
     ac_exec_worker_stop(pv, 1);
     r->status = AC_RUN_TIMEOUT;
     snprintf(r->msg, sizeof r->msg, "worker gave no answer within the time limit of %g s (killed, restarted for the next case)",
-             o->timeout_s);
+             timeout_s);
   } else if (err) {
     ac_exec_decl_error(line, r);
-  } else {
+  }
+  return got == 1 && !err;
+}
+
+int ac_exec_persistent_run(const ac_kernel *k, const ac_case *c, const ac_counts *cn, const ac_run_opts *o,
+                           ac_run_result *r, ac_err *e)
+{
+  exec_priv *pv = k->priv;
+  ac_err pe;
+  if (ac_exec_worker_begin(pv, o->timeout_s, r, e)) return -1;
+  if (ac_exec_decl_admit(&pv->decl, &c->p, r)) return r->status == AC_RUN_HARNESS_ERROR ? ac_err_set(e, "%s", r->msg) : 0;
+  char in[700], out[700], req[1500];
+  pv->seq++;
+  snprintf(in, sizeof in, "%s/in-%lld.npz", pv->dir, (long long)pv->seq);
+  snprintf(out, sizeof out, "%s/out-%lld.npz", pv->dir, (long long)pv->seq);
+  if (ac_case_write(c, in, &pe)) {
+    r->status = AC_RUN_HARNESS_ERROR;
+    snprintf(r->msg, sizeof r->msg, "cannot write the case for the worker: %.400s", pe.msg);
+    return ac_err_set(e, "%s", r->msg);
+  }
+  unlink(out);
+  snprintf(req, sizeof req, "%s %s\n", in, out);
+  if (ac_exec_worker_request(pv, req, o->timeout_s, r)) {
     ac_exec_read_outputs(out, c, cn, o, r);
     ac_exec_decl_outputs(&pv->decl, o, cn->rows, r);
   }

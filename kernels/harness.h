@@ -36,8 +36,13 @@ uint32_t ac_kernel_declared_caps(const ac_kernel *k);
 typedef int (*attncheck_backward_fn)(const attncheck_problem *p, const attncheck_tensors *t,
                                      const attncheck_grad_tensors *g, char *err, size_t err_len);
 attncheck_backward_fn ac_kernel_backward(const ac_kernel *k);
+/* 1 when k computes a backward that ac_harness_run_backward can run: a native run_backward
+ * (ac_kernel_backward), or an exec-persistent worker that declares one (its declaration read
+ * first, at most timeout_s, when that was not done). */
+int ac_kernel_has_backward(const ac_kernel *k, double timeout_s);
 /* The ATTNCHECK_FEAT_ bits k's run_backward takes (kernels/attncheck_kernel.h, ABI 4: backward_caps;
- * a version 3 plugin: its caps within ATTNCHECK_BACKWARD_V3_FEATS); 0 without a backward. */
+ * a version 3 plugin: its caps within ATTNCHECK_BACKWARD_V3_FEATS; an exec-persistent worker: its
+ * declaration's, ac_exec_backward_caps); 0 without a backward. */
 uint32_t ac_kernel_backward_caps(const ac_kernel *k);
 /* Why k cannot be handed the backward of c (no backward, a CUDA kernel, a feature of c outside its
  * backward set); NULL when it can. The text stays valid until the next call in the thread. */
@@ -161,8 +166,9 @@ typedef struct {
 /* Runs k's run_backward on c with c->dout, o (dense [B,H,tq,dv] in o's dtype) and lse
  * ([B,H,tq] binary32) handed over as the forward's values (the exact oracle's, rounded: the
  * caller's choice), in a fresh forked child (never the persistent worker; in_process as for the
- * forward), with guards and NaN pre-filled outputs. UNSUPPORTED (0) for a kernel without a
- * backward, a CUDA or exec kernel, and cases the exact backward refuses (softcap, descales,
+ * forward), with guards and NaN pre-filled outputs; an exec-persistent worker that declares a
+ * backward gets the request through its protocol (ac_exec_run_backward). UNSUPPORTED (0) for a
+ * kernel without a backward, a CUDA kernel, and cases the exact backward refuses (softcap, descales,
  * per-tensor dtypes, serving layouts); -1 (HARNESS-ERROR) when c has no dO. */
 int ac_harness_run_backward(const ac_kernel *k, const ac_case *c, const void *o, const float *lse,
                             const ac_run_opts *opts, ac_grad_run_result *r, ac_err *e);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "exec.h"
 #include "harness_priv.h"
 #include "variants.h"
 
@@ -173,6 +174,7 @@ static int grad_body_child(void *arg)
 
 const char *ac_harness_backward_refusal(const ac_kernel *k, const ac_case *c)
 {
+  if (k->kind == AC_KIND_EXEC || k->kind == AC_KIND_EXEC_PERSISTENT) return ac_exec_backward_refusal(k, c);
   if (!ac_kernel_backward(k)) return "the kernel declares no backward (ATTNCHECK_CAP_BACKWARD, run_backward)";
   if (k->abi->memory == ATTNCHECK_MEM_CUDA) return "backward runs of CUDA kernels are not supported";
   uint32_t missing = c->p.f.used & ~ac_kernel_backward_caps(k) & (AC_FEAT_ALL | AC_FEAT_LAYOUTS);
@@ -230,9 +232,11 @@ int ac_harness_run_backward(const ac_kernel *k, const ac_case *c, const void *o,
     snprintf(r->msg, sizeof r->msg, "%s", why);
     return 0;
   }
+  int exec = k->kind == AC_KIND_EXEC || k->kind == AC_KIND_EXEC_PERSISTENT;
+  if (exec && c->dout && o && lse) return ac_exec_run_backward(k, c, o, lse, &ro, r, e);
   grad_ctx g;
   memset(&g, 0, sizeof g);
-  if (!c->dout || !o || !lse || ac_hx_prepare(&g.x, k, c, &ro, e)) {
+  if (!c->dout || !o || !lse || exec || ac_hx_prepare(&g.x, k, c, &ro, e)) {
     if (!c->dout || !o || !lse) ac_err_set(e, "the case has no dO (member do; attncheck gen --grad)");
     r->status = AC_RUN_HARNESS_ERROR;
     snprintf(r->msg, sizeof r->msg, "%s", e->msg);

@@ -12,6 +12,7 @@ kernels_libac_kernels_a_SOURCES = $(AC_CPU_KERNEL_SOURCES) \
 	kernels/exec.c kernels/exec.h kernels/exec_dir.c \
 	kernels/exec_worker.c kernels/exec_priv.h \
 	kernels/exec_decl.c kernels/exec_decl.h \
+	kernels/exec_grad.c kernels/grad_npz.c kernels/grad_npz.h \
 	kernels/testkernels/testkernels.h \
 	kernels/testkernels/registry.c \
 	kernels/testkernels/reference.c \

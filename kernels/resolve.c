@@ -166,8 +166,15 @@ attncheck_backward_fn ac_kernel_backward(const ac_kernel *k)
   return a->run_backward;
 }
 
+int ac_kernel_has_backward(const ac_kernel *k, double timeout_s)
+{
+  if (k->kind == AC_KIND_EXEC || k->kind == AC_KIND_EXEC_PERSISTENT) return ac_exec_has_backward(k, timeout_s);
+  return ac_kernel_backward(k) != NULL;
+}
+
 uint32_t ac_kernel_backward_caps(const ac_kernel *k)
 {
+  if (k->kind == AC_KIND_EXEC || k->kind == AC_KIND_EXEC_PERSISTENT) return ac_exec_backward_caps(k);
   const attncheck_kernel *a = ac_kernel_backward(k) ? k->abi : NULL;
   if (!a) return 0;
   /* ABI 4 backward_caps when the struct reaches it; else the set ABI 3 handed to run_backward */

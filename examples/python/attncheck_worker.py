@@ -15,7 +15,9 @@ run() speaks both forms of attncheck's exec protocol (README, "Without C"):
               function refuses the case (NotImplementedError; the reason on stderr)
   persistent  ARGS = --serve (or nothing): answers "hello 1" with the declaration line
               "attncheck-worker 1 {json}", then each line "IN OUT" with "ok", "error MESSAGE",
-              or "error unsupported: REASON" when the function raises NotImplementedError
+              or "error unsupported: REASON" when the function raises NotImplementedError;
+              with run(..., backward=fn) it also declares "backward": true and answers
+              "backward IN OUT" (IN: the case plus o, lse and do) with dq, dk, dv (dsinks)
 
 q [B,H,tq,dk], k [B,KVH,tk,dk] and v [B,KVH,tk,dv] arrive decoded: numpy float64/float32/float16
 for f64/f32/f16, float32 (exact) for bf16, e4m3 and e5m2, whose NPZ members are bit patterns.
@@ -39,6 +41,12 @@ or None, with problem.window_align "bottom-right" or "top-left"; problem.softcap
 arrays (the stored values) and bool_mask ([1|B,1|H,tq,tk], True = visible) a bool array, each
 None when the case does not use it. A case with a variant the declaration does not name is
 refused (NotImplementedError).
+
+Backward: fn(q, k, v, o, lse, do, problem) -> (dq, dk, dv) or (dq, dk, dv, dsinks). o and do
+(dO) arrive decoded like q (o's dtype), lse as float32 [B,H,tq] (o and lse: the exact forward's,
+rounded); dq, dk, dv are rounded once to the case's dtype, dsinks ([H], cases with sinks) stored
+as float32. ATTNCHECK_WORKER_MUTATE=dk-noscale divides dk by the scale (a deliberately broken
+backward, to see attncheck fail it).
 
 The first python3 on PATH may lack numpy: importing this module then re-executes the script
 under another python3 that has it (/usr/bin/python3, /usr/local/bin/python3), or exits 2 with
@@ -238,8 +246,9 @@ def _from_torch(torch, t, dtype):
     return encode(t.to(torch.float64).numpy(), dtype)
 
 
-def run_case(attn, inp, out, decl, tensors):
-    """Run attn on the case file inp and write out; raises on failure."""
+def _load(inp, decl, tensors):
+    """The case file inp: (problem, q, k, v, arrays, torch or None); raises NotImplementedError
+    for what the declaration does not name."""
     with zipfile.ZipFile(inp) as z:
         meta = json.loads(z.read("meta.json").decode("utf-8"))
     arrays = np.load(inp, allow_pickle=False)
@@ -266,14 +275,10 @@ def run_case(attn, inp, out, decl, tensors):
         q, k, v = (_to_torch(torch, a, d) for a, d in ((qa, qd), (ka, kd), (va, vd)))
     else:
         q, k, v = (decode(a, d) for a, d in ((qa, qd), (ka, kd), (va, vd)))
-    res = attn(q, k, v, problem)
-    o, lse = (res if isinstance(res, tuple) else (res, None))
-    members = {"o": _from_torch(torch, o, od) if torch is not None and not isinstance(o, np.ndarray)
-               else encode(np.asarray(o), od)}
-    if lse is not None and decl.get("writes_lse", True) is not False:
-        if torch is not None and not isinstance(lse, np.ndarray):
-            lse = lse.detach().to(torch.float32).cpu().numpy()
-        members["lse"] = np.asarray(lse, dtype=np.float32).reshape(problem.batch, problem.heads, problem.tq)
+    return problem, q, k, v, arrays, torch
+
+
+def _save(out, members):
     # attncheck reads C-ordered .npy members: a transposed or strided result is laid out afresh
     members = {n: np.ascontiguousarray(a) for n, a in members.items()}
     buf = io.BytesIO()
@@ -282,11 +287,58 @@ def run_case(attn, inp, out, decl, tensors):
         f.write(buf.getvalue())
 
 
+def _encode_out(torch, x, dtype):
+    return _from_torch(torch, x, dtype) if torch is not None and not isinstance(x, np.ndarray) else encode(np.asarray(x), dtype)
+
+
+def run_case(attn, inp, out, decl, tensors):
+    """Run attn on the case file inp and write out; raises on failure."""
+    problem, q, k, v, arrays, torch = _load(inp, decl, tensors)
+    res = attn(q, k, v, problem)
+    o, lse = (res if isinstance(res, tuple) else (res, None))
+    members = {"o": _encode_out(torch, o, problem.o_dtype)}
+    if lse is not None and decl.get("writes_lse", True) is not False:
+        if torch is not None and not isinstance(lse, np.ndarray):
+            lse = lse.detach().to(torch.float32).cpu().numpy()
+        members["lse"] = np.asarray(lse, dtype=np.float32).reshape(problem.batch, problem.heads, problem.tq)
+    _save(out, members)
+
+
+def run_backward_case(backward, inp, out, decl, tensors):
+    """The backward request: the case file inp carries the forward's o and lse and do (dO);
+    backward(q, k, v, o, lse, do, problem) -> (dq, dk, dv) or (dq, dk, dv, dsinks), written
+    to out in the case's dtype (dsinks as float32)."""
+    problem, q, k, v, arrays, torch = _load(inp, decl, tensors)
+    for name in ("o", "lse", "do"):
+        if name not in arrays.files:
+            raise ValueError("the backward request has no member '%s'" % name)
+    od = problem.o_dtype
+    if torch is not None:
+        o, do = _to_torch(torch, arrays["o"], od), _to_torch(torch, arrays["do"], od)
+        lse = torch.from_numpy(np.ascontiguousarray(arrays["lse"].astype(np.float32)))
+    else:
+        o, do, lse = decode(arrays["o"], od), decode(arrays["do"], od), arrays["lse"].astype(np.float32)
+    res = tuple(backward(q, k, v, o, lse, do, problem))
+    if len(res) not in (3, 4):
+        raise ValueError("backward() must return (dq, dk, dv) or (dq, dk, dv, dsinks)")
+    dq, dk, dv = res[:3]
+    if os.environ.get("ATTNCHECK_WORKER_MUTATE") == "dk-noscale":
+        dk = dk / problem.scale   # a deliberately wrong backward: dK without the scale (tests)
+    members = {"dq": _encode_out(torch, dq, problem.dtype), "dk": _encode_out(torch, dk, problem.dtype),
+               "dv": _encode_out(torch, dv, problem.dtype)}
+    if len(res) == 4 and res[3] is not None:
+        ds = res[3]
+        if torch is not None and not isinstance(ds, np.ndarray):
+            ds = ds.detach().to(torch.float64).cpu().numpy()
+        members["dsinks"] = np.asarray(ds, dtype=np.float32).reshape(problem.heads)
+    _save(out, members)
+
+
 def _one_line(exc):
     return " ".join(str(exc).split())[:400] or type(exc).__name__
 
 
-def serve(attn, decl, tensors, stdin=None, reply=None):
+def serve(attn, decl, tensors, stdin=None, reply=None, backward=None):
     """The persistent protocol on stdin / reply (default: the process's stdout; anything else
     written to sys.stdout goes to stderr so it cannot break the protocol)."""
     stdin = stdin or sys.stdin
@@ -298,13 +350,19 @@ def serve(attn, decl, tensors, stdin=None, reply=None):
         parts = line.split()
         if not parts:
             continue
+        bwd = parts[0] == "backward"
         if parts[0] == "hello":
             answer = "attncheck-worker 1 " + json.dumps(decl, separators=(",", ":"))
-        elif len(parts) != 2:
-            answer = "error expected a line 'IN OUT'"
+        elif len(parts) != 2 + bwd:
+            answer = "error expected a line 'IN OUT' or 'backward IN OUT'"
+        elif bwd and backward is None:
+            answer = "error unsupported: this worker has no backward"
         else:
             try:
-                run_case(attn, parts[0], parts[1], decl, tensors)
+                if bwd:
+                    run_backward_case(backward, parts[1], parts[2], decl, tensors)
+                else:
+                    run_case(attn, parts[0], parts[1], decl, tensors)
                 answer = "ok"
             except NotImplementedError as e:
                 answer = "error unsupported: " + _one_line(e)
@@ -327,11 +385,16 @@ def declaration(name=None, dtypes=ALL_DTYPES, masks=ALL_MASKS, features=ALL_FEAT
     return d
 
 
-def run(attn, argv, tensors="numpy", **decl_args):
-    """Main entry: argv = [IN, OUT] (one-shot) or [] / ["--serve"] (persistent). Exit status."""
+def run(attn, argv, tensors="numpy", backward=None, backward_features=None, **decl_args):
+    """Main entry: argv = [IN, OUT] (one-shot) or [] / ["--serve"] (persistent). Exit status.
+    backward(q, k, v, o, lse, do, problem): the worker declares a backward ("backward": true, or
+    the list backward_features of the declared variants it takes) and answers the persistent
+    protocol's "backward IN OUT" requests with it."""
     decl = declaration(**decl_args)
+    if backward is not None:
+        decl["backward"] = True if backward_features is None else list(backward_features)
     if not argv or argv == ["--serve"]:
-        return serve(attn, decl, tensors)
+        return serve(attn, decl, tensors, backward=backward)
     if len(argv) != 2:
         sys.stderr.write("usage: %s IN OUT | %s --serve\n" % (sys.argv[0], sys.argv[0]))
         return 2

@@ -17,6 +17,9 @@ subtracted and the sink in the denominator, and one rounding to the output dtype
 are not visible, or whose score is -inf, never reach the output (a NaN stored in such a K or
 V row is skipped). The output holds o and lse (float32, natural log; a row with no visible
 key has o = 0 and lse = -inf, or the sink's logit with a sink).
+The persistent worker also declares a backward ("backward": true; attncheck check --grad):
+dq, dk, dv and dsinks by the formulas of docs/backward.md in float64 (backward() below), for
+masks, GQA, windows, boolean masks, ALiBi, bias and sinks (the variants the exact backward takes).
 """
 import copy
 import sys
@@ -142,11 +145,64 @@ def attention_layout(q, k, v, p):
     return o, lse
 
 
+def backward(q, k, v, o, lse, do, p):
+    """dQ, dK, dV (and dσ with sinks) of docs/backward.md in float64, from this worker's own P
+    (o and lse, the forward's, are not needed): dP = dO·V, D = Σ P dP, dS = P (dP − D),
+    dQ = c Σ_j dS K_j, dK = c Σ_i dS Q_i and dV = Σ_i P dO_i summed over each KV group,
+    dσ_h = −Σ_{b,i} P_sink D. Masked keys (and keys of score −inf) take no part, whatever
+    they hold. Plain attention with masks, GQA, windows, boolean masks, ALiBi, bias, sinks."""
+    if p.layout or p.softcap or p.descale_q is not None or "mixed_dtypes" in p.variants:
+        raise NotImplementedError("backward of layouts, softcap, descales or mixed dtypes")
+    q, k, v, do = (np.asarray(x, dtype=np.float64) for x in (q, k, v, do))
+    B, H, KVH, tq, tk = p.batch, p.heads, p.kv_heads, p.tq, p.tk
+    group = H // KVH
+    kh, vh = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
+    with np.errstate(all="ignore"):
+        vis = np.broadcast_to(visibility(p), (B, H, tq, tk))
+        sc = np.where(vis, scores(q, k, p), -np.inf)
+        keys = vis & (sc != -np.inf)
+        m = sc.max(axis=-1, keepdims=True, initial=-np.inf)
+        sink = None if p.sinks is None else np.broadcast_to(p.sinks[None, :, None, None], m.shape)
+        if sink is not None:
+            m = np.maximum(m, sink)
+        shift = np.where(np.isfinite(m), m, 0.0)
+        w = np.where(keys, np.exp(sc - shift), 0.0)
+        L = w.sum(axis=-1, keepdims=True)
+        if sink is not None:
+            L = L + np.exp(sink - shift)
+        P = np.where(keys, w / L, 0.0)
+        dP = np.where(keys, np.einsum("bhit,bhjt->bhij", do, np.where(np.isfinite(vh), vh, 0.0)), 0.0)
+        dP = dP + np.where(keys, nonfinite_dot(do, vh), 0.0)
+        D = (P * dP).sum(axis=-1, keepdims=True)
+        dS = np.where(keys, P * (dP - D), 0.0)
+        dq = weighted_values(dS, kh, keys) * p.scale
+        kt = np.swapaxes(keys, 2, 3)
+        dk = weighted_values(np.swapaxes(dS, 2, 3), q, kt) * p.scale
+        dv = weighted_values(np.swapaxes(P, 2, 3), do, kt)
+        dk = dk.reshape(B, KVH, group, tk, p.dk).sum(axis=2)
+        dv = dv.reshape(B, KVH, group, tk, p.dv).sum(axis=2)
+        dsinks = None
+        if sink is not None:
+            psink = np.exp(sink - shift) / L
+            dsinks = -(psink * D).sum(axis=(0, 2, 3))
+    return dq, dk, dv, dsinks
+
+
+def nonfinite_dot(a, b):
+    """The part of Σ_t a_it b_jt that einsum over finite values misses: NaN where a NaN or ±inf
+    of b meets row i (IEEE: inf·0 and inf − inf are NaN, inf·x is ±inf), else 0."""
+    fin = np.isfinite(b)
+    if fin.all():
+        return 0.0
+    prod = a[:, :, :, None, :] * np.where(fin, 0.0, b)[:, :, None, :, :]
+    return np.where(np.isnan(prod).any(-1), np.nan, np.where(np.isinf(prod), prod, 0.0).sum(-1))
+
+
 def attend(q, k, v, p):
     return attention_layout(q, k, v, p) if p.layout else attention(q, k, v, p)
 
 
 if __name__ == "__main__":
-    sys.exit(attncheck_worker.run(attend, sys.argv[1:], name="sdpa_numpy", writes_lse=True,
+    sys.exit(attncheck_worker.run(attend, sys.argv[1:], name="sdpa_numpy", writes_lse=True, backward=backward,
                                   features=attncheck_worker.ALL_FEATURES + attncheck_worker.VARIANT_FEATURES
                                   + attncheck_worker.LAYOUT_FEATURES))

@@ -22,6 +22,11 @@ efficient and cudnn only), lse as float32 [batch][heads][tq].
 Masks: "causal" is top-left (is_causal=True, PyTorch's own alignment); "causal-bottom-right"
 uses torch.nn.attention.bias.causal_lower_right when present, else an explicit boolean mask.
 GQA: enable_gqa=True when this PyTorch has it, else K and V are repeated per query head.
+Without scaled_dot_product_attention / sdpa_kernel (PyTorch 1.13, Debian's python3-torch) the
+math backend is an explicit formula (explicit_attention); the other backends refuse every case.
+
+Backward: the persistent worker declares one ("backward": true; attncheck check --grad, the
+suite's grad cases): dq, dk, dv by torch.autograd.grad through the same forward and backend.
 """
 import argparse
 import sys
@@ -58,9 +63,46 @@ def backend_enum(torch, name):
     }[name]
 
 
+def explicit_attention(torch, problem, q, k, v, want_lse):
+    """The math backend where this PyTorch has no scaled_dot_product_attention or sdpa_kernel
+    (1.13; 2.0 to 2.2): softmax(c q k^T, masked) v in float32 (float64 for f64), like the math
+    composite on the CPU, rounded once to the input dtype; rows with no visible key give o = 0
+    (and lse = -inf). Differentiable (torch.autograd), finite on empty rows."""
+    ct = torch.float64 if q.dtype == torch.float64 else torch.float32
+    qq, kk, vv = (t.to(ct) for t in (q, k, v))
+    group = problem.heads // problem.kv_heads
+    if group > 1:
+        kk, vv = kk.repeat_interleave(group, dim=1), vv.repeat_interleave(group, dim=1)
+    tq, tk = problem.tq, problem.tk
+    i = torch.arange(tq, device=q.device).unsqueeze(1)
+    j = torch.arange(tk, device=q.device).unsqueeze(0)
+    if problem.mask == "none":
+        vis = torch.ones(tq, tk, dtype=torch.bool, device=q.device)
+    elif problem.mask == "causal":
+        vis = j <= i
+    elif problem.mask == "causal-bottom-right":
+        vis = j <= i + (tk - tq)
+    else:
+        raise Unsupported("mask %s" % problem.mask)
+    empty = ~vis.any(dim=-1)
+    s = torch.matmul(qq, kk.transpose(-2, -1)) * problem.scale
+    s = s.masked_fill(~vis, float("-inf")).masked_fill(empty.unsqueeze(1), 0.0)
+    p = torch.softmax(s, dim=-1).masked_fill(~vis, 0.0)
+    o = torch.matmul(p, vv).to(q.dtype)
+    lse = torch.logsumexp(s, dim=-1).masked_fill(empty, float("-inf")) if want_lse else None
+    return o, lse
+
+
 def attention(torch, args, problem, q, k, v):
     import torch.nn.functional as F
-    from torch.nn.attention import sdpa_kernel
+    try:
+        from torch.nn.attention import sdpa_kernel
+        F.scaled_dot_product_attention
+    except (ImportError, AttributeError):
+        if args.backend != "math":
+            raise Unsupported("PyTorch %s has no scaled_dot_product_attention / sdpa_kernel: only --backend math "
+                              "(an explicit formula)" % torch.__version__)
+        return explicit_attention(torch, problem, q, k, v, args.lse)
 
     heads, kv_heads = problem.heads, problem.kv_heads
     tq, tk = problem.tq, problem.tk
@@ -144,6 +186,25 @@ def make_attn(args):
     return attn
 
 
+def make_backward(args):
+    """dq, dk, dv by torch.autograd.grad through the forward above (same backend and device)."""
+    fwd = argparse.Namespace(**vars(args))
+    fwd.lse = False
+
+    def backward(q, k, v, o, lse, do, problem):
+        import torch
+        if args.device.startswith("cuda") and not torch.cuda.is_available():
+            raise Unsupported("no CUDA device for --device %s" % args.device)
+        q, k, v = (t.to(args.device).detach().requires_grad_(True) for t in (q, k, v))
+        with torch.enable_grad():
+            out, _ = attention(torch, fwd, problem, q, k, v)
+            grads = torch.autograd.grad(out, (q, k, v), grad_outputs=do.to(args.device).to(out.dtype))
+        if args.device.startswith("cuda"):
+            torch.cuda.synchronize()
+        return grads
+    return backward
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--backend", choices=BACKENDS, required=True)
@@ -158,7 +219,7 @@ def main():
     precision = CPU_PRECISION.get(args.backend, PRECISION[args.backend]) if cpu else PRECISION[args.backend]
     return attncheck_worker.run(make_attn(args), args.paths, tensors="torch", name="torch-sdpa-" + args.backend,
                                 dtypes=dtypes, precision=precision,
-                                writes_lse=None if args.lse else False)
+                                writes_lse=None if args.lse else False, backward=make_backward(args))
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ void ac_eval_ctx_init(ac_eval_ctx *x, ac_kernel *k, const char *spec)
   ac_policies_init(&x->pol);
   x->oracle_threads = 1;
   x->metamorphic = AC_META_SOME;
-  x->grad = ac_kernel_backward(k) != NULL;
+  x->grad = ac_kernel_has_backward(k, x->run.timeout_s);   /* an exec worker's declaration read first */
   x->grad_caps = ac_kernel_backward_caps(k);
 }
 
@@ -308,6 +308,8 @@ void ac_eval_probe_features(const ac_kernel *k, ac_gen_limits *l)
     if (ac_kernel_supports(k, &m, why, sizeof why)) got |= bit;
   }
   l->features = got;
-  l->backward = ac_kernel_backward(k) != NULL;
+  ac_run_opts ro;
+  ac_run_opts_init(&ro);
+  l->backward = ac_kernel_has_backward(k, ro.timeout_s);   /* run_backward, or a worker's declaration */
 }
 

@@ -21,7 +21,8 @@ static void usage(FILE *f)
              "  --json FILE          also write the reports as a JSON array\n"
              "  -v, --verbose        detail lines for every case\n"
              "  --grad               judge the backward instead (docs/backward.md): kernels that declare one\n"
-             "                       (ATTNCHECK_CAP_BACKWARD) on cases with dO (gen --grad); one line per kernel and case:\n"
+             "                       (ATTNCHECK_CAP_BACKWARD, an exec worker's \"backward\": true) on cases with dO\n"
+             "                       (gen --grad); one line per kernel and case:\n"
              "  STATUS KERNEL CASE grad dq err/W=.. bad=F/N dk .. dv .. DTYPE budget=..  (--rows: dQ rows and dK/dV columns)\n");
   ac_judge_args_help(f);
   fprintf(f, "\nexit: 0 ok; 1 a verdict with policy fail; 2 nothing could run; 3 internal error or unresolved oracle.\n");

@@ -1,10 +1,13 @@
-/* cmd_compare.c: attncheck compare CASE.npz [OUT.npz]: judge outputs produced anywhere. */
+/* cmd_compare.c: attncheck compare CASE.npz [OUT.npz]: judge outputs produced anywhere; with
+ * --grad, gradients dq, dk, dv (attncheck compare --grad CASE.npz [GRADS.npz]). */
 #include "config.h"
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "commands.h"
+#include "grad_judge.h"
+#include "grad_npz.h"
 #include "judge_args.h"
 #include "npz.h"
 #include "report.h"
@@ -17,6 +20,11 @@ static void usage(FILE *f)
              "as their bit patterns, like the case) and optionally lse [batch, heads, tq] as float32. Without\n"
              "OUT.npz, the o and lse members of CASE.npz are judged. The class is the dtype's default unless\n"
              "--precision names one.\n\n"
+             "  --grad               judge the backward instead (docs/backward.md): GRADS.npz (else CASE.npz,\n"
+             "                       which must hold dO, member do) holds dq [batch, heads, tq, dk], dk and dv\n"
+             "                       [batch, kv_heads, tk, dk|dv] in the case's dtype and, with sinks, optionally\n"
+             "                       dsinks [heads] float32 (read, not judged); judged as check --grad, one line:\n"
+             "                       STATUS NAME CASE grad dq err/W=.. bad=F/N dk .. dv .. DTYPE budget=..\n"
              "  --json FILE          also write the report as JSON\n"
              "  --name NAME          name printed for the producer (default: the OUT file)\n");
   ac_judge_args_help(f);
@@ -74,10 +82,11 @@ out:
   return rc;
 }
 
-enum { O_JSON = 256, O_NAME };
+enum { O_JSON = 256, O_NAME, O_GRAD };
 
 typedef struct {
   const char *json, *pname;
+  int grad;
 } compare_opts;
 
 /* One option of compare itself (those it shares with check and suite are in judge_args). */
@@ -87,18 +96,72 @@ static int compare_option(void *ctx, int ch, const char *v, char **argv)
   switch (ch) {
   case O_JSON: o->json = v; break;
   case O_NAME: o->pname = v; break;
+  case O_GRAD: o->grad = 1; break;
   default: return ac_cmd_getopt_error("compare", ch, argv);
   }
   return AC_CMD_RUN;
 }
 
+/* --grad: the gradients of files[nf - 1] against the exact backward of the case c (files[0]). */
+static int compare_grad(const ac_judge_args *a, const compare_opts *own, const ac_case *c, const char *const *files, int nf)
+{
+  ac_err e;
+  const ac_precision *cls = NULL;
+  const char *gpath = files[nf - 1];
+  if (!c->dout) {
+    ac_cmd_error("compare", "%s: the case has no dO (member do; attncheck gen --grad)", files[0]);
+    return AC_EXIT_USAGE;
+  }
+  if (ac_judge_rows_check(c, &a->j, &e) < 0 || ac_precision_resolve(a->j.precision_override, NULL, c->p.dtype, &cls, &e) < 0) {
+    ac_cmd_error("compare", "%s", e.msg);
+    return AC_EXIT_USAGE;
+  }
+  ac_grad_run_result run;
+  memset(&run, 0, sizeof run);
+  run.guard_ok = 1;
+  if (ac_grad_npz_read(gpath, c, 0, &run, &e) < 0) {
+    ac_cmd_error("compare", "%s", e.msg);
+    return AC_EXIT_USAGE;
+  }
+  ac_grad_opts go;
+  ac_grad_opts_init(&go);
+  go.rows = go.cols = a->j.rows;
+  go.seed = a->j.rows_seed;
+  ac_grad_judgement j;
+  if (ac_grad_judge_given(c, cls, &go, &run, &j, &e) < 0) {
+    ac_cmd_error("compare", "%s: %s", files[0], e.msg);
+    ac_grad_run_result_free(&run);
+    return AC_EXIT_USAGE;
+  }
+  FILE *jf = NULL;
+  if (own->json && !(jf = fopen(own->json, "w"))) {
+    ac_cmd_error("compare", "cannot write %s", own->json);
+    ac_grad_run_result_free(&run);
+    return AC_EXIT_USAGE;
+  }
+  const char *name = own->pname ? own->pname : gpath, *st = ac_grad_status(&run, &j);
+  char repro[1024];
+  snprintf(repro, sizeof repro, "attncheck compare --grad%s %s%s%s", a->repro_opts, files[0], nf == 2 ? " " : "",
+           nf == 2 ? files[1] : "");
+  ac_grad_line(stdout, name, files[0], &run, &j, cls, c->p.dtype);
+  if (strcmp(st, "PASS")) ac_grad_detail(stdout, &run, &j, strcmp(st, "FAIL") ? NULL : repro);
+  if (jf) {
+    ac_grad_json(jf, name, files[0], &run, &j, cls, c->p.dtype, repro);
+    fputc('\n', jf);
+    fclose(jf);
+  }
+  ac_grad_run_result_free(&run);
+  return !strcmp(st, "PASS") ? AC_EXIT_OK : !strcmp(st, "FAIL") ? AC_EXIT_FAIL : AC_EXIT_INTERNAL;
+}
+
 int ac_cmd_compare(int argc, char **argv)
 {
   ac_judge_args a;
-  compare_opts own = {NULL, NULL};
+  compare_opts own = {NULL, NULL, 0};
   static const struct option lo[] = {{"help", no_argument, NULL, 'h'},
                                      {"json", required_argument, NULL, O_JSON},
                                      {"name", required_argument, NULL, O_NAME},
+                                     {"grad", no_argument, NULL, O_GRAD},
                                      AC_JUDGE_LONG_OPTIONS,
                                      {NULL, 0, NULL, 0}};
   int rc = ac_cmd_judge_getopt("compare", &a, argc, argv, ":h", lo, usage, compare_option, &own);
@@ -114,6 +177,11 @@ int ac_cmd_compare(int argc, char **argv)
   if (ac_case_read(&c, files[0], &e) < 0) {
     ac_cmd_error("compare", "%s", e.msg);
     return AC_EXIT_USAGE;
+  }
+  if (own.grad) {
+    rc = compare_grad(&a, &own, &c, files, nf);
+    ac_case_free(&c);
+    return rc;
   }
   void *o = NULL;
   float *lse = NULL;

@@ -20,8 +20,9 @@ static void usage(FILE *f)
              "mask, tq != tk both ways, GQA/MQA, dv != dk, strided layouts, adversarial values, metamorphic\n"
              "variants and the worked examples, in every dtype (those K does not support are SKIP). Oracle\n"
              "results are cached by case hash ($ATTNCHECK_CACHE), so several kernels share them. A kernel\n"
-             "that declares a backward (ATTNCHECK_CAP_BACKWARD) also gets the backward cases (DTYPE-grad-...,\n"
-             "after the others, in --list too; judged as check --grad, docs/backward.md).\n\n"
+             "that declares a backward (ATTNCHECK_CAP_BACKWARD, an exec worker's \"backward\": true) also gets\n"
+             "the backward cases (DTYPE-grad-..., after the others, in --list too; judged as check --grad,\n"
+             "docs/backward.md).\n\n"
              "  --kernel K           kernel to run (repeatable; see attncheck check)\n"
              "  --suite ci|full      ci (default) or the full grid\n"
              "  --tap FILE           TAP report ('-' for standard output)\n"
@@ -308,7 +309,7 @@ static void suite_grad_case(suite_run *r, int64_t x)
   ac_grad_opts_init(&go);
   for (int ki = 0; ki < r->ks->n; ki++) {
     const ac_kernel *k = r->ks->k[ki];
-    if (r->stopped[ki] || !ac_kernel_backward(k)) continue;
+    if (r->stopped[ki] || !ac_kernel_has_backward(k, o->a.j.run.timeout_s)) continue;
     if (!made && ac_suite_grad_make(x, &sc, &e) < 0) {
       ac_cmd_error("suite", "case %s: %s", name, e.msg);
       r->ex.any_error = 1;

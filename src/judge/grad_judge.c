@@ -33,6 +33,17 @@ int ac_grad_forward_inputs(const ac_case *c, void **o, float **lse, ac_err *e)
   return 0;
 }
 
+/* The forward's overflow rule (compare.c): a working value within dev of the exact g may round
+ * past the format's largest value, to inf of g's sign (NaN for e4m3, which has no inf); such an
+ * element is within budget when |g| + dev reaches max + ½ ulp(max). */
+static int grad_overflow_within(ac_dtype dt, const ac_grad_elem *el, double got, double dev)
+{
+  if (!isfinite(el->g) || el->g == 0 || !(dev >= 0)) return 0;
+  int over = dt == AC_E4M3 ? isnan(got) : isinf(got) && (got > 0) == (el->g > 0);
+  double maxf = ac_dtype_get(dt)->max_finite;
+  return over && fabs(el->g) + dev >= maxf + 0.5 * ac_ulp(dt, maxf);
+}
+
 /* One element: exact el, kernel bits, budget terms w and e (before the margin). */
 static void judge_elem(ac_grad_tjudge *tj, ac_dtype dt, const ac_grad_elem *el, uint64_t bits, double w, double e,
                        int64_t x, int64_t t)
@@ -46,6 +57,8 @@ static void judge_elem(ac_grad_tjudge *tj, ac_dtype dt, const ac_grad_elem *el, 
     int ok = (isnan(got) && (el->accept & AC_ACCEPT_NAN)) || (got == INFINITY && (el->accept & AC_ACCEPT_PINF)) ||
              (got == -INFINITY && (el->accept & AC_ACCEPT_NINF));
     ratio = ratio_e = ok ? 0 : INFINITY;
+  } else if (grad_overflow_within(dt, el, got, AC_BUDGET_MARGIN * w + el->g_err)) {
+    ratio = ratio_e = 0;
   } else if (!isfinite(got) || !(W >= 0)) {
     ratio = ratio_e = INFINITY;
   } else {
@@ -87,6 +100,22 @@ void ac_grad_judge(const ac_grad_budget *bg, const ac_grad_result *ex, const ac_
   }
 }
 
+int ac_grad_judge_given(const ac_case *c, const ac_precision *cls, const ac_grad_opts *go, const ac_grad_run_result *run,
+                        ac_grad_judgement *j, ac_err *e)
+{
+  memset(j, 0, sizeof *j);
+  if (!c->dout) return ac_err_set(e, "the case has no dO (member do; attncheck gen --grad)");
+  ac_grad_result ex;
+  if (ac_grad_run(c, c->dout, go, &ex, e)) return -1;
+  ac_grad_budget bg;
+  memset(&bg, 0, sizeof bg);
+  int rc = ac_grad_budget_compute(cls, c, &bg, e);
+  if (!rc) ac_grad_judge(&bg, &ex, run, j);
+  ac_grad_budget_free(&bg);
+  ac_grad_result_free(&ex);
+  return rc;
+}
+
 int ac_grad_check(const ac_kernel *k, const ac_case *c, const char *precision, const ac_grad_opts *go,
                   const ac_run_opts *ro, ac_grad_run_result *run, ac_grad_judgement *j, const ac_precision **cls,
                   ac_err *e)
@@ -94,6 +123,9 @@ int ac_grad_check(const ac_kernel *k, const ac_case *c, const char *precision, c
   memset(j, 0, sizeof *j);
   memset(run, 0, sizeof *run);
   if (!c->dout) return ac_err_set(e, "the case has no dO (member do; attncheck gen --grad)");
+  ac_run_opts dflt;
+  if (!ro) ac_run_opts_init(&dflt), ro = &dflt;
+  ac_kernel_prepare(k, ro->timeout_s);   /* an exec worker's declared classes */
   if (ac_precision_resolve(precision, k->precision, c->p.dtype, cls, e)) return -1;
   const char *why = ac_harness_backward_refusal(k, c);
   if (why) {   /* before the exact backward: a kernel is never judged on what it cannot be handed */

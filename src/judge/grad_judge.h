@@ -42,6 +42,11 @@ void ac_grad_judge(const ac_grad_budget *bg, const ac_grad_result *ex, const ac_
 int ac_grad_check(const ac_kernel *k, const ac_case *c, const char *precision, const ac_grad_opts *go,
                   const ac_run_opts *ro, ac_grad_run_result *run, ac_grad_judgement *j, const ac_precision **cls,
                   ac_err *e);
+/* Gradients produced elsewhere (run: status OK, g[] dense in the case dtype; attncheck compare
+ * --grad) against the exact backward of c with the budgets of cls: the exact backward (go), the
+ * budgets and ac_grad_judge. -1 with a message when c has no dO or the exact backward refuses it. */
+int ac_grad_judge_given(const ac_case *c, const ac_precision *cls, const ac_grad_opts *go, const ac_grad_run_result *run,
+                        ac_grad_judgement *j, ac_err *e);
 /* PASS (every element within W, guards intact), FAIL (an element beyond W or misplaced, a guard,
  * an unwritten element, a kernel error, crash or timeout), SKIP (unsupported), ERROR. */
 const char *ac_grad_status(const ac_grad_run_result *run, const ac_grad_judgement *j);

@@ -111,7 +111,7 @@ START_TEST(varlen_against_brute)
     {.used = AC_FEAT_WINDOW | AC_FEAT_SINKS | AC_FEAT_ALIBI, .win_left = 3, .win_right = -1, .alibi_max = 0.5,
      .sinks = AC_VS_DOMINANT},
   };
-  const int nv = (int)(sizeof vs / sizeof vs[0]), ncases = ac_test_expensive() ? 400 : 48;
+  const int nv = (int)(sizeof vs / sizeof vs[0]), ncases = ac_test_expensive() ? 800 : 160;
   for (int k = 0; k < ncases; k++) {
     ac_case c;
     const ac_vspec *v = &vs[k % nv];

@@ -1,12 +1,14 @@
 /* tharness_grad_varlen: the backward of varlen batches at the kernel boundary (docs/backward.md
  * §7): run_backward gets the layout arrays and packed o, LSE, dO and outputs; a write into
  * cu_seqlens is a guard failure, a key's dK left unwritten is counted, a paged case is never
- * handed to a backward (even one that declares it), a backward without VARLEN is SKIP; the
+ * handed to a backward (even one that declares it), a backward without VARLEN is SKIP, the
+ * budgets of a packed element are those of its sequence's dense case; the
  * correct varlen backward kernels pass against the exact backward and the varlen backward mutant
  * fails. */
 #include "config.h"
 #include <stdlib.h>
 #include "cpu_varlen.h"
+#include "budget_grad.h"
 #include "dout.h"
 #include "grad_judge.h"
 #include "layout.h"
@@ -95,6 +97,47 @@ START_TEST(paged_cases_get_no_backward)
 }
 END_TEST
 
+/* The budgets of a packed element are its sequence's dense budgets (no term from another
+ * sequence's rows or keys), and 0 for the keys of a sequence without queries. */
+START_TEST(budgets_per_sequence)
+{
+  ac_case c;
+  varlen_case(&c, AC_F32, AC_FEAT_VARLEN, 5);
+  const ac_precision *cls = ac_precision_find("fp32");
+  ac_grad_budget bg;
+  ac_err e;
+  ck_assert_msg(ac_grad_budget_compute(cls, &c, &bg, &e) == 0, "%s", e.msg);
+  const ac_problem *p = &c.p;
+  for (int64_t b = 0; b < p->l.nseq; b++) {
+    const int64_t q0 = c.lay->cu_q[b], k0 = c.lay->cu_k[b], tk = ac_layout_tk(&c, b);
+    if (ac_layout_tq(&c, b) == 0) {
+      for (int64_t j = 0; j < tk; j++) ck_assert(bg.w[1][ac_kidx(p, 0, 1, k0 + j, 0)] == 0);
+      continue;
+    }
+    ac_case sub;
+    ac_grad_budget sb;
+    ck_assert_msg(ac_layout_seq_case(&c, b, &sub, &e) == 0, "%s", e.msg);
+    ck_assert_msg(ac_grad_budget_compute(cls, &sub, &sb, &e) == 0, "%s", e.msg);
+    for (int typ = 0; typ < 2; typ++) {
+      double **W = typ ? bg.e : bg.w, **S = typ ? sb.e : sb.w;
+      for (int64_t h = 0; h < p->heads; h++)
+        for (int64_t i = 0; i < sub.p.tq; i++)
+          for (int64_t t = 0; t < p->dk; t++)
+            ck_assert(W[0][ac_qidx(p, 0, h, q0 + i, t)] == S[0][ac_qidx(&sub.p, 0, h, i, t)]);
+      for (int64_t kh = 0; kh < p->kv_heads; kh++)
+        for (int64_t j = 0; j < tk; j++) {
+          for (int64_t t = 0; t < p->dk; t++) ck_assert(W[1][ac_kidx(p, 0, kh, k0 + j, t)] == S[1][ac_kidx(&sub.p, 0, kh, j, t)]);
+          for (int64_t t = 0; t < p->dv; t++) ck_assert(W[2][ac_vidx(p, 0, kh, k0 + j, t)] == S[2][ac_vidx(&sub.p, 0, kh, j, t)]);
+        }
+    }
+    ac_grad_budget_free(&sb);
+    ac_case_free(&sub);
+  }
+  ac_grad_budget_free(&bg);
+  ac_case_free(&c);
+}
+END_TEST
+
 static const char *grad_status(const char *name, const ac_case *c)
 {
   ac_kernel *k = th_kernel(name);
@@ -133,6 +176,7 @@ int main(void)
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, guards_and_unwritten_elements);
   tcase_add_test(tc, paged_cases_get_no_backward);
+  tcase_add_test(tc, budgets_per_sequence);
   tcase_add_test(tc, varlen_kernels_pass_and_the_mutant_fails);
   suite_add_tcase(s, tc);
   return ac_test_run(s);

@@ -17,8 +17,6 @@ AC_KERNELS_TESTS += tests/tharness_grad_varlen
 # tcli_grad.sh: the backward from gen --grad through info, check --grad and the suite's backward cases.
 AC_KERNELS_SH = tests/plugin_refused.sh tests/plugin_suite.sh tests/tinstall_plugin.sh tests/tcontain.sh tests/plugin_abspath.sh \
 	tests/plugin_abi1.sh tests/plugin_abi2.sh tests/plugin_abi3.sh tests/tcmd_list_caps.sh tests/tcmd_mixed_dtypes.sh tests/tcli_grad.sh
-# tcli_grad_varlen.sh: the backward of varlen batches (gen --grad, check --grad, explain --seq, suite).
-AC_KERNELS_SH += tests/tcli_grad_varlen.sh
 check_PROGRAMS += $(AC_KERNELS_TESTS) tests/tharness_execkernel
 TESTS += $(AC_KERNELS_TESTS) $(AC_KERNELS_SH)
 dist_noinst_SCRIPTS += $(AC_KERNELS_SH)
@@ -70,3 +68,6 @@ tests_abi3_myplugin_v3_la_CPPFLAGS = -I$(top_srcdir)/tests/abi3
 tests_abi3_myplugin_v3_la_LDFLAGS = $(AC_TPLUGIN_LDFLAGS)
 tests_abi3_myplugin_v3_la_LIBADD = -lm
 noinst_HEADERS += tests/abi3/attncheck/kernel.h
+# tcli_grad_varlen.sh: the backward of varlen batches (gen --grad, check --grad, explain --seq, suite).
+TESTS += tests/tcli_grad_varlen.sh
+dist_noinst_SCRIPTS += tests/tcli_grad_varlen.sh

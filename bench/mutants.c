@@ -14,7 +14,7 @@
  * cases with variants among those it declares; the last column names them and counts the cases
  * of variant families its campaign drew (they are drawn only for kernels that declare them).
  * A mutant that declares a serving layout gets random layout cases as its baseline. A mutant that
- * declares a backward (the mutant-bwd-* kernels) has it judged on every case of both, with a dO
+ * declares a backward (the mutant-bwd-* kernels, and mutant-varlen-bwd-cu-k on its varlen cases) has it judged on every case of both, with a dO
  * drawn from the case (fuzz/engine/eval_grad.c): their GRAD-FAIL is a fail-policy detection. */
 #include "config.h"
 #include <dirent.h>

@@ -118,6 +118,18 @@
  *     ATTNCHECK_KERNEL_V4_SIZE): caps & ATTNCHECK_BACKWARD_V3_FEATS, the set ABI 3 handed to
  *     run_backward, so such a plugin is never given a feature it did not expect.
  * Features the exact backward refuses (docs/backward.md) are never handed to run_backward.
+ *
+ * Varlen batches in the backward (docs/backward.md §7): a kernel whose backward_caps holds
+ * ATTNCHECK_FEAT_VARLEN gets varlen cases in run_backward with the forward's problem and inputs
+ * (cu_seqlens_q/k, packed q, k, v, the per-sequence variants as above) and, in g, everything packed
+ * as the forward lays out o and lse with VARLEN: o and dout [total_q][heads][dv] (o_stride and
+ * do_stride: token r of head h at r * stride[2] + h * stride[1]), lse [heads][total_q]; the outputs
+ * dq [total_q][heads][dk] with q's strides, dk and dv [total_k][kv_heads][d] with k's and v's.
+ * Each sequence's backward is independent, by the formulas above with tq_b, tk_b and its own
+ * visible keys: a sequence with no keys has dQ = 0, a key no query sees (a sequence with no
+ * queries, or masked from all of them) has dK = dV = 0; dsinks sums over every sequence. Every
+ * element of dq, dk and dv must be written, as for dense cases. ATTNCHECK_FEAT_PAGED is never
+ * handed to run_backward (a paged KV cache is an inference layout; training takes varlen).
  */
 #ifndef ATTNCHECK_KERNEL_H
 #define ATTNCHECK_KERNEL_H

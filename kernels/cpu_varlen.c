@@ -5,7 +5,7 @@
  * (default 64), keeping a running maximum, sum and accumulator rescaled when the maximum grows;
  * key j of a paged sequence is read through its block table. Binary32 arithmetic; bf16 rounds
  * P to bf16 before P·V. Masks, windows, softcap, ALiBi, bias, boolean masks and sinks apply per
- * sequence. */
+ * sequence. Their backward (varlen batches only) is cpu_varlen_bwd.c. */
 #include "config.h"
 #include "cpu_varlen.h"
 #include <stdio.h>
@@ -207,11 +207,22 @@ static int bf16_run(const attncheck_problem *p, const attncheck_tensors *t, char
   return ac_cpu_layout_run(ATTNCHECK_BF16, AC_LBUG_NONE, "flash-varlen-bf16", p, t, err, n);
 }
 
+static int f32_bwd(const attncheck_problem *p, const attncheck_tensors *t, const attncheck_grad_tensors *g, char *err, size_t n)
+{
+  return ac_cpu_varlen_backward(ATTNCHECK_F32, 0, "flash-varlen-f32", p, t, g, err, n);
+}
+static int bf16_bwd(const attncheck_problem *p, const attncheck_tensors *t, const attncheck_grad_tensors *g, char *err, size_t n)
+{
+  return ac_cpu_varlen_backward(ATTNCHECK_BF16, 0, "flash-varlen-bf16", p, t, g, err, n);
+}
+
 const attncheck_kernel ac_cpu_flash_varlen_f32 = {
   ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), "flash-varlen-f32",
   "FlashAttention-2 online softmax over varlen batches and paged KV caches, binary32 (ATTNCHECK_FLASH_BC)", "fp32",
-  ATTNCHECK_MEM_HOST, AC_CPU_LAYOUT_CAPS, f32_supports, f32_run, {NULL, NULL, NULL, NULL}, NULL, 0, 0};
+  ATTNCHECK_MEM_HOST, AC_CPU_LAYOUT_CAPS | ATTNCHECK_CAP_BACKWARD, f32_supports, f32_run, {NULL, NULL, NULL, NULL},
+  f32_bwd, AC_CPU_VARLEN_BWD_CAPS, 0};
 const attncheck_kernel ac_cpu_flash_varlen_bf16 = {
   ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), "flash-varlen-bf16",
   "FlashAttention-2 online softmax over varlen batches and paged KV caches, bf16 inputs, P rounded to bf16", "bf16-fa2",
-  ATTNCHECK_MEM_HOST, AC_CPU_LAYOUT_CAPS, bf16_supports, bf16_run, {NULL, NULL, NULL, NULL}, NULL, 0, 0};
+  ATTNCHECK_MEM_HOST, AC_CPU_LAYOUT_CAPS | ATTNCHECK_CAP_BACKWARD, bf16_supports, bf16_run, {NULL, NULL, NULL, NULL},
+  bf16_bwd, AC_CPU_VARLEN_BWD_CAPS, 0};

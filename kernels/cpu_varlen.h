@@ -2,6 +2,7 @@
  * defects the layout mutants (kernels/mutants/layout_mutants.c) build into the same code. */
 #ifndef AC_CPU_VARLEN_H
 #define AC_CPU_VARLEN_H
+#include "cpu_backward.h"
 #include "cpu_common.h"
 
 enum {
@@ -27,5 +28,13 @@ int ac_cpu_layout_run(int dt, int bug, const char *name, const attncheck_problem
   (ATTNCHECK_FEAT_VARLEN | ATTNCHECK_FEAT_PAGED | ATTNCHECK_FEAT_WINDOW | ATTNCHECK_FEAT_SOFTCAP |             \
    ATTNCHECK_FEAT_ALIBI | ATTNCHECK_FEAT_BIAS | ATTNCHECK_FEAT_BOOL_MASK | ATTNCHECK_FEAT_SINKS)
 int ac_cpu_layout_supports(const attncheck_problem *p, int dt, char *why, size_t why_len);
+
+/* The backward of the varlen kernels (cpu_varlen_bwd.c): each sequence through the dense
+ * FlashAttention-2 backward (cpu_backward.c) on dtype dt, with the defect bug (0 or below). */
+enum { AC_VBWD_CU_K_OFF_BY_ONE = 1 };   /* tk_b + 1 keys in the backward (the next sequence's first) */
+int ac_cpu_varlen_backward(int dt, int bug, const char *name, const attncheck_problem *p, const attncheck_tensors *t,
+                           const attncheck_grad_tensors *g, char *err, size_t err_len);
+/* What that backward takes: the dense backward's features, and varlen batches (not paged ones). */
+#define AC_CPU_VARLEN_BWD_CAPS (AC_BWD_CAPS | ATTNCHECK_FEAT_VARLEN)
 
 #endif

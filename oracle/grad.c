@@ -362,6 +362,16 @@ static int select_all(const ac_problem *p, const ac_grad_opts *o, uint8_t *rs, u
   return 0;
 }
 
+/* The carrier's tensors and selection for a varlen case (gradlayout.c). */
+void ac_gr_tensor_init(ac_grad_tensor *T, int64_t n, int64_t d, const uint8_t *sel, uint32_t formats)
+{
+  tensor_init(T, n, d, sel, formats);
+}
+int ac_gr_select(const ac_problem *p, const ac_grad_opts *o, uint8_t *rs, uint8_t *cs, ac_err *e)
+{
+  return select_all(p, o, rs, cs, e);
+}
+
 static void run_passes(gjob *J, long cap, int fast)
 {
   const ac_problem *p = J->p;
@@ -411,6 +421,7 @@ static void run_passes(gjob *J, long cap, int fast)
 
 int ac_grad_run(const ac_case *c, const void *dout, const ac_grad_opts *o, ac_grad_result *r, ac_err *e)
 {
+  if (c->lay) return ac_grad_run_layout(c, dout, o, r, e);   /* per sequence (gradlayout.c) */
   const ac_problem *p = &c->p;
   memset(r, 0, sizeof *r);
   if (p->f.used & ~(uint32_t)(AC_FEAT_WINDOW | AC_FEAT_BOOL_MASK | AC_FEAT_ALIBI | AC_FEAT_BIAS | AC_FEAT_SINKS))

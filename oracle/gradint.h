@@ -112,4 +112,11 @@ int ac_gr_fast_row(ac_gr_ws *g, double *dq, double *edq, const ac_gr_cols *cols,
 void ac_gr_fast_col(const ac_gr_fcols *fc, const ac_or_scale *sc, int64_t k, char which, int64_t t, int64_t d,
                     double *val, double *err);
 
+/* grad.c, for gradlayout.c: a dense result tensor over n rows or columns (sel: the selected
+ * ones), and the row and column selection of o over problem p. */
+void ac_gr_tensor_init(ac_grad_tensor *T, int64_t n, int64_t d, const uint8_t *sel, uint32_t formats);
+int ac_gr_select(const ac_problem *p, const ac_grad_opts *o, uint8_t *rs, uint8_t *cs, ac_err *e);
+/* gradlayout.c: ac_grad_run of a varlen case, sequence by sequence. */
+int ac_grad_run_layout(const ac_case *c, const void *dout, const ac_grad_opts *o, ac_grad_result *r, ac_err *e);
+
 #endif

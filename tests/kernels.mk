@@ -8,6 +8,9 @@
 # file, the backward kernels and mutants against the exact backward.
 AC_KERNELS_TESTS = tests/tharness tests/tharness_worker tests/tharness_exec tests/tharness_variants tests/tharness_grad tests/tplugin \
 	tests/texec_decl_parse tests/tcpukernels tests/tvariants
+# tharness_grad_varlen: the backward of varlen batches at the kernel boundary (guards, unwritten
+# elements, paged refused, the varlen backward kernels and mutant against the exact backward).
+AC_KERNELS_TESTS += tests/tharness_grad_varlen
 # tcontain.sh: nothing a kernel or exec worker starts outlives its case or hangs attncheck;
 # tcmd_list_caps.sh: `attncheck list` shows each kernel's ABI 2 caps.
 # tcmd_mixed_dtypes.sh: per-tensor dtypes from gen through info, explain, the kernels and refusals.
@@ -68,3 +71,6 @@ tests_abi3_myplugin_v3_la_CPPFLAGS = -I$(top_srcdir)/tests/abi3
 tests_abi3_myplugin_v3_la_LDFLAGS = $(AC_TPLUGIN_LDFLAGS)
 tests_abi3_myplugin_v3_la_LIBADD = -lm
 noinst_HEADERS += tests/abi3/attncheck/kernel.h
+# tcli_grad_varlen.sh: the backward of varlen batches (gen --grad, check --grad, explain --seq, suite).
+TESTS += tests/tcli_grad_varlen.sh
+dist_noinst_SCRIPTS += tests/tcli_grad_varlen.sh

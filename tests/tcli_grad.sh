@@ -31,7 +31,9 @@ grep -q '^  do ' "$tmp/out" && fail "info shows a do the case lacks"
 expect 2 "gen --grad bad pattern" -- "$bin" gen -o "$tmp/x.npz" --grad cauchy
 grep -q "unknown dO pattern 'cauchy'" "$tmp/err" || fail "no message for a bad dO pattern"
 test -e "$tmp/x.npz" && fail "a case was written for a bad dO pattern"
-expect 2 "gen --grad with a layout" -- "$bin" gen -o "$tmp/x.npz" --seqlens-q 3,4 --grad normal
+expect 0 "gen --grad with a varlen layout" -- "$bin" gen -o "$tmp/x.npz" --seqlens-q 3,4 --grad normal
+expect 2 "gen --grad with a paged layout" -- "$bin" gen -o "$tmp/x.npz" --cache-seqlens 5,9 --page-size 4 --grad normal
+grep -q 'paged' "$tmp/err" || fail "no message for a paged case's dO"
 
 for k in naive-bwd-f32 flash-bwd-f32; do
   expect 0 "check --grad $k" -- "$bin" check --grad --kernel $k --json "$tmp/$k.json" "$tmp/g.npz"

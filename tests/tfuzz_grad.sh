@@ -2,7 +2,8 @@
 # tfuzz_grad.sh: campaigns on kernels that declare a backward judge it too (GRAD-FAIL). Each
 # backward mutant (its forward is correct) is found within 100 cases, with a GRAD-FAIL finding
 # whose report names the dO pattern; the correct flash-bwd-f32 gives none, and campaign.json
-# records the probed backward.
+# records the probed backward. The varlen backward: flash-varlen-f32 gives no finding, the
+# mutant-varlen-bwd-cu-k is found on a varlen_mix case.
 set -u
 bin=${ATTNCHECK_BIN:-./attncheck}
 seed=${ATTNCHECK_TEST_SEED:-20261201}
@@ -32,6 +33,15 @@ for m in mutant-bwd-d-wrong-row mutant-bwd-dk-no-scale mutant-bwd-gqa-no-sum mut
   grep -q 'backward (dO [a-z-]*)' "$d/report.json" || fail "$m: the finding does not name the dO pattern"
   echo "ok: $m found ($(basename "$d"))"
 done
+# varlen batches: the backward of flash-varlen-f32 gives no finding, a varlen backward mutant is found
+"$bin" fuzz --kernel flash-varlen-f32 --cases 40 --seed "$seed" --out "$tmp/vl" --max-t 256 --no-live --quiet \
+  > "$tmp/vl.txt" 2>&1 || { ls "$tmp/vl/findings"; fail "flash-varlen-f32: a finding"; }
+"$bin" fuzz --kernel mutant-varlen-bwd-cu-k --cases 40 --seed "$seed" --out "$tmp/vlm" --max-t 256 --stop-on-fail \
+  --no-minimize --no-live > "$tmp/vlm.txt" 2>&1
+rc=$?
+[ $rc -eq 1 ] || { tail -n 5 "$tmp/vlm.txt"; fail "mutant-varlen-bwd-cu-k: exit $rc, expected 1 (found)"; }
+ls "$tmp/vlm/findings" | grep -q '__GRAD-FAIL__varlen_mix__' || fail "mutant-varlen-bwd-cu-k: no varlen GRAD-FAIL finding"
+echo "ok: flash-varlen-f32 without findings, mutant-varlen-bwd-cu-k found"
 # a kernel without a backward: campaign.json records none
 "$bin" fuzz --kernel flash-f32 --cases 3 --seed "$seed" --out "$tmp/fwd" --no-live --quiet > /dev/null 2>&1
 grep -q '"backward": *0' "$tmp/fwd/campaign.json" || fail "flash-f32: campaign.json should record no backward"

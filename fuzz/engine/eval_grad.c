@@ -8,6 +8,7 @@
 #include "fuzz.h"
 #include "dout.h"
 #include "grad_judge.h"
+#include "layout.h"
 
 /* The dO patterns a campaign draws from (dout.h): plain, large and small magnitudes, rows of
  * zeros (D_i = 0), and dO aligned with V so that dP_j - D cancels. */
@@ -26,9 +27,14 @@ int ac_eval_grad_wanted(const ac_eval_ctx *x, const ac_case *c)
 {
   const ac_problem *p = &c->p;
   if (!x->grad || (p->f.used & ~x->grad_caps & (AC_FEAT_ALL | AC_FEAT_LAYOUTS))) return 0;   /* not handed */
-  /* what the exact backward refuses (docs/backward.md) */
-  if (c->lay || (p->f.used & (AC_FEAT_SOFTCAP | AC_FEAT_DESCALE | AC_FEAT_MIXED_DTYPES))) return 0;
+  /* what the exact backward refuses (docs/backward.md): paged caches (an inference layout) too */
+  if ((p->f.used & AC_FEAT_PAGED) || (p->f.used & (AC_FEAT_SOFTCAP | AC_FEAT_DESCALE | AC_FEAT_MIXED_DTYPES))) return 0;
   double work = (double)p->batch * (double)p->heads * (double)p->tq * (double)p->tk * (double)(p->dk + p->dv);
+  if (c->lay) {   /* varlen: the sequences' own query-key pairs */
+    work = 0;
+    for (int64_t b = 0; b < p->l.nseq; b++)
+      work += (double)p->heads * (double)ac_layout_tq(c, b) * (double)ac_layout_tk(c, b) * (double)(p->dk + p->dv);
+  }
   return work <= (double)GRAD_MAX_WORK;
 }
 

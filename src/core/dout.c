@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "layout.h"
 #include "rng.h"
 
 static const char *const patterns[] = {"normal", "zero-rows", "huge", "tiny", "zeros", "cancel", NULL};
@@ -36,44 +37,58 @@ static void project_out(double *x, const double *basis, int64_t nk, int64_t dv)
   }
 }
 
-/* cancel: per (batch, head), a normal vector with its components along V_j - V_0 (j = 1 ..
- * min(tk, dv) - 1, Gram-Schmidt in binary64) removed, plus 4 w/|w|, w = V_0 without those
- * components (so that dO_i·V_0 is not small): dO_i·V_j is then
- * (nearly) the same for those keys, so dP_j - D cancels (exactly in real arithmetic when
- * tk <= dv, up to the rounding of dO to its dtype). */
-static void cancel_fill(ac_case *c, ac_rng *r)
+/* cancel for head h of batch b, keys [j0, j0 + nkeys) and queries [i0, i0 + nq): a normal vector
+ * with its components along V_j - V_j0 (the first min(nkeys, dv) keys, Gram-Schmidt in
+ * binary64) removed, plus 4 w/|w|, w = V_j0 without those components (so that dO_i·V_j0 is not
+ * small): dO_i·V_j is then (nearly) the same for those keys, so dP_j - D cancels (exactly in
+ * real arithmetic when nkeys <= dv, up to the rounding of dO to its dtype). basis, g and w are
+ * scratch of dv * dv, dv and dv. */
+static void cancel_head(ac_case *c, ac_rng *r, int64_t b, int64_t h, int64_t j0, int64_t nkeys, int64_t i0, int64_t nq,
+                        double *basis, double *g, double *w)
 {
   const ac_problem *p = &c->p;
   const ac_dtype od = ac_tensor_dtype(p, 'o'), vd = ac_tensor_dtype(p, 'v');
-  const int64_t nb = p->tk < p->dv ? p->tk : p->dv, dv = p->dv;
-  double *basis = ac_xcalloc((size_t)(nb * dv) + 1, sizeof *basis), *g = ac_xcalloc((size_t)dv + 1, sizeof *g);
+  const int64_t nb = nkeys < p->dv ? nkeys : p->dv, dv = p->dv, kvh = h / (p->heads / p->kv_heads);
+  int64_t nk = 0;
+  for (int64_t j = 1; j < nb; j++) {   /* an orthonormal basis of the span of V_j - V_j0 */
+    double *u = basis + nk * dv, len = 0;
+    for (int64_t t = 0; t < dv; t++)
+      u[t] = ac_load(vd, c->v, ac_vidx(p, b, kvh, j0 + j, t)) - ac_load(vd, c->v, ac_vidx(p, b, kvh, j0, t));
+    project_out(u, basis, nk, dv);
+    for (int64_t t = 0; t < dv; t++) len += u[t] * u[t];
+    if (len > 1e-20) {
+      for (int64_t t = 0; t < dv; t++) u[t] /= sqrt(len);
+      nk++;
+    }
+  }
+  /* w: V_j0 without its components along the basis (w·(V_j - V_j0) = 0, w·V_j0 = |w|^2) */
+  for (int64_t t = 0; t < dv; t++) w[t] = nkeys > 0 ? ac_load(vd, c->v, ac_vidx(p, b, kvh, j0, t)) : 0.0;
+  project_out(w, basis, nk, dv);
+  double wl = 0;
+  for (int64_t t = 0; t < dv; t++) wl += w[t] * w[t];
+  wl = wl > 0 ? 4 / sqrt(wl) : 0;
+  for (int64_t i = i0; i < i0 + nq; i++) {
+    for (int64_t t = 0; t < dv; t++) g[t] = ac_rng_normal(r);
+    project_out(g, basis, nk, dv);
+    for (int64_t t = 0; t < dv; t++) ac_store_bits(od, c->dout, ac_oidx(p, b, h, i, t), ac_encode_f64(od, g[t] + wl * w[t]));
+  }
+}
+
+/* cancel: per (batch, head), or per (sequence, head) of a varlen case, over its keys. */
+static void cancel_fill(ac_case *c, ac_rng *r)
+{
+  const ac_problem *p = &c->p;
+  const int64_t dv = p->dv;
+  double *basis = ac_xcalloc((size_t)(dv * dv) + 1, sizeof *basis), *g = ac_xcalloc((size_t)dv + 1, sizeof *g);
   double *w = ac_xcalloc((size_t)dv + 1, sizeof *w);
-  for (int64_t b = 0; b < p->batch; b++)
+  const int64_t nseq = c->lay ? p->l.nseq : p->batch;
+  for (int64_t s = 0; s < nseq; s++)
     for (int64_t h = 0; h < p->heads; h++) {
-      const int64_t kvh = h / (p->heads / p->kv_heads);
-      int64_t nk = 0;
-      for (int64_t j = 1; j < nb; j++) {   /* an orthonormal basis of the span of V_j - V_0 */
-        double *u = basis + nk * dv, len = 0;
-        for (int64_t t = 0; t < dv; t++)
-          u[t] = ac_load(vd, c->v, ac_vidx(p, b, kvh, j, t)) - ac_load(vd, c->v, ac_vidx(p, b, kvh, 0, t));
-        project_out(u, basis, nk, dv);
-        for (int64_t t = 0; t < dv; t++) len += u[t] * u[t];
-        if (len > 1e-20) {
-          for (int64_t t = 0; t < dv; t++) u[t] /= sqrt(len);
-          nk++;
-        }
-      }
-      /* w: V_0 without its components along the basis (w·(V_j - V_0) = 0, w·V_0 = |w|^2) */
-      for (int64_t t = 0; t < dv; t++) w[t] = ac_load(vd, c->v, ac_vidx(p, b, kvh, 0, t));
-      project_out(w, basis, nk, dv);
-      double wl = 0;
-      for (int64_t t = 0; t < dv; t++) wl += w[t] * w[t];
-      wl = wl > 0 ? 4 / sqrt(wl) : 0;
-      for (int64_t i = 0; i < p->tq; i++) {
-        for (int64_t t = 0; t < dv; t++) g[t] = ac_rng_normal(r);
-        project_out(g, basis, nk, dv);
-        for (int64_t t = 0; t < dv; t++) ac_store_bits(od, c->dout, ac_oidx(p, b, h, i, t), ac_encode_f64(od, g[t] + wl * w[t]));
-      }
+      if (c->lay)
+        cancel_head(c, r, 0, h, c->lay->cu_k[s], c->lay->cu_k[s + 1] - c->lay->cu_k[s], c->lay->cu_q[s],
+                    c->lay->cu_q[s + 1] - c->lay->cu_q[s], basis, g, w);
+      else
+        cancel_head(c, r, s, h, 0, p->tk, 0, p->tq, basis, g, w);
     }
   free(w);
   free(basis);
@@ -86,7 +101,9 @@ int ac_dout_generate(ac_case *c, const char *pattern, uint64_t seed, ac_err *e)
   int kind = parse_pattern(pattern, &sigma);
   if (kind < 0)
     return ac_err_set(e, "unknown dO pattern '%s' (normal[:SIGMA], zero-rows, huge, tiny, zeros, cancel)", pattern);
-  if (c->lay) return ac_err_set(e, "a dO for a case with a serving layout is not supported");
+  if (c->p.f.used & AC_FEAT_PAGED)   /* a paged KV cache is an inference layout: no backward */
+    return ac_err_set(e, "a dO for a paged case is not supported (the backward takes varlen batches; a paged KV "
+                         "cache is an inference layout)");
   const ac_problem *p = &c->p;
   ac_dtype t = ac_tensor_dtype(p, 'o');
   const ac_dtype_info *di = ac_dtype_get(t);

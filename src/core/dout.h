@@ -15,7 +15,8 @@
  *                   without them:
  *                   dO_i·V_j is nearly equal over the keys (all of them when tk <= dv), so
  *                   dP_j - D cancels and dS is tiny against dP.
- * -1 with a message for an unknown pattern or a case with a serving layout. */
+ * A varlen case gets the carrier's dO [1,H,total_q,dv] (rows are packed tokens; cancel works per
+ * sequence over its own keys). -1 with a message for an unknown pattern or a paged case. */
 int ac_dout_generate(ac_case *c, const char *pattern, uint64_t seed, ac_err *e);
 /* The pattern names, for usage text and tests: NULL-terminated. */
 const char *const *ac_dout_patterns(void);

@@ -253,6 +253,17 @@ static int seq_variants(const ac_case *c, int64_t b, ac_case *out, ac_err *e)
   return 0;
 }
 
+/* The rows of sequence b of the carrier's dO (the backward, docs/backward.md) into out->dout. */
+static void seq_dout(const ac_case *c, int64_t b, ac_case *out)
+{
+  const ac_problem *p = &c->p, *s = &out->p;
+  const size_t es = ac_dtype_size(ac_tensor_dtype(p, 'o'));
+  out->dout = ac_xmalloc(ac_case_bytes(out, 'o') + 1);
+  for (int64_t h = 0; h < p->heads; h++)
+    memcpy((char *)out->dout + ac_oidx(s, 0, h, 0, 0) * es, (const char *)c->dout + ac_oidx(p, 0, h, c->lay->cu_q[b], 0) * es,
+           (size_t)(s->tq * p->dv) * es);
+}
+
 int ac_layout_seq_case(const ac_case *c, int64_t b, ac_case *out, ac_err *e)
 {
   ac_case_init(out);
@@ -279,6 +290,7 @@ int ac_layout_seq_case(const ac_case *c, int64_t b, ac_case *out, ac_err *e)
       memcpy((char *)out->v + ac_vidx(s, 0, kh, j, 0) * es, (const char *)c->v + ac_vidx(p, 0, kh, t, 0) * es,
              (size_t)p->dv * es);
     }
+  if (c->dout) seq_dout(c, b, out);
   ac_features_copy(out, c);
   if (seq_variants(c, b, out, e) != 0) {
     ac_case_free(out);

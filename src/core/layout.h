@@ -55,7 +55,8 @@ int ac_layout_validate(const ac_case *c, ac_err *e);
 void ac_layout_seq_problem(const ac_case *c, int64_t b, ac_problem *out);
 /* The dense case of sequence b alone (tq_b >= 1): q, k, v gathered from the carrier, the
  * variant tensors copied. A sequence without keys gets one key of zeros that a boolean mask of
- * zeros hides from every row (its rows are empty, or see the sink alone). -1 when tq_b is 0. */
+ * zeros hides from every row (its rows are empty, or see the sink alone). A case with dO gives
+ * the sequence its rows of dO. -1 when tq_b is 0. */
 int ac_layout_seq_case(const ac_case *c, int64_t b, ac_case *out, ac_err *e);
 
 /* What a layout case looks like, for gen and the fuzz families (layout_build.c). */

@@ -214,6 +214,7 @@ int ac_grad_budget_compute(const ac_precision *cls, const ac_case *c, ac_grad_bu
 {
   memset(bg, 0, sizeof *bg);
   if (!c->dout) return ac_err_set(e, "the case has no dO (member do; attncheck gen --grad)");
+  if (c->lay) return ac_grad_budget_layout(cls, c, bg, e);   /* per sequence */
   const ac_problem *p = &c->p;
   ac_counts cn;
   if (ac_problem_counts(p, &cn, e)) return -1;

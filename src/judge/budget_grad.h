@@ -15,8 +15,11 @@ typedef struct {
 } ac_grad_budget;
 
 /* c must carry dO (c->dout); plain attention with masks, GQA, windows, boolean masks, ALiBi,
- * bias and sinks. -1 with a message when c has no dO. */
+ * bias and sinks, varlen batches per sequence. -1 with a message when c has no dO. */
 int ac_grad_budget_compute(const ac_precision *cls, const ac_case *c, ac_grad_budget *b, ac_err *e);
 void ac_grad_budget_free(ac_grad_budget *b);
+/* A varlen case (budget_grad_layout.c; ac_grad_budget_compute calls it): each sequence's dense
+ * budgets in the carrier's packed elements. */
+int ac_grad_budget_layout(const ac_precision *cls, const ac_case *c, ac_grad_budget *b, ac_err *e);
 
 #endif

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "budget.h"
+#include "layout.h"
 
 const char *ac_grad_tensor_name(int t)
 {
@@ -84,7 +85,7 @@ void ac_grad_judge(const ac_grad_budget *bg, const ac_grad_result *ex, const ac_
   for (int k = 0; k < 3; k++) {
     ac_grad_tjudge *tj = &j->t[k];
     tj->worst = -1;
-    tj->worst_x = tj->worst_t = -1;
+    tj->worst_x = tj->worst_t = tj->seq = -1;
     tj->unwritten = run->n_unwritten[k];
     const ac_grad_tensor *g = gt[k];
     for (int64_t x = 0; x < g->n; x++) {
@@ -100,6 +101,21 @@ void ac_grad_judge(const ac_grad_budget *bg, const ac_grad_result *ex, const ac_
   }
 }
 
+/* A varlen case: the sequence, head and index within it of each tensor's worst element. */
+static void locate(const ac_case *c, ac_grad_judgement *j)
+{
+  const ac_problem *p = &c->p;
+  for (int t = 0; t < 3; t++) {
+    ac_grad_tjudge *tj = &j->t[t];
+    if (tj->worst_x < 0) continue;
+    const int64_t T = t ? p->tk : p->tq, tok = tj->worst_x % T;
+    const int32_t *cu = t ? c->lay->cu_k : c->lay->cu_q;
+    int64_t b = 0;
+    while (b + 1 < p->l.nseq && cu[b + 1] <= tok) b++;
+    tj->seq = b, tj->head = tj->worst_x / T, tj->idx = tok - cu[b];
+  }
+}
+
 int ac_grad_judge_given(const ac_case *c, const ac_precision *cls, const ac_grad_opts *go, const ac_grad_run_result *run,
                         ac_grad_judgement *j, ac_err *e)
 {
@@ -111,6 +127,7 @@ int ac_grad_judge_given(const ac_case *c, const ac_precision *cls, const ac_grad
   memset(&bg, 0, sizeof bg);
   int rc = ac_grad_budget_compute(cls, c, &bg, e);
   if (!rc) ac_grad_judge(&bg, &ex, run, j);
+  if (!rc && c->lay && (c->p.f.used & AC_FEAT_VARLEN)) locate(c, j);
   ac_grad_budget_free(&bg);
   ac_grad_result_free(&ex);
   return rc;
@@ -144,6 +161,7 @@ int ac_grad_check(const ac_kernel *k, const ac_case *c, const char *precision, c
   if (ac_grad_forward_inputs(c, &o, &lse, e) || ac_grad_budget_compute(*cls, c, &bg, e)) goto done;
   if (ac_harness_run_backward(k, c, o, lse, ro, run, e) && run->status == AC_RUN_HARNESS_ERROR) goto done;
   if (run->status == AC_RUN_OK) ac_grad_judge(&bg, &ex, run, j);
+  if (run->status == AC_RUN_OK && c->lay && (c->p.f.used & AC_FEAT_VARLEN)) locate(c, j);
   rc = 0;
 done:
   ac_grad_budget_free(&bg);

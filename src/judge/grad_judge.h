@@ -21,6 +21,8 @@ typedef struct {
                          tensor turns SUSPECT, as the forward's kcrit (bench/calibrate --grad) */
   int64_t worst_x, worst_t;  /* its row or column and element */
   double got, want, W, E;
+  int64_t seq, head, idx;    /* a varlen case: the worst element's sequence, (kv) head and query or key
+                                within the sequence; seq -1 otherwise */
 } ac_grad_tjudge;
 
 typedef struct {

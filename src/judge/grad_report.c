@@ -47,8 +47,12 @@ void ac_grad_detail(FILE *f, const ac_grad_run_result *run, const ac_grad_judgem
       const ac_grad_tjudge *tj = &j->t[t];
       if (tj->unwritten) fprintf(f, "  %s: %lld element(s) never written\n", ac_grad_tensor_name(t), (long long)tj->unwritten);
       if (tj->worst_x < 0) continue;
-      fprintf(f, "  %s worst: %s %lld element %lld: got %.9g want %.17g err/W=%.3g err/E=%.3g W=%.3g E=%.3g\n",
-              ac_grad_tensor_name(t), t ? "column" : "row", (long long)tj->worst_x, (long long)tj->worst_t, tj->got,
+      char seq[96] = "";
+      if (tj->seq >= 0)   /* a packed row or column of a varlen case */
+        snprintf(seq, sizeof seq, " (sequence %lld, %s %lld, %s %lld)", (long long)tj->seq, t ? "kv head" : "head",
+                 (long long)tj->head, t ? "key" : "query", (long long)tj->idx);
+      fprintf(f, "  %s worst: %s %lld%s element %lld: got %.9g want %.17g err/W=%.3g err/E=%.3g W=%.3g E=%.3g\n",
+              ac_grad_tensor_name(t), t ? "column" : "row", (long long)tj->worst_x, seq, (long long)tj->worst_t, tj->got,
               tj->want, tj->worst, tj->worst_e, tj->W, tj->E);
     }
   }
@@ -92,6 +96,9 @@ void ac_grad_json(FILE *f, const char *kernel, const char *cs, const ac_grad_run
         json_num(f, tj->W);
         fputs(", \"E\": ", f);
         json_num(f, tj->E);
+        if (tj->seq >= 0)
+          fprintf(f, ", \"sequence\": %lld, \"head\": %lld, \"%s\": %lld", (long long)tj->seq, (long long)tj->head,
+                  t ? "key" : "query", (long long)tj->idx);
         fputs("}", f);
       }
       fputs("}", f);

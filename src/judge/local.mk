@@ -12,3 +12,4 @@ src_judge_libac_judge_a_SOURCES = \
 	src/judge/suite.c src/judge/suite.h src/judge/suite_layouts.c src/judge/suite_grad.c \
 	src/judge/tap.c src/judge/tap.h \
 	src/judge/judge_args.c src/judge/judge_args.h
+src_judge_libac_judge_a_SOURCES += src/judge/budget_grad_layout.c src/judge/suite_grad_layout.c

@@ -36,5 +36,9 @@ int ac_suite_layout_make(int64_t i, ac_suite_case *sc, ac_err *e);
 int64_t ac_suite_grad_count(ac_suite_kind k);
 int ac_suite_grad_describe(int64_t i, char *name, size_t n, ac_dtype *dtype);
 int ac_suite_grad_make(int64_t i, ac_suite_case *sc, ac_err *e);
+/* Its varlen cases (suite_grad_layout.c), numbered after the dense ones. */
+int64_t ac_suite_grad_layout_count(void);
+int ac_suite_grad_layout_describe(int64_t i, char *name, size_t n, ac_dtype *dtype);
+int ac_suite_grad_layout_make(int64_t i, ac_suite_case *sc, ac_err *e);
 
 #endif

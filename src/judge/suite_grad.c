@@ -35,12 +35,13 @@ static const grad_spec ci_grad[] = {
 int64_t ac_suite_grad_count(ac_suite_kind k)
 {
   (void)k;
-  return NGRAD;
+  return NGRAD + ac_suite_grad_layout_count();   /* then the varlen ones (suite_grad_layout.c) */
 }
 
 int ac_suite_grad_describe(int64_t i, char *name, size_t n, ac_dtype *dtype)
 {
-  if (i < 0 || i >= NGRAD) return -1;
+  if (i >= NGRAD) return ac_suite_grad_layout_describe(i - NGRAD, name, n, dtype);
+  if (i < 0) return -1;
   const grad_spec *s = &ci_grad[i];
   snprintf(name, n, "%s-grad-%lldx%lld-d%lld-dv%lld-%s-h%lldkv%lld-do-%s%s", ac_dtype_name(s->t), (long long)s->tq,
            (long long)s->tk, (long long)s->d, (long long)s->dv, ac_mask_name(s->mask), (long long)s->heads,
@@ -51,6 +52,7 @@ int ac_suite_grad_describe(int64_t i, char *name, size_t n, ac_dtype *dtype)
 
 int ac_suite_grad_make(int64_t i, ac_suite_case *sc, ac_err *e)
 {
+  if (i >= NGRAD) return ac_suite_grad_layout_make(i - NGRAD, sc, e);
   memset(sc, 0, sizeof *sc);
   if (ac_suite_grad_describe(i, sc->name, sizeof sc->name, NULL)) return ac_err_set(e, "no backward case %lld", (long long)i);
   const grad_spec *s = &ci_grad[i];

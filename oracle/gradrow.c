@@ -50,6 +50,9 @@ void ac_gr_ws_init(ac_gr_ws *g, const ac_case *cs, const void *dout, const ac_or
   ac_or_ws_init(&g->w, cs, fo, sc, (1u << AC_F64) | (1u << cs->p.dtype), 53, cap);
   g->dout = dout;
   g->off = ac_gr_has_off(&cs->p);
+  g->capped = ac_gr_has_cap(&cs->p);
+  g->capv = cs->p.f.softcap;
+  mpfr_init2(g->cz, 64);
   g->od = ac_xmalloc((size_t)cs->p.dv * sizeof *g->od);
   g->odbad = ac_xmalloc((size_t)cs->p.dv);
   g->om = ac_xmalloc((size_t)cs->p.dv * sizeof *g->om);
@@ -74,7 +77,7 @@ void ac_gr_ws_free(ac_gr_ws *g)
   for (int64_t j = 0; j < g->cap_off; j++) mpfr_clear(g->A[j]);
   for (int64_t j = 0; j < g->cap_e; j++) mpfr_clear(g->E[j]);
   free(g->A); free(g->E); free(g->aL); free(g->sapx); free(g->dqz); free(g->kbuf); free(g->vbuf);
-  mpfr_clears(g->Dlo, g->Dhi, g->clo, g->chi, g->t0, g->t1, (mpfr_ptr)0);
+  mpfr_clears(g->Dlo, g->Dhi, g->clo, g->chi, g->t0, g->t1, g->cz, (mpfr_ptr)0);
 }
 
 /* out = Σ prod[0..n) exactly: the precision doubles until mpfr_sum reports no rounding. */
@@ -198,11 +201,14 @@ static void zero_tests(ac_gr_ws *g)
   for (int64_t t = 0; t < dk; t++) {
     int cst = 1, seen = 0;
     double k0 = 0;
+    int64_t j0 = 0;
     for (int64_t j = 0; j < n && cst; j++) {
       if (g->zs[j]) continue;
       double k = ac_or_kval(hd, (size_t)(j * dk + t));
-      if (!seen) { k0 = k; seen = 1; }
+      if (!seen) { k0 = k; j0 = j; seen = 1; }
       else cst = k == k0;
+      /* under a softcap Σ_j f_j dS_ij = 0 needs one f: keys of one z (tanh is injective) */
+      if (seen && cst && g->capped) cst = !ac_or_fx_cmp(ac_or_z(w, j), ac_or_z(w, j0), w->nl);
     }
     g->dqz[t] = cst || (ng == 1 && single_group_zero(g, t));
   }
@@ -405,6 +411,7 @@ void ac_gr_row_pass(ac_gr_ws *g, mpfr_prec_t p, mpfr_t *dqlo, mpfr_t *dqhi, ac_g
   if (g->cls != AC_GR_ROW_OK) return;
   b_interval(g, p);
   ds_interval(g, p);
+  if (g->capped) ac_gr_cap_deriv(g, p);
   if (dqlo)
     for (int64_t t = 0; t < dk; t++) dq_interval(g, p, t, dqlo[t], dqhi[t]);
   mpfr_set_prec(g->t0, p);

@@ -18,3 +18,6 @@ AC_CPU_BWD_KERNEL(ac_mutant_bwd_dp_rounded, ac_cpu_flash_f32, ATTNCHECK_F32, 1, 
                   "mutant-bwd-dp-rounded", "fp32", "flash-bwd-f32 rounding dP to bf16 before D is subtracted")
 AC_CPU_BWD_KERNEL(ac_mutant_bwd_skip_last_tile, ac_cpu_flash_f32, ATTNCHECK_F32, 1, AC_BWD_SKIP_LAST_TILE,
                   "mutant-bwd-skip-last-tile", "fp32", "flash-bwd-f32 whose last query tile adds nothing to dK")
+AC_CPU_BWD_KERNEL(ac_mutant_bwd_softcap_noderiv, ac_cpu_flash_f32, ATTNCHECK_F32, 1, AC_BWD_NO_CAP_DERIV,
+                  "mutant-bwd-softcap-noderiv", "fp32",
+                  "flash-bwd-f32 missing the softcap's derivative: dS used as if there were no cap (no 1 - tanh^2)")

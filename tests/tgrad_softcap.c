@@ -1,7 +1,8 @@
 /* tgrad_softcap.c: the backward oracle (oracle/grad.h, oracle/gradcap.c) under a softcap against the
  * brute force of tests/tgrad_ref.c (s = cap tanh(c q·k / cap) + offsets, dS through sech²): random
  * cases of every dtype with ALiBi, bias, windows, boolean masks and sinks, and the adversarial
- * cases, each printing its counts: constant V, one visible key, equal dP and zero dO rows,
+ * cases, each printing its counts: constant V, one visible key, equal dP and zero dO rows, a
+ * constant K column (exactly 0 without a cap, not under one),
  * saturated tanh (1 - tanh² tiny or below MPFR's range), scores at ±cap atanh of binary32
  * boundaries. Every one with 0 unresolved at the default cap (gt_run asserts it). */
 #include "config.h"
@@ -133,6 +134,24 @@ START_TEST(one_key_equal_dp_zero_rows)
 }
 END_TEST
 
+START_TEST(constant_k_column)
+{
+  /* K_t constant over the keys: without a cap Σ_j dS_j = 0 makes dQ_i[t] exactly 0; under a softcap
+   * dQ_i[t] = c K_t Σ_j f_j dS_j is not 0 (the keys have distinct z, so distinct f) and must not
+   * be claimed exact */
+  static const double q[] = {1, 0.5, -1, 2, 0.25, 1}, k[] = {1, 2, 1, -1, 1, 0.5}, v[] = {1, -2, 0.5};
+  static const double dO[] = {1, -1, 2};
+  ac_case c;
+  void *d = gt_int_case(&c, AC_F32, AC_MASK_NONE, 1, 1, 3, 3, 2, 1, q, k, v, dO);
+  ac_grad_result r;
+  run_note(&c, d, 1, "softcap constant_k_column", &r);
+  for (int64_t i = 0; i < 3; i++) ck_assert(ac_grad_at(&r.dq, i, 0)->how != AC_HOW_EXACT && ac_grad_at(&r.dq, i, 0)->g != 0);
+  ac_grad_result_free(&r);
+  free(d);
+  ac_case_free(&c);
+}
+END_TEST
+
 START_TEST(saturated)
 {
   /* huge scores far past the cap: 1 - tanh² about e^-40 (tiny), e^-2e4 and e^-2^22 (below every
@@ -190,6 +209,7 @@ int main(void)
   tcase_add_test(tc, random_softcap);
   tcase_add_test(tc, constant_v);
   tcase_add_test(tc, one_key_equal_dp_zero_rows);
+  tcase_add_test(tc, constant_k_column);
   tcase_add_test(tc, saturated);
   tcase_add_test(tc, atanh_boundaries);
   suite_add_tcase(s, tc);

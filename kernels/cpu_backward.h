@@ -13,7 +13,7 @@ enum {
   AC_BWD_NO_LSE = 1 << 4,          /* P = e^(s - max) without dividing by the row sum */
   AC_BWD_DP_ROUNDED = 1 << 5,      /* dP rounded to bf16 before D is subtracted */
   AC_BWD_SKIP_LAST_TILE = 1 << 6,  /* the last query tile adds nothing to dK */
-  AC_BWD_NO_CAP_DERIV = 1 << 7,    /* softcap: dS used as if there were no cap (no 1 - tanh² factor) */
+  AC_BWD_NO_CAP_DERIV = 1 << 8,    /* softcap: dS used as if there were no cap (no 1 - tanh² factor) */
 };
 
 typedef struct {

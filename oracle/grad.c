@@ -231,7 +231,7 @@ static void head_pass(gjob *J, int64_t b, int64_t kvh, mpfr_prec_t prec)
   acc_init(&cols.vlo, &cols.vhi, nc * p->dv, prec);
   int any = 0;
   for (int64_t k = 0; k < nc; k++) any |= cp[k];
-  cols.classes = J->pass == 2 && any && !J->g.capped ? ac_gr_classes_new(nc, p->dk, p->dv) : NULL;
+  cols.classes = J->pass == 2 && any ? ac_gr_classes_new(nc, p->dk, p->dv) : NULL;
   int64_t hpg = p->heads / p->kv_heads;
   for (int64_t hh = 0; hh < hpg; hh++)
     for (int64_t i = 0; i < p->tq; i++) row_step(J, b, kvh * hpg + hh, i, jmin, &cols, slot, prec);
@@ -387,7 +387,7 @@ static void run_passes(gjob *J, long cap, int fast)
       mpfr_set_zero(J->sglo[h], 1);
       mpfr_set_zero(J->sghi[h], 1);
     }
-    J->scls = J->pass == 2 && !J->g.capped && any_pending(J->pend[3], 0, ds->nsel) ? ac_gr_classes_new(ds->nsel, 1, 0) : NULL;
+    J->scls = J->pass == 2 && any_pending(J->pend[3], 0, ds->nsel) ? ac_gr_classes_new(ds->nsel, 1, 0) : NULL;
     for (int64_t b = 0; b < p->batch; b++)
       for (int64_t kvh = 0; kvh < p->kv_heads; kvh++) head_pass(J, b, kvh, prec);
     for (int64_t h = 0; h < ds->nsel; h++) {

@@ -9,7 +9,8 @@
  * Groups: keys of equal (z, a) have equal scores and equal f (tanh is injective): they form the
  * groups of gradoff.c (crat off). Keys of distinct (z, a) may still tie in score; a group is only
  * ever used as "keys of equal weight", so a finer partition keeps every formula and every exact
- * test that runs under a softcap a proof (docs/backward.md §3.4).
+ * test that runs under a softcap a proof (docs/backward.md §3.4). With scale 0 every x_j = 0:
+ * s_j = a_j and f_j = 1, and keys group by a alone (zfree).
  *
  * Intervals (outward at the pass precision p + 16): x_j from the scale's interval times the exact
  * z_j over the exact cap; tanh increasing; s_j - s_0 = cap (tanh x_j - tanh x_0) + (a_j - a_0)
@@ -29,6 +30,19 @@ double ac_gr_cap_approx(ac_gr_ws *g, int64_t j)
   ac_or_ws *w = &g->w;
   long double z = ac_or_fx_to_ld(ac_or_z(w, j), w->nl, w->zlsb);
   return (double)((long double)g->capv * tanhl(w->sc.approx * z / (long double)g->capv) + g->aL[j]);
+}
+
+int ac_gr_cap_same_f(ac_gr_ws *g, int64_t j, int64_t k)
+{
+  ac_or_ws *w = &g->w;
+  if (g->zfree || !ac_or_fx_cmp(ac_or_z(w, j), ac_or_z(w, k), w->nl)) return 1;
+  mpfr_t zk;
+  mpfr_init2(zk, 64);
+  ac_or_fx_to_mpfr(w, g->cz, ac_or_z(w, j), NULL, w->nl, w->zlsb);
+  ac_or_fx_to_mpfr(w, zk, ac_or_z(w, k), NULL, w->nl, w->zlsb);
+  int same = mpfr_cmpabs(g->cz, zk) == 0;   /* sech² is even */
+  mpfr_clear(zk);
+  return same;
 }
 
 /* x_j = c z_j / cap into [lo, hi] (precision of lo, hi), from the scale's interval [clo, chi]. */

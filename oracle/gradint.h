@@ -20,6 +20,7 @@ typedef struct {
   int off, offbad, crat;    /* ALiBi, bias or sinks (gradoff.c); the row's offsets undefined; c rational */
   int64_t sink;             /* the loaded row's sink key (K = 0, V = 0, score σ_h, kidx -1), or -1 */
   int capped;               /* softcap (gradcap.c): s_j = cap tanh(c z_j / cap) + a_j */
+  int zfree;                /* capped with scale 0: s_j = a_j, groups by a alone, f_j = 1 */
   double capv;              /* the softcap */
   mpfr_t cz;                /* gradcap.c: z_j exactly */
   mpfr_t *A, *E;            /* per visible key: exact a_j; E_j = cn z_j + cd a_j (rational c) */
@@ -86,6 +87,8 @@ double ac_gr_cap_approx(ac_gr_ws *g, int64_t j);
 /* [lo, hi] (their precision) containing s_j - s_j0 = cap (tanh x_j - tanh x_j0) + (a_j - a_j0), from
  * the scale's interval [clo, chi]. */
 void ac_gr_cap_diff(ac_gr_ws *g, int64_t j, int64_t j0, mpfr_srcptr clo, mpfr_srcptr chi, mpfr_t lo, mpfr_t hi);
+/* 1 when keys j and k of the loaded row have the same f (|z_j| = |z_k|: sech² is even). */
+int ac_gr_cap_same_f(ac_gr_ws *g, int64_t j, int64_t k);
 /* [flo, fhi] at precision p containing f_j = 1 - tanh²(c z_j / cap) of key j of the loaded row. */
 void ac_gr_cap_factor(ac_gr_ws *g, int64_t j, mpfr_prec_t p, mpfr_t flo, mpfr_t fhi);
 /* dS_j of every capped key of the loaded row (Slo, Shi) times f_j, outward: dS w.r.t. the raw score. */

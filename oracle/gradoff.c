@@ -128,7 +128,7 @@ static int cmp_off(const void *pa, const void *pb, void *ctx)
     c = -mpfr_cmp(g->E[a], g->E[b]);   /* decreasing score */
   } else {
     c = g->sapx[a] > g->sapx[b] ? -1 : g->sapx[a] < g->sapx[b];
-    if (!c) c = ac_or_fx_cmp(ac_or_z(&g->w, a), ac_or_z(&g->w, b), g->w.nl);
+    if (!c && !g->zfree) c = ac_or_fx_cmp(ac_or_z(&g->w, a), ac_or_z(&g->w, b), g->w.nl);
     if (!c) c = mpfr_cmp(g->A[a], g->A[b]);
   }
   return c ? c : (a < b ? -1 : a > b);
@@ -137,7 +137,7 @@ static int cmp_off(const void *pa, const void *pb, void *ctx)
 static int same_score(ac_gr_ws *g, int64_t a, int64_t b)
 {
   if (g->crat) return mpfr_equal_p(g->E[a], g->E[b]) != 0;
-  return !ac_or_fx_cmp(ac_or_z(&g->w, a), ac_or_z(&g->w, b), g->w.nl) && mpfr_equal_p(g->A[a], g->A[b]);
+  return (g->zfree || !ac_or_fx_cmp(ac_or_z(&g->w, a), ac_or_z(&g->w, b), g->w.nl)) && mpfr_equal_p(g->A[a], g->A[b]);
 }
 
 void ac_gr_off_groups(ac_gr_ws *g)
@@ -147,6 +147,7 @@ void ac_gr_off_groups(ac_gr_ws *g)
   double cn = 0;
   long cd = 1;
   g->crat = !g->capped && scale_parts(&w->sc, &cn, &cd);   /* a softcap groups by (z, a) (gradcap.c) */
+  g->zfree = g->capped && w->sc.sign == 0;                  /* scale 0 under a softcap: s = a, by a alone */
   if (n > g->cap_e) {
     g->E = ac_xrealloc(g->E, (size_t)n * sizeof *g->E);
     for (int64_t j = g->cap_e; j < n; j++) mpfr_init2(g->E[j], 64);

@@ -11,7 +11,8 @@
  * it vanishes exactly when every coefficient does: every c_g = 0 and a_j = 0 (every group mean of X
  * equals X_j). With c = 0 there is one group. dS_ij = 0 is then set as the point [0, 0].
  * dQ_i[t] = c Σ_j dS_ij K_jt with Σ_j dS_ij = 0: it is exactly 0 when K_t is constant over the
- * keys with dS_ij != 0, and in a row of one group (all scores equal, or c = 0) it is the rational
+ * keys with dS_ij != 0 (under a softcap, where dS_ij carries f_j: when that constant is 0, or the
+ * keys share one |z|, so one f_j), and in a row of one group (all scores equal, or c = 0) it is the rational
  * c Σ_j a_j K_jt / n², whose numerator is tested exactly.
  * The pass: P_g in [w_g^lo / L_hi, w_g^hi / L_lo] from ziv.c's weights at precision p; B, dS, dQ
  * and the column terms by outward-rounded interval products and directed mpfr_sum/mpfr_add. */
@@ -207,8 +208,8 @@ static void zero_tests(ac_gr_ws *g)
       double k = ac_or_kval(hd, (size_t)(j * dk + t));
       if (!seen) { k0 = k; j0 = j; seen = 1; }
       else cst = k == k0;
-      /* under a softcap Σ_j f_j dS_ij = 0 needs one f: keys of one z (tanh is injective) */
-      if (seen && cst && g->capped) cst = !ac_or_fx_cmp(ac_or_z(w, j), ac_or_z(w, j0), w->nl);
+      /* under a softcap Σ_j f_j dS_ij = 0 needs one f: keys of one |z| (sech² is even) */
+      if (seen && cst && g->capped && k != 0) cst = ac_gr_cap_same_f(g, j, j0);
     }
     g->dqz[t] = cst || (ng == 1 && single_group_zero(g, t));
   }

@@ -2,7 +2,7 @@
  * brute force of tests/tgrad_ref.c (s = cap tanh(c q·k / cap) + offsets, dS through sech²): random
  * cases of every dtype with ALiBi, bias, windows, boolean masks and sinks, and the adversarial
  * cases, each printing its counts: constant V, one visible key, equal dP and zero dO rows, a
- * constant K column (exactly 0 without a cap, not under one),
+ * constant K column (exactly 0 without a cap, not under one), a rational dV on an fp16 tie,
  * saturated tanh (1 - tanh² tiny or below MPFR's range), scores at ±cap atanh of binary32
  * boundaries. Every one with 0 unresolved at the default cap (gt_run asserts it). */
 #include "config.h"
@@ -152,6 +152,26 @@ START_TEST(constant_k_column)
 }
 END_TEST
 
+START_TEST(rational_on_an_fp16_tie)
+{
+  /* three equal keys (one group per row, P = 1/3 whatever the cap) and dO summing to 3 + 3·2^-11:
+   * dV_j = 1 + 2^-11, an fp16 tie, exact only through the classes of rows of equal (z, a) */
+  static const double q[] = {1, 0.5, -2}, k[] = {1.5, 1.5, 1.5}, v[] = {1, 2, 3};
+  static const double dO[] = {1 + 0x1p-10, 1 + 0x1p-10, 1 - 0x1p-11};
+  ac_case c;
+  void *d = gt_int_case(&c, AC_F16, AC_MASK_NONE, 1, 1, 3, 3, 1, 1, q, k, v, dO);
+  ac_grad_result r;
+  run_note(&c, d, 2, "softcap rational_on_an_fp16_tie", &r);
+  for (int64_t j = 0; j < 3; j++) {
+    ck_assert_uint_eq(ac_grad_bits(&r.dv, AC_F16, j, 0), ac_encode_f64(AC_F16, 1.0));
+    ck_assert(ac_grad_at(&r.dv, j, 0)->g == 1 + 0x1p-11 && ac_grad_at(&r.dv, j, 0)->how == AC_HOW_EXACT);
+  }
+  ac_grad_result_free(&r);
+  free(d);
+  ac_case_free(&c);
+}
+END_TEST
+
 START_TEST(saturated)
 {
   /* huge scores far past the cap: 1 - tanh² about e^-40 (tiny), e^-2e4 and e^-2^22 (below every
@@ -210,6 +230,7 @@ int main(void)
   tcase_add_test(tc, constant_v);
   tcase_add_test(tc, one_key_equal_dp_zero_rows);
   tcase_add_test(tc, constant_k_column);
+  tcase_add_test(tc, rational_on_an_fp16_tie);
   tcase_add_test(tc, saturated);
   tcase_add_test(tc, atanh_boundaries);
   suite_add_tcase(s, tc);

@@ -104,7 +104,10 @@
  *     summed over the query heads of a kv head; a masked key adds nothing, a row with no
  *     visible key has dQ_i = 0;
  *   - dsinks [heads] (binary32) with ATTNCHECK_FEAT_SINKS: dσ_h = -Σ_{b,i} P_i,sink D_i;
- *     NULL otherwise.
+ *     NULL otherwise;
+ *   - with ATTNCHECK_FEAT_SOFTCAP (handed to kernels whose backward_caps declare it): dS_ij above
+ *     is w.r.t. the capped score; dQ and dK take it through the cap, dS_ij (1 - tanh²(scale
+ *     q_i·k_j / softcap)), and P (dV) is that of the capped scores.
  * The same rules as the forward hold: every output element must be written (they are
  * pre-filled with NaN), nothing outside them, no input changed (o, lse and dout included),
  * in a forked child with the time limit.
@@ -117,7 +120,8 @@
  *   - a version 3 plugin (or a version 4 one built before the field, struct_size <
  *     ATTNCHECK_KERNEL_V4_SIZE): caps & ATTNCHECK_BACKWARD_V3_FEATS, the set ABI 3 handed to
  *     run_backward, so such a plugin is never given a feature it did not expect.
- * Features the exact backward refuses (docs/backward.md) are never handed to run_backward.
+ * Features the exact backward refuses (docs/backward.md: descales, per-tensor dtypes) are never
+ * handed to run_backward; softcap is handed to a backward_caps that declares it.
  *
  * Varlen batches in the backward (docs/backward.md §7): a kernel whose backward_caps holds
  * ATTNCHECK_FEAT_VARLEN gets varlen cases in run_backward with the forward's problem and inputs

@@ -7,6 +7,9 @@
  *   naive: P materialized from the row's scores (maximum, sum with the sink), D_i = Σ_j P_j dP_j;
  *   flash (FlashAttention-2): P_j = e^(s_j - lse_i) from the given LSE, D_i = dO_i·O_i from the
  *     given O, rows in query tiles of AC_BWD_TILE.
+ * Softcap: t_j = tanhf(scale d_j / cap) is kept per key (flash recomputes it in the tile from the
+ * pre-cap score, as FlashAttention-2), s_j = cap t_j, and dS_j is taken through the cap as
+ * dS_j (1 - t_j²) (FlashAttention-2's dtanh from the stored tanh).
  * bf16: P and dS are rounded to bf16 before the products with dO, Q and K (the GEMM inputs of
  * FlashAttention-2's backward); dQ, dK, dV are rounded to bf16 once at the end. */
 #include "config.h"
@@ -22,6 +25,7 @@ typedef struct {
   ac_cpu_vx x;
   float scale;
   float *qi, *doi, *s, *pr, *ds, *dq;   /* one row: dk, dv, tk, tk, tk, dk */
+  float *th;                            /* one row: tk, tanh of the pre-cap score (softcap) */
   float *kk, *vv;                       /* the kv head: [tk][dk], [tk][dv] */
   float *dk, *dv;                       /* accumulators: [tk][dk], [tk][dv] */
   double *dsink;                        /* [heads] */
@@ -51,7 +55,13 @@ static int row_p(bwd *w, int64_t i, int64_t lo, int64_t hi, float *psink)
   for (int64_t j = lo; j < hi; j++) {
     float d = 0.0f;
     for (int64_t t = 0; t < p->dk; t++) d += w->qi[t] * w->kk[j * p->dk + t];
-    w->s[j] = ac_cpu_vx_score(x, i, j, d * w->scale);
+    if (x->f & ATTNCHECK_FEAT_SOFTCAP) {   /* the forward's c tanh(s / c), the tanh kept */
+      const float c = (float)p->softcap;
+      w->th[j] = tanhf(d * w->scale / c);
+      w->s[j] = ac_cpu_vx_bmask(x, i, j) ? ac_cpu_vx_bias(x, i, j, ac_cpu_vx_alibi(x, i, j, c * w->th[j])) : -INFINITY;
+    } else {
+      w->s[j] = ac_cpu_vx_score(x, i, j, d * w->scale);
+    }
     if (w->s[j] > m) m = w->s[j];
   }
   if (m == -INFINITY) return 0;
@@ -93,8 +103,11 @@ static void bwd_row(bwd *w, int64_t i, int last_tile)
       if (!w->c->flash) D += w->pr[j] * dp;
     }
     const int add_dk = !(last_tile && (bad & AC_BWD_SKIP_LAST_TILE));
+    const int cap = (x->f & ATTNCHECK_FEAT_SOFTCAP) && !(bad & AC_BWD_NO_CAP_DERIV);
     for (int64_t j = lo; j < hi; j++) {
-      const float ds = rnd(w, w->pr[j] * (w->ds[j] - D)), pj = rnd(w, w->pr[j]);
+      float dsj = w->pr[j] * (w->ds[j] - D);
+      if (cap) dsj *= 1.0f - w->th[j] * w->th[j];   /* through the cap: dtanh = 1 - t² */
+      const float ds = rnd(w, dsj), pj = rnd(w, w->pr[j]);
       for (int64_t t = 0; t < p->dk; t++) w->dq[t] += ds * w->kk[j * p->dk + t];
       if (add_dk)
         for (int64_t t = 0; t < p->dk; t++) w->dk[j * p->dk + t] += ds * w->qi[t];
@@ -147,7 +160,7 @@ int ac_cpu_backward(const ac_cpu_bwd_cfg *cfg, const attncheck_problem *p, const
     return -1;
   }
   w.scale = (float)p->scale;
-  float *rows = ac_cpu_scratch(2 * p->dk + p->dv + 3 * p->tk, sizeof(float));
+  float *rows = ac_cpu_scratch(2 * p->dk + p->dv + 4 * p->tk, sizeof(float));
   float *kv = ac_cpu_scratch(2 * p->tk * (p->dk + p->dv), sizeof(float));
   w.dsink = ac_cpu_scratch(p->heads, sizeof(double));
   if (!rows || !kv || !w.dsink) {
@@ -156,7 +169,7 @@ int ac_cpu_backward(const ac_cpu_bwd_cfg *cfg, const attncheck_problem *p, const
     return -1;
   }
   w.qi = rows, w.dq = rows + p->dk, w.doi = rows + 2 * p->dk;
-  w.s = w.doi + p->dv, w.pr = w.s + p->tk, w.ds = w.pr + p->tk;
+  w.s = w.doi + p->dv, w.pr = w.s + p->tk, w.ds = w.pr + p->tk, w.th = w.ds + p->tk;
   w.kk = kv, w.dk = kv + p->tk * p->dk, w.vv = kv + 2 * p->tk * p->dk, w.dv = w.vv + p->tk * p->dv;
   for (int64_t b = 0; b < p->batch; b++)
     for (int64_t kvh = 0; kvh < p->kv_heads; kvh++) bwd_group(&w, b, kvh);

@@ -14,6 +14,7 @@ enum {
   AC_BWD_DP_ROUNDED = 1 << 5,      /* dP rounded to bf16 before D is subtracted */
   AC_BWD_SKIP_LAST_TILE = 1 << 6,  /* the last query tile adds nothing to dK */
   AC_BWD_LSE_BF16 = 1 << 7,        /* flash: P = e^(s - lse) with the given LSE rounded to bf16 (kept in the input dtype) */
+  AC_BWD_NO_CAP_DERIV = 1 << 8,    /* softcap: dS used as if there were no cap (no 1 - tanh² factor) */
 };
 
 typedef struct {
@@ -24,8 +25,10 @@ typedef struct {
 } ac_cpu_bwd_cfg;
 
 #define AC_BWD_TILE 16
-/* Features the backward kernels take (softcap, descales, per-tensor dtypes excluded). */
-#define AC_BWD_CAPS (ATTNCHECK_FEAT_WINDOW | ATTNCHECK_FEAT_ALIBI | ATTNCHECK_FEAT_BIAS | ATTNCHECK_FEAT_BOOL_MASK | ATTNCHECK_FEAT_SINKS)
+/* Features the backward kernels take (descales and per-tensor dtypes excluded). */
+#define AC_BWD_CAPS                                                                                            \
+  (ATTNCHECK_FEAT_WINDOW | ATTNCHECK_FEAT_SOFTCAP | ATTNCHECK_FEAT_ALIBI | ATTNCHECK_FEAT_BIAS |             \
+   ATTNCHECK_FEAT_BOOL_MASK | ATTNCHECK_FEAT_SINKS)
 
 int ac_cpu_backward(const ac_cpu_bwd_cfg *cfg, const attncheck_problem *p, const attncheck_tensors *t,
                     const attncheck_grad_tensors *g, char *err, size_t err_len);

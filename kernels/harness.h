@@ -168,8 +168,9 @@ typedef struct {
  * caller's choice), in a fresh forked child (never the persistent worker; in_process as for the
  * forward), with guards and NaN pre-filled outputs; an exec-persistent worker that declares a
  * backward gets the request through its protocol (ac_exec_run_backward). UNSUPPORTED (0) for a
- * kernel without a backward, a CUDA kernel, and cases the exact backward refuses (softcap, descales,
- * per-tensor dtypes, serving layouts); -1 (HARNESS-ERROR) when c has no dO. */
+ * kernel without a backward, a CUDA kernel, and cases the exact backward refuses (descales,
+ * per-tensor dtypes, paged caches) or the kernel's backward set lacks; -1 (HARNESS-ERROR) when c
+ * has no dO. */
 int ac_harness_run_backward(const ac_kernel *k, const ac_case *c, const void *o, const float *lse,
                             const ac_run_opts *opts, ac_grad_run_result *r, ac_err *e);
 void ac_grad_run_result_free(ac_grad_run_result *r);

@@ -24,7 +24,8 @@ extern const attncheck_kernel ac_mutant_varlen_bwd_cu_k;   /* varlen backward (k
 extern const attncheck_kernel ac_cpu_naive_bwd_f32, ac_cpu_naive_bwd_bf16, ac_cpu_flash_bwd_f32, ac_cpu_flash_bwd_bf16;
 extern const attncheck_kernel ac_mutant_bwd_d_wrong_row, ac_mutant_bwd_dk_no_scale, ac_mutant_bwd_gqa_no_sum,
   ac_mutant_bwd_no_causal, ac_mutant_bwd_no_lse, ac_mutant_bwd_dp_rounded, ac_mutant_bwd_skip_last_tile,
-  ac_mutant_bwd_lse_bf16;
+  ac_mutant_bwd_lse_bf16,
+  ac_mutant_bwd_softcap_noderiv;
 
 static const attncheck_kernel *const cpu_kernels[] = {
   &ac_cpu_naive_f64,
@@ -98,6 +99,7 @@ static const attncheck_kernel *const mutant_kernels[] = {
   &ac_mutant_bwd_dp_rounded,
   &ac_mutant_bwd_skip_last_tile,
   &ac_mutant_bwd_lse_bf16,
+  &ac_mutant_bwd_softcap_noderiv,
 };
 
 #define NCPU (sizeof cpu_kernels / sizeof cpu_kernels[0])

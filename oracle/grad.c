@@ -195,7 +195,7 @@ static void row_step(gjob *J, int64_t b, int64_t h, int64_t i, int64_t jmin, ac_
   if (!dq) return;
   for (int64_t t = 0; t < p->dk; t++) {
     /* what the first pass left: the exact tests past one key */
-    if (J->pass == 2 && J->pend[0][sq * p->dk + t] && !g->dqz[t]) ac_gr_dq_exact(g, t, prec, J->dqlo[t], J->dqhi[t]);
+    if (J->pass == 2 && !g->capped && J->pend[0][sq * p->dk + t] && !g->dqz[t]) ac_gr_dq_exact(g, t, prec, J->dqlo[t], J->dqhi[t]);
     decide(J, &r->dq, J->pend[0], sq * p->dk + t, J->dqlo[t], J->dqhi[t]);
   }
 }
@@ -424,9 +424,10 @@ int ac_grad_run(const ac_case *c, const void *dout, const ac_grad_opts *o, ac_gr
   if (c->lay) return ac_grad_run_layout(c, dout, o, r, e);   /* per sequence (gradlayout.c) */
   const ac_problem *p = &c->p;
   memset(r, 0, sizeof *r);
-  if (p->f.used & ~(uint32_t)(AC_FEAT_WINDOW | AC_FEAT_BOOL_MASK | AC_FEAT_ALIBI | AC_FEAT_BIAS | AC_FEAT_SINKS))
-    return ac_err_set(e, "the backward oracle covers plain attention, windows, boolean masks, ALiBi, bias and sinks "
-                         "only (not softcap, descales or per-tensor dtypes)");
+  if (p->f.used &
+      ~(uint32_t)(AC_FEAT_WINDOW | AC_FEAT_BOOL_MASK | AC_FEAT_ALIBI | AC_FEAT_BIAS | AC_FEAT_SINKS | AC_FEAT_SOFTCAP))
+    return ac_err_set(e, "the backward oracle covers plain attention, windows, boolean masks, softcap, ALiBi, bias "
+                         "and sinks only (not descales or per-tensor dtypes)");
   ac_or_scale sc;
   if (ac_or_scale_init(&sc, p, e)) return -1;
   int64_t nrows = p->batch * p->heads * p->tq, ncols = p->batch * p->kv_heads * p->tk;
@@ -462,7 +463,8 @@ int ac_grad_run(const ac_case *c, const void *dout, const ac_grad_opts *o, ac_gr
   acc_init(&J.sglo, &J.sghi, p->heads, 64);
   J.fs = ac_xcalloc((size_t)p->heads * 3, sizeof *J.fs);
   J.fm = ac_xcalloc((size_t)p->heads, sizeof *J.fm);
-  run_passes(&J, cap, !o->no_fast && p->dtype != AC_F64);
+  /* under a softcap the MPFR passes alone (gradcap.c; the extended pass has no certified tanh) */
+  run_passes(&J, cap, !o->no_fast && p->dtype != AC_F64 && !J.g.capped);
   acc_free(J.dqlo, J.dqhi, p->dk);
   for (int k = 0; k < 4; k++) free(J.pend[k]);
   acc_free(J.sglo, J.sghi, p->heads);

@@ -18,7 +18,8 @@
  * are visible), ALiBi and bias (s_ij = c q_i·k_j + a_ij; a -inf bias drops the key like a mask, a
  * NaN or +inf bias or a non-finite slope makes P of the row undefined), sinks (one more key of
  * score σ_h, K = 0 and V = 0, and the gradient dσ_h; σ_h = -inf: no sink; NaN or +inf: P
- * undefined, and dσ_h with it); softcap, descales and per-tensor dtypes are refused. */
+ * undefined, and dσ_h with it), softcap (s_j = cap tanh(c q·k_j / cap) + a_j; dS through the cap:
+ * dQ and dK take dS_ij sech²(c q·k_j / cap), gradcap.c); descales and per-tensor dtypes are refused. */
 #ifndef AC_GRAD_H
 #define AC_GRAD_H
 #include <stdint.h>
@@ -67,7 +68,7 @@ typedef struct {
 } ac_grad_opts;
 
 void ac_grad_opts_init(ac_grad_opts *o);
-/* dout: dO dense [batch][heads][tq][dv] in p.dtype. -1 on bad input (variant features, a
+/* dout: dO dense [batch][heads][tq][dv] in p.dtype. -1 on bad input (descales, per-tensor dtypes, a
  * non-finite scale, a bad row or column spec); unresolved elements are counted, not errors.
  * Single-threaded: the result depends on the case and options only. */
 int ac_grad_run(const ac_case *c, const void *dout, const ac_grad_opts *o, ac_grad_result *r, ac_err *e);

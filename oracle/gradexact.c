@@ -17,7 +17,10 @@
  *   dσ_h:     as dK of the sink key with q = 1 and no scale, over the rows of head h (all batches)
  * Each class is rational exactly when its coefficients are proportional (as above); when every
  * class is, the element is the rational sum (times c for dK). Classes that are not rational one by
- * one but cancel together are left to the passes. Exact values are enclosed by their two directed
+ * one but cancel together are left to the passes. Under a softcap (gradcap.c) classes are rows of
+ * equal (z_g, a_g) and counts (equal capped scores): dV and dσ keep the rational test (V_g = R n_g
+ * gives R whatever the weights), dK its exact zeros only (a class of one z per group has one f_g),
+ * and the dQ pair test is not used. Exact values are enclosed by their two directed
  * roundings, so a value on a breakpoint is a point; with an irrational c only an exact 0 is used.
  * Everything here is GMP rationals: the values are few and the sizes small. */
 #include "config.h"
@@ -118,7 +121,12 @@ static int pair_ratio(int64_t ng, mpq_t *d, mpq_t *d2, const int64_t *cnt, mpq_t
 }
 
 /* The loaded row's exponent offsets and counts: d_g = z_g - z_0 (0 for c = 0) and d2_g = 0; with
- * ALiBi or bias E_g - E_0 (rational c) or the pair (z_g - z_0, a_g - a_0) (gradoff.c). */
+ * ALiBi or bias E_g - E_0 (rational c) or the pair (z_g - z_0, a_g - a_0) (gradoff.c). Under a
+ * softcap the pair (z_g, a_g) itself: equal pairs give equal capped scores, while equal differences
+ * do not (tanh is not a shift); such offsets key classes only, never the pair test. Rows whose
+ * weights depend on score differences alone take differences of a: one group (d = 0), scale 0
+ * (d = 0), two groups, whose weights depend on T(x_0) - T(x_1) alone (T = cap tanh), keyed by the
+ * smaller of (z_0, z_1) and (-z_1, -z_0), equal by tanh's oddness. */
 static void row_offsets(ac_gr_ws *g, mpq_t *d, mpq_t *d2, int64_t *cnt)
 {
   ac_or_ws *w = &g->w;
@@ -142,11 +150,20 @@ static void row_offsets(ac_gr_ws *g, mpq_t *d, mpq_t *d2, int64_t *cnt)
     if (g->off) {
       mpfr_get_q(d2[q], g->A[j]);
       mpfr_get_q(y, g->A[j0]);
-      mpq_sub(d2[q], d2[q], y);
+      if (!g->capped) mpq_sub(d2[q], d2[q], y);
     }
     if (w->sc.sign == 0) continue;
-    ac_or_fx_to_mpfr(w, x, ac_or_z(w, j), ztop, w->nl, w->zlsb);
+    ac_or_fx_to_mpfr(w, x, ac_or_z(w, j), g->capped ? NULL : ztop, w->nl, w->zlsb);
     mpfr_get_q(d[q], x);
+  }
+  if (g->capped && (g->zfree || w->ng <= 2)) {   /* weights that depend on differences alone */
+    for (int64_t q = w->ng - 1; q >= 0; q--) mpq_sub(d2[q], d2[q], d2[0]);
+    if (w->ng == 1) mpq_set_ui(d[0], 0, 1);
+    mpq_neg(y, d[w->ng - 1]);
+    if (w->ng == 2 && mpq_cmp(y, d[0]) < 0) {   /* tanh odd: T(x_0) - T(x_1) = T(-x_1) - T(-x_0) */
+      mpq_neg(d[1], d[0]);
+      mpq_set(d[0], y);
+    }
   }
   mpq_clear(y);
   mpfr_clear(x);
@@ -247,6 +264,9 @@ typedef struct {
   mpq_t *v;        /* ng * dv: V_g */
   mpq_t *k;        /* ng * ng * dk: K_gh (ng <= AC_GR_CLASS_PAIRS), else NULL */
   uint8_t *knz;    /* dk: some K_gh of column t is not 0 */
+  int cap;         /* softcap: K_gh kept for its exact zeros only: 1, one f per group in the class (rows
+                      of equal (z_g, a_g), or scale 0); 2, keyed by differences (one or two groups),
+                      where f differs between rows: no dK test */
 } gr_class;
 
 struct ac_gr_classes {
@@ -297,7 +317,10 @@ static gr_class *class_of(ac_gr_ws *g, ac_gr_classes *C, int64_t k, const char *
   row_offsets(g, cl->d, cl->d2, cl->cnt);
   cl->v = q_array(ng * C->dv);
   int64_t want = ng * ng * C->dk;   /* beyond the limits a class keeps its exact zeros only */
+  /* under a softcap dK's pair ratio is not used (it assumes exponents c (z_g - z_0) and no factor
+   * f_g); every K_gh = 0 makes the class's uncapped sum 0, and f_g times 0 (one z per group) */
   cl->k = ng <= AC_GR_CLASS_PAIRS && C->kept + want <= AC_GR_CLASS_BUDGET ? q_array(want) : NULL;
+  cl->cap = !g->capped ? 0 : !g->zfree && ng <= 2 ? 2 : 1;
   if (cl->k) C->kept += want;
   cl->knz = ac_xcalloc((size_t)C->dk, 1);
   return cl;
@@ -367,6 +390,11 @@ int ac_gr_classes_exact(const ac_gr_classes *C, const ac_or_scale *sc, int64_t k
       }
     } else if (!cl->knz[t]) {
       mpq_set_ui(R, 0, 1);
+    } else if (cl->cap) {   /* softcap: only a class whose every K_gh is 0 (dσ: the sink has no f) */
+      mpq_set_ui(R, 0, 1);
+      ok = which == 's' || cl->cap == 1;
+      for (int64_t e = 0; cl->k && e < cl->ng * cl->ng && ok; e++) ok = mpq_sgn(cl->k[e * C->dk + t]) == 0;
+      ok &= cl->k != NULL;
     } else if (cl->k && pair_ratio(cl->ng, cl->d, cl->d2, cl->cnt, cl->k + t, C->dk, R)) {
       mpq_set_si(q, (long)cl->cnt[0], 1);
       mpq_div(R, R, q);

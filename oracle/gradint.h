@@ -19,6 +19,10 @@ typedef struct {
   int64_t *kidx, cap_kidx;  /* the loaded row's visible keys (their indices j), n of them */
   int off, offbad, crat;    /* ALiBi, bias or sinks (gradoff.c); the row's offsets undefined; c rational */
   int64_t sink;             /* the loaded row's sink key (K = 0, V = 0, score σ_h, kidx -1), or -1 */
+  int capped;               /* softcap (gradcap.c): s_j = cap tanh(c z_j / cap) + a_j */
+  int zfree;                /* capped with scale 0: s_j = a_j, groups by a alone, f_j = 1 */
+  double capv;              /* the softcap */
+  mpfr_t cz;                /* gradcap.c: z_j exactly */
   mpfr_t *A, *E;            /* per visible key: exact a_j; E_j = cn z_j + cd a_j (rational c) */
   long double *aL;          /* a_j to 64 bits */
   double *sapx;             /* s_j in binary64 (the order of the groups for an irrational c) */
@@ -76,6 +80,19 @@ int ac_gr_sink_key(ac_gr_ws *g, int64_t h, int64_t n);
 void ac_gr_off_groups(ac_gr_ws *g);
 /* P per group at precision p into Plo, Phi (Slo, Shi used as scratch). */
 void ac_gr_off_weights(ac_gr_ws *g, mpfr_prec_t p);
+/* gradcap.c: the softcap. 1 when the case has one. */
+int ac_gr_has_cap(const ac_problem *p);
+/* cap tanh(c z_j / cap) + a_j in binary64 (the order of the groups). */
+double ac_gr_cap_approx(ac_gr_ws *g, int64_t j);
+/* [lo, hi] (their precision) containing s_j - s_j0 = cap (tanh x_j - tanh x_j0) + (a_j - a_j0), from
+ * the scale's interval [clo, chi]. */
+void ac_gr_cap_diff(ac_gr_ws *g, int64_t j, int64_t j0, mpfr_srcptr clo, mpfr_srcptr chi, mpfr_t lo, mpfr_t hi);
+/* 1 when keys j and k of the loaded row have the same f (|z_j| = |z_k|: sech² is even). */
+int ac_gr_cap_same_f(ac_gr_ws *g, int64_t j, int64_t k);
+/* [flo, fhi] at precision p containing f_j = 1 - tanh²(c z_j / cap) of key j of the loaded row. */
+void ac_gr_cap_factor(ac_gr_ws *g, int64_t j, mpfr_prec_t p, mpfr_t flo, mpfr_t fhi);
+/* dS_j of every capped key of the loaded row (Slo, Shi) times f_j, outward: dS w.r.t. the raw score. */
+void ac_gr_cap_deriv(ac_gr_ws *g, mpfr_prec_t p);
 /* [lo, hi] times the scale's interval [clo, chi] of the last pass, outward. */
 void ac_gr_mul_scale(ac_gr_ws *g, mpfr_t lo, mpfr_t hi);
 

@@ -19,7 +19,10 @@
 #include <string.h>
 #include "gradint.h"
 
-int ac_gr_has_off(const ac_problem *p) { return (p->f.used & (AC_FEAT_ALIBI | AC_FEAT_BIAS | AC_FEAT_SINKS)) != 0; }
+int ac_gr_has_off(const ac_problem *p)
+{
+  return (p->f.used & (AC_FEAT_ALIBI | AC_FEAT_BIAS | AC_FEAT_SINKS | AC_FEAT_SOFTCAP)) != 0;
+}
 
 int ac_gr_sink_key(ac_gr_ws *g, int64_t h, int64_t n)
 {
@@ -125,7 +128,7 @@ static int cmp_off(const void *pa, const void *pb, void *ctx)
     c = -mpfr_cmp(g->E[a], g->E[b]);   /* decreasing score */
   } else {
     c = g->sapx[a] > g->sapx[b] ? -1 : g->sapx[a] < g->sapx[b];
-    if (!c) c = ac_or_fx_cmp(ac_or_z(&g->w, a), ac_or_z(&g->w, b), g->w.nl);
+    if (!c && !g->zfree) c = ac_or_fx_cmp(ac_or_z(&g->w, a), ac_or_z(&g->w, b), g->w.nl);
     if (!c) c = mpfr_cmp(g->A[a], g->A[b]);
   }
   return c ? c : (a < b ? -1 : a > b);
@@ -134,7 +137,7 @@ static int cmp_off(const void *pa, const void *pb, void *ctx)
 static int same_score(ac_gr_ws *g, int64_t a, int64_t b)
 {
   if (g->crat) return mpfr_equal_p(g->E[a], g->E[b]) != 0;
-  return !ac_or_fx_cmp(ac_or_z(&g->w, a), ac_or_z(&g->w, b), g->w.nl) && mpfr_equal_p(g->A[a], g->A[b]);
+  return (g->zfree || !ac_or_fx_cmp(ac_or_z(&g->w, a), ac_or_z(&g->w, b), g->w.nl)) && mpfr_equal_p(g->A[a], g->A[b]);
 }
 
 void ac_gr_off_groups(ac_gr_ws *g)
@@ -143,7 +146,8 @@ void ac_gr_off_groups(ac_gr_ws *g)
   int64_t n = w->n;
   double cn = 0;
   long cd = 1;
-  g->crat = scale_parts(&w->sc, &cn, &cd);
+  g->crat = !g->capped && scale_parts(&w->sc, &cn, &cd);   /* a softcap groups by (z, a) (gradcap.c) */
+  g->zfree = g->capped && w->sc.sign == 0;                  /* scale 0 under a softcap: s = a, by a alone */
   if (n > g->cap_e) {
     g->E = ac_xrealloc(g->E, (size_t)n * sizeof *g->E);
     for (int64_t j = g->cap_e; j < n; j++) mpfr_init2(g->E[j], 64);
@@ -152,7 +156,8 @@ void ac_gr_off_groups(ac_gr_ws *g)
   }
   for (int64_t j = 0; j < n; j++) {
     w->ord[j] = j;
-    g->sapx[j] = (double)(w->sc.approx * ac_or_fx_to_ld(ac_or_z(w, j), w->nl, w->zlsb) + g->aL[j]);
+    g->sapx[j] = g->capped ? ac_gr_cap_approx(g, j)
+                           : (double)(w->sc.approx * ac_or_fx_to_ld(ac_or_z(w, j), w->nl, w->zlsb) + g->aL[j]);
     if (g->crat) exact_e(g, j, cn, cd, g->E[j]);
   }
   qsort_r(w->ord, (size_t)n, sizeof *w->ord, cmp_off, g);
@@ -171,8 +176,8 @@ void ac_gr_off_weights(ac_gr_ws *g, mpfr_prec_t p)
 {
   ac_or_ws *w = &g->w;
   int64_t ng = w->ng, j0 = w->ord[0];
-  mpfr_t clo, chi, dz, da, t;
-  mpfr_inits2(p + 16, clo, chi, t, (mpfr_ptr)0);
+  mpfr_t clo, chi, dz, da, t, t2;
+  mpfr_inits2(p + 16, clo, chi, t, t2, (mpfr_ptr)0);
   mpfr_inits2(64, dz, da, (mpfr_ptr)0);
   ac_or_scale_interval(&w->sc, clo, chi);
   mpfr_t *wlo = g->Slo, *whi = g->Shi;   /* scratch per group until ds_interval */
@@ -183,6 +188,12 @@ void ac_gr_off_weights(ac_gr_ws *g, mpfr_prec_t p)
     if (q == 0) {
       mpfr_set_ui(wlo[q], 1, MPFR_RNDN);
       mpfr_set_ui(whi[q], 1, MPFR_RNDN);
+      continue;
+    }
+    if (g->capped) {   /* t = cap (tanh x_g - tanh x_0) + (a_g - a_0) */
+      ac_gr_cap_diff(g, j, j0, clo, chi, t, t2);
+      mpfr_exp(wlo[q], t, MPFR_RNDD);
+      mpfr_exp(whi[q], t2, MPFR_RNDU);
       continue;
     }
     ac_or_fx_to_mpfr(w, dz, ac_or_z(w, j), ac_or_z(w, j0), w->nl, w->zlsb);
@@ -210,5 +221,5 @@ void ac_gr_off_weights(ac_gr_ws *g, mpfr_prec_t p)
     mpfr_div(g->Plo[q], wlo[q], w->Lhi, MPFR_RNDD);
     mpfr_div(g->Phi[q], whi[q], w->Llo, MPFR_RNDU);
   }
-  mpfr_clears(clo, chi, dz, da, t, (mpfr_ptr)0);
+  mpfr_clears(clo, chi, dz, da, t, t2, (mpfr_ptr)0);
 }

@@ -11,7 +11,8 @@
  * it vanishes exactly when every coefficient does: every c_g = 0 and a_j = 0 (every group mean of X
  * equals X_j). With c = 0 there is one group. dS_ij = 0 is then set as the point [0, 0].
  * dQ_i[t] = c Σ_j dS_ij K_jt with Σ_j dS_ij = 0: it is exactly 0 when K_t is constant over the
- * keys with dS_ij != 0, and in a row of one group (all scores equal, or c = 0) it is the rational
+ * keys with dS_ij != 0 (under a softcap, where dS_ij carries f_j: when that constant is 0, or the
+ * keys share one |z|, so one f_j), and in a row of one group (all scores equal, or c = 0) it is the rational
  * c Σ_j a_j K_jt / n², whose numerator is tested exactly.
  * The pass: P_g in [w_g^lo / L_hi, w_g^hi / L_lo] from ziv.c's weights at precision p; B, dS, dQ
  * and the column terms by outward-rounded interval products and directed mpfr_sum/mpfr_add. */
@@ -50,6 +51,9 @@ void ac_gr_ws_init(ac_gr_ws *g, const ac_case *cs, const void *dout, const ac_or
   ac_or_ws_init(&g->w, cs, fo, sc, (1u << AC_F64) | (1u << cs->p.dtype), 53, cap);
   g->dout = dout;
   g->off = ac_gr_has_off(&cs->p);
+  g->capped = ac_gr_has_cap(&cs->p);
+  g->capv = cs->p.f.softcap;
+  mpfr_init2(g->cz, 64);
   g->od = ac_xmalloc((size_t)cs->p.dv * sizeof *g->od);
   g->odbad = ac_xmalloc((size_t)cs->p.dv);
   g->om = ac_xmalloc((size_t)cs->p.dv * sizeof *g->om);
@@ -74,7 +78,7 @@ void ac_gr_ws_free(ac_gr_ws *g)
   for (int64_t j = 0; j < g->cap_off; j++) mpfr_clear(g->A[j]);
   for (int64_t j = 0; j < g->cap_e; j++) mpfr_clear(g->E[j]);
   free(g->A); free(g->E); free(g->aL); free(g->sapx); free(g->dqz); free(g->kbuf); free(g->vbuf);
-  mpfr_clears(g->Dlo, g->Dhi, g->clo, g->chi, g->t0, g->t1, (mpfr_ptr)0);
+  mpfr_clears(g->Dlo, g->Dhi, g->clo, g->chi, g->t0, g->t1, g->cz, (mpfr_ptr)0);
 }
 
 /* out = Σ prod[0..n) exactly: the precision doubles until mpfr_sum reports no rounding. */
@@ -198,11 +202,14 @@ static void zero_tests(ac_gr_ws *g)
   for (int64_t t = 0; t < dk; t++) {
     int cst = 1, seen = 0;
     double k0 = 0;
+    int64_t j0 = 0;
     for (int64_t j = 0; j < n && cst; j++) {
       if (g->zs[j]) continue;
       double k = ac_or_kval(hd, (size_t)(j * dk + t));
-      if (!seen) { k0 = k; seen = 1; }
+      if (!seen) { k0 = k; j0 = j; seen = 1; }
       else cst = k == k0;
+      /* under a softcap Σ_j f_j dS_ij = 0 needs one f: keys of one |z| (sech² is even) */
+      if (seen && cst && g->capped && k != 0) cst = ac_gr_cap_same_f(g, j, j0);
     }
     g->dqz[t] = cst || (ng == 1 && single_group_zero(g, t));
   }
@@ -405,6 +412,7 @@ void ac_gr_row_pass(ac_gr_ws *g, mpfr_prec_t p, mpfr_t *dqlo, mpfr_t *dqhi, ac_g
   if (g->cls != AC_GR_ROW_OK) return;
   b_interval(g, p);
   ds_interval(g, p);
+  if (g->capped) ac_gr_cap_deriv(g, p);
   if (dqlo)
     for (int64_t t = 0; t < dk; t++) dq_interval(g, p, t, dqlo[t], dqhi[t]);
   mpfr_set_prec(g->t0, p);

@@ -26,5 +26,5 @@ oracle_libac_oracle_a_SOURCES = \
 	oracle/fastexp.c \
 	oracle/fastscores.c \
 	oracle/fastdecode.c
-oracle_libac_oracle_a_SOURCES += oracle/grad.h oracle/gradint.h oracle/grad.c oracle/gradrow.c oracle/gradexact.c oracle/gradfast.c oracle/gradoff.c
+oracle_libac_oracle_a_SOURCES += oracle/grad.h oracle/gradint.h oracle/grad.c oracle/gradrow.c oracle/gradexact.c oracle/gradfast.c oracle/gradoff.c oracle/gradcap.c
 oracle_libac_oracle_a_SOURCES += oracle/gradlayout.c

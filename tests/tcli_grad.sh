@@ -3,7 +3,7 @@
 # it; check --grad passes the correct backward kernels (exit 0), fails a backward mutant (exit 1,
 # worst element, reproducer, JSON per tensor), skips a kernel without a backward (exit 2), refuses
 # a case without dO and a bad dO pattern (exit 2); explain --grad shows one row's backward; suite runs the backward cases only for kernels
-# that declare a backward, and exposes each backward mutant.
+# that declare a backward, and exposes each backward mutant; softcap cases as well (gen --softcap --grad).
 bin=${ATTNCHECK_BIN:-${abs_top_builddir:-.}/attncheck}
 if ! test -x "$bin"; then echo "attncheck binary not found at $bin"; exit 99; fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/attncheck-tgrad-XXXXXX") || exit 99
@@ -50,6 +50,17 @@ expect 2 "check --grad without a backward" -- "$bin" check --grad --kernel naive
 grep -q '^SKIP naive-f32 .* declares no backward' "$tmp/out" || fail "no SKIP for a kernel without a backward"
 expect 2 "check --grad without dO" -- "$bin" check --grad --kernel flash-bwd-f32 "$tmp/n.npz"
 grep -q 'has no dO' "$tmp/err" || fail "no message for a case without dO"
+# softcap: the correct backward passes, the one without the cap's derivative fails, explain shows f_j
+expect 0 "gen --grad --softcap" -- "$bin" gen -o "$tmp/s.npz" --heads 2 --kv-heads 1 --t 24 --dk 16 --dv 8 --mask causal \
+  --softcap 1.5 --grad normal --seed 3
+for k in naive-bwd-f32 flash-bwd-f32; do
+  expect 0 "check --grad $k softcap" -- "$bin" check --grad --kernel $k "$tmp/s.npz"
+  grep -q "^PASS $k .* grad dq err/W=.* bad=0/768 " "$tmp/out" || fail "check --grad $k softcap: $(cat "$tmp/out")"
+done
+expect 1 "check --grad mutant-bwd-softcap-noderiv" -- "$bin" check --grad --kernel mutant-bwd-softcap-noderiv "$tmp/s.npz"
+grep -q '^FAIL mutant-bwd-softcap-noderiv .* dq err/W=[0-9.e+]* bad=[1-9]' "$tmp/out" || fail "noderiv: $(cat "$tmp/out")"
+expect 0 "explain --grad softcap" -- "$bin" explain --grad --row 3 "$tmp/s.npz"
+grep -q 'f_j = 1 - tanh^2' "$tmp/out" || fail "explain --grad softcap: no derivative factor: $(cat "$tmp/out")"
 
 # explain --grad: the stages of one row and the exact dQ_i, dK_j, dV_j of its visible keys
 expect 0 "gen small" -- "$bin" gen -o "$tmp/x.npz" --t 4 --dk 2 --dv 3 --mask causal --grad normal

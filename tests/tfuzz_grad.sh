@@ -23,7 +23,7 @@ echo "ok: flash-bwd-f32, 100 cases, no GRAD-FAIL"
   > "$tmp/naive.txt" 2>&1 || { ls "$tmp/naive/findings"; fail "naive-bwd-f32 (seed 9): a finding"; }
 
 for m in mutant-bwd-d-wrong-row mutant-bwd-dk-no-scale mutant-bwd-gqa-no-sum mutant-bwd-no-causal mutant-bwd-no-lse \
-         mutant-bwd-dp-rounded mutant-bwd-skip-last-tile mutant-bwd-lse-bf16; do
+         mutant-bwd-dp-rounded mutant-bwd-skip-last-tile mutant-bwd-lse-bf16 mutant-bwd-softcap-noderiv; do
   "$bin" fuzz --kernel "$m" --cases 100 --seed "$seed" --out "$tmp/$m" --max-t 256 --stop-on-fail --no-minimize --no-live \
     > "$tmp/$m.txt" 2>&1
   rc=$?

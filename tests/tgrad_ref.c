@@ -1,8 +1,9 @@
 /* tgrad_ref.c: the backward pass by brute force (tgrad_ref.h): for every row, s_j = c q·k_j,
  * P_j = e^{s_j - m} / Σ_k e^{s_k - m}, dP_j = dO·V_j, D = Σ_j P_j dP_j, dS_j = P_j (dP_j - D),
  * dQ = c Σ_j dS_j K_j, and dK_j += c dS_j q, dV_j += P_j dO into the key's kv head (visible
- * keys: the mask, the window and the boolean mask; scores plus ALiBi and bias), at the
- * precision asked plus 1.5 bits per unit of the largest score gap of the case. */
+ * keys: the mask, the window and the boolean mask; scores capped, s_j = cap tanh(c q·k_j / cap),
+ * then plus ALiBi and bias; under a softcap dS_j is multiplied by sech²(c q·k_j / cap) before dQ and
+ * dK), at the precision asked plus 1.5 bits per unit of the largest score gap of the case. */
 #include "config.h"
 #include <math.h>
 #include <stdlib.h>
@@ -49,11 +50,12 @@ static void ref_row(const ac_case *c, const void *dout, int64_t b, int64_t h, in
 {
   const ac_problem *p = &c->p;
   int64_t kvh = ac_kv_head(p, h);
-  mpfr_t *P = malloc((size_t)n * sizeof *P), *dP = malloc((size_t)n * sizeof *dP), x, m, L, D;
+  mpfr_t *P = malloc((size_t)n * sizeof *P), *dP = malloc((size_t)n * sizeof *dP), *F = malloc((size_t)n * sizeof *F);
+  mpfr_t x, m, L, D;
   mpfr_inits2(prec, x, m, L, D, (mpfr_ptr)0);
   for (int64_t r = 0; r < n; r++) {
     int64_t j = idx[r];
-    mpfr_inits2(prec, P[r], dP[r], (mpfr_ptr)0);
+    mpfr_inits2(prec, P[r], dP[r], F[r], (mpfr_ptr)0);
     mpfr_set_zero(P[r], 1);
     for (int64_t t = 0; t < p->dk; t++) {
       mpfr_set_d(x, ld(p, c->q, ac_qidx(p, b, h, i, t)), MPFR_RNDN);
@@ -61,6 +63,14 @@ static void ref_row(const ac_case *c, const void *dout, int64_t b, int64_t h, in
       mpfr_add(P[r], P[r], x, MPFR_RNDN);
     }
     mpfr_mul(P[r], P[r], sc, MPFR_RNDN);
+    mpfr_set_ui(F[r], 1, MPFR_RNDN);
+    if (p->f.used & AC_FEAT_SOFTCAP) {   /* s = cap tanh(s / cap); F = sech²(s / cap) */
+      mpfr_div_d(P[r], P[r], p->f.softcap, MPFR_RNDN);
+      mpfr_sech(F[r], P[r], MPFR_RNDN);
+      mpfr_sqr(F[r], F[r], MPFR_RNDN);
+      mpfr_tanh(P[r], P[r], MPFR_RNDN);
+      mpfr_mul_d(P[r], P[r], p->f.softcap, MPFR_RNDN);
+    }
     add_offset(c, b, h, i, j, P[r], x);
     if (r == 0 || mpfr_greater_p(P[r], m)) mpfr_set(m, P[r], MPFR_RNDN);
     mpfr_set_zero(dP[r], 1);
@@ -112,6 +122,7 @@ static void ref_row(const ac_case *c, const void *dout, int64_t b, int64_t h, in
     mpfr_sub(dP[r], dP[r], D, MPFR_RNDN);   /* dS_j = P_j (dP_j - D) c */
     mpfr_mul(dP[r], dP[r], P[r], MPFR_RNDN);
     mpfr_mul(dP[r], dP[r], sc, MPFR_RNDN);
+    mpfr_mul(dP[r], dP[r], F[r], MPFR_RNDN);   /* through the cap */
     for (int64_t t = 0; t < p->dk; t++) {
       mpfr_mul_d(x, dP[r], ld(p, c->k, ac_kidx(p, b, kvh, j, t)), MPFR_RNDN);
       mpfr_add(dq[t], dq[t], x, MPFR_RNDN);
@@ -119,9 +130,10 @@ static void ref_row(const ac_case *c, const void *dout, int64_t b, int64_t h, in
       mpfr_add(dk[col * (size_t)p->dk + (size_t)t], dk[col * (size_t)p->dk + (size_t)t], x, MPFR_RNDN);
     }
   }
-  for (int64_t j = 0; j < n; j++) mpfr_clears(P[j], dP[j], (mpfr_ptr)0);
+  for (int64_t j = 0; j < n; j++) mpfr_clears(P[j], dP[j], F[j], (mpfr_ptr)0);
   free(P);
   free(dP);
+  free(F);
   mpfr_clears(x, m, L, D, (mpfr_ptr)0);
 }
 
@@ -142,6 +154,7 @@ static double max_gap(const ac_case *c)
           for (int64_t t = 0; t < p->dk; t++)
             s += ld(p, c->q, ac_qidx(p, b, h, i, t)) * ld(p, c->k, ac_kidx(p, b, ac_kv_head(p, h), j, t));
           s *= sc;
+          if (p->f.used & AC_FEAT_SOFTCAP) s = p->f.softcap * tanh(s / p->f.softcap);
           if (p->f.used & AC_FEAT_ALIBI)
             s -= (double)c->alibi_slopes[(p->f.alibi_per_batch ? b * p->heads : 0) + h] * (double)ac_alibi_dist(p, i, j);
           s += bias_of(c, b, h, i, j);

@@ -1,7 +1,7 @@
 /* tgrad_variants.c: the backward oracle (oracle/grad.h) on attention variants against the brute force
  * of tests/tgrad_ref.c: sliding windows and boolean masks, ALiBi and bias (a -inf bias drops the key),
  * sinks and dσ, a bias that equalizes scores on an fp16 tie, rows cancelling in dσ, the rule table
- * under a window; softcap is refused (tests/tgrad sampling_and_refusal). */
+ * under a window; softcap: tests/tgrad_softcap. */
 #include "config.h"
 #include <check.h>
 #include <math.h>

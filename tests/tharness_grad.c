@@ -4,6 +4,7 @@
  * their status); the case file carries dO; the correct backward kernels pass and every backward
  * mutant fails against the exact backward with the class budgets (docs/backward.md). */
 #include "config.h"
+#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include "budget_grad.h"
@@ -11,6 +12,7 @@
 #include "dout.h"
 #include "grad_judge.h"
 #include "tharness_util.h"
+#include "vgen.h"
 
 static void grad_case(ac_case *c, ac_dtype t, int64_t heads, int64_t kvh, int64_t tq, uint64_t stream)
 {
@@ -190,15 +192,36 @@ static const char *grad_status(const char *name, const ac_case *c)
   return st;
 }
 
+/* grad_case with a softcap cap and the scale times sm (sm large: scores far past the cap). */
+static void softcap_case(ac_case *c, ac_dtype t, uint64_t stream, double cap, double sm)
+{
+  grad_case(c, t, 4, 2, 20, stream);
+  c->p.scale_is_default = 0;
+  c->p.scale = sm / sqrt((double)c->p.dk);
+  ac_vspec v = {.used = AC_FEAT_SOFTCAP, .softcap = cap};
+  ac_err e;
+  ck_assert_msg(ac_vspec_apply(c, &v, 1, &e) == 0, "%s", e.msg);
+}
+
 START_TEST(correct_kernels_pass_and_mutants_fail)
 {
-  ac_case f, h;
+  ac_case f, h, fs[3], hs[3];
   grad_case(&f, AC_F32, 4, 2, 20, 4);   /* GQA groups of 2, a causal mask, two query tiles */
   grad_case(&h, AC_BF16, 4, 2, 20, 5);
+  /* softcaps: tanh well away from linear, far past saturation (1 - t² tiny or 0), nearly linear */
+  static const double caps[3][2] = {{1.5, 2}, {0.25, 64}, {30, 1}};
+  for (int x = 0; x < 3; x++) {
+    softcap_case(&fs[x], AC_F32, 6 + (uint64_t)x, caps[x][0], caps[x][1]);
+    softcap_case(&hs[x], AC_BF16, 9 + (uint64_t)x, caps[x][0], caps[x][1]);
+  }
   const char *ok32[] = {"naive-bwd-f32", "flash-bwd-f32"}, *ok16[] = {"naive-bwd-bf16", "flash-bwd-bf16"};
   for (int i = 0; i < 2; i++) {
     ck_assert_str_eq(grad_status(ok32[i], &f), "PASS");
     ck_assert_str_eq(grad_status(ok16[i], &h), "PASS");
+    for (int x = 0; x < 3; x++) {
+      ck_assert_msg(!strcmp(grad_status(ok32[i], &fs[x]), "PASS"), "%s, softcap %g", ok32[i], caps[x][0]);
+      ck_assert_msg(!strcmp(grad_status(ok16[i], &hs[x]), "PASS"), "%s, softcap %g", ok16[i], caps[x][0]);
+    }
   }
   size_t n;
   const attncheck_kernel *const *m = ac_mutant_kernels(&n);
@@ -207,15 +230,22 @@ START_TEST(correct_kernels_pass_and_mutants_fail)
     if (!(m[i]->caps & ATTNCHECK_CAP_BACKWARD)) continue;
     if (m[i]->backward_caps & ATTNCHECK_FEAT_VARLEN) continue;   /* varlen only: tests/tharness_grad_varlen */
     nb++;
-    ac_kernel *k = th_kernel(m[i]->name);   /* the case of the mutant's dtype */
+    /* the case of the mutant's dtype; for a defect of the softcap's backward the first softcap case too */
+    ac_kernel *k = th_kernel(m[i]->name);
     char why[256];
     const ac_case *c = ac_kernel_supports(k, &f.p, why, sizeof why) ? &f : &h;
     ac_kernel_free(k);
-    ck_assert_msg(!strcmp(grad_status(m[i]->name, c), "FAIL"), "%s not exposed", m[i]->name);
+    int fail = !strcmp(grad_status(m[i]->name, c), "FAIL") || !strcmp(grad_status(m[i]->name, &fs[0]), "FAIL");
+    ck_assert_msg(fail, "%s not exposed", m[i]->name);
   }
+  ck_assert_str_eq(grad_status("mutant-bwd-softcap-noderiv", &f), "PASS");   /* no cap, no defect */
   ck_assert_int_ge(nb, 8);
   ac_case_free(&f);
   ac_case_free(&h);
+  for (int x = 0; x < 3; x++) {
+    ac_case_free(&fs[x]);
+    ac_case_free(&hs[x]);
+  }
 }
 END_TEST
 

@@ -27,8 +27,9 @@ int ac_eval_grad_wanted(const ac_eval_ctx *x, const ac_case *c)
 {
   const ac_problem *p = &c->p;
   if (!x->grad || (p->f.used & ~x->grad_caps & (AC_FEAT_ALL | AC_FEAT_LAYOUTS))) return 0;   /* not handed */
-  /* what the exact backward refuses (docs/backward.md): paged caches (an inference layout) too */
-  if ((p->f.used & AC_FEAT_PAGED) || (p->f.used & (AC_FEAT_SOFTCAP | AC_FEAT_DESCALE | AC_FEAT_MIXED_DTYPES))) return 0;
+  /* what the exact backward refuses (docs/backward.md): descales, per-tensor dtypes, paged caches
+   * (an inference layout) */
+  if (p->f.used & (AC_FEAT_PAGED | AC_FEAT_DESCALE | AC_FEAT_MIXED_DTYPES)) return 0;
   double work = (double)p->batch * (double)p->heads * (double)p->tq * (double)p->tk * (double)(p->dk + p->dv);
   if (c->lay) {   /* varlen: the sequences' own query-key pairs */
     work = 0;

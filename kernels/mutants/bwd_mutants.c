@@ -21,3 +21,6 @@ AC_CPU_BWD_KERNEL(ac_mutant_bwd_skip_last_tile, ac_cpu_flash_f32, ATTNCHECK_F32,
 AC_CPU_BWD_KERNEL(ac_mutant_bwd_lse_bf16, ac_cpu_flash_bf16, ATTNCHECK_BF16, 1, AC_BWD_LSE_BF16,
                   "mutant-bwd-lse-bf16", "bf16-fa2",
                   "flash-bwd-bf16 recomputing P from the LSE rounded to bf16 (an LSE buffer in the input dtype)")
+AC_CPU_BWD_KERNEL(ac_mutant_bwd_softcap_noderiv, ac_cpu_flash_f32, ATTNCHECK_F32, 1, AC_BWD_NO_CAP_DERIV,
+                  "mutant-bwd-softcap-noderiv", "fp32",
+                  "flash-bwd-f32 missing the softcap's derivative: dS used as if there were no cap (no 1 - tanh^2)")

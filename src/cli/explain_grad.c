@@ -8,19 +8,23 @@
 #include "grad.h"
 #include "variants.h"
 
-/* The binary64 stages of the row: P, dP, dS per key and D (for reading, not judging). */
+/* The binary64 stages of the row: P, dP, dS per key and D (for reading, not judging); under a
+ * softcap also the derivative factor f_j = 1 - tanh²(c q·k_j / cap) and dS_j f_j (what dQ and dK take). */
 static void print_stages(const ac_case *c, int64_t b, int64_t h, int64_t i)
 {
   const ac_problem *p = &c->p;
   const int64_t kvh = h / (p->heads / p->kv_heads);
   const ac_dtype od = ac_tensor_dtype(p, 'o');
   double *s = ac_xcalloc((size_t)p->tk + 1, sizeof *s), *dp = ac_xcalloc((size_t)p->tk + 1, sizeof *dp);
+  double *f = ac_xcalloc((size_t)p->tk + 1, sizeof *f);
+  const int cap = (p->f.used & AC_FEAT_SOFTCAP) != 0;
   double m = (p->f.used & AC_FEAT_SINKS) ? c->sinks[h] : -INFINITY, sum = 0, D = 0;
   for (int64_t j = 0; j < p->tk; j++) {
     double d = 0;
     for (int64_t t = 0; t < p->dk; t++)
       d += ac_load(p->dtype, c->q, ac_qidx(p, b, h, i, t)) * ac_load(p->dtype, c->k, ac_kidx(p, b, kvh, j, t));
     s[j] = ac_features_score_f64(c, b, h, i, j, ac_problem_scale(p) * d);
+    if (cap) f[j] = 1 / (cosh(ac_problem_scale(p) * d / p->f.softcap) * cosh(ac_problem_scale(p) * d / p->f.softcap));
     if (s[j] > m) m = s[j];
     for (int64_t e = 0; e < p->dv; e++)
       dp[j] += ac_load(od, c->dout, ac_oidx(p, b, h, i, e)) * ac_load(p->dtype, c->v, ac_vidx(p, b, kvh, j, e));
@@ -29,12 +33,17 @@ static void print_stages(const ac_case *c, int64_t b, int64_t h, int64_t i)
   for (int64_t j = 0; j < p->tk; j++) sum += s[j] > -INFINITY ? exp(s[j] - m) : 0;
   for (int64_t j = 0; j < p->tk; j++) D += s[j] > -INFINITY ? exp(s[j] - m) / sum * dp[j] : 0;
   printf("stages (binary64, for reading): D = sum_j P_j dP_j = %.17g\n", D);
-  printf("  %6s %24s %24s %24s\n", "key", "P_j", "dP_j = dO.V_j", "dS_j = P_j (dP_j - D)");
+  printf("  %6s %24s %24s %24s", "key", "P_j", "dP_j = dO.V_j", "dS_j = P_j (dP_j - D)");
+  if (cap) printf(" %24s %24s", "f_j = 1 - tanh^2", "dS_j f_j (to dQ, dK)");
+  printf("\n");
   for (int64_t j = 0; j < p->tk; j++) {
     if (!(s[j] > -INFINITY)) continue;
     double pj = exp(s[j] - m) / sum;
-    printf("  %6lld %24.17g %24.17g %24.17g\n", (long long)j, pj, dp[j], pj * (dp[j] - D));
+    printf("  %6lld %24.17g %24.17g %24.17g", (long long)j, pj, dp[j], pj * (dp[j] - D));
+    if (cap) printf(" %24.17g %24.17g", f[j], pj * (dp[j] - D) * f[j]);
+    printf("\n");
   }
+  free(f);
   free(s);
   free(dp);
 }

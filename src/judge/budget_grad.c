@@ -32,6 +32,23 @@
  * product or sum in the accumulation format may lose up to η = eta_a (2 eta_a truncating) on top
  * of its relative rounding: α_j gains (d_v + 1)η, β (d_v + T + 2)η, σ_j 3η, and each element of
  * dQ, dK, dV (n + 2)η max(1, |c|) for its n terms (dV: nη).
+ * Softcap (s_j = cap t_j + a_j, t_j = tanh x_j, x_j = c d_j / cap, f_j = 1 - t_j² = sech² x_j):
+ *   δ_j   the forward's variant score error (docs/numerics.md §11.4, the forward budget's
+ *           magnitudes): f_j (γ(d_k, u_qk)|c|Z_j + η_s) + (u_S + u_s) m_j,
+ *           m_j = f_j|c d_j| + |cap t_j| + |m_h dist| + |bias_j| + |s_j|;
+ *   t'_j  a kernel takes 1 - t² from its tanh of its own raw score (FlashAttention-2 and -3's dtanh
+ *           from the stored tanh, or from s'/cap; PyTorch autograd from tanh): the raw score errs by
+ *           ξ_j = γ(d_k, u_qk)|c|Z_j + (u_S + u_s)|c d_j| + η_s, x by Δx_j = ξ_j / cap + u_s|x_j|, and
+ *           |t'_j - t_j| <= min(max(tanh(|x_j| + Δx_j) - |t_j|, |t_j| - tanh(|x_j| - Δx_j)) + 2^-51,
+ *           f_j Δx_j + 0.385 Δx_j²) + 3(u_S + u_s)|t_j| =: Δt_j (tanh odd and increasing; or the Taylor
+ *           remainder ½ max|tanh''| Δx², tanh'' <= 4/(3√3); then tanh, the product by cap and the
+ *           division back each round once);
+ *   f'_j  = fl(1 - fl(t'²)): |t'² - t²| <= 2|t|Δt + Δt², so with u = u_a
+ *           |f'_j - f_j| <= (1 + u)((1 + u)(2|t_j|Δt_j + Δt_j²) + u t_j²) + u f_j =: φ_j
+ *           (the cancellation of 1 - t² as |t| -> 1 is the 2|t|Δt term);
+ *   dS'_j = fl(dS~_j f'_j), dS~ the uncapped dS of error σ_j: |dS'_j - f_j dS_j| <=
+ *           (σ_j (f_j + φ_j) + |dS_j| φ_j)(1 + u_a) + u_a f_j |dS_j| =: σ'_j, which with f_j |dS_j| takes
+ *           the place of σ_j and |dS_j| in dQ and dK (dV keeps τ: P is the capped scores' P).
  * Truncating accumulation (acc_trunc) doubles u_a in the γ's. E uses the typical γ_e
  * (4√n u, capped by γ_w) in place of γ_w everywhere; every E term is at most its W term.
  * The terms are recomputed in binary64 from the stored inputs (P, dP, D, A, B, Z relative
@@ -53,6 +70,7 @@ typedef struct {
   double cs;                 /* |scale| */
   double u_o;                /* unit roundoff of o's dtype (O' in D' = dO·O') */
   double *s, *P, *dP, *A, *Z, *pi[2], *sg[2], *ta[2];   /* per key of the row; [0] W, [1] E */
+  double *th, *f, *mg, *rw;  /* softcap, per key: tanh x_j, f_j = sech² x_j, |m_h dist| + |bias_j|, |c d_j| */
   double *q, *dO, *o;
   double eta, cs1;           /* the accumulation format's underflow floor (doubled truncating); max(1, |scale|) */
 } gb_ws;
@@ -83,6 +101,15 @@ static int64_t row_terms(gb_ws *w, int64_t b, int64_t h, int64_t i, double *L, d
     }
     w->s[j] = ac_features_score_f64(c, b, h, i, j, sc * d);
     w->Z[j] = z;
+    if (p->f.used & AC_FEAT_SOFTCAP) {
+      double x = sc * d / p->f.softcap, ch = cosh(x), bias = 0;
+      w->th[j] = tanh(x);
+      w->f[j] = 1 / (ch * ch);   /* 0 far past saturation (cosh overflows): the true f_j < 1e-300 */
+      if ((p->f.used & AC_FEAT_BIAS) && c->bias) bias = ac_load(p->f.bias_dtype, c->bias, ac_biasidx(p, b, h, i, j));
+      w->mg[j] = fabs(bias);
+      if (p->f.used & AC_FEAT_ALIBI) w->mg[j] += fabs(ac_features_slope(c, b, h) * (double)ac_alibi_dist(p, i, j));
+      w->Z[j] = z;
+    }
     if (w->s[j] > -INFINITY) T++;
     if (w->s[j] > m) m = w->s[j];
   }
@@ -119,6 +146,39 @@ static double p_err(double P, double x, double eps)
   return up > 0 ? up : 0;
 }
 
+/* The forward's score error bound δ_j of key j (gqk = γ(d_k, u_qk)). */
+static double key_delta(const gb_ws *w, int64_t j, double gqk, double eta_s)
+{
+  const ac_precision *cl = w->cl;
+  const ac_problem *p = &w->c->p;
+  if (!(p->f.used & AC_FEAT_SOFTCAP)) return gqk * w->cs * w->Z[j] + cl->u_s * fabs(w->s[j]) + eta_s;
+  const double cap = p->f.softcap;
+  const double m = (w->f[j] > 0 ? w->f[j] * w->rw[j] : 0) + cap * fabs(w->th[j]) + w->mg[j] + fabs(w->s[j]);
+  return w->f[j] * (gqk * w->cs * w->Z[j] + eta_s) + (cl->u_S + cl->u_s) * m;
+}
+
+/* Softcap: σ_j becomes σ'_j of the header (the error of dS through the cap's derivative). */
+static double cap_sigma(const gb_ws *w, int64_t j, double sg, double dS, double gqk, double eta_s)
+{
+  const ac_precision *cl = w->cl;
+  const double cap = w->c->p.f.softcap, t = fabs(w->th[j]), f = w->f[j], us = cl->u_S + cl->u_s, ua = cl->u_a;
+  const double x = w->rw[j] / cap, xi = gqk * w->cs * w->Z[j] + us * w->rw[j] + eta_s;
+  const double dx = xi / cap + cl->u_s * x;
+  /* tanh increases: |t' - t| <= the larger move of tanh over [x - dx, x + dx] (the Taylor bound
+   * f dx + 0.385 dx² where that is smaller), binary64's 2^-51 on the differences */
+  const double mv = fmax(tanh(x + dx) - t, t - tanh(x - dx)) + 0x1p-51;
+  const double dt = fmin(mv, f * dx + 0.385 * dx * dx) + 3 * us * t;
+  const double phi = (1 + ua) * ((1 + ua) * (2 * t * dt + dt * dt) + ua * t * t) + ua * f;
+  return (sg * (f + phi) + fabs(dS) * phi) * (1 + ua) + ua * f * fabs(dS);
+}
+
+/* |dS_j| w.r.t. the raw score: f_j |P_j (dP_j - D)| under a softcap. */
+static double ds_abs(const gb_ws *w, int64_t j, double D)
+{
+  double dS = fabs(w->P[j] * (w->dP[j] - D));
+  return (w->c->p.f.used & AC_FEAT_SOFTCAP) ? dS * w->f[j] : dS;
+}
+
 /* π, σ, τ of every visible key of the row for W (typ 0) or E (typ 1). */
 static void row_errors(gb_ws *w, int typ, int64_t T, double L, double D, double B)
 {
@@ -134,7 +194,7 @@ static void row_errors(gb_ws *w, int typ, int64_t T, double L, double D, double 
   double up_sum = 0, dn_sum = 0;
   for (int64_t j = 0; j < p->tk; j++)
     if (w->s[j] > -INFINITY) {
-      double dj = gqk * w->cs * w->Z[j] + cl->u_s * fabs(w->s[j]) + eta_s;
+      double dj = key_delta(w, j, gqk, eta_s);
       up_sum += p_err(w->P[j], w->s[j] - L, dj);
       dn_sum += w->P[j] * -expm1(-dj);
     }
@@ -147,7 +207,7 @@ static void row_errors(gb_ws *w, int typ, int64_t T, double L, double D, double 
       w->pi[typ][j] = w->sg[typ][j] = w->ta[typ][j] = 0;
       continue;
     }
-    double dj = gqk * w->cs * w->Z[j] + cl->u_s * fabs(w->s[j]) + eta_s;
+    double dj = key_delta(w, j, gqk, eta_s);
     double ej = dj + cl->u_e + (lam_f + cl->u_s * fabs(w->s[j] - L) > lam_n ? lam_f + cl->u_s * fabs(w->s[j] - L) : lam_n);
     double pij = p_err(w->P[j], w->s[j] - L, ej);
     if (w->P[j] + pij < cl->mu) pij += cl->mu;
@@ -164,6 +224,7 @@ static void row_errors(gb_ws *w, int typ, int64_t T, double L, double D, double 
     if (!(w->s[j] > -INFINITY)) continue;
     double aj = gdv * w->A[j] + ((double)p->dv + 1) * eta, pij = w->pi[typ][j], dS = w->P[j] * (w->dP[j] - D);
     w->sg[typ][j] = (1 + rho) * (pij * (fabs(w->dP[j] - D) + aj + beta) + w->P[j] * (aj + beta)) + rho * fabs(dS) + 3 * eta;
+    if (p->f.used & AC_FEAT_SOFTCAP) w->sg[typ][j] = cap_sigma(w, j, w->sg[typ][j], dS, gqk, eta_s);
     w->ta[typ][j] = pij * (1 + up) + up * w->P[j];
   }
 }
@@ -185,7 +246,7 @@ static void row_budget(gb_ws *w, ac_grad_budget *bg, double *s1[2][2], double *s
       double a = 0, m = 0;
       for (int64_t j = 0; j < p->tk; j++) {
         if (!(w->s[j] > -INFINITY)) continue;
-        double kt = fabs(ac_load(p->dtype, c->k, ac_kidx(p, b, kvh, j, t))), dS = fabs(w->P[j] * (w->dP[j] - D));
+        double kt = fabs(ac_load(p->dtype, c->k, ac_kidx(p, b, kvh, j, t))), dS = ds_abs(w, j, D);
         a += w->sg[typ][j] * kt;
         m += (dS + w->sg[typ][j]) * kt;
       }
@@ -196,7 +257,7 @@ static void row_budget(gb_ws *w, ac_grad_budget *bg, double *s1[2][2], double *s
     if (!(w->s[j] > -INFINITY)) continue;
     const int64_t kx = (int64_t)ac_kidx(p, b, kvh, j, 0), vx = (int64_t)ac_vidx(p, b, kvh, j, 0);
     nk[(b * p->kv_heads + kvh) * p->tk + j]++;
-    double dS = fabs(w->P[j] * (w->dP[j] - D));
+    double dS = ds_abs(w, j, D);
     for (int typ = 0; typ < 2; typ++) {
       for (int64_t t = 0; t < p->dk; t++) {
         s1[typ][0][kx + t] += w->sg[typ][j] * fabs(w->q[t]);
@@ -225,10 +286,11 @@ int ac_grad_budget_compute(const ac_precision *cls, const ac_case *c, ac_grad_bu
     bg->e[t] = ac_xcalloc((size_t)cnt[t] + 1, sizeof(double));
   }
   gb_ws w = {.cl = cls, .c = c, .cs = fabs(ac_problem_scale(p)), .u_o = ac_dtype_get(ac_tensor_dtype(p, 'o'))->u};
-  double *buf = ac_xcalloc((size_t)(11 * tk + p->dk + 2 * p->dv + 1), sizeof(double));
-  double **slots[] = {&w.s, &w.P, &w.dP, &w.A, &w.Z, &w.pi[0], &w.pi[1], &w.sg[0], &w.sg[1], &w.ta[0], &w.ta[1]};
+  double *buf = ac_xcalloc((size_t)(15 * tk + p->dk + 2 * p->dv + 1), sizeof(double));
+  double **slots[] = {&w.s,     &w.P,     &w.dP,    &w.A,     &w.Z,  &w.pi[0], &w.pi[1],
+                      &w.sg[0], &w.sg[1], &w.ta[0], &w.ta[1], &w.th, &w.f,     &w.mg, &w.rw};
   for (size_t k = 0; k < sizeof slots / sizeof slots[0]; k++) *slots[k] = buf + (int64_t)k * tk;
-  w.q = buf + 11 * tk, w.dO = w.q + p->dk, w.o = w.dO + p->dv;
+  w.q = buf + 15 * tk, w.dO = w.q + p->dk, w.o = w.dO + p->dv;
   w.eta = cls->eta_a * (cls->acc_trunc ? 2 : 1), w.cs1 = w.cs > 1 ? w.cs : 1;
   double *s1[2][2], *s2[2][2];
   for (int typ = 0; typ < 2; typ++)

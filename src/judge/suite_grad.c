@@ -2,7 +2,8 @@
  * ac_grad_check on the kernels that declare a backward, after the forward cases. Small shapes
  * that every backward defect of kernels/mutants/bwd_mutants.c meets: more than one query tile
  * (16 rows) with a partial last one, GQA and MQA groups, both causal alignments, a window with
- * sinks, and dO patterns (normal, rows of zeros, huge, tiny, and cancel: dP_j - D cancels). */
+ * sinks, a softcap (cap 2: tanh well away from linear, so a backward without its derivative
+ * fails), and dO patterns (normal, rows of zeros, huge, tiny, and cancel: dP_j - D cancels). */
 #include "config.h"
 #include <stdio.h>
 #include <string.h>
@@ -29,8 +30,12 @@ static const grad_spec ci_grad[] = {
   {AC_BF16, 40, 40, 16, 16, 2, 2, AC_MASK_NONE, "huge", 0},
   {AC_F32, 24, 12, 16, 32, 2, 1, AC_MASK_CAUSAL_BR, "cancel", 0},
   {AC_BF16, 24, 12, 16, 32, 2, 1, AC_MASK_CAUSAL_BR, "cancel", 0},
+  {AC_F32, 40, 48, 32, 32, 4, 2, AC_MASK_CAUSAL_BR, "normal", 0},
+  {AC_BF16, 40, 48, 32, 32, 4, 2, AC_MASK_CAUSAL_BR, "normal", 0},
 };
 #define NGRAD ((int64_t)(sizeof ci_grad / sizeof ci_grad[0]))
+/* Per case: > 0, a softcap (with q scaled by 2: scores well into the cap). */
+static const double ci_grad_softcap[NGRAD] = {[9] = 2, [10] = 2};
 
 int64_t ac_suite_grad_count(ac_suite_kind k)
 {
@@ -43,9 +48,9 @@ int ac_suite_grad_describe(int64_t i, char *name, size_t n, ac_dtype *dtype)
   if (i >= NGRAD) return ac_suite_grad_layout_describe(i - NGRAD, name, n, dtype);
   if (i < 0) return -1;
   const grad_spec *s = &ci_grad[i];
-  snprintf(name, n, "%s-grad-%lldx%lld-d%lld-dv%lld-%s-h%lldkv%lld-do-%s%s", ac_dtype_name(s->t), (long long)s->tq,
+  snprintf(name, n, "%s-grad-%lldx%lld-d%lld-dv%lld-%s-h%lldkv%lld-do-%s%s%s", ac_dtype_name(s->t), (long long)s->tq,
            (long long)s->tk, (long long)s->d, (long long)s->dv, ac_mask_name(s->mask), (long long)s->heads,
-           (long long)s->kv_heads, s->dout, s->window_sinks ? "-window-sinks" : "");
+           (long long)s->kv_heads, s->dout, s->window_sinks ? "-window-sinks" : "", ci_grad_softcap[i] > 0 ? "-softcap" : "");
   if (dtype) *dtype = s->t;
   return 0;
 }
@@ -71,10 +76,15 @@ int ac_suite_grad_make(int64_t i, ac_suite_case *sc, ac_err *e)
   void *t[3] = {c->q, c->k, c->v};
   for (int x = 0; x < 3; x++) {
     size_t n = ac_case_bytes(c, "qkv"[x]) / ac_dtype_size(s->t);
-    for (size_t y = 0; y < n; y++) ac_store_bits(s->t, t[x], y, ac_encode_f64(s->t, ac_rng_normal(&r)));
+    double m = x == 0 && ci_grad_softcap[i] > 0 ? 2 : 1;
+    for (size_t y = 0; y < n; y++) ac_store_bits(s->t, t[x], y, ac_encode_f64(s->t, m * ac_rng_normal(&r)));
   }
   if (s->window_sinks) {
     ac_vspec v = {.used = AC_FEAT_WINDOW | AC_FEAT_SINKS, .win_left = 8, .win_right = 0, .sinks = AC_VS_NORMAL};
+    if (ac_vspec_apply(c, &v, seed, e)) goto fail;
+  }
+  if (ci_grad_softcap[i] > 0) {
+    ac_vspec v = {.used = AC_FEAT_SOFTCAP, .softcap = ci_grad_softcap[i]};
     if (ac_vspec_apply(c, &v, seed, e)) goto fail;
   }
   if (ac_dout_generate(c, s->dout, seed, e)) goto fail;

@@ -13,7 +13,8 @@
  * two such lower bounds halves at most, P' of a visible key is at least P/2 (P at least 2 mu of
  * the class; else anything from the smallest binary32 subnormal up), and O' (the exact O rounded)
  * at least half of |O| less a bound on the binary64 error of O. The chain dP, D (dO·O' or Σ P' dP'),
- * dP − D, dS, dS·K, dS·Q, P·dO and the scale gives the floor; k is then chosen so that the floor
+ * dP − D, dS, dS·K, dS·Q, P·dO and the scale gives the floor (the final sums of dQ, dK, dV and dσ
+ * with the grid of binary64, 2^-54, for a kernel that adds them more precisely than its class); k is then chosen so that the floor
  * times the smallest non-zero |dO| is at least twice the largest smallest-normal among binary32,
  * the case dtype and o's dtype, and so that the scaled case stays far below the class's range
  * (ac_eval_grad_in_range). When the case's own dO meets the floor, the original run is compared
@@ -117,9 +118,10 @@ static double product_floor(const ac_case *c, const ac_precision *cls)
   const double g = cls->u_a / 2, cm = fmin(1, fabs(ac_problem_scale(p)));
   const double dov = mv / 2, doo = omin / 2, dp = g * dov, pdp = pmin * dp / 2;
   const double dd = fmin(g * doo, g * pdp), ds = pmin * g * fmin(dp, dd) / 2;
-  const double dsk = ds / 4 * fmin(mk, mq) * cm, pdo = pmin / 4, grad = g * fmin(dsk, pdo) * cm / 2;
-  const double psd = pmin * dd / 2;
-  return fmin(fmin(fmin(dov, doo), fmin(pdp, ds)), fmin(fmin(dsk, pdo), fmin(grad, psd)));
+  /* the final sums (dQ, dK, dV, dσ) also as a kernel that adds them in binary64 before rounding */
+  const double dsk = ds / 4 * fmin(mk, mq) * cm, pdo = pmin / 4, grad = 0x1p-54 * fmin(dsk, pdo) * cm / 2;
+  const double psd = pmin * dd / 2, dsig = 0x1p-54 * psd;
+  return fmin(fmin(fmin(dov, doo), fmin(pdp, ds)), fmin(fmin(dsk, pdo), fmin(grad, dsig)));
 }
 
 /* c with dO times 2^k (exact: the caller checked the range), in out. */

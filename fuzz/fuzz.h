@@ -282,6 +282,7 @@ typedef struct {
   int oracle_threads;
   int metamorphic;                /* AC_META_OFF, AC_META_SOME (default), AC_META_ALWAYS */
   int grad;                       /* 1: the kernel declares a backward; each case judges it too (eval_grad.c) */
+  uint32_t grad_caps;             /* the features its backward takes (ac_kernel_backward_caps) */
 } ac_eval_ctx;
 
 /* The row of the worst output element, per column (a window of at most AC_ROW_MAX columns

@@ -107,8 +107,17 @@
  *     NULL otherwise.
  * The same rules as the forward hold: every output element must be written (they are
  * pre-filled with NaN), nothing outside them, no input changed (o, lse and dout included),
- * in a forked child with the time limit. Softcap, descales, per-tensor dtypes and serving
- * layouts are not handed to run_backward (the exact backward refuses them).
+ * in a forked child with the time limit.
+ *
+ * ABI 4 adds kernel.backward_caps after run_backward: the ATTNCHECK_FEAT_ bits run_backward
+ * takes (each also in caps). A case is handed to run_backward only when every feature it uses is
+ * in the kernel's backward set:
+ *   - abi_version >= 4 and struct_size >= ATTNCHECK_KERNEL_V4_SIZE: backward_caps as declared
+ *     (0: plain attention only);
+ *   - a version 3 plugin (or a version 4 one built before the field, struct_size <
+ *     ATTNCHECK_KERNEL_V4_SIZE): caps & ATTNCHECK_BACKWARD_V3_FEATS, the set ABI 3 handed to
+ *     run_backward, so such a plugin is never given a feature it did not expect.
+ * Features the exact backward refuses (docs/backward.md) are never handed to run_backward.
  */
 #ifndef ATTNCHECK_KERNEL_H
 #define ATTNCHECK_KERNEL_H
@@ -120,7 +129,7 @@
 extern "C" {
 #endif
 
-#define ATTNCHECK_ABI_VERSION 3
+#define ATTNCHECK_ABI_VERSION 4
 
 enum { ATTNCHECK_F64 = 0, ATTNCHECK_F32 = 1, ATTNCHECK_F16 = 2, ATTNCHECK_BF16 = 3, ATTNCHECK_E4M3 = 4, ATTNCHECK_E5M2 = 5 };
 enum { ATTNCHECK_MASK_NONE = 0, ATTNCHECK_MASK_CAUSAL = 1, ATTNCHECK_MASK_CAUSAL_BOTTOM_RIGHT = 2 };
@@ -145,6 +154,10 @@ enum { ATTNCHECK_ALIGN_BOTTOM_RIGHT = 0, ATTNCHECK_ALIGN_TOP_LEFT = 1 };
 #define ATTNCHECK_CAP_NO_LSE        (1u << 31)
 /* kernel.caps only, ABI 3: the kernel has run_backward (struct_size >= ATTNCHECK_KERNEL_V3_SIZE). */
 #define ATTNCHECK_CAP_BACKWARD      (1u << 30)
+/* The features ABI 3 handed to run_backward (the backward set of a plugin without backward_caps). */
+#define ATTNCHECK_BACKWARD_V3_FEATS                                                                     \
+  (ATTNCHECK_FEAT_WINDOW | ATTNCHECK_FEAT_BOOL_MASK | ATTNCHECK_FEAT_ALIBI | ATTNCHECK_FEAT_BIAS |    \
+   ATTNCHECK_FEAT_SINKS)
 
 typedef struct {
   uint32_t struct_size;                     /* sizeof(attncheck_problem) as the harness was built */
@@ -225,12 +238,16 @@ typedef struct {
   /* ---- ABI 3, optional (struct_size >= ATTNCHECK_KERNEL_V3_SIZE, with ATTNCHECK_CAP_BACKWARD) ---- */
   int (*run_backward)(const attncheck_problem *p, const attncheck_tensors *t, const attncheck_grad_tensors *g,
                       char *err, size_t err_len);  /* 0 = ok */
+  /* ---- ABI 4, optional (struct_size >= ATTNCHECK_KERNEL_V4_SIZE) ---- */
+  uint32_t backward_caps;                   /* ATTNCHECK_FEAT_... bits run_backward takes (a subset of caps) */
+  uint32_t reserved1;                       /* 0 */
 } attncheck_kernel;
 
 /* struct_size of attncheck_kernel in versions 1 and 2 (and of a version 3 plugin built before
- * run_backward), and with run_backward. */
+ * run_backward), with run_backward (version 3), and with backward_caps (version 4). */
 #define ATTNCHECK_KERNEL_V1_SIZE ((uint32_t)offsetof(attncheck_kernel, run_backward))
-#define ATTNCHECK_KERNEL_V3_SIZE ((uint32_t)sizeof(attncheck_kernel))
+#define ATTNCHECK_KERNEL_V3_SIZE ((uint32_t)offsetof(attncheck_kernel, backward_caps))
+#define ATTNCHECK_KERNEL_V4_SIZE ((uint32_t)sizeof(attncheck_kernel))
 
 /* A plugin shared object exports this one function. */
 const attncheck_kernel *const *attncheck_plugin_kernels(size_t *count);

@@ -210,8 +210,8 @@ static int bf16_run(const attncheck_problem *p, const attncheck_tensors *t, char
 const attncheck_kernel ac_cpu_flash_varlen_f32 = {
   ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), "flash-varlen-f32",
   "FlashAttention-2 online softmax over varlen batches and paged KV caches, binary32 (ATTNCHECK_FLASH_BC)", "fp32",
-  ATTNCHECK_MEM_HOST, AC_CPU_LAYOUT_CAPS, f32_supports, f32_run, {NULL, NULL, NULL, NULL}, NULL};
+  ATTNCHECK_MEM_HOST, AC_CPU_LAYOUT_CAPS, f32_supports, f32_run, {NULL, NULL, NULL, NULL}, NULL, 0, 0};
 const attncheck_kernel ac_cpu_flash_varlen_bf16 = {
   ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), "flash-varlen-bf16",
   "FlashAttention-2 online softmax over varlen batches and paged KV caches, bf16 inputs, P rounded to bf16", "bf16-fa2",
-  ATTNCHECK_MEM_HOST, AC_CPU_LAYOUT_CAPS, bf16_supports, bf16_run, {NULL, NULL, NULL, NULL}, NULL};
+  ATTNCHECK_MEM_HOST, AC_CPU_LAYOUT_CAPS, bf16_supports, bf16_run, {NULL, NULL, NULL, NULL}, NULL, 0, 0};

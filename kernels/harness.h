@@ -36,6 +36,12 @@ uint32_t ac_kernel_declared_caps(const ac_kernel *k);
 typedef int (*attncheck_backward_fn)(const attncheck_problem *p, const attncheck_tensors *t,
                                      const attncheck_grad_tensors *g, char *err, size_t err_len);
 attncheck_backward_fn ac_kernel_backward(const ac_kernel *k);
+/* The ATTNCHECK_FEAT_ bits k's run_backward takes (kernels/attncheck_kernel.h, ABI 4: backward_caps;
+ * a version 3 plugin: its caps within ATTNCHECK_BACKWARD_V3_FEATS); 0 without a backward. */
+uint32_t ac_kernel_backward_caps(const ac_kernel *k);
+/* Why k cannot be handed the backward of c (no backward, a CUDA kernel, a feature of c outside its
+ * backward set); NULL when it can. The text stays valid until the next call in the thread. */
+const char *ac_harness_backward_refusal(const ac_kernel *k, const ac_case *c);
 
 /* Built-in kernels (correct CPU kernels, mutants, test kernels, CUDA kernels when built).
  * ac_builtin_kernels lists the CPU kernels then the CUDA kernels, which loads the CUDA module;

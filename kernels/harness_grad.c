@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "harness_priv.h"
+#include "variants.h"
 
 enum { G_DQ, G_DK, G_DV, G_DSINK, G_N };
 
@@ -170,14 +171,18 @@ static int grad_body_child(void *arg)
   return 0;
 }
 
-/* Why k cannot be handed the backward of c (NULL: it can). */
-static const char *grad_refusal(const ac_kernel *k, const ac_case *c)
+const char *ac_harness_backward_refusal(const ac_kernel *k, const ac_case *c)
 {
   if (!ac_kernel_backward(k)) return "the kernel declares no backward (ATTNCHECK_CAP_BACKWARD, run_backward)";
   if (k->abi->memory == ATTNCHECK_MEM_CUDA) return "backward runs of CUDA kernels are not supported";
-  if (c->lay) return "the backward of a case with a serving layout is not judged";
-  if (c->p.f.used & (AC_FEAT_SOFTCAP | AC_FEAT_DESCALE | AC_FEAT_MIXED_DTYPES))
-    return "the backward of softcap, descales and per-tensor dtypes is not judged (the exact backward refuses them)";
+  uint32_t missing = c->p.f.used & ~ac_kernel_backward_caps(k) & (AC_FEAT_ALL | AC_FEAT_LAYOUTS);
+  if (missing) {
+    static _Thread_local char why[160];
+    char names[120];
+    snprintf(why, sizeof why, "the kernel's backward does not take %s (backward_caps)",
+             ac_feat_list(missing, names, sizeof names));
+    return why;
+  }
   return NULL;
 }
 
@@ -219,7 +224,7 @@ int ac_harness_run_backward(const ac_kernel *k, const ac_case *c, const void *o,
   memset(r, 0, sizeof *r);
   r->guard_ok = 1;
   r->dtype = c->p.dtype;
-  const char *why = grad_refusal(k, c);
+  const char *why = ac_harness_backward_refusal(k, c);
   if (why) {
     r->status = AC_RUN_UNSUPPORTED;
     snprintf(r->msg, sizeof r->msg, "%s", why);

@@ -83,6 +83,10 @@ static int check_kernel(const char *path, size_t i, const attncheck_kernel *k, a
       (k->struct_size < ATTNCHECK_KERNEL_V3_SIZE || !k->run_backward))
     return ac_err_set(e, "%s: kernel '%s' declares ATTNCHECK_CAP_BACKWARD but has no run_backward (struct_size %u, needs %u)",
                       path, k->name, (unsigned)k->struct_size, (unsigned)ATTNCHECK_KERNEL_V3_SIZE);
+  if (k->abi_version >= 4 && (k->caps & ATTNCHECK_CAP_BACKWARD) && k->struct_size >= ATTNCHECK_KERNEL_V4_SIZE &&
+      (k->backward_caps & ~(k->caps & (ATTNCHECK_FEAT_ALL | ATTNCHECK_FEAT_LAYOUTS))))
+    return ac_err_set(e, "%s: kernel '%s' declares backward_caps 0x%x outside its caps 0x%x", path, k->name,
+                      (unsigned)k->backward_caps, (unsigned)(k->caps & (ATTNCHECK_FEAT_ALL | ATTNCHECK_FEAT_LAYOUTS)));
   if (k->memory != ATTNCHECK_MEM_HOST && k->memory != ATTNCHECK_MEM_CUDA)
     return ac_err_set(e, "%s: kernel '%s' has unknown memory kind %d", path, k->name, (int)k->memory);
   if (k->precision && !ac_precision_find(k->precision)) {

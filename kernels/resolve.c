@@ -166,6 +166,15 @@ attncheck_backward_fn ac_kernel_backward(const ac_kernel *k)
   return a->run_backward;
 }
 
+uint32_t ac_kernel_backward_caps(const ac_kernel *k)
+{
+  const attncheck_kernel *a = ac_kernel_backward(k) ? k->abi : NULL;
+  if (!a) return 0;
+  /* ABI 4 backward_caps when the struct reaches it; else the set ABI 3 handed to run_backward */
+  if (a->abi_version >= 4 && a->struct_size >= ATTNCHECK_KERNEL_V4_SIZE) return a->backward_caps & a->caps;
+  return a->caps & ATTNCHECK_BACKWARD_V3_FEATS;
+}
+
 uint32_t ac_kernel_declared_caps(const ac_kernel *k)
 {
   if (k->kind == AC_KIND_EXEC || k->kind == AC_KIND_EXEC_PERSISTENT) return ac_exec_declared_caps(k);

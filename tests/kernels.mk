@@ -13,7 +13,7 @@ AC_KERNELS_TESTS = tests/tharness tests/tharness_worker tests/tharness_exec test
 # tcmd_mixed_dtypes.sh: per-tensor dtypes from gen through info, explain, the kernels and refusals.
 # tcli_grad.sh: the backward from gen --grad through info, check --grad and the suite's backward cases.
 AC_KERNELS_SH = tests/plugin_refused.sh tests/plugin_suite.sh tests/tinstall_plugin.sh tests/tcontain.sh tests/plugin_abspath.sh \
-	tests/plugin_abi1.sh tests/plugin_abi2.sh tests/tcmd_list_caps.sh tests/tcmd_mixed_dtypes.sh tests/tcli_grad.sh
+	tests/plugin_abi1.sh tests/plugin_abi2.sh tests/plugin_abi3.sh tests/tcmd_list_caps.sh tests/tcmd_mixed_dtypes.sh tests/tcli_grad.sh
 check_PROGRAMS += $(AC_KERNELS_TESTS) tests/tharness_execkernel
 TESTS += $(AC_KERNELS_TESTS) $(AC_KERNELS_SH)
 dist_noinst_SCRIPTS += $(AC_KERNELS_SH)
@@ -57,3 +57,11 @@ tests_abi2_myplugin_v2_la_CPPFLAGS = -I$(top_srcdir)/tests/abi2
 tests_abi2_myplugin_v2_la_LDFLAGS = $(AC_TPLUGIN_LDFLAGS)
 tests_abi2_myplugin_v2_la_LIBADD = -lm
 noinst_HEADERS += tests/abi2/attncheck/kernel.h
+# A version 3 plugin with a backward, built against the frozen version 3 header
+# (tests/abi3/attncheck/kernel.h); tests/plugin_abi3.sh checks what its run_backward is handed.
+check_LTLIBRARIES += tests/abi3/myplugin_v3.la
+tests_abi3_myplugin_v3_la_SOURCES = tests/abi3/myplugin_v3.c
+tests_abi3_myplugin_v3_la_CPPFLAGS = -I$(top_srcdir)/tests/abi3
+tests_abi3_myplugin_v3_la_LDFLAGS = $(AC_TPLUGIN_LDFLAGS)
+tests_abi3_myplugin_v3_la_LIBADD = -lm
+noinst_HEADERS += tests/abi3/attncheck/kernel.h

@@ -1,7 +1,7 @@
 #!/bin/sh
 # plugin_refused.sh: a plugin with the wrong ABI, without the symbol, or with a malformed list
 # (absurd count, a name used twice, a control character in a name, an unknown precision class,
-# ATTNCHECK_CAP_BACKWARD without run_backward)
+# ATTNCHECK_CAP_BACKWARD without run_backward, backward_caps outside caps)
 # makes the command exit 2 with one line on stderr naming the file.
 set -u
 bin=${ATTNCHECK_BIN:-./attncheck}
@@ -11,7 +11,7 @@ trap 'rm -rf "$tmp"' EXIT
 fail=0
 for v in tplugin_badabi tplugin_small tplugin_nosym tplugin_empty \
     tplugin_malformed:count tplugin_malformed:dup tplugin_malformed:ctrl tplugin_malformed:precision \
-    tplugin_malformed:backward; do
+    tplugin_malformed:backward tplugin_malformed:bwdcaps; do
   p=${v%%:*}
   defect=${v#"$p"}; defect=${defect#:}
   [ -f "$libs/$p.so" ] || { echo "not built: $libs/$p.so"; exit 99; }

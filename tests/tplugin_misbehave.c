@@ -108,7 +108,7 @@ static int fork_run(const attncheck_problem *p, const attncheck_tensors *t, char
 
 #define KERNEL(var, name, sup, run)                                                                     \
   static const attncheck_kernel var = {ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), name, name, "fp32", \
-                                       ATTNCHECK_MEM_HOST, 0, sup, run, {NULL, NULL, NULL, NULL}, NULL}
+                                       ATTNCHECK_MEM_HOST, 0, sup, run, {NULL, NULL, NULL, NULL}, NULL, 0, 0}
 KERNEL(k_plain, "naive-f32", plain_supports, plain_run);
 KERNEL(k_segv, "segv-supports", segv_supports, plain_run);
 KERNEL(k_hang, "hang-supports", hang_supports, plain_run);

@@ -20,6 +20,7 @@ void ac_eval_ctx_init(ac_eval_ctx *x, ac_kernel *k, const char *spec)
   x->oracle_threads = 1;
   x->metamorphic = AC_META_SOME;
   x->grad = ac_kernel_backward(k) != NULL;
+  x->grad_caps = ac_kernel_backward_caps(k);
 }
 
 static double finite_or_big(double x)

@@ -25,7 +25,9 @@ const char *ac_eval_grad_pattern(const ac_case *c)
 int ac_eval_grad_wanted(const ac_eval_ctx *x, const ac_case *c)
 {
   const ac_problem *p = &c->p;
-  if (!x->grad || c->lay || (p->f.used & (AC_FEAT_SOFTCAP | AC_FEAT_DESCALE | AC_FEAT_MIXED_DTYPES))) return 0;
+  if (!x->grad || (p->f.used & ~x->grad_caps & (AC_FEAT_ALL | AC_FEAT_LAYOUTS))) return 0;   /* not handed */
+  /* what the exact backward refuses (docs/backward.md) */
+  if (c->lay || (p->f.used & (AC_FEAT_SOFTCAP | AC_FEAT_DESCALE | AC_FEAT_MIXED_DTYPES))) return 0;
   double work = (double)p->batch * (double)p->heads * (double)p->tq * (double)p->tk * (double)(p->dk + p->dv);
   return work <= (double)GRAD_MAX_WORK;
 }

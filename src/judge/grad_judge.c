@@ -2,6 +2,7 @@
 #include "config.h"
 #include "grad_judge.h"
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "budget.h"
@@ -90,6 +91,13 @@ int ac_grad_check(const ac_kernel *k, const ac_case *c, const char *precision, c
   memset(run, 0, sizeof *run);
   if (!c->dout) return ac_err_set(e, "the case has no dO (member do; attncheck gen --grad)");
   if (ac_precision_resolve(precision, k->precision, c->p.dtype, cls, e)) return -1;
+  const char *why = ac_harness_backward_refusal(k, c);
+  if (why) {   /* before the exact backward: a kernel is never judged on what it cannot be handed */
+    run->status = AC_RUN_UNSUPPORTED;
+    run->dtype = c->p.dtype;
+    snprintf(run->msg, sizeof run->msg, "%s", why);
+    return 0;
+  }
   ac_grad_result ex;
   if (ac_grad_run(c, c->dout, go, &ex, e)) return -1;
   void *o = NULL;

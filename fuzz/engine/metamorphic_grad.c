@@ -72,7 +72,7 @@ static void weight_floors(const ac_case *c, const ac_precision *cls, double *pmi
     for (int64_t h = 0; h < p->heads; h++)
       for (int64_t i = 0; i < p->tq; i++) {
         const int64_t kvh = ac_kv_head(p, h);
-        const int sink = (p->f.used & AC_FEAT_SINKS) != 0;
+        const int sink = (p->f.used & AC_FEAT_SINKS) && c->sinks[h] > -INFINITY;   /* -inf: no sink */
         double m = sink ? c->sinks[h] : -INFINITY, sum = 0;
         for (int64_t j = 0; j < p->tk; j++) {
           double d = 0;

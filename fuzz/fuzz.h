@@ -246,6 +246,31 @@ double *ac_meta_dense_tols(const ac_case *c, const ac_precision *prec);
 int ac_meta_layout_check(const ac_kernel *k, const ac_run_opts *ro, const ac_case *c, const ac_precision *prec,
                          const ac_run_result *ra, ac_meta_result *m, ac_err *e);
 
+/* Backward (fuzz/engine/metamorphic_grad.c, docs/backward.md "Fuzzing"): the kernel's backward
+ * on one transformed case, without the oracle: dO times 2^k (linearity: 2^k times every gradient,
+ * bit for bit where no value can underflow, for a deterministic kernel; within the budgets
+ * otherwise) or the keys permuted among keys every row sees alike (dK, dV permuted alike, dQ
+ * unchanged, within the budgets). */
+typedef struct {
+  int checked;                    /* a transformed case ran and its gradients were compared */
+  int bad;                        /* some element beyond what is allowed */
+  int exact;                      /* 1: bit-for-bit comparison (linearity, deterministic kernel) */
+  char transform[128];            /* the transformation */
+  int64_t n_compared, n_bad;
+  int tensor;                     /* worst element: 0 dq, 1 dk, 2 dv, 3 dsinks (-1: none) */
+  int64_t x, t;                   /* its row (dq) or column (dk, dv) and element, of the original run */
+  double a, b;                    /* the original run's value there (times 2^k) and the transformed run's */
+  double diff, tol, worst_ratio;  /* |a - b|, what is allowed (0: bit for bit), their ratio */
+} ac_gmeta_result;
+/* Runs the backward of k on one transformation of c (which carries the dO of run, the original
+ * backward run, status OK) and compares. 0 (m->checked says whether a comparison took place),
+ * -1 when the transformed case cannot be built. cls: the class the backward is judged in. */
+int ac_meta_grad_check(const ac_kernel *k, const ac_run_opts *ro, const ac_case *c, const ac_precision *cls,
+                       const ac_grad_run_result *run, ac_gmeta_result *m, ac_err *e);
+/* 1 when the backward of c (with c->dout) stays inside the grad budget's model (eval_grad.c):
+ * finite inputs, gradients far below the class's range, a finite W for every element. */
+int ac_eval_grad_in_range(const ac_case *c, const ac_precision *cls);
+
 /* ---- evaluating one case on the kernel under test --------------------------------------- */
 typedef struct {
   ac_kernel *kernel;
@@ -286,6 +311,7 @@ typedef struct {
   double meta_s;
   int grad_checked;               /* 1: the backward ran and was judged (GRAD-FAIL when it failed) */
   double grad_s;
+  ac_gmeta_result gmeta;          /* metamorphic check of the backward (gmeta.checked 0: none ran) */
   ac_eval_row row;                /* the worst output element's row (row.n 0: none) */
 } ac_eval;
 

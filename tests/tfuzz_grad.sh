@@ -4,6 +4,8 @@
 # whose report names the dO pattern; the correct flash-bwd-f32 gives none, and campaign.json
 # records the probed backward. The varlen backward: flash-varlen-f32 gives no finding, the
 # mutant-varlen-bwd-cu-k is found on a varlen_mix case.
+# A finding's case carries the dO it was judged with (member do):
+# `check --grad` on it and on its minimized case fails with exit 1, and replay reproduces it.
 set -u
 bin=${ATTNCHECK_BIN:-./attncheck}
 seed=${ATTNCHECK_TEST_SEED:-20261201}
@@ -42,6 +44,23 @@ rc=$?
 [ $rc -eq 1 ] || { tail -n 5 "$tmp/vlm.txt"; fail "mutant-varlen-bwd-cu-k: exit $rc, expected 1 (found)"; }
 ls "$tmp/vlm/findings" | grep -q '__GRAD-FAIL__varlen_mix__' || fail "mutant-varlen-bwd-cu-k: no varlen GRAD-FAIL finding"
 echo "ok: flash-varlen-f32 without findings, mutant-varlen-bwd-cu-k found"
+# the finding's case and its minimized case replay with the CLI
+m=mutant-bwd-dk-no-scale
+"$bin" fuzz --kernel "$m" --cases 30 --seed "$seed" --out "$tmp/min" --max-t 256 --stop-on-fail --minimize-time 10 --no-live \
+  --quiet > "$tmp/min.txt" 2>&1
+d=$(ls -d "$tmp/min"/findings/*__GRAD-FAIL__* 2>/dev/null | head -n 1)
+[ -n "$d" ] && [ -f "$d/minimized.npz" ] || fail "$m: no minimized GRAD-FAIL finding"
+"$bin" info "$d/case.npz" | grep -q '^ *do ' || fail "$m: the finding's case has no member do"
+for f in case.npz minimized.npz; do
+  "$bin" check --grad --kernel "$m" "$d/$f" > "$tmp/chk.txt" 2>&1
+  rc=$?
+  [ $rc -eq 1 ] || { cat "$tmp/chk.txt"; fail "$m: check --grad $f: exit $rc, expected 1"; }
+  grep -q '^FAIL ' "$tmp/chk.txt" || fail "$m: check --grad $f: no FAIL line"
+done
+"$bin" check --grad --kernel flash-bwd-f32 "$d/minimized.npz" > "$tmp/chk.txt" 2>&1 || { cat "$tmp/chk.txt"; fail "flash-bwd-f32 on the minimized case"; }
+"$bin" replay "$d" --kernel "$m" > "$tmp/rep.txt" 2>&1
+grep -q 'GRAD-FAIL reproduced' "$tmp/rep.txt" || { cat "$tmp/rep.txt"; fail "$m: replay did not reproduce"; }
+echo "ok: $m: case.npz and minimized.npz ($(sed -n 's/.*"minimized_size":"\([^"]*\)".*/\1/p' "$d/report.json" | tr -d '\\')) fail check --grad"
 # a kernel without a backward: campaign.json records none
 "$bin" fuzz --kernel flash-f32 --cases 3 --seed "$seed" --out "$tmp/fwd" --no-live --quiet > /dev/null 2>&1
 grep -q '"backward": *0' "$tmp/fwd/campaign.json" || fail "flash-f32: campaign.json should record no backward"

@@ -26,26 +26,17 @@ static void check_dtype(ac_dtype dt)
 {
   ac_rng rng;
   ac_rng_init(&rng, ac_test_seed(), 0x67726164 + (uint64_t)dt);
-  int64_t elems = 0, amb = 0, rounded = 0;
+  gt_tally n = {0, 0, 0, 0};
   int ncases = ac_test_expensive() ? 10 * NCASES : NCASES;
   for (int k = 0; k < ncases; k++) {
     ac_case c;
     ref_random_case(&c, dt, &rng);
-    void *d = gt_dout_alloc(&c.p);
-    gt_random_dout(&c.p, d, &rng);
-    ac_grad_result r;
-    gt_run(&c, d, NULL, NULL, &r);
-    amb += gt_against_brute(&c, d, &r, PREC);
-    elems += r.n_exact + r.n_rounded;
-    rounded += r.n_rounded;
-    ac_grad_result_free(&r);
-    free(d);
-    ac_case_free(&c);
+    gt_random_checked(&c, &rng, &n);
   }
-  ck_assert_msg(amb < elems / 5, AC_SEED_FMT "%s: %lld of %lld ambiguous", AC_SEED_ARG, ac_dtype_name(dt),
-                (long long)amb, (long long)elems);
-  ck_assert_msg(rounded > elems / 4, AC_SEED_FMT "%s: only %lld of %lld elements through the passes", AC_SEED_ARG,
-                ac_dtype_name(dt), (long long)rounded, (long long)elems);
+  ck_assert_msg(n.ambiguous < n.elems / 5, AC_SEED_FMT "%s: %lld of %lld ambiguous", AC_SEED_ARG, ac_dtype_name(dt),
+                (long long)n.ambiguous, (long long)n.elems);
+  ck_assert_msg(n.rounded > n.elems / 4, AC_SEED_FMT "%s: only %lld of %lld elements through the passes", AC_SEED_ARG,
+                ac_dtype_name(dt), (long long)n.rounded, (long long)n.elems);
   mpfr_free_cache();
 }
 
@@ -70,17 +61,11 @@ START_TEST(constant_v)
     ref_set(&c, 'v', (size_t)(2 * j + 1), -1.5);
   }
   ac_grad_result r;
-  gt_run(&c, d, NULL, NULL, &r);
-  gt_note("constant_v", &r);
-  for (int64_t x = 0; x < 10; x++)
-    for (int64_t t = 0; t < 3; t++) gt_assert_exact_zero(&r.dq, x, t);
-  for (int64_t x = 0; x < 5; x++)
-    for (int64_t t = 0; t < 3; t++) gt_assert_exact_zero(&r.dk, x, t);
+  gt_run_noted("constant_v", &c, d, &r);
+  gt_assert_zero_block(&r.dq, 0, 10, 3);
+  gt_assert_zero_block(&r.dk, 0, 5, 3);
   ck_assert_int_eq(r.n_zero, 45);
-  gt_against_brute(&c, d, &r, PREC);
-  ac_grad_result_free(&r);
-  free(d);
-  ac_case_free(&c);
+  gt_brute_free(&c, d, &r, PREC);
 }
 END_TEST
 
@@ -93,15 +78,9 @@ START_TEST(one_key_and_empty_rows)
   ac_case c;
   void *d = gt_adv_case(&c, AC_MASK_CAUSAL_BR, 5, 3, &rng);
   ac_grad_result r;
-  gt_run(&c, d, NULL, NULL, &r);
-  gt_note("one_key_and_empty_rows", &r);
-  for (int64_t h = 0; h < 2; h++)
-    for (int64_t i = 0; i < 3; i++)
-      for (int64_t t = 0; t < 3; t++) gt_assert_exact_zero(&r.dq, h * 5 + i, t);
-  gt_against_brute(&c, d, &r, PREC);
-  ac_grad_result_free(&r);
-  free(d);
-  ac_case_free(&c);
+  gt_run_noted("one_key_and_empty_rows", &c, d, &r);
+  for (int64_t h = 0; h < 2; h++) gt_assert_zero_block(&r.dq, h * 5, h * 5 + 3, 3);
+  gt_brute_free(&c, d, &r, PREC);
 }
 END_TEST
 
@@ -123,8 +102,7 @@ START_TEST(equal_dp_zero_do_constant_k)
     gt_dout_set(&c.p, d, (size_t)(2 * x + 1), x == 4 ? 1.0 : 0.0);
   }
   ac_grad_result r;
-  gt_run(&c, d, NULL, NULL, &r);
-  gt_note("equal_dp_zero_do_constant_k", &r);
+  gt_run_noted("equal_dp_zero_do_constant_k", &c, d, &r);
   for (int64_t x = 0; x < 10; x++) {
     gt_assert_exact_zero(&r.dq, x, 1);
     if (x != 4) {
@@ -133,10 +111,7 @@ START_TEST(equal_dp_zero_do_constant_k)
     }
   }
   ck_assert(ac_grad_at(&r.dq, 4, 0)->how == AC_HOW_ROUNDED);
-  gt_against_brute(&c, d, &r, PREC);
-  ac_grad_result_free(&r);
-  free(d);
-  ac_case_free(&c);
+  gt_brute_free(&c, d, &r, PREC);
 }
 END_TEST
 
@@ -146,8 +121,7 @@ START_TEST(cancellation_e700)
    * P_1 (dP_top - dP_1), about 1e-304: the first passes cannot separate it from 0 */
   ac_case c;
   ref_case(&c, AC_F64, AC_MASK_NONE, 1, 1, 1, 1, 2, 1, 2);
-  c.p.scale_is_default = 0;
-  c.p.scale = 1.0;
+  gt_set_scale(&c, 1.0);
   ref_set(&c, 'q', 0, 1.0);
   ref_set(&c, 'k', 0, 0.0);
   ref_set(&c, 'k', 1, -700.0);
@@ -159,16 +133,12 @@ START_TEST(cancellation_e700)
   gt_dout_set(&c.p, d, 0, 1.5);
   gt_dout_set(&c.p, d, 1, 0.75);
   ac_grad_result r;
-  gt_run(&c, d, NULL, NULL, &r);
-  gt_note("cancellation_e700", &r);
+  gt_run_noted("cancellation_e700", &c, d, &r);
   /* relative to the top group, dP - D meets no rounded 1 - P: the first pass decides it */
   ck_assert_msg(r.n_highprec == 0 && r.max_prec == 117, "highprec %lld, max_prec %ld", (long long)r.n_highprec,
                 r.max_prec);
   ck_assert(fabs(ac_grad_at(&r.dq, 0, 0)->g) > 1e-305);
-  gt_against_brute(&c, d, &r, 6000);
-  ac_grad_result_free(&r);
-  free(d);
-  ac_case_free(&c);
+  gt_brute_free(&c, d, &r, 6000);
 }
 END_TEST
 
@@ -183,12 +153,8 @@ START_TEST(huge_logits)
   for (int64_t x = 0; x < 30; x++) ref_set(&c, 'q', (size_t)x, 32.0 * ref_get(&c, 'q', (size_t)x));
   for (int64_t x = 0; x < 15; x++) ref_set(&c, 'k', (size_t)x, 32.0 * ref_get(&c, 'k', (size_t)x));
   ac_grad_result r;
-  gt_run(&c, d, NULL, NULL, &r);
-  gt_note("huge_logits", &r);
-  gt_against_brute(&c, d, &r, 12000);
-  ac_grad_result_free(&r);
-  free(d);
-  ac_case_free(&c);
+  gt_run_noted("huge_logits", &c, d, &r);
+  gt_brute_free(&c, d, &r, 12000);
 }
 END_TEST
 
@@ -203,13 +169,9 @@ START_TEST(mirrored_rows_cancel_in_dv)
   ac_case c;
   void *d = gt_int_case(&c, AC_F16, AC_MASK_CAUSAL, 2, 1, 2, 5, 1, 3, q, k, v, dO);
   ac_grad_result r;
-  gt_run(&c, d, NULL, NULL, &r);
-  gt_note("mirrored_rows_cancel_in_dv", &r);
+  gt_run_noted("mirrored_rows_cancel_in_dv", &c, d, &r);
   gt_assert_exact_zero(&r.dv, 0, 1);
-  gt_against_brute(&c, d, &r, PREC);
-  ac_grad_result_free(&r);
-  free(d);
-  ac_case_free(&c);
+  gt_brute_free(&c, d, &r, PREC);
 }
 END_TEST
 
@@ -225,13 +187,9 @@ START_TEST(group_pairs_cancel_in_dq)
   ac_case c;
   void *d = gt_int_case(&c, AC_F16, AC_MASK_CAUSAL_BR, 4, 2, 2, 3, 4, 1, q, k, v, dO);
   ac_grad_result r;
-  gt_run(&c, d, NULL, NULL, &r);
-  gt_note("group_pairs_cancel_in_dq", &r);
+  gt_run_noted("group_pairs_cancel_in_dq", &c, d, &r);
   gt_assert_exact_zero(&r.dq, 1, 2);
-  gt_against_brute(&c, d, &r, PREC);
-  ac_grad_result_free(&r);
-  free(d);
-  ac_case_free(&c);
+  gt_brute_free(&c, d, &r, PREC);
 }
 END_TEST
 
@@ -244,11 +202,9 @@ START_TEST(rational_on_a_breakpoint)
   static const double dO[] = {1 + 0x1p-10, 1 + 0x1p-10, 1 - 0x1p-11};
   ac_case c;
   void *d = gt_int_case(&c, AC_F16, AC_MASK_NONE, 1, 1, 3, 3, 1, 1, q, k, v, dO);
-  c.p.scale_is_default = 0;
-  c.p.scale = 0;
+  gt_set_scale(&c, 0);
   ac_grad_result r;
-  gt_run(&c, d, NULL, NULL, &r);
-  gt_note("rational_on_a_breakpoint", &r);
+  gt_run_noted("rational_on_a_breakpoint", &c, d, &r);
   for (int64_t j = 0; j < 3; j++) {
     const ac_grad_elem *el = ac_grad_at(&r.dv, j, 0);
     ck_assert_msg(el->how == AC_HOW_EXACT && el->g == 1 + 0x1p-11 && el->g_err == 0, "dV_%lld: how %d, %a +- %a",
@@ -256,9 +212,7 @@ START_TEST(rational_on_a_breakpoint)
     ck_assert_uint_eq(ac_grad_bits(&r.dv, AC_F16, j, 0), ac_encode_f64(AC_F16, 1.0));
     ck_assert_uint_eq(ac_grad_bits(&r.dv, AC_F64, j, 0), ac_encode_f64(AC_F64, 1 + 0x1p-11));
   }
-  ac_grad_result_free(&r);
-  free(d);
-  ac_case_free(&c);
+  gt_brute_free(&c, d, &r, 0);
 }
 END_TEST
 
@@ -292,9 +246,7 @@ START_TEST(extended_pass_agrees)
     fast += a.n_fast;
     all += a.n_exact + a.n_rounded;
     ac_grad_result_free(&a);
-    ac_grad_result_free(&b);
-    free(d);
-    ac_case_free(&c);
+    gt_brute_free(&c, d, &b, 0);
   }
   ck_assert_msg(fast > all / 2, "the extended pass decided %lld of %lld", (long long)fast, (long long)all);
 }
@@ -315,10 +267,7 @@ START_TEST(wide_f64_values)
     for (int64_t x = 0; x < 18; x++) gt_dout_set(&c.p, d, (size_t)x, ldexp(ac_rng_normal(&rng), (int)ac_rng_range(&rng, -400, 400)));
     ac_grad_result r;
     gt_run(&c, d, NULL, NULL, &r);
-    gt_against_brute(&c, d, &r, PREC);
-    ac_grad_result_free(&r);
-    free(d);
-    ac_case_free(&c);
+    gt_brute_free(&c, d, &r, PREC);
   }
 }
 END_TEST
@@ -351,9 +300,7 @@ START_TEST(nonfinite_rules)
   ck_assert(gt_undefined(&r.dv, 0, 1) && !gt_undefined(&r.dv, 0, 0) && !gt_undefined(&r.dv, 3, 1));
   ck_assert(ac_grad_bits(&r.dq, AC_F32, 7, 0) == ac_nan_bits(AC_F32));
   ac_grad_result_free(&r);
-  ac_grad_result_free(&r0);
-  free(d);
-  ac_case_free(&c);
+  gt_brute_free(&c, d, &r0, 0);
 }
 END_TEST
 

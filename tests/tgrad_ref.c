@@ -18,6 +18,35 @@ static double bias_of(const ac_case *c, int64_t b, int64_t h, int64_t i, int64_t
   return p->f.used & AC_FEAT_BIAS ? ac_load(p->f.bias_dtype, c->bias, ac_biasidx(p, b, h, i, j)) : 0;
 }
 
+static double slope_of(const ac_case *c, int64_t b, int64_t h)
+{
+  return (double)c->alibi_slopes[(c->p.f.alibi_per_batch ? b * c->p.heads : 0) + h];
+}
+
+/* acc += a b, exactly at acc's precision (x: scratch). */
+static void add_dd(mpfr_t acc, mpfr_t x, double a, double b)
+{
+  mpfr_set_d(x, a, MPFR_RNDN);
+  mpfr_mul_d(x, x, b, MPFR_RNDN);
+  mpfr_add(acc, acc, x, MPFR_RNDN);
+}
+
+/* acc += f d (x: scratch). */
+static void add_md(mpfr_t acc, mpfr_t x, mpfr_t f, double d)
+{
+  mpfr_mul_d(x, f, d, MPFR_RNDN);
+  mpfr_add(acc, acc, x, MPFR_RNDN);
+}
+
+/* n elements set to +0 at precision prec. */
+static void mp_reset(mpfr_t *a, int64_t n, mpfr_prec_t prec)
+{
+  for (int64_t x = 0; x < n; x++) {
+    mpfr_set_prec(a[x], prec);
+    mpfr_set_zero(a[x], 1);
+  }
+}
+
 /* The keys row (b, h, i) sees: the mask, the window, the boolean mask (docs/variants.md); a key
  * with a -inf bias has weight 0 and drops out. */
 static int64_t visible_keys(const ac_case *c, int64_t b, int64_t h, int64_t i, int64_t *idx)
@@ -37,7 +66,7 @@ static void add_offset(const ac_case *c, int64_t b, int64_t h, int64_t i, int64_
 {
   const ac_problem *p = &c->p;
   if (p->f.used & AC_FEAT_ALIBI) {
-    mpfr_set_d(x, (double)c->alibi_slopes[(p->f.alibi_per_batch ? b * p->heads : 0) + h], MPFR_RNDN);
+    mpfr_set_d(x, slope_of(c, b, h), MPFR_RNDN);
     mpfr_mul_si(x, x, (long)ac_alibi_dist(p, i, j), MPFR_RNDN);
     mpfr_sub(s, s, x, MPFR_RNDN);
   }
@@ -57,11 +86,7 @@ static void ref_row(const ac_case *c, const void *dout, int64_t b, int64_t h, in
     int64_t j = idx[r];
     mpfr_inits2(prec, P[r], dP[r], F[r], (mpfr_ptr)0);
     mpfr_set_zero(P[r], 1);
-    for (int64_t t = 0; t < p->dk; t++) {
-      mpfr_set_d(x, ld(p, c->q, ac_qidx(p, b, h, i, t)), MPFR_RNDN);
-      mpfr_mul_d(x, x, ld(p, c->k, ac_kidx(p, b, kvh, j, t)), MPFR_RNDN);
-      mpfr_add(P[r], P[r], x, MPFR_RNDN);
-    }
+    for (int64_t t = 0; t < p->dk; t++) add_dd(P[r], x, ld(p, c->q, ac_qidx(p, b, h, i, t)), ld(p, c->k, ac_kidx(p, b, kvh, j, t)));
     mpfr_mul(P[r], P[r], sc, MPFR_RNDN);
     mpfr_set_ui(F[r], 1, MPFR_RNDN);
     if (p->f.used & AC_FEAT_SOFTCAP) {   /* s = cap tanh(s / cap); F = sech²(s / cap) */
@@ -74,11 +99,7 @@ static void ref_row(const ac_case *c, const void *dout, int64_t b, int64_t h, in
     add_offset(c, b, h, i, j, P[r], x);
     if (r == 0 || mpfr_greater_p(P[r], m)) mpfr_set(m, P[r], MPFR_RNDN);
     mpfr_set_zero(dP[r], 1);
-    for (int64_t t = 0; t < p->dv; t++) {
-      mpfr_set_d(x, ld(p, dout, ac_oidx(p, b, h, i, t)), MPFR_RNDN);
-      mpfr_mul_d(x, x, ld(p, c->v, ac_vidx(p, b, kvh, j, t)), MPFR_RNDN);
-      mpfr_add(dP[r], dP[r], x, MPFR_RNDN);
-    }
+    for (int64_t t = 0; t < p->dv; t++) add_dd(dP[r], x, ld(p, dout, ac_oidx(p, b, h, i, t)), ld(p, c->v, ac_vidx(p, b, kvh, j, t)));
   }
   /* the sink: one more term e^{σ_h} of L, of value 0 (none when σ_h = -inf) */
   int sink = (p->f.used & AC_FEAT_SINKS) && (double)c->sinks[h] != -INFINITY;
@@ -115,19 +136,15 @@ static void ref_row(const ac_case *c, const void *dout, int64_t b, int64_t h, in
   for (int64_t r = 0; r < n; r++) {
     int64_t j = idx[r];
     size_t col = (size_t)((b * p->kv_heads + kvh) * p->tk + j);
-    for (int64_t t = 0; t < p->dv; t++) {   /* dV_j += P_j dO */
-      mpfr_mul_d(x, P[r], ld(p, dout, ac_oidx(p, b, h, i, t)), MPFR_RNDN);
-      mpfr_add(dv[col * (size_t)p->dv + (size_t)t], dv[col * (size_t)p->dv + (size_t)t], x, MPFR_RNDN);
-    }
+    for (int64_t t = 0; t < p->dv; t++)   /* dV_j += P_j dO */
+      add_md(dv[col * (size_t)p->dv + (size_t)t], x, P[r], ld(p, dout, ac_oidx(p, b, h, i, t)));
     mpfr_sub(dP[r], dP[r], D, MPFR_RNDN);   /* dS_j = P_j (dP_j - D) c */
     mpfr_mul(dP[r], dP[r], P[r], MPFR_RNDN);
     mpfr_mul(dP[r], dP[r], sc, MPFR_RNDN);
     mpfr_mul(dP[r], dP[r], F[r], MPFR_RNDN);   /* through the cap */
     for (int64_t t = 0; t < p->dk; t++) {
-      mpfr_mul_d(x, dP[r], ld(p, c->k, ac_kidx(p, b, kvh, j, t)), MPFR_RNDN);
-      mpfr_add(dq[t], dq[t], x, MPFR_RNDN);
-      mpfr_mul_d(x, dP[r], ld(p, c->q, ac_qidx(p, b, h, i, t)), MPFR_RNDN);
-      mpfr_add(dk[col * (size_t)p->dk + (size_t)t], dk[col * (size_t)p->dk + (size_t)t], x, MPFR_RNDN);
+      add_md(dq[t], x, dP[r], ld(p, c->k, ac_kidx(p, b, kvh, j, t)));
+      add_md(dk[col * (size_t)p->dk + (size_t)t], x, dP[r], ld(p, c->q, ac_qidx(p, b, h, i, t)));
     }
   }
   for (int64_t j = 0; j < n; j++) mpfr_clears(P[j], dP[j], F[j], (mpfr_ptr)0);
@@ -156,7 +173,7 @@ static double max_gap(const ac_case *c)
           s *= sc;
           if (p->f.used & AC_FEAT_SOFTCAP) s = p->f.softcap * tanh(s / p->f.softcap);
           if (p->f.used & AC_FEAT_ALIBI)
-            s -= (double)c->alibi_slopes[(p->f.alibi_per_batch ? b * p->heads : 0) + h] * (double)ac_alibi_dist(p, i, j);
+            s -= slope_of(c, b, h) * (double)ac_alibi_dist(p, i, j);
           s += bias_of(c, b, h, i, j);
           if (s < lo) lo = s;
           if (s > hi) hi = s;
@@ -179,12 +196,9 @@ void gref_backward(const ac_case *c, const void *dout, mpfr_prec_t prec, mpfr_t 
   mpfr_set_emin(mpfr_get_emin_min());
   mpfr_set_emax(mpfr_get_emax_max());
   int64_t ncol = p->batch * p->kv_heads * p->tk;
-  for (int64_t x = 0; x < ncol * p->dk; x++) { mpfr_set_prec(dk[x], prec); mpfr_set_zero(dk[x], 1); }
-  for (int64_t x = 0; x < ncol * p->dv; x++) { mpfr_set_prec(dv[x], prec); mpfr_set_zero(dv[x], 1); }
-  for (int64_t h = 0; dsink && h < p->heads; h++) {
-    mpfr_set_prec(dsink[h], prec);
-    mpfr_set_zero(dsink[h], 1);
-  }
+  mp_reset(dk, ncol * p->dk, prec);
+  mp_reset(dv, ncol * p->dv, prec);
+  if (dsink) mp_reset(dsink, p->heads, prec);
   mpfr_t sc;
   mpfr_init2(sc, prec);
   if (p->scale_is_default) {
@@ -197,7 +211,7 @@ void gref_backward(const ac_case *c, const void *dout, mpfr_prec_t prec, mpfr_t 
     for (int64_t h = 0; h < p->heads; h++)
       for (int64_t i = 0; i < p->tq; i++) {
         mpfr_t *q = dq + ac_rowidx(p, b, h, i) * (size_t)p->dk;
-        for (int64_t t = 0; t < p->dk; t++) { mpfr_set_prec(q[t], prec); mpfr_set_zero(q[t], 1); }
+        mp_reset(q, p->dk, prec);
         int64_t idx[p->tk], n = visible_keys(c, b, h, i, idx);
         if (n > 0) ref_row(c, dout, b, h, i, n, idx, sc, prec, q, dk, dv, dsink);
       }

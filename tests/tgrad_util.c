@@ -10,6 +10,7 @@
 #include "tgrad_ref.h"
 #include "tgrad_util.h"
 #include "dtype_mpfr.h"
+#include "variants.h"
 
 void *gt_dout_alloc(const ac_problem *p)
 {
@@ -168,3 +169,60 @@ int gt_undefined(const ac_grad_tensor *T, int64_t x, int64_t t)
   return isnan(el->g) && el->accept == (AC_ACCEPT_NAN | AC_ACCEPT_PINF | AC_ACCEPT_NINF);
 }
 
+
+void gt_assert_zero_block(const ac_grad_tensor *T, int64_t x0, int64_t x1, int64_t nt)
+{
+  for (int64_t x = x0; x < x1; x++)
+    for (int64_t t = 0; t < nt; t++) gt_assert_exact_zero(T, x, t);
+}
+
+void gt_run_noted(const char *name, const ac_case *c, const void *d, ac_grad_result *r)
+{
+  gt_run(c, d, NULL, NULL, r);
+  gt_note(name, r);
+}
+
+void gt_brute_free(ac_case *c, void *d, ac_grad_result *r, mpfr_prec_t prec)
+{
+  if (prec > 0) gt_against_brute(c, d, r, prec);
+  ac_grad_result_free(r);
+  free(d);
+  ac_case_free(c);
+}
+
+void gt_random_checked(ac_case *c, ac_rng *rng, gt_tally *t)
+{
+  void *d = gt_dout_alloc(&c->p);
+  gt_random_dout(&c->p, d, rng);
+  ac_grad_result r;
+  gt_run(c, d, NULL, NULL, &r);
+  if (c->p.f.used & AC_FEAT_SINKS) ck_assert_int_eq(r.dsink.nsel, c->p.heads);
+  t->ambiguous += gt_against_brute(c, d, &r, GT_PREC);
+  t->elems += r.n_exact + r.n_rounded;
+  t->rounded += r.n_rounded;
+  t->sinks += r.dsink.nsel;
+  gt_brute_free(c, d, &r, 0);
+}
+
+void gt_features(ac_case *c, uint32_t used, int64_t mask_h, int64_t bias_h, int bias_dtype)
+{
+  ac_err e;
+  ac_features_plain(&c->p);
+  c->p.f.used = used;
+  c->p.f.mask_b = c->p.f.bias_b = 1;
+  c->p.f.mask_h = mask_h;
+  c->p.f.bias_h = bias_h;
+  if (bias_dtype >= 0) c->p.f.bias_dtype = (ac_dtype)bias_dtype;
+  ck_assert_msg(ac_features_alloc(c, &e) == 0, "%s", e.msg);
+}
+
+void gt_random_bool_mask(ac_case *c, ac_rng *rng)
+{
+  for (int64_t x = 0; x < ac_feat_tensor_count(&c->p, AC_FT_BOOL_MASK); x++) c->bool_mask[x] = ac_rng_below(rng, 4) != 0;
+}
+
+void gt_set_scale(ac_case *c, double scale)
+{
+  c->p.scale_is_default = 0;
+  c->p.scale = scale;
+}

@@ -24,6 +24,25 @@ void *gt_adv_case(ac_case *c, ac_mask m, int64_t tq, int64_t tk, ac_rng *rng);
 void *gt_int_case(ac_case *c, ac_dtype dt, ac_mask m, int64_t H, int64_t KVH, int64_t tq, int64_t tk, int64_t dk,
                   int64_t dv, const double *q, const double *k, const double *v, const double *dO);
 void gt_assert_exact_zero(const ac_grad_tensor *T, int64_t x, int64_t t);
+/* gt_assert_exact_zero on rows or columns [x0, x1) and elements [0, nt). */
+void gt_assert_zero_block(const ac_grad_tensor *T, int64_t x0, int64_t x1, int64_t nt);
+/* gt_run on every element, and gt_note of its counts under name. */
+void gt_run_noted(const char *name, const ac_case *c, const void *d, ac_grad_result *r);
+/* The end of a test case: r against the brute force at prec (0: not compared), then r, d and c freed. */
+void gt_brute_free(ac_case *c, void *d, ac_grad_result *r, mpfr_prec_t prec);
+/* What gt_random_checked adds up over a run of random cases. */
+typedef struct {
+  int64_t elems, rounded, ambiguous, sinks;   /* elements (exact + rounded), rounded, ambiguous references, dσ */
+} gt_tally;
+/* A random dO for c, the oracle on every element, the brute force at GT_PREC; adds into t, frees c. */
+void gt_random_checked(ac_case *c, ac_rng *rng, gt_tally *t);
+/* c with the attention variants used (every other feature field plain, the bias and boolean mask
+ * stored per head or once: mask_h, bias_h; bias_dtype < 0: plain's), their tensors allocated (zero). */
+void gt_features(ac_case *c, uint32_t used, int64_t mask_h, int64_t bias_h, int bias_dtype);
+/* A boolean mask of c with a key visible 3 times in 4. */
+void gt_random_bool_mask(ac_case *c, ac_rng *rng);
+/* A stored scale (not the default). */
+void gt_set_scale(ac_case *c, double scale);
 /* 1 when element t of row/column x of T is undefined (NaN, NaN or ±inf accepted). */
 int gt_undefined(const ac_grad_tensor *T, int64_t x, int64_t t);
 

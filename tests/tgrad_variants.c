@@ -21,29 +21,19 @@ START_TEST(windows_and_bool_masks)
   ac_rng rng;
   ac_rng_init(&rng, ac_test_seed(), 9);
   static const ac_dtype dts[] = {AC_F32, AC_F16, AC_BF16, AC_F64};
+  static const uint32_t feats[] = {AC_FEAT_WINDOW, AC_FEAT_BOOL_MASK, AC_FEAT_WINDOW | AC_FEAT_BOOL_MASK};
   int ncases = ac_test_expensive() ? 800 : 80;
+  gt_tally n = {0, 0, 0, 0};
   for (int k = 0; k < ncases; k++) {
     ac_case c;
-    ac_err e;
     ref_random_case(&c, dts[k % 4], &rng);
-    ac_features_plain(&c.p);
-    static const uint32_t feats[] = {AC_FEAT_WINDOW, AC_FEAT_BOOL_MASK, AC_FEAT_WINDOW | AC_FEAT_BOOL_MASK};
-    c.p.f.used = feats[ac_rng_below(&rng, 3)];
-    c.p.f.win_left = (int64_t)ac_rng_below(&rng, 4) - 1;
-    c.p.f.win_right = (int64_t)ac_rng_below(&rng, 4) - 1;
-    c.p.f.win_top_left = (int)ac_rng_below(&rng, 2);
-    c.p.f.mask_b = 1;
-    c.p.f.mask_h = ac_rng_below(&rng, 2) ? c.p.heads : 1;
-    ck_assert_msg(ac_features_alloc(&c, &e) == 0, "%s", e.msg);
-    for (int64_t x = 0; x < ac_feat_tensor_count(&c.p, AC_FT_BOOL_MASK); x++) c.bool_mask[x] = ac_rng_below(&rng, 4) != 0;
-    void *d = gt_dout_alloc(&c.p);
-    gt_random_dout(&c.p, d, &rng);
-    ac_grad_result r;
-    gt_run(&c, d, NULL, NULL, &r);
-    gt_against_brute(&c, d, &r, PREC);
-    ac_grad_result_free(&r);
-    free(d);
-    ac_case_free(&c);
+    uint32_t used = feats[ac_rng_below(&rng, 3)];
+    int64_t wl = (int64_t)ac_rng_below(&rng, 4) - 1, wr = (int64_t)ac_rng_below(&rng, 4) - 1;
+    int tl = (int)ac_rng_below(&rng, 2);
+    gt_features(&c, used, ac_rng_below(&rng, 2) ? c.p.heads : 1, 1, -1);
+    c.p.f.win_left = wl, c.p.f.win_right = wr, c.p.f.win_top_left = tl;
+    gt_random_bool_mask(&c, &rng);
+    gt_random_checked(&c, &rng, &n);
   }
 }
 END_TEST
@@ -58,21 +48,16 @@ START_TEST(alibi_and_bias)
   static const uint32_t feats[] = {AC_FEAT_ALIBI, AC_FEAT_BIAS, AC_FEAT_ALIBI | AC_FEAT_BIAS,
                                    AC_FEAT_BIAS | AC_FEAT_WINDOW, AC_FEAT_ALIBI | AC_FEAT_BOOL_MASK};
   int ncases = ac_test_expensive() ? 800 : 100;
+  gt_tally n = {0, 0, 0, 0};
   for (int k = 0; k < ncases; k++) {
     ac_case c;
-    ac_err e;
     ref_random_case(&c, dts[k % 4], &rng);
-    ac_features_plain(&c.p);
-    c.p.f.used = feats[ac_rng_below(&rng, 5)];
-    c.p.f.win_left = (int64_t)ac_rng_below(&rng, 4) - 1;
-    c.p.f.win_right = (int64_t)ac_rng_below(&rng, 4) - 1;
-    c.p.f.mask_b = 1;
-    c.p.f.mask_h = 1;
-    c.p.f.bias_b = 1;
-    c.p.f.bias_h = ac_rng_below(&rng, 2) ? c.p.heads : 1;
-    c.p.f.bias_dtype = ac_rng_below(&rng, 2) ? AC_F32 : c.p.dtype;
-    ck_assert_msg(ac_features_alloc(&c, &e) == 0, "%s", e.msg);
-    for (int64_t x = 0; x < ac_feat_tensor_count(&c.p, AC_FT_BOOL_MASK); x++) c.bool_mask[x] = ac_rng_below(&rng, 4) != 0;
+    uint32_t used = feats[ac_rng_below(&rng, 5)];
+    int64_t wl = (int64_t)ac_rng_below(&rng, 4) - 1, wr = (int64_t)ac_rng_below(&rng, 4) - 1;
+    int64_t bias_h = ac_rng_below(&rng, 2) ? c.p.heads : 1;
+    gt_features(&c, used, 1, bias_h, ac_rng_below(&rng, 2) ? AC_F32 : (int)c.p.dtype);
+    c.p.f.win_left = wl, c.p.f.win_right = wr;
+    gt_random_bool_mask(&c, &rng);
     for (int64_t x = 0; x < ac_feat_tensor_count(&c.p, AC_FT_SLOPES); x++)
       c.alibi_slopes[x] = ac_rng_below(&rng, 2) ? (float)ldexp(1.0, -(int)(1 + ac_rng_below(&rng, 8)))
                                                 : (float)fabs(ac_rng_normal(&rng));
@@ -81,14 +66,7 @@ START_TEST(alibi_and_bias)
                                                                                    : ac_rng_normal(&rng) * 2;
       ac_store_bits(c.p.f.bias_dtype, c.bias, (size_t)x, ac_encode_f64(c.p.f.bias_dtype, v));
     }
-    void *d = gt_dout_alloc(&c.p);
-    gt_random_dout(&c.p, d, &rng);
-    ac_grad_result r;
-    gt_run(&c, d, NULL, NULL, &r);
-    gt_against_brute(&c, d, &r, PREC);
-    ac_grad_result_free(&r);
-    free(d);
-    ac_case_free(&c);
+    gt_random_checked(&c, &rng, &n);
   }
 }
 END_TEST
@@ -100,29 +78,19 @@ START_TEST(bias_equalizes_scores)
   static const double q[] = {1, 1, 1}, k[] = {2, 0, 4}, v[] = {1, 2, 3};
   static const double dO[] = {1 + 0x1p-10, 1 + 0x1p-10, 1 - 0x1p-11};
   ac_case c;
-  ac_err e;
   void *d = gt_int_case(&c, AC_F16, AC_MASK_NONE, 1, 1, 3, 3, 1, 1, q, k, v, dO);
-  c.p.scale_is_default = 0;
-  c.p.scale = 0.5;
-  ac_features_plain(&c.p);
-  c.p.f.used = AC_FEAT_BIAS;
-  c.p.f.bias_b = c.p.f.bias_h = 1;
-  c.p.f.bias_dtype = AC_F32;
-  ck_assert(ac_features_alloc(&c, &e) == 0);
+  gt_set_scale(&c, 0.5);
+  gt_features(&c, AC_FEAT_BIAS, 1, 1, AC_F32);
   static const double bias[] = {0, 1, -1};
   for (int64_t i = 0; i < 3; i++)
     for (int64_t j = 0; j < 3; j++) ac_store_bits(AC_F32, c.bias, (size_t)(i * 3 + j), ac_encode_f64(AC_F32, bias[j]));
   ac_grad_result r;
-  gt_run(&c, d, NULL, NULL, &r);
-  gt_note("bias_equalizes_scores", &r);
+  gt_run_noted("bias_equalizes_scores", &c, d, &r);
   for (int64_t j = 0; j < 3; j++) {
     ck_assert_uint_eq(ac_grad_bits(&r.dv, AC_F16, j, 0), ac_encode_f64(AC_F16, 1.0));
     ck_assert(ac_grad_at(&r.dv, j, 0)->g == 1 + 0x1p-11 && ac_grad_at(&r.dv, j, 0)->how == AC_HOW_EXACT);
   }
-  gt_against_brute(&c, d, &r, PREC);
-  ac_grad_result_free(&r);
-  free(d);
-  ac_case_free(&c);
+  gt_brute_free(&c, d, &r, PREC);
 }
 END_TEST
 
@@ -135,32 +103,20 @@ START_TEST(sinks)
   static const ac_dtype dts[] = {AC_F32, AC_F16, AC_BF16, AC_F64};
   static const uint32_t feats[] = {0, AC_FEAT_ALIBI, AC_FEAT_BIAS, AC_FEAT_BOOL_MASK};
   int ncases = ac_test_expensive() ? 800 : 100;
-  int64_t seen = 0;
+  gt_tally n = {0, 0, 0, 0};
   for (int k = 0; k < ncases; k++) {
     ac_case c;
-    ac_err e;
     ref_random_case(&c, dts[k % 4], &rng);
-    ac_features_plain(&c.p);
-    c.p.f.used = AC_FEAT_SINKS | feats[ac_rng_below(&rng, 4)];
-    ck_assert_msg(ac_features_alloc(&c, &e) == 0, "%s", e.msg);
+    gt_features(&c, AC_FEAT_SINKS | feats[ac_rng_below(&rng, 4)], 1, 1, -1);
     for (int64_t x = 0; x < ac_feat_tensor_count(&c.p, AC_FT_SINKS); x++)
       c.sinks[x] = ac_rng_below(&rng, 8) == 0 ? -INFINITY : (float)(ac_rng_normal(&rng) * 2);
-    for (int64_t x = 0; x < ac_feat_tensor_count(&c.p, AC_FT_BOOL_MASK); x++) c.bool_mask[x] = ac_rng_below(&rng, 4) != 0;
+    gt_random_bool_mask(&c, &rng);
     for (int64_t x = 0; x < ac_feat_tensor_count(&c.p, AC_FT_SLOPES); x++) c.alibi_slopes[x] = 0.25f;
     for (int64_t x = 0; x < ac_feat_tensor_count(&c.p, AC_FT_BIAS); x++)
       ac_store_bits(c.p.f.bias_dtype, c.bias, (size_t)x, ac_encode_f64(c.p.f.bias_dtype, ac_rng_normal(&rng)));
-    void *d = gt_dout_alloc(&c.p);
-    gt_random_dout(&c.p, d, &rng);
-    ac_grad_result r;
-    gt_run(&c, d, NULL, NULL, &r);
-    ck_assert_int_eq(r.dsink.nsel, c.p.heads);
-    seen += r.dsink.nsel;
-    gt_against_brute(&c, d, &r, PREC);
-    ac_grad_result_free(&r);
-    free(d);
-    ac_case_free(&c);
+    gt_random_checked(&c, &rng, &n);
   }
-  ck_assert(seen > 0);
+  ck_assert(n.sinks > 0);
 }
 END_TEST
 
@@ -170,22 +126,14 @@ START_TEST(sink_rows_cancel)
    * D_1 = -D_0 and dσ = -P_sink (D_0 + D_1) = 0 exactly, though neither term is 0 */
   static const double q[] = {1, -1}, k[] = {1, 2, 3}, v[] = {0.5, -1, 2}, dO[] = {1.5, -1.5};
   ac_case c;
-  ac_err e;
   void *d = gt_int_case(&c, AC_F32, AC_MASK_NONE, 1, 1, 2, 3, 1, 1, q, k, v, dO);
-  c.p.scale_is_default = 0;
-  c.p.scale = 0;
-  ac_features_plain(&c.p);
-  c.p.f.used = AC_FEAT_SINKS;
-  ck_assert(ac_features_alloc(&c, &e) == 0);
+  gt_set_scale(&c, 0);
+  gt_features(&c, AC_FEAT_SINKS, 1, 1, -1);
   c.sinks[0] = 0.75f;
   ac_grad_result r;
-  gt_run(&c, d, NULL, NULL, &r);
-  gt_note("sink_rows_cancel", &r);
+  gt_run_noted("sink_rows_cancel", &c, d, &r);
   gt_assert_exact_zero(&r.dsink, 0, 0);
-  gt_against_brute(&c, d, &r, PREC);
-  ac_grad_result_free(&r);
-  free(d);
-  ac_case_free(&c);
+  gt_brute_free(&c, d, &r, PREC);
 }
 END_TEST
 
@@ -198,11 +146,9 @@ START_TEST(window_nonfinite)
   ac_case c;
   ac_err e;
   void *d = gt_adv_case(&c, AC_MASK_NONE, 5, 5, &rng);
-  ac_features_plain(&c.p);
-  c.p.f.used = AC_FEAT_WINDOW;
+  gt_features(&c, AC_FEAT_WINDOW, 1, 1, -1);
   c.p.f.win_left = 1;
   c.p.f.win_right = 0;
-  ck_assert(ac_features_alloc(&c, &e) == 0);
   ref_set(&c, 'v', 8, NAN);
   ac_grad_result r;
   ac_grad_opts o;
@@ -215,9 +161,7 @@ START_TEST(window_nonfinite)
   ac_grad_result_free(&r);
   gt_run(&c, d, NULL, NULL, &r);
   for (int64_t t = 0; t < 3; t++) ck_assert(gt_undefined(&r.dk, 4, t) && !gt_undefined(&r.dk, 2, t));
-  ac_grad_result_free(&r);
-  free(d);
-  ac_case_free(&c);
+  gt_brute_free(&c, d, &r, 0);
 }
 END_TEST
 

@@ -249,6 +249,11 @@ static int case_done(ctx_t *c, int w, int64_t k, const char *family, const ac_ev
     sh->meta_checks++;
     if (ev->meta.worst_ratio > sh->meta_worst) sh->meta_worst = ev->meta.worst_ratio;
   }
+  if (ev && ev->gmeta.checked) {
+    sh->gmeta_checks++;
+    sh->gmeta_exact += ev->gmeta.exact;
+    if (!ev->gmeta.exact && ev->gmeta.worst_ratio > sh->gmeta_worst) sh->gmeta_worst = ev->gmeta.worst_ratio;
+  }
   if (ev && ev->score > sh->best_score && ev->score < 1e299) sh->best_score = ev->score;
   pthread_mutex_unlock(&sh->mu);
   return 0;

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "campaign.h"
+#include "dout.h"
+#include "grad_judge.h"
 
 static json_object *jd(double v)
 {
@@ -100,6 +102,22 @@ static json_object *build_report(ctx_t *c, const ac_case *cs, const ac_eval *ev,
     json_object_object_add(mo, "n_disagree", json_object_new_int64(m->n_bad));
     json_object_object_add(r, "metamorphic", mo);
   }
+  if (k == AC_V_GRAD_METAMORPHIC && ev->gmeta.checked) {
+    const ac_gmeta_result *m = &ev->gmeta;
+    json_object *mo = json_object_new_object();
+    json_object_object_add(mo, "transformation", json_object_new_string(m->transform));
+    json_object_object_add(mo, "bit_for_bit", json_object_new_boolean(m->exact));
+    json_object_object_add(mo, "tensor", json_object_new_string(m->tensor == 3 ? "dsinks" : ac_grad_tensor_name(m->tensor)));
+    json_object_object_add(mo, "x", json_object_new_int64(m->x));
+    json_object_object_add(mo, "t", json_object_new_int64(m->t));
+    add_hex_dec(mo, "kernel", m->a);
+    add_hex_dec(mo, "kernel_transformed", m->b);
+    json_object_object_add(mo, "diff", jd(m->diff));
+    json_object_object_add(mo, "tolerance", jd(m->tol));
+    json_object_object_add(mo, "n_compared", json_object_new_int64(m->n_compared));
+    json_object_object_add(mo, "n_disagree", json_object_new_int64(m->n_bad));
+    json_object_object_add(r, "grad_metamorphic", mo);
+  }
   json_object_object_add(r, "size", json_object_new_string(size));
   json_object_object_add(r, "elements", json_object_new_int64(ac_case_elems(cs)));
   json_object_object_add(r, "minimized", json_object_new_boolean(0));
@@ -131,7 +149,8 @@ static int holds(const ac_case *cs, void *arg)
   ac_eval ev;
   ac_err e;
   ac_eval_ctx x = h->c->x;
-  if (h->kind == AC_V_METAMORPHIC) x.metamorphic = AC_META_ALWAYS;   /* a shrunk case may fall outside the 1 in 8 */
+  /* a shrunk case may fall outside the 1 in 8 */
+  if (h->kind == AC_V_METAMORPHIC || h->kind == AC_V_GRAD_METAMORPHIC) x.metamorphic = AC_META_ALWAYS;
   if (ac_eval_case(&x, cs, h->kind == AC_V_NONDETERMINISTIC, &ev, &e) && !(ev.kinds & (1u << h->kind))) return 0;
   if (!(ev.kinds & (1u << h->kind))) return 0;
   int mech = ac_eval_mechanism(&ev, h->kind);
@@ -195,6 +214,17 @@ void ac_cp_minimize_finding(ctx_t *c, const char *sig)
   json_object_put(r);
 }
 
+/* A backward finding's case carries the dO it was judged with (member "do"), so that `check --grad`
+ * and the minimizer see the same dO: 1 with that copy in out, 0 when cs is stored as it is. */
+static int with_dout(const ac_case *cs, ac_verdict_kind k, ac_case *out)
+{
+  ac_err e;
+  if ((k != AC_V_GRAD_FAIL && k != AC_V_GRAD_METAMORPHIC) || cs->dout || ac_case_copy(out, cs, &e)) return 0;
+  if (ac_dout_generate(out, ac_eval_grad_pattern(cs), ac_case_hash(cs), &e) == 0) return 1;
+  ac_case_free(out);
+  return 0;
+}
+
 /* Stores the findings of one case; -1 when one could not be stored: the campaign then stops
  * and the case number stays unevaluated in the journal, so that --resume finds it again. */
 int ac_cp_record_findings(ctx_t *c, const ac_case *cs, const ac_eval *ev, const char *family, int64_t gk)
@@ -220,7 +250,10 @@ int ac_cp_record_findings(ctx_t *c, const ac_case *cs, const ac_eval *ev, const 
     }
     json_object *r = build_report(c, cs, ev, (ac_verdict_kind)k, family, pos, sig, gk);
     ac_err e;
-    int st_rc = ac_finding_store(c->o->out_dir, sig, cs, json_str(r), &e);
+    ac_case wd;
+    const ac_case *stored = with_dout(cs, (ac_verdict_kind)k, &wd) ? &wd : cs;
+    int st_rc = ac_finding_store(c->o->out_dir, sig, stored, json_str(r), &e);
+    if (stored == &wd) ac_case_free(&wd);
     json_object_put(r);
     if (st_rc < 0) {
       ac_cp_log_error(c, "store finding", sig, gk, e.msg);

@@ -68,7 +68,7 @@ static void max_abs(const ac_case *c, const void *dout, double x[4])
 /* 1 when the backward of c with dO stays inside the grad budget's model: finite inputs, and
  * bounds on dP = dO·V, dS, dQ, dK, dV at most 2^-8 of the class's working range, a finite W
  * for every element. */
-static int grad_in_range(const ac_case *c, const ac_precision *cls)
+int ac_eval_grad_in_range(const ac_case *c, const ac_precision *cls)
 {
   const void *dout = c->dout;
   const ac_problem *p = &c->p;
@@ -115,6 +115,23 @@ static void grad_summary(const ac_grad_run_result *run, const ac_grad_judgement 
   }
 }
 
+/* The backward's metamorphic check (metamorphic_grad.c) of a run that completed. */
+static void grad_meta(const ac_eval_ctx *x, const ac_case *g, const ac_precision *gcls, const ac_grad_run_result *run,
+                      const char *pat, ac_eval *ev)
+{
+  ac_err e;
+  ac_gmeta_result *m = &ev->gmeta;
+  if (ac_meta_grad_check(x->kernel, &x->run, g, gcls, run, m, &e) || !m->bad) return;
+  char tol[64];
+  if (m->exact) snprintf(tol, sizeof tol, "not bit for bit");
+  else snprintf(tol, sizeof tol, "|diff| %.3g > allowed %.3g", m->diff, m->tol);
+  ac_report_add(&ev->rep, AC_V_GRAD_METAMORPHIC,
+                "backward metamorphic (dO %s; %s): %lld of %lld elements disagree; %s[%lld,%lld] = %a (scaled alike) here, "
+                "%a transformed, %s",
+                pat, m->transform, (long long)m->n_bad, (long long)m->n_compared,
+                m->tensor == 3 ? "dsinks" : ac_grad_tensor_name(m->tensor), (long long)m->x, (long long)m->t, m->a, m->b, tol);
+}
+
 void ac_eval_grad(const ac_eval_ctx *x, const ac_case *c, const ac_precision *cls, ac_eval *ev)
 {
   if (!ac_eval_grad_wanted(x, c) || (ev->rep.kinds & (1u << AC_V_OUT_OF_DOMAIN))) return;
@@ -126,7 +143,7 @@ void ac_eval_grad(const ac_eval_ctx *x, const ac_case *c, const ac_precision *cl
     g.dout = NULL;
     if (ac_dout_generate(&g, pat, ac_case_hash(c), &e)) return;
   }
-  if (!grad_in_range(&g, cls)) {
+  if (!ac_eval_grad_in_range(&g, cls)) {
     if (g.dout != c->dout) free(g.dout);
     return;
   }
@@ -145,6 +162,7 @@ void ac_eval_grad(const ac_eval_ctx *x, const ac_case *c, const ac_precision *cl
       grad_summary(&run, &j, sum, sizeof sum);
       ac_report_add(&ev->rep, AC_V_GRAD_FAIL, "backward (dO %s): %s", pat, sum);
     }
+    if (ac_meta_selected(c, x->metamorphic)) grad_meta(x, &g, gcls, &run, pat, ev);
   }
   ac_grad_run_result_free(&run);
   if (g.dout != c->dout) free(g.dout);

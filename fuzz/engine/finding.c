@@ -160,7 +160,7 @@ int ac_replay_finding(const char *fdir, const char *kernel_override, int trust, 
   }
   ac_verdict_kind want = AC_V_FAIL;
   int have_want = ac_verdict_parse(kind, &want) == 0;
-  if (have_want && want == AC_V_METAMORPHIC) x.metamorphic = AC_META_ALWAYS;
+  if (have_want && (want == AC_V_METAMORPHIC || want == AC_V_GRAD_METAMORPHIC)) x.metamorphic = AC_META_ALWAYS;
   /* a race shows only now and then: up to 32 more runs of the case */
   int repeat = have_want && want == AC_V_NONDETERMINISTIC ? 32 : 0;
   int rc = 0;

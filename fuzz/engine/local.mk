@@ -2,7 +2,7 @@
 fuzz_libac_fuzz_a_SOURCES += \
 	fuzz/engine/slice.c fuzz/engine/layout_edit.c \
 	fuzz/engine/eval.c fuzz/engine/eval_grad.c \
-	fuzz/engine/metamorphic.c fuzz/engine/metamorphic_layout.c \
+	fuzz/engine/metamorphic.c fuzz/engine/metamorphic_layout.c fuzz/engine/metamorphic_grad.c \
 	fuzz/engine/signature.c \
 	fuzz/engine/search.c \
 	fuzz/engine/minimize.c \

@@ -150,6 +150,17 @@ static int copy_window(const ac_case *c, const ac_slice *s, int dim, int64_t h0,
                         ac_load_bits(dv, c->v, ac_vidx(p, s->b0 + b, kv0 + kh, sj, src_ix(s->y0, y, h0s[3], hole[3]))));
       }
   }
+  if (c->dout) {   /* dO (a backward finding's) is cut with the rows of Q and the columns of V */
+    const ac_dtype od = ac_tensor_dtype(p, 'o');
+    out->dout = ac_xmalloc(ac_case_bytes(out, 'o') + 1);
+    for (int64_t b = 0; b < q->batch; b++)
+      for (int64_t h = 0; h < q->heads; h++)
+        for (int64_t i = 0; i < q->tq; i++)
+          for (int64_t y = 0; y < q->dv; y++)
+            ac_store_bits(od, out->dout, ac_oidx(q, b, h, i, y),
+                          ac_load_bits(od, c->dout, ac_oidx(p, s->b0 + b, s->h0 + h, src_ix(s->i0, i, h0s[0], hole[0]),
+                                                            src_ix(s->y0, y, h0s[3], hole[3]))));
+  }
   out->seed = c->seed;
   out->case_index = c->case_index;
   memcpy(out->generator, c->generator, sizeof out->generator);

@@ -30,7 +30,8 @@
  *   dV_j  = Σ_i P~_ij dO_i: Σ_i τ_ij |dO_it| + γ(N_j, u_a) Σ_i (P_ij + τ_ij)|dO_it|.
  * Underflow (the forward's floors, precision.h): P below mu may be lost (π_j gains mu), and every
  * product or sum in the accumulation format may lose up to η = eta_a (2 eta_a truncating) on top
- * of its relative rounding: α_j gains (d_v + 1)η, β (d_v + T + 2)η, σ_j 3η, and each element of
+ * of its relative rounding: α_j gains (d_v + 1)η, β (d_v + T + 2)η, σ_j 2η + η_p (η_p: half the smallest
+ * subnormal spacing of the input dtype when dS is stored in it, u_p > 0; else η), and each element of
  * dQ, dK, dV (n + 2)η max(1, |c|) for its n terms (dV: nη).
  * Softcap (s_j = cap t_j + a_j, t_j = tanh x_j, x_j = c d_j / cap, f_j = 1 - t_j² = sech² x_j):
  *   δ_j   the forward's variant score error (docs/numerics.md §11.4, the forward budget's
@@ -220,10 +221,13 @@ static void row_errors(gb_ws *w, int typ, int64_t T, double L, double D, double 
   const double beta_n = dn + gam((double)T, typ, ua, tr) * pa;
   const double beta = (beta_f > beta_n ? beta_f : beta_n) + ((double)p->dv + (double)T + 2) * eta;
   const double rho = (1 + ua) * (1 + ua) * (1 + up) - 1;
+  /* dS stored in the input dtype (u_p > 0) may lose half that dtype's smallest subnormal spacing */
+  const ac_dtype_info *di = ac_dtype_get(p->dtype);
+  const double eta_p = up > 0 ? fmax(eta, ldexp(0.5, di->ieee_emin - di->prec + 1)) : eta;
   for (int64_t j = 0; j < p->tk; j++) {
     if (!(w->s[j] > -INFINITY)) continue;
     double aj = gdv * w->A[j] + ((double)p->dv + 1) * eta, pij = w->pi[typ][j], dS = w->P[j] * (w->dP[j] - D);
-    w->sg[typ][j] = (1 + rho) * (pij * (fabs(w->dP[j] - D) + aj + beta) + w->P[j] * (aj + beta)) + rho * fabs(dS) + 3 * eta;
+    w->sg[typ][j] = (1 + rho) * (pij * (fabs(w->dP[j] - D) + aj + beta) + w->P[j] * (aj + beta)) + rho * fabs(dS) + 2 * eta + eta_p;
     if (p->f.used & AC_FEAT_SOFTCAP) w->sg[typ][j] = cap_sigma(w, j, w->sg[typ][j], dS, gqk, eta_s);
     w->ta[typ][j] = pij * (1 + up) + up * w->P[j];
   }

@@ -3,7 +3,8 @@
 # elsewhere against the exact backward with the grad budgets (the line and JSON of check --grad):
 # float64 numpy gradients rounded once pass (exit 0), also when stored in the case file itself and
 # when an exact gradient beyond the format's range rounds to inf (the forward's overflow rule);
-# one perturbed dK element fails (exit 1, worst element, reproducer); a missing member, a member
+# one perturbed dK element fails (exit 1, worst element, reproducer), so does dσ of the wrong sign
+# (dsinks, judged with its budget); a missing member, a member
 # of another dtype or shape (dsinks too), a case without dO: bad input (exit 2, one line).
 # The gradient files are made with python3 and numpy (examples/python/sdpa_numpy.py); without
 # them only the bad-input checks that need none run, then SKIP (77).
@@ -59,6 +60,8 @@ for name in ("c", "b", "e"):
         np.savez(tmp + "/e_inf.npz", **dict(g, dq=dq_inf))
     if name == "b":
         np.savez("%s/%s_dsinks.npz" % (tmp, name), **dict(g, dsinks=np.zeros(p.heads + 1, np.float32)))
+        # dσ with the wrong sign (+Σ P_sink D): judged against dσ's budget
+        np.savez("%s/%s_dsign.npz" % (tmp, name), **dict(g, dsinks=-g["dsinks"]))
     if name != "c":
         continue
     bad = dict(g, dk=g["dk"].copy())
@@ -79,7 +82,8 @@ expect 0 "^PASS .*c_good.npz .*c.npz grad dq err/W=.* bad=0/1536 dk err/W=.* bad
   --json "$tmp/g.json" "$tmp/c.npz" "$tmp/c_good.npz"
 grep -q '"mode": "grad"' "$tmp/g.json" || fail "no grad JSON"
 expect 0 "^PASS c_with " --name c_with "$tmp/c_with.npz"
-expect 0 "^PASS .* grad .* bf16 budget=" "$tmp/b.npz" "$tmp/b_good.npz"
+expect 0 "^PASS .* grad .* dsink err/W=[0-9.e-]* bad=0/2 bf16 budget=" "$tmp/b.npz" "$tmp/b_good.npz"
+expect 1 "^FAIL .* grad .* dsink err/W=[0-9.e+]* bad=[12]/2 bf16 budget=" "$tmp/b.npz" "$tmp/b_dsign.npz"
 expect 0 "^PASS .* grad .* e5m2 budget=" "$tmp/e.npz" "$tmp/e_good.npz"
 expect 1 "^FAIL .* grad dq err/W=inf bad=1/2048 " "$tmp/e.npz" "$tmp/e_inf.npz"
 expect 1 "^FAIL .* dk err/W=[0-9.e+]* bad=1/1280" "$tmp/c.npz" "$tmp/c_perturbed.npz"

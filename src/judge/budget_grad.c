@@ -73,7 +73,10 @@ typedef struct {
   double *s, *P, *dP, *A, *Z, *pi[2], *sg[2], *ta[2];   /* per key of the row; [0] W, [1] E */
   double *th, *f, *mg, *rw;  /* softcap, per key: tanh x_j, f_j = sech² x_j, |m_h dist| + |bias_j|, |c d_j| */
   double *q, *dO, *o;
+  int64_t h;                 /* the row's head */
   double eta, cs1;           /* the accumulation format's underflow floor (doubled truncating); max(1, |scale|) */
+  double sk_t[2], sk_m[2];   /* the row's sink term of dσ: its error bound and the magnitude γ multiplies */
+  double *sink[2][2];        /* per head: Σ of the rows' sk_t, sk_m ([typ][0/1]) */
 } gb_ws;
 
 static double gam(double n, int typ, double u, int trunc)
@@ -180,6 +183,22 @@ static double ds_abs(const gb_ws *w, int64_t j, double D)
   return (w->c->p.f.used & AC_FEAT_SOFTCAP) ? dS * w->f[j] : dS;
 }
 
+/* The sink's share of dσ_h = -Σ_i P_i,sink D_i for this row (docs/backward.md §6 "dσ"): P_sink =
+ * e^{σ_h - L} recomputed with the keys' ε but no score error (σ_h is stored), so
+ * |P'D' - PD| <= π|D| + (P + π)β, the product and the sum over the head's rows in γ. */
+static void sink_term(gb_ws *w, int typ, double L, double D, double beta, double lam_f, double lam_n)
+{
+  const ac_case *c = w->c;
+  w->sk_t[typ] = w->sk_m[typ] = 0;
+  if (!(c->p.f.used & AC_FEAT_SINKS) || !(L > -INFINITY)) return;
+  const double sg = c->sinks[w->h], x = sg - L, cl_us = w->cl->u_s;
+  if (!(sg > -INFINITY) || !isfinite(x)) return;
+  const double ps = exp(x), lf = lam_f + cl_us * fabs(x);
+  const double ps_err = p_err(ps, x, w->cl->u_e + (lf > lam_n ? lf : lam_n));
+  w->sk_t[typ] = ps_err * fabs(D) + (ps + ps_err) * beta;
+  w->sk_m[typ] = (ps + ps_err) * (fabs(D) + beta);
+}
+
 /* π, σ, τ of every visible key of the row for W (typ 0) or E (typ 1). */
 static void row_errors(gb_ws *w, int typ, int64_t T, double L, double D, double B)
 {
@@ -220,6 +239,7 @@ static void row_errors(gb_ws *w, int typ, int64_t T, double L, double D, double 
   const double beta_f = (w->u_o + gdv * (1 + w->u_o)) * B;
   const double beta_n = dn + gam((double)T, typ, ua, tr) * pa;
   const double beta = (beta_f > beta_n ? beta_f : beta_n) + ((double)p->dv + (double)T + 2) * eta;
+  sink_term(w, typ, L, D, beta, lam_f, lam_n);
   const double rho = (1 + ua) * (1 + ua) * (1 + up) - 1;
   /* dS stored in the input dtype (u_p > 0) may lose half that dtype's smallest subnormal spacing */
   const ac_dtype_info *di = ac_dtype_get(p->dtype);
@@ -243,7 +263,11 @@ static void row_budget(gb_ws *w, ac_grad_budget *bg, double *s1[2][2], double *s
   const int64_t kvh = h / (p->heads / p->kv_heads);
   double L, D, B;
   int64_t T = row_terms(w, b, h, i, &L, &D, &B);
-  for (int typ = 0; typ < 2; typ++) row_errors(w, typ, T, L, D, B);
+  w->h = h;
+  for (int typ = 0; typ < 2; typ++) {
+    row_errors(w, typ, T, L, D, B);
+    if (w->sink[typ][0]) w->sink[typ][0][h] += w->sk_t[typ], w->sink[typ][1][h] += w->sk_m[typ];
+  }
   for (int typ = 0; typ < 2; typ++) {
     double g = gam((double)T + 2, typ, w->cl->u_a, w->cl->acc_trunc);
     for (int64_t t = 0; t < p->dk; t++) {
@@ -275,6 +299,23 @@ static void row_budget(gb_ws *w, ac_grad_budget *bg, double *s1[2][2], double *s
   }
 }
 
+/* dσ_h (binary32 in the ABI): the rows' terms, γ(N + 1, u_a) for the N = batch·tq products and
+ * their sum in any order, and (N + 2)η of underflow. */
+static void sink_budget(const gb_ws *w, ac_grad_budget *bg)
+{
+  const ac_problem *p = &w->c->p;
+  if (!w->sink[0][0]) return;
+  const double n = (double)(p->batch * p->tq);
+  bg->nsink = p->heads;
+  for (int typ = 0; typ < 2; typ++) {
+    double *out = ac_xcalloc((size_t)p->heads, sizeof(double));
+    for (int64_t h = 0; h < p->heads; h++)
+      out[h] = w->sink[typ][0][h] + gam(n + 1, typ, w->cl->u_a, w->cl->acc_trunc) * w->sink[typ][1][h] + (n + 2) * w->eta;
+    if (typ) bg->sink_e = out;
+    else bg->sink_w = out;
+  }
+}
+
 int ac_grad_budget_compute(const ac_precision *cls, const ac_case *c, ac_grad_budget *bg, ac_err *e)
 {
   memset(bg, 0, sizeof *bg);
@@ -303,6 +344,9 @@ int ac_grad_budget_compute(const ac_precision *cls, const ac_case *c, ac_grad_bu
       s2[typ][x] = ac_xcalloc((size_t)cnt[1 + x] + 1, sizeof(double));
     }
   int64_t *nk = ac_xcalloc((size_t)(p->batch * p->kv_heads * tk) + 1, sizeof *nk);
+  if (p->f.used & AC_FEAT_SINKS)
+    for (int typ = 0; typ < 2; typ++)
+      for (int x = 0; x < 2; x++) w.sink[typ][x] = ac_xcalloc((size_t)p->heads, sizeof(double));
   for (int64_t b = 0; b < p->batch; b++)
     for (int64_t h = 0; h < p->heads; h++)
       for (int64_t i = 0; i < p->tq; i++) row_budget(&w, bg, s1, s2, nk, b, h, i);
@@ -316,8 +360,9 @@ int ac_grad_budget_compute(const ac_precision *cls, const ac_case *c, ac_grad_bu
       }
     }
   }
+  sink_budget(&w, bg);
   for (int typ = 0; typ < 2; typ++)
-    for (int x = 0; x < 2; x++) free(s1[typ][x]), free(s2[typ][x]);
+    for (int x = 0; x < 2; x++) free(s1[typ][x]), free(s2[typ][x]), free(w.sink[typ][x]);
   free(nk);
   free(buf);
   return 0;
@@ -330,4 +375,8 @@ void ac_grad_budget_free(ac_grad_budget *b)
     free(b->e[t]);
     b->w[t] = b->e[t] = NULL;
   }
+  free(b->sink_w);
+  free(b->sink_e);
+  b->sink_w = b->sink_e = NULL;
+  b->nsink = 0;
 }

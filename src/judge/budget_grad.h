@@ -12,6 +12,8 @@
 typedef struct {
   double *w[3], *e[3];
   int64_t count[3];
+  double *sink_w, *sink_e;   /* dσ_h per head with sinks (dense cases), else NULL */
+  int64_t nsink;             /* heads, or 0 */
 } ac_grad_budget;
 
 /* c must carry dO (c->dout); plain attention with masks, GQA, windows, boolean masks, ALiBi,

@@ -10,8 +10,8 @@
 
 const char *ac_grad_tensor_name(int t)
 {
-  static const char *const n[] = {"dq", "dk", "dv"};
-  return t >= 0 && t < 3 ? n[t] : "?";
+  static const char *const n[] = {"dq", "dk", "dv", "dsink"};
+  return t >= 0 && t < 4 ? n[t] : "?";
 }
 
 int ac_grad_forward_inputs(const ac_case *c, void **o, float **lse, ac_err *e)
@@ -99,6 +99,18 @@ void ac_grad_judge(const ac_grad_budget *bg, const ac_grad_result *ex, const ac_
     if (tj->unwritten && tj->failed == 0) tj->failed = tj->unwritten;
     j->failed += tj->failed;
   }
+  j->nt = 3;
+  if (!bg->nsink || !run->dsinks || ex->dsink.nsel != bg->nsink) return;
+  ac_grad_tjudge *tj = &j->t[3];   /* dσ_h: binary32 [heads] in the ABI */
+  j->nt = 4;
+  tj->worst = -1;
+  tj->worst_x = tj->worst_t = tj->seq = -1;
+  tj->unwritten = run->n_unwritten[3];
+  for (int64_t h = 0; h < bg->nsink; h++)
+    judge_elem(tj, AC_F32, ac_grad_at(&ex->dsink, h, 0), ac_load_bits(AC_F32, run->dsinks, (size_t)h), bg->sink_w[h],
+               bg->sink_e[h], h, 0);
+  if (tj->unwritten && tj->failed == 0) tj->failed = tj->unwritten;
+  j->failed += tj->failed;
 }
 
 /* A varlen case: the sequence, head and index within it of each tensor's worst element. */

@@ -26,8 +26,9 @@ typedef struct {
 } ac_grad_tjudge;
 
 typedef struct {
-  ac_grad_tjudge t[3];   /* dq, dk, dv */
-  int64_t failed;        /* over the three */
+  ac_grad_tjudge t[4];   /* dq, dk, dv, and dσ ("dsink", one element per head) when nt is 4 */
+  int nt;                /* 3, or 4 when the case has sinks and dσ has a budget (dense cases) */
+  int64_t failed;        /* over the nt tensors */
 } ac_grad_judgement;
 
 /* The inputs the harness hands a backward kernel: O and LSE of the exact forward oracle

@@ -31,7 +31,7 @@ void ac_grad_line(FILE *f, const char *kernel, const char *cs, const ac_grad_run
     fprintf(f, " %s: %s\n", ac_run_status_name(run->status), run->msg);
     return;
   }
-  for (int t = 0; t < 3; t++) {
+  for (int t = 0; t < (j->nt > 3 ? j->nt : 3); t++) {
     fprintf(f, " %s err/W=", ac_grad_tensor_name(t));
     ratio(f, j->t[t].worst);
     fprintf(f, " bad=%lld/%lld", (long long)j->t[t].failed, (long long)j->t[t].checked);
@@ -43,7 +43,7 @@ void ac_grad_detail(FILE *f, const ac_grad_run_result *run, const ac_grad_judgem
 {
   if (run->status == AC_RUN_OK) {
     if (!run->guard_ok) fprintf(f, "  guard: %s\n", run->guard_msg);
-    for (int t = 0; t < 3; t++) {
+    for (int t = 0; t < (j->nt > 3 ? j->nt : 3); t++) {
       const ac_grad_tjudge *tj = &j->t[t];
       if (tj->unwritten) fprintf(f, "  %s: %lld element(s) never written\n", ac_grad_tensor_name(t), (long long)tj->unwritten);
       if (tj->worst_x < 0) continue;
@@ -52,7 +52,7 @@ void ac_grad_detail(FILE *f, const ac_grad_run_result *run, const ac_grad_judgem
         snprintf(seq, sizeof seq, " (sequence %lld, %s %lld, %s %lld)", (long long)tj->seq, t ? "kv head" : "head",
                  (long long)tj->head, t ? "key" : "query", (long long)tj->idx);
       fprintf(f, "  %s worst: %s %lld%s element %lld: got %.9g want %.17g err/W=%.3g err/E=%.3g W=%.3g E=%.3g\n",
-              ac_grad_tensor_name(t), t ? "column" : "row", (long long)tj->worst_x, seq, (long long)tj->worst_t, tj->got,
+              ac_grad_tensor_name(t), t == 3 ? "head" : t ? "column" : "row", (long long)tj->worst_x, seq, (long long)tj->worst_t, tj->got,
               tj->want, tj->worst, tj->worst_e, tj->W, tj->E);
     }
   }
@@ -78,7 +78,7 @@ void ac_grad_json(FILE *f, const char *kernel, const char *cs, const ac_grad_run
           run->guard_ok ? "true" : "false");
   if (run->status == AC_RUN_OK) {
     fputs(", \"tensors\": {", f);
-    for (int t = 0; t < 3; t++) {
+    for (int t = 0; t < (j->nt > 3 ? j->nt : 3); t++) {
       const ac_grad_tjudge *tj = &j->t[t];
       fprintf(f, "%s\"%s\": {\"checked\": %lld, \"failed\": %lld, \"undefined\": %lld, \"unwritten\": %lld, \"err_over_W\": ",
               t ? ", " : "", ac_grad_tensor_name(t), (long long)tj->checked, (long long)tj->failed, (long long)tj->undefined,
@@ -87,7 +87,7 @@ void ac_grad_json(FILE *f, const char *kernel, const char *cs, const ac_grad_run
       fputs(", \"err_over_E\": ", f);
       json_num(f, tj->worst_x < 0 ? NAN : tj->worst_e);
       if (tj->worst_x >= 0) {
-        fprintf(f, ", \"worst\": {\"%s\": %lld, \"element\": %lld, \"got\": ", t ? "column" : "row", (long long)tj->worst_x,
+        fprintf(f, ", \"worst\": {\"%s\": %lld, \"element\": %lld, \"got\": ", t == 3 ? "head" : t ? "column" : "row", (long long)tj->worst_x,
                 (long long)tj->worst_t);
         json_num(f, tj->got);
         fputs(", \"want\": ", f);

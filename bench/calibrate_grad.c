@@ -191,7 +191,7 @@ static void eval_kernel(gctx *g, int x, const ac_case *c, const ac_grad_result *
   ac_grad_judge(bg, ex, &run, &j);
   ac_grad_run_result_free(&run);
   double ew = 0, ee = 0, kc = 0;
-  for (int t = 0; t < 3; t++) {
+  for (int t = 0; t < j.nt; t++) {   /* dq, dk, dv, and dσ with sinks */
     ew = fmax(ew, j.t[t].worst), ee = fmax(ee, j.t[t].max_e), kc = fmax(kc, j.t[t].max_kcrit);
   }
   push(s, ew, ee, kc);
@@ -199,7 +199,7 @@ static void eval_kernel(gctx *g, int x, const ac_case *c, const ac_grad_result *
   int susp = kc > g->kappa;
   if (j.failed || susp) {
     printf("%s %s on %s:", j.failed ? "FAIL" : "SUSPECT", g->ks[x]->name, desc);
-    for (int t = 0; t < 3; t++)
+    for (int t = 0; t < j.nt; t++)
       printf(" %s err/W=%.3g err/E=%.3g bad=%lld/%lld", ac_grad_tensor_name(t), j.t[t].worst, j.t[t].max_e,
              (long long)j.t[t].failed, (long long)j.t[t].checked);
     printf("\n  reproduce: %s %s\n", repro, g->ks[x]->name);

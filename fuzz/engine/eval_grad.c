@@ -90,11 +90,12 @@ int ac_eval_grad_in_range(const ac_case *c, const ac_precision *cls)
   int ok = ac_grad_budget_compute(cls, c, &bg, &e) == 0;
   for (int t = 0; t < 3 && ok; t++)
     for (int64_t x = 0; x < bg.count[t] && ok; x++) ok = isfinite(bg.w[t][x]);
+  for (int64_t h = 0; h < bg.nsink && ok; h++) ok = isfinite(bg.sink_w[h]);
   ac_grad_budget_free(&bg);
   return ok;
 }
 
-/* "dq err/W=.. bad=F/N dk .. dv .." of the worst tensor, for the verdict message. */
+/* "dq err/W=.. bad=F/N dk .. dv .. [dsink ..]", for the verdict message. */
 static void grad_summary(const ac_grad_run_result *run, const ac_grad_judgement *j, char *out, size_t n)
 {
   if (run->status != AC_RUN_OK) {
@@ -107,7 +108,7 @@ static void grad_summary(const ac_grad_run_result *run, const ac_grad_judgement 
   }
   size_t at = 0;
   out[0] = 0;
-  for (int t = 0; t < 3 && at < n; t++) {
+  for (int t = 0; t < j->nt && at < n; t++) {
     const ac_grad_tjudge *tj = &j->t[t];
     at += (size_t)snprintf(out + at, n - at, "%s%s err/W=%.3g bad=%lld/%lld", t ? " " : "", ac_grad_tensor_name(t),
                            tj->worst, (long long)tj->failed, (long long)tj->checked);

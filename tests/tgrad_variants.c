@@ -137,6 +137,32 @@ START_TEST(sink_rows_cancel)
 }
 END_TEST
 
+START_TEST(weight_beyond_mpfr_range)
+{
+  /* key 1 of two rows has a bias of -FLT_MAX: its weight e^(-3.4e38) lies beyond MPFR's exponent
+   * range, so dS, dK_1 and dV_1 are enclosed by intervals around 0 that no precision narrows;
+   * both ends round to a zero: decided (+0), not unresolved */
+  static const double q[] = {1, -2}, k[] = {1, 3}, v[] = {0.5, -1}, dO[] = {1.5, 0.25};
+  ac_case c;
+  void *d = gt_int_case(&c, AC_F32, AC_MASK_NONE, 1, 1, 2, 2, 1, 1, q, k, v, dO);
+  gt_features(&c, AC_FEAT_BIAS, 1, 1, AC_F32);
+  for (int64_t i = 0; i < 2; i++) {
+    ac_store_bits(AC_F32, c.bias, (size_t)(i * 2), ac_encode_f64(AC_F32, 0));
+    ac_store_bits(AC_F32, c.bias, (size_t)(i * 2 + 1), ac_encode_f64(AC_F32, -0x1.fffffep127));
+  }
+  ac_grad_result r;
+  gt_run_noted("weight_beyond_mpfr_range", &c, d, &r);
+  ck_assert_int_eq(r.n_unresolved, 0);
+  for (int f = 0; f < 2; f++) {
+    ac_dtype t = f ? AC_F64 : AC_F32;
+    ck_assert(ac_bits_iszero(t, ac_grad_bits(&r.dk, t, 1, 0)));
+    ck_assert(ac_bits_iszero(t, ac_grad_bits(&r.dv, t, 1, 0)));
+  }
+  ck_assert(fabs(ac_grad_at(&r.dk, 1, 0)->g) < 1e-300 && fabs(ac_grad_at(&r.dv, 1, 0)->g) < 1e-300);
+  gt_brute_free(&c, d, &r, 0);
+}
+END_TEST
+
 START_TEST(window_nonfinite)
 {
   /* a window of two keys (i - 1, i): NaN in V of key 4 makes D of row 4 undefined, so dK of keys 3
@@ -176,6 +202,7 @@ int main(void)
   tcase_add_test(tc, sinks);
   tcase_add_test(tc, sink_rows_cancel);
   tcase_add_test(tc, window_nonfinite);
+  tcase_add_test(tc, weight_beyond_mpfr_range);
   suite_add_tcase(s, tc);
   return ac_test_run(s);
 }

@@ -57,7 +57,7 @@ static int cmpd(const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
-static double quant(double *v, int64_t n, double q)
+double cal_quantile(double *v, int64_t n, double q)
 {
   if (!n) return 0;
   qsort(v, (size_t)n, sizeof *v, cmpd);
@@ -432,9 +432,9 @@ int main(int argc, char **argv)
     const ac_precision *c;
     ac_err e;
     ac_precision_resolve(NULL, s->k->precision, AC_F32, &c, &e);
-    double wm = quant(s->ew, s->n, 1), w99 = quant(s->ew, s->n, 0.99), w50 = quant(s->ew, s->n, 0.5);
-    double em = quant(s->ee, s->n, 1), e99 = quant(s->ee, s->n, 0.99), e50 = quant(s->ee, s->n, 0.5);
-    double km = quant(s->kc, s->n, 1), k99 = quant(s->kc, s->n, 0.99), k50 = quant(s->kc, s->n, 0.5);
+    double wm = cal_quantile(s->ew, s->n, 1), w99 = cal_quantile(s->ew, s->n, 0.99), w50 = cal_quantile(s->ew, s->n, 0.5);
+    double em = cal_quantile(s->ee, s->n, 1), e99 = cal_quantile(s->ee, s->n, 0.99), e50 = cal_quantile(s->ee, s->n, 0.5);
+    double km = cal_quantile(s->kc, s->n, 1), k99 = cal_quantile(s->kc, s->n, 0.99), k50 = cal_quantile(s->kc, s->n, 0.5);
     printf("%-15s %-10s %6lld %9.3g %9.3g %9.3g  %9.3g %9.3g %9.3g  %9.3g %9.3g %9.3g %8.3g %5lld %5lld %4lld %6lld\n",
            s->k->name, c ? c->name : "?", (long long)s->n, wm, w99, w50, em, e99, e50, km, k99, k50, km / kappa,
            (long long)s->nfail, (long long)s->nsusp, (long long)s->nerr, (long long)s->nvar);

@@ -13,6 +13,8 @@ int cal_make_case(ac_dtype t, uint64_t seed, ac_case *c, char *rows, size_t rn, 
  * with the variant's name. -1 when caps allow none. */
 int cal_make_variant(const ac_case *c, uint32_t caps, uint64_t seed, ac_case *out, const char *desc, char *vdesc,
                      size_t n);
+/* The q-quantile of v[0..n) (sorts v; 0 for n = 0). */
+double cal_quantile(double *v, int64_t n, double q);
 /* bench/calibrate --grad ...: argv[0] is "--grad" (calibrate_grad.c). */
 int cal_grad_main(int argc, char **argv);
 

@@ -46,20 +46,6 @@ typedef struct {
   char refused_why[160];
 } dstat;
 
-static int cmpd(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double quant(double *v, int64_t n, double q)
-{
-  if (!n) return 0;
-  qsort(v, (size_t)n, sizeof *v, cmpd);
-  int64_t i = (int64_t)ceil(q * (double)n) - 1;
-  return v[i < 0 ? 0 : i >= n ? n - 1 : i];
-}
-
 static void push(gstat *s, double ew, double ee, double kc)
 {
   if (s->n == s->cap) {
@@ -339,9 +325,9 @@ static void print_table(const gctx *g, const dstat *ds, const ac_dtype *dts, int
   for (int x = 0; x < g->nk; x++) {
     gstat *s = &g->st[x];
     if (!s->n && !s->nskip && !s->nerr) continue;
-    double wm = quant(s->ew, s->n, 1), w99 = quant(s->ew, s->n, 0.99), w50 = quant(s->ew, s->n, 0.5);
-    double em = quant(s->ee, s->n, 1), e99 = quant(s->ee, s->n, 0.99), e50 = quant(s->ee, s->n, 0.5);
-    double km = quant(s->kc, s->n, 1), k99 = quant(s->kc, s->n, 0.99);
+    double wm = cal_quantile(s->ew, s->n, 1), w99 = cal_quantile(s->ew, s->n, 0.99), w50 = cal_quantile(s->ew, s->n, 0.5);
+    double em = cal_quantile(s->ee, s->n, 1), e99 = cal_quantile(s->ee, s->n, 0.99), e50 = cal_quantile(s->ee, s->n, 0.5);
+    double km = cal_quantile(s->kc, s->n, 1), k99 = cal_quantile(s->kc, s->n, 0.99);
     printf("%-15s %-9s %6lld %9.3g %9.3g %9.3g  %9.3g %9.3g %9.3g  %9.3g %9.3g %8.3g %5lld %5lld %4lld %5lld %5lld\n",
            s->k->name, s->cls ? s->cls->name : "?", (long long)s->n, wm, w99, w50, em, e99, e50, km, k99, km / g->kappa,
            (long long)s->nfail, (long long)s->nsusp, (long long)s->nerr, (long long)s->nskip, (long long)s->nvar);

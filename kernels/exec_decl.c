@@ -58,7 +58,8 @@ static int name_set(ac_exec_decl *d, json_object *arr, const char *field, int ki
   return 0;
 }
 
-/* "backward": true (every declared variant the exact backward takes), false, or the names of the
+/* "backward": true (the declared variants among window, bool_mask, alibi, bias and sinks, the set
+ * true has always meant; softcap and varlen only when named), false, or the names of the
  * declared variants its backward takes. After "features". */
 static int backward_set(ac_exec_decl *d, json_object *v)
 {

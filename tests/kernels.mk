@@ -74,3 +74,5 @@ noinst_HEADERS += tests/abi3/attncheck/kernel.h
 # tcli_grad_varlen.sh: the backward of varlen batches (gen --grad, check --grad, explain --seq, suite).
 TESTS += tests/tcli_grad_varlen.sh
 dist_noinst_SCRIPTS += tests/tcli_grad_varlen.sh
+
+EXTRA_DIST += tests/data/grad_sink_subnormal.npz

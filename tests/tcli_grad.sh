@@ -85,5 +85,13 @@ for m in $("$bin" list --mutants | awk '$1 ~ /^mutant-bwd-/ {print $1}'); do
   grep -q "^FAIL $m [a-z0-9]*-grad-" "$tmp/out" || fail "$m not exposed: $(cat "$tmp/out")"
 done
 
+# a sink whose weight is a binary32 subnormal (e^-98): P_sink may be lost below mu, as a key's
+# weight; dσ's budget allows it (a fuzzer finding on naive-bwd-f32, minimized)
+sd=${srcdir:-.}/tests/data/grad_sink_subnormal.npz
+for k in naive-bwd-f32 flash-bwd-f32; do
+  expect 0 "dσ of a subnormal sink weight on $k" -- "$bin" check --grad --kernel $k "$sd"
+  grep -q "^PASS $k .* dsink err/W=[0-9.e-]* bad=0/4 " "$tmp/out" || fail "$k on $sd: $(cat "$tmp/out")"
+done
+
 if test $fails -ne 0; then echo "$fails failure(s)"; exit 1; fi
 echo "all passed"

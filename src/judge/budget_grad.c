@@ -194,7 +194,8 @@ static void sink_term(gb_ws *w, int typ, double L, double D, double beta, double
   const double sg = c->sinks[w->h], x = sg - L, cl_us = w->cl->u_s;
   if (!(sg > -INFINITY) || !isfinite(x)) return;
   const double ps = exp(x), lf = lam_f + cl_us * fabs(x);
-  const double ps_err = p_err(ps, x, w->cl->u_e + (lf > lam_n ? lf : lam_n));
+  double ps_err = p_err(ps, x, w->cl->u_e + (lf > lam_n ? lf : lam_n));
+  if (ps + ps_err < w->cl->mu) ps_err += w->cl->mu;   /* below mu, as a key's weight, P_sink may be lost */
   w->sk_t[typ] = ps_err * fabs(D) + (ps + ps_err) * beta;
   w->sk_m[typ] = (ps + ps_err) * (fabs(D) + beta);
 }

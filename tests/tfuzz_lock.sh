@@ -63,7 +63,10 @@ dir2=$tmp/camp2
   --families normal,small_int,ties --no-minimize --no-live --quiet > "$tmp/run3.txt" 2>&1 &
 pid=$!
 i=0
-while [ $i -lt 600 ] && [ "$(grep -c '^c ' "$dir2/journal" 2>/dev/null || echo 0)" -lt 10 ]; do sleep 0.1; i=$((i + 1)); done
+# grep -c prints 0 (and exits 1) on a journal without such lines: no "|| echo 0", which made "0 0"
+# and ended the wait at once
+journaled() { n=$(grep -c '^c ' "$dir2/journal" 2>/dev/null); echo "${n:-0}"; }
+while [ $i -lt 600 ] && [ "$(journaled)" -lt 10 ]; do sleep 0.1; i=$((i + 1)); done
 w=$(ps -eo pid=,ppid= | awk -v p=$pid '$2 == p { print $1; exit }')
 [ -n "$w" ] || fail "no campaign worker found"
 kill -9 "$w"

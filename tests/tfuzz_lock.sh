@@ -17,7 +17,10 @@ pid=
   --no-minimize --no-live --quiet > "$tmp/run1.txt" 2>&1 &
 pid=$!
 i=0
-while [ $i -lt 600 ] && [ "$(grep -c '^c ' "$dir/journal" 2>/dev/null || echo 0)" -lt 10 ]; do sleep 0.1; i=$((i + 1)); done
+# cases in a journal: grep -c prints 0 (and exits 1) on a journal without such lines, so no
+# "|| echo 0", which made "0 0" and ended the wait at once
+journaled() { n=$(grep -c '^c ' "$1/journal" 2>/dev/null); echo "${n:-0}"; }
+while [ $i -lt 600 ] && [ "$(journaled "$dir")" -lt 10 ]; do sleep 0.1; i=$((i + 1)); done
 [ $i -lt 600 ] || fail "the first campaign made no progress"
 
 # 1. a second campaign on the same directory is refused, fresh or resumed
@@ -63,10 +66,7 @@ dir2=$tmp/camp2
   --families normal,small_int,ties --no-minimize --no-live --quiet > "$tmp/run3.txt" 2>&1 &
 pid=$!
 i=0
-# grep -c prints 0 (and exits 1) on a journal without such lines: no "|| echo 0", which made "0 0"
-# and ended the wait at once
-journaled() { n=$(grep -c '^c ' "$dir2/journal" 2>/dev/null); echo "${n:-0}"; }
-while [ $i -lt 600 ] && [ "$(journaled)" -lt 10 ]; do sleep 0.1; i=$((i + 1)); done
+while [ $i -lt 600 ] && [ "$(journaled "$dir2")" -lt 10 ]; do sleep 0.1; i=$((i + 1)); done
 w=$(ps -eo pid=,ppid= | awk -v p=$pid '$2 == p { print $1; exit }')
 [ -n "$w" ] || fail "no campaign worker found"
 kill -9 "$w"

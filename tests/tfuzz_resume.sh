@@ -16,7 +16,8 @@ pid=$!
 # wait for some cases and at least one finding, then kill -9
 i=0
 while [ $i -lt 900 ]; do
-  n=$(grep -c '"event":"case"' "$dir/log.jsonl" 2>/dev/null || echo 0)
+  n=$(grep -c '"event":"case"' "$dir/log.jsonl" 2>/dev/null)
+  n=${n:-0}
   f=$(ls "$dir/findings" 2>/dev/null | grep -vc '^\.' || true)
   [ "$n" -ge 30 ] && [ "$f" -ge 1 ] && break
   sleep 0.1

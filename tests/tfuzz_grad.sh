@@ -19,7 +19,9 @@ rc=$?
 [ $rc -eq 0 ] || { tail -n 5 "$tmp/ok.txt"; fail "flash-bwd-f32: exit $rc, expected 0"; }
 ls "$tmp/ok/findings" 2>/dev/null | grep -q GRAD-FAIL && fail "flash-bwd-f32: a GRAD-FAIL finding"
 grep -q '"backward": *1' "$tmp/ok/campaign.json" || fail "campaign.json does not record the backward"
-echo "ok: flash-bwd-f32, 100 cases, no GRAD-FAIL"
+ng=$(sed -n 's/^grad_checked_this_run=//p' "$tmp/ok/stats")
+[ "${ng:-0}" -ge 20 ] || fail "flash-bwd-f32: the backward was judged on ${ng:-no} cases of 100"
+echo "ok: flash-bwd-f32, 100 cases ($ng with the backward judged), no GRAD-FAIL"
 # very negative logits and far sentinels (infinite W) are outside the backward's budget: no finding
 "$bin" fuzz --kernel naive-bwd-f32 --cases 60 --seed 9 --out "$tmp/naive" --max-t 256 --no-live --no-minimize --quiet \
   > "$tmp/naive.txt" 2>&1 || { ls "$tmp/naive/findings"; fail "naive-bwd-f32 (seed 9): a finding"; }

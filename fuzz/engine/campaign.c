@@ -249,6 +249,7 @@ static int case_done(ctx_t *c, int w, int64_t k, const char *family, const ac_ev
     sh->meta_checks++;
     if (ev->meta.worst_ratio > sh->meta_worst) sh->meta_worst = ev->meta.worst_ratio;
   }
+  if (ev && ev->grad_checked) sh->grad_checked++;
   if (ev && ev->gmeta.checked) {
     sh->gmeta_checks++;
     sh->gmeta_exact += ev->gmeta.exact;

@@ -25,6 +25,7 @@ typedef struct {
   int64_t findings, findings_fail, repeats;
   int64_t meta_checks;      /* metamorphic comparisons this run, and the largest |diff|/tolerance */
   double meta_worst;
+  int64_t grad_checked;                /* cases whose backward was judged (this run) */
   int64_t gmeta_checks, gmeta_exact;   /* the backward's metamorphic comparisons, bit-for-bit ones, and */
   double gmeta_worst;                  /* the largest |diff|/allowed of the budgeted ones */
   int64_t per_fam[MAX_FAM], per_fam_find[MAX_FAM], per_fam_impr[MAX_FAM];

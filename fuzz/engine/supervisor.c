@@ -51,8 +51,9 @@ static void write_stats(ctx_t *c, const char *state)
   fprintf(f, "metamorphic_checks_this_run=%lld\nmetamorphic_worst_diff_over_tol=%.4g\n", (long long)sh->meta_checks,
           sh->meta_worst);
   if (c->x.grad)
-    fprintf(f, "grad_metamorphic_checks_this_run=%lld\ngrad_metamorphic_bit_exact=%lld\ngrad_metamorphic_worst_diff_over_tol=%.4g\n",
-            (long long)sh->gmeta_checks, (long long)sh->gmeta_exact, sh->gmeta_worst);
+    fprintf(f, "grad_checked_this_run=%lld\ngrad_metamorphic_checks_this_run=%lld\ngrad_metamorphic_bit_exact=%lld\n"
+               "grad_metamorphic_worst_diff_over_tol=%.4g\n",
+            (long long)sh->grad_checked, (long long)sh->gmeta_checks, (long long)sh->gmeta_exact, sh->gmeta_worst);
   for (int i = 0; i < c->nfam; i++)
     fprintf(f, "family.%s=%lld\n", fams[c->fam[i]].name, (long long)sh->per_fam[i]);
   for (int i = 0; i < c->nfam; i++)

@@ -93,5 +93,14 @@ for k in naive-bwd-f32 flash-bwd-f32; do
   grep -q "^PASS $k .* dsink err/W=[0-9.e-]* bad=0/4 " "$tmp/out" || fail "$k on $sd: $(cat "$tmp/out")"
 done
 
+# a -FLT_MAX bias sentinel: the budget of a key whose weight lies far below the binary64 range is
+# its true tiny bound (it was 0 x inf = NaN, a FAIL of the correct kernels)
+expect 0 "gen sentinel bias" -- "$bin" gen -o "$tmp/sb.npz" --heads 2 --t 16 --dk 16 --dv 8 \
+  --bias sentinel:-3.4028234663852886e38 --bool-mask empty-middle --grad normal --seed 1
+for k in naive-bwd-f32 flash-bwd-f32; do
+  expect 0 "sentinel bias on $k" -- "$bin" check --grad --kernel $k "$tmp/sb.npz"
+  grep -q "^PASS $k " "$tmp/out" || fail "$k on a sentinel bias: $(cat "$tmp/out")"
+done
+
 if test $fails -ne 0; then echo "$fails failure(s)"; exit 1; fi
 echo "all passed"

@@ -298,6 +298,11 @@ ac_npz *ac_npz_open(const char *path, uint64_t cap_bytes, ac_err *e)
     ac_err_set(e, "%s: %s", path, strerror(errno));
     return NULL;
   }
+  return ac_npz_open_fd(fd, path, cap_bytes, e);
+}
+
+ac_npz *ac_npz_open_fd(int fd, const char *path, uint64_t cap_bytes, ac_err *e)
+{
   struct stat st;
   unsigned char mg[4];
   ssize_t got = 0;
@@ -306,15 +311,27 @@ ac_npz *ac_npz_open(const char *path, uint64_t cap_bytes, ac_err *e)
     ac_err_set(e, "%s: not a regular file", path);
     return NULL;
   }
-  got = read(fd, mg, sizeof mg);
-  close(fd);
-  if (check_magic(mg, got < 0 ? 0 : (size_t)got, path, e) != 0) return NULL;
+  got = pread(fd, mg, sizeof mg, 0);
+  if (check_magic(mg, got < 0 ? 0 : (size_t)got, path, e) != 0) {
+    close(fd);
+    return NULL;
+  }
+  /* the file checked is the file read: the zip source reads from this descriptor */
+  int fl = fcntl(fd, F_GETFL);
+  if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+  FILE *fp = fdopen(fd, "rb");
+  if (!fp) {
+    ac_err_set(e, "%s: %s", path, strerror(errno));
+    close(fd);
+    return NULL;
+  }
   zip_error_t ze;
   zip_error_init(&ze);
-  zip_source_t *src = zip_source_file_create(path, 0, -1, &ze);
+  zip_source_t *src = zip_source_filep_create(fp, 0, -1, &ze);
   if (!src) {
     ac_err_set(e, "%s: %s", path, zip_error_strerror(&ze));
     zip_error_fini(&ze);
+    fclose(fp);
     return NULL;
   }
   zip_error_fini(&ze);

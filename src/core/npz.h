@@ -29,6 +29,8 @@ typedef struct ac_npz ac_npz;
 /* Opens and validates the zip directory; nothing large is allocated until a member is read.
  * cap_bytes bounds any single member. */
 ac_npz *ac_npz_open(const char *path, uint64_t cap_bytes, ac_err *e);
+/* The same from an open descriptor, which it takes over (closed in every case). */
+ac_npz *ac_npz_open_fd(int fd, const char *path, uint64_t cap_bytes, ac_err *e);
 int ac_npz_count(const ac_npz *z);
 const char *ac_npz_name(const ac_npz *z, int i);
 /* Read a member fully (parsing the npy header unless raw). Owned by z until ac_npz_close_reader. */

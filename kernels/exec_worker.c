@@ -48,7 +48,7 @@ static int worker_start(exec_priv *pv, ac_err *e)
   char errp[700];
   snprintf(errp, sizeof errp, "%s/stderr", pv->dir);
   fflush(NULL);
-  pid_t pid = fork();
+  pid_t pid = ac_child_fork();
   if (pid < 0) {
     close(sv[0]);
     close(sv[1]);
@@ -189,7 +189,10 @@ static void worker_greet(exec_priv *pv, double timeout_s)
   char line[sizeof pv->buf];
   if (worker_send(pv, AC_EXEC_HELLO, hl, deadline) == 1)
     while (worker_line(pv, deadline, line, sizeof line) == 1) {
-      if (ac_exec_decl_answer(&pv->decl, line)) return;
+      if (ac_exec_decl_answer(&pv->decl, line)) {
+        ac_child_reap_strays(); /* what it left outside its group while answering is no case's */
+        return;
+      }
       fprintf(stderr, "%s\n", line);   /* the worker's chatter on its stdout */
     }
   pv->decl.state = AC_DECL_NONE;

@@ -270,7 +270,7 @@ static void confirm_unwritten(const ac_kernel *k, const ac_case *c, const ac_run
   ac_run_result_free(&r2);
 }
 
-int ac_harness_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *opts, ac_run_result *r, ac_err *e)
+static int harness_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *opts, ac_run_result *r, ac_err *e)
 {
   ac_run_opts defaults;
   if (!opts) {
@@ -289,6 +289,14 @@ int ac_harness_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *opts
     confirm_unwritten(k, c, opts, r);
   if (rc == 0 && r->status == AC_RUN_OK && c->lay && opts->layout_fill == AC_LFILL_UNOWNED && !opts->prefill_alt)
     ac_hx_layout_isolate(k, c, opts, r);
+  return rc;
+}
+
+int ac_harness_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *opts, ac_run_result *r, ac_err *e)
+{
+  int rc = harness_run(k, c, opts, r, e);
+  /* what the kernel left running, escaped from its group, goes now */
+  ac_child_reap_strays();
   return rc;
 }
 

@@ -6,7 +6,7 @@ kernels_libac_kernels_a_SOURCES = $(AC_CPU_KERNEL_SOURCES) \
 	kernels/harness.c kernels/harness_priv.h kernels/harness_layout.c \
 	kernels/harness_body.c kernels/harness_grad.c \
 	kernels/worker.c \
-	kernels/child.c kernels/child.h \
+	kernels/child.c kernels/child.h kernels/reaper.c \
 	kernels/plugin.c kernels/plugin.h \
 	kernels/resolve.c \
 	kernels/exec.c kernels/exec.h kernels/exec_dir.c \

@@ -1,16 +1,60 @@
 /* tharness_execkernel: a kernel as a command, for the exec: tests.
  * usage: tharness_execkernel MODE IN OUT
- * MODE: ok (o and lse), nolse, fail (message, exit 4), crash (SIGSEGV), hang, badshape, noout. */
+ * MODE: ok (o and lse), nolse, fail (message, exit 4), crash (SIGSEGV), hang, badshape, noout;
+ * escape: as ok after forking a process that leaves its session and group (setsid) and forks
+ * again, whose child sleeps 60 s with its pid in $TCONTAIN_ESCAPE_PIDFILE (exit 5 when the one of
+ * the case before still runs). */
 #include "config.h"
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "casefile.h"
 #include "harness.h"
 #include "npz.h"
 #include "testkernels/testkernels.h"
+
+/* 1 when process pid exists and is not a zombie. */
+static int alive(long pid)
+{
+  char p[64], buf[256];
+  snprintf(p, sizeof p, "/proc/%ld/stat", pid);
+  FILE *f = fopen(p, "r");
+  if (!f) return 0;
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = 0;
+  const char *rp = strrchr(buf, ')');
+  return rp && rp[1] == ' ' && rp[2] != 'Z';
+}
+
+static int escape(void)
+{
+  const char *pf = getenv("TCONTAIN_ESCAPE_PIDFILE");
+  FILE *f = pf ? fopen(pf, "r") : NULL;
+  long old = 0;
+  if (f && fscanf(f, "%ld", &old) == 1 && alive(old)) {
+    fprintf(stderr, "the escaped grandchild of the case before (pid %ld) is still running\n", old);
+    return -1;
+  }
+  if (f) fclose(f);
+  pid_t x = fork();
+  if (x == 0) {
+    setsid();
+    pid_t y = fork();
+    if (y == 0) {
+      sleep(60);
+      _exit(0);
+    }
+    FILE *w = pf && y > 0 ? fopen(pf, "w") : NULL;
+    if (w) fprintf(w, "%ld\n", (long)y), fclose(w);
+    _exit(0);
+  }
+  if (x > 0) waitpid(x, NULL, 0);
+  return x > 0 ? 0 : -1;
+}
 
 int main(int argc, char **argv)
 {
@@ -26,6 +70,7 @@ int main(int argc, char **argv)
   if (!strcmp(mode, "crash")) raise(SIGSEGV);
   if (!strcmp(mode, "hang")) for (;;) pause();
   if (!strcmp(mode, "noout")) return 0;
+  if (!strcmp(mode, "escape") && escape()) return 5;
   ac_case c;
   ac_err e;
   if (ac_case_read(&c, argv[2], &e)) {

@@ -5,12 +5,19 @@
  *   printf-run      run() prints to stdout (and flushes) before it computes
  *   fork-run        run() forks a process that writes its pid to $TCONTAIN_PIDFILE and sleeps
  *                   with stdout and stderr open, then computes
+ *   setsid-run      run() forks a process that leaves its session and group (setsid) and forks
+ *                   again: the grandchild, an orphan once run() returns, sleeps 60 s and its pid
+ *                   goes to $TCONTAIN_ESCAPE_PIDFILE; run() fails when the grandchild of the case
+ *                   before is still alive, then computes
+ *   setsid-hang     the same escape, then run() never returns
  * and naive-f32 behaves. */
+#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "attncheck_kernel.h"
 
@@ -106,6 +113,64 @@ static int fork_run(const attncheck_problem *p, const attncheck_tensors *t, char
   return naive(p, t);
 }
 
+/* 1 when process pid exists and is not a zombie. */
+static int alive(long pid)
+{
+  char p[64], buf[256];
+  snprintf(p, sizeof p, "/proc/%ld/stat", pid);
+  FILE *f = fopen(p, "r");
+  if (!f) return 0;
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = 0;
+  const char *rp = strrchr(buf, ')');
+  return rp && rp[1] == ' ' && rp[2] != 'Z';
+}
+
+/* The escape of setsid-run: -1 with err when the grandchild of the case before still runs. */
+static int escape(char *err, size_t n)
+{
+  const char *pf = getenv("TCONTAIN_ESCAPE_PIDFILE");
+  FILE *f = pf ? fopen(pf, "r") : NULL;
+  long old = 0;
+  if (f && fscanf(f, "%ld", &old) == 1 && alive(old)) {
+    fclose(f);
+    snprintf(err, n, "the escaped grandchild of the case before (pid %ld) is still running", old);
+    return -1;
+  }
+  if (f) fclose(f);
+  pid_t x = fork();
+  if (x == 0) {
+    setsid();
+    pid_t y = fork();
+    if (y == 0) {
+      sleep(60);
+      _exit(0);
+    }
+    FILE *w = pf && y > 0 ? fopen(pf, "w") : NULL;
+    if (w) fprintf(w, "%ld\n", (long)y), fclose(w);
+    _exit(0);
+  }
+  if (x < 0) {
+    snprintf(err, n, "fork failed");
+    return -1;
+  }
+  while (waitpid(x, NULL, 0) < 0 && errno == EINTR) {}
+  return 0;
+}
+
+static int setsid_run(const attncheck_problem *p, const attncheck_tensors *t, char *err, size_t n)
+{
+  return escape(err, n) ? 1 : naive(p, t);
+}
+
+static int setsid_hang(const attncheck_problem *p, const attncheck_tensors *t, char *err, size_t n)
+{
+  (void)p, (void)t;
+  if (escape(err, n)) return 1;
+  for (;;) pause();
+}
+
 #define KERNEL(var, name, sup, run)                                                                     \
   static const attncheck_kernel var = {ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), name, name, "fp32", \
                                        ATTNCHECK_MEM_HOST, 0, sup, run, {NULL, NULL, NULL, NULL}, NULL, 0, 0}
@@ -114,10 +179,13 @@ KERNEL(k_segv, "segv-supports", segv_supports, plain_run);
 KERNEL(k_hang, "hang-supports", hang_supports, plain_run);
 KERNEL(k_printf, "printf-run", plain_supports, printf_run);
 KERNEL(k_fork, "fork-run", plain_supports, fork_run);
+KERNEL(k_setsid, "setsid-run", plain_supports, setsid_run);
+KERNEL(k_setsid_hang, "setsid-hang", plain_supports, setsid_hang);
 
 const attncheck_kernel *const *attncheck_plugin_kernels(size_t *count)
 {
-  static const attncheck_kernel *const list[] = {&k_plain, &k_segv, &k_hang, &k_printf, &k_fork};
+  static const attncheck_kernel *const list[] = {&k_plain,  &k_segv,        &k_hang,  &k_printf,   &k_fork,
+                                                 &k_setsid, &k_setsid_hang};
   *count = sizeof list / sizeof list[0];
   return list;
 }

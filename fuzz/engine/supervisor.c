@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "campaign.h"
+#include "child.h"
 #include "exec.h"
 
 /* ---- the supervisor ------------------------------------------------------------------------ */
@@ -231,7 +232,7 @@ static int open_campaign_dir(ctx_t *c)
 static pid_t spawn_worker(ctx_t *c, int w)
 {
   fflush(NULL);
-  pid_t pid = fork();
+  pid_t pid = ac_child_fork(); /* registered: the supervisor reaps what a dead worker leaves, never a worker */
   if (pid == 0) ac_cp_worker_main(c, w);
   return pid;
 }
@@ -341,6 +342,8 @@ static void supervise(ctx_t *c, int live)
       int st;
       pid_t r = waitpid(pids[w], &st, WNOHANG);
       if (r != pids[w]) continue;
+      ac_child_forget(pids[w]);
+      ac_child_reap_strays(); /* what its cases left when it died */
       pids[w] = 0;
       alive--;
       if (WIFEXITED(st) && WEXITSTATUS(st) == 0) continue;

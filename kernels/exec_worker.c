@@ -180,6 +180,14 @@ static void worker_died(exec_priv *pv, const char *errp, ac_run_result *r)
   }
 }
 
+/* A line of the worker's chatter on its stdout, to stderr, escaped like every text it sends. */
+static void chatter(const char *line)
+{
+  char *t = ac_str_escape_dup(line);
+  fprintf(stderr, "%s\n", t);
+  free(t);
+}
+
 /* The handshake on a fresh worker: AC_EXEC_HELLO, then one answer line within the time
  * limit. No answer (silence or exit): a worker without the handshake, stopped here. */
 static void worker_greet(exec_priv *pv, double timeout_s)
@@ -193,7 +201,7 @@ static void worker_greet(exec_priv *pv, double timeout_s)
         ac_child_reap_strays(); /* what it left outside its group while answering is no case's */
         return;
       }
-      fprintf(stderr, "%s\n", line);   /* the worker's chatter on its stdout */
+      chatter(line);
     }
   pv->decl.state = AC_DECL_NONE;
   ac_exec_worker_stop(pv, 1);
@@ -251,7 +259,7 @@ int ac_exec_worker_request(exec_priv *pv, const char *req, double timeout_s, ac_
   while (got == 1) {
     got = worker_line(pv, deadline, line, sizeof line);
     if (got != 1 || !strcmp(line, "ok") || (err = error_reply(line))) break;
-    fprintf(stderr, "%s\n", line);   /* the worker's chatter on its stdout */
+    chatter(line); /* the worker's chatter on its stdout */
   }
   r->kernel_ms = (ac_now() - t0) * 1e3;
   if (got == 1) {

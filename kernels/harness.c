@@ -295,7 +295,12 @@ static int harness_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *
 int ac_harness_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *opts, ac_run_result *r, ac_err *e)
 {
   int rc = harness_run(k, c, opts, r, e);
-  /* what the kernel left running, escaped from its group, goes now */
+  /* What the kernel said (its error text, a worker's answer, a command's last line) is text for
+   * every output, escaped once here; what it left running, escaped from its group, goes now. */
+  ac_str_escape_inplace(r->msg, sizeof r->msg);
+  ac_str_escape_inplace(r->guard_msg, sizeof r->guard_msg);
+  ac_str_escape_inplace(r->oos_msg, sizeof r->oos_msg);
+  if (rc < 0 && e) ac_str_escape_inplace(e->msg, sizeof e->msg);
   ac_child_reap_strays();
   return rc;
 }

@@ -281,7 +281,10 @@ int ac_harness_run_backward(const ac_kernel *k, const ac_case *c, const void *o,
                             const ac_run_opts *opts, ac_grad_run_result *r, ac_err *e)
 {
   int rc = run_backward(k, c, o, lse, opts, r, e);
-  /* what the kernel left running, escaped from its group, goes with the case */
+  /* what the kernel said is text for every output; what it left running goes with the case */
+  ac_str_escape_inplace(r->msg, sizeof r->msg);
+  ac_str_escape_inplace(r->guard_msg, sizeof r->guard_msg);
+  if (rc < 0 && e) ac_str_escape_inplace(e->msg, sizeof e->msg);
   ac_child_reap_strays();
   return rc;
 }

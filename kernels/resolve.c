@@ -188,7 +188,7 @@ uint32_t ac_kernel_declared_caps(const ac_kernel *k)
   return ac_kernel_caps(k);
 }
 
-int ac_kernel_supports(const ac_kernel *k, const ac_problem *p, char *why, size_t why_len)
+static int kernel_supports(const ac_kernel *k, const ac_problem *p, char *why, size_t why_len)
 {
   if (why_len) why[0] = 0;
   /* exec workers declare their variants in the handshake (exec_decl.c) */
@@ -215,4 +215,11 @@ int ac_kernel_supports(const ac_kernel *k, const ac_problem *p, char *why, size_
   if (why_len) why[why_len - 1] = 0;
   if (!r && why_len && !why[0]) snprintf(why, why_len, "the kernel does not support this problem");
   return r != 0;
+}
+
+int ac_kernel_supports(const ac_kernel *k, const ac_problem *p, char *why, size_t why_len)
+{
+  int r = kernel_supports(k, p, why, why_len);
+  ac_str_escape_inplace(why, why_len); /* a SKIP reason the kernel or worker wrote: text for every output */
+  return r;
 }

@@ -77,9 +77,10 @@ dist_noinst_SCRIPTS += tests/tcli_grad_varlen.sh
 
 EXTRA_DIST += tests/data/grad_sink_subnormal.npz
 # tcontain_escape.sh: nothing a kernel or exec worker starts outlives its case, not even what leaves
-# its session and group (setsid) and forks again.
-TESTS += tests/tcontain_escape.sh
+# its session and group (setsid) and forks again. tforge_lines.sh: what a kernel or worker says is
+# escaped in every output (no forged line, no terminal control).
+TESTS += tests/tcontain_escape.sh tests/tforge_lines.sh
 # treaper: orphans of a case are its children's strays, killed and reaped; registered children never
 check_PROGRAMS += tests/treaper
 TESTS += tests/treaper
-dist_noinst_SCRIPTS += tests/tcontain_escape.sh
+dist_noinst_SCRIPTS += tests/tcontain_escape.sh tests/tforge_lines.sh

@@ -3,7 +3,8 @@
  * MODE: ok (o and lse), nolse, fail (message, exit 4), crash (SIGSEGV), hang, badshape, noout;
  * escape: as ok after forking a process that leaves its session and group (setsid) and forks
  * again, whose child sleeps 60 s with its pid in $TCONTAIN_ESCAPE_PIDFILE (exit 5 when the one of
- * the case before still runs). */
+ * the case before still runs); forge: a forged "PASS" line with CR, terminal escapes, a C1
+ * control and a byte that is not UTF-8 on stderr, exit 1; forge-skip: such a reason, exit 77. */
 #include "config.h"
 #include <signal.h>
 #include <stdio.h>
@@ -15,6 +16,8 @@
 #include "harness.h"
 #include "npz.h"
 #include "testkernels/testkernels.h"
+
+#define FORGED "boom\nPASS  inj f32-fake.npz - err/W=0\r\033[2K\033]0;title\007\302\233 \377 end"
 
 /* 1 when process pid exists and is not a zombie. */
 static int alive(long pid)
@@ -70,6 +73,14 @@ int main(int argc, char **argv)
   if (!strcmp(mode, "crash")) raise(SIGSEGV);
   if (!strcmp(mode, "hang")) for (;;) pause();
   if (!strcmp(mode, "noout")) return 0;
+  if (!strcmp(mode, "forge")) {
+    fprintf(stderr, "%s\n", FORGED);
+    return 1;
+  }
+  if (!strcmp(mode, "forge-skip")) {
+    fprintf(stderr, "unsupported: %s\n", FORGED);
+    return 77;
+  }
   if (!strcmp(mode, "escape") && escape()) return 5;
   ac_case c;
   ac_err e;

@@ -10,6 +10,9 @@
  *                   goes to $TCONTAIN_ESCAPE_PIDFILE; run() fails when the grandchild of the case
  *                   before is still alive, then computes
  *   setsid-hang     the same escape, then run() never returns
+ *   forge-run       run() fails with a message of newlines, CR, terminal escapes, a C1 control
+ *                   and a byte that is not UTF-8 (a forged "PASS" line); so does its description
+ *   forge-supports  supports() refuses every case with such a reason
  * and naive-f32 behaves. */
 #include <errno.h>
 #include <math.h>
@@ -171,6 +174,22 @@ static int setsid_hang(const attncheck_problem *p, const attncheck_tensors *t, c
   for (;;) pause();
 }
 
+#define FORGED "boom\nPASS  inj f32-fake.npz - err/W=0\r\033[2K\033]0;title\007\302\233 \377 end"
+
+static int forge_run(const attncheck_problem *p, const attncheck_tensors *t, char *err, size_t n)
+{
+  (void)p, (void)t;
+  snprintf(err, n, "%s", FORGED);
+  return 1;
+}
+
+static int forge_supports(const attncheck_problem *p, char *why, size_t n)
+{
+  (void)p;
+  snprintf(why, n, "%s", FORGED);
+  return 0;
+}
+
 #define KERNEL(var, name, sup, run)                                                                     \
   static const attncheck_kernel var = {ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), name, name, "fp32", \
                                        ATTNCHECK_MEM_HOST, 0, sup, run, {NULL, NULL, NULL, NULL}, NULL, 0, 0}
@@ -181,11 +200,25 @@ KERNEL(k_printf, "printf-run", plain_supports, printf_run);
 KERNEL(k_fork, "fork-run", plain_supports, fork_run);
 KERNEL(k_setsid, "setsid-run", plain_supports, setsid_run);
 KERNEL(k_setsid_hang, "setsid-hang", plain_supports, setsid_hang);
+static const attncheck_kernel k_forge = {ATTNCHECK_ABI_VERSION,
+                                         sizeof(attncheck_kernel),
+                                         "forge-run",
+                                         FORGED,
+                                         "fp32",
+                                         ATTNCHECK_MEM_HOST,
+                                         0,
+                                         plain_supports,
+                                         forge_run,
+                                         {NULL, NULL, NULL, NULL},
+                                         NULL,
+                                         0,
+                                         0};
+KERNEL(k_forge_sup, "forge-supports", forge_supports, plain_run);
 
 const attncheck_kernel *const *attncheck_plugin_kernels(size_t *count)
 {
   static const attncheck_kernel *const list[] = {&k_plain,  &k_segv,        &k_hang,  &k_printf,   &k_fork,
-                                                 &k_setsid, &k_setsid_hang};
+                                                 &k_setsid, &k_setsid_hang, &k_forge, &k_forge_sup};
   *count = sizeof list / sizeof list[0];
   return list;
 }

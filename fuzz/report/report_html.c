@@ -315,7 +315,7 @@ int ac_report_html_to(const char *dir, const char *out, ac_err *e)
   findings_table(f, &d);
   ac_report_findings(f, dir, &d, 6);
   fprintf(f, "<h2>Statistics</h2>\n<pre>");
-  if (d.stats) ac_html_esc(f, d.stats);
+  if (d.stats) ac_html_esc_lines(f, d.stats);
   fprintf(f, "</pre>\n</div></body></html>\n");
   fclose(f);
   char p[4096];

@@ -87,8 +87,12 @@ static void list_one(ac_kernel *k, const char *tag)
   ac_run_opts_init(&ro);
   ac_kernel_prepare(k, ro.timeout_s);   /* an exec worker's declaration */
   supports_summary(k, sup, sizeof sup);
-  printf("  %-26s %-11s %-5s %s%s\n", k->name, k->precision && *k->precision ? k->precision : "(default)",
-         a && a->memory == ATTNCHECK_MEM_CUDA ? "cuda" : "host", tag, a && a->description ? a->description : k->origin);
+  /* a plugin's or worker's strings, escaped like all a kernel supplies */
+  char name[400], prec[200], desc[1024];
+  ac_str_escape(k->name, name, sizeof name);
+  ac_str_escape(k->precision && *k->precision ? k->precision : "(default)", prec, sizeof prec);
+  ac_str_escape(a && a->description ? a->description : k->origin, desc, sizeof desc);
+  printf("  %-26s %-11s %-5s %s%s\n", name, prec, a && a->memory == ATTNCHECK_MEM_CUDA ? "cuda" : "host", tag, desc);
   printf("  %-26s %s\n", "", sup);
 }
 

@@ -540,6 +540,51 @@ int ac_finding_store(const char *dir, const char *sig, const ac_case *c, const c
  * report.json records if that is a built-in kernel, or an exec: command and trust is set. A
  * recorded plugin path is never loaded (it is named in the message). 0 or -1 with message. */
 int ac_finding_kernel(const char *fdir, const char *override, int trust, char *spec, size_t n, ac_err *e);
+/* ---- findings directories as data (engine/findings_dir.c) ----------------------------
+ * Whoever wrote a findings directory, what is read of it is checked first: no link followed at
+ * any level, only regular files of a finding's names and sizes (report.json at most
+ * AC_FINDING_JSON_MAX bytes and a JSON object whose signature, when it names one, is its
+ * directory's name; case.npz and minimized.npz at most the memory cap, zip files); repro.sh is
+ * never read but written from report.json. */
+#define AC_FINDING_JSON_MAX (1u << 20)
+struct json_object;
+typedef struct {
+  char sig[256];              /* the directory's name, a signature */
+  char path[4400];            /* DIR/findings/SIG, escaped, for messages */
+  int dirfd;                  /* the directory, opened without following a link */
+  struct json_object *report; /* report.json */
+  int has_min;                /* minimized.npz is there and passes the checks */
+  char min_why[512];          /* why a minimized.npz there does not (empty: none there, or it does) */
+} ac_finding_dir;
+/* 1 when name can be a finding's (a signature: letters, digits, '.', '_', '+', '-'; no leading '.'). */
+int ac_finding_name_ok(const char *name);
+/* fd (from ac_data_open...) starts as a zip file does; -1 with "label: not a case file". */
+int ac_case_file_check(int fd, const char *label, ac_err *e);
+/* Opens DIR/findings: DIR as named, findings/ itself never through a link. fd, or -1 with e. */
+int ac_findings_open(const char *dir, ac_err *e);
+/* Opens and checks finding NAME of the findings directory fd (findings_path names it in
+ * messages): 0, or -1 with one line (the entry and why) in e. */
+int ac_finding_dir_open(int findings_fd, const char *findings_path, const char *name, ac_finding_dir *f, ac_err *e);
+void ac_finding_dir_close(ac_finding_dir *f);
+/* Calls fn for each finding of DIR/findings that passes the checks, in name order (names starting
+ * with '.' are temporaries, left alone); each other entry is skipped with one line on warn
+ * ("attncheck WHO: skipped PATH: why"; warn NULL: silently). fn's first nonzero answer, or 0;
+ * -1 with e when DIR/findings cannot be opened. */
+int ac_findings_each(const char *dir, FILE *warn, const char *who, int (*fn)(void *ctx, ac_finding_dir *f), void *ctx,
+                     ac_err *e);
+/* One line on warn per entry of f's directory that is no file of a finding, and for a
+ * minimized.npz that does not pass the checks. */
+void ac_finding_dir_extras(const ac_finding_dir *f, FILE *warn, const char *who);
+/* The names in directory fd but "." and "..", sorted (ac_dir_names_free); NULL when unreadable. */
+char **ac_dir_names(int fd, int *n);
+void ac_dir_names_free(char **v, int n);
+/* fdir/repro.sh of finding sig: `replay` of the kernel spec on its directory, every word quoted. */
+int ac_finding_write_repro(const char *fdir, const char *sig, const char *spec, ac_err *e);
+/* The kernel spec to replay on, as ac_finding_kernel, from a finding's parsed report.json
+ * (label names it in messages). */
+int ac_finding_kernel_of(struct json_object *report, const char *label, const char *override, int trust, char *spec,
+                         size_t n, ac_err *e);
+
 /* Re-evaluate a finding directory (its minimized case when present, else case.npz) on the kernel
  * of ac_finding_kernel; prints one line per case; returns the exit code contribution (1 if a
  * fail-policy kind holds), -1 with message when it cannot run. */

@@ -8,3 +8,7 @@ check_PROGRAMS += $(AC_FUZZ_TESTS)
 TESTS += $(AC_FUZZ_TESTS) $(AC_FUZZ_SH)
 dist_noinst_SCRIPTS += $(AC_FUZZ_SH) tests/journal_stats.sh
 EXTRA_DIST += examples/python/sdpa_numpy.py examples/python/torch_sdpa.py examples/python/attncheck_worker.py
+# tmerge_untrusted.sh: merge, replay and report take a campaign directory as data (no link followed,
+# no FIFO or device opened, only a finding's files, repro.sh written anew, each refusal named).
+TESTS += tests/tmerge_untrusted.sh
+dist_noinst_SCRIPTS += tests/tmerge_untrusted.sh

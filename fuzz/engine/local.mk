@@ -6,7 +6,7 @@ fuzz_libac_fuzz_a_SOURCES += \
 	fuzz/engine/signature.c \
 	fuzz/engine/search.c \
 	fuzz/engine/minimize.c \
-	fuzz/engine/finding.c \
+	fuzz/engine/finding.c fuzz/engine/findings_dir.c \
 	fuzz/engine/corpus.c \
 	fuzz/engine/campaign.h \
 	fuzz/engine/campaign.c \

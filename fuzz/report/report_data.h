@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #define AC_RD_MAXFAM 64
+#define AC_RD_STATS_MAX (1u << 20) /* the largest stats file read */
 
 typedef struct {
   double t, err_e, err_w;

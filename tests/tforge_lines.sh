@@ -84,7 +84,16 @@ grep -q '^SKIP .*PASS  inj f32-fake.npz - err/W=0\\r' "$tmp/e2.out" || { cat -A 
 lines "exec" "$tmp/e1.out"
 lines "exec" "$tmp/e2.out"
 clean "exec:" "$tmp/e1.out" "$tmp/e1.err" "$tmp/e2.out" "$tmp/e2.err"
-echo "ok: a command's error line and refusal are escaped"
+# ... and a command of two lines (the second a shell comment) as the kernel's name
+nk="exec:$ek forge {in} {out}
+#PASS  inj f32-fake.npz - err/W=0"
+"$bin" check --kernel "$nk" "$tmp/a.npz" > "$tmp/e3.out" 2> "$tmp/e3.err"
+grep -q '^FAIL  exec:.*{out}\\n#PASS  inj' "$tmp/e3.out" || { cat -A "$tmp/e3.out"; fail "exec: a kernel name of two lines is not escaped"; }
+lines "exec" "$tmp/e3.out"
+"$bin" fuzz --kernel "$nk" --cases 2 --families normal --out "$tmp/ef" --no-minimize --no-live > "$tmp/ef.out" 2> "$tmp/ef.err"
+grep -q '^kernel=.*\\n#PASS' "$tmp/ef/stats" || { cat "$tmp/ef/stats"; fail "exec: stats do not hold the kernel on one line"; }
+clean "exec: of two lines" "$tmp/e3.out" "$tmp/e3.err" "$tmp/ef.out" "$tmp/ef.err" "$tmp/ef/stats" "$tmp/ef/report.html"
+echo "ok: a command's error line, refusal and name are escaped"
 
 # 5. an exec-persistent worker: declared name, error answers, refusals, chatter
 cat > "$tmp/forge.sh" <<'EOF'

@@ -231,9 +231,9 @@ void ac_eval_print(FILE *f, const char *label, const ac_case *c, const ac_eval *
   if (!kinds[0]) snprintf(kinds, sizeof kinds, "PASS");
   char size[160];
   ac_case_size_str(c, size, sizeof size);
-  char rows[200], mm[200];
-  fprintf(f, "%s: %s  [%s]  err/W=%.3g err/E=%.3g rows=%s", label, kinds, size, ev->max_err_w, ev->max_err_e,
-          ac_report_rows(&ev->rep, rows, sizeof rows));
+  char rows[200], mm[200], lb[4400];
+  fprintf(f, "%s: %s  [%s]  err/W=%.3g err/E=%.3g rows=%s", ac_str_escape(label, lb, sizeof lb), kinds, size,
+          ev->max_err_w, ev->max_err_e, ac_report_rows(&ev->rep, rows, sizeof rows));
   if (ac_report_mismatch(&ev->rep, mm, sizeof mm)) fprintf(f, " mismatch=\"%s\"", mm);
   const ac_worst_elem *w = ac_report_worst(&ev->rep);
   if (w->valid) {

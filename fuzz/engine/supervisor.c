@@ -39,8 +39,10 @@ static void write_stats(ctx_t *c, const char *state)
   if (!f) return;
   ac_cp_lock(sh);
   double el = ac_now() - c->t0;
-  fprintf(f, "state=%s\nkernel=%s\nseed=%llu\nshard=%d/%d\n", state, c->o->kernel_spec, (unsigned long long)c->o->seed,
-          c->o->shard_i, c->o->shard_n);
+  char *ks = ac_str_escape_dup(c->o->kernel_spec); /* one key=value line whatever the command holds */
+  fprintf(f, "state=%s\nkernel=%s\nseed=%llu\nshard=%d/%d\n", state, ks, (unsigned long long)c->o->seed, c->o->shard_i,
+          c->o->shard_n);
+  free(ks);
   fprintf(f, "cases=%lld\ncases_this_run=%lld\ncases_per_s=%.1f\n", (long long)(sh->prev_cases + sh->done),
           (long long)sh->done, el > 0 ? (double)sh->done / el : 0.0);
   fprintf(f, "findings=%lld\nfindings_fail=%lld\nrepeat_hits=%lld\n", (long long)sh->findings,
@@ -501,8 +503,11 @@ int ac_campaign_run(ac_campaign_opts *o)
   log_end(&c, sh);
   if (!o->quiet) {
     double el = ac_now() - c.t0;
-    printf("campaign %s: kernel %s, %lld cases in %.1f s (%.1f cases/s), %lld findings\n", o->out_dir, o->kernel_spec,
-           (long long)sh->done, el, el > 0 ? (double)sh->done / el : 0.0, (long long)sh->findings);
+    char *od = ac_str_escape_dup(o->out_dir), *ks = ac_str_escape_dup(o->kernel_spec);
+    printf("campaign %s: kernel %s, %lld cases in %.1f s (%.1f cases/s), %lld findings\n", od, ks, (long long)sh->done,
+           el, el > 0 ? (double)sh->done / el : 0.0, (long long)sh->findings);
+    free(od);
+    free(ks);
     ac_findings_summary(o->out_dir, stdout, 20);
     if (sh->errors)
       printf("%lld cases the tool could not decide (unresolved oracle elements or internal errors): see %s/log.jsonl "

@@ -88,9 +88,8 @@ int ac_finding_dir_open(int findings_fd, const char *findings_path, const char *
 {
   memset(f, 0, sizeof *f);
   f->dirfd = -1;
-  char *q = ac_str_escape_dup(name);
-  snprintf(f->path, sizeof f->path, "%s/%s", findings_path, q);
-  free(q);
+  snprintf(f->path, sizeof f->path, "%s/%s", findings_path, name);
+  ac_str_escape_inplace(f->path, sizeof f->path); /* for messages: one line whatever the names hold */
   if (!ac_finding_name_ok(name))
     return ac_err_set(e, "%s: not a finding's name (letters, digits, '.', '_', '+' and '-')", f->path);
   snprintf(f->sig, sizeof f->sig, "%s", name);

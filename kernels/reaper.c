@@ -10,11 +10,13 @@
 #include "child.h"
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -80,26 +82,32 @@ static int registered(pid_t pid)
   return 0;
 }
 
-/* The children of this process from /proc/self/task/T/children (every thread's); -1 when the
- * kernel has no such files. */
+/* The children of the threads this process forks from and orphans go to: the calling thread and
+ * the main one (a subreaper's orphans go to its main thread while that lives), from
+ * /proc/self/task/T/children; -1 when the kernel has no such files. */
 static int children_files(pid_t *out, int max)
 {
-  DIR *d = opendir("/proc/self/task");
-  if (!d) return -1;
+  long tids[2] = {(long)getpid(), 0};
+#ifdef SYS_gettid
+  tids[1] = (long)syscall(SYS_gettid);
+#endif
   int n = 0, any = 0;
-  struct dirent *de;
-  while ((de = readdir(d))) {
-    if (de->d_name[0] == '.') continue;
-    char p[300];
-    snprintf(p, sizeof p, "/proc/self/task/%s/children", de->d_name);
-    FILE *f = fopen(p, "r");
-    if (!f) continue;
+  for (int t = 0; t < 2; t++) {
+    if (t == 1 && (tids[1] <= 0 || tids[1] == tids[0])) break;
+    char p[128], buf[8192];
+    snprintf(p, sizeof p, "/proc/self/task/%ld/children", tids[t]);
+    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
     any = 1;
-    long v;
-    while (n < max && fscanf(f, "%ld", &v) == 1) out[n++] = (pid_t)v;
-    fclose(f);
+    ssize_t got = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    buf[got > 0 ? got : 0] = 0;
+    for (char *s = buf, *end; n < max; s = end) {
+      long v = strtol(s, &end, 10);
+      if (end == s) break;
+      out[n++] = (pid_t)v;
+    }
   }
-  closedir(d);
   return any ? n : -1;
 }
 

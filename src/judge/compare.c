@@ -164,7 +164,7 @@ static void weak_lse(const weak_ctx *wk, const ac_problem *p, const ac_oracle_ro
                      double ew_decl, ac_report *rep)
 {
   if (!wk->std || wk->ood || !(rw->lse_accept & AC_ACCEPT_VALUE) || !(fabs(rw->lse) <= FLT_MAX)) return;
-  if (!isnan(ew_decl) && wdecl < 1 + log((double)rw->visible)) return;
+  if (!isnan(ew_decl) && wdecl < 1 + log((double)ac_budget_row_keys(p, rw))) return;
   ac_bound bd;
   ac_budget_lse(wk->std, p, rw, &bd);
   if (err > bd.W) weak_add(rep, err, ew_decl, err / bd.W);
@@ -457,7 +457,7 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
       rep->n_ood_rows++;
       if (!oodwhy[0]) snprintf(oodwhy, sizeof oodwhy, "%s", why);
     }
-    if (rw->visible <= 0) rep->n_empty_rows++;
+    if (rw->lse_accept & AC_ACCEPT_EMPTY) rep->n_empty_rows++;   /* no key at all: a sink-only row is not empty */
     judge_row(&x, row, ood, o, lse, unwritten, leakk, leakv, &ea, &la);
   }
   free(leakk);

@@ -75,4 +75,4 @@ noinst_HEADERS += tests/abi3/attncheck/kernel.h
 TESTS += tests/tcli_grad_varlen.sh
 dist_noinst_SCRIPTS += tests/tcli_grad_varlen.sh
 
-EXTRA_DIST += tests/data/grad_sink_subnormal.npz
+EXTRA_DIST += tests/data/grad_sink_subnormal.npz tests/data/grad_sentinel_tie.npz

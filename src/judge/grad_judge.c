@@ -49,6 +49,10 @@ static int grad_overflow_within(ac_dtype dt, const ac_grad_elem *el, double got,
 static void judge_elem(ac_grad_tjudge *tj, ac_dtype dt, const ac_grad_elem *el, uint64_t bits, double w, double e,
                        int64_t x, int64_t t)
 {
+  if (el->how == AC_HOW_UNRESOLVED) { /* the oracle's last approximation is no exact value */
+    tj->unresolved++;
+    return;
+  }
   double got = ac_decode(dt, bits), ratio, ratio_e;
   double W = AC_BUDGET_MARGIN * w + 0.5 * ac_ulp(dt, fabs(el->g) + w) + el->g_err;
   double E = AC_BUDGET_MARGIN * e + 0.5 * ac_ulp(dt, fabs(el->g) + e) + el->g_err;
@@ -98,6 +102,7 @@ void ac_grad_judge(const ac_grad_budget *bg, const ac_grad_result *ex, const ac_
     }
     if (tj->unwritten && tj->failed == 0) tj->failed = tj->unwritten;
     j->failed += tj->failed;
+    j->unresolved += tj->unresolved;
   }
   j->nt = 3;
   if (!bg->nsink || !run->dsinks || ex->dsink.nsel != bg->nsink) return;
@@ -111,6 +116,7 @@ void ac_grad_judge(const ac_grad_budget *bg, const ac_grad_result *ex, const ac_
                bg->sink_e[h], h, 0);
   if (tj->unwritten && tj->failed == 0) tj->failed = tj->unwritten;
   j->failed += tj->failed;
+  j->unresolved += tj->unresolved;
 }
 
 /* A varlen case: the sequence, head and index within it of each tensor's worst element. */

@@ -302,16 +302,15 @@ static void row_budget(gb_ws *w, ac_grad_budget *bg, double *s1[2][2], double *s
 
 /* dσ_h (binary32 in the ABI): the rows' terms, γ(N + 1, u_a) for the N = batch·tq products and
  * their sum in any order, and (N + 2)η of underflow. */
-static void sink_budget(const gb_ws *w, ac_grad_budget *bg)
+void ac_grad_budget_sink(const ac_precision *cls, ac_grad_budget *bg)
 {
-  const ac_problem *p = &w->c->p;
-  if (!w->sink[0][0]) return;
-  const double n = (double)(p->batch * p->tq);
-  bg->nsink = p->heads;
+  if (!bg->nsink) return;
+  const double n = (double)bg->sink_rows, eta = cls->eta_a * (cls->acc_trunc ? 2 : 1);
   for (int typ = 0; typ < 2; typ++) {
-    double *out = ac_xcalloc((size_t)p->heads, sizeof(double));
-    for (int64_t h = 0; h < p->heads; h++)
-      out[h] = w->sink[typ][0][h] + gam(n + 1, typ, w->cl->u_a, w->cl->acc_trunc) * w->sink[typ][1][h] + (n + 2) * w->eta;
+    double *out = ac_xcalloc((size_t)bg->nsink, sizeof(double));
+    for (int64_t h = 0; h < bg->nsink; h++)
+      out[h] = bg->sink_t[typ][h] + gam(n + 1, typ, cls->u_a, cls->acc_trunc) * bg->sink_m[typ][h] + (n + 2) * eta;
+    free(typ ? bg->sink_e : bg->sink_w);
     if (typ) bg->sink_e = out;
     else bg->sink_w = out;
   }
@@ -361,9 +360,14 @@ int ac_grad_budget_compute(const ac_precision *cls, const ac_case *c, ac_grad_bu
       }
     }
   }
-  sink_budget(&w, bg);
+  if (w.sink[0][0]) {
+    bg->nsink = p->heads;
+    bg->sink_rows = p->batch * p->tq;
+    for (int typ = 0; typ < 2; typ++) bg->sink_t[typ] = w.sink[typ][0], bg->sink_m[typ] = w.sink[typ][1];
+    ac_grad_budget_sink(cls, bg);
+  }
   for (int typ = 0; typ < 2; typ++)
-    for (int x = 0; x < 2; x++) free(s1[typ][x]), free(s2[typ][x]), free(w.sink[typ][x]);
+    for (int x = 0; x < 2; x++) free(s1[typ][x]), free(s2[typ][x]);
   free(nk);
   free(buf);
   return 0;
@@ -379,5 +383,10 @@ void ac_grad_budget_free(ac_grad_budget *b)
   free(b->sink_w);
   free(b->sink_e);
   b->sink_w = b->sink_e = NULL;
-  b->nsink = 0;
+  for (int typ = 0; typ < 2; typ++) {
+    free(b->sink_t[typ]);
+    free(b->sink_m[typ]);
+    b->sink_t[typ] = b->sink_m[typ] = NULL;
+  }
+  b->nsink = b->sink_rows = 0;
 }

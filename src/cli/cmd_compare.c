@@ -205,6 +205,7 @@ int ac_cmd_compare(int argc, char **argv)
     return AC_EXIT_USAGE;
   }
   ac_compare_opts co = a.j.cmp;
+  co.alibi_lse = ac_kernel_alibi_lse(NULL, a.j.run.alibi_lse);   /* no kernel: --alibi-lse, else the ABI's */
   ac_report rep;
   if (ac_precision_resolve(a.j.precision_override, NULL, c.p.dtype, &co.prec, &e) < 0) {
     ac_cmd_error("compare", "%s", e.msg);

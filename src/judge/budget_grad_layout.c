@@ -27,7 +27,7 @@ static void seq_put(const ac_case *c, int64_t b, const ac_problem *s, const ac_g
   }
 }
 
-int ac_grad_budget_layout(const ac_precision *cls, const ac_case *c, ac_grad_budget *bg, ac_err *e)
+int ac_grad_budget_layout(const ac_precision *cls, const ac_case *c, int alibi_lse, ac_grad_budget *bg, ac_err *e)
 {
   const ac_problem *p = &c->p;
   if (p->f.used & AC_FEAT_PAGED) return ac_err_set(e, "no backward budgets for a paged case (an inference layout)");
@@ -44,7 +44,7 @@ int ac_grad_budget_layout(const ac_precision *cls, const ac_case *c, ac_grad_bud
     ac_case sub;
     ac_grad_budget sb;
     if (ac_layout_seq_case(c, b, &sub, e)) goto fail;
-    int rc = ac_grad_budget_compute(cls, &sub, &sb, e);
+    int rc = ac_grad_budget_compute_as(cls, &sub, alibi_lse, &sb, e);
     if (rc == 0) seq_put(c, b, &sub.p, &sb, bg);
     for (int typ = 0; rc == 0 && typ < 2 && sb.nsink; typ++) {
       if (!bg->sink_t[typ]) {

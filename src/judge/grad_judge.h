@@ -37,6 +37,9 @@ typedef struct {
 /* The inputs the harness hands a backward kernel: O and LSE of the exact forward oracle
  * (every row), O correctly rounded to o's dtype, LSE to binary32. Freed by the caller. */
 int ac_grad_forward_inputs(const ac_case *c, void **o, float **lse, ac_err *e);
+/* The same with the LSE of convention alibi_lse (AC_ALIBI_LSE_ABI, _FA2: docs/variants.md "ALiBi and
+ * the LSE"): what a kernel of that convention computes in its forward and reads in its backward. */
+int ac_grad_forward_inputs_as(const ac_case *c, int alibi_lse, void **o, float **lse, ac_err *e);
 /* Compares run (status OK) against ex with the budgets bg (W, E as budget_grad.h, times
  * AC_BUDGET_MARGIN, plus ½ ulp of the dtype at |exact| + W and the oracle's error). */
 void ac_grad_judge(const ac_grad_budget *bg, const ac_grad_result *ex, const ac_grad_run_result *run, ac_grad_judgement *j);

@@ -45,6 +45,11 @@ tests_tplugin_malformed_la_LDFLAGS = $(AC_TPLUGIN_LDFLAGS)
 tests_tplugin_misbehave_la_CPPFLAGS = $(AC_TPLUGIN_CPPFLAGS)
 tests_tplugin_misbehave_la_LDFLAGS = $(AC_TPLUGIN_LDFLAGS)
 tests_tplugin_misbehave_la_LIBADD = -lm
+# A plugin declaring FlashAttention-2's causal ALiBi LSE (ATTNCHECK_CAP_ALIBI_LSE_FA2; tests/tcmd_alibi_lse.sh).
+check_LTLIBRARIES += tests/tplugin_alibi.la
+tests_tplugin_alibi_la_CPPFLAGS = $(AC_TPLUGIN_CPPFLAGS)
+tests_tplugin_alibi_la_LDFLAGS = $(AC_TPLUGIN_LDFLAGS)
+tests_tplugin_alibi_la_LIBADD = -lm
 
 # An ABI 1 plugin: the example plugin of the release before ABI 2, built against the frozen
 # version 1 header (tests/abi1/attncheck/kernel.h); tests/plugin_abi1.sh runs suite ci on it.

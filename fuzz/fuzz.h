@@ -499,6 +499,7 @@ typedef struct {
   char families[1024];            /* comma list, "" = all */
   const char *precision;
   const char *empty_rows;         /* --empty-rows or NULL */
+  const char *alibi_lse;          /* --alibi-lse ("abi" or "fa2") or NULL: the kernel's declaration */
   char policies[1024];            /* ';'-separated KIND=POLICY list as given */
   ac_gen_limits lim;
   int dtypes_given;

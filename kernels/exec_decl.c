@@ -129,6 +129,11 @@ void ac_exec_decl_parse(ac_exec_decl *d, const char *text)
     if (json_object_is_type(v, json_type_boolean)) d->writes_lse = json_object_get_boolean(v);
     else rc = bad(d, "'writes_lse' must be true or false");
   }
+  if (!rc && json_object_object_get_ex(j, "alibi_lse", &v)) {
+    const char *a = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+    if (!strcmp(a, "fa2") || !strcmp(a, "abi")) d->alibi_lse_fa2 = !strcmp(a, "fa2");
+    else rc = bad(d, "'alibi_lse' must be \"abi\" or \"fa2\"");
+  }
   if (!rc && json_object_object_get_ex(j, "backward", &v)) rc = backward_set(d, v);
   json_object_put(j);
   if (!rc) d->state = AC_DECL_OK;

@@ -18,6 +18,7 @@ void ac_run_opts_init(ac_run_opts *o)
   o->timeout_s = 60.0;
   o->guard = AC_MIN_GUARD;
   o->persistent = 1;
+  o->alibi_lse = AC_ALIBI_LSE_DECLARED;
 }
 
 static void contiguous(int64_t H, int64_t T, int64_t D, int64_t s[4])

@@ -182,6 +182,12 @@ uint32_t ac_kernel_backward_caps(const ac_kernel *k)
   return a->caps & ATTNCHECK_BACKWARD_V3_FEATS;
 }
 
+int ac_kernel_alibi_lse(const ac_kernel *k, int override)
+{
+  if (override != AC_ALIBI_LSE_DECLARED) return override;
+  return k && (ac_kernel_declared_caps(k) & ATTNCHECK_CAP_ALIBI_LSE_FA2) ? AC_ALIBI_LSE_FA2 : AC_ALIBI_LSE_ABI;
+}
+
 uint32_t ac_kernel_declared_caps(const ac_kernel *k)
 {
   if (k->kind == AC_KIND_EXEC || k->kind == AC_KIND_EXEC_PERSISTENT) return ac_exec_declared_caps(k);

@@ -32,8 +32,9 @@
  * 2: ac_oracle_row.max_cZ, rule table on IEEE score classes; 3: qk_l1; 4: SHA-256 key and
  * sum, elements of the selected rows only; 5: ac_oracle_elem.M (the convex-hull term);
  * 6: AC_HOW_NOT_SELECTED, binary64 rounding by the double-double pass; 7: results with unresolved
- * elements are no longer stored (entries of 6 may hold some). */
-#define CACHE_VERSION 7u
+ * elements are no longer stored (entries of 6 may hold some); 8: the LSE of FlashAttention-2's causal
+ * ALiBi convention (ac_oracle_row.alibi_shift, lse_alt*). */
+#define CACHE_VERSION 8u
 
 typedef struct {
   char magic[8];

@@ -7,6 +7,7 @@ oracle_libac_oracle_a_SOURCES = \
 	oracle/scores.c \
 	oracle/exactcase.c \
 	oracle/ziv.c \
+	oracle/lsealt.c \
 	oracle/round.c \
 	oracle/budget.c \
 	oracle/infscores.c \

@@ -46,6 +46,7 @@ void ac_or_ws_init(ac_or_ws *w, const ac_case *cs, const ac_oracle_opts *o, cons
   w->qd = ac_xmalloc((size_t)dk * sizeof *w->qd);
   mpz_init(w->zt);
   mpfr_inits2(64, w->Llo, w->Lhi, w->Lm1lo, w->Lm1hi, w->mlo, w->mhi, w->olo, w->ohi, w->bp, (mpfr_ptr)0);
+  mpfr_init2(w->alt_shift, 128);
   ac_or_var_init(w);
 }
 
@@ -65,6 +66,7 @@ void ac_or_ws_free(ac_or_ws *w)
   free(w->nlo); free(w->nhi); free(w->pend); free(w->slow);
   mpz_clear(w->zt);
   mpfr_clears(w->Llo, w->Lhi, w->Lm1lo, w->Lm1hi, w->mlo, w->mhi, w->olo, w->ohi, w->bp, (mpfr_ptr)0);
+  mpfr_clear(w->alt_shift);
 }
 
 /* A decoded (batch, kv head), shared: decoded once by the first thread that needs it,
@@ -247,14 +249,17 @@ static void do_row(ac_or_ws *w, job *J, int64_t ridx, ac_or_stats *st)
   int64_t i = ridx % p->tq, bh = ridx / p->tq, h = bh % p->heads, b = bh / p->heads;
   ac_oracle_row *row = &r->rows[ridx];
   row->selected = 1;
+  ac_or_alt_row(w, row, b, h, i);
   if (p->f.used) {
     do_row_var(w, J, ridx, b, h, i, st);
+    ac_or_alt_finish(w, row);
     return;
   }
   int64_t n = ac_visible_count(p, i);
   row->visible = n;
   if (n <= 0) {
     row_empty(r, ridx, dv, st);
+    ac_or_alt_finish(w, row);
     return;
   }
   int64_t kvh = ac_kv_head(p, h), hid = b * p->kv_heads + kvh;
@@ -262,6 +267,7 @@ static void do_row(ac_or_ws *w, job *J, int64_t ridx, ac_or_stats *st)
   do_row_visible(w, J, ridx, b, h, i, n, st);
   w->head = NULL;
   head_release(J, hid);
+  ac_or_alt_finish(w, row);
 }
 
 static void do_row_visible(ac_or_ws *w, job *J, int64_t ridx, int64_t b, int64_t h, int64_t i, int64_t n,

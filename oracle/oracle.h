@@ -102,6 +102,13 @@ typedef struct {
   uint8_t lse_how;     /* ac_how */
   uint8_t lse_accept;  /* AC_ACCEPT_... */
   uint8_t has_nonfinite; /* a visible input of this row is NaN or inf */
+  /* FlashAttention-2's causal ALiBi convention (docs/variants.md "ALiBi and the LSE"): with ALiBi
+   * and a causal mask alibi_shift = m_h (i + tk - tq) (binary64; per sequence in a layout), and the
+   * LSE + alibi_shift correctly rounded (lse_alt_f32), its binary64 value and bound, and how; the
+   * row's own LSE fields where the shift is 0 or the LSE is not finite. */
+  uint8_t lse_alt_how;
+  float lse_alt_f32;
+  double alibi_shift, lse_alt, lse_alt_err;
 } ac_oracle_row;
 
 typedef struct {

@@ -45,6 +45,11 @@ tests_tplugin_malformed_la_LDFLAGS = $(AC_TPLUGIN_LDFLAGS)
 tests_tplugin_misbehave_la_CPPFLAGS = $(AC_TPLUGIN_CPPFLAGS)
 tests_tplugin_misbehave_la_LDFLAGS = $(AC_TPLUGIN_LDFLAGS)
 tests_tplugin_misbehave_la_LIBADD = -lm
+# A plugin declaring FlashAttention-2's causal ALiBi LSE (ATTNCHECK_CAP_ALIBI_LSE_FA2; tests/tcmd_alibi_lse.sh).
+check_LTLIBRARIES += tests/tplugin_alibi.la
+tests_tplugin_alibi_la_CPPFLAGS = $(AC_TPLUGIN_CPPFLAGS)
+tests_tplugin_alibi_la_LDFLAGS = $(AC_TPLUGIN_LDFLAGS)
+tests_tplugin_alibi_la_LIBADD = -lm
 
 # An ABI 1 plugin: the example plugin of the release before ABI 2, built against the frozen
 # version 1 header (tests/abi1/attncheck/kernel.h); tests/plugin_abi1.sh runs suite ci on it.
@@ -75,7 +80,7 @@ noinst_HEADERS += tests/abi3/attncheck/kernel.h
 TESTS += tests/tcli_grad_varlen.sh
 dist_noinst_SCRIPTS += tests/tcli_grad_varlen.sh
 
-EXTRA_DIST += tests/data/grad_sink_subnormal.npz
+EXTRA_DIST += tests/data/grad_sink_subnormal.npz tests/data/grad_sentinel_tie.npz
 # tcontain_escape.sh: nothing a kernel or exec worker starts outlives its case, not even what leaves
 # its session and group (setsid) and forks again. tforge_lines.sh: what a kernel or worker says is
 # escaped in every output (no forged line, no terminal control).

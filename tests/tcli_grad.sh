@@ -102,5 +102,12 @@ for k in naive-bwd-f32 flash-bwd-f32; do
   grep -q "^PASS $k " "$tmp/out" || fail "$k on a sentinel bias: $(cat "$tmp/out")"
 done
 
+# e4m3 with the f16 sentinel bias -65504: dV of key 0 lies within e^-65504 of e4m3 midpoints (gen
+# --dtype e4m3 --bias sentinel:-65504 --bias-dtype f16 --grad normal --t 2 --dk 4 --seed 13): decided
+# by the sign test (explain --grad exited 3, leaving the ties-to-even guess 0xb8 0x36 . 0x2a)
+st=${srcdir:-.}/tests/data/grad_sentinel_tie.npz
+expect 0 "explain --grad of the sentinel tie" -- "$bin" explain "$st" --grad --row 0
+grep -q "^  dV_0: .*\[0xb7\] .*\[0x35\] .*\[0x3d\] .*\[0x29\]$" "$tmp/out" || fail "dV_0 of $st: $(cat "$tmp/out")"
+
 if test $fails -ne 0; then echo "$fails failure(s)"; exit 1; fi
 echo "all passed"

@@ -1,7 +1,8 @@
 /* tharness_execkernel: a kernel as a command, for the exec: tests.
  * usage: tharness_execkernel MODE IN OUT
  * MODE: ok (o and lse), nolse, fail (message, exit 4), crash (SIGSEGV), hang, badshape, noout;
- * escape: as ok after forking a process that leaves its session and group (setsid) and forks
+ * fa2: test-alibi-fa2 (FlashAttention-2's causal ALiBi and its LSE; ALiBi and sinks the only
+ * variants); escape: as ok after forking a process that leaves its session and group (setsid) and forks
  * again, whose child sleeps 60 s with its pid in $TCONTAIN_ESCAPE_PIDFILE (exit 5 when the one of
  * the case before still runs); forge: a forged "PASS" line with CR, terminal escapes, a C1
  * control and a byte that is not UTF-8 on stderr, exit 1; forge-skip: such a reason, exit 77. */
@@ -102,8 +103,10 @@ int main(int argc, char **argv)
   void *o = calloc((size_t)n.o, es);
   float *lse = calloc((size_t)n.rows, sizeof *lse);
   attncheck_tensors t = {c.q, c.k, c.v, o, lse, NULL};
+  t.alibi_slopes = c.alibi_slopes;
+  t.sinks = c.sinks;
   char err[256];
-  if (ac_tk_reference(&a, &t, 0, err, sizeof err)) {
+  if (!strcmp(mode, "fa2") ? ac_tk_alibi_fa2.run(&a, &t, err, sizeof err) : ac_tk_reference(&a, &t, 0, err, sizeof err)) {
     fprintf(stderr, "%s\n", err);
     return 3;
   }

@@ -123,6 +123,7 @@ static json_object *build_report(ctx_t *c, const ac_case *cs, const ac_eval *ev,
   json_object_object_add(r, "minimized", json_object_new_boolean(0));
   json_object_object_add(r, "minimize_state", json_object_new_string(c->o->minimize ? "pending" : "off"));
   if (c->o->precision) json_object_object_add(r, "precision_override", json_object_new_string(c->o->precision));
+  if (c->o->alibi_lse) json_object_object_add(r, "alibi_lse_override", json_object_new_string(c->o->alibi_lse));
   json_object_object_add(r, "policies", json_object_new_string(c->o->policies));
   json_object_object_add(r, "empty_rows", json_object_new_string(ac_empty_name(c->x.cmp.empty)));
   json_object_object_add(r, "timeout_s", json_object_new_double(c->x.run.timeout_s));

@@ -73,8 +73,11 @@ static void keep_row(const ac_case *c, const ac_oracle_result *r, const void *o,
     row->W[x] = NAN;
     if (cmp->budget == AC_BUDGET_CLASS && isfinite(el->o)) {
       ac_bound bd;
-      ac_budget_elem(cmp->prec ? cmp->prec : ac_precision_default(p->dtype), p, p->dtype, &r->rows[ri], el, r->mu, r->nmu,
-                     &bd);
+      ac_oracle_row rc;
+      ac_oracle_elem ec;
+      ac_budget_elem(cmp->prec ? cmp->prec : ac_precision_default(p->dtype), p, p->dtype,
+                     ac_compare_conv_row(cmp, &r->rows[ri], &rc), ac_compare_conv_elem(cmp, &r->rows[ri], el, &ec), r->mu,
+                     r->nmu, &bd);
       row->W[x] = bd.W;
     }
   }
@@ -141,6 +144,7 @@ int ac_eval_case_pre(const ac_eval_ctx *x, const ac_case *c, const ac_oracle_res
   ac_compare_opts cmp = x->cmp;
   cmp.rows = ac_fuzz_oracle_rows(c);
   if (ac_judge_precision_of(x->kernel, x->precision, x->run.timeout_s, c->p.dtype, &cmp.prec, e)) return -1;
+  cmp.alibi_lse = ac_kernel_alibi_lse(x->kernel, x->run.alibi_lse);
   ac_report_init(&ev->rep, &cmp);
   char why[256];
   if (!ac_kernel_supports(x->kernel, &c->p, why, sizeof why)) {

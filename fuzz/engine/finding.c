@@ -140,11 +140,12 @@ int ac_replay_finding(const char *fdir, const char *kernel_override, int trust, 
   json_object *js = read_report(fdir, e);
   if (!js) return -1;
   json_object *v;
-  char spec[2048] = "", kind[64] = "", prec[512] = "", pol[1024] = "", empty[32] = "";
+  char spec[2048] = "", kind[64] = "", prec[512] = "", pol[1024] = "", empty[32] = "", alibi[16] = "";
   if (json_object_object_get_ex(js, "kind", &v)) snprintf(kind, sizeof kind, "%s", json_object_get_string(v));
   if (json_object_object_get_ex(js, "precision_override", &v)) snprintf(prec, sizeof prec, "%s", json_object_get_string(v));
   if (json_object_object_get_ex(js, "policies", &v)) snprintf(pol, sizeof pol, "%s", json_object_get_string(v));
   if (json_object_object_get_ex(js, "empty_rows", &v)) snprintf(empty, sizeof empty, "%s", json_object_get_string(v));
+  if (json_object_object_get_ex(js, "alibi_lse_override", &v)) snprintf(alibi, sizeof alibi, "%s", json_object_get_string(v));
   double timeout = 0;
   if (json_object_object_get_ex(js, "timeout_s", &v)) timeout = json_object_get_double(v);
   if (precision) snprintf(prec, sizeof prec, "%s", precision);
@@ -164,6 +165,7 @@ int ac_replay_finding(const char *fdir, const char *kernel_override, int trust, 
   x.precision = prec[0] ? prec : NULL;
   if (timeout > 0) x.run.timeout_s = timeout;
   if (empty[0]) ac_empty_parse(empty, &x.cmp.empty);
+  if (alibi[0]) ac_alibi_lse_parse(alibi, &x.run.alibi_lse);   /* the campaign's --alibi-lse */
   if (pol[0]) {
     char *dup = ac_xstrdup(pol), *save = NULL;
     for (char *t = strtok_r(dup, ";", &save); t; t = strtok_r(NULL, ";", &save)) ac_policies_set(&x.pol, t, NULL);

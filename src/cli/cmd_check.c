@@ -140,7 +140,8 @@ static void check_grad(check_run *r, int ci, const ac_case *c)
     snprintf(repro, sizeof repro, "attncheck check --grad --kernel %s%s %s", ac_shquote(kspec, qk, sizeof qk) ? qk : kspec,
              o->a.repro_opts, ac_shquote(o->cases[ci], qc, sizeof qc) ? qc : o->cases[ci]);
     ac_grad_line(stdout, k->name, o->cases[ci], &run, &j, cls, c->p.dtype);
-    if (o->verbose || !strcmp(st, "FAIL")) ac_grad_detail(stdout, &run, &j, strcmp(st, "FAIL") ? NULL : repro);
+    if (o->verbose || !strcmp(st, "FAIL") || !strcmp(st, "ERROR"))
+      ac_grad_detail(stdout, &run, &j, strcmp(st, "FAIL") ? NULL : repro);
     if (r->jf) {
       fputs(r->njson++ ? ",\n" : "\n", r->jf);
       ac_grad_json(r->jf, k->name, o->cases[ci], &run, &j, cls, c->p.dtype, repro);

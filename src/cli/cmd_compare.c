@@ -23,7 +23,7 @@ static void usage(FILE *f)
              "  --grad               judge the backward instead (docs/backward.md): GRADS.npz (else CASE.npz,\n"
              "                       which must hold dO, member do) holds dq [batch, heads, tq, dk], dk and dv\n"
              "                       [batch, kv_heads, tk, dk|dv] in the case's dtype and, with sinks, optionally\n"
-             "                       dsinks [heads] float32 (read, not judged); judged as check --grad, one line:\n"
+             "                       dsinks [heads] float32 (judged with its budget); judged as check --grad, one line:\n"
              "                       STATUS NAME CASE grad dq err/W=.. bad=F/N dk .. dv .. DTYPE budget=..\n"
              "  --json FILE          also write the report as JSON\n"
              "  --name NAME          name printed for the producer (default: the OUT file)\n");
@@ -205,6 +205,7 @@ int ac_cmd_compare(int argc, char **argv)
     return AC_EXIT_USAGE;
   }
   ac_compare_opts co = a.j.cmp;
+  co.alibi_lse = ac_kernel_alibi_lse(NULL, a.j.run.alibi_lse);   /* no kernel: --alibi-lse, else the ABI's */
   ac_report rep;
   if (ac_precision_resolve(a.j.precision_override, NULL, c.p.dtype, &co.prec, &e) < 0) {
     ac_cmd_error("compare", "%s", e.msg);

@@ -31,6 +31,8 @@ static void usage(FILE *f)
           "  --policy KIND=P     verdict policy fail|warn|ignore (repeatable)\n"
           "  --precision NAME    precision class override (or per dtype: DTYPE=CLASS,...)\n"
           "  --empty-rows C      zero|nan|skip: the empty-row convention of the kernel\n"
+          "  --alibi-lse C       abi|fa2: the kernel's LSE convention under causal ALiBi (default: its own\n"
+          "                      declaration; fa2: FlashAttention-2's +m j, docs/variants.md)\n"
           "  --dtypes LIST       dtypes to draw (default: what the kernel supports; exec kernels: what the\n"
           "                      worker declares, else f32)\n"
           "  --max-t N           longest T of the long-T family (default 16384; CUDA kernels 131072)\n"
@@ -66,7 +68,7 @@ static void list_families(void)
 enum {
   O_KERNEL = 256, O_OUT, O_TIME, O_CASES, O_JOBS, O_SEED, O_RESUME, O_SHARD, O_FAMILIES, O_POLICY, O_PRECISION,
   O_DTYPES, O_MAXT, O_MAXE, O_NOSTRIDED, O_NONONFINITE, O_TIMEOUT, O_NOMIN, O_MINTIME, O_REPEAT, O_CORPUS, O_QUIET,
-  O_LIVE, O_NOLIVE, O_LIST, O_EMPTY, O_MAXD, O_STOPFAIL, O_LOGCASES, O_GENERATE, O_INDEX, O_HELP
+  O_LIVE, O_NOLIVE, O_LIST, O_EMPTY, O_MAXD, O_STOPFAIL, O_LOGCASES, O_GENERATE, O_INDEX, O_HELP, O_ALIBI_LSE
 };
 
 /* An option handler's answer when the option belongs to another handler (AC_CMD_RUN: applied;
@@ -155,6 +157,12 @@ static int judging_option(fuzz_opts *o, int c, const char *v)
     o->c.empty_rows = v;
     break;
   }
+  case O_ALIBI_LSE: {
+    int conv;
+    if (ac_alibi_lse_parse(v, &conv)) return ac_cmd_usage_error("fuzz", "bad --alibi-lse '%s': expected abi or fa2", v);
+    o->c.alibi_lse = v;
+    break;
+  }
   case O_TIMEOUT:
     if (ac_parse_duration(v, &o->c.timeout_s) || o->c.timeout_s <= 0) return ac_cmd_usage_error("fuzz", "bad --timeout '%s'", v);
     break;
@@ -223,7 +231,7 @@ static int parse_fuzz_args(int argc, char **argv, fuzz_opts *o)
     {"minimize-time", 1, 0, O_MINTIME}, {"repeat-every", 1, 0, O_REPEAT}, {"corpus", 1, 0, O_CORPUS},
     {"quiet", 0, 0, O_QUIET}, {"live", 0, 0, O_LIVE}, {"no-live", 0, 0, O_NOLIVE}, {"list-families", 0, 0, O_LIST},
     {"empty-rows", 1, 0, O_EMPTY}, {"max-d", 1, 0, O_MAXD}, {"stop-on-fail", 0, 0, O_STOPFAIL}, {"log-cases", 0, 0, O_LOGCASES},
-    {"generate", 1, 0, O_GENERATE}, {"index", 1, 0, O_INDEX},
+    {"generate", 1, 0, O_GENERATE}, {"index", 1, 0, O_INDEX}, {"alibi-lse", 1, 0, O_ALIBI_LSE},
     {"help", 0, 0, O_HELP}, {0, 0, 0, 0}};
   memset(o, 0, sizeof *o);
   ac_campaign_opts_init(&o->c);

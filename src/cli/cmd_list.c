@@ -75,6 +75,7 @@ static void supports_summary(ac_kernel *k, char *buf, size_t n)
   if ((caps & shown) && len < n)
     len += (size_t)snprintf(buf + len, n - len, "; features %s", ac_feat_list(caps & shown, feats, sizeof feats));
   if ((caps & ATTNCHECK_CAP_NO_LSE) && len < n) len += (size_t)snprintf(buf + len, n - len, "; no LSE");
+  if ((caps & ATTNCHECK_CAP_ALIBI_LSE_FA2) && len < n) len += (size_t)snprintf(buf + len, n - len, "; alibi-lse fa2");
   /* ABI 3 run_backward, or an exec worker's declaration (read by list_one already) */
   if (ac_kernel_has_backward(k, 60) && len < n) snprintf(buf + len, n - len, "; backward");
 }

@@ -12,7 +12,7 @@
 static void usage(FILE *f)
 {
   fprintf(f, "usage: attncheck replay DIR/findings/SIGNATURE [--kernel K | --trust-recorded-kernel] [--precision NAME]\n"
-             "       attncheck replay CASE.npz --kernel K [--precision NAME] [--policy KIND=P]... [--timeout S]\n\n"
+             "       attncheck replay CASE.npz --kernel K [--precision NAME] [--policy KIND=P]... [--timeout S] [--alibi-lse C]\n\n"
              "Runs the kernel on the finding's minimized case and on its original case (or on CASE.npz)\n"
              "and prints the verdicts, the worst element and the budget. --kernel gives the kernel (to\n"
              "check a fix); without it the kernel recorded in the finding runs if it is a built-in one.\n"
@@ -23,9 +23,10 @@ static void usage(FILE *f)
 
 int ac_cmd_replay(int argc, char **argv)
 {
-  enum { O_KERNEL = 256, O_PREC, O_POLICY, O_TIMEOUT, O_EMPTY, O_TRUST, O_HELP };
+  enum { O_KERNEL = 256, O_PREC, O_POLICY, O_TIMEOUT, O_EMPTY, O_TRUST, O_HELP, O_ALIBI };
   static const struct option lo[] = {{"kernel", 1, 0, O_KERNEL}, {"precision", 1, 0, O_PREC}, {"policy", 1, 0, O_POLICY},
                                      {"timeout", 1, 0, O_TIMEOUT}, {"empty-rows", 1, 0, O_EMPTY}, {"help", 0, 0, O_HELP},
+                                     {"alibi-lse", 1, 0, O_ALIBI},
                                      {"trust-recorded-kernel", 0, 0, O_TRUST},
                                      {0, 0, 0, 0}};
   const char *kernel = NULL, *prec = NULL;
@@ -34,7 +35,7 @@ int ac_cmd_replay(int argc, char **argv)
   ac_empty_conv empty = AC_EMPTY_ZERO;
   double timeout = 0;
   ac_err e;
-  int c, trust = 0;
+  int c, trust = 0, alibi = AC_ALIBI_LSE_DECLARED;
   optind = 1;
   opterr = 0;
   while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
@@ -56,6 +57,9 @@ int ac_cmd_replay(int argc, char **argv)
     case O_EMPTY:
       if (ac_empty_parse(optarg, &empty)) return ac_cmd_usage_error("replay", "bad --empty-rows '%s'", optarg);
       break;
+    case O_ALIBI:
+      if (ac_alibi_lse_parse(optarg, &alibi)) return ac_cmd_usage_error("replay", "bad --alibi-lse '%s': expected abi or fa2", optarg);
+      break;
     default: return ac_cmd_getopt_error("replay", c, argv);
     }
   }
@@ -67,6 +71,8 @@ int ac_cmd_replay(int argc, char **argv)
     return AC_EXIT_USAGE;
   }
   if (S_ISDIR(st.st_mode)) {
+    if (alibi != AC_ALIBI_LSE_DECLARED)
+      return ac_cmd_usage_error("replay", "--alibi-lse is for a case file: a finding replays with its campaign's");
     uint32_t kinds = 0;
     int rc = ac_replay_finding(target, kernel, trust, prec, stdout, &kinds, &e);
     if (rc < 0) {
@@ -97,6 +103,7 @@ int ac_cmd_replay(int argc, char **argv)
     x.pol = pol;
     x.cmp.empty = empty;
     if (timeout > 0) x.run.timeout_s = timeout;
+    x.run.alibi_lse = alibi;
     ac_eval ev;
     if (ac_eval_case(&x, &cs, 0, &ev, &e) && !ev.kinds) ex.any_error = 1;
     char label[600];

@@ -338,7 +338,7 @@ static void suite_grad_case(suite_run *r, int64_t x)
     size_t ll = 0, dl = 0;
     FILE *lf = open_memstream(&line, &ll), *df = open_memstream(&detail, &dl);
     ac_grad_line(lf, k->name, name, &run, &j, cls, cdt);
-    if (s == AC_STATUS_FAIL) ac_grad_detail(df, &run, &j, repro);
+    if (s == AC_STATUS_FAIL || (s == AC_STATUS_ERROR && run.status == AC_RUN_OK)) ac_grad_detail(df, &run, &j, s == AC_STATUS_FAIL ? repro : NULL);
     fclose(lf);
     fclose(df);
     if (!o->quiet || (s != AC_STATUS_PASS && s != AC_STATUS_SKIP)) {

@@ -151,6 +151,7 @@ int ac_judge_kernel(const ac_kernel *k, const ac_case *c, const ac_oracle_result
     ac_report_add(rep, AC_V_ERROR, "%s", e->msg);
     return -1;
   }
+  co.alibi_lse = ac_kernel_alibi_lse(k, o->run.alibi_lse);
   if (co.budget == AC_BUDGET_BASELINE) {
     ac_err be;
     if (ac_judge_baseline(c, r, o, &co.baseline_err, &be) < 0) {

@@ -74,6 +74,9 @@ int ac_judge_args_option(ac_judge_args *a, const char *cmd, int ch, const char *
     if (ac_empty_parse(v, &a->j.cmp.empty) < 0) return bad(cmd, "bad --empty-rows '%s': expected zero, nan or skip", v);
     break;
   case AC_JOPT_ROWS: a->j.rows = v; break;
+  case AC_JOPT_ALIBI_LSE:
+    if (ac_alibi_lse_parse(v, &a->j.run.alibi_lse) < 0) return bad(cmd, "bad --alibi-lse '%s': expected abi or fa2", v);
+    break;
   case AC_JOPT_TIMEOUT:
     if (ac_parse_duration(v, &a->j.run.timeout_s) < 0 || !(a->j.run.timeout_s > 0))
       return bad(cmd, "bad --timeout '%s'", v);
@@ -113,6 +116,9 @@ void ac_judge_args_help(FILE *f)
           "                       NONDETERMINISTIC, MASKED-LEAK, WEAK-CLASS, OUT-OF-DOMAIN (repeatable)\n"
           "  --empty-rows C       rows with no visible key: zero (default), nan, or skip\n"
           "  --rows SPEC          judge only these rows: edges+K or a comma list of row numbers\n"
+          "  --alibi-lse C        the LSE convention under ALiBi with a causal mask (overrides the kernel's):\n"
+          "                       abi (-m|i + tk - tq - j|, the default) or fa2 (FlashAttention-2's +m j: an LSE\n"
+          "                       larger by m (i + tk - tq), judged exactly; docs/variants.md)\n"
           "  --repeat             run each case twice and compare bit for bit (NONDETERMINISTIC)\n"
           "  --timeout T          kernel time limit (default 60s)\n"
           "  --no-lse             do not ask the kernel for the LSE\n"

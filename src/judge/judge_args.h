@@ -28,7 +28,8 @@ enum {
   AC_JOPT_REPEAT,
   AC_JOPT_NO_LSE,
   AC_JOPT_NO_CACHE,
-  AC_JOPT_IN_PROCESS
+  AC_JOPT_IN_PROCESS,
+  AC_JOPT_ALIBI_LSE
 };
 
 /* The shared entries of a command's struct option table (place them before its {0, 0, 0, 0}). */
@@ -39,7 +40,7 @@ enum {
       {"empty-rows", required_argument, NULL, AC_JOPT_EMPTY_ROWS}, {"rows", required_argument, NULL, AC_JOPT_ROWS}, \
       {"timeout", required_argument, NULL, AC_JOPT_TIMEOUT}, {"threads", required_argument, NULL, AC_JOPT_THREADS}, \
       {"repeat", no_argument, NULL, AC_JOPT_REPEAT}, {"no-lse", no_argument, NULL, AC_JOPT_NO_LSE},                 \
-      {"no-cache", no_argument, NULL, AC_JOPT_NO_CACHE},                                                            \
+      {"no-cache", no_argument, NULL, AC_JOPT_NO_CACHE}, {"alibi-lse", required_argument, NULL, AC_JOPT_ALIBI_LSE}, \
   {                                                                                                                 \
     "in-process", no_argument, NULL, AC_JOPT_IN_PROCESS                                                             \
   }

@@ -58,8 +58,9 @@ static int looks_like_command(const char *spec)
   return !strstr(spec, ".so") && stat(spec, &st) == 0 && S_ISREG(st.st_mode) && access(spec, X_OK) == 0;
 }
 
-#define AC_EXEC_HINT \
-  "; a command needs the prefix exec: (--kernel 'exec:CMD {in} {out}', one process per case) or exec-persistent: (a worker)"
+#define AC_EXEC_HINT                                                                                                  \
+  "; a command needs the prefix exec: (--kernel 'exec:CMD {in} {out}', one process per case) or exec-persistent: (a " \
+  "worker)"
 
 static void append(ac_kernel ***list, int *n, ac_kernel *k)
 {
@@ -108,7 +109,7 @@ const char *ac_kernel_spec_absolute(const char *spec, char *buf, size_t n)
   if (!spec || !strncmp(spec, "exec:", 5) || !strncmp(spec, "exec-persistent:", 16)) return spec;
   if (!strchr(spec, '/') && !strstr(spec, ".so")) return spec;   /* a built-in name */
   if (!split_plugin(spec, path, sizeof path, &name) || path[0] == '/' || !getcwd(cwd, sizeof cwd)) return spec;
-  if (!is_file(path)) return spec;   /* not a plugin: messages name it as given */
+  if (!is_file(path)) return spec; /* not a plugin: messages name it as given */
   const char *rel = path;
   while (rel[0] == '.' && rel[1] == '/') rel += 2;
   int len = snprintf(buf, n, "%s/%s%s%s", cwd, rel, name ? ":" : "", name ? name : "");
@@ -147,7 +148,8 @@ int ac_kernel_resolve(const char *spec, ac_kernel ***list, int *n, ac_err *e)
   const char *name = NULL;
   if (split_plugin(spec, path, sizeof path, &name)) {
     if (name && !*name) return ac_err_set(e, "%s: empty kernel name after ':'", path);
-    if (!is_file(path)) return ac_err_set(e, "%s: no such plugin file%s", path, looks_like_command(spec) ? AC_EXEC_HINT : "");
+    if (!is_file(path))
+      return ac_err_set(e, "%s: no such plugin file%s", path, looks_like_command(spec) ? AC_EXEC_HINT : "");
     int before = *n;
     if (ac_plugin_load(path, name, list, n, e)) {
       size_t l = strlen(e->msg);
@@ -159,7 +161,9 @@ int ac_kernel_resolve(const char *spec, ac_kernel ***list, int *n, ac_err *e)
   }
   const char *nocuda = ac_cuda_built() ? ac_cuda_unavailable() : NULL;
   const char *near = looks_like_command(spec) ? NULL : nearest_builtin(spec);
-  return ac_err_set(e, "unknown kernel '%s' (not a built-in kernel, a PATH.so plugin or an exec: command; see 'attncheck list')%s%s%s%s%s%s",
+  return ac_err_set(e,
+                    "unknown kernel '%s' (not a built-in kernel, a PATH.so plugin or an exec: command; see 'attncheck "
+                    "list')%s%s%s%s%s%s",
                     spec, near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "",
                     looks_like_command(spec) ? AC_EXEC_HINT : "", nocuda ? "; the CUDA kernels are unavailable: " : "",
                     nocuda ? nocuda : "");

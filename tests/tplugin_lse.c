@@ -69,13 +69,22 @@ static int run_nan(const attncheck_problem *p, const attncheck_tensors *t, char 
   return attend(p, t, 1, err, n);
 }
 
-static const attncheck_kernel unwritten = {.abi_version = ATTNCHECK_ABI_VERSION, .struct_size = sizeof(attncheck_kernel),
-                                           .name = "lse-unwritten", .description = "never writes the LSE",
-                                           .precision = "fp32", .memory = ATTNCHECK_MEM_HOST, .supports = supports,
+static const attncheck_kernel unwritten = {.abi_version = ATTNCHECK_ABI_VERSION,
+                                           .struct_size = sizeof(attncheck_kernel),
+                                           .name = "lse-unwritten",
+                                           .description = "never writes the LSE",
+                                           .precision = "fp32",
+                                           .memory = ATTNCHECK_MEM_HOST,
+                                           .supports = supports,
                                            .run = run_unwritten};
-static const attncheck_kernel nan_lse = {.abi_version = ATTNCHECK_ABI_VERSION, .struct_size = sizeof(attncheck_kernel),
-                                         .name = "lse-nan", .description = "writes NaN as the LSE", .precision = "fp32",
-                                         .memory = ATTNCHECK_MEM_HOST, .supports = supports, .run = run_nan};
+static const attncheck_kernel nan_lse = {.abi_version = ATTNCHECK_ABI_VERSION,
+                                         .struct_size = sizeof(attncheck_kernel),
+                                         .name = "lse-nan",
+                                         .description = "writes NaN as the LSE",
+                                         .precision = "fp32",
+                                         .memory = ATTNCHECK_MEM_HOST,
+                                         .supports = supports,
+                                         .run = run_nan};
 
 const attncheck_kernel *const *attncheck_plugin_kernels(size_t *count)
 {

@@ -50,7 +50,7 @@ int ac_cmd_usage_error(const char *cmd, const char *fmt, ...)
   return AC_EXIT_USAGE;
 }
 
-static const struct option *getopt_table;   /* the table of the last ac_cmd_getopt_long */
+static const struct option *getopt_table; /* the table of the last ac_cmd_getopt_long */
 
 int ac_cmd_getopt_long(int argc, char **argv, const char *shortopts, const struct option *lo)
 {
@@ -152,7 +152,7 @@ int main(int argc, char **argv)
   const char *names[sizeof commands / sizeof commands[0]];
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) names[i] = commands[i].name;
   const char *near = ac_suggest(cmd, names, sizeof names / sizeof names[0]);
-  fprintf(stderr, "attncheck: unknown command '%s'%s%s%s (see 'attncheck --help')\n", cmd, near ? "; did you mean '" : "",
-          near ? near : "", near ? "'?" : "");
+  fprintf(stderr, "attncheck: unknown command '%s'%s%s%s (see 'attncheck --help')\n", cmd,
+          near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
   return AC_EXIT_USAGE;
 }

@@ -14,7 +14,10 @@ static size_t min3(size_t a, size_t b, size_t c)
   return m < c ? m : c;
 }
 
-static int same(char x, char y) { return tolower((unsigned char)x) == tolower((unsigned char)y); }
+static int same(char x, char y)
+{
+  return tolower((unsigned char)x) == tolower((unsigned char)y);
+}
 
 size_t ac_edit_distance(const char *a, const char *b)
 {

@@ -408,7 +408,7 @@ static void judge_row(const jctx *x, int64_t row, int ood, const void *o, const 
 }
 
 /* What a kernel that computes no LSE is told when it leaves the LSE unwritten or NaN. */
-#define AC_NO_LSE_HINT                                                                                       \
+#define AC_NO_LSE_HINT                                                                                    \
   "a kernel that computes no LSE declares ATTNCHECK_CAP_NO_LSE (an exec worker: \"writes_lse\": false), " \
   "or --no-lse judges o only"
 
@@ -453,7 +453,7 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
   }
   jacc ea = {.worst_rank = -1}, la = {.worst_rank = -1};
   char oodwhy[160] = "";
-  int64_t lse_value_rows = 0, lse_nan_rows = 0;   /* rows whose LSE must be a finite value; those with NaN */
+  int64_t lse_value_rows = 0, lse_nan_rows = 0; /* rows whose LSE must be a finite value; those with NaN */
   for (int64_t row = 0; row < r->nrows; row++) {
     const ac_oracle_row *rw = &r->rows[row];
     if (!rw->selected) continue;

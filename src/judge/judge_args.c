@@ -43,8 +43,9 @@ int ac_parse_duration_arg(const char *cmd, const char *opt, const char *v, doubl
   double s;
   if (ac_parse_duration(v, &s) < 0 || !(s > 0)) return -1;
   if (s > AC_DURATION_WEEK_S)
-    fprintf(stderr, "attncheck %s: warning: %s %s is %.1f days (a number without a unit is seconds; 30s, 20m, 8h, 2d)\n",
-            cmd, opt, v, s / 86400.0);
+    fprintf(stderr,
+            "attncheck %s: warning: %s %s is %.1f days (a number without a unit is seconds; 30s, 20m, 8h, 2d)\n", cmd,
+            opt, v, s / 86400.0);
   *seconds = s;
   return 0;
 }

@@ -5,6 +5,7 @@
 # names its frame colour in data-frame), nothing drawn right of the page (1232 px in a
 # 1400 px window) and the page ending inside the screenshot; on the suite page, nothing cut at the
 # plots' left edge (page columns 16..19 white beside the grid: long case names readable).
+# KEEP_SHOTS=DIR copies the screenshots into DIR to look at them.
 set -u
 bin=${ATTNCHECK_BIN:-./attncheck}
 png_check=${abs_top_builddir:-.}/tests/png_check

@@ -5,7 +5,7 @@
 # What is a command block: an indented code block (4 spaces, after a blank line) or a fenced one
 # whose info string is sh, bash, shell or console (other fences, such as ```c, are not commands).
 # The last non-blank line before a block may annotate it with an HTML comment (invisible when the
-# README is rendered); several annotations are separated by ';':
+# README is rendered); several annotations are separated by ';' (a reason in parentheses may hold one):
 #   <!-- doctest: skip (REASON) -->        not run (a build, a GPU, apt-get, minutes of benchmarks,
 #                                          text that is not a command); the reason is printed
 #   <!-- doctest: needs numpy -->          run only where python3 imports numpy (also: torch,

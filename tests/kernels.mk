@@ -89,3 +89,14 @@ TESTS += tests/tcontain_escape.sh tests/tforge_lines.sh
 check_PROGRAMS += tests/treaper
 TESTS += tests/treaper
 dist_noinst_SCRIPTS += tests/tcontain_escape.sh tests/tforge_lines.sh
+# plugin_fuzz.sh: a 300-case fuzz campaign on each of the example plugin's kernels ends with 0 findings.
+TESTS += tests/plugin_fuzz.sh
+dist_noinst_SCRIPTS += tests/plugin_fuzz.sh
+# tplugin_lse: a correct o with an unwritten or NaN LSE and no ATTNCHECK_CAP_NO_LSE (tcli_hints.sh).
+check_LTLIBRARIES += tests/tplugin_lse.la
+tests_tplugin_lse_la_CPPFLAGS = $(AC_TPLUGIN_CPPFLAGS)
+tests_tplugin_lse_la_LDFLAGS = $(AC_TPLUGIN_LDFLAGS)
+tests_tplugin_lse_la_LIBADD = -lm
+# tcli_hints.sh: exec: hints, "did you mean", durations without a unit, the ATTNCHECK_CAP_NO_LSE hint.
+TESTS += tests/tcli_hints.sh
+dist_noinst_SCRIPTS += tests/tcli_hints.sh

@@ -32,7 +32,7 @@ if command -v python3 > /dev/null; then
     line=$(grep -F "$pat" "$src/README.md" | head -n 1 | sed 's/^ *attncheck //')
     [ -n "$line" ] || fail "README has no line '$pat'"
     case $line in
-      check*) line=$(echo "$line" | sed 's/ case\.npz$/ example:tiny3/'); extra= ;;
+      check*) line=$(echo "$line" | sed 's/ [^ ]*\.npz$/ example:tiny3/'); extra= ;;
       *) extra="$cases -q" ;;
     esac
     (cd "$src" && eval "\"\$bin\" $line $extra") > "$tmp/readme.txt" 2>&1

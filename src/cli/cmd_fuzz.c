@@ -21,7 +21,7 @@ static void usage(FILE *f)
           "options:\n"
           "  --kernel K          built-in name, PATH.so[:NAME], 'exec:CMD {in} {out}', 'exec-persistent:CMD'\n"
           "  --out DIR           campaign directory (stats, findings/, corpus/, log.jsonl, report.html)\n"
-          "  --time D            stop after D (30s, 20m, 8h)\n"
+          "  --time D            stop after D: 30s, 20m, 8h, 2d (a number without a unit is seconds)\n"
           "  --cases N           stop after N case numbers (with --resume: in total)\n"
           "  --jobs J            worker processes (default 1)\n"
           "  --seed S            campaign seed (default 1)\n"
@@ -43,9 +43,9 @@ static void usage(FILE *f)
           "  --generate F        write case --index K of family F (seed, limits as given) to --out FILE\n"
           "  --no-strided        never ask for strided layouts\n"
           "  --no-nonfinite      never store NaN or inf in inputs\n"
-          "  --timeout S         per-case kernel time limit in seconds (default 60)\n"
+          "  --timeout S         per-case kernel time limit (default 60s; a number without a unit is seconds)\n"
           "  --no-minimize       store findings without minimizing them\n"
-          "  --minimize-time S   time budget per minimization (default 30)\n"
+          "  --minimize-time S   time budget per minimization (default 30s; a number without a unit is seconds)\n"
           "  --repeat-every N    run every Nth case twice for NONDETERMINISTIC (default 16, 0 off)\n"
           "  --corpus DIR        corpus to seed from and to keep the best cases in (default DIR/corpus)\n"
           "  --quiet             no summary at the end; --live / --no-live: the status line\n\n"
@@ -92,7 +92,7 @@ static int campaign_option(fuzz_opts *o, int c, const char *v)
   case 'o':
   case O_OUT: o->c.out_dir = v; break;
   case O_TIME:
-    if (ac_parse_duration(v, &o->c.time_s) || o->c.time_s <= 0) return ac_cmd_usage_error("fuzz", "bad --time '%s' (use 30s, 20m, 8h)", v);
+    if (ac_parse_duration_arg("fuzz", "--time", v, &o->c.time_s)) return ac_cmd_usage_error("fuzz", "bad --time '%s' (use 30s, 20m, 8h, 2d)", v);
     break;
   case O_CASES:
     if (ac_parse_i64(v, &n) || n < 1) return ac_cmd_usage_error("fuzz", "bad --cases '%s'", v);
@@ -164,11 +164,12 @@ static int judging_option(fuzz_opts *o, int c, const char *v)
     break;
   }
   case O_TIMEOUT:
-    if (ac_parse_duration(v, &o->c.timeout_s) || o->c.timeout_s <= 0) return ac_cmd_usage_error("fuzz", "bad --timeout '%s'", v);
+    if (ac_parse_duration_arg("fuzz", "--timeout", v, &o->c.timeout_s)) return ac_cmd_usage_error("fuzz", "bad --timeout '%s'", v);
     break;
   case O_NOMIN: o->c.minimize = 0; break;
   case O_MINTIME:
-    if (ac_parse_duration(v, &o->c.min_seconds) || o->c.min_seconds <= 0) return ac_cmd_usage_error("fuzz", "bad --minimize-time '%s'", v);
+    if (ac_parse_duration_arg("fuzz", "--minimize-time", v, &o->c.min_seconds))
+      return ac_cmd_usage_error("fuzz", "bad --minimize-time '%s'", v);
     break;
   case O_REPEAT:
     if (ac_parse_i64(v, &n) || n < 0) return ac_cmd_usage_error("fuzz", "bad --repeat-every '%s'", v);
@@ -239,7 +240,7 @@ static int parse_fuzz_args(int argc, char **argv, fuzz_opts *o)
   int c;
   optind = 1;
   opterr = 0;
-  while ((c = getopt_long(argc, argv, ":ho:q", lo, NULL)) != -1) {
+  while ((c = ac_cmd_getopt_long(argc, argv, ":ho:q", lo)) != -1) {
     if (c == 'h' || c == O_HELP) {
       usage(stdout);
       return AC_EXIT_OK;

@@ -323,7 +323,7 @@ static int parse_gen_args(int argc, char **argv, gen_opts *o)
   optind = 0;
   opterr = 0;
   int ch;
-  while ((ch = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+  while ((ch = ac_cmd_getopt_long(argc, argv, ":o:h", opts)) != -1) {
     if (ch == 'h' || ch == O_HELP) {
       usage(stdout);
       return AC_EXIT_OK;

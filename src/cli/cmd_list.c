@@ -129,7 +129,7 @@ int ac_cmd_list(int argc, char **argv)
   optind = 0;
   opterr = 0;
   int ch;
-  while ((ch = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+  while ((ch = ac_cmd_getopt_long(argc, argv, ":h", lo)) != -1) {
     switch (ch) {
     case 'h': usage(stdout); return AC_EXIT_OK;
     case O_PREC: prec = 1; break;

@@ -230,7 +230,7 @@ static int parse_merge_args(int argc, char **argv, merge_opts *o)
   int c;
   optind = 1;
   opterr = 0;
-  while ((c = getopt_long(argc, argv, ":ho:", lo, NULL)) != -1) {
+  while ((c = ac_cmd_getopt_long(argc, argv, ":ho:", lo)) != -1) {
     switch (c) {
     case 'h':
     case O_HELP: usage(stdout); return AC_EXIT_OK;

@@ -251,7 +251,7 @@ int ac_cmd_oracle(int argc, char **argv)
   optind = 0;
   opterr = 0;
   int ch;
-  while ((ch = getopt_long(argc, argv, ":ho:q", lopts, NULL)) != -1) {
+  while ((ch = ac_cmd_getopt_long(argc, argv, ":ho:q", lopts)) != -1) {
     const char *a = optarg;
     int64_t v;
     switch (ch) {

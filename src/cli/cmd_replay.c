@@ -18,6 +18,7 @@ static void usage(FILE *f)
              "check a fix); without it the kernel recorded in the finding runs if it is a built-in one.\n"
              "A findings directory is data: a recorded exec: command runs only with\n"
              "--trust-recorded-kernel, and a recorded plugin is loaded only when given again as --kernel.\n"
+             "--timeout S: the kernel time limit (default 60s; 30s, 5m; a number without a unit is seconds).\n"
              "exit: 1 when a verdict with policy fail occurs, 2 bad usage or input, 3 internal error, else 0.\n");
 }
 
@@ -38,7 +39,7 @@ int ac_cmd_replay(int argc, char **argv)
   int c, trust = 0, alibi = AC_ALIBI_LSE_DECLARED;
   optind = 1;
   opterr = 0;
-  while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+  while ((c = ac_cmd_getopt_long(argc, argv, ":h", lo)) != -1) {
     switch (c) {
     case 'h':
     case O_HELP: usage(stdout); return AC_EXIT_OK;
@@ -52,7 +53,8 @@ int ac_cmd_replay(int argc, char **argv)
       if (ac_policies_set(&pol, optarg, &e)) return ac_cmd_usage_error("replay", "%s", e.msg);
       break;
     case O_TIMEOUT:
-      if (ac_parse_duration(optarg, &timeout) || timeout <= 0) return ac_cmd_usage_error("replay", "bad --timeout '%s'", optarg);
+      if (ac_parse_duration_arg("replay", "--timeout", optarg, &timeout))
+        return ac_cmd_usage_error("replay", "bad --timeout '%s'", optarg);
       break;
     case O_EMPTY:
       if (ac_empty_parse(optarg, &empty)) return ac_cmd_usage_error("replay", "bad --empty-rows '%s'", optarg);

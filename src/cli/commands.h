@@ -27,6 +27,9 @@ int ac_cmd_report(int argc, char **argv);
 void ac_cmd_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Usage error: prints the message and "see attncheck CMD --help", returns AC_EXIT_USAGE. */
 int ac_cmd_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* getopt_long(argc, argv, shortopts, lo, NULL), remembering lo for ac_cmd_getopt_error's
+ * "did you mean" on an unknown long option. */
+int ac_cmd_getopt_long(int argc, char **argv, const char *shortopts, const struct option *lo);
 /* The usage error for getopt_long's answer ch ('?' unknown option, ':' missing value, with an
  * optstring that starts with ':') after it read argv[optind - 1]; returns AC_EXIT_USAGE. */
 int ac_cmd_getopt_error(const char *cmd, int ch, char **argv);

@@ -4,6 +4,7 @@ src_core_libac_core_a_CFLAGS = $(AM_CFLAGS)
 src_core_libac_core_a_SOURCES = \
 	src/core/util.c src/core/util.h src/core/ac_assert.h \
 	src/core/escape.c src/core/datafile.c \
+	src/core/suggest.c src/core/suggest.h \
 	src/core/dtype.c src/core/dtype.h \
 	src/core/dtype_mpfr.c src/core/dtype_mpfr.h \
 	src/core/rng.c src/core/rng.h \

@@ -430,11 +430,19 @@ static void judge_row(const jctx *x, int64_t row, const ac_oracle_row *rw, int o
   judge_value(x, &q, la);
 }
 
-static void report_verdicts(ac_report *rep, const jctx *x, const char *oodwhy)
+/* What a kernel that computes no LSE is told when it leaves the LSE unwritten or NaN. */
+#define AC_NO_LSE_HINT                                                                                    \
+  "a kernel that computes no LSE declares ATTNCHECK_CAP_NO_LSE (an exec worker: \"writes_lse\": false), " \
+  "or --no-lse judges o only"
+
+/* lse_all_nan: every selected row whose LSE must be a finite value got NaN. */
+static void report_verdicts(ac_report *rep, const jctx *x, const char *oodwhy, int lse_all_nan)
 {
   if (rep->n_fail) ac_report_add(rep, AC_V_FAIL, "%lld of %lld elements outside the budget",
                                  (long long)rep->n_fail, (long long)rep->n_judged);
-  if (rep->lse_fail) ac_report_add(rep, AC_V_FAIL, "%lld LSE values outside their bound", (long long)rep->lse_fail);
+  if (rep->lse_fail)
+    ac_report_add(rep, AC_V_FAIL, "%lld LSE values outside their bound%s", (long long)rep->lse_fail,
+                  lse_all_nan ? " (every one NaN: " AC_NO_LSE_HINT ")" : "");
   if (rep->n_suspect || rep->lse_suspect)
     ac_report_add(rep, AC_V_SUSPECT, "%lld elements and %lld LSE values above kappa*E", (long long)rep->n_suspect,
                   (long long)rep->lse_suspect);
@@ -468,11 +476,16 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
   }
   jacc ea = {.worst_rank = -1}, la = {.worst_rank = -1};
   char oodwhy[160] = "";
+  int64_t lse_value_rows = 0, lse_nan_rows = 0; /* rows whose LSE must be a finite value; those with NaN */
   for (int64_t row = 0; row < r->nrows; row++) {
     ac_oracle_row rwc;   /* the row as the kernel's LSE convention sees it */
     const ac_oracle_row *rw = ac_compare_conv_row(opt, &r->rows[row], &rwc);
     if (!rw->selected) continue;
     rep->n_rows_judged++;
+    if (lse && (rw->lse_accept & AC_ACCEPT_VALUE) && !(rw->lse_accept & AC_ACCEPT_NAN)) {
+      lse_value_rows++;
+      lse_nan_rows += isnan(lse[row]);
+    }
     const ac_oracle_elem *els = &r->elems[ac_oracle_slot(r, row) * p->dv];   /* where the oracle stores the row */
     char why[160], why2[160];
     int ood = ac_row_out_of_domain(x.cls, p, rw, els, vthr, row, why, sizeof why);
@@ -495,7 +508,7 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
   rep->lse_judged = la.judged, rep->lse_fail = la.fail, rep->lse_suspect = la.suspect;
   rep->lse_max_err = la.max_err, rep->lse_max_err_w = la.max_err_w, rep->lse_max_err_e = la.max_err_e;
   rep->lse_worst = la.worst;
-  report_verdicts(rep, &x, oodwhy);
+  report_verdicts(rep, &x, oodwhy, lse_value_rows > 0 && lse_nan_rows == lse_value_rows);
   return 0;
 }
 
@@ -524,7 +537,12 @@ int ac_compare_run(const ac_case *c, const ac_oracle_result *r, const ac_run_res
   }
   if (!run->guard_ok) ac_report_add(rep, AC_V_GUARD, "%s", run->guard_msg[0] ? run->guard_msg : "guard margin overwritten");
   if (run->n_unwritten > 0) ac_report_add(rep, AC_V_UNWRITTEN, "%lld output elements never written", (long long)run->n_unwritten);
-  if (run->n_lse_unwritten > 0) ac_report_add(rep, AC_V_UNWRITTEN, "%lld LSE values never written", (long long)run->n_lse_unwritten);
+  if (run->n_lse_unwritten > 0) {
+    ac_counts n;
+    int all = ac_problem_counts(&c->p, &n, NULL) == 0 && run->n_lse_unwritten >= n.rows;
+    ac_report_add(rep, AC_V_UNWRITTEN, "%lld LSE values never written%s", (long long)run->n_lse_unwritten,
+                  all ? " (none written: " AC_NO_LSE_HINT ")" : "");
+  }
   if (run->n_oos > 0) ac_report_add(rep, AC_V_OUT_OF_SEQUENCE, "%s", run->oos_msg);
   if (!run->o) {
     ac_report_add(rep, AC_V_ERROR, "harness returned no output");

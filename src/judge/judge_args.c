@@ -38,6 +38,18 @@ static const char *option_name(int ch)
   return NULL;
 }
 
+int ac_parse_duration_arg(const char *cmd, const char *opt, const char *v, double *seconds)
+{
+  double s;
+  if (ac_parse_duration(v, &s) < 0 || !(s > 0)) return -1;
+  if (s > AC_DURATION_WEEK_S)
+    fprintf(stderr,
+            "attncheck %s: warning: %s %s is %.1f days (a number without a unit is seconds; 30s, 20m, 8h, 2d)\n", cmd,
+            opt, v, s / 86400.0);
+  *seconds = s;
+  return 0;
+}
+
 int ac_judge_args_option(ac_judge_args *a, const char *cmd, int ch, const char *v)
 {
   const char *name = option_name(ch);
@@ -78,8 +90,7 @@ int ac_judge_args_option(ac_judge_args *a, const char *cmd, int ch, const char *
     if (ac_alibi_lse_parse(v, &a->j.run.alibi_lse) < 0) return bad(cmd, "bad --alibi-lse '%s': expected abi or fa2", v);
     break;
   case AC_JOPT_TIMEOUT:
-    if (ac_parse_duration(v, &a->j.run.timeout_s) < 0 || !(a->j.run.timeout_s > 0))
-      return bad(cmd, "bad --timeout '%s'", v);
+    if (ac_parse_duration_arg(cmd, "--timeout", v, &a->j.run.timeout_s) < 0) return bad(cmd, "bad --timeout '%s'", v);
     return 1;
   case AC_JOPT_THREADS: {
     int64_t t;
@@ -120,7 +131,7 @@ void ac_judge_args_help(FILE *f)
           "                       abi (-m|i + tk - tq - j|, the default) or fa2 (FlashAttention-2's +m j: an LSE\n"
           "                       larger by m (i + tk - tq), judged exactly; docs/variants.md)\n"
           "  --repeat             run each case twice and compare bit for bit (NONDETERMINISTIC)\n"
-          "  --timeout T          kernel time limit (default 60s)\n"
+          "  --timeout T          kernel time limit (default 60s; 30s, 5m; a number without a unit is seconds)\n"
           "  --no-lse             do not ask the kernel for the LSE\n"
           "  --no-cache           do not use the oracle cache ($ATTNCHECK_CACHE or ~/.cache/attncheck)\n"
           "  --threads N          oracle threads (default: all cores)\n",

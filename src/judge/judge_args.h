@@ -52,5 +52,11 @@ int ac_judge_args_option(ac_judge_args *a, const char *cmd, int ch, const char *
 /* After parsing: --atol/--rtol without --budget select the fixed budget. */
 int ac_judge_args_finish(ac_judge_args *a, const char *cmd);
 void ac_judge_args_help(FILE *f);
+/* A duration option's value ("30s", "20m", "8h", "2d"; a number without a unit is seconds) into
+ * *seconds: -1 when it is not a positive duration; above a week, one warning line on stderr
+ * ("attncheck CMD: warning: OPT V is N days; ..."), since a bare number may have meant minutes or
+ * hours. The help texts say "a number without a unit is seconds" wherever a duration is taken. */
+int ac_parse_duration_arg(const char *cmd, const char *opt, const char *v, double *seconds);
+#define AC_DURATION_WEEK_S (7.0 * 86400.0)
 
 #endif

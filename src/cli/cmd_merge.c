@@ -22,7 +22,10 @@ static void usage(FILE *f)
              "recorded kernel when it is built in; a recorded exec: command runs only with\n"
              "--trust-recorded-kernel, a recorded plugin only when given as --kernel);\n"
              "corpus files, stats (case counts summed) and logs are merged; OUT/report.html is written.\n"
-             "exit: 1 when a merged finding with policy fail reproduced, 2 bad usage, 3 internal error, else 0.\n");
+             "A directory whose stats say it judged no case (every case SKIP) is named on stderr.\n"
+             "  --allow-all-skipped  exit 0 even when no merged case was judged\n"
+             "exit: 1 when a merged finding with policy fail reproduced, 2 bad usage, 3 internal error, 4 no\n"
+             "case of the merged directories was judged (their stats' judged= all 0), else 0.\n");
 }
 
 static int copy_file(const char *src, const char *dst)
@@ -66,18 +69,29 @@ static int already_merged(const char *out, const char *dir)
   return found;
 }
 
-static int64_t stats_cases(const char *dir)
+/* The value of KEY= in dir's stats; *found (may be NULL) 1 when the line is there. */
+static int64_t stats_value(const char *dir, const char *key, int *found)
 {
   char p[4096];
   snprintf(p, sizeof p, "%s/stats", dir);
+  if (found) *found = 0;
   FILE *f = fopen(p, "r");
   if (!f) return 0;
   char line[512];
   int64_t v = 0;
+  size_t kl = strlen(key);
   while (fgets(line, sizeof line, f))
-    if (!strncmp(line, "cases=", 6)) v = strtoll(line + 6, NULL, 10);
+    if (!strncmp(line, key, kl) && line[kl] == '=') {
+      v = strtoll(line + kl + 1, NULL, 10);
+      if (found) *found = 1;
+    }
   fclose(f);
   return v;
+}
+
+static int64_t stats_cases(const char *dir)
+{
+  return stats_value(dir, "cases", NULL);
 }
 
 /* Adds the family.NAME= counts of dir's stats to names/counts (at most 64 families). */
@@ -143,7 +157,7 @@ static int merge_one(const char *src, const char *outdir, const char *sig, int r
 
 typedef struct {
   const char *out, *kernel;
-  int rerun, trust;
+  int rerun, trust, allow_skip;
   char **dirs;
   int ndirs;
 } merge_opts;
@@ -193,9 +207,13 @@ static int refuse_untrusted(const merge_opts *o)
 
 static int parse_merge_args(int argc, char **argv, merge_opts *o)
 {
-  enum { O_HELP = 256, O_KERNEL, O_NORERUN, O_TRUST };
-  static const struct option lo[] = {{"help", 0, 0, O_HELP}, {"output", 1, 0, 'o'}, {"kernel", 1, 0, O_KERNEL},
-                                     {"no-rerun", 0, 0, O_NORERUN}, {"trust-recorded-kernel", 0, 0, O_TRUST},
+  enum { O_HELP = 256, O_KERNEL, O_NORERUN, O_TRUST, O_ALLOWSKIP };
+  static const struct option lo[] = {{"help", 0, 0, O_HELP},
+                                     {"output", 1, 0, 'o'},
+                                     {"kernel", 1, 0, O_KERNEL},
+                                     {"no-rerun", 0, 0, O_NORERUN},
+                                     {"trust-recorded-kernel", 0, 0, O_TRUST},
+                                     {"allow-all-skipped", 0, 0, O_ALLOWSKIP},
                                      {0, 0, 0, 0}};
   *o = (merge_opts){.rerun = 1};
   int c;
@@ -209,6 +227,7 @@ static int parse_merge_args(int argc, char **argv, merge_opts *o)
     case O_KERNEL: o->kernel = optarg; break;
     case O_NORERUN: o->rerun = 0; break;
     case O_TRUST: o->trust = 1; break;
+    case O_ALLOWSKIP: o->allow_skip = 1; break;
     default: return ac_cmd_getopt_error("merge", c, argv);
     }
   }
@@ -264,6 +283,7 @@ typedef struct {
   const merge_opts *o;
   const char *dir;   /* the campaign directory being merged */
   int64_t cases, merged, dup, not_repro;
+  int64_t judged, skipped; /* summed from the stats; unknown (-1) once one lacks judged= */
   fam_counts fams;
   int any_fail, any_err;
   ac_policies pol;
@@ -353,8 +373,17 @@ static void merge_dir(merge_state *m, const char *dir)
 {
   int again = !strcmp(dir, m->o->out) || already_merged(m->o->out, dir);
   if (!again) {
-    m->cases += stats_cases(dir);
+    int64_t cases = stats_cases(dir);
+    m->cases += cases;
     stats_families(dir, &m->fams);
+    int known;
+    int64_t judged = stats_value(dir, "judged", &known), skipped = stats_value(dir, "skipped", NULL);
+    if (known && judged == 0 && cases > 0)
+      ac_cmd_error("merge", "%s judged no case (%lld skipped)", dir, (long long)skipped);
+    if (!known || m->judged < 0)
+      m->judged = -1;
+    else
+      m->judged += judged, m->skipped += skipped;
   }
   m->dir = dir;
   each_entry(dir, "findings", merge_finding, m);
@@ -379,6 +408,9 @@ static void merge_finish(const merge_state *m)
   char stats[8192];
   int n = snprintf(stats, sizeof stats, "state=merged\ncases=%lld\nfindings=%d\nmerged_now=%lld\nduplicates=%lld\nnot_reproduced=%lld\n",
                    (long long)m->cases, nfind, (long long)m->merged, (long long)m->dup, (long long)m->not_repro);
+  if (m->judged >= 0)
+    n += snprintf(stats + n, sizeof stats - (size_t)n, "judged=%lld\nskipped=%lld\n", (long long)m->judged,
+                  (long long)m->skipped);
   for (int i = 0; i < m->fams.n && n < (int)sizeof stats - 100; i++)
     n += snprintf(stats + n, sizeof stats - (size_t)n, "family.%s=%lld\n", m->fams.name[i], (long long)m->fams.count[i]);
   char sp[4096];
@@ -386,8 +418,14 @@ static void merge_finish(const merge_state *m)
   snprintf(sp, sizeof sp, "%s/stats", out);
   ac_write_file_atomic(sp, stats, (size_t)n, &e);
   if (ac_report_html(out, &e)) fprintf(stderr, "attncheck merge: %s\n", e.msg);
-  printf("merged into %s: %lld new findings, %lld duplicates by signature, %lld not reproduced; %lld cases in all\n", out,
+  printf("merged into %s: %lld new findings, %lld duplicates by signature, %lld not reproduced; %lld cases in all", out,
          (long long)m->merged, (long long)m->dup, (long long)m->not_repro, (long long)m->cases);
+  if (m->judged == 0)
+    printf(", NO CASE JUDGED (%lld skipped)\n", (long long)m->skipped);
+  else if (m->judged > 0)
+    printf(", %lld judged, %lld skipped\n", (long long)m->judged, (long long)m->skipped);
+  else
+    printf("\n");
   ac_findings_summary(out, stdout, 20);
 }
 
@@ -399,12 +437,22 @@ int ac_cmd_merge(int argc, char **argv)
   int lock_fd;
   if ((rc = check_dirs(&o)) != AC_CMD_RUN || (rc = lock_out(&o, &lock_fd)) != AC_CMD_RUN) return rc;
   ac_campaign_clean_tmp(o.out);
-  merge_state m = {.o = &o, .cases = stats_cases(o.out)};
+  int known;
+  merge_state m = {.o = &o,
+                   .cases = stats_cases(o.out),
+                   .judged = stats_value(o.out, "judged", &known),
+                   .skipped = stats_value(o.out, "skipped", NULL)};
+  if (!known && m.cases > 0) m.judged = -1; /* an OUT merged by an older attncheck */
   stats_families(o.out, &m.fams);
   ac_policies_init(&m.pol);
   for (int i = 0; i < o.ndirs; i++) merge_dir(&m, o.dirs[i]);
   merge_finish(&m);
   ac_campaign_unlock(lock_fd);
   if (m.any_fail) return AC_EXIT_FAIL;
-  return m.any_err ? AC_EXIT_INTERNAL : AC_EXIT_OK;
+  if (m.any_err) return AC_EXIT_INTERNAL;
+  if (m.judged == 0 && m.cases > 0 && !o.allow_skip) {
+    ac_cmd_error("merge", "no merged case was judged: exit %d (--allow-all-skipped: 0)", AC_EXIT_NOTHING_JUDGED);
+    return AC_EXIT_NOTHING_JUDGED;
+  }
+  return AC_EXIT_OK;
 }

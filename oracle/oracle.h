@@ -177,6 +177,10 @@ void ac_oracle_result_free(ac_oracle_result *r);
  * threads (an upper estimate; the case's own tensors not included). ac_oracle_run refuses
  * (-1) when it and the case's tensors together exceed the memory cap (ac_mem_cap). */
 double ac_oracle_mem_need(const ac_problem *p, uint32_t formats, int64_t nsel, long threads);
+/* The check ac_oracle_run makes, before anything runs: -1 with its message when the oracle's
+ * memory for c under o (its rows, formats, threads) and the case exceed the memory cap (0 for a
+ * layout case, whose sequences are checked one by one when they run). */
+int ac_oracle_mem_check(const ac_case *c, const ac_oracle_opts *o, ac_err *e);
 
 /* Row selection: fills sel[nrows] with 0/1. -1 on a bad spec. */
 int ac_oracle_select_rows(const ac_problem *p, const char *spec, uint64_t seed, uint8_t *sel, ac_err *e);

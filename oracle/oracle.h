@@ -187,10 +187,15 @@ int ac_oracle_select_rows(const ac_problem *p, const char *spec, uint64_t seed, 
 
 /* On-disk cache keyed by the case hash and the options that change the result (formats,
  * lse_f64, prec_cap, rows, rows_seed, mu). dir: ac_oracle_cache_dir() = $ATTNCHECK_CACHE, or
- * ~/.cache/attncheck/oracle; NULL (ATTNCHECK_CACHE empty, "off" or "0") disables. load: 0 = hit
- * (r filled, free it), -1 = miss. store: written atomically, 0 or -1. */
+ * ~/.cache/attncheck/oracle; NULL (ATTNCHECK_CACHE empty, "off" or "0", ac_oracle_cache_disable,
+ * or a directory that is not the user's private one without ATTNCHECK_CACHE_SHARED=1: group- or
+ * world-writable, another user's, a symbolic link; said once) disables. load: 0 = hit (r filled,
+ * free it), -1 = miss. store: written atomically, its directory created with mode 0700, 0 or -1. */
 int ac_oracle_cache_load(const char *dir, const ac_case *c, const ac_oracle_opts *o, ac_oracle_result *r);
 int ac_oracle_cache_store(const char *dir, const ac_case *c, const ac_oracle_opts *o, const ac_oracle_result *r);
 const char *ac_oracle_cache_dir(void);
+/* --no-cache: no cache for the rest of the process (every reader, the per-sequence results of
+ * layout cases included). */
+void ac_oracle_cache_disable(void);
 
 #endif

@@ -8,7 +8,7 @@ TESTS += $(AC_COMPARE_TESTS)
 AC_COMPARE_SH = tests/tcmd_verdicts.sh tests/tcmd_suite_correct.sh tests/tcmd_suite_mutants.sh \
 	tests/tcmd_compare.sh tests/tcmd_precision_dtypes.sh tests/tcli_usage.sh tests/tcmd_report_fields.sh \
 	tests/tcmd_layouts.sh tests/tcmd_layout_bias.sh tests/tcmd_compare_grad.sh \
-	tests/tcli_small_promises.sh
+	tests/tcli_small_promises.sh tests/tcache_trust.sh
 TESTS += $(AC_COMPARE_SH)
 dist_noinst_SCRIPTS += $(AC_COMPARE_SH)
 # The mutant run reuses the oracle results the correct kernels' run stored.

@@ -6,54 +6,57 @@
 #include <string.h>
 #include "commands.h"
 #include "fuzz.h"
+#include "oracle.h"
 #include "util.h"
 #include "variants.h"
 
 static void usage(FILE *f)
 {
-  fprintf(f, "usage: attncheck fuzz --kernel K --out DIR [--time 8h | --cases N] [options]\n"
-             "       attncheck fuzz --list-families\n"
-             "       attncheck fuzz --generate FAMILY [--index K] [--seed S] [--dtypes ...] --out FILE.npz\n\n"
-             "Searches for inputs on which kernel K leaves the exact answer: a stratified sweep over the\n"
-             "generator families, then evolutionary refinement of the cases with the largest err/E.\n"
-             "Findings are stored once per signature under DIR/findings/<sig>/ as found, then minimized.\n\n"
-             "options:\n"
-             "  --kernel K          built-in name, PATH.so[:NAME], 'exec:CMD {in} {out}', 'exec-persistent:CMD'\n"
-             "  --out DIR           campaign directory (stats, findings/, corpus/, log.jsonl, report.html)\n"
-             "  --time D            stop after D (30s, 20m, 8h)\n"
-             "  --cases N           stop after N case numbers (with --resume: in total)\n"
-             "  --jobs J            worker processes (default 1)\n"
-             "  --seed S            campaign seed (default 1)\n"
-             "  --resume            continue the campaign in DIR (kernel, seed, shard, families from DIR)\n"
-             "  --shard I/N         shard I of N: seed hash(S, I), case numbers I, I+N, I+2N, ...\n"
-             "  --families LIST     comma-separated families (default: all; see --list-families)\n"
-             "  --policy KIND=P     verdict policy fail|warn|ignore (repeatable)\n"
-             "  --precision NAME    precision class override (or per dtype: DTYPE=CLASS,...)\n"
-             "  --empty-rows C      zero|nan|skip: the empty-row convention of the kernel\n"
-             "  --dtypes LIST       dtypes to draw (default: what the kernel supports; exec kernels: what the\n"
-             "                      worker declares, else f32)\n"
-             "  --max-t N           longest T of the long-T family (default 16384; CUDA kernels 131072)\n"
-             "  --max-elems N       cap on the elements of one tensor (default 4194304)\n"
-             "  --max-d N           largest head dim (default 512)\n"
-             "  --stop-on-fail      stop at the first finding with policy fail\n"
-             "  --log-cases         one log.jsonl event per case (number, family, verdict kinds)\n"
-             "  --generate F        write case --index K of family F (seed, limits as given) to --out FILE\n"
-             "  --no-strided        never ask for strided layouts\n"
-             "  --no-nonfinite      never store NaN or inf in inputs\n"
-             "  --timeout S         per-case kernel time limit in seconds (default 60)\n"
-             "  --no-minimize       store findings without minimizing them\n"
-             "  --minimize-time S   time budget per minimization (default 30)\n"
-             "  --repeat-every N    run every Nth case twice for NONDETERMINISTIC (default 16, 0 off)\n"
-             "  --corpus DIR        corpus to seed from and to keep the best cases in (default DIR/corpus)\n"
-             "  --allow-all-skipped exit 0 even when no case of the campaign was judged (every case SKIP)\n"
-             "  --quiet             no summary at the end; --live / --no-live: the status line\n\n"
-             "One campaign runs in DIR at a time (a second one exits 2 naming its pid). A finding that\n"
-             "cannot be stored (a full disk) stops the campaign (exit 3); --resume evaluates its case again.\n\n"
-             "Ctrl-C (SIGINT) or SIGTERM stops the campaign: what is stored stays, the cases in flight run\n"
-             "again with --resume, which the last line names.\n\n"
-             "exit: 1 when a finding with policy fail exists in DIR, 3 internal error or a finding that could\n"
-             "not be stored, 2 bad usage or DIR in use, 4 no case of the campaign was judged (every case SKIP;\n"
-             "--allow-all-skipped: 0), 130 / 143 stopped by SIGINT / SIGTERM, else 0.\n");
+  fprintf(f,
+          "usage: attncheck fuzz --kernel K --out DIR [--time 8h | --cases N] [options]\n"
+          "       attncheck fuzz --list-families\n"
+          "       attncheck fuzz --generate FAMILY [--index K] [--seed S] [--dtypes ...] --out FILE.npz\n\n"
+          "Searches for inputs on which kernel K leaves the exact answer: a stratified sweep over the\n"
+          "generator families, then evolutionary refinement of the cases with the largest err/E.\n"
+          "Findings are stored once per signature under DIR/findings/<sig>/ as found, then minimized.\n\n"
+          "options:\n"
+          "  --kernel K          built-in name, PATH.so[:NAME], 'exec:CMD {in} {out}', 'exec-persistent:CMD'\n"
+          "  --out DIR           campaign directory (stats, findings/, corpus/, log.jsonl, report.html)\n"
+          "  --time D            stop after D (30s, 20m, 8h)\n"
+          "  --cases N           stop after N case numbers (with --resume: in total)\n"
+          "  --jobs J            worker processes (default 1)\n"
+          "  --seed S            campaign seed (default 1)\n"
+          "  --resume            continue the campaign in DIR (kernel, seed, shard, families from DIR)\n"
+          "  --shard I/N         shard I of N: seed hash(S, I), case numbers I, I+N, I+2N, ...\n"
+          "  --families LIST     comma-separated families (default: all; see --list-families)\n"
+          "  --policy KIND=P     verdict policy fail|warn|ignore (repeatable)\n"
+          "  --precision NAME    precision class override (or per dtype: DTYPE=CLASS,...)\n"
+          "  --empty-rows C      zero|nan|skip: the empty-row convention of the kernel\n"
+          "  --dtypes LIST       dtypes to draw (default: what the kernel supports; exec kernels: what the\n"
+          "                      worker declares, else f32)\n"
+          "  --max-t N           longest T of the long-T family (default 16384; CUDA kernels 131072)\n"
+          "  --max-elems N       cap on the elements of one tensor (default 4194304)\n"
+          "  --max-d N           largest head dim (default 512)\n"
+          "  --stop-on-fail      stop at the first finding with policy fail\n"
+          "  --log-cases         one log.jsonl event per case (number, family, verdict kinds)\n"
+          "  --generate F        write case --index K of family F (seed, limits as given) to --out FILE\n"
+          "  --no-strided        never ask for strided layouts\n"
+          "  --no-nonfinite      never store NaN or inf in inputs\n"
+          "  --timeout S         per-case kernel time limit in seconds (default 60)\n"
+          "  --no-minimize       store findings without minimizing them\n"
+          "  --minimize-time S   time budget per minimization (default 30)\n"
+          "  --repeat-every N    run every Nth case twice for NONDETERMINISTIC (default 16, 0 off)\n"
+          "  --corpus DIR        corpus to seed from and to keep the best cases in (default DIR/corpus)\n"
+          "  --no-cache          neither read nor write the oracle cache ($ATTNCHECK_CACHE; layout cases use it)\n"
+          "  --allow-all-skipped exit 0 even when no case of the campaign was judged (every case SKIP)\n"
+          "  --quiet             no summary at the end; --live / --no-live: the status line\n\n"
+          "One campaign runs in DIR at a time (a second one exits 2 naming its pid). A finding that\n"
+          "cannot be stored (a full disk) stops the campaign (exit 3); --resume evaluates its case again.\n\n"
+          "Ctrl-C (SIGINT) or SIGTERM stops the campaign: what is stored stays, the cases in flight run\n"
+          "again with --resume, which the last line names.\n\n"
+          "exit: 1 when a finding with policy fail exists in DIR, 3 internal error or a finding that could\n"
+          "not be stored, 2 bad usage or DIR in use, 4 no case of the campaign was judged (every case SKIP;\n"
+          "--allow-all-skipped: 0), 130 / 143 stopped by SIGINT / SIGTERM, else 0.\n");
 }
 
 static void list_families(void)
@@ -67,39 +70,10 @@ static void list_families(void)
 }
 
 enum {
-  O_KERNEL = 256,
-  O_OUT,
-  O_TIME,
-  O_CASES,
-  O_JOBS,
-  O_SEED,
-  O_RESUME,
-  O_SHARD,
-  O_FAMILIES,
-  O_POLICY,
-  O_PRECISION,
-  O_DTYPES,
-  O_MAXT,
-  O_MAXE,
-  O_NOSTRIDED,
-  O_NONONFINITE,
-  O_TIMEOUT,
-  O_NOMIN,
-  O_MINTIME,
-  O_REPEAT,
-  O_CORPUS,
-  O_QUIET,
-  O_LIVE,
-  O_NOLIVE,
-  O_LIST,
-  O_EMPTY,
-  O_MAXD,
-  O_STOPFAIL,
-  O_LOGCASES,
-  O_GENERATE,
-  O_INDEX,
-  O_HELP,
-  O_ALLOWSKIP
+  O_KERNEL = 256, O_OUT, O_TIME, O_CASES, O_JOBS, O_SEED, O_RESUME, O_SHARD, O_FAMILIES, O_POLICY, O_PRECISION,
+  O_DTYPES, O_MAXT, O_MAXE, O_NOSTRIDED, O_NONONFINITE, O_TIMEOUT, O_NOMIN, O_MINTIME, O_REPEAT, O_CORPUS, O_QUIET,
+  O_LIVE, O_NOLIVE, O_LIST, O_EMPTY, O_MAXD, O_STOPFAIL, O_LOGCASES, O_GENERATE, O_INDEX, O_HELP,
+  O_ALLOWSKIP, O_NOCACHE
 };
 
 /* An option handler's answer when the option belongs to another handler (AC_CMD_RUN: applied;
@@ -155,6 +129,7 @@ static int campaign_option(fuzz_opts *o, int c, const char *v)
   case O_STOPFAIL: o->c.stop_on_fail = 1; break;
   case O_LOGCASES: o->c.log_cases = 1; break;
   case O_ALLOWSKIP: o->c.allow_all_skipped = 1; break;
+  case O_NOCACHE: ac_oracle_cache_disable(); break;
   case O_CORPUS: o->c.corpus_dir = v; break;
   case 'q':
   case O_QUIET: o->c.quiet = 1; break;
@@ -248,40 +223,18 @@ static int generator_option(fuzz_opts *o, int c, const char *v)
 
 static int parse_fuzz_args(int argc, char **argv, fuzz_opts *o)
 {
-  static const struct option lo[] = {{"kernel", 1, 0, O_KERNEL},
-                                     {"out", 1, 0, O_OUT},
-                                     {"time", 1, 0, O_TIME},
-                                     {"cases", 1, 0, O_CASES},
-                                     {"jobs", 1, 0, O_JOBS},
-                                     {"seed", 1, 0, O_SEED},
-                                     {"resume", 0, 0, O_RESUME},
-                                     {"shard", 1, 0, O_SHARD},
-                                     {"families", 1, 0, O_FAMILIES},
-                                     {"policy", 1, 0, O_POLICY},
-                                     {"precision", 1, 0, O_PRECISION},
-                                     {"dtypes", 1, 0, O_DTYPES},
-                                     {"max-t", 1, 0, O_MAXT},
-                                     {"max-elems", 1, 0, O_MAXE},
-                                     {"no-strided", 0, 0, O_NOSTRIDED},
-                                     {"no-nonfinite", 0, 0, O_NONONFINITE},
-                                     {"timeout", 1, 0, O_TIMEOUT},
-                                     {"no-minimize", 0, 0, O_NOMIN},
-                                     {"minimize-time", 1, 0, O_MINTIME},
-                                     {"repeat-every", 1, 0, O_REPEAT},
-                                     {"corpus", 1, 0, O_CORPUS},
-                                     {"quiet", 0, 0, O_QUIET},
-                                     {"live", 0, 0, O_LIVE},
-                                     {"no-live", 0, 0, O_NOLIVE},
-                                     {"list-families", 0, 0, O_LIST},
-                                     {"empty-rows", 1, 0, O_EMPTY},
-                                     {"max-d", 1, 0, O_MAXD},
-                                     {"stop-on-fail", 0, 0, O_STOPFAIL},
-                                     {"log-cases", 0, 0, O_LOGCASES},
-                                     {"generate", 1, 0, O_GENERATE},
-                                     {"index", 1, 0, O_INDEX},
-                                     {"allow-all-skipped", 0, 0, O_ALLOWSKIP},
-                                     {"help", 0, 0, O_HELP},
-                                     {0, 0, 0, 0}};
+  static const struct option lo[] = {
+    {"kernel", 1, 0, O_KERNEL}, {"out", 1, 0, O_OUT}, {"time", 1, 0, O_TIME}, {"cases", 1, 0, O_CASES},
+    {"jobs", 1, 0, O_JOBS}, {"seed", 1, 0, O_SEED}, {"resume", 0, 0, O_RESUME}, {"shard", 1, 0, O_SHARD},
+    {"families", 1, 0, O_FAMILIES}, {"policy", 1, 0, O_POLICY}, {"precision", 1, 0, O_PRECISION},
+    {"dtypes", 1, 0, O_DTYPES}, {"max-t", 1, 0, O_MAXT}, {"max-elems", 1, 0, O_MAXE}, {"no-strided", 0, 0, O_NOSTRIDED},
+    {"no-nonfinite", 0, 0, O_NONONFINITE}, {"timeout", 1, 0, O_TIMEOUT}, {"no-minimize", 0, 0, O_NOMIN},
+    {"minimize-time", 1, 0, O_MINTIME}, {"repeat-every", 1, 0, O_REPEAT}, {"corpus", 1, 0, O_CORPUS},
+    {"quiet", 0, 0, O_QUIET}, {"live", 0, 0, O_LIVE}, {"no-live", 0, 0, O_NOLIVE}, {"list-families", 0, 0, O_LIST},
+    {"empty-rows", 1, 0, O_EMPTY}, {"max-d", 1, 0, O_MAXD}, {"stop-on-fail", 0, 0, O_STOPFAIL}, {"log-cases", 0, 0, O_LOGCASES},
+    {"generate", 1, 0, O_GENERATE}, {"index", 1, 0, O_INDEX},
+    {"allow-all-skipped", 0, 0, O_ALLOWSKIP}, {"no-cache", 0, 0, O_NOCACHE},
+    {"help", 0, 0, O_HELP}, {0, 0, 0, 0}};
   memset(o, 0, sizeof *o);
   ac_campaign_opts_init(&o->c);
   o->c.lim.max_t = 0;   /* auto: by the kernel's memory (host or device) */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "commands.h"
 #include "fuzz.h"
+#include "oracle.h"
 #include "util.h"
 
 static void usage(FILE *f)
@@ -24,6 +25,7 @@ static void usage(FILE *f)
              "corpus files, stats (case counts summed) and logs are merged; OUT/report.html is written.\n"
              "A directory whose stats say it judged no case (every case SKIP) is named on stderr.\n"
              "  --allow-all-skipped  exit 0 even when no merged case was judged\n"
+             "  --no-cache           re-runs neither read nor write the oracle cache ($ATTNCHECK_CACHE)\n"
              "exit: 1 when a merged finding with policy fail reproduced, 2 bad usage, 3 internal error, 4 no\n"
              "case of the merged directories was judged (their stats' judged= all 0), else 0.\n");
 }
@@ -207,13 +209,10 @@ static int refuse_untrusted(const merge_opts *o)
 
 static int parse_merge_args(int argc, char **argv, merge_opts *o)
 {
-  enum { O_HELP = 256, O_KERNEL, O_NORERUN, O_TRUST, O_ALLOWSKIP };
-  static const struct option lo[] = {{"help", 0, 0, O_HELP},
-                                     {"output", 1, 0, 'o'},
-                                     {"kernel", 1, 0, O_KERNEL},
-                                     {"no-rerun", 0, 0, O_NORERUN},
-                                     {"trust-recorded-kernel", 0, 0, O_TRUST},
-                                     {"allow-all-skipped", 0, 0, O_ALLOWSKIP},
+  enum { O_HELP = 256, O_KERNEL, O_NORERUN, O_TRUST, O_ALLOWSKIP, O_NOCACHE };
+  static const struct option lo[] = {{"help", 0, 0, O_HELP}, {"output", 1, 0, 'o'}, {"kernel", 1, 0, O_KERNEL},
+                                     {"no-rerun", 0, 0, O_NORERUN}, {"trust-recorded-kernel", 0, 0, O_TRUST},
+                                     {"allow-all-skipped", 0, 0, O_ALLOWSKIP}, {"no-cache", 0, 0, O_NOCACHE},
                                      {0, 0, 0, 0}};
   *o = (merge_opts){.rerun = 1};
   int c;
@@ -228,6 +227,7 @@ static int parse_merge_args(int argc, char **argv, merge_opts *o)
     case O_NORERUN: o->rerun = 0; break;
     case O_TRUST: o->trust = 1; break;
     case O_ALLOWSKIP: o->allow_skip = 1; break;
+    case O_NOCACHE: ac_oracle_cache_disable(); break;
     default: return ac_cmd_getopt_error("merge", c, argv);
     }
   }

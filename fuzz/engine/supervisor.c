@@ -355,6 +355,9 @@ static void supervise(ctx_t *c, int live)
       pids[w] = 0;
       alive--;
       if (WIFEXITED(st) && WEXITSTATUS(st) == 0) continue;
+      /* killed (also by the SIGTERM after a stop): it may have stored a finding it did not journal
+       * or count; the end takes the journal's sums, reconciled with the finding directories */
+      if (WIFSIGNALED(st)) sh->worker_died = 1;
       if (WIFEXITED(st) && WEXITSTATUS(st) == 3) sh->any_error = 1;
       if (sh->stop || (WIFEXITED(st) && WEXITSTATUS(st) == 3)) continue;
       /* a worker died (a bug in the tool, or out of memory): restart it */

@@ -400,6 +400,7 @@ typedef struct {
   double sigma;                   /* relative step of value mutations: shrinks on failure */
   int tries;
   uint64_t hash;                  /* ac_case_hash of c */
+  int64_t from;                   /* the campaign's case number that drew c; -1: a corpus case */
   char family[64];
 } ac_elite;
 
@@ -410,8 +411,10 @@ typedef struct {
 
 void ac_pool_init(ac_pool *p, int cap);
 void ac_pool_free(ac_pool *p);
-/* Offer a case: kept (copied) if it scores among the best; returns 1 if kept. */
+/* Offer a case: kept (copied) if it scores among the best; returns 1 if kept. from: the case
+ * number that drew it (ac_elite.from); ac_pool_offer: -1, a corpus case. */
 int ac_pool_offer(ac_pool *p, const ac_case *c, const char *family, double score);
+int ac_pool_offer_from(ac_pool *p, const ac_case *c, const char *family, double score, int64_t from);
 /* Pick a parent (biased to the best). NULL when empty. */
 ac_elite *ac_pool_pick(ac_pool *p, ac_rng *r);
 /* A mutated child of parent: values with relative step sigma, shape, mask, scale. Keeps the
@@ -511,6 +514,7 @@ typedef struct {
   int repeat_every;               /* run every Nth case twice (NONDETERMINISTIC); 0 off */
   int stop_on_fail;               /* stop at the first finding with policy fail */
   int log_cases;                  /* one log.jsonl event per case */
+  int allow_all_skipped;          /* a campaign that judged no case exits 0, not AC_EXIT_NOTHING_JUDGED */
   double stats_every;
 } ac_campaign_opts;
 
@@ -521,10 +525,11 @@ void ac_campaign_opts_init(ac_campaign_opts *o);
 int ac_campaign_lock(const char *dir, int *fd, long *prev, ac_err *e);
 /* Releases it at a clean end (the pid is cleared first). */
 void ac_campaign_unlock(int fd);
-/* Removes what killed runs left: findings/.tmp-* directories and *.tmp.PID files in DIR,
- * findings/, findings/<sig>/, errors/ and corpus/ whose PID is no longer running; how many. */
+/* Removes what killed runs left: findings/.tmp-* directories and *.tmp.PID[.N] files in DIR,
+ * findings/, findings/<sig>/, errors/, corpus/ and seeds/ whose PID is no longer running; how many. */
 int ac_campaign_clean_tmp(const char *dir);
-/* Runs a campaign; returns the exit code (0, 1 a fail-policy finding, 2 usage, 3 internal). */
+/* Runs a campaign; returns the exit code (0, 1 a fail-policy finding, 2 usage, 3 internal, 4
+ * AC_EXIT_NOTHING_JUDGED: no case of the campaign was judged, 130 / 143 stopped by SIGINT / SIGTERM). */
 int ac_campaign_run(ac_campaign_opts *o);
 
 /* Findings of a campaign directory, ranked (severity, then err/W), printed. */

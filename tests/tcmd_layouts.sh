@@ -31,7 +31,7 @@ for m in mutant-cu-seqlens-off-by-one mutant-prev-seq-boundary mutant-last-page-
     echo "exposed: $m:$(echo "$line" | cut -d';' -f1)"
   fi
 done
-out=$("$bin" suite --suite ci --kernel flash-f32 2>&1 | grep 'varlen-mix')
+out=$("$bin" suite --verbose --suite ci --kernel flash-f32 2>&1 | grep 'varlen-mix')
 echo "$out" | grep -q '^SKIP .*does not declare varlen' || { echo "FAIL: flash-f32 does not SKIP the layout cases: $out"; bad=1; }
 # the verdict alone: a last-page read masked after P.V leaks only NaN (the value is right
 # wherever the slots hold finite numbers): OUT-OF-SEQUENCE, and FAIL from the NaN

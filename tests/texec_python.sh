@@ -63,7 +63,7 @@ if __name__ == "__main__":
                                   writes_lse=True))
 EOF
 three="--case f32-1x1-d1-none --case f16-1x1-d1-none --case bf16-1x1-d1-none"
-"$bin" suite --kernel "exec-persistent:$py $tmp/declw.py" $three > "$tmp/2.txt" 2>&1 || { cat "$tmp/2.txt"; fail "declared worker"; }
+"$bin" suite --verbose --kernel "exec-persistent:$py $tmp/declw.py" $three > "$tmp/2.txt" 2>&1 || { cat "$tmp/2.txt"; fail "declared worker"; }
 grep -q '^PASS .* f16-1x1-d1-none .*budget=class:fp16-cublas,' "$tmp/2.txt" || { cat "$tmp/2.txt"; fail "declared f16 class not used"; }
 grep -q '^PASS .* f32-1x1-d1-none .*budget=class:fp32,' "$tmp/2.txt" || { cat "$tmp/2.txt"; fail "f32 class"; }
 grep -q 'bf16-1x1-d1-none SKIP (unsupported: declw does not declare dtype bf16)' "$tmp/2.txt" || { cat "$tmp/2.txt"; fail "bf16 not SKIP"; }
@@ -83,7 +83,7 @@ echo "ok: campaign with --jobs 2 on a declared worker"
 
 # 3. NotImplementedError: SKIP, persistent and one-shot
 for k in "exec-persistent:$py $tmp/declw.py" "exec:$py $tmp/declw.py {in} {out}"; do
-  "$bin" suite --kernel "$k" --case f32-64x96-d32-none > "$tmp/3.txt" 2>&1
+  "$bin" suite --verbose --allow-all-skipped --kernel "$k" --case f32-64x96-d32-none > "$tmp/3.txt" 2>&1
   rc=$?
   [ $rc -eq 0 ] && grep -q 'SKIP (unsupported: .*tq != tk is not done)' "$tmp/3.txt" || { cat "$tmp/3.txt"; fail "refusal: $k"; }
 done
@@ -140,7 +140,8 @@ echo "ok: bf16/e4m3/e5m2 encoders"
 
 # 6. torch_sdpa.py: SKIP without PyTorch; PASS on the CPU math backend with it
 k="exec-persistent:$py $ex/torch_sdpa.py --backend math --device cpu"
-"$bin" suite --kernel "$k" --case f32-1x1-d1-none --case f32-65x65-d32-causal-b2h2kv1 --case e4m3-1x1-d1-none > "$tmp/6.txt" 2>&1
+"$bin" suite --verbose --allow-all-skipped --kernel "$k" --case f32-1x1-d1-none --case f32-65x65-d32-causal-b2h2kv1 \
+  --case e4m3-1x1-d1-none > "$tmp/6.txt" 2>&1
 rc=$?
 grep -q 'e4m3-1x1-d1-none SKIP (unsupported: torch-sdpa-math does not declare dtype e4m3)' "$tmp/6.txt" || { cat "$tmp/6.txt"; fail "torch_sdpa: e4m3"; }
 if "$py" -c 'import torch' 2> /dev/null; then

@@ -5,6 +5,7 @@
 #include <json-c/json.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include "campaign.h"
@@ -226,6 +227,18 @@ static int with_dout(const ac_case *cs, ac_verdict_kind k, ac_case *out)
   return 0;
 }
 
+/* For tests: ATTNCHECK_TEST_STORE_FAIL_AT=N makes storing a finding of case number N or later fail
+ * as on a full disk (tests/tfuzz_store_fail.sh; a disk that fills up is tfuzz_fulldisk.sh). */
+static int injected_store_failure(int64_t gk, ac_err *e)
+{
+  const char *s = getenv("ATTNCHECK_TEST_STORE_FAIL_AT");
+  char *end;
+  long long n = s && *s ? strtoll(s, &end, 10) : -1;
+  if (n < 0 || *end || gk < n) return 0;
+  ac_err_set(e, "ATTNCHECK_TEST_STORE_FAIL_AT=%lld: No space left on device", n);
+  return 1;
+}
+
 /* Stores the findings of one case; -1 when one could not be stored: the campaign then stops
  * and the case number stays unevaluated in the journal, so that --resume finds it again. */
 int ac_cp_record_findings(ctx_t *c, const ac_case *cs, const ac_eval *ev, const char *family, int64_t gk)
@@ -253,7 +266,7 @@ int ac_cp_record_findings(ctx_t *c, const ac_case *cs, const ac_eval *ev, const 
     ac_err e;
     ac_case wd;
     const ac_case *stored = with_dout(cs, (ac_verdict_kind)k, &wd) ? &wd : cs;
-    int st_rc = ac_finding_store(c->o->out_dir, sig, stored, json_str(r), &e);
+    int st_rc = injected_store_failure(gk, &e) ? -1 : ac_finding_store(c->o->out_dir, sig, stored, json_str(r), &e);
     if (stored == &wd) ac_case_free(&wd);
     json_object_put(r);
     if (st_rc < 0) {

@@ -12,8 +12,11 @@ fuzz_libac_fuzz_a_SOURCES += \
 	fuzz/engine/campaign.c \
 	fuzz/engine/campaign_findings.c \
 	fuzz/engine/supervisor.c \
+	fuzz/engine/campaign_end.c \
 	fuzz/engine/campaign_json.c \
 	fuzz/engine/campdir.c \
 	fuzz/engine/journal.h \
 	fuzz/engine/journal.c \
+	fuzz/engine/journal_draws.c \
+	fuzz/engine/redraw.c \
 	fuzz/engine/search_variants.c

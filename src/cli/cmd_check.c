@@ -172,6 +172,12 @@ static void check_case(check_run *r, int ci)
     r->bad_input = 1;
     return;
   }
+  if (ac_judge_mem_check(&c, &o->a.j, &e) < 0) {
+    ac_cmd_error("check", "%s: %s", o->cases[ci], e.msg);
+    ac_case_free(&c);
+    r->bad_input = 1;
+    return;
+  }
   if (o->grad) {
     check_grad(r, ci, &c);
     ac_case_free(&c);

@@ -57,8 +57,9 @@ static int read_outputs(const char *path, const ac_case *c, void **o, float **ls
     goto out;
   }
   if (m.ndim != 4 || m.shape[0] != p->batch || m.shape[1] != p->heads || m.shape[2] != p->tq || m.shape[3] != p->dv) {
-    ac_err_set(e, "%s: o must have shape [%lld, %lld, %lld, %lld]", path, (long long)p->batch, (long long)p->heads,
-               (long long)p->tq, (long long)p->dv);
+    char got[200];
+    ac_err_set(e, "%s: o must have shape [%lld,%lld,%lld,%lld], got shape %s", path, (long long)p->batch,
+               (long long)p->heads, (long long)p->tq, (long long)p->dv, ac_npz_shape_str(&m, got, sizeof got));
     goto out;
   }
   *o = ac_xmalloc(m.nbytes ? m.nbytes : 1);
@@ -67,8 +68,10 @@ static int read_outputs(const char *path, const ac_case *c, void **o, float **ls
   if (ac_npz_has(z, "lse")) {
     if (ac_npz_read(z, "lse", &m, e) < 0) goto out;
     if (strcmp(m.descr, "<f4") || m.ndim != 3 || m.shape[0] != p->batch || m.shape[1] != p->heads || m.shape[2] != p->tq) {
-      ac_err_set(e, "%s: lse must be float32 ('<f4') of shape [%lld, %lld, %lld]", path, (long long)p->batch,
-                 (long long)p->heads, (long long)p->tq);
+      char got[200];
+      ac_err_set(e, "%s: lse must be float32 ('<f4') of shape [%lld,%lld,%lld], got '%s' of shape %s", path,
+                 (long long)p->batch, (long long)p->heads, (long long)p->tq, m.descr,
+                 ac_npz_shape_str(&m, got, sizeof got));
       free(*o);
       *o = NULL;
       goto out;

@@ -58,7 +58,10 @@ int ac_judge_args_option(ac_judge_args *a, const char *cmd, int ch, const char *
   switch (ch) {
   case AC_JOPT_REPEAT: a->j.repeat = 1; return 1;
   case AC_JOPT_NO_LSE: a->j.run.want_lse = 0; return 1;
-  case AC_JOPT_NO_CACHE: a->j.cache_dir = NULL; return 1;
+  case AC_JOPT_NO_CACHE:
+    a->j.cache_dir = NULL;
+    ac_oracle_cache_disable();   /* also the per-sequence results of layout cases */
+    return 1;
   case AC_JOPT_IN_PROCESS: a->j.run.in_process = 1; return 1;
   case AC_JOPT_PRECISION:
     if (ac_precision_spec_check(v, &e) < 0) return bad(cmd, "%s", e.msg);

@@ -170,6 +170,17 @@ void ac_api_gather_qkv(const ac_case *c, char x, ac_dtype t, const void *src, co
     ac_api_gather(c, t, src, H, T, D, s, dense);
 }
 
+void ac_api_dense_strides(const ac_case *c, char x, int64_t st[4])
+{
+  const ac_problem *p = &c->p;
+  int kv = x == 'k' || x == 'v';
+  int64_t H = kv ? p->kv_heads : p->heads, T = kv ? p->tk : p->tq, D = x == 'v' || x == 'o' ? p->dv : p->dk;
+  st[3] = 1;
+  st[2] = D;
+  st[1] = T * D;
+  st[0] = H * T * D;
+}
+
 /* The variant tensors of t into c (allocated by ac_features_alloc). */
 static int gather_variants(const attncheck_problem *a, const attncheck_tensors *t, ac_case *c, ac_err *e)
 {

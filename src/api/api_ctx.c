@@ -24,6 +24,13 @@ attncheck_ctx *attncheck_ctx_new(void)
   return ctx;
 }
 
+attncheck_ctx *ac_api_ctx_from_args(const ac_judge_args *a)
+{
+  attncheck_ctx *ctx = attncheck_ctx_new();
+  if (ctx) ctx->a = *a;
+  return ctx;
+}
+
 void attncheck_ctx_free(attncheck_ctx *ctx)
 {
   if (!ctx) return;

@@ -36,6 +36,10 @@ struct attncheck_result {
   ac_grad_run_result run; /* the judged gradients (grad) */
 };
 
+/* A context holding the options a command parsed (their values must outlive it). */
+attncheck_ctx *ac_api_ctx_from_args(const ac_judge_args *a);
+/* Dense [B][H][T][D] strides (the case's storage) of tensor x ('q', 'k', 'v', 'o') of c. */
+void ac_api_dense_strides(const ac_case *c, char x, int64_t st[4]);
 /* Sets ctx's error (the message of e, or the formatted one) and returns -1. */
 int ac_api_fail(attncheck_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Builds the case of d (api_case.c). */

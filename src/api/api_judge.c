@@ -75,11 +75,12 @@ static FILE *text_open(char **buf, size_t *n)
   return open_memstream(buf, n);
 }
 
-static char *text_close(FILE *f, char *buf)
+/* The text of f (opened on *buf); fclose sets *buf. */
+static char *text_close(FILE *f, char **buf)
 {
   if (!f) return strdup("");
   fclose(f);
-  return buf ? buf : strdup("");
+  return *buf ? *buf : strdup("");
 }
 
 /* The forward's summary and texts from rep. */
@@ -114,15 +115,15 @@ static void forward_texts(attncheck_ctx *ctx, attncheck_result *r, const ac_repo
   size_t n = 0;
   FILE *f = text_open(&buf, &n);
   if (f) ac_report_line(f, name, cn, rep, pol, p->dtype);
-  r->line = text_close(f, buf);
+  r->line = text_close(f, &buf);
   buf = NULL;
   f = text_open(&buf, &n);
   if (f) ac_report_detail(f, rep, p->dtype, repro);
-  r->detail = text_close(f, buf);
+  r->detail = text_close(f, &buf);
   buf = NULL;
   f = text_open(&buf, &n);
   if (f) ac_report_json(f, name, cn, rep, pol, p->dtype, ctx->repro);
-  r->json = text_close(f, buf);
+  r->json = text_close(f, &buf);
 }
 
 /* lse [B][H][tq] through strides (all zero: contiguous) into dense. */
@@ -216,15 +217,15 @@ static void grad_texts(attncheck_ctx *ctx, attncheck_result *r, const ac_grad_ju
   size_t n = 0;
   FILE *f = text_open(&buf, &n);
   if (f) ac_grad_line(f, name, cn, &r->run, j, cls, p->dtype);
-  r->line = text_close(f, buf);
+  r->line = text_close(f, &buf);
   buf = NULL;
   f = text_open(&buf, &n);
   if (f) ac_grad_detail(f, &r->run, j, s->status == ATTNCHECK_FAIL ? ctx->repro : NULL);
-  r->detail = text_close(f, buf);
+  r->detail = text_close(f, &buf);
   buf = NULL;
   f = text_open(&buf, &n);
   if (f) ac_grad_json(f, name, cn, &r->run, j, cls, p->dtype, ctx->repro);
-  r->json = text_close(f, buf);
+  r->json = text_close(f, &buf);
 }
 
 int attncheck_judge_grad(attncheck_ctx *ctx, attncheck_case *cs, const attncheck_grads *g, attncheck_result **res)

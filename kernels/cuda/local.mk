@@ -42,4 +42,4 @@ SUFFIXES = .cu
 $(AC_CUDA_SOURCES:.cu=.lo) $(AC_CUBLAS_SOURCES:.cu=.lo) $(AC_CUDNN_SOURCES:.cu=.lo): \
 	$(AC_CUDA_HDRS) kernels/cuda/accuda.h kernels/cuda/acmodule.h kernels/attncheck_kernel.h
 # The GPU check script, the PyTorch exec worker and this folder's notes travel with the tarball.
-EXTRA_DIST += kernels/cuda/README.md scripts/gpu-check examples/python/torch_sdpa.py
+EXTRA_DIST += kernels/cuda/README.md scripts/gpu-check python/attncheck/worker/torch_sdpa.py

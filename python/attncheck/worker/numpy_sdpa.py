@@ -205,7 +205,11 @@ def attend(q, k, v, p):
     return attention_layout(q, k, v, p) if p.layout else attention(q, k, v, p)
 
 
+def main(argv):
+    return attncheck_worker.run(attend, argv, name="sdpa_numpy", writes_lse=True, backward=backward,
+                                features=attncheck_worker.ALL_FEATURES + attncheck_worker.VARIANT_FEATURES
+                                + attncheck_worker.LAYOUT_FEATURES)
+
+
 if __name__ == "__main__":
-    sys.exit(attncheck_worker.run(attend, sys.argv[1:], name="sdpa_numpy", writes_lse=True, backward=backward,
-                                  features=attncheck_worker.ALL_FEATURES + attncheck_worker.VARIANT_FEATURES
-                                  + attncheck_worker.LAYOUT_FEATURES))
+    sys.exit(main(sys.argv[1:]))

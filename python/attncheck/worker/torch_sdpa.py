@@ -208,13 +208,13 @@ def make_backward(args):
     return backward
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--backend", choices=BACKENDS, required=True)
     ap.add_argument("--device", default="cuda", help="torch device (default cuda; math also runs on cpu)")
     ap.add_argument("--lse", action="store_true", help="also write lse (private ATen entry points)")
     ap.add_argument("paths", nargs="*", help="IN OUT for one-shot mode; none for persistent mode")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if len(args.paths) not in (0, 2):
         ap.error("give IN and OUT, or nothing for persistent mode")
     cpu = args.device == "cpu"

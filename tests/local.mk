@@ -25,3 +25,4 @@ include tests/fuzz.mk
 include tests/report.mk
 include tests/cuda.mk
 include tests/compare.mk
+include tests/python.mk

@@ -36,9 +36,9 @@ def inputs(dtype, B, T, H, KVH, D, values, seed):
     q = rng.standard_normal((B, T, H, D))
     k = rng.standard_normal((B, T, KVH, D))
     v = rng.standard_normal((B, T, KVH, D))
-    if values == "large":  # logits around -1.2e4: a finite -1e4 sentinel outweighs every visible key
-        q = 40 * (1 + 0.05 * q)
-        k = -40 * (1 + 0.05 * k)
+    if values == "large":  # logits around -1.4e4 (d = 32): a finite -1e4 sentinel outweighs every visible key
+        q = 50 * (1 + 0.05 * q)
+        k = -50 * (1 + 0.05 * k)
     return tuple(K.from_f(x, dtype) for x in (q, k, v))
 
 

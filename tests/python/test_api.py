@@ -149,3 +149,78 @@ def test_worker_module(tmp_path):
     k = "exec-persistent:%s -m attncheck.worker numpy --dtype bf16" % sys.executable
     out = subprocess.run([b, "check", "--kernel", k, c], capture_output=True, text=True, cwd=str(tmp_path))
     assert out.returncode == 0 and out.stdout.startswith("PASS"), out.stdout + out.stderr
+
+
+def variant_reference(q, k, v, bias=None, mask=None, slopes=None, sinks=None):
+    """float64 attention of B,T,H,D float32 inputs with an additive bias [1|B,1|H,tq,tk], a boolean
+    mask (True = visible), ALiBi slopes [H] (bottom-right distance) and sinks [H]."""
+    qh, kh, vh = (x.transpose(0, 2, 1, 3).astype(np.float64) for x in (q, k, v))
+    tq, tk = qh.shape[2], kh.shape[2]
+    s = qh @ kh.transpose(0, 1, 3, 2) / np.sqrt(q.shape[-1])
+    if slopes is not None:
+        dist = np.abs(np.arange(tq)[:, None] + tk - tq - np.arange(tk)[None, :])
+        s = s - slopes.astype(np.float64)[None, :, None, None] * dist
+    if bias is not None:
+        s = s + bias.astype(np.float64)
+    if mask is not None:
+        s = np.where(mask, s, -np.inf)
+    m = s.max(-1, keepdims=True)
+    if sinks is not None:
+        m = np.maximum(m, sinks.astype(np.float64)[None, :, None, None])
+    p = np.exp(s - m)
+    l = p.sum(-1, keepdims=True)
+    if sinks is not None:
+        l = l + np.exp(sinks.astype(np.float64)[None, :, None, None] - m)
+    o = (p / l) @ vh
+    return o.transpose(0, 2, 1, 3).astype(np.float32), (np.log(l[..., 0]) + m[..., 0]).astype(np.float32)
+
+
+def test_variants_follow_the_documented_formula():
+    rng = np.random.default_rng(8)
+    q, k, v = (rng.standard_normal((2, 20, 2, 8)).astype(np.float32) for _ in range(3))
+    bias = rng.standard_normal((1, 2, 20, 20)).astype(np.float32)
+    mask = rng.random((2, 1, 20, 20)) < 0.7
+    slopes = np.array([0.5, 0.125], np.float32)
+    sinks = np.array([0.3, -1.0], np.float32)
+    o, lse = variant_reference(q, k, v, bias, mask, slopes, sinks)
+    kw = dict(layout="bthd", bias=bias, mask=mask, alibi_slopes=slopes, sinks=sinks)
+    r = attncheck.check(q, k, v, o, lse, **kw)
+    assert r.ok and r.verdict == "PASS", r.explain()
+    o2, _ = variant_reference(q, k, v, bias, mask, -slopes, sinks)  # ALiBi of the wrong sign
+    assert attncheck.check(q, k, v, o2, None, **kw).verdict == "FAIL"
+    o3, _ = variant_reference(q, k, v, bias, mask, slopes, None)  # the sinks forgotten
+    assert attncheck.check(q, k, v, o3, None, **kw).verdict == "FAIL"
+
+
+def test_paged_kv_cache():
+    rng = np.random.default_rng(9)
+    lens, ps, H, KVH, D = [13, 30], 8, 2, 1, 8
+    qs, pages, table, os_ = [], [], [], []
+    for b, n in enumerate(lens):
+        q = rng.standard_normal((1, 1, H, D)).astype(np.float32)   # one decode query per sequence
+        k, v = (rng.standard_normal((1, n, KVH, D)).astype(np.float32) for _ in range(2))
+        o, _ = variant_reference(q, k, v)
+        qs.append(q[0]), os_.append(o[0])
+        row = []
+        for p0 in range(0, n, ps):
+            kp, vp = np.zeros((ps, KVH, D), np.float32), np.zeros((ps, KVH, D), np.float32)
+            kp[:n - p0] = k[0, p0:p0 + ps]
+            vp[:n - p0] = v[0, p0:p0 + ps]
+            row.append(len(pages))
+            pages.append((kp, vp))
+        table.append(row)
+    order = rng.permutation(len(pages))   # pages in any order
+    inv = np.argsort(order)
+    kc = np.stack([pages[i][0] for i in order])
+    vc = np.stack([pages[i][1] for i in order])
+    bt = np.full((len(lens), max(len(r) for r in table)), -1, np.int32)
+    for b, r in enumerate(table):
+        bt[b, :len(r)] = inv[r]
+    cu = np.array([0, 1, 2], np.int32)
+    r = attncheck.check(np.concatenate(qs), kc, vc, np.concatenate(os_), cu_seqlens_q=cu, block_table=bt,
+                        cache_seqlens=np.array(lens, np.int32))
+    assert r.ok, r.explain()
+    bad = np.concatenate(os_)
+    bad[1, 0, 3] += 0.01
+    assert attncheck.check(np.concatenate(qs), kc, vc, bad, cu_seqlens_q=cu, block_table=bt,
+                           cache_seqlens=np.array(lens, np.int32)).verdict == "FAIL"

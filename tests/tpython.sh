@@ -23,7 +23,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 "$py" -m venv --system-site-packages "$tmp/venv" > "$tmp/venv.log" 2>&1 || { cat "$tmp/venv.log"; echo "SKIP: $py -m venv failed"; exit 77; }
 # pip builds from a copy of what the package needs (a build in place writes build/ and egg-info).
 mkdir -p "$tmp/src/docs" && cp -R "$src/pyproject.toml" "$src/setup.py" "$src/python" "$tmp/src/" &&
-  cp "$src/docs/python.md" "$tmp/src/docs/" || exit 99
+  cp "$src/docs/python.md" "$tmp/src/docs/" && chmod -R u+w "$tmp/src" || exit 99
 ATTNCHECK_PREBUILT_LIB=$lib PIP_DISABLE_PIP_VERSION_CHECK=1 "$tmp/venv/bin/python" -m pip install -q \
   --no-build-isolation --no-deps --no-index "$tmp/src" > "$tmp/pip.log" 2>&1 || { cat "$tmp/pip.log"; fail "pip install"; }
 vpy=$tmp/venv/bin/python

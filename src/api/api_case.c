@@ -25,6 +25,11 @@ void ac_api_gather(const ac_case *c, ac_dtype t, const void *src, int64_t H, int
     for (int64_t h = 0; h < H; h++)
       for (int64_t i = 0; i < T; i++) {
         int64_t off = b * s[0] + h * s[1] + i * s[2];
+        if (s[3] == 1) {   /* a contiguous row: one copy */
+          memcpy(out + n * es, in + (size_t)off * es, (size_t)D * es);
+          n += (size_t)D;
+          continue;
+        }
         for (int64_t x = 0; x < D; x++, n++) memcpy(out + n * es, in + (size_t)(off + x * s[3]) * es, es);
       }
 }

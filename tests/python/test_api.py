@@ -224,3 +224,18 @@ def test_paged_kv_cache():
     bad[1, 0, 3] += 0.01
     assert attncheck.check(np.concatenate(qs), kc, vc, bad, cu_seqlens_q=cu, block_table=bt,
                            cache_seqlens=np.array(lens, np.int32)).verdict == "FAIL"
+
+
+def test_fp8_inputs_with_a_bf16_output():
+    torch = pytest.importorskip("torch")
+    if not hasattr(torch, "float8_e4m3fn"):
+        pytest.skip("no float8_e4m3fn in this torch")
+    g = torch.Generator().manual_seed(4)
+    q, k, v = (torch.randn(1, 16, 2, 8, generator=g).to(torch.float8_e4m3fn) for _ in range(3))
+    f = lambda x: x.double().transpose(1, 2)
+    s = f(q) @ f(k).transpose(-1, -2) / 8 ** 0.5
+    o = (torch.softmax(s, -1) @ f(v)).transpose(1, 2).to(torch.bfloat16)
+    r = attncheck.check(q, k, v, o, layout="bthd")
+    assert r.ok, r.explain()
+    # the e4m3 class keeps P in e4m3 (2^-4 relative), so its bound is wide: a factor of 2 is beyond it
+    assert attncheck.check(q, k, v, (o.float() * 2).to(torch.bfloat16), layout="bthd").verdict == "FAIL"

@@ -339,7 +339,6 @@ def _build(q, k, v, o, *, layout, dtype, scale, causal, window, window_align, so
                                                 cache_seqlens, cc)
         B, tq, tk = nseq, max(tqs), max(tks)
         L = "thd"
-        p.o_stride[:] = (0, 1, 1, 1)  # set from o below
         o_shape = (p.total_q, H, va.shape[-1])
         if causal is True and any(a != b for a, b in zip(tqs, tks)):
             raise ValueError("causal: True is ambiguous when a sequence's tq != tk: pass causal='top-left' or "

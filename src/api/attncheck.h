@@ -139,8 +139,9 @@ typedef struct {
   int64_t rows_judged, rows_total;
   int32_t worst_tensor; /* ATTNCHECK_T_...; NONE when nothing was judged */
   int32_t reserved0;
-  int64_t
-      worst_index[4]; /* o, dq: (b, h, i, d); lse: (b, h, i, -1); dk, dv: (b, kv head, j, d); dsinks: (h, -1, -1, -1) */
+  /* o: (b, h, i, d); lse: (b, h, i, -1); dq, dk, dv, dsinks: the row, column or head and the
+   * element that the grad detail names, then -1, -1 */
+  int64_t worst_index[4];
   double worst_exact, worst_got, worst_err, worst_W, worst_E;
 } attncheck_summary;
 

@@ -1,5 +1,5 @@
 # fuzz/engine/: evaluation, search, minimizer, findings and campaigns (see README.md).
-fuzz_libac_fuzz_a_SOURCES += \
+fuzz_libac_fuzz_la_SOURCES += \
 	fuzz/engine/slice.c fuzz/engine/layout_edit.c \
 	fuzz/engine/eval.c fuzz/engine/eval_grad.c \
 	fuzz/engine/metamorphic.c fuzz/engine/metamorphic_layout.c fuzz/engine/metamorphic_grad.c \

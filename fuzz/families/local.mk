@@ -1,5 +1,5 @@
 # fuzz/families/: the generator families, one gen_*.c each, and what they share (see README.md).
-fuzz_libac_fuzz_a_SOURCES += \
+fuzz_libac_fuzz_la_SOURCES += \
 	fuzz/families/families.c \
 	fuzz/families/params.c \
 	fuzz/families/values.c \

@@ -1,5 +1,5 @@
 # fuzz/report/: a campaign's findings as text and as report.html (see README.md).
-fuzz_libac_fuzz_a_SOURCES += \
+fuzz_libac_fuzz_la_SOURCES += \
 	fuzz/report/summary.c \
 	fuzz/report/plot.h \
 	fuzz/report/plot.c \

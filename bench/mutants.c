@@ -418,6 +418,7 @@ int main(int argc, char **argv)
     if (!only || in_list(only, mk[m]->name)) sel[ns++] = mk[m];
   if (ns == 0) {
     fprintf(stderr, "bench/mutants: no mutant named %s (attncheck list --mutants)\n", only ? only : "");
+    rmdir(tmpdir);
     return 2;
   }
   results *res = mmap(NULL, sizeof *res, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);

@@ -177,6 +177,7 @@ AC_FAMILY_DECL(gqa);
 AC_FAMILY_DECL(per_head);
 AC_FAMILY_DECL(strided);
 AC_FAMILY_DECL(long_t);
+AC_FAMILY_DECL(split_kv);
 AC_FAMILY_DECL(scale);
 AC_FAMILY_DECL(mixed);
 AC_FAMILY_DECL(index_overflow);

@@ -8,3 +8,7 @@ check_PROGRAMS += $(AC_FUZZ_TESTS)
 TESTS += $(AC_FUZZ_TESTS) $(AC_FUZZ_SH)
 dist_noinst_SCRIPTS += $(AC_FUZZ_SH) tests/journal_stats.sh
 EXTRA_DIST += examples/python/sdpa_numpy.py examples/python/torch_sdpa.py examples/python/attncheck_worker.py
+# tfuzz_serving: split_kv, sinks and page_table draw the split-KV and serving-layout structure
+# their defects need (docs/bugclasses.md §2.25, §2.26).
+check_PROGRAMS += tests/tfuzz_serving
+TESTS += tests/tfuzz_serving

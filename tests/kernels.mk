@@ -76,7 +76,8 @@ TESTS += tests/tcli_grad_varlen.sh
 dist_noinst_SCRIPTS += tests/tcli_grad_varlen.sh
 
 EXTRA_DIST += tests/data/grad_sink_subnormal.npz
-# tserving_harness.sh: a paged cache's unused block-table entries are -1 and the pages they
-# address (-1, num_pages) hold NaN, so a kernel that dereferences one reads NaN.
-TESTS += tests/tserving_harness.sh
-dist_noinst_SCRIPTS += tests/tserving_harness.sh
+# tserving.sh: a paged cache's unused block-table entries are -1 and the pages they address (-1,
+# num_pages) hold NaN, so a kernel that dereferences one reads NaN; each split-KV and layout
+# mutant of docs/bugclasses.md §2.25-2.26 FAILs on its trigger and PASSes without it.
+TESTS += tests/tserving.sh
+dist_noinst_SCRIPTS += tests/tserving.sh

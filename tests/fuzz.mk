@@ -12,3 +12,6 @@ EXTRA_DIST += examples/python/sdpa_numpy.py examples/python/torch_sdpa.py exampl
 # their defects need (docs/bugclasses.md §2.25, §2.26).
 check_PROGRAMS += tests/tfuzz_serving
 TESTS += tests/tfuzz_serving
+# tfuzz_defects.sh: the findings of a campaign and of a merge grouped into distinct defects.
+TESTS += tests/tfuzz_defects.sh
+dist_noinst_SCRIPTS += tests/tfuzz_defects.sh

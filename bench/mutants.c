@@ -8,8 +8,8 @@
  * bf16-acc16-pv mutants. Then the throughput
  * of a campaign on small shapes (T <= 64, d <= 64) with a correct CPU kernel, oracle included.
  *
- *   bench/mutants [--seeds N] [--cap N] [--time S] [--jobs J] [--throughput-s S] [--only NAME[,NAME...]] [--in-process]
- * --time S also stops each campaign after S seconds (a mutant not found by then counts as not
+ *   bench/mutants [--seeds N] [--cap N] [--baseline-cap N] [--time S] [--jobs J] [--throughput-s S] [--only NAME[,NAME...]] [--in-process]
+ * --baseline-cap N caps the baseline at N cases (default: --cap). --time S also stops each campaign after S seconds (a mutant not found by then counts as not
  * found); the time column gives the campaign's time to its first FAIL (found_after_s of that
  * finding), median and per seed. --only takes a comma-separated list of mutants.
  * --in-process runs the baseline's kernels without forking (faster; a crashing mutant then ends
@@ -48,7 +48,7 @@ typedef struct {
 } results;
 
 static int nseeds = 5, jobs = 2, in_process = 0;
-static int64_t cap = 2000;
+static int64_t cap = 2000, bcap = -1;
 static double time_cap = 0;
 static const char *tmpdir;
 
@@ -229,7 +229,7 @@ static void run_baseline(const attncheck_kernel *const *mk, int nm, int s, resul
     ac_policies_set(&x[m].pol, "weak-class=fail", NULL);
     left++;
   }
-  for (int64_t k = 0; k < cap && left > 0; k++) {
+  for (int64_t k = 0; k < bcap && left > 0; k++) {
     ac_case cs[AC_NDTYPES];
     ac_oracle_result orr[AC_NDTYPES];
     int have[AC_NDTYPES] = {0}, have_or[AC_NDTYPES] = {0};
@@ -394,17 +394,19 @@ int main(int argc, char **argv)
     else if (!strcmp(argv[i], "--jobs") && i + 1 < argc) jobs = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--throughput-s") && i + 1 < argc) tput_secs = atof(argv[++i]);
     else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+    else if (!strcmp(argv[i], "--baseline-cap") && i + 1 < argc)
+      bcap = atoll(argv[++i]);
     else if (!strcmp(argv[i], "--time") && i + 1 < argc)
       time_cap = atof(argv[++i]);
     else if (!strcmp(argv[i], "--in-process")) in_process = 1;
     else {
-      fprintf(
-          stderr,
-          "usage: bench/mutants [--seeds N] [--cap N] [--time S] [--jobs J] [--throughput-s S] [--only NAME[,NAME...]] "
-          "[--in-process]\n");
+      fprintf(stderr,
+              "usage: bench/mutants [--seeds N] [--cap N] [--baseline-cap N] [--time S] [--jobs J] [--throughput-s S] "
+              "[--only NAME[,NAME...]] [--in-process]\n");
       return 2;
     }
   }
+  if (bcap < 0) bcap = cap;
   if (nseeds < 1 || nseeds > MAXS || jobs < 1 || cap < 1 || time_cap < 0) return 2;
   char tbuf[] = "/tmp/attncheck-bench-mutants-XXXXXX";
   tmpdir = mkdtemp(tbuf);
@@ -446,9 +448,10 @@ int main(int argc, char **argv)
   }
   double t_mut = ac_now() - t0;
   if (tput_secs > 0) run_throughput(tput_secs, res);
-  printf("bench/mutants: %d mutants, %d seeds, cap %lld cases%s%.0f%s, %d jobs; MASKED-LEAK and WEAK-CLASS counted "
-         "with policy fail\n",
-         ns, nseeds, (long long)cap, time_cap > 0 ? " or " : "", time_cap, time_cap > 0 ? " s" : "", jobs);
+  printf("bench/mutants: %d mutants, %d seeds, cap %lld cases%s%.0f%s (baseline %lld), %d jobs; MASKED-LEAK and "
+         "WEAK-CLASS counted with policy fail\n",
+         ns, nseeds, (long long)cap, time_cap > 0 ? " or " : "", time_cap, time_cap > 0 ? " s" : "", (long long)bcap,
+         jobs);
   printf("%-30s | %-36s | %-32s | %-10s | %-36s | %s\n", "mutant", "fuzzer: FAIL median (per seed)",
          "seconds to FAIL: median (per seed)", "SUSPECT", "baseline: FAIL median (per seed)",
          "variants: declared, fuzzer cases of variant families (seed 0)");

@@ -20,14 +20,16 @@ static const char *why_of_mismatch(const char *mm)
   return "wrong-non-finite";
 }
 
-/* The shape class of a stored size string ("B1 H2/1 tq1 tk65 dk8 dv8 f32 none"). */
-static void shape_of_size(const char *size, char *buf, size_t n)
+/* The shape class of a stored size string ("B1 H2/1 tq1 tk65 dk8 dv8 f32 none"); its tq in *tq_out
+ * (-1 when the string is not one). */
+static void shape_of_size(const char *size, char *buf, size_t n, long long *tq_out)
 {
-  long long b, h, kvh, tq, tk, dk, dv;
+  long long b, h, kvh, tq = -1, tk, dk, dv;
   char dt[32], mask[40];
+  *tq_out = -1;
   if (sscanf(size, "B%lld H%lld/%lld tq%lld tk%lld dk%lld dv%lld %31s %39s", &b, &h, &kvh, &tq, &tk, &dk, &dv, dt,
              mask) == 9)
-    ac_mechanism_shape_fmt(dt, mask, b, h, kvh, tq, tk, "", "", buf, n);
+    ac_mechanism_shape_fmt(dt, mask, b, h, kvh, tq, tk, "", "", buf, n), *tq_out = tq;
   else
     snprintf(buf, n, "%s", size);
 }
@@ -49,10 +51,13 @@ void ac_mech_of(json_object *js, ac_mech *m)
              (k == AC_V_FAIL || k == AC_V_SUSPECT || k == AC_V_MASKED_LEAK || k == AC_V_WEAK_CLASS);
   if (elem && json_object_object_get_ex(js, "worst", &w))
     snprintf(m->what, sizeof m->what, "%s %s", str(w, "tensor"), why_of_mismatch(str(js, "mismatch")));
-  snprintf(m->row, sizeof m->row, "%s", str(js, "position"));
   json_object *mn;
   int minimized = json_object_object_get_ex(js, "minimized", &mn) && json_object_get_boolean(mn);
-  shape_of_size(str(js, minimized ? "minimized_size" : "size"), m->shape, sizeof m->shape);
+  long long tq;
+  shape_of_size(str(js, minimized ? "minimized_size" : "size"), m->shape, sizeof m->shape, &tq);
+  /* the position of the worst row as found; a minimized case of one row has it first */
+  const char *pos = str(js, "position");
+  snprintf(m->row, sizeof m->row, "%s", minimized && tq == 1 && strcmp(pos, "none") ? "first" : pos);
 }
 
 void ac_mech_desc(const ac_mech *m, char *buf, size_t n)

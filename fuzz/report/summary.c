@@ -100,7 +100,9 @@ static void print_defects(FILE *f, const fsum *v, int n, const int *group, int n
       if (group[i] != d) continue;
       if (first < 0) first = i;
       cnt++;
-      if (!strstr(fams, v[i].family) && strlen(fams) + strlen(v[i].family) + 3 < sizeof fams)
+      int seen = 0;   /* an earlier finding of the defect from the same family */
+      for (int j = first; j < i && !seen; j++) seen = group[j] == d && !strcmp(v[j].family, v[i].family);
+      if (!seen && strlen(fams) + strlen(v[i].family) + 3 < sizeof fams)
         snprintf(fams + strlen(fams), sizeof fams - strlen(fams), "%s%s", fams[0] ? ", " : "", v[i].family);
     }
     char desc[600];

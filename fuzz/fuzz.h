@@ -177,6 +177,7 @@ AC_FAMILY_DECL(gqa);
 AC_FAMILY_DECL(per_head);
 AC_FAMILY_DECL(strided);
 AC_FAMILY_DECL(long_t);
+AC_FAMILY_DECL(split_kv);
 AC_FAMILY_DECL(scale);
 AC_FAMILY_DECL(mixed);
 AC_FAMILY_DECL(index_overflow);
@@ -352,6 +353,16 @@ const char *ac_row_position(int64_t i, int64_t tq);
 void ac_signature(const char *kernel, ac_verdict_kind k, const char *family, const char *pos, char *out, size_t n);
 /* Severity rank for the summary (0 most severe). */
 int ac_verdict_severity(ac_verdict_kind k);
+/* The shape class of a finding's mechanism (docs/fuzzing.md "Distinct defects"): dtype, mask,
+ * the layout ("paged seqs1 page64", "varlen seqs3-4"), the query and key lengths as classes (1,
+ * 2, then the bracket (2^k, 2^(k+1)] as "65-128"; a layout's longest sequence), "batches" for
+ * more than one batch, "gqa" or "heads" for more than one head, "+features" for variants. */
+void ac_mechanism_shape(const ac_case *c, char *buf, size_t n);
+/* The same from the parts (the report reads them from a stored size string). */
+void ac_mechanism_shape_fmt(const char *dtype, const char *mask, int64_t batch, int64_t heads, int64_t kv_heads,
+                            int64_t tq, int64_t tk, const char *layout, const char *features, char *buf, size_t n);
+/* Short name of an ac_why (why an element is wrong): "value", "non-finite", ... ("" for none). */
+const char *ac_why_name(int why);
 
 /* ---- slicing and resizing cases ------------------------------------------------------------ */
 typedef struct {

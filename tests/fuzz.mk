@@ -13,3 +13,10 @@ EXTRA_DIST += python/attncheck/worker/numpy_sdpa.py python/attncheck/worker/torc
 # no FIFO or device opened, only a finding's files, repro.sh written anew, each refusal named).
 TESTS += tests/tmerge_untrusted.sh
 dist_noinst_SCRIPTS += tests/tmerge_untrusted.sh
+# tfuzz_serving: split_kv, sinks and page_table draw the split-KV and serving-layout structure
+# their defects need (docs/bugclasses.md §2.25, §2.26).
+check_PROGRAMS += tests/tfuzz_serving
+TESTS += tests/tfuzz_serving
+# tfuzz_defects.sh: the findings of a campaign and of a merge grouped into distinct defects.
+TESTS += tests/tfuzz_defects.sh
+dist_noinst_SCRIPTS += tests/tfuzz_defects.sh

@@ -22,6 +22,14 @@ static void finding(const char *dir, const char *sig, const char *body)
   ck_assert_ptr_nonnull(f);
   fprintf(f, "{\"signature\":\"%s\",\"kind\":\"FAIL\",\"policy\":\"fail\",%s}\n", sig, body);
   fclose(f);
+  /* a finding holds its case (a directory without one is not read as a finding) */
+  ac_case c;
+  ac_err e;
+  ac_case_init(&c);
+  ck_assert(ac_case_example(&c, "tiny3", &e) == 0);
+  snprintf(p, sizeof p, "%s/findings/%s/case.npz", dir, sig);
+  ck_assert_msg(ac_case_write(&c, p, &e) == 0, "%s", e.msg);
+  ac_case_free(&c);
 }
 
 #define MECH(T, ROW) \

@@ -306,6 +306,7 @@ typedef struct {
   double max_err_w, max_err_e;    /* the same maxima for output: inf or nan kept */
   int64_t worst_i, worst_tq;      /* row of the worst element (-1: none) */
   ac_run_status status;
+  int refused_by_run;             /* SKIP from the kernel's run() (ABI 5, a worker's refusal), not supports() */
   double oracle_s, kernel_s;
   ac_meta_result meta;            /* metamorphic check (meta.checked 0: none ran) */
   double meta_s;

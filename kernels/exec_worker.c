@@ -236,6 +236,22 @@ int ac_exec_worker_begin(exec_priv *pv, double timeout_s, ac_run_result *r, ac_e
   return ac_err_set(e, "%s", r->msg);
 }
 
+/* "ok", or "ok" and space-separated KEY=VALUE words: class=NAME names the precision class of the
+ * path the worker took for this case (r->precision); other keys are left for later versions.
+ * 1 when line is such an answer. */
+static int ok_reply(const char *line, ac_run_result *r)
+{
+  if (strncmp(line, "ok", 2) || (line[2] && line[2] != ' ')) return 0;
+  for (const char *s = line + 2; *s;) {
+    while (*s == ' ') s++;
+    size_t l = strcspn(s, " ");
+    if (l > 6 && !strncmp(s, "class=", 6) && l - 6 < sizeof r->precision)
+      snprintf(r->precision, sizeof r->precision, "%.*s", (int)(l - 6), s + 6);
+    s += l;
+  }
+  return 1;
+}
+
 int ac_exec_worker_request(exec_priv *pv, const char *req, double timeout_s, ac_run_result *r)
 {
   char errp[700];
@@ -247,7 +263,7 @@ int ac_exec_worker_request(exec_priv *pv, const char *req, double timeout_s, ac_
   const char *err = NULL;
   while (got == 1) {
     got = worker_line(pv, deadline, line, sizeof line);
-    if (got != 1 || !strcmp(line, "ok") || (err = error_reply(line))) break;
+    if (got != 1 || ok_reply(line, r) || (err = error_reply(line))) break;
     fprintf(stderr, "%s\n", line);   /* the worker's chatter on its stdout */
   }
   r->kernel_ms = (ac_now() - t0) * 1e3;

@@ -245,6 +245,7 @@ static int case_done(ctx_t *c, int w, int64_t k, const char *family, const ac_ev
   if (slot >= 0) sh->per_fam[slot]++;
   if (slot >= 0) sh->per_fam_impr[slot] += improved;
   if (ev && (ev->kinds & (1u << AC_V_SKIP))) sh->skipped++;
+  if (ev && (ev->kinds & (1u << AC_V_SKIP)) && ev->refused_by_run) sh->skipped_by_run++;
   if (ev && ev->meta.checked) {
     sh->meta_checks++;
     if (ev->meta.worst_ratio > sh->meta_worst) sh->meta_worst = ev->meta.worst_ratio;

@@ -22,6 +22,7 @@ typedef struct {
   int64_t next;            /* next local case number */
   int64_t reserved;        /* journaled bound: numbers below it may have been used */
   int64_t done, skipped, errors, prev_cases;
+  int64_t skipped_by_run;   /* of skipped: refused by the kernel's run() after it saw the case (never findings) */
   int64_t findings, findings_fail, repeats;
   int64_t meta_checks;      /* metamorphic comparisons this run, and the largest |diff|/tolerance */
   double meta_worst;

@@ -83,6 +83,8 @@ static json_object *build_report(ctx_t *c, const ac_case *cs, const ac_eval *ev,
   json_object_object_add(r, "n_fail", json_object_new_int64(ev->rep.n_fail));
   json_object_object_add(r, "n_suspect", json_object_new_int64(ev->rep.n_suspect));
   json_object_object_add(r, "budget", json_object_new_string(ev->rep.budget_desc));
+  json_object_object_add(r, "precision", json_object_new_string(ev->rep.prec_name ? ev->rep.prec_name : ""));
+  json_object_object_add(r, "precision_source", json_object_new_string(ev->rep.prec_source ? ev->rep.prec_source : ""));
   json_object_object_add(r, "note", json_object_new_string(ev->rep.note));
   const ac_worst_elem *w = ac_report_worst(&ev->rep);
   if (w->valid) {

@@ -140,7 +140,7 @@ int ac_eval_case_pre(const ac_eval_ctx *x, const ac_case *c, const ac_oracle_res
   ev->worst_tq = c->p.tq;
   ac_compare_opts cmp = x->cmp;
   cmp.rows = ac_fuzz_oracle_rows(c);
-  if (ac_judge_precision_of(x->kernel, x->precision, x->run.timeout_s, c->p.dtype, &cmp.prec, e)) return -1;
+  if (ac_judge_resolve_opts(x->kernel, x->precision, x->run.timeout_s, c->p.dtype, &cmp, e)) return -1;
   ac_report_init(&ev->rep, &cmp);
   char why[256];
   if (!ac_kernel_supports(x->kernel, &c->p, why, sizeof why)) {
@@ -155,6 +155,8 @@ int ac_eval_case_pre(const ac_eval_ctx *x, const ac_case *c, const ac_oracle_res
   ev->kernel_s = j.kernel_s;
   ev->oracle_s = j.oracle_s;
   ev->status = j.run.status;
+  ev->refused_by_run = j.run.status == AC_RUN_UNSUPPORTED;
+  cmp.prec = j.prec; /* the class of the run (a kernel may name it per problem) */
   if (rc == 0 && j.run.status == AC_RUN_OK) {
     keep_row(c, j.oracle, j.run.o, &cmp, &ev->rep.worst, &ev->row);
     eval_meta(x, c, &cmp, &j.run, ev);

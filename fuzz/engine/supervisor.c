@@ -48,6 +48,7 @@ static void write_stats(ctx_t *c, const char *state)
           sh->last_finding[0] ? sh->last_finding_at : 0.0);
   fprintf(f, "skipped=%lld\nerrors=%lld\nbest_err_over_E=%.4g\nnext_case=%lld\nelapsed_s=%.1f\njobs=%d\n",
           (long long)sh->skipped, (long long)sh->errors, sh->best_score, (long long)sh->next, el, c->o->jobs);
+  fprintf(f, "skipped_by_run=%lld\n", (long long)sh->skipped_by_run);
   fprintf(f, "metamorphic_checks_this_run=%lld\nmetamorphic_worst_diff_over_tol=%.4g\n", (long long)sh->meta_checks,
           sh->meta_worst);
   if (c->x.grad)

@@ -72,6 +72,7 @@ int ac_judge_args_option(ac_judge_args *a, const char *cmd, int ch, const char *
     break;
   case AC_JOPT_EMPTY_ROWS:
     if (ac_empty_parse(v, &a->j.cmp.empty) < 0) return bad(cmd, "bad --empty-rows '%s': expected zero, nan or skip", v);
+    a->j.cmp.empty_set = 1; /* overrides what the kernel declares */
     break;
   case AC_JOPT_ROWS: a->j.rows = v; break;
   case AC_JOPT_TIMEOUT:

@@ -180,6 +180,16 @@ static void worker_died(exec_priv *pv, const char *errp, ac_run_result *r)
   }
 }
 
+/* A declaration's "note" on stderr, once per process and text (forked processes inherit what
+ * was shown already). */
+static void show_note(const ac_exec_decl *d)
+{
+  static char shown[256];
+  if (d->state != AC_DECL_OK || !d->note[0] || !strcmp(shown, d->note)) return;
+  snprintf(shown, sizeof shown, "%s", d->note);
+  fprintf(stderr, "attncheck: worker %s: %s\n", d->name[0] ? d->name : "(unnamed)", d->note);
+}
+
 /* The handshake on a fresh worker: AC_EXEC_HELLO, then one answer line within the time
  * limit. No answer (silence or exit): a worker without the handshake, stopped here. */
 static void worker_greet(exec_priv *pv, double timeout_s)
@@ -189,7 +199,10 @@ static void worker_greet(exec_priv *pv, double timeout_s)
   char line[sizeof pv->buf];
   if (worker_send(pv, AC_EXEC_HELLO, hl, deadline) == 1)
     while (worker_line(pv, deadline, line, sizeof line) == 1) {
-      if (ac_exec_decl_answer(&pv->decl, line)) return;
+      if (ac_exec_decl_answer(&pv->decl, line)) {
+        show_note(&pv->decl);
+        return;
+      }
       fprintf(stderr, "%s\n", line);   /* the worker's chatter on its stdout */
     }
   pv->decl.state = AC_DECL_NONE;

@@ -8,3 +8,10 @@ check_PROGRAMS += $(AC_FUZZ_TESTS)
 TESTS += $(AC_FUZZ_TESTS) $(AC_FUZZ_SH)
 dist_noinst_SCRIPTS += $(AC_FUZZ_SH) tests/journal_stats.sh
 EXTRA_DIST += examples/python/sdpa_numpy.py examples/python/torch_sdpa.py examples/python/attncheck_worker.py
+# tfuzz_relabel.sh: a finding judged on a row sample is labelled from every row of its case (or
+# of its minimized form past the work bound), as `check` labels it.
+# tfuzz_shapes.sh: the fuzzer draws only the shapes a kernel declares (gqa, dv-ne-dk, tq-ne-tk,
+# scale) and counts the draws it discards; --shape-buckets keeps dense cases to N shapes and
+# reports first runs of a shape apart; repro.sh sets the environment a worker declares.
+TESTS += tests/tfuzz_relabel.sh tests/tfuzz_shapes.sh
+dist_noinst_SCRIPTS += tests/tfuzz_relabel.sh tests/tfuzz_shapes.sh

@@ -287,6 +287,43 @@ static int never_started(start_watch *sw, int erc, const ac_eval *ev, const char
   return sw->streak >= NEVER_RAN_CASES;
 }
 
+/* What a JIT-compiled kernel compiles one program for: the shape, dtypes, mask, scale, variants
+ * and layout of the case (never 0). */
+static uint64_t jit_key(const ac_case *cs)
+{
+  const ac_problem *p = &cs->p;
+  const int64_t f[] = {p->batch, p->heads, p->kv_heads, p->tq, p->tk, p->dk, p->dv, p->mask, (int64_t)p->f.used};
+  uint64_t h = ac_hash2(0x6a6974ull, (uint64_t)p->dtype);
+  for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) h = ac_hash2(h, (uint64_t)f[i]);
+  for (const char *t = "qkvo"; *t; t++) h = ac_hash2(h, (uint64_t)ac_tensor_dtype(p, *t));
+  uint64_t sb;
+  double s = ac_problem_scale(p);
+  memcpy(&sb, &s, sizeof sb);
+  h = ac_hash2(h, sb);
+  for (int i = 0; i < 4; i++)
+    h = ac_hash2(h, (uint64_t)p->q_stride[i] ^ (uint64_t)p->k_stride[i] << 16 ^ (uint64_t)p->o_stride[i] << 32);
+  return h ? h : 1;
+}
+
+/* The kernel time of a case that ran: a first run of its JIT key in this worker (compilation
+ * included for a JIT kernel) or a later one. When the set is full every run counts as later. */
+static void jit_note(ctx_t *c, const ac_case *cs, const ac_eval *ev)
+{
+  if (ev->status != AC_RUN_OK) return;
+  if (!c->jit_seen) c->jit_seen = ac_xcalloc(JIT_KEYS, sizeof *c->jit_seen);
+  uint64_t k = jit_key(cs);
+  size_t i = (size_t)(k % JIT_KEYS);
+  while (c->jit_seen[i] && c->jit_seen[i] != k) i = (i + 1) % JIT_KEYS;
+  int first = !c->jit_seen[i] && c->jit_n < JIT_KEYS / 2;
+  if (first) c->jit_seen[i] = k, c->jit_n++;
+  ac_cp_lock(c->sh);
+  if (first)
+    c->sh->first_runs++, c->sh->first_run_s += ev->kernel_s;
+  else
+    c->sh->later_runs++, c->sh->later_run_s += ev->kernel_s;
+  pthread_mutex_unlock(&c->sh->mu);
+}
+
 /* --log-cases: one "case" event (desc: the mutation, "" for a family's own case). */
 static void log_case(ctx_t *c, int64_t gk, const char *family, const ac_eval *ev, const char *desc)
 {
@@ -300,21 +337,39 @@ static void log_case(ctx_t *c, int64_t gk, const char *family, const ac_eval *ev
   ac_cp_emit(c, je);
 }
 
+/* One draw for case gk: try 0 of a family is a function of the seed and gk; try t > 0 draws from
+ * seed hash(seed, t). A mutation draws from the next numbers of r. 0 or -1. */
+static int draw_one(ctx_t *c, int fslot, ac_elite *parent, int64_t gk, int t, ac_rng *r, ac_case *cs, char *desc,
+                    size_t nd, ac_err *e)
+{
+  int nf;
+  const ac_family *fams = ac_families(&nf);
+  if (!parent)
+    return ac_generate(&fams[c->fam[fslot]], t ? ac_hash2(c->seed_eff, (uint64_t)t) : c->seed_eff, gk, &c->o->lim, cs,
+                       e);
+  return ac_mutate(&parent->c, parent->sigma, r, &c->o->lim, cs, desc, nd, e);
+}
+
 /* Case number k (global gk) of a worker: a family's case during the sweep (a function of the
- * seed and gk), else a mutation of a pool member (*parent). family: 64 bytes. 0 or -1. */
-static int draw_case(ctx_t *c, int64_t k, int64_t gk, ac_rng *r, ac_case *cs, char *family, char *desc,
-                     size_t nd, ac_elite **parent, ac_err *e)
+ * seed and gk), else a mutation of a pool member (*parent). A draw the kernel does not take (its
+ * supports() refuses it: an undeclared shape or feature) is discarded and drawn again, up to
+ * DRAW_TRIES draws (the last one is kept); *discarded counts them. family: 64 bytes. 0 or -1. */
+static int draw_case(ctx_t *c, int64_t k, int64_t gk, ac_rng *r, ac_case *cs, char *family, char *desc, size_t nd,
+                     ac_elite **parent, int *discarded, ac_err *e)
 {
   int nf, fslot = 0;
   const ac_family *fams = ac_families(&nf);
   *parent = ac_search_next(&c->search, &c->pool, k, r, &fslot);
-  if (!*parent) {
-    const ac_family *f = &fams[c->fam[fslot]];
-    snprintf(family, 64, "%s", f->name);
-    return ac_generate(f, c->seed_eff, gk, &c->o->lim, cs, e);
+  snprintf(family, 64, "%s", *parent ? (*parent)->family : fams[c->fam[fslot]].name);
+  *discarded = 0;
+  for (int t = 0;; t++) {
+    char why[256];
+    if (draw_one(c, fslot, *parent, gk, t, r, cs, desc, nd, e)) return -1;
+    if (t == DRAW_TRIES - 1 || ac_kernel_supports(c->kernel, &cs->p, why, sizeof why)) break;
+    ac_case_free(cs);
+    ++*discarded;
   }
-  snprintf(family, 64, "%s", (*parent)->family);
-  if (ac_mutate(&(*parent)->c, (*parent)->sigma, r, &c->o->lim, cs, desc, nd, e)) return -1;
+  if (!*parent) return 0;
   cs->case_index = gk;
   char *pj = cs->params_json;
   ac_params pb;
@@ -378,7 +433,13 @@ void ac_cp_worker_main(ctx_t *c, int w)
     ac_case cs;
     char family[64], desc[256] = "";
     ac_elite *parent = NULL;
-    int rc = draw_case(c, k, gk, &r, &cs, family, desc, sizeof desc, &parent, &e);
+    int discarded = 0;
+    int rc = draw_case(c, k, gk, &r, &cs, family, desc, sizeof desc, &parent, &discarded, &e);
+    if (discarded) {
+      ac_cp_lock(c->sh);
+      c->sh->discarded += discarded;
+      pthread_mutex_unlock(&c->sh->mu);
+    }
     snprintf(c->sh->worker_family[w], sizeof c->sh->worker_family[w], "%s", family);
     if (rc) {
       count_error(c->sh, 0);
@@ -407,6 +468,7 @@ void ac_cp_worker_main(ctx_t *c, int w)
       ac_cp_log_error(c, "eval", NULL, gk, erc ? e.msg : ev.rep.note);
     }
     int never = never_started(&sw, erc, &ev, e.msg);
+    if (!erc) jit_note(c, &cs, &ev);
     /* the case number is spent only once its findings are stored and its record is written */
     if ((ev.kept && ac_cp_record_findings(c, &cs, &ev, family, gk)) || case_done(c, w, k, family, &ev)) {
       ac_case_free(&cs);

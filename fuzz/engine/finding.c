@@ -44,6 +44,67 @@ static void self_exe(char *buf, size_t n)
   else buf[r] = 0;
 }
 
+/* A variable name of the "env" record: [A-Za-z_][A-Za-z0-9_]*, shorter than 64. */
+static int env_name_ok(const char *s)
+{
+  int ok = (s[0] == '_' || (s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= 'a' && s[0] <= 'z')) && strlen(s) < 64;
+  for (const char *c = s; ok && *c; c++)
+    ok = *c == '_' || (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9');
+  return ok;
+}
+
+/* The environment lines of repro.sh from report.json's "env" ({NAME: value or null}): export
+ * NAME='value' (quoted for the shell) or unset NAME; names that are not variable names are left
+ * out. Appended to buf (n bytes); -1 when they do not fit. */
+static int env_lines(json_object *r, char *buf, size_t n)
+{
+  json_object *env;
+  size_t len = strlen(buf);
+  if (!r || !json_object_object_get_ex(r, "env", &env) || !json_object_is_type(env, json_type_object)) return 0;
+  json_object_object_foreach(env, key, val)
+  {
+    char q[8300];
+    if (!env_name_ok(key)) continue;
+    int w;
+    if (json_object_is_type(val, json_type_string)) {
+      if (!ac_shquote(json_object_get_string(val), q, sizeof q)) return -1;
+      w = snprintf(buf + len, n - len, "export %s=%s\n", key, q);
+    } else {
+      w = snprintf(buf + len, n - len, "unset %s\n", key);
+    }
+    if (w < 0 || (size_t)w >= n - len) return -1;
+    len += (size_t)w;
+  }
+  return 0;
+}
+
+int ac_finding_repro_text(const char *sig, const char *report_json, char *sh, size_t n, ac_err *e)
+{
+  char exe[2048], qexe[8300], spec[2048] = "", qspec[8300], envs[16384] = "";
+  self_exe(exe, sizeof exe);
+  json_object *r = json_tokener_parse(report_json), *v;
+  if (r && json_object_object_get_ex(r, "kernel_spec", &v))
+    snprintf(spec, sizeof spec, "%s", json_object_get_string(v));
+  int env_rc = env_lines(r, envs, sizeof envs);
+  if (r) json_object_put(r);
+  if (env_rc || !ac_shquote(exe, qexe, sizeof qexe) || !ac_shquote(spec, qspec, sizeof qspec))
+    return ac_err_set(e, "%s: kernel spec, environment or program path too long for repro.sh", sig);
+  int w = snprintf(sh, n,
+                   "#!/bin/sh\n"
+                   "# Reproduces finding %s: runs the kernel on the stored case (the minimized one when\n"
+                   "# present) and judges it. ATTNCHECK overrides the binary; extra arguments go to replay\n"
+                   "# (a --kernel among them replaces the one below).%s\n"
+                   "%s"
+                   "d=$(dirname \"$0\")\n"
+                   "exe=%s\n"
+                   "exec \"${ATTNCHECK:-$exe}\" replay \"$d\" --kernel %s \"$@\"\n",
+                   sig,
+                   envs[0] ? "\n# The environment the kernel ran in (the variables its worker declares it reads):" : "",
+                   envs, qexe, qspec);
+  if (w < 0 || (size_t)w >= n) return ac_err_set(e, "%s: repro.sh too long", sig);
+  return 0;
+}
+
 int ac_finding_store(const char *dir, const char *sig, const ac_case *c, const char *report_json, ac_err *e)
 {
   char fdir[4096], final[4096], tmp[4096];
@@ -61,24 +122,8 @@ int ac_finding_store(const char *dir, const char *sig, const ac_case *c, const c
   if (ac_case_write(c, p, e)) goto fail;
   snprintf(p, sizeof p, "%s/report.json", tmp);
   if (ac_write_file_atomic(p, report_json, strlen(report_json), e)) goto fail;
-  char exe[2048], qexe[8300], spec[2048] = "", qspec[8300], sh[17000];
-  self_exe(exe, sizeof exe);
-  json_object *r = json_tokener_parse(report_json), *v;
-  if (r && json_object_object_get_ex(r, "kernel_spec", &v)) snprintf(spec, sizeof spec, "%s", json_object_get_string(v));
-  if (r) json_object_put(r);
-  if (!ac_shquote(exe, qexe, sizeof qexe) || !ac_shquote(spec, qspec, sizeof qspec)) {
-    ac_err_set(e, "%s: kernel spec or program path too long for repro.sh", sig);
-    goto fail;
-  }
-  snprintf(sh, sizeof sh,
-           "#!/bin/sh\n"
-           "# Reproduces finding %s: runs the kernel on the stored case (the minimized one when\n"
-           "# present) and judges it. ATTNCHECK overrides the binary; extra arguments go to replay\n"
-           "# (a --kernel among them replaces the one below).\n"
-           "d=$(dirname \"$0\")\n"
-           "exe=%s\n"
-           "exec \"${ATTNCHECK:-$exe}\" replay \"$d\" --kernel %s \"$@\"\n",
-           sig, qexe, qspec);
+  char sh[40000];
+  if (ac_finding_repro_text(sig, report_json, sh, sizeof sh, e)) goto fail;
   snprintf(p, sizeof p, "%s/repro.sh", tmp);
   if (ac_write_file_atomic(p, sh, strlen(sh), e)) goto fail;
   chmod(p, 0755);

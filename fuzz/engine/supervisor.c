@@ -27,6 +27,24 @@ static void on_int(int s)
   interrupted = 1;
 }
 
+/* Kernel time of first runs of a JIT key against later ones: the compilation a JIT kernel spends
+ * is the first runs' time less what as many later runs take. */
+static double compile_estimate(const shm_t *sh)
+{
+  if (!sh->first_runs || !sh->later_runs) return 0;
+  double c = sh->first_run_s - (double)sh->first_runs * (sh->later_run_s / (double)sh->later_runs);
+  return c > 0 ? c : 0;
+}
+
+static void jit_stats(FILE *f, const ctx_t *c)
+{
+  const shm_t *sh = c->sh;
+  fprintf(
+      f, "shape_buckets=%d\nfirst_runs=%lld\nfirst_run_s=%.3f\nlater_runs=%lld\nlater_run_s=%.3f\ncompile_s_est=%.3f\n",
+      c->o->lim.nbuckets, (long long)sh->first_runs, sh->first_run_s, (long long)sh->later_runs, sh->later_run_s,
+      compile_estimate(sh));
+}
+
 static void write_stats(ctx_t *c, const char *state)
 {
   shm_t *sh = c->sh;
@@ -48,7 +66,8 @@ static void write_stats(ctx_t *c, const char *state)
           sh->last_finding[0] ? sh->last_finding_at : 0.0);
   fprintf(f, "skipped=%lld\nerrors=%lld\nbest_err_over_E=%.4g\nnext_case=%lld\nelapsed_s=%.1f\njobs=%d\n",
           (long long)sh->skipped, (long long)sh->errors, sh->best_score, (long long)sh->next, el, c->o->jobs);
-  fprintf(f, "skipped_by_run=%lld\n", (long long)sh->skipped_by_run);
+  fprintf(f, "skipped_by_run=%lld\ndraws_discarded=%lld\n", (long long)sh->skipped_by_run, (long long)sh->discarded);
+  jit_stats(f, c);
   fprintf(f, "metamorphic_checks_this_run=%lld\nmetamorphic_worst_diff_over_tol=%.4g\n", (long long)sh->meta_checks,
           sh->meta_worst);
   if (c->x.grad)
@@ -376,7 +395,8 @@ static int select_families(ctx_t *c, ac_err *e)
   if (!n)
     return ac_err_set(e, "kernel %s declares none of the attention variants of families %s%s", c->o->kernel_spec, dropped, why);
   if (dl && c->o->families[0] && !c->o->quiet)
-    fprintf(stderr, "attncheck fuzz: families %s not drawn: kernel %s does not declare their attention variants%s\n",
+    fprintf(stderr,
+            "attncheck fuzz: families %s not drawn: kernel %s does not declare their attention variants or shapes%s\n",
             dropped, c->o->kernel_spec, why);
   c->nfam = n;
   return 0;
@@ -442,6 +462,9 @@ static int setup_campaign(ctx_t *c, ac_campaign_opts *o)
       ac_exec_declared_limits(c->kernel, o->timeout_s, &dt, &mk);
     ac_eval_probe_features(c->kernel, &o->lim);
   }
+  /* --shape-buckets: the campaign's shapes, drawn from the seed within the final limits (every
+   * shard and a --resume draw the same ones) */
+  if (o->lim.nbuckets > 0) ac_gen_buckets(&o->lim, o->seed, o->lim.nbuckets);
   if (select_families(c, &e)) {
     fprintf(stderr, "attncheck fuzz: %s\n", e.msg);
     ac_kernel_free(c->kernel);
@@ -501,6 +524,16 @@ int ac_campaign_run(ac_campaign_opts *o)
     double el = ac_now() - c.t0;
     printf("campaign %s: kernel %s, %lld cases in %.1f s (%.1f cases/s), %lld findings\n", o->out_dir, o->kernel_spec,
            (long long)sh->done, el, el > 0 ? (double)sh->done / el : 0.0, (long long)sh->findings);
+    if (sh->first_runs && sh->later_runs)
+      printf("kernel time: %lld first runs of a shape %.1f s (a JIT kernel's compilation included), %lld later runs "
+             "%.1f s (%.3g ms each): compilation ~%.1f s%s\n",
+             (long long)sh->first_runs, sh->first_run_s, (long long)sh->later_runs, sh->later_run_s,
+             1e3 * sh->later_run_s / (double)sh->later_runs, compile_estimate(sh),
+             o->lim.nbuckets ? "" : " (fuzz --shape-buckets N bounds the shapes)");
+    if (sh->discarded)
+      printf("%lld draws discarded: the kernel does not take them (undeclared shapes or features, its supports()); "
+             "drawn again\n",
+             (long long)sh->discarded);
     ac_findings_summary(o->out_dir, stdout, 20);
     if (sh->errors)
       printf("%lld cases the tool could not decide (unresolved oracle elements or internal errors): see %s/log.jsonl "

@@ -73,6 +73,39 @@ static int bad_class(const attncheck_problem *p, char *cls, size_t n)
   return 1;
 }
 
+/* test-leak-row-fail: test-masked-leak (a NaN stored at a masked key reaches the output) that is
+ * also wrong by 1 in one interior row of every (batch, head) once a case has more than 48 rows
+ * (the fuzzer then judges a row sample, which rarely holds that row): a campaign must label its
+ * findings from the whole case (a FAIL), not from the sample (a MASKED-LEAK alone). */
+static int supports_f32(const attncheck_problem *p, char *why, size_t n)
+{
+  if (p->dtype == ATTNCHECK_F32) return 1;
+  snprintf(why, n, "f32 only");
+  return 0;
+}
+
+static int run_leak_row_fail(const attncheck_problem *p, const attncheck_tensors *t, char *err, size_t n)
+{
+  int rc = ac_tk_reference(p, t, 1, err, n);
+  int64_t i = p->tq / 2 + 3;
+  if (rc || p->batch * p->heads * p->tq <= 48 || i % 16 == 0 || i % 16 == 15 || i >= p->tq - 1) return rc;
+  float *o = t->o;
+  for (int64_t b = 0; b < p->batch; b++)
+    for (int64_t h = 0; h < p->heads; h++)
+      for (int64_t d = 0; d < p->dv; d++) o[ac_tk_off(p->o_stride, b, h, i, d)] += 1.0f;
+  return 0;
+}
+
+/* test-square-only: the reference for square self-attention only: supports() refuses GQA,
+ * dv != dk, tq != tk and an explicit scale (the fuzzer must not draw them). */
+static int supports_square(const attncheck_problem *p, char *why, size_t n)
+{
+  double s = 1.0 / sqrt((double)p->dk);
+  if (p->heads == p->kv_heads && p->dv == p->dk && p->tq == p->tk && fabs(p->scale - s) <= 1e-15 * s) return 1;
+  snprintf(why, n, "square self-attention at the default scale only");
+  return 0;
+}
+
 #define TK5(SYM, NAME, DESC, PREC, SUP, RUN, EO, EL, CLS)                                                        \
   const attncheck_kernel SYM = {                                                                                 \
       ATTNCHECK_KERNEL_INIT, .name = NAME, .description = DESC, .precision = PREC, .memory = ATTNCHECK_MEM_HOST, \
@@ -96,6 +129,12 @@ TK5(ac_tk_paths_f16, "test-paths-f16",
 TK5(ac_tk_paths_f16_one_class, "test-paths-f16-one-class",
     "test kernel: test-paths-f16 declaring fp16-fa2 for both paths (no precision_of)", "fp16-fa2", paths_supports,
     paths_run, 0, 0, NULL);
+TK5(ac_tk_leak_row_fail, "test-leak-row-fail",
+    "test kernel: test-masked-leak, and off by 1 in one interior row of each (batch, head) past 48 rows", "fp32",
+    supports_f32, run_leak_row_fail, 0, 0, NULL);
+TK5(ac_tk_square_only, "test-square-only",
+    "test kernel: the reference, refusing GQA, dv != dk, tq != tk and explicit scales in supports()", NULL,
+    supports_square, run_reference, 0, 0, NULL);
 TK5(ac_tk_paths_bad_class, "test-paths-bad-class",
     "test kernel: test-paths-f16 whose precision_of names an unknown class beyond 64 keys", "fp16-fa2", paths_supports,
     paths_run, 0, 0, bad_class);

@@ -540,6 +540,7 @@ typedef struct {
   int repeat_every;               /* run every Nth case twice (NONDETERMINISTIC); 0 off */
   int stop_on_fail;               /* stop at the first finding with policy fail */
   int log_cases;                  /* one log.jsonl event per case */
+  int no_backward;                /* --no-backward: the forward only (lim.backward 0 after the probe) */
   double stats_every;
 } ac_campaign_opts;
 

@@ -13,5 +13,7 @@ EXTRA_DIST += examples/python/sdpa_numpy.py examples/python/torch_sdpa.py exampl
 # tfuzz_shapes.sh: the fuzzer draws only the shapes a kernel declares (gqa, dv-ne-dk, tq-ne-tk,
 # scale) and counts the draws it discards; --shape-buckets keeps dense cases to N shapes and
 # reports first runs of a shape apart; repro.sh sets the environment a worker declares.
-TESTS += tests/tfuzz_relabel.sh tests/tfuzz_shapes.sh
-dist_noinst_SCRIPTS += tests/tfuzz_relabel.sh tests/tfuzz_shapes.sh
+# texec_class.sh: a one-shot command judged under its declared class, a worker's class per case
+# ("ok class=NAME"), list of declared shapes and notes, torch_sdpa.py's CPU fallback.
+TESTS += tests/tfuzz_relabel.sh tests/tfuzz_shapes.sh tests/texec_class.sh
+dist_noinst_SCRIPTS += tests/tfuzz_relabel.sh tests/tfuzz_shapes.sh tests/texec_class.sh

@@ -4,7 +4,8 @@
 # draw the kernel refuses is drawn again and counted: draws_discarded in stats and the summary);
 # --shape-buckets N keeps every dense case to N shapes and reports first runs of a shape apart
 # from later ones; repro.sh sets the environment variables the worker declares it reads, quoted,
-# and unsets the declared ones that were unset. Shell workers: no Python needed.
+# and unsets the declared ones that were unset; --no-backward judges no backward. Shell workers: no
+# Python needed.
 set -u
 bin=${ATTNCHECK_BIN:-./attncheck}
 export ATTNCHECK_CACHE=off
@@ -74,6 +75,11 @@ fr=$(sed -n 's/^first_runs=//p' "$tmp/c4/stats") lr=$(sed -n 's/^later_runs=//p'
 grep -q '^compile_s_est=' "$tmp/c4/stats" || fail "no compile_s_est in stats"
 grep -q '^kernel time: [0-9]* first runs of a shape' "$tmp/4.txt" || fail "the summary does not report first runs apart"
 echo "ok: --shape-buckets draws $ns shapes; first runs $fr, later runs $lr"
+
+# --no-backward: the forward alone, also of a kernel with a backward
+"$bin" fuzz --kernel flash-bwd-f32 --no-backward --cases 10 --families normal --out "$tmp/c6" --no-minimize --no-live >/dev/null 2>&1 ||
+  fail "--no-backward campaign"
+grep -q '"backward":0' "$tmp/c6/campaign.json" && ! grep -q '^grad_checked' "$tmp/c6/stats" || fail "--no-backward judged a backward"
 
 # 4. repro.sh records the environment the worker declares
 mkworker env 'attncheck-worker 1 {"name":"env","dtypes":["f32"],"env":["ATTNCHECK_TEST_KNOB","ATTNCHECK_TEST_UNSET"]}' 'error boom'

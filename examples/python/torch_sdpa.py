@@ -199,10 +199,17 @@ def pick_device(args):
 
 
 def compiled_sdpa(torch):
-    """F.scaled_dot_product_attention through torch.compile (--compile), made once."""
+    """F.scaled_dot_product_attention through torch.compile (--compile), made once. Every new shape,
+    dtype, mask and scale compiles (dynamic=False, as JAX's jit does): dynamo's recompile limit
+    (8 by default, after which it runs the function eagerly, untested as compiled) is lifted."""
     global _COMPILED
     if _COMPILED is None:
         import torch.nn.functional as F
+        import torch._dynamo.config as dc
+        for limit in ("recompile_limit", "cache_size_limit", "accumulated_recompile_limit",
+                      "accumulated_cache_size_limit"):
+            if hasattr(dc, limit):
+                setattr(dc, limit, 1 << 20)
 
         def core(q, k, v, attn_mask, is_causal, scale):
             return F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, is_causal=is_causal, scale=scale)

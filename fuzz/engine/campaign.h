@@ -50,7 +50,7 @@ typedef struct {
 } shm_t;
 
 /* The JIT keys a worker has run (campaign.c): an open-addressed set, full at JIT_KEYS. */
-#define JIT_KEYS 4096
+#define JIT_KEYS 65536
 
 typedef struct {
   ac_campaign_opts *o;

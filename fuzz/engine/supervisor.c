@@ -461,7 +461,9 @@ static int setup_campaign(ctx_t *c, ac_campaign_opts *o)
     if (o->dtypes_given && c->kernel->kind == AC_KIND_EXEC_PERSISTENT)   /* read the worker's declaration */
       ac_exec_declared_limits(c->kernel, o->timeout_s, &dt, &mk);
     ac_eval_probe_features(c->kernel, &o->lim);
+    if (o->no_backward) o->lim.backward = 0;
   }
+  c->x.grad = c->x.grad && o->lim.backward;
   /* --shape-buckets: the campaign's shapes, drawn from the seed within the final limits (every
    * shard and a --resume draw the same ones) */
   if (o->lim.nbuckets > 0) ac_gen_buckets(&o->lim, o->seed, o->lim.nbuckets);

@@ -36,6 +36,7 @@ static void usage(FILE *f)
           "  --max-t N           longest T of the long-T family (default 16384; CUDA kernels 131072)\n"
           "  --max-elems N       cap on the elements of one tensor (default 4194304)\n"
           "  --max-d N           largest head dim (default 512)\n"
+          "  --no-backward       judge the forward only, also of a kernel that declares a backward\n"
           "  --shape-buckets N   dense cases take one of N shapes drawn from the seed (1..64), so that a\n"
           "                      JIT-compiled kernel compiles each shape once; stats report first runs apart\n"
           "  --stop-on-fail      stop at the first finding with policy fail\n"
@@ -68,7 +69,7 @@ static void list_families(void)
 enum {
   O_KERNEL = 256, O_OUT, O_TIME, O_CASES, O_JOBS, O_SEED, O_RESUME, O_SHARD, O_FAMILIES, O_POLICY, O_PRECISION,
   O_DTYPES, O_MAXT, O_MAXE, O_NOSTRIDED, O_NONONFINITE, O_TIMEOUT, O_NOMIN, O_MINTIME, O_REPEAT, O_CORPUS, O_QUIET,
-  O_LIVE, O_NOLIVE, O_LIST, O_EMPTY, O_MAXD, O_STOPFAIL, O_LOGCASES, O_GENERATE, O_INDEX, O_BUCKETS, O_HELP
+  O_LIVE, O_NOLIVE, O_LIST, O_EMPTY, O_MAXD, O_STOPFAIL, O_LOGCASES, O_GENERATE, O_INDEX, O_BUCKETS, O_NOBWD, O_HELP
 };
 
 /* An option handler's answer when the option belongs to another handler (AC_CMD_RUN: applied;
@@ -205,6 +206,7 @@ static int generator_option(fuzz_opts *o, int c, const char *v)
       return ac_cmd_usage_error("fuzz", "bad --shape-buckets '%s' (1..%d)", v, AC_MAX_BUCKETS);
     o->c.lim.nbuckets = (int)n;
     break;
+  case O_NOBWD: o->c.no_backward = 1; break;
   case O_NOSTRIDED: o->c.lim.no_strided = 1; break;
   case O_NONONFINITE: o->c.lim.no_nonfinite = 1; break;
   case O_GENERATE:
@@ -231,6 +233,7 @@ static int parse_fuzz_args(int argc, char **argv, fuzz_opts *o)
     {"quiet", 0, 0, O_QUIET}, {"live", 0, 0, O_LIVE}, {"no-live", 0, 0, O_NOLIVE}, {"list-families", 0, 0, O_LIST},
     {"empty-rows", 1, 0, O_EMPTY}, {"max-d", 1, 0, O_MAXD}, {"stop-on-fail", 0, 0, O_STOPFAIL}, {"log-cases", 0, 0, O_LOGCASES},
     {"generate", 1, 0, O_GENERATE}, {"index", 1, 0, O_INDEX}, {"shape-buckets", 1, 0, O_BUCKETS},
+    {"no-backward", 0, 0, O_NOBWD},
     {"help", 0, 0, O_HELP}, {0, 0, 0, 0}};
   memset(o, 0, sizeof *o);
   ac_campaign_opts_init(&o->c);

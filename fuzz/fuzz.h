@@ -202,6 +202,7 @@ AC_FAMILY_DECL(gqa);
 AC_FAMILY_DECL(per_head);
 AC_FAMILY_DECL(strided);
 AC_FAMILY_DECL(long_t);
+AC_FAMILY_DECL(split_kv);
 AC_FAMILY_DECL(scale);
 AC_FAMILY_DECL(mixed);
 AC_FAMILY_DECL(index_overflow);
@@ -382,6 +383,16 @@ const char *ac_row_position(int64_t i, int64_t tq);
 void ac_signature(const char *kernel, ac_verdict_kind k, const char *family, const char *pos, char *out, size_t n);
 /* Severity rank for the summary (0 most severe). */
 int ac_verdict_severity(ac_verdict_kind k);
+/* The shape class of a finding's mechanism (docs/fuzzing.md "Distinct defects"): dtype, mask,
+ * the layout ("paged seqs1 page64", "varlen seqs3-4"), the query and key lengths as classes (1,
+ * 2, then the bracket (2^k, 2^(k+1)] as "65-128"; a layout's longest sequence), "batches" for
+ * more than one batch, "gqa" or "heads" for more than one head, "+features" for variants. */
+void ac_mechanism_shape(const ac_case *c, char *buf, size_t n);
+/* The same from the parts (the report reads them from a stored size string). */
+void ac_mechanism_shape_fmt(const char *dtype, const char *mask, int64_t batch, int64_t heads, int64_t kv_heads,
+                            int64_t tq, int64_t tk, const char *layout, const char *features, char *buf, size_t n);
+/* Short name of an ac_why (why an element is wrong): "value", "non-finite", ... ("" for none). */
+const char *ac_why_name(int why);
 
 /* ---- slicing and resizing cases ------------------------------------------------------------ */
 typedef struct {
@@ -430,6 +441,7 @@ typedef struct {
   double sigma;                   /* relative step of value mutations: shrinks on failure */
   int tries;
   uint64_t hash;                  /* ac_case_hash of c */
+  int64_t from;                   /* the campaign's case number that drew c; -1: a corpus case */
   char family[64];
 } ac_elite;
 
@@ -440,8 +452,10 @@ typedef struct {
 
 void ac_pool_init(ac_pool *p, int cap);
 void ac_pool_free(ac_pool *p);
-/* Offer a case: kept (copied) if it scores among the best; returns 1 if kept. */
+/* Offer a case: kept (copied) if it scores among the best; returns 1 if kept. from: the case
+ * number that drew it (ac_elite.from); ac_pool_offer: -1, a corpus case. */
 int ac_pool_offer(ac_pool *p, const ac_case *c, const char *family, double score);
+int ac_pool_offer_from(ac_pool *p, const ac_case *c, const char *family, double score, int64_t from);
 /* Pick a parent (biased to the best). NULL when empty. */
 ac_elite *ac_pool_pick(ac_pool *p, ac_rng *r);
 /* A mutated child of parent: values with relative step sigma, shape, mask, scale. Keeps the
@@ -529,6 +543,7 @@ typedef struct {
   char families[1024];            /* comma list, "" = all */
   const char *precision;
   const char *empty_rows;         /* --empty-rows or NULL */
+  const char *alibi_lse;          /* --alibi-lse ("abi" or "fa2") or NULL: the kernel's declaration */
   char policies[1024];            /* ';'-separated KIND=POLICY list as given */
   ac_gen_limits lim;
   int dtypes_given;
@@ -541,6 +556,7 @@ typedef struct {
   int stop_on_fail;               /* stop at the first finding with policy fail */
   int log_cases;                  /* one log.jsonl event per case */
   int no_backward;                /* --no-backward: the forward only (lim.backward 0 after the probe) */
+  int allow_all_skipped;          /* a campaign that judged no case exits 0, not AC_EXIT_NOTHING_JUDGED */
   double stats_every;
 } ac_campaign_opts;
 
@@ -551,10 +567,11 @@ void ac_campaign_opts_init(ac_campaign_opts *o);
 int ac_campaign_lock(const char *dir, int *fd, long *prev, ac_err *e);
 /* Releases it at a clean end (the pid is cleared first). */
 void ac_campaign_unlock(int fd);
-/* Removes what killed runs left: findings/.tmp-* directories and *.tmp.PID files in DIR,
- * findings/, findings/<sig>/, errors/ and corpus/ whose PID is no longer running; how many. */
+/* Removes what killed runs left: findings/.tmp-* directories and *.tmp.PID[.N] files in DIR,
+ * findings/, findings/<sig>/, errors/, corpus/ and seeds/ whose PID is no longer running; how many. */
 int ac_campaign_clean_tmp(const char *dir);
-/* Runs a campaign; returns the exit code (0, 1 a fail-policy finding, 2 usage, 3 internal). */
+/* Runs a campaign; returns the exit code (0, 1 a fail-policy finding, 2 usage, 3 internal, 4
+ * AC_EXIT_NOTHING_JUDGED: no case of the campaign was judged, 130 / 143 stopped by SIGINT / SIGTERM). */
 int ac_campaign_run(ac_campaign_opts *o);
 
 /* Findings of a campaign directory, ranked (severity, then err/W), printed. */
@@ -567,14 +584,58 @@ int ac_report_html_to(const char *dir, const char *out, ac_err *e);
 /* Store a finding directory atomically: findings/<sig>/{case.npz, report.json, repro.sh}.
  * 1 stored, 0 already present, -1 error. */
 int ac_finding_store(const char *dir, const char *sig, const ac_case *c, const char *report_json, ac_err *e);
-/* The text of a finding's repro.sh from its report.json: `attncheck replay` of the directory on
- * the recorded kernel_spec (quoted), after the environment report.json's "env" records ({NAME:
- * value or null}: export NAME='value' or unset NAME; other names left out). -1 when it does not fit. */
-int ac_finding_repro_text(const char *sig, const char *report_json, char *sh, size_t n, ac_err *e);
 /* The kernel spec to replay finding directory fdir on: override when given; else the one its
  * report.json records if that is a built-in kernel, or an exec: command and trust is set. A
  * recorded plugin path is never loaded (it is named in the message). 0 or -1 with message. */
 int ac_finding_kernel(const char *fdir, const char *override, int trust, char *spec, size_t n, ac_err *e);
+/* ---- findings directories as data (engine/findings_dir.c) ----------------------------
+ * Whoever wrote a findings directory, what is read of it is checked first: no link followed at
+ * any level, only regular files of a finding's names and sizes (report.json at most
+ * AC_FINDING_JSON_MAX bytes and a JSON object whose signature, when it names one, is its
+ * directory's name; case.npz and minimized.npz at most the memory cap, zip files); repro.sh is
+ * never read but written from report.json. */
+#define AC_FINDING_JSON_MAX (1u << 20)
+struct json_object;
+typedef struct {
+  char sig[256];              /* the directory's name, a signature */
+  char path[4400];            /* DIR/findings/SIG, escaped, for messages */
+  int dirfd;                  /* the directory, opened without following a link */
+  struct json_object *report; /* report.json */
+  int has_min;                /* minimized.npz is there and passes the checks */
+  char min_why[512];          /* why a minimized.npz there does not (empty: none there, or it does) */
+} ac_finding_dir;
+/* 1 when name can be a finding's (a signature: letters, digits, '.', '_', '+', '-'; no leading '.'). */
+int ac_finding_name_ok(const char *name);
+/* fd (from ac_data_open...) starts as a zip file does; -1 with "label: not a case file". */
+int ac_case_file_check(int fd, const char *label, ac_err *e);
+/* Opens DIR/findings: DIR as named, findings/ itself never through a link. fd, or -1 with e. */
+int ac_findings_open(const char *dir, ac_err *e);
+/* Opens and checks finding NAME of the findings directory fd (findings_path names it in
+ * messages): 0, or -1 with one line (the entry and why) in e. */
+int ac_finding_dir_open(int findings_fd, const char *findings_path, const char *name, ac_finding_dir *f, ac_err *e);
+void ac_finding_dir_close(ac_finding_dir *f);
+/* Calls fn for each finding of DIR/findings that passes the checks, in name order (names starting
+ * with '.' are temporaries, left alone); each other entry is skipped with one line on warn
+ * ("attncheck WHO: skipped PATH: why"; warn NULL: silently). fn's first nonzero answer, or 0;
+ * -1 with e when DIR/findings cannot be opened. */
+int ac_findings_each(const char *dir, FILE *warn, const char *who, int (*fn)(void *ctx, ac_finding_dir *f), void *ctx,
+                     ac_err *e);
+/* One line on warn per entry of f's directory that is no file of a finding, and for a
+ * minimized.npz that does not pass the checks. */
+void ac_finding_dir_extras(const ac_finding_dir *f, FILE *warn, const char *who);
+/* The names in directory fd but "." and "..", sorted (ac_dir_names_free); NULL when unreadable. */
+char **ac_dir_names(int fd, int *n);
+void ac_dir_names_free(char **v, int n);
+/* fdir/repro.sh of finding sig from its parsed report.json: `replay` of the recorded kernel_spec on
+ * its directory, every word quoted, after the environment its "env" records ({NAME: value or
+ * null}: export NAME='value' or unset NAME; names that are no variable names, and ATTNCHECK, left
+ * out). 0 or -1 with a message. */
+int ac_finding_write_repro(const char *fdir, const char *sig, struct json_object *report, ac_err *e);
+/* The kernel spec to replay on, as ac_finding_kernel, from a finding's parsed report.json
+ * (label names it in messages). */
+int ac_finding_kernel_of(struct json_object *report, const char *label, const char *override, int trust, char *spec,
+                         size_t n, ac_err *e);
+
 /* Re-evaluate a finding directory (its minimized case when present, else case.npz) on the kernel
  * of ac_finding_kernel; prints one line per case; returns the exit code contribution (1 if a
  * fail-policy kind holds), -1 with message when it cannot run. */

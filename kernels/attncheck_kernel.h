@@ -123,6 +123,19 @@
  * Features the exact backward refuses (docs/backward.md: descales, per-tensor dtypes) are never
  * handed to run_backward; softcap is handed to a backward_caps that declares it.
  *
+ * ALiBi and the LSE (docs/variants.md): under a causal mask (either alignment) FlashAttention-2, and
+ * the copy vendored in PyTorch, add +m_h j to key j's score instead of the -m_h |i + tk - tq - j| of
+ * rule 3: the same o (the two differ by m_h (i + tk - tq), common to every key a bottom-right row
+ * sees), an LSE larger by m_h (i + tk - tq) (tq, tk and i per sequence in a layout). A kernel whose
+ * LSE follows that convention sets ATTNCHECK_CAP_ALIBI_LSE_FA2 in caps: attncheck then judges its
+ * LSE, under ALiBi with a causal mask, against lse_i + m_h (i + tk - tq) correctly rounded to binary32
+ * (exact: the shift is a binary32 slope times an integer), its o as before, with the budgets of the
+ * scores it forms, and hands its run_backward that LSE in g->lse. Without the bit (every plugin
+ * built before it) the LSE is judged by rule 6, the stricter default; attncheck --alibi-lse fa2
+ * declares it for a kernel that cannot. The bit needs no new field and no new ABI version: any
+ * abi_version >= 2 may set it; an attncheck that does not know it refuses the plugin ("unknown caps
+ * bits"), never judging its LSE by the other convention.
+ *
  * Varlen batches in the backward (docs/backward.md §7): a kernel whose backward_caps holds
  * ATTNCHECK_FEAT_VARLEN gets varlen cases in run_backward with the forward's problem and inputs
  * (cu_seqlens_q/k, packed q, k, v, the per-sequence variants as above) and, in g, everything packed
@@ -193,6 +206,9 @@ enum { ATTNCHECK_ALIGN_BOTTOM_RIGHT = 0, ATTNCHECK_ALIGN_TOP_LEFT = 1 };
 #define ATTNCHECK_CAP_NO_LSE        (1u << 31)
 /* kernel.caps only, ABI 3: the kernel has run_backward (struct_size >= ATTNCHECK_KERNEL_V3_SIZE). */
 #define ATTNCHECK_CAP_BACKWARD      (1u << 30)
+/* kernel.caps only: the LSE follows FlashAttention-2's causal ALiBi convention (see "ALiBi and the
+ * LSE" above); o is unchanged. */
+#define ATTNCHECK_CAP_ALIBI_LSE_FA2 (1u << 29)
 /* The features ABI 3 handed to run_backward (the backward set of a plugin without backward_caps). */
 #define ATTNCHECK_BACKWARD_V3_FEATS                                                                     \
   (ATTNCHECK_FEAT_WINDOW | ATTNCHECK_FEAT_BOOL_MASK | ATTNCHECK_FEAT_ALIBI | ATTNCHECK_FEAT_BIAS |    \

@@ -129,6 +129,9 @@ int ac_child_end(pid_t pid, int group, double grace_s, int *status)
   if (!gone) kill(pid, SIGKILL);
   int st = 0;
   while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+  ac_child_forget(pid);
+  /* what it started and left outside its group (setsid and a second fork) is a child here now */
+  ac_child_reap_strays();
   if (status) *status = st;
   return gone;
 }
@@ -154,7 +157,7 @@ int ac_child_run(int (*fn)(void *arg), void *arg, double timeout_s, int new_grou
   fflush(stdout);
   fflush(stderr);
   double t0 = ac_now();
-  pid_t pid = fork();
+  pid_t pid = ac_child_fork();
   if (pid < 0) {
     int err = errno;
     close(pfd[0]);

@@ -36,11 +36,26 @@ int ac_child_ended(pid_t pid);
 
 /* Ends child pid: waits up to grace_s for it to end by itself, then kills it; group: also
  * kills its process group (before the reap, while the group id is still its own). Reaps it
- * and stores its wait status. Returns 1 when it had ended by itself, 0 when it was killed. */
+ * and stores its wait status, then the strays it left (ac_child_reap_strays). Returns 1 when
+ * it had ended by itself, 0 when it was killed. */
 int ac_child_end(pid_t pid, int group, double grace_s, int *status);
 
 /* Shared anonymous memory created before fork (MAP_SHARED|MAP_ANONYMOUS), zeroed. NULL on failure. */
 void *ac_shared_alloc(size_t n, ac_err *e);
 void ac_shared_free(void *p, size_t n);
+
+/* Children and what they leave (reaper.c). A process that forks children through
+ * ac_child_fork becomes a child subreaper (Linux): descendants that lose their parent become
+ * its children. ac_child_fork registers the child (the registry of a forked copy starts empty);
+ * every child a process that runs cases forks must come from it, or ac_child_reap_strays kills
+ * it. ac_child_forget: a registered child was reaped. ac_child_reap_strays: kills and reaps
+ * every child that is not registered, and the children they leave, until none is left (at most
+ * a few seconds for one that SIGKILL cannot end); the number killed. ac_child_subreaper: this
+ * process becomes a subreaper without forking (a persistent worker, whose every child is a
+ * kernel's). Without PR_SET_CHILD_SUBREAPER only the process groups are killed. */
+pid_t ac_child_fork(void);
+void ac_child_forget(pid_t pid);
+int ac_child_reap_strays(void);
+void ac_child_subreaper(void);
 
 #endif

@@ -148,12 +148,11 @@ static int env_names(ac_exec_decl *d, json_object *v)
   return 0;
 }
 
-/* "note": one line, its control characters made spaces. */
+/* "note": one line, escaped as every text a worker sends (ac_str_escape). */
 static void note_text(ac_exec_decl *d, json_object *v)
 {
   snprintf(d->note, sizeof d->note, "%s", json_object_get_string(v));
-  for (char *c = d->note; *c; c++)
-    if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = ' ';
+  ac_str_escape_inplace(d->note, sizeof d->note);
 }
 
 void ac_exec_decl_parse(ac_exec_decl *d, const char *text)
@@ -174,6 +173,11 @@ void ac_exec_decl_parse(ac_exec_decl *d, const char *text)
   if (!rc && json_object_object_get_ex(j, "writes_lse", &v)) {
     if (json_object_is_type(v, json_type_boolean)) d->writes_lse = json_object_get_boolean(v);
     else rc = bad(d, "'writes_lse' must be true or false");
+  }
+  if (!rc && json_object_object_get_ex(j, "alibi_lse", &v)) {
+    const char *a = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+    if (!strcmp(a, "fa2") || !strcmp(a, "abi")) d->alibi_lse_fa2 = !strcmp(a, "fa2");
+    else rc = bad(d, "'alibi_lse' must be \"abi\" or \"fa2\"");
   }
   if (!rc && json_object_object_get_ex(j, "backward", &v)) rc = backward_set(d, v);
   if (!rc) rc = empty_conv(d, j);

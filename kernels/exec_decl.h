@@ -39,6 +39,8 @@ typedef struct ac_exec_decl_s {
   uint32_t variants;     /* AC_FEAT_... named in "features" ("window", "softcap", ...; variants.h); 0
                             when not declared: a worker that does not name a variant never gets it */
   int writes_lse;        /* -1 not said, 0 never, 1 always */
+  int alibi_lse_fa2;     /* "alibi_lse": "fa2": its LSE follows FlashAttention-2's causal ALiBi convention
+                            (ATTNCHECK_CAP_ALIBI_LSE_FA2); "abi" or not said: 0 */
   int backward;          /* 1: answers "backward IN OUT" requests (exec_grad.c); 0 when not declared */
   uint32_t backward_feats;  /* AC_FEAT_... its backward takes: "backward": true, the declared variants
                                the exact backward takes (ATTNCHECK_BACKWARD_V3_FEATS); or the list given */

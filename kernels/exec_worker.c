@@ -48,7 +48,7 @@ static int worker_start(exec_priv *pv, ac_err *e)
   char errp[700];
   snprintf(errp, sizeof errp, "%s/stderr", pv->dir);
   fflush(NULL);
-  pid_t pid = fork();
+  pid_t pid = ac_child_fork();
   if (pid < 0) {
     close(sv[0]);
     close(sv[1]);
@@ -181,13 +181,23 @@ static void worker_died(exec_priv *pv, const char *errp, ac_run_result *r)
 }
 
 /* A declaration's "note" on stderr, once per process and text (forked processes inherit what
- * was shown already). */
+ * was shown already); the note is escaped where it is parsed, the name here. */
 static void show_note(const ac_exec_decl *d)
 {
   static char shown[256];
   if (d->state != AC_DECL_OK || !d->note[0] || !strcmp(shown, d->note)) return;
   snprintf(shown, sizeof shown, "%s", d->note);
-  fprintf(stderr, "attncheck: worker %s: %s\n", d->name[0] ? d->name : "(unnamed)", d->note);
+  char name[300];
+  fprintf(stderr, "attncheck: worker %s: %s\n", ac_str_escape(d->name[0] ? d->name : "(unnamed)", name, sizeof name),
+          d->note);
+}
+
+/* A line of the worker's chatter on its stdout, to stderr, escaped like every text it sends. */
+static void chatter(const char *line)
+{
+  char *t = ac_str_escape_dup(line);
+  fprintf(stderr, "%s\n", t);
+  free(t);
 }
 
 /* The handshake on a fresh worker: AC_EXEC_HELLO, then one answer line within the time
@@ -201,9 +211,10 @@ static void worker_greet(exec_priv *pv, double timeout_s)
     while (worker_line(pv, deadline, line, sizeof line) == 1) {
       if (ac_exec_decl_answer(&pv->decl, line)) {
         show_note(&pv->decl);
+        ac_child_reap_strays(); /* what it left outside its group while answering is no case's */
         return;
       }
-      fprintf(stderr, "%s\n", line);   /* the worker's chatter on its stdout */
+      chatter(line);
     }
   pv->decl.state = AC_DECL_NONE;
   ac_exec_worker_stop(pv, 1);
@@ -277,7 +288,7 @@ int ac_exec_worker_request(exec_priv *pv, const char *req, double timeout_s, ac_
   while (got == 1) {
     got = worker_line(pv, deadline, line, sizeof line);
     if (got != 1 || ok_reply(line, r) || (err = error_reply(line))) break;
-    fprintf(stderr, "%s\n", line);   /* the worker's chatter on its stdout */
+    chatter(line); /* the worker's chatter on its stdout */
   }
   r->kernel_ms = (ac_now() - t0) * 1e3;
   if (got == 1) {

@@ -19,6 +19,7 @@ void ac_run_opts_init(ac_run_opts *o)
   o->timeout_s = 60.0;
   o->guard = AC_MIN_GUARD;
   o->persistent = 1;
+  o->alibi_lse = AC_ALIBI_LSE_DECLARED;
 }
 
 static void contiguous(int64_t H, int64_t T, int64_t D, int64_t s[4])
@@ -274,21 +275,18 @@ static void confirm_unwritten(const ac_kernel *k, const ac_case *c, const ac_run
 }
 
 /* A class the kernel named for this problem (ABI 5 precision_of, an exec worker's answer) must be
- * one attncheck knows: otherwise the run is a kernel error naming it. */
+ * one attncheck knows: otherwise the run is a kernel error naming it (escaped with the rest of
+ * msg by ac_harness_run). */
 static void check_class(ac_run_result *r)
 {
   ac_err ce;
   if (!r->precision[0] || ac_precision_spec_check(r->precision, &ce) == 0) return;
-  int printable = 1;
-  for (const unsigned char *c = (const unsigned char *)r->precision; printable && *c; c++)
-    printable = *c >= 0x20 && *c < 0x7f;
   r->status = AC_RUN_KERNEL_ERROR;
-  snprintf(r->msg, sizeof r->msg, "the kernel names the class %s%.200s%s for this problem: %.250s",
-           printable ? "'" : "", printable ? r->precision : "(unprintable)", printable ? "'" : "", ce.msg);
+  snprintf(r->msg, sizeof r->msg, "the kernel names the class '%.200s' for this problem: %.250s", r->precision, ce.msg);
   r->precision[0] = 0;
 }
 
-int ac_harness_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *opts, ac_run_result *r, ac_err *e)
+static int harness_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *opts, ac_run_result *r, ac_err *e)
 {
   ac_run_opts defaults;
   if (!opts) {
@@ -308,6 +306,19 @@ int ac_harness_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *opts
     confirm_unwritten(k, c, opts, r);
   if (rc == 0 && r->status == AC_RUN_OK && c->lay && opts->layout_fill == AC_LFILL_UNOWNED && !opts->prefill_alt)
     ac_hx_layout_isolate(k, c, opts, r);
+  return rc;
+}
+
+int ac_harness_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *opts, ac_run_result *r, ac_err *e)
+{
+  int rc = harness_run(k, c, opts, r, e);
+  /* What the kernel said (its error text, a worker's answer, a command's last line) is text for
+   * every output, escaped once here; what it left running, escaped from its group, goes now. */
+  ac_str_escape_inplace(r->msg, sizeof r->msg);
+  ac_str_escape_inplace(r->guard_msg, sizeof r->guard_msg);
+  ac_str_escape_inplace(r->oos_msg, sizeof r->oos_msg);
+  if (rc < 0 && e) ac_str_escape_inplace(e->msg, sizeof e->msg);
+  ac_child_reap_strays();
   return rc;
 }
 

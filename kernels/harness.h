@@ -29,6 +29,9 @@ uint32_t ac_kernel_caps(const ac_kernel *k);
  * native kernel; for an exec-persistent kernel (after ac_kernel_prepare) the variants its worker
  * declares, with ATTNCHECK_CAP_NO_LSE for writes_lse false (ac_exec_declared_caps). */
 uint32_t ac_kernel_declared_caps(const ac_kernel *k);
+/* The convention k's LSE follows: override when it is not AC_ALIBI_LSE_DECLARED, else its declaration
+ * (ATTNCHECK_CAP_ALIBI_LSE_FA2 in caps, "alibi_lse" in an exec worker's declaration, once prepared). */
+int ac_kernel_alibi_lse(const ac_kernel *k, int override);
 
 /* The backward entry of k (ABI 3): run_backward when k is a native kernel of ABI 3 or later that
  * declares ATTNCHECK_CAP_BACKWARD and whose struct_size reaches the field; NULL otherwise
@@ -109,7 +112,10 @@ typedef struct {
                            child and the next case starts a fresh one); 0: a fresh child per case */
   int prefill_alt;      /* internal: pre-fill o and lse with ac_harness_prefill_alt_bits (the confirming run) */
   int layout_fill;      /* internal, layout cases (harness_layout.c): AC_LFILL_... */
+  int alibi_lse;        /* the LSE convention under causal ALiBi (attncheck_kernel.h): AC_ALIBI_LSE_DECLARED
+                           (default: the kernel's declaration), or --alibi-lse's AC_ALIBI_LSE_ABI, _FA2 */
 } ac_run_opts;
+
 
 /* What a layout case's memory that a sequence does not own holds (docs/layouts.md): the judged
  * run NaN-fills the pages and slots no sequence owns; the finite run leaves the case's values

@@ -215,8 +215,8 @@ static void grad_collect(const grad_ctx *g, const ac_child_outcome *oc, ac_grad_
 
 static size_t round64(size_t n) { return (n + 63) & ~(size_t)63; }
 
-int ac_harness_run_backward(const ac_kernel *k, const ac_case *c, const void *o, const float *lse,
-                            const ac_run_opts *opts, ac_grad_run_result *r, ac_err *e)
+static int run_backward(const ac_kernel *k, const ac_case *c, const void *o, const float *lse, const ac_run_opts *opts,
+                        ac_grad_run_result *r, ac_err *e)
 {
   ac_run_opts defaults;
   if (!opts) ac_run_opts_init(&defaults), opts = &defaults;
@@ -275,6 +275,18 @@ int ac_harness_run_backward(const ac_kernel *k, const ac_case *c, const void *o,
   else ac_shared_free(g.x.area, g.total);
   if (r->status == AC_RUN_HARNESS_ERROR) return ac_err_set(e, "%s", r->msg);
   return 0;
+}
+
+int ac_harness_run_backward(const ac_kernel *k, const ac_case *c, const void *o, const float *lse,
+                            const ac_run_opts *opts, ac_grad_run_result *r, ac_err *e)
+{
+  int rc = run_backward(k, c, o, lse, opts, r, e);
+  /* what the kernel said is text for every output; what it left running goes with the case */
+  ac_str_escape_inplace(r->msg, sizeof r->msg);
+  ac_str_escape_inplace(r->guard_msg, sizeof r->guard_msg);
+  if (rc < 0 && e) ac_str_escape_inplace(e->msg, sizeof e->msg);
+  ac_child_reap_strays();
+  return rc;
 }
 
 void ac_grad_run_result_free(ac_grad_run_result *r)

@@ -1,12 +1,12 @@
 # kernels/: the ABI, harness, plugin loader, built-in CPU kernels, mutants (layer 3).
-noinst_LIBRARIES += kernels/libac_kernels.a
-kernels_libac_kernels_a_CFLAGS = $(AM_CFLAGS)
-kernels_libac_kernels_a_SOURCES = $(AC_CPU_KERNEL_SOURCES) \
+noinst_LTLIBRARIES += kernels/libac_kernels.la
+kernels_libac_kernels_la_CFLAGS = $(AM_CFLAGS)
+kernels_libac_kernels_la_SOURCES = $(AC_CPU_KERNEL_SOURCES) \
 	kernels/attncheck_kernel.h kernels/harness.h \
 	kernels/harness.c kernels/harness_priv.h kernels/harness_layout.c \
 	kernels/harness_body.c kernels/harness_grad.c \
 	kernels/worker.c \
-	kernels/child.c kernels/child.h \
+	kernels/child.c kernels/child.h kernels/reaper.c \
 	kernels/plugin.c kernels/plugin.h \
 	kernels/resolve.c \
 	kernels/exec.c kernels/exec.h kernels/exec_dir.c \
@@ -22,5 +22,7 @@ kernels_libac_kernels_a_SOURCES = $(AC_CPU_KERNEL_SOURCES) \
 	kernels/testkernels/nondeterministic.c \
 	kernels/testkernels/masked_leak.c \
 	kernels/testkernels/strides.c kernels/testkernels/variants.c \
-	kernels/testkernels/layout_bias.c kernels/testkernels/grad_meta.c
+	kernels/testkernels/layout_bias.c kernels/testkernels/grad_meta.c \
+	kernels/testkernels/lse_forms.c \
+	kernels/testkernels/layout_poison.c
 include kernels/cpu.mk

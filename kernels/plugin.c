@@ -66,7 +66,7 @@ static int check_kernel(const char *path, size_t i, const attncheck_kernel *k, a
                       (unsigned)k->abi_version, ATTNCHECK_ABI_VERSION);
   /* the layout bits exist from ABI 3 on */
   uint32_t known = ATTNCHECK_FEAT_ALL | (k->abi_version >= 3 ? ATTNCHECK_FEAT_LAYOUTS | ATTNCHECK_CAP_BACKWARD : 0u) |
-                   ATTNCHECK_CAP_NO_LSE;
+                   ATTNCHECK_CAP_NO_LSE | ATTNCHECK_CAP_ALIBI_LSE_FA2;   /* the convention bit: any version with caps */
   if (k->abi_version >= 2 && (k->caps & ~known))
     return ac_err_set(e, "%s: kernel %zu declares unknown caps bits 0x%x", path, i, (unsigned)(k->caps & ~known));
   if (k->struct_size < AC_KERNEL_V1_SIZE)

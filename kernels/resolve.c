@@ -10,6 +10,7 @@
 #include "accuda.h"
 #include "exec.h"
 #include "plugin.h"
+#include "suggest.h"
 
 /* The CUDA list comes last: only a name that no CPU kernel has loads the CUDA module. */
 const attncheck_kernel *ac_builtin_find(const char *name, int *flags)
@@ -28,6 +29,38 @@ const attncheck_kernel *ac_builtin_find(const char *name, int *flags)
   }
   return NULL;
 }
+
+/* The built-in kernel name nearest to name ("did you mean"), or NULL. */
+static const char *nearest_builtin(const char *name)
+{
+  const attncheck_kernel *const *(*lists[4])(size_t *) = {ac_cpu_kernels, ac_mutant_kernels, ac_test_kernels,
+                                                          ac_cuda_kernels};
+  const char **names = NULL;
+  size_t total = 0;
+  for (int l = 0; l < 4; l++) {
+    size_t n = 0;
+    const attncheck_kernel *const *ks = lists[l](&n);
+    names = ac_xrealloc(names, (total + n + 1) * sizeof *names);
+    for (size_t i = 0; ks && i < n; i++)
+      if (ks[i] && ks[i]->name) names[total++] = ks[i]->name;
+  }
+  const char *pick = ac_suggest(name, names, total);
+  free(names);
+  return pick;
+}
+
+/* A spec that reads as a command line rather than a plugin: it holds a space, or it names an
+ * executable file that is not a shared object (no ".so" in its name). */
+static int looks_like_command(const char *spec)
+{
+  struct stat st;
+  if (strchr(spec, ' ')) return 1;
+  return !strstr(spec, ".so") && stat(spec, &st) == 0 && S_ISREG(st.st_mode) && access(spec, X_OK) == 0;
+}
+
+#define AC_EXEC_HINT                                                                                                  \
+  "; a command needs the prefix exec: (--kernel 'exec:CMD {in} {out}', one process per case) or exec-persistent: (a " \
+  "worker)"
 
 static void append(ac_kernel ***list, int *n, ac_kernel *k)
 {
@@ -76,6 +109,7 @@ const char *ac_kernel_spec_absolute(const char *spec, char *buf, size_t n)
   if (!spec || !strncmp(spec, "exec:", 5) || !strncmp(spec, "exec-persistent:", 16)) return spec;
   if (!strchr(spec, '/') && !strstr(spec, ".so")) return spec;   /* a built-in name */
   if (!split_plugin(spec, path, sizeof path, &name) || path[0] == '/' || !getcwd(cwd, sizeof cwd)) return spec;
+  if (!is_file(path)) return spec; /* not a plugin: messages name it as given */
   const char *rel = path;
   while (rel[0] == '.' && rel[1] == '/') rel += 2;
   int len = snprintf(buf, n, "%s/%s%s%s", cwd, rel, name ? ":" : "", name ? name : "");
@@ -114,15 +148,25 @@ int ac_kernel_resolve(const char *spec, ac_kernel ***list, int *n, ac_err *e)
   const char *name = NULL;
   if (split_plugin(spec, path, sizeof path, &name)) {
     if (name && !*name) return ac_err_set(e, "%s: empty kernel name after ':'", path);
-    if (!is_file(path)) return ac_err_set(e, "%s: no such plugin file", path);
+    if (!is_file(path))
+      return ac_err_set(e, "%s: no such plugin file%s", path, looks_like_command(spec) ? AC_EXEC_HINT : "");
     int before = *n;
-    if (ac_plugin_load(path, name, list, n, e)) return -1;
+    if (ac_plugin_load(path, name, list, n, e)) {
+      size_t l = strlen(e->msg);
+      if (!name && looks_like_command(path)) snprintf(e->msg + l, sizeof e->msg - l, "%s", AC_EXEC_HINT);
+      return -1;
+    }
     for (int i = before; i < *n; i++) (*list)[i]->worker = ac_worker_new((*list)[i]);
     return 0;
   }
   const char *nocuda = ac_cuda_built() ? ac_cuda_unavailable() : NULL;
-  return ac_err_set(e, "unknown kernel '%s' (not a built-in kernel, a PATH.so plugin or an exec: command; see 'attncheck list')%s%s",
-                    spec, nocuda ? "; the CUDA kernels are unavailable: " : "", nocuda ? nocuda : "");
+  const char *near = looks_like_command(spec) ? NULL : nearest_builtin(spec);
+  return ac_err_set(e,
+                    "unknown kernel '%s' (not a built-in kernel, a PATH.so plugin or an exec: command; see 'attncheck "
+                    "list')%s%s%s%s%s%s",
+                    spec, near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "",
+                    looks_like_command(spec) ? AC_EXEC_HINT : "", nocuda ? "; the CUDA kernels are unavailable: " : "",
+                    nocuda ? nocuda : "");
 }
 
 void ac_kernel_free(ac_kernel *k)
@@ -212,13 +256,19 @@ int ac_kernel_run_may_refuse(const ac_kernel *k)
   return a && a->abi_version >= 5;
 }
 
+int ac_kernel_alibi_lse(const ac_kernel *k, int override)
+{
+  if (override != AC_ALIBI_LSE_DECLARED) return override;
+  return k && (ac_kernel_declared_caps(k) & ATTNCHECK_CAP_ALIBI_LSE_FA2) ? AC_ALIBI_LSE_FA2 : AC_ALIBI_LSE_ABI;
+}
+
 uint32_t ac_kernel_declared_caps(const ac_kernel *k)
 {
   if (k->kind == AC_KIND_EXEC || k->kind == AC_KIND_EXEC_PERSISTENT) return ac_exec_declared_caps(k);
   return ac_kernel_caps(k);
 }
 
-int ac_kernel_supports(const ac_kernel *k, const ac_problem *p, char *why, size_t why_len)
+static int kernel_supports(const ac_kernel *k, const ac_problem *p, char *why, size_t why_len)
 {
   if (why_len) why[0] = 0;
   /* exec workers declare their variants in the handshake (exec_decl.c) */
@@ -245,4 +295,11 @@ int ac_kernel_supports(const ac_kernel *k, const ac_problem *p, char *why, size_
   if (why_len) why[why_len - 1] = 0;
   if (!r && why_len && !why[0]) snprintf(why, why_len, "the kernel does not support this problem");
   return r != 0;
+}
+
+int ac_kernel_supports(const ac_kernel *k, const ac_problem *p, char *why, size_t why_len)
+{
+  int r = kernel_supports(k, p, why, why_len);
+  ac_str_escape_inplace(why, why_len); /* a SKIP reason the kernel or worker wrote: text for every output */
+  return r;
 }

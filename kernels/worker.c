@@ -68,6 +68,8 @@ int ac_worker_starts(const ac_worker *w) { return w->starts; }
 static void serve(const ac_kernel *k, int sock, int fd)
 {
   ac_hx_child_stdout();
+  /* every child of the worker is the kernel's: each goes, with all it started, after its request */
+  ac_child_subreaper();
   for (;;) {
     char cmd;
     ssize_t n = read(sock, &cmd, 1);
@@ -83,6 +85,7 @@ static void serve(const ac_kernel *k, int sock, int fd)
       memcpy(q.why, why, sizeof why);
       q.done = 1;
       fflush(stdout);
+      ac_child_reap_strays();
       if (pwrite(fd, &q, sizeof q, 0) != (ssize_t)sizeof q) _exit(3);
       while (write(sock, "d", 1) < 0 && errno == EINTR) {}
       continue;
@@ -119,6 +122,7 @@ static void serve(const ac_kernel *k, int sock, int fd)
       fflush(stdout);
     }
     munmap(m, req.total);
+    ac_child_reap_strays();
     while (write(sock, "d", 1) < 0 && errno == EINTR) {}
   }
 }
@@ -135,7 +139,7 @@ static int start(ac_worker *w, ac_err *e)
     return ac_err_set(e, "cannot create the worker's socket: %s", strerror(errno));
   fflush(stdout);
   fflush(stderr);
-  pid_t pid = fork();
+  pid_t pid = ac_child_fork();
   if (pid < 0) {
     int err = errno;
     close(sv[0]);

@@ -84,37 +84,41 @@ void ac_or_fast_slow_elems(ac_or_ws *w, ac_oracle_elem *el, uint64_t **obits, in
   mpfr_clears(Nlo, Nhi, (mpfr_ptr)0);
 }
 
-/* LSE through the MPFR levels (as ziv.c's lse_eval), binary32 only. */
-static void slow_lse(ac_or_ws *w, ac_oracle_row *row, ac_or_stats *st, int mex, mpfr_srcptr m)
+/* LSE through the MPFR levels (as ziv.c's lse_eval), binary32 only: the LSE itself when want, and the
+ * alternative LSE of lsealt.c when it is pending. */
+static void slow_lse(ac_or_ws *w, ac_oracle_row *row, ac_or_stats *st, int mex, mpfr_srcptr m, int want)
 {
   mpfr_t lo, hi, bp;
   mpfr_inits2(64, lo, hi, bp, (mpfr_ptr)0);
   mpfr_prec_t p = ac_or_next_prec(64, 24);
-  int done = 0;
+  int done = !want, adone = 0;
   for (;;) {
     if (w->wprec != p) ac_or_weights(w, p);
     if (st->max_prec < p) st->max_prec = p;
     ac_or_lse_enclosure(w, p, lo, hi);
     uint64_t a, b;
-    int r = ac_or_round_decide(AC_F32, lo, hi, &a, &b, bp);
+    int r = done ? 2 : ac_or_round_decide(AC_F32, lo, hi, &a, &b, bp);
     int sd = r == 1 ? ac_or_lse_bp_side(w, mex, m, bp) : 0;
     if (sd) { r = 0; if (sd > 0) a = b; }
     if (r == 0) {
       row->lse_f32 = (float)ac_decode(AC_F32, a);
+      row->lse_how = AC_HOW_ROUNDED;
+      ac_or_interval_double(lo, hi, &row->lse, &row->lse_err);
       done = 1;
-      break;
     }
+    adone = ac_or_alt_decide(w, row, mex, m, lo, hi);
+    if (done && adone) break;
     mpfr_prec_t np = ac_or_next_prec(p, 24);
     if (np > w->prec_cap) break;
     p = np;
   }
-  if (done) row->lse_how = AC_HOW_ROUNDED;
-  else {
+  if (!done) {
     row->lse_f32 = (float)mpfr_get_d(lo, MPFR_RNDN);
     row->lse_how = AC_HOW_UNRESOLVED;
     st->unresolved++;
+    ac_or_interval_double(lo, hi, &row->lse, &row->lse_err);
   }
-  ac_or_interval_double(lo, hi, &row->lse, &row->lse_err);
+  if (!adone) ac_or_alt_left(w, row, lo, hi, st);
   mpfr_clears(lo, hi, bp, (mpfr_ptr)0);
 }
 
@@ -150,8 +154,9 @@ double ac_or_fast_lse(ac_or_ws *w, ac_oracle_row *row, ac_or_stats *st, int Lok,
     mpfr_set(hi, m, MPFR_RNDU);
     ac_or_interval_double(lo, hi, &row->lse, &row->lse_err);
     row->lse_how = AC_HOW_EXACT;
+    ac_or_alt_exact(w, row, m);
   } else {
-    int done = 0;
+    int done = 0, adone = 0;
     if (Lok && isfinite(Lm1) && eLm1 < 0.25) {
       double a = fmax(0, nextafter(Lm1 - eLm1, -INFINITY)), b = nextafter(Lm1 + eLm1, INFINITY);
       if (n == 1) a = b = 0;
@@ -171,8 +176,9 @@ double ac_or_fast_lse(ac_or_ws *w, ac_oracle_row *row, ac_or_stats *st, int Lok,
         ac_or_interval_double(lo, hi, &row->lse, &row->lse_err);
         done = 1;
       }
+      adone = ac_or_alt_decide(w, row, mex, m, lo, hi);
     }
-    if (!done) slow_lse(w, row, st, mex, m);
+    if (!done || !adone) slow_lse(w, row, st, mex, m, !done);
   }
   double md = mpfr_get_d(mlo, MPFR_RNDN);
   mpfr_clears(m, mlo, mhi, lo, hi, bp, x, (mpfr_ptr)0);

@@ -58,6 +58,7 @@ typedef struct {
   mpfr_t *sglo, *sghi;      /* heads: dσ_h of the current MPFR pass */
   long double *fs;          /* heads * 3: dσ_h of the extended pass (Σ dS, Σ |dS|, Σ eS) */
   int64_t *fm;              /* heads: its rows, -1 when a row could not be bounded */
+  long cap;                 /* the precision cap */
   ac_gr_classes *scls;      /* the classes of dσ (second MPFR pass), or NULL */
   mpfr_t *dqlo, *dqhi;      /* dk */
   int pass;
@@ -113,6 +114,31 @@ static void decide(gjob *J, ac_grad_tensor *T, uint32_t *pend, int64_t e, mpfr_t
     r->n_rounded++;
   }
   r->n_highprec += J->pass > 1;
+}
+
+/* Element e of dV still pending after decide: each format whose breakpoint the enclosure [lo, hi]
+ * holds alone is decided by the sign of the element minus that breakpoint (ac_gr_classes_sign, on
+ * the classes C of local column k, element t), the exact weights' work where no precision below the
+ * weights' own exponent would do (a key at e^{-65504}: 94,500 bits). */
+static void sign_decide(gjob *J, uint32_t *pend, int64_t e, mpfr_t lo, mpfr_t hi, const ac_gr_classes *C, int64_t k,
+                        int64_t t, mpfr_prec_t prec, long cap)
+{
+  ac_grad_tensor *T = &J->r->dv;
+  mpfr_t bp;
+  mpfr_init2(bp, 72);
+  for (int f = 0; f < AC_NDTYPES && pend[e]; f++) {
+    uint64_t a, b;
+    if (!(pend[e] & (1u << f)) || ac_or_round_decide((ac_dtype)f, lo, hi, &a, &b, bp) != 1) continue;
+    int s = ac_gr_classes_sign(&J->g, C, k, t, bp, prec, cap);
+    if (!s) continue;
+    T->bits[f][e] = s < 0 ? a : b; /* below the breakpoint: the rounding of the lower end */
+    pend[e] &= ~(1u << f);
+  }
+  mpfr_clear(bp);
+  if (pend[e]) return;
+  T->el[e].how = AC_HOW_ROUNDED;
+  J->r->n_rounded++;
+  J->r->n_highprec++;
 }
 
 static int any_pending(const uint32_t *pend, int64_t e0, int64_t d)
@@ -253,6 +279,9 @@ static void head_pass(gjob *J, int64_t b, int64_t kvh, mpfr_prec_t prec)
       if (cols.classes && J->pend[2][slot[k] * p->dv + t])
         ac_gr_classes_exact(cols.classes, &J->g.w.sc, k, 'v', t, prec, cols.vlo[k * p->dv + t], cols.vhi[k * p->dv + t]);
       decide(J, &r->dv, J->pend[2], slot[k] * p->dv + t, cols.vlo[k * p->dv + t], cols.vhi[k * p->dv + t]);
+      if (cols.classes && J->pend[2][slot[k] * p->dv + t])
+        sign_decide(J, J->pend[2], slot[k] * p->dv + t, cols.vlo[k * p->dv + t], cols.vhi[k * p->dv + t], cols.classes,
+                    k, t, prec, J->cap);
     }
   }
   ac_gr_classes_free(cols.classes);
@@ -452,6 +481,7 @@ int ac_grad_run(const ac_case *c, const void *dout, const ac_grad_opts *o, ac_gr
   ac_oracle_opts fo;
   ac_oracle_opts_init(&fo);
   long cap = o->prec_cap > 0 ? o->prec_cap : fo.prec_cap;
+  J.cap = cap;
   ac_gr_ws_init(&J.g, c, dout, &fo, &sc, cap);
   ac_grad_tensor *T[4] = {&r->dq, &r->dk, &r->dv, &r->dsink};
   for (int k = 0; k < 4; k++) {

@@ -407,3 +407,115 @@ int ac_gr_classes_exact(const ac_gr_classes *C, const ac_or_scale *sc, int64_t k
   mpq_clears(sum, R, q, (mpq_ptr)0);
   return ok;
 }
+
+/* The exponent t_g = s_g - s_0 of group q of class cl into [lo, hi] (their precision): d_q / cd for a
+ * rational c with offsets (d = E_g - E_0, E = cn z + cd a), else c d_q + d2_q from c's interval. */
+static void class_exponent(const ac_gr_ws *g, const gr_class *cl, int64_t q, mpfr_t lo, mpfr_t hi)
+{
+  const ac_or_scale *sc = &g->w.sc;
+  if (g->off && g->crat) {
+    mpq_t x;
+    mpq_init(x);
+    mpq_set(x, cl->d[q]);
+    if (sc->is_default) {
+      mpq_t cd;
+      mpq_init(cd);
+      mpq_set_ui(cd, (unsigned long)llround(sqrt((double)sc->dk)), 1);
+      mpq_div(x, x, cd);
+      mpq_clear(cd);
+    }
+    mpfr_set_q(lo, x, MPFR_RNDD);
+    mpfr_set_q(hi, x, MPFR_RNDU);
+    mpq_clear(x);
+    return;
+  }
+  mpfr_t clo, chi, d;
+  mpfr_inits2(mpfr_get_prec(lo), clo, chi, d, (mpfr_ptr)0);
+  ac_or_scale_interval(sc, clo, chi);
+  int neg = mpq_sgn(cl->d[q]) < 0;
+  mpfr_set_q(d, cl->d[q], MPFR_RNDD);
+  mpfr_mul(lo, neg ? chi : clo, d, MPFR_RNDD);
+  mpfr_set_q(d, cl->d[q], MPFR_RNDU);
+  mpfr_mul(hi, neg ? clo : chi, d, MPFR_RNDU);
+  mpfr_set_q(d, cl->d2[q], MPFR_RNDD);
+  mpfr_add(lo, lo, d, MPFR_RNDD);
+  mpfr_set_q(d, cl->d2[q], MPFR_RNDU);
+  mpfr_add(hi, hi, d, MPFR_RNDU);
+  mpfr_clears(clo, chi, d, (mpfr_ptr)0);
+}
+
+/* Σ_{g>=1} (n_0 V_g - n_g V_0) e^{t_g} / (n_0 D), D = Σ_g n_g e^{t_g}, of class cl (column t of dV)
+ * added into [slo, shi] at precision p: every term with its own relative accuracy, however small
+ * its weight (MPFR's extended exponent range). */
+static void class_tail(const ac_gr_ws *g, const gr_class *cl, int64_t dv, int64_t t, mpfr_prec_t p, mpfr_t slo,
+                       mpfr_t shi)
+{
+  int64_t ng = cl->ng;
+  mpfr_t *elo = ac_xmalloc((size_t)(2 * ng) * sizeof *elo), *ehi = elo + ng;
+  mpfr_t Dlo, Dhi, x, y, c;
+  mpfr_inits2(p, Dlo, Dhi, x, y, c, (mpfr_ptr)0);
+  mpfr_set_si(Dlo, (long)cl->cnt[0], MPFR_RNDD);
+  mpfr_set_si(Dhi, (long)cl->cnt[0], MPFR_RNDU);
+  for (int64_t q = 1; q < ng; q++) {
+    mpfr_inits2(p + 16, elo[q], ehi[q], (mpfr_ptr)0);
+    class_exponent(g, cl, q, elo[q], ehi[q]);
+    mpfr_exp(elo[q], elo[q], MPFR_RNDD);
+    mpfr_exp(ehi[q], ehi[q], MPFR_RNDU);
+    mpfr_mul_si(x, elo[q], (long)cl->cnt[q], MPFR_RNDD);
+    mpfr_add(Dlo, Dlo, x, MPFR_RNDD);
+    mpfr_mul_si(x, ehi[q], (long)cl->cnt[q], MPFR_RNDU);
+    mpfr_add(Dhi, Dhi, x, MPFR_RNDU);
+  }
+  mpq_t cf, a;
+  mpq_inits(cf, a, (mpq_ptr)0);
+  for (int64_t q = 1; q < ng; q++) {
+    mpq_set_si(cf, (long)cl->cnt[0], 1);
+    mpq_mul(cf, cf, cl->v[q * dv + t]);
+    mpq_set_si(a, (long)cl->cnt[q], 1);
+    mpq_mul(a, a, cl->v[t]);
+    mpq_sub(cf, cf, a);
+    int s = mpq_sgn(cf);
+    if (!s) continue;
+    mpq_set_si(a, (long)cl->cnt[0], 1);
+    mpq_div(cf, cf, a);              /* (n_0 V_g - n_g V_0) / n_0 */
+    for (int up = 0; up < 2; up++) { /* the lower end takes the smaller weight over the larger D when cf > 0 */
+      int big = (s > 0) == up;
+      mpfr_set_q(c, cf, up ? MPFR_RNDU : MPFR_RNDD);
+      mpfr_mul(y, c, big ? ehi[q] : elo[q], up ? MPFR_RNDU : MPFR_RNDD);
+      mpfr_div(y, y, big ? Dlo : Dhi, up ? MPFR_RNDU : MPFR_RNDD);
+      mpfr_add(up ? shi : slo, up ? shi : slo, y, up ? MPFR_RNDU : MPFR_RNDD);
+    }
+  }
+  mpq_clears(cf, a, (mpq_ptr)0);
+  for (int64_t q = 1; q < ng; q++) mpfr_clears(elo[q], ehi[q], (mpfr_ptr)0);
+  free(elo);
+  mpfr_clears(Dlo, Dhi, x, y, c, (mpfr_ptr)0);
+}
+
+int ac_gr_classes_sign(const ac_gr_ws *g, const ac_gr_classes *C, int64_t k, int64_t t, mpfr_srcptr bp, mpfr_prec_t p,
+                       long cap)
+{
+  if (g->capped || !C->n[k]) return 0;
+  mpq_t Q, x;
+  mpq_inits(Q, x, (mpq_ptr)0);
+  mpfr_get_q(Q, bp);
+  mpq_neg(Q, Q);
+  for (int64_t a = 0; a < C->n[k]; a++) { /* Σ_classes V_0 / n_0 - b, exactly */
+    const gr_class *cl = &C->c[k][a];
+    mpq_set_si(x, (long)cl->cnt[0], 1);
+    mpq_div(x, cl->v[t], x);
+    mpq_add(Q, Q, x);
+  }
+  int sign = 0;
+  for (mpfr_prec_t q = p; !sign && q <= cap; q *= 2) {
+    mpfr_t lo, hi;
+    mpfr_inits2(q, lo, hi, (mpfr_ptr)0);
+    mpfr_set_q(lo, Q, MPFR_RNDD);
+    mpfr_set_q(hi, Q, MPFR_RNDU);
+    for (int64_t a = 0; a < C->n[k]; a++) class_tail(g, &C->c[k][a], C->dv, t, q, lo, hi);
+    sign = mpfr_sgn(lo) > 0 ? 1 : mpfr_sgn(hi) < 0 ? -1 : 0;
+    mpfr_clears(lo, hi, (mpfr_ptr)0);
+  }
+  mpq_clears(Q, x, (mpq_ptr)0);
+  return sign;
+}

@@ -109,6 +109,13 @@ void ac_gr_classes_add_sink(ac_gr_ws *g, ac_gr_classes *C, int64_t h);
  * the classes of dσ, dσ_k ('s', t = 0). */
 int ac_gr_classes_exact(const ac_gr_classes *C, const ac_or_scale *sc, int64_t k, char which, int64_t t,
                         mpfr_prec_t p, mpfr_t lo, mpfr_t hi);
+/* The sign test of docs/backward.md §3.4 for element t of local column k of dV, whose enclosure holds
+ * the one rounding breakpoint bp: dV_j[t] - bp = (Σ_classes V_0 / n_0 - bp) + Σ_classes Σ_{g>=1}
+ * (n_0 V_g - n_g V_0) e^{t_g} / (n_0 D), the first part an exact rational, the second with every
+ * term's weight at relative accuracy (a key at e^{-65504} as well as one at e^{-1}). 1 above bp, -1
+ * below, 0 when precisions from p doubling up to cap do not decide it (or under a softcap). */
+int ac_gr_classes_sign(const ac_gr_ws *g, const ac_gr_classes *C, int64_t k, int64_t t, mpfr_srcptr bp, mpfr_prec_t p,
+                       long cap);
 
 /* gradfast.c: the extended-precision first pass with a running error bound. Column sums of one
  * (batch, kv head). */

@@ -5,7 +5,9 @@
  * packed rows (dQ: h * total_q + cu_q[b] + i) and columns (dK, dV: kvh * total_k + cu_k[b] + j).
  * A sequence without queries has dK = dV = 0 for its keys; one without keys has dQ = 0 (its
  * one hidden key is no column). dσ_h, summed over the sequences, is the sum of their enclosures
- * (not correctly rounded; dσ is not judged). Paged cases are refused: a paged KV cache is an
+ * (each the binary64 value and proven bound of its sequence; the additions' roundings added to the
+ * bound), correctly rounded to binary32, the ABI's dσ, where both ends of that enclosure round
+ * alike, else unresolved (counted, never judged). Paged cases are refused: a paged KV cache is an
  * inference layout, training kernels take varlen batches. The statistics count what the
  * sequences computed (a sequence asked for columns only computes one row of dQ besides). */
 #include "config.h"
@@ -73,37 +75,56 @@ static void seq_merge(const ac_case *c, int64_t b, const ac_grad_result *sr, ac_
       put(&r->dk, kvh * p->tk + k0 + j, &sr->dk, kvh * tk + j);
       put(&r->dv, kvh * p->tk + k0 + j, &sr->dv, kvh * tk + j);
     }
+  int64_t ndx = 0, ndr = 0, ndu = 0, ndz = 0; /* its dσ elements, which are no element of the carrier's */
   for (int64_t h = 0; h < r->dsink.nsel; h++) {
     const ac_grad_elem *s = ac_grad_at(&sr->dsink, h, 0);
     ac_grad_elem *d = &r->dsink.el[r->dsink.slot[h]];
-    d->g += s->g;
-    d->g_err += s->g_err;
+    double sum = d->g + s->g; /* |sum - (d->g + s->g)| <= 2^-53 |sum| */
+    d->g_err = nextafter(nextafter(d->g_err + s->g_err, INFINITY) + 0x1p-53 * fabs(sum), INFINITY);
+    d->g = sum;
     d->accept |= s->accept;
-    if (s->how == AC_HOW_UNRESOLVED) d->how = AC_HOW_UNRESOLVED;
+    if (s->how == AC_HOW_UNRESOLVED)
+      ndu++;
+    else if (s->how == AC_HOW_EXACT)
+      ndx++, ndz += s->g == 0;
+    else
+      ndr++;
   }
-  r->n_exact += sr->n_exact, r->n_rounded += sr->n_rounded, r->n_zero += sr->n_zero;
-  r->n_unresolved += sr->n_unresolved, r->n_highprec += sr->n_highprec, r->n_fast += sr->n_fast;
+  r->n_exact += sr->n_exact - ndx, r->n_rounded += sr->n_rounded - ndr, r->n_zero += sr->n_zero - ndz;
+  r->n_unresolved += sr->n_unresolved - ndu, r->n_highprec += sr->n_highprec, r->n_fast += sr->n_fast;
   if (sr->passes > r->passes) r->passes = sr->passes;
   if (sr->max_prec > r->max_prec) r->max_prec = sr->max_prec;
 }
 
-/* dσ_h: the sum of the sequences' values and bounds, rounded where both ends of it round alike. */
-static void dsink_finish(ac_grad_result *r, int64_t nseq)
+/* dσ_h: the sum of the sequences' values and bounds, correctly rounded to binary32 where both ends
+ * of it round alike; else unresolved. */
+static void dsink_finish(ac_grad_result *r)
 {
   ac_grad_tensor *T = &r->dsink;
   for (int64_t h = 0; h < T->nsel; h++) {
     ac_grad_elem *d = &T->el[T->slot[h]];
+    uint64_t *bits = &T->bits[AC_F32][T->slot[h]];
     if (d->accept != AC_ACCEPT_VALUE) {
       *d = (ac_grad_elem){NAN, 0.0, AC_HOW_EXACT, AC_ACCEPT_NAN | AC_ACCEPT_PINF | AC_ACCEPT_NINF};
-    } else {
-      d->g_err += (double)nseq * 0x1p-53 * fabs(d->g);   /* the binary64 additions */
-      if (d->g_err > 0 && d->how != AC_HOW_UNRESOLVED) d->how = AC_HOW_ROUNDED;
+      *bits = ac_nan_bits(AC_F32);
+      r->n_exact++;
+      continue;
     }
-    for (int f = 0; f < AC_NDTYPES; f++) {
-      if (!T->bits[f]) continue;
-      uint64_t lo = ac_encode_f64((ac_dtype)f, d->g - d->g_err), hi = ac_encode_f64((ac_dtype)f, d->g + d->g_err);
-      T->bits[f][T->slot[h]] = isnan(d->g) ? ac_nan_bits((ac_dtype)f) : ac_encode_f64((ac_dtype)f, d->g);
-      if (lo != hi && !isnan(d->g)) d->how = AC_HOW_UNRESOLVED;
+    double lo = d->g_err > 0 ? nextafter(d->g - d->g_err, -INFINITY) : d->g;
+    double hi = d->g_err > 0 ? nextafter(d->g + d->g_err, INFINITY) : d->g;
+    uint64_t a = ac_encode_f64(AC_F32, lo), b = ac_encode_f64(AC_F32, hi);
+    if (ac_bits_iszero(AC_F32, a) && ac_bits_iszero(AC_F32, b)) a = b = 0; /* a zero of either sign: +0 */
+    *bits = a;
+    if (a != b) {
+      d->how = AC_HOW_UNRESOLVED;
+      r->n_unresolved++;
+    } else if (d->g_err > 0) {
+      d->how = AC_HOW_ROUNDED;
+      r->n_rounded++;
+    } else {
+      d->how = AC_HOW_EXACT;
+      r->n_exact++;
+      r->n_zero += d->g == 0;
     }
   }
 }
@@ -168,7 +189,7 @@ int ac_grad_run_layout(const ac_case *c, const void *dout, const ac_grad_opts *o
   ac_gr_tensor_init(&r->dv, ncols, p->dv, cs, r->formats);
   uint8_t *hs = ac_xmalloc((size_t)p->heads + 1);
   memset(hs, (p->f.used & AC_FEAT_SINKS) != 0, (size_t)p->heads);   /* dσ_h of every head */
-  ac_gr_tensor_init(&r->dsink, p->heads, 1, hs, r->formats);
+  ac_gr_tensor_init(&r->dsink, p->heads, 1, hs, 1u << AC_F32);      /* the ABI's dσ: binary32 */
   free(hs);
   for (int64_t h = 0; h < r->dsink.nsel; h++) r->dsink.el[h] = (ac_grad_elem){0.0, 0.0, AC_HOW_EXACT, AC_ACCEPT_VALUE};
   ac_case cc = *c;   /* the case with this dO, for the sequences' rows of it */
@@ -180,7 +201,7 @@ int ac_grad_run_layout(const ac_case *c, const void *dout, const ac_grad_opts *o
     ac_grad_result_free(r);
     return -1;
   }
-  dsink_finish(r, p->l.nseq);
+  dsink_finish(r);
   r->seconds = ac_now() - t0;
   return 0;
 }

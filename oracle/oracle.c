@@ -46,6 +46,7 @@ void ac_or_ws_init(ac_or_ws *w, const ac_case *cs, const ac_oracle_opts *o, cons
   w->qd = ac_xmalloc((size_t)dk * sizeof *w->qd);
   mpz_init(w->zt);
   mpfr_inits2(64, w->Llo, w->Lhi, w->Lm1lo, w->Lm1hi, w->mlo, w->mhi, w->olo, w->ohi, w->bp, (mpfr_ptr)0);
+  mpfr_init2(w->alt_shift, 128);
   ac_or_var_init(w);
 }
 
@@ -65,6 +66,7 @@ void ac_or_ws_free(ac_or_ws *w)
   free(w->nlo); free(w->nhi); free(w->pend); free(w->slow);
   mpz_clear(w->zt);
   mpfr_clears(w->Llo, w->Lhi, w->Lm1lo, w->Lm1hi, w->mlo, w->mhi, w->olo, w->ohi, w->bp, (mpfr_ptr)0);
+  mpfr_clear(w->alt_shift);
 }
 
 /* A decoded (batch, kv head), shared: decoded once by the first thread that needs it,
@@ -247,14 +249,17 @@ static void do_row(ac_or_ws *w, job *J, int64_t ridx, ac_or_stats *st)
   int64_t i = ridx % p->tq, bh = ridx / p->tq, h = bh % p->heads, b = bh / p->heads;
   ac_oracle_row *row = &r->rows[ridx];
   row->selected = 1;
+  ac_or_alt_row(w, row, b, h, i);
   if (p->f.used) {
     do_row_var(w, J, ridx, b, h, i, st);
+    ac_or_alt_finish(w, row);
     return;
   }
   int64_t n = ac_visible_count(p, i);
   row->visible = n;
   if (n <= 0) {
     row_empty(r, ridx, dv, st);
+    ac_or_alt_finish(w, row);
     return;
   }
   int64_t kvh = ac_kv_head(p, h), hid = b * p->kv_heads + kvh;
@@ -262,6 +267,7 @@ static void do_row(ac_or_ws *w, job *J, int64_t ridx, ac_or_stats *st)
   do_row_visible(w, J, ridx, b, h, i, n, st);
   w->head = NULL;
   head_release(J, hid);
+  ac_or_alt_finish(w, row);
 }
 
 static void do_row_visible(ac_or_ws *w, job *J, int64_t ridx, int64_t b, int64_t h, int64_t i, int64_t n,
@@ -395,6 +401,26 @@ static int mem_check(const ac_problem *p, uint32_t formats, int64_t nsel, long t
     return ac_err_set(e, "the oracle needs about %.0f bytes for %lld rows and the case, more than the memory cap of %llu bytes (ATTNCHECK_MEM_CAP; --rows selects fewer)",
                       total, (long long)nsel, (unsigned long long)cap);
   return 0;
+}
+
+int ac_oracle_mem_check(const ac_case *c, const ac_oracle_opts *o, ac_err *e)
+{
+  const ac_problem *p = &c->p;
+  if (c->lay) return 0; /* per sequence, each checked when it runs (layout.c) */
+  int64_t nrows = p->batch * p->heads * p->tq, nl = 0;
+  if (nrows <= 0) return 0;
+  uint8_t *sel = ac_xmalloc((size_t)nrows);
+  if (ac_oracle_select_rows(p, o->rows, o->rows_seed, sel, e)) {
+    free(sel);
+    return -1;
+  }
+  for (int64_t x = 0; x < nrows; x++) nl += sel[x];
+  free(sel);
+  long nth = o->threads > 0 ? o->threads : sysconf(_SC_NPROCESSORS_ONLN);
+  if (nth > (nl + 3) / 4) nth = (nl + 3) / 4;
+  if (nth < 1) nth = 1;
+  uint32_t formats = (o->formats | (1u << p->dtype) | (1u << ac_or_tdtype(p, 'o'))) & ((1u << AC_NDTYPES) - 1);
+  return mem_check(p, formats, nl, nth, e);
 }
 
 int ac_oracle_run(const ac_case *c, const ac_oracle_opts *o, ac_oracle_result *r, ac_err *e)

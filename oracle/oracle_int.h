@@ -185,6 +185,10 @@ typedef struct {
   uint64_t *Wlo, *Whi;      /* level 0: floor/ceil(w * 2^62) */
   mpfr_t Llo, Lhi, Lm1lo, Lm1hi, mlo, mhi;   /* L, L - 1 and the maximum score m */
 
+  /* the LSE under FlashAttention-2's causal ALiBi convention (lsealt.c): the row's shift m_h (i + tk - tq) */
+  int alt, alt_done;        /* the row has a shift; its alternative LSE is decided */
+  mpfr_t alt_shift;
+
   /* scratch */
   mpz_t zt;
   mpfr_t *prod; mpfr_ptr *pp; int64_t cap_prod; mpfr_prec_t prod_prec;
@@ -390,6 +394,17 @@ int ac_or_var_m_side(ac_or_ws *w, mpfr_t K);
  * above, -1 below, else 0): above m = bp when n >= 2 and m is exact (L > 1); for one key under a
  * softcap, the side of K (ac_or_var_m_side) when bp = K (LSE = s_top). */
 int ac_or_lse_bp_side(ac_or_ws *w, int mex, mpfr_srcptr m, mpfr_srcptr bp);
+/* lsealt.c: the alternative LSE of the current row, LSE + m_h (i + tk - tq) under a causal mask with
+ * ALiBi (docs/variants.md). ac_or_alt_row sets the shift of row (b, h, i) before the row is computed
+ * (w->alt: there is one); the LSE's evaluations then decide it from their enclosures: exactly when the
+ * LSE is m (ac_or_alt_exact), from [lo, hi] (ac_or_alt_decide: 1 when decided or not needed), or left
+ * unresolved at the cap (ac_or_alt_left, counted); ac_or_alt_finish copies the LSE where there is none. */
+void ac_or_alt_row(ac_or_ws *w, ac_oracle_row *row, int64_t b, int64_t h, int64_t i);
+void ac_or_alt_exact(ac_or_ws *w, ac_oracle_row *row, mpfr_srcptr m);
+int ac_or_alt_decide(ac_or_ws *w, ac_oracle_row *row, int mex, mpfr_srcptr m, mpfr_srcptr lo, mpfr_srcptr hi);
+void ac_or_alt_left(ac_or_ws *w, ac_oracle_row *row, mpfr_srcptr lo, mpfr_srcptr hi, ac_or_stats *st);
+void ac_or_alt_finish(ac_or_ws *w, ac_oracle_row *row);
+
 int ac_or_var_m_exact(ac_or_ws *w, mpfr_t m);
 /* Sign of Σ_g c_g e^{s_g} (c exact, ng groups, gs the first with c_g != 0) by e^{s_g - s_gs} =
  * 1 + expm1(s_g - s_gs): 1, -1 or 0 (undecided). */

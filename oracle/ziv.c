@@ -285,6 +285,7 @@ static void lse_eval(ac_or_ws *w, ac_oracle_row *row, ac_or_stats *st)
   if (w->n == 1 && mex) {   /* LSE = m exactly */
     row->lse_f32 = (float)ac_decode(AC_F32, ac_or_round_exact(AC_F32, m));
     if (pend & (1u << AC_F64)) row->lse_f64 = ac_decode(AC_F64, ac_or_round_exact(AC_F64, m));
+    ac_or_alt_exact(w, row, m);
     mpfr_set(lo, m, MPFR_RNDD);
     mpfr_set(hi, m, MPFR_RNDU);
     ac_or_interval_double(lo, hi, &row->lse, &row->lse_err);
@@ -312,13 +313,15 @@ static void lse_eval(ac_or_ws *w, ac_oracle_row *row, ac_or_stats *st)
         pend &= ~(1u << dt);
       }
     }
-    if (!pend) break;
+    int adone = ac_or_alt_decide(w, row, mex, m, lo, hi);
+    if (!pend && adone) break;
     mpfr_prec_t np = ac_or_next_prec(p < 64 ? 64 : p, tp);
     if (np > w->prec_cap) {
       if (pend & (1u << AC_F32)) row->lse_f32 = (float)mpfr_get_d(lo, MPFR_RNDN);
       if (pend & (1u << AC_F64)) row->lse_f64 = mpfr_get_d(lo, MPFR_RNDN);
-      row->lse_how = AC_HOW_UNRESOLVED;
-      st->unresolved++;
+      if (pend) row->lse_how = AC_HOW_UNRESOLVED;
+      if (pend) st->unresolved++;
+      ac_or_alt_left(w, row, lo, hi, st);
       break;
     }
     p = np;

@@ -8,3 +8,6 @@ TESTS += $(AC_LAYER_SH)
 dist_noinst_SCRIPTS += $(AC_LAYER_SH)
 EXTRA_DIST += src/core/README.md src/judge/README.md src/cli/README.md oracle/README.md kernels/README.md \
 	fuzz/README.md fuzz/families/README.md fuzz/engine/README.md fuzz/report/README.md
+# tescape: the one escaping of text attncheck did not write, and data files opened as data
+check_PROGRAMS += tests/tescape
+TESTS += tests/tescape

@@ -45,6 +45,11 @@ tests_tplugin_malformed_la_LDFLAGS = $(AC_TPLUGIN_LDFLAGS)
 tests_tplugin_misbehave_la_CPPFLAGS = $(AC_TPLUGIN_CPPFLAGS)
 tests_tplugin_misbehave_la_LDFLAGS = $(AC_TPLUGIN_LDFLAGS)
 tests_tplugin_misbehave_la_LIBADD = -lm
+# A plugin declaring FlashAttention-2's causal ALiBi LSE (ATTNCHECK_CAP_ALIBI_LSE_FA2; tests/tcmd_alibi_lse.sh).
+check_LTLIBRARIES += tests/tplugin_alibi.la
+tests_tplugin_alibi_la_CPPFLAGS = $(AC_TPLUGIN_CPPFLAGS)
+tests_tplugin_alibi_la_LDFLAGS = $(AC_TPLUGIN_LDFLAGS)
+tests_tplugin_alibi_la_LIBADD = -lm
 
 # An ABI 1 plugin: the example plugin of the release before ABI 2, built against the frozen
 # version 1 header (tests/abi1/attncheck/kernel.h); tests/plugin_abi1.sh runs suite ci on it.
@@ -75,7 +80,31 @@ noinst_HEADERS += tests/abi3/attncheck/kernel.h
 TESTS += tests/tcli_grad_varlen.sh
 dist_noinst_SCRIPTS += tests/tcli_grad_varlen.sh
 
-EXTRA_DIST += tests/data/grad_sink_subnormal.npz
+EXTRA_DIST += tests/data/grad_sink_subnormal.npz tests/data/grad_sentinel_tie.npz
+# tcontain_escape.sh: nothing a kernel or exec worker starts outlives its case, not even what leaves
+# its session and group (setsid) and forks again. tforge_lines.sh: what a kernel or worker says is
+# escaped in every output (no forged line, no terminal control).
+TESTS += tests/tcontain_escape.sh tests/tforge_lines.sh
+# treaper: orphans of a case are its children's strays, killed and reaped; registered children never
+check_PROGRAMS += tests/treaper
+TESTS += tests/treaper
+dist_noinst_SCRIPTS += tests/tcontain_escape.sh tests/tforge_lines.sh
+# plugin_fuzz.sh: a 300-case fuzz campaign on each of the example plugin's kernels ends with 0 findings.
+TESTS += tests/plugin_fuzz.sh
+dist_noinst_SCRIPTS += tests/plugin_fuzz.sh
+# tplugin_lse: a correct o with an unwritten or NaN LSE and no ATTNCHECK_CAP_NO_LSE (tcli_hints.sh).
+check_LTLIBRARIES += tests/tplugin_lse.la
+tests_tplugin_lse_la_CPPFLAGS = $(AC_TPLUGIN_CPPFLAGS)
+tests_tplugin_lse_la_LDFLAGS = $(AC_TPLUGIN_LDFLAGS)
+tests_tplugin_lse_la_LIBADD = -lm
+# tcli_hints.sh: exec: hints, "did you mean", durations without a unit, the ATTNCHECK_CAP_NO_LSE hint.
+TESTS += tests/tcli_hints.sh
+dist_noinst_SCRIPTS += tests/tcli_hints.sh
+# tserving.sh: a paged cache's unused block-table entries are -1 and the pages they address (-1,
+# num_pages) hold NaN, so a kernel that dereferences one reads NaN; each split-KV and layout
+# mutant of docs/bugclasses.md §2.25-2.26 FAILs on its trigger and PASSes without it.
+TESTS += tests/tserving.sh
+dist_noinst_SCRIPTS += tests/tserving.sh
 # A version 4 plugin, built against the frozen version 4 header (tests/abi4/attncheck/kernel.h);
 # tests/plugin_abi4.sh runs it as ABI 4 did (an error of its run() stays a kernel error).
 check_LTLIBRARIES += tests/abi4/myplugin_v4.la

@@ -25,3 +25,5 @@ include tests/fuzz.mk
 include tests/report.mk
 include tests/cuda.mk
 include tests/compare.mk
+include tests/docs.mk
+include tests/python.mk

@@ -1,9 +1,11 @@
 /* png_check.c: checks a screenshot of an HTML report (8-bit RGB or RGBA PNG, not interlaced):
  * that it is not blank, that every plot frame colour given appears, that nothing is drawn
  * right of the page width and that the last N rows are white (the page ended inside the
- * screenshot, so no plot was cut off); optionally crops it to a new PNG (the screenshots in docs/).
+ * screenshot, so no plot was cut off), with --clear-left that columns X0..X1-1 are white in every row
+ * that holds a frame colour (nothing, such as a long label, is cut at the plots' left edge); optionally crops it to a new PNG (the screenshots in docs/).
  *
  *   png_check SHOT.png [--page-width W] [--blank-bottom N] [--frame '#rrggbb']... [--min-frame N]
+ *             [--clear-left X0 X1]
  *   png_check SHOT.png --crop X0 Y0 X1 Y1 OUT.png
  *
  * Prints one line of facts; exit 0 when every check holds, 1 (with the reason) otherwise,
@@ -151,13 +153,15 @@ int main(int argc, char **argv)
     free(im.px);
     return rc;
   }
-  uint32_t page_w = 0, blank_bottom = 0, frames[128];
+  uint32_t page_w = 0, blank_bottom = 0, frames[128], clear0 = 0, clear1 = 0;
   long min_frame = 400, fcount[128] = {0};
   int nfr = 0;
   for (int i = 2; i < argc; i++) {
     if (!strcmp(argv[i], "--page-width") && i + 1 < argc) page_w = (uint32_t)atoi(argv[++i]);
     else if (!strcmp(argv[i], "--blank-bottom") && i + 1 < argc) blank_bottom = (uint32_t)atoi(argv[++i]);
     else if (!strcmp(argv[i], "--min-frame") && i + 1 < argc) min_frame = atol(argv[++i]);
+    else if (!strcmp(argv[i], "--clear-left") && i + 2 < argc)
+      clear0 = (uint32_t)atoi(argv[++i]), clear1 = (uint32_t)atoi(argv[++i]);
     else if (!strcmp(argv[i], "--frame") && i + 1 < argc && nfr < 128) frames[nfr++] = (uint32_t)strtoul(argv[++i] + 1, NULL, 16);
     else {
       fprintf(stderr, "png_check: bad argument '%s'\n", argv[i]);
@@ -187,6 +191,22 @@ int main(int argc, char **argv)
     printf("FAIL: drawn down to row %u of %u: the page may continue below the screenshot\n", maxy, im.h), bad = 1;
   for (int k = 0; k < nfr; k++)
     if (fcount[k] < min_frame) printf("FAIL: plot frame #%06x: %ld pixels, expected at least %ld\n", frames[k], fcount[k], min_frame), bad = 1;
+  if (clear1 > clear0 && clear1 <= im.w) {
+    size_t drawn = 0, rows = 0, first = 0;
+    for (uint32_t y = 0; y < im.h; y++) {
+      int framed = 0;
+      for (uint32_t x = 0; x < im.w && !framed; x++)
+        for (int k = 0; k < nfr; k++) framed |= rgb_at(&im, (size_t)y * im.w + x) == frames[k];
+      if (!framed) continue;
+      rows++;
+      for (uint32_t x = clear0; x < clear1; x++)
+        if (rgb_at(&im, (size_t)y * im.w + x) != 0xffffff && !drawn++) first = y;
+    }
+    if (drawn)
+      printf("FAIL: %zu pixels drawn in columns %u..%u of the %zu plot rows (first in row %zu): cut at the left edge\n",
+             drawn, clear0, clear1 - 1, rows, first),
+          bad = 1;
+  }
   free(seen);
   free(im.px);
   return bad;

@@ -6,3 +6,11 @@ tests_png_check_LDADD = $(ZLIB_LIBS)
 AC_REPORT_SH = tests/treport_page.sh tests/treport_html.sh
 TESTS += $(AC_REPORT_SH)
 dist_noinst_SCRIPTS += $(AC_REPORT_SH)
+# tsuite_html: the suite page's row labels (long case names drawn from the left, cut at the right).
+check_PROGRAMS += tests/tsuite_html
+TESTS += tests/tsuite_html
+tests_tsuite_html_SOURCES = tests/tsuite_html.c src/cli/suite_html.c
+# treport_defects: findings grouped into distinct defects by mechanism, listed first with their
+# counts in the summary and report.html, also for findings stored without a recorded mechanism.
+check_PROGRAMS += tests/treport_defects
+TESTS += tests/treport_defects

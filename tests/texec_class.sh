@@ -1,6 +1,6 @@
 #!/bin/sh
 # texec_class.sh: exec workers as honest as plugins. A one-shot exec: command is judged under the
-# class it declares (attncheck_worker.py writes it in every output's precision member); a
+# class it declares (protocol.py writes it in every output's precision member); a
 # persistent worker may answer "ok class=NAME" with a case (judged under it, every report names it;
 # --precision overrides it; an unknown class is a kernel error naming it); list shows the
 # declared tq-ne-tk and scale and a worker's note; torch_sdpa.py's default device falls back to the
@@ -15,24 +15,24 @@ export ATTNCHECK_CACHE=off PYTHONDONTWRITEBYTECODE=1
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/attncheck-xclass-XXXXXX") || exit 99
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
-ex=$src/examples/python
+ex=$src/python/attncheck/worker
 "$bin" gen -o "$tmp/a.npz" --t 20 --dk 16 --seed 1 >/dev/null || exit 99
 "$bin" gen -o "$tmp/h.npz" --dtype f16 --t 20 --dk 16 --seed 1 >/dev/null || exit 99
 
 # 1. one-shot: the declared class travels with each output
-out=$("$bin" check --kernel "exec:$py $ex/sdpa_numpy.py --precision fp32-exp2 {in} {out}" "$tmp/a.npz" 2>&1) ||
+out=$("$bin" check --kernel "exec:$py $ex/numpy_sdpa.py --precision fp32-exp2 {in} {out}" "$tmp/a.npz" 2>&1) ||
   { echo "$out"; fail "one-shot check"; }
 echo "$out"
 echo "$out" | grep -q "^PASS .* budget=class:fp32-exp2," || fail "a one-shot command is not judged under its declared class"
-out=$("$bin" check --precision fp32 --kernel "exec:$py $ex/sdpa_numpy.py --precision fp32-exp2 {in} {out}" "$tmp/a.npz" 2>&1)
+out=$("$bin" check --precision fp32 --kernel "exec:$py $ex/numpy_sdpa.py --precision fp32-exp2 {in} {out}" "$tmp/a.npz" 2>&1)
 echo "$out" | grep -q "^PASS .* budget=class:fp32," || fail "--precision does not override the one-shot class"
 
-# 2. persistent: "ok class=NAME" per case (the computation is sdpa_numpy.py's one-shot form)
+# 2. persistent: "ok class=NAME" per case (the computation is numpy_sdpa.py's one-shot form)
 cat > "$tmp/w.sh" <<EOF
 #!/bin/sh
 while read a b; do
   if [ "\$a" = hello ]; then echo 'attncheck-worker 1 {"name":"w","dtypes":["f16","f32"],"features":["tq-ne-tk","scale"],"note":"a test worker"}'; continue; fi
-  if "$py" "$ex/sdpa_numpy.py" "\$a" "\$b" 2>/dev/null; then echo "ok class=\$(cat "$tmp/class")"; else echo "error failed"; fi
+  if "$py" "$ex/numpy_sdpa.py" "\$a" "\$b" 2>/dev/null; then echo "ok class=\$(cat "$tmp/class")"; else echo "error failed"; fi
 done
 EOF
 chmod +x "$tmp/w.sh"

@@ -54,11 +54,15 @@ START_TEST(fields_are_parsed_and_checked)
   ck_assert_uint_eq(d.features, 1u << AC_XF_GQA);
   ck_assert_str_eq(d.precision, "f16=fp16-cublas,bf16=bf16-acc16");
   ck_assert_int_eq(d.writes_lse, 1);
-  ac_exec_decl_parse(&d, "{\"precision\":\"fp32-exp2\"}");
+  ck_assert_int_eq(d.alibi_lse_fa2, 0);   /* not said: the ABI's convention */
+  ac_exec_decl_parse(&d, "{\"precision\":\"fp32-exp2\",\"alibi_lse\":\"fa2\"}");
   ck_assert_str_eq(d.precision, "fp32-exp2");
+  ck_assert_int_eq(d.alibi_lse_fa2, 1);
+  ac_exec_decl_parse(&d, "{\"alibi_lse\":\"abi\"}");
+  ck_assert_msg(d.state == AC_DECL_OK && d.alibi_lse_fa2 == 0, "%s", d.error);
   static const char *const bad[] = {"[1]", "{\"dtypes\":[\"f33\"]}", "{\"masks\":\"none\"}", "{\"features\":[\"x\"]}",
                                     "{\"precision\":{\"f17\":\"fp32\"}}", "{\"precision\":\"a,b\"}",
-                                    "{\"writes_lse\":1}", "not json"};
+                                    "{\"writes_lse\":1}", "{\"alibi_lse\":\"fa3\"}", "{\"alibi_lse\":true}", "not json"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     ac_exec_decl_parse(&d, bad[i]);
     ck_assert_msg(d.state == AC_DECL_BAD && d.error[0], "accepted: %s", bad[i]);

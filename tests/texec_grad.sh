@@ -3,7 +3,7 @@
 # Guards as for the forward: a worker that hangs is a TIMEOUT, one that exits a CRASH, "error
 # unsupported: ..." a SKIP, other "error ..." answers and outputs without dq / of another dtype or
 # shape or with misnamed members a KERNEL-ERROR (FAIL, exit 1), each with one line; a worker that
-# declares no backward is SKIP (exit 2) and gets no suite grad case, a variant outside its
+# declares no backward is SKIP (exit 0) and gets no suite grad case, a variant outside its
 # "backward" list too; a bad "backward" value makes the declaration unusable. With python3 and numpy: sdpa_numpy.py's backward passes check --grad
 # and the suite's grad cases, a dK without the scale fails them, and a fuzz campaign judges it.
 set -u
@@ -53,17 +53,17 @@ run() { # mode, expected exit, expected pattern[, case]
 }
 run hang 1 'grad TIMEOUT: worker gave no answer within the time limit of 2 s'
 run crash 1 'grad CRASH: worker exited with status 3: backward blew up'
-run refuse 2 '^SKIP .* grad UNSUPPORTED: worker: no backward with this mask'
+run refuse 0 '^SKIP .* grad UNSUPPORTED: worker: no backward with this mask'
 run err 1 'grad KERNEL-ERROR: worker: ValueError: broken'
 run noout 1 "grad KERNEL-ERROR: worker's backward output: .*out-1.npz"
 run case 1 "grad KERNEL-ERROR: worker's backward output: .*: no member 'dq'"
-run nodecl 2 '^SKIP .* grad UNSUPPORTED: bw declares no backward ("backward" in its declaration)'
+run nodecl 0 '^SKIP .* grad UNSUPPORTED: bw declares no backward ("backward" in its declaration)'
 run baddecl 2 "unusable worker declaration: 'backward' must be true, false or an array of feature names"
 # "backward": [names]: only those variants (of the declared ones) reach the backward
 "$bin" gen -o "$tmp/win.npz" --t 24 --dk 16 --heads 2 --window 4,0 --grad normal --seed 5 > /dev/null || exit 99
 "$bin" gen -o "$tmp/sink.npz" --t 24 --dk 16 --heads 2 --sinks normal --grad normal --seed 5 > /dev/null || exit 99
 run list 1 'grad KERNEL-ERROR: worker: ValueError: broken' "$tmp/win.npz"
-run list 2 "^SKIP .* grad UNSUPPORTED: bw's backward does not take sinks (\"backward\" in its declaration)" "$tmp/sink.npz"
+run list 0 "^SKIP .* grad UNSUPPORTED: bw's backward does not take sinks (\"backward\" in its declaration)" "$tmp/sink.npz"
 run listbad 2 "unusable worker declaration: 'backward': feature 'sinks' is not among the declared 'features'"
 [ $(( $(date +%s) - t0 )) -lt 25 ] || fail "the guards took too long (a hang?)"
 # the suite runs grad cases only on workers that declare a backward
@@ -81,8 +81,8 @@ if [ "$py" = none ] || [ -z "$py" ]; then echo "SKIP: no python3 with numpy (the
 # 2. outputs of another dtype or shape, misnamed members
 cat > "$tmp/wrong.py" <<EOF
 import sys
-sys.path.insert(0, "$src/examples/python")
-import attncheck_worker, sdpa_numpy
+sys.path.insert(0, "$src/python/attncheck/worker")
+import protocol as attncheck_worker, numpy_sdpa as sdpa_numpy
 import numpy as np
 mode = sys.argv[1]
 def bwd(q, k, v, o, lse, do, p):
@@ -112,7 +112,7 @@ done
 echo "ok: wrong dtype, shape, member name"
 
 # 3. sdpa_numpy.py's backward: check --grad, the suite's grad cases (window, sinks), a broken dK
-k="exec-persistent:$py $src/examples/python/sdpa_numpy.py --serve"
+k="exec-persistent:$py $src/python/attncheck/worker/numpy_sdpa.py --serve"
 "$bin" check --grad --kernel "$k" "$tmp/g.npz" > "$tmp/o.txt" 2>&1 && grep -q '^PASS .* grad dq err/W=.* bad=0/1536 dk .* bad=0/1280 dv .* bad=0/1280 f32' "$tmp/o.txt" ||
   { cat "$tmp/o.txt"; fail "sdpa_numpy: check --grad"; }
 gc="--case f32-grad-48x48-d16-dv16-causal-bottom-right-h2kv1-do-normal-window-sinks --case bf16-grad-40x40-d16-dv16-none-h2kv2-do-huge"

@@ -11,6 +11,7 @@
 #include "toracle_ref.h"
 #include "tgrad_util.h"
 #include "variants.h"
+#include "grad_judge.h"
 
 #define PREC GT_PREC
 
@@ -163,6 +164,58 @@ START_TEST(weight_beyond_mpfr_range)
 }
 END_TEST
 
+START_TEST(sentinel_tie_decided)
+{
+  /* tests/data/grad_sentinel_tie.npz (gen --dtype e4m3 --bias sentinel:-65504 --bias-dtype f16 --grad
+   * normal --t 2 --dk 4 --seed 13): key 1 of both rows has the f16 sentinel bias -65504, so
+   * dV_0 = Σ_i P_i0 dO_i lies within e^-65504 of the sum of the rows' dO, three of whose elements are
+   * e4m3 midpoints (-0.96875, 0.84375, 0.296875): no precision below 94,500 bits separates them from the
+   * midpoint, the sign test decides them at once (the bits checked with 100,000-bit arithmetic). Under a
+   * cap below the class pass they stay unresolved: the judge counts them and judges none of them. */
+  ac_case c;
+  ac_err e;
+  ac_case_init(&c);
+  ck_assert_msg(ac_case_read(&c, ac_test_data("grad_sentinel_tie.npz"), &e) == 0, "%s", e.msg);
+  ac_grad_opts o;
+  ac_grad_opts_init(&o);
+  ac_grad_result r;
+  ck_assert(ac_grad_run(&c, c.dout, &o, &r, &e) == 0);
+  ck_assert_int_eq(r.n_unresolved, 0);
+  static const uint64_t want[4] = {0xb7, 0x35, 0x3d, 0x29}; /* the ties-to-even guess: 0xb8 0x36 . 0x2a */
+  for (int64_t t = 0; t < 4; t++) ck_assert_uint_eq(ac_grad_bits(&r.dv, AC_E4M3, 0, t), want[t]);
+  ac_grad_result_free(&r);
+  o.prec_cap = 150; /* the first pass (117 bits) only: no class sums, no sign test */
+  ck_assert(ac_grad_run(&c, c.dout, &o, &r, &e) == 0);
+  ck_assert_int_ge(r.n_unresolved, 3);
+  ck_assert_int_eq(ac_grad_at(&r.dv, 0, 0)->how, AC_HOW_UNRESOLVED);
+  /* a kernel that writes the exact value everywhere: what the oracle could not decide is no judged element */
+  ac_grad_run_result run;
+  memset(&run, 0, sizeof run);
+  run.status = AC_RUN_OK;
+  run.guard_ok = 1;
+  run.dtype = AC_E4M3;
+  for (int k = 0; k < 3; k++) {
+    const ac_grad_tensor *T = k == 0 ? &r.dq : k == 1 ? &r.dk : &r.dv;
+    run.g[k] = ac_xcalloc((size_t)(T->n * T->d), 1);
+    for (int64_t x = 0; x < T->n * T->d; x++)
+      ac_store_bits(AC_E4M3, run.g[k], (size_t)x, ac_grad_bits(T, AC_E4M3, x / T->d, x % T->d));
+  }
+  for (int64_t t = 0; t < 4; t++) ac_store_bits(AC_E4M3, run.g[2], (size_t)t, want[t]);
+  ac_grad_budget bg;
+  ck_assert(ac_grad_budget_compute(ac_precision_default(AC_E4M3), &c, &bg, &e) == 0);
+  ac_grad_judgement j;
+  ac_grad_judge(&bg, &r, &run, &j);
+  ck_assert_int_eq(j.unresolved, r.n_unresolved);
+  ck_assert_int_eq(j.t[2].unresolved + j.t[2].checked, r.dv.nsel * r.dv.d);
+  ck_assert_int_eq(j.failed, 0);
+  ck_assert_str_eq(ac_grad_status(&run, &j), "ERROR");
+  ac_grad_budget_free(&bg);
+  for (int k = 0; k < 3; k++) free(run.g[k]);
+  ac_grad_result_free(&r);
+  ac_case_free(&c);
+}
+END_TEST
+
 START_TEST(window_nonfinite)
 {
   /* a window of two keys (i - 1, i): NaN in V of key 4 makes D of row 4 undefined, so dK of keys 3
@@ -203,6 +256,7 @@ int main(void)
   tcase_add_test(tc, sink_rows_cancel);
   tcase_add_test(tc, window_nonfinite);
   tcase_add_test(tc, weight_beyond_mpfr_range);
+  tcase_add_test(tc, sentinel_tie_decided);
   suite_add_tcase(s, tc);
   return ac_test_run(s);
 }

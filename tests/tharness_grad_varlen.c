@@ -7,6 +7,7 @@
  * fails. */
 #include "config.h"
 #include <stdlib.h>
+#include <string.h>
 #include "cpu_varlen.h"
 #include "budget_grad.h"
 #include "dout.h"
@@ -14,7 +15,7 @@
 #include "layout.h"
 #include "tharness_util.h"
 
-enum { BAD_CU = 1, BAD_UNWRITTEN };
+enum { BAD_CU = 1, BAD_UNWRITTEN, BAD_DSINK };
 static int bad_mode;
 
 static int vl_run(const attncheck_problem *p, const attncheck_tensors *t, char *err, size_t n)
@@ -32,12 +33,15 @@ static int vl_bwd(const attncheck_problem *p, const attncheck_tensors *t, const 
     for (int64_t x = 0; x < p->dk; x++)
       ((uint32_t *)g->dk)[(p->total_k - 1) * g->dk_stride[2] + x * g->dk_stride[3]] =
         (uint32_t)ac_harness_prefill_bits(AC_F32);
+  if (bad_mode == BAD_DSINK && g->dsinks) /* dσ of head 1 off by 2^-12 of itself */
+    g->dsinks[1] *= 1 + 0x1p-12f;
   return rc;
 }
 
 static attncheck_kernel vl_abi = {ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), "test-varlen-backward", "", "fp32",
-                                  ATTNCHECK_MEM_HOST, ATTNCHECK_FEAT_LAYOUTS | ATTNCHECK_CAP_BACKWARD, NULL, vl_run,
-                                  {NULL, NULL, NULL, NULL}, vl_bwd, ATTNCHECK_FEAT_LAYOUTS, 0};
+                                  ATTNCHECK_MEM_HOST, ATTNCHECK_FEAT_LAYOUTS | ATTNCHECK_FEAT_SINKS | ATTNCHECK_CAP_BACKWARD,
+                                  NULL, vl_run, {NULL, NULL, NULL, NULL}, vl_bwd,
+                                  ATTNCHECK_FEAT_LAYOUTS | ATTNCHECK_FEAT_SINKS, 0};
 
 static void varlen_case(ac_case *c, ac_dtype t, uint32_t kind, uint64_t seed)
 {
@@ -169,6 +173,46 @@ START_TEST(varlen_kernels_pass_and_the_mutant_fails)
 }
 END_TEST
 
+/* dσ of a varlen batch is the sum over its sequences, correctly rounded to binary32 (or unresolved),
+ * and judged with the sum of the sequences' terms: the correct backward passes it, one off by 2^-12
+ * of itself fails it. */
+START_TEST(varlen_dsinks_judged)
+{
+  ac_case c;
+  varlen_case(&c, AC_F32, AC_FEAT_VARLEN, 6);
+  static const float sk[4] = {0.5f, -1.25f, 2.0f, 0.0f};
+  c.p.f.used |= AC_FEAT_SINKS;
+  c.sinks = malloc(sizeof sk);
+  memcpy(c.sinks, sk, sizeof sk);
+  ac_grad_opts go;
+  ac_grad_opts_init(&go);
+  ac_grad_result ex;
+  ac_grad_budget bg;
+  ac_err e;
+  ck_assert_msg(ac_grad_run(&c, c.dout, &go, &ex, &e) == 0, "%s", e.msg);
+  ck_assert_int_eq(ex.n_unresolved, 0);
+  ck_assert_int_eq(ex.dsink.nsel, 4);
+  ck_assert_msg(ac_grad_budget_compute(ac_precision_find("fp32"), &c, &bg, &e) == 0, "%s", e.msg);
+  ck_assert_int_eq(bg.nsink, 4);
+  for (int mode = 0; mode < 2; mode++) {
+    ac_grad_run_result r = run_mode(mode ? BAD_DSINK : 0, &c);
+    ck_assert_msg(r.status == AC_RUN_OK && r.dsinks, "%s", r.msg);
+    ac_grad_judgement j;
+    ac_grad_judge(&bg, &ex, &r, &j);
+    ck_assert_int_eq(j.nt, 4);
+    ck_assert_int_eq(j.t[3].checked, 4);
+    if (mode)
+      ck_assert_msg(j.t[3].failed == 1 && j.t[3].worst_x == 1, "dσ err/W %g", j.t[3].worst);
+    else
+      ck_assert_msg(j.failed == 0, "dσ err/W %g", j.t[3].worst);
+    ac_grad_run_result_free(&r);
+  }
+  ac_grad_budget_free(&bg);
+  ac_grad_result_free(&ex);
+  ac_case_free(&c);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("harness_grad_varlen");
@@ -178,6 +222,7 @@ int main(void)
   tcase_add_test(tc, paged_cases_get_no_backward);
   tcase_add_test(tc, budgets_per_sequence);
   tcase_add_test(tc, varlen_kernels_pass_and_the_mutant_fails);
+  tcase_add_test(tc, varlen_dsinks_judged);
   suite_add_tcase(s, tc);
   return ac_test_run(s);
 }

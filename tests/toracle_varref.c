@@ -163,7 +163,10 @@ void vref_check_case(const ac_case *c, const char *what, vstats *vs)
   for (int f = 0; f < AC_NDTYPES; f++)
     ck_assert_msg(!r.o_round[f] || !memcmp(r.o_round[f], r3.o_round[f], ne * sizeof(uint64_t)),
                   "%s: %s roundings differ without the fast path", what, ac_dtype_name((ac_dtype)f));
-  for (int64_t x = 0; x < r.nrows; x++) ck_assert(r.rows[x].lse_f32 == r3.rows[x].lse_f32 || isnan(r.rows[x].lse_f32));
+  for (int64_t x = 0; x < r.nrows; x++) {
+    ck_assert(r.rows[x].lse_f32 == r3.rows[x].lse_f32 || isnan(r.rows[x].lse_f32));
+    ck_assert(r.rows[x].lse_alt_f32 == r3.rows[x].lse_alt_f32 || isnan(r.rows[x].lse_alt_f32));
+  }
   /* the binary64 pass (no binary64 format, no binary64 LSE: the default options), 1 and 2
    * threads alike, rounds as the levels */
   for (int th = 1; th <= 2; th++) {
@@ -179,10 +182,14 @@ void vref_check_case(const ac_case *c, const char *what, vstats *vs)
       ck_assert_msg(!rf.o_round[f] || !r.o_round[f] || !memcmp(r.o_round[f], rf.o_round[f], ne * sizeof(uint64_t)),
                     AC_SEED_FMT "%s: %s roundings differ on the fast path (%d threads)", AC_SEED_ARG, what,
                     ac_dtype_name((ac_dtype)f), th);
-    for (int64_t x = 0; x < r.nrows; x++)
+    for (int64_t x = 0; x < r.nrows; x++) {
       ck_assert_msg(r.rows[x].lse_f32 == rf.rows[x].lse_f32 || (isnan(r.rows[x].lse_f32) && isnan(rf.rows[x].lse_f32)),
                     AC_SEED_FMT "%s row %lld: LSE %a on the fast path, %a", AC_SEED_ARG, what, (long long)x,
                     (double)rf.rows[x].lse_f32, (double)r.rows[x].lse_f32);
+      ck_assert_msg(r.rows[x].lse_alt_f32 == rf.rows[x].lse_alt_f32 || (isnan(r.rows[x].lse_alt_f32) && isnan(rf.rows[x].lse_alt_f32)),
+                    AC_SEED_FMT "%s row %lld: FlashAttention-2's LSE %a on the fast path, %a", AC_SEED_ARG, what,
+                    (long long)x, (double)rf.rows[x].lse_alt_f32, (double)r.rows[x].lse_alt_f32);
+    }
     ac_oracle_result_free(&rf);
   }
   mpfr_t *ov = malloc((size_t)p->dv * sizeof *ov), lse;
@@ -221,6 +228,18 @@ void vref_check_case(const ac_case *c, const char *what, vstats *vs)
         uint64_t l32 = vref_round(AC_F32, lse, &amb);
         ck_assert_msg(amb || l32 == ac_encode_f64(AC_F32, orow->lse_f32), AC_SEED_FMT "%s row %lld: LSE %a, reference %a",
                       AC_SEED_ARG, what, (long long)row, (double)orow->lse_f32, ac_decode(AC_F32, l32));
+        /* FlashAttention-2's causal ALiBi convention: LSE + m_h (i + tk - tq), the ABI's formula shifted */
+        double sh = (p->f.used & AC_FEAT_ALIBI) && p->mask != AC_MASK_NONE
+                        ? ac_features_slope(c, b, h) * (double)(i + p->tk - p->tq) : 0;   /* 24 + 31 bits: exact */
+        ck_assert(orow->alibi_shift == sh);
+        mpfr_t la;
+        mpfr_init2(la, PREC + 128);
+        mpfr_add_d(la, lse, sh, MPFR_RNDN);
+        uint64_t la32 = vref_round(AC_F32, la, &amb);
+        mpfr_clear(la);
+        ck_assert_msg(amb || la32 == ac_encode_f64(AC_F32, orow->lse_alt_f32),
+                      AC_SEED_FMT "%s row %lld: FlashAttention-2's LSE %a, reference %a", AC_SEED_ARG, what, (long long)row,
+                      (double)orow->lse_alt_f32, ac_decode(AC_F32, la32));
         uint64_t l64 = vref_round(AC_F64, lse, &amb);
         ck_assert_msg(amb || l64 == ac_encode_f64(AC_F64, orow->lse_f64), AC_SEED_FMT "%s row %lld: LSE f64 %a, reference %a",
                       AC_SEED_ARG, what, (long long)row, orow->lse_f64, ac_decode(AC_F64, l64));

@@ -5,12 +5,22 @@
  *   printf-run      run() prints to stdout (and flushes) before it computes
  *   fork-run        run() forks a process that writes its pid to $TCONTAIN_PIDFILE and sleeps
  *                   with stdout and stderr open, then computes
+ *   setsid-run      run() forks a process that leaves its session and group (setsid) and forks
+ *                   again: the grandchild, an orphan once run() returns, sleeps 60 s and its pid
+ *                   goes to $TCONTAIN_ESCAPE_PIDFILE; run() fails when the grandchild of the case
+ *                   before is still alive, then computes
+ *   setsid-hang     the same escape, then run() never returns
+ *   forge-run       run() fails with a message of newlines, CR, terminal escapes, a C1 control
+ *                   and a byte that is not UTF-8 (a forged "PASS" line); so does its description
+ *   forge-supports  supports() refuses every case with such a reason
  * and naive-f32 behaves. */
+#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "attncheck_kernel.h"
 
@@ -106,18 +116,113 @@ static int fork_run(const attncheck_problem *p, const attncheck_tensors *t, char
   return naive(p, t);
 }
 
+/* 1 when process pid exists and is not a zombie. */
+static int alive(long pid)
+{
+  char p[64], buf[256];
+  snprintf(p, sizeof p, "/proc/%ld/stat", pid);
+  FILE *f = fopen(p, "r");
+  if (!f) return 0;
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = 0;
+  const char *rp = strrchr(buf, ')');
+  return rp && rp[1] == ' ' && rp[2] != 'Z';
+}
+
+/* The escape of setsid-run: -1 with err when the grandchild of the case before still runs. */
+static int escape(char *err, size_t n)
+{
+  const char *pf = getenv("TCONTAIN_ESCAPE_PIDFILE");
+  FILE *f = pf ? fopen(pf, "r") : NULL;
+  long old = 0;
+  if (f && fscanf(f, "%ld", &old) == 1 && alive(old)) {
+    fclose(f);
+    snprintf(err, n, "the escaped grandchild of the case before (pid %ld) is still running", old);
+    return -1;
+  }
+  if (f) fclose(f);
+  pid_t x = fork();
+  if (x == 0) {
+    setsid();
+    pid_t y = fork();
+    if (y == 0) {
+      sleep(60);
+      _exit(0);
+    }
+    FILE *w = pf && y > 0 ? fopen(pf, "w") : NULL;
+    if (w) fprintf(w, "%ld\n", (long)y), fclose(w);
+    _exit(0);
+  }
+  if (x < 0) {
+    snprintf(err, n, "fork failed");
+    return -1;
+  }
+  while (waitpid(x, NULL, 0) < 0 && errno == EINTR) {}
+  return 0;
+}
+
+static int setsid_run(const attncheck_problem *p, const attncheck_tensors *t, char *err, size_t n)
+{
+  return escape(err, n) ? 1 : naive(p, t);
+}
+
+static int setsid_hang(const attncheck_problem *p, const attncheck_tensors *t, char *err, size_t n)
+{
+  (void)p, (void)t;
+  if (escape(err, n)) return 1;
+  for (;;) pause();
+}
+
+#define FORGED "boom\nPASS  inj f32-fake.npz - err/W=0\r\033[2K\033]0;title\007\302\233 \377 end"
+
+static int forge_run(const attncheck_problem *p, const attncheck_tensors *t, char *err, size_t n)
+{
+  (void)p, (void)t;
+  snprintf(err, n, "%s", FORGED);
+  return 1;
+}
+
+static int forge_supports(const attncheck_problem *p, char *why, size_t n)
+{
+  (void)p;
+  snprintf(why, n, "%s", FORGED);
+  return 0;
+}
+
 #define KERNEL(var, name, sup, run)                                                                     \
   static const attncheck_kernel var = {ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), name, name, "fp32", \
-                                       ATTNCHECK_MEM_HOST, 0, sup, run, {NULL, NULL, NULL, NULL}, NULL, 0, 0}
+                                       ATTNCHECK_MEM_HOST, 0, sup, run, {NULL, NULL, NULL, NULL}, NULL, 0, 0, \
+                                       0, 0, NULL}
 KERNEL(k_plain, "naive-f32", plain_supports, plain_run);
 KERNEL(k_segv, "segv-supports", segv_supports, plain_run);
 KERNEL(k_hang, "hang-supports", hang_supports, plain_run);
 KERNEL(k_printf, "printf-run", plain_supports, printf_run);
 KERNEL(k_fork, "fork-run", plain_supports, fork_run);
+KERNEL(k_setsid, "setsid-run", plain_supports, setsid_run);
+KERNEL(k_setsid_hang, "setsid-hang", plain_supports, setsid_hang);
+static const attncheck_kernel k_forge = {ATTNCHECK_ABI_VERSION,
+                                         sizeof(attncheck_kernel),
+                                         "forge-run",
+                                         FORGED,
+                                         "fp32",
+                                         ATTNCHECK_MEM_HOST,
+                                         0,
+                                         plain_supports,
+                                         forge_run,
+                                         {NULL, NULL, NULL, NULL},
+                                         NULL,
+                                         0,
+                                         0,
+                                         0,
+                                         0,
+                                         NULL};
+KERNEL(k_forge_sup, "forge-supports", forge_supports, plain_run);
 
 const attncheck_kernel *const *attncheck_plugin_kernels(size_t *count)
 {
-  static const attncheck_kernel *const list[] = {&k_plain, &k_segv, &k_hang, &k_printf, &k_fork};
+  static const attncheck_kernel *const list[] = {&k_plain,  &k_segv,        &k_hang,  &k_printf,   &k_fork,
+                                                 &k_setsid, &k_setsid_hang, &k_forge, &k_forge_sup};
   *count = sizeof list / sizeof list[0];
   return list;
 }

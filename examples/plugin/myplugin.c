@@ -82,7 +82,7 @@ static void row(const attncheck_problem *p, const attncheck_tensors *t, int64_t 
     if (visible(p, t, b, h, i, j)) {
       key[n] = j;
       s[n] = score(p, t, b, h, i, j);
-      if (s[n] > m) m = s[n];
+      if (s[n] > m || isnan(s[n])) m = s[n]; /* a NaN score makes the row NaN: keep it, never skip it */
       n++;
     }
   if (m == -INFINITY) {   /* no visible key (or only scores of -inf): o = 0, lse = the sink or -inf */

@@ -143,6 +143,7 @@ static json_object *build_report(ctx_t *c, const ac_case *cs, const ac_eval *ev,
   json_object_object_add(r, "minimized", json_object_new_boolean(0));
   json_object_object_add(r, "minimize_state", json_object_new_string(c->o->minimize ? "pending" : "off"));
   if (c->o->precision) json_object_object_add(r, "precision_override", json_object_new_string(c->o->precision));
+  if (c->o->alibi_lse) json_object_object_add(r, "alibi_lse_override", json_object_new_string(c->o->alibi_lse));
   json_object_object_add(r, "policies", json_object_new_string(c->o->policies));
   json_object_object_add(r, "empty_rows", json_object_new_string(ac_empty_name(c->x.cmp.empty)));
   json_object_object_add(r, "timeout_s", json_object_new_double(c->x.run.timeout_s));
@@ -162,7 +163,25 @@ typedef struct {
   ctx_t *c;
   ac_verdict_kind kind;
   int mech;                       /* ac_eval_mechanism of the finding (-1: learnt on the first call) */
+  json_object *last;              /* the mechanism of the last case that held (the minimized one) */
 } holds_ctx;
+
+/* The mechanism of a finding of kind k on case cs evaluated as ev: the case's shape class, the
+ * worst element's tensor and reason, and its row's position (docs/fuzzing.md "Distinct defects"). */
+static json_object *mechanism(const ac_case *cs, const ac_eval *ev, ac_verdict_kind k)
+{
+  json_object *m = json_object_new_object();
+  char shape[400];
+  ac_mechanism_shape(cs, shape, sizeof shape);
+  const ac_worst_elem *w = ac_report_worst(&ev->rep);
+  int elem = (k == AC_V_FAIL || k == AC_V_SUSPECT || k == AC_V_MASKED_LEAK || k == AC_V_WEAK_CLASS) && w->valid;
+  int64_t i = elem ? ev->worst_i : k == AC_V_METAMORPHIC ? ev->meta.i : -1;
+  json_object_object_add(m, "shape", json_object_new_string(shape));
+  json_object_object_add(m, "tensor", json_object_new_string(elem ? (w->is_lse ? "lse" : "o") : ""));
+  json_object_object_add(m, "why", json_object_new_string(elem ? ac_why_name((int)w->why) : ""));
+  json_object_object_add(m, "row", json_object_new_string(ac_row_position(i, cs->p.tq)));
+  return m;
+}
 
 static int holds(const ac_case *cs, void *arg)
 {
@@ -176,23 +195,31 @@ static int holds(const ac_case *cs, void *arg)
   if (!(ev.kinds & (1u << h->kind))) return 0;
   int mech = ac_eval_mechanism(&ev, h->kind);
   if (h->mech < 0) h->mech = mech;
-  return mech == h->mech;
+  if (mech != h->mech) return 0;
+  if (h->last) json_object_put(h->last);
+  h->last = mechanism(cs, &ev, h->kind);
+  return 1;
 }
 
 int ac_cp_minimize_case(ctx_t *c, const ac_case *cs, ac_verdict_kind kind, const int64_t hint[4], ac_case *mn,
-                        int *evals)
+                        int *evals, json_object **mech)
 {
-  holds_ctx hc = {c, kind, -1};
+  holds_ctx hc = {c, kind, -1, NULL};
   ac_min_opts mo = {.max_evals = 200, .max_seconds = c->o->min_seconds};
   ac_err e;
   int rc = ac_minimize(cs, hint[0], hint[1], hint[2], hint[3], holds, &hc, &mo, mn, &e);
   *evals = mo.evals;
+  if (rc == 0 && mech)
+    *mech = hc.last;
+  else if (hc.last)
+    json_object_put(hc.last);
   return rc;
 }
 
-/* minimized.npz beside finding sig's case, and the minimization's facts in its report.json (r). */
+/* minimized.npz beside finding sig's case, and the minimization's facts in its report.json (r):
+ * mech, the mechanism of the minimized case (NULL: none). */
 static void store_minimized(ctx_t *c, const char *sig, json_object *r, const ac_case *cs, const ac_case *mn, int evals,
-                            double seconds)
+                            double seconds, json_object *mech)
 {
   char p[4400];
   ac_err e;
@@ -206,6 +233,7 @@ static void store_minimized(ctx_t *c, const char *sig, json_object *r, const ac_
   json_object_object_add(r, "minimized_elements", json_object_new_int64(ac_case_elems(mn)));
   json_object_object_add(r, "minimize_evals", json_object_new_int(evals));
   json_object_object_add(r, "minimize_s", json_object_new_double(seconds));
+  if (mech) json_object_object_add(r, "mechanism", json_object_get(mech));
   const char *txt = json_str(r);
   snprintf(p, sizeof p, "%s/findings/%s/report.json", c->o->out_dir, sig);
   ac_write_file_atomic(p, txt, strlen(txt), &e);
@@ -245,9 +273,11 @@ void ac_cp_minimize_finding(ctx_t *c, const char *sig)
   }
   const int64_t hint[4] = {hb, hh, hi, hd};
   int evals = 0;
+  json_object *mech = NULL;
   double t = ac_now();
-  if (ac_cp_minimize_case(c, &cs, kind, hint, &mn, &evals) == 0) {
-    store_minimized(c, sig, r, &cs, &mn, evals, ac_now() - t);
+  if (ac_cp_minimize_case(c, &cs, kind, hint, &mn, &evals, &mech) == 0) {
+    store_minimized(c, sig, r, &cs, &mn, evals, ac_now() - t, mech);
+    if (mech) json_object_put(mech);
     ac_case_free(&mn);
   }
   ac_case_free(&cs);
@@ -263,6 +293,18 @@ static int with_dout(const ac_case *cs, ac_verdict_kind k, ac_case *out)
   if (ac_dout_generate(out, ac_eval_grad_pattern(cs), ac_case_hash(cs), &e) == 0) return 1;
   ac_case_free(out);
   return 0;
+}
+
+/* For tests: ATTNCHECK_TEST_STORE_FAIL_AT=N makes storing a finding of case number N or later fail
+ * as on a full disk (tests/tfuzz_store_fail.sh; a disk that fills up is tfuzz_fulldisk.sh). */
+static int injected_store_failure(int64_t gk, ac_err *e)
+{
+  const char *s = getenv("ATTNCHECK_TEST_STORE_FAIL_AT");
+  char *end;
+  long long n = s && *s ? strtoll(s, &end, 10) : -1;
+  if (n < 0 || *end || gk < n) return 0;
+  ac_err_set(e, "ATTNCHECK_TEST_STORE_FAIL_AT=%lld: No space left on device", n);
+  return 1;
 }
 
 const char *ac_cp_signature(ctx_t *c, const ac_case *lc, const ac_eval *ev, int k, const char *family, char *sig,
@@ -301,9 +343,9 @@ static int record(ctx_t *c, const ac_case *cs, const ac_case *lc, const ac_eval 
     ac_err e;
     ac_case wd;
     const ac_case *stored = with_dout(cs, (ac_verdict_kind)k, &wd) ? &wd : cs;
-    int st_rc = ac_finding_store(c->o->out_dir, sig, stored, json_str(r), &e);
+    int st_rc = injected_store_failure(gk, &e) ? -1 : ac_finding_store(c->o->out_dir, sig, stored, json_str(r), &e);
     if (stored == &wd) ac_case_free(&wd);
-    if (st_rc > 0 && rl->have_mn) store_minimized(c, sig, r, cs, &rl->mn, rl->evals, rl->min_s);
+    if (st_rc > 0 && rl->have_mn) store_minimized(c, sig, r, cs, &rl->mn, rl->evals, rl->min_s, rl->mech);
     json_object_put(r);
     if (st_rc < 0) {
       ac_cp_log_error(c, "store finding", sig, gk, e.msg);

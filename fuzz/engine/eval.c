@@ -73,8 +73,11 @@ static void keep_row(const ac_case *c, const ac_oracle_result *r, const void *o,
     row->W[x] = NAN;
     if (cmp->budget == AC_BUDGET_CLASS && isfinite(el->o)) {
       ac_bound bd;
-      ac_budget_elem(cmp->prec ? cmp->prec : ac_precision_default(p->dtype), p, p->dtype, &r->rows[ri], el, r->mu, r->nmu,
-                     &bd);
+      ac_oracle_row rc;
+      ac_oracle_elem ec;
+      ac_budget_elem(cmp->prec ? cmp->prec : ac_precision_default(p->dtype), p, p->dtype,
+                     ac_compare_conv_row(cmp, &r->rows[ri], &rc), ac_compare_conv_elem(cmp, &r->rows[ri], el, &ec), r->mu,
+                     r->nmu, &bd);
       row->W[x] = bd.W;
     }
   }
@@ -160,6 +163,7 @@ int ac_eval_case_pre(const ac_eval_ctx *x, const ac_case *c, const ac_oracle_res
   ac_compare_opts cmp = x->cmp;
   cmp.rows = x->rows_all ? NULL : ac_fuzz_oracle_rows(c);
   if (ac_judge_resolve_opts(x->kernel, x->precision, x->run.timeout_s, c->p.dtype, &cmp, e)) return -1;
+  cmp.alibi_lse = ac_kernel_alibi_lse(x->kernel, x->run.alibi_lse);
   ac_report_init(&ev->rep, &cmp);
   char why[256];
   if (!ac_kernel_supports(x->kernel, &c->p, why, sizeof why)) {
@@ -247,9 +251,9 @@ void ac_eval_print(FILE *f, const char *label, const ac_case *c, const ac_eval *
   if (!kinds[0]) snprintf(kinds, sizeof kinds, "PASS");
   char size[160];
   ac_case_size_str(c, size, sizeof size);
-  char rows[200], mm[200];
-  fprintf(f, "%s: %s  [%s]  err/W=%.3g err/E=%.3g rows=%s", label, kinds, size, ev->max_err_w, ev->max_err_e,
-          ac_report_rows(&ev->rep, rows, sizeof rows));
+  char rows[200], mm[200], lb[4400];
+  fprintf(f, "%s: %s  [%s]  err/W=%.3g err/E=%.3g rows=%s", ac_str_escape(label, lb, sizeof lb), kinds, size,
+          ev->max_err_w, ev->max_err_e, ac_report_rows(&ev->rep, rows, sizeof rows));
   if (ac_report_mismatch(&ev->rep, mm, sizeof mm)) fprintf(f, " mismatch=\"%s\"", mm);
   const ac_worst_elem *w = ac_report_worst(&ev->rep);
   if (w->valid) {

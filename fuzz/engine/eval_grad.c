@@ -113,6 +113,8 @@ static void grad_summary(const ac_grad_run_result *run, const ac_grad_judgement 
     at += (size_t)snprintf(out + at, n - at, "%s%s err/W=%.3g bad=%lld/%lld", t ? " " : "", ac_grad_tensor_name(t),
                            tj->worst, (long long)tj->failed, (long long)tj->checked);
     if (tj->unwritten && at < n) at += (size_t)snprintf(out + at, n - at, " unwritten=%lld", (long long)tj->unwritten);
+    if (tj->unresolved && at < n)
+      at += (size_t)snprintf(out + at, n - at, " unresolved=%lld", (long long)tj->unresolved);
   }
 }
 
@@ -163,6 +165,9 @@ void ac_eval_grad(const ac_eval_ctx *x, const ac_case *c, const ac_precision *cl
       grad_summary(&run, &j, sum, sizeof sum);
       ac_report_add(&ev->rep, AC_V_GRAD_FAIL, "backward (dO %s): %s", pat, sum);
     }
+    if (j.unresolved) /* as the forward's: an oracle error, never the kernel's, and never judged */
+      ac_report_add(&ev->rep, AC_V_ERROR, "backward (dO %s): %lld oracle values unresolved", pat,
+                    (long long)j.unresolved);
     if (ac_meta_selected(c, x->metamorphic)) grad_meta(x, &g, gcls, &run, pat, ev);
   }
   ac_grad_run_result_free(&run);

@@ -37,74 +37,6 @@ static void fsync_dir(const char *dir)
   }
 }
 
-static void self_exe(char *buf, size_t n)
-{
-  ssize_t r = readlink("/proc/self/exe", buf, n - 1);
-  if (r <= 0) snprintf(buf, n, "attncheck");
-  else buf[r] = 0;
-}
-
-/* A variable name of the "env" record: [A-Za-z_][A-Za-z0-9_]*, shorter than 64. */
-static int env_name_ok(const char *s)
-{
-  int ok = (s[0] == '_' || (s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= 'a' && s[0] <= 'z')) && strlen(s) < 64;
-  for (const char *c = s; ok && *c; c++)
-    ok = *c == '_' || (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9');
-  return ok;
-}
-
-/* The environment lines of repro.sh from report.json's "env" ({NAME: value or null}): export
- * NAME='value' (quoted for the shell) or unset NAME; names that are not variable names are left
- * out. Appended to buf (n bytes); -1 when they do not fit. */
-static int env_lines(json_object *r, char *buf, size_t n)
-{
-  json_object *env;
-  size_t len = strlen(buf);
-  if (!r || !json_object_object_get_ex(r, "env", &env) || !json_object_is_type(env, json_type_object)) return 0;
-  json_object_object_foreach(env, key, val)
-  {
-    char q[8300];
-    if (!env_name_ok(key)) continue;
-    int w;
-    if (json_object_is_type(val, json_type_string)) {
-      if (!ac_shquote(json_object_get_string(val), q, sizeof q)) return -1;
-      w = snprintf(buf + len, n - len, "export %s=%s\n", key, q);
-    } else {
-      w = snprintf(buf + len, n - len, "unset %s\n", key);
-    }
-    if (w < 0 || (size_t)w >= n - len) return -1;
-    len += (size_t)w;
-  }
-  return 0;
-}
-
-int ac_finding_repro_text(const char *sig, const char *report_json, char *sh, size_t n, ac_err *e)
-{
-  char exe[2048], qexe[8300], spec[2048] = "", qspec[8300], envs[16384] = "";
-  self_exe(exe, sizeof exe);
-  json_object *r = json_tokener_parse(report_json), *v;
-  if (r && json_object_object_get_ex(r, "kernel_spec", &v))
-    snprintf(spec, sizeof spec, "%s", json_object_get_string(v));
-  int env_rc = env_lines(r, envs, sizeof envs);
-  if (r) json_object_put(r);
-  if (env_rc || !ac_shquote(exe, qexe, sizeof qexe) || !ac_shquote(spec, qspec, sizeof qspec))
-    return ac_err_set(e, "%s: kernel spec, environment or program path too long for repro.sh", sig);
-  int w = snprintf(sh, n,
-                   "#!/bin/sh\n"
-                   "# Reproduces finding %s: runs the kernel on the stored case (the minimized one when\n"
-                   "# present) and judges it. ATTNCHECK overrides the binary; extra arguments go to replay\n"
-                   "# (a --kernel among them replaces the one below).%s\n"
-                   "%s"
-                   "d=$(dirname \"$0\")\n"
-                   "exe=%s\n"
-                   "exec \"${ATTNCHECK:-$exe}\" replay \"$d\" --kernel %s \"$@\"\n",
-                   sig,
-                   envs[0] ? "\n# The environment the kernel ran in (the variables its worker declares it reads):" : "",
-                   envs, qexe, qspec);
-  if (w < 0 || (size_t)w >= n) return ac_err_set(e, "%s: repro.sh too long", sig);
-  return 0;
-}
-
 int ac_finding_store(const char *dir, const char *sig, const ac_case *c, const char *report_json, ac_err *e)
 {
   char fdir[4096], final[4096], tmp[4096];
@@ -122,11 +54,12 @@ int ac_finding_store(const char *dir, const char *sig, const ac_case *c, const c
   if (ac_case_write(c, p, e)) goto fail;
   snprintf(p, sizeof p, "%s/report.json", tmp);
   if (ac_write_file_atomic(p, report_json, strlen(report_json), e)) goto fail;
-  char sh[40000];
-  if (ac_finding_repro_text(sig, report_json, sh, sizeof sh, e)) goto fail;
-  snprintf(p, sizeof p, "%s/repro.sh", tmp);
-  if (ac_write_file_atomic(p, sh, strlen(sh), e)) goto fail;
-  chmod(p, 0755);
+  {
+    json_object *r = json_tokener_parse(report_json);
+    int repro_rc = ac_finding_write_repro(tmp, sig, r, e);
+    if (r) json_object_put(r);
+    if (repro_rc) goto fail;
+  }
   fsync_dir(tmp);
   if (rename(tmp, final) != 0) {
     int err = errno;
@@ -141,51 +74,86 @@ fail:
   return -1;
 }
 
-int ac_finding_kernel(const char *fdir, const char *override, int trust, char *spec, size_t n, ac_err *e)
+int ac_finding_kernel_of(json_object *r, const char *label, const char *override, int trust, char *spec, size_t n,
+                         ac_err *e)
 {
   if (override) {
     snprintf(spec, n, "%s", override);
     return 0;
   }
-  char p[4096], rec[2048] = "", q[8300];
-  snprintf(p, sizeof p, "%s/report.json", fdir);
-  json_object *r = json_object_from_file(p), *v;
-  if (!r) return ac_err_set(e, "%s: cannot read (is this a findings/<signature> directory?)", p);
-  if (json_object_object_get_ex(r, "kernel_spec", &v)) snprintf(rec, sizeof rec, "%s", json_object_get_string(v));
-  json_object_put(r);
-  if (!rec[0]) return ac_err_set(e, "%s: no kernel recorded; give --kernel K", p);
+  char rec[2048] = "", q[8300], *qe;
+  json_object *v;
+  if (json_object_object_get_ex(r, "kernel_spec", &v) && json_object_is_type(v, json_type_string))
+    snprintf(rec, sizeof rec, "%s", json_object_get_string(v));
+  if (!rec[0]) return ac_err_set(e, "%s: no kernel recorded; give --kernel K", label);
   if (!ac_shquote(rec, q, sizeof q)) snprintf(q, sizeof q, "(too long)");
-  int is_exec = !strncmp(rec, "exec:", 5) || !strncmp(rec, "exec-persistent:", 16);
+  qe = ac_str_escape_dup(q); /* quoted for the shell, and one line whatever it holds */
+  int is_exec = !strncmp(rec, "exec:", 5) || !strncmp(rec, "exec-persistent:", 16), rc = 0;
   if (is_exec && !trust)
-    return ac_err_set(e, "%s records the command kernel %s: it is not run unless --trust-recorded-kernel is given (or give --kernel K)",
-                      p, q);
-  if (!is_exec && !ac_builtin_find(rec, NULL))
-    return ac_err_set(e, "%s records the plugin %s: it is not loaded unless given again (--kernel %s)", p, q, q);
-  snprintf(spec, n, "%s", rec);
-  return 0;
+    rc = ac_err_set(
+        e,
+        "%s records the command kernel %s: it is not run unless --trust-recorded-kernel is given (or give --kernel K)",
+        label, qe);
+  else if (!is_exec && !ac_builtin_find(rec, NULL))
+    rc = ac_err_set(e, "%s records the plugin %s: it is not loaded unless given again (--kernel %s)", label, qe, qe);
+  else
+    snprintf(spec, n, "%s", rec);
+  free(qe);
+  return rc;
+}
+
+/* fdir/report.json read as data and parsed: a JSON object, or NULL with e. */
+static json_object *read_report(const char *fdir, ac_err *e)
+{
+  char *txt = ac_data_read(fdir, "report.json", AC_FINDING_JSON_MAX, NULL, e);
+  if (!txt) {
+    char m[sizeof e->msg];
+    snprintf(m, sizeof m, "%s", e->msg);
+    ac_err_set(e, "%s (is this a findings/<signature> directory?)", m);
+    return NULL;
+  }
+  json_object *js = json_tokener_parse(txt);
+  free(txt);
+  if (!js || !json_object_is_type(js, json_type_object)) {
+    json_object_put(js);
+    ac_err_set(e, "%s/report.json: not a JSON object", fdir);
+    return NULL;
+  }
+  return js;
+}
+
+int ac_finding_kernel(const char *fdir, const char *override, int trust, char *spec, size_t n, ac_err *e)
+{
+  if (override) return ac_finding_kernel_of(NULL, fdir, override, trust, spec, n, e);
+  json_object *r = read_report(fdir, e);
+  if (!r) return -1;
+  char label[4200];
+  snprintf(label, sizeof label, "%s/report.json", fdir);
+  int rc = ac_finding_kernel_of(r, label, NULL, trust, spec, n, e);
+  json_object_put(r);
+  return rc;
 }
 
 int ac_replay_finding(const char *fdir, const char *kernel_override, int trust, const char *precision, FILE *out,
                       uint32_t *kinds_out, ac_err *e)
 {
   char p[4096];
-  snprintf(p, sizeof p, "%s/report.json", fdir);
-  char *txt = ac_read_text(p);
-  if (!txt) return ac_err_set(e, "%s: cannot read (is this a findings/<signature> directory?)", p);
-  json_object *js = json_tokener_parse(txt);
-  free(txt);
-  if (!js) return ac_err_set(e, "%s: not valid JSON", p);
+  json_object *js = read_report(fdir, e);
+  if (!js) return -1;
   json_object *v;
-  char spec[2048] = "", kind[64] = "", prec[512] = "", pol[1024] = "", empty[32] = "";
+  char spec[2048] = "", kind[64] = "", prec[512] = "", pol[1024] = "", empty[32] = "", alibi[16] = "";
   if (json_object_object_get_ex(js, "kind", &v)) snprintf(kind, sizeof kind, "%s", json_object_get_string(v));
   if (json_object_object_get_ex(js, "precision_override", &v)) snprintf(prec, sizeof prec, "%s", json_object_get_string(v));
   if (json_object_object_get_ex(js, "policies", &v)) snprintf(pol, sizeof pol, "%s", json_object_get_string(v));
   if (json_object_object_get_ex(js, "empty_rows", &v)) snprintf(empty, sizeof empty, "%s", json_object_get_string(v));
+  if (json_object_object_get_ex(js, "alibi_lse_override", &v)) snprintf(alibi, sizeof alibi, "%s", json_object_get_string(v));
   double timeout = 0;
   if (json_object_object_get_ex(js, "timeout_s", &v)) timeout = json_object_get_double(v);
-  json_object_put(js);
   if (precision) snprintf(prec, sizeof prec, "%s", precision);
-  if (ac_finding_kernel(fdir, kernel_override, trust, spec, sizeof spec, e)) return -1;
+  snprintf(p, sizeof p, "%s/report.json", fdir);
+  int krc = ac_finding_kernel_of(js, p, kernel_override, trust, spec, sizeof spec, e);
+  json_object_put(js);
+  if (krc) return -1;
   ac_kernel **list = NULL;
   int nk = 0;
   if (ac_kernel_resolve(spec, &list, &nk, e)) return -1;
@@ -198,6 +166,7 @@ int ac_replay_finding(const char *fdir, const char *kernel_override, int trust, 
   x.precision = prec[0] ? prec : NULL;
   if (timeout > 0) x.run.timeout_s = timeout;
   if (empty[0]) ac_empty_parse(empty, &x.cmp.empty);
+  if (alibi[0]) ac_alibi_lse_parse(alibi, &x.run.alibi_lse);   /* the campaign's --alibi-lse */
   if (pol[0]) {
     char *dup = ac_xstrdup(pol), *save = NULL;
     for (char *t = strtok_r(dup, ";", &save); t; t = strtok_r(NULL, ";", &save)) ac_policies_set(&x.pol, t, NULL);
@@ -213,9 +182,16 @@ int ac_replay_finding(const char *fdir, const char *kernel_override, int trust, 
   const char *names[2] = {"minimized.npz", "case.npz"};
   for (int k = 0; k < 2; k++) {
     snprintf(p, sizeof p, "%s/%s", fdir, names[k]);
-    if (access(p, R_OK) != 0) continue;
+    struct stat st;
+    if (lstat(p, &st) != 0 && errno == ENOENT) continue;
+    ac_err de;
+    int fd = ac_data_open(fdir, names[k], ac_mem_cap(), &de); /* data: no link followed, no FIFO */
+    if (fd < 0) {
+      fprintf(stderr, "attncheck: skipped %s\n", de.msg);
+      continue;
+    }
     ac_case c;
-    if (ac_case_read(&c, p, e)) {
+    if (ac_case_read_fd(&c, fd, p, e)) {
       ac_kernel_list_free(list, nk);
       return -1;
     }
@@ -227,8 +203,11 @@ int ac_replay_finding(const char *fdir, const char *kernel_override, int trust, 
     if (ev.any_fail) rc = 1;
     ac_case_free(&c);
   }
-  if (have_want)
-    fprintf(out, "%s: %s %s\n", fdir, ac_verdict_name(want), (all & (1u << want)) ? "reproduced" : "NOT reproduced");
+  if (have_want) {
+    char *q = ac_str_escape_dup(fdir);
+    fprintf(out, "%s: %s %s\n", q, ac_verdict_name(want), (all & (1u << want)) ? "reproduced" : "NOT reproduced");
+    free(q);
+  }
   if (kinds_out) *kinds_out = all;
   ac_kernel_list_free(list, nk);
   return rc;

@@ -379,7 +379,7 @@ int ac_meta_grad_check(const ac_kernel *k, const ac_run_opts *ro, const ac_case 
   gctx x = {k, ro, cls, NULL, NULL};
   void *o = NULL;
   float *lse = NULL;
-  if (ac_grad_forward_inputs(c, &o, &lse, e)) {
+  if (ac_grad_forward_inputs_as(c, ac_kernel_alibi_lse(k, ro ? ro->alibi_lse : AC_ALIBI_LSE_DECLARED), &o, &lse, e)) {
     free(perm);
     return -1;
   }

@@ -16,24 +16,15 @@
 #include <time.h>
 #include <unistd.h>
 #include "campaign.h"
+#include "child.h"
 #include "exec.h"
 
 /* ---- the supervisor ------------------------------------------------------------------------ */
 
-static volatile sig_atomic_t interrupted = 0;
+static volatile sig_atomic_t interrupted = 0; /* the signal that stops the campaign */
 static void on_int(int s)
 {
-  (void)s;
-  interrupted = 1;
-}
-
-/* Kernel time of first runs of a JIT key against later ones: the compilation a JIT kernel spends
- * is the first runs' time less what as many later runs take. */
-static double compile_estimate(const shm_t *sh)
-{
-  if (!sh->first_runs || !sh->later_runs) return 0;
-  double c = sh->first_run_s - (double)sh->first_runs * (sh->later_run_s / (double)sh->later_runs);
-  return c > 0 ? c : 0;
+  interrupted = s;
 }
 
 static void jit_stats(FILE *f, const ctx_t *c)
@@ -42,7 +33,7 @@ static void jit_stats(FILE *f, const ctx_t *c)
   fprintf(
       f, "shape_buckets=%d\nfirst_runs=%lld\nfirst_run_s=%.3f\nlater_runs=%lld\nlater_run_s=%.3f\ncompile_s_est=%.3f\n",
       c->o->lim.nbuckets, (long long)sh->first_runs, sh->first_run_s, (long long)sh->later_runs, sh->later_run_s,
-      compile_estimate(sh));
+      ac_cp_compile_estimate(sh));
 }
 
 static void write_stats(ctx_t *c, const char *state)
@@ -56,16 +47,21 @@ static void write_stats(ctx_t *c, const char *state)
   if (!f) return;
   ac_cp_lock(sh);
   double el = ac_now() - c->t0;
-  fprintf(f, "state=%s\nkernel=%s\nseed=%llu\nshard=%d/%d\n", state, c->o->kernel_spec, (unsigned long long)c->o->seed,
-          c->o->shard_i, c->o->shard_n);
+  char *ks = ac_str_escape_dup(c->o->kernel_spec); /* one key=value line whatever the command holds */
+  fprintf(f, "state=%s\nkernel=%s\nseed=%llu\nshard=%d/%d\n", state, ks, (unsigned long long)c->o->seed, c->o->shard_i,
+          c->o->shard_n);
+  free(ks);
   fprintf(f, "cases=%lld\ncases_this_run=%lld\ncases_per_s=%.1f\n", (long long)(sh->prev_cases + sh->done),
           (long long)sh->done, el > 0 ? (double)sh->done / el : 0.0);
   fprintf(f, "findings=%lld\nfindings_fail=%lld\nrepeat_hits=%lld\n", (long long)sh->findings,
           (long long)sh->findings_fail, (long long)sh->repeats);
   fprintf(f, "last_finding=%s\nlast_finding_at_s=%.1f\n", sh->last_finding[0] ? sh->last_finding : "none",
           sh->last_finding[0] ? sh->last_finding_at : 0.0);
-  fprintf(f, "skipped=%lld\nerrors=%lld\nbest_err_over_E=%.4g\nnext_case=%lld\nelapsed_s=%.1f\njobs=%d\n",
-          (long long)sh->skipped, (long long)sh->errors, sh->best_score, (long long)sh->next, el, c->o->jobs);
+  fprintf(f, "judged=%lld\nskipped=%lld\njudged_this_run=%lld\nskipped_this_run=%lld\nredrawn_this_run=%lld\n",
+          (long long)(sh->prev_judged + sh->judged + sh->prev_unmarked), (long long)(sh->prev_skipped + sh->skipped),
+          (long long)sh->judged, (long long)sh->skipped, (long long)sh->redrawn);
+  fprintf(f, "errors=%lld\nbest_err_over_E=%.4g\nnext_case=%lld\nelapsed_s=%.1f\njobs=%d\n", (long long)sh->errors,
+          sh->best_score, (long long)sh->next, el, c->o->jobs);
   fprintf(f, "skipped_by_run=%lld\ndraws_discarded=%lld\n", (long long)sh->skipped_by_run, (long long)sh->discarded);
   jit_stats(f, c);
   fprintf(f, "metamorphic_checks_this_run=%lld\nmetamorphic_worst_diff_over_tol=%.4g\n", (long long)sh->meta_checks,
@@ -233,6 +229,9 @@ static int open_campaign_dir(ctx_t *c)
   sh->nholes = js.nholes;
   sh->next = sh->reserved = js.next;
   sh->prev_cases = js.cases;
+  sh->prev_judged = js.judged;
+  sh->prev_skipped = js.skipped;
+  sh->prev_unmarked = js.unmarked;
   sh->findings = js.findings;
   sh->findings_fail = js.findings_fail;
   for (int i = 0; i < c->nfam; i++) {
@@ -244,6 +243,9 @@ static int open_campaign_dir(ctx_t *c)
   if (prev > 0) log_event1(c, "lock-taken-over", "from_pid", prev, NULL, 0);
   if (cleaned) log_event1(c, "cleaned", "temporaries", cleaned, NULL, 0);
   if (js.nholes || js.added) log_event1(c, "journal", "cases_to_redo", js.nholes, "findings_recorded", js.added);
+  /* how the unfinished numbers were drawn: the workers draw them again exactly */
+  if (js.nholes && ac_journal_draws(o->out_dir, js.holes, js.nholes, &c->draws, &c->ndraws, &e))
+    ac_cp_log_error(c, "journal", NULL, -1, e.msg);
   ac_journal_state_free(&js);
   return 0;
 }
@@ -251,7 +253,7 @@ static int open_campaign_dir(ctx_t *c)
 static pid_t spawn_worker(ctx_t *c, int w)
 {
   fflush(NULL);
-  pid_t pid = fork();
+  pid_t pid = ac_child_fork(); /* registered: the supervisor reaps what a dead worker leaves, never a worker */
   if (pid == 0) ac_cp_worker_main(c, w);
   return pid;
 }
@@ -276,7 +278,7 @@ static int worker_lost(ctx_t *c, int w, int st, int *in_a_row, int64_t *done_bef
   ac_cp_jint(ev, "case", k);
   ac_cp_emit(c, ev);
   if (k >= 0) {
-    if (ac_journal_append(c->journal_fd, 0, "c %lld %s\n", (long long)k, fam)) {
+    if (ac_journal_append(c->journal_fd, 0, "c %lld %s x\n", (long long)k, fam)) {
       ac_cp_journal_failed(c, errno);
       return 0;
     }
@@ -315,6 +317,9 @@ static void resum_journal(ctx_t *c)
   close(fd);
   shm_t *sh = c->sh;
   sh->prev_cases = js.cases - sh->done;
+  sh->prev_judged = js.judged - sh->judged;
+  sh->prev_skipped = js.skipped - sh->skipped;
+  sh->prev_unmarked = js.unmarked;
   sh->findings = js.findings;
   sh->findings_fail = js.findings_fail;
   for (int i = 0; i < c->nfam; i++) {
@@ -361,9 +366,14 @@ static void supervise(ctx_t *c, int live)
       int st;
       pid_t r = waitpid(pids[w], &st, WNOHANG);
       if (r != pids[w]) continue;
+      ac_child_forget(pids[w]);
+      ac_child_reap_strays(); /* what its cases left when it died */
       pids[w] = 0;
       alive--;
       if (WIFEXITED(st) && WEXITSTATUS(st) == 0) continue;
+      /* killed (also by the SIGTERM after a stop): it may have stored a finding it did not journal
+       * or count; the end takes the journal's sums, reconciled with the finding directories */
+      if (WIFSIGNALED(st)) sh->worker_died = 1;
       if (WIFEXITED(st) && WEXITSTATUS(st) == 3) sh->any_error = 1;
       if (sh->stop || (WIFEXITED(st) && WEXITSTATUS(st) == 3)) continue;
       /* a worker died (a bug in the tool, or out of memory): restart it */
@@ -522,38 +532,14 @@ int ac_campaign_run(ac_campaign_opts *o)
   ac_corpus_prune(c.corpus, 64);
   if (ac_report_html(o->out_dir, &e) && !sh->stop_reason[0]) fprintf(stderr, "attncheck fuzz: %s\n", e.msg);
   log_end(&c, sh);
-  if (!o->quiet) {
-    double el = ac_now() - c.t0;
-    printf("campaign %s: kernel %s, %lld cases in %.1f s (%.1f cases/s), %lld findings\n", o->out_dir, o->kernel_spec,
-           (long long)sh->done, el, el > 0 ? (double)sh->done / el : 0.0, (long long)sh->findings);
-    if (sh->first_runs && sh->later_runs)
-      printf("kernel time: %lld first runs of a shape %.1f s (a JIT kernel's compilation included), %lld later runs "
-             "%.1f s (%.3g ms each): compilation ~%.1f s%s\n",
-             (long long)sh->first_runs, sh->first_run_s, (long long)sh->later_runs, sh->later_run_s,
-             1e3 * sh->later_run_s / (double)sh->later_runs, compile_estimate(sh),
-             o->lim.nbuckets ? "" : " (fuzz --shape-buckets N bounds the shapes)");
-    if (sh->discarded)
-      printf("%lld draws discarded: the kernel does not take them (undeclared shapes or features, its supports()); "
-             "drawn again\n",
-             (long long)sh->discarded);
-    ac_findings_summary(o->out_dir, stdout, 20);
-    if (sh->errors)
-      printf("%lld cases the tool could not decide (unresolved oracle elements or internal errors): see %s/log.jsonl "
-             "and %s/errors/\n", (long long)sh->errors, o->out_dir, o->out_dir);
-  }
-  fflush(stdout);
-  if (sh->stop_reason[0]) fprintf(stderr, "attncheck fuzz: %s\n", sh->stop_reason);
-  int fail = findings_exit(&c);
-  int storage = sh->storage_error, err = sh->any_error || storage;
+  rc = ac_cp_finish(&c, interrupted, findings_exit(&c));
   if (c.log_fd >= 0) close(c.log_fd);
   if (c.journal_fd >= 0) close(c.journal_fd);
   ac_campaign_unlock(c.lock_fd);
   pthread_mutex_destroy(&sh->mu);
   munmap(c.holes, sizeof(int64_t) * (size_t)(sh->nholes ? sh->nholes : 1));
   munmap(sh, sizeof *sh);
-  /* a finding or record that could not be stored outranks the verdicts: exit 3 */
-  if (storage) return AC_EXIT_INTERNAL;
-  if (fail) return AC_EXIT_FAIL;
-  return err ? AC_EXIT_INTERNAL : AC_EXIT_OK;
+  free(c.draws);
+  return rc;
 }
 

@@ -3,8 +3,10 @@
 #include "config.h"
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "plot.h"
+#include "util.h"
 
 static const char *palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
                                 "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"};
@@ -13,12 +15,35 @@ const char *ac_plot_color(int i) { return palette[(i < 0 ? -i : i) % 10]; }
 
 void ac_html_esc(FILE *f, const char *s)
 {
-  for (; *s; s++) {
-    if (*s == '<') fputs("&lt;", f);
-    else if (*s == '>') fputs("&gt;", f);
-    else if (*s == '&') fputs("&amp;", f);
-    else if (*s == '"') fputs("&quot;", f);
-    else fputc(*s, f);
+  char *t = ac_str_escape_dup(s); /* control characters as every output shows them, then the markup */
+  for (const char *c = t; *c; c++) {
+    if (*c == '<')
+      fputs("&lt;", f);
+    else if (*c == '>')
+      fputs("&gt;", f);
+    else if (*c == '&')
+      fputs("&amp;", f);
+    else if (*c == '"')
+      fputs("&quot;", f);
+    else if (*c == '\'')
+      fputs("&#39;", f);
+    else
+      fputc(*c, f);
+  }
+  free(t);
+}
+
+void ac_html_esc_lines(FILE *f, const char *s)
+{
+  while (*s) {
+    size_t n = strcspn(s, "\n");
+    char *line = ac_xmalloc(n + 1);
+    memcpy(line, s, n);
+    line[n] = 0;
+    ac_html_esc(f, line);
+    free(line);
+    s += n;
+    if (*s) fputc(*s++, f);
   }
 }
 

@@ -45,8 +45,10 @@ void ac_plot_legend(ac_plot *pl, const char *const *names, const char *const *co
 void ac_plot_text(ac_plot *pl, double x, double y, const char *anchor, const char *text);
 void ac_plot_end(ac_plot *pl);
 
-/* Writes s with <, >, &, " escaped. */
+/* Writes s escaped as every output escapes text (ac_str_escape), then with <, >, &, ", ' as entities. */
 void ac_html_esc(FILE *f, const char *s);
+/* The same for text of several lines: each line escaped, the newlines kept. */
+void ac_html_esc_lines(FILE *f, const char *s);
 /* A colour of a fixed palette for series i. */
 const char *ac_plot_color(int i);
 

@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "fuzz.h"
+#include "groups.h"
 #include "report_data.h"
 
 double ac_rd_num(json_object *v)
@@ -44,11 +46,31 @@ int ac_rdata_family(ac_rdata *d, const char *name)
   return d->nfam++;
 }
 
+/* dir/name as data (no link followed, no FIFO, at most max bytes): an open file, or NULL when
+ * there is none or, with one line on stderr, when it is refused. */
+static FILE *open_data(const char *dir, const char *name, uint64_t max)
+{
+  char p[4200];
+  snprintf(p, sizeof p, "%s/%s", dir, name);
+  struct stat st;
+  if (lstat(p, &st) != 0) return NULL;
+  ac_err e;
+  int fd = ac_data_open(dir, name, max, &e);
+  FILE *f = fd < 0 ? NULL : fdopen(fd, "r");
+  if (fd < 0)
+    fprintf(stderr, "attncheck report: skipped %s\n", e.msg);
+  else if (!f)
+    close(fd);
+  return f;
+}
+
 static void read_stats(const char *dir, ac_rdata *d)
 {
-  char p[4096];
-  snprintf(p, sizeof p, "%s/stats", dir);
-  d->stats = ac_read_text(p);
+  FILE *sf = open_data(dir, "stats", AC_RD_STATS_MAX);
+  if (!sf) return;
+  ac_err e;
+  d->stats = ac_data_read_fd(fileno(sf), AC_RD_STATS_MAX, NULL, "stats", &e);
+  fclose(sf);
   if (!d->stats) return;
   for (char *s = d->stats; *s;) {
     char *nl = strchr(s, '\n');
@@ -81,9 +103,7 @@ static void add_point(ac_rdata *d, int *cap, double t, int64_t cs, const char *f
 /* Case and finding events of log.jsonl. */
 static void read_log(const char *dir, ac_rdata *d, int *pcap)
 {
-  char p[4096];
-  snprintf(p, sizeof p, "%s/log.jsonl", dir);
-  FILE *f = fopen(p, "r");
+  FILE *f = open_data(dir, "log.jsonl", UINT64_MAX);
   if (!f) return;
   char line[8192];
   int ecap = 0;
@@ -129,44 +149,55 @@ static int cmp_event(const void *a, const void *b)
   return (x->t > y->t) - (x->t < y->t);
 }
 
+typedef struct {
+  ac_rdata *d;
+  int cap;
+} read_ctx;
+
+/* One finding that passed the checks of a findings directory read as data. */
+static int add_finding(void *ctx, ac_finding_dir *fd)
+{
+  read_ctx *rc = ctx;
+  ac_rdata *d = rc->d;
+  if (d->nf == rc->cap) d->f = ac_xrealloc(d->f, sizeof *d->f * (size_t)(rc->cap = rc->cap ? 2 * rc->cap : 16));
+  ac_rd_finding *x = &d->f[d->nf++];
+  snprintf(x->sig, sizeof x->sig, "%s", fd->sig);
+  x->js = json_object_get(fd->report);
+  x->err_w = ac_rd_get(x->js, "err_w", 0);
+  ac_verdict_kind k;
+  x->sev = ac_verdict_parse(ac_rd_str(x->js, "kind"), &k) == 0 ? ac_verdict_severity(k) : 99;
+  if (!strcmp(ac_rd_str(x->js, "policy"), "warn")) x->sev += 10; /* fail-policy kinds rank first */
+  return 0;
+}
+
 static void read_findings(const char *dir, ac_rdata *d)
 {
-  char fd[4096];
-  snprintf(fd, sizeof fd, "%s/findings", dir);
-  DIR *dd = opendir(fd);
-  if (!dd) return;
-  int cap = 0;
-  struct dirent *de;
-  while ((de = readdir(dd))) {
-    if (de->d_name[0] == '.') continue;
-    char p[4400];
-    snprintf(p, sizeof p, "%s/%s/report.json", fd, de->d_name);
-    json_object *js = json_object_from_file(p);
-    if (!js) continue;
-    if (d->nf == cap) d->f = ac_xrealloc(d->f, sizeof *d->f * (size_t)(cap = cap ? 2 * cap : 16));
-    ac_rd_finding *x = &d->f[d->nf++];
-    snprintf(x->sig, sizeof x->sig, "%s", de->d_name);
-    x->js = js;
-    x->err_w = ac_rd_get(js, "err_w", 0);
-    ac_verdict_kind k;
-    x->sev = ac_verdict_parse(ac_rd_str(js, "kind"), &k) == 0 ? ac_verdict_severity(k) : 99;
-    if (!strcmp(ac_rd_str(js, "policy"), "warn")) x->sev += 10;   /* fail-policy kinds rank first */
-  }
-  closedir(dd);
+  read_ctx rc = {d, 0};
+  ac_err e;
+  ac_findings_each(dir, stderr, "report", add_finding, &rc, &e);
   if (d->nf > 0) qsort(d->f, (size_t)d->nf, sizeof *d->f, cmp_finding);   /* d->f is NULL when there are none */
+  ac_mech *m = ac_xcalloc((size_t)d->nf + 1, sizeof *m);
+  int *g = ac_xcalloc((size_t)d->nf + 1, sizeof *g);
+  for (int i = 0; i < d->nf; i++) ac_mech_of(d->f[i].js, &m[i]);
+  d->ndefects = ac_mech_group(m, d->nf, g);
+  for (int i = 0; i < d->nf; i++) d->f[i].defect = g[i];
+  free(m);
+  free(g);
 }
 
 int ac_rdata_load(const char *dir, ac_rdata *d, char *msg, size_t n)
 {
   memset(d, 0, sizeof *d);
   d->kappa = AC_KAPPA_DEFAULT;
-  char p[4096];
-  struct stat st;
-  snprintf(p, sizeof p, "%s/findings", dir);
-  if (stat(p, &st) != 0 || !S_ISDIR(st.st_mode)) {
-    snprintf(msg, n, "%s: not a campaign directory (no findings/)", dir);
+  ac_err e;
+  int ffd = ac_findings_open(dir, &e); /* findings/ a directory, not a link */
+  if (ffd < 0) {
+    char *q = ac_str_escape_dup(e.msg);
+    snprintf(msg, n, "%s", q);
+    free(q);
     return -1;
   }
+  close(ffd);
   int nfam;
   const ac_family *fams = ac_families(&nfam);
   for (int i = 0; i < nfam; i++) ac_rdata_family(d, fams[i].name);   /* the canonical order */

@@ -35,14 +35,14 @@ static int row_weights(const ac_case *c, int64_t b, int64_t h, int64_t i, double
   return 0;
 }
 
-static void plot_weights(FILE *f, const char *fdir, json_object *row, int rank, int idx)
+static void plot_weights(FILE *f, const char *dir, const char *sig, json_object *row, int rank, int idx)
 {
   char p[4500], id[64], title[160];
-  snprintf(p, sizeof p, "%s/case.npz", fdir);
-  struct stat st;
+  snprintf(p, sizeof p, "findings/%s/case.npz", sig);
   ac_case c;
   ac_err e;
-  if (stat(p, &st) != 0 || st.st_size > (off_t)MAX_CASE_BYTES || ac_case_read(&c, p, &e)) return;
+  int fd = ac_data_open(dir, p, MAX_CASE_BYTES, &e); /* data: no link followed, no FIFO */
+  if (fd < 0 || ac_case_read_fd(&c, fd, p, &e)) return;
   int64_t b = (int64_t)ac_rd_get(row, "b", 0), h = (int64_t)ac_rd_get(row, "h", 0), i = (int64_t)ac_rd_get(row, "i", 0);
   if (b >= c.p.batch || h >= c.p.heads || i >= c.p.tq) {
     ac_case_free(&c);
@@ -164,8 +164,10 @@ void ac_report_findings(FILE *f, const char *dir, const ac_rdata *d, int idx0)
     ac_html_esc(f, ac_rd_str(js, "kind"));
     fprintf(f, "</span> in family ");
     ac_html_esc(f, ac_rd_str(js, "family"));
-    fprintf(f, ", %s row: err/W %.3g, err/E %.3g</h3>\n<p class=\"note\">", ac_rd_str(js, "position"),
-            ac_rd_get(js, "err_w", 0), ac_rd_get(js, "err_e", 0));
+    fprintf(f, ", ");
+    ac_html_esc(f, ac_rd_str(js, "position"));
+    fprintf(f, " row: err/W %.3g, err/E %.3g</h3>\n<p class=\"note\">", ac_rd_get(js, "err_w", 0),
+            ac_rd_get(js, "err_e", 0));
     ac_html_esc(f, ac_rd_str(js, "note"));
     fprintf(f, "</p>\n<p>reproduce: <code>attncheck replay ");
     ac_html_esc(f, dir);
@@ -182,10 +184,8 @@ void ac_report_findings(FILE *f, const char *dir, const ac_rdata *d, int idx0)
       fprintf(f, "<p class=\"note\">No worst row recorded for this finding (no output compared with the oracle).</p>\n");
       continue;
     }
-    char fdir[4300];
-    snprintf(fdir, sizeof fdir, "%s/findings/%s", dir, sig);
     fprintf(f, "<div class=\"grid\">\n");
-    plot_weights(f, fdir, row, i + 1, idx0 + 2 * i);
+    plot_weights(f, dir, sig, row, i + 1, idx0 + 2 * i);
     plot_row_error(f, row, i + 1, idx0 + 2 * i + 1);
     fprintf(f, "</div>\n");
   }

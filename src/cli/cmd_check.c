@@ -16,14 +16,17 @@ static void usage(FILE *f)
              "one line per kernel and case:\n"
              "  STATUS KERNEL CASE KINDS err/W=.. err/E=.. ulps=.. nmse=.. bad=N/M rows=J/T[(SPEC)] DTYPE budget=..\n"
              "STATUS is PASS, WARN, FAIL, SKIP or ERROR; KINDS the verdict kinds found. A case that is not\n"
-             "PASS gets the worst element and the command that reproduces it.\n\n"
+             "PASS gets the worst element and the command that reproduces it. Without --kernel, the outputs\n"
+             "a case stores (members o and lse, or dq, dk, dv with --grad: a reproducer written by\n"
+             "libattncheck or the Python package) are judged, as compare judges them.\n\n"
              "  --kernel K           built-in name, PATH.so, PATH.so:NAME, 'exec:CMD {in} {out}', exec-persistent:CMD\n"
              "  --json FILE          also write the reports as a JSON array\n"
              "  -v, --verbose        detail lines for every case\n"
              "  --grad               judge the backward instead (docs/backward.md): kernels that declare one\n"
              "                       (ATTNCHECK_CAP_BACKWARD, an exec worker's \"backward\": true) on cases with dO\n"
              "                       (gen --grad); one line per kernel and case:\n"
-             "  STATUS KERNEL CASE grad dq err/W=.. bad=F/N dk .. dv .. DTYPE budget=..  (--rows: dQ rows and dK/dV columns)\n");
+             "  STATUS KERNEL CASE grad dq err/W=.. bad=F/N dk .. dv .. DTYPE budget=..  (--rows: dQ rows and dK/dV "
+             "columns)\n");
   ac_judge_args_help(f);
   fprintf(f, "\nexit: 0 ok; 1 a verdict with policy fail; 2 nothing could run; 3 internal error or unresolved oracle.\n");
 }
@@ -77,7 +80,6 @@ static int parse_check_args(int argc, char **argv, check_opts *o)
   if (rc != AC_CMD_RUN) return rc;
   o->cases = (const char **)argv + optind;
   o->ncases = argc - optind;
-  if (!o->ks.nspec) return ac_cmd_usage_error("check", "--kernel is required");
   if (!o->ncases) return ac_cmd_usage_error("check", "no case given");
   return AC_CMD_RUN;
 }
@@ -140,13 +142,14 @@ static void check_grad(check_run *r, int ci, const ac_case *c)
     snprintf(repro, sizeof repro, "attncheck check --grad --kernel %s%s %s", ac_shquote(kspec, qk, sizeof qk) ? qk : kspec,
              o->a.repro_opts, ac_shquote(o->cases[ci], qc, sizeof qc) ? qc : o->cases[ci]);
     ac_grad_line(stdout, k->name, o->cases[ci], &run, &j, cls, c->p.dtype);
-    if (o->verbose || !strcmp(st, "FAIL")) ac_grad_detail(stdout, &run, &j, strcmp(st, "FAIL") ? NULL : repro);
+    if (o->verbose || !strcmp(st, "FAIL") || !strcmp(st, "ERROR"))
+      ac_grad_detail(stdout, &run, &j, strcmp(st, "FAIL") ? NULL : repro);
     if (r->jf) {
       fputs(r->njson++ ? ",\n" : "\n", r->jf);
       ac_grad_json(r->jf, k->name, o->cases[ci], &run, &j, cls, c->p.dtype, repro);
     }
     fflush(stdout);
-    if (strcmp(st, "SKIP")) r->ran = 1;
+    r->ran = 1; /* a SKIP is a verdict too: exit 0, as for the forward */
     if (!strcmp(st, "FAIL")) r->grad_fail = 1;
     if (!strcmp(st, "ERROR")) r->grad_error = 1;
     ac_grad_run_result_free(&run);
@@ -171,6 +174,12 @@ static void check_case(check_run *r, int ci)
     r->bad_input = 1;
     return;
   }
+  if (ac_judge_mem_check(&c, &o->a.j, &e) < 0) {
+    ac_cmd_error("check", "%s: %s", o->cases[ci], e.msg);
+    ac_case_free(&c);
+    r->bad_input = 1;
+    return;
+  }
   if (o->grad) {
     check_grad(r, ci, &c);
     ac_case_free(&c);
@@ -189,11 +198,39 @@ static void check_case(check_run *r, int ci)
   ac_case_free(&c);
 }
 
+/* No --kernel: the outputs each case stores (members o and lse, as a reproducer written by
+ * libattncheck holds them, or dq, dk, dv with --grad) judged as compare judges them. */
+static int check_stored(check_opts *o)
+{
+  int code = AC_EXIT_OK;
+  for (int ci = 0; ci < o->ncases; ci++) {
+    ac_case c;
+    ac_err e;
+    ac_case_init(&c);
+    int rc = ac_case_read(&c, o->cases[ci], &e);
+    int has = rc == 0 && (o->grad ? c.dout != NULL : c.has_o);
+    ac_case_free(&c);
+    if (rc < 0 || !has) {
+      if (rc < 0)
+        ac_cmd_error("check", "%s", e.msg);
+      else
+        ac_cmd_error("check", "%s: no --kernel given and the case holds no %s", o->cases[ci],
+                     o->grad ? "dO and gradients (dq, dk, dv)" : "outputs (member o)");
+      code = code == AC_EXIT_OK ? AC_EXIT_USAGE : code;
+      continue;
+    }
+    rc = ac_cmd_compare_stored(&o->a, o->grad, "stored", o->cases[ci]);
+    if (rc == AC_EXIT_FAIL || (rc != AC_EXIT_OK && code == AC_EXIT_OK)) code = rc;
+  }
+  return code;
+}
+
 int ac_cmd_check(int argc, char **argv)
 {
   check_opts o;
   int rc = parse_check_args(argc, argv, &o);
   if (rc != AC_CMD_RUN) return rc;
+  if (!o.ks.nspec) return check_stored(&o);
   check_run r = {.o = &o, .ks = &o.ks};
   ac_err e;
   if (ac_judge_kernels_resolve(r.ks, &e) < 0) {

@@ -154,7 +154,7 @@ static int parse_explain_args(int argc, char **argv, explain_opts *o)
   optind = 0;
   opterr = 0;
   int ch;
-  while ((ch = getopt_long(argc, argv, ":h", lopts, NULL)) != -1) {
+  while ((ch = ac_cmd_getopt_long(argc, argv, ":h", lopts)) != -1) {
     const char *a = optarg;
     switch (ch) {
     case 'h':

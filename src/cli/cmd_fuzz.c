@@ -6,6 +6,7 @@
 #include <string.h>
 #include "commands.h"
 #include "fuzz.h"
+#include "oracle.h"
 #include "util.h"
 #include "variants.h"
 
@@ -21,7 +22,7 @@ static void usage(FILE *f)
           "options:\n"
           "  --kernel K          built-in name, PATH.so[:NAME], 'exec:CMD {in} {out}', 'exec-persistent:CMD'\n"
           "  --out DIR           campaign directory (stats, findings/, corpus/, log.jsonl, report.html)\n"
-          "  --time D            stop after D (30s, 20m, 8h)\n"
+          "  --time D            stop after D: 30s, 20m, 8h, 2d (a number without a unit is seconds)\n"
           "  --cases N           stop after N case numbers (with --resume: in total)\n"
           "  --jobs J            worker processes (default 1)\n"
           "  --seed S            campaign seed (default 1)\n"
@@ -31,6 +32,8 @@ static void usage(FILE *f)
           "  --policy KIND=P     verdict policy fail|warn|ignore (repeatable)\n"
           "  --precision NAME    precision class override (or per dtype: DTYPE=CLASS,...)\n"
           "  --empty-rows C      zero|nan|skip: the empty-row convention of the kernel\n"
+          "  --alibi-lse C       abi|fa2: the kernel's LSE convention under causal ALiBi (default: its own\n"
+          "                      declaration; fa2: FlashAttention-2's +m j, docs/variants.md)\n"
           "  --dtypes LIST       dtypes to draw (default: what the kernel supports; exec kernels: what the\n"
           "                      worker declares, else f32)\n"
           "  --max-t N           longest T of the long-T family (default 16384; CUDA kernels 131072)\n"
@@ -44,16 +47,21 @@ static void usage(FILE *f)
           "  --generate F        write case --index K of family F (seed, limits as given) to --out FILE\n"
           "  --no-strided        never ask for strided layouts\n"
           "  --no-nonfinite      never store NaN or inf in inputs\n"
-          "  --timeout S         per-case kernel time limit in seconds (default 60)\n"
+          "  --timeout S         per-case kernel time limit (default 60s; a number without a unit is seconds)\n"
           "  --no-minimize       store findings without minimizing them\n"
-          "  --minimize-time S   time budget per minimization (default 30)\n"
+          "  --minimize-time S   time budget per minimization (default 30s; a number without a unit is seconds)\n"
           "  --repeat-every N    run every Nth case twice for NONDETERMINISTIC (default 16, 0 off)\n"
           "  --corpus DIR        corpus to seed from and to keep the best cases in (default DIR/corpus)\n"
+          "  --no-cache          neither read nor write the oracle cache ($ATTNCHECK_CACHE; layout cases use it)\n"
+          "  --allow-all-skipped exit 0 even when no case of the campaign was judged (every case SKIP)\n"
           "  --quiet             no summary at the end; --live / --no-live: the status line\n\n"
           "One campaign runs in DIR at a time (a second one exits 2 naming its pid). A finding that\n"
           "cannot be stored (a full disk) stops the campaign (exit 3); --resume evaluates its case again.\n\n"
+          "Ctrl-C (SIGINT) or SIGTERM stops the campaign: what is stored stays, the cases in flight run\n"
+          "again with --resume, which the last line names.\n\n"
           "exit: 1 when a finding with policy fail exists in DIR, 3 internal error or a finding that could\n"
-          "not be stored, 2 bad usage or DIR in use, else 0.\n");
+          "not be stored, 2 bad usage or DIR in use, 4 no case of the campaign was judged (every case SKIP;\n"
+          "--allow-all-skipped: 0), 130 / 143 stopped by SIGINT / SIGTERM, else 0.\n");
 }
 
 static void list_families(void)
@@ -69,7 +77,8 @@ static void list_families(void)
 enum {
   O_KERNEL = 256, O_OUT, O_TIME, O_CASES, O_JOBS, O_SEED, O_RESUME, O_SHARD, O_FAMILIES, O_POLICY, O_PRECISION,
   O_DTYPES, O_MAXT, O_MAXE, O_NOSTRIDED, O_NONONFINITE, O_TIMEOUT, O_NOMIN, O_MINTIME, O_REPEAT, O_CORPUS, O_QUIET,
-  O_LIVE, O_NOLIVE, O_LIST, O_EMPTY, O_MAXD, O_STOPFAIL, O_LOGCASES, O_GENERATE, O_INDEX, O_BUCKETS, O_NOBWD, O_HELP
+  O_LIVE, O_NOLIVE, O_LIST, O_EMPTY, O_MAXD, O_STOPFAIL, O_LOGCASES, O_GENERATE, O_INDEX, O_HELP, O_ALIBI_LSE,
+  O_ALLOWSKIP, O_NOCACHE, O_BUCKETS, O_NOBWD
 };
 
 /* An option handler's answer when the option belongs to another handler (AC_CMD_RUN: applied;
@@ -93,7 +102,7 @@ static int campaign_option(fuzz_opts *o, int c, const char *v)
   case 'o':
   case O_OUT: o->c.out_dir = v; break;
   case O_TIME:
-    if (ac_parse_duration(v, &o->c.time_s) || o->c.time_s <= 0) return ac_cmd_usage_error("fuzz", "bad --time '%s' (use 30s, 20m, 8h)", v);
+    if (ac_parse_duration_arg("fuzz", "--time", v, &o->c.time_s)) return ac_cmd_usage_error("fuzz", "bad --time '%s' (use 30s, 20m, 8h, 2d)", v);
     break;
   case O_CASES:
     if (ac_parse_i64(v, &n) || n < 1) return ac_cmd_usage_error("fuzz", "bad --cases '%s'", v);
@@ -124,6 +133,8 @@ static int campaign_option(fuzz_opts *o, int c, const char *v)
   }
   case O_STOPFAIL: o->c.stop_on_fail = 1; break;
   case O_LOGCASES: o->c.log_cases = 1; break;
+  case O_ALLOWSKIP: o->c.allow_all_skipped = 1; break;
+  case O_NOCACHE: ac_oracle_cache_disable(); break;
   case O_CORPUS: o->c.corpus_dir = v; break;
   case 'q':
   case O_QUIET: o->c.quiet = 1; break;
@@ -158,12 +169,19 @@ static int judging_option(fuzz_opts *o, int c, const char *v)
     o->c.empty_rows = v;
     break;
   }
+  case O_ALIBI_LSE: {
+    int conv;
+    if (ac_alibi_lse_parse(v, &conv)) return ac_cmd_usage_error("fuzz", "bad --alibi-lse '%s': expected abi or fa2", v);
+    o->c.alibi_lse = v;
+    break;
+  }
   case O_TIMEOUT:
-    if (ac_parse_duration(v, &o->c.timeout_s) || o->c.timeout_s <= 0) return ac_cmd_usage_error("fuzz", "bad --timeout '%s'", v);
+    if (ac_parse_duration_arg("fuzz", "--timeout", v, &o->c.timeout_s)) return ac_cmd_usage_error("fuzz", "bad --timeout '%s'", v);
     break;
   case O_NOMIN: o->c.minimize = 0; break;
   case O_MINTIME:
-    if (ac_parse_duration(v, &o->c.min_seconds) || o->c.min_seconds <= 0) return ac_cmd_usage_error("fuzz", "bad --minimize-time '%s'", v);
+    if (ac_parse_duration_arg("fuzz", "--minimize-time", v, &o->c.min_seconds))
+      return ac_cmd_usage_error("fuzz", "bad --minimize-time '%s'", v);
     break;
   case O_REPEAT:
     if (ac_parse_i64(v, &n) || n < 0) return ac_cmd_usage_error("fuzz", "bad --repeat-every '%s'", v);
@@ -232,8 +250,9 @@ static int parse_fuzz_args(int argc, char **argv, fuzz_opts *o)
     {"minimize-time", 1, 0, O_MINTIME}, {"repeat-every", 1, 0, O_REPEAT}, {"corpus", 1, 0, O_CORPUS},
     {"quiet", 0, 0, O_QUIET}, {"live", 0, 0, O_LIVE}, {"no-live", 0, 0, O_NOLIVE}, {"list-families", 0, 0, O_LIST},
     {"empty-rows", 1, 0, O_EMPTY}, {"max-d", 1, 0, O_MAXD}, {"stop-on-fail", 0, 0, O_STOPFAIL}, {"log-cases", 0, 0, O_LOGCASES},
-    {"generate", 1, 0, O_GENERATE}, {"index", 1, 0, O_INDEX}, {"shape-buckets", 1, 0, O_BUCKETS},
-    {"no-backward", 0, 0, O_NOBWD},
+    {"generate", 1, 0, O_GENERATE}, {"index", 1, 0, O_INDEX}, {"alibi-lse", 1, 0, O_ALIBI_LSE},
+    {"allow-all-skipped", 0, 0, O_ALLOWSKIP}, {"no-cache", 0, 0, O_NOCACHE},
+    {"shape-buckets", 1, 0, O_BUCKETS}, {"no-backward", 0, 0, O_NOBWD},
     {"help", 0, 0, O_HELP}, {0, 0, 0, 0}};
   memset(o, 0, sizeof *o);
   ac_campaign_opts_init(&o->c);
@@ -241,7 +260,7 @@ static int parse_fuzz_args(int argc, char **argv, fuzz_opts *o)
   int c;
   optind = 1;
   opterr = 0;
-  while ((c = getopt_long(argc, argv, ":ho:q", lo, NULL)) != -1) {
+  while ((c = ac_cmd_getopt_long(argc, argv, ":ho:q", lo)) != -1) {
     if (c == 'h' || c == O_HELP) {
       usage(stdout);
       return AC_EXIT_OK;

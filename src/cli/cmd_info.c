@@ -210,7 +210,7 @@ int ac_cmd_info(int argc, char **argv)
   optind = 0;
   opterr = 0;
   int ch;
-  while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+  while ((ch = ac_cmd_getopt_long(argc, argv, ":h", opts)) != -1) {
     switch (ch) {
     case 'h': usage(stdout); return AC_EXIT_OK;
     case 'm': {

@@ -108,6 +108,7 @@ static void supports_summary(ac_kernel *k, char *buf, size_t n)
   if ((caps & shown) && len < n)
     len += (size_t)snprintf(buf + len, n - len, "; features %s", ac_feat_list(caps & shown, feats, sizeof feats));
   if ((caps & ATTNCHECK_CAP_NO_LSE) && len < n) len += (size_t)snprintf(buf + len, n - len, "; no LSE");
+  if ((caps & ATTNCHECK_CAP_ALIBI_LSE_FA2) && len < n) len += (size_t)snprintf(buf + len, n - len, "; alibi-lse fa2");
   /* ABI 3 run_backward, or an exec worker's declaration (read by list_one already) */
   if (ac_kernel_has_backward(k, 60) && len < n) {
     uint32_t bc = ac_kernel_backward_caps(k) & shown;
@@ -125,8 +126,12 @@ static void list_one(ac_kernel *k, const char *tag)
   ac_run_opts_init(&ro);
   ac_kernel_prepare(k, ro.timeout_s);   /* an exec worker's declaration */
   supports_summary(k, sup, sizeof sup);
-  printf("  %-26s %-11s %-5s %s%s\n", k->name, k->precision && *k->precision ? k->precision : "(default)",
-         a && a->memory == ATTNCHECK_MEM_CUDA ? "cuda" : "host", tag, a && a->description ? a->description : k->origin);
+  /* a plugin's or worker's strings, escaped like all a kernel supplies */
+  char name[400], prec[200], desc[1024];
+  ac_str_escape(k->name, name, sizeof name);
+  ac_str_escape(k->precision && *k->precision ? k->precision : "(default)", prec, sizeof prec);
+  ac_str_escape(a && a->description ? a->description : k->origin, desc, sizeof desc);
+  printf("  %-26s %-11s %-5s %s%s\n", name, prec, a && a->memory == ATTNCHECK_MEM_CUDA ? "cuda" : "host", tag, desc);
   printf("  %-26s %s\n", "", sup);
 }
 
@@ -162,7 +167,7 @@ int ac_cmd_list(int argc, char **argv)
   optind = 0;
   opterr = 0;
   int ch;
-  while ((ch = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+  while ((ch = ac_cmd_getopt_long(argc, argv, ":h", lo)) != -1) {
     switch (ch) {
     case 'h': usage(stdout); return AC_EXIT_OK;
     case O_PREC: prec = 1; break;

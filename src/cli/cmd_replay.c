@@ -7,26 +7,30 @@
 #include <sys/stat.h>
 #include "commands.h"
 #include "fuzz.h"
+#include "oracle.h"
 #include "util.h"
 
 static void usage(FILE *f)
 {
   fprintf(f, "usage: attncheck replay DIR/findings/SIGNATURE [--kernel K | --trust-recorded-kernel] [--precision NAME]\n"
-             "       attncheck replay CASE.npz --kernel K [--precision NAME] [--policy KIND=P]... [--timeout S]\n\n"
+             "       attncheck replay CASE.npz --kernel K [--precision NAME] [--policy KIND=P]... [--timeout S] [--alibi-lse C]\n\n"
              "Runs the kernel on the finding's minimized case and on its original case (or on CASE.npz)\n"
              "and prints the verdicts, the worst element and the budget. --kernel gives the kernel (to\n"
              "check a fix); without it the kernel recorded in the finding runs if it is a built-in one.\n"
              "A findings directory is data: a recorded exec: command runs only with\n"
              "--trust-recorded-kernel, and a recorded plugin is loaded only when given again as --kernel.\n"
+             "--timeout S: the kernel time limit (default 60s; 30s, 5m; a number without a unit is seconds).\n"
+             "--no-cache: neither read nor write the oracle cache ($ATTNCHECK_CACHE; layout cases use it).\n"
              "exit: 1 when a verdict with policy fail occurs, 2 bad usage or input, 3 internal error, else 0.\n");
 }
 
 int ac_cmd_replay(int argc, char **argv)
 {
-  enum { O_KERNEL = 256, O_PREC, O_POLICY, O_TIMEOUT, O_EMPTY, O_TRUST, O_HELP };
+  enum { O_KERNEL = 256, O_PREC, O_POLICY, O_TIMEOUT, O_EMPTY, O_TRUST, O_HELP, O_ALIBI, O_NOCACHE };
   static const struct option lo[] = {{"kernel", 1, 0, O_KERNEL}, {"precision", 1, 0, O_PREC}, {"policy", 1, 0, O_POLICY},
                                      {"timeout", 1, 0, O_TIMEOUT}, {"empty-rows", 1, 0, O_EMPTY}, {"help", 0, 0, O_HELP},
-                                     {"trust-recorded-kernel", 0, 0, O_TRUST},
+                                     {"alibi-lse", 1, 0, O_ALIBI},
+                                     {"trust-recorded-kernel", 0, 0, O_TRUST}, {"no-cache", 0, 0, O_NOCACHE},
                                      {0, 0, 0, 0}};
   const char *kernel = NULL, *prec = NULL;
   ac_policies pol;
@@ -34,15 +38,16 @@ int ac_cmd_replay(int argc, char **argv)
   ac_empty_conv empty = AC_EMPTY_ZERO;
   double timeout = 0;
   ac_err e;
-  int c, trust = 0;
+  int c, trust = 0, alibi = AC_ALIBI_LSE_DECLARED;
   optind = 1;
   opterr = 0;
-  while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+  while ((c = ac_cmd_getopt_long(argc, argv, ":h", lo)) != -1) {
     switch (c) {
     case 'h':
     case O_HELP: usage(stdout); return AC_EXIT_OK;
     case O_KERNEL: kernel = optarg; break;
     case O_TRUST: trust = 1; break;
+    case O_NOCACHE: ac_oracle_cache_disable(); break;
     case O_PREC:
       if (ac_precision_spec_check(optarg, &e)) return ac_cmd_usage_error("replay", "%s", e.msg);
       prec = optarg;
@@ -51,10 +56,14 @@ int ac_cmd_replay(int argc, char **argv)
       if (ac_policies_set(&pol, optarg, &e)) return ac_cmd_usage_error("replay", "%s", e.msg);
       break;
     case O_TIMEOUT:
-      if (ac_parse_duration(optarg, &timeout) || timeout <= 0) return ac_cmd_usage_error("replay", "bad --timeout '%s'", optarg);
+      if (ac_parse_duration_arg("replay", "--timeout", optarg, &timeout))
+        return ac_cmd_usage_error("replay", "bad --timeout '%s'", optarg);
       break;
     case O_EMPTY:
       if (ac_empty_parse(optarg, &empty)) return ac_cmd_usage_error("replay", "bad --empty-rows '%s'", optarg);
+      break;
+    case O_ALIBI:
+      if (ac_alibi_lse_parse(optarg, &alibi)) return ac_cmd_usage_error("replay", "bad --alibi-lse '%s': expected abi or fa2", optarg);
       break;
     default: return ac_cmd_getopt_error("replay", c, argv);
     }
@@ -67,6 +76,8 @@ int ac_cmd_replay(int argc, char **argv)
     return AC_EXIT_USAGE;
   }
   if (S_ISDIR(st.st_mode)) {
+    if (alibi != AC_ALIBI_LSE_DECLARED)
+      return ac_cmd_usage_error("replay", "--alibi-lse is for a case file: a finding replays with its campaign's");
     uint32_t kinds = 0;
     int rc = ac_replay_finding(target, kernel, trust, prec, stdout, &kinds, &e);
     if (rc < 0) {
@@ -97,6 +108,7 @@ int ac_cmd_replay(int argc, char **argv)
     x.pol = pol;
     x.cmp.empty = empty;
     if (timeout > 0) x.run.timeout_s = timeout;
+    x.run.alibi_lse = alibi;
     ac_eval ev;
     if (ac_eval_case(&x, &cs, 0, &ev, &e) && !ev.kinds) ex.any_error = 1;
     char label[600];

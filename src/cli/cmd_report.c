@@ -28,7 +28,7 @@ int ac_cmd_report(int argc, char **argv)
   int c;
   optind = 1;
   opterr = 0;
-  while ((c = getopt_long(argc, argv, ":ho:", lo, NULL)) != -1) {
+  while ((c = ac_cmd_getopt_long(argc, argv, ":ho:", lo)) != -1) {
     switch (c) {
     case 'h':
     case O_HELP: usage(stdout); return AC_EXIT_OK;

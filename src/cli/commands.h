@@ -14,6 +14,8 @@ int ac_cmd_list(int argc, char **argv);
 int ac_cmd_check(int argc, char **argv);
 int ac_cmd_suite(int argc, char **argv);
 int ac_cmd_compare(int argc, char **argv);
+/* compare --name NAME [--grad] FILE under options a parsed by another command (check without --kernel). */
+int ac_cmd_compare_stored(const ac_judge_args *a, int grad, const char *name, const char *file);
 int ac_cmd_fuzz(int argc, char **argv);
 int ac_cmd_replay(int argc, char **argv);
 int ac_cmd_merge(int argc, char **argv);
@@ -27,6 +29,9 @@ int ac_cmd_report(int argc, char **argv);
 void ac_cmd_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Usage error: prints the message and "see attncheck CMD --help", returns AC_EXIT_USAGE. */
 int ac_cmd_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* getopt_long(argc, argv, shortopts, lo, NULL), remembering lo for ac_cmd_getopt_error's
+ * "did you mean" on an unknown long option. */
+int ac_cmd_getopt_long(int argc, char **argv, const char *shortopts, const struct option *lo);
 /* The usage error for getopt_long's answer ch ('?' unknown option, ':' missing value, with an
  * optstring that starts with ':') after it read argv[optind - 1]; returns AC_EXIT_USAGE. */
 int ac_cmd_getopt_error(const char *cmd, int ch, char **argv);

@@ -145,6 +145,11 @@ static int weights_outputs(const ac_case *c, int64_t b, int64_t h, int64_t i, mp
   mpfr_add(x, x, m, MPFR_RNDN);
   mpfr_printf("\n5. LSE = m + ln L = %.20Rg; binary32 %a\n", x, (double)r->rows[grow].lse_f32);
   if (r->rows[grow].lse_how == AC_HOW_UNRESOLVED) rc = 3;
+  if (r->rows[grow].alibi_shift != 0) {   /* docs/variants.md "ALiBi and the LSE" */
+    printf("   FlashAttention-2's causal ALiBi (+m j): LSE + m (i + tk - tq) = LSE + %.17g; binary32 %a\n",
+           r->rows[grow].alibi_shift, (double)r->rows[grow].lse_alt_f32);
+    if (r->rows[grow].lse_alt_how == AC_HOW_UNRESOLVED) rc = 3;
+  }
   mpfr_clears(x, y, L, (mpfr_ptr)0);
   return rc;
 }

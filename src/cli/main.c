@@ -7,6 +7,7 @@
 #include <string.h>
 #include <gmp.h>
 #include "commands.h"
+#include "suggest.h"
 #include "util.h"
 
 static const struct {
@@ -49,12 +50,37 @@ int ac_cmd_usage_error(const char *cmd, const char *fmt, ...)
   return AC_EXIT_USAGE;
 }
 
+static const struct option *getopt_table; /* the table of the last ac_cmd_getopt_long */
+
+int ac_cmd_getopt_long(int argc, char **argv, const char *shortopts, const struct option *lo)
+{
+  getopt_table = lo;
+  return getopt_long(argc, argv, shortopts, lo, NULL);
+}
+
+/* The long option nearest to the unknown "--word[=value]" arg, or NULL. */
+static const char *nearest_option(const char *arg)
+{
+  char word[257];
+  if (!getopt_table || strncmp(arg, "--", 2)) return NULL;
+  size_t l = strcspn(arg + 2, "=");
+  if (l >= sizeof word) return NULL;
+  memcpy(word, arg + 2, l);
+  word[l] = 0;
+  const char *names[512];
+  size_t n = 0;
+  for (const struct option *o = getopt_table; o->name && n < sizeof names / sizeof names[0]; o++) names[n++] = o->name;
+  return ac_suggest(word, names, n);
+}
+
 int ac_cmd_getopt_error(const char *cmd, int ch, char **argv)
 {
   const char *arg = argv[optind - 1];
   if (ch == ':') return ac_cmd_usage_error(cmd, "option '%s' needs a value", arg);
   if (optopt > 0 && optopt < 256 && arg[0] == '-' && arg[1] != '-')
     return ac_cmd_usage_error(cmd, "unknown option '-%c'", optopt);
+  const char *near = nearest_option(arg);
+  if (near) return ac_cmd_usage_error(cmd, "unknown option '%s'; did you mean '--%s'?", arg, near);
   return ac_cmd_usage_error(cmd, "unknown option '%s'", arg);
 }
 
@@ -65,7 +91,7 @@ int ac_cmd_judge_getopt(const char *cmd, ac_judge_args *a, int argc, char **argv
   optind = 0;
   opterr = 0;
   int ch;
-  while ((ch = getopt_long(argc, argv, shortopts, lo, NULL)) != -1) {
+  while ((ch = ac_cmd_getopt_long(argc, argv, shortopts, lo)) != -1) {
     if (ch == 'h') {
       usage(stdout);
       return AC_EXIT_OK;
@@ -86,7 +112,9 @@ static void usage(FILE *f)
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
   fprintf(f, "\n'attncheck COMMAND --help' describes one command.\n"
-             "exit codes: 0 ok; 1 a verdict with policy fail; 2 nothing could run; 3 internal error.\n");
+             "exit codes: 0 ok; 1 a verdict with policy fail; 2 nothing could run; 3 internal error;\n"
+             "4 suite, fuzz or merge judged no case (every case SKIP; --allow-all-skipped: 0);\n"
+             "130 / 143 a campaign stopped by SIGINT / SIGTERM.\n");
 }
 
 /* GMP's and MPFR's allocations end like every other when memory runs out (exit 3, one
@@ -123,6 +151,10 @@ int main(int argc, char **argv)
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     if (!strcmp(cmd, commands[i].name))
       return commands[i].fn(argc - 1, argv + 1);
-  fprintf(stderr, "attncheck: unknown command '%s' (see 'attncheck --help')\n", cmd);
+  const char *names[sizeof commands / sizeof commands[0]];
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) names[i] = commands[i].name;
+  const char *near = ac_suggest(cmd, names, sizeof names / sizeof names[0]);
+  fprintf(stderr, "attncheck: unknown command '%s'%s%s%s (see 'attncheck --help')\n", cmd,
+          near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
   return AC_EXIT_USAGE;
 }

@@ -36,6 +36,39 @@ static const char *base_name(const ac_suite_cell *c)
 }
 
 #define MAX_COLS 8   /* (kernel, dtype) columns per grid */
+/* Row labels: left-aligned in an 11 px monospace font, whose glyphs advance 0.602 em (6.63 px;
+ * 6.7 leaves room for rounding), in a label column as wide as the longest name needs, from 380 to
+ * 560 px; a longer name is cut at the right with an ellipsis, the full name in its tooltip. */
+#define LABEL_PX_PER_CHAR 6.7
+#define LABEL_MIN_PX      380
+#define LABEL_MAX_PX      560
+#define LABEL_PAD_PX      6
+
+/* The label column's width for names of at most maxlen characters. */
+static int label_width(size_t maxlen)
+{
+  double w = 2 * LABEL_PAD_PX + LABEL_PX_PER_CHAR * (double)maxlen;
+  return w < LABEL_MIN_PX ? LABEL_MIN_PX : w > LABEL_MAX_PX ? LABEL_MAX_PX : (int)ceil(w);
+}
+
+/* Row r's label at the left edge of the grid, cut to the label column with "…". */
+static void row_label(FILE *f, const ac_plot *pl, int r, const char *name)
+{
+  size_t fit = (size_t)((pl->ml - 2 * LABEL_PAD_PX) / LABEL_PX_PER_CHAR), len = strlen(name);
+  fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" font-family=\"'DejaVu Sans Mono',monospace\"><title>",
+          LABEL_PAD_PX, pl->mt + 18 * r + 13);
+  ac_html_esc(f, name);
+  fprintf(f, "</title>");
+  if (len <= fit)
+    ac_html_esc(f, name);
+  else {
+    char cut[sizeof(((ac_suite_cell *)0)->name)];
+    snprintf(cut, sizeof cut, "%.*s", (int)(fit > 1 ? fit - 1 : 0), name);
+    ac_html_esc(f, cut);
+    fprintf(f, "\xe2\x80\xa6"); /* U+2026 */
+  }
+  fprintf(f, "</text>\n");
+}
 
 typedef struct {
   int kernel, dtype;
@@ -60,8 +93,10 @@ static void grid(FILE *f, int g, const column *cols, int ncol, const char *const
   char id[64];
   snprintf(id, sizeof id, "suite-grid-%d", g + 1);
   ac_plot pl;
+  size_t maxlen = 0;
+  for (int r = 0; r < nrow; r++) maxlen = strlen(rows[r]) > maxlen ? strlen(rows[r]) : maxlen;
   ac_plot_begin(&pl, f, id, g, 1200, 100 + 18 * (nrow ? nrow : 1), nk > 1 ? "Cases x (kernel, dtype)" : kernels[0]);
-  pl.ml = 380, pl.mt = 42, pl.mb = 18, pl.mr = 8;
+  pl.ml = label_width(maxlen), pl.mt = 42, pl.mb = 18, pl.mr = 8;
   const char *names[] = {"PASS", "WARN", "FAIL", "SKIP", "ERROR"};
   ac_plot_legend(&pl, names, status_fill, 5);
   pl.mt = 80;
@@ -77,11 +112,7 @@ static void grid(FILE *f, int g, const column *cols, int ncol, const char *const
             pl.ml + cw * (x + 0.5), pl.mt - 14, ac_dtype_name((ac_dtype)cols[x].dtype), pl.ml + cw * (x + 0.5), pl.mt - 3,
             (long long)n[AC_STATUS_FAIL], (long long)(n[0] + n[1] + n[2] + n[4]));
   }
-  for (int r = 0; r < nrow; r++) {
-    fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" font-size=\"11\">", pl.ml - 6, pl.mt + 18 * r + 13);
-    ac_html_esc(f, rows[r]);
-    fprintf(f, "</text>\n");
-  }
+  for (int r = 0; r < nrow; r++) row_label(f, &pl, r, rows[r]);
   for (int64_t i = 0; i < s->n; i++) {
     const ac_suite_cell *c = &s->c[i];
     if (colof[i] < 0) continue;

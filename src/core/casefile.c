@@ -476,6 +476,16 @@ int ac_case_read(ac_case *c, const char *path, ac_err *e)
   return rc;
 }
 
+int ac_case_read_fd(ac_case *c, int fd, const char *label, ac_err *e)
+{
+  memset(c, 0, sizeof *c);
+  ac_npz *z = ac_npz_open_fd(fd, label, ac_mem_cap(), e);
+  if (!z) return -1;
+  int rc = read_from(c, z, e);
+  ac_npz_close_reader(z);
+  return rc;
+}
+
 int ac_case_read_buffer(ac_case *c, const void *data, size_t n, const char *name, ac_err *e)
 {
   memset(c, 0, sizeof *c);

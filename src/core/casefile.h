@@ -64,6 +64,8 @@ int ac_case_write(const ac_case *c, const char *path, ac_err *e);
 int ac_case_write_ex(const ac_case *c, const char *path, const ac_npz_member *extra, int nextra, ac_err *e);
 /* Strict read: every problem gives a one-line message naming the file, and -1. */
 int ac_case_read(ac_case *c, const char *path, ac_err *e);
+/* The same from an open descriptor (ac_data_open...), which it takes over; label names it. */
+int ac_case_read_fd(ac_case *c, int fd, const char *label, ac_err *e);
 /* The same from bytes in memory; name appears in messages. */
 int ac_case_read_buffer(ac_case *c, const void *data, size_t n, const char *name, ac_err *e);
 /* The n bytes of meta.json text into c (casemeta.c; c as ac_case_init leaves it): strict, every

@@ -298,6 +298,11 @@ ac_npz *ac_npz_open(const char *path, uint64_t cap_bytes, ac_err *e)
     ac_err_set(e, "%s: %s", path, strerror(errno));
     return NULL;
   }
+  return ac_npz_open_fd(fd, path, cap_bytes, e);
+}
+
+ac_npz *ac_npz_open_fd(int fd, const char *path, uint64_t cap_bytes, ac_err *e)
+{
   struct stat st;
   unsigned char mg[4];
   ssize_t got = 0;
@@ -306,15 +311,27 @@ ac_npz *ac_npz_open(const char *path, uint64_t cap_bytes, ac_err *e)
     ac_err_set(e, "%s: not a regular file", path);
     return NULL;
   }
-  got = read(fd, mg, sizeof mg);
-  close(fd);
-  if (check_magic(mg, got < 0 ? 0 : (size_t)got, path, e) != 0) return NULL;
+  got = pread(fd, mg, sizeof mg, 0);
+  if (check_magic(mg, got < 0 ? 0 : (size_t)got, path, e) != 0) {
+    close(fd);
+    return NULL;
+  }
+  /* the file checked is the file read: the zip source reads from this descriptor */
+  int fl = fcntl(fd, F_GETFL);
+  if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+  FILE *fp = fdopen(fd, "rb");
+  if (!fp) {
+    ac_err_set(e, "%s: %s", path, strerror(errno));
+    close(fd);
+    return NULL;
+  }
   zip_error_t ze;
   zip_error_init(&ze);
-  zip_source_t *src = zip_source_file_create(path, 0, -1, &ze);
+  zip_source_t *src = zip_source_filep_create(fp, 0, -1, &ze);
   if (!src) {
     ac_err_set(e, "%s: %s", path, zip_error_strerror(&ze));
     zip_error_fini(&ze);
+    fclose(fp);
     return NULL;
   }
   zip_error_fini(&ze);
@@ -512,4 +529,18 @@ int ac_npz_read_into(ac_npz *z, const char *name, void *dst, size_t nbytes, ac_e
   if (ac_npz_read_header(z, name, &m, e) != 0) return -1;   /* its shape, for the transpose */
   ac_npy_fortran_to_c(dst, m.ndim, m.shape, ac_npy_itemsize(m.descr), nbytes);
   return 0;
+}
+
+const char *ac_npz_shape_str(const ac_npz_member *m, char *buf, size_t n)
+{
+  if (!n) return buf;
+  if (!m->descr[0]) {
+    snprintf(buf, n, "(not an array)");
+    return buf;
+  }
+  size_t l = (size_t)snprintf(buf, n, "[");
+  for (int i = 0; i < m->ndim && i < 8 && l < n; i++)
+    l += (size_t)snprintf(buf + l, n - l, "%s%lld", i ? "," : "", (long long)m->shape[i]);
+  if (l < n) snprintf(buf + l, n - l, "]");
+  return buf;
 }

@@ -33,6 +33,14 @@ int ac_mask_parse(const char *s, ac_mask *out)
   return -1;
 }
 
+int ac_alibi_lse_parse(const char *s, int *out)
+{
+  if (s && !strcmp(s, "abi")) *out = AC_ALIBI_LSE_ABI;
+  else if (s && !strcmp(s, "fa2")) *out = AC_ALIBI_LSE_FA2;
+  else return -1;
+  return 0;
+}
+
 int64_t ac_visible_count(const ac_problem *p, int64_t i)
 {
   int64_t n;

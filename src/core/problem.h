@@ -72,6 +72,11 @@ static inline int ac_in_window(const ac_problem *p, int64_t i, int64_t j) {
   int64_t c = i + (p->f.win_top_left ? 0 : p->tk - p->tq);
   return (p->f.win_left < 0 || j >= c - p->f.win_left) && (p->f.win_right < 0 || j <= c + p->f.win_right);
 }
+/* LSE conventions under ALiBi with a causal mask (docs/variants.md "ALiBi and the LSE"): the ABI's, and
+ * FlashAttention-2's (+m_h j, an LSE larger by m_h (i + tk - tq)); DECLARED: what the kernel declares. */
+enum { AC_ALIBI_LSE_DECLARED = -1, AC_ALIBI_LSE_ABI = 0, AC_ALIBI_LSE_FA2 = 1 };
+/* "abi" or "fa2" into *out; -1 for anything else. */
+int ac_alibi_lse_parse(const char *s, int *out);
 /* ALiBi distance |i + tk - tq - j| (always bottom-right, as FlashAttention). */
 static inline int64_t ac_alibi_dist(const ac_problem *p, int64_t i, int64_t j) {
   int64_t d = i + p->tk - p->tq - j;

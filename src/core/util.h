@@ -5,8 +5,9 @@
 #include <stdint.h>
 
 /* Exit codes (DESIGN.md): 2 nothing could run; 1 a verdict with policy fail;
- * 3 internal error or unresolved oracle element; 0 otherwise. */
-enum { AC_EXIT_OK = 0, AC_EXIT_FAIL = 1, AC_EXIT_USAGE = 2, AC_EXIT_INTERNAL = 3 };
+ * 3 internal error or unresolved oracle element; 4 a suite or campaign that judged no case at
+ * all (every case SKIP; --allow-all-skipped: 0); 0 otherwise. */
+enum { AC_EXIT_OK = 0, AC_EXIT_FAIL = 1, AC_EXIT_USAGE = 2, AC_EXIT_INTERNAL = 3, AC_EXIT_NOTHING_JUDGED = 4 };
 
 /* An error message filled by a failing library call; functions return 0 or -1. */
 typedef struct { char msg[512]; } ac_err;
@@ -46,5 +47,30 @@ const char *ac_shquote(const char *s, char *out, size_t n);
 
 /* A whole small file, NUL-terminated and malloc'd, or NULL when it cannot be opened. */
 char *ac_read_text(const char *path);
+
+/* Text attncheck did not write (kernels' and workers' messages, names and reasons, what case
+ * files and findings directories hold) made safe for every output, the one escaping used
+ * everywhere: \n \r \t as those two characters, other C0 controls, DEL, the C1 controls (ESC,
+ * CSI) and bytes that are not UTF-8 as \xHH, U+2028 and U+2029 as \u2028 and \u2029; the rest
+ * (backslashes included) as it is, so escaping twice changes nothing. At most n - 1 bytes, cut
+ * between characters. Returns out. */
+const char *ac_str_escape(const char *s, char *out, size_t n);
+/* The same, whole and malloc'd. */
+char *ac_str_escape_dup(const char *s);
+/* The same in place, within the n bytes of s's buffer. */
+void ac_str_escape_inplace(char *s, size_t n);
+
+/* Files someone else may have written (findings directories, shards), opened as data: no
+ * symbolic link followed, a FIFO or device never opened, only a regular file of at most max
+ * bytes, as fstat of the opened file says; -1 with one line (label: why) otherwise.
+ * ac_data_openat: NAME under dirfd; ac_data_dir_openat: a directory NAME under dirfd (no link);
+ * ac_data_open: ROOT as named, then each component of REL ('/'-separated) without following a
+ * link (ROOT NULL: from the working directory). */
+int ac_data_openat(int dirfd, const char *name, const char *label, uint64_t max, ac_err *e);
+int ac_data_dir_openat(int dirfd, const char *name, const char *label, ac_err *e);
+int ac_data_open(const char *root, const char *rel, uint64_t max, ac_err *e);
+/* The whole of such a file, NUL-terminated and malloc'd (its length in *len): NULL with e. */
+char *ac_data_read_fd(int fd, uint64_t max, size_t *len, const char *label, ac_err *e);
+char *ac_data_read(const char *root, const char *rel, uint64_t max, size_t *len, ac_err *e);
 
 #endif

@@ -126,10 +126,18 @@ static double amp2(double d)
  * A_j|V_j| <= A_j|V_j - o| + A_j|o|, hence F + |o| Σ_{A_j < mu} A_j. */
 typedef struct { double delta_w, delta_e, eta_s, delta_arith; } score_err;
 
+/* The terms a kernel's row sum holds: the visible keys and, in a case with sinks, the sink, a key
+ * of its own (docs/numerics.md §11.1: the oracle's terms already count it). The accumulation, the
+ * flush, the rescales and the merge's ln T count it too. */
+int64_t ac_budget_row_keys(const ac_problem *p, const ac_oracle_row *row)
+{
+  return row->visible + ((p->f.used & AC_FEAT_SINKS) ? 1 : 0);
+}
+
 static score_err score_errors(const ac_precision *c, const ac_problem *p, const ac_oracle_row *row)
 {
   double dk = (double)p->dk;
-  double nr = (double)ac_precision_nr(c, row->visible);
+  double nr = (double)ac_precision_nr(c, ac_budget_row_keys(p, row));
   double as = isfinite(row->max_abs_s) ? row->max_abs_s : INFINITY;
   double cz = isfinite(row->max_cZ) ? row->max_cZ : INFINITY;
   double ca = isfinite(p->scale) ? fabs(p->scale) * (1 + 0x1p-20) : 1;
@@ -157,10 +165,10 @@ static score_err score_errors(const ac_precision *c, const ac_problem *p, const 
  * their difference, the exps and logs, |eps| <= u_s(|lse_c| + |lse| + |lse_c - lse|) + u_e(2 + ln T),
  * with |lse_c|, |lse| <= max|s_j| + ln T. So Σ_c |e^{eps_c} - 1| e^{lse_c - lse}|o_c| <=
  * (e^{eps} - 1) R. */
-static double lse_weight_err(const ac_precision *c, const ac_oracle_row *row)
+static double lse_weight_err(const ac_precision *c, const ac_problem *p, const ac_oracle_row *row)
 {
   double as = isfinite(row->max_abs_s) ? row->max_abs_s : INFINITY;
-  double lt = log((double)row->visible);
+  double lt = log((double)ac_budget_row_keys(p, row));
   double eps = 4 * c->u_s * (as + lt) + c->u_e * (2 + lt);
   return eps > 700 ? INFINITY : expm1(eps);
 }
@@ -186,13 +194,15 @@ static double lse_weight_err(const ac_precision *c, const ac_oracle_row *row)
  * keeps weight exactly 1 (W = u_p|V| + roundings however large its score), and a kernel
  * whose output leaves the hull of the visible V_j (a masked key winning through a finite
  * sentinel) fails. It holds for every class of the table; infinite when g or lam is. */
-static double hull_cap(const ac_precision *c, const ac_oracle_row *row, const ac_oracle_elem *el, double ao)
+static double hull_cap(const ac_precision *c, const ac_problem *p, const ac_oracle_row *row, const ac_oracle_elem *el,
+                       double ao)
 {
-  double T = (double)row->visible;
-  double tacc = (double)ac_precision_tacc(c, row->visible), nr = (double)ac_precision_nr(c, row->visible);
+  const int64_t n = ac_budget_row_keys(p, row);
+  double T = (double)n;
+  double tacc = (double)ac_precision_tacc(c, n), nr = (double)ac_precision_nr(c, n);
   double g = ac_gamma_w(tacc + nr + 2, c->u_a, c->acc_trunc);
   if (!(g < 1)) return INFINITY;
-  double lam = lse_weight_err(c, row);
+  double lam = lse_weight_err(c, p, row);
   double k = (1 + c->u_p) * (1 + g) / (1 - g) - 1;
   double rel = (1 + lam) * (1 + k) - 1 + (1 + lam) * (1 + k) * (T - 1) * c->mu;
   double M = el->M + el->o_err;
@@ -210,15 +220,19 @@ void ac_budget_elem(const ac_precision *c, const ac_problem *p, ac_dtype out, co
                     const ac_oracle_elem *el, const double *mu, int nmu, ac_bound *b)
 {
   double ao = fabs(el->o);
+  /* No budget terms (docs/numerics.md §7.16): a non-finite o is judged by the rule table, an empty
+   * row by the --empty-rows convention, and a row that sees only its sink has o = 0 exactly, the
+   * kernel's sum of no products (0 / l, 0 times a descale: no rounding), so W = E = o_err = 0. */
   if (row->visible <= 0 || !isfinite(el->o)) {
     b->W_terms = b->E_terms = 0;
     b->fixed = isfinite(el->o_err) ? el->o_err : 0;
     b->W = b->E = b->fixed;
     return;
   }
-  double T = (double)row->visible, dk = (double)p->dk;
-  double tacc = (double)ac_precision_tacc(c, row->visible);
-  double nr = (double)ac_precision_nr(c, row->visible);
+  const int64_t n = ac_budget_row_keys(p, row);
+  double T = (double)n, dk = (double)p->dk;
+  double tacc = (double)ac_precision_tacc(c, n);
+  double nr = (double)ac_precision_nr(c, n);
   int fi = f_index(c->mu, mu, nmu);
   double F = fi < 0 ? el->D : el->F[fi];
   if (c->u_p > 0) F += fi < 0 ? ao : ao * row->Fmass[fi];
@@ -227,7 +241,7 @@ void ac_budget_elem(const ac_precision *c, const ac_problem *p, ac_dtype out, co
   double sc = c->u_S * el->Sp + c->u_s * el->Sp + 2 * c->u_s * el->S;
   double nu = T + nr + 2;
   double eta_a = c->eta_a * (c->acc_trunc ? 2 : 1);
-  double lw = lse_weight_err(c, row);
+  double lw = lse_weight_err(c, p, row);
   double w = phi(se.delta_w) * (qk_coef(c, dk, 0) * el->G + sc
                                 + (c->u_e + nr * c->u_s + se.eta_s) * el->D)
              + amp2(se.delta_w) * ((c->u_p + lw) * el->R + ac_gamma_w(tacc, c->u_a, c->acc_trunc) * (el->R + ao) + F)
@@ -239,7 +253,7 @@ void ac_budget_elem(const ac_precision *c, const ac_problem *p, ac_dtype out, co
   if (isnan(w)) w = INFINITY;
   if (isnan(e)) e = INFINITY;
   /* neither bound exceeds what the hull argument proves for every kernel of the class */
-  double cap = hull_cap(c, row, el, ao);
+  double cap = hull_cap(c, p, row, el, ao);
   if (cap < w) w = cap;
   if (cap < e) e = cap;
   w *= AC_BUDGET_MARGIN;
@@ -259,15 +273,20 @@ void ac_budget_elem(const ac_precision *c, const ac_problem *p, ac_dtype out, co
 
 void ac_budget_lse(const ac_precision *c, const ac_problem *p, const ac_oracle_row *row, ac_bound *b)
 {
-  if (row->visible <= 0 || !isfinite(row->lse)) {
+  /* A row that sees only its sink is a row of one key, the sink (its LSE σ_h is one logit, but the
+   * kernel's formula rounds it: FlashAttention-3 forms (σ log2 e + log2 1) ln 2), so it takes the
+   * terms below like any other; only a non-finite LSE (the rule table) and a row of no key at all
+   * (the --empty-rows convention) have none (docs/numerics.md §7.16). */
+  const int64_t n = ac_budget_row_keys(p, row);
+  if (n <= 0 || !isfinite(row->lse)) {
     b->W_terms = b->E_terms = 0;
     b->fixed = isfinite(row->lse_err) ? row->lse_err : 0;
     b->W = b->E = b->fixed;
     return;
   }
-  double T = (double)row->visible, dk = (double)p->dk;
-  double tacc = (double)ac_precision_tacc(c, row->visible);
-  double nr = (double)ac_precision_nr(c, row->visible);
+  double T = (double)n, dk = (double)p->dk;
+  double tacc = (double)ac_precision_tacc(c, n);
+  double nr = (double)ac_precision_nr(c, n);
   double al = fabs(row->lse), am = isfinite(row->m) ? fabs(row->m) : 0;
   /* Terms below mu_sum lost from the row sum: relative loss of L at most T·mu_sum. */
   double tm = T * c->mu_sum;

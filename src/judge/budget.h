@@ -31,6 +31,8 @@ double ac_gamma_e(double n, double u, int trunc);
  * formed apart from the scores (FlashAttention's exp2(fma(s, c log2 e, -m c log2 e))). The dot
  * products' own error is common to a score and the maximum taken over the scores. */
 double ac_budget_exp_arg_delta(const ac_precision *c, const ac_problem *p, const ac_oracle_row *row);
+/* The terms of a row's sum in a kernel: its visible keys and, in a case with sinks, the sink. */
+int64_t ac_budget_row_keys(const ac_problem *p, const ac_oracle_row *row);
 /* Element budget: out is the output dtype, mu/nmu the oracle's F thresholds. */
 void ac_budget_elem(const ac_precision *c, const ac_problem *p, ac_dtype out, const ac_oracle_row *row,
                     const ac_oracle_elem *el, const double *mu, int nmu, ac_bound *b);

@@ -76,6 +76,8 @@ typedef struct {
   int64_t h;                 /* the row's head */
   double eta, cs1;           /* the accumulation format's underflow floor (doubled truncating); max(1, |scale|) */
   double sk_t[2], sk_m[2];   /* the row's sink term of dσ: its error bound and the magnitude γ multiplies */
+  int fa2;                   /* FlashAttention-2's causal ALiBi convention: the row's logits shifted by */
+  double shift;              /* m_h (i + tk - tq) (0 otherwise) */
   double *sink[2][2];        /* per head: Σ of the rows' sk_t, sk_m ([typ][0/1]) */
 } gb_ws;
 
@@ -94,7 +96,13 @@ static int64_t row_terms(gb_ws *w, int64_t b, int64_t h, int64_t i, double *L, d
   const double sc = ac_problem_scale(p);
   for (int64_t t = 0; t < p->dk; t++) w->q[t] = ac_load(p->dtype, c->q, ac_qidx(p, b, h, i, t));
   for (int64_t e = 0; e < p->dv; e++) w->dO[e] = ac_load(ac_tensor_dtype(p, 'o'), c->dout, ac_oidx(p, b, h, i, e));
-  double m = (p->f.used & AC_FEAT_SINKS) ? c->sinks[h] : -INFINITY;
+  /* FlashAttention-2's convention: +m_h j where the ABI has -m_h |i + tk - tq - j|, the LSE with it: every
+   * logit of the row moves by the same shift, P does not, the magnitudes do */
+  w->shift = w->fa2 && (p->f.used & AC_FEAT_ALIBI) && p->mask != AC_MASK_NONE && c->alibi_slopes
+                 ? ac_features_slope(c, b, h) * (double)(i + p->tk - p->tq)
+                 : 0;
+  if (!isfinite(w->shift)) w->shift = 0;
+  double m = (p->f.used & AC_FEAT_SINKS) ? c->sinks[h] + w->shift : -INFINITY;
   int64_t T = 0;
   for (int64_t j = 0; j < p->tk; j++) {
     double d = 0, z = 0;
@@ -103,7 +111,7 @@ static int64_t row_terms(gb_ws *w, int64_t b, int64_t h, int64_t i, double *L, d
       d += w->q[t] * kt;
       z += fabs(w->q[t] * kt);
     }
-    w->s[j] = ac_features_score_f64(c, b, h, i, j, sc * d);
+    w->s[j] = ac_features_score_f64(c, b, h, i, j, sc * d) + w->shift;
     w->Z[j] = z;
     if (p->f.used & AC_FEAT_SOFTCAP) {
       double x = sc * d / p->f.softcap, ch = cosh(x), bias = 0;
@@ -111,13 +119,13 @@ static int64_t row_terms(gb_ws *w, int64_t b, int64_t h, int64_t i, double *L, d
       w->f[j] = 1 / (ch * ch);   /* 0 far past saturation (cosh overflows): the true f_j < 1e-300 */
       if ((p->f.used & AC_FEAT_BIAS) && c->bias) bias = ac_load(p->f.bias_dtype, c->bias, ac_biasidx(p, b, h, i, j));
       w->mg[j] = fabs(bias);
-      if (p->f.used & AC_FEAT_ALIBI) w->mg[j] += fabs(ac_features_slope(c, b, h) * (double)ac_alibi_dist(p, i, j));
+      if (p->f.used & AC_FEAT_ALIBI) w->mg[j] += fabs(ac_features_slope(c, b, h) * (double)ac_alibi_dist(p, i, j)) + fabs(w->shift);
       w->Z[j] = z;
     }
     if (w->s[j] > -INFINITY) T++;
     if (w->s[j] > m) m = w->s[j];
   }
-  double sum = (p->f.used & AC_FEAT_SINKS) && m > -INFINITY ? exp(c->sinks[h] - m) : 0;
+  double sum = (p->f.used & AC_FEAT_SINKS) && m > -INFINITY ? exp(c->sinks[h] + w->shift - m) : 0;
   for (int64_t j = 0; j < p->tk; j++) sum += w->s[j] > -INFINITY ? exp(w->s[j] - m) : 0;
   *L = m > -INFINITY ? m + log(sum) : -INFINITY;
   *D = 0;
@@ -191,7 +199,7 @@ static void sink_term(gb_ws *w, int typ, double L, double D, double beta, double
   const ac_case *c = w->c;
   w->sk_t[typ] = w->sk_m[typ] = 0;
   if (!(c->p.f.used & AC_FEAT_SINKS) || !(L > -INFINITY)) return;
-  const double sg = c->sinks[w->h], x = sg - L, cl_us = w->cl->u_s;
+  const double sg = c->sinks[w->h] + w->shift, x = sg - L, cl_us = w->cl->u_s;
   if (!(sg > -INFINITY) || !isfinite(x)) return;
   const double ps = exp(x), lf = lam_f + cl_us * fabs(x);
   double ps_err = p_err(ps, x, w->cl->u_e + (lf > lam_n ? lf : lam_n));
@@ -302,16 +310,15 @@ static void row_budget(gb_ws *w, ac_grad_budget *bg, double *s1[2][2], double *s
 
 /* dσ_h (binary32 in the ABI): the rows' terms, γ(N + 1, u_a) for the N = batch·tq products and
  * their sum in any order, and (N + 2)η of underflow. */
-static void sink_budget(const gb_ws *w, ac_grad_budget *bg)
+void ac_grad_budget_sink(const ac_precision *cls, ac_grad_budget *bg)
 {
-  const ac_problem *p = &w->c->p;
-  if (!w->sink[0][0]) return;
-  const double n = (double)(p->batch * p->tq);
-  bg->nsink = p->heads;
+  if (!bg->nsink) return;
+  const double n = (double)bg->sink_rows, eta = cls->eta_a * (cls->acc_trunc ? 2 : 1);
   for (int typ = 0; typ < 2; typ++) {
-    double *out = ac_xcalloc((size_t)p->heads, sizeof(double));
-    for (int64_t h = 0; h < p->heads; h++)
-      out[h] = w->sink[typ][0][h] + gam(n + 1, typ, w->cl->u_a, w->cl->acc_trunc) * w->sink[typ][1][h] + (n + 2) * w->eta;
+    double *out = ac_xcalloc((size_t)bg->nsink, sizeof(double));
+    for (int64_t h = 0; h < bg->nsink; h++)
+      out[h] = bg->sink_t[typ][h] + gam(n + 1, typ, cls->u_a, cls->acc_trunc) * bg->sink_m[typ][h] + (n + 2) * eta;
+    free(typ ? bg->sink_e : bg->sink_w);
     if (typ) bg->sink_e = out;
     else bg->sink_w = out;
   }
@@ -319,9 +326,14 @@ static void sink_budget(const gb_ws *w, ac_grad_budget *bg)
 
 int ac_grad_budget_compute(const ac_precision *cls, const ac_case *c, ac_grad_budget *bg, ac_err *e)
 {
+  return ac_grad_budget_compute_as(cls, c, AC_ALIBI_LSE_ABI, bg, e);
+}
+
+int ac_grad_budget_compute_as(const ac_precision *cls, const ac_case *c, int alibi_lse, ac_grad_budget *bg, ac_err *e)
+{
   memset(bg, 0, sizeof *bg);
   if (!c->dout) return ac_err_set(e, "the case has no dO (member do; attncheck gen --grad)");
-  if (c->lay) return ac_grad_budget_layout(cls, c, bg, e);   /* per sequence */
+  if (c->lay) return ac_grad_budget_layout(cls, c, alibi_lse, bg, e);   /* per sequence */
   const ac_problem *p = &c->p;
   ac_counts cn;
   if (ac_problem_counts(p, &cn, e)) return -1;
@@ -331,7 +343,8 @@ int ac_grad_budget_compute(const ac_precision *cls, const ac_case *c, ac_grad_bu
     bg->w[t] = ac_xcalloc((size_t)cnt[t] + 1, sizeof(double));
     bg->e[t] = ac_xcalloc((size_t)cnt[t] + 1, sizeof(double));
   }
-  gb_ws w = {.cl = cls, .c = c, .cs = fabs(ac_problem_scale(p)), .u_o = ac_dtype_get(ac_tensor_dtype(p, 'o'))->u};
+  gb_ws w = {.cl = cls, .c = c, .cs = fabs(ac_problem_scale(p)), .u_o = ac_dtype_get(ac_tensor_dtype(p, 'o'))->u,
+             .fa2 = alibi_lse == AC_ALIBI_LSE_FA2};
   double *buf = ac_xcalloc((size_t)(15 * tk + p->dk + 2 * p->dv + 1), sizeof(double));
   double **slots[] = {&w.s,     &w.P,     &w.dP,    &w.A,     &w.Z,  &w.pi[0], &w.pi[1],
                       &w.sg[0], &w.sg[1], &w.ta[0], &w.ta[1], &w.th, &w.f,     &w.mg, &w.rw};
@@ -361,9 +374,14 @@ int ac_grad_budget_compute(const ac_precision *cls, const ac_case *c, ac_grad_bu
       }
     }
   }
-  sink_budget(&w, bg);
+  if (w.sink[0][0]) {
+    bg->nsink = p->heads;
+    bg->sink_rows = p->batch * p->tq;
+    for (int typ = 0; typ < 2; typ++) bg->sink_t[typ] = w.sink[typ][0], bg->sink_m[typ] = w.sink[typ][1];
+    ac_grad_budget_sink(cls, bg);
+  }
   for (int typ = 0; typ < 2; typ++)
-    for (int x = 0; x < 2; x++) free(s1[typ][x]), free(s2[typ][x]), free(w.sink[typ][x]);
+    for (int x = 0; x < 2; x++) free(s1[typ][x]), free(s2[typ][x]);
   free(nk);
   free(buf);
   return 0;
@@ -379,5 +397,10 @@ void ac_grad_budget_free(ac_grad_budget *b)
   free(b->sink_w);
   free(b->sink_e);
   b->sink_w = b->sink_e = NULL;
-  b->nsink = 0;
+  for (int typ = 0; typ < 2; typ++) {
+    free(b->sink_t[typ]);
+    free(b->sink_m[typ]);
+    b->sink_t[typ] = b->sink_m[typ] = NULL;
+  }
+  b->nsink = b->sink_rows = 0;
 }

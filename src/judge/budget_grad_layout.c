@@ -2,7 +2,8 @@
  * term of budget_grad.c is a sum over one sequence's rows and keys (a packed batch has no
  * attention across sequences), so each sequence's dense case (layout.h, ac_layout_seq_case, with
  * its rows of dO) gets the dense budgets, mapped into the carrier's packed elements. The keys of
- * a sequence without queries keep W = E = 0 (their gradient is exactly 0). */
+ * a sequence without queries keep W = E = 0 (their gradient is exactly 0). dσ_h sums every sequence's
+ * rows: their terms add up, and the γ of the sum and the underflow count all the rows together. */
 #include "config.h"
 #include "budget_grad.h"
 #include <stdlib.h>
@@ -26,7 +27,7 @@ static void seq_put(const ac_case *c, int64_t b, const ac_problem *s, const ac_g
   }
 }
 
-int ac_grad_budget_layout(const ac_precision *cls, const ac_case *c, ac_grad_budget *bg, ac_err *e)
+int ac_grad_budget_layout(const ac_precision *cls, const ac_case *c, int alibi_lse, ac_grad_budget *bg, ac_err *e)
 {
   const ac_problem *p = &c->p;
   if (p->f.used & AC_FEAT_PAGED) return ac_err_set(e, "no backward budgets for a paged case (an inference layout)");
@@ -43,12 +44,22 @@ int ac_grad_budget_layout(const ac_precision *cls, const ac_case *c, ac_grad_bud
     ac_case sub;
     ac_grad_budget sb;
     if (ac_layout_seq_case(c, b, &sub, e)) goto fail;
-    int rc = ac_grad_budget_compute(cls, &sub, &sb, e);
+    int rc = ac_grad_budget_compute_as(cls, &sub, alibi_lse, &sb, e);
     if (rc == 0) seq_put(c, b, &sub.p, &sb, bg);
+    for (int typ = 0; rc == 0 && typ < 2 && sb.nsink; typ++) {
+      if (!bg->sink_t[typ]) {
+        bg->sink_t[typ] = ac_xcalloc((size_t)p->heads, sizeof(double));
+        bg->sink_m[typ] = ac_xcalloc((size_t)p->heads, sizeof(double));
+      }
+      for (int64_t h = 0; h < p->heads; h++)
+        bg->sink_t[typ][h] += sb.sink_t[typ][h], bg->sink_m[typ][h] += sb.sink_m[typ][h];
+    }
+    if (rc == 0 && sb.nsink) bg->nsink = p->heads, bg->sink_rows += sb.sink_rows;
     ac_grad_budget_free(&sb);
     ac_case_free(&sub);
     if (rc) goto fail;
   }
+  ac_grad_budget_sink(cls, bg);
   return 0;
 fail:
   ac_grad_budget_free(bg);

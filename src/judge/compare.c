@@ -32,6 +32,27 @@ int ac_budget_parse(const char *s, ac_compare_opts *o, ac_err *e)
   return 0;
 }
 
+const ac_oracle_row *ac_compare_conv_row(const ac_compare_opts *opt, const ac_oracle_row *rw, ac_oracle_row *tmp)
+{
+  if (opt->alibi_lse != AC_ALIBI_LSE_FA2 || rw->alibi_shift == 0) return rw;
+  *tmp = *rw;
+  const double s = rw->alibi_shift, as = 2 * fabs(s) * (1 + 0x1p-50);
+  tmp->lse = rw->lse_alt, tmp->lse_err = rw->lse_alt_err, tmp->lse_f32 = rw->lse_alt_f32, tmp->lse_how = rw->lse_alt_how;
+  if (isfinite(rw->m)) tmp->m = rw->m + s;
+  tmp->lse_s = rw->lse_s + as;
+  tmp->max_abs_s = rw->max_abs_s + as;
+  return tmp;
+}
+
+const ac_oracle_elem *ac_compare_conv_elem(const ac_compare_opts *opt, const ac_oracle_row *rw, const ac_oracle_elem *el,
+                                           ac_oracle_elem *tmp)
+{
+  if (opt->alibi_lse != AC_ALIBI_LSE_FA2 || rw->alibi_shift == 0) return el;
+  *tmp = *el;
+  tmp->Sp = el->Sp + 2 * fabs(rw->alibi_shift) * (1 + 0x1p-50) * el->D;
+  return tmp;
+}
+
 const char *ac_budget_describe(const ac_compare_opts *o, char *buf, size_t n)
 {
   switch (o->budget) {
@@ -44,6 +65,8 @@ const char *ac_budget_describe(const ac_compare_opts *o, char *buf, size_t n)
   default:
     snprintf(buf, n, "class:%s,kappa=%g", o->prec ? o->prec->name : "default", o->kappa);
   }
+  size_t len = strlen(buf);
+  if (o->alibi_lse == AC_ALIBI_LSE_FA2 && len < n) snprintf(buf + len, n - len, ",alibi-lse=fa2");
   return buf;
 }
 
@@ -165,7 +188,7 @@ static void weak_lse(const weak_ctx *wk, const ac_problem *p, const ac_oracle_ro
                      double ew_decl, ac_report *rep)
 {
   if (!wk->std || wk->ood || !(rw->lse_accept & AC_ACCEPT_VALUE) || !(fabs(rw->lse) <= FLT_MAX)) return;
-  if (!isnan(ew_decl) && wdecl < 1 + log((double)rw->visible)) return;
+  if (!isnan(ew_decl) && wdecl < 1 + log((double)ac_budget_row_keys(p, rw))) return;
   ac_bound bd;
   ac_budget_lse(wk->std, p, rw, &bd);
   if (err > bd.W) weak_add(rep, err, ew_decl, err / bd.W);
@@ -363,19 +386,19 @@ static void judge_value(const jctx *x, const jval *q, jacc *a)
   }
 }
 
-static void judge_row(const jctx *x, int64_t row, int ood, const void *o, const float *lse, const uint8_t *unwritten,
-                      const uint8_t *leakk, const uint8_t *leakv, jacc *ea, jacc *la)
+static void judge_row(const jctx *x, int64_t row, const ac_oracle_row *rw, int ood, const void *o, const float *lse,
+                      const uint8_t *unwritten, const uint8_t *leakk, const uint8_t *leakv, jacc *ea, jacc *la)
 {
   const ac_problem *p = x->p;
   const ac_oracle_result *r = x->r;
   ac_report *rep = x->rep;
   ac_dtype t = ac_tensor_dtype(p, 'o');   /* the stored output's format (the class follows p->dtype) */
-  const ac_oracle_row *rw = &r->rows[row];
   double maxf = ac_dtype_get(t)->max_finite;
   const int64_t sbase = ac_oracle_slot(r, row) * p->dv;   /* where the oracle stores the row */
   for (int64_t d = 0; d < p->dv; d++) {
     size_t idx = (size_t)(row * p->dv + d);
-    const ac_oracle_elem *el = &r->elems[sbase + d];
+    ac_oracle_elem elc;
+    const ac_oracle_elem *el = ac_compare_conv_elem(x->opt, &r->rows[row], &r->elems[sbase + d], &elc);
     rep->n_elems++;
     if (unwritten && unwritten[idx]) {
       rep->n_unwritten++;
@@ -418,11 +441,19 @@ static void judge_row(const jctx *x, int64_t row, int ood, const void *o, const 
   judge_value(x, &q, la);
 }
 
-static void report_verdicts(ac_report *rep, const jctx *x, const char *oodwhy)
+/* What a kernel that computes no LSE is told when it leaves the LSE unwritten or NaN. */
+#define AC_NO_LSE_HINT                                                                                    \
+  "a kernel that computes no LSE declares ATTNCHECK_CAP_NO_LSE (an exec worker: \"writes_lse\": false), " \
+  "or --no-lse judges o only"
+
+/* lse_all_nan: every selected row whose LSE must be a finite value got NaN. */
+static void report_verdicts(ac_report *rep, const jctx *x, const char *oodwhy, int lse_all_nan)
 {
   if (rep->n_fail) ac_report_add(rep, AC_V_FAIL, "%lld of %lld elements outside the budget",
                                  (long long)rep->n_fail, (long long)rep->n_judged);
-  if (rep->lse_fail) ac_report_add(rep, AC_V_FAIL, "%lld LSE values outside their bound", (long long)rep->lse_fail);
+  if (rep->lse_fail)
+    ac_report_add(rep, AC_V_FAIL, "%lld LSE values outside their bound%s", (long long)rep->lse_fail,
+                  lse_all_nan ? " (every one NaN: " AC_NO_LSE_HINT ")" : "");
   if (rep->n_suspect || rep->lse_suspect)
     ac_report_add(rep, AC_V_SUSPECT, "%lld elements and %lld LSE values above kappa*E", (long long)rep->n_suspect,
                   (long long)rep->lse_suspect);
@@ -456,10 +487,16 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
   }
   jacc ea = {.worst_rank = -1}, la = {.worst_rank = -1};
   char oodwhy[160] = "";
+  int64_t lse_value_rows = 0, lse_nan_rows = 0; /* rows whose LSE must be a finite value; those with NaN */
   for (int64_t row = 0; row < r->nrows; row++) {
-    const ac_oracle_row *rw = &r->rows[row];
+    ac_oracle_row rwc;   /* the row as the kernel's LSE convention sees it */
+    const ac_oracle_row *rw = ac_compare_conv_row(opt, &r->rows[row], &rwc);
     if (!rw->selected) continue;
     rep->n_rows_judged++;
+    if (lse && (rw->lse_accept & AC_ACCEPT_VALUE) && !(rw->lse_accept & AC_ACCEPT_NAN)) {
+      lse_value_rows++;
+      lse_nan_rows += isnan(lse[row]);
+    }
     const ac_oracle_elem *els = &r->elems[ac_oracle_slot(r, row) * p->dv];   /* where the oracle stores the row */
     char why[160], why2[160];
     int ood = ac_row_out_of_domain(x.cls, p, rw, els, vthr, row, why, sizeof why);
@@ -468,8 +505,8 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
       rep->n_ood_rows++;
       if (!oodwhy[0]) snprintf(oodwhy, sizeof oodwhy, "%s", why);
     }
-    if (rw->visible <= 0) rep->n_empty_rows++;
-    judge_row(&x, row, ood, o, lse, unwritten, leakk, leakv, &ea, &la);
+    if (rw->lse_accept & AC_ACCEPT_EMPTY) rep->n_empty_rows++;   /* no key at all: a sink-only row is not empty */
+    judge_row(&x, row, rw, ood, o, lse, unwritten, leakk, leakv, &ea, &la);
   }
   free(leakk);
   free(leakv);
@@ -482,7 +519,7 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
   rep->lse_judged = la.judged, rep->lse_fail = la.fail, rep->lse_suspect = la.suspect;
   rep->lse_max_err = la.max_err, rep->lse_max_err_w = la.max_err_w, rep->lse_max_err_e = la.max_err_e;
   rep->lse_worst = la.worst;
-  report_verdicts(rep, &x, oodwhy);
+  report_verdicts(rep, &x, oodwhy, lse_value_rows > 0 && lse_nan_rows == lse_value_rows);
   return 0;
 }
 
@@ -513,7 +550,12 @@ int ac_compare_run(const ac_case *c, const ac_oracle_result *r, const ac_run_res
   }
   if (!run->guard_ok) ac_report_add(rep, AC_V_GUARD, "%s", run->guard_msg[0] ? run->guard_msg : "guard margin overwritten");
   if (run->n_unwritten > 0) ac_report_add(rep, AC_V_UNWRITTEN, "%lld output elements never written", (long long)run->n_unwritten);
-  if (run->n_lse_unwritten > 0) ac_report_add(rep, AC_V_UNWRITTEN, "%lld LSE values never written", (long long)run->n_lse_unwritten);
+  if (run->n_lse_unwritten > 0) {
+    ac_counts n;
+    int all = ac_problem_counts(&c->p, &n, NULL) == 0 && run->n_lse_unwritten >= n.rows;
+    ac_report_add(rep, AC_V_UNWRITTEN, "%lld LSE values never written%s", (long long)run->n_lse_unwritten,
+                  all ? " (none written: " AC_NO_LSE_HINT ")" : "");
+  }
   if (run->n_oos > 0) ac_report_add(rep, AC_V_OUT_OF_SEQUENCE, "%s", run->oos_msg);
   if (!run->o) {
     ac_report_add(rep, AC_V_ERROR, "harness returned no output");

@@ -31,7 +31,17 @@ typedef struct {
   const char *rows;            /* the oracle's row selection, for the report (NULL: all rows) */
   const char *prec_override;   /* --precision as given: a class the kernel names per problem gives way to it */
   const char *prec_source;     /* where prec came from: "option", "problem", "kernel", "default" (NULL: not said) */
+  int alibi_lse;              /* the kernel's LSE convention under causal ALiBi (AC_ALIBI_LSE_ABI, _FA2) */
 } ac_compare_opts;
+
+/* The oracle's row and element as a kernel of convention opt->alibi_lse sees them (docs/variants.md
+ * "ALiBi and the LSE"): with FlashAttention-2's convention and a row shift s = m_h (i + tk - tq), its
+ * LSE is the alternative one (lse_alt*), m is m + s, and the score magnitudes the budgets charge
+ * (lse_s, max_abs_s; S' of an element) grow by 2|s| (the kernel's score and its ALiBi term +m_h j each
+ * within |s| of the ABI's). The row itself when nothing changes; else *tmp, filled. */
+const ac_oracle_row *ac_compare_conv_row(const ac_compare_opts *opt, const ac_oracle_row *rw, ac_oracle_row *tmp);
+const ac_oracle_elem *ac_compare_conv_elem(const ac_compare_opts *opt, const ac_oracle_row *rw, const ac_oracle_elem *el,
+                                           ac_oracle_elem *tmp);
 
 void ac_compare_opts_init(ac_compare_opts *o);
 /* "class", "baseline", "baseline:K", "fixed"; -1 with a message otherwise. */

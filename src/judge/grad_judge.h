@@ -14,6 +14,8 @@ typedef struct {
                          the gradient is undefined, or an element never written */
   int64_t undefined;  /* elements whose gradient is undefined (NaN or ±inf accepted) */
   int64_t unwritten;  /* elements still holding the pre-fill NaN (all of the tensor, not only selected) */
+  int64_t unresolved; /* selected elements the exact backward could not decide: not judged (an oracle
+                         error, ERROR, exit 3), never compared with the oracle's last approximation */
   double worst;       /* max err/W (inf for a non-finite or misplaced value); -1 when nothing compared */
   double worst_e;     /* err/E at that element */
   double max_e;       /* max err/E over the compared elements with a defined gradient (0 when none) */
@@ -29,11 +31,15 @@ typedef struct {
   ac_grad_tjudge t[4];   /* dq, dk, dv, and dσ ("dsink", one element per head) when nt is 4 */
   int nt;                /* 3, or 4 when the case has sinks and dσ has a budget (dense cases) */
   int64_t failed;        /* over the nt tensors */
+  int64_t unresolved;    /* over the nt tensors */
 } ac_grad_judgement;
 
 /* The inputs the harness hands a backward kernel: O and LSE of the exact forward oracle
  * (every row), O correctly rounded to o's dtype, LSE to binary32. Freed by the caller. */
 int ac_grad_forward_inputs(const ac_case *c, void **o, float **lse, ac_err *e);
+/* The same with the LSE of convention alibi_lse (AC_ALIBI_LSE_ABI, _FA2: docs/variants.md "ALiBi and
+ * the LSE"): what a kernel of that convention computes in its forward and reads in its backward. */
+int ac_grad_forward_inputs_as(const ac_case *c, int alibi_lse, void **o, float **lse, ac_err *e);
 /* Compares run (status OK) against ex with the budgets bg (W, E as budget_grad.h, times
  * AC_BUDGET_MARGIN, plus ½ ulp of the dtype at |exact| + W and the oracle's error). */
 void ac_grad_judge(const ac_grad_budget *bg, const ac_grad_result *ex, const ac_grad_run_result *run, ac_grad_judgement *j);
@@ -51,7 +57,8 @@ int ac_grad_check(const ac_kernel *k, const ac_case *c, const char *precision, c
 int ac_grad_judge_given(const ac_case *c, const ac_precision *cls, const ac_grad_opts *go, const ac_grad_run_result *run,
                         ac_grad_judgement *j, ac_err *e);
 /* PASS (every element within W, guards intact), FAIL (an element beyond W or misplaced, a guard,
- * an unwritten element, a kernel error, crash or timeout), SKIP (unsupported), ERROR. */
+ * an unwritten element, a kernel error, crash or timeout), SKIP (unsupported), ERROR (the harness,
+ * or an element the exact backward left unresolved and no failure). */
 const char *ac_grad_status(const ac_grad_run_result *run, const ac_grad_judgement *j);
 /* "STATUS KERNEL CASE grad dq err/W=.. bad=F/N dk .. dv .. DTYPE budget=CLASS" (grad_report.c). */
 void ac_grad_line(FILE *f, const char *kernel, const char *cs, const ac_grad_run_result *run, const ac_grad_judgement *j,

@@ -9,7 +9,7 @@
 const char *ac_grad_status(const ac_grad_run_result *run, const ac_grad_judgement *j)
 {
   switch (run->status) {
-  case AC_RUN_OK: return j->failed || !run->guard_ok ? "FAIL" : "PASS";
+  case AC_RUN_OK: return j->failed || !run->guard_ok ? "FAIL" : j->unresolved ? "ERROR" : "PASS";
   case AC_RUN_UNSUPPORTED: return "SKIP";
   case AC_RUN_HARNESS_ERROR: return "ERROR";
   default: return "FAIL";
@@ -35,6 +35,7 @@ void ac_grad_line(FILE *f, const char *kernel, const char *cs, const ac_grad_run
     fprintf(f, " %s err/W=", ac_grad_tensor_name(t));
     ratio(f, j->t[t].worst);
     fprintf(f, " bad=%lld/%lld", (long long)j->t[t].failed, (long long)j->t[t].checked);
+    if (j->t[t].unresolved) fprintf(f, " unresolved=%lld", (long long)j->t[t].unresolved);
   }
   fprintf(f, " %s budget=%s%s\n", ac_dtype_name(dt), cls ? cls->name : "?", run->guard_ok ? "" : " GUARD");
 }
@@ -46,6 +47,9 @@ void ac_grad_detail(FILE *f, const ac_grad_run_result *run, const ac_grad_judgem
     for (int t = 0; t < (j->nt > 3 ? j->nt : 3); t++) {
       const ac_grad_tjudge *tj = &j->t[t];
       if (tj->unwritten) fprintf(f, "  %s: %lld element(s) never written\n", ac_grad_tensor_name(t), (long long)tj->unwritten);
+      if (tj->unresolved)
+        fprintf(f, "  %s: %lld element(s) the exact backward could not decide under the precision cap: not judged\n",
+                ac_grad_tensor_name(t), (long long)tj->unresolved);
       if (tj->worst_x < 0) continue;
       char seq[96] = "";
       if (tj->seq >= 0)   /* a packed row or column of a varlen case */
@@ -80,9 +84,11 @@ void ac_grad_json(FILE *f, const char *kernel, const char *cs, const ac_grad_run
     fputs(", \"tensors\": {", f);
     for (int t = 0; t < (j->nt > 3 ? j->nt : 3); t++) {
       const ac_grad_tjudge *tj = &j->t[t];
-      fprintf(f, "%s\"%s\": {\"checked\": %lld, \"failed\": %lld, \"undefined\": %lld, \"unwritten\": %lld, \"err_over_W\": ",
-              t ? ", " : "", ac_grad_tensor_name(t), (long long)tj->checked, (long long)tj->failed, (long long)tj->undefined,
-              (long long)tj->unwritten);
+      fprintf(f,
+              "%s\"%s\": {\"checked\": %lld, \"failed\": %lld, \"undefined\": %lld, \"unwritten\": %lld, "
+              "\"unresolved\": %lld, \"err_over_W\": ",
+              t ? ", " : "", ac_grad_tensor_name(t), (long long)tj->checked, (long long)tj->failed,
+              (long long)tj->undefined, (long long)tj->unwritten, (long long)tj->unresolved);
       json_num(f, tj->worst_x < 0 ? NAN : tj->worst);
       fputs(", \"err_over_E\": ", f);
       json_num(f, tj->worst_x < 0 ? NAN : tj->worst_e);

@@ -2,6 +2,7 @@
 #include "config.h"
 #include "report.h"
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 const char *ac_report_kinds(uint32_t kinds, char *buf, size_t n)
@@ -78,9 +79,11 @@ const char *ac_report_mismatch(const ac_report *r, char *buf, size_t n)
 void ac_report_line(FILE *f, const char *kernel, const char *casename, const ac_report *r, const ac_policies *pol,
                     ac_dtype t)
 {
-  char kinds[160], buf[200];
+  char kinds[160], buf[200], kn[600], cn[4400];
   ac_status st = ac_status_of(pol, r->kinds);
-  fprintf(f, "%-5s %s %s %s", ac_status_name(st), kernel, casename, ac_report_kinds(r->kinds, kinds, sizeof kinds));
+  /* one line per case whatever the names hold (an exec command, a path read from a findings directory) */
+  fprintf(f, "%-5s %s %s %s", ac_status_name(st), ac_str_escape(kernel, kn, sizeof kn),
+          ac_str_escape(casename, cn, sizeof cn), ac_report_kinds(r->kinds, kinds, sizeof kinds));
   if (st == AC_STATUS_SKIP || (r->n_judged == 0 && !r->lse_judged)) {
     if (r->note[0]) fprintf(f, " (%s)", r->note);
     fputc('\n', f);
@@ -133,7 +136,11 @@ void ac_report_detail(FILE *f, const ac_report *r, ac_dtype t, const char *repro
               (long long)r->empty_lse_nan);
     fputc('\n', f);
   }
-  if (repro) fprintf(f, "  reproduce: %s\n", repro);
+  if (repro) {
+    char *q = ac_str_escape_dup(repro); /* quoted for the shell already; one line whatever it quotes */
+    fprintf(f, "  reproduce: %s\n", q);
+    free(q);
+  }
 }
 
 void ac_json_string(FILE *f, const char *s)

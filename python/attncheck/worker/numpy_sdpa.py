@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """sdpa_numpy.py: scaled dot-product attention in numpy, as an attncheck exec kernel.
 
-It speaks both forms of the exec protocol (through attncheck_worker.py, beside it):
+It speaks both forms of the exec protocol (through protocol.py, beside it):
 
-  one-shot:    attncheck fuzz --kernel 'exec:python3 examples/python/sdpa_numpy.py {in} {out}' ...
-  persistent:  attncheck fuzz --kernel 'exec-persistent:python3 examples/python/sdpa_numpy.py --serve' ...
+  one-shot:    attncheck fuzz --kernel 'exec:python3 python/attncheck/worker/numpy_sdpa.py {in} {out}' ...
+  persistent:  attncheck fuzz --kernel 'exec-persistent:python3 python/attncheck/worker/numpy_sdpa.py --serve' ...
 
 The persistent worker declares itself (every dtype, mask and feature, the attention variants
 window, softcap, alibi, bias, bool_mask, sinks, descale and mixed_dtypes: q, k and v decoded
@@ -26,7 +26,10 @@ masks, GQA, windows, boolean masks, ALiBi, bias and sinks (the variants the exac
 import copy
 import sys
 
-import attncheck_worker  # first: it finds a python3 with numpy when this one has none
+try:  # first: it finds a python3 with numpy when this one has none
+    from . import protocol as attncheck_worker  # python -m attncheck.worker
+except ImportError:
+    import protocol as attncheck_worker  # run as a file: the folder of protocol.py is on sys.path
 
 import numpy as np
 

@@ -110,6 +110,51 @@ static int precision_spec(ac_exec_decl *d, json_object *v)
   return 0;
 }
 
+/* "empty_rows": "zero" | "nan"; "empty_lse": "-inf" | "+inf" | "nan". */
+static int empty_conv(ac_exec_decl *d, json_object *j)
+{
+  static const char *const on[] = {"zero", "nan"}, *const ln[] = {"-inf", "+inf", "nan"};
+  json_object *v;
+  if (json_object_object_get_ex(j, "empty_rows", &v)) {
+    const char *s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+    for (int i = 0; i < 2; i++)
+      if (!strcmp(s, on[i])) d->empty_rows = i + 1;
+    if (!d->empty_rows) return bad(d, "'empty_rows' must be \"zero\" or \"nan\"");
+  }
+  if (json_object_object_get_ex(j, "empty_lse", &v)) {
+    const char *s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+    for (int i = 0; i < 3; i++)
+      if (!strcmp(s, ln[i])) d->empty_lse = i + 1;
+    if (!d->empty_lse) return bad(d, "'empty_lse' must be \"-inf\", \"+inf\" or \"nan\"");
+  }
+  return 0;
+}
+
+/* "env": the names of environment variables the worker reads ([A-Za-z_][A-Za-z0-9_]*). */
+static int env_names(ac_exec_decl *d, json_object *v)
+{
+  if (!json_object_is_type(v, json_type_array)) return bad(d, "'env' must be an array of variable names");
+  if (json_object_array_length(v) > AC_EXEC_MAX_ENV) return bad(d, "'env': more than %d names", AC_EXEC_MAX_ENV);
+  for (size_t i = 0; i < json_object_array_length(v); i++) {
+    json_object *x = json_object_array_get_idx(v, i);
+    const char *s = json_object_is_type(x, json_type_string) ? json_object_get_string(x) : "";
+    int ok =
+        (s[0] == '_' || (s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= 'a' && s[0] <= 'z')) && strlen(s) < AC_EXEC_ENV_NAME;
+    for (const char *c = s; ok && *c; c++)
+      ok = *c == '_' || (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9');
+    if (!ok) return bad(d, "'env': '%.64s' is not a variable name", s);
+    snprintf(d->env[d->nenv++], AC_EXEC_ENV_NAME, "%s", s);
+  }
+  return 0;
+}
+
+/* "note": one line, escaped as every text a worker sends (ac_str_escape). */
+static void note_text(ac_exec_decl *d, json_object *v)
+{
+  snprintf(d->note, sizeof d->note, "%s", json_object_get_string(v));
+  ac_str_escape_inplace(d->note, sizeof d->note);
+}
+
 void ac_exec_decl_parse(ac_exec_decl *d, const char *text)
 {
   ac_exec_decl_init(d);
@@ -135,6 +180,9 @@ void ac_exec_decl_parse(ac_exec_decl *d, const char *text)
     else rc = bad(d, "'alibi_lse' must be \"abi\" or \"fa2\"");
   }
   if (!rc && json_object_object_get_ex(j, "backward", &v)) rc = backward_set(d, v);
+  if (!rc) rc = empty_conv(d, j);
+  if (!rc && json_object_object_get_ex(j, "env", &v)) rc = env_names(d, v);
+  if (!rc && json_object_object_get_ex(j, "note", &v) && json_object_is_type(v, json_type_string)) note_text(d, v);
   json_object_put(j);
   if (!rc) d->state = AC_DECL_OK;
 }

@@ -3,7 +3,7 @@ fuzz_libac_fuzz_la_SOURCES += \
 	fuzz/families/families.c \
 	fuzz/families/params.c \
 	fuzz/families/values.c \
-	fuzz/families/shape.c \
+	fuzz/families/shape.c fuzz/families/buckets.c \
 	fuzz/families/patterns.c \
 	fuzz/families/gen_normal.c \
 	fuzz/families/gen_layouts.c \

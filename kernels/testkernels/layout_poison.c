@@ -62,4 +62,7 @@ const attncheck_kernel ac_tk_paged_poison = {
     {NULL, NULL, NULL, NULL},
     NULL,
     0,
-    0};
+    0,
+    0,
+    0,
+    NULL};

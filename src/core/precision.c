@@ -115,6 +115,13 @@ static void spec_entry(const char *spec, ac_dtype t, char *name, size_t n)
   }
 }
 
+int ac_precision_spec_names(const char *spec, ac_dtype t)
+{
+  char name[64];
+  spec_entry(spec, t, name, sizeof name);
+  return name[0] != 0;
+}
+
 int ac_precision_spec_check(const char *spec, ac_err *e)
 {
   if (!spec || !*spec) return ac_err_set(e, "empty precision class");

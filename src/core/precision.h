@@ -46,6 +46,8 @@ const ac_precision *ac_precision_default(ac_dtype t);
  * -1 with a message naming the unknown class. */
 int ac_precision_resolve(const char *override_name, const char *declared, ac_dtype t,
                          const ac_precision **out, ac_err *e);
+/* 1 when spec (NULL allowed) has an entry for dtype t: "DTYPE=CLASS" naming t, or a bare CLASS. */
+int ac_precision_spec_names(const char *spec, ac_dtype t);
 /* 0 when spec is a usable precision spec (every class and dtype known, at most one bare
  * CLASS); -1 with a one-line message otherwise. */
 int ac_precision_spec_check(const char *spec, ac_err *e);

@@ -25,7 +25,12 @@ typedef struct {
   double baseline_err;        /* tensor-wide max error of the naive kernel (set by the caller) */
   double atol, rtol;          /* fixed: atol + rtol·|o| */
   ac_empty_conv empty;
+  int empty_set;               /* 1: --empty-rows given (a kernel's declaration does not apply) */
+  int empty_lse;               /* the LSE of an empty row: 0 +inf or -inf (NaN too with empty nan); else the one a
+                                  kernel declares (ATTNCHECK_EMPTY_LSE_NEG_INF, _POS_INF, _NAN) */
   const char *rows;            /* the oracle's row selection, for the report (NULL: all rows) */
+  const char *prec_override;   /* --precision as given: a class the kernel names per problem gives way to it */
+  const char *prec_source;     /* where prec came from: "option", "problem", "kernel", "default" (NULL: not said) */
   int alibi_lse;              /* the kernel's LSE convention under causal ALiBi (AC_ALIBI_LSE_ABI, _FA2) */
 } ac_compare_opts;
 
@@ -74,6 +79,7 @@ typedef struct {
   uint32_t kinds;                 /* bitmask of 1u << ac_verdict_kind */
   ac_budget_kind budget;
   const char *prec_name;
+  const char *prec_source;        /* ac_compare_opts.prec_source */
   double kappa;
   char budget_desc[96];
   /* elements */

@@ -56,6 +56,23 @@ int ac_judge_precision_of(const ac_kernel *k, const char *override, double timeo
   return ac_precision_resolve(override, k ? k->precision : NULL, t, out, e);
 }
 
+int ac_judge_resolve_opts(const ac_kernel *k, const char *override, double timeout_s, ac_dtype t, ac_compare_opts *co,
+                          ac_err *e)
+{
+  if (ac_judge_precision_of(k, override, timeout_s, t, &co->prec, e) < 0) return -1;
+  co->prec_override = override;
+  co->prec_source = ac_precision_spec_names(override, t)            ? "option"
+                    : k && ac_precision_spec_names(k->precision, t) ? "kernel"
+                                                                    : "default";
+  if (k && !co->empty_set) {
+    int eo, el;
+    ac_kernel_empty_rows(k, &eo, &el);
+    if (eo) co->empty = eo == ATTNCHECK_EMPTY_NAN ? AC_EMPTY_NAN : AC_EMPTY_ZERO;
+    co->empty_lse = el;
+  }
+  return 0;
+}
+
 int ac_judge_precision(const ac_kernel *k, const ac_judge_opts *o, ac_dtype t, const ac_precision **out, ac_err *e)
 {
   return ac_judge_precision_of(k, o->precision_override, o->run.timeout_s, t, out, e);
@@ -110,7 +127,7 @@ void ac_judge_one(const ac_kernel *k, const ac_case *c, const ac_judge_opts *o, 
   ac_err e;
   char why[256] = "";
   ac_compare_opts co = o->cmp;
-  if (ac_judge_precision(k, o, c->p.dtype, &co.prec, &e) < 0) {
+  if (ac_judge_resolve_opts(k, o->precision_override, o->run.timeout_s, c->p.dtype, &co, &e) < 0) {
     ac_report_init(rep, &co);
     ac_report_add(rep, AC_V_ERROR, "%s", e.msg);
   } else if (!ac_kernel_supports(k, &c->p, why, sizeof why)) {
@@ -153,7 +170,7 @@ int ac_judge_kernel(const ac_kernel *k, const ac_case *c, const ac_oracle_result
 {
   ac_compare_opts co = o->cmp;
   co.rows = o->rows;
-  if (ac_judge_precision(k, o, c->p.dtype, &co.prec, e) < 0) {
+  if (ac_judge_resolve_opts(k, o->precision_override, o->run.timeout_s, c->p.dtype, &co, e) < 0) {
     ac_report_init(rep, &co);
     ac_report_add(rep, AC_V_ERROR, "%s", e->msg);
     return -1;
@@ -183,10 +200,29 @@ void ac_judged_free(ac_judged *j)
   j->oracle = NULL;
 }
 
-int ac_judge_case(const ac_kernel *k, const ac_case *c, const ac_compare_opts *co, const ac_run_opts *ro, int repeat,
+/* The class the run names for itself (ABI 5 precision_of, an exec worker's answer; checked by the
+ * harness) in place of the resolved one, unless --precision names the dtype: into pc and rep. */
+static void class_of_run(const ac_compare_opts *co, const ac_run_result *run, ac_dtype t, ac_compare_opts *pc,
+                         ac_report *rep)
+{
+  *pc = *co;
+  const ac_precision *p;
+  ac_err e;
+  if (!run->precision[0] || ac_precision_spec_names(co->prec_override, t) ||
+      !ac_precision_spec_names(run->precision, t) || ac_precision_resolve(NULL, run->precision, t, &p, &e) < 0)
+    return;
+  pc->prec = p;
+  pc->prec_source = "problem";
+  rep->prec_name = p->name;
+  rep->prec_source = pc->prec_source;
+  ac_budget_describe(pc, rep->budget_desc, sizeof rep->budget_desc);
+}
+
+int ac_judge_case(const ac_kernel *k, const ac_case *c, const ac_compare_opts *co0, const ac_run_opts *ro, int repeat,
                   const ac_judge_oracle_src *src, ac_report *rep, ac_judged *out, ac_err *e)
 {
   memset(out, 0, sizeof *out);
+  out->prec = co0->prec;
   double t0 = ac_now();
   /* a case the harness cannot run at all comes back with status HARNESS_ERROR: ERROR below */
   if (ac_harness_run(k, c, ro, &out->run, e) < 0 && out->run.status != AC_RUN_HARNESS_ERROR) {
@@ -194,6 +230,10 @@ int ac_judge_case(const ac_kernel *k, const ac_case *c, const ac_compare_opts *c
     return -1;
   }
   out->kernel_s = ac_now() - t0;
+  ac_compare_opts pc;
+  const ac_compare_opts *co = &pc;
+  class_of_run(co0, &out->run, c->p.dtype, &pc, rep);
+  out->prec = pc.prec;
   out->oracle = src->r;
   if (!out->oracle && src->get && out->run.status == AC_RUN_OK) {
     double t1 = ac_now();

@@ -43,11 +43,14 @@ typedef struct {
   ac_oracle_result own;            /* the one get() produced */
   int has_own;
   double kernel_s, oracle_s;       /* wall time of the first run and of get() */
+  const ac_precision *prec;        /* the class the case was judged under (the run's own, ABI 5 precision_of) */
 } ac_judged;
 
 void ac_judged_free(ac_judged *j);
 /* One case through the harness, the oracle and the comparison, under co (its class resolved)
- * into rep (initialized by the caller): the first run is judged, then up to `repeat` more runs
+ * into rep (initialized by the caller), or under the class the run names for itself (ABI 5
+ * precision_of, an exec worker's answer: rep's class is then that one) unless co->prec_override
+ * names the case's dtype: the first run is judged, then up to `repeat` more runs
  * are compared with it bit for bit until one differs (NONDETERMINISTIC) or does not complete
  * (judged for its status; a run the harness cannot make at all is ERROR). -1 when the oracle
  * or the comparison fails (rep then holds ERROR). out is filled in every case. */
@@ -87,6 +90,12 @@ void ac_judge_lazy_free(ac_judge_lazy_oracle *lo);
  * does not take c, ERROR when the oracle of c failed, else judged against it. */
 void ac_judge_one(const ac_kernel *k, const ac_case *c, const ac_judge_opts *o, ac_judge_lazy_oracle *lo,
                   ac_report *rep);
+/* What judging k on a case of dtype t takes from k's declarations into co: the class
+ * (ac_judge_precision_of; co->prec_override and co->prec_source set) and, unless --empty-rows was
+ * given (co->empty_set), the empty-row convention it declares (ABI 5, or a worker's "empty_rows" and
+ * "empty_lse"). -1 when the class does not resolve. */
+int ac_judge_resolve_opts(const ac_kernel *k, const char *override, double timeout_s, ac_dtype t, ac_compare_opts *co,
+                          ac_err *e);
 /* Resolve a kernel's precision class (--precision overrides the declared one). */
 int ac_judge_precision(const ac_kernel *k, const ac_judge_opts *o, ac_dtype t, const ac_precision **out, ac_err *e);
 /* The same from the --precision override and the run's time limit (exec workers declare theirs). */

@@ -2,6 +2,13 @@
 AC_COMPARE_TESTS = tests/tcompare tests/tcompare_suite tests/tdomain
 check_PROGRAMS += $(AC_COMPARE_TESTS)
 TESTS += $(AC_COMPARE_TESTS)
+# tpreset_budgets: every budget of every preset class on the calibration corpus, bit for bit against
+# tests/data/preset_budgets.txt (computed before the classes were built from parts).
+check_PROGRAMS += tests/tpreset_budgets
+TESTS += tests/tpreset_budgets
+tests_tpreset_budgets_SOURCES = tests/tpreset_budgets.c bench/calcase.c bench/calibrate.h
+tests_tpreset_budgets_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/bench
+EXTRA_DIST += tests/data/preset_budgets.txt
 
 # Command-level tests; they share one oracle cache in the build tree (tests/cache-compare).
 # tcli_usage.sh: usage errors and bad command-line input: exit 2 with one line, for every command.

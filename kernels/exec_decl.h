@@ -40,7 +40,7 @@ typedef struct {
   int backward;          /* 1: answers "backward IN OUT" requests (exec_grad.c); 0 when not declared */
   uint32_t backward_feats;  /* AC_FEAT_... its backward takes: "backward": true, the declared variants
                                the exact backward takes (ATTNCHECK_BACKWARD_V3_FEATS); or the list given */
-  char precision[256];   /* a precision spec ("f16=fp16-cublas,bf16=bf16-acc16"; "" none) */
+  char precision[512];      /* a precision spec ("f16=fp16-cublas,bf16=q=f16,pv=f16"; "" none) */
   char error[256];       /* AC_DECL_BAD: what is wrong with the declaration */
 } ac_exec_decl;
 

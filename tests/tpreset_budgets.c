@@ -56,7 +56,7 @@ static void hash_case(const ac_precision *cls, const ac_case *c, const ac_oracle
 {
   const ac_problem *p = &c->p;
   ac_dtype od = ac_tensor_dtype(p, 'o');
-  uint8_t *vthr = ac_online_sum_beyond(c, ac_dtype_get(cls->range)->max_finite);
+  uint8_t *vthr = ac_class_rows_beyond(c, cls);
   for (int64_t row = 0; row < r->nrows; row++) {
     const ac_oracle_row *rw = &r->rows[row];
     if (!rw->selected) continue;

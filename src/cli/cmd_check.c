@@ -8,6 +8,7 @@
 #include "grad_judge.h"
 #include "judge_args.h"
 #include "report.h"
+#include "report_classes.h"
 
 static void usage(FILE *f)
 {
@@ -16,14 +17,17 @@ static void usage(FILE *f)
              "one line per kernel and case:\n"
              "  STATUS KERNEL CASE KINDS err/W=.. err/E=.. ulps=.. nmse=.. bad=N/M rows=J/T[(SPEC)] DTYPE budget=..\n"
              "STATUS is PASS, WARN, FAIL, SKIP or ERROR; KINDS the verdict kinds found. A case that is not\n"
-             "PASS gets the worst element and the command that reproduces it.\n\n"
+             "PASS gets the worst element and the command that reproduces it. With --precision repeated, one\n"
+             "table: a column per class (STATUS and err/W of that class's judgement of the same run), then\n"
+             "KERNEL CASE; the full line of each class that is not PASS below it.\n\n"
              "  --kernel K           built-in name, PATH.so, PATH.so:NAME, 'exec:CMD {in} {out}', exec-persistent:CMD\n"
              "  --json FILE          also write the reports as a JSON array\n"
              "  -v, --verbose        detail lines for every case\n"
              "  --grad               judge the backward instead (docs/backward.md): kernels that declare one\n"
              "                       (ATTNCHECK_CAP_BACKWARD, an exec worker's \"backward\": true) on cases with dO\n"
              "                       (gen --grad); one line per kernel and case:\n"
-             "  STATUS KERNEL CASE grad dq err/W=.. bad=F/N dk .. dv .. DTYPE budget=..  (--rows: dQ rows and dK/dV columns)\n");
+             "  STATUS KERNEL CASE grad dq err/W=.. bad=F/N dk .. dv .. DTYPE budget=..  (--rows: dQ rows and dK/dV "
+             "columns)\n");
   ac_judge_args_help(f);
   fprintf(f, "\nexit: 0 ok; 1 a verdict with policy fail; 2 nothing could run; 3 internal error or unresolved oracle.\n");
 }
@@ -78,6 +82,7 @@ static int parse_check_args(int argc, char **argv, check_opts *o)
   o->cases = (const char **)argv + optind;
   o->ncases = argc - optind;
   if (!o->ks.nspec) return ac_cmd_usage_error("check", "--kernel is required");
+  if (o->grad && o->a.j.nprecisions > 1) return ac_cmd_usage_error("check", "--grad judges under one --precision");
   if (!o->ncases) return ac_cmd_usage_error("check", "no case given");
   return AC_CMD_RUN;
 }
@@ -90,6 +95,7 @@ typedef struct {
   ac_exit ex;
   int njson, ran, bad_input;
   int grad_fail, grad_error;   /* --grad: a FAIL, an ERROR */
+  ac_class_table ct;           /* --precision repeated */
 } check_run;
 
 /* The line, the detail and the JSON entry of kernel ki on case ci. */
@@ -99,7 +105,7 @@ static void check_output(check_run *r, int ki, int ci, const ac_case *c, const a
   const ac_kernel *k = r->ks->k[ki];
   const char *cs = o->cases[ci];
   ac_status st = ac_status_of(&o->a.pol, rep->kinds);
-  char repro[9400], kabs[4096], qk[4200], qc[4200];
+  char repro[10600], kabs[4096], qk[4200], qc[4200];
   const char *kspec = ac_kernel_spec_absolute(r->ks->spec[r->ks->spec_of[ki]], kabs, sizeof kabs);
   snprintf(repro, sizeof repro, "attncheck check --kernel %s%s %s", ac_shquote(kspec, qk, sizeof qk) ? qk : kspec,
            o->a.repro_opts, ac_shquote(cs, qc, sizeof qc) ? qc : cs);
@@ -109,6 +115,36 @@ static void check_output(check_run *r, int ki, int ci, const ac_case *c, const a
   if (r->jf) {
     fputs(r->njson++ ? ",\n" : "\n", r->jf);
     ac_report_json(r->jf, k->name, cs, rep, &o->a.pol, c->p.dtype, repro);
+  }
+  fflush(stdout);
+}
+
+/* Kernel ki on case ci under every class of the run: the table's row, each class's line and
+ * detail where it is not PASS (all with -v), a JSON entry per class. */
+static void check_output_classes(check_run *r, int ki, int ci, const ac_case *c, const ac_report *reps)
+{
+  const check_opts *o = r->o;
+  const ac_kernel *k = r->ks->k[ki];
+  const char *cs = o->cases[ci];
+  ac_class_table_row(stdout, &r->ct, k->name, cs, reps, &o->a.pol);
+  char repro[12800], kabs[4096], qk[4200], qc[4200], cl[1024];
+  const char *kspec = ac_kernel_spec_absolute(r->ks->spec[r->ks->spec_of[ki]], kabs, sizeof kabs);
+  for (int x = 0; x < r->ct.n; x++) {
+    const ac_report *rep = &reps[x];
+    ac_status st = ac_status_of(&o->a.pol, rep->kinds);
+    ac_precision_spec_canonical(o->a.j.precisions[x], cl, sizeof cl); /* checked: a name or class string */
+    snprintf(repro, sizeof repro, "attncheck check --kernel %s%s --precision %s %s",
+             ac_shquote(kspec, qk, sizeof qk) ? qk : kspec, o->a.repro_other, cl,
+             ac_shquote(cs, qc, sizeof qc) ? qc : cs);
+    if (o->verbose || (st != AC_STATUS_PASS && st != AC_STATUS_SKIP)) {
+      printf("  %s: ", r->ct.label[x]);
+      ac_report_line(stdout, k->name, cs, rep, &o->a.pol, c->p.dtype);
+      ac_report_detail(stdout, rep, c->p.dtype, st == AC_STATUS_FAIL || st == AC_STATUS_WARN ? repro : NULL);
+    }
+    if (r->jf) {
+      fputs(r->njson++ ? ",\n" : "\n", r->jf);
+      ac_report_json(r->jf, k->name, cs, rep, &o->a.pol, c->p.dtype, repro);
+    }
   }
   fflush(stdout);
 }
@@ -135,7 +171,7 @@ static void check_grad(check_run *r, int ci, const ac_case *c)
       return;
     }
     const char *st = ac_grad_status(&run, &j);
-    char repro[9400], kabs[4096], qk[4200], qc[4200];
+    char repro[10600], kabs[4096], qk[4200], qc[4200];
     const char *kspec = ac_kernel_spec_absolute(r->ks->spec[r->ks->spec_of[ki]], kabs, sizeof kabs);
     snprintf(repro, sizeof repro, "attncheck check --grad --kernel %s%s %s", ac_shquote(kspec, qk, sizeof qk) ? qk : kspec,
              o->a.repro_opts, ac_shquote(o->cases[ci], qc, sizeof qc) ? qc : o->cases[ci]);
@@ -180,11 +216,14 @@ static void check_case(check_run *r, int ci)
   ac_judge_lazy_oracle lo;
   ac_judge_lazy_init(&lo);
   for (int ki = 0; ki < r->ks->n; ki++) {
-    ac_report rep;
-    ac_judge_one(r->ks->k[ki], &c, &o->a.j, &lo, &rep);
+    ac_report reps[AC_JUDGE_MAX_CLASSES];
+    ac_judge_one_classes(r->ks->k[ki], &c, &o->a.j, &lo, reps);
     r->ran = 1;
-    ac_exit_add(&r->ex, &o->a.pol, rep.kinds);
-    check_output(r, ki, ci, &c, &rep);
+    for (int x = 0; x < ac_judge_nclasses(&o->a.j); x++) ac_exit_add(&r->ex, &o->a.pol, reps[x].kinds);
+    if (ac_judge_nclasses(&o->a.j) > 1)
+      check_output_classes(r, ki, ci, &c, reps);
+    else
+      check_output(r, ki, ci, &c, &reps[0]);
   }
   ac_judge_lazy_free(&lo);
   ac_case_free(&c);
@@ -207,6 +246,10 @@ int ac_cmd_check(int argc, char **argv)
     return AC_EXIT_USAGE;
   }
   if (r.jf) fputs("[", r.jf);
+  if (ac_judge_nclasses(&o.a.j) > 1 && !o.grad) {
+    ac_class_table_init(&r.ct, o.a.j.precisions, o.a.j.nprecisions);
+    ac_class_table_header(stdout, &r.ct);
+  }
   for (int ci = 0; ci < o.ncases; ci++) check_case(&r, ci);
   if (r.jf) {
     fputs("\n]\n", r.jf);

@@ -140,7 +140,7 @@ static int compare_grad(const ac_judge_args *a, const compare_opts *own, const a
     return AC_EXIT_USAGE;
   }
   const char *name = own->pname ? own->pname : gpath, *st = ac_grad_status(&run, &j);
-  char repro[1024];
+  char repro[8400];
   snprintf(repro, sizeof repro, "attncheck compare --grad%s %s%s%s", a->repro_opts, files[0], nf == 2 ? " " : "",
            nf == 2 ? files[1] : "");
   ac_grad_line(stdout, name, files[0], &run, &j, cls, c->p.dtype);
@@ -227,7 +227,7 @@ int ac_cmd_compare(int argc, char **argv)
   ac_exit ex = {0, 0};
   ac_exit_add(&ex, &a.pol, rep.kinds);
   ac_status st = ac_status_of(&a.pol, rep.kinds);
-  char repro[1024];
+  char repro[8400];
   snprintf(repro, sizeof repro, "attncheck compare%s %s%s%s", a.repro_opts, files[0], nf == 2 ? " " : "", nf == 2 ? files[1] : "");
   ac_report_line(stdout, name, files[0], &rep, &a.pol, c.p.dtype);
   if (st != AC_STATUS_PASS) ac_report_detail(stdout, &rep, c.p.dtype, st == AC_STATUS_FAIL || st == AC_STATUS_WARN ? repro : NULL);

@@ -62,7 +62,9 @@ int ac_judge_args_option(ac_judge_args *a, const char *cmd, int ch, const char *
   case AC_JOPT_IN_PROCESS: a->j.run.in_process = 1; return 1;
   case AC_JOPT_PRECISION:
     if (ac_precision_spec_check(v, &e) < 0) return bad(cmd, "%s", e.msg);
-    a->j.precision_override = v;
+    if (a->j.nprecisions == AC_JUDGE_MAX_CLASSES) return bad(cmd, "at most 8 --precision options (%s)", v);
+    a->j.precisions[a->j.nprecisions++] = v; /* repeated: one column per class (check, suite) */
+    if (!a->j.precision_override) a->j.precision_override = v;
     break;
   case AC_JOPT_BUDGET:
     if (ac_budget_parse(v, &a->j.cmp, &e) < 0) return bad(cmd, "%s", e.msg);
@@ -100,9 +102,14 @@ int ac_judge_args_option(ac_judge_args *a, const char *cmd, int ch, const char *
   }
   default: return 0;
   }
+  char canon[1024]; /* a class as its name: a preset given as its string is repeated by name */
+  if (ch == AC_JOPT_PRECISION && ac_precision_spec_canonical(v, canon, sizeof canon) == 0) v = canon;
   size_t rl = strlen(a->repro_opts);
   if (rl + strlen(name) + strlen(v) + 6 < sizeof a->repro_opts)
     snprintf(a->repro_opts + rl, sizeof a->repro_opts - rl, " --%s %s", name, v);
+  rl = strlen(a->repro_other);
+  if (ch != AC_JOPT_PRECISION && rl + strlen(name) + strlen(v) + 6 < sizeof a->repro_other)
+    snprintf(a->repro_other + rl, sizeof a->repro_other - rl, " --%s %s", name, v);
   return 1;
 }
 
@@ -117,8 +124,10 @@ void ac_judge_args_help(FILE *f)
 {
   fprintf(f,
           "judging options:\n"
-          "  --precision NAME     precision class (overrides the kernel's; see 'attncheck list --precision');\n"
-          "                       per dtype: DTYPE=CLASS,... (e.g. f16=fp16-cublas,bf16=bf16-acc16)\n"
+          "  --precision CLASS    precision class (overrides the kernel's): a preset's name or a class string\n"
+          "                       (q=f16,pv=f16; see 'attncheck list --precision'); per dtype: DTYPE=CLASS,...\n"
+          "                       (f16=fp16-cublas,bf16=bf16-acc16); repeated (check, suite): one run judged\n"
+          "                       under each class, a column per class\n"
           "  --budget B           class (default: W and kappa*E of the class), baseline[:k] (k x the naive\n"
           "                       kernel's max error + 2 fp32 ulps of |o|, k = 2), or fixed (--atol/--rtol)\n"
           "  --atol A --rtol R    fixed budget: |o - exact| <= A + R*|exact| (implies --budget fixed)\n"

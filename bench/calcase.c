@@ -144,13 +144,19 @@ int cal_make_variant(const ac_case *c, uint32_t caps, uint64_t seed, ac_case *ou
  * the other dtypes. */
 int cal_make_mixed(const ac_case *c, uint64_t seed, ac_case *out, const char *desc, char *vdesc, size_t n)
 {
+  return cal_make_mixed_kv(c, seed, -1, out, desc, vdesc, n);
+}
+
+int cal_make_mixed_kv(const ac_case *c, uint64_t seed, int kv, ac_case *out, const char *desc, char *vdesc, size_t n)
+{
   ac_dtype t = c->p.dtype, d[4] = {t, t, t, t};
   ac_rng r;
   ac_rng_init(&r, seed, 0x6d78);
   static const ac_dtype outs[] = {AC_BF16, AC_F16, AC_F32};
-  if (t == AC_F32)
+  if (t == AC_F32) {
     d[1] = d[2] = ac_rng_below(&r, 2) ? AC_F16 : AC_BF16;
-  else if (t == AC_E4M3 || t == AC_E5M2)
+    if (kv >= 0) d[1] = d[2] = (ac_dtype)kv;
+  } else if (t == AC_E4M3 || t == AC_E5M2)
     d[3] = outs[ac_rng_below(&r, 3)];
   else
     return -1;

@@ -127,13 +127,30 @@ static int eval_case(ac_kernel **ks, int nk, kstat *st, const ac_case *c, const 
   return ran;
 }
 
+/* 1 when name is an entry of the comma list l. */
+static int name_listed(const char *l, const char *name)
+{
+  size_t n = strlen(name);
+  for (const char *s = l; s && *s;) {
+    const char *end = strchr(s, ',');
+    size_t k = end ? (size_t)(end - s) : strlen(s);
+    if (k == n && !strncmp(s, name, n)) return 1;
+    s = end ? end + 1 : NULL;
+  }
+  return 0;
+}
+
 static int usage(void)
 {
-  fprintf(stderr, "usage: bench/calibrate [--seed N] [--cases N (per dtype, default 5000)] [--kappa K]\n"
-                  "                       [--variants-every N (a variant of every Nth case, default 2; 0: none)] [--dtypes f32,...]\n"
-                  "                       [--mixed-every N (a mixed-dtype copy of every Nth f32/fp8 case, default 2)]\n"
-                  "       bench/calibrate --write-case DTYPE CASESEED FILE [--variant]   (write one calibration case)\n"
-                  "       bench/calibrate --grad ...   (the backward kernels; bench/calibrate --grad --help)\n");
+  fprintf(stderr,
+          "usage: bench/calibrate [--seed N] [--cases N (per dtype, default 5000)] [--kappa K]\n"
+          "                       [--variants-every N (a variant of every Nth case, default 2; 0: none)] [--dtypes "
+          "f32,...]\n"
+          "                       [--mixed-every N (a mixed-dtype copy of every Nth f32/fp8 case, default 2)]\n"
+          "                       [--kernels NAME,... (only these built-in kernels)] [--mixed-kv f16|bf16 (the K and\n"
+          "                       V dtype of the mixed copies of f32 cases; default drawn)]\n"
+          "       bench/calibrate --write-case DTYPE CASESEED FILE [--variant]   (write one calibration case)\n"
+          "       bench/calibrate --grad ...   (the backward kernels; bench/calibrate --grad --help)\n");
   return 2;
 }
 
@@ -142,6 +159,8 @@ int main(int argc, char **argv)
   uint64_t seed = 1;
   int64_t ncases = 5000, vevery = 2, mevery = 2;
   uint32_t only = ~0u;   /* --dtypes: the dtypes to run (1u << dtype) */
+  const char *konly = NULL; /* --kernels */
+  int mixed_kv = -1;
   double kappa = AC_KAPPA_DEFAULT;
   if (argc > 1 && !strcmp(argv[1], "--grad")) return cal_grad_main(argc - 1, argv + 1);
   if ((argc == 5 || (argc == 6 && !strcmp(argv[5], "--variant"))) && !strcmp(argv[1], "--write-case")) {
@@ -183,6 +202,12 @@ int main(int argc, char **argv)
       if (ac_parse_i64(argv[++i], &mevery) < 0 || mevery < 0) return usage();
     } else if (!strcmp(argv[i], "--variants-every") && i + 1 < argc) {
       if (ac_parse_i64(argv[++i], &vevery) < 0 || vevery < 0) return usage();
+    } else if (!strcmp(argv[i], "--kernels") && i + 1 < argc) {
+      konly = argv[++i];
+    } else if (!strcmp(argv[i], "--mixed-kv") && i + 1 < argc) {
+      ac_dtype kt;
+      if (ac_dtype_parse(argv[++i], &kt) < 0 || (kt != AC_F16 && kt != AC_BF16)) return usage();
+      mixed_kv = (int)kt;
     } else if (!strcmp(argv[i], "--kappa") && i + 1 < argc) {
       kappa = strtod(argv[++i], NULL);
       if (!(kappa > 0)) return usage();
@@ -199,6 +224,7 @@ int main(int argc, char **argv)
     /* the serving-layout kernels take no dense case: their cases are the suite's layout cases
      * and the layout families (tests/tcmd_layouts.sh, campaigns), not this table */
     if (bk[i]->abi_version >= 3 && (bk[i]->caps & ATTNCHECK_FEAT_LAYOUTS)) continue;
+    if (konly && !name_listed(konly, bk[i]->name)) continue;
     ac_kernel **l = NULL;
     int n = 0;
     ac_err e;
@@ -241,7 +267,7 @@ int main(int argc, char **argv)
       if ((caps_any & AC_FEAT_MIXED_DTYPES) && mevery && k % mevery == 0) {
         ac_case mc;
         char mdesc[300];
-        if (cal_make_mixed(&c, cs, &mc, desc, mdesc, sizeof mdesc) == 0) {
+        if (cal_make_mixed_kv(&c, cs, mixed_kv, &mc, desc, mdesc, sizeof mdesc) == 0) {
           if (eval_case(ks, nk, st, &mc, rows, mdesc, kappa, &ro, &t_oracle) > 0) nmixed++;
           ac_case_free(&mc);
         }

@@ -83,7 +83,8 @@ typedef struct {
   double R, D, S, Sp, G, M;
   double F[AC_ORACLE_NMU];
   /* Gb = Σ A_j|V_j - o||c|Zb_j, Zb_j = Σ_t qb_t |k_jt| with qb_t the largest |q| of t's block of
-   * AC_ORACLE_QBLOCK along d_k (a class rounding Q to blocks: docs/numerics.md §7.18) */
+   * AC_ORACLE_QBLOCK along d_k (a class rounding Q to blocks, or its inputs under a softcap:
+   * docs/numerics.md §7.18); never times the softcap's sech^2 */
   double Gb;
   uint8_t how;     /* ac_how */
   uint8_t accept;  /* AC_ACCEPT_... */

@@ -424,7 +424,8 @@ static void var_finish(ac_or_ws *w)
     key_approx(w, r);
     if (v->approx[r] > top) top = v->approx[r];
     w->Zabs[r] *= v->zf[r];   /* the dot product's error through tanh: G, lse_cZ and max_cZ (§11.4) */
-    w->Zb[r] *= v->zf[r];
+    /* Zb stays unscaled: an input's rounding may move a capped score by more than sech^2 at the
+     * exact point says; tanh is 1-Lipschitz (docs/numerics.md §7.18) */
   }
   v->zmax = zmax;
   v->top = top;

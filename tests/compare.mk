@@ -1,5 +1,7 @@
 # tests/compare.mk: precision classes, budgets, verdicts, commands check/suite/compare/list.
 AC_COMPARE_TESTS = tests/tcompare tests/tcompare_suite tests/tdomain
+# tprecision_parts: classes as sets of parts, class strings, specs with parts (docs/numerics.md §6.1).
+AC_COMPARE_TESTS += tests/tprecision_parts
 check_PROGRAMS += $(AC_COMPARE_TESTS)
 TESTS += $(AC_COMPARE_TESTS)
 # tpreset_budgets: every budget of every preset class on the calibration corpus, bit for bit against
@@ -19,6 +21,10 @@ AC_COMPARE_SH = tests/tcmd_verdicts.sh tests/tcmd_suite_correct.sh tests/tcmd_su
 AC_COMPARE_SH += tests/tcmd_zero_budget.sh
 # tcmd_alibi_lse.sh: FlashAttention-2's causal ALiBi LSE, declared (caps bit, exec handshake, --alibi-lse) and judged exactly.
 AC_COMPARE_SH += tests/tcmd_alibi_lse.sh
+# tcmd_classes.sh: class strings (a preset's string judges as its name), refusals, several classes in one run.
+AC_COMPARE_SH += tests/tcmd_classes.sh
+# tcmd_ggml_kernels.sh: ggml-f16-style and q8q-f32-style PASS their presets, the mutants just past them FAIL.
+AC_COMPARE_SH += tests/tcmd_ggml_kernels.sh
 TESTS += $(AC_COMPARE_SH)
 dist_noinst_SCRIPTS += $(AC_COMPARE_SH)
 # The mutant run reuses the oracle results the correct kernels' run stored.

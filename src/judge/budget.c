@@ -41,12 +41,26 @@ static double qk_coef(const ac_precision *c, double dk, int typical)
 {
   double g = typical ? ac_gamma_e(dk, c->u_qk, c->qk_trunc) : ac_gamma_w(dk, c->u_qk, c->qk_trunc);
   double ui = c->scaled_in == AC_F64 ? 0 : ac_dtype_get(c->scaled_in)->u;
-  if (c->u_qin > 0 || c->u_kin > 0) { /* Q, K rounded on input, then scaled (§7.17) */
+  if (c->u_qin > 0 || c->u_kin > 0) { /* Q, K rounded on input: their own part is in_coef's */
     double r = (1 + c->u_qin) * (1 + c->u_kin) * (1 + ui) * (1 + ui);
-    return g * r + (r - 1);
+    return g * r + (1 + ui) * (1 + ui) - 1;
   }
   if (c->scaled_in == AC_F64) return g;
   return g * (1 + ui) * (1 + ui) + ui * (2 + ui);
+}
+
+/* The rounding of Q and K on input (§7.17): (1 + u_q)(1 + u_k) - 1 of |c| Z_j, times (1 + u_in)^2
+ * of a scaled operand. Under a softcap it multiplies |c| Zb_j >= |c| Z_j, never scaled by the
+ * softcap's sech^2 (an input's error need not be small against the cap; tanh is 1-Lipschitz). */
+static double in_coef(const ac_precision *c)
+{
+  if (!(c->u_qin > 0 || c->u_kin > 0)) return 0;
+  double ui = c->scaled_in == AC_F64 ? 0 : ac_dtype_get(c->scaled_in)->u;
+  return ((1 + c->u_qin) * (1 + c->u_kin) - 1) * (1 + ui) * (1 + ui);
+}
+static int in_on_zb(const ac_problem *p)
+{
+  return (p->f.used & AC_FEAT_SOFTCAP) != 0;
 }
 
 /* Q in q8_0 blocks (docs/numerics.md §7.18): |q_t - q~_t| <= AC_Q8_BETA max|q| over t's block +
@@ -169,10 +183,11 @@ static score_err score_errors(const ac_precision *c, const ac_problem *p, const 
   r.delta_w = qk_coef(c, dk, 0) * cz + rest + nr * c->u_s;
   r.delta_arith = rest + nr * c->u_s;
   r.delta_e = qk_coef(c, dk, 1) * cz + rest + nr_typical(nr) * c->u_s;
-  if (c->q8) {
+  if (c->q8 || in_coef(c) > 0) {
     double czb = isfinite(row->max_cZb) ? row->max_cZb : INFINITY;
-    r.delta_w += q8_coef(c, dk, 0) * czb;
-    r.delta_e += q8_coef(c, dk, 1) * czb;
+    double ic = in_coef(c) * (in_on_zb(p) ? czb : cz);
+    r.delta_w += (c->q8 ? q8_coef(c, dk, 0) * czb : 0) + ic;
+    r.delta_e += (c->q8 ? q8_coef(c, dk, 1) * czb : 0) + ic;
   }
   /* 0·inf when a term is 0 and a factor infinite: no error from that source */
   if (isnan(r.delta_w)) r.delta_w = INFINITY;
@@ -290,6 +305,10 @@ void ac_budget_elem(const ac_precision *c, const ac_problem *p, ac_dtype out, co
   double up = c->u_vin > 0 ? (1 + c->u_p) * (1 + c->u_vin) - 1 : c->u_p;
   double gw = qk_coef(c, dk, 0) * el->G, ge = qk_coef(c, dk, 1) * el->G;
   if (c->q8) gw += q8_coef(c, dk, 0) * el->Gb, ge += q8_coef(c, dk, 1) * el->Gb;
+  if (in_coef(c) > 0) {
+    double ig = in_coef(c) * (in_on_zb(p) ? el->Gb : el->G);
+    gw += ig, ge += ig;
+  }
   double w = phi(se.delta_w) * (gw + sc + (c->u_e + nr * c->u_s + se.eta_s) * el->D) +
              amp2(se.delta_w) * ((up + lw) * el->R + acc_term(c, tacc, nr, el, ao, 0) + F) + c->u_s * ao +
              nu * eta_a * amp2(se.delta_w);
@@ -355,6 +374,10 @@ void ac_budget_lse(const ac_precision *c, const ac_problem *p, const ac_oracle_r
   double sw = qk_coef(c, dk, 0) * row->lse_cZ + sarith + c->u_e + nr * c->u_s + se.eta_s;
   double se_ = qk_coef(c, dk, 1) * row->lse_cZ + sarith + c->u_e + nr_typical(nr) * c->u_s + se.eta_s;
   if (c->q8) sw += q8_coef(c, dk, 0) * row->lse_cZb, se_ += q8_coef(c, dk, 1) * row->lse_cZb;
+  if (in_coef(c) > 0) {
+    double il = in_coef(c) * (in_on_zb(p) ? row->lse_cZb : row->lse_cZ);
+    sw += il, se_ += il;
+  }
   sw = fmin(phi(se.delta_w) * sw, se.delta_w);
   se_ = fmin(phi(se.delta_e) * se_, se.delta_e);
   /* ln L and m + ln L rounded in the score format (u_lse: the formula's unit, §7.17); log

@@ -3,4 +3,4 @@
 noinst_PROGRAMS += bench/calibrate
 bench_calibrate_SOURCES = bench/calibrate.c bench/calibrate.h bench/calcase.c bench/calibrate_grad.c
 bench_calibrate_CFLAGS = $(AM_CFLAGS) -O2
-bench_calibrate_LDADD = src/judge/libac_judge.a kernels/libac_kernels.a oracle/libac_oracle.a $(AC_CUDA_LINK) $(AC_CORE_LIBS)
+bench_calibrate_LDADD = src/judge/libac_judge.la kernels/libac_kernels.la oracle/libac_oracle.la $(AC_CUDA_LINK) $(AC_CORE_LIBS)

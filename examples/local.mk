@@ -1,4 +1,4 @@
-# examples/: the plugin example and the Python exec: kernel.
+# examples/: the plugin example (the Python exec workers are in python/attncheck/worker).
 # The example plugin, built by make check as a module that sees only the ABI header.
 check_LTLIBRARIES += examples/plugin/myplugin.la
 examples_plugin_myplugin_la_SOURCES = examples/plugin/myplugin.c

@@ -177,6 +177,7 @@ AC_FAMILY_DECL(gqa);
 AC_FAMILY_DECL(per_head);
 AC_FAMILY_DECL(strided);
 AC_FAMILY_DECL(long_t);
+AC_FAMILY_DECL(split_kv);
 AC_FAMILY_DECL(scale);
 AC_FAMILY_DECL(mixed);
 AC_FAMILY_DECL(index_overflow);
@@ -352,6 +353,16 @@ const char *ac_row_position(int64_t i, int64_t tq);
 void ac_signature(const char *kernel, ac_verdict_kind k, const char *family, const char *pos, char *out, size_t n);
 /* Severity rank for the summary (0 most severe). */
 int ac_verdict_severity(ac_verdict_kind k);
+/* The shape class of a finding's mechanism (docs/fuzzing.md "Distinct defects"): dtype, mask,
+ * the layout ("paged seqs1 page64", "varlen seqs3-4"), the query and key lengths as classes (1,
+ * 2, then the bracket (2^k, 2^(k+1)] as "65-128"; a layout's longest sequence), "batches" for
+ * more than one batch, "gqa" or "heads" for more than one head, "+features" for variants. */
+void ac_mechanism_shape(const ac_case *c, char *buf, size_t n);
+/* The same from the parts (the report reads them from a stored size string). */
+void ac_mechanism_shape_fmt(const char *dtype, const char *mask, int64_t batch, int64_t heads, int64_t kv_heads,
+                            int64_t tq, int64_t tk, const char *layout, const char *features, char *buf, size_t n);
+/* Short name of an ac_why (why an element is wrong): "value", "non-finite", ... ("" for none). */
+const char *ac_why_name(int why);
 
 /* ---- slicing and resizing cases ------------------------------------------------------------ */
 typedef struct {
@@ -400,6 +411,7 @@ typedef struct {
   double sigma;                   /* relative step of value mutations: shrinks on failure */
   int tries;
   uint64_t hash;                  /* ac_case_hash of c */
+  int64_t from;                   /* the campaign's case number that drew c; -1: a corpus case */
   char family[64];
 } ac_elite;
 
@@ -410,8 +422,10 @@ typedef struct {
 
 void ac_pool_init(ac_pool *p, int cap);
 void ac_pool_free(ac_pool *p);
-/* Offer a case: kept (copied) if it scores among the best; returns 1 if kept. */
+/* Offer a case: kept (copied) if it scores among the best; returns 1 if kept. from: the case
+ * number that drew it (ac_elite.from); ac_pool_offer: -1, a corpus case. */
 int ac_pool_offer(ac_pool *p, const ac_case *c, const char *family, double score);
+int ac_pool_offer_from(ac_pool *p, const ac_case *c, const char *family, double score, int64_t from);
 /* Pick a parent (biased to the best). NULL when empty. */
 ac_elite *ac_pool_pick(ac_pool *p, ac_rng *r);
 /* A mutated child of parent: values with relative step sigma, shape, mask, scale. Keeps the
@@ -511,6 +525,7 @@ typedef struct {
   int repeat_every;               /* run every Nth case twice (NONDETERMINISTIC); 0 off */
   int stop_on_fail;               /* stop at the first finding with policy fail */
   int log_cases;                  /* one log.jsonl event per case */
+  int allow_all_skipped;          /* a campaign that judged no case exits 0, not AC_EXIT_NOTHING_JUDGED */
   double stats_every;
 } ac_campaign_opts;
 
@@ -521,10 +536,11 @@ void ac_campaign_opts_init(ac_campaign_opts *o);
 int ac_campaign_lock(const char *dir, int *fd, long *prev, ac_err *e);
 /* Releases it at a clean end (the pid is cleared first). */
 void ac_campaign_unlock(int fd);
-/* Removes what killed runs left: findings/.tmp-* directories and *.tmp.PID files in DIR,
- * findings/, findings/<sig>/, errors/ and corpus/ whose PID is no longer running; how many. */
+/* Removes what killed runs left: findings/.tmp-* directories and *.tmp.PID[.N] files in DIR,
+ * findings/, findings/<sig>/, errors/, corpus/ and seeds/ whose PID is no longer running; how many. */
 int ac_campaign_clean_tmp(const char *dir);
-/* Runs a campaign; returns the exit code (0, 1 a fail-policy finding, 2 usage, 3 internal). */
+/* Runs a campaign; returns the exit code (0, 1 a fail-policy finding, 2 usage, 3 internal, 4
+ * AC_EXIT_NOTHING_JUDGED: no case of the campaign was judged, 130 / 143 stopped by SIGINT / SIGTERM). */
 int ac_campaign_run(ac_campaign_opts *o);
 
 /* Findings of a campaign directory, ranked (severity, then err/W), printed. */

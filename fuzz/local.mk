@@ -1,7 +1,7 @@
 # fuzz/: layer 5 (families) and 6 (engine, report): the fuzzer, and the libFuzzer targets (see README.md).
-noinst_LIBRARIES += fuzz/libac_fuzz.a
-fuzz_libac_fuzz_a_CFLAGS = $(AM_CFLAGS)
-fuzz_libac_fuzz_a_SOURCES = fuzz/fuzz.h
+noinst_LTLIBRARIES += fuzz/libac_fuzz.la
+fuzz_libac_fuzz_la_CFLAGS = $(AM_CFLAGS)
+fuzz_libac_fuzz_la_SOURCES = fuzz/fuzz.h
 include fuzz/families/local.mk
 include fuzz/engine/local.mk
 include fuzz/report/local.mk

@@ -191,10 +191,11 @@ void ac_exec_read_outputs(const char *path, const ac_case *c, const ac_counts *c
   size_t ob = (size_t)cn->o * (size_t)di->bytes;
   if (strcmp(m.descr, di->npy) || !shape_ok || m.nbytes != ob) {
     r->status = AC_RUN_KERNEL_ERROR;
+    char got[200];
     snprintf(r->msg, sizeof r->msg,
-             "output 'o' must be %s with shape [%lld,%lld,%lld,%lld] (dtype %s), got %s with %d dimension(s)",
-             di->npy, (long long)want[0], (long long)want[1], (long long)want[2], (long long)want[3], di->name,
-             m.descr[0] ? m.descr : "a non-array member", m.ndim);
+             "output 'o' must be %s with shape [%lld,%lld,%lld,%lld] (dtype %s), got %s of shape %s", di->npy,
+             (long long)want[0], (long long)want[1], (long long)want[2], (long long)want[3], di->name,
+             m.descr[0] ? m.descr : "a non-array member", ac_npz_shape_str(&m, got, sizeof got));
     ac_npz_close_reader(z);
     return;
   }
@@ -212,8 +213,11 @@ void ac_exec_read_outputs(const char *path, const ac_case *c, const ac_counts *c
     int f4 = !strcmp(m.descr, "<f4"), f8 = !strcmp(m.descr, "<f8");
     if (!lok || !(f4 || f8) || m.nbytes != (size_t)cn->rows * (f4 ? 4 : 8)) {
       r->status = AC_RUN_KERNEL_ERROR;
-      snprintf(r->msg, sizeof r->msg, "output 'lse' must be <f4 (or <f8) with shape [%lld,%lld,%lld]",
-               (long long)p->batch, (long long)p->heads, (long long)p->tq);
+      char got[200];
+      snprintf(r->msg, sizeof r->msg,
+               "output 'lse' must be <f4 (or <f8) with shape [%lld,%lld,%lld], got %s of shape %s", (long long)p->batch,
+               (long long)p->heads, (long long)p->tq, m.descr[0] ? m.descr : "a non-array member",
+               ac_npz_shape_str(&m, got, sizeof got));
       ac_npz_close_reader(z);
       return;
     }

@@ -189,11 +189,22 @@ void ac_hx_free(hx_bufs *b)
   for (int t = 0; t < 3; t++) free(b->filled[t]);
 }
 
+/* The guard of input i: a paged cache's k and v get at least one page on each side, so that a
+ * block-table id of -1 or num_pages dereferenced (an entry past a sequence's pages) reads NaN. */
+static size_t input_guard(const ac_hx_ctx *x, const hx_bufs *b, int i)
+{
+  const attncheck_problem *ap = &x->ap;
+  if (!(x->c->p.f.used & AC_FEAT_PAGED) || (i != HX_K && i != HX_V)) return b->guard;
+  size_t page = (size_t)(i == HX_K ? ap->k_stride[0] : ap->v_stride[0]);
+  return page > b->guard ? page : b->guard;
+}
+
 /* Allocates the spans with guards, pre-fills the outputs and copies the inputs in. */
 int ac_hx_setup(const ac_hx_ctx *x, hx_bufs *b, ac_err *e)
 {
   for (int i = 0; i < HX_NIN; i++)
-    if (b->in[i].dense && ac_guarded_alloc(&b->in[i].g, b->in[i].dtype, (size_t)b->in[i].span, b->guard, e)) return -1;
+    if (b->in[i].dense && ac_guarded_alloc(&b->in[i].g, b->in[i].dtype, (size_t)b->in[i].span, input_guard(x, b, i), e))
+      return -1;
   if (ac_guarded_alloc(&b->o.g, b->o.dtype, (size_t)b->o.span, b->guard, e)) return -1;
   if (x->o->want_lse && ac_guarded_alloc(&b->lse, AC_F32, (size_t)x->cn.rows, b->guard, e)) return -1;
   for (size_t i = 0; i < b->o.g.n; i++) ac_store_bits(b->o.dtype, b->o.g.data, i, b->fill);

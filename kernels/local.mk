@@ -1,7 +1,7 @@
 # kernels/: the ABI, harness, plugin loader, built-in CPU kernels, mutants (layer 3).
-noinst_LIBRARIES += kernels/libac_kernels.a
-kernels_libac_kernels_a_CFLAGS = $(AM_CFLAGS)
-kernels_libac_kernels_a_SOURCES = $(AC_CPU_KERNEL_SOURCES) \
+noinst_LTLIBRARIES += kernels/libac_kernels.la
+kernels_libac_kernels_la_CFLAGS = $(AM_CFLAGS)
+kernels_libac_kernels_la_SOURCES = $(AC_CPU_KERNEL_SOURCES) \
 	kernels/attncheck_kernel.h kernels/harness.h \
 	kernels/harness.c kernels/harness_priv.h kernels/harness_layout.c \
 	kernels/harness_body.c kernels/harness_grad.c \
@@ -23,5 +23,6 @@ kernels_libac_kernels_a_SOURCES = $(AC_CPU_KERNEL_SOURCES) \
 	kernels/testkernels/masked_leak.c \
 	kernels/testkernels/strides.c kernels/testkernels/variants.c \
 	kernels/testkernels/layout_bias.c kernels/testkernels/grad_meta.c \
-	kernels/testkernels/lse_forms.c
+	kernels/testkernels/lse_forms.c \
+	kernels/testkernels/layout_poison.c
 include kernels/cpu.mk

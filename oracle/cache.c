@@ -14,15 +14,19 @@
  * all match; anything else (a flipped bit, a truncated file, the payload of another case or
  * scale spliced in) is a miss: the result is recomputed, one warning per process says so,
  * and the store that follows replaces the entry. SHA-256 detects any accidental corruption
- * and splicing with certainty short of a hash collision; entries are written atomically
- * (temporary file, fsync, rename). A result with unresolved elements is not stored: it says
+ * and splicing with certainty short of a hash collision, not forgery (whoever can write the
+ * directory can write a sum too: the directory must be private, below); entries are written
+ * atomically (temporary file, fsync, rename) and never read through a symbolic link. A result with unresolved elements is not stored: it says
  * what this oracle could not decide, and a later oracle may decide it. */
 #include "config.h"
+#include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <nettle/sha2.h>
 #include "oracle.h"
 #include "variants.h"
@@ -122,19 +126,80 @@ static void cache_key(const ac_case *c, const ac_oracle_opts *o, uint8_t key[SHA
   sha256_digest(&h, SHA256_DIGEST_SIZE, key);
 }
 
+/* ---- the cache directory: whose it is ---------------------------------------------------- *
+ * The sum of an entry detects damage, not forgery: whoever can write the directory can change a
+ * payload and compute its sum again. So the cache is used only in a directory that is the user's
+ * own (owned by the effective user, not writable by group or others, not a symbolic link),
+ * created with mode 0700, unless ATTNCHECK_CACHE_SHARED=1 says it is shared on purpose (a
+ * symbolic link is refused even then); any other directory is not used, said once per process. */
+
+static atomic_int cache_disabled, refusal_said;
+
+void ac_oracle_cache_disable(void) { atomic_store(&cache_disabled, 1); }
+
+static int cache_shared(void)
+{
+  const char *s = getenv("ATTNCHECK_CACHE_SHARED");
+  return s && !strcmp(s, "1");
+}
+
+/* Why dir may not hold the cache; NULL when it may (also when it does not exist yet). */
+static const char *untrusted(const char *dir)
+{
+  struct stat st;
+  if (lstat(dir, &st) != 0) return errno == ENOENT ? NULL : "cannot be examined";
+  if (S_ISLNK(st.st_mode)) return "is a symbolic link";
+  if (!S_ISDIR(st.st_mode)) return "is not a directory";
+  if (cache_shared()) return NULL;
+  if (st.st_uid != geteuid()) return "is owned by another user";
+  if (st.st_mode & (S_IWGRP | S_IWOTH)) return "is writable by its group or others";
+  return NULL;
+}
+
+static const char *refused(const char *dir, const char *why)
+{
+  if (!atomic_exchange(&refusal_said, 1))
+    fprintf(stderr, "attncheck: warning: oracle cache %s %s: not used (a private directory is; "
+                    "ATTNCHECK_CACHE_SHARED=1 uses a shared one)\n", dir, why);
+  return NULL;
+}
+
 const char *ac_oracle_cache_dir(void)
 {
   static _Thread_local char buf[4096];
+  if (atomic_load(&cache_disabled)) return NULL;
   const char *env = getenv("ATTNCHECK_CACHE");
   if (env) {
     if (!*env || !strcmp(env, "off") || !strcmp(env, "0")) return NULL;
     snprintf(buf, sizeof buf, "%s", env);
-    return buf;
+  } else {
+    const char *home = getenv("HOME");
+    if (!home || !*home) return NULL;
+    snprintf(buf, sizeof buf, "%s/.cache/attncheck/oracle", home);
   }
-  const char *home = getenv("HOME");
-  if (!home || !*home) return NULL;
-  snprintf(buf, sizeof buf, "%s/.cache/attncheck/oracle", home);
-  return buf;
+  const char *why = untrusted(buf);
+  return why ? refused(buf, why) : buf;
+}
+
+/* dir and its missing parents, created with mode 0700 (0777 less the umask when shared); 0 when
+ * dir is then one the cache may use. */
+static int cache_mkdir(const char *dir)
+{
+  char b[4096];
+  size_t n = strlen(dir);
+  if (n == 0 || n >= sizeof b) return -1;
+  memcpy(b, dir, n + 1);
+  mode_t mode = cache_shared() ? 0777 : 0700;
+  for (size_t i = 1; i <= n; i++) {
+    if (b[i] != '/' && b[i] != 0) continue;
+    char c = b[i];
+    b[i] = 0;
+    if (mkdir(b, mode) != 0 && errno != EEXIST) return -1;
+    b[i] = c;
+  }
+  const char *why = untrusted(dir);
+  if (why) refused(dir, why);
+  return why ? -1 : 0;
 }
 
 static void cache_path(char *buf, size_t n, const char *dir, const uint8_t *key)
@@ -160,7 +225,7 @@ int ac_oracle_cache_store(const char *dir, const ac_case *c, const ac_oracle_opt
 {
   if (!dir || c->lay || r->n_unresolved) return -1;   /* layout cases: per sequence (oracle/layout.c) */
   ac_err e;
-  if (ac_mkdir_p(dir, &e)) return -1;
+  if (cache_mkdir(dir)) return -1;
   cache_hdr h;
   memset(&h, 0, sizeof h);
   memcpy(h.magic, CACHE_MAGIC, 8);
@@ -287,8 +352,18 @@ int ac_oracle_cache_load(const char *dir, const ac_case *c, const ac_oracle_opts
   char path[4200];
   cache_path(path, sizeof path, dir, key);
   memset(r, 0, sizeof *r);
-  FILE *f = fopen(path, "rb");
-  if (!f) return -1;
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);   /* a link in the cache is not followed */
+  if (fd < 0) return errno == ELOOP ? bad_entry(path, "is a symbolic link") : -1;
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return bad_entry(path, "is not a regular file");
+  }
+  FILE *f = fdopen(fd, "rb");
+  if (!f) {
+    close(fd);
+    return -1;
+  }
   int rc = load_entry(f, path, c, key, r);
   fclose(f);
   if (rc) ac_oracle_result_free(r);

@@ -1,7 +1,7 @@
 # oracle/: the exact oracle (layer 2). Never built with -ffast-math; contraction off.
-noinst_LIBRARIES += oracle/libac_oracle.a
-oracle_libac_oracle_a_CFLAGS = $(AM_CFLAGS) -O2 -ffp-contract=off -fno-fast-math -fvect-cost-model=dynamic
-oracle_libac_oracle_a_SOURCES = \
+noinst_LTLIBRARIES += oracle/libac_oracle.la
+oracle_libac_oracle_la_CFLAGS = $(AM_CFLAGS) -O2 -ffp-contract=off -fno-fast-math -fvect-cost-model=dynamic
+oracle_libac_oracle_la_SOURCES = \
 	oracle/oracle.h \
 	oracle/oracle_int.h \
 	oracle/scores.c \
@@ -27,5 +27,5 @@ oracle_libac_oracle_a_SOURCES = \
 	oracle/fastexp.c \
 	oracle/fastscores.c \
 	oracle/fastdecode.c
-oracle_libac_oracle_a_SOURCES += oracle/grad.h oracle/gradint.h oracle/grad.c oracle/gradrow.c oracle/gradexact.c oracle/gradfast.c oracle/gradoff.c oracle/gradcap.c
-oracle_libac_oracle_a_SOURCES += oracle/gradlayout.c
+oracle_libac_oracle_la_SOURCES += oracle/grad.h oracle/gradint.h oracle/grad.c oracle/gradrow.c oracle/gradexact.c oracle/gradfast.c oracle/gradoff.c oracle/gradcap.c
+oracle_libac_oracle_la_SOURCES += oracle/gradlayout.c

@@ -410,6 +410,26 @@ static int mem_check(const ac_problem *p, uint32_t formats, int64_t nsel, long t
   return 0;
 }
 
+int ac_oracle_mem_check(const ac_case *c, const ac_oracle_opts *o, ac_err *e)
+{
+  const ac_problem *p = &c->p;
+  if (c->lay) return 0; /* per sequence, each checked when it runs (layout.c) */
+  int64_t nrows = p->batch * p->heads * p->tq, nl = 0;
+  if (nrows <= 0) return 0;
+  uint8_t *sel = ac_xmalloc((size_t)nrows);
+  if (ac_oracle_select_rows(p, o->rows, o->rows_seed, sel, e)) {
+    free(sel);
+    return -1;
+  }
+  for (int64_t x = 0; x < nrows; x++) nl += sel[x];
+  free(sel);
+  long nth = o->threads > 0 ? o->threads : sysconf(_SC_NPROCESSORS_ONLN);
+  if (nth > (nl + 3) / 4) nth = (nl + 3) / 4;
+  if (nth < 1) nth = 1;
+  uint32_t formats = (o->formats | (1u << p->dtype) | (1u << ac_or_tdtype(p, 'o'))) & ((1u << AC_NDTYPES) - 1);
+  return mem_check(p, formats, nl, nth, e);
+}
+
 int ac_oracle_run(const ac_case *c, const ac_oracle_opts *o, ac_oracle_result *r, ac_err *e)
 {
   double t0 = ac_now();

@@ -192,16 +192,25 @@ void ac_oracle_result_free(ac_oracle_result *r);
  * threads (an upper estimate; the case's own tensors not included). ac_oracle_run refuses
  * (-1) when it and the case's tensors together exceed the memory cap (ac_mem_cap). */
 double ac_oracle_mem_need(const ac_problem *p, uint32_t formats, int64_t nsel, long threads);
+/* The check ac_oracle_run makes, before anything runs: -1 with its message when the oracle's
+ * memory for c under o (its rows, formats, threads) and the case exceed the memory cap (0 for a
+ * layout case, whose sequences are checked one by one when they run). */
+int ac_oracle_mem_check(const ac_case *c, const ac_oracle_opts *o, ac_err *e);
 
 /* Row selection: fills sel[nrows] with 0/1. -1 on a bad spec. */
 int ac_oracle_select_rows(const ac_problem *p, const char *spec, uint64_t seed, uint8_t *sel, ac_err *e);
 
 /* On-disk cache keyed by the case hash and the options that change the result (formats,
  * lse_f64, prec_cap, rows, rows_seed, mu). dir: ac_oracle_cache_dir() = $ATTNCHECK_CACHE, or
- * ~/.cache/attncheck/oracle; NULL (ATTNCHECK_CACHE empty, "off" or "0") disables. load: 0 = hit
- * (r filled, free it), -1 = miss. store: written atomically, 0 or -1. */
+ * ~/.cache/attncheck/oracle; NULL (ATTNCHECK_CACHE empty, "off" or "0", ac_oracle_cache_disable,
+ * or a directory that is not the user's private one without ATTNCHECK_CACHE_SHARED=1: group- or
+ * world-writable, another user's, a symbolic link; said once) disables. load: 0 = hit (r filled,
+ * free it), -1 = miss. store: written atomically, its directory created with mode 0700, 0 or -1. */
 int ac_oracle_cache_load(const char *dir, const ac_case *c, const ac_oracle_opts *o, ac_oracle_result *r);
 int ac_oracle_cache_store(const char *dir, const ac_case *c, const ac_oracle_opts *o, const ac_oracle_result *r);
 const char *ac_oracle_cache_dir(void);
+/* --no-cache: no cache for the rest of the process (every reader, the per-sequence results of
+ * layout cases included). */
+void ac_oracle_cache_disable(void);
 
 #endif

@@ -16,7 +16,8 @@ EXTRA_DIST += tests/data/preset_budgets.txt
 # tcli_usage.sh: usage errors and bad command-line input: exit 2 with one line, for every command.
 AC_COMPARE_SH = tests/tcmd_verdicts.sh tests/tcmd_suite_correct.sh tests/tcmd_suite_mutants.sh \
 	tests/tcmd_compare.sh tests/tcmd_precision_dtypes.sh tests/tcli_usage.sh tests/tcmd_report_fields.sh \
-	tests/tcmd_layouts.sh tests/tcmd_layout_bias.sh tests/tcmd_compare_grad.sh
+	tests/tcmd_layouts.sh tests/tcmd_layout_bias.sh tests/tcmd_compare_grad.sh \
+	tests/tcli_small_promises.sh tests/tcache_trust.sh
 # tcmd_zero_budget.sh: no LSE or output a kernel rounds gets W = 0 (a sink-only row, one key, empty rows).
 AC_COMPARE_SH += tests/tcmd_zero_budget.sh
 # tcmd_alibi_lse.sh: FlashAttention-2's causal ALiBi LSE, declared (caps bit, exec handshake, --alibi-lse) and judged exactly.

@@ -100,3 +100,8 @@ tests_tplugin_lse_la_LIBADD = -lm
 # tcli_hints.sh: exec: hints, "did you mean", durations without a unit, the ATTNCHECK_CAP_NO_LSE hint.
 TESTS += tests/tcli_hints.sh
 dist_noinst_SCRIPTS += tests/tcli_hints.sh
+# tserving.sh: a paged cache's unused block-table entries are -1 and the pages they address (-1,
+# num_pages) hold NaN, so a kernel that dereferences one reads NaN; each split-KV and layout
+# mutant of docs/bugclasses.md §2.25-2.26 FAILs on its trigger and PASSes without it.
+TESTS += tests/tserving.sh
+dist_noinst_SCRIPTS += tests/tserving.sh

@@ -26,3 +26,4 @@ include tests/report.mk
 include tests/cuda.mk
 include tests/compare.mk
 include tests/docs.mk
+include tests/python.mk

@@ -14,7 +14,7 @@ caps="features window,softcap,alibi,bias,bool_mask,sinks"
 echo "$out" | grep -A1 '^  myplugin-naive-f32 ' | grep -q "; $caps\$" || fail "list: myplugin-naive-f32 and its caps"
 echo "$out" | grep -A1 '^  myplugin-nolse-f32 ' | grep -q "; $caps; no LSE\$" || fail "list: myplugin-nolse-f32 and its caps"
 if echo "$out" | grep -q "built-in kernels\|flash-f32"; then fail "list --kernel also lists built-ins"; fi
-out=$("$bin" suite --kernel .libs/myplugin.so --suite ci 2>&1)
+out=$("$bin" suite --verbose --kernel .libs/myplugin.so --suite ci 2>&1)
 rc=$?
 echo "$out" | grep '^suite '
 [ $rc -eq 0 ] || fail "suite ci exits $rc"

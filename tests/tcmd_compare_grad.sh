@@ -6,7 +6,7 @@
 # one perturbed dK element fails (exit 1, worst element, reproducer), so does dσ of the wrong sign
 # (dsinks, judged with its budget); a missing member, a member
 # of another dtype or shape (dsinks too), a case without dO: bad input (exit 2, one line).
-# The gradient files are made with python3 and numpy (examples/python/sdpa_numpy.py); without
+# The gradient files are made with python3 and numpy (python/attncheck/worker/numpy_sdpa.py); without
 # them only the bad-input checks that need none run, then SKIP (77).
 set -u
 bin=${ATTNCHECK_BIN:-./attncheck}
@@ -39,10 +39,10 @@ echo "ok: bad input without gradients"
 if [ "$py" = none ] || [ -z "$py" ]; then echo "SKIP: no python3 with numpy"; exit 77; fi
 
 # gradient files: good, perturbed, wrong dtype, wrong shape, a member missing; and the case with them
-PYTHONPATH=$src/examples/python "$py" - "$tmp" <<'EOF' || fail "making the gradient files"
+PYTHONPATH=$src/python/attncheck/worker "$py" - "$tmp" <<'EOF' || fail "making the gradient files"
 import io, sys, zipfile
 import numpy as np
-import attncheck_worker as w, sdpa_numpy
+import protocol as w, numpy_sdpa as sdpa_numpy
 tmp = sys.argv[1]
 decl = w.declaration(dtypes=w.ALL_DTYPES, features=w.ALL_FEATURES + w.VARIANT_FEATURES)
 for name in ("c", "b", "e"):

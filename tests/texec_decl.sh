@@ -35,7 +35,7 @@ EOF
 # 1. capabilities: dtype f32, mask none, feature tq-ne-tk only
 mkworker f32only 'attncheck-worker 1 {"name":"f32only","dtypes":["f32"],"masks":["none"],"features":["tq-ne-tk"]}'
 : > "$tmp/requests"
-"$bin" suite --kernel "exec-persistent:$tmp/f32only.sh" --case f32-1x1-d1-none --case f16-1x1-d1-none \
+"$bin" suite --verbose --allow-all-skipped --kernel "exec-persistent:$tmp/f32only.sh" --case f32-1x1-d1-none --case f16-1x1-d1-none \
   --case f32-1x1-d64-causal-bottom-right --case f32-127x129-d3v5-none --case f32-64x96-d32-none \
   --case f32-64x96-d32-none-q2 > "$tmp/1.txt" 2>&1
 rc=$?
@@ -52,7 +52,7 @@ echo "ok: undeclared dtypes, masks and features are SKIP and never sent"
 
 # 1b. a campaign draws the dtypes the worker declares; each job runs its own worker
 : > "$tmp/requests"
-"$bin" fuzz --kernel "exec-persistent:$tmp/f32only.sh" --jobs 2 --cases 40 --families normal --out "$tmp/c1b" \
+"$bin" fuzz --allow-all-skipped --kernel "exec-persistent:$tmp/f32only.sh" --jobs 2 --cases 40 --families normal --out "$tmp/c1b" \
   --no-minimize --no-live > "$tmp/1b.txt" 2>&1 || { cat "$tmp/1b.txt"; fail "campaign on a declared worker"; }
 grep -q '"dtypes":2,' "$tmp/c1b/campaign.json" || fail "the campaign did not draw the declared dtype f32"
 ndir=$(sed 's|/[^/]*$||' "$tmp/requests" | sort -u | wc -l)
@@ -62,7 +62,7 @@ echo "ok: a campaign's jobs each run their own worker"
 # 2. a worker without the handshake (answers the hello with an error) that refuses every case:
 #    SKIP, and a campaign stores no finding
 mkworker plain 'error expected IN OUT'
-"$bin" fuzz --kernel "exec-persistent:$tmp/plain.sh" --cases 6 --families normal --out "$tmp/c2" --no-minimize \
+"$bin" fuzz --allow-all-skipped --kernel "exec-persistent:$tmp/plain.sh" --cases 6 --families normal --out "$tmp/c2" --no-minimize \
   --no-live > "$tmp/2.txt" 2>&1
 rc=$?
 [ $rc -eq 0 ] || { cat "$tmp/2.txt"; fail "refusing worker: exit $rc, expected 0"; }

@@ -81,8 +81,8 @@ if [ "$py" = none ] || [ -z "$py" ]; then echo "SKIP: no python3 with numpy (the
 # 2. outputs of another dtype or shape, misnamed members
 cat > "$tmp/wrong.py" <<EOF
 import sys
-sys.path.insert(0, "$src/examples/python")
-import attncheck_worker, sdpa_numpy
+sys.path.insert(0, "$src/python/attncheck/worker")
+import protocol as attncheck_worker, numpy_sdpa as sdpa_numpy
 import numpy as np
 mode = sys.argv[1]
 def bwd(q, k, v, o, lse, do, p):
@@ -112,7 +112,7 @@ done
 echo "ok: wrong dtype, shape, member name"
 
 # 3. sdpa_numpy.py's backward: check --grad, the suite's grad cases (window, sinks), a broken dK
-k="exec-persistent:$py $src/examples/python/sdpa_numpy.py --serve"
+k="exec-persistent:$py $src/python/attncheck/worker/numpy_sdpa.py --serve"
 "$bin" check --grad --kernel "$k" "$tmp/g.npz" > "$tmp/o.txt" 2>&1 && grep -q '^PASS .* grad dq err/W=.* bad=0/1536 dk .* bad=0/1280 dv .* bad=0/1280 f32' "$tmp/o.txt" ||
   { cat "$tmp/o.txt"; fail "sdpa_numpy: check --grad"; }
 gc="--case f32-grad-48x48-d16-dv16-causal-bottom-right-h2kv1-do-normal-window-sinks --case bf16-grad-40x40-d16-dv16-none-h2kv2-do-huge"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# texec_grad_torch.sh: examples/python/torch_sdpa.py's backward (torch.autograd through its
+# texec_grad_torch.sh: python/attncheck/worker/torch_sdpa.py's backward (torch.autograd through its
 # forward; PyTorch 2.x scaled_dot_product_attention, or 1.13's explicit formula) on the CPU math
 # backend passes check --grad (f32 and bf16, causal, GQA) and the suite's grad cases; with dK
 # deliberately missing the scale (ATTNCHECK_WORKER_MUTATE=dk-noscale) it fails (exit 1).
@@ -20,7 +20,7 @@ PYTHONDONTWRITEBYTECODE=1
 export ATTNCHECK_CACHE PYTHONDONTWRITEBYTECODE
 fail() { echo "FAIL: $*"; exit 1; }
 echo "torch $("$py" -c 'import torch; print(torch.__version__)') ($py)"
-k="exec-persistent:$py $src/examples/python/torch_sdpa.py --backend math --device cpu"
+k="exec-persistent:$py $src/python/attncheck/worker/torch_sdpa.py --backend math --device cpu"
 "$bin" gen -o "$tmp/f32.npz" --tq 24 --tk 40 --dk 16 --batch 1 --heads 4 --kv-heads 2 --mask causal-bottom-right \
   --grad normal --seed 5 > /dev/null || exit 99
 "$bin" gen -o "$tmp/bf16.npz" --dtype bf16 --t 32 --dk 16 --batch 2 --heads 2 --kv-heads 1 --mask causal \

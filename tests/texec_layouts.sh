@@ -1,6 +1,6 @@
 #!/bin/sh
 # texec_layouts.sh: the serving layouts through the exec protocol (docs/layouts.md).
-# examples/python/sdpa_numpy.py declares varlen and paged and passes every layout case of
+# python/attncheck/worker/numpy_sdpa.py declares varlen and paged and passes every layout case of
 # `suite ci` (its persistent worker) and varlen and paged cases with a bias, a boolean mask and
 # per-sequence ALiBi slopes; a worker built on the same helper that reads every slot of
 # a sequence's last page is OUT-OF-SEQUENCE, naming the sequence (the layout's NaN fill travels
@@ -20,8 +20,8 @@ mkdir -p "$ATTNCHECK_CACHE" || exit 99
 tmp=$(mktemp -d /tmp/attncheck-xlay-XXXXXX) || exit 99
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
-ex=$src/examples/python
-good="exec-persistent:$py $ex/sdpa_numpy.py --serve"
+ex=$src/python/attncheck/worker
+good="exec-persistent:$py $ex/numpy_sdpa.py --serve"
 cases=""
 for c in varlen-mix varlen-window-sinks paged-shuffled paged-page7-alibi decode-long; do cases="$cases --case f32-$c --case bf16-$c"; done
 out=$("$bin" suite --suite ci --kernel "$good" $cases -q 2>&1)
@@ -41,9 +41,9 @@ done
 cat > "$tmp/whole_page.py" <<PYEOF
 import sys
 sys.path.insert(0, "$ex")
-import attncheck_worker
+import protocol as attncheck_worker
 import numpy as np
-import sdpa_numpy
+import numpy_sdpa as sdpa_numpy
 
 
 def whole_pages(self, b):
@@ -66,7 +66,7 @@ rc=$?
 echo "$out" | head -n 2
 [ $rc -eq 1 ] && echo "$out" | grep -q '^FAIL .*OUT-OF-SEQUENCE' && echo "$out" | grep -q 'sequence 0 (head [01], query [01]) read \(page [0-9]* slot [0-9]*, which it\|memory it\) does not own' ||
   fail "the whole-page worker (exit $rc)"
-out=$("$bin" check --kernel "exec:$py $ex/sdpa_numpy.py {in} {out}" "$tmp/p.npz" 2>&1)
+out=$("$bin" check --kernel "exec:$py $ex/numpy_sdpa.py {in} {out}" "$tmp/p.npz" 2>&1)
 echo "$out" | grep -q '^SKIP .*one-shot exec kernels get no' || { echo "$out"; fail "one-shot exec on a paged case"; }
 echo "ok: layouts through the exec protocol"
 exit 0

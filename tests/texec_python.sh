@@ -1,5 +1,5 @@
 #!/bin/sh
-# texec_python.sh: examples/python/attncheck_worker.py. The README's exec examples work as
+# texec_python.sh: python/attncheck/worker/protocol.py. The README's exec examples work as
 # pasted (whatever python3 comes first on PATH); a worker built on the helper declares dtypes and
 # precision classes per dtype (--precision still overrides); NotImplementedError is SKIP in both
 # forms; writes_lse without an lse is UNWRITTEN; the bf16/fp8 encoders round to nearest even;
@@ -22,13 +22,13 @@ mkdir -p "$ATTNCHECK_CACHE" || exit 99
 tmp=$(mktemp -d /tmp/attncheck-xpy-XXXXXX) || exit 99
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
-ex=$src/examples/python
+ex=$src/python/attncheck/worker
 cases="--case f32-1x1-d1-none --case f16-113x203-d64-causal-bottom-right-b2h4kv2 --case bf16-65x65-d32-causal-b2h2kv1 --case e4m3-31x45-d40-causal-zeroq --case e5m2-64x96-d32-none-q2"
 
 # 1. the README's lines, as pasted (run from the source tree, 'attncheck' being this build)
 if command -v python3 > /dev/null; then
-  for pat in "attncheck suite --kernel 'exec-persistent:python3 examples/python/sdpa_numpy.py" \
-    "attncheck check --kernel 'exec:python3 examples/python/sdpa_numpy.py"; do
+  for pat in "attncheck suite --kernel 'exec-persistent:python3 python/attncheck/worker/numpy_sdpa.py" \
+    "attncheck check --kernel 'exec:python3 python/attncheck/worker/numpy_sdpa.py"; do
     line=$(grep -F "$pat" "$src/README.md" | head -n 1 | sed 's/^ *attncheck //')
     [ -n "$line" ] || fail "README has no line '$pat'"
     case $line in
@@ -49,8 +49,8 @@ fi
 cat > "$tmp/declw.py" <<EOF
 import sys
 sys.path.insert(0, "$ex")
-import attncheck_worker
-import sdpa_numpy
+import protocol as attncheck_worker
+import numpy_sdpa as sdpa_numpy
 
 def attn(q, k, v, p):
     if p.tq != p.tk and p.dtype == "f32":
@@ -63,7 +63,7 @@ if __name__ == "__main__":
                                   writes_lse=True))
 EOF
 three="--case f32-1x1-d1-none --case f16-1x1-d1-none --case bf16-1x1-d1-none"
-"$bin" suite --kernel "exec-persistent:$py $tmp/declw.py" $three > "$tmp/2.txt" 2>&1 || { cat "$tmp/2.txt"; fail "declared worker"; }
+"$bin" suite --verbose --kernel "exec-persistent:$py $tmp/declw.py" $three > "$tmp/2.txt" 2>&1 || { cat "$tmp/2.txt"; fail "declared worker"; }
 grep -q '^PASS .* f16-1x1-d1-none .*budget=class:fp16-cublas,' "$tmp/2.txt" || { cat "$tmp/2.txt"; fail "declared f16 class not used"; }
 grep -q '^PASS .* f32-1x1-d1-none .*budget=class:fp32,' "$tmp/2.txt" || { cat "$tmp/2.txt"; fail "f32 class"; }
 grep -q 'bf16-1x1-d1-none SKIP (unsupported: declw does not declare dtype bf16)' "$tmp/2.txt" || { cat "$tmp/2.txt"; fail "bf16 not SKIP"; }
@@ -74,7 +74,7 @@ echo "ok: declared dtypes and per-dtype class, --precision overrides"
 
 # 2b. a campaign draws the declared dtypes; its jobs leave no worker directory behind
 mkdir "$tmp/t" || exit 99
-TMPDIR=$tmp/t "$bin" fuzz --kernel "exec-persistent:$py $ex/sdpa_numpy.py --serve" --cases 24 --jobs 2 --max-t 64 \
+TMPDIR=$tmp/t "$bin" fuzz --kernel "exec-persistent:$py $ex/numpy_sdpa.py --serve" --cases 24 --jobs 2 --max-t 64 \
   --families normal,gqa,tq_ne_tk --out "$tmp/camp" --no-minimize --no-live > "$tmp/2c.txt" 2>&1 ||
   { cat "$tmp/2c.txt"; fail "campaign on the declared worker"; }
 grep -q '"dtypes":63' "$tmp/camp/campaign.json" || fail "the campaign did not draw the declared dtypes"
@@ -83,7 +83,7 @@ echo "ok: campaign with --jobs 2 on a declared worker"
 
 # 3. NotImplementedError: SKIP, persistent and one-shot
 for k in "exec-persistent:$py $tmp/declw.py" "exec:$py $tmp/declw.py {in} {out}"; do
-  "$bin" suite --kernel "$k" --case f32-64x96-d32-none > "$tmp/3.txt" 2>&1
+  "$bin" suite --verbose --allow-all-skipped --kernel "$k" --case f32-64x96-d32-none > "$tmp/3.txt" 2>&1
   rc=$?
   [ $rc -eq 0 ] && grep -q 'SKIP (unsupported: .*tq != tk is not done)' "$tmp/3.txt" || { cat "$tmp/3.txt"; fail "refusal: $k"; }
 done
@@ -100,7 +100,7 @@ echo "ok: writes_lse"
 PYTHONPATH=$ex "$py" - <<'EOF' || fail "encoders"
 import math, sys
 import numpy as np
-import attncheck_worker as w
+import protocol as w
 FMT = {"bf16": (8, -126, float.fromhex("0x1.fep127"), True), "e4m3": (4, -6, 448.0, False), "e5m2": (3, -14, 57344.0, True)}
 def rne(x, p, emin, maxf, has_inf):
     if math.isnan(x) or x == 0:
@@ -140,7 +140,8 @@ echo "ok: bf16/e4m3/e5m2 encoders"
 
 # 6. torch_sdpa.py: SKIP without PyTorch; PASS on the CPU math backend with it
 k="exec-persistent:$py $ex/torch_sdpa.py --backend math --device cpu"
-"$bin" suite --kernel "$k" --case f32-1x1-d1-none --case f32-65x65-d32-causal-b2h2kv1 --case e4m3-1x1-d1-none > "$tmp/6.txt" 2>&1
+"$bin" suite --verbose --allow-all-skipped --kernel "$k" --case f32-1x1-d1-none --case f32-65x65-d32-causal-b2h2kv1 \
+  --case e4m3-1x1-d1-none > "$tmp/6.txt" 2>&1
 rc=$?
 grep -q 'e4m3-1x1-d1-none SKIP (unsupported: torch-sdpa-math does not declare dtype e4m3)' "$tmp/6.txt" || { cat "$tmp/6.txt"; fail "torch_sdpa: e4m3"; }
 if "$py" -c 'import torch' 2> /dev/null; then
@@ -153,7 +154,7 @@ else
 fi
 
 # 7. attention variants: every one the worker declares, computed (PASS, never SKIP)
-k="exec-persistent:$py $ex/sdpa_numpy.py --serve"
+k="exec-persistent:$py $ex/numpy_sdpa.py --serve"
 vc=
 for c in f32-64x96-d32-none-b1h2kv1-win16,0 f32-70x130-d32-causal-win500,500tl f32-50x50-d16-none-win10,-1tl \
   f32-48x80-d32-none-cap5 f32-300x300-d16-causal-bottom-right-b2h4kv2-alibi8bh \
@@ -175,7 +176,7 @@ done
 for f in v1 v2; do
   "$bin" check --kernel "$k" "$tmp/$f.npz" > "$tmp/7.txt" 2>&1 && grep -q '^PASS ' "$tmp/7.txt" || { cat "$tmp/7.txt"; fail "sdpa_numpy: $f"; }
 done
-"$bin" check --kernel "exec:$py $ex/sdpa_numpy.py {in} {out}" "$tmp/v1.npz" > "$tmp/7.txt" 2>&1
+"$bin" check --kernel "exec:$py $ex/numpy_sdpa.py {in} {out}" "$tmp/v1.npz" > "$tmp/7.txt" 2>&1
 grep -q '^SKIP ' "$tmp/7.txt" || { cat "$tmp/7.txt"; fail "one-shot exec: got a variant case"; }
 # a worker that does not declare a variant refuses its case when run on it directly (exit 77)
 "$py" "$tmp/declw.py" "$tmp/v1.npz" "$tmp/v1o.npz" 2> "$tmp/7.txt"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# tfuzz_exec.sh: kernels in any language: examples/python/sdpa_numpy.py as 'exec:' (one process
+# tfuzz_exec.sh: kernels in any language: python/attncheck/worker/numpy_sdpa.py as 'exec:' (one process
 # per case) and as 'exec-persistent:' (one worker, line protocol) passes short campaigns with no
 # FAIL; a worker that dies is a CRASH finding and is restarted; one that hangs is a TIMEOUT.
 # Skipped (77) without python3 with numpy.
@@ -12,7 +12,7 @@ if [ "$py" = none ] || [ -z "$py" ]; then echo "SKIP: no python3 with numpy"; ex
 tmp=$(mktemp -d /tmp/attncheck-texec-XXXXXX) || exit 99
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL [seed $seed]: $*"; exit 1; }
-ex=$src/examples/python/sdpa_numpy.py
+ex=$src/python/attncheck/worker/numpy_sdpa.py
 [ -f "$ex" ] || exit 99
 fams=normal,small_int,large_mag,late_max,masked_rows,tq_ne_tk,gqa,head_dim,ties,v_cancel
 

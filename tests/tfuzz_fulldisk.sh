@@ -3,6 +3,9 @@
 # runs out stops at the first finding it cannot store, with exit 3 and one line; after space is
 # freed, --resume evaluates that case number again and stores the finding, so the campaign ends
 # with exactly the findings of the same campaign on a roomy disk, and stats equal the journal.
+# The same past the sweep: tmpfs mounts of three sizes fill up at three cases (one a mutation of
+# the elite pool); after the mount is enlarged, --resume draws the case again as it was and
+# stores the finding the roomy campaign stored, byte for byte.
 # Needs a tmpfs mount in a private mount namespace (root, or unprivileged user namespaces);
 # skipped (77) where neither is possible.
 set -u
@@ -82,4 +85,31 @@ grep -q 'cannot store finding' "$tmp/fill.err" || { cat "$tmp/fill.err"; fail "d
 grep -q '^cases=2$' "$dir/stats" || { cat "$dir/stats"; fail "disk filled during the run: stats do not say 2 cases"; }
 sh "$src/tests/journal_stats.sh" "$dir" || fail "disk filled during the run: stats differ from the journal"
 echo "ok: disk filled to the last byte during the run: stopped, stats equal the journal"
+
+# past the sweep: 250 cases of mutant-no-rescale-sum on tmpfs mounts of several sizes
+umount "$tmp/disk"
+camp() { "$bin" fuzz --kernel mutant-no-rescale-sum --seed 1 --max-elems 65536 --no-minimize --no-live --quiet "$@"; }
+camp --cases 250 --out "$tmp/ref2" > /dev/null 2>&1
+past_sweep=0
+for size in 1500k 3000k 3500k; do
+  mount -t tmpfs -o size=$size tmpfs "$tmp/disk" || fail "mount $size"
+  camp --cases 250 --out "$tmp/disk/c" > /dev/null 2> "$tmp/s.err"
+  rc=$?
+  sig=$(sed -n 's/.*cannot store finding \([^ ]*\) of case \([0-9]*\):.*/\1/p' "$tmp/s.err")
+  n=$(sed -n 's/.*cannot store finding \([^ ]*\) of case \([0-9]*\):.*/\2/p' "$tmp/s.err")
+  [ $rc -eq 3 ] && [ -n "$sig" ] || { cat "$tmp/s.err"; fail "tmpfs $size: exit $rc, no finding named"; }
+  mount -o remount,size=64m "$tmp/disk" || fail "remount $size"
+  "$bin" fuzz --resume --out "$tmp/disk/c" --cases 250 --no-live --quiet > "$tmp/s.txt" 2>&1
+  rc=$?
+  [ $rc -eq 1 ] || { cat "$tmp/s.txt"; fail "tmpfs $size: resume: exit $rc, expected 1"; }
+  cmp -s "$tmp/ref2/findings/$sig/case.npz" "$tmp/disk/c/findings/$sig/case.npz" ||
+    fail "tmpfs $size: finding $sig of case $n lost or drawn from another case after --resume"
+  grep -q "\"event\":\"redrawn\",\"case\":$n,\"exact\":true" "$tmp/disk/c/log.jsonl" || fail "tmpfs $size: case $n not drawn again"
+  sh "$src/tests/journal_stats.sh" "$tmp/disk/c" || fail "tmpfs $size: stats differ from the journal"
+  gen=$(sed -n 's/.*"generator":"\([^"]*\)".*/\1/p' "$tmp/disk/c/findings/$sig/report.json")
+  case $gen in *+mut) past_sweep=1 ;; esac
+  echo "ok: tmpfs $size full at case $n ($gen): $sig stored after --resume, the reference's case"
+  umount "$tmp/disk"
+done
+[ $past_sweep -eq 1 ] || fail "no mount filled up at a mutation of the elite pool"
 exit 0

@@ -44,7 +44,7 @@ rc=$?
 grep -q 'declares none of the attention variants of families window,bias' "$tmp/none.txt" || fail "no reason given"
 
 # 3. a worker declaring window and sinks: bias is dropped (named), window and variant_mix drawn
-"$bin" fuzz --kernel "exec-persistent:$tmp/w.sh" --families window,bias,normal,variant_mix --cases 12 --seed "$seed" \
+"$bin" fuzz --allow-all-skipped --kernel "exec-persistent:$tmp/w.sh" --families window,bias,normal,variant_mix --cases 12 --seed "$seed" \
   --log-cases --out "$tmp/ws" --no-live > "$tmp/ws.txt" 2>&1
 rc=$?
 [ $rc -eq 0 ] || { cat "$tmp/ws.txt"; fail "worker campaign: exit $rc"; }
@@ -54,14 +54,14 @@ grep -q '"family":"window"' "$tmp/ws/log.jsonl" || fail "window not drawn"
 grep -q '"family":"variant_mix"' "$tmp/ws/log.jsonl" || fail "variant_mix not drawn"
 grep -q '"features":33' "$tmp/ws/campaign.json" || fail "campaign.json lacks the declared features"
 # --resume keeps the family set
-"$bin" fuzz --out "$tmp/ws" --resume --cases 20 --log-cases --no-live > "$tmp/ws2.txt" 2>&1 || { cat "$tmp/ws2.txt"; fail "resume: exit $?"; }
+"$bin" fuzz --allow-all-skipped --out "$tmp/ws" --resume --cases 20 --log-cases --no-live > "$tmp/ws2.txt" 2>&1 || { cat "$tmp/ws2.txt"; fail "resume: exit $?"; }
 grep -q '"family":"bias"' "$tmp/ws/log.jsonl" && fail "bias drawn after --resume"
 # with --dtypes the declaration is still read
-"$bin" fuzz --kernel "exec-persistent:$tmp/w.sh" --families sinks --dtypes f32 --cases 3 --out "$tmp/wd" --no-live \
+"$bin" fuzz --allow-all-skipped --kernel "exec-persistent:$tmp/w.sh" --families sinks --dtypes f32 --cases 3 --out "$tmp/wd" --no-live \
   > "$tmp/wd.txt" 2>&1 || { cat "$tmp/wd.txt"; fail "sinks with --dtypes: exit $?"; }
 
 # 4. every family (the default) on that worker: no variant family it does not declare
-"$bin" fuzz --kernel "exec-persistent:$tmp/w.sh" --cases 40 --seed "$seed" --log-cases --out "$tmp/all" --no-live \
+"$bin" fuzz --allow-all-skipped --kernel "exec-persistent:$tmp/w.sh" --cases 40 --seed "$seed" --log-cases --out "$tmp/all" --no-live \
   > "$tmp/all.txt" 2>&1 || { cat "$tmp/all.txt"; fail "all families: exit $?"; }
 grep -q 'not drawn' "$tmp/all.txt" && fail "default family list: dropped families named"
 for f in softcap alibi bias bool_mask descale; do
@@ -73,7 +73,7 @@ mkdir -p "$tmp/corpus"
   > /dev/null 2>&1 || fail "--generate window"
 "$bin" fuzz --generate normal --index 0 --dtypes f32 --out "$tmp/corpus/s000001.0000_normal_0000000000000002.npz" \
   > /dev/null 2>&1 || fail "--generate normal"
-"$bin" fuzz --kernel "exec-persistent:$tmp/plain.sh" --families normal --corpus "$tmp/corpus" --cases 2 --log-cases --out "$tmp/co" --no-live \
+"$bin" fuzz --allow-all-skipped --kernel "exec-persistent:$tmp/plain.sh" --families normal --corpus "$tmp/corpus" --cases 2 --log-cases --out "$tmp/co" --no-live \
   > "$tmp/co.txt" 2>&1 || { cat "$tmp/co.txt"; fail "corpus campaign: exit $?"; }
 grep '"event":"corpus"' "$tmp/co/log.jsonl" | grep -q '"loaded":1' || fail "corpus: not only the plain case loaded"
 echo "ok: variant families follow the declared features"

@@ -71,7 +71,15 @@ START_TEST(exec_failures_become_statuses)
   ac_run_result_free(&r);
   r = run_mode("badshape", &c, 20, 0);
   ck_assert_int_eq(r.status, AC_RUN_KERNEL_ERROR);
-  ck_assert_msg(strstr(r.msg, "output 'o' must be <f4 with shape [1,1,2,2]") != NULL, "%s", r.msg);
+  /* the whole shapes, expected and received (not only the rank, which is the same here) */
+  ck_assert_msg(strstr(r.msg, "output 'o' must be <f4 with shape [1,1,2,2] (dtype f32), got <f4 of shape [1,1,1,4]") !=
+                    NULL,
+                "%s", r.msg);
+  ac_run_result_free(&r);
+  r = run_mode("badlse", &c, 20, 1);
+  ck_assert_int_eq(r.status, AC_RUN_KERNEL_ERROR);
+  ck_assert_msg(strstr(r.msg, "output 'lse' must be <f4 (or <f8) with shape [1,1,2], got <f4 of shape [1,2]") != NULL,
+                "%s", r.msg);
   ac_run_result_free(&r);
   double t0 = ac_now();
   r = run_mode("hang", &c, 1.0, 0);

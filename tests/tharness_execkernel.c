@@ -1,6 +1,7 @@
 /* tharness_execkernel: a kernel as a command, for the exec: tests.
  * usage: tharness_execkernel MODE IN OUT
- * MODE: ok (o and lse), nolse, fail (message, exit 4), crash (SIGSEGV), hang, badshape, noout;
+ * MODE: ok (o and lse), nolse, fail (message, exit 4), crash (SIGSEGV), hang, badshape (o of shape
+ * [B,H,1,tq*dv]), badlse (lse of shape [B,H*tq]), noout;
  * fa2: test-alibi-fa2 (FlashAttention-2's causal ALiBi and its LSE; ALiBi and sinks the only
  * variants); escape: as ok after forking a process that leaves its session and group (setsid) and forks
  * again, whose child sleeps 60 s with its pid in $TCONTAIN_ESCAPE_PIDFILE (exit 5 when the one of
@@ -121,8 +122,13 @@ int main(int argc, char **argv)
     shape[3] = p->dv * p->tq;
     shape[2] = 1;
   }
+  int lnd = 3;
+  if (!strcmp(mode, "badlse")) {
+    lshape[1] = p->heads * p->tq;
+    lnd = 2;
+  }
   int rc = ac_npz_add_array(w, "o", ac_dtype_get(p->dtype)->npy, nd, shape, o, (size_t)n.o * es, &e);
-  if (!rc && strcmp(mode, "nolse")) rc = ac_npz_add_array(w, "lse", "<f4", 3, lshape, lse, (size_t)n.rows * 4, &e);
+  if (!rc && strcmp(mode, "nolse")) rc = ac_npz_add_array(w, "lse", "<f4", lnd, lshape, lse, (size_t)n.rows * 4, &e);
   if (rc || ac_npz_close(w, &e)) {
     fprintf(stderr, "%s\n", e.msg);
     return 3;

@@ -1,7 +1,8 @@
 #!/bin/sh
 # tinstall_plugin: `make install` into a DESTDIR, then the example plugin builds with the
 # README's compile line (pkg-config finds <attncheck/kernel.h>) and the installed attncheck
-# loads it.
+# (which finds the installed libattncheck through its run path) loads it; a program using
+# <attncheck/attncheck.h> builds with pkg-config --cflags --libs and runs.
 set -u
 top=${abs_top_builddir:-.}
 src=$(cd "${srcdir:-.}" && pwd) || exit 99
@@ -26,5 +27,24 @@ export PKG_CONFIG_PATH="$(dirname "$pc")" PKG_CONFIG_SYSROOT_DIR="$inst"
 cc -shared -fPIC -O2 $(pkg-config --cflags attncheck) myplugin.c -o myplugin.so || { echo "FAIL: the README's compile line"; exit 1; }
 out=$("$bin" list --kernel ./myplugin.so 2>&1) || { echo "$out"; echo "FAIL: installed attncheck cannot list the plugin"; exit 1; }
 echo "$out" | grep -q myplugin-naive-f32 || { echo "$out"; echo "FAIL: the plugin kernel is not listed"; exit 1; }
+# A client of the installed libattncheck: <attncheck/attncheck.h> and pkg-config --libs.
+cat > client.c <<'EOF2'
+#include <attncheck/attncheck.h>
+#include <stdio.h>
+#include <string.h>
+int main(void)
+{
+  attncheck_ctx *ctx = attncheck_ctx_new();
+  if (!ctx || attncheck_api_version() != ATTNCHECK_API_VERSION || attncheck_ctx_set(ctx, "precision", "fp32") ||
+      attncheck_ctx_set(ctx, "nonsense", "1") != -1 || !strstr(attncheck_ctx_error(ctx), "nonsense"))
+    return 1;
+  printf("libattncheck %s, API %d\n", attncheck_version(), attncheck_api_version());
+  attncheck_ctx_free(ctx);
+  return 0;
+}
+EOF2
+cc $(pkg-config --cflags attncheck) client.c -o client $(pkg-config --libs attncheck) || { echo "FAIL: a client of libattncheck does not build"; exit 1; }
+libdir=$(dirname "$(find "$inst" -name 'libattncheck.so.0' | head -n 1)")
+LD_LIBRARY_PATH=$libdir ./client || { echo "FAIL: the client of the installed libattncheck"; exit 1; }
 echo "ok: installed tree, pkg-config --cflags attncheck = $(pkg-config --cflags attncheck)"
 exit 0

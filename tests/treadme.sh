@@ -17,8 +17,8 @@
 # How blocks run: in README order, one bash per block, each line on its own (a line ending in '\'
 # continues on the next; a compound command must stay on one line), its exit status checked, the
 # whole block under a time limit of 120 s. Every block of a README runs in one scratch copy of the
-# README's folder (examples/ of the source tree is copied in, so README paths such as
-# examples/python/sdpa_numpy.py resolve), files persisting from block to block as in one terminal.
+# README's folder (examples/ and python/ of the source tree are copied in, so README paths such as
+# python/attncheck/worker/numpy_sdpa.py resolve), files persisting from block to block as in one terminal.
 # The environment (printed): the built attncheck first on PATH; HOME, TMPDIR and the oracle cache in
 # the scratch directory; pkg-config finds attncheck.pc with the build tree's <attncheck/kernel.h>
 # (what `make install` provides); python3 is configure's numpy python where the first python3 on
@@ -171,7 +171,7 @@ for b in "$scratch"/blocks/f*; do
   # the block's folder in the scratch tree: README.md at the root, examples/plugin/README.md there
   dir="$scratch/work/$(dirname "$file")"
   if [ ! -d "$scratch/work" ]; then
-    mkdir "$scratch/work" && cp -R "$src/examples" "$scratch/work/" && chmod -R u+w "$scratch/work" || exit 99
+    mkdir "$scratch/work" && cp -R "$src/examples" "$scratch/work/" && { [ ! -d "$src/python" ] || cp -R "$src/python" "$scratch/work/"; } && chmod -R u+w "$scratch/work" || exit 99
   fi
   script="$b.bash"
   {

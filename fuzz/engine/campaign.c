@@ -227,8 +227,22 @@ static int64_t count_error(shm_t *sh, int any)
   return n;
 }
 
+/* Counts one SKIP of this run under its reason (under sh->mu). */
+static void count_skip(shm_t *sh, const char *why)
+{
+  for (int i = 0; i < SKIP_REASONS; i++) {
+    if (!sh->skip_why[i][0]) snprintf(sh->skip_why[i], sizeof sh->skip_why[i], "%.199s", why);
+    if (!strncmp(sh->skip_why[i], why, sizeof sh->skip_why[i] - 1)) {
+      sh->skip_n[i]++;
+      return;
+    }
+  }
+  sh->skip_other++;
+}
+
 /* Case number k of worker w is evaluated (ev NULL: it could not be generated): its journal
- * record, then the counters of the stats. -1 when the record cannot be written. */
+ * record (j judged, s SKIP, x neither), then the counters of the stats. -1 when the record
+ * cannot be written. */
 static int case_done(ctx_t *c, int w, int64_t k, const char *family, const ac_eval *ev)
 {
   shm_t *sh = c->sh;
@@ -236,7 +250,8 @@ static int case_done(ctx_t *c, int w, int64_t k, const char *family, const ac_ev
   ac_cp_lock(sh);
   sh->worker_case[w] = -1;
   pthread_mutex_unlock(&sh->mu);
-  if (ac_journal_append(c->journal_fd, 0, "c %lld %s\n", (long long)k, family)) {
+  int skip = ev && (ev->kinds & (1u << AC_V_SKIP)), judged = ev && !skip && !(ev->kinds & (1u << AC_V_ERROR));
+  if (ac_journal_append(c->journal_fd, 0, "c %lld %s %c\n", (long long)k, family, judged ? 'j' : skip ? 's' : 'x')) {
     ac_cp_journal_failed(c, errno);
     return -1;
   }
@@ -246,7 +261,11 @@ static int case_done(ctx_t *c, int w, int64_t k, const char *family, const ac_ev
   sh->done++;
   if (slot >= 0) sh->per_fam[slot]++;
   if (slot >= 0) sh->per_fam_impr[slot] += improved;
-  if (ev && (ev->kinds & (1u << AC_V_SKIP))) sh->skipped++;
+  if (skip) {
+    sh->skipped++;
+    count_skip(sh, ev->rep.note[0] ? ev->rep.note : "no reason given");
+  }
+  sh->judged += judged;
   if (ev && ev->meta.checked) {
     sh->meta_checks++;
     if (ev->meta.worst_ratio > sh->meta_worst) sh->meta_worst = ev->meta.worst_ratio;
@@ -302,32 +321,60 @@ static void log_case(ctx_t *c, int64_t gk, const char *family, const ac_eval *ev
 }
 
 /* Case number k (global gk) of a worker: a family's case during the sweep (a function of the
- * seed and gk), else a mutation of a pool member (*parent). family: 64 bytes. 0 or -1. */
-static int draw_case(ctx_t *c, int64_t k, int64_t gk, ac_rng *r, ac_case *cs, char *family, char *desc,
-                     size_t nd, ac_elite **parent, ac_err *e)
+ * seed and gk), else a mutation of a pool member (*parent); *d: its journal record. 0 or -1. */
+static int draw_case(ctx_t *c, int64_t k, int64_t gk, ac_rng *r, ac_case *cs, ac_draw_rec *d, char *desc, size_t nd,
+                     ac_elite **parent, ac_err *e)
 {
   int nf, fslot = 0;
   const ac_family *fams = ac_families(&nf);
+  memset(d, 0, sizeof *d);
+  d->k = k;
+  d->parent = -1;
   *parent = ac_search_next(&c->search, &c->pool, k, r, &fslot);
+  int rc;
   if (!*parent) {
     const ac_family *f = &fams[c->fam[fslot]];
-    snprintf(family, 64, "%s", f->name);
-    return ac_generate(f, c->seed_eff, gk, &c->o->lim, cs, e);
+    snprintf(d->family, sizeof d->family, "%s", f->name);
+    d->how = 'f';
+    rc = ac_generate(f, c->seed_eff, gk, &c->o->lim, cs, e);
+  } else {
+    snprintf(d->family, sizeof d->family, "%s", (*parent)->family);
+    d->how = (*parent)->from >= 0 ? 'm' : 's';
+    d->parent = (*parent)->from;
+    d->seed = (*parent)->hash;
+    d->sigma = (*parent)->sigma;
+    rc = ac_cp_mutant(c, &(*parent)->c, d, cs, desc, nd, e);
   }
-  snprintf(family, 64, "%s", (*parent)->family);
-  if (ac_mutate(&(*parent)->c, (*parent)->sigma, r, &c->o->lim, cs, desc, nd, e)) return -1;
-  cs->case_index = gk;
-  char *pj = cs->params_json;
-  ac_params pb;
-  ac_params_init(&pb);
-  ac_params_str(&pb, "family", family);
-  ac_params_str(&pb, "mutation", desc);
-  ac_params_int(&pb, "index", gk);
-  cs->params_json = ac_params_finish(&pb);
-  free(pj);
-  if (snprintf(cs->generator, sizeof cs->generator, "%s+mut", family) >= (int)sizeof cs->generator)
-    snprintf(cs->generator, sizeof cs->generator, "mutant");
-  return 0;
+  if (rc == 0) d->hash = ac_case_hash(cs);
+  return rc;
+}
+
+/* Case k drawn again from its record when it has one (a number an earlier run drew but did not
+ * finish); 1 when cs is that case. A record that does not give the same case again is said on
+ * stderr and in the log, and the number takes a new draw. */
+static int redraw_case(ctx_t *c, int64_t k, ac_case *cs, ac_draw_rec *d, char *desc, size_t nd)
+{
+  if (!c->ndraws) return 0;
+  ac_err e;
+  int rc = ac_cp_redraw(c, k, cs, d, desc, nd, &e);
+  int64_t gk = k * c->o->shard_n + c->o->shard_i;
+  json_object *ev = ac_cp_event(c, "redrawn");
+  ac_cp_jint(ev, "case", gk);
+  json_object_object_add(ev, "exact", json_object_new_boolean(rc > 0));
+  if (rc < 0) ac_cp_jstr(ev, "msg", e.msg);
+  if (rc)
+    ac_cp_emit(c, ev);
+  else
+    json_object_put(ev);
+  if (rc < 0)
+    fprintf(stderr, "attncheck fuzz: case %lld cannot be drawn again as it was: %s; a new draw takes its number\n",
+            (long long)gk, e.msg);
+  if (rc > 0) {
+    ac_cp_lock(c->sh);
+    c->sh->redrawn++;
+    pthread_mutex_unlock(&c->sh->mu);
+  }
+  return rc > 0;
 }
 
 void ac_cp_worker_main(ctx_t *c, int w)
@@ -354,6 +401,7 @@ void ac_cp_worker_main(ctx_t *c, int w)
     ac_cp_jint(ev, "loaded", from_corpus);
     ac_cp_emit(c, ev);
   }
+  ac_cp_keep_seeds(c); /* before any child of a corpus case is drawn */
   if (c->o->minimize) pending_minimizations(c, w);
   /* a pool seeded from the corpus starts refining at once; a fresh one sweeps first */
   int64_t sweep_n = from_corpus ? 0 : 4 * c->nfam > 100 ? 4 * c->nfam : 100;
@@ -377,9 +425,22 @@ void ac_cp_worker_main(ctx_t *c, int w)
     ac_rng r;
     ac_rng_init(&r, ac_hash2(c->seed_eff, 0x73656172636831ULL), (uint64_t)gk);
     ac_case cs;
-    char family[64], desc[256] = "";
+    ac_draw_rec d;
+    char desc[256] = "";
     ac_elite *parent = NULL;
-    int rc = draw_case(c, k, gk, &r, &cs, family, desc, sizeof desc, &parent, &e);
+    int rc = 0;
+    if (!redraw_case(c, k, &cs, &d, desc, sizeof desc)) {
+      rc = draw_case(c, k, gk, &r, &cs, &d, desc, sizeof desc, &parent, &e);
+      char line[400];
+      /* the draw is recorded before the case runs: --resume draws an unfinished number again */
+      if (rc == 0 && (ac_draw_format(&d, line, sizeof line) < 0 || ac_journal_append(c->journal_fd, 0, "%s", line))) {
+        ac_cp_journal_failed(c, errno ? errno : ENAMETOOLONG);
+        ac_case_free(&cs);
+        status = 3;
+        break;
+      }
+    }
+    const char *family = d.family;
     snprintf(c->sh->worker_family[w], sizeof c->sh->worker_family[w], "%s", family);
     if (rc) {
       count_error(c->sh, 0);
@@ -426,14 +487,14 @@ void ac_cp_worker_main(ctx_t *c, int w)
     int clean = !ev.any_fail && !(ev.kinds & ((1u << AC_V_SKIP) | (1u << AC_V_ERROR) | (1u << AC_V_OUT_OF_DOMAIN)));
     if (parent) {
       if (ev.score > parent->score) {
-        if (clean) ac_pool_offer(&c->pool, &cs, family, ev.score);
+        if (clean) ac_pool_offer_from(&c->pool, &cs, family, ev.score, k);
       } else {
         parent->tries++;
         parent->sigma *= 0.7;
         if (parent->sigma < 1e-6) parent->sigma = 1e-6;
       }
     } else if (clean) {
-      ac_pool_offer(&c->pool, &cs, family, ev.score);
+      ac_pool_offer_from(&c->pool, &cs, family, ev.score, k);
     }
     if (clean && ev.score > local_best && ev.score < 1e299 && ev.score > 0.05) {
       local_best = ev.score;

@@ -13,6 +13,7 @@
 #define RESERVE_BLOCK 32
 #define POOL_SIZE 16
 #define NEVER_RAN_CASES 8   /* a worker's first cases all failing alike, no result ever: the kernel cannot start */
+#define SKIP_REASONS    8   /* distinct SKIP reasons counted in a run (the others: skip_other) */
 #define MAX_RESTARTS 5      /* a worker that dies this often in a row stops the campaign */
 
 /* Shared by the supervisor and the worker processes. Its counters are read and written under mu
@@ -22,6 +23,11 @@ typedef struct {
   int64_t next;            /* next local case number */
   int64_t reserved;        /* journaled bound: numbers below it may have been used */
   int64_t done, skipped, errors, prev_cases;
+  int64_t judged;                                   /* cases this run judged (neither SKIP nor the tool's failure) */
+  int64_t prev_judged, prev_skipped, prev_unmarked; /* the journal's sums of earlier runs */
+  int64_t redrawn;                                  /* cases drawn again from their records this run */
+  char skip_why[SKIP_REASONS][200];                 /* the SKIP reasons of this run and their counts */
+  int64_t skip_n[SKIP_REASONS], skip_other;
   int64_t findings, findings_fail, repeats;
   int64_t meta_checks;      /* metamorphic comparisons this run, and the largest |diff|/tolerance */
   double meta_worst;
@@ -59,6 +65,8 @@ typedef struct {
   int log_fd;
   int journal_fd, lock_fd;
   int64_t *holes;                  /* shared mapping, sh->nholes entries */
+  ac_draw_rec *draws;              /* the journal's records of the holes and their ancestors, by k */
+  int64_t ndraws;
 } ctx_t;
 
 /* campaign.c: shared helpers, case numbers, the worker */
@@ -88,6 +96,21 @@ int ac_cp_load_campaign_json(ac_campaign_opts *o, ac_err *e);
 /* The worker process: never returns. */
 void ac_cp_worker_main(ctx_t *c, int w) __attribute__((noreturn));
 extern pid_t ac_cp_supervisor_pid;
+
+/* redraw.c: cases drawn again from their journal records */
+/* The mutation d records (d->k, d->sigma, d->family) of parent: its random stream is a function of
+ * the seed and the case number alone. 0 or -1. */
+int ac_cp_mutant(ctx_t *c, const ac_case *parent, const ac_draw_rec *d, ac_case *cs, char *desc, size_t nd, ac_err *e);
+/* Case k drawn again from c->draws, checked against the recorded hashes: 1 (cs and *d set), 0 k
+ * has no record (draw it anew), -1 it cannot be drawn as it was (message in e). */
+int ac_cp_redraw(ctx_t *c, int64_t k, ac_case *cs, ac_draw_rec *d, char *desc, size_t nd, ac_err *e);
+/* The corpus cases in the pool get DIR/seeds/HASH.npz, which their children's records name;
+ * one that cannot be kept leaves the pool. */
+void ac_cp_keep_seeds(ctx_t *c);
+
+/* campaign_end.c: the summary, the line after a signal (sig: SIGINT, SIGTERM or 0) and the exit
+ * code (fail: a finding with policy fail is in the directory). */
+int ac_cp_finish(ctx_t *c, int sig, int fail);
 
 /* campaign_findings.c */
 /* Stores the findings of one case; -1 when one could not be stored: the campaign then stops

@@ -5,6 +5,7 @@
 #include <json-c/json.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include "campaign.h"
@@ -142,7 +143,25 @@ typedef struct {
   ctx_t *c;
   ac_verdict_kind kind;
   int mech;                       /* ac_eval_mechanism of the finding (-1: learnt on the first call) */
+  json_object *last;              /* the mechanism of the last case that held (the minimized one) */
 } holds_ctx;
+
+/* The mechanism of a finding of kind k on case cs evaluated as ev: the case's shape class, the
+ * worst element's tensor and reason, and its row's position (docs/fuzzing.md "Distinct defects"). */
+static json_object *mechanism(const ac_case *cs, const ac_eval *ev, ac_verdict_kind k)
+{
+  json_object *m = json_object_new_object();
+  char shape[400];
+  ac_mechanism_shape(cs, shape, sizeof shape);
+  const ac_worst_elem *w = ac_report_worst(&ev->rep);
+  int elem = (k == AC_V_FAIL || k == AC_V_SUSPECT || k == AC_V_MASKED_LEAK || k == AC_V_WEAK_CLASS) && w->valid;
+  int64_t i = elem ? ev->worst_i : k == AC_V_METAMORPHIC ? ev->meta.i : -1;
+  json_object_object_add(m, "shape", json_object_new_string(shape));
+  json_object_object_add(m, "tensor", json_object_new_string(elem ? (w->is_lse ? "lse" : "o") : ""));
+  json_object_object_add(m, "why", json_object_new_string(elem ? ac_why_name((int)w->why) : ""));
+  json_object_object_add(m, "row", json_object_new_string(ac_row_position(i, cs->p.tq)));
+  return m;
+}
 
 static int holds(const ac_case *cs, void *arg)
 {
@@ -156,7 +175,10 @@ static int holds(const ac_case *cs, void *arg)
   if (!(ev.kinds & (1u << h->kind))) return 0;
   int mech = ac_eval_mechanism(&ev, h->kind);
   if (h->mech < 0) h->mech = mech;
-  return mech == h->mech;
+  if (mech != h->mech) return 0;
+  if (h->last) json_object_put(h->last);
+  h->last = mechanism(cs, &ev, h->kind);
+  return 1;
 }
 
 /* Minimize the finding in fdir (case.npz + report.json) and store minimized.npz beside it. */
@@ -185,7 +207,7 @@ void ac_cp_minimize_finding(ctx_t *c, const char *sig)
     json_object_put(r);
     return;
   }
-  holds_ctx hc = {c, kind, -1};
+  holds_ctx hc = {c, kind, -1, NULL};
   ac_min_opts mo = {.max_evals = 200, .max_seconds = c->o->min_seconds};
   double t = ac_now();
   if (ac_minimize(&cs, hb, hh, hi, hd, holds, &hc, &mo, &mn, &e) == 0) {
@@ -199,6 +221,7 @@ void ac_cp_minimize_finding(ctx_t *c, const char *sig)
       json_object_object_add(r, "minimized_elements", json_object_new_int64(ac_case_elems(&mn)));
       json_object_object_add(r, "minimize_evals", json_object_new_int(mo.evals));
       json_object_object_add(r, "minimize_s", json_object_new_double(ac_now() - t));
+      if (hc.last) json_object_object_add(r, "mechanism", json_object_get(hc.last));
       const char *txt = json_str(r);
       snprintf(p, sizeof p, "%s/report.json", fdir);
       ac_write_file_atomic(p, txt, strlen(txt), &e);
@@ -211,6 +234,7 @@ void ac_cp_minimize_finding(ctx_t *c, const char *sig)
     }
     ac_case_free(&mn);
   }
+  if (hc.last) json_object_put(hc.last);
   ac_case_free(&cs);
   json_object_put(r);
 }
@@ -224,6 +248,18 @@ static int with_dout(const ac_case *cs, ac_verdict_kind k, ac_case *out)
   if (ac_dout_generate(out, ac_eval_grad_pattern(cs), ac_case_hash(cs), &e) == 0) return 1;
   ac_case_free(out);
   return 0;
+}
+
+/* For tests: ATTNCHECK_TEST_STORE_FAIL_AT=N makes storing a finding of case number N or later fail
+ * as on a full disk (tests/tfuzz_store_fail.sh; a disk that fills up is tfuzz_fulldisk.sh). */
+static int injected_store_failure(int64_t gk, ac_err *e)
+{
+  const char *s = getenv("ATTNCHECK_TEST_STORE_FAIL_AT");
+  char *end;
+  long long n = s && *s ? strtoll(s, &end, 10) : -1;
+  if (n < 0 || *end || gk < n) return 0;
+  ac_err_set(e, "ATTNCHECK_TEST_STORE_FAIL_AT=%lld: No space left on device", n);
+  return 1;
 }
 
 /* Stores the findings of one case; -1 when one could not be stored: the campaign then stops
@@ -253,7 +289,7 @@ int ac_cp_record_findings(ctx_t *c, const ac_case *cs, const ac_eval *ev, const 
     ac_err e;
     ac_case wd;
     const ac_case *stored = with_dout(cs, (ac_verdict_kind)k, &wd) ? &wd : cs;
-    int st_rc = ac_finding_store(c->o->out_dir, sig, stored, json_str(r), &e);
+    int st_rc = injected_store_failure(gk, &e) ? -1 : ac_finding_store(c->o->out_dir, sig, stored, json_str(r), &e);
     if (stored == &wd) ac_case_free(&wd);
     json_object_put(r);
     if (st_rc < 0) {

@@ -67,7 +67,8 @@ void ac_campaign_unlock(int fd)
   close(fd);
 }
 
-/* PID of a temporary name, 0 if name is none: NAME.tmp.PID (files) or .tmp-...-PID (dirs). */
+/* PID of a temporary name, 0 if name is none: NAME.tmp.PID or NAME.tmp.PID.N (files; the second
+ * is ac_write_file_atomic's) or .tmp-...-PID (dirs). */
 static long tmp_pid(const char *name, int *is_dir)
 {
   const char *t = strstr(name, ".tmp.");
@@ -82,6 +83,11 @@ static long tmp_pid(const char *name, int *is_dir)
   }
   char *end;
   long pid = strtol(t + 1, &end, 10);
+  if (!*is_dir && *end == '.' && end[1]) { /* .N: a sequence number */
+    char *e2;
+    strtoul(end + 1, &e2, 10);
+    if (*e2 == 0 && e2[-1] >= '0' && e2[-1] <= '9') end = e2;
+  }
   return *end == 0 && pid > 0 ? pid : 0;
 }
 
@@ -136,6 +142,8 @@ int ac_campaign_clean_tmp(const char *dir)
   snprintf(p, sizeof p, "%s/errors", dir);
   n += clean(p, 0);
   snprintf(p, sizeof p, "%s/corpus", dir);
+  n += clean(p, 0);
+  snprintf(p, sizeof p, "%s/seeds", dir);
   n += clean(p, 0);
   return n;
 }

@@ -99,17 +99,25 @@ static int parse(FILE *f, jread *j, ac_journal_state *st, const char *const *fam
   size_t cap = 0;
   int v2 = 0;
   long long k, n;
-  char a[256], b[64], c[64];
+  char a[256], b[64], c[64], mark[2];
   while (getline(&line, &cap, f) > 0) {
+    int nc;
     if (!strcmp(line, "format=2\n")) v2 = 1;
     else if (sscanf(line, "next=%lld", &k) == 1 && k > st->next) st->next = k;
-    else if (sscanf(line, "c %lld %63s", &k, c) == 2 && k >= 0 && !bit_set(j, k)) {
+    else if ((nc = sscanf(line, "c %lld %63s %1s", &k, c, mark)) >= 2 && k >= 0 && !bit_set(j, k)) {
       st->cases++;
       int s = slot_of(fam, nfam, c);
       if (s >= 0) st->per_fam[s]++;
+      if (nc < 3)
+        st->unmarked++;
+      else if (mark[0] == 'j')
+        st->judged++;
+      else if (mark[0] == 's')
+        st->skipped++;
     } else if (sscanf(line, "b %lld %lld", &k, &n) == 2 && k >= 0) {
       for (int64_t i = 0; i < k; i++) bit_set(j, i);
       st->cases += n;
+      st->unmarked += n;
     } else if (sscanf(line, "f %255s %63s %63s", a, b, c) == 3) {
       add_finding(j, st, fam, nfam, pol, a, b, c);
     }
@@ -194,7 +202,7 @@ int ac_journal_open(const char *dir, const char *const *fam, int nfam, const ac_
                          : ac_journal_append(fd, 1, "format=2\n");
     if (w) rc = ac_err_set(e, "%s: %s", p, strerror(errno));
     for (int64_t i = 0; i < st->next; i++) bit_set(&j, i);
-    st->cases = old_cases;
+    st->cases = st->unmarked = old_cases;
     for (int i = 0; i < nfam && old_cases; i++) {
       char key[128];
       snprintf(key, sizeof key, "family.%s", fam[i]);

@@ -1,5 +1,5 @@
 # fuzz/engine/: evaluation, search, minimizer, findings and campaigns (see README.md).
-fuzz_libac_fuzz_a_SOURCES += \
+fuzz_libac_fuzz_la_SOURCES += \
 	fuzz/engine/slice.c fuzz/engine/layout_edit.c \
 	fuzz/engine/eval.c fuzz/engine/eval_grad.c \
 	fuzz/engine/metamorphic.c fuzz/engine/metamorphic_layout.c fuzz/engine/metamorphic_grad.c \
@@ -12,8 +12,11 @@ fuzz_libac_fuzz_a_SOURCES += \
 	fuzz/engine/campaign.c \
 	fuzz/engine/campaign_findings.c \
 	fuzz/engine/supervisor.c \
+	fuzz/engine/campaign_end.c \
 	fuzz/engine/campaign_json.c \
 	fuzz/engine/campdir.c \
 	fuzz/engine/journal.h \
 	fuzz/engine/journal.c \
+	fuzz/engine/journal_draws.c \
+	fuzz/engine/redraw.c \
 	fuzz/engine/search_variants.c

@@ -27,6 +27,11 @@ void ac_pool_free(ac_pool *p)
 
 int ac_pool_offer(ac_pool *p, const ac_case *c, const char *family, double score)
 {
+  return ac_pool_offer_from(p, c, family, score, -1);
+}
+
+int ac_pool_offer_from(ac_pool *p, const ac_case *c, const char *family, double score, int64_t from)
+{
   if (!(score > 0) || !isfinite(score) || score >= 1e299) return 0;
   if (ac_case_elems(c) > ((int64_t)1 << 20)) return 0;   /* keep the pool small in memory */
   int slot0 = p->n < p->cap ? -1 : 0;
@@ -57,6 +62,7 @@ int ac_pool_offer(ac_pool *p, const ac_case *c, const char *family, double score
   p->e[slot].hash = h;
   p->e[slot].sigma = 0.5;
   p->e[slot].tries = 0;
+  p->e[slot].from = from;
   snprintf(p->e[slot].family, sizeof p->e[slot].family, "%s", family);
   return 1;
 }

@@ -21,11 +21,10 @@
 
 /* ---- the supervisor ------------------------------------------------------------------------ */
 
-static volatile sig_atomic_t interrupted = 0;
+static volatile sig_atomic_t interrupted = 0; /* the signal that stops the campaign */
 static void on_int(int s)
 {
-  (void)s;
-  interrupted = 1;
+  interrupted = s;
 }
 
 static void write_stats(ctx_t *c, const char *state)
@@ -49,8 +48,11 @@ static void write_stats(ctx_t *c, const char *state)
           (long long)sh->findings_fail, (long long)sh->repeats);
   fprintf(f, "last_finding=%s\nlast_finding_at_s=%.1f\n", sh->last_finding[0] ? sh->last_finding : "none",
           sh->last_finding[0] ? sh->last_finding_at : 0.0);
-  fprintf(f, "skipped=%lld\nerrors=%lld\nbest_err_over_E=%.4g\nnext_case=%lld\nelapsed_s=%.1f\njobs=%d\n",
-          (long long)sh->skipped, (long long)sh->errors, sh->best_score, (long long)sh->next, el, c->o->jobs);
+  fprintf(f, "judged=%lld\nskipped=%lld\njudged_this_run=%lld\nskipped_this_run=%lld\nredrawn_this_run=%lld\n",
+          (long long)(sh->prev_judged + sh->judged + sh->prev_unmarked), (long long)(sh->prev_skipped + sh->skipped),
+          (long long)sh->judged, (long long)sh->skipped, (long long)sh->redrawn);
+  fprintf(f, "errors=%lld\nbest_err_over_E=%.4g\nnext_case=%lld\nelapsed_s=%.1f\njobs=%d\n", (long long)sh->errors,
+          sh->best_score, (long long)sh->next, el, c->o->jobs);
   fprintf(f, "metamorphic_checks_this_run=%lld\nmetamorphic_worst_diff_over_tol=%.4g\n", (long long)sh->meta_checks,
           sh->meta_worst);
   if (c->x.grad)
@@ -216,6 +218,9 @@ static int open_campaign_dir(ctx_t *c)
   sh->nholes = js.nholes;
   sh->next = sh->reserved = js.next;
   sh->prev_cases = js.cases;
+  sh->prev_judged = js.judged;
+  sh->prev_skipped = js.skipped;
+  sh->prev_unmarked = js.unmarked;
   sh->findings = js.findings;
   sh->findings_fail = js.findings_fail;
   for (int i = 0; i < c->nfam; i++) {
@@ -227,6 +232,9 @@ static int open_campaign_dir(ctx_t *c)
   if (prev > 0) log_event1(c, "lock-taken-over", "from_pid", prev, NULL, 0);
   if (cleaned) log_event1(c, "cleaned", "temporaries", cleaned, NULL, 0);
   if (js.nholes || js.added) log_event1(c, "journal", "cases_to_redo", js.nholes, "findings_recorded", js.added);
+  /* how the unfinished numbers were drawn: the workers draw them again exactly */
+  if (js.nholes && ac_journal_draws(o->out_dir, js.holes, js.nholes, &c->draws, &c->ndraws, &e))
+    ac_cp_log_error(c, "journal", NULL, -1, e.msg);
   ac_journal_state_free(&js);
   return 0;
 }
@@ -259,7 +267,7 @@ static int worker_lost(ctx_t *c, int w, int st, int *in_a_row, int64_t *done_bef
   ac_cp_jint(ev, "case", k);
   ac_cp_emit(c, ev);
   if (k >= 0) {
-    if (ac_journal_append(c->journal_fd, 0, "c %lld %s\n", (long long)k, fam)) {
+    if (ac_journal_append(c->journal_fd, 0, "c %lld %s x\n", (long long)k, fam)) {
       ac_cp_journal_failed(c, errno);
       return 0;
     }
@@ -298,6 +306,9 @@ static void resum_journal(ctx_t *c)
   close(fd);
   shm_t *sh = c->sh;
   sh->prev_cases = js.cases - sh->done;
+  sh->prev_judged = js.judged - sh->judged;
+  sh->prev_skipped = js.skipped - sh->skipped;
+  sh->prev_unmarked = js.unmarked;
   sh->findings = js.findings;
   sh->findings_fail = js.findings_fail;
   for (int i = 0; i < c->nfam; i++) {
@@ -349,6 +360,9 @@ static void supervise(ctx_t *c, int live)
       pids[w] = 0;
       alive--;
       if (WIFEXITED(st) && WEXITSTATUS(st) == 0) continue;
+      /* killed (also by the SIGTERM after a stop): it may have stored a finding it did not journal
+       * or count; the end takes the journal's sums, reconciled with the finding directories */
+      if (WIFSIGNALED(st)) sh->worker_died = 1;
       if (WIFEXITED(st) && WEXITSTATUS(st) == 3) sh->any_error = 1;
       if (sh->stop || (WIFEXITED(st) && WEXITSTATUS(st) == 3)) continue;
       /* a worker died (a bug in the tool, or out of memory): restart it */
@@ -501,31 +515,14 @@ int ac_campaign_run(ac_campaign_opts *o)
   ac_corpus_prune(c.corpus, 64);
   if (ac_report_html(o->out_dir, &e) && !sh->stop_reason[0]) fprintf(stderr, "attncheck fuzz: %s\n", e.msg);
   log_end(&c, sh);
-  if (!o->quiet) {
-    double el = ac_now() - c.t0;
-    char *od = ac_str_escape_dup(o->out_dir), *ks = ac_str_escape_dup(o->kernel_spec);
-    printf("campaign %s: kernel %s, %lld cases in %.1f s (%.1f cases/s), %lld findings\n", od, ks, (long long)sh->done,
-           el, el > 0 ? (double)sh->done / el : 0.0, (long long)sh->findings);
-    free(od);
-    free(ks);
-    ac_findings_summary(o->out_dir, stdout, 20);
-    if (sh->errors)
-      printf("%lld cases the tool could not decide (unresolved oracle elements or internal errors): see %s/log.jsonl "
-             "and %s/errors/\n", (long long)sh->errors, o->out_dir, o->out_dir);
-  }
-  fflush(stdout);
-  if (sh->stop_reason[0]) fprintf(stderr, "attncheck fuzz: %s\n", sh->stop_reason);
-  int fail = findings_exit(&c);
-  int storage = sh->storage_error, err = sh->any_error || storage;
+  rc = ac_cp_finish(&c, interrupted, findings_exit(&c));
   if (c.log_fd >= 0) close(c.log_fd);
   if (c.journal_fd >= 0) close(c.journal_fd);
   ac_campaign_unlock(c.lock_fd);
   pthread_mutex_destroy(&sh->mu);
   munmap(c.holes, sizeof(int64_t) * (size_t)(sh->nholes ? sh->nholes : 1));
   munmap(sh, sizeof *sh);
-  /* a finding or record that could not be stored outranks the verdicts: exit 3 */
-  if (storage) return AC_EXIT_INTERNAL;
-  if (fail) return AC_EXIT_FAIL;
-  return err ? AC_EXIT_INTERNAL : AC_EXIT_OK;
+  free(c.draws);
+  return rc;
 }
 

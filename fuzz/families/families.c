@@ -33,6 +33,10 @@ static const ac_family table[] = {
   {"strided", "strided layouts: padded rows, BSHD, heads-major", "strides; unwritten or out-of-bounds output", ac_gen_strided, 0, 0, NULL},
   {"long_t", "long T (up to the campaign's max), every score pattern at the edges of blocks of 64-4096 keys; oracle on a row sample",
    "fp16 accumulators at long T; rescale at block and split boundaries; ties and sentinels at long T", ac_gen_long_t, AC_FAM_COSTLY, 0, NULL},
+  {"split_kv", "decode rows against 2-16 splits of 64-2048 keys: a later split's maximum far above the first's, the first "
+   "far above the rest, a staircase or equal maxima over the splits, V per split; sinks at the rows' level",
+   "split-KV merge relative to one split's maximum; partial outputs merged with wrong weights; a sink added per split",
+   ac_gen_split_kv, AC_FAM_COSTLY, 0, NULL},
   {"scale", "explicit scales: 0, negative, tiny, large, 1/8 with dk != 64", "hard-coded scale", ac_gen_scale, 0, 0, NULL},
   {"mixed", "random shape, per-tensor band/int/normal values, layouts, scales", "broad coverage", ac_gen_mixed, 0, 0, NULL},
   {"index_overflow", "the largest tensors --max-elems allows, past 2^31 elements when it permits (GPU)",

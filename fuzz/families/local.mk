@@ -1,5 +1,5 @@
 # fuzz/families/: the generator families, one gen_*.c each, and what they share (see README.md).
-fuzz_libac_fuzz_a_SOURCES += \
+fuzz_libac_fuzz_la_SOURCES += \
 	fuzz/families/families.c \
 	fuzz/families/params.c \
 	fuzz/families/values.c \
@@ -29,6 +29,7 @@ fuzz_libac_fuzz_a_SOURCES += \
 	fuzz/families/gen_per_head.c \
 	fuzz/families/gen_strided.c \
 	fuzz/families/gen_long_t.c \
+	fuzz/families/gen_split_kv.c \
 	fuzz/families/gen_scale.c \
 	fuzz/families/gen_mixed.c \
 	fuzz/families/gen_sentinel.c \

@@ -17,9 +17,11 @@ static void usage(FILE *f)
              "one line per kernel and case:\n"
              "  STATUS KERNEL CASE KINDS err/W=.. err/E=.. ulps=.. nmse=.. bad=N/M rows=J/T[(SPEC)] DTYPE budget=..\n"
              "STATUS is PASS, WARN, FAIL, SKIP or ERROR; KINDS the verdict kinds found. A case that is not\n"
-             "PASS gets the worst element and the command that reproduces it. With --precision repeated, one\n"
-             "table: a column per class (STATUS and err/W of that class's judgement of the same run), then\n"
-             "KERNEL CASE; the full line of each class that is not PASS below it.\n\n"
+             "PASS gets the worst element and the command that reproduces it. Without --kernel, the outputs\n"
+             "a case stores (members o and lse, or dq, dk, dv with --grad: a reproducer written by\n"
+             "libattncheck or the Python package) are judged, as compare judges them. With --precision\n"
+             "repeated, one table: a column per class (STATUS and err/W of that class's judgement of the same\n"
+             "run), then KERNEL CASE; the full line of each class that is not PASS below it.\n\n"
              "  --kernel K           built-in name, PATH.so, PATH.so:NAME, 'exec:CMD {in} {out}', exec-persistent:CMD\n"
              "  --json FILE          also write the reports as a JSON array\n"
              "  -v, --verbose        detail lines for every case\n"
@@ -81,7 +83,6 @@ static int parse_check_args(int argc, char **argv, check_opts *o)
   if (rc != AC_CMD_RUN) return rc;
   o->cases = (const char **)argv + optind;
   o->ncases = argc - optind;
-  if (!o->ks.nspec) return ac_cmd_usage_error("check", "--kernel is required");
   if (o->grad && o->a.j.nprecisions > 1) return ac_cmd_usage_error("check", "--grad judges under one --precision");
   if (!o->ncases) return ac_cmd_usage_error("check", "no case given");
   return AC_CMD_RUN;
@@ -208,6 +209,12 @@ static void check_case(check_run *r, int ci)
     r->bad_input = 1;
     return;
   }
+  if (ac_judge_mem_check(&c, &o->a.j, &e) < 0) {
+    ac_cmd_error("check", "%s: %s", o->cases[ci], e.msg);
+    ac_case_free(&c);
+    r->bad_input = 1;
+    return;
+  }
   if (o->grad) {
     check_grad(r, ci, &c);
     ac_case_free(&c);
@@ -229,11 +236,39 @@ static void check_case(check_run *r, int ci)
   ac_case_free(&c);
 }
 
+/* No --kernel: the outputs each case stores (members o and lse, as a reproducer written by
+ * libattncheck holds them, or dq, dk, dv with --grad) judged as compare judges them. */
+static int check_stored(check_opts *o)
+{
+  int code = AC_EXIT_OK;
+  for (int ci = 0; ci < o->ncases; ci++) {
+    ac_case c;
+    ac_err e;
+    ac_case_init(&c);
+    int rc = ac_case_read(&c, o->cases[ci], &e);
+    int has = rc == 0 && (o->grad ? c.dout != NULL : c.has_o);
+    ac_case_free(&c);
+    if (rc < 0 || !has) {
+      if (rc < 0)
+        ac_cmd_error("check", "%s", e.msg);
+      else
+        ac_cmd_error("check", "%s: no --kernel given and the case holds no %s", o->cases[ci],
+                     o->grad ? "dO and gradients (dq, dk, dv)" : "outputs (member o)");
+      code = code == AC_EXIT_OK ? AC_EXIT_USAGE : code;
+      continue;
+    }
+    rc = ac_cmd_compare_stored(&o->a, o->grad, "stored", o->cases[ci]);
+    if (rc == AC_EXIT_FAIL || (rc != AC_EXIT_OK && code == AC_EXIT_OK)) code = rc;
+  }
+  return code;
+}
+
 int ac_cmd_check(int argc, char **argv)
 {
   check_opts o;
   int rc = parse_check_args(argc, argv, &o);
   if (rc != AC_CMD_RUN) return rc;
+  if (!o.ks.nspec) return check_stored(&o);
   check_run r = {.o = &o, .ks = &o.ks};
   ac_err e;
   if (ac_judge_kernels_resolve(r.ks, &e) < 0) {

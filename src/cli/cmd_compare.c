@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "commands.h"
+#include "api_int.h"
 #include "grad_judge.h"
 #include "grad_npz.h"
 #include "judge_args.h"
@@ -57,8 +58,9 @@ static int read_outputs(const char *path, const ac_case *c, void **o, float **ls
     goto out;
   }
   if (m.ndim != 4 || m.shape[0] != p->batch || m.shape[1] != p->heads || m.shape[2] != p->tq || m.shape[3] != p->dv) {
-    ac_err_set(e, "%s: o must have shape [%lld, %lld, %lld, %lld]", path, (long long)p->batch, (long long)p->heads,
-               (long long)p->tq, (long long)p->dv);
+    char got[200];
+    ac_err_set(e, "%s: o must have shape [%lld,%lld,%lld,%lld], got shape %s", path, (long long)p->batch,
+               (long long)p->heads, (long long)p->tq, (long long)p->dv, ac_npz_shape_str(&m, got, sizeof got));
     goto out;
   }
   *o = ac_xmalloc(m.nbytes ? m.nbytes : 1);
@@ -67,8 +69,10 @@ static int read_outputs(const char *path, const ac_case *c, void **o, float **ls
   if (ac_npz_has(z, "lse")) {
     if (ac_npz_read(z, "lse", &m, e) < 0) goto out;
     if (strcmp(m.descr, "<f4") || m.ndim != 3 || m.shape[0] != p->batch || m.shape[1] != p->heads || m.shape[2] != p->tq) {
-      ac_err_set(e, "%s: lse must be float32 ('<f4') of shape [%lld, %lld, %lld]", path, (long long)p->batch,
-                 (long long)p->heads, (long long)p->tq);
+      char got[200];
+      ac_err_set(e, "%s: lse must be float32 ('<f4') of shape [%lld,%lld,%lld], got '%s' of shape %s", path,
+                 (long long)p->batch, (long long)p->heads, (long long)p->tq, m.descr,
+                 ac_npz_shape_str(&m, got, sizeof got));
       free(*o);
       *o = NULL;
       goto out;
@@ -102,56 +106,122 @@ static int compare_option(void *ctx, int ch, const char *v, char **argv)
   return AC_CMD_RUN;
 }
 
-/* --grad: the gradients of files[nf - 1] against the exact backward of the case c (files[0]). */
-static int compare_grad(const ac_judge_args *a, const compare_opts *own, const ac_case *c, const char *const *files, int nf)
+/* The verdict line, its detail (when not PASS) and the JSON of a libattncheck result. */
+static int compare_print(const attncheck_result *res, const char *json, int show_detail)
+{
+  attncheck_summary s = {.struct_size = sizeof s};
+  attncheck_result_summary(res, &s);
+  fputs(attncheck_result_line(res), stdout);
+  if (show_detail && s.status != ATTNCHECK_PASS) fputs(attncheck_result_detail(res), stdout);
+  if (json) {
+    FILE *jf = fopen(json, "w");
+    if (!jf) {
+      ac_cmd_error("compare", "cannot write %s", json);
+      return AC_EXIT_USAGE;
+    }
+    fputs(attncheck_result_json(res), jf);
+    fputc('\n', jf);
+    fclose(jf);
+  }
+  return s.exit_code;
+}
+
+/* --grad: the gradients of files[nf - 1] against the exact backward of the case (files[0]),
+ * judged by libattncheck (attncheck_judge_grad). */
+static int compare_grad(attncheck_ctx *ctx, const compare_opts *own, attncheck_case *cs, const char *const *files,
+                        int nf)
 {
   ac_err e;
-  const ac_precision *cls = NULL;
+  const ac_case *c = &cs->c;
   const char *gpath = files[nf - 1];
   if (!c->dout) {
     ac_cmd_error("compare", "%s: the case has no dO (member do; attncheck gen --grad)", files[0]);
     return AC_EXIT_USAGE;
   }
-  if (ac_judge_rows_check(c, &a->j, &e) < 0 || ac_precision_resolve(a->j.precision_override, NULL, c->p.dtype, &cls, &e) < 0) {
-    ac_cmd_error("compare", "%s", e.msg);
-    return AC_EXIT_USAGE;
-  }
   ac_grad_run_result run;
   memset(&run, 0, sizeof run);
-  run.guard_ok = 1;
   if (ac_grad_npz_read(gpath, c, 0, &run, &e) < 0) {
     ac_cmd_error("compare", "%s", e.msg);
     return AC_EXIT_USAGE;
   }
-  ac_grad_opts go;
-  ac_grad_opts_init(&go);
-  go.rows = go.cols = a->j.rows;
-  go.seed = a->j.rows_seed;
-  ac_grad_judgement j;
-  if (ac_grad_judge_given(c, cls, &go, &run, &j, &e) < 0) {
-    ac_cmd_error("compare", "%s: %s", files[0], e.msg);
-    ac_grad_run_result_free(&run);
-    return AC_EXIT_USAGE;
-  }
-  FILE *jf = NULL;
-  if (own->json && !(jf = fopen(own->json, "w"))) {
-    ac_cmd_error("compare", "cannot write %s", own->json);
-    ac_grad_run_result_free(&run);
-    return AC_EXIT_USAGE;
-  }
-  const char *name = own->pname ? own->pname : gpath, *st = ac_grad_status(&run, &j);
-  char repro[8400];
-  snprintf(repro, sizeof repro, "attncheck compare --grad%s %s%s%s", a->repro_opts, files[0], nf == 2 ? " " : "",
-           nf == 2 ? files[1] : "");
-  ac_grad_line(stdout, name, files[0], &run, &j, cls, c->p.dtype);
-  if (strcmp(st, "PASS")) ac_grad_detail(stdout, &run, &j, strcmp(st, "FAIL") ? NULL : repro);
-  if (jf) {
-    ac_grad_json(jf, name, files[0], &run, &j, cls, c->p.dtype, repro);
-    fputc('\n', jf);
-    fclose(jf);
-  }
+  attncheck_grads g = {.struct_size = sizeof g, .dq = run.g[0], .dk = run.g[1], .dv = run.g[2], .dsinks = run.dsinks};
+  ac_api_dense_strides(c, 'q', g.dq_stride);
+  ac_api_dense_strides(c, 'k', g.dk_stride);
+  ac_api_dense_strides(c, 'v', g.dv_stride);
+  attncheck_ctx_set(ctx, "name", own->pname ? own->pname : gpath);
+  attncheck_result *res = NULL;
+  int rc = attncheck_judge_grad(ctx, cs, &g, &res);
   ac_grad_run_result_free(&run);
-  return !strcmp(st, "PASS") ? AC_EXIT_OK : !strcmp(st, "FAIL") ? AC_EXIT_FAIL : AC_EXIT_INTERNAL;
+  if (rc < 0) {
+    ac_cmd_error("compare", "%s: %s", files[0], attncheck_ctx_error(ctx));
+    return AC_EXIT_USAGE;
+  }
+  rc = compare_print(res, own->json, 1);
+  attncheck_result_free(res);
+  return rc;
+}
+
+/* The outputs of files[1] (or those the case holds) judged by libattncheck (attncheck_judge). */
+static int compare_forward(attncheck_ctx *ctx, const compare_opts *own, attncheck_case *cs, const char *const *files,
+                           int nf)
+{
+  ac_err e;
+  const ac_case *c = &cs->c;
+  void *o = NULL;
+  float *lse = NULL;
+  if (nf == 2) {
+    if (read_outputs(files[1], c, &o, &lse, &e) < 0) {
+      ac_cmd_error("compare", "%s", e.msg);
+      return AC_EXIT_USAGE;
+    }
+  } else if (!c->has_o) {
+    ac_cmd_error("compare", "%s: no outputs (member o): give OUT.npz", files[0]);
+    return AC_EXIT_USAGE;
+  }
+  attncheck_outputs out = {.struct_size = sizeof out, .o = o ? o : c->o, .lse = o ? lse : (c->has_lse ? c->lse : NULL)};
+  ac_api_dense_strides(c, 'o', out.o_stride);
+  attncheck_ctx_set(ctx, "name", own->pname ? own->pname : nf == 2 ? files[1] : files[0]);
+  attncheck_result *res = NULL;
+  int rc = attncheck_judge(ctx, cs, &out, &res);
+  free(o);
+  free(lse);
+  if (rc < 0) {
+    ac_cmd_error("compare", "%s: %s", files[0], attncheck_ctx_error(ctx));
+    return AC_EXIT_USAGE;
+  }
+  rc = compare_print(res, own->json, 1);
+  attncheck_result_free(res);
+  return rc;
+}
+
+/* compare's judgement of files[0] (and files[1]) under the parsed options, through libattncheck. */
+static int compare_files(const ac_judge_args *a, const compare_opts *own, const char *const *files, int nf)
+{
+  int rc;
+  attncheck_ctx *ctx = ac_api_ctx_from_args(a);
+  attncheck_case *cs = NULL;
+  if (!ctx) ac_out_of_memory(sizeof(attncheck_ctx));
+  char repro[8400];
+  snprintf(repro, sizeof repro, "attncheck compare%s%s %s%s%s", own->grad ? " --grad" : "", a->repro_opts, files[0],
+           nf == 2 ? " " : "", nf == 2 ? files[1] : "");
+  attncheck_ctx_set(ctx, "case", files[0]);
+  attncheck_ctx_set(ctx, "repro", repro);
+  if (attncheck_case_read(ctx, files[0], &cs) < 0) {
+    ac_cmd_error("compare", "%s", attncheck_ctx_error(ctx));
+    attncheck_ctx_free(ctx);
+    return AC_EXIT_USAGE;
+  }
+  rc = own->grad ? compare_grad(ctx, own, cs, files, nf) : compare_forward(ctx, own, cs, files, nf);
+  attncheck_case_free(cs);
+  attncheck_ctx_free(ctx);
+  return rc;
+}
+
+int ac_cmd_compare_stored(const ac_judge_args *a, int grad, const char *name, const char *file)
+{
+  compare_opts own = {NULL, name, grad};
+  const char *files[1] = {file};
+  return compare_files(a, &own, files, 1);
 }
 
 int ac_cmd_compare(int argc, char **argv)
@@ -166,78 +236,9 @@ int ac_cmd_compare(int argc, char **argv)
                                      {NULL, 0, NULL, 0}};
   int rc = ac_cmd_judge_getopt("compare", &a, argc, argv, ":h", lo, usage, compare_option, &own);
   if (rc != AC_CMD_RUN) return rc;
-  const char *json = own.json, *pname = own.pname;
   const char *const *files = (const char *const *)argv + optind;
   int nf = argc - optind;
   if (nf > 2) return ac_cmd_usage_error("compare", "too many files: CASE.npz [OUT.npz]");
   if (!nf) return ac_cmd_usage_error("compare", "no case file given");
-  ac_case c;
-  ac_err e;
-  ac_case_init(&c);
-  if (ac_case_read(&c, files[0], &e) < 0) {
-    ac_cmd_error("compare", "%s", e.msg);
-    return AC_EXIT_USAGE;
-  }
-  if (own.grad) {
-    rc = compare_grad(&a, &own, &c, files, nf);
-    ac_case_free(&c);
-    return rc;
-  }
-  void *o = NULL;
-  float *lse = NULL;
-  if (nf == 2) {
-    if (read_outputs(files[1], &c, &o, &lse, &e) < 0) {
-      ac_cmd_error("compare", "%s", e.msg);
-      ac_case_free(&c);
-      return AC_EXIT_USAGE;
-    }
-  } else if (!c.has_o) {
-    ac_cmd_error("compare", "%s: no outputs (member o): give OUT.npz", files[0]);
-    ac_case_free(&c);
-    return AC_EXIT_USAGE;
-  }
-  FILE *jf = NULL;
-  if (json && !(jf = fopen(json, "w"))) {
-    ac_cmd_error("compare", "cannot write %s", json);
-    free(o);
-    free(lse);
-    ac_case_free(&c);
-    return AC_EXIT_USAGE;
-  }
-  ac_compare_opts co = a.j.cmp;
-  co.alibi_lse = ac_kernel_alibi_lse(NULL, a.j.run.alibi_lse);   /* no kernel: --alibi-lse, else the ABI's */
-  ac_report rep;
-  if (ac_precision_resolve(a.j.precision_override, NULL, c.p.dtype, &co.prec, &e) < 0) {
-    ac_cmd_error("compare", "%s", e.msg);
-    return AC_EXIT_USAGE;
-  }
-  ac_report_init(&rep, &co);
-  ac_oracle_result orr;
-  memset(&orr, 0, sizeof orr);
-  if (co.budget == AC_BUDGET_BASELINE) {
-    ac_report_add(&rep, AC_V_ERROR, "the baseline budget needs a kernel run: use attncheck check");
-  } else if (ac_judge_oracle(&c, &a.j, &orr, &e) < 0) {
-    ac_report_add(&rep, AC_V_ERROR, "oracle: %s", e.msg);
-  } else {
-    if (ac_compare_outputs(&c, &orr, o ? o : c.o, o ? lse : (c.has_lse ? c.lse : NULL), NULL, &co, &rep, &e) < 0)
-      ac_report_add(&rep, AC_V_ERROR, "%s", e.msg);
-    ac_oracle_result_free(&orr);
-  }
-  const char *name = pname ? pname : nf == 2 ? files[1] : files[0];
-  ac_exit ex = {0, 0};
-  ac_exit_add(&ex, &a.pol, rep.kinds);
-  ac_status st = ac_status_of(&a.pol, rep.kinds);
-  char repro[8400];
-  snprintf(repro, sizeof repro, "attncheck compare%s %s%s%s", a.repro_opts, files[0], nf == 2 ? " " : "", nf == 2 ? files[1] : "");
-  ac_report_line(stdout, name, files[0], &rep, &a.pol, c.p.dtype);
-  if (st != AC_STATUS_PASS) ac_report_detail(stdout, &rep, c.p.dtype, st == AC_STATUS_FAIL || st == AC_STATUS_WARN ? repro : NULL);
-  if (jf) {
-    ac_report_json(jf, name, files[0], &rep, &a.pol, c.p.dtype, repro);
-    fputc('\n', jf);
-    fclose(jf);
-  }
-  free(o);
-  free(lse);
-  ac_case_free(&c);
-  return ac_exit_code(&ex);
+  return compare_files(&a, &own, files, nf);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "commands.h"
 #include "fuzz.h"
+#include "oracle.h"
 #include "util.h"
 #include "variants.h"
 
@@ -48,11 +49,16 @@ static void usage(FILE *f)
           "  --minimize-time S   time budget per minimization (default 30s; a number without a unit is seconds)\n"
           "  --repeat-every N    run every Nth case twice for NONDETERMINISTIC (default 16, 0 off)\n"
           "  --corpus DIR        corpus to seed from and to keep the best cases in (default DIR/corpus)\n"
+          "  --no-cache          neither read nor write the oracle cache ($ATTNCHECK_CACHE; layout cases use it)\n"
+          "  --allow-all-skipped exit 0 even when no case of the campaign was judged (every case SKIP)\n"
           "  --quiet             no summary at the end; --live / --no-live: the status line\n\n"
           "One campaign runs in DIR at a time (a second one exits 2 naming its pid). A finding that\n"
           "cannot be stored (a full disk) stops the campaign (exit 3); --resume evaluates its case again.\n\n"
+          "Ctrl-C (SIGINT) or SIGTERM stops the campaign: what is stored stays, the cases in flight run\n"
+          "again with --resume, which the last line names.\n\n"
           "exit: 1 when a finding with policy fail exists in DIR, 3 internal error or a finding that could\n"
-          "not be stored, 2 bad usage or DIR in use, else 0.\n");
+          "not be stored, 2 bad usage or DIR in use, 4 no case of the campaign was judged (every case SKIP;\n"
+          "--allow-all-skipped: 0), 130 / 143 stopped by SIGINT / SIGTERM, else 0.\n");
 }
 
 static void list_families(void)
@@ -68,7 +74,8 @@ static void list_families(void)
 enum {
   O_KERNEL = 256, O_OUT, O_TIME, O_CASES, O_JOBS, O_SEED, O_RESUME, O_SHARD, O_FAMILIES, O_POLICY, O_PRECISION,
   O_DTYPES, O_MAXT, O_MAXE, O_NOSTRIDED, O_NONONFINITE, O_TIMEOUT, O_NOMIN, O_MINTIME, O_REPEAT, O_CORPUS, O_QUIET,
-  O_LIVE, O_NOLIVE, O_LIST, O_EMPTY, O_MAXD, O_STOPFAIL, O_LOGCASES, O_GENERATE, O_INDEX, O_HELP, O_ALIBI_LSE
+  O_LIVE, O_NOLIVE, O_LIST, O_EMPTY, O_MAXD, O_STOPFAIL, O_LOGCASES, O_GENERATE, O_INDEX, O_HELP, O_ALIBI_LSE,
+  O_ALLOWSKIP, O_NOCACHE
 };
 
 /* An option handler's answer when the option belongs to another handler (AC_CMD_RUN: applied;
@@ -123,6 +130,8 @@ static int campaign_option(fuzz_opts *o, int c, const char *v)
   }
   case O_STOPFAIL: o->c.stop_on_fail = 1; break;
   case O_LOGCASES: o->c.log_cases = 1; break;
+  case O_ALLOWSKIP: o->c.allow_all_skipped = 1; break;
+  case O_NOCACHE: ac_oracle_cache_disable(); break;
   case O_CORPUS: o->c.corpus_dir = v; break;
   case 'q':
   case O_QUIET: o->c.quiet = 1; break;
@@ -235,6 +244,7 @@ static int parse_fuzz_args(int argc, char **argv, fuzz_opts *o)
     {"quiet", 0, 0, O_QUIET}, {"live", 0, 0, O_LIVE}, {"no-live", 0, 0, O_NOLIVE}, {"list-families", 0, 0, O_LIST},
     {"empty-rows", 1, 0, O_EMPTY}, {"max-d", 1, 0, O_MAXD}, {"stop-on-fail", 0, 0, O_STOPFAIL}, {"log-cases", 0, 0, O_LOGCASES},
     {"generate", 1, 0, O_GENERATE}, {"index", 1, 0, O_INDEX}, {"alibi-lse", 1, 0, O_ALIBI_LSE},
+    {"allow-all-skipped", 0, 0, O_ALLOWSKIP}, {"no-cache", 0, 0, O_NOCACHE},
     {"help", 0, 0, O_HELP}, {0, 0, 0, 0}};
   memset(o, 0, sizeof *o);
   ac_campaign_opts_init(&o->c);

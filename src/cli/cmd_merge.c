@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "commands.h"
 #include "fuzz.h"
+#include "oracle.h"
 #include "util.h"
 
 static void usage(FILE *f)
@@ -26,7 +27,11 @@ static void usage(FILE *f)
              "A campaign directory is data: no link in it is followed, only regular files of the names\n"
              "and sizes a finding has are copied (case.npz, minimized.npz, report.json), repro.sh is\n"
              "written anew from report.json, and each entry left out is named on stderr.\n"
-             "exit: 1 when a merged finding with policy fail reproduced, 2 bad usage, 3 internal error, else 0.\n");
+             "A directory whose stats say it judged no case (every case SKIP) is named on stderr.\n"
+             "  --allow-all-skipped  exit 0 even when no merged case was judged\n"
+             "  --no-cache           re-runs neither read nor write the oracle cache ($ATTNCHECK_CACHE)\n"
+             "exit: 1 when a merged finding with policy fail reproduced, 2 bad usage, 3 internal error, 4 no\n"
+             "case of the merged directories was judged (their stats' judged= all 0), else 0.\n");
 }
 
 #define STATS_MAX    (1u << 20) /* the largest stats file taken */
@@ -108,12 +113,23 @@ static char *read_stats(const char *dir)
   return t;
 }
 
-static int64_t stats_cases(const char *stats)
+/* The value of KEY= in a stats text (NULL: none); *found (may be NULL) 1 when the line is there. */
+static int64_t stats_value(const char *stats, const char *key, int *found)
 {
   int64_t v = 0;
+  size_t kl = strlen(key);
+  if (found) *found = 0;
   for (const char *s = stats; s && *s; s = strchr(s, '\n') ? strchr(s, '\n') + 1 : "")
-    if (!strncmp(s, "cases=", 6)) v = strtoll(s + 6, NULL, 10);
+    if (!strncmp(s, key, kl) && s[kl] == '=') {
+      v = strtoll(s + kl + 1, NULL, 10);
+      if (found) *found = 1;
+    }
   return v;
+}
+
+static int64_t stats_cases(const char *stats)
+{
+  return stats_value(stats, "cases", NULL);
 }
 
 /* Adds the family.NAME= counts of dir's stats to names/counts (at most 64 families). */
@@ -199,7 +215,7 @@ static int merge_one(const ac_finding_dir *f, const char *outdir, int reproduced
 
 typedef struct {
   const char *out, *kernel;
-  int rerun, trust;
+  int rerun, trust, allow_skip;
   char **dirs;
   int ndirs;
 } merge_opts;
@@ -222,9 +238,10 @@ static int untrusted(void *ctx, ac_finding_dir *f)
 
 static int parse_merge_args(int argc, char **argv, merge_opts *o)
 {
-  enum { O_HELP = 256, O_KERNEL, O_NORERUN, O_TRUST };
+  enum { O_HELP = 256, O_KERNEL, O_NORERUN, O_TRUST, O_ALLOWSKIP, O_NOCACHE };
   static const struct option lo[] = {{"help", 0, 0, O_HELP}, {"output", 1, 0, 'o'}, {"kernel", 1, 0, O_KERNEL},
                                      {"no-rerun", 0, 0, O_NORERUN}, {"trust-recorded-kernel", 0, 0, O_TRUST},
+                                     {"allow-all-skipped", 0, 0, O_ALLOWSKIP}, {"no-cache", 0, 0, O_NOCACHE},
                                      {0, 0, 0, 0}};
   *o = (merge_opts){.rerun = 1};
   int c;
@@ -238,6 +255,8 @@ static int parse_merge_args(int argc, char **argv, merge_opts *o)
     case O_KERNEL: o->kernel = optarg; break;
     case O_NORERUN: o->rerun = 0; break;
     case O_TRUST: o->trust = 1; break;
+    case O_ALLOWSKIP: o->allow_skip = 1; break;
+    case O_NOCACHE: ac_oracle_cache_disable(); break;
     default: return ac_cmd_getopt_error("merge", c, argv);
     }
   }
@@ -298,6 +317,7 @@ typedef struct {
   const merge_opts *o;
   const char *dir;   /* the campaign directory being merged */
   int64_t cases, merged, dup, not_repro;
+  int64_t judged, skipped; /* summed from the stats; unknown (-1) once one lacks judged= */
   fam_counts fams;
   int any_fail, any_err;
   ac_policies pol;
@@ -452,9 +472,18 @@ static void merge_dir(merge_state *m, const char *dir)
   int again = !strcmp(dir, m->o->out) || already_merged(m->o->out, dir);
   if (!again) {
     char *stats = read_stats(dir);
-    m->cases += stats_cases(stats);
+    int64_t cases = stats_cases(stats);
+    m->cases += cases;
     stats_families(stats, &m->fams);
+    int known;
+    int64_t judged = stats_value(stats, "judged", &known), skipped = stats_value(stats, "skipped", NULL);
     free(stats);
+    if (known && judged == 0 && cases > 0)
+      ac_cmd_error("merge", "%s judged no case (%lld skipped)", dir, (long long)skipped);
+    if (!known || m->judged < 0)
+      m->judged = -1;
+    else
+      m->judged += judged, m->skipped += skipped;
   }
   m->dir = dir;
   ac_err e;
@@ -484,14 +513,23 @@ static void merge_finish(const merge_state *m)
   char stats[8192];
   int n = snprintf(stats, sizeof stats, "state=merged\ncases=%lld\nfindings=%d\nmerged_now=%lld\nduplicates=%lld\nnot_reproduced=%lld\n",
                    (long long)m->cases, nfind, (long long)m->merged, (long long)m->dup, (long long)m->not_repro);
+  if (m->judged >= 0)
+    n += snprintf(stats + n, sizeof stats - (size_t)n, "judged=%lld\nskipped=%lld\n", (long long)m->judged,
+                  (long long)m->skipped);
   for (int i = 0; i < m->fams.n && n < (int)sizeof stats - 100; i++)
     n += snprintf(stats + n, sizeof stats - (size_t)n, "family.%s=%lld\n", m->fams.name[i], (long long)m->fams.count[i]);
   char sp[4096];
   snprintf(sp, sizeof sp, "%s/stats", out);
   ac_write_file_atomic(sp, stats, (size_t)n, &e);
   if (ac_report_html(out, &e)) fprintf(stderr, "attncheck merge: %s\n", e.msg);
-  printf("merged into %s: %lld new findings, %lld duplicates by signature, %lld not reproduced; %lld cases in all\n", out,
+  printf("merged into %s: %lld new findings, %lld duplicates by signature, %lld not reproduced; %lld cases in all", out,
          (long long)m->merged, (long long)m->dup, (long long)m->not_repro, (long long)m->cases);
+  if (m->judged == 0)
+    printf(", NO CASE JUDGED (%lld skipped)\n", (long long)m->skipped);
+  else if (m->judged > 0)
+    printf(", %lld judged, %lld skipped\n", (long long)m->judged, (long long)m->skipped);
+  else
+    printf("\n");
   ac_findings_summary(out, stdout, 20);
 }
 
@@ -504,7 +542,12 @@ int ac_cmd_merge(int argc, char **argv)
   if ((rc = check_dirs(&o)) != AC_CMD_RUN || (rc = lock_out(&o, &lock_fd)) != AC_CMD_RUN) return rc;
   ac_campaign_clean_tmp(o.out);
   char *own = read_stats(o.out);
-  merge_state m = {.o = &o, .cases = stats_cases(own)};
+  int known;
+  merge_state m = {.o = &o,
+                   .cases = stats_cases(own),
+                   .judged = stats_value(own, "judged", &known),
+                   .skipped = stats_value(own, "skipped", NULL)};
+  if (!known && m.cases > 0) m.judged = -1; /* an OUT merged by an older attncheck */
   stats_families(own, &m.fams);
   free(own);
   ac_policies_init(&m.pol);
@@ -512,5 +555,10 @@ int ac_cmd_merge(int argc, char **argv)
   merge_finish(&m);
   ac_campaign_unlock(lock_fd);
   if (m.any_fail) return AC_EXIT_FAIL;
-  return m.any_err ? AC_EXIT_INTERNAL : AC_EXIT_OK;
+  if (m.any_err) return AC_EXIT_INTERNAL;
+  if (m.judged == 0 && m.cases > 0 && !o.allow_skip) {
+    ac_cmd_error("merge", "no merged case was judged: exit %d (--allow-all-skipped: 0)", AC_EXIT_NOTHING_JUDGED);
+    return AC_EXIT_NOTHING_JUDGED;
+  }
+  return AC_EXIT_OK;
 }

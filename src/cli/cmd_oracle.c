@@ -275,7 +275,10 @@ int ac_cmd_oracle(int argc, char **argv)
       if (ac_parse_i64(a, &v) || v < 128 || v > (1L << 30)) return ac_cmd_usage_error(cmd, "bad --prec-cap '%s' (128 .. 2^30)", a);
       o.prec_cap = (long)v;
       break;
-    case O_NOCACHE: cache = 0; break;
+    case O_NOCACHE:
+      cache = 0;
+      ac_oracle_cache_disable();   /* also the per-sequence results of layout cases */
+      break;
     case O_MEMCAP: {
       uint64_t cap;
       if (ac_parse_size(a, &cap) || cap == 0) return ac_cmd_usage_error(cmd, "bad value '%s' for --mem-cap", a);

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include "commands.h"
 #include "fuzz.h"
+#include "oracle.h"
 #include "util.h"
 
 static void usage(FILE *f)
@@ -19,16 +20,17 @@ static void usage(FILE *f)
              "A findings directory is data: a recorded exec: command runs only with\n"
              "--trust-recorded-kernel, and a recorded plugin is loaded only when given again as --kernel.\n"
              "--timeout S: the kernel time limit (default 60s; 30s, 5m; a number without a unit is seconds).\n"
+             "--no-cache: neither read nor write the oracle cache ($ATTNCHECK_CACHE; layout cases use it).\n"
              "exit: 1 when a verdict with policy fail occurs, 2 bad usage or input, 3 internal error, else 0.\n");
 }
 
 int ac_cmd_replay(int argc, char **argv)
 {
-  enum { O_KERNEL = 256, O_PREC, O_POLICY, O_TIMEOUT, O_EMPTY, O_TRUST, O_HELP, O_ALIBI };
+  enum { O_KERNEL = 256, O_PREC, O_POLICY, O_TIMEOUT, O_EMPTY, O_TRUST, O_HELP, O_ALIBI, O_NOCACHE };
   static const struct option lo[] = {{"kernel", 1, 0, O_KERNEL}, {"precision", 1, 0, O_PREC}, {"policy", 1, 0, O_POLICY},
                                      {"timeout", 1, 0, O_TIMEOUT}, {"empty-rows", 1, 0, O_EMPTY}, {"help", 0, 0, O_HELP},
                                      {"alibi-lse", 1, 0, O_ALIBI},
-                                     {"trust-recorded-kernel", 0, 0, O_TRUST},
+                                     {"trust-recorded-kernel", 0, 0, O_TRUST}, {"no-cache", 0, 0, O_NOCACHE},
                                      {0, 0, 0, 0}};
   const char *kernel = NULL, *prec = NULL;
   ac_policies pol;
@@ -45,6 +47,7 @@ int ac_cmd_replay(int argc, char **argv)
     case O_HELP: usage(stdout); return AC_EXIT_OK;
     case O_KERNEL: kernel = optarg; break;
     case O_TRUST: trust = 1; break;
+    case O_NOCACHE: ac_oracle_cache_disable(); break;
     case O_PREC:
       if (ac_precision_spec_check(optarg, &e)) return ac_cmd_usage_error("replay", "%s", e.msg);
       if (prec) return ac_cmd_usage_error("replay", "--precision given twice (replay judges under one class)");

@@ -36,9 +36,13 @@ static void usage(FILE *f)
              "  --dtypes LIST        run only the cases of these dtypes (comma list: f64,f32,f16,bf16,e4m3,e5m2)\n"
              "  --list               list the cases and exit\n"
              "  --no-repeat          no repeat-mode runs (NONDETERMINISTIC) on the sampled cases\n"
-             "  -q, --quiet          print only cases that are not PASS or SKIP, and the summary\n");
+             "  -q, --quiet          print only cases that are not PASS or SKIP, and the summary\n"
+             "  -v, --verbose        one line per SKIP case too (else one line per SKIP reason and its count;\n"
+             "                       TAP and JUnit list every case either way)\n"
+             "  --allow-all-skipped  exit 0 even when a kernel judged no case (every case SKIP)\n");
   ac_judge_args_help(f);
-  fprintf(f, "\nexit: 0 ok; 1 a verdict with policy fail; 2 nothing could run; 3 internal error or unresolved oracle.\n");
+  fprintf(f, "\nexit: 0 ok; 1 a verdict with policy fail; 2 nothing could run; 3 internal error or unresolved oracle;\n"
+             "4 a kernel judged no case at all (every case SKIP; --allow-all-skipped: 0).\n");
 }
 
 static FILE *open_out(const char *path)
@@ -51,7 +55,7 @@ typedef struct {
   ac_judge_args a;
   ac_judge_kernels ks;   /* the --kernel specs; resolved by the run */
   const char *only[64];
-  int nonly, stop, list, norepeat, quiet;
+  int nonly, stop, list, norepeat, quiet, verbose, allow_skip;
   const char *tap, *junit, *html;
   uint32_t dtypes;
   ac_suite_kind kind;
@@ -62,7 +66,7 @@ static const char *kind_name(ac_suite_kind kind)
   return kind == AC_SUITE_CI ? "ci" : "full";
 }
 
-enum { O_KERNEL = 256, O_SUITE, O_TAP, O_JUNIT, O_HTML, O_CASE, O_DTYPES, O_STOP, O_LIST, O_NOREPEAT };
+enum { O_KERNEL = 256, O_SUITE, O_TAP, O_JUNIT, O_HTML, O_CASE, O_DTYPES, O_STOP, O_LIST, O_NOREPEAT, O_ALLOWSKIP };
 
 /* One option of suite itself (those it shares with check and compare are in judge_args). */
 static int suite_option(void *ctx, int ch, const char *v, char **argv)
@@ -71,6 +75,8 @@ static int suite_option(void *ctx, int ch, const char *v, char **argv)
   char badname[64];
   switch (ch) {
   case 'q': o->quiet = 1; break;
+  case 'v': o->verbose = 1; break;
+  case O_ALLOWSKIP: o->allow_skip = 1; break;
   case O_KERNEL:
     if (ac_judge_kernels_add(&o->ks, v) < 0) return ac_cmd_usage_error("suite", "--kernel needs a value (at most 32)");
     break;
@@ -101,6 +107,8 @@ static int parse_suite_args(int argc, char **argv, suite_opts *o)
 {
   static const struct option lo[] = {{"help", no_argument, NULL, 'h'},
                                      {"quiet", no_argument, NULL, 'q'},
+                                     {"verbose", no_argument, NULL, 'v'},
+                                     {"allow-all-skipped", no_argument, NULL, O_ALLOWSKIP},
                                      {"kernel", required_argument, NULL, O_KERNEL},
                                      {"suite", required_argument, NULL, O_SUITE},
                                      {"tap", required_argument, NULL, O_TAP},
@@ -116,7 +124,7 @@ static int parse_suite_args(int argc, char **argv, suite_opts *o)
   memset(o, 0, sizeof *o);
   o->dtypes = ~0u;
   o->kind = AC_SUITE_CI;
-  int rc = ac_cmd_judge_getopt("suite", &o->a, argc, argv, ":hq", lo, usage, suite_option, o);
+  int rc = ac_cmd_judge_getopt("suite", &o->a, argc, argv, ":hqv", lo, usage, suite_option, o);
   if (rc != AC_CMD_RUN) return rc;
   if (optind < argc) return ac_cmd_usage_error("suite", "unexpected argument '%s'", argv[optind]);
   return AC_CMD_RUN;
@@ -163,6 +171,13 @@ static int check_case_names(const suite_opts *o)
   return AC_CMD_RUN;
 }
 
+/* A SKIP reason of one kernel and how many cases it skipped. */
+typedef struct {
+  int ki;
+  int64_t n;
+  char why[300];
+} skip_reason;
+
 /* The state of one run: the kernels, the reports and the counts per kernel. */
 typedef struct {
   suite_opts *o;
@@ -174,9 +189,42 @@ typedef struct {
   int *stopped;
   int64_t (*counts)[5]; /* per kernel and class: [ki * nc + x] */
   double *ksec;
+  skip_reason *skips; /* without --verbose: the SKIP reasons, in order of first appearance */
+  int nskips;
   int nc; /* classes of the run (repeated --precision) */
   ac_class_table ct;
 } suite_run;
+
+/* One more SKIP of kernel ki for reason why. */
+static void count_skip(suite_run *r, int ki, const char *why)
+{
+  for (int i = 0; i < r->nskips; i++)
+    if (r->skips[i].ki == ki && !strncmp(r->skips[i].why, why, sizeof r->skips[i].why - 1)) {
+      r->skips[i].n++;
+      return;
+    }
+  r->skips = ac_xrealloc(r->skips, sizeof *r->skips * (size_t)(r->nskips + 1));
+  skip_reason *x = &r->skips[r->nskips++];
+  x->ki = ki;
+  x->n = 1;
+  snprintf(x->why, sizeof x->why, "%s", why[0] ? why : "no reason given");
+}
+
+/* The verdict line of a case to the terminal: a SKIP only with --verbose (else counted under its
+ * reason), PASS unless --quiet. */
+static void print_case(suite_run *r, int ki, ac_status st, const char *line, const char *detail, const char *why)
+{
+  const suite_opts *o = r->o;
+  if (st == AC_STATUS_SKIP && !o->verbose) {
+    count_skip(r, ki, why);
+    return;
+  }
+  if (!o->quiet || (st != AC_STATUS_PASS && st != AC_STATUS_SKIP)) {
+    fputs(line, r->out);
+    fputs(detail, r->out);
+    fflush(r->out);
+  }
+}
 
 /* The report files, opened before anything runs (the HTML page is written at the end: an
  * unwritable path is refused now). */
@@ -221,11 +269,7 @@ static void suite_output(suite_run *r, int ki, const char *name, const ac_suite_
     ac_report_detail(df, rep, sc->c.p.dtype, st == AC_STATUS_FAIL || st == AC_STATUS_WARN ? repro : NULL);
   fclose(lf);
   fclose(df);
-  if (!o->quiet || (st != AC_STATUS_PASS && st != AC_STATUS_SKIP)) {
-    fputs(line, r->out);
-    fputs(detail, r->out);
-    fflush(r->out);
-  }
+  print_case(r, ki, st, line, detail, rep->note);
   if (ll && line[ll - 1] == '\n') line[ll - 1] = 0;
   char tname[300];
   if (r->ks->n > 1) snprintf(tname, sizeof tname, "%s %s", k->name, name);
@@ -246,12 +290,14 @@ static void suite_output_classes(suite_run *r, int ki, const char *name, const a
 {
   const suite_opts *o = r->o;
   const ac_kernel *k = r->ks->k[ki];
-  int show = !o->quiet;
+  int show = !o->quiet, skipped = 1;
   for (int x = 0; x < r->nc; x++) {
     ac_status st = ac_status_of(&o->a.pol, reps[x].kinds);
     show |= st != AC_STATUS_PASS && st != AC_STATUS_SKIP;
+    skipped &= st == AC_STATUS_SKIP;
   }
-  if (show) ac_class_table_row(r->out, &r->ct, k->name, name, reps, &o->a.pol);
+  if (skipped && !o->verbose) count_skip(r, ki, reps[0].note);   /* once, under its reason */
+  else if (show) ac_class_table_row(r->out, &r->ct, k->name, name, reps, &o->a.pol);
   char repro[8000], kabs[4096], qk[4200], cl[1024];
   const char *kspec = ac_kernel_spec_absolute(r->ks->spec[r->ks->spec_of[ki]], kabs, sizeof kabs);
   for (int x = 0; x < r->nc; x++) {
@@ -404,11 +450,7 @@ static void suite_grad_case(suite_run *r, int64_t x)
     if (s == AC_STATUS_FAIL || (s == AC_STATUS_ERROR && run.status == AC_RUN_OK)) ac_grad_detail(df, &run, &j, s == AC_STATUS_FAIL ? repro : NULL);
     fclose(lf);
     fclose(df);
-    if (!o->quiet || (s != AC_STATUS_PASS && s != AC_STATUS_SKIP)) {
-      fputs(line, r->out);
-      fputs(detail, r->out);
-      fflush(r->out);
-    }
+    print_case(r, ki, s, line, detail, run.msg);
     if (ll && line[ll - 1] == '\n') line[ll - 1] = 0;
     char tname[300];
     if (r->ks->n > 1) snprintf(tname, sizeof tname, "%s %s", k->name, name);
@@ -422,22 +464,35 @@ static void suite_grad_case(suite_run *r, int64_t x)
   if (made) ac_suite_case_free(&sc);
 }
 
-/* The summary line of each kernel, then the TAP, JUnit and HTML reports. */
+/* Whether kernel ki judged no case (none PASS, WARN or FAIL). */
+static int judged_none(const suite_run *r, int ki)
+{
+  const int64_t *n = r->counts[ki * r->nc];   /* every class judges the same cases */
+  return n[AC_STATUS_PASS] + n[AC_STATUS_WARN] + n[AC_STATUS_FAIL] == 0;
+}
+
+/* The summary of each kernel: its SKIP reasons with their counts, then its line; then the TAP,
+ * JUnit and HTML reports. */
 static void suite_finish(suite_run *r)
 {
   const suite_opts *o = r->o;
   const char *kn = kind_name(o->kind);
   int nk = r->ks->n;
-  for (int ki = 0; ki < nk; ki++)
+  for (int ki = 0; ki < nk; ki++) {
+    for (int i = 0; i < r->nskips && !o->quiet; i++)
+      if (r->skips[i].ki == ki)
+        fprintf(r->out, "SKIP  %s %lld case%s (%s)\n", r->ks->k[ki]->name, (long long)r->skips[i].n,
+                r->skips[i].n == 1 ? "" : "s", r->skips[i].why);
     for (int x = 0; x < r->nc; x++) {
       const int64_t *n = r->counts[ki * r->nc + x];
       char cl[AC_CLASS_LABEL_MAX + 12] = "";
       if (r->nc > 1) snprintf(cl, sizeof cl, " [%s]", r->ct.label[x]);
-      fprintf(r->out, "suite %s: %s%s: %lld pass, %lld warn, %lld fail, %lld skip, %lld error%s (%.1f s)\n", kn,
+      fprintf(r->out, "suite %s: %s%s: %lld pass, %lld warn, %lld fail, %lld skip, %lld error%s (%.1f s)%s\n", kn,
               r->ks->k[ki]->name, cl, (long long)n[AC_STATUS_PASS], (long long)n[AC_STATUS_WARN],
               (long long)n[AC_STATUS_FAIL], (long long)n[AC_STATUS_SKIP], (long long)n[AC_STATUS_ERROR],
-              r->stopped[ki] ? ", stopped at the first FAIL" : "", r->ksec[ki]);
+              r->stopped[ki] ? ", stopped at the first FAIL" : "", r->ksec[ki], judged_none(r, ki) ? ": NO CASE JUDGED" : "");
     }
+  }
   if (r->tf) {
     ac_tap_write(r->tf, &r->log);
     if (r->tf != stdout) fclose(r->tf);
@@ -504,11 +559,19 @@ int ac_cmd_suite(int argc, char **argv)
   }
   for (int64_t x = 0; x < ac_suite_grad_count(o.kind); x++) suite_grad_case(&r, x);
   suite_finish(&r);
+  rc = ac_exit_code(&r.ex);
+  for (int ki = 0; ki < r.ks->n && rc == AC_EXIT_OK && !o.allow_skip; ki++)
+    if (judged_none(&r, ki)) {
+      ac_cmd_error("suite", "kernel %s judged no case (%lld skip): exit %d (--allow-all-skipped: 0)", r.ks->k[ki]->name,
+                   (long long)r.counts[ki][AC_STATUS_SKIP], AC_EXIT_NOTHING_JUDGED);
+      rc = AC_EXIT_NOTHING_JUDGED;
+    }
   ac_suite_cells_free(&r.cells);
   ac_test_log_free(&r.log);
   ac_judge_kernels_free(r.ks);
   free(r.stopped);
   free(r.counts);
   free(r.ksec);
-  return ac_exit_code(&r.ex);
+  free(r.skips);
+  return rc;
 }

@@ -14,6 +14,8 @@ int ac_cmd_list(int argc, char **argv);
 int ac_cmd_check(int argc, char **argv);
 int ac_cmd_suite(int argc, char **argv);
 int ac_cmd_compare(int argc, char **argv);
+/* compare --name NAME [--grad] FILE under options a parsed by another command (check without --kernel). */
+int ac_cmd_compare_stored(const ac_judge_args *a, int grad, const char *name, const char *file);
 int ac_cmd_fuzz(int argc, char **argv);
 int ac_cmd_replay(int argc, char **argv);
 int ac_cmd_merge(int argc, char **argv);

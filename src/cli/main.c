@@ -115,7 +115,9 @@ static void usage(FILE *f)
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
   fprintf(f, "\n'attncheck COMMAND --help' describes one command.\n"
-             "exit codes: 0 ok; 1 a verdict with policy fail; 2 nothing could run; 3 internal error.\n");
+             "exit codes: 0 ok; 1 a verdict with policy fail; 2 nothing could run; 3 internal error;\n"
+             "4 suite, fuzz or merge judged no case (every case SKIP; --allow-all-skipped: 0);\n"
+             "130 / 143 a campaign stopped by SIGINT / SIGTERM.\n");
 }
 
 /* GMP's and MPFR's allocations end like every other when memory runs out (exit 3, one

@@ -1,7 +1,7 @@
 # src/core/: layer 1, the data model every other layer builds on (see src/core/README.md).
-noinst_LIBRARIES += src/core/libac_core.a
-src_core_libac_core_a_CFLAGS = $(AM_CFLAGS)
-src_core_libac_core_a_SOURCES = \
+noinst_LTLIBRARIES += src/core/libac_core.la
+src_core_libac_core_la_CFLAGS = $(AM_CFLAGS)
+src_core_libac_core_la_SOURCES = \
 	src/core/util.c src/core/util.h src/core/ac_assert.h \
 	src/core/escape.c src/core/datafile.c \
 	src/core/suggest.c src/core/suggest.h \

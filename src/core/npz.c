@@ -530,3 +530,17 @@ int ac_npz_read_into(ac_npz *z, const char *name, void *dst, size_t nbytes, ac_e
   ac_npy_fortran_to_c(dst, m.ndim, m.shape, ac_npy_itemsize(m.descr), nbytes);
   return 0;
 }
+
+const char *ac_npz_shape_str(const ac_npz_member *m, char *buf, size_t n)
+{
+  if (!n) return buf;
+  if (!m->descr[0]) {
+    snprintf(buf, n, "(not an array)");
+    return buf;
+  }
+  size_t l = (size_t)snprintf(buf, n, "[");
+  for (int i = 0; i < m->ndim && i < 8 && l < n; i++)
+    l += (size_t)snprintf(buf + l, n - l, "%s%lld", i ? "," : "", (long long)m->shape[i]);
+  if (l < n) snprintf(buf + l, n - l, "]");
+  return buf;
+}

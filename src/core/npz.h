@@ -37,6 +37,8 @@ const char *ac_npz_name(const ac_npz *z, int i);
 int ac_npz_read(ac_npz *z, const char *name, ac_npz_member *m, ac_err *e);
 int ac_npz_has(const ac_npz *z, const char *name);
 void ac_npz_close_reader(ac_npz *z);
+/* A member's shape as "[a,b,c]" ("[]" for a scalar; "(not an array)" for a non-npy member) in buf. */
+const char *ac_npz_shape_str(const ac_npz_member *m, char *buf, size_t n);
 
 /* Open an NPZ held in memory (the bytes must outlive the reader); name is used in messages. */
 ac_npz *ac_npz_open_buffer(const void *data, size_t n, const char *name, uint64_t cap_bytes, ac_err *e);

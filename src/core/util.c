@@ -158,7 +158,9 @@ int ac_write_file_atomic(const char *path, const void *data, size_t n, ac_err *e
   char tmp[4096];
   if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", path, (long)getpid(), atomic_fetch_add(&seq, 1)) >= (int)sizeof tmp)
     return ac_err_set(e, "%s: path too long", path);
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  /* a new file: never one planted at this name, nor through a symbolic link */
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0 && errno == EEXIST && unlink(tmp) == 0) fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) return ac_err_set(e, "%s: %s", tmp, strerror(errno));
   const char *p = data;
   size_t left = n;

@@ -5,8 +5,9 @@
 #include <stdint.h>
 
 /* Exit codes (DESIGN.md): 2 nothing could run; 1 a verdict with policy fail;
- * 3 internal error or unresolved oracle element; 0 otherwise. */
-enum { AC_EXIT_OK = 0, AC_EXIT_FAIL = 1, AC_EXIT_USAGE = 2, AC_EXIT_INTERNAL = 3 };
+ * 3 internal error or unresolved oracle element; 4 a suite or campaign that judged no case at
+ * all (every case SKIP; --allow-all-skipped: 0); 0 otherwise. */
+enum { AC_EXIT_OK = 0, AC_EXIT_FAIL = 1, AC_EXIT_USAGE = 2, AC_EXIT_INTERNAL = 3, AC_EXIT_NOTHING_JUDGED = 4 };
 
 /* An error message filled by a failing library call; functions return 0 or -1. */
 typedef struct { char msg[512]; } ac_err;

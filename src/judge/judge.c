@@ -42,6 +42,13 @@ int ac_judge_rows_check(const ac_case *c, const ac_judge_opts *o, ac_err *e)
   return rc < 0 ? -1 : 0;
 }
 
+int ac_judge_mem_check(const ac_case *c, const ac_judge_opts *o, ac_err *e)
+{
+  ac_oracle_opts oo;
+  ac_judge_oracle_opts(o, &oo);
+  return ac_oracle_mem_check(c, &oo, e);
+}
+
 int ac_judge_precision_of(const ac_kernel *k, const char *override, double timeout_s, ac_dtype t,
                           const ac_precision **out, ac_err *e)
 {

@@ -28,6 +28,9 @@ void ac_judge_oracle_opts(const ac_judge_opts *o, ac_oracle_opts *oo);
 /* 0 when --rows (o->rows) is a valid row selection for c: a bad spec or a row beyond the case
  * is bad input, refused before anything runs. -1 with a one-line message otherwise. */
 int ac_judge_rows_check(const ac_case *c, const ac_judge_opts *o, ac_err *e);
+/* -1 with a message when the oracle's memory for c under o exceeds the memory cap (bad input, as
+ * in `oracle`: exit 2). */
+int ac_judge_mem_check(const ac_case *c, const ac_judge_opts *o, ac_err *e);
 /* Oracle result for c, from the cache when present (stored after a miss). */
 int ac_judge_oracle(const ac_case *c, const ac_judge_opts *o, ac_oracle_result *r, ac_err *e);
 /* Where a judgement's oracle comes from: r when set, else get() once a run produced outputs

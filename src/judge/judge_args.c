@@ -12,11 +12,11 @@ void ac_judge_args_init(ac_judge_args *a)
   ac_policies_init(&a->pol);
 }
 
-static int bad(const char *cmd, const char *fmt, const char *v)
+static int bad(ac_err *e, const char *fmt, const char *v)
 {
-  char msg[512];
+  char msg[sizeof e->msg];
   snprintf(msg, sizeof msg, fmt, v);
-  fprintf(stderr, "attncheck %s: %s (see 'attncheck %s --help')\n", cmd, msg, cmd);
+  ac_err_set(e, "%s", msg);
   return -1;
 }
 
@@ -42,7 +42,7 @@ int ac_parse_duration_arg(const char *cmd, const char *opt, const char *v, doubl
 {
   double s;
   if (ac_parse_duration(v, &s) < 0 || !(s > 0)) return -1;
-  if (s > AC_DURATION_WEEK_S)
+  if (s > AC_DURATION_WEEK_S && cmd)
     fprintf(stderr,
             "attncheck %s: warning: %s %s is %.1f days (a number without a unit is seconds; 30s, 20m, 8h, 2d)\n", cmd,
             opt, v, s / 86400.0);
@@ -52,51 +52,84 @@ int ac_parse_duration_arg(const char *cmd, const char *opt, const char *v, doubl
 
 int ac_judge_args_option(ac_judge_args *a, const char *cmd, int ch, const char *v)
 {
+  ac_err e;
+  double s;
+  if (ch == AC_JOPT_TIMEOUT) (void)ac_parse_duration_arg(cmd, "--timeout", v, &s);   /* its warning, once */
+  const char *before[AC_JUDGE_MAX_CLASSES];
+  int nb = a->j.nprecisions;
+  if (ch == AC_JOPT_PRECISION && nb == AC_JUDGE_MAX_CLASSES) {
+    fprintf(stderr, "attncheck %s: at most %d --precision options (see 'attncheck %s --help')\n", cmd, nb, cmd);
+    return -1;
+  }
+  memcpy(before, a->j.precisions, sizeof before);
+  int rc = ac_judge_args_apply(a, ch, v, &e);
+  if (rc > 0 && ch == AC_JOPT_PRECISION && nb > 0) {   /* repeated: one column per class (check, suite) */
+    memcpy(a->j.precisions, before, sizeof before);
+    a->j.precisions[nb] = v;
+    a->j.nprecisions = nb + 1;
+    a->j.precision_override = before[0];
+  }
+  if (rc < 0) fprintf(stderr, "attncheck %s: %s (see 'attncheck %s --help')\n", cmd, e.msg, cmd);
+  return rc;
+}
+
+int ac_judge_args_code(const char *name)
+{
+  static const struct option table[] = {AC_JUDGE_LONG_OPTIONS, {NULL, 0, NULL, 0}};
+  for (size_t k = 0; table[k].name; k++)
+    if (!strcmp(table[k].name, name)) return table[k].val;
+  return 0;
+}
+
+int ac_judge_args_apply(ac_judge_args *a, int ch, const char *v, ac_err *ep)
+{
   const char *name = option_name(ch);
   ac_err e;
   if (!name) return 0;
   switch (ch) {
   case AC_JOPT_REPEAT: a->j.repeat = 1; return 1;
   case AC_JOPT_NO_LSE: a->j.run.want_lse = 0; return 1;
-  case AC_JOPT_NO_CACHE: a->j.cache_dir = NULL; return 1;
+  case AC_JOPT_NO_CACHE:
+    a->j.cache_dir = NULL;
+    ac_oracle_cache_disable();   /* also the per-sequence results of layout cases */
+    return 1;
   case AC_JOPT_IN_PROCESS: a->j.run.in_process = 1; return 1;
   case AC_JOPT_PRECISION:
-    if (ac_precision_spec_check(v, &e) < 0) return bad(cmd, "%s", e.msg);
-    if (a->j.nprecisions == AC_JUDGE_MAX_CLASSES) return bad(cmd, "at most 8 --precision options (%s)", v);
-    a->j.precisions[a->j.nprecisions++] = v; /* repeated: one column per class (check, suite) */
-    if (!a->j.precision_override) a->j.precision_override = v;
+    if (ac_precision_spec_check(v, &e) < 0) return bad(ep, "%s", e.msg);
+    a->j.precision_override = a->j.precisions[0] = v;   /* the class (the command line repeats it) */
+    a->j.nprecisions = 1;
     break;
   case AC_JOPT_BUDGET:
-    if (ac_budget_parse(v, &a->j.cmp, &e) < 0) return bad(cmd, "%s", e.msg);
+    if (ac_budget_parse(v, &a->j.cmp, &e) < 0) return bad(ep, "%s", e.msg);
     a->budget_given = 1;
     break;
   case AC_JOPT_ATOL:
-    if (parse_double(v, &a->j.cmp.atol) < 0) return bad(cmd, "bad --atol '%s'", v);
+    if (parse_double(v, &a->j.cmp.atol) < 0) return bad(ep, "bad --atol '%s'", v);
     a->fixed_given = 1;
     break;
   case AC_JOPT_RTOL:
-    if (parse_double(v, &a->j.cmp.rtol) < 0) return bad(cmd, "bad --rtol '%s'", v);
+    if (parse_double(v, &a->j.cmp.rtol) < 0) return bad(ep, "bad --rtol '%s'", v);
     a->fixed_given = 1;
     break;
   case AC_JOPT_KAPPA:
-    if (parse_double(v, &a->j.cmp.kappa) < 0 || a->j.cmp.kappa == 0) return bad(cmd, "bad --kappa '%s'", v);
+    if (parse_double(v, &a->j.cmp.kappa) < 0 || a->j.cmp.kappa == 0) return bad(ep, "bad --kappa '%s'", v);
     break;
   case AC_JOPT_POLICY:
-    if (ac_policies_set(&a->pol, v, &e) < 0) return bad(cmd, "%s", e.msg);
+    if (ac_policies_set(&a->pol, v, &e) < 0) return bad(ep, "%s", e.msg);
     break;
   case AC_JOPT_EMPTY_ROWS:
-    if (ac_empty_parse(v, &a->j.cmp.empty) < 0) return bad(cmd, "bad --empty-rows '%s': expected zero, nan or skip", v);
+    if (ac_empty_parse(v, &a->j.cmp.empty) < 0) return bad(ep, "bad --empty-rows '%s': expected zero, nan or skip", v);
     break;
   case AC_JOPT_ROWS: a->j.rows = v; break;
   case AC_JOPT_ALIBI_LSE:
-    if (ac_alibi_lse_parse(v, &a->j.run.alibi_lse) < 0) return bad(cmd, "bad --alibi-lse '%s': expected abi or fa2", v);
+    if (ac_alibi_lse_parse(v, &a->j.run.alibi_lse) < 0) return bad(ep, "bad --alibi-lse '%s': expected abi or fa2", v);
     break;
   case AC_JOPT_TIMEOUT:
-    if (ac_parse_duration_arg(cmd, "--timeout", v, &a->j.run.timeout_s) < 0) return bad(cmd, "bad --timeout '%s'", v);
+    if (ac_parse_duration_arg(NULL, "--timeout", v, &a->j.run.timeout_s) < 0) return bad(ep, "bad --timeout '%s'", v);
     return 1;
   case AC_JOPT_THREADS: {
     int64_t t;
-    if (ac_parse_i64(v, &t) < 0 || t < 0 || t > 4096) return bad(cmd, "bad --threads '%s'", v);
+    if (ac_parse_i64(v, &t) < 0 || t < 0 || t > 4096) return bad(ep, "bad --threads '%s'", v);
     a->j.oracle_threads = (int)t;
     return 1;
   }

@@ -50,6 +50,10 @@ void ac_judge_args_init(ac_judge_args *a);
 /* Applies getopt_long's code ch with value arg (optarg) as a shared option: 1 applied, 0 ch is
  * not a shared option, -1 bad value (one usage line printed; the command exits AC_EXIT_USAGE). */
 int ac_judge_args_option(ac_judge_args *a, const char *cmd, int ch, const char *arg);
+/* The same without printing: -1 with the message in e. */
+int ac_judge_args_apply(ac_judge_args *a, int ch, const char *arg, ac_err *e);
+/* The getopt_long code of a shared option's long name ("precision"), 0 when it is not one. */
+int ac_judge_args_code(const char *name);
 /* After parsing: --atol/--rtol without --budget select the fixed budget. */
 int ac_judge_args_finish(ac_judge_args *a, const char *cmd);
 void ac_judge_args_help(FILE *f);

@@ -1,7 +1,7 @@
 # src/judge/: layer 4, budgets, verdicts, reports, the fixed suite (see src/judge/README.md).
-noinst_LIBRARIES += src/judge/libac_judge.a
-src_judge_libac_judge_a_CFLAGS = $(AM_CFLAGS)
-src_judge_libac_judge_a_SOURCES = \
+noinst_LTLIBRARIES += src/judge/libac_judge.la
+src_judge_libac_judge_la_CFLAGS = $(AM_CFLAGS)
+src_judge_libac_judge_la_SOURCES = \
 	src/judge/verdict.c src/judge/verdict.h \
 	src/judge/budget.c src/judge/budget.h \
 	src/judge/budget_grad.c src/judge/budget_grad.h src/judge/grad_judge.c src/judge/grad_judge.h src/judge/grad_report.c \
@@ -12,4 +12,4 @@ src_judge_libac_judge_a_SOURCES = \
 	src/judge/suite.c src/judge/suite.h src/judge/suite_layouts.c src/judge/suite_grad.c \
 	src/judge/tap.c src/judge/tap.h \
 	src/judge/judge_args.c src/judge/judge_args.h
-src_judge_libac_judge_a_SOURCES += src/judge/budget_grad_layout.c src/judge/suite_grad_layout.c
+src_judge_libac_judge_la_SOURCES += src/judge/budget_grad_layout.c src/judge/suite_grad_layout.c

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """sdpa_numpy.py: scaled dot-product attention in numpy, as an attncheck exec kernel.
 
-It speaks both forms of the exec protocol (through attncheck_worker.py, beside it):
+It speaks both forms of the exec protocol (through protocol.py, beside it):
 
-  one-shot:    attncheck fuzz --kernel 'exec:python3 examples/python/sdpa_numpy.py {in} {out}' ...
-  persistent:  attncheck fuzz --kernel 'exec-persistent:python3 examples/python/sdpa_numpy.py --serve' ...
+  one-shot:    attncheck fuzz --kernel 'exec:python3 python/attncheck/worker/numpy_sdpa.py {in} {out}' ...
+  persistent:  attncheck fuzz --kernel 'exec-persistent:python3 python/attncheck/worker/numpy_sdpa.py --serve' ...
 
 The persistent worker declares itself (every dtype, mask and feature, the attention variants
 window, softcap, alibi, bias, bool_mask, sinks, descale and mixed_dtypes: q, k and v decoded
@@ -24,7 +24,10 @@ masks, GQA, windows, boolean masks, ALiBi, bias and sinks (the variants the exac
 import copy
 import sys
 
-import attncheck_worker  # first: it finds a python3 with numpy when this one has none
+try:  # first: it finds a python3 with numpy when this one has none
+    from . import protocol as attncheck_worker  # python -m attncheck.worker
+except ImportError:
+    import protocol as attncheck_worker  # run as a file: the folder of protocol.py is on sys.path
 
 import numpy as np
 
@@ -202,7 +205,11 @@ def attend(q, k, v, p):
     return attention_layout(q, k, v, p) if p.layout else attention(q, k, v, p)
 
 
+def main(argv):
+    return attncheck_worker.run(attend, argv, name="sdpa_numpy", writes_lse=True, backward=backward,
+                                features=attncheck_worker.ALL_FEATURES + attncheck_worker.VARIANT_FEATURES
+                                + attncheck_worker.LAYOUT_FEATURES)
+
+
 if __name__ == "__main__":
-    sys.exit(attncheck_worker.run(attend, sys.argv[1:], name="sdpa_numpy", writes_lse=True, backward=backward,
-                                  features=attncheck_worker.ALL_FEATURES + attncheck_worker.VARIANT_FEATURES
-                                  + attncheck_worker.LAYOUT_FEATURES))
+    sys.exit(main(sys.argv[1:]))

@@ -8,10 +8,10 @@ One backend is forced per process (torch.nn.attention.sdpa_kernel):
   math       the reference composite
 
 Usage:
-  attncheck suite --kernel 'exec:python3 examples/python/torch_sdpa.py --backend flash {in} {out}'
-  attncheck suite --kernel 'exec-persistent:python3 examples/python/torch_sdpa.py --backend flash'
+  attncheck suite --kernel 'exec:python3 python/attncheck/worker/torch_sdpa.py --backend flash {in} {out}'
+  attncheck suite --kernel 'exec-persistent:python3 python/attncheck/worker/torch_sdpa.py --backend flash'
 
-Built on attncheck_worker.py (beside it): one-shot mode reads the case IN and writes OUT (exit 0,
+Built on protocol.py (beside it): one-shot mode reads the case IN and writes OUT (exit 0,
 1 on an error, 77 when the backend refuses the case); persistent mode declares the backend's
 dtypes and precision classes (README, "Without C") and answers each line "IN OUT" with "ok",
 "error MESSAGE" or "error unsupported: REASON". Without PyTorch every case is refused (SKIP).
@@ -31,7 +31,10 @@ suite's grad cases): dq, dk, dv by torch.autograd.grad through the same forward 
 import argparse
 import sys
 
-import attncheck_worker  # first: it finds a python3 with numpy when this one has none
+try:  # first: it finds a python3 with numpy when this one has none
+    from . import protocol as attncheck_worker  # python -m attncheck.worker
+except ImportError:
+    import protocol as attncheck_worker  # run as a file: the folder of protocol.py is on sys.path
 
 BACKENDS = ("flash", "efficient", "cudnn", "math")
 # what each backend computes, and how (precision classes of attncheck list --precision)
@@ -205,13 +208,13 @@ def make_backward(args):
     return backward
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--backend", choices=BACKENDS, required=True)
     ap.add_argument("--device", default="cuda", help="torch device (default cuda; math also runs on cpu)")
     ap.add_argument("--lse", action="store_true", help="also write lse (private ATen entry points)")
     ap.add_argument("paths", nargs="*", help="IN OUT for one-shot mode; none for persistent mode")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if len(args.paths) not in (0, 2):
         ap.error("give IN and OUT, or nothing for persistent mode")
     cpu = args.device == "cpu"

@@ -1,0 +1,218 @@
+/* tapi.c: libattncheck's public API (<attncheck/attncheck.h>) as a client sees it: a case from the
+ * kernel ABI's structs (strided B,T,H,D tensors), a correct output PASSes and a perturbed element
+ * FAILs with that element as the worst, bad descriptions and options return -1 with a message,
+ * a written reproducer is judged the same by `attncheck check FILE`, and two contexts in two
+ * threads give the judgement of one. Linked against the shared library only. */
+#include "config.h"
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "attncheck.h"
+#include "testutil.h"
+
+enum { B = 1, T = 20, H = 2, KVH = 1, D = 8 };
+/* B,T,H,D storage (FlashAttention's layout): element (b, t, h, d). */
+static float q[B][T][H][D], k[B][T][KVH][D], v[B][T][KVH][D], o[B][T][H][D];
+
+static void fill(void)
+{
+  uint64_t s = ac_test_seed() * 2862933555777941757ULL + 3037000493ULL;
+  float *all[3] = {&q[0][0][0][0], &k[0][0][0][0], &v[0][0][0][0]};
+  size_t n[3] = {sizeof q / 4, sizeof k / 4, sizeof v / 4};
+  for (int x = 0; x < 3; x++)
+    for (size_t i = 0; i < n[x]; i++) {
+      s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+      all[x][i] = (float)((double)(s >> 40) / (double)(1ULL << 24) * 4.0 - 2.0);
+    }
+  /* causal attention in binary64, rounded once to binary32 */
+  for (int h = 0; h < H; h++)
+    for (int i = 0; i < T; i++) {
+      double sc[T], m = -INFINITY, l = 0;
+      for (int j = 0; j <= i; j++) {
+        double d = 0;
+        for (int t = 0; t < D; t++) d += (double)q[0][i][h][t] * k[0][j][0][t];
+        sc[j] = d / sqrt((double)D);
+        if (sc[j] > m) m = sc[j];
+      }
+      for (int j = 0; j <= i; j++) l += exp(sc[j] - m);
+      for (int t = 0; t < D; t++) {
+        double a = 0;
+        for (int j = 0; j <= i; j++) a += exp(sc[j] - m) / l * v[0][j][0][t];
+        o[0][i][h][t] = (float)a;
+      }
+    }
+}
+
+/* The problem of the arrays above: strides in attncheck's [batch][head][t][d] order. */
+static void problem(attncheck_problem *p, attncheck_tensors *t)
+{
+  memset(p, 0, sizeof *p);
+  memset(t, 0, sizeof *t);
+  p->struct_size = sizeof *p;
+  p->dtype = p->q_dtype = p->k_dtype = p->v_dtype = p->o_dtype = ATTNCHECK_F32;
+  p->mask = ATTNCHECK_MASK_CAUSAL;
+  p->batch = B, p->heads = H, p->kv_heads = KVH, p->tq = p->tk = T, p->dk = p->dv = D;
+  int64_t qs[4] = {T * H * D, D, H * D, 1}, ks[4] = {T * KVH * D, D, KVH * D, 1};
+  memcpy(p->q_stride, qs, sizeof qs);
+  memcpy(p->o_stride, qs, sizeof qs);
+  memcpy(p->k_stride, ks, sizeof ks);
+  memcpy(p->v_stride, ks, sizeof ks);
+  p->window_left = p->window_right = -1;
+  t->q = q, t->k = k, t->v = v;
+}
+
+static attncheck_case *make_case(attncheck_ctx *ctx)
+{
+  attncheck_problem p;
+  attncheck_tensors t;
+  problem(&p, &t);
+  attncheck_case_desc d = {sizeof d, ATTNCHECK_CASE_DEFAULT_SCALE, &p, &t, NULL, {0, 0, 0, 0}};
+  attncheck_case *c = NULL;
+  ck_assert_msg(attncheck_case_new(ctx, &d, &c) == 0, AC_SEED_FMT "case: %s", AC_SEED_ARG, attncheck_ctx_error(ctx));
+  return c;
+}
+
+static attncheck_result *judge(attncheck_ctx *ctx, attncheck_case *c, const float *out)
+{
+  attncheck_outputs ou = {.struct_size = sizeof ou, .o = out};
+  int64_t os[4] = {T * H * D, D, H * D, 1};
+  memcpy(ou.o_stride, os, sizeof os);
+  attncheck_result *r = NULL;
+  ck_assert_msg(attncheck_judge(ctx, c, &ou, &r) == 0, "judge: %s", attncheck_ctx_error(ctx));
+  return r;
+}
+
+START_TEST(correct_passes_perturbed_fails_at_its_element)
+{
+  fill();
+  attncheck_ctx *ctx = attncheck_ctx_new();
+  ck_assert_int_eq(attncheck_api_version(), ATTNCHECK_API_VERSION);
+  ck_assert_int_eq(attncheck_ctx_set(ctx, "no-cache", NULL), 0);
+  attncheck_case *c = make_case(ctx);
+  attncheck_result *r = judge(ctx, c, &o[0][0][0][0]);
+  attncheck_summary s = {.struct_size = sizeof s};
+  ck_assert_int_eq(attncheck_result_summary(r, &s), 0);
+  ck_assert_msg(s.status == ATTNCHECK_PASS && s.exit_code == 0 && s.err_w < 1, AC_SEED_FMT "%s", AC_SEED_ARG,
+                attncheck_result_line(r));
+  ck_assert_int_eq(s.judged, B * H * T * D);
+  attncheck_result_free(r);
+  static float bad[B][T][H][D];
+  memcpy(bad, o, sizeof o);
+  bad[0][11][1][5] += 0x1p-6f;
+  r = judge(ctx, c, &bad[0][0][0][0]);
+  attncheck_result_summary(r, &s);
+  ck_assert_msg(s.status == ATTNCHECK_FAIL && s.exit_code == 1 && s.bad == 1, "%s", attncheck_result_line(r));
+  ck_assert_int_eq(s.worst_tensor, ATTNCHECK_T_O);
+  ck_assert(s.worst_index[0] == 0 && s.worst_index[1] == 1 && s.worst_index[2] == 11 && s.worst_index[3] == 5);
+  ck_assert_msg(!strncmp(attncheck_result_line(r), "FAIL", 4) &&
+                    strstr(attncheck_result_detail(r), "worst o[0,1,11,5]"),
+                "%s%s", attncheck_result_line(r), attncheck_result_detail(r));
+  ck_assert_int_eq(s.kinds & 1u, 1u); /* kind 0 is FAIL */
+  ck_assert_str_eq(attncheck_kind_name(0), "FAIL");
+  /* the reproducer: the stored outputs judged by the command give the same numbers */
+  char path[512], cmd[1200], out[4096];
+  snprintf(path, sizeof path, "%s/repro.npz", ac_test_tmpdir());
+  ck_assert_int_eq(attncheck_result_write_case(ctx, r, path), 0);
+  snprintf(cmd, sizeof cmd, "ATTNCHECK_CACHE=off %s check %s", ac_test_attncheck(), path);
+  ck_assert_int_eq(ac_test_system(cmd, out, sizeof out), 1);
+  const char *a = strstr(attncheck_result_line(r), " FAIL err/W="), *b = strstr(out, " FAIL err/W=");
+  ck_assert_msg(a && b && !strncmp(a, b, strcspn(a, "\n")), "library: %s\ncommand: %s", attncheck_result_line(r), out);
+  attncheck_result_free(r);
+  attncheck_case_free(c);
+  attncheck_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(bad_descriptions_and_options_fail_with_a_message)
+{
+  fill();
+  attncheck_ctx *ctx = attncheck_ctx_new();
+  attncheck_problem p;
+  attncheck_tensors t;
+  attncheck_case *c = NULL;
+  problem(&p, &t);
+  attncheck_case_desc d = {0, 0, &p, &t, NULL, {0, 0, 0, 0}};
+  ck_assert_int_eq(attncheck_case_new(ctx, &d, &c), -1);
+  ck_assert_ptr_null(c);
+  ck_assert(strstr(attncheck_ctx_error(ctx), "struct_size"));
+  d.struct_size = sizeof d;
+  p.kv_heads = 3;
+  ck_assert_int_eq(attncheck_case_new(ctx, &d, &c), -1);
+  ck_assert_msg(strstr(attncheck_ctx_error(ctx), "kv_heads") || strstr(attncheck_ctx_error(ctx), "heads"), "%s",
+                attncheck_ctx_error(ctx));
+  p.kv_heads = KVH;
+  p.dtype = 9;
+  ck_assert_int_eq(attncheck_case_new(ctx, &d, &c), -1);
+  ck_assert(strstr(attncheck_ctx_error(ctx), "problem.dtype"));
+  p.dtype = ATTNCHECK_F32;
+  t.v = NULL;
+  ck_assert_int_eq(attncheck_case_new(ctx, &d, &c), -1);
+  t.v = v;
+  ck_assert_int_eq(attncheck_ctx_set(ctx, "no-such-option", "1"), -1);
+  ck_assert(strstr(attncheck_ctx_error(ctx), "no-such-option"));
+  ck_assert_int_eq(attncheck_ctx_set(ctx, "precision", "no-such-class"), -1);
+  ck_assert_int_eq(attncheck_ctx_set(ctx, "timeout", "5"), -1); /* a kernel-run option */
+  ck_assert_int_eq(attncheck_ctx_set(ctx, "rows", "99999"), 0);
+  c = make_case(ctx);
+  attncheck_outputs ou = {.struct_size = sizeof ou, .o = o};
+  attncheck_result *r = NULL;
+  ck_assert_int_eq(attncheck_judge(ctx, c, &ou, &r), -1); /* a row the case lacks */
+  ck_assert_ptr_null(r);
+  ck_assert(strstr(attncheck_ctx_error(ctx), "rows"));
+  ck_assert_int_eq(attncheck_ctx_set(ctx, "rows", NULL), 0);
+  ou.struct_size = 4;
+  ck_assert_int_eq(attncheck_judge(ctx, c, &ou, &r), -1);
+  attncheck_case_free(c);
+  attncheck_ctx_free(ctx);
+}
+END_TEST
+
+typedef struct {
+  char line[1024];
+} thread_out;
+
+static void *one_judgement(void *arg)
+{
+  thread_out *to = arg;
+  attncheck_ctx *ctx = attncheck_ctx_new();
+  attncheck_ctx_set(ctx, "no-cache", NULL);
+  attncheck_ctx_set(ctx, "threads", "2");
+  attncheck_ctx_set(ctx, "rows", "edges+3");
+  attncheck_case *c = make_case(ctx);
+  attncheck_result *r = judge(ctx, c, &o[0][0][0][0]);
+  attncheck_case_free(c); /* the result keeps what it needs */
+  snprintf(to->line, sizeof to->line, "%s", attncheck_result_line(r));
+  attncheck_result_free(r);
+  attncheck_ctx_free(ctx);
+  return NULL;
+}
+
+START_TEST(two_contexts_in_two_threads_judge_as_one)
+{
+  fill();
+  thread_out one, a, b;
+  one_judgement(&one);
+  pthread_t ta, tb;
+  pthread_create(&ta, NULL, one_judgement, &a);
+  pthread_create(&tb, NULL, one_judgement, &b);
+  pthread_join(ta, NULL);
+  pthread_join(tb, NULL);
+  ck_assert_str_eq(a.line, one.line);
+  ck_assert_str_eq(b.line, one.line);
+  ck_assert_msg(strstr(one.line, "(edges+3)"), "%s", one.line);
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("api");
+  TCase *tc = tcase_create("api");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, correct_passes_perturbed_fails_at_its_element);
+  tcase_add_test(tc, bad_descriptions_and_options_fail_with_a_message);
+  tcase_add_test(tc, two_contexts_in_two_threads_judge_as_one);
+  suite_add_tcase(s, tc);
+  return ac_test_run(s);
+}

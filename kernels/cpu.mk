@@ -20,3 +20,4 @@ AC_CPU_KERNEL_SOURCES = kernels/registry.c \
 	kernels/mutants/bool_mask_partial.c kernels/mutants/sink_lse.c kernels/mutants/descale_twice.c \
 	kernels/mutants/empty_row_stale.c kernels/mutants/kv_bf16_as_f16.c
 AC_CPU_KERNEL_SOURCES += kernels/cpu_varlen_bwd.c kernels/mutants/varlen_bwd_mutants.c
+AC_CPU_KERNEL_SOURCES += kernels/cpu_ggml.c kernels/cpu_ggml.h kernels/mutants/ggml_mutants.c

@@ -2,6 +2,7 @@
 /* exec_decl.c: parsing and use of an exec-persistent worker's declaration (exec_decl.h). */
 #include "config.h"
 #include "exec_decl.h"
+#include "precision.h"
 #include "variants.h"
 #include <json-c/json.h>
 #include <stdarg.h>
@@ -84,25 +85,29 @@ static int backward_set(ac_exec_decl *d, json_object *v)
   return 0;
 }
 
-/* "precision": one class name for every dtype, or {"DTYPE": "CLASS", ...}; kept as a
- * precision spec ("CLASS" or "DTYPE=CLASS,..."), resolved (and checked) per case. */
+/* "precision": one class for every dtype, or {"DTYPE": "CLASS", ...}, each class a preset's name
+ * or a class string ("q=f16,pv=f16"); kept as a precision spec ("CLASS" or "DTYPE=CLASS,..."),
+ * resolved per case. */
 static int precision_spec(ac_exec_decl *d, json_object *v)
 {
   size_t len = 0;
+  const ac_precision *cls;
+  ac_err e;
   d->precision[0] = 0;
   if (json_object_is_type(v, json_type_string)) {
     const char *s = json_object_get_string(v);
-    if (!*s || strchr(s, ',') || strchr(s, '=') || strlen(s) >= sizeof d->precision)
-      return bad(d, "'precision': bad class name '%s'", s);
+    if (strlen(s) >= sizeof d->precision) return bad(d, "'precision': class too long");
+    if (ac_precision_lookup(s, &cls, &e) < 0) return bad(d, "'precision': %s", e.msg);
     snprintf(d->precision, sizeof d->precision, "%s", s);
     return 0;
   }
-  if (!json_object_is_type(v, json_type_object)) return bad(d, "'precision' must be a class name or {\"DTYPE\": \"CLASS\"}");
+  if (!json_object_is_type(v, json_type_object)) return bad(d, "'precision' must be a class or {\"DTYPE\": \"CLASS\"}");
   json_object_object_foreach(v, key, val) {
     ac_dtype t;
     const char *c = json_object_is_type(val, json_type_string) ? json_object_get_string(val) : "";
     if (ac_dtype_parse(key, &t)) return bad(d, "'precision': unknown dtype '%s'", key);
-    if (!*c || strchr(c, ',') || strchr(c, '=')) return bad(d, "'precision': bad class name for %s", key);
+    if (!*c) return bad(d, "'precision': bad class name for %s", key);
+    if (ac_precision_lookup(c, &cls, &e) < 0) return bad(d, "'precision' of %s: %s", key, e.msg);
     int w = snprintf(d->precision + len, sizeof d->precision - len, "%s%s=%s", len ? "," : "", ac_dtype_name(t), c);
     if (w < 0 || (size_t)w >= sizeof d->precision - len) return bad(d, "'precision': too long");
     len += (size_t)w;

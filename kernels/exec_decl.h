@@ -44,7 +44,7 @@ typedef struct ac_exec_decl_s {
   int backward;          /* 1: answers "backward IN OUT" requests (exec_grad.c); 0 when not declared */
   uint32_t backward_feats;  /* AC_FEAT_... its backward takes: "backward": true, the declared variants
                                the exact backward takes (ATTNCHECK_BACKWARD_V3_FEATS); or the list given */
-  char precision[256];   /* a precision spec ("f16=fp16-cublas,bf16=bf16-acc16"; "" none) */
+  char precision[512];      /* a precision spec ("f16=fp16-cublas,bf16=q=f16,pv=f16"; "" none) */
   int empty_rows;        /* "empty_rows": ATTNCHECK_EMPTY_ZERO or _NAN (0: not declared) */
   int empty_lse;         /* "empty_lse": ATTNCHECK_EMPTY_LSE_NEG_INF, _POS_INF or _NAN (0: not declared) */
   int nenv;              /* "env": the environment variables the worker reads (recorded in reproducers) */

@@ -124,7 +124,7 @@ enum { AC_LFILL_UNOWNED = 0, AC_LFILL_FINITE = 1, AC_LFILL_EVEN = 2, AC_LFILL_OD
 
 /* Room for a precision class a kernel names for one problem (ABI 5 precision_of, an exec
  * worker's "ok class=NAME" or its output's `precision` member), NUL included. */
-#define AC_RUN_CLASS_MAX 256
+#define AC_RUN_CLASS_MAX 512
 
 typedef struct {
   ac_run_status status;

@@ -94,7 +94,8 @@ static int check_kernel(const char *path, size_t i, const attncheck_kernel *k, a
                       k->name, (int)k->empty_rows, (int)k->empty_lse);
   if (k->memory != ATTNCHECK_MEM_HOST && k->memory != ATTNCHECK_MEM_CUDA)
     return ac_err_set(e, "%s: kernel '%s' has unknown memory kind %d", path, k->name, (int)k->memory);
-  if (k->precision && !ac_precision_find(k->precision)) {
+  ac_err pe;
+  if (k->precision && (strlen(k->precision) > 400 || ac_precision_spec_check(k->precision, &pe) < 0)) {
     int printable = strlen(k->precision) <= 64;
     for (const unsigned char *c = (const unsigned char *)k->precision; printable && *c; c++)
       printable = *c >= 0x20 && *c != 0x7f;

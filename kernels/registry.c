@@ -5,6 +5,7 @@
 #include "util.h"
 #include "harness.h"
 #include "cpu_common.h"
+#include "cpu_ggml.h"
 #include "accuda.h"
 #include <pthread.h>
 
@@ -29,6 +30,8 @@ extern const attncheck_kernel ac_mutant_bwd_d_wrong_row, ac_mutant_bwd_dk_no_sca
   ac_mutant_bwd_lse_bf16,
   ac_mutant_bwd_softcap_noderiv;
 
+extern const attncheck_kernel ac_mutant_ggml_bf16_acc, ac_mutant_q8q_as_q4;   /* kernels/mutants/ggml_mutants.c */
+
 static const attncheck_kernel *const cpu_kernels[] = {
   &ac_cpu_naive_f64,
   &ac_cpu_naive_f32,
@@ -48,6 +51,8 @@ static const attncheck_kernel *const cpu_kernels[] = {
   &ac_cpu_cublas_bf16,
   &ac_cpu_flash_e4m3,
   &ac_cpu_flash_e5m2,
+  &ac_cpu_ggml_f16,
+  &ac_cpu_q8q_f32,
   &ac_cpu_flash_varlen_f32,
   &ac_cpu_flash_varlen_bf16,
   &ac_cpu_naive_bwd_f32,
@@ -86,6 +91,8 @@ static const attncheck_kernel *const mutant_kernels[] = {
   &ac_mutant_descale_twice,
   &ac_mutant_empty_row_stale,
   &ac_mutant_kv_bf16_as_f16,
+  &ac_mutant_ggml_bf16_acc,
+  &ac_mutant_q8q_as_q4,
   &ac_mutant_cu_seqlens_off_by_one,
   &ac_mutant_prev_seq_boundary,
   &ac_mutant_last_page_whole,

@@ -161,6 +161,8 @@ static int judging_option(fuzz_opts *o, int c, const char *v)
   }
   case O_PRECISION:
     if (ac_precision_spec_check(v, &e)) return ac_cmd_usage_error("fuzz", "%s", e.msg);
+    if (o->c.precision)
+      return ac_cmd_usage_error("fuzz", "--precision given twice (a campaign judges under one class)");
     o->c.precision = v;
     break;
   case O_EMPTY: {

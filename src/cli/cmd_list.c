@@ -1,4 +1,4 @@
-/* cmd_list.c: attncheck list [--precision] [--mutants] [--tests] [--kernel K...] */
+/* cmd_list.c: attncheck list [--precision [CLASS...]] [--mutants] [--tests] [--kernel K...] */
 #include "config.h"
 #include <getopt.h>
 #include <stdio.h>
@@ -15,13 +15,16 @@
 
 static void usage(FILE *f)
 {
-  fprintf(f, "usage: attncheck list [--precision] [--mutants] [--tests] [--kernel K]...\n\n"
-             "Lists the built-in kernels (CUDA kernels when built) with their precision class and what each\n"
-             "supports, and the precision class names.\n"
-             "  --precision   print the precision class table (u of each stage, accumulation, mu, range)\n"
-             "  --mutants     also list the deliberately wrong kernels (never used by default)\n"
-             "  --tests       also list the test kernels that prove each verdict kind\n"
-             "  --kernel K    list the kernels of a plugin (PATH.so) or another kernel spec instead of the built-ins\n");
+  fprintf(f,
+          "usage: attncheck list [--precision [CLASS]...] [--mutants] [--tests] [--kernel K]...\n\n"
+          "Lists the built-in kernels (CUDA kernels when built) with their precision class and what each\n"
+          "supports, and the precision class names.\n"
+          "  --precision   print the precision class table (u of each stage, accumulation, mu, range), the\n"
+          "                presets' parts and the part names; with CLASS (a preset's name or a class string,\n"
+          "                'q=f16,pv=f16'), its complete class string on the first line and its budget terms\n"
+          "  --mutants     also list the deliberately wrong kernels (never used by default)\n"
+          "  --tests       also list the test kernels that prove each verdict kind\n"
+          "  --kernel K    list the kernels of a plugin (PATH.so) or another kernel spec instead of the built-ins\n");
 }
 
 /* The ABI 5 declarations (an exec worker's too): "; empty rows nan, lse nan; class per problem;
@@ -180,7 +183,20 @@ int ac_cmd_list(int argc, char **argv)
     default: return ac_cmd_getopt_error("list", ch, argv);
     }
   }
-  if (optind < argc) return ac_cmd_usage_error("list", "unexpected argument '%s'", argv[optind]);
+  if (optind < argc && !prec) return ac_cmd_usage_error("list", "unexpected argument '%s'", argv[optind]);
+  if (optind < argc) { /* list --precision CLASS...: every class known before anything is printed */
+    const ac_precision *cls[32];
+    if (argc - optind > 32) return ac_cmd_usage_error("list", "at most 32 classes");
+    for (int x = optind; x < argc; x++) {
+      ac_err e;
+      if (ac_precision_lookup(argv[x], &cls[x - optind], &e) < 0) return ac_cmd_usage_error("list", "%s", e.msg);
+    }
+    for (int x = 0; x < argc - optind; x++) {
+      if (x) printf("\n");
+      ac_precision_print_class(stdout, cls[x]);
+    }
+    return AC_EXIT_OK;
+  }
   if (prec && !mutants && !tests && !nks) {
     ac_precision_print(stdout);
     return AC_EXIT_OK;

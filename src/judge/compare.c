@@ -479,10 +479,10 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
   rep->n_rows_total = r->nrows;
   uint8_t *leakk = ac_xcalloc((size_t)r->nrows, 1), *leakv = ac_xcalloc((size_t)(r->nrows * p->dv), 1);
   ac_masked_nonfinite(c, leakk, leakv);
-  uint8_t *vthr = ac_online_sum_beyond(c, ac_dtype_get(x.cls->range)->max_finite);
+  uint8_t *vthr = ac_class_rows_beyond(c, x.cls);
   if (opt->budget == AC_BUDGET_CLASS && ac_precision_default(t) != x.cls) {
     x.wk.std = ac_precision_default(t);
-    x.wk.vthr = ac_online_sum_beyond(c, ac_dtype_get(x.wk.std->range)->max_finite);
+    x.wk.vthr = ac_class_rows_beyond(c, x.wk.std);
     rep->std_name = x.wk.std->name;
   }
   jacc ea = {.worst_rank = -1}, la = {.worst_rank = -1};

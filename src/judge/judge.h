@@ -6,9 +6,14 @@
 #include "harness.h"
 #include "oracle.h"
 
+/* Classes one run judges under (repeated --precision): one report per class for each case. */
+#define AC_JUDGE_MAX_CLASSES 8
+
 typedef struct {
   ac_compare_opts cmp;             /* cmp.prec is resolved per kernel from precision_override */
-  const char *precision_override;  /* --precision */
+  const char *precision_override;  /* --precision (the first when it is repeated) */
+  const char *precisions[AC_JUDGE_MAX_CLASSES]; /* every --precision, in order */
+  int nprecisions;
   ac_run_opts run;
   int repeat;                      /* run twice and compare bit for bit */
   const char *rows;                /* oracle row selection (NULL: all rows) */
@@ -56,6 +61,10 @@ void ac_judged_free(ac_judged *j);
  * or the comparison fails (rep then holds ERROR). out is filled in every case. */
 int ac_judge_case(const ac_kernel *k, const ac_case *c, const ac_compare_opts *co, const ac_run_opts *ro, int repeat,
                   const ac_judge_oracle_src *src, ac_report *rep, ac_judged *out, ac_err *e);
+/* The same under n classes at once (cos[n], reps[n]): the kernel runs once (and the repeats once),
+ * and each class judges the same outputs. -1 when the oracle or a comparison fails. */
+int ac_judge_case_n(const ac_kernel *k, const ac_case *c, const ac_compare_opts *cos, int n, const ac_run_opts *ro,
+                    int repeat, const ac_judge_oracle_src *src, ac_report *reps, ac_judged *out, ac_err *e);
 /* Judge kernel k on c against r. Fills rep (verdict kinds included); -1 only for tool errors
  * (rep then holds ERROR). */
 int ac_judge_kernel(const ac_kernel *k, const ac_case *c, const ac_oracle_result *r, const ac_judge_opts *o,
@@ -96,6 +105,13 @@ void ac_judge_one(const ac_kernel *k, const ac_case *c, const ac_judge_opts *o, 
  * "empty_lse"). -1 when the class does not resolve. */
 int ac_judge_resolve_opts(const ac_kernel *k, const char *override, double timeout_s, ac_dtype t, ac_compare_opts *co,
                           ac_err *e);
+/* The classes a run judges under: o->nprecisions (every --precision), or 1 (the kernel's class, or
+ * --precision's when given once). */
+int ac_judge_nclasses(const ac_judge_opts *o);
+/* ac_judge_one under each class of the run (reps[ac_judge_nclasses(o)]): the kernel runs once per
+ * case; each class is resolved for the case's dtype (a class per case, not per run). */
+void ac_judge_one_classes(const ac_kernel *k, const ac_case *c, const ac_judge_opts *o, ac_judge_lazy_oracle *lo,
+                          ac_report *reps);
 /* Resolve a kernel's precision class (--precision overrides the declared one). */
 int ac_judge_precision(const ac_kernel *k, const ac_judge_opts *o, ac_dtype t, const ac_precision **out, ac_err *e);
 /* The same from the --precision override and the run's time limit (exec workers declare theirs). */

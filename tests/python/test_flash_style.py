@@ -34,6 +34,7 @@ VALUES = ["randn", "large"]
 VARLEN_SEQLENS = [37, 1, 64, 17]
 LONG_SEQLENS = [(1024, 1024), (64, 1024), (64, 4096)]  # (seqlen_q, seqlen_k): a prefill, chunks after a cache
 LONG_VALUES = ["randn", "flat", "near-1e4"]
+LONG_SEEDS = [5, 6, 7, 8]  # four draws each: whether a defect shows, and how much, depends on the draw
 
 
 def have_torch():
@@ -145,9 +146,9 @@ def varlen_case(dtype, causal):
     return VarlenCase(parts, dtype, causal)
 
 
-def long_case(dtype, causal, seqlens, values):
+def long_case(dtype, causal, seqlens, values, seed=5):
     tq, tk = seqlens
-    return Case(*inputs(dtype, 1, tq, 4, 2, 32, values, seed=5, tk=tk), dtype, causal)
+    return Case(*inputs(dtype, 1, tq, 4, 2, 32, values, seed=seed, tk=tk), dtype, causal)
 
 
 def grid():
@@ -158,8 +159,8 @@ def grid():
         yield "test_flash_attn_output[%s-%s-%s-%s-%s-%s]" % ident, lambda p=p: dense_case(*p)
     for dtype, causal in itertools.product(DTYPES, CAUSAL):
         yield "test_flash_attn_varlen_output[%s-%s]" % (dtype, causal), lambda d=dtype, c=causal: varlen_case(d, c)
-    for p in itertools.product(DTYPES, CAUSAL, LONG_SEQLENS, LONG_VALUES):
-        yield ("test_flash_attn_long_output[%s-%s-%dx%d-%s]" % (p[0], p[1], p[2][0], p[2][1], p[3]),
+    for p in itertools.product(DTYPES, CAUSAL, LONG_SEQLENS, LONG_VALUES, LONG_SEEDS):
+        yield ("test_flash_attn_long_output[%s-%s-%dx%d-%s-s%d]" % (p[0], p[1], p[2][0], p[2][1], p[3], p[4]),
                lambda p=p: long_case(*p))
 
 
@@ -184,11 +185,12 @@ def test_flash_attn_varlen_output(dtype, causal, backend):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("seed", LONG_SEEDS, ids=["s%d" % s for s in LONG_SEEDS])
 @pytest.mark.parametrize("values", LONG_VALUES)
 @pytest.mark.parametrize("seqlens", LONG_SEQLENS, ids=["%dx%d" % s for s in LONG_SEQLENS])
 @pytest.mark.parametrize("causal", CAUSAL)
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_flash_attn_long_output(dtype, causal, seqlens, values, backend):
+def test_flash_attn_long_output(dtype, causal, seqlens, values, seed, backend):
     """Longer sequences (a 1024-token prefill, 64-query chunks after a 1024/4096-key cache)."""
-    c = long_case(dtype, causal, seqlens, values)
+    c = long_case(dtype, causal, seqlens, values, seed)
     c.judge(MODE, *c.run(backend))

@@ -35,6 +35,8 @@ VARLEN_SEQLENS = [37, 1, 64, 17]
 LONG_SEQLENS = [(1024, 1024), (64, 1024), (64, 4096)]  # (seqlen_q, seqlen_k): a prefill, chunks after a cache
 LONG_VALUES = ["randn", "flat", "near-1e4"]
 LONG_SEEDS = [5, 6, 7, 8]  # four draws each: whether a defect shows, and how much, depends on the draw
+# pytest takes the first draw (all four with ATTNCHECK_FA_DRAWS=all); defect_table.py judges all four.
+PYTEST_SEEDS = LONG_SEEDS if os.environ.get("ATTNCHECK_FA_DRAWS") == "all" else LONG_SEEDS[:1]
 
 
 def have_torch():
@@ -185,7 +187,7 @@ def test_flash_attn_varlen_output(dtype, causal, backend):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("seed", LONG_SEEDS, ids=["s%d" % s for s in LONG_SEEDS])
+@pytest.mark.parametrize("seed", PYTEST_SEEDS, ids=["s%d" % s for s in PYTEST_SEEDS])
 @pytest.mark.parametrize("values", LONG_VALUES)
 @pytest.mark.parametrize("seqlens", LONG_SEQLENS, ids=["%dx%d" % s for s in LONG_SEQLENS])
 @pytest.mark.parametrize("causal", CAUSAL)

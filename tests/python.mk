@@ -4,6 +4,7 @@ EXTRA_DIST += tests/tpython.sh pyproject.toml setup.py docs/python.md \
 	python/attncheck/__init__.py python/attncheck/_lib.py python/attncheck/_arrays.py python/attncheck/_check.py \
 	python/attncheck/pytest_plugin.py python/attncheck/worker/__init__.py python/attncheck/worker/__main__.py \
 	tests/python/conftest.py tests/python/fa_kernels.py tests/python/test_api.py tests/python/test_flash_style.py \
+	tests/python/hand_rules.py tests/python/test_hand_tolerances.py \
 	tests/python/defect_table.py bench/python_overhead.py
 # libattncheck's public API, linked against the shared library alone (as a client is).
 check_PROGRAMS += tests/tapi

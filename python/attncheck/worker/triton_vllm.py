@@ -21,10 +21,11 @@ What vLLM's kernel computes, and so what this worker declares (a case outside it
   masks     causal-bottom-right (vLLM's causal: the queries are the last tokens of the sequence),
             causal where each sequence has tq = tk, none
   features  gqa, tq-ne-tk (tq <= tk per sequence with a causal mask, ALiBi or a window), scale,
-            window (causal: any left; none: left = right), softcap, alibi ([H] slopes, causal
-            masks only: vLLM adds m*(j - context_len), equal to -m|i - j| up to a per-row
-            constant only where keys do not pass the query), sinks, varlen, paged (page sizes
-            that are multiples of 16, as the backend's get_supported_kernel_block_sizes says)
+            window (causal: any left; none: left = right, or right = 0, which is vLLM's causal
+            window), softcap, alibi ([H] slopes, causal masks only: vLLM adds m*(j - context_len),
+            equal to -m|i - j| up to a per-row constant only where keys do not pass the query),
+            sinks, varlen, paged (page sizes that are multiples of 16, as the backend's
+            get_supported_kernel_block_sizes says)
   LSE       not written; no backward
 """
 import argparse
@@ -65,22 +66,24 @@ def _lengths(p):
 
 
 def _window(p, lens):
-    """vLLM's window_size for the case, or NotImplementedError."""
+    """(causal, window_size) to hand vLLM for the case's mask and window, or NotImplementedError.
+    A window (left, 0) without a mask is vLLM's causal sliding window: the same visible keys."""
     causal = p.mask != "none"
     if p.window is None:
-        return (-1, -1)
+        return causal, (-1, -1)
     left, right = p.window
     if p.window_align != "bottom-right" and any(a != b for a, b in lens if a):
         raise NotImplementedError("a top-left window with tq != tk (vLLM aligns windows bottom-right)")
-    if causal:
-        return (left, 0) if left >= 0 else (-1, -1)
+    if causal or right == 0:
+        return True, ((left, 0) if left >= 0 else (-1, -1))
     if left != right:
         raise NotImplementedError("a non-causal window (%d, %d): vLLM's is symmetric" % (left, right))
-    return (left, left)
+    return False, (left, left)
 
 
 def _check(p, lens):
-    causal = p.mask != "none"
+    """(causal, window_size) for vLLM, or NotImplementedError for what it does not compute."""
+    causal, window = _window(p, lens)
     if p.dk != p.dv:
         raise NotImplementedError("dv != dk")
     if p.mask == "causal" and any(a != b for a, b in lens if a):
@@ -97,16 +100,19 @@ def _check(p, lens):
     if block_m * max(hp, 32) > 1 << 20:
         raise NotImplementedError("%d query heads per kv head with head size %d: vLLM's block of %d x %d passes "
                                   "Triton's 2^20 elements of a tensor" % (qpk, p.dk, block_m, hp))
-    return _window(p, lens)
+    return causal, window
 
 
-def _seconds(p, lens):
+def _seconds(p, lens, causal, segments):
     """The interpreter's time for the case, estimated (tc.interpreter_budget): programs of the
-    grid that reach the tile loop and tiles of 32 keys they visit (no causal or window pruning)."""
+    grid that reach the tile loop (times the segments where the 3D decode path runs, plus
+    reduce_segments' programs) and tiles of 32 keys they visit (no causal or window pruning)."""
     qpk = p.heads // p.kv_heads
     block_q = max(1, (16 if qpk <= 16 else 1 << (qpk - 1).bit_length()) // qpk)
     programs = sum(-(-tq // block_q) for tq, _ in lens) * p.kv_heads
     tiles = sum(-(-tq // block_q) * -(-tk // 32) for tq, tk in lens) * p.kv_heads
+    if segments and causal and max(a for a, _ in lens) <= 8:
+        programs = programs * segments + sum(a for a, _ in lens) * p.heads
     return 0.1 * programs + 0.01 * tiles
 
 
@@ -155,8 +161,8 @@ def make_attn(loader, device, segments, max_seconds):
     def attn(q, k, v, p):
         import torch
         lens = _lengths(p)
-        window = _check(p, lens)
-        tc.interpreter_budget(device, _seconds(p, lens), max_seconds)
+        causal, window = _check(p, lens)
+        tc.interpreter_budget(device, _seconds(p, lens, causal, segments), max_seconds)
         tua = loader.get()
         dev = tc.torch_device(device)
         qt, kc, vc, table, seqused, cu_q = (t.to(dev) for t in _inputs(torch, q, k, v, p, lens))
@@ -176,7 +182,7 @@ def make_attn(loader, device, segments, max_seconds):
         if qt.shape[0]:
             tua.unified_attention(q=qt, k=kc, v=vc, out=out, cu_seqlens_q=cu_q, max_seqlen_q=max(a for a, _ in lens),
                                   seqused_k=seqused, max_seqlen_k=max(b for _, b in lens), softmax_scale=p.scale,
-                                  causal=p.mask != "none", window_size=window, block_table=table,
+                                  causal=causal, window_size=window, block_table=table,
                                   softcap=p.softcap, q_descale=None, k_descale=None, v_descale=None, **opt)
         out = out.cpu()
         if p.layout is None:

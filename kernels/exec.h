@@ -24,6 +24,13 @@ int ac_exec_supports(const ac_kernel *k, const ac_problem *p, char *why, size_t 
  * with ATTNCHECK_CAP_NO_LSE when it declares writes_lse false; 0 for one-shot exec kernels and
  * workers without a declaration (they get no variants). */
 uint32_t ac_exec_declared_caps(const ac_kernel *k);
+/* exec-persistent after ac_exec_prepare: the declared "empty_rows" and "empty_lse" (ATTNCHECK_EMPTY_...,
+ * ATTNCHECK_EMPTY_LSE_...; 0 when not declared). */
+void ac_exec_declared_empty(const ac_kernel *k, int *o, int *lse);
+/* exec-persistent after ac_exec_prepare: the worker's declaration (its "env" names and "note"),
+ * NULL when it declared nothing usable. */
+struct ac_exec_decl_s;
+const struct ac_exec_decl_s *ac_exec_declaration(const ac_kernel *k);
 /* exec-persistent: the dtypes and masks (bit sets) its worker declares, read as
  * ac_exec_prepare does; the worker is then stopped (a forked process starts its own). 1 when
  * the worker declared itself, 0 otherwise. */

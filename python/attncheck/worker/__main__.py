@@ -2,8 +2,8 @@
 
   numpy   the float64 reference of numpy_sdpa.py: every dtype, variant and layout, a backward
   torch   PyTorch's scaled_dot_product_attention (torch_sdpa.py); --backend flash|efficient|
-          cudnn|math (default: flash on CUDA, math on the CPU), --device (default: cuda when
-          available, else cpu), --lse
+          cudnn|math (default: flash on CUDA, math on the CPU), --device (default: auto, cuda
+          when available, else cpu, said in the declaration's note), --compile, --lse
   triton-fa2           the flash-attn-triton package's Triton FlashAttention-2 (triton_fa2.py)
   triton-vllm-unified  vLLM's Triton unified attention, varlen and paged (triton_vllm.py);
                        --segments N: its split-KV (3D) decode path
@@ -74,22 +74,18 @@ def main(argv):
     if which == "numpy":
         return numpy_sdpa.main(args)
     if which == "torch":
+        # without --device, torch_sdpa.py's --device auto: the GPU when PyTorch sees one, else the
+        # CPU, which its declaration's note says
         if "--backend" not in args and not any(a.startswith("--backend=") for a in args):
             dev = _take(args, "--device")
+            on_cpu = dev == "cpu"
             if dev is None:
                 try:
                     import torch
-                    dev = "cuda" if torch.cuda.is_available() else "cpu"
+                    on_cpu = not torch.cuda.is_available()
                 except ImportError:
-                    dev = "cpu"
-            args = ["--backend", "math" if dev == "cpu" else "flash", "--device", dev] + args
-        elif "--device" not in args and not any(a.startswith("--device=") for a in args):
-            try:
-                import torch
-                dev = "cuda" if torch.cuda.is_available() else "cpu"
-            except ImportError:
-                dev = "cpu"
-            args += ["--device", dev]
+                    on_cpu = True
+            args = ["--backend", "math" if on_cpu else "flash", "--device", dev or "auto"] + args
         return torch_sdpa.main(args)
     if which == "triton-fa2":
         return triton_fa2.main(args)

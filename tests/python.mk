@@ -10,3 +10,8 @@ EXTRA_DIST += tests/tpython.sh pyproject.toml setup.py docs/python.md \
 check_PROGRAMS += tests/tapi
 TESTS += tests/tapi
 tests_tapi_LDADD = $(AC_TEST_LIBS) libattncheck.la
+# Triton kernels of PyPI packages through Triton's interpreter (docs/triton.md); SKIP without triton.
+TESTS += tests/ttriton.sh
+EXTRA_DIST += tests/ttriton.sh docs/triton.md python/attncheck/worker/triton_common.py \
+	python/attncheck/worker/triton_fa2.py python/attncheck/worker/triton_vllm.py \
+	tests/data/triton_vllm_window_symmetric.npz tests/data/triton_fa2_bwd_scaled_k.npz

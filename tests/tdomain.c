@@ -165,6 +165,59 @@ static int count_oracle(void *ctx, const ac_case *c, ac_oracle_result *out, ac_e
 
 /* The judge's pipeline: the oracle is fetched once, after a run with outputs, never for a run
  * that is refused; repeat runs of a deterministic kernel agree. */
+/* A q.k of cancelling products: the exact q.k is 256, but a partial sum of its d_k products
+ * reaches 65536, beyond binary16. A correct kernel whose score accumulator is binary16 (part
+ * qk=f16: fp16-acc16) gives inf, then NaN: OUT-OF-DOMAIN under that class, never FAIL; a
+ * binary32 accumulator (fp16-fa2) must get it right, so NaN FAILs there; products that do not
+ * reach 65504 stay in the domain. */
+static uint32_t judge_nan_f16(double x, const char *cls)
+{
+  ac_case c;
+  ac_case_init(&c);
+  c.p.dtype = AC_F16;
+  c.p.mask = AC_MASK_NONE;
+  c.p.batch = c.p.heads = c.p.kv_heads = 1;
+  c.p.tq = c.p.tk = 1;
+  c.p.dk = 2;
+  c.p.dv = 1;
+  c.p.scale_is_default = 1;
+  ac_err e;
+  ck_assert_msg(ac_case_alloc(&c, &e) == 0, "%s", e.msg);
+  const double q[2] = {x, x}, k[2] = {x, -(x - 1)};
+  for (int d = 0; d < 2; d++) {
+    ac_store_bits(AC_F16, c.q, (size_t)d, ac_encode_f64(AC_F16, q[d]));
+    ac_store_bits(AC_F16, c.k, (size_t)d, ac_encode_f64(AC_F16, k[d]));
+  }
+  ac_store_bits(AC_F16, c.v, 0, ac_encode_f64(AC_F16, 1));
+  ac_oracle_opts oo;
+  ac_oracle_opts_init(&oo);
+  oo.threads = 1;
+  ac_oracle_result r;
+  ck_assert_msg(ac_oracle_run(&c, &oo, &r, &e) == 0, "%s", e.msg);
+  ac_compare_opts co;
+  ac_compare_opts_init(&co);
+  co.prec = ac_precision_find(cls);
+  ck_assert_ptr_nonnull(co.prec);
+  uint16_t o = 0x7e00;   /* NaN */
+  ac_report rep;
+  ac_report_init(&rep, &co);
+  ck_assert_msg(ac_compare_outputs(&c, &r, &o, NULL, NULL, &co, &rep, &e) == 0, "%s", e.msg);
+  if (rep.kinds & (1u << AC_V_OUT_OF_DOMAIN)) ck_assert_msg(strstr(rep.note, "partial sums of a q.k") != NULL, "%s", rep.note);
+  ac_oracle_result_free(&r);
+  ac_case_free(&c);
+  return rep.kinds;
+}
+
+START_TEST(qk_partial_sums_beyond_the_score_accumulator_are_out_of_domain)
+{
+  uint32_t acc16 = judge_nan_f16(256, "fp16-acc16"), fa2 = judge_nan_f16(256, "fp16-fa2");
+  ck_assert_msg((acc16 & (1u << AC_V_OUT_OF_DOMAIN)) && !(acc16 & (1u << AC_V_FAIL)), "fp16-acc16: kinds %#x", acc16);
+  ck_assert_msg((fa2 & (1u << AC_V_FAIL)) && !(fa2 & (1u << AC_V_OUT_OF_DOMAIN)), "fp16-fa2: kinds %#x", fa2);
+  uint32_t small = judge_nan_f16(16, "fp16-acc16");
+  ck_assert_msg((small & (1u << AC_V_FAIL)) && !(small & (1u << AC_V_OUT_OF_DOMAIN)), "q.k products within f16: kinds %#x", small);
+}
+END_TEST
+
 START_TEST(judge_case_pipeline)
 {
   ac_case c;
@@ -208,6 +261,7 @@ int main(void)
   tcase_add_test(tc, online_partial_sums_beyond_binary32_are_out_of_domain);
   tcase_add_test(tc, moderate_values_stay_in_domain);
   tcase_add_test(tc, judge_case_pipeline);
+  tcase_add_test(tc, qk_partial_sums_beyond_the_score_accumulator_are_out_of_domain);
   tcase_add_test(tc, online_sums_follow_the_keys_a_row_sees);
   tcase_add_test(tc, masked_nonfinite_follows_the_keys_a_row_sees);
   suite_add_tcase(s, tc);

@@ -210,10 +210,67 @@ static void inputs_beyond(const ac_case *c, const ac_precision *cls, uint8_t *ou
   free(kb);
 }
 
+/* Rows whose Q·Kᵀ dot product with a key they see can have a partial sum beyond the format of
+ * the class's score accumulator (part qk): whatever the order of its d_k products, a partial sum
+ * is at most Σ_d |q_d k_d|, of the raw inputs or (a kernel scaling Q and K first) times |c|, so a
+ * correct kernel may overflow it although the exact q·k is small (cancellation): flag 4 of
+ * ac_class_rows_beyond. A bound max_d |q_d| · max_j Σ_d |k_jd| skips a head at once. */
+static void qk_partial_beyond(const ac_case *c, const ac_precision *cls, uint8_t *out)
+{
+  const ac_problem *p = &c->p;
+  int qk = cls->parts.v[AC_PART_QK];
+  if (qk == AC_PF_NONE || qk == AC_PF_Q8) return;
+  double lim = round_limit(qk) * 0x1.fffp-1;   /* margin for the sums' own rounding here */
+  double sc = fabs(ac_problem_scale(p));
+  double f = sc > 1 ? sc : 1;
+  const ac_dtype qd = ac_tensor_dtype(p, 'q'), kd = ac_tensor_dtype(p, 'k');
+  double *kl1 = ac_xmalloc(sizeof(double) * (size_t)(p->tk + 1));
+  for (int64_t b = 0; b < p->batch; b++)
+    for (int64_t kh = 0; kh < p->kv_heads; kh++) {
+      double kmax = 0;
+      for (int64_t j = 0; j < p->tk; j++) {
+        double a = 0;
+        for (int64_t d = 0; d < p->dk; d++) {
+          double x = fabs(ac_load(kd, c->k, ac_kidx(p, b, kh, j, d)));
+          if (isfinite(x)) a += x;
+        }
+        kl1[j] = a;
+        if (a > kmax) kmax = a;
+      }
+      for (int64_t h = 0; h < p->heads; h++) {
+        if (ac_kv_head(p, h) != kh) continue;
+        for (int64_t i = 0; i < p->tq; i++) {
+          size_t qo = ac_qidx(p, b, h, i, 0);
+          double qmax = 0;
+          for (int64_t d = 0; d < p->dk; d++) {
+            double x = fabs(ac_load(qd, c->q, qo + (size_t)d));
+            if (isfinite(x) && x > qmax) qmax = x;
+          }
+          if (!(qmax * kmax * f > lim)) continue;
+          for (int64_t j = 0; j < p->tk; j++) {
+            if (!(qmax * kl1[j] * f > lim) || !ac_features_visible(c, b, h, i, j)) continue;
+            double a = 0;
+            size_t ko = ac_kidx(p, b, kh, j, 0);
+            for (int64_t d = 0; d < p->dk; d++) {
+              double x = fabs(ac_load(qd, c->q, qo + (size_t)d) * ac_load(kd, c->k, ko + (size_t)d));
+              if (isfinite(x)) a += x;
+            }
+            if (a * f > lim) {
+              out[ac_rowidx(p, b, h, i)] |= 4;
+              break;
+            }
+          }
+        }
+      }
+    }
+  free(kl1);
+}
+
 uint8_t *ac_class_rows_beyond(const ac_case *c, const ac_precision *cls)
 {
   uint8_t *out = ac_online_sum_beyond(c, ac_dtype_get(cls->sum_range)->max_finite);
   inputs_beyond(c, cls, out);
+  qk_partial_beyond(c, cls, out);
   return out;
 }
 
@@ -230,6 +287,10 @@ int ac_row_out_of_domain(const ac_precision *c, const ac_problem *p, const ac_or
       if ((t[0] == 'q' || t[0] == 'k' || t[0] == 'v') && t[1] == '=' && strcmp(t + 2, "none"))
         snprintf(in + strlen(in), sizeof in - strlen(in), "%s%s", in[0] ? "," : "", t);
     snprintf(why, n, "an input beyond the format the class rounds it to (%s)", in);
+  } else if (vbeyond[ridx] & 4) {
+    int qk = c->parts.v[AC_PART_QK] & ~AC_PF_TRUNC;
+    snprintf(why, n, "partial sums of a q.k (up to the sum of |q_d k_d|) beyond %s, the class's score accumulator",
+             ac_dtype_name((ac_dtype)qk));
   } else
     snprintf(why, n, "partial P.V sums of an online softmax (up to the sum of |V_j| over %lld visible keys) beyond %s",
              (long long)row->visible, ac_dtype_name(c->sum_range));

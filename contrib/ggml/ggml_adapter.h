@@ -45,9 +45,12 @@ struct ggml_tensor *acg_copy_kv(struct ggml_context *ctx, const attncheck_proble
 int acg_build_mask(struct ggml_context *ctx, const attncheck_problem *p, const attncheck_tensors *t, int mtype,
                    struct ggml_tensor **mask, float *max_bias, char *err, size_t err_len);
 
-/* o from ggml's f32 result: flash attention's [dv, heads, tq, batch] (permuted) when permuted,
+/* o from ggml's f32 result r: flash attention's [dv, heads, tq, batch] (permuted) when permuted,
  * else mul_mat's [dv, tq, heads, batch]; rounded to o's dtype. */
-void acg_store_o(const attncheck_problem *p, const attncheck_tensors *t, const struct ggml_tensor *r, int permuted);
+void acg_store_o(const attncheck_problem *p, const attncheck_tensors *t, const float *r, int permuted);
+
+/* 1 when ATTNCHECK_GGML_BACKEND names ggml's CPU backend (unset, empty or "CPU"). */
+int acg_backend_is_cpu(void);
 
 /* Runs one case on a kernel's path (ggml_kernels.c). */
 int acg_run(acg_path path, const attncheck_problem *p, const attncheck_tensors *t, char *err, size_t err_len);

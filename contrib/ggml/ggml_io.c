@@ -3,7 +3,9 @@
 #include "ggml_adapter.h"
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include "ggml-backend.h"
 #include "ggml-cpu.h"
 
 static int64_t at(const int64_t s[4], int64_t b, int64_t h, int64_t i, int64_t d)
@@ -80,6 +82,17 @@ int acg_supports(acg_path path, const attncheck_problem *p, char *why, size_t wh
     snprintf(why, why_len, "this ggml has no sinks for this op");
     return 0;
   }
+  if (!acg_backend_is_cpu()) {
+    ggml_backend_load_all();
+    if (!ggml_backend_dev_by_name(getenv("ATTNCHECK_GGML_BACKEND"))) {
+      snprintf(why, why_len, "no ggml device %s (ATTNCHECK_GGML_BACKEND)", getenv("ATTNCHECK_GGML_BACKEND"));
+      return 0;
+    }
+  }
+  if (path == ACG_FA_REF && !acg_backend_is_cpu()) {
+    snprintf(why, why_len, "use_ref is the CPU backend's (ATTNCHECK_GGML_BACKEND names another)");
+    return 0;
+  }
 #ifndef ACG_HAVE_USE_REF
   if (path == ACG_FA_REF) {
     snprintf(why, why_len, "this ggml has no ggml_cplan.use_ref (its reference path)");
@@ -123,6 +136,7 @@ static const char *fmt_name(int gtype)
 
 int acg_precision_of(acg_path path, const attncheck_problem *p, char *cls, size_t cls_len)
 {
+  if (!acg_backend_is_cpu()) return 0; /* another backend's arithmetic: --precision says it */
   const int kt = acg_kv_type(p->k_dtype), vt = acg_kv_type(p->v_dtype);
   /* Q is converted to K's vec_dot type (f16 or bf16 for those K), exact when Q is already in it */
   const int q_rounded = kt != GGML_TYPE_F32 && acg_kv_type(p->q_dtype) != kt;
@@ -289,9 +303,8 @@ int acg_build_mask(struct ggml_context *ctx, const attncheck_problem *p, const a
   return 0;
 }
 
-void acg_store_o(const attncheck_problem *p, const attncheck_tensors *t, const struct ggml_tensor *r, int permuted)
+void acg_store_o(const attncheck_problem *p, const attncheck_tensors *t, const float *d, int permuted)
 {
-  const float *d = (const float *)r->data;
   for (int64_t b = 0; b < p->batch; b++)
     for (int64_t h = 0; h < p->heads; h++)
       for (int64_t i = 0; i < p->tq; i++)

@@ -4,10 +4,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "ggml-alloc.h"
+#include "ggml-backend.h"
 #include "ggml-cpu.h"
 
-/* ATTNCHECK_GGML_THREADS (default 2): ggml's threads; the split-KV path cuts the keys in as many
- * chunks. */
+/* ATTNCHECK_GGML_THREADS (default 2): the CPU backend's threads; the split-KV path cuts the keys
+ * in as many chunks. */
 static int n_threads(void)
 {
   const char *s = getenv("ATTNCHECK_GGML_THREADS");
@@ -15,16 +17,63 @@ static int n_threads(void)
   return n >= 1 && n <= 256 ? n : 2;
 }
 
-static size_t ctx_size(acg_path path, const attncheck_problem *p)
+int acg_backend_is_cpu(void)
+{
+  const char *name = getenv("ATTNCHECK_GGML_BACKEND");
+  return !name || !*name || strcmp(name, "CPU") == 0;
+}
+
+/* The backend of ATTNCHECK_GGML_BACKEND (a ggml device name: CPU, CUDA0, Vulkan0, Metal, ...;
+ * default CPU), set up for the path. */
+static ggml_backend_t backend_open(acg_path path, char *err, size_t err_len)
+{
+  const char *name = getenv("ATTNCHECK_GGML_BACKEND");
+  ggml_backend_load_all();
+  ggml_backend_t be = acg_backend_is_cpu() ? ggml_backend_init_by_type(GGML_BACKEND_DEVICE_TYPE_CPU, NULL)
+                                           : ggml_backend_init_by_name(name, NULL);
+  if (!be) {
+    snprintf(err, err_len, "ggml: no backend %s (ATTNCHECK_GGML_BACKEND)", acg_backend_is_cpu() ? "CPU" : name);
+    return NULL;
+  }
+  if (ggml_backend_is_cpu(be)) {
+    ggml_backend_cpu_set_n_threads(be, n_threads());
+#ifdef ACG_HAVE_USE_REF
+    ggml_backend_cpu_set_use_ref(be, path == ACG_FA_REF);
+#endif
+  }
+  return be;
+}
+
+static size_t host_size(acg_path path, const attncheck_problem *p)
 {
   const size_t f = sizeof(float), qn = (size_t)(p->dk * p->tq * p->heads * p->batch);
   const size_t kn = (size_t)(p->dk * p->tk * p->kv_heads * p->batch),
                vn = (size_t)(p->dv * p->tk * p->kv_heads * p->batch);
-  const size_t mn = (size_t)(p->tk * (p->tq + 64) * p->heads * p->batch),
-               on = (size_t)(p->dv * p->tq * p->heads * p->batch);
-  size_t n = f * (qn + kn + vn + mn + on + (size_t)p->heads) + 32 * ggml_tensor_overhead() + ggml_graph_overhead();
-  if (path == ACG_SOFTMAX) n += 5 * f * (size_t)(p->tk * p->tq * p->heads * p->batch); /* kq, softcap, P */
-  return n + (1u << 20);
+  const size_t mn = (size_t)(p->tk * (p->tq + 64) * p->heads * p->batch);
+  (void)path;
+  return f * (qn + kn + vn + mn + (size_t)p->heads) + 16 * ggml_tensor_overhead() + (1u << 16);
+}
+
+typedef struct {
+  struct ggml_tensor *q, *k, *v, *mask, *sinks;
+  float max_bias;
+} acg_inputs;
+
+/* The inputs as ggml lays them out, in the host context h. */
+static int inputs(acg_path path, struct ggml_context *h, const attncheck_problem *p, const attncheck_tensors *t,
+                  acg_inputs *in, char *err, size_t err_len)
+{
+  memset(in, 0, sizeof *in);
+  in->q = acg_copy_q(h, p, t), in->k = acg_copy_kv(h, p, t, 'k');
+  in->v = acg_copy_kv(h, p, t, path == ACG_SOFTMAX ? 't' : 'v');
+  if ((p->features & ATTNCHECK_FEAT_SINKS) && (in->sinks = ggml_new_tensor_1d(h, GGML_TYPE_F32, p->heads)))
+    memcpy(in->sinks->data, t->sinks, (size_t)p->heads * sizeof(float));
+  if (!in->q || !in->k || !in->v || ((p->features & ATTNCHECK_FEAT_SINKS) && !in->sinks)) {
+    snprintf(err, err_len, "ggml: out of context memory");
+    return -1;
+  }
+  return acg_build_mask(h, p, t, path == ACG_SOFTMAX ? GGML_TYPE_F32 : GGML_TYPE_F16, &in->mask, &in->max_bias, err,
+                        err_len);
 }
 
 /* soft_max_ext's input: Q·Kᵀ, through the softcap as llama.cpp applies it (scale(1/c), tanh,
@@ -44,76 +93,92 @@ static struct ggml_tensor *scores(struct ggml_context *ctx, const attncheck_prob
   return kq;
 }
 
-static struct ggml_tensor *sinks_of(struct ggml_context *ctx, const attncheck_problem *p, const attncheck_tensors *t)
-{
-  if (!(p->features & ATTNCHECK_FEAT_SINKS)) return NULL;
-  struct ggml_tensor *s = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, p->heads);
-  if (s) memcpy(s->data, t->sinks, (size_t)p->heads * sizeof(float));
-  return s;
-}
-
-/* The result tensor of the path, or NULL with err set. */
+/* The path's graph on the backend's copies d of the inputs; its result. */
 static struct ggml_tensor *graph(acg_path path, struct ggml_context *ctx, const attncheck_problem *p,
-                                 const attncheck_tensors *t, char *err, size_t err_len)
+                                 const acg_inputs *d)
 {
-  struct ggml_tensor *mask, *q = acg_copy_q(ctx, p, t), *k = acg_copy_kv(ctx, p, t, 'k');
-  struct ggml_tensor *v = acg_copy_kv(ctx, p, t, path == ACG_SOFTMAX ? 't' : 'v'), *sinks = sinks_of(ctx, p, t);
-  float max_bias;
-  if (!q || !k || !v || ((p->features & ATTNCHECK_FEAT_SINKS) && !sinks)) {
-    snprintf(err, err_len, "ggml: out of context memory");
-    return NULL;
-  }
-  if (acg_build_mask(ctx, p, t, path == ACG_SOFTMAX ? GGML_TYPE_F32 : GGML_TYPE_F16, &mask, &max_bias, err, err_len) <
-      0)
-    return NULL;
   if (path != ACG_SOFTMAX) {
-    struct ggml_tensor *r = ggml_flash_attn_ext(ctx, q, k, v, mask, (float)p->scale, max_bias, (float)p->softcap);
+    struct ggml_tensor *r =
+        ggml_flash_attn_ext(ctx, d->q, d->k, d->v, d->mask, (float)p->scale, d->max_bias, (float)p->softcap);
     ggml_flash_attn_ext_set_prec(r, GGML_PREC_F32);
 #ifdef ACG_HAVE_FA_SINKS
-    if (sinks) ggml_flash_attn_ext_add_sinks(r, sinks);
+    if (d->sinks) ggml_flash_attn_ext_add_sinks(r, d->sinks);
 #endif
-    return r;
+    return r; /* [dv, heads, tq, batch] */
   }
   float scale;
-  struct ggml_tensor *kq = scores(ctx, p, k, q, &scale);
-  kq = ggml_soft_max_ext(ctx, kq, mask, scale, max_bias);
+  struct ggml_tensor *kq = scores(ctx, p, d->k, d->q, &scale);
+  kq = ggml_soft_max_ext(ctx, kq, d->mask, scale, d->max_bias);
 #ifdef ACG_HAVE_SOFTMAX_SINKS
-  if (sinks) ggml_soft_max_add_sinks(kq, sinks);
+  if (d->sinks) ggml_soft_max_add_sinks(kq, d->sinks);
 #endif
-  return ggml_mul_mat(ctx, v, kq); /* [dv, tq, heads, batch] */
+  return ggml_mul_mat(ctx, d->v, kq); /* [dv, tq, heads, batch] */
+}
+
+static struct ggml_tensor *dup_of(struct ggml_context *g, struct ggml_tensor *h)
+{
+  return h ? ggml_dup_tensor(g, h) : NULL;
+}
+
+/* Builds the graph in g (no_alloc) on copies of in, allocates it on be, uploads the inputs,
+ * computes; the result is *out (host floats, malloc'd). */
+static int compute(acg_path path, ggml_backend_t be, struct ggml_context *g, const attncheck_problem *p,
+                   const acg_inputs *in, float **out, char *err, size_t err_len)
+{
+  acg_inputs d = {dup_of(g, in->q),    dup_of(g, in->k),     dup_of(g, in->v),
+                  dup_of(g, in->mask), dup_of(g, in->sinks), in->max_bias};
+  struct ggml_tensor *r = graph(path, g, p, &d);
+  struct ggml_cgraph *gf = ggml_new_graph(g);
+  ggml_build_forward_expand(gf, r);
+  for (int i = 0; i < ggml_graph_n_nodes(gf); i++)
+    if (!ggml_backend_supports_op(be, ggml_graph_node(gf, i))) {
+      snprintf(err, err_len, ATTNCHECK_UNSUPPORTED " the ggml backend %s does not support %s on these types",
+               ggml_backend_name(be), ggml_op_desc(ggml_graph_node(gf, i)));
+      return -1;
+    }
+  ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors(g, be);
+  if (!buf) {
+    snprintf(err, err_len, "ggml: out of %s memory", ggml_backend_name(be));
+    return -1;
+  }
+  const struct ggml_tensor *pairs[5][2] = {
+      {d.q, in->q}, {d.k, in->k}, {d.v, in->v}, {d.mask, in->mask}, {d.sinks, in->sinks}};
+  for (int i = 0; i < 5; i++)
+    if (pairs[i][0])
+      ggml_backend_tensor_set((struct ggml_tensor *)pairs[i][0], pairs[i][1]->data, 0, ggml_nbytes(pairs[i][1]));
+  int rc = -1;
+  if (ggml_backend_graph_compute(be, gf) != GGML_STATUS_SUCCESS)
+    snprintf(err, err_len, "ggml_backend_graph_compute failed on %s", ggml_backend_name(be));
+  else if (!(*out = malloc(ggml_nbytes(r))))
+    snprintf(err, err_len, "ggml: out of memory for the result");
+  else {
+    ggml_backend_tensor_get(r, *out, 0, ggml_nbytes(r));
+    rc = 0;
+  }
+  ggml_backend_buffer_free(buf);
+  return rc;
 }
 
 int acg_run(acg_path path, const attncheck_problem *p, const attncheck_tensors *t, char *err, size_t err_len)
 {
-  static int inited;
-  if (!inited) ggml_cpu_init(), inited = 1;
-  struct ggml_init_params ip = {ctx_size(path, p), NULL, false};
-  struct ggml_context *ctx = ggml_init(ip);
-  if (!ctx) {
-    snprintf(err, err_len, "ggml_init: out of memory");
-    return -1;
-  }
+  struct ggml_init_params hp = {host_size(path, p), NULL, false};
+  struct ggml_init_params gp = {32 * ggml_tensor_overhead() + ggml_graph_overhead(), NULL, true};
+  struct ggml_context *h = ggml_init(hp), *g = ggml_init(gp);
+  ggml_backend_t be = NULL;
+  float *o = NULL;
+  acg_inputs in;
   int rc = -1;
-  struct ggml_tensor *r = graph(path, ctx, p, t, err, err_len);
-  if (r) {
-    struct ggml_cgraph *gf = ggml_new_graph(ctx);
-    ggml_build_forward_expand(gf, r);
-    struct ggml_cplan plan = ggml_graph_plan(gf, n_threads(), NULL);
-#ifdef ACG_HAVE_USE_REF
-    plan.use_ref = path == ACG_FA_REF;
-#endif
-    plan.work_data = plan.work_size ? malloc(plan.work_size) : NULL;
-    if (plan.work_size && !plan.work_data)
-      snprintf(err, err_len, "ggml: out of memory for the work buffer");
-    else if (ggml_graph_compute(gf, &plan) != GGML_STATUS_SUCCESS)
-      snprintf(err, err_len, "ggml_graph_compute failed");
-    else {
-      acg_store_o(p, t, r, path != ACG_SOFTMAX);
-      rc = 0;
-    }
-    free(plan.work_data);
+  if (!h || !g)
+    snprintf(err, err_len, "ggml_init: out of memory");
+  else if (inputs(path, h, p, t, &in, err, err_len) == 0 && (be = backend_open(path, err, err_len)) &&
+           compute(path, be, g, p, &in, &o, err, err_len) == 0) {
+    acg_store_o(p, t, o, path != ACG_SOFTMAX);
+    rc = 0;
   }
-  ggml_free(ctx);
+  free(o);
+  if (be) ggml_backend_free(be);
+  if (g) ggml_free(g);
+  if (h) ggml_free(h);
   return rc;
 }
 

@@ -148,7 +148,12 @@ int acg_precision_of(acg_path path, const attncheck_problem *p, char *cls, size_
     q[0] = 0;                   /* the tiled path converts K and V to f32 and keeps Q in f32 */
   else if (vt == GGML_TYPE_F16) /* VKQ16: ggml_vec_mad_f16, ggml_vec_scale_f16 */
     snprintf(rest, sizeof rest, ",pv=f16,rs=acc");
-  snprintf(cls, cls_len, "fp32%s%s", q, rest);
+  /* ggml_vec_dot_bf16 on AVX512-BF16 takes blocks of 64 through VDPBF16PS, which reads subnormal
+   * inputs as 0 and flushes subnormal results whatever MXCSR says: Q.K of a bf16 K, P.V of a bf16
+   * Vᵀ (mul_mat) */
+  const int bf16_dot =
+      (kt == GGML_TYPE_BF16 && p->dk >= 64) || (path == ACG_SOFTMAX && vt == GGML_TYPE_BF16 && p->tk >= 64);
+  snprintf(cls, cls_len, "fp32%s%s%s", q, rest, bf16_dot && ggml_cpu_has_avx512_bf16() ? ",sub=daz" : "");
   return 1;
 }
 

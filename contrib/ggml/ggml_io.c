@@ -138,7 +138,9 @@ int acg_precision_of(acg_path path, const attncheck_problem *p, char *cls, size_
 {
   if (!acg_backend_is_cpu()) return 0; /* another backend's arithmetic: --precision says it */
   const int kt = acg_kv_type(p->k_dtype), vt = acg_kv_type(p->v_dtype);
-  /* Q is converted to K's vec_dot type (f16 or bf16 for those K), exact when Q is already in it */
+  /* Q is converted to K's vec_dot type (f16 or bf16 for those K), exact when Q is already in it.
+   * QUANTIZED: a block-quantized K's vec_dot type is q8_0 (q8_1 for q4_1, q5_1): q=q8 (docs/
+   * numerics.md §7.18), with K and V judged from their codes; V is converted to f32 (v_to_float). */
   const int q_rounded = kt != GGML_TYPE_F32 && acg_kv_type(p->q_dtype) != kt;
   char q[16] = "", rest[32] = "";
   if (q_rounded) snprintf(q, sizeof q, ",q=%s", fmt_name(kt));
@@ -169,7 +171,8 @@ struct ggml_tensor *acg_copy_q(struct ggml_context *ctx, const attncheck_problem
   return q;
 }
 
-/* One element of K or V in ggml's type: the stored bits for f16 and bf16, the value for f32. */
+/* One element of K or V in ggml's type: the stored bits for f16 and bf16, the value for f32.
+ * QUANTIZED: block types are copied block by block (ggml_row_size bytes per row of d), as stored. */
 static void put_kv(void *dst, int64_t n, int32_t dt, const void *src, int64_t off)
 {
   if (dt == ATTNCHECK_F32)

@@ -129,6 +129,52 @@ static char fa_path(acg_path path, const attncheck_problem *p)
   return 'r';
 }
 
+/* The length from which ggml_vec_dot_f16 of this build accumulates in f16 (0: never). A build
+ * with f16 vector arithmetic (__AVX512FP16__: GGML_F16_STEP 128; ARM's FP16 vector arithmetic)
+ * sums its blocks of GGML_F16_STEP elements in f16 FMAs and reduces them in f16, the leftover
+ * n % GGML_F16_STEP in double; other builds convert to f32. No ggml_cpu_has_* says it, so it is
+ * measured once: a dot of [1, 2^-11, 0, ...] with ones is 1 + 2^-11 in f32 and 1 (the tie to
+ * even) in f16, for n = 8, 16, ..., 256 through mul_mat (K's and Vᵀ's dot in both paths). */
+static int f16_dot_step_measure(void)
+{
+  enum { NP = 6 };
+  struct ggml_init_params ip = {NP * (256 * 6 + 64) + 32 * ggml_tensor_overhead() + ggml_graph_overhead(), NULL,
+                                false};
+  struct ggml_context *ctx = ggml_init(ip);
+  if (!ctx) return 0;
+  struct ggml_tensor *r[NP];
+  struct ggml_cgraph *gf = ggml_new_graph(ctx);
+  for (int i = 0; i < NP; i++) {
+    const int n = 8 << i;
+    struct ggml_tensor *a = ggml_new_tensor_1d(ctx, GGML_TYPE_F16, n), *b = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, n);
+    for (int j = 0; j < n; j++) {
+      ((ggml_fp16_t *)a->data)[j] = ggml_fp32_to_fp16(j == 0 ? 1.0f : j == 1 ? 0x1p-11f : 0.0f);
+      ((float *)b->data)[j] = 1.0f;
+    }
+    ggml_build_forward_expand(gf, r[i] = ggml_mul_mat(ctx, a, b));
+  }
+  int step = 0;
+  if (ggml_graph_compute_with_ctx(ctx, gf, 1) == GGML_STATUS_SUCCESS)
+    for (int i = 0; i < NP && !step; i++)
+      if (((const float *)r[i]->data)[0] != 1.0f + 0x1p-11f) step = 8 << i;
+  ggml_free(ctx);
+  return step;
+}
+
+static int f16_dot_step(void)
+{
+  static int step = -1; /* measured once; a race measures it twice, to the same value */
+  if (step < 0) step = f16_dot_step_measure();
+  return step;
+}
+
+/* 1 when an f16 dot product of n elements rounds in f16 on this build. */
+static int f16_dot_in_f16(int64_t n)
+{
+  const int step = f16_dot_step();
+  return step > 0 && n >= step;
+}
+
 static const char *fmt_name(int gtype)
 {
   return gtype == GGML_TYPE_F16 ? "f16" : gtype == GGML_TYPE_BF16 ? "bf16" : "f32";
@@ -142,10 +188,15 @@ int acg_precision_of(acg_path path, const attncheck_problem *p, char *cls, size_
    * QUANTIZED: a block-quantized K's vec_dot type is q8_0 (q8_1 for q4_1, q5_1): q=q8 (docs/
    * numerics.md §7.18), with K and V judged from their codes; V is converted to f32 (v_to_float). */
   const int q_rounded = kt != GGML_TYPE_F32 && acg_kv_type(p->q_dtype) != kt;
-  char q[16] = "", rest[32] = "";
+  char q[32] = "", rest[32] = "";
+  /* Q.K through ggml_vec_dot_f16 (mul_mat, the scalar and split-KV paths): in f16 from
+   * GGML_F16_STEP elements on a build with f16 vector arithmetic (f16_dot_step) */
+  const int qk16 = kt == GGML_TYPE_F16 && f16_dot_in_f16(p->dk);
   if (q_rounded) snprintf(q, sizeof q, ",q=%s", fmt_name(kt));
+  if (qk16) snprintf(q + strlen(q), sizeof q - strlen(q), ",qk=f16");
   if (path == ACG_SOFTMAX) /* P (f32, normalized) converted to Vᵀ's vec_dot type for mul_mat */
-    snprintf(rest, sizeof rest, ",p=%s", fmt_name(vt));
+    snprintf(rest, sizeof rest, ",p=%s%s", fmt_name(vt),
+             vt == GGML_TYPE_F16 && f16_dot_in_f16(p->tk) ? ",pv=f16" : "");
   else if (fa_path(path, p) == 't')
     q[0] = 0;                   /* the tiled path converts K and V to f32 and keeps Q in f32 */
   else if (vt == GGML_TYPE_F16) /* VKQ16: ggml_vec_mad_f16, ggml_vec_scale_f16 */

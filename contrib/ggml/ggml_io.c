@@ -2,6 +2,7 @@
  * attncheck's tensors and ggml's: Q, K, V, the mask (visibility, bias, ALiBi distances), o. */
 #include "ggml_adapter.h"
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,9 +164,10 @@ static int f16_dot_step_measure(void)
 
 static int f16_dot_step(void)
 {
-  static int step = -1; /* measured once; a race measures it twice, to the same value */
-  if (step < 0) step = f16_dot_step_measure();
-  return step;
+  static _Atomic int step = -1; /* measured once; a race measures it twice, to the same value */
+  int v = step;
+  if (v < 0) step = v = f16_dot_step_measure();
+  return v;
 }
 
 /* 1 when an f16 dot product of n elements rounds in f16 on this build. */

@@ -1,5 +1,5 @@
 # tests/core.mk: tests of this layer.
-AC_CORE_TESTS = tests/tdtype_f16 tests/tdtype_bf16 tests/tdtype tests/trng tests/tproblem tests/tassert
+AC_CORE_TESTS = tests/tdtype_f16 tests/tdtype_bf16 tests/tdtype tests/trng tests/tproblem tests/tassert tests/tquant
 check_PROGRAMS += $(AC_CORE_TESTS)
 TESTS += $(AC_CORE_TESTS)
 # the folders' layering: no include reaches a higher layer (and the check fails when one does)
@@ -11,3 +11,10 @@ EXTRA_DIST += src/core/README.md src/judge/README.md src/cli/README.md oracle/RE
 # tescape: the one escaping of text attncheck did not write, and data files opened as data
 check_PROGRAMS += tests/tescape
 TESTS += tests/tescape
+# quantized tensors (src/core/quant*.c): ggml's block layouts and quantizers against gguf-py (SKIP without it)
+check_PROGRAMS += tests/quant/ggml_tool
+tests_quant_ggml_tool_LDADD = $(AC_CORE_LIBS)
+AC_QUANT_SH = tests/tquant_gguf.sh
+TESTS += $(AC_QUANT_SH)
+dist_noinst_SCRIPTS += $(AC_QUANT_SH)
+EXTRA_DIST += tests/quant/gguf_ref.py

@@ -41,6 +41,8 @@ typedef struct {
   uint32_t backward_feats;  /* AC_FEAT_... its backward takes: "backward": true, the declared variants
                                the exact backward takes (ATTNCHECK_BACKWARD_V3_FEATS); or the list given */
   char precision[256];   /* a precision spec ("f16=fp16-cublas,bf16=bf16-acc16"; "" none) */
+  uint32_t kv_formats;   /* "kv_formats": the quantized formats it reads for k and v (1u << AC_QF_..., quant.h) */
+  uint32_t q_formats;    /* "q_formats": those it reads for q (docs/quantized.md); 0: none */
   char error[256];       /* AC_DECL_BAD: what is wrong with the declaration */
 } ac_exec_decl;
 

@@ -20,6 +20,8 @@ extern const attncheck_kernel ac_mutant_no_max_sub, ac_mutant_max_sentinel, ac_m
   ac_mutant_cu_seqlens_off_by_one, ac_mutant_prev_seq_boundary,
   ac_mutant_last_page_whole, ac_mutant_block_table_row, ac_mutant_zero_length_seq, ac_mutant_page_count;
 extern const attncheck_kernel ac_cpu_flash_varlen_f32, ac_cpu_flash_varlen_bf16;
+/* the reference kernels of the quantized formats (kernels/cpu_quant.c) */
+extern const attncheck_kernel ac_cpu_ggml_ref_f32, ac_cpu_fp8kv_ref_f32, ac_cpu_intkv_ref_f32, ac_cpu_fp4kv_ref_f32;
 extern const attncheck_kernel ac_mutant_varlen_bwd_cu_k;   /* varlen backward (kernels/mutants/varlen_bwd_mutants.c) */
 extern const attncheck_kernel ac_cpu_naive_bwd_f32, ac_cpu_naive_bwd_bf16, ac_cpu_flash_bwd_f32, ac_cpu_flash_bwd_bf16;
 extern const attncheck_kernel ac_mutant_bwd_d_wrong_row, ac_mutant_bwd_dk_no_scale, ac_mutant_bwd_gqa_no_sum,
@@ -52,6 +54,10 @@ static const attncheck_kernel *const cpu_kernels[] = {
   &ac_cpu_naive_bwd_bf16,
   &ac_cpu_flash_bwd_f32,
   &ac_cpu_flash_bwd_bf16,
+  &ac_cpu_ggml_ref_f32,
+  &ac_cpu_fp8kv_ref_f32,
+  &ac_cpu_intkv_ref_f32,
+  &ac_cpu_fp4kv_ref_f32,
 };
 
 static const attncheck_kernel *const mutant_kernels[] = {

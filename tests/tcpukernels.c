@@ -351,6 +351,9 @@ static const char *const composite_names[] = {"cublas-style-f16", "cublas-style-
                                               "naive-scaleq-bf16", "flash-varlen-f32", "flash-varlen-bf16",
                                               "naive-bwd-f32", "naive-bwd-bf16", "flash-bwd-f32", "flash-bwd-bf16"};
 #define NCOMPOSITE (sizeof composite_names / sizeof composite_names[0])
+/* the reference kernels of the quantized formats (kernels/cpu_quant.c; tests/tquant_kernels.c) */
+static const char *const quant_names[] = {"ggml-ref-f32", "fp8kv-ref-f32", "intkv-ref-f32", "fp4kv-ref-f32"};
+#define NQUANT (sizeof quant_names / sizeof quant_names[0])
 
 START_TEST(test_correct_kernels_match_reference)
 {
@@ -470,8 +473,9 @@ START_TEST(test_supports_refuses_with_reason)
     }
     ck_assert_msg(nyes == 1, "%s supports %d dtypes", K->name, nyes);
   }
-  ck_assert_uint_eq(ncpu, NKERNELS + NCOMPOSITE);
+  ck_assert_uint_eq(ncpu, NKERNELS + NCOMPOSITE + NQUANT);
   for (size_t i = 0; i < NCOMPOSITE; i++) ck_assert_ptr_nonnull(kernel_named(composite_names[i]));
+  for (size_t i = 0; i < NQUANT; i++) ck_assert_ptr_nonnull(kernel_named(quant_names[i]));
 }
 END_TEST
 

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "casefile.h"
+#include "rng.h"
 
 /* Format numbers are part of the case file's meaning only through their names; keep them stable. */
 typedef enum {
@@ -157,6 +158,25 @@ int ac_quant_remap(const ac_case *src, ac_case *dst, char x, const ac_qmap *m, a
 /* The same for every quantized tensor: q by (bq, hq, tq, dq), k and v by (bk, hk, tk, dk / dv). */
 typedef struct { ac_qmap q, k, v; } ac_qmaps;
 int ac_quant_remap_all(const ac_case *src, ac_case *dst, const ac_qmaps *m, ac_err *e);
+
+/* ---- block-level adversaries (quant_adv.c) ------------------------------------------------- */
+enum {
+  AC_QADV_NONE = 0,
+  AC_QADV_OUTLIER,          /* one element 300x the group's largest: the rest of its block quantizes to 0 */
+  AC_QADV_ZERO_BLOCKS,      /* whole groups of zeros: scale 0 */
+  AC_QADV_SCALE_OVERFLOW,   /* groups scaled to 1e7: amax / 127 overflows f16 (ggml's d = inf) */
+  AC_QADV_SCALE_SUBNORMAL,  /* groups scaled to 1e-6: subnormal (or zero) f16 scales */
+  AC_QADV_TIES,             /* values at (k + 1/2) d: half-away and half-even quantizers differ on every code */
+  AC_QADV_ASYM,             /* +M then -M in a block: q4_0's range [-8 d, 7 d] clips -M to -7M/8 */
+  AC_QADV_NAN,              /* a NaN scale (ggml, int, fp4) or NaN code (fp8) inside a group */
+  AC_QADV_N
+};
+const char *ac_qadv_name(int pattern);
+int ac_qadv_parse(const char *s, int *pattern);
+/* Tensor x of c (not yet quantized) quantized by q with the pattern: values edited before the
+ * reference quantizer (outlier, zero blocks, scale overflow and subnormal, ties, asymmetric range)
+ * or codes and scales after it (NaN), in some of its groups drawn from r. -1 with one line. */
+int ac_quant_adversary(ac_case *c, char x, const ac_qspec *q, int pattern, ac_rng *r, ac_err *e);
 
 /* ---- reference quantizers (quant_ref.c) -------------------------------------------------- */
 /* Quantizes the n values x of one scale group (a block, token, channel, head or tensor) into codes,

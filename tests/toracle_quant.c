@@ -192,7 +192,7 @@ static void check_row(const ac_case *c, const ac_oracle_result *r, int64_t b, in
 static void check_format(int fmt)
 {
   ac_rng rng;
-  ac_rng_init(&rng, ac_test_seed(), 0x7175616e74ull + (uint64_t)fmt);
+  ac_rng_init(&rng, ac_test_seed(), (uint64_t)0x7175616e74ull + (uint64_t)fmt);
   int ncases = ac_test_expensive() ? 10 * NCASES : NCASES;
   int64_t compared = 0;
   for (int k = 0; k < ncases; k++) {

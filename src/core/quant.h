@@ -146,11 +146,19 @@ void ac_quant_decode(ac_case *c, char x);
  * with the format's reference quantizer (docs/quantized.md), then sets p.quant and replaces the
  * tensor by its exact values. -1 with one line (ac_qspec_check, or a case that takes none). */
 int ac_quant_apply(ac_case *c, char x, const ac_qspec *q, ac_err *e);
+/* Tensor x quantized again by its format's reference quantizer from its values as they are (each
+ * taken as the nearest binary32; after a mutation of them): 1 when x is quantized, 0 otherwise. */
+int ac_quant_requantize(ac_case *c, char x);
+/* One mutation of the codes and scales of a quantized tensor of c (a code to another valid one, a
+ * group's codes shifted by one, a scale doubled or halved), values decoded again; desc names it.
+ * Nothing (0) for a case without quantized tensors. */
+int ac_quant_mutate(ac_case *c, ac_rng *r, char *desc, size_t nd);
 /* Hash words of the quantization (spec, codes, scales); nothing for a case without. */
 void ac_quant_hash(const ac_case *c, void (*word)(void *s, uint64_t w), void (*bytes)(void *s, const void *d, size_t n),
                    void *s);
 /* A quantized tensor of dst from src's by index maps: element (b, h, t, d) of dst is element
- * (bmap[b], hmap[h], tmap[t], dmap[d]) of src (NULL maps: identity). Block scales need dmap to keep
+ * (bmap[b], hmap[h], tmap[t], dmap[d]) of src (NULL maps: identity; an entry -1: no source, the
+ * element keeps zero codes and scales, value 0). Block scales need dmap to keep
  * whole blocks in place; a channel window cut inside a block is refused (-1). dst->p holds the new
  * shape and src's spec; its values are decoded from the copied codes. */
 typedef struct { const int64_t *b, *h, *t, *d; } ac_qmap;

@@ -127,3 +127,65 @@ int ac_quant_adversary(ac_case *c, char x, const ac_qspec *q, int pattern, ac_rn
   }
   return 0;
 }
+
+/* A scale of dtype t, its value times f, rounded back into t (e8m0: its exponent moved by one). */
+static void scale_times(ac_qsdtype t, void *scales, int64_t s, double f)
+{
+  switch (t) {
+  case AC_QSD_F16: ac_store_bits(AC_F16, scales, (size_t)s, ac_encode_f64(AC_F16, f * ac_load(AC_F16, scales, (size_t)s))); break;
+  case AC_QSD_F32: ac_store_bits(AC_F32, scales, (size_t)s, ac_encode_f64(AC_F32, f * ac_load(AC_F32, scales, (size_t)s))); break;
+  case AC_QSD_E4M3: {
+    uint8_t *b = (uint8_t *)scales + s;
+    *b = ac_e4m3_from_f64(f * ac_decode(AC_E4M3, *b), AC_E4M3_SATURATE);
+    break;
+  }
+  default: {
+    uint8_t *b = (uint8_t *)scales + s;
+    int e = *b + (f > 1 ? 1 : -1);
+    *b = (uint8_t)(e < 0 ? 0 : e > 254 ? 254 : e);
+  }
+  }
+}
+
+int ac_quant_mutate(ac_case *c, ac_rng *r, char *desc, size_t nd)
+{
+  int have[3], n = 0;
+  for (int i = 0; i < 3; i++)
+    if (c->p.quant[i].fmt && c->quant) have[n++] = i;
+  if (!n) return 0;
+  int i = have[ac_rng_below(r, (uint64_t)n)];
+  char x = "qkv"[i];
+  const ac_qspec *q = &c->p.quant[i];
+  const ac_qfmt_info *f = ac_qfmt_get(q->fmt);
+  ac_qdata *t = &c->quant->t[i];
+  int64_t d[4];
+  ac_qdims(&c->p, x, d);
+  int64_t ns = ac_qscale_count(q, d), gl = group_len(q, d), s = (int64_t)ac_rng_below(r, (uint64_t)ns);
+  int top = f->code_signed ? 255 : f->code_max;
+  switch (ac_rng_below(r, 3)) {
+  case 0: {
+    int64_t k = member(q, d, s, (int64_t)ac_rng_below(r, (uint64_t)gl));
+    t->codes[k] = (uint8_t)ac_rng_below(r, (uint64_t)top + 1);
+    snprintf(desc, nd, "quant: %c code %lld to %u", x, (long long)k, (unsigned)t->codes[k]);
+    break;
+  }
+  case 1: {
+    int up = (int)ac_rng_below(r, 2);
+    for (int64_t k = 0; k < gl; k++) {
+      uint8_t *cd = &t->codes[member(q, d, s, k)];
+      int v = *cd + (up ? 1 : -1);
+      if (!f->code_signed && (v < 0 || v > top)) continue;
+      *cd = (uint8_t)v;
+    }
+    snprintf(desc, nd, "quant: %c codes of group %lld %s by one", x, (long long)s, up ? "up" : "down");
+    break;
+  }
+  default: {
+    double fct = ac_rng_below(r, 2) ? 2.0 : 0.5;
+    scale_times(f->sdtype, t->scales, s, fct);
+    snprintf(desc, nd, "quant: %c scale %lld x%g", x, (long long)s, fct);
+  }
+  }
+  ac_quant_decode(c, x);
+  return 1;
+}

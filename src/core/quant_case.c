@@ -40,6 +40,7 @@ int ac_quant_alloc(ac_case *c, ac_err *e)
     void **v = dense_slot(c, "qkv"[i]);
     free(*v);
     *v = ac_xcalloc((size_t)elems(d) + 1, sizeof(double));
+    ac_quant_decode(c, "qkv"[i]);   /* zero codes are not all +0 (q4_0's d (0 - 8) is -0) */
   }
   return 0;
 }
@@ -184,6 +185,8 @@ static void store_scale(const ac_qfmt_info *f, ac_qdata *t, int64_t s, uint64_t 
   else if (f->aux == AC_QAUX_ZERO) ((uint8_t *)t->aux)[s] = (uint8_t)ab;
 }
 
+static void run_quantizer(ac_case *c, int i, const float *src);
+
 int ac_quant_apply(ac_case *c, char x, const ac_qspec *q, ac_err *e)
 {
   int i = ac_qslot(x);
@@ -203,8 +206,21 @@ int ac_quant_apply(ac_case *c, char x, const ac_qspec *q, ac_err *e)
     free(src);
     return -1;
   }
+  run_quantizer(c, i, src);
+  free(src);
+  return 0;
+}
+
+/* The reference quantizer on the n binary32 values src of tensor i (its codes and scales allocated),
+ * then its values decoded. */
+static void run_quantizer(ac_case *c, int i, const float *src)
+{
+  const ac_qspec *q = &c->p.quant[i];
   const ac_qfmt_info *f = ac_qfmt_get(q->fmt);
   ac_qdata *t = &c->quant->t[i];
+  int64_t d[4];
+  ac_qdims(&c->p, "qkv"[i], d);
+  int64_t n = elems(d);
   float ts = f->aux == AC_QAUX_TSCALE ? ac_qref_nvfp4_tscale(src, n) : 0.0f;
   if (f->aux == AC_QAUX_TSCALE) memcpy(t->aux, &ts, 4);
   int64_t gm = group_max(q, d), ns = ac_qscale_count(q, d);
@@ -222,9 +238,22 @@ int ac_quant_apply(ac_case *c, char x, const ac_qspec *q, ac_err *e)
   free(idx);
   free(gx);
   free(gc);
+  ac_quant_decode(c, "qkv"[i]);
+}
+
+int ac_quant_requantize(ac_case *c, char x)
+{
+  int i = ac_qslot(x);
+  if (i < 0 || !c->p.quant[i].fmt || !c->quant) return 0;
+  int64_t d[4];
+  ac_qdims(&c->p, x, d);
+  int64_t n = elems(d);
+  const double *v = *dense_slot(c, x);
+  float *src = ac_xmalloc((size_t)(n ? n : 1) * sizeof *src);
+  for (int64_t k = 0; k < n; k++) src[k] = (float)v[k];
+  run_quantizer(c, i, src);
   free(src);
-  ac_quant_decode(c, x);
-  return 0;
+  return 1;
 }
 
 void ac_quant_hash(const ac_case *c, void (*word)(void *s, uint64_t w), void (*bytes)(void *s, const void *d, size_t n),
@@ -278,6 +307,7 @@ int ac_quant_remap(const ac_case *src, ac_case *dst, char x, const ac_qmap *m, a
       for (int64_t tt = 0; tt < dd[2]; tt++)
         for (int64_t k = 0; k < dd[3]; k++, n++) {
           int64_t B = at(m->b, b), H = at(m->h, h), T = at(m->t, tt), K = at(m->d, k);
+          if (B < 0 || H < 0 || T < 0 || K < 0) continue;   /* no source: zero codes and scales */
           t->codes[n] = s->codes[((B * sd[1] + H) * sd[2] + T) * sd[3] + K];
           int64_t so = ac_qscale_index(q, sd, B, H, T, K), dn = ac_qscale_index(q, dd, b, h, tt, k);
           memcpy((char *)t->scales + (size_t)dn * ss, (const char *)s->scales + (size_t)so * ss, ss);

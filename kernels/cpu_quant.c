@@ -82,7 +82,7 @@ static int ref_supports(const attncheck_problem *p, char *why, size_t n)
   return ac_cpu_naive_f32.supports(p, why, n);
 }
 
-static int ref_run_quant(const attncheck_problem *p, const attncheck_tensors *t, const ac_qview *v, char *err, size_t n)
+int ac_cpu_quant_ref_run(const attncheck_problem *p, const attncheck_tensors *t, const ac_qview *v, char *err, size_t n)
 {
   attncheck_tensors tt = *t;
   float *vals[3] = {NULL, NULL, NULL};
@@ -128,16 +128,18 @@ QREF_KERNEL(ac_cpu_fp4kv_ref_f32, "fp4kv-ref-f32",
 
 #define F(x) (1u << AC_QF_##x)
 static const ac_quant_kernel table[] = {
-  {&ac_cpu_ggml_ref_f32, F(Q8_0) | F(Q4_0) | F(Q4_1) | F(Q5_0) | F(Q5_1) | F(IQ4_NL), 0, 1, ref_run_quant},
-  {&ac_cpu_fp8kv_ref_f32, F(E4M3FN) | F(E4M3FNUZ) | F(E5M2), F(E4M3FN) | F(E4M3FNUZ) | F(E5M2), 1, ref_run_quant},
-  {&ac_cpu_intkv_ref_f32, F(INT8) | F(INT4), 0, 1, ref_run_quant},
-  {&ac_cpu_fp4kv_ref_f32, F(NVFP4) | F(MXFP4), 0, 1, ref_run_quant},
+  {&ac_cpu_ggml_ref_f32, F(Q8_0) | F(Q4_0) | F(Q4_1) | F(Q5_0) | F(Q5_1) | F(IQ4_NL), 0, 1, ac_cpu_quant_ref_run},
+  {&ac_cpu_fp8kv_ref_f32, F(E4M3FN) | F(E4M3FNUZ) | F(E5M2), F(E4M3FN) | F(E4M3FNUZ) | F(E5M2), 1, ac_cpu_quant_ref_run},
+  {&ac_cpu_intkv_ref_f32, F(INT8) | F(INT4), 0, 1, ac_cpu_quant_ref_run},
+  {&ac_cpu_fp4kv_ref_f32, F(NVFP4) | F(MXFP4), 0, 1, ac_cpu_quant_ref_run},
 };
 #undef F
+
+extern const ac_quant_kernel ac_tk_quant_entry;   /* kernels/testkernels/quant.c */
 
 const ac_quant_kernel *ac_quant_kernel_of(const attncheck_kernel *k)
 {
   for (size_t i = 0; k && i < sizeof table / sizeof table[0]; i++)
     if (table[i].k == k) return &table[i];
-  return NULL;
+  return k && k == ac_tk_quant_entry.k ? &ac_tk_quant_entry : NULL;
 }

@@ -24,5 +24,5 @@ kernels_libac_kernels_la_SOURCES = $(AC_CPU_KERNEL_SOURCES) \
 	kernels/testkernels/masked_leak.c \
 	kernels/testkernels/strides.c kernels/testkernels/variants.c \
 	kernels/testkernels/layout_bias.c kernels/testkernels/grad_meta.c \
-	kernels/testkernels/lse_forms.c
+	kernels/testkernels/lse_forms.c kernels/testkernels/quant.c
 include kernels/cpu.mk

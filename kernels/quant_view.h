@@ -48,6 +48,10 @@ typedef struct {
   int (*run_quant)(const attncheck_problem *p, const attncheck_tensors *t, const ac_qview *v, char *err, size_t n);
 } ac_quant_kernel;
 
+/* The reference kernels' run (kernels/cpu_quant.c): every quantized element dequantized to binary32,
+ * then naive-f32 or flash-varlen-f32. */
+int ac_cpu_quant_ref_run(const attncheck_problem *p, const attncheck_tensors *t, const ac_qview *v, char *err, size_t n);
+
 /* The entry of built-in kernel k; NULL when it takes no quantized tensor. */
 const ac_quant_kernel *ac_quant_kernel_of(const attncheck_kernel *k);
 /* The value of element (b, h, t, d) of view tensor v, exact in binary64 (from the ggml blocks for

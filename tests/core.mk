@@ -18,3 +18,7 @@ AC_QUANT_SH = tests/tquant_gguf.sh
 TESTS += $(AC_QUANT_SH)
 dist_noinst_SCRIPTS += $(AC_QUANT_SH)
 EXTRA_DIST += tests/quant/gguf_ref.py
+# quantized tensors from the command line: gen, info, check, suite, fuzz (tests/tquant_cli.sh)
+AC_QUANT_CLI_SH = tests/tquant_cli.sh tests/texec_quant.sh
+TESTS += $(AC_QUANT_CLI_SH)
+dist_noinst_SCRIPTS += $(AC_QUANT_CLI_SH)

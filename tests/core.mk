@@ -11,14 +11,3 @@ EXTRA_DIST += src/core/README.md src/judge/README.md src/cli/README.md oracle/RE
 # tescape: the one escaping of text attncheck did not write, and data files opened as data
 check_PROGRAMS += tests/tescape
 TESTS += tests/tescape
-# quantized tensors (src/core/quant*.c): ggml's block layouts and quantizers against gguf-py (SKIP without it)
-check_PROGRAMS += tests/quant/ggml_tool
-tests_quant_ggml_tool_LDADD = $(AC_CORE_LIBS)
-AC_QUANT_SH = tests/tquant_gguf.sh
-TESTS += $(AC_QUANT_SH)
-dist_noinst_SCRIPTS += $(AC_QUANT_SH)
-EXTRA_DIST += tests/quant/gguf_ref.py
-# quantized tensors from the command line: gen, info, check, suite, fuzz (tests/tquant_cli.sh)
-AC_QUANT_CLI_SH = tests/tquant_cli.sh tests/texec_quant.sh
-TESTS += $(AC_QUANT_CLI_SH)
-dist_noinst_SCRIPTS += $(AC_QUANT_CLI_SH)

@@ -27,3 +27,4 @@ include tests/cuda.mk
 include tests/compare.mk
 include tests/docs.mk
 include tests/python.mk
+include tests/quant.mk

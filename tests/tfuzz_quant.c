@@ -12,6 +12,7 @@
 #include "fuzz.h"
 #include "layout.h"
 #include "quant.h"
+#include "report_html.h"
 #include "testutil.h"
 
 static void limits(ac_gen_limits *l, uint32_t kv, int only)
@@ -202,6 +203,51 @@ START_TEST(edits_keep_codes_and_values_together)
 }
 END_TEST
 
+/* report.html's weights of a finding's worst row read each tensor in its own dtype: Q in the
+ * case dtype, quantized K as its codes' exact values (binary64), not K as if it were binary32. */
+START_TEST(report_row_weights_read_quantized_k)
+{
+  ac_gen_limits l;
+  limits(&l, 1u << AC_QF_Q8_0 | 1u << AC_QF_E4M3FN, 1);
+  l.q_formats = 0;
+  const char *fams[] = {"normal", "quant_blocks"};
+  int rows = 0;
+  for (int fi = 0; fi < 2; fi++)
+    for (int64_t k = 0; k < 8; k++) {
+      ac_case c;
+      ac_err e;
+      ck_assert(ac_generate(ac_family_find(fams[fi]), ac_test_seed(), k, &l, &c, &e) == 0);
+      const ac_problem *p = &c.p;
+      if (!ac_tensor_quantized(p, 'k') || c.lay || p->f.used || p->dtype == AC_F64) {
+        ac_case_free(&c);
+        continue;
+      }
+      double *w = ac_xmalloc(sizeof(double) * (size_t)p->tk), *s = ac_xmalloc(sizeof(double) * (size_t)p->tk);
+      int64_t i = p->tq - 1, h = p->heads - 1, nv;
+      if (ac_report_row_weights(&c, 0, h, i, w, &nv) == 0) {
+        double m = -INFINITY, sum = 0;
+        for (int64_t j = 0; j < nv; j++) {
+          double d = 0;
+          for (int64_t t = 0; t < p->dk; t++)
+            d += ac_load(p->dtype, c.q, ac_qidx(p, 0, h, i, t)) *
+                 ((const double *)c.k)[ac_kidx(p, 0, ac_kv_head(p, h), j, t)];
+          s[j] = d * ac_problem_scale(p);
+          m = fmax(m, s[j]);
+        }
+        for (int64_t j = 0; j < nv; j++) sum += (s[j] = exp(s[j] - m));
+        for (int64_t j = 0; j < nv; j++)
+          ck_assert_msg(fabs(w[j] - s[j] / sum) <= 1e-12, "%s %lld: weight %lld is %g, not %g", fams[fi], (long long)k,
+                        (long long)j, w[j], s[j] / sum);
+        rows++;
+      }
+      free(w);
+      free(s);
+      ac_case_free(&c);
+    }
+  ck_assert_msg(rows >= 4, "only %d rows compared", rows);
+}
+END_TEST
+
 int main(void)
 {
   int nf;
@@ -213,6 +259,7 @@ int main(void)
   tcase_add_test(tc, no_quantized_case_without_formats);
   tcase_add_test(tc, quant_families_draw_every_adversary);
   tcase_add_test(tc, edits_keep_codes_and_values_together);
+  tcase_add_test(tc, report_row_weights_read_quantized_k);
   suite_add_tcase(s, tc);
   return ac_test_run(s);
 }

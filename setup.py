@@ -21,8 +21,15 @@ except ImportError:  # setuptools < 70.1
     from wheel.bdist_wheel import bdist_wheel
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-IGNORE = shutil.ignore_patterns(".git", "build", "build-*", "dist", "*.egg-info", "__pycache__", "*.o", "*.lo",
-                                "*.la", ".libs", ".deps", "autom4te.cache")
+_IGNORE = shutil.ignore_patterns(".git", "build", "dist", "*.egg-info", "__pycache__", "*.o", "*.lo", "*.la",
+                                 ".libs", ".deps", "autom4te.cache")
+
+
+def IGNORE(d, names):
+    """Build trees (build, build-*) stay behind; build-aux holds configure's auxiliary scripts."""
+    out = set(_IGNORE(d, names))
+    out.update(n for n in names if n.startswith("build-") and n != "build-aux")
+    return out
 
 
 def _run(cmd, cwd):

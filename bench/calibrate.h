@@ -1,5 +1,5 @@
-/* calibrate.h: the case draws of bench/calibrate (calibrate.c), shared with its backward mode
- * (calibrate_grad.c). */
+/* calibrate.h: the case draws of bench/calibrate (calcase.c), shared with its backward mode
+ * (calibrate_grad.c) and tests/tpreset_budgets. */
 #ifndef AC_BENCH_CALIBRATE_H
 #define AC_BENCH_CALIBRATE_H
 #include <stddef.h>
@@ -13,6 +13,12 @@ int cal_make_case(ac_dtype t, uint64_t seed, ac_case *c, char *rows, size_t rn, 
  * with the variant's name. -1 when caps allow none. */
 int cal_make_variant(const ac_case *c, uint32_t caps, uint64_t seed, ac_case *out, const char *desc, char *vdesc,
                      size_t n);
+/* A mixed-dtype copy of the plain case c (the paths of ggml and FlashAttention 3): a binary32 case
+ * with K and V rounded to f16 or bf16, an fp8 case with a bf16, f16 or f32 output. -1 for the
+ * other dtypes. */
+int cal_make_mixed(const ac_case *c, uint64_t seed, ac_case *out, const char *desc, char *vdesc, size_t n);
+/* The same with K and V of an f32 case in dtype kv (-1: f16 or bf16 as drawn). */
+int cal_make_mixed_kv(const ac_case *c, uint64_t seed, int kv, ac_case *out, const char *desc, char *vdesc, size_t n);
 /* The q-quantile of v[0..n) (sorts v; 0 for n = 0). */
 double cal_quantile(double *v, int64_t n, double q);
 /* bench/calibrate --grad ...: argv[0] is "--grad" (calibrate_grad.c). */

@@ -8,7 +8,10 @@
  * bf16-acc16-pv mutants. Then the throughput
  * of a campaign on small shapes (T <= 64, d <= 64) with a correct CPU kernel, oracle included.
  *
- *   bench/mutants [--seeds N] [--cap N] [--jobs J] [--throughput-s S] [--only NAME] [--in-process]
+ *   bench/mutants [--seeds N] [--cap N] [--baseline-cap N] [--time S] [--jobs J] [--throughput-s S] [--only NAME[,NAME...]] [--in-process]
+ * --baseline-cap N caps the baseline at N cases (default: --cap). --time S also stops each campaign after S seconds (a mutant not found by then counts as not
+ * found); the time column gives the campaign's time to its first FAIL (found_after_s of that
+ * finding), median and per seed. --only takes a comma-separated list of mutants.
  * --in-process runs the baseline's kernels without forking (faster; a crashing mutant then ends
  * that seed's baseline). A mutant that declares attention variants (ABI 2 caps) gets baseline
  * cases with variants among those it declares; the last column names them and counts the cases
@@ -39,16 +42,21 @@ typedef struct {
   int64_t fz_fail[MAXM][MAXS], fz_susp[MAXM][MAXS];   /* cases until first; -1 not found */
   int64_t bl_fail[MAXM][MAXS], bl_susp[MAXM][MAXS];
   double fz_seconds[MAXM][MAXS];
+  double fz_time[MAXM][MAXS];                         /* seconds to the first FAIL; -1 not found */
   int64_t fz_vcases[MAXM][MAXS];                      /* cases of variant families */
   double tput_cases, tput_s;
 } results;
 
 static int nseeds = 5, jobs = 2, in_process = 0;
-static int64_t cap = 2000;
+static int64_t cap = 2000, bcap = -1;
+static double time_cap = 0;
 static const char *tmpdir;
 
-static int64_t first_case(const char *dir, int want_fail)
+/* Case number (1-based) of the first finding of the policy asked for, and its found_after_s in
+ * *t (when t is not NULL); -1 when there is none. */
+static int64_t first_case(const char *dir, int want_fail, double *t)
 {
+  if (t) *t = -1;
   char fd[4096];
   snprintf(fd, sizeof fd, "%s/findings", dir);
   DIR *d = opendir(fd);
@@ -64,7 +72,11 @@ static int64_t first_case(const char *dir, int want_fail)
     if (json_object_object_get_ex(r, "policy", &v) && json_object_object_get_ex(r, "case_index", &ci)) {
       int isfail = !strcmp(json_object_get_string(v), "fail");
       int64_t k = json_object_get_int64(ci) + 1;
-      if (isfail == want_fail && (best < 0 || k < best)) best = k;
+      if (isfail == want_fail && (best < 0 || k < best)) {
+        best = k;
+        json_object *fa;
+        if (t && json_object_object_get_ex(r, "found_after_s", &fa)) *t = json_object_get_double(fa);
+      }
     }
     json_object_put(r);
   }
@@ -99,6 +111,7 @@ static void run_fuzzer(const char *mutant, int m, int s, results *res)
   o.kernel_spec = mutant;
   o.out_dir = dir;
   o.max_cases = cap;
+  o.time_s = time_cap;
   o.seed = 1000 + (uint64_t)s;
   o.minimize = 0;
   o.quiet = 1;
@@ -117,8 +130,8 @@ static void run_fuzzer(const char *mutant, int m, int s, results *res)
   close(so);
   res->fz_seconds[m][s] = ac_now() - t;
   res->fz_vcases[m][s] = variant_cases(dir);
-  res->fz_fail[m][s] = first_case(dir, 1);
-  res->fz_susp[m][s] = first_case(dir, 0);
+  res->fz_fail[m][s] = first_case(dir, 1, &res->fz_time[m][s]);
+  res->fz_susp[m][s] = first_case(dir, 0, NULL);
   char cmd[4200];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   if (system(cmd)) {}
@@ -216,7 +229,7 @@ static void run_baseline(const attncheck_kernel *const *mk, int nm, int s, resul
     ac_policies_set(&x[m].pol, "weak-class=fail", NULL);
     left++;
   }
-  for (int64_t k = 0; k < cap && left > 0; k++) {
+  for (int64_t k = 0; k < bcap && left > 0; k++) {
     ac_case cs[AC_NDTYPES];
     ac_oracle_result orr[AC_NDTYPES];
     int have[AC_NDTYPES] = {0}, have_or[AC_NDTYPES] = {0};
@@ -331,6 +344,40 @@ static int count_found(const int64_t *v, int n)
   return c;
 }
 
+/* 1 when name is one of the comma-separated list's entries. */
+static int in_list(const char *list, const char *name)
+{
+  size_t n = strlen(name);
+  for (const char *s = list; *s;) {
+    size_t len = strcspn(s, ",");
+    if (len == n && !strncmp(s, name, n)) return 1;
+    s += len + (s[len] == ',');
+  }
+  return 0;
+}
+
+/* Median of the seeds' times to the first FAIL (not found counts as infinity), -1 when the
+ * median is not found; the per-seed list into per. */
+static double median_time(const double *v, int n, char *per, size_t len)
+{
+  double t[MAXS];
+  per[0] = 0;
+  for (int i = 0; i < n; i++) {
+    t[i] = v[i] < 0 ? INFINITY : v[i];
+    size_t k = strlen(per);
+    if (v[i] < 0)
+      snprintf(per + k, len - k, "%s-", i ? " " : "");
+    else
+      snprintf(per + k, len - k, "%s%.1f", i ? " " : "", v[i]);
+  }
+  for (int i = 1; i < n; i++)
+    for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
+      double x = t[j];
+      t[j] = t[j - 1], t[j - 1] = x;
+    }
+  return isinf(t[n / 2]) ? -1 : t[n / 2];
+}
+
 static void fmt_med(char *buf, size_t n, int64_t m)
 {
   if (m < 0) snprintf(buf, n, "-");
@@ -347,13 +394,20 @@ int main(int argc, char **argv)
     else if (!strcmp(argv[i], "--jobs") && i + 1 < argc) jobs = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--throughput-s") && i + 1 < argc) tput_secs = atof(argv[++i]);
     else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+    else if (!strcmp(argv[i], "--baseline-cap") && i + 1 < argc)
+      bcap = atoll(argv[++i]);
+    else if (!strcmp(argv[i], "--time") && i + 1 < argc)
+      time_cap = atof(argv[++i]);
     else if (!strcmp(argv[i], "--in-process")) in_process = 1;
     else {
-      fprintf(stderr, "usage: bench/mutants [--seeds N] [--cap N] [--jobs J] [--throughput-s S] [--only NAME] [--in-process]\n");
+      fprintf(stderr,
+              "usage: bench/mutants [--seeds N] [--cap N] [--baseline-cap N] [--time S] [--jobs J] [--throughput-s S] "
+              "[--only NAME[,NAME...]] [--in-process]\n");
       return 2;
     }
   }
-  if (nseeds < 1 || nseeds > MAXS || jobs < 1 || cap < 1) return 2;
+  if (bcap < 0) bcap = cap;
+  if (nseeds < 1 || nseeds > MAXS || jobs < 1 || cap < 1 || time_cap < 0) return 2;
   char tbuf[] = "/tmp/attncheck-bench-mutants-XXXXXX";
   tmpdir = mkdtemp(tbuf);
   if (!tmpdir) return 99;
@@ -363,7 +417,12 @@ int main(int argc, char **argv)
   const attncheck_kernel *sel[MAXM];
   int ns = 0;
   for (int m = 0; m < nm; m++)
-    if (!only || !strcmp(only, mk[m]->name)) sel[ns++] = mk[m];
+    if (!only || in_list(only, mk[m]->name)) sel[ns++] = mk[m];
+  if (ns == 0) {
+    fprintf(stderr, "bench/mutants: no mutant named %s (attncheck list --mutants)\n", only ? only : "");
+    rmdir(tmpdir);
+    return 2;
+  }
   results *res = mmap(NULL, sizeof *res, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (res == MAP_FAILED) return 99;
   memset(res, 0xff, sizeof *res);
@@ -389,10 +448,13 @@ int main(int argc, char **argv)
   }
   double t_mut = ac_now() - t0;
   if (tput_secs > 0) run_throughput(tput_secs, res);
-  printf("bench/mutants: %d mutants, %d seeds, cap %lld cases, %d jobs; MASKED-LEAK and WEAK-CLASS counted with policy fail\n", ns, nseeds,
-         (long long)cap, jobs);
-  printf("%-26s | %-36s | %-10s | %-36s | %s\n", "mutant", "fuzzer: FAIL median (per seed)", "SUSPECT",
-         "baseline: FAIL median (per seed)", "variants: declared, fuzzer cases of variant families (seed 0)");
+  printf("bench/mutants: %d mutants, %d seeds, cap %lld cases%s%.0f%s (baseline %lld), %d jobs; MASKED-LEAK and "
+         "WEAK-CLASS counted with policy fail\n",
+         ns, nseeds, (long long)cap, time_cap > 0 ? " or " : "", time_cap, time_cap > 0 ? " s" : "", (long long)bcap,
+         jobs);
+  printf("%-30s | %-36s | %-32s | %-10s | %-36s | %s\n", "mutant", "fuzzer: FAIL median (per seed)",
+         "seconds to FAIL: median (per seed)", "SUSPECT", "baseline: FAIL median (per seed)",
+         "variants: declared, fuzzer cases of variant families (seed 0)");
   int fz_kill = 0, bl_kill = 0, fz_2000 = 0;
   for (int m = 0; m < ns; m++) {
     char med[32], per[200] = "", bmed[32], bper[200] = "", sus[32];
@@ -417,10 +479,15 @@ int main(int argc, char **argv)
     char a[64], b[64];
     snprintf(a, sizeof a, "%s [%s]", med, per);
     snprintf(b, sizeof b, "%s [%s]", bmed, bper);
-    char vf[160];
+    char vf[160], tper[160], tmed[200];
+    double tm = median_time(res->fz_time[m], nseeds, tper, sizeof tper);
+    if (tm < 0)
+      snprintf(tmed, sizeof tmed, "- [%s]", tper);
+    else
+      snprintf(tmed, sizeof tmed, "%.1f [%s]", tm, tper);
     uint32_t caps = sel[m]->abi_version >= 2 ? sel[m]->caps & AC_FEAT_ALL : 0;
-    printf("%-26s | %-36s | %-10s | %-36s | %s %lld\n", sel[m]->name, a, sus, b, caps ? ac_feat_list(caps, vf, sizeof vf) : "-",
-           (long long)res->fz_vcases[m][0]);
+    printf("%-30s | %-36s | %-32s | %-10s | %-36s | %s %lld\n", sel[m]->name, a, tmed, sus, b,
+           caps ? ac_feat_list(caps, vf, sizeof vf) : "-", (long long)res->fz_vcases[m][0]);
   }
   printf("kill rate (FAIL, median over seeds): fuzzer %d/%d (%.0f%%)  baseline %d/%d (%.0f%%); fuzzer within a median of 2000 cases: %d/%d\n",
          fz_kill, ns, ns ? 100.0 * fz_kill / ns : 0.0, bl_kill, ns, ns ? 100.0 * bl_kill / ns : 0.0, fz_2000, ns);

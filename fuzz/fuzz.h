@@ -14,6 +14,16 @@
 #include "verdict.h"
 
 /* ---- limits a campaign imposes on every generator ---------------------------------- */
+/* Shapes a kernel may not take (ac_gen_limits.shapes; an exec worker's "gqa", "dv-ne-dk",
+ * "tq-ne-tk", "scale"): a generator never draws one the limits leave out. */
+enum { AC_SHAPE_GQA = 1, AC_SHAPE_DV_NE_DK = 2, AC_SHAPE_TQ_NE_TK = 4, AC_SHAPE_SCALE = 8, AC_SHAPE_ALL = 15 };
+/* A shape bucket (fuzz --shape-buckets): every dense case takes one of a campaign's few shapes,
+ * so that a JIT-compiled kernel compiles each once. */
+typedef struct {
+  int64_t batch, heads, kv_heads, tq, tk, dk, dv;
+} ac_shape_bucket;
+#define AC_MAX_BUCKETS 64
+
 typedef struct {
   uint32_t dtypes;     /* bitmask of (1u << ac_dtype) the kernel accepts (0: f32 only) */
   uint32_t masks;      /* bitmask of (1u << ac_mask) (0: all three) */
@@ -29,9 +39,24 @@ typedef struct {
                           family then draws quantized K and V for it (ac_fuzz_quantize); 0: none */
   uint32_t q_formats;  /* those it reads for q */
   int quant_only;      /* 1: the kernel takes quantized cases only */
+  uint32_t shapes;     /* AC_SHAPE_... the kernel takes (init: all; probed) */
+  int nbuckets;        /* > 0: dense cases take one of bucket[0 .. nbuckets-1] (ac_gen_buckets) */
+  ac_shape_bucket bucket[AC_MAX_BUCKETS];
 } ac_gen_limits;
 
 void ac_gen_limits_init(ac_gen_limits *l);
+/* The AC_SHAPE_ bits problem p uses. */
+uint32_t ac_shapes_used(const ac_problem *p);
+/* n shape buckets (at most AC_MAX_BUCKETS) drawn from seed within l (its dtypes, masks, sizes and
+ * shapes) into l->bucket, l->nbuckets = n: distinct shapes of ac_draw_shape, tq and tk at most 512. */
+void ac_gen_buckets(ac_gen_limits *l, uint64_t seed, int n);
+/* The bucket of l nearest to p's shape (log2 distance over every dimension); -1 without buckets. */
+int ac_bucket_nearest(const ac_gen_limits *l, const ac_problem *p);
+/* p's shape within l before its tensors are allocated: the shapes l leaves out taken away (kv_heads
+ * = heads, dv = dk, tk = tq, the default scale), then, with buckets and a dense case, the nearest
+ * bucket's dimensions (a strided layout drawn for other dimensions becomes contiguous). The bucket's
+ * index, or -1. ac_generate applies it to every family's case. */
+int ac_gen_conform(ac_problem *p, const ac_gen_limits *l);
 
 /* ---- params: a JSON object recording a family's knobs ------------------------------ */
 typedef struct {
@@ -188,6 +213,7 @@ AC_FAMILY_DECL(gqa);
 AC_FAMILY_DECL(per_head);
 AC_FAMILY_DECL(strided);
 AC_FAMILY_DECL(long_t);
+AC_FAMILY_DECL(split_kv);
 AC_FAMILY_DECL(scale);
 AC_FAMILY_DECL(mixed);
 AC_FAMILY_DECL(index_overflow);
@@ -296,6 +322,7 @@ typedef struct {
   int metamorphic;                /* AC_META_OFF, AC_META_SOME (default), AC_META_ALWAYS */
   int grad;                       /* 1: the kernel declares a backward; each case judges it too (eval_grad.c) */
   uint32_t grad_caps;             /* the features its backward takes (ac_kernel_backward_caps) */
+  int rows_all;                   /* 1: the oracle and the comparison on every row (no ac_fuzz_oracle_rows sample) */
 } ac_eval_ctx;
 
 /* The row of the worst output element, per column (a window of at most AC_ROW_MAX columns
@@ -319,6 +346,7 @@ typedef struct {
   double max_err_w, max_err_e;    /* the same maxima for output: inf or nan kept */
   int64_t worst_i, worst_tq;      /* row of the worst element (-1: none) */
   ac_run_status status;
+  int refused_by_run;             /* SKIP from the kernel's run() (ABI 5, a worker's refusal), not supports() */
   double oracle_s, kernel_s;
   ac_meta_result meta;            /* metamorphic check (meta.checked 0: none ran) */
   double meta_s;
@@ -341,6 +369,8 @@ int ac_eval_case(const ac_eval_ctx *x, const ac_case *c, int repeat, ac_eval *ev
 void ac_eval_grad(const ac_eval_ctx *x, const ac_case *c, const ac_precision *cls, ac_eval *ev);
 int ac_eval_grad_wanted(const ac_eval_ctx *x, const ac_case *c);
 const char *ac_eval_grad_pattern(const ac_case *c);
+/* ev->kept and ev->any_fail from ev->kinds under x's policies. */
+void ac_eval_policies(const ac_eval_ctx *x, ac_eval *ev);
 /* The same with the oracle's result computed beforehand (pre; shared by several kernels). */
 int ac_eval_case_pre(const ac_eval_ctx *x, const ac_case *c, const ac_oracle_result *pre, int repeat, ac_eval *ev,
                      ac_err *e);
@@ -352,7 +382,8 @@ void ac_eval_row_json(const ac_eval *ev, struct json_object *r);
 /* The kernel's accepted dtypes and masks, probed on a tiny problem (exec kernels: all). */
 void ac_eval_probe_limits(const ac_kernel *k, ac_gen_limits *l);
 /* The variant features the kernel takes (l->features), each probed alone on a tiny problem of
- * a dtype and mask within l (exec-persistent kernels: after their declaration was read). */
+ * a dtype and mask within l (exec-persistent kernels: after their declaration was read), and the
+ * shapes it takes (l->shapes: GQA, dv != dk, tq != tk, an explicit scale) likewise. */
 void ac_eval_probe_features(const ac_kernel *k, ac_gen_limits *l);
 
 /* ---- signatures ---------------------------------------------------------------------------- */
@@ -365,6 +396,16 @@ const char *ac_row_position(int64_t i, int64_t tq);
 void ac_signature(const char *kernel, ac_verdict_kind k, const char *family, const char *pos, char *out, size_t n);
 /* Severity rank for the summary (0 most severe). */
 int ac_verdict_severity(ac_verdict_kind k);
+/* The shape class of a finding's mechanism (docs/fuzzing.md "Distinct defects"): dtype, mask,
+ * the layout ("paged seqs1 page64", "varlen seqs3-4"), the query and key lengths as classes (1,
+ * 2, then the bracket (2^k, 2^(k+1)] as "65-128"; a layout's longest sequence), "batches" for
+ * more than one batch, "gqa" or "heads" for more than one head, "+features" for variants. */
+void ac_mechanism_shape(const ac_case *c, char *buf, size_t n);
+/* The same from the parts (the report reads them from a stored size string). */
+void ac_mechanism_shape_fmt(const char *dtype, const char *mask, int64_t batch, int64_t heads, int64_t kv_heads,
+                            int64_t tq, int64_t tk, const char *layout, const char *features, char *buf, size_t n);
+/* Short name of an ac_why (why an element is wrong): "value", "non-finite", ... ("" for none). */
+const char *ac_why_name(int why);
 
 /* ---- slicing and resizing cases ------------------------------------------------------------ */
 typedef struct {
@@ -527,6 +568,7 @@ typedef struct {
   int repeat_every;               /* run every Nth case twice (NONDETERMINISTIC); 0 off */
   int stop_on_fail;               /* stop at the first finding with policy fail */
   int log_cases;                  /* one log.jsonl event per case */
+  int no_backward;                /* --no-backward: the forward only (lim.backward 0 after the probe) */
   int allow_all_skipped;          /* a campaign that judged no case exits 0, not AC_EXIT_NOTHING_JUDGED */
   double stats_every;
 } ac_campaign_opts;
@@ -597,8 +639,11 @@ void ac_finding_dir_extras(const ac_finding_dir *f, FILE *warn, const char *who)
 /* The names in directory fd but "." and "..", sorted (ac_dir_names_free); NULL when unreadable. */
 char **ac_dir_names(int fd, int *n);
 void ac_dir_names_free(char **v, int n);
-/* fdir/repro.sh of finding sig: `replay` of the kernel spec on its directory, every word quoted. */
-int ac_finding_write_repro(const char *fdir, const char *sig, const char *spec, ac_err *e);
+/* fdir/repro.sh of finding sig from its parsed report.json: `replay` of the recorded kernel_spec on
+ * its directory, every word quoted, after the environment its "env" records ({NAME: value or
+ * null}: export NAME='value' or unset NAME; names that are no variable names, and ATTNCHECK, left
+ * out). 0 or -1 with a message. */
+int ac_finding_write_repro(const char *fdir, const char *sig, struct json_object *report, ac_err *e);
 /* The kernel spec to replay on, as ac_finding_kernel, from a finding's parsed report.json
  * (label names it in messages). */
 int ac_finding_kernel_of(struct json_object *report, const char *label, const char *override, int trust, char *spec,

@@ -1,4 +1,4 @@
-/* attncheck_kernel.h — the attncheck kernel ABI, version 3 (installed as <attncheck/kernel.h>).
+/* attncheck_kernel.h — the attncheck kernel ABI, version 5 (installed as <attncheck/kernel.h>).
  *
  * A kernel under test is one attncheck_kernel value. A plugin is a shared object that
  * exports attncheck_plugin_kernels(); nothing else from attncheck is needed to write one.
@@ -147,6 +147,29 @@
  * queries, or masked from all of them) has dK = dV = 0; dsinks sums over every sequence. Every
  * element of dq, dk and dv must be written, as for dense cases. ATTNCHECK_FEAT_PAGED is never
  * handed to run_backward (a paged KV cache is an inference layout; training takes varlen).
+ *
+ * ABI 5 adds what a kernel declares about itself, after every field of version 4 (a plugin of
+ * version 1 to 4, whose struct ends before them, loads and runs exactly as before):
+ *   - a refusal after seeing the tensors: run() of a kernel with abi_version >= 5 that returns
+ *     non-zero with err beginning "unsupported:" (the word of the exec protocol's "error
+ *     unsupported:") refuses the case: SKIP with the rest of err as the reason, never a FAIL or
+ *     a finding (ALiBi slopes a kernel cannot take, a bias it cannot represent). The guards
+ *     and inputs are still checked: a refusing run that wrote outside its outputs or into its
+ *     inputs is GUARD. A version 1 to 4 plugin's non-zero return stays a kernel error (FAIL),
+ *     whatever its text;
+ *   - empty_rows and empty_lse (struct_size >= ATTNCHECK_KERNEL_V5_SIZE): what the kernel writes
+ *     for a row with no visible key and no sink: o (ATTNCHECK_EMPTY_ZERO or ATTNCHECK_EMPTY_NAN)
+ *     and lse (ATTNCHECK_EMPTY_LSE_NEG_INF, _POS_INF or _NAN). attncheck judges such rows by the
+ *     declaration (an explicit --empty-rows overrides it); 0 (ATTNCHECK_EMPTY_UNDECLARED) keeps
+ *     attncheck's default: o = 0, lse +inf or -inf;
+ *   - precision_of (struct_size >= ATTNCHECK_KERNEL_V5_SIZE; NULL: none): the class of the path
+ *     the kernel takes for problem p (a kernel with tiled, scalar and split-KV paths of different
+ *     accuracy). It writes a class as `precision` takes it (a name of `attncheck list --precision`,
+ *     or "DTYPE=CLASS,...") into cls (cls_len >= 256 bytes, NUL-terminated) and returns 1, or
+ *     returns 0 for `precision`. It is called in the child that runs the case, after supports()
+ *     and before run(), with the problem run() gets; the case is judged under that class (an
+ *     explicit --precision overrides it) and every report names it. A class attncheck does not
+ *     know makes the case a kernel error (FAIL) naming it.
  */
 #ifndef ATTNCHECK_KERNEL_H
 #define ATTNCHECK_KERNEL_H
@@ -158,7 +181,7 @@
 extern "C" {
 #endif
 
-#define ATTNCHECK_ABI_VERSION 4
+#define ATTNCHECK_ABI_VERSION 5
 
 enum { ATTNCHECK_F64 = 0, ATTNCHECK_F32 = 1, ATTNCHECK_F16 = 2, ATTNCHECK_BF16 = 3, ATTNCHECK_E4M3 = 4, ATTNCHECK_E5M2 = 5 };
 enum { ATTNCHECK_MASK_NONE = 0, ATTNCHECK_MASK_CAUSAL = 1, ATTNCHECK_MASK_CAUSAL_BOTTOM_RIGHT = 2 };
@@ -224,6 +247,13 @@ typedef struct {
 #define ATTNCHECK_PROBLEM_V2_SIZE ((uint32_t)offsetof(attncheck_problem, total_q))
 #define ATTNCHECK_PROBLEM_V3_SIZE ((uint32_t)sizeof(attncheck_problem))
 
+/* ABI 5: kernel.empty_rows and kernel.empty_lse, what a kernel writes for a row with no visible key. */
+enum { ATTNCHECK_EMPTY_UNDECLARED = 0, ATTNCHECK_EMPTY_ZERO = 1, ATTNCHECK_EMPTY_NAN = 2 };
+enum { ATTNCHECK_EMPTY_LSE_UNDECLARED = 0, ATTNCHECK_EMPTY_LSE_NEG_INF = 1, ATTNCHECK_EMPTY_LSE_POS_INF = 2,
+       ATTNCHECK_EMPTY_LSE_NAN = 3 };
+/* ABI 5: run() refuses a case when it returns non-zero with err beginning with this word. */
+#define ATTNCHECK_UNSUPPORTED "unsupported:"
+
 typedef struct {
   const void *q, *k, *v;
   void *o;
@@ -273,13 +303,24 @@ typedef struct {
   /* ---- ABI 4, optional (struct_size >= ATTNCHECK_KERNEL_V4_SIZE) ---- */
   uint32_t backward_caps;                   /* ATTNCHECK_FEAT_... bits run_backward takes (a subset of caps) */
   uint32_t reserved1;                       /* 0 */
+  /* ---- ABI 5, optional (struct_size >= ATTNCHECK_KERNEL_V5_SIZE) ---- */
+  int32_t empty_rows;                       /* ATTNCHECK_EMPTY_...: o of a row with no visible key */
+  int32_t empty_lse;                        /* ATTNCHECK_EMPTY_LSE_...: its lse */
+  int (*precision_of)(const attncheck_problem *p, char *cls, size_t cls_len);  /* NULL; 1 = cls holds the class */
 } attncheck_kernel;
 
 /* struct_size of attncheck_kernel in versions 1 and 2 (and of a version 3 plugin built before
- * run_backward), with run_backward (version 3), and with backward_caps (version 4). */
+ * run_backward), with run_backward (version 3), with backward_caps (version 4), and with the
+ * declarations of version 5. */
 #define ATTNCHECK_KERNEL_V1_SIZE ((uint32_t)offsetof(attncheck_kernel, run_backward))
 #define ATTNCHECK_KERNEL_V3_SIZE ((uint32_t)offsetof(attncheck_kernel, backward_caps))
-#define ATTNCHECK_KERNEL_V4_SIZE ((uint32_t)sizeof(attncheck_kernel))
+#define ATTNCHECK_KERNEL_V4_SIZE ((uint32_t)offsetof(attncheck_kernel, empty_rows))
+#define ATTNCHECK_KERNEL_V5_SIZE ((uint32_t)sizeof(attncheck_kernel))
+
+/* The first fields of an attncheck_kernel initializer, for designated initializers:
+ *   static const attncheck_kernel k = {ATTNCHECK_KERNEL_INIT, .name = "mine", .run = my_run, ...};
+ * fields left out are 0 / NULL, and -Wall -Wextra do not warn. */
+#define ATTNCHECK_KERNEL_INIT .abi_version = ATTNCHECK_ABI_VERSION, .struct_size = sizeof(attncheck_kernel)
 
 /* A plugin shared object exports this one function. */
 const attncheck_kernel *const *attncheck_plugin_kernels(size_t *count);

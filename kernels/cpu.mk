@@ -2,8 +2,9 @@
 AC_CPU_KERNEL_SOURCES = kernels/registry.c \
 	kernels/cpu_common.c kernels/cpu_common.h \
 	kernels/cpu_naive_f64.c kernels/cpu_naive.c \
-	kernels/cpu_flash.c kernels/cpu_flash_exp2.c kernels/cpu_splitkv.c kernels/cpu_cublas.c \
+	kernels/cpu_flash.c kernels/cpu_flash_exp2.c kernels/cpu_splitkv.c kernels/cpu_splitkv.h kernels/cpu_cublas.c \
 	kernels/cpu_varlen.c kernels/cpu_varlen.h kernels/mutants/layout_mutants.c \
+	kernels/mutants/splitkv_mutants.c \
 	kernels/cpu_backward.c kernels/cpu_backward.h kernels/mutants/bwd_mutants.c \
 	kernels/mutants/mutant_flash.h \
 	kernels/mutants/no_max_sub.c kernels/mutants/max_sentinel.c \
@@ -19,3 +20,4 @@ AC_CPU_KERNEL_SOURCES = kernels/registry.c \
 	kernels/mutants/bool_mask_partial.c kernels/mutants/sink_lse.c kernels/mutants/descale_twice.c \
 	kernels/mutants/empty_row_stale.c kernels/mutants/kv_bf16_as_f16.c
 AC_CPU_KERNEL_SOURCES += kernels/cpu_varlen_bwd.c kernels/mutants/varlen_bwd_mutants.c
+AC_CPU_KERNEL_SOURCES += kernels/cpu_ggml.c kernels/cpu_ggml.h kernels/mutants/ggml_mutants.c

@@ -47,7 +47,8 @@ static int64_t key_off(const lay_ctx *L, const int64_t s[4], int64_t b, int64_t 
   if (!(p->features & ATTNCHECK_FEAT_PAGED)) return ac_cpu_off(s, 0, kvh, L->t->cu_seqlens_k[b] + j, 0);
   int64_t row = L->bug == AC_LBUG_WRONG_TABLE_ROW && p->max_pages > 1 ? b * (p->max_pages - 1) : b * p->max_pages;
   int64_t page = L->t->block_table[row + j / p->page_size];
-  if (page < 0) page = 0;   /* only a defect reads an unused entry */
+  if (L->bug == AC_LBUG_BLOCK_ID_U16) page = (uint16_t)page;
+  if (page < 0 && L->bug != AC_LBUG_PAGE_PAST_END) page = 0; /* only a defect reads an unused entry */
   return page * s[0] + (j % p->page_size) * s[2] + kvh * s[1];
 }
 
@@ -116,8 +117,10 @@ static void group_row(const lay_ctx *L, int64_t b, int64_t kvh, int64_t i)
   int64_t lo, hi, end;
   visible(p, tq, tk, i, &lo, &hi);
   end = hi;
-  if (L->bug == AC_LBUG_LAST_PAGE_WHOLE && (p->features & ATTNCHECK_FEAT_PAGED) && hi == tk)
+  const int paged_end = (p->features & ATTNCHECK_FEAT_PAGED) && hi == tk, gqa64 = p->page_size == 64 && G > 1;
+  if (paged_end && (L->bug == AC_LBUG_LAST_PAGE_WHOLE || (L->bug == AC_LBUG_LAST_PAGE_GQA64 && gqa64)))
     end = (tk + p->page_size - 1) / p->page_size * p->page_size;
+  if (paged_end && L->bug == AC_LBUG_PAGE_PAST_END && tk > 0 && tk % p->page_size == 0) end = tk + p->page_size;
   float *acc = L->acc, *s = L->s, *q = L->q, *m = L->m, *l = L->l, *kr = L->kr, *vr = L->vr;
   for (int64_t g = 0; g < G; g++) {
     m[g] = -INFINITY, l[g] = 0.0f;
@@ -220,9 +223,9 @@ const attncheck_kernel ac_cpu_flash_varlen_f32 = {
   ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), "flash-varlen-f32",
   "FlashAttention-2 online softmax over varlen batches and paged KV caches, binary32 (ATTNCHECK_FLASH_BC)", "fp32",
   ATTNCHECK_MEM_HOST, AC_CPU_LAYOUT_CAPS | ATTNCHECK_CAP_BACKWARD, f32_supports, f32_run, {NULL, NULL, NULL, NULL},
-  f32_bwd, AC_CPU_VARLEN_BWD_CAPS, 0};
+  f32_bwd, AC_CPU_VARLEN_BWD_CAPS, 0, 0, 0, NULL};
 const attncheck_kernel ac_cpu_flash_varlen_bf16 = {
   ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), "flash-varlen-bf16",
   "FlashAttention-2 online softmax over varlen batches and paged KV caches, bf16 inputs, P rounded to bf16", "bf16-fa2",
   ATTNCHECK_MEM_HOST, AC_CPU_LAYOUT_CAPS | ATTNCHECK_CAP_BACKWARD, bf16_supports, bf16_run, {NULL, NULL, NULL, NULL},
-  bf16_bwd, AC_CPU_VARLEN_BWD_CAPS, 0};
+  bf16_bwd, AC_CPU_VARLEN_BWD_CAPS, 0, 0, 0, NULL};

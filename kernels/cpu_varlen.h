@@ -14,8 +14,14 @@ enum {
   AC_LBUG_WRONG_TABLE_ROW,   /* paged: block-table row b read at b * (max_pages - 1) */
   AC_LBUG_ZERO_LENGTH,       /* a sequence without keys reads one key (its first slot) */
   AC_LBUG_PAGE_COUNT,        /* paged: cache_seqlens ignored, tk_b = its pages * page_size */
-  AC_LBUG_BIAS_LOCAL_ROW     /* bias and boolean mask row i of sequence b read at carrier row i
+  AC_LBUG_BIAS_LOCAL_ROW,    /* bias and boolean mask row i of sequence b read at carrier row i
                                 (sequence 0's rows), not cu_q[b] + i (test kernel) */
+  AC_LBUG_LAST_PAGE_GQA64,   /* paged: AC_LBUG_LAST_PAGE_WHOLE only with page_size 64 and GQA
+                                (heads > kv_heads), the path such a kernel specializes */
+  AC_LBUG_BLOCK_ID_U16,      /* paged: block-table entries read as 16-bit page ids */
+  AC_LBUG_PAGE_PAST_END      /* paged: cache_seqlens / page_size + 1 pages walked: a length that fills
+                                its last page reads the block-table entry after it (-1, or the next
+                                row's first) and that page's slots, masked only after P·V */
 };
 
 /* Flash-style varlen / paged attention (a tiled online softmax per row) on dtype dt (f32, or

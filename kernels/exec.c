@@ -166,6 +166,28 @@ void ac_exec_last_line(const char *path, char *out, size_t n)
   fclose(f);
 }
 
+/* Member "precision": the class of the path the command took for this case, as uint8 bytes
+ * (numpy: np.frombuffer(name.encode(), np.uint8)); an "ok class=NAME" answer comes first.
+ * -1 with r a KERNEL_ERROR when the member is not such bytes. */
+static int read_class(ac_npz *z, const char *path, ac_run_result *r)
+{
+  ac_npz_member m;
+  ac_err e;
+  int ok = ac_npz_read(z, "precision", &m, &e) == 0 && !strcmp(m.descr, "|u1") && m.ndim == 1 && m.nbytes > 0 &&
+           m.nbytes < sizeof r->precision;
+  for (size_t i = 0; ok && i < m.nbytes; i++)
+    ok = ((const unsigned char *)m.data)[i] > 0x20 && ((const unsigned char *)m.data)[i] < 0x7f;
+  if (!ok) {
+    r->status = AC_RUN_KERNEL_ERROR;
+    snprintf(r->msg, sizeof r->msg,
+             "%.200s: member 'precision' must be the bytes of a class name (uint8, 1 to %zu of them)", path,
+             sizeof r->precision - 1);
+    return -1;
+  }
+  if (!r->precision[0]) snprintf(r->precision, sizeof r->precision, "%.*s", (int)m.nbytes, (const char *)m.data);
+  return 0;
+}
+
 void ac_exec_read_outputs(const char *path, const ac_case *c, const ac_counts *cn, const ac_run_opts *o, ac_run_result *r)
 {
   ac_err e;
@@ -233,6 +255,10 @@ void ac_exec_read_outputs(const char *path, const ac_case *c, const ac_counts *c
     }
     r->lse_count = cn->rows;
   }
+  if (ac_npz_has(z, "precision") && read_class(z, path, r)) {
+    ac_npz_close_reader(z);
+    return;
+  }
   ac_npz_close_reader(z);
   r->status = AC_RUN_OK;
 }
@@ -251,6 +277,22 @@ uint32_t ac_exec_declared_caps(const ac_kernel *k)
   if (!pv || k->kind != AC_KIND_EXEC_PERSISTENT || pv->decl.state != AC_DECL_OK) return 0;
   return (pv->decl.variants & AC_FEAT_ALL) | (pv->decl.writes_lse == 0 ? ATTNCHECK_CAP_NO_LSE : 0u) |
          (pv->decl.alibi_lse_fa2 ? ATTNCHECK_CAP_ALIBI_LSE_FA2 : 0u);
+}
+
+void ac_exec_declared_empty(const ac_kernel *k, int *o, int *lse)
+{
+  const exec_priv *pv = k->priv;
+  *o = *lse = 0;
+  if (!pv || k->kind != AC_KIND_EXEC_PERSISTENT || pv->decl.state != AC_DECL_OK) return;
+  *o = pv->decl.empty_rows;
+  *lse = pv->decl.empty_lse;
+}
+
+const ac_exec_decl *ac_exec_declaration(const ac_kernel *k)
+{
+  const exec_priv *pv = k->priv;
+  if (!pv || k->kind != AC_KIND_EXEC_PERSISTENT || pv->decl.state != AC_DECL_OK) return NULL;
+  return &pv->decl;
 }
 
 int ac_exec_supports(const ac_kernel *k, const ac_problem *p, char *why, size_t n)

@@ -27,6 +27,13 @@ uint32_t ac_exec_declared_caps(const ac_kernel *k);
 /* The quantized formats an exec-persistent worker declares ("kv_formats", and "q_formats" into
  * *q; 1u << AC_QF_...): 0 without a declaration. */
 uint32_t ac_exec_kv_formats(const ac_kernel *k, uint32_t *q);
+/* exec-persistent after ac_exec_prepare: the declared "empty_rows" and "empty_lse" (ATTNCHECK_EMPTY_...,
+ * ATTNCHECK_EMPTY_LSE_...; 0 when not declared). */
+void ac_exec_declared_empty(const ac_kernel *k, int *o, int *lse);
+/* exec-persistent after ac_exec_prepare: the worker's declaration (its "env" names and "note"),
+ * NULL when it declared nothing usable. */
+struct ac_exec_decl_s;
+const struct ac_exec_decl_s *ac_exec_declaration(const ac_kernel *k);
 /* exec-persistent: the dtypes and masks (bit sets) its worker declares, read as
  * ac_exec_prepare does; the worker is then stopped (a forked process starts its own). 1 when
  * the worker declared itself, 0 otherwise. */

@@ -2,6 +2,7 @@
 /* exec_decl.c: parsing and use of an exec-persistent worker's declaration (exec_decl.h). */
 #include "config.h"
 #include "exec_decl.h"
+#include "precision.h"
 #include "variants.h"
 #include "quant.h"
 #include <json-c/json.h>
@@ -100,30 +101,79 @@ static int format_set(ac_exec_decl *d, json_object *v, const char *field, uint32
   return 0;
 }
 
-/* "precision": one class name for every dtype, or {"DTYPE": "CLASS", ...}; kept as a
- * precision spec ("CLASS" or "DTYPE=CLASS,..."), resolved (and checked) per case. */
+/* "precision": one class for every dtype, or {"DTYPE": "CLASS", ...}, each class a preset's name
+ * or a class string ("q=f16,pv=f16"); kept as a precision spec ("CLASS" or "DTYPE=CLASS,..."),
+ * resolved per case. */
 static int precision_spec(ac_exec_decl *d, json_object *v)
 {
   size_t len = 0;
+  const ac_precision *cls;
+  ac_err e;
   d->precision[0] = 0;
   if (json_object_is_type(v, json_type_string)) {
     const char *s = json_object_get_string(v);
-    if (!*s || strchr(s, ',') || strchr(s, '=') || strlen(s) >= sizeof d->precision)
-      return bad(d, "'precision': bad class name '%s'", s);
+    if (strlen(s) >= sizeof d->precision) return bad(d, "'precision': class too long");
+    if (ac_precision_lookup(s, &cls, &e) < 0) return bad(d, "'precision': %s", e.msg);
     snprintf(d->precision, sizeof d->precision, "%s", s);
     return 0;
   }
-  if (!json_object_is_type(v, json_type_object)) return bad(d, "'precision' must be a class name or {\"DTYPE\": \"CLASS\"}");
+  if (!json_object_is_type(v, json_type_object)) return bad(d, "'precision' must be a class or {\"DTYPE\": \"CLASS\"}");
   json_object_object_foreach(v, key, val) {
     ac_dtype t;
     const char *c = json_object_is_type(val, json_type_string) ? json_object_get_string(val) : "";
     if (ac_dtype_parse(key, &t)) return bad(d, "'precision': unknown dtype '%s'", key);
-    if (!*c || strchr(c, ',') || strchr(c, '=')) return bad(d, "'precision': bad class name for %s", key);
+    if (!*c) return bad(d, "'precision': bad class name for %s", key);
+    if (ac_precision_lookup(c, &cls, &e) < 0) return bad(d, "'precision' of %s: %s", key, e.msg);
     int w = snprintf(d->precision + len, sizeof d->precision - len, "%s%s=%s", len ? "," : "", ac_dtype_name(t), c);
     if (w < 0 || (size_t)w >= sizeof d->precision - len) return bad(d, "'precision': too long");
     len += (size_t)w;
   }
   return 0;
+}
+
+/* "empty_rows": "zero" | "nan"; "empty_lse": "-inf" | "+inf" | "nan". */
+static int empty_conv(ac_exec_decl *d, json_object *j)
+{
+  static const char *const on[] = {"zero", "nan"}, *const ln[] = {"-inf", "+inf", "nan"};
+  json_object *v;
+  if (json_object_object_get_ex(j, "empty_rows", &v)) {
+    const char *s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+    for (int i = 0; i < 2; i++)
+      if (!strcmp(s, on[i])) d->empty_rows = i + 1;
+    if (!d->empty_rows) return bad(d, "'empty_rows' must be \"zero\" or \"nan\"");
+  }
+  if (json_object_object_get_ex(j, "empty_lse", &v)) {
+    const char *s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+    for (int i = 0; i < 3; i++)
+      if (!strcmp(s, ln[i])) d->empty_lse = i + 1;
+    if (!d->empty_lse) return bad(d, "'empty_lse' must be \"-inf\", \"+inf\" or \"nan\"");
+  }
+  return 0;
+}
+
+/* "env": the names of environment variables the worker reads ([A-Za-z_][A-Za-z0-9_]*). */
+static int env_names(ac_exec_decl *d, json_object *v)
+{
+  if (!json_object_is_type(v, json_type_array)) return bad(d, "'env' must be an array of variable names");
+  if (json_object_array_length(v) > AC_EXEC_MAX_ENV) return bad(d, "'env': more than %d names", AC_EXEC_MAX_ENV);
+  for (size_t i = 0; i < json_object_array_length(v); i++) {
+    json_object *x = json_object_array_get_idx(v, i);
+    const char *s = json_object_is_type(x, json_type_string) ? json_object_get_string(x) : "";
+    int ok =
+        (s[0] == '_' || (s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= 'a' && s[0] <= 'z')) && strlen(s) < AC_EXEC_ENV_NAME;
+    for (const char *c = s; ok && *c; c++)
+      ok = *c == '_' || (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9');
+    if (!ok) return bad(d, "'env': '%.64s' is not a variable name", s);
+    snprintf(d->env[d->nenv++], AC_EXEC_ENV_NAME, "%s", s);
+  }
+  return 0;
+}
+
+/* "note": one line, escaped as every text a worker sends (ac_str_escape). */
+static void note_text(ac_exec_decl *d, json_object *v)
+{
+  snprintf(d->note, sizeof d->note, "%s", json_object_get_string(v));
+  ac_str_escape_inplace(d->note, sizeof d->note);
 }
 
 void ac_exec_decl_parse(ac_exec_decl *d, const char *text)
@@ -153,6 +203,9 @@ void ac_exec_decl_parse(ac_exec_decl *d, const char *text)
   if (!rc && json_object_object_get_ex(j, "backward", &v)) rc = backward_set(d, v);
   if (!rc && json_object_object_get_ex(j, "kv_formats", &v)) rc = format_set(d, v, "kv_formats", &d->kv_formats);
   if (!rc && json_object_object_get_ex(j, "q_formats", &v)) rc = format_set(d, v, "q_formats", &d->q_formats);
+  if (!rc) rc = empty_conv(d, j);
+  if (!rc && json_object_object_get_ex(j, "env", &v)) rc = env_names(d, v);
+  if (!rc && json_object_object_get_ex(j, "note", &v) && json_object_is_type(v, json_type_string)) note_text(d, v);
   json_object_put(j);
   if (!rc) d->state = AC_DECL_OK;
 }

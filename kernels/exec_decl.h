@@ -15,6 +15,10 @@
 #define AC_EXEC_HELLO "hello 1\n"
 #define AC_EXEC_DECL_TAG "attncheck-worker"
 
+/* "env": at most this many variable names, each shorter than AC_EXEC_ENV_NAME */
+#define AC_EXEC_MAX_ENV 16
+#define AC_EXEC_ENV_NAME 64
+
 /* features a worker may declare (bit per name, AC_EXEC_FEATURE_NAMES order) */
 enum { AC_XF_GQA = 0, AC_XF_DV_NE_DK, AC_XF_TQ_NE_TK, AC_XF_SCALE, AC_XF_N };
 #define AC_EXEC_FEATURE_NAMES {"gqa", "dv-ne-dk", "tq-ne-tk", "scale"}
@@ -26,7 +30,7 @@ typedef enum {
   AC_DECL_BAD           /* a declaration line that cannot be used (error says why): every case is ERROR */
 } ac_exec_decl_state;
 
-typedef struct {
+typedef struct ac_exec_decl_s {
   ac_exec_decl_state state;
   char name[128];        /* the worker's own name ("" if not given) */
   uint32_t dtypes;       /* 1u << ac_dtype; every dtype when not declared */
@@ -40,7 +44,12 @@ typedef struct {
   int backward;          /* 1: answers "backward IN OUT" requests (exec_grad.c); 0 when not declared */
   uint32_t backward_feats;  /* AC_FEAT_... its backward takes: "backward": true, the declared variants
                                the exact backward takes (ATTNCHECK_BACKWARD_V3_FEATS); or the list given */
-  char precision[256];   /* a precision spec ("f16=fp16-cublas,bf16=bf16-acc16"; "" none) */
+  char precision[512];   /* a precision spec ("f16=fp16-cublas,bf16=q=f16,pv=f16"; "" none) */
+  int empty_rows;        /* "empty_rows": ATTNCHECK_EMPTY_ZERO or _NAN (0: not declared) */
+  int empty_lse;         /* "empty_lse": ATTNCHECK_EMPTY_LSE_NEG_INF, _POS_INF or _NAN (0: not declared) */
+  int nenv;              /* "env": the environment variables the worker reads (recorded in reproducers) */
+  char env[AC_EXEC_MAX_ENV][AC_EXEC_ENV_NAME];
+  char note[256];        /* "note": one line the worker wants its user to see ("" none) */
   uint32_t kv_formats;   /* "kv_formats": the quantized formats it reads for k and v (1u << AC_QF_..., quant.h) */
   uint32_t q_formats;    /* "q_formats": those it reads for q (docs/quantized.md); 0: none */
   char error[256];       /* AC_DECL_BAD: what is wrong with the declaration */

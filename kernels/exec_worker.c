@@ -180,6 +180,18 @@ static void worker_died(exec_priv *pv, const char *errp, ac_run_result *r)
   }
 }
 
+/* A declaration's "note" on stderr, once per process and text (forked processes inherit what
+ * was shown already); the note is escaped where it is parsed, the name here. */
+static void show_note(const ac_exec_decl *d)
+{
+  static char shown[256];
+  if (d->state != AC_DECL_OK || !d->note[0] || !strcmp(shown, d->note)) return;
+  snprintf(shown, sizeof shown, "%s", d->note);
+  char name[300];
+  fprintf(stderr, "attncheck: worker %s: %s\n", ac_str_escape(d->name[0] ? d->name : "(unnamed)", name, sizeof name),
+          d->note);
+}
+
 /* A line of the worker's chatter on its stdout, to stderr, escaped like every text it sends. */
 static void chatter(const char *line)
 {
@@ -198,6 +210,7 @@ static void worker_greet(exec_priv *pv, double timeout_s)
   if (worker_send(pv, AC_EXEC_HELLO, hl, deadline) == 1)
     while (worker_line(pv, deadline, line, sizeof line) == 1) {
       if (ac_exec_decl_answer(&pv->decl, line)) {
+        show_note(&pv->decl);
         ac_child_reap_strays(); /* what it left outside its group while answering is no case's */
         return;
       }
@@ -247,6 +260,22 @@ int ac_exec_worker_begin(exec_priv *pv, double timeout_s, ac_run_result *r, ac_e
   return ac_err_set(e, "%s", r->msg);
 }
 
+/* "ok", or "ok" and space-separated KEY=VALUE words: class=NAME names the precision class of the
+ * path the worker took for this case (r->precision); other keys are left for later versions.
+ * 1 when line is such an answer. */
+static int ok_reply(const char *line, ac_run_result *r)
+{
+  if (strncmp(line, "ok", 2) || (line[2] && line[2] != ' ')) return 0;
+  for (const char *s = line + 2; *s;) {
+    while (*s == ' ') s++;
+    size_t l = strcspn(s, " ");
+    if (l > 6 && !strncmp(s, "class=", 6) && l - 6 < sizeof r->precision)
+      snprintf(r->precision, sizeof r->precision, "%.*s", (int)(l - 6), s + 6);
+    s += l;
+  }
+  return 1;
+}
+
 int ac_exec_worker_request(exec_priv *pv, const char *req, double timeout_s, ac_run_result *r)
 {
   char errp[700];
@@ -258,7 +287,7 @@ int ac_exec_worker_request(exec_priv *pv, const char *req, double timeout_s, ac_
   const char *err = NULL;
   while (got == 1) {
     got = worker_line(pv, deadline, line, sizeof line);
-    if (got != 1 || !strcmp(line, "ok") || (err = error_reply(line))) break;
+    if (got != 1 || ok_reply(line, r) || (err = error_reply(line))) break;
     chatter(line); /* the worker's chatter on its stdout */
   }
   r->kernel_ms = (ac_now() - t0) * 1e3;

@@ -11,6 +11,7 @@
 #include "accuda.h"
 #include "exec.h"
 #include "harness_priv.h"
+#include "precision.h"
 
 void ac_run_opts_init(ac_run_opts *o)
 {
@@ -192,6 +193,8 @@ int ac_hx_collect_status(const ac_hx_head *h, const ac_child_outcome *oc, double
     r->guard_msg[sizeof r->guard_msg - 1] = 0;
     r->guard_ok = h->guard_ok;
     r->kernel_ms = h->kernel_ms;
+    memcpy(r->precision, h->precision, sizeof r->precision);
+    r->precision[sizeof r->precision - 1] = 0;
     return r->status == AC_RUN_OK;
   }
   return 0;
@@ -272,6 +275,18 @@ static void confirm_unwritten(const ac_kernel *k, const ac_case *c, const ac_run
   ac_run_result_free(&r2);
 }
 
+/* A class the kernel named for this problem (ABI 5 precision_of, an exec worker's answer) must be
+ * one attncheck knows: otherwise the run is a kernel error naming it (escaped with the rest of
+ * msg by ac_harness_run). */
+static void check_class(ac_run_result *r)
+{
+  ac_err ce;
+  if (!r->precision[0] || ac_precision_spec_check(r->precision, &ce) == 0) return;
+  r->status = AC_RUN_KERNEL_ERROR;
+  snprintf(r->msg, sizeof r->msg, "the kernel names the class '%.200s' for this problem: %.250s", r->precision, ce.msg);
+  r->precision[0] = 0;
+}
+
 static int harness_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *opts, ac_run_result *r, ac_err *e)
 {
   ac_run_opts defaults;
@@ -296,6 +311,7 @@ static int harness_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *
     opts = &nolse;
   }
   int rc = ac_hx_run_once(k, c, opts, r, e);
+  if (rc == 0 && r->status == AC_RUN_OK) check_class(r);
   if (rc == 0 && r->status == AC_RUN_OK && (r->n_unwritten || r->n_lse_unwritten) && !opts->prefill_alt)
     confirm_unwritten(k, c, opts, r);
   if (rc == 0 && r->status == AC_RUN_OK && c->lay && opts->layout_fill == AC_LFILL_UNOWNED && !opts->prefill_alt)

@@ -58,6 +58,17 @@ int ac_kernel_has_backward(const ac_kernel *k, double timeout_s);
  * a version 3 plugin: its caps within ATTNCHECK_BACKWARD_V3_FEATS; an exec-persistent worker: its
  * declaration's, ac_exec_backward_caps); 0 without a backward. */
 uint32_t ac_kernel_backward_caps(const ac_kernel *k);
+/* ABI 5 declarations (kernels/attncheck_kernel.h). What k writes for a row with no visible key:
+ * *o one of ATTNCHECK_EMPTY_..., *lse one of ATTNCHECK_EMPTY_LSE_... (0: undeclared), from the
+ * fields of a native kernel whose struct reaches them or an exec-persistent worker's declaration
+ * ("empty_rows", "empty_lse"). */
+void ac_kernel_empty_rows(const ac_kernel *k, int *o, int *lse);
+/* precision_of of a native kernel of ABI 5 whose struct reaches it; NULL otherwise. */
+typedef int (*attncheck_precision_fn)(const attncheck_problem *p, char *cls, size_t cls_len);
+attncheck_precision_fn ac_kernel_precision_of(const ac_kernel *k);
+/* 1 when a non-zero return of k's run() with a message beginning ATTNCHECK_UNSUPPORTED refuses
+ * the case (UNSUPPORTED; abi_version >= 5); 0 for older plugins (a kernel error). */
+int ac_kernel_run_may_refuse(const ac_kernel *k);
 /* Why k cannot be handed the backward of c (no backward, a CUDA kernel, a feature of c outside its
  * backward set); NULL when it can. The text stays valid until the next call in the thread. */
 const char *ac_harness_backward_refusal(const ac_kernel *k, const ac_case *c);
@@ -122,10 +133,15 @@ typedef struct {
  * there; the isolation runs NaN-fill everything the even (odd) sequences do not own. */
 enum { AC_LFILL_UNOWNED = 0, AC_LFILL_FINITE = 1, AC_LFILL_EVEN = 2, AC_LFILL_ODD = 3 };
 
+/* Room for a precision class a kernel names for one problem (ABI 5 precision_of, an exec
+ * worker's "ok class=NAME" or its output's `precision` member), NUL included. */
+#define AC_RUN_CLASS_MAX 512
+
 typedef struct {
   ac_run_status status;
   int sig;              /* for CRASH */
   char msg[512];
+  char precision[AC_RUN_CLASS_MAX];   /* the class the kernel names for this problem ("": its declared one) */
   void *o;              /* dense [B,H,tq,dv] in the case dtype, gathered from the kernel's strided output */
   float *lse;           /* [B,H,tq] when want_lse (NULL otherwise) */
   uint8_t *unwritten;   /* per o element: 1 if still the pre-fill pattern (NULL if none) */

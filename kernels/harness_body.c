@@ -109,6 +109,20 @@ int ac_hx_supported(const ac_hx_ctx *x, ac_hx_head *h)
   return 0;
 }
 
+/* ABI 5 precision_of: the class of the path the kernel takes for this problem, into the area
+ * (asked like supports(): a crash or hang there is reported as in supports()). */
+static void hx_precision_of(const ac_hx_ctx *x, ac_hx_head *h)
+{
+  attncheck_precision_fn fn = ac_kernel_precision_of(x->k);
+  if (!fn) return;
+  char cls[AC_RUN_CLASS_MAX] = "";
+  h->stage = AC_HX_IN_SUPPORTS;
+  int named = fn(&x->ap, cls, sizeof cls);
+  h->stage = 0;
+  cls[sizeof cls - 1] = 0;
+  if (named) memcpy(h->precision, cls, sizeof h->precision);
+}
+
 hx_tensor ac_hx_tensor_of(const char *name, ac_dtype t, int64_t B, int64_t H, int64_t T, int64_t D,
                               const int64_t *stride, int64_t count, const void *dense)
 {
@@ -193,11 +207,22 @@ void ac_hx_free(hx_bufs *b)
   if (b->qfill) ac_case_free(b->qfill), free(b->qfill);
 }
 
+/* The guard of input i: a paged cache's k and v get at least one page on each side, so that a
+ * block-table id of -1 or num_pages dereferenced (an entry past a sequence's pages) reads NaN. */
+static size_t input_guard(const ac_hx_ctx *x, const hx_bufs *b, int i)
+{
+  const attncheck_problem *ap = &x->ap;
+  if (!(x->c->p.f.used & AC_FEAT_PAGED) || (i != HX_K && i != HX_V)) return b->guard;
+  size_t page = (size_t)(i == HX_K ? ap->k_stride[0] : ap->v_stride[0]);
+  return page > b->guard ? page : b->guard;
+}
+
 /* Allocates the spans with guards, pre-fills the outputs and copies the inputs in. */
 int ac_hx_setup(const ac_hx_ctx *x, hx_bufs *b, ac_err *e)
 {
   for (int i = 0; i < HX_NIN; i++)
-    if (b->in[i].dense && ac_guarded_alloc(&b->in[i].g, b->in[i].dtype, (size_t)b->in[i].span, b->guard, e)) return -1;
+    if (b->in[i].dense && ac_guarded_alloc(&b->in[i].g, b->in[i].dtype, (size_t)b->in[i].span, input_guard(x, b, i), e))
+      return -1;
   if (ac_guarded_alloc(&b->o.g, b->o.dtype, (size_t)b->o.span, b->guard, e)) return -1;
   if (x->o->want_lse && ac_guarded_alloc(&b->lse, AC_F32, (size_t)x->cn.rows, b->guard, e)) return -1;
   for (size_t i = 0; i < b->o.g.n; i++) ac_store_bits(b->o.dtype, b->o.g.data, i, b->fill);
@@ -349,6 +374,7 @@ int ac_hx_body(void *arg)
   ac_hx_head *h = (ac_hx_head *)x->area;
   h->guard_ok = 1;
   if (!ac_hx_supported(x, h)) return 0;
+  hx_precision_of(x, h);
   hx_bufs b;
   ac_err e;
   ac_hx_describe(x, &b);
@@ -368,7 +394,13 @@ int ac_hx_body(void *arg)
   ok &= ac_hx_check_guards(x, &b, h);
   ok &= hx_read_back(x, &b, h);
   h->guard_ok = ok;
-  if (rc != 0) {
+  const size_t ul = sizeof ATTNCHECK_UNSUPPORTED - 1;
+  if (rc != 0 && ac_kernel_run_may_refuse(x->k) && !strncmp(err, ATTNCHECK_UNSUPPORTED, ul)) {
+    /* ABI 5: run() refuses the case after seeing its tensors (the guards were checked above) */
+    const char *why = err + ul + (err[ul] == ' ');
+    h->status = AC_RUN_UNSUPPORTED;
+    snprintf(h->msg, sizeof h->msg, "run(): %s", why[0] ? why : "refused the case");
+  } else if (rc != 0) {
     h->status = AC_RUN_KERNEL_ERROR;
     if (err[0]) snprintf(h->msg, sizeof h->msg, "%s", err);
     else snprintf(h->msg, sizeof h->msg, "run() returned %d without a message", rc);

@@ -16,6 +16,7 @@ typedef struct {
   double kernel_ms;
   char msg[512];
   char guard_msg[256];
+  char precision[AC_RUN_CLASS_MAX];   /* ABI 5 precision_of: the class of the path taken ("": none) */
 } ac_hx_head;
 
 typedef struct {

@@ -19,10 +19,11 @@ kernels_libac_kernels_la_SOURCES = $(AC_CPU_KERNEL_SOURCES) \
 	kernels/testkernels/reference.c \
 	kernels/testkernels/process.c \
 	kernels/testkernels/memory.c \
-	kernels/testkernels/outcome.c \
+	kernels/testkernels/outcome.c kernels/testkernels/abi5.c \
 	kernels/testkernels/nondeterministic.c \
 	kernels/testkernels/masked_leak.c \
 	kernels/testkernels/strides.c kernels/testkernels/variants.c \
 	kernels/testkernels/layout_bias.c kernels/testkernels/grad_meta.c \
-	kernels/testkernels/lse_forms.c kernels/testkernels/quant.c
+	kernels/testkernels/lse_forms.c kernels/testkernels/quant.c \
+	kernels/testkernels/layout_poison.c
 include kernels/cpu.mk

@@ -87,9 +87,15 @@ static int check_kernel(const char *path, size_t i, const attncheck_kernel *k, a
       (k->backward_caps & ~(k->caps & (ATTNCHECK_FEAT_ALL | ATTNCHECK_FEAT_LAYOUTS))))
     return ac_err_set(e, "%s: kernel '%s' declares backward_caps 0x%x outside its caps 0x%x", path, k->name,
                       (unsigned)k->backward_caps, (unsigned)(k->caps & (ATTNCHECK_FEAT_ALL | ATTNCHECK_FEAT_LAYOUTS)));
+  if (k->abi_version >= 5 && k->struct_size >= ATTNCHECK_KERNEL_V5_SIZE &&
+      (k->empty_rows < ATTNCHECK_EMPTY_UNDECLARED || k->empty_rows > ATTNCHECK_EMPTY_NAN ||
+       k->empty_lse < ATTNCHECK_EMPTY_LSE_UNDECLARED || k->empty_lse > ATTNCHECK_EMPTY_LSE_NAN))
+    return ac_err_set(e, "%s: kernel '%s' declares unknown empty-row conventions (empty_rows %d, empty_lse %d)", path,
+                      k->name, (int)k->empty_rows, (int)k->empty_lse);
   if (k->memory != ATTNCHECK_MEM_HOST && k->memory != ATTNCHECK_MEM_CUDA)
     return ac_err_set(e, "%s: kernel '%s' has unknown memory kind %d", path, k->name, (int)k->memory);
-  if (k->precision && !ac_precision_find(k->precision)) {
+  ac_err pe;
+  if (k->precision && (strlen(k->precision) > 400 || ac_precision_spec_check(k->precision, &pe) < 0)) {
     int printable = strlen(k->precision) <= 64;
     for (const unsigned char *c = (const unsigned char *)k->precision; printable && *c; c++)
       printable = *c >= 0x20 && *c != 0x7f;

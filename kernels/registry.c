@@ -5,6 +5,7 @@
 #include "util.h"
 #include "harness.h"
 #include "cpu_common.h"
+#include "cpu_ggml.h"
 #include "accuda.h"
 #include <pthread.h>
 
@@ -18,7 +19,9 @@ extern const attncheck_kernel ac_mutant_no_max_sub, ac_mutant_max_sentinel, ac_m
   ac_mutant_alibi_sign, ac_mutant_bias_before_scale, ac_mutant_bool_mask_partial, ac_mutant_sink_lse,
   ac_mutant_descale_twice, ac_mutant_empty_row_stale, ac_mutant_kv_bf16_as_f16,
   ac_mutant_cu_seqlens_off_by_one, ac_mutant_prev_seq_boundary,
-  ac_mutant_last_page_whole, ac_mutant_block_table_row, ac_mutant_zero_length_seq, ac_mutant_page_count;
+  ac_mutant_last_page_whole, ac_mutant_block_table_row, ac_mutant_zero_length_seq, ac_mutant_page_count,
+  ac_mutant_gqa_page64_last_page, ac_mutant_block_id_u16, ac_mutant_block_table_past_end,
+  ac_mutant_splitkv_first_max, ac_mutant_splitkv_sink_per_split;
 extern const attncheck_kernel ac_cpu_flash_varlen_f32, ac_cpu_flash_varlen_bf16;
 /* the reference kernels of the quantized formats (kernels/cpu_quant.c) */
 extern const attncheck_kernel ac_cpu_ggml_ref_f32, ac_cpu_fp8kv_ref_f32, ac_cpu_intkv_ref_f32, ac_cpu_fp4kv_ref_f32;
@@ -28,6 +31,8 @@ extern const attncheck_kernel ac_mutant_bwd_d_wrong_row, ac_mutant_bwd_dk_no_sca
   ac_mutant_bwd_no_causal, ac_mutant_bwd_no_lse, ac_mutant_bwd_dp_rounded, ac_mutant_bwd_skip_last_tile,
   ac_mutant_bwd_lse_bf16,
   ac_mutant_bwd_softcap_noderiv;
+
+extern const attncheck_kernel ac_mutant_ggml_bf16_acc, ac_mutant_q8q_as_q4;   /* kernels/mutants/ggml_mutants.c */
 
 static const attncheck_kernel *const cpu_kernels[] = {
   &ac_cpu_naive_f64,
@@ -48,6 +53,8 @@ static const attncheck_kernel *const cpu_kernels[] = {
   &ac_cpu_cublas_bf16,
   &ac_cpu_flash_e4m3,
   &ac_cpu_flash_e5m2,
+  &ac_cpu_ggml_f16,
+  &ac_cpu_q8q_f32,
   &ac_cpu_flash_varlen_f32,
   &ac_cpu_flash_varlen_bf16,
   &ac_cpu_naive_bwd_f32,
@@ -90,12 +97,19 @@ static const attncheck_kernel *const mutant_kernels[] = {
   &ac_mutant_descale_twice,
   &ac_mutant_empty_row_stale,
   &ac_mutant_kv_bf16_as_f16,
+  &ac_mutant_ggml_bf16_acc,
+  &ac_mutant_q8q_as_q4,
   &ac_mutant_cu_seqlens_off_by_one,
   &ac_mutant_prev_seq_boundary,
   &ac_mutant_last_page_whole,
   &ac_mutant_block_table_row,
   &ac_mutant_zero_length_seq,
   &ac_mutant_page_count,
+  &ac_mutant_gqa_page64_last_page,
+  &ac_mutant_block_id_u16,
+  &ac_mutant_block_table_past_end,
+  &ac_mutant_splitkv_first_max,
+  &ac_mutant_splitkv_sink_per_split,
   &ac_mutant_varlen_bwd_cu_k,
   &ac_mutant_bwd_d_wrong_row,
   &ac_mutant_bwd_dk_no_scale,

@@ -227,6 +227,36 @@ uint32_t ac_kernel_backward_caps(const ac_kernel *k)
   return a->caps & ATTNCHECK_BACKWARD_V3_FEATS;
 }
 
+/* The native kernel of k when it is of ABI 5 and its struct reaches the version 5 fields. */
+static const attncheck_kernel *abi5(const ac_kernel *k)
+{
+  const attncheck_kernel *a = k->kind == AC_KIND_EXEC || k->kind == AC_KIND_EXEC_PERSISTENT ? NULL : k->abi;
+  return a && a->abi_version >= 5 && a->struct_size >= ATTNCHECK_KERNEL_V5_SIZE ? a : NULL;
+}
+
+void ac_kernel_empty_rows(const ac_kernel *k, int *o, int *lse)
+{
+  *o = *lse = 0;
+  if (k->kind == AC_KIND_EXEC || k->kind == AC_KIND_EXEC_PERSISTENT) {
+    ac_exec_declared_empty(k, o, lse);
+    return;
+  }
+  const attncheck_kernel *a = abi5(k);
+  if (a) *o = a->empty_rows, *lse = a->empty_lse;
+}
+
+attncheck_precision_fn ac_kernel_precision_of(const ac_kernel *k)
+{
+  const attncheck_kernel *a = abi5(k);
+  return a ? a->precision_of : NULL;
+}
+
+int ac_kernel_run_may_refuse(const ac_kernel *k)
+{
+  const attncheck_kernel *a = k->kind == AC_KIND_EXEC || k->kind == AC_KIND_EXEC_PERSISTENT ? NULL : k->abi;
+  return a && a->abi_version >= 5;
+}
+
 int ac_kernel_alibi_lse(const ac_kernel *k, int override)
 {
   if (override != AC_ALIBI_LSE_DECLARED) return override;

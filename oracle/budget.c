@@ -33,12 +33,12 @@ void ac_or_row_budget(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, const
   int64_t *cols = ac_xmalloc((size_t)dv * sizeof *cols), nc = 0;
   for (int64_t t = 0; t < dv; t++)
     if (el[t].accept == AC_ACCEPT_VALUE) cols[nc++] = t;
-  int nt = 5 + nmu;
-  long double lcz = 0, ls = 0;
+  int nt = 6 + nmu; /* R, D, S, Sp, G, Gb, F[nmu] */
+  long double lcz = 0, lczb = 0, ls = 0;
   double fmass[AC_ORACLE_NMU] = {0};
-  /* Per key: A, A|t|, A|s|, A|c|Z (long double); the per-element loop runs in binary64
+  /* Per key: A, A|t|, A|s|, A|c|Z, A|c|Zb (long double); the per-element loop runs in binary64
    * when every factor is representable there (all dtypes but fp64 in practice). */
-  long double *kf = ac_xmalloc((size_t)n * 4 * sizeof *kf);
+  long double *kf = ac_xmalloc((size_t)n * 5 * sizeof *kf);
   /* variant rows: the score magnitude of each key in place of |s_j| (docs/numerics.md §11.4) */
   const long double *smag = w->var ? ac_or_var_smag(w) : NULL;
   int dbl = 1;
@@ -46,25 +46,27 @@ void ac_or_row_budget(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, const
     int64_t g = w->gof[j];
     long double A = Ag[g];
     long double sj = w->sc.sign == 0 ? 0 : m + tg[g];
-    long double *f = kf + 4 * j;
+    long double *f = kf + 5 * j;
     f[0] = A;
     f[1] = A * fabsl(tg[g]);
     f[2] = A * (smag ? smag[j] : fabsl(sj));
     f[3] = A * c * w->Zabs[j];
+    f[4] = A * c * w->Zb[j];
     lcz += f[3];
+    lczb += f[4];
     ls += f[2];
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < 5; k++)
       if (!(f[k] <= 0x1p1000L)) dbl = 0;
   }
   if (w->p->dtype == AC_F64) dbl = 0;
   if (dbl) {
     double *acc = ac_xcalloc((size_t)(nt * dv), sizeof *acc), *ov = ac_xmalloc((size_t)(2 * dv) * sizeof *ov);
     double *vbuf = ov + dv;   /* a row of V widened from binary32 */
-    double *R = acc, *D = acc + dv, *S = acc + 2 * dv, *Sp = acc + 3 * dv, *G = acc + 4 * dv;
+    double *R = acc, *D = acc + dv, *S = acc + 2 * dv, *Sp = acc + 3 * dv, *G = acc + 4 * dv, *Gb = acc + 5 * dv;
     for (int64_t t = 0; t < dv; t++) ov[t] = el[t].accept == AC_ACCEPT_VALUE ? el[t].o : 0;
     for (int64_t j = 0; j < n; j++) {
-      const long double *f = kf + 4 * j;
-      double A = (double)f[0], at = (double)f[1], as = (double)f[2], ag = (double)f[3];
+      const long double *f = kf + 5 * j;
+      double A = (double)f[0], at = (double)f[1], as = (double)f[2], ag = (double)f[3], agb = (double)f[4];
       if (A == 0) continue;
       const double *vd = ac_or_vrow(hd, j, dv, vbuf);
       for (int64_t t = 0; t < dv; t++) {
@@ -74,25 +76,31 @@ void ac_or_row_budget(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, const
         S[t] += at * e;
         Sp[t] += as * e;
         G[t] += ag * e;
+        Gb[t] += agb * e;
       }
       for (int q = 0; q < nmu; q++) {
         if (!(A < mu[q])) continue;
         fmass[q] += A;
-        double *F = acc + (5 + q) * dv;
+        double *F = acc + (6 + q) * dv;
         for (int64_t t = 0; t < dv; t++) F[t] += A * fabs(vd[t] - ov[t]);
       }
     }
     for (int64_t k = 0; k < nc; k++) {
       int64_t t = cols[k];
-      el[t].R = R[t]; el[t].D = D[t]; el[t].S = S[t]; el[t].Sp = Sp[t]; el[t].G = G[t];
-      for (int q = 0; q < nmu; q++) el[t].F[q] = acc[(5 + q) * dv + t];
+      el[t].R = R[t];
+      el[t].D = D[t];
+      el[t].S = S[t];
+      el[t].Sp = Sp[t];
+      el[t].G = G[t];
+      el[t].Gb = Gb[t];
+      for (int q = 0; q < nmu; q++) el[t].F[q] = acc[(6 + q) * dv + t];
     }
     free(acc); free(ov);
   } else {
     long double *acc = ac_xcalloc((size_t)(dv * nt), sizeof *acc);
     double *vbuf = ac_xmalloc((size_t)dv * sizeof *vbuf);
     for (int64_t j = 0; j < n; j++) {
-      const long double *f = kf + 4 * j;
+      const long double *f = kf + 5 * j;
       long double A = f[0];
       if (A == 0) continue;
       const double *vd = ac_or_vrow(hd, j, dv, vbuf);
@@ -107,22 +115,26 @@ void ac_or_row_budget(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, const
         a[2] += f[1] * e;
         a[3] += f[2] * e;
         a[4] += f[3] * e;
+        a[5] += f[4] * e;
         for (int q = 0; q < nmu; q++)
-          if (A < mu[q]) a[5 + q] += ae;
+          if (A < mu[q]) a[6 + q] += ae;
       }
     }
     for (int64_t k = 0; k < nc; k++) {
       int64_t t = cols[k];
       long double *a = acc + t * nt;
       el[t].R = (double)a[0]; el[t].D = (double)a[1]; el[t].S = (double)a[2];
-      el[t].Sp = (double)a[3]; el[t].G = (double)a[4];
-      for (int q = 0; q < nmu; q++) el[t].F[q] = (double)a[5 + q];
+      el[t].Sp = (double)a[3];
+      el[t].G = (double)a[4];
+      el[t].Gb = (double)a[5];
+      for (int q = 0; q < nmu; q++) el[t].F[q] = (double)a[6 + q];
     }
     free(acc);
     free(vbuf);
   }
   free(kf);
   row->lse_cZ = (double)lcz;
+  row->lse_cZb = (double)lczb;
   row->lse_s = (double)ls;
   for (int q = 0; q < nmu; q++) row->Fmass[q] = fmass[q];
   free(Ag); free(cols);

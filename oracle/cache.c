@@ -37,8 +37,9 @@
  * sum, elements of the selected rows only; 5: ac_oracle_elem.M (the convex-hull term);
  * 6: AC_HOW_NOT_SELECTED, binary64 rounding by the double-double pass; 7: results with unresolved
  * elements are no longer stored (entries of 6 may hold some); 8: the LSE of FlashAttention-2's causal
- * ALiBi convention (ac_oracle_row.alibi_shift, lse_alt*). */
-#define CACHE_VERSION 8u
+ * ALiBi convention (ac_oracle_row.alibi_shift, lse_alt*); 9: the block terms of Q rounded to blocks
+ * (ac_oracle_elem.Gb, ac_oracle_row.lse_cZb, max_cZb). */
+#define CACHE_VERSION 9u
 
 typedef struct {
   char magic[8];

@@ -120,21 +120,23 @@ CLONES static void add_to(double *restrict a, const double *restrict b, int64_t 
 }
 
 /* The budget sums of one key, and the extremes of V per column for M (the hull term). */
-#define DEF_ACC_BUDGET(NAME, T)                                                                                 \
-  CLONES static void NAME(double *restrict R, double *restrict D, double *restrict S, double *restrict Sp,       \
-                          double *restrict G, double *restrict lo, double *restrict hi, const T *restrict vd,     \
-                          const double *restrict ov, double A, double at, double as, double ag, int64_t dv)      \
-  {                                                                                                              \
-    for (int64_t t = 0; t < dv; t++) {                                                                           \
-      double v = (double)vd[t], e = fabs(v - ov[t]);                                                             \
-      R[t] += A * fabs(v);                                                                                       \
-      D[t] += A * e;                                                                                             \
-      S[t] += at * e;                                                                                            \
-      Sp[t] += as * e;                                                                                           \
-      G[t] += ag * e;                                                                                            \
-      lo[t] = v < lo[t] ? v : lo[t];                                                                             \
-      hi[t] = v > hi[t] ? v : hi[t];                                                                             \
-    }                                                                                                            \
+#define DEF_ACC_BUDGET(NAME, T)                                                                                       \
+  CLONES static void NAME(double *restrict R, double *restrict D, double *restrict S, double *restrict Sp,            \
+                          double *restrict G, double *restrict Gb, double *restrict lo, double *restrict hi,          \
+                          const T *restrict vd, const double *restrict ov, double A, double at, double as, double ag, \
+                          double agb, int64_t dv)                                                                     \
+  {                                                                                                                   \
+    for (int64_t t = 0; t < dv; t++) {                                                                                \
+      double v = (double)vd[t], e = fabs(v - ov[t]);                                                                  \
+      R[t] += A * fabs(v);                                                                                            \
+      D[t] += A * e;                                                                                                  \
+      S[t] += at * e;                                                                                                 \
+      Sp[t] += as * e;                                                                                                \
+      G[t] += ag * e;                                                                                                 \
+      Gb[t] += agb * e;                                                                                               \
+      lo[t] = v < lo[t] ? v : lo[t];                                                                                  \
+      hi[t] = v > hi[t] ? v : hi[t];                                                                                  \
+    }                                                                                                                 \
   }
 DEF_ACC_BUDGET(acc_budget, double)
 DEF_ACC_BUDGET(acc_budget_f, float)
@@ -402,17 +404,17 @@ static void fast_budget(const ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *e
   row->max_abs_z = (double)zmax;
   row->max_abs_s = w->sc.sign == 0 ? 0 : (double)(cabs * zmax);
   row->m = md;
-  int nt = 8 + nmu;
+  int nt = 9 + nmu;
   double *acc = ac_xcalloc((size_t)(nt * dv), sizeof *acc);
-  double *R = acc, *Dd = acc + dv, *S = acc + 2 * dv, *Sp = acc + 3 * dv, *G = acc + 4 * dv;
-  double *vlo = acc + (5 + nmu) * dv, *vhi = vlo + dv, *vbuf = vhi + dv;   /* vbuf: V widened */
+  double *R = acc, *Dd = acc + dv, *S = acc + 2 * dv, *Sp = acc + 3 * dv, *G = acc + 4 * dv, *Gb = acc + 5 * dv;
+  double *vlo = acc + (6 + nmu) * dv, *vhi = vlo + dv, *vbuf = vhi + dv; /* vbuf: V widened */
   double *ov = B->o;
   for (int64_t t = 0; t < dv; t++) {
     ov[t] = el[t].accept == AC_ACCEPT_VALUE ? el[t].o : 0;
     vlo[t] = INFINITY;
     vhi[t] = -INFINITY;
   }
-  double lcz = 0, ls = 0, fmass[AC_ORACLE_NMU] = {0};
+  double lcz = 0, lczb = 0, ls = 0, fmass[AC_ORACLE_NMU] = {0};
   const long double *smag = w->var ? ac_or_var_smag(w) : NULL;
   for (int64_t j = 0; j < n; j++) {
     int64_t g = w->gof[j];
@@ -423,25 +425,34 @@ static void fast_budget(const ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *e
     double sj = B->sg[g];
     /* variant rows: the score magnitude of the key in place of |s_j| (docs/numerics.md §11.4) */
     double as = A * (smag ? (double)smag[j] : fabs(sj));
-    double at = A * B->ta[g], ag = A * cabs * (double)w->Zabs[j];
+    double at = A * B->ta[g], ag = A * cabs * (double)w->Zabs[j], agb = A * cabs * (double)w->Zb[j];
     lcz += ag;
+    lczb += agb;
     ls += as;
-    if (vf) acc_budget_f(R, Dd, S, Sp, G, vlo, vhi, vf, ov, A, at, as, ag, dv);
-    else acc_budget(R, Dd, S, Sp, G, vlo, vhi, vd, ov, A, at, as, ag, dv);
+    if (vf)
+      acc_budget_f(R, Dd, S, Sp, G, Gb, vlo, vhi, vf, ov, A, at, as, ag, agb, dv);
+    else
+      acc_budget(R, Dd, S, Sp, G, Gb, vlo, vhi, vd, ov, A, at, as, ag, agb, dv);
     for (int q = 0; q < nmu; q++) {
       if (!(A < mu[q])) continue;
       if (!vd) vd = ac_or_vrow(w->head, j, dv, vbuf);
-      acc_f(acc + (5 + q) * dv, vd, ov, A, dv);
+      acc_f(acc + (6 + q) * dv, vd, ov, A, dv);
       fmass[q] += A;
     }
   }
   for (int64_t t = 0; t < dv; t++) {
     if (el[t].accept != AC_ACCEPT_VALUE) continue;
-    el[t].R = R[t]; el[t].D = Dd[t]; el[t].S = S[t]; el[t].Sp = Sp[t]; el[t].G = G[t];
-    for (int q = 0; q < nmu; q++) el[t].F[q] = acc[(5 + q) * dv + t];
+    el[t].R = R[t];
+    el[t].D = Dd[t];
+    el[t].S = S[t];
+    el[t].Sp = Sp[t];
+    el[t].G = G[t];
+    el[t].Gb = Gb[t];
+    for (int q = 0; q < nmu; q++) el[t].F[q] = acc[(6 + q) * dv + t];
   }
   ac_or_hull_finish(vlo, vhi, n, dv, el);
   row->lse_cZ = lcz;
+  row->lse_cZb = lczb;
   row->lse_s = ls;
   for (int q = 0; q < nmu; q++) row->Fmass[q] = fmass[q];
   free(acc);

@@ -55,6 +55,23 @@ CLONES static double zabs(const double *restrict qa, const double *restrict kd, 
   return (a[0] + a[1]) + (a[2] + a[3]);
 }
 
+/* Zb_j = sum qb_t |k_jt| with qb_t constant over each block: the block's largest |q| times the
+ * block's sum of |k_jt| (a budget term, as zabs). */
+CLONES static double zblock(const double *restrict qb, const double *restrict kd, int64_t dk)
+{
+  double s = 0;
+  for (int64_t b0 = 0; b0 < dk; b0 += AC_ORACLE_QBLOCK) {
+    int64_t b1 = b0 + AC_ORACLE_QBLOCK < dk ? b0 + AC_ORACLE_QBLOCK : dk;
+    double a[4] = {0, 0, 0, 0};
+    int64_t t = b0;
+    for (; t + 4 <= b1; t += 4)
+      for (int l = 0; l < 4; l++) a[l] += fabs(kd[t + l]);
+    for (; t < b1; t++) a[0] += fabs(kd[t]);
+    s += qb[b0] * ((a[0] + a[1]) + (a[2] + a[3]));
+  }
+  return s;
+}
+
 void ac_or_fast_scores(ac_or_ws *w)
 {
   const ac_problem *p = w->p;
@@ -74,12 +91,13 @@ void ac_or_fast_scores(ac_or_ws *w)
   int64_t bits = qwin + kwin + ac_or_bitlen((uint64_t)dk) + 1;
   if (qwin > 62 || kwin > 62 || bits > 126) { ac_or_row_scores(w); return; }
   int64_t *Q = ac_xmalloc((size_t)dk * sizeof *Q);
-  double *qa = ac_xmalloc((size_t)dk * sizeof *qa);
+  double *qa = ac_xmalloc((size_t)dk * 2 * sizeof *qa), *qb = qa + dk;
   for (int64_t t = 0; t < dk; t++) {
     qa[t] = fabs(w->qd[t]);
     if (!w->qm[t]) w->qe[t] = qlsb;
     Q[t] = (int64_t)((uint64_t)w->qm[t] << (w->qe[t] - qlsb));
   }
+  ac_or_qblock_max(qa, dk, qb);
   int32_t lsb = qlsb + hd->k_lsb;
   w->zlsb = lsb;
   w->nl = 2;
@@ -98,6 +116,7 @@ void ac_or_fast_scores(ac_or_ws *w)
       w->z[2 * j + 1] = (uint64_t)((ac_u128)s >> 64);
     }
     w->Zabs[j] = zabs(qa, kd, dk);
+    w->Zb[j] = zblock(qb, kd, dk);
   }
   free(kbuf);
   free(Q);

@@ -56,7 +56,13 @@ void ac_or_ws_free(ac_or_ws *w)
   ac_or_head_free(&w->sub);
   ac_or_var_free(w);
   free(w->qm); free(w->qe); free(w->qd);
-  free(w->z); free(w->Zabs); free(w->ord); free(w->gst); free(w->gof); free(w->acc);
+  free(w->z);
+  free(w->Zabs);
+  free(w->Zb);
+  free(w->ord);
+  free(w->gst);
+  free(w->gof);
+  free(w->acc);
   for (int64_t g = 0; g < w->cap_g; g++) {
     mpfr_clear(w->tlo[g]); mpfr_clear(w->thi[g]); mpfr_clear(w->wlo[g]); mpfr_clear(w->whi[g]);
   }
@@ -343,6 +349,7 @@ static void do_row_visible(ac_or_ws *w, job *J, int64_t ridx, int64_t b, int64_t
     if (el[t].accept != AC_ACCEPT_VALUE) row->has_nonfinite = 1;
   row->lse_accept = AC_ACCEPT_VALUE;
   row->max_cZ = ac_or_max_cz(w);
+  row->max_cZb = ac_or_max_czb(w);
   if (w->var) ac_or_var_row_terms(w, row);
   row->qk_l1 = ac_or_qk_l1(w);
   if (rcls == AC_SCLS_PINF) {

@@ -54,6 +54,8 @@
 #include "casefile.h"
 
 #define AC_ORACLE_NMU 4
+/* The block of Zb (ac_oracle_elem.Gb): q8_0's 32 values (AC_Q8_BLOCK in precision.h). */
+#define AC_ORACLE_QBLOCK 32
 
 /* AC_HOW_NOT_SELECTED: the row was not computed (--rows); its values mean nothing. */
 typedef enum { AC_HOW_EXACT = 0, AC_HOW_ROUNDED = 1, AC_HOW_UNRESOLVED = 2, AC_HOW_NOT_SELECTED = 3 } ac_how;
@@ -80,6 +82,10 @@ typedef struct {
    * cap of W: a kernel that normalizes its nonnegative weights stays within the hull of the V_j). */
   double R, D, S, Sp, G, M;
   double F[AC_ORACLE_NMU];
+  /* Gb = Σ A_j|V_j - o||c|Zb_j, Zb_j = Σ_t qb_t |k_jt| with qb_t the largest |q| of t's block of
+   * AC_ORACLE_QBLOCK along d_k (a class rounding Q to blocks, or its inputs under a softcap:
+   * docs/numerics.md §7.18); never times the softcap's sech^2 */
+  double Gb;
   uint8_t how;     /* ac_how */
   uint8_t accept;  /* AC_ACCEPT_... */
 } ac_oracle_elem;
@@ -97,6 +103,8 @@ typedef struct {
   double lse_s;        /* Σ A_j |s_j|    (LSE budget) */
   double max_cZ;       /* max_j |c| Z_j over the keys that carry weight (score error bound Δ) */
   double qk_l1;        /* Σ_t |q_t| + max_j Σ_t |k_jt| (underflow when Q or K is scaled before Q·Kᵀ) */
+  double lse_cZb;      /* Σ A_j |c| Zb_j (LSE budget of a class rounding Q to blocks) */
+  double max_cZb;      /* max_j |c| Zb_j over the keys that carry weight */
   double Fmass[AC_ORACLE_NMU];   /* Σ_{A_j < mu[k]} A_j: with F, bounds Σ_{A_j < mu} A_j |V_j| <= F + |o| Fmass */
   uint8_t selected;    /* row computed */
   uint8_t lse_how;     /* ac_how */

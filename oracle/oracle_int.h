@@ -169,6 +169,7 @@ typedef struct {
   int32_t zlsb;             /* z_j = (two's complement limbs) * 2^zlsb */
   uint64_t *z;              /* n * nl */
   long double *Zabs;        /* n: Σ|q_t k_jt| */
+  long double *Zb;          /* n: Σ qb_t |k_jt|, qb_t the largest |q| of t's block (AC_ORACLE_QBLOCK) */
   int64_t cap_n; int cap_nl;
   ac_i128 *acc; int cap_acc;
 
@@ -325,6 +326,25 @@ static inline long double ac_or_k_l1max(const ac_or_head *hd, int64_t nkeys, int
     if (s > best) best = s;
   }
   return best;
+}
+/* max_j |c| Zb_j over the keys of the row, as ac_or_max_cz. */
+static inline double ac_or_max_czb(const ac_or_ws *w)
+{
+  if (w->sc.sign == 0) return 0;
+  long double z = 0;
+  for (int64_t j = 0; j < w->n; j++)
+    if (w->Zb[j] > z) z = w->Zb[j];
+  return (double)(z * fabsl((long double)w->sc.approx) * (1 + 0x1p-40L));
+}
+/* qb[t] = the largest |q[t']| of t's block of AC_ORACLE_QBLOCK along d_k (the last one partial). */
+static inline void ac_or_qblock_max(const double *q, int64_t dk, double *qb)
+{
+  for (int64_t b0 = 0; b0 < dk; b0 += AC_ORACLE_QBLOCK) {
+    int64_t b1 = b0 + AC_ORACLE_QBLOCK < dk ? b0 + AC_ORACLE_QBLOCK : dk;
+    double m = 0;
+    for (int64_t t = b0; t < b1; t++) m = fabs(q[t]) > m ? fabs(q[t]) : m;
+    for (int64_t t = b0; t < b1; t++) qb[t] = m;
+  }
 }
 /* Σ_t |q_t| + max_j Σ_t |k_jt|: the underflow term of kernels that scale Q or K before Q·Kᵀ. */
 static inline double ac_or_qk_l1(const ac_or_ws *w)

@@ -211,6 +211,7 @@ void ac_or_ensure_rows(ac_or_ws *w, int64_t n, int nl)
   }
   if (n > w->cap_n) {
     w->Zabs = ac_xrealloc(w->Zabs, (size_t)n * sizeof *w->Zabs);
+    w->Zb = ac_xrealloc(w->Zb, (size_t)n * sizeof *w->Zb);
     w->ord = ac_xrealloc(w->ord, (size_t)n * sizeof *w->ord);
     w->gst = ac_xrealloc(w->gst, (size_t)(n + 1) * sizeof *w->gst);
     w->gof = ac_xrealloc(w->gof, (size_t)n * sizeof *w->gof);
@@ -237,18 +238,28 @@ void ac_or_row_scores(ac_or_ws *w)
     if (!w->qm[t]) w->qe[t] = any ? qlsb : 0;
 
   ac_or_ensure_rows(w, n, 1);
-  /* Z_j: budget term only (a few percent suffice); long double keeps fp64 in range. */
-  double *kbuf = ac_xmalloc((size_t)dk * sizeof *kbuf);   /* a key widened from binary32 */
+  /* Z_j and Zb_j: budget terms only (a few percent suffice); long double keeps fp64 in range. */
+  double *kbuf = ac_xmalloc((size_t)dk * 2 * sizeof *kbuf); /* a key widened from binary32 */
+  double *qb = kbuf + dk;
+  ac_or_qblock_max(w->qd, dk, qb);
   for (int64_t j = 0; j < n; j++) {
     const double *kd = ac_or_krow(hd, j, dk, kbuf);
     if (p->dtype == AC_F64 || ac_or_tdtype(p, 'q') == AC_F64 || ac_or_tdtype(p, 'k') == AC_F64) {
-      long double s = 0;
-      for (int64_t t = 0; t < dk; t++) s += fabsl((long double)w->qd[t] * kd[t]);
+      long double s = 0, sb = 0;
+      for (int64_t t = 0; t < dk; t++) {
+        s += fabsl((long double)w->qd[t] * kd[t]);
+        sb += fabsl((long double)qb[t] * kd[t]);
+      }
       w->Zabs[j] = s;
+      w->Zb[j] = sb;
     } else {
-      double s = 0;
-      for (int64_t t = 0; t < dk; t++) s += fabs(w->qd[t] * kd[t]);
+      double s = 0, sb = 0;
+      for (int64_t t = 0; t < dk; t++) {
+        s += fabs(w->qd[t] * kd[t]);
+        sb += qb[t] * fabs(kd[t]);
+      }
       w->Zabs[j] = s;
+      w->Zb[j] = sb;
     }
   }
   free(kbuf);

@@ -395,7 +395,7 @@ static void var_finish(ac_or_ws *w)
     }
     if (v->fix[r] || w->sc.sign == 0) {   /* no c z part: the sink, tanh(±inf), or c = 0 */
       memset((void *)ac_or_z(w, r), 0, (size_t)w->nl * sizeof(uint64_t));
-      if (v->fix[r]) w->Zabs[r] = 0;
+      if (v->fix[r]) w->Zabs[r] = w->Zb[r] = 0;
     }
   }
   if (zbig) {
@@ -424,6 +424,8 @@ static void var_finish(ac_or_ws *w)
     key_approx(w, r);
     if (v->approx[r] > top) top = v->approx[r];
     w->Zabs[r] *= v->zf[r];   /* the dot product's error through tanh: G, lse_cZ and max_cZ (§11.4) */
+    /* Zb stays unscaled: an input's rounding may move a capped score by more than sech^2 at the
+     * exact point says; tanh is 1-Lipschitz (docs/numerics.md §7.18) */
   }
   v->zmax = zmax;
   v->top = top;
@@ -573,7 +575,7 @@ const long double *ac_or_var_zf(const ac_or_ws *w) { return w->var->zf; }
 void ac_or_var_row_terms(const ac_or_ws *w, ac_oracle_row *row)
 {
   const ac_or_var *v = w->var;
-  long double zmax = v->zmax, smax = 0, czmax = 0, top = v->top;   /* zmax: q·k before any fold */
+  long double zmax = v->zmax, smax = 0, czmax = 0, czbmax = 0, top = v->top; /* zmax: q·k before any fold */
   long double c = fabsl((long double)w->sc.approx);
   for (int64_t j = 0; j < w->n; j++) {
     /* a key whose weight e^{s_j - m} is below long double's range (< e^-11400) carries none: a
@@ -582,8 +584,11 @@ void ac_or_var_row_terms(const ac_or_ws *w, ac_oracle_row *row)
     if (v->smag[j] > smax) smax = v->smag[j];
     long double cz = w->sc.sign ? c * w->Zabs[j] : 0;   /* Zabs holds zf_j Z_j */
     if (cz > czmax) czmax = cz;
+    long double czb = w->sc.sign ? c * w->Zb[j] : 0;
+    if (czb > czbmax) czbmax = czb;
   }
   row->max_abs_z = (double)zmax;
   row->max_abs_s = (double)(smax * (1 + 0x1p-40L));
   row->max_cZ = (double)(czmax * (1 + 0x1p-40L));
+  row->max_cZb = (double)(czbmax * (1 + 0x1p-40L));
 }

@@ -13,3 +13,19 @@ EXTRA_DIST += python/attncheck/worker/numpy_sdpa.py python/attncheck/worker/torc
 # no FIFO or device opened, only a finding's files, repro.sh written anew, each refusal named).
 TESTS += tests/tmerge_untrusted.sh
 dist_noinst_SCRIPTS += tests/tmerge_untrusted.sh
+# tfuzz_serving: split_kv, sinks and page_table draw the split-KV and serving-layout structure
+# their defects need (docs/bugclasses.md §2.25, §2.26).
+check_PROGRAMS += tests/tfuzz_serving
+TESTS += tests/tfuzz_serving
+# tfuzz_defects.sh: the findings of a campaign and of a merge grouped into distinct defects.
+TESTS += tests/tfuzz_defects.sh
+dist_noinst_SCRIPTS += tests/tfuzz_defects.sh
+# tfuzz_relabel.sh: a finding judged on a row sample is labelled from every row of its case (or
+# of its minimized form past the work bound), as `check` labels it.
+# tfuzz_shapes.sh: the fuzzer draws only the shapes a kernel declares (gqa, dv-ne-dk, tq-ne-tk,
+# scale) and counts the draws it discards; --shape-buckets keeps dense cases to N shapes and
+# reports first runs of a shape apart; repro.sh sets the environment a worker declares.
+# texec_class.sh: a one-shot command judged under its declared class, a worker's class per case
+# ("ok class=NAME"), list of declared shapes and notes, torch_sdpa.py's CPU fallback.
+TESTS += tests/tfuzz_relabel.sh tests/tfuzz_shapes.sh tests/texec_class.sh
+dist_noinst_SCRIPTS += tests/tfuzz_relabel.sh tests/tfuzz_shapes.sh tests/texec_class.sh

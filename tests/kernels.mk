@@ -100,3 +100,23 @@ tests_tplugin_lse_la_LIBADD = -lm
 # tcli_hints.sh: exec: hints, "did you mean", durations without a unit, the ATTNCHECK_CAP_NO_LSE hint.
 TESTS += tests/tcli_hints.sh
 dist_noinst_SCRIPTS += tests/tcli_hints.sh
+# tserving.sh: a paged cache's unused block-table entries are -1 and the pages they address (-1,
+# num_pages) hold NaN, so a kernel that dereferences one reads NaN; each split-KV and layout
+# mutant of docs/bugclasses.md §2.25-2.26 FAILs on its trigger and PASSes without it.
+TESTS += tests/tserving.sh
+dist_noinst_SCRIPTS += tests/tserving.sh
+# A version 4 plugin, built against the frozen version 4 header (tests/abi4/attncheck/kernel.h);
+# tests/plugin_abi4.sh runs it as ABI 4 did (an error of its run() stays a kernel error).
+check_LTLIBRARIES += tests/abi4/myplugin_v4.la
+tests_abi4_myplugin_v4_la_SOURCES = tests/abi4/myplugin_v4.c
+tests_abi4_myplugin_v4_la_CPPFLAGS = -I$(top_srcdir)/tests/abi4
+tests_abi4_myplugin_v4_la_LDFLAGS = $(AC_TPLUGIN_LDFLAGS)
+tests_abi4_myplugin_v4_la_LIBADD = -lm
+noinst_HEADERS += tests/abi4/attncheck/kernel.h
+# plugin_abi4.sh: the version 4 plugin loads, PASSes, and its "unsupported:" error is still a FAIL.
+# plugin_readme.sh: the README's plugin builds from the build tree (attncheck-uninstalled.pc) under
+# -Wall -Wextra -Werror and passes.
+# tabi5.sh: ABI 5: run() refusals (SKIP, never a finding), declared empty-row conventions, the
+# precision class per problem in every report, and what `list` shows of them.
+TESTS += tests/plugin_abi4.sh tests/plugin_readme.sh tests/tabi5.sh
+dist_noinst_SCRIPTS += tests/plugin_abi4.sh tests/plugin_readme.sh tests/tabi5.sh

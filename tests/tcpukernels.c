@@ -27,7 +27,7 @@ static int control_any_run(const attncheck_problem *p, const attncheck_tensors *
 }
 static const attncheck_kernel control_any = {ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), "control", "mutant base",
                                              NULL, ATTNCHECK_MEM_HOST, 0, control_any_supports, control_any_run,
-                                             {NULL, NULL, NULL, NULL}, NULL, 0, 0};
+                                             {NULL, NULL, NULL, NULL}, NULL, 0, 0, 0, 0, NULL};
 
 /* ---- random values ------------------------------------------------------------------- */
 
@@ -346,10 +346,12 @@ static const char *const correct_names[] = {"naive-f64", "naive-f32", "naive-nol
  * (thull, tscaled, suite ci), the registration checks here; so are the serving-layout kernels
  * flash-varlen-f32/-bf16 (tcmd_layouts.sh, suite ci), asked about a varlen batch, and the
  * backward kernels, whose forward is naive-f32/-bf16's or flash-f32/-bf16's (their backward:
- * tharness_grad, tcli_grad.sh). */
-static const char *const composite_names[] = {"cublas-style-f16", "cublas-style-bf16", "naive-scaleq-f16",
-                                              "naive-scaleq-bf16", "flash-varlen-f32", "flash-varlen-bf16",
-                                              "naive-bwd-f32", "naive-bwd-bf16", "flash-bwd-f32", "flash-bwd-bf16"};
+ * tharness_grad, tcli_grad.sh), and ggml-f16-style and q8q-f32-style, whose Q rounded to f16 or
+ * q8 blocks and f16 sums are their classes' (tcmd_ggml_kernels.sh, bench/calibrate). */
+static const char *const composite_names[] = {"cublas-style-f16",  "cublas-style-bf16", "naive-scaleq-f16",
+                                              "naive-scaleq-bf16", "flash-varlen-f32",  "flash-varlen-bf16",
+                                              "naive-bwd-f32",     "naive-bwd-bf16",    "flash-bwd-f32",
+                                              "flash-bwd-bf16",    "ggml-f16-style",    "q8q-f32-style"};
 #define NCOMPOSITE (sizeof composite_names / sizeof composite_names[0])
 /* the reference kernels of the quantized formats (kernels/cpu_quant.c; tests/tquant_kernels.c) */
 static const char *const quant_names[] = {"ggml-ref-f32", "fp8kv-ref-f32", "intkv-ref-f32", "fp4kv-ref-f32"};
@@ -488,25 +490,69 @@ typedef struct {
 } trigger;
 
 static const trigger triggers[] = {
-  {"mutant-no-max-sub", ATTNCHECK_F32, {"logits > 88", ATTNCHECK_MASK_NONE, 1, 1, 1, 8, 40, 16, 8, 3.0, L_DENSE, V_LARGE, 3.0}},
-  {"mutant-max-sentinel", ATTNCHECK_F32, {"logits near -1e5", ATTNCHECK_MASK_NONE, 1, 1, 1, 8, 40, 4, 8, 30.0, L_DENSE, V_NEGATIVE, 0}},
-  {"mutant-causal-off-by-one", ATTNCHECK_F32, {"causal square", ATTNCHECK_MASK_CAUSAL, 1, 1, 1, 20, 20, 8, 8, N0, L_DENSE, V_NORMAL, 0}},
-  {"mutant-causal-top-left", ATTNCHECK_F32, {"bottom-right tq < tk", ATTNCHECK_MASK_CAUSAL_BOTTOM_RIGHT, 1, 1, 1, 20, 50, 8, 8, N0, L_DENSE, V_NORMAL, 0}},
-  {"mutant-no-rescale-sum", ATTNCHECK_F32, {"max in the last tiles", ATTNCHECK_MASK_NONE, 1, 1, 1, 4, 200, 32, 8, N0, L_DENSE, V_LATE, 60.0}},
-  {"mutant-no-rescale-acc", ATTNCHECK_F32, {"max in the last tiles", ATTNCHECK_MASK_NONE, 1, 1, 1, 4, 200, 32, 8, N0, L_DENSE, V_LATE, 60.0}},
-  {"mutant-tail-unmasked", ATTNCHECK_F32, {"causal, one tile", ATTNCHECK_MASK_CAUSAL, 1, 1, 1, 20, 20, 8, 8, N0, L_DENSE, V_NORMAL, 0}},
-  {"mutant-scale-eighth", ATTNCHECK_F32, {"dk = 24", ATTNCHECK_MASK_NONE, 1, 1, 1, 8, 40, 24, 8, N0, L_DENSE, V_NORMAL, 0}},
-  {"mutant-f16-acc-pv", ATTNCHECK_F16, {"flat scores, V ~ 100, T = 800", ATTNCHECK_MASK_NONE, 1, 1, 1, 2, 800, 8, 8, 0.0, L_DENSE, V_FLATBIG, 0}},
-  {"mutant-f16-score-acc", ATTNCHECK_F16, {"|q.k| > 65504", ATTNCHECK_MASK_NONE, 1, 1, 1, 8, 40, 8, 8, 0.001, L_DENSE, V_LARGE, 200.0}},
-  {"mutant-bf16-rowsum", ATTNCHECK_BF16, {"flat scores, T = 1024", ATTNCHECK_MASK_NONE, 1, 1, 1, 2, 1024, 8, 8, 0.0, L_DENSE, V_NORMAL, 0}},
-  {"mutant-empty-row-nan", ATTNCHECK_F32, {"bottom-right tq > tk", ATTNCHECK_MASK_CAUSAL_BOTTOM_RIGHT, 1, 1, 1, 20, 5, 8, 8, N0, L_DENSE, V_NORMAL, 0}},
-  {"mutant-masked-nan-leak", ATTNCHECK_F32, {"NaN in V at the last key, causal", ATTNCHECK_MASK_CAUSAL, 1, 1, 1, 20, 20, 8, 8, N0, L_DENSE, V_NANDIAG, 0}},
-  {"mutant-gqa-modulo", ATTNCHECK_F32, {"heads 4, kv_heads 2", ATTNCHECK_MASK_NONE, 1, 4, 2, 8, 40, 8, 8, N0, L_DENSE, V_NORMAL, 0}},
-  {"mutant-dv-as-dk", ATTNCHECK_F32, {"dk 8, dv 16", ATTNCHECK_MASK_NONE, 1, 1, 1, 8, 40, 8, 16, N0, L_DENSE, V_NORMAL, 0}},
-  {"mutant-head-batch-swap", ATTNCHECK_F32, {"batch 2, heads 2", ATTNCHECK_MASK_NONE, 2, 2, 2, 8, 40, 8, 8, N0, L_DENSE, V_NORMAL, 0}},
-  {"mutant-fast-exp", ATTNCHECK_F32, {"plain normal, dk 4", ATTNCHECK_MASK_NONE, 1, 1, 1, 8, 40, 4, 8, N0, L_DENSE, V_NORMAL, 0}},
-  {"mutant-cublas-sentinel", ATTNCHECK_F16, {"causal, masked scores 1e4 above", ATTNCHECK_MASK_CAUSAL, 1, 1, 1, 20, 20, 16, 8, N0, L_DENSE, V_LATE, 3000.0}},
-  {"mutant-bf16-acc16-pv", ATTNCHECK_BF16, {"flat scores, V ~ 100, T = 800", ATTNCHECK_MASK_NONE, 1, 1, 1, 2, 800, 8, 8, 0.0, L_DENSE, V_FLATBIG, 0}},
+    {"mutant-no-max-sub",
+     ATTNCHECK_F32,
+     {"logits > 88", ATTNCHECK_MASK_NONE, 1, 1, 1, 8, 40, 16, 8, 3.0, L_DENSE, V_LARGE, 3.0}},
+    {"mutant-max-sentinel",
+     ATTNCHECK_F32,
+     {"logits near -1e5", ATTNCHECK_MASK_NONE, 1, 1, 1, 8, 40, 4, 8, 30.0, L_DENSE, V_NEGATIVE, 0}},
+    {"mutant-causal-off-by-one",
+     ATTNCHECK_F32,
+     {"causal square", ATTNCHECK_MASK_CAUSAL, 1, 1, 1, 20, 20, 8, 8, N0, L_DENSE, V_NORMAL, 0}},
+    {"mutant-causal-top-left",
+     ATTNCHECK_F32,
+     {"bottom-right tq < tk", ATTNCHECK_MASK_CAUSAL_BOTTOM_RIGHT, 1, 1, 1, 20, 50, 8, 8, N0, L_DENSE, V_NORMAL, 0}},
+    {"mutant-no-rescale-sum",
+     ATTNCHECK_F32,
+     {"max in the last tiles", ATTNCHECK_MASK_NONE, 1, 1, 1, 4, 200, 32, 8, N0, L_DENSE, V_LATE, 60.0}},
+    {"mutant-no-rescale-acc",
+     ATTNCHECK_F32,
+     {"max in the last tiles", ATTNCHECK_MASK_NONE, 1, 1, 1, 4, 200, 32, 8, N0, L_DENSE, V_LATE, 60.0}},
+    {"mutant-tail-unmasked",
+     ATTNCHECK_F32,
+     {"causal, one tile", ATTNCHECK_MASK_CAUSAL, 1, 1, 1, 20, 20, 8, 8, N0, L_DENSE, V_NORMAL, 0}},
+    {"mutant-scale-eighth",
+     ATTNCHECK_F32,
+     {"dk = 24", ATTNCHECK_MASK_NONE, 1, 1, 1, 8, 40, 24, 8, N0, L_DENSE, V_NORMAL, 0}},
+    {"mutant-f16-acc-pv",
+     ATTNCHECK_F16,
+     {"flat scores, V ~ 100, T = 800", ATTNCHECK_MASK_NONE, 1, 1, 1, 2, 800, 8, 8, 0.0, L_DENSE, V_FLATBIG, 0}},
+    {"mutant-f16-score-acc",
+     ATTNCHECK_F16,
+     {"|q.k| > 65504", ATTNCHECK_MASK_NONE, 1, 1, 1, 8, 40, 8, 8, 0.001, L_DENSE, V_LARGE, 200.0}},
+    {"mutant-bf16-rowsum",
+     ATTNCHECK_BF16,
+     {"flat scores, T = 1024", ATTNCHECK_MASK_NONE, 1, 1, 1, 2, 1024, 8, 8, 0.0, L_DENSE, V_NORMAL, 0}},
+    {"mutant-empty-row-nan",
+     ATTNCHECK_F32,
+     {"bottom-right tq > tk", ATTNCHECK_MASK_CAUSAL_BOTTOM_RIGHT, 1, 1, 1, 20, 5, 8, 8, N0, L_DENSE, V_NORMAL, 0}},
+    {"mutant-masked-nan-leak",
+     ATTNCHECK_F32,
+     {"NaN in V at the last key, causal", ATTNCHECK_MASK_CAUSAL, 1, 1, 1, 20, 20, 8, 8, N0, L_DENSE, V_NANDIAG, 0}},
+    {"mutant-gqa-modulo",
+     ATTNCHECK_F32,
+     {"heads 4, kv_heads 2", ATTNCHECK_MASK_NONE, 1, 4, 2, 8, 40, 8, 8, N0, L_DENSE, V_NORMAL, 0}},
+    {"mutant-dv-as-dk",
+     ATTNCHECK_F32,
+     {"dk 8, dv 16", ATTNCHECK_MASK_NONE, 1, 1, 1, 8, 40, 8, 16, N0, L_DENSE, V_NORMAL, 0}},
+    {"mutant-head-batch-swap",
+     ATTNCHECK_F32,
+     {"batch 2, heads 2", ATTNCHECK_MASK_NONE, 2, 2, 2, 8, 40, 8, 8, N0, L_DENSE, V_NORMAL, 0}},
+    {"mutant-fast-exp",
+     ATTNCHECK_F32,
+     {"plain normal, dk 4", ATTNCHECK_MASK_NONE, 1, 1, 1, 8, 40, 4, 8, N0, L_DENSE, V_NORMAL, 0}},
+    {"mutant-cublas-sentinel",
+     ATTNCHECK_F16,
+     {"causal, masked scores 1e4 above", ATTNCHECK_MASK_CAUSAL, 1, 1, 1, 20, 20, 16, 8, N0, L_DENSE, V_LATE, 3000.0}},
+    {"mutant-bf16-acc16-pv",
+     ATTNCHECK_BF16,
+     {"flat scores, V ~ 100, T = 800", ATTNCHECK_MASK_NONE, 1, 1, 1, 2, 800, 8, 8, 0.0, L_DENSE, V_FLATBIG, 0}},
+    {"mutant-ggml-bf16-acc",
+     ATTNCHECK_F16,
+     {"flat scores, V ~ 100, T = 800", ATTNCHECK_MASK_NONE, 1, 1, 1, 2, 800, 8, 8, 0.0, L_DENSE, V_FLATBIG, 0}},
+    {"mutant-q8q-as-q4",
+     ATTNCHECK_F32,
+     {"plain normal, dk 64", ATTNCHECK_MASK_NONE, 1, 1, 1, 8, 40, 64, 8, N0, L_DENSE, V_NORMAL, 0}},
 };
 #define NTRIGGERS (sizeof triggers / sizeof triggers[0])
 

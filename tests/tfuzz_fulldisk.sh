@@ -3,9 +3,11 @@
 # runs out stops at the first finding it cannot store, with exit 3 and one line; after space is
 # freed, --resume evaluates that case number again and stores the finding, so the campaign ends
 # with exactly the findings of the same campaign on a roomy disk, and stats equal the journal.
-# The same past the sweep: tmpfs mounts of three sizes fill up at three cases (one a mutation of
-# the elite pool); after the mount is enlarged, --resume draws the case again as it was and
-# stores the finding the roomy campaign stored, byte for byte.
+# The same past the sweep: tmpfs mounts of three sizes fill up at three cases, then the mount size is
+# bisected until the disk fills at the first mutation of the elite pool the roomy campaign stored
+# (the case where a size fills up moves whenever the generators change); after the mount is
+# enlarged, --resume draws the case again as it was and stores the finding the roomy campaign
+# stored, byte for byte.
 # Needs a tmpfs mount in a private mount namespace (root, or unprivileged user namespaces);
 # skipped (77) where neither is possible.
 set -u
@@ -91,25 +93,46 @@ umount "$tmp/disk"
 camp() { "$bin" fuzz --kernel mutant-no-rescale-sum --seed 1 --max-elems 65536 --no-minimize --no-live --quiet "$@"; }
 camp --cases 250 --out "$tmp/ref2" > /dev/null 2>&1
 past_sweep=0
-for size in 1500k 3000k 3500k; do
-  mount -t tmpfs -o size=$size tmpfs "$tmp/disk" || fail "mount $size"
+# one mount of SIZE KiB: the campaign stops at case $n storing $sig; --resume stores it as the reference did
+try_size() {
+  size=$1
+  mount -t tmpfs -o size=${size}k tmpfs "$tmp/disk" || fail "mount ${size}k"
   camp --cases 250 --out "$tmp/disk/c" > /dev/null 2> "$tmp/s.err"
   rc=$?
   sig=$(sed -n 's/.*cannot store finding \([^ ]*\) of case \([0-9]*\):.*/\1/p' "$tmp/s.err")
   n=$(sed -n 's/.*cannot store finding \([^ ]*\) of case \([0-9]*\):.*/\2/p' "$tmp/s.err")
-  [ $rc -eq 3 ] && [ -n "$sig" ] || { cat "$tmp/s.err"; fail "tmpfs $size: exit $rc, no finding named"; }
-  mount -o remount,size=64m "$tmp/disk" || fail "remount $size"
+  if [ -z "$sig" ] && [ $rc -le 1 ] && [ "${2:-}" = bisect ]; then   # roomy enough for the whole campaign
+    n=999999
+    umount "$tmp/disk"
+    return 0
+  fi
+  [ $rc -eq 3 ] && [ -n "$sig" ] || { cat "$tmp/s.err"; fail "tmpfs ${size}k: exit $rc, no finding named"; }
+  mount -o remount,size=64m "$tmp/disk" || fail "remount ${size}k"
   "$bin" fuzz --resume --out "$tmp/disk/c" --cases 250 --no-live --quiet > "$tmp/s.txt" 2>&1
   rc=$?
-  [ $rc -eq 1 ] || { cat "$tmp/s.txt"; fail "tmpfs $size: resume: exit $rc, expected 1"; }
+  [ $rc -eq 1 ] || { cat "$tmp/s.txt"; fail "tmpfs ${size}k: resume: exit $rc, expected 1"; }
   cmp -s "$tmp/ref2/findings/$sig/case.npz" "$tmp/disk/c/findings/$sig/case.npz" ||
-    fail "tmpfs $size: finding $sig of case $n lost or drawn from another case after --resume"
-  grep -q "\"event\":\"redrawn\",\"case\":$n,\"exact\":true" "$tmp/disk/c/log.jsonl" || fail "tmpfs $size: case $n not drawn again"
-  sh "$src/tests/journal_stats.sh" "$tmp/disk/c" || fail "tmpfs $size: stats differ from the journal"
+    fail "tmpfs ${size}k: finding $sig of case $n lost or drawn from another case after --resume"
+  grep -q "\"event\":\"redrawn\",\"case\":$n,\"exact\":true" "$tmp/disk/c/log.jsonl" || fail "tmpfs ${size}k: case $n not drawn again"
+  sh "$src/tests/journal_stats.sh" "$tmp/disk/c" || fail "tmpfs ${size}k: stats differ from the journal"
   gen=$(sed -n 's/.*"generator":"\([^"]*\)".*/\1/p' "$tmp/disk/c/findings/$sig/report.json")
   case $gen in *+mut) past_sweep=1 ;; esac
-  echo "ok: tmpfs $size full at case $n ($gen): $sig stored after --resume, the reference's case"
+  echo "ok: tmpfs ${size}k full at case $n ($gen): $sig stored after --resume, the reference's case"
   umount "$tmp/disk"
+}
+for size in 1500 3000 3500; do try_size $size; done
+# a stop at a mutation of the elite pool: the first mutation the reference stored (its case
+# number m), reached by bisecting the mount size on the case where the disk fills
+m=$(for f in "$tmp"/ref2/findings/*/report.json; do
+      sed -n 's/.*"generator":"[^"]*+mut".*/MUT/p' "$f" | grep -q MUT &&
+        sed -n 's/.*"case_index":\([0-9]*\).*/\1/p' "$f"
+    done | sort -n | head -1)
+[ -n "$m" ] || fail "the reference campaign stored no finding of a mutation: lengthen it"
+lo=1000 hi=6000 tries=0
+while [ $past_sweep -eq 0 ] && [ $tries -lt 8 ]; do
+  mid=$(((lo + hi) / 2)) tries=$((tries + 1))
+  try_size $mid bisect
+  if [ "$n" -lt "$m" ]; then lo=$mid; elif [ "$n" -gt "$m" ]; then hi=$mid; fi
 done
 [ $past_sweep -eq 1 ] || fail "no mount filled up at a mutation of the elite pool"
 exit 0

@@ -4,7 +4,8 @@
 # does) stops with exit 3; --resume draws case N again exactly as it was (a mutation of the
 # search's elite pool after the sweep, and a fresh draw) and stores the finding the campaign on a
 # roomy disk stored, byte for byte. Every case of a campaign, mutations of corpus seeds of a resumed
-# run included, is drawn again exactly from its journal record (2 jobs).
+# run included, is drawn again exactly from its journal record (2 jobs), and so is a draw kept
+# at a later try after the kernel refused the ones before (t=T).
 set -u
 bin=${ATTNCHECK_BIN:-./attncheck}
 seed=${ATTNCHECK_TEST_SEED:-1}
@@ -61,4 +62,17 @@ exact=$(grep -c '"event":"redrawn",.*"exact":true' "$tmp/all/log.jsonl")
 [ "$exact" -eq 300 ] || { grep '"exact":false' "$tmp/all/log.jsonl" | head -3; fail "$exact of 300 cases drawn again exactly"; }
 grep -q '^redrawn_this_run=' "$tmp/all/stats" || fail "stats: no redrawn_this_run"
 echo "ok: all 300 cases (fresh draws, mutations, mutations of corpus seeds; 2 jobs) drawn again exactly"
+
+# a draw the kernel refuses is drawn again from the stream of its next try, and the "d" record
+# names the try kept (t=T): such cases too are drawn again exactly (test-square-only refuses the
+# mutations that resize a case)
+"$bin" fuzz --kernel test-square-only --dtypes f32 --max-t 256 --seed "$seed" --cases 200 --out "$tmp/sq" --no-minimize \
+  --no-live --quiet > "$tmp/sq.txt" 2>&1 || { cat "$tmp/sq.txt"; fail "campaign on test-square-only"; }
+nt=$(grep -c '^d .* t=[1-9][0-9]*$' "$tmp/sq/journal")
+[ "$nt" -gt 0 ] || fail "no draw of test-square-only journaled with the try it kept"
+grep -v '^c ' "$tmp/sq/journal" > "$tmp/journal" && cat "$tmp/journal" > "$tmp/sq/journal"
+"$bin" fuzz --resume --out "$tmp/sq" --cases 200 --no-live --quiet > "$tmp/sq.txt" 2>&1
+exact=$(grep -c '"event":"redrawn",.*"exact":true' "$tmp/sq/log.jsonl")
+[ "$exact" -eq 200 ] || { grep '"exact":false' "$tmp/sq/log.jsonl" | head -3; fail "$exact of 200 cases drawn again exactly"; }
+echo "ok: all 200 cases of a kernel that refuses draws ($nt kept at a later try) drawn again exactly"
 exit 0

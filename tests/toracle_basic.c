@@ -470,14 +470,16 @@ START_TEST(budget_terms_match_long_double)
     for (int64_t h = 0; h < 2; h++)
       for (int64_t i = 0; i < 12; i++) {
         int64_t row = (int64_t)ac_rowidx(p, 0, h, i), n = i + 1;
-        long double s[12], Z[12], m = -INFINITY, L = 0, maxz = 0;
+        long double s[12], Z[12], Zb[12], m = -INFINITY, L = 0, maxz = 0, qmax = 0;
+        for (int64_t t = 0; t < p->dk; t++) qmax = fmaxl(qmax, fabsl(ref_get(&c, 'q', ac_qidx(p, 0, h, i, t))));
         for (int64_t j = 0; j < n; j++) {
           long double z = 0;
-          Z[j] = 0;
-          for (int64_t t = 0; t < p->dk; t++) {
+          Z[j] = Zb[j] = 0;
+          for (int64_t t = 0; t < p->dk; t++) { /* d_k 6: one block, its largest |q| times |k| */
             long double a = ref_get(&c, 'q', ac_qidx(p, 0, h, i, t)), b = ref_get(&c, 'k', ac_kidx(p, 0, 0, j, t));
             z += a * b;
             Z[j] += fabsl(a * b);
+            Zb[j] += qmax * fabsl(b);
           }
           s[j] = sc * z;
           if (s[j] > m) m = s[j];
@@ -486,17 +488,22 @@ START_TEST(budget_terms_match_long_double)
         for (int64_t j = 0; j < n; j++) L += expl(s[j] - m);
         const ac_oracle_row *orow = &r.rows[row];
         ck_assert_msg(close_to(orow->m, m) && close_to(orow->max_abs_z, maxz), "row terms");
-        long double lcz = 0, ls = 0;
+        long double lcz = 0, lczb = 0, ls = 0, czb = 0;
         for (int64_t j = 0; j < n; j++) {
           long double A = expl(s[j] - m) / L;
           lcz += A * sc * Z[j];
+          lczb += A * sc * Zb[j];
           ls += A * fabsl(s[j]);
+          czb = fmaxl(czb, sc * Zb[j]);
         }
         ck_assert_msg(close_to(orow->lse_cZ, lcz) && close_to(orow->lse_s, ls), "%s row %lld: LSE terms %a %a vs %La %La",
                       ac_dtype_name(dt), (long long)row, orow->lse_cZ, orow->lse_s, lcz, ls);
+        ck_assert_msg(close_to(orow->lse_cZb, lczb) && close_to(orow->max_cZb, czb),
+                      "%s row %lld: block terms %a %a vs %La %La", ac_dtype_name(dt), (long long)row, orow->lse_cZb,
+                      orow->max_cZb, lczb, czb);
         for (int64_t t = 0; t < p->dv; t++) {
           const ac_oracle_elem *el = &r.elems[row * p->dv + t];
-          long double R = 0, D = 0, S = 0, Sp = 0, G = 0, F[AC_ORACLE_NMU] = {0};
+          long double R = 0, D = 0, S = 0, Sp = 0, G = 0, Gb = 0, F[AC_ORACLE_NMU] = {0};
           for (int64_t j = 0; j < n; j++) {
             long double A = expl(s[j] - m) / L, v = ref_get(&c, 'v', ac_vidx(p, 0, 0, j, t)), e = fabsl(v - el->o);
             R += A * fabsl(v);
@@ -504,6 +511,7 @@ START_TEST(budget_terms_match_long_double)
             S += A * e * fabsl(s[j] - m);
             Sp += A * e * fabsl(s[j]);
             G += A * e * sc * Z[j];
+            Gb += A * e * sc * Zb[j];
             for (int q = 0; q < r.nmu; q++)
               if (A < r.mu[q]) F[q] += A * e;
           }
@@ -513,6 +521,7 @@ START_TEST(budget_terms_match_long_double)
                         ac_dtype_name(dt), (long long)row, (long long)t, el->R, el->D, el->S, el->Sp, el->G, R, D, S, Sp, G);
           for (int q = 0; q < r.nmu; q++)
             ck_assert_msg(close_to(el->F[q], F[q]), "F[%d] %a vs %La", q, el->F[q], F[q]);
+          ck_assert_msg(close_to(el->Gb, Gb), AC_SEED_FMT "Gb %a vs %La", AC_SEED_ARG, el->Gb, Gb);
         }
       }
     ac_oracle_result_free(&r);

@@ -315,6 +315,7 @@ static void compare(const ac_case *c, const ac_oracle_result *F, const ac_oracle
     if (a->visible > 0 && a->lse_accept == AC_ACCEPT_VALUE) {
       REQUIRE(close_to(a->m, b->m), "close_to(a->m, b->m)");
       REQUIRE(close_to(a->lse_cZ, b->lse_cZ), "close_to(a->lse_cZ, b->lse_cZ)");
+      REQUIRE(close_to(a->lse_cZb, b->lse_cZb) && close_to(a->max_cZb, b->max_cZb), "the block terms lse_cZb, max_cZb");
       REQUIRE(close_to(a->lse_s, b->lse_s), "close_to(a->lse_s, b->lse_s)");
       REQUIRE(close_to(a->max_abs_z, b->max_abs_z), "close_to(a->max_abs_z, b->max_abs_z)");
     }
@@ -343,10 +344,11 @@ static void compare(const ac_case *c, const ac_oracle_result *F, const ac_oracle
                     AC_SEED_ARG, dn, k, (long long)x, (long long)t, ea->o, ea->o_err, eb->o, eb->o_err);
       double dO = fabs(ea->o - eb->o) + ea->o_err + eb->o_err, fs = b->lse_s, fz = b->lse_cZ;
       REQUIRE(close_to(ea->R, eb->R) && close_do(ea->D, eb->D, dO) && close_do(ea->S, eb->S, dO * (fs + fabs(b->m))) &&
-                        close_do(ea->Sp, eb->Sp, dO * fs + eb->D * (fabs(b->m) + 1) * 0x1p-45) && close_do(ea->G, eb->G, dO * fz),
-                    AC_SEED_FMT "%s case %d elem %lld,%lld: budget terms R %a/%a D %a/%a S %a/%a Sp %a/%a G %a/%a",
-                    AC_SEED_ARG, dn, k, (long long)x, (long long)t, ea->R, eb->R, ea->D, eb->D, ea->S, eb->S, ea->Sp,
-                    eb->Sp, ea->G, eb->G);
+                  close_do(ea->Sp, eb->Sp, dO * fs + eb->D * (fabs(b->m) + 1) * 0x1p-45) &&
+                  close_do(ea->G, eb->G, dO * fz) && close_do(ea->Gb, eb->Gb, dO * b->lse_cZb),
+              AC_SEED_FMT "%s case %d elem %lld,%lld: budget terms R %a/%a D %a/%a S %a/%a Sp %a/%a G %a/%a",
+              AC_SEED_ARG, dn, k, (long long)x, (long long)t, ea->R, eb->R, ea->D, eb->D, ea->S, eb->S, ea->Sp, eb->Sp,
+              ea->G, eb->G);
       /* M: the binary64 pass finds the extremes of V in its budget pass (keys of weight 0 included) */
       REQUIRE(close_do(ea->M, eb->M, dO), AC_SEED_FMT "%s case %d elem %lld,%lld: M %a vs %a", AC_SEED_ARG, dn, k,
               (long long)x, (long long)t, ea->M, eb->M);

@@ -37,7 +37,7 @@ static void refused(const char *rel, const char *expect)
 
 START_TEST(wrong_abi_plugins_are_refused)
 {
-  refused("tests/.libs/tplugin_badabi.so", "abi_version 999; this attncheck speaks abi_version 1 to 4");
+  refused("tests/.libs/tplugin_badabi.so", "abi_version 999; this attncheck speaks abi_version 1 to 5");
   refused("tests/.libs/tplugin_small.so", "smaller than attncheck_kernel v1");
   refused("tests/.libs/tplugin_nosym.so", "not an attncheck plugin (no attncheck_plugin_kernels symbol)");
   refused("tests/.libs/tplugin_empty.so", "returned no kernels");

@@ -171,7 +171,7 @@ for b in "$scratch"/blocks/f*; do
   # the block's folder in the scratch tree: README.md at the root, examples/plugin/README.md there
   dir="$scratch/work/$(dirname "$file")"
   if [ ! -d "$scratch/work" ]; then
-    mkdir "$scratch/work" && cp -R "$src/examples" "$src/python" "$scratch/work/" && chmod -R u+w "$scratch/work" || exit 99
+    mkdir "$scratch/work" && cp -R "$src/examples" "$scratch/work/" && { [ ! -d "$src/python" ] || cp -R "$src/python" "$scratch/work/"; } && chmod -R u+w "$scratch/work" || exit 99
   fi
   script="$b.bash"
   {

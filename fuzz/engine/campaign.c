@@ -263,6 +263,7 @@ static int case_done(ctx_t *c, int w, int64_t k, const char *family, const ac_ev
   if (slot >= 0) sh->per_fam_impr[slot] += improved;
   if (skip) {
     sh->skipped++;
+    if (ev->refused_by_run) sh->skipped_by_run++;
     count_skip(sh, ev->rep.note[0] ? ev->rep.note : "no reason given");
   }
   sh->judged += judged;
@@ -307,6 +308,43 @@ static int never_started(start_watch *sw, int erc, const ac_eval *ev, const char
   return sw->streak >= NEVER_RAN_CASES;
 }
 
+/* What a JIT-compiled kernel compiles one program for: the shape, dtypes, mask, scale, variants
+ * and layout of the case (never 0). */
+static uint64_t jit_key(const ac_case *cs)
+{
+  const ac_problem *p = &cs->p;
+  const int64_t f[] = {p->batch, p->heads, p->kv_heads, p->tq, p->tk, p->dk, p->dv, p->mask, (int64_t)p->f.used};
+  uint64_t h = ac_hash2(0x6a6974ull, (uint64_t)p->dtype);
+  for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) h = ac_hash2(h, (uint64_t)f[i]);
+  for (const char *t = "qkvo"; *t; t++) h = ac_hash2(h, (uint64_t)ac_tensor_dtype(p, *t));
+  uint64_t sb;
+  double s = ac_problem_scale(p);
+  memcpy(&sb, &s, sizeof sb);
+  h = ac_hash2(h, sb);
+  for (int i = 0; i < 4; i++)
+    h = ac_hash2(h, (uint64_t)p->q_stride[i] ^ (uint64_t)p->k_stride[i] << 16 ^ (uint64_t)p->o_stride[i] << 32);
+  return h ? h : 1;
+}
+
+/* The kernel time of a case that ran: a first run of its JIT key in this worker (compilation
+ * included for a JIT kernel) or a later one. When the set is full every run counts as later. */
+static void jit_note(ctx_t *c, const ac_case *cs, const ac_eval *ev)
+{
+  if (ev->status != AC_RUN_OK) return;
+  if (!c->jit_seen) c->jit_seen = ac_xcalloc(JIT_KEYS, sizeof *c->jit_seen);
+  uint64_t k = jit_key(cs);
+  size_t i = (size_t)(k % JIT_KEYS);
+  while (c->jit_seen[i] && c->jit_seen[i] != k) i = (i + 1) % JIT_KEYS;
+  int first = !c->jit_seen[i] && c->jit_n < JIT_KEYS / 2;
+  if (first) c->jit_seen[i] = k, c->jit_n++;
+  ac_cp_lock(c->sh);
+  if (first)
+    c->sh->first_runs++, c->sh->first_run_s += ev->kernel_s;
+  else
+    c->sh->later_runs++, c->sh->later_run_s += ev->kernel_s;
+  pthread_mutex_unlock(&c->sh->mu);
+}
+
 /* --log-cases: one "case" event (desc: the mutation, "" for a family's own case). */
 static void log_case(ctx_t *c, int64_t gk, const char *family, const ac_eval *ev, const char *desc)
 {
@@ -321,9 +359,12 @@ static void log_case(ctx_t *c, int64_t gk, const char *family, const ac_eval *ev
 }
 
 /* Case number k (global gk) of a worker: a family's case during the sweep (a function of the
- * seed and gk), else a mutation of a pool member (*parent); *d: its journal record. 0 or -1. */
-static int draw_case(ctx_t *c, int64_t k, int64_t gk, ac_rng *r, ac_case *cs, ac_draw_rec *d, char *desc, size_t nd,
-                     ac_elite **parent, ac_err *e)
+ * seed and gk), else a mutation of a pool member (*parent); *d: its journal record. A draw the
+ * kernel does not take (its supports() refuses it: an undeclared shape or feature) is discarded
+ * and drawn again from the stream of the next try (d->attempt), up to DRAW_TRIES draws (the
+ * last one is kept); *discarded counts them. 0 or -1. */
+static int draw_case(ctx_t *c, int64_t k, ac_rng *r, ac_case *cs, ac_draw_rec *d, char *desc, size_t nd,
+                     ac_elite **parent, int *discarded, ac_err *e)
 {
   int nf, fslot = 0;
   const ac_family *fams = ac_families(&nf);
@@ -331,22 +372,27 @@ static int draw_case(ctx_t *c, int64_t k, int64_t gk, ac_rng *r, ac_case *cs, ac
   d->k = k;
   d->parent = -1;
   *parent = ac_search_next(&c->search, &c->pool, k, r, &fslot);
-  int rc;
-  if (!*parent) {
-    const ac_family *f = &fams[c->fam[fslot]];
+  const ac_family *f = *parent ? NULL : &fams[c->fam[fslot]];
+  if (f) {
     snprintf(d->family, sizeof d->family, "%s", f->name);
     d->how = 'f';
-    rc = ac_generate(f, c->seed_eff, gk, &c->o->lim, cs, e);
   } else {
     snprintf(d->family, sizeof d->family, "%s", (*parent)->family);
     d->how = (*parent)->from >= 0 ? 'm' : 's';
     d->parent = (*parent)->from;
     d->seed = (*parent)->hash;
     d->sigma = (*parent)->sigma;
-    rc = ac_cp_mutant(c, &(*parent)->c, d, cs, desc, nd, e);
   }
-  if (rc == 0) d->hash = ac_case_hash(cs);
-  return rc;
+  *discarded = 0;
+  for (d->attempt = 0;; d->attempt++) {
+    char why[256];
+    if (f ? ac_cp_fresh(c, f, d, cs, e) : ac_cp_mutant(c, &(*parent)->c, d, cs, desc, nd, e)) return -1;
+    if (d->attempt == DRAW_TRIES - 1 || ac_kernel_supports(c->kernel, &cs->p, why, sizeof why)) break;
+    ac_case_free(cs);
+    ++*discarded;
+  }
+  d->hash = ac_case_hash(cs);
+  return 0;
 }
 
 /* Case k drawn again from its record when it has one (a number an earlier run drew but did not
@@ -430,7 +476,13 @@ void ac_cp_worker_main(ctx_t *c, int w)
     ac_elite *parent = NULL;
     int rc = 0;
     if (!redraw_case(c, k, &cs, &d, desc, sizeof desc)) {
-      rc = draw_case(c, k, gk, &r, &cs, &d, desc, sizeof desc, &parent, &e);
+      int discarded = 0;
+      rc = draw_case(c, k, &r, &cs, &d, desc, sizeof desc, &parent, &discarded, &e);
+      if (discarded) {
+        ac_cp_lock(c->sh);
+        c->sh->discarded += discarded;
+        pthread_mutex_unlock(&c->sh->mu);
+      }
       char line[400];
       /* the draw is recorded before the case runs: --resume draws an unfinished number again */
       if (rc == 0 && (ac_draw_format(&d, line, sizeof line) < 0 || ac_journal_append(c->journal_fd, 0, "%s", line))) {
@@ -469,6 +521,7 @@ void ac_cp_worker_main(ctx_t *c, int w)
       ac_cp_log_error(c, "eval", NULL, gk, erc ? e.msg : ev.rep.note);
     }
     int never = never_started(&sw, erc, &ev, e.msg);
+    if (!erc) jit_note(c, &cs, &ev);
     /* the case number is spent only once its findings are stored and its record is written */
     if ((ev.kept && ac_cp_record_findings(c, &cs, &ev, family, gk)) || case_done(c, w, k, family, &ev)) {
       ac_case_free(&cs);

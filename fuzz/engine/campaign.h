@@ -13,6 +13,7 @@
 #define RESERVE_BLOCK 32
 #define POOL_SIZE 16
 #define NEVER_RAN_CASES 8   /* a worker's first cases all failing alike, no result ever: the kernel cannot start */
+#define DRAW_TRIES 8        /* draws for one case number, the kernel's refusals discarded */
 #define SKIP_REASONS    8   /* distinct SKIP reasons counted in a run (the others: skip_other) */
 #define MAX_RESTARTS 5      /* a worker that dies this often in a row stops the campaign */
 
@@ -28,6 +29,10 @@ typedef struct {
   int64_t redrawn;                                  /* cases drawn again from their records this run */
   char skip_why[SKIP_REASONS][200];                 /* the SKIP reasons of this run and their counts */
   int64_t skip_n[SKIP_REASONS], skip_other;
+  int64_t skipped_by_run;   /* of skipped: refused by the kernel's run() after it saw the case (never findings) */
+  int64_t discarded;        /* draws the kernel does not take, drawn again before a case (campaign.c) */
+  int64_t first_runs, later_runs;   /* runs of a JIT key (shape, dtype, mask, ...) new to the worker, and repeats */
+  double first_run_s, later_run_s;  /* their kernel time: first runs include a JIT kernel's compilation */
   int64_t findings, findings_fail, repeats;
   int64_t meta_checks;      /* metamorphic comparisons this run, and the largest |diff|/tolerance */
   double meta_worst;
@@ -50,9 +55,14 @@ typedef struct {
   int worker_died;                 /* a worker died: its counters may lag the journal */
 } shm_t;
 
+/* The JIT keys a worker has run (campaign.c): an open-addressed set, full at JIT_KEYS. */
+#define JIT_KEYS 65536
+
 typedef struct {
   ac_campaign_opts *o;
   shm_t *sh;
+  uint64_t *jit_seen;              /* this worker's JIT keys (0: empty slot) */
+  int jit_n;
   uint64_t seed_eff;
   int fam[MAX_FAM], nfam;
   double t0;
@@ -97,9 +107,29 @@ int ac_cp_load_campaign_json(ac_campaign_opts *o, ac_err *e);
 void ac_cp_worker_main(ctx_t *c, int w) __attribute__((noreturn));
 extern pid_t ac_cp_supervisor_pid;
 
+/* relabel.c: labels from the whole case. A finding judged on a row sample (ac_fuzz_oracle_rows)
+ * without FAIL that would be stored as SUSPECT, MASKED-LEAK or WEAK-CLASS under a signature not
+ * stored yet is judged again on all its rows first, so that its label is what `check` says; a case
+ * whose oracle on every row would take more than RELABEL_MAX_WORK multiply-adds (rows x keys x
+ * (dk + dv)) is minimized first and its minimized form judged on all rows instead. */
+#define RELABEL_MAX_WORK 1073741824.0
+typedef struct {
+  ac_eval full;          /* the judgement on all rows (of cs, or of mn) */
+  ac_case mn;            /* the minimized form, when have_mn */
+  int have_mn, evals;    /* its minimization's evaluations and time */
+  double min_s;
+  char label[200];       /* where the stored label comes from ("all rows", ...): report.json "label_rows" */
+  struct json_object *mech; /* the mechanism of the minimized form (NULL: none) */
+} ac_relabel;
+/* The evaluation whose kinds label the findings of cs (ev itself, or rl->full). */
+const ac_eval *ac_cp_relabel(ctx_t *c, const ac_case *cs, const ac_eval *ev, const char *family, ac_relabel *rl);
+void ac_relabel_free(ac_relabel *rl);
+
 /* redraw.c: cases drawn again from their journal records */
-/* The mutation d records (d->k, d->sigma, d->family) of parent: its random stream is a function of
- * the seed and the case number alone. 0 or -1. */
+/* The fresh draw d records (d->k, d->attempt) of family f. 0 or -1. */
+int ac_cp_fresh(ctx_t *c, const ac_family *f, const ac_draw_rec *d, ac_case *cs, ac_err *e);
+/* The mutation d records (d->k, d->sigma, d->family, d->attempt) of parent: its random stream is a
+ * function of the seed, the case number and the try alone. 0 or -1. */
 int ac_cp_mutant(ctx_t *c, const ac_case *parent, const ac_draw_rec *d, ac_case *cs, char *desc, size_t nd, ac_err *e);
 /* Case k drawn again from c->draws, checked against the recorded hashes: 1 (cs and *d set), 0 k
  * has no record (draw it anew), -1 it cannot be drawn as it was (message in e). */
@@ -111,8 +141,19 @@ void ac_cp_keep_seeds(ctx_t *c);
 /* campaign_end.c: the summary, the line after a signal (sig: SIGINT, SIGTERM or 0) and the exit
  * code (fail: a finding with policy fail is in the directory). */
 int ac_cp_finish(ctx_t *c, int sig, int fail);
+/* Kernel time of first runs of a JIT key against later ones: the compilation a JIT kernel spends
+ * is the first runs' time less what as many later runs take (0: not measured). */
+double ac_cp_compile_estimate(const shm_t *sh);
 
 /* campaign_findings.c */
+/* The signature of kind k of evaluation ev of case lc (family, the worst row's position class);
+ * returns the position class. */
+const char *ac_cp_signature(ctx_t *c, const ac_case *lc, const ac_eval *ev, int k, const char *family, char *sig,
+                            size_t n);
+/* Minimizes cs keeping kind and its mechanism (hint: b, h, i, d of its worst element) into mn;
+ * *mech (when mech is not NULL; the caller puts it): the minimized case's mechanism, or NULL. 0 or -1. */
+int ac_cp_minimize_case(ctx_t *c, const ac_case *cs, ac_verdict_kind kind, const int64_t hint[4], ac_case *mn,
+                        int *evals, struct json_object **mech);
 /* Stores the findings of one case; -1 when one could not be stored: the campaign then stops
  * and the case number stays unevaluated in the journal, so that --resume finds it again. */
 int ac_cp_record_findings(ctx_t *c, const ac_case *cs, const ac_eval *ev, const char *family, int64_t gk);

@@ -1,6 +1,6 @@
 /* campaign_end.c: the end of a campaign's run: the summary (cases, findings, how many cases were
- * judged and skipped, the top SKIP reasons), the line saying how to go on after a signal, and the
- * exit code. */
+ * judged and skipped, the top SKIP reasons, a JIT kernel's first runs, the draws discarded), the
+ * line saying how to go on after a signal, and the exit code. */
 #include "config.h"
 #include <signal.h>
 #include <stdio.h>
@@ -33,6 +33,29 @@ static int nothing_judged(const shm_t *sh)
   return sh->judged + sh->prev_judged == 0 && sh->prev_unmarked == 0;
 }
 
+double ac_cp_compile_estimate(const shm_t *sh)
+{
+  if (!sh->first_runs || !sh->later_runs) return 0;
+  double c = sh->first_run_s - (double)sh->first_runs * (sh->later_run_s / (double)sh->later_runs);
+  return c > 0 ? c : 0;
+}
+
+/* The kernel time of first runs of a JIT key against later ones, and the draws discarded. */
+static void draws_and_jit(const ctx_t *c)
+{
+  const shm_t *sh = c->sh;
+  if (sh->first_runs && sh->later_runs)
+    printf("kernel time: %lld first runs of a shape %.1f s (a JIT kernel's compilation included), %lld later runs "
+           "%.1f s (%.3g ms each): compilation ~%.1f s%s\n",
+           (long long)sh->first_runs, sh->first_run_s, (long long)sh->later_runs, sh->later_run_s,
+           1e3 * sh->later_run_s / (double)sh->later_runs, ac_cp_compile_estimate(sh),
+           c->o->lim.nbuckets ? "" : " (fuzz --shape-buckets N bounds the shapes)");
+  if (sh->discarded)
+    printf("%lld draws discarded: the kernel does not take them (undeclared shapes or features, its supports()); "
+           "drawn again\n",
+           (long long)sh->discarded);
+}
+
 static void summary(const ctx_t *c, double el)
 {
   const shm_t *sh = c->sh;
@@ -50,6 +73,7 @@ static void summary(const ctx_t *c, double el)
            (long long)(sh->prev_judged + sh->judged + sh->prev_unmarked), (long long)(sh->prev_skipped + sh->skipped));
   printf("\n");
   skip_reasons(sh, stdout, 3);
+  draws_and_jit(c);
   ac_findings_summary(c->o->out_dir, stdout, 20);
   if (sh->errors)
     printf("%lld cases the tool could not decide (unresolved oracle elements or internal errors): see %s/log.jsonl "

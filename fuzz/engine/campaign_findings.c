@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include "campaign.h"
 #include "dout.h"
+#include "exec.h"
+#include "exec_decl.h"
 #include "grad_judge.h"
 
 static json_object *jd(double v)
@@ -49,8 +51,22 @@ static json_object *compared_at(const char *what, const char *name, int64_t b, i
   return o;
 }
 
+/* "env": the environment variables the kernel's worker declares it reads, with their values in
+ * this process (the worker's environment), null when unset; repro.sh sets them again. */
+static void add_env(ctx_t *c, json_object *r)
+{
+  const ac_exec_decl *d = c->kernel->kind == AC_KIND_EXEC_PERSISTENT ? ac_exec_declaration(c->kernel) : NULL;
+  if (!d || !d->nenv) return;
+  json_object *env = json_object_new_object();
+  for (int i = 0; i < d->nenv; i++) {
+    const char *v = getenv(d->env[i]);
+    json_object_object_add(env, d->env[i], v ? json_object_new_string(v) : NULL);
+  }
+  json_object_object_add(r, "env", env);
+}
+
 static json_object *build_report(ctx_t *c, const ac_case *cs, const ac_eval *ev, ac_verdict_kind k, const char *family,
-                                 const char *pos, const char *sig, int64_t gk)
+                                 const char *pos, const char *sig, int64_t gk, const char *label)
 {
   json_object *r = json_object_new_object();
   char size[200], buf[64];
@@ -78,12 +94,15 @@ static json_object *build_report(ctx_t *c, const ac_case *cs, const ac_eval *ev,
   json_object_object_add(r, "err_w", jd(ev->max_err_w));
   json_object_object_add(r, "err_e", jd(ev->max_err_e));
   json_object_object_add(r, "rows", json_object_new_string(ac_report_rows(&ev->rep, buf, sizeof buf)));
+  json_object_object_add(r, "label_rows", json_object_new_string(label));
   json_object_object_add(r, "mismatch", json_object_new_string(ac_report_mismatch(&ev->rep, buf, sizeof buf) ? buf : ""));
   json_object_object_add(r, "max_ulps", jd(ev->rep.max_ulps));
   json_object_object_add(r, "nmse", jd(ev->rep.nmse));
   json_object_object_add(r, "n_fail", json_object_new_int64(ev->rep.n_fail));
   json_object_object_add(r, "n_suspect", json_object_new_int64(ev->rep.n_suspect));
   json_object_object_add(r, "budget", json_object_new_string(ev->rep.budget_desc));
+  json_object_object_add(r, "precision", json_object_new_string(ev->rep.prec_name ? ev->rep.prec_name : ""));
+  json_object_object_add(r, "precision_source", json_object_new_string(ev->rep.prec_source ? ev->rep.prec_source : ""));
   json_object_object_add(r, "note", json_object_new_string(ev->rep.note));
   const ac_worst_elem *w = ac_report_worst(&ev->rep);
   if (w->valid) {
@@ -129,6 +148,7 @@ static json_object *build_report(ctx_t *c, const ac_case *cs, const ac_eval *ev,
   json_object_object_add(r, "empty_rows", json_object_new_string(ac_empty_name(c->x.cmp.empty)));
   json_object_object_add(r, "timeout_s", json_object_new_double(c->x.run.timeout_s));
   json_object_object_add(r, "tool_version", json_object_new_string(PACKAGE_VERSION));
+  add_env(c, r);
   /* one shell command that reproduces the finding exactly: every word quoted */
   char fdir[4400], qdir[9000], qspec[9000], rbuf[18100];
   snprintf(fdir, sizeof fdir, "%s/findings/%s", c->o->out_dir, sig);
@@ -143,7 +163,25 @@ typedef struct {
   ctx_t *c;
   ac_verdict_kind kind;
   int mech;                       /* ac_eval_mechanism of the finding (-1: learnt on the first call) */
+  json_object *last;              /* the mechanism of the last case that held (the minimized one) */
 } holds_ctx;
+
+/* The mechanism of a finding of kind k on case cs evaluated as ev: the case's shape class, the
+ * worst element's tensor and reason, and its row's position (docs/fuzzing.md "Distinct defects"). */
+static json_object *mechanism(const ac_case *cs, const ac_eval *ev, ac_verdict_kind k)
+{
+  json_object *m = json_object_new_object();
+  char shape[400];
+  ac_mechanism_shape(cs, shape, sizeof shape);
+  const ac_worst_elem *w = ac_report_worst(&ev->rep);
+  int elem = (k == AC_V_FAIL || k == AC_V_SUSPECT || k == AC_V_MASKED_LEAK || k == AC_V_WEAK_CLASS) && w->valid;
+  int64_t i = elem ? ev->worst_i : k == AC_V_METAMORPHIC ? ev->meta.i : -1;
+  json_object_object_add(m, "shape", json_object_new_string(shape));
+  json_object_object_add(m, "tensor", json_object_new_string(elem ? (w->is_lse ? "lse" : "o") : ""));
+  json_object_object_add(m, "why", json_object_new_string(elem ? ac_why_name((int)w->why) : ""));
+  json_object_object_add(m, "row", json_object_new_string(ac_row_position(i, cs->p.tq)));
+  return m;
+}
 
 static int holds(const ac_case *cs, void *arg)
 {
@@ -157,7 +195,54 @@ static int holds(const ac_case *cs, void *arg)
   if (!(ev.kinds & (1u << h->kind))) return 0;
   int mech = ac_eval_mechanism(&ev, h->kind);
   if (h->mech < 0) h->mech = mech;
-  return mech == h->mech;
+  if (mech != h->mech) return 0;
+  if (h->last) json_object_put(h->last);
+  h->last = mechanism(cs, &ev, h->kind);
+  return 1;
+}
+
+int ac_cp_minimize_case(ctx_t *c, const ac_case *cs, ac_verdict_kind kind, const int64_t hint[4], ac_case *mn,
+                        int *evals, json_object **mech)
+{
+  holds_ctx hc = {c, kind, -1, NULL};
+  ac_min_opts mo = {.max_evals = 200, .max_seconds = c->o->min_seconds};
+  ac_err e;
+  int rc = ac_minimize(cs, hint[0], hint[1], hint[2], hint[3], holds, &hc, &mo, mn, &e);
+  *evals = mo.evals;
+  if (rc == 0 && mech)
+    *mech = hc.last;
+  else if (hc.last)
+    json_object_put(hc.last);
+  return rc;
+}
+
+/* minimized.npz beside finding sig's case, and the minimization's facts in its report.json (r):
+ * mech, the mechanism of the minimized case (NULL: none). */
+static void store_minimized(ctx_t *c, const char *sig, json_object *r, const ac_case *cs, const ac_case *mn, int evals,
+                            double seconds, json_object *mech)
+{
+  char p[4400];
+  ac_err e;
+  snprintf(p, sizeof p, "%s/findings/%s/minimized.npz", c->o->out_dir, sig);
+  if (ac_case_write(mn, p, &e)) return;
+  char size[200];
+  ac_case_size_str(mn, size, sizeof size);
+  json_object_object_add(r, "minimized", json_object_new_boolean(1));
+  json_object_object_add(r, "minimize_state", json_object_new_string("done"));
+  json_object_object_add(r, "minimized_size", json_object_new_string(size));
+  json_object_object_add(r, "minimized_elements", json_object_new_int64(ac_case_elems(mn)));
+  json_object_object_add(r, "minimize_evals", json_object_new_int(evals));
+  json_object_object_add(r, "minimize_s", json_object_new_double(seconds));
+  if (mech) json_object_object_add(r, "mechanism", json_object_get(mech));
+  const char *txt = json_str(r);
+  snprintf(p, sizeof p, "%s/findings/%s/report.json", c->o->out_dir, sig);
+  ac_write_file_atomic(p, txt, strlen(txt), &e);
+  json_object *ev = ac_cp_event(c, "minimized");
+  ac_cp_jstr(ev, "sig", sig);
+  ac_cp_jint(ev, "elements", ac_case_elems(cs));
+  ac_cp_jint(ev, "minimized_elements", ac_case_elems(mn));
+  ac_cp_jint(ev, "evals", evals);
+  ac_cp_emit(c, ev);
 }
 
 /* Minimize the finding in fdir (case.npz + report.json) and store minimized.npz beside it. */
@@ -186,30 +271,13 @@ void ac_cp_minimize_finding(ctx_t *c, const char *sig)
     json_object_put(r);
     return;
   }
-  holds_ctx hc = {c, kind, -1};
-  ac_min_opts mo = {.max_evals = 200, .max_seconds = c->o->min_seconds};
+  const int64_t hint[4] = {hb, hh, hi, hd};
+  int evals = 0;
+  json_object *mech = NULL;
   double t = ac_now();
-  if (ac_minimize(&cs, hb, hh, hi, hd, holds, &hc, &mo, &mn, &e) == 0) {
-    snprintf(p, sizeof p, "%s/minimized.npz", fdir);
-    if (ac_case_write(&mn, p, &e) == 0) {
-      char size[200];
-      ac_case_size_str(&mn, size, sizeof size);
-      json_object_object_add(r, "minimized", json_object_new_boolean(1));
-      json_object_object_add(r, "minimize_state", json_object_new_string("done"));
-      json_object_object_add(r, "minimized_size", json_object_new_string(size));
-      json_object_object_add(r, "minimized_elements", json_object_new_int64(ac_case_elems(&mn)));
-      json_object_object_add(r, "minimize_evals", json_object_new_int(mo.evals));
-      json_object_object_add(r, "minimize_s", json_object_new_double(ac_now() - t));
-      const char *txt = json_str(r);
-      snprintf(p, sizeof p, "%s/report.json", fdir);
-      ac_write_file_atomic(p, txt, strlen(txt), &e);
-      json_object *ev = ac_cp_event(c, "minimized");
-      ac_cp_jstr(ev, "sig", sig);
-      ac_cp_jint(ev, "elements", ac_case_elems(&cs));
-      ac_cp_jint(ev, "minimized_elements", ac_case_elems(&mn));
-      ac_cp_jint(ev, "evals", mo.evals);
-      ac_cp_emit(c, ev);
-    }
+  if (ac_cp_minimize_case(c, &cs, kind, hint, &mn, &evals, &mech) == 0) {
+    store_minimized(c, sig, r, &cs, &mn, evals, ac_now() - t, mech);
+    if (mech) json_object_put(mech);
     ac_case_free(&mn);
   }
   ac_case_free(&cs);
@@ -239,21 +307,30 @@ static int injected_store_failure(int64_t gk, ac_err *e)
   return 1;
 }
 
-/* Stores the findings of one case; -1 when one could not be stored: the campaign then stops
- * and the case number stays unevaluated in the journal, so that --resume finds it again. */
-int ac_cp_record_findings(ctx_t *c, const ac_case *cs, const ac_eval *ev, const char *family, int64_t gk)
+const char *ac_cp_signature(ctx_t *c, const ac_case *lc, const ac_eval *ev, int k, const char *family, char *sig,
+                            size_t n)
+{
+  const char *pos =
+      ac_row_position(k == AC_V_FAIL || k == AC_V_SUSPECT || k == AC_V_MASKED_LEAK || k == AC_V_WEAK_CLASS ? ev->worst_i
+                      : k == AC_V_METAMORPHIC                                                              ? ev->meta.i
+                                                                                                           : -1,
+                      lc->p.tq);
+  int exec = c->kernel->kind == AC_KIND_EXEC || c->kernel->kind == AC_KIND_EXEC_PERSISTENT;
+  ac_signature(exec ? c->o->kernel_spec : c->kname, (ac_verdict_kind)k, family, pos, sig, n);
+  return pos;
+}
+
+/* The findings of case cs with evaluation ev of lc (cs itself, or its minimized form whose label on
+ * all rows ev is: rl->have_mn). */
+static int record(ctx_t *c, const ac_case *cs, const ac_case *lc, const ac_eval *ev, const ac_relabel *rl,
+                  const char *family, int64_t gk)
 {
   for (int k = 0; k < AC_V_NKINDS; k++) {
     if (!(ev->kept & (1u << k))) continue;
     /* a case that FAILs is not also a SUSPECT finding: the same elements, a weaker claim */
     if (k == AC_V_SUSPECT && (ev->kept & (1u << AC_V_FAIL))) continue;
-    const char *pos = ac_row_position(k == AC_V_FAIL || k == AC_V_SUSPECT || k == AC_V_MASKED_LEAK || k == AC_V_WEAK_CLASS ? ev->worst_i
-                                      : k == AC_V_METAMORPHIC ? ev->meta.i
-                                                              : -1,
-                                      cs->p.tq);
     char sig[256], p[4400];
-    int exec = c->kernel->kind == AC_KIND_EXEC || c->kernel->kind == AC_KIND_EXEC_PERSISTENT;
-    ac_signature(exec ? c->o->kernel_spec : c->kname, (ac_verdict_kind)k, family, pos, sig, sizeof sig);
+    const char *pos = ac_cp_signature(c, lc, ev, k, family, sig, sizeof sig);
     snprintf(p, sizeof p, "%s/findings/%s", c->o->out_dir, sig);
     struct stat st;
     if (stat(p, &st) == 0) {
@@ -262,12 +339,13 @@ int ac_cp_record_findings(ctx_t *c, const ac_case *cs, const ac_eval *ev, const 
       pthread_mutex_unlock(&c->sh->mu);
       continue;
     }
-    json_object *r = build_report(c, cs, ev, (ac_verdict_kind)k, family, pos, sig, gk);
+    json_object *r = build_report(c, cs, ev, (ac_verdict_kind)k, family, pos, sig, gk, rl->label);
     ac_err e;
     ac_case wd;
     const ac_case *stored = with_dout(cs, (ac_verdict_kind)k, &wd) ? &wd : cs;
     int st_rc = injected_store_failure(gk, &e) ? -1 : ac_finding_store(c->o->out_dir, sig, stored, json_str(r), &e);
     if (stored == &wd) ac_case_free(&wd);
+    if (st_rc > 0 && rl->have_mn) store_minimized(c, sig, r, cs, &rl->mn, rl->evals, rl->min_s, rl->mech);
     json_object_put(r);
     if (st_rc < 0) {
       ac_cp_log_error(c, "store finding", sig, gk, e.msg);
@@ -304,8 +382,16 @@ int ac_cp_record_findings(ctx_t *c, const ac_case *cs, const ac_eval *ev, const 
     ac_cp_jnum(le, "err_w", "%.6g", ev->err_w);
     ac_cp_jnum(le, "err_e", "%.6g", ev->score);
     ac_cp_emit(c, le);
-    if (c->o->minimize) ac_cp_minimize_finding(c, sig);
+    if (c->o->minimize && !rl->have_mn) ac_cp_minimize_finding(c, sig);
   }
   return 0;
 }
 
+int ac_cp_record_findings(ctx_t *c, const ac_case *cs, const ac_eval *ev, const char *family, int64_t gk)
+{
+  ac_relabel rl;
+  const ac_eval *lev = ac_cp_relabel(c, cs, ev, family, &rl); /* labels from the whole case */
+  int rc = record(c, cs, rl.have_mn ? &rl.mn : cs, lev, &rl, family, gk);
+  ac_relabel_free(&rl);
+  return rc;
+}

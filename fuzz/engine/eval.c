@@ -112,7 +112,26 @@ void ac_eval_row_json(const ac_eval *ev, struct json_object *r)
 
 static int eval_oracle_get(void *ctx, const ac_case *c, ac_oracle_result *out, ac_err *e)
 {
-  return ac_eval_oracle(c, *(const int *)ctx, out, e);
+  const ac_eval_ctx *x = ctx;
+  if (!x->rows_all) return ac_eval_oracle(c, x->oracle_threads, out, e);
+  ac_oracle_opts oo;
+  ac_oracle_opts_init(&oo);
+  oo.threads = x->oracle_threads;
+  oo.formats = 1u << c->p.dtype;
+  oo.nmu = ac_precision_mu_list(oo.mu, AC_ORACLE_NMU);
+  return ac_oracle_run(c, &oo, out, e);
+}
+
+void ac_eval_policies(const ac_eval_ctx *x, ac_eval *ev)
+{
+  ev->kept = 0;
+  ev->any_fail = 0;
+  for (int k = 0; k < AC_V_NKINDS; k++)
+    if (ev->kinds & (1u << k)) {
+      if (k == AC_V_SKIP || k == AC_V_ERROR) continue;
+      if (x->pol.p[k] == AC_POLICY_FAIL || x->pol.p[k] == AC_POLICY_WARN) ev->kept |= 1u << k;
+      if (x->pol.p[k] == AC_POLICY_FAIL) ev->any_fail = 1;
+    }
 }
 
 /* Metamorphic check of a run the comparison left worth checking. */
@@ -143,8 +162,8 @@ int ac_eval_case_pre(const ac_eval_ctx *x, const ac_case *c, const ac_oracle_res
   ev->worst_i = -1;
   ev->worst_tq = c->p.tq;
   ac_compare_opts cmp = x->cmp;
-  cmp.rows = ac_fuzz_oracle_rows(c);
-  if (ac_judge_precision_of(x->kernel, x->precision, x->run.timeout_s, c->p.dtype, &cmp.prec, e)) return -1;
+  cmp.rows = x->rows_all ? NULL : ac_fuzz_oracle_rows(c);
+  if (ac_judge_resolve_opts(x->kernel, x->precision, x->run.timeout_s, c->p.dtype, &cmp, e)) return -1;
   cmp.alibi_lse = ac_kernel_alibi_lse(x->kernel, x->run.alibi_lse);
   ac_report_init(&ev->rep, &cmp);
   char why[256];
@@ -154,12 +173,14 @@ int ac_eval_case_pre(const ac_eval_ctx *x, const ac_case *c, const ac_oracle_res
     ev->status = AC_RUN_UNSUPPORTED;
     return 0;
   }
-  ac_judge_oracle_src src = {pre, eval_oracle_get, (void *)&x->oracle_threads};
+  ac_judge_oracle_src src = {pre, eval_oracle_get, (void *)x};
   ac_judged j;
   int rc = ac_judge_case(x->kernel, c, &cmp, &x->run, repeat, &src, &ev->rep, &j, e);
   ev->kernel_s = j.kernel_s;
   ev->oracle_s = j.oracle_s;
   ev->status = j.run.status;
+  ev->refused_by_run = j.run.status == AC_RUN_UNSUPPORTED;
+  cmp.prec = j.prec; /* the class of the run (a kernel may name it per problem) */
   if (rc == 0 && j.run.status == AC_RUN_OK) {
     keep_row(c, j.oracle, j.run.o, &cmp, &ev->rep.worst, &ev->row);
     eval_meta(x, c, &cmp, &j.run, ev);
@@ -168,12 +189,7 @@ int ac_eval_case_pre(const ac_eval_ctx *x, const ac_case *c, const ac_oracle_res
   ac_judged_free(&j);
   ev->kinds = ev->rep.kinds;
   if (rc) return -1;
-  for (int k = 0; k < AC_V_NKINDS; k++)
-    if (ev->kinds & (1u << k)) {
-      if (k == AC_V_SKIP || k == AC_V_ERROR) continue;
-      if (x->pol.p[k] == AC_POLICY_FAIL || x->pol.p[k] == AC_POLICY_WARN) ev->kept |= 1u << k;
-      if (x->pol.p[k] == AC_POLICY_FAIL) ev->any_fail = 1;
-    }
+  ac_eval_policies(x, ev);
   double s = 0, w = 0;
   if (ev->rep.n_judged > 0 || ev->rep.lse_judged > 0) {
     s = finite_or_big(ev->rep.max_err_e);
@@ -331,6 +347,19 @@ void ac_eval_probe_features(const ac_kernel *k, ac_gen_limits *l)
     if (ac_kernel_supports(k, &m, why, sizeof why)) got |= bit;
   }
   l->features = got;
+  /* the shapes: GQA, dv != dk, tq != tk, an explicit scale, each alone on the dense problem (a
+   * layout-only kernel draws layout families, which shape their cases themselves; a kernel that
+   * refuses the problem itself tells nothing) */
+  l->shapes = AC_SHAPE_ALL;
+  int base = !l->no_dense && ac_kernel_supports(k, &d, why, sizeof why);
+  for (uint32_t s = AC_SHAPE_GQA; base && (s & AC_SHAPE_ALL); s <<= 1) {
+    ac_problem m = d;
+    if (s == AC_SHAPE_GQA) m.heads = 2, m.kv_heads = 1;
+    if (s == AC_SHAPE_DV_NE_DK) m.dv = 4;
+    if (s == AC_SHAPE_TQ_NE_TK) m.tk = 6;
+    if (s == AC_SHAPE_SCALE) m.scale_is_default = 0, m.scale = 0.5;
+    if (!ac_kernel_supports(k, &m, why, sizeof why)) l->shapes &= ~s;
+  }
   ac_run_opts ro;
   ac_run_opts_init(&ro);
   l->backward = ac_kernel_has_backward(k, ro.timeout_s);   /* run_backward, or a worker's declaration */

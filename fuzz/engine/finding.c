@@ -54,11 +54,12 @@ int ac_finding_store(const char *dir, const char *sig, const ac_case *c, const c
   if (ac_case_write(c, p, e)) goto fail;
   snprintf(p, sizeof p, "%s/report.json", tmp);
   if (ac_write_file_atomic(p, report_json, strlen(report_json), e)) goto fail;
-  char spec[2048] = "";
-  json_object *r = json_tokener_parse(report_json), *v;
-  if (r && json_object_object_get_ex(r, "kernel_spec", &v)) snprintf(spec, sizeof spec, "%s", json_object_get_string(v));
-  if (r) json_object_put(r);
-  if (ac_finding_write_repro(tmp, sig, spec, e)) goto fail;
+  {
+    json_object *r = json_tokener_parse(report_json);
+    int repro_rc = ac_finding_write_repro(tmp, sig, r, e);
+    if (r) json_object_put(r);
+    if (repro_rc) goto fail;
+  }
   fsync_dir(tmp);
   if (rename(tmp, final) != 0) {
     int err = errno;

@@ -205,29 +205,71 @@ void ac_finding_dir_extras(const ac_finding_dir *f, FILE *warn, const char *who)
   ac_dir_names_free(names, n);
 }
 
-int ac_finding_write_repro(const char *fdir, const char *sig, const char *spec, ac_err *e)
+/* A variable name of the "env" record: [A-Za-z_][A-Za-z0-9_]*, shorter than 64, and not ATTNCHECK
+ * (repro.sh's own override of the binary). */
+static int env_name_ok(const char *s)
 {
-  char exe[2048], qexe[8300], qspec[8300], p[4200];
+  int ok = (s[0] == '_' || (s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= 'a' && s[0] <= 'z')) && strlen(s) < 64 &&
+           strcmp(s, "ATTNCHECK") != 0;
+  for (const char *c = s; ok && *c; c++)
+    ok = *c == '_' || (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9');
+  return ok;
+}
+
+/* The environment lines of repro.sh from report.json's "env" ({NAME: value or null}): export
+ * NAME='value' (quoted for the shell) or unset NAME; names that are not variable names are left
+ * out. Appended to buf (n bytes); -1 when they do not fit. */
+static int env_lines(json_object *r, char *buf, size_t n)
+{
+  json_object *env;
+  size_t len = strlen(buf);
+  if (!r || !json_object_object_get_ex(r, "env", &env) || !json_object_is_type(env, json_type_object)) return 0;
+  json_object_object_foreach(env, key, val)
+  {
+    char q[8300];
+    if (!env_name_ok(key)) continue;
+    int w;
+    if (json_object_is_type(val, json_type_string)) {
+      if (!ac_shquote(json_object_get_string(val), q, sizeof q)) return -1;
+      w = snprintf(buf + len, n - len, "export %s=%s\n", key, q);
+    } else {
+      w = snprintf(buf + len, n - len, "unset %s\n", key);
+    }
+    if (w < 0 || (size_t)w >= n - len) return -1;
+    len += (size_t)w;
+  }
+  return 0;
+}
+
+int ac_finding_write_repro(const char *fdir, const char *sig, json_object *report, ac_err *e)
+{
+  char exe[2048], qexe[8300], qspec[8300], p[4200], envs[16384] = "";
+  json_object *v;
+  const char *spec = report && json_object_object_get_ex(report, "kernel_spec", &v) ? json_object_get_string(v) : "";
   ssize_t r = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (r <= 0)
     snprintf(exe, sizeof exe, "attncheck");
   else
     exe[r] = 0;
   if (!ac_finding_name_ok(sig)) return ac_err_set(e, "%s: not a finding's name", fdir);
-  if (!ac_shquote(exe, qexe, sizeof qexe) || !ac_shquote(spec, qspec, sizeof qspec))
-    return ac_err_set(e, "%s: kernel spec or program path too long for repro.sh", sig);
-  size_t cap = strlen(qexe) + strlen(qspec) + 1024;
+  if (!ac_shquote(spec ? spec : "", qspec, sizeof qspec) || !ac_shquote(exe, qexe, sizeof qexe) ||
+      env_lines(report, envs, sizeof envs))
+    return ac_err_set(e, "%s: kernel spec, environment or program path too long for repro.sh", sig);
+  size_t cap = strlen(qexe) + strlen(qspec) + strlen(envs) + 1024;
   char *sh = ac_xmalloc(cap);
-  /* every word quoted: the kernel string of a report.json someone else wrote runs only as replay's --kernel */
+  /* every word quoted: the kernel string of a report.json someone else wrote runs only as replay's
+   * --kernel, its environment only as the values of the variables it names */
   snprintf(sh, cap,
            "#!/bin/sh\n"
            "# Reproduces finding %s: runs the kernel on the stored case (the minimized one when\n"
            "# present) and judges it. ATTNCHECK overrides the binary; extra arguments go to replay\n"
-           "# (a --kernel among them replaces the one below).\n"
+           "# (a --kernel among them replaces the one below).%s\n"
+           "%s"
            "d=$(dirname \"$0\")\n"
            "exe=%s\n"
            "exec \"${ATTNCHECK:-$exe}\" replay \"$d\" --kernel %s \"$@\"\n",
-           sig, qexe, qspec);
+           sig, envs[0] ? "\n# The environment the kernel ran in (the variables its worker declares it reads):" : "",
+           envs, qexe, qspec);
   snprintf(p, sizeof p, "%s/repro.sh", fdir);
   int rc = ac_write_file_atomic(p, sh, strlen(sh), e);
   free(sh);

@@ -9,7 +9,10 @@
  *                        ac_case_hash of the case, HOW "f" a fresh draw of FAMILY (a function of
  *                        the seed and K), "m P SIGMA" the mutation of case P with step SIGMA (a
  *                        hex float; the mutation's random stream is a function of the seed and
- *                        K), "s SEED SIGMA" the mutation of DIR/seeds/SEED.npz (a corpus case)
+ *                        K), "s SEED SIGMA" the mutation of DIR/seeds/SEED.npz (a corpus case);
+ *                        " t=T" after it (T >= 1): the draw's try T was kept, the T before it
+ *                        refused by the kernel's supports() (each try's stream a function of
+ *                        the seed, K and T; no " t=": try 0)
  *   c K FAMILY [j|s|x]   case number K was evaluated and everything it found is stored: j judged,
  *                        s SKIP, x neither (the tool failed, the worker died; none: older runs)
  *   f SIG KIND FAMILY    finding SIG is stored (after its directory was renamed into place)
@@ -56,6 +59,7 @@ typedef struct {
   int64_t parent;
   uint64_t seed;
   double sigma;
+  int attempt; /* the try kept (0: the first draw; t=T in the line) */
 } ac_draw_rec;
 
 /* The line of d (with its newline) into buf; its length, or -1 when it does not fit. */

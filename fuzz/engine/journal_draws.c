@@ -14,22 +14,33 @@
 int ac_draw_format(const ac_draw_rec *d, char *buf, size_t n)
 {
   int w;
+  char t[24] = "";
+  if (d->attempt > 0) snprintf(t, sizeof t, " t=%d", d->attempt);
   if (d->how == 'm')
-    w = snprintf(buf, n, "d %lld %016" PRIx64 " %s m %lld %a\n", (long long)d->k, d->hash, d->family,
-                 (long long)d->parent, d->sigma);
+    w = snprintf(buf, n, "d %lld %016" PRIx64 " %s m %lld %a%s\n", (long long)d->k, d->hash, d->family,
+                 (long long)d->parent, d->sigma, t);
   else if (d->how == 's')
-    w = snprintf(buf, n, "d %lld %016" PRIx64 " %s s %016" PRIx64 " %a\n", (long long)d->k, d->hash, d->family, d->seed,
-                 d->sigma);
+    w = snprintf(buf, n, "d %lld %016" PRIx64 " %s s %016" PRIx64 " %a%s\n", (long long)d->k, d->hash, d->family,
+                 d->seed, d->sigma, t);
   else
-    w = snprintf(buf, n, "d %lld %016" PRIx64 " %s f\n", (long long)d->k, d->hash, d->family);
+    w = snprintf(buf, n, "d %lld %016" PRIx64 " %s f%s\n", (long long)d->k, d->hash, d->family, t);
   return w < 0 || (size_t)w >= n ? -1 : w;
+}
+
+/* " t=T" (T >= 1) into *attempt; 0 or -1. */
+static int parse_attempt(const char *s, int *attempt)
+{
+  int t, used = 0;
+  if (sscanf(s, "t=%d%n", &t, &used) != 1 || s[used] || t < 1) return -1;
+  *attempt = t;
+  return 0;
 }
 
 int ac_draw_parse(const char *line, ac_draw_rec *d)
 {
   long long k, p;
-  char fam[64], how[2], arg[40], sig[64];
-  int n = sscanf(line, "d %lld %16" SCNx64 " %63s %1s %39s %63s", &k, &d->hash, fam, how, arg, sig);
+  char fam[64], how[2], arg[40], sig[64], tr[24];
+  int n = sscanf(line, "d %lld %16" SCNx64 " %63s %1s %39s %63s %23s", &k, &d->hash, fam, how, arg, sig, tr);
   if (n < 4 || k < 0) return -1;
   memset(d->family, 0, sizeof d->family);
   memcpy(d->family, fam, strlen(fam));
@@ -38,8 +49,10 @@ int ac_draw_parse(const char *line, ac_draw_rec *d)
   d->parent = -1;
   d->seed = 0;
   d->sigma = 0;
-  if (d->how == 'f') return n == 4 ? 0 : -1;
-  if (n != 6 || (d->how != 'm' && d->how != 's')) return -1;
+  d->attempt = 0;
+  if (d->how == 'f') return n == 4 ? 0 : n == 5 ? parse_attempt(arg, &d->attempt) : -1;
+  if ((n != 6 && n != 7) || (d->how != 'm' && d->how != 's')) return -1;
+  if (n == 7 && parse_attempt(tr, &d->attempt)) return -1;
   char *end;
   d->sigma = strtod(sig, &end);
   if (*end || !(d->sigma > 0)) return -1;

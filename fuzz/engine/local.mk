@@ -10,7 +10,7 @@ fuzz_libac_fuzz_la_SOURCES += \
 	fuzz/engine/corpus.c \
 	fuzz/engine/campaign.h \
 	fuzz/engine/campaign.c \
-	fuzz/engine/campaign_findings.c \
+	fuzz/engine/campaign_findings.c fuzz/engine/relabel.c \
 	fuzz/engine/supervisor.c \
 	fuzz/engine/campaign_end.c \
 	fuzz/engine/campaign_json.c \

@@ -17,11 +17,18 @@
 
 #define MUTATION_STREAM 0x6d75746174696f6eULL
 
+int ac_cp_fresh(ctx_t *c, const ac_family *f, const ac_draw_rec *d, ac_case *cs, ac_err *e)
+{
+  uint64_t seed = d->attempt ? ac_hash2(c->seed_eff, (uint64_t)d->attempt) : c->seed_eff;
+  return ac_generate(f, seed, d->k * c->o->shard_n + c->o->shard_i, &c->o->lim, cs, e);
+}
+
 int ac_cp_mutant(ctx_t *c, const ac_case *parent, const ac_draw_rec *d, ac_case *cs, char *desc, size_t nd, ac_err *e)
 {
   int64_t gk = d->k * c->o->shard_n + c->o->shard_i;
   ac_rng r;
-  ac_rng_init(&r, ac_hash2(c->seed_eff, MUTATION_STREAM), (uint64_t)gk);
+  uint64_t stream = ac_hash2(c->seed_eff, MUTATION_STREAM);
+  ac_rng_init(&r, d->attempt ? ac_hash2(stream, (uint64_t)d->attempt) : stream, (uint64_t)gk);
   if (ac_mutate(parent, d->sigma, &r, &c->o->lim, cs, desc, nd, e)) return -1;
   cs->case_index = gk;
   char *pj = cs->params_json;
@@ -48,7 +55,7 @@ static int chain_root(ctx_t *c, const ac_draw_rec *d, ac_case *cs, ac_err *e)
   if (d->how == 'f') {
     const ac_family *f = ac_family_find(d->family);
     if (!f) return ac_err_set(e, "no family '%s' in this attncheck", d->family);
-    return ac_generate(f, c->seed_eff, d->k * c->o->shard_n + c->o->shard_i, &c->o->lim, cs, e);
+    return ac_cp_fresh(c, f, d, cs, e);
   }
   char p[4400];
   seed_path(c, d->seed, p, sizeof p);

@@ -284,6 +284,7 @@ int ac_mutate(const ac_case *parent, double sigma, ac_rng *r, const ac_gen_limit
     if (ac_mutate_layout(parent, r, l, child, desc, nd, e) == 0) return 0;
     op = 2;
   }
+  if (l->nbuckets && (op <= 1 || op == 9)) op = 2; /* shape buckets: the shape stays one of them */
   if (op <= 1 || op == 9) {
     /* shape: tq / tk to a tile edge, +-1, or doubled */
     const ac_problem *p = &parent->p;
@@ -323,7 +324,7 @@ int ac_mutate(const ac_case *parent, double sigma, ac_rng *r, const ac_gen_limit
   default: {
     if (child->p.f.used && ac_rng_below(r, 2)) {
       ac_mutate_variant(child, r, sigma, l, desc, nd);
-    } else if (ac_rng_below(r, 2)) {
+    } else if (ac_rng_below(r, 2) || l->nbuckets || !(l->shapes & AC_SHAPE_SCALE)) {
       ac_mask m = ac_draw_mask(r, l);
       child->p.mask = m;
       snprintf(desc, nd, "mask %s", ac_mask_name(m));

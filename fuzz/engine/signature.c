@@ -1,10 +1,13 @@
 /* signature.c: a finding's identity: kernel, verdict kind, family, and where in the sequence
- * the worst row lies (first, last, tile edge, interior). */
+ * the worst row lies (first, last, tile edge, interior); and the parts of its mechanism that
+ * group findings into distinct defects (the minimized case's shape class, the worst element's
+ * tensor and reason). */
 #include "config.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include "fuzz.h"
+#include "variants.h"
 
 const char *ac_row_position(int64_t i, int64_t tq)
 {
@@ -72,5 +75,63 @@ int ac_verdict_severity(ac_verdict_kind k)
   case AC_V_WEAK_CLASS: return 7;
   case AC_V_OUT_OF_DOMAIN: return 8;
   default: return 9;
+  }
+}
+
+/* ---- mechanisms: what tells distinct defects apart (docs/fuzzing.md "Distinct defects") ---- */
+
+/* A length: itself up to 2, else the bracket (2^k, 2^(k+1)] it lies in ("65-128"). */
+static void len_class(int64_t n, char *buf, size_t sz)
+{
+  if (n <= 2) {
+    snprintf(buf, sz, "%lld", (long long)n);
+    return;
+  }
+  int64_t hi = 4;
+  while (hi < n) hi *= 2;
+  snprintf(buf, sz, "%lld-%lld", (long long)(hi / 2 + 1), (long long)hi);
+}
+
+void ac_mechanism_shape_fmt(const char *dtype, const char *mask, int64_t batch, int64_t heads, int64_t kv_heads,
+                            int64_t tq, int64_t tk, const char *layout, const char *features, char *buf, size_t n)
+{
+  char a[48], b[48];
+  if (tq == 1 && !strcmp(mask, "causal-bottom-right")) mask = "none"; /* one row sees every key either way */
+  len_class(tq, a, sizeof a);
+  len_class(tk, b, sizeof b);
+  const char *hs = heads != kv_heads ? " gqa" : heads > 1 ? " heads" : "", *sp = layout && *layout ? " " : "";
+  snprintf(buf, n, "%s %s%s%s tq%s tk%s%s%s%s%s", dtype, mask, sp, layout ? layout : "", a, b, batch > 1 ? " batches" : "",
+           hs, features && *features ? " +" : "", features ? features : "");
+}
+
+void ac_mechanism_shape(const ac_case *c, char *buf, size_t n)
+{
+  const ac_problem *p = &c->p;
+  char lay[96] = "", feats[160] = "";
+  uint32_t f = p->f.used & ~(uint32_t)AC_FEAT_LAYOUTS;
+  if (f) ac_feat_list(f, feats, sizeof feats);
+  int64_t tq = p->tq, tk = p->tk;
+  if (c->lay) {
+    char sq[48];
+    len_class(p->l.nseq, sq, sizeof sq);
+    if (p->f.used & AC_FEAT_PAGED)
+      snprintf(lay, sizeof lay, "paged seqs%s page%lld", sq, (long long)p->l.page_size);
+    else
+      snprintf(lay, sizeof lay, "varlen seqs%s", sq);
+    tq = p->l.max_tq, tk = p->l.max_tk;
+  }
+  ac_mechanism_shape_fmt(ac_dtype_name(p->dtype), ac_mask_name(p->mask), p->batch, p->heads, p->kv_heads, tq, tk, lay,
+                         feats, buf, n);
+}
+
+const char *ac_why_name(int why)
+{
+  switch (why) {
+  case AC_WHY_VALUE: return "value";
+  case AC_WHY_NONFINITE: return "non-finite";
+  case AC_WHY_FINITE: return "finite-for-non-finite";
+  case AC_WHY_WRONG_NONFINITE: return "wrong-non-finite";
+  case AC_WHY_EMPTY: return "empty-row";
+  default: return "";
   }
 }

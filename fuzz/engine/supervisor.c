@@ -27,6 +27,15 @@ static void on_int(int s)
   interrupted = s;
 }
 
+static void jit_stats(FILE *f, const ctx_t *c)
+{
+  const shm_t *sh = c->sh;
+  fprintf(
+      f, "shape_buckets=%d\nfirst_runs=%lld\nfirst_run_s=%.3f\nlater_runs=%lld\nlater_run_s=%.3f\ncompile_s_est=%.3f\n",
+      c->o->lim.nbuckets, (long long)sh->first_runs, sh->first_run_s, (long long)sh->later_runs, sh->later_run_s,
+      ac_cp_compile_estimate(sh));
+}
+
 static void write_stats(ctx_t *c, const char *state)
 {
   shm_t *sh = c->sh;
@@ -53,6 +62,8 @@ static void write_stats(ctx_t *c, const char *state)
           (long long)sh->judged, (long long)sh->skipped, (long long)sh->redrawn);
   fprintf(f, "errors=%lld\nbest_err_over_E=%.4g\nnext_case=%lld\nelapsed_s=%.1f\njobs=%d\n", (long long)sh->errors,
           sh->best_score, (long long)sh->next, el, c->o->jobs);
+  fprintf(f, "skipped_by_run=%lld\ndraws_discarded=%lld\n", (long long)sh->skipped_by_run, (long long)sh->discarded);
+  jit_stats(f, c);
   fprintf(f, "metamorphic_checks_this_run=%lld\nmetamorphic_worst_diff_over_tol=%.4g\n", (long long)sh->meta_checks,
           sh->meta_worst);
   if (c->x.grad)
@@ -394,7 +405,8 @@ static int select_families(ctx_t *c, ac_err *e)
   if (!n)
     return ac_err_set(e, "kernel %s declares none of the attention variants of families %s%s", c->o->kernel_spec, dropped, why);
   if (dl && c->o->families[0] && !c->o->quiet)
-    fprintf(stderr, "attncheck fuzz: families %s not drawn: kernel %s does not declare their attention variants%s\n",
+    fprintf(stderr,
+            "attncheck fuzz: families %s not drawn: kernel %s does not declare their attention variants or shapes%s\n",
             dropped, c->o->kernel_spec, why);
   c->nfam = n;
   return 0;
@@ -459,7 +471,12 @@ static int setup_campaign(ctx_t *c, ac_campaign_opts *o)
     if (o->dtypes_given && c->kernel->kind == AC_KIND_EXEC_PERSISTENT)   /* read the worker's declaration */
       ac_exec_declared_limits(c->kernel, o->timeout_s, &dt, &mk);
     ac_eval_probe_features(c->kernel, &o->lim);
+    if (o->no_backward) o->lim.backward = 0;
   }
+  c->x.grad = c->x.grad && o->lim.backward;
+  /* --shape-buckets: the campaign's shapes, drawn from the seed within the final limits (every
+   * shard and a --resume draw the same ones) */
+  if (o->lim.nbuckets > 0) ac_gen_buckets(&o->lim, o->seed, o->lim.nbuckets);
   if (select_families(c, &e)) {
     fprintf(stderr, "attncheck fuzz: %s\n", e.msg);
     ac_kernel_free(c->kernel);

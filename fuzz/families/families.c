@@ -33,6 +33,10 @@ static const ac_family table[] = {
   {"strided", "strided layouts: padded rows, BSHD, heads-major", "strides; unwritten or out-of-bounds output", ac_gen_strided, 0, 0, NULL},
   {"long_t", "long T (up to the campaign's max), every score pattern at the edges of blocks of 64-4096 keys; oracle on a row sample",
    "fp16 accumulators at long T; rescale at block and split boundaries; ties and sentinels at long T", ac_gen_long_t, AC_FAM_COSTLY, 0, NULL},
+  {"split_kv", "decode rows against 2-16 splits of 64-2048 keys: a later split's maximum far above the first's, the first "
+   "far above the rest, a staircase or equal maxima over the splits, V per split; sinks at the rows' level",
+   "split-KV merge relative to one split's maximum; partial outputs merged with wrong weights; a sink added per split",
+   ac_gen_split_kv, AC_FAM_COSTLY, 0, NULL},
   {"scale", "explicit scales: 0, negative, tiny, large, 1/8 with dk != 64", "hard-coded scale", ac_gen_scale, 0, 0, NULL},
   {"mixed", "random shape, per-tensor band/int/normal values, layouts, scales", "broad coverage", ac_gen_mixed, 0, 0, NULL},
   {"index_overflow", "the largest tensors --max-elems allows, past 2^31 elements when it permits (GPU)",
@@ -98,9 +102,23 @@ const ac_family *ac_family_find(const char *name)
   return NULL;
 }
 
+/* The shapes the families named for one draw in every case (ac_gen_conform would take them away). */
+static uint32_t shapes_needed(const ac_family *f)
+{
+  static const struct {
+    const char *name;
+    uint32_t shapes;
+  } need[] = {{"gqa", AC_SHAPE_GQA}, {"tq_ne_tk", AC_SHAPE_TQ_NE_TK}, {"scale", AC_SHAPE_SCALE}};
+  for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
+    if (!strcmp(f->name, need[i].name)) return need[i].shapes;
+  return 0;
+}
+
 int ac_family_usable(const ac_family *f, const ac_gen_limits *l)
 {
   if (f->feats & ~l->features) return 0;
+  if (shapes_needed(f) & ~l->shapes) return 0;
+  if (l->nbuckets && !strcmp(f->name, "index_overflow")) return 0; /* its point is a size no bucket has */
   if (l->no_dense && !(f->feats & AC_FEAT_LAYOUTS)) return 0;   /* its cases are dense */
   return !f->usable || f->usable(l);
 }
@@ -123,8 +141,12 @@ int ac_family_parse_list(const char *list, int *idx, int *n, int max, ac_err *e)
   return 0;
 }
 
+/* The limits of the case ac_generate is drawing (ac_gen_alloc conforms its shape to them). */
+static _Thread_local const ac_gen_limits *gen_limits;
+
 int ac_gen_alloc(ac_case *c, ac_err *e)
 {
+  if (gen_limits) ac_gen_conform(&c->p, gen_limits);
   if (ac_problem_validate(&c->p, ac_mem_cap(), e)) return -1;
   return ac_case_alloc(c, e);
 }
@@ -160,12 +182,13 @@ static uint64_t name_hash(const char *s)
  * negative scale, so every score pattern of every family also meets kernels that track the
  * maximum, mask or clamp before applying the scale. The draw comes from a stream of its own:
  * the family's cases are otherwise unchanged. */
-static void maybe_flip_scale(ac_case *c, uint64_t seed, int64_t index, const ac_family *f, ac_params *pb)
+static void maybe_flip_scale(ac_case *c, uint64_t seed, int64_t index, const ac_family *f, const ac_gen_limits *l,
+                             ac_params *pb)
 {
   ac_problem *p = &c->p;
   ac_rng r;
   ac_rng_init(&r, ac_hash2(seed, 0x666c6970ull), (uint64_t)index);
-  if (!strcmp(f->name, "scale") || ac_rng_below(&r, 8)) return;
+  if (!strcmp(f->name, "scale") || ac_rng_below(&r, 8) || !(l->shapes & AC_SHAPE_SCALE)) return;
   if (ac_problem_quantized(p)) return;   /* its values are its codes' (the quant families) */
   double s = ac_problem_scale(p);
   if (!(s != 0) || !isfinite(s)) return;
@@ -202,14 +225,19 @@ int ac_generate(const ac_family *f, uint64_t seed, int64_t index, const ac_gen_l
   ac_params_int(&pb, "lim_max_d", l->max_d);
   ac_params_int(&pb, "lim_flags", (l->no_strided ? 1 : 0) | (l->no_nonfinite ? 2 : 0));
   if (f->feats || f->usable) ac_params_int(&pb, "lim_features", l->features);
-  if (f->draw(c, &r, l, &pb, e)) {
+  if (l->shapes != AC_SHAPE_ALL) ac_params_int(&pb, "lim_shapes", l->shapes);
+  gen_limits = l;
+  int rc = f->draw(c, &r, l, &pb, e);
+  gen_limits = NULL;
+  if (rc) {
     ac_params_free(&pb);
     ac_case_free(c);
     memset(c, 0, sizeof *c);
     return -1;
   }
-  maybe_flip_scale(c, seed, index, f, &pb);
+  maybe_flip_scale(c, seed, index, f, l, &pb);
   ac_fuzz_quantize(c, seed, index, l, &pb);
+  if (l->nbuckets && !c->lay) ac_params_int(&pb, "bucket", ac_bucket_nearest(l, &c->p));
   ac_params_shape(&pb, &c->p);
   c->params_json = ac_params_finish(&pb);
   c->seed = seed;

@@ -1,8 +1,10 @@
 /* gen_layouts.c: the serving-layout families (docs/layouts.md), drawn only for kernels that
  * declare the layout: "varlen_mix" (sequence-length mixes: many one-token sequences, one long
- * among short, zero lengths, lengths at tile edges), "page_table" (page sizes 1, 16, 256 and
- * non-powers of two; pages shuffled, a shared prefix, fragmented among spare pages, wide block
- * tables) and "decode" (one query per sequence against long caches, row-sampled). Values come
+ * among short, zero lengths, lengths at tile edges), "page_table" (every power of two from 1 to
+ * 512 and non-powers of two as page sizes, GQA in two frames of three, last pages partly
+ * filled; pages shuffled, a shared prefix, fragmented among spare pages, wide block tables, or a
+ * pool past 65,536 pages whose sequences hold the ids above 65,535) and "decode" (one query per
+ * sequence against long caches, row-sampled, page sizes 1 to 256). Values come
  * from the value distributions and score patterns of the plain families; one case in four also
  * takes a window, softcap, ALiBi or sinks the kernel declares. */
 #include "config.h"
@@ -127,18 +129,50 @@ AC_FAMILY_DECL(varlen_mix)
   return finish(c, r, l, pb, &s, tq, tk, e);
 }
 
+/* Page ids past 16 bits: a pool of 65,536 spare pages (and a few) below the sequences' pages,
+ * which straddle id 65,535, in a frame small enough for the pool to stay cheap and fit
+ * --max-elems (d 8, one kv head with pages of 1 or 2 slots, or two with pages of one slot, up to
+ * 4 query heads: at most 2^20 elements a tensor); 0 when no such frame fits. */
+static int high_ids(ac_rng *r, const ac_gen_limits *l, ac_case *c, ac_layout_spec *s, int64_t *tq, int64_t *tk)
+{
+  static const int64_t hs[][2] = {{1, 1}, {2, 1}, {4, 1}, {2, 2}, {4, 2}};
+  ac_problem *p = &c->p;
+  int k = (int)ac_rng_below(r, 5);
+  p->heads = hs[k][0], p->kv_heads = hs[k][1];
+  p->dk = p->dv = l->max_d < 8 ? l->max_d : 8;
+  p->scale = ac_problem_scale(p);
+  int64_t ps = p->kv_heads == 1 ? (int64_t)1 << ac_rng_below(r, 2) : 1, n = ac_rng_range(r, 1, 6), used = 0;
+  while (ps > 1 && (65536 + 64 * 6) * ps * p->heads * p->dk > l->max_elems) ps /= 2;
+  if ((65536 + 64 * 6) * ps * p->heads * p->dk > l->max_elems) return 0;
+  for (int64_t b = 0; b < n; b++) {
+    tq[b] = ac_rng_range(r, 1, 3), tk[b] = ac_rng_range(r, 1, 40 * ps);
+    used += (tk[b] + ps - 1) / ps;
+  }
+  s->nseq = n, s->page_size = ps, s->shuffle = 1, s->high_ids = 1;
+  s->spare_pages = 65536 - (int64_t)ac_rng_below(r, (uint64_t)used); /* the last used ids past 65,535 */
+  return 1;
+}
+
 AC_FAMILY_DECL(page_table)
 {
-  static const int64_t sizes[] = {1, 16, 256, 7, 3, 5, 13, 32, 16, 16};
+  static const int64_t sizes[] = {1, 2, 4, 8, 16, 16, 32, 64, 128, 256, 512, 3, 5, 7, 13, 24, 48, 80, 100};
   int64_t tq[MAXSEQ], tk[MAXSEQ], n = ac_rng_range(r, 1, 10), any = 0;
   draw_frame(r, l, &c->p);
-  ac_layout_spec s = {.kind = AC_FEAT_PAGED, .nseq = n, .tq = tq, .tk = tk, .page_size = sizes[ac_rng_below(r, 10)]};
-  int mode = (int)ac_rng_below(r, 4);
-  int64_t cap = s.page_size == 256 ? 600 : s.page_size * 12 + 3;
+  ac_layout_spec s = {.kind = AC_FEAT_PAGED, .nseq = n, .tq = tq, .tk = tk, .page_size = sizes[ac_rng_below(r, 19)]};
+  int mode = (int)ac_rng_below(r, 5);
+  if (mode == 4 && high_ids(r, l, c, &s, tq, tk)) {
+    ac_params_int(pb, "mode", mode);
+    ac_params_int(pb, "high_ids", 1);
+    return finish(c, r, l, pb, &s, tq, tk, e);
+  }
+  if (mode == 4) mode = 0;
+  int64_t cap = s.page_size >= 256 ? 2 * s.page_size + 100 : s.page_size * 12 + 3;
   for (int64_t b = 0; b < n; b++) {
     tq[b] = ac_rng_below(r, 4) ? ac_rng_range(r, 1, 4) : 0;
     tk[b] = ac_rng_below(r, 8) ? ac_rng_range(r, 1, cap) : 0;
     if (ac_rng_below(r, 3) == 0) tk[b] = (tk[b] / s.page_size) * s.page_size + ac_rng_range(r, -1, 1);   /* page edges */
+    else if (ac_rng_below(r, 2))
+      tk[b] = (tk[b] / s.page_size) * s.page_size + ac_rng_range(r, 1, s.page_size); /* a partial last page */
     if (tk[b] < 0) tk[b] = 0;
     any += tq[b];
   }
@@ -165,9 +199,9 @@ AC_FAMILY_DECL(decode)
     tq[b] = 1;
     tk[b] = ac_rng_below(r, 3) ? ac_rng_range(r, longest / 2, longest) : ac_rng_range(r, 0, 100 < longest ? 100 : longest);
   }
-  static const int64_t sizes[] = {16, 16, 1, 256, 7};
+  static const int64_t sizes[] = {16, 16, 1, 256, 7, 8, 32, 64, 128, 12};
   ac_layout_spec s = {.kind = kind_of(l, AC_FEAT_PAGED), .nseq = n, .tq = tq, .tk = tk,
-                      .page_size = sizes[ac_rng_below(r, 5)], .shuffle = 1, .spare_pages = ac_rng_range(r, 0, 4)};
+                      .page_size = sizes[ac_rng_below(r, 10)], .shuffle = 1, .spare_pages = ac_rng_range(r, 0, 4)};
   if (s.kind == AC_FEAT_VARLEN) tk[n - 1] += tk[n - 1] == 0;
   ac_params_int(pb, "longest", longest);
   return finish(c, r, l, pb, &s, tq, tk, e);

@@ -3,7 +3,7 @@ fuzz_libac_fuzz_la_SOURCES += \
 	fuzz/families/families.c \
 	fuzz/families/params.c \
 	fuzz/families/values.c \
-	fuzz/families/shape.c \
+	fuzz/families/shape.c fuzz/families/buckets.c \
 	fuzz/families/patterns.c \
 	fuzz/families/gen_normal.c \
 	fuzz/families/gen_layouts.c \
@@ -29,6 +29,7 @@ fuzz_libac_fuzz_la_SOURCES += \
 	fuzz/families/gen_per_head.c \
 	fuzz/families/gen_strided.c \
 	fuzz/families/gen_long_t.c \
+	fuzz/families/gen_split_kv.c \
 	fuzz/families/gen_scale.c \
 	fuzz/families/gen_mixed.c \
 	fuzz/families/gen_sentinel.c \

@@ -14,6 +14,7 @@ void ac_gen_limits_init(ac_gen_limits *l)
   l->max_d = 512;
   l->features = AC_FEAT_ALL;
   l->backward = 1;
+  l->shapes = AC_SHAPE_ALL;
 }
 
 static int64_t clampi(int64_t x, int64_t lo, int64_t hi) { return x < lo ? lo : x > hi ? hi : x; }

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "fuzz.h"
+#include "groups.h"
 #include "report_data.h"
 
 double ac_rd_num(json_object *v)
@@ -175,6 +176,13 @@ static void read_findings(const char *dir, ac_rdata *d)
   ac_err e;
   ac_findings_each(dir, stderr, "report", add_finding, &rc, &e);
   if (d->nf > 0) qsort(d->f, (size_t)d->nf, sizeof *d->f, cmp_finding);   /* d->f is NULL when there are none */
+  ac_mech *m = ac_xcalloc((size_t)d->nf + 1, sizeof *m);
+  int *g = ac_xcalloc((size_t)d->nf + 1, sizeof *g);
+  for (int i = 0; i < d->nf; i++) ac_mech_of(d->f[i].js, &m[i]);
+  d->ndefects = ac_mech_group(m, d->nf, g);
+  for (int i = 0; i < d->nf; i++) d->f[i].defect = g[i];
+  free(m);
+  free(g);
 }
 
 int ac_rdata_load(const char *dir, ac_rdata *d, char *msg, size_t n)

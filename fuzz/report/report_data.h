@@ -25,6 +25,7 @@ typedef struct {
   json_object *js;       /* report.json */
   int sev;
   double err_w;
+  int defect;            /* its distinct defect (groups.h), numbered from 0 in rank order */
 } ac_rd_finding;
 
 typedef struct {
@@ -38,6 +39,7 @@ typedef struct {
   int nev;
   ac_rd_finding *f;                  /* ranked by severity (fail policy first), then err/W */
   int nf;
+  int ndefects;                      /* distinct defects among the findings (groups.h) */
   char *stats;                       /* the stats file text, or NULL */
   char kernel[256];
   char link_base[4300];              /* prefix of links to the findings' files ("" or "DIR/") */

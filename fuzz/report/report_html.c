@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fuzz.h"
+#include "groups.h"
 #include "plot.h"
 #include "report_data.h"
 #include "report_html.h"
@@ -248,13 +249,53 @@ static void plot_family_share(FILE *f, const ac_rdata *d, int idx)
   ac_plot_end(&pl);
 }
 
+/* The distinct defects (findings grouped by mechanism), each with its count, the families that
+ * found it and a link to its first-ranked finding. */
+static void defects_table(FILE *f, const ac_rdata *d)
+{
+  fprintf(f, "<h2 id=\"defects\">Distinct defects (%d): the findings grouped by mechanism</h2>\n<p class=\"note\">"
+             "A defect is a verdict kind with the worst element's tensor and reason, its row's position and the "
+             "minimized case's shape class; one defect found by many families or rows is listed once.</p>\n<table>\n"
+             "<colgroup><col style=\"width:30px\"><col style=\"width:122px\"><col style=\"width:76px\"><col>"
+             "<col style=\"width:260px\"><col style=\"width:60px\"></colgroup>\n<tr><th>#</th><th>kind</th>"
+             "<th>findings</th><th>mechanism</th><th>families</th><th>first</th></tr>\n", d->ndefects);
+  for (int g = 0; g < d->ndefects; g++) {
+    int cnt = 0, first = -1;
+    for (int i = 0; i < d->nf; i++)
+      if (d->f[i].defect == g) cnt++, first = first < 0 ? i : first;
+    if (first < 0) continue;
+    ac_mech m;
+    char desc[600];
+    ac_mech_of(d->f[first].js, &m);
+    ac_mech_desc(&m, desc, sizeof desc);
+    const int fail = !strcmp(ac_rd_str(d->f[first].js, "policy"), "fail");
+    fprintf(f, "<tr><td>%d</td><td class=\"%s\">", g + 1, fail ? "fail" : "warn");
+    ac_html_esc(f, m.kind);
+    fprintf(f, "</td><td class=\"n\">%d</td><td>", cnt);
+    ac_html_esc(f, desc);
+    fprintf(f, "</td><td>");
+    int shown = 0;
+    for (int i = 0; i < d->nf; i++) {
+      const char *fam = ac_rd_str(d->f[i].js, "family");
+      int dup = 0;
+      for (int j = 0; j < i && !dup; j++) dup = d->f[j].defect == g && !strcmp(ac_rd_str(d->f[j].js, "family"), fam);
+      if (d->f[i].defect != g || dup) continue;
+      fprintf(f, "%s", shown++ ? ", " : "");
+      ac_html_esc(f, fam);
+    }
+    fprintf(f, "</td><td><a href=\"#f%d\">#%d</a></td></tr>\n", first + 1, first + 1);
+  }
+  fprintf(f, "</table>\n");
+}
+
 static void findings_table(FILE *f, const ac_rdata *d)
 {
   fprintf(f, "<h2 id=\"findings\">Findings (%d), ranked by severity then err/W</h2>\n<table>\n<colgroup>"
              "<col style=\"width:30px\"><col style=\"width:122px\"><col style=\"width:56px\"><col style=\"width:72px\">"
-             "<col style=\"width:72px\"><col style=\"width:104px\"><col style=\"width:72px\"><col><col></colgroup>\n"
+             "<col style=\"width:72px\"><col style=\"width:104px\"><col style=\"width:72px\"><col style=\"width:64px\">"
+             "<col><col></colgroup>\n"
              "<tr><th>#</th><th>kind</th><th>policy</th><th>err/W</th><th>err/E</th><th>family</th><th>row</th>"
-             "<th>case (minimized)</th><th>signature</th></tr>\n", d->nf);
+             "<th>defect</th><th>case (minimized)</th><th>signature</th></tr>\n", d->nf);
   for (int i = 0; i < d->nf; i++) {
     json_object *js = d->f[i].js;
     const char *pol = ac_rd_str(js, "policy");
@@ -266,7 +307,7 @@ static void findings_table(FILE *f, const ac_rdata *d)
     ac_html_esc(f, ac_rd_str(js, "family"));
     fprintf(f, "</td><td>");
     ac_html_esc(f, ac_rd_str(js, "position"));
-    fprintf(f, "</td><td>");
+    fprintf(f, "</td><td class=\"n\"><a href=\"#defects\">%d</a></td><td>", d->f[i].defect + 1);
     ac_html_esc(f, ac_rd_str(js, "size"));
     if (*ac_rd_str(js, "minimized_size")) {
       fprintf(f, " &rarr; ");
@@ -300,7 +341,7 @@ int ac_report_html_to(const char *dir, const char *out, ac_err *e)
   ac_html_esc(f, dir);
   fprintf(f, "</h1>\n<p>kernel <b>");
   ac_html_esc(f, d.kernel[0] ? d.kernel : "?");
-  fprintf(f, "</b>: %lld cases, %d findings. ", (long long)d.cases, d.nf);
+  fprintf(f, "</b>: %lld cases, %d findings, %d distinct defects. ", (long long)d.cases, d.nf, d.ndefects);
   if (d.from_cases) fprintf(f, "The plots show the %d cases of log.jsonl.</p>\n", d.np);
   else fprintf(f, "log.jsonl holds no case events, so the plots show the findings only; run the campaign with "
                   "<code>--log-cases</code> to plot every case.</p>\n");
@@ -312,6 +353,7 @@ int ac_report_html_to(const char *dir, const char *out, ac_err *e)
   plot_findings_time(f, &d, 4);
   plot_family_share(f, &d, 5);
   fprintf(f, "</div>\n");
+  defects_table(f, &d);
   findings_table(f, &d);
   ac_report_findings(f, dir, &d, 6);
   fprintf(f, "<h2>Statistics</h2>\n<pre>");

@@ -8,6 +8,7 @@
 #include "grad_judge.h"
 #include "judge_args.h"
 #include "report.h"
+#include "report_classes.h"
 
 static void usage(FILE *f)
 {
@@ -18,7 +19,9 @@ static void usage(FILE *f)
              "STATUS is PASS, WARN, FAIL, SKIP or ERROR; KINDS the verdict kinds found. A case that is not\n"
              "PASS gets the worst element and the command that reproduces it. Without --kernel, the outputs\n"
              "a case stores (members o and lse, or dq, dk, dv with --grad: a reproducer written by\n"
-             "libattncheck or the Python package) are judged, as compare judges them.\n\n"
+             "libattncheck or the Python package) are judged, as compare judges them. With --precision\n"
+             "repeated, one table: a column per class (STATUS and err/W of that class's judgement of the same\n"
+             "run), then KERNEL CASE; the full line of each class that is not PASS below it.\n\n"
              "  --kernel K           built-in name, PATH.so, PATH.so:NAME, 'exec:CMD {in} {out}', exec-persistent:CMD\n"
              "  --json FILE          also write the reports as a JSON array\n"
              "  -v, --verbose        detail lines for every case\n"
@@ -80,6 +83,7 @@ static int parse_check_args(int argc, char **argv, check_opts *o)
   if (rc != AC_CMD_RUN) return rc;
   o->cases = (const char **)argv + optind;
   o->ncases = argc - optind;
+  if (o->grad && o->a.j.nprecisions > 1) return ac_cmd_usage_error("check", "--grad judges under one --precision");
   if (!o->ncases) return ac_cmd_usage_error("check", "no case given");
   return AC_CMD_RUN;
 }
@@ -92,6 +96,7 @@ typedef struct {
   ac_exit ex;
   int njson, ran, bad_input;
   int grad_fail, grad_error;   /* --grad: a FAIL, an ERROR */
+  ac_class_table ct;           /* --precision repeated */
 } check_run;
 
 /* The line, the detail and the JSON entry of kernel ki on case ci. */
@@ -101,7 +106,7 @@ static void check_output(check_run *r, int ki, int ci, const ac_case *c, const a
   const ac_kernel *k = r->ks->k[ki];
   const char *cs = o->cases[ci];
   ac_status st = ac_status_of(&o->a.pol, rep->kinds);
-  char repro[9400], kabs[4096], qk[4200], qc[4200];
+  char repro[10600], kabs[4096], qk[4200], qc[4200];
   const char *kspec = ac_kernel_spec_absolute(r->ks->spec[r->ks->spec_of[ki]], kabs, sizeof kabs);
   snprintf(repro, sizeof repro, "attncheck check --kernel %s%s %s", ac_shquote(kspec, qk, sizeof qk) ? qk : kspec,
            o->a.repro_opts, ac_shquote(cs, qc, sizeof qc) ? qc : cs);
@@ -111,6 +116,36 @@ static void check_output(check_run *r, int ki, int ci, const ac_case *c, const a
   if (r->jf) {
     fputs(r->njson++ ? ",\n" : "\n", r->jf);
     ac_report_json(r->jf, k->name, cs, rep, &o->a.pol, c->p.dtype, repro);
+  }
+  fflush(stdout);
+}
+
+/* Kernel ki on case ci under every class of the run: the table's row, each class's line and
+ * detail where it is not PASS (all with -v), a JSON entry per class. */
+static void check_output_classes(check_run *r, int ki, int ci, const ac_case *c, const ac_report *reps)
+{
+  const check_opts *o = r->o;
+  const ac_kernel *k = r->ks->k[ki];
+  const char *cs = o->cases[ci];
+  ac_class_table_row(stdout, &r->ct, k->name, cs, reps, &o->a.pol);
+  char repro[12800], kabs[4096], qk[4200], qc[4200], cl[1024];
+  const char *kspec = ac_kernel_spec_absolute(r->ks->spec[r->ks->spec_of[ki]], kabs, sizeof kabs);
+  for (int x = 0; x < r->ct.n; x++) {
+    const ac_report *rep = &reps[x];
+    ac_status st = ac_status_of(&o->a.pol, rep->kinds);
+    ac_precision_spec_canonical(o->a.j.precisions[x], cl, sizeof cl); /* checked: a name or class string */
+    snprintf(repro, sizeof repro, "attncheck check --kernel %s%s --precision %s %s",
+             ac_shquote(kspec, qk, sizeof qk) ? qk : kspec, o->a.repro_other, cl,
+             ac_shquote(cs, qc, sizeof qc) ? qc : cs);
+    if (o->verbose || (st != AC_STATUS_PASS && st != AC_STATUS_SKIP)) {
+      printf("  %s: ", r->ct.label[x]);
+      ac_report_line(stdout, k->name, cs, rep, &o->a.pol, c->p.dtype);
+      ac_report_detail(stdout, rep, c->p.dtype, st == AC_STATUS_FAIL || st == AC_STATUS_WARN ? repro : NULL);
+    }
+    if (r->jf) {
+      fputs(r->njson++ ? ",\n" : "\n", r->jf);
+      ac_report_json(r->jf, k->name, cs, rep, &o->a.pol, c->p.dtype, repro);
+    }
   }
   fflush(stdout);
 }
@@ -137,7 +172,7 @@ static void check_grad(check_run *r, int ci, const ac_case *c)
       return;
     }
     const char *st = ac_grad_status(&run, &j);
-    char repro[9400], kabs[4096], qk[4200], qc[4200];
+    char repro[10600], kabs[4096], qk[4200], qc[4200];
     const char *kspec = ac_kernel_spec_absolute(r->ks->spec[r->ks->spec_of[ki]], kabs, sizeof kabs);
     snprintf(repro, sizeof repro, "attncheck check --grad --kernel %s%s %s", ac_shquote(kspec, qk, sizeof qk) ? qk : kspec,
              o->a.repro_opts, ac_shquote(o->cases[ci], qc, sizeof qc) ? qc : o->cases[ci]);
@@ -188,11 +223,14 @@ static void check_case(check_run *r, int ci)
   ac_judge_lazy_oracle lo;
   ac_judge_lazy_init(&lo);
   for (int ki = 0; ki < r->ks->n; ki++) {
-    ac_report rep;
-    ac_judge_one(r->ks->k[ki], &c, &o->a.j, &lo, &rep);
+    ac_report reps[AC_JUDGE_MAX_CLASSES];
+    ac_judge_one_classes(r->ks->k[ki], &c, &o->a.j, &lo, reps);
     r->ran = 1;
-    ac_exit_add(&r->ex, &o->a.pol, rep.kinds);
-    check_output(r, ki, ci, &c, &rep);
+    for (int x = 0; x < ac_judge_nclasses(&o->a.j); x++) ac_exit_add(&r->ex, &o->a.pol, reps[x].kinds);
+    if (ac_judge_nclasses(&o->a.j) > 1)
+      check_output_classes(r, ki, ci, &c, reps);
+    else
+      check_output(r, ki, ci, &c, &reps[0]);
   }
   ac_judge_lazy_free(&lo);
   ac_case_free(&c);
@@ -243,6 +281,10 @@ int ac_cmd_check(int argc, char **argv)
     return AC_EXIT_USAGE;
   }
   if (r.jf) fputs("[", r.jf);
+  if (ac_judge_nclasses(&o.a.j) > 1 && !o.grad) {
+    ac_class_table_init(&r.ct, o.a.j.precisions, o.a.j.nprecisions);
+    ac_class_table_header(stdout, &r.ct);
+  }
   for (int ci = 0; ci < o.ncases; ci++) check_case(&r, ci);
   if (r.jf) {
     fputs("\n]\n", r.jf);

@@ -201,7 +201,7 @@ static int compare_files(const ac_judge_args *a, const compare_opts *own, const 
   attncheck_ctx *ctx = ac_api_ctx_from_args(a);
   attncheck_case *cs = NULL;
   if (!ctx) ac_out_of_memory(sizeof(attncheck_ctx));
-  char repro[1024];
+  char repro[8400];
   snprintf(repro, sizeof repro, "attncheck compare%s%s %s%s%s", own->grad ? " --grad" : "", a->repro_opts, files[0],
            nf == 2 ? " " : "", nf == 2 ? files[1] : "");
   attncheck_ctx_set(ctx, "case", files[0]);

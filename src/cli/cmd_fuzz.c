@@ -39,6 +39,9 @@ static void usage(FILE *f)
           "  --max-t N           longest T of the long-T family (default 16384; CUDA kernels 131072)\n"
           "  --max-elems N       cap on the elements of one tensor (default 4194304)\n"
           "  --max-d N           largest head dim (default 512)\n"
+          "  --no-backward       judge the forward only, also of a kernel that declares a backward\n"
+          "  --shape-buckets N   dense cases take one of N shapes drawn from the seed (1..64), so that a\n"
+          "                      JIT-compiled kernel compiles each shape once; stats report first runs apart\n"
           "  --stop-on-fail      stop at the first finding with policy fail\n"
           "  --log-cases         one log.jsonl event per case (number, family, verdict kinds)\n"
           "  --generate F        write case --index K of family F (seed, limits as given) to --out FILE\n"
@@ -75,7 +78,7 @@ enum {
   O_KERNEL = 256, O_OUT, O_TIME, O_CASES, O_JOBS, O_SEED, O_RESUME, O_SHARD, O_FAMILIES, O_POLICY, O_PRECISION,
   O_DTYPES, O_MAXT, O_MAXE, O_NOSTRIDED, O_NONONFINITE, O_TIMEOUT, O_NOMIN, O_MINTIME, O_REPEAT, O_CORPUS, O_QUIET,
   O_LIVE, O_NOLIVE, O_LIST, O_EMPTY, O_MAXD, O_STOPFAIL, O_LOGCASES, O_GENERATE, O_INDEX, O_HELP, O_ALIBI_LSE,
-  O_ALLOWSKIP, O_NOCACHE
+  O_ALLOWSKIP, O_NOCACHE, O_BUCKETS, O_NOBWD
 };
 
 /* An option handler's answer when the option belongs to another handler (AC_CMD_RUN: applied;
@@ -158,6 +161,8 @@ static int judging_option(fuzz_opts *o, int c, const char *v)
   }
   case O_PRECISION:
     if (ac_precision_spec_check(v, &e)) return ac_cmd_usage_error("fuzz", "%s", e.msg);
+    if (o->c.precision)
+      return ac_cmd_usage_error("fuzz", "--precision given twice (a campaign judges under one class)");
     o->c.precision = v;
     break;
   case O_EMPTY: {
@@ -216,6 +221,12 @@ static int generator_option(fuzz_opts *o, int c, const char *v)
     if (ac_parse_i64(v, &n) || n < 1) return ac_cmd_usage_error("fuzz", "bad --max-d '%s'", v);
     o->c.lim.max_d = n;
     break;
+  case O_BUCKETS:
+    if (ac_parse_i64(v, &n) || n < 1 || n > AC_MAX_BUCKETS)
+      return ac_cmd_usage_error("fuzz", "bad --shape-buckets '%s' (1..%d)", v, AC_MAX_BUCKETS);
+    o->c.lim.nbuckets = (int)n;
+    break;
+  case O_NOBWD: o->c.no_backward = 1; break;
   case O_NOSTRIDED: o->c.lim.no_strided = 1; break;
   case O_NONONFINITE: o->c.lim.no_nonfinite = 1; break;
   case O_GENERATE:
@@ -243,6 +254,7 @@ static int parse_fuzz_args(int argc, char **argv, fuzz_opts *o)
     {"empty-rows", 1, 0, O_EMPTY}, {"max-d", 1, 0, O_MAXD}, {"stop-on-fail", 0, 0, O_STOPFAIL}, {"log-cases", 0, 0, O_LOGCASES},
     {"generate", 1, 0, O_GENERATE}, {"index", 1, 0, O_INDEX}, {"alibi-lse", 1, 0, O_ALIBI_LSE},
     {"allow-all-skipped", 0, 0, O_ALLOWSKIP}, {"no-cache", 0, 0, O_NOCACHE},
+    {"shape-buckets", 1, 0, O_BUCKETS}, {"no-backward", 0, 0, O_NOBWD},
     {"help", 0, 0, O_HELP}, {0, 0, 0, 0}};
   memset(o, 0, sizeof *o);
   ac_campaign_opts_init(&o->c);
@@ -280,6 +292,7 @@ static int generate_case(fuzz_opts *o)
   ac_case gc;
   ac_err e;
   if (o->c.lim.max_t <= 0) o->c.lim.max_t = 16384;
+  if (o->c.lim.nbuckets > 0) ac_gen_buckets(&o->c.lim, o->c.seed, o->c.lim.nbuckets);
   if (ac_generate(ac_family_find(o->generate), o->c.seed, o->gen_index, &o->c.lim, &gc, &e) ||
       ac_case_write(&gc, o->c.out_dir, &e)) {
     ac_cmd_error("fuzz", "%s", e.msg);

@@ -56,7 +56,8 @@ static void usage(FILE *f)
           "                      nan-masked, ramp[:HEIGHT]; --bias-dtype T (default: the case's dtype);\n"
           "                      --bias-broadcast b|h|bh stores extent 1 over batch and/or heads\n"
           "  --bool-mask P       boolean mask: random, banded, empty-middle, sparse; --mask-broadcast b|h|bh\n"
-          "  --sinks P           a sink logit per head: normal, dominant, vanishing\n"
+          "  --sinks P           a sink logit per head: normal, dominant, vanishing, level (at the LSE\n"
+          "                      of the head's last query row, +-3)\n"
           "  --descale P         fp32 descales of q, k, v per (batch, kv head): normal, tiny, huge\n"
           "backward pass (docs/backward.md):\n"
           "  --grad P            also write dO (member do, o's shape and dtype, stream 13 of the seed):\n"
@@ -199,7 +200,7 @@ static int parse_bias(const char *a, ac_vspec *v)
 static int variant_option(ac_vspec *v, int ch, const char *a)
 {
   static const char *const masks[] = {"random", "banded", "empty-middle", "sparse", NULL};
-  static const char *const sinks[] = {"normal", "dominant", "vanishing", NULL};
+  static const char *const sinks[] = {"normal", "dominant", "vanishing", "level", NULL};
   static const char *const descales[] = {"normal", "tiny", "huge", NULL};
   int k;
   char tail;

@@ -1,4 +1,4 @@
-/* cmd_list.c: attncheck list [--precision] [--mutants] [--tests] [--kernel K...] */
+/* cmd_list.c: attncheck list [--precision [CLASS...]] [--mutants] [--tests] [--kernel K...] */
 #include "config.h"
 #include <getopt.h>
 #include <stdio.h>
@@ -6,6 +6,8 @@
 #include <string.h>
 #include "accuda.h"
 #include "commands.h"
+#include "exec.h"
+#include "exec_decl.h"
 #include "harness.h"
 #include "judge_args.h"
 #include "precision.h"
@@ -14,13 +16,36 @@
 
 static void usage(FILE *f)
 {
-  fprintf(f, "usage: attncheck list [--precision] [--mutants] [--tests] [--kernel K]...\n\n"
-             "Lists the built-in kernels (CUDA kernels when built) with their precision class and what each\n"
-             "supports, and the precision class names.\n"
-             "  --precision   print the precision class table (u of each stage, accumulation, mu, range)\n"
-             "  --mutants     also list the deliberately wrong kernels (never used by default)\n"
-             "  --tests       also list the test kernels that prove each verdict kind\n"
-             "  --kernel K    list the kernels of a plugin (PATH.so) or another kernel spec instead of the built-ins\n");
+  fprintf(f,
+          "usage: attncheck list [--precision [CLASS]...] [--mutants] [--tests] [--kernel K]...\n\n"
+          "Lists the built-in kernels (CUDA kernels when built) with their precision class and what each\n"
+          "supports, and the precision class names.\n"
+          "  --precision   print the precision class table (u of each stage, accumulation, mu, range), the\n"
+          "                presets' parts and the part names; with CLASS (a preset's name or a class string,\n"
+          "                'q=f16,pv=f16'), its complete class string on the first line and its budget terms\n"
+          "  --mutants     also list the deliberately wrong kernels (never used by default)\n"
+          "  --tests       also list the test kernels that prove each verdict kind\n"
+          "  --kernel K    list the kernels of a plugin (PATH.so) or another kernel spec instead of the built-ins\n");
+}
+
+/* The ABI 5 declarations (an exec worker's too): "; empty rows nan, lse nan; class per problem;
+ * env A,B; note: ...". */
+static void declared_summary(const ac_kernel *k, char *buf, size_t n)
+{
+  static const char *const on[] = {"", "zero", "nan"}, *const ln[] = {"", "-inf", "+inf", "nan"};
+  int eo, el;
+  size_t len = 0;
+  if (n) buf[0] = 0;
+  ac_kernel_empty_rows(k, &eo, &el);
+  if (eo || el)
+    len += (size_t)snprintf(buf + len, n - len, "; empty rows %s%s%s", eo ? on[eo] : "o as --empty-rows",
+                            el ? ", lse " : "", el ? ln[el] : "");
+  if (ac_kernel_precision_of(k) && len < n)
+    len += (size_t)snprintf(buf + len, n - len, "; class per problem (precision_of)");
+  const ac_exec_decl *d = k->kind == AC_KIND_EXEC_PERSISTENT ? ac_exec_declaration(k) : NULL;
+  for (int i = 0; d && i < d->nenv && len < n; i++)
+    len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? "," : "; env ", d->env[i]);
+  if (d && d->note[0] && len < n) snprintf(buf + len, n - len, "; note: %s", d->note);
 }
 
 /* "dtypes f32,f16; masks none,causal,causal-bottom-right; gqa; dv!=dk" from probing supports(),
@@ -28,7 +53,8 @@ static void usage(FILE *f)
 static void supports_summary(ac_kernel *k, char *buf, size_t n)
 {
   static const ac_dtype ts[] = {AC_F64, AC_F32, AC_F16, AC_BF16, AC_E4M3, AC_E5M2};
-  int dt_ok[6] = {0}, mask_ok[3] = {0}, gqa = 0, dvne = 0;
+  int dt_ok[6] = {0}, mask_ok[3] = {0}, gqa = 0, dvne = 0, tqne = 0, scale = 0;
+  char refused[256] = ""; /* why the f32 probe (or the first one) was refused */
   uint32_t qf, kvf = ac_kernel_kv_formats(k, &qf);
   /* a kernel of quantized tensors is probed on K and V in its first format (docs/quantized.md) */
   int probe_fmt = 0;
@@ -61,13 +87,18 @@ static void supports_summary(ac_kernel *k, char *buf, size_t n)
         if (p.f.used == AC_FEAT_PAGED) p.l.page_size = 8, p.l.num_pages = p.l.max_pages = 1;
         ok = ac_kernel_supports(k, &p, why, sizeof why);
       }
+      if (!ok && (!refused[0] || (ts[x] == AC_F32 && m == 0))) snprintf(refused, sizeof refused, "%s", why);
       if (!ok) continue;
       dt_ok[x] = mask_ok[m] = 1;
-      p.kv_heads = 1;
-      gqa |= ac_kernel_supports(k, &p, why, sizeof why);
-      p.kv_heads = 2;
-      p.dv = probe_fmt ? 64 : 8;
-      dvne |= ac_kernel_supports(k, &p, why, sizeof why);
+      ac_problem q = p;
+      q.kv_heads = 1;
+      gqa |= ac_kernel_supports(k, &q, why, sizeof why);
+      q = p, q.dv = probe_fmt ? 64 : 8;
+      dvne |= ac_kernel_supports(k, &q, why, sizeof why);
+      q = p, q.tk = 12;
+      tqne |= ac_kernel_supports(k, &q, why, sizeof why);
+      q = p, q.scale_is_default = 0, q.scale = 0.5;
+      scale |= ac_kernel_supports(k, &q, why, sizeof why);
     }
   size_t len = (size_t)snprintf(buf, n, "dtypes");
   int any = 0;
@@ -79,7 +110,12 @@ static void supports_summary(ac_kernel *k, char *buf, size_t n)
   for (int m = 0; m < 3; m++)
     if (mask_ok[m] && len < n) len += (size_t)snprintf(buf + len, n - len, "%s%s", any++ ? "," : " ", ac_mask_name((ac_mask)m));
   if (!any && len < n) len += (size_t)snprintf(buf + len, n - len, " -");
-  if (len < n) len += (size_t)snprintf(buf + len, n - len, "%s%s", gqa ? "; gqa" : "", dvne ? "; dv!=dk" : "");
+  if (len < n)
+    len += (size_t)snprintf(buf + len, n - len, "%s%s%s%s", gqa ? "; gqa" : "", dvne ? "; dv!=dk" : "",
+                            tqne ? "; tq!=tk" : "", scale ? "; scale" : "");
+  int accepted = 0;
+  for (int x = 0; x < 6; x++) accepted |= dt_ok[x];
+  if (!accepted && len < n) len += (size_t)snprintf(buf + len, n - len, "; probe refused: %s", refused);
   /* ABI 2 caps (an exec worker's declaration): the variant features and whether the LSE is written */
   const uint32_t caps = ac_kernel_declared_caps(k);
   char feats[128];
@@ -94,12 +130,17 @@ static void supports_summary(ac_kernel *k, char *buf, size_t n)
   if (qf && len < n) len += (size_t)snprintf(buf + len, n - len, "; q formats %s", ac_qfmt_list(qf, fl, sizeof fl));
   if (ac_kernel_quant_only(k) && len < n) len += (size_t)snprintf(buf + len, n - len, "; quantized cases only");
   /* ABI 3 run_backward, or an exec worker's declaration (read by list_one already) */
-  if (ac_kernel_has_backward(k, 60) && len < n) snprintf(buf + len, n - len, "; backward");
+  if (ac_kernel_has_backward(k, 60) && len < n) {
+    uint32_t bc = ac_kernel_backward_caps(k) & shown;
+    len += (size_t)snprintf(buf + len, n - len, "; backward%s%s", bc ? " " : "",
+                            bc ? ac_feat_list(bc, feats, sizeof feats) : "");
+  }
+  declared_summary(k, buf + (len < n ? len : n), len < n ? n - len : 0);
 }
 
 static void list_one(ac_kernel *k, const char *tag)
 {
-  char sup[256];
+  char sup[1024];
   const attncheck_kernel *a = k->abi;
   ac_run_opts ro;
   ac_run_opts_init(&ro);
@@ -159,7 +200,20 @@ int ac_cmd_list(int argc, char **argv)
     default: return ac_cmd_getopt_error("list", ch, argv);
     }
   }
-  if (optind < argc) return ac_cmd_usage_error("list", "unexpected argument '%s'", argv[optind]);
+  if (optind < argc && !prec) return ac_cmd_usage_error("list", "unexpected argument '%s'", argv[optind]);
+  if (optind < argc) { /* list --precision CLASS...: every class known before anything is printed */
+    const ac_precision *cls[32];
+    if (argc - optind > 32) return ac_cmd_usage_error("list", "at most 32 classes");
+    for (int x = optind; x < argc; x++) {
+      ac_err e;
+      if (ac_precision_lookup(argv[x], &cls[x - optind], &e) < 0) return ac_cmd_usage_error("list", "%s", e.msg);
+    }
+    for (int x = 0; x < argc - optind; x++) {
+      if (x) printf("\n");
+      ac_precision_print_class(stdout, cls[x]);
+    }
+    return AC_EXIT_OK;
+  }
   if (prec && !mutants && !tests && !nks) {
     ac_precision_print(stdout);
     return AC_EXIT_OK;

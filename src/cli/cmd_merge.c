@@ -203,9 +203,7 @@ static int merge_one(const ac_finding_dir *f, const char *outdir, int reproduced
     snprintf(label, sizeof label, "%s/%s", f->path, names[k]);
     rc = copy_case_file(f->dirfd, names[k], label, p, e);
   }
-  json_object *v;
-  const char *spec = json_object_object_get_ex(f->report, "kernel_spec", &v) ? json_object_get_string(v) : "";
-  if (rc || write_report(tmp, fin, f->report, reproduced, from, e) || ac_finding_write_repro(tmp, f->sig, spec, e)) {
+  if (rc || write_report(tmp, fin, f->report, reproduced, from, e) || ac_finding_write_repro(tmp, f->sig, f->report, e)) {
     remove_tmp(tmp, names, 4);
     return -1;
   }

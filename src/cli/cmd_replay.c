@@ -50,6 +50,7 @@ int ac_cmd_replay(int argc, char **argv)
     case O_NOCACHE: ac_oracle_cache_disable(); break;
     case O_PREC:
       if (ac_precision_spec_check(optarg, &e)) return ac_cmd_usage_error("replay", "%s", e.msg);
+      if (prec) return ac_cmd_usage_error("replay", "--precision given twice (replay judges under one class)");
       prec = optarg;
       break;
     case O_POLICY:

@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "judge_args.h"
 #include "report.h"
+#include "report_classes.h"
 #include "suite.h"
 #include "suite_html.h"
 #include "grad_judge.h"
@@ -22,7 +23,9 @@ static void usage(FILE *f)
              "results are cached by case hash ($ATTNCHECK_CACHE), so several kernels share them. A kernel\n"
              "that declares a backward (ATTNCHECK_CAP_BACKWARD, an exec worker's \"backward\": true) also gets\n"
              "the backward cases (DTYPE-grad-..., after the others, in --list too; judged as check --grad,\n"
-             "docs/backward.md).\n\n"
+             "docs/backward.md). With --precision repeated, each case runs once and is judged under every\n"
+             "class: one table, a column per class (the backward cases under the first class only); TAP,\n"
+             "JUnit and HTML name each class's result 'CASE [CLASS]'.\n\n"
              "  --kernel K           kernel to run (repeatable; see attncheck check)\n"
              "  --suite ci|full      ci (default) or the full grid\n"
              "  --tap FILE           TAP report ('-' for standard output)\n"
@@ -184,10 +187,12 @@ typedef struct {
   ac_suite_cells cells;
   ac_exit ex;
   int *stopped;
-  int64_t (*counts)[5];
+  int64_t (*counts)[5]; /* per kernel and class: [ki * nc + x] */
   double *ksec;
   skip_reason *skips; /* without --verbose: the SKIP reasons, in order of first appearance */
   int nskips;
+  int nc; /* classes of the run (repeated --precision) */
+  ac_class_table ct;
 } suite_run;
 
 /* One more SKIP of kernel ki for reason why. */
@@ -252,7 +257,7 @@ static void suite_output(suite_run *r, int ki, const char *name, const ac_suite_
   const suite_opts *o = r->o;
   const ac_kernel *k = r->ks->k[ki];
   ac_status st = ac_status_of(&o->a.pol, rep->kinds);
-  char repro[5400], kabs[4096], qk[4200];
+  char repro[6600], kabs[4096], qk[4200];
   const char *kspec = ac_kernel_spec_absolute(r->ks->spec[r->ks->spec_of[ki]], kabs, sizeof kabs);
   snprintf(repro, sizeof repro, "attncheck suite --kernel %s%s%s --case %s", ac_shquote(kspec, qk, sizeof qk) ? qk : kspec,
            o->kind == AC_SUITE_FULL ? " --suite full" : "", o->a.repro_opts, name);
@@ -275,6 +280,57 @@ static void suite_output(suite_run *r, int ki, const char *name, const ac_suite_
                        rep->has_lse && rep->lse_max_err_w > rep->max_err_w ? rep->lse_max_err_w : rep->max_err_w);
   free(line);
   free(detail);
+}
+
+/* Kernel ki on case name under every class of the run: the table's row, each class's line and
+ * detail where it is not PASS or SKIP; per class a TAP/JUnit entry "CASE [CLASS]" and an HTML
+ * column. */
+static void suite_output_classes(suite_run *r, int ki, const char *name, const ac_suite_case *sc, const ac_report *reps,
+                                 double dt)
+{
+  const suite_opts *o = r->o;
+  const ac_kernel *k = r->ks->k[ki];
+  int show = !o->quiet, skipped = 1;
+  for (int x = 0; x < r->nc; x++) {
+    ac_status st = ac_status_of(&o->a.pol, reps[x].kinds);
+    show |= st != AC_STATUS_PASS && st != AC_STATUS_SKIP;
+    skipped &= st == AC_STATUS_SKIP;
+  }
+  if (skipped && !o->verbose) count_skip(r, ki, reps[0].note);   /* once, under its reason */
+  else if (show) ac_class_table_row(r->out, &r->ct, k->name, name, reps, &o->a.pol);
+  char repro[8000], kabs[4096], qk[4200], cl[1024];
+  const char *kspec = ac_kernel_spec_absolute(r->ks->spec[r->ks->spec_of[ki]], kabs, sizeof kabs);
+  for (int x = 0; x < r->nc; x++) {
+    const ac_report *rep = &reps[x];
+    ac_status st = ac_status_of(&o->a.pol, rep->kinds);
+    ac_precision_spec_canonical(o->a.j.precisions[x], cl, sizeof cl);
+    snprintf(repro, sizeof repro, "attncheck suite --kernel %s%s%s --precision %s --case %s",
+             ac_shquote(kspec, qk, sizeof qk) ? qk : kspec, o->kind == AC_SUITE_FULL ? " --suite full" : "",
+             o->a.repro_other, cl, name);
+    char *line = NULL, *detail = NULL;
+    size_t ll = 0, dl = 0;
+    FILE *lf = open_memstream(&line, &ll), *df = open_memstream(&detail, &dl);
+    ac_report_line(lf, k->name, name, rep, &o->a.pol, sc->c.p.dtype);
+    if (st != AC_STATUS_PASS && st != AC_STATUS_SKIP)
+      ac_report_detail(df, rep, sc->c.p.dtype, st == AC_STATUS_FAIL || st == AC_STATUS_WARN ? repro : NULL);
+    fclose(lf);
+    fclose(df);
+    if (st != AC_STATUS_PASS && st != AC_STATUS_SKIP) {
+      fprintf(r->out, "  %s: %s%s", r->ct.label[x], line, detail);
+      fflush(r->out);
+    }
+    if (ll && line[ll - 1] == '\n') line[ll - 1] = 0;
+    char tname[600];
+    if (r->ks->n > 1)
+      snprintf(tname, sizeof tname, "%s %s [%s]", k->name, name, r->ct.label[x]);
+    else
+      snprintf(tname, sizeof tname, "%s [%s]", name, r->ct.label[x]);
+    ac_test_log_add(&r->log, tname, st, line, st == AC_STATUS_SKIP ? rep->note : detail, dt);
+    if (o->html) ac_suite_cells_add(&r->cells, ki * r->nc + x, name, sc->c.p.dtype, st, ac_class_cell_err_w(rep));
+    free(line);
+    free(detail);
+  }
+  fflush(r->out);
 }
 
 /* Whether case name is one to run: of a dtype asked for and, with --case, named. */
@@ -312,20 +368,29 @@ static int suite_case(suite_run *r, int64_t x, const char *user_rows, int user_r
   for (int ki = 0; ki < r->ks->n; ki++) {
     if (r->stopped[ki]) continue;
     double t0 = ac_now();
-    ac_report rep;
+    ac_report reps[AC_JUDGE_MAX_CLASSES];
     if (sc.skip[0]) {
-      ac_report_init(&rep, &o->a.j.cmp);
-      ac_report_add(&rep, AC_V_SKIP, "%s", sc.skip);
+      for (int y = 0; y < r->nc; y++) {
+        ac_report_init(&reps[y], &o->a.j.cmp);
+        ac_report_add(&reps[y], AC_V_SKIP, "%s", sc.skip);
+      }
     } else {
-      ac_judge_one(r->ks->k[ki], &sc.c, &o->a.j, &lo, &rep);
+      ac_judge_one_classes(r->ks->k[ki], &sc.c, &o->a.j, &lo, reps);
     }
     double dt = ac_now() - t0;
     r->ksec[ki] += dt;
-    ac_exit_add(&r->ex, &o->a.pol, rep.kinds);
-    ac_status st = ac_status_of(&o->a.pol, rep.kinds);
-    r->counts[ki][st]++;
-    suite_output(r, ki, name, &sc, &rep, dt);
-    if (o->stop && st == AC_STATUS_FAIL) r->stopped[ki] = 1;
+    int failed = 0;
+    for (int y = 0; y < r->nc; y++) {
+      ac_exit_add(&r->ex, &o->a.pol, reps[y].kinds);
+      ac_status st = ac_status_of(&o->a.pol, reps[y].kinds);
+      r->counts[ki * r->nc + y][st]++;
+      failed |= st == AC_STATUS_FAIL;
+    }
+    if (r->nc > 1)
+      suite_output_classes(r, ki, name, &sc, reps, dt);
+    else
+      suite_output(r, ki, name, &sc, &reps[0], dt);
+    if (o->stop && failed) r->stopped[ki] = 1;
   }
   ac_judge_lazy_free(&lo);
   ac_suite_case_free(&sc);
@@ -370,11 +435,11 @@ static void suite_grad_case(suite_run *r, int64_t x)
     else snprintf(run.msg, sizeof run.msg, "%s", e.msg), run.status = AC_RUN_HARNESS_ERROR;
     double dt = ac_now() - t0;
     ac_status s = grad_status(st);
-    r->counts[ki][s]++;
+    r->counts[ki * r->nc][s]++; /* the backward: the first class only */
     r->ksec[ki] += dt;
     if (s == AC_STATUS_FAIL) r->ex.any_fail = 1;
     if (s == AC_STATUS_ERROR) r->ex.any_error = 1;
-    char repro[5400], kabs[4096], qk[4200];
+    char repro[6600], kabs[4096], qk[4200];
     const char *kspec = ac_kernel_spec_absolute(r->ks->spec[r->ks->spec_of[ki]], kabs, sizeof kabs);
     snprintf(repro, sizeof repro, "attncheck suite --kernel %s%s --case %s", ac_shquote(kspec, qk, sizeof qk) ? qk : kspec,
              o->a.repro_opts, name);
@@ -402,7 +467,8 @@ static void suite_grad_case(suite_run *r, int64_t x)
 /* Whether kernel ki judged no case (none PASS, WARN or FAIL). */
 static int judged_none(const suite_run *r, int ki)
 {
-  return r->counts[ki][AC_STATUS_PASS] + r->counts[ki][AC_STATUS_WARN] + r->counts[ki][AC_STATUS_FAIL] == 0;
+  const int64_t *n = r->counts[ki * r->nc];   /* every class judges the same cases */
+  return n[AC_STATUS_PASS] + n[AC_STATUS_WARN] + n[AC_STATUS_FAIL] == 0;
 }
 
 /* The summary of each kernel: its SKIP reasons with their counts, then its line; then the TAP,
@@ -417,11 +483,15 @@ static void suite_finish(suite_run *r)
       if (r->skips[i].ki == ki)
         fprintf(r->out, "SKIP  %s %lld case%s (%s)\n", r->ks->k[ki]->name, (long long)r->skips[i].n,
                 r->skips[i].n == 1 ? "" : "s", r->skips[i].why);
-    fprintf(r->out, "suite %s: %s: %lld pass, %lld warn, %lld fail, %lld skip, %lld error%s (%.1f s)%s\n", kn,
-            r->ks->k[ki]->name, (long long)r->counts[ki][AC_STATUS_PASS], (long long)r->counts[ki][AC_STATUS_WARN],
-            (long long)r->counts[ki][AC_STATUS_FAIL], (long long)r->counts[ki][AC_STATUS_SKIP],
-            (long long)r->counts[ki][AC_STATUS_ERROR], r->stopped[ki] ? ", stopped at the first FAIL" : "", r->ksec[ki],
-            judged_none(r, ki) ? ": NO CASE JUDGED" : "");
+    for (int x = 0; x < r->nc; x++) {
+      const int64_t *n = r->counts[ki * r->nc + x];
+      char cl[AC_CLASS_LABEL_MAX + 12] = "";
+      if (r->nc > 1) snprintf(cl, sizeof cl, " [%s]", r->ct.label[x]);
+      fprintf(r->out, "suite %s: %s%s: %lld pass, %lld warn, %lld fail, %lld skip, %lld error%s (%.1f s)%s\n", kn,
+              r->ks->k[ki]->name, cl, (long long)n[AC_STATUS_PASS], (long long)n[AC_STATUS_WARN],
+              (long long)n[AC_STATUS_FAIL], (long long)n[AC_STATUS_SKIP], (long long)n[AC_STATUS_ERROR],
+              r->stopped[ki] ? ", stopped at the first FAIL" : "", r->ksec[ki], judged_none(r, ki) ? ": NO CASE JUDGED" : "");
+    }
   }
   if (r->tf) {
     ac_tap_write(r->tf, &r->log);
@@ -433,15 +503,25 @@ static void suite_finish(suite_run *r)
     ac_junit_write(r->jf, sname, &r->log);
     if (r->jf != stdout) fclose(r->jf);
   }
-  if (o->html) {
-    const char **names = ac_xmalloc(sizeof(char *) * (size_t)(nk ? nk : 1));
-    for (int ki = 0; ki < nk; ki++) names[ki] = r->ks->k[ki]->name;
+  if (o->html) { /* a column per kernel, or per kernel and class */
+    int ncol = nk * r->nc;
+    const char **names = ac_xmalloc(sizeof(char *) * (size_t)(ncol ? ncol : 1));
+    char(*cn)[400] = ac_xcalloc((size_t)(ncol ? ncol : 1), sizeof *cn);
+    for (int ki = 0; ki < nk; ki++)
+      for (int x = 0; x < r->nc; x++) {
+        if (r->nc > 1)
+          snprintf(cn[ki * r->nc + x], sizeof cn[0], "%s [%s]", r->ks->k[ki]->name, r->ct.label[x]);
+        else
+          snprintf(cn[ki], sizeof cn[0], "%s", r->ks->k[ki]->name);
+        names[ki * r->nc + x] = cn[ki * r->nc + x];
+      }
     ac_err e;
-    if (ac_suite_html(o->html, kn, names, nk, &r->cells, &e)) {
+    if (ac_suite_html(o->html, kn, names, ncol, &r->cells, &e)) {
       ac_cmd_error("suite", "%s", e.msg);
       r->ex.any_error = 1;
     }
     free(names);
+    free(cn);
   }
 }
 
@@ -464,8 +544,13 @@ int ac_cmd_suite(int argc, char **argv)
     return rc;
   }
   size_t nk = (size_t)(r.ks->n ? r.ks->n : 1);
+  r.nc = ac_judge_nclasses(&o.a.j);
   r.stopped = ac_xcalloc(nk, sizeof(int));
-  r.counts = ac_xcalloc(nk, sizeof *r.counts);
+  r.counts = ac_xcalloc(nk * (size_t)r.nc, sizeof *r.counts);
+  if (r.nc > 1) {
+    ac_class_table_init(&r.ct, o.a.j.precisions, o.a.j.nprecisions);
+    ac_class_table_header(r.out, &r.ct);
+  }
   r.ksec = ac_xcalloc(nk, sizeof(double));
   const char *user_rows = o.a.j.rows;
   int user_repeat = o.a.j.repeat;

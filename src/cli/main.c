@@ -102,6 +102,9 @@ int ac_cmd_judge_getopt(const char *cmd, ac_judge_args *a, int argc, char **argv
     if (r == 0 && (r = own(ctx, ch, optarg, argv)) != AC_CMD_RUN) return r;
   }
   ac_judge_args_finish(a, cmd);
+  if (a->j.nprecisions > 1 && strcmp(cmd, "check") && strcmp(cmd, "suite"))
+    return ac_cmd_usage_error(cmd, "--precision given %d times (only check and suite judge under several classes)",
+                              a->j.nprecisions);
   return AC_CMD_RUN;
 }
 

@@ -71,6 +71,8 @@ typedef struct {
   int64_t shared_pages;    /* paged: the first pages of every sequence are the same pages (each
                               sequence must fill them: tk >= shared_pages * page_size) */
   int shuffle;             /* paged: pages in a random order (rng) */
+  int high_ids;            /* paged: the spare pages take the lowest ids and the sequences' pages
+                              the ids above them (spare_pages past 65535: ids past 16 bits) */
 } ac_layout_spec;
 /* Sets up c's layout from s: p.l, the arrays, p.batch = 1, p.tq and p.tk of the carrier (the
  * caller then allocates the tensors and fills them). -1 with one line for lengths that do not fit

@@ -37,8 +37,9 @@ static int build_pages(ac_case *c, const ac_layout_spec *s, ac_rng *r, ac_err *e
   ac_layout_alloc(c, AC_FEAT_PAGED, n, ps, cols);
   c->p.l.num_pages = num;
   int32_t *perm = ac_xmalloc((size_t)num * sizeof *perm);
-  for (int64_t x = 0; x < num; x++) perm[x] = (int32_t)x;
-  for (int64_t x = num - 1; s->shuffle && x > 0; x--) {
+  int64_t used = s->shared_pages + own, shuf = s->high_ids ? used : num;
+  for (int64_t x = 0; x < num; x++) perm[x] = (int32_t)(s->high_ids ? (x + s->spare_pages) % num : x);
+  for (int64_t x = shuf - 1; s->shuffle && x > 0; x--) {
     int64_t y = (int64_t)ac_rng_below(r, (uint64_t)x + 1);
     int32_t t = perm[x];
     perm[x] = perm[y], perm[y] = t;

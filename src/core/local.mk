@@ -21,5 +21,5 @@ src_core_libac_core_la_SOURCES = \
 	src/core/casefile_quant.c src/core/casefile_quant.h \
 	src/core/variants.c src/core/variants.h \
 	src/core/vgen.c src/core/vgen.h \
-	src/core/precision.c src/core/precision.h \
+	src/core/precision.c src/core/precision.h src/core/precision_parts.c src/core/precision_print.c \
 	src/core/examples.c

@@ -1,141 +1,331 @@
-/* precision.c: the precision class table (docs/numerics.md §6). */
+/* precision.c: the presets (docs/numerics.md §6), classes built from class strings, and the
+ * precision specs that name a class per dtype. */
 #include "config.h"
 #include "precision.h"
 #include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
-#define U64 0x1p-53
-#define U32 0x1p-24
-#define U16 0x1p-11
-#define UBF 0x1p-8
-#define UE4 0x1p-4
-#define UE5 0x1p-3
-/* half the smallest subnormal spacing: the absolute error of one underflowing operation */
-#define ETA64 0x1p-1074   /* a full spacing: half of it is below binary64 */
-#define ETA32 0x1p-150
-#define ETA16 0x1p-25
-#define ETABF 0x1p-134
+int ac_prec_parts_parse_over(const char *whole, const ac_prec_parts *base, const char *s, ac_prec_parts *out,
+                             ac_err *e);
+
+typedef struct {
+  const char *name, *parts, *description;
+} preset_def;
 
 /* exp is charged 4 ulps of the score format: libm's expf/exp are within 1 ulp, exp2f and
  * vendor fast paths within a few.  Score arithmetic: 2u_s·S counts the scale product and
  * the max subtraction; classes folding log2 e into the scale (exp2 style) do three roundings,
  * charged as u_s = 1.5u.  Every class assumes the worst online schedule (a rescale per key),
- * since a class is shared by kernels with any tiling. */
-static const ac_precision table[] = {
-  {"fp64", "binary64 throughout: scores, exp, P and accumulation in fp64",
-   U64, 0, 0, U64, 4 * U64, 0, U64, 0, 0, 1, 0x1p-1022, 0x1p-1022, AC_F64, ETA64, ETA64, AC_F64, AC_F64},
-  {"fp32", "binary32 throughout: scores, exp, P and accumulation in fp32 (CPU kernels, fp32 GPU paths)",
-   U32, 0, 0, U32, 4 * U32, 0, U32, 0, 0, 1, 0x1p-126, 0x1p-126, AC_F32, ETA32, ETA32, AC_F64, AC_F64},
-  {"fp32-exp2", "binary32 with exponentials in the log2 domain, log2 e folded into the scale (FlashAttention-3 style)",
-   U32, 0, 0, 1.5 * U32, 4 * U32, 0, U32, 0, 0, 1, 0x1p-126, 0x1p-126, AC_F32, ETA32, ETA32, AC_F64, AC_F64},
-  {"fp16-fa2", "fp16 inputs, fp32 QK^T and P.V accumulation (tensor cores, truncating), exp2 softmax in fp32, "
-               "P rounded to fp16 before P.V, row sum from the fp32 P (FlashAttention-2)",
-   U32, 1, 0, 1.5 * U32, 4 * U32, U16, U32, 1, 0, 1, 0x1p-14, 0x1p-126, AC_F32, ETA32, ETA32, AC_F64, AC_F64},
-  {"bf16-fa2", "bf16 inputs, fp32 QK^T and P.V accumulation (tensor cores, truncating), exp2 softmax in fp32, "
-               "P rounded to bf16 before P.V, row sum from the fp32 P (FlashAttention-2)",
-   U32, 1, 0, 1.5 * U32, 4 * U32, UBF, U32, 1, 0, 1, 0x1p-126, 0x1p-126, AC_F32, ETA32, ETA32, AC_F64, AC_F64},
-  {"fp16-acc16", "fp16 inputs with QK^T stored and P.V and the row sum accumulated in fp16; softmax in fp32",
-   U16, 0, U16, U32, 4 * U32, U16, U16, 0, 0, 1, 0x1p-14, 0x1p-14, AC_F16, ETA16, ETA16, AC_F16, AC_F16},
-  {"bf16-acc16", "bf16 inputs with QK^T stored and P.V and the row sum accumulated in bf16; softmax in fp32",
-   UBF, 0, UBF, U32, 4 * U32, UBF, UBF, 0, 0, 1, 0x1p-126, 0x1p-126, AC_BF16, ETABF, ETABF, AC_BF16, AC_BF16},
-  {"fp16-cublas", "fp16 inputs through GEMMs: QK^T accumulated in fp32 (tensor cores, truncating) and stored as fp16 "
-                  "scores, softmax in fp32, P stored as fp16, P.V accumulated in fp32 (cuBLAS-style composite)",
-   U32, 1, U16, U32, 4 * U32, U16, U32, 1, 0, 1, 0x1p-14, 0x1p-126, AC_F32, ETA16, ETA32, AC_F16, AC_F64},
-  {"fp16-math", "fp16-cublas with Q and K each multiplied by sqrt(scale) and rounded to fp16 before Q.K^T "
-                "(PyTorch's math path)",
-   U32, 1, U16, U32, 4 * U32, U16, U32, 1, 0, 1, 0x1p-14, 0x1p-126, AC_F32, ETA16, ETA32, AC_F16, AC_F16},
-  {"bf16-cublas", "bf16 inputs through GEMMs: QK^T accumulated in fp32 (tensor cores, truncating) and stored as bf16 "
-                  "scores, softmax in fp32, P stored as bf16, P.V accumulated in fp32 (cuBLAS-style composite)",
-   U32, 1, UBF, U32, 4 * U32, UBF, U32, 1, 0, 1, 0x1p-126, 0x1p-126, AC_F32, ETABF, ETA32, AC_BF16, AC_F64},
-  {"bf16-math", "bf16-cublas with Q and K each multiplied by sqrt(scale) and rounded to bf16 before Q.K^T "
-                "(PyTorch's math path)",
-   U32, 1, UBF, U32, 4 * U32, UBF, U32, 1, 0, 1, 0x1p-126, 0x1p-126, AC_F32, ETABF, ETA32, AC_BF16, AC_BF16},
-  {"e4m3-fa3", "fp8 e4m3 inputs, fp32 accumulation (truncating), P rounded to e4m3 before P.V (FlashAttention-3 fp8)",
-   U32, 1, 0, 1.5 * U32, 4 * U32, UE4, U32, 1, 0, 1, 0x1p-6, 0x1p-126, AC_F32, ETA32, ETA32, AC_F64, AC_F64},
-  {"e5m2-fa3", "fp8 e5m2 inputs, fp32 accumulation (truncating), P rounded to e5m2 before P.V",
-   U32, 1, 0, 1.5 * U32, 4 * U32, UE5, U32, 1, 0, 1, 0x1p-14, 0x1p-126, AC_F32, ETA32, ETA32, AC_F64, AC_F64},
+ * since a class is shared by kernels with any tiling. The presets of the first thirteen lines
+ * keep the budgets they had as fixed fields (tests/tpreset_budgets): their row sum is charged
+ * like their P.V accumulator, and their rescales in the softmax format. */
+static const preset_def defs[] = {
+    {"fp64", "qk=f64,sm=f64,pv=f64,l=f64", "binary64 throughout: scores, exp, P and accumulation in fp64"},
+    {"fp32", "", "binary32 throughout: scores, exp, P and accumulation in fp32 (CPU kernels, fp32 GPU paths)"},
+    {"fp32-exp2", "exp=exp2",
+     "binary32 with exponentials in the log2 domain, log2 e folded into the scale (FlashAttention-3 style)"},
+    {"fp16-fa2", "qk=f32t,exp=exp2,p=f16,pv=f32t,l=f32t",
+     "fp16 inputs, fp32 QK^T and P.V accumulation (tensor cores, truncating), exp2 softmax in fp32, "
+     "P rounded to fp16 before P.V, row sum from the fp32 P (FlashAttention-2)"},
+    {"bf16-fa2", "qk=f32t,exp=exp2,p=bf16,pv=f32t,l=f32t",
+     "bf16 inputs, fp32 QK^T and P.V accumulation (tensor cores, truncating), exp2 softmax in fp32, "
+     "P rounded to bf16 before P.V, row sum from the fp32 P (FlashAttention-2)"},
+    {"fp16-acc16", "sqk=f16,qk=f16,s=f16,p=f16,pv=f16,l=f16",
+     "fp16 inputs with QK^T stored and P.V and the row sum accumulated in fp16; softmax in fp32"},
+    {"bf16-acc16", "sqk=bf16,qk=bf16,s=bf16,p=bf16,pv=bf16,l=bf16",
+     "bf16 inputs with QK^T stored and P.V and the row sum accumulated in bf16; softmax in fp32"},
+    {"fp16-cublas", "qk=f32t,s=f16,p=f16,pv=f32t,l=f32t",
+     "fp16 inputs through GEMMs: QK^T accumulated in fp32 (tensor cores, truncating) and stored as fp16 "
+     "scores, softmax in fp32, P stored as fp16, P.V accumulated in fp32 (cuBLAS-style composite)"},
+    {"fp16-math", "sqk=f16,qk=f32t,s=f16,p=f16,pv=f32t,l=f32t",
+     "fp16-cublas with Q and K each multiplied by sqrt(scale) and rounded to fp16 before Q.K^T "
+     "(PyTorch's math path)"},
+    {"bf16-cublas", "qk=f32t,s=bf16,p=bf16,pv=f32t,l=f32t",
+     "bf16 inputs through GEMMs: QK^T accumulated in fp32 (tensor cores, truncating) and stored as bf16 "
+     "scores, softmax in fp32, P stored as bf16, P.V accumulated in fp32 (cuBLAS-style composite)"},
+    {"bf16-math", "sqk=bf16,qk=f32t,s=bf16,p=bf16,pv=f32t,l=f32t",
+     "bf16-cublas with Q and K each multiplied by sqrt(scale) and rounded to bf16 before Q.K^T "
+     "(PyTorch's math path)"},
+    {"e4m3-fa3", "qk=f32t,exp=exp2,p=e4m3,pv=f32t,l=f32t",
+     "fp8 e4m3 inputs, fp32 accumulation (truncating), P rounded to e4m3 before P.V (FlashAttention-3 fp8)"},
+    {"e5m2-fa3", "qk=f32t,exp=exp2,p=e5m2,pv=f32t,l=f32t",
+     "fp8 e5m2 inputs, fp32 accumulation (truncating), P rounded to e5m2 before P.V"},
+    {"ggml-f16", "q=f16,pv=f16,rs=acc",
+     "ggml's CPU f16 path: Q rounded to fp16, fp32 Q.K^T, fp32 softmax, unrounded P, fp16 P.V accumulator "
+     "(rescaled in fp16), fp32 row sum"},
+    {"q8q-f32", "q=q8",
+     "binary32 with Q rounded to q8_0 blocks (32 values, one f16 scale max|x|/127): ggml's quantized dot "
+     "products on an fp32 K"},
 };
+#define NPRESETS (sizeof defs / sizeof defs[0])
 
-static const double mu_list[] = {0x1p-1022, 0x1p-126, 0x1p-14, 0x1p-6};
+static ac_precision table[NPRESETS];
+static pthread_once_t table_once = PTHREAD_ONCE_INIT;
+
+static void build_table(void)
+{
+  for (size_t i = 0; i < NPRESETS; i++) {
+    ac_prec_parts pp;
+    ac_err e;
+    if (ac_prec_parts_parse(defs[i].parts, &pp, &e) < 0) {
+      fprintf(stderr, "attncheck: preset %s: %s\n", defs[i].name, e.msg);
+      abort();
+    }
+    ac_prec_parts_derive(&pp, &table[i]);
+    table[i].name = defs[i].name;
+    table[i].description = defs[i].description;
+  }
+}
 
 const ac_precision *ac_precision_table(size_t *n)
 {
-  *n = sizeof table / sizeof table[0];
+  pthread_once(&table_once, build_table);
+  *n = NPRESETS;
   return table;
 }
 
-const ac_precision *ac_precision_find(const char *name)
+static const ac_precision *preset_named(const char *name)
 {
-  if (!name) return NULL;
-  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-    if (!strcmp(table[i].name, name)) return &table[i];
+  size_t n;
+  const ac_precision *t = ac_precision_table(&n);
+  for (size_t i = 0; i < n; i++)
+    if (!strcmp(t[i].name, name)) return &t[i];
   /* the dtype spellings f16, f32, f64 for fp16, fp32, fp64 */
   if (name[0] == 'f' && (name[1] == '1' || name[1] == '3' || name[1] == '6')) {
     char buf[64];
     if (snprintf(buf, sizeof buf, "fp%s", name + 1) >= (int)sizeof buf) return NULL;
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-      if (!strcmp(table[i].name, buf)) return &table[i];
+    for (size_t i = 0; i < n; i++)
+      if (!strcmp(t[i].name, buf)) return &t[i];
   }
   return NULL;
+}
+
+/* Classes built from strings: kept for the life of the process, one per distinct set of parts. */
+#define AC_PRECISION_MADE_MAX 4096
+static ac_precision *made[AC_PRECISION_MADE_MAX];
+static size_t nmade;
+static pthread_mutex_t made_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int same_parts(const ac_prec_parts *a, const ac_prec_parts *b)
+{
+  return !memcmp(a->v, b->v, sizeof a->v);
+}
+
+static int intern(const ac_prec_parts *pp, const ac_precision **out, ac_err *e)
+{
+  size_t n;
+  const ac_precision *t = ac_precision_table(&n);
+  for (size_t i = 0; i < n; i++)
+    if (same_parts(&t[i].parts, pp)) return *out = &t[i], 0;
+  pthread_mutex_lock(&made_lock);
+  for (size_t i = 0; i < nmade; i++)
+    if (same_parts(&made[i]->parts, pp)) {
+      *out = made[i];
+      pthread_mutex_unlock(&made_lock);
+      return 0;
+    }
+  if (nmade == AC_PRECISION_MADE_MAX) {
+    pthread_mutex_unlock(&made_lock);
+    return ac_err_set(e, "more than %d distinct precision classes in one run", AC_PRECISION_MADE_MAX);
+  }
+  ac_precision *c = ac_xcalloc(1, sizeof *c);
+  ac_prec_parts_derive(pp, c);
+  char s[512];
+  ac_prec_parts_format(pp, s, sizeof s);
+  c->name = ac_xstrdup(s);
+  c->description = "a class built from its parts";
+  made[nmade++] = c;
+  *out = c;
+  pthread_mutex_unlock(&made_lock);
+  return 0;
+}
+
+int ac_precision_lookup(const char *cls, const ac_precision **out, ac_err *e)
+{
+  if (!cls || !*cls) return ac_err_set(e, "empty precision class");
+  if (strlen(cls) > 400) return ac_err_set(e, "precision class '%.40s...' too long", cls);
+  const char *comma = strchr(cls, ',');
+  size_t l = comma ? (size_t)(comma - cls) : strlen(cls);
+  ac_prec_parts pp;
+  if (!memchr(cls, '=', l)) { /* a preset's name, and parts over it */
+    char name[128];
+    snprintf(name, sizeof name, "%.*s", (int)(l < sizeof name ? l : sizeof name - 1), cls);
+    const ac_precision *p = l < sizeof name ? preset_named(name) : NULL;
+    if (!p) return ac_err_set(e, "unknown precision class '%s' (see 'attncheck list --precision')", name);
+    if (!comma) return *out = p, 0;
+    if (ac_prec_parts_parse_over(cls, &p->parts, comma + 1, &pp, e) < 0) return -1;
+  } else if (ac_prec_parts_parse(cls, &pp, e) < 0) {
+    return -1;
+  }
+  return intern(&pp, out, e);
+}
+
+const ac_precision *ac_precision_find(const char *name)
+{
+  const ac_precision *c;
+  ac_err e;
+  return ac_precision_lookup(name, &c, &e) == 0 ? c : NULL;
+}
+
+void ac_precision_string(const ac_precision *c, char *buf, size_t n)
+{
+  ac_prec_parts_format(&c->parts, buf, n);
 }
 
 const ac_precision *ac_precision_default(ac_dtype t)
 {
   switch (t) {
-  case AC_F64: return ac_precision_find("fp64");
-  case AC_F16: return ac_precision_find("fp16-fa2");
-  case AC_BF16: return ac_precision_find("bf16-fa2");
-  case AC_E4M3: return ac_precision_find("e4m3-fa3");
-  case AC_E5M2: return ac_precision_find("e5m2-fa3");
-  default: return ac_precision_find("fp32");
+  case AC_F64: return preset_named("fp64");
+  case AC_F16: return preset_named("fp16-fa2");
+  case AC_BF16: return preset_named("bf16-fa2");
+  case AC_E4M3: return preset_named("e4m3-fa3");
+  case AC_E5M2: return preset_named("e5m2-fa3");
+  default: return preset_named("fp32");
   }
 }
 
-/* The entry of spec for dtype t: "DTYPE=CLASS" naming t, else a bare "CLASS" entry; copied
- * into name (empty when spec names neither). */
-static void spec_entry(const char *spec, ac_dtype t, char *name, size_t n)
+/* ---- precision specs: "CLASS", "DTYPE=CLASS,...", a class string continuing any entry ---- */
+
+/* What token tok (l bytes) is: 0 a class name (no '='), 1 DTYPE=..., 2 a part PART=...; the dtype
+ * into *d for 1. */
+static int token_kind(const char *tok, size_t l, ac_dtype *d)
 {
-  name[0] = 0;
+  const char *eq = memchr(tok, '=', l);
+  if (!eq) return 0;
+  char key[32];
+  if ((size_t)(eq - tok) >= sizeof key) return 2;
+  snprintf(key, sizeof key, "%.*s", (int)(eq - tok), tok);
+  return ac_dtype_parse(key, d) == 0 ? 1 : 2;
+}
+
+/* Calls fn for each entry of spec: its dtype (-1 bare) and its class string. Returns the
+ * first non-zero fn result, or -2 when an entry does not fit AC_PRECISION_SPEC_MAX. */
+#define AC_PRECISION_SPEC_MAX 512
+typedef int (*entry_fn)(void *ctx, int dtype, const char *cls);
+static int each_entry(const char *spec, entry_fn fn, void *ctx)
+{
+  char cur[AC_PRECISION_SPEC_MAX] = "";
+  int have = 0, dt = -1;
   for (const char *s = spec; s && *s;) {
     const char *end = strchr(s, ',');
     size_t l = end ? (size_t)(end - s) : strlen(s);
-    const char *eq = memchr(s, '=', l);
-    char dt[32];
     ac_dtype d;
-    if (!eq) {
-      if (!name[0] && l < n) snprintf(name, n, "%.*s", (int)l, s);
-    } else if ((size_t)(eq - s) < sizeof dt) {
-      snprintf(dt, sizeof dt, "%.*s", (int)(eq - s), s);
-      if (ac_dtype_parse(dt, &d) == 0 && d == t && l - (size_t)(eq - s) - 1 < n) {
-        snprintf(name, n, "%.*s", (int)(l - (size_t)(eq - s) - 1), eq + 1);
-        return;
+    int kind = token_kind(s, l, &d);
+    size_t cl = strlen(cur);
+    if (kind == 2 && have) { /* a part continues the entry before it */
+      if (cl + 1 + l >= sizeof cur) return -2;
+      snprintf(cur + cl, sizeof cur - cl, ",%.*s", (int)l, s);
+    } else {
+      if (have) {
+        int rc = fn(ctx, dt, cur);
+        if (rc) return rc;
       }
+      const char *val = kind == 1 ? memchr(s, '=', l) + 1 : s;
+      size_t vl = l - (size_t)(val - s);
+      if (vl >= sizeof cur) return -2;
+      snprintf(cur, sizeof cur, "%.*s", (int)vl, val);
+      dt = kind == 1 ? (int)d : -1;
+      have = 1;
     }
     s = end ? end + 1 : NULL;
   }
+  return have ? fn(ctx, dt, cur) : 0;
+}
+
+typedef struct {
+  int t;
+  char *name;
+  size_t n;
+  int found; /* 1 dtype entry, 2 bare */
+} entry_ctx;
+
+static int entry_pick(void *ctx, int dtype, const char *cls)
+{
+  entry_ctx *x = ctx;
+  if (dtype == x->t) {
+    snprintf(x->name, x->n, "%s", cls);
+    x->found = 1;
+    return 1;
+  }
+  if (dtype < 0 && !x->found) {
+    snprintf(x->name, x->n, "%s", cls);
+    x->found = 2;
+  }
+  return 0;
+}
+
+int ac_precision_spec_entry(const char *spec, ac_dtype t, char *name, size_t n)
+{
+  entry_ctx x = {(int)t, name, n, 0};
+  name[0] = 0;
+  if (!spec) return 0;
+  each_entry(spec, entry_pick, &x);
+  return x.found;
+}
+
+int ac_precision_spec_names(const char *spec, ac_dtype t)
+{
+  char name[AC_PRECISION_SPEC_MAX];
+  return ac_precision_spec_entry(spec, t, name, sizeof name) != 0;
+}
+
+typedef struct {
+  const char *spec;
+  int bare;
+  ac_err *e;
+} check_ctx;
+
+static int entry_check(void *ctx, int dtype, const char *cls)
+{
+  check_ctx *x = ctx;
+  const ac_precision *c;
+  if (dtype < 0 && x->bare++) return ac_err_set(x->e, "precision '%s': more than one class without a dtype", x->spec);
+  return ac_precision_lookup(cls, &c, x->e) < 0 ? -1 : 0;
 }
 
 int ac_precision_spec_check(const char *spec, ac_err *e)
 {
   if (!spec || !*spec) return ac_err_set(e, "empty precision class");
-  int bare = 0;
-  for (const char *s = spec; s;) {
+  for (const char *s = spec; s;) { /* every token: a name, DTYPE=, or a known part */
     const char *end = strchr(s, ',');
     size_t l = end ? (size_t)(end - s) : strlen(s);
-    const char *eq = memchr(s, '=', l);
-    char buf[64];
-    ac_dtype d;
-    if (l == 0 || l >= sizeof buf) return ac_err_set(e, "bad precision '%s': expected CLASS or DTYPE=CLASS,...", spec);
-    snprintf(buf, sizeof buf, "%.*s", (int)l, s);
-    if (eq) {
-      buf[eq - s] = 0;
-      if (ac_dtype_parse(buf, &d)) return ac_err_set(e, "precision '%s': unknown dtype '%s'", spec, buf);
-      memmove(buf, buf + (eq - s) + 1, strlen(buf + (eq - s) + 1) + 1);
-    } else if (bare++) {
-      return ac_err_set(e, "precision '%s': more than one class without a dtype", spec);
-    }
-    if (!ac_precision_find(buf)) return ac_err_set(e, "unknown precision class '%s' (see 'attncheck list --precision')", buf);
+    if (l == 0) return ac_err_set(e, "bad precision '%s': expected CLASS or DTYPE=CLASS,...", spec);
     s = end ? end + 1 : NULL;
+  }
+  check_ctx x = {spec, 0, e};
+  int rc = each_entry(spec, entry_check, &x);
+  if (rc == -2) return ac_err_set(e, "precision '%.40s...': an entry is too long", spec);
+  return rc < 0 ? -1 : 0;
+}
+
+typedef struct {
+  char *buf;
+  size_t n, l;
+} canon_ctx;
+
+static int entry_canon(void *ctx, int dtype, const char *cls)
+{
+  canon_ctx *x = ctx;
+  const ac_precision *c;
+  ac_err e;
+  if (ac_precision_lookup(cls, &c, &e) < 0) return -1;
+  int w = snprintf(x->buf + x->l, x->n - x->l, "%s%s%s%s", x->l ? "," : "",
+                   dtype < 0 ? "" : ac_dtype_name((ac_dtype)dtype), dtype < 0 ? "" : "=", c->name);
+  if (w < 0 || (size_t)w >= x->n - x->l) return -1;
+  x->l += (size_t)w;
+  return 0;
+}
+
+int ac_precision_spec_canonical(const char *spec, char *buf, size_t n)
+{
+  canon_ctx x = {buf, n, 0};
+  if (!n) return -1;
+  buf[0] = 0;
+  if (each_entry(spec, entry_canon, &x) != 0) {
+    snprintf(buf, n, "%s", spec);
+    return -1;
   }
   return 0;
 }
@@ -143,17 +333,14 @@ int ac_precision_spec_check(const char *spec, ac_err *e)
 int ac_precision_resolve(const char *override_name, const char *declared, ac_dtype t,
                          const ac_precision **out, ac_err *e)
 {
-  char name[64];
-  spec_entry(override_name, t, name, sizeof name);
-  if (!name[0]) spec_entry(declared, t, name, sizeof name);
+  char name[AC_PRECISION_SPEC_MAX];
+  if (!ac_precision_spec_entry(override_name, t, name, sizeof name))
+    ac_precision_spec_entry(declared, t, name, sizeof name);
   if (!name[0]) {
     *out = ac_precision_default(t);
     return 0;
   }
-  const ac_precision *c = ac_precision_find(name);
-  if (!c) return ac_err_set(e, "unknown precision class '%s' (see 'attncheck list --precision')", name);
-  *out = c;
-  return 0;
+  return ac_precision_lookup(name, out, e);
 }
 
 int64_t ac_precision_nr(const ac_precision *c, int64_t T)
@@ -168,6 +355,8 @@ int64_t ac_precision_tacc(const ac_precision *c, int64_t T)
   return c->acc_block + (T + c->acc_block - 1) / c->acc_block;
 }
 
+static const double mu_list[] = {0x1p-1022, 0x1p-126, 0x1p-14, 0x1p-6};
+
 int ac_precision_mu_list(double *mu, int max)
 {
   int n = (int)(sizeof mu_list / sizeof mu_list[0]);
@@ -180,41 +369,4 @@ int ac_precision_mu_index(double mu)
   for (int i = 0; i < (int)(sizeof mu_list / sizeof mu_list[0]); i++)
     if (mu_list[i] == mu) return i;
   return -1;
-}
-
-static void put_u(FILE *f, double u, int trunc)
-{
-  if (u == 0) fprintf(f, " %-8s", "-");
-  else fprintf(f, " 2^%-3d%-3s", (int)lrint(log2(u)), trunc ? "t" : "");
-}
-
-void ac_precision_print(FILE *f)
-{
-  fprintf(f, "precision classes (u = unit roundoff as 2^k; t = truncating accumulation, 2u per step;\n"
-             "n_r = online rescales; mu = smallest P kept; range = working range for OUT-OF-DOMAIN;\n"
-             "scaled Q,K = format Q and K may be rounded to after scaling, before Q.K^T; - = u_qk)\n\n");
-  fprintf(f, "%-12s %-8s %-8s %-8s %-8s %-8s %-8s %-9s %-8s %-7s %-6s %s\n", "class", " u_qk", " u_S", " u_s",
-          " u_e", " u_p", " u_a", "T_acc", "n_r", "mu", "range", "scaled Q,K");
-  size_t n;
-  const ac_precision *t = ac_precision_table(&n);
-  for (size_t i = 0; i < n; i++) {
-    const ac_precision *c = &t[i];
-    fprintf(f, "%-12s", c->name);
-    put_u(f, c->u_qk, c->qk_trunc);
-    put_u(f, c->u_S, 0);
-    if (c->u_s == 1.5 * U32) fprintf(f, " 1.5*2^-24");
-    else put_u(f, c->u_s, 0);
-    fprintf(f, " %-8s", c->u_e == 4 * U64 ? "4*2^-53" : "4*2^-24");
-    put_u(f, c->u_p, 0);
-    put_u(f, c->u_a, c->acc_trunc);
-    if (c->acc_block > 0) fprintf(f, " blk%-5lld", (long long)c->acc_block);
-    else fprintf(f, " %-8s", "T");
-    if (c->nr_tile == 1) fprintf(f, " %-8s", "T");
-    else if (c->nr_tile > 1) fprintf(f, " T/%-6lld", (long long)c->nr_tile);
-    else fprintf(f, " %-8s", "0");
-    fprintf(f, " 2^%-5d %-6s %s\n", (int)lrint(log2(c->mu)), ac_dtype_name(c->range),
-            c->scaled_in == AC_F64 ? "-" : ac_dtype_name(c->scaled_in));
-  }
-  fprintf(f, "\ndefault per dtype: f64 fp64, f32 fp32, f16 fp16-fa2, bf16 bf16-fa2, e4m3 e4m3-fa3, e5m2 e5m2-fa3\n\n");
-  for (size_t i = 0; i < n; i++) fprintf(f, "%-12s %s\n", t[i].name, t[i].description);
 }

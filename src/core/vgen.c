@@ -69,6 +69,47 @@ static float slope(const ac_vspec *v, const ac_problem *p, int64_t b, int64_t h)
   return (float)(m * (1.0 + 0.25 * (double)b));
 }
 
+/* The LSE of the scale q.k scores of head h's last query row over the keys it sees (mask,
+ * window; no other variant): batch 0 of a dense case, the last query of its sequence in a layout
+ * case. NAN when the row sees no key or a score is not finite. */
+static double last_row_lse(const ac_case *c, int64_t h)
+{
+  const ac_problem *p = &c->p;
+  ac_problem s = *p;
+  int64_t tok = p->tq - 1, i = tok, b = 0;
+  if (c->lay) {
+    b = ac_layout_seq_of_row(c, tok);
+    if (ac_layout_tk(c, b) < 1) return NAN;
+    ac_layout_seq_problem(c, b, &s);
+    i = tok - c->lay->cu_q[b];
+  }
+  const ac_dtype qd = ac_tensor_dtype(p, 'q'), kd = ac_tensor_dtype(p, 'k');
+  const int64_t kh = ac_kv_head(p, h);
+  double m = -INFINITY, sum = 0, sc = ac_problem_scale(p);
+  for (int64_t j = 0; j < s.tk; j++) {
+    if (!ac_visible(&s, i, j) || !ac_in_window(&s, i, j)) continue;
+    int64_t key = c->lay ? ac_layout_key(c, b, j) : j;
+    double dot = 0;
+    for (int64_t x = 0; x < p->dk; x++)
+      dot += ac_load(qd, c->q, ac_qidx(p, 0, h, tok, x)) * ac_load(kd, c->k, ac_kidx(p, 0, kh, key, x));
+    dot *= sc;
+    if (!isfinite(dot)) return NAN;
+    if (dot > m) sum = sum * exp(m - dot), m = dot;
+    sum += exp(dot - m);
+  }
+  return m > -INFINITY ? m + log(sum) : NAN;
+}
+
+/* The sink of head h by the pattern of v (one draw of r each). */
+static double sink_val(const ac_case *c, const ac_vspec *v, int64_t h, ac_rng *r)
+{
+  if (v->sinks == AC_VS_DOMINANT) return 20 + ac_rng_uniform(r);
+  if (v->sinks == AC_VS_VANISHING) return -60 - ac_rng_uniform(r);
+  if (v->sinks != AC_VS_LEVEL) return 2 * ac_rng_normal(r);
+  double lse = last_row_lse(c, h), u = ac_rng_uniform(r);
+  return isfinite(lse) && fabs(lse) < 1e30 ? lse + 6 * u - 3 : 4 * u - 2;
+}
+
 int ac_vspec_apply(ac_case *c, const ac_vspec *v, uint64_t seed, ac_err *e)
 {
   ac_problem *p = &c->p;
@@ -108,11 +149,7 @@ int ac_vspec_apply(ac_case *c, const ac_vspec *v, uint64_t seed, ac_err *e)
     for (int64_t b = 0; b < ac_feat_tensor_count(p, AC_FT_SLOPES) / p->heads; b++)
       for (int64_t h = 0; h < p->heads; h++) c->alibi_slopes[b * p->heads + h] = slope(v, p, b, h);
   if (f->used & AC_FEAT_SINKS)
-    for (int64_t h = 0; h < p->heads; h++) {
-      double s = v->sinks == AC_VS_DOMINANT ? 20 + ac_rng_uniform(&r) : v->sinks == AC_VS_VANISHING ? -60 - ac_rng_uniform(&r)
-                                                                                                : 2 * ac_rng_normal(&r);
-      c->sinks[h] = (float)s;
-    }
+    for (int64_t h = 0; h < p->heads; h++) c->sinks[h] = (float)sink_val(c, v, h, &r);
   if (f->used & AC_FEAT_DESCALE)
     for (int x = 0; x < 3; x++)
       for (int64_t i = 0; i < p->batch * p->kv_heads; i++) {
@@ -126,7 +163,7 @@ void ac_vspec_name(const ac_vspec *v, char *buf, size_t n)
 {
   static const char *const bias_names[] = {"bias", "bias-neginf", "bias-infrows", "bias-sentinel", "bias-nanmasked", "bias-ramp"};
   static const char *const mask_names[] = {"bmask", "bmask-band", "bmask-emptymid", "bmask-sparse"};
-  static const char *const sink_names[] = {"sink", "sink-dom", "sink-vanish"};
+  static const char *const sink_names[] = {"sink", "sink-dom", "sink-vanish", "sink-level"};
   static const char *const desc_names[] = {"descale", "descale-tiny", "descale-huge"};
   size_t k = 0;
   buf[0] = 0;

@@ -25,7 +25,12 @@ enum {
   AC_VM_SPARSE         /* probability 0.05: many rows with one or no visible key */
 };
 /* sink patterns */
-enum { AC_VS_NORMAL = 0, AC_VS_DOMINANT, AC_VS_VANISHING };
+enum {
+  AC_VS_NORMAL = 0, AC_VS_DOMINANT, AC_VS_VANISHING,
+  AC_VS_LEVEL          /* at the LSE of the head's last query row (its scale q.k scores over the keys
+                          it sees, other variants left out) + U(-3, 3): a weight of 5 % to 95 %
+                          whatever T, where every sink-accounting slip shows */
+};
 /* descale patterns */
 enum { AC_VD_NORMAL = 0, AC_VD_TINY, AC_VD_HUGE };
 

@@ -40,18 +40,47 @@ static int f_index(double cmu, const double *mu, int nmu)
 static double qk_coef(const ac_precision *c, double dk, int typical)
 {
   double g = typical ? ac_gamma_e(dk, c->u_qk, c->qk_trunc) : ac_gamma_w(dk, c->u_qk, c->qk_trunc);
+  double ui = c->scaled_in == AC_F64 ? 0 : ac_dtype_get(c->scaled_in)->u;
+  if (c->u_qin > 0 || c->u_kin > 0) { /* Q, K rounded on input: their own part is in_coef's */
+    double r = (1 + c->u_qin) * (1 + c->u_kin) * (1 + ui) * (1 + ui);
+    return g * r + (1 + ui) * (1 + ui) - 1;
+  }
   if (c->scaled_in == AC_F64) return g;
-  double ui = ac_dtype_get(c->scaled_in)->u;
   return g * (1 + ui) * (1 + ui) + ui * (2 + ui);
+}
+
+/* The rounding of Q and K on input (§7.17): (1 + u_q)(1 + u_k) - 1 of |c| Z_j, times (1 + u_in)^2
+ * of a scaled operand. Under a softcap it multiplies |c| Zb_j >= |c| Z_j, never scaled by the
+ * softcap's sech^2 (an input's error need not be small against the cap; tanh is 1-Lipschitz). */
+static double in_coef(const ac_precision *c)
+{
+  if (!(c->u_qin > 0 || c->u_kin > 0)) return 0;
+  double ui = c->scaled_in == AC_F64 ? 0 : ac_dtype_get(c->scaled_in)->u;
+  return ((1 + c->u_qin) * (1 + c->u_kin) - 1) * (1 + ui) * (1 + ui);
+}
+static int in_on_zb(const ac_problem *p)
+{
+  return (p->f.used & AC_FEAT_SOFTCAP) != 0;
+}
+
+/* Q in q8_0 blocks (docs/numerics.md §7.18): |q_t - q~_t| <= AC_Q8_BETA max|q| over t's block +
+ * AC_Q8_FLOOR. With d = max|q|/127 the codes round(q_t/d) err by 1/2 and the binary32 quotient
+ * q_t (1/d) by 127·3u_32 < 2^-15 code units; the stored scale fl16(d) by 2^-11 d (binary32's d by
+ * 2^-24 more) or, subnormal, by 2^-25, times |code| <= 127. */
+#define AC_Q8_BETA  ((0.5 + 0x1p-15) / 127 + 0x1p-11 + 0x1p-23)
+#define AC_Q8_FLOOR (127 * 0x1p-25)
+/* Its coefficient on |c| Zb_j = |c| sum_t qb_t |k_jt|: the blocks' error times what a product with
+ * it meets on the way (K's input rounding, the dot product's gamma). */
+static double q8_coef(const ac_precision *c, double dk, int typical)
+{
+  double g = typical ? ac_gamma_e(dk, c->u_qk, c->qk_trunc) : ac_gamma_w(dk, c->u_qk, c->qk_trunc);
+  return AC_Q8_BETA * (1 + g) * (1 + c->u_kin);
 }
 
 /* Half the smallest subnormal spacing of the format scaled operands are rounded to. */
 static double eta_scaled(const ac_precision *c)
 {
-  if (c->scaled_in == AC_F64) return c->eta_qk;
-  const ac_dtype_info *d = ac_dtype_get(c->scaled_in);
-  double e = ldexp(1.0, d->ieee_emin - d->prec);
-  return e > c->eta_qk ? e : c->eta_qk;
+  return c->eta_in > c->eta_qk ? c->eta_in : c->eta_qk;
 }
 
 /* Typical count of n independent rescale roundings. */
@@ -146,10 +175,20 @@ static score_err score_errors(const ac_precision *c, const ac_problem *p, const 
    * scaled element that underflows errs by eta (of scaled_in), times the |k| (|q|) it multiplies */
   double l1 = isfinite(row->qk_l1) ? row->qk_l1 * fmax(1, sqrt(ca)) * eta_scaled(c) : INFINITY;
   r.eta_s = ((ca * dk + 2) * c->eta_qk + l1) * (c->qk_trunc ? 2 : 1);
+  /* Q and K rounded on input (a flushed or underflowing element errs by its eta, or by the
+   * smallest normal under DAZ), q8's subnormal scale: times the |k| (|q|) it multiplies (§7.17) */
+  double in_eta = fmax(c->eta_qin, c->eta_kin) + c->daz_qk + (c->q8 ? AC_Q8_FLOOR : 0);
+  if (in_eta > 0) r.eta_s += isfinite(row->qk_l1) ? row->qk_l1 * ca * in_eta : INFINITY;
   double rest = (c->u_S + c->u_s) * as + 4 * c->u_s * as + c->u_e + r.eta_s;
   r.delta_w = qk_coef(c, dk, 0) * cz + rest + nr * c->u_s;
   r.delta_arith = rest + nr * c->u_s;
   r.delta_e = qk_coef(c, dk, 1) * cz + rest + nr_typical(nr) * c->u_s;
+  if (c->q8 || in_coef(c) > 0) {
+    double czb = isfinite(row->max_cZb) ? row->max_cZb : INFINITY;
+    double ic = in_coef(c) * (in_on_zb(p) ? czb : cz);
+    r.delta_w += (c->q8 ? q8_coef(c, dk, 0) * czb : 0) + ic;
+    r.delta_e += (c->q8 ? q8_coef(c, dk, 1) * czb : 0) + ic;
+  }
   /* 0·inf when a term is 0 and a factor infinite: no error from that source */
   if (isnan(r.delta_w)) r.delta_w = INFINITY;
   if (isnan(r.delta_e)) r.delta_e = INFINITY;
@@ -171,6 +210,24 @@ static double lse_weight_err(const ac_precision *c, const ac_problem *p, const a
   double lt = log((double)ac_budget_row_keys(p, row));
   double eps = 4 * c->u_s * (as + lt) + c->u_e * (2 + lt);
   return eps > 700 ? INFINITY : expm1(eps);
+}
+
+/* The row sum accumulates like P.V (every preset): the two share their gamma. */
+static int same_acc(const ac_precision *c)
+{
+  return c->u_l == c->u_a && c->l_trunc == c->acc_trunc;
+}
+
+/* The accumulation terms of an element: gamma(T_acc, u_pv) R for the numerator and
+ * gamma(T_acc, u_l) |o| for the row sum's relative error, written gamma (R + |o|) when the two
+ * formats agree; a class rescaling its accumulators in their own formats (rs=acc) counts the n_r
+ * rescale products among each sum's roundings (§7.17). */
+static double acc_term(const ac_precision *c, double tacc, double nr, const ac_oracle_elem *el, double ao, int typical)
+{
+  double (*gam)(double, double, int) = typical ? ac_gamma_e : ac_gamma_w;
+  if (!c->rs_acc && same_acc(c)) return gam(tacc, c->u_a, c->acc_trunc) * (el->R + ao);
+  double t = tacc + (c->rs_acc ? nr : 0);
+  return gam(t, c->u_a, c->acc_trunc) * el->R + gam(t, c->u_l, c->l_trunc) * ao;
 }
 
 /* Convex-hull cap. Whatever its score errors, a kernel of any class in the table forms
@@ -201,13 +258,15 @@ static double hull_cap(const ac_precision *c, const ac_problem *p, const ac_orac
   double T = (double)n;
   double tacc = (double)ac_precision_tacc(c, n), nr = (double)ac_precision_nr(c, n);
   double g = ac_gamma_w(tacc + nr + 2, c->u_a, c->acc_trunc);
-  if (!(g < 1)) return INFINITY;
+  double gl = same_acc(c) ? g : ac_gamma_w(tacc + nr + 2, c->u_l, c->l_trunc); /* the row sum's */
+  if (!(g < 1) || !(gl < 1)) return INFINITY;
   double lam = lse_weight_err(c, p, row);
-  double k = (1 + c->u_p) * (1 + g) / (1 - g) - 1;
+  double k = (1 + c->u_p) * (1 + c->u_vin) * (1 + g) / (1 - gl) - 1;
   double rel = (1 + lam) * (1 + k) - 1 + (1 + lam) * (1 + k) * (T - 1) * c->mu;
   double M = el->M + el->o_err;
   double eta_a = c->eta_a * (c->acc_trunc ? 2 : 1);
-  double cap = M + rel * (ao + M) + c->u_s * ao + (T + nr + 2) * eta_a * (1 + lam) / (1 - g);
+  double cap = M + rel * (ao + M) + c->u_s * ao + (T + nr + 2) * eta_a * (1 + lam) / (1 - gl);
+  if (c->eta_vin + c->daz_v > 0) cap += (c->eta_vin + c->daz_v) * (1 + lam) / (1 - gl); /* V's underflow */
   return isnan(cap) ? INFINITY : cap;
 }
 
@@ -242,14 +301,24 @@ void ac_budget_elem(const ac_precision *c, const ac_problem *p, ac_dtype out, co
   double nu = T + nr + 2;
   double eta_a = c->eta_a * (c->acc_trunc ? 2 : 1);
   double lw = lse_weight_err(c, p, row);
-  double w = phi(se.delta_w) * (qk_coef(c, dk, 0) * el->G + sc
-                                + (c->u_e + nr * c->u_s + se.eta_s) * el->D)
-             + amp2(se.delta_w) * ((c->u_p + lw) * el->R + ac_gamma_w(tacc, c->u_a, c->acc_trunc) * (el->R + ao) + F)
-             + c->u_s * ao + nu * eta_a * amp2(se.delta_w);
-  double e = phi(se.delta_e) * (qk_coef(c, dk, 1) * el->G + sc
-                                + (c->u_e + nr_typical(nr) * c->u_s + se.eta_s) * el->D)
-             + amp2(se.delta_e) * ((c->u_p + lw) * el->R + ac_gamma_e(tacc, c->u_a, c->acc_trunc) * (el->R + ao) + F)
-             + c->u_s * ao + nr_typical(nu) * eta_a * amp2(se.delta_e);
+  /* P and V rounded for P.V: (1 + u_p)(1 + u_v) - 1 on R */
+  double up = c->u_vin > 0 ? (1 + c->u_p) * (1 + c->u_vin) - 1 : c->u_p;
+  double gw = qk_coef(c, dk, 0) * el->G, ge = qk_coef(c, dk, 1) * el->G;
+  if (c->q8) gw += q8_coef(c, dk, 0) * el->Gb, ge += q8_coef(c, dk, 1) * el->Gb;
+  if (in_coef(c) > 0) {
+    double ig = in_coef(c) * (in_on_zb(p) ? el->Gb : el->G);
+    gw += ig, ge += ig;
+  }
+  double w = phi(se.delta_w) * (gw + sc + (c->u_e + nr * c->u_s + se.eta_s) * el->D) +
+             amp2(se.delta_w) * ((up + lw) * el->R + acc_term(c, tacc, nr, el, ao, 0) + F) + c->u_s * ao +
+             nu * eta_a * amp2(se.delta_w);
+  double e = phi(se.delta_e) * (ge + sc + (c->u_e + nr_typical(nr) * c->u_s + se.eta_s) * el->D) +
+             amp2(se.delta_e) * ((up + lw) * el->R + acc_term(c, tacc, nr, el, ao, 1) + F) + c->u_s * ao +
+             nr_typical(nu) * eta_a * amp2(se.delta_e);
+  if (c->eta_vin + c->daz_v > 0) { /* V's underflow, an absolute error of each V_j, weights summing to ~1 */
+    w += (c->eta_vin + c->daz_v) * amp2(se.delta_w);
+    e += (c->eta_vin + c->daz_v) * amp2(se.delta_e);
+  }
   if (isnan(w)) w = INFINITY;
   if (isnan(e)) e = INFINITY;
   /* neither bound exceeds what the hull argument proves for every kernel of the class */
@@ -264,6 +333,10 @@ void ac_budget_elem(const ac_precision *c, const ac_problem *p, ac_dtype out, co
    * outputs) W ≈ E and the SUSPECT band is empty by construction; nothing lies between a typical
    * correct kernel and the worst one there, and an error past W is a FAIL. */
   double half = 0.5 * ac_ulp(out, isfinite(w) ? ao + w : ao);
+  if (c->sub != AC_SUB_IEEE) { /* FTZ: a working value below the normal range may become 0 */
+    double nmin = ldexp(1.0, ac_dtype_get(out)->ieee_emin);
+    if (!(ao + w >= nmin) && nmin > half) half = nmin;
+  }
   b->W_terms = w;
   b->E_terms = e;
   b->fixed = half + el->o_err;
@@ -300,13 +373,19 @@ void ac_budget_lse(const ac_precision *c, const ac_problem *p, const ac_oracle_r
   double sarith = (c->u_S + 2 * c->u_s) * row->lse_s;
   double sw = qk_coef(c, dk, 0) * row->lse_cZ + sarith + c->u_e + nr * c->u_s + se.eta_s;
   double se_ = qk_coef(c, dk, 1) * row->lse_cZ + sarith + c->u_e + nr_typical(nr) * c->u_s + se.eta_s;
+  if (c->q8) sw += q8_coef(c, dk, 0) * row->lse_cZb, se_ += q8_coef(c, dk, 1) * row->lse_cZb;
+  if (in_coef(c) > 0) {
+    double il = in_coef(c) * (in_on_zb(p) ? row->lse_cZb : row->lse_cZ);
+    sw += il, se_ += il;
+  }
   sw = fmin(phi(se.delta_w) * sw, se.delta_w);
   se_ = fmin(phi(se.delta_e) * se_, se.delta_e);
-  /* ln L and m + ln L rounded in the score format; log charged u_e; the row sum's
-   * accumulation and flush are relative errors of L */
-  double common = c->u_s * (2 * al + am) + c->u_e + flush;
-  double w = sw + common + ac_gamma_w(tacc, c->u_a, c->acc_trunc);
-  double e = se_ + common + ac_gamma_e(tacc, c->u_a, c->acc_trunc);
+  /* ln L and m + ln L rounded in the score format (u_lse: the formula's unit, §7.17); log
+   * charged u_e; the row sum's accumulation and flush are relative errors of L */
+  double common = c->u_lse * (2 * al + am) + c->u_e + flush;
+  double tl = tacc + (c->rs_acc ? nr : 0);
+  double w = sw + common + ac_gamma_w(tl, c->u_l, c->l_trunc);
+  double e = se_ + common + ac_gamma_e(tl, c->u_l, c->l_trunc);
   if (isnan(w)) w = INFINITY;
   if (isnan(e)) e = INFINITY;
   w *= AC_BUDGET_MARGIN;

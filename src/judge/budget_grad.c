@@ -333,6 +333,10 @@ int ac_grad_budget_compute_as(const ac_precision *cls, const ac_case *c, int ali
 {
   memset(bg, 0, sizeof *bg);
   if (!c->dout) return ac_err_set(e, "the case has no dO (member do; attncheck gen --grad)");
+  char part[96];
+  if (ac_precision_grad_unmodelled(cls, part, sizeof part))
+    return ac_err_set(e, "class %s: the backward budget has no term for its part %s (docs/backward.md)", cls->name,
+                      part);
   if (c->lay) return ac_grad_budget_layout(cls, c, alibi_lse, bg, e);   /* per sequence */
   const ac_problem *p = &c->p;
   ac_counts cn;

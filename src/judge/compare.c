@@ -89,6 +89,7 @@ void ac_report_init(ac_report *r, const ac_compare_opts *o)
   memset(r, 0, sizeof *r);
   r->budget = o->budget;
   r->prec_name = o->prec ? o->prec->name : NULL;
+  r->prec_source = o->prec_source;
   r->kappa = o->kappa;
   ac_budget_describe(o, r->budget_desc, sizeof r->budget_desc);
   const char *rs = o->rows ? o->rows : "";
@@ -307,6 +308,17 @@ static void judge_finite(const jctx *x, const jval *q, jacc *a)
   if (ew > a->worst_rank) acc_worst(a, x, q, err, ulps, ew, ee, bound, bd.E, AC_WHY_VALUE);
 }
 
+/* The LSE of an empty row: the one the kernel declares, else +inf or -inf (or NaN with empty nan). */
+static int empty_lse_ok(const ac_compare_opts *opt, const jval *q)
+{
+  switch (opt->empty_lse) {
+  case ATTNCHECK_EMPTY_LSE_NEG_INF: return q->kinf && q->kv < 0;
+  case ATTNCHECK_EMPTY_LSE_POS_INF: return q->kinf && q->kv > 0;
+  case ATTNCHECK_EMPTY_LSE_NAN: return q->knan;
+  default: return q->kinf || (opt->empty == AC_EMPTY_NAN && q->knan);
+  }
+}
+
 /* The decision for one quantity: the empty-row convention, the correct rounding, accepted
  * non-finite outcomes, the domain (row and format range), then the bound. */
 static void judge_value(const jctx *x, const jval *q, jacc *a)
@@ -318,8 +330,7 @@ static void judge_value(const jctx *x, const jval *q, jacc *a)
   if (q->accept & AC_ACCEPT_EMPTY) {
     if (opt->empty == AC_EMPTY_SKIP) return;
     a->judged++;
-    if (q->el ? !(opt->empty == AC_EMPTY_NAN ? q->knan : (!nonfinite && q->kv == 0))
-              : !(q->kinf || (opt->empty == AC_EMPTY_NAN && q->knan)))
+    if (q->el ? !(opt->empty == AC_EMPTY_NAN ? q->knan : (!nonfinite && q->kv == 0)) : !empty_lse_ok(opt, q))
       bad = AC_WHY_EMPTY;
   } else if ((nonfinite || q->round_exact) && q->kb == q->rb && (q->accept & AC_ACCEPT_VALUE)) {
     /* the correct rounding itself (an exact value beyond the format rounds to inf) */
@@ -468,10 +479,10 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
   rep->n_rows_total = r->nrows;
   uint8_t *leakk = ac_xcalloc((size_t)r->nrows, 1), *leakv = ac_xcalloc((size_t)(r->nrows * p->dv), 1);
   ac_masked_nonfinite(c, leakk, leakv);
-  uint8_t *vthr = ac_online_sum_beyond(c, ac_dtype_get(x.cls->range)->max_finite);
+  uint8_t *vthr = ac_class_rows_beyond(c, x.cls);
   if (opt->budget == AC_BUDGET_CLASS && ac_precision_default(t) != x.cls) {
     x.wk.std = ac_precision_default(t);
-    x.wk.vthr = ac_online_sum_beyond(c, ac_dtype_get(x.wk.std->range)->max_finite);
+    x.wk.vthr = ac_class_rows_beyond(c, x.wk.std);
     rep->std_name = x.wk.std->name;
   }
   jacc ea = {.worst_rank = -1}, la = {.worst_rank = -1};
@@ -519,6 +530,8 @@ int ac_compare_run(const ac_case *c, const ac_oracle_result *r, const ac_run_res
   switch (run->status) {
   case AC_RUN_OK: break;
   case AC_RUN_UNSUPPORTED:
+    /* a run() that refuses the case (ABI 5) after writing where it must not is still GUARD */
+    if (!run->guard_ok && run->guard_msg[0]) ac_report_add(rep, AC_V_GUARD, "%s", run->guard_msg);
     ac_report_add(rep, AC_V_SKIP, "unsupported: %s", run->msg);
     return 0;
   case AC_RUN_KERNEL_ERROR:

@@ -25,7 +25,12 @@ typedef struct {
   double baseline_err;        /* tensor-wide max error of the naive kernel (set by the caller) */
   double atol, rtol;          /* fixed: atol + rtol·|o| */
   ac_empty_conv empty;
+  int empty_set;               /* 1: --empty-rows given (a kernel's declaration does not apply) */
+  int empty_lse;               /* the LSE of an empty row: 0 +inf or -inf (NaN too with empty nan); else the one a
+                                  kernel declares (ATTNCHECK_EMPTY_LSE_NEG_INF, _POS_INF, _NAN) */
   const char *rows;            /* the oracle's row selection, for the report (NULL: all rows) */
+  const char *prec_override;   /* --precision as given: a class the kernel names per problem gives way to it */
+  const char *prec_source;     /* where prec came from: "option", "problem", "kernel", "default" (NULL: not said) */
   int alibi_lse;              /* the kernel's LSE convention under causal ALiBi (AC_ALIBI_LSE_ABI, _FA2) */
 } ac_compare_opts;
 
@@ -74,8 +79,9 @@ typedef struct {
   uint32_t kinds;                 /* bitmask of 1u << ac_verdict_kind */
   ac_budget_kind budget;
   const char *prec_name;
+  const char *prec_source;        /* ac_compare_opts.prec_source */
   double kappa;
-  char budget_desc[96];
+  char budget_desc[192]; /* a class built from parts is named by its whole string */
   /* elements */
   int64_t n_elems, n_judged, n_fail, n_suspect, n_leak, n_ood, n_unresolved, n_unwritten, n_exact_match;
   int64_t n_within_overflow;      /* inf (e4m3: NaN) from rounding a working value within budget past the format's range */
@@ -127,9 +133,14 @@ double ac_compare_max_err(const ac_case *c, const ac_oracle_result *r, const voi
  * sees (the mask, the window and the boolean mask), which an online softmax's partial sums
  * may reach, exceeds lim in some column; free() it. */
 uint8_t *ac_online_sum_beyond(const ac_case *c, double lim);
+/* Per row: 1 when the partial sums of ac_online_sum_beyond pass the class's accumulator range
+ * (sum_range), 2 (or'ed) when the row's Q, or a key or value it sees, is beyond the format the
+ * class rounds that input to (parts q, k, v; q8: a block scale beyond f16); free() it. */
+uint8_t *ac_class_rows_beyond(const ac_case *c, const ac_precision *cls);
 /* 1 (with the reason in why) when row ridx is out of class c's domain: exact scores or q.k
  * beyond its working (or score storage) range, an exp-argument error bound beyond the exp
- * range, or partial P.V sums beyond the range (vbeyond from ac_online_sum_beyond). */
+ * range, or partial P.V sums or inputs beyond (vbeyond from ac_class_rows_beyond, or
+ * ac_online_sum_beyond). */
 int ac_row_out_of_domain(const ac_precision *c, const ac_problem *p, const ac_oracle_row *row,
                          const ac_oracle_elem *els, const uint8_t *vbeyond, int64_t ridx, char *why, size_t n);
 /* Where a NaN or inf stored at a masked key can reach (MASKED-LEAK): krow[nrows] = 1 when a

@@ -89,9 +89,10 @@ static int row_beyond_range(const ac_precision *c, const ac_problem *p, const ac
     return 1;
   }
   double L = exp(row->lse - row->m);
+  double alim = ac_dtype_get(c->sum_range)->max_finite; /* the accumulators' range */
   for (int64_t d = 0; d < dv; d++)
-    if (isfinite(els[d].R) && isfinite(L) && els[d].R * L > lim) {
-      snprintf(why, n, "unnormalized P.V sum %.3g beyond %s", els[d].R * L, rn);
+    if (isfinite(els[d].R) && isfinite(L) && els[d].R * L > alim) {
+      snprintf(why, n, "unnormalized P.V sum %.3g beyond %s", els[d].R * L, ac_dtype_name(c->sum_range));
       return 1;
     }
   return 0;
@@ -160,12 +161,77 @@ uint8_t *ac_online_sum_beyond(const ac_case *c, double lim)
   return out;
 }
 
+/* The largest magnitude format part v (a dtype) rounds to a finite value: max + 1/2 ulp(max). */
+static double round_limit(int v)
+{
+  const ac_dtype_info *d = ac_dtype_get((ac_dtype)(v & ~AC_PF_TRUNC));
+  return d->max_finite + 0.5 * ac_ulp((ac_dtype)(v & ~AC_PF_TRUNC), d->max_finite);
+}
+
+/* 1 when the dk (dv) values at base[off..] hold one that rounding part v takes beyond its
+ * format (q8: a block whose scale max|x|/127 rounds to f16 infinity). */
+static int beyond_input(int v, ac_dtype t, const void *base, size_t off, int64_t n)
+{
+  if (v == AC_PF_NONE) return 0;
+  double lim = v == AC_PF_Q8 ? 127 * round_limit(AC_F16) : round_limit(v);
+  for (int64_t x = 0; x < n; x++) {
+    double a = fabs(ac_load(t, base, off + (size_t)x));
+    if (isfinite(a) && !(a < lim)) return 1;
+  }
+  return 0;
+}
+
+/* Rows whose Q, or a key or value they see, a class's input rounding (q, k, v parts) takes
+ * beyond its format: flag 2 of ac_class_rows_beyond. */
+static void inputs_beyond(const ac_case *c, const ac_precision *cls, uint8_t *out)
+{
+  const ac_problem *p = &c->p;
+  const int16_t *pv = cls->parts.v;
+  if (pv[AC_PART_Q] == AC_PF_NONE && pv[AC_PART_K] == AC_PF_NONE && pv[AC_PART_V] == AC_PF_NONE) return;
+  const ac_dtype qd = ac_tensor_dtype(p, 'q'), kd = ac_tensor_dtype(p, 'k'), vd = ac_tensor_dtype(p, 'v');
+  uint8_t *kb = ac_xmalloc((size_t)p->tk + 1);
+  for (int64_t b = 0; b < p->batch; b++)
+    for (int64_t kh = 0; kh < p->kv_heads; kh++) {
+      int any = 0;
+      for (int64_t j = 0; j < p->tk; j++) {
+        kb[j] = (uint8_t)(beyond_input(pv[AC_PART_K], kd, c->k, ac_kidx(p, b, kh, j, 0), p->dk) ||
+                          beyond_input(pv[AC_PART_V], vd, c->v, ac_vidx(p, b, kh, j, 0), p->dv));
+        any |= kb[j];
+      }
+      for (int64_t h = 0; h < p->heads; h++) {
+        if (ac_kv_head(p, h) != kh) continue;
+        for (int64_t i = 0; i < p->tq; i++) {
+          int hit = beyond_input(pv[AC_PART_Q], qd, c->q, ac_qidx(p, b, h, i, 0), p->dk);
+          for (int64_t j = 0; any && !hit && j < p->tk; j++) hit = kb[j] && ac_features_visible(c, b, h, i, j);
+          if (hit) out[ac_rowidx(p, b, h, i)] |= 2;
+        }
+      }
+    }
+  free(kb);
+}
+
+uint8_t *ac_class_rows_beyond(const ac_case *c, const ac_precision *cls)
+{
+  uint8_t *out = ac_online_sum_beyond(c, ac_dtype_get(cls->sum_range)->max_finite);
+  inputs_beyond(c, cls, out);
+  return out;
+}
+
 int ac_row_out_of_domain(const ac_precision *c, const ac_problem *p, const ac_oracle_row *row,
                          const ac_oracle_elem *els, const uint8_t *vbeyond, int64_t ridx, char *why, size_t n)
 {
   if (row_beyond_range(c, p, row, els, p->dv, why, n)) return 1;
   if (row->visible <= 0 || row->has_nonfinite || !vbeyond[ridx]) return 0;
-  snprintf(why, n, "partial P.V sums of an online softmax (up to the sum of |V_j| over %lld visible keys) beyond %s",
-           (long long)row->visible, ac_dtype_name(c->range));
+  if (vbeyond[ridx] & 2) {
+    char all[512], in[64] = "";
+    ac_precision_string(c, all, sizeof all);
+    char *sv = NULL;
+    for (char *t = strtok_r(all, ",", &sv); t; t = strtok_r(NULL, ",", &sv)) /* the first three parts: q, k, v */
+      if ((t[0] == 'q' || t[0] == 'k' || t[0] == 'v') && t[1] == '=' && strcmp(t + 2, "none"))
+        snprintf(in + strlen(in), sizeof in - strlen(in), "%s%s", in[0] ? "," : "", t);
+    snprintf(why, n, "an input beyond the format the class rounds it to (%s)", in);
+  } else
+    snprintf(why, n, "partial P.V sums of an online softmax (up to the sum of |V_j| over %lld visible keys) beyond %s",
+             (long long)row->visible, ac_dtype_name(c->sum_range));
   return 1;
 }

@@ -56,6 +56,23 @@ int ac_judge_precision_of(const ac_kernel *k, const char *override, double timeo
   return ac_precision_resolve(override, k ? k->precision : NULL, t, out, e);
 }
 
+int ac_judge_resolve_opts(const ac_kernel *k, const char *override, double timeout_s, ac_dtype t, ac_compare_opts *co,
+                          ac_err *e)
+{
+  if (ac_judge_precision_of(k, override, timeout_s, t, &co->prec, e) < 0) return -1;
+  co->prec_override = override;
+  co->prec_source = ac_precision_spec_names(override, t)            ? "option"
+                    : k && ac_precision_spec_names(k->precision, t) ? "kernel"
+                                                                    : "default";
+  if (k && !co->empty_set) {
+    int eo, el;
+    ac_kernel_empty_rows(k, &eo, &el);
+    if (eo) co->empty = eo == ATTNCHECK_EMPTY_NAN ? AC_EMPTY_NAN : AC_EMPTY_ZERO;
+    co->empty_lse = el;
+  }
+  return 0;
+}
+
 int ac_judge_precision(const ac_kernel *k, const ac_judge_opts *o, ac_dtype t, const ac_precision **out, ac_err *e)
 {
   return ac_judge_precision_of(k, o->precision_override, o->run.timeout_s, t, out, e);
@@ -104,27 +121,64 @@ void ac_judge_lazy_free(ac_judge_lazy_oracle *lo)
   lo->state = -1;
 }
 
-void ac_judge_one(const ac_kernel *k, const ac_case *c, const ac_judge_opts *o, ac_judge_lazy_oracle *lo,
-                  ac_report *rep)
+static int judge_kernel_n(const ac_kernel *k, const ac_case *c, const ac_oracle_result *r, const ac_judge_opts *o,
+                          ac_report *reps, int skip, ac_err *e);
+
+int ac_judge_nclasses(const ac_judge_opts *o)
 {
+  return o->nprecisions > 1 ? o->nprecisions : 1;
+}
+
+/* Class x of the run (NULL: the kernel's own, or the single --precision) */
+static const char *class_spec(const ac_judge_opts *o, int x)
+{
+  return o->nprecisions > 1 ? o->precisions[x] : o->precision_override;
+}
+
+void ac_judge_one_classes(const ac_kernel *k, const ac_case *c, const ac_judge_opts *o, ac_judge_lazy_oracle *lo,
+                          ac_report *reps)
+{
+  int n = ac_judge_nclasses(o);
   ac_err e;
   char why[256] = "";
   ac_compare_opts co = o->cmp;
-  if (ac_judge_precision(k, o, c->p.dtype, &co.prec, &e) < 0) {
-    ac_report_init(rep, &co);
-    ac_report_add(rep, AC_V_ERROR, "%s", e.msg);
-  } else if (!ac_kernel_supports(k, &c->p, why, sizeof why)) {
-    ac_report_init(rep, &co);
-    ac_report_add(rep, AC_V_SKIP, "unsupported: %s", why);
-  } else {
-    if (lo->state < 0) lo->state = ac_judge_oracle(c, o, &lo->r, &lo->e) == 0;
-    if (!lo->state) {
-      ac_report_init(rep, &co);
-      ac_report_add(rep, AC_V_ERROR, "oracle: %s", lo->e.msg);
-    } else {
-      ac_judge_kernel(k, c, &lo->r, o, rep, &e);
+  int bad = 0;
+  for (int x = 0; x < n; x++) /* a class that does not resolve is that class's ERROR */
+    if ((co = o->cmp, ac_judge_resolve_opts(k, class_spec(o, x), o->run.timeout_s, c->p.dtype, &co, &e)) < 0) {
+      ac_report_init(&reps[x], &co);
+      ac_report_add(&reps[x], AC_V_ERROR, "%s", e.msg);
+      bad |= 1 << x;
     }
+  if (bad == (1 << n) - 1) return;
+  const char *skip = NULL, *oerr = NULL;
+  if (!ac_kernel_supports(k, &c->p, why, sizeof why))
+    skip = why;
+  else {
+    if (lo->state < 0) lo->state = ac_judge_oracle(c, o, &lo->r, &lo->e) == 0;
+    if (!lo->state) oerr = lo->e.msg;
   }
+  if (skip || oerr) {
+    for (int x = 0; x < n; x++) {
+      if (bad >> x & 1) continue;
+      co = o->cmp;
+      ac_judge_resolve_opts(k, class_spec(o, x), o->run.timeout_s, c->p.dtype, &co, &e);
+      ac_report_init(&reps[x], &co);
+      if (skip)
+        ac_report_add(&reps[x], AC_V_SKIP, "unsupported: %s", skip);
+      else
+        ac_report_add(&reps[x], AC_V_ERROR, "oracle: %s", oerr);
+    }
+    return;
+  }
+  judge_kernel_n(k, c, &lo->r, o, reps, bad, &e);
+}
+
+void ac_judge_one(const ac_kernel *k, const ac_case *c, const ac_judge_opts *o, ac_judge_lazy_oracle *lo,
+                  ac_report *rep)
+{
+  ac_judge_opts one = *o;
+  one.nprecisions = 0;
+  ac_judge_one_classes(k, c, &one, lo, rep);
 }
 
 int ac_judge_baseline(const ac_case *c, const ac_oracle_result *r, const ac_judge_opts *o, double *maxerr, ac_err *e)
@@ -148,31 +202,58 @@ int ac_judge_baseline(const ac_case *c, const ac_oracle_result *r, const ac_judg
   return rc;
 }
 
+/* Kernel k on c against r under each class of the run not in skip (a bit per class, already
+ * reported), into reps: one run, each class's comparison. -1 only for tool errors. */
+static int judge_kernel_n(const ac_kernel *k, const ac_case *c, const ac_oracle_result *r, const ac_judge_opts *o,
+                          ac_report *reps, int skip, ac_err *e)
+{
+  int n = ac_judge_nclasses(o), m = 0;
+  ac_compare_opts cos[AC_JUDGE_MAX_CLASSES];
+  int at[AC_JUDGE_MAX_CLASSES];
+  double baseline = 0;
+  int have_baseline = 0;
+  for (int x = 0; x < n; x++) {
+    if (skip >> x & 1) continue;
+    ac_compare_opts co = o->cmp;
+    co.rows = o->rows;
+    if (ac_judge_resolve_opts(k, class_spec(o, x), o->run.timeout_s, c->p.dtype, &co, e) < 0) {
+      ac_report_init(&reps[x], &co);
+      ac_report_add(&reps[x], AC_V_ERROR, "%s", e->msg);
+      if (n == 1) return -1;
+      continue;
+    }
+    co.alibi_lse = ac_kernel_alibi_lse(k, o->run.alibi_lse);
+    if (co.budget == AC_BUDGET_BASELINE) {
+      ac_err be;
+      if (!have_baseline && ac_judge_baseline(c, r, o, &baseline, &be) < 0) {
+        ac_report_init(&reps[x], &co);
+        ac_report_add(&reps[x], AC_V_ERROR, "%s", be.msg);
+        continue;
+      }
+      have_baseline = 1;
+      co.baseline_err = baseline;
+    }
+    ac_report_init(&reps[x], &co);
+    cos[m] = co;
+    at[m++] = x;
+  }
+  if (!m) return 0;
+  ac_report tmp[AC_JUDGE_MAX_CLASSES];
+  for (int y = 0; y < m; y++) tmp[y] = reps[at[y]];
+  ac_judge_oracle_src src = {r, NULL, NULL};
+  ac_judged j;
+  int rc = ac_judge_case_n(k, c, cos, m, &o->run, o->repeat ? 1 : 0, &src, tmp, &j, e);
+  for (int y = 0; y < m; y++) reps[at[y]] = tmp[y];
+  ac_judged_free(&j);
+  return rc;
+}
+
 int ac_judge_kernel(const ac_kernel *k, const ac_case *c, const ac_oracle_result *r, const ac_judge_opts *o,
                     ac_report *rep, ac_err *e)
 {
-  ac_compare_opts co = o->cmp;
-  co.rows = o->rows;
-  if (ac_judge_precision(k, o, c->p.dtype, &co.prec, e) < 0) {
-    ac_report_init(rep, &co);
-    ac_report_add(rep, AC_V_ERROR, "%s", e->msg);
-    return -1;
-  }
-  co.alibi_lse = ac_kernel_alibi_lse(k, o->run.alibi_lse);
-  if (co.budget == AC_BUDGET_BASELINE) {
-    ac_err be;
-    if (ac_judge_baseline(c, r, o, &co.baseline_err, &be) < 0) {
-      ac_report_init(rep, &co);
-      ac_report_add(rep, AC_V_ERROR, "%s", be.msg);
-      return 0;
-    }
-  }
-  ac_report_init(rep, &co);
-  ac_judge_oracle_src src = {r, NULL, NULL};
-  ac_judged j;
-  int rc = ac_judge_case(k, c, &co, &o->run, o->repeat ? 1 : 0, &src, rep, &j, e);
-  ac_judged_free(&j);
-  return rc;
+  ac_judge_opts one = *o;
+  one.nprecisions = 0;
+  return judge_kernel_n(k, c, r, &one, rep, 0, e);
 }
 
 void ac_judged_free(ac_judged *j)
@@ -183,42 +264,76 @@ void ac_judged_free(ac_judged *j)
   j->oracle = NULL;
 }
 
+/* The class the run names for itself (ABI 5 precision_of, an exec worker's answer; checked by the
+ * harness) in place of the resolved one, unless --precision names the dtype: into pc and rep. */
+static void class_of_run(const ac_compare_opts *co, const ac_run_result *run, ac_dtype t, ac_compare_opts *pc,
+                         ac_report *rep)
+{
+  *pc = *co;
+  const ac_precision *p;
+  ac_err e;
+  if (!run->precision[0] || ac_precision_spec_names(co->prec_override, t) ||
+      !ac_precision_spec_names(run->precision, t) || ac_precision_resolve(NULL, run->precision, t, &p, &e) < 0)
+    return;
+  pc->prec = p;
+  pc->prec_source = "problem";
+  rep->prec_name = p->name;
+  rep->prec_source = pc->prec_source;
+  ac_budget_describe(pc, rep->budget_desc, sizeof rep->budget_desc);
+}
+
 int ac_judge_case(const ac_kernel *k, const ac_case *c, const ac_compare_opts *co, const ac_run_opts *ro, int repeat,
                   const ac_judge_oracle_src *src, ac_report *rep, ac_judged *out, ac_err *e)
 {
+  return ac_judge_case_n(k, c, co, 1, ro, repeat, src, rep, out, e);
+}
+
+int ac_judge_case_n(const ac_kernel *k, const ac_case *c, const ac_compare_opts *cos, int n, const ac_run_opts *ro,
+                    int repeat, const ac_judge_oracle_src *src, ac_report *reps, ac_judged *out, ac_err *e)
+{
   memset(out, 0, sizeof *out);
+  out->prec = cos[0].prec;
   double t0 = ac_now();
   /* a case the harness cannot run at all comes back with status HARNESS_ERROR: ERROR below */
   if (ac_harness_run(k, c, ro, &out->run, e) < 0 && out->run.status != AC_RUN_HARNESS_ERROR) {
-    ac_report_add(rep, AC_V_ERROR, "harness: %s", e->msg);
+    for (int x = 0; x < n; x++) ac_report_add(&reps[x], AC_V_ERROR, "harness: %s", e->msg);
     return -1;
   }
   out->kernel_s = ac_now() - t0;
+  ac_compare_opts pcs[AC_JUDGE_MAX_CLASSES];
+  if (n > AC_JUDGE_MAX_CLASSES) n = AC_JUDGE_MAX_CLASSES;
+  for (int x = 0; x < n; x++) class_of_run(&cos[x], &out->run, c->p.dtype, &pcs[x], &reps[x]);
+  cos = pcs;
+  out->prec = pcs[0].prec;
   out->oracle = src->r;
   if (!out->oracle && src->get && out->run.status == AC_RUN_OK) {
     double t1 = ac_now();
     if (src->get(src->ctx, c, &out->own, e) < 0) {
-      ac_report_add(rep, AC_V_ERROR, "oracle: %s", e->msg);
+      for (int x = 0; x < n; x++) ac_report_add(&reps[x], AC_V_ERROR, "oracle: %s", e->msg);
       return -1;
     }
     out->has_own = 1;
     out->oracle = &out->own;
     out->oracle_s = ac_now() - t1;
   }
-  if (ac_compare_run(c, out->oracle, &out->run, co, rep, e) < 0) {
-    ac_report_add(rep, AC_V_ERROR, "compare: %s", e->msg);
-    return -1;
-  }
-  for (int n = 0; n < repeat && out->run.status == AC_RUN_OK && !(rep->kinds & (1u << AC_V_NONDETERMINISTIC)); n++) {
+  for (int x = 0; x < n; x++)
+    if (ac_compare_run(c, out->oracle, &out->run, &cos[x], &reps[x], e) < 0) {
+      ac_report_add(&reps[x], AC_V_ERROR, "compare: %s", e->msg);
+      return -1;
+    }
+  /* NONDETERMINISTIC does not depend on the class: the first class's report decides when to stop */
+  for (int r = 0; r < repeat && out->run.status == AC_RUN_OK && !(reps[0].kinds & (1u << AC_V_NONDETERMINISTIC)); r++) {
     ac_run_result b;
     ac_err be;
     memset(&b, 0, sizeof b);
     if (ac_harness_run(k, c, ro, &b, &be) == 0) {
-      if (b.status == AC_RUN_OK) ac_compare_repeat(c, &out->run, &b, rep);
-      else {
-        ac_compare_run(c, out->oracle, &b, co, rep, &be);
-        n = repeat;
+      for (int x = 0; x < n; x++) {
+        if (b.status == AC_RUN_OK)
+          ac_compare_repeat(c, &out->run, &b, &reps[x]);
+        else
+          ac_compare_run(c, out->oracle, &b, &cos[x], &reps[x], &be);
       }
+      if (b.status != AC_RUN_OK) r = repeat;
     }
     ac_run_result_free(&b);
   }

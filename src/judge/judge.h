@@ -6,9 +6,14 @@
 #include "harness.h"
 #include "oracle.h"
 
+/* Classes one run judges under (repeated --precision): one report per class for each case. */
+#define AC_JUDGE_MAX_CLASSES 8
+
 typedef struct {
   ac_compare_opts cmp;             /* cmp.prec is resolved per kernel from precision_override */
-  const char *precision_override;  /* --precision */
+  const char *precision_override;  /* --precision (the first when it is repeated) */
+  const char *precisions[AC_JUDGE_MAX_CLASSES]; /* every --precision, in order */
+  int nprecisions;
   ac_run_opts run;
   int repeat;                      /* run twice and compare bit for bit */
   const char *rows;                /* oracle row selection (NULL: all rows) */
@@ -43,16 +48,23 @@ typedef struct {
   ac_oracle_result own;            /* the one get() produced */
   int has_own;
   double kernel_s, oracle_s;       /* wall time of the first run and of get() */
+  const ac_precision *prec;        /* the class the case was judged under (the run's own, ABI 5 precision_of) */
 } ac_judged;
 
 void ac_judged_free(ac_judged *j);
 /* One case through the harness, the oracle and the comparison, under co (its class resolved)
- * into rep (initialized by the caller): the first run is judged, then up to `repeat` more runs
+ * into rep (initialized by the caller), or under the class the run names for itself (ABI 5
+ * precision_of, an exec worker's answer: rep's class is then that one) unless co->prec_override
+ * names the case's dtype: the first run is judged, then up to `repeat` more runs
  * are compared with it bit for bit until one differs (NONDETERMINISTIC) or does not complete
  * (judged for its status; a run the harness cannot make at all is ERROR). -1 when the oracle
  * or the comparison fails (rep then holds ERROR). out is filled in every case. */
 int ac_judge_case(const ac_kernel *k, const ac_case *c, const ac_compare_opts *co, const ac_run_opts *ro, int repeat,
                   const ac_judge_oracle_src *src, ac_report *rep, ac_judged *out, ac_err *e);
+/* The same under n classes at once (cos[n], reps[n]): the kernel runs once (and the repeats once),
+ * and each class judges the same outputs. -1 when the oracle or a comparison fails. */
+int ac_judge_case_n(const ac_kernel *k, const ac_case *c, const ac_compare_opts *cos, int n, const ac_run_opts *ro,
+                    int repeat, const ac_judge_oracle_src *src, ac_report *reps, ac_judged *out, ac_err *e);
 /* Judge kernel k on c against r. Fills rep (verdict kinds included); -1 only for tool errors
  * (rep then holds ERROR). */
 int ac_judge_kernel(const ac_kernel *k, const ac_case *c, const ac_oracle_result *r, const ac_judge_opts *o,
@@ -87,6 +99,19 @@ void ac_judge_lazy_free(ac_judge_lazy_oracle *lo);
  * does not take c, ERROR when the oracle of c failed, else judged against it. */
 void ac_judge_one(const ac_kernel *k, const ac_case *c, const ac_judge_opts *o, ac_judge_lazy_oracle *lo,
                   ac_report *rep);
+/* What judging k on a case of dtype t takes from k's declarations into co: the class
+ * (ac_judge_precision_of; co->prec_override and co->prec_source set) and, unless --empty-rows was
+ * given (co->empty_set), the empty-row convention it declares (ABI 5, or a worker's "empty_rows" and
+ * "empty_lse"). -1 when the class does not resolve. */
+int ac_judge_resolve_opts(const ac_kernel *k, const char *override, double timeout_s, ac_dtype t, ac_compare_opts *co,
+                          ac_err *e);
+/* The classes a run judges under: o->nprecisions (every --precision), or 1 (the kernel's class, or
+ * --precision's when given once). */
+int ac_judge_nclasses(const ac_judge_opts *o);
+/* ac_judge_one under each class of the run (reps[ac_judge_nclasses(o)]): the kernel runs once per
+ * case; each class is resolved for the case's dtype (a class per case, not per run). */
+void ac_judge_one_classes(const ac_kernel *k, const ac_case *c, const ac_judge_opts *o, ac_judge_lazy_oracle *lo,
+                          ac_report *reps);
 /* Resolve a kernel's precision class (--precision overrides the declared one). */
 int ac_judge_precision(const ac_kernel *k, const ac_judge_opts *o, ac_dtype t, const ac_precision **out, ac_err *e);
 /* The same from the --precision override and the run's time limit (exec workers declare theirs). */

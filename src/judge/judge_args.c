@@ -55,7 +55,20 @@ int ac_judge_args_option(ac_judge_args *a, const char *cmd, int ch, const char *
   ac_err e;
   double s;
   if (ch == AC_JOPT_TIMEOUT) (void)ac_parse_duration_arg(cmd, "--timeout", v, &s);   /* its warning, once */
+  const char *before[AC_JUDGE_MAX_CLASSES];
+  int nb = a->j.nprecisions;
+  if (ch == AC_JOPT_PRECISION && nb == AC_JUDGE_MAX_CLASSES) {
+    fprintf(stderr, "attncheck %s: at most %d --precision options (see 'attncheck %s --help')\n", cmd, nb, cmd);
+    return -1;
+  }
+  memcpy(before, a->j.precisions, sizeof before);
   int rc = ac_judge_args_apply(a, ch, v, &e);
+  if (rc > 0 && ch == AC_JOPT_PRECISION && nb > 0) {   /* repeated: one column per class (check, suite) */
+    memcpy(a->j.precisions, before, sizeof before);
+    a->j.precisions[nb] = v;
+    a->j.nprecisions = nb + 1;
+    a->j.precision_override = before[0];
+  }
   if (rc < 0) fprintf(stderr, "attncheck %s: %s (see 'attncheck %s --help')\n", cmd, e.msg, cmd);
   return rc;
 }
@@ -83,7 +96,8 @@ int ac_judge_args_apply(ac_judge_args *a, int ch, const char *v, ac_err *ep)
   case AC_JOPT_IN_PROCESS: a->j.run.in_process = 1; return 1;
   case AC_JOPT_PRECISION:
     if (ac_precision_spec_check(v, &e) < 0) return bad(ep, "%s", e.msg);
-    a->j.precision_override = v;
+    a->j.precision_override = a->j.precisions[0] = v;   /* the class (the command line repeats it) */
+    a->j.nprecisions = 1;
     break;
   case AC_JOPT_BUDGET:
     if (ac_budget_parse(v, &a->j.cmp, &e) < 0) return bad(ep, "%s", e.msg);
@@ -105,6 +119,7 @@ int ac_judge_args_apply(ac_judge_args *a, int ch, const char *v, ac_err *ep)
     break;
   case AC_JOPT_EMPTY_ROWS:
     if (ac_empty_parse(v, &a->j.cmp.empty) < 0) return bad(ep, "bad --empty-rows '%s': expected zero, nan or skip", v);
+    a->j.cmp.empty_set = 1; /* overrides what the kernel declares */
     break;
   case AC_JOPT_ROWS: a->j.rows = v; break;
   case AC_JOPT_ALIBI_LSE:
@@ -121,9 +136,14 @@ int ac_judge_args_apply(ac_judge_args *a, int ch, const char *v, ac_err *ep)
   }
   default: return 0;
   }
+  char canon[1024]; /* a class as its name: a preset given as its string is repeated by name */
+  if (ch == AC_JOPT_PRECISION && ac_precision_spec_canonical(v, canon, sizeof canon) == 0) v = canon;
   size_t rl = strlen(a->repro_opts);
   if (rl + strlen(name) + strlen(v) + 6 < sizeof a->repro_opts)
     snprintf(a->repro_opts + rl, sizeof a->repro_opts - rl, " --%s %s", name, v);
+  rl = strlen(a->repro_other);
+  if (ch != AC_JOPT_PRECISION && rl + strlen(name) + strlen(v) + 6 < sizeof a->repro_other)
+    snprintf(a->repro_other + rl, sizeof a->repro_other - rl, " --%s %s", name, v);
   return 1;
 }
 
@@ -138,8 +158,10 @@ void ac_judge_args_help(FILE *f)
 {
   fprintf(f,
           "judging options:\n"
-          "  --precision NAME     precision class (overrides the kernel's; see 'attncheck list --precision');\n"
-          "                       per dtype: DTYPE=CLASS,... (e.g. f16=fp16-cublas,bf16=bf16-acc16)\n"
+          "  --precision CLASS    precision class (overrides the kernel's): a preset's name or a class string\n"
+          "                       (q=f16,pv=f16; see 'attncheck list --precision'); per dtype: DTYPE=CLASS,...\n"
+          "                       (f16=fp16-cublas,bf16=bf16-acc16); repeated (check, suite): one run judged\n"
+          "                       under each class, a column per class\n"
           "  --budget B           class (default: W and kappa*E of the class), baseline[:k] (k x the naive\n"
           "                       kernel's max error + 2 fp32 ulps of |o|, k = 2), or fixed (--atol/--rtol)\n"
           "  --atol A --rtol R    fixed budget: |o - exact| <= A + R*|exact| (implies --budget fixed)\n"

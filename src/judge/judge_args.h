@@ -9,7 +9,8 @@ typedef struct {
   ac_judge_opts j;
   ac_policies pol;
   int budget_given, fixed_given;
-  char repro_opts[256];     /* options to repeat in a reproducer command (e.g. " --precision fp32") */
+  char repro_opts[2048];  /* options to repeat in a reproducer command (e.g. " --precision fp32") */
+  char repro_other[2048]; /* the same without --precision (a reproducer of one class of several) */
 } ac_judge_args;
 
 /* getopt_long codes of the shared options; a command's own codes stay below AC_JOPT_FIRST. */

@@ -217,6 +217,8 @@ void ac_report_json(FILE *f, const char *kernel, const char *casename, const ac_
   ac_json_string(f, r->budget_desc);
   fprintf(f, ",\"precision\":");
   ac_json_string(f, r->prec_name ? r->prec_name : "");
+  fprintf(f, ",\"precision_source\":");
+  ac_json_string(f, r->prec_source ? r->prec_source : "");
   jnum(f, "kappa", r->kappa);
   jnum(f, "max_err", r->max_err);
   jnum(f, "max_ulps", r->max_ulps);

@@ -16,11 +16,11 @@
 enum { L_DENSE = 0, L_BTHD, L_PADDED };
 enum {
   D_NORMAL = 0, D_UNIFORM, D_LARGE, D_NEGATIVE, D_LATEMAX, D_TIES, D_MASKED_NAN, D_VONES, D_ZEROQ,
-  D_PERM, D_Q2, D_SLICE, D_EXAMPLE, D_STEEP, D_TAIL, D_LARGENEG, D_CLIFF, D_EXTREME
+  D_PERM, D_Q2, D_SLICE, D_EXAMPLE, D_STEEP, D_TAIL, D_LARGENEG, D_CLIFF, D_EXTREME, D_SPLITSTEP
 };
 static const char *const dist_names[] = {"normal", "uniform", "large", "negative", "latemax", "ties",
                                          "maskednan", "vones", "zeroq", "perm", "q2", "slice", "example",
-                                         "steep", "tail", "largeneg", "cliff", "extreme"};
+                                         "steep", "tail", "largeneg", "cliff", "extreme", "splitstep"};
 
 typedef struct {
   int64_t B, H, KVH, tq, tk, dk, dv;
@@ -62,6 +62,7 @@ static const spec ci_specs[] = {
   {1, 1, 1, 24, 40, 16, 8, AC_MASK_NONE, L_DENSE, D_TAIL, 0, 0, -1, NULL},
   {1, 1, 1, 33, 47, 64, 64, AC_MASK_CAUSAL, L_DENSE, D_LARGENEG, 0, 0, -1, NULL},
   {1, 1, 1, 48, 48, 16, 16, AC_MASK_CAUSAL, L_DENSE, D_CLIFF, 0, 0, -1, NULL},
+  {1, 1, 1, 2, 3000, 16, 16, AC_MASK_NONE, L_DENSE, D_SPLITSTEP, 0, 0, -1, NULL},
   /* causal self-attention (tq = tk) and no mask at tq = tk, with every value pattern: a kernel
    * that supports only square problems still meets each of them */
   {1, 1, 1, 40, 40, 32, 32, AC_MASK_CAUSAL, L_DENSE, D_LARGE, 0, 0, -1, NULL},
@@ -133,6 +134,7 @@ static const var_spec var_specs[] = {
   {VB(1, 4, 2, 50, 30, 32, AC_MASK_CAUSAL_BR, D_NORMAL), {.used = AC_FEAT_SINKS, .sinks = AC_VS_NORMAL}},
   {VB(1, 2, 2, 40, 40, 32, AC_MASK_CAUSAL, D_NORMAL), {.used = AC_FEAT_SINKS, .sinks = AC_VS_DOMINANT}},
   {VB(1, 2, 2, 40, 40, 32, AC_MASK_NONE, D_NORMAL), {.used = AC_FEAT_SINKS, .sinks = AC_VS_VANISHING}},
+  {VB(1, 2, 1, 2, 2100, 32, AC_MASK_NONE, D_NORMAL), {.used = AC_FEAT_SINKS, .sinks = AC_VS_LEVEL}},
   {VB(1, 2, 1, 64, 64, 32, AC_MASK_NONE, D_NORMAL), {.used = AC_FEAT_DESCALE, .descale = AC_VD_NORMAL}},
   {VB(1, 1, 1, 32, 32, 16, AC_MASK_NONE, D_NORMAL), {.used = AC_FEAT_DESCALE, .descale = AC_VD_TINY}},
   {VB(1, 1, 1, 32, 32, 16, AC_MASK_NONE, D_NORMAL), {.used = AC_FEAT_DESCALE, .descale = AC_VD_HUGE}},
@@ -452,17 +454,21 @@ static void fill_values(ac_case *c, int dist, uint64_t seed)
     break;
   case D_STEEP:
   case D_CLIFF:
+  case D_SPLITSTEP:
   case D_TAIL: {
     /* s_j = slope (j - tk/2): steep (4 logits a key, causal): the keys a row may not see score
      * up to 190 logits above those it sees; cliff (600 a key, causal): up to 2.8e4 above, all
      * scores and q.k within fp16's range (a finite -1e4 mask lets them win); tail (1.5 a key):
-     * V_j = e^{-2j} makes the output of each row come from keys 20 to 60 logits below its maximum */
+     * V_j = e^{-2j} makes the output of each row come from keys 20 to 60 logits below its maximum;
+     * splitstep: the second half of the keys 120 logits above the first (a later split's maximum
+     * past exp's range above the first split's, for any split of up to tk / 2 keys) */
     double slope = dist == D_STEEP ? 4.0 : dist == D_CLIFF ? 600.0 : 1.5;
     for (int64_t i = 0; i < n.q; i++) put(tq, c->q, (size_t)i, 1.0);
     for (int64_t b = 0; b < p->batch; b++)
       for (int64_t kh = 0; kh < p->kv_heads; kh++)
         for (int64_t j = 0; j < p->tk; j++) {
-          double sj = slope * ((double)j - (double)p->tk / 2) + 0.05 * ac_rng_normal(&rk);
+          double sj = dist == D_SPLITSTEP ? 120.0 * (2 * j >= p->tk) + 0.5 * ac_rng_normal(&rk)
+                                          : slope * ((double)j - (double)p->tk / 2) + 0.05 * ac_rng_normal(&rk);
           for (int64_t d = 0; d < p->dk; d++) put(tkd, c->k, ac_kidx(p, b, kh, j, d), sj / sqrt((double)p->dk));
           if (dist == D_TAIL)
             for (int64_t d = 0; d < p->dv; d++)

@@ -1,6 +1,7 @@
 """attncheck's Python API: verdicts equal to the command's, layouts, dtypes, views, bad input
 (an exception naming the argument), reproducers that `attncheck check` replays, gradients,
 the pytest fixture and the exec worker module."""
+import json
 import os
 import shutil
 import subprocess
@@ -149,6 +150,23 @@ def test_worker_module(tmp_path):
     k = "exec-persistent:%s -m attncheck.worker numpy --dtype bf16" % sys.executable
     out = subprocess.run([b, "check", "--kernel", k, c], capture_output=True, text=True, cwd=str(tmp_path))
     assert out.returncode == 0 and out.stdout.startswith("PASS"), out.stdout + out.stderr
+
+
+def test_torch_worker_says_cpu(tmp_path):
+    """python -m attncheck.worker torch without --device: on a machine without a GPU (or without
+    PyTorch) its declaration's note says where it runs."""
+    try:
+        import torch
+        if torch.cuda.is_available():
+            pytest.skip("a CUDA device is present: the worker runs there without a note")
+    except ImportError:
+        pass
+    out = subprocess.run([sys.executable, "-m", "attncheck.worker", "torch"], input="hello 1\n",
+                         capture_output=True, text=True, cwd=str(tmp_path), timeout=120)
+    line = out.stdout.splitlines()[0] if out.stdout else ""
+    assert line.startswith("attncheck-worker 1 "), out.stdout + out.stderr
+    note = json.loads(line.split(" ", 2)[2]).get("note", "")
+    assert "running on the CPU" in note or "PyTorch is not installed" in note, line
 
 
 def variant_reference(q, k, v, bias=None, mask=None, slopes=None, sinks=None):

@@ -2,8 +2,8 @@
 
   numpy   the float64 reference of numpy_sdpa.py: every dtype, variant and layout, a backward
   torch   PyTorch's scaled_dot_product_attention (torch_sdpa.py); --backend flash|efficient|
-          cudnn|math (default: flash on CUDA, math on the CPU), --device (default: cuda when
-          available, else cpu), --lse
+          cudnn|math (default: flash on CUDA, math on the CPU), --device (default: auto, cuda
+          when available, else cpu, said in the declaration's note), --compile, --lse
   --dtype D[,D...]   declare only these dtypes (cases of others are SKIP)
 
 Without IN OUT it serves the persistent protocol (exec-persistent:); with them it answers one
@@ -67,22 +67,18 @@ def main(argv):
     if which == "numpy":
         return numpy_sdpa.main(args)
     if which == "torch":
+        # without --device, torch_sdpa.py's --device auto: the GPU when PyTorch sees one, else the
+        # CPU, which its declaration's note says
         if "--backend" not in args and not any(a.startswith("--backend=") for a in args):
             dev = _take(args, "--device")
+            on_cpu = dev == "cpu"
             if dev is None:
                 try:
                     import torch
-                    dev = "cuda" if torch.cuda.is_available() else "cpu"
+                    on_cpu = not torch.cuda.is_available()
                 except ImportError:
-                    dev = "cpu"
-            args = ["--backend", "math" if dev == "cpu" else "flash", "--device", dev] + args
-        elif "--device" not in args and not any(a.startswith("--device=") for a in args):
-            try:
-                import torch
-                dev = "cuda" if torch.cuda.is_available() else "cpu"
-            except ImportError:
-                dev = "cpu"
-            args += ["--device", dev]
+                    on_cpu = True
+            args = ["--backend", "math" if on_cpu else "flash", "--device", dev or "auto"] + args
         return torch_sdpa.main(args)
     sys.stderr.write("attncheck.worker: unknown worker '%s' (torch or numpy)\n" % which)
     return 2

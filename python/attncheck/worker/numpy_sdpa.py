@@ -19,6 +19,8 @@ subtracted and the sink in the denominator, and one rounding to the output dtype
 are not visible, or whose score is -inf, never reach the output (a NaN stored in such a K or
 V row is skipped). The output holds o and lse (float32, natural log; a row with no visible
 key has o = 0 and lse = -inf, or the sink's logit with a sink).
+--precision SPEC declares a class (a float64 kernel passes any; the option shows how a worker
+names its class, in the handshake and, one-shot, in every output's precision member).
 The persistent worker also declares a backward ("backward": true; attncheck check --grad):
 dq, dk, dv and dsinks by the formulas of docs/backward.md in float64 (backward() below), for
 masks, GQA, windows, boolean masks, ALiBi, bias and sinks (the variants the exact backward takes).
@@ -208,7 +210,14 @@ def attend(q, k, v, p):
 
 
 def main(argv):
+    """[--precision SPEC] [--serve | IN OUT]: SPEC, the declared class ("fp32", or "f16=CLASS,f32=CLASS"),
+    is sent in the handshake and, in one-shot mode, with every output (its precision member)."""
+    precision = None
+    if len(argv) >= 2 and argv[0] == "--precision":
+        spec, argv = argv[1], argv[2:]
+        precision = spec if "=" not in spec else dict(x.split("=", 1) for x in spec.split(","))
     return attncheck_worker.run(attend, argv, name="sdpa_numpy", writes_lse=True, backward=backward,
+                                precision=precision,
                                 features=attncheck_worker.ALL_FEATURES + attncheck_worker.VARIANT_FEATURES
                                 + attncheck_worker.LAYOUT_FEATURES,
                                 kv_formats=attncheck_worker.QUANT_FORMATS, q_formats=attncheck_worker.QUANT_FORMATS)

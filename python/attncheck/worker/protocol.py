@@ -48,6 +48,16 @@ rounded); dq, dk, dv are rounded once to the case's dtype, dsinks ([H], cases wi
 as float32. ATTNCHECK_WORKER_MUTATE=dk-noscale divides dk by the scale (a deliberately broken
 backward, to see attncheck fail it).
 
+Precision class per case: attn may set problem.precision to the class of the path it took for
+this case (a name of `attncheck list --precision`, as a kernel's precision_of names it); it
+travels as the output's member "precision" (uint8 bytes), which attncheck judges the case under
+(an explicit --precision still wins). In one-shot mode the declared class of the case's dtype
+is written there too, so that a one-shot exec: kernel is judged under the class it declares.
+run(..., env=[...]) declares the environment variables the worker reads (recorded in a
+finding's repro.sh), note="..." one line attncheck shows (`list`, the first use), and
+empty_rows="zero"|"nan", empty_lse="-inf"|"+inf"|"nan" what it writes for rows with no
+visible key. The worker itself reads ATTNCHECK_WORKER_MUTATE, always declared.
+
 The first python3 on PATH may lack numpy: importing this module then re-executes the script
 under another python3 that has it (/usr/bin/python3, /usr/local/bin/python3), or exits 2 with
 one line on stderr.
@@ -239,6 +249,7 @@ class Problem:
         self.scale = 1.0 / math.sqrt(self.dk) if self.scale_is_default else (
             float.fromhex(s) if isinstance(s, str) else float(s))
         self.tensors = tensors
+        self.precision = None   # attn may name the class of the path it takes for this case
         self._variants(meta.get("variants") or {}, arrays)
         self._layout(meta.get("layout"), arrays)
 
@@ -370,12 +381,22 @@ def _encode_out(torch, x, dtype):
     return _from_torch(torch, x, dtype) if torch is not None and not isinstance(x, np.ndarray) else encode(np.asarray(x), dtype)
 
 
-def run_case(attn, inp, out, decl, tensors):
-    """Run attn on the case file inp and write out; raises on failure."""
+def declared_class(decl, dtype):
+    """The class the declaration names for dtype, or None."""
+    pr = decl.get("precision")
+    return pr if isinstance(pr, str) else (pr or {}).get(dtype)
+
+
+def run_case(attn, inp, out, decl, tensors, oneshot=False):
+    """Run attn on the case file inp and write out; raises on failure. The output carries the
+    class attn names for the case (problem.precision), or in one-shot mode the declared one."""
     problem, q, k, v, arrays, torch = _load(inp, decl, tensors)
     res = attn(q, k, v, problem)
     o, lse = (res if isinstance(res, tuple) else (res, None))
     members = {"o": _encode_out(torch, o, problem.o_dtype)}
+    cls = problem.precision or (declared_class(decl, problem.dtype) if oneshot else None)
+    if cls:
+        members["precision"] = np.frombuffer(str(cls).encode("ascii"), dtype=np.uint8)
     if lse is not None and decl.get("writes_lse", True) is not False:
         if torch is not None and not isinstance(lse, np.ndarray):
             lse = lse.detach().to(torch.float32).cpu().numpy()
@@ -453,7 +474,8 @@ def serve(attn, decl, tensors, stdin=None, reply=None, backward=None):
 
 
 def declaration(name=None, dtypes=ALL_DTYPES, masks=ALL_MASKS, features=ALL_FEATURES, precision=None,
-                writes_lse=None, kv_formats=(), q_formats=()):
+                writes_lse=None, env=(), note=None, empty_rows=None, empty_lse=None,
+                kv_formats=(), q_formats=()):
     """The JSON object a worker declares itself with (README, "Without C")."""
     d = {"name": name or os.path.basename(sys.argv[0] or "python-worker"), "dtypes": list(dtypes),
          "masks": list(masks), "features": list(features)}
@@ -465,6 +487,13 @@ def declaration(name=None, dtypes=ALL_DTYPES, masks=ALL_MASKS, features=ALL_FEAT
         d["precision"] = precision
     if writes_lse is not None:
         d["writes_lse"] = bool(writes_lse)
+    d["env"] = ["ATTNCHECK_WORKER_MUTATE"] + [e for e in env if e != "ATTNCHECK_WORKER_MUTATE"]
+    if note:
+        d["note"] = note
+    if empty_rows:
+        d["empty_rows"] = empty_rows
+    if empty_lse:
+        d["empty_lse"] = empty_lse
     return d
 
 
@@ -482,7 +511,7 @@ def run(attn, argv, tensors="numpy", backward=None, backward_features=None, **de
         sys.stderr.write("usage: %s IN OUT | %s --serve\n" % (sys.argv[0], sys.argv[0]))
         return 2
     try:
-        run_case(attn, argv[0], argv[1], decl, tensors)
+        run_case(attn, argv[0], argv[1], decl, tensors, oneshot=True)
     except NotImplementedError as e:
         sys.stderr.write("unsupported: %s\n" % _one_line(e))
         return 77

@@ -11,6 +11,16 @@ Usage:
   attncheck suite --kernel 'exec:python3 python/attncheck/worker/torch_sdpa.py --backend flash {in} {out}'
   attncheck suite --kernel 'exec-persistent:python3 python/attncheck/worker/torch_sdpa.py --backend flash'
 
+--device auto (the default) takes the GPU when PyTorch sees one and falls back to the CPU
+otherwise, and says so: the declaration's "note" (shown by attncheck list and on the first use)
+names the fallback, and the declared dtypes and classes are the CPU's. The CPU has the flash and
+math backends; --backend efficient or cudnn falls back to math there. --device cuda keeps
+refusing every case on a machine without a GPU; --device cpu never looks for one.
+
+--compile runs the attention through torch.compile (a JIT: one compilation per new shape, dtype
+and mask; attncheck fuzz --shape-buckets N keeps the set of shapes small, and its stats report
+the first runs of a shape, compilation included, apart from the others).
+
 Built on protocol.py (beside it): one-shot mode reads the case IN and writes OUT (exit 0,
 1 on an error, 77 when the backend refuses the case); persistent mode declares the backend's
 dtypes and precision classes (README, "Without C") and answers each line "IN OUT" with "ok",
@@ -176,13 +186,69 @@ def logsumexp(torch, backend, q, k, v, mask, is_causal, scale, gqa):
     return None
 
 
+def pick_device(args):
+    """The device and the note for --device auto: cuda when PyTorch sees a GPU, else the CPU
+    (the backend then one the CPU has: flash or math)."""
+    if args.device != "auto":
+        return args.device, args.backend, None
+    torch = attncheck_worker._torch()
+    if torch is None:
+        return "cpu", args.backend, "PyTorch is not installed: every case is refused"
+    if torch.cuda.is_available():
+        return "cuda", args.backend, None
+    backend = args.backend if args.backend in CPU_DTYPES else "math"
+    why = "" if backend == args.backend else "; --backend %s runs only on a GPU, math runs instead" % args.backend
+    return "cpu", backend, "no CUDA device: running on the CPU%s" % why
+
+
+def compiled_sdpa(torch):
+    """F.scaled_dot_product_attention through torch.compile (--compile), made once. Every new shape,
+    dtype, mask and scale compiles (dynamic=False, as JAX's jit does): dynamo's recompile limit
+    (8 by default, after which it runs the function eagerly, untested as compiled) is lifted."""
+    global _COMPILED
+    if _COMPILED is None:
+        import torch.nn.functional as F
+        import torch._dynamo.config as dc
+        for limit in ("recompile_limit", "cache_size_limit", "accumulated_recompile_limit",
+                      "accumulated_cache_size_limit"):
+            if hasattr(dc, limit):
+                setattr(dc, limit, 1 << 20)
+
+        def core(q, k, v, attn_mask, is_causal, scale):
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, is_causal=is_causal, scale=scale)
+        _COMPILED = torch.compile(core, dynamic=False)
+    return _COMPILED
+
+
+_COMPILED = None
+
+
+def compiled_attention(torch, problem, q, k, v):
+    """--compile: SDPA as torch.compile builds it (its own kernel; K and V repeated for GQA)."""
+    mask, tq, tk = problem.mask, problem.tq, problem.tk
+    attn_mask, is_causal = None, mask == "causal"
+    if mask == "causal-bottom-right":
+        i = torch.arange(tq, device=q.device).unsqueeze(1)
+        j = torch.arange(tk, device=q.device).unsqueeze(0)
+        attn_mask = j <= i + (tk - tq)
+    elif mask not in ("none", "causal"):
+        raise Unsupported("mask %s" % mask)
+    group = problem.heads // problem.kv_heads
+    if group > 1:
+        k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
+    return compiled_sdpa(torch)(q, k, v, attn_mask, is_causal, problem.scale)
+
+
 def make_attn(args):
     def attn(q, k, v, problem):
         import torch
         if args.device.startswith("cuda") and not torch.cuda.is_available():
             raise Unsupported("no CUDA device for --device %s" % args.device)
         q, k, v = (t.to(args.device) for t in (q, k, v))
-        o, lse = attention(torch, args, problem, q, k, v)
+        if args.compile:
+            o, lse = compiled_attention(torch, problem, q, k, v), None
+        else:
+            o, lse = attention(torch, args, problem, q, k, v)
         if args.device.startswith("cuda"):
             torch.cuda.synchronize()
         return o if lse is None else (o, lse)
@@ -211,18 +277,27 @@ def make_backward(args):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--backend", choices=BACKENDS, required=True)
-    ap.add_argument("--device", default="cuda", help="torch device (default cuda; math also runs on cpu)")
+    ap.add_argument("--device", default="auto",
+                    help="torch device: auto (default: cuda when PyTorch sees a GPU, else the CPU, said in the "
+                         "declaration's note), cuda, cpu")
+    ap.add_argument("--compile", action="store_true", help="run SDPA through torch.compile (a JIT kernel)")
     ap.add_argument("--lse", action="store_true", help="also write lse (private ATen entry points)")
     ap.add_argument("paths", nargs="*", help="IN OUT for one-shot mode; none for persistent mode")
     args = ap.parse_args(argv)
     if len(args.paths) not in (0, 2):
         ap.error("give IN and OUT, or nothing for persistent mode")
+    args.device, args.backend, note = pick_device(args)
     cpu = args.device == "cpu"
     dtypes = CPU_DTYPES.get(args.backend, DTYPES[args.backend]) if cpu else DTYPES[args.backend]
     precision = CPU_PRECISION.get(args.backend, PRECISION[args.backend]) if cpu else PRECISION[args.backend]
-    return attncheck_worker.run(make_attn(args), args.paths, tensors="torch", name="torch-sdpa-" + args.backend,
-                                dtypes=dtypes, precision=precision,
-                                writes_lse=None if args.lse else False, backward=make_backward(args))
+    name = "torch-sdpa-" + ("compiled" if args.compile else args.backend)
+    if args.compile:
+        args.lse = False
+    # what PyTorch reads that changes the arithmetic (threads, TF32, cuBLAS workspaces)
+    env = ("OMP_NUM_THREADS", "NVIDIA_TF32_OVERRIDE", "CUBLAS_WORKSPACE_CONFIG", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE")
+    return attncheck_worker.run(make_attn(args), args.paths, tensors="torch", name=name, dtypes=dtypes,
+                                precision=precision, writes_lse=None if args.lse else False, env=env, note=note,
+                                backward=None if args.compile else make_backward(args))
 
 
 if __name__ == "__main__":

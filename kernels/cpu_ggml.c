@@ -184,7 +184,9 @@ const attncheck_kernel ac_cpu_ggml_f16 = {
     0,
     0,
     0,
-    NULL};
+    NULL,
+     0,
+     0};
 
 const attncheck_kernel ac_cpu_q8q_f32 = {
     ATTNCHECK_ABI_VERSION,
@@ -203,4 +205,6 @@ const attncheck_kernel ac_cpu_q8q_f32 = {
     0,
     0,
     0,
-    NULL};
+    NULL,
+     0,
+     0};

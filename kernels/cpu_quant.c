@@ -115,7 +115,7 @@ static int ref_run(const attncheck_problem *p, const attncheck_tensors *t, char 
   ((ATTNCHECK_FEAT_ALL & ~(ATTNCHECK_FEAT_MIXED_DTYPES | ATTNCHECK_FEAT_DESCALE)) | ATTNCHECK_FEAT_LAYOUTS)
 #define QREF_KERNEL(SYM, NAME, DESC) \
   const attncheck_kernel SYM = {ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), NAME, DESC, "fp32", ATTNCHECK_MEM_HOST, \
-                                QREF_CAPS, ref_supports, ref_run, {NULL, NULL, NULL, NULL}, NULL, 0, 0, 0, 0, NULL};
+                                QREF_CAPS, ref_supports, ref_run, {NULL, NULL, NULL, NULL}, NULL, 0, 0, 0, 0, NULL, 0, 0};
 
 QREF_KERNEL(ac_cpu_ggml_ref_f32, "ggml-ref-f32",
             "K and V in ggml blocks (q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl) read from their bytes, dequantized to binary32, then naive-f32")

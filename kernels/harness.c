@@ -64,6 +64,7 @@ void ac_problem_to_abi(const ac_problem *p, attncheck_problem *a)
   a->k_dtype = (int32_t)(ac_tensor_quantized(p, 'k') ? p->dtype : ac_tensor_dtype(p, 'k'));
   a->v_dtype = (int32_t)(ac_tensor_quantized(p, 'v') ? p->dtype : ac_tensor_dtype(p, 'v'));
   a->o_dtype = (int32_t)ac_tensor_dtype(p, 'o');
+  a->q_format = p->quant[0].fmt, a->k_format = p->quant[1].fmt, a->v_format = p->quant[2].fmt;   /* ABI 5 */
   int win = (f->used & AC_FEAT_WINDOW) != 0;
   a->window_align = win && f->win_top_left ? ATTNCHECK_ALIGN_TOP_LEFT : ATTNCHECK_ALIGN_BOTTOM_RIGHT;
   a->window_left = win ? f->win_left : -1;

@@ -35,8 +35,8 @@ int ac_kernel_alibi_lse(const ac_kernel *k, int override);
 
 /* Quantized tensors (docs/quantized.md): the formats k reads for k and v (1u << AC_QF_..., src/core/quant.h),
  * and in *q_formats for q: a built-in kernel's table entry (kernels/quant_view.h), an exec-persistent
- * worker's "kv_formats" and "q_formats" (after ac_kernel_prepare); plugins 0 (the ABI has no fields for
- * codes and scales yet). */
+ * worker's "kv_formats" and "q_formats" (after ac_kernel_prepare), a host plugin's ABI 5 kernel.kv_formats
+ * and q_formats (0 for a plugin built before them: struct_size below ATTNCHECK_KERNEL_V5Q_SIZE). */
 uint32_t ac_kernel_kv_formats(const ac_kernel *k, uint32_t *q_formats);
 /* 1 when k takes quantized cases only (a reference kernel of the formats). */
 int ac_kernel_quant_only(const ac_kernel *k);

@@ -313,6 +313,11 @@ static int hx_run(ac_hx_ctx *x, hx_bufs *b, char *err, size_t n, int *rc, int *o
     ac_qview v;
     ac_hx_quant_view(b, &x->c->p, &v);
     *rc = qk->run_quant(&x->ap, &tt, &v, err, n);
+  } else if (ac_problem_quantized(&x->c->p) && x->k->kind == AC_KIND_PLUGIN && ac_kernel_kv_formats(x->k, NULL)) {
+    ac_qview v;   /* a plugin that declares formats: the same view as tensors.quant (ABI 5) */
+    ac_hx_quant_view(b, &x->c->p, &v);
+    tt.quant = &v;
+    *rc = kk->run(&x->ap, &tt, err, n);
   } else if (ac_problem_quantized(&x->c->p)) {
     snprintf(err, n, "the kernel takes no quantized tensor");
     *rc = 1;

@@ -80,10 +80,24 @@ void ac_hx_describe_quant(const ac_hx_ctx *x, hx_bufs *b)
   }
 }
 
+/* The ABI's format and granularity numbers are quant.h's. */
+#define AC_SAME(a, b) ((int)(a) == (int)(b))
+_Static_assert(AC_SAME(ATTNCHECK_QF_Q8_0, AC_QF_Q8_0) && AC_SAME(ATTNCHECK_QF_IQ4_NL, AC_QF_IQ4_NL) &&
+                   AC_SAME(ATTNCHECK_QF_E4M3FN, AC_QF_E4M3FN) && AC_SAME(ATTNCHECK_QF_E5M2, AC_QF_E5M2) &&
+                   AC_SAME(ATTNCHECK_QF_INT8, AC_QF_INT8) && AC_SAME(ATTNCHECK_QF_INT4, AC_QF_INT4) &&
+                   AC_SAME(ATTNCHECK_QF_NVFP4, AC_QF_NVFP4) && AC_SAME(ATTNCHECK_QF_MXFP4, AC_QF_MXFP4) && AC_QF_N == 14,
+               "ATTNCHECK_QF_ numbers");
+_Static_assert(AC_SAME(ATTNCHECK_QG_BLOCK, AC_QG_BLOCK) && AC_SAME(ATTNCHECK_QG_TENSOR, AC_QG_TENSOR) &&
+                   AC_SAME(ATTNCHECK_QG_HEAD, AC_QG_HEAD) && AC_SAME(ATTNCHECK_QG_TOKEN, AC_QG_TOKEN) &&
+                   AC_SAME(ATTNCHECK_QG_CHANNEL, AC_QG_CHANNEL),
+               "ATTNCHECK_QG_ numbers");
+#undef AC_SAME
+
 void ac_hx_quant_view(const hx_bufs *b, const ac_problem *p, void *view)
 {
   ac_qview *v = view;
   memset(v, 0, sizeof *v);
+  v->struct_size = (uint32_t)sizeof *v;
   for (int i = 0; i < 3; i++) {
     const ac_qspec *q = &p->quant[i];
     const ac_qfmt_info *f = ac_qfmt_get(q->fmt);

@@ -1,8 +1,7 @@
 /* quant_view.h: how a kernel that reads quantized tensors receives them (docs/quantized.md "Kernels").
- * The kernel ABI has no fields for codes and scales yet: built-in kernels get this view beside the
- * ABI's problem and tensors (run_quant below), exec workers get the case file's members (X_codes,
- * X_scales, ...), and plugins get none (their quantized cases SKIP). The view is laid out as an ABI
- * field would be, so that a later ABI version can hand the same arrays to plugins.
+ * Built-in kernels get this view beside the ABI's problem and tensors (run_quant below), plugins that
+ * declare formats get the same struct as tensors.quant (ABI 5, attncheck_kernel.h), exec workers the
+ * case file's members (X_codes, X_scales, ...).
  *
  * For tensor x (0 q, 1 k, 2 v) of format fmt (AC_QF_..., 0: not quantized, read t->q/k/v as usual;
  * a quantized tensor's t->q/k/v is NULL), element (b, h, t, d) has
@@ -25,18 +24,9 @@
 #include "attncheck_kernel.h"
 #include "quant.h"
 
-typedef struct {
-  int32_t format, granularity;
-  int64_t block;
-  const uint8_t *codes;
-  const void *scales, *aux;
-  const uint8_t *ggml;
-  int64_t code_stride[4], scale_stride[4], ggml_stride[4];
-} ac_qview_tensor;
-
-typedef struct {
-  ac_qview_tensor t[3];   /* q, k, v */
-} ac_qview;
+/* The ABI's own structs (attncheck_kernel.h: tensors.quant of ABI 5), which plugins get too. */
+typedef attncheck_quant_tensor ac_qview_tensor;
+typedef attncheck_quant ac_qview;
 
 /* A built-in kernel that takes quantized tensors: its ABI entry, the formats it reads for k and v
  * and for q (1u << AC_QF_...), and the run that gets the view. quant_only: it refuses cases without

@@ -277,6 +277,9 @@ uint32_t ac_kernel_kv_formats(const ac_kernel *k, uint32_t *q_formats)
   } else if (k->kind == AC_KIND_BUILTIN) {
     const ac_quant_kernel *qk = ac_quant_kernel_of(k->abi);
     if (qk) kv = qk->kv_formats, q = qk->q_formats;
+  } else if (k->kind == AC_KIND_PLUGIN && k->abi && k->abi->abi_version >= 5 &&
+             k->abi->struct_size >= ATTNCHECK_KERNEL_V5Q_SIZE && k->abi->memory == ATTNCHECK_MEM_HOST) {
+    kv = k->abi->kv_formats, q = k->abi->q_formats;   /* ABI 5's quantized formats (a host plugin) */
   }
   if (q_formats) *q_formats = q;
   return kv;
@@ -296,9 +299,13 @@ const char *ac_kernel_quant_refusal(const ac_kernel *k, const ac_problem *p, cha
     return why;
   }
   char fs[96];
-  if (k->kind == AC_KIND_PLUGIN) {
-    snprintf(why, n, "quantized tensors reach plugins through a later kernel ABI (this one has no fields for codes and "
-                     "scales)");
+  if (k->kind == AC_KIND_PLUGIN && k->abi && k->abi->memory == ATTNCHECK_MEM_CUDA) {
+    snprintf(why, n, "quantized tensors do not reach CUDA kernels yet (host plugins get them through ABI 5's tensors.quant)");
+    return why;
+  }
+  if (k->kind == AC_KIND_PLUGIN && !ac_kernel_kv_formats(k, NULL)) {
+    snprintf(why, n, "the plugin declares no quantized format (ABI 5's kernel.kv_formats; a plugin built before them has "
+                     "none)");
     return why;
   }
   if (k->kind == AC_KIND_EXEC) {

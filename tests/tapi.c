@@ -150,6 +150,10 @@ START_TEST(bad_descriptions_and_options_fail_with_a_message)
   t.v = NULL;
   ck_assert_int_eq(attncheck_case_new(ctx, &d, &c), -1);
   t.v = v;
+  p.k_format = ATTNCHECK_QF_Q8_0; /* quantized tensors come from case files, not descriptions */
+  ck_assert_int_eq(attncheck_case_new(ctx, &d, &c), -1);
+  ck_assert_msg(strstr(attncheck_ctx_error(ctx), "quantized"), "%s", attncheck_ctx_error(ctx));
+  p.k_format = 0;
   ck_assert_int_eq(attncheck_ctx_set(ctx, "no-such-option", "1"), -1);
   ck_assert(strstr(attncheck_ctx_error(ctx), "no-such-option"));
   ck_assert_int_eq(attncheck_ctx_set(ctx, "precision", "no-such-class"), -1);

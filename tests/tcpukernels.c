@@ -27,7 +27,7 @@ static int control_any_run(const attncheck_problem *p, const attncheck_tensors *
 }
 static const attncheck_kernel control_any = {ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), "control", "mutant base",
                                              NULL, ATTNCHECK_MEM_HOST, 0, control_any_supports, control_any_run,
-                                             {NULL, NULL, NULL, NULL}, NULL, 0, 0, 0, 0, NULL};
+                                             {NULL, NULL, NULL, NULL}, NULL, 0, 0, 0, 0, NULL, 0, 0};
 
 /* ---- random values ------------------------------------------------------------------- */
 

@@ -74,7 +74,9 @@ typedef struct {
 /* A case from a description: the tensors are read through the problem's strides (a zero stride
  * of bias and bool_mask broadcasts; varlen and paged tensors as the ABI lays them out) and
  * copied. The problem is validated as a case file is (sizes, heads % kv_heads, the scale, the
- * layout arrays, the memory cap): -1 with one line naming what is wrong. The caller guarantees
+ * layout arrays, the memory cap): -1 with one line naming what is wrong; a description of
+ * quantized tensors (ABI 5's problem.q_format..., tensors.quant) is refused so (a quantized case
+ * comes from a case file: attncheck_case_read). The caller guarantees
  * that every pointer covers what the problem and its strides address. */
 int attncheck_case_new(attncheck_ctx *ctx, const attncheck_case_desc *d, attncheck_case **out);
 /* A case file (NPZ; `attncheck gen`, a reproducer), as `attncheck check` reads it. */

@@ -58,8 +58,7 @@ double ac_qview_value(const ac_qview_tensor *v, int64_t b, int64_t h, int64_t t,
   return ac_qvalue(v->format, code, scale_at(v, f, so), a);
 }
 
-/* Tensor x's values as binary32 in a span with its own strides (NaN between elements). */
-static float *dequantize(const attncheck_problem *p, const ac_qview_tensor *v, char x)
+float *ac_cpu_quant_dequantize(const attncheck_problem *p, const ac_qview_tensor *v, char x)
 {
   const int layout = (p->features & ATTNCHECK_FEAT_LAYOUTS) != 0, isq = x == 'q';
   const int64_t B = layout ? 1 : p->batch, H = isq ? p->heads : p->kv_heads;
@@ -90,7 +89,7 @@ int ac_cpu_quant_ref_run(const attncheck_problem *p, const attncheck_tensors *t,
   int rc = 0;
   for (int i = 0; i < 3 && !rc; i++) {
     if (!v->t[i].format) continue;
-    if (!(vals[i] = dequantize(p, &v->t[i], "qkv"[i]))) {
+    if (!(vals[i] = ac_cpu_quant_dequantize(p, &v->t[i], "qkv"[i]))) {
       snprintf(err, n, "out of memory");
       rc = 1;
     }
@@ -113,18 +112,23 @@ static int ref_run(const attncheck_problem *p, const attncheck_tensors *t, char 
 
 #define QREF_CAPS \
   ((ATTNCHECK_FEAT_ALL & ~(ATTNCHECK_FEAT_MIXED_DTYPES | ATTNCHECK_FEAT_DESCALE)) | ATTNCHECK_FEAT_LAYOUTS)
-#define QREF_KERNEL(SYM, NAME, DESC) \
-  const attncheck_kernel SYM = {ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), NAME, DESC, "fp32", ATTNCHECK_MEM_HOST, \
+/* their classes (docs/quantized.md): K and V (and an fp8 Q) rounded once to binary32, then fp32 */
+#define QREF_KERNEL(SYM, NAME, DESC, PREC) \
+  const attncheck_kernel SYM = {ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), NAME, DESC, PREC, ATTNCHECK_MEM_HOST, \
                                 QREF_CAPS, ref_supports, ref_run, {NULL, NULL, NULL, NULL}, NULL, 0, 0, 0, 0, NULL, 0, 0};
 
 QREF_KERNEL(ac_cpu_ggml_ref_f32, "ggml-ref-f32",
-            "K and V in ggml blocks (q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl) read from their bytes, dequantized to binary32, then naive-f32")
+            "K and V in ggml blocks (q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl) read from their bytes, dequantized to binary32, then naive-f32",
+            "kv-f32")
 QREF_KERNEL(ac_cpu_fp8kv_ref_f32, "fp8kv-ref-f32",
-            "fp8 codes (e4m3fn e4m3fnuz e5m2) of Q, K, V times their scales, dequantized to binary32, then naive-f32")
+            "fp8 codes (e4m3fn e4m3fnuz e5m2) of Q, K, V times their scales, dequantized to binary32, then naive-f32",
+            "qkv-f32")
 QREF_KERNEL(ac_cpu_intkv_ref_f32, "intkv-ref-f32",
-            "int8 and int4 codes of K and V with scale and zero point, dequantized to binary32, then naive-f32")
+            "int8 and int4 codes of K and V with scale and zero point, dequantized to binary32, then naive-f32",
+            "kv-f32")
 QREF_KERNEL(ac_cpu_fp4kv_ref_f32, "fp4kv-ref-f32",
-            "e2m1 codes of K and V (nvfp4 with e4m3 scales per 16 and a tensor scale, mxfp4 from ggml blocks), binary32, naive-f32")
+            "e2m1 codes of K and V (nvfp4 with e4m3 scales per 16 and a tensor scale, mxfp4 from ggml blocks), binary32, naive-f32",
+            "kv-f32")
 
 #define F(x) (1u << AC_QF_##x)
 static const ac_quant_kernel table[] = {
@@ -141,5 +145,7 @@ const ac_quant_kernel *ac_quant_kernel_of(const attncheck_kernel *k)
 {
   for (size_t i = 0; k && i < sizeof table / sizeof table[0]; i++)
     if (table[i].k == k) return &table[i];
+  if (k && k == ac_cpu_ggml_q8_entry.k) return &ac_cpu_ggml_q8_entry;
+  if (k && k == ac_cpu_fp8fold_entry.k) return &ac_cpu_fp8fold_entry;
   return k && k == ac_tk_quant_entry.k ? &ac_tk_quant_entry : NULL;
 }

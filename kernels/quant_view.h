@@ -42,6 +42,12 @@ typedef struct {
  * then naive-f32 or flash-varlen-f32. */
 int ac_cpu_quant_ref_run(const attncheck_problem *p, const attncheck_tensors *t, const ac_qview *v, char *err, size_t n);
 
+/* Tensor x (q, k, v) of view v as binary32 values (each exact value rounded to nearest) in a span
+ * with the tensor's own strides, NaN between elements; NULL when out of memory (cpu_quant.c). */
+float *ac_cpu_quant_dequantize(const attncheck_problem *p, const ac_qview_tensor *v, char x);
+/* The quantized paths' reference kernels (cpu_quant_paths.c): ggml-q8-ref-f32, fp8kv-fold-ref-f32. */
+extern const ac_quant_kernel ac_cpu_ggml_q8_entry, ac_cpu_fp8fold_entry;
+
 /* The entry of built-in kernel k; NULL when it takes no quantized tensor. */
 const ac_quant_kernel *ac_quant_kernel_of(const attncheck_kernel *k);
 /* The value of element (b, h, t, d) of view tensor v, exact in binary64 (from the ggml blocks for

@@ -13,6 +13,10 @@ EXTRA_DIST += python/attncheck/worker/numpy_sdpa.py python/attncheck/worker/torc
 # no FIFO or device opened, only a finding's files, repro.sh written anew, each refusal named).
 TESTS += tests/tmerge_untrusted.sh
 dist_noinst_SCRIPTS += tests/tmerge_untrusted.sh
+# an f16 gradient overflowing at one scale of dO only is no GRAD-METAMORPHIC (metamorphic_grad.c)
+TESTS += tests/tfuzz_grad_meta_overflow.sh
+dist_noinst_SCRIPTS += tests/tfuzz_grad_meta_overflow.sh
+EXTRA_DIST += tests/data/grad_meta_overflow_f16.npz
 # tfuzz_serving: split_kv, sinks and page_table draw the split-KV and serving-layout structure
 # their defects need (docs/bugclasses.md §2.25, §2.26).
 check_PROGRAMS += tests/tfuzz_serving

@@ -4,8 +4,14 @@ EXTRA_DIST += tests/tpython.sh pyproject.toml setup.py docs/python.md \
 	python/attncheck/__init__.py python/attncheck/_lib.py python/attncheck/_arrays.py python/attncheck/_check.py \
 	python/attncheck/pytest_plugin.py python/attncheck/worker/__init__.py python/attncheck/worker/__main__.py \
 	tests/python/conftest.py tests/python/fa_kernels.py tests/python/test_api.py tests/python/test_flash_style.py \
+	tests/python/hand_rules.py tests/python/test_hand_tolerances.py \
 	tests/python/defect_table.py bench/python_overhead.py
 # libattncheck's public API, linked against the shared library alone (as a client is).
 check_PROGRAMS += tests/tapi
 TESTS += tests/tapi
 tests_tapi_LDADD = $(AC_TEST_LIBS) libattncheck.la
+# Triton kernels of PyPI packages through Triton's interpreter (docs/triton.md); SKIP without triton.
+TESTS += tests/ttriton.sh
+EXTRA_DIST += tests/ttriton.sh docs/triton.md python/attncheck/worker/triton_common.py \
+	python/attncheck/worker/triton_fa2.py python/attncheck/worker/triton_vllm.py \
+	tests/data/triton_vllm_window_symmetric.npz tests/data/triton_fa2_bwd_scaled_k.npz

@@ -203,6 +203,35 @@ static void softcap_case(ac_case *c, ac_dtype t, uint64_t stream, double cap, do
   ck_assert_msg(ac_vspec_apply(c, &v, 1, &e) == 0, "%s", e.msg);
 }
 
+/* compare --grad under --alibi-lse fa2: gradients a FlashAttention-2 backward computed from the LSE of
+ * its convention (larger by m (i + tk - tq), so rounded coarser) are judged with that LSE's budget;
+ * the ABI's budget, which charges the smaller LSE's rounding, rejects the same correct gradients. */
+START_TEST(fa2_alibi_gradients_are_judged_with_their_lse_budget)
+{
+  ac_case c;
+  th_case(&c, AC_F32, AC_MASK_CAUSAL_BR, 1, 4, 4, 40, 48, 8, 8, 21);
+  ac_vspec v = {.used = AC_FEAT_ALIBI, .alibi_max = 64};
+  ac_err e;
+  ck_assert_msg(ac_vspec_apply(&c, &v, 1, &e) == 0, "%s", e.msg);
+  ck_assert_msg(ac_dout_generate(&c, "normal", ac_test_seed(), &e) == 0, "%s", e.msg);
+  ac_kernel *k = th_kernel("test-alibi-fa2");
+  ac_grad_opts go;
+  ac_grad_opts_init(&go);
+  ac_grad_run_result run;
+  ac_grad_judgement j;
+  const ac_precision *cls;
+  ck_assert_msg(ac_grad_check(k, &c, NULL, &go, NULL, &run, &j, &cls, &e) == 0, "%s", e.msg);
+  ck_assert_str_eq(ac_grad_status(&run, &j), "PASS");
+  ck_assert_msg(ac_grad_judge_given_as(&c, cls, AC_ALIBI_LSE_FA2, &go, &run, &j, &e) == 0, "%s", e.msg);
+  ck_assert_str_eq(ac_grad_status(&run, &j), "PASS");
+  ck_assert_msg(ac_grad_judge_given(&c, cls, &go, &run, &j, &e) == 0, "%s", e.msg);
+  ck_assert_str_eq(ac_grad_status(&run, &j), "FAIL");
+  ac_grad_run_result_free(&run);
+  ac_kernel_free(k);
+  ac_case_free(&c);
+}
+END_TEST
+
 START_TEST(correct_kernels_pass_and_mutants_fail)
 {
   ac_case f, h, fs[3], hs[3];
@@ -293,6 +322,7 @@ int main(void)
   tcase_add_test(tc, cancel_makes_dp_equal_over_the_keys);
   tcase_add_test(tc, correct_kernels_pass_and_mutants_fail);
   tcase_add_test(tc, judgement_keeps_the_largest_err_e_and_kcrit);
+  tcase_add_test(tc, fa2_alibi_gradients_are_judged_with_their_lse_budget);
   suite_add_tcase(s, tc);
   return ac_test_run(s);
 }

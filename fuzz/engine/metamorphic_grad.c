@@ -7,7 +7,10 @@
  * values with dO-independent ones (P, V, O, K, Q, the scale), and in binary floating point a
  * power of two commutes with every such operation as long as no result is subnormal (a sum
  * whose result is subnormal is exact, so only products can lose bits) and nothing overflows:
- * then the two runs agree bit for bit. The smallest non-zero product is bounded below from the
+ * then the two runs agree bit for bit. A gradient may still overflow the dtype in one run only
+ * (an f16 dQ past 65504 at one scale of dO): ±inf there agrees with the other run's value when
+ * that value, at the infinite run's scale and widened by its bound, reaches the overflow
+ * threshold with the same sign (overflow_alike). The smallest non-zero product is bounded below from the
  * inputs (product_floor): a non-zero sum of values of the accumulation format that are each at
  * least a is at least a u_a / 2 (all of them are multiples of ulp(a) >= a u_a / 2), a product of
  * two such lower bounds halves at most, P' of a visible key is at least P/2 (P at least 2 mu of
@@ -229,6 +232,22 @@ typedef struct {
 /* The judge's W from the class's terms w at a value v (header comment). */
 static double judge_w(ac_dtype dt, double w, double v) { return AC_BUDGET_MARGIN * w + 0.5 * ac_ulp(dt, 2 * fabs(v) + 4 * w); }
 
+/* 1 when one run holds ±inf and the other's value, moved to its scale and widened by its bound,
+ * reaches the dtype's overflow threshold with the same sign: the same exact gradient, overflowing
+ * in one run only (an infinity within W of a value that rounds past the largest finite one is
+ * legitimate, README "Budgets"), e.g. an f16 dQ of 8248 and, for dO times 16, -inf. */
+static int overflow_alike(const gcmp *g, int t, int64_t ia, int64_t ib, double va, double vb)
+{
+  const ac_dtype dt = g->ra->dtype;
+  if (isnan(va) || isnan(vb) || !isinf(va) == !isinf(vb) || (va < 0) != (vb < 0)) return 0;
+  const double big = ac_dtype_get(dt)->max_finite, thr = big + 0.5 * ac_ulp(dt, big);
+  const double wa = g->ba ? g->ba->w[t][ia] : 0, wb = g->bb ? g->bb->w[t][ib] : 0;
+  if (!isfinite(wa) || !isfinite(wb)) return 0;
+  if (isinf(va)) /* run a is run b times 2^-j */
+    return ldexp(fabs(vb) + judge_w(dt, wb, vb), -g->j) + AC_BUDGET_MARGIN * wa >= thr;
+  return ldexp(fabs(va) + judge_w(dt, wa, va), g->j) + AC_BUDGET_MARGIN * wb >= thr;
+}
+
 static void compare_tensor(const gcmp *g, int t, ac_gmeta_result *m)
 {
   const ac_dtype dt = g->ra->dtype;
@@ -246,7 +265,8 @@ static void compare_tensor(const gcmp *g, int t, ac_gmeta_result *m)
     }
     m->n_compared++;
     if (isnan(va) && isnan(vb)) continue;
-    if (sa == vb) ratio = 0;
+    if (sa == vb || (t < 3 && overflow_alike(g, t, ia, ib, va, vb)))
+      ratio = 0;
     else if (isnan(diff) || !isfinite(diff) || !g->ba) ratio = INFINITY;
     else ratio = tol > 0 ? diff / tol : INFINITY;
     if (ratio > m->worst_ratio || (m->tensor < 0 && ratio > 0)) {

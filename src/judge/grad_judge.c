@@ -142,13 +142,19 @@ static void locate(const ac_case *c, ac_grad_judgement *j)
 int ac_grad_judge_given(const ac_case *c, const ac_precision *cls, const ac_grad_opts *go, const ac_grad_run_result *run,
                         ac_grad_judgement *j, ac_err *e)
 {
+  return ac_grad_judge_given_as(c, cls, AC_ALIBI_LSE_ABI, go, run, j, e);
+}
+
+int ac_grad_judge_given_as(const ac_case *c, const ac_precision *cls, int alibi_lse, const ac_grad_opts *go,
+                           const ac_grad_run_result *run, ac_grad_judgement *j, ac_err *e)
+{
   memset(j, 0, sizeof *j);
   if (!c->dout) return ac_err_set(e, "the case has no dO (member do; attncheck gen --grad)");
   ac_grad_result ex;
   if (ac_grad_run(c, c->dout, go, &ex, e)) return -1;
   ac_grad_budget bg;
   memset(&bg, 0, sizeof bg);
-  int rc = ac_grad_budget_compute(cls, c, &bg, e);
+  int rc = ac_grad_budget_compute_as(cls, c, alibi_lse, &bg, e);
   if (!rc) ac_grad_judge(&bg, &ex, run, j);
   if (!rc && c->lay && (c->p.f.used & AC_FEAT_VARLEN)) locate(c, j);
   ac_grad_budget_free(&bg);

@@ -56,6 +56,10 @@ int ac_grad_check(const ac_kernel *k, const ac_case *c, const char *precision, c
  * budgets and ac_grad_judge. -1 with a message when c has no dO or the exact backward refuses it. */
 int ac_grad_judge_given(const ac_case *c, const ac_precision *cls, const ac_grad_opts *go, const ac_grad_run_result *run,
                         ac_grad_judgement *j, ac_err *e);
+/* The same for gradients a kernel computed from the LSE of convention alibi_lse (AC_ALIBI_LSE_FA2:
+ * FlashAttention-2's causal ALiBi LSE, docs/variants.md), whose budget charges that LSE's rounding. */
+int ac_grad_judge_given_as(const ac_case *c, const ac_precision *cls, int alibi_lse, const ac_grad_opts *go,
+                           const ac_grad_run_result *run, ac_grad_judgement *j, ac_err *e);
 /* PASS (every element within W, guards intact), FAIL (an element beyond W or misplaced, a guard,
  * an unwritten element, a kernel error, crash or timeout), SKIP (unsupported), ERROR (the harness,
  * or an element the exact backward left unresolved and no failure). */

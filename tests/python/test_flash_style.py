@@ -1,12 +1,14 @@
 """A FlashAttention-style test module (the grid of flash-attn's test_flash_attn_output:
-dtypes, causal, GQA, sliding window, softcap, varlen) written on attncheck.assert_attention_close,
-run against correct kernels: the float64 numpy reference, a FlashAttention-2-style numpy kernel,
-and PyTorch's CPU SDPA backends (math, flash; skipped without torch).
+dtypes, causal, GQA, sliding window, softcap, varlen, and longer seqlen_q/seqlen_k pairs)
+written on attncheck.assert_attention_close, run against correct kernels: the float64 numpy
+reference, a FlashAttention-2-style numpy kernel, and PyTorch's CPU SDPA backends (math, flash;
+skipped without torch).
 
-ATTNCHECK_FA_ASSERT=assert_close or fa-2x swaps in the hand tolerances (torch.testing.assert_close's
-default tolerances, or FlashAttention's rule: the max error at most twice that of a low-precision
-reference) and ATTNCHECK_FA_KERNEL=<defect> runs a defect of fa_kernels.py instead: tests/python/
-defect_table.py counts what each version accepts and rejects (docs/python.md)."""
+ATTNCHECK_FA_ASSERT=<rule> swaps in a hand tolerance of hand_rules.py (assert_close, fa-2x,
+tol-1e-3, tol-2e-2, nmse-5e-4) and ATTNCHECK_FA_KERNEL=<defect> runs a defect of fa_kernels.py
+instead; tests/python/defect_table.py judges every case of grid() under every assertion
+(docs/python.md)."""
+import itertools
 import os
 
 import numpy as np
@@ -14,10 +16,27 @@ import pytest
 
 import attncheck
 import fa_kernels as K
+import hand_rules
 
 MODE = os.environ.get("ATTNCHECK_FA_ASSERT", "attncheck")
 DEFECT = os.environ.get("ATTNCHECK_FA_KERNEL")
-TOL = {"f32": (1.3e-6, 1e-5), "f16": (1e-3, 1e-5), "bf16": (1.6e-2, 1e-5)}  # torch.testing.assert_close defaults
+BACKENDS = [DEFECT] if DEFECT else ["numpy-ref", "numpy-flash", "torch-math", "torch-flash"]
+
+# The grid (shared with defect_table.py through grid()).
+DTYPES = ["f32", "f16", "bf16"]
+CAUSAL = [False, True]
+HEADS = [(4, 4), (4, 1)]
+HEAD_IDS = {(4, 4): "mha", (4, 1): "gqa", (4, 2): "gqa2"}
+WINDOWS = [None, (24, 0)]
+WINDOW_IDS = {None: "full", (24, 0): "window24"}
+SOFTCAPS = [0.0, 20.0]
+VALUES = ["randn", "large"]
+VARLEN_SEQLENS = [37, 1, 64, 17]
+LONG_SEQLENS = [(1024, 1024), (64, 1024), (64, 4096)]  # (seqlen_q, seqlen_k): a prefill, chunks after a cache
+LONG_VALUES = ["randn", "flat", "near-1e4"]
+LONG_SEEDS = [5, 6, 7, 8]  # four draws each: whether a defect shows, and how much, depends on the draw
+# pytest takes the first draw (all four with ATTNCHECK_FA_DRAWS=all); defect_table.py judges all four.
+PYTEST_SEEDS = LONG_SEEDS if os.environ.get("ATTNCHECK_FA_DRAWS") == "all" else LONG_SEEDS[:1]
 
 
 def have_torch():
@@ -28,21 +47,29 @@ def have_torch():
         return False
 
 
-BACKENDS = [DEFECT] if DEFECT else ["numpy-ref", "numpy-flash", "torch-math", "torch-flash"]
-
-
-def inputs(dtype, B, T, H, KVH, D, values, seed):
+def inputs(dtype, B, T, H, KVH, D, values, seed, tk=None):
+    """q (B, T, H, D), k, v (B, tk, KVH, D) in the dtype. values: randn; large (logits around
+    -1.4e4, d = 32: a finite -1e4 sentinel outweighs every visible key); near-1e4 (logits around
+    -1e4, spread ~90 in a row: the sentinel ties with the visible keys of some rows); flat (q, k
+    of variance 0.1: logits of std 0.1, a near-uniform softmax whose running maximum grows little)."""
     rng = np.random.default_rng(seed)
+    tk = T if tk is None else tk
     q = rng.standard_normal((B, T, H, D))
-    k = rng.standard_normal((B, T, KVH, D))
-    v = rng.standard_normal((B, T, KVH, D))
-    if values == "large":  # logits around -1.4e4 (d = 32): a finite -1e4 sentinel outweighs every visible key
+    k = rng.standard_normal((B, tk, KVH, D))
+    v = rng.standard_normal((B, tk, KVH, D))
+    if values == "large":
         q = 50 * (1 + 0.05 * q)
         k = -50 * (1 + 0.05 * k)
+    elif values == "near-1e4":
+        a = np.sqrt(1e4 / np.sqrt(D))
+        q = a * (1 + 0.05 * q)
+        k = -a * (1 + 0.05 * k)
+    elif values == "flat":
+        q, k = q * np.sqrt(0.1), k * np.sqrt(0.1)
     return tuple(K.from_f(x, dtype) for x in (q, k, v))
 
 
-def run(backend, q, k, v, dtype, causal, window, softcap):
+def run_kernel(backend, q, k, v, dtype, causal, window, softcap):
     if backend == "numpy-ref":
         return K.reference(q, k, v, dtype, causal, window, softcap)
     if backend == "numpy-flash":
@@ -57,70 +84,115 @@ def run(backend, q, k, v, dtype, causal, window, softcap):
     return r
 
 
-def hand_check(o, lse, q, k, v, dtype, causal, window, softcap):
-    ref, ref_lse = K.reference(q, k, v, "f32" if dtype != "f32" else "f32", causal, window, softcap) \
-        if dtype == "f32" else (None, None)
-    exact = K.reference(K.to_f64(q, dtype).astype(np.float32), K.to_f64(k, dtype).astype(np.float32),
-                        K.to_f64(v, dtype).astype(np.float32), "f32", causal, window, softcap)[0].astype(np.float64)
-    got = K.to_f64(o, dtype)
-    err = np.abs(got - exact)
-    if MODE == "assert_close":
-        rtol, atol = TOL[dtype]
-        bad = ~(err <= atol + rtol * np.abs(exact))
-        assert not bad.any(), "assert_close: %d mismatched elements, max abs err %g" % (bad.sum(), np.nanmax(err))
-    else:  # FlashAttention: max error <= 2 x the error of the reference computed in the low precision
-        pt = K.flash(q, k, v, dtype, causal, window, softcap)[0]
-        K.TILE, tile = 1 << 30, K.TILE
-        try:
-            pt = K.flash(q, k, v, dtype, causal, window, softcap)[0]
-        finally:
-            K.TILE = tile
-        pt_err = np.abs(K.to_f64(pt, dtype) - exact).max()
-        assert np.nanmax(err) <= 2 * pt_err + 1e-6 and not np.isnan(err).any(), \
-            "fa-2x: max err %g > 2 x %g" % (np.nanmax(err), pt_err)
+class Case:
+    """One problem of the grid: q, k, v (B,T,H,D) and the variant. run(backend) gives the
+    kernel's o, lse; judge(mode, o, lse) asserts (attncheck or a hand rule)."""
+
+    def __init__(self, q, k, v, dtype, causal, window=None, softcap=0.0):
+        self.q, self.k, self.v, self.dtype = q, k, v, dtype
+        self.var = (dtype, causal, window, softcap)
+        self.ref = hand_rules.Reference(q, k, v, dtype, causal, window, softcap)
+
+    def run(self, backend):
+        return run_kernel(backend, self.q, self.k, self.v, *self.var)
+
+    def attncheck_args(self, o, lse):
+        dtype, causal, window, softcap = self.var
+        return (self.q, self.k, self.v, o, lse), dict(layout="bthd", dtype=dtype, window=window, softcap=softcap,
+                                                      causal="bottom-right" if causal else False)
+
+    def judge(self, mode, o, lse):
+        if mode == "attncheck":
+            a, kw = self.attncheck_args(o, lse)
+            return attncheck.assert_attention_close(*a, **kw)
+        hand_rules.check(mode, o, self.ref)
 
 
-def judge(o, lse, q, k, v, dtype, causal, window, softcap, **kw):
-    if MODE == "attncheck":
-        attncheck.assert_attention_close(q, k, v, o, lse, layout="bthd", dtype=dtype,
-                                         causal="bottom-right" if causal else False, window=window,
-                                         softcap=softcap, **kw)
-    else:
-        hand_check(o, lse, q, k, v, dtype, causal, window, softcap)
+class VarlenCase:
+    """A varlen batch: its sequences are dense cases; attncheck judges the packed batch with
+    cu_seqlens, a hand rule each sequence (as a test would loop over them)."""
+
+    def __init__(self, parts, dtype, causal):
+        self.parts, self.dtype, self.causal = parts, dtype, causal
+
+    def run(self, backend):
+        if backend.startswith("torch"):
+            pytest.skip("the SDPA backends get no varlen batch")
+        outs = [p.run(backend) for p in self.parts]
+        return [o for o, _ in outs], [lse for _, lse in outs]
+
+    def attncheck_args(self, o, lse):
+        cat = np.concatenate
+        q, k, v = (cat([getattr(p, n)[0] for p in self.parts]) for n in "qkv")
+        cu = np.concatenate([[0], np.cumsum([p.q.shape[1] for p in self.parts])]).astype(np.int32)
+        lse = None if lse is None or lse[0] is None else cat([x[0] for x in lse], axis=1)
+        return (q, k, v, cat([x[0] for x in o]), lse), \
+            dict(dtype=self.dtype, causal="bottom-right" if self.causal else False, cu_seqlens_q=cu, cu_seqlens_k=cu)
+
+    def judge(self, mode, o, lse):
+        if mode == "attncheck":
+            a, kw = self.attncheck_args(o, lse)
+            return attncheck.assert_attention_close(*a, **kw)
+        for p, op in zip(self.parts, o):
+            hand_rules.check(mode, op, p.ref)
+
+
+def dense_case(dtype, causal, heads, window, softcap, values):
+    H, KVH = heads
+    return Case(*inputs(dtype, 1, 96, H, KVH, 32, values, seed=7), dtype, causal, window, softcap)
+
+
+def varlen_case(dtype, causal):
+    parts = [Case(*inputs(dtype, 1, T, 4, 2, 32, "randn", seed=11 + n), dtype, causal)
+             for n, T in enumerate(VARLEN_SEQLENS)]
+    return VarlenCase(parts, dtype, causal)
+
+
+def long_case(dtype, causal, seqlens, values, seed=5):
+    tq, tk = seqlens
+    return Case(*inputs(dtype, 1, tq, 4, 2, 32, values, seed=seed, tk=tk), dtype, causal)
+
+
+def grid():
+    """(test id, case builder) of every test below but the backend, in pytest's id order."""
+    for p in itertools.product(DTYPES, CAUSAL, HEADS, WINDOWS, SOFTCAPS, VALUES):
+        dtype, causal, heads, window, softcap, values = p
+        ident = (dtype, causal, HEAD_IDS[heads], WINDOW_IDS[window], softcap, values)
+        yield "test_flash_attn_output[%s-%s-%s-%s-%s-%s]" % ident, lambda p=p: dense_case(*p)
+    for dtype, causal in itertools.product(DTYPES, CAUSAL):
+        yield "test_flash_attn_varlen_output[%s-%s]" % (dtype, causal), lambda d=dtype, c=causal: varlen_case(d, c)
+    for p in itertools.product(DTYPES, CAUSAL, LONG_SEQLENS, LONG_VALUES, LONG_SEEDS):
+        yield ("test_flash_attn_long_output[%s-%s-%dx%d-%s-s%d]" % (p[0], p[1], p[2][0], p[2][1], p[3], p[4]),
+               lambda p=p: long_case(*p))
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("values", ["randn", "large"])
-@pytest.mark.parametrize("softcap", [0.0, 20.0])
-@pytest.mark.parametrize("window", [None, (24, 0)])
-@pytest.mark.parametrize("heads", [(4, 4), (4, 1)], ids=["mha", "gqa"])
-@pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("values", VALUES)
+@pytest.mark.parametrize("softcap", SOFTCAPS)
+@pytest.mark.parametrize("window", WINDOWS, ids=[WINDOW_IDS[w] for w in WINDOWS])
+@pytest.mark.parametrize("heads", HEADS, ids=[HEAD_IDS[h] for h in HEADS])
+@pytest.mark.parametrize("causal", CAUSAL)
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_flash_attn_output(dtype, causal, heads, window, softcap, values, backend):
-    H, KVH = heads
-    q, k, v = inputs(dtype, 1, 96, H, KVH, 32, values, seed=7)
-    o, lse = run(backend, q, k, v, dtype, causal, window, softcap)
-    judge(o, lse, q, k, v, dtype, causal, window, softcap)
+    c = dense_case(dtype, causal, heads, window, softcap, values)
+    c.judge(MODE, *c.run(backend))
 
 
-@pytest.mark.parametrize("backend", [b for b in BACKENDS if not b.startswith("torch")] or ["numpy-ref"])
-@pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("causal", CAUSAL)
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_flash_attn_varlen_output(dtype, causal, backend):
-    seqlens = [37, 1, 64, 17]
-    H, KVH, D = 4, 2, 32
-    qs, ks, vs, os_, ls = [], [], [], [], []
-    for n, T in enumerate(seqlens):
-        q, k, v = inputs(dtype, 1, T, H, KVH, D, "randn", seed=11 + n)
-        o, lse = run(backend, q, k, v, dtype, causal, None, 0.0)
-        qs.append(q[0]), ks.append(k[0]), vs.append(v[0]), os_.append(o[0]), ls.append(lse[0])
-    cat = np.concatenate
-    q, k, v, o, lse = cat(qs), cat(ks), cat(vs), cat(os_), cat(ls, axis=1)
-    cu = np.concatenate([[0], np.cumsum(seqlens)]).astype(np.int32)
-    if MODE != "attncheck":
-        for n in range(len(seqlens)):
-            a, b = cu[n], cu[n + 1]
-            hand_check(o[None, a:b], None, q[None, a:b], k[None, a:b], v[None, a:b], dtype, causal, None, 0.0)
-        return
-    attncheck.assert_attention_close(q, k, v, o, lse, dtype=dtype, causal="bottom-right" if causal else False,
-                                     cu_seqlens_q=cu, cu_seqlens_k=cu)
+    c = varlen_case(dtype, causal)
+    c.judge(MODE, *c.run(backend))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("seed", PYTEST_SEEDS, ids=["s%d" % s for s in PYTEST_SEEDS])
+@pytest.mark.parametrize("values", LONG_VALUES)
+@pytest.mark.parametrize("seqlens", LONG_SEQLENS, ids=["%dx%d" % s for s in LONG_SEQLENS])
+@pytest.mark.parametrize("causal", CAUSAL)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_flash_attn_long_output(dtype, causal, seqlens, values, seed, backend):
+    """Longer sequences (a 1024-token prefill, 64-query chunks after a 1024/4096-key cache)."""
+    c = long_case(dtype, causal, seqlens, values, seed)
+    c.judge(MODE, *c.run(backend))

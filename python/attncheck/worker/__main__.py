@@ -1,9 +1,13 @@
-"""python -m attncheck.worker torch|numpy [options] [IN OUT]: an attncheck exec worker.
+"""python -m attncheck.worker torch|numpy|triton-fa2|triton-vllm-unified [options] [IN OUT]: an attncheck exec worker.
 
   numpy   the float64 reference of numpy_sdpa.py: every dtype, variant and layout, a backward
   torch   PyTorch's scaled_dot_product_attention (torch_sdpa.py); --backend flash|efficient|
           cudnn|math (default: flash on CUDA, math on the CPU), --device (default: auto, cuda
           when available, else cpu, said in the declaration's note), --compile, --lse
+  triton-fa2           the flash-attn-triton package's Triton FlashAttention-2 (triton_fa2.py)
+  triton-vllm-unified  vLLM's Triton unified attention, varlen and paged (triton_vllm.py);
+                       --segments N: its split-KV (3D) decode path
+          both: --device interpret (Triton's interpreter on the CPU, the default) or cuda
   --dtype D[,D...]   declare only these dtypes (cases of others are SKIP)
 
 Without IN OUT it serves the persistent protocol (exec-persistent:); with them it answers one
@@ -12,11 +16,13 @@ case (exec:... {in} {out}).
 import sys
 
 try:
-    from . import numpy_sdpa, protocol, torch_sdpa
+    from . import numpy_sdpa, protocol, torch_sdpa, triton_fa2, triton_vllm
 except ImportError:  # run as a file (the re-exec under a python3 with numpy): its folder is on sys.path
     import numpy_sdpa
     import protocol
     import torch_sdpa
+    import triton_fa2
+    import triton_vllm
 
 
 def _take(args, opt):
@@ -52,8 +58,9 @@ def _restrict(dtypes):
     protocol.run = run_only
     if hasattr(numpy_sdpa, "attncheck_worker"):
         numpy_sdpa.attncheck_worker.run = run_only
-    if hasattr(torch_sdpa, "attncheck_worker"):
-        torch_sdpa.attncheck_worker.run = run_only
+    for mod in (torch_sdpa, triton_fa2, triton_vllm):
+        if hasattr(mod, "attncheck_worker"):
+            mod.attncheck_worker.run = run_only
 
 
 def main(argv):
@@ -80,7 +87,11 @@ def main(argv):
                     on_cpu = True
             args = ["--backend", "math" if on_cpu else "flash", "--device", dev or "auto"] + args
         return torch_sdpa.main(args)
-    sys.stderr.write("attncheck.worker: unknown worker '%s' (torch or numpy)\n" % which)
+    if which == "triton-fa2":
+        return triton_fa2.main(args)
+    if which == "triton-vllm-unified":
+        return triton_vllm.main(args)
+    sys.stderr.write("attncheck.worker: unknown worker '%s' (torch, numpy, triton-fa2 or triton-vllm-unified)\n" % which)
     return 2
 
 

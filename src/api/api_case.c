@@ -320,7 +320,13 @@ void ac_api_case_unref(attncheck_case *cs)
 int attncheck_case_problem(const attncheck_case *c, attncheck_problem *out)
 {
   if (!c || !out) return -1;
-  ac_problem_to_abi(&c->c.p, out);
+  /* The quantized formats (ABI 5) only to a caller that asks for the whole struct: one built against
+   * an earlier header has room for the ABI 3 fields alone. */
+  const int whole = out->struct_size == (uint32_t)sizeof *out;
+  attncheck_problem a;
+  ac_problem_to_abi(&c->c.p, &a);
+  if (!whole) a.struct_size = ATTNCHECK_PROBLEM_V3_SIZE;
+  memcpy(out, &a, whole ? sizeof a : ATTNCHECK_PROBLEM_V3_SIZE);
   return 0;
 }
 

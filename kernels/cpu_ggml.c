@@ -97,7 +97,7 @@ static void ggml_row(const ac_cpu_vx *x, int64_t i, const float *q, float *kr, f
     }
     S = S * ms + vs;
   }
-  if (!(S > 0.0f)) { /* every visible score -inf and no sink */
+  if (S == 0.0f) { /* every visible score -inf and no sink (ggml's S_inv = S == 0 ? 0 : 1/S: a NaN S stays NaN) */
     ac_cpu_vx_empty_row(x, i, lse);
     return;
   }

@@ -182,8 +182,9 @@
  *     quant->t[x].format, element (b, h, t, d) has
  *       code   codes[b s0 + h s1 + t s2 + d s3], s = code_stride (the tensor's own strides as in
  *              q/k/v_stride: packed or paged for a serving layout), one byte per element: int8
- *              and int4 codes as signed bytes (int4 in [-8, 7]), fp8 and e2m1 codes as their
- *              bits, ggml formats' codes unpacked (q4_0's 0..15 before its -8, q5's five bits);
+ *              codes as signed bytes, int4 codes as 0..15 (before their zero point), fp8 and
+ *              e2m1 codes as their bits, ggml formats' codes unpacked (q4_0's 0..15 before its
+ *              -8, q5's five bits);
  *       scale  scales[b c0 + h c1 + t c2 + e c3], c = scale_stride, e = d / block (granularity
  *              ATTNCHECK_QG_BLOCK) or d; a stride is 0 along what the granularity shares
  *              (TENSOR: all four; HEAD: t and e; TOKEN: e; CHANNEL: t). The scale's type is the

@@ -17,6 +17,8 @@
 #include "compare.h"
 #include "harness.h"
 #include "oracle.h"
+#include "quant.h"
+#include "quant_view.h"
 #include "rng.h"
 #include "variants.h"
 #include "vgen.h"
@@ -127,6 +129,36 @@ static int eval_case(ac_kernel **ks, int nk, kstat *st, const ac_case *c, const 
   return ran;
 }
 
+/* The quantized copy of calibration case c (--kv-format, --q-format; docs/quantized.md "Classes"): K
+ * and V in format kv, Q in qf when given; one case in four a finite block adversary (an outlier,
+ * zero blocks, subnormal scales, ties, q4_0's asymmetric range) on K or V. -1 when the case's head
+ * dims do not take the format (it is skipped, not counted). */
+static int quantize_case(ac_case *c, const ac_qspec *kv, const ac_qspec *qf, uint64_t seed, char *desc, size_t dn)
+{
+  static const int adv[] = {AC_QADV_OUTLIER, AC_QADV_ZERO_BLOCKS, AC_QADV_SCALE_SUBNORMAL, AC_QADV_TIES, AC_QADV_ASYM};
+  ac_err e;
+  if (ac_qspec_check(kv, 'k', c->p.dk, &e) || ac_qspec_check(kv, 'v', c->p.dv, &e)) return -1;
+  if (qf->fmt && ac_qspec_check(qf, 'q', c->p.dk, &e)) return -1;
+  ac_rng r;
+  ac_rng_init(&r, seed, 0x7175616e74ull);
+  int a = ac_rng_below(&r, 4) ? AC_QADV_NONE : adv[ac_rng_below(&r, 5)];
+  char x = ac_rng_below(&r, 2) ? 'k' : 'v';
+  for (const char *t = "kv"; *t; t++) {
+    int rc = a && *t == x ? ac_quant_adversary(c, *t, kv, a, &r, &e) : ac_quant_apply(c, *t, kv, &e);
+    if (rc) return -1;
+  }
+  if (qf->fmt && ac_quant_apply(c, 'q', qf, &e)) return -1;
+  char ks[48], qs[48];
+  size_t l = strlen(desc);
+  snprintf(desc + l, dn - l, " kv %s%s%s%s%s", ac_qspec_str(kv, ks, sizeof ks), a ? " " : "", a ? ac_qadv_name(a) : "",
+           a ? (x == 'k' ? " on k" : " on v") : "", qf->fmt ? " q " : "");
+  if (qf->fmt) {
+    l = strlen(desc);
+    snprintf(desc + l, dn - l, "%s", ac_qspec_str(qf, qs, sizeof qs));
+  }
+  return 0;
+}
+
 /* 1 when name is an entry of the comma list l. */
 static int name_listed(const char *l, const char *name)
 {
@@ -149,6 +181,8 @@ static int usage(void)
           "                       [--mixed-every N (a mixed-dtype copy of every Nth f32/fp8 case, default 2)]\n"
           "                       [--kernels NAME,... (only these built-in kernels)] [--mixed-kv f16|bf16 (the K and\n"
           "                       V dtype of the mixed copies of f32 cases; default drawn)]\n"
+          "                       [--kv-format F[:G] [--q-format F[:G]] (N quantized f32 cases: K and V, and Q,\n"
+          "                       in that format, one in four with a block adversary; the kernels that read it)]\n"
           "       bench/calibrate --write-case DTYPE CASESEED FILE [--variant]   (write one calibration case)\n"
           "       bench/calibrate --grad ...   (the backward kernels; bench/calibrate --grad --help)\n");
   return 2;
@@ -162,6 +196,7 @@ int main(int argc, char **argv)
   const char *konly = NULL; /* --kernels */
   int mixed_kv = -1;
   double kappa = AC_KAPPA_DEFAULT;
+  ac_qspec kvq = {0, 0, 0}, qq = {0, 0, 0};
   if (argc > 1 && !strcmp(argv[1], "--grad")) return cal_grad_main(argc - 1, argv + 1);
   if ((argc == 5 || (argc == 6 && !strcmp(argv[5], "--variant"))) && !strcmp(argv[1], "--write-case")) {
     ac_dtype t;
@@ -208,6 +243,13 @@ int main(int argc, char **argv)
       ac_dtype kt;
       if (ac_dtype_parse(argv[++i], &kt) < 0 || (kt != AC_F16 && kt != AC_BF16)) return usage();
       mixed_kv = (int)kt;
+    } else if ((!strcmp(argv[i], "--kv-format") || !strcmp(argv[i], "--q-format")) && i + 1 < argc) {
+      ac_err e;
+      if (ac_qspec_parse(argv[i + 1], argv[i][2] == 'k' ? &kvq : &qq, &e)) {
+        fprintf(stderr, "calibrate: %s\n", e.msg);
+        return 2;
+      }
+      i++;
     } else if (!strcmp(argv[i], "--kappa") && i + 1 < argc) {
       kappa = strtod(argv[++i], NULL);
       if (!(kappa > 0)) return usage();
@@ -223,7 +265,8 @@ int main(int argc, char **argv)
     if (bk[i]->memory != ATTNCHECK_MEM_HOST) continue;
     /* the serving-layout kernels take no dense case: their cases are the suite's layout cases
      * and the layout families (tests/tcmd_layouts.sh, campaigns), not this table */
-    if (bk[i]->abi_version >= 3 && (bk[i]->caps & ATTNCHECK_FEAT_LAYOUTS)) continue;
+    if (bk[i]->abi_version >= 3 && (bk[i]->caps & ATTNCHECK_FEAT_LAYOUTS) && !(kvq.fmt && ac_quant_kernel_of(bk[i])))
+      continue;
     if (konly && !name_listed(konly, bk[i]->name)) continue;
     ac_kernel **l = NULL;
     int n = 0;
@@ -245,28 +288,34 @@ int main(int argc, char **argv)
   int64_t total = 0, nvar = 0, nmixed = 0;
   for (size_t di = 0; di < sizeof dts / sizeof dts[0]; di++) {
     ac_dtype t = dts[di];
-    if (!(only >> t & 1u)) continue;
-    for (int64_t k = 0; k < ncases; k++) {
+    if (!(only >> t & 1u) || (kvq.fmt && t != AC_F32)) continue;
+    /* quantized cases: draws until ncases took the format (those whose head dims do not are skipped) */
+    for (int64_t k = 0, took = 0; kvq.fmt ? took < ncases : k < ncases; k++) {
       uint64_t cs = (1ull << 32) + seed * (1ull << 24) + (uint64_t)(di * (uint64_t)ncases + (uint64_t)k);
       ac_case c;
       ac_case_init(&c);
-      char rows[32], desc[160];
+      char rows[32], desc[300];
       cal_make_case(t, cs, &c, rows, sizeof rows, desc, sizeof desc);
+      if (kvq.fmt && quantize_case(&c, &kvq, &qq, cs, desc, sizeof desc) < 0) {
+        ac_case_free(&c);
+        continue;
+      }
+      took++;
       int nv = eval_case(ks, nk, st, &c, rows, desc, kappa, &ro, &t_oracle);
       if (nv >= 0) total++;
       /* a variant of every Nth case for the kernels that declare variants (ABI 2 caps) */
       if (caps_any && vevery && k % vevery == 0) {
         ac_case vc;
-        char vdesc[300];
+        char vdesc[400];
         if (cal_make_variant(&c, caps_any, cs, &vc, desc, vdesc, sizeof vdesc) == 0) {
           if (eval_case(ks, nk, st, &vc, rows, vdesc, kappa, &ro, &t_oracle) > 0) nvar++;
           ac_case_free(&vc);
         }
       }
       /* a mixed-dtype copy of every Nth case for the kernels that declare mixed dtypes */
-      if ((caps_any & AC_FEAT_MIXED_DTYPES) && mevery && k % mevery == 0) {
+      if ((caps_any & AC_FEAT_MIXED_DTYPES) && mevery && k % mevery == 0 && !kvq.fmt) {
         ac_case mc;
-        char mdesc[300];
+        char mdesc[400];
         if (cal_make_mixed_kv(&c, cs, mixed_kv, &mc, desc, mdesc, sizeof mdesc) == 0) {
           if (eval_case(ks, nk, st, &mc, rows, mdesc, kappa, &ro, &t_oracle) > 0) nmixed++;
           ac_case_free(&mc);

@@ -5,5 +5,6 @@ include bench/mutants.mk
 include bench/oracle_fast.mk
 include bench/oracle_mem.mk
 include bench/grad_fast.mk
+include bench/quant_judge.mk
 # The serving-layout decode case (a script: gen, check, oracle with their time and memory).
 EXTRA_DIST += bench/layout_decode.sh

@@ -35,6 +35,10 @@ typedef struct {
   uint32_t features;   /* AC_FEAT_... the kernel declares: variant families use no other (init: all) */
   int no_dense;        /* 1: the kernel takes no dense case (a layout-only kernel): only layout families */
   int backward;        /* 1: the kernel declares a backward: cases judge it too (init 1; probed) */
+  uint32_t kv_formats; /* quantized formats (1u << AC_QF_..., quant.h) the kernel reads for k and v: every
+                          family then draws quantized K and V for it (ac_fuzz_quantize); 0: none */
+  uint32_t q_formats;  /* those it reads for q */
+  int quant_only;      /* 1: the kernel takes quantized cases only */
   uint32_t shapes;     /* AC_SHAPE_... the kernel takes (init: all; probed) */
   int nbuckets;        /* > 0: dense cases take one of bucket[0 .. nbuckets-1] (ac_gen_buckets) */
   ac_shape_bucket bucket[AC_MAX_BUCKETS];
@@ -174,6 +178,13 @@ ac_counts ac_case_counts(const ac_case *c);
 void ac_fill_qkv(ac_case *c, ac_rng *r, const ac_valdist *q, const ac_valdist *k, const ac_valdist *v);
 /* Generate case (family, seed, index): fills provenance (seed, index, generator, params). */
 int ac_generate(const ac_family *f, uint64_t seed, int64_t index, const ac_gen_limits *l, ac_case *c, ac_err *e);
+/* Quantized K and V (and Q) for a kernel that declares formats (fuzz/families/gen_quant.c): half the
+ * cases of every family (all of them for a kernel of quantized cases only) get a format the head
+ * dims allow, a granularity, and one in four a block adversary, from a stream of their own; the
+ * choice goes into pb. Nothing for a case that is quantized already or takes no quantization
+ * (per-tensor dtypes, descales, strides). */
+void ac_fuzz_quantize(ac_case *c, uint64_t seed, int64_t index, const ac_gen_limits *l, ac_params *pb);
+int ac_gen_quant_usable(const ac_gen_limits *l);
 /* Oracle row selection for a case: NULL (all rows) or "edges+K" for costly shapes. */
 const char *ac_fuzz_oracle_rows(const ac_case *c);
 
@@ -219,6 +230,8 @@ AC_FAMILY_DECL(sinks);
 AC_FAMILY_DECL(descale);
 AC_FAMILY_DECL(variant_mix);
 AC_FAMILY_DECL(mixed_dtypes);
+AC_FAMILY_DECL(quant_blocks);
+AC_FAMILY_DECL(quant_nonfinite);
 /* fuzz/families/gen_mixed_dtypes.c: the dtype combinations the family draws (compute dtype, then
  * q, k, v, o), n of them; usable when one has its compute dtype in l->dtypes. */
 const ac_dtype (*ac_mixed_dtype_combos(int *n))[5];

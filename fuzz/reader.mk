@@ -31,6 +31,9 @@ fuzz_fuzz_case_reader_lf_LINK = $(FUZZ_CC) -fsanitize=fuzzer,address,undefined -
 # casefile.c reads and writes the serving layouts with layout.c and casefile_layout.c.
 AC_LFZ_DEPS += $(srcdir)/src/core/layout.h $(srcdir)/src/core/casefile_layout.h
 AC_LFZ_OBJ_LIST += fuzz/lf/layout.o fuzz/lf/casefile_layout.o
+# casefile.c reads and writes quantized tensors with quant*.c and casefile_quant.c.
+AC_LFZ_DEPS += $(srcdir)/src/core/quant.h $(srcdir)/src/core/casefile_quant.h
+AC_LFZ_OBJ_LIST += fuzz/lf/quant.o fuzz/lf/quant_ref.o fuzz/lf/quant_ggml.o fuzz/lf/quant_case.o fuzz/lf/casefile_quant.o
 # npz.c reads its members' npy headers with npy.c.
 AC_LFZ_DEPS += $(srcdir)/src/core/npy.h
 AC_LFZ_OBJ_LIST += fuzz/lf/npy.o
@@ -78,6 +81,21 @@ fuzz/lf/layout.o: $(srcdir)/src/core/layout.c $(AC_LFZ_DEPS)
 fuzz/lf/casefile_layout.o: $(srcdir)/src/core/casefile_layout.c $(AC_LFZ_DEPS)
 	@$(MKDIR_P) fuzz/lf
 	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/core/casefile_layout.c
+fuzz/lf/quant.o: $(srcdir)/src/core/quant.c $(AC_LFZ_DEPS)
+	@$(MKDIR_P) fuzz/lf
+	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/core/quant.c
+fuzz/lf/quant_ref.o: $(srcdir)/src/core/quant_ref.c $(AC_LFZ_DEPS)
+	@$(MKDIR_P) fuzz/lf
+	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/core/quant_ref.c
+fuzz/lf/quant_ggml.o: $(srcdir)/src/core/quant_ggml.c $(AC_LFZ_DEPS)
+	@$(MKDIR_P) fuzz/lf
+	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/core/quant_ggml.c
+fuzz/lf/quant_case.o: $(srcdir)/src/core/quant_case.c $(AC_LFZ_DEPS)
+	@$(MKDIR_P) fuzz/lf
+	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/core/quant_case.c
+fuzz/lf/casefile_quant.o: $(srcdir)/src/core/casefile_quant.c $(AC_LFZ_DEPS)
+	@$(MKDIR_P) fuzz/lf
+	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/core/casefile_quant.c
 fuzz/lf/fuzz_case_reader.o: $(srcdir)/fuzz/fuzz_case_reader.c $(AC_LFZ_DEPS)
 	@$(MKDIR_P) fuzz/lf
 	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/fuzz/fuzz_case_reader.c

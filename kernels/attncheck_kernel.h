@@ -169,7 +169,37 @@
  *     returns 0 for `precision`. It is called in the child that runs the case, after supports()
  *     and before run(), with the problem run() gets; the case is judged under that class (an
  *     explicit --precision overrides it) and every report names it. A class attncheck does not
- *     know makes the case a kernel error (FAIL) naming it.
+ *     know makes the case a kernel error (FAIL) naming it;
+ *   - quantized tensors (docs/quantized.md), a later addition to version 5 that keeps every
+ *     earlier plugin loading: kv_formats and q_formats (struct_size >= ATTNCHECK_KERNEL_V5Q_SIZE;
+ *     bits 1u << ATTNCHECK_QF_...) are the formats the kernel reads for K and V and for Q. Only a
+ *     host kernel declaring a case's formats gets it (every other kernel, and every plugin built
+ *     before these fields, SKIPs quantized cases). For such a case problem.q_format, k_format and
+ *     v_format name each tensor's format (0: not quantized; they exist when problem.struct_size
+ *     >= ATTNCHECK_PROBLEM_V5Q_SIZE, so supports() sees them), tensors.q/k/v of a quantized tensor
+ *     are NULL, and tensors.quant (same condition; NULL when no tensor is quantized) holds the
+ *     raw codes and scales, never dequantized values: for tensor x (0 q, 1 k, 2 v) of format
+ *     quant->t[x].format, element (b, h, t, d) has
+ *       code   codes[b s0 + h s1 + t s2 + d s3], s = code_stride (the tensor's own strides as in
+ *              q/k/v_stride: packed or paged for a serving layout), one byte per element: int8
+ *              codes as signed bytes, int4 codes as 0..15 (before their zero point), fp8 and
+ *              e2m1 codes as their bits, ggml formats' codes unpacked (q4_0's 0..15 before its
+ *              -8, q5's five bits);
+ *       scale  scales[b c0 + h c1 + t c2 + e c3], c = scale_stride, e = d / block (granularity
+ *              ATTNCHECK_QG_BLOCK) or d; a stride is 0 along what the granularity shares
+ *              (TENSOR: all four; HEAD: t and e; TOKEN: e; CHANNEL: t). The scale's type is the
+ *              format's: binary16 for the ggml formats, binary32 for fp8 and int, e4m3 bits for
+ *              nvfp4's block scales, e8m0 bits for mxfp4's;
+ *       aux    at the scale's offset: binary16 mins (q4_1, q5_1), int8 zero points (int8, int4),
+ *              or for nvfp4 the binary32 tensor scale at aux[0]; NULL for the other formats;
+ *       ggml   the ggml formats and mxfp4 also as ggml's block bytes (block_q8_0 ...): block e of
+ *              (b, h, t) at ggml[b g0 + h g1 + t g2 + e g3], g = ggml_stride in bytes; NULL else.
+ *     The value of an element is the format's (docs/quantized.md "Exact values": d q, d (q - 8),
+ *     d q + m, table[q] d, code scale, (code - zero) scale, ...). Every array is an input: a kernel
+ *     writing into one is GUARD; memory a serving layout's sequence does not own holds NaN scales
+ *     (block and token granularity) and NaN codes (fp8). quant->struct_size is
+ *     sizeof(attncheck_quant) as attncheck was built (a plugin reads no further than it knows).
+ *     CUDA kernels get no quantized case yet.
  */
 #ifndef ATTNCHECK_KERNEL_H
 #define ATTNCHECK_KERNEL_H
@@ -241,11 +271,44 @@ typedef struct {
   int64_t num_pages;                        /* PAGED: pages in k and v */
   int64_t max_pages;                        /* PAGED: block_table columns per sequence */
   int64_t reserved3[3];                     /* 0 */
+  /* ---- ABI 5, quantized tensors (struct_size >= ATTNCHECK_PROBLEM_V5Q_SIZE) ---- */
+  int32_t q_format, k_format, v_format;     /* ATTNCHECK_QF_... of each tensor; 0: not quantized */
+  int32_t reserved4;                        /* 0 */
 } attncheck_problem;
 
-#define ATTNCHECK_PROBLEM_V1_SIZE ((uint32_t)offsetof(attncheck_problem, features))
-#define ATTNCHECK_PROBLEM_V2_SIZE ((uint32_t)offsetof(attncheck_problem, total_q))
-#define ATTNCHECK_PROBLEM_V3_SIZE ((uint32_t)sizeof(attncheck_problem))
+#define ATTNCHECK_PROBLEM_V1_SIZE  ((uint32_t)offsetof(attncheck_problem, features))
+#define ATTNCHECK_PROBLEM_V2_SIZE  ((uint32_t)offsetof(attncheck_problem, total_q))
+#define ATTNCHECK_PROBLEM_V3_SIZE  ((uint32_t)offsetof(attncheck_problem, q_format))
+#define ATTNCHECK_PROBLEM_V5Q_SIZE ((uint32_t)sizeof(attncheck_problem))
+
+/* Quantized formats (kernel.kv_formats, q_formats: 1u << ATTNCHECK_QF_...; docs/quantized.md). */
+enum {
+  ATTNCHECK_QF_NONE = 0,
+  ATTNCHECK_QF_Q8_0 = 1, ATTNCHECK_QF_Q4_0 = 2, ATTNCHECK_QF_Q4_1 = 3, ATTNCHECK_QF_Q5_0 = 4,
+  ATTNCHECK_QF_Q5_1 = 5, ATTNCHECK_QF_IQ4_NL = 6,
+  ATTNCHECK_QF_E4M3FN = 7, ATTNCHECK_QF_E4M3FNUZ = 8, ATTNCHECK_QF_E5M2 = 9,
+  ATTNCHECK_QF_INT8 = 10, ATTNCHECK_QF_INT4 = 11,
+  ATTNCHECK_QF_NVFP4 = 12, ATTNCHECK_QF_MXFP4 = 13
+};
+/* Scale granularities (what one scale covers). */
+enum { ATTNCHECK_QG_BLOCK = 0, ATTNCHECK_QG_TENSOR = 1, ATTNCHECK_QG_HEAD = 2, ATTNCHECK_QG_TOKEN = 3,
+       ATTNCHECK_QG_CHANNEL = 4 };
+
+typedef struct {
+  int32_t format;                           /* ATTNCHECK_QF_...; 0: the tensor is not quantized */
+  int32_t granularity;                      /* ATTNCHECK_QG_... */
+  int64_t block;                            /* elements per scale along d (BLOCK), else 0 */
+  const uint8_t *codes;                     /* one byte per element, code_stride */
+  const void *scales, *aux;                 /* scale_stride; aux NULL when the format has none */
+  const uint8_t *ggml;                      /* ggml's blocks (ggml formats, mxfp4), else NULL */
+  int64_t code_stride[4], scale_stride[4], ggml_stride[4];   /* elements; elements; bytes */
+} attncheck_quant_tensor;
+
+typedef struct {
+  uint32_t struct_size;                     /* sizeof(attncheck_quant) as attncheck was built */
+  uint32_t reserved0;                       /* 0 */
+  attncheck_quant_tensor t[3];              /* q, k, v */
+} attncheck_quant;
 
 /* ABI 5: kernel.empty_rows and kernel.empty_lse, what a kernel writes for a row with no visible key. */
 enum { ATTNCHECK_EMPTY_UNDECLARED = 0, ATTNCHECK_EMPTY_ZERO = 1, ATTNCHECK_EMPTY_NAN = 2 };
@@ -270,6 +333,8 @@ typedef struct {
   const int32_t *cu_seqlens_k;  /* VARLEN: [batch + 1] */
   const int32_t *block_table;   /* PAGED: [batch][max_pages] */
   const int32_t *cache_seqlens; /* PAGED: [batch] */
+  /* ---- ABI 5 (problem.struct_size >= ATTNCHECK_PROBLEM_V5Q_SIZE); NULL without a quantized tensor ---- */
+  const attncheck_quant *quant;
 } attncheck_tensors;
 
 /* ABI 3: what run_backward gets besides the problem and the forward's inputs. */
@@ -307,15 +372,19 @@ typedef struct {
   int32_t empty_rows;                       /* ATTNCHECK_EMPTY_...: o of a row with no visible key */
   int32_t empty_lse;                        /* ATTNCHECK_EMPTY_LSE_...: its lse */
   int (*precision_of)(const attncheck_problem *p, char *cls, size_t cls_len);  /* NULL; 1 = cls holds the class */
+  /* ---- ABI 5, optional (struct_size >= ATTNCHECK_KERNEL_V5Q_SIZE) ---- */
+  uint32_t kv_formats;                      /* 1u << ATTNCHECK_QF_...: formats it reads for k and v; 0: none */
+  uint32_t q_formats;                       /* those it reads for q */
 } attncheck_kernel;
 
 /* struct_size of attncheck_kernel in versions 1 and 2 (and of a version 3 plugin built before
- * run_backward), with run_backward (version 3), with backward_caps (version 4), and with the
- * declarations of version 5. */
+ * run_backward), with run_backward (version 3), with backward_caps (version 4), with the
+ * declarations of version 5, and with its quantized formats. */
 #define ATTNCHECK_KERNEL_V1_SIZE ((uint32_t)offsetof(attncheck_kernel, run_backward))
 #define ATTNCHECK_KERNEL_V3_SIZE ((uint32_t)offsetof(attncheck_kernel, backward_caps))
 #define ATTNCHECK_KERNEL_V4_SIZE ((uint32_t)offsetof(attncheck_kernel, empty_rows))
-#define ATTNCHECK_KERNEL_V5_SIZE ((uint32_t)sizeof(attncheck_kernel))
+#define ATTNCHECK_KERNEL_V5_SIZE  ((uint32_t)offsetof(attncheck_kernel, kv_formats))
+#define ATTNCHECK_KERNEL_V5Q_SIZE ((uint32_t)sizeof(attncheck_kernel))
 
 /* The first fields of an attncheck_kernel initializer, for designated initializers:
  *   static const attncheck_kernel k = {ATTNCHECK_KERNEL_INIT, .name = "mine", .run = my_run, ...};

@@ -97,7 +97,7 @@ static void ggml_row(const ac_cpu_vx *x, int64_t i, const float *q, float *kr, f
     }
     S = S * ms + vs;
   }
-  if (!(S > 0.0f)) { /* every visible score -inf and no sink */
+  if (S == 0.0f) { /* every visible score -inf and no sink (ggml's S_inv = S == 0 ? 0 : 1/S: a NaN S stays NaN) */
     ac_cpu_vx_empty_row(x, i, lse);
     return;
   }
@@ -184,7 +184,9 @@ const attncheck_kernel ac_cpu_ggml_f16 = {
     0,
     0,
     0,
-    NULL};
+    NULL,
+     0,
+     0};
 
 const attncheck_kernel ac_cpu_q8q_f32 = {
     ATTNCHECK_ABI_VERSION,
@@ -203,4 +205,6 @@ const attncheck_kernel ac_cpu_q8q_f32 = {
     0,
     0,
     0,
-    NULL};
+    NULL,
+     0,
+     0};

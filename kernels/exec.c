@@ -263,6 +263,14 @@ void ac_exec_read_outputs(const char *path, const ac_case *c, const ac_counts *c
   r->status = AC_RUN_OK;
 }
 
+uint32_t ac_exec_kv_formats(const ac_kernel *k, uint32_t *q)
+{
+  const exec_priv *pv = k->priv;
+  int ok = pv && k->kind == AC_KIND_EXEC_PERSISTENT && pv->decl.state == AC_DECL_OK;
+  if (q) *q = ok ? pv->decl.q_formats : 0;
+  return ok ? pv->decl.kv_formats : 0;
+}
+
 uint32_t ac_exec_declared_caps(const ac_kernel *k)
 {
   const exec_priv *pv = k->priv;

@@ -24,6 +24,9 @@ int ac_exec_supports(const ac_kernel *k, const ac_problem *p, char *why, size_t 
  * with ATTNCHECK_CAP_NO_LSE when it declares writes_lse false; 0 for one-shot exec kernels and
  * workers without a declaration (they get no variants). */
 uint32_t ac_exec_declared_caps(const ac_kernel *k);
+/* The quantized formats an exec-persistent worker declares ("kv_formats", and "q_formats" into
+ * *q; 1u << AC_QF_...): 0 without a declaration. */
+uint32_t ac_exec_kv_formats(const ac_kernel *k, uint32_t *q);
 /* exec-persistent after ac_exec_prepare: the declared "empty_rows" and "empty_lse" (ATTNCHECK_EMPTY_...,
  * ATTNCHECK_EMPTY_LSE_...; 0 when not declared). */
 void ac_exec_declared_empty(const ac_kernel *k, int *o, int *lse);

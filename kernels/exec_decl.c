@@ -4,6 +4,7 @@
 #include "exec_decl.h"
 #include "precision.h"
 #include "variants.h"
+#include "quant.h"
 #include <json-c/json.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -81,6 +82,21 @@ static int backward_set(ac_exec_decl *d, json_object *v)
     if (!bit) return bad(d, "'backward': unknown feature '%s'", s ? s : "(not a string)");
     if (!(d->variants & bit)) return bad(d, "'backward': feature '%s' is not among the declared 'features'", s);
     d->backward_feats |= bit;
+  }
+  return 0;
+}
+
+/* "kv_formats" / "q_formats": an array of quantized format names (quant.h). */
+static int format_set(ac_exec_decl *d, json_object *v, const char *field, uint32_t *out)
+{
+  if (!json_object_is_type(v, json_type_array)) return bad(d, "'%s' must be an array of format names", field);
+  *out = 0;
+  for (size_t i = 0; i < json_object_array_length(v); i++) {
+    json_object *x = json_object_array_get_idx(v, i);
+    const char *s = json_object_is_type(x, json_type_string) ? json_object_get_string(x) : NULL;
+    int fmt;
+    if (!s || ac_qfmt_parse(s, &fmt)) return bad(d, "'%s': unknown format '%s'", field, s ? s : "(not a string)");
+    *out |= 1u << fmt;
   }
   return 0;
 }
@@ -185,6 +201,8 @@ void ac_exec_decl_parse(ac_exec_decl *d, const char *text)
     else rc = bad(d, "'alibi_lse' must be \"abi\" or \"fa2\"");
   }
   if (!rc && json_object_object_get_ex(j, "backward", &v)) rc = backward_set(d, v);
+  if (!rc && json_object_object_get_ex(j, "kv_formats", &v)) rc = format_set(d, v, "kv_formats", &d->kv_formats);
+  if (!rc && json_object_object_get_ex(j, "q_formats", &v)) rc = format_set(d, v, "q_formats", &d->q_formats);
   if (!rc) rc = empty_conv(d, j);
   if (!rc && json_object_object_get_ex(j, "env", &v)) rc = env_names(d, v);
   if (!rc && json_object_object_get_ex(j, "note", &v) && json_object_is_type(v, json_type_string)) note_text(d, v);
@@ -224,6 +242,14 @@ int ac_exec_decl_supports(const ac_exec_decl *d, const ac_problem *p, char *why,
     snprintf(why, n, "%s does not declare feature %s", who, ac_feat_list(var, names, sizeof names));
     return 0;
   }
+  for (int i = 0; i < 3; i++) {   /* quantized tensors: the formats it names (docs/quantized.md) */
+    int fmt = p->quant[i].fmt;
+    uint32_t have = d->state != AC_DECL_OK ? 0u : i == 0 ? d->q_formats : d->kv_formats;
+    if (fmt && !(have >> fmt & 1u)) {
+      snprintf(why, n, "%s does not declare %s for %c (\"%s\")", who, ac_qfmt_name(fmt), "qkv"[i], i ? "kv_formats" : "q_formats");
+      return 0;
+    }
+  }
   if (d->state != AC_DECL_OK) return 1;
   uint32_t need = 0;
   if (p->kv_heads != p->heads) need |= 1u << AC_XF_GQA;
@@ -233,8 +259,8 @@ int ac_exec_decl_supports(const ac_exec_decl *d, const ac_problem *p, char *why,
   /* with mixed_dtypes each tensor's dtype must be declared too */
   ac_dtype undeclared = p->dtype;
   char tensor = 0;
-  for (const char *x = "qkvo"; *x && !tensor && (d->dtypes >> p->dtype & 1u); x++)
-    if (!(d->dtypes >> ac_tensor_dtype(p, *x) & 1u)) undeclared = ac_tensor_dtype(p, *x), tensor = *x;
+  for (const char *x = "qkvo"; *x && !tensor && (d->dtypes >> p->dtype & 1u); x++)   /* quantized: kv_formats */
+    if (!ac_tensor_quantized(p, *x) && !(d->dtypes >> ac_tensor_dtype(p, *x) & 1u)) undeclared = ac_tensor_dtype(p, *x), tensor = *x;
   if (!(d->dtypes >> undeclared & 1u))
     snprintf(why, n, "%s does not declare dtype %s%s", who, ac_dtype_name(undeclared),
              tensor == 'q' ? " (of q)" : tensor == 'k' ? " (of k)" : tensor == 'v' ? " (of v)" : tensor == 'o' ? " (of o)" : "");

@@ -44,12 +44,14 @@ typedef struct ac_exec_decl_s {
   int backward;          /* 1: answers "backward IN OUT" requests (exec_grad.c); 0 when not declared */
   uint32_t backward_feats;  /* AC_FEAT_... its backward takes: "backward": true, the declared variants
                                the exact backward takes (ATTNCHECK_BACKWARD_V3_FEATS); or the list given */
-  char precision[512];      /* a precision spec ("f16=fp16-cublas,bf16=q=f16,pv=f16"; "" none) */
+  char precision[512];   /* a precision spec ("f16=fp16-cublas,bf16=q=f16,pv=f16"; "" none) */
   int empty_rows;        /* "empty_rows": ATTNCHECK_EMPTY_ZERO or _NAN (0: not declared) */
   int empty_lse;         /* "empty_lse": ATTNCHECK_EMPTY_LSE_NEG_INF, _POS_INF or _NAN (0: not declared) */
   int nenv;              /* "env": the environment variables the worker reads (recorded in reproducers) */
   char env[AC_EXEC_MAX_ENV][AC_EXEC_ENV_NAME];
   char note[256];        /* "note": one line the worker wants its user to see ("" none) */
+  uint32_t kv_formats;   /* "kv_formats": the quantized formats it reads for k and v (1u << AC_QF_..., quant.h) */
+  uint32_t q_formats;    /* "q_formats": those it reads for q (docs/quantized.md); 0: none */
   char error[256];       /* AC_DECL_BAD: what is wrong with the declaration */
 } ac_exec_decl;
 

@@ -59,10 +59,12 @@ void ac_problem_to_abi(const ac_problem *p, attncheck_problem *a)
    * extent of 1 broadcast by a zero stride. */
   const ac_features *f = &p->f;
   a->features = f->used;
-  a->q_dtype = (int32_t)ac_tensor_dtype(p, 'q');
-  a->k_dtype = (int32_t)ac_tensor_dtype(p, 'k');
-  a->v_dtype = (int32_t)ac_tensor_dtype(p, 'v');
+  /* a quantized tensor reaches a kernel as codes and scales (quant_view.h): its dtype reads as the case's */
+  a->q_dtype = (int32_t)(ac_tensor_quantized(p, 'q') ? p->dtype : ac_tensor_dtype(p, 'q'));
+  a->k_dtype = (int32_t)(ac_tensor_quantized(p, 'k') ? p->dtype : ac_tensor_dtype(p, 'k'));
+  a->v_dtype = (int32_t)(ac_tensor_quantized(p, 'v') ? p->dtype : ac_tensor_dtype(p, 'v'));
   a->o_dtype = (int32_t)ac_tensor_dtype(p, 'o');
+  a->q_format = p->quant[0].fmt, a->k_format = p->quant[1].fmt, a->v_format = p->quant[2].fmt;   /* ABI 5 */
   int win = (f->used & AC_FEAT_WINDOW) != 0;
   a->window_align = win && f->win_top_left ? ATTNCHECK_ALIGN_TOP_LEFT : ATTNCHECK_ALIGN_BOTTOM_RIGHT;
   a->window_left = win ? f->win_left : -1;
@@ -238,7 +240,7 @@ int ac_hx_run_once(const ac_kernel *k, const ac_case *c, const ac_run_opts *opts
     ac_case_free(&filled);
     return rc;
   }
-  if (opts->persistent && k->worker && !c->lay && (k->kind == AC_KIND_BUILTIN || k->kind == AC_KIND_PLUGIN))
+  if (opts->persistent && k->worker && !c->lay && !c->quant && (k->kind == AC_KIND_BUILTIN || k->kind == AC_KIND_PLUGIN))
     return ac_worker_run(k->worker, c, opts, r, e);
   return ac_hx_run_oneshot(k, c, opts, r, e);
 }
@@ -292,6 +294,15 @@ static int harness_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *
   if (!opts) {
     ac_run_opts_init(&defaults);
     opts = &defaults;
+  }
+  /* Quantized tensors reach only the kernels that read their formats (an exec-persistent worker's
+   * declaration is checked when the case is sent). */
+  char why[256];
+  if (k->kind != AC_KIND_EXEC_PERSISTENT && ac_kernel_quant_refusal(k, &c->p, why, sizeof why)) {
+    ac_hx_result_reset(r, ac_tensor_dtype(&c->p, 'o'));
+    r->status = AC_RUN_UNSUPPORTED;
+    snprintf(r->msg, sizeof r->msg, "%s", why);
+    return 0;
   }
   /* A kernel that declares ATTNCHECK_CAP_NO_LSE gets no lse buffer; its LSE is not judged. */
   ac_run_opts nolse;

@@ -33,6 +33,17 @@ uint32_t ac_kernel_declared_caps(const ac_kernel *k);
  * (ATTNCHECK_CAP_ALIBI_LSE_FA2 in caps, "alibi_lse" in an exec worker's declaration, once prepared). */
 int ac_kernel_alibi_lse(const ac_kernel *k, int override);
 
+/* Quantized tensors (docs/quantized.md): the formats k reads for k and v (1u << AC_QF_..., src/core/quant.h),
+ * and in *q_formats for q: a built-in kernel's table entry (kernels/quant_view.h), an exec-persistent
+ * worker's "kv_formats" and "q_formats" (after ac_kernel_prepare), a host plugin's ABI 5 kernel.kv_formats
+ * and q_formats (0 for a plugin built before them: struct_size below ATTNCHECK_KERNEL_V5Q_SIZE). */
+uint32_t ac_kernel_kv_formats(const ac_kernel *k, uint32_t *q_formats);
+/* 1 when k takes quantized cases only (a reference kernel of the formats). */
+int ac_kernel_quant_only(const ac_kernel *k);
+/* Why k cannot take p's quantized tensors (or, quant only, a case without them), into why; NULL when it
+ * can. ac_kernel_supports and ac_harness_run say no for the same reasons. */
+const char *ac_kernel_quant_refusal(const ac_kernel *k, const ac_problem *p, char *why, size_t n);
+
 /* The backward entry of k (ABI 3): run_backward when k is a native kernel of ABI 3 or later that
  * declares ATTNCHECK_CAP_BACKWARD and whose struct_size reaches the field; NULL otherwise
  * (version 1 and 2 plugins, exec kernels, kernels without a backward). */

@@ -8,6 +8,8 @@
 #include "accuda.h"
 #include "harness_priv.h"
 #include "layout.h"
+#include "quant.h"
+#include "quant_view.h"
 #include "variants.h"
 
 static void appendf(char *buf, size_t n, const char *fmt, const char *tensor, const char *what, int64_t a, int64_t b)
@@ -188,6 +190,7 @@ void ac_hx_describe(const ac_hx_ctx *x, hx_bufs *b)
   b->in[HX_V] = ac_hx_tensor_of("v", ac_tensor_dtype(p, 'v'), p->batch, p->kv_heads, p->tk, p->dv, ap->v_stride, x->cn.v, x->c->v);
   hx_describe_variants(x, b);
   hx_describe_layout(x, b);
+  ac_hx_describe_quant(x, b);
   b->o = ac_hx_tensor_of("o", t, p->batch, p->heads, p->tq, p->dv, ap->o_stride, x->cn.o, NULL);
   b->guard = (size_t)(x->o->guard < AC_MIN_GUARD ? AC_MIN_GUARD : x->o->guard);
   /* Outputs (elements and gaps) hold their own NaN; guards, input gaps: ac_nan_bits. */
@@ -200,7 +203,8 @@ void ac_hx_free(hx_bufs *b)
   for (int i = 0; i < HX_NIN; i++) ac_guarded_free(&b->in[i].g);
   ac_guarded_free(&b->o.g);
   ac_guarded_free(&b->lse);
-  for (int t = 0; t < 3; t++) free(b->filled[t]);
+  for (int t = 0; t < 3; t++) free(b->filled[t]), free(b->qggml[t]);
+  if (b->qfill) ac_case_free(b->qfill), free(b->qfill);
 }
 
 /* The guard of input i: a paged cache's k and v get at least one page on each side, so that a
@@ -304,7 +308,22 @@ static int hx_run(ac_hx_ctx *x, hx_bufs *b, char *err, size_t n, int *rc, int *o
   }
   double t0 = ac_now();
   h->stage = AC_HX_IN_RUN;
-  *rc = kk->run(&x->ap, &tt, err, n);
+  const ac_quant_kernel *qk = ac_problem_quantized(&x->c->p) ? ac_quant_kernel_of(kk) : NULL;
+  if (qk) {   /* quantized tensors: their codes and scales (quant_view.h), never their values */
+    ac_qview v;
+    ac_hx_quant_view(b, &x->c->p, &v);
+    *rc = qk->run_quant(&x->ap, &tt, &v, err, n);
+  } else if (ac_problem_quantized(&x->c->p) && x->k->kind == AC_KIND_PLUGIN && ac_kernel_kv_formats(x->k, NULL)) {
+    ac_qview v;   /* a plugin that declares formats: the same view as tensors.quant (ABI 5) */
+    ac_hx_quant_view(b, &x->c->p, &v);
+    tt.quant = &v;
+    *rc = kk->run(&x->ap, &tt, err, n);
+  } else if (ac_problem_quantized(&x->c->p)) {
+    snprintf(err, n, "the kernel takes no quantized tensor");
+    *rc = 1;
+  } else {
+    *rc = kk->run(&x->ap, &tt, err, n);
+  }
   h->stage = 0;
   h->kernel_ms = (ac_now() - t0) * 1e3;
   err[n - 1] = 0;

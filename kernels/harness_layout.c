@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "layout.h"
+#include "quant.h"
 
 /* [token][heads][d] packed strides in the ABI's [batch][head][t][d] order (batch unused). */
 static void packed(int64_t heads, int64_t d, int64_t st[4])
@@ -87,6 +88,7 @@ void *ac_hx_layout_data(const ac_case *c, char tensor, int fill)
   const ac_problem *p = &c->p;
   int isq = tensor == 'q';
   if (fill == AC_LFILL_FINITE || (fill == AC_LFILL_UNOWNED && isq)) return NULL;
+  if (ac_tensor_quantized(p, tensor)) return NULL;   /* its codes and scales hold the fill (ac_hx_layout_quant) */
   uint8_t keep = fill == AC_LFILL_EVEN ? 1 : fill == AC_LFILL_ODD ? 2 : 3;
   uint8_t *own = owners(c, isq);
   int64_t T = isq ? p->tq : p->tk, H = isq ? p->heads : p->kv_heads, D = tensor == 'v' ? p->dv : p->dk;
@@ -104,6 +106,48 @@ void *ac_hx_layout_data(const ac_case *c, char tensor, int fill)
   return d;
 }
 
+/* The NaN of a scale dtype, and the NaN code of an fp8 format (0: its codes have none). */
+static uint64_t scale_nan(ac_qsdtype t) { return t == AC_QSD_F16 ? 0x7e00 : t == AC_QSD_F32 ? 0x7fc00000 : t == AC_QSD_E4M3 ? 0x7f : 0xff; }
+static int code_nan(int fmt) { return fmt == AC_QF_E4M3FN ? 0x7f : fmt == AC_QF_E4M3FNUZ ? 0x80 : fmt == AC_QF_E5M2 ? 0x7e : 0; }
+
+/* Quantized tensor i of out: NaN scales (block and token granularity: one per token) and NaN codes
+ * (fp8) at the tokens own does not mark with keep; its values decoded again. */
+static void quant_fill(ac_case *out, int i, const uint8_t *own, uint8_t keep)
+{
+  const ac_problem *p = &out->p;
+  const ac_qspec *q = &p->quant[i];
+  const ac_qfmt_info *f = ac_qfmt_get(q->fmt);
+  ac_qdata *t = &out->quant->t[i];
+  int64_t d[4];
+  ac_qdims(p, "qkv"[i], d);
+  int per_token = q->gran == AC_QG_BLOCK || q->gran == AC_QG_TOKEN, cn = code_nan(q->fmt);
+  size_t ss = ac_qsdtype_size(f->sdtype);
+  uint64_t sn = scale_nan(f->sdtype);
+  for (int64_t tok = 0; tok < d[2]; tok++) {
+    if (own[tok] & keep) continue;
+    for (int64_t h = 0; h < d[1]; h++)
+      for (int64_t x = 0; x < d[3]; x++) {
+        if (cn) t->codes[(h * d[2] + tok) * d[3] + x] = (uint8_t)cn;
+        if (per_token) memcpy((char *)t->scales + (size_t)ac_qscale_index(q, d, 0, h, tok, x) * ss, &sn, ss);
+      }
+  }
+  ac_quant_decode(out, "qkv"[i]);
+}
+
+int ac_hx_layout_quant(const ac_case *c, int fill, ac_case *out)
+{
+  ac_err e;
+  if (!c->lay || !ac_problem_quantized(&c->p) || fill == AC_LFILL_FINITE || ac_case_copy(out, c, &e)) return 0;
+  uint8_t keep = fill == AC_LFILL_EVEN ? 1 : fill == AC_LFILL_ODD ? 2 : 3;
+  for (int i = 0; i < 3; i++) {
+    if (!c->p.quant[i].fmt || (fill == AC_LFILL_UNOWNED && i == 0)) continue;   /* as ac_hx_layout_data */
+    uint8_t *own = owners(c, i == 0);
+    quant_fill(out, i, own, keep);
+    free(own);
+  }
+  return 1;
+}
+
 int ac_hx_layout_filled(const ac_case *c, int fill, ac_case *out)
 {
   if (!c->lay) return 0;
@@ -111,7 +155,8 @@ int ac_hx_layout_filled(const ac_case *c, int fill, ac_case *out)
   int any = 0;
   for (int t = 0; t < 3; t++) any |= (d[t] = ac_hx_layout_data(c, "qkv"[t], fill)) != NULL;
   ac_err e;
-  if (!any || ac_case_copy(out, c, &e) != 0) {
+  if (ac_hx_layout_quant(c, fill, out)) any = 1;   /* a filled copy already */
+  else if (!any || ac_case_copy(out, c, &e) != 0) {
     for (int t = 0; t < 3; t++) free(d[t]);
     return 0;
   }

@@ -83,7 +83,9 @@ typedef struct {
 /* The inputs, in the order they are allocated, filled and checked; the variant tensors
  * (ABI 2) are there only when the case uses them (dense NULL otherwise). */
 enum { HX_Q, HX_K, HX_V, HX_BIAS, HX_MASK, HX_SLOPES, HX_SINKS, HX_DESCALE_Q, HX_DESCALE_K, HX_DESCALE_V,
-       HX_CU_Q, HX_CU_K, HX_BLOCKS, HX_CACHE_LENS, HX_NIN };
+       HX_CU_Q, HX_CU_K, HX_BLOCKS, HX_CACHE_LENS,
+       /* quantized q, k, v (harness_quant.c): codes, scales, mins / zero points / tensor scale, ggml blocks */
+       HX_QCODES, HX_QSCALES = HX_QCODES + 3, HX_QAUX = HX_QSCALES + 3, HX_QGGML = HX_QAUX + 3, HX_NIN = HX_QGGML + 3 };
 
 typedef struct {
   hx_tensor in[HX_NIN];
@@ -92,7 +94,18 @@ typedef struct {
   uint64_t fill, lfill;    /* the pre-fill patterns of o and lse */
   size_t guard;
   void *filled[3];         /* layout cases: q, k, v with the memory no (tested) sequence owns filled */
+  int64_t qstride[12][4];  /* presentation strides of the quantized tensors' arrays (HX_QCODES ...) */
+  uint8_t *qggml[3];       /* ggml's byte image of quantized q, k, v (ggml formats) */
+  ac_case *qfill;          /* layout cases: a copy whose codes and scales hold the fill, or NULL */
 } hx_bufs;
+
+/* Quantized tensors (harness_quant.c): their codes, scales and ggml blocks as guarded inputs in
+ * place of the values (t->q/k/v NULL), and the view built-in kernels get (quant_view.h). */
+void ac_hx_describe_quant(const ac_hx_ctx *x, hx_bufs *b);
+void ac_hx_quant_view(const hx_bufs *b, const ac_problem *p, void *view);
+/* Layout cases: 1 with out a copy of c whose quantized tensors hold NaN scales (block and token
+ * granularity) and NaN codes (fp8) in the memory the fill names (harness_layout.c), else 0. */
+int ac_hx_layout_quant(const ac_case *c, int fill, ac_case *out);
 
 /* Shared with the backward run (harness_grad.c). The guard and gap checks append to msg. */
 int ac_hx_guards_ok(const ac_guarded *g, const char *tensor, char *msg, size_t n);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "harness_priv.h"
+#include "quant.h"
 
 #define PROBE_CACHE 64
 
@@ -92,6 +93,11 @@ static int check_kernel(const char *path, size_t i, const attncheck_kernel *k, a
        k->empty_lse < ATTNCHECK_EMPTY_LSE_UNDECLARED || k->empty_lse > ATTNCHECK_EMPTY_LSE_NAN))
     return ac_err_set(e, "%s: kernel '%s' declares unknown empty-row conventions (empty_rows %d, empty_lse %d)", path,
                       k->name, (int)k->empty_rows, (int)k->empty_lse);
+  const uint32_t known_formats = ((1u << AC_QF_N) - 1) & ~1u;
+  if (k->abi_version >= 5 && k->struct_size >= ATTNCHECK_KERNEL_V5Q_SIZE &&
+      ((k->kv_formats | k->q_formats) & ~known_formats))
+    return ac_err_set(e, "%s: kernel '%s' declares unknown quantized formats (kv_formats 0x%x, q_formats 0x%x)", path,
+                      k->name, (unsigned)k->kv_formats, (unsigned)k->q_formats);
   if (k->memory != ATTNCHECK_MEM_HOST && k->memory != ATTNCHECK_MEM_CUDA)
     return ac_err_set(e, "%s: kernel '%s' has unknown memory kind %d", path, k->name, (int)k->memory);
   ac_err pe;

@@ -1,6 +1,7 @@
 /* resolve.c: --kernel specs to kernels (built-in names, plugins, exec: commands). */
 #include "config.h"
 #include "harness.h"
+#include "quant_view.h"
 #include "variants.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -268,9 +269,66 @@ uint32_t ac_kernel_declared_caps(const ac_kernel *k)
   return ac_kernel_caps(k);
 }
 
+uint32_t ac_kernel_kv_formats(const ac_kernel *k, uint32_t *q_formats)
+{
+  uint32_t kv = 0, q = 0;
+  if (k->kind == AC_KIND_EXEC_PERSISTENT) {
+    kv = ac_exec_kv_formats(k, &q);
+  } else if (k->kind == AC_KIND_BUILTIN) {
+    const ac_quant_kernel *qk = ac_quant_kernel_of(k->abi);
+    if (qk) kv = qk->kv_formats, q = qk->q_formats;
+  } else if (k->kind == AC_KIND_PLUGIN && k->abi && k->abi->abi_version >= 5 &&
+             k->abi->struct_size >= ATTNCHECK_KERNEL_V5Q_SIZE && k->abi->memory == ATTNCHECK_MEM_HOST) {
+    kv = k->abi->kv_formats, q = k->abi->q_formats;   /* ABI 5's quantized formats (a host plugin) */
+  }
+  if (q_formats) *q_formats = q;
+  return kv;
+}
+
+int ac_kernel_quant_only(const ac_kernel *k)
+{
+  const ac_quant_kernel *qk = k->kind == AC_KIND_BUILTIN ? ac_quant_kernel_of(k->abi) : NULL;
+  return qk && qk->quant_only;
+}
+
+const char *ac_kernel_quant_refusal(const ac_kernel *k, const ac_problem *p, char *why, size_t n)
+{
+  if (!ac_problem_quantized(p)) {
+    if (!ac_kernel_quant_only(k)) return NULL;
+    snprintf(why, n, "the kernel reads quantized tensors only (gen --kv-format)");
+    return why;
+  }
+  char fs[96];
+  if (k->kind == AC_KIND_PLUGIN && k->abi && k->abi->memory == ATTNCHECK_MEM_CUDA) {
+    snprintf(why, n, "quantized tensors do not reach CUDA kernels yet (host plugins get them through ABI 5's tensors.quant)");
+    return why;
+  }
+  if (k->kind == AC_KIND_PLUGIN && !ac_kernel_kv_formats(k, NULL)) {
+    snprintf(why, n, "the plugin declares no quantized format (ABI 5's kernel.kv_formats; a plugin built before them has "
+                     "none)");
+    return why;
+  }
+  if (k->kind == AC_KIND_EXEC) {
+    snprintf(why, n, "one-shot exec kernels get no quantized tensors (an exec-persistent: worker declares kv_formats)");
+    return why;
+  }
+  uint32_t q, kv = ac_kernel_kv_formats(k, &q);
+  for (int i = 0; i < 3; i++) {
+    int fmt = p->quant[i].fmt;
+    uint32_t have = i == 0 ? q : kv;
+    if (!fmt || (have >> fmt & 1u)) continue;
+    if (have) snprintf(why, n, "the kernel does not declare %s for %c (it takes %s)", ac_qfmt_name(fmt), "qkv"[i],
+                       ac_qfmt_list(have, fs, sizeof fs));
+    else snprintf(why, n, "the kernel declares no quantized format for %c (the case's is %s)", "qkv"[i], ac_qfmt_name(fmt));
+    return why;
+  }
+  return NULL;
+}
+
 static int kernel_supports(const ac_kernel *k, const ac_problem *p, char *why, size_t why_len)
 {
   if (why_len) why[0] = 0;
+  if (ac_kernel_quant_refusal(k, p, why, why_len)) return 0;
   /* exec workers declare their variants in the handshake (exec_decl.c) */
   if (k->kind == AC_KIND_EXEC || k->kind == AC_KIND_EXEC_PERSISTENT) return ac_exec_supports(k, p, why, why_len);
   uint32_t missing = p->f.used & ~ac_kernel_caps(k) & (ATTNCHECK_FEAT_ALL | ATTNCHECK_FEAT_LAYOUTS);

@@ -187,14 +187,16 @@ int ac_or_fast_case_applies(const ac_case *cs, const ac_oracle_opts *o, uint32_t
   return 1;
 }
 
-/* The pass applies to a row: as to the case (fp64 inputs aside), and for fp64 inputs when
+/* The pass applies to a row: as to the case (fp64 inputs aside), and for fp64 inputs (and quantized
+ * tensors, whose values are binary64) when
  * every finite nonzero value of q and of the head's K and V lies in binary32's exponent range
  * (bits 2^-149 .. 2^127), so that scores, products and sums stay as well inside binary64 as
  * for fp32 inputs. */
 static int row_applies(const ac_or_ws *w)
 {
   const ac_problem *p = w->p;
-  if (p->dtype != AC_F64) return ac_or_fast_case_applies(w->cs, w->opts, w->formats);
+  /* quantized tensors hold binary64 values (src/core/quant.h): checked like fp64 inputs */
+  if (p->dtype != AC_F64 && !ac_problem_quantized(p)) return ac_or_fast_case_applies(w->cs, w->opts, w->formats);
   ac_problem p32 = *p;
   p32.dtype = AC_F32;
   ac_case c32 = *w->cs;

@@ -7,7 +7,9 @@
  * vf, which hold every narrow value exactly; kd, vd, km, ke, vm, ve NULL: ac_or_k and ac_or_v
  * split an element where it is needed, ac_or_krow and ac_or_vrow widen a row), which keeps
  * the decoded head at the size of fp32 inputs; for fp32 inputs kf and vf are the case's own
- * arrays (no copy) when they hold no NaN or inf.
+ * arrays (no copy) when they hold no NaN or inf. A quantized tensor's values are binary64
+ * (src/core/quant.h): a head whose values all are binary32 numbers takes the same binary32 copy,
+ * any other keeps them in kd or vd (binary64, exact; km, ke, vm, ve still NULL).
  * The prefix sums of |V| (vabs) are left out (NULL) when the binary64 pass applies to every
  * row of the case. */
 #include "config.h"
@@ -27,9 +29,9 @@ static int all_finite(const float *a, int64_t n)
 
 /* The binary32 array of a head's K or V: the case's own (fp32, all finite; *own freed and
  * NULL) or *own, (re)allocated for n values, to be filled by the caller. */
-static const float *f32_array(float **own, const ac_case *cs, const void *base, size_t off, int64_t n)
+static const float *f32_array(float **own, ac_dtype dt, const void *base, size_t off, int64_t n)
 {
-  if (cs->p.dtype == AC_F32 && all_finite((const float *)base + off, n)) {
+  if (dt == AC_F32 && all_finite((const float *)base + off, n)) {
     free(*own);
     *own = NULL;
     return (const float *)base + off;
@@ -41,7 +43,32 @@ static const float *f32_array(float **own, const ac_case *cs, const void *base, 
 static inline double load(ac_dtype dt, const void *base, size_t i)
 {
   if (dt == AC_F32) return (double)((const float *)base)[i];
+  if (dt == AC_F64) return ((const double *)base)[i];
   return ac_decode(dt, ac_load_bits(dt, base, i));
+}
+
+/* 1 when the n binary64 values at base + off are binary32 numbers, or NaN or inf. */
+static int all_binary32(const double *a, int64_t n)
+{
+  int ok = 1;
+  for (int64_t x = 0; x < n; x++) ok &= !isfinite(a[x]) || (double)(float)a[x] == a[x];
+  return ok;
+}
+
+/* K's (V's) home for a head: the binary32 array (the case's own or *own), or, for binary64 values
+ * that are not all binary32 numbers, *d (n binary64 values, filled by the caller; *f NULL). */
+static void value_arrays(ac_dtype dt, const void *base, size_t off, int64_t n, float **own, const float **f, double **d)
+{
+  free(*d);
+  *d = NULL;
+  if (dt == AC_F64 && !all_binary32((const double *)base + off, n)) {
+    free(*own);
+    *own = NULL;
+    *f = NULL;
+    *d = ac_xmalloc((size_t)(n ? n : 1) * sizeof **d);
+    return;
+  }
+  *f = f32_array(own, dt, base, off, n);
 }
 
 void ac_or_fast_head_decode(ac_or_head *hd, const ac_case *cs, int64_t b, int64_t kvh, const ac_oracle_opts *o,
@@ -59,14 +86,16 @@ void ac_or_fast_head_decode(ac_or_head *hd, const ac_case *cs, int64_t b, int64_
     need_vabs = ac_or_scale_init(&sc, p, &e) != 0 || !ac_or_var_foldable(p, &sc);
   }
   int64_t nk = p->tk * p->dk, nv = p->tk * p->dv, dk = p->dk, dv = p->dv;
+  const ac_dtype kt = ac_tensor_dtype(p, 'k'), vt = ac_tensor_dtype(p, 'v');
   /* K and V in binary32 alone: significand and exponent are split from kf and vf where
    * needed (ac_or_k, ac_or_v); the integer dot products scale K exactly (fastscores.c) */
-  free(hd->km); free(hd->ke); free(hd->kd); free(hd->vm); free(hd->ve); free(hd->vd);
-  hd->km = NULL; hd->ke = NULL; hd->kd = NULL; hd->vm = NULL; hd->ve = NULL; hd->vd = NULL;
+  free(hd->km); free(hd->ke); free(hd->vm); free(hd->ve);
+  hd->km = NULL; hd->ke = NULL; hd->vm = NULL; hd->ve = NULL;
   size_t kbase = ac_kidx(p, b, kvh, 0, 0), vbase = ac_vidx(p, b, kvh, 0, 0);   /* dense: x = j d + t */
-  hd->kf = f32_array(&hd->kown, cs, cs->k, kbase, nk);
-  hd->vf = f32_array(&hd->vown, cs, cs->v, vbase, nv);
-  float *kown = hd->kown, *vown = hd->vown;   /* NULL: kf, vf are the case's values already */
+  value_arrays(kt, cs->k, kbase, nk, &hd->kown, &hd->kf, &hd->kd);
+  value_arrays(vt, cs->v, vbase, nv, &hd->vown, &hd->vf, &hd->vd);
+  float *kown = hd->kown, *vown = hd->vown;   /* NULL: kf, vf are the case's values already (or kd, vd hold them) */
+  double *kd64 = hd->kd, *vd64 = hd->vd;
   hd->kbad = ac_xrealloc(hd->kbad, (size_t)p->tk);
   hd->vcls = ac_xrealloc(hd->vcls, (size_t)nv);
   hd->v_lsb = ac_xrealloc(hd->v_lsb, (size_t)dv * sizeof *hd->v_lsb);
@@ -80,11 +109,13 @@ void ac_or_fast_head_decode(ac_or_head *hd, const ac_case *cs, int64_t b, int64_
     uint8_t bad = 0;
     for (int64_t t = 0; t < dk; t++) {
       size_t x = (size_t)(j * dk + t);
-      double d = load(dt, cs->k, kbase + x);
+      double d = load(kt, cs->k, kbase + x);
       if (kown) kown[x] = 0;
+      if (kd64) kd64[x] = 0;
       if (isnan(d)) { bad = 1; continue; }
       if (isinf(d)) { if (!bad) bad = 2; continue; }
       if (kown) kown[x] = (float)d;   /* exact: every narrow value is a binary32 */
+      if (kd64) kd64[x] = d;
       int64_t m;
       int32_t e;
       ac_or_split_bits(d, &m, &e);
@@ -102,12 +133,14 @@ void ac_or_fast_head_decode(ac_or_head *hd, const ac_case *cs, int64_t b, int64_
   for (int64_t j = 0; j < p->tk; j++) {
     for (int64_t t = 0; t < dv; t++) {
       size_t x = (size_t)(j * dv + t);
-      double d = load(dt, cs->v, vbase + x);
+      double d = load(vt, cs->v, vbase + x);
       if (vown) vown[x] = 0;
+      if (vd64) vd64[x] = 0;
       if (isnan(d)) { hd->vcls[x] = AC_VCLS_NAN; continue; }
       if (isinf(d)) { hd->vcls[x] = d > 0 ? AC_VCLS_PINF : AC_VCLS_NINF; continue; }
       hd->vcls[x] = AC_VCLS_FINITE;
       if (vown) vown[x] = (float)d;
+      if (vd64) vd64[x] = d;
       int64_t m;
       int32_t e;
       ac_or_split_bits(d, &m, &e);

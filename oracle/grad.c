@@ -457,6 +457,7 @@ int ac_grad_run(const ac_case *c, const void *dout, const ac_grad_opts *o, ac_gr
       ~(uint32_t)(AC_FEAT_WINDOW | AC_FEAT_BOOL_MASK | AC_FEAT_ALIBI | AC_FEAT_BIAS | AC_FEAT_SINKS | AC_FEAT_SOFTCAP))
     return ac_err_set(e, "the backward oracle covers plain attention, windows, boolean masks, softcap, ALiBi, bias "
                          "and sinks only (not descales or per-tensor dtypes)");
+  if (ac_problem_quantized(p)) return ac_err_set(e, "the backward oracle takes no quantized tensors (docs/quantized.md)");
   ac_or_scale sc;
   if (ac_or_scale_init(&sc, p, e)) return -1;
   int64_t nrows = p->batch * p->heads * p->tq, ncols = p->batch * p->kv_heads * p->tk;

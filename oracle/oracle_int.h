@@ -127,12 +127,9 @@ static inline int64_t ac_or_v(const ac_or_head *hd, size_t x, int64_t t, int32_t
 }
 
 /* ---- the values the formula uses (variants: per-tensor dtypes, descales) ---- */
-/* dtype of tensor x ('q', 'k', 'v', 'o'): the case dtype unless AC_FEAT_MIXED_DTYPES. */
-static inline ac_dtype ac_or_tdtype(const ac_problem *p, char x)
-{
-  if (!(p->f.used & AC_FEAT_MIXED_DTYPES)) return p->dtype;
-  return x == 'q' ? p->f.qd : x == 'k' ? p->f.kd : x == 'v' ? p->f.vd : p->f.od;
-}
+/* dtype of tensor x ('q', 'k', 'v', 'o'): the case dtype unless AC_FEAT_MIXED_DTYPES; binary64 for a
+ * quantized tensor, whose array holds the exact values of its codes (ac_tensor_dtype). */
+static inline ac_dtype ac_or_tdtype(const ac_problem *p, char x) { return ac_tensor_dtype(p, x); }
 /* Descale of tensor x ('q', 'k', 'v') for (batch b, kv head kvh): 1 without AC_FEAT_DESCALE.
  * Values are stored value * descale, exact in binary64 for every dtype but fp64 (ac_oracle_run
  * refuses descales of fp64 tensors). */

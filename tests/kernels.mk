@@ -120,3 +120,17 @@ noinst_HEADERS += tests/abi4/attncheck/kernel.h
 # precision class per problem in every report, and what `list` shows of them.
 TESTS += tests/plugin_abi4.sh tests/plugin_readme.sh tests/tabi5.sh
 dist_noinst_SCRIPTS += tests/plugin_abi4.sh tests/plugin_readme.sh tests/tabi5.sh
+# tplugin_quant: a plugin reading quantized K, V and Q from ABI 5's tensors.quant; a version 5 plugin
+# built against the header before them (tests/abi5/attncheck/kernel.h). tplugin_quant.sh: the first
+# PASSes on its formats, reading codes without scales FAILs, both ABI 5 plugins without formats SKIP.
+check_LTLIBRARIES += tests/tplugin_quant.la tests/abi5/myplugin_v5.la
+tests_tplugin_quant_la_CPPFLAGS = $(AC_TPLUGIN_CPPFLAGS)
+tests_tplugin_quant_la_LDFLAGS = $(AC_TPLUGIN_LDFLAGS)
+tests_tplugin_quant_la_LIBADD = -lm
+tests_abi5_myplugin_v5_la_SOURCES = tests/abi5/myplugin_v5.c
+tests_abi5_myplugin_v5_la_CPPFLAGS = -I$(top_srcdir)/tests/abi5
+tests_abi5_myplugin_v5_la_LDFLAGS = $(AC_TPLUGIN_LDFLAGS)
+tests_abi5_myplugin_v5_la_LIBADD = -lm
+noinst_HEADERS += tests/abi5/attncheck/kernel.h
+TESTS += tests/tplugin_quant.sh
+dist_noinst_SCRIPTS += tests/tplugin_quant.sh

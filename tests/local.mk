@@ -28,3 +28,4 @@ include tests/compare.mk
 include tests/docs.mk
 include tests/python.mk
 include tests/contrib.mk
+include tests/quant.mk

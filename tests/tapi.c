@@ -150,6 +150,10 @@ START_TEST(bad_descriptions_and_options_fail_with_a_message)
   t.v = NULL;
   ck_assert_int_eq(attncheck_case_new(ctx, &d, &c), -1);
   t.v = v;
+  p.k_format = ATTNCHECK_QF_Q8_0; /* quantized tensors come from case files, not descriptions */
+  ck_assert_int_eq(attncheck_case_new(ctx, &d, &c), -1);
+  ck_assert_msg(strstr(attncheck_ctx_error(ctx), "quantized"), "%s", attncheck_ctx_error(ctx));
+  p.k_format = 0;
   ck_assert_int_eq(attncheck_ctx_set(ctx, "no-such-option", "1"), -1);
   ck_assert(strstr(attncheck_ctx_error(ctx), "no-such-option"));
   ck_assert_int_eq(attncheck_ctx_set(ctx, "precision", "no-such-class"), -1);
@@ -189,6 +193,31 @@ static void *one_judgement(void *arg)
   return NULL;
 }
 
+/* attncheck_case_problem writes the ABI 3 fields to a caller that does not ask for the whole struct
+ * (one built against an earlier header has no room for the quantized formats of ABI 5). */
+START_TEST(case_problem_writes_no_more_than_the_caller_asks)
+{
+  fill();
+  attncheck_ctx *ctx = attncheck_ctx_new();
+  attncheck_case *c = make_case(ctx);
+  unsigned char buf[sizeof(attncheck_problem) + 16];
+  memset(buf, 0xab, sizeof buf);
+  attncheck_problem *out = (attncheck_problem *)(void *)buf;
+  out->struct_size = 0;
+  ck_assert_int_eq(attncheck_case_problem(c, out), 0);
+  ck_assert_uint_eq(out->struct_size, ATTNCHECK_PROBLEM_V3_SIZE);
+  ck_assert_int_eq(out->heads, H);
+  for (size_t i = ATTNCHECK_PROBLEM_V3_SIZE; i < sizeof buf; i++) ck_assert_uint_eq(buf[i], 0xab);
+  out->struct_size = sizeof *out;
+  ck_assert_int_eq(attncheck_case_problem(c, out), 0);
+  ck_assert_uint_eq(out->struct_size, sizeof *out);
+  ck_assert_int_eq(out->k_format, 0);
+  for (size_t i = sizeof *out; i < sizeof buf; i++) ck_assert_uint_eq(buf[i], 0xab);
+  attncheck_case_free(c);
+  attncheck_ctx_free(ctx);
+}
+END_TEST
+
 START_TEST(two_contexts_in_two_threads_judge_as_one)
 {
   fill();
@@ -212,6 +241,7 @@ int main(void)
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, correct_passes_perturbed_fails_at_its_element);
   tcase_add_test(tc, bad_descriptions_and_options_fail_with_a_message);
+  tcase_add_test(tc, case_problem_writes_no_more_than_the_caller_asks);
   tcase_add_test(tc, two_contexts_in_two_threads_judge_as_one);
   suite_add_tcase(s, tc);
   return ac_test_run(s);

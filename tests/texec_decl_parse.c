@@ -5,6 +5,7 @@
 #include <string.h>
 #include "exec_decl.h"
 #include "variants.h"
+#include "quant.h"
 #include "testutil.h"
 
 static ac_problem problem(ac_dtype t, ac_mask m)
@@ -132,6 +133,35 @@ START_TEST(variants_need_a_declaration)
 END_TEST
 
 /* With mixed_dtypes every tensor's dtype must be declared, not only the compute dtype. */
+/* Quantized tensors (docs/quantized.md): only a worker that names their formats gets them. */
+START_TEST(quantized_tensors_need_their_formats)
+{
+  ac_exec_decl d;
+  char why[256];
+  ac_problem p = problem(AC_F32, AC_MASK_NONE);
+  p.dk = p.dv = 32;
+  p.quant[1] = (ac_qspec){AC_QF_Q4_0, AC_QG_BLOCK, 32};
+  p.quant[2] = (ac_qspec){AC_QF_INT4, AC_QG_TOKEN, 0};
+  ac_exec_decl_init(&d);
+  ck_assert_int_eq(ac_exec_decl_answer(&d, "error expected IN OUT"), 1);   /* no declaration: no quantized case */
+  ck_assert_int_eq(ac_exec_decl_supports(&d, &p, why, sizeof why), 0);
+  ck_assert_msg(strstr(why, "does not declare q4_0 for k (\"kv_formats\")"), "%s", why);
+  ac_exec_decl_parse(&d, "{\"kv_formats\":[\"q4_0\",\"int4\"],\"q_formats\":[\"e4m3fn\"]}");
+  ck_assert_int_eq(d.state, AC_DECL_OK);
+  ck_assert_uint_eq(d.kv_formats, 1u << AC_QF_Q4_0 | 1u << AC_QF_INT4);
+  ck_assert_uint_eq(d.q_formats, 1u << AC_QF_E4M3FN);
+  ck_assert_int_eq(ac_exec_decl_supports(&d, &p, why, sizeof why), 1);
+  p.quant[0] = (ac_qspec){AC_QF_INT8, AC_QG_TOKEN, 0};
+  ck_assert_int_eq(ac_exec_decl_supports(&d, &p, why, sizeof why), 0);
+  ck_assert_msg(strstr(why, "does not declare int8 for q (\"q_formats\")"), "%s", why);
+  ac_exec_decl_parse(&d, "{\"kv_formats\":[\"q3_k\"]}");
+  ck_assert_int_eq(d.state, AC_DECL_BAD);
+  ck_assert_msg(strstr(d.error, "'kv_formats': unknown format 'q3_k'"), "%s", d.error);
+  ac_exec_decl_parse(&d, "{\"kv_formats\":\"q8_0\"}");
+  ck_assert_int_eq(d.state, AC_DECL_BAD);
+}
+END_TEST
+
 START_TEST(mixed_dtypes_need_every_dtype)
 {
   ac_exec_decl d;
@@ -194,6 +224,7 @@ int main(void)
   tcase_add_test(tc, fields_are_parsed_and_checked);
   tcase_add_test(tc, capabilities_admit_or_skip);
   tcase_add_test(tc, refusals_and_lse);
+  tcase_add_test(tc, quantized_tensors_need_their_formats);
   tcase_add_test(tc, variants_need_a_declaration);
   tcase_add_test(tc, mixed_dtypes_need_every_dtype);
   suite_add_tcase(s, tc);

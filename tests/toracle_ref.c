@@ -6,6 +6,114 @@
 #include <string.h>
 #include "toracle_ref.h"
 #include "dtype_mpfr.h"
+#include "quant.h"
+#include "tdtype_ref.h"
+
+/* ---- quantized tensors, read from their definitions (docs/quantized.md), not from src/core ---- */
+
+/* The number a code stands for (q8_0, int8: signed byte; q4_0: code - 8; q5_0: code - 16; iq4_nl:
+ * its table; fp8: the format; e2m1: sign, 2 exponent bits of bias 1, 1 mantissa bit). */
+static void ref_code(mpfr_t x, int fmt, uint8_t c)
+{
+  static const int iq4nl[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+  switch (fmt) {
+  case AC_QF_Q8_0:
+  case AC_QF_INT8: mpfr_set_si(x, c < 128 ? c : (long)c - 256, MPFR_RNDN); return;
+  case AC_QF_Q4_0: mpfr_set_si(x, (long)c - 8, MPFR_RNDN); return;
+  case AC_QF_Q5_0: mpfr_set_si(x, (long)c - 16, MPFR_RNDN); return;
+  case AC_QF_IQ4_NL: mpfr_set_si(x, iq4nl[c & 15], MPFR_RNDN); return;
+  case AC_QF_E4M3FN: ref_read_bits(x, REF_E4M3, c, NULL); return;
+  case AC_QF_E5M2: ref_read_bits(x, REF_E5M2, c, NULL); return;
+  case AC_QF_E4M3FNUZ: {
+    if (c == 0x80) { mpfr_set_nan(x); return; }
+    long e = (c >> 3) & 15, m = c & 7;
+    mpfr_set_si_2exp(x, e ? 8 + m : m, e ? e - 11 : -10, MPFR_RNDN);
+    if (c & 0x80) mpfr_neg(x, x, MPFR_RNDN);
+    return;
+  }
+  case AC_QF_NVFP4:
+  case AC_QF_MXFP4: {
+    long e = (c >> 1) & 3, m = c & 1;
+    mpfr_set_si_2exp(x, e ? 2 + m : m, e ? e - 2 : -1, MPFR_RNDN);
+    if (c & 8) mpfr_neg(x, x, MPFR_RNDN);
+    return;
+  }
+  default: mpfr_set_ui(x, c, MPFR_RNDN); return;   /* q4_1, q5_1, int4 */
+  }
+}
+
+/* Scale element of (b, h, t, d) for the granularity, from the definitions. */
+static int64_t ref_scale_index(const ac_qspec *q, const int64_t dim[4], int64_t b, int64_t h, int64_t t, int64_t d)
+{
+  int64_t H = dim[1], T = dim[2], D = dim[3];
+  switch (q->gran) {
+  case AC_QG_BLOCK: return ((b * H + h) * T + t) * (D / q->block) + d / q->block;
+  case AC_QG_HEAD: return b * H + h;
+  case AC_QG_TOKEN: return (b * H + h) * T + t;
+  case AC_QG_CHANNEL: return (b * H + h) * D + d;
+  default: return 0;
+  }
+}
+
+void ref_value(mpfr_t out, const ac_case *c, char x, size_t idx)
+{
+  const ac_problem *p = &c->p;
+  int i = x == 'q' ? 0 : x == 'k' ? 1 : 2;
+  const void *dense = i == 0 ? c->q : i == 1 ? c->k : c->v;
+  const ac_qspec *q = &p->quant[i];
+  if (!q->fmt) {
+    ac_dtype dt = ac_tensor_dtype(p, x);
+    mpfr_set_d(out, ac_load(dt, dense, idx), MPFR_RNDN);
+    return;
+  }
+  const ac_qdata *qd = &c->quant->t[i];
+  int64_t dim[4] = {p->batch, x == 'q' ? p->heads : p->kv_heads, x == 'q' ? p->tq : p->tk, x == 'v' ? p->dv : p->dk};
+  int64_t n = (int64_t)idx, d = n % dim[3], t = n / dim[3] % dim[2], h = n / dim[3] / dim[2] % dim[1],
+          b = n / dim[3] / dim[2] / dim[1];
+  int64_t s = ref_scale_index(q, dim, b, h, t, d);
+  mpfr_exp_t emin = mpfr_get_emin(), emax = mpfr_get_emax();
+  mpfr_t v, sc, a;
+  mpfr_inits2(256, v, sc, a, (mpfr_ptr)0);
+  ref_code(v, q->fmt, qd->codes[idx]);
+  switch (q->fmt) {
+  case AC_QF_Q8_0: case AC_QF_Q4_0: case AC_QF_Q4_1: case AC_QF_Q5_0: case AC_QF_Q5_1: case AC_QF_IQ4_NL:
+    ref_read_bits(sc, REF_F16, ((const uint16_t *)qd->scales)[s], NULL);
+    break;
+  case AC_QF_NVFP4: ref_read_bits(sc, REF_E4M3, ((const uint8_t *)qd->scales)[s], NULL); break;
+  case AC_QF_MXFP4: {
+    uint8_t e = ((const uint8_t *)qd->scales)[s];
+    if (e == 255) mpfr_set_nan(sc);
+    else mpfr_set_si_2exp(sc, 1, (long)e - 127, MPFR_RNDN);
+    break;
+  }
+  default: {
+    uint32_t bits;
+    memcpy(&bits, (const char *)qd->scales + 4 * s, 4);
+    ref_read_bits(sc, REF_F32, bits, NULL);
+  }
+  }
+  mpfr_set_emin(mpfr_get_emin_min());
+  mpfr_set_emax(mpfr_get_emax_max());
+  if (q->fmt == AC_QF_Q4_1 || q->fmt == AC_QF_Q5_1) {          /* d q + m */
+    ref_read_bits(a, REF_F16, ((const uint16_t *)qd->aux)[s], NULL);
+    mpfr_mul(v, v, sc, MPFR_RNDN);
+    mpfr_add(out, v, a, MPFR_RNDN);
+  } else if (q->fmt == AC_QF_INT8 || q->fmt == AC_QF_INT4) {   /* (q - z) s */
+    mpfr_sub_si(v, v, ((const int8_t *)qd->aux)[s], MPFR_RNDN);
+    mpfr_mul(out, v, sc, MPFR_RNDN);
+  } else if (q->fmt == AC_QF_NVFP4) {                          /* e2m1 s t */
+    uint32_t bits;
+    memcpy(&bits, qd->aux, 4);
+    ref_read_bits(a, REF_F32, bits, NULL);
+    mpfr_mul(v, v, sc, MPFR_RNDN);
+    mpfr_mul(out, v, a, MPFR_RNDN);
+  } else {
+    mpfr_mul(out, v, sc, MPFR_RNDN);
+  }
+  mpfr_clears(v, sc, a, (mpfr_ptr)0);
+  mpfr_set_emin(emin);
+  mpfr_set_emax(emax);
+}
 
 int64_t ref_row(const ac_case *c, int64_t b, int64_t h, int64_t i, mpfr_prec_t prec, mpfr_t *o, mpfr_t lse,
                 mpfr_t *weights_sum)
@@ -28,8 +136,9 @@ int64_t ref_row(const ac_case *c, int64_t b, int64_t h, int64_t i, mpfr_prec_t p
     mpfr_init2(s[j], prec);
     mpfr_set_zero(s[j], 1);
     for (int64_t t = 0; t < p->dk; t++) {
-      mpfr_set_d(x, ac_load(p->dtype, c->q, ac_qidx(p, b, h, i, t)), MPFR_RNDN);
-      mpfr_mul_d(x, x, ac_load(p->dtype, c->k, ac_kidx(p, b, kvh, j, t)), MPFR_RNDN);
+      ref_value(x, c, 'q', ac_qidx(p, b, h, i, t));
+      ref_value(y, c, 'k', ac_kidx(p, b, kvh, j, t));
+      mpfr_mul(x, x, y, MPFR_RNDN);
       mpfr_add(s[j], s[j], x, MPFR_RNDN);
     }
     mpfr_mul(s[j], s[j], sc, MPFR_RNDN);
@@ -45,7 +154,8 @@ int64_t ref_row(const ac_case *c, int64_t b, int64_t h, int64_t i, mpfr_prec_t p
     mpfr_set_prec(o[t], prec);
     mpfr_set_zero(o[t], 1);
     for (int64_t j = 0; j < n; j++) {
-      mpfr_mul_d(y, s[j], ac_load(p->dtype, c->v, ac_vidx(p, b, kvh, j, t)), MPFR_RNDN);
+      ref_value(y, c, 'v', ac_vidx(p, b, kvh, j, t));
+      mpfr_mul(y, s[j], y, MPFR_RNDN);
       mpfr_add(o[t], o[t], y, MPFR_RNDN);
     }
     mpfr_div(o[t], o[t], L, MPFR_RNDN);

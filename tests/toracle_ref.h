@@ -12,6 +12,11 @@
  * number of visible keys (0: nothing computed). o and lse must be initialised. */
 int64_t ref_row(const ac_case *c, int64_t b, int64_t h, int64_t i, mpfr_prec_t prec, mpfr_t *o, mpfr_t lse,
                 mpfr_t *weights_sum);
+/* The exact value of element idx of tensor x ('q', 'k', 'v') of c into out (precision >= 64): for a
+ * quantized tensor computed from its codes and scales by the format's formula, the scales read by
+ * tdtype_ref (docs/quantized.md; not src/core's decoders), NaN and inf by MPFR's IEEE rules; the
+ * stored value otherwise. */
+void ref_value(mpfr_t out, const ac_case *c, char x, size_t idx);
 /* A case of the given shape with every tensor zero; scale default. */
 void ref_case(ac_case *c, ac_dtype t, ac_mask m, int64_t B, int64_t H, int64_t KVH, int64_t tq, int64_t tk,
               int64_t dk, int64_t dv);

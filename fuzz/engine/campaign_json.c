@@ -31,6 +31,8 @@ static const cj_field cj_fields[] = {
   CJ("empty_rows", CJ_PSTR, empty_rows, 1),    CJ("backward", CJ_INT, lim.backward, 0),
   CJ("shapes", CJ_U32, lim.shapes, 0),          CJ("shape_buckets", CJ_INT, lim.nbuckets, 0),
   CJ("alibi_lse", CJ_PSTR, alibi_lse, 1),
+  CJ("kv_formats", CJ_U32, lim.kv_formats, 0), CJ("q_formats", CJ_U32, lim.q_formats, 0),
+  CJ("quant_only", CJ_INT, lim.quant_only, 0),
 };
 #undef CJ
 

@@ -66,7 +66,7 @@ int ac_corpus_load(const char *dir, ac_pool *pool, const ac_gen_limits *l, int m
     ac_err e;
     if (ac_case_read(&cs, p, &e)) continue;
     if ((l->dtypes & (1u << cs.p.dtype)) && (l->masks & (1u << cs.p.mask)) && !(cs.p.f.used & ~l->features) &&
-        (cs.lay || !l->no_dense))
+        (cs.lay || !l->no_dense) && (ac_problem_quantized(&cs.p) ? l->kv_formats != 0 : !l->quant_only))
       loaded += ac_pool_offer(pool, &cs, fam, v[i].score);
     ac_case_free(&cs);
   }

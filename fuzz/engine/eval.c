@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 #include "fuzz.h"
+#include "quant.h"
 #include "variants.h"
 #include "judge.h"
 
@@ -208,6 +209,20 @@ int ac_eval_case_pre(const ac_eval_ctx *x, const ac_case *c, const ac_oracle_res
   return 0;
 }
 
+/* A kernel that takes quantized cases only is probed with K and V in the first format it declares
+ * (head dims 32, which every block divides); p is left as it is for every other kernel. */
+static void quant_probe(const ac_kernel *k, ac_problem *p)
+{
+  uint32_t kv = ac_kernel_kv_formats(k, NULL);
+  const ac_qfmt_info *f = kv && ac_kernel_quant_only(k) ? ac_qfmt_get(__builtin_ctz(kv)) : NULL;
+  if (!f) return;
+  p->quant[1].fmt = p->quant[2].fmt = __builtin_ctz(kv);
+  p->quant[1].gran = p->quant[2].gran = (int)f->gran;
+  p->quant[1].block = p->quant[2].block = f->gran == AC_QG_BLOCK ? f->block : 0;
+  p->dk = p->dv = 32;
+  p->scale = 1.0 / sqrt(32.0);
+}
+
 void ac_eval_probe_limits(const ac_kernel *k, ac_gen_limits *l)
 {
   uint32_t dt = 0, mk = 0;
@@ -222,6 +237,7 @@ void ac_eval_probe_limits(const ac_kernel *k, ac_gen_limits *l)
       p.dk = p.dv = 8;
       p.scale_is_default = 1;
       p.scale = 1.0 / sqrt(8.0);
+      quant_probe(k, &p);
       char why[256];
       int ok = ac_kernel_supports(k, &p, why, sizeof why);
       if (!ok && (ac_kernel_declared_caps(k) & ATTNCHECK_FEAT_LAYOUTS)) {   /* a layout-only kernel: one sequence */
@@ -292,6 +308,9 @@ void ac_eval_probe_features(const ac_kernel *k, ac_gen_limits *l)
   p.dk = p.dv = 8;
   p.scale_is_default = 1;
   p.scale = 1.0 / sqrt(8.0);
+  quant_probe(k, &p);
+  l->kv_formats = ac_kernel_kv_formats(k, &l->q_formats);   /* quantized tensors (docs/quantized.md) */
+  l->quant_only = ac_kernel_quant_only(k);
   uint32_t got = 0;
   /* mixed dtypes: one of the mixed_dtypes family's combinations in the kernel's dtypes */
   int nc;

@@ -29,7 +29,7 @@ int ac_eval_grad_wanted(const ac_eval_ctx *x, const ac_case *c)
   if (!x->grad || (p->f.used & ~x->grad_caps & (AC_FEAT_ALL | AC_FEAT_LAYOUTS))) return 0;   /* not handed */
   /* what the exact backward refuses (docs/backward.md): descales, per-tensor dtypes, paged caches
    * (an inference layout) */
-  if (p->f.used & (AC_FEAT_PAGED | AC_FEAT_DESCALE | AC_FEAT_MIXED_DTYPES)) return 0;
+  if (p->f.used & (AC_FEAT_PAGED | AC_FEAT_DESCALE | AC_FEAT_MIXED_DTYPES) || ac_problem_quantized(p)) return 0;
   double work = (double)p->batch * (double)p->heads * (double)p->tq * (double)p->tk * (double)(p->dk + p->dv);
   if (c->lay) {   /* varlen: the sequences' own query-key pairs */
     work = 0;

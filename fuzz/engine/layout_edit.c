@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fuzz.h"
+#include "quant.h"
 #include "layout.h"
 #include "variants.h"
 
@@ -67,17 +68,29 @@ int ac_layout_relen(const ac_case *c, const ac_relayout *s, ac_rng *r, ac_case *
                        .page_size = kind == AC_FEAT_PAGED ? s->page_size : 0, .shuffle = r != NULL};
   if (ac_layout_build(out, &ls, r, e) || ac_case_alloc(out, e)) goto fail;
   const ac_problem *q = &out->p;
-  size_t es = ac_dtype_size(p->dtype);
+  size_t eq = ac_dtype_size(ac_tensor_dtype(p, 'q')), ek = ac_dtype_size(ac_tensor_dtype(p, 'k')),
+         ev = ac_dtype_size(ac_tensor_dtype(p, 'v'));
+  /* token maps for quantized tensors: -1 leaves a token's codes zero (no source) */
+  int64_t *mq = ac_xmalloc(sizeof *mq * (size_t)(q->tq + q->tk)), *mk = mq + q->tq, zero = 0;
+  for (int64_t t = 0; t < q->tq + q->tk; t++) mq[t] = -1;
   for (int64_t b = 0; b < s->nseq; b++) {
     int64_t o = s->src[b], nq = ac_layout_tq(c, o), nk = ac_layout_tk(c, o);
-    for (int64_t i = 0; i < s->tq[b]; i++)
-      copy_token(es, c->q, p->tq, source_token(i, nq, c->lay->cu_q[o]), out->q, q->tq, out->lay->cu_q[b] + i, p->heads, p->dk);
+    for (int64_t i = 0; i < s->tq[b]; i++) {
+      int64_t from = source_token(i, nq, c->lay->cu_q[o]), to = out->lay->cu_q[b] + i;
+      copy_token(eq, c->q, p->tq, from, out->q, q->tq, to, p->heads, p->dk);
+      mq[to] = from;
+    }
     for (int64_t j = 0; j < s->tk[b]; j++) {
       int64_t from = nk == 0 ? 0 : ac_layout_key(c, o, j < nk ? j : nk - 1), to = ac_layout_key(out, b, j);
-      copy_token(es, c->k, p->tk, from, out->k, q->tk, to, p->kv_heads, p->dk);
-      copy_token(es, c->v, p->tk, from, out->v, q->tk, to, p->kv_heads, p->dv);
+      copy_token(ek, c->k, p->tk, from, out->k, q->tk, to, p->kv_heads, p->dk);
+      copy_token(ev, c->v, p->tk, from, out->v, q->tk, to, p->kv_heads, p->dv);
+      mk[to] = from;
     }
   }
+  ac_qmaps qm = {{&zero, NULL, mq, NULL}, {&zero, NULL, mk, NULL}, {&zero, NULL, mk, NULL}};
+  int qrc = ac_quant_remap_all(c, out, &qm, e);
+  free(mq);
+  if (qrc) goto fail;
   if (relen_variants(c, s, out, e)) goto fail;
   out->seed = c->seed;
   out->case_index = c->case_index;

@@ -136,6 +136,8 @@ static int drop_dim(mstate *m, int which, int64_t *hint)
 static int simplify_values(mstate *m, int which)
 {
   int any = 0;
+  /* a quantized tensor's values are its codes' (src/core/quant.h): not simplified one by one */
+  if (ac_tensor_quantized(&m->cur.p, "qkv"[which])) return 0;
   ac_counts n = ac_case_counts(&m->cur);
   int64_t cnt = which == 0 ? n.q : which == 1 ? n.k : n.v;
   ac_dtype t = ac_tensor_dtype(&m->cur.p, "qkv"[which]);

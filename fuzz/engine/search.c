@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fuzz.h"
+#include "quant.h"
 
 void ac_pool_init(ac_pool *p, int cap)
 {
@@ -311,6 +312,10 @@ int ac_mutate(const ac_case *parent, double sigma, ac_rng *r, const ac_gen_limit
   child->has_o = child->has_lse = 0;
   child->o = NULL;
   child->lse = NULL;
+  /* quantized tensors: one mutation in three of their codes and scales; the value mutations below
+   * are quantized again by the format's reference quantizer */
+  if (ac_problem_quantized(&child->p) && op >= 2 && op <= 7 && ac_rng_below(r, 3) == 0 && ac_quant_mutate(child, r, desc, nd))
+    return 0;
   switch (op) {
   case 2: case 3: case 4: perturb(child, r, sigma, desc, nd); break;
   case 5: tie_keys(child, r, desc, nd); break;
@@ -331,5 +336,7 @@ int ac_mutate(const ac_case *parent, double sigma, ac_rng *r, const ac_gen_limit
     }
   }
   }
+  if (op >= 2 && op <= 7)   /* a value changed: its quantized tensor anew (nothing for a plain one) */
+    for (const char *x = "qkv"; *x; x++) ac_quant_requantize(child, *x);
   return 0;
 }

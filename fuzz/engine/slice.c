@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fuzz.h"
+#include "quant.h"
 #include "variants.h"
 
 void ac_slice_all(const ac_problem *p, ac_slice *s)
@@ -85,6 +86,29 @@ static int copy_variants_mapped(const ac_case *c, ac_case *out, int64_t b0, int6
 static int64_t map_window(int64_t k, const int64_t *arg) { return arg[0] + (k < arg[1] ? k : k + arg[2]); }
 static int64_t map_mod(int64_t k, const int64_t *arg) { return k % arg[0]; }
 
+/* The codes and scales of out's quantized tensors from c's by the window's maps (values decoded
+ * from them); -1 when the window cuts a block of a block format. */
+static int slice_quant(const ac_case *c, const ac_slice *s, int64_t kv0, const int64_t hole[4], const int64_t h0s[4],
+                       ac_case *out, ac_err *e)
+{
+  if (!ac_problem_quantized(&c->p)) return 0;
+  const ac_problem *q = &out->p;
+  int64_t *m = ac_xmalloc(sizeof *m * (size_t)(q->batch + q->heads + q->kv_heads + q->tq + q->tk + q->dk + q->dv));
+  int64_t *mb = m, *mh = mb + q->batch, *mk = mh + q->heads, *mi = mk + q->kv_heads, *mj = mi + q->tq, *mx = mj + q->tk,
+          *my = mx + q->dk;
+  for (int64_t b = 0; b < q->batch; b++) mb[b] = s->b0 + b;
+  for (int64_t h = 0; h < q->heads; h++) mh[h] = s->h0 + h;
+  for (int64_t h = 0; h < q->kv_heads; h++) mk[h] = kv0 + h;
+  for (int64_t i = 0; i < q->tq; i++) mi[i] = src_ix(s->i0, i, h0s[0], hole[0]);
+  for (int64_t j = 0; j < q->tk; j++) mj[j] = src_ix(s->j0, j, h0s[1], hole[1]);
+  for (int64_t x = 0; x < q->dk; x++) mx[x] = src_ix(s->x0, x, h0s[2], hole[2]);
+  for (int64_t y = 0; y < q->dv; y++) my[y] = src_ix(s->y0, y, h0s[3], hole[3]);
+  ac_qmaps qm = {{mb, mh, mi, mx}, {mb, mk, mj, mx}, {mb, mk, mj, my}};
+  int rc = ac_quant_remap_all(c, out, &qm, e);
+  free(m);
+  return rc;
+}
+
 /* The window s with, in dimension dim (0 tq, 1 tk, 2 dk, 3 dv; -1 none), the window-relative
  * range [h0, h0 + nh) left out. */
 static int copy_window(const ac_case *c, const ac_slice *s, int dim, int64_t h0, int64_t nh, ac_case *out, ac_err *e)
@@ -161,6 +185,10 @@ static int copy_window(const ac_case *c, const ac_slice *s, int dim, int64_t h0,
                           ac_load_bits(od, c->dout, ac_oidx(p, s->b0 + b, s->h0 + h, src_ix(s->i0, i, h0s[0], hole[0]),
                                                             src_ix(s->y0, y, h0s[3], hole[3]))));
   }
+  if (slice_quant(c, s, kv0, hole, h0s, out, e)) {
+    ac_case_free(out);
+    return -1;
+  }
   out->seed = c->seed;
   out->case_index = c->case_index;
   memcpy(out->generator, c->generator, sizeof out->generator);
@@ -220,6 +248,18 @@ int ac_case_resize_t(const ac_case *c, int64_t tq, int64_t tk, ac_rng *r, ac_cas
         for (int64_t y = 0; y < p->dv; y++)
           ac_store_bits(dv, out->v, ac_vidx(q, b, kh, j, y), ac_load_bits(dv, c->v, ac_vidx(p, b, kh, src, y)));
       }
+  }
+  if (ac_problem_quantized(p)) {   /* quantized tensors: new rows and keys repeat the old ones, codes and all */
+    int64_t *mi = ac_xmalloc(sizeof *mi * (size_t)(tq + tk)), *mj = mi + tq;
+    for (int64_t i = 0; i < tq; i++) mi[i] = i % p->tq;
+    for (int64_t j = 0; j < tk; j++) mj[j] = j % p->tk;
+    ac_qmaps qm = {{NULL, NULL, mi, NULL}, {NULL, NULL, mj, NULL}, {NULL, NULL, mj, NULL}};
+    int rc = ac_quant_remap_all(c, out, &qm, e);
+    free(mi);
+    if (rc) {
+      ac_case_free(out);
+      return -1;
+    }
   }
   out->seed = c->seed;
   out->case_index = c->case_index;

@@ -79,6 +79,14 @@ static const ac_family table[] = {
   {"decode", "one query per sequence against long paged caches (up to the campaign's max T), row-sampled",
    "cache_seqlens ignored; page arithmetic at long caches; split reductions", ac_gen_decode, AC_FAM_COSTLY, AC_FEAT_PAGED,
    NULL},
+  /* quantized K and V (gen_quant.c, docs/quantized.md): drawn only for kernels that declare formats */
+  {"quant_blocks", "quantized K and V with block adversaries: an outlier that zeroes the rest of its block, all-zero "
+   "blocks (scale 0), subnormal scales, values on .5 ties of the rounding, q4_0's asymmetric range",
+   "codes read without their scale, the neighbouring block's scale, nibble halves swapped, q4_0's -8 dropped, zero "
+   "points with the wrong sign", ac_gen_quant_blocks, 0, 0, ac_gen_quant_usable},
+  {"quant_nonfinite", "quantized K and V whose block scales overflowed to inf, or hold NaN, and fp8 NaN codes",
+   "NaN inside a block not propagated; inf scales taken as finite", ac_gen_quant_nonfinite, AC_FAM_NONFINITE, 0,
+   ac_gen_quant_usable},
 };
 
 const ac_family *ac_families(int *n)
@@ -181,6 +189,7 @@ static void maybe_flip_scale(ac_case *c, uint64_t seed, int64_t index, const ac_
   ac_rng r;
   ac_rng_init(&r, ac_hash2(seed, 0x666c6970ull), (uint64_t)index);
   if (!strcmp(f->name, "scale") || ac_rng_below(&r, 8) || !(l->shapes & AC_SHAPE_SCALE)) return;
+  if (ac_problem_quantized(p)) return;   /* its values are its codes' (the quant families) */
   double s = ac_problem_scale(p);
   if (!(s != 0) || !isfinite(s)) return;
   p->scale_is_default = 0;
@@ -227,6 +236,7 @@ int ac_generate(const ac_family *f, uint64_t seed, int64_t index, const ac_gen_l
     return -1;
   }
   maybe_flip_scale(c, seed, index, f, l, &pb);
+  ac_fuzz_quantize(c, seed, index, l, &pb);
   if (l->nbuckets && !c->lay) ac_params_int(&pb, "bucket", ac_bucket_nearest(l, &c->p));
   ac_params_shape(&pb, &c->p);
   c->params_json = ac_params_finish(&pb);

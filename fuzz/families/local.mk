@@ -42,4 +42,5 @@ fuzz_libac_fuzz_la_SOURCES += \
 	fuzz/families/gen_bool_mask.c \
 	fuzz/families/gen_sinks.c \
 	fuzz/families/gen_descale.c \
-	fuzz/families/gen_variant_mix.c fuzz/families/gen_mixed_dtypes.c
+	fuzz/families/gen_variant_mix.c fuzz/families/gen_mixed_dtypes.c \
+	fuzz/families/gen_quant.c

@@ -13,9 +13,7 @@
 
 #define MAX_CASE_BYTES (256u << 20)   /* larger case files: no weights panel */
 
-/* Exact softmax weights of row (b, h, i) in binary64 from the stored inputs: w[0..tk), the
- * number of visible keys (a prefix) in *nv. -1 when a score is not finite in binary64. */
-static int row_weights(const ac_case *c, int64_t b, int64_t h, int64_t i, double *w, int64_t *nv)
+int ac_report_row_weights(const ac_case *c, int64_t b, int64_t h, int64_t i, double *w, int64_t *nv)
 {
   const ac_problem *p = &c->p;
   int64_t kh = ac_kv_head(p, h);
@@ -24,7 +22,8 @@ static int row_weights(const ac_case *c, int64_t b, int64_t h, int64_t i, double
   for (int64_t j = 0; j < *nv; j++) {
     double s = 0;
     for (int64_t t = 0; t < p->dk; t++)
-      s += ac_load(p->dtype, c->q, ac_qidx(p, b, h, i, t)) * ac_load(p->dtype, c->k, ac_kidx(p, b, kh, j, t));
+      s += ac_load(ac_tensor_dtype(p, 'q'), c->q, ac_qidx(p, b, h, i, t)) *
+           ac_load(ac_tensor_dtype(p, 'k'), c->k, ac_kidx(p, b, kh, j, t));
     w[j] = s * sc;
     if (!isfinite(w[j])) return -1;
     if (w[j] > m) m = w[j];
@@ -50,7 +49,7 @@ static void plot_weights(FILE *f, const char *dir, const char *sig, json_object 
   }
   int64_t tk = c.p.tk, nv;
   double *w = ac_xmalloc(sizeof(double) * (size_t)tk);
-  int ok = row_weights(&c, b, h, i, w, &nv) == 0;
+  int ok = ac_report_row_weights(&c, b, h, i, w, &nv) == 0;
   snprintf(id, sizeof id, "row-weights-%d", rank);
   snprintf(title, sizeof title, "Row (%lld,%lld,%lld): exact softmax weights per key", (long long)b, (long long)h,
            (long long)i);

@@ -43,7 +43,9 @@ const attncheck_kernel ac_mutant_ggml_bf16_acc = {ATTNCHECK_ABI_VERSION,
                                                   0,
                                                   0,
                                                   0,
-                                                  NULL};
+                                                  NULL,
+                                                   0,
+                                                   0};
 
 const attncheck_kernel ac_mutant_q8q_as_q4 = {
     ATTNCHECK_ABI_VERSION,
@@ -61,4 +63,6 @@ const attncheck_kernel ac_mutant_q8q_as_q4 = {
     0,
     0,
     0,
-    NULL};
+    NULL,
+     0,
+     0};

@@ -65,4 +65,6 @@ const attncheck_kernel ac_tk_paged_poison = {
     0,
     0,
     0,
-    NULL};
+    NULL,
+     0,
+     0};

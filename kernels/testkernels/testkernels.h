@@ -19,7 +19,7 @@ extern const attncheck_kernel ac_tk_reference_kernel, ac_tk_crash, ac_tk_abort, 
     ac_tk_nondeterministic, ac_tk_masked_leak, ac_tk_strides, ac_tk_dense_only, ac_tk_crash_dk3,
     ac_tk_variants, ac_tk_variants_scribble, ac_tk_varlen_bias_row, ac_tk_bwd_dout_clamp, ac_tk_bwd_key_order,
     ac_tk_fa3_log2_lse, ac_tk_alibi_fa2, ac_tk_alibi_fa2_undeclared, ac_tk_alibi_abi_as_fa2,
-    ac_tk_paged_poison;
+    ac_tk_paged_poison, ac_tk_quant_scribble;
 /* ABI 5 declarations (abi5.c) */
 extern const attncheck_kernel ac_tk_run_refuses, ac_tk_run_refuses_scribble, ac_tk_empty_nan, ac_tk_empty_pinf,
     ac_tk_paths_f16, ac_tk_paths_f16_one_class, ac_tk_paths_bad_class, ac_tk_leak_row_fail,

@@ -232,10 +232,14 @@ int ac_api_case_build(const attncheck_case_desc *d, ac_case *c, ac_err *e)
   if (ps < ATTNCHECK_PROBLEM_V1_SIZE) return ac_err_set(e, "problem.struct_size %u is below version 1's", ps);
   memcpy(&a, d->problem, ps < sizeof a ? ps : sizeof a);
   memcpy(&t, d->tensors,
-         ps >= ATTNCHECK_PROBLEM_V3_SIZE   ? sizeof t
+         ps >= ATTNCHECK_PROBLEM_V5Q_SIZE  ? sizeof t
+         : ps >= ATTNCHECK_PROBLEM_V3_SIZE ? offsetof(attncheck_tensors, quant)
          : ps >= ATTNCHECK_PROBLEM_V2_SIZE ? offsetof(attncheck_tensors, cu_seqlens_q)
                                            : offsetof(attncheck_tensors, bias));
   const void *dout = d->struct_size > offsetof(attncheck_case_desc, dout) ? d->dout : NULL;
+  if (a.q_format || a.k_format || a.v_format || t.quant)
+    return ac_err_set(e, "quantized tensors (problem.q_format, k_format, v_format, tensors.quant) are not taken by "
+                         "a case description; write them to a case file (docs/quantized.md) and read it");
   if (!t.q || !t.k || !t.v) return ac_err_set(e, "tensors.q, k and v must be set");
   if (set_problem(&a, &t, d->flags, c, e) < 0) return -1;
   if (ac_problem_validate(&c->p, ac_mem_cap(), e) < 0) return -1;
@@ -316,7 +320,13 @@ void ac_api_case_unref(attncheck_case *cs)
 int attncheck_case_problem(const attncheck_case *c, attncheck_problem *out)
 {
   if (!c || !out) return -1;
-  ac_problem_to_abi(&c->c.p, out);
+  /* The quantized formats (ABI 5) only to a caller that asks for the whole struct: one built against
+   * an earlier header has room for the ABI 3 fields alone. */
+  const int whole = out->struct_size == (uint32_t)sizeof *out;
+  attncheck_problem a;
+  ac_problem_to_abi(&c->c.p, &a);
+  if (!whole) a.struct_size = ATTNCHECK_PROBLEM_V3_SIZE;
+  memcpy(out, &a, whole ? sizeof a : ATTNCHECK_PROBLEM_V3_SIZE);
   return 0;
 }
 

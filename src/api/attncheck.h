@@ -74,14 +74,19 @@ typedef struct {
 /* A case from a description: the tensors are read through the problem's strides (a zero stride
  * of bias and bool_mask broadcasts; varlen and paged tensors as the ABI lays them out) and
  * copied. The problem is validated as a case file is (sizes, heads % kv_heads, the scale, the
- * layout arrays, the memory cap): -1 with one line naming what is wrong. The caller guarantees
+ * layout arrays, the memory cap): -1 with one line naming what is wrong; a description of
+ * quantized tensors (ABI 5's problem.q_format..., tensors.quant) is refused so (a quantized case
+ * comes from a case file: attncheck_case_read). The caller guarantees
  * that every pointer covers what the problem and its strides address. */
 int attncheck_case_new(attncheck_ctx *ctx, const attncheck_case_desc *d, attncheck_case **out);
 /* A case file (NPZ; `attncheck gen`, a reproducer), as `attncheck check` reads it. */
 int attncheck_case_read(attncheck_ctx *ctx, const char *path, attncheck_case **out);
 /* Frees the case; results judged on it keep what they need. */
 void attncheck_case_free(attncheck_case *c);
-/* The case's problem as a kernel would get it (contiguous strides; layouts packed). */
+/* The case's problem as a kernel would get it (contiguous strides; layouts packed). With
+ * out->struct_size set to sizeof(attncheck_problem) on entry, the whole struct (a quantized case's
+ * q_format, k_format, v_format of ABI 5); otherwise the ABI 3 fields alone (struct_size
+ * ATTNCHECK_PROBLEM_V3_SIZE), all a caller built against an earlier header has room for. */
 int attncheck_case_problem(const attncheck_case *c, attncheck_problem *out);
 /* Computes the exact oracle on the rows the context selects, from the cache when it holds them;
  * attncheck_judge calls it when needed, so calling it first only moves the time. */

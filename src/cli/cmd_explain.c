@@ -303,7 +303,7 @@ static void print_header(row_state *st)
          (long long)st->tk);
   printf("q_%lld = [", (long long)o->row);
   for (int64_t t = 0; t < p->dk; t++)
-    printf("%s%.17g", t ? ", " : "", ac_load(p->dtype, c->q, ac_qidx(p, o->batch, o->head, o->row, t)));
+    printf("%s%.17g", t ? ", " : "", ac_load(ac_tensor_dtype(p, 'q'), c->q, ac_qidx(p, o->batch, o->head, o->row, t)));
   printf("]\n\n");
 }
 
@@ -315,8 +315,10 @@ static void compute_scores(row_state *st)
   for (int64_t j = 0; j < st->tk; j++) {
     mpfr_set_zero(st->z[j], 1);
     for (int64_t t = 0; t < p->dk; t++) {
-      mpfr_set_d(st->tmp, ac_load(p->dtype, st->c->q, ac_qidx(p, o->batch, o->head, o->row, t)), MPFR_RNDN);
-      mpfr_mul_d(st->tmp, st->tmp, ac_load(p->dtype, st->c->k, ac_kidx(p, o->batch, st->kvh, j, t)), MPFR_RNDN);
+      mpfr_set_d(st->tmp, ac_load(ac_tensor_dtype(p, 'q'), st->c->q, ac_qidx(p, o->batch, o->head, o->row, t)),
+                 MPFR_RNDN);
+      mpfr_mul_d(st->tmp, st->tmp, ac_load(ac_tensor_dtype(p, 'k'), st->c->k, ac_kidx(p, o->batch, st->kvh, j, t)),
+                 MPFR_RNDN);
       mpfr_add(st->z[j], st->z[j], st->tmp, MPFR_RNDN);
     }
     mpfr_mul(st->s[j], st->z[j], st->sc, MPFR_RNDN);
@@ -399,7 +401,8 @@ static int print_outputs(row_state *st, const ac_oracle_result *r)
   for (int64_t t = 0; t < p->dv; t++) {
     mpfr_set_zero(st->x, 1);
     for (int64_t j = 0; j < st->n; j++) {
-      mpfr_mul_d(st->tmp, st->s[j], ac_load(p->dtype, st->c->v, ac_vidx(p, o->batch, st->kvh, j, t)), MPFR_RNDN);
+      mpfr_mul_d(st->tmp, st->s[j], ac_load(ac_tensor_dtype(p, 'v'), st->c->v, ac_vidx(p, o->batch, st->kvh, j, t)),
+                 MPFR_RNDN);
       mpfr_add(st->x, st->x, st->tmp, MPFR_RNDN);
     }
     mpfr_div(st->x, st->x, st->L, MPFR_RNDN);

@@ -14,6 +14,7 @@
 #include "variants.h"
 #include "vgen.h"
 #include "dout.h"
+#include "quant.h"
 #include "util.h"
 
 static void usage(FILE *f)
@@ -69,6 +70,12 @@ static void usage(FILE *f)
           "  --page-size N       slots per page (default 16); --spare-pages N pages no sequence lists;\n"
           "                      --shared-pages N the first N pages of every sequence are the same pages;\n"
           "                      --shuffle-pages pages in a random order; --extra-cols N block-table columns (-1)\n"
+          "quantized tensors (docs/quantized.md; codes and scales from the format's reference quantizer):\n"
+          "  --kv-format F[:G]   k and v as format F: q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl (blocks of 32), e4m3fn\n"
+          "                      e4m3fnuz e5m2 (a scale per tensor, head, token or channel), int8 int4 (scale\n"
+          "                      and zero point per token or channel), nvfp4 (e4m3 per 16 and an f32 tensor\n"
+          "                      scale), mxfp4 (e8m0 per 32); G: block, tensor, head, token, channel\n"
+          "  --k-format F[:G], --v-format F[:G], --q-format F[:G]   one tensor alone\n"
           "  --help\n\n"
           "Values are rounded once, to nearest even, into the dtype (e4m3 saturates).\n"
           "exit: 0 written; 2 bad usage or the file could not be written.\n");
@@ -78,7 +85,8 @@ enum {
   O_OUT = 256, O_EXAMPLE, O_DTYPE, O_MASK, O_BATCH, O_HEADS, O_KVHEADS, O_T, O_TQ, O_TK, O_DK, O_DV,
   O_SCALE, O_SEED, O_CASEINDEX, O_DIST, O_MEAN, O_SIGMA, O_LO, O_HI, O_LAYOUT, O_PAD, O_MEMCAP,
   O_WINDOW, O_WALIGN, O_SOFTCAP, O_ALIBI, O_ALIBI_PB, O_BIAS, O_BIAS_DTYPE, O_BIAS_BC, O_BMASK, O_MASK_BC,
-  O_SINKS, O_DESCALE, O_DTYPES, O_SEQQ, O_SEQK, O_CACHE, O_PAGESZ, O_SPARE, O_SHARED, O_SHUFFLE, O_XCOLS, O_GRAD, O_HELP
+  O_SINKS, O_DESCALE, O_DTYPES, O_SEQQ, O_SEQK, O_CACHE, O_PAGESZ, O_SPARE, O_SHARED, O_SHUFFLE, O_XCOLS, O_GRAD,
+  O_KVFMT, O_KFMT, O_VFMT, O_QFMT, O_HELP
 };
 
 static const struct option opts[] = {
@@ -106,6 +114,8 @@ static const struct option opts[] = {
   {"spare-pages", required_argument, 0, O_SPARE}, {"shared-pages", required_argument, 0, O_SHARED},
   {"shuffle-pages", no_argument, 0, O_SHUFFLE}, {"extra-cols", required_argument, 0, O_XCOLS},
   {"grad", required_argument, 0, O_GRAD},
+  {"kv-format", required_argument, 0, O_KVFMT}, {"k-format", required_argument, 0, O_KFMT},
+  {"v-format", required_argument, 0, O_VFMT},   {"q-format", required_argument, 0, O_QFMT},
   {"help", no_argument, 0, O_HELP},
   {0, 0, 0, 0},
 };
@@ -244,6 +254,7 @@ typedef struct {
 
 typedef struct {
   const char *out, *example, *layout, *dist_name, *scale_s, *grad;
+  const char *qfmt[3];   /* --q-format, --k-format, --v-format (--kv-format sets k and v) */
   lay_opts lay;
   ac_vspec variants;
   ac_dtype dtype;
@@ -268,6 +279,10 @@ static int gen_option(gen_opts *o, int ch, const char *a)
   case O_EXAMPLE: o->example = a; return 0;
   case O_LAYOUT: o->layout = a; return 0;
   case O_GRAD: o->grad = a; return 0;
+  case O_KVFMT: o->qfmt[1] = o->qfmt[2] = a; break;
+  case O_KFMT: o->qfmt[1] = a; break;
+  case O_VFMT: o->qfmt[2] = a; break;
+  case O_QFMT: o->qfmt[0] = a; break;
   case O_PAD: return ac_parse_i64(a, &o->pad) || o->pad < 0 || o->pad > (1 << 20);
   case O_MEMCAP: {
     uint64_t cap;
@@ -510,6 +525,19 @@ static int make_case(const gen_opts *o, ac_case *c)
   return AC_CMD_RUN;
 }
 
+/* The quantized tensors the options name, quantized by their formats' reference quantizers. */
+static int apply_quant(const gen_opts *o, ac_case *c)
+{
+  for (int i = 0; i < 3; i++) {
+    if (!o->qfmt[i]) continue;
+    ac_qspec q;
+    ac_err e;
+    if (ac_qspec_parse(o->qfmt[i], &q, &e) || ac_quant_apply(c, "qkv"[i], &q, &e))
+      return ac_cmd_usage_error("gen", "--%c-format: %s", "qkv"[i], e.msg);
+  }
+  return AC_CMD_RUN;
+}
+
 /* The strides of the layout (left zero, i.e. contiguous, when it is contiguous). */
 static int apply_layout(const gen_opts *o, ac_problem *p)
 {
@@ -530,7 +558,7 @@ int ac_cmd_gen(int argc, char **argv)
   if (rc != AC_CMD_RUN || (rc = resolve_names(&o)) != AC_CMD_RUN) return rc;
   ac_case c;
   if ((rc = make_case(&o, &c)) != AC_CMD_RUN) return rc;
-  if ((rc = apply_layout(&o, &c.p)) != AC_CMD_RUN) {
+  if ((rc = apply_quant(&o, &c)) != AC_CMD_RUN || (rc = apply_layout(&o, &c.p)) != AC_CMD_RUN) {
     ac_case_free(&c);
     return rc;
   }
@@ -558,6 +586,11 @@ int ac_cmd_gen(int argc, char **argv)
              (long long)p->l.nseq, (long long)p->tq, p->f.used & AC_FEAT_PAGED ? "pages" : "keys",
              (long long)(p->f.used & AC_FEAT_PAGED ? p->l.num_pages : p->tk));
     if (c.dout) printf("  dO: %s\n", o.grad);
+    for (int i = 0; i < 3; i++)
+      if (p->quant[i].fmt) {
+        char qs[48];
+        printf("  %c: %s\n", "qkv"[i], ac_qspec_str(&p->quant[i], qs, sizeof qs));
+      }
   }
   ac_case_free(&c);
   return rc;

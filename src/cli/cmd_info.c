@@ -7,6 +7,7 @@
 #include <string.h>
 #include "casefile.h"
 #include "layout.h"
+#include "quant.h"
 #include "variants.h"
 #include "commands.h"
 #include "util.h"
@@ -129,6 +130,77 @@ static void variant_stats(const ac_case *c)
   }
 }
 
+/* The quantized tensors: a line naming each format, then a stats row per array of codes and
+ * scales (the q, k, v rows above show the exact values they decode to). */
+static void show_quant_line(const ac_case *c)
+{
+  const ac_problem *p = &c->p;
+  if (!ac_problem_quantized(p)) return;
+  printf("  quant     ");
+  for (int i = 0; i < 3; i++) {
+    const ac_qfmt_info *f = ac_qfmt_get(p->quant[i].fmt);
+    if (!f) continue;
+    char sp[48];
+    printf(" %c %s (%s%s, %s scales", "qkv"[i], ac_qspec_str(&p->quant[i], sp, sizeof sp), f->kind,
+           p->quant[i].gran == AC_QG_BLOCK ? " blocks" : "", ac_qsdtype_name(f->sdtype));
+    if (p->quant[i].gran == AC_QG_BLOCK) printf(" per %lld", (long long)p->quant[i].block);
+    else printf(" per %s", ac_qgran_name(p->quant[i].gran));
+    printf("%s);", f->aux == AC_QAUX_MIN ? ", f16 mins" : f->aux == AC_QAUX_ZERO ? ", int8 zero points"
+                   : f->aux == AC_QAUX_TSCALE ? ", an f32 tensor scale" : "");
+  }
+  printf(" values exact, in binary64\n");
+}
+
+static void quant_row(const char *name, const int64_t *shape, int nd, const double *v, int64_t n)
+{
+  char sh[96];
+  size_t k = (size_t)snprintf(sh, sizeof sh, "%s ", name);
+  for (int i = 0; i < nd; i++) k += (size_t)snprintf(sh + k, sizeof sh - k, "%s%lld", i ? "," : "[", (long long)shape[i]);
+  snprintf(sh + k, sizeof sh - k, "]");
+  stats s;
+  tally(&s, AC_F64, v, n);
+  print_stats("", sh, &s);
+}
+
+static void quant_stats(const ac_case *c)
+{
+  const ac_problem *p = &c->p;
+  for (int i = 0; i < 3 && c->quant; i++) {
+    const ac_qfmt_info *f = ac_qfmt_get(p->quant[i].fmt);
+    if (!f) continue;
+    char x = "qkv"[i];
+    const ac_qdata *t = &c->quant->t[i];
+    int64_t d[4], sh[4];
+    int nd;
+    ac_qdims(p, x, d);
+    int64_t n = d[0] * d[1] * d[2] * d[3], ns = ac_qscale_count(&p->quant[i], d);
+    double *v = ac_xmalloc((size_t)(n > ns ? n : ns) * sizeof *v + 8);
+    for (int64_t e = 0; e < n; e++) v[e] = f->code_signed ? (double)(int8_t)t->codes[e] : (double)t->codes[e];
+    char name[24];
+    snprintf(name, sizeof name, "%c_codes", x);
+    quant_row(name, d, 4, v, n);
+    ac_qscale_shape(&p->quant[i], d, sh, &nd);
+    for (int64_t e = 0; e < ns; e++)
+      v[e] = ac_qscale_value(f->sdtype, f->sdtype == AC_QSD_F16   ? ac_load_bits(AC_F16, t->scales, (size_t)e)
+                                        : f->sdtype == AC_QSD_F32 ? ac_load_bits(AC_F32, t->scales, (size_t)e)
+                                                                  : ((const uint8_t *)t->scales)[e]);
+    snprintf(name, sizeof name, "%c_scales", x);
+    quant_row(name, sh, nd, v, ns);
+    if (f->aux == AC_QAUX_MIN || f->aux == AC_QAUX_ZERO) {
+      for (int64_t e = 0; e < ns; e++)
+        v[e] = f->aux == AC_QAUX_MIN ? ac_decode(AC_F16, ac_load_bits(AC_F16, t->aux, (size_t)e)) : (double)((const int8_t *)t->aux)[e];
+      snprintf(name, sizeof name, "%c_%s", x, f->aux == AC_QAUX_MIN ? "mins" : "zeros");
+      quant_row(name, sh, nd, v, ns);
+    } else if (f->aux == AC_QAUX_TSCALE) {
+      const int64_t one = 1;
+      v[0] = ac_decode(AC_F32, ac_load_bits(AC_F32, t->aux, 0));
+      snprintf(name, sizeof name, "%c_tensor_scale", x);
+      quant_row(name, &one, 1, v, 1);
+    }
+    free(v);
+  }
+}
+
 static void show(const char *path, const ac_case *c)
 {
   const ac_problem *p = &c->p;
@@ -154,6 +226,7 @@ static void show(const char *path, const ac_case *c)
   printf("  tool       %s\n", c->tool_version[0] ? c->tool_version : "(unknown)");
   show_variants(c);
   show_layout(c);
+  show_quant_line(c);
   printf("  strides   ");
   print_strides("q", q.q_stride);
   print_strides("k", q.k_stride);
@@ -200,6 +273,7 @@ static void show(const char *path, const ac_case *c)
     printf("  lse  absent\n");
   }
   variant_stats(c);
+  quant_stats(c);
 }
 
 int ac_cmd_info(int argc, char **argv)

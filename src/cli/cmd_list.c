@@ -11,6 +11,7 @@
 #include "harness.h"
 #include "judge_args.h"
 #include "precision.h"
+#include "quant.h"
 #include "variants.h"
 
 static void usage(FILE *f)
@@ -54,6 +55,16 @@ static void supports_summary(ac_kernel *k, char *buf, size_t n)
   static const ac_dtype ts[] = {AC_F64, AC_F32, AC_F16, AC_BF16, AC_E4M3, AC_E5M2};
   int dt_ok[6] = {0}, mask_ok[3] = {0}, gqa = 0, dvne = 0, tqne = 0, scale = 0;
   char refused[256] = ""; /* why the f32 probe (or the first one) was refused */
+  uint32_t qf, kvf = ac_kernel_kv_formats(k, &qf);
+  /* a kernel of quantized tensors is probed on K and V in its first format (docs/quantized.md) */
+  int probe_fmt = 0;
+  for (int f = AC_QF_N - 1; f > 0; f--)
+    if (kvf >> f & 1u) probe_fmt = f;
+  ac_qspec pq = {0, 0, 0};
+  if (probe_fmt) {
+    const ac_qfmt_info *fi = ac_qfmt_get(probe_fmt);
+    pq = (ac_qspec){probe_fmt, (int)fi->gran, fi->gran == AC_QG_BLOCK ? fi->block : 0};
+  }
   for (int m = 0; m < 3; m++)
     for (int x = 0; x < 6; x++) {
       ac_problem p;
@@ -63,9 +74,10 @@ static void supports_summary(ac_kernel *k, char *buf, size_t n)
       p.batch = 1;
       p.heads = p.kv_heads = 2;
       p.tq = p.tk = 8;
-      p.dk = p.dv = 16;
+      p.dk = p.dv = probe_fmt ? 32 : 16;
       p.scale_is_default = 1;
-      p.scale = 0.25;
+      p.scale = probe_fmt ? 0x1.6a09e667f3bcdp-3 : 0.25;
+      p.quant[1] = p.quant[2] = pq;
       char why[256];
       int ok = ac_kernel_supports(k, &p, why, sizeof why);
       if (!ok && (ac_kernel_declared_caps(k) & ATTNCHECK_FEAT_LAYOUTS)) {   /* a layout-only kernel: one varlen sequence */
@@ -81,7 +93,7 @@ static void supports_summary(ac_kernel *k, char *buf, size_t n)
       ac_problem q = p;
       q.kv_heads = 1;
       gqa |= ac_kernel_supports(k, &q, why, sizeof why);
-      q = p, q.dv = 8;
+      q = p, q.dv = probe_fmt ? 64 : 8;
       dvne |= ac_kernel_supports(k, &q, why, sizeof why);
       q = p, q.tk = 12;
       tqne |= ac_kernel_supports(k, &q, why, sizeof why);
@@ -112,6 +124,11 @@ static void supports_summary(ac_kernel *k, char *buf, size_t n)
     len += (size_t)snprintf(buf + len, n - len, "; features %s", ac_feat_list(caps & shown, feats, sizeof feats));
   if ((caps & ATTNCHECK_CAP_NO_LSE) && len < n) len += (size_t)snprintf(buf + len, n - len, "; no LSE");
   if ((caps & ATTNCHECK_CAP_ALIBI_LSE_FA2) && len < n) len += (size_t)snprintf(buf + len, n - len, "; alibi-lse fa2");
+  /* quantized tensors: the formats it reads (docs/quantized.md) */
+  char fl[160];
+  if (kvf && len < n) len += (size_t)snprintf(buf + len, n - len, "; kv formats %s", ac_qfmt_list(kvf, fl, sizeof fl));
+  if (qf && len < n) len += (size_t)snprintf(buf + len, n - len, "; q formats %s", ac_qfmt_list(qf, fl, sizeof fl));
+  if (ac_kernel_quant_only(k) && len < n) len += (size_t)snprintf(buf + len, n - len, "; quantized cases only");
   /* ABI 3 run_backward, or an exec worker's declaration (read by list_one already) */
   if (ac_kernel_has_backward(k, 60) && len < n) {
     uint32_t bc = ac_kernel_backward_caps(k) & shown;

@@ -20,6 +20,7 @@ int ac_cmd_fuzz(int argc, char **argv);
 int ac_cmd_replay(int argc, char **argv);
 int ac_cmd_merge(int argc, char **argv);
 int ac_cmd_report(int argc, char **argv);
+int ac_cmd_quant_report(int argc, char **argv);
 
 /* What a command's parse_*_args function answers when the command is to run; any other answer
  * is the exit code to return at once (--help, a usage error). */

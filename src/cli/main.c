@@ -27,6 +27,7 @@ static const struct {
   {"replay", ac_cmd_replay, "reproduce a finding"},
   {"merge", ac_cmd_merge, "union campaign directories"},
   {"report", ac_cmd_report, "write the HTML report of a campaign directory"},
+  {"quant-report", ac_cmd_quant_report, "what quantized KV-cache formats cost in accuracy (information, never a FAIL)"},
 };
 
 void ac_cmd_error(const char *cmd, const char *fmt, ...)

@@ -5,7 +5,9 @@
 #include "variants.h"
 #include "casefile_variants.h"
 #include "casefile_layout.h"
+#include "casefile_quant.h"
 #include "layout.h"
+#include "quant.h"
 #include <json-c/json.h>
 #include <math.h>
 #include <stdio.h>
@@ -141,7 +143,8 @@ int ac_case_alloc(ac_case *c, ac_err *e)
   c->q = ac_xcalloc((size_t)s.q, ac_dtype_size(ac_tensor_dtype(&c->p, 'q')));
   c->k = ac_xcalloc((size_t)s.k, ac_dtype_size(ac_tensor_dtype(&c->p, 'k')));
   c->v = ac_xcalloc((size_t)s.v, ac_dtype_size(ac_tensor_dtype(&c->p, 'v')));
-  return 0;
+  ac_quant_free(c);
+  return ac_quant_alloc(c, e);   /* zero codes and scales: values 0, as the dense arrays hold */
 }
 
 void ac_case_free(ac_case *c)
@@ -156,6 +159,7 @@ void ac_case_free(ac_case *c)
   free(c->params_json);
   ac_features_free(c);
   ac_layout_free(c);
+  ac_quant_free(c);
   c->q = c->k = c->v = c->o = NULL;
   c->lse = NULL;
   c->dout = NULL;
@@ -185,6 +189,7 @@ int ac_case_copy(ac_case *dst, const ac_case *src, ac_err *e)
   dst->params_json = src->params_json ? ac_xstrdup(src->params_json) : NULL;
   ac_features_copy(dst, src);
   ac_layout_copy(dst, src);
+  ac_quant_copy(dst, src);
   return 0;
 }
 
@@ -221,6 +226,9 @@ static void hash_bytes(hasher *s, const void *data, size_t n)
   for (size_t j = 0; i + j < n; j++) w |= (uint64_t)p[i + j] << (8 * j);
   hash_word(s, w);
 }
+
+static void hash_word_v(void *s, uint64_t w) { hash_word(s, w); }
+static void hash_bytes_v(void *s, const void *d, size_t n) { hash_bytes(s, d, n); }
 
 uint64_t ac_case_hash(const ac_case *c)
 {
@@ -259,6 +267,7 @@ uint64_t ac_case_hash(const ac_case *c)
     }
   }
   if (c->lay) hash_word(&s, ac_layout_hash(c));
+  ac_quant_hash(c, hash_word_v, hash_bytes_v, &s);   /* nothing for a case without quantized tensors */
   return s.h;
 }
 
@@ -276,7 +285,7 @@ static int reserved(const char *name)
   static const char *const r[] = {"q", "k", "v", "o", "lse", "do", "meta.json"};
   for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
     if (!strcmp(name, r[i])) return 1;
-  return ac_variants_member_name(name) || ac_layout_member_name(name);
+  return ac_variants_member_name(name) || ac_layout_member_name(name) || ac_quant_member_name(name);
 }
 
 int ac_case_write_ex(const ac_case *c, const char *path, const ac_npz_member *extra, int nextra, ac_err *e)
@@ -332,6 +341,7 @@ int ac_case_write_ex(const ac_case *c, const char *path, const ac_npz_member *ex
   json_object_object_add(m, "tool_version", json_object_new_string(PACKAGE_VERSION));
   ac_variants_meta_write(m, &p);
   ac_layout_meta_write(m, c);
+  ac_quant_meta_write(m, &p);
   const char *text = json_object_to_json_string_ext(m, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
   char *meta = ac_xstrdup(text);
   json_object_put(m);
@@ -342,15 +352,18 @@ int ac_case_write_ex(const ac_case *c, const char *path, const ac_npz_member *ex
   int rc = -1;
   ac_npz_writer *w = ac_npz_create(path, e);
   if (!w) goto done;
-  if (ac_npz_add_array(w, "q", DESCR('q'), 4, qs, c->q, ac_case_bytes(c, 'q'), e) != 0 ||
-      ac_npz_add_array(w, "k", DESCR('k'), 4, ks, c->k, ac_case_bytes(c, 'k'), e) != 0 ||
-      ac_npz_add_array(w, "v", DESCR('v'), 4, vs, c->v, ac_case_bytes(c, 'v'), e) != 0)
+  /* a quantized tensor is stored as its codes and scales (ac_quant_members_write), never its values */
+  if ((!ac_tensor_quantized(&p, 'q') && ac_npz_add_array(w, "q", DESCR('q'), 4, qs, c->q, ac_case_bytes(c, 'q'), e) != 0) ||
+      (!ac_tensor_quantized(&p, 'k') && ac_npz_add_array(w, "k", DESCR('k'), 4, ks, c->k, ac_case_bytes(c, 'k'), e) != 0) ||
+      (!ac_tensor_quantized(&p, 'v') && ac_npz_add_array(w, "v", DESCR('v'), 4, vs, c->v, ac_case_bytes(c, 'v'), e) != 0))
     goto abort;
   if (c->has_o && ac_npz_add_array(w, "o", DESCR('o'), 4, os, c->o, ac_case_bytes(c, 'o'), e) != 0) goto abort;
   if (c->dout && ac_npz_add_array(w, "do", DESCR('o'), 4, os, c->dout, ac_case_bytes(c, 'o'), e) != 0) goto abort;
 #undef DESCR
   if (c->has_lse && ac_npz_add_array(w, "lse", "<f4", 3, os, c->lse, (size_t)s.rows * 4, e) != 0) goto abort;
-  if (ac_variants_members_write(w, c, e) != 0 || ac_layout_members_write(w, c, e) != 0) goto abort;
+  if (ac_variants_members_write(w, c, e) != 0 || ac_layout_members_write(w, c, e) != 0 ||
+      ac_quant_members_write(w, c, e) != 0)
+    goto abort;
   for (int i = 0; i < nextra; i++) {
     const ac_npz_member *x = &extra[i];
     if (reserved(x->name)) {
@@ -416,7 +429,7 @@ static int read_from(ac_case *c, ac_npz *z, ac_err *e)
   if (ac_case_meta_read(c, mm.data, mm.nbytes, path, e) != 0) goto fail;
   const char *need[] = {"q", "k", "v"};
   for (int i = 0; i < 3; i++)
-    if (!ac_npz_has(z, need[i])) {
+    if (!ac_tensor_quantized(&c->p, need[i][0]) && !ac_npz_has(z, need[i])) {
       ac_err_set(e, "%s: member '%s' missing", path, need[i]);
       goto fail;
     }
@@ -430,8 +443,10 @@ static int read_from(ac_case *c, ac_npz *z, ac_err *e)
 #define FIELD(x) (mixed ? "variants.dtypes." x : "dtype")
   int64_t qs[4] = {p->batch, p->heads, p->tq, p->dk}, ks[4] = {p->batch, p->kv_heads, p->tk, p->dk};
   int64_t vs[4] = {p->batch, p->kv_heads, p->tk, p->dv}, os[4] = {p->batch, p->heads, p->tq, p->dv};
-  if (check_member(z, "q", DESCR('q'), 4, qs, FIELD("q"), e) != 0 || check_member(z, "k", DESCR('k'), 4, ks, FIELD("k"), e) != 0 ||
-      check_member(z, "v", DESCR('v'), 4, vs, FIELD("v"), e) != 0 ||
+#define DENSE(x) !ac_tensor_quantized(p, x) &&
+  if ((DENSE('q') check_member(z, "q", DESCR('q'), 4, qs, FIELD("q"), e) != 0) ||
+      (DENSE('k') check_member(z, "k", DESCR('k'), 4, ks, FIELD("k"), e) != 0) ||
+      (DENSE('v') check_member(z, "v", DESCR('v'), 4, vs, FIELD("v"), e) != 0) ||
       (c->has_o && check_member(z, "o", DESCR('o'), 4, os, FIELD("o"), e) != 0) ||
       (c->has_lse && check_member(z, "lse", "<f4", 3, os, "lse", e) != 0) ||
       (ac_npz_has(z, "do") && check_member(z, "do", DESCR('o'), 4, os, FIELD("o"), e) != 0))
@@ -440,12 +455,12 @@ static int read_from(ac_case *c, ac_npz *z, ac_err *e)
 #undef FIELD
   /* Every size above is now checked against meta.json and the cap; allocate and read. */
   size_t qb = ac_case_bytes(c, 'q'), kb = ac_case_bytes(c, 'k'), vb = ac_case_bytes(c, 'v'), ob = ac_case_bytes(c, 'o');
-  c->q = ac_xmalloc(qb);
-  c->k = ac_xmalloc(kb);
-  c->v = ac_xmalloc(vb);
-  if (ac_npz_read_into(z, "q", c->q, qb, e) != 0 || ac_npz_read_into(z, "k", c->k, kb, e) != 0 ||
-      ac_npz_read_into(z, "v", c->v, vb, e) != 0)
+  if (ac_quant_members_read(z, c, e) != 0) goto fail;   /* codes, scales and the values they hold */
+  if ((DENSE('q') (c->q = ac_xmalloc(qb), ac_npz_read_into(z, "q", c->q, qb, e) != 0)) ||
+      (DENSE('k') (c->k = ac_xmalloc(kb), ac_npz_read_into(z, "k", c->k, kb, e) != 0)) ||
+      (DENSE('v') (c->v = ac_xmalloc(vb), ac_npz_read_into(z, "v", c->v, vb, e) != 0)))
     goto fail;
+#undef DENSE
   if (c->has_o) {
     c->o = ac_xmalloc(ob);
     if (ac_npz_read_into(z, "o", c->o, ob, e) != 0) goto fail;

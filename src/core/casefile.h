@@ -29,6 +29,7 @@ typedef struct {
   float *sinks;             /* [heads] */
   float *descale[3];        /* q, k, v: [batch][kv_heads] */
   struct ac_layout *lay;    /* serving layout (layout.h), NULL for a dense case */
+  struct ac_quant *quant;   /* codes and scales of the quantized tensors (quant.h), NULL when p.quant names none */
 } ac_case;
 
 /* Zero the case, case_index -1, generator "external", tool_version PACKAGE_VERSION. */

@@ -3,6 +3,7 @@
 #include "casefile.h"
 #include "casefile_variants.h"
 #include "casefile_layout.h"
+#include "casefile_quant.h"
 #include <json-c/json.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -176,6 +177,13 @@ static int read_layout(const meta_field *f, json_object *v, void *dst, ac_case *
   return ac_layout_meta_read(v, c, path, e);
 }
 
+/* The quantized tensors (casefile_quant.h). */
+static int read_quant(const meta_field *f, json_object *v, void *dst, ac_case *c, const char *path, ac_err *e)
+{
+  (void)f, (void)dst;
+  return ac_quant_meta_read(v, c, path, e);
+}
+
 #define AT(member) offsetof(ac_case, member), sizeof(((ac_case *)0)->member)
 
 /* The fields in the order they are checked (the first problem is the one reported). */
@@ -199,6 +207,7 @@ static const meta_field fields[] = {
   {"params", 0, read_object, AT(params_json), NULL},
   {"variants", 0, read_variants, 0, 0, NULL},
   {"layout", 0, read_layout, 0, 0, NULL},
+  {"quant", 0, read_quant, 0, 0, NULL},
 };
 
 /* text as one JSON object and nothing after it but white space; NULL with a message. */

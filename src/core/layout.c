@@ -1,6 +1,7 @@
 /* layout.c: serving layouts of a case (layout.h, docs/layouts.md). */
 #include "config.h"
 #include "layout.h"
+#include "quant.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -264,6 +265,23 @@ static void seq_dout(const ac_case *c, int64_t b, ac_case *out)
            (size_t)(s->tq * p->dv) * es);
 }
 
+/* The codes and scales of sequence b's tokens (queries cu_q[b] + i, keys ac_layout_key); a sequence
+ * without keys keeps the zero codes of its hidden key. */
+static int seq_quant(const ac_case *c, int64_t b, ac_case *out, ac_err *e)
+{
+  if (!ac_problem_quantized(&c->p)) return 0;
+  int64_t tq = out->p.tq, tk = ac_layout_tk(c, b), zero = 0;
+  int64_t *rows = ac_xmalloc((size_t)tq * sizeof *rows), *keys = ac_xmalloc((size_t)(tk > 0 ? tk : 1) * sizeof *keys);
+  for (int64_t i = 0; i < tq; i++) rows[i] = c->lay->cu_q[b] + i;
+  for (int64_t j = 0; j < tk; j++) keys[j] = ac_layout_key(c, b, j);
+  ac_qmap mq = {&zero, NULL, rows, NULL}, mk = {&zero, NULL, keys, NULL};
+  int rc = ac_quant_remap(c, out, 'q', &mq, e);
+  if (!rc && tk > 0) rc = ac_quant_remap(c, out, 'k', &mk, e) || ac_quant_remap(c, out, 'v', &mk, e) ? -1 : 0;
+  free(rows);
+  free(keys);
+  return rc;
+}
+
 int ac_layout_seq_case(const ac_case *c, int64_t b, ac_case *out, ac_err *e)
 {
   ac_case_init(out);
@@ -277,19 +295,24 @@ int ac_layout_seq_case(const ac_case *c, int64_t b, ac_case *out, ac_err *e)
   }
   if (ac_case_alloc(out, e) != 0) return -1;
   const ac_problem *p = &c->p, *s = &out->p;
-  size_t es = ac_dtype_size(p->dtype);
+  size_t eq = ac_dtype_size(ac_tensor_dtype(p, 'q')), ek = ac_dtype_size(ac_tensor_dtype(p, 'k')),
+         ev = ac_dtype_size(ac_tensor_dtype(p, 'v'));
   int64_t q0 = c->lay->cu_q[b];
   for (int64_t h = 0; h < p->heads; h++)
-    memcpy((char *)out->q + ac_qidx(s, 0, h, 0, 0) * es, (const char *)c->q + ac_qidx(p, 0, h, q0, 0) * es,
-           (size_t)(s->tq * p->dk) * es);
+    memcpy((char *)out->q + ac_qidx(s, 0, h, 0, 0) * eq, (const char *)c->q + ac_qidx(p, 0, h, q0, 0) * eq,
+           (size_t)(s->tq * p->dk) * eq);
   for (int64_t kh = 0; kh < p->kv_heads; kh++)
     for (int64_t j = 0; j < tk; j++) {
       int64_t t = ac_layout_key(c, b, j);
-      memcpy((char *)out->k + ac_kidx(s, 0, kh, j, 0) * es, (const char *)c->k + ac_kidx(p, 0, kh, t, 0) * es,
-             (size_t)p->dk * es);
-      memcpy((char *)out->v + ac_vidx(s, 0, kh, j, 0) * es, (const char *)c->v + ac_vidx(p, 0, kh, t, 0) * es,
-             (size_t)p->dv * es);
+      memcpy((char *)out->k + ac_kidx(s, 0, kh, j, 0) * ek, (const char *)c->k + ac_kidx(p, 0, kh, t, 0) * ek,
+             (size_t)p->dk * ek);
+      memcpy((char *)out->v + ac_vidx(s, 0, kh, j, 0) * ev, (const char *)c->v + ac_vidx(p, 0, kh, t, 0) * ev,
+             (size_t)p->dv * ev);
     }
+  if (seq_quant(c, b, out, e) != 0) {
+    ac_case_free(out);
+    return -1;
+  }
   if (c->dout) seq_dout(c, b, out);
   ac_features_copy(out, c);
   if (seq_variants(c, b, out, e) != 0) {

@@ -58,6 +58,16 @@ static const preset_def defs[] = {
     {"q8q-f32", "q=q8",
      "binary32 with Q rounded to q8_0 blocks (32 values, one f16 scale max|x|/127): ggml's quantized dot "
      "products on an fp32 K"},
+    {"kv-f32", "k=f32,v=f32",
+     "K and V dequantized once to binary32 (their codes' exact values rounded to nearest), then fp32: a kernel "
+     "that converts a quantized cache to float (ggml-ref-f32, intkv-ref-f32, fp4kv-ref-f32)"},
+    {"qkv-f32", "q=f32,k=f32,v=f32", "kv-f32 with Q dequantized to binary32 too (an fp8 Q: fp8kv-ref-f32)"},
+    {"q8kv-f32", "q=q8,v=f32",
+     "ggml's CPU quantized path: Q rounded to q8_0 blocks, K read exactly from its codes (integer block dot "
+     "products), V dequantized to binary32, fp32 softmax and accumulation (ggml-q8-ref-f32)"},
+    {"fold-f32", "fold=f32",
+     "fp32 on the codes with Q's and K's scales folded into the softmax scale and V's applied to the output, "
+     "each product rounded in binary32 (FlashAttention-3's descales; fp8kv-fold-ref-f32)"},
 };
 #define NPRESETS (sizeof defs / sizeof defs[0])
 

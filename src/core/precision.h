@@ -31,6 +31,7 @@ enum {
   AC_PART_L,
   AC_PART_RS,
   AC_PART_SUB,
+  AC_PART_FOLD,
   AC_NPARTS
 };
 /* Values of the format parts: a dtype (ac_dtype), AC_PF_NONE, AC_PF_Q8 (q8_0 blocks), with
@@ -82,6 +83,8 @@ typedef struct {
   int q8;                           /* Q rounded to q8_0 blocks (a per-block absolute error, docs/numerics.md §7.18) */
   int sub;                          /* AC_SUB_...: subnormal results flushed (FTZ), inputs too (DAZ) */
   double daz_qk, daz_v;             /* DAZ: largest input flushed to 0 in the score and P·V formats (0 without) */
+  double u_fold; /* quantized tensors' scales folded into the softmax scale and the output (fold=f32: one
+                    rounding each of scale·q_scale and ·k_scale, one of o'·v_scale; 0: not folded) */
 } ac_precision;
 
 /* The presets, in listing order. */

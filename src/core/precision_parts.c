@@ -54,6 +54,9 @@ static const part_def parts[AC_NPARTS] = {
     {"rs", K_ENUM, 0, rs_names, 0,
      "online rescale: sm (charged on the exp arguments) or acc (rounded in pv and l: n_r more roundings)"},
     {"sub", K_ENUM, 0, sub_names, 0, "subnormals: ieee, ftz (results flushed to 0), daz (inputs too: FTZ+DAZ)"},
+    {"fold", K_FMT, A_NONE | A_F32, NULL, AC_PF_NONE,
+     "quantized Q's and K's scales folded into the softmax scale, V's applied to the output, rounded in this format "
+     "(FlashAttention-3's descales)"},
 };
 
 static const char *fmt_name(int v)
@@ -156,7 +159,7 @@ static int parse_tokens(const char *whole, const char *s, ac_prec_parts *out, in
     while (i < AC_NPARTS && strcmp(parts[i].key, tok)) i++;
     if (i == AC_NPARTS)
       return ac_err_set(e,
-                        "class '%s': unknown part '%s' (parts: q k v sqk qk s sm exp eu lse p pv l rs sub; "
+                        "class '%s': unknown part '%s' (parts: q k v sqk qk s sm exp eu lse p pv l rs sub fold; "
                         "see 'attncheck list --precision')",
                         whole, tok);
     if (given[i]) return ac_err_set(e, "class '%s': part %s given twice", whole, tok);
@@ -286,6 +289,7 @@ void ac_prec_parts_derive(const ac_prec_parts *p, ac_precision *c)
   input_round(v[AC_PART_K], sub, &c->u_kin, &c->eta_kin);
   input_round(v[AC_PART_V], sub, &c->u_vin, &c->eta_vin);
   c->q8 = v[AC_PART_Q] == AC_PF_Q8;
+  c->u_fold = fmt_u(v[AC_PART_FOLD]);
   c->sub = sub;
   c->daz_qk = sub == AC_SUB_DAZ ? normal_min(qk) : 0;
   c->daz_v = sub == AC_SUB_DAZ ? normal_min(pv) : 0;
@@ -294,7 +298,7 @@ void ac_prec_parts_derive(const ac_prec_parts *p, ac_precision *c)
 int ac_precision_grad_unmodelled(const ac_precision *c, char *buf, size_t n)
 {
   const int16_t *v = c->parts.v;
-  static const int check[] = {AC_PART_Q, AC_PART_K, AC_PART_V, AC_PART_RS, AC_PART_SUB};
+  static const int check[] = {AC_PART_Q, AC_PART_K, AC_PART_V, AC_PART_RS, AC_PART_SUB, AC_PART_FOLD};
   for (size_t i = 0; i < sizeof check / sizeof check[0]; i++) {
     int x = check[i];
     if (v[x] != parts[x].def) {

@@ -2,6 +2,7 @@
 #include "config.h"
 #include "problem.h"
 #include "variants.h"
+#include "quant.h"
 #include <math.h>
 #include <mpfr.h>
 #include <stdlib.h>
@@ -174,7 +175,7 @@ int ac_problem_validate(const ac_problem *p, uint64_t cap_bytes, ac_err *e)
   if (p->heads % p->kv_heads != 0)
     return ac_err_set(e, "heads (%lld) is not a multiple of kv_heads (%lld)", (long long)p->heads, (long long)p->kv_heads);
   if (!p->scale_is_default && !isfinite(p->scale)) return ac_err_set(e, "scale must be finite (got %a)", p->scale);
-  if (ac_features_validate(p, e)) return -1;
+  if (ac_features_validate(p, e) || ac_quant_validate_problem(p, e)) return -1;
   ac_counts c;
   if (ac_problem_counts(p, &c, e)) return -1;
 
@@ -194,7 +195,8 @@ int ac_problem_validate(const ac_problem *p, uint64_t cap_bytes, ac_err *e)
     if (ac_mul_overflow_i64(n, esz, &t) || ac_add_overflow_i64(total, t, &total))
       return ac_err_set(e, "tensor sizes overflow 64 bits");
   }
-  uint64_t vb = ac_features_bytes(p);
+  uint64_t vb = ac_features_bytes(p), qb = ac_quant_bytes(p);
+  if (qb > (uint64_t)INT64_MAX || ac_add_overflow_i64(total, (int64_t)qb, &total)) return ac_err_set(e, "tensor sizes overflow 64 bits");
   if (vb > (uint64_t)INT64_MAX || ac_add_overflow_i64(total, (int64_t)vb, &total)) return ac_err_set(e, "tensor sizes overflow 64 bits");
   if ((uint64_t)total > cap_bytes)
     return ac_err_set(e, "tensors need %lld bytes, more than the memory cap of %llu bytes (ATTNCHECK_MEM_CAP)",

@@ -40,6 +40,11 @@ typedef struct {
   int64_t mask_b, mask_h;         /* the same for bool_mask */
 } ac_features;
 
+/* A quantized tensor (src/core/quant.h, docs/quantized.md): fmt an AC_QF_ format (0: the tensor is
+ * not quantized), gran an AC_QG_ granularity, block the elements per scale along d (block
+ * granularity; 0 otherwise). */
+typedef struct { int32_t fmt, gran; int64_t block; } ac_qspec;
+
 typedef struct {
   ac_dtype dtype;
   ac_mask mask;
@@ -55,6 +60,9 @@ typedef struct {
    * All zero for a dense problem. The case's tensors are then one carrier batch (batch 1,
    * tq = total query tokens, tk = total keys or num_pages * page_size). */
   struct { int64_t nseq, max_tq, max_tk, page_size, num_pages, max_pages; } l;
+  /* Quantized tensors q, k, v (all fmt 0: none): the case holds their codes and scales
+   * (ac_case.quant) and their exact values in binary64 (ac_tensor_dtype answers AC_F64). */
+  ac_qspec quant[3];
 } ac_problem;
 
 /* Columns of a row of the bias and boolean mask: tk for a dense problem; for a layout case the
@@ -97,9 +105,21 @@ int64_t ac_visible_count(const ac_problem *p, int64_t i);
 /* Keys [*lo, *hi) that row i sees by the mask and the window (the boolean mask aside); empty
  * when *lo >= *hi. Both bounds are non-decreasing in i. */
 void ac_visible_range(const ac_problem *p, int64_t i, int64_t *lo, int64_t *hi);
-/* Dtype of tensor x ('q', 'k', 'v' or 'o'): its own with AC_FEAT_MIXED_DTYPES, else dtype. */
+/* Dtype of tensor x ('q', 'k', 'v' or 'o'): its own with AC_FEAT_MIXED_DTYPES, else dtype; binary64
+ * for a quantized tensor (its dense array holds the exact values of its codes). */
+/* 1 when tensor x ('q', 'k', 'v') is quantized; ac_problem_quantized: some tensor is. */
+static inline int ac_tensor_quantized(const ac_problem *p, char x)
+{
+  int i = x == 'q' ? 0 : x == 'k' ? 1 : x == 'v' ? 2 : -1;
+  return i >= 0 && p->quant[i].fmt != 0;
+}
+static inline int ac_problem_quantized(const ac_problem *p)
+{
+  return p->quant[0].fmt != 0 || p->quant[1].fmt != 0 || p->quant[2].fmt != 0;
+}
 static inline ac_dtype ac_tensor_dtype(const ac_problem *p, char x)
 {
+  if (ac_tensor_quantized(p, x)) return AC_F64;   /* the exact values of its codes */
   if (!(p->f.used & AC_FEAT_MIXED_DTYPES)) return p->dtype;
   return x == 'q' ? p->f.qd : x == 'k' ? p->f.kd : x == 'v' ? p->f.vd : p->f.od;
 }

@@ -180,6 +180,8 @@ static score_err score_errors(const ac_precision *c, const ac_problem *p, const 
   double in_eta = fmax(c->eta_qin, c->eta_kin) + c->daz_qk + (c->q8 ? AC_Q8_FLOOR : 0);
   if (in_eta > 0) r.eta_s += isfinite(row->qk_l1) ? row->qk_l1 * ca * in_eta : INFINITY;
   double rest = (c->u_S + c->u_s) * as + 4 * c->u_s * as + c->u_e + r.eta_s;
+  /* scales folded into the softmax scale (fold, §7.17): two more roundings of every score's factor */
+  if (c->u_fold > 0) rest += 2 * c->u_fold * as;
   r.delta_w = qk_coef(c, dk, 0) * cz + rest + nr * c->u_s;
   r.delta_arith = rest + nr * c->u_s;
   r.delta_e = qk_coef(c, dk, 1) * cz + rest + nr_typical(nr) * c->u_s;
@@ -298,6 +300,7 @@ void ac_budget_elem(const ac_precision *c, const ac_problem *p, ac_dtype out, co
   score_err se = score_errors(c, p, row);
   /* first-order score terms, without their γ(d_k) part */
   double sc = c->u_S * el->Sp + c->u_s * el->Sp + 2 * c->u_s * el->S;
+  if (c->u_fold > 0) sc += 2 * c->u_fold * el->Sp;
   double nu = T + nr + 2;
   double eta_a = c->eta_a * (c->acc_trunc ? 2 : 1);
   double lw = lse_weight_err(c, p, row);
@@ -325,6 +328,11 @@ void ac_budget_elem(const ac_precision *c, const ac_problem *p, ac_dtype out, co
   double cap = hull_cap(c, p, row, el, ao);
   if (cap < w) w = cap;
   if (cap < e) e = cap;
+  /* fold: the kernel's o', within w of o, multiplied by V's scale and rounded once more */
+  if (c->u_fold > 0) {
+    w += c->u_fold * (ao + w);
+    e += c->u_fold * (ao + e);
+  }
   w *= AC_BUDGET_MARGIN;
   e *= AC_BUDGET_MARGIN;
   /* The kernel rounds its working value, which lies within w of o: half an ulp of the
@@ -371,6 +379,7 @@ void ac_budget_lse(const ac_precision *c, const ac_problem *p, const ac_oracle_r
    * storage rounding u_S|s_j| on the way to LSE = ln Σ e^{s_j}, whose first-order error is the
    * A-weighted mean of the score errors, hence u_S Σ_j A_j|s_j|. */
   double sarith = (c->u_S + 2 * c->u_s) * row->lse_s;
+  if (c->u_fold > 0) sarith += 2 * c->u_fold * row->lse_s;
   double sw = qk_coef(c, dk, 0) * row->lse_cZ + sarith + c->u_e + nr * c->u_s + se.eta_s;
   double se_ = qk_coef(c, dk, 1) * row->lse_cZ + sarith + c->u_e + nr_typical(nr) * c->u_s + se.eta_s;
   if (c->q8) sw += q8_coef(c, dk, 0) * row->lse_cZb, se_ += q8_coef(c, dk, 1) * row->lse_cZb;

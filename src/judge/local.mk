@@ -9,7 +9,7 @@ src_judge_libac_judge_la_SOURCES = \
 	src/judge/domain.c \
 	src/judge/report.c src/judge/report.h src/judge/report_classes.c src/judge/report_classes.h \
 	src/judge/judge.c src/judge/judge.h \
-	src/judge/suite.c src/judge/suite.h src/judge/suite_layouts.c src/judge/suite_grad.c \
+	src/judge/suite.c src/judge/suite.h src/judge/suite_layouts.c src/judge/suite_quant.c src/judge/quant_report.c src/judge/quant_report.h src/judge/suite_grad.c \
 	src/judge/tap.c src/judge/tap.h \
 	src/judge/judge_args.c src/judge/judge_args.h
 src_judge_libac_judge_la_SOURCES += src/judge/budget_grad_layout.c src/judge/suite_grad_layout.c

@@ -31,6 +31,12 @@ int64_t ac_suite_layout_count(void);
 int ac_suite_layout_describe(int64_t i, char *name, size_t n, ac_dtype *dtype);
 int ac_suite_layout_make(int64_t i, ac_suite_case *sc, ac_err *e);
 
+/* The quantized cases (suite_quant.c, docs/quantized.md), numbered after the layout cases (the
+ * layout functions above count and dispatch them too). */
+int64_t ac_suite_quant_count(void);
+int ac_suite_quant_describe(int64_t i, char *name, size_t n, ac_dtype *dtype);
+int ac_suite_quant_make(int64_t i, ac_suite_case *sc, ac_err *e);
+
 /* The backward cases (suite_grad.c): each with a dO (c.dout), run after every other case and only
  * on kernels that declare a backward (judged with ac_grad_check, grad_judge.h). */
 int64_t ac_suite_grad_count(ac_suite_kind k);

@@ -52,11 +52,13 @@ static const lay_case cases[] = {
 static const ac_dtype dtypes[] = {AC_F32, AC_BF16};
 #define N_LDT 2
 
-int64_t ac_suite_layout_count(void) { return N_LAY * N_LDT; }
+/* the quantized cases (suite_quant.c) follow the layout cases */
+int64_t ac_suite_layout_count(void) { return N_LAY * N_LDT + ac_suite_quant_count(); }
 
 int ac_suite_layout_describe(int64_t i, char *name, size_t n, ac_dtype *dtype)
 {
-  if (i < 0 || i >= N_LAY * N_LDT) return -1;
+  if (i >= N_LAY * N_LDT) return ac_suite_quant_describe(i - N_LAY * N_LDT, name, n, dtype);
+  if (i < 0) return -1;
   snprintf(name, n, "%s-%s", ac_dtype_name(dtypes[i % N_LDT]), cases[i / N_LDT].name);
   if (dtype) *dtype = dtypes[i % N_LDT];
   return 0;
@@ -64,6 +66,7 @@ int ac_suite_layout_describe(int64_t i, char *name, size_t n, ac_dtype *dtype)
 
 int ac_suite_layout_make(int64_t i, ac_suite_case *sc, ac_err *e)
 {
+  if (i >= N_LAY * N_LDT) return ac_suite_quant_make(i - N_LAY * N_LDT, sc, e);
   if (ac_suite_layout_describe(i, sc->name, sizeof sc->name, NULL) != 0)
     return ac_err_set(e, "suite layout case %lld does not exist", (long long)i);
   const lay_case *l = &cases[i / N_LDT];

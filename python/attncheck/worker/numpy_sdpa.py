@@ -10,7 +10,9 @@ The persistent worker declares itself (every dtype, mask and feature, the attent
 window, softcap, alibi, bias, bool_mask, sinks, descale and mixed_dtypes: q, k and v decoded
 from their own dtypes, o rounded once to its own; and the serving layouts varlen and paged; it
 writes the LSE). A varlen or paged case is computed sequence by sequence, each as a dense batch
-of one (docs/layouts.md).
+of one (docs/layouts.md). It declares every quantized format for q, k and v ("kv_formats",
+"q_formats"): such a tensor is read from its codes and scales by protocol.dequantize, float64 and
+exact (docs/quantized.md).
 The computation is float64 in the order of the ABI's formula (kernels/attncheck_kernel.h):
 descales, scale, softcap, ALiBi, bias, visibility, then the softmax with the row maximum
 subtracted and the sink in the denominator, and one rounding to the output dtype. Keys that
@@ -217,7 +219,8 @@ def main(argv):
     return attncheck_worker.run(attend, argv, name="sdpa_numpy", writes_lse=True, backward=backward,
                                 precision=precision,
                                 features=attncheck_worker.ALL_FEATURES + attncheck_worker.VARIANT_FEATURES
-                                + attncheck_worker.LAYOUT_FEATURES)
+                                + attncheck_worker.LAYOUT_FEATURES,
+                                kv_formats=attncheck_worker.QUANT_FORMATS, q_formats=attncheck_worker.QUANT_FORMATS)
 
 
 if __name__ == "__main__":

@@ -104,6 +104,12 @@ VARIANT_FEATURES = ("window", "softcap", "alibi", "bias", "bool_mask", "sinks", 
 # the serving layouts (docs/layouts.md): q, k, v arrive as one carrier batch with the int32 arrays
 LAYOUT_FEATURES = ("varlen", "paged")
 
+# quantized tensors (docs/quantized.md): a case's q, k or v as codes and scales, read by dequantize()
+QUANT_FORMATS = ("q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl", "e4m3fn", "e4m3fnuz", "e5m2", "int8", "int4",
+                 "nvfp4", "mxfp4")
+_IQ4NL = (-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113)
+_E2M1 = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)
+
 # narrow formats stored as bit patterns: (bits, mantissa bits, minimum normal exponent, bias,
 # has inf, the NaN pattern written)
 _NARROW = {"bf16": (16, 7, -126, 127, True, 0x7FC0), "e4m3": (8, 3, -6, 7, False, 0x7F),
@@ -136,6 +142,70 @@ def decode(a, dtype):
     if dtype in ("f16", "f32", "f64"):
         return np.asarray(a)
     raise NotImplementedError("dtype %s" % dtype)
+
+
+def _code_values(fmt, c):
+    """The number each code stands for (docs/quantized.md "Values"), float64."""
+    c = np.asarray(c)
+    if fmt in ("q8_0", "int8"):
+        return c.astype(np.int8).astype(np.float64)
+    u = c.astype(np.uint8).astype(np.int64)
+    if fmt == "q4_0":
+        return (u - 8).astype(np.float64)
+    if fmt == "q5_0":
+        return (u - 16).astype(np.float64)
+    if fmt == "iq4_nl":
+        return np.array(_IQ4NL, dtype=np.float64)[u & 15]
+    if fmt == "e4m3fn":
+        return _table("e4m3")[u]
+    if fmt == "e5m2":
+        return _table("e5m2")[u]
+    if fmt == "e4m3fnuz":  # bias 8, no inf, NaN only at 0x80
+        e, m = (u >> 3) & 15, (u & 7).astype(np.float64)
+        v = np.where(e == 0, np.ldexp(m, -10), np.ldexp(8 + m, e - 11))
+        return np.where(u == 0x80, np.nan, np.where(u & 0x80, -v, v))
+    if fmt in ("nvfp4", "mxfp4"):
+        v = np.array(_E2M1)[u & 7]
+        return np.where(u & 8, -v, v)
+    return u.astype(np.float64)  # q4_1, q5_1, int4
+
+
+def _spread(a, gran, block, shape):
+    """A scale array of granularity gran broadcast to the tensor's [B, H, T, D]."""
+    a = np.asarray(a)
+    if gran == "block":
+        return np.repeat(a, block, axis=3)
+    if gran == "token":
+        return a[..., None]
+    if gran == "channel":
+        return a[:, :, None, :]
+    if gran == "head":
+        return a[:, :, None, None]
+    return np.broadcast_to(a.reshape(()), shape)
+
+
+def dequantize(arrays, x, spec):
+    """The exact values (float64) of quantized tensor x ('q', 'k' or 'v') from its members x_codes,
+    x_scales and x_mins, x_zeros or x_tensor_scale, spec its meta.json quant entry."""
+    fmt, gran, block = spec["format"], spec.get("granularity", "block"), int(spec.get("block", 0))
+    c = arrays[x + "_codes"]
+    s = arrays[x + "_scales"]
+    if fmt == "nvfp4":
+        sv = _table("e4m3")[s.astype(np.int64)]
+    elif fmt == "mxfp4":
+        sv = np.where(s == 255, np.nan, np.ldexp(1.0, s.astype(np.int64) - 127))
+    else:
+        sv = s.astype(np.float64)
+    S = _spread(sv, gran, block, c.shape)
+    q = _code_values(fmt, c)
+    with np.errstate(invalid="ignore", over="ignore"):
+        if fmt in ("q4_1", "q5_1"):
+            return S * q + _spread(arrays[x + "_mins"].astype(np.float64), gran, block, c.shape)
+        if fmt in ("int8", "int4"):
+            return (q - _spread(arrays[x + "_zeros"].astype(np.float64), gran, block, c.shape)) * S
+        if fmt == "nvfp4":
+            return q * S * float(arrays[x + "_tensor_scale"].reshape(-1)[0])
+        return q * S
 
 
 def encode(x, dtype):
@@ -263,7 +333,12 @@ def _load(inp, decl, tensors):
     with zipfile.ZipFile(inp) as z:
         meta = json.loads(z.read("meta.json").decode("utf-8"))
     arrays = np.load(inp, allow_pickle=False)
-    qa, ka, va = arrays["q"], arrays["k"], arrays["v"]
+    quant = meta.get("quant") or {}
+    for x, spec in quant.items():
+        if spec["format"] not in decl.get("q_formats" if x == "q" else "kv_formats", ()):
+            raise NotImplementedError("quantized %s (%s) is not declared" % (x, spec["format"]))
+    # a quantized tensor arrives as its exact values (float64), read from its codes and scales
+    qa, ka, va = (dequantize(arrays, x, quant[x]) if x in quant else arrays[x] for x in "qkv")
     dtype = meta["dtype"]
     va_ = meta.get("variants") or {}
     dts = va_.get("dtypes", {}) if "mixed_dtypes" in va_.get("features", ()) else {}
@@ -282,6 +357,10 @@ def _load(inp, decl, tensors):
         raise NotImplementedError("PyTorch is not installed")
     kind = "torch" if torch is not None else "numpy"
     problem = Problem(meta, qa, ka, va, kind, arrays)
+    if quant and torch is not None:
+        raise NotImplementedError("quantized tensors reach the numpy form only")
+    if quant:
+        qd, kd, vd = ("f64" if x in quant else d for x, d in (("q", qd), ("k", kd), ("v", vd)))
     if torch is not None:
         q, k, v = (_to_torch(torch, a, d) for a, d in ((qa, qd), (ka, kd), (va, vd)))
     else:
@@ -395,10 +474,15 @@ def serve(attn, decl, tensors, stdin=None, reply=None, backward=None):
 
 
 def declaration(name=None, dtypes=ALL_DTYPES, masks=ALL_MASKS, features=ALL_FEATURES, precision=None,
-                writes_lse=None, env=(), note=None, empty_rows=None, empty_lse=None):
+                writes_lse=None, env=(), note=None, empty_rows=None, empty_lse=None,
+                kv_formats=(), q_formats=()):
     """The JSON object a worker declares itself with (README, "Without C")."""
     d = {"name": name or os.path.basename(sys.argv[0] or "python-worker"), "dtypes": list(dtypes),
          "masks": list(masks), "features": list(features)}
+    if kv_formats:
+        d["kv_formats"] = list(kv_formats)
+    if q_formats:
+        d["q_formats"] = list(q_formats)
     if precision:
         d["precision"] = precision
     if writes_lse is not None:

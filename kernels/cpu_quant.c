@@ -1,0 +1,151 @@
+/* cpu_quant.c: the reference kernels of the quantized formats (docs/quantized.md "Reference
+ * kernels"), one per family: ggml-ref-f32 (q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, read from ggml's
+ * block bytes), fp8kv-ref-f32 (e4m3fn, e4m3fnuz, e5m2 with their scales; q too), intkv-ref-f32
+ * (int8, int4 with scale and zero point) and fp4kv-ref-f32 (nvfp4, mxfp4 from its ggml blocks).
+ * Each dequantizes every quantized element once to binary32 (the exact value rounded to nearest:
+ * exact for q8_0, q4_0, q5_0, iq4_nl and mxfp4, one rounding for the others, as a CPU kernel that
+ * dequantizes to float does), then runs naive-f32 (dense cases) or flash-varlen-f32 (varlen batches
+ * and paged caches) on those values. They take quantized cases only, and the ABI 2 variants
+ * naive-f32 takes but per-tensor dtypes and descales (a quantized tensor's scales are its descale). */
+#include "config.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cpu_common.h"
+#include "cpu_varlen.h"
+#include "quant_view.h"
+
+extern const attncheck_kernel ac_cpu_flash_varlen_f32;   /* cpu_varlen.c */
+
+static double scale_at(const ac_qview_tensor *v, const ac_qfmt_info *f, int64_t off)
+{
+  switch (f->sdtype) {
+  case AC_QSD_F16: return ac_qscale_value(AC_QSD_F16, ((const uint16_t *)v->scales)[off]);
+  case AC_QSD_F32: {
+    uint32_t b;
+    memcpy(&b, (const char *)v->scales + 4 * off, 4);
+    return ac_qscale_value(AC_QSD_F32, b);
+  }
+  default: return ac_qscale_value(f->sdtype, ((const uint8_t *)v->scales)[off]);
+  }
+}
+
+double ac_qview_value(const ac_qview_tensor *v, int64_t b, int64_t h, int64_t t, int64_t d)
+{
+  const ac_qfmt_info *f = ac_qfmt_get(v->format);
+  if (!f) return NAN;
+  if (v->ggml) {   /* ggml's block: its scale, min and codes from the bytes */
+    int64_t e = d / 32;
+    const uint8_t *blk = v->ggml + b * v->ggml_stride[0] + h * v->ggml_stride[1] + t * v->ggml_stride[2] + e * v->ggml_stride[3];
+    uint8_t c[32];
+    uint16_t sd, sm;
+    ac_qggml_unpack(v->format, blk, c, &sd, &sm);
+    double s = ac_qscale_value(f->sdtype, sd), m = f->aux == AC_QAUX_MIN ? ac_qscale_value(AC_QSD_F16, sm) : 0;
+    return ac_qvalue(v->format, c[d % 32], s, m);
+  }
+  int64_t e = v->granularity == AC_QG_BLOCK ? d / v->block : d;
+  int64_t so = b * v->scale_stride[0] + h * v->scale_stride[1] + t * v->scale_stride[2] + e * v->scale_stride[3];
+  uint8_t code = v->codes[b * v->code_stride[0] + h * v->code_stride[1] + t * v->code_stride[2] + d * v->code_stride[3]];
+  double a = 0;
+  if (f->aux == AC_QAUX_MIN) a = ac_qscale_value(AC_QSD_F16, ((const uint16_t *)v->aux)[so]);
+  else if (f->aux == AC_QAUX_ZERO) a = (double)((const int8_t *)v->aux)[so];
+  else if (f->aux == AC_QAUX_TSCALE) {
+    uint32_t bits;
+    memcpy(&bits, v->aux, 4);
+    a = ac_qscale_value(AC_QSD_F32, bits);
+  }
+  return ac_qvalue(v->format, code, scale_at(v, f, so), a);
+}
+
+float *ac_cpu_quant_dequantize(const attncheck_problem *p, const ac_qview_tensor *v, char x)
+{
+  const int layout = (p->features & ATTNCHECK_FEAT_LAYOUTS) != 0, isq = x == 'q';
+  const int64_t B = layout ? 1 : p->batch, H = isq ? p->heads : p->kv_heads;
+  const int64_t T = layout ? (isq ? p->total_q : p->total_k) : (isq ? p->tq : p->tk), D = x == 'v' ? p->dv : p->dk;
+  const int64_t *st = v->code_stride;
+  int64_t span = 1 + (B - 1) * st[0] + (H - 1) * st[1] + (T - 1) * st[2] + (D - 1) * st[3];
+  float *out = malloc((size_t)span * sizeof *out);
+  if (!out) return NULL;
+  for (int64_t k = 0; k < span; k++) out[k] = NAN;
+  for (int64_t b = 0; b < B; b++)
+    for (int64_t h = 0; h < H; h++)
+      for (int64_t t = 0; t < T; t++)
+        for (int64_t d = 0; d < D; d++) out[ac_cpu_off(st, b, h, t, d)] = (float)ac_qview_value(v, b, h, t, d);
+  return out;
+}
+
+static int ref_supports(const attncheck_problem *p, char *why, size_t n)
+{
+  if (p->features & ATTNCHECK_FEAT_LAYOUTS) return ac_cpu_flash_varlen_f32.supports(p, why, n);
+  return ac_cpu_naive_f32.supports(p, why, n);
+}
+
+int ac_cpu_quant_ref_run(const attncheck_problem *p, const attncheck_tensors *t, const ac_qview *v, char *err, size_t n)
+{
+  attncheck_tensors tt = *t;
+  float *vals[3] = {NULL, NULL, NULL};
+  const void **slot[3] = {&tt.q, &tt.k, &tt.v};
+  int rc = 0;
+  for (int i = 0; i < 3 && !rc; i++) {
+    if (!v->t[i].format) continue;
+    if (!(vals[i] = ac_cpu_quant_dequantize(p, &v->t[i], "qkv"[i]))) {
+      snprintf(err, n, "out of memory");
+      rc = 1;
+    }
+    *slot[i] = vals[i];
+  }
+  if (!rc) {
+    const attncheck_kernel *base = p->features & ATTNCHECK_FEAT_LAYOUTS ? &ac_cpu_flash_varlen_f32 : &ac_cpu_naive_f32;
+    rc = base->run(p, &tt, err, n);
+  }
+  for (int i = 0; i < 3; i++) free(vals[i]);
+  return rc;
+}
+
+static int ref_run(const attncheck_problem *p, const attncheck_tensors *t, char *err, size_t n)
+{
+  (void)p, (void)t;
+  snprintf(err, n, "takes quantized tensors only");
+  return 1;
+}
+
+#define QREF_CAPS \
+  ((ATTNCHECK_FEAT_ALL & ~(ATTNCHECK_FEAT_MIXED_DTYPES | ATTNCHECK_FEAT_DESCALE)) | ATTNCHECK_FEAT_LAYOUTS)
+/* their classes (docs/quantized.md): K and V (and an fp8 Q) rounded once to binary32, then fp32 */
+#define QREF_KERNEL(SYM, NAME, DESC, PREC) \
+  const attncheck_kernel SYM = {ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), NAME, DESC, PREC, ATTNCHECK_MEM_HOST, \
+                                QREF_CAPS, ref_supports, ref_run, {NULL, NULL, NULL, NULL}, NULL, 0, 0, 0, 0, NULL, 0, 0};
+
+QREF_KERNEL(ac_cpu_ggml_ref_f32, "ggml-ref-f32",
+            "K and V in ggml blocks (q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl) read from their bytes, dequantized to binary32, then naive-f32",
+            "kv-f32")
+QREF_KERNEL(ac_cpu_fp8kv_ref_f32, "fp8kv-ref-f32",
+            "fp8 codes (e4m3fn e4m3fnuz e5m2) of Q, K, V times their scales, dequantized to binary32, then naive-f32",
+            "qkv-f32")
+QREF_KERNEL(ac_cpu_intkv_ref_f32, "intkv-ref-f32",
+            "int8 and int4 codes of K and V with scale and zero point, dequantized to binary32, then naive-f32",
+            "kv-f32")
+QREF_KERNEL(ac_cpu_fp4kv_ref_f32, "fp4kv-ref-f32",
+            "e2m1 codes of K and V (nvfp4 with e4m3 scales per 16 and a tensor scale, mxfp4 from ggml blocks), binary32, naive-f32",
+            "kv-f32")
+
+#define F(x) (1u << AC_QF_##x)
+static const ac_quant_kernel table[] = {
+  {&ac_cpu_ggml_ref_f32, F(Q8_0) | F(Q4_0) | F(Q4_1) | F(Q5_0) | F(Q5_1) | F(IQ4_NL), 0, 1, ac_cpu_quant_ref_run},
+  {&ac_cpu_fp8kv_ref_f32, F(E4M3FN) | F(E4M3FNUZ) | F(E5M2), F(E4M3FN) | F(E4M3FNUZ) | F(E5M2), 1, ac_cpu_quant_ref_run},
+  {&ac_cpu_intkv_ref_f32, F(INT8) | F(INT4), 0, 1, ac_cpu_quant_ref_run},
+  {&ac_cpu_fp4kv_ref_f32, F(NVFP4) | F(MXFP4), 0, 1, ac_cpu_quant_ref_run},
+};
+#undef F
+
+extern const ac_quant_kernel ac_tk_quant_entry;   /* kernels/testkernels/quant.c */
+
+const ac_quant_kernel *ac_quant_kernel_of(const attncheck_kernel *k)
+{
+  for (size_t i = 0; k && i < sizeof table / sizeof table[0]; i++)
+    if (table[i].k == k) return &table[i];
+  if (k && k == ac_cpu_ggml_q8_entry.k) return &ac_cpu_ggml_q8_entry;
+  if (k && k == ac_cpu_fp8fold_entry.k) return &ac_cpu_fp8fold_entry;
+  return k && k == ac_tk_quant_entry.k ? &ac_tk_quant_entry : NULL;
+}

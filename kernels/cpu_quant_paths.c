@@ -1,0 +1,177 @@
+/* cpu_quant_paths.c: reference kernels of two arithmetic paths of quantized caches (docs/quantized.md
+ * "Classes"), beside the dequantizing ones of cpu_quant.c:
+ *   ggml-q8-ref-f32   ggml's CPU quantized path: K in q8_0, q4_0, q5_0 or iq4_nl blocks read exactly
+ *                     from their bytes (the integer block dot products of ggml are exact in binary32),
+ *                     Q rounded to q8_0 blocks by q8q-f32-style, V read to binary32; class q8kv-f32;
+ *   fp8kv-fold-ref-f32 FlashAttention-3's fp8 path: the dot products of the codes, Q's and K's scales
+ *                     folded into the softmax scale (two roundings in binary32), the output of the V
+ *                     codes multiplied by V's scale (one more); per-tensor or per-head scales only
+ *                     (a per-token scale cannot be folded: run() refuses it); class fold-f32. */
+#include "config.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cpu_common.h"
+#include "quant_view.h"
+
+extern const attncheck_kernel ac_cpu_q8q_f32;   /* cpu_ggml.c */
+
+static int quant_only_run(const attncheck_problem *p, const attncheck_tensors *t, char *err, size_t n)
+{
+  (void)p, (void)t;
+  snprintf(err, n, "takes quantized tensors only");
+  return 1;
+}
+
+static int ggml_q8_supports(const attncheck_problem *p, char *why, size_t n)
+{
+  return ac_cpu_q8q_f32.supports(p, why, n);
+}
+
+/* K and V to binary32 (exact for these formats), then q8q-f32-style: Q in q8_0 blocks. */
+static int ggml_q8_run(const attncheck_problem *p, const attncheck_tensors *t, const ac_qview *v, char *err, size_t n)
+{
+  attncheck_tensors tt = *t;
+  float *vals[2] = {NULL, NULL};
+  int rc = 0;
+  for (int i = 0; i < 2 && !rc; i++)
+    if (v->t[1 + i].format && !(vals[i] = ac_cpu_quant_dequantize(p, &v->t[1 + i], "kv"[i]))) {
+      snprintf(err, n, "out of memory");
+      rc = 1;
+    }
+  if (vals[0]) tt.k = vals[0];
+  if (vals[1]) tt.v = vals[1];
+  if (!rc) rc = ac_cpu_q8q_f32.run(p, &tt, err, n);
+  free(vals[0]);
+  free(vals[1]);
+  return rc;
+}
+
+#define FOLD_CAPS (ATTNCHECK_FEAT_WINDOW | ATTNCHECK_FEAT_SOFTCAP | ATTNCHECK_FEAT_ALIBI | ATTNCHECK_FEAT_SINKS)
+
+static int fold_supports(const attncheck_problem *p, char *why, size_t n)
+{
+  if (p->features & ATTNCHECK_FEAT_LAYOUTS) {
+    snprintf(why, n, "dense cases only");
+    return 0;
+  }
+  return ac_cpu_supports_caps(p, ATTNCHECK_F32, FOLD_CAPS, why, n);
+}
+
+/* The scale of (b, h) of a per-tensor or per-head fp8 tensor (binary32 scales); 1 unquantized. */
+static float head_scale(const ac_qview_tensor *v, int64_t b, int64_t h)
+{
+  if (!v->format) return 1;
+  return ((const float *)v->scales)[b * v->scale_stride[0] + h * v->scale_stride[1]];
+}
+
+/* The codes' own values (unscaled) of tensor x in binary32 (exact: fp8 codes are), its strides. */
+static float *code_values(const attncheck_problem *p, const ac_qview_tensor *v, char x)
+{
+  const int isq = x == 'q';
+  const int64_t H = isq ? p->heads : p->kv_heads, T = isq ? p->tq : p->tk, D = x == 'v' ? p->dv : p->dk;
+  const int64_t *st = v->code_stride;
+  int64_t span = 1 + (p->batch - 1) * st[0] + (H - 1) * st[1] + (T - 1) * st[2] + (D - 1) * st[3];
+  float *out = malloc((size_t)span * sizeof *out);
+  if (!out) return NULL;
+  for (int64_t k = 0; k < span; k++) out[k] = NAN;
+  for (int64_t b = 0; b < p->batch; b++)
+    for (int64_t h = 0; h < H; h++)
+      for (int64_t t = 0; t < T; t++)
+        for (int64_t d = 0; d < D; d++) {
+          int64_t o = ac_cpu_off(st, b, h, t, d);
+          out[o] = (float)ac_qcode_value(v->format, v->codes[o]);
+        }
+  return out;
+}
+
+static int foldable(const ac_qview_tensor *v)
+{
+  return !v->format || v->granularity == AC_QG_TENSOR || v->granularity == AC_QG_HEAD;
+}
+
+/* One query head (b, h) as a problem of its own: scale fl(fl(c q_scale) k_scale), the codes of K
+ * and V, naive-f32; then o' times V's scale, rounded. */
+static int fold_head(const attncheck_problem *p, const attncheck_tensors *t, const ac_qview *v, float *const c[3],
+                     int64_t b, int64_t h, char *err, size_t n)
+{
+  const int64_t kh = h / (p->heads / p->kv_heads);
+  attncheck_problem sp = *p;
+  sp.batch = sp.heads = sp.kv_heads = 1;
+  float sc = (float)p->scale;
+  sc *= head_scale(&v->t[0], b, h);
+  sc *= head_scale(&v->t[1], b, kh);
+  sp.scale = sc;
+  sp.alibi_per_batch = 0;
+  attncheck_tensors st = *t;
+  const int64_t *qs = v->t[0].format ? v->t[0].code_stride : p->q_stride;
+  st.q = (c[0] ? c[0] : (const float *)t->q) + b * qs[0] + h * qs[1];
+  memcpy(sp.q_stride, qs, sizeof sp.q_stride);
+  st.k = c[1] + b * v->t[1].code_stride[0] + kh * v->t[1].code_stride[1];
+  memcpy(sp.k_stride, v->t[1].code_stride, sizeof sp.k_stride);
+  st.v = c[2] + b * v->t[2].code_stride[0] + kh * v->t[2].code_stride[1];
+  memcpy(sp.v_stride, v->t[2].code_stride, sizeof sp.v_stride);
+  float *o = (float *)t->o + b * p->o_stride[0] + h * p->o_stride[1];
+  st.o = o;
+  if (t->lse) st.lse = t->lse + (b * p->heads + h) * p->tq;
+  if (t->alibi_slopes) st.alibi_slopes = t->alibi_slopes + (p->alibi_per_batch ? b * p->heads : 0) + h;
+  if (t->sinks) st.sinks = t->sinks + h;
+  if (ac_cpu_naive_f32.run(&sp, &st, err, n)) return 1;
+  const float vs = head_scale(&v->t[2], b, kh);
+  for (int64_t i = 0; i < p->tq; i++)
+    for (int64_t e = 0; e < p->dv; e++) {
+      float *x = o + i * p->o_stride[2] + e * p->o_stride[3];
+      *x = *x * vs;
+    }
+  return 0;
+}
+
+static int fold_run(const attncheck_problem *p, const attncheck_tensors *t, const ac_qview *v, char *err, size_t n)
+{
+  if (!v->t[1].format || !v->t[2].format || !foldable(&v->t[0]) || !foldable(&v->t[1]) || !foldable(&v->t[2])) {
+    snprintf(err, n, ATTNCHECK_UNSUPPORTED " K and V with per-tensor or per-head scales only (a per-token scale "
+                                           "cannot be folded into the softmax scale)");
+    return 1;
+  }
+  float *c[3] = {NULL, NULL, NULL};
+  int rc = 0;
+  for (int i = 0; i < 3 && !rc; i++)
+    if (v->t[i].format && !(c[i] = code_values(p, &v->t[i], "qkv"[i]))) {
+      snprintf(err, n, "out of memory");
+      rc = 1;
+    }
+  for (int64_t b = 0; b < p->batch && !rc; b++)
+    for (int64_t h = 0; h < p->heads && !rc; h++) rc = fold_head(p, t, v, c, b, h, err, n);
+  for (int i = 0; i < 3; i++) free(c[i]);
+  return rc;
+}
+
+const attncheck_kernel ac_cpu_ggml_q8_ref_f32 = {
+    ATTNCHECK_KERNEL_INIT,
+    .name = "ggml-q8-ref-f32",
+    .description = "ggml's CPU quantized path: K (q8_0 q4_0 q5_0 iq4_nl) read exactly from its blocks, Q rounded to "
+                   "q8_0 blocks, V read to binary32, then q8q-f32-style",
+    .precision = "q8kv-f32",
+    .memory = ATTNCHECK_MEM_HOST,
+    .caps = ATTNCHECK_FEAT_ALL & ~(ATTNCHECK_FEAT_MIXED_DTYPES | ATTNCHECK_FEAT_DESCALE),
+    .supports = ggml_q8_supports,
+    .run = quant_only_run};
+
+const attncheck_kernel ac_cpu_fp8fold_ref_f32 = {
+    ATTNCHECK_KERNEL_INIT,
+    .name = "fp8kv-fold-ref-f32",
+    .description = "FlashAttention-3's fp8 path: dot products of the codes, Q's and K's scales folded into the "
+                   "softmax scale, V's applied to the output (binary32; per-tensor or per-head scales)",
+    .precision = "fold-f32",
+    .memory = ATTNCHECK_MEM_HOST,
+    .caps = FOLD_CAPS,
+    .supports = fold_supports,
+    .run = quant_only_run};
+
+#define F(x) (1u << AC_QF_##x)
+const ac_quant_kernel ac_cpu_ggml_q8_entry = {&ac_cpu_ggml_q8_ref_f32, F(Q8_0) | F(Q4_0) | F(Q5_0) | F(IQ4_NL), 0, 1,
+                                              ggml_q8_run};
+const ac_quant_kernel ac_cpu_fp8fold_entry = {&ac_cpu_fp8fold_ref_f32, F(E4M3FN) | F(E4M3FNUZ) | F(E5M2),
+                                              F(E4M3FN) | F(E4M3FNUZ) | F(E5M2), 1, fold_run};
+#undef F

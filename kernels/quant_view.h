@@ -1,0 +1,57 @@
+/* quant_view.h: how a kernel that reads quantized tensors receives them (docs/quantized.md "Kernels").
+ * Built-in kernels get this view beside the ABI's problem and tensors (run_quant below), plugins that
+ * declare formats get the same struct as tensors.quant (ABI 5, attncheck_kernel.h), exec workers the
+ * case file's members (X_codes, X_scales, ...).
+ *
+ * For tensor x (0 q, 1 k, 2 v) of format fmt (AC_QF_..., 0: not quantized, read t->q/k/v as usual;
+ * a quantized tensor's t->q/k/v is NULL), element (b, h, t, d) has
+ *   code   codes[b s0 + h s1 + t s2 + d s3], s = code_stride (the tensor's own strides: the ABI
+ *          problem's q/k/v_stride, packed or paged for a serving layout);
+ *   scale  scales[b c0 + h c1 + t c2 + e c3], c = scale_stride, e = d / block (block granularity) or
+ *          d (the others); a stride is 0 along what the granularity shares (tensor: all four; head:
+ *          t and e; token: e; channel: t);
+ *   aux    mins (q4_1, q5_1: f16) or zero points (int8, int4: int8) at the scale's offset, or for
+ *          NVFP4 the binary32 tensor scale at aux[0];
+ *   ggml   for the ggml formats and mxfp4, the same tensor as ggml's blocks (quant_ggml.c): block
+ *          e of (b, h, t) at ggml[b g0 + h g1 + t g2 + e g3], g = ggml_stride in bytes (g3 the bytes
+ *          of one block).
+ * Every array carries NaN-filled guards and must not be written; a serving layout's memory that a
+ * sequence does not own holds NaN scales (block and token granularity) and NaN codes (fp8). */
+#ifndef AC_QUANT_VIEW_H
+#define AC_QUANT_VIEW_H
+#include <stddef.h>
+#include <stdint.h>
+#include "attncheck_kernel.h"
+#include "quant.h"
+
+/* The ABI's own structs (attncheck_kernel.h: tensors.quant of ABI 5), which plugins get too. */
+typedef attncheck_quant_tensor ac_qview_tensor;
+typedef attncheck_quant ac_qview;
+
+/* A built-in kernel that takes quantized tensors: its ABI entry, the formats it reads for k and v
+ * and for q (1u << AC_QF_...), and the run that gets the view. quant_only: it refuses cases without
+ * a quantized tensor. */
+typedef struct {
+  const attncheck_kernel *k;
+  uint32_t kv_formats, q_formats;
+  int quant_only;
+  int (*run_quant)(const attncheck_problem *p, const attncheck_tensors *t, const ac_qview *v, char *err, size_t n);
+} ac_quant_kernel;
+
+/* The reference kernels' run (kernels/cpu_quant.c): every quantized element dequantized to binary32,
+ * then naive-f32 or flash-varlen-f32. */
+int ac_cpu_quant_ref_run(const attncheck_problem *p, const attncheck_tensors *t, const ac_qview *v, char *err, size_t n);
+
+/* Tensor x (q, k, v) of view v as binary32 values (each exact value rounded to nearest) in a span
+ * with the tensor's own strides, NaN between elements; NULL when out of memory (cpu_quant.c). */
+float *ac_cpu_quant_dequantize(const attncheck_problem *p, const ac_qview_tensor *v, char x);
+/* The quantized paths' reference kernels (cpu_quant_paths.c): ggml-q8-ref-f32, fp8kv-fold-ref-f32. */
+extern const ac_quant_kernel ac_cpu_ggml_q8_entry, ac_cpu_fp8fold_entry;
+
+/* The entry of built-in kernel k; NULL when it takes no quantized tensor. */
+const ac_quant_kernel *ac_quant_kernel_of(const attncheck_kernel *k);
+/* The value of element (b, h, t, d) of view tensor v, exact in binary64 (from the ggml blocks for
+ * the ggml formats, from the codes and scales for the others). */
+double ac_qview_value(const ac_qview_tensor *v, int64_t b, int64_t h, int64_t t, int64_t d);
+
+#endif

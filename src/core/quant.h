@@ -1,0 +1,210 @@
+/* quant.h: quantized tensors (docs/quantized.md): the ggml block formats (q8_0, q4_0, q4_1, q5_0,
+ * q5_1, iq4_nl), fp8 codes with a scale (e4m3fn, e4m3fnuz, e5m2), int8 and int4 codes with a scale
+ * and a zero point, and the 4-bit float formats NVFP4 and MXFP4.
+ *
+ * A quantized tensor of a case (p.quant[0..2] for q, k, v; problem.h) is stored as codes, one byte
+ * per element in the tensor's dense [B][H][T][D] order, and scales (with, by format, mins, zero
+ * points or a tensor scale) laid out by the granularity:
+ *   block    [B][H][T][D / block]   one scale per block of `block` consecutive elements along D
+ *   tensor   [1]                    one scale for the whole tensor
+ *   head     [B][H]                 one per (batch, head)
+ *   token    [B][H][T]              one per token and head
+ *   channel  [B][H][D]              one per channel and head, over every token
+ * The value of an element is its format's formula on its code and scales (d q, d (q - 8), d q + m,
+ * d table[q], fp8(q) s, (q - z) s, e2m1(q) s t), a dyadic rational that binary64 holds exactly
+ * (docs/quantized.md proves the widths); NaN and infinite scales follow IEEE arithmetic of the
+ * formula (inf x 0 = NaN). The case's dense array of such a tensor holds those values in binary64
+ * (ac_tensor_dtype answers AC_F64), decoded from the codes and never written to a case file. */
+#ifndef AC_QUANT_H
+#define AC_QUANT_H
+#include <stddef.h>
+#include <stdint.h>
+#include "casefile.h"
+#include "rng.h"
+
+/* Format numbers are part of the case file's meaning only through their names; keep them stable. */
+typedef enum {
+  AC_QF_NONE = 0,
+  AC_QF_Q8_0, AC_QF_Q4_0, AC_QF_Q4_1, AC_QF_Q5_0, AC_QF_Q5_1, AC_QF_IQ4_NL,
+  AC_QF_E4M3FN, AC_QF_E4M3FNUZ, AC_QF_E5M2,
+  AC_QF_INT8, AC_QF_INT4,
+  AC_QF_NVFP4, AC_QF_MXFP4,
+  AC_QF_N
+} ac_qfmt;
+
+typedef enum { AC_QG_BLOCK = 0, AC_QG_TENSOR, AC_QG_HEAD, AC_QG_TOKEN, AC_QG_CHANNEL, AC_QG_N } ac_qgran;
+
+/* How scales are stored. */
+typedef enum { AC_QSD_F16 = 0, AC_QSD_F32, AC_QSD_E4M3, AC_QSD_E8M0 } ac_qsdtype;
+/* The second parameter of a format: none, a min per scale (q4_1, q5_1: f16), a zero point per scale
+ * (int8, int4: int8), or one binary32 tensor scale (NVFP4). */
+typedef enum { AC_QAUX_NONE = 0, AC_QAUX_MIN, AC_QAUX_ZERO, AC_QAUX_TSCALE } ac_qaux;
+
+typedef struct {
+  const char *name;        /* "q8_0" ... */
+  const char *kind;        /* "ggml", "fp8", "int", "fp4" */
+  int code_signed;         /* codes are int8 (q8_0, int8) or uint8 */
+  int code_max;            /* unsigned codes: the largest valid one (15, 31, 255) */
+  int block;               /* block formats: elements per scale along D (32, 16); 0 for the others */
+  uint32_t grans;          /* granularities it takes (1u << AC_QG_...) */
+  ac_qgran gran;           /* the default one */
+  ac_qsdtype sdtype;
+  ac_qaux aux;
+  int ggml_bytes;          /* bytes of one ggml block (the ggml formats), else 0 */
+} ac_qfmt_info;
+
+/* NULL for AC_QF_NONE and unknown numbers. */
+const ac_qfmt_info *ac_qfmt_get(int fmt);
+const char *ac_qfmt_name(int fmt);            /* "?" when unknown, "none" for AC_QF_NONE */
+int ac_qfmt_parse(const char *s, int *fmt);   /* a format name (also "fp8_e4m3fn" ...); -1 if unknown */
+const char *ac_qgran_name(int gran);
+int ac_qgran_parse(const char *s, int *gran);
+const char *ac_qsdtype_name(ac_qsdtype t);    /* "f16", "f32", "e4m3", "e8m0" */
+const char *ac_qsdtype_npy(ac_qsdtype t);     /* "<f2", "<f4", "|u1", "|u1" */
+size_t ac_qsdtype_size(ac_qsdtype t);
+/* A comma list of format names to a bit mask (1u << fmt); -1 with the bad name in bad. */
+int ac_qfmt_parse_list(const char *s, uint32_t *mask, char *bad, size_t n);
+/* The names of the formats in mask, comma-separated ("" for none). */
+const char *ac_qfmt_list(uint32_t mask, char *buf, size_t n);
+
+/* "FMT[:GRANULARITY]" into q (the format's default granularity and block when left out); -1 with
+ * one line for an unknown format or granularity, or one the format does not take. */
+int ac_qspec_parse(const char *s, ac_qspec *q, ac_err *e);
+/* "q4_0", "e4m3fn:token": the spec as ac_qspec_parse reads it. */
+const char *ac_qspec_str(const ac_qspec *q, char *buf, size_t n);
+/* The spec is usable for a tensor of head dim d (tensor 'q', 'k' or 'v' names it): a known format,
+ * a granularity it takes, the format's block, d a multiple of the block. -1 with one line. */
+int ac_qspec_check(const ac_qspec *q, char tensor, int64_t d, ac_err *e);
+
+/* ---- exact values --------------------------------------------------------------------- */
+/* The value of a stored scale (exact; e8m0 255 is NaN). */
+double ac_qscale_value(ac_qsdtype t, uint64_t bits);
+/* The code's own number: q8_0 and int8 (int8_t)code, q4_0 code - 8, q5_0 code - 16, q4_1, q5_1
+ * and int4 code, iq4_nl the table entry, fp8 the decoded value, NVFP4 and MXFP4 the e2m1 value. */
+double ac_qcode_value(int fmt, uint8_t code);
+/* The element's value from its code, its scale's value s and the second parameter a (a min, a
+ * zero point, the tensor scale; ignored otherwise): exact in binary64. */
+double ac_qvalue(int fmt, uint8_t code, double s, double a);
+/* e4m3fnuz: bias 8, no infinity, NaN only at 0x80, largest 240. */
+double ac_e4m3fnuz_decode(uint8_t code);
+/* e2m1 (4 bits: sign, 2 exponent bits of bias 1, 1 mantissa bit): 0, 0.5, 1, 1.5, 2, 3, 4, 6. */
+double ac_e2m1_decode(uint8_t code);
+/* iq4_nl's table of 16 values (kvalues_iq4nl). */
+extern const int8_t ac_iq4nl_table[16];
+
+/* ---- geometry of a tensor of dims {B, H, T, D} ------------------------------------------ */
+/* Elements of the scale array (and of the mins or zero points); 1 for the tensor scale of NVFP4. */
+int64_t ac_qscale_count(const ac_qspec *q, const int64_t dims[4]);
+/* Its shape as stored in a case file: ndim 1 to 4. */
+void ac_qscale_shape(const ac_qspec *q, const int64_t dims[4], int64_t shape[4], int *ndim);
+/* The scale element of element (b, h, t, d). */
+static inline int64_t ac_qscale_index(const ac_qspec *q, const int64_t dims[4], int64_t b, int64_t h, int64_t t,
+                                      int64_t d)
+{
+  switch (q->gran) {
+  case AC_QG_BLOCK: return ((b * dims[1] + h) * dims[2] + t) * (dims[3] / q->block) + d / q->block;
+  case AC_QG_HEAD: return b * dims[1] + h;
+  case AC_QG_TOKEN: return (b * dims[1] + h) * dims[2] + t;
+  case AC_QG_CHANNEL: return (b * dims[1] + h) * dims[3] + d;
+  default: return 0;
+  }
+}
+
+/* ---- the quantized tensors of a case --------------------------------------------------- */
+typedef struct {
+  uint8_t *codes;   /* one per element, dense [B][H][T][D] */
+  void *scales;     /* ac_qscale_count elements of the format's sdtype */
+  void *aux;        /* mins (f16) or zero points (int8), as many as scales; the tensor scale (one
+                       binary32) of NVFP4; NULL for formats without */
+} ac_qdata;
+struct ac_quant {
+  ac_qdata t[3];    /* q, k, v (all NULL for a tensor that is not quantized) */
+};
+
+/* 0, 1, 2 for 'q', 'k', 'v'; -1 otherwise. */
+static inline int ac_qslot(char tensor) { return tensor == 'q' ? 0 : tensor == 'k' ? 1 : tensor == 'v' ? 2 : -1; }
+/* The dims {B, H, T, D} of tensor x ('q', 'k', 'v') of p. */
+void ac_qdims(const ac_problem *p, char x, int64_t dims[4]);
+/* Bytes the codes, scales and aux of every quantized tensor of p take (0: none). */
+uint64_t ac_quant_bytes(const ac_problem *p);
+/* The quantization of p: each spec usable (ac_qspec_check) and nothing a quantized case does not
+ * take (per-tensor dtypes, descales, strided layouts). -1 with one line; 0 without quantization. */
+int ac_quant_validate_problem(const ac_problem *p, ac_err *e);
+
+/* Allocates (zeroed) the codes, scales and aux of every tensor p.quant names that lacks them, and
+ * its dense array of binary64 values (zeros). */
+int ac_quant_alloc(ac_case *c, ac_err *e);
+void ac_quant_free(ac_case *c);
+/* Deep copy (dst->quant overwritten, not freed). */
+void ac_quant_copy(ac_case *dst, const ac_case *src);
+/* Codes in range for their format (4- and 5-bit formats). -1 with one line naming the tensor, the
+ * first bad code and its index. */
+int ac_quant_check_codes(const ac_case *c, ac_err *e);
+/* The dense values of tensor x (binary64) from its codes and scales. */
+void ac_quant_decode(ac_case *c, char x);
+/* Quantizes tensor x of c (its values as they are, in its dtype, each taken as the nearest binary32)
+ * with the format's reference quantizer (docs/quantized.md), then sets p.quant and replaces the
+ * tensor by its exact values. -1 with one line (ac_qspec_check, or a case that takes none). */
+int ac_quant_apply(ac_case *c, char x, const ac_qspec *q, ac_err *e);
+/* Tensor x quantized again by its format's reference quantizer from its values as they are (each
+ * taken as the nearest binary32; after a mutation of them): 1 when x is quantized, 0 otherwise. */
+int ac_quant_requantize(ac_case *c, char x);
+/* One mutation of the codes and scales of a quantized tensor of c (a code to another valid one, a
+ * group's codes shifted by one, a scale doubled or halved), values decoded again; desc names it.
+ * Nothing (0) for a case without quantized tensors. */
+int ac_quant_mutate(ac_case *c, ac_rng *r, char *desc, size_t nd);
+/* Hash words of the quantization (spec, codes, scales); nothing for a case without. */
+void ac_quant_hash(const ac_case *c, void (*word)(void *s, uint64_t w), void (*bytes)(void *s, const void *d, size_t n),
+                   void *s);
+/* A quantized tensor of dst from src's by index maps: element (b, h, t, d) of dst is element
+ * (bmap[b], hmap[h], tmap[t], dmap[d]) of src (NULL maps: identity; an entry -1: no source, the
+ * element keeps zero codes and scales, value 0). Block scales need dmap to keep
+ * whole blocks in place; a channel window cut inside a block is refused (-1). dst->p holds the new
+ * shape and src's spec; its values are decoded from the copied codes. */
+typedef struct { const int64_t *b, *h, *t, *d; } ac_qmap;
+int ac_quant_remap(const ac_case *src, ac_case *dst, char x, const ac_qmap *m, ac_err *e);
+/* The same for every quantized tensor: q by (bq, hq, tq, dq), k and v by (bk, hk, tk, dk / dv). */
+typedef struct { ac_qmap q, k, v; } ac_qmaps;
+int ac_quant_remap_all(const ac_case *src, ac_case *dst, const ac_qmaps *m, ac_err *e);
+
+/* ---- block-level adversaries (quant_adv.c) ------------------------------------------------- */
+enum {
+  AC_QADV_NONE = 0,
+  AC_QADV_OUTLIER,          /* one element 300x the group's largest: the rest of its block quantizes to 0 */
+  AC_QADV_ZERO_BLOCKS,      /* whole groups of zeros: scale 0 */
+  AC_QADV_SCALE_OVERFLOW,   /* groups scaled to 1e7: amax / 127 overflows f16 (ggml's d = inf) */
+  AC_QADV_SCALE_SUBNORMAL,  /* groups scaled to 1e-6: subnormal (or zero) f16 scales */
+  AC_QADV_TIES,             /* values at (k + 1/2) d: half-away and half-even quantizers differ on every code */
+  AC_QADV_ASYM,             /* +M then -M in a block: q4_0's range [-8 d, 7 d] clips -M to -7M/8 */
+  AC_QADV_NAN,              /* a NaN scale (ggml, int, fp4) or NaN code (fp8) inside a group */
+  AC_QADV_N
+};
+const char *ac_qadv_name(int pattern);
+int ac_qadv_parse(const char *s, int *pattern);
+/* Tensor x of c (not yet quantized) quantized by q with the pattern: values edited before the
+ * reference quantizer (outlier, zero blocks, scale overflow and subnormal, ties, asymmetric range)
+ * or codes and scales after it (NaN), in some of its groups drawn from r. -1 with one line. */
+int ac_quant_adversary(ac_case *c, char x, const ac_qspec *q, int pattern, ac_rng *r, ac_err *e);
+
+/* ---- reference quantizers (quant_ref.c) -------------------------------------------------- */
+/* Quantizes the n values x of one scale group (a block, token, channel, head or tensor) into codes,
+ * the scale's bits and the aux's bits (min or zero point; for NVFP4 the block scale is computed
+ * against *tscale, the tensor scale, which the caller computes first with ac_qref_nvfp4_tscale). */
+void ac_qref_group(int fmt, const float *x, int64_t n, uint8_t *codes, uint64_t *scale, uint64_t *aux,
+                   float tscale);
+float ac_qref_nvfp4_tscale(const float *x, int64_t n);
+/* The nearest e2m1 code of x (ties to even, saturating at 6). */
+uint8_t ac_e2m1_encode(double x);
+/* The nearest e4m3fnuz code (ties to even, saturating at 240; NaN to 0x80). */
+uint8_t ac_e4m3fnuz_encode(double x);
+
+/* ---- ggml's block layouts (quant_ggml.c) ------------------------------------------------- */
+/* One block of 32 codes with its scale (f16 bits) and min (f16 bits, q4_1 and q5_1) packed into
+ * ggml's bytes (ac_qfmt_info.ggml_bytes), and back. -1 for a format without a ggml layout. */
+int ac_qggml_pack(int fmt, const uint8_t *codes, uint16_t d, uint16_t m, uint8_t *out);
+int ac_qggml_unpack(int fmt, const uint8_t *in, uint8_t *codes, uint16_t *d, uint16_t *m);
+/* Every block of tensor x of c, row after row ([B][H][T][D / 32] blocks): ggml's byte image of the
+ * tensor, malloc'd, *n its bytes; NULL for a tensor that is not in a ggml format. */
+uint8_t *ac_qggml_tensor(const ac_case *c, char x, size_t *n);
+
+#endif

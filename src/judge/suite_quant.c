@@ -1,0 +1,126 @@
+/* suite_quant.c: the quantized cases of the fixed suite (docs/quantized.md), after the serving
+ * layouts: for each format a plain case (GQA, bottom-right causal) and one with a block adversary
+ * or another granularity, binary32 Q and O; fp8 Q too; a window with softcap; varlen batches and
+ * paged caches of quantized K and V. Codes and scales come from the formats' reference quantizers
+ * (src/core/quant_ref.c), the adversaries from src/core/quant_adv.c. Only kernels that declare the
+ * format take them (the reference kernels ggml-ref-f32, fp8kv-ref-f32, intkv-ref-f32, fp4kv-ref-f32;
+ * an exec worker's kv_formats); every other kernel SKIPs them. */
+#include "config.h"
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "layout.h"
+#include "quant.h"
+#include "suite.h"
+#include "vgen.h"
+
+typedef struct {
+  const char *kv;      /* k and v spec (ac_qspec_parse) */
+  const char *q;       /* q spec, or NULL */
+  int64_t H, KVH, tq, tk, d;
+  ac_mask mask;
+  int adv;             /* AC_QADV_... applied to k and v */
+  int lay;             /* 0 dense, 1 varlen, 2 paged */
+  ac_vspec v;
+} qcase;
+
+#define PLAIN(F, X) {F, NULL, 4, 2, 64, 96, 64, AC_MASK_CAUSAL_BR, X, 0, {0}}
+#define ADV(F, X) {F, NULL, 1, 1, 40, 70, 32, AC_MASK_CAUSAL, X, 0, {0}}
+static const qcase cases[] = {
+  PLAIN("q8_0", 0), ADV("q8_0", AC_QADV_OUTLIER), ADV("q8_0", AC_QADV_TIES), PLAIN("q4_0", 0), ADV("q4_0", AC_QADV_ASYM),
+  ADV("q4_0", AC_QADV_ZERO_BLOCKS), PLAIN("q4_1", 0), ADV("q4_1", AC_QADV_SCALE_SUBNORMAL), PLAIN("q5_0", 0),
+  ADV("q5_0", AC_QADV_OUTLIER), PLAIN("q5_1", 0), ADV("q5_1", AC_QADV_ZERO_BLOCKS), PLAIN("iq4_nl", 0),
+  ADV("iq4_nl", AC_QADV_OUTLIER), ADV("q8_0", AC_QADV_SCALE_OVERFLOW), ADV("q4_0", AC_QADV_NAN),
+  PLAIN("e4m3fn", 0), ADV("e4m3fn:head", 0), ADV("e4m3fn:token", AC_QADV_OUTLIER), PLAIN("e4m3fnuz:token", 0),
+  ADV("e4m3fnuz", AC_QADV_NAN), PLAIN("e5m2:token", 0), ADV("e5m2:channel", AC_QADV_ZERO_BLOCKS),
+  PLAIN("int8", 0), ADV("int8:channel", AC_QADV_OUTLIER), PLAIN("int4:channel", 0), ADV("int4", AC_QADV_ZERO_BLOCKS),
+  PLAIN("nvfp4", 0), ADV("nvfp4", AC_QADV_OUTLIER), PLAIN("mxfp4", 0), ADV("mxfp4", AC_QADV_SCALE_SUBNORMAL),
+  {"e4m3fn:token", "e4m3fn:token", 2, 2, 48, 64, 64, AC_MASK_NONE, 0, 0, {0}},
+  {"q4_1", NULL, 2, 1, 96, 96, 32, AC_MASK_CAUSAL, 0, 0,
+   {.used = AC_FEAT_WINDOW | AC_FEAT_SOFTCAP, .win_left = 32, .win_right = 0, .softcap = 30}},
+  {"q8_0", NULL, 4, 2, 0, 0, 32, AC_MASK_CAUSAL_BR, 0, 1, {0}},
+  {"int8:token", NULL, 4, 2, 0, 0, 32, AC_MASK_CAUSAL_BR, 0, 1, {0}},
+  {"e4m3fn:token", NULL, 4, 2, 0, 0, 32, AC_MASK_CAUSAL_BR, 0, 2, {0}},
+  {"q4_0", NULL, 2, 1, 0, 0, 32, AC_MASK_NONE, 0, 2, {0}},
+};
+#undef PLAIN
+#undef ADV
+#define N_Q ((int64_t)(sizeof cases / sizeof cases[0]))
+
+int64_t ac_suite_quant_count(void) { return N_Q; }
+
+int ac_suite_quant_describe(int64_t i, char *name, size_t n, ac_dtype *dtype)
+{
+  if (i < 0 || i >= N_Q) return -1;
+  const qcase *q = &cases[i];
+  char kv[32];
+  snprintf(kv, sizeof kv, "%s", q->kv);
+  for (char *c = kv; *c; c++)
+    if (*c == ':') *c = '.';
+  size_t len;
+  if (q->lay)
+    len = (size_t)snprintf(name, n, "f32-quant-%s-%s", kv, q->lay == 1 ? "varlen-mix" : "paged-shuffled");
+  else
+    len = (size_t)snprintf(name, n, "f32-quant-%s-%lldx%lld-d%lld-%s%s", kv, (long long)q->tq, (long long)q->tk,
+                           (long long)q->d, ac_mask_name(q->mask), q->H > 1 ? "-gqa" : "");
+  if (q->q && len < n) len += (size_t)snprintf(name + len, n - len, "-q");
+  if (q->adv && len < n) len += (size_t)snprintf(name + len, n - len, "-%s", ac_qadv_name(q->adv));
+  if (q->v.used && len < n) {
+    name[len++] = '-';
+    ac_vspec_name(&q->v, name + len, n - len);
+  }
+  if (dtype) *dtype = AC_F32;
+  return 0;
+}
+
+/* The base case before quantization: dense from stream (seed, 1..3), or a layout case. */
+static int base_case(const qcase *q, uint64_t seed, ac_case *c, ac_err *e)
+{
+  if (q->lay) {
+    static const int64_t vq[4] = {5, 1, 0, 17}, vk[4] = {7, 1, 3, 33}, pq[4] = {1, 2, 1, 3}, pk[4] = {33, 5, 0, 64};
+    ac_layout_case_spec s = {.dtype = AC_F32, .mask = q->mask, .heads = q->H, .kv_heads = q->KVH, .dk = q->d, .dv = q->d,
+                             .sigma = 1,
+                             .lay = {.kind = q->lay == 1 ? AC_FEAT_VARLEN : AC_FEAT_PAGED, .nseq = 4,
+                                     .tq = q->lay == 1 ? vq : pq, .tk = q->lay == 1 ? vk : pk, .page_size = 16,
+                                     .spare_pages = q->lay == 2 ? 2 : 0, .shuffle = q->lay == 2}};
+    return ac_layout_case_make(c, &s, seed, e);
+  }
+  ac_case_init(c);
+  ac_problem *p = &c->p;
+  p->dtype = AC_F32;
+  p->mask = q->mask;
+  p->batch = 1, p->heads = q->H, p->kv_heads = q->KVH, p->tq = q->tq, p->tk = q->tk, p->dk = p->dv = q->d;
+  p->scale_is_default = 1;
+  p->scale = ac_problem_scale(p);
+  if (ac_case_alloc(c, e)) return -1;
+  ac_counts n;
+  ac_problem_counts(p, &n, NULL);
+  void *t[3] = {c->q, c->k, c->v};
+  const int64_t cnt[3] = {n.q, n.k, n.v};
+  for (int x = 0; x < 3; x++) {
+    ac_rng r;
+    ac_rng_init(&r, seed, (uint64_t)x + 1);
+    for (int64_t k = 0; k < cnt[x]; k++) ((float *)t[x])[k] = (float)ac_rng_normal(&r);
+  }
+  if (q->v.used && ac_vspec_apply(c, &q->v, seed, e)) return -1;
+  return 0;
+}
+
+int ac_suite_quant_make(int64_t i, ac_suite_case *sc, ac_err *e)
+{
+  if (ac_suite_quant_describe(i, sc->name, sizeof sc->name, NULL) != 0)
+    return ac_err_set(e, "suite quantized case %lld does not exist", (long long)i);
+  const qcase *q = &cases[i];
+  uint64_t seed = 0x7175616e74ULL + (uint64_t)i;
+  if (base_case(q, seed, &sc->c, e)) return -1;
+  ac_qspec kv, qq;
+  ac_rng r;
+  ac_rng_init(&r, seed, 14);
+  if (ac_qspec_parse(q->kv, &kv, e) || ac_quant_adversary(&sc->c, 'k', &kv, q->adv, &r, e) ||
+      ac_quant_adversary(&sc->c, 'v', &kv, q->adv, &r, e))
+    return -1;
+  if (q->q && (ac_qspec_parse(q->q, &qq, e) || ac_quant_apply(&sc->c, 'q', &qq, e))) return -1;
+  sc->c.seed = seed;
+  snprintf(sc->c.generator, sizeof sc->c.generator, "suite:quant");
+  return 0;
+}

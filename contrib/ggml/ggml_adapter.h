@@ -8,8 +8,9 @@
  * Every tensor is copied into a fresh ggml context as ggml lays it out (exactly: f32 stays f32,
  * f16 and bf16 K and V keep their bits); the mask, ALiBi and bias become ggml's mask tensor, and
  * whatever ggml cannot express exactly is refused ("unsupported: ..."), never approximated.
- * Quantized K and V (ggml's block types) take the place marked QUANTIZED in ggml_io.c once the
- * kernel ABI carries them. */
+ * Quantized K and V (ggml's block types q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl; kernel ABI 5's
+ * tensors.quant) are copied as ggml's block bytes, as they are (the places marked QUANTIZED in
+ * ggml_io.c). */
 #ifndef ATTNCHECK_GGML_ADAPTER_H
 #define ATTNCHECK_GGML_ADAPTER_H
 
@@ -23,6 +24,13 @@ typedef enum { ACG_FA = 0, ACG_FA_REF = 1, ACG_SOFTMAX = 2 } acg_path;
 /* The ggml type K or V is handed to ggml in (GGML_TYPE_F32, _F16, _BF16), or -1. */
 int acg_kv_type(int32_t dtype);
 
+/* The ggml type K or V ('k', 'v') is handed to ggml in: its block type when quantized
+ * (problem.k_format, v_format), else acg_kv_type of its dtype; -1 when ggml has none. */
+int acg_tensor_type(const attncheck_problem *p, char which);
+
+/* 0 when every quantized K or V of p has its ggml blocks in t->quant, else -1 with err. */
+int acg_quant_ok(const attncheck_problem *p, const attncheck_tensors *t, char *err, size_t err_len);
+
 /* supports() of every kernel: dtypes, sizes and the feature combinations ggml has. */
 int acg_supports(acg_path path, const attncheck_problem *p, char *why, size_t why_len);
 
@@ -30,7 +38,7 @@ int acg_supports(acg_path path, const attncheck_problem *p, char *why, size_t wh
 int acg_precision_of(acg_path path, const attncheck_problem *p, char *cls, size_t cls_len);
 
 /* Q as ggml's f32 [dk, tq, heads, batch]; K or V ('k', 'v') in ggml's [d, tk, kv_heads, batch] of
- * acg_kv_type; V transposed ('t': [tk, dv, kv_heads, batch], llama.cpp's cache without flash
+ * acg_tensor_type; V transposed ('t': [tk, dv, kv_heads, batch], llama.cpp's cache without flash
  * attention). NULL when out of context memory. */
 struct ggml_tensor *acg_copy_q(struct ggml_context *ctx, const attncheck_problem *p, const attncheck_tensors *t);
 struct ggml_tensor *acg_copy_kv(struct ggml_context *ctx, const attncheck_problem *p, const attncheck_tensors *t,

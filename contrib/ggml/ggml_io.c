@@ -31,10 +31,41 @@ int acg_kv_type(int32_t dtype)
   case ATTNCHECK_F32: return GGML_TYPE_F32;
   case ATTNCHECK_F16: return GGML_TYPE_F16;
   case ATTNCHECK_BF16: return GGML_TYPE_BF16;
-  /* QUANTIZED: ggml's block types (GGML_TYPE_Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL) go here once the
-   * kernel ABI hands K and V as codes and scales; acg_copy_kv then copies the blocks as they are. */
   default: return -1;
   }
+}
+
+/* QUANTIZED: ggml's block type of an attncheck format (the ggml formats), or -1. */
+static int qf_type(int32_t fmt)
+{
+  switch (fmt) {
+  case ATTNCHECK_QF_Q8_0: return GGML_TYPE_Q8_0;
+  case ATTNCHECK_QF_Q4_0: return GGML_TYPE_Q4_0;
+  case ATTNCHECK_QF_Q4_1: return GGML_TYPE_Q4_1;
+  case ATTNCHECK_QF_Q5_0: return GGML_TYPE_Q5_0;
+  case ATTNCHECK_QF_Q5_1: return GGML_TYPE_Q5_1;
+  case ATTNCHECK_QF_IQ4_NL: return GGML_TYPE_IQ4_NL;
+  default: return -1;
+  }
+}
+
+/* The format of K or V ('k', 'v'), 0 when it is not quantized (or the problem predates them). */
+static int32_t kv_format(const attncheck_problem *p, char which)
+{
+  if (p->struct_size < ATTNCHECK_PROBLEM_V5Q_SIZE) return 0;
+  return which == 'k' ? p->k_format : p->v_format;
+}
+
+int acg_tensor_type(const attncheck_problem *p, char which)
+{
+  const int32_t fmt = kv_format(p, which);
+  if (fmt) return qf_type(fmt);
+  return acg_kv_type(which == 'k' ? p->k_dtype : p->v_dtype);
+}
+
+static int is_quant(int gtype)
+{
+  return gtype >= 0 && ggml_is_quantized((enum ggml_type)gtype);
 }
 
 static int qo_dtype_ok(int32_t dt)
@@ -63,8 +94,29 @@ int acg_supports(acg_path path, const attncheck_problem *p, char *why, size_t wh
     snprintf(why, why_len, "ggml takes Q as f32 and writes f32: q and o f32, f16 or bf16 only");
     return 0;
   }
-  if (acg_kv_type(p->k_dtype) < 0 || acg_kv_type(p->v_dtype) < 0) {
-    snprintf(why, why_len, "K and V f32, f16 or bf16 only (ggml's quantized types are not in the kernel ABI)");
+  if (p->struct_size >= ATTNCHECK_PROBLEM_V5Q_SIZE && p->q_format) {
+    snprintf(why, why_len, "ggml takes Q as f32: no quantized Q");
+    return 0;
+  }
+  if (acg_tensor_type(p, 'k') < 0 || acg_tensor_type(p, 'v') < 0) {
+    snprintf(why, why_len, "K and V f32, f16, bf16 or ggml's q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl only");
+    return 0;
+  }
+  /* QUANTIZED: a K in q4_1 or q5_1 takes Q as q8_1 blocks, whose block sums s = d·Σc are stored
+   * in f16 (block_q8_1.s) and enter the dot product as m·s (ggml_vec_dot_q4_1_q8_1): a rounding
+   * of Q's block sums that q=q8 (§7.18) does not charge and no class part describes. */
+  if (kv_format(p, 'k') == ATTNCHECK_QF_Q4_1 || kv_format(p, 'k') == ATTNCHECK_QF_Q5_1) {
+    snprintf(why, why_len,
+             "a q4_1 or q5_1 K takes Q as q8_1 blocks whose block sums ggml rounds to f16 (block_q8_1.s): "
+             "no precision class describes that rounding");
+    return 0;
+  }
+  /* mul_mat(Vᵀ, P) takes V transposed, rows along the keys; ggml's blocks run along d, as
+   * tensors.quant holds them (llama.cpp takes a quantized V cache only with flash attention). */
+  if (path == ACG_SOFTMAX && kv_format(p, 'v')) {
+    snprintf(why, why_len,
+             "the path without flash attention takes V transposed: a quantized V (blocks along d) has no such "
+             "layout in ggml");
     return 0;
   }
   if (p->features & (ATTNCHECK_FEAT_DESCALE | ATTNCHECK_FEAT_LAYOUTS)) {
@@ -121,7 +173,7 @@ static int f32_epr(void)
  * (tiled: f32 GEMM). Where the SIMD width is unknown the scalar class is named, the looser one. */
 static char fa_path(acg_path path, const attncheck_problem *p)
 {
-  const int kt = acg_kv_type(p->k_dtype), vt = acg_kv_type(p->v_dtype);
+  const int kt = acg_tensor_type(p, 'k'), vt = acg_tensor_type(p, 'v');
   const int f32_or_f16 = (kt == GGML_TYPE_F32 || kt == GGML_TYPE_F16) && kt == vt;
   if (path == ACG_FA_REF || !f32_or_f16) return 'r';
   if (p->tq == 1 && p->batch == 1 && p->tk >= 512) return 's';
@@ -185,16 +237,21 @@ static const char *fmt_name(int gtype)
 int acg_precision_of(acg_path path, const attncheck_problem *p, char *cls, size_t cls_len)
 {
   if (!acg_backend_is_cpu()) return 0; /* another backend's arithmetic: --precision says it */
-  const int kt = acg_kv_type(p->k_dtype), vt = acg_kv_type(p->v_dtype);
-  /* Q is converted to K's vec_dot type (f16 or bf16 for those K), exact when Q is already in it.
-   * QUANTIZED: a block-quantized K's vec_dot type is q8_0 (q8_1 for q4_1, q5_1): q=q8 (docs/
-   * numerics.md §7.18), with K and V judged from their codes; V is converted to f32 (v_to_float). */
+  const int kt = acg_tensor_type(p, 'k'), vt = acg_tensor_type(p, 'v');
+  /* Q is converted to K's vec_dot type (type_traits_cpu[k].vec_dot_type, by its from_float):
+   * f16 or bf16 for those K, exact when Q is already in it; q8_0 blocks for a q8_0, q4_0, q5_0 or
+   * iq4_nl K (quantize_row_q8_0: d = max|x|/127 stored in f16, codes rounded to nearest): q=q8
+   * (docs/numerics.md §7.18). That K is read exactly: the block dot products are integer sums of
+   * codes times d_k·d_q (both f16, exact in binary32), accumulated in binary32. */
   const int q_rounded = kt != GGML_TYPE_F32 && acg_kv_type(p->q_dtype) != kt;
   char q[32] = "", rest[32] = "";
   /* Q.K through ggml_vec_dot_f16 (mul_mat, the scalar and split-KV paths): in f16 from
    * GGML_F16_STEP elements on a build with f16 vector arithmetic (f16_dot_step) */
   const int qk16 = kt == GGML_TYPE_F16 && f16_dot_in_f16(p->dk);
-  if (q_rounded) snprintf(q, sizeof q, ",q=%s", fmt_name(kt));
+  if (is_quant(kt))
+    snprintf(q, sizeof q, ",q=q8");
+  else if (q_rounded)
+    snprintf(q, sizeof q, ",q=%s", fmt_name(kt));
   if (qk16) snprintf(q + strlen(q), sizeof q - strlen(q), ",qk=f16");
   if (path == ACG_SOFTMAX) /* P (f32, normalized) converted to Vᵀ's vec_dot type for mul_mat */
     snprintf(rest, sizeof rest, ",p=%s%s", fmt_name(vt),
@@ -203,6 +260,10 @@ int acg_precision_of(acg_path path, const attncheck_problem *p, char *cls, size_
     q[0] = 0;                   /* the tiled path converts K and V to f32 and keeps Q in f32 */
   else if (vt == GGML_TYPE_F16) /* VKQ16: ggml_vec_mad_f16, ggml_vec_scale_f16 */
     snprintf(rest, sizeof rest, ",pv=f16,rs=acc");
+  else if (vt == GGML_TYPE_Q4_1 || vt == GGML_TYPE_Q5_1)
+    /* a quantized V goes through v_to_float (dequantize_row_*, binary32) into the f32 accumulator:
+     * exact for d·c (f16 times a code of at most 8 bits), one rounding of d·c + m for q4_1, q5_1 */
+    snprintf(rest, sizeof rest, ",v=f32");
   /* ggml_vec_dot_bf16 on AVX512-BF16 takes blocks of 64 through VDPBF16PS, which reads subnormal
    * inputs as 0 and flushes subnormal results whatever MXCSR says: Q.K of a bf16 K, P.V of a bf16
    * Vᵀ (mul_mat) */
@@ -224,8 +285,7 @@ struct ggml_tensor *acg_copy_q(struct ggml_context *ctx, const attncheck_problem
   return q;
 }
 
-/* One element of K or V in ggml's type: the stored bits for f16 and bf16, the value for f32.
- * QUANTIZED: block types are copied block by block (ggml_row_size bytes per row of d), as stored. */
+/* One element of K or V in ggml's type: the stored bits for f16 and bf16, the value for f32. */
 static void put_kv(void *dst, int64_t n, int32_t dt, const void *src, int64_t off)
 {
   if (dt == ATTNCHECK_F32)
@@ -234,11 +294,54 @@ static void put_kv(void *dst, int64_t n, int32_t dt, const void *src, int64_t of
     memcpy((char *)dst + 2 * n, (const char *)src + 2 * off, 2);
 }
 
+/* QUANTIZED: K or V of ggml's block type gt, from tensors.quant's ggml blocks as they are: row
+ * (b, h, t) of d elements is d / 32 blocks, block e at ggml[b g0 + h g1 + t g2 + e g3]. */
+static struct ggml_tensor *copy_blocks(struct ggml_context *ctx, const attncheck_problem *p,
+                                       const attncheck_quant_tensor *qt, int gt, int64_t d)
+{
+  const int64_t bs = ggml_blck_size((enum ggml_type)gt);
+  const size_t ts = ggml_type_size((enum ggml_type)gt);
+  if (!qt->ggml || d % bs) return NULL;
+  struct ggml_tensor *r = ggml_new_tensor_4d(ctx, (enum ggml_type)gt, d, p->tk, p->kv_heads, p->batch);
+  if (!r) return NULL;
+  const int64_t *g = qt->ggml_stride;
+  char *dst = (char *)r->data;
+  for (int64_t b = 0; b < p->batch; b++)
+    for (int64_t h = 0; h < p->kv_heads; h++)
+      for (int64_t t = 0; t < p->tk; t++)
+        for (int64_t e = 0; e < d / bs; e++, dst += ts)
+          memcpy(dst, qt->ggml + b * g[0] + h * g[1] + t * g[2] + e * g[3], ts);
+  return r;
+}
+
+int acg_quant_ok(const attncheck_problem *p, const attncheck_tensors *t, char *err, size_t err_len)
+{
+  for (int x = 1; x <= 2; x++) {
+    const int gt = acg_tensor_type(p, x == 1 ? 'k' : 'v');
+    if (!is_quant(gt)) continue;
+    const attncheck_quant *qu = t->quant;
+    if (!qu || qu->struct_size < sizeof(attncheck_quant) || qf_type(qu->t[x].format) != gt || !qu->t[x].ggml) {
+      snprintf(err, err_len, "tensors.quant holds no ggml blocks of %s's format %s", x == 1 ? "K" : "V",
+               ggml_type_name((enum ggml_type)gt));
+      return -1;
+    }
+  }
+  return 0;
+}
+
 struct ggml_tensor *acg_copy_kv(struct ggml_context *ctx, const attncheck_problem *p, const attncheck_tensors *t,
                                 char which)
 {
   const int32_t dt = which == 'k' ? p->k_dtype : p->v_dtype;
   const int64_t d = which == 'k' ? p->dk : p->dv, *s = which == 'k' ? p->k_stride : p->v_stride;
+  const int gt = acg_tensor_type(p, which == 'k' ? 'k' : 'v');
+  if (is_quant(gt)) {
+    const attncheck_quant *qu = t->quant;
+    if (which == 't' || !qu || qu->struct_size < sizeof(attncheck_quant)) return NULL;
+    const attncheck_quant_tensor *qt = &qu->t[which == 'k' ? 1 : 2];
+    if (qf_type(qt->format) != gt) return NULL;
+    return copy_blocks(ctx, p, qt, gt, d);
+  }
   const void *src = which == 'k' ? t->k : t->v;
   const int trans = which == 't';
   struct ggml_tensor *r = trans ? ggml_new_tensor_4d(ctx, acg_kv_type(dt), p->tk, d, p->kv_heads, p->batch)

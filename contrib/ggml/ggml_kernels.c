@@ -64,6 +64,7 @@ static int inputs(acg_path path, struct ggml_context *h, const attncheck_problem
                   acg_inputs *in, char *err, size_t err_len)
 {
   memset(in, 0, sizeof *in);
+  if (acg_quant_ok(p, t, err, err_len) < 0) return -1;
   in->q = acg_copy_q(h, p, t), in->k = acg_copy_kv(h, p, t, 'k');
   in->v = acg_copy_kv(h, p, t, path == ACG_SOFTMAX ? 't' : 'v');
   if ((p->features & ATTNCHECK_FEAT_SINKS) && (in->sinks = ggml_new_tensor_1d(h, GGML_TYPE_F32, p->heads)))
@@ -219,6 +220,11 @@ static int sm_prec(const attncheck_problem *p, char *c, size_t n)
   return acg_precision_of(ACG_SOFTMAX, p, c, n);
 }
 
+/* ggml's block formats (QUANTIZED): K and V as tensors.quant's ggml blocks */
+#define ACG_KV_FORMATS                                                                              \
+  ((1u << ATTNCHECK_QF_Q8_0) | (1u << ATTNCHECK_QF_Q4_0) | (1u << ATTNCHECK_QF_Q4_1) | (1u << ATTNCHECK_QF_Q5_0) | \
+   (1u << ATTNCHECK_QF_Q5_1) | (1u << ATTNCHECK_QF_IQ4_NL))
+
 #define ACG_VARIANTS                                                                             \
   (ATTNCHECK_FEAT_WINDOW | ATTNCHECK_FEAT_SOFTCAP | ATTNCHECK_FEAT_ALIBI | ATTNCHECK_FEAT_BIAS | \
    ATTNCHECK_FEAT_BOOL_MASK | ATTNCHECK_FEAT_MIXED_DTYPES)
@@ -246,6 +252,7 @@ static const attncheck_kernel k_fa = {
     .run = fa_run,
     .empty_rows = ATTNCHECK_EMPTY_ZERO,
     .precision_of = fa_prec,
+    .kv_formats = ACG_KV_FORMATS,
 };
 static const attncheck_kernel k_ref = {
     ATTNCHECK_KERNEL_INIT,
@@ -258,6 +265,7 @@ static const attncheck_kernel k_ref = {
     .run = ref_run,
     .empty_rows = ATTNCHECK_EMPTY_ZERO,
     .precision_of = ref_prec,
+    .kv_formats = ACG_KV_FORMATS,
 };
 static const attncheck_kernel k_sm = {
     ATTNCHECK_KERNEL_INIT,
@@ -270,6 +278,7 @@ static const attncheck_kernel k_sm = {
     .run = sm_run,
     .empty_rows = ATTNCHECK_EMPTY_NAN,
     .precision_of = sm_prec,
+    .kv_formats = ACG_KV_FORMATS, /* K only: a quantized V is refused (supports) */
 };
 static const attncheck_kernel *const kernels[] = {&k_fa, &k_ref, &k_sm};
 

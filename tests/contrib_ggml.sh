@@ -3,8 +3,9 @@
 # source tree built in build/; docs/ggml.md) and judged: its three kernels listed with their
 # declarations; suite cases of each path PASS under the class the kernel names for the path (and
 # ggml's scalar path FAILs fp32 where its f16 accumulator is not fp32's); what ggml's f16 mask
-# cannot hold is SKIP, not FAIL; a short campaign has no finding; the ggml failures of
-# docs/ggml.md replay from tests/data as documented. SKIP (77) without GGML_DIR.
+# cannot hold is SKIP, not FAIL; quantized K and V (q8_0, q4_0, q4_1, q5_0) PASS under their
+# classes and FAIL fp32; a short campaign has no finding; the ggml failures of docs/ggml.md replay
+# from tests/data as documented. SKIP (77) without GGML_DIR.
 set -u
 [ -n "${GGML_DIR:-}" ] || { echo "GGML_DIR is not set: contrib/ggml needs a ggml tree or prefix (docs/ggml.md)"; exit 77; }
 bin=${ATTNCHECK_BIN:-./attncheck}
@@ -20,8 +21,8 @@ echo "$out"
 for k in ggml-fa ggml-fa-ref ggml-softmax; do
   echo "$out" | grep -q "^  $k " || fail "$k not listed"
 done
-echo "$out" | grep -c 'no LSE; empty rows zero; class per problem' | grep -qx 2 || fail "flash attention's declarations"
-echo "$out" | grep -q 'no LSE; empty rows nan; class per problem' || fail "soft_max_ext's declarations"
+echo "$out" | grep -c 'no LSE; kv formats q8_0,q4_0,q4_1,q5_0,q5_1,iq4_nl; empty rows zero; class per problem' | grep -qx 2 || fail "flash attention's declarations"
+echo "$out" | grep -q 'no LSE; kv formats q8_0,q4_0,q4_1,q5_0,q5_1,iq4_nl; empty rows nan; class per problem' || fail "soft_max_ext's declarations"
 # One case per path and variant; each must PASS under the class its path names.
 cases="f32-128x128-d32-causal-b1h4kv4-alibi1 f16-128x128-d32-causal-b1h4kv4-alibi1 bf16-40x40-d32-causal-b1h2kv2-sink-dom
 f16-48x80-d32-none-cap5 f16-64x80-d32-none-b2h2kv1-bmask f32-50x50-d16-none-win10,-1tl f16-113x203-d64-causal-bottom-right-b2h4kv2"
@@ -75,6 +76,41 @@ done
 # bf16 dots of an AVX512-BF16 build flush subnormals (sub=daz in the class): WARN, not FAIL.
 v=$(verdict ggml-softmax ggml_softmax_bf16_daz)
 [ "$v" = WARN ] || [ "$v" = PASS ] || { out=$v; fail "ggml-softmax on ggml_softmax_bf16_daz: $v"; }
+# Quantized K and V (ggml's block formats from tensors.quant, docs/ggml.md "Quantized K and V"):
+# declared by all three kernels; K in q8_0 or q4_0 blocks PASSes under q=q8 (Q rounded to q8_0
+# blocks, K's values exact) and FAILs fp32, which does not charge Q's q8 rounding; a q4_1 V adds
+# v=f32; a q4_1 K (Q in q8_1, block sums in f16) and ggml-softmax's quantized V are SKIP.
+out=$("$bin" list --kernel "$so" 2>&1)
+[ "$(echo "$out" | grep -c 'kv formats q8_0,q4_0,q4_1,q5_0,q5_1,iq4_nl')" -eq 3 ] || fail "quantized formats not declared by the three kernels"
+qgen() { "$bin" gen -o "$tmp/$1.npz" $2 --heads 4 --kv-heads 2 --tq 70 --tk 90 --dk 64 --mask causal --seed 7 >/dev/null || exit 99; }
+qcheck() { # FILE KERNEL WANT-STATUS WANT-TEXT [--precision C]
+  f=$1 k=$2 want=$3 text=$4; shift 4
+  out=$("$bin" check --kernel "$so:$k" "$@" "$tmp/$f.npz" 2>&1)
+  echo "$out" | head -1 | grep -q "^$want  $k .*$text" || fail "$k on $f ($*): not $want with $text"
+}
+for fmt in q8_0 q4_0; do
+  qgen "kv-$fmt" "--kv-format $fmt"
+  for k in ggml-fa ggml-fa-ref; do
+    qcheck "kv-$fmt" $k PASS ' budget=class:q8q-f32,'
+    qcheck "kv-$fmt" $k FAIL ' budget=class:fp32,' --precision fp32
+  done
+  qcheck "kv-$fmt" ggml-softmax SKIP 'takes V transposed: a quantized V'
+  qgen "k-$fmt" "--k-format $fmt"
+  qcheck "k-$fmt" ggml-fa PASS ' budget=class:q8q-f32,'
+  qcheck "k-$fmt" ggml-softmax PASS ' budget=class:q=q8,.*p=f32,'
+  qcheck "k-$fmt" ggml-softmax FAIL ' budget=class:fp32,' --precision fp32
+done
+qgen k-q4_0-f16 "--k-format q4_0 --dtype f16"
+qcheck k-q4_0-f16 ggml-fa-ref PASS ' budget=class:q=q8,.*pv=f16,.*rs=acc'
+qcheck k-q4_0-f16 ggml-softmax PASS ' budget=class:q=q8,.*p=f16,'
+qgen k-q4_0-v-q4_1 "--k-format q4_0 --v-format q4_1"
+qcheck k-q4_0-v-q4_1 ggml-fa PASS ' budget=class:q8kv-f32,'
+qgen v-q5_0 "--v-format q5_0"
+qcheck v-q5_0 ggml-fa PASS ' budget=class:fp32,'
+qgen kv-q4_1 "--kv-format q4_1"
+qcheck kv-q4_1 ggml-fa SKIP 'q4_1 or q5_1 K takes Q as q8_1 blocks'
+out=$("$bin" suite --kernel "$so:ggml-fa" --suite ci --case f32-quant-q4_0-64x96-d64-causal-bottom-right-gqa 2>&1)
+echo "$out" | grep -q "^PASS  ggml-fa f32-quant-q4_0-64x96-d64-causal-bottom-right-gqa .*budget=class:q8q-f32," || fail "suite ci's q4_0 case"
 # A short campaign: no finding with policy fail.
 out=$("$bin" fuzz --kernel "$so:ggml-fa" --cases 40 --seed 3 --out "$tmp/camp" --no-live 2>&1) || fail "fuzz campaign (exit $?)"
 exit 0

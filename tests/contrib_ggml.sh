@@ -109,6 +109,14 @@ qgen v-q5_0 "--v-format q5_0"
 qcheck v-q5_0 ggml-fa PASS ' budget=class:fp32,'
 qgen kv-q4_1 "--kv-format q4_1"
 qcheck kv-q4_1 ggml-fa SKIP 'q4_1 or q5_1 K takes Q as q8_1 blocks'
+# Finding 10: a K block whose f16 scale overflowed, against zeros in Q: the exact score is NaN
+# (0·inf), ggml's integer block dot +inf, o that key's V: FAIL; ggml's dequantizing reference
+# ggml-ref-f32 (the values) PASSes.
+replay ggml_fa_quant_inf_scale ggml-fa FAIL
+v=$(verdict ggml-fa-ref ggml_fa_quant_inf_scale)
+[ "$v" = FAIL ] || [ "$v" = PASS ] || { out=$v; fail "ggml-fa-ref on ggml_fa_quant_inf_scale: $v"; }
+v=$("$bin" check --kernel ggml-ref-f32 "$src/tests/data/ggml_fa_quant_inf_scale.npz" 2>&1 | head -1 | cut -d' ' -f1)
+[ "$v" = PASS ] || { out=$v; fail "ggml-ref-f32 on ggml_fa_quant_inf_scale: $v"; }
 out=$("$bin" suite --kernel "$so:ggml-fa" --suite ci --case f32-quant-q4_0-64x96-d64-causal-bottom-right-gqa 2>&1)
 echo "$out" | grep -q "^PASS  ggml-fa f32-quant-q4_0-64x96-d64-causal-bottom-right-gqa .*budget=class:q8q-f32," || fail "suite ci's q4_0 case"
 # A short campaign: no finding with policy fail.

@@ -218,6 +218,49 @@ START_TEST(qk_partial_sums_beyond_the_score_accumulator_are_out_of_domain)
 }
 END_TEST
 
+/* MASKED-LEAK only where the row's own inputs leave a defined value: row 1 sees V = +inf (its
+ * exact o is +inf in column 0, 2.5 in column 1) and a masked key holds NaN in K. A kernel
+ * writing -inf in column 0 is wrong whatever the masked key does (FAIL); NaN in column 1, where
+ * the visible inputs define 2.5, is the masked NaN's reach (MASKED-LEAK). */
+START_TEST(a_visible_nonfinite_outcome_judged_wrong_is_not_a_masked_leak)
+{
+  ac_case c;
+  ac_case_init(&c);
+  c.p.dtype = AC_F32;
+  c.p.mask = AC_MASK_CAUSAL;
+  c.p.batch = c.p.heads = c.p.kv_heads = 1;
+  c.p.tq = 2;
+  c.p.tk = 3;
+  c.p.dk = 1;
+  c.p.dv = 2;
+  c.p.scale_is_default = 1;
+  ac_err e;
+  ck_assert_msg(ac_case_alloc(&c, &e) == 0, "%s", e.msg);
+  const double k[3] = {0, 0, NAN}, v[3][2] = {{1, 2}, {INFINITY, 3}, {5, 6}};
+  for (int i = 0; i < 2; i++) ac_store_bits(AC_F32, c.q, (size_t)i, ac_encode_f64(AC_F32, 1));
+  for (int j = 0; j < 3; j++) {
+    ac_store_bits(AC_F32, c.k, (size_t)j, ac_encode_f64(AC_F32, k[j]));
+    for (int d = 0; d < 2; d++) ac_store_bits(AC_F32, c.v, (size_t)(2 * j + d), ac_encode_f64(AC_F32, v[j][d]));
+  }
+  ac_oracle_opts oo;
+  ac_oracle_opts_init(&oo);
+  oo.threads = 1;
+  ac_oracle_result r;
+  ck_assert_msg(ac_oracle_run(&c, &oo, &r, &e) == 0, "%s", e.msg);
+  ac_compare_opts co;
+  ac_compare_opts_init(&co);
+  float o[4] = {1, 2, -INFINITY, NAN};
+  ac_report rep;
+  ac_report_init(&rep, &co);
+  ck_assert_msg(ac_compare_outputs(&c, &r, o, NULL, NULL, &co, &rep, &e) == 0, "%s", e.msg);
+  ck_assert_msg(rep.kinds & (1u << AC_V_FAIL), "kinds %#x: -inf for +inf must FAIL", rep.kinds);
+  ck_assert_msg(rep.kinds & (1u << AC_V_MASKED_LEAK), "kinds %#x: NaN for 2.5 is the masked NaN's reach", rep.kinds);
+  ck_assert_int_eq(rep.n_leak, 1);
+  ac_oracle_result_free(&r);
+  ac_case_free(&c);
+}
+END_TEST
+
 START_TEST(judge_case_pipeline)
 {
   ac_case c;
@@ -261,6 +304,7 @@ int main(void)
   tcase_add_test(tc, online_partial_sums_beyond_binary32_are_out_of_domain);
   tcase_add_test(tc, moderate_values_stay_in_domain);
   tcase_add_test(tc, judge_case_pipeline);
+  tcase_add_test(tc, a_visible_nonfinite_outcome_judged_wrong_is_not_a_masked_leak);
   tcase_add_test(tc, qk_partial_sums_beyond_the_score_accumulator_are_out_of_domain);
   tcase_add_test(tc, online_sums_follow_the_keys_a_row_sees);
   tcase_add_test(tc, masked_nonfinite_follows_the_keys_a_row_sees);

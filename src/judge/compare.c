@@ -386,6 +386,15 @@ static void judge_value(const jctx *x, const jval *q, jacc *a)
   }
 }
 
+/* A masked non-finite input that can reach an element explains a non-finite kernel value there
+ * (MASKED-LEAK) only where the row's own inputs leave a defined value (§5.5: "the row's only
+ * non-finite inputs sit in masked keys"): where a visible NaN or inf already makes the exact
+ * outcome non-finite, a kernel value outside what the oracle accepts is judged as such (FAIL). */
+static int leak_applies(const ac_oracle_row *rw, uint8_t accept, uint8_t reach)
+{
+  return reach && (!rw->has_nonfinite || (accept & AC_ACCEPT_VALUE));
+}
+
 static void judge_row(const jctx *x, int64_t row, const ac_oracle_row *rw, int ood, const void *o, const float *lse,
                       const uint8_t *unwritten, const uint8_t *leakk, const uint8_t *leakv, jacc *ea, jacc *la)
 {
@@ -409,7 +418,7 @@ static void judge_row(const jctx *x, int64_t row, const ac_oracle_row *rw, int o
       continue;
     }
     jval q = {.row = row, .d = d, .rw = rw, .el = el, .accept = el->accept, .exact = el->o, .ood = ood,
-              .leak = leakv[idx], .beyond = fabs(el->o) > maxf, .fmt = t};
+              .leak = leak_applies(rw, el->accept, leakv[idx]), .beyond = isfinite(el->o) && fabs(el->o) > maxf, .fmt = t};
     q.kb = ac_load_bits(t, o, idx);
     q.kv = ac_decode(t, q.kb);
     q.knan = ac_bits_isnan(t, q.kb), q.kinf = ac_bits_isinf(t, q.kb);
@@ -431,8 +440,8 @@ static void judge_row(const jctx *x, int64_t row, const ac_oracle_row *rw, int o
   memcpy(&klb, &kl, 4);
   memcpy(&rlb, &rw->lse_f32, 4);
   jval q = {.row = row, .d = -1, .rw = rw, .accept = rw->lse_accept, .exact = rw->lse, .kb = klb, .rb = rlb,
-            .kv = kl, .knan = isnan(kl), .kinf = isinf(kl), .beyond = fabs(rw->lse) > FLT_MAX, .ood = ood,
-            .leak = leakk[row], .round_exact = 1, .fmt = AC_F32};
+            .kv = kl, .knan = isnan(kl), .kinf = isinf(kl), .beyond = isfinite(rw->lse) && fabs(rw->lse) > FLT_MAX, .ood = ood,
+            .leak = leak_applies(rw, rw->lse_accept, leakk[row]), .round_exact = 1, .fmt = AC_F32};
   if (q.accept & AC_ACCEPT_EMPTY) {
     if (q.knan) rep->empty_lse_nan++;
     else if (q.kinf && kl > 0) rep->empty_lse_pinf++;

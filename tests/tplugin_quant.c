@@ -5,7 +5,9 @@
  *                    point) for K and V, e4m3fn for Q; every value decoded exactly, binary64
  *                    attention of dense cases without variants, o rounded to f32: PASS;
  *   quant-no-scale   the same reading the codes without their scales: FAIL;
- *   quant-undeclared the first with kv_formats 0: never handed a quantized case (SKIP). */
+ *   quant-undeclared the first with kv_formats 0: never handed a quantized case (SKIP);
+ *   quant-k-only     the first refusing a quantized V (as ggml's softmax path does): `list` still
+ *                    shows the dense cases it takes. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,6 +113,15 @@ static int run_no_scale(const attncheck_problem *p, const attncheck_tensors *t, 
   return attend(p, t, 1, err, n);
 }
 
+static int supports_k_only(const attncheck_problem *p, char *why, size_t n)
+{
+  if (p->struct_size >= ATTNCHECK_PROBLEM_V5Q_SIZE && p->v_format) {
+    snprintf(why, n, "a quantized V");
+    return 0;
+  }
+  return supports(p, why, n);
+}
+
 #define KV (1u << ATTNCHECK_QF_Q8_0 | 1u << ATTNCHECK_QF_E4M3FN | 1u << ATTNCHECK_QF_INT8)
 static const attncheck_kernel k_quant = {ATTNCHECK_KERNEL_INIT, .name = "quant-f64",
                                          .description = "binary64 attention over codes and scales", .precision = "fp32",
@@ -124,9 +135,14 @@ static const attncheck_kernel k_undeclared = {ATTNCHECK_KERNEL_INIT, .name = "qu
                                               .description = "quant-f64 without kv_formats", .precision = "fp32",
                                               .supports = supports, .run = run};
 
+static const attncheck_kernel k_k_only = {ATTNCHECK_KERNEL_INIT, .name = "quant-k-only",
+                                          .description = "quant-f64 refusing a quantized V", .precision = "fp32",
+                                          .supports = supports_k_only, .run = run, .kv_formats = KV,
+                                          .q_formats = 1u << ATTNCHECK_QF_E4M3FN};
+
 const attncheck_kernel *const *attncheck_plugin_kernels(size_t *count)
 {
-  static const attncheck_kernel *const ks[] = {&k_quant, &k_no_scale, &k_undeclared};
-  *count = 3;
+  static const attncheck_kernel *const ks[] = {&k_quant, &k_no_scale, &k_undeclared, &k_k_only};
+  *count = 4;
   return ks;
 }

@@ -21,6 +21,8 @@ first() { "$bin" check --kernel "$1" "$2" 2>&1 | head -1; }
 
 "$bin" list --kernel "$so" >"$tmp/list" 2>&1 || fail "list --kernel: $(cat "$tmp/list")"
 grep -q "kv formats q8_0,e4m3fn,int8; q formats e4m3fn" "$tmp/list" || fail "list lacks the formats: $(cat "$tmp/list")"
+# a kernel refusing quantized V (and so the quantized probe) is probed dense first: its dtypes show
+grep -A1 '^  quant-k-only ' "$tmp/list" | grep -q "dtypes f32; masks none" || fail "list of quant-k-only: $(cat "$tmp/list")"
 "$bin" gen -o "$tmp/plain.npz" --tq 8 --tk 24 --dk 32 --seed 2 >/dev/null || exit 99
 "$bin" gen -o "$tmp/q8.npz" --tq 12 --tk 40 --dk 64 --heads 4 --kv-heads 2 --mask causal --kv-format q8_0 --seed 3 >/dev/null || exit 99
 "$bin" gen -o "$tmp/e4.npz" --tq 12 --tk 40 --dk 32 --heads 2 --kv-format e4m3fn:head --q-format e4m3fn:head --seed 4 >/dev/null || exit 99

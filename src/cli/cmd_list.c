@@ -56,7 +56,8 @@ static void supports_summary(ac_kernel *k, char *buf, size_t n)
   int dt_ok[6] = {0}, mask_ok[3] = {0}, gqa = 0, dvne = 0, tqne = 0, scale = 0;
   char refused[256] = ""; /* why the f32 probe (or the first one) was refused */
   uint32_t qf, kvf = ac_kernel_kv_formats(k, &qf);
-  /* a kernel of quantized tensors is probed on K and V in its first format (docs/quantized.md) */
+  /* a kernel of quantized tensors is probed dense, then where that is refused on K and V in its
+   * first format (docs/quantized.md) */
   int probe_fmt = 0;
   for (int f = AC_QF_N - 1; f > 0; f--)
     if (kvf >> f & 1u) probe_fmt = f;
@@ -74,12 +75,18 @@ static void supports_summary(ac_kernel *k, char *buf, size_t n)
       p.batch = 1;
       p.heads = p.kv_heads = 2;
       p.tq = p.tk = 8;
-      p.dk = p.dv = probe_fmt ? 32 : 16;
+      p.dk = p.dv = 16;
       p.scale_is_default = 1;
-      p.scale = probe_fmt ? 0x1.6a09e667f3bcdp-3 : 0.25;
-      p.quant[1] = p.quant[2] = pq;
+      p.scale = 0.25;
       char why[256];
-      int ok = ac_kernel_supports(k, &p, why, sizeof why);
+      int ok = ac_kernel_supports(k, &p, why, sizeof why), qp = 0;
+      if (!ok && probe_fmt) {   /* refused dense: the same problem with K and V quantized */
+        p.dk = p.dv = 32;
+        p.scale = 0x1.6a09e667f3bcdp-3;
+        p.quant[1] = p.quant[2] = pq;
+        qp = 1;
+        ok = ac_kernel_supports(k, &p, why, sizeof why);
+      }
       if (!ok && (ac_kernel_declared_caps(k) & ATTNCHECK_FEAT_LAYOUTS)) {   /* a layout-only kernel: one varlen sequence */
         ac_features_plain(&p);
         p.f.used = ac_kernel_declared_caps(k) & ATTNCHECK_FEAT_VARLEN ? AC_FEAT_VARLEN : AC_FEAT_PAGED;
@@ -93,7 +100,7 @@ static void supports_summary(ac_kernel *k, char *buf, size_t n)
       ac_problem q = p;
       q.kv_heads = 1;
       gqa |= ac_kernel_supports(k, &q, why, sizeof why);
-      q = p, q.dv = probe_fmt ? 64 : 8;
+      q = p, q.dv = qp ? 64 : 8;
       dvne |= ac_kernel_supports(k, &q, why, sizeof why);
       q = p, q.tk = 12;
       tqne |= ac_kernel_supports(k, &q, why, sizeof why);

@@ -104,8 +104,61 @@ float *ac_cpu_quant_dequantize(const attncheck_problem *p, const ac_qview_tensor
   return dequantize(p, v, x, 0);
 }
 
+/* AC_QBUG_QHEAD_SCALE: K and V expanded to the query heads ([B][H][T][D], packed), query head h
+ * reading the codes of kv head h / (H / H_kv) with per-head scale h of the [B][H_kv] array (that of
+ * a later batch's head, or NaN, the array's guard, past its end) */
+static float *expand_qhead(const attncheck_problem *p, const attncheck_tensors *t, const ac_qview_tensor *v, char x)
+{
+  const int64_t B = p->batch, H = p->heads, Hk = p->kv_heads, T = p->tk, D = x == 'v' ? p->dv : p->dk;
+  const int64_t *st = x == 'v' ? p->v_stride : p->k_stride;
+  const float *dense = x == 'v' ? t->v : t->k;
+  const ac_qfmt_info *f = ac_qfmt_get(v->format);
+  float *out = malloc((size_t)(B * H * T * D) * sizeof *out);
+  if (!out) return NULL;
+  for (int64_t b = 0; b < B; b++)
+    for (int64_t h = 0; h < H; h++)
+      for (int64_t j = 0; j < T; j++)
+        for (int64_t d = 0; d < D; d++) {
+          int64_t hk = h / (H / Hk), si = b * Hk + h;
+          double val;
+          if (!v->format) val = dense[ac_cpu_off(st, b, hk, j, d)];
+          else if (v->granularity != AC_QG_HEAD || !f) val = qview_value(v, b, hk, j, d, x, D, 0);
+          else {
+            uint8_t code = v->codes[b * v->code_stride[0] + hk * v->code_stride[1] + j * v->code_stride[2] + d * v->code_stride[3]];
+            val = si < B * Hk ? ac_qvalue(v->format, code, scale_at(v, f, si), 0) : NAN;
+          }
+          out[((b * H + h) * T + j) * D + d] = (float)val;
+        }
+  return out;
+}
+
+static int qhead_run(const attncheck_problem *p, const attncheck_tensors *t, const ac_qview *v, char *err, size_t n)
+{
+  attncheck_problem pp = *p;
+  attncheck_tensors tt = *t;
+  float *vals[3] = {NULL, NULL, NULL};
+  int rc = 0;
+  if (v->t[0].format && !(vals[0] = dequantize(p, &v->t[0], 'q', 0))) rc = 1;
+  if (!rc && !(vals[1] = expand_qhead(p, t, &v->t[1], 'k'))) rc = 1;
+  if (!rc && !(vals[2] = expand_qhead(p, t, &v->t[2], 'v'))) rc = 1;
+  if (rc) snprintf(err, n, "out of memory");
+  else {
+    if (vals[0]) tt.q = vals[0];
+    tt.k = vals[1], tt.v = vals[2];
+    pp.kv_heads = p->heads;
+    const int64_t ks[4] = {p->heads * p->tk * p->dk, p->tk * p->dk, p->dk, 1}, vs[4] = {p->heads * p->tk * p->dv, p->tk * p->dv, p->dv, 1};
+    memcpy(pp.k_stride, ks, sizeof ks);
+    memcpy(pp.v_stride, vs, sizeof vs);
+    rc = ac_cpu_naive_f32.run(&pp, &tt, err, n);
+  }
+  for (int i = 0; i < 3; i++) free(vals[i]);
+  return rc;
+}
+
 int ac_cpu_quant_bug_run(int bug, const attncheck_problem *p, const attncheck_tensors *t, const ac_qview *v, char *err, size_t n)
 {
+  if (bug == AC_QBUG_QHEAD_SCALE && !(p->features & ATTNCHECK_FEAT_LAYOUTS) && p->heads != p->kv_heads)
+    return qhead_run(p, t, v, err, n);
   attncheck_tensors tt = *t;
   float *vals[3] = {NULL, NULL, NULL};
   const void **slot[3] = {&tt.q, &tt.k, &tt.v};

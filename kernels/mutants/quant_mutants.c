@@ -62,11 +62,14 @@ QMUT(ac_mutant_quant_bf16_scale, AC_QBUG_BF16_SCALE, "mutant-quant-bf16-scale",
 QMUT(ac_mutant_quant_nan_dropped, AC_QBUG_NAN_DROPPED, "mutant-quant-nan-dropped",
      "fp8kv-ref-f32 reading a NaN fp8 code (or NaN scale) as 0: NaN inside a block not propagated", "qkv-f32", FP8, FP8)
 
+QMUT(ac_mutant_quant_qhead_scale, AC_QBUG_QHEAD_SCALE, "mutant-quant-qhead-scale",
+     "fp8kv-ref-f32 indexing per-head K and V scales by the query head under GQA (dense cases)", "qkv-f32", FP8, FP8)
+
 static const ac_quant_kernel *const entries[] = {
   &ac_mutant_quant_nibble_swap_entry,      &ac_mutant_quant_q4_no_offset_entry, &ac_mutant_quant_next_block_scale_entry,
   &ac_mutant_quant_no_v_scale_entry,       &ac_mutant_quant_no_q_descale_entry, &ac_mutant_quant_scale_twice_entry,
   &ac_mutant_quant_fn_as_fnuz_entry,       &ac_mutant_quant_zero_sign_entry,    &ac_mutant_quant_bf16_scale_entry,
-  &ac_mutant_quant_nan_dropped_entry,
+  &ac_mutant_quant_nan_dropped_entry,      &ac_mutant_quant_qhead_scale_entry,
 };
 
 const ac_quant_kernel *ac_quant_mutant_entry_of(const attncheck_kernel *k)

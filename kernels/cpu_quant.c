@@ -171,7 +171,9 @@ int ac_cpu_quant_bug_run(int bug, const attncheck_problem *p, const attncheck_te
     }
     *slot[i] = vals[i];
   }
-  if (!rc) {
+  if (!rc && bug == AC_QBUG_PAST_SEQLEN && (p->features & ATTNCHECK_FEAT_PAGED))
+    rc = ac_cpu_layout_run(ATTNCHECK_F32, AC_LBUG_PAGE_COUNT, "mutant-quant-past-seqlen", p, &tt, err, n);
+  else if (!rc) {
     const attncheck_kernel *base = p->features & ATTNCHECK_FEAT_LAYOUTS ? &ac_cpu_flash_varlen_f32 : &ac_cpu_naive_f32;
     rc = base->run(p, &tt, err, n);
   }

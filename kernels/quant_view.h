@@ -56,7 +56,8 @@ enum {
   AC_QBUG_ZERO_SIGN,         /* int8, int4: (q + z)*s where (q - z)*s was meant */
   AC_QBUG_BF16_SCALE,        /* ggml blocks: the f16 scale's bits read as bf16 */
   AC_QBUG_NAN_DROPPED,       /* a NaN value (NaN code or scale) read as 0 */
-  AC_QBUG_QHEAD_SCALE        /* fp8 per-head K and V scales indexed by the query head under GQA (dense cases) */
+  AC_QBUG_QHEAD_SCALE,       /* fp8 per-head K and V scales indexed by the query head under GQA (dense cases) */
+  AC_QBUG_PAST_SEQLEN        /* paged: every slot of a sequence's pages read as a key, past cache_seqlens */
 };
 int ac_cpu_quant_bug_run(int bug, const attncheck_problem *p, const attncheck_tensors *t, const ac_qview *v, char *err, size_t n);
 /* The table entry of quantized mutant k (kernels/mutants/quant_mutants.c); NULL for any other kernel. */

@@ -38,7 +38,8 @@ extern const attncheck_kernel ac_mutant_ggml_bf16_acc, ac_mutant_q8q_as_q4;   /*
 /* quantized-cache mutants (kernels/mutants/quant_mutants.c) */
 extern const attncheck_kernel ac_mutant_quant_nibble_swap, ac_mutant_quant_q4_no_offset, ac_mutant_quant_next_block_scale,
   ac_mutant_quant_no_v_scale, ac_mutant_quant_no_q_descale, ac_mutant_quant_scale_twice, ac_mutant_quant_fn_as_fnuz,
-  ac_mutant_quant_zero_sign, ac_mutant_quant_bf16_scale, ac_mutant_quant_nan_dropped, ac_mutant_quant_qhead_scale;
+  ac_mutant_quant_zero_sign, ac_mutant_quant_bf16_scale, ac_mutant_quant_nan_dropped, ac_mutant_quant_qhead_scale,
+  ac_mutant_quant_past_seqlen;
 
 static const attncheck_kernel *const cpu_kernels[] = {
   &ac_cpu_naive_f64,
@@ -129,6 +130,7 @@ static const attncheck_kernel *const mutant_kernels[] = {
   &ac_mutant_quant_bf16_scale,
   &ac_mutant_quant_nan_dropped,
   &ac_mutant_quant_qhead_scale,
+  &ac_mutant_quant_past_seqlen,
   &ac_mutant_varlen_bwd_cu_k,
   &ac_mutant_bwd_d_wrong_row,
   &ac_mutant_bwd_dk_no_scale,

@@ -16,7 +16,7 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 "$bin" list --mutants > "$tmp/list" || { echo "list --mutants failed"; exit 99; }
 for mc in nibble-swap:kv-f32 q4-no-offset:kv-f32 next-scale:kv-f32 no-v-scale:qkv-f32 no-q-descale:qkv-f32 \
           scale-twice:qkv-f32 fn-as-fnuz:qkv-f32 zero-sign:kv-f32 bf16-scale:kv-f32 nan-dropped:qkv-f32 \
-          qhead-scale:qkv-f32; do
+          qhead-scale:qkv-f32 past-seqlen:qkv-f32; do
   m=mutant-quant-${mc%%:*}
   c=${mc#*:}
   grep -q "^  $m  *$c  *host " "$tmp/list" || { fail "$m not listed with class $c"; continue; }
@@ -28,5 +28,5 @@ for mc in nibble-swap:kv-f32 q4-no-offset:kv-f32 next-scale:kv-f32 no-v-scale:qk
     echo "found: $m: $(ls "$tmp/$m/findings" | grep "__FAIL__" | head -n 1)"
   fi
 done
-[ "$(grep -c '^  mutant-quant-' "$tmp/list")" -eq 11 ] || fail "expected 11 mutant-quant-* mutants: $(grep '^  mutant-quant-' "$tmp/list" | awk '{print $1}' | tr '\n' ' ')"
+[ "$(grep -c '^  mutant-quant-' "$tmp/list")" -eq 12 ] || fail "expected 12 mutant-quant-* mutants: $(grep '^  mutant-quant-' "$tmp/list" | awk '{print $1}' | tr '\n' ' ')"
 exit $((fails > 0))

@@ -65,11 +65,15 @@ QMUT(ac_mutant_quant_nan_dropped, AC_QBUG_NAN_DROPPED, "mutant-quant-nan-dropped
 QMUT(ac_mutant_quant_qhead_scale, AC_QBUG_QHEAD_SCALE, "mutant-quant-qhead-scale",
      "fp8kv-ref-f32 indexing per-head K and V scales by the query head under GQA (dense cases)", "qkv-f32", FP8, FP8)
 
+QMUT(ac_mutant_quant_past_seqlen, AC_QBUG_PAST_SEQLEN, "mutant-quant-past-seqlen",
+     "fp8kv-ref-f32 on a paged cache reading the last partial page whole, past cache_seqlens", "qkv-f32", FP8, FP8)
+
 static const ac_quant_kernel *const entries[] = {
   &ac_mutant_quant_nibble_swap_entry,      &ac_mutant_quant_q4_no_offset_entry, &ac_mutant_quant_next_block_scale_entry,
   &ac_mutant_quant_no_v_scale_entry,       &ac_mutant_quant_no_q_descale_entry, &ac_mutant_quant_scale_twice_entry,
   &ac_mutant_quant_fn_as_fnuz_entry,       &ac_mutant_quant_zero_sign_entry,    &ac_mutant_quant_bf16_scale_entry,
   &ac_mutant_quant_nan_dropped_entry,      &ac_mutant_quant_qhead_scale_entry,
+  &ac_mutant_quant_past_seqlen_entry,
 };
 
 const ac_quant_kernel *ac_quant_mutant_entry_of(const attncheck_kernel *k)

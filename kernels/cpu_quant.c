@@ -15,6 +15,7 @@
 #include "cpu_common.h"
 #include "cpu_varlen.h"
 #include "quant_view.h"
+#include "dtype.h"
 
 extern const attncheck_kernel ac_cpu_flash_varlen_f32;   /* cpu_varlen.c */
 
@@ -31,23 +32,35 @@ static double scale_at(const ac_qview_tensor *v, const ac_qfmt_info *f, int64_t 
   }
 }
 
-double ac_qview_value(const ac_qview_tensor *v, int64_t b, int64_t h, int64_t t, int64_t d)
+/* one defect of a quantized kernel's dequantization (AC_QBUG_..., quant_view.h; 0: none): element
+ * (b, h, t, d) of tensor x ('q', 'k', 'v') of head dim D */
+static double qview_value(const ac_qview_tensor *v, int64_t b, int64_t h, int64_t t, int64_t d, char x, int64_t D, int bug)
 {
   const ac_qfmt_info *f = ac_qfmt_get(v->format);
   if (!f) return NAN;
+  const int q4 = v->format == AC_QF_Q4_0 || v->format == AC_QF_Q4_1 || v->format == AC_QF_IQ4_NL;
+  double val;
   if (v->ggml) {   /* ggml's block: its scale, min and codes from the bytes */
-    int64_t e = d / 32;
+    int64_t e = d / 32, j = d % 32;
     const uint8_t *blk = v->ggml + b * v->ggml_stride[0] + h * v->ggml_stride[1] + t * v->ggml_stride[2] + e * v->ggml_stride[3];
     uint8_t c[32];
     uint16_t sd, sm;
     ac_qggml_unpack(v->format, blk, c, &sd, &sm);
+    if (bug == AC_QBUG_NIBBLE_SWAP && q4) j = (j + 16) % 32;
+    if (bug == AC_QBUG_NEXT_BLOCK_SCALE && (e + 1) * 32 < D) {
+      uint8_t c2[32];
+      uint16_t sm2;
+      ac_qggml_unpack(v->format, blk + v->ggml_stride[3], c2, &sd, &sm2);
+    }
     double s = ac_qscale_value(f->sdtype, sd), m = f->aux == AC_QAUX_MIN ? ac_qscale_value(AC_QSD_F16, sm) : 0;
-    return ac_qvalue(v->format, c[d % 32], s, m);
+    if (bug == AC_QBUG_BF16_SCALE && f->sdtype == AC_QSD_F16) s = ac_bf16_to_f32(sd);
+    if (bug == AC_QBUG_NO_Q4_OFFSET && v->format == AC_QF_Q4_0) return s * c[j];
+    return ac_qvalue(v->format, c[j], s, m);
   }
   int64_t e = v->granularity == AC_QG_BLOCK ? d / v->block : d;
   int64_t so = b * v->scale_stride[0] + h * v->scale_stride[1] + t * v->scale_stride[2] + e * v->scale_stride[3];
   uint8_t code = v->codes[b * v->code_stride[0] + h * v->code_stride[1] + t * v->code_stride[2] + d * v->code_stride[3]];
-  double a = 0;
+  double a = 0, s = scale_at(v, f, so);
   if (f->aux == AC_QAUX_MIN) a = ac_qscale_value(AC_QSD_F16, ((const uint16_t *)v->aux)[so]);
   else if (f->aux == AC_QAUX_ZERO) a = (double)((const int8_t *)v->aux)[so];
   else if (f->aux == AC_QAUX_TSCALE) {
@@ -55,10 +68,21 @@ double ac_qview_value(const ac_qview_tensor *v, int64_t b, int64_t h, int64_t t,
     memcpy(&bits, v->aux, 4);
     a = ac_qscale_value(AC_QSD_F32, bits);
   }
-  return ac_qvalue(v->format, code, scale_at(v, f, so), a);
+  if ((bug == AC_QBUG_NO_V_SCALE && x == 'v') || (bug == AC_QBUG_NO_Q_SCALE && x == 'q')) s = 1;
+  if (bug == AC_QBUG_ZERO_SIGN && f->aux == AC_QAUX_ZERO) a = -a;
+  if (bug == AC_QBUG_FN_AS_FNUZ && v->format == AC_QF_E4M3FN) val = ac_e4m3fnuz_decode(code) * s;
+  else val = ac_qvalue(v->format, code, s, a);
+  if (bug == AC_QBUG_SCALE_TWICE) val *= s;
+  if (bug == AC_QBUG_NAN_DROPPED && isnan(val)) val = 0;
+  return val;
 }
 
-float *ac_cpu_quant_dequantize(const attncheck_problem *p, const ac_qview_tensor *v, char x)
+double ac_qview_value(const ac_qview_tensor *v, int64_t b, int64_t h, int64_t t, int64_t d)
+{
+  return qview_value(v, b, h, t, d, 0, 0, 0);
+}
+
+static float *dequantize(const attncheck_problem *p, const ac_qview_tensor *v, char x, int bug)
 {
   const int layout = (p->features & ATTNCHECK_FEAT_LAYOUTS) != 0, isq = x == 'q';
   const int64_t B = layout ? 1 : p->batch, H = isq ? p->heads : p->kv_heads;
@@ -71,36 +95,101 @@ float *ac_cpu_quant_dequantize(const attncheck_problem *p, const ac_qview_tensor
   for (int64_t b = 0; b < B; b++)
     for (int64_t h = 0; h < H; h++)
       for (int64_t t = 0; t < T; t++)
-        for (int64_t d = 0; d < D; d++) out[ac_cpu_off(st, b, h, t, d)] = (float)ac_qview_value(v, b, h, t, d);
+        for (int64_t d = 0; d < D; d++) out[ac_cpu_off(st, b, h, t, d)] = (float)qview_value(v, b, h, t, d, x, D, bug);
   return out;
 }
 
-static int ref_supports(const attncheck_problem *p, char *why, size_t n)
+float *ac_cpu_quant_dequantize(const attncheck_problem *p, const ac_qview_tensor *v, char x)
 {
-  if (p->features & ATTNCHECK_FEAT_LAYOUTS) return ac_cpu_flash_varlen_f32.supports(p, why, n);
-  return ac_cpu_naive_f32.supports(p, why, n);
+  return dequantize(p, v, x, 0);
 }
 
-int ac_cpu_quant_ref_run(const attncheck_problem *p, const attncheck_tensors *t, const ac_qview *v, char *err, size_t n)
+/* AC_QBUG_QHEAD_SCALE: K and V expanded to the query heads ([B][H][T][D], packed), query head h
+ * reading the codes of kv head h / (H / H_kv) with per-head scale h of the [B][H_kv] array (that of
+ * a later batch's head, or NaN, the array's guard, past its end) */
+static float *expand_qhead(const attncheck_problem *p, const attncheck_tensors *t, const ac_qview_tensor *v, char x)
 {
+  const int64_t B = p->batch, H = p->heads, Hk = p->kv_heads, T = p->tk, D = x == 'v' ? p->dv : p->dk;
+  const int64_t *st = x == 'v' ? p->v_stride : p->k_stride;
+  const float *dense = x == 'v' ? t->v : t->k;
+  const ac_qfmt_info *f = ac_qfmt_get(v->format);
+  float *out = malloc((size_t)(B * H * T * D) * sizeof *out);
+  if (!out) return NULL;
+  for (int64_t b = 0; b < B; b++)
+    for (int64_t h = 0; h < H; h++)
+      for (int64_t j = 0; j < T; j++)
+        for (int64_t d = 0; d < D; d++) {
+          int64_t hk = h / (H / Hk), si = b * Hk + h;
+          double val;
+          if (!v->format) val = dense[ac_cpu_off(st, b, hk, j, d)];
+          else if (v->granularity != AC_QG_HEAD || !f) val = qview_value(v, b, hk, j, d, x, D, 0);
+          else {
+            uint8_t code = v->codes[b * v->code_stride[0] + hk * v->code_stride[1] + j * v->code_stride[2] + d * v->code_stride[3]];
+            val = si < B * Hk ? ac_qvalue(v->format, code, scale_at(v, f, si), 0) : NAN;
+          }
+          out[((b * H + h) * T + j) * D + d] = (float)val;
+        }
+  return out;
+}
+
+static int qhead_run(const attncheck_problem *p, const attncheck_tensors *t, const ac_qview *v, char *err, size_t n)
+{
+  attncheck_problem pp = *p;
+  attncheck_tensors tt = *t;
+  float *vals[3] = {NULL, NULL, NULL};
+  int rc = 0;
+  if (v->t[0].format && !(vals[0] = dequantize(p, &v->t[0], 'q', 0))) rc = 1;
+  if (!rc && !(vals[1] = expand_qhead(p, t, &v->t[1], 'k'))) rc = 1;
+  if (!rc && !(vals[2] = expand_qhead(p, t, &v->t[2], 'v'))) rc = 1;
+  if (rc) snprintf(err, n, "out of memory");
+  else {
+    if (vals[0]) tt.q = vals[0];
+    tt.k = vals[1], tt.v = vals[2];
+    pp.kv_heads = p->heads;
+    const int64_t ks[4] = {p->heads * p->tk * p->dk, p->tk * p->dk, p->dk, 1}, vs[4] = {p->heads * p->tk * p->dv, p->tk * p->dv, p->dv, 1};
+    memcpy(pp.k_stride, ks, sizeof ks);
+    memcpy(pp.v_stride, vs, sizeof vs);
+    rc = ac_cpu_naive_f32.run(&pp, &tt, err, n);
+  }
+  for (int i = 0; i < 3; i++) free(vals[i]);
+  return rc;
+}
+
+int ac_cpu_quant_bug_run(int bug, const attncheck_problem *p, const attncheck_tensors *t, const ac_qview *v, char *err, size_t n)
+{
+  if (bug == AC_QBUG_QHEAD_SCALE && !(p->features & ATTNCHECK_FEAT_LAYOUTS) && p->heads != p->kv_heads)
+    return qhead_run(p, t, v, err, n);
   attncheck_tensors tt = *t;
   float *vals[3] = {NULL, NULL, NULL};
   const void **slot[3] = {&tt.q, &tt.k, &tt.v};
   int rc = 0;
   for (int i = 0; i < 3 && !rc; i++) {
     if (!v->t[i].format) continue;
-    if (!(vals[i] = ac_cpu_quant_dequantize(p, &v->t[i], "qkv"[i]))) {
+    if (!(vals[i] = dequantize(p, &v->t[i], "qkv"[i], bug))) {
       snprintf(err, n, "out of memory");
       rc = 1;
     }
     *slot[i] = vals[i];
   }
-  if (!rc) {
+  if (!rc && bug == AC_QBUG_PAST_SEQLEN && (p->features & ATTNCHECK_FEAT_PAGED))
+    rc = ac_cpu_layout_run(ATTNCHECK_F32, AC_LBUG_PAGE_COUNT, "mutant-quant-past-seqlen", p, &tt, err, n);
+  else if (!rc) {
     const attncheck_kernel *base = p->features & ATTNCHECK_FEAT_LAYOUTS ? &ac_cpu_flash_varlen_f32 : &ac_cpu_naive_f32;
     rc = base->run(p, &tt, err, n);
   }
   for (int i = 0; i < 3; i++) free(vals[i]);
   return rc;
+}
+
+int ac_cpu_quant_ref_run(const attncheck_problem *p, const attncheck_tensors *t, const ac_qview *v, char *err, size_t n)
+{
+  return ac_cpu_quant_bug_run(0, p, t, v, err, n);
+}
+
+static int ref_supports(const attncheck_problem *p, char *why, size_t n)
+{
+  if (p->features & ATTNCHECK_FEAT_LAYOUTS) return ac_cpu_flash_varlen_f32.supports(p, why, n);
+  return ac_cpu_naive_f32.supports(p, why, n);
 }
 
 static int ref_run(const attncheck_problem *p, const attncheck_tensors *t, char *err, size_t n)
@@ -147,5 +236,6 @@ const ac_quant_kernel *ac_quant_kernel_of(const attncheck_kernel *k)
     if (table[i].k == k) return &table[i];
   if (k && k == ac_cpu_ggml_q8_entry.k) return &ac_cpu_ggml_q8_entry;
   if (k && k == ac_cpu_fp8fold_entry.k) return &ac_cpu_fp8fold_entry;
-  return k && k == ac_tk_quant_entry.k ? &ac_tk_quant_entry : NULL;
+  if (k && k == ac_tk_quant_entry.k) return &ac_tk_quant_entry;
+  return ac_quant_mutant_entry_of(k);
 }

@@ -42,6 +42,27 @@ typedef struct {
  * then naive-f32 or flash-varlen-f32. */
 int ac_cpu_quant_ref_run(const attncheck_problem *p, const attncheck_tensors *t, const ac_qview *v, char *err, size_t n);
 
+/* The defects of the quantized mutants (kernels/mutants/quant_mutants.c), each one change of the
+ * reference kernels' dequantization; ac_cpu_quant_bug_run is ac_cpu_quant_ref_run with one of them. */
+enum {
+  AC_QBUG_NONE = 0,
+  AC_QBUG_NIBBLE_SWAP,       /* q4_0, q4_1, iq4_nl: element j read from the other nibble (j + 16 mod 32) */
+  AC_QBUG_NO_Q4_OFFSET,      /* q4_0: d*q where d*(q - 8) was meant */
+  AC_QBUG_NEXT_BLOCK_SCALE,  /* ggml blocks: block e with the scale d of block e + 1 (the last its own) */
+  AC_QBUG_NO_V_SCALE,        /* V's codes without their scale */
+  AC_QBUG_NO_Q_SCALE,        /* Q's codes without their scale (q_descale missing) */
+  AC_QBUG_SCALE_TWICE,       /* every value times its scale once more */
+  AC_QBUG_FN_AS_FNUZ,        /* e4m3fn codes decoded as e4m3fnuz */
+  AC_QBUG_ZERO_SIGN,         /* int8, int4: (q + z)*s where (q - z)*s was meant */
+  AC_QBUG_BF16_SCALE,        /* ggml blocks: the f16 scale's bits read as bf16 */
+  AC_QBUG_NAN_DROPPED,       /* a NaN value (NaN code or scale) read as 0 */
+  AC_QBUG_QHEAD_SCALE,       /* fp8 per-head K and V scales indexed by the query head under GQA (dense cases) */
+  AC_QBUG_PAST_SEQLEN        /* paged: every slot of a sequence's pages read as a key, past cache_seqlens */
+};
+int ac_cpu_quant_bug_run(int bug, const attncheck_problem *p, const attncheck_tensors *t, const ac_qview *v, char *err, size_t n);
+/* The table entry of quantized mutant k (kernels/mutants/quant_mutants.c); NULL for any other kernel. */
+const ac_quant_kernel *ac_quant_mutant_entry_of(const attncheck_kernel *k);
+
 /* Tensor x (q, k, v) of view v as binary32 values (each exact value rounded to nearest) in a span
  * with the tensor's own strides, NaN between elements; NULL when out of memory (cpu_quant.c). */
 float *ac_cpu_quant_dequantize(const attncheck_problem *p, const ac_qview_tensor *v, char x);

@@ -35,6 +35,11 @@ extern const attncheck_kernel ac_mutant_bwd_d_wrong_row, ac_mutant_bwd_dk_no_sca
   ac_mutant_bwd_softcap_noderiv;
 
 extern const attncheck_kernel ac_mutant_ggml_bf16_acc, ac_mutant_q8q_as_q4;   /* kernels/mutants/ggml_mutants.c */
+/* quantized-cache mutants (kernels/mutants/quant_mutants.c) */
+extern const attncheck_kernel ac_mutant_quant_nibble_swap, ac_mutant_quant_q4_no_offset, ac_mutant_quant_next_block_scale,
+  ac_mutant_quant_no_v_scale, ac_mutant_quant_no_q_descale, ac_mutant_quant_scale_twice, ac_mutant_quant_fn_as_fnuz,
+  ac_mutant_quant_zero_sign, ac_mutant_quant_bf16_scale, ac_mutant_quant_nan_dropped, ac_mutant_quant_qhead_scale,
+  ac_mutant_quant_past_seqlen;
 
 static const attncheck_kernel *const cpu_kernels[] = {
   &ac_cpu_naive_f64,
@@ -114,6 +119,18 @@ static const attncheck_kernel *const mutant_kernels[] = {
   &ac_mutant_block_table_past_end,
   &ac_mutant_splitkv_first_max,
   &ac_mutant_splitkv_sink_per_split,
+  &ac_mutant_quant_nibble_swap,
+  &ac_mutant_quant_q4_no_offset,
+  &ac_mutant_quant_next_block_scale,
+  &ac_mutant_quant_no_v_scale,
+  &ac_mutant_quant_no_q_descale,
+  &ac_mutant_quant_scale_twice,
+  &ac_mutant_quant_fn_as_fnuz,
+  &ac_mutant_quant_zero_sign,
+  &ac_mutant_quant_bf16_scale,
+  &ac_mutant_quant_nan_dropped,
+  &ac_mutant_quant_qhead_scale,
+  &ac_mutant_quant_past_seqlen,
   &ac_mutant_varlen_bwd_cu_k,
   &ac_mutant_bwd_d_wrong_row,
   &ac_mutant_bwd_dk_no_scale,

@@ -1,10 +1,10 @@
 # tests/quant.mk: quantized tensors (docs/quantized.md) from the outside: ggml's layouts and quantizers
 # against gguf-py (SKIP without it), the command line (gen, info, check, suite, fuzz), the exec protocol
 # (SKIP without numpy), quant-report. The C tests are tquant (core.mk), toracle_quant (oracle.mk) and
-# tfuzz_quant (fuzz.mk).
+# tfuzz_quant (fuzz.mk). tquant_mutants.sh: the quantized mutants found by fuzz.
 check_PROGRAMS += tests/quant/ggml_tool
 tests_quant_ggml_tool_LDADD = $(AC_CORE_LIBS)
-AC_QUANT_SH = tests/tquant_gguf.sh tests/tquant_cli.sh tests/texec_quant.sh tests/tquant_report.sh tests/tquant_explain.sh tests/tquant_classes.sh
+AC_QUANT_SH = tests/tquant_gguf.sh tests/tquant_cli.sh tests/texec_quant.sh tests/tquant_report.sh tests/tquant_explain.sh tests/tquant_classes.sh tests/tquant_mutants.sh
 TESTS += $(AC_QUANT_SH)
 dist_noinst_SCRIPTS += $(AC_QUANT_SH)
 EXTRA_DIST += tests/quant/gguf_ref.py

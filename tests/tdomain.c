@@ -37,14 +37,20 @@ static void build(ac_case *c, double big)
   }
 }
 
-static uint32_t judge(const ac_case *c)
+/* The exact answer of c on one thread. */
+static int oracle1(const ac_case *c, ac_oracle_result *r, ac_err *e)
 {
   ac_oracle_opts oo;
   ac_oracle_opts_init(&oo);
   oo.threads = 1;
+  return ac_oracle_run(c, &oo, r, e);
+}
+
+static uint32_t judge(const ac_case *c)
+{
   ac_oracle_result r;
   ac_err e;
-  ck_assert_msg(ac_oracle_run(c, &oo, &r, &e) == 0, "%s", e.msg);
+  ck_assert_msg(oracle1(c, &r, &e) == 0, "%s", e.msg);
   ac_kernel **list = NULL;
   int n = 0;
   ck_assert_msg(ac_kernel_resolve("flash-f32", &list, &n, &e) == 0, "%s", e.msg);
@@ -157,10 +163,7 @@ static int count_oracle(void *ctx, const ac_case *c, ac_oracle_result *out, ac_e
 {
   (void)ctx;
   oracle_calls++;
-  ac_oracle_opts oo;
-  ac_oracle_opts_init(&oo);
-  oo.threads = 1;
-  return ac_oracle_run(c, &oo, out, e);
+  return oracle1(c, out, e);
 }
 
 /* The judge's pipeline: the oracle is fetched once, after a run with outputs, never for a run
@@ -189,11 +192,8 @@ static uint32_t judge_nan_f16(double x, const char *cls)
     ac_store_bits(AC_F16, c.k, (size_t)d, ac_encode_f64(AC_F16, k[d]));
   }
   ac_store_bits(AC_F16, c.v, 0, ac_encode_f64(AC_F16, 1));
-  ac_oracle_opts oo;
-  ac_oracle_opts_init(&oo);
-  oo.threads = 1;
   ac_oracle_result r;
-  ck_assert_msg(ac_oracle_run(&c, &oo, &r, &e) == 0, "%s", e.msg);
+  ck_assert_msg(oracle1(&c, &r, &e) == 0, "%s", e.msg);
   ac_compare_opts co;
   ac_compare_opts_init(&co);
   co.prec = ac_precision_find(cls);
@@ -242,11 +242,8 @@ START_TEST(a_visible_nonfinite_outcome_judged_wrong_is_not_a_masked_leak)
     ac_store_bits(AC_F32, c.k, (size_t)j, ac_encode_f64(AC_F32, k[j]));
     for (int d = 0; d < 2; d++) ac_store_bits(AC_F32, c.v, (size_t)(2 * j + d), ac_encode_f64(AC_F32, v[j][d]));
   }
-  ac_oracle_opts oo;
-  ac_oracle_opts_init(&oo);
-  oo.threads = 1;
   ac_oracle_result r;
-  ck_assert_msg(ac_oracle_run(&c, &oo, &r, &e) == 0, "%s", e.msg);
+  ck_assert_msg(oracle1(&c, &r, &e) == 0, "%s", e.msg);
   ac_compare_opts co;
   ac_compare_opts_init(&co);
   float o[4] = {1, 2, -INFINITY, NAN};

@@ -181,8 +181,9 @@ static int usage(void)
           "                       [--mixed-every N (a mixed-dtype copy of every Nth f32/fp8 case, default 2)]\n"
           "                       [--kernels NAME,... (only these built-in kernels)] [--mixed-kv f16|bf16 (the K and\n"
           "                       V dtype of the mixed copies of f32 cases; default drawn)]\n"
-          "                       [--kv-format F[:G] [--q-format F[:G]] (N quantized f32 cases: K and V, and Q,\n"
-          "                       in that format, one in four with a block adversary; the kernels that read it)]\n"
+          "                       [--kv-format F[:G] [--q-format F[:G]] (N quantized f32 cases, or f16 and bf16 ones\n"
+          "                       with --dtypes: K and V, and Q, in that format, one in four with a block\n"
+          "                       adversary; the kernels that read it)]\n"
           "       bench/calibrate --write-case DTYPE CASESEED FILE [--variant]   (write one calibration case)\n"
           "       bench/calibrate --grad ...   (the backward kernels; bench/calibrate --grad --help)\n");
   return 2;
@@ -193,6 +194,7 @@ int main(int argc, char **argv)
   uint64_t seed = 1;
   int64_t ncases = 5000, vevery = 2, mevery = 2;
   uint32_t only = ~0u;   /* --dtypes: the dtypes to run (1u << dtype) */
+  int dtypes_set = 0;
   const char *konly = NULL; /* --kernels */
   int mixed_kv = -1;
   double kappa = AC_KAPPA_DEFAULT;
@@ -233,6 +235,7 @@ int main(int argc, char **argv)
     } else if (!strcmp(argv[i], "--dtypes") && i + 1 < argc) {
       char bad[32];
       if (ac_dtype_parse_list(argv[++i], &only, bad, sizeof bad) < 0) return usage();
+      dtypes_set = 1;
     } else if (!strcmp(argv[i], "--mixed-every") && i + 1 < argc) {
       if (ac_parse_i64(argv[++i], &mevery) < 0 || mevery < 0) return usage();
     } else if (!strcmp(argv[i], "--variants-every") && i + 1 < argc) {
@@ -288,7 +291,8 @@ int main(int argc, char **argv)
   int64_t total = 0, nvar = 0, nmixed = 0;
   for (size_t di = 0; di < sizeof dts / sizeof dts[0]; di++) {
     ac_dtype t = dts[di];
-    if (!(only >> t & 1u) || (kvq.fmt && t != AC_F32)) continue;
+    /* quantized cases: f32 unless --dtypes names f16 or bf16 too (dequantize-to-16-bit kernels) */
+    if (!(only >> t & 1u) || (kvq.fmt && t != AC_F32 && (!dtypes_set || (t != AC_F16 && t != AC_BF16)))) continue;
     /* quantized cases: draws until ncases took the format (those whose head dims do not are skipped) */
     for (int64_t k = 0, took = 0; kvq.fmt ? took < ncases : k < ncases; k++) {
       uint64_t cs = (1ull << 32) + seed * (1ull << 24) + (uint64_t)(di * (uint64_t)ncases + (uint64_t)k);

@@ -82,13 +82,22 @@ double ac_qview_value(const ac_qview_tensor *v, int64_t b, int64_t h, int64_t t,
   return qview_value(v, b, h, t, d, 0, 0, 0);
 }
 
-static float *dequantize(const attncheck_problem *p, const ac_qview_tensor *v, char x, int bug)
+/* The dims {B, H, T, D} of tensor x of p as a kernel sees it (a layout's carrier: B = 1, T tokens or
+ * slots), and the elements its code strides span. */
+static int64_t view_span(const attncheck_problem *p, const ac_qview_tensor *v, char x, int64_t dims[4])
 {
   const int layout = (p->features & ATTNCHECK_FEAT_LAYOUTS) != 0, isq = x == 'q';
-  const int64_t B = layout ? 1 : p->batch, H = isq ? p->heads : p->kv_heads;
-  const int64_t T = layout ? (isq ? p->total_q : p->total_k) : (isq ? p->tq : p->tk), D = x == 'v' ? p->dv : p->dk;
+  dims[0] = layout ? 1 : p->batch, dims[1] = isq ? p->heads : p->kv_heads;
+  dims[2] = layout ? (isq ? p->total_q : p->total_k) : (isq ? p->tq : p->tk), dims[3] = x == 'v' ? p->dv : p->dk;
   const int64_t *st = v->code_stride;
-  int64_t span = 1 + (B - 1) * st[0] + (H - 1) * st[1] + (T - 1) * st[2] + (D - 1) * st[3];
+  return 1 + (dims[0] - 1) * st[0] + (dims[1] - 1) * st[1] + (dims[2] - 1) * st[2] + (dims[3] - 1) * st[3];
+}
+
+static float *dequantize(const attncheck_problem *p, const ac_qview_tensor *v, char x, int bug)
+{
+  int64_t dims[4];
+  const int64_t span = view_span(p, v, x, dims), B = dims[0], H = dims[1], T = dims[2], D = dims[3];
+  const int64_t *st = v->code_stride;
   float *out = malloc((size_t)span * sizeof *out);
   if (!out) return NULL;
   for (int64_t k = 0; k < span; k++) out[k] = NAN;
@@ -102,6 +111,17 @@ static float *dequantize(const attncheck_problem *p, const ac_qview_tensor *v, c
 float *ac_cpu_quant_dequantize(const attncheck_problem *p, const ac_qview_tensor *v, char x)
 {
   return dequantize(p, v, x, 0);
+}
+
+uint16_t *ac_cpu_quant_dequantize16(const attncheck_problem *p, const ac_qview_tensor *v, char x, int dt)
+{
+  int64_t dims[4];
+  const int64_t span = view_span(p, v, x, dims);
+  float *f = dequantize(p, v, x, 0);
+  uint16_t *out = f ? malloc((size_t)span * sizeof *out) : NULL;
+  for (int64_t k = 0; out && k < span; k++) out[k] = dt == ATTNCHECK_BF16 ? ac_bf16_from_f32(f[k]) : ac_f16_from_f32(f[k]);
+  free(f);
+  return out;
 }
 
 /* AC_QBUG_QHEAD_SCALE: K and V expanded to the query heads ([B][H][T][D], packed), query head h
@@ -236,6 +256,8 @@ const ac_quant_kernel *ac_quant_kernel_of(const attncheck_kernel *k)
     if (table[i].k == k) return &table[i];
   if (k && k == ac_cpu_ggml_q8_entry.k) return &ac_cpu_ggml_q8_entry;
   if (k && k == ac_cpu_fp8fold_entry.k) return &ac_cpu_fp8fold_entry;
+  if (k && k == ac_cpu_kv16_f16_entry.k) return &ac_cpu_kv16_f16_entry;
+  if (k && k == ac_cpu_kv16_bf16_entry.k) return &ac_cpu_kv16_bf16_entry;
   if (k && k == ac_tk_quant_entry.k) return &ac_tk_quant_entry;
   return ac_quant_mutant_entry_of(k);
 }

@@ -6,13 +6,18 @@
  *   fp8kv-fold-ref-f32 FlashAttention-3's fp8 path: the dot products of the codes, Q's and K's scales
  *                     folded into the softmax scale (two roundings in binary32), the output of the V
  *                     codes multiplied by V's scale (one more); per-tensor or per-head scales only
- *                     (a per-token scale cannot be folded: run() refuses it); class fold-f32. */
+ *                     (a per-token scale cannot be folded: run() refuses it); class fold-f32;
+ *   kv16-ref-f16      vLLM's fp8 paths and llama.cpp's CUDA tensor-core path: K and V of any format
+ *   kv16-ref-bf16     dequantized to the compute dtype, each value formed in binary32 (code x scale)
+ *                     and rounded to f16 (bf16), then flash-f16 (flash-bf16) on f16 (bf16) Q, or the
+ *                     varlen and paged kernel of that dtype; classes kv-f16-fa2, kv-bf16-fa2. */
 #include "config.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cpu_common.h"
+#include "cpu_varlen.h"
 #include "quant_view.h"
 
 extern const attncheck_kernel ac_cpu_q8q_f32;   /* cpu_ggml.c */
@@ -169,9 +174,80 @@ const attncheck_kernel ac_cpu_fp8fold_ref_f32 = {
     .supports = fold_supports,
     .run = quant_only_run};
 
+
+/* ---- kv16-ref-f16, kv16-ref-bf16 ---- */
+#define KV16_CAPS \
+  ((ATTNCHECK_FEAT_ALL & ~(ATTNCHECK_FEAT_MIXED_DTYPES | ATTNCHECK_FEAT_DESCALE)) | ATTNCHECK_FEAT_LAYOUTS)
+
+static int kv16_supports_dt(int dt, const attncheck_problem *p, char *why, size_t n)
+{
+  if (p->features & ATTNCHECK_FEAT_LAYOUTS) return ac_cpu_layout_supports(p, dt, why, n);
+  return ac_cpu_supports_caps(p, dt, KV16_CAPS & ~ATTNCHECK_FEAT_LAYOUTS, why, n);
+}
+static int kv16_f16_supports(const attncheck_problem *p, char *why, size_t n) { return kv16_supports_dt(ATTNCHECK_F16, p, why, n); }
+static int kv16_bf16_supports(const attncheck_problem *p, char *why, size_t n) { return kv16_supports_dt(ATTNCHECK_BF16, p, why, n); }
+
+static int kv16_run_dt(int dt, const attncheck_problem *p, const attncheck_tensors *t, const ac_qview *v, char *err,
+                       size_t n)
+{
+  attncheck_tensors tt = *t;
+  uint16_t *vals[2] = {NULL, NULL};
+  int rc = 0;
+  for (int i = 0; i < 2 && !rc; i++)
+    if (v->t[1 + i].format && !(vals[i] = ac_cpu_quant_dequantize16(p, &v->t[1 + i], "kv"[i], dt))) {
+      snprintf(err, n, "out of memory");
+      rc = 1;
+    }
+  if (vals[0]) tt.k = vals[0];
+  if (vals[1]) tt.v = vals[1];
+  const char *name = dt == ATTNCHECK_BF16 ? "kv16-ref-bf16" : "kv16-ref-f16";
+  if (!rc && (p->features & ATTNCHECK_FEAT_LAYOUTS))
+    rc = ac_cpu_layout_run(dt, AC_LBUG_NONE, name, p, &tt, err, n);
+  else if (!rc)
+    rc = (dt == ATTNCHECK_BF16 ? &ac_cpu_flash_bf16 : &ac_cpu_flash_f16)->run(p, &tt, err, n);
+  free(vals[0]);
+  free(vals[1]);
+  return rc;
+}
+static int kv16_f16_run(const attncheck_problem *p, const attncheck_tensors *t, const ac_qview *v, char *err, size_t n)
+{
+  return kv16_run_dt(ATTNCHECK_F16, p, t, v, err, n);
+}
+static int kv16_bf16_run(const attncheck_problem *p, const attncheck_tensors *t, const ac_qview *v, char *err, size_t n)
+{
+  return kv16_run_dt(ATTNCHECK_BF16, p, t, v, err, n);
+}
+
+const attncheck_kernel ac_cpu_kv16_ref_f16 = {
+    ATTNCHECK_KERNEL_INIT,
+    .name = "kv16-ref-f16",
+    .description = "K and V of any quantized format dequantized to f16 (code x scale in binary32, then rounded), "
+                   "then flash-f16 (vLLM's fp8 paths, llama.cpp's CUDA tensor-core path); varlen and paged too",
+    .precision = "kv-f16-fa2",
+    .memory = ATTNCHECK_MEM_HOST,
+    .caps = KV16_CAPS,
+    .supports = kv16_f16_supports,
+    .run = quant_only_run};
+
+const attncheck_kernel ac_cpu_kv16_ref_bf16 = {
+    ATTNCHECK_KERNEL_INIT,
+    .name = "kv16-ref-bf16",
+    .description = "K and V of any quantized format dequantized to bf16 (code x scale in binary32, then rounded), "
+                   "then flash-bf16; varlen and paged too",
+    .precision = "kv-bf16-fa2",
+    .memory = ATTNCHECK_MEM_HOST,
+    .caps = KV16_CAPS,
+    .supports = kv16_bf16_supports,
+    .run = quant_only_run};
+
 #define F(x) (1u << AC_QF_##x)
 const ac_quant_kernel ac_cpu_ggml_q8_entry = {&ac_cpu_ggml_q8_ref_f32, F(Q8_0) | F(Q4_0) | F(Q5_0) | F(IQ4_NL), 0, 1,
                                               ggml_q8_run};
 const ac_quant_kernel ac_cpu_fp8fold_entry = {&ac_cpu_fp8fold_ref_f32, F(E4M3FN) | F(E4M3FNUZ) | F(E5M2),
                                               F(E4M3FN) | F(E4M3FNUZ) | F(E5M2), 1, fold_run};
+#define KV16_FORMATS                                                                                          \
+  (F(Q8_0) | F(Q4_0) | F(Q4_1) | F(Q5_0) | F(Q5_1) | F(IQ4_NL) | F(E4M3FN) | F(E4M3FNUZ) | F(E5M2) | F(INT8) | \
+   F(INT4) | F(NVFP4) | F(MXFP4))
+const ac_quant_kernel ac_cpu_kv16_f16_entry = {&ac_cpu_kv16_ref_f16, KV16_FORMATS, 0, 1, kv16_f16_run};
+const ac_quant_kernel ac_cpu_kv16_bf16_entry = {&ac_cpu_kv16_ref_bf16, KV16_FORMATS, 0, 1, kv16_bf16_run};
 #undef F

@@ -66,8 +66,12 @@ const ac_quant_kernel *ac_quant_mutant_entry_of(const attncheck_kernel *k);
 /* Tensor x (q, k, v) of view v as binary32 values (each exact value rounded to nearest) in a span
  * with the tensor's own strides, NaN between elements; NULL when out of memory (cpu_quant.c). */
 float *ac_cpu_quant_dequantize(const attncheck_problem *p, const ac_qview_tensor *v, char x);
-/* The quantized paths' reference kernels (cpu_quant_paths.c): ggml-q8-ref-f32, fp8kv-fold-ref-f32. */
-extern const ac_quant_kernel ac_cpu_ggml_q8_entry, ac_cpu_fp8fold_entry;
+/* The same rounded once more, to f16 (dt ATTNCHECK_F16) or bf16 (ATTNCHECK_BF16) bits: fl16(fl32(x)),
+ * as an engine that forms code x scale in binary32 and stores the product in its compute dtype. */
+uint16_t *ac_cpu_quant_dequantize16(const attncheck_problem *p, const ac_qview_tensor *v, char x, int dt);
+/* The quantized paths' reference kernels (cpu_quant_paths.c): ggml-q8-ref-f32, fp8kv-fold-ref-f32,
+ * kv16-ref-f16, kv16-ref-bf16. */
+extern const ac_quant_kernel ac_cpu_ggml_q8_entry, ac_cpu_fp8fold_entry, ac_cpu_kv16_f16_entry, ac_cpu_kv16_bf16_entry;
 
 /* The entry of built-in kernel k; NULL when it takes no quantized tensor. */
 const ac_quant_kernel *ac_quant_kernel_of(const attncheck_kernel *k);

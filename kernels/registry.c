@@ -26,7 +26,7 @@ extern const attncheck_kernel ac_cpu_flash_varlen_f32, ac_cpu_flash_varlen_bf16;
 /* the reference kernels of the quantized formats (kernels/cpu_quant.c) */
 extern const attncheck_kernel ac_cpu_ggml_ref_f32, ac_cpu_fp8kv_ref_f32, ac_cpu_intkv_ref_f32, ac_cpu_fp4kv_ref_f32;
 /* the reference kernels of the quantized paths (kernels/cpu_quant_paths.c) */
-extern const attncheck_kernel ac_cpu_ggml_q8_ref_f32, ac_cpu_fp8fold_ref_f32;
+extern const attncheck_kernel ac_cpu_ggml_q8_ref_f32, ac_cpu_fp8fold_ref_f32, ac_cpu_kv16_ref_f16, ac_cpu_kv16_ref_bf16;
 extern const attncheck_kernel ac_mutant_varlen_bwd_cu_k;   /* varlen backward (kernels/mutants/varlen_bwd_mutants.c) */
 extern const attncheck_kernel ac_cpu_naive_bwd_f32, ac_cpu_naive_bwd_bf16, ac_cpu_flash_bwd_f32, ac_cpu_flash_bwd_bf16;
 extern const attncheck_kernel ac_mutant_bwd_d_wrong_row, ac_mutant_bwd_dk_no_scale, ac_mutant_bwd_gqa_no_sum,
@@ -74,6 +74,8 @@ static const attncheck_kernel *const cpu_kernels[] = {
   &ac_cpu_fp4kv_ref_f32,
   &ac_cpu_ggml_q8_ref_f32,
   &ac_cpu_fp8fold_ref_f32,
+  &ac_cpu_kv16_ref_f16,
+  &ac_cpu_kv16_ref_bf16,
 };
 
 static const attncheck_kernel *const mutant_kernels[] = {

@@ -3,7 +3,9 @@
 # §6.1, §7.17 fold, §7.18 q8): the presets and their parts; each reference kernel PASSes under the class
 # it declares and ggml-q8-ref-f32, which rounds Q to q8_0 blocks, FAILs under kv-f32; fold=f32 widens
 # the budget (err/W smaller than under fp32 on the same run); fp8kv-fold-ref-f32 refuses per-token
-# scales (SKIP, "unsupported:").
+# scales (SKIP, "unsupported:"); the dequantize-to-16-bit kernels kv16-ref-f16 and kv16-ref-bf16
+# PASS under kv-f16-fa2 and kv-bf16-fa2 on f16 and bf16 cases of every format family, dense and paged,
+# and kv16-ref-f16 FAILs under fp16-fa2, which does not charge K's and V's rounding to f16.
 bin=${ATTNCHECK_BIN:-${abs_top_builddir:-.}/attncheck}
 if ! test -x "$bin"; then echo "attncheck binary not found at $bin"; exit 99; fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/attncheck-tqclasses-XXXXXX") || exit 99
@@ -14,7 +16,9 @@ fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 "$bin" list --precision >"$tmp/list" 2>&1 || fail "list --precision: exit $?"
-for want in "kv-f32 *k=f32,v=f32" "qkv-f32 *q=f32,k=f32,v=f32" "q8kv-f32 *q=q8,v=f32" "fold-f32 *fold=f32"; do
+for want in "kv-f32 *k=f32,v=f32" "qkv-f32 *q=f32,k=f32,v=f32" "q8kv-f32 *q=q8,v=f32" "fold-f32 *fold=f32" \
+  "kv-f16-fa2 *k=f16,v=f16,qk=f32t,exp=exp2,lse=log2,p=f16,pv=f32t,l=f32t" \
+  "kv-bf16-fa2 *k=bf16,v=bf16,qk=f32t,exp=exp2,lse=log2,p=bf16,pv=f32t,l=f32t"; do
   grep -q "^$want\$" "$tmp/list" || fail "list --precision lacks '$want'"
 done
 "$bin" list --precision fold=f32 2>&1 | head -1 | grep -q "fold=f32" || fail "list --precision fold=f32"
@@ -47,4 +51,25 @@ v=$(verdict fp8kv-fold-ref-f32 "$tmp/e4tok.npz")
 [ "$v" = SKIP ] || fail "fp8kv-fold-ref-f32 on per-token scales: $v, expected SKIP"
 a=$(errw fp8kv-fold-ref-f32 "$tmp/e4h.npz" fold-f32) b=$(errw fp8kv-fold-ref-f32 "$tmp/e4h.npz" fp32)
 awk -v a="$a" -v b="$b" 'BEGIN { exit !(a > 0 && a < b) }' || fail "err/W under fold-f32 ($a) not below fp32's ($b)"
+
+# dequantize to f16 / bf16: one case per format family, dense (GQA, causal) and paged
+for dt in f16 bf16; do
+  for f in q4_0 q4_1 e4m3fn:head e5m2:token int8 int4:channel nvfp4 mxfp4; do
+    n=$dt-$(echo "$f" | tr : _)
+    gen "$n" --dtype "$dt" --kv-format "$f" --mask causal-bottom-right
+    v=$(verdict kv16-ref-$dt "$tmp/$n.npz")
+    [ "$v" = PASS ] || fail "kv16-ref-$dt on $n under its class: $v"
+  done
+  "$bin" gen -o "$tmp/$dt-paged.npz" --dtype "$dt" --seqlens-q 3,5 --cache-seqlens 40,77 --page-size 16 \
+    --heads 4 --kv-heads 2 --dk 64 --kv-format e4m3fn:token --mask causal-bottom-right --seed 3 >/dev/null 2>"$tmp/e" ||
+    fail "gen paged $dt: $(cat "$tmp/e")"
+  v=$(verdict kv16-ref-$dt "$tmp/$dt-paged.npz")
+  [ "$v" = PASS ] || fail "kv16-ref-$dt on a paged e4m3fn cache: $v"
+done
+"$bin" check --kernel kv16-ref-f16 "$tmp/f16-e4m3fn_head.npz" | head -1 | grep -q "budget=class:kv-f16-fa2" ||
+  fail "kv16-ref-f16 declares kv-f16-fa2"
+v=$(verdict kv16-ref-f16 "$tmp/f16-e4m3fn_head.npz" --precision fp16-fa2)
+[ "$v" = FAIL ] || fail "kv16-ref-f16 under fp16-fa2 (K's and V's rounding to f16 not charged): $v, expected FAIL"
+v=$(verdict kv16-ref-f16 "$tmp/f16-e4m3fn_head.npz" --precision kv-f16-fa2 --policy suspect=fail)
+[ "$v" = PASS ] || fail "kv16-ref-f16 SUSPECT under kv-f16-fa2: $v"
 [ "$fails" = 0 ] && echo "ok" || exit 1

@@ -288,6 +288,13 @@ void ac_prec_parts_derive(const ac_prec_parts *p, ac_precision *c)
   input_round(v[AC_PART_Q], sub, &c->u_qin, &c->eta_qin);
   input_round(v[AC_PART_K], sub, &c->u_kin, &c->eta_kin);
   input_round(v[AC_PART_V], sub, &c->u_vin, &c->eta_vin);
+  /* K and V of a quantized cache reach a narrower format through binary32 (code x scale formed in
+   * binary32, then stored in f16, bf16 or fp8: fl(fl32(x))): |fl(fl32(x)) - x| <= (u + 2^-24 (1 + u)) |x|
+   * plus the narrow format's underflow, charged as u + 2^-23 (docs/quantized.md "Classes"). */
+  for (int x = 0; x < 2; x++) {
+    int f = v[x ? AC_PART_V : AC_PART_K];
+    if (f != AC_PF_NONE && fmt_dtype(f) != AC_F32 && fmt_dtype(f) != AC_F64) *(x ? &c->u_vin : &c->u_kin) += 0x1p-23;
+  }
   c->q8 = v[AC_PART_Q] == AC_PF_Q8;
   c->u_fold = fmt_u(v[AC_PART_FOLD]);
   c->sub = sub;

@@ -2,7 +2,9 @@
  * kernel ABI's structs (strided B,T,H,D tensors), a correct output PASSes and a perturbed element
  * FAILs with that element as the worst, bad descriptions and options return -1 with a message,
  * a written reproducer is judged the same by `attncheck check FILE`, and two contexts in two
- * threads give the judgement of one. Linked against the shared library only. */
+ * threads give the judgement of one; a quantized K (e4m3fn codes with per-token scales) and V
+ * (q4_0, as codes and scales or as ggml's block bytes) are read as a kernel is handed them and
+ * judged against attention over their exact values. Linked against the shared library only. */
 #include "config.h"
 #include <math.h>
 #include <pthread.h>
@@ -234,6 +236,187 @@ START_TEST(two_contexts_in_two_threads_judge_as_one)
 }
 END_TEST
 
+
+/* ---- quantized tensors: K e4m3fn with a binary32 scale per token, V q4_0 (blocks of 32) ---- */
+enum { QT = 12, QH = 2, QKVH = 1, QD = 32 };
+static float qq[QH][QT][QD], qo[QH][QT][QD];
+static uint8_t kcodes[QKVH][QT][QD], vcodes[QKVH][QT][QD], vblocks[QKVH][QT][18];
+static float kscale[QKVH][QT];
+static uint16_t vscale[QKVH][QT];
+
+/* e4m3fn and binary16 decoded here from their definitions (not the library's decoders) */
+static double e4m3fn(uint8_t c)
+{
+  int s = c >> 7, e = (c >> 3) & 15, m = c & 7;
+  double x = e ? ldexp(8 + m, e - 10) : ldexp(m, -9);
+  return s ? -x : x;
+}
+static double f16val(uint16_t h)
+{
+  int e = (h >> 10) & 31, m = h & 1023;
+  double x = e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
+  return h >> 15 ? -x : x;
+}
+
+static void qfill(void)
+{
+  uint64_t s = ac_test_seed() * 6364136223846793005ULL + 97;
+#define NEXT (s = s * 6364136223846793005ULL + 1442695040888963407ULL, s >> 33)
+  for (int h = 0; h < QH; h++)
+    for (int i = 0; i < QT; i++)
+      for (int d = 0; d < QD; d++) qq[h][i][d] = (float)((double)(NEXT % 4096) / 1024.0 - 2.0);
+  for (int j = 0; j < QT; j++) {
+    kscale[0][j] = (float)ldexp(1.0 + (double)(NEXT % 1000) / 1000.0, -6);
+    vscale[0][j] = (uint16_t)(0x2800 + NEXT % 1024);   /* 2^-5 (1 + m/1024) */
+    for (int d = 0; d < QD; d++) {
+      uint8_t c;
+      do c = (uint8_t)NEXT; while ((c & 0x7f) == 0x7f);   /* not NaN */
+      kcodes[0][j][d] = c;
+      vcodes[0][j][d] = (uint8_t)(NEXT % 16);
+    }
+    /* ggml's block_q4_0: f16 d, then qs[16] with element i in the low nibble of qs[i], i + 16 in the high */
+    memcpy(vblocks[0][j], &vscale[0][j], 2);
+    for (int x = 0; x < 16; x++) vblocks[0][j][2 + x] = (uint8_t)(vcodes[0][j][x] | vcodes[0][j][x + 16] << 4);
+  }
+#undef NEXT
+  for (int h = 0; h < QH; h++)   /* non-causal attention over the exact values, rounded once */
+    for (int i = 0; i < QT; i++) {
+      double sc[QT], m = -INFINITY, l = 0;
+      for (int j = 0; j < QT; j++) {
+        double d = 0;
+        for (int t = 0; t < QD; t++) d += (double)qq[h][i][t] * e4m3fn(kcodes[0][j][t]) * kscale[0][j];
+        sc[j] = d / sqrt((double)QD);
+        if (sc[j] > m) m = sc[j];
+      }
+      for (int j = 0; j < QT; j++) l += exp(sc[j] - m);
+      for (int t = 0; t < QD; t++) {
+        double a = 0;
+        for (int j = 0; j < QT; j++) a += exp(sc[j] - m) / l * f16val(vscale[0][j]) * ((int)vcodes[0][j][t] - 8);
+        qo[h][i][t] = (float)a;
+      }
+    }
+}
+
+/* The problem and tensors of the arrays above; v from ggml's blocks when ggml is set. */
+static void qproblem(attncheck_problem *p, attncheck_tensors *t, attncheck_quant *qt, int ggml)
+{
+  memset(p, 0, sizeof *p);
+  memset(t, 0, sizeof *t);
+  memset(qt, 0, sizeof *qt);
+  p->struct_size = sizeof *p;
+  p->dtype = p->q_dtype = p->k_dtype = p->v_dtype = p->o_dtype = ATTNCHECK_F32;
+  p->batch = 1, p->heads = QH, p->kv_heads = QKVH, p->tq = p->tk = QT, p->dk = p->dv = QD;
+  int64_t qs[4] = {QH * QT * QD, QT * QD, QD, 1}, ks[4] = {QKVH * QT * QD, QT * QD, QD, 1};
+  memcpy(p->q_stride, qs, sizeof qs);
+  memcpy(p->o_stride, qs, sizeof qs);
+  memcpy(p->k_stride, ks, sizeof ks);
+  memcpy(p->v_stride, ks, sizeof ks);
+  p->window_left = p->window_right = -1;
+  p->k_format = ATTNCHECK_QF_E4M3FN, p->v_format = ATTNCHECK_QF_Q4_0;
+  qt->struct_size = sizeof *qt;
+  attncheck_quant_tensor *kt = &qt->t[1], *vt = &qt->t[2];
+  kt->format = ATTNCHECK_QF_E4M3FN, kt->granularity = ATTNCHECK_QG_TOKEN;
+  kt->codes = &kcodes[0][0][0], kt->scales = &kscale[0][0];
+  int64_t kss[4] = {QKVH * QT, QT, 1, 0};   /* [B][H][T], shared along d */
+  memcpy(kt->scale_stride, kss, sizeof kss);
+  vt->format = ATTNCHECK_QF_Q4_0, vt->granularity = ATTNCHECK_QG_BLOCK, vt->block = 32;
+  if (ggml) {
+    vt->ggml = &vblocks[0][0][0];
+  } else {
+    vt->codes = &vcodes[0][0][0], vt->scales = &vscale[0][0];   /* strides all zero: [B][H][T][D/32] */
+  }
+  t->q = qq;
+  t->quant = qt;
+}
+
+static attncheck_result *qjudge(attncheck_ctx *ctx, attncheck_case *c, const float *out)
+{
+  attncheck_outputs ou = {.struct_size = sizeof ou, .o = out};
+  attncheck_result *r = NULL;
+  ck_assert_msg(attncheck_judge(ctx, c, &ou, &r) == 0, "judge: %s", attncheck_ctx_error(ctx));
+  return r;
+}
+
+START_TEST(quantized_tensors_are_read_as_a_kernel_gets_them)
+{
+  qfill();
+  attncheck_ctx *ctx = attncheck_ctx_new();
+  ck_assert_int_eq(attncheck_ctx_set(ctx, "no-cache", NULL), 0);
+  attncheck_problem p;
+  attncheck_tensors t;
+  attncheck_quant qt;
+  char lines[2][1024];
+  static float bad[QH][QT][QD];
+  memcpy(bad, qo, sizeof qo);
+  bad[1][7][20] += 0x1p-8f;
+  for (int g = 0; g < 2; g++) {
+    qproblem(&p, &t, &qt, g);
+    attncheck_case_desc d = {sizeof d, ATTNCHECK_CASE_DEFAULT_SCALE, &p, &t, NULL, {0, 0, 0, 0}};
+    attncheck_case *c = NULL;
+    ck_assert_msg(attncheck_case_new(ctx, &d, &c) == 0, AC_SEED_FMT "%s", AC_SEED_ARG, attncheck_ctx_error(ctx));
+    attncheck_problem back = {.struct_size = sizeof back};
+    ck_assert_int_eq(attncheck_case_problem(c, &back), 0);
+    ck_assert(back.k_format == ATTNCHECK_QF_E4M3FN && back.v_format == ATTNCHECK_QF_Q4_0 && back.q_format == 0);
+    attncheck_result *r = qjudge(ctx, c, &qo[0][0][0]);
+    attncheck_summary s = {.struct_size = sizeof s};
+    attncheck_result_summary(r, &s);
+    ck_assert_msg(s.status == ATTNCHECK_PASS && s.err_w < 0.1, AC_SEED_FMT "%s", AC_SEED_ARG, attncheck_result_line(r));
+    attncheck_result_free(r);
+    r = qjudge(ctx, c, &bad[0][0][0]);
+    attncheck_result_summary(r, &s);
+    ck_assert_msg(s.status == ATTNCHECK_FAIL && s.bad == 1 && s.worst_index[1] == 1 && s.worst_index[2] == 7 &&
+                      s.worst_index[3] == 20,
+                  AC_SEED_FMT "%s", AC_SEED_ARG, attncheck_result_line(r));
+    snprintf(lines[g], sizeof lines[g], "%s", attncheck_result_line(r));
+    if (g == 1) {   /* the reproducer holds the codes and scales: the command judges it the same */
+      char path[512], cmd[1200], out[4096];
+      snprintf(path, sizeof path, "%s/qrepro.npz", ac_test_tmpdir());
+      ck_assert_int_eq(attncheck_result_write_case(ctx, r, path), 0);
+      snprintf(cmd, sizeof cmd, "ATTNCHECK_CACHE=off %s check %s", ac_test_attncheck(), path);
+      ck_assert_int_eq(ac_test_system(cmd, out, sizeof out), 1);
+      const char *a = strstr(lines[g], " FAIL err/W="), *b = strstr(out, " FAIL err/W=");
+      ck_assert_msg(a && b && !strncmp(a, b, strcspn(a, "\n")), "library: %s\ncommand: %s", lines[g], out);
+      snprintf(cmd, sizeof cmd, "%s info %s", ac_test_attncheck(), path);
+      ck_assert_int_eq(ac_test_system(cmd, out, sizeof out), 0);
+      ck_assert_msg(strstr(out, "k e4m3fn:token") && strstr(out, "v q4_0"), "%s", out);
+    }
+    attncheck_result_free(r);
+    attncheck_case_free(c);
+  }
+  /* codes and scales, or ggml's blocks: the same values */
+  ck_assert_str_eq(strstr(lines[0], " FAIL"), strstr(lines[1], " FAIL"));
+  /* refusals, one line each */
+  struct {
+    const char *want;
+    int what;
+  } bad_desc[] = {{"tensors.k is set", 0},       {"code 16", 1},           {"problem.k_format", 2},
+                  {"tensors.quant is NULL", 3},  {"no codes", 4},          {"block is 32", 5},
+                  {"names no quantized format", 6}};
+  for (size_t x = 0; x < sizeof bad_desc / sizeof bad_desc[0]; x++) {
+    qproblem(&p, &t, &qt, 0);
+    uint8_t saved = vcodes[0][3][5];
+    switch (bad_desc[x].what) {
+    case 0: t.k = kcodes; break;
+    case 1: vcodes[0][3][5] = 16; break;
+    case 2: qt.t[1].format = ATTNCHECK_QF_E5M2; break;
+    case 3: t.quant = NULL; break;
+    case 4: qt.t[2].codes = NULL; break;
+    case 5: qt.t[2].block = 16; break;
+    case 6: p.k_format = p.v_format = 0, t.k = kcodes, t.v = vcodes; break;
+    }
+    attncheck_case_desc d = {sizeof d, ATTNCHECK_CASE_DEFAULT_SCALE, &p, &t, NULL, {0, 0, 0, 0}};
+    attncheck_case *c = NULL;
+    ck_assert_int_eq(attncheck_case_new(ctx, &d, &c), -1);
+    ck_assert(c == NULL);
+    const char *msg = attncheck_ctx_error(ctx);
+    ck_assert_msg(strstr(msg, bad_desc[x].want) && !strchr(msg, '\n'), "case %zu: '%s', expected '%s'", x, msg,
+                  bad_desc[x].want);
+    vcodes[0][3][5] = saved;
+  }
+  attncheck_ctx_free(ctx);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("api");
@@ -243,6 +426,7 @@ int main(void)
   tcase_add_test(tc, bad_descriptions_and_options_fail_with_a_message);
   tcase_add_test(tc, case_problem_writes_no_more_than_the_caller_asks);
   tcase_add_test(tc, two_contexts_in_two_threads_judge_as_one);
+  tcase_add_test(tc, quantized_tensors_are_read_as_a_kernel_gets_them);
   suite_add_tcase(s, tc);
   return ac_test_run(s);
 }

@@ -7,6 +7,7 @@
 #include "api_int.h"
 #include "harness.h"
 #include "layout.h"
+#include "quant.h"
 #include "variants.h"
 
 static int all_zero(const int64_t s[4])
@@ -219,6 +220,112 @@ static int gather_variants(const attncheck_problem *a, const attncheck_tensors *
   return 0;
 }
 
+/* ---- quantized tensors (ABI 5's problem.q_format..., tensors.quant), read as a kernel is handed them ---- */
+
+/* The extents {B, H, T', X} of the scale array of spec q for tensor dims dd (as kernels get it). */
+static void qscale_extents(const ac_qspec *q, const int64_t dd[4], int64_t s[4])
+{
+  s[0] = q->gran == AC_QG_TENSOR ? 1 : dd[0];
+  s[1] = q->gran == AC_QG_TENSOR ? 1 : dd[1];
+  s[2] = q->gran == AC_QG_BLOCK || q->gran == AC_QG_TOKEN ? dd[2] : 1;
+  s[3] = q->gran == AC_QG_BLOCK ? dd[3] / q->block : q->gran == AC_QG_CHANNEL ? dd[3] : 1;
+}
+
+/* The strides a kernel gets for an array of extents s (all-zero strides of a description mean
+ * these): contiguous [B][H][T][X], or token-major [T][H][X] for a serving layout. */
+static void qpresent(const int64_t s[4], int token_major, int64_t st[4])
+{
+  if (token_major && s[2] > 1) {
+    st[0] = 0, st[1] = s[3], st[2] = s[1] * s[3], st[3] = 1;
+    return;
+  }
+  st[3] = 1, st[2] = s[3], st[1] = s[2] * s[3], st[0] = s[1] * s[2] * s[3];
+}
+
+/* The specs of the quantized tensors of a and qt into p->quant (before the case is allocated). */
+static int set_quant_specs(const attncheck_problem *a, const attncheck_quant *qt, ac_problem *p, ac_err *e)
+{
+  const int32_t fm[3] = {a->q_format, a->k_format, a->v_format};
+  if (!qt) return ac_err_set(e, "problem names quantized formats but tensors.quant is NULL");
+  if (qt->struct_size < offsetof(attncheck_quant, t) + sizeof qt->t)
+    return ac_err_set(e, "tensors.quant.struct_size %u is below attncheck_quant's", qt->struct_size);
+  for (int i = 0; i < 3; i++) {
+    const attncheck_quant_tensor *x = &qt->t[i];
+    const char nm = "qkv"[i];
+    if (x->format != fm[i])
+      return ac_err_set(e, "tensors.quant.t[%d].format %d but problem.%c_format %d", i, (int)x->format, nm, (int)fm[i]);
+    if (!fm[i]) continue;
+    if (!ac_qfmt_get(fm[i])) return ac_err_set(e, "problem.%c_format: unknown format %d", nm, (int)fm[i]);
+    ac_qspec q = {fm[i], x->granularity, x->block};
+    if (x->granularity < 0 || x->granularity >= AC_QG_N)
+      return ac_err_set(e, "tensors.quant.t[%d].granularity: unknown granularity %d", i, (int)x->granularity);
+    if (ac_qspec_check(&q, nm, nm == 'v' ? p->dv : p->dk, e) < 0) return -1;
+    if (!x->codes && !x->ggml)
+      return ac_err_set(e, "tensors.quant.t[%d]: no codes%s", i, ac_qfmt_get(fm[i])->ggml_bytes ? " and no ggml blocks" : "");
+    if (x->codes && !x->scales) return ac_err_set(e, "tensors.quant.t[%d]: codes without scales", i);
+    if (x->codes && ac_qfmt_get(fm[i])->aux && !x->aux)
+      return ac_err_set(e, "tensors.quant.t[%d]: %s needs aux (%s)", i, ac_qfmt_name(fm[i]),
+                        ac_qfmt_get(fm[i])->aux == AC_QAUX_MIN      ? "its mins"
+                        : ac_qfmt_get(fm[i])->aux == AC_QAUX_ZERO   ? "its zero points"
+                                                                    : "its tensor scale");
+    p->quant[i] = q;
+  }
+  return 0;
+}
+
+/* Tensor i's codes, scales and aux from the caller's arrays into the allocated case. */
+static void read_quant(const attncheck_problem *a, const attncheck_quant_tensor *x, int i, ac_case *c)
+{
+  const ac_problem *p = &c->p;
+  const ac_qspec *q = &p->quant[i];
+  const ac_qfmt_info *f = ac_qfmt_get(q->fmt);
+  ac_qdata *t = &c->quant->t[i];
+  const char nm = "qkv"[i];
+  const int layout = (p->f.used & AC_FEAT_LAYOUTS) != 0;
+  int64_t dd[4], s[4], st[4];
+  ac_qdims(p, nm, dd);
+  qscale_extents(q, dd, s);
+  if (x->codes) {
+    const int64_t *cs = all_zero(x->code_stride) ? (i == 0 ? a->q_stride : i == 1 ? a->k_stride : a->v_stride)
+                                                 : x->code_stride;
+    ac_api_gather_qkv(c, nm, AC_E4M3 /* a byte per element */, x->codes, cs, t->codes);
+    const size_t ss = ac_qsdtype_size(f->sdtype);
+    qpresent(s, layout, st);
+    const int64_t *sc = all_zero(x->scale_stride) ? st : x->scale_stride;
+    int64_t n = 0;
+    for (int64_t b = 0; b < s[0]; b++)
+      for (int64_t h = 0; h < s[1]; h++)
+        for (int64_t u = 0; u < s[2]; u++)
+          for (int64_t z = 0; z < s[3]; z++, n++) {
+            size_t off = (size_t)(b * sc[0] + h * sc[1] + u * sc[2] + z * sc[3]);
+            memcpy((char *)t->scales + (size_t)n * ss, (const char *)x->scales + off * ss, ss);
+            if (f->aux == AC_QAUX_MIN) memcpy((uint16_t *)t->aux + n, (const uint16_t *)x->aux + off, 2);
+            else if (f->aux == AC_QAUX_ZERO) ((int8_t *)t->aux)[n] = ((const int8_t *)x->aux)[off];
+          }
+    if (f->aux == AC_QAUX_TSCALE) memcpy(t->aux, x->aux, 4);
+    return;
+  }
+  /* ggml's blocks: block e of (b, h, u) at ggml[b g0 + h g1 + u g2 + e g3] (bytes) */
+  const int64_t g[4] = {dd[0], dd[1], dd[2], dd[3] / 32 * f->ggml_bytes};
+  int64_t gs[4];
+  qpresent(g, layout, gs);
+  gs[3] = f->ggml_bytes;
+  const int64_t *gst = all_zero(x->ggml_stride) ? gs : x->ggml_stride;
+  for (int64_t b = 0; b < dd[0]; b++)
+    for (int64_t h = 0; h < dd[1]; h++)
+      for (int64_t u = 0; u < dd[2]; u++)
+        for (int64_t z = 0; z < dd[3] / 32; z++) {
+          uint8_t codes[32];
+          uint16_t sd = 0, sm = 0;
+          ac_qggml_unpack(q->fmt, x->ggml + b * gst[0] + h * gst[1] + u * gst[2] + z * gst[3], codes, &sd, &sm);
+          memcpy(t->codes + ((b * dd[1] + h) * dd[2] + u) * dd[3] + z * 32, codes, 32);
+          int64_t si = ac_qscale_index(q, dd, b, h, u, z * 32);
+          if (f->sdtype == AC_QSD_F16) ((uint16_t *)t->scales)[si] = sd;
+          else ((uint8_t *)t->scales)[si] = (uint8_t)sd;
+          if (f->aux == AC_QAUX_MIN) ((uint16_t *)t->aux)[si] = sm;
+        }
+}
+
 int ac_api_case_build(const attncheck_case_desc *d, ac_case *c, ac_err *e)
 {
   if (!d || d->struct_size < offsetof(attncheck_case_desc, dout))
@@ -237,18 +344,33 @@ int ac_api_case_build(const attncheck_case_desc *d, ac_case *c, ac_err *e)
          : ps >= ATTNCHECK_PROBLEM_V2_SIZE ? offsetof(attncheck_tensors, cu_seqlens_q)
                                            : offsetof(attncheck_tensors, bias));
   const void *dout = d->struct_size > offsetof(attncheck_case_desc, dout) ? d->dout : NULL;
-  if (a.q_format || a.k_format || a.v_format || t.quant)
-    return ac_err_set(e, "quantized tensors (problem.q_format, k_format, v_format, tensors.quant) are not taken by "
-                         "a case description; write them to a case file (docs/quantized.md) and read it");
-  if (!t.q || !t.k || !t.v) return ac_err_set(e, "tensors.q, k and v must be set");
+  const int quantized = a.q_format || a.k_format || a.v_format;
+  if (!quantized && t.quant) return ac_err_set(e, "tensors.quant is set but the problem names no quantized format");
+  const int32_t fm[3] = {a.q_format, a.k_format, a.v_format};
+  const void *dense[3] = {t.q, t.k, t.v};
+  for (int i = 0; i < 3; i++) {
+    if (!fm[i] && !dense[i]) return ac_err_set(e, "tensors.%c is NULL", "qkv"[i]);
+    if (fm[i] && dense[i])
+      return ac_err_set(e, "tensors.%c is set but problem.%c_format quantizes it: a quantized tensor is read from "
+                           "tensors.quant alone", "qkv"[i], "qkv"[i]);
+  }
   if (set_problem(&a, &t, d->flags, c, e) < 0) return -1;
+  if (quantized && set_quant_specs(&a, t.quant, &c->p, e) < 0) return -1;
   if (ac_problem_validate(&c->p, ac_mem_cap(), e) < 0) return -1;
   if (c->lay && ac_layout_validate(c, e) < 0) return -1;
   if (ac_case_alloc(c, e) < 0 || ac_features_alloc(c, e) < 0) return -1;
   const ac_problem *p = &c->p;
-  ac_api_gather_qkv(c, 'q', ac_tensor_dtype(p, 'q'), t.q, a.q_stride, c->q);
-  ac_api_gather_qkv(c, 'k', ac_tensor_dtype(p, 'k'), t.k, a.k_stride, c->k);
-  ac_api_gather_qkv(c, 'v', ac_tensor_dtype(p, 'v'), t.v, a.v_stride, c->v);
+  const int64_t *ast[3] = {a.q_stride, a.k_stride, a.v_stride};
+  void *slot[3] = {c->q, c->k, c->v};
+  for (int i = 0; i < 3; i++) {
+    if (fm[i]) read_quant(&a, &t.quant->t[i], i, c);
+    else ac_api_gather_qkv(c, "qkv"[i], ac_tensor_dtype(p, "qkv"[i]), dense[i], ast[i], slot[i]);
+  }
+  if (quantized) {
+    if (ac_quant_check_codes(c, e) < 0) return -1;
+    for (int i = 0; i < 3; i++)
+      if (fm[i]) ac_quant_decode(c, "qkv"[i]);
+  }
   if (gather_variants(&a, &t, c, e) < 0) return -1;
   if (dout) {
     ac_dtype od = ac_tensor_dtype(p, 'o');

@@ -74,10 +74,21 @@ typedef struct {
 /* A case from a description: the tensors are read through the problem's strides (a zero stride
  * of bias and bool_mask broadcasts; varlen and paged tensors as the ABI lays them out) and
  * copied. The problem is validated as a case file is (sizes, heads % kv_heads, the scale, the
- * layout arrays, the memory cap): -1 with one line naming what is wrong; a description of
- * quantized tensors (ABI 5's problem.q_format..., tensors.quant) is refused so (a quantized case
- * comes from a case file: attncheck_case_read). The caller guarantees
- * that every pointer covers what the problem and its strides address. */
+ * layout arrays, the memory cap): -1 with one line naming what is wrong. Quantized tensors
+ * (docs/quantized.md) are described as a kernel is handed them (<attncheck/kernel.h>, ABI 5):
+ * problem.q_format, k_format, v_format name the formats (problem.struct_size >=
+ * ATTNCHECK_PROBLEM_V5Q_SIZE), tensors.q/k/v of a quantized tensor is NULL and tensors.quant->t[x]
+ * holds its format (equal to the problem's), granularity, block, and either
+ *   - codes through code_stride (all zero: the problem's q/k/v_stride, packed or paged as the ABI
+ *     lays out a serving layout) with scales and aux (mins, zero points, nvfp4's tensor scale)
+ *     through scale_stride, indexed (b, h, t, e) as the ABI says (all zero: contiguous
+ *     [B][H][T'][X], or token-major [T'][H][X] for a serving layout, whose b is 0 and t the token
+ *     or slot of the packed or paged carrier); or
+ *   - for the ggml formats and mxfp4, without codes, ggml's block bytes through ggml_stride
+ *     (bytes; all zero: contiguous blocks, token-major for a layout).
+ * The codes are checked against their format's range and decoded to their exact values, as a
+ * case file's are; attncheck_result_write_case writes them as the case file's members. The caller
+ * guarantees that every pointer covers what the problem and its strides address. */
 int attncheck_case_new(attncheck_ctx *ctx, const attncheck_case_desc *d, attncheck_case **out);
 /* A case file (NPZ; `attncheck gen`, a reproducer), as `attncheck check` reads it. */
 int attncheck_case_read(attncheck_ctx *ctx, const char *path, attncheck_case **out);

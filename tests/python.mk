@@ -2,6 +2,7 @@
 TESTS += tests/tpython.sh
 EXTRA_DIST += tests/tpython.sh pyproject.toml setup.py docs/python.md \
 	python/attncheck/__init__.py python/attncheck/_lib.py python/attncheck/_arrays.py python/attncheck/_check.py \
+	python/attncheck/_quant.py tests/python/test_quant.py \
 	python/attncheck/pytest_plugin.py python/attncheck/worker/__init__.py python/attncheck/worker/__main__.py \
 	tests/python/conftest.py tests/python/fa_kernels.py tests/python/test_api.py tests/python/test_flash_style.py \
 	tests/python/hand_rules.py tests/python/test_hand_tolerances.py \

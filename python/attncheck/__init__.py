@@ -9,8 +9,9 @@ case file that `attncheck check FILE` judges again; check_grad() and assert_grad
 same for dQ, dK, dV (and dsinks). Inputs are numpy arrays or torch tensors (CPU, or CUDA copied
 to the host) in FlashAttention's B,T,H,D or PyTorch's B,H,T,D layout (layout=; inferred only
 when the shapes allow one reading), varlen (total, H, D) with cu_seqlens_q/k, or a paged KV
-cache with block_table and cache_seqlens; f64, f32, f16, bf16, e4m3 and e5m2. The judging is
-libattncheck's, the one the attncheck command uses (docs/python.md).
+cache with block_table and cache_seqlens; f64, f32, f16, bf16, e4m3 and e5m2; a quantized q, k or
+v as attncheck.Quantized (codes and scales, or ggml blocks, of the formats of docs/quantized.md).
+The judging is libattncheck's, the one the attncheck command uses (docs/python.md).
 """
 import os
 import re
@@ -18,9 +19,10 @@ import tempfile
 import threading
 
 from ._check import AttncheckError, Result, Worst, check, check_grad
+from ._quant import Quantized
 
 __version__ = "0.1.0"
-__all__ = ["check", "check_grad", "assert_attention_close", "assert_grad_close", "Result", "Worst",
+__all__ = ["check", "check_grad", "assert_attention_close", "assert_grad_close", "Quantized", "Result", "Worst",
            "AttncheckError", "save_dir"]
 
 _counter = [0]

@@ -48,7 +48,8 @@ def _torch_to_numpy(name, t, copy_cuda):
 def as_array(name, x, *, bits_dtype=None, copy_cuda=True, kind="float"):
     """x as an Array. kind "float": a floating tensor (f64, f32, f16, bf16, e4m3, e5m2; an unsigned
     integer array with bits_dtype naming the format of its bits); "bool": a boolean mask; "f32":
-    binary32 values (float64 arrays are rounded to binary32); "i32": int32 indices."""
+    binary32 values (float64 arrays are rounded to binary32); "i32": int32 indices; "bytes": one-byte
+    codes (uint8, int8, fp8 bits) as uint8."""
     if x is None:
         return None
     mod = type(x).__module__
@@ -65,6 +66,11 @@ def as_array(name, x, *, bits_dtype=None, copy_cuda=True, kind="float"):
         raise TypeError("%s: expected a numpy array or a torch tensor, got %s" % (name, type(x).__name__))
     if a.ndim and (any(s < 0 for s in a.strides) or any(s % a.itemsize for s in a.strides)):
         a = np.ascontiguousarray(a)   # negative or unaligned strides: read a copy
+    if kind == "bytes":   # codes, ggml blocks, e4m3 / e8m0 scale bits, int8 zero points: their bytes as they are
+        if not ((named in ("e4m3", "e5m2")) or (not named and a.dtype.itemsize == 1 and a.dtype.kind in "iu")):
+            raise TypeError("%s: one-byte codes are expected (uint8, int8, or fp8 bits), got dtype %s"
+                            % (name, named or a.dtype))
+        return Array(name, a.view(np.uint8), "u8")
     if kind == "bool":
         if a.dtype != np.bool_ and named != "bool":
             raise TypeError("%s: a boolean mask is expected (True = visible), got dtype %s" % (name, a.dtype))

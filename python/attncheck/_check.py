@@ -5,8 +5,9 @@ import json
 import math
 import os
 
-from . import _lib
+from . import _lib, _quant
 from ._arrays import as_array
+from ._quant import Quantized
 
 _RANK = {"f64": 5, "f32": 4, "f16": 3, "bf16": 3, "e4m3": 1, "e5m2": 1}
 LAYOUTS = ("bthd", "bhtd")
@@ -324,9 +325,9 @@ def _build(q, k, v, o, *, layout, dtype, scale, causal, window, window_align, so
            sinks, descale, cu_seqlens_q, cu_seqlens_k, block_table, cache_seqlens, copy_to_host, do=None):
     """(spec, o array, o strides, the user layout, shapes) of check()'s arguments."""
     cc = copy_to_host
-    qa = as_array("q", q, bits_dtype=dtype, copy_cuda=cc)
-    ka = as_array("k", k, bits_dtype=dtype, copy_cuda=cc)
-    va = as_array("v", v, bits_dtype=dtype, copy_cuda=cc)
+    qts = {x: t for x, t in zip("qkv", (q, k, v)) if isinstance(t, Quantized)}
+    qa, ka, va = (_quant.stand_in(x, t, cc) if x in qts else as_array(x, t, bits_dtype=dtype, copy_cuda=cc)
+                  for x, t in zip("qkv", (q, k, v)))
     oa = as_array("o", o, bits_dtype=dtype, copy_cuda=cc) if o is not None else None
     da = as_array("do", do, bits_dtype=dtype, copy_cuda=cc) if do is not None else None
     sp = _Spec()
@@ -362,9 +363,13 @@ def _build(q, k, v, o, *, layout, dtype, scale, causal, window, window_align, so
             s = a.strides
             st = (0, s[1], s[0], s[2]) if L == "thd" else _strides4(a, L)
             (p.o_stride if a is oa else sp.__dict__.setdefault("do_stride", [0, 0, 0, 0]))[:] = st
-    cdt = _compute_dtype(qa, ka, va, dtype)
+    dense = [a for x, a in zip("qkv", (qa, ka, va)) if x not in qts]
+    if dense:
+        cdt = _compute_dtype(*(dense * 3)[:3], dtype)
+    else:   # every input quantized: the compute dtype is dtype=, else o's
+        cdt = dtype or (oa.dtype if oa is not None else "f32")
     odt = oa.dtype if oa is not None else (da.dtype if da is not None else cdt)
-    dts = (qa.dtype, ka.dtype, va.dtype, odt)
+    dts = tuple(cdt if x in qts else a.dtype for x, a in zip("qkv", (qa, ka, va))) + (odt,)
     p.dtype = _lib.DTYPES[cdt]
     p.q_dtype, p.k_dtype, p.v_dtype, p.o_dtype = (_lib.DTYPES[d] for d in dts)
     if any(d != cdt for d in dts):
@@ -381,7 +386,19 @@ def _build(q, k, v, o, *, layout, dtype, scale, causal, window, window_align, so
                             window_align=window_align, softcap=softcap, alibi_slopes=alibi_slopes, bias=bias,
                             mask=mask, sinks=sinks, descale=descale, copy_to_host=cc, varlen=layout_case)
     for a, f in ((qa, "q"), (ka, "k"), (va, "v")):
-        sp.point(f, a)
+        if f not in qts:
+            sp.point(f, a)
+    if qts:
+        if layout_case:
+            paged = block_table is not None
+            shapes = {"q": (1, H, p.total_q, D), "k": (1, KVH, p.total_k, D), "v": (1, KVH, p.total_k, Dv)}
+            kvtok = (p.num_pages, p.page_size) if paged else (p.total_k,)
+            tok = {"q": (p.total_q,), "k": kvtok, "v": kvtok}
+            lays = {"q": "thd", "k": "paged" if paged else "thd", "v": "paged" if paged else "thd"}
+        else:
+            shapes = {"q": (B, H, tq, D), "k": (B, KVH, tk, D), "v": (B, KVH, tk, Dv)}
+            tok, lays = {}, {"q": L, "k": L, "v": L}
+        _quant.describe(sp, qts, lays, shapes, tok, cc)
     sp.layout, sp.o, sp.do = L, oa, da
     return sp
 
@@ -496,6 +513,8 @@ def _user_index(res, layout):
 
 
 def check_grad(q, k, v, do, dq, dk, dv, dsinks=None, **kw):
+    if any(isinstance(x, Quantized) for x in (q, k, v)):
+        raise ValueError("check_grad: quantized q, k, v have no backward judgement (an inference cache)")
     sk, ck = _split(kw)
     sp = _build(q, k, v, None, do=do, **sk)
     ctx = _context(**ck)

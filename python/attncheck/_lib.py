@@ -14,7 +14,7 @@ c_i64p = ctypes.POINTER(ctypes.c_int64)
 
 
 class Problem(ctypes.Structure):
-    """attncheck_problem of <attncheck/kernel.h> (ABI 3 layout)."""
+    """attncheck_problem of <attncheck/kernel.h> (ABI 5, with the quantized formats)."""
     _fields_ = [
         ("struct_size", ctypes.c_uint32), ("dtype", ctypes.c_int32), ("mask", ctypes.c_int32),
         ("reserved0", ctypes.c_int32),
@@ -31,6 +31,8 @@ class Problem(ctypes.Structure):
         ("reserved2", ctypes.c_int64 * 4),
         ("total_q", ctypes.c_int64), ("total_k", ctypes.c_int64), ("page_size", ctypes.c_int64),
         ("num_pages", ctypes.c_int64), ("max_pages", ctypes.c_int64), ("reserved3", ctypes.c_int64 * 3),
+        ("q_format", ctypes.c_int32), ("k_format", ctypes.c_int32), ("v_format", ctypes.c_int32),
+        ("reserved4", ctypes.c_int32),
     ]
 
 
@@ -38,7 +40,7 @@ class Tensors(ctypes.Structure):
     """attncheck_tensors of <attncheck/kernel.h>."""
     _fields_ = [(n, ctypes.c_void_p) for n in (
         "q", "k", "v", "o", "lse", "stream", "bias", "bool_mask", "alibi_slopes", "sinks", "descale_q",
-        "descale_k", "descale_v", "cu_seqlens_q", "cu_seqlens_k", "block_table", "cache_seqlens")]
+        "descale_k", "descale_v", "cu_seqlens_q", "cu_seqlens_k", "block_table", "cache_seqlens", "quant")]
 
 
 class CaseDesc(ctypes.Structure):

@@ -1,10 +1,12 @@
 /* suite_quant.c: the quantized cases of the fixed suite (docs/quantized.md), after the serving
  * layouts: for each format a plain case (GQA, bottom-right causal) and one with a block adversary
  * or another granularity, binary32 Q and O; fp8 Q too; a window with softcap; varlen batches and
- * paged caches of quantized K and V. Codes and scales come from the formats' reference quantizers
- * (src/core/quant_ref.c), the adversaries from src/core/quant_adv.c. Only kernels that declare the
- * format take them (the reference kernels ggml-ref-f32, fp8kv-ref-f32, intkv-ref-f32, fp4kv-ref-f32;
- * an exec worker's kv_formats); every other kernel SKIPs them. */
+ * paged caches of quantized K and V; per-head fp8 scales under GQA; then f16 and bf16 cases of the
+ * dequantize-to-16-bit paths (Q and O in the case's dtype). Codes and scales come from the formats'
+ * reference quantizers (src/core/quant_ref.c), the adversaries from src/core/quant_adv.c. Only
+ * kernels that declare the format and take the dtype run them (the reference kernels ggml-ref-f32,
+ * fp8kv-ref-f32, intkv-ref-f32, fp4kv-ref-f32, kv16-ref-f16, kv16-ref-bf16; an exec worker's
+ * kv_formats); every other kernel SKIPs them. */
 #include "config.h"
 #include <math.h>
 #include <stdio.h>
@@ -22,10 +24,11 @@ typedef struct {
   int adv;             /* AC_QADV_... applied to k and v */
   int lay;             /* 0 dense, 1 varlen, 2 paged */
   ac_vspec v;
+  int dt;              /* 0: f32, 1: f16, 2: bf16 (Q, O and the dense inputs before quantization) */
 } qcase;
 
-#define PLAIN(F, X) {F, NULL, 4, 2, 64, 96, 64, AC_MASK_CAUSAL_BR, X, 0, {0}}
-#define ADV(F, X) {F, NULL, 1, 1, 40, 70, 32, AC_MASK_CAUSAL, X, 0, {0}}
+#define PLAIN(F, X) {F, NULL, 4, 2, 64, 96, 64, AC_MASK_CAUSAL_BR, X, 0, {0}, 0}
+#define ADV(F, X) {F, NULL, 1, 1, 40, 70, 32, AC_MASK_CAUSAL, X, 0, {0}, 0}
 static const qcase cases[] = {
   PLAIN("q8_0", 0), ADV("q8_0", AC_QADV_OUTLIER), ADV("q8_0", AC_QADV_TIES), PLAIN("q4_0", 0), ADV("q4_0", AC_QADV_ASYM),
   ADV("q4_0", AC_QADV_ZERO_BLOCKS), PLAIN("q4_1", 0), ADV("q4_1", AC_QADV_SCALE_SUBNORMAL), PLAIN("q5_0", 0),
@@ -35,14 +38,28 @@ static const qcase cases[] = {
   ADV("e4m3fnuz", AC_QADV_NAN), PLAIN("e5m2:token", 0), ADV("e5m2:channel", AC_QADV_ZERO_BLOCKS),
   PLAIN("int8", 0), ADV("int8:channel", AC_QADV_OUTLIER), PLAIN("int4:channel", 0), ADV("int4", AC_QADV_ZERO_BLOCKS),
   PLAIN("nvfp4", 0), ADV("nvfp4", AC_QADV_OUTLIER), PLAIN("mxfp4", 0), ADV("mxfp4", AC_QADV_SCALE_SUBNORMAL),
-  {"e4m3fn:token", "e4m3fn:token", 2, 2, 48, 64, 64, AC_MASK_NONE, 0, 0, {0}},
+  {"e4m3fn:token", "e4m3fn:token", 2, 2, 48, 64, 64, AC_MASK_NONE, 0, 0, {0}, 0},
   {"q4_1", NULL, 2, 1, 96, 96, 32, AC_MASK_CAUSAL, 0, 0,
-   {.used = AC_FEAT_WINDOW | AC_FEAT_SOFTCAP, .win_left = 32, .win_right = 0, .softcap = 30}},
-  {"q8_0", NULL, 4, 2, 0, 0, 32, AC_MASK_CAUSAL_BR, 0, 1, {0}},
-  {"int8:token", NULL, 4, 2, 0, 0, 32, AC_MASK_CAUSAL_BR, 0, 1, {0}},
-  {"e4m3fn:token", NULL, 4, 2, 0, 0, 32, AC_MASK_CAUSAL_BR, 0, 2, {0}},
-  {"q4_0", NULL, 2, 1, 0, 0, 32, AC_MASK_NONE, 0, 2, {0}},
+   {.used = AC_FEAT_WINDOW | AC_FEAT_SOFTCAP, .win_left = 32, .win_right = 0, .softcap = 30}, 0},
+  {"q8_0", NULL, 4, 2, 0, 0, 32, AC_MASK_CAUSAL_BR, 0, 1, {0}, 0},
+  {"int8:token", NULL, 4, 2, 0, 0, 32, AC_MASK_CAUSAL_BR, 0, 1, {0}, 0},
+  {"e4m3fn:token", NULL, 4, 2, 0, 0, 32, AC_MASK_CAUSAL_BR, 0, 2, {0}, 0},
+  {"q4_0", NULL, 2, 1, 0, 0, 32, AC_MASK_NONE, 0, 2, {0}, 0},
+  {"e4m3fn:head", NULL, 4, 2, 32, 80, 64, AC_MASK_CAUSAL_BR, 0, 0, {0}, 0},
+  /* dequantize-to-16-bit paths: vLLM's fp8 caches (per tensor, per head, paged per token), llama.cpp's
+   * CUDA tensor-core path (ggml blocks to f16), int caches */
+  {"e4m3fn", NULL, 8, 2, 16, 200, 64, AC_MASK_CAUSAL_BR, 0, 0, {0}, 1},
+  {"e4m3fn:head", NULL, 8, 2, 16, 200, 128, AC_MASK_CAUSAL_BR, 0, 0, {0}, 1},
+  {"e5m2:token", NULL, 4, 2, 0, 0, 64, AC_MASK_CAUSAL_BR, 0, 2, {0}, 1},
+  {"q4_0", NULL, 4, 2, 64, 96, 64, AC_MASK_CAUSAL_BR, 0, 0, {0}, 1},
+  {"q8_0", NULL, 2, 1, 40, 70, 32, AC_MASK_CAUSAL, AC_QADV_OUTLIER, 0, {0}, 1},
+  {"int8:token", NULL, 4, 2, 0, 0, 32, AC_MASK_CAUSAL_BR, 0, 1, {0}, 1},
+  {"nvfp4", NULL, 4, 2, 64, 96, 64, AC_MASK_CAUSAL_BR, 0, 0, {0}, 1},
+  {"e4m3fn:token", NULL, 4, 2, 0, 0, 64, AC_MASK_CAUSAL_BR, 0, 2, {0}, 2},
+  {"q8_0", NULL, 4, 2, 64, 96, 64, AC_MASK_CAUSAL_BR, 0, 0, {0}, 2},
+  {"int4:channel", NULL, 4, 2, 64, 96, 64, AC_MASK_CAUSAL_BR, 0, 0, {0}, 2},
 };
+static const ac_dtype qdt[3] = {AC_F32, AC_F16, AC_BF16};
 #undef PLAIN
 #undef ADV
 #define N_Q ((int64_t)(sizeof cases / sizeof cases[0]))
@@ -58,10 +75,11 @@ int ac_suite_quant_describe(int64_t i, char *name, size_t n, ac_dtype *dtype)
   for (char *c = kv; *c; c++)
     if (*c == ':') *c = '.';
   size_t len;
+  const char *dn = ac_dtype_get(qdt[q->dt])->name;
   if (q->lay)
-    len = (size_t)snprintf(name, n, "f32-quant-%s-%s", kv, q->lay == 1 ? "varlen-mix" : "paged-shuffled");
+    len = (size_t)snprintf(name, n, "%s-quant-%s-%s", dn, kv, q->lay == 1 ? "varlen-mix" : "paged-shuffled");
   else
-    len = (size_t)snprintf(name, n, "f32-quant-%s-%lldx%lld-d%lld-%s%s", kv, (long long)q->tq, (long long)q->tk,
+    len = (size_t)snprintf(name, n, "%s-quant-%s-%lldx%lld-d%lld-%s%s", dn, kv, (long long)q->tq, (long long)q->tk,
                            (long long)q->d, ac_mask_name(q->mask), q->H > 1 ? "-gqa" : "");
   if (q->q && len < n) len += (size_t)snprintf(name + len, n - len, "-q");
   if (q->adv && len < n) len += (size_t)snprintf(name + len, n - len, "-%s", ac_qadv_name(q->adv));
@@ -69,7 +87,7 @@ int ac_suite_quant_describe(int64_t i, char *name, size_t n, ac_dtype *dtype)
     name[len++] = '-';
     ac_vspec_name(&q->v, name + len, n - len);
   }
-  if (dtype) *dtype = AC_F32;
+  if (dtype) *dtype = qdt[q->dt];
   return 0;
 }
 
@@ -78,7 +96,7 @@ static int base_case(const qcase *q, uint64_t seed, ac_case *c, ac_err *e)
 {
   if (q->lay) {
     static const int64_t vq[4] = {5, 1, 0, 17}, vk[4] = {7, 1, 3, 33}, pq[4] = {1, 2, 1, 3}, pk[4] = {33, 5, 0, 64};
-    ac_layout_case_spec s = {.dtype = AC_F32, .mask = q->mask, .heads = q->H, .kv_heads = q->KVH, .dk = q->d, .dv = q->d,
+    ac_layout_case_spec s = {.dtype = qdt[q->dt], .mask = q->mask, .heads = q->H, .kv_heads = q->KVH, .dk = q->d, .dv = q->d,
                              .sigma = 1,
                              .lay = {.kind = q->lay == 1 ? AC_FEAT_VARLEN : AC_FEAT_PAGED, .nseq = 4,
                                      .tq = q->lay == 1 ? vq : pq, .tk = q->lay == 1 ? vk : pk, .page_size = 16,
@@ -87,7 +105,7 @@ static int base_case(const qcase *q, uint64_t seed, ac_case *c, ac_err *e)
   }
   ac_case_init(c);
   ac_problem *p = &c->p;
-  p->dtype = AC_F32;
+  p->dtype = qdt[q->dt];
   p->mask = q->mask;
   p->batch = 1, p->heads = q->H, p->kv_heads = q->KVH, p->tq = q->tq, p->tk = q->tk, p->dk = p->dv = q->d;
   p->scale_is_default = 1;
@@ -100,7 +118,7 @@ static int base_case(const qcase *q, uint64_t seed, ac_case *c, ac_err *e)
   for (int x = 0; x < 3; x++) {
     ac_rng r;
     ac_rng_init(&r, seed, (uint64_t)x + 1);
-    for (int64_t k = 0; k < cnt[x]; k++) ((float *)t[x])[k] = (float)ac_rng_normal(&r);
+    for (int64_t k = 0; k < cnt[x]; k++) ac_store_bits(p->dtype, t[x], (size_t)k, ac_encode_f64(p->dtype, (float)ac_rng_normal(&r)));
   }
   if (q->v.used && ac_vspec_apply(c, &q->v, seed, e)) return -1;
   return 0;

@@ -41,12 +41,15 @@ static void flash_tile_row(const flash_ctx *F, const ac_cpu_vx *x, int64_t r, in
   const float scale = x->scale;
   const int sf = (x->f & AC_CPU_SCORE_FEATS) != 0;
   float mt = -INFINITY;
+  int nan = 0;
   for (int64_t c = clo; c < n; c++) {
     s[c] *= scale;
     if (sf) s[c] = ac_cpu_vx_score(x, i, j0 + c, s[c]);
     if (s[c] > mt) mt = s[c];
+    else if (s[c] != s[c]) nan = 1;
   }
-  if (x->f && mt == -INFINITY) return;
+  /* a tile of -inf scores changes nothing; a NaN score must still reach the sum and the output */
+  if (x->f && mt == -INFINITY && !nan) return;
   const float mnew = mt > m[r] ? mt : m[r];
   /* A row whose scores are all -inf so far keeps m = -inf: subtract 0 instead. */
   const float mref = mnew == -INFINITY ? 0.0f : mnew;

@@ -54,12 +54,14 @@ static void naive_row(const naive_ctx *n, const ac_cpu_vx *x, int64_t i)
   for (int64_t d = 0; d < p->dk; d++) ac_cpu_axpy_f32(s + lo8, qr[d], n->kt + d * n->tk8 + lo8, n8 - lo8);
   /* pass 1: scale, variants and maximum */
   float m = sink_first ? x->sink : -INFINITY;
+  int nan = 0;
   for (int64_t j = lo; j < hi; j++) {
     if (!prescale) s[j] *= x->scale;
     if (sf) s[j] = ac_cpu_vx_score(x, i, j, s[j]);
     if (s[j] > m) m = s[j];
+    else if (s[j] != s[j]) nan = 1;
   }
-  if (x->f && m == -INFINITY) {
+  if (x->f && m == -INFINITY && !nan) {   /* every score -inf: no visible key; a NaN score is seen */
     ac_cpu_vx_empty_row(x, i, lse);
     return;
   }

@@ -528,6 +528,43 @@ START_TEST(test_supports_follows_caps)
 }
 END_TEST
 
+
+/* A NaN in key 0 reaches the output of every row that sees key 0, under ALiBi, a window and a
+ * softcap: a row whose first key tile holds only that key (causal row 0) must not drop it as a tile
+ * of -inf scores (the flash kernels' skip of fully masked tiles). */
+START_TEST(test_nan_key_reaches_every_row_that_sees_it)
+{
+  static const char *const what[] = {"ALiBi square", "window (1, 0), square", "softcap 5, huge raw scores"};
+  set_blocks("8", "16");
+  const attncheck_kernel *K = kernel_named(correct_names[_i]);
+  const int dt = kernel_dtype(K);
+  size_t rows = 0;
+  for (size_t w = 0; w < sizeof what / sizeof what[0]; w++) {
+    const vcase *c = case_named(what[w]);
+    if (c->feat & ~K->caps) continue;
+    vprob P;
+    char msg[256] = "";
+    prob_make(&P, c, dt, ac_test_seed() + w);
+    ac_store_bits((ac_dtype)P.p.k_dtype, P.k, 0, ac_encode_f64((ac_dtype)P.p.k_dtype, NAN));   /* (b 0, kv head 0, key 0, d 0) */
+    ck_assert_msg(K->run(&P.p, &P.t, msg, sizeof msg) == 0, "%s on %s: %s", K->name, c->what, msg);
+    for (int64_t h = 0; h < c->H; h++) {
+      if (h / (c->H / c->KV) != 0) continue;
+      for (int64_t i = 0; i < c->tq; i++) {
+        if (!ref_visible(&P, 0, h, i, 0)) continue;
+        for (int64_t e = 0; e < c->dv; e++) {
+          const double o = ac_load((ac_dtype)dt, P.o, (size_t)((h * c->tq + i) * c->dv + e));
+          ck_assert_msg(isnan(o), AC_SEED_FMT "%s on %s: row (h %lld, i %lld) sees the NaN key but o[%lld] = %g",
+                        AC_SEED_ARG, K->name, c->what, (long long)h, (long long)i, (long long)e, o);
+        }
+        rows++;
+      }
+    }
+    prob_free(&P);
+  }
+  ck_assert_msg(rows > 0, "%s: no row checked", K->name);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("variants");
@@ -536,6 +573,7 @@ int main(void)
   tcase_add_loop_test(tc, test_correct_kernel_meets_reference, 0, NCORRECT);
   tcase_add_test(tc, test_nolse_kernel);
   tcase_add_test(tc, test_supports_follows_caps);
+  tcase_add_loop_test(tc, test_nan_key_reaches_every_row_that_sees_it, 0, NCORRECT);
   suite_add_tcase(s, tc);
   TCase *tm = tcase_create("mutants");
   tcase_set_timeout(tm, 120);

@@ -7,4 +7,4 @@ tests_quant_ggml_tool_LDADD = $(AC_CORE_LIBS)
 AC_QUANT_SH = tests/tquant_gguf.sh tests/tquant_cli.sh tests/texec_quant.sh tests/tquant_report.sh tests/tquant_explain.sh tests/tquant_classes.sh tests/tquant_mutants.sh
 TESTS += $(AC_QUANT_SH)
 dist_noinst_SCRIPTS += $(AC_QUANT_SH)
-EXTRA_DIST += tests/quant/gguf_ref.py
+EXTRA_DIST += tests/quant/gguf_ref.py tests/data/kv16_softcap_standard.npz

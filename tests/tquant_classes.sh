@@ -72,4 +72,10 @@ v=$(verdict kv16-ref-f16 "$tmp/f16-e4m3fn_head.npz" --precision fp16-fa2)
 [ "$v" = FAIL ] || fail "kv16-ref-f16 under fp16-fa2 (K's and V's rounding to f16 not charged): $v, expected FAIL"
 v=$(verdict kv16-ref-f16 "$tmp/f16-e4m3fn_head.npz" --precision kv-f16-fa2 --policy suspect=fail)
 [ "$v" = PASS ] || fail "kv16-ref-f16 SUSPECT under kv-f16-fa2: $v"
+# WEAK-CLASS holds a quantized case to the dtype's standard class with the input rounding any kernel of
+# the dtype does (f16: kv-f16-fa2, kv16-ref-f16's own): a fuzz case of softcap and e4m3fn K and V on
+# which fp16-fa2 alone (no rounding of K and V to f16 charged) called the correct kernel WEAK-CLASS
+data=${srcdir:-.}/tests/data/kv16_softcap_standard.npz
+out=$("$bin" check --kernel kv16-ref-f16 "$data" 2>&1)
+echo "$out" | head -1 | grep -q "^PASS " || fail "kv16-ref-f16 on kv16_softcap_standard.npz: $(echo "$out" | head -2)"
 [ "$fails" = 0 ] && echo "ok" || exit 1

@@ -206,6 +206,25 @@ static void weak_note(ac_report *rep, const ac_precision *cls, const ac_precisio
                 ac_dtype_name(t), std->name, rep->weak_err_w_std);
 }
 
+/* The standard class WEAK-CLASS holds a case to: the dtype's, and for a quantized tensor (whose exact
+ * values the dtype need not hold: q4_1's 45 bits, fp8 codes times a binary32 scale) the dtype's input
+ * rounding of it, which any kernel computing in the dtype does (f32: kv-f32, qkv-f32; f16: kv-f16-fa2;
+ * docs/quantized.md "Classes"). */
+static const ac_precision *standard_class(const ac_problem *p)
+{
+  const ac_precision *d = ac_precision_default(p->dtype);
+  if (!ac_problem_quantized(p) || p->dtype == AC_F64 || !d) return d;
+  char s[256];
+  int n = snprintf(s, sizeof s, "%s", d->name);
+  static const int part[3] = {AC_PART_Q, AC_PART_K, AC_PART_V};
+  for (int i = 0; i < 3 && n > 0 && (size_t)n < sizeof s; i++)
+    if (p->quant[i].fmt && d->parts.v[part[i]] == AC_PF_NONE)
+      n += snprintf(s + n, sizeof s - (size_t)n, ",%c=%s", "qkv"[i], ac_dtype_name(p->dtype));
+  const ac_precision *c;
+  ac_err e;
+  return ac_precision_lookup(s, &c, &e) == 0 ? c : d;
+}
+
 /* One judged quantity: an output element (el set, d >= 0) or the LSE of a row (el NULL). */
 typedef struct {
   int64_t row, d;
@@ -489,8 +508,8 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
   uint8_t *leakk = ac_xcalloc((size_t)r->nrows, 1), *leakv = ac_xcalloc((size_t)(r->nrows * p->dv), 1);
   ac_masked_nonfinite(c, leakk, leakv);
   uint8_t *vthr = ac_class_rows_beyond(c, x.cls);
-  if (opt->budget == AC_BUDGET_CLASS && ac_precision_default(t) != x.cls) {
-    x.wk.std = ac_precision_default(t);
+  if (opt->budget == AC_BUDGET_CLASS && standard_class(p) != x.cls) {
+    x.wk.std = standard_class(p);
     x.wk.vthr = ac_class_rows_beyond(c, x.wk.std);
     rep->std_name = x.wk.std->name;
   }

@@ -78,7 +78,7 @@ static int suite_option(void *ctx, int ch, const char *v, char **argv)
   case 'v': o->verbose = 1; break;
   case O_ALLOWSKIP: o->allow_skip = 1; break;
   case O_KERNEL:
-    if (ac_judge_kernels_add(&o->ks, v) < 0) return ac_cmd_usage_error("suite", "--kernel needs a value (at most 32)");
+    if (ac_judge_kernels_add(&o->ks, v) < 0) return ac_cmd_usage_error("suite", "--kernel needs a value (at most 128)");
     break;
   case O_SUITE:
     if (ac_suite_parse(v, &o->kind) < 0) return ac_cmd_usage_error("suite", "--suite takes ci or full");

@@ -73,7 +73,7 @@ int ac_judge_kernel(const ac_kernel *k, const ac_case *c, const ac_oracle_result
 int ac_judge_baseline(const ac_case *c, const ac_oracle_result *r, const ac_judge_opts *o, double *maxerr, ac_err *e);
 /* The kernels that a command's --kernel options name, in option order; one spec may name several
  * (a plugin's kernels): spec_of[i] is the option kernel i came from. */
-#define AC_JUDGE_MAX_SPECS 32
+#define AC_JUDGE_MAX_SPECS 128   /* the --kernel options of one command (cmd_suite.c names the number) */
 typedef struct {
   const char *spec[AC_JUDGE_MAX_SPECS];
   int nspec;

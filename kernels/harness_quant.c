@@ -8,9 +8,7 @@
 #include "harness_priv.h"
 #include "quant_view.h"
 
-/* The extents {B, H, T', X} of a scale array of tensor dims d: T' = T for block and token
- * granularity (else 1), X = the blocks (block), D (channel) or 1. */
-static void scale_dims(const ac_qspec *q, const int64_t d[4], int64_t s[4])
+void ac_qview_scale_dims(const ac_qspec *q, const int64_t d[4], int64_t s[4])
 {
   s[0] = q->gran == AC_QG_TENSOR ? 1 : d[0];
   s[1] = q->gran == AC_QG_TENSOR ? 1 : d[1];
@@ -18,9 +16,7 @@ static void scale_dims(const ac_qspec *q, const int64_t d[4], int64_t s[4])
   s[3] = q->gran == AC_QG_BLOCK ? d[3] / q->block : q->gran == AC_QG_CHANNEL ? d[3] : 1;
 }
 
-/* Strides of an array of extents s as the case stores it ([B][H][T][X], contiguous) or token-major
- * ([T][H][X], a serving layout's order; B is 1 there). */
-static void present(const int64_t s[4], int token_major, int64_t st[4])
+void ac_qview_present(const int64_t s[4], int token_major, int64_t st[4])
 {
   if (token_major && s[2] > 1) {
     st[0] = 0, st[1] = s[3], st[2] = s[1] * s[3], st[3] = 1;
@@ -53,12 +49,12 @@ void ac_hx_describe_quant(const ac_hx_ctx *x, hx_bufs *b)
     const ac_qdata *t = &c->quant->t[i];
     int64_t d[4], s[4];
     ac_qdims(p, "qkv"[i], d);
-    scale_dims(q, d, s);
+    ac_qview_scale_dims(q, d, s);
     b->in[HX_Q + i].dense = NULL;   /* the values stay with attncheck */
     memcpy(b->qstride[i], tst[i], sizeof b->qstride[i]);
     b->in[HX_QCODES + i] = ac_hx_tensor_of(names[i][0], AC_E4M3, d[0], d[1], d[2], d[3], b->qstride[i],
                                            d[0] * d[1] * d[2] * d[3], t->codes);
-    present(s, layout, b->qstride[3 + i]);
+    ac_qview_present(s, layout, b->qstride[3 + i]);
     int64_t ns = s[0] * s[1] * s[2] * s[3];
     b->in[HX_QSCALES + i] = ac_hx_tensor_of(names[i][1], sdtype_of(f->sdtype), s[0], s[1], s[2], s[3], b->qstride[3 + i], ns,
                                             t->scales);
@@ -73,7 +69,7 @@ void ac_hx_describe_quant(const ac_hx_ctx *x, hx_bufs *b)
     b->qggml[i] = ac_qggml_tensor(c, "qkv"[i], &nb);
     if (b->qggml[i]) {
       int64_t g[4] = {d[0], d[1], d[2], d[3] / 32 * f->ggml_bytes};
-      present(g, layout, b->qstride[6 + i]);
+      ac_qview_present(g, layout, b->qstride[6 + i]);
       b->in[HX_QGGML + i] = ac_hx_tensor_of(names[i][3], AC_E4M3, g[0], g[1], g[2], g[3], b->qstride[6 + i], (int64_t)nb,
                                             b->qggml[i]);
     }
@@ -105,7 +101,7 @@ void ac_hx_quant_view(const hx_bufs *b, const ac_problem *p, void *view)
     ac_qview_tensor *t = &v->t[i];
     int64_t d[4], s[4];
     ac_qdims(p, "qkv"[i], d);
-    scale_dims(q, d, s);
+    ac_qview_scale_dims(q, d, s);
     t->format = q->fmt;
     t->granularity = q->gran;
     t->block = q->block;

@@ -73,6 +73,13 @@ uint16_t *ac_cpu_quant_dequantize16(const attncheck_problem *p, const ac_qview_t
  * kv16-ref-f16, kv16-ref-bf16. */
 extern const ac_quant_kernel ac_cpu_ggml_q8_entry, ac_cpu_fp8fold_entry, ac_cpu_kv16_f16_entry, ac_cpu_kv16_bf16_entry;
 
+/* The extents {B, H, T', X} of the scale array of spec q for tensor dims d: T' = T for block and
+ * token granularity (else 1), X = the blocks (block), D (channel) or 1 (harness_quant.c). */
+void ac_qview_scale_dims(const ac_qspec *q, const int64_t d[4], int64_t s[4]);
+/* The strides kernels are handed for an array of extents s: as the case stores it ([B][H][T][X],
+ * contiguous), or token-major ([T][H][X], a serving layout's order; B is 1 there). */
+void ac_qview_present(const int64_t s[4], int token_major, int64_t st[4]);
+
 /* The entry of built-in kernel k; NULL when it takes no quantized tensor. */
 const ac_quant_kernel *ac_quant_kernel_of(const attncheck_kernel *k);
 /* The value of element (b, h, t, d) of view tensor v, exact in binary64 (from the ggml blocks for

@@ -8,6 +8,7 @@
 #include "harness.h"
 #include "layout.h"
 #include "quant.h"
+#include "quant_view.h"
 #include "variants.h"
 
 static int all_zero(const int64_t s[4])
@@ -222,26 +223,6 @@ static int gather_variants(const attncheck_problem *a, const attncheck_tensors *
 
 /* ---- quantized tensors (ABI 5's problem.q_format..., tensors.quant), read as a kernel is handed them ---- */
 
-/* The extents {B, H, T', X} of the scale array of spec q for tensor dims dd (as kernels get it). */
-static void qscale_extents(const ac_qspec *q, const int64_t dd[4], int64_t s[4])
-{
-  s[0] = q->gran == AC_QG_TENSOR ? 1 : dd[0];
-  s[1] = q->gran == AC_QG_TENSOR ? 1 : dd[1];
-  s[2] = q->gran == AC_QG_BLOCK || q->gran == AC_QG_TOKEN ? dd[2] : 1;
-  s[3] = q->gran == AC_QG_BLOCK ? dd[3] / q->block : q->gran == AC_QG_CHANNEL ? dd[3] : 1;
-}
-
-/* The strides a kernel gets for an array of extents s (all-zero strides of a description mean
- * these): contiguous [B][H][T][X], or token-major [T][H][X] for a serving layout. */
-static void qpresent(const int64_t s[4], int token_major, int64_t st[4])
-{
-  if (token_major && s[2] > 1) {
-    st[0] = 0, st[1] = s[3], st[2] = s[1] * s[3], st[3] = 1;
-    return;
-  }
-  st[3] = 1, st[2] = s[3], st[1] = s[2] * s[3], st[0] = s[1] * s[2] * s[3];
-}
-
 /* The specs of the quantized tensors of a and qt into p->quant (before the case is allocated). */
 static int set_quant_specs(const attncheck_problem *a, const attncheck_quant *qt, ac_problem *p, ac_err *e)
 {
@@ -284,13 +265,13 @@ static void read_quant(const attncheck_problem *a, const attncheck_quant_tensor 
   const int layout = (p->f.used & AC_FEAT_LAYOUTS) != 0;
   int64_t dd[4], s[4], st[4];
   ac_qdims(p, nm, dd);
-  qscale_extents(q, dd, s);
+  ac_qview_scale_dims(q, dd, s);
   if (x->codes) {
     const int64_t *cs = all_zero(x->code_stride) ? (i == 0 ? a->q_stride : i == 1 ? a->k_stride : a->v_stride)
                                                  : x->code_stride;
     ac_api_gather_qkv(c, nm, AC_E4M3 /* a byte per element */, x->codes, cs, t->codes);
     const size_t ss = ac_qsdtype_size(f->sdtype);
-    qpresent(s, layout, st);
+    ac_qview_present(s, layout, st);
     const int64_t *sc = all_zero(x->scale_stride) ? st : x->scale_stride;
     int64_t n = 0;
     for (int64_t b = 0; b < s[0]; b++)
@@ -308,7 +289,7 @@ static void read_quant(const attncheck_problem *a, const attncheck_quant_tensor 
   /* ggml's blocks: block e of (b, h, u) at ggml[b g0 + h g1 + u g2 + e g3] (bytes) */
   const int64_t g[4] = {dd[0], dd[1], dd[2], dd[3] / 32 * f->ggml_bytes};
   int64_t gs[4];
-  qpresent(g, layout, gs);
+  ac_qview_present(g, layout, gs);
   gs[3] = f->ggml_bytes;
   const int64_t *gst = all_zero(x->ggml_stride) ? gs : x->ggml_stride;
   for (int64_t b = 0; b < dd[0]; b++)

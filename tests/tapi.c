@@ -357,7 +357,11 @@ START_TEST(quantized_tensors_are_read_as_a_kernel_gets_them)
     attncheck_problem back = {.struct_size = sizeof back};
     ck_assert_int_eq(attncheck_case_problem(c, &back), 0);
     ck_assert(back.k_format == ATTNCHECK_QF_E4M3FN && back.v_format == ATTNCHECK_QF_Q4_0 && back.q_format == 0);
-    attncheck_result *r = qjudge(ctx, c, &qo[0][0][0]);
+    attncheck_grads gr = {.struct_size = sizeof gr, .dq = qq, .dk = qq, .dv = qq};
+    attncheck_result *r = NULL;
+    ck_assert_int_eq(attncheck_judge_grad(ctx, c, &gr, &r), -1);   /* no backward of a quantized cache */
+    ck_assert_msg(strstr(attncheck_ctx_error(ctx), "no backward"), "%s", attncheck_ctx_error(ctx));
+    r = qjudge(ctx, c, &qo[0][0][0]);
     attncheck_summary s = {.struct_size = sizeof s};
     attncheck_result_summary(r, &s);
     ck_assert_msg(s.status == ATTNCHECK_PASS && s.err_w < 0.1, AC_SEED_FMT "%s", AC_SEED_ARG, attncheck_result_line(r));

@@ -238,6 +238,8 @@ int attncheck_judge_grad(attncheck_ctx *ctx, attncheck_case *cs, const attncheck
   if (!g || g->struct_size < offsetof(attncheck_grads, dsinks)) return ac_api_fail(ctx, "no gradients (struct_size)");
   if (!g->dq || !g->dk || !g->dv) return ac_api_fail(ctx, "gradients dq, dk and dv must be set");
   const ac_case *c = &cs->c;
+  if (ac_problem_quantized(&c->p))
+    return ac_api_fail(ctx, "quantized tensors get no backward judgement (an inference cache; docs/quantized.md)");
   if (!c->dout) return ac_api_fail(ctx, "the case has no dO");
   ac_err e;
   const ac_precision *cls = NULL;

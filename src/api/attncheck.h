@@ -129,7 +129,7 @@ typedef struct {
 
 /* Judges dQ, dK, dV (and dσ) against the exact backward of a case with dO, under the context's
  * class (`attncheck compare --grad`); "rows" samples dQ rows and dK/dV columns. -1 when the case
- * has no dO or the exact backward refuses it. */
+ * has no dO, has quantized tensors (an inference cache) or the exact backward refuses it. */
 int attncheck_judge_grad(attncheck_ctx *ctx, attncheck_case *c, const attncheck_grads *g, attncheck_result **res);
 
 enum { ATTNCHECK_PASS = 0, ATTNCHECK_WARN = 1, ATTNCHECK_FAIL = 2, ATTNCHECK_SKIP = 3, ATTNCHECK_ERROR = 4 };

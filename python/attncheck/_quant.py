@@ -5,7 +5,6 @@ import ctypes
 
 import numpy as np
 
-from . import _lib
 from ._arrays import as_array
 
 # name: (ABI number, block, scale dtype, aux ("min", "zero", "tscale" or None), default granularity,
@@ -25,7 +24,7 @@ FORMATS = {
     "nvfp4": (12, 16, "e4m3", "tscale", "block", ("block",), 0),
     "mxfp4": (13, 32, "e8m0", None, "block", ("block",), 17),
 }
-_ALIASES = {"fp8_e4m3fn": "e4m3fn", "fp8_e4m3fnuz": "e4m3fnuz", "fp8_e5m2": "e5m2", "fp8": "e4m3fn"}
+_ALIASES = {"fp8_e4m3fn": "e4m3fn", "fp8_e4m3fnuz": "e4m3fnuz", "fp8_e5m2": "e5m2"}
 GRANULARITIES = {"block": 0, "tensor": 1, "head": 2, "token": 3, "channel": 4}
 
 

@@ -226,3 +226,13 @@ def test_torch_fp8_codes(tmp_path):
                               torch.from_numpy(m[x + "_scales"]), granularity="token") for x in "kv"]
     assert attncheck.check(torch.from_numpy(m["q"]), kv[0], kv[1], torch.from_numpy(m["o_exact_f32"]),
                            layout="bhtd").ok
+
+
+def test_ml_dtypes_fp8_codes(tmp_path):
+    ml = pytest.importorskip("ml_dtypes")
+    m, meta = generate(tmp_path, "ml", "--tq", "8", "--tk", "16", "--dk", "16", "--heads", "2", "--kv-format",
+                       "e5m2:token", "--seed", "3")
+    kv = [attncheck.Quantized("e5m2", m[x + "_codes"].view(ml.float8_e5m2), m[x + "_scales"], granularity="token")
+          for x in "kv"]
+    assert attncheck.check(m["q"], kv[0], kv[1], m["o_exact_f32"], layout="bhtd").ok
+    assert attncheck.check(m["q"], kv[0], kv[1], m["o_exact_f32"] * 1.01, layout="bhtd").verdict == "FAIL"

@@ -42,20 +42,6 @@ void gt_note(const char *name, const ac_grad_result *r)
           (long long)r->n_highprec, (long long)r->n_unresolved, r->max_prec);
 }
 
-/* Bits of x rounded to t, or 1 in *amb when x (1 ± 2^-(PREC-100)) round differently. */
-static uint64_t ref_round(ac_dtype t, mpfr_t x, int *amb)
-{
-  mpfr_t a, b;
-  mpfr_inits2(mpfr_get_prec(x), a, b, (mpfr_ptr)0);
-  mpfr_mul_2si(a, x, -(long)mpfr_get_prec(x) + 100, MPFR_RNDN);
-  mpfr_abs(a, a, MPFR_RNDN);
-  mpfr_add(b, x, a, MPFR_RNDN);
-  mpfr_sub(a, x, a, MPFR_RNDN);
-  uint64_t r = ac_encode_mpfr(t, x, AC_E4M3_SATURATE);
-  *amb = ac_encode_mpfr(t, a, AC_E4M3_SATURATE) != r || ac_encode_mpfr(t, b, AC_E4M3_SATURATE) != r;
-  mpfr_clears(a, b, (mpfr_ptr)0);
-  return r;
-}
 
 /* Every selected element of T against ref; returns the number of ambiguous references. */
 static int64_t compare(const char *what, const ac_grad_tensor *T, mpfr_t *ref)
@@ -74,7 +60,7 @@ static int64_t compare(const char *what, const ac_grad_tensor *T, mpfr_t *ref)
       for (int f = 0; f < AC_NDTYPES; f++) {
         if (!T->bits[f]) continue;
         int amb;
-        uint64_t want = ref_round((ac_dtype)f, v, &amb), got = ac_grad_bits(T, (ac_dtype)f, x, t);
+        uint64_t want = ref_round_bits((ac_dtype)f, v, &amb), got = ac_grad_bits(T, (ac_dtype)f, x, t);
         if (amb) { amb_n++; continue; }
         if (ac_bits_iszero((ac_dtype)f, got) && ac_bits_iszero((ac_dtype)f, want) && el->how == AC_HOW_EXACT) continue;
         ck_assert_msg(got == want, AC_SEED_FMT "%s %lld,%lld %s: oracle %a (how %d), reference %a", AC_SEED_ARG, what,

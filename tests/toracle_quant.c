@@ -19,20 +19,6 @@
 #define NCASES 60   /* per format; x10 with ATTNCHECK_TEST_EXPENSIVE=1 */
 #define PREC 4000
 
-static uint64_t round_ref(ac_dtype t, mpfr_t x, int *amb)
-{
-  mpfr_t a, b;
-  mpfr_inits2(PREC, a, b, (mpfr_ptr)0);
-  mpfr_mul_2si(a, x, -3900, MPFR_RNDN);
-  mpfr_abs(a, a, MPFR_RNDN);
-  mpfr_add(b, x, a, MPFR_RNDN);
-  mpfr_sub(a, x, a, MPFR_RNDN);
-  uint64_t r = ac_encode_mpfr(t, x, AC_E4M3_SATURATE);
-  *amb = ac_encode_mpfr(t, a, AC_E4M3_SATURATE) != r || ac_encode_mpfr(t, b, AC_E4M3_SATURATE) != r;
-  mpfr_clears(a, b, (mpfr_ptr)0);
-  return r;
-}
-
 /* Special scale bit patterns of each scale dtype: 0, smallest subnormal, largest finite, inf (the
  * overflowed scale; e4m3 has none: its NaN), NaN. */
 static uint64_t special_scale(ac_qsdtype t, int k)
@@ -164,7 +150,7 @@ static void check_row(const ac_case *c, const ac_oracle_result *r, int64_t b, in
   if (kind) return;   /* infinite scores: the rule table, tested in toracle_inf */
   ref_row(c, b, h, i, PREC, o, lse, NULL);
   int amb;
-  uint64_t l32 = round_ref(AC_F32, lse, &amb);
+  uint64_t l32 = ref_round_bits(AC_F32, lse, &amb);
   ck_assert_msg(amb || l32 == ac_encode_f64(AC_F32, orow->lse_f32), AC_SEED_FMT "%s case %d row %lld: LSE %a, reference %a",
                 AC_SEED_ARG, ac_qfmt_name(fmt), k, (long long)row, (double)orow->lse_f32, ac_decode(AC_F32, l32));
   for (int64_t t = 0; t < p->dv; t++) {
@@ -177,7 +163,7 @@ static void check_row(const ac_case *c, const ac_oracle_result *r, int64_t b, in
     ck_assert_int_eq(el->accept, AC_ACCEPT_VALUE);
     const ac_dtype fs[2] = {AC_F32, AC_F64};
     for (int q = 0; q < 2; q++) {
-      uint64_t want = round_ref(fs[q], o[t], &amb), got = r->o_round[fs[q]][row * p->dv + t];
+      uint64_t want = ref_round_bits(fs[q], o[t], &amb), got = r->o_round[fs[q]][row * p->dv + t];
       /* zeros of either sign: an exact zero is +0; and where scales of 2^38 leave weights of
        * e^(-10^38) the brute force underflows to a zero whose sign the oracle decides */
       if (amb || (ac_bits_iszero(fs[q], got) && ac_bits_iszero(fs[q], want))) continue;

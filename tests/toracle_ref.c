@@ -250,3 +250,17 @@ void ref_oracle(const ac_case *c, uint32_t formats, int threads, ac_oracle_resul
   o.lse_f64 = 1;
   ck_assert_msg(ac_oracle_run(c, &o, r, &e) == 0, "ac_oracle_run: %s", e.msg);
 }
+
+uint64_t ref_round_bits(ac_dtype t, mpfr_t x, int *amb)
+{
+  mpfr_t a, b;
+  mpfr_inits2(mpfr_get_prec(x), a, b, (mpfr_ptr)0);
+  mpfr_mul_2si(a, x, -(long)mpfr_get_prec(x) + 100, MPFR_RNDN);
+  mpfr_abs(a, a, MPFR_RNDN);
+  mpfr_add(b, x, a, MPFR_RNDN);
+  mpfr_sub(a, x, a, MPFR_RNDN);
+  uint64_t r = ac_encode_mpfr(t, x, AC_E4M3_SATURATE);
+  *amb = ac_encode_mpfr(t, a, AC_E4M3_SATURATE) != r || ac_encode_mpfr(t, b, AC_E4M3_SATURATE) != r;
+  mpfr_clears(a, b, (mpfr_ptr)0);
+  return r;
+}

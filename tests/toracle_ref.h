@@ -24,6 +24,9 @@ void ref_set(ac_case *c, char which, size_t idx, double x);   /* which: 'q', 'k'
 double ref_get(const ac_case *c, char which, size_t idx);
 /* A random small case in dtype t (values finite). */
 void ref_random_case(ac_case *c, ac_dtype t, ac_rng *r);
+/* Bits of x rounded to t (e4m3 saturating), or 1 in *amb when x (1 ± 2^-(prec(x) - 100)) round
+ * differently: a reference too close to a rounding boundary to decide. */
+uint64_t ref_round_bits(ac_dtype t, mpfr_t x, int *amb);
 /* Runs the oracle with the case dtype plus extra formats; aborts the test on error. */
 void ref_oracle(const ac_case *c, uint32_t formats, int threads, ac_oracle_result *r);
 

@@ -127,26 +127,40 @@ static void *member_data(const ac_qdata *t, int s)
   return s == S_CODES ? (void *)t->codes : s == S_SCALES ? t->scales : t->aux;
 }
 
+/* Member k (0 codes, 1 scales, 2 the format's aux) of quantized tensor i of p. */
+typedef struct {
+  int s; /* S_... */
+  char name[32];
+  const char *descr;
+  int ndim;
+  int64_t shape[4];
+  size_t bytes;
+} qmember;
+
+/* 0 with *m filled; -1 when tensor i is not quantized or its format has no member k. */
+static int member_at(const ac_problem *p, int i, int k, qmember *m)
+{
+  const ac_qfmt_info *f = ac_qfmt_get(p->quant[i].fmt);
+  if (!f) return -1;
+  const int ms[3] = {S_CODES, S_SCALES, aux_member(f)};
+  if (ms[k] == S_N) return -1;
+  m->s = ms[k];
+  member_name(m->name, sizeof m->name, "qkv"[i], m->s);
+  member_shape(p, "qkv"[i], m->s, &m->descr, &m->ndim, m->shape);
+  m->bytes = member_bytes(m->descr, m->ndim, m->shape);
+  return 0;
+}
+
 int ac_quant_members_write(ac_npz_writer *w, const ac_case *c, ac_err *e)
 {
   if (!ac_problem_quantized(&c->p)) return 0;
   if (!c->quant) return ac_err_set(e, "quantized case without codes");
-  for (int i = 0; i < 3; i++) {
-    const ac_qfmt_info *f = ac_qfmt_get(c->p.quant[i].fmt);
-    if (!f) continue;
-    const int ms[3] = {S_CODES, S_SCALES, aux_member(f)};
-    for (int k = 0; k < 3 && ms[k] != S_N; k++) {
-      char name[32];
-      const char *descr;
-      int ndim;
-      int64_t shape[4];
-      member_name(name, sizeof name, "qkv"[i], ms[k]);
-      member_shape(&c->p, "qkv"[i], ms[k], &descr, &ndim, shape);
-      if (ac_npz_add_array(w, name, descr, ndim, shape, member_data(&c->quant->t[i], ms[k]), member_bytes(descr, ndim, shape),
-                           e))
+  qmember m;
+  for (int i = 0; i < 3; i++)
+    for (int k = 0; k < 3; k++)
+      if (!member_at(&c->p, i, k, &m) &&
+          ac_npz_add_array(w, m.name, m.descr, m.ndim, m.shape, member_data(&c->quant->t[i], m.s), m.bytes, e))
         return -1;
-    }
-  }
   return 0;
 }
 
@@ -194,37 +208,19 @@ int ac_quant_members_read(ac_npz *z, ac_case *c, ac_err *e)
   for (int i = 0; i < 3; i++)
     if (refuse_strays(z, &c->p, "qkv"[i], e)) return -1;
   if (!ac_problem_quantized(&c->p)) return 0;
-  for (int i = 0; i < 3; i++) {
-    const ac_qfmt_info *f = ac_qfmt_get(c->p.quant[i].fmt);
-    if (!f) continue;
-    const int ms[3] = {S_CODES, S_SCALES, aux_member(f)};
-    for (int k = 0; k < 3 && ms[k] != S_N; k++) {
-      char name[32];
-      const char *descr;
-      int ndim;
-      int64_t shape[4];
-      member_name(name, sizeof name, "qkv"[i], ms[k]);
-      if (!ac_npz_has(z, name)) return ac_err_set(e, "%s: member '%s' missing (meta.json quant.%c)", path, name, "qkv"[i]);
-      member_shape(&c->p, "qkv"[i], ms[k], &descr, &ndim, shape);
-      if (check_header(z, name, descr, ndim, shape, e)) return -1;
+  qmember m;
+  for (int i = 0; i < 3; i++)
+    for (int k = 0; k < 3; k++) {
+      if (member_at(&c->p, i, k, &m)) continue;
+      if (!ac_npz_has(z, m.name)) return ac_err_set(e, "%s: member '%s' missing (meta.json quant.%c)", path, m.name, "qkv"[i]);
+      if (check_header(z, m.name, m.descr, m.ndim, m.shape, e)) return -1;
     }
-  }
   ac_err qe;
   if (ac_quant_alloc(c, &qe)) return ac_err_set(e, "%s: %s", path, qe.msg);
-  for (int i = 0; i < 3; i++) {
-    const ac_qfmt_info *f = ac_qfmt_get(c->p.quant[i].fmt);
-    if (!f) continue;
-    const int ms[3] = {S_CODES, S_SCALES, aux_member(f)};
-    for (int k = 0; k < 3 && ms[k] != S_N; k++) {
-      char name[32];
-      const char *descr;
-      int ndim;
-      int64_t shape[4];
-      member_name(name, sizeof name, "qkv"[i], ms[k]);
-      member_shape(&c->p, "qkv"[i], ms[k], &descr, &ndim, shape);
-      if (ac_npz_read_into(z, name, member_data(&c->quant->t[i], ms[k]), member_bytes(descr, ndim, shape), e)) return -1;
-    }
-  }
+  for (int i = 0; i < 3; i++)
+    for (int k = 0; k < 3; k++)
+      if (!member_at(&c->p, i, k, &m) && ac_npz_read_into(z, m.name, member_data(&c->quant->t[i], m.s), m.bytes, e))
+        return -1;
   if (ac_quant_check_codes(c, &qe)) return ac_err_set(e, "%s: %s", path, qe.msg);
   for (int i = 0; i < 3; i++)
     if (c->p.quant[i].fmt) ac_quant_decode(c, "qkv"[i]);

@@ -395,7 +395,7 @@ START_TEST(quantized_tensors_are_read_as_a_kernel_gets_them)
     int what;
   } bad_desc[] = {{"tensors.k is set", 0},       {"code 16", 1},           {"problem.k_format", 2},
                   {"tensors.quant is NULL", 3},  {"no codes", 4},          {"block is 32", 5},
-                  {"names no quantized format", 6}};
+                  {"names no quantized format", 6}, {"ggml formats and mxfp4 only", 7}};
   for (size_t x = 0; x < sizeof bad_desc / sizeof bad_desc[0]; x++) {
     qproblem(&p, &t, &qt, 0);
     uint8_t saved = vcodes[0][3][5];
@@ -407,6 +407,7 @@ START_TEST(quantized_tensors_are_read_as_a_kernel_gets_them)
     case 4: qt.t[2].codes = NULL; break;
     case 5: qt.t[2].block = 16; break;
     case 6: p.k_format = p.v_format = 0, t.k = kcodes, t.v = vcodes; break;
+    case 7: qt.t[1].codes = NULL, qt.t[1].ggml = &vblocks[0][0][0]; break;   /* e4m3fn has no ggml blocks */
     }
     attncheck_case_desc d = {sizeof d, ATTNCHECK_CASE_DEFAULT_SCALE, &p, &t, NULL, {0, 0, 0, 0}};
     attncheck_case *c = NULL;

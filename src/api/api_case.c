@@ -236,19 +236,21 @@ static int set_quant_specs(const attncheck_problem *a, const attncheck_quant *qt
     if (x->format != fm[i])
       return ac_err_set(e, "tensors.quant.t[%d].format %d but problem.%c_format %d", i, (int)x->format, nm, (int)fm[i]);
     if (!fm[i]) continue;
-    if (!ac_qfmt_get(fm[i])) return ac_err_set(e, "problem.%c_format: unknown format %d", nm, (int)fm[i]);
+    const ac_qfmt_info *f = ac_qfmt_get(fm[i]);
+    if (!f) return ac_err_set(e, "problem.%c_format: unknown format %d", nm, (int)fm[i]);
     ac_qspec q = {fm[i], x->granularity, x->block};
     if (x->granularity < 0 || x->granularity >= AC_QG_N)
       return ac_err_set(e, "tensors.quant.t[%d].granularity: unknown granularity %d", i, (int)x->granularity);
     if (ac_qspec_check(&q, nm, nm == 'v' ? p->dv : p->dk, e) < 0) return -1;
-    if (!x->codes && !x->ggml)
-      return ac_err_set(e, "tensors.quant.t[%d]: no codes%s", i, ac_qfmt_get(fm[i])->ggml_bytes ? " and no ggml blocks" : "");
+    if (!x->codes && !(x->ggml && f->ggml_bytes))
+      return ac_err_set(e, "tensors.quant.t[%d]: no codes%s", i,
+                        f->ggml_bytes ? " and no ggml blocks" : " (ggml blocks are read for the ggml formats and mxfp4 only)");
     if (x->codes && !x->scales) return ac_err_set(e, "tensors.quant.t[%d]: codes without scales", i);
-    if (x->codes && ac_qfmt_get(fm[i])->aux && !x->aux)
-      return ac_err_set(e, "tensors.quant.t[%d]: %s needs aux (%s)", i, ac_qfmt_name(fm[i]),
-                        ac_qfmt_get(fm[i])->aux == AC_QAUX_MIN      ? "its mins"
-                        : ac_qfmt_get(fm[i])->aux == AC_QAUX_ZERO   ? "its zero points"
-                                                                    : "its tensor scale");
+    if (x->codes && f->aux && !x->aux)
+      return ac_err_set(e, "tensors.quant.t[%d]: %s needs aux (%s)", i, f->name,
+                        f->aux == AC_QAUX_MIN    ? "its mins"
+                        : f->aux == AC_QAUX_ZERO ? "its zero points"
+                                                 : "its tensor scale");
     p->quant[i] = q;
   }
   return 0;

@@ -160,13 +160,14 @@ def _check_shape(a, want, what):
         raise ValueError("%s: shape %s, expected %s (%s)" % (a.name, a.shape, tuple(want), what))
 
 
-def _compute_dtype(q, k, v, dtype):
+def _compute_dtype(arrays, dtype):
+    """dtype=, else the one of the arrays' dtypes that holds the others."""
     if dtype:
         if dtype not in _lib.DTYPES:
             raise ValueError("dtype: unknown dtype %r" % (dtype,))
         return dtype
-    ds = {q.dtype, k.dtype, v.dtype}
-    return max(ds, key=lambda d: _RANK[d]) if len(ds) > 1 else q.dtype
+    ds = {a.dtype for a in arrays}
+    return max(ds, key=lambda d: _RANK[d]) if len(ds) > 1 else arrays[0].dtype
 
 
 class _Spec:
@@ -364,10 +365,8 @@ def _build(q, k, v, o, *, layout, dtype, scale, causal, window, window_align, so
             st = (0, s[1], s[0], s[2]) if L == "thd" else _strides4(a, L)
             (p.o_stride if a is oa else sp.__dict__.setdefault("do_stride", [0, 0, 0, 0]))[:] = st
     dense = [a for x, a in zip("qkv", (qa, ka, va)) if x not in qts]
-    if dense:
-        cdt = _compute_dtype(*(dense * 3)[:3], dtype)
-    else:   # every input quantized: the compute dtype is dtype=, else o's
-        cdt = dtype or (oa.dtype if oa is not None else "f32")
+    # every input quantized and no dtype=: the compute dtype is o's
+    cdt = _compute_dtype(dense, dtype) if dense or dtype else (oa.dtype if oa is not None else "f32")
     odt = oa.dtype if oa is not None else (da.dtype if da is not None else cdt)
     dts = tuple(cdt if x in qts else a.dtype for x, a in zip("qkv", (qa, ka, va))) + (odt,)
     p.dtype = _lib.DTYPES[cdt]

@@ -9,7 +9,7 @@ mode=${1:-run}
 case "$mode" in run|check) ;; *) echo "usage: $0 [check]" >&2; exit 2 ;; esac
 
 # Debian packages the build and the tests need (python3-*: the optional numpy tests and tests/python).
-pkgs="build-essential autoconf automake libtool pkg-config libgmp-dev libmpfr-dev check libsubunit-dev libjson-c-dev libzip-dev zlib1g-dev nettle-dev python3-numpy python3-pytest python3-venv python3-wheel python3-setuptools"
+pkgs="build-essential autoconf automake libtool pkg-config libgmp-dev libmpfr-dev libopenblas-dev check libsubunit-dev libjson-c-dev libzip-dev zlib1g-dev nettle-dev python3-numpy python3-pytest python3-venv python3-wheel python3-setuptools"
 missing=""
 for p in $pkgs; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

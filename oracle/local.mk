@@ -26,6 +26,8 @@ oracle_libac_oracle_la_SOURCES = \
 	oracle/fastdd.c \
 	oracle/fastexp.c \
 	oracle/fastscores.c \
-	oracle/fastdecode.c
+	oracle/fastdecode.c \
+	oracle/gemm.h \
+	oracle/gemm.c
 oracle_libac_oracle_la_SOURCES += oracle/grad.h oracle/gradint.h oracle/grad.c oracle/gradrow.c oracle/gradexact.c oracle/gradfast.c oracle/gradoff.c oracle/gradcap.c
 oracle_libac_oracle_la_SOURCES += oracle/gradlayout.c

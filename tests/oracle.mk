@@ -6,7 +6,7 @@
 AC_ORACLE_TESTS = tests/toracle_brute tests/toracle_basic tests/toracle_exact tests/toracle_rows \
 	tests/toracle_cache tests/toracle_fast tests/toracle_inf tests/tbudget tests/thull tests/tcli_limits \
 	tests/tscaled tests/toracle_variants tests/toracle_varsat tests/toracle_varfold tests/texplain_variants \
-	tests/toracle_quant
+	tests/toracle_quant tests/tgemm
 # the oracle cache from the command line: damaged entries never change a verdict
 AC_ORACLE_SH = tests/tcmd_oracle_cache.sh tests/texplain_variants_cli.sh tests/tcmd_oracle_chunked.sh
 check_PROGRAMS += $(AC_ORACLE_TESTS)

@@ -7,6 +7,7 @@
 #include <zip.h>
 #include <json-c/json_c_version.h>
 #include "testutil.h"
+#include "gemm.h"
 
 START_TEST(build_configuration_is_printed)
 {
@@ -26,6 +27,7 @@ int main(void)
   printf("  Check:       %d.%d.%d\n", CHECK_MAJOR_VERSION, CHECK_MINOR_VERSION, CHECK_MICRO_VERSION);
   printf("  json-c:      %s\n", json_c_version());
   printf("  libzip:      %s\n", zip_libzip_version());
+  printf("  BLAS:        %s (threads per product: %d)\n", ac_gemm_backend(), ac_gemm_threads());
   printf("  CUDA:        %s (arch %s), cuBLAS %s, cuDNN %s\n", AC_BUILD_CUDA, AC_BUILD_CUDA_ARCH,
          AC_BUILD_CUBLAS, AC_BUILD_CUDNN);
   printf("  test seed:   %llu\n", (unsigned long long)ac_test_seed());

@@ -500,6 +500,27 @@ def declaration(name=None, dtypes=ALL_DTYPES, masks=ALL_MASKS, features=ALL_FEAT
     return d
 
 
+def dtype_option(ap):
+    """Adds --dtype D[,D...] to an argparse parser (a worker then declares only those dtypes)."""
+    ap.add_argument("--dtype", help="declare only these dtypes, a comma list (cases of others are SKIP)")
+
+
+def chosen_dtypes(ap, args, dtypes):
+    """The declared dtypes under --dtype (dtype_option); an unknown one is a usage error."""
+    if not args.dtype:
+        return tuple(dtypes)
+    want = args.dtype.split(",")
+    bad = [d for d in want if d not in dtypes]
+    if bad:
+        ap.error("--dtype: %s not among %s" % (",".join(bad), ",".join(dtypes)))
+    return tuple(d for d in dtypes if d in want)
+
+
+def in_dtype(x, dtype):
+    """x (a float) as dtype rounds it (f64 f32 f16 bf16)."""
+    return float(decode(encode(np.array([x]), dtype), dtype)[0])
+
+
 def run(attn, argv, tensors="numpy", backward=None, backward_features=None, **decl_args):
     """Main entry: argv = [IN, OUT] (one-shot) or [] / ["--serve"] (persistent). Exit status.
     backward(q, k, v, o, lse, do, problem): the worker declares a backward ("backward": true, or

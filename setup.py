@@ -78,11 +78,18 @@ def _ship(lib, exe, dest):
     os.chmod(os.path.join(dest, "attncheck"), 0o755)
 
 
+def _program(bdir):
+    """The attncheck program of build tree bdir: libtool leaves a wrapper script there and the program,
+    which finds libattncheck.so.0 beside itself (RUNPATH $ORIGIN), in .libs/."""
+    real = os.path.join(bdir, ".libs", "attncheck")
+    return real if os.path.isfile(real) else os.path.join(bdir, "attncheck")
+
+
 def build_native(dest):
     """libattncheck.so.0 and the attncheck program into the folder dest."""
     pre = os.environ.get("ATTNCHECK_PREBUILT_DIR")
     if pre:
-        lib, exe = os.path.join(pre, ".libs", "libattncheck.so.0"), os.path.join(pre, "attncheck")
+        lib, exe = os.path.join(pre, ".libs", "libattncheck.so.0"), _program(pre)
         for f in (lib, exe):
             if not os.path.isfile(f):
                 raise RuntimeError("ATTNCHECK_PREBUILT_DIR=%s: no %s (run make there first)" % (pre, f))
@@ -102,7 +109,7 @@ def build_native(dest):
              "[2/3] configure")
         _run(["make", "-j" + jobs, "attncheck", "libattncheck.la"], bdir, "[3/3] make (a few minutes)")
         libs = sorted(glob.glob(os.path.join(bdir, ".libs", "libattncheck.so.*.*")))
-        exe = os.path.join(bdir, "attncheck")
+        exe = _program(bdir)
         if not libs or not os.path.isfile(exe):
             raise RuntimeError("make left no .libs/libattncheck.so.* or attncheck")
         _ship(libs[0], exe, dest)

@@ -1,6 +1,6 @@
 # tests/python.mk: the Python package (python/attncheck, pyproject.toml) and its pytest tests.
-TESTS += tests/tpython.sh tests/tmeanv.sh
-EXTRA_DIST += tests/tpython.sh tests/tmeanv.sh pyproject.toml setup.py docs/python.md \
+TESTS += tests/tpython.sh tests/tmeanv.sh tests/tpip.sh
+EXTRA_DIST += tests/tpython.sh tests/tmeanv.sh tests/tpip.sh pyproject.toml setup.py docs/python.md \
 	python/attncheck/__init__.py python/attncheck/_lib.py python/attncheck/_arrays.py python/attncheck/_check.py \
 	python/attncheck/_quant.py tests/python/test_quant.py \
 	python/attncheck/pytest_plugin.py python/attncheck/worker/__init__.py python/attncheck/worker/__main__.py \

@@ -8,7 +8,8 @@ type, causal top-left by the op's causal flag, any other mask an attention_mask 
 or of Q's type for a bias), compiled for the CPU device with the inference precision of the
 case's dtype. OpenVINO takes the scale and the mask in Q's dtype: the worker declares
 "params_dtype": "q" and refuses a scale or bias value that dtype does not hold (SKIP). GQA: K and V
-repeated per query head. No LSE.
+repeated per query head. No LSE. A row with no visible key comes out NaN (the op masks with -inf and
+does not guard it): "empty_rows": "nan".
 """
 import argparse
 import sys
@@ -75,7 +76,7 @@ def make_attn():
             params.append(pm)
             node = ops.scaled_dot_product_attention(nq, nk, nv, nm, scale, causal=False)
         else:
-            node = ops.scaled_dot_product_attention(nq, nk, nv, const(np.zeros(()), p.dtype), scale, causal=causal)
+            node = ops.scaled_dot_product_attention(nq, nk, nv, const(np.zeros((1, 1)), p.dtype), scale, causal=causal)
         if p.dtype == "bf16":
             node = ops.convert(node, T["f32"])   # exact
         model = ov.Model([node], params)
@@ -99,7 +100,7 @@ def main(argv=None):
             raise NotImplementedError("OpenVINO is not installed")
     return attncheck_worker.run(attn, args.paths, name="openvino-sdpa", dtypes=attncheck_worker.chosen_dtypes(
         ap, args, ("f32", "f16", "bf16")), precision={"f16": "fp16-fa2", "bf16": "bf16-fa2"}, writes_lse=False,
-        note=note, params_dtype="q", features=attncheck_worker.ALL_FEATURES + ("window", "bias", "bool_mask"))
+        note=note, params_dtype="q", empty_rows="nan", features=attncheck_worker.ALL_FEATURES + ("window", "bias", "bool_mask"))
 
 
 if __name__ == "__main__":

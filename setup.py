@@ -7,9 +7,11 @@ temporary copy of the source files (autoreconf when there is no configure script
 runs the latter). The copy leaves out what a build in place or out of tree wrote (config.status,
 Makefiles, objects, programs, build directories), so `pip install .` works from a fresh clone and
 from a tree configured and built in place or in build/. Each step is printed with its time
-(`pip install -v .` shows them). ATTNCHECK_PREBUILT_DIR=DIR ships the library and command of an
-already built tree DIR instead (tests/tpython.sh uses the build tree's). The wheel is
-platform-specific (it carries a shared object and a program) but not tied to a Python version.
+(`pip install -v .` shows them; pip hides a build's output otherwise, so they also go to the
+terminal, /dev/tty, where there is one; ATTNCHECK_BUILD_QUIET=1 keeps them off it).
+ATTNCHECK_PREBUILT_DIR=DIR ships the library and command of an already built tree DIR instead
+(tests/tpip.sh and tests/tpython.sh use the build tree's). The wheel is platform-specific (it
+carries a shared object and a program) but not tied to a Python version.
 """
 import glob
 import os
@@ -60,9 +62,24 @@ def _ignore(d, names):
     return out
 
 
+def _tty():
+    """The terminal pip runs in, where pip hides the build's output (no -v): progress goes there too."""
+    if os.environ.get("ATTNCHECK_BUILD_QUIET") or sys.stdout.isatty():
+        return None
+    try:
+        return open("/dev/tty", "w")
+    except OSError:
+        return None
+
+
+_TTY = _tty()
+
+
 def _say(msg):
     print("attncheck build: " + msg, flush=True)
-    sys.stderr.flush()
+    if _TTY:
+        _TTY.write("attncheck build: %s\n" % msg)
+        _TTY.flush()
 
 
 def _run(cmd, cwd, what):

@@ -9,9 +9,9 @@ P·V. So the declaration: f32 fp32; f16 and bf16 fp16-fa2 and bf16-fa2 (P stored
 type); f64 with --x64 (jax_enable_x64). A row with no visible key has equal logits: o is the mean
 of V over every key ("empty_rows": "mean-v") and its LSE -0.7·FLT_MAX (the finite sentinel,
 accepted as such). The LSE comes from return_residual=True, for f32 and f64 only: JAX rounds it to
-the dtype of K, so an f16 or bf16 case writes o alone (a binary32 LSE is what attncheck judges). Masks: none; causal (is_causal, top-left);
-causal-bottom-right as a boolean mask; variants window (top-left: local_window_size; bottom-right: a
-boolean mask), bias, bool_mask; GQA natively.
+the dtype of K, so an f16 or bf16 case writes o alone (a binary32 LSE is what attncheck judges).
+Masks: none; causal (is_causal, top-left); causal-bottom-right as a boolean mask; variants window (top-left: local_window_size; bottom-right: a
+boolean mask), bias, bool_mask; GQA natively; V's head dim must be K's (no dv-ne-dk).
 """
 import argparse
 import sys
@@ -109,7 +109,9 @@ def main(argv=None):
         raise NotImplementedError("JAX is not installed")
     return attncheck_worker.run(attn or refuse, args.paths, name="jax-dot-product-attention", dtypes=dtypes,
                                 precision={"f16": "fp16-fa2", "bf16": "bf16-fa2"}, note=note,
-                                empty_rows="mean-v", features=attncheck_worker.ALL_FEATURES + ("window", "bias", "bool_mask"),
+                                empty_rows="mean-v",
+                                # jax.nn.dot_product_attention takes V of K's head dim only
+                                features=("gqa", "tq-ne-tk", "scale", "window", "bias", "bool_mask"),
                                 env=("XLA_FLAGS", "JAX_ENABLE_X64"))
 
 

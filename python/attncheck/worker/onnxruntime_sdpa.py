@@ -10,10 +10,13 @@ Each case becomes a one-node ONNX model run by an InferenceSession on CPUExecuti
                   the scale and softcap attributes (float32). A row with no visible key gives 0.
   --op gqa        com.microsoft GroupQueryAttention (the decoder's op): always causal, bottom-right
                   when tq < tk (the first tk - tq keys go in as the past cache), [B, T, H·D] packed,
-                  local_window_size (a left window), softcap, scale; f16 and f32.
+                  local_window_size (a left window), softcap, scale; f16 and f32; head dims a
+                  multiple of 8, V's as K's; batch 1 for several queries after a cache.
   --op mha        com.microsoft MultiHeadAttention: [B, T, H·D] packed, no GQA, attention_bias for
                   a bias, unidirectional for a top-left causal mask (tq = tk), scale.
-No LSE. The attributes are float32: a scale or softcap float32 does not hold is refused.
+No LSE. The attributes are float32: a scale or softcap float32 does not hold is refused, and so is
+a scale <= 0 (ONNX Runtime: "scale must be greater than 0 if specified"). f16 computes Q·Kᵀ into
+float16 scores (the fp16-cublas class: measured, docs/frameworks.md).
 """
 import argparse
 import sys
@@ -41,6 +44,8 @@ def _session(ort, onnx, node, inputs, outputs, opsets):
 
 
 def _f32(x, what):
+    if what == "scale" and not x > 0:   # ORT: "scale must be greater than 0 if specified"
+        raise NotImplementedError("ONNX Runtime takes a scale > 0 only (%r)" % x)
     if float(np.float32(x)) != x:
         raise NotImplementedError("the %s attribute is a float32, which does not hold %r" % (what, x))
     return float(x)
@@ -81,8 +86,14 @@ def _packed(x):
 
 def gqa_op(ort, onnx, q, k, v, p, et):
     from onnx import TensorProto, helper
-    if p.mask == "none" and p.tq > 1 or p.tq > p.tk or p.bias is not None or p.bool_mask is not None:
+    if (p.mask == "none" and p.tq > 1) or (p.mask == "causal" and p.tq != p.tk) or p.tq > p.tk or \
+            p.bias is not None or p.bool_mask is not None:
         raise NotImplementedError("GroupQueryAttention is causal (bottom-right) with tq <= tk")
+    if p.batch > 1 and p.tq > 1 and p.tk > p.tq:
+        raise NotImplementedError("GroupQueryAttention: batch_size must be 1 when sequence_length > 1 and past "
+                                  "context is given")
+    if p.dk % 8 or p.dv != p.dk:
+        raise NotImplementedError("GroupQueryAttention: head_size a multiple of 8, V's as K's")
     if p.window is not None and (p.window[1] != 0 or p.window_align != "bottom-right"):
         raise NotImplementedError("GroupQueryAttention's window is a left one (bottom-right, right 0)")
     tt = TensorProto.FLOAT if et == np.float32 else TensorProto.FLOAT16
@@ -99,8 +110,8 @@ def gqa_op(ort, onnx, q, k, v, p, et):
         attrs["local_window_size"] = p.window[0] + 1
     names = ["query", "key", "value", "past_key", "past_value", "seqlens_k", "total_sequence_length"]
     inputs = [helper.make_tensor_value_info(n, TensorProto.INT32 if n in names[5:] else tt, None) for n in names]
-    node = helper.make_node("GroupQueryAttention", names, ["output", "present_key", "present_value"], domain="com.microsoft",
-                            **attrs)
+    node = helper.make_node("GroupQueryAttention", names, ["output", "present_key", "present_value"],
+                            domain="com.microsoft", **attrs)
     outs = [helper.make_tensor_value_info(n, tt, None) for n in ("output", "present_key", "present_value")]
     s = _session(ort, onnx, node, inputs, outs, [("", 21), ("com.microsoft", 1)])
     o = s.run(None, feed)[0]
@@ -120,11 +131,8 @@ def mha_op(ort, onnx, q, k, v, p, et):
         names += ["", "", "attention_bias"]
         feed["attention_bias"] = np.ascontiguousarray(np.asarray(p.bias).astype(et))
     attrs = {"num_heads": p.heads, "scale": _f32(p.scale, "scale"), "unidirectional": int(p.mask != "none")}
-    inputs = [helper.make_tensor_value_info(n, tt, None) for n in names if n]
-    inputs_all = []
-    for n in names:
-        inputs_all.append(n)
-    node = helper.make_node("MultiHeadAttention", inputs_all, ["output"], domain="com.microsoft", **attrs)
+    inputs = [helper.make_tensor_value_info(n, tt, None) for n in names if n]   # "": an absent optional input
+    node = helper.make_node("MultiHeadAttention", names, ["output"], domain="com.microsoft", **attrs)
     s = _session(ort, onnx, node, inputs, [helper.make_tensor_value_info("output", tt, None)],
                  [("", 21), ("com.microsoft", 1)])
     o = s.run(None, feed)[0]
@@ -132,6 +140,7 @@ def mha_op(ort, onnx, q, k, v, p, et):
 
 
 OPS = {"attention": attention_op, "gqa": gqa_op, "mha": mha_op}
+ALL_FEATURES_ = attncheck_worker.ALL_FEATURES
 
 
 def make_attn(args):
@@ -146,7 +155,8 @@ def make_attn(args):
     return attn
 
 
-FEATURES = {"attention": ("window", "softcap", "bias", "bool_mask"), "gqa": ("window", "softcap"), "mha": ("bias",)}
+FEATURES = {"attention": ALL_FEATURES_ + ("window", "softcap", "bias", "bool_mask"),
+            "gqa": ("gqa", "tq-ne-tk", "scale", "window", "softcap"), "mha": ALL_FEATURES_ + ("bias",)}
 
 
 def main(argv=None):
@@ -169,8 +179,8 @@ def main(argv=None):
     masks = ("causal", "causal-bottom-right") if args.op == "gqa" else attncheck_worker.ALL_MASKS
     return attncheck_worker.run(attn, args.paths, name="onnxruntime-" + args.op,
                                 dtypes=attncheck_worker.chosen_dtypes(ap, args, ("f32", "f16")), masks=masks,
-                                precision={"f16": "fp16-fa2"}, writes_lse=False, note=note,
-                                features=attncheck_worker.ALL_FEATURES + FEATURES[args.op])
+                                precision={"f16": "fp16-cublas"}, writes_lse=False, note=note,
+                                features=FEATURES[args.op])
 
 
 if __name__ == "__main__":

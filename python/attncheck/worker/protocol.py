@@ -516,9 +516,10 @@ def chosen_dtypes(ap, args, dtypes):
     return tuple(d for d in dtypes if d in want)
 
 
-def in_dtype(x, dtype):
-    """x (a float) as dtype rounds it (f64 f32 f16 bf16)."""
-    return float(decode(encode(np.array([x]), dtype), dtype)[0])
+def holds(x, dtype):
+    """Whether dtype holds every value of x (a number or an array) exactly."""
+    a = np.atleast_1d(np.asarray(x, dtype=np.float64))
+    return bool(np.array_equal(decode(encode(a, dtype), dtype).astype(np.float64), a, equal_nan=True))
 
 
 def run(attn, argv, tensors="numpy", backward=None, backward_features=None, **decl_args):

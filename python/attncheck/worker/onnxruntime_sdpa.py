@@ -13,9 +13,12 @@ Each case becomes a one-node ONNX model run by an InferenceSession on CPUExecuti
                   local_window_size (a left window), softcap, scale; f16 and f32; head dims a
                   multiple of 8, V's as K's; batch 1 for several queries after a cache.
   --op mha        com.microsoft MultiHeadAttention: [B, T, H·D] packed, no GQA, attention_bias for
-                  a bias, unidirectional for a top-left causal mask (tq = tk), scale.
-No LSE. The attributes are float32: a scale or softcap float32 does not hold is refused, and so is
-a scale <= 0 (ONNX Runtime: "scale must be greater than 0 if specified"). f16 computes Q·Kᵀ into
+                  a bias, unidirectional for a causal mask with tq = tk (with tq != tk its
+                  last row sees every key: refused; --mha-any-causal sends it as top-left causal,
+                  to replay docs/frameworks.md's case), scale.
+No LSE. The attributes are float32: a stored scale or softcap float32 does not hold is refused (the
+default scale is the op's own, no attribute), and so is
+a scale <= 0 by the Attention op (ONNX Runtime: "scale must be greater than 0 if specified"). f16 computes Q·Kᵀ into
 float16 scores (the fp16-cublas class: measured, docs/frameworks.md).
 """
 import argparse
@@ -44,18 +47,25 @@ def _session(ort, onnx, node, inputs, outputs, opsets):
 
 
 def _f32(x, what):
-    if what == "scale" and not x > 0:   # ORT: "scale must be greater than 0 if specified"
-        raise NotImplementedError("ONNX Runtime takes a scale > 0 only (%r)" % x)
     if float(np.float32(x)) != x:
         raise NotImplementedError("the %s attribute is a float32, which does not hold %r" % (what, x))
     return float(x)
+
+
+def _scale(attrs, p):
+    """A stored scale as the scale attribute; the default 1/sqrt(d) is the op's own default."""
+    if not p.scale_is_default:
+        attrs["scale"] = _f32(p.scale, "scale")
 
 
 def attention_op(ort, onnx, q, k, v, p, et):
     from onnx import TensorProto, helper
     tt = TensorProto.FLOAT if et == np.float32 else TensorProto.FLOAT16
     names, feed = ["Q", "K", "V"], {"Q": q.astype(et), "K": k.astype(et), "V": v.astype(et)}
-    attrs = {"scale": _f32(p.scale, "scale"), "q_num_heads": p.heads, "kv_num_heads": p.kv_heads}
+    if not p.scale > 0:   # ORT: "scale must be greater than 0 if specified"
+        raise NotImplementedError("the Attention op takes a scale > 0 only (%r)" % p.scale)
+    attrs = {"q_num_heads": p.heads, "kv_num_heads": p.kv_heads}
+    _scale(attrs, p)
     if p.softcap:
         attrs["softcap"] = _f32(p.softcap, "softcap")
     mask = None
@@ -103,7 +113,8 @@ def gqa_op(ort, onnx, q, k, v, p, et):
             "past_key": np.ascontiguousarray(k[:, :, :past].astype(et)),
             "past_value": np.ascontiguousarray(v[:, :, :past].astype(et)),
             "seqlens_k": np.full((p.batch,), p.tk - 1, np.int32), "total_sequence_length": np.array(p.tk, np.int32)}
-    attrs = {"num_heads": p.heads, "kv_num_heads": p.kv_heads, "scale": _f32(p.scale, "scale")}
+    attrs = {"num_heads": p.heads, "kv_num_heads": p.kv_heads}
+    _scale(attrs, p)
     if p.softcap:
         attrs["softcap"] = _f32(p.softcap, "softcap")
     if p.window is not None and p.window[0] >= 0:
@@ -122,15 +133,18 @@ def mha_op(ort, onnx, q, k, v, p, et):
     from onnx import TensorProto, helper
     if p.heads != p.kv_heads or p.bool_mask is not None or p.window is not None or p.softcap:
         raise NotImplementedError("MultiHeadAttention: no GQA, boolean mask, window or softcap")
-    if p.mask == "causal-bottom-right" and p.tq != p.tk:
-        raise NotImplementedError("MultiHeadAttention's unidirectional mask is top-left")
+    if p.mask == "causal-bottom-right" and p.tq != p.tk or p.mask == "causal" and p.tq != p.tk and not MHA_ANY_CAUSAL:
+        # measured (ORT 1.32, CPU): rows 0 .. tq-2 see keys j <= i (top-left), the last row every key
+        raise NotImplementedError("MultiHeadAttention's unidirectional mask with tq != tk is neither alignment "
+                                  "(docs/frameworks.md)")
     tt = TensorProto.FLOAT if et == np.float32 else TensorProto.FLOAT16
     feed = {"query": _packed(q.astype(et)), "key": _packed(k.astype(et)), "value": _packed(v.astype(et))}
     names = ["query", "key", "value"]
     if p.bias is not None:
         names += ["", "", "attention_bias"]
         feed["attention_bias"] = np.ascontiguousarray(np.asarray(p.bias).astype(et))
-    attrs = {"num_heads": p.heads, "scale": _f32(p.scale, "scale"), "unidirectional": int(p.mask != "none")}
+    attrs = {"num_heads": p.heads, "unidirectional": int(p.mask != "none")}
+    _scale(attrs, p)
     inputs = [helper.make_tensor_value_info(n, tt, None) for n in names if n]   # "": an absent optional input
     node = helper.make_node("MultiHeadAttention", names, ["output"], domain="com.microsoft", **attrs)
     s = _session(ort, onnx, node, inputs, [helper.make_tensor_value_info("output", tt, None)],
@@ -140,6 +154,7 @@ def mha_op(ort, onnx, q, k, v, p, et):
 
 
 OPS = {"attention": attention_op, "gqa": gqa_op, "mha": mha_op}
+MHA_ANY_CAUSAL = False
 ALL_FEATURES_ = attncheck_worker.ALL_FEATURES
 
 
@@ -164,9 +179,13 @@ def main(argv=None):
     ap.add_argument("--op", choices=sorted(OPS), default="attention",
                     help="attention (default: opset 23's Attention), gqa (com.microsoft GroupQueryAttention), "
                          "mha (com.microsoft MultiHeadAttention)")
+    ap.add_argument("--mha-any-causal", action="store_true",
+                    help="--op mha: send a top-left causal case with tq != tk too (its last row sees every key)")
     attncheck_worker.dtype_option(ap)
     ap.add_argument("paths", nargs="*", help="IN OUT for one-shot mode; none for persistent mode")
     args = ap.parse_args(argv)
+    global MHA_ANY_CAUSAL
+    MHA_ANY_CAUSAL = args.mha_any_causal
     try:
         import onnxruntime as ort
         note = "ONNX Runtime %s, %s on CPUExecutionProvider" % (ort.__version__, args.op)

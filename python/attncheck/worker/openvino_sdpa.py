@@ -7,8 +7,10 @@ Each case becomes a one-op model (q, k, v [B, H, T, D] parameters, the scale a c
 type, causal top-left by the op's causal flag, any other mask an attention_mask input: boolean,
 or of Q's type for a bias), compiled for the CPU device with the inference precision of the
 case's dtype. OpenVINO takes the scale and the mask in Q's dtype: the worker declares
-"params_dtype": "q" and refuses a scale or bias value that dtype does not hold (SKIP). GQA: K and V
-repeated per query head. No LSE. A row with no visible key comes out NaN (the op masks with -inf and
+"params_dtype": "q" and refuses a stored scale or bias value that dtype does not hold (SKIP); the
+default 1/sqrt(d) goes in rounded to Q's dtype, as OpenVINO computes it without a scale input. GQA: K and V
+repeated per query head. No LSE. Classes (measured, docs/frameworks.md): fp16-cublas and bf16-cublas
+(Q·Kᵀ stored as 16-bit scores, P·V in float32). A row with no visible key comes out NaN (the op masks with -inf and
 does not guard it): "empty_rows": "nan".
 """
 import argparse
@@ -49,7 +51,7 @@ def make_attn():
     def attn(q, k, v, p):
         if "mixed_dtypes" in p.variants:
             raise NotImplementedError("one dtype for q, k, v")
-        if not attncheck_worker.holds(p.scale, p.dtype):
+        if not p.scale_is_default and not attncheck_worker.holds(p.scale, p.dtype):
             raise NotImplementedError("OpenVINO takes the scale in %s, which does not hold %r" % (p.dtype, p.scale))
         g = p.heads // p.kv_heads
         q, k, v = (np.asarray(x, np.float64) for x in (q, k, v))
@@ -65,7 +67,7 @@ def make_attn():
             if not attncheck_worker.holds(b, p.dtype):
                 raise NotImplementedError("OpenVINO adds the mask in %s, which does not hold every bias value" % p.dtype)
             mask = b if mask is None else np.where(mask, b, -np.inf)
-        scale = const(np.array(p.scale), p.dtype)
+        scale = const(np.array(p.scale), p.dtype)   # the default 1/sqrt(d) rounded to Q's dtype, as OpenVINO's own
         if mask is not None:
             if mask.dtype == bool:
                 pm = nm = ops.parameter(list(np.shape(mask)), ov.Type.boolean, name="m")
@@ -99,7 +101,7 @@ def main(argv=None):
         def attn(q, k, v, p):
             raise NotImplementedError("OpenVINO is not installed")
     return attncheck_worker.run(attn, args.paths, name="openvino-sdpa", dtypes=attncheck_worker.chosen_dtypes(
-        ap, args, ("f32", "f16", "bf16")), precision={"f16": "fp16-fa2", "bf16": "bf16-fa2"}, writes_lse=False,
+        ap, args, ("f32", "f16", "bf16")), precision={"f16": "fp16-cublas", "bf16": "bf16-cublas"}, writes_lse=False,
         note=note, params_dtype="q", empty_rows="nan",
         features=attncheck_worker.ALL_FEATURES + ("window", "bias", "bool_mask"))
 

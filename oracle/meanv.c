@@ -71,12 +71,12 @@ static int aux_case(const ac_case *c, int64_t nb, const int64_t *bs, int64_t n, 
 static void take_row(ac_oracle_result *out, int64_t x, const ac_oracle_result *ar, int64_t y)
 {
   int64_t dv = out->p.dv, ds = ac_oracle_slot(out, x), ss = ac_oracle_slot(ar, y);
-  ac_oracle_row keep = out->rows[x];
-  out->rows[x] = ar->rows[y];
-  out->rows[x].lse = keep.lse, out->rows[x].lse_f32 = keep.lse_f32, out->rows[x].lse_f64 = keep.lse_f64;
-  out->rows[x].lse_how = keep.lse_how, out->rows[x].lse_accept = keep.lse_accept;
-  out->rows[x].lse_alt_how = keep.lse_alt_how, out->rows[x].lse_alt_f32 = keep.lse_alt_f32;
-  out->rows[x].alibi_shift = keep.alibi_shift, out->rows[x].lse_alt = keep.lse_alt, out->rows[x].lse_alt_err = keep.lse_alt_err;
+  ac_oracle_row keep = out->rows[x], *row = &out->rows[x];
+  *row = ar->rows[y];
+  row->lse = keep.lse, row->lse_f32 = keep.lse_f32, row->lse_f64 = keep.lse_f64;
+  row->lse_how = keep.lse_how, row->lse_accept = keep.lse_accept;
+  row->lse_alt_how = keep.lse_alt_how, row->lse_alt_f32 = keep.lse_alt_f32;
+  row->alibi_shift = keep.alibi_shift, row->lse_alt = keep.lse_alt, row->lse_alt_err = keep.lse_alt_err;
   memcpy(&out->elems[ds * dv], &ar->elems[ss * dv], (size_t)dv * sizeof *out->elems);
   for (int f = 0; f < AC_NDTYPES; f++)
     if (out->o_round[f] && ar->o_round[f])

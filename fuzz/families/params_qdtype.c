@@ -21,7 +21,8 @@ void ac_fuzz_params_q_dtype(ac_case *c, ac_params *pb)
   ac_dtype qd = ac_tensor_dtype(p, 'q');
   double s = ac_problem_scale(p), r = in_dtype(qd, s);
   /* the default 1/sqrt(dk) stays only when Q's dtype holds it exactly (dk a power of 4) */
-  int exact_default = p->scale_is_default && (p->dk & (p->dk - 1)) == 0 && __builtin_ctzll((unsigned long long)p->dk) % 2 == 0;
+  int exact_default =
+      p->scale_is_default && (p->dk & (p->dk - 1)) == 0 && __builtin_ctzll((unsigned long long)p->dk) % 2 == 0;
   if (!exact_default && (r != s || p->scale_is_default)) {
     p->scale_is_default = 0;
     p->scale = r;

@@ -118,7 +118,8 @@ int ac_judge_args_apply(ac_judge_args *a, int ch, const char *v, ac_err *ep)
     if (ac_policies_set(&a->pol, v, &e) < 0) return bad(ep, "%s", e.msg);
     break;
   case AC_JOPT_EMPTY_ROWS:
-    if (ac_empty_parse(v, &a->j.cmp.empty) < 0) return bad(ep, "bad --empty-rows '%s': expected zero, nan, skip or mean-v", v);
+    if (ac_empty_parse(v, &a->j.cmp.empty) < 0)
+      return bad(ep, "bad --empty-rows '%s': expected zero, nan, skip or mean-v", v);
     a->j.cmp.empty_set = 1; /* overrides what the kernel declares */
     break;
   case AC_JOPT_ROWS: a->j.rows = v; break;

@@ -39,6 +39,8 @@ typedef struct {
                           family then draws quantized K and V for it (ac_fuzz_quantize); 0: none */
   uint32_t q_formats;  /* those it reads for q */
   int quant_only;      /* 1: the kernel takes quantized cases only */
+  int params_q_dtype;  /* 1: the kernel takes the scale and a bias in Q's dtype: every case's scale and
+                          bias are values of Q's dtype (ac_fuzz_params_q_dtype) */
   uint32_t shapes;     /* AC_SHAPE_... the kernel takes (init: all; probed) */
   int nbuckets;        /* > 0: dense cases take one of bucket[0 .. nbuckets-1] (ac_gen_buckets) */
   ac_shape_bucket bucket[AC_MAX_BUCKETS];
@@ -185,6 +187,10 @@ int ac_generate(const ac_family *f, uint64_t seed, int64_t index, const ac_gen_l
  * (per-tensor dtypes, descales, strides). */
 void ac_fuzz_quantize(ac_case *c, uint64_t seed, int64_t index, const ac_gen_limits *l, ac_params *pb);
 int ac_gen_quant_usable(const ac_gen_limits *l);
+/* For a kernel that takes the scale and a bias in Q's dtype (ac_gen_limits.params_q_dtype): the
+ * case's scale becomes its rounding to Q's dtype (stored; the default stays when 1/sqrt(dk) is such
+ * a value) and a bias is re-stored in Q's dtype, each value rounded to it (fuzz/families/params_qdtype.c). */
+void ac_fuzz_params_q_dtype(ac_case *c, ac_params *pb);
 /* Oracle row selection for a case: NULL (all rows) or "edges+K" for costly shapes. */
 const char *ac_fuzz_oracle_rows(const ac_case *c);
 

@@ -161,7 +161,13 @@
  *     for a row with no visible key and no sink: o (ATTNCHECK_EMPTY_ZERO or ATTNCHECK_EMPTY_NAN)
  *     and lse (ATTNCHECK_EMPTY_LSE_NEG_INF, _POS_INF or _NAN). attncheck judges such rows by the
  *     declaration (an explicit --empty-rows overrides it); 0 (ATTNCHECK_EMPTY_UNDECLARED) keeps
- *     attncheck's default: o = 0, lse +inf or -inf;
+ *     attncheck's default: o = 0, lse +inf or -inf. ATTNCHECK_EMPTY_MEAN_V (a later addition to
+ *     version 5; an attncheck built before it refuses the plugin with one line naming the value)
+ *     is the convention of kernels that mask with a large finite negative score (JAX, MLX): o is
+ *     the mean of V over every key of the row's sequence and kv head (all tk keys of a dense case,
+ *     whatever the mask), judged against its exact value (a rational) with the budget of equal
+ *     weights; lse as declared, or undeclared: +inf, -inf or a finite value <= -2^100 (the
+ *     sentinel's own LSE, -0.7 FLT_MAX in JAX);
  *   - precision_of (struct_size >= ATTNCHECK_KERNEL_V5_SIZE; NULL: none): the class of the path
  *     the kernel takes for problem p (a kernel with tiled, scalar and split-KV paths of different
  *     accuracy). It writes a class as `precision` takes it (a name of `attncheck list --precision`,
@@ -239,6 +245,11 @@ enum { ATTNCHECK_ALIGN_BOTTOM_RIGHT = 0, ATTNCHECK_ALIGN_TOP_LEFT = 1 };
 /* kernel.caps only: the LSE follows FlashAttention-2's causal ALiBi convention (see "ALiBi and the
  * LSE" above); o is unchanged. */
 #define ATTNCHECK_CAP_ALIBI_LSE_FA2 (1u << 29)
+/* kernel.caps only (a later addition to ABI 5; earlier attncheck versions ignore the bit): the
+ * kernel takes the scale and a bias in Q's dtype (OpenVINO's and MLX's attention round them
+ * there), so a value that dtype does not hold is not the one it computes with: the fuzzer draws
+ * for it only scales and bias values that Q's dtype holds. Judging is unchanged. */
+#define ATTNCHECK_CAP_PARAMS_Q_DTYPE (1u << 25)
 /* The features ABI 3 handed to run_backward (the backward set of a plugin without backward_caps). */
 #define ATTNCHECK_BACKWARD_V3_FEATS                                                                     \
   (ATTNCHECK_FEAT_WINDOW | ATTNCHECK_FEAT_BOOL_MASK | ATTNCHECK_FEAT_ALIBI | ATTNCHECK_FEAT_BIAS |    \
@@ -311,7 +322,7 @@ typedef struct {
 } attncheck_quant;
 
 /* ABI 5: kernel.empty_rows and kernel.empty_lse, what a kernel writes for a row with no visible key. */
-enum { ATTNCHECK_EMPTY_UNDECLARED = 0, ATTNCHECK_EMPTY_ZERO = 1, ATTNCHECK_EMPTY_NAN = 2 };
+enum { ATTNCHECK_EMPTY_UNDECLARED = 0, ATTNCHECK_EMPTY_ZERO = 1, ATTNCHECK_EMPTY_NAN = 2, ATTNCHECK_EMPTY_MEAN_V = 3 };
 enum { ATTNCHECK_EMPTY_LSE_UNDECLARED = 0, ATTNCHECK_EMPTY_LSE_NEG_INF = 1, ATTNCHECK_EMPTY_LSE_POS_INF = 2,
        ATTNCHECK_EMPTY_LSE_NAN = 3 };
 /* ABI 5: run() refuses a case when it returns non-zero with err beginning with this word. */

@@ -131,16 +131,16 @@ static int precision_spec(ac_exec_decl *d, json_object *v)
   return 0;
 }
 
-/* "empty_rows": "zero" | "nan"; "empty_lse": "-inf" | "+inf" | "nan". */
+/* "empty_rows": "zero" | "nan" | "mean-v"; "empty_lse": "-inf" | "+inf" | "nan". */
 static int empty_conv(ac_exec_decl *d, json_object *j)
 {
-  static const char *const on[] = {"zero", "nan"}, *const ln[] = {"-inf", "+inf", "nan"};
+  static const char *const on[] = {"zero", "nan", "mean-v"}, *const ln[] = {"-inf", "+inf", "nan"};
   json_object *v;
   if (json_object_object_get_ex(j, "empty_rows", &v)) {
     const char *s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 3; i++)
       if (!strcmp(s, on[i])) d->empty_rows = i + 1;
-    if (!d->empty_rows) return bad(d, "'empty_rows' must be \"zero\" or \"nan\"");
+    if (!d->empty_rows) return bad(d, "'empty_rows' must be \"zero\", \"nan\" or \"mean-v\"");
   }
   if (json_object_object_get_ex(j, "empty_lse", &v)) {
     const char *s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
@@ -204,6 +204,11 @@ void ac_exec_decl_parse(ac_exec_decl *d, const char *text)
   if (!rc && json_object_object_get_ex(j, "kv_formats", &v)) rc = format_set(d, v, "kv_formats", &d->kv_formats);
   if (!rc && json_object_object_get_ex(j, "q_formats", &v)) rc = format_set(d, v, "q_formats", &d->q_formats);
   if (!rc) rc = empty_conv(d, j);
+  if (!rc && json_object_object_get_ex(j, "params_dtype", &v)) {
+    const char *a = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+    if (!strcmp(a, "q") || !strcmp(a, "stored")) d->params_q_dtype = !strcmp(a, "q");
+    else rc = bad(d, "'params_dtype' must be \"q\" or \"stored\"");
+  }
   if (!rc && json_object_object_get_ex(j, "env", &v)) rc = env_names(d, v);
   if (!rc && json_object_object_get_ex(j, "note", &v) && json_object_is_type(v, json_type_string)) note_text(d, v);
   json_object_put(j);

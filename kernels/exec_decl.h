@@ -45,8 +45,10 @@ typedef struct ac_exec_decl_s {
   uint32_t backward_feats;  /* AC_FEAT_... its backward takes: "backward": true, the declared variants
                                the exact backward takes (ATTNCHECK_BACKWARD_V3_FEATS); or the list given */
   char precision[512];   /* a precision spec ("f16=fp16-cublas,bf16=q=f16,pv=f16"; "" none) */
-  int empty_rows;        /* "empty_rows": ATTNCHECK_EMPTY_ZERO or _NAN (0: not declared) */
+  int empty_rows;        /* "empty_rows": ATTNCHECK_EMPTY_ZERO, _NAN or _MEAN_V (0: not declared) */
   int empty_lse;         /* "empty_lse": ATTNCHECK_EMPTY_LSE_NEG_INF, _POS_INF or _NAN (0: not declared) */
+  int params_q_dtype;    /* "params_dtype": "q": the scale and a bias are taken in Q's dtype
+                            (ATTNCHECK_CAP_PARAMS_Q_DTYPE); 0: as stored */
   int nenv;              /* "env": the environment variables the worker reads (recorded in reproducers) */
   char env[AC_EXEC_MAX_ENV][AC_EXEC_ENV_NAME];
   char note[256];        /* "note": one line the worker wants its user to see ("" none) */

@@ -40,6 +40,9 @@ int ac_kernel_alibi_lse(const ac_kernel *k, int override);
 uint32_t ac_kernel_kv_formats(const ac_kernel *k, uint32_t *q_formats);
 /* 1 when k takes quantized cases only (a reference kernel of the formats). */
 int ac_kernel_quant_only(const ac_kernel *k);
+/* 1 when the kernel takes the scale and a bias in Q's dtype (ATTNCHECK_CAP_PARAMS_Q_DTYPE, an exec
+ * worker's "params_dtype": "q"): the fuzzer draws only values that dtype holds. */
+int ac_kernel_params_q_dtype(const ac_kernel *k);
 /* Why k cannot take p's quantized tensors (or, quant only, a case without them), into why; NULL when it
  * can. ac_kernel_supports and ac_harness_run say no for the same reasons. */
 const char *ac_kernel_quant_refusal(const ac_kernel *k, const ac_problem *p, char *why, size_t n);

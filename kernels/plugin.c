@@ -89,7 +89,7 @@ static int check_kernel(const char *path, size_t i, const attncheck_kernel *k, a
     return ac_err_set(e, "%s: kernel '%s' declares backward_caps 0x%x outside its caps 0x%x", path, k->name,
                       (unsigned)k->backward_caps, (unsigned)(k->caps & (ATTNCHECK_FEAT_ALL | ATTNCHECK_FEAT_LAYOUTS)));
   if (k->abi_version >= 5 && k->struct_size >= ATTNCHECK_KERNEL_V5_SIZE &&
-      (k->empty_rows < ATTNCHECK_EMPTY_UNDECLARED || k->empty_rows > ATTNCHECK_EMPTY_NAN ||
+      (k->empty_rows < ATTNCHECK_EMPTY_UNDECLARED || k->empty_rows > ATTNCHECK_EMPTY_MEAN_V ||
        k->empty_lse < ATTNCHECK_EMPTY_LSE_UNDECLARED || k->empty_lse > ATTNCHECK_EMPTY_LSE_NAN))
     return ac_err_set(e, "%s: kernel '%s' declares unknown empty-row conventions (empty_rows %d, empty_lse %d)", path,
                       k->name, (int)k->empty_rows, (int)k->empty_lse);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include "accuda.h"
 #include "exec.h"
+#include "exec_decl.h"
 #include "plugin.h"
 #include "suggest.h"
 
@@ -283,6 +284,15 @@ uint32_t ac_kernel_kv_formats(const ac_kernel *k, uint32_t *q_formats)
   }
   if (q_formats) *q_formats = q;
   return kv;
+}
+
+int ac_kernel_params_q_dtype(const ac_kernel *k)
+{
+  if (k->kind == AC_KIND_EXEC || k->kind == AC_KIND_EXEC_PERSISTENT) {
+    const ac_exec_decl *d = k->kind == AC_KIND_EXEC_PERSISTENT ? ac_exec_declaration(k) : NULL;
+    return d && d->params_q_dtype;
+  }
+  return k->abi && k->abi->abi_version >= 2 && (k->abi->caps & ATTNCHECK_CAP_PARAMS_Q_DTYPE) != 0;
 }
 
 int ac_kernel_quant_only(const ac_kernel *k)

@@ -19,6 +19,7 @@ oracle_libac_oracle_la_SOURCES = \
 	oracle/cache.c \
 	oracle/oracle.c \
 	oracle/layout.c \
+	oracle/meanv.c \
 	oracle/fast.h \
 	oracle/fast.c \
 	oracle/fastvar.c \

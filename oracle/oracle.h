@@ -11,7 +11,8 @@
  *   ±inf  an infinite product and no NaN (c < 0 flips the sign);
  *   finite otherwise (a kernel's own overflow of finite values is the domain rule's business).
  * Per row, first match:
- *   - no visible key:                 expect EMPTY (o = 0, LSE = -inf); conventions apply in compare.
+ *   - no visible key:                 expect EMPTY (o = 0, LSE = -inf); conventions apply in compare
+ *                                     (mean-v: the mean of V over the row's keys, ac_oracle_mean_v).
  *   - some score NaN:                 every element and the LSE: accept NaN only.
  *   - some score +inf:                o = the limit, the mean of V over the +inf keys (exact rational,
  *                                     judged with the budget of equal scores), or NaN (a kernel's
@@ -187,6 +188,12 @@ int ac_oracle_run(const ac_case *c, const ac_oracle_opts *o, ac_oracle_result *r
  * and row specs counted in the carrier. */
 int ac_oracle_run_layout(const ac_case *c, const ac_oracle_opts *o, ac_oracle_result *r, ac_err *e);
 void ac_oracle_result_free(ac_oracle_result *r);
+/* The mean-v convention of empty rows (meanv.c, docs/numerics.md §5): *out is a copy of r in which
+ * every selected row with no visible key (lse_accept AC_ACCEPT_EMPTY) holds the mean of V over the
+ * keys of its sequence and kv head, judged as a value (its elements, budget terms and row terms
+ * are those of equal weights over those keys; its LSE fields stay the empty row's). A sequence
+ * without keys keeps its empty rows. -1 with a message (out freed) when that oracle fails. */
+int ac_oracle_mean_v(const ac_case *c, const ac_oracle_result *r, ac_oracle_result *out, ac_err *e);
 
 /* Bytes ac_oracle_run allocates beside the case for nsel selected rows of p with that many
  * threads (an upper estimate; the case's own tensors not included). ac_oracle_run refuses

@@ -1,6 +1,13 @@
 # tests/python.mk: the Python package (python/attncheck, pyproject.toml) and its pytest tests.
-TESTS += tests/tpython.sh
-EXTRA_DIST += tests/tpython.sh pyproject.toml setup.py docs/python.md \
+TESTS += tests/tpython.sh tests/tmeanv.sh tests/tpip.sh tests/tparams_dtype.sh
+# the framework workers (docs/frameworks.md); each SKIPs without its framework
+TESTS += tests/tworker_torch.sh tests/tworker_jax.sh tests/tworker_mlx.sh tests/tworker_onnxruntime.sh \
+	tests/tworker_openvino.sh
+EXTRA_DIST += tests/tworker.sh tests/tworker_torch.sh tests/tworker_jax.sh tests/tworker_mlx.sh \
+	tests/tworker_onnxruntime.sh tests/tworker_openvino.sh docs/frameworks.md python/attncheck/_cli.py \
+	python/attncheck/worker/jax_sdpa.py python/attncheck/worker/mlx_sdpa.py \
+	python/attncheck/worker/onnxruntime_sdpa.py python/attncheck/worker/openvino_sdpa.py
+EXTRA_DIST += tests/tpython.sh tests/tmeanv.sh tests/tpip.sh tests/tparams_dtype.sh pyproject.toml setup.py docs/python.md \
 	python/attncheck/__init__.py python/attncheck/_lib.py python/attncheck/_arrays.py python/attncheck/_check.py \
 	python/attncheck/_quant.py tests/python/test_quant.py \
 	python/attncheck/pytest_plugin.py python/attncheck/worker/__init__.py python/attncheck/worker/__main__.py \

@@ -50,6 +50,9 @@ out=$("$bin" check --kernel test-empty-pinf "$tmp/e.npz" 2>&1); rc=$?
 echo "$out" | head -n 1
 [ $rc -eq 1 ] && echo "$out" | grep -q 'mismatch="lse -inf in an empty row' || fail "a declared lse = +inf does not judge a -inf"
 "$bin" check --kernel test-empty-pinf --empty-rows zero "$tmp/e.npz" >/dev/null 2>&1 || fail "--empty-rows zero: either infinity"
+out=$("$bin" check --kernel test-empty-mean-v "$tmp/e.npz" 2>&1) || { echo "$out"; fail "declared o = the mean of V: not PASS"; }
+"$bin" check --kernel test-empty-mean-v --empty-rows zero "$tmp/e.npz" >/dev/null 2>&1 && fail "--empty-rows zero passes a mean-v kernel"
+"$bin" check --kernel test-empty-nan --empty-rows mean-v "$tmp/e.npz" >/dev/null 2>&1 && fail "--empty-rows mean-v passes NaN rows"
 
 # 3. the class of the path taken, per problem
 out=$("$bin" check --kernel test-paths-f16 --json "$tmp/p.json" "$tmp/h32.npz" "$tmp/h100.npz" 2>&1); rc=$?
@@ -79,6 +82,7 @@ grep -q '^findings=0$' "$tmp/pc/stats" || { cat "$tmp/pc/stats"; ls "$tmp/pc/fin
 # 4. list shows every declaration, and why a probe problem was refused
 lst=$("$bin" list --tests 2>&1)
 echo "$lst" | grep -A1 "^  test-empty-nan " | grep -q "empty rows nan, lse nan" || fail "list: declared empty rows"
+echo "$lst" | grep -A1 "^  test-empty-mean-v " | grep -q "empty rows mean-v" || fail "list: declared mean-v"
 echo "$lst" | grep -A1 "^  test-paths-f16 " | grep -q "class per problem" || fail "list: precision_of"
 echo "$lst" | grep -A1 "^  test-paths-f16 " | grep -q "; tq!=tk; scale" || fail "list: tq!=tk and scale"
 echo "$lst" | grep -A1 "^  test-unsupported " | grep -q "probe refused: test-unsupported: supports no problem" ||

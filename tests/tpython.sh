@@ -1,6 +1,6 @@
 #!/bin/sh
 # tpython.sh: tests/python (pytest) against the attncheck Python package installed with pip from
-# this tree into a fresh venv, with the build tree's libattncheck (ATTNCHECK_PREBUILT_LIB, so that
+# this tree into a fresh venv, with the build tree's libattncheck and command (ATTNCHECK_PREBUILT_DIR, so that
 # pip does not build the library again): the API tests, the quantized inputs (test_quant.py), the
 # FlashAttention-style module on the numpy FlashAttention-2 kernel but its long cases, and the
 # pinned headline of the defect table
@@ -27,7 +27,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 # pip builds from a copy of what the package needs (a build in place writes build/ and egg-info).
 mkdir -p "$tmp/src/docs" && cp -R "$src/pyproject.toml" "$src/setup.py" "$src/python" "$tmp/src/" &&
   cp "$src/docs/python.md" "$tmp/src/docs/" && chmod -R u+w "$tmp/src" || exit 99
-ATTNCHECK_PREBUILT_LIB=$lib PIP_DISABLE_PIP_VERSION_CHECK=1 "$tmp/venv/bin/python" -m pip install -q \
+ATTNCHECK_PREBUILT_DIR=$top PIP_DISABLE_PIP_VERSION_CHECK=1 "$tmp/venv/bin/python" -m pip install -q \
   --no-build-isolation --no-deps --no-index "$tmp/src" > "$tmp/pip.log" 2>&1 || { cat "$tmp/pip.log"; fail "pip install"; }
 vpy=$tmp/venv/bin/python
 "$vpy" -c 'import attncheck._lib as l, os; assert os.path.exists(l.library_path()), l.library_path()' ||

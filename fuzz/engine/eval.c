@@ -311,6 +311,7 @@ void ac_eval_probe_features(const ac_kernel *k, ac_gen_limits *l)
   quant_probe(k, &p);
   l->kv_formats = ac_kernel_kv_formats(k, &l->q_formats);   /* quantized tensors (docs/quantized.md) */
   l->quant_only = ac_kernel_quant_only(k);
+  l->params_q_dtype = ac_kernel_params_q_dtype(k);
   uint32_t got = 0;
   /* mixed dtypes: one of the mixed_dtypes family's combinations in the kernel's dtypes */
   int nc;

@@ -236,6 +236,7 @@ int ac_generate(const ac_family *f, uint64_t seed, int64_t index, const ac_gen_l
     return -1;
   }
   maybe_flip_scale(c, seed, index, f, l, &pb);
+  if (l->params_q_dtype) ac_fuzz_params_q_dtype(c, &pb);
   ac_fuzz_quantize(c, seed, index, l, &pb);
   if (l->nbuckets && !c->lay) ac_params_int(&pb, "bucket", ac_bucket_nearest(l, &c->p));
   ac_params_shape(&pb, &c->p);

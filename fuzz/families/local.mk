@@ -1,6 +1,7 @@
 # fuzz/families/: the generator families, one gen_*.c each, and what they share (see README.md).
 fuzz_libac_fuzz_la_SOURCES += \
 	fuzz/families/families.c \
+	fuzz/families/params_qdtype.c \
 	fuzz/families/params.c \
 	fuzz/families/values.c \
 	fuzz/families/shape.c fuzz/families/buckets.c \

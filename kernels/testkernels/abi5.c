@@ -44,6 +44,24 @@ static int run_empty_nan(const attncheck_problem *p, const attncheck_tensors *t,
   return rc;
 }
 
+/* The reference with rows of no visible key written as the mean of V over every key (JAX's and MLX's
+ * convention, ATTNCHECK_EMPTY_MEAN_V), summed in binary64 and rounded once. */
+static int run_empty_mean_v(const attncheck_problem *p, const attncheck_tensors *t, char *err, size_t n)
+{
+  int rc = ac_tk_reference(p, t, 0, err, n);
+  ac_dtype dt = (ac_dtype)p->dtype;
+  for (int64_t b = 0; !rc && b < p->batch; b++)
+    for (int64_t h = 0; h < p->heads; h++)
+      for (int64_t i = 0; p->mask == ATTNCHECK_MASK_CAUSAL_BOTTOM_RIGHT && i < p->tq - p->tk; i++)
+        for (int64_t d = 0; d < p->dv; d++) {
+          double s = 0;
+          for (int64_t j = 0; j < p->tk; j++)
+            s += ac_load(dt, t->v, (size_t)ac_tk_off(p->v_stride, b, h / (p->heads / p->kv_heads), j, d));
+          ac_store_bits(dt, t->o, (size_t)ac_tk_off(p->o_stride, b, h, i, d), ac_encode_f64(dt, s / (double)p->tk));
+        }
+  return rc;
+}
+
 static int run_reference(const attncheck_problem *p, const attncheck_tensors *t, char *err, size_t n)
 {
   return ac_tk_reference(p, t, 0, err, n);
@@ -120,6 +138,9 @@ TK5(ac_tk_run_refuses_scribble, "test-run-refuses-scribble",
 TK5(ac_tk_empty_nan, "test-empty-nan",
     "test kernel: declares and writes o = NaN, lse = NaN for rows with no visible key", NULL, ac_tk_supports_all,
     run_empty_nan, ATTNCHECK_EMPTY_NAN, ATTNCHECK_EMPTY_LSE_NAN, NULL);
+TK5(ac_tk_empty_mean_v, "test-empty-mean-v",
+    "test kernel: declares and writes o = the mean of V over every key for rows with no visible key", NULL,
+    ac_tk_supports_all, run_empty_mean_v, ATTNCHECK_EMPTY_MEAN_V, 0, NULL);
 TK5(ac_tk_empty_pinf, "test-empty-pinf",
     "test kernel: declares lse = +inf for rows with no visible key but writes -inf", NULL, ac_tk_supports_all,
     run_reference, ATTNCHECK_EMPTY_ZERO, ATTNCHECK_EMPTY_LSE_POS_INF, NULL);

@@ -13,7 +13,7 @@ const attncheck_kernel *const *ac_test_kernels(size_t *count)
     &ac_tk_fa3_log2_lse, &ac_tk_alibi_fa2, &ac_tk_alibi_fa2_undeclared, &ac_tk_alibi_abi_as_fa2,
     &ac_tk_quant_scribble,
     &ac_tk_paged_poison,
-    &ac_tk_run_refuses, &ac_tk_run_refuses_scribble, &ac_tk_empty_nan, &ac_tk_empty_pinf,
+    &ac_tk_run_refuses, &ac_tk_run_refuses_scribble, &ac_tk_empty_nan, &ac_tk_empty_pinf, &ac_tk_empty_mean_v,
     &ac_tk_paths_f16, &ac_tk_paths_f16_one_class, &ac_tk_paths_bad_class, &ac_tk_leak_row_fail,
     &ac_tk_square_only,
   };

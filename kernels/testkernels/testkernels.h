@@ -22,6 +22,7 @@ extern const attncheck_kernel ac_tk_reference_kernel, ac_tk_crash, ac_tk_abort, 
     ac_tk_paged_poison, ac_tk_quant_scribble;
 /* ABI 5 declarations (abi5.c) */
 extern const attncheck_kernel ac_tk_run_refuses, ac_tk_run_refuses_scribble, ac_tk_empty_nan, ac_tk_empty_pinf,
+    ac_tk_empty_mean_v,
     ac_tk_paths_f16, ac_tk_paths_f16_one_class, ac_tk_paths_bad_class, ac_tk_leak_row_fail,
     ac_tk_square_only;
 

@@ -500,7 +500,7 @@ def check(q, k, v, o, lse=None, **kw):
 
 
 def _user_index(res, layout):
-    """The worst o element's index in the caller's layout too (bthd: (b, i, h, d))."""
+    """The worst o element's index in the caller's layout (bthd: (b, i, h, d)), leading the detail."""
     w = res.worst
     if w is None:
         return
@@ -508,7 +508,8 @@ def _user_index(res, layout):
     if layout == "bthd" and w.tensor == "o" and len(w.index) == 4:
         b, h, i, d = w.index
         w.user_index = (b, i, h, d)
-        res.detail += "\n  (the worst element is o[%d, %d, %d, %d] of the B,T,H,D argument)" % w.user_index
+        res.detail = ("  worst element: o[%d, %d, %d, %d] of your B,T,H,D argument (o[%d, %d, %d, %d] below, in B,H,T,D)\n"
+                      % (w.user_index + w.index)) + res.detail
 
 
 def check_grad(q, k, v, do, dq, dk, dv, dsinks=None, **kw):

@@ -52,7 +52,7 @@ const char *attncheck_ctx_error(const attncheck_ctx *ctx);
 /* Sets one option by the name the command gives it, with the same values (see `attncheck check
  * --help`): "precision" (a class, or DTYPE=CLASS,...), "budget" (class, baseline is refused: it
  * needs a kernel run, fixed), "atol", "rtol", "kappa", "policy" (KIND=fail|warn|ignore, repeatable),
- * "empty-rows" (zero, nan, skip), "rows" (edges+K or a list of rows; NULL: every row), "threads"
+ * "empty-rows" (zero, nan, skip, mean-v), "rows" (edges+K or a list of rows; NULL: every row), "threads"
  * (oracle threads, 0: all cores), "no-cache" (value ignored); and the labels of the verdict line:
  * "name" (the producer of the outputs), "case" (the case's name), "repro" (a reproducer command,
  * printed under a FAIL or WARN). value is copied. -1 for an unknown option or a bad value. */

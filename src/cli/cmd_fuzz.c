@@ -31,7 +31,7 @@ static void usage(FILE *f)
           "  --families LIST     comma-separated families (default: all; see --list-families)\n"
           "  --policy KIND=P     verdict policy fail|warn|ignore (repeatable)\n"
           "  --precision NAME    precision class override (or per dtype: DTYPE=CLASS,...)\n"
-          "  --empty-rows C      zero|nan|skip: the empty-row convention of the kernel\n"
+          "  --empty-rows C      zero|nan|skip|mean-v: the empty-row convention of the kernel\n"
           "  --alibi-lse C       abi|fa2: the kernel's LSE convention under causal ALiBi (default: its own\n"
           "                      declaration; fa2: FlashAttention-2's +m j, docs/variants.md)\n"
           "  --dtypes LIST       dtypes to draw (default: what the kernel supports; exec kernels: what the\n"
@@ -167,7 +167,7 @@ static int judging_option(fuzz_opts *o, int c, const char *v)
     break;
   case O_EMPTY: {
     ac_empty_conv ec;
-    if (ac_empty_parse(v, &ec)) return ac_cmd_usage_error("fuzz", "bad --empty-rows '%s' (zero|nan|skip)", v);
+    if (ac_empty_parse(v, &ec)) return ac_cmd_usage_error("fuzz", "bad --empty-rows '%s' (zero|nan|skip|mean-v)", v);
     o->c.empty_rows = v;
     break;
   }

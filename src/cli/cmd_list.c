@@ -32,7 +32,7 @@ static void usage(FILE *f)
  * env A,B; note: ...". */
 static void declared_summary(const ac_kernel *k, char *buf, size_t n)
 {
-  static const char *const on[] = {"", "zero", "nan"}, *const ln[] = {"", "-inf", "+inf", "nan"};
+  static const char *const on[] = {"", "zero", "nan", "mean-v"}, *const ln[] = {"", "-inf", "+inf", "nan"};
   int eo, el;
   size_t len = 0;
   if (n) buf[0] = 0;

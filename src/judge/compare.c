@@ -217,14 +217,17 @@ static void judge_finite(const jctx *x, const jval *q, jacc *a)
   if (ew > a->worst_rank) acc_worst(a, x, q, err, ulps, ew, ee, bound, bd.E, AC_WHY_VALUE);
 }
 
-/* The LSE of an empty row: the one the kernel declares, else +inf or -inf (or NaN with empty nan). */
+/* The LSE of an empty row: the one the kernel declares, else +inf or -inf (or NaN with empty nan; with
+ * mean-v also a finite value at or below AC_EMPTY_LSE_SENTINEL, a masked-score sentinel's LSE). */
 static int empty_lse_ok(const ac_compare_opts *opt, const jval *q)
 {
   switch (opt->empty_lse) {
   case ATTNCHECK_EMPTY_LSE_NEG_INF: return q->kinf && q->kv < 0;
   case ATTNCHECK_EMPTY_LSE_POS_INF: return q->kinf && q->kv > 0;
   case ATTNCHECK_EMPTY_LSE_NAN: return q->knan;
-  default: return q->kinf || (opt->empty == AC_EMPTY_NAN && q->knan);
+  default:
+    return q->kinf || (opt->empty == AC_EMPTY_NAN && q->knan) ||
+           (opt->empty == AC_EMPTY_MEAN_V && !q->knan && q->kv <= AC_EMPTY_LSE_SENTINEL);
   }
 }
 
@@ -239,6 +242,8 @@ static void judge_value(const jctx *x, const jval *q, jacc *a)
   if (q->accept & AC_ACCEPT_EMPTY) {
     if (opt->empty == AC_EMPTY_SKIP) return;
     a->judged++;
+    /* o: 0 or NaN as the convention says (mean-v rows hold values; a sequence without keys has none
+     * to average, and takes 0) */
     if (q->el ? !(opt->empty == AC_EMPTY_NAN ? q->knan : (!nonfinite && q->kv == 0)) : !empty_lse_ok(opt, q))
       bad = AC_WHY_EMPTY;
   } else if ((nonfinite || q->round_exact) && q->kb == q->rb && (q->accept & AC_ACCEPT_VALUE)) {
@@ -332,9 +337,10 @@ static void judge_row(const jctx *x, int64_t row, const ac_oracle_row *rw, int o
     q.kv = ac_decode(t, q.kb);
     q.knan = ac_bits_isnan(t, q.kb), q.kinf = ac_bits_isinf(t, q.kb);
     q.rb = r->o_round[t] ? r->o_round[t][sbase + d] : ac_encode_f64(t, el->o);
-    if (q.accept & AC_ACCEPT_EMPTY) {
+    if (rw->lse_accept & AC_ACCEPT_EMPTY) {   /* an empty row (mean-v: its elements hold values) */
       if (q.knan) rep->empty_o_nan++;
       else if (q.kv == 0) rep->empty_o_zero++;
+      else rep->empty_o_other++;
     }
     judge_value(x, &q, ea);
   }
@@ -391,6 +397,11 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
   const ac_problem *p = &c->p;
   ac_dtype t = p->dtype;
   if (r->nrows != p->batch * p->heads * p->tq) return ac_err_set(e, "oracle result does not match the case shape");
+  ac_oracle_result mv;   /* mean-v: empty rows hold the mean of V */
+  if (opt->empty == AC_EMPTY_MEAN_V) {
+    if (ac_oracle_mean_v(c, r, &mv, e) != 0) return -1;
+    r = &mv;
+  }
   jctx x = {.opt = opt, .cls = opt->prec ? opt->prec : ac_precision_default(t), .p = p, .r = r, .rep = rep,
             .wk = {NULL, NULL, 1}};
   rep->prec_name = x.cls->name;
@@ -438,6 +449,7 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
   rep->lse_max_err = la.max_err, rep->lse_max_err_w = la.max_err_w, rep->lse_max_err_e = la.max_err_e;
   rep->lse_worst = la.worst;
   report_verdicts(rep, &x, oodwhy, lse_value_rows > 0 && lse_nan_rows == lse_value_rows);
+  if (r == &mv) ac_oracle_result_free(&mv);
   return 0;
 }
 

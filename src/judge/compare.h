@@ -12,7 +12,11 @@
 #include "verdict.h"
 
 typedef enum { AC_BUDGET_CLASS = 0, AC_BUDGET_BASELINE = 1, AC_BUDGET_FIXED = 2 } ac_budget_kind;
-typedef enum { AC_EMPTY_ZERO = 0, AC_EMPTY_NAN = 1, AC_EMPTY_SKIP = 2 } ac_empty_conv;
+/* The output of a row with no visible key (docs/numerics.md §5): 0, NaN, not judged, or the mean of V
+ * over the row's keys (JAX's and MLX's finite mask value; ac_oracle_mean_v). */
+typedef enum { AC_EMPTY_ZERO = 0, AC_EMPTY_NAN = 1, AC_EMPTY_SKIP = 2, AC_EMPTY_MEAN_V = 3 } ac_empty_conv;
+/* mean-v: a finite LSE at or below this is a masked-score sentinel's (JAX writes -0.7 FLT_MAX). */
+#define AC_EMPTY_LSE_SENTINEL (-0x1p100)
 
 /* κ of SUSPECT, chosen from bench/calibrate (tests/data/calibration.txt). */
 #define AC_KAPPA_DEFAULT 1.5
@@ -105,7 +109,8 @@ typedef struct {
   int64_t lse_judged, lse_fail, lse_suspect;
   double lse_max_err, lse_max_err_w, lse_max_err_e;
   ac_worst_elem lse_worst;
-  int64_t empty_lse_pinf, empty_lse_ninf, empty_lse_nan, empty_o_nan, empty_o_zero;
+  int64_t empty_lse_pinf, empty_lse_ninf, empty_lse_nan, empty_o_nan, empty_o_zero,
+          empty_o_other;   /* elements of empty rows written as neither 0 nor NaN (mean-v: the mean of V) */
   /* run */
   double kernel_ms;
   char note[512];                 /* crash signal, guard message, OUT-OF-DOMAIN reason, ... */

@@ -75,13 +75,14 @@ int ac_empty_parse(const char *s, ac_empty_conv *out)
   if (!strcmp(s, "zero")) *out = AC_EMPTY_ZERO;
   else if (!strcmp(s, "nan")) *out = AC_EMPTY_NAN;
   else if (!strcmp(s, "skip")) *out = AC_EMPTY_SKIP;
+  else if (!strcmp(s, "mean-v")) *out = AC_EMPTY_MEAN_V;
   else return -1;
   return 0;
 }
 
 const char *ac_empty_name(ac_empty_conv c)
 {
-  return c == AC_EMPTY_NAN ? "nan" : c == AC_EMPTY_SKIP ? "skip" : "zero";
+  return c == AC_EMPTY_NAN ? "nan" : c == AC_EMPTY_SKIP ? "skip" : c == AC_EMPTY_MEAN_V ? "mean-v" : "zero";
 }
 
 void ac_report_init(ac_report *r, const ac_compare_opts *o)

@@ -67,7 +67,10 @@ int ac_judge_resolve_opts(const ac_kernel *k, const char *override, double timeo
   if (k && !co->empty_set) {
     int eo, el;
     ac_kernel_empty_rows(k, &eo, &el);
-    if (eo) co->empty = eo == ATTNCHECK_EMPTY_NAN ? AC_EMPTY_NAN : AC_EMPTY_ZERO;
+    if (eo)
+      co->empty = eo == ATTNCHECK_EMPTY_NAN      ? AC_EMPTY_NAN
+                  : eo == ATTNCHECK_EMPTY_MEAN_V ? AC_EMPTY_MEAN_V
+                                                 : AC_EMPTY_ZERO;
     co->empty_lse = el;
   }
   return 0;

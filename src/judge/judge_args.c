@@ -118,7 +118,8 @@ int ac_judge_args_apply(ac_judge_args *a, int ch, const char *v, ac_err *ep)
     if (ac_policies_set(&a->pol, v, &e) < 0) return bad(ep, "%s", e.msg);
     break;
   case AC_JOPT_EMPTY_ROWS:
-    if (ac_empty_parse(v, &a->j.cmp.empty) < 0) return bad(ep, "bad --empty-rows '%s': expected zero, nan or skip", v);
+    if (ac_empty_parse(v, &a->j.cmp.empty) < 0)
+      return bad(ep, "bad --empty-rows '%s': expected zero, nan, skip or mean-v", v);
     a->j.cmp.empty_set = 1; /* overrides what the kernel declares */
     break;
   case AC_JOPT_ROWS: a->j.rows = v; break;
@@ -168,7 +169,7 @@ void ac_judge_args_help(FILE *f)
           "  --kappa K            SUSPECT above K*E (default %g, from calibration)\n"
           "  --policy KIND=P      P = fail|warn|ignore for FAIL, SUSPECT, GUARD, UNWRITTEN, CRASH, TIMEOUT,\n"
           "                       NONDETERMINISTIC, MASKED-LEAK, WEAK-CLASS, OUT-OF-DOMAIN (repeatable)\n"
-          "  --empty-rows C       rows with no visible key: zero (default), nan, or skip\n"
+          "  --empty-rows C       rows with no visible key: zero (default), nan, skip, or mean-v\n"
           "  --rows SPEC          judge only these rows: edges+K or a comma list of row numbers\n"
           "  --alibi-lse C        the LSE convention under ALiBi with a causal mask (overrides the kernel's):\n"
           "                       abi (-m|i + tk - tq - j|, the default) or fa2 (FlashAttention-2's +m j: an LSE\n"

@@ -131,6 +131,7 @@ void ac_report_detail(FILE *f, const ac_report *r, ac_dtype t, const char *repro
   if (r->n_empty_rows) {
     fprintf(f, "  empty rows: %lld; output written as", (long long)r->n_empty_rows);
     fprintf(f, " zero %lld, NaN %lld", (long long)r->empty_o_zero, (long long)r->empty_o_nan);
+    if (r->empty_o_other) fprintf(f, ", other values %lld", (long long)r->empty_o_other);
     if (r->has_lse)
       fprintf(f, "; LSE +inf %lld, -inf %lld, NaN %lld", (long long)r->empty_lse_pinf, (long long)r->empty_lse_ninf,
               (long long)r->empty_lse_nan);

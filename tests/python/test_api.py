@@ -257,3 +257,22 @@ def test_fp8_inputs_with_a_bf16_output():
     assert r.ok, r.explain()
     # the e4m3 class keeps P in e4m3 (2^-4 relative), so its bound is wide: a factor of 2 is beyond it
     assert attncheck.check(q, k, v, (o.float() * 2).to(torch.bfloat16), layout="bthd").verdict == "FAIL"
+
+
+def test_empty_rows_mean_v():
+    # JAX's and MLX's convention: a row with no visible key (bottom-right causal, tq > tk) is the
+    # mean of V over every key; judged by empty_rows="mean-v" against its exact value
+    rng = np.random.default_rng(5)
+    q = rng.standard_normal((1, 2, 7, 16)).astype(np.float32)
+    k, v = (rng.standard_normal((1, 2, 3, 16)).astype(np.float32) for _ in range(2))
+    s = q.astype("f8") @ k.astype("f8").swapaxes(-1, -2) / 4
+    s = np.where(np.arange(3)[None, :] <= np.arange(7)[:, None] - 4, s, -np.inf)
+    empty = np.isinf(s).all(-1)
+    p = np.exp(s - np.where(empty, 0, s.max(-1))[..., None])
+    o = np.where(empty[..., None], v.astype("f8").mean(2, keepdims=True), (p / p.sum(-1, keepdims=True)) @ v)
+    o = o.astype(np.float32)
+    r = attncheck.check(q, k, v, o, causal="bottom-right", layout="bhtd", empty_rows="mean-v")
+    assert r.ok, r.explain()
+    assert attncheck.check(q, k, v, o, causal="bottom-right", layout="bhtd").verdict == "FAIL"   # zero, the default
+    z = np.where(empty[..., None], 0, o).astype(np.float32)
+    assert attncheck.check(q, k, v, z, causal="bottom-right", layout="bhtd", empty_rows="mean-v").verdict == "FAIL"

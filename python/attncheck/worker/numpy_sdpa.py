@@ -118,7 +118,9 @@ def attention(q, k, v, p):
         o = weighted_values(w, v, vis & (sc != -np.inf)) / L
         lse = (shift + np.log(L))[..., 0]
     empty = ~vis.any(axis=-1)
-    o = np.where(empty[..., None], 0.0, o)
+    # mean-v (JAX's, MLX's): a row of no visible key averages V over every key of its sequence
+    fill = v.mean(axis=2, keepdims=True) if EMPTY_ROWS == "mean-v" and sink is None and tk else 0.0
+    o = np.where(empty[..., None], fill, o)
     lse = np.where(empty, -np.inf if sink is None else sink[..., 0], lse)
     return o, lse
 
@@ -209,15 +211,26 @@ def attend(q, k, v, p):
     return attention_layout(q, k, v, p) if p.layout else attention(q, k, v, p)
 
 
+EMPTY_ROWS = "zero"
+
+
 def main(argv):
-    """[--precision SPEC] [--serve | IN OUT]: SPEC, the declared class ("fp32", or "f16=CLASS,f32=CLASS"),
-    is sent in the handshake and, in one-shot mode, with every output (its precision member)."""
+    """[--precision SPEC] [--empty-rows mean-v] [--serve | IN OUT]: SPEC, the declared class ("fp32", or
+    "f16=CLASS,f32=CLASS"), is sent in the handshake and, in one-shot mode, with every output (its
+    precision member); --empty-rows mean-v writes the mean of V for a row with no visible key (JAX's and
+    MLX's convention; declared, with LSE -inf) instead of 0."""
+    global EMPTY_ROWS
     precision = None
     if len(argv) >= 2 and argv[0] == "--precision":
         spec, argv = argv[1], argv[2:]
         precision = spec if "=" not in spec else dict(x.split("=", 1) for x in spec.split(","))
+    if len(argv) >= 2 and argv[0] == "--empty-rows":
+        EMPTY_ROWS, argv = argv[1], argv[2:]
+        if EMPTY_ROWS not in ("zero", "mean-v"):
+            sys.stderr.write("numpy_sdpa: --empty-rows zero|mean-v\n")
+            return 2
     return attncheck_worker.run(attend, argv, name="sdpa_numpy", writes_lse=True, backward=backward,
-                                precision=precision,
+                                precision=precision, empty_rows=EMPTY_ROWS if EMPTY_ROWS != "zero" else None,
                                 features=attncheck_worker.ALL_FEATURES + attncheck_worker.VARIANT_FEATURES
                                 + attncheck_worker.LAYOUT_FEATURES,
                                 kv_formats=attncheck_worker.QUANT_FORMATS, q_formats=attncheck_worker.QUANT_FORMATS)

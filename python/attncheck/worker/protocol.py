@@ -55,8 +55,9 @@ travels as the output's member "precision" (uint8 bytes), which attncheck judges
 is written there too, so that a one-shot exec: kernel is judged under the class it declares.
 run(..., env=[...]) declares the environment variables the worker reads (recorded in a
 finding's repro.sh), note="..." one line attncheck shows (`list`, the first use), and
-empty_rows="zero"|"nan", empty_lse="-inf"|"+inf"|"nan" what it writes for rows with no
-visible key. The worker itself reads ATTNCHECK_WORKER_MUTATE, always declared.
+empty_rows="zero"|"nan"|"mean-v", empty_lse="-inf"|"+inf"|"nan" what it writes for rows with no
+visible key, params_dtype="q" that it takes the scale and a bias in Q's dtype (the fuzzer then draws
+only values that dtype holds). The worker itself reads ATTNCHECK_WORKER_MUTATE, always declared.
 
 The first python3 on PATH may lack numpy: importing this module then re-executes the script
 under another python3 that has it (/usr/bin/python3, /usr/local/bin/python3), or exits 2 with
@@ -475,7 +476,7 @@ def serve(attn, decl, tensors, stdin=None, reply=None, backward=None):
 
 def declaration(name=None, dtypes=ALL_DTYPES, masks=ALL_MASKS, features=ALL_FEATURES, precision=None,
                 writes_lse=None, env=(), note=None, empty_rows=None, empty_lse=None,
-                kv_formats=(), q_formats=()):
+                kv_formats=(), q_formats=(), params_dtype=None):
     """The JSON object a worker declares itself with (README, "Without C")."""
     d = {"name": name or os.path.basename(sys.argv[0] or "python-worker"), "dtypes": list(dtypes),
          "masks": list(masks), "features": list(features)}
@@ -494,7 +495,31 @@ def declaration(name=None, dtypes=ALL_DTYPES, masks=ALL_MASKS, features=ALL_FEAT
         d["empty_rows"] = empty_rows
     if empty_lse:
         d["empty_lse"] = empty_lse
+    if params_dtype:
+        d["params_dtype"] = params_dtype
     return d
+
+
+def dtype_option(ap):
+    """Adds --dtype D[,D...] to an argparse parser (a worker then declares only those dtypes)."""
+    ap.add_argument("--dtype", help="declare only these dtypes, a comma list (cases of others are SKIP)")
+
+
+def chosen_dtypes(ap, args, dtypes):
+    """The declared dtypes under --dtype (dtype_option); an unknown one is a usage error."""
+    if not args.dtype:
+        return tuple(dtypes)
+    want = args.dtype.split(",")
+    bad = [d for d in want if d not in dtypes]
+    if bad:
+        ap.error("--dtype: %s not among %s" % (",".join(bad), ",".join(dtypes)))
+    return tuple(d for d in dtypes if d in want)
+
+
+def holds(x, dtype):
+    """Whether dtype holds every value of x (a number or an array) exactly."""
+    a = np.atleast_1d(np.asarray(x, dtype=np.float64))
+    return bool(np.array_equal(decode(encode(a, dtype), dtype).astype(np.float64), a, equal_nan=True))
 
 
 def run(attn, argv, tensors="numpy", backward=None, backward_features=None, **decl_args):

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """torch_sdpa.py: PyTorch's scaled_dot_product_attention as an attncheck exec kernel.
 
-One backend is forced per process (torch.nn.attention.sdpa_kernel):
+--backend auto (the default) runs each case on the backend PyTorch itself dispatches it to on
+that device (what a model calling F.scaled_dot_product_attention gets: torch._fused_sdp_choice,
+on a CPU flash for every dtype), names it in the case's class and says so in the declaration's
+note. Any other --backend forces one per process (torch.nn.attention.sdpa_kernel):
   flash      FlashAttention-2 (fp16/bf16)
   efficient  memory-efficient attention
   cudnn      cuDNN attention
@@ -46,15 +49,18 @@ try:  # first: it finds a python3 with numpy when this one has none
 except ImportError:
     import protocol as attncheck_worker  # run as a file: the folder of protocol.py is on sys.path
 
-BACKENDS = ("flash", "efficient", "cudnn", "math")
+BACKENDS = ("auto", "flash", "efficient", "cudnn", "math")
+# torch.nn.attention.SDPBackend's values (torch._fused_sdp_choice answers one)
+_CHOICE = {0: "math", 1: "flash", 2: "efficient", 3: "cudnn"}
 # what each backend computes, and how (precision classes of attncheck list --precision)
-DTYPES = {"flash": ("f16", "bf16"), "efficient": ("f32", "f16", "bf16"), "cudnn": ("f16", "bf16"),
+DTYPES = {"auto": ("f64", "f32", "f16", "bf16"), "flash": ("f16", "bf16"), "efficient": ("f32", "f16", "bf16"), "cudnn": ("f16", "bf16"),
           "math": ("f64", "f32", "f16", "bf16")}
 PRECISION = {"flash": {"f16": "fp16-fa2", "bf16": "bf16-fa2"}, "efficient": {"f16": "fp16-fa2", "bf16": "bf16-fa2"},
              "cudnn": {"f16": "fp16-fa2", "bf16": "bf16-fa2"}, "math": {"f16": "fp16-cublas", "bf16": "bf16-cublas"}}
 # On the CPU the flash backend also takes f32 and f64, and the math backend upcasts f16/bf16 to
 # fp32 and rounds once at the end (bit for bit the fp32 computation rounded to the input dtype).
-CPU_DTYPES = {"flash": ("f64", "f32", "f16", "bf16"), "math": ("f64", "f32", "f16", "bf16")}
+CPU_DTYPES = {"auto": ("f64", "f32", "f16", "bf16"), "flash": ("f64", "f32", "f16", "bf16"),
+              "math": ("f64", "f32", "f16", "bf16")}
 CPU_PRECISION = {"flash": {"f16": "fp16-fa2", "bf16": "bf16-fa2"}, "math": {"f16": "fp32", "bf16": "fp32"}}
 
 
@@ -139,8 +145,16 @@ def attention(torch, args, problem, q, k, v):
     elif mask != "none":
         raise Unsupported("mask %s" % mask)
 
+    backend = args.backend
+    if backend == "auto":   # what PyTorch dispatches this case to, named in the case's class
+        backend = dispatched(torch, q, k, v, attn_mask, is_causal, scale, gqa)
+        problem.precision = class_of(backend, q.device.type, problem.dtype)
+
     def sdpa(kk, vv, **extra):
         try:
+            if args.backend == "auto":
+                return F.scaled_dot_product_attention(q, kk, vv, attn_mask=attn_mask, is_causal=is_causal,
+                                                      **kwargs, **extra)
             with sdpa_kernel(backend_enum(torch, args.backend)):
                 return F.scaled_dot_product_attention(q, kk, vv, attn_mask=attn_mask, is_causal=is_causal,
                                                       **kwargs, **extra)
@@ -162,8 +176,25 @@ def attention(torch, args, problem, q, k, v):
             o = sdpa(k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1))
     lse = None
     if args.lse:
-        lse = logsumexp(torch, args.backend, q, k, v, mask, is_causal, scale, gqa)
+        lse = logsumexp(torch, backend, q, k, v, mask, is_causal, scale, gqa)
     return o, lse
+
+
+def dispatched(torch, q, k, v, attn_mask, is_causal, scale, gqa):
+    """The backend PyTorch picks for this call (torch._fused_sdp_choice; math where it cannot say)."""
+    if hasattr(attn_mask, "_materialize"):   # a CausalBias: the boolean mask it stands for
+        attn_mask = attn_mask._materialize(q.device)
+    try:
+        c = torch._fused_sdp_choice(q, k, v, attn_mask, 0.0, is_causal, scale=scale, enable_gqa=gqa)
+    except (AttributeError, RuntimeError, TypeError):
+        return "math"
+    return _CHOICE.get(int(c), "math")
+
+
+def class_of(backend, device, dtype):
+    """The precision class of backend on device for dtype (None: the dtype's standard one)."""
+    table = CPU_PRECISION if device == "cpu" else PRECISION
+    return table.get(backend, PRECISION.get(backend, {})).get(dtype)
 
 
 def logsumexp(torch, backend, q, k, v, mask, is_causal, scale, gqa):
@@ -276,7 +307,10 @@ def make_backward(args):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--backend", choices=BACKENDS, required=True)
+    ap.add_argument("--backend", choices=BACKENDS, default="auto",
+                    help="auto (default): the backend PyTorch dispatches each case to on the device, named in "
+                         "its class and in the declaration's note; or one forced per process")
+    attncheck_worker.dtype_option(ap)
     ap.add_argument("--device", default="auto",
                     help="torch device: auto (default: cuda when PyTorch sees a GPU, else the CPU, said in the "
                          "declaration's note), cuda, cpu")
@@ -289,7 +323,16 @@ def main(argv=None):
     args.device, args.backend, note = pick_device(args)
     cpu = args.device == "cpu"
     dtypes = CPU_DTYPES.get(args.backend, DTYPES[args.backend]) if cpu else DTYPES[args.backend]
-    precision = CPU_PRECISION.get(args.backend, PRECISION[args.backend]) if cpu else PRECISION[args.backend]
+    # auto: each case names the class of the backend it ran on (class_of)
+    precision = CPU_PRECISION.get(args.backend, PRECISION.get(args.backend)) if cpu else PRECISION.get(args.backend)
+    dtypes = attncheck_worker.chosen_dtypes(ap, args, dtypes)
+    torch = attncheck_worker._torch()
+    if args.backend == "auto" and not args.compile and torch is not None:
+        t = torch.zeros(1, 1, 4, 8, dtype=torch.bfloat16, device=args.device)
+        note = ((note + "; ") if note else "") + (
+            "backend auto: each case runs where PyTorch %s dispatches it on %s (a causal bf16 case: %s; the "
+            "class follows; --backend pins one)" % (torch.__version__, args.device,
+                                                    dispatched(torch, t, t, t, None, True, None, False)))
     name = "torch-sdpa-" + ("compiled" if args.compile else args.backend)
     if args.compile:
         args.lse = False

@@ -1,0 +1,3 @@
+#!/bin/sh
+# tworker_onnxruntime.sh: tests/tworker.sh onnxruntime (SKIP without it).
+exec sh "${srcdir:-.}/tests/tworker.sh" onnxruntime

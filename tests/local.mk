@@ -29,3 +29,4 @@ include tests/docs.mk
 include tests/python.mk
 include tests/contrib.mk
 include tests/quant.mk
+include tests/asan.mk

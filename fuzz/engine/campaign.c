@@ -510,14 +510,10 @@ void ac_cp_worker_main(ctx_t *c, int w)
     if (erc || (ev.kinds & (1u << AC_V_ERROR))) {
       /* the tool could not decide this case (e.g. an unresolved oracle element): exit 3 */
       int64_t nerr = count_error(c->sh, 1);
-      /* keep the first few such cases for whoever investigates the tool */
-      if (nerr <= 20) {
-        char ed[4096], ep[4400];
-        ac_err ee;
-        snprintf(ed, sizeof ed, "%s/errors", c->o->out_dir);
-        snprintf(ep, sizeof ep, "%s/case-%lld.npz", ed, (long long)gk);
-        if (ac_mkdir_p(ed, &ee) == 0) ac_case_write(&cs, ep, &ee);
-      }
+      /* keep the first few such cases, with their reproducers, for whoever investigates the tool */
+      ac_err ee;
+      if (ac_cp_error_keep(c, nerr) && ac_cp_error_store(c, &cs, gk, "eval", erc ? e.msg : ev.rep.note, &ee))
+        ac_cp_log_error(c, "keep-error", NULL, gk, ee.msg);
       ac_cp_log_error(c, "eval", NULL, gk, erc ? e.msg : ev.rep.note);
     }
     int never = never_started(&sw, erc, &ev, e.msg);

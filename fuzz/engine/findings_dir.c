@@ -246,11 +246,7 @@ int ac_finding_write_repro(const char *fdir, const char *sig, json_object *repor
   char exe[2048], qexe[8300], qspec[8300], p[4200], envs[16384] = "";
   json_object *v;
   const char *spec = report && json_object_object_get_ex(report, "kernel_spec", &v) ? json_object_get_string(v) : "";
-  ssize_t r = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (r <= 0)
-    snprintf(exe, sizeof exe, "attncheck");
-  else
-    exe[r] = 0;
+  ac_self_exe(exe, sizeof exe);
   if (!ac_finding_name_ok(sig)) return ac_err_set(e, "%s: not a finding's name", fdir);
   if (!ac_shquote(spec ? spec : "", qspec, sizeof qspec) || !ac_shquote(exe, qexe, sizeof qexe) ||
       env_lines(report, envs, sizeof envs))

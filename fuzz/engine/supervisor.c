@@ -268,7 +268,7 @@ static int worker_lost(ctx_t *c, int w, int st, int *in_a_row, int64_t *done_bef
   char fam[64];
   snprintf(fam, sizeof fam, "%s", sh->worker_family[w][0] ? sh->worker_family[w] : "?");
   sh->worker_case[w] = -1;
-  sh->errors++;
+  int64_t nerr = ++sh->errors;
   sh->any_error = 1;
   pthread_mutex_unlock(&sh->mu);
   sh->worker_died = 1;
@@ -287,6 +287,11 @@ static int worker_lost(ctx_t *c, int w, int st, int *in_a_row, int64_t *done_bef
     sh->done++;
     if (slot >= 0) sh->per_fam[slot]++;
     pthread_mutex_unlock(&sh->mu);
+    /* the case that killed it, for whoever investigates the tool */
+    char why[80];
+    if (WIFSIGNALED(st)) snprintf(why, sizeof why, "the worker judging it was killed by %s", ac_signal_name(WTERMSIG(st)));
+    else snprintf(why, sizeof why, "the worker judging it exited with status %d", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    if (st >= 0 && ac_cp_error_keep(c, nerr)) ac_cp_error_redraw(c, k, "worker-died", why);
   }
   /* deaths with no case finished in between: the workers cannot run at all */
   *in_a_row = sh->done == *done_before ? *in_a_row + 1 : 1;

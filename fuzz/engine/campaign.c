@@ -170,19 +170,13 @@ int ac_cp_setup_kernel(ctx_t *c, ac_err *e)
   c->x.precision = c->o->precision;
   c->x.grad = c->x.grad && c->o->lim.backward;
   c->x.run.timeout_s = c->o->timeout_s;
-  if (c->o->empty_rows) ac_empty_parse(c->o->empty_rows, &c->x.cmp.empty);
+  if (c->o->empty_rows) {   /* given: it overrides what the kernel declares, as for check and suite */
+    if (ac_empty_parse(c->o->empty_rows, &c->x.cmp.empty)) return ac_err_set(e, "bad empty_rows '%s' (zero|nan|skip)", c->o->empty_rows);
+    c->x.cmp.empty_set = 1;
+  }
   if (c->o->alibi_lse && ac_alibi_lse_parse(c->o->alibi_lse, &c->x.run.alibi_lse))
     return ac_err_set(e, "bad alibi_lse '%s' (abi|fa2)", c->o->alibi_lse);
-  if (c->o->policies[0]) {
-    char *dup = ac_xstrdup(c->o->policies), *save = NULL;
-    for (char *t = strtok_r(dup, ";", &save); t; t = strtok_r(NULL, ";", &save))
-      if (ac_policies_set(&c->x.pol, t, e)) {
-        free(dup);
-        return -1;
-      }
-    free(dup);
-  }
-  return 0;
+  return ac_policies_set_list(&c->x.pol, c->o->policies, e);
 }
 
 static void pending_minimizations(ctx_t *c, int w)

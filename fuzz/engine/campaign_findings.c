@@ -146,6 +146,8 @@ static json_object *build_report(ctx_t *c, const ac_case *cs, const ac_eval *ev,
   if (c->o->alibi_lse) json_object_object_add(r, "alibi_lse_override", json_object_new_string(c->o->alibi_lse));
   json_object_object_add(r, "policies", json_object_new_string(c->o->policies));
   json_object_object_add(r, "empty_rows", json_object_new_string(ac_empty_name(c->x.cmp.empty)));
+  if (c->x.cmp.empty_set)   /* --empty-rows given: replay overrides the kernel's declaration with it too */
+    json_object_object_add(r, "empty_rows_override", json_object_new_string(ac_empty_name(c->x.cmp.empty)));
   json_object_object_add(r, "timeout_s", json_object_new_double(c->x.run.timeout_s));
   json_object_object_add(r, "tool_version", json_object_new_string(PACKAGE_VERSION));
   add_env(c, r);

@@ -276,7 +276,8 @@ uint32_t ac_exec_declared_caps(const ac_kernel *k)
   const exec_priv *pv = k->priv;
   if (!pv || k->kind != AC_KIND_EXEC_PERSISTENT || pv->decl.state != AC_DECL_OK) return 0;
   return (pv->decl.variants & AC_FEAT_ALL) | (pv->decl.writes_lse == 0 ? ATTNCHECK_CAP_NO_LSE : 0u) |
-         (pv->decl.alibi_lse_fa2 ? ATTNCHECK_CAP_ALIBI_LSE_FA2 : 0u);
+         (pv->decl.alibi_lse_fa2 ? ATTNCHECK_CAP_ALIBI_LSE_FA2 : 0u) |
+         (pv->decl.quant_only ? ATTNCHECK_CAP_QUANT_ONLY : 0u);
 }
 
 void ac_exec_declared_empty(const ac_kernel *k, int *o, int *lse)

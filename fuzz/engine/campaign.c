@@ -221,6 +221,17 @@ static int64_t count_error(shm_t *sh, int any)
   return n;
 }
 
+/* Counts a case with a quantized tensor, a varlen or paged one, and one both (stats). */
+static void count_quant(shm_t *sh, const ac_case *cs)
+{
+  int q = ac_problem_quantized(&cs->p), lay = (cs->p.f.used & AC_FEAT_LAYOUTS) != 0;
+  ac_cp_lock(sh);
+  sh->quant_cases += q;
+  sh->layout_cases += lay;
+  sh->quant_layout_cases += q && lay;
+  pthread_mutex_unlock(&sh->mu);
+}
+
 /* Counts one SKIP of this run under its reason (under sh->mu). */
 static void count_skip(shm_t *sh, const char *why)
 {
@@ -510,6 +521,7 @@ void ac_cp_worker_main(ctx_t *c, int w)
         ac_cp_log_error(c, "keep-error", NULL, gk, ee.msg);
       ac_cp_log_error(c, "eval", NULL, gk, erc ? e.msg : ev.rep.note);
     }
+    count_quant(c->sh, &cs);
     int never = never_started(&sw, erc, &ev, e.msg);
     if (!erc) jit_note(c, &cs, &ev);
     /* the case number is spent only once its findings are stored and its record is written */

@@ -30,6 +30,8 @@ typedef struct {
   char skip_why[SKIP_REASONS][200];                 /* the SKIP reasons of this run and their counts */
   int64_t skip_n[SKIP_REASONS], skip_other;
   int64_t skipped_by_run;   /* of skipped: refused by the kernel's run() after it saw the case (never findings) */
+  int64_t quant_cases, layout_cases, quant_layout_cases;   /* this run's cases with a quantized tensor, the
+                                                              varlen and paged ones, and those both */
   int64_t discarded;        /* draws the kernel does not take, drawn again before a case (campaign.c) */
   int64_t first_runs, later_runs;   /* runs of a JIT key (shape, dtype, mask, ...) new to the worker, and repeats */
   double first_run_s, later_run_s;  /* their kernel time: first runs include a JIT kernel's compilation */

@@ -63,6 +63,10 @@ static void write_stats(ctx_t *c, const char *state)
   fprintf(f, "errors=%lld\nbest_err_over_E=%.4g\nnext_case=%lld\nelapsed_s=%.1f\njobs=%d\n", (long long)sh->errors,
           sh->best_score, (long long)sh->next, el, c->o->jobs);
   fprintf(f, "skipped_by_run=%lld\ndraws_discarded=%lld\n", (long long)sh->skipped_by_run, (long long)sh->discarded);
+  if (c->o->lim.kv_formats)   /* a kernel of quantized caches: how many of the serving layouts' cases were quantized */
+    fprintf(f, "quantized_this_run=%lld\nlayout_this_run=%lld\nquantized_layout_this_run=%lld\nquantized_layout_share=%.4f\n",
+            (long long)sh->quant_cases, (long long)sh->layout_cases, (long long)sh->quant_layout_cases,
+            sh->layout_cases ? (double)sh->quant_layout_cases / (double)sh->layout_cases : 0.0);
   jit_stats(f, c);
   fprintf(f, "metamorphic_checks_this_run=%lld\nmetamorphic_worst_diff_over_tol=%.4g\n", (long long)sh->meta_checks,
           sh->meta_worst);

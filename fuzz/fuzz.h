@@ -360,6 +360,7 @@ typedef struct {
   double grad_s;
   ac_gmeta_result gmeta;          /* metamorphic check of the backward (gmeta.checked 0: none ran) */
   ac_eval_row row;                /* the worst output element's row (row.n 0: none) */
+  char not_started[512];          /* the kernel could not be started (AC_RUN_NOT_STARTED ...); "" when it was */
 } ac_eval;
 
 void ac_eval_ctx_init(ac_eval_ctx *x, ac_kernel *k, const char *spec);

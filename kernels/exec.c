@@ -380,8 +380,11 @@ int ac_exec_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *o, ac_r
       const char *why = !strncmp(tail, "unsupported:", 12) ? tail + 12 + (tail[12] == ' ') : tail;
       snprintf(r->msg, sizeof r->msg, "command: %s", why[0] ? why : "refused the case (exit status 77)");
     } else {
+      /* the shell's 126 and 127: the command is not executable or not found */
       r->status = AC_RUN_KERNEL_ERROR;
-      snprintf(r->msg, sizeof r->msg, "command exited with status %d%s%s", oc.code, tail[0] ? ": " : "", tail);
+      r->not_started = oc.code == 126 || oc.code == 127;
+      snprintf(r->msg, sizeof r->msg, "%scommand exited with status %d%s%s", r->not_started ? AC_RUN_NOT_STARTED : "",
+               oc.code, tail[0] ? ": " : "", tail);
     }
   } else {
     ac_exec_read_outputs(out, c, &cn, o, r);

@@ -83,7 +83,9 @@ int ac_finding_kernel_of(json_object *r, const char *label, const char *override
   }
   char rec[2048] = "", q[8300], *qe;
   json_object *v;
-  if (json_object_object_get_ex(r, "kernel_spec", &v) && json_object_is_type(v, json_type_string))
+  /* an exec command's program as the campaign resolved it, else the spec as given */
+  if ((json_object_object_get_ex(r, "kernel_spec_resolved", &v) || json_object_object_get_ex(r, "kernel_spec", &v)) &&
+      json_object_is_type(v, json_type_string))
     snprintf(rec, sizeof rec, "%s", json_object_get_string(v));
   if (!rec[0]) return ac_err_set(e, "%s: no kernel recorded; give --kernel K", label);
   if (!ac_shquote(rec, q, sizeof q)) snprintf(q, sizeof q, "(too long)");
@@ -200,6 +202,11 @@ int ac_replay_finding(const char *fdir, const ac_replay_opts *ro, FILE *out, uin
     ac_eval ev;
     ac_err ee;
     ac_eval_case(&x, &c, repeat, &ev, &ee);
+    if (ev.not_started[0]) {   /* nothing ran: neither reproduced nor not */
+      ac_case_free(&c);
+      ac_kernel_list_free(list, nk);
+      return ac_err_set(e, "%s", ev.not_started);
+    }
     ac_eval_print(out, p, &c, &ev);
     all |= ev.kinds;
     if (ev.any_fail) rc = 1;

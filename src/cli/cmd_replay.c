@@ -25,7 +25,8 @@ static void usage(FILE *f)
              "--precision, --policy, --timeout and --empty-rows C (zero|nan|skip) override what the finding's\n"
              "campaign recorded, and like the campaign's own options what the kernel declares.\n"
              "--no-cache: neither read nor write the oracle cache ($ATTNCHECK_CACHE; layout cases use it).\n"
-             "exit: 1 when a verdict with policy fail occurs, 2 bad usage or input, 3 internal error, else 0.\n");
+             "exit: 1 when a verdict with policy fail occurs, 2 bad usage or input or a kernel that could not be started\n"
+             "(one line: the kernel could not be started: ...), 3 internal error, else 0.\n");
 }
 
 int ac_cmd_replay(int argc, char **argv)
@@ -123,6 +124,12 @@ int ac_cmd_replay(int argc, char **argv)
     x.run.alibi_lse = alibi;
     ac_eval ev;
     if (ac_eval_case(&x, &cs, 0, &ev, &e) && !ev.kinds) ex.any_error = 1;
+    if (ev.not_started[0]) {   /* nothing could run */
+      ac_cmd_error("replay", "%s", ev.not_started);
+      ac_kernel_list_free(list, nk);
+      ac_case_free(&cs);
+      return AC_EXIT_USAGE;
+    }
     char label[600];
     snprintf(label, sizeof label, "%s %s", list[i]->name, target);
     ac_eval_print(stdout, label, &cs, &ev);

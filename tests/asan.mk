@@ -13,5 +13,5 @@ tests_asan_attncheck_SOURCES = $(attncheck_SOURCES) $(fuzz_libac_fuzz_la_SOURCES
 	$(src_core_libac_core_la_SOURCES)
 tests_asan_attncheck_CFLAGS = $(AM_CFLAGS) $(ASAN_TEST_CFLAGS)
 tests_asan_attncheck_LDFLAGS = $(ASAN_TEST_CFLAGS)
-tests_asan_attncheck_LDADD = $(AC_CUDA_LINK) $(MPFR_LIBS) $(JSONC_LIBS) $(LIBZIP_LIBS) $(NETTLE_LIBS) -lgmp -lm
+tests_asan_attncheck_LDADD = $(AC_CUDA_LINK) $(BLAS_LIBS) $(MPFR_LIBS) $(JSONC_LIBS) $(LIBZIP_LIBS) $(NETTLE_LIBS) -lgmp -lm
 endif

@@ -27,16 +27,12 @@ enum { EDIT_FINITE, EDIT_NONFINITE, EDIT_TINY };
 static void perturb(ac_case *c, char x, ac_rng *r, int how)
 {
   const int nonfinite = how == EDIT_NONFINITE;
-  int i = ac_qslot(x);
-  const ac_qspec *q = &c->p.quant[i];
-  const ac_qfmt_info *f = ac_qfmt_get(q->fmt);
-  ac_qdata *t = &c->quant->t[i];
-  int64_t d[4];
-  ac_qdims(&c->p, x, d);
-  int64_t n = d[0] * d[1] * d[2] * d[3], ns = ac_qscale_count(q, d);
+  const ac_qspec *q;
+  const ac_qfmt_info *f;
+  int64_t ns, n;
+  ac_qdata *t = ac_test_qtensor(c, x, &q, &f, &ns, &n);
   int mode = how == EDIT_TINY ? 1 : (int)ac_rng_below(r, 6);
-  if (mode == 1)   /* random codes over the whole range */
-    for (int64_t e = 0; e < n; e++) t->codes[e] = (uint8_t)ac_rng_below(r, f->code_signed ? 256 : (uint64_t)f->code_max + 1);
+  if (mode == 1) ac_test_qcodes_random(c, x, r);   /* codes over the whole range */
   for (int64_t s = 0; how == EDIT_TINY && s < ns; s++)
     ac_test_qset_scale(f, t, s, ac_test_qspecial_scale(f->sdtype, f->sdtype == AC_QSD_E8M0 ? 0 : 1));
   if (how == EDIT_TINY && f->aux == AC_QAUX_TSCALE) ac_store_bits(AC_F32, t->aux, 0, 0x200);   /* 2^-140 */
@@ -49,9 +45,7 @@ static void perturb(ac_case *c, char x, ac_rng *r, int how)
     if (f->aux == AC_QAUX_ZERO && ac_rng_below(r, 2)) ((int8_t *)t->aux)[s] = ac_rng_below(r, 2) ? -128 : 127;
   }
   if (f->aux == AC_QAUX_TSCALE && mode == 2) ac_store_bits(AC_F32, t->aux, 0, ac_rng_below(r, 2) ? 1 : 0x7f7fffff);
-  if (nonfinite && f->code_max == 255 && !f->code_signed)   /* fp8 NaN codes */
-    for (int64_t e = 0; e < n; e++)
-      if (!ac_rng_below(r, 16)) t->codes[e] = q->fmt == AC_QF_E4M3FNUZ ? 0x80 : q->fmt == AC_QF_E5M2 ? 0x7d : 0x7f;
+  if (nonfinite) ac_test_qcodes_nan(c, x, r);
   ac_quant_decode(c, x);
 }
 

@@ -14,24 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "attncheck_kernel.h"
+#include "tplugin_qdecode.h"
 
 enum { READ_CODES, READ_GGML };
-
-static double f16(uint16_t h)
-{
-  int e = h >> 10 & 31, m = h & 1023;
-  double v = e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
-  if (e == 31) v = m ? NAN : INFINITY;
-  return h >> 15 ? -v : v;
-}
-
-static double e4m3fn(uint8_t c)
-{
-  int e = c >> 3 & 15, m = c & 7;
-  if (e == 15 && m == 7) return NAN;
-  double v = e ? ldexp(8 + m, e - 10) : ldexp(m, -9);
-  return c >> 7 ? -v : v;
-}
 
 /* Element (b, h, t, d) of quantized tensor q, (b, t) as its strides take them. */
 static double qvalue(const attncheck_quant_tensor *q, int64_t b, int64_t h, int64_t t, int64_t d, int how)
@@ -39,7 +24,7 @@ static double qvalue(const attncheck_quant_tensor *q, int64_t b, int64_t h, int6
   if (how == READ_GGML) {   /* block_q8_0 {f16 d; int8 qs[32]}, block_q4_0 {f16 d; uint8 qs[16]} */
     const int64_t *g = q->ggml_stride;
     const uint8_t *blk = q->ggml + b * g[0] + h * g[1] + t * g[2] + (d / 32) * g[3];
-    double s = f16((uint16_t)(blk[0] | blk[1] << 8));
+    double s = tq_f16((uint16_t)(blk[0] | blk[1] << 8));
     int j = (int)(d % 32);
     if (q->format == ATTNCHECK_QF_Q8_0) return s * (int8_t)blk[2 + j];
     return s * (((j < 16 ? blk[2 + j] : blk[2 + j - 16] >> 4) & 15) - 8);
@@ -49,9 +34,9 @@ static double qvalue(const attncheck_quant_tensor *q, int64_t b, int64_t h, int6
   int64_t e = q->granularity == ATTNCHECK_QG_BLOCK ? d / q->block : d;
   int64_t so = b * ss[0] + h * ss[1] + t * ss[2] + e * ss[3];
   switch (q->format) {
-  case ATTNCHECK_QF_Q8_0: return (int8_t)c * f16(((const uint16_t *)q->scales)[so]);
-  case ATTNCHECK_QF_Q4_0: return (c - 8) * f16(((const uint16_t *)q->scales)[so]);
-  case ATTNCHECK_QF_E4M3FN: return e4m3fn(c) * ((const float *)q->scales)[so];
+  case ATTNCHECK_QF_Q8_0: return (int8_t)c * tq_f16(((const uint16_t *)q->scales)[so]);
+  case ATTNCHECK_QF_Q4_0: return (c - 8) * tq_f16(((const uint16_t *)q->scales)[so]);
+  case ATTNCHECK_QF_E4M3FN: return tq_e4m3fn(c) * ((const float *)q->scales)[so];
   case ATTNCHECK_QF_INT8: return ((int8_t)c - ((const int8_t *)q->aux)[so]) * (double)((const float *)q->scales)[so];
   case ATTNCHECK_QF_INT4: return (c - ((const int8_t *)q->aux)[so]) * (double)((const float *)q->scales)[so];
   default: return NAN;
@@ -120,7 +105,8 @@ static void attend_row(const seq *s, int64_t h, int64_t i, double *sc, int how)
     if (!visible(s, i, j)) continue;
     key_at(s, j, &kb, &kt);
     double z = 0;
-    for (int64_t d = 0; d < p->dk; d++) z += elem(p, t, 0, s->qb, h, s->q0 + i, d, how) * elem(p, t, 1, kb, kh, kt, d, how);
+    for (int64_t d = 0; d < p->dk; d++)
+      z += elem(p, t, 0, s->qb, h, s->q0 + i, d, how) * elem(p, t, 1, kb, kh, kt, d, how);
     sc[j] = z * p->scale;
     if (sc[j] > m || isnan(sc[j])) m = isnan(m) ? m : sc[j];
   }

@@ -78,8 +78,8 @@ static void summary(const ctx_t *c, double el)
   if (sh->errors) {
     /* the tool's own failures, never the kernel's: the cases kept with their reproducers */
     char *q = ac_str_escape_dup(c->o->out_dir);
-    printf("attncheck failed on %lld cases (it could not decide them, or a worker judging them died: a bug in attncheck, "
-           "not in the kernel; see %s/log.jsonl), kept in %s/errors/:\n",
+    printf("attncheck failed on %lld cases (it could not decide them, or a worker judging them died: a bug in "
+           "attncheck, not in the kernel; see %s/log.jsonl), kept in %s/errors/:\n",
            (long long)sh->errors, q, q);
     free(q);
     ac_cp_errors_list(c->o->out_dir, stdout, 10);

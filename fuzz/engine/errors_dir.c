@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "campaign.h"
+#include "exec.h"
 
 #define ERRORS_KEPT 20        /* cases kept per run: the first ones */
 #define REDRAW_LIMIT_S 120.0  /* the child drawing a dead worker's case again is killed after this */
@@ -33,13 +34,16 @@ static int write_repro(const ctx_t *c, const char *dir, int64_t gk, const char *
   const ac_campaign_opts *o = c->o;
   char exe[2048], qexe[4200], qspec[8300], opts[8000] = "", tmo[32], why[300];
   ac_self_exe(exe, sizeof exe);
-  if (!ac_shquote(exe, qexe, sizeof qexe) || !ac_shquote(o->kernel_spec, qspec, sizeof qspec))
+  char rs[4096];   /* a command kernel's program as this campaign resolved it, as repro.sh has it */
+  const char *spec = ac_exec_spec_resolved(o->kernel_spec, rs, sizeof rs) ? rs : o->kernel_spec;
+  if (!ac_shquote(exe, qexe, sizeof qexe) || !ac_shquote(spec, qspec, sizeof qspec))
     return ac_err_set(e, "program path or kernel spec too long for a reproducer");
   opt_word(opts, sizeof opts, "--precision", o->precision);
   opt_word(opts, sizeof opts, "--empty-rows", o->empty_rows);
   opt_word(opts, sizeof opts, "--alibi-lse", o->alibi_lse);
   char *pol = ac_xstrdup(o->policies), *save = NULL;
-  for (char *t = strtok_r(pol, ";", &save); t; t = strtok_r(NULL, ";", &save)) opt_word(opts, sizeof opts, "--policy", t);
+  for (char *t = strtok_r(pol, ";", &save); t; t = strtok_r(NULL, ";", &save))
+    opt_word(opts, sizeof opts, "--policy", t);
   free(pol);
   snprintf(tmo, sizeof tmo, "%gs", o->timeout_s);
   opt_word(opts, sizeof opts, "--timeout", tmo);
@@ -139,7 +143,8 @@ void ac_cp_errors_list(const char *dir, FILE *f, int max)
     snprintf(sh, sizeof sh, "%s/%.*s.sh", ed, (int)(l - 4), names[i]);
     snprintf(q, sizeof q, "%s/%s", ed, names[i]);
     char *eq = ac_str_escape_dup(q);
-    fprintf(f, "  %s   reproduce: %s\n", eq, access(sh, F_OK) == 0 && ac_shquote(sh, qs, sizeof qs) ? qs : "attncheck check");
+    fprintf(f, "  %s   reproduce: %s\n", eq,
+            access(sh, F_OK) == 0 && ac_shquote(sh, qs, sizeof qs) ? qs : "attncheck check");
     free(eq);
     shown++;
   }

@@ -147,7 +147,8 @@ int ac_replay_finding(const char *fdir, const ac_replay_opts *ro, FILE *out, uin
   if (json_object_object_get_ex(js, "precision_override", &v)) snprintf(prec, sizeof prec, "%s", json_object_get_string(v));
   if (json_object_object_get_ex(js, "policies", &v)) snprintf(pol, sizeof pol, "%s", json_object_get_string(v));
   if (json_object_object_get_ex(js, "empty_rows", &v)) snprintf(empty, sizeof empty, "%s", json_object_get_string(v));
-  if (json_object_object_get_ex(js, "empty_rows_override", &v)) snprintf(eover, sizeof eover, "%s", json_object_get_string(v));
+  if (json_object_object_get_ex(js, "empty_rows_override", &v))
+    snprintf(eover, sizeof eover, "%s", json_object_get_string(v));
   if (json_object_object_get_ex(js, "alibi_lse_override", &v)) snprintf(alibi, sizeof alibi, "%s", json_object_get_string(v));
   double timeout = 0;
   if (json_object_object_get_ex(js, "timeout_s", &v)) timeout = json_object_get_double(v);

@@ -64,7 +64,9 @@ static void write_stats(ctx_t *c, const char *state)
           sh->best_score, (long long)sh->next, el, c->o->jobs);
   fprintf(f, "skipped_by_run=%lld\ndraws_discarded=%lld\n", (long long)sh->skipped_by_run, (long long)sh->discarded);
   if (c->o->lim.kv_formats)   /* a kernel of quantized caches: how many of the serving layouts' cases were quantized */
-    fprintf(f, "quantized_this_run=%lld\nlayout_this_run=%lld\nquantized_layout_this_run=%lld\nquantized_layout_share=%.4f\n",
+    fprintf(f,
+            "quantized_this_run=%lld\nlayout_this_run=%lld\nquantized_layout_this_run=%lld\n"
+            "quantized_layout_share=%.4f\n",
             (long long)sh->quant_cases, (long long)sh->layout_cases, (long long)sh->quant_layout_cases,
             sh->layout_cases ? (double)sh->quant_layout_cases / (double)sh->layout_cases : 0.0);
   jit_stats(f, c);
@@ -293,8 +295,10 @@ static int worker_lost(ctx_t *c, int w, int st, int *in_a_row, int64_t *done_bef
     pthread_mutex_unlock(&sh->mu);
     /* the case that killed it, for whoever investigates the tool */
     char why[80];
-    if (WIFSIGNALED(st)) snprintf(why, sizeof why, "the worker judging it was killed by %s", ac_signal_name(WTERMSIG(st)));
-    else snprintf(why, sizeof why, "the worker judging it exited with status %d", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    if (WIFSIGNALED(st))
+      snprintf(why, sizeof why, "the worker judging it was killed by %s", ac_signal_name(WTERMSIG(st)));
+    else
+      snprintf(why, sizeof why, "the worker judging it exited with status %d", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
     if (st >= 0 && ac_cp_error_keep(c, nerr)) ac_cp_error_redraw(c, k, "worker-died", why);
   }
   /* deaths with no case finished in between: the workers cannot run at all */

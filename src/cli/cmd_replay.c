@@ -14,8 +14,8 @@ static void usage(FILE *f)
 {
   fprintf(f, "usage: attncheck replay DIR/findings/SIGNATURE [--kernel K | --trust-recorded-kernel] [--precision NAME]\n"
              "                [--policy KIND=P]... [--timeout S] [--empty-rows C]\n"
-             "       attncheck replay CASE.npz --kernel K [--precision NAME] [--policy KIND=P]... [--timeout S] [--alibi-lse C]\n"
-             "                [--empty-rows C]\n\n"
+             "       attncheck replay CASE.npz --kernel K [--precision NAME] [--policy KIND=P]... [--timeout S]\n"
+             "                [--alibi-lse C] [--empty-rows C]\n\n"
              "Runs the kernel on the finding's minimized case and on its original case (or on CASE.npz)\n"
              "and prints the verdicts, the worst element and the budget. --kernel gives the kernel (to\n"
              "check a fix); without it the kernel recorded in the finding runs if it is a built-in one.\n"
@@ -25,8 +25,8 @@ static void usage(FILE *f)
              "--precision, --policy, --timeout and --empty-rows C (zero|nan|skip) override what the finding's\n"
              "campaign recorded, and like the campaign's own options what the kernel declares.\n"
              "--no-cache: neither read nor write the oracle cache ($ATTNCHECK_CACHE; layout cases use it).\n"
-             "exit: 1 when a verdict with policy fail occurs, 2 bad usage or input or a kernel that could not be started\n"
-             "(one line: the kernel could not be started: ...), 3 internal error, else 0.\n");
+             "exit: 1 when a verdict with policy fail occurs, 2 bad usage or input or a kernel that could not be\n"
+             "started (one line: the kernel could not be started: ...), 3 internal error, else 0.\n");
 }
 
 int ac_cmd_replay(int argc, char **argv)
@@ -62,7 +62,8 @@ int ac_cmd_replay(int argc, char **argv)
       break;
     case O_POLICY:
       if (ac_policies_set(&pol, optarg, &e)) return ac_cmd_usage_error("replay", "%s", e.msg);
-      if (strlen(pols) + strlen(optarg) + 2 > sizeof pols) return ac_cmd_usage_error("replay", "too many --policy options");
+      if (strlen(pols) + strlen(optarg) + 2 > sizeof pols)
+        return ac_cmd_usage_error("replay", "too many --policy options");
       snprintf(pols + strlen(pols), sizeof pols - strlen(pols), "%s%s", pols[0] ? ";" : "", optarg);
       break;
     case O_TIMEOUT:

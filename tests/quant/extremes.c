@@ -9,10 +9,11 @@
  *          NaN), mins and zero points at their extremes, fp8 NaN codes;
  *   mixed  normal values quantized by the reference quantizer, then a quarter of the scales set
  *          to the smallest subnormal (tiny groups beside ordinary ones).
- * Codes are drawn over the format's whole range. q is f32 (for the fp8 formats, which the
- * reference kernel takes for Q, quantized in the same format and kind one case in two); K and V are quantized. Shapes: batch 2, heads 2 on 1
- * kv head, tq 5, tk 7, dk = dv = 32, causal. Names: FMT-GRAN-KIND.npz. Prints the count; exit 0,
- * 2 on bad usage or a file it cannot write. */
+ * Codes are drawn over the format's whole range (mixed: the quantizer's). q is f32 (for the fp8
+ * formats, which the reference kernel takes for Q, quantized in the same format and kind one case in
+ * two); K and V are quantized. Shapes: batch 2, heads 2 on 1 kv head, tq 5, tk 7, dk = dv = 32,
+ * causal. Names: FMT-GRAN-KIND.npz. Prints the count; exit 0, 2 on bad usage or a file it cannot
+ * write. */
 #include "config.h"
 #include <math.h>
 #include <stdio.h>
@@ -29,28 +30,27 @@ static const char *const kind_names[K_N] = {"sub", "max", "edge", "mixed"};
 /* Codes over the whole range, the scales (mins, zero points, tensor scale) by kind; values decoded. */
 static void set_extremes(ac_case *c, char x, int kind, ac_rng *r)
 {
-  int i = ac_qslot(x);
-  const ac_qspec *q = &c->p.quant[i];
-  const ac_qfmt_info *f = ac_qfmt_get(q->fmt);
-  ac_qdata *t = &c->quant->t[i];
-  int64_t d[4];
-  ac_qdims(&c->p, x, d);
-  int64_t n = d[0] * d[1] * d[2] * d[3], ns = ac_qscale_count(q, d);
-  if (kind != K_MIXED)
-    for (int64_t e = 0; e < n; e++)
-      t->codes[e] = (uint8_t)ac_rng_below(r, f->code_signed ? 256 : (uint64_t)f->code_max + 1);
+  const ac_qspec *q;
+  const ac_qfmt_info *f;
+  int64_t ns, n;
+  ac_qdata *t = ac_test_qtensor(c, x, &q, &f, &ns, &n);
+  if (kind != K_MIXED) ac_test_qcodes_random(c, x, r);
   for (int64_t s = 0; s < ns; s++) {
-    int k = kind == K_SUB ? (f->sdtype == AC_QSD_E8M0 ? 0 : 1) : kind == K_MAX ? 2 : kind == K_EDGE ? (int)ac_rng_below(r, 5) : ac_rng_below(r, 4) ? -1 : 1;
+    int k = kind == K_SUB    ? (f->sdtype == AC_QSD_E8M0 ? 0 : 1)
+            : kind == K_MAX  ? 2
+            : kind == K_EDGE ? (int)ac_rng_below(r, 5)
+            : ac_rng_below(r, 4) ? -1
+                                 : 1;   /* mixed: a quarter of the groups tiny */
     if (k >= 0) ac_test_qset_scale(f, t, s, ac_test_qspecial_scale(f->sdtype, k));
     if (kind != K_EDGE) continue;
-    if (f->aux == AC_QAUX_MIN) ac_store_bits(AC_F16, t->aux, (size_t)s, ac_test_qspecial_scale(AC_QSD_F16, (int)ac_rng_below(r, 5)));
+    if (f->aux == AC_QAUX_MIN)
+      ac_store_bits(AC_F16, t->aux, (size_t)s, ac_test_qspecial_scale(AC_QSD_F16, (int)ac_rng_below(r, 5)));
     if (f->aux == AC_QAUX_ZERO) ((int8_t *)t->aux)[s] = ac_rng_below(r, 2) ? -128 : 127;
   }
   if (f->aux == AC_QAUX_TSCALE && kind != K_MIXED)
-    ac_store_bits(AC_F32, t->aux, 0, ac_test_qspecial_scale(AC_QSD_F32, kind == K_SUB ? 1 : kind == K_MAX ? 2 : (int)ac_rng_below(r, 5)));
-  if (kind == K_EDGE && f->code_max == 255 && !f->code_signed)   /* fp8 NaN codes */
-    for (int64_t e = 0; e < n; e++)
-      if (!ac_rng_below(r, 16)) t->codes[e] = q->fmt == AC_QF_E4M3FNUZ ? 0x80 : q->fmt == AC_QF_E5M2 ? 0x7d : 0x7f;
+    ac_store_bits(AC_F32, t->aux, 0,
+                  ac_test_qspecial_scale(AC_QSD_F32, kind == K_SUB ? 1 : kind == K_MAX ? 2 : (int)ac_rng_below(r, 5)));
+  if (kind == K_EDGE) ac_test_qcodes_nan(c, x, r);
   ac_quant_decode(c, x);
 }
 
@@ -70,7 +70,7 @@ static int write_one(const char *dir, int fmt, int gran, int kind, ac_rng *r)
   for (int i = 0; i < 3; i++)
     for (int64_t x = 0; x < cnt[i]; x++) qkv[i][x] = (float)ac_rng_normal(r);
   ac_qspec q = {fmt, gran, gran == AC_QG_BLOCK ? f->block : 0};
-  int with_q = !strcmp(f->kind, "fp8") && ac_rng_below(r, 2);   /* the reference kernels take fp8 Q only */
+  int with_q = !strcmp(f->kind, "fp8") && ac_rng_below(r, 2); /* the reference kernels take fp8 Q only */
   for (int i = 0; i < 3; i++) {
     if (i == 0 && !with_q) continue;
     if (ac_quant_apply(&c, "qkv"[i], &q, &e)) return fprintf(stderr, "extremes: %s\n", e.msg), -1;

@@ -139,6 +139,7 @@ dist_noinst_SCRIPTS += tests/tplugin_quant.sh
 # declaring ATTNCHECK_CAP_QUANT_ONLY. tplugin_quant_paged.sh: PASS on shuffled pages of every
 # format it reads; `list` and a campaign of the layout families for the quantized-only one.
 check_LTLIBRARIES += tests/tplugin_quant_paged.la
+noinst_HEADERS += tests/tplugin_qdecode.h
 tests_tplugin_quant_paged_la_CPPFLAGS = $(AC_TPLUGIN_CPPFLAGS)
 tests_tplugin_quant_paged_la_LDFLAGS = $(AC_TPLUGIN_LDFLAGS)
 tests_tplugin_quant_paged_la_LIBADD = -lm

@@ -29,14 +29,8 @@ ATTNCHECK_CACHE=off
 export ASAN_OPTIONS UBSAN_OPTIONS ATTNCHECK_CACHE
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-ref() {
-  case $1 in
-  q8_0* | q4_* | q5_* | iq4_nl*) echo ggml-ref-f32 ;;
-  e4m3* | e5m2*) echo fp8kv-ref-f32 ;;
-  int*) echo intkv-ref-f32 ;;
-  *) echo fp4kv-ref-f32 ;;
-  esac
-}
+# the reference kernel of a format (docs/quantized.md "Reference kernels")
+ref() { "$ext" --ref "$1"; }
 
 "$ext" "$tmp/x" > "$tmp/ext.txt" 2>&1 || { cat "$tmp/ext.txt"; exit 99; }
 n=0

@@ -21,14 +21,7 @@ export ATTNCHECK_CACHE
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 # the reference kernel of a format (docs/quantized.md "Reference kernels")
-ref() {
-  case $1 in
-  q8_0* | q4_* | q5_* | iq4_nl*) echo ggml-ref-f32 ;;
-  e4m3* | e5m2*) echo fp8kv-ref-f32 ;;
-  int*) echo intkv-ref-f32 ;;
-  *) echo fp4kv-ref-f32 ;;
-  esac
-}
+ref() { "$ext" --ref "$1"; }
 # oracle and check of case file $1 (named FMT-...): both exit 0
 judge() {
   "$bin" oracle -q "$1" > "$tmp/o.txt" 2>&1

@@ -172,7 +172,7 @@ int ac_cp_setup_kernel(ctx_t *c, ac_err *e)
   c->x.run.timeout_s = c->o->timeout_s;
   if (c->o->empty_rows) {   /* given: it overrides what the kernel declares, as for check and suite */
     if (ac_empty_parse(c->o->empty_rows, &c->x.cmp.empty))
-      return ac_err_set(e, "bad empty_rows '%s' (zero|nan|skip)", c->o->empty_rows);
+      return ac_err_set(e, "bad empty_rows '%s' (zero|nan|skip|mean-v)", c->o->empty_rows);
     c->x.cmp.empty_set = 1;
   }
   if (c->o->alibi_lse && ac_alibi_lse_parse(c->o->alibi_lse, &c->x.run.alibi_lse))

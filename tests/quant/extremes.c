@@ -13,7 +13,7 @@
  * formats, which the reference kernel takes for Q, quantized in the same format and kind one case in
  * two); K and V are quantized. Shapes: batch 2, heads 2 on 1 kv head, tq 5, tk 7, dk = dv = 32,
  * causal. Names: FMT-GRAN-KIND.npz. Prints the count; exit 0, 2 on bad usage or a file it cannot
- * write. */
+ * write. `extremes --ref NAME` prints the reference kernel of NAME's format (FMT-..., FMT:G). */
 #include "config.h"
 #include <math.h>
 #include <stdio.h>
@@ -85,10 +85,26 @@ static int write_one(const char *dir, int fmt, int gran, int kind, ac_rng *r)
   return rc;
 }
 
+/* The built-in reference kernel of a format (docs/quantized.md "Reference kernels"). */
+static const char *ref_kernel(const ac_qfmt_info *f)
+{
+  return !strcmp(f->kind, "ggml") ? "ggml-ref-f32" : !strcmp(f->kind, "fp8") ? "fp8kv-ref-f32"
+         : !strcmp(f->kind, "int")                 ? "intkv-ref-f32"
+                                                   : "fp4kv-ref-f32";
+}
+
 int main(int argc, char **argv)
 {
+  if (argc == 3 && !strcmp(argv[1], "--ref")) {   /* --ref NAME: the kernel of NAME's format (FMT-... or FMT:G) */
+    char name[64];
+    int fmt;
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(argv[2], "-:"), argv[2]);
+    if (ac_qfmt_parse(name, &fmt)) return fprintf(stderr, "extremes: no format in '%s'\n", argv[2]), 2;
+    printf("%s\n", ref_kernel(ac_qfmt_get(fmt)));
+    return 0;
+  }
   if (argc != 2) {
-    fprintf(stderr, "usage: extremes DIR\n");
+    fprintf(stderr, "usage: extremes DIR | extremes --ref FMT[-...]\n");
     return 2;
   }
   ac_rng r;

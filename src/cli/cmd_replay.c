@@ -22,8 +22,8 @@ static void usage(FILE *f)
              "A findings directory is data: a recorded exec: command runs only with\n"
              "--trust-recorded-kernel, and a recorded plugin is loaded only when given again as --kernel.\n"
              "--timeout S: the kernel time limit (default 60s; 30s, 5m; a number without a unit is seconds).\n"
-             "--precision, --policy, --timeout and --empty-rows C (zero|nan|skip|mean-v) override what the finding's\n"
-             "campaign recorded, and like the campaign's own options what the kernel declares.\n"
+             "--precision, --policy, --timeout and --empty-rows C (zero|nan|skip|mean-v) override what\n"
+             "the finding's campaign recorded, and like the campaign's own options what the kernel declares.\n"
              "--no-cache: neither read nor write the oracle cache ($ATTNCHECK_CACHE; layout cases use it).\n"
              "exit: 1 when a verdict with policy fail occurs, 2 bad usage or input or a kernel that could not be\n"
              "started (one line: the kernel could not be started: ...), 3 internal error, else 0.\n");

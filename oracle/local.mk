@@ -29,6 +29,13 @@ oracle_libac_oracle_la_SOURCES = \
 	oracle/fastscores.c \
 	oracle/fastdecode.c \
 	oracle/gemm.h \
-	oracle/gemm.c
+	oracle/gemm.c \
+	oracle/blastile.h \
+	oracle/blastile.c \
+	oracle/blasfwd.h \
+	oracle/blasint.h \
+	oracle/blasfwd.c \
+	oracle/blasrow.c \
+	oracle/blasterms.c
 oracle_libac_oracle_la_SOURCES += oracle/grad.h oracle/gradint.h oracle/grad.c oracle/gradrow.c oracle/gradexact.c oracle/gradfast.c oracle/gradoff.c oracle/gradcap.c
 oracle_libac_oracle_la_SOURCES += oracle/gradlayout.c

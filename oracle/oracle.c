@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "oracle_int.h"
 #include "fast.h"
+#include "blasfwd.h"
 #include "variants.h"
 
 void ac_oracle_opts_init(ac_oracle_opts *o)
@@ -79,6 +80,7 @@ void ac_or_ws_free(ac_or_ws *w)
  * freed when its last selected row is done, so live heads never exceed the threads. */
 typedef struct {
   ac_or_head h;
+  ac_bt_head bt;   /* the BLAS level's forms of it (blasfwd.h), when the case takes that level */
   int64_t rows_left;
   int state;   /* 0 not decoded, 1 decoding, 2 ready */
 } shead;
@@ -161,6 +163,7 @@ typedef struct {
   int64_t nlist;
   atomic_llong next;
   int tprec;
+  int64_t *tiles, ntiles;   /* the BLAS level (blasfwd.h): tile k is list[tiles[2k] ..][0 .. tiles[2k + 1]) */
 } job;
 
 typedef struct {
@@ -199,6 +202,7 @@ static const ac_or_head *head_acquire(job *J, int64_t hid, int64_t b, int64_t kv
     s->state = 1;
     pthread_mutex_unlock(&J->mu);
     J->path.head_decode(&s->h, J->cs, b, kvh, J->o, J->r->formats);
+    if (J->tiles) ac_bt_head_build(&s->bt, &s->h, J->cs->p.tk, J->cs->p.dk, J->cs->p.dv);
     pthread_mutex_lock(&J->mu);
     s->state = 2;
     pthread_cond_broadcast(&J->cv);
@@ -213,6 +217,7 @@ static void head_release(job *J, int64_t hid)
   pthread_mutex_lock(&J->mu);
   if (--s->rows_left == 0) {
     ac_or_head_free(&s->h);
+    ac_bt_head_free(&s->bt);
     s->state = 0;
   }
   pthread_mutex_unlock(&J->mu);
@@ -374,6 +379,38 @@ static void do_row_visible(ac_or_ws *w, job *J, int64_t ridx, int64_t b, int64_t
   free(cls);
 }
 
+/* The BLAS level: tiles from the counter; the rows a tile leaves go through do_row, before the tile
+ * lets its head go (do_row takes and releases the head itself). */
+static void tiles_work(ac_or_ws *w, job *J, ac_or_stats *st)
+{
+  const ac_problem *p = &J->cs->p;
+  ac_bt_fwd *f = ac_bt_fwd_new();
+  for (;;) {
+    int64_t k = (int64_t)atomic_fetch_add(&J->next, 1);
+    if (k >= J->ntiles) break;
+    const int64_t *rows = J->list + J->tiles[2 * k], nr = J->tiles[2 * k + 1];
+    int64_t bh = rows[0] / p->tq, h = bh % p->heads, b = bh / p->heads, kvh = ac_kv_head(p, h);
+    int64_t hid = b * p->kv_heads + kvh, nleft = 0, nheld = 0;
+    int64_t *left = ac_xmalloc((size_t)nr * sizeof *left);
+    for (int64_t x = 0; x < nr; x++) {
+      J->r->rows[rows[x]].selected = 1;
+      nheld += p->f.used || ac_visible_count(p, rows[x] % p->tq) > 0;
+    }
+    w->head = head_acquire(J, hid, b, kvh);
+    const ac_bt_head *bt = &J->heads[hid].bt;
+    if (bt->ok) nleft = ac_bt_fwd_tile(w, f, bt, rows, nr, J->r, st, left);
+    else memcpy(left, rows, (size_t)nr * sizeof *left), nleft = nr;
+    w->head = NULL;
+    for (int64_t x = 0; x < nleft; x++) {
+      nheld -= p->f.used || ac_visible_count(p, left[x] % p->tq) > 0;
+      do_row(w, J, left[x], st);
+    }
+    for (int64_t x = 0; x < nheld; x++) head_release(J, hid);
+    free(left);
+  }
+  ac_bt_fwd_free(f);
+}
+
 static void *work(void *arg)
 {
   worker *W = arg;
@@ -382,6 +419,10 @@ static void *work(void *arg)
   mpfr_set_emax(mpfr_get_emax_max());
   ac_or_ws w;
   ac_or_ws_init(&w, J->cs, J->o, J->sc, J->r->formats, J->tprec, J->o->prec_cap > 0 ? J->o->prec_cap : 1L << 16);
+  if (J->tiles) {
+    tiles_work(&w, J, &W->st);
+    goto done;
+  }
   const int64_t chunk = 1;   /* one row at a time: no idle thread behind a chunk of the heaviest rows */
   for (;;) {
     int64_t k0 = (int64_t)atomic_fetch_add(&J->next, chunk);
@@ -389,6 +430,7 @@ static void *work(void *arg)
     int64_t k1 = k0 + chunk < J->nlist ? k0 + chunk : J->nlist;
     for (int64_t k = k0; k < k1; k++) do_row(&w, J, J->list[k], &W->st);
   }
+done:
   ac_or_ws_free(&w);
   mpfr_free_cache();
   struct timespec ts;
@@ -483,6 +525,17 @@ int ac_oracle_run(const ac_case *c, const ac_oracle_opts *o, ac_oracle_result *r
   path_choose(&J.path, c, o, r->formats);
   J.list = list;
   J.nlist = nl;
+  if (ac_bt_fwd_case_applies(c, o, r->formats, nl)) {   /* row tiles of one batch and head each */
+    int64_t rpt = ac_bt_rows_per_tile(p->tk);
+    J.tiles = ac_xmalloc((size_t)(2 * nl) * sizeof *J.tiles);
+    for (int64_t k = 0; k < nl; J.ntiles++) {
+      int64_t k1 = k + 1;
+      while (k1 < nl && k1 - k < rpt && list[k1] / p->tq == list[k] / p->tq) k1++;
+      J.tiles[2 * J.ntiles] = k;
+      J.tiles[2 * J.ntiles + 1] = k1 - k;
+      k = k1;
+    }
+  }
   J.heads = ac_xcalloc((size_t)(p->batch * p->kv_heads), sizeof *J.heads);
   for (int64_t k = 0; k < nl; k++) {
     int64_t x = list[k], i = x % p->tq, bh = x / p->tq;
@@ -518,8 +571,12 @@ int ac_oracle_run(const ac_case *c, const ac_oracle_opts *o, ac_oracle_result *r
     if (r->rows[x].selected) continue;
     r->rows[x].lse_how = AC_HOW_NOT_SELECTED;   /* its elements are not stored (slot -1) */
   }
-  for (int64_t k = 0; k < p->batch * p->kv_heads; k++) ac_or_head_free(&J.heads[k].h);
+  for (int64_t k = 0; k < p->batch * p->kv_heads; k++) {
+    ac_or_head_free(&J.heads[k].h);
+    ac_bt_head_free(&J.heads[k].bt);
+  }
   free(J.heads);
+  free(J.tiles);
   pthread_mutex_destroy(&J.mu);
   pthread_cond_destroy(&J.cv);
   free(ws); free(th); free(list);

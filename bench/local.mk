@@ -3,6 +3,7 @@ include bench/oracle.mk
 include bench/calibrate.mk
 include bench/mutants.mk
 include bench/oracle_fast.mk
+include bench/oracle_blas.mk
 include bench/oracle_mem.mk
 include bench/grad_fast.mk
 include bench/quant_judge.mk

@@ -20,11 +20,19 @@ struct ac_bt_fwd {
   ac_bt_rows R;
   ac_bt_brow *rw;
   int64_t cap_r;
-  double *zh, *za, *E;      /* na x ld */
+  double *zh, *E;           /* na x ld */
+  float *za;                /* na x ld */
   int64_t cap_s;
-  double *P, *N, *acc, *vlo, *vhi, *tb;
-  float *o32, *wt;
-  int64_t cap_o, cap_t;
+  double *P, *N, *acc;      /* na x max(dv, AC_BT_KT), na x dv, na x 6 x dvp */
+  float *o32, *vlo, *vhi;   /* na x dvp */
+  int64_t cap_o;
+  float *wt;                /* 6 x na x ld: the binary32 weights */
+  double *tb;               /* 7 x ld */
+  int64_t *idx;             /* ld */
+  double *rbuf;             /* 3 ld + 1 */
+  int64_t cap_t;
+  double *rowbuf;           /* blasrow.c's scratch */
+  float *run;               /* 2 x dvp */
 };
 
 ac_bt_fwd *ac_bt_fwd_new(void) { return ac_xcalloc(1, sizeof(ac_bt_fwd)); }
@@ -35,10 +43,15 @@ void ac_bt_fwd_free(ac_bt_fwd *f)
   ac_bt_rows_free(&f->R);
   free(f->rw);
   free(f->zh);
+  free(f->za);
   free(f->P);
   free(f->o32);
-  free(f->tb);
   free(f->wt);
+  free(f->tb);
+  free(f->idx);
+  free(f->rbuf);
+  free(f->rowbuf);
+  free(f->run);
   free(f);
 }
 
@@ -54,8 +67,22 @@ int ac_bt_fwd_case_applies(const ac_case *c, const ac_oracle_opts *o, uint32_t f
   return p->tk >= AC_BT_MIN_KEYS && nsel >= AC_BT_MIN_ROWS * heads;
 }
 
+int64_t *ac_bt_fwd_tiles(const ac_problem *p, const int64_t *list, int64_t nl, int64_t *n)
+{
+  int64_t rpt = ac_bt_rows_per_tile(p->tk), *t = ac_xmalloc((size_t)(2 * nl + 2) * sizeof *t);
+  *n = 0;
+  for (int64_t k = 0; k < nl; (*n)++) {
+    int64_t k1 = k + 1;
+    while (k1 < nl && k1 - k < rpt && list[k1] / p->tq == list[k] / p->tq) k1++;
+    t[2 * *n] = k;
+    t[2 * *n + 1] = k1 - k;
+    k = k1;
+  }
+  return t;
+}
+
 /* Buffers for na rows of ld keys, dv columns. */
-static void fwd_size(ac_bt_fwd *f, int64_t na, int64_t ld, int64_t dv, int64_t dvp)
+static void fwd_size(ac_bt_fwd *f, int64_t na, int64_t ld, int64_t dv, int64_t dvp, int nmu)
 {
   if (na > f->cap_r) {
     f->rw = ac_xrealloc(f->rw, (size_t)na * sizeof *f->rw);
@@ -63,28 +90,38 @@ static void fwd_size(ac_bt_fwd *f, int64_t na, int64_t ld, int64_t dv, int64_t d
   }
   if (na * ld > f->cap_s) {
     free(f->zh);
-    f->zh = ac_xmalloc((size_t)(3 * na * ld) * sizeof *f->zh);
+    free(f->za);
+    free(f->wt);
+    f->zh = ac_xmalloc((size_t)(2 * na * ld) * sizeof *f->zh);
+    f->za = ac_xmalloc((size_t)(na * ld) * sizeof *f->za);
+    f->wt = ac_xmalloc((size_t)(6 * na * ld) * sizeof *f->wt);
     f->cap_s = na * ld;
   }
-  f->za = f->zh + f->cap_s;
-  f->E = f->za + f->cap_s;
-  if (na * dvp > f->cap_o) {
+  f->E = f->zh + f->cap_s;
+  if (na > f->cap_o) {
+    int64_t pw = dv > AC_BT_KT ? dv : AC_BT_KT;
     free(f->P);
     free(f->o32);
-    f->P = ac_xmalloc((size_t)(na * (2 * dv + 6 * dvp + 2 * dv + AC_BT_KT)) * sizeof *f->P);
-    f->o32 = ac_xmalloc((size_t)(na * dvp) * sizeof *f->o32);
-    f->cap_o = na * dvp;
+    f->P = ac_xmalloc((size_t)(na * (pw + dv + 7 * dvp)) * sizeof *f->P);
+    f->o32 = ac_xmalloc((size_t)(3 * na * dvp) * sizeof *f->o32);
+    f->N = f->P + na * pw;
+    f->acc = f->N + na * dv;
+    f->vlo = f->o32 + na * dvp;
+    f->vhi = f->vlo + na * dvp;
+    f->cap_o = na;
   }
-  f->N = f->P + na * dv;
-  f->acc = f->N + na * dv;
-  f->vlo = f->acc + na * 6 * dvp;
-  f->vhi = f->vlo + na * dv;
   if (ld > f->cap_t) {
     free(f->tb);
-    free(f->wt);
-    f->tb = ac_xmalloc((size_t)ld * sizeof *f->tb);
-    f->wt = ac_xmalloc((size_t)(5 * AC_BT_KT) * sizeof *f->wt);
+    free(f->idx);
+    free(f->rbuf);
+    f->tb = ac_xmalloc((size_t)(7 * ld) * sizeof *f->tb);
+    f->idx = ac_xmalloc((size_t)ld * sizeof *f->idx);
+    f->rbuf = ac_xmalloc((size_t)(3 * ld + 1) * sizeof *f->rbuf);
     f->cap_t = ld;
+  }
+  if (!f->rowbuf) {
+    f->rowbuf = ac_xmalloc((size_t)(dv * (5 + nmu) + 7 * dvp) * sizeof *f->rowbuf);
+    f->run = ac_xmalloc((size_t)(2 * dvp) * sizeof *f->run);
   }
 }
 
@@ -105,144 +142,56 @@ static int64_t tile_rows(ac_or_ws *w, ac_bt_fwd *f, const int64_t *rows, int64_t
     ac_bt_brow *rw = &f->rw[na];
     memset(rw, 0, sizeof *rw);
     *rw = (ac_bt_brow){.ridx = x, .b = b, .h = h, .i = i, .lo = lo, .hi = hi};
+    if (ac_bt_rows_set(&f->R, na, w->qd)) {   /* |q| too large for the binary32 product */
+      left[(*nleft)++] = x;
+      continue;
+    }
     rw->qk_l1 = ac_or_qk_l1(w);
-    ac_bt_rows_set(&f->R, na, w->qd);
     na++;
   }
   f->R.nr = na;
   return na;
 }
 
-/* Row a's reference, weights (into f->E, 0 outside its keys), L and its bound; 1 when a key's
- * bound is too large for the level. */
-static int row_weights(ac_bt_fwd *f, const ac_bt_scale *sc, int64_t a, int64_t klo, int64_t ld,
-                       double gL)
-{
-  ac_bt_brow *rw = &f->rw[a];
-  double *zh = f->zh + a * ld - klo, *za = f->za + a * ld - klo, *E = f->E + a * ld - klo, *tb = f->tb - klo;
-  double m = -INFINITY, zmax = 0, czmax = 0;
-  for (int64_t j = rw->lo; j < rw->hi; j++) {
-    double sh = sc->cd * zh[j];
-    m = sh > m ? sh : m;
-    zmax = fabs(zh[j]) > zmax ? fabs(zh[j]) : zmax;
-    czmax = za[j] > czmax ? za[j] : czmax;
-  }
-  rw->m = m;
-  rw->zmax = zmax;
-  rw->czmax = czmax * fabs(sc->cd);
-  double rho = 0;
-  int bad = 0;
-  for (int64_t j = rw->lo; j < rw->hi; j++) {
-    double sh = sc->cd * zh[j], t = sh - m, tau = ac_bt_tau(sc, zh[j], za[j], sh, t);
-    tb[j] = t;
-    if (t >= AC_FX_TMIN) {
-      bad |= !(tau <= AC_BT_TAU_MAX);
-      rho = tau > rho ? tau : rho;
-    } else {
-      bad |= !(tau <= 1);
-      rw->ntiny++;
-    }
-    zh[j] = sh;   /* zh holds sh from here on */
-  }
-  if (bad) return 1;
-  for (int64_t j = klo; j < rw->lo; j++) E[j] = 0;
-  for (int64_t j = rw->hi; j < klo + ld; j++) E[j] = 0;
-  ac_fx_exp_array(tb + rw->lo, E + rw->lo, rw->hi - rw->lo);
-  double L = 0;
-  for (int64_t k0 = rw->lo; k0 < rw->hi; k0 += AC_BT_KT) {
-    int64_t k1 = k0 + AC_BT_KT < rw->hi ? k0 + AC_BT_KT : rw->hi;
-    double s = 0;
-    for (int64_t j = k0; j < k1; j++) s += E[j];
-    L += s;
-  }
-  AC_ASSERT(L >= 1, "the key of the reference has E = 1 exactly");
-  rw->L = L;
-  rw->iL = 1 / L;
-  rw->rho = ac_bt_rho(rho);
-  rw->eL = 1.01 * (gL + rw->rho) * L + (double)rw->ntiny * AC_BT_TINY;
-  return !(rw->eL <= 0x1p-20 * L);
-}
-
-/* The weights of row a over keys [j0, j1) into f->wt (5 rows of AC_BT_KT) and the row's sums. */
-static void row_tile_weights(ac_bt_fwd *f, const ac_bt_tile *T, int64_t a, int64_t j0, int64_t j1, const double *mu,
-                             int nmu)
-{
-  ac_bt_brow *rw = &f->rw[a];
-  const double *sh = T->sh + a * T->ld - T->klo, *za = T->za + a * T->ld - T->klo, *E = T->E + a * T->ld - T->klo;
-  double cabs = fabs(T->sc->cd), iL = rw->iL, m = rw->m;
-  float *w0 = f->wt, *w1 = w0 + AC_BT_KT, *w2 = w1 + AC_BT_KT, *w3 = w2 + AC_BT_KT, *w4 = w3 + AC_BT_KT;
-  for (int64_t j = j0; j < j1; j++) {
-    int64_t x = j - j0;
-    double czb = ac_bt_czb(T, a, j), A = E[j] * iL;
-    rw->czbmax = czb > rw->czbmax ? czb : rw->czbmax;
-    w0[x] = w1[x] = w2[x] = w3[x] = w4[x] = 0;
-    if (A == 0) continue;
-    double at = fabs(sh[j] - m), as = fabs(sh[j]), acz = cabs * za[j];
-    rw->npos++;
-    rw->lcz += A * acz;
-    rw->lczb += A * czb;
-    rw->ls += A * as;
-    rw->lst += A * at;
-    for (int q = 0; q < nmu; q++)
-      if (A < mu[q]) {
-        rw->fmass[q] += A;
-        rw->nbelow[q]++;
-      }
-    if (A < AC_BT_SMALL) continue;   /* blasrow.c sums these in binary64 */
-    w0[x] = (float)A;
-    w1[x] = (float)(A * at);
-    w2[x] = (float)(A * as);
-    w3[x] = (float)(A * acz);
-    w4[x] = (float)(A * czb);
-  }
-}
-
-/* The extremes of V over keys [j0, j1) into lo, hi (dv each), taken with what they hold. */
-static void vrange(const ac_bt_head *bh, int64_t j0, int64_t j1, double *lo, double *hi)
-{
-  int64_t dv = bh->dv;
-  for (int64_t j = j0; j < j1; j++) {
-    const double *v = bh->V + j * dv;
-    for (int64_t t = 0; t < dv; t++) {
-      lo[t] = v[t] < lo[t] ? v[t] : lo[t];
-      hi[t] = v[t] > hi[t] ? v[t] : hi[t];
-    }
-  }
-}
-
 /* The budget sums of every row over every key tile (tiles outer, rows inner: a tile of V stays in
- * cache), and the extremes of V per row: rows whose keys start at klo take them from the prefix of
- * the tiles before (plo, phi) and the part of their last tile. */
-static void tile_terms(ac_bt_fwd *f, ac_bt_tile *T, const double *mu, int nmu)
+ * cache), and the extremes of V per row: where every row's keys start at klo (the masks without a
+ * window) rows are in order of their last key, and a running extreme over the keys taken so far
+ * serves them all; otherwise each row's own. */
+static void tile_terms(ac_bt_fwd *f, ac_bt_tile *T)
 {
   const ac_bt_head *bh = T->bh;
-  int64_t dv = bh->dv, dvp = bh->dvp, na = T->na;
-  double *pre = ac_xmalloc((size_t)(2 * dv) * sizeof *pre), *plo = pre, *phi = pre + dv;
-  for (int64_t t = 0; t < dv; t++) { plo[t] = INFINITY; phi[t] = -INFINITY; }
+  int64_t dvp = bh->dvp, na = T->na, cur = T->klo;
+  int prefix = 1;
+  float *rlo = f->run, *rhi = f->run + dvp;
+  for (int64_t t = 0; t < dvp; t++) { rlo[t] = INFINITY; rhi[t] = -INFINITY; }
   for (int64_t a = 0; a < na; a++) {
-    double *lo = f->vlo + a * dv, *hi = f->vhi + a * dv;
-    for (int64_t t = 0; t < dv; t++) { lo[t] = INFINITY; hi[t] = -INFINITY; }
-    if (T->rw[a].lo != T->klo) vrange(bh, T->rw[a].lo, T->rw[a].hi, lo, hi);
+    float *lo = f->vlo + a * dvp, *hi = f->vhi + a * dvp;
+    for (int64_t t = 0; t < dvp; t++) { lo[t] = INFINITY; hi[t] = -INFINITY; }
+    prefix &= T->rw[a].lo == T->klo && (a == 0 || T->rw[a].hi >= T->rw[a - 1].hi);
   }
-  memset(f->acc, 0, (size_t)(na * 6 * dvp) * sizeof *f->acc);
-  for (int64_t k0 = T->klo; k0 < T->khi; k0 += AC_BT_KT) {
-    int64_t k1 = k0 + AC_BT_KT < T->khi ? k0 + AC_BT_KT : T->khi;
+  if (!prefix)
+    for (int64_t a = 0; a < na; a++)
+      ac_bt_vrange(bh->Vf, dvp, T->rw[a].lo, T->rw[a].hi, f->vlo + a * dvp, f->vhi + a * dvp);
+  for (int64_t k0 = T->klo; k0 < T->khi; k0 += AC_BT_TT) {
+    int64_t k1 = k0 + AC_BT_TT < T->khi ? k0 + AC_BT_TT : T->khi;
     for (int64_t a = 0; a < na; a++) {
       ac_bt_brow *rw = &f->rw[a];
       int64_t j0 = rw->lo > k0 ? rw->lo : k0, j1 = rw->hi < k1 ? rw->hi : k1;
-      if (rw->left || j0 >= j1) continue;
-      row_tile_weights(f, T, a, j0, j1, mu, nmu);
-      ac_bt_terms_tile(f->wt, AC_BT_KT, j1 - j0, bh->Vf + j0 * dvp, dvp, f->o32 + a * dvp, f->acc + a * 6 * dvp);
-      if (rw->lo == T->klo && rw->hi <= k1) {   /* the row's keys end in this tile */
-        double *lo = f->vlo + a * dv, *hi = f->vhi + a * dv;
-        memcpy(lo, plo, (size_t)dv * sizeof *lo);
-        memcpy(hi, phi, (size_t)dv * sizeof *hi);
-        vrange(bh, k0, rw->hi, lo, hi);
+      if (prefix && rw->hi > k0 && rw->hi <= k1) {   /* the row's keys end in this tile */
+        ac_bt_vrange(bh->Vf, dvp, cur, rw->hi, rlo, rhi);
+        cur = rw->hi;
+        memcpy(f->vlo + a * dvp, rlo, (size_t)dvp * sizeof *rlo);
+        memcpy(f->vhi + a * dvp, rhi, (size_t)dvp * sizeof *rhi);
       }
+      if (rw->left || j0 >= j1) continue;
+      ac_bt_terms_tile(T->w + a * T->ld + (j0 - T->klo), na * T->ld, j1 - j0, bh->Vf + j0 * dvp, dvp, f->o32 + a * dvp,
+                       f->acc + a * 7 * dvp, rw->fq >= 0, j0 == rw->lo);
     }
-    vrange(bh, k0, k1, plo, phi);
+    if (prefix) {
+      ac_bt_vrange(bh->Vf, dvp, cur, k1, rlo, rhi);
+      cur = k1;
+    }
   }
-  free(pre);
 }
 
 int64_t ac_bt_fwd_tile(ac_or_ws *w, ac_bt_fwd *f, const ac_bt_head *bh, const int64_t *rows, int64_t nr,
@@ -250,7 +199,7 @@ int64_t ac_bt_fwd_tile(ac_or_ws *w, ac_bt_fwd *f, const ac_bt_head *bh, const in
 {
   const ac_problem *p = w->p;
   int64_t nleft = 0, dv = p->dv, dvp = bh->dvp;
-  fwd_size(f, nr, 0, dv, dvp);
+  fwd_size(f, nr, 0, dv, dvp, r->nmu);
   int64_t na = tile_rows(w, f, rows, nr, left, &nleft);
   if (na == 0) return nleft;
   int64_t klo = INT64_MAX, khi = 0;
@@ -259,17 +208,20 @@ int64_t ac_bt_fwd_tile(ac_or_ws *w, ac_bt_fwd *f, const ac_bt_head *bh, const in
     khi = f->rw[a].hi > khi ? f->rw[a].hi : khi;
   }
   int64_t ld = (khi - klo + 7) / 8 * 8, nkt = (khi - klo + AC_BT_KT - 1) / AC_BT_KT;
-  fwd_size(f, na, ld, dv, dvp);
+  fwd_size(f, na, ld, dv, dvp, r->nmu);
   ac_bt_scale sc;
   ac_bt_scale_init(&sc, &w->sc, p->dk);
-  for (int64_t k0 = klo; k0 < khi; k0 += AC_BT_KT) {
-    int64_t k1 = k0 + AC_BT_KT < khi ? k0 + AC_BT_KT : khi;
-    ac_bt_scores(&f->R, bh, k0, k1, f->zh + (k0 - klo), f->za + (k0 - klo), ld, f->P);
-  }
+  ac_bt_scores(&f->R, bh, klo, khi, f->zh, f->za, ld, f->E);   /* E: the products' scratch until the weights */
   /* weights; a row whose bounds are too large keeps E = 0 (it adds nothing to the products) */
   double gL = ac_gemm_gamma(AC_BT_KT + nkt);
+  for (int64_t a = 0; a < na; a++) {   /* E is 0 outside each row's keys */
+    double *E = f->E + a * ld - klo;
+    for (int64_t j = klo; j < f->rw[a].lo; j++) E[j] = 0;
+    for (int64_t j = f->rw[a].hi; j < klo + ld; j++) E[j] = 0;
+  }
   for (int64_t a = 0; a < na; a++)
-    if (row_weights(f, &sc, a, klo, ld, gL)) {
+    if (ac_bt_row_weights(&f->rw[a], &sc, bh, f->R.Qb + a * f->R.nb, f->zh + a * ld - klo, f->za + a * ld - klo,
+                          f->E + a * ld - klo, f->tb, gL, r->mu, r->nmu, f->wt + a * ld - klo, na * ld)) {
       f->rw[a].left = 1;
       memset(f->E + a * ld, 0, (size_t)ld * sizeof *f->E);
     }
@@ -286,9 +238,13 @@ int64_t ac_bt_fwd_tile(ac_or_ws *w, ac_bt_fwd *f, const ac_bt_head *bh, const in
   }
   ac_bt_tile T = {.bh = bh, .sc = &sc, .na = na, .klo = klo, .khi = khi, .ld = ld, .nkt = nkt, .rw = f->rw,
                   .sh = f->zh, .za = f->za, .E = f->E, .Qb = f->R.Qb, .N = f->N, .acc = f->acc, .o32 = f->o32,
-                  .vlo = f->vlo, .vhi = f->vhi};
-  tile_terms(f, &T, r->mu, r->nmu);
+                  .vlo = f->vlo, .vhi = f->vhi, .buf = f->rowbuf, .idx = f->idx, .rbuf = f->rbuf, .Q = f->R.Q,
+                  .w = f->wt};
+  tile_terms(f, &T);
   for (int64_t a = 0; a < na; a++)
-    if (f->rw[a].left || ac_bt_row_finish(w, &T, a, r, st)) left[nleft++] = f->rw[a].ridx;
+    if (f->rw[a].left || ac_bt_row_finish(w, &T, a, r, st)) {   /* the per-row path takes the row whole */
+      left[nleft++] = f->rw[a].ridx;
+      st->fallback += dv;
+    }
   return nleft;
 }

@@ -22,6 +22,10 @@
  * selected rows per (batch, head) on average (nsel selected rows). */
 int ac_bt_fwd_case_applies(const ac_case *c, const ac_oracle_opts *o, uint32_t formats, int64_t nsel);
 
+/* The row tiles of the nl selected rows list[] (ascending): up to ac_bt_rows_per_tile consecutive
+ * entries of one batch and head each; tile k is list[t[2k] ..][0 .. t[2k + 1]); *n tiles. */
+int64_t *ac_bt_fwd_tiles(const ac_problem *p, const int64_t *list, int64_t nl, int64_t *n);
+
 /* A thread's buffers. */
 typedef struct ac_bt_fwd ac_bt_fwd;
 ac_bt_fwd *ac_bt_fwd_new(void);
@@ -34,10 +38,11 @@ void ac_bt_fwd_free(ac_bt_fwd *f);
 int64_t ac_bt_fwd_tile(ac_or_ws *w, ac_bt_fwd *f, const ac_bt_head *bh, const int64_t *rows, int64_t nr,
                        ac_oracle_result *r, ac_or_stats *st, int64_t *left);
 
-/* blasterms.c: the six budget sums of one row over kn keys of a tile (see there): w holds five
- * weight rows of ldw (w0 = A, A|t|, A|s|, A|c|Z, A|c|Zb), V kn rows of dvp binary32 values, o the
- * row's output in binary32 (dvp); acc[q * dvp + t] += R, D, S, S', G, Gb for q = 0..5. */
+/* blasterms.c: the budget sums of one row over kn keys of a tile (see there): w holds the weight rows
+ * of ldw (w0 = A, A|t|, A|s|, A|c|Z, A|c|Zb, and with nf the F weights w5), V kn rows of dvp binary32
+ * values, o the row's output in binary32 (dvp); acc[q * dvp + t] += R, D, S, S', G, Gb (q = 0..5)
+ * and F (q = 6, with nf); init: acc = the sums (not +=). */
 void ac_bt_terms_tile(const float *w, int64_t ldw, int64_t kn, const float *V, int64_t dvp, const float *o,
-                      double *acc);
+                      double *acc, int nf, int init);
 
 #endif

@@ -27,45 +27,58 @@
 
 #define U 0x1p-53
 
-static uint64_t enc(ac_dtype f, double x) { return ac_encode_f64_ov(f, x, AC_E4M3_SATURATE); }
-
-/* The binary64 sums over the keys with 0 < A < AC_BT_SMALL (every term), into acc (6 x dvp). */
-static void small_keys(const ac_bt_tile *T, int64_t a, const double *o, double *acc)
+/* The binary64 sums over the keys with 0 < A < AC_BT_SMALL (every term, and F[fq] for those below
+ * its threshold muf), into acc (7 x dvp). */
+static void small_keys(const ac_bt_tile *T, int64_t a, const double *o, double muf, double *acc)
 {
   const ac_bt_brow *rw = &T->rw[a];
   const ac_bt_head *bh = T->bh;
   int64_t dv = bh->dv, dvp = bh->dvp;
-  const double *E = T->E + a * T->ld - T->klo, *sh = T->sh + a * T->ld - T->klo, *za = T->za + a * T->ld - T->klo;
+  const double *E = T->E + a * T->ld - T->klo, *sh = T->sh + a * T->ld - T->klo;
+  const float *za = T->za + a * T->ld - T->klo;
   double cabs = fabs(T->sc->cd);
   for (int64_t j = rw->lo; j < rw->hi; j++) {
     double A = E[j] * rw->iL;
     if (!(A > 0 && A < AC_BT_SMALL)) continue;
-    double wt[5] = {A, A * fabs(sh[j] - rw->m), A * fabs(sh[j]), A * cabs * za[j], A * ac_bt_czb(T, a, j)};
+    double wt[6] = {A, A * fabs(sh[j] - rw->m), A * fabs(sh[j]), A * (cabs * (double)za[j]), A * ac_bt_czb(T, a, j),
+                    A < muf ? A : 0};
     const double *v = bh->V + j * dv;
     for (int64_t t = 0; t < dv; t++) {
       double e = fabs(v[t] - o[t]);
       acc[t] += A * fabs(v[t]);
-      for (int q = 0; q < 5; q++) acc[(q + 1) * dvp + t] += wt[q] * e;
+      for (int q = 0; q < 6; q++) acc[(q + 1) * dvp + t] += wt[q] * e;
     }
   }
 }
 
-/* F[k] of every column into F (nmu x dv). */
-static void f_terms(const ac_bt_tile *T, int64_t a, const double *o, const double *D, const double *mu, int nmu,
-                    double *F)
+/* F[k] of every column into F (nmu x dv): the binary32 sum for fq (Ff), D where every key is below,
+ * else over the smaller side. */
+static void f_terms(const ac_bt_tile *T, int64_t a, const double *o, const double *D, const double *Ff,
+                    const double *mu, int nmu, double *F)
 {
-  const ac_bt_brow *rw = &T->rw[a];
+  ac_bt_brow *rw = &T->rw[a];
   const ac_bt_head *bh = T->bh;
   int64_t dv = bh->dv;
   const double *E = T->E + a * T->ld - T->klo;
   for (int q = 0; q < nmu; q++) {
     double *f = F + q * dv;
+    if (q == rw->fq || rw->fall[q]) {
+      memcpy(f, q == rw->fq ? Ff : D, (size_t)dv * sizeof *f);
+      continue;
+    }
     memset(f, 0, (size_t)dv * sizeof *f);
     if (rw->nbelow[q] == 0) continue;
+    /* the keys of the smaller side, listed without a branch */
     int direct = 2 * rw->nbelow[q] <= rw->npos;
+    int64_t nl = 0;
     for (int64_t j = rw->lo; j < rw->hi; j++) {
       double A = E[j] * rw->iL;
-      if (!(A > 0) || (A < mu[q]) != direct) continue;
+      T->idx[nl] = j;
+      nl += (A > 0) & ((A < mu[q]) == direct);
+    }
+    for (int64_t k = 0; k < nl; k++) {
+      int64_t j = T->idx[k];
+      double A = E[j] * rw->iL;
       const double *v = bh->V + j * dv;
       for (int64_t t = 0; t < dv; t++) f[t] += A * fabs(v[t] - o[t]);
     }
@@ -74,27 +87,30 @@ static void f_terms(const ac_bt_tile *T, int64_t a, const double *o, const doubl
   }
 }
 
-/* The LSE of the row from the enclosure of L*: 1 when decided. */
-static int row_lse(const ac_bt_brow *rw, ac_oracle_row *row)
+/* The LSE of the row from the enclosure of L* (header): 1 when decided. y = log(L) from libm is
+ * checked, not trusted: E = ac_fx_exp(-y) within 2^-50, P = fl(L E) = L e^-y (1 + th), |th| <=
+ * kappa = 1.01 (u + 2^-50), d = P - 1 exact; for |d| <= 2^-20, |ln(1 + d) - d| <= d^2, so
+ * ln L lies within d^2 + kappa of y + d, and ln L* within eL / (L - eL) more. */
+int ac_bt_lse(const ac_bt_brow *rw, ac_oracle_row *row)
 {
-  mpfr_t x, lo, hi, bp;
-  mpfr_inits2(64, x, lo, hi, bp, (mpfr_ptr)0);
-  AC_EXACT(mpfr_set_d(x, rw->L, MPFR_RNDN), "a binary64 in 64 bits");
-  mpfr_sub_d(lo, x, rw->eL, MPFR_RNDD);
-  mpfr_add_d(hi, x, rw->eL, MPFR_RNDU);
-  mpfr_log(lo, lo, MPFR_RNDD);
-  mpfr_log(hi, hi, MPFR_RNDU);
-  mpfr_add_d(lo, lo, rw->m, MPFR_RNDD);
-  mpfr_add_d(hi, hi, rw->m, MPFR_RNDU);
-  uint64_t a, b;
-  int r = ac_or_round_decide(AC_F32, lo, hi, &a, &b, bp);
-  if (r == 0) {
-    row->lse_f32 = (float)ac_decode(AC_F32, a);
-    row->lse_how = AC_HOW_ROUNDED;
-    ac_or_interval_double(lo, hi, &row->lse, &row->lse_err);
-  }
-  mpfr_clears(x, lo, hi, bp, (mpfr_ptr)0);
-  return r == 0;
+  double L = rw->L, y = log(L);
+  if (!(y >= 0 && y <= 700)) return 0;
+  double P = L * ac_fx_exp(-y), d = P - 1;
+  if (!(fabs(d) <= 0x1p-20)) return 0;
+  double c = (rw->m + y) + d;
+  /* the bound, and the two roundings of c (each within u of a sum below |m| + y + |d|) */
+  double wb = ac_bt_above(d * d + 1.01 * (U + AC_FX_EPS) + rw->eL / (rw->L - rw->eL) + 2.02 * U * (fabs(rw->m) + y + fabs(d)));
+  double lo = ac_bt_below(c - wb), hi = ac_bt_above(c + wb);
+  float fa = (float)lo, fb = (float)hi;
+  uint32_t ua, ub;
+  memcpy(&ua, &fa, sizeof ua);
+  memcpy(&ub, &fb, sizeof ub);
+  if (ua != ub) return 0;
+  row->lse_f32 = fa;
+  row->lse_how = AC_HOW_ROUNDED;
+  row->lse = c;
+  row->lse_err = ac_bt_above(fmax(c - lo, hi - c));
+  return 1;
 }
 
 /* The row's fields from the tile. */
@@ -154,9 +170,34 @@ static void row_levels(ac_or_ws *w, const ac_bt_brow *rw, ac_oracle_row *row, ac
   if (!lse_done) ac_or_fast_lse(w, row, st, 0, 0, 0);
 }
 
+/* The bound on |N - N*| of every column (header, docs/numerics.md §12.4) from the corrected terms acc
+ * (7 x dvp) and o: Σ_j rho_j E_j |V_j| with rho_j = 1.01 (2^-50 + tau_j) and tau_j of blastile.h
+ * split over the terms that sum its parts (|t| in S, |s| in S', |c_d| za in G; |V| <= |V - o| + |o|),
+ * each sum within a factor 1 + 2^-14 of its binary32 value (blasterms.c), E_j <= A_j L (1 + 4u). */
+static void n_bounds(const ac_bt_tile *T, const ac_bt_brow *rw, const double *o, const double *acc, double *eN)
+{
+  const ac_bt_scale *sc = T->sc;
+  const ac_bt_head *bh = T->bh;
+  int64_t dv = bh->dv, dvp = bh->dvp;
+  double gN = ac_gemm_gamma(AC_BT_KT + T->nkt), nk = (double)(T->khi - T->klo);
+  double cabs = fabs(sc->cd), ig = 1 / (1 - sc->ga) * (1 + 0x1p-50);
+  double kz = cabs > 0 ? sc->cup * sc->gz * ig / cabs * (1 + 0x1p-50) : 0;       /* per unit of |c_d| za */
+  double es = cabs > 0 ? sc->ec / cabs * (1 + 0x1p-50) : 0;                       /* ec |zh| per unit of |s| */
+  double c0 = AC_FX_EPS + 0x1p-1073 + 1.001 * sc->cup * (sc->gz * sc->zsuba * ig + sc->zsub);
+  double xs = (double)rw->npos * 0x1p-150 * (1 + bh->vmax);
+  double en = 2 * nk * 0x1p-1074 + (double)rw->ntiny * AC_BT_TINY * bh->vmax;
+  double fL = rw->L * (1 + 0x1p-14) * (1 + 0x1p-50);
+  for (int64_t t = 0; t < dv; t++) {
+    double ao = fabs(o[t]), R = acc[t] + xs;
+    double SV = acc[2 * dvp + t] + ao * rw->lst, SpV = acc[3 * dvp + t] + ao * rw->ls, GV = acc[4 * dvp + t] + ao * rw->lcz;
+    double rho = 1.01 * (c0 * R + 1.001 * (0x1p-53 * SV + (0x1p-53 + es) * SpV + kz * GV));
+    eN[t] = fL * (1.01 * gN * R + rho) + en;
+  }
+}
+
 int ac_bt_row_finish(ac_or_ws *w, const ac_bt_tile *T, int64_t a, ac_oracle_result *r, ac_or_stats *st)
 {
-  const ac_bt_brow *rw = &T->rw[a];
+  ac_bt_brow *rw = &T->rw[a];
   const ac_bt_head *bh = T->bh;
   int64_t dv = bh->dv, dvp = bh->dvp, slot = ac_oracle_slot(r, rw->ridx);
   int nmu = r->nmu;
@@ -164,56 +205,45 @@ int ac_bt_row_finish(ac_or_ws *w, const ac_bt_tile *T, int64_t a, ac_oracle_resu
   ac_oracle_elem *el = &r->elems[slot * dv];
   uint64_t *obits[AC_NDTYPES];
   for (int f = 0; f < AC_NDTYPES; f++) obits[f] = r->o_round[f];
-  double *buf = ac_xmalloc((size_t)(dv * (2 + nmu) + 6 * dvp) * sizeof *buf), *o = buf, *del = o + dv,
-         *F = del + dv, *acc = F + nmu * dv;
-  uint32_t *pend = ac_xcalloc((size_t)dv, sizeof *pend);
+  double *o = T->buf, *del = o + dv, *F = del + dv, *acc = F + nmu * dv;
+  uint32_t *pend = (uint32_t *)(acc + 7 * dvp);   /* dv entries in the last dv doubles of the scratch */
   ac_or_alt_row(w, row, rw->b, rw->h, rw->i);
-  memcpy(acc, T->acc + a * 6 * dvp, (size_t)(6 * dvp) * sizeof *acc);
+  memcpy(acc, T->acc + a * 7 * dvp, (size_t)(7 * dvp) * sizeof *acc);
   for (int64_t t = 0; t < dv; t++) o[t] = T->N[a * dv + t] / rw->L;
-  int lse_done = row_lse(rw, row);
-  /* windows: the per-row path gathers the row's keys; a window row that needs it goes whole */
+  int lse_done = ac_bt_lse(rw, row);
   int nleft = !lse_done;
-  const double *vlo = T->vlo + a * dv, *vhi = T->vhi + a * dv;
-  double gN = ac_gemm_gamma(AC_BT_KT + T->nkt), nk = (double)(T->khi - T->klo);
-  small_keys(T, a, o, acc);
+  double muf = rw->fq >= 0 ? r->mu[rw->fq] : 0, fm = rw->fq >= 0 ? rw->fmass[rw->fq] : 0;
+  if (rw->nsmall) small_keys(T, a, o, muf, acc);
+  const double cw[7] = {0, 1, rw->lst, rw->ls, rw->lcz, rw->lczb, fm};
   for (int64_t t = 0; t < dv; t++) {
-    double xa = rw->L * (acc[t] + (double)rw->npos * 0x1p-150 * (1 + bh->vmax)) * (1 + 0x1p-14);
-    double eN = 1.01 * (gN + rw->rho) * xa + 2 * nk * 0x1p-1074 + (double)rw->ntiny * AC_BT_TINY * bh->vmax;
+    ac_oracle_elem *e = &el[t];
+    /* M = max_j |V_j - o| (§7.12), rounded up: the differences of binary32 ends and o, pushed up */
+    double m = fmax((double)T->vhi[a * dvp + t] - o[t], o[t] - (double)T->vlo[a * dvp + t]);
+    e->M = m == 0 ? 0 : ac_bt_above(m);
+    /* the binary32 terms made upper approximations (header) */
+    double dO = fabs(o[t] - (double)T->o32[a * dvp + t]) * (1 + 0x1p-20);
+    double slack = (double)rw->npos * 0x1p-148 * (e->M + fabs(o[t]) + 1);
+    for (int q = 0; q < 7; q++) acc[q * dvp + t] += dO * cw[q] + slack;
+  }
+  n_bounds(T, rw, o, acc, del);
+  double iLe = 1 / (rw->L - rw->eL) * (1 + 0x1p-50);
+  for (int64_t t = 0; t < dv; t++) {
     double ao = fabs(o[t]);
-    del[t] = 1.001 * (U * ao + (eN + (1 + U) * ao * rw->eL) / (rw->L - rw->eL));
-    double lo = nextafter(o[t] - del[t], -INFINITY), hi = nextafter(o[t] + del[t], INFINITY);
-    uint32_t left = 0;
-    for (int f = 0; f < AC_NDTYPES; f++) {
-      if (!(w->formats & (1u << f))) continue;
-      uint64_t x = enc((ac_dtype)f, lo);
-      if (x == enc((ac_dtype)f, hi)) obits[f][slot * dv + t] = x;
-      else left |= 1u << f;
-    }
-    pend[t] = left;
-    nleft += left != 0;
+    del[t] = 1.001 * (U * ao + (del[t] + (1 + U) * ao * rw->eL) * iLe);
+    pend[t] = ac_bt_decide(w->formats, ac_bt_below(o[t] - del[t]), ac_bt_above(o[t] + del[t]), obits, slot * dv + t);
+    nleft += pend[t] != 0;
   }
-  if (nleft && (rw->lo != 0 || w->p->f.used)) {   /* the per-row path takes the row whole */
-    free(buf);
-    free(pend);
-    return 1;
-  }
+  if (nleft) nleft = ac_bt_refine(T, a, pend, &lse_done, row, o, del, obits, slot) + !lse_done;
+  int nfb = 0;   /* elements left to the per-row levels */
+  for (int64_t t = 0; t < dv; t++) nfb += pend[t] != 0;
+  if (nleft && (rw->lo != 0 || w->p->f.used)) return 1;   /* windows: the per-row path takes the row whole */
+  f_terms(T, a, o, acc + dvp, acc + 6 * dvp, r->mu, nmu, F);
   for (int64_t t = 0; t < dv; t++) {
     ac_oracle_elem *e = &el[t];
     e->o = o[t];
     e->o_err = del[t];
     e->accept = AC_ACCEPT_VALUE;
     e->how = AC_HOW_ROUNDED;
-  }
-  ac_or_hull_finish(vlo, vhi, rw->hi - rw->lo, dv, el);
-  const double *D = acc + dvp;
-  for (int64_t t = 0; t < dv; t++) {   /* the binary32 terms made upper approximations (header) */
-    double dO = fabs(o[t] - (double)T->o32[a * dvp + t]), slack = (double)rw->npos * 0x1p-148 * (el[t].M + fabs(o[t]) + 1);
-    double cw[6] = {0, 1, rw->lst, rw->ls, rw->lcz, rw->lczb};
-    for (int q = 0; q < 6; q++) acc[q * dvp + t] += dO * cw[q] * (1 + 0x1p-20) + slack;
-  }
-  f_terms(T, a, o, D, r->mu, nmu, F);
-  for (int64_t t = 0; t < dv; t++) {
-    ac_oracle_elem *e = &el[t];
     e->R = acc[t];
     e->D = acc[dvp + t];
     e->S = acc[2 * dvp + t];
@@ -222,13 +252,11 @@ int ac_bt_row_finish(ac_or_ws *w, const ac_bt_tile *T, int64_t a, ac_oracle_resu
     e->Gb = acc[5 * dvp + t];
     for (int q = 0; q < nmu; q++) e->F[q] = F[q * dv + t];
     if (!pend[t]) st->rounded++;
-    else st->fallback++;
   }
+  st->fallback += nfb;
   row->selected = 1;
   row_fields(T, rw, row, nmu);
   if (nleft) row_levels(w, rw, row, el, obits, slot, pend, lse_done, st);
   ac_or_alt_finish(w, row);
-  free(buf);
-  free(pend);
   return 0;
 }

@@ -27,15 +27,18 @@ void ac_bt_scale_init(ac_bt_scale *s, const ac_or_scale *sc, int64_t dk)
   s->ec = ec;
   s->cup = (fabs(cd) + ec) * (1 + 0x1p-52);
   int64_t nc = (dk + AC_BT_DKC - 1) / AC_BT_DKC;
-  s->ga = ac_gemm_gamma(dk);
+  s->ga = ac_gemm_gamma_f32(dk);
+  s->iga = 1 / (1 - s->ga) * (1 + 0x1p-51);
   s->gz = ac_gemm_gamma((dk < AC_BT_DKC ? dk : AC_BT_DKC) + nc - 1);
   s->zsub = (double)dk * 0x1p-1074;
+  s->zsuba = (double)dk * 0x1p-149;
   s->dk = dk;
 }
 
 void ac_bt_head_free(ac_bt_head *bh)
 {
   free(bh->K);
+  free(bh->Ka);
   free(bh->V);
   free(bh->Vf);
   free(bh->Kb);
@@ -62,16 +65,16 @@ void ac_bt_head_build(ac_bt_head *bh, const ac_or_head *hd, int64_t tk, int64_t 
     if (hd->kbad[j]) return;
   for (int64_t x = 0; x < tk * dv; x++)
     if (hd->vcls[x] != AC_VCLS_FINITE) return;
-  bh->K = ac_xmalloc((size_t)(2 * tk * dk) * sizeof *bh->K);
-  bh->Ka = bh->K + tk * dk;
+  bh->K = ac_xmalloc((size_t)(tk * dk) * sizeof *bh->K);
+  bh->Ka = ac_xmalloc((size_t)(tk * dk) * sizeof *bh->Ka);
   bh->V = ac_xmalloc((size_t)(tk * dv) * sizeof *bh->V);
   for (int64_t x = 0; x < tk * dk; x++) bh->K[x] = ac_or_kval(hd, (size_t)x);
   for (int64_t x = 0; x < tk * dv; x++) bh->V[x] = ac_or_vval(hd, (size_t)x);
-  if (!b32_below(bh->K, tk * dk, 0x1p128) || !b32_below(bh->V, tk * dv, 0x1p64)) {
+  if (!b32_below(bh->K, tk * dk, 0x1p56) || !b32_below(bh->V, tk * dv, 0x1p64)) {
     ac_bt_head_free(bh);
     return;
   }
-  for (int64_t x = 0; x < tk * dk; x++) bh->Ka[x] = fabs(bh->K[x]);
+  for (int64_t x = 0; x < tk * dk; x++) bh->Ka[x] = (float)fabs(bh->K[x]);
   bh->Vf = ac_xcalloc((size_t)(tk * bh->dvp), sizeof *bh->Vf);
   double vmax = 0;
   for (int64_t j = 0; j < tk; j++)
@@ -87,7 +90,7 @@ void ac_bt_head_build(ac_bt_head *bh, const ac_or_head *hd, int64_t tk, int64_t 
       int64_t t0 = b * AC_ORACLE_QBLOCK, t1 = t0 + AC_ORACLE_QBLOCK < dk ? t0 + AC_ORACLE_QBLOCK : dk;
       double s = 0;
       for (int64_t t = t0; t < t1; t++) s += bh->Ka[j * dk + t];
-      bh->Kb[j * bh->nb + b] = s;
+      bh->Kb[b * tk + j] = s;
     }
   bh->ok = 1;
 }
@@ -97,39 +100,44 @@ void ac_bt_rows_size(ac_bt_rows *R, int64_t nr, int64_t dk)
   int64_t nb = (dk + AC_ORACLE_QBLOCK - 1) / AC_ORACLE_QBLOCK;
   if (nr > R->cap || dk != R->dk) {
     free(R->Q);
-    R->Q = ac_xmalloc((size_t)(nr * (2 * dk + nb)) * sizeof *R->Q);
+    free(R->Qa);
+    R->Q = ac_xmalloc((size_t)(nr * (dk + nb)) * sizeof *R->Q);
+    R->Qa = ac_xmalloc((size_t)(nr * dk) * sizeof *R->Qa);
     R->cap = nr;
   }
-  R->Qa = R->Q + nr * dk;
-  R->Qb = R->Qa + nr * dk;
+  R->Qb = R->Q + R->cap * dk;
   R->nr = nr;
   R->dk = dk;
   R->nb = nb;
 }
 
-void ac_bt_rows_set(ac_bt_rows *R, int64_t r, const double *q)
+int ac_bt_rows_set(ac_bt_rows *R, int64_t r, const double *q)
 {
   int64_t dk = R->dk;
-  double *Q = R->Q + r * dk, *Qa = R->Qa + r * dk, *Qb = R->Qb + r * R->nb;
+  double *Q = R->Q + r * dk, *Qb = R->Qb + r * R->nb;
+  float *Qa = R->Qa + r * dk;
+  if (!b32_below(q, dk, 0x1p56)) return 1;
   for (int64_t t = 0; t < dk; t++) {
     Q[t] = q[t];
-    Qa[t] = fabs(q[t]);
+    Qa[t] = (float)fabs(q[t]);
   }
   for (int64_t b = 0; b < R->nb; b++) {
     int64_t t0 = b * AC_ORACLE_QBLOCK, t1 = t0 + AC_ORACLE_QBLOCK < dk ? t0 + AC_ORACLE_QBLOCK : dk;
     double m = 0;
-    for (int64_t t = t0; t < t1; t++) m = Qa[t] > m ? Qa[t] : m;
+    for (int64_t t = t0; t < t1; t++) m = fabs(q[t]) > m ? fabs(q[t]) : m;
     Qb[b] = m;
   }
+  return 0;
 }
 
 void ac_bt_rows_free(ac_bt_rows *R)
 {
   free(R->Q);
+  free(R->Qa);
   memset(R, 0, sizeof *R);
 }
 
-void ac_bt_scores(const ac_bt_rows *R, const ac_bt_head *bh, int64_t k0, int64_t k1, double *zh, double *za, int64_t ld,
+void ac_bt_scores(const ac_bt_rows *R, const ac_bt_head *bh, int64_t k0, int64_t k1, double *zh, float *za, int64_t ld,
                   double *tmp)
 {
   int64_t dk = bh->dk, kn = k1 - k0;
@@ -140,5 +148,5 @@ void ac_bt_scores(const ac_bt_rows *R, const ac_bt_head *bh, int64_t k0, int64_t
       for (int64_t r = 0; r < R->nr; r++)
         for (int64_t j = 0; j < kn; j++) zh[r * ld + j] += tmp[r * kn + j];
   }
-  ac_gemm(0, 1, R->nr, kn, dk, R->Qa, dk, bh->Ka + k0 * dk, dk, 0, za, ld);
+  ac_gemm_f32(0, 1, R->nr, kn, dk, R->Qa, dk, bh->Ka + k0 * dk, dk, 0, za, ld);
 }

@@ -10,7 +10,8 @@
  *
  * The bounds, for one score (u = 2^-53, c_d the binary64 scale with |c_d - c| <= e_c, z* = q·k
  * exactly and Z* = Σ_t |q_t k_t|):
- *   za = fl(|q|·|k|) in one product: Z* <= Zup = (za + dk 2^-1074) / (1 - ga), ga = gamma_dk (§12.1);
+ *   za = fl32(|q|·|k|) in one binary32 product (|q|, |k| < 2^56: no partial sum overflows):
+ *   Z* <= Zup = (za + dk 2^-149) / (1 - ga), ga = gamma32_dk (§12.1);
  *   zh = fl(q·k) as the sum, in order, of the products of blocks of AC_BT_DKC along dk (nc of them):
  *   every product q_t k_t meets at most AC_BT_DKC + nc - 1 roundings, so
  *   |zh - z*| <= gz Zup + dk 2^-1074, gz = gamma_(min(dk, AC_BT_DKC) + nc - 1);
@@ -42,7 +43,9 @@ typedef struct {
   double ec;     /* |c_d - c| <= ec (0 for a stored scale) */
   double cup;    /* |c_d| + ec */
   double ga, gz; /* the gammas of za and zh (header), rounded up */
-  double zsub;   /* dk 2^-1074: the products' underflow */
+  double iga;    /* 1 / (1 - ga), rounded up */
+  double zsub;   /* dk 2^-1074: the underflow of zh's products */
+  double zsuba;  /* dk 2^-149: the underflow of za's products */
   int64_t dk;
 } ac_bt_scale;
 void ac_bt_scale_init(ac_bt_scale *s, const ac_or_scale *sc, int64_t dk);
@@ -52,40 +55,43 @@ typedef struct {
   int64_t tk, dk, dv;
   int64_t dvp;        /* dv rounded up to a multiple of 16 */
   int64_t nb;         /* blocks of AC_ORACLE_QBLOCK along dk */
-  double *K, *Ka;     /* tk x dk: K and |K| in binary64 (exact) */
+  double *K;          /* tk x dk: K in binary64 (exact) */
+  float *Ka;          /* tk x dk: |K| in binary32 (exact) */
   double *V;          /* tk x dv in binary64 (exact) */
   float *Vf;          /* tk x dvp: V in binary32 (exact), the columns past dv zero */
-  double *Kb;         /* tk x nb: Σ_{t in block} |k_jt| (the block sums of Zb, §2.2), rounded to nearest */
+  double *Kb;         /* nb x tk: Σ_{t in block b} |k_jt| at b tk + j (the block sums of Zb, §2.2), rounded */
   double vmax;        /* max |V| over the head */
-  int ok;             /* 1 when every K and V value is a finite binary32 number and |V| < 2^64 */
+  int ok;             /* 1 when every K and V value is a finite binary32 number, |K| < 2^56, |V| < 2^64 */
 } ac_bt_head;
 /* Fills bh from a head decoded by ac_or_fast_head_decode (narrow dtypes; kf, vf); ok = 0 (and no
- * arrays) when a value is not finite, not a binary32 number, or |V| >= 2^64. */
+ * arrays) when a value is not finite, not a binary32 number, |K| >= 2^56 or |V| >= 2^64. */
 void ac_bt_head_build(ac_bt_head *bh, const ac_or_head *hd, int64_t tk, int64_t dk, int64_t dv);
 void ac_bt_head_free(ac_bt_head *bh);
 
-/* A block of query rows: row r of Q is q, of Qa |q|, of Qb the largest |q| of each block of
- * AC_ORACLE_QBLOCK along dk (nb per row). */
+/* A block of query rows: row r of Q is q, of Qa |q| (binary32), of Qb the largest |q| of each block
+ * of AC_ORACLE_QBLOCK along dk (nb per row). */
 typedef struct {
   int64_t nr, cap, dk, nb;
-  double *Q, *Qa, *Qb;
+  double *Q, *Qb;
+  float *Qa;
 } ac_bt_rows;
 /* Room for nr rows of dk (reusing the buffers). */
 void ac_bt_rows_size(ac_bt_rows *R, int64_t nr, int64_t dk);
-/* Row r from the binary64 values q[dk] (finite). */
-void ac_bt_rows_set(ac_bt_rows *R, int64_t r, const double *q);
+/* Row r from the binary64 values q[dk] (finite); 1 (nothing set) when one is not a binary32 number
+ * below 2^56 in magnitude. */
+int ac_bt_rows_set(ac_bt_rows *R, int64_t r, const double *q);
 void ac_bt_rows_free(ac_bt_rows *R);
 
 /* zh[r * ld + (j - k0)] = fl(q_r·k_j) and za[...] = fl(|q_r|·|k_j|) for the rows of R and the keys
  * [k0, k1) of bh, as the header says (products of ac_gemm); tmp: room for R->nr x (k1 - k0). */
-void ac_bt_scores(const ac_bt_rows *R, const ac_bt_head *bh, int64_t k0, int64_t k1, double *zh, double *za, int64_t ld,
+void ac_bt_scores(const ac_bt_rows *R, const ac_bt_head *bh, int64_t k0, int64_t k1, double *zh, float *za, int64_t ld,
                   double *tmp);
 
 /* tau of the header for a score zh, za, sh = fl(c_d zh) and t = fl(sh - r). */
 static inline double ac_bt_tau(const ac_bt_scale *s, double zh, double za, double sh, double t)
 {
   const double u = 0x1p-53;
-  double zup = (za + s->zsub) / (1 - s->ga);
+  double zup = (za + s->zsuba) * s->iga;
   return 1.001 * (u * (fabs(t) + fabs(sh)) + s->cup * (s->gz * zup + s->zsub) + s->ec * fabs(zh)) + 0x1p-1073;
 }
 

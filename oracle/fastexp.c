@@ -77,7 +77,7 @@ __attribute__((target_clones("avx512f", "avx2", "default")))
 void ac_fx_exp_array(const double *restrict t, double *restrict out, int64_t n)
 {
   for (int64_t j = 0; j < n; j++) {
-    double e = exp_core(t[j] >= AC_FX_TMIN ? t[j] : 0);
-    out[j] = t[j] >= AC_FX_TMIN ? e : 0;
+    double e = exp_core(t[j] >= -708.0 ? t[j] : 0);
+    out[j] = t[j] >= -708.0 ? e : 0;
   }
 }

@@ -36,6 +36,8 @@ oracle_libac_oracle_la_SOURCES = \
 	oracle/blasint.h \
 	oracle/blasfwd.c \
 	oracle/blasrow.c \
+	oracle/blaskeys.c \
+	oracle/blasrefine.c \
 	oracle/blasterms.c
 oracle_libac_oracle_la_SOURCES += oracle/grad.h oracle/gradint.h oracle/grad.c oracle/gradrow.c oracle/gradexact.c oracle/gradfast.c oracle/gradoff.c oracle/gradcap.c
 oracle_libac_oracle_la_SOURCES += oracle/gradlayout.c

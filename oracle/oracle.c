@@ -252,6 +252,14 @@ static void do_row_var(ac_or_ws *w, job *J, int64_t ridx, int64_t b, int64_t h, 
   head_release(J, hid);
 }
 
+/* A selected row's elements before it is computed: o NaN. In the worker that computes the row, so
+ * that the threads share the first touch of the result's pages. */
+static void elems_init(ac_oracle_result *r, int64_t ridx, int64_t dv)
+{
+  ac_oracle_elem *el = &r->elems[ac_oracle_slot(r, ridx) * dv];
+  for (int64_t t = 0; t < dv; t++) el[t].o = NAN;
+}
+
 static void do_row(ac_or_ws *w, job *J, int64_t ridx, ac_or_stats *st)
 {
   const ac_problem *p = &J->cs->p;
@@ -260,6 +268,7 @@ static void do_row(ac_or_ws *w, job *J, int64_t ridx, ac_or_stats *st)
   int64_t i = ridx % p->tq, bh = ridx / p->tq, h = bh % p->heads, b = bh / p->heads;
   ac_oracle_row *row = &r->rows[ridx];
   row->selected = 1;
+  elems_init(r, ridx, dv);
   ac_or_alt_row(w, row, b, h, i);
   if (p->f.used) {
     do_row_var(w, J, ridx, b, h, i, st);
@@ -394,6 +403,7 @@ static void tiles_work(ac_or_ws *w, job *J, ac_or_stats *st)
     int64_t *left = ac_xmalloc((size_t)nr * sizeof *left);
     for (int64_t x = 0; x < nr; x++) {
       J->r->rows[rows[x]].selected = 1;
+      elems_init(J->r, rows[x], p->dv);
       nheld += p->f.used || ac_visible_count(p, rows[x] % p->tq) > 0;
     }
     w->head = head_acquire(J, hid, b, kvh);
@@ -520,22 +530,11 @@ int ac_oracle_run(const ac_case *c, const ac_oracle_opts *o, ac_oracle_result *r
       if (ac_dtype_get((ac_dtype)f)->prec > tprec) tprec = ac_dtype_get((ac_dtype)f)->prec;
     }
   for (int64_t x = 0; x < r->nrows; x++) r->rows[x].m = r->rows[x].lse = NAN;
-  for (int64_t x = 0; x < ns * p->dv; x++) r->elems[x].o = NAN;
   job J = {.cs = c, .o = o, .r = r, .sc = &sc, .tprec = tprec};
   path_choose(&J.path, c, o, r->formats);
   J.list = list;
   J.nlist = nl;
-  if (ac_bt_fwd_case_applies(c, o, r->formats, nl)) {   /* row tiles of one batch and head each */
-    int64_t rpt = ac_bt_rows_per_tile(p->tk);
-    J.tiles = ac_xmalloc((size_t)(2 * nl) * sizeof *J.tiles);
-    for (int64_t k = 0; k < nl; J.ntiles++) {
-      int64_t k1 = k + 1;
-      while (k1 < nl && k1 - k < rpt && list[k1] / p->tq == list[k] / p->tq) k1++;
-      J.tiles[2 * J.ntiles] = k;
-      J.tiles[2 * J.ntiles + 1] = k1 - k;
-      k = k1;
-    }
-  }
+  if (ac_bt_fwd_case_applies(c, o, r->formats, nl)) J.tiles = ac_bt_fwd_tiles(p, list, nl, &J.ntiles);
   J.heads = ac_xcalloc((size_t)(p->batch * p->kv_heads), sizeof *J.heads);
   for (int64_t k = 0; k < nl; k++) {
     int64_t x = list[k], i = x % p->tq, bh = x / p->tq;

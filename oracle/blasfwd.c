@@ -61,7 +61,7 @@ int ac_bt_fwd_case_applies(const ac_case *c, const ac_oracle_opts *o, uint32_t f
   if (o->blas < 0 || o->no_fast || c->lay) return 0;
   if (p->f.used & ~(uint32_t)AC_FEAT_WINDOW) return 0;
   if (p->dtype == AC_F64 || ac_problem_quantized(p)) return 0;
-  if (!ac_or_fast_case_applies(c, o, formats)) return 0;
+  if (!ac_or_fast_case_applies(c, o, formats) || (formats & (1u << AC_F64))) return 0;
   if (o->blas > 0) return 1;
   int64_t heads = p->batch * p->heads;
   return p->tk >= AC_BT_MIN_KEYS && nsel >= AC_BT_MIN_ROWS * heads;
@@ -127,13 +127,14 @@ static void fwd_size(ac_bt_fwd *f, int64_t na, int64_t ld, int64_t dv, int64_t d
 
 /* The rows' visible keys and q; rows the level cannot take are written to left. Returns the rows
  * kept (f->rw, f->R). */
-static int64_t tile_rows(ac_or_ws *w, ac_bt_fwd *f, const int64_t *rows, int64_t nr, int64_t *left, int64_t *nleft)
+static int64_t tile_rows(ac_or_ws *w, ac_bt_fwd *f, const ac_bt_head *bh, const int64_t *rows, int64_t nr,
+                         int64_t *left, int64_t *nleft)
 {
   const ac_problem *p = w->p;
   int64_t na = 0;
   ac_bt_rows_size(&f->R, nr, p->dk);
   for (int64_t k = 0; k < nr; k++) {
-    int64_t x = rows[k], i = x % p->tq, bh = x / p->tq, h = bh % p->heads, b = bh / p->heads, lo, hi;
+    int64_t x = rows[k], i = x % p->tq, bhx = x / p->tq, h = bhx % p->heads, b = bhx / p->heads, lo, hi;
     ac_visible_range(p, i, &lo, &hi);
     if (hi <= lo || ac_or_row_q(w, b, h, i)) {   /* empty, or q not finite: the per-row rule table */
       left[(*nleft)++] = x;
@@ -147,6 +148,7 @@ static int64_t tile_rows(ac_or_ws *w, ac_bt_fwd *f, const int64_t *rows, int64_t
       continue;
     }
     rw->qk_l1 = ac_or_qk_l1(w);
+    rw->zs = f->R.qs[na] * bh->ks;
     na++;
   }
   f->R.nr = na;
@@ -200,7 +202,7 @@ int64_t ac_bt_fwd_tile(ac_or_ws *w, ac_bt_fwd *f, const ac_bt_head *bh, const in
   const ac_problem *p = w->p;
   int64_t nleft = 0, dv = p->dv, dvp = bh->dvp;
   fwd_size(f, nr, 0, dv, dvp, r->nmu);
-  int64_t na = tile_rows(w, f, rows, nr, left, &nleft);
+  int64_t na = tile_rows(w, f, bh, rows, nr, left, &nleft);
   if (na == 0) return nleft;
   int64_t klo = INT64_MAX, khi = 0;
   for (int64_t a = 0; a < na; a++) {

@@ -17,7 +17,7 @@ typedef struct {
   double m;                        /* the reference: the largest computed score sh of the row */
   double L, iL, eL;                /* L = Σ E (computed), fl(1/L), |L - L*| <= eL */
   double rho;                      /* the largest relative bound of a weight */
-  double zmax, czmax, czbmax;      /* max |zh|, max |c_d| za, max |c_d| Zb over the row's keys */
+  double zmax, czmax, czbmax;      /* max |zh|, max |c_d| Z, max |c_d| Zb over the row's keys (Z = za zs) */
   double lcz, lczb, ls, lst, suma; /* Σ A |c|Z, Σ A |c|Zb, Σ A |s|, Σ A |t|, Σ A */
   double fmass[AC_ORACLE_NMU];
   int64_t nbelow[AC_ORACLE_NMU], npos;   /* keys with 0 < A < mu[k]; keys with A > 0 */
@@ -25,6 +25,7 @@ typedef struct {
   int64_t nsmall;                  /* keys with 0 < A < AC_BT_SMALL */
   int fq;                          /* the threshold whose F the binary32 vectors sum (-1: none) */
   double qk_l1;
+  double zs;                       /* the scale of the row's za: 2^(qe + ke) (blastile.h) */
   int left;                        /* the per-row path takes the whole row */
 } ac_bt_brow;
 

@@ -50,13 +50,13 @@ CLONES static void pass_max(const double *restrict zh, const float *restrict za,
 /* Per key sh = c_d zh (zh becomes sh), t = sh - m (into t), tau (blastile.h) into tau; out[0] = the
  * largest tau of a key with t >= AC_FX_TMIN, out[1] > 0 when a bound is too large (tau >
  * AC_BT_TAU_MAX there, or > 1 below), out[2] = the keys below AC_FX_TMIN. */
-CLONES static void pass_tau(const ac_bt_scale *sc, double *restrict zh, const float *restrict za, double m,
+CLONES static void pass_tau(const ac_bt_scale *sc, double *restrict zh, const float *restrict za, double zs, double m,
                             double *restrict t, double *restrict tau, int64_t n, double *out)
 {
   for (int64_t j = 0; j < n; j++) {
     double sh = sc->cd * zh[j];
     t[j] = sh - m;
-    tau[j] = ac_bt_tau(sc, zh[j], (double)za[j], sh, t[j]);
+    tau[j] = ac_bt_tau(sc, zh[j], ac_bt_zup(sc, (double)za[j], zs), sh, t[j]);
     zh[j] = sh;
   }
   double r[LANES], b[LANES], c[LANES];
@@ -98,10 +98,11 @@ CLONES static double pass_sum(const double *restrict E, int64_t n)
   return L;
 }
 
-/* From A = E iL per key: A |c| za, A |c| Zb, A |s|, A |t|, A into x (5 rows of n); |c| Zb into zb. */
+/* From A = E iL per key: A |c| Z, A |c| Zb, A |s|, A |t|, A into x (5 rows of n); |c| Zb into zb
+ * (cabs: |c_d|; cz: |c_d| times the row's scale of za). */
 CLONES static void pass_terms(const double *restrict sh, const double *restrict t, const float *restrict za,
                               const double *restrict E, const double *restrict qb, const double *restrict kb,
-                              int64_t nb, int64_t tk, double iL, double cabs, int64_t n, double *restrict x0,
+                              int64_t nb, int64_t tk, double iL, double cabs, double cz, int64_t n, double *restrict x0,
                               double *restrict x1, double *restrict x2, double *restrict x3, double *restrict x4,
                               double *restrict zb)
 {
@@ -110,7 +111,7 @@ CLONES static void pass_terms(const double *restrict sh, const double *restrict 
     for (int64_t j = 0; j < n; j++) zb[j] += qb[b] * kb[b * tk + j];
   for (int64_t j = 0; j < n; j++) {
     double A = E[j] * iL, czb = cabs * zb[j];
-    x0[j] = A * (cabs * (double)za[j]);
+    x0[j] = A * (cz * (double)za[j]);
     x1[j] = A * czb;
     x2[j] = A * fabs(sh[j]);
     x3[j] = A * fabs(t[j]);
@@ -223,8 +224,8 @@ int ac_bt_row_weights(ac_bt_brow *rw, const ac_bt_scale *sc, const ac_bt_head *b
   pass_max(zh, za, sc->cd, n, mx);
   rw->m = mx[0];
   rw->zmax = mx[1];
-  rw->czmax = mx[2] * fabs(sc->cd);
-  pass_tau(sc, zh, za, rw->m, tb, tb + n, n, ts);
+  rw->czmax = mx[2] * rw->zs * fabs(sc->cd);
+  pass_tau(sc, zh, za, rw->zs, rw->m, tb, tb + n, n, ts);
   rw->ntiny = (int64_t)ts[2];
   if (ts[1] > 0) return 1;
   ac_fx_exp_array(tb, E, n);
@@ -240,7 +241,8 @@ int ac_bt_row_weights(ac_bt_brow *rw, const ac_bt_scale *sc, const ac_bt_head *b
   thresholds(rw, E, n, mu, nmu);
   /* x: 5 rows of n after tb's n, zb: the rest of the scratch (tb holds 7 rows of the row's keys) */
   double *x = tb + n, *zb = x + 5 * n;
-  pass_terms(zh, tb, za, E, qb, bh->Kb + lo, bh->nb, bh->tk, rw->iL, fabs(sc->cd), n, x, x + n, x + 2 * n, x + 3 * n,
+  pass_terms(zh, tb, za, E, qb, bh->Kb + lo, bh->nb, bh->tk, rw->iL, fabs(sc->cd), fabs(sc->cd) * rw->zs, n, x, x + n,
+             x + 2 * n, x + 3 * n,
              x + 4 * n, zb);
   pass_w32(x, x + n, x + 2 * n, x + 3 * n, x + 4 * n, rw->fq >= 0 ? mu[rw->fq] : 0, n, w, w + ldw, w + 2 * ldw,
            w + 3 * ldw, w + 4 * ldw, w + 5 * ldw);

@@ -86,7 +86,7 @@ static int refine_weights(const ac_bt_tile *T, int64_t a, double *z, double *E, 
   double mr = 0, bad = 0;
   *ntiny = 0;
   for (int64_t j = 0; j < n; j++) {
-    double sh = sc->cd * z[j], t = sh - m, zup = ((double)za[j] + sc->zsuba) * sc->iga;
+    double sh = sc->cd * z[j], t = sh - m, zup = ac_bt_zup(sc, (double)za[j], rw->zs);
     tau[j] = 1.001 * (U * (fabs(t) + fabs(sh)) + sc->cup * (1.001 * U * fabs(z[j]) + g2 * zup) + sc->ec * fabs(z[j])) +
              0x1p-1073;
     if (t >= AC_FX_TMIN) {

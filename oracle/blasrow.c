@@ -40,7 +40,7 @@ static void small_keys(const ac_bt_tile *T, int64_t a, const double *o, double m
   for (int64_t j = rw->lo; j < rw->hi; j++) {
     double A = E[j] * rw->iL;
     if (!(A > 0 && A < AC_BT_SMALL)) continue;
-    double wt[6] = {A, A * fabs(sh[j] - rw->m), A * fabs(sh[j]), A * (cabs * (double)za[j]), A * ac_bt_czb(T, a, j),
+    double wt[6] = {A, A * fabs(sh[j] - rw->m), A * fabs(sh[j]), A * (cabs * rw->zs * (double)za[j]), A * ac_bt_czb(T, a, j),
                     A < muf ? A : 0};
     const double *v = bh->V + j * dv;
     for (int64_t t = 0; t < dv; t++) {
@@ -51,14 +51,40 @@ static void small_keys(const ac_bt_tile *T, int64_t a, const double *o, double m
   }
 }
 
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#define CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define CLONES
+#endif
+
+CLONES static void acc_abs(double *restrict f, double A, const double *restrict v, const double *restrict o, int64_t dv)
+{
+  for (int64_t t = 0; t < dv; t++) f[t] += A * fabs(v[t] - o[t]);
+}
+
+/* f = Σ A|V - o| over the keys with A > 0 below mu (below = 1) or not below it (0); the keys
+ * listed first without a branch. */
+static void f_side(const ac_bt_tile *T, const ac_bt_brow *rw, const double *E, const double *o, double mu, int below,
+                   double *f)
+{
+  int64_t dv = T->bh->dv, nl = 0;
+  memset(f, 0, (size_t)dv * sizeof *f);
+  for (int64_t j = rw->lo; j < rw->hi; j++) {
+    double A = E[j] * rw->iL;
+    T->idx[nl] = j;
+    nl += (A > 0) & ((A < mu) == below);
+  }
+  for (int64_t k = 0; k < nl; k++) acc_abs(f, E[T->idx[k]] * rw->iL, T->bh->V + T->idx[k] * dv, o, dv);
+}
+
 /* F[k] of every column into F (nmu x dv): the binary32 sum for fq (Ff), D where every key is below,
- * else over the smaller side. */
+ * else directly over the keys below when they are at most half, or D (1 + 2^-14) minus the sum over
+ * the others where that is at least 2^-6 D (so that D's error is at most 2^-8 of it), else directly. */
 static void f_terms(const ac_bt_tile *T, int64_t a, const double *o, const double *D, const double *Ff,
                     const double *mu, int nmu, double *F)
 {
   ac_bt_brow *rw = &T->rw[a];
-  const ac_bt_head *bh = T->bh;
-  int64_t dv = bh->dv;
+  int64_t dv = T->bh->dv;
   const double *E = T->E + a * T->ld - T->klo;
   for (int q = 0; q < nmu; q++) {
     double *f = F + q * dv;
@@ -66,24 +92,19 @@ static void f_terms(const ac_bt_tile *T, int64_t a, const double *o, const doubl
       memcpy(f, q == rw->fq ? Ff : D, (size_t)dv * sizeof *f);
       continue;
     }
-    memset(f, 0, (size_t)dv * sizeof *f);
-    if (rw->nbelow[q] == 0) continue;
-    /* the keys of the smaller side, listed without a branch */
+    if (rw->nbelow[q] == 0) {
+      memset(f, 0, (size_t)dv * sizeof *f);
+      continue;
+    }
     int direct = 2 * rw->nbelow[q] <= rw->npos;
-    int64_t nl = 0;
-    for (int64_t j = rw->lo; j < rw->hi; j++) {
-      double A = E[j] * rw->iL;
-      T->idx[nl] = j;
-      nl += (A > 0) & ((A < mu[q]) == direct);
+    f_side(T, rw, E, o, mu[q], direct, f);
+    if (direct) continue;
+    int small = 0;
+    for (int64_t t = 0; t < dv; t++) {
+      f[t] = fmax(0, D[t] * (1 + 0x1p-14) - f[t]);
+      small |= f[t] < 0x1p-6 * D[t];
     }
-    for (int64_t k = 0; k < nl; k++) {
-      int64_t j = T->idx[k];
-      double A = E[j] * rw->iL;
-      const double *v = bh->V + j * dv;
-      for (int64_t t = 0; t < dv; t++) f[t] += A * fabs(v[t] - o[t]);
-    }
-    if (!direct)
-      for (int64_t t = 0; t < dv; t++) f[t] = fmax(0, D[t] * (1 + 0x1p-14) - f[t]);
+    if (small) f_side(T, rw, E, o, mu[q], 1, f);
   }
 }
 
@@ -183,7 +204,7 @@ static void n_bounds(const ac_bt_tile *T, const ac_bt_brow *rw, const double *o,
   double cabs = fabs(sc->cd), ig = 1 / (1 - sc->ga) * (1 + 0x1p-50);
   double kz = cabs > 0 ? sc->cup * sc->gz * ig / cabs * (1 + 0x1p-50) : 0;       /* per unit of |c_d| za */
   double es = cabs > 0 ? sc->ec / cabs * (1 + 0x1p-50) : 0;                       /* ec |zh| per unit of |s| */
-  double c0 = AC_FX_EPS + 0x1p-1073 + 1.001 * sc->cup * (sc->gz * sc->zsuba * ig + sc->zsub);
+  double c0 = AC_FX_EPS + 0x1p-1073 + 1.001 * sc->cup * (sc->gz * sc->zsuba * ig * rw->zs + sc->zsub);
   double xs = (double)rw->npos * 0x1p-150 * (1 + bh->vmax);
   double en = 2 * nk * 0x1p-1074 + (double)rw->ntiny * AC_BT_TINY * bh->vmax;
   double fL = rw->L * (1 + 0x1p-14) * (1 + 0x1p-50);

@@ -31,7 +31,7 @@ void ac_bt_scale_init(ac_bt_scale *s, const ac_or_scale *sc, int64_t dk)
   s->iga = 1 / (1 - s->ga) * (1 + 0x1p-51);
   s->gz = ac_gemm_gamma((dk < AC_BT_DKC ? dk : AC_BT_DKC) + nc - 1);
   s->zsub = (double)dk * 0x1p-1074;
-  s->zsuba = (double)dk * 0x1p-149;
+  s->zsuba = (double)dk * 0x1p-146;
   s->dk = dk;
 }
 
@@ -74,7 +74,12 @@ void ac_bt_head_build(ac_bt_head *bh, const ac_or_head *hd, int64_t tk, int64_t 
     ac_bt_head_free(bh);
     return;
   }
-  for (int64_t x = 0; x < tk * dk; x++) bh->Ka[x] = (float)fabs(bh->K[x]);
+  double kmax = 0;
+  for (int64_t x = 0; x < tk * dk; x++) kmax = fabs(bh->K[x]) > kmax ? fabs(bh->K[x]) : kmax;
+  int ke = 0;
+  if (kmax > 0) frexp(kmax, &ke), ke--;
+  bh->ks = ldexp(1, ke);
+  for (int64_t x = 0; x < tk * dk; x++) bh->Ka[x] = (float)ldexp(fabs(bh->K[x]), -ke);
   bh->Vf = ac_xcalloc((size_t)(tk * bh->dvp), sizeof *bh->Vf);
   double vmax = 0;
   for (int64_t j = 0; j < tk; j++)
@@ -89,7 +94,7 @@ void ac_bt_head_build(ac_bt_head *bh, const ac_or_head *hd, int64_t tk, int64_t 
     for (int64_t b = 0; b < bh->nb; b++) {
       int64_t t0 = b * AC_ORACLE_QBLOCK, t1 = t0 + AC_ORACLE_QBLOCK < dk ? t0 + AC_ORACLE_QBLOCK : dk;
       double s = 0;
-      for (int64_t t = t0; t < t1; t++) s += bh->Ka[j * dk + t];
+      for (int64_t t = t0; t < t1; t++) s += fabs(bh->K[j * dk + t]);
       bh->Kb[b * tk + j] = s;
     }
   bh->ok = 1;
@@ -101,11 +106,12 @@ void ac_bt_rows_size(ac_bt_rows *R, int64_t nr, int64_t dk)
   if (nr > R->cap || dk != R->dk) {
     free(R->Q);
     free(R->Qa);
-    R->Q = ac_xmalloc((size_t)(nr * (dk + nb)) * sizeof *R->Q);
+    R->Q = ac_xmalloc((size_t)(nr * (dk + nb + 1)) * sizeof *R->Q);
     R->Qa = ac_xmalloc((size_t)(nr * dk) * sizeof *R->Qa);
     R->cap = nr;
   }
   R->Qb = R->Q + R->cap * dk;
+  R->qs = R->Qb + R->cap * nb;
   R->nr = nr;
   R->dk = dk;
   R->nb = nb;
@@ -117,9 +123,14 @@ int ac_bt_rows_set(ac_bt_rows *R, int64_t r, const double *q)
   double *Q = R->Q + r * dk, *Qb = R->Qb + r * R->nb;
   float *Qa = R->Qa + r * dk;
   if (!b32_below(q, dk, 0x1p56)) return 1;
+  double qmax = 0;
+  for (int64_t t = 0; t < dk; t++) qmax = fabs(q[t]) > qmax ? fabs(q[t]) : qmax;
+  int qe = 0;
+  if (qmax > 0) frexp(qmax, &qe), qe--;
+  R->qs[r] = ldexp(1, qe);
   for (int64_t t = 0; t < dk; t++) {
     Q[t] = q[t];
-    Qa[t] = (float)fabs(q[t]);
+    Qa[t] = (float)ldexp(fabs(q[t]), -qe);
   }
   for (int64_t b = 0; b < R->nb; b++) {
     int64_t t0 = b * AC_ORACLE_QBLOCK, t1 = t0 + AC_ORACLE_QBLOCK < dk ? t0 + AC_ORACLE_QBLOCK : dk;

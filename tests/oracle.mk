@@ -1,4 +1,5 @@
 # tests/oracle.mk: tests of the oracle (layer 2); the shared brute force is tests/toracle_ref.c.
+# toracle_blas: the BLAS level against the per-row passes (same bits, budget terms within tolerance).
 # tbudget, thull: budgets (src/judge/budget.c) against an emulated binary32 kernel on exact oracle values;
 # tcli_limits: bad sizes from the command line (compressed members, absurd shapes, the memory cap,
 # out of memory); tscaled: budgets of Q and K scaled in the input dtype, E <= W, the metamorphic
@@ -6,7 +7,7 @@
 AC_ORACLE_TESTS = tests/toracle_brute tests/toracle_basic tests/toracle_exact tests/toracle_rows \
 	tests/toracle_cache tests/toracle_fast tests/toracle_inf tests/tbudget tests/thull tests/tcli_limits \
 	tests/tscaled tests/toracle_variants tests/toracle_varsat tests/toracle_varfold tests/texplain_variants \
-	tests/toracle_quant tests/tgemm
+	tests/toracle_quant tests/tgemm tests/toracle_blas
 # the oracle cache from the command line: damaged entries never change a verdict
 AC_ORACLE_SH = tests/tcmd_oracle_cache.sh tests/texplain_variants_cli.sh tests/tcmd_oracle_chunked.sh
 check_PROGRAMS += $(AC_ORACLE_TESTS)

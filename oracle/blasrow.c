@@ -15,9 +15,10 @@
  *
  * Terms: the binary32 sums of blasterms.c use fl32(o); |V - o| <= |V - fl32(o)| + |o - fl32(o)|,
  * so each term takes |o - fl32(o)| times its weights' sum (Σ A = 1, Σ A|t|, Σ A|s|, Σ A|c|Z,
- * Σ A|c|Zb), and npos 2^-148 (M + |o| + 1) for the underflows of binary32 (each operation at most
- * 2^-150 absolutely, times a factor of at most M + |o| + 1): never below the truth by more than the
- * relative 2^-15 of the binary32 sums. F[k] = Σ_{0 < A < mu_k} A|V - o| directly over those keys
+ * Σ A|c|Zb), and npos 2^-147 (M + |o| + 1) for the underflows of binary32 (each product and sum at
+ * most 2^-150 absolutely, a weight's rounding 2^-150 times a factor of at most M + |o|; nothing when
+ * every V of the column is o, where every product is 0): never below the truth by more than the
+ * relative 2^-14 of the binary32 sums. F[k] = Σ_{0 < A < mu_k} A|V - o| directly over those keys
  * when they are at most half the keys of the row, else D (1 + 2^-14) - Σ_{A >= mu_k} A|V - o|. */
 #include "config.h"
 #include <stdlib.h>
@@ -243,7 +244,7 @@ int ac_bt_row_finish(ac_or_ws *w, const ac_bt_tile *T, int64_t a, ac_oracle_resu
     e->M = m == 0 ? 0 : ac_bt_above(m);
     /* the binary32 terms made upper approximations (header) */
     double dO = fabs(o[t] - (double)T->o32[a * dvp + t]) * (1 + 0x1p-20);
-    double slack = (double)rw->npos * 0x1p-148 * (e->M + fabs(o[t]) + 1);
+    double slack = e->M + fabs(o[t]) > 0 ? (double)rw->npos * 0x1p-147 * (e->M + fabs(o[t]) + 1) : 0;
     for (int q = 0; q < 7; q++) acc[q * dvp + t] += dO * cw[q] + slack;
   }
   n_bounds(T, rw, o, acc, del);

@@ -14,6 +14,7 @@
 #include "oracle_int.h"
 #include "fast.h"
 #include "blasfwd.h"
+#include "gemm.h"
 #include "variants.h"
 
 void ac_oracle_opts_init(ac_oracle_opts *o)
@@ -534,7 +535,10 @@ int ac_oracle_run(const ac_case *c, const ac_oracle_opts *o, ac_oracle_result *r
   path_choose(&J.path, c, o, r->formats);
   J.list = list;
   J.nlist = nl;
-  if (ac_bt_fwd_case_applies(c, o, r->formats, nl)) J.tiles = ac_bt_fwd_tiles(p, list, nl, &J.ntiles);
+  if (ac_bt_fwd_case_applies(c, o, r->formats, nl)) {
+    J.tiles = ac_bt_fwd_tiles(p, list, nl, &J.ntiles);
+    ac_gemm_threads();   /* the library loads here, before the workers start (gemm.c) */
+  }
   J.heads = ac_xcalloc((size_t)(p->batch * p->kv_heads), sizeof *J.heads);
   for (int64_t k = 0; k < nl; k++) {
     int64_t x = list[k], i = x % p->tq, bh = x / p->tq;

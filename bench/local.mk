@@ -9,3 +9,5 @@ include bench/grad_fast.mk
 include bench/quant_judge.mk
 # The serving-layout decode case (a script: gen, check, oracle with their time and memory).
 EXTRA_DIST += bench/layout_decode.sh
+# assert_attention_close on FlashAttention's test shape against numpy's float64 reference (a script).
+EXTRA_DIST += bench/python_fa.py

@@ -1,15 +1,10 @@
-/* blasfwd.c: the forward's certified BLAS level 0 over a row tile (docs/numerics.md §12.3, §12.4):
- * the rows' q, the scores of every key tile from two binary64 products (blastile.c), per row the
- * reference m = the largest computed score, the weights E = exp(sh - m) with their bounds and
- * L = Σ E, then N = Σ E V (one product per key tile, the tiles' sums added in order) and the
- * binary32 budget sums (blasterms.c) with the extremes of V; blasrow.c finishes each row.
- *
- * L: each key tile's weights are summed in order, then the tiles' sums in order: every weight
- * passes through at most AC_BT_KT + nkt roundings, so |L - Σ E| <= gamma_(KT + nkt) Σ E; with
- * |E_j - w*_j| <= rho_j E_j (blastile.h) and the keys below AC_FX_TMIN at most AC_BT_TINY each,
- * |L - L*| <= eL = 1.01 (gamma_(KT + nkt) + rho) L + ntiny AC_BT_TINY, rho = max_j rho_j.
+/* blasfwd.c: the forward's certified BLAS level over a row tile (docs/numerics.md §12.2-§12.5): the
+ * rows' q, the scores of every key from two products (blastile.c), per row the reference m = its
+ * largest computed score, the weights E = exp(sh - m), L and their bounds, the binary32 budget
+ * weights (blaskeys.c), then N = Σ E V (one product per key tile, the tiles' sums added in order),
+ * the binary32 budget sums (blasterms.c) with the extremes of V; blasrow.c finishes each row.
  * A row whose keys' bounds exceed AC_BT_TAU_MAX (weighted keys) or 1 (keys below AC_FX_TMIN)
- * goes whole to the per-row path. */
+ * goes whole to the per-row path, as do rows with a non-finite q or no visible key. */
 #include "config.h"
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +18,7 @@ struct ac_bt_fwd {
   double *zh, *E;           /* na x ld */
   float *za;                /* na x ld */
   int64_t cap_s;
-  double *P, *N, *acc;      /* na x max(dv, AC_BT_KT), na x dv, na x 6 x dvp */
+  double *P, *N, *acc;      /* na x max(dv, AC_BT_KT), na x dv, na x 7 x dvp */
   float *o32, *vlo, *vhi;   /* na x dvp */
   int64_t cap_o;
   float *wt;                /* 6 x na x ld: the binary32 weights */

@@ -1,25 +1,26 @@
 /* blasrow.c: one row of a BLAS tile (blasfwd.c): the budget terms' binary64 parts, the enclosure
- * and the decisions of every element, the LSE, and the per-row levels for what they leave
- * (docs/numerics.md §12.4, §12.5).
+ * and the decisions of every element, the LSE, the second pass (blasrefine.c) and the per-row
+ * levels for what they leave (docs/numerics.md §12.4, §12.5).
  *
- * Elements (u = 2^-53; L, eL, rho from blasfwd.c; gN = gamma_(KT + nkt): N's products, KT keys
- * each, added tile by tile in order; nk keys in the products, ntiny keys below AC_BT_TINY):
- *   XA = Σ_j E_j |V_j| <= XAup = L (R + npos 2^-150 (1 + Vmax)) (1 + 2^-14) (R: the binary32 sum of
- *        blasterms.c with the binary64 sum of the small weights; E_j = A_j / fl(1/L) within 2u);
- *   |N - N*| <= eN = 1.01 (gN + rho) XAup + 2 nk 2^-1074 + ntiny AC_BT_TINY Vmax;
+ * Elements (u = 2^-53; L, eL from blaskeys.c; gN = gamma_(KT + nkt): N's products, KT keys each,
+ * added tile by tile in order; nk keys in the products, ntiny keys below AC_BT_TINY):
+ *   XA = Σ_j E_j |V_j| <= L (R + npos 2^-150 (1 + Vmax)) (1 + 2^-14) (R: the binary32 sum of
+ *        blasterms.c with the binary64 sum of the small weights; E_j = A_j / fl(1/L) within 4u);
+ *   |N - N*| <= eN = 1.01 L (1 + 2^-14) (gN R + Σ_j rho_j A_j |V_j|) + 2 nk 2^-1074 + ntiny
+ *        AC_BT_TINY Vmax, the second sum split over the terms that sum tau's parts (n_bounds);
  *   o = fl(N / L), |o - o*| <= delta = 1.001 (u|o| + (eN + (1 + u)|o| eL) / (L - eL))   (fast.c);
  * o* lies in [pred(fl(o - delta)), succ(fl(o + delta))]; a format whose rounding of both ends is
- * the same has its correct rounding. LSE* = m + ln L* lies in [m + ln(L - eL), m + ln(L + eL)]
- * (MPFR, directed). What is left goes, on the row's exact scores and groups, to the exact-case
- * test, the double-double pass and the MPFR levels (fast.c's order), the LSE to fastmpfr.c's.
+ * the same has its correct rounding. LSE* = m + ln L* with L* in [L - eL, L + eL] (ac_bt_lse).
+ * What is left goes to the second pass, then, on the row's exact scores and groups, to the
+ * exact-case test, the double-double pass and the MPFR levels (fast.c's order), the LSE to
+ * fastmpfr.c's.
  *
  * Terms: the binary32 sums of blasterms.c use fl32(o); |V - o| <= |V - fl32(o)| + |o - fl32(o)|,
  * so each term takes |o - fl32(o)| times its weights' sum (Σ A = 1, Σ A|t|, Σ A|s|, Σ A|c|Z,
  * Σ A|c|Zb), and npos 2^-147 (M + |o| + 1) for the underflows of binary32 (each product and sum at
  * most 2^-150 absolutely, a weight's rounding 2^-150 times a factor of at most M + |o|; nothing when
  * every V of the column is o, where every product is 0): never below the truth by more than the
- * relative 2^-14 of the binary32 sums. F[k] = Σ_{0 < A < mu_k} A|V - o| directly over those keys
- * when they are at most half the keys of the row, else D (1 + 2^-14) - Σ_{A >= mu_k} A|V - o|. */
+ * relative 2^-14 of the binary32 sums. F: f_terms. */
 #include "config.h"
 #include <stdlib.h>
 #include <string.h>

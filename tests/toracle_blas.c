@@ -20,6 +20,7 @@
 #include "toracle_ref.h"
 #include "budget.h"
 #include "precision.h"
+#include "quant.h"
 #include "variants.h"
 
 #define REQUIRE(cond, ...) do { if (!(cond)) ck_abort_msg(__VA_ARGS__); } while (0)
@@ -283,22 +284,35 @@ START_TEST(blas_matches_the_per_row_passes)
 }
 END_TEST
 
-/* Where the level does not apply (fp64 inputs, a binary64 format, a binary64 LSE), blas = 1 changes
- * nothing, bit for bit. */
+/* Where the level does not apply (fp64 inputs, a binary64 format, a binary64 LSE, quantized K and V
+ * with values at the ends of their codes' range), blas = 1 changes nothing, bit for bit. */
 START_TEST(blas_elsewhere_is_the_per_row_path)
 {
   ac_rng r;
   ac_rng_init(&r, ac_test_seed(), 0x6e6f626c);
-  for (int k = 0; k < 12; k++) {
+  for (int k = 0; k < 16; k++) {
     ac_case c;
-    build(&c, k % 3 == 0 ? AC_F64 : AC_F32, F_RANDOM, &r);
+    build(&c, k % 4 == 0 ? AC_F64 : AC_F32, F_RANDOM, &r);
+    if (k % 4 == 3) {   /* K and V in q8_0 blocks of 32, one value of each block 10^4 times the rest */
+      ac_case_free(&c);
+      ref_case(&c, AC_F32, AC_MASK_CAUSAL, 1, 1, 1, 40, 300, 64, 32);
+      ac_counts n;
+      ac_err e;
+      ck_assert(ac_problem_counts(&c.p, &n, &e) == 0);
+      for (int64_t x = 0; x < n.q; x++) ref_set(&c, 'q', (size_t)x, ac_rng_normal(&r));
+      for (int64_t x = 0; x < n.k; x++) ref_set(&c, 'k', (size_t)x, ac_rng_normal(&r) * (x % 32 ? 1 : 1e4));
+      for (int64_t x = 0; x < n.v; x++) ref_set(&c, 'v', (size_t)x, ac_rng_normal(&r) * (x % 32 ? 1 : 1e4));
+      ac_qspec q;
+      ck_assert_msg(ac_qspec_parse("q8_0", &q, &e) == 0, "%s", e.msg);
+      ck_assert_msg(ac_quant_apply(&c, 'k', &q, &e) == 0 && ac_quant_apply(&c, 'v', &q, &e) == 0, "%s", e.msg);
+    }
     ac_oracle_opts o;
     ac_err e;
     ac_oracle_result A, B;
     ac_oracle_opts_init(&o);
     o.threads = 1;
-    o.formats = k % 3 == 1 ? 1u << AC_F64 : 0;
-    o.lse_f64 = k % 3 == 2;
+    o.formats = k % 4 == 1 ? 1u << AC_F64 : 0;
+    o.lse_f64 = k % 4 == 2;
     o.blas = 1;
     ck_assert(ac_oracle_run(&c, &o, &A, &e) == 0);
     o.blas = -1;

@@ -245,15 +245,19 @@ int ac_bt_row_finish(ac_or_ws *w, const ac_bt_tile *T, int64_t a, ac_oracle_resu
     e->M = m == 0 ? 0 : ac_bt_above(m);
     /* the binary32 terms made upper approximations (header) */
     double dO = fabs(o[t] - (double)T->o32[a * dvp + t]) * (1 + 0x1p-20);
-    double slack = e->M + fabs(o[t]) > 0 ? (double)rw->npos * 0x1p-147 * (e->M + fabs(o[t]) + 1) : 0;
-    for (int q = 0; q < 7; q++) acc[q * dvp + t] += dO * cw[q] + slack;
+    double slack = (double)rw->npos * 0x1p-147 * (e->M + fabs(o[t]) + 1);
+    acc[t] += e->M + fabs(o[t]) > 0 ? slack : 0;
+    for (int q = 1; q < 7; q++) acc[q * dvp + t] += dO * cw[q] + (e->M > 0 ? slack : 0);
   }
   n_bounds(T, rw, o, acc, del);
   double iLe = 1 / (rw->L - rw->eL) * (1 + 0x1p-50);
+  int one = rw->hi - rw->lo == 1;   /* one key: E = L = 1 and N = V exactly, so o = V exactly */
   for (int64_t t = 0; t < dv; t++) {
     double ao = fabs(o[t]);
-    del[t] = 1.001 * (U * ao + (del[t] + (1 + U) * ao * rw->eL) * iLe);
-    pend[t] = ac_bt_decide(w->formats, ac_bt_below(o[t] - del[t]), ac_bt_above(o[t] + del[t]), obits, slot * dv + t);
+    if (one) o[t] = o[t] == 0 ? 0 : o[t];   /* an exact zero is +0 (§3.2) */
+    del[t] = one ? 0 : 1.001 * (U * ao + (del[t] + (1 + U) * ao * rw->eL) * iLe);
+    pend[t] = ac_bt_decide(w->formats, one ? o[t] : ac_bt_below(o[t] - del[t]), one ? o[t] : ac_bt_above(o[t] + del[t]),
+                           obits, slot * dv + t);
     nleft += pend[t] != 0;
   }
   if (nleft) nleft = ac_bt_refine(T, a, pend, &lse_done, row, o, del, obits, slot) + !lse_done;
@@ -266,7 +270,7 @@ int ac_bt_row_finish(ac_or_ws *w, const ac_bt_tile *T, int64_t a, ac_oracle_resu
     e->o = o[t];
     e->o_err = del[t];
     e->accept = AC_ACCEPT_VALUE;
-    e->how = AC_HOW_ROUNDED;
+    e->how = one ? AC_HOW_EXACT : AC_HOW_ROUNDED;
     e->R = acc[t];
     e->D = acc[dvp + t];
     e->S = acc[2 * dvp + t];
@@ -274,7 +278,8 @@ int ac_bt_row_finish(ac_or_ws *w, const ac_bt_tile *T, int64_t a, ac_oracle_resu
     e->G = acc[4 * dvp + t];
     e->Gb = acc[5 * dvp + t];
     for (int q = 0; q < nmu; q++) e->F[q] = F[q * dv + t];
-    if (!pend[t]) st->rounded++;
+    if (one) st->exact++;
+    else if (!pend[t]) st->rounded++;
   }
   st->fallback += nfb;
   row->selected = 1;

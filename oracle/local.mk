@@ -41,3 +41,4 @@ oracle_libac_oracle_la_SOURCES = \
 	oracle/blasterms.c
 oracle_libac_oracle_la_SOURCES += oracle/grad.h oracle/gradint.h oracle/grad.c oracle/gradrow.c oracle/gradexact.c oracle/gradfast.c oracle/gradoff.c oracle/gradcap.c
 oracle_libac_oracle_la_SOURCES += oracle/gradlayout.c
+oracle_libac_oracle_la_SOURCES += oracle/gradblas.h oracle/gradblas.c oracle/gradtile.c

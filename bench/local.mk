@@ -6,6 +6,7 @@ include bench/oracle_fast.mk
 include bench/oracle_blas.mk
 include bench/oracle_mem.mk
 include bench/grad_fast.mk
+include bench/grad_blas.mk
 include bench/quant_judge.mk
 # The serving-layout decode case (a script: gen, check, oracle with their time and memory).
 EXTRA_DIST += bench/layout_decode.sh

@@ -88,14 +88,14 @@ static void close_unit(gb_job *J, int64_t u, const ac_gb_part *A)
   const ac_problem *p = &G->c->p;
   ac_grad_result *r = G->r;
   const double g2 = SL * (1 + 2 * ac_gemm_gamma(A->rows)), fl = 2 * (double)A->rows * 0x1p-1074;
-  const double ac = fabs(G->cs) * (1 + G->eps_c), cr = G->eps_c * (1 + U) + U;
+  const double cd = G->sc.cd, ec = G->sc.ec, ac = fabs(cd) + ec;
   for (int64_t j = 0; j < p->tk; j++) {
     int64_t s = r->dk.slot[u * p->tk + j];
     if (s < 0) continue;
     for (int64_t t = 0; t < p->dk; t++) {
       int64_t x = j * p->dk + t;
-      double g = A->kh[x] + A->kl[x], eg = g2 * (A->ka[x] + fl) + U * fabs(g), v = G->cs * g;
-      ac_gb_decide(&r->dk, G->pend[1], s * p->dk + t, v, SL * (ac * eg + cr * fabs(v)) + 0x1p-1073, &J->cnt);
+      double g = A->kh[x] + A->kl[x], eg = g2 * (A->ka[x] + fl) + U * fabs(g), v = cd * g;
+      ac_gb_decide(&r->dk, G->pend[1], s * p->dk + t, v, SL * (ac * eg + ec * fabs(g) + U * fabs(v)) + 0x1p-1073, &J->cnt);
     }
     for (int64_t t = 0; t < p->dv; t++) {
       int64_t x = j * p->dv + t;
@@ -221,10 +221,11 @@ void ac_gr_blas_level(const ac_case *c, const void *dout, ac_grad_result *r, uin
   const ac_problem *p = &c->p;
   gb_job J;
   memset(&J, 0, sizeof J);
-  J.G = (ac_gb_case){.c = c, .dout = dout, .r = r, .pend = pend, .cs = ac_problem_scale(p), .qb = 64, .kb = 256};
-  /* a stored scale is exact; the default is 1/sqrt(dk) correctly rounded (exact for a power of 4) */
-  int64_t dk = p->dk, pw4 = (dk & (dk - 1)) == 0 && (__builtin_ctzll((unsigned long long)dk) % 2) == 0;
-  J.G.eps_c = p->scale_is_default && !pw4 ? U * (1 + 4 * U) : 0;
+  J.G = (ac_gb_case){.c = c, .dout = dout, .r = r, .pend = pend, .qb = 64, .kb = 256};
+  ac_or_scale osc;
+  ac_err e;
+  if (ac_or_scale_init(&osc, p, &e)) return;   /* ac_grad_run checked it already */
+  ac_bt_scale_init(&J.G.sc, &osc, p->dk);
   J.hpg = p->heads / p->kv_heads;
   J.nunit = p->batch * p->kv_heads;
   J.ntask = p->batch * p->heads;

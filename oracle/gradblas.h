@@ -10,6 +10,7 @@
 #ifndef AC_GRADBLAS_H
 #define AC_GRADBLAS_H
 #include <stdint.h>
+#include "blastile.h"
 #include "grad.h"
 
 /* 1 when the level applies: dtype f32, f16, bf16, e4m3 or e5m2, formats (the result's) within
@@ -43,7 +44,7 @@ typedef struct {
   const void *dout;
   ac_grad_result *r;
   uint32_t *const *pend;
-  double cs, eps_c;       /* the scale in binary64 and |cs - c| <= eps_c |cs| */
+  ac_bt_scale sc;         /* the scale as the bounds use it (c_d, |c_d - c| <= e_c) */
   int64_t qb, kb;         /* rows per query tile, keys per block of the dQ products */
 } ac_gb_case;
 

@@ -1,6 +1,8 @@
 /* gradtile.c: one query tile of the backward's matrix-product level (gradblas.h, docs/backward.md
- * §4.4): rows [i0, i1) of (batch b, head h) against the keys they see, from binary64 products on
- * the library of gemm.h, with a proven bound on every quantity.
+ * §4.4): rows [i0, i0 + nr) of (batch b, head h) against the keys they see, from binary64 products on
+ * the library of gemm.h, with a proven bound on every quantity. The scores and their weights are the
+ * forward's tiles (blastile.h: a head as the products read it, score tiles with a proven bound per
+ * score, weights with a proven relative bound); the rest is here.
  *
  * Arithmetic: binary64, round to nearest, no contraction here (the library may contract: the
  * bound of gemm.h holds for any order, with or without FMA); u = 2^-53, γ_n = n u / (1 - n u).
@@ -8,23 +10,23 @@
  * dozen operations on non-negative numbers), FL = 2^-1060 covers what those operations lose to
  * underflow. The inputs are binary64 values of the narrow dtypes (at most 24 significant bits,
  * exponents in [-149, 127]), so a product of two inputs is exact.
- *   Norms: nq_i >= ||q_i||_2 (the squares are exact, their sum within γ_dk, the root within u).
- *   Scores z~ = Q K^T (gemm): |z~_ij - z_ij| <= ez_ij = γ_dk nq_i nk_j (Σ_t |q_it k_jt| <= nq_i nk_j,
- *     Cauchy-Schwarz); ez_ij = 0 when every product is a multiple of 2^(lq_i + lk_j) (lq: the least
- *     significant bit of the row) and nq_i nk_j < 2^(53 + lq_i + lk_j): every partial sum of any
- *     order is then a binary64 number, so the product is exact (E(nq) - lq + E(nk) - lk <= 52).
- *   s~ = fl(fl(cs z~) + a~) with a~ = fl(-m_h dist) and the stored bias (each addition rounded):
- *     |s~ - s| <= es = |cs|(1 + ε_c) ez + (ε_c (1 + 2u) + u)|cs z~| + u(|a~| + the partial sums).
- *   t~ = fl(s~ - m_i), m_i the largest s~ of the row (σ_h too): t~ <= 0, et = es + u|t~| bounds
- *     |t~ - t| for the exact t = s - m_i (the weights are invariant under the shift m_i). The tile
- *     leaves the level when et > 2^-24 (scores too large for binary64 to place).
- *   w~ = ac_fx_exp(t~) within 2^-50 e^{t~} (fastexp.c), so |w~ - e^t| <= ρ w~ with
- *     ρ = (2^-50 + et (1 + et)) / (1 - 2^-50) (expm1(x) <= x (1 + x) for x <= 2^-24); for
- *     t~ < -600, w~ = 0 within e^{-600 + et} < 2^-865.
+ *   Scores (blastile.h): sh = fl(c_d zh) from the products zh, za; with ALiBi and a bias the score is
+ *     x = fl(fl(sh + fl(-m_h dist)) + bias), each rounding adding u of its result; t = fl(x - m_i), m_i
+ *     the largest x of the row (σ_h too): t <= 0, and |t - (s - m_i)| <= tau = ac_bt_tau(zh, za, sh, t)
+ *     + 1.001 u (|fl(-m_h dist)| + |sh + ...| + |x|) (the weights are invariant under the shift m_i).
+ *     The tile leaves the level when a weighted key's tau exceeds 2^-20 or a tiny one's 1.
+ *   Weights: w~ = ac_fx_exp(t) within rho = ac_bt_rho(tau) of itself; for t < AC_FX_TMIN, w~ = 0
+ *     within AC_BT_TINY. The sink: t = fl(σ_h - m_i), tau = u|t|.
  *   L~ = Σ_j w~_j by TwoSum (error-free additions, their errors summed): |L~ - Σ w~| <=
  *     (u + 2 n² u²) L~; eL = Σ_j ew_j (1 + 2γ_n) + that; βL = eL / L~ (L~ >= 1: the top key's w~ is 1).
  *   P~ = fl(w~ / L~): |P~ - P| <= eP = (ew + w~ βL) / (L~ (1 - βL)) + u P~.
- *   dP~ = dO V^T (gemm): edp = γ_dv no_i nv_j, or 0 by the exactness test above.
+ *   Norms: no_i >= ||dO_i||_2, nv_j >= ||v_j||_2 (the squares are exact, their sum within γ_dv, the
+ *     root within u).
+ *   dP~ = dO V^T (gemm): |dP~_ij - dP_ij| <= edp_ij = γ_dv no_i nv_j (Σ_t |dO_it v_jt| <= no_i nv_j,
+ *     Cauchy-Schwarz); edp_ij = 0 when every product is a multiple of 2^(l_i + l_j) (l: the least
+ *     significant bit of the row) and no_i nv_j < 2^(53 + l_i + l_j): every partial sum of any order
+ *     is then a binary64 number, so the product is exact (E(no) - l_i + E(nv) - l_j <= 52). For
+ *     f16, bf16 and fp8 inputs of ordinary range every dP is exact.
  *   D~ = Σ_j fl(P~_j dP~_j) by TwoSum: |D~ - D| <= eD = (1 + 2γ_n)(Σ_j (eP_j (|dP~_j| + edp_j)
  *     + P~_j edp_j) + (u + 2 n² u²) Σ_j |P~_j dP~_j|) + u|D~| + n 2^-1073.
  *   Y~ = fl(dP~ - D~): eY = edp + eD + u|Y~|;  dS~ = fl(P~ Y~): eS = eP (|Y~| + eY) + P~ eY + u|dS~| + FL.
@@ -32,7 +34,7 @@
  *     fl(hi + lo): |G~ - Σ_j dS_j K_j| <= Σ_j (eS_j + κ |dS~_j|) |K_jt| + 2n 2^-1074 + u|G~|, with
  *     κ = γ_max(kb, qb) + 2^-60 (the block's rounding and the TwoSum's lo, at most m² u² of
  *     Σ |terms| for m <= 2^21 additions); the bound's own gemm (non-negative terms) within γ_n.
- *     dQ~ = fl(cs G~): e = |cs| (1 + ε_c) eG + (ε_c (1 + u) + u)|dQ~| + 2^-1073.
+ *     dQ~ = fl(c_d G~) with |c_d - c| <= e_c: e = (|c_d| + e_c) eG + e_c |G~| + u|dQ~| + 2^-1073.
  *   dK, dV (column sums): per tile gemm(dS~^T, Q) and gemm(P~^T, dO) added by TwoSum into the
  *     (batch, head)'s part, their bounds gemm(E^T, |Q|) with E = eS + κ|dS~| and gemm(E'^T, |dO|)
  *     with E' = eP + κ P~, accumulated (gradblas.c closes them).
@@ -42,7 +44,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "fast.h"
+#include "blastile.h"
 #include "gemm.h"
 #include "gradblas.h"
 #include "variants.h"
@@ -50,22 +52,22 @@
 #define U 0x1p-53
 #define SL (1 + 0x1p-40)
 #define FL 0x1p-1060
-#define T_TINY (-600.0)
-#define W_TINY 0x1p-865
-#define ET_MAX 0x1p-24
 
 struct ac_gb_ws {
-  int64_t b, kvh;                /* keys loaded (-1: none) */
-  double *K, *Ka, *V;            /* tk*dk, tk*dk (|K|), tk*dv */
-  double *nk, *nv;               /* per key: bounds on ||k_j||, ||v_j|| */
-  int32_t *ck, *cv;              /* per key: E(norm) - lsb, for the exactness test */
-  double *Q, *Qa, *O, *Oa;       /* qb*dk, qb*dk, qb*dv, qb*dv: the tile's q, |q|, dO, |dO| */
-  double *nq, *no;               /* per row */
-  int32_t *cq, *co;
-  double *S, *EP, *Y, *E;        /* qb*tk strips: scores, weights, P; their bounds; dP, dS; dS's bounds */
+  int64_t b, kvh;                /* the head loaded (-1: none) */
+  ac_oracle_opts oo;             /* the forward's decode of a head */
+  ac_or_head hd;
+  ac_bt_head bh;                 /* K, |K|, V as the products read them */
+  ac_bt_rows R;                  /* the tile's q */
+  double *nv;                    /* per key: a bound on ||v_j|| */
+  int32_t *cv;                   /* per key: E(nv) - lsb, for the exactness test */
+  double *O, *Oa, *no;           /* qb*dv, qb*dv, qb: the tile's dO, |dO|, row norms */
+  int32_t *co;
+  double *S, *ZA, *EP, *Y, *E;   /* qb*tk strips: zh, then the weights, then P; za; x, rho, eP; the offsets'
+                                    rounding, dP, dS; the scores' scratch, then dS's bounds */
   double *H;                     /* tk*max(dk, dv): a tile's column sums */
   double *Gh, *Gl, *Gt, *Ga;     /* qb*dk: the tile's dQ (TwoSum), a block's product, the bound */
-  double *tt;                    /* tk: a row's exponent arguments */
+  double *tt;                    /* tk: a row's exponent arguments, then its products P dP */
 };
 
 static void *alloc_d(int64_t n) { return ac_xmalloc((size_t)(n > 0 ? n : 1) * sizeof(double)); }
@@ -76,13 +78,13 @@ ac_gb_ws *ac_gb_ws_new(const ac_gb_case *G)
   const int64_t tk = p->tk, dk = p->dk, dv = p->dv, qb = G->qb, dm = dk > dv ? dk : dv;
   ac_gb_ws *w = ac_xcalloc(1, sizeof *w);
   w->b = w->kvh = -1;
-  w->K = alloc_d(tk * dk), w->Ka = alloc_d(tk * dk), w->V = alloc_d(tk * dv);
-  w->nk = alloc_d(tk), w->nv = alloc_d(tk);
-  w->ck = ac_xmalloc((size_t)tk * sizeof *w->ck + 1), w->cv = ac_xmalloc((size_t)tk * sizeof *w->cv + 1);
-  w->Q = alloc_d(qb * dk), w->Qa = alloc_d(qb * dk), w->O = alloc_d(qb * dv), w->Oa = alloc_d(qb * dv);
-  w->nq = alloc_d(qb), w->no = alloc_d(qb);
-  w->cq = ac_xmalloc((size_t)qb * sizeof *w->cq), w->co = ac_xmalloc((size_t)qb * sizeof *w->co);
-  w->S = alloc_d(qb * tk), w->EP = alloc_d(qb * tk), w->Y = alloc_d(qb * tk), w->E = alloc_d(qb * tk);
+  ac_oracle_opts_init(&w->oo);
+  w->nv = alloc_d(tk);
+  w->cv = ac_xmalloc((size_t)tk * sizeof *w->cv + 1);
+  w->O = alloc_d(qb * dv), w->Oa = alloc_d(qb * dv), w->no = alloc_d(qb);
+  w->co = ac_xmalloc((size_t)qb * sizeof *w->co);
+  w->S = alloc_d(qb * tk), w->ZA = alloc_d(qb * tk), w->EP = alloc_d(qb * tk), w->Y = alloc_d(qb * tk);
+  w->E = alloc_d(qb * tk);
   w->H = alloc_d(tk * dm);
   w->Gh = alloc_d(qb * dk), w->Gl = alloc_d(qb * dk), w->Gt = alloc_d(qb * dk), w->Ga = alloc_d(qb * dk);
   w->tt = alloc_d(tk);
@@ -92,10 +94,12 @@ ac_gb_ws *ac_gb_ws_new(const ac_gb_case *G)
 void ac_gb_ws_free(ac_gb_ws *w)
 {
   if (!w) return;
-  double *d[] = {w->K, w->Ka, w->V, w->nk, w->nv, w->Q, w->Qa, w->O, w->Oa, w->nq, w->no, w->S, w->EP, w->Y,
-                 w->E, w->H, w->Gh, w->Gl, w->Gt, w->Ga, w->tt};
+  ac_or_head_free(&w->hd);
+  ac_bt_head_free(&w->bh);
+  ac_bt_rows_free(&w->R);
+  double *d[] = {w->nv, w->O, w->Oa, w->no, w->S, w->ZA, w->EP, w->Y, w->E, w->H, w->Gh, w->Gl, w->Gt, w->Ga, w->tt};
   for (size_t k = 0; k < sizeof d / sizeof d[0]; k++) free(d[k]);
-  free(w->ck); free(w->cv); free(w->cq); free(w->co);
+  free(w->cv); free(w->co);
   free(w);
 }
 
@@ -138,17 +142,13 @@ static int row_prep(const double *x, double *xa, int64_t d, double *nrm, int32_t
 int ac_gb_load_kv(ac_gb_ws *w, const ac_gb_case *G, int64_t b, int64_t kvh)
 {
   if (w->b == b && w->kvh == kvh) return 0;
-  const ac_case *c = G->c;
-  const ac_problem *p = &c->p;
+  const ac_problem *p = &G->c->p;
   w->b = w->kvh = -1;
-  for (int64_t j = 0; j < p->tk; j++) {
-    double *k = w->K + j * p->dk, *v = w->V + j * p->dv;
-    for (int64_t t = 0; t < p->dk; t++) k[t] = ac_load(p->dtype, c->k, ac_kidx(p, b, kvh, j, t));
-    for (int64_t t = 0; t < p->dv; t++) v[t] = ac_load(p->dtype, c->v, ac_vidx(p, b, kvh, j, t));
-    if (row_prep(k, w->Ka + j * p->dk, p->dk, &w->nk[j], &w->ck[j]) ||
-        row_prep(v, NULL, p->dv, &w->nv[j], &w->cv[j]))
-      return 1;
-  }
+  ac_or_fast_head_decode(&w->hd, G->c, b, kvh, &w->oo, G->r->formats);
+  ac_bt_head_build(&w->bh, &w->hd, p->tk, p->dk, p->dv);
+  if (!w->bh.ok) return 1;
+  for (int64_t j = 0; j < p->tk; j++)
+    if (row_prep(w->bh.V + j * p->dv, NULL, p->dv, &w->nv[j], &w->cv[j])) return 1;
   w->b = b, w->kvh = kvh;
   return 0;
 }
@@ -192,17 +192,16 @@ static void acc2(double *hi, double *lo, const double *x, int64_t n)
 
 static double gam(int64_t n) { return ac_gemm_gamma(n); }
 
-/* Scores of row r (global i) against the strip's keys [jlo, jlo + n) into S (s~, -inf where not
- * visible) and EP (es); returns the row's largest score (-inf: none visible), or NAN when a
- * score leaves the domain (a NaN or +inf bias, a non-finite score). */
+/* Scores of row r (global i) against the strip's keys [jlo, jlo + n): x into EP (-inf where not
+ * visible), the offsets' rounding into Y; returns the row's largest x (-inf: none visible), or
+ * NAN when a score leaves the domain (a NaN or +inf bias, a non-finite score). */
 static double row_scores(ac_gb_ws *w, const ac_gb_case *G, int64_t b, int64_t h, int64_t i, int64_t r, int64_t jlo,
                          int64_t n)
 {
   const ac_case *c = G->c;
   const ac_problem *p = &c->p;
-  double *s = w->S + r * n, *es = w->EP + r * n, m = -INFINITY, acs = fabs(G->cs);
-  const double gdk = gam(p->dk), ce = acs * (1 + G->eps_c), cr = G->eps_c * (1 + 2 * U) + U, nq = w->nq[r];
-  const int32_t cq = w->cq[r];
+  const double *zh = w->S + r * n, cd = G->sc.cd;
+  double *x = w->EP + r * n, *eo = w->Y + r * n, m = -INFINITY;
   int64_t lo, hi;
   ac_visible_range(p, i, &lo, &hi);
   const int alibi = (p->f.used & AC_FEAT_ALIBI) && c->alibi_slopes, bias = (p->f.used & AC_FEAT_BIAS) && c->bias;
@@ -211,72 +210,75 @@ static double row_scores(ac_gb_ws *w, const ac_gb_case *G, int64_t b, int64_t h,
   for (int64_t j = 0; j < n; j++) {
     const int64_t kj = jlo + j;
     if (kj < lo || kj >= hi || (bm && !ac_features_visible(c, b, h, i, kj))) {
-      s[j] = -INFINITY;
+      x[j] = -INFINITY;
       continue;
     }
-    double ez = cq + w->ck[kj] <= 52 ? 0 : gdk * nq * w->nk[kj];
-    double x = G->cs * s[j], e = ce * ez + cr * fabs(x);
+    double v = cd * zh[j], e = 0;
     if (alibi) {
       double a = -(slope * (double)ac_alibi_dist(p, i, kj));
-      x += a;
-      e += U * (fabs(a) + fabs(x));
+      v += a;
+      e += fabs(a) + fabs(v);
     }
     if (bias) {
       double bv = ac_load(p->f.bias_dtype, c->bias, ac_biasidx(p, b, h, i, kj));
       if (bv == -INFINITY) {
-        s[j] = -INFINITY;
+        x[j] = -INFINITY;
         continue;
       }
-      x += bv;
-      e += U * fabs(x);
+      v += bv;
+      e += fabs(v);
     }
-    if (!isfinite(x)) return NAN;
-    s[j] = x;
-    es[j] = e * SL;
-    if (x > m) m = x;
+    if (!isfinite(v)) return NAN;
+    x[j] = v;
+    eo[j] = 1.001 * U * e;
+    if (v > m) m = v;
   }
   return m;
 }
 
-/* Weights of row r: S becomes P~, EP its bound eP; the sink's P~ and eP into *ps, *eps (0 without
- * one). Returns 1 when an exponent argument is not placed well enough (et > 2^-24). */
-static int row_weights(ac_gb_ws *w, double m, double sink, int64_t r, int64_t n, double *ps, double *eps)
+/* Weights of row r against the reference m: S becomes P~, EP its bound eP; the sink's P~ and eP
+ * into *ps, *eps (0 without one). Returns 1 when an exponent argument is not placed well enough. */
+static int row_weights(ac_gb_ws *w, const ac_gb_case *G, double m, double sink, int64_t r, int64_t n, double *ps,
+                       double *eps)
 {
-  double *s = w->S + r * n, *e = w->EP + r * n, *tt = w->tt;
-  for (int64_t j = 0; j < n; j++) {
-    if (s[j] == -INFINITY) continue;
-    double t = s[j] - m, et = e[j] + U * fabs(t);
-    if (!(et <= ET_MAX)) return 1;
-    tt[j] = t < T_TINY ? T_TINY : t;
-    e[j] = et;
+  double *zh = w->S + r * n, *za = w->ZA + r * n, *x = w->EP + r * n, *eo = w->Y + r * n, *tt = w->tt;
+  const double cd = G->sc.cd;
+  int bad = 0;
+  for (int64_t j = 0; j < n; j++) {   /* x := rho (relative bound of the weight), or -1: not visible */
+    if (x[j] == -INFINITY) {
+      tt[j] = 0, x[j] = -1;
+      continue;
+    }
+    double t = x[j] - m, tau = ac_bt_tau(&G->sc, zh[j], za[j], cd * zh[j], t) + eo[j];
+    bad |= t >= AC_FX_TMIN ? !(tau <= AC_BT_TAU_MAX) : !(tau <= 1);
+    tt[j] = t;
+    x[j] = t >= AC_FX_TMIN ? ac_bt_rho(tau) : 0;
   }
-  for (int64_t j = 0; j < n; j++)
-    if (s[j] == -INFINITY) tt[j] = 0;
-  ac_fx_exp_array(tt, tt, n);
+  if (bad) return 1;
+  ac_fx_exp_array(tt, zh, n);
   double lh = 0, ll = 0, sew = 0;
   int64_t cnt = 0;
   for (int64_t j = 0; j < n; j++) {
-    if (s[j] == -INFINITY) {
-      s[j] = e[j] = 0;   /* not visible: P = 0 exactly */
+    if (x[j] < 0) {
+      zh[j] = x[j] = 0;   /* not visible: P = 0 exactly */
       continue;
     }
-    double t = s[j] - m, wv = t < T_TINY ? 0 : tt[j];
-    double ew = t < T_TINY ? W_TINY : SL * (0x1p-50 + e[j] * (1 + e[j])) / (1 - 0x1p-50) * wv;
-    s[j] = wv, e[j] = ew;
-    double x = lh + wv, bp = x - lh;
-    ll += (lh - (x - bp)) + (wv - bp);
-    lh = x;
+    double wv = zh[j], ew = tt[j] >= AC_FX_TMIN ? x[j] * wv : AC_BT_TINY;
+    x[j] = ew;
+    double s = lh + wv, bp = s - lh;
+    ll += (lh - (s - bp)) + (wv - bp);
+    lh = s;
     sew += ew;
     cnt++;
   }
   double ws = 0, ews = 0;
-  if (sink > -INFINITY) {   /* the sink: score σ_h exactly, t~ within u|t~| */
-    double t = sink - m, et = U * fabs(t);
-    ws = t < T_TINY ? 0 : ac_fx_exp(t);
-    ews = t < T_TINY ? W_TINY : SL * (0x1p-50 + et * (1 + et)) / (1 - 0x1p-50) * ws;
-    double x = lh + ws, bp = x - lh;
-    ll += (lh - (x - bp)) + (ws - bp);
-    lh = x;
+  if (sink > -INFINITY) {   /* the sink: score σ_h exactly, t within u|t| */
+    double t = sink - m;
+    ws = t >= AC_FX_TMIN ? ac_fx_exp(t) : 0;
+    ews = t >= AC_FX_TMIN ? ac_bt_rho(U * fabs(t) + 0x1p-1074) * ws : AC_BT_TINY;
+    double s = lh + ws, bp = s - lh;
+    ll += (lh - (s - bp)) + (ws - bp);
+    lh = s;
     sew += ews;
     cnt++;
   }
@@ -285,10 +287,10 @@ static int row_weights(ac_gb_ws *w, double m, double sink, int64_t r, int64_t n,
   double bL = eL / L, den = L * (1 - bL);
   if (!(bL <= 0x1p-20)) return 1;
   for (int64_t j = 0; j < n; j++) {
-    if (s[j] == 0 && e[j] == 0) continue;
-    double wv = s[j];
-    s[j] = wv / L;
-    e[j] = SL * (e[j] + wv * bL) / den + U * s[j] + FL;
+    if (zh[j] == 0 && x[j] == 0) continue;
+    double wv = zh[j];
+    zh[j] = wv / L;
+    x[j] = SL * (x[j] + wv * bL) / den + U * zh[j] + FL;
   }
   *ps = ws / L;
   *eps = sink > -INFINITY ? SL * (ews + ws * bL) / den + U * *ps + FL : 0;
@@ -337,11 +339,11 @@ static void tile_dq(ac_gb_ws *w, const ac_gb_case *G, int64_t b, int64_t h, int6
   memset(w->Gl, 0, (size_t)(nr * dk) * sizeof(double));
   for (int64_t j0 = 0; j0 < n; j0 += G->kb) {
     int64_t m = n - j0 < G->kb ? n - j0 : G->kb;
-    ac_gemm(0, 0, nr, dk, m, w->Y + j0, n, w->K + (jlo + j0) * dk, dk, 0, w->Gt, dk);
+    ac_gemm(0, 0, nr, dk, m, w->Y + j0, n, w->bh.K + (jlo + j0) * dk, dk, 0, w->Gt, dk);
     acc2(w->Gh, w->Gl, w->Gt, nr * dk);
   }
-  ac_gemm(0, 0, nr, dk, n, w->E, n, w->Ka + jlo * dk, dk, 0, w->Ga, dk);
-  const double ac = fabs(G->cs) * (1 + G->eps_c), cr = G->eps_c * (1 + U) + U, g2 = 1 + 2 * gam(n);
+  ac_gemm(0, 0, nr, dk, n, w->E, n, w->bh.Ka + jlo * dk, dk, 0, w->Ga, dk);
+  const double cd = G->sc.cd, ec = G->sc.ec, ac = fabs(cd) + ec, g2 = 1 + 2 * gam(n);
   for (int64_t r = 0; r < nr; r++) {
     int64_t sq = T->slot[(b * p->heads + h) * p->tq + i0 + r];
     if (sq < 0 || !rowok[r]) continue;
@@ -350,7 +352,7 @@ static void tile_dq(ac_gb_ws *w, const ac_gb_case *G, int64_t b, int64_t h, int6
       if (!G->pend[0][e]) continue;
       double g = w->Gh[r * dk + t] + w->Gl[r * dk + t];
       double eg = SL * g2 * (w->Ga[r * dk + t] + 2 * (double)n * 0x1p-1074) + U * fabs(g);
-      double v = G->cs * g, err = SL * (ac * eg + cr * fabs(v)) + 0x1p-1073;
+      double v = cd * g, err = SL * (ac * eg + ec * fabs(g) + U * fabs(v)) + 0x1p-1073;
       ac_gb_decide(T, G->pend[0], e, v, err, cnt);
     }
   }
@@ -385,45 +387,54 @@ int ac_gb_tile(ac_gb_ws *w, const ac_gb_case *G, int64_t b, int64_t h, int64_t i
     ac_visible_range(p, i, &lo, &hi);
     if (lo < hi) jlo = lo < jlo ? lo : jlo, jhi = hi > jhi ? hi : jhi;
   }
+  ac_bt_rows_size(&w->R, nr, dk);
   for (int64_t r = 0; r < nr; r++) {
-    double *q = w->Q + r * dk, *o = w->O + r * dv;
+    double *q = w->Gt, *o = w->O + r * dv;   /* Gt: the row's q until the products */
     for (int64_t t = 0; t < dk; t++) q[t] = ac_load(p->dtype, c->q, ac_qidx(p, b, h, i0 + r, t));
     for (int64_t t = 0; t < dv; t++) o[t] = ac_load(od, G->dout, ac_oidx(p, b, h, i0 + r, t));
-    if (row_prep(q, w->Qa + r * dk, dk, &w->nq[r], &w->cq[r]) || row_prep(o, w->Oa + r * dv, dv, &w->no[r], &w->co[r]))
-      return part->bad = 1;
+    int bad = 0;
+    for (int64_t t = 0; t < dk; t++) bad |= !isfinite(q[t]);
+    if (bad || row_prep(o, w->Oa + r * dv, dv, &w->no[r], &w->co[r])) return part->bad = 1;
+    ac_bt_rows_set(&w->R, r, q);
   }
   const double sink = (p->f.used & AC_FEAT_SINKS) && c->sinks ? (double)c->sinks[h] : -INFINITY;
   if (isnan(sink) || sink == INFINITY) return part->bad = 1;
   const int64_t n = jlo < jhi ? jhi - jlo : 0;
   uint8_t rowok[nr];
+  double ps[nr], eps[nr];
   if (n == 0) {   /* no row sees a key: dQ = 0 exactly, D = 0, the sink adds 0 to dσ */
     for (int64_t r = 0; r < nr; r++) empty_row(G, (b * p->heads + h) * p->tq + i0 + r, cnt);
     part->rows += nr;
     return 0;
   }
-  ac_gemm(0, 1, nr, n, dk, w->Q, dk, w->K + jlo * dk, dk, 0, w->S, n);
-  ac_gemm(0, 1, nr, n, dv, w->O, dv, w->V + jlo * dv, dv, 0, w->Y, n);
-  const double kappa = SL * (gam(G->kb > G->qb ? G->kb : G->qb) + 0x1p-60);
+  ac_bt_scores(&w->R, &w->bh, jlo, jhi, w->S, w->ZA, n, w->E);
   for (int64_t r = 0; r < nr; r++) {
     double m = row_scores(w, G, b, h, i0 + r, r, jlo, n);
     if (isnan(m)) return part->bad = 1;
     rowok[r] = m > -INFINITY;
-    double mm = sink > m ? sink : m, ps = 0, eps = 0, eD = 0;
+    ps[r] = eps[r] = 0;
     if (!rowok[r]) {   /* no visible key: P = 0 on the strip (the sink, if any, weighs 1) */
       empty_row(G, (b * p->heads + h) * p->tq + i0 + r, cnt);
       memset(w->S + r * n, 0, (size_t)n * sizeof(double));
       memset(w->EP + r * n, 0, (size_t)n * sizeof(double));
+      continue;
+    }
+    if (row_weights(w, G, sink > m ? sink : m, sink, r, n, &ps[r], &eps[r])) return part->bad = 1;
+  }
+  ac_gemm(0, 1, nr, n, dv, w->O, dv, w->bh.V + jlo * dv, dv, 0, w->Y, n);
+  const double kappa = SL * (gam(G->kb > G->qb ? G->kb : G->qb) + 0x1p-60);
+  for (int64_t r = 0; r < nr; r++) {
+    if (!rowok[r]) {
       memset(w->Y + r * n, 0, (size_t)n * sizeof(double));
       memset(w->E + r * n, 0, (size_t)n * sizeof(double));
       continue;
     }
-    if (row_weights(w, mm, sink, r, n, &ps, &eps)) return part->bad = 1;
-    double D = row_ds(w, G, r, jlo, n, kappa, &eD);
+    double eD, D = row_ds(w, G, r, jlo, n, kappa, &eD);
     if (sink > -INFINITY) {   /* dσ_h += -P~_sink D~ */
-      double x = -(ps * D), s = part->sh + x, bp = s - part->sh;
+      double x = -(ps[r] * D), s = part->sh + x, bp = s - part->sh;
       part->sl += (part->sh - (s - bp)) + (x - bp);
       part->sh = s;
-      part->se += SL * (eps * (fabs(D) + eD) + ps * eD + U * fabs(x)) + 0x1p-1074;
+      part->se += SL * (eps[r] * (fabs(D) + eD) + ps[r] * eD + U * fabs(x)) + 0x1p-1074;
       part->sa += fabs(x);
     }
   }
@@ -431,9 +442,9 @@ int ac_gb_tile(ac_gb_ws *w, const ac_gb_case *G, int64_t b, int64_t h, int64_t i
   part->rows += nr;
   if (!part->kh) return 0;
   /* the column sums of the tile, the scale applied when they are closed */
-  ac_gemm(1, 0, n, dk, nr, w->Y, n, w->Q, dk, 0, w->H, dk);
+  ac_gemm(1, 0, n, dk, nr, w->Y, n, w->R.Q, dk, 0, w->H, dk);
   acc2(part->kh + jlo * dk, part->kl + jlo * dk, w->H, n * dk);
-  ac_gemm(1, 0, n, dk, nr, w->E, n, w->Qa, dk, 1, part->ka + jlo * dk, dk);
+  ac_gemm(1, 0, n, dk, nr, w->E, n, w->R.Qa, dk, 1, part->ka + jlo * dk, dk);
   ac_gemm(1, 0, n, dv, nr, w->S, n, w->O, dv, 0, w->H, dv);
   acc2(part->vh + jlo * dv, part->vl + jlo * dv, w->H, n * dv);
   ac_gemm(1, 0, n, dv, nr, w->EP, n, w->Oa, dv, 1, part->va + jlo * dv, dv);

@@ -54,6 +54,16 @@ int ac_gb_decide(ac_grad_tensor *T, uint32_t *pend, int64_t e, double v, double 
   return 1;
 }
 
+void ac_gb_zero(ac_grad_tensor *T, uint32_t *pend, int64_t e, ac_gb_count *cnt)
+{
+  if (!pend[e]) return;
+  T->el[e] = (ac_grad_elem){0.0, 0.0, AC_HOW_EXACT, AC_ACCEPT_VALUE};
+  for (int f = 0; f < AC_NDTYPES; f++)
+    if (T->bits[f]) T->bits[f][e] = ac_encode_f64((ac_dtype)f, 0.0);
+  pend[e] = 0;
+  cnt->exact++, cnt->zero++;
+}
+
 typedef struct {
   ac_gb_case G;
   int64_t ntask, hpg, nunit;
@@ -77,7 +87,7 @@ static int any(const uint32_t *pend, int64_t e0, int64_t d)
 static void part_free(ac_gb_part *P)
 {
   if (!P) return;
-  free(P->kh); free(P->kl); free(P->ka); free(P->vh); free(P->vl); free(P->va);
+  free(P->kh); free(P->kl); free(P->ka); free(P->vh); free(P->vl); free(P->va); free(P->nz);
   free(P);
 }
 
@@ -92,6 +102,12 @@ static void close_unit(gb_job *J, int64_t u, const ac_gb_part *A)
   for (int64_t j = 0; j < p->tk; j++) {
     int64_t s = r->dk.slot[u * p->tk + j];
     if (s < 0) continue;
+    if (!A->nz[j] || (cd == 0 && ec == 0))   /* a stored scale 0: dK = 0 */
+      for (int64_t t = 0; t < p->dk; t++) ac_gb_zero(&r->dk, G->pend[1], s * p->dk + t, &J->cnt);
+    if (!A->nz[j]) {   /* every row that sees key j has dO = 0: dS_ij = 0 and P_ij dO_i = 0 */
+      for (int64_t t = 0; t < p->dv; t++) ac_gb_zero(&r->dv, G->pend[2], s * p->dv + t, &J->cnt);
+      continue;
+    }
     for (int64_t t = 0; t < p->dk; t++) {
       int64_t x = j * p->dk + t;
       double g = A->kh[x] + A->kl[x], eg = g2 * (A->ka[x] + fl) + U * fabs(g), v = cd * g;
@@ -132,6 +148,7 @@ static void merge(gb_job *J, int64_t k, ac_gb_part *P)
           dst[x][2][i] += src[x][2][i];
         }
       }
+      for (int64_t j = 0; j < p->tk; j++) A->nz[j] |= Q->nz[j];
     }
     part_free(Q);
   }
@@ -159,6 +176,7 @@ static void task(gb_job *J, ac_gb_ws *w, int64_t k)
     P->vh = ac_xcalloc((size_t)(p->tk * p->dv) + 1, sizeof(double));
     P->vl = ac_xcalloc((size_t)(p->tk * p->dv) + 1, sizeof(double));
     P->va = ac_xcalloc((size_t)(p->tk * p->dv) + 1, sizeof(double));
+    P->nz = ac_xcalloc((size_t)p->tk + 1, 1);
   }
   if (J->need[u] && ac_gb_load_kv(w, G, b, kvh)) P->bad = 1;
   for (int64_t i0 = 0; J->need[u] && !P->bad && i0 < p->tq; i0 += G->qb) {
@@ -210,6 +228,10 @@ static void close_sinks(gb_job *J)
       bad |= S->bad;
     }
     if (bad) continue;
+    if (hi == 0 && lo == 0 && se == 0 && sa == 0) {   /* no sink, or dO = 0 on every row of the head */
+      ac_gb_zero(&r->dsink, J->G.pend[3], e, &J->cnt);
+      continue;
+    }
     double g = hi + lo, m = rows + (double)p->batch;
     double err = SL * (se * (1 + 2 * ac_gemm_gamma((int64_t)m)) + (U + 2 * m * m * U * U) * sa) + U * fabs(g) + 0x1p-1073;
     ac_gb_decide(&r->dsink, J->G.pend[3], e, g, err, &J->cnt);

@@ -34,6 +34,7 @@ typedef struct {
   double *vh, *vl, *va;   /* tk * dv */
   double sh, sl, se, sa;  /* dσ: -Σ_i P_i,sink D_i */
   int64_t rows;           /* rows added (for the γ of ka, va) */
+  uint8_t *nz;            /* tk: a row whose dO is not all zero sees key j (else dK_j = dV_j = 0 exactly) */
   int bad;                /* an input out of the level's domain: nothing of the columns or dσ is decided */
 } ac_gb_part;
 
@@ -65,5 +66,7 @@ int ac_gb_tile(ac_gb_ws *w, const ac_gb_case *G, int64_t b, int64_t h, int64_t i
 /* Element e of T from the value v within err, when every pending format rounds both ends alike
  * (never around 0): 1 when decided. */
 int ac_gb_decide(ac_grad_tensor *T, uint32_t *pend, int64_t e, double v, double err, ac_gb_count *cnt);
+/* Element e of T is exactly 0 (+0 in every format), when still pending. */
+void ac_gb_zero(ac_grad_tensor *T, uint32_t *pend, int64_t e, ac_gb_count *cnt);
 
 #endif

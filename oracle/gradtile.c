@@ -353,25 +353,18 @@ static void tile_dq(ac_gb_ws *w, const ac_gb_case *G, int64_t b, int64_t h, int6
       double g = w->Gh[r * dk + t] + w->Gl[r * dk + t];
       double eg = SL * g2 * (w->Ga[r * dk + t] + 2 * (double)n * 0x1p-1074) + U * fabs(g);
       double v = cd * g, err = SL * (ac * eg + ec * fabs(g) + U * fabs(v)) + 0x1p-1073;
-      ac_gb_decide(T, G->pend[0], e, v, err, cnt);
+      if (cd == 0 && ec == 0) ac_gb_zero(T, G->pend[0], e, cnt);   /* a stored scale 0 */
+      else ac_gb_decide(T, G->pend[0], e, v, err, cnt);
     }
   }
 }
 
-/* Row r has no visible key (and no sink weight to carry): dQ_i = 0 exactly. */
-static void empty_row(const ac_gb_case *G, int64_t row, ac_gb_count *cnt)
+/* Row r has no visible key, or a dO of zeros (dS_i = 0): dQ_i = 0 exactly. */
+static void zero_row(const ac_gb_case *G, int64_t row, ac_gb_count *cnt)
 {
   ac_grad_tensor *T = &G->r->dq;
   const int64_t dk = G->c->p.dk, sq = T->slot[row];
-  for (int64_t t = 0; sq >= 0 && t < dk; t++) {
-    int64_t e = sq * dk + t;
-    if (!G->pend[0][e]) continue;
-    T->el[e] = (ac_grad_elem){0.0, 0.0, AC_HOW_EXACT, AC_ACCEPT_VALUE};
-    for (int f = 0; f < AC_NDTYPES; f++)
-      if (T->bits[f]) T->bits[f][e] = ac_encode_f64((ac_dtype)f, 0.0);
-    G->pend[0][e] = 0;
-    cnt->exact++, cnt->zero++;
-  }
+  for (int64_t t = 0; sq >= 0 && t < dk; t++) ac_gb_zero(T, G->pend[0], sq * dk + t, cnt);
 }
 
 int ac_gb_tile(ac_gb_ws *w, const ac_gb_case *G, int64_t b, int64_t h, int64_t i0, int64_t i1, ac_gb_part *part,
@@ -403,7 +396,7 @@ int ac_gb_tile(ac_gb_ws *w, const ac_gb_case *G, int64_t b, int64_t h, int64_t i
   uint8_t rowok[nr];
   double ps[nr], eps[nr];
   if (n == 0) {   /* no row sees a key: dQ = 0 exactly, D = 0, the sink adds 0 to dσ */
-    for (int64_t r = 0; r < nr; r++) empty_row(G, (b * p->heads + h) * p->tq + i0 + r, cnt);
+    for (int64_t r = 0; r < nr; r++) zero_row(G, (b * p->heads + h) * p->tq + i0 + r, cnt);
     part->rows += nr;
     return 0;
   }
@@ -414,17 +407,25 @@ int ac_gb_tile(ac_gb_ws *w, const ac_gb_case *G, int64_t b, int64_t h, int64_t i
     rowok[r] = m > -INFINITY;
     ps[r] = eps[r] = 0;
     if (!rowok[r]) {   /* no visible key: P = 0 on the strip (the sink, if any, weighs 1) */
-      empty_row(G, (b * p->heads + h) * p->tq + i0 + r, cnt);
+      zero_row(G, (b * p->heads + h) * p->tq + i0 + r, cnt);
       memset(w->S + r * n, 0, (size_t)n * sizeof(double));
       memset(w->EP + r * n, 0, (size_t)n * sizeof(double));
       continue;
     }
     if (row_weights(w, G, sink > m ? sink : m, sink, r, n, &ps[r], &eps[r])) return part->bad = 1;
+    double *P = w->S + r * n, *eP = w->EP + r * n;
+    if (w->no[r] > 0) {   /* the keys it sees have a non-zero term */
+      for (int64_t j = 0; part->nz && j < n; j++) part->nz[jlo + j] |= P[j] != 0 || eP[j] != 0;
+      continue;
+    }
+    /* dO_i = 0: dS_i = 0 and P_i dO_i = 0 exactly, whatever P's error */
+    zero_row(G, (b * p->heads + h) * p->tq + i0 + r, cnt);
+    memset(eP, 0, (size_t)n * sizeof(double));
   }
   ac_gemm(0, 1, nr, n, dv, w->O, dv, w->bh.V + jlo * dv, dv, 0, w->Y, n);
   const double kappa = SL * (gam(G->kb > G->qb ? G->kb : G->qb) + 0x1p-60);
   for (int64_t r = 0; r < nr; r++) {
-    if (!rowok[r]) {
+    if (!rowok[r] || w->no[r] == 0) {   /* no term: dS_i = 0 exactly */
       memset(w->Y + r * n, 0, (size_t)n * sizeof(double));
       memset(w->E + r * n, 0, (size_t)n * sizeof(double));
       continue;

@@ -35,7 +35,8 @@ int ac_gr_blas_applies(const ac_problem *p, uint32_t formats)
 int ac_gb_decide(ac_grad_tensor *T, uint32_t *pend, int64_t e, double v, double err, ac_gb_count *cnt)
 {
   if (!pend[e] || !isfinite(v) || !isfinite(err)) return 0;
-  double lo = nextafter(v - err * (1 + 0x1p-50), -INFINITY), hi = nextafter(v + err * (1 + 0x1p-50), INFINITY);
+  /* each end rounded outwards: fl(v -+ e') is beyond v -+ err when e' >= (err + u|v|) / (1 - u) */
+  const double e2 = err * (1 + 0x1p-50) + 0x1p-52 * fabs(v) + 0x1p-1074, lo = v - e2, hi = v + e2;
   /* never around 0: the sign of a zero it rounds to (an exact 0 is +0) would be unknown */
   if (!(lo >= 0 || hi < 0)) return 0;
   uint32_t left = pend[e];

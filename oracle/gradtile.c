@@ -237,9 +237,10 @@ static double row_scores(ac_gb_ws *w, const ac_gb_case *G, int64_t b, int64_t h,
 }
 
 /* Weights of row r against the reference m: S becomes P~, EP its bound eP; the sink's P~ and eP
- * into *ps, *eps (0 without one). Returns 1 when an exponent argument is not placed well enough. */
+ * into *ps, *eps (0 without one), the visible keys into *nvis. Returns 1 when an exponent argument
+ * is not placed well enough. */
 static int row_weights(ac_gb_ws *w, const ac_gb_case *G, double m, double sink, int64_t r, int64_t n, double *ps,
-                       double *eps)
+                       double *eps, int64_t *nvis)
 {
   double *zh = w->S + r * n, *za = w->ZA + r * n, *x = w->EP + r * n, *eo = w->Y + r * n, *tt = w->tt;
   const double cd = G->sc.cd;
@@ -271,6 +272,7 @@ static int row_weights(ac_gb_ws *w, const ac_gb_case *G, double m, double sink, 
     sew += ew;
     cnt++;
   }
+  *nvis = cnt;
   double ws = 0, ews = 0;
   if (sink > -INFINITY) {   /* the sink: score σ_h exactly, t within u|t| */
     double t = sink - m;
@@ -393,7 +395,7 @@ int ac_gb_tile(ac_gb_ws *w, const ac_gb_case *G, int64_t b, int64_t h, int64_t i
   const double sink = (p->f.used & AC_FEAT_SINKS) && c->sinks ? (double)c->sinks[h] : -INFINITY;
   if (isnan(sink) || sink == INFINITY) return part->bad = 1;
   const int64_t n = jlo < jhi ? jhi - jlo : 0;
-  uint8_t rowok[nr];
+  uint8_t rowok[nr], ds0[nr];   /* a visible key; dS_i = 0 exactly */
   double ps[nr], eps[nr];
   if (n == 0) {   /* no row sees a key: dQ = 0 exactly, D = 0, the sink adds 0 to dσ */
     for (int64_t r = 0; r < nr; r++) zero_row(G, (b * p->heads + h) * p->tq + i0 + r, cnt);
@@ -406,16 +408,21 @@ int ac_gb_tile(ac_gb_ws *w, const ac_gb_case *G, int64_t b, int64_t h, int64_t i
     if (isnan(m)) return part->bad = 1;
     rowok[r] = m > -INFINITY;
     ps[r] = eps[r] = 0;
+    ds0[r] = 1;
     if (!rowok[r]) {   /* no visible key: P = 0 on the strip (the sink, if any, weighs 1) */
       zero_row(G, (b * p->heads + h) * p->tq + i0 + r, cnt);
       memset(w->S + r * n, 0, (size_t)n * sizeof(double));
       memset(w->EP + r * n, 0, (size_t)n * sizeof(double));
       continue;
     }
-    if (row_weights(w, G, sink > m ? sink : m, sink, r, n, &ps[r], &eps[r])) return part->bad = 1;
+    int64_t nvis;
+    if (row_weights(w, G, sink > m ? sink : m, sink, r, n, &ps[r], &eps[r], &nvis)) return part->bad = 1;
     double *P = w->S + r * n, *eP = w->EP + r * n;
     if (w->no[r] > 0) {   /* the keys it sees have a non-zero term */
       for (int64_t j = 0; part->nz && j < n; j++) part->nz[jlo + j] |= P[j] != 0 || eP[j] != 0;
+      /* one key and no sink: P = 1, D = dP, dS_i = 0 exactly */
+      ds0[r] = nvis == 1 && sink == -INFINITY;
+      if (ds0[r]) zero_row(G, (b * p->heads + h) * p->tq + i0 + r, cnt);
       continue;
     }
     /* dO_i = 0: dS_i = 0 and P_i dO_i = 0 exactly, whatever P's error */
@@ -425,7 +432,7 @@ int ac_gb_tile(ac_gb_ws *w, const ac_gb_case *G, int64_t b, int64_t h, int64_t i
   ac_gemm(0, 1, nr, n, dv, w->O, dv, w->bh.V + jlo * dv, dv, 0, w->Y, n);
   const double kappa = SL * (gam(G->kb > G->qb ? G->kb : G->qb) + 0x1p-60);
   for (int64_t r = 0; r < nr; r++) {
-    if (!rowok[r] || w->no[r] == 0) {   /* no term: dS_i = 0 exactly */
+    if (ds0[r]) {   /* no term: dS_i = 0 exactly */
       memset(w->Y + r * n, 0, (size_t)n * sizeof(double));
       memset(w->E + r * n, 0, (size_t)n * sizeof(double));
       continue;

@@ -196,7 +196,8 @@ START_TEST(cancel_exactly_and_nearly)
     const double a = ac_rng_normal(&rng), d[4] = {a, a, ac_rng_normal(&rng), 0};
     for (int64_t t = 0; t < 4; t++) gt_dout_set(&c.p, c.dout, (size_t)(i * 4 + t), d[t]);
   }
-  ck_assert(fallback_case(&c, "cancel exactly") >= 2 * 12 * 8 + 12 * 8);
+  /* every dQ (but the first row's: one key, decided as 0 by the level) and dK element falls through */
+  ck_assert(fallback_case(&c, "cancel exactly") >= 2 * 11 * 8 + 12 * 8);
   ac_grad_result r;
   run(&c, 0, 1, &r);
   gt_assert_zero_block(&r.dq, 0, 24, 8);
@@ -225,7 +226,7 @@ START_TEST(exact_zeros)
   fill(&c, &rng, 0);
   for (int64_t x = 0; x < 2 * 20 * 4; x++) ref_set(&c, 'v', (size_t)x, 0.375);
   ck_assert(ac_dout_generate(&c, "normal", 3, &e) == 0);
-  ck_assert(fallback_case(&c, "constant V") >= 2 * 20 * 8 * 2);
+  ck_assert(fallback_case(&c, "constant V") >= 2 * 19 * 8 + 2 * 20 * 8);
   ac_grad_result r;
   run(&c, 0, 1, &r);
   gt_assert_zero_block(&r.dq, 0, 40, 8);
@@ -233,7 +234,10 @@ START_TEST(exact_zeros)
   ac_grad_result_free(&r);
   ck_assert(ac_dout_generate(&c, "zero-rows", 3, &e) == 0);
   for (int64_t x = 0; x < 2 * 20 * 4; x++) ref_set(&c, 'v', (size_t)x, ac_rng_normal(&rng));
-  ck_assert(fallback_case(&c, "zero dO rows") > 0);
+  fallback_case(&c, "zero dO rows");
+  run(&c, 0, 1, &r);
+  for (int64_t x = 1; x < 40; x += 2) gt_assert_zero_block(&r.dq, x, x + 1, 8);   /* decided by the level */
+  ac_grad_result_free(&r);
   ac_case_free(&c);
 }
 END_TEST

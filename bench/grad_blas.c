@@ -114,6 +114,7 @@ static double ref_run(const ac_case *c, int nth)
 
 typedef struct {
   int64_t elems, blas, exact, unresolved;
+  double cpu, cpu_max;   /* the matrix-product level's and the budgets' workers: CPU s in total, the busiest one's */
 } or_stats;
 
 /* The oracle (and with budget, the backward budgets of the dtype's class) on nth threads. */
@@ -131,19 +132,23 @@ static double oracle_run(const ac_case *c, int nth, int budget, int no_blas, or_
     fprintf(stderr, "bench: %s\n", e.msg);
     exit(3);
   }
+  double bcpu = 0, bmax = 0;
   if (budget) {
     const ac_precision *cls;
     ac_grad_budget bg;
-    if (ac_precision_resolve(NULL, NULL, c->p.dtype, &cls, &e) || ac_grad_budget_compute(cls, c, &bg, &e)) {
+    if (ac_precision_resolve(NULL, NULL, c->p.dtype, &cls, &e) ||
+        ac_grad_budget_compute_threads(cls, c, AC_ALIBI_LSE_ABI, nth, &bg, &e)) {
       fprintf(stderr, "bench: %s\n", e.msg);
       exit(3);
     }
+    bcpu = bg.cpu, bmax = bg.cpu_max;
     ac_grad_budget_free(&bg);
   }
   double t = (nth > 1 ? wall_now() : gn_proc_now()) - t0;
   if (st) {
     st->elems = (r.dq.nsel + r.dk.nsel) * c->p.dk + r.dv.nsel * c->p.dv + r.dsink.nsel;
     st->blas = r.n_blas, st->exact = r.n_exact, st->unresolved = r.n_unresolved;
+    st->cpu = r.blas_cpu + bcpu, st->cpu_max = r.blas_cpu_max + bmax;
   }
   ac_grad_result_free(&r);
   return t;
@@ -255,8 +260,8 @@ int main(int argc, char **argv)
     make_case(&c, dt, B, H, KVH, Ts[ti], d, mask);
     double mem = peak_mb(&c, no_blas);
     double io = (double)(4 * B * H * Ts[ti] * d) * (double)ac_dtype_size(dt) / 1048576 * (1 + (double)KVH / (double)H);
-    double tr[32], to[32], tb[32], r2[32], o2[32], ratio[32], ratiob[32], sp[32];
-    or_stats st;
+    double tr[32], to[32], tb[32], r2[32], o2[32], ratio[32], ratiob[32], sp[32], spc[32], spb[32];
+    or_stats st, s1, sn;
     for (int k = 0; k < reps && k < 32; k++) {
       tr[k] = ref_run(&c, 1);
       to[k] = oracle_run(&c, 1, 0, no_blas, &st);
@@ -264,10 +269,12 @@ int main(int argc, char **argv)
       ratio[k] = to[k] / tr[k], ratiob[k] = tb[k] / tr[k];
       r2[k] = ref_run(&c, nth);
       double w1 = wall_now();
-      oracle_run(&c, 1, 0, no_blas, NULL);
+      oracle_run(&c, 1, 1, no_blas, &s1);
       w1 = wall_now() - w1;
-      o2[k] = oracle_run(&c, nth, 0, no_blas, NULL);
+      o2[k] = oracle_run(&c, nth, 1, no_blas, &sn);
       sp[k] = w1 / o2[k];
+      spc[k] = s1.cpu / sn.cpu_max;   /* with a core per worker: the busiest one sets the time */
+      spb[k] = sn.cpu / s1.cpu;
     }
     int n = reps < 32 ? reps : 32;
     printf("%s B%lld H%lld/%lld T=%lld d=%lld %s (%d runs, medians):\n", ac_dtype_name(dt), (long long)B, (long long)H,
@@ -278,10 +285,13 @@ int main(int argc, char **argv)
     printf("  %lld elements: %lld decided by matrix products, %lld left to the older levels (%.4f%%; %lld of them exact), "
            "%lld unresolved\n", (long long)st.elems, (long long)st.blas, (long long)(st.elems - st.blas),
            100.0 * (double)(st.elems - st.blas) / (double)st.elems, (long long)st.exact, (long long)st.unresolved);
-    printf("  %d threads (wall): reference %.3f s, oracle %.3f s; oracle speedup 1 -> %d threads %.2fx\n", nth,
-           median(r2, n), median(o2, n), nth, median(sp, n));
-    printf("  peak memory of oracle + budgets: %.1f MB over inputs and outputs (q, k, v, dO, dq, dk, dv) of %.1f MB: %.2fx\n",
-           mem, io, mem / io);
+    printf("  %d threads, oracle + budgets: wall speedup %.2fx (reference %.3f s, oracle + budgets %.3f s, wall);\n"
+           "    CPU of the busiest worker against 1 thread's: %.2fx (CPU in all: %.2fx of 1 thread's)\n",
+           nth, median(sp, n), median(r2, n), median(o2, n), median(spc, n), median(spb, n));
+    const double el = (double)st.elems / 1048576;
+    printf("  peak memory of oracle + budgets: %.1f MB over inputs and outputs (q, k, v, dO, dq, dk, dv) of %.1f MB: %.2fx;\n"
+           "    of it the exact result (%zu + 8 bytes per element) %.1f MB, the budgets W and E %.1f MB\n",
+           mem, io, mem / io, sizeof(ac_grad_elem), el * (double)(sizeof(ac_grad_elem) + 8), el * 16);
     fflush(stdout);
     ac_case_free(&c);
   }

@@ -58,6 +58,8 @@ typedef struct {
   int passes;
   long max_prec;
   double seconds;
+  int blas_threads;              /* workers of the matrix-product level (0: it did not run) */
+  double blas_cpu, blas_cpu_max; /* their CPU seconds in total and the busiest one's */
 } ac_grad_result;
 
 typedef struct {

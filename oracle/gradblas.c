@@ -17,6 +17,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "gemm.h"
 #include "gradblas.h"
 
@@ -76,6 +77,7 @@ typedef struct {
   int64_t *merged;            /* per unit: heads merged */
   ac_gb_part *sink;           /* per task: its dσ share */
   ac_gb_count cnt;
+  double cpu, cpu_max;        /* the workers' CPU seconds, and the busiest one's */
 } gb_job;
 
 static int any(const uint32_t *pend, int64_t e0, int64_t d)
@@ -197,9 +199,17 @@ static void task(gb_job *J, ac_gb_ws *w, int64_t k)
   pthread_mutex_unlock(&J->mu);
 }
 
+static double thread_cpu(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static void *worker(void *arg)
 {
   gb_job *J = arg;
+  double t0 = thread_cpu();
   ac_gb_ws *w = ac_gb_ws_new(&J->G);
   for (;;) {
     long long k = atomic_fetch_add(&J->next, 1);
@@ -207,6 +217,11 @@ static void *worker(void *arg)
     task(J, w, (int64_t)k);
   }
   ac_gb_ws_free(w);
+  double t = thread_cpu() - t0;
+  pthread_mutex_lock(&J->mu);
+  J->cpu += t;
+  if (t > J->cpu_max) J->cpu_max = t;
+  pthread_mutex_unlock(&J->mu);
   return NULL;
 }
 
@@ -284,6 +299,8 @@ void ac_gr_blas_level(const ac_case *c, const void *dout, ac_grad_result *r, uin
   for (long k = 0; k < started; k++) pthread_join(th[k], NULL);
   free(th);
   close_sinks(&J);
+  r->blas_threads = (int)started + 1;
+  r->blas_cpu = J.cpu, r->blas_cpu_max = J.cpu_max;
   r->n_rounded += J.cnt.rounded;
   r->n_fast += J.cnt.rounded;
   r->n_blas += J.cnt.rounded + J.cnt.exact;

@@ -17,6 +17,7 @@ typedef struct {
   double *sink_t[2], *sink_m[2]; /* per head, W [0] and E [1]: Σ over the rows of their dσ terms' error
                                       bounds and of the magnitudes the γ of the sum multiplies */
   int64_t sink_rows;             /* the rows summed into dσ_h */
+  double cpu, cpu_max;           /* the workers' CPU seconds in total and the busiest one's (dense cases) */
 } ac_grad_budget;
 
 /* c must carry dO (c->dout); plain attention with masks, GQA, windows, boolean masks, ALiBi,

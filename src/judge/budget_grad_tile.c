@@ -15,6 +15,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "budget_grad_int.h"
 #include "gemm.h"
 #include "variants.h"
@@ -28,6 +29,7 @@ typedef struct {
   int fa2;
   int64_t hpg, nunit;
   atomic_llong next;
+  pthread_mutex_t mu;
   double *sink[2][2];   /* per (b, h): the rows' sink terms [typ][0] and magnitudes [typ][1] */
 } bt_job;
 
@@ -302,9 +304,17 @@ static void task(bt_job *J, bt_ws *w, int64_t u)
     }
 }
 
+static double thread_cpu(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static void *worker(void *arg)
 {
   bt_job *J = arg;
+  double t0 = thread_cpu();
   bt_ws *w = ws_new(&J->c->p);
   for (;;) {
     long long u = atomic_fetch_add(&J->next, 1);
@@ -312,6 +322,11 @@ static void *worker(void *arg)
     task(J, w, (int64_t)u);
   }
   ws_free(w);
+  double t = thread_cpu() - t0;
+  pthread_mutex_lock(&J->mu);
+  J->bg->cpu += t;
+  if (t > J->bg->cpu_max) J->bg->cpu_max = t;
+  pthread_mutex_unlock(&J->mu);
   return NULL;
 }
 
@@ -330,6 +345,7 @@ int ac_gbud_tiles(const ac_precision *cls, const ac_case *c, int alibi_lse, int 
   bt_job J = {.cl = cls, .c = c, .bg = bg, .fa2 = alibi_lse == AC_ALIBI_LSE_FA2, .hpg = p->heads / p->kv_heads,
               .nunit = p->batch * p->kv_heads};
   atomic_init(&J.next, 0);
+  pthread_mutex_init(&J.mu, NULL);
   for (int typ = 0; typ < 2; typ++)
     for (int x = 0; x < 2; x++) J.sink[typ][x] = ac_xcalloc((size_t)(p->batch * p->heads) + 1, sizeof(double));
   long nth = threads > 1 ? threads : 1, started = 0;
@@ -339,6 +355,7 @@ int ac_gbud_tiles(const ac_precision *cls, const ac_case *c, int alibi_lse, int 
   worker(&J);   /* the caller's thread works too; threads that could not start leave it their tasks */
   for (long k = 0; k < started; k++) pthread_join(th[k], NULL);
   free(th);
+  pthread_mutex_destroy(&J.mu);
   if (p->f.used & AC_FEAT_SINKS) {   /* dσ_h: the batches' shares in batch order */
     bg->nsink = p->heads;
     bg->sink_rows = p->batch * p->tq;

@@ -2,7 +2,7 @@
  * §4.4): rows [i0, i0 + nr) of (batch b, head h) against the keys they see, from binary64 products on
  * the library of gemm.h, with a proven bound on every quantity. The scores and their weights are the
  * forward's tiles (blastile.h: a head as the products read it, score tiles with a proven bound per
- * score, weights with a proven relative bound); the rest is here.
+ * score from zh and the scaled magnitudes za, weights with a proven relative bound); the rest is here.
  *
  * Arithmetic: binary64, round to nearest, no contraction here (the library may contract: the
  * bound of gemm.h holds for any order, with or without FMA); u = 2^-53, γ_n = n u / (1 - n u).
@@ -10,9 +10,9 @@
  * dozen operations on non-negative numbers), FL = 2^-1060 covers what those operations lose to
  * underflow. The inputs are binary64 values of the narrow dtypes (at most 24 significant bits,
  * exponents in [-149, 127]), so a product of two inputs is exact.
- *   Scores (blastile.h): sh = fl(c_d zh) from the products zh, za; with ALiBi and a bias the score is
+ *   Scores (blastile.h): sh = fl(c_d zh) from the products zh and Zup (from za); with ALiBi and a bias the score is
  *     x = fl(fl(sh + fl(-m_h dist)) + bias), each rounding adding u of its result; t = fl(x - m_i), m_i
- *     the largest x of the row (σ_h too): t <= 0, and |t - (s - m_i)| <= tau = ac_bt_tau(zh, za, sh, t)
+ *     the largest x of the row (σ_h too): t <= 0, and |t - (s - m_i)| <= tau = ac_bt_tau(zh, Zup, sh, t)
  *     + 1.001 u (|fl(-m_h dist)| + |sh + ...| + |x|) (the weights are invariant under the shift m_i).
  *     The tile leaves the level when a weighted key's tau exceeds 2^-20 or a tiny one's 1.
  *   Weights: w~ = ac_fx_exp(t) within rho = ac_bt_rho(tau) of itself; for t < AC_FX_TMIN, w~ = 0
@@ -59,12 +59,14 @@ struct ac_gb_ws {
   ac_or_head hd;
   ac_bt_head bh;                 /* K, |K|, V as the products read them */
   ac_bt_rows R;                  /* the tile's q */
+  double *Ka, *Qa;               /* tk*dk, qb*dk: |K| and the tile's |q| in binary64 (the bounds' products) */
   double *nv;                    /* per key: a bound on ||v_j|| */
   int32_t *cv;                   /* per key: E(nv) - lsb, for the exactness test */
   double *O, *Oa, *no;           /* qb*dv, qb*dv, qb: the tile's dO, |dO|, row norms */
   int32_t *co;
-  double *S, *ZA, *EP, *Y, *E;   /* qb*tk strips: zh, then the weights, then P; za; x, rho, eP; the offsets'
+  double *S, *EP, *Y, *E;        /* qb*tk strips: zh, then the weights, then P; x, rho, eP; the offsets'
                                     rounding, dP, dS; the scores' scratch, then dS's bounds */
+  float *ZA;                     /* qb*tk: the scores' scaled magnitudes za (blastile.h) */
   double *H;                     /* tk*max(dk, dv): a tile's column sums */
   double *Gh, *Gl, *Gt, *Ga;     /* qb*dk: the tile's dQ (TwoSum), a block's product, the bound */
   double *tt;                    /* tk: a row's exponent arguments, then its products P dP */
@@ -83,7 +85,9 @@ ac_gb_ws *ac_gb_ws_new(const ac_gb_case *G)
   w->cv = ac_xmalloc((size_t)tk * sizeof *w->cv + 1);
   w->O = alloc_d(qb * dv), w->Oa = alloc_d(qb * dv), w->no = alloc_d(qb);
   w->co = ac_xmalloc((size_t)qb * sizeof *w->co);
-  w->S = alloc_d(qb * tk), w->ZA = alloc_d(qb * tk), w->EP = alloc_d(qb * tk), w->Y = alloc_d(qb * tk);
+  w->S = alloc_d(qb * tk), w->EP = alloc_d(qb * tk), w->Y = alloc_d(qb * tk);
+  w->ZA = ac_xmalloc((size_t)(qb * tk + 1) * sizeof *w->ZA);
+  w->Ka = alloc_d(tk * dk), w->Qa = alloc_d(qb * dk);
   w->E = alloc_d(qb * tk);
   w->H = alloc_d(tk * dm);
   w->Gh = alloc_d(qb * dk), w->Gl = alloc_d(qb * dk), w->Gt = alloc_d(qb * dk), w->Ga = alloc_d(qb * dk);
@@ -97,9 +101,9 @@ void ac_gb_ws_free(ac_gb_ws *w)
   ac_or_head_free(&w->hd);
   ac_bt_head_free(&w->bh);
   ac_bt_rows_free(&w->R);
-  double *d[] = {w->nv, w->O, w->Oa, w->no, w->S, w->ZA, w->EP, w->Y, w->E, w->H, w->Gh, w->Gl, w->Gt, w->Ga, w->tt};
+  double *d[] = {w->nv, w->O, w->Oa, w->no, w->S, w->EP, w->Y, w->E, w->H, w->Gh, w->Gl, w->Gt, w->Ga, w->tt, w->Ka, w->Qa};
   for (size_t k = 0; k < sizeof d / sizeof d[0]; k++) free(d[k]);
-  free(w->cv); free(w->co);
+  free(w->cv); free(w->co); free(w->ZA);
   free(w);
 }
 
@@ -147,6 +151,7 @@ int ac_gb_load_kv(ac_gb_ws *w, const ac_gb_case *G, int64_t b, int64_t kvh)
   ac_or_fast_head_decode(&w->hd, G->c, b, kvh, &w->oo, G->r->formats);
   ac_bt_head_build(&w->bh, &w->hd, p->tk, p->dk, p->dv);
   if (!w->bh.ok) return 1;
+  for (int64_t x = 0; x < p->tk * p->dk; x++) w->Ka[x] = fabs(w->bh.K[x]);
   for (int64_t j = 0; j < p->tk; j++)
     if (row_prep(w->bh.V + j * p->dv, NULL, p->dv, &w->nv[j], &w->cv[j])) return 1;
   w->b = b, w->kvh = kvh;
@@ -242,15 +247,16 @@ static double row_scores(ac_gb_ws *w, const ac_gb_case *G, int64_t b, int64_t h,
 static int row_weights(ac_gb_ws *w, const ac_gb_case *G, double m, double sink, int64_t r, int64_t n, double *ps,
                        double *eps, int64_t *nvis)
 {
-  double *zh = w->S + r * n, *za = w->ZA + r * n, *x = w->EP + r * n, *eo = w->Y + r * n, *tt = w->tt;
-  const double cd = G->sc.cd;
+  double *zh = w->S + r * n, *x = w->EP + r * n, *eo = w->Y + r * n, *tt = w->tt;
+  const float *za = w->ZA + r * n;
+  const double cd = G->sc.cd, zs = w->R.qs[r] * w->bh.ks;
   int bad = 0;
   for (int64_t j = 0; j < n; j++) {   /* x := rho (relative bound of the weight), or -1: not visible */
     if (x[j] == -INFINITY) {
       tt[j] = 0, x[j] = -1;
       continue;
     }
-    double t = x[j] - m, tau = ac_bt_tau(&G->sc, zh[j], za[j], cd * zh[j], t) + eo[j];
+    double t = x[j] - m, tau = ac_bt_tau(&G->sc, zh[j], ac_bt_zup(&G->sc, za[j], zs), cd * zh[j], t) + eo[j];
     bad |= t >= AC_FX_TMIN ? !(tau <= AC_BT_TAU_MAX) : !(tau <= 1);
     tt[j] = t;
     x[j] = t >= AC_FX_TMIN ? ac_bt_rho(tau) : 0;
@@ -344,7 +350,7 @@ static void tile_dq(ac_gb_ws *w, const ac_gb_case *G, int64_t b, int64_t h, int6
     ac_gemm(0, 0, nr, dk, m, w->Y + j0, n, w->bh.K + (jlo + j0) * dk, dk, 0, w->Gt, dk);
     acc2(w->Gh, w->Gl, w->Gt, nr * dk);
   }
-  ac_gemm(0, 0, nr, dk, n, w->E, n, w->bh.Ka + jlo * dk, dk, 0, w->Ga, dk);
+  ac_gemm(0, 0, nr, dk, n, w->E, n, w->Ka + jlo * dk, dk, 0, w->Ga, dk);
   const double cd = G->sc.cd, ec = G->sc.ec, ac = fabs(cd) + ec, g2 = 1 + 2 * gam(n);
   for (int64_t r = 0; r < nr; r++) {
     int64_t sq = T->slot[(b * p->heads + h) * p->tq + i0 + r];
@@ -388,9 +394,8 @@ int ac_gb_tile(ac_gb_ws *w, const ac_gb_case *G, int64_t b, int64_t h, int64_t i
     for (int64_t t = 0; t < dk; t++) q[t] = ac_load(p->dtype, c->q, ac_qidx(p, b, h, i0 + r, t));
     for (int64_t t = 0; t < dv; t++) o[t] = ac_load(od, G->dout, ac_oidx(p, b, h, i0 + r, t));
     int bad = 0;
-    for (int64_t t = 0; t < dk; t++) bad |= !isfinite(q[t]);
-    if (bad || row_prep(o, w->Oa + r * dv, dv, &w->no[r], &w->co[r])) return part->bad = 1;
-    ac_bt_rows_set(&w->R, r, q);
+    for (int64_t t = 0; t < dk; t++) bad |= !isfinite(q[t]), w->Qa[r * dk + t] = fabs(q[t]);
+    if (bad || row_prep(o, w->Oa + r * dv, dv, &w->no[r], &w->co[r]) || ac_bt_rows_set(&w->R, r, q)) return part->bad = 1;
   }
   const double sink = (p->f.used & AC_FEAT_SINKS) && c->sinks ? (double)c->sinks[h] : -INFINITY;
   if (isnan(sink) || sink == INFINITY) return part->bad = 1;
@@ -452,7 +457,7 @@ int ac_gb_tile(ac_gb_ws *w, const ac_gb_case *G, int64_t b, int64_t h, int64_t i
   /* the column sums of the tile, the scale applied when they are closed */
   ac_gemm(1, 0, n, dk, nr, w->Y, n, w->R.Q, dk, 0, w->H, dk);
   acc2(part->kh + jlo * dk, part->kl + jlo * dk, w->H, n * dk);
-  ac_gemm(1, 0, n, dk, nr, w->E, n, w->R.Qa, dk, 1, part->ka + jlo * dk, dk);
+  ac_gemm(1, 0, n, dk, nr, w->E, n, w->Qa, dk, 1, part->ka + jlo * dk, dk);
   ac_gemm(1, 0, n, dv, nr, w->S, n, w->O, dv, 0, w->H, dv);
   acc2(part->vh + jlo * dv, part->vl + jlo * dv, w->H, n * dv);
   ac_gemm(1, 0, n, dv, nr, w->EP, n, w->Oa, dv, 1, part->va + jlo * dv, dv);

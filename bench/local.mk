@@ -12,3 +12,5 @@ include bench/quant_judge.mk
 EXTRA_DIST += bench/layout_decode.sh
 # assert_attention_close on FlashAttention's test shape against numpy's float64 reference (a script).
 EXTRA_DIST += bench/python_fa.py
+# check_grad on FlashAttention's case against numpy (a script: the Python package installed)
+EXTRA_DIST += bench/python_grad.py

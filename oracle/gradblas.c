@@ -7,10 +7,10 @@
  * decided; dσ_h adds the batches' parts in batch order at the end. Every sum is thus formed in one
  * order whatever the number of threads: the values, bounds and decisions depend on the case only.
  *
- * Closing a column sum (hi, lo) of N rows with its accumulated bound A (non-negative terms added
- * in some order: the true sum is at most (A + 2N 2^-1074)(1 + 2γ_N)): g = fl(hi + lo) errs by at
- * most that plus u|g| (the TwoSum's lo within κ's 2^-60 share, gradtile.c); dK then takes the scale
- * as dQ does. */
+ * Closing a column sum (hi, lo) of N rows with its accumulated bound A (non-negative terms added in
+ * some order, fewer than 2N roundings: the true sum is at most (A + 2N 2^-1074)(1 + 2γ_2N)):
+ * g = fl(hi + lo) errs by at most that plus u|g| (the TwoSum's lo within κ's 2^-60 share,
+ * gradtile.c); dK then takes the scale as dQ does. */
 #include "config.h"
 #include <math.h>
 #include <pthread.h>
@@ -100,7 +100,9 @@ static void close_unit(gb_job *J, int64_t u, const ac_gb_part *A)
   const ac_gb_case *G = &J->G;
   const ac_problem *p = &G->c->p;
   ac_grad_result *r = G->r;
-  const double g2 = SL * (1 + 2 * ac_gemm_gamma(A->rows)), fl = 2 * (double)A->rows * 0x1p-1074;
+  /* the bounds' sums: N rows' products, a tile's product added to what the earlier tiles left (one
+   * more rounding per tile) and the heads' parts added: fewer than 2N roundings of non-negative terms */
+  const double g2 = SL * (1 + 2 * ac_gemm_gamma(2 * A->rows)), fl = 2 * (double)A->rows * 0x1p-1074;
   const double cd = G->sc.cd, ec = G->sc.ec, ac = fabs(cd) + ec;
   for (int64_t j = 0; j < p->tk; j++) {
     int64_t s = r->dk.slot[u * p->tk + j];

@@ -437,9 +437,10 @@ int ac_gb_tile(ac_gb_ws *w, const ac_gb_case *G, int64_t b, int64_t h, int64_t i
   ac_gemm(0, 1, nr, n, dv, w->O, dv, w->bh.V + jlo * dv, dv, 0, w->Y, n);
   const double kappa = SL * (gam(G->kb > G->qb ? G->kb : G->qb) + 0x1p-60);
   for (int64_t r = 0; r < nr; r++) {
-    if (ds0[r]) {   /* no term: dS_i = 0 exactly */
+    if (ds0[r]) {   /* no term of dK: dS_i = 0 exactly; dV's product still rounds P~ dO (one key) */
       memset(w->Y + r * n, 0, (size_t)n * sizeof(double));
       memset(w->E + r * n, 0, (size_t)n * sizeof(double));
+      for (int64_t j = 0; rowok[r] && w->no[r] > 0 && j < n; j++) w->EP[r * n + j] += kappa * w->S[r * n + j];
       continue;
     }
     double eD, D = row_ds(w, G, r, jlo, n, kappa, &eD);

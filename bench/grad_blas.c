@@ -282,7 +282,7 @@ int main(int argc, char **argv)
     printf("  float64 forward + backward (C, same BLAS), 1 thread: %8.3f s\n", median(tr, n));
     printf("  exact backward oracle, 1 thread:                    %8.3f s  ratio %.2fx\n", median(to, n), median(ratio, n));
     printf("  oracle + backward budgets, 1 thread:                %8.3f s  ratio %.2fx\n", median(tb, n), median(ratiob, n));
-    printf("  %lld elements: %lld decided by matrix products, %lld left to the older levels (%.4f%%; %lld of them exact), "
+    printf("  %lld elements: %lld decided by matrix products, %lld left to the older levels (%.4f%%); %lld exact in all, "
            "%lld unresolved\n", (long long)st.elems, (long long)st.blas, (long long)(st.elems - st.blas),
            100.0 * (double)(st.elems - st.blas) / (double)st.elems, (long long)st.exact, (long long)st.unresolved);
     printf("  %d threads, oracle + budgets: wall speedup %.2fx (reference %.3f s, oracle + budgets %.3f s, wall);\n"

@@ -10,6 +10,7 @@
 #define AC_FX_EPS 0x1p-50
 #define AC_FX_TMIN (-700.0)
 double ac_fx_exp(double t);
+/* out[j] = ac_fx_exp(t[j]) for t[j] in [-708, 0], 0 below (vectorized). */
 void ac_fx_exp_array(const double *t, double *out, int64_t n);
 extern const double ac_fx_ln2hi, ac_fx_ln2lo;
 const double *ac_fx_exp_coef(void);   /* the 14 Taylor coefficients, for the unit test */

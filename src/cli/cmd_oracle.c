@@ -213,17 +213,22 @@ static int run_chunked(const ac_case *c, const ac_oracle_opts *o, const char *di
     return 0;
   }
   memset(s, 0, sizeof *s);
-  size_t cap = (size_t)ORACLE_CHUNK_ROWS * 24 + 16;
+  /* A chunk holds as many rows' elements as the inputs weigh (at least ORACLE_CHUNK_ROWS rows), in
+   * whole heads when it holds one: every run decodes the heads it visits again. */
+  int64_t chunk = (int64_t)(inputs / ((double)p->dv * (double)sizeof(ac_oracle_elem)));
+  if (chunk < ORACLE_CHUNK_ROWS) chunk = ORACLE_CHUNK_ROWS;
+  if (chunk >= p->tq) chunk -= chunk % p->tq;
+  size_t cap = (size_t)chunk * 24 + 16;
   char *list = ac_xmalloc(cap);
   int64_t x = 0;
   int rc = 1;
   while (rc == 1 && x < nrows) {
     size_t len = 0;
     int64_t taken = 0;
-    for (; x < nrows && taken < ORACLE_CHUNK_ROWS; x++) {
+    for (; x < nrows && taken < chunk; x++) {
       if (!sel[x]) continue;
       int64_t y = x;   /* a run of selected rows as one range */
-      while (y + 1 < nrows && sel[y + 1] && taken + (y + 1 - x) < ORACLE_CHUNK_ROWS) y++;
+      while (y + 1 < nrows && sel[y + 1] && taken + (y + 1 - x) < chunk) y++;
       len += (size_t)snprintf(list + len, cap - len, "%s%lld-%lld", len ? "," : "", (long long)x, (long long)y);
       taken += y - x + 1;
       x = y;

@@ -173,7 +173,7 @@ int ac_eval_case_pre(const ac_eval_ctx *x, const ac_case *c, const ac_oracle_res
     ev->status = AC_RUN_UNSUPPORTED;
     return 0;
   }
-  ac_judge_oracle_src src = {pre, eval_oracle_get, (void *)x};
+  ac_judge_oracle_src src = {pre, eval_oracle_get, (void *)x, NULL};
   ac_judged j;
   int rc = ac_judge_case(x->kernel, c, &cmp, &x->run, repeat, &src, &ev->rep, &j, e);
   ev->kernel_s = j.kernel_s;

@@ -1,0 +1,27 @@
+/* judge_dropout.c: a dropout case is judged against the kernel's own keep-mask (docs/dropout.md):
+ * the case a run is compared with is a copy of the case holding the mask the run returned, and its
+ * oracle is that copy's. */
+#include "config.h"
+#include "judge.h"
+#include <string.h>
+#include "variants.h"
+
+int ac_judge_dropout_case(const ac_case *c, const ac_run_result *run, ac_case *out, ac_err *e)
+{
+  if (!(c->p.f.used & AC_FEAT_DROPOUT) || run->status != AC_RUN_OK) return 0;
+  int64_t n = ac_feat_tensor_count(&c->p, AC_FT_DROPOUT_MASK);
+  if (!run->dropout_mask || run->mask_count != n || run->n_mask_unwritten) return -1;
+  if (ac_case_copy(out, c, e) < 0) return ac_err_set(e, "cannot copy the case for the kernel's dropout mask: %s", e->msg);
+  memcpy(out->dropout_mask, run->dropout_mask, (size_t)n);
+  return 1;
+}
+
+int ac_judge_dropout_same(const ac_case *c, const ac_case *dc)
+{
+  return c->dropout_mask && !memcmp(c->dropout_mask, dc->dropout_mask, (size_t)ac_feat_tensor_count(&c->p, AC_FT_DROPOUT_MASK));
+}
+
+const ac_case *ac_judged_case(const ac_judged *j, const ac_case *c)
+{
+  return j->has_dcase ? &j->dcase : c;
+}

@@ -179,7 +179,7 @@ const char *ac_harness_backward_refusal(const ac_kernel *k, const ac_case *c)
   if (k->abi->memory == ATTNCHECK_MEM_CUDA) return "backward runs of CUDA kernels are not supported";
   if (c->p.f.used & AC_FEAT_PAGED) return "a paged KV cache gets no backward (an inference layout; docs/backward.md §7)";
   if (ac_problem_quantized(&c->p)) return "quantized tensors get no backward (an inference cache; docs/quantized.md)";
-  uint32_t missing = c->p.f.used & ~ac_kernel_backward_caps(k) & (AC_FEAT_ALL | AC_FEAT_LAYOUTS);
+  uint32_t missing = c->p.f.used & ~ac_kernel_backward_caps(k) & AC_FEAT_KNOWN;
   if (missing) {
     static _Thread_local char why[160];
     char names[120];

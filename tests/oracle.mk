@@ -6,7 +6,7 @@
 AC_ORACLE_TESTS = tests/toracle_brute tests/toracle_basic tests/toracle_exact tests/toracle_rows \
 	tests/toracle_cache tests/toracle_fast tests/toracle_inf tests/tbudget tests/thull tests/tcli_limits \
 	tests/tscaled tests/toracle_variants tests/toracle_varsat tests/toracle_varfold tests/texplain_variants \
-	tests/toracle_quant tests/tgemm
+	tests/toracle_quant tests/tgemm tests/toracle_dropout
 # the oracle cache from the command line: damaged entries never change a verdict
 AC_ORACLE_SH = tests/tcmd_oracle_cache.sh tests/texplain_variants_cli.sh tests/tcmd_oracle_chunked.sh
 check_PROGRAMS += $(AC_ORACLE_TESTS)
@@ -16,6 +16,8 @@ tests_texplain_variants_SOURCES = tests/texplain_variants.c src/cli/explain_vari
 tests_toracle_variants_SOURCES = tests/toracle_variants.c tests/toracle_varref.c tests/toracle_varref.h
 # capped scores far past saturation, on the same brute force
 tests_toracle_varsat_SOURCES = tests/toracle_varsat.c tests/toracle_varref.c tests/toracle_varref.h
+# dropout's keep-mask and 1/(1-p) (oracle/dropout.c), on the same brute force
+tests_toracle_dropout_SOURCES = tests/toracle_dropout.c tests/toracle_varref.c tests/toracle_varref.h
 # FOLD offsets in integers and where they leave them (oracle/varfold.c)
 tests_toracle_varfold_SOURCES = tests/toracle_varfold.c tests/toracle_varref.c tests/toracle_varref.h
 TESTS += $(AC_ORACLE_TESTS) $(AC_ORACLE_SH)

@@ -33,7 +33,7 @@ extern const attncheck_kernel ac_cpu_naive_bwd_f32, ac_cpu_naive_bwd_bf16, ac_cp
 extern const attncheck_kernel ac_mutant_bwd_d_wrong_row, ac_mutant_bwd_dk_no_scale, ac_mutant_bwd_gqa_no_sum,
   ac_mutant_bwd_no_causal, ac_mutant_bwd_no_lse, ac_mutant_bwd_dp_rounded, ac_mutant_bwd_skip_last_tile,
   ac_mutant_bwd_lse_bf16,
-  ac_mutant_bwd_softcap_noderiv;
+  ac_mutant_bwd_softcap_noderiv, ac_mutant_bwd_dropout_d_unscaled;
 
 extern const attncheck_kernel ac_mutant_ggml_bf16_acc, ac_mutant_q8q_as_q4;   /* kernels/mutants/ggml_mutants.c */
 /* quantized-cache mutants (kernels/mutants/quant_mutants.c) */
@@ -147,6 +147,7 @@ static const attncheck_kernel *const mutant_kernels[] = {
   &ac_mutant_bwd_skip_last_tile,
   &ac_mutant_bwd_lse_bf16,
   &ac_mutant_bwd_softcap_noderiv,
+  &ac_mutant_bwd_dropout_d_unscaled,
 };
 
 #define NCPU (sizeof cpu_kernels / sizeof cpu_kernels[0])

@@ -41,14 +41,11 @@ void ac_or_drop_free(ac_or_ws *w)
   w->drop = 0;
 }
 
-void ac_or_drop_row(ac_or_ws *w, int64_t b, int64_t h, int64_t i, int64_t m)
+void ac_or_drop_vzero(ac_or_head *hd, const ac_problem *p, const uint8_t *keep, const int64_t *idx, int64_t m)
 {
-  const ac_problem *p = w->p;
-  const uint8_t *mask = w->cs->dropout_mask + ((b * p->heads + h) * p->tq + i) * p->tk;
-  ac_or_head *hd = &w->rowh;
   int64_t dv = p->dv, zeroed = 0;
   for (int64_t r = 0; r < m; r++) {
-    if (mask[w->rkey[r]]) continue;
+    if (idx[r] < 0 || keep[idx[r]]) continue;
     for (int64_t t = 0; t < dv; t++) {   /* the value of a dropped key is 0, whatever was stored */
       size_t x = (size_t)(r * dv + t);
       if (hd->vm) { hd->vm[x] = 0; hd->ve[x] = hd->v_lsb[t]; }
@@ -59,6 +56,17 @@ void ac_or_drop_row(ac_or_ws *w, int64_t b, int64_t h, int64_t i, int64_t m)
     zeroed++;
   }
   if (zeroed && hd->vabs) ac_or_head_vabs(hd, p, m);
+}
+
+const uint8_t *ac_or_drop_mask_row(const ac_case *cs, int64_t b, int64_t h, int64_t i)
+{
+  const ac_problem *p = &cs->p;
+  return cs->dropout_mask + ((b * p->heads + h) * p->tq + i) * p->tk;
+}
+
+void ac_or_drop_row(ac_or_ws *w, int64_t b, int64_t h, int64_t i, int64_t m)
+{
+  ac_or_drop_vzero(&w->rowh, w->p, ac_or_drop_mask_row(w->cs, b, h, i), w->rkey, m);
 }
 
 void ac_or_drop_interval(ac_or_ws *w, mpfr_srcptr lo, mpfr_srcptr hi)

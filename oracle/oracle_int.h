@@ -297,6 +297,10 @@ int ac_or_decide_special(ac_or_ws *w, int64_t t, int nan, int pinf, int ninf, in
 void ac_or_drop_init(ac_or_ws *w);
 void ac_or_drop_free(ac_or_ws *w);
 void ac_or_drop_row(ac_or_ws *w, int64_t b, int64_t h, int64_t i, int64_t m);
+/* The keep-mask of row (b, h, i) of case cs, indexed by key; in head hd (m keys, key r the case's key
+ * idx[r], -1 the sink) the values of the keys it drops set to 0 (their prefix sums of |V| with them). */
+const uint8_t *ac_or_drop_mask_row(const ac_case *cs, int64_t b, int64_t h, int64_t i);
+void ac_or_drop_vzero(ac_or_head *hd, const ac_problem *p, const uint8_t *keep, const int64_t *idx, int64_t m);
 void ac_or_drop_interval(ac_or_ws *w, mpfr_srcptr lo, mpfr_srcptr hi);
 void ac_or_drop_bp(ac_or_ws *w, mpfr_t bp);
 void ac_or_drop_quotient(ac_or_ws *w, int64_t n, mpfr_t D);

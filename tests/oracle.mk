@@ -23,13 +23,14 @@ tests_toracle_varfold_SOURCES = tests/toracle_varfold.c tests/toracle_varref.c t
 TESTS += $(AC_ORACLE_TESTS) $(AC_ORACLE_SH)
 dist_noinst_SCRIPTS += $(AC_ORACLE_SH)
 # the backward oracle (oracle/grad.h) against its own brute force, written from the formula: plain
-# attention (tgrad), the variants it takes (tgrad_variants), the softcap (tgrad_softcap) and varlen
-# batches (tgrad_layout)
-AC_GRAD_TESTS = tests/tgrad tests/tgrad_variants tests/tgrad_softcap tests/tgrad_layout
+# attention (tgrad), the variants it takes (tgrad_variants), the softcap (tgrad_softcap), varlen
+# batches (tgrad_layout) and dropout (tgrad_dropout)
+AC_GRAD_TESTS = tests/tgrad tests/tgrad_variants tests/tgrad_softcap tests/tgrad_layout tests/tgrad_dropout
 check_PROGRAMS += $(AC_GRAD_TESTS)
 AC_GRAD_SHARED = tests/tgrad_ref.c tests/tgrad_ref.h tests/tgrad_util.c tests/tgrad_util.h
 tests_tgrad_SOURCES = tests/tgrad.c $(AC_GRAD_SHARED)
 tests_tgrad_variants_SOURCES = tests/tgrad_variants.c $(AC_GRAD_SHARED)
 tests_tgrad_layout_SOURCES = tests/tgrad_layout.c $(AC_GRAD_SHARED)
 tests_tgrad_softcap_SOURCES = tests/tgrad_softcap.c $(AC_GRAD_SHARED)
+tests_tgrad_dropout_SOURCES = tests/tgrad_dropout.c $(AC_GRAD_SHARED)
 TESTS += $(AC_GRAD_TESTS)

@@ -50,6 +50,10 @@
  *   dS'_j = fl(dS~_j f'_j), dS~ the uncapped dS of error σ_j: |dS'_j - f_j dS_j| <=
  *           (σ_j (f_j + φ_j) + |dS_j| φ_j)(1 + u_a) + u_a f_j |dS_j| =: σ'_j, which with f_j |dS_j| takes
  *           the place of σ_j and |dS_j| in dQ and dK (dV keeps τ: P is the capped scores' P).
+ * Dropout (docs/backward.md §8): the row's values as the gradient sees them are v'_j = m_ij V_j r,
+ * r = 1/(1 - p): dP_j = dO·v'_j, A_j = Σ|dO_t v'_jt|, O = Σ P v', the P of dV is m_ij P_j r; a kernel's
+ * own r' (FlashAttention-2: D scaled by fl(1 - p), dQ and dK by fl(scale rp), dV by rp; or dP and P
+ * times r') errs by δ r (budget_dropout.c), so α_j gains δ|dP_j|, β gains δ|D| and τ_j δ(P_j + π_j) r.
  * Truncating accumulation (acc_trunc) doubles u_a in the γ's. E uses the typical γ_e
  * (4√n u, capped by γ_w) in place of γ_w everywhere; every E term is at most its W term.
  * The terms are recomputed in binary64 from the stored inputs (P, dP, D, A, B, Z relative
@@ -78,6 +82,8 @@ typedef struct {
   double sk_t[2], sk_m[2];   /* the row's sink term of dσ: its error bound and the magnitude γ multiplies */
   int fa2;                   /* FlashAttention-2's causal ALiBi convention: the row's logits shifted by */
   double shift;              /* m_h (i + tk - tq) (0 otherwise) */
+  double dr, dd;             /* dropout: 1/(1 - p) and the relative error δ of a kernel's (0 without) */
+  double *vf;                /* per key: the factor of V and of the P of dV, m_j / (1 - p) with dropout (1 without) */
   double *sink[2][2];        /* per head: Σ of the rows' sk_t, sk_m ([typ][0/1]) */
 } gb_ws;
 
@@ -132,11 +138,15 @@ static int64_t row_terms(gb_ws *w, int64_t b, int64_t h, int64_t i, double *L, d
   *B = 0;
   double *o = w->o;
   memset(o, 0, (size_t)p->dv * sizeof *o);
+  /* dropout: the row's values as the gradient sees them, v'_j = m_j V_j / (1 - p) (dP, A and o alike) */
+  const uint8_t *keep = w->dr > 0 ? c->dropout_mask + ac_rowidx(p, b, h, i) * (size_t)p->tk : NULL;
   for (int64_t j = 0; j < p->tk; j++) {
     w->P[j] = w->s[j] > -INFINITY ? exp(w->s[j] - *L) : 0;
     double dp = 0, a = 0;
+    w->vf[j] = keep ? (keep[j] ? w->dr : 0) : 1;
     for (int64_t e = 0; e < p->dv; e++) {
       double v = ac_load(p->dtype, c->v, ac_vidx(p, b, kvh, j, e));
+      if (keep) v = keep[j] ? v * w->dr : 0;
       dp += w->dO[e] * v;
       a += fabs(w->dO[e] * v);
       o[e] += w->P[j] * v;
@@ -240,14 +250,15 @@ static void row_errors(gb_ws *w, int typ, int64_t T, double L, double D, double 
     double ej = dj + cl->u_e + (lam_f + cl->u_s * fabs(w->s[j] - L) > lam_n ? lam_f + cl->u_s * fabs(w->s[j] - L) : lam_n);
     double pij = p_err(w->P[j], w->s[j] - L, ej);
     if (w->P[j] + pij < cl->mu) pij += cl->mu;
-    double aj = gdv * w->A[j] + ((double)p->dv + 1) * eta;
+    double aj = gdv * w->A[j] + ((double)p->dv + 1) * eta + (w->dd > 0 ? w->dd * fabs(w->dP[j]) : 0);
     w->pi[typ][j] = pij;
     dn += pij * fabs(w->dP[j]) + (w->P[j] + pij) * aj;
     pa += (w->P[j] + pij) * (fabs(w->dP[j]) + aj);
   }
   const double beta_f = (w->u_o + gdv * (1 + w->u_o)) * B;
   const double beta_n = dn + gam((double)T, typ, ua, tr) * pa;
-  const double beta = (beta_f > beta_n ? beta_f : beta_n) + ((double)p->dv + (double)T + 2) * eta;
+  const double beta = (beta_f > beta_n ? beta_f : beta_n) + ((double)p->dv + (double)T + 2) * eta +
+                      (w->dd > 0 ? w->dd * fabs(D) : 0);
   sink_term(w, typ, L, D, beta, lam_f, lam_n);
   const double rho = (1 + ua) * (1 + ua) * (1 + up) - 1;
   /* dS stored in the input dtype (u_p > 0) may lose half that dtype's smallest subnormal spacing */
@@ -255,10 +266,13 @@ static void row_errors(gb_ws *w, int typ, int64_t T, double L, double D, double 
   const double eta_p = up > 0 ? fmax(eta, ldexp(0.5, di->ieee_emin - di->prec + 1)) : eta;
   for (int64_t j = 0; j < p->tk; j++) {
     if (!(w->s[j] > -INFINITY)) continue;
-    double aj = gdv * w->A[j] + ((double)p->dv + 1) * eta, pij = w->pi[typ][j], dS = w->P[j] * (w->dP[j] - D);
+    double aj = gdv * w->A[j] + ((double)p->dv + 1) * eta + (w->dd > 0 ? w->dd * fabs(w->dP[j]) : 0), pij = w->pi[typ][j];
+    double dS = w->P[j] * (w->dP[j] - D);
     w->sg[typ][j] = (1 + rho) * (pij * (fabs(w->dP[j] - D) + aj + beta) + w->P[j] * (aj + beta)) + rho * fabs(dS) + 2 * eta + eta_p;
     if (p->f.used & AC_FEAT_SOFTCAP) w->sg[typ][j] = cap_sigma(w, j, w->sg[typ][j], dS, gqk, eta_s);
     w->ta[typ][j] = pij * (1 + up) + up * w->P[j];
+    /* dropout: the P of dV times the mask and the kernel's 1/(1-p) */
+    if (w->dd > 0) w->ta[typ][j] = w->vf[j] * (w->ta[typ][j] + w->dd * (w->P[j] + pij));
   }
 }
 
@@ -302,7 +316,7 @@ static void row_budget(gb_ws *w, ac_grad_budget *bg, double *s1[2][2], double *s
       }
       for (int64_t e = 0; e < p->dv; e++) {
         s1[typ][1][vx + e] += w->ta[typ][j] * fabs(w->dO[e]);
-        s2[typ][1][vx + e] += (w->P[j] + w->ta[typ][j]) * fabs(w->dO[e]);
+        s2[typ][1][vx + e] += (w->P[j] * w->vf[j] + w->ta[typ][j]) * fabs(w->dO[e]);
       }
     }
   }
@@ -348,12 +362,13 @@ int ac_grad_budget_compute_as(const ac_precision *cls, const ac_case *c, int ali
     bg->e[t] = ac_xcalloc((size_t)cnt[t] + 1, sizeof(double));
   }
   gb_ws w = {.cl = cls, .c = c, .cs = fabs(ac_problem_scale(p)), .u_o = ac_dtype_get(ac_tensor_dtype(p, 'o'))->u,
-             .fa2 = alibi_lse == AC_ALIBI_LSE_FA2};
-  double *buf = ac_xcalloc((size_t)(15 * tk + p->dk + 2 * p->dv + 1), sizeof(double));
-  double **slots[] = {&w.s,     &w.P,     &w.dP,    &w.A,     &w.Z,  &w.pi[0], &w.pi[1],
-                      &w.sg[0], &w.sg[1], &w.ta[0], &w.ta[1], &w.th, &w.f,     &w.mg, &w.rw};
+             .fa2 = alibi_lse == AC_ALIBI_LSE_FA2, .dd = ac_budget_drop_delta(cls, p)};
+  if (p->f.used & AC_FEAT_DROPOUT) w.dr = ac_budget_drop_r(p);
+  double *buf = ac_xcalloc((size_t)(16 * tk + p->dk + 2 * p->dv + 1), sizeof(double));
+  double **slots[] = {&w.s,     &w.P,     &w.dP,    &w.A,     &w.Z,  &w.pi[0], &w.pi[1], &w.sg[0],
+                      &w.sg[1], &w.ta[0], &w.ta[1], &w.th,    &w.f,  &w.mg,    &w.rw,    &w.vf};
   for (size_t k = 0; k < sizeof slots / sizeof slots[0]; k++) *slots[k] = buf + (int64_t)k * tk;
-  w.q = buf + 15 * tk, w.dO = w.q + p->dk, w.o = w.dO + p->dv;
+  w.q = buf + 16 * tk, w.dO = w.q + p->dk, w.o = w.dO + p->dv;
   w.eta = cls->eta_a * (cls->acc_trunc ? 2 : 1), w.cs1 = w.cs > 1 ? w.cs : 1;
   double *s1[2][2], *s2[2][2];
   for (int typ = 0; typ < 2; typ++)

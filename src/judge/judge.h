@@ -65,6 +65,11 @@ const ac_case *ac_judged_case(const ac_judged *j, const ac_case *c);
 int ac_judge_dropout_case(const ac_case *c, const ac_run_result *run, ac_case *out, ac_err *e);
 /* 1 when dropout cases c and dc hold the same mask (an oracle of c holds for dc). */
 int ac_judge_dropout_same(const ac_case *c, const ac_case *dc);
+/* The backward of a dropout case takes the mask k's forward draws (docs/backward.md §8): runs the forward
+ * of k on c and returns 1 with out a copy of c holding its mask; 0 when the forward did not finish or
+ * left its mask unwritten (grun's status and message then say so); -1 when the harness could not run. */
+int ac_judge_dropout_forward(const ac_kernel *k, const ac_case *c, const ac_run_opts *ro, ac_case *out,
+                             ac_grad_run_result *grun, ac_err *e);
 /* One case through the harness, the oracle and the comparison, under co (its class resolved)
  * into rep (initialized by the caller), or under the class the run names for itself (ABI 5
  * precision_of, an exec worker's answer: rep's class is then that one) unless co->prec_override

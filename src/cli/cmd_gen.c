@@ -260,6 +260,8 @@ static int parse_gen_args(int argc, char **argv, gen_opts *o)
   }
   if (optind < argc) return ac_cmd_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
   if (!o->out) return ac_cmd_usage_error(cmd, "--out FILE is required");
+  if (o->variants.dropout_seed_set && !(o->variants.used & AC_FEAT_DROPOUT))
+    return ac_cmd_usage_error(cmd, "--dropout-seed needs --dropout");
   return AC_CMD_RUN;
 }
 

@@ -9,7 +9,8 @@
  * the chance that it fires; the K tests a case runs (K from its shape alone) share alpha = 1e-9:
  *
  *   kept fraction    K = Σ kept over the n judged entries, E K in [n P_lo, n P_hi]: fires when
- *                    K < n P_lo - t or K > n P_hi + t, t = sqrt(n ln(2K/alpha) / 2);
+ *                    K < n P_lo - t or K > n P_hi + t, t = sqrt(n ln(2K/alpha) / 2); at p = 0 when
+ *                    any entry is dropped (every generator's keep probability is then 1);
  *   agreements       A = Σ [m_x = m_y] over n disjoint pairs (x, y) of judged positions: for
  *                    independent entries P(agree) = a(P) = P^2 + (1 - P)^2, a(P) in [a_lo, a_hi] over
  *                    [P_lo, P_hi]; fires when A > n a_hi + t or A < n a_lo - t (t as above), pairing
@@ -49,6 +50,12 @@ static size_t at(const ac_problem *p, int64_t b, int64_t h, int64_t i, int64_t j
   return (size_t)(((b * p->heads + h) * p->tq + i) * p->tk + j);
 }
 
+static void fired(ac_dropout_verdict *v, const char *what)
+{
+  size_t n = strlen(v->fired);
+  snprintf(v->fired + n, sizeof v->fired - n, "%s%s", n ? ", " : "", what);
+}
+
 /* One agreement test over the pairs the caller accumulated: fires (the first one fired is named). */
 static void agreement(drop_ctx *x, int64_t n, int64_t a, const char *what)
 {
@@ -57,6 +64,7 @@ static void agreement(drop_ctx *x, int64_t n, int64_t a, const char *what)
   double hi = (double)n * x->a_hi + t, lo = (double)n * x->a_lo - t;
   x->v->tests++;
   if ((double)a <= hi && (double)a >= lo) return;
+  fired(x->v, what);
   if (x->v->failed++) return;
   snprintf(x->v->msg, sizeof x->v->msg,
            "%s agree on %lld of %lld paired entries; independent entries agree on %.0f to %.0f (p = %.9g, "
@@ -107,15 +115,17 @@ void ac_dropout_mask_judge(const ac_case *c, const uint8_t *mask, ac_dropout_ver
   for (int64_t s = 1; s < p->tk; s *= 2) k++;
   x.logk = log(2.0 * k / DROP_ALPHA);
   double q = 1 - p->f.dropout_p, plo = q - DROP_QTOL < 0 ? 0 : q - DROP_QTOL, phi = q + DROP_QTOL > 1 ? 1 : q + DROP_QTOL;
+  if (p->f.dropout_p == 0) plo = 1;   /* p = 0 drops nothing: FlashAttention runs no dropout at all */
   /* a(P) is a parabola with its minimum at P = 1/2 */
   x.a_hi = fmax(agree(plo), agree(phi));
   x.a_lo = plo <= 0.5 && phi >= 0.5 ? 0.5 : fmin(agree(plo), agree(phi));
-  double nv = (double)v->visible, t = sqrt(nv * x.logk / 2);
+  double nv = (double)v->visible, t = p->f.dropout_p == 0 ? 0 : sqrt(nv * x.logk / 2);
   v->lo = nv * plo - t, v->hi = nv * phi + t;
   if (v->visible > 0) {
     v->tests++;
     if ((double)v->kept < v->lo || (double)v->kept > v->hi) {
       v->failed++;
+      fired(v, "kept fraction");
       snprintf(v->msg, sizeof v->msg,
                "kept %lld of %lld visible entries (%.4f); a keep probability within 2^-8 of 1 - p = %.9g keeps %.0f "
                "to %.0f (false alarm <= 1e-9)", (long long)v->kept, (long long)v->visible, (double)v->kept / nv, q,
@@ -145,5 +155,6 @@ void ac_dropout_mask_report(const ac_case *c, ac_report *rep)
   rep->drop_p = c->p.f.dropout_p;
   rep->drop_visible = v.visible, rep->drop_kept = v.kept;
   rep->drop_tests = v.tests, rep->drop_failed = v.failed;
-  if (v.failed) ac_report_add(rep, AC_V_DROPOUT_MASK, "dropout mask: %s%s", v.msg, v.failed > 1 ? " (and more tests)" : "");
+  if (v.failed == 1) ac_report_add(rep, AC_V_DROPOUT_MASK, "dropout mask: %s", v.msg);
+  if (v.failed > 1) ac_report_add(rep, AC_V_DROPOUT_MASK, "dropout mask: %s; %d tests fired: %s", v.msg, v.failed, v.fired);
 }

@@ -14,6 +14,7 @@ typedef struct {
   int tests;               /* tests run (those with at least one entry or pair) */
   int failed;              /* tests that fired */
   char msg[256];           /* the first one that fired */
+  char fired[256];         /* the names of all that fired, comma-separated ("kept fraction", "heads (h, h+1)", ...) */
 } ac_dropout_verdict;
 
 /* The verdict on mask ([B][H][tq][tk], 0 or 1) for case c (its p, mask, window, boolean mask). */

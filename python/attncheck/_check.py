@@ -338,9 +338,8 @@ def _dropout_spec(sp, dropout_p, dropout_mask, copy_to_host):
         if p.dropout_p > 0:
             raise ValueError("dropout_mask: required with dropout_p > 0 (the kernel's keep-mask: booleans, 0/1, "
                              "or FlashAttention's S_dmask from return_attn_probs=True)")
-        import numpy as np
-        dropout_mask = np.ones(shape, dtype=bool)   # p = 0: nothing dropped
-    sp.point("dropout_mask", _dropout.keep_mask(dropout_mask, shape, copy_to_host))
+    m = _dropout.keep_mask(dropout_mask, shape, copy_to_host) if dropout_mask is not None else _dropout.all_kept(shape)
+    sp.point("dropout_mask", m)
 
 
 def _build(q, k, v, o, *, layout, dtype, scale, causal, window, window_align, softcap, alibi_slopes, bias, mask,

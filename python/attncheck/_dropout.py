@@ -15,6 +15,11 @@ def probability(p):
     return p32
 
 
+def all_kept(shape):
+    """The keep-mask of p = 0 given without one: every entry kept."""
+    return Array("dropout_mask", np.ones(shape, dtype=np.uint8), "u8")
+
+
 def keep_mask(x, shape, copy_to_host=True):
     """The keep-mask bytes (uint8, 1 kept, 0 dropped) [B, H, tq, tk] of x: booleans (True = kept),
     integers 0 and 1, or a floating array such as FlashAttention's S_dmask (return_attn_probs=True),

@@ -1,4 +1,4 @@
-/* dropout.c: dropout with a kernel's keep-mask in the exact oracle (docs/numerics.md §12).
+/* dropout.c: dropout with a kernel's keep-mask in the exact oracle (docs/numerics.md §13).
  *
  * With keep-mask m_j of a row and drop probability p (a binary32 value, 0 <= p < 1),
  *   o = (1/(1-p)) Σ_j A_j m_j V_j = o' / q,   q = 1 - p,   o' = Σ_j A_j V'_j,   V'_j = m_j V_j.

@@ -288,7 +288,7 @@ void ac_or_row_eval(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_
 int ac_or_decide_special(ac_or_ws *w, int64_t t, int nan, int pinf, int ninf, int try_exact, ac_oracle_elem *e,
                          uint64_t **obits, int64_t eidx, mpfr_t W, mpfr_t Nlo, mpfr_t Nhi, ac_or_stats *st);
 
-/* dropout.c (docs/numerics.md §12): a row's values are V'_j = m_j V_j (its mask) and o = o' / q, q = 1 - p.
+/* dropout.c (docs/numerics.md §13): a row's values are V'_j = m_j V_j (its mask) and o = o' / q, q = 1 - p.
  * ac_or_drop_init/free with the workspace; ac_or_drop_row zeroes the V of the dropped keys of the
  * gathered row head (w->rowh, w->rkey of row (b, h, i), m keys); ac_or_drop_interval encloses o from
  * o' in [w->dlo, w->dhi]; ac_or_drop_bp turns a breakpoint b of o into b q, that of o' (exact);

@@ -1,4 +1,4 @@
-/* toracle_dropout.c: the oracle under dropout (docs/numerics.md §12) against the brute force of
+/* toracle_dropout.c: the oracle under dropout (docs/numerics.md §13) against the brute force of
  * toracle_varref.c (the ABI's formula: normalized weights times the keep-mask and 1/(1 - p), at 2500
  * bits), bit for bit in every format where the brute force is unambiguous, on random cases of every
  * dtype and mask, alone and with the variants, for drop probabilities whose 1 - p is a power of two

@@ -1,4 +1,4 @@
-/* budget_dropout.c: what dropout adds to a class's budgets (docs/numerics.md §12.3, docs/backward.md §8).
+/* budget_dropout.c: what dropout adds to a class's budgets (docs/numerics.md §13.2, docs/backward.md §8).
  *
  * A correct kernel forms o'_k, plain attention over the row's values V'_j = m_j V_j (the mask is 0
  * or 1: its products are exact), within the class's bound W' of o' (the terms of §7 over V'), and

@@ -11,7 +11,9 @@ int ac_judge_dropout_case(const ac_case *c, const ac_run_result *run, ac_case *o
 {
   if (!(c->p.f.used & AC_FEAT_DROPOUT) || run->status != AC_RUN_OK) return 0;
   int64_t n = ac_feat_tensor_count(&c->p, AC_FT_DROPOUT_MASK);
-  if (!run->dropout_mask || run->mask_count != n || run->n_mask_unwritten) return -1;
+  if (!run->dropout_mask || run->mask_count != n) return ac_err_set(e, "the run returned no dropout mask");
+  if (run->n_mask_unwritten)
+    return ac_err_set(e, "%lld dropout mask elements neither 0 nor 1", (long long)run->n_mask_unwritten);
   if (ac_case_copy(out, c, e) < 0) return ac_err_set(e, "cannot copy the case for the kernel's dropout mask: %s", e->msg);
   memcpy(out->dropout_mask, run->dropout_mask, (size_t)n);
   return 1;

@@ -233,6 +233,7 @@ AC_FAMILY_DECL(varlen_mix);
 AC_FAMILY_DECL(page_table);
 AC_FAMILY_DECL(decode);
 AC_FAMILY_DECL(sinks);
+AC_FAMILY_DECL(dropout);
 AC_FAMILY_DECL(descale);
 AC_FAMILY_DECL(variant_mix);
 AC_FAMILY_DECL(mixed_dtypes);
@@ -366,7 +367,8 @@ typedef struct {
 void ac_eval_ctx_init(ac_eval_ctx *x, ac_kernel *k, const char *spec);
 /* Kernel (forked, time-limited), oracle, comparison. 0 on success (a verdict set in ev);
  * -1 when the tool itself failed (ev->kinds then holds ERROR). repeat: run up to that many more
- * times, comparing bits with the first run, until one differs (NONDETERMINISTIC). */
+ * times, comparing bits with the first run, until one differs (NONDETERMINISTIC). A dropout case's
+ * dropout_mask becomes the kernel's, the one judged (docs/dropout.md), so that a finding holds it. */
 int ac_eval_case(const ac_eval_ctx *x, const ac_case *c, int repeat, ac_eval *ev, ac_err *e);
 /* The backward of c on a kernel with one (x->grad): dO from one of the campaign's patterns drawn
  * from the case hash (ac_eval_grad_pattern; c->dout when the case has one), the exact backward on

@@ -217,7 +217,24 @@
  *     writing into one is GUARD; memory a serving layout's sequence does not own holds NaN scales
  *     (block and token granularity) and NaN codes (fp8). quant->struct_size is
  *     sizeof(attncheck_quant) as attncheck was built (a plugin reads no further than it knows).
- *     CUDA kernels get no quantized case yet.
+ *     CUDA kernels get no quantized case yet;
+ *   - dropout (docs/dropout.md), a later addition to version 5 that keeps every earlier plugin
+ *     loading: a kernel that declares ATTNCHECK_FEAT_DROPOUT in caps gets dropout cases (every other
+ *     kernel, and every plugin built before the bit, SKIPs them). problem.dropout_p (binary32, 0 <= p
+ *     < 1, FlashAttention's float) and problem.dropout_seed exist when problem.struct_size >=
+ *     ATTNCHECK_PROBLEM_V5D_SIZE, and tensors.dropout_mask then points at an output the kernel fills
+ *     with its keep-mask: bytes [batch][heads][tq][tk] contiguous, 1 = kept, 0 = dropped, every
+ *     element written (they are pre-filled with 0xff; anything but 0 and 1 is reported unwritten).
+ *     The semantics: rule 6 becomes o_i = (1/(1-p)) Σ_visible A_ij m_ij v_j with A_ij the normalized
+ *     weights of rule 6 (the row sum over every visible key, kept or dropped, and the sink) and m_ij
+ *     the mask: dropout multiplies the normalized weights, as FlashAttention's does; lse is unchanged
+ *     (before dropout). Entries of the mask at positions the row does not see are not judged. The
+ *     mask is judged by itself too (the kept fraction, no repeated structure: a verdict of its own).
+ *     The same problem with the same seed must give the same mask (a repeat run compares them).
+ *     run_backward, when backward_caps declares ATTNCHECK_FEAT_DROPOUT, gets the mask to use in
+ *     tensors.dropout_mask as an input (the one its forward returned) and the exact forward's o with
+ *     that mask: dV_j = (1/(1-p)) Σ_i m_ij P_ij dO_i, dP_ij = (1/(1-p)) m_ij dO_i·v_j, D_i = dO_i·o_i,
+ *     dS_ij = P_ij (dP_ij - D_i), and dQ, dK from dS as above. CUDA kernels get no dropout case yet.
  */
 #ifndef ATTNCHECK_KERNEL_H
 #define ATTNCHECK_KERNEL_H
@@ -250,6 +267,8 @@ enum { ATTNCHECK_ALIGN_BOTTOM_RIGHT = 0, ATTNCHECK_ALIGN_TOP_LEFT = 1 };
 #define ATTNCHECK_FEAT_VARLEN       (1u << 8)
 #define ATTNCHECK_FEAT_PAGED        (1u << 9)
 #define ATTNCHECK_FEAT_LAYOUTS      (ATTNCHECK_FEAT_VARLEN | ATTNCHECK_FEAT_PAGED)
+/* ABI 5: dropout with the kernel's own keep-mask (not part of ATTNCHECK_FEAT_ALL; see above). */
+#define ATTNCHECK_FEAT_DROPOUT      (1u << 10)
 /* kernel.caps only: the kernel never writes lse (attncheck passes lse = NULL). */
 #define ATTNCHECK_CAP_NO_LSE        (1u << 31)
 /* kernel.caps only, ABI 3: the kernel has run_backward (struct_size >= ATTNCHECK_KERNEL_V3_SIZE). */
@@ -300,12 +319,17 @@ typedef struct {
   /* ---- ABI 5, quantized tensors (struct_size >= ATTNCHECK_PROBLEM_V5Q_SIZE) ---- */
   int32_t q_format, k_format, v_format;     /* ATTNCHECK_QF_... of each tensor; 0: not quantized */
   int32_t reserved4;                        /* 0 */
+  /* ---- ABI 5, dropout (struct_size >= ATTNCHECK_PROBLEM_V5D_SIZE); 0 without DROPOUT ---- */
+  float dropout_p;                          /* the drop probability, 0 <= p < 1 */
+  uint32_t reserved5;                       /* 0 */
+  uint64_t dropout_seed;                    /* the seed of the kernel's mask: the same seed, the same mask */
 } attncheck_problem;
 
 #define ATTNCHECK_PROBLEM_V1_SIZE  ((uint32_t)offsetof(attncheck_problem, features))
 #define ATTNCHECK_PROBLEM_V2_SIZE  ((uint32_t)offsetof(attncheck_problem, total_q))
 #define ATTNCHECK_PROBLEM_V3_SIZE  ((uint32_t)offsetof(attncheck_problem, q_format))
-#define ATTNCHECK_PROBLEM_V5Q_SIZE ((uint32_t)sizeof(attncheck_problem))
+#define ATTNCHECK_PROBLEM_V5Q_SIZE ((uint32_t)offsetof(attncheck_problem, dropout_p))
+#define ATTNCHECK_PROBLEM_V5D_SIZE ((uint32_t)sizeof(attncheck_problem))
 
 /* Quantized formats (kernel.kv_formats, q_formats: 1u << ATTNCHECK_QF_...; docs/quantized.md). */
 enum {
@@ -361,6 +385,8 @@ typedef struct {
   const int32_t *cache_seqlens; /* PAGED: [batch] */
   /* ---- ABI 5 (problem.struct_size >= ATTNCHECK_PROBLEM_V5Q_SIZE); NULL without a quantized tensor ---- */
   const attncheck_quant *quant;
+  /* ---- ABI 5, dropout (problem.struct_size >= ATTNCHECK_PROBLEM_V5D_SIZE); NULL without DROPOUT ---- */
+  uint8_t *dropout_mask;        /* [batch][heads][tq][tk], 1 kept, 0 dropped: run() writes it, run_backward reads it */
 } attncheck_tensors;
 
 /* ABI 3: what run_backward gets besides the problem and the forward's inputs. */

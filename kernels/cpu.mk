@@ -7,6 +7,7 @@ AC_CPU_KERNEL_SOURCES = kernels/registry.c \
 	kernels/mutants/splitkv_mutants.c kernels/mutants/quant_mutants.c \
 	kernels/cpu_backward.c kernels/cpu_backward.h kernels/mutants/bwd_mutants.c \
 	kernels/mutants/mutant_flash.h \
+	kernels/mutants/dropout_rp_in_sum.c kernels/mutants/dropout_renorm.c kernels/mutants/dropout_head_reuse.c \
 	kernels/mutants/no_max_sub.c kernels/mutants/max_sentinel.c \
 	kernels/mutants/causal_off_by_one.c kernels/mutants/causal_top_left.c \
 	kernels/mutants/no_rescale_sum.c kernels/mutants/no_rescale_acc.c \

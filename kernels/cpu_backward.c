@@ -11,7 +11,10 @@
  * pre-cap score, as FlashAttention-2), s_j = cap t_j, and dS_j is taken through the cap as
  * dS_j (1 - t_j²) (FlashAttention-2's dtanh from the stored tanh).
  * bf16: P and dS are rounded to bf16 before the products with dO, Q and K (the GEMM inputs of
- * FlashAttention-2's backward); dQ, dK, dV are rounded to bf16 once at the end. */
+ * FlashAttention-2's backward); dQ, dK, dV are rounded to bf16 once at the end.
+ * Dropout (flash kernels; the mask handed in tensors.dropout_mask), as FlashAttention-2's backward: D
+ * scaled by fl(1 - p), dS_j = P_j (m_j dP_j - D (1 - p)), P m for dV, and rp = fl(1 / fl(1 - p)) on dV and
+ * in fl(scale rp) on dQ and dK at the end. */
 #include "config.h"
 #include "cpu_backward.h"
 #include <stdio.h>
@@ -24,6 +27,7 @@ typedef struct {
   const attncheck_grad_tensors *g;
   ac_cpu_vx x;
   float scale;
+  float keep, scale_rp;                 /* dropout: fl(1 - p), and the scale times rp (the scale without) */
   float *qi, *doi, *s, *pr, *ds, *dq;   /* one row: dk, dv, tk, tk, tk, dk */
   float *th;                            /* one row: tk, tanh of the pre-cap score (softcap) */
   float *kk, *vv;                       /* the kv head: [tk][dk], [tk][dv] */
@@ -93,12 +97,18 @@ static void bwd_row(bwd *w, int64_t i, int last_tile)
   for (int64_t e = 0; e < p->dv; e++) w->doi[e] = ac_cpu_load_f32(dt, w->g->dout, ac_cpu_off(w->g->do_stride, x->b, x->h, i, e));
   memset(w->dq, 0, (size_t)p->dk * sizeof(float));
   float psink = 0.0f;
+  const int drop = (x->f & ATTNCHECK_FEAT_DROPOUT) != 0;
   if (hi > lo && row_p(w, i, lo, hi, &psink)) {
     float D = 0.0f;
-    if (w->c->flash) D = row_d_from_o(w, (bad & AC_BWD_D_WRONG_ROW) ? (i + 1) % p->tq : i);
+    /* dropout, as FlashAttention-2: D (1 - p) = Σ_j P_j m_j dP_j, dS_j = P_j (m_j dP_j - D (1 - p)), the
+     * factor rp = 1 / (1 - p) on dQ, dK and dV at the end */
+    if (w->c->flash)
+      D = row_d_from_o(w, (bad & AC_BWD_D_WRONG_ROW) ? (i + 1) % p->tq : i) *
+          (drop && !(bad & AC_BWD_DROP_D_UNSCALED) ? w->keep : 1.0f);
     for (int64_t j = lo; j < hi; j++) {
       float dp = 0.0f;
       for (int64_t e = 0; e < p->dv; e++) dp += w->doi[e] * w->vv[j * p->dv + e];
+      if (drop) dp *= ac_cpu_vx_keep(x, i, j);
       w->ds[j] = (bad & AC_BWD_DP_ROUNDED) ? ac_cpu_round_f32(ATTNCHECK_BF16, dp) : dp;
       if (!w->c->flash) D += w->pr[j] * dp;
     }
@@ -107,16 +117,16 @@ static void bwd_row(bwd *w, int64_t i, int last_tile)
     for (int64_t j = lo; j < hi; j++) {
       float dsj = w->pr[j] * (w->ds[j] - D);
       if (cap) dsj *= 1.0f - w->th[j] * w->th[j];   /* through the cap: dtanh = 1 - t² */
-      const float ds = rnd(w, dsj), pj = rnd(w, w->pr[j]);
+      const float ds = rnd(w, dsj), pj = rnd(w, w->pr[j]) * (drop ? ac_cpu_vx_keep(x, i, j) : 1.0f);
       for (int64_t t = 0; t < p->dk; t++) w->dq[t] += ds * w->kk[j * p->dk + t];
       if (add_dk)
         for (int64_t t = 0; t < p->dk; t++) w->dk[j * p->dk + t] += ds * w->qi[t];
       for (int64_t e = 0; e < p->dv; e++) w->dv[j * p->dv + e] += pj * w->doi[e];
     }
-    w->dsink[x->h] -= (double)psink * (double)D;
+    w->dsink[x->h] -= (double)psink * (double)D * (double)x->rp;
   }
   for (int64_t t = 0; t < p->dk; t++)
-    ac_cpu_store_f32(dt, w->g->dq, ac_cpu_off(w->g->dq_stride, x->b, x->h, i, t), w->dq[t] * w->scale);
+    ac_cpu_store_f32(dt, w->g->dq, ac_cpu_off(w->g->dq_stride, x->b, x->h, i, t), w->dq[t] * w->scale_rp);
 }
 
 /* Every query head of kv head kvh of batch b, then dK and dV of the kv head stored. */
@@ -139,12 +149,12 @@ static void bwd_group(bwd *w, int64_t b, int64_t kvh)
     for (int64_t i0 = 0; i0 < p->tq; i0 += AC_BWD_TILE)
       for (int64_t i = i0; i < ac_cpu_min(i0 + AC_BWD_TILE, p->tq); i++) bwd_row(w, i, w->c->flash && i0 == last0);
   }
-  const float ks = (w->c->defects & AC_BWD_DK_NO_SCALE) ? 1.0f : w->scale;
+  const float ks = (w->c->defects & AC_BWD_DK_NO_SCALE) ? w->x.rp : w->scale_rp;
   for (int64_t j = 0; j < p->tk; j++) {
     for (int64_t t = 0; t < p->dk; t++)
       ac_cpu_store_f32(dt, w->g->dk, ac_cpu_off(w->g->dk_stride, b, kvh, j, t), w->dk[j * p->dk + t] * ks);
     for (int64_t e = 0; e < p->dv; e++)
-      ac_cpu_store_f32(dt, w->g->dv, ac_cpu_off(w->g->dv_stride, b, kvh, j, e), w->dv[j * p->dv + e]);
+      ac_cpu_store_f32(dt, w->g->dv, ac_cpu_off(w->g->dv_stride, b, kvh, j, e), w->dv[j * p->dv + e] * w->x.rp);
   }
 }
 
@@ -160,6 +170,8 @@ int ac_cpu_backward(const ac_cpu_bwd_cfg *cfg, const attncheck_problem *p, const
     return -1;
   }
   w.scale = (float)p->scale;
+  w.keep = 1.0f - p->dropout_p;
+  w.scale_rp = w.scale * w.x.rp;   /* FlashAttention-2's scale_softmax_rp_dropout; exactly the scale without dropout */
   float *rows = ac_cpu_scratch(2 * p->dk + p->dv + 4 * p->tk, sizeof(float));
   float *kv = ac_cpu_scratch(2 * p->tk * (p->dk + p->dv), sizeof(float));
   w.dsink = ac_cpu_scratch(p->heads, sizeof(double));
@@ -183,7 +195,10 @@ AC_CPU_BWD_KERNEL(ac_cpu_naive_bwd_f32, ac_cpu_naive_f32, ATTNCHECK_F32, 0, 0u, 
                   "naive-f32 with a backward: P materialized from the scores, D = sum P dP, binary32")
 AC_CPU_BWD_KERNEL(ac_cpu_naive_bwd_bf16, ac_cpu_naive_bf16, ATTNCHECK_BF16, 0, 0u, "naive-bwd-bf16", "bf16-fa2",
                   "naive-bf16 with a backward: P materialized, D = sum P dP, P and dS rounded to bf16 before the products")
-AC_CPU_BWD_KERNEL(ac_cpu_flash_bwd_f32, ac_cpu_flash_f32, ATTNCHECK_F32, 1, 0u, "flash-bwd-f32", "fp32",
-                  "flash-f32 with a FlashAttention-2 backward: P from the LSE, D = dO.O, query tiles of 16, binary32")
-AC_CPU_BWD_KERNEL(ac_cpu_flash_bwd_bf16, ac_cpu_flash_bf16, ATTNCHECK_BF16, 1, 0u, "flash-bwd-bf16", "bf16-fa2",
-                  "flash-bf16 with a FlashAttention-2 backward: P from the LSE, D = dO.O, P and dS rounded to bf16")
+/* the flash kernels take dropout too, forward (cpu_flash.c) and backward */
+AC_CPU_BWD_KERNEL_CAPS(ac_cpu_flash_bwd_f32, ac_cpu_flash_f32, ATTNCHECK_F32, 1, 0u, AC_BWD_CAPS | ATTNCHECK_FEAT_DROPOUT,
+                       "flash-bwd-f32", "fp32",
+                       "flash-f32 with a FlashAttention-2 backward: P from the LSE, D = dO.O, query tiles of 16, binary32")
+AC_CPU_BWD_KERNEL_CAPS(ac_cpu_flash_bwd_bf16, ac_cpu_flash_bf16, ATTNCHECK_BF16, 1, 0u, AC_BWD_CAPS | ATTNCHECK_FEAT_DROPOUT,
+                       "flash-bwd-bf16", "bf16-fa2",
+                       "flash-bf16 with a FlashAttention-2 backward: P from the LSE, D = dO.O, P and dS rounded to bf16")

@@ -15,6 +15,7 @@ enum {
   AC_BWD_SKIP_LAST_TILE = 1 << 6,  /* the last query tile adds nothing to dK */
   AC_BWD_LSE_BF16 = 1 << 7,        /* flash: P = e^(s - lse) with the given LSE rounded to bf16 (kept in the input dtype) */
   AC_BWD_NO_CAP_DERIV = 1 << 8,    /* softcap: dS used as if there were no cap (no 1 - tanh² factor) */
+  AC_BWD_DROP_D_UNSCALED = 1 << 9, /* dropout: D = dO·O not scaled by 1 - p where dP is left unscaled */
 };
 
 typedef struct {
@@ -34,8 +35,11 @@ int ac_cpu_backward(const ac_cpu_bwd_cfg *cfg, const attncheck_problem *p, const
                     const attncheck_grad_tensors *g, char *err, size_t err_len);
 
 /* A host kernel SYM whose forward is FWD's (supports and run) and whose backward is
- * ac_cpu_backward with (DT, FLASH, DEFECTS); caps AC_BWD_CAPS | ATTNCHECK_CAP_BACKWARD. */
-#define AC_CPU_BWD_KERNEL(SYM, FWD, DT, FLASH, DEFECTS, NAME, PREC, DESC)                                       \
+ * ac_cpu_backward with (DT, FLASH, DEFECTS); caps CAPS | ATTNCHECK_CAP_BACKWARD, backward_caps CAPS
+ * (AC_CPU_BWD_KERNEL: AC_BWD_CAPS). */
+#define AC_CPU_BWD_KERNEL(SYM, FWD, DT, FLASH, DEFECTS, NAME, PREC, DESC) \
+  AC_CPU_BWD_KERNEL_CAPS(SYM, FWD, DT, FLASH, DEFECTS, AC_BWD_CAPS, NAME, PREC, DESC)
+#define AC_CPU_BWD_KERNEL_CAPS(SYM, FWD, DT, FLASH, DEFECTS, CAPS, NAME, PREC, DESC)                            \
   static int SYM##_supports(const attncheck_problem *p, char *why, size_t why_len)                               \
   {                                                                                                               \
     return FWD.supports(p, why, why_len);                                                                         \
@@ -52,7 +56,7 @@ int ac_cpu_backward(const ac_cpu_bwd_cfg *cfg, const attncheck_problem *p, const
   }                                                                                                               \
   extern const attncheck_kernel SYM;                                                                              \
   const attncheck_kernel SYM = {ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), NAME, DESC, PREC,                \
-                                ATTNCHECK_MEM_HOST, AC_BWD_CAPS | ATTNCHECK_CAP_BACKWARD, SYM##_supports,        \
-                                SYM##_run, {NULL, NULL, NULL, NULL}, SYM##_bwd, AC_BWD_CAPS, 0, 0, 0, NULL, 0, 0};
+                                ATTNCHECK_MEM_HOST, (CAPS) | ATTNCHECK_CAP_BACKWARD, SYM##_supports,             \
+                                SYM##_run, {NULL, NULL, NULL, NULL}, SYM##_bwd, CAPS, 0, 0, 0, NULL, 0, 0};
 
 #endif

@@ -1,6 +1,7 @@
 /* cpu_common.c: problem checks, block sizes and scratch shared by the built-in CPU kernels. */
 #include "config.h"
 #include "cpu_common.h"
+#include "dropout.h"
 #include <errno.h>
 #include <float.h>
 #include <pthread.h>
@@ -103,12 +104,28 @@ int ac_cpu_vx_init(ac_cpu_vx *x, int dt, const attncheck_problem *p, const attnc
                       : (x->f & ATTNCHECK_FEAT_ALIBI) && !t->alibi_slopes ? "alibi_slopes"
                       : (x->f & ATTNCHECK_FEAT_SINKS) && !t->sinks ? "sinks"
                       : (x->f & ATTNCHECK_FEAT_DESCALE) && !(t->descale_q && t->descale_k && t->descale_v) ? "descale"
+                      : (x->f & ATTNCHECK_FEAT_DROPOUT) && !t->dropout_mask ? "dropout_mask"
                       : NULL;
   if (missing) {
     snprintf(err, err_len, "the case uses %s but its tensor is NULL", missing);
     return -1;
   }
+  /* FlashAttention keeps p_keep = 1 - p and rp_dropout = 1 / p_keep, each a binary32 rounding */
+  const float keep = 1.0f - p->dropout_p;
+  x->rp = x->f & ATTNCHECK_FEAT_DROPOUT ? 1.0f / keep : 1.0f;
   return 0;
+}
+
+void ac_cpu_drop_fill(const attncheck_problem *p, uint8_t *mask, int per_head)
+{
+  for (int64_t b = 0; b < p->batch; b++)
+    for (int64_t h = 0; h < p->heads; h++)
+      for (int64_t i = 0; i < p->tq; i++)
+        for (int64_t j = 0; j < p->tk; j++) {
+          int64_t hh = per_head ? h : 0;
+          uint64_t x = (uint64_t)(((b * p->heads + hh) * p->tq + i) * p->tk + j);
+          mask[((b * p->heads + h) * p->tq + i) * p->tk + j] = (uint8_t)ac_dropout_keep(p->dropout_seed, x, p->dropout_p);
+        }
 }
 
 void ac_cpu_vx_head(ac_cpu_vx *x, int64_t b, int64_t h, float scale0)

@@ -165,6 +165,7 @@ typedef struct {
   float slope;                /* ALiBi slope of (b, h) */
   float sink;                 /* sink logit of h */
   int has_sink;
+  float rp;                   /* dropout: FlashAttention's rp_dropout, fl(1 / fl(1 - p)) in binary32 (1 without) */
 } ac_cpu_vx;
 
 /* 0, or -1 with a message in err when a tensor the case's features need is NULL. */
@@ -234,6 +235,17 @@ int ac_cpu_vx_tile_hidden(const ac_cpu_vx *x, int64_t i0, int64_t rows, int64_t 
 /* Writes row i of the current head as a row without any visible key: o = 0, and lse (when not
  * NULL) the sink logit, or -inf without a sink. */
 void ac_cpu_vx_empty_row(const ac_cpu_vx *x, int64_t i, float *lse);
+
+/* Dropout (ATTNCHECK_FEAT_DROPOUT): the keep value, 0 or 1, of key j for row i of the current head, in the
+ * mask the kernel writes (tensors.dropout_mask). */
+static inline float ac_cpu_vx_keep(const ac_cpu_vx *x, int64_t i, int64_t j)
+{
+  const attncheck_problem *p = x->p;
+  return x->t->dropout_mask[((x->b * p->heads + x->h) * p->tq + i) * p->tk + j];
+}
+/* The keep-mask of problem p from its seed by the reference generator (src/core/dropout.h) into mask
+ * [batch][heads][tq][tk]; per_head 0 draws head 0's mask for every head (a mutant's generator). */
+void ac_cpu_drop_fill(const attncheck_problem *p, uint8_t *mask, int per_head);
 
 /* Stores o[b][h][i][e] = val (times descale_v with DESCALE) in the output dtype. */
 static inline void ac_cpu_vx_store_o(const ac_cpu_vx *x, int64_t i, int64_t e, float val)

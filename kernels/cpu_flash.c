@@ -9,7 +9,9 @@
  * outside the window inside a tile are not computed; the score pipeline is ac_cpu_vx_score
  * (descales folded into the scale, softcap, ALiBi, bias, boolean mask as -inf); the sink joins
  * the sum and the LSE in the epilogue; descale_v scales the output. flash-f32 also takes
- * f16/bf16 K and V with f32 Q and O. */
+ * f16/bf16 K and V with f32 Q and O. Dropout (docs/dropout.md), as FlashAttention-2: the mask of the
+ * reference generator (ac_cpu_drop_fill) zeroes P for P·V after its rounding, the row sum keeps every P,
+ * and rp = fl(1 / fl(1 - p)) joins the epilogue's fl(1 / l). */
 #include "config.h"
 #include "cpu_common.h"
 #include <stdio.h>
@@ -60,7 +62,10 @@ static void flash_tile_row(const flash_ctx *F, const ac_cpu_vx *x, int64_t r, in
     s[c] = expf(s[c] - mref);
     l[r] += s[c];
   }
-  for (int64_t c = clo; c < n; c++) ac_cpu_axpy_f32(acc + r * dv8, ac_cpu_round_f32(F->dt, s[c]), F->vb + c * dv8, dv8);
+  const int drop = (x->f & ATTNCHECK_FEAT_DROPOUT) != 0;   /* dropout: the row sum keeps every P, P·V the kept ones */
+  for (int64_t c = clo; c < n; c++)
+    ac_cpu_axpy_f32(acc + r * dv8, ac_cpu_round_f32(F->dt, s[c]) * (drop ? ac_cpu_vx_keep(x, i, j0 + c) : 1.0f),
+                    F->vb + c * dv8, dv8);
   m[r] = mnew;
 }
 
@@ -80,11 +85,12 @@ static void flash_finish_row(const flash_ctx *F, const ac_cpu_vx *x, int64_t r, 
   const float *acc = F->acc + r * F->dv8;
   if (x->has_sink) {
     const float mf = x->sink > m ? x->sink : m, a = expf(m - mf), den = l * a + expf(x->sink - mf), inv = a / den;
-    for (int64_t e = 0; e < p->dv; e++) ac_cpu_vx_store_o(x, i, e, acc[e] * inv);
+    for (int64_t e = 0; e < p->dv; e++) ac_cpu_vx_store_o(x, i, e, acc[e] * (x->rp == 1.0f ? inv : inv * x->rp));
     if (lse) *lse = mf + logf(den);
     return;
   }
-  const float inv = 1.0f / l;
+  /* dropout: rp_dropout joins the normalization, fl(fl(1 / l) rp), as FlashAttention-2's epilogue */
+  const float inv = x->rp == 1.0f ? 1.0f / l : 1.0f / l * x->rp;
   for (int64_t e = 0; e < p->dv; e++) ac_cpu_vx_store_o(x, i, e, acc[e] * inv);
   if (lse) *lse = m + logf(l);
 }
@@ -143,6 +149,7 @@ static int flash_run(int dt, const char *name, const attncheck_problem *p, const
     snprintf(err, err_len, "%s: out of memory", name);
     return -1;
   }
+  if (x.f & ATTNCHECK_FEAT_DROPOUT) ac_cpu_drop_fill(p, t->dropout_mask, 1);   /* the kernel's own keep-mask */
   for (int64_t b = 0; b < p->batch; b++)
     for (int64_t h = 0; h < p->heads; h++) {
       ac_cpu_vx_head(&x, b, h, (float)p->scale);
@@ -152,10 +159,10 @@ static int flash_run(int dt, const char *name, const attncheck_problem *p, const
   return 0;
 }
 
-/* Every ABI 2 feature; the binary32 kernel also takes f16/bf16 K and V. */
-#define FLASH_CAPS (ATTNCHECK_FEAT_ALL & ~ATTNCHECK_FEAT_MIXED_DTYPES)
+/* Every ABI 2 feature and dropout; the binary32 kernel also takes f16/bf16 K and V. */
+#define FLASH_CAPS ((ATTNCHECK_FEAT_ALL & ~ATTNCHECK_FEAT_MIXED_DTYPES) | ATTNCHECK_FEAT_DROPOUT)
 
-AC_CPU_KERNEL_CAPS(ac_cpu_flash_f32, ATTNCHECK_F32, "flash-f32", "fp32", ATTNCHECK_FEAT_ALL,
+AC_CPU_KERNEL_CAPS(ac_cpu_flash_f32, ATTNCHECK_F32, "flash-f32", "fp32", ATTNCHECK_FEAT_ALL | ATTNCHECK_FEAT_DROPOUT,
              "FlashAttention-2 tiled online softmax in binary32 (ATTNCHECK_FLASH_BR/BC, default 64x64)", flash_run)
 AC_CPU_KERNEL_CAPS(ac_cpu_flash_f16, ATTNCHECK_F16, "flash-f16", "fp16-fa2", FLASH_CAPS,
              "FlashAttention-2 tiled online softmax, f16 inputs, binary32 accumulation, P rounded to f16", flash_run)

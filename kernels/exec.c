@@ -1,7 +1,7 @@
 /* owner: exec backend */
 /* exec.c: a kernel that is a command. attncheck writes the case to IN (an NPZ file), runs
  * the command through /bin/sh with {in} and {out} replaced by the quoted paths, under the
- * time limit, and reads members o (and lse when present) from OUT. exec-persistent:COMMAND
+ * time limit, and reads members o (and lse when present; dropout_mask for dropout) from OUT. exec-persistent:COMMAND
  * (a worker that speaks a line protocol) is in exec_worker.c.
  * Case files live in TMPDIR/attncheck-{exec,worker}-PID-XXXXXX; the first use in a process
  * removes such directories of processes that no longer exist. */
@@ -255,7 +255,7 @@ void ac_exec_read_outputs(const char *path, const ac_case *c, const ac_counts *c
     }
     r->lse_count = cn->rows;
   }
-  if (ac_npz_has(z, "precision") && read_class(z, path, r)) {
+  if ((ac_npz_has(z, "precision") && read_class(z, path, r)) || ac_exec_read_mask(z, path, c, r)) {
     ac_npz_close_reader(z);
     return;
   }
@@ -275,7 +275,7 @@ uint32_t ac_exec_declared_caps(const ac_kernel *k)
 {
   const exec_priv *pv = k->priv;
   if (!pv || k->kind != AC_KIND_EXEC_PERSISTENT || pv->decl.state != AC_DECL_OK) return 0;
-  return (pv->decl.variants & AC_FEAT_ALL) | (pv->decl.writes_lse == 0 ? ATTNCHECK_CAP_NO_LSE : 0u) |
+  return (pv->decl.variants & (AC_FEAT_ALL | AC_FEAT_DROPOUT)) | (pv->decl.writes_lse == 0 ? ATTNCHECK_CAP_NO_LSE : 0u) |
          (pv->decl.alibi_lse_fa2 ? ATTNCHECK_CAP_ALIBI_LSE_FA2 : 0u) |
          (pv->decl.quant_only ? ATTNCHECK_CAP_QUANT_ONLY : 0u);
 }

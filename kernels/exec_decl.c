@@ -48,7 +48,7 @@ static int name_set(ac_exec_decl *d, json_object *arr, const char *field, int ki
     for (int f = 0; s && kind == 2 && f < AC_XF_N; f++)
       if (!strcmp(s, feature_names[f])) bit = f;
     uint32_t variant = 0;   /* an attention variant or a serving layout (ABI 2 and 3 feature names) */
-    for (uint32_t b = 1; bit < 0 && s && kind == 2 && (b & (AC_FEAT_ALL | AC_FEAT_LAYOUTS)); b <<= 1)
+    for (uint32_t b = 1; bit < 0 && s && kind == 2 && (b & AC_FEAT_KNOWN); b <<= 1)
       if (!strcmp(s, ac_feat_name(b))) variant = b;
     if (variant) {
       d->variants |= variant;
@@ -77,7 +77,7 @@ static int backward_set(ac_exec_decl *d, json_object *v)
     json_object *x = json_object_array_get_idx(v, i);
     const char *s = json_object_is_type(x, json_type_string) ? json_object_get_string(x) : NULL;
     uint32_t bit = 0;
-    for (uint32_t b = 1; !bit && s && (b & (AC_FEAT_ALL | AC_FEAT_LAYOUTS)); b <<= 1)
+    for (uint32_t b = 1; !bit && s && (b & AC_FEAT_KNOWN); b <<= 1)
       if (!strcmp(s, ac_feat_name(b))) bit = b;
     if (!bit) return bad(d, "'backward': unknown feature '%s'", s ? s : "(not a string)");
     if (!(d->variants & bit)) return bad(d, "'backward': feature '%s' is not among the declared 'features'", s);

@@ -43,7 +43,7 @@ const char *ac_exec_backward_refusal(const ac_kernel *k, const ac_case *c)
   if (pv->decl.state == AC_DECL_UNKNOWN || pv->decl.state == AC_DECL_BAD) return NULL;
   static _Thread_local char why[300];
   const char *who = pv->decl.name[0] ? pv->decl.name : "the worker";
-  uint32_t missing = c->p.f.used & ~ac_exec_backward_caps(k) & (AC_FEAT_ALL | AC_FEAT_LAYOUTS);
+  uint32_t missing = c->p.f.used & ~ac_exec_backward_caps(k) & AC_FEAT_KNOWN;
   char names[120];
   if (pv->decl.state != AC_DECL_OK || !pv->decl.backward)
     snprintf(why, sizeof why, "%.128s declares no backward (\"backward\" in its declaration)", who);

@@ -34,6 +34,10 @@ void ac_exec_last_line(const char *path, char *out, size_t n);
 /* Reads o (and lse) from the output file into r; KERNEL_ERROR with a message otherwise. */
 void ac_exec_read_outputs(const char *path, const ac_case *c, const ac_counts *cn, const ac_run_opts *o,
                           ac_run_result *r);
+/* exec_dropout.c: a dropout case's member dropout_mask of the output z (path): |b1 or |u1 [B,H,tq,tk]
+ * into r->dropout_mask, its elements other than 0 and 1 counted in r->n_mask_unwritten; -1 with r a
+ * KERNEL_ERROR when it is missing or of another shape or dtype; 0 (nothing) without dropout. */
+int ac_exec_read_mask(ac_npz *z, const char *path, const ac_case *c, ac_run_result *r);
 /* Ends the worker and its process group: hard kills it at once, otherwise EOF on its stdin
  * first and up to a second to exit. */
 void ac_exec_worker_stop(exec_priv *pv, int hard);

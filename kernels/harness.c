@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include "accuda.h"
 #include "exec.h"
+#include "variants.h"
 #include "harness_priv.h"
 #include "precision.h"
 
@@ -70,6 +71,8 @@ void ac_problem_to_abi(const ac_problem *p, attncheck_problem *a)
   a->window_left = win ? f->win_left : -1;
   a->window_right = win ? f->win_right : -1;
   a->softcap = f->used & AC_FEAT_SOFTCAP ? f->softcap : 0;
+  a->dropout_p = f->used & AC_FEAT_DROPOUT ? (float)f->dropout_p : 0.0f;   /* a binary32 value (validated) */
+  a->dropout_seed = f->used & AC_FEAT_DROPOUT ? f->dropout_seed : 0;
   a->alibi_per_batch = f->used & AC_FEAT_ALIBI ? f->alibi_per_batch : 0;
   a->bias_dtype = (int32_t)(f->used & AC_FEAT_BIAS ? f->bias_dtype : p->dtype);
   if (f->used & AC_FEAT_BIAS) {
@@ -168,7 +171,8 @@ int ac_hx_prepare(ac_hx_ctx *x, const ac_kernel *k, const ac_case *c, const ac_r
   x->l.o_off = round64(sizeof(ac_hx_head));
   x->l.lse_off = x->l.o_off + round64((size_t)x->cn.o * ac_dtype_size(ac_tensor_dtype(&c->p, 'o')));
   x->l.flags_off = x->l.lse_off + (o->want_lse ? round64((size_t)x->cn.rows * sizeof(float)) : 0);
-  x->l.total = x->l.flags_off + round64((size_t)x->cn.o);
+  x->l.drop_off = x->l.flags_off + round64((size_t)x->cn.o);
+  x->l.total = x->l.drop_off + round64((size_t)ac_feat_tensor_count(&c->p, AC_FT_DROPOUT_MASK));
   return 0;
 }
 
@@ -221,6 +225,13 @@ void ac_hx_collect(const ac_hx_ctx *x, const ac_child_outcome *oc, ac_run_result
     memcpy(r->lse, x->area + x->l.lse_off, (size_t)x->cn.rows * sizeof(float));
     r->lse_count = x->cn.rows;
     r->n_lse_unwritten = h->n_lse_unwritten;
+  }
+  int64_t nm = ac_feat_tensor_count(&x->c->p, AC_FT_DROPOUT_MASK);
+  if (nm > 0) {   /* dropout: the kernel's keep-mask */
+    r->dropout_mask = ac_xmalloc((size_t)nm);
+    memcpy(r->dropout_mask, x->area + x->l.drop_off, (size_t)nm);
+    r->mask_count = nm;
+    r->n_mask_unwritten = h->n_mask_unwritten;
   }
 }
 
@@ -379,9 +390,11 @@ void ac_run_result_free(ac_run_result *r)
   free(r->o);
   free(r->lse);
   free(r->unwritten);
+  free(r->dropout_mask);
   r->o = NULL;
   r->lse = NULL;
   r->unwritten = NULL;
+  r->dropout_mask = NULL;
 }
 
 int64_t ac_harness_first_difference(const ac_run_result *a, const ac_run_result *b, int64_t *lse_index)
@@ -415,5 +428,7 @@ int ac_harness_repeat_equal(const ac_run_result *a, const ac_run_result *b)
   if (a->n_unwritten != b->n_unwritten || a->n_lse_unwritten != b->n_lse_unwritten) return 0;
   if (a->o && memcmp(a->o, b->o, (size_t)a->o_count * ac_dtype_size(a->dtype)) != 0) return 0;
   if (a->lse && memcmp(a->lse, b->lse, (size_t)a->lse_count * sizeof(float)) != 0) return 0;
+  if (!a->dropout_mask != !b->dropout_mask || a->mask_count != b->mask_count) return 0;
+  if (a->dropout_mask && memcmp(a->dropout_mask, b->dropout_mask, (size_t)a->mask_count) != 0) return 0;
   return 1;
 }

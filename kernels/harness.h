@@ -170,6 +170,10 @@ typedef struct {
    * the first one named (sequence, page and slot when the NaN read there tells them). */
   int64_t n_oos;
   char oos_msg[256];
+  /* Dropout (docs/dropout.md): the kernel's keep-mask [B,H,tq,tk] as it wrote it, and how many of its
+   * elements are neither 0 nor 1 (0xff: the pre-fill, never written); NULL without dropout. */
+  uint8_t *dropout_mask;
+  int64_t mask_count, n_mask_unwritten;
 } ac_run_result;
 
 void ac_run_opts_init(ac_run_opts *o);
@@ -217,8 +221,8 @@ int ac_harness_run_backward(const ac_kernel *k, const ac_case *c, const void *o,
                             const ac_run_opts *opts, ac_grad_run_result *r, ac_err *e);
 void ac_grad_run_result_free(ac_grad_run_result *r);
 
-/* Repeat mode: 1 when two results of the same case agree bit for bit (status, o, lse and
- * unwritten counts), 0 when they differ (NONDETERMINISTIC). */
+/* Repeat mode: 1 when two results of the same case agree bit for bit (status, o, lse, the dropout
+ * mask and unwritten counts), 0 when they differ (NONDETERMINISTIC). */
 int ac_harness_repeat_equal(const ac_run_result *a, const ac_run_result *b);
 /* First o element (dense index) where a and b differ, -1 if none (lse: *lse_index likewise, may be NULL). */
 int64_t ac_harness_first_difference(const ac_run_result *a, const ac_run_result *b, int64_t *lse_index);

@@ -203,6 +203,7 @@ void ac_hx_free(hx_bufs *b)
   for (int i = 0; i < HX_NIN; i++) ac_guarded_free(&b->in[i].g);
   ac_guarded_free(&b->o.g);
   ac_guarded_free(&b->lse);
+  ac_guarded_free(&b->drop);
   for (int t = 0; t < 3; t++) free(b->filled[t]), free(b->qggml[t]);
   if (b->qfill) ac_case_free(b->qfill), free(b->qfill);
 }
@@ -225,6 +226,9 @@ int ac_hx_setup(const ac_hx_ctx *x, hx_bufs *b, ac_err *e)
       return -1;
   if (ac_guarded_alloc(&b->o.g, b->o.dtype, (size_t)b->o.span, b->guard, e)) return -1;
   if (x->o->want_lse && ac_guarded_alloc(&b->lse, AC_F32, (size_t)x->cn.rows, b->guard, e)) return -1;
+  int64_t nm = ac_feat_tensor_count(&x->c->p, AC_FT_DROPOUT_MASK);   /* a byte per element, e4m3's guards */
+  if (nm > 0 && ac_guarded_alloc(&b->drop, AC_E4M3, (size_t)nm, b->guard, e)) return -1;
+  if (nm > 0) memset(b->drop.data, AC_HX_MASK_FILL, (size_t)nm);
   for (size_t i = 0; i < b->o.g.n; i++) ac_store_bits(b->o.dtype, b->o.g.data, i, b->fill);
   for (size_t i = 0; i < b->lse.n; i++) ac_store_bits(AC_F32, b->lse.data, i, b->lfill);
   for (int i = 0; i < HX_NIN; i++) {
@@ -292,6 +296,7 @@ void ac_hx_tensors(const ac_hx_ctx *x, hx_bufs *b, attncheck_tensors *t)
   t->cu_seqlens_k = b->in[HX_CU_K].g.data;
   t->block_table = b->in[HX_BLOCKS].g.data;
   t->cache_seqlens = b->in[HX_CACHE_LENS].g.data;
+  t->dropout_mask = b->drop.data;
 }
 
 /* Hands the buffers to the kernel: -1 with the area finished when there is nothing left to
@@ -338,6 +343,7 @@ int ac_hx_check_guards(const ac_hx_ctx *x, const hx_bufs *b, ac_hx_head *h)
     if (b->in[i].dense) ok &= ac_hx_guards_ok(&b->in[i].g, b->in[i].name, h->guard_msg, sizeof h->guard_msg);
   ok &= ac_hx_guards_ok(&b->o.g, b->o.name, h->guard_msg, sizeof h->guard_msg);
   if (x->o->want_lse) ok &= ac_hx_guards_ok(&b->lse, "lse", h->guard_msg, sizeof h->guard_msg);
+  if (b->drop.data) ok &= ac_hx_guards_ok(&b->drop, "dropout_mask", h->guard_msg, sizeof h->guard_msg);
   for (int i = 0; i < HX_NIN; i++)
     if (b->in[i].dense) ok &= ac_hx_input_ok(&b->in[i], h->guard_msg, sizeof h->guard_msg);
   return ok;
@@ -368,6 +374,12 @@ static int hx_read_back(const ac_hx_ctx *x, hx_bufs *b, ac_hx_head *h)
     int64_t nl = 0;
     for (int64_t i = 0; i < x->cn.rows; i++) nl += ac_load_bits(AC_F32, lse, (size_t)i) == b->lfill;
     h->n_lse_unwritten = nl;
+  }
+  if (b->drop.data) {   /* dropout: every element 0 or 1 */
+    memcpy(x->area + x->l.drop_off, b->drop.data, b->drop.n);
+    int64_t nb = 0;
+    for (size_t i = 0; i < b->drop.n; i++) nb += ((const uint8_t *)b->drop.data)[i] > 1;
+    h->n_mask_unwritten = nb;
   }
   return ok;
 }

@@ -55,6 +55,7 @@ static int grad_setup(const grad_ctx *g, hx_bufs *b, grad_bufs *gb, ac_err *e)
   b->o.dense = g->o;
   ac_scatter_strided(b->o.dtype, g->o, b->o.dim[0], b->o.dim[1], b->o.dim[2], b->o.dim[3], b->o.stride, b->o.g.data);
   memcpy(b->lse.data, g->lse, (size_t)g->x.cn.rows * sizeof(float));
+  if (b->drop.data) memcpy(b->drop.data, g->x.c->dropout_mask, b->drop.n);   /* dropout: the mask to use, an input */
   hx_tensor *d = &gb->dout;
   if (ac_guarded_alloc(&d->g, d->dtype, (size_t)d->span, b->guard, e)) return -1;
   ac_scatter_strided(d->dtype, d->dense, d->dim[0], d->dim[1], d->dim[2], d->dim[3], d->stride, d->g.data);
@@ -89,6 +90,11 @@ static int grad_check(const grad_ctx *g, const hx_bufs *b, const grad_bufs *gb)
   if (memcmp(b->lse.data, g->lse, (size_t)g->x.cn.rows * sizeof(float)) != 0) {
     size_t len = strlen(msg);
     snprintf(msg + len, n - len, "%slse: kernel wrote into its input", len ? "; " : "");
+    ok = 0;
+  }
+  if (b->drop.data && memcmp(b->drop.data, g->x.c->dropout_mask, b->drop.n) != 0) {
+    size_t len = strlen(msg);
+    snprintf(msg + len, n - len, "%sdropout_mask: kernel wrote into its input", len ? "; " : "");
     ok = 0;
   }
   ok &= ac_hx_guards_ok(&gb->dout.g, "do", msg, n) & ac_hx_input_ok(&gb->dout, msg, n);
@@ -179,7 +185,7 @@ const char *ac_harness_backward_refusal(const ac_kernel *k, const ac_case *c)
   if (k->abi->memory == ATTNCHECK_MEM_CUDA) return "backward runs of CUDA kernels are not supported";
   if (c->p.f.used & AC_FEAT_PAGED) return "a paged KV cache gets no backward (an inference layout; docs/backward.md §7)";
   if (ac_problem_quantized(&c->p)) return "quantized tensors get no backward (an inference cache; docs/quantized.md)";
-  uint32_t missing = c->p.f.used & ~ac_kernel_backward_caps(k) & (AC_FEAT_ALL | AC_FEAT_LAYOUTS);
+  uint32_t missing = c->p.f.used & ~ac_kernel_backward_caps(k) & AC_FEAT_KNOWN;
   if (missing) {
     static _Thread_local char why[160];
     char names[120];

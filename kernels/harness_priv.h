@@ -6,13 +6,15 @@
 #include "harness.h"
 
 #define AC_MIN_GUARD 256
+/* What the dropout mask is pre-filled with: neither 0 (dropped) nor 1 (kept). */
+#define AC_HX_MASK_FILL 0xffu
 #define AC_HX_IN_SUPPORTS 1
 #define AC_HX_IN_RUN 2
 
 /* The result area: this head, then o (dense, case dtype), lse (floats), unwritten flags. */
 typedef struct {
   int32_t done, status, guard_ok, stage;   /* stage: AC_HX_IN_SUPPORTS / AC_HX_IN_RUN while the kernel's code runs */
-  int64_t n_unwritten, n_lse_unwritten, n_guard_nan;
+  int64_t n_unwritten, n_lse_unwritten, n_guard_nan, n_mask_unwritten;
   double kernel_ms;
   char msg[512];
   char guard_msg[256];
@@ -20,7 +22,7 @@ typedef struct {
 } ac_hx_head;
 
 typedef struct {
-  size_t o_off, lse_off, flags_off, total;
+  size_t o_off, lse_off, flags_off, drop_off, total;   /* drop_off: the dropout mask's bytes (dropout cases) */
 } ac_hx_layout;
 
 typedef struct {
@@ -91,6 +93,7 @@ typedef struct {
   hx_tensor in[HX_NIN];
   hx_tensor o;
   ac_guarded lse;          /* rows floats, with want_lse only */
+  ac_guarded drop;         /* dropout cases: the mask the kernel writes, bytes pre-filled with AC_HX_MASK_FILL */
   uint64_t fill, lfill;    /* the pre-fill patterns of o and lse */
   size_t guard;
   void *filled[3];         /* layout cases: q, k, v with the memory no (tested) sequence owns filled */

@@ -67,6 +67,7 @@ static int check_kernel(const char *path, size_t i, const attncheck_kernel *k, a
                       (unsigned)k->abi_version, ATTNCHECK_ABI_VERSION);
   /* the layout bits exist from ABI 3 on */
   uint32_t known = ATTNCHECK_FEAT_ALL | (k->abi_version >= 3 ? ATTNCHECK_FEAT_LAYOUTS | ATTNCHECK_CAP_BACKWARD : 0u) |
+                   (k->abi_version >= 5 ? ATTNCHECK_FEAT_DROPOUT : 0u) |   /* dropout: from ABI 5 */
                    ATTNCHECK_CAP_NO_LSE | ATTNCHECK_CAP_ALIBI_LSE_FA2 | /* the convention bit: any version with caps */
                    (k->abi_version >= 5 ? ATTNCHECK_CAP_QUANT_ONLY : 0u);
   if (k->abi_version >= 2 && (k->caps & ~known))
@@ -86,9 +87,10 @@ static int check_kernel(const char *path, size_t i, const attncheck_kernel *k, a
     return ac_err_set(e, "%s: kernel '%s' declares ATTNCHECK_CAP_BACKWARD but has no run_backward (struct_size %u, needs %u)",
                       path, k->name, (unsigned)k->struct_size, (unsigned)ATTNCHECK_KERNEL_V3_SIZE);
   if (k->abi_version >= 4 && (k->caps & ATTNCHECK_CAP_BACKWARD) && k->struct_size >= ATTNCHECK_KERNEL_V4_SIZE &&
-      (k->backward_caps & ~(k->caps & (ATTNCHECK_FEAT_ALL | ATTNCHECK_FEAT_LAYOUTS))))
+      (k->backward_caps & ~(k->caps & (ATTNCHECK_FEAT_ALL | ATTNCHECK_FEAT_LAYOUTS | ATTNCHECK_FEAT_DROPOUT))))
     return ac_err_set(e, "%s: kernel '%s' declares backward_caps 0x%x outside its caps 0x%x", path, k->name,
-                      (unsigned)k->backward_caps, (unsigned)(k->caps & (ATTNCHECK_FEAT_ALL | ATTNCHECK_FEAT_LAYOUTS)));
+                      (unsigned)k->backward_caps,
+                      (unsigned)(k->caps & (ATTNCHECK_FEAT_ALL | ATTNCHECK_FEAT_LAYOUTS | ATTNCHECK_FEAT_DROPOUT)));
   if (k->abi_version >= 5 && k->struct_size >= ATTNCHECK_KERNEL_V5_SIZE &&
       (k->empty_rows < ATTNCHECK_EMPTY_UNDECLARED || k->empty_rows > ATTNCHECK_EMPTY_MEAN_V ||
        k->empty_lse < ATTNCHECK_EMPTY_LSE_UNDECLARED || k->empty_lse > ATTNCHECK_EMPTY_LSE_NAN))

@@ -21,7 +21,8 @@ extern const attncheck_kernel ac_mutant_no_max_sub, ac_mutant_max_sentinel, ac_m
   ac_mutant_cu_seqlens_off_by_one, ac_mutant_prev_seq_boundary,
   ac_mutant_last_page_whole, ac_mutant_block_table_row, ac_mutant_zero_length_seq, ac_mutant_page_count,
   ac_mutant_gqa_page64_last_page, ac_mutant_block_id_u16, ac_mutant_block_table_past_end,
-  ac_mutant_splitkv_first_max, ac_mutant_splitkv_sink_per_split;
+  ac_mutant_splitkv_first_max, ac_mutant_splitkv_sink_per_split,
+  ac_mutant_dropout_rp_in_sum, ac_mutant_dropout_renorm, ac_mutant_dropout_head_reuse;
 extern const attncheck_kernel ac_cpu_flash_varlen_f32, ac_cpu_flash_varlen_bf16;
 /* the reference kernels of the quantized formats (kernels/cpu_quant.c) */
 extern const attncheck_kernel ac_cpu_ggml_ref_f32, ac_cpu_fp8kv_ref_f32, ac_cpu_intkv_ref_f32, ac_cpu_fp4kv_ref_f32;
@@ -32,7 +33,7 @@ extern const attncheck_kernel ac_cpu_naive_bwd_f32, ac_cpu_naive_bwd_bf16, ac_cp
 extern const attncheck_kernel ac_mutant_bwd_d_wrong_row, ac_mutant_bwd_dk_no_scale, ac_mutant_bwd_gqa_no_sum,
   ac_mutant_bwd_no_causal, ac_mutant_bwd_no_lse, ac_mutant_bwd_dp_rounded, ac_mutant_bwd_skip_last_tile,
   ac_mutant_bwd_lse_bf16,
-  ac_mutant_bwd_softcap_noderiv;
+  ac_mutant_bwd_softcap_noderiv, ac_mutant_bwd_dropout_d_unscaled;
 
 extern const attncheck_kernel ac_mutant_ggml_bf16_acc, ac_mutant_q8q_as_q4;   /* kernels/mutants/ggml_mutants.c */
 /* quantized-cache mutants (kernels/mutants/quant_mutants.c) */
@@ -121,6 +122,9 @@ static const attncheck_kernel *const mutant_kernels[] = {
   &ac_mutant_block_table_past_end,
   &ac_mutant_splitkv_first_max,
   &ac_mutant_splitkv_sink_per_split,
+  &ac_mutant_dropout_rp_in_sum,
+  &ac_mutant_dropout_renorm,
+  &ac_mutant_dropout_head_reuse,
   &ac_mutant_quant_nibble_swap,
   &ac_mutant_quant_q4_no_offset,
   &ac_mutant_quant_next_block_scale,
@@ -143,6 +147,7 @@ static const attncheck_kernel *const mutant_kernels[] = {
   &ac_mutant_bwd_skip_last_tile,
   &ac_mutant_bwd_lse_bf16,
   &ac_mutant_bwd_softcap_noderiv,
+  &ac_mutant_bwd_dropout_d_unscaled,
 };
 
 #define NCPU (sizeof cpu_kernels / sizeof cpu_kernels[0])

@@ -343,7 +343,7 @@ static int kernel_supports(const ac_kernel *k, const ac_problem *p, char *why, s
   if (ac_kernel_quant_refusal(k, p, why, why_len)) return 0;
   /* exec workers declare their variants in the handshake (exec_decl.c) */
   if (k->kind == AC_KIND_EXEC || k->kind == AC_KIND_EXEC_PERSISTENT) return ac_exec_supports(k, p, why, why_len);
-  uint32_t missing = p->f.used & ~ac_kernel_caps(k) & (ATTNCHECK_FEAT_ALL | ATTNCHECK_FEAT_LAYOUTS);
+  uint32_t missing = p->f.used & ~ac_kernel_caps(k) & AC_FEAT_KNOWN;
   if (missing) {
     char names[160];
     snprintf(why, why_len, "the kernel does not declare %s (ABI caps)", ac_feat_list(missing, names, sizeof names));
@@ -351,6 +351,10 @@ static int kernel_supports(const ac_kernel *k, const ac_problem *p, char *why, s
   }
   if (!k->abi) {
     snprintf(why, why_len, "kernel has no implementation");
+    return 0;
+  }
+  if ((p->f.used & AC_FEAT_DROPOUT) && k->abi->memory == ATTNCHECK_MEM_CUDA) {
+    snprintf(why, why_len, "dropout cases are not handed to CUDA kernels yet");
     return 0;
   }
   if (k->abi->memory == ATTNCHECK_MEM_CUDA && !ac_cuda_built()) {

@@ -77,7 +77,14 @@ static void put_variants(struct sha256_ctx *h, const ac_case *c)
   put_str(h, "variants");
   for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) put_u64(h, (uint64_t)v[i]);
   put_u64(h, cap);
+  if (f->used & AC_FEAT_DROPOUT) {   /* the mask comes below, with the variant tensors */
+    uint64_t dp;
+    memcpy(&dp, &f->dropout_p, sizeof dp);
+    put_str(h, "dropout");
+    put_u64(h, dp);
+  }
   for (int t = 0; t < AC_FT_N; t++) {
+    if (t == AC_FT_DROPOUT_MASK && !(f->used & AC_FEAT_DROPOUT)) continue;   /* the keys of other cases stay */
     int64_t shape[4];
     size_t es = 0;
     int64_t n = ac_feat_tensor_count(&c->p, (ac_feat_tensor)t);

@@ -83,6 +83,12 @@ static void set_undefined(gjob *J, ac_grad_tensor *T, uint32_t *pend, int64_t e)
 static void decide(gjob *J, ac_grad_tensor *T, uint32_t *pend, int64_t e, mpfr_t lo, mpfr_t hi)
 {
   if (!pend[e]) return;
+  ac_or_ws *w = &J->g.w;
+  if (w->drop) {   /* dropout: [lo, hi] encloses the gradient without its factor 1/(1-p) (docs/backward.md §8) */
+    ac_or_drop_interval(w, lo, hi);
+    mpfr_swap(lo, w->dlo);
+    mpfr_swap(hi, w->dhi);
+  }
   ac_grad_elem *el = &T->el[e];
   if (mpfr_zero_p(lo)) mpfr_set_zero(lo, 1);   /* exact zeros are +0 */
   if (mpfr_zero_p(hi)) mpfr_set_zero(hi, 1);
@@ -262,7 +268,8 @@ static void head_pass(gjob *J, int64_t b, int64_t kvh, mpfr_prec_t prec)
   acc_init(&cols.vlo, &cols.vhi, nc * p->dv, prec);
   int any = 0;
   for (int64_t k = 0; k < nc; k++) any |= cp[k];
-  cols.classes = J->pass == 2 && any ? ac_gr_classes_new(nc, p->dk, p->dv) : NULL;
+  /* the classes of rows of equal score shape (gradexact.c) know no keep-mask: not with dropout */
+  cols.classes = J->pass == 2 && any && !J->g.w.drop ? ac_gr_classes_new(nc, p->dk, p->dv) : NULL;
   int64_t hpg = p->heads / p->kv_heads;
   for (int64_t hh = 0; hh < hpg; hh++)
     for (int64_t i = 0; i < p->tq; i++) row_step(J, b, kvh * hpg + hh, i, jmin, &cols, slot, prec);
@@ -431,7 +438,7 @@ static void run_passes(gjob *J, long cap, int fast)
       mpfr_set_zero(J->sglo[h], 1);
       mpfr_set_zero(J->sghi[h], 1);
     }
-    J->scls = J->pass == 2 && any_pending(J->pend[3], 0, ds->nsel) ? ac_gr_classes_new(ds->nsel, 1, 0) : NULL;
+    J->scls = J->pass == 2 && !J->g.w.drop && any_pending(J->pend[3], 0, ds->nsel) ? ac_gr_classes_new(ds->nsel, 1, 0) : NULL;
     for (int64_t b = 0; b < p->batch; b++)
       for (int64_t kvh = 0; kvh < p->kv_heads; kvh++) head_pass(J, b, kvh, prec);
     for (int64_t h = 0; h < ds->nsel; h++) {
@@ -454,10 +461,11 @@ int ac_grad_run(const ac_case *c, const void *dout, const ac_grad_opts *o, ac_gr
   if (c->lay) return ac_grad_run_layout(c, dout, o, r, e);   /* per sequence (gradlayout.c) */
   const ac_problem *p = &c->p;
   memset(r, 0, sizeof *r);
-  if (p->f.used &
-      ~(uint32_t)(AC_FEAT_WINDOW | AC_FEAT_BOOL_MASK | AC_FEAT_ALIBI | AC_FEAT_BIAS | AC_FEAT_SINKS | AC_FEAT_SOFTCAP))
-    return ac_err_set(e, "the backward oracle covers plain attention, windows, boolean masks, softcap, ALiBi, bias "
-                         "and sinks only (not descales or per-tensor dtypes)");
+  if (p->f.used & ~(uint32_t)(AC_FEAT_WINDOW | AC_FEAT_BOOL_MASK | AC_FEAT_ALIBI | AC_FEAT_BIAS | AC_FEAT_SINKS |
+                              AC_FEAT_SOFTCAP | AC_FEAT_DROPOUT))
+    return ac_err_set(e, "the backward oracle covers plain attention, windows, boolean masks, softcap, ALiBi, bias, "
+                         "sinks and dropout only (not descales or per-tensor dtypes)");
+  if ((p->f.used & AC_FEAT_DROPOUT) && !c->dropout_mask) return ac_err_set(e, "dropout: the case has no dropout_mask");
   if (ac_problem_quantized(p)) return ac_err_set(e, "the backward oracle takes no quantized tensors (docs/quantized.md)");
   ac_or_scale sc;
   if (ac_or_scale_init(&sc, p, e)) return -1;
@@ -495,10 +503,11 @@ int ac_grad_run(const ac_case *c, const void *dout, const ac_grad_opts *o, ac_gr
   acc_init(&J.sglo, &J.sghi, p->heads, 64);
   J.fs = ac_xcalloc((size_t)p->heads * 3, sizeof *J.fs);
   J.fm = ac_xcalloc((size_t)p->heads, sizeof *J.fm);
-  /* the matrix-product level first (gradblas.h) where it applies; under a softcap the MPFR passes
-   * alone (gradcap.c; the extended pass has no certified tanh) */
+  /* the matrix-product level first (gradblas.h) where it applies (not with dropout: ac_gr_blas_applies
+   * leaves those cases to the passes below); under a softcap the MPFR passes alone (gradcap.c; the
+   * extended pass has no certified tanh), and with dropout (the factor 1/(1-p) is taken by decide) */
   if (!o->no_fast && !o->no_blas && ac_gr_blas_applies(p, r->formats)) ac_gr_blas_level(c, dout, r, J.pend, o->threads);
-  run_passes(&J, cap, !o->no_fast && p->dtype != AC_F64 && !J.g.capped);
+  run_passes(&J, cap, !o->no_fast && p->dtype != AC_F64 && !J.g.capped && !J.g.w.drop);
   acc_free(J.dqlo, J.dqhi, p->dk);
   for (int k = 0; k < 4; k++) free(J.pend[k]);
   acc_free(J.sglo, J.sghi, p->heads);

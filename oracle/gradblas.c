@@ -27,6 +27,7 @@
 int ac_gr_blas_applies(const ac_problem *p, uint32_t formats)
 {
   if (p->dtype == AC_F64 || (formats & (1u << AC_F64)) || ac_problem_quantized(p)) return 0;
+  /* softcap and dropout (AC_FEAT_DROPOUT) are not among them: those cases take the older passes */
   if (p->f.used & ~(uint32_t)(AC_FEAT_WINDOW | AC_FEAT_BOOL_MASK | AC_FEAT_ALIBI | AC_FEAT_BIAS | AC_FEAT_SINKS))
     return 0;
   double c = fabs(ac_problem_scale(p));

@@ -14,7 +14,8 @@
 #include "grad.h"
 
 /* 1 when the level applies: dtype f32, f16, bf16, e4m3 or e5m2, formats (the result's) within
- * binary32, no softcap (no certified tanh), a scale of magnitude in [2^-500, 2^500] or 0. */
+ * binary32, no softcap (no certified tanh), no dropout (its cases take the older passes, whose
+ * decisions apply the factor 1/(1 - p): docs/backward.md §8), a scale of magnitude in [2^-500, 2^500] or 0. */
 int ac_gr_blas_applies(const ac_problem *p, uint32_t formats);
 
 /* Decides what it can of the pending elements of r (pend[0..3]: dq, dk, dv, dsink, the formats

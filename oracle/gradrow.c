@@ -248,6 +248,8 @@ static int64_t row_keys(ac_gr_ws *g, int64_t b, int64_t h, int64_t i)
   int sink = !g->offbad && ac_gr_sink_key(g, h, n);
   ac_or_head_load(w, b, ac_kv_head(p, h));
   ac_or_head_pick(&w->sub, w->head, p, g->kidx, n, sink, 0);
+  g->dmask = w->drop ? ac_or_drop_mask_row(cs, b, h, i) : NULL;
+  if (g->dmask) ac_or_drop_vzero(&w->sub, p, g->dmask, g->kidx, n);   /* dP of row i: its values V'_j = m_ij V_j */
   w->head = &w->sub;
   return n + sink;
 }
@@ -399,9 +401,9 @@ void ac_gr_row_pass(ac_gr_ws *g, mpfr_prec_t p, mpfr_t *dqlo, mpfr_t *dqhi, ac_g
   }
   mpfr_set_prec(g->t0, p);
   mpfr_set_prec(g->t1, p);
-  for (int64_t j = 0; j < n; j++) {   /* dV_j += P_ij dO_i */
+  for (int64_t j = 0; j < n; j++) {   /* dV_j += P_ij dO_i (dropout: the kept pairs) */
     int64_t k = AC_GR_COL(g, cols, j), q = w->gof[j];
-    if (k < 0 || !cols->pend[k]) continue;
+    if (k < 0 || !cols->pend[k] || (g->dmask && !g->dmask[g->kidx[j]])) continue;
     for (int64_t t = 0; t < dv; t++) {
       if (g->odbad[t]) continue;
       iv_mul_d(g->t0, g->t1, g->Plo[q], g->Phi[q], g->od[t]);

@@ -153,8 +153,17 @@ void ac_or_head_pick(ac_or_head *dst, const ac_or_head *src, const ac_problem *p
   memcpy(dst->v_any, src->v_any, (size_t)dv);
   /* the prefix sums of |V|, where the source has them (the fast decoder leaves them out when
    * the binary64 pass applies to every row: only ziv.c's level 0 reads them) */
+  if (src->vabs) ac_or_head_vabs(dst, p, n);
+  else for (int64_t t = 0; t < dv; t++) dst->vabs[t] = 0;
+  dst->b = src->b;
+  dst->kvh = src->kvh;
+}
+
+void ac_or_head_vabs(ac_or_head *dst, const ac_problem *p, int64_t n)
+{
+  int64_t dv = p->dv;
   for (int64_t t = 0; t < dv; t++) dst->vabs[t] = 0;
-  for (int64_t j = 0; j < n && src->vabs; j++)   /* (all of them: from does not apply to the sums) */
+  for (int64_t j = 0; j < n; j++)   /* (all of them: from does not apply to the sums) */
     for (int64_t t = 0; t < dv; t++) {
       size_t x = (size_t)(j * dv + t);
       int fits = ac_or_vcol_bits(dst, t, p->tk, 0) <= 126;
@@ -165,6 +174,4 @@ void ac_or_head_pick(ac_or_head *dst, const ac_or_head *src, const ac_problem *p
                       ? (ac_i128)((ac_u128)(uint64_t)llabs(M) << (e - dst->v_lsb[t])) : 0;
       dst->vabs[x + (size_t)dv] = dst->vabs[x] + a;
     }
-  dst->b = src->b;
-  dst->kvh = src->kvh;
 }

@@ -30,6 +30,7 @@ oracle_libac_oracle_la_SOURCES = \
 	oracle/fastdecode.c \
 	oracle/gemm.h \
 	oracle/gemm.c \
+	oracle/dropout.c \
 	oracle/blastile.h \
 	oracle/blastile.c \
 	oracle/blasfwd.h \

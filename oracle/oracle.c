@@ -50,6 +50,7 @@ void ac_or_ws_init(ac_or_ws *w, const ac_case *cs, const ac_oracle_opts *o, cons
   mpfr_inits2(64, w->Llo, w->Lhi, w->Lm1lo, w->Lm1hi, w->mlo, w->mhi, w->olo, w->ohi, w->bp, (mpfr_ptr)0);
   mpfr_init2(w->alt_shift, 128);
   ac_or_var_init(w);
+  ac_or_drop_init(w);
 }
 
 void ac_or_ws_free(ac_or_ws *w)
@@ -75,6 +76,7 @@ void ac_or_ws_free(ac_or_ws *w)
   mpz_clear(w->zt);
   mpfr_clears(w->Llo, w->Lhi, w->Lm1lo, w->Lm1hi, w->mlo, w->mhi, w->olo, w->ohi, w->bp, (mpfr_ptr)0);
   mpfr_clear(w->alt_shift);
+  ac_or_drop_free(w);
 }
 
 /* A decoded (batch, kv head), shared: decoded once by the first thread that needs it,
@@ -114,6 +116,7 @@ static void row_levels(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint
   ac_or_row_eval(w, row, el, obits, ridx, st);
   ac_or_row_budget(w, row, el, w->opts, r->mu, r->nmu);
   ac_or_row_hull(w, el);
+  if (w->drop) ac_or_drop_finish(w, el, obits, ridx);   /* o' into o = o' / (1 - p) */
 }
 
 /* fast.c: the certified binary64 pass (with its budget terms and M), the MPFR levels where it cannot
@@ -131,7 +134,9 @@ static void path_choose(or_path *P, const ac_case *c, const ac_oracle_opts *o, u
   ac_or_scale sc;
   ac_err e;
   int fold = ac_or_scale_init(&sc, &c->p, &e) == 0 && ac_or_var_foldable(&c->p, &sc);
-  if ((used & AC_OR_VAR_SCORES) && (o->no_fast || (used & (AC_FEAT_DESCALE | AC_FEAT_MIXED_DTYPES)))) {
+  /* dropout scales o by 1 / (1 - p) (dropout.c): the MPFR levels, whose rounding decisions take it */
+  const uint32_t mpfr_only = AC_FEAT_DESCALE | AC_FEAT_MIXED_DTYPES | AC_FEAT_DROPOUT;
+  if ((used & AC_OR_VAR_SCORES) && (o->no_fast || (used & mpfr_only))) {
     /* variant scores: the MPFR levels on the scores of varscores.c */
     *P = (or_path){head_decode_plain, ac_or_var_scores, ac_or_var_groups, row_levels};
     return;
@@ -142,7 +147,7 @@ static void path_choose(or_path *P, const ac_case *c, const ac_oracle_opts *o, u
                    ac_or_fast_case_applies(c, o, formats) || c->p.dtype == AC_F64 ? row_fast : row_levels};
     return;
   }
-  if (o->no_fast || (used & (AC_FEAT_DESCALE | AC_FEAT_MIXED_DTYPES))) {   /* the decoder of each tensor's dtype */
+  if (o->no_fast || (used & mpfr_only)) {   /* the decoder of each tensor's dtype */
     *P = (or_path){head_decode_plain, ac_or_row_scores, ac_or_groups, row_levels};
     return;
   }
@@ -494,6 +499,7 @@ int ac_oracle_run(const ac_case *c, const ac_oracle_opts *o, ac_oracle_result *r
   ac_or_scale sc;
   if (ac_or_scale_init(&sc, p, e)) return -1;
   if (ac_features_validate(p, e)) return -1;
+  if ((p->f.used & AC_FEAT_DROPOUT) && !c->dropout_mask) return ac_err_set(e, "dropout: the case has no dropout_mask");
   if ((p->f.used & AC_FEAT_DESCALE) &&
       (ac_or_tdtype(p, 'q') == AC_F64 || ac_or_tdtype(p, 'k') == AC_F64 || ac_or_tdtype(p, 'v') == AC_F64))
     return ac_err_set(e, "descales of fp64 tensors are not supported yet");

@@ -187,6 +187,11 @@ typedef struct {
   int alt, alt_done;        /* the row has a shift; its alternative LSE is decided */
   mpfr_t alt_shift;
 
+  /* dropout (dropout.c): o = o' / q with o' the attention of the row's masked values, q = 1 - p exactly */
+  int drop;                 /* the case has dropout (dq, dlo, dhi initialized) */
+  mpfr_t dq, dlo, dhi;      /* q; the enclosure of o = o' / q for the rounding decisions */
+  double drop_r;            /* 1 / q rounded up (the budget terms' factor) */
+
   /* scratch */
   mpz_t zt;
   mpfr_t *prod; mpfr_ptr *pp; int64_t cap_prod; mpfr_prec_t prod_prec;
@@ -263,6 +268,8 @@ int ac_or_round_decide(ac_dtype t, mpfr_srcptr lo, mpfr_srcptr hi, uint64_t *bit
 uint64_t ac_or_round_exact(ac_dtype t, mpfr_srcptr x);
 /* Correct rounding of the rational W/n (n >= 1); returns 0, or -1 past the cap. */
 int ac_or_round_rational(ac_dtype t, mpfr_srcptr W, int64_t n, long cap, uint64_t *bits);
+/* The same for W/D, D an exact non-zero dyadic number (n times dropout's 1 - p). */
+int ac_or_round_quotient(ac_dtype t, mpfr_srcptr W, mpfr_srcptr D, long cap, uint64_t *bits);
 uint64_t ac_or_inf_bits(ac_dtype t, int neg);
 /* binary64 value and bound for [lo, hi]. */
 void ac_or_interval_double(mpfr_srcptr lo, mpfr_srcptr hi, double *mid, double *err);
@@ -280,6 +287,26 @@ void ac_or_row_eval(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_
  * try_exact): 1 = decided; 0 = needs the loop (e->accept set to VALUE). */
 int ac_or_decide_special(ac_or_ws *w, int64_t t, int nan, int pinf, int ninf, int try_exact, ac_oracle_elem *e,
                          uint64_t **obits, int64_t eidx, mpfr_t W, mpfr_t Nlo, mpfr_t Nhi, ac_or_stats *st);
+
+/* dropout.c (docs/numerics.md §13): a row's values are V'_j = m_j V_j (its mask) and o = o' / q, q = 1 - p.
+ * ac_or_drop_init/free with the workspace; ac_or_drop_row zeroes the V of the dropped keys of the
+ * gathered row head (w->rowh, w->rkey of row (b, h, i), m keys); ac_or_drop_interval encloses o from
+ * o' in [w->dlo, w->dhi]; ac_or_drop_bp turns a breakpoint b of o into b q, that of o' (exact);
+ * ac_or_drop_quotient: D = n q for the exact rational o = W / (n q); ac_or_drop_finish turns the
+ * row's elements (o', its bound and budget terms) into o's, and re-encodes unresolved ones. */
+void ac_or_drop_init(ac_or_ws *w);
+void ac_or_drop_free(ac_or_ws *w);
+void ac_or_drop_row(ac_or_ws *w, int64_t b, int64_t h, int64_t i, int64_t m);
+/* The keep-mask of row (b, h, i) of case cs, indexed by key; in head hd (m keys, key r the case's key
+ * idx[r], -1 the sink) the values of the keys it drops set to 0 (their prefix sums of |V| with them). */
+const uint8_t *ac_or_drop_mask_row(const ac_case *cs, int64_t b, int64_t h, int64_t i);
+void ac_or_drop_vzero(ac_or_head *hd, const ac_problem *p, const uint8_t *keep, const int64_t *idx, int64_t m);
+void ac_or_drop_interval(ac_or_ws *w, mpfr_srcptr lo, mpfr_srcptr hi);
+void ac_or_drop_bp(ac_or_ws *w, mpfr_t bp);
+void ac_or_drop_quotient(ac_or_ws *w, int64_t n, mpfr_t D);
+void ac_or_drop_finish(ac_or_ws *w, ac_oracle_elem *el, uint64_t **obits, int64_t slot);
+/* infscores.c: the prefix sums of |V| (vabs) of the n keys of a picked head (ac_or_head_pick). */
+void ac_or_head_vabs(ac_or_head *dst, const ac_problem *p, int64_t n);
 
 /* infscores.c: score classes of the visible keys (rule table of oracle.h) */
 enum { AC_SCLS_FINITE = 0, AC_SCLS_NINF = 1, AC_SCLS_PINF = 2, AC_SCLS_NAN = 3 };

@@ -54,14 +54,25 @@ int ac_or_round_decide(ac_dtype t, mpfr_srcptr lo, mpfr_srcptr hi, uint64_t *bit
 int ac_or_round_rational(ac_dtype t, mpfr_srcptr W, int64_t n, long cap, uint64_t *bits)
 {
   if (n == 1) { *bits = ac_or_round_exact(t, W); return 0; }
+  mpfr_t D;
+  mpfr_init2(D, 64);
+  AC_EXACT(mpfr_set_si(D, (long)n, MPFR_RNDN), "n in 64 bits");
+  int rc = ac_or_round_quotient(t, W, D, cap, bits);
+  mpfr_clear(D);
+  return rc;
+}
+
+int ac_or_round_quotient(ac_dtype t, mpfr_srcptr W, mpfr_srcptr D, long cap, uint64_t *bits)
+{
+  /* W / D dyadic: its significand has at most prec(W) bits (W = X 2^a, D = Y 2^b, Y odd divides X) */
   mpfr_prec_t p = mpfr_get_prec(W) + 64;
   mpfr_t lo, hi, bp;
   mpfr_init2(bp, 72);
   int rc = -1;
   for (;;) {
     mpfr_inits2(p, lo, hi, (mpfr_ptr)0);
-    int inex = mpfr_div_si(lo, W, (long)n, MPFR_RNDD);
-    mpfr_div_si(hi, W, (long)n, MPFR_RNDU);
+    int inex = mpfr_div(lo, W, D, MPFR_RNDD);
+    mpfr_div(hi, W, D, MPFR_RNDU);
     uint64_t bh;
     if (!inex) { *bits = ac_or_round_exact(t, lo); rc = 0; }
     else if (ac_or_round_decide(t, lo, hi, bits, &bh, bp) == 0) rc = 0;

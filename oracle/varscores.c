@@ -111,13 +111,15 @@ int64_t ac_or_row_gather(ac_or_ws *w, int64_t b, int64_t h, int64_t i, int64_t *
   }
   int64_t sink = w->var && (p->f.used & AC_FEAT_SINKS) && w->cs->sinks ? 1 : 0;
   int prefix = m == 0 || w->rkey[m - 1] == m - 1;
-  if (sink || !prefix) {   /* else the keys are the head's prefix 0..m-1: read in place */
+  if (sink || !prefix || w->drop) {   /* else the keys are the head's prefix 0..m-1: read in place */
     const ac_or_head *src = w->head;
-    /* a prefix after a shorter prefix of the same head (rows of growing length): its keys are in place */
-    int64_t from = prefix && w->pick_src == src && w->pick_b == src->b && w->pick_kvh == src->kvh && w->pick_m <= m
-                       ? w->pick_m : 0;
+    /* a prefix after a shorter prefix of the same head (rows of growing length): its keys are in place
+     * (not with dropout: every row has values of its own) */
+    int64_t from = prefix && !w->drop && w->pick_src == src && w->pick_b == src->b && w->pick_kvh == src->kvh &&
+                           w->pick_m <= m ? w->pick_m : 0;
     ac_or_head_pick(&w->rowh, src, p, w->rkey, m, sink, from);
-    w->pick_src = prefix ? src : NULL;
+    if (w->drop) ac_or_drop_row(w, b, h, i, m);   /* V'_j = m_j V_j (dropout.c) */
+    w->pick_src = prefix && !w->drop ? src : NULL;
     w->pick_b = src->b;
     w->pick_kvh = src->kvh;
     w->pick_m = m;

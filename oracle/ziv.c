@@ -247,11 +247,17 @@ static void level_sums_mpfr(ac_or_ws *w, int64_t t, mpfr_prec_t p, mpfr_t Nlo, m
 
 uint32_t ac_or_decide_formats(ac_or_ws *w, int64_t t, uint32_t pend, uint64_t **obits, int64_t eidx)
 {
+  mpfr_srcptr lo = w->olo, hi = w->ohi;
+  if (w->drop) {   /* dropout: [olo, ohi] encloses o', the rounding is o's = o' / q (dropout.c) */
+    ac_or_drop_interval(w, w->olo, w->ohi);
+    lo = w->dlo, hi = w->dhi;
+  }
   for (int f = 0; f < AC_NDTYPES; f++) {
     if (!(pend & (1u << f))) continue;
     uint64_t a, b;
-    int r = ac_or_round_decide((ac_dtype)f, w->olo, w->ohi, &a, &b, w->bp);
+    int r = ac_or_round_decide((ac_dtype)f, lo, hi, &a, &b, w->bp);
     if (r == 1) {
+      if (w->drop) ac_or_drop_bp(w, w->bp);   /* o - b has the sign of o' - b q */
       int s = ac_or_sign_vs(w, t, w->bp);
       if (s) { r = 0; if (s > 0) a = b; }
     }
@@ -365,8 +371,14 @@ int ac_or_decide_special(ac_or_ws *w, int64_t t, int nan, int pinf, int ninf, in
   e->accept = AC_ACCEPT_VALUE;
   if (!try_exact || !ac_or_exact_elem(w, t, W)) return 0;
   int bad = 0;
+  mpfr_t D;   /* dropout: o = W / (n q) (dropout.c) */
+  mpfr_init2(D, 64);
+  if (w->drop) ac_or_drop_quotient(w, w->n, D);
   for (int f = 0; f < AC_NDTYPES; f++)
-    if (obits[f] && ac_or_round_rational((ac_dtype)f, W, w->n, w->prec_cap, &obits[f][eidx])) bad = 1;
+    if (obits[f] && (w->drop ? ac_or_round_quotient((ac_dtype)f, W, D, w->prec_cap, &obits[f][eidx])
+                             : ac_or_round_rational((ac_dtype)f, W, w->n, w->prec_cap, &obits[f][eidx])))
+      bad = 1;
+  mpfr_clear(D);
   mpfr_set_prec(Nlo, mpfr_get_prec(W) + 64);
   mpfr_set_prec(Nhi, mpfr_get_prec(W) + 64);
   mpfr_div_si(Nlo, W, (long)w->n, MPFR_RNDD);

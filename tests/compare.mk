@@ -2,6 +2,8 @@
 AC_COMPARE_TESTS = tests/tcompare tests/tcompare_suite tests/tdomain
 # tprecision_parts: classes as sets of parts, class strings, specs with parts (docs/numerics.md §6.1).
 AC_COMPARE_TESTS += tests/tprecision_parts
+# tdropout_mask: the DROPOUT-MASK verdict: no false alarm on correct generators, every structure caught.
+AC_COMPARE_TESTS += tests/tdropout_mask
 check_PROGRAMS += $(AC_COMPARE_TESTS)
 TESTS += $(AC_COMPARE_TESTS)
 # tpreset_budgets: every budget of every preset class on the calibration corpus, bit for bit against
@@ -20,6 +22,8 @@ AC_COMPARE_SH = tests/tcmd_verdicts.sh tests/tcmd_suite_correct.sh tests/tcmd_su
 	tests/tcli_small_promises.sh tests/tcache_trust.sh
 # tcmd_zero_budget.sh: no LSE or output a kernel rounds gets W = 0 (a sink-only row, one key, empty rows).
 AC_COMPARE_SH += tests/tcmd_zero_budget.sh
+# tcmd_dropout.sh: dropout with the kernel's keep-mask: gen, check forward and backward, the mutants, fuzz, exec.
+AC_COMPARE_SH += tests/tcmd_dropout.sh
 # tcmd_alibi_lse.sh: FlashAttention-2's causal ALiBi LSE, declared (caps bit, exec handshake, --alibi-lse) and judged exactly.
 AC_COMPARE_SH += tests/tcmd_alibi_lse.sh
 # tcmd_classes.sh: class strings (a preset's string judges as its name), refusals, several classes in one run.

@@ -9,7 +9,8 @@ EXTRA_DIST += tests/tworker.sh tests/tworker_torch.sh tests/tworker_jax.sh tests
 	python/attncheck/worker/onnxruntime_sdpa.py python/attncheck/worker/openvino_sdpa.py
 EXTRA_DIST += tests/tpython.sh tests/tmeanv.sh tests/tpip.sh tests/tparams_dtype.sh pyproject.toml setup.py docs/python.md \
 	python/attncheck/__init__.py python/attncheck/_lib.py python/attncheck/_arrays.py python/attncheck/_check.py \
-	python/attncheck/_quant.py tests/python/test_quant.py \
+	python/attncheck/_quant.py python/attncheck/_dropout.py tests/python/test_quant.py tests/python/test_dropout.py \
+	tests/python/fa_grid.py \
 	python/attncheck/pytest_plugin.py python/attncheck/worker/__init__.py python/attncheck/worker/__main__.py \
 	tests/python/conftest.py tests/python/fa_kernels.py tests/python/test_api.py tests/python/test_flash_style.py \
 	tests/python/hand_rules.py tests/python/test_hand_tolerances.py \

@@ -3,7 +3,9 @@
  * variant (shapes that do not broadcast, a softcap that is not finite and > 0, windows below
  * -1, slopes of the wrong length, descales of the wrong shape, members without their feature,
  * mask values other than 0/1, per-tensor dtypes that are missing, unknown, wider than the compute
- * dtype or disagree with a member's descr) is refused with one line naming the file and field.
+ * dtype or disagree with a member's descr, a dropout p outside [0, 1) or not binary32, a dropout seed
+ * that is no decimal string, dropout fields without the feature) is refused with one line naming the
+ * file and field.
  * Mixed dtypes round-trip with each of q, k, v and o stored in its own dtype. */
 #include "config.h"
 #include <json-c/json.h>
@@ -48,7 +50,8 @@ static void variant_case(ac_case *c, ac_dtype t)
     ac_store_bits(t, c->v, (size_t)i, ac_encode_f64(t, ac_rng_normal(&r)));
   }
   ac_vspec v = {.used = AC_FEAT_WINDOW | AC_FEAT_SOFTCAP | AC_FEAT_ALIBI | AC_FEAT_BIAS | AC_FEAT_BOOL_MASK | AC_FEAT_SINKS |
-                        AC_FEAT_DESCALE,
+                        AC_FEAT_DESCALE | AC_FEAT_DROPOUT,
+                .dropout_p = 0.25, .dropout_seed = 0xfedcba9876543210u, .dropout_seed_set = 1,
                 .win_left = 3, .win_right = 1, .win_top_left = 1, .softcap = 7.5, .alibi_max = 2, .alibi_per_batch = 1,
                 .bias = AC_VB_NEGINF_BLOCKS, .bias_bcast_b = 1, .bias_dtype = AC_F16 + 1, .bmask = AC_VM_RANDOM,
                 .mask_bcast_h = 1, .sinks = AC_VS_NORMAL, .descale = AC_VD_TINY};
@@ -86,6 +89,8 @@ START_TEST(every_feature_round_trips)
   ck_assert_int_eq(b.p.f.bias_h, 2);
   ck_assert_int_eq(b.p.f.mask_b, 2);
   ck_assert_int_eq(b.p.f.mask_h, 1);
+  ck_assert(b.p.f.dropout_p == 0.25);
+  ck_assert(b.p.f.dropout_seed == 0xfedcba9876543210u);   /* all 64 bits (a decimal string in meta.json) */
   for (int t = 0; t < AC_FT_N; t++) {
     int64_t shape[4];
     size_t es;
@@ -299,13 +304,19 @@ START_TEST(malformed_variants_are_refused)
   expect_refusal(with_variant("w1.npz", "window", "[-2, 0]"), "below -1");
   expect_refusal(with_variant("w2.npz", "window", "[1]"), "window");
   expect_refusal(with_variant("w3.npz", "window_align", "\"left\""), "window_align");
-  expect_refusal(with_variant("f1.npz", "features", "[\"window\", \"softcap\", \"alibi\", \"bias\", \"bool_mask\", \"sinks\", \"descale\", \"mixed_dtypes\"]"),
+  expect_refusal(with_variant("f1.npz", "features", "[\"window\", \"softcap\", \"alibi\", \"bias\", \"bool_mask\", \"sinks\", \"descale\", \"mixed_dtypes\", \"dropout\"]"),
                  "variants.dtypes must be an object");
   expect_refusal(with_variant("f4.npz", "dtypes", "{\"q\": \"bf16\", \"k\": \"bf16\", \"v\": \"bf16\", \"o\": \"f32\"}"),
                  "variants.dtypes present but variants.features lacks mixed_dtypes");
   expect_refusal(with_variant("f2.npz", "features", "[\"windows\"]"), "unknown feature");
   expect_refusal(with_variant("f3.npz", "features", "[\"window\", \"softcap\"]"), "variants.features lacks");
   expect_refusal(with_variant("t1.npz", "bias_dtype", "\"f128\""), "bias_dtype");
+  /* dropout: p outside [0, 1) or not a binary32 value, a seed that is no decimal string, a mask without its feature */
+  expect_refusal(with_variant("p1.npz", "dropout_p", "\"0x1p+0\""), "p must be a binary32 value in [0, 1) (got 1)");
+  expect_refusal(with_variant("p2.npz", "dropout_p", "\"0x1.0000000001p-2\""), "p must be a binary32 value");
+  expect_refusal(with_variant("p3.npz", "dropout_seed", "-3"), "variants.dropout_seed must be a decimal string");
+  expect_refusal(with_variant("p4.npz", "features", "[\"window\", \"softcap\", \"alibi\", \"bias\", \"bool_mask\", \"sinks\", \"descale\"]"),
+                 "variants.dropout_p present but variants.features lacks dropout");
   expect_refusal(with_member("r1.npz", "sinks.npy", NULL, 0), "member 'sinks' is missing");
   /* a mask value other than 0 and 1 */
   uint8_t bad[2 * 5 * 7];

@@ -30,7 +30,7 @@ check naive-f32 "$all" "!no LSE"
 check naive-nolse-f32 "$all" "mixed_dtypes,descale; no LSE"
 check mutant-sink-lse "$all" "; features window,"
 check mutant-no-max-sub "$all" "!features"
-check flash-bwd-f32 "$all" "; features window,softcap,alibi,bias,bool_mask,sinks; backward"
+check flash-bwd-f32 "$all" "; features window,softcap,alibi,bias,bool_mask,sinks,dropout; backward window,softcap,alibi,bias,bool_mask,sinks,dropout"
 check mutant-bwd-no-lse "$all" "; backward"
 check flash-f32 "$all" "!backward"
 plug=$("$bin" list --kernel "$libs/tplugin_multi.so") || { echo "FAIL: list --kernel tplugin_multi.so"; exit 1; }

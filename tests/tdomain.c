@@ -271,7 +271,7 @@ START_TEST(judge_case_pipeline)
   ac_run_opts ro;
   ac_run_opts_init(&ro);
   ro.want_lse = 1;
-  ac_judge_oracle_src src = {NULL, count_oracle, NULL};
+  ac_judge_oracle_src src = {NULL, count_oracle, NULL, NULL};
   ac_report rep;
   ac_judged j;
   oracle_calls = 0;

@@ -20,6 +20,7 @@ static void limits_all(ac_gen_limits *l)
   l->masks = 7;
   l->max_t = 1024;
   l->max_elems = (int64_t)1 << 16;
+  l->features |= AC_FEAT_DROPOUT;   /* the dropout family too */
 }
 
 /* The case validates, every variant tensor it uses is there (and no other), and writing and
@@ -47,7 +48,10 @@ static void check_case(const ac_case *c, const char *what)
 /* the quantized families, usable only for a kernel that declares formats (tfuzz_quant) */
 static int is_quant_family(const ac_family *f) { return f->usable == ac_gen_quant_usable; }
 /* the attention-variant families (the serving layouts' families: tfuzz_layouts) */
-static int is_variant_family(const ac_family *f) { return (f->feats & AC_FEAT_ALL) || (f->usable && !is_quant_family(f)); }
+static int is_variant_family(const ac_family *f)
+{
+  return (f->feats & (AC_FEAT_ALL | AC_FEAT_DROPOUT)) || (f->usable && !is_quant_family(f));
+}
 
 /* Case k of every variant family (a few per family). */
 static int next_case(int64_t k, ac_case *c, const char **fam)

@@ -80,8 +80,12 @@ static void ref_row(const ac_case *c, const void *dout, int64_t b, int64_t h, in
   const ac_problem *p = &c->p;
   int64_t kvh = ac_kv_head(p, h);
   mpfr_t *P = malloc((size_t)n * sizeof *P), *dP = malloc((size_t)n * sizeof *dP), *F = malloc((size_t)n * sizeof *F);
-  mpfr_t x, m, L, D;
-  mpfr_inits2(prec, x, m, L, D, (mpfr_ptr)0);
+  mpfr_t x, m, L, D, rq;
+  mpfr_inits2(prec, x, m, L, D, rq, (mpfr_ptr)0);
+  /* dropout (docs/backward.md §8): the row's keep-mask and q = 1 - p */
+  const uint8_t *keep = p->f.used & AC_FEAT_DROPOUT ? c->dropout_mask + ((b * p->heads + h) * p->tq + i) * p->tk : NULL;
+  mpfr_set_ui(rq, 1, MPFR_RNDN);
+  mpfr_sub_d(rq, rq, p->f.used & AC_FEAT_DROPOUT ? p->f.dropout_p : 0.0, MPFR_RNDN);
   for (int64_t r = 0; r < n; r++) {
     int64_t j = idx[r];
     mpfr_inits2(prec, P[r], dP[r], F[r], (mpfr_ptr)0);
@@ -100,6 +104,8 @@ static void ref_row(const ac_case *c, const void *dout, int64_t b, int64_t h, in
     if (r == 0 || mpfr_greater_p(P[r], m)) mpfr_set(m, P[r], MPFR_RNDN);
     mpfr_set_zero(dP[r], 1);
     for (int64_t t = 0; t < p->dv; t++) add_dd(dP[r], x, ld(p, dout, ac_oidx(p, b, h, i, t)), ld(p, c->v, ac_vidx(p, b, kvh, j, t)));
+    if (keep && !keep[j]) mpfr_set_zero(dP[r], 1);   /* dropout: dP_j = m_j dO·V_j / (1 - p) */
+    if (keep) mpfr_div(dP[r], dP[r], rq, MPFR_RNDN);
   }
   /* the sink: one more term e^{σ_h} of L, of value 0 (none when σ_h = -inf) */
   int sink = (p->f.used & AC_FEAT_SINKS) && (double)c->sinks[h] != -INFINITY;
@@ -136,8 +142,13 @@ static void ref_row(const ac_case *c, const void *dout, int64_t b, int64_t h, in
   for (int64_t r = 0; r < n; r++) {
     int64_t j = idx[r];
     size_t col = (size_t)((b * p->kv_heads + kvh) * p->tk + j);
-    for (int64_t t = 0; t < p->dv; t++)   /* dV_j += P_j dO */
-      add_md(dv[col * (size_t)p->dv + (size_t)t], x, P[r], ld(p, dout, ac_oidx(p, b, h, i, t)));
+    mpfr_div(x, P[r], rq, MPFR_RNDN);   /* dV_j += m_j P_j dO / (1 - p) */
+    if (keep && !keep[j]) mpfr_set_zero(x, 1);
+    mpfr_t pd;
+    mpfr_init2(pd, prec);
+    mpfr_set(pd, x, MPFR_RNDN);
+    for (int64_t t = 0; t < p->dv; t++) add_md(dv[col * (size_t)p->dv + (size_t)t], x, pd, ld(p, dout, ac_oidx(p, b, h, i, t)));
+    mpfr_clear(pd);
     mpfr_sub(dP[r], dP[r], D, MPFR_RNDN);   /* dS_j = P_j (dP_j - D) c */
     mpfr_mul(dP[r], dP[r], P[r], MPFR_RNDN);
     mpfr_mul(dP[r], dP[r], sc, MPFR_RNDN);
@@ -151,7 +162,7 @@ static void ref_row(const ac_case *c, const void *dout, int64_t b, int64_t h, in
   free(P);
   free(dP);
   free(F);
-  mpfr_clears(x, m, L, D, (mpfr_ptr)0);
+  mpfr_clears(x, m, L, D, rq, (mpfr_ptr)0);
 }
 
 /* The largest score gap (max - min over the visible keys of a row) in binary64: dP - D of a key

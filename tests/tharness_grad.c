@@ -203,6 +203,15 @@ static void softcap_case(ac_case *c, ac_dtype t, uint64_t stream, double cap, do
   ck_assert_msg(ac_vspec_apply(c, &v, 1, &e) == 0, "%s", e.msg);
 }
 
+/* A dropout case (p = 0.17): the backward gets the mask its kernel's forward draws. */
+static void dropout_case(ac_case *c, ac_dtype t, uint64_t stream)
+{
+  grad_case(c, t, 4, 2, 20, stream);
+  ac_vspec v = {.used = AC_FEAT_DROPOUT, .dropout_p = 0x1.5c28f6p-3};
+  ac_err e;
+  ck_assert_msg(ac_vspec_apply(c, &v, stream, &e) == 0, "%s", e.msg);
+}
+
 /* compare --grad under --alibi-lse fa2: gradients a FlashAttention-2 backward computed from the LSE of
  * its convention (larger by m (i + tk - tq), so rounded coarser) are judged with that LSE's budget;
  * the ABI's budget, which charges the smaller LSE's rounding, rejects the same correct gradients. */
@@ -234,9 +243,11 @@ END_TEST
 
 START_TEST(correct_kernels_pass_and_mutants_fail)
 {
-  ac_case f, h, fs[3], hs[3];
+  ac_case f, h, fs[3], hs[3], fd, hd;
   grad_case(&f, AC_F32, 4, 2, 20, 4);   /* GQA groups of 2, a causal mask, two query tiles */
   grad_case(&h, AC_BF16, 4, 2, 20, 5);
+  dropout_case(&fd, AC_F32, 12);
+  dropout_case(&hd, AC_BF16, 13);
   /* softcaps: tanh well away from linear, far past saturation (1 - t² tiny or 0), nearly linear */
   static const double caps[3][2] = {{1.5, 2}, {0.25, 64}, {30, 1}};
   for (int x = 0; x < 3; x++) {
@@ -247,6 +258,10 @@ START_TEST(correct_kernels_pass_and_mutants_fail)
   for (int i = 0; i < 2; i++) {
     ck_assert_str_eq(grad_status(ok32[i], &f), "PASS");
     ck_assert_str_eq(grad_status(ok16[i], &h), "PASS");
+    if (i) {   /* the flash kernels take dropout */
+      ck_assert_str_eq(grad_status(ok32[i], &fd), "PASS");
+      ck_assert_str_eq(grad_status(ok16[i], &hd), "PASS");
+    }
     for (int x = 0; x < 3; x++) {
       ck_assert_msg(!strcmp(grad_status(ok32[i], &fs[x]), "PASS"), "%s, softcap %g", ok32[i], caps[x][0]);
       ck_assert_msg(!strcmp(grad_status(ok16[i], &hs[x]), "PASS"), "%s, softcap %g", ok16[i], caps[x][0]);
@@ -259,18 +274,23 @@ START_TEST(correct_kernels_pass_and_mutants_fail)
     if (!(m[i]->caps & ATTNCHECK_CAP_BACKWARD)) continue;
     if (m[i]->backward_caps & ATTNCHECK_FEAT_VARLEN) continue;   /* varlen only: tests/tharness_grad_varlen */
     nb++;
-    /* the case of the mutant's dtype; for a defect of the softcap's backward the first softcap case too */
+    /* the case of the mutant's dtype; for a defect of the softcap's backward the first softcap case too,
+     * and for one of dropout's backward the dropout case */
     ac_kernel *k = th_kernel(m[i]->name);
     char why[256];
     const ac_case *c = ac_kernel_supports(k, &f.p, why, sizeof why) ? &f : &h;
+    int drop = ac_kernel_supports(k, &fd.p, why, sizeof why);
     ac_kernel_free(k);
-    int fail = !strcmp(grad_status(m[i]->name, c), "FAIL") || !strcmp(grad_status(m[i]->name, &fs[0]), "FAIL");
+    int fail = !strcmp(grad_status(m[i]->name, c), "FAIL") || !strcmp(grad_status(m[i]->name, &fs[0]), "FAIL") ||
+               (drop && !strcmp(grad_status(m[i]->name, &fd), "FAIL"));
     ck_assert_msg(fail, "%s not exposed", m[i]->name);
   }
   ck_assert_str_eq(grad_status("mutant-bwd-softcap-noderiv", &f), "PASS");   /* no cap, no defect */
   ck_assert_int_ge(nb, 8);
   ac_case_free(&f);
   ac_case_free(&h);
+  ac_case_free(&fd);
+  ac_case_free(&hd);
   for (int x = 0; x < 3; x++) {
     ac_case_free(&fs[x]);
     ac_case_free(&hs[x]);

@@ -19,6 +19,7 @@
 #include "testutil.h"
 #include "toracle_ref.h"
 #include "budget.h"
+#include "dropout.h"
 #include "precision.h"
 #include "quant.h"
 #include "variants.h"
@@ -285,14 +286,31 @@ START_TEST(blas_matches_the_per_row_passes)
 END_TEST
 
 /* Where the level does not apply (fp64 inputs, a binary64 format, a binary64 LSE, quantized K and V
- * with values at the ends of their codes' range), blas = 1 changes nothing, bit for bit. */
+ * with values at the ends of their codes' range, dropout: its rows take the MPFR levels, docs/dropout.md),
+ * blas = 1 changes nothing, bit for bit. */
 START_TEST(blas_elsewhere_is_the_per_row_path)
 {
   ac_rng r;
   ac_rng_init(&r, ac_test_seed(), 0x6e6f626c);
-  for (int k = 0; k < 16; k++) {
+  for (int k = 0; k < 18; k++) {
     ac_case c;
     build(&c, k % 4 == 0 ? AC_F64 : AC_F32, F_RANDOM, &r);
+    if (k >= 16) {   /* dropout p = 0.17 and 1/2, 300 keys: a size the level takes by default */
+      ac_case_free(&c);
+      ref_case(&c, k == 16 ? AC_BF16 : AC_F32, AC_MASK_CAUSAL_BR, 1, 2, 1, 40, 300, 32, 16);
+      ac_counts n;
+      ac_err e;
+      ck_assert(ac_problem_counts(&c.p, &n, &e) == 0);
+      const int64_t cnt[3] = {n.q, n.k, n.v};
+      for (int w = 0; w < 3; w++)
+        for (int64_t x = 0; x < cnt[w]; x++) ref_set(&c, "qkv"[w], (size_t)x, ac_rng_normal(&r));
+      ac_features_plain(&c.p);
+      c.p.f.used = AC_FEAT_DROPOUT;
+      c.p.f.dropout_p = k == 16 ? 0x1.5c28f6p-3 : 0.5;
+      c.p.f.dropout_seed = ac_rng_next(&r);
+      ck_assert_msg(ac_features_alloc(&c, &e) == 0, "%s", e.msg);
+      ac_dropout_fill(&c.p, c.dropout_mask);
+    }
     if (k % 4 == 3) {   /* K and V in q8_0 blocks of 32, one value of each block 10^4 times the rest */
       ac_case_free(&c);
       ref_case(&c, AC_F32, AC_MASK_CAUSAL, 1, 1, 1, 40, 300, 64, 32);
@@ -311,8 +329,8 @@ START_TEST(blas_elsewhere_is_the_per_row_path)
     ac_oracle_result A, B;
     ac_oracle_opts_init(&o);
     o.threads = 1;
-    o.formats = k % 4 == 1 ? 1u << AC_F64 : 0;
-    o.lse_f64 = k % 4 == 2;
+    o.formats = k % 4 == 1 && k < 16 ? 1u << AC_F64 : 0;
+    o.lse_f64 = k % 4 == 2 && k < 16;
     o.blas = 1;
     ck_assert(ac_oracle_run(&c, &o, &A, &e) == 0);
     o.blas = -1;

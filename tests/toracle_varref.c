@@ -106,14 +106,21 @@ int vref_row(const ac_case *c, int64_t b, int64_t h, int64_t i, mpfr_t *o, mpfr_
     if (mpfr_zero_p(L)) rc = VR_ZERO;
   }
   if (rc == VR_VALUE) {
+    /* dropout (docs/dropout.md): the normalized weights times the keep-mask and 1 / (1 - p) */
+    const uint8_t *keep = p->f.used & AC_FEAT_DROPOUT ? c->dropout_mask + (size_t)(((b * p->heads + h) * p->tq + i) * tk) : NULL;
     for (int64_t t = 0; t < p->dv; t++) {
       mpfr_set_zero(o[t], 1);
       for (int64_t j = 0; j < tk; j++) {
-        if (!vis[j]) continue;
+        if (!vis[j] || (keep && !keep[j])) continue;
         mpfr_mul_d(y, s[j], tval(c, 'v', ac_vidx(p, b, kvh, j, t), b, kvh), MPFR_RNDN);
         mpfr_add(o[t], o[t], y, MPFR_RNDN);
       }
       mpfr_div(o[t], o[t], L, MPFR_RNDN);
+      if (keep) {
+        mpfr_set_ui(x, 1, MPFR_RNDN);
+        mpfr_sub_d(x, x, p->f.dropout_p, MPFR_RNDN);   /* exact at PREC bits */
+        mpfr_div(o[t], o[t], x, MPFR_RNDN);
+      }
     }
     mpfr_log(lse, L, MPFR_RNDN);
   }

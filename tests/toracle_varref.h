@@ -1,7 +1,8 @@
 /* toracle_varref.h: a brute force of attention variants written from the ABI's formula alone
  * (kernels/attncheck_kernel.h), independent of the oracle's code: visibility = mask AND window AND
  * boolean mask, s = scale q·k (values times descales), softcap, ALiBi, bias, the sink in the
- * denominator, all in MPFR at VREF_PREC bits (for tests/toracle_variants). */
+ * denominator, and dropout's keep-mask and 1 / (1 - p) on the normalized weights, all in MPFR at VREF_PREC
+ * bits (for tests/toracle_variants and tests/toracle_dropout). */
 #ifndef AC_TORACLE_VARREF_H
 #define AC_TORACLE_VARREF_H
 #include <mpfr.h>

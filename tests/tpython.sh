@@ -1,8 +1,9 @@
 #!/bin/sh
 # tpython.sh: tests/python (pytest) against the attncheck Python package installed with pip from
 # this tree into a fresh venv, with the build tree's libattncheck and command (ATTNCHECK_PREBUILT_DIR, so that
-# pip does not build the library again): the API tests, the quantized inputs (test_quant.py), the
-# FlashAttention-style module on the numpy FlashAttention-2 kernel but its long cases, and the
+# pip does not build the library again): the API tests, the quantized inputs (test_quant.py),
+# dropout (test_dropout.py), the FlashAttention-style module on the numpy FlashAttention-2 kernel
+# but its long cases, every feature signature of FlashAttention's grid (fa_grid.py), and the
 # pinned headline of the defect table
 # (test_hand_tolerances.py: loose hand tolerances accept defects that attncheck rejects); the
 # whole grid, torch's backends and the table run with `pytest tests/python` and
@@ -35,9 +36,10 @@ vpy=$tmp/venv/bin/python
 echo "python: $py ($("$vpy" -c 'import numpy, pytest; print("numpy", numpy.__version__, "pytest", pytest.__version__)'))"
 cd "$tmp" || exit 99
 ATTNCHECK_BIN=$top/attncheck ATTNCHECK_CACHE=off PYTHONDONTWRITEBYTECODE=1 "$vpy" -m pytest -q -p no:cacheprovider \
-  "$src/tests/python/test_api.py" "$src/tests/python/test_quant.py" "$src/tests/python/test_flash_style.py" \
+  "$src/tests/python/test_api.py" "$src/tests/python/test_quant.py" "$src/tests/python/test_dropout.py" \
+  "$src/tests/python/test_flash_style.py" \
   "$src/tests/python/test_hand_tolerances.py" \
-  -k 'test_api or test_quant or test_loose or (numpy-flash and not long)' > "$tmp/pytest.log" 2>&1
+  -k 'test_api or test_quant or test_dropout or test_loose or test_flash_attn_grid or (numpy-flash and not long)' > "$tmp/pytest.log" 2>&1
 rc=$?
 tail -n 30 "$tmp/pytest.log"
 [ $rc -eq 0 ] || fail "pytest tests/python (exit $rc)"

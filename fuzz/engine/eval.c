@@ -173,9 +173,11 @@ int ac_eval_case_pre(const ac_eval_ctx *x, const ac_case *c, const ac_oracle_res
     ev->status = AC_RUN_UNSUPPORTED;
     return 0;
   }
-  ac_judge_oracle_src src = {pre, eval_oracle_get, (void *)x};
+  ac_judge_oracle_src src = {pre, eval_oracle_get, (void *)x, NULL};
   ac_judged j;
   int rc = ac_judge_case(x->kernel, c, &cmp, &x->run, repeat, &src, &ev->rep, &j, e);
+  if (j.has_dcase)   /* dropout: the case now holds the mask judged, the kernel's (what a finding writes) */
+    memcpy(c->dropout_mask, j.dcase.dropout_mask, (size_t)ac_feat_tensor_count(&c->p, AC_FT_DROPOUT_MASK));
   ev->kernel_s = j.kernel_s;
   ev->oracle_s = j.oracle_s;
   ev->status = j.run.status;
@@ -348,6 +350,10 @@ void ac_eval_probe_features(const ac_kernel *k, ac_gen_limits *l)
     if (bit == AC_FEAT_SOFTCAP) m.f.softcap = 30;
     if (ac_kernel_supports(k, &m, why, sizeof why)) got |= bit;
   }
+  ac_problem dp = d;   /* dropout (docs/dropout.md): dense cases only */
+  dp.f.used |= AC_FEAT_DROPOUT;
+  dp.f.dropout_p = 0.5;
+  if (!l->no_dense && ac_kernel_supports(k, &dp, why, sizeof why)) got |= AC_FEAT_DROPOUT;
   l->features = got;
   /* the shapes: GQA, dv != dk, tq != tk, an explicit scale, each alone on the dense problem (a
    * layout-only kernel draws layout families, which shape their cases themselves; a kernel that

@@ -44,6 +44,7 @@ int ac_meta_selected(const ac_case *c, int mode)
   if (mode == AC_META_OFF) return 0;
   if (ac_case_elems(c) > META_MAX_ELEMS) return 0;
   if (ac_problem_quantized(&c->p)) return 0;   /* Q x 2 and its slices would have to move codes and scales */
+  if (c->p.f.used & AC_FEAT_DROPOUT) return 0;  /* a kernel draws its mask anew for a transformed case */
   if (mode == AC_META_ALWAYS) return 1;
   if (ac_fuzz_oracle_rows(c)) return 1;
   return ((ac_case_hash(c) >> 17) & 7) == 0;

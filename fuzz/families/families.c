@@ -60,6 +60,10 @@ static const ac_family table[] = {
   {"sinks", "attention sinks normal, dominant (20) and vanishing (-60), with rows that see no key",
    "sink left out of the denominator or LSE, added per tile or twice; sink exponent overflow; empty rows ignoring it",
    ac_gen_sinks, 0, AC_FEAT_SINKS, NULL},
+  {"dropout", "dropout with the kernel's own keep-mask: p = 0.17, 0.5, 0.9, 1 - 2^-14, 0 and random; several heads and "
+   "batches; with a window, softcap, ALiBi or sinks", "1/(1-p) left out, doubled or in the row sum; the mask before the "
+   "normalization; the mask of the wrong head or row; a mask repeated across heads, batches or tiles; the wrong kept "
+   "fraction", ac_gen_dropout, 0, AC_FEAT_DROPOUT, NULL},
   {"descale", "Q, K, V descales per (batch, kv head): moderate, tiny (2^-12) and huge (2^6)",
    "descale of the wrong tensor or head; applied after the max; left out of V or the LSE; overflow it causes",
    ac_gen_descale, 0, AC_FEAT_DESCALE, ac_gen_descale_usable},

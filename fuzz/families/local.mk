@@ -42,6 +42,7 @@ fuzz_libac_fuzz_la_SOURCES += \
 	fuzz/families/gen_bias.c \
 	fuzz/families/gen_bool_mask.c \
 	fuzz/families/gen_sinks.c \
+	fuzz/families/gen_dropout.c \
 	fuzz/families/gen_descale.c \
 	fuzz/families/gen_variant_mix.c fuzz/families/gen_mixed_dtypes.c \
 	fuzz/families/gen_quant.c

@@ -74,6 +74,7 @@ static void params_vspec(ac_params *pb, const ac_vspec *v)
   }
   if (v->used & AC_FEAT_SINKS) ac_params_int(pb, "sinks_pattern", v->sinks);
   if (v->used & AC_FEAT_DESCALE) ac_params_int(pb, "descale_pattern", v->descale);
+  if (v->used & AC_FEAT_DROPOUT) ac_params_dbl(pb, "dropout_p", v->dropout_p);
 }
 
 int ac_vfam_apply(ac_case *c, ac_rng *r, const ac_vspec *v, ac_params *pb, ac_err *e)

@@ -24,3 +24,6 @@ AC_CPU_BWD_KERNEL(ac_mutant_bwd_lse_bf16, ac_cpu_flash_bf16, ATTNCHECK_BF16, 1, 
 AC_CPU_BWD_KERNEL(ac_mutant_bwd_softcap_noderiv, ac_cpu_flash_f32, ATTNCHECK_F32, 1, AC_BWD_NO_CAP_DERIV,
                   "mutant-bwd-softcap-noderiv", "fp32",
                   "flash-bwd-f32 missing the softcap's derivative: dS used as if there were no cap (no 1 - tanh^2)")
+AC_CPU_BWD_KERNEL_CAPS(ac_mutant_bwd_dropout_d_unscaled, ac_cpu_flash_f32, ATTNCHECK_F32, 1, AC_BWD_DROP_D_UNSCALED,
+                       AC_BWD_CAPS | ATTNCHECK_FEAT_DROPOUT, "mutant-bwd-dropout-d-unscaled", "fp32",
+                       "flash-bwd-f32 with dropout whose D = dO.O misses the factor 1 - p that its unscaled dP needs")

@@ -6,7 +6,8 @@
  * MUT_ACC_SCALE, MUT_P, MUT_PV, MUT_EMPTY, MUT_LSE.
  * A case with ABI 2 features takes the variant path (mutant_flash_run below mutant_flash_plain,
  * structured as cpu_flash.c: the sink joins in the epilogue), with the hooks MUT_KSTART,
- * MUT_BMASK, MUT_SCORE, MUT_V_LOAD, MUT_KV_DTYPE, MUT_SINK_LSE, MUT_STORE_LATE_EMPTY besides the ones above
+ * MUT_BMASK, MUT_SCORE, MUT_V_LOAD, MUT_KV_DTYPE, MUT_SINK_LSE, MUT_STORE_LATE_EMPTY, and for dropout
+ * MUT_DROP_FILL, MUT_DROP_P, MUT_DROP_L, MUT_DROP_INV besides the ones above
  * but MUT_VISIBLE (plain cases keep the unchanged plain path, so the plain mutants give the
  * same results as before the variants). */
 #ifndef AC_MUTANT_FLASH_H
@@ -93,6 +94,18 @@
 #endif
 #ifndef MUT_STORE_LATE_EMPTY           /* write o = 0 for a row whose keys the boolean mask or -inf bias all removed */
 #define MUT_STORE_LATE_EMPTY 1
+#endif
+#ifndef MUT_DROP_FILL                  /* dropout: the kernel's keep-mask (p, t) */
+#define MUT_DROP_FILL(p, t) ac_cpu_drop_fill(p, (t)->dropout_mask, 1)
+#endif
+#ifndef MUT_DROP_P                     /* dropout: P of every key, as both sums take it (rp 1/(1-p)) */
+#define MUT_DROP_P(pv, rp) ((void)(rp), (pv))
+#endif
+#ifndef MUT_DROP_L                     /* dropout: what P of a key (kept 1, dropped 0) adds to the row sum */
+#define MUT_DROP_L(pv, keep) ((void)(keep), (pv))
+#endif
+#ifndef MUT_DROP_INV                   /* dropout: the epilogue's factor from 1/l and rp */
+#define MUT_DROP_INV(inv, rp) ((inv) * (rp))
 #endif
 
 /* A plain case: the base as it was before the variants (the same code, so the same results). */
@@ -219,11 +232,15 @@ static void mutant_tile_row(const mutant_ctx *F, const ac_cpu_vx *x, int64_t r, 
   const float alpha = MUT_ALPHA(m[r], mref);
   l[r] = MUT_L_STORE(dt, MUT_L_RESCALE(l[r], alpha));
   MUT_ACC_SCALE(acc + r * dv8, alpha, dv8);
+  const int drop = (x->f & ATTNCHECK_FEAT_DROPOUT) != 0;
   for (int64_t c = clo; c < nc; c++) {
     s[c] = MUT_P(c, nv, MUT_EXP(s[c] - mref));
-    l[r] = MUT_L_STORE(dt, l[r] + s[c]);
+    if (drop) s[c] = MUT_DROP_P(s[c], x->rp);
+    l[r] = MUT_L_STORE(dt, l[r] + (drop ? MUT_DROP_L(s[c], ac_cpu_vx_keep(x, i, j0 + c)) : s[c]));
   }
-  for (int64_t c = clo; c < nc; c++) MUT_PV(dt, acc + r * dv8, ac_cpu_round_f32(dt, s[c]), F->vb + c * dv8, dv8);
+  for (int64_t c = clo; c < nc; c++)
+    MUT_PV(dt, acc + r * dv8, ac_cpu_round_f32(dt, s[c]) * (drop ? ac_cpu_vx_keep(x, i, j0 + c) : 1.0f), F->vb + c * dv8,
+           dv8);
   m[r] = mnew;
 }
 
@@ -245,13 +262,15 @@ static void mutant_finish_row(const mutant_ctx *F, const ac_cpu_vx *x, int64_t r
     if (lse) *lse = x->has_sink ? x->sink : -INFINITY;
     return;
   }
+  const int drop = (x->f & ATTNCHECK_FEAT_DROPOUT) != 0;
   if (x->has_sink) {
-    const float mf = x->sink > m ? x->sink : m, a = MUT_EXP(m - mf), den = l * a + MUT_EXP(x->sink - mf), inv = a / den;
+    const float mf = x->sink > m ? x->sink : m, a = MUT_EXP(m - mf), den = l * a + MUT_EXP(x->sink - mf);
+    const float inv = drop ? MUT_DROP_INV(a / den, x->rp) : a / den;
     for (int64_t e = 0; e < p->dv; e++) ac_cpu_vx_store_o(x, i, e, acc[e] * inv);
     if (lse) *lse = MUT_SINK_LSE(m, l, mf, den);
     return;
   }
-  const float inv = 1.0f / l;
+  const float inv = drop ? MUT_DROP_INV(1.0f / l, x->rp) : 1.0f / l;
   for (int64_t e = 0; e < p->dv; e++) ac_cpu_vx_store_o(x, i, e, acc[e] * inv);
   if (lse) *lse = MUT_LSE(m, l);
 }
@@ -309,6 +328,7 @@ static int mutant_flash_run(int dt, const char *name, const attncheck_problem *p
     snprintf(err, err_len, "%s: out of memory", name);
     return -1;
   }
+  if (x.f & ATTNCHECK_FEAT_DROPOUT) MUT_DROP_FILL(p, t);
   for (int64_t b = 0; b < p->batch; b++)
     for (int64_t h = 0; h < p->heads; h++) {
       ac_cpu_vx_head(&x, b, h, MUT_SCALE(p));
@@ -322,5 +342,8 @@ static int mutant_flash_run(int dt, const char *name, const attncheck_problem *p
 /* A mutant of the variant path, with flash-f32's caps (every ABI 2 feature). */
 #define MUTANT_KERNEL_VX(SYM, NAME, DESC) \
   AC_CPU_KERNEL_CAPS(SYM, ATTNCHECK_F32, NAME, "fp32", ATTNCHECK_FEAT_ALL, DESC, mutant_flash_run)
+/* A mutant of dropout (the variant path), with flash-f32's caps and dropout. */
+#define MUTANT_KERNEL_DROP(SYM, NAME, DESC) \
+  AC_CPU_KERNEL_CAPS(SYM, ATTNCHECK_F32, NAME, "fp32", ATTNCHECK_FEAT_ALL | ATTNCHECK_FEAT_DROPOUT, DESC, mutant_flash_run)
 
 #endif

@@ -5,7 +5,7 @@ import json
 import math
 import os
 
-from . import _lib, _quant
+from . import _dropout, _lib, _quant
 from ._arrays import as_array
 from ._quant import Quantized
 
@@ -322,8 +322,29 @@ def _layout_problem(sp, qa, ka, va, cu_seqlens_q, cu_seqlens_k, block_table, cac
     return nseq, H, KVH, [int(x) for x in tqs], tks
 
 
+def _dropout_spec(sp, dropout_p, dropout_mask, copy_to_host):
+    """dropout_p= and dropout_mask= into sp (docs/dropout.md): the binary32 p and the kernel's keep-mask."""
+    p = sp.p
+    if dropout_p is None:
+        if dropout_mask is not None:
+            raise ValueError("dropout_mask: given without dropout_p")
+        return
+    if sp.layout == "thd":
+        raise ValueError("dropout_p: dropout with cu_seqlens_q or block_table is not supported yet")
+    p.dropout_p = _dropout.probability(dropout_p)
+    p.features |= _lib.FEAT["dropout"]
+    shape = (p.batch, p.heads, p.tq, p.tk)
+    if dropout_mask is None:
+        if p.dropout_p > 0:
+            raise ValueError("dropout_mask: required with dropout_p > 0 (the kernel's keep-mask: booleans, 0/1, "
+                             "or FlashAttention's S_dmask from return_attn_probs=True)")
+    m = _dropout.keep_mask(dropout_mask, shape, copy_to_host) if dropout_mask is not None else _dropout.all_kept(shape)
+    sp.point("dropout_mask", m)
+
+
 def _build(q, k, v, o, *, layout, dtype, scale, causal, window, window_align, softcap, alibi_slopes, bias, mask,
-           sinks, descale, cu_seqlens_q, cu_seqlens_k, block_table, cache_seqlens, copy_to_host, do=None):
+           sinks, descale, cu_seqlens_q, cu_seqlens_k, block_table, cache_seqlens, copy_to_host, dropout_p=None,
+           dropout_mask=None, do=None):
     """(spec, o array, o strides, the user layout, shapes) of check()'s arguments."""
     cc = copy_to_host
     qts = {x: t for x, t in zip("qkv", (q, k, v)) if isinstance(t, Quantized)}
@@ -399,6 +420,7 @@ def _build(q, k, v, o, *, layout, dtype, scale, causal, window, window_align, so
             tok, lays = {}, {"q": L, "k": L, "v": L}
         _quant.describe(sp, qts, lays, shapes, tok, cc)
     sp.layout, sp.o, sp.do = L, oa, da
+    _dropout_spec(sp, dropout_p, dropout_mask, cc)
     return sp
 
 
@@ -459,12 +481,14 @@ def _lse_array(lse, sp, layout_case, copy_to_host):
 
 
 _COMMON = ("layout", "dtype", "scale", "causal", "window", "window_align", "softcap", "alibi_slopes", "bias", "mask",
-           "sinks", "descale", "cu_seqlens_q", "cu_seqlens_k", "block_table", "cache_seqlens", "copy_to_host")
+           "sinks", "descale", "cu_seqlens_q", "cu_seqlens_k", "block_table", "cache_seqlens", "copy_to_host",
+           "dropout_p", "dropout_mask")
 _CTX = ("precision", "rows", "empty_rows", "policy", "atol", "rtol", "kappa", "cache", "threads", "name",
         "case_name", "repro")
 DEFAULTS = dict(layout=None, dtype=None, scale=None, causal=False, window=None, window_align="bottom-right",
                 softcap=None, alibi_slopes=None, bias=None, mask=None, sinks=None, descale=None, cu_seqlens_q=None,
-                cu_seqlens_k=None, block_table=None, cache_seqlens=None, copy_to_host=True, precision=None,
+                cu_seqlens_k=None, block_table=None, cache_seqlens=None, copy_to_host=True, dropout_p=None,
+                dropout_mask=None, precision=None,
                 rows=None, empty_rows=None, policy=None, atol=None, rtol=None, kappa=None, cache=True, threads=None,
                 name="python", case_name="<arrays>", repro=None)
 

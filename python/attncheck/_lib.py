@@ -14,7 +14,7 @@ c_i64p = ctypes.POINTER(ctypes.c_int64)
 
 
 class Problem(ctypes.Structure):
-    """attncheck_problem of <attncheck/kernel.h> (ABI 5, with the quantized formats)."""
+    """attncheck_problem of <attncheck/kernel.h> (ABI 5, with the quantized formats and dropout)."""
     _fields_ = [
         ("struct_size", ctypes.c_uint32), ("dtype", ctypes.c_int32), ("mask", ctypes.c_int32),
         ("reserved0", ctypes.c_int32),
@@ -33,6 +33,7 @@ class Problem(ctypes.Structure):
         ("num_pages", ctypes.c_int64), ("max_pages", ctypes.c_int64), ("reserved3", ctypes.c_int64 * 3),
         ("q_format", ctypes.c_int32), ("k_format", ctypes.c_int32), ("v_format", ctypes.c_int32),
         ("reserved4", ctypes.c_int32),
+        ("dropout_p", ctypes.c_float), ("reserved5", ctypes.c_uint32), ("dropout_seed", ctypes.c_uint64),
     ]
 
 
@@ -40,7 +41,8 @@ class Tensors(ctypes.Structure):
     """attncheck_tensors of <attncheck/kernel.h>."""
     _fields_ = [(n, ctypes.c_void_p) for n in (
         "q", "k", "v", "o", "lse", "stream", "bias", "bool_mask", "alibi_slopes", "sinks", "descale_q",
-        "descale_k", "descale_v", "cu_seqlens_q", "cu_seqlens_k", "block_table", "cache_seqlens", "quant")]
+        "descale_k", "descale_v", "cu_seqlens_q", "cu_seqlens_k", "block_table", "cache_seqlens", "quant",
+        "dropout_mask")]
 
 
 class CaseDesc(ctypes.Structure):
@@ -74,7 +76,8 @@ class Summary(ctypes.Structure):
 
 CASE_DEFAULT_SCALE = 1
 FEAT = {"window": 1 << 0, "softcap": 1 << 1, "alibi": 1 << 2, "bias": 1 << 3, "bool_mask": 1 << 4,
-        "sinks": 1 << 5, "mixed_dtypes": 1 << 6, "descale": 1 << 7, "varlen": 1 << 8, "paged": 1 << 9}
+        "sinks": 1 << 5, "mixed_dtypes": 1 << 6, "descale": 1 << 7, "varlen": 1 << 8, "paged": 1 << 9,
+        "dropout": 1 << 10}
 DTYPES = {"f64": 0, "f32": 1, "f16": 2, "bf16": 3, "e4m3": 4, "e5m2": 5}
 MASKS = {"none": 0, "causal": 1, "causal-bottom-right": 2}
 STATUS = ("PASS", "WARN", "FAIL", "SKIP", "ERROR")

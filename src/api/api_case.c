@@ -62,8 +62,10 @@ static int set_features(const attncheck_problem *a, ac_problem *p, ac_err *e)
 {
   ac_features_plain(p);
   uint32_t used = a->features;
-  if (used & ~(uint32_t)(AC_FEAT_ALL | AC_FEAT_LAYOUTS))
-    return ac_err_set(e, "problem.features: unknown bits 0x%x", used & ~(uint32_t)(AC_FEAT_ALL | AC_FEAT_LAYOUTS));
+  if (used & ~(uint32_t)AC_FEAT_KNOWN)
+    return ac_err_set(e, "problem.features: unknown bits 0x%x", used & ~(uint32_t)AC_FEAT_KNOWN);
+  if ((used & AC_FEAT_DROPOUT) && a->struct_size < ATTNCHECK_PROBLEM_V5D_SIZE)
+    return ac_err_set(e, "problem.features: DROPOUT needs problem.struct_size >= ATTNCHECK_PROBLEM_V5D_SIZE (dropout_p)");
   if ((used & AC_FEAT_LAYOUTS) == AC_FEAT_LAYOUTS) return ac_err_set(e, "problem.features: both VARLEN and PAGED");
   ac_features *f = &p->f;
   if (used & AC_FEAT_MIXED_DTYPES) {
@@ -83,6 +85,10 @@ static int set_features(const attncheck_problem *a, ac_problem *p, ac_err *e)
     f->win_right = a->window_right;
   }
   if (used & AC_FEAT_SOFTCAP) f->softcap = a->softcap;
+  if (used & AC_FEAT_DROPOUT) {
+    f->dropout_p = (double)a->dropout_p;
+    f->dropout_seed = a->dropout_seed;
+  }
   if (used & AC_FEAT_ALIBI) f->alibi_per_batch = a->alibi_per_batch != 0;
   int64_t B = used & AC_FEAT_LAYOUTS ? 1 : a->batch;
   if (used & AC_FEAT_BIAS) {
@@ -192,7 +198,7 @@ void ac_api_dense_strides(const ac_case *c, char x, int64_t st[4])
 static int gather_variants(const attncheck_problem *a, const attncheck_tensors *t, ac_case *c, ac_err *e)
 {
   const void *src[AC_FT_N] = {t->bias,      t->bool_mask, t->alibi_slopes, t->sinks,
-                              t->descale_q, t->descale_k, t->descale_v};
+                              t->descale_q, t->descale_k, t->descale_v, t->dropout_mask};
   for (int ft = 0; ft < AC_FT_N; ft++) {
     if (!(c->p.f.used & ac_feat_tensor_bit((ac_feat_tensor)ft))) continue;
     if (!src[ft])
@@ -337,7 +343,8 @@ int ac_api_case_build(const attncheck_case_desc *d, ac_case *c, ac_err *e)
   if (ps < ATTNCHECK_PROBLEM_V1_SIZE) return ac_err_set(e, "problem.struct_size %u is below version 1's", ps);
   memcpy(&a, d->problem, ps < sizeof a ? ps : sizeof a);
   memcpy(&t, d->tensors,
-         ps >= ATTNCHECK_PROBLEM_V5Q_SIZE  ? sizeof t
+         ps >= ATTNCHECK_PROBLEM_V5D_SIZE  ? sizeof t
+         : ps >= ATTNCHECK_PROBLEM_V5Q_SIZE ? offsetof(attncheck_tensors, dropout_mask)
          : ps >= ATTNCHECK_PROBLEM_V3_SIZE ? offsetof(attncheck_tensors, quant)
          : ps >= ATTNCHECK_PROBLEM_V2_SIZE ? offsetof(attncheck_tensors, cu_seqlens_q)
                                            : offsetof(attncheck_tensors, bias));
@@ -370,6 +377,9 @@ int ac_api_case_build(const attncheck_case_desc *d, ac_case *c, ac_err *e)
       if (fm[i]) ac_quant_decode(c, "qkv"[i]);
   }
   if (gather_variants(&a, &t, c, e) < 0) return -1;
+  for (int64_t x = 0; c->dropout_mask && x < ac_feat_tensor_count(p, AC_FT_DROPOUT_MASK); x++)
+    if (c->dropout_mask[x] > 1)
+      return ac_err_set(e, "tensors.dropout_mask holds %u at index %lld (only 0 and 1)", c->dropout_mask[x], (long long)x);
   if (dout) {
     ac_dtype od = ac_tensor_dtype(p, 'o');
     c->dout = ac_xmalloc(ac_case_bytes(c, 'o') ? ac_case_bytes(c, 'o') : 1);
@@ -440,13 +450,16 @@ void ac_api_case_unref(attncheck_case *cs)
 int attncheck_case_problem(const attncheck_case *c, attncheck_problem *out)
 {
   if (!c || !out) return -1;
-  /* The quantized formats (ABI 5) only to a caller that asks for the whole struct: one built against
-   * an earlier header has room for the ABI 3 fields alone. */
-  const int whole = out->struct_size == (uint32_t)sizeof *out;
+  /* The ABI 5 fields only to a caller that has room for them: the quantized formats from
+   * ATTNCHECK_PROBLEM_V5Q_SIZE, dropout from ATTNCHECK_PROBLEM_V5D_SIZE; an earlier caller gets the
+   * ABI 3 fields alone. */
+  uint32_t n = out->struct_size >= ATTNCHECK_PROBLEM_V5D_SIZE   ? (uint32_t)sizeof *out
+               : out->struct_size >= ATTNCHECK_PROBLEM_V5Q_SIZE ? ATTNCHECK_PROBLEM_V5Q_SIZE
+                                                                : ATTNCHECK_PROBLEM_V3_SIZE;
   attncheck_problem a;
   ac_problem_to_abi(&c->c.p, &a);
-  if (!whole) a.struct_size = ATTNCHECK_PROBLEM_V3_SIZE;
-  memcpy(out, &a, whole ? sizeof a : ATTNCHECK_PROBLEM_V3_SIZE);
+  a.struct_size = n;
+  memcpy(out, &a, n);
   return 0;
 }
 

@@ -99,8 +99,13 @@ int attncheck_case_read(attncheck_ctx *ctx, const char *path, attncheck_case **o
 void attncheck_case_free(attncheck_case *c);
 /* The case's problem as a kernel would get it (contiguous strides; layouts packed). With
  * out->struct_size set to sizeof(attncheck_problem) on entry, the whole struct (a quantized case's
- * q_format, k_format, v_format of ABI 5); otherwise the ABI 3 fields alone (struct_size
- * ATTNCHECK_PROBLEM_V3_SIZE), all a caller built against an earlier header has room for. */
+ * q_format, k_format, v_format of ABI 5, and dropout_p and dropout_seed); with
+ * ATTNCHECK_PROBLEM_V5Q_SIZE (a caller built before dropout) the fields up to the quantized formats;
+ * otherwise the ABI 3 fields alone (struct_size ATTNCHECK_PROBLEM_V3_SIZE), all a caller built
+ * against an earlier header has room for. Dropout (docs/dropout.md): problem.features holds
+ * ATTNCHECK_FEAT_DROPOUT with problem.dropout_p (struct_size >= ATTNCHECK_PROBLEM_V5D_SIZE), and
+ * tensors.dropout_mask the keep-mask the outputs are judged against ([batch][heads][tq][tk] bytes,
+ * contiguous, 1 kept, 0 dropped). */
 int attncheck_case_problem(const attncheck_case *c, attncheck_problem *out);
 /* Computes the exact oracle on the rows the context selects, from the cache when it holds them;
  * attncheck_judge calls it when needed, so calling it first only moves the time. */

@@ -10,6 +10,7 @@
 #include "casefile.h"
 #include "layout.h"
 #include "commands.h"
+#include "gen_variants.h"
 #include "rng.h"
 #include "variants.h"
 #include "vgen.h"
@@ -59,6 +60,8 @@ static void usage(FILE *f)
           "  --sinks P           a sink logit per head: normal, dominant, vanishing, level (at the LSE\n"
           "                      of the head's last query row, +-3)\n"
           "  --descale P         fp32 descales of q, k, v per (batch, kv head): normal, tiny, huge\n"
+          "  --dropout P         dropout with drop probability P (rounded to binary32, [0, 1)) and the keep-mask\n"
+          "                      of the reference generator (docs/dropout.md); --dropout-seed S (default --seed)\n"
           "backward pass (docs/backward.md):\n"
           "  --grad P            also write dO (member do, o's shape and dtype, stream 13 of the seed):\n"
           "                      normal[:SIGMA], zero-rows, huge, tiny, zeros, cancel (dP - D cancels);\n"
@@ -86,7 +89,7 @@ enum {
   O_SCALE, O_SEED, O_CASEINDEX, O_DIST, O_MEAN, O_SIGMA, O_LO, O_HI, O_LAYOUT, O_PAD, O_MEMCAP,
   O_WINDOW, O_WALIGN, O_SOFTCAP, O_ALIBI, O_ALIBI_PB, O_BIAS, O_BIAS_DTYPE, O_BIAS_BC, O_BMASK, O_MASK_BC,
   O_SINKS, O_DESCALE, O_DTYPES, O_SEQQ, O_SEQK, O_CACHE, O_PAGESZ, O_SPARE, O_SHARED, O_SHUFFLE, O_XCOLS, O_GRAD,
-  O_KVFMT, O_KFMT, O_VFMT, O_QFMT, O_HELP
+  O_KVFMT, O_KFMT, O_VFMT, O_QFMT, O_DROPOUT, O_DROPOUT_SEED, O_HELP
 };
 
 static const struct option opts[] = {
@@ -116,19 +119,10 @@ static const struct option opts[] = {
   {"grad", required_argument, 0, O_GRAD},
   {"kv-format", required_argument, 0, O_KVFMT}, {"k-format", required_argument, 0, O_KFMT},
   {"v-format", required_argument, 0, O_VFMT},   {"q-format", required_argument, 0, O_QFMT},
+  {"dropout", required_argument, 0, O_DROPOUT}, {"dropout-seed", required_argument, 0, O_DROPOUT_SEED},
   {"help", no_argument, 0, O_HELP},
   {0, 0, 0, 0},
 };
-
-static int parse_double(const char *s, double *out)
-{
-  char *end;
-  if (!s || !*s) return -1;
-  double v = strtod(s, &end);
-  if (*end || !isfinite(v)) return -1;
-  *out = v;
-  return 0;
-}
 
 /* Strides in elements for [b][h][t][d]: order "bhtd" or "bthd", pad elements after each d-row. */
 static void layout_strides(int64_t st[4], int bthd, int64_t pad, int64_t H, int64_t T, int64_t D)
@@ -158,90 +152,6 @@ static void fill(ac_dtype dt, ac_rng *r, void *t, size_t n, dist_kind d, double 
     default: x = 0.0; break;
     }
     ac_store_bits(dt, t, i, ac_encode_f64(dt, x));
-  }
-}
-
-/* An index into names (a NULL-terminated list), or -1. */
-static int name_index(const char *const *names, const char *s)
-{
-  for (int i = 0; names[i]; i++)
-    if (!strcmp(names[i], s)) return i;
-  return -1;
-}
-
-/* "b", "h" or "bh": which extents are broadcast. */
-static int parse_bcast(const char *a, int *b, int *h)
-{
-  *b = !strcmp(a, "b") || !strcmp(a, "bh");
-  *h = !strcmp(a, "h") || !strcmp(a, "bh");
-  return *b || *h ? 0 : -1;
-}
-
-/* "PATTERN" or "PATTERN:VALUE" for --bias. */
-static int parse_bias(const char *a, ac_vspec *v)
-{
-  static const char *const names[] = {"normal", "neginf-blocks", "neginf-rows", "sentinel", "nan-masked", "ramp", NULL};
-  char name[32];
-  const char *colon = strchr(a, ':');
-  size_t n = colon ? (size_t)(colon - a) : strlen(a);
-  if (n >= sizeof name) return -1;
-  memcpy(name, a, n);
-  name[n] = 0;
-  int k = name_index(names, name);
-  if (k < 0) return -1;
-  v->bias = k;
-  v->bias_scale = k == AC_VB_SENTINEL ? -1e4 : k == AC_VB_SLOPE ? 4 : 1;
-  if (colon && (parse_double(colon + 1, &v->bias_scale) || (k == AC_VB_NORMAL && v->bias_scale < 0))) return -1;
-  v->used |= AC_FEAT_BIAS;
-  return 0;
-}
-
-/* Applies a variant option; 1 when its value is bad. */
-static int variant_option(ac_vspec *v, int ch, const char *a)
-{
-  static const char *const masks[] = {"random", "banded", "empty-middle", "sparse", NULL};
-  static const char *const sinks[] = {"normal", "dominant", "vanishing", "level", NULL};
-  static const char *const descales[] = {"normal", "tiny", "huge", NULL};
-  int k;
-  char tail;
-  long long l, r;
-  switch (ch) {
-  case O_WINDOW:
-    if (sscanf(a, "%lld,%lld%c", &l, &r, &tail) != 2 || l < -1 || r < -1) return 1;
-    v->win_left = l, v->win_right = r, v->used |= AC_FEAT_WINDOW;
-    return 0;
-  case O_WALIGN:
-    if (strcmp(a, "top-left") && strcmp(a, "bottom-right")) return 1;
-    v->win_top_left = !strcmp(a, "top-left");
-    return 0;
-  case O_SOFTCAP:
-    v->used |= AC_FEAT_SOFTCAP;
-    return parse_double(a, &v->softcap) || !(v->softcap > 0);
-  case O_ALIBI:
-    v->used |= AC_FEAT_ALIBI;
-    return parse_double(a, &v->alibi_max) || v->alibi_max < 0;
-  case O_ALIBI_PB: v->alibi_per_batch = 1; return 0;
-  case O_BIAS: return parse_bias(a, v) != 0;
-  case O_BIAS_DTYPE: {
-    ac_dtype t;
-    if (ac_dtype_parse(a, &t)) return 1;
-    v->bias_dtype = (int)t + 1;
-    return 0;
-  }
-  case O_BIAS_BC: return parse_bcast(a, &v->bias_bcast_b, &v->bias_bcast_h) != 0;
-  case O_MASK_BC: return parse_bcast(a, &v->mask_bcast_b, &v->mask_bcast_h) != 0;
-  case O_BMASK:
-    if ((k = name_index(masks, a)) < 0) return 1;
-    v->bmask = k, v->used |= AC_FEAT_BOOL_MASK;
-    return 0;
-  case O_SINKS:
-    if ((k = name_index(sinks, a)) < 0) return 1;
-    v->sinks = k, v->used |= AC_FEAT_SINKS;
-    return 0;
-  default:
-    if ((k = name_index(descales, a)) < 0) return 1;
-    v->descale = k, v->used |= AC_FEAT_DESCALE;
-    return 0;
   }
 }
 
@@ -319,11 +229,11 @@ static int gen_option(gen_opts *o, int ch, const char *a)
   case O_SEED: bad = ac_parse_u64(a, &o->seed); break;
   case O_CASEINDEX: bad = ac_parse_i64(a, &o->case_index) || o->case_index < -1; break;
   case O_DIST: o->dist_name = a; break;
-  case O_MEAN: bad = parse_double(a, &o->mean); break;
-  case O_SIGMA: bad = parse_double(a, &o->sigma) || o->sigma < 0; break;
-  case O_LO: bad = parse_double(a, &o->lo); break;
-  case O_HI: bad = parse_double(a, &o->hi); break;
-  default: bad = variant_option(&o->variants, ch, a); break;
+  case O_MEAN: bad = ac_gen_parse_double(a, &o->mean); break;
+  case O_SIGMA: bad = ac_gen_parse_double(a, &o->sigma) || o->sigma < 0; break;
+  case O_LO: bad = ac_gen_parse_double(a, &o->lo); break;
+  case O_HI: bad = ac_gen_parse_double(a, &o->hi); break;
+  default: bad = ac_gen_variant_option(&o->variants, opts[ch - O_OUT].name, a); break;
   }
   o->shape_opts++;
   return bad;
@@ -350,6 +260,8 @@ static int parse_gen_args(int argc, char **argv, gen_opts *o)
   }
   if (optind < argc) return ac_cmd_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
   if (!o->out) return ac_cmd_usage_error(cmd, "--out FILE is required");
+  if (o->variants.dropout_seed_set && !(o->variants.used & AC_FEAT_DROPOUT))
+    return ac_cmd_usage_error(cmd, "--dropout-seed needs --dropout");
   return AC_CMD_RUN;
 }
 
@@ -401,7 +313,7 @@ static int make_problem(const gen_opts *o, ac_problem *p)
   } else if (!strncasecmp(scale_s + (*scale_s == '-' || *scale_s == '+'), "0x", 2)) {
     ac_err se;
     if (ac_scale_parse_hex(scale_s, &p->scale, &se) != 0) return ac_cmd_usage_error(cmd, "%s", se.msg);
-  } else if (parse_double(scale_s, &p->scale) != 0) {
+  } else if (ac_gen_parse_double(scale_s, &p->scale) != 0) {
     return ac_cmd_usage_error(cmd, "bad scale '%s' (default, a finite decimal or hex float)", scale_s);
   }
   return AC_CMD_RUN;

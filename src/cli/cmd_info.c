@@ -75,14 +75,27 @@ static void show_variants(const ac_case *c)
 {
   const ac_problem *p = &c->p;
   const ac_features *f = &p->f;
-  if (!(f->used & AC_FEAT_ALL)) return;   /* the layout has lines of its own */
+  if (!(f->used & (AC_FEAT_ALL | AC_FEAT_DROPOUT))) return;   /* the layout has lines of its own */
   char names[160];
-  printf("  variants   %s", ac_feat_list(f->used & AC_FEAT_ALL, names, sizeof names));
+  printf("  variants   %s", ac_feat_list(f->used & (AC_FEAT_ALL | AC_FEAT_DROPOUT), names, sizeof names));
   if (f->used & AC_FEAT_WINDOW)
     printf("; window (%lld, %lld) %s", (long long)f->win_left, (long long)f->win_right, f->win_top_left ? "top-left" : "bottom-right");
   if (f->used & AC_FEAT_SOFTCAP) printf("; softcap %.17g (%a)", f->softcap, f->softcap);
   if (f->used & AC_FEAT_ALIBI) printf("; slopes per %s", f->alibi_per_batch ? "batch and head" : "head");
   if (f->used & AC_FEAT_BIAS) printf("; bias %s", ac_dtype_name(f->bias_dtype));
+  if ((f->used & AC_FEAT_DROPOUT) && c->dropout_mask) {   /* the kept fraction where the mask matters */
+    int64_t vis = 0, kept = 0;
+    for (int64_t b = 0; b < p->batch; b++)
+      for (int64_t h = 0; h < p->heads; h++)
+        for (int64_t i = 0; i < p->tq; i++)
+          for (int64_t j = 0; j < p->tk; j++) {
+            if (!ac_features_visible(c, b, h, i, j)) continue;
+            vis++;
+            kept += c->dropout_mask[((b * p->heads + h) * p->tq + i) * p->tk + j];
+          }
+    printf("; dropout p %.9g (%a), seed %llu, kept %lld of %lld visible", f->dropout_p, f->dropout_p,
+           (unsigned long long)f->dropout_seed, (long long)kept, (long long)vis);
+  }
   printf("\n");
 }
 
@@ -118,9 +131,10 @@ static void variant_stats(const ac_case *c)
     snprintf(sh + k, sizeof sh - k, "]");
     int64_t n = ac_feat_tensor_count(p, (ac_feat_tensor)t);
     stats s;
-    if (t == AC_FT_BOOL_MASK) {   /* shown as 0/1 values */
+    if (t == AC_FT_BOOL_MASK || t == AC_FT_DROPOUT_MASK) {   /* shown as 0/1 values */
+      const uint8_t *bytes = *ac_feat_tensor_slot((ac_case *)c, (ac_feat_tensor)t);
       float *tmp = ac_xmalloc((size_t)n * sizeof *tmp);
-      for (int64_t i = 0; i < n; i++) tmp[i] = c->bool_mask[i];
+      for (int64_t i = 0; i < n; i++) tmp[i] = bytes[i];
       tally(&s, AC_F32, tmp, n);
       free(tmp);
     } else {

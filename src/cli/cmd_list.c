@@ -126,7 +126,7 @@ static void supports_summary(ac_kernel *k, char *buf, size_t n)
   /* ABI 2 caps (an exec worker's declaration): the variant features and whether the LSE is written */
   const uint32_t caps = ac_kernel_declared_caps(k);
   char feats[128];
-  const uint32_t shown = ATTNCHECK_FEAT_ALL | ATTNCHECK_FEAT_LAYOUTS;   /* variants and serving layouts */
+  const uint32_t shown = ATTNCHECK_FEAT_ALL | ATTNCHECK_FEAT_LAYOUTS | ATTNCHECK_FEAT_DROPOUT;   /* variants, layouts, dropout */
   if ((caps & shown) && len < n)
     len += (size_t)snprintf(buf + len, n - len, "; features %s", ac_feat_list(caps & shown, feats, sizeof feats));
   if ((caps & ATTNCHECK_CAP_NO_LSE) && len < n) len += (size_t)snprintf(buf + len, n - len, "; no LSE");

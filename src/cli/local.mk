@@ -1,7 +1,7 @@
 # src/cli/: layer 7, the attncheck command (see src/cli/README.md).
 bin_PROGRAMS += attncheck
 attncheck_SOURCES = src/cli/main.c src/cli/commands.h \
-	src/cli/cmd_gen.c src/cli/cmd_info.c src/cli/cmd_oracle.c src/cli/cmd_explain.c src/cli/explain_variants.c src/cli/explain_variants.h \
+	src/cli/cmd_gen.c src/cli/gen_variants.c src/cli/gen_variants.h src/cli/cmd_info.c src/cli/cmd_oracle.c src/cli/cmd_explain.c src/cli/explain_variants.c src/cli/explain_variants.h \
 	src/cli/explain_grad.c src/cli/explain_grad.h \
 	src/cli/cmd_list.c \
 	src/cli/cmd_check.c src/cli/cmd_suite.c src/cli/cmd_compare.c src/cli/cmd_fuzz.c src/cli/cmd_replay.c \

@@ -260,6 +260,12 @@ uint64_t ac_case_hash(const ac_case *c)
                           f->alibi_per_batch, f->bias_dtype, f->bias_b, f->bias_h, f->mask_b, f->mask_h};
     for (size_t i = 0; i < sizeof ff / sizeof ff[0]; i++) hash_word(&s, (uint64_t)ff[i]);
     hash_word(&s, cap);
+    if (f->used & AC_FEAT_DROPOUT) {
+      uint64_t dp;
+      memcpy(&dp, &f->dropout_p, 8);
+      hash_word(&s, dp);
+      hash_word(&s, f->dropout_seed);
+    }
     for (int t = 0; t < AC_FT_N; t++) {
       uint64_t b = ac_feat_tensor_bytes(&p, (ac_feat_tensor)t);
       const void *data = *ac_feat_tensor_slot((ac_case *)c, (ac_feat_tensor)t);

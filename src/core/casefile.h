@@ -28,6 +28,8 @@ typedef struct {
   float *alibi_slopes;      /* [heads], or [batch][heads] with f.alibi_per_batch */
   float *sinks;             /* [heads] */
   float *descale[3];        /* q, k, v: [batch][kv_heads] */
+  uint8_t *dropout_mask;    /* AC_FEAT_DROPOUT: the keep-mask judged against, [B][H][tq][tk], 1 kept, 0 dropped
+                               (member "dropout_mask"; docs/dropout.md) */
   struct ac_layout *lay;    /* serving layout (layout.h), NULL for a dense case */
   struct ac_quant *quant;   /* codes and scales of the quantized tensors (quant.h), NULL when p.quant names none */
 } ac_case;

@@ -1,6 +1,7 @@
 /* casefile_variants.c: the attention variants in a case file (casefile_variants.h). */
 #include "config.h"
 #include "casefile_variants.h"
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,10 +18,18 @@ int ac_variants_member_name(const char *name)
 void ac_variants_meta_write(json_object *meta, const ac_problem *p)
 {
   const ac_features *f = &p->f;
-  if (!(f->used & AC_FEAT_ALL)) return;   /* layouts alone: no "variants" */
+  if (!(f->used & (AC_FEAT_ALL | AC_FEAT_DROPOUT))) return;   /* layouts alone: no "variants" */
   json_object *v = json_object_new_object(), *fl = json_object_new_array();
   for (uint32_t b = 1; b & AC_FEAT_ALL; b <<= 1)
     if (f->used & b) json_object_array_add(fl, json_object_new_string(ac_feat_name(b)));
+  if (f->used & AC_FEAT_DROPOUT) {
+    char buf[64];
+    json_object_array_add(fl, json_object_new_string(ac_feat_name(AC_FEAT_DROPOUT)));
+    snprintf(buf, sizeof buf, "%a", f->dropout_p);
+    json_object_object_add(v, "dropout_p", json_object_new_string(buf));
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)f->dropout_seed);
+    json_object_object_add(v, "dropout_seed", json_object_new_string(buf));
+  }
   json_object_object_add(v, "features", fl);
   if (f->used & AC_FEAT_WINDOW) {
     json_object *w = json_object_new_array();
@@ -53,7 +62,7 @@ static int read_features(json_object *v, ac_features *f, const char *path, ac_er
   for (size_t i = 0; i < json_object_array_length(fl); i++) {
     json_object *x = json_object_array_get_idx(fl, i);
     const char *s = json_object_is_type(x, json_type_string) ? json_object_get_string(x) : "";
-    uint32_t bit = 0;
+    uint32_t bit = !strcmp(s, ac_feat_name(AC_FEAT_DROPOUT)) ? AC_FEAT_DROPOUT : 0;
     for (uint32_t b = 1; b & AC_FEAT_ALL; b <<= 1)
       if (!strcmp(s, ac_feat_name(b))) bit = b;
     if (!bit) return ac_err_set(e, "%s: meta.json variants.features: unknown feature '%.40s'", path, s);
@@ -101,6 +110,32 @@ static int read_softcap(json_object *v, ac_features *f, const char *path, ac_err
   return 0;
 }
 
+/* variants.dropout_p (a hex-float string of a binary32 value in [0, 1)) and variants.dropout_seed (a
+ * decimal string of a 64-bit unsigned integer): present exactly with dropout (docs/dropout.md). */
+static int read_dropout(json_object *v, ac_features *f, const char *path, ac_err *e)
+{
+  json_object *x, *y;
+  int hp = json_object_object_get_ex(v, "dropout_p", &x), hs = json_object_object_get_ex(v, "dropout_seed", &y);
+  if (!(f->used & AC_FEAT_DROPOUT)) {
+    if (hp || hs) return ac_err_set(e, "%s: meta.json variants.dropout_%s present but variants.features lacks dropout", path, hp ? "p" : "seed");
+    return 0;
+  }
+  ac_err se;
+  if (!hp || !json_object_is_type(x, json_type_string))
+    return ac_err_set(e, "%s: meta.json variants.dropout_p must be a hex-float string with dropout", path);
+  if (ac_scale_parse_hex(json_object_get_string(x), &f->dropout_p, &se))
+    return ac_err_set(e, "%s: meta.json variants.dropout_p: %s", path, se.msg);
+  if (ac_dropout_p_check(f->dropout_p, &se)) return ac_err_set(e, "%s: meta.json variants.%s", path, se.msg);
+  const char *s = hs && json_object_is_type(y, json_type_string) ? json_object_get_string(y) : NULL;
+  char *end = NULL;
+  errno = 0;
+  unsigned long long seed = s && *s >= '0' && *s <= '9' ? strtoull(s, &end, 10) : 0;
+  if (!s || !end || *end || errno)
+    return ac_err_set(e, "%s: meta.json variants.dropout_seed must be a decimal string of an unsigned 64-bit integer", path);
+  f->dropout_seed = (uint64_t)seed;
+  return 0;
+}
+
 /* variants.dtypes {"q": NAME, "k": NAME, "v": NAME, "o": NAME}: present exactly with mixed_dtypes. */
 static int read_dtypes(json_object *v, ac_problem *p, const char *path, ac_err *e)
 {
@@ -137,6 +172,7 @@ int ac_variants_meta_read(json_object *v, ac_case *c, const char *path, ac_err *
   if (read_features(v, f, path, e)) return -1;
   if ((f->used & AC_FEAT_WINDOW) && read_window(v, f, path, e)) return -1;
   if ((f->used & AC_FEAT_SOFTCAP) && read_softcap(v, f, path, e)) return -1;
+  if (read_dropout(v, f, path, e)) return -1;
   if (read_dtypes(v, &c->p, path, e)) return -1;
   if (json_object_object_get_ex(v, "alibi_per_batch", &x)) {
     if (!json_object_is_type(x, json_type_boolean))
@@ -161,7 +197,8 @@ int ac_variants_members_write(ac_npz_writer *w, const ac_case *c, ac_err *e)
     const void *data = *ac_feat_tensor_slot((ac_case *)c, (ac_feat_tensor)t);
     if (!data) return ac_err_set(e, "case uses %s but has no %s tensor", ac_feat_name(ac_feat_tensor_bit((ac_feat_tensor)t)),
                                  ac_feat_tensor_name((ac_feat_tensor)t));
-    const char *descr = t == AC_FT_BIAS ? ac_dtype_get(p->f.bias_dtype)->npy : t == AC_FT_BOOL_MASK ? "|b1" : "<f4";
+    const char *descr = t == AC_FT_BIAS ? ac_dtype_get(p->f.bias_dtype)->npy
+                        : t == AC_FT_BOOL_MASK || t == AC_FT_DROPOUT_MASK ? "|b1" : "<f4";
     size_t n = (size_t)ac_feat_tensor_bytes(p, (ac_feat_tensor)t);
     if (ac_npz_add_array(w, ac_feat_tensor_name((ac_feat_tensor)t), descr, nd, shape, data, n, e)) return -1;
   }
@@ -200,8 +237,9 @@ static int check_variant_member(ac_npz *z, ac_case *c, ac_feat_tensor t, ac_err 
   size_t es;
   int nd = ac_feat_tensor_shape(p, t, shape, &es);
   const char *descr = t == AC_FT_BIAS ? ac_dtype_get(p->f.bias_dtype)->npy : "<f4";
-  if (t == AC_FT_BOOL_MASK ? strcmp(m.descr, "|b1") && strcmp(m.descr, "|u1") : strcmp(m.descr, descr) != 0)
-    return ac_err_set(e, "%s: member '%s' has descr '%s', needs '%s'", path, name, m.descr, t == AC_FT_BOOL_MASK ? "|b1 or |u1" : descr);
+  int bytes = t == AC_FT_BOOL_MASK || t == AC_FT_DROPOUT_MASK;
+  if (bytes ? strcmp(m.descr, "|b1") && strcmp(m.descr, "|u1") : strcmp(m.descr, descr) != 0)
+    return ac_err_set(e, "%s: member '%s' has descr '%s', needs '%s'", path, name, m.descr, bytes ? "|b1 or |u1" : descr);
   int same = m.ndim == nd;
   for (int i = 0; same && i < nd; i++) same = m.shape[i] == shape[i];
   if (!same) {
@@ -239,9 +277,12 @@ int ac_variants_members_read(ac_npz *z, ac_case *c, ac_err *e)
     void *dst = *ac_feat_tensor_slot(c, (ac_feat_tensor)t);
     if (ac_npz_read_into(z, ac_feat_tensor_name((ac_feat_tensor)t), dst, (size_t)b, e)) return -1;
   }
-  if (c->bool_mask)
-    for (int64_t i = 0; i < ac_feat_tensor_count(p, AC_FT_BOOL_MASK); i++)
-      if (c->bool_mask[i] > 1)
-        return ac_err_set(e, "%s: member 'mask' holds %u at index %lld (only 0 and 1)", path, c->bool_mask[i], (long long)i);
+  const uint8_t *bytes[2] = {c->bool_mask, c->dropout_mask};
+  const ac_feat_tensor which[2] = {AC_FT_BOOL_MASK, AC_FT_DROPOUT_MASK};
+  for (int x = 0; x < 2; x++)
+    for (int64_t i = 0; bytes[x] && i < ac_feat_tensor_count(p, which[x]); i++)
+      if (bytes[x][i] > 1)
+        return ac_err_set(e, "%s: member '%s' holds %u at index %lld (only 0 and 1)", path, ac_feat_tensor_name(which[x]),
+                          bytes[x][i], (long long)i);
   return 0;
 }

@@ -20,6 +20,7 @@ src_core_libac_core_la_SOURCES = \
 	src/core/quant_adv.c \
 	src/core/casefile_quant.c src/core/casefile_quant.h \
 	src/core/variants.c src/core/variants.h \
+	src/core/dropout.c src/core/dropout.h \
 	src/core/vgen.c src/core/vgen.h \
 	src/core/precision.c src/core/precision.h src/core/precision_parts.c src/core/precision_print.c \
 	src/core/examples.c

@@ -25,7 +25,11 @@ enum {
    * memory a kernel reads; outside AC_FEAT_ALL. */
   AC_FEAT_VARLEN = 1u << 8,       /* packed sequences, cu_seqlens for queries and keys */
   AC_FEAT_PAGED = 1u << 9,        /* packed queries, keys and values in a paged cache */
-  AC_FEAT_LAYOUTS = AC_FEAT_VARLEN | AC_FEAT_PAGED
+  AC_FEAT_LAYOUTS = AC_FEAT_VARLEN | AC_FEAT_PAGED,
+  /* Dropout with the kernel's own keep-mask (docs/dropout.md): normalized weights times the mask
+   * and 1 / (1 - p); a kernel returns its mask with its output. Outside AC_FEAT_ALL. */
+  AC_FEAT_DROPOUT = 1u << 10,     /* f.dropout_p, f.dropout_seed; the case's dropout_mask [B][H][tq][tk] */
+  AC_FEAT_KNOWN = AC_FEAT_ALL | AC_FEAT_LAYOUTS | AC_FEAT_DROPOUT
 };
 
 typedef struct {
@@ -38,6 +42,8 @@ typedef struct {
   ac_dtype bias_dtype;
   int64_t bias_b, bias_h;         /* stored extents of bias over batch and heads: 1 (broadcast) or B / H */
   int64_t mask_b, mask_h;         /* the same for bool_mask */
+  double dropout_p;               /* AC_FEAT_DROPOUT: a binary32 value in [0, 1) (as FlashAttention takes it) */
+  uint64_t dropout_seed;          /* AC_FEAT_DROPOUT: the seed a kernel draws its mask from */
 } ac_features;
 
 /* A quantized tensor (src/core/quant.h, docs/quantized.md): fmt an AC_QF_ format (0: the tensor is

@@ -7,11 +7,11 @@
 #include <string.h>
 
 static const char *const tensor_names[AC_FT_N] = {"bias", "mask", "alibi_slopes", "sinks",
-                                                  "descale_q", "descale_k", "descale_v"};
+                                                  "descale_q", "descale_k", "descale_v", "dropout_mask"};
 static const uint32_t tensor_bits[AC_FT_N] = {AC_FEAT_BIAS, AC_FEAT_BOOL_MASK, AC_FEAT_ALIBI, AC_FEAT_SINKS,
-                                              AC_FEAT_DESCALE, AC_FEAT_DESCALE, AC_FEAT_DESCALE};
+                                              AC_FEAT_DESCALE, AC_FEAT_DESCALE, AC_FEAT_DESCALE, AC_FEAT_DROPOUT};
 static const char *const feat_names[] = {"window", "softcap", "alibi", "bias", "bool_mask", "sinks", "mixed_dtypes", "descale",
-                                         "varlen", "paged"};
+                                         "varlen", "paged", "dropout"};
 
 const char *ac_feat_tensor_name(ac_feat_tensor t) { return (unsigned)t < AC_FT_N ? tensor_names[t] : "?"; }
 uint32_t ac_feat_tensor_bit(ac_feat_tensor t) { return (unsigned)t < AC_FT_N ? tensor_bits[t] : 0; }
@@ -53,6 +53,10 @@ int ac_feat_tensor_shape(const ac_problem *p, ac_feat_tensor t, int64_t shape[4]
     shape[0] = p->heads;
     return 1;
   case AC_FT_SINKS: shape[0] = p->heads; return 1;
+  case AC_FT_DROPOUT_MASK:
+    *elem_size = 1;
+    shape[0] = p->batch, shape[1] = p->heads, shape[2] = p->tq, shape[3] = p->tk;
+    return 4;
   default: shape[0] = p->batch, shape[1] = p->kv_heads; return 2;
   }
 }
@@ -89,6 +93,7 @@ void **ac_feat_tensor_slot(ac_case *c, ac_feat_tensor t)
   case AC_FT_SINKS: return (void **)&c->sinks;
   case AC_FT_DESCALE_Q: return (void **)&c->descale[0];
   case AC_FT_DESCALE_K: return (void **)&c->descale[1];
+  case AC_FT_DROPOUT_MASK: return (void **)&c->dropout_mask;
   default: return (void **)&c->descale[2];
   }
 }
@@ -107,8 +112,11 @@ int ac_features_validate(const ac_problem *p, ac_err *e)
 {
   const ac_features *f = &p->f;
   if (!f->used) return 0;
-  const uint32_t known = AC_FEAT_ALL | AC_FEAT_LAYOUTS;
-  if (f->used & ~known) return ac_err_set(e, "features: unknown feature bits 0x%x", (unsigned)(f->used & ~known));
+  if (f->used & ~(uint32_t)AC_FEAT_KNOWN)
+    return ac_err_set(e, "features: unknown feature bits 0x%x", (unsigned)(f->used & ~(uint32_t)AC_FEAT_KNOWN));
+  if ((f->used & AC_FEAT_DROPOUT) && ac_dropout_p_check(f->dropout_p, e)) return -1;
+  if ((f->used & AC_FEAT_DROPOUT) && (f->used & AC_FEAT_LAYOUTS))
+    return ac_err_set(e, "dropout: not supported with a serving layout (varlen, paged) yet");
   if (f->used & AC_FEAT_WINDOW) {
     if (f->win_left < -1 || f->win_right < -1)
       return ac_err_set(e, "window: values must be >= -1 (-1 = unbounded), got (%lld, %lld)", (long long)f->win_left,
@@ -129,6 +137,13 @@ int ac_features_validate(const ac_problem *p, ac_err *e)
   if ((f->used & AC_FEAT_DESCALE) &&
       (ac_tensor_dtype(p, 'q') == AC_F64 || ac_tensor_dtype(p, 'k') == AC_F64 || ac_tensor_dtype(p, 'v') == AC_F64))
     return ac_err_set(e, "descale: fp64 tensors take no descales (they scale fp8 and 16-bit inputs)");
+  return 0;
+}
+
+int ac_dropout_p_check(double p, ac_err *e)
+{
+  if (!(p >= 0 && p < 1) || (double)(float)p != p)
+    return ac_err_set(e, "dropout: p must be a binary32 value in [0, 1) (got %.17g)", p);
   return 0;
 }
 

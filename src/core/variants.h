@@ -6,9 +6,9 @@
 
 /* The variant tensors of a case, in a fixed order (meta.json / NPZ member names in ac_feat_tensor_name). */
 typedef enum { AC_FT_BIAS = 0, AC_FT_BOOL_MASK, AC_FT_SLOPES, AC_FT_SINKS, AC_FT_DESCALE_Q, AC_FT_DESCALE_K,
-               AC_FT_DESCALE_V, AC_FT_N } ac_feat_tensor;
+               AC_FT_DESCALE_V, AC_FT_DROPOUT_MASK, AC_FT_N } ac_feat_tensor;
 
-/* "bias", "mask", "alibi_slopes", "sinks", "descale_q", "descale_k", "descale_v". */
+/* "bias", "mask", "alibi_slopes", "sinks", "descale_q", "descale_k", "descale_v", "dropout_mask". */
 const char *ac_feat_tensor_name(ac_feat_tensor t);
 /* The feature bit a tensor belongs to. */
 uint32_t ac_feat_tensor_bit(ac_feat_tensor t);
@@ -27,14 +27,18 @@ const char *ac_feat_name(uint32_t bit);
 const char *ac_feat_list(uint32_t used, char *buf, size_t n);
 
 /* Fields of p.f that make no sense (softcap not > 0 or not finite, window values below -1,
- * broadcast extents other than 1 or the full size, dtypes a tensor cannot have, bits beyond
- * AC_FEAT_ALL): -1 with one line naming the field. Plain problems pass. */
+ * broadcast extents other than 1 or the full size, dtypes a tensor cannot have, a dropout p that
+ * is not a binary32 value in [0, 1) or dropout with a serving layout, unknown bits): -1 with one
+ * line naming the field. Plain problems pass. */
 int ac_features_validate(const ac_problem *p, ac_err *e);
 /* The per-tensor dtypes of a case with AC_FEAT_MIXED_DTYPES: each known, q, k and v within
  * the compute dtype p.dtype (ac_dtype_within: the class of p.dtype judges them, with no term
  * for rounding an input). -1 with one line naming the field (variants.dtypes.k ...). 0
  * without the bit. */
 int ac_features_dtypes_check(const ac_problem *p, ac_err *e);
+/* 0 when p is a dropout probability a case can hold: a binary32 value in [0, 1) (FlashAttention's
+ * float p; 1 would drop every weight); -1 with one line otherwise. */
+int ac_dropout_p_check(double p, ac_err *e);
 /* Sets the per-tensor dtypes d = {q, k, v, o} of p (p.f plain first when no variant is used):
  * AC_FEAT_MIXED_DTYPES when one differs from p.dtype, none otherwise; then
  * ac_features_dtypes_check. Before the tensors are allocated (each is stored in its dtype). */

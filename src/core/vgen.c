@@ -1,6 +1,7 @@
 /* vgen.c: generators of attention-variant inputs (vgen.h). */
 #include "config.h"
 #include "vgen.h"
+#include "dropout.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,6 +136,10 @@ int ac_vspec_apply(ac_case *c, const ac_vspec *v, uint64_t seed, ac_err *e)
     f->mask_b = v->mask_bcast_b ? 1 : p->batch;
     f->mask_h = v->mask_bcast_h ? 1 : p->heads;
   }
+  if (f->used & AC_FEAT_DROPOUT) {
+    f->dropout_p = v->dropout_p;
+    f->dropout_seed = v->dropout_seed_set ? v->dropout_seed : seed;
+  }
   if (!(f->used & AC_FEAT_ALIBI)) f->alibi_per_batch = 0;
   if (!(f->used & AC_FEAT_WINDOW)) {
     f->win_left = f->win_right = -1;
@@ -156,6 +161,7 @@ int ac_vspec_apply(ac_case *c, const ac_vspec *v, uint64_t seed, ac_err *e)
         double u = 1 + ac_rng_uniform(&r);
         c->descale[x][i] = (float)(v->descale == AC_VD_TINY ? ldexp(u, -12) : v->descale == AC_VD_HUGE ? ldexp(u, 6) : u / 2 + 0.25);
       }
+  if (f->used & AC_FEAT_DROPOUT) ac_dropout_fill(p, c->dropout_mask);   /* what the reference kernels draw */
   return 0;
 }
 
@@ -176,5 +182,6 @@ void ac_vspec_name(const ac_vspec *v, char *buf, size_t n)
   if (v->used & AC_FEAT_BOOL_MASK) ADD("%s%s", k ? "-" : "", mask_names[v->bmask]);
   if (v->used & AC_FEAT_SINKS) ADD("%s%s", k ? "-" : "", sink_names[v->sinks]);
   if (v->used & AC_FEAT_DESCALE) ADD("%s%s", k ? "-" : "", desc_names[v->descale]);
+  if (v->used & AC_FEAT_DROPOUT) ADD("%sdrop%g", k ? "-" : "", v->dropout_p);
 #undef ADD
 }

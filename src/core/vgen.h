@@ -49,6 +49,9 @@ typedef struct ac_vspec_s {
   int mask_bcast_b, mask_bcast_h;
   int sinks;                     /* AC_VS_... */
   int descale;                   /* AC_VD_... */
+  double dropout_p;              /* AC_FEAT_DROPOUT (binary32, [0, 1)): the mask from ac_dropout_fill */
+  uint64_t dropout_seed;         /* its seed when dropout_seed_set, else the case's seed */
+  int dropout_seed_set;
 } ac_vspec;
 
 /* Sets c->p.f from v, allocates and fills the variant tensors (streams 11.. of seed; q, k, v

@@ -266,9 +266,10 @@ static double hull_cap(const ac_precision *c, const ac_problem *p, const ac_orac
   double k = (1 + c->u_p) * (1 + c->u_vin) * (1 + g) / (1 - gl) - 1;
   double rel = (1 + lam) * (1 + k) - 1 + (1 + lam) * (1 + k) * (T - 1) * c->mu;
   double M = el->M + el->o_err;
-  double eta_a = c->eta_a * (c->acc_trunc ? 2 : 1);
+  double dr = ac_budget_drop_r(p);   /* dropout: absolute floors of V' times 1/(1-p), as the terms */
+  double eta_a = c->eta_a * (c->acc_trunc ? 2 : 1) * dr;
   double cap = M + rel * (ao + M) + c->u_s * ao + (T + nr + 2) * eta_a * (1 + lam) / (1 - gl);
-  if (c->eta_vin + c->daz_v > 0) cap += (c->eta_vin + c->daz_v) * (1 + lam) / (1 - gl); /* V's underflow */
+  if (c->eta_vin + c->daz_v > 0) cap += (c->eta_vin + c->daz_v) * dr * (1 + lam) / (1 - gl); /* V's underflow */
   return isnan(cap) ? INFINITY : cap;
 }
 
@@ -302,7 +303,8 @@ void ac_budget_elem(const ac_precision *c, const ac_problem *p, ac_dtype out, co
   double sc = c->u_S * el->Sp + c->u_s * el->Sp + 2 * c->u_s * el->S;
   if (c->u_fold > 0) sc += 2 * c->u_fold * el->Sp;
   double nu = T + nr + 2;
-  double eta_a = c->eta_a * (c->acc_trunc ? 2 : 1);
+  double dr = ac_budget_drop_r(p);   /* dropout (budget_dropout.c): the terms are V'/(1-p)'s, the floors too */
+  double eta_a = c->eta_a * (c->acc_trunc ? 2 : 1) * dr;
   double lw = lse_weight_err(c, p, row);
   /* P and V rounded for P.V: (1 + u_p)(1 + u_v) - 1 on R */
   double up = c->u_vin > 0 ? (1 + c->u_p) * (1 + c->u_vin) - 1 : c->u_p;
@@ -319,8 +321,8 @@ void ac_budget_elem(const ac_precision *c, const ac_problem *p, ac_dtype out, co
              amp2(se.delta_e) * ((up + lw) * el->R + acc_term(c, tacc, nr, el, ao, 1) + F) + c->u_s * ao +
              nr_typical(nu) * eta_a * amp2(se.delta_e);
   if (c->eta_vin + c->daz_v > 0) { /* V's underflow, an absolute error of each V_j, weights summing to ~1 */
-    w += (c->eta_vin + c->daz_v) * amp2(se.delta_w);
-    e += (c->eta_vin + c->daz_v) * amp2(se.delta_e);
+    w += (c->eta_vin + c->daz_v) * dr * amp2(se.delta_w);
+    e += (c->eta_vin + c->daz_v) * dr * amp2(se.delta_e);
   }
   if (isnan(w)) w = INFINITY;
   if (isnan(e)) e = INFINITY;
@@ -332,6 +334,12 @@ void ac_budget_elem(const ac_precision *c, const ac_problem *p, ac_dtype out, co
   if (c->u_fold > 0) {
     w += c->u_fold * (ao + w);
     e += c->u_fold * (ao + e);
+  }
+  /* dropout: the kernel's own 1/(1-p), on its result or on every term (budget_dropout.c) */
+  double dd = ac_budget_drop_delta(c, p);
+  if (dd > 0) {
+    w = (1 + dd) * w + dd * el->R;
+    e = (1 + dd) * e + dd * el->R;
   }
   w *= AC_BUDGET_MARGIN;
   e *= AC_BUDGET_MARGIN;

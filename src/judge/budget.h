@@ -36,6 +36,11 @@ int64_t ac_budget_row_keys(const ac_problem *p, const ac_oracle_row *row);
 /* Element budget: out is the output dtype, mu/nmu the oracle's F thresholds. */
 void ac_budget_elem(const ac_precision *c, const ac_problem *p, ac_dtype out, const ac_oracle_row *row,
                     const ac_oracle_elem *el, const double *mu, int nmu, ac_bound *b);
+/* Dropout (budget_dropout.c, docs/numerics.md §13.2): an upper bound of 1 / (1 - p) (1 without dropout),
+ * the factor of the underflow floors; and δ, the relative error of a kernel's 1 / (1 - p) (0 without):
+ * ac_budget_elem adds δ R and multiplies W_terms by 1 + δ. */
+double ac_budget_drop_r(const ac_problem *p);
+double ac_budget_drop_delta(const ac_precision *c, const ac_problem *p);
 /* LSE budget of a row, in binary32. */
 void ac_budget_lse(const ac_precision *c, const ac_problem *p, const ac_oracle_row *row, ac_bound *b);
 

@@ -50,6 +50,10 @@
  *   dS'_j = fl(dS~_j f'_j), dS~ the uncapped dS of error σ_j: |dS'_j - f_j dS_j| <=
  *           (σ_j (f_j + φ_j) + |dS_j| φ_j)(1 + u_a) + u_a f_j |dS_j| =: σ'_j, which with f_j |dS_j| takes
  *           the place of σ_j and |dS_j| in dQ and dK (dV keeps τ: P is the capped scores' P).
+ * Dropout (docs/backward.md §8): the row's values as the gradient sees them are v'_j = m_ij V_j r,
+ * r = 1/(1 - p): dP_j = dO·v'_j, A_j = Σ|dO_t v'_jt|, O = Σ P v', the P of dV is m_ij P_j r; a kernel's
+ * own r' (FlashAttention-2: D scaled by fl(1 - p), dQ and dK by fl(scale rp), dV by rp; or dP and P
+ * times r') errs by δ r (budget_dropout.c), so α_j gains δ|dP_j|, β gains δ|D| and τ_j δ(P_j + π_j) r.
  * Truncating accumulation (acc_trunc) doubles u_a in the γ's. E uses the typical γ_e
  * (4√n u, capped by γ_w) in place of γ_w everywhere; every E term is at most its W term.
  * The terms are recomputed in binary64 from the stored inputs (P, dP, D, A, B, Z relative
@@ -174,14 +178,15 @@ void ac_gbud_row_errors(gb_ws *w, int typ, int64_t T, double L, double D, double
     double ej = dj + cl->u_e + (lam_f + cl->u_s * fabs(w->s[j] - L) > lam_n ? lam_f + cl->u_s * fabs(w->s[j] - L) : lam_n);
     double pij = p_err(w->P[j], w->s[j] - L, ej);
     if (w->P[j] + pij < cl->mu) pij += cl->mu;
-    double aj = gdv * w->A[j] + ((double)p->dv + 1) * eta;
+    double aj = gdv * w->A[j] + ((double)p->dv + 1) * eta + (w->dd > 0 ? w->dd * fabs(w->dP[j]) : 0);
     w->pi[typ][j] = pij;
     dn += pij * fabs(w->dP[j]) + (w->P[j] + pij) * aj;
     pa += (w->P[j] + pij) * (fabs(w->dP[j]) + aj);
   }
   const double beta_f = (w->u_o + gdv * (1 + w->u_o)) * B;
   const double beta_n = dn + ac_gbud_gam((double)T, typ, ua, tr) * pa;
-  const double beta = (beta_f > beta_n ? beta_f : beta_n) + ((double)p->dv + (double)T + 2) * eta;
+  const double beta = (beta_f > beta_n ? beta_f : beta_n) + ((double)p->dv + (double)T + 2) * eta +
+                      (w->dd > 0 ? w->dd * fabs(D) : 0);
   sink_term(w, typ, L, D, beta, lam_f, lam_n);
   const double rho = (1 + ua) * (1 + ua) * (1 + up) - 1;
   /* dS stored in the input dtype (u_p > 0) may lose half that dtype's smallest subnormal spacing */
@@ -189,10 +194,13 @@ void ac_gbud_row_errors(gb_ws *w, int typ, int64_t T, double L, double D, double
   const double eta_p = up > 0 ? fmax(eta, ldexp(0.5, di->ieee_emin - di->prec + 1)) : eta;
   for (int64_t j = 0; j < w->n; j++) {
     if (!(w->s[j] > -INFINITY)) continue;
-    double aj = gdv * w->A[j] + ((double)p->dv + 1) * eta, pij = w->pi[typ][j], dS = w->P[j] * (w->dP[j] - D);
+    double aj = gdv * w->A[j] + ((double)p->dv + 1) * eta + (w->dd > 0 ? w->dd * fabs(w->dP[j]) : 0), pij = w->pi[typ][j];
+    double dS = w->P[j] * (w->dP[j] - D);
     w->sg[typ][j] = (1 + rho) * (pij * (fabs(w->dP[j] - D) + aj + beta) + w->P[j] * (aj + beta)) + rho * fabs(dS) + 2 * eta + eta_p;
     if (p->f.used & AC_FEAT_SOFTCAP) w->sg[typ][j] = cap_sigma(w, j, w->sg[typ][j], dS, gqk, eta_s);
     w->ta[typ][j] = pij * (1 + up) + up * w->P[j];
+    /* dropout: the P of dV times the mask and the kernel's 1/(1-p) */
+    if (w->dd > 0) w->ta[typ][j] = w->vf[j] * (w->ta[typ][j] + w->dd * (w->P[j] + pij));
   }
 }
 

@@ -19,6 +19,8 @@ typedef struct {
   double sk_t[2], sk_m[2];   /* the row's sink term of dσ: its error bound and the magnitude γ multiplies */
   double shift;              /* FlashAttention-2's causal ALiBi convention: the row's logits shifted by
                                 m_h (i + tk - tq) (0 otherwise) */
+  double dd;                 /* dropout: the relative error δ of a kernel's 1/(1 - p) (0 without) */
+  double *vf;                /* dropout, per key: m_ij / (1 - p), the factor of V and of the P of dV */
 } gb_ws;
 
 /* γ_w (typ 0) or γ_e (typ 1) of n terms at unit roundoff u. */

@@ -8,7 +8,9 @@
  * budgets are made of, Σ_j σ_j|K_jt| and Σ_j |dS_j||K_jt| (dQ), Σ_i σ_ij|q_it|, Σ_i |dS_ij||q_it|
  * (dK), Σ_i τ_ij|dO_it| and Σ_i P_ij|dO_it| (dV), again as products. Tasks run on the workers in
  * any order; each writes only its own rows, columns and dσ shares, and dσ_h adds the shares in
- * batch order, so the budgets do not depend on the number of workers. */
+ * batch order, so the budgets do not depend on the number of workers. With dropout the row's values
+ * are m_ij V_j / (1 - p) (budget_grad.c): dP_j and A_j of a kept key scaled by 1/(1 - p), of a dropped
+ * key 0 (whatever V_j holds), and O and the P of dV's sums on P_ij m_ij / (1 - p) (PM). */
 #include "config.h"
 #include <math.h>
 #include <pthread.h>
@@ -16,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "budget.h"
 #include "budget_grad_int.h"
 #include "gemm.h"
 #include "variants.h"
@@ -27,6 +30,7 @@ typedef struct {
   const ac_case *c;
   ac_grad_budget *bg;
   int fa2;
+  double dr;            /* dropout: 1 / (1 - p) rounded up (0 without dropout) */
   int64_t hpg, nunit;
   atomic_llong next;
   pthread_mutex_t mu;
@@ -38,6 +42,7 @@ typedef struct {
   double *Q, *Qa, *O, *Oa, *PV;                     /* QB*dk, QB*dv */
   double *S, *Z, *DP, *A, *P, *SG[2], *TA[2], *DS;  /* QB*tk */
   double *th, *f, *mg, *rw;                         /* QB*tk under a softcap */
+  double *VF, *PM;                                  /* QB*tk with dropout: m_ij / (1 - p) and P_ij times it */
   double *pi[2];                                    /* tk: one row's */
   double *aq[2], *mq;                               /* QB*dk */
   double *s1k[2], *s2k, *s1v[2], *s2v;              /* tk*dk, tk*dv: the kv head's sums */
@@ -56,6 +61,8 @@ static bt_ws *ws_new(const ac_problem *p)
   for (size_t k = 0; k < sizeof big / sizeof big[0]; k++) *big[k] = dalloc(QB * tk);
   const int64_t ncap = (p->f.used & AC_FEAT_SOFTCAP) ? QB * tk : 1;
   w->th = dalloc(ncap), w->f = dalloc(ncap), w->mg = dalloc(ncap), w->rw = dalloc(ncap);
+  const int64_t ndrop = (p->f.used & AC_FEAT_DROPOUT) ? QB * tk : 1;
+  w->VF = dalloc(ndrop), w->PM = dalloc(ndrop);
   w->pi[0] = dalloc(tk), w->pi[1] = dalloc(tk);
   w->K = dalloc(tk * dk), w->Ka = dalloc(tk * dk), w->V = dalloc(tk * dv), w->Va = dalloc(tk * dv);
   w->Q = dalloc(QB * dk), w->Qa = dalloc(QB * dk), w->O = dalloc(QB * dv), w->Oa = dalloc(QB * dv);
@@ -73,7 +80,7 @@ static void ws_free(bt_ws *w)
   double *d[] = {w->S,  w->Z,  w->DP, w->A,  w->P,  w->SG[0], w->SG[1], w->TA[0], w->TA[1], w->DS,     w->pi[0],
                  w->pi[1], w->th, w->f, w->mg, w->rw, w->K,     w->Ka,     w->V,     w->Va,     w->Q,      w->Qa,
                  w->O,  w->Oa, w->PV, w->aq[0], w->aq[1], w->mq, w->s1k[0], w->s1k[1], w->s2k,  w->s1v[0], w->s1v[1],
-                 w->s2v};
+                 w->s2v, w->VF, w->PM};
   for (size_t k = 0; k < sizeof d / sizeof d[0]; k++) free(d[k]);
   free(w->nk);
   free(w);
@@ -87,6 +94,7 @@ static void row_view(bt_ws *w, gb_ws *g, int64_t r, int64_t n, int cap)
   for (int typ = 0; typ < 2; typ++) g->pi[typ] = w->pi[typ], g->sg[typ] = w->SG[typ] + r * n, g->ta[typ] = w->TA[typ] + r * n;
   const int64_t o = cap ? r * n : 0;
   g->th = w->th + o, g->f = w->f + o, g->mg = w->mg + o, g->rw = w->rw + o;
+  g->vf = g->dd > 0 ? w->VF + r * n : NULL;
 }
 
 /* Row r (query i of (b, h)) of the strip of n keys from jlo: its scores (variants, the FA-2 shift),
@@ -127,9 +135,17 @@ static int64_t row_forward(bt_job *J, bt_ws *w, gb_ws *g, int64_t b, int64_t h, 
   double sum = (p->f.used & AC_FEAT_SINKS) && m > -INFINITY ? exp(c->sinks[h] + g->shift - m) : 0;
   for (int64_t j = 0; j < n; j++) sum += s[j] > -INFINITY ? exp(s[j] - m) : 0;
   *L = m > -INFINITY ? m + log(sum) : -INFINITY;
+  /* dropout: the values as the gradient sees them, v'_j = m_ij V_j / (1 - p) (dP, A and O alike) */
+  const uint8_t *keep = g->vf ? c->dropout_mask + ac_rowidx(p, b, h, i) * (size_t)p->tk + jlo : NULL;
   *D = 0;
   for (int64_t j = 0; j < n; j++) {
     g->P[j] = s[j] > -INFINITY ? exp(s[j] - *L) : 0;
+    if (keep) {
+      g->vf[j] = keep[j] ? J->dr : 0;
+      g->dP[j] = keep[j] ? g->dP[j] * J->dr : 0;
+      g->A[j] = keep[j] ? g->A[j] * J->dr : 0;
+      w->PM[r * n + j] = g->P[j] * g->vf[j];
+    }
     *D += g->P[j] * g->dP[j];
   }
   return T;
@@ -149,8 +165,8 @@ static int tile_finite(const bt_ws *w, int64_t nr, int64_t n)
 }
 
 /* The tile's sums over the visible keys one by one (as products would form them): its dQ terms
- * (cols 0: aq, mq) or its dK and dV terms into the kv head's sums (cols 1). */
-static void sums_scalar(bt_ws *w, int64_t nr, int64_t n, int64_t jlo, int64_t dk, int64_t dv, int cols)
+ * (cols 0: aq, mq) or its dK and dV terms into the kv head's sums (cols 1); PP the P of dV. */
+static void sums_scalar(bt_ws *w, const double *PP, int64_t nr, int64_t n, int64_t jlo, int64_t dk, int64_t dv, int cols)
 {
   if (!cols) {
     memset(w->aq[0], 0, (size_t)(nr * dk) * sizeof(double));
@@ -172,7 +188,7 @@ static void sums_scalar(bt_ws *w, int64_t nr, int64_t n, int64_t jlo, int64_t dk
       }
       for (int64_t t = 0; t < dv && cols; t++) {
         for (int typ = 0; typ < 2; typ++) w->s1v[typ][kj * dv + t] += w->TA[typ][x] * w->Oa[r * dv + t];
-        w->s2v[kj * dv + t] += w->P[x] * w->Oa[r * dv + t];
+        w->s2v[kj * dv + t] += PP[x] * w->Oa[r * dv + t];
       }
     }
 }
@@ -211,13 +227,17 @@ static void tile(bt_job *J, bt_ws *w, gb_ws *g, int64_t b, int64_t h, int64_t i0
     T[r] = row_forward(J, w, g, b, h, i0 + r, r, jlo, n, &L[r], &D[r]);
     shift[r] = g->shift;
   }
+  const double *PP = g->dd > 0 ? w->PM : w->P;   /* the P of O and of dV's sums */
   if (n > 0 && w->kfin) {
-    ac_gemm(0, 0, nr, dv, n, w->P, n, w->V + jlo * dv, dv, 0, w->PV, dv);
-  } else {   /* O over the visible keys alone (a masked key's 0 times a non-finite V is no term of O) */
+    ac_gemm(0, 0, nr, dv, n, PP, n, w->V + jlo * dv, dv, 0, w->PV, dv);
+  } else {   /* O over the visible, kept keys alone (a masked or dropped key's 0 times a non-finite V is no
+              * term of O) */
     memset(w->PV, 0, (size_t)(nr * dv) * sizeof(double));
     for (int64_t r = 0; r < nr; r++)
-      for (int64_t j = 0; j < n; j++)
-        for (int64_t t = 0; t < dv && w->S[r * n + j] > -INFINITY; t++) w->PV[r * dv + t] += w->P[r * n + j] * w->V[(jlo + j) * dv + t];
+      for (int64_t j = 0; j < n; j++) {
+        if (!(w->S[r * n + j] > -INFINITY) || (g->dd > 0 && w->VF[r * n + j] == 0)) continue;
+        for (int64_t t = 0; t < dv; t++) w->PV[r * dv + t] += PP[r * n + j] * w->V[(jlo + j) * dv + t];
+      }
   }
   for (int64_t r = 0; r < nr; r++) {
     double B = 0;
@@ -238,7 +258,7 @@ static void tile(bt_job *J, bt_ws *w, gb_ws *g, int64_t b, int64_t h, int64_t i0
     for (int typ = 0; typ < 2; typ++) ac_gemm(0, 0, nr, dk, n, w->SG[typ], n, w->Ka + jlo * dk, dk, 0, w->aq[typ], dk);
     ac_gemm(0, 0, nr, dk, n, w->DS, n, w->Ka + jlo * dk, dk, 0, w->mq, dk);
   } else {
-    sums_scalar(w, nr, n, jlo, dk, dv, 0);
+    sums_scalar(w, PP, nr, n, jlo, dk, dv, 0);
   }
   for (int64_t r = 0; r < nr; r++)
     for (int typ = 0; typ < 2; typ++) {
@@ -251,7 +271,7 @@ static void tile(bt_job *J, bt_ws *w, gb_ws *g, int64_t b, int64_t h, int64_t i0
     }
   if (n == 0) return;
   if (!fin) {
-    sums_scalar(w, nr, n, jlo, dk, dv, 1);
+    sums_scalar(w, PP, nr, n, jlo, dk, dv, 1);
     return;
   }
   for (int typ = 0; typ < 2; typ++) {
@@ -259,7 +279,7 @@ static void tile(bt_job *J, bt_ws *w, gb_ws *g, int64_t b, int64_t h, int64_t i0
     ac_gemm(1, 0, n, dv, nr, w->TA[typ], n, w->Oa, dv, 1, w->s1v[typ] + jlo * dv, dv);
   }
   ac_gemm(1, 0, n, dk, nr, w->DS, n, w->Qa, dk, 1, w->s2k + jlo * dk, dk);
-  ac_gemm(1, 0, n, dv, nr, w->P, n, w->Oa, dv, 1, w->s2v + jlo * dv, dv);
+  ac_gemm(1, 0, n, dv, nr, PP, n, w->Oa, dv, 1, w->s2v + jlo * dv, dv);
 }
 
 /* One (batch, kv head). */
@@ -269,7 +289,8 @@ static void task(bt_job *J, bt_ws *w, int64_t u)
   const ac_problem *p = &c->p;
   const ac_precision *cl = J->cl;
   const int64_t b = u / p->kv_heads, kvh = u % p->kv_heads, tk = p->tk, dk = p->dk, dv = p->dv;
-  gb_ws g = {.cl = cl, .c = c, .cs = fabs(ac_problem_scale(p)), .u_o = ac_dtype_get(ac_tensor_dtype(p, 'o'))->u};
+  gb_ws g = {.cl = cl, .c = c, .cs = fabs(ac_problem_scale(p)), .u_o = ac_dtype_get(ac_tensor_dtype(p, 'o'))->u,
+             .dd = ac_budget_drop_delta(cl, p)};
   g.eta = cl->eta_a * (cl->acc_trunc ? 2 : 1), g.cs1 = g.cs > 1 ? g.cs : 1;
   for (int64_t j = 0; j < tk; j++) {
     for (int64_t t = 0; t < dk; t++) {
@@ -344,6 +365,7 @@ int ac_gbud_tiles(const ac_precision *cls, const ac_case *c, int alibi_lse, int 
   }
   bt_job J = {.cl = cls, .c = c, .bg = bg, .fa2 = alibi_lse == AC_ALIBI_LSE_FA2, .hpg = p->heads / p->kv_heads,
               .nunit = p->batch * p->kv_heads};
+  if (p->f.used & AC_FEAT_DROPOUT) J.dr = ac_budget_drop_r(p);
   atomic_init(&J.next, 0);
   pthread_mutex_init(&J.mu, NULL);
   for (int typ = 0; typ < 2; typ++)

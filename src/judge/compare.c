@@ -1,6 +1,7 @@
 /* compare.c: per-element errors, per-case maxima and the verdict kinds of one kernel output. */
 #include "config.h"
 #include "compare.h"
+#include "dropout_mask.h"
 #include <float.h>
 #include <math.h>
 #include <stdarg.h>
@@ -406,6 +407,7 @@ int ac_compare_outputs(const ac_case *c, const ac_oracle_result *r, const void *
             .wk = {NULL, NULL, 1}};
   rep->prec_name = x.cls->name;
   rep->n_rows_total = r->nrows;
+  ac_dropout_mask_report(c, rep);   /* dropout: the mask judged by itself */
   uint8_t *leakk = ac_xcalloc((size_t)r->nrows, 1), *leakv = ac_xcalloc((size_t)(r->nrows * p->dv), 1);
   ac_masked_nonfinite(c, leakk, leakv);
   uint8_t *vthr = ac_class_rows_beyond(c, x.cls);
@@ -487,6 +489,9 @@ int ac_compare_run(const ac_case *c, const ac_oracle_result *r, const ac_run_res
                   all ? " (none written: " AC_NO_LSE_HINT ")" : "");
   }
   if (run->n_oos > 0) ac_report_add(rep, AC_V_OUT_OF_SEQUENCE, "%s", run->oos_msg);
+  if (run->n_mask_unwritten > 0)
+    ac_report_add(rep, AC_V_UNWRITTEN, "%lld dropout mask elements neither 0 nor 1 (0xff: never written)",
+                  (long long)run->n_mask_unwritten);
   if (!run->o) {
     ac_report_add(rep, AC_V_ERROR, "harness returned no output");
     return 0;
@@ -506,11 +511,16 @@ int ac_compare_repeat(const ac_case *c, const ac_run_result *a, const ac_run_res
       if (first < 0) first = x;
       ndiff++;
     }
-  int64_t lsediff = 0;
+  int64_t lsediff = 0, maskdiff = 0;
   if (a->lse && b->lse)
     for (int64_t x = 0; x < n.rows; x++)
       if (memcmp(&a->lse[x], &b->lse[x], 4)) lsediff++;
-  if (!ndiff && !lsediff) return 0;
+  if (a->dropout_mask && b->dropout_mask && a->mask_count == b->mask_count)   /* the same seed, the same mask */
+    for (int64_t x = 0; x < a->mask_count; x++) maskdiff += a->dropout_mask[x] != b->dropout_mask[x];
+  if (maskdiff)
+    ac_report_add(rep, AC_V_NONDETERMINISTIC, "%lld dropout mask elements differ between two runs of the same seed",
+                  (long long)maskdiff);
+  if (!ndiff && !lsediff) return maskdiff > 0;
   if (ndiff) {
     const ac_problem *p = &c->p;
     int64_t d = first % p->dv, row = first / p->dv;

@@ -111,6 +111,11 @@ typedef struct {
   ac_worst_elem lse_worst;
   int64_t empty_lse_pinf, empty_lse_ninf, empty_lse_nan, empty_o_nan, empty_o_zero,
           empty_o_other;   /* elements of empty rows written as neither 0 nor NaN (mean-v: the mean of V) */
+  /* dropout (docs/dropout.md): the mask's judged entries and kept ones, and the DROPOUT-MASK tests run */
+  int has_dropout;
+  int64_t drop_visible, drop_kept;
+  int drop_tests, drop_failed;
+  double drop_p;
   /* run */
   double kernel_ms;
   char note[512];                 /* crash signal, guard message, OUT-OF-DOMAIN reason, ... */

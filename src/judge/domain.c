@@ -1,6 +1,6 @@
 /* domain.c: where a kernel may legitimately give anything: rows out of a precision class's
- * domain (OUT-OF-DOMAIN), and the elements a NaN or inf stored at a masked key can reach
- * (MASKED-LEAK). */
+ * domain (OUT-OF-DOMAIN), and the elements a NaN or inf stored at a masked key (or in the value of
+ * a key dropout drops) can reach (MASKED-LEAK). */
 #include "config.h"
 #include "compare.h"
 #include <math.h>
@@ -43,8 +43,14 @@ void ac_masked_nonfinite(const ac_case *c, uint8_t *krow, uint8_t *velem)
           uint8_t *ve = velem + row * dv;
           krow[row] = 0;
           memset(ve, 0, (size_t)dv);
+          const uint8_t *dm = (p->f.used & AC_FEAT_DROPOUT) && c->dropout_mask ? c->dropout_mask + row * p->tk : NULL;
           for (int64_t x = 0; x < n; x++) {
-            if (ac_features_visible(c, b, h, i, keys[x])) continue;
+            if (ac_features_visible(c, b, h, i, keys[x])) {
+              /* dropout: a dropped key's value takes no part in the row (its K does, in the row sum) */
+              if (dm && !dm[keys[x]])
+                for (int64_t d = 0; d < dv; d++) ve[d] |= vnf[x * dv + d];
+              continue;
+            }
             krow[row] |= knf[x];
             for (int64_t d = 0; d < dv; d++) ve[d] |= vnf[x * dv + d];
           }

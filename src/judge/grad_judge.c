@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "budget.h"
+#include "judge.h"
 #include "layout.h"
 
 const char *ac_grad_tensor_name(int t)
@@ -199,8 +200,18 @@ int ac_grad_check(const ac_kernel *k, const ac_case *c, const char *precision, c
     snprintf(run->msg, sizeof run->msg, "%s", why);
     return 0;
   }
+  ac_case dc;   /* dropout: the case with the mask the kernel's forward draws, which its backward takes */
+  int drop = (c->p.f.used & AC_FEAT_DROPOUT) != 0;
+  if (drop) {
+    int dr = ac_judge_dropout_forward(k, c, ro, &dc, run, e);
+    if (dr <= 0) return dr;
+    c = &dc;
+  }
   ac_grad_result ex;
-  if (judge_oracle(c, go, &ex, e)) return -1;
+  if (judge_oracle(c, go, &ex, e)) {
+    if (drop) ac_case_free(&dc);
+    return -1;
+  }
   void *o = NULL;
   float *lse = NULL;
   int rc = -1;
@@ -218,5 +229,6 @@ done:
   free(o);
   free(lse);
   ac_grad_result_free(&ex);
+  if (drop) ac_case_free(&dc);
   return rc;
 }

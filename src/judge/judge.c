@@ -154,9 +154,10 @@ void ac_judge_one_classes(const ac_kernel *k, const ac_case *c, const ac_judge_o
     }
   if (bad == (1 << n) - 1) return;
   const char *skip = NULL, *oerr = NULL;
+  int drop = (c->p.f.used & AC_FEAT_DROPOUT) != 0;   /* the oracle of the kernel's own mask, after its run */
   if (!ac_kernel_supports(k, &c->p, why, sizeof why))
     skip = why;
-  else {
+  else if (!drop) {
     if (lo->state < 0) lo->state = ac_judge_oracle(c, o, &lo->r, &lo->e) == 0;
     if (!lo->state) oerr = lo->e.msg;
   }
@@ -173,7 +174,7 @@ void ac_judge_one_classes(const ac_kernel *k, const ac_case *c, const ac_judge_o
     }
     return;
   }
-  judge_kernel_n(k, c, &lo->r, o, reps, bad, &e);
+  judge_kernel_n(k, c, drop ? NULL : &lo->r, o, reps, bad, &e);
 }
 
 void ac_judge_one(const ac_kernel *k, const ac_case *c, const ac_judge_opts *o, ac_judge_lazy_oracle *lo,
@@ -228,7 +229,8 @@ static int judge_kernel_n(const ac_kernel *k, const ac_case *c, const ac_oracle_
     co.alibi_lse = ac_kernel_alibi_lse(k, o->run.alibi_lse);
     if (co.budget == AC_BUDGET_BASELINE) {
       ac_err be;
-      if (!have_baseline && ac_judge_baseline(c, r, o, &baseline, &be) < 0) {
+      if (!r) ac_err_set(&be, "baseline budget: not with dropout (use the class budget)");
+      if (!have_baseline && (!r || ac_judge_baseline(c, r, o, &baseline, &be) < 0)) {
         ac_report_init(&reps[x], &co);
         ac_report_add(&reps[x], AC_V_ERROR, "%s", be.msg);
         continue;
@@ -243,7 +245,7 @@ static int judge_kernel_n(const ac_kernel *k, const ac_case *c, const ac_oracle_
   if (!m) return 0;
   ac_report tmp[AC_JUDGE_MAX_CLASSES];
   for (int y = 0; y < m; y++) tmp[y] = reps[at[y]];
-  ac_judge_oracle_src src = {r, NULL, NULL};
+  ac_judge_oracle_src src = {r, NULL, NULL, o};
   ac_judged j;
   int rc = ac_judge_case_n(k, c, cos, m, &o->run, o->repeat ? 1 : 0, &src, tmp, &j, e);
   for (int y = 0; y < m; y++) reps[at[y]] = tmp[y];
@@ -263,7 +265,8 @@ void ac_judged_free(ac_judged *j)
 {
   ac_run_result_free(&j->run);
   if (j->has_own) ac_oracle_result_free(&j->own);
-  j->has_own = 0;
+  if (j->has_dcase) ac_case_free(&j->dcase);
+  j->has_own = j->has_dcase = 0;
   j->oracle = NULL;
 }
 
@@ -309,9 +312,26 @@ int ac_judge_case_n(const ac_kernel *k, const ac_case *c, const ac_compare_opts 
   cos = pcs;
   out->prec = pcs[0].prec;
   out->oracle = src->r;
-  if (!out->oracle && src->get && out->run.status == AC_RUN_OK) {
+  /* dropout: judged against the kernel's own mask (judge_dropout.c) */
+  int dc = ac_judge_dropout_case(c, &out->run, &out->dcase, e);
+  if (dc < 0 && out->run.status == AC_RUN_OK && out->run.n_mask_unwritten == 0) {
+    for (int x = 0; x < n; x++) ac_report_add(&reps[x], AC_V_ERROR, "dropout: %s", e->msg);
+    return -1;
+  }
+  if (dc < 0) {   /* no mask to judge o against: the run's guards and what it left unwritten */
+    for (int x = 0; x < n; x++) {
+      if (!out->run.guard_ok) ac_report_add(&reps[x], AC_V_GUARD, "%s", out->run.guard_msg);
+      ac_report_add(&reps[x], AC_V_UNWRITTEN, "%lld dropout mask elements neither 0 nor 1 (0xff: never written): "
+                    "nothing to judge o against", (long long)out->run.n_mask_unwritten);
+    }
+    return 0;
+  }
+  out->has_dcase = dc == 1;
+  const ac_case *jc = ac_judged_case(out, c);
+  if (out->has_dcase && out->oracle && !ac_judge_dropout_same(c, jc)) out->oracle = NULL;   /* another mask's */
+  if (!out->oracle && (src->get || src->opts) && out->run.status == AC_RUN_OK) {
     double t1 = ac_now();
-    if (src->get(src->ctx, c, &out->own, e) < 0) {
+    if ((src->get ? src->get(src->ctx, jc, &out->own, e) : ac_judge_oracle(jc, src->opts, &out->own, e)) < 0) {
       for (int x = 0; x < n; x++) ac_report_add(&reps[x], AC_V_ERROR, "oracle: %s", e->msg);
       return -1;
     }
@@ -320,7 +340,7 @@ int ac_judge_case_n(const ac_kernel *k, const ac_case *c, const ac_compare_opts 
     out->oracle_s = ac_now() - t1;
   }
   for (int x = 0; x < n; x++)
-    if (ac_compare_run(c, out->oracle, &out->run, &cos[x], &reps[x], e) < 0) {
+    if (ac_compare_run(jc, out->oracle, &out->run, &cos[x], &reps[x], e) < 0) {
       ac_report_add(&reps[x], AC_V_ERROR, "compare: %s", e->msg);
       return -1;
     }

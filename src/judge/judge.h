@@ -39,6 +39,9 @@ typedef struct {
   const ac_oracle_result *r;
   int (*get)(void *ctx, const ac_case *c, ac_oracle_result *out, ac_err *e);
   void *ctx;
+  /* without get: the options of ac_judge_oracle for the oracle of a dropout case judged against the
+   * kernel's own mask (r holds only for the case's stored mask, when the run returned that one) */
+  const ac_judge_opts *opts;
 } ac_judge_oracle_src;
 
 /* What a judgement leaves for its caller; ac_judged_free. */
@@ -49,9 +52,24 @@ typedef struct {
   int has_own;
   double kernel_s, oracle_s;       /* wall time of the first run and of get() */
   const ac_precision *prec;        /* the class the case was judged under (the run's own, ABI 5 precision_of) */
+  ac_case dcase;                   /* dropout: the case with the run's keep-mask, the one judged (has_dcase) */
+  int has_dcase;
 } ac_judged;
 
 void ac_judged_free(ac_judged *j);
+/* The case j judged: c, or for dropout c with the kernel's keep-mask (what a reproducer holds). */
+const ac_case *ac_judged_case(const ac_judged *j, const ac_case *c);
+/* judge_dropout.c (docs/dropout.md): for a dropout case whose run finished, out = a copy of c holding the
+ * run's mask (1); 0 for a case without dropout or a run that did not finish; -1 when the run's mask is
+ * unusable (missing, or an element neither 0 nor 1: UNWRITTEN, nothing to judge o against). */
+int ac_judge_dropout_case(const ac_case *c, const ac_run_result *run, ac_case *out, ac_err *e);
+/* 1 when dropout cases c and dc hold the same mask (an oracle of c holds for dc). */
+int ac_judge_dropout_same(const ac_case *c, const ac_case *dc);
+/* The backward of a dropout case takes the mask k's forward draws (docs/backward.md §8): runs the forward
+ * of k on c and returns 1 with out a copy of c holding its mask; 0 when the forward did not finish or
+ * left its mask unwritten (grun's status and message then say so); -1 when the harness could not run. */
+int ac_judge_dropout_forward(const ac_kernel *k, const ac_case *c, const ac_run_opts *ro, ac_case *out,
+                             ac_grad_run_result *grun, ac_err *e);
 /* One case through the harness, the oracle and the comparison, under co (its class resolved)
  * into rep (initialized by the caller), or under the class the run names for itself (ABI 5
  * precision_of, an exec worker's answer: rep's class is then that one) unless co->prec_override

@@ -101,6 +101,7 @@ void ac_report_line(FILE *f, const char *kernel, const char *casename, const ac_
     fprintf(f, " weak=%lld(%s err/W=%.3g)", (long long)r->n_weak, r->std_name ? r->std_name : "standard",
             r->weak_err_w_std);
   if (r->has_lse) num(f, "lse_err/W", r->lse_max_err_w);
+  if (r->has_dropout) fprintf(f, " kept=%lld/%lld", (long long)r->drop_kept, (long long)r->drop_visible);
   fprintf(f, " %s budget=%s\n", ac_dtype_name(t), r->budget_desc);
 }
 
@@ -257,6 +258,11 @@ void ac_report_json(FILE *f, const char *kernel, const char *casename, const ac_
     if (r->lse_worst.valid) jworst(f, "lse_worst", &r->lse_worst, t);
   }
   if (r->worst.valid) jworst(f, "worst", &r->worst, t);
+  if (r->has_dropout) {
+    fprintf(f, ",\"dropout\":{\"p\":%.9g", r->drop_p);
+    fprintf(f, ",\"visible\":%lld,\"kept\":%lld,\"mask_tests\":%d,\"mask_tests_failed\":%d}",
+            (long long)r->drop_visible, (long long)r->drop_kept, r->drop_tests, r->drop_failed);
+  }
   jnum(f, "kernel_ms", r->kernel_ms);
   fprintf(f, ",\"note\":");
   ac_json_string(f, r->note);

@@ -139,6 +139,10 @@ static const var_spec var_specs[] = {
   {VB(1, 2, 2, 64, 64, 32, AC_MASK_NONE, D_NORMAL),
    {.used = AC_FEAT_SOFTCAP | AC_FEAT_ALIBI | AC_FEAT_BIAS | AC_FEAT_BOOL_MASK, .softcap = 20, .alibi_max = 1,
     .bias = AC_VB_SLOPE, .bias_scale = 4, .bmask = AC_VM_RANDOM}},
+  /* dropout with the kernel's keep-mask (docs/dropout.md): FlashAttention's p = 0.17 over two batches of
+   * four heads (the mask's structure tests pair heads and batches), and p = 1/2 in a window */
+  {VB(2, 4, 2, 64, 96, 32, AC_MASK_CAUSAL, D_NORMAL), {.used = AC_FEAT_DROPOUT, .dropout_p = 0x1.5c28f6p-3}},
+  {VB(1, 4, 4, 48, 48, 16, AC_MASK_NONE, D_NORMAL), {.used = AC_FEAT_DROPOUT | W, .dropout_p = 0.5, .win_left = 20, .win_right = 4}},
 };
 #undef W
 #undef VB

@@ -32,10 +32,14 @@ static const grad_spec ci_grad[] = {
   {AC_BF16, 24, 12, 16, 32, 2, 1, AC_MASK_CAUSAL_BR, "cancel", 0},
   {AC_F32, 40, 48, 32, 32, 4, 2, AC_MASK_CAUSAL_BR, "normal", 0},
   {AC_BF16, 40, 48, 32, 32, 4, 2, AC_MASK_CAUSAL_BR, "normal", 0},
+  {AC_F32, 48, 64, 16, 16, 4, 2, AC_MASK_CAUSAL_BR, "normal", 0},
+  {AC_BF16, 48, 64, 16, 16, 4, 2, AC_MASK_CAUSAL_BR, "normal", 0},
 };
 #define NGRAD ((int64_t)(sizeof ci_grad / sizeof ci_grad[0]))
 /* Per case: > 0, a softcap (with q scaled by 2: scores well into the cap). */
 static const double ci_grad_softcap[NGRAD] = {[9] = 2, [10] = 2};
+/* Per case: > 0, dropout with that p (docs/dropout.md; the kernel's forward draws the mask). */
+static const double ci_grad_dropout[NGRAD] = {[11] = 0x1.5c28f6p-3, [12] = 0x1.5c28f6p-3};
 
 int64_t ac_suite_grad_count(ac_suite_kind k)
 {
@@ -48,9 +52,10 @@ int ac_suite_grad_describe(int64_t i, char *name, size_t n, ac_dtype *dtype)
   if (i >= NGRAD) return ac_suite_grad_layout_describe(i - NGRAD, name, n, dtype);
   if (i < 0) return -1;
   const grad_spec *s = &ci_grad[i];
-  snprintf(name, n, "%s-grad-%lldx%lld-d%lld-dv%lld-%s-h%lldkv%lld-do-%s%s%s", ac_dtype_name(s->t), (long long)s->tq,
+  snprintf(name, n, "%s-grad-%lldx%lld-d%lld-dv%lld-%s-h%lldkv%lld-do-%s%s%s%s", ac_dtype_name(s->t), (long long)s->tq,
            (long long)s->tk, (long long)s->d, (long long)s->dv, ac_mask_name(s->mask), (long long)s->heads,
-           (long long)s->kv_heads, s->dout, s->window_sinks ? "-window-sinks" : "", ci_grad_softcap[i] > 0 ? "-softcap" : "");
+           (long long)s->kv_heads, s->dout, s->window_sinks ? "-window-sinks" : "", ci_grad_softcap[i] > 0 ? "-softcap" : "",
+           ci_grad_dropout[i] > 0 ? "-dropout" : "");
   if (dtype) *dtype = s->t;
   return 0;
 }
@@ -81,6 +86,10 @@ int ac_suite_grad_make(int64_t i, ac_suite_case *sc, ac_err *e)
   }
   if (s->window_sinks) {
     ac_vspec v = {.used = AC_FEAT_WINDOW | AC_FEAT_SINKS, .win_left = 8, .win_right = 0, .sinks = AC_VS_NORMAL};
+    if (ac_vspec_apply(c, &v, seed, e)) goto fail;
+  }
+  if (ci_grad_dropout[i] > 0) {
+    ac_vspec v = {.used = AC_FEAT_DROPOUT, .dropout_p = ci_grad_dropout[i]};
     if (ac_vspec_apply(c, &v, seed, e)) goto fail;
   }
   if (ci_grad_softcap[i] > 0) {

@@ -7,7 +7,10 @@ kernel, the mechanisms of attncheck's mutants reproduced in numpy:
   causal-off-by-one  key j visible to query i when j <= i + 1
   f16-acc        P.V accumulated in float16
 Tensors are B,T,H,D (FlashAttention's layout) numpy arrays of float32/float16, or uint16 bf16
-bit patterns when dtype is "bf16"."""
+bit patterns when dtype is "bf16". dropout=(p, keep): dropout with the keep-mask keep [B,H,tq,tk]
+(the case's, as FlashAttention's Philox stream gives one per seed): the normalized weights times
+keep and 1/(1-p); the kernels then return the mask third (flash: as FlashAttention's S_dmask, the
+probabilities with the dropped ones negated, -0.0 included)."""
 import numpy as np
 
 TILE = 32
@@ -71,8 +74,9 @@ def gqa(k, h):
     return np.repeat(k, h // k.shape[1], axis=1)
 
 
-def reference(q, k, v, dtype, causal=False, window=None, softcap=0.0):
-    """float64 softmax(QK^T scale) V, rounded to dtype; LSE float32 [B,H,T]."""
+def reference(q, k, v, dtype, causal=False, window=None, softcap=0.0, dropout=None):
+    """float64 softmax(QK^T scale) V, rounded to dtype; LSE float32 [B,H,T]; with dropout the
+    mask third (booleans)."""
     qh, kh, vh = (to_f64(x, dtype).transpose(0, 2, 1, 3) for x in (q, k, v))
     H = qh.shape[1]
     kh, vh = gqa(kh, H), gqa(vh, H)
@@ -82,13 +86,18 @@ def reference(q, k, v, dtype, causal=False, window=None, softcap=0.0):
     m = np.where(np.isfinite(m), m, 0)
     p = np.exp(s - m)
     l = p.sum(-1, keepdims=True)
-    o = np.where(l > 0, (p / np.where(l > 0, l, 1)) @ vh, 0)
+    w = p / np.where(l > 0, l, 1)
+    if dropout:
+        w = w * dropout[1] / (1 - np.float64(np.float32(dropout[0])))
+    o = np.where(l > 0, w @ vh, 0)
     lse = np.where(l[..., 0] > 0, np.log(np.where(l[..., 0] > 0, l[..., 0], 1)) + m[..., 0], np.inf)
-    return from_f(o.transpose(0, 2, 1, 3), dtype), lse.astype(np.float32)
+    out = (from_f(o.transpose(0, 2, 1, 3), dtype), lse.astype(np.float32))
+    return out + (dropout[1],) if dropout else out
 
 
-def flash(q, k, v, dtype, causal=False, window=None, softcap=0.0, defect=None):
-    """FlashAttention-2 in numpy: float32 scores and online softmax over tiles of TILE keys."""
+def flash(q, k, v, dtype, causal=False, window=None, softcap=0.0, defect=None, dropout=None):
+    """FlashAttention-2 in numpy: float32 scores and online softmax over tiles of TILE keys; dropout
+    as FlashAttention-2's: P zeroed where dropped for P.V only, rp = fl(1 / fl(1 - p)) in the epilogue."""
     qh, kh, vh = (to_f64(x, dtype).astype(np.float32).transpose(0, 2, 1, 3) for x in (q, k, v))
     B, H, tq, D = qh.shape
     kh, vh = gqa(kh, H), gqa(vh, H)
@@ -112,14 +121,24 @@ def flash(q, k, v, dtype, causal=False, window=None, softcap=0.0, defect=None):
         if defect == "no-rescale":
             alpha = np.where(np.isfinite(m), np.float32(1), np.float32(0))
         l = alpha * l + p.sum(-1, keepdims=True, dtype=np.float32)
-        pv = round_like(p, dtype) @ vh[:, :, j0:j0 + TILE]
+        pk = round_like(p, dtype) * (dropout[1][:, :, :, j0:j0 + TILE] if dropout else 1)
+        pv = pk @ vh[:, :, j0:j0 + TILE]
         acc = (acc.astype(np.float32) * alpha).astype(acc_t) + pv.astype(acc_t)
         m = mn
     lpos = l > 0
-    o = np.where(lpos, acc.astype(np.float32) / np.where(lpos, l, 1), 0).astype(np.float32)
+    inv = (np.float32(1) / np.where(lpos, l, 1)).astype(np.float32)
+    if dropout:
+        inv = inv * (np.float32(1) / (np.float32(1) - np.float32(dropout[0])))
+    o = np.where(lpos, acc.astype(np.float32) * inv, 0).astype(np.float32)
     lse = np.where(lpos[..., 0], np.log(np.where(lpos, l, 1))[..., 0] + np.where(np.isfinite(m), m, 0)[..., 0],
                    np.float32(np.inf)).astype(np.float32)
-    return from_f(o.transpose(0, 2, 1, 3), dtype), lse
+    out = (from_f(o.transpose(0, 2, 1, 3), dtype), lse)
+    if not dropout:
+        return out
+    # S_dmask as FlashAttention returns it: the probabilities, the dropped ones negated
+    s = scores(qh, kh, scale, softcap)
+    prob = np.exp(np.where(vis, s - lse[..., None], -np.inf)).astype(np.float32)
+    return out + (np.where(dropout[1], prob, -prob),)
 
 
 DEFECTS = ("sentinel-1e4", "no-rescale", "causal-off-by-one", "f16-acc")

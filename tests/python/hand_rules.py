@@ -21,8 +21,9 @@ class Reference:
     """The references of one problem, computed once: exact (the float32 reference, as float64)
     and, for the 2x rule, pt_err (the max error of the one-tile low-precision kernel)."""
 
-    def __init__(self, q, k, v, dtype, causal, window, softcap):
+    def __init__(self, q, k, v, dtype, causal, window, softcap, dropout=None):
         self.args = (q, k, v, dtype, causal, window, softcap)
+        self.dropout = dropout   # (p, keep): the reference with the kernel's mask, as FlashAttention's tests
         self._exact = self._pt_err = None
 
     @property
@@ -30,7 +31,7 @@ class Reference:
         if self._exact is None:
             q, k, v, dtype, causal, window, softcap = self.args
             w = [K.to_f64(x, dtype).astype(np.float32) for x in (q, k, v)]
-            self._exact = K.reference(*w, "f32", causal, window, softcap)[0].astype(np.float64)
+            self._exact = K.reference(*w, "f32", causal, window, softcap, self.dropout)[0].astype(np.float64)
         return self._exact
 
     @property
@@ -38,7 +39,7 @@ class Reference:
         if self._pt_err is None:
             tile, K.TILE = K.TILE, 1 << 30
             try:
-                pt = K.flash(*self.args)[0]
+                pt = K.flash(*self.args, dropout=self.dropout)[0]
             finally:
                 K.TILE = tile
             self._pt_err = np.abs(K.to_f64(pt, self.args[3]) - self.exact).max()

@@ -1,5 +1,5 @@
 """A FlashAttention-style test module (the grid of flash-attn's test_flash_attn_output:
-dtypes, causal, GQA, sliding window, softcap, varlen, and longer seqlen_q/seqlen_k pairs)
+dtypes, causal, GQA, sliding window, softcap, dropout, varlen, and longer seqlen_q/seqlen_k pairs)
 written on attncheck.assert_attention_close, run against correct kernels: the float64 numpy
 reference, a FlashAttention-2-style numpy kernel, and PyTorch's CPU SDPA backends (math, flash;
 skipped without torch).
@@ -30,6 +30,7 @@ HEAD_IDS = {(4, 4): "mha", (4, 1): "gqa", (4, 2): "gqa2"}
 WINDOWS = [None, (24, 0)]
 WINDOW_IDS = {None: "full", (24, 0): "window24"}
 SOFTCAPS = [0.0, 20.0]
+DROPOUTS = [0.0, 0.17]   # flash-attn's; with dropout it skips softcap, as flash-attn does
 VALUES = ["randn", "large"]
 VARLEN_SEQLENS = [37, 1, 64, 17]
 LONG_SEQLENS = [(1024, 1024), (64, 1024), (64, 4096)]  # (seqlen_q, seqlen_k): a prefill, chunks after a cache
@@ -69,15 +70,17 @@ def inputs(dtype, B, T, H, KVH, D, values, seed, tk=None):
     return tuple(K.from_f(x, dtype) for x in (q, k, v))
 
 
-def run_kernel(backend, q, k, v, dtype, causal, window, softcap):
+def run_kernel(backend, q, k, v, dtype, causal, window, softcap, dropout=None):
     if backend == "numpy-ref":
-        return K.reference(q, k, v, dtype, causal, window, softcap)
+        return K.reference(q, k, v, dtype, causal, window, softcap, dropout)
     if backend == "numpy-flash":
-        return K.flash(q, k, v, dtype, causal, window, softcap)
+        return K.flash(q, k, v, dtype, causal, window, softcap, dropout=dropout)
     if backend in K.DEFECTS:
-        return K.flash(q, k, v, dtype, causal, window, softcap, defect=backend)
+        return K.flash(q, k, v, dtype, causal, window, softcap, defect=backend, dropout=dropout)
     if not have_torch():
         pytest.skip("no torch")
+    if dropout:
+        pytest.skip("%s returns no dropout mask" % backend)
     r = K.torch_sdpa(q, k, v, dtype, causal, window, softcap, backend=backend.split("-")[1])
     if r is None:
         pytest.skip("%s does not compute this variant" % backend)
@@ -86,20 +89,32 @@ def run_kernel(backend, q, k, v, dtype, causal, window, softcap):
 
 class Case:
     """One problem of the grid: q, k, v (B,T,H,D) and the variant. run(backend) gives the
-    kernel's o, lse; judge(mode, o, lse) asserts (attncheck or a hand rule)."""
+    kernel's o, lse (and keeps the dropout mask it returns); judge(mode, o, lse) asserts (attncheck
+    or a hand rule). With dropout_p the case draws its keep-mask once (seeded), as FlashAttention's
+    Philox stream gives every kernel run of one seed the same mask."""
 
-    def __init__(self, q, k, v, dtype, causal, window=None, softcap=0.0):
+    def __init__(self, q, k, v, dtype, causal, window=None, softcap=0.0, dropout_p=0.0, seed=0):
         self.q, self.k, self.v, self.dtype = q, k, v, dtype
         self.var = (dtype, causal, window, softcap)
-        self.ref = hand_rules.Reference(q, k, v, dtype, causal, window, softcap)
+        self.dropout = None
+        if dropout_p:
+            B, T, H, _ = q.shape
+            keep = np.random.default_rng(seed + 1000).random((B, H, T, k.shape[1])) >= np.float32(dropout_p)
+            self.dropout = (dropout_p, keep)
+        self.kmask = None
+        self.ref = hand_rules.Reference(q, k, v, dtype, causal, window, softcap, self.dropout)
 
     def run(self, backend):
-        return run_kernel(backend, self.q, self.k, self.v, *self.var)
+        r = run_kernel(backend, self.q, self.k, self.v, *self.var, dropout=self.dropout)
+        self.kmask = r[2] if len(r) > 2 else None   # the kernel's mask (numpy-flash: FlashAttention's S_dmask)
+        return r[0], r[1]
 
     def attncheck_args(self, o, lse):
         dtype, causal, window, softcap = self.var
-        return (self.q, self.k, self.v, o, lse), dict(layout="bthd", dtype=dtype, window=window, softcap=softcap,
-                                                      causal="bottom-right" if causal else False)
+        kw = dict(layout="bthd", dtype=dtype, window=window, softcap=softcap, causal="bottom-right" if causal else False)
+        if self.dropout:
+            kw.update(dropout_p=self.dropout[0], dropout_mask=self.kmask)
+        return (self.q, self.k, self.v, o, lse), kw
 
     def judge(self, mode, o, lse):
         if mode == "attncheck":
@@ -137,9 +152,9 @@ class VarlenCase:
             hand_rules.check(mode, op, p.ref)
 
 
-def dense_case(dtype, causal, heads, window, softcap, values):
+def dense_case(dtype, causal, heads, window, softcap, values, dropout_p=0.0):
     H, KVH = heads
-    return Case(*inputs(dtype, 1, 96, H, KVH, 32, values, seed=7), dtype, causal, window, softcap)
+    return Case(*inputs(dtype, 1, 96, H, KVH, 32, values, seed=7), dtype, causal, window, softcap, dropout_p, seed=7)
 
 
 def varlen_case(dtype, causal):
@@ -155,10 +170,12 @@ def long_case(dtype, causal, seqlens, values, seed=5):
 
 def grid():
     """(test id, case builder) of every test below but the backend, in pytest's id order."""
-    for p in itertools.product(DTYPES, CAUSAL, HEADS, WINDOWS, SOFTCAPS, VALUES):
-        dtype, causal, heads, window, softcap, values = p
-        ident = (dtype, causal, HEAD_IDS[heads], WINDOW_IDS[window], softcap, values)
-        yield "test_flash_attn_output[%s-%s-%s-%s-%s-%s]" % ident, lambda p=p: dense_case(*p)
+    for p in itertools.product(DTYPES, CAUSAL, HEADS, WINDOWS, SOFTCAPS, VALUES, DROPOUTS):
+        dtype, causal, heads, window, softcap, values, dropout_p = p
+        if softcap and dropout_p:
+            continue
+        ident = (dtype, causal, HEAD_IDS[heads], WINDOW_IDS[window], softcap, values, dropout_p)
+        yield "test_flash_attn_output[%s-%s-%s-%s-%s-%s-%s]" % ident, lambda p=p: dense_case(*p)
     for dtype, causal in itertools.product(DTYPES, CAUSAL):
         yield "test_flash_attn_varlen_output[%s-%s]" % (dtype, causal), lambda d=dtype, c=causal: varlen_case(d, c)
     for p in itertools.product(DTYPES, CAUSAL, LONG_SEQLENS, LONG_VALUES, LONG_SEEDS):
@@ -167,14 +184,17 @@ def grid():
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dropout_p", DROPOUTS)
 @pytest.mark.parametrize("values", VALUES)
 @pytest.mark.parametrize("softcap", SOFTCAPS)
 @pytest.mark.parametrize("window", WINDOWS, ids=[WINDOW_IDS[w] for w in WINDOWS])
 @pytest.mark.parametrize("heads", HEADS, ids=[HEAD_IDS[h] for h in HEADS])
 @pytest.mark.parametrize("causal", CAUSAL)
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_flash_attn_output(dtype, causal, heads, window, softcap, values, backend):
-    c = dense_case(dtype, causal, heads, window, softcap, values)
+def test_flash_attn_output(dtype, causal, heads, window, softcap, values, dropout_p, backend):
+    if softcap and dropout_p:
+        pytest.skip("softcap and dropout not together (as flash-attn's test)")
+    c = dense_case(dtype, causal, heads, window, softcap, values, dropout_p)
     c.judge(MODE, *c.run(backend))
 
 
@@ -196,3 +216,13 @@ def test_flash_attn_long_output(dtype, causal, seqlens, values, seed, backend):
     """Longer sequences (a 1024-token prefill, 64-query chunks after a 1024/4096-key cache)."""
     c = long_case(dtype, causal, seqlens, values, seed)
     c.judge(MODE, *c.run(backend))
+
+
+def test_flash_attn_grid_expressible():
+    """Every feature signature of flash-attn's own test_flash_attn_output grid (fa_grid.py: 144, a
+    third of them with dropout 0.17) is judged, and a correct reference passes."""
+    import fa_grid
+    got = {sig: fa_grid.expressible(sig) for sig in fa_grid.signatures()}
+    assert len(got) == 144 and sum(1 for s in got if s[5]) == 48
+    assert {s: r for s, r in got.items() if r != (True, "PASS")} == {}
+    assert fa_grid.combinations() == (84480, 63360)

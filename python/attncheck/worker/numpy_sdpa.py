@@ -21,9 +21,11 @@ V row is skipped). The output holds o and lse (float32, natural log; a row with 
 key has o = 0 and lse = -inf, or the sink's logit with a sink).
 --precision SPEC declares a class (a float64 kernel passes any; the option shows how a worker
 names its class, in the handshake and, one-shot, in every output's precision member).
-The persistent worker also declares a backward ("backward": true; attncheck check --grad):
+The persistent worker also declares a backward ("backward": its variants; attncheck check --grad):
 dq, dk, dv and dsinks by the formulas of docs/backward.md in float64 (backward() below), for
-masks, GQA, windows, boolean masks, ALiBi, bias and sinks (the variants the exact backward takes).
+masks, GQA, windows, boolean masks, ALiBi, bias, sinks and dropout.
+Dropout (docs/dropout.md): the keep-mask from numpy's generator seeded with the case's dropout
+seed, returned with o; the backward uses the mask the request carries.
 """
 import copy
 import sys
@@ -114,15 +116,28 @@ def attention(q, k, v, p):
         L = w.sum(axis=-1, keepdims=True)
         if sink is not None:
             L = L + np.exp(sink - shift)
+        keys = vis & (sc != -np.inf)
+        keep = dropout_mask(p)
+        if keep is not None:   # dropout: the normalized weights times the mask and 1 / (1 - p)
+            w, keys = w * keep / (1.0 - p.dropout_p), keys & keep
         # a row whose visible scores are all -inf (no sink) is not empty: 0/0 gives NaN there
-        o = weighted_values(w, v, vis & (sc != -np.inf)) / L
+        o = weighted_values(w, v, keys) / L
         lse = (shift + np.log(L))[..., 0]
     empty = ~vis.any(axis=-1)
     # mean-v (JAX's, MLX's): a row of no visible key averages V over every key of its sequence
     fill = v.mean(axis=2, keepdims=True) if EMPTY_ROWS == "mean-v" and sink is None and tk else 0.0
     o = np.where(empty[..., None], fill, o)
     lse = np.where(empty, -np.inf if sink is None else sink[..., 0], lse)
-    return o, lse
+    return (o, lse) if keep is None else (o, lse, keep)
+
+
+def dropout_mask(p):
+    """Dropout (docs/dropout.md): the keep-mask [B, H, tq, tk] drawn from the case's seed (numpy's
+    generator: each entry kept with probability 1 - p), or None without dropout."""
+    if "dropout" not in p.variants:
+        return None
+    rng = np.random.default_rng(p.dropout_seed)
+    return rng.random((p.batch, p.heads, p.tq, p.tk)) >= p.dropout_p
 
 
 def attention_layout(q, k, v, p):
@@ -180,14 +195,17 @@ def backward(q, k, v, o, lse, do, p):
         if sink is not None:
             L = L + np.exp(sink - shift)
         P = np.where(keys, w / L, 0.0)
-        dP = np.where(keys, np.einsum("bhit,bhjt->bhij", do, np.where(np.isfinite(vh), vh, 0.0)), 0.0)
-        dP = dP + np.where(keys, nonfinite_dot(do, vh), 0.0)
+        # dropout: the forward's mask; dP and the P of dV take it and 1 / (1 - p), D and dS follow
+        r = 1.0 if p.dropout_mask is None else 1.0 / (1.0 - p.dropout_p)
+        kept = keys if p.dropout_mask is None else keys & p.dropout_mask
+        dP = np.where(kept, np.einsum("bhit,bhjt->bhij", do, np.where(np.isfinite(vh), vh, 0.0)), 0.0)
+        dP = (dP + np.where(kept, nonfinite_dot(do, vh), 0.0)) * r
         D = (P * dP).sum(axis=-1, keepdims=True)
         dS = np.where(keys, P * (dP - D), 0.0)
         dq = weighted_values(dS, kh, keys) * p.scale
         kt = np.swapaxes(keys, 2, 3)
         dk = weighted_values(np.swapaxes(dS, 2, 3), q, kt) * p.scale
-        dv = weighted_values(np.swapaxes(P, 2, 3), do, kt)
+        dv = weighted_values(np.swapaxes(np.where(kept, P * r, 0.0), 2, 3), do, np.swapaxes(kept, 2, 3))
         dk = dk.reshape(B, KVH, group, tk, p.dk).sum(axis=2)
         dv = dv.reshape(B, KVH, group, tk, p.dv).sum(axis=2)
         dsinks = None
@@ -212,6 +230,8 @@ def attend(q, k, v, p):
 
 
 EMPTY_ROWS = "zero"
+# the variants its backward takes: those of the exact backward (docs/backward.md) but softcap
+BACKWARD_FEATURES = ("window", "bool_mask", "alibi", "bias", "sinks", "dropout")
 
 
 def main(argv):
@@ -230,9 +250,10 @@ def main(argv):
             sys.stderr.write("numpy_sdpa: --empty-rows zero|mean-v\n")
             return 2
     return attncheck_worker.run(attend, argv, name="sdpa_numpy", writes_lse=True, backward=backward,
-                                precision=precision, empty_rows=EMPTY_ROWS if EMPTY_ROWS != "zero" else None,
+                                backward_features=BACKWARD_FEATURES, precision=precision,
+                                empty_rows=EMPTY_ROWS if EMPTY_ROWS != "zero" else None,
                                 features=attncheck_worker.ALL_FEATURES + attncheck_worker.VARIANT_FEATURES
-                                + attncheck_worker.LAYOUT_FEATURES,
+                                + attncheck_worker.LAYOUT_FEATURES + attncheck_worker.DROPOUT_FEATURES,
                                 kv_formats=attncheck_worker.QUANT_FORMATS, q_formats=attncheck_worker.QUANT_FORMATS)
 
 

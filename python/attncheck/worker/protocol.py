@@ -40,7 +40,11 @@ or None, with problem.window_align "bottom-right" or "top-left"; problem.softcap
 ([1|B,1|H,tq,tk]), sinks ([H]) and descale_q, descale_k, descale_v ([B,KVH]) are float64 numpy
 arrays (the stored values) and bool_mask ([1|B,1|H,tq,tk], True = visible) a bool array, each
 None when the case does not use it. A case with a variant the declaration does not name is
-refused (NotImplementedError).
+refused (NotImplementedError). Dropout (features=... + DROPOUT_FEATURES, docs/dropout.md):
+problem.dropout_p (the binary32 drop probability) and problem.dropout_seed; attn returns its keep-mask
+third, (o, lse, mask) (or sets problem.dropout_mask): booleans or 0/1 [B,H,tq,tk] (True = kept), or
+floats whose sign marks the dropped entries (FlashAttention's S_dmask); the backward gets the
+mask to use in problem.dropout_mask (uint8 0/1).
 
 Backward: fn(q, k, v, o, lse, do, problem) -> (dq, dk, dv) or (dq, dk, dv, dsinks). o and do
 (dO) arrive decoded like q (o's dtype), lse as float32 [B,H,tq] (o and lse: the exact forward's,
@@ -105,6 +109,8 @@ ALL_FEATURES = ("gqa", "dv-ne-dk", "tq-ne-tk", "scale")
 VARIANT_FEATURES = ("window", "softcap", "alibi", "bias", "bool_mask", "sinks", "descale", "mixed_dtypes")
 # the serving layouts (docs/layouts.md): q, k, v arrive as one carrier batch with the int32 arrays
 LAYOUT_FEATURES = ("varlen", "paged")
+# dropout with the kernel's own keep-mask (docs/dropout.md): the worker returns its mask with o
+DROPOUT_FEATURES = ("dropout",)
 
 # quantized tensors (docs/quantized.md): a case's q, k or v as codes and scales, read by dequantize()
 QUANT_FORMATS = ("q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl", "e4m3fn", "e4m3fnuz", "e5m2", "int8", "int4",
@@ -298,6 +304,11 @@ class Problem:
         self.bool_mask = member("mask")
         self.alibi_slopes, self.sinks = member("alibi_slopes", "f32"), member("sinks", "f32")
         self.descale_q, self.descale_k, self.descale_v = (member(n, "f32") for n in ("descale_q", "descale_k", "descale_v"))
+        drop = "dropout" in self.variants
+        self.dropout_p = float.fromhex(va["dropout_p"]) if drop else 0.0
+        self.dropout_seed = int(va.get("dropout_seed", "0")) if drop else 0
+        # the forward: attn sets it to its keep-mask (or returns it third); the backward: the mask to use
+        self.dropout_mask = member("dropout_mask") if drop else None
 
 
 def _torch():
@@ -389,13 +400,38 @@ def declared_class(decl, dtype):
     return pr if isinstance(pr, str) else (pr or {}).get(dtype)
 
 
+def keep_mask(m, shape):
+    """A keep-mask as uint8 0/1 [B,H,tq,tk]: booleans (True = kept), 0/1 integers, or floats whose
+    sign bit marks the dropped entries (FlashAttention's S_dmask, -0.0 included); larger last two
+    dimensions (S_dmask's padding) are cropped."""
+    if not isinstance(m, np.ndarray):   # a torch tensor (bf16 and fp8 widened: the sign stays)
+        m = m.detach().cpu()
+        m = (m.float() if m.is_floating_point() else m).numpy()
+    m = np.asarray(m)[:, :, :shape[2], :shape[3]]
+    if m.shape != tuple(shape):
+        raise ValueError("dropout mask of shape %s, expected %s" % (m.shape, tuple(shape)))
+    if m.dtype.kind == "f":
+        return (~np.signbit(m)).astype(np.uint8)
+    if m.dtype != np.bool_ and m.size and (m.min() < 0 or m.max() > 1):
+        raise ValueError("dropout mask: integer entries must be 0 (dropped) or 1 (kept)")
+    return m.astype(np.uint8)
+
+
 def run_case(attn, inp, out, decl, tensors, oneshot=False):
     """Run attn on the case file inp and write out; raises on failure. The output carries the
-    class attn names for the case (problem.precision), or in one-shot mode the declared one."""
+    class attn names for the case (problem.precision), or in one-shot mode the declared one, and
+    for dropout the keep-mask attn returned third (or set as problem.dropout_mask)."""
     problem, q, k, v, arrays, torch = _load(inp, decl, tensors)
+    problem.dropout_mask = None   # the kernel's own
     res = attn(q, k, v, problem)
-    o, lse = (res if isinstance(res, tuple) else (res, None))
+    res = res if isinstance(res, tuple) else (res,)
+    o, lse = res[0], res[1] if len(res) > 1 else None
     members = {"o": _encode_out(torch, o, problem.o_dtype)}
+    if "dropout" in problem.variants:
+        m = res[2] if len(res) > 2 else problem.dropout_mask
+        if m is None:
+            raise ValueError("a dropout case needs the kernel's keep-mask (returned third, or problem.dropout_mask)")
+        members["dropout_mask"] = keep_mask(m, (problem.batch, problem.heads, problem.tq, problem.tk))
     cls = problem.precision or (declared_class(decl, problem.dtype) if oneshot else None)
     if cls:
         members["precision"] = np.frombuffer(str(cls).encode("ascii"), dtype=np.uint8)

@@ -198,7 +198,7 @@ int main(int argc, char **argv)
   const char *konly = NULL; /* --kernels */
   int mixed_kv = -1;
   double kappa = AC_KAPPA_DEFAULT;
-  ac_qspec kvq = {0, 0, 0}, qq = {0, 0, 0};
+  ac_qspec kvq = {0}, qq = {0};
   if (argc > 1 && !strcmp(argv[1], "--grad")) return cal_grad_main(argc - 1, argv + 1);
   if ((argc == 5 || (argc == 6 && !strcmp(argv[5], "--variant"))) && !strcmp(argv[1], "--write-case")) {
     ac_dtype t;

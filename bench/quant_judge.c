@@ -98,7 +98,7 @@ static void make_pair(int fmt, int64_t T, int64_t d, const char *qpath, const ch
     ((float *)c.v)[i] = (float)ac_rng_normal(&r);
   }
   const ac_qfmt_info *fi = ac_qfmt_get(fmt);
-  ac_qspec q = {fmt, (int)fi->gran, fi->gran == AC_QG_BLOCK ? fi->block : 0};
+  ac_qspec q = {.fmt = fmt, .gran = (int)fi->gran, .block = fi->gran == AC_QG_BLOCK ? fi->block : 0};
   ac_case_init(&f);
   f.p = c.p;
   if (ac_case_alloc(&f, &e) || ac_quant_apply(&c, 'k', &q, &e) || ac_quant_apply(&c, 'v', &q, &e)) {

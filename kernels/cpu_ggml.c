@@ -186,7 +186,7 @@ const attncheck_kernel ac_cpu_ggml_f16 = {
     0,
     NULL,
      0,
-     0};
+     0, NULL};
 
 const attncheck_kernel ac_cpu_q8q_f32 = {
     ATTNCHECK_ABI_VERSION,
@@ -207,4 +207,4 @@ const attncheck_kernel ac_cpu_q8q_f32 = {
     0,
     NULL,
      0,
-     0};
+     0, NULL};

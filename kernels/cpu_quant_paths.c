@@ -177,7 +177,8 @@ const attncheck_kernel ac_cpu_fp8fold_ref_f32 = {
 
 /* ---- kv16-ref-f16, kv16-ref-bf16 ---- */
 #define KV16_CAPS \
-  ((ATTNCHECK_FEAT_ALL & ~(ATTNCHECK_FEAT_MIXED_DTYPES | ATTNCHECK_FEAT_DESCALE)) | ATTNCHECK_FEAT_LAYOUTS)
+  ((ATTNCHECK_FEAT_ALL & ~(ATTNCHECK_FEAT_MIXED_DTYPES | ATTNCHECK_FEAT_DESCALE)) | ATTNCHECK_FEAT_LAYOUTS | \
+   ATTNCHECK_FEAT_QUANT_LAYOUT)
 
 static int kv16_supports_dt(int dt, const attncheck_problem *p, char *why, size_t n)
 {
@@ -247,7 +248,7 @@ const ac_quant_kernel ac_cpu_fp8fold_entry = {&ac_cpu_fp8fold_ref_f32, F(E4M3FN)
                                               F(E4M3FN) | F(E4M3FNUZ) | F(E5M2), 1, fold_run};
 #define KV16_FORMATS                                                                                          \
   (F(Q8_0) | F(Q4_0) | F(Q4_1) | F(Q5_0) | F(Q5_1) | F(IQ4_NL) | F(E4M3FN) | F(E4M3FNUZ) | F(E5M2) | F(INT8) | \
-   F(INT4) | F(NVFP4) | F(MXFP4))
+   F(UINT8) | F(INT4) | F(INT2) | F(NVFP4) | F(MXFP4))
 const ac_quant_kernel ac_cpu_kv16_f16_entry = {&ac_cpu_kv16_ref_f16, KV16_FORMATS, 0, 1, kv16_f16_run};
 const ac_quant_kernel ac_cpu_kv16_bf16_entry = {&ac_cpu_kv16_ref_bf16, KV16_FORMATS, 0, 1, kv16_bf16_run};
 #undef F

@@ -140,8 +140,8 @@ START_TEST(quantized_tensors_need_their_formats)
   char why[256];
   ac_problem p = problem(AC_F32, AC_MASK_NONE);
   p.dk = p.dv = 32;
-  p.quant[1] = (ac_qspec){AC_QF_Q4_0, AC_QG_BLOCK, 32};
-  p.quant[2] = (ac_qspec){AC_QF_INT4, AC_QG_TOKEN, 0};
+  p.quant[1] = (ac_qspec){.fmt = AC_QF_Q4_0, .gran = AC_QG_BLOCK, .block = 32};
+  p.quant[2] = (ac_qspec){.fmt = AC_QF_INT4, .gran = AC_QG_TOKEN, .block = 0};
   ac_exec_decl_init(&d);
   ck_assert_int_eq(ac_exec_decl_answer(&d, "error expected IN OUT"), 1);   /* no declaration: no quantized case */
   ck_assert_int_eq(ac_exec_decl_supports(&d, &p, why, sizeof why), 0);
@@ -151,7 +151,7 @@ START_TEST(quantized_tensors_need_their_formats)
   ck_assert_uint_eq(d.kv_formats, 1u << AC_QF_Q4_0 | 1u << AC_QF_INT4);
   ck_assert_uint_eq(d.q_formats, 1u << AC_QF_E4M3FN);
   ck_assert_int_eq(ac_exec_decl_supports(&d, &p, why, sizeof why), 1);
-  p.quant[0] = (ac_qspec){AC_QF_INT8, AC_QG_TOKEN, 0};
+  p.quant[0] = (ac_qspec){.fmt = AC_QF_INT8, .gran = AC_QG_TOKEN, .block = 0};
   ck_assert_int_eq(ac_exec_decl_supports(&d, &p, why, sizeof why), 0);
   ck_assert_msg(strstr(why, "does not declare int8 for q (\"q_formats\")"), "%s", why);
   ac_exec_decl_parse(&d, "{\"kv_formats\":[\"q3_k\"]}");

@@ -13,8 +13,16 @@ API_VERSION = 1
 c_i64p = ctypes.POINTER(ctypes.c_int64)
 
 
+class QSpec(ctypes.Structure):
+    """attncheck_qspec of <attncheck/kernel.h> (ABI 5, quantized layouts and stores)."""
+    _fields_ = [("granularity", ctypes.c_int32), ("packing", ctypes.c_int32), ("block", ctypes.c_int64),
+                ("token_group", ctypes.c_int64), ("scale_dtype", ctypes.c_int32), ("zero_dtype", ctypes.c_int32),
+                ("store_rule", ctypes.c_int32), ("store_round", ctypes.c_int32), ("store_arith", ctypes.c_int32),
+                ("store_overflow", ctypes.c_int32)]
+
+
 class Problem(ctypes.Structure):
-    """attncheck_problem of <attncheck/kernel.h> (ABI 5, with the quantized formats)."""
+    """attncheck_problem of <attncheck/kernel.h> (ABI 5, with the quantized formats and layouts)."""
     _fields_ = [
         ("struct_size", ctypes.c_uint32), ("dtype", ctypes.c_int32), ("mask", ctypes.c_int32),
         ("reserved0", ctypes.c_int32),
@@ -33,6 +41,7 @@ class Problem(ctypes.Structure):
         ("num_pages", ctypes.c_int64), ("max_pages", ctypes.c_int64), ("reserved3", ctypes.c_int64 * 3),
         ("q_format", ctypes.c_int32), ("k_format", ctypes.c_int32), ("v_format", ctypes.c_int32),
         ("reserved4", ctypes.c_int32),
+        ("quant_spec", QSpec * 3),
     ]
 
 
@@ -40,7 +49,7 @@ class Tensors(ctypes.Structure):
     """attncheck_tensors of <attncheck/kernel.h>."""
     _fields_ = [(n, ctypes.c_void_p) for n in (
         "q", "k", "v", "o", "lse", "stream", "bias", "bool_mask", "alibi_slopes", "sinks", "descale_q",
-        "descale_k", "descale_v", "cu_seqlens_q", "cu_seqlens_k", "block_table", "cache_seqlens", "quant")]
+        "descale_k", "descale_v", "cu_seqlens_q", "cu_seqlens_k", "block_table", "cache_seqlens", "quant", "store")]
 
 
 class CaseDesc(ctypes.Structure):

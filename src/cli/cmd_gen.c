@@ -72,10 +72,16 @@ static void usage(FILE *f)
           "                      --shuffle-pages pages in a random order; --extra-cols N block-table columns (-1)\n"
           "quantized tensors (docs/quantized.md; codes and scales from the format's reference quantizer):\n"
           "  --kv-format F[:G]   k and v as format F: q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl (blocks of 32), e4m3fn\n"
-          "                      e4m3fnuz e5m2 (a scale per tensor, head, token or channel), int8 int4 (scale\n"
-          "                      and zero point per token or channel), nvfp4 (e4m3 per 16 and an f32 tensor\n"
-          "                      scale), mxfp4 (e8m0 per 32); G: block, tensor, head, token, channel\n"
+          "                      e4m3fnuz e5m2 (a scale per tensor, head, token or channel), int8 uint8 int4\n"
+          "                      int2 (scale and zero point per token or channel), nvfp4 (e4m3 per 16 and an\n"
+          "                      f32 tensor scale), mxfp4 (e8m0 per 32); G: block, tensor, head, token,\n"
+          "                      channel, group:N, tile:GxN, channel:G; then :scale=f16|bf16|f32,\n"
+          "                      :zero=i8|u8|f16|bf16|f32, :packed=low|high, :store=QUANTIZER (the kernel\n"
+          "                      quantizes k and v itself: absmax-even-f32-sat, minmax-away-f32-sat, ggml, ...)\n"
           "  --k-format F[:G], --v-format F[:G], --q-format F[:G]   one tensor alone\n"
+          "  --kv-adversary P    k and v's values drawn for the quantizer's edge cases (--seed): outlier,\n"
+          "                      zero_blocks, scale_overflow, scale_subnormal, ties, asym_range, nan_in_block,\n"
+          "                      far_outlier, given_small, offset\n"
           "  --help\n\n"
           "Values are rounded once, to nearest even, into the dtype (e4m3 saturates).\n"
           "exit: 0 written; 2 bad usage or the file could not be written.\n");
@@ -86,7 +92,7 @@ enum {
   O_SCALE, O_SEED, O_CASEINDEX, O_DIST, O_MEAN, O_SIGMA, O_LO, O_HI, O_LAYOUT, O_PAD, O_MEMCAP,
   O_WINDOW, O_WALIGN, O_SOFTCAP, O_ALIBI, O_ALIBI_PB, O_BIAS, O_BIAS_DTYPE, O_BIAS_BC, O_BMASK, O_MASK_BC,
   O_SINKS, O_DESCALE, O_DTYPES, O_SEQQ, O_SEQK, O_CACHE, O_PAGESZ, O_SPARE, O_SHARED, O_SHUFFLE, O_XCOLS, O_GRAD,
-  O_KVFMT, O_KFMT, O_VFMT, O_QFMT, O_HELP
+  O_KVFMT, O_KFMT, O_VFMT, O_QFMT, O_KVADV, O_HELP
 };
 
 static const struct option opts[] = {
@@ -115,6 +121,7 @@ static const struct option opts[] = {
   {"shuffle-pages", no_argument, 0, O_SHUFFLE}, {"extra-cols", required_argument, 0, O_XCOLS},
   {"grad", required_argument, 0, O_GRAD},
   {"kv-format", required_argument, 0, O_KVFMT}, {"k-format", required_argument, 0, O_KFMT},
+  {"kv-adversary", required_argument, 0, O_KVADV},
   {"v-format", required_argument, 0, O_VFMT},   {"q-format", required_argument, 0, O_QFMT},
   {"help", no_argument, 0, O_HELP},
   {0, 0, 0, 0},
@@ -255,6 +262,7 @@ typedef struct {
 typedef struct {
   const char *out, *example, *layout, *dist_name, *scale_s, *grad;
   const char *qfmt[3];   /* --q-format, --k-format, --v-format (--kv-format sets k and v) */
+  const char *qadv;      /* --kv-adversary */
   lay_opts lay;
   ac_vspec variants;
   ac_dtype dtype;
@@ -283,6 +291,7 @@ static int gen_option(gen_opts *o, int ch, const char *a)
   case O_KFMT: o->qfmt[1] = a; break;
   case O_VFMT: o->qfmt[2] = a; break;
   case O_QFMT: o->qfmt[0] = a; break;
+  case O_KVADV: o->qadv = a; break;
   case O_PAD: return ac_parse_i64(a, &o->pad) || o->pad < 0 || o->pad > (1 << 20);
   case O_MEMCAP: {
     uint64_t cap;
@@ -528,11 +537,16 @@ static int make_case(const gen_opts *o, ac_case *c)
 /* The quantized tensors the options name, quantized by their formats' reference quantizers. */
 static int apply_quant(const gen_opts *o, ac_case *c)
 {
+  int pat = AC_QADV_NONE;
+  if (o->qadv && ac_qadv_parse(o->qadv, &pat))
+    return ac_cmd_usage_error("gen", "--kv-adversary: unknown pattern '%s'", o->qadv);
+  ac_rng r;
+  ac_rng_init(&r, o->seed, 0x6b76616476ull);
   for (int i = 0; i < 3; i++) {
     if (!o->qfmt[i]) continue;
     ac_qspec q;
     ac_err e;
-    if (ac_qspec_parse(o->qfmt[i], &q, &e) || ac_quant_apply(c, "qkv"[i], &q, &e))
+    if (ac_qspec_parse(o->qfmt[i], &q, &e) || ac_quant_adversary(c, "qkv"[i], &q, i ? pat : AC_QADV_NONE, &r, &e))
       return ac_cmd_usage_error("gen", "--%c-format: %s", "qkv"[i], e.msg);
   }
   return AC_CMD_RUN;

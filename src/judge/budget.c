@@ -272,14 +272,31 @@ static double hull_cap(const ac_precision *c, const ac_problem *p, const ac_orac
   return isnan(cap) ? INFINITY : cap;
 }
 
+/* A quantized tensor whose values are binary64 roundings of its exact ones (float zero points,
+ * p.quant[x].rounded; docs/quantized.md "Exact values"): the kernel's inputs differ from the oracle's
+ * by 2^-53 relative more, charged as one more rounding of that tensor on input, (1 + u)(1 + 2^-53) - 1,
+ * in a copy of the class (buf); c itself otherwise. */
+static const ac_precision *with_rounded_inputs(const ac_precision *c, const ac_problem *p, ac_precision *buf)
+{
+  if (!p->quant[0].rounded && !p->quant[1].rounded && !p->quant[2].rounded) return c;
+  *buf = *c;
+  double *u[3] = {&buf->u_qin, &buf->u_kin, &buf->u_vin};
+  for (int i = 0; i < 3; i++)
+    if (p->quant[i].rounded) *u[i] = (1 + *u[i]) * (1 + 0x1p-53) - 1;
+  return buf;
+}
+
 double ac_budget_exp_arg_delta(const ac_precision *c, const ac_problem *p, const ac_oracle_row *row)
 {
-  return score_errors(c, p, row).delta_arith;
+  ac_precision buf;
+  return score_errors(with_rounded_inputs(c, p, &buf), p, row).delta_arith;
 }
 
 void ac_budget_elem(const ac_precision *c, const ac_problem *p, ac_dtype out, const ac_oracle_row *row,
                     const ac_oracle_elem *el, const double *mu, int nmu, ac_bound *b)
 {
+  ac_precision buf;
+  c = with_rounded_inputs(c, p, &buf);
   double ao = fabs(el->o);
   /* No budget terms (docs/numerics.md §7.16): a non-finite o is judged by the rule table, an empty
    * row by the --empty-rows convention, and a row that sees only its sink has o = 0 exactly, the
@@ -354,6 +371,8 @@ void ac_budget_elem(const ac_precision *c, const ac_problem *p, ac_dtype out, co
 
 void ac_budget_lse(const ac_precision *c, const ac_problem *p, const ac_oracle_row *row, ac_bound *b)
 {
+  ac_precision buf;
+  c = with_rounded_inputs(c, p, &buf);
   /* A row that sees only its sink is a row of one key, the sink (its LSE σ_h is one logit, but the
    * kernel's formula rounds it: FlashAttention-3 forms (σ log2 e + log2 1) ln 2), so it takes the
    * terms below like any other; only a non-finite LSE (the rule table) and a row of no key at all

@@ -22,6 +22,8 @@ typedef enum {
   AC_V_GRAD_FAIL,     /* fuzzer: the kernel's backward (dQ, dK, dV) fails the grad judge (docs/backward.md) */
   AC_V_GRAD_METAMORPHIC, /* fuzzer: the backward on dO scaled by 2^k or on permuted keys disagrees with the
                             original run beyond what a correct kernel allows (no oracle; docs/backward.md) */
+  AC_V_STORE_FAIL,    /* quantize-on-store: the codes, scales or zero points a kernel stored are not its
+                         quantizer's (docs/quantized.md) */
   AC_V_NKINDS
 } ac_verdict_kind;
 
@@ -35,7 +37,7 @@ const char *ac_verdict_name(ac_verdict_kind k);
 int ac_verdict_parse(const char *s, ac_verdict_kind *out);
 const char *ac_policy_name(ac_policy p);
 /* Defaults: FAIL GUARD UNWRITTEN CRASH TIMEOUT fail; SUSPECT NONDETERMINISTIC MASKED-LEAK warn;
- * METAMORPHIC fail; OUT-OF-SEQUENCE fail; GRAD-FAIL fail; GRAD-METAMORPHIC fail; WEAK-CLASS warn; OUT-OF-DOMAIN ignore (reported); SKIP and ERROR have none. */
+ * METAMORPHIC fail; OUT-OF-SEQUENCE fail; GRAD-FAIL fail; GRAD-METAMORPHIC fail; STORE-FAIL fail; WEAK-CLASS warn; OUT-OF-DOMAIN ignore (reported); SKIP and ERROR have none. */
 void ac_policies_init(ac_policies *p);
 /* "KIND=fail|warn|ignore"; -1 with a message otherwise (SKIP and ERROR take no policy). */
 int ac_policies_set(ac_policies *p, const char *spec, ac_err *e);

@@ -107,7 +107,11 @@ LAYOUT_FEATURES = ("varlen", "paged")
 
 # quantized tensors (docs/quantized.md): a case's q, k or v as codes and scales, read by dequantize()
 QUANT_FORMATS = ("q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl", "e4m3fn", "e4m3fnuz", "e5m2", "int8", "int4",
-                 "nvfp4", "mxfp4")
+                 "nvfp4", "mxfp4", "int2", "uint8")
+# quantized layouts (the "quant_layout" feature: group and tile scales, token groups, scale and zero-point
+# dtypes, packed codes) and kernels that quantize their own cache ("quant_store", with "store_quantizers")
+QUANT_FEATURES = ("quant_layout", "quant_store")
+STORE_QUANTIZERS = ("absmax-even-f32-sat", "given-even-f32-sat", "minmax-even-f32-sat", "minmax-away-f32-sat", "ggml")
 _IQ4NL = (-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113)
 _E2M1 = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)
 
@@ -171,42 +175,180 @@ def _code_values(fmt, c):
     return u.astype(np.float64)  # q4_1, q5_1, int4
 
 
-def _spread(a, gran, block, shape):
-    """A scale array of granularity gran broadcast to the tensor's [B, H, T, D]."""
+def _spread(a, spec, shape):
+    """A scale (or zero-point) array of spec's granularity broadcast to the tensor's [B, H, T, D]."""
+    gran, block, g = spec.get("granularity", "block"), int(spec.get("block", 0)), int(spec.get("token_group", 0))
     a = np.asarray(a)
+    T = shape[2]
     if gran == "block":
-        return np.repeat(a, block, axis=3)
+        a = np.repeat(a, block, axis=3)
+        return np.repeat(a, max(g, 1), axis=2)[:, :, :T] if g > 1 else a
     if gran == "token":
         return a[..., None]
     if gran == "channel":
-        return a[:, :, None, :]
+        return np.repeat(a, g, axis=2)[:, :, :T] if g > 1 else a[:, :, None, :]
     if gran == "head":
         return a[:, :, None, None]
     return np.broadcast_to(a.reshape(()), shape)
 
 
+def _sd_values(a, dtype):
+    """Scales or zero points of a declared dtype (f16, bf16 as uint16 bits, f32, i8, u8) as float64."""
+    if dtype == "bf16":
+        return _table_bf16(a)
+    return np.asarray(a).astype(np.float64)
+
+
+def _table_bf16(a):
+    return (np.asarray(a).astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+
+
+def unpack(c, spec):
+    """Codes packed two (int4, nvfp4, mxfp4) or four (int2) to a byte along the last axis, low or high
+    bits first (spec "packing"), one code per byte again."""
+    order = spec.get("packing")
+    if not order:
+        return np.asarray(c)
+    bits = 2 if spec["format"] == "int2" else 4
+    per, m = 8 // bits, (1 << bits) - 1
+    b = np.asarray(c).astype(np.uint8)
+    sh = [(k if order == "low" else per - 1 - k) * bits for k in range(per)]
+    out = np.stack([(b >> s) & m for s in sh], axis=-1)
+    return out.reshape(b.shape[:-1] + (b.shape[-1] * per,)).astype(np.uint8)
+
+
+def pack(c, spec):
+    """The inverse of unpack: codes (one per byte) packed as spec "packing" says."""
+    order = spec.get("packing")
+    if not order:
+        return np.asarray(c)
+    bits = 2 if spec["format"] == "int2" else 4
+    per = 8 // bits
+    c = np.asarray(c).astype(np.uint8)
+    c = c.reshape(c.shape[:-1] + (c.shape[-1] // per, per))
+    out = np.zeros(c.shape[:-1], dtype=np.uint8)
+    for k in range(per):
+        out |= (c[..., k] & ((1 << bits) - 1)) << ((k if order == "low" else per - 1 - k) * bits)
+    return out
+
+
 def dequantize(arrays, x, spec):
-    """The exact values (float64) of quantized tensor x ('q', 'k' or 'v') from its members x_codes,
-    x_scales and x_mins, x_zeros or x_tensor_scale, spec its meta.json quant entry."""
-    fmt, gran, block = spec["format"], spec.get("granularity", "block"), int(spec.get("block", 0))
-    c = arrays[x + "_codes"]
+    """The values (float64) of quantized tensor x ('q', 'k' or 'v') from its members x_codes,
+    x_scales and x_mins, x_zeros or x_tensor_scale, spec its meta.json quant entry: exact, but for
+    float zero points, (code - z) * scale rounded twice in float64."""
+    fmt = spec["format"]
+    c = unpack(arrays[x + "_codes"], spec)
     s = arrays[x + "_scales"]
+    sdt = spec.get("scale_dtype")
     if fmt == "nvfp4":
         sv = _table("e4m3")[s.astype(np.int64)]
     elif fmt == "mxfp4":
         sv = np.where(s == 255, np.nan, np.ldexp(1.0, s.astype(np.int64) - 127))
     else:
-        sv = s.astype(np.float64)
-    S = _spread(sv, gran, block, c.shape)
+        sv = _sd_values(s, sdt)
+    S = _spread(sv, spec, c.shape)
     q = _code_values(fmt, c)
     with np.errstate(invalid="ignore", over="ignore"):
         if fmt in ("q4_1", "q5_1"):
-            return S * q + _spread(arrays[x + "_mins"].astype(np.float64), gran, block, c.shape)
-        if fmt in ("int8", "int4"):
-            return (q - _spread(arrays[x + "_zeros"].astype(np.float64), gran, block, c.shape)) * S
+            return S * q + _spread(arrays[x + "_mins"].astype(np.float64), spec, c.shape)
+        if fmt in ("int8", "int4", "int2", "uint8"):
+            z = _sd_values(arrays[x + "_zeros"], spec.get("zero_dtype"))
+            return (q - _spread(z, spec, c.shape)) * S
         if fmt == "nvfp4":
             return q * S * float(arrays[x + "_tensor_scale"].reshape(-1)[0])
         return q * S
+
+
+def _scale_index(spec, shape):
+    """The scale element of every element of a tensor of shape [B, H, T, D] (int64, that shape)."""
+    B, H, T, D = shape
+    gran, block, g = spec.get("granularity", "block"), int(spec.get("block", 0)), int(spec.get("token_group", 0))
+    rows = -(-T // g) if g > 1 else (T if gran in ("block", "token") else 1)
+    sshape = {"block": (B, H, rows, D // max(block, 1)), "token": (B, H, T), "channel": (B, H, rows, D) if g > 1 else (B, H, D),
+              "head": (B, H), "tensor": (1,)}[gran]
+    n = int(np.prod(sshape))
+    return np.ascontiguousarray(np.broadcast_to(_spread(np.arange(n).reshape(sshape), spec, shape), shape)), sshape, n
+
+
+def _to_sd(v, dtype):
+    """float32 values rounded into a scale or zero-point dtype: (the stored array, its values)."""
+    if dtype == "f16":
+        a = v.astype(np.float16)
+    elif dtype == "bf16":
+        a = encode(v.astype(np.float64), "bf16")
+    else:
+        a = v.astype(np.float32)
+    return a, _sd_values(a, dtype)
+
+
+def _round(v, mode):
+    return np.rint(v) if mode == "even" else np.sign(v) * np.floor(np.abs(v) + 0.5) if mode == "away" else np.trunc(v)
+
+
+def store_quantize(x, spec, given=None):
+    """The members a kernel that quantizes its own cache writes for plain tensor x ([B, H, T, D],
+    float64 holding binary32 values) by spec's quantizer (docs/quantized.md "Quantize-on-store"), as
+    attncheck's reference quantizers compute it in binary32: {"k_codes": ..., "k_scales": ..., "k_zeros": ...}
+    for spec's tensor name spec["tensor"]; given: the case's arrays (rule given). The quantizers of
+    STORE_QUANTIZERS; any other raises NotImplementedError."""
+    rule = spec["store"]
+    if rule not in STORE_QUANTIZERS:
+        raise NotImplementedError("store quantizer %s" % rule)
+    fmt, name = spec["format"], spec["tensor"]
+    x = np.asarray(x, dtype=np.float64).astype(np.float32)
+    if rule == "ggml":
+        if fmt != "q8_0":
+            raise NotImplementedError("ggml's rule for %s" % fmt)
+        b = x.reshape(x.shape[:3] + (x.shape[3] // 32, 32))
+        d = np.abs(b).max(axis=-1) / np.float32(127)
+        idv = np.where(d != 0, np.float32(1) / np.where(d != 0, d, np.float32(1)), np.float32(0)).astype(np.float32)
+        codes = _round((b * idv[..., None]).astype(np.float32).astype(np.float64), "away").astype(np.int8)
+        return {name + "_codes": codes.reshape(x.shape), name + "_scales": d.astype(np.float16)}
+    kind, rnd = rule.split("-")[0], rule.split("-")[1]
+    idx, sshape, n = _scale_index(spec, x.shape)
+    sdt = spec.get("scale_dtype", "f32")
+    fp8 = fmt in ("e4m3fn", "e5m2")
+    if kind == "given":
+        st, sv = given[name + "_scales"], _sd_values(given[name + "_scales"], sdt).reshape(-1)
+    elif kind == "absmax":
+        if not fp8:
+            raise NotImplementedError("absmax for %s" % fmt)
+        a = np.zeros(n, dtype=np.float32)
+        np.maximum.at(a, idx.reshape(-1), np.abs(x).reshape(-1))
+        st, sv = _to_sd(a / np.float32(448 if fmt == "e4m3fn" else 57344), sdt)
+    else:
+        lo, hi = np.full(n, np.inf, dtype=np.float32), np.full(n, -np.inf, dtype=np.float32)
+        np.minimum.at(lo, idx.reshape(-1), x.reshape(-1))
+        np.maximum.at(hi, idx.reshape(-1), x.reshape(-1))
+        qmin, qmax = {"int8": (-128, 127), "uint8": (0, 255), "int4": (0, 15), "int2": (0, 3)}[fmt]
+        st, sv = _to_sd((hi - lo) / np.float32(qmax - qmin), sdt)
+    bad = ~(np.isfinite(sv) & (sv > 0))
+    if bad.any():
+        one, _ = _to_sd(np.ones(1, dtype=np.float32), sdt)
+        st = np.where(bad.reshape(np.shape(st)), one[0], st).astype(np.asarray(st).dtype)
+        sv = np.where(bad, 1.0, sv)
+    s32 = sv.astype(np.float32)[idx]
+    q = (x / s32).astype(np.float32)
+    out = {name + "_scales": np.asarray(st).reshape(sshape)}
+    if fp8:
+        top = 448.0 if fmt == "e4m3fn" else 57344.0
+        out[name + "_codes"] = encode(np.clip(q.astype(np.float64), -top, top), "e4m3" if fmt == "e4m3fn" else "e5m2")
+        return out
+    qmin, qmax = {"int8": (-128, 127), "uint8": (0, 255), "int4": (0, 15), "int2": (0, 3)}[fmt]
+    zdt = spec.get("zero_dtype", "u8" if fmt == "uint8" else "i8")
+    if zdt in ("i8", "u8"):
+        z = given[name + "_zeros"].reshape(-1).astype(np.float64) if kind == "given" else \
+            np.clip(qmin - _round((lo / sv.astype(np.float32)).astype(np.float32).astype(np.float64), rnd), qmin, qmax)
+        zs = z.astype(np.int8 if zdt == "i8" else np.uint8)
+        c = _round(q.astype(np.float64), rnd) + z[idx]
+    else:
+        zs, z = (given[name + "_zeros"], _sd_values(given[name + "_zeros"], zdt).reshape(-1)) if kind == "given" else \
+            _to_sd((np.float32(qmin) - (lo / sv.astype(np.float32)).astype(np.float32)).astype(np.float32), zdt)
+        c = _round((q + z.astype(np.float32)[idx]).astype(np.float32).astype(np.float64), rnd)
+    codes = np.clip(c, qmin, qmax).astype(np.int8 if fmt == "int8" else np.uint8)
+    out[name + "_codes"] = pack(codes, spec)
+    out[name + "_zeros"] = np.asarray(zs).reshape(sshape)
+    return out
 
 
 def encode(x, dtype):
@@ -335,11 +477,17 @@ def _load(inp, decl, tensors):
         meta = json.loads(z.read("meta.json").decode("utf-8"))
     arrays = np.load(inp, allow_pickle=False)
     quant = meta.get("quant") or {}
+    feats = decl.get("features", ALL_FEATURES)
     for x, spec in quant.items():
         if spec["format"] not in decl.get("q_formats" if x == "q" else "kv_formats", ()):
             raise NotImplementedError("quantized %s (%s) is not declared" % (x, spec["format"]))
-    # a quantized tensor arrives as its exact values (float64), read from its codes and scales
-    qa, ka, va = (dequantize(arrays, x, quant[x]) if x in quant else arrays[x] for x in "qkv")
+        if "store" in spec and (spec["store"] not in decl.get("store_quantizers", ()) or "quant_store" not in feats):
+            raise NotImplementedError("storing %s with %s is not declared" % (x, spec["store"]))
+    store = {x: dict(spec, tensor=x) for x, spec in quant.items() if "store" in spec}
+    # a quantized tensor arrives as its exact values (float64), read from its codes and scales; a tensor
+    # the worker stores itself as its plain values (protocol.store_quantize writes its members)
+    qa, ka, va = (dequantize(arrays, x, quant[x]) if x in quant and x not in store else arrays[x] for x in "qkv")
+    quant = {x: spec for x, spec in quant.items() if x not in store}
     dtype = meta["dtype"]
     va_ = meta.get("variants") or {}
     dts = va_.get("dtypes", {}) if "mixed_dtypes" in va_.get("features", ()) else {}
@@ -358,6 +506,8 @@ def _load(inp, decl, tensors):
         raise NotImplementedError("PyTorch is not installed")
     kind = "torch" if torch is not None else "numpy"
     problem = Problem(meta, qa, ka, va, kind, arrays)
+    problem.store = store   # tensor name -> its meta.json quant entry (with "tensor"): attn stores it itself
+    problem.arrays = arrays   # the case file's members (a store's given scales)
     if quant and torch is not None:
         raise NotImplementedError("quantized tensors reach the numpy form only")
     if quant:
@@ -393,8 +543,11 @@ def run_case(attn, inp, out, decl, tensors, oneshot=False):
     class attn names for the case (problem.precision), or in one-shot mode the declared one."""
     problem, q, k, v, arrays, torch = _load(inp, decl, tensors)
     res = attn(q, k, v, problem)
-    o, lse = (res if isinstance(res, tuple) else (res, None))
+    o, lse, stored = (res + (None,) * (3 - len(res)) if isinstance(res, tuple) else (res, None, None))
     members = {"o": _encode_out(torch, o, problem.o_dtype)}
+    if problem.store and not stored:
+        raise ValueError("a quantize-on-store case: attn must return (o, lse, stored members)")
+    members.update(stored or {})
     cls = problem.precision or (declared_class(decl, problem.dtype) if oneshot else None)
     if cls:
         members["precision"] = np.frombuffer(str(cls).encode("ascii"), dtype=np.uint8)
@@ -476,7 +629,7 @@ def serve(attn, decl, tensors, stdin=None, reply=None, backward=None):
 
 def declaration(name=None, dtypes=ALL_DTYPES, masks=ALL_MASKS, features=ALL_FEATURES, precision=None,
                 writes_lse=None, env=(), note=None, empty_rows=None, empty_lse=None,
-                kv_formats=(), q_formats=(), params_dtype=None):
+                kv_formats=(), q_formats=(), params_dtype=None, store_quantizers=()):
     """The JSON object a worker declares itself with (README, "Without C")."""
     d = {"name": name or os.path.basename(sys.argv[0] or "python-worker"), "dtypes": list(dtypes),
          "masks": list(masks), "features": list(features)}
@@ -484,6 +637,8 @@ def declaration(name=None, dtypes=ALL_DTYPES, masks=ALL_MASKS, features=ALL_FEAT
         d["kv_formats"] = list(kv_formats)
     if q_formats:
         d["q_formats"] = list(q_formats)
+    if store_quantizers:
+        d["store_quantizers"] = list(store_quantizers)
     if precision:
         d["precision"] = precision
     if writes_lse is not None:

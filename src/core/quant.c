@@ -319,6 +319,9 @@ int ac_quant_validate_problem(const ac_problem *p, ac_err *e)
                            "tokens belong to different sequences)", x);
     if ((p->f.used & AC_FEAT_LAYOUTS) && p->quant[i].store)
       return ac_err_set(e, "%c: quantize-on-store takes dense cases only", x);
+    if (p->quant[i].store && p->dtype != AC_F32 && p->dtype != AC_F16 && p->dtype != AC_BF16)
+      return ac_err_set(e, "%c: quantize-on-store takes f32, f16 and bf16 values (binary32 holds them), not %s", x,
+                        ac_dtype_name(p->dtype));
     const int64_t *st = x == 'q' ? p->q_stride : x == 'k' ? p->k_stride : p->v_stride;
     if (st[0] || st[1] || st[2] || st[3]) {
       int64_t c[4] = {d[1] * d[2] * d[3], d[2] * d[3], d[3], 1};

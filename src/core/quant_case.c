@@ -189,7 +189,6 @@ static void store_scale(const ac_qspec *q, const ac_qfmt_info *f, ac_qdata *t, i
 }
 
 static void run_quantizer(ac_case *c, int i, const float *src);
-static int finite_plain(const ac_case *c, char x, ac_err *e);
 
 int ac_quant_apply(ac_case *c, char x, const ac_qspec *q, ac_err *e)
 {
@@ -203,6 +202,12 @@ int ac_quant_apply(ac_case *c, char x, const ac_qspec *q, ac_err *e)
   int64_t n = elems(d);
   float *src = ac_xmalloc((size_t)(n ? n : 1) * sizeof *src);
   for (int64_t k = 0; k < n; k++) src[k] = (float)ac_load(dt, *dense_slot(c, x), (size_t)k);
+  for (int64_t k = 0; q->store && k < n; k++)   /* a store's scales come from its plain values */
+    if (!isfinite(src[k])) {
+      free(src);
+      return ac_err_set(e, "%c: a quantize-on-store tensor takes finite values (element %lld is %g)", x, (long long)k,
+                        (double)src[k]);
+    }
   void *plain = q->store ? ac_xmalloc((size_t)(n ? n : 1) * ac_dtype_size(dt)) : NULL;
   if (plain) memcpy(plain, *dense_slot(c, x), (size_t)n * ac_dtype_size(dt));
   ac_problem keep = c->p;
@@ -217,7 +222,6 @@ int ac_quant_apply(ac_case *c, char x, const ac_qspec *q, ac_err *e)
     memcpy(c->quant->t[i].plain, plain, (size_t)n * ac_dtype_size(dt));
     free(plain);
     free(src);
-    if (finite_plain(c, x, e)) return -1;
     if (ac_qstore_rule(q->store) == AC_QSR_GIVEN) {   /* the scale (and zero point) the format's reference gives */
       ac_qspec r = *q;
       r.store = 0;

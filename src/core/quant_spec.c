@@ -220,7 +220,7 @@ static int check_options(const ac_qspec *q, const ac_qfmt_info *f, char tensor, 
     return ac_err_set(e, "%s: scale dtype %s (it takes %s%s)", who, ac_qsdtype_name(ac_qspec_sdtype(q)),
                       ac_qsdtype_name(f->sdtype), var ? ", f16, bf16" : "");
   if (q->zdtype) {
-    ac_qsdtype z = ac_qspec_zdtype(q), own = q->fmt == AC_QF_UINT8 ? AC_QSD_U8 : AC_QSD_I8;
+    ac_qsdtype z = (ac_qsdtype)(q->zdtype - 1), own = q->fmt == AC_QF_UINT8 ? AC_QSD_U8 : AC_QSD_I8;
     if (f->aux != AC_QAUX_ZERO || q->zdtype < 1 || q->zdtype > AC_QSD_N || !(z == own || is_float_sd(z)))
       return ac_err_set(e, "%s: %s zero points (%s)", who, ac_qsdtype_name(z),
                         f->aux == AC_QAUX_ZERO ? (q->fmt == AC_QF_UINT8 ? "it takes u8, f16, bf16, f32" : "it takes i8, f16, bf16, f32")

@@ -30,7 +30,7 @@ static int extend(ac_rng *r, int64_t dk, int64_t dv, int dense, ac_qspec *q)
       if (dk % groups[k] == 0 && dv % groups[k] == 0) cand[nc++] = groups[k];
     if (!nc) return 0;
     q->block = cand[ac_rng_below(r, (uint64_t)nc)];
-    if (dense && ac_rng_below(r, 4) == 0) q->tgroup = tgroups[ac_rng_below(r, 5)];   /* a 2-D tile */
+    if (dense && ac_rng_below(r, 2) == 0) q->tgroup = tgroups[ac_rng_below(r, 5)];   /* a 2-D tile */
   }
   if (var && q->gran == AC_QG_CHANNEL && dense && ac_rng_below(r, 2)) q->tgroup = tgroups[1 + ac_rng_below(r, 4)];
   if (var && ac_rng_below(r, 3) == 0) q->sdtype = (int32_t)floats[ac_rng_below(r, 3)] + 1;
@@ -62,6 +62,7 @@ static int pick_spec(ac_rng *r, const ac_gen_limits *l, uint32_t mask, int64_t d
     memset(q, 0, sizeof *q);
     q->fmt = f;
     q->gran = grans[ac_rng_below(r, (uint64_t)ng)];
+    if (ext && !fi->block && (fi->grans >> AC_QG_BLOCK & 1u) && ac_rng_below(r, 3) == 0) q->gran = AC_QG_BLOCK;   /* groups */
     q->block = q->gran == AC_QG_BLOCK ? fi->block : 0;
     if (ext && !extend(r, dk, dv, dense, q)) continue;
     ac_err e;

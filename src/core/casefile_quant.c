@@ -91,8 +91,8 @@ static int read_tensor(json_object *t, char x, ac_qspec *q, const char *path, ac
     }
   if (sd_field(t, "scale_dtype", 0, &q->sdtype, path, x, e) || sd_field(t, "zero_dtype", 1, &q->zdtype, path, x, e))
     return -1;
-  if (q->sdtype == (int32_t)f->sdtype + 1) q->sdtype = 0;   /* the format's own: as if not declared */
-  if (q->zdtype && f->aux == AC_QAUX_ZERO && q->zdtype == (fmt == AC_QF_UINT8 ? AC_QSD_U8 : AC_QSD_I8) + 1) q->zdtype = 0;
+  q->fmt = fmt;   /* the format's own dtypes: as if not declared */
+  ac_qspec_normalize(q);
   if (pk && strcmp(pk, "low") && strcmp(pk, "high"))
     return ac_err_set(e, "%s: meta.json quant.%c.packing '%.20s': low or high", path, x, pk);
   q->pack = !pk ? AC_QPACK_NONE : !strcmp(pk, "low") ? AC_QPACK_LOW_FIRST : AC_QPACK_HIGH_FIRST;

@@ -109,6 +109,9 @@ ac_qsdtype ac_qspec_zdtype(const ac_qspec *q);
  * int or fp8 format, token groups, scale or zero dtypes other than the format's, packed codes, the
  * int2 and uint8 formats (ATTNCHECK_FEAT_QUANT_LAYOUT). */
 int ac_qspec_extended(const ac_qspec *q);
+/* q in its one form: dtypes equal to the format's own and a token group of 1 written as 0 (as a case
+ * file reads them back). */
+void ac_qspec_normalize(ac_qspec *q);
 /* Codes per byte of q's packing (1 unpacked). */
 int ac_qspec_per_byte(const ac_qspec *q);
 /* The ATTNCHECK_FEAT_QUANT_ bits p's quantized tensors use (AC_FEAT_QUANT_STORE, AC_FEAT_QUANT_LAYOUT,

@@ -59,7 +59,7 @@ static void subnormal_range(ac_qsdtype t, int *lo, int *hi)
   if (t == AC_QSD_F16) *lo = -24, *hi = -15;
   else if (t == AC_QSD_E4M3) *lo = -9, *hi = -7;
   else if (t == AC_QSD_E8M0) *lo = -127, *hi = -125;
-  else *lo = -149, *hi = -127;   /* f32, bf16 */
+  else *lo = -132, *hi = -127;   /* f32, bf16: values stay within binary32's range (fp8's smallest code 2^-17) */
 }
 
 /* Values at ties of the format's quantizer in group idx[0 .. n): q8_0's d = 127/16 / 127 with every

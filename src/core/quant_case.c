@@ -190,8 +190,11 @@ static void store_scale(const ac_qspec *q, const ac_qfmt_info *f, ac_qdata *t, i
 
 static void run_quantizer(ac_case *c, int i, const float *src);
 
-int ac_quant_apply(ac_case *c, char x, const ac_qspec *q, ac_err *e)
+int ac_quant_apply(ac_case *c, char x, const ac_qspec *spec, ac_err *e)
 {
+  ac_qspec qn = *spec;
+  ac_qspec_normalize(&qn);
+  const ac_qspec *q = &qn;
   int i = ac_qslot(x);
   if (i < 0) return ac_err_set(e, "tensor '%c' cannot be quantized", x);
   int64_t d[4];
@@ -394,9 +397,27 @@ int ac_quant_remap(const ac_case *src, ac_case *dst, char x, const ac_qmap *m, a
   if (q->gran == AC_QG_BLOCK && (dd[3] % q->block || !blocks_whole(m->d, dd[3], q->block)))
     return ac_err_set(e, "%c: the slice cuts a %s block of %lld", x, f->name, (long long)q->block);
   int64_t g = ac_qspec_tgroup(q);
-  if (g > 1 && !blocks_whole(m->t, dd[2], g))
-    return ac_err_set(e, "%c: the slice cuts a group of %lld tokens of %s's scales", x, (long long)g, f->name);
   if (ac_quant_alloc(dst, e)) return -1;
+  if (g > 1 && !blocks_whole(m->t, dd[2], g)) {   /* a token group cut: the values moved, quantized again */
+    double *dv = *dense_slot(dst, x);
+    const double *sv = *dense_slot((ac_case *)src, x);
+    size_t ps = ac_dtype_size(src->p.dtype);
+    for (int64_t b = 0, n = 0; b < dd[0]; b++)
+      for (int64_t h = 0; h < dd[1]; h++)
+        for (int64_t tt = 0; tt < dd[2]; tt++)
+          for (int64_t k = 0; k < dd[3]; k++, n++) {
+            int64_t B = at(m->b, b), H = at(m->h, h), T = at(m->t, tt), K = at(m->d, k);
+            int64_t from = ((B * sd[1] + H) * sd[2] + T) * sd[3] + K;
+            int ok = B >= 0 && H >= 0 && T >= 0 && K >= 0;
+            dv[n] = ok && isfinite(sv[from]) ? sv[from] : 0;
+            if (dst->quant->t[i].plain)
+              memcpy((char *)dst->quant->t[i].plain + (size_t)n * ps, ok ? (const char *)src->quant->t[i].plain + (size_t)from * ps
+                                                                           : (const char *)&(uint64_t){0}, ps);
+          }
+    if (q->store) ac_quant_store_derive(dst, x);
+    else ac_quant_requantize(dst, x);
+    return 0;
+  }
   const ac_qdata *s = &src->quant->t[i];
   ac_qdata *t = &dst->quant->t[i];
   size_t ss = ac_qsdtype_size(ac_qspec_sdtype(q)),

@@ -27,6 +27,16 @@ ac_qsdtype ac_qspec_zdtype(const ac_qspec *q)
   return q->fmt == AC_QF_UINT8 ? AC_QSD_U8 : AC_QSD_I8;
 }
 
+void ac_qspec_normalize(ac_qspec *q)
+{
+  const ac_qfmt_info *f = ac_qfmt_get(q->fmt);
+  if (!f) return;
+  if (q->sdtype == (int32_t)f->sdtype + 1) q->sdtype = 0;
+  if (f->aux == AC_QAUX_ZERO && q->zdtype == (int32_t)(q->fmt == AC_QF_UINT8 ? AC_QSD_U8 : AC_QSD_I8) + 1) q->zdtype = 0;
+  if (q->gran == AC_QG_BLOCK && q->tgroup == 1) q->tgroup = 0;
+  q->rounded = 0;
+}
+
 int ac_qspec_per_byte(const ac_qspec *q)
 {
   const ac_qfmt_info *f = ac_qfmt_get(q->fmt);
@@ -172,6 +182,7 @@ int ac_qspec_parse(const char *s, ac_qspec *q, ac_err *e)
   }
   if (q->gran == AC_QG_BLOCK && !q->block)
     return ac_err_set(e, "%s: block granularity needs a group size (group:32, group:64, group:128)", f->name);
+  ac_qspec_normalize(q);
   return ac_qspec_check(q, 0, 0, e);
 }
 

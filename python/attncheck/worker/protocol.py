@@ -290,9 +290,12 @@ def store_quantize(x, spec, given=None):
     float64 holding binary32 values) by spec's quantizer (docs/quantized.md "Quantize-on-store"), as
     attncheck's reference quantizers compute it in binary32: {"k_codes": ..., "k_scales": ..., "k_zeros": ...}
     for spec's tensor name spec["tensor"]; given: the case's arrays (rule given). The quantizers of
-    STORE_QUANTIZERS; any other raises NotImplementedError."""
+    STORE_QUANTIZERS, the other roundings of min-max and fp8's nan on overflow; binary32 arithmetic only (any
+    other raises NotImplementedError)."""
     rule = spec["store"]
-    if rule not in STORE_QUANTIZERS:
+    words = rule.split("-")
+    if rule != "ggml" and (len(words) != 4 or words[0] not in ("absmax", "minmax", "given")
+                           or words[1] not in ("even", "away", "trunc") or words[2] != "f32" or words[3] not in ("sat", "nan")):
         raise NotImplementedError("store quantizer %s" % rule)
     fmt, name = spec["format"], spec["tensor"]
     x = np.asarray(x, dtype=np.float64).astype(np.float32)
@@ -304,7 +307,7 @@ def store_quantize(x, spec, given=None):
         idv = np.where(d != 0, np.float32(1) / np.where(d != 0, d, np.float32(1)), np.float32(0)).astype(np.float32)
         codes = _round((b * idv[..., None]).astype(np.float32).astype(np.float64), "away").astype(np.int8)
         return {name + "_codes": codes.reshape(x.shape), name + "_scales": d.astype(np.float16)}
-    kind, rnd = rule.split("-")[0], rule.split("-")[1]
+    kind, rnd, sat = words[0], words[1], words[3] == "sat"
     idx, sshape, n = _scale_index(spec, x.shape)
     sdt = spec.get("scale_dtype", "f32")
     fp8 = fmt in ("e4m3fn", "e5m2")
@@ -330,9 +333,10 @@ def store_quantize(x, spec, given=None):
     s32 = sv.astype(np.float32)[idx]
     q = (x / s32).astype(np.float32)
     out = {name + "_scales": np.asarray(st).reshape(sshape)}
-    if fp8:
+    if fp8:   # the nearest fp8 value by the rounding, saturating or not
         top = 448.0 if fmt == "e4m3fn" else 57344.0
-        out[name + "_codes"] = encode(np.clip(q.astype(np.float64), -top, top), "e4m3" if fmt == "e4m3fn" else "e5m2")
+        qd = q.astype(np.float64)
+        out[name + "_codes"] = encode(np.clip(qd, -top, top) if sat else qd, "e4m3" if fmt == "e4m3fn" else "e5m2", rnd)
         return out
     qmin, qmax = {"int8": (-128, 127), "uint8": (0, 255), "int4": (0, 15), "int2": (0, 3)}[fmt]
     zdt = spec.get("zero_dtype", "u8" if fmt == "uint8" else "i8")
@@ -351,8 +355,9 @@ def store_quantize(x, spec, given=None):
     return out
 
 
-def encode(x, dtype):
-    """Floats rounded once, to nearest even, to dtype (bit patterns for the narrow formats)."""
+def encode(x, dtype, mode="even"):
+    """Floats rounded once, to nearest even, to dtype (bit patterns for the narrow formats; those also
+    with ties away from zero, mode "away", or toward zero, "trunc")."""
     x = np.asarray(x, dtype=np.float64)
     if dtype in ("f16", "f32", "f64"):
         return x.astype({"f16": np.float16, "f32": np.float32, "f64": np.float64}[dtype])
@@ -365,7 +370,7 @@ def encode(x, dtype):
     with np.errstate(all="ignore"):
         _, e = np.frexp(np.where(np.isfinite(ax), ax, 0.0))
         q = np.ldexp(1.0, np.maximum(e - 1, emin) - m)
-        r = np.round(ax / q) * q
+        r = _round(ax / q, mode) * q
     idx = np.searchsorted(pos[fin], np.where(np.isfinite(r), np.minimum(r, maxf), 0.0))
     out = idx.astype(np.int64)
     over = ~np.isnan(x) & ((r > maxf) | np.isinf(x))

@@ -127,6 +127,10 @@ static void print_scores(FILE *f, const ac_precision *c)
             "of %d\n"
             "               (per block, absolute), + 127*2^-25 |c| (|q|_1 + max_j |k_j|_1) (f16 scale subnormal)\n",
             AC_Q8_BLOCK);
+  if (c->q81)
+    fprintf(f, "  q8_1 sums    |c| M ((2^-10 + 2^-24 + 2^-35) 1.126 (1 + 2^-24) + 2.01 gamma(n_b + 2, 2^-24)) (|q|_1 + max_j "
+               "|k_j|_1)\n"
+               "               + |c| M 4065*2^-25 n_b, M = max |min| of a q4_1 or q5_1 K, n_b its blocks a row\n");
   if (c->scaled_in != AC_F64)
     fprintf(f, "  scaled Q,K   (1 + u_in)^2 on Q.K^T's gamma, + (2u_in + u_in^2)|c|Z_j, u_in = %s (%s)\n",
             pow2s(ac_dtype_get(c->scaled_in)->u, a, sizeof a), fmtn(c->scaled_in));

@@ -60,6 +60,8 @@ typedef struct {
   int32_t store;    /* a quantize-on-store tensor's quantizer (AC_QST_..., quant.h); 0: none */
   int32_t rounded;  /* derived when its values are decoded: some value is the binary64 rounding of
                        its exact one (a float zero point) */
+  double mins_max;  /* derived when decoded: the largest |min| of a q4_1 or q5_1 tensor (inf for a
+                       non-finite one; 0 for other formats) */
 } ac_qspec;
 
 typedef struct {

@@ -131,6 +131,11 @@ void ac_quant_decode(ac_case *c, char x)
   const ac_qsdtype zd = ac_qspec_zdtype(q);
   const int fz = f->aux == AC_QAUX_ZERO && zd != AC_QSD_I8 && zd != AC_QSD_U8;   /* a float zero point */
   int rounded = 0;
+  double mins_max = 0;
+  for (int64_t s = 0; f->aux == AC_QAUX_MIN && s < ac_qscale_count(q, d); s++) {
+    double m = fabs(ac_qscale_value(zd, ac_qsd_load(zd, t->aux, (size_t)s)));
+    mins_max = isnan(m) || m > mins_max ? (isnan(m) ? INFINITY : m) : mins_max;
+  }
   for (int64_t b = 0, n = 0; b < d[0]; b++)
     for (int64_t h = 0; h < d[1]; h++)
       for (int64_t tt = 0; tt < d[2]; tt++)
@@ -140,6 +145,7 @@ void ac_quant_decode(ac_case *c, char x)
           out[n] = fz ? ac_qvalue_zero(q->fmt, t->codes[n], sv, av, &rounded) : ac_qvalue(q->fmt, t->codes[n], sv, av);
         }
   q->rounded = rounded;
+  q->mins_max = mins_max;
 }
 
 int64_t ac_qgroup_of(const ac_qspec *q, const int64_t d[4], int64_t s, int64_t *idx)

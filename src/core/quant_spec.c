@@ -35,6 +35,7 @@ void ac_qspec_normalize(ac_qspec *q)
   if (f->aux == AC_QAUX_ZERO && q->zdtype == (int32_t)(q->fmt == AC_QF_UINT8 ? AC_QSD_U8 : AC_QSD_I8) + 1) q->zdtype = 0;
   if (q->gran == AC_QG_BLOCK && q->tgroup == 1) q->tgroup = 0;
   q->rounded = 0;
+  q->mins_max = 0;
 }
 
 int ac_qspec_per_byte(const ac_qspec *q)

@@ -77,6 +77,22 @@ static double q8_coef(const ac_precision *c, double dk, int typical)
   return AC_Q8_BETA * (1 + g) * (1 + c->u_kin);
 }
 
+/* Q in q8_1 blocks against a q4_1 or q5_1 K (docs/numerics.md §7.18): ggml's block dot product is
+ * d_k d_q sum c_k c_q + m_k s with s = fl16(fl32(d_q sum c_q)) beside the q8 values' d~_q sum c_q:
+ * |s - d~_q sum c_q| <= (2^-10 + 2^-24 + 2^-35) |d_q| sum |c_q| + 2^-25 (1 + sum |c_q|), where
+ * |d_q c_t| <= |q_t| + d_q (1/2 + 2^-16) and d_q <= (1 + 2^-24) qb / 127 <= |q_b|_1 / 127 give
+ * |d_q| sum |c_q| <= 1.126 |q_b|_1 over the block, and sum |c_q| <= 32 * 127; its block terms, rounded in
+ * binary32 and summed over n_b blocks, err by gamma(n_b + 2) of sum |d d sum c c| + |m s|, of which the
+ * |m| parts reach 2.01 M |q|_1. An absolute error of every score: |c| M times that, M the largest |min|
+ * of K (p.quant[1].mins_max), |q|_1 <= qk_l1. */
+static double q81_term(const ac_problem *p, const ac_oracle_row *row, double ca)
+{
+  double M = p->quant[1].mins_max, nb = ceil((double)p->dk / AC_Q8_BLOCK);
+  if (!isfinite(M) || !isfinite(row->qk_l1)) return INFINITY;
+  double beta = (0x1p-10 + 0x1p-24 + 0x1p-35) * 1.126 * (1 + 0x1p-24) + 2.01 * ac_gamma_w(nb + 2, 0x1p-24, 0);
+  return ca * M * (beta * row->qk_l1 + 4065 * 0x1p-25 * nb);
+}
+
 /* Half the smallest subnormal spacing of the format scaled operands are rounded to. */
 static double eta_scaled(const ac_precision *c)
 {
@@ -179,6 +195,7 @@ static score_err score_errors(const ac_precision *c, const ac_problem *p, const 
    * smallest normal under DAZ), q8's subnormal scale: times the |k| (|q|) it multiplies (§7.17) */
   double in_eta = fmax(c->eta_qin, c->eta_kin) + c->daz_qk + (c->q8 ? AC_Q8_FLOOR : 0);
   if (in_eta > 0) r.eta_s += isfinite(row->qk_l1) ? row->qk_l1 * ca * in_eta : INFINITY;
+  if (c->q81 && p->quant[1].mins_max > 0) r.eta_s += q81_term(p, row, ca);
   double rest = (c->u_S + c->u_s) * as + 4 * c->u_s * as + c->u_e + r.eta_s;
   /* scales folded into the softmax scale (fold, §7.17): two more roundings of every score's factor */
   if (c->u_fold > 0) rest += 2 * c->u_fold * as;

@@ -169,11 +169,11 @@ static double round_limit(int v)
 }
 
 /* 1 when the dk (dv) values at base[off..] hold one that rounding part v takes beyond its
- * format (q8: a block whose scale max|x|/127 rounds to f16 infinity). */
+ * format (q8, q81: a block whose scale max|x|/127 rounds to f16 infinity). */
 static int beyond_input(int v, ac_dtype t, const void *base, size_t off, int64_t n)
 {
   if (v == AC_PF_NONE) return 0;
-  double lim = v == AC_PF_Q8 ? 127 * round_limit(AC_F16) : round_limit(v);
+  double lim = v == AC_PF_Q8 || v == AC_PF_Q81 ? 127 * round_limit(AC_F16) : round_limit(v);
   for (int64_t x = 0; x < n; x++) {
     double a = fabs(ac_load(t, base, off + (size_t)x));
     if (isfinite(a) && !(a < lim)) return 1;

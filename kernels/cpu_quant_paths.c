@@ -70,6 +70,16 @@ static int ggml_q8_run(const attncheck_problem *p, const attncheck_tensors *t, c
   float *vals[2] = {NULL, NULL};
   int rc = 0;
   const int q81 = v->t[1].format == AC_QF_Q4_1 || v->t[1].format == AC_QF_Q5_1;
+  for (int64_t e = 0; q81 && e < p->batch * p->kv_heads * p->tk * (p->dk / 32); e++) {   /* contiguous rows of blocks */
+    uint8_t c[32];
+    uint16_t d, m;
+    ac_qggml_unpack(v->t[1].format, v->t[1].ggml + e * v->t[1].ggml_stride[3], c, &d, &m);
+    if (!isfinite(ac_f16_to_f32(d)) || !isfinite(ac_f16_to_f32(m))) {
+      snprintf(err, n, ATTNCHECK_UNSUPPORTED " a non-finite %s scale or min: the q8_1 dot's m s is not the "
+                                             "elements' IEEE products", ac_qfmt_name(v->t[1].format));
+      return 1;
+    }
+  }
   for (int i = 0; i < 2 && !rc; i++)
     if (v->t[1 + i].format && !(vals[i] = ac_cpu_quant_dequantize(p, &v->t[1 + i], "kv"[i]))) {
       snprintf(err, n, "out of memory");

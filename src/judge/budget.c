@@ -81,15 +81,15 @@ static double q8_coef(const ac_precision *c, double dk, int typical)
  * d_k d_q sum c_k c_q + m_k s with s = fl16(fl32(d_q sum c_q)) beside the q8 values' d~_q sum c_q:
  * |s - d~_q sum c_q| <= (2^-10 + 2^-24 + 2^-35) |d_q| sum |c_q| + 2^-25 (1 + sum |c_q|), where
  * |d_q c_t| <= |q_t| + d_q (1/2 + 2^-16) and d_q <= (1 + 2^-24) qb / 127 <= |q_b|_1 / 127 give
- * |d_q| sum |c_q| <= 1.126 |q_b|_1 over the block, and sum |c_q| <= 32 * 127; its block terms, rounded in
- * binary32 and summed over n_b blocks, err by gamma(n_b + 2) of sum |d d sum c c| + |m s|, of which the
- * |m| parts reach 2.01 M |q|_1. An absolute error of every score: |c| M times that, M the largest |min|
+ * |d_q| sum |c_q| <= 1.126 |q_b|_1 over the block, and sum |c_q| <= 32 * 127; its block terms (d d
+ * rounded, the integer sums cut in up to 8 SIMD lanes, summed in any order with the m s terms) err by
+ * gamma(8 n_b + 4) of sum |d d sum c c| + |m s|, of which the |m| parts reach 2.01 M |q|_1. An absolute error of every score: |c| M times that, M the largest |min|
  * of K (p.quant[1].mins_max), |q|_1 <= qk_l1. */
 static double q81_term(const ac_problem *p, const ac_oracle_row *row, double ca)
 {
   double M = p->quant[1].mins_max, nb = ceil((double)p->dk / AC_Q8_BLOCK);
   if (!isfinite(M) || !isfinite(row->qk_l1)) return INFINITY;
-  double beta = (0x1p-10 + 0x1p-24 + 0x1p-35) * 1.126 * (1 + 0x1p-24) + 2.01 * ac_gamma_w(nb + 2, 0x1p-24, 0);
+  double beta = (0x1p-10 + 0x1p-24 + 0x1p-35) * 1.126 * (1 + 0x1p-24) + 2.01 * ac_gamma_w(8 * nb + 4, 0x1p-24, 0);
   return ca * M * (beta * row->qk_l1 + 4065 * 0x1p-25 * nb);
 }
 

@@ -65,6 +65,8 @@ static double qview_value(const ac_qview_tensor *v, const ac_qspec *q, int64_t b
   if ((bug == AC_QBUG_NO_V_SCALE && x == 'v') || (bug == AC_QBUG_NO_Q_SCALE && x == 'q')) s = 1;
   if (bug == AC_QBUG_ZERO_SIGN && f->aux == AC_QAUX_ZERO) a = -a;
   int rounded = 0;
+  if (bug == AC_QDQ_F32 && f->aux == AC_QAUX_ZERO)
+    return (double)(((float)(v->format == AC_QF_INT8 ? (int8_t)code : (int)code) - (float)a) * (float)s);
   if (bug == AC_QBUG_FN_AS_FNUZ && v->format == AC_QF_E4M3FN) val = ac_e4m3fnuz_decode(code) * s;
   else if (f->aux == AC_QAUX_ZERO && zd != AC_QSD_I8 && zd != AC_QSD_U8) val = ac_qvalue_zero(v->format, code, s, a, &rounded);
   else val = ac_qvalue(v->format, code, s, a);
@@ -104,6 +106,11 @@ static float *dequantize(const attncheck_problem *p, const ac_qview_tensor *v, c
 float *ac_cpu_quant_dequantize(const attncheck_problem *p, const ac_qview_tensor *v, char x)
 {
   return dequantize(p, v, x, 0);
+}
+
+float *ac_cpu_quant_dequantize_dq32(const attncheck_problem *p, const ac_qview_tensor *v, char x)
+{
+  return dequantize(p, v, x, AC_QDQ_F32);
 }
 
 uint16_t *ac_cpu_quant_dequantize16(const attncheck_problem *p, const ac_qview_tensor *v, char x, int dt)

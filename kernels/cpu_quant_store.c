@@ -8,8 +8,9 @@
  *                        point (integer, clamped, or float: OpenVINO's u8/u4 KV-cache compression,
  *                        KIVI), ties to even or away from zero;
  *   store-q8_0-ref-f32   K and V to ggml's q8_0 rows (quantize_row_q8_0_ref, llama.cpp's cache write).
- * Each writes what it stores into tensors.store, dequantizes it to binary32 (the exact value rounded
- * to nearest) and runs naive-f32 over it: class kv-f32. Dense cases only. The store mutants
+ * Each writes what it stores into tensors.store, dequantizes it to binary32 (fp8 and q8_0: the exact
+ * value rounded to nearest, class kv-f32; int codes as OpenVINO does, ((float)c - z) * s, class dq-f32)
+ * and runs naive-f32 over it. Dense cases only. The store mutants
  * (kernels/mutants/store_mutants.c) are these kernels with one defect of the store (AC_SBUG_...). */
 #include "config.h"
 #include <math.h>
@@ -105,7 +106,7 @@ int ac_cpu_store_run(int bug, const attncheck_problem *p, const attncheck_tensor
   for (int i = 0; i < 3 && !rc; i++) {
     if (!p->quant_spec[i].store_rule) continue;
     store_tensor(p, t, t->store, i, bug);
-    if (!(vals[i] = ac_cpu_quant_dequantize(p, &t->store->t[i], "qkv"[i]))) {
+    if (!(vals[i] = ac_cpu_quant_dequantize_dq32(p, &t->store->t[i], "qkv"[i]))) {
       snprintf(err, n, "out of memory");
       rc = 1;
     }
@@ -136,11 +137,11 @@ static int store_qrun(const attncheck_problem *p, const attncheck_tensors *t, co
   return ac_cpu_store_run(AC_SBUG_NONE, p, t, err, n);
 }
 
-#define STORE_KERNEL(SYM, NAME, DESC, QUANTIZERS)                                                          \
+#define STORE_KERNEL(SYM, NAME, DESC, QUANTIZERS, CLASS)                                                          \
   const attncheck_kernel SYM = {ATTNCHECK_KERNEL_INIT,                                                     \
                                 .name = NAME,                                                              \
                                 .description = DESC,                                                       \
-                                .precision = "kv-f32",                                                     \
+                                .precision = CLASS,                                                        \
                                 .memory = ATTNCHECK_MEM_HOST,                                              \
                                 .caps = AC_CPU_STORE_CAPS,                                                 \
                                 .supports = store_supports,                                                \
@@ -150,14 +151,14 @@ static int store_qrun(const attncheck_problem *p, const attncheck_tensors *t, co
 STORE_KERNEL(ac_cpu_store_fp8_ref_f32, "store-fp8-ref-f32",
              "quantizes K and V itself to fp8 (max|x| / the largest code per group, or given scales; x / s in "
              "binary32, nearest even, saturating: vLLM), then naive-f32 over what it stored",
-             AC_CPU_STORE_FP8_QUANTIZERS)
+             AC_CPU_STORE_FP8_QUANTIZERS, "kv-f32")
 STORE_KERNEL(ac_cpu_store_minmax_ref_f32, "store-minmax-ref-f32",
              "quantizes K and V itself to uint8, int8, int4 or int2 codes by min and max per group with a zero point "
-             "(OpenVINO's u8/u4 cache, KIVI), then naive-f32 over what it stored",
-             AC_CPU_STORE_MINMAX_QUANTIZERS)
+             "(OpenVINO's u8/u4 cache, KIVI), then naive-f32 over ((float)c - z) * s",
+             AC_CPU_STORE_MINMAX_QUANTIZERS, "dq-f32")
 STORE_KERNEL(ac_cpu_store_q8_0_ref_f32, "store-q8_0-ref-f32",
              "quantizes K and V itself to ggml's q8_0 rows (quantize_row_q8_0_ref), then naive-f32 over what it stored",
-             "ggml")
+             "ggml", "kv-f32")
 
 #define F(x) (1u << AC_QF_##x)
 const ac_quant_kernel ac_cpu_store_fp8_entry = {&ac_cpu_store_fp8_ref_f32, AC_CPU_STORE_FP8_FORMATS, 0, 1, store_qrun};

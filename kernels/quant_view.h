@@ -60,7 +60,8 @@ enum {
   AC_QBUG_NAN_DROPPED,       /* a NaN value (NaN code or scale) read as 0 */
   AC_QBUG_QHEAD_SCALE,       /* fp8 per-head K and V scales indexed by the query head under GQA (dense cases) */
   AC_QBUG_PAST_SEQLEN,       /* paged: every slot of a sequence's pages read as a key, past cache_seqlens */
-  AC_QBUG_PACK_ORDER         /* packed codes read in the other order (high nibble first where low first is declared) */
+  AC_QBUG_PACK_ORDER,        /* packed codes read in the other order (high nibble first where low first is declared) */
+  AC_QDQ_F32 = 64            /* not a defect: int formats dequantized in binary32 as ((float)c - z) * s (dq=f32) */
 };
 int ac_cpu_quant_bug_run(int bug, const attncheck_problem *p, const attncheck_tensors *t, const ac_qview *v, char *err, size_t n);
 /* The table entry of quantized mutant k (kernels/mutants/quant_mutants.c, store_mutants.c); NULL for any
@@ -93,6 +94,9 @@ extern const ac_quant_kernel ac_cpu_store_fp8_entry, ac_cpu_store_minmax_entry, 
 /* Tensor x (q, k, v) of view v as binary32 values (each exact value rounded to nearest) in a span
  * with the tensor's own strides, NaN between elements; NULL when out of memory (cpu_quant.c). */
 float *ac_cpu_quant_dequantize(const attncheck_problem *p, const ac_qview_tensor *v, char x);
+/* The same with an int format's values formed in binary32, ((float)c - z) * s (OpenVINO's u8/u4 cache;
+ * class dq-f32); other formats as ac_cpu_quant_dequantize. */
+float *ac_cpu_quant_dequantize_dq32(const attncheck_problem *p, const ac_qview_tensor *v, char x);
 /* The same rounded once more, to f16 (dt ATTNCHECK_F16) or bf16 (ATTNCHECK_BF16) bits: fl16(fl32(x)),
  * as an engine that forms code x scale in binary32 and stores the product in its compute dtype. */
 uint16_t *ac_cpu_quant_dequantize16(const attncheck_problem *p, const ac_qview_tensor *v, char x, int dt);

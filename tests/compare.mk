@@ -2,6 +2,8 @@
 AC_COMPARE_TESTS = tests/tcompare tests/tcompare_suite tests/tdomain
 # tprecision_parts: classes as sets of parts, class strings, specs with parts (docs/numerics.md §6.1).
 AC_COMPARE_TESTS += tests/tprecision_parts
+# tquant_dq: the class part dq=f32 against a kernel dequantizing c s - z s in binary32 (numerics.md §7.17).
+AC_COMPARE_TESTS += tests/tquant_dq
 check_PROGRAMS += $(AC_COMPARE_TESTS)
 TESTS += $(AC_COMPARE_TESTS)
 # tpreset_budgets: every budget of every preset class on the calibration corpus, bit for bit against

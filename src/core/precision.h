@@ -32,6 +32,7 @@ enum {
   AC_PART_RS,
   AC_PART_SUB,
   AC_PART_FOLD,
+  AC_PART_DQ,
   AC_NPARTS
 };
 /* Values of the format parts: a dtype (ac_dtype), AC_PF_NONE, AC_PF_Q8 (q8_0 blocks), AC_PF_Q81 (q8_1
@@ -88,6 +89,8 @@ typedef struct {
                     rounding each of scale·q_scale and ·k_scale, one of o'·v_scale; 0: not folded) */
   int q81;       /* Q in q8_1 blocks (q8 set too): the block sums of a q4_1 or q5_1 K's min term
                     (docs/numerics.md §7.18) */
+  double u_dq;   /* quantized tensors dequantized in this format from code, scale and zero point (or min):
+                    2u relative and 4u max|z s| absolute per element (dq=f32, docs/numerics.md §7.17); 0: not */
 } ac_precision;
 
 /* The presets, in listing order. */

@@ -59,6 +59,9 @@ static const part_def parts[AC_NPARTS] = {
     {"fold", K_FMT, A_NONE | A_F32, NULL, AC_PF_NONE,
      "quantized Q's and K's scales folded into the softmax scale, V's applied to the output, rounded in this format "
      "(FlashAttention-3's descales)"},
+    {"dq", K_FMT, A_NONE | A_F32, NULL, AC_PF_NONE,
+     "quantized tensors dequantized in this format from code, scale and zero point or min, in up to two operations "
+     "((c - z) s, c s - z s, d c + m): 2u relative and 4u max|z s| absolute per element"},
 };
 
 static const char *fmt_name(int v)
@@ -163,7 +166,7 @@ static int parse_tokens(const char *whole, const char *s, ac_prec_parts *out, in
     while (i < AC_NPARTS && strcmp(parts[i].key, tok)) i++;
     if (i == AC_NPARTS)
       return ac_err_set(e,
-                        "class '%s': unknown part '%s' (parts: q k v sqk qk s sm exp eu lse p pv l rs sub fold; "
+                        "class '%s': unknown part '%s' (parts: q k v sqk qk s sm exp eu lse p pv l rs sub fold dq; "
                         "see 'attncheck list --precision')",
                         whole, tok);
     if (given[i]) return ac_err_set(e, "class '%s': part %s given twice", whole, tok);
@@ -302,6 +305,7 @@ void ac_prec_parts_derive(const ac_prec_parts *p, ac_precision *c)
   c->q8 = v[AC_PART_Q] == AC_PF_Q8 || v[AC_PART_Q] == AC_PF_Q81;
   c->q81 = v[AC_PART_Q] == AC_PF_Q81;
   c->u_fold = fmt_u(v[AC_PART_FOLD]);
+  c->u_dq = fmt_u(v[AC_PART_DQ]);
   c->sub = sub;
   c->daz_qk = sub == AC_SUB_DAZ ? normal_min(qk) : 0;
   c->daz_v = sub == AC_SUB_DAZ ? normal_min(pv) : 0;
@@ -310,7 +314,7 @@ void ac_prec_parts_derive(const ac_prec_parts *p, ac_precision *c)
 int ac_precision_grad_unmodelled(const ac_precision *c, char *buf, size_t n)
 {
   const int16_t *v = c->parts.v;
-  static const int check[] = {AC_PART_Q, AC_PART_K, AC_PART_V, AC_PART_RS, AC_PART_SUB, AC_PART_FOLD};
+  static const int check[] = {AC_PART_Q, AC_PART_K, AC_PART_V, AC_PART_RS, AC_PART_SUB, AC_PART_FOLD, AC_PART_DQ};
   for (size_t i = 0; i < sizeof check / sizeof check[0]; i++) {
     int x = check[i];
     if (v[x] != parts[x].def) {

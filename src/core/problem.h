@@ -62,6 +62,8 @@ typedef struct {
                        its exact one (a float zero point) */
   double mins_max;  /* derived when decoded: the largest |min| of a q4_1 or q5_1 tensor (inf for a
                        non-finite one; 0 for other formats) */
+  double zs_max;    /* derived when decoded: the largest |z s| of a group (zero point times scale; a q4_1 or
+                       q5_1 min), inf for a non-finite one; 0 for formats without either (dq=f32) */
 } ac_qspec;
 
 typedef struct {

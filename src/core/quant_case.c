@@ -116,6 +116,19 @@ static void params(const ac_qspec *q, const ac_qfmt_info *f, const ac_qdata *t, 
   *av = f->aux == AC_QAUX_NONE ? 0 : ac_qscale_value(zd, ac_qsd_load(zd, t->aux, f->aux == AC_QAUX_TSCALE ? 0 : (size_t)s));
 }
 
+/* The largest |z s| over the n groups of a tensor with zero points (inf for a non-finite one). */
+static double zs_of(const ac_qspec *q, const ac_qdata *t, int64_t n)
+{
+  const ac_qsdtype sd = ac_qspec_sdtype(q), zd = ac_qspec_zdtype(q);
+  double r = 0;
+  for (int64_t s = 0; s < n; s++) {
+    double v = fabs(ac_qscale_value(zd, ac_qsd_load(zd, t->aux, (size_t)s)) *
+                    ac_qscale_value(sd, ac_qsd_load(sd, t->scales, (size_t)s)));
+    if (!(v <= r)) r = isnan(v) ? INFINITY : v;
+  }
+  return r;
+}
+
 void ac_quant_decode(ac_case *c, char x)
 {
   int i = ac_qslot(x);
@@ -146,6 +159,7 @@ void ac_quant_decode(ac_case *c, char x)
         }
   q->rounded = rounded;
   q->mins_max = mins_max;
+  q->zs_max = f->aux == AC_QAUX_MIN ? mins_max : f->aux == AC_QAUX_ZERO ? zs_of(q, t, ac_qscale_count(q, d)) : 0;
 }
 
 int64_t ac_qgroup_of(const ac_qspec *q, const int64_t d[4], int64_t s, int64_t *idx)

@@ -36,6 +36,7 @@ void ac_qspec_normalize(ac_qspec *q)
   if (q->gran == AC_QG_BLOCK && q->tgroup == 1) q->tgroup = 0;
   q->rounded = 0;
   q->mins_max = 0;
+  q->zs_max = 0;
 }
 
 int ac_qspec_per_byte(const ac_qspec *q)

@@ -291,15 +291,26 @@ static double hull_cap(const ac_precision *c, const ac_problem *p, const ac_orac
 
 /* A quantized tensor whose values are binary64 roundings of its exact ones (float zero points,
  * p.quant[x].rounded; docs/quantized.md "Exact values"): the kernel's inputs differ from the oracle's
- * by 2^-53 relative more, charged as one more rounding of that tensor on input, (1 + u)(1 + 2^-53) - 1,
- * in a copy of the class (buf); c itself otherwise. */
+ * by 2^-53 relative more, charged as one more rounding of that tensor on input, (1 + u)(1 + 2^-53) - 1.
+ * A class with dq (docs/numerics.md §7.17): each quantized tensor dequantized in that format from code c,
+ * scale s and zero point z (or min m = -z s) in up to two operations errs by at most
+ * 2u(1 + u)(|c| + |z|)|s| <= 2u(1 + u)(|x| + 2|z s|) (|c||s| <= |x| + |z s|), and by 2^-149 of binary32's
+ * underflow in its two operations (2^-125 flushed): a relative 2u(1 + u) on input and an absolute
+ * 4u(1 + u) max|z s| + 2^-149 per element, on top of the tensor's own input part. Both in a copy of
+ * the class (buf); c itself otherwise. */
 static const ac_precision *with_rounded_inputs(const ac_precision *c, const ac_problem *p, ac_precision *buf)
 {
-  if (!p->quant[0].rounded && !p->quant[1].rounded && !p->quant[2].rounded) return c;
+  const int dq = c->u_dq > 0 && (p->quant[0].fmt || p->quant[1].fmt || p->quant[2].fmt);
+  if (!p->quant[0].rounded && !p->quant[1].rounded && !p->quant[2].rounded && !dq) return c;
   *buf = *c;
-  double *u[3] = {&buf->u_qin, &buf->u_kin, &buf->u_vin};
-  for (int i = 0; i < 3; i++)
+  double *u[3] = {&buf->u_qin, &buf->u_kin, &buf->u_vin}, *eta[3] = {&buf->eta_qin, &buf->eta_kin, &buf->eta_vin};
+  for (int i = 0; i < 3; i++) {
     if (p->quant[i].rounded) *u[i] = (1 + *u[i]) * (1 + 0x1p-53) - 1;
+    if (!dq || !p->quant[i].fmt) continue;
+    const double ud = 2 * c->u_dq * (1 + c->u_dq), floor = c->sub == AC_SUB_IEEE ? 0x1p-149 : 0x1p-125;
+    *eta[i] += (2 * ud * p->quant[i].zs_max + floor) * (1 + *u[i]);
+    *u[i] = (1 + *u[i]) * (1 + ud) - 1;
+  }
   return buf;
 }
 

@@ -18,7 +18,7 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 for mc in nibble-swap:kv-f32 q4-no-offset:kv-f32 next-scale:kv-f32 no-v-scale:qkv-f32 no-q-descale:qkv-f32 \
           scale-twice:qkv-f32 fn-as-fnuz:qkv-f32 zero-sign:kv-f32 bf16-scale:kv-f32 nan-dropped:qkv-f32 \
           qhead-scale:qkv-f32 past-seqlen:qkv-f32 pack-order:kv-f32 store-prev-scale:kv-f32 \
-          store-round-away:kv-f32 store-zero-unclamped:kv-f32 store-fp8-nan:kv-f32; do
+          store-round-away:dq-f32 store-zero-unclamped:dq-f32 store-fp8-nan:kv-f32; do
   case $mc in store-*) m=mutant-${mc%%:*} ;; *) m=mutant-quant-${mc%%:*} ;; esac
   c=${mc#*:}
   grep -q "^  $m  *$c  *host " "$tmp/list" || { fail "$m not listed with class $c"; continue; }

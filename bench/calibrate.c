@@ -33,6 +33,8 @@ typedef struct {
   int64_t nvar;              /* of n: cases with attention variants */
   double worst_ew, worst_kc;
   char worst_ew_case[160], worst_kc_case[160];
+  int64_t nown;              /* of n: cases judged under the class the kernel named for them (precision_of) */
+  char own[64];              /* the first such class */
 } kstat;
 
 static void push(kstat *s, double ew, double ee, double kc)
@@ -98,8 +100,11 @@ static int eval_case(ac_kernel **ks, int nk, kstat *st, const ac_case *c, const 
     ac_report rep;
     ac_report_init(&rep, &co);
     int differs = 0;   /* quantize-on-store: the store judged exactly (a STORE-FAIL counts as a FAIL) */
-    if (ac_harness_run(ks[x], c, ro, &rr, &e) < 0 || ac_store_judge(c, &rr, &rep, NULL, &differs, &e) < 0 ||
-        ac_compare_run(c, &orr, &rr, &co, &rep, &e) < 0) {
+    int rc = ac_harness_run(ks[x], c, ro, &rr, &e), own = 0;
+    const ac_precision *named;   /* the class the kernel names for this problem (ABI 5 precision_of) */
+    if (rc >= 0 && rr.precision[0] && ac_precision_resolve(NULL, rr.precision, c->p.dtype, &named, &e) == 0)
+      co.prec = named, own = 1;
+    if (rc < 0 || ac_store_judge(c, &rr, &rep, NULL, &differs, &e) < 0 || ac_compare_run(c, &orr, &rr, &co, &rep, &e) < 0) {
       st[x].nerr++;
       printf("ERR %s on %s: %s\n", ks[x]->name, desc, e.msg);
       ac_run_result_free(&rr);
@@ -107,6 +112,10 @@ static int eval_case(ac_kernel **ks, int nk, kstat *st, const ac_case *c, const 
     }
     ac_run_result_free(&rr);
     ran++;
+    if (own) {
+      st[x].nown++;
+      if (!st[x].own[0]) snprintf(st[x].own, sizeof st[x].own, "%s", co.prec->name);
+    }
     if (c->p.f.used) st[x].nvar++;
     double ew = fmax(rep.max_err_w, rep.lse_max_err_w), ee = fmax(rep.max_err_e, rep.lse_max_err_e);
     push(&st[x], ew, ee, rep.max_kcrit);
@@ -368,6 +377,10 @@ int main(int argc, char **argv)
     if (st[x].n)
       printf("#   %-15s err/W %.3g on %s; kcrit %.3g on %s\n", st[x].k->name, st[x].worst_ew, st[x].worst_ew_case,
              st[x].worst_kc, st[x].worst_kc_case);
+  for (int x = 0; x < nk; x++)
+    if (st[x].nown)
+      printf("# %s: %lld of its %lld cases judged under the class it names for them (precision_of; %s)\n",
+             st[x].k->name, (long long)st[x].nown, (long long)st[x].n, st[x].own);
   printf("# largest kcrit over all kernels %.4g: kappa = 2 x that = %.4g makes the largest excess 0.5 on this run;\n"
          "# with the compiled kappa %g the largest excess is %.3g (must be <= 1 on fresh seeds)\n",
          kmax, 2 * kmax, kappa, kmax / kappa);

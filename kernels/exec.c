@@ -200,14 +200,9 @@ static int read_stored(ac_npz *z, const char *path, const ac_problem *p, ac_run_
   for (int i = 0; i < 3; i++) {
     const ac_qspec *q = &p->quant[i];
     if (!q->fmt || !q->store) continue;
-    int64_t d[4];
-    ac_qdims(p, "qkv"[i], d);
-    size_t n = (size_t)(d[0] * d[1] * d[2] * d[3]), ns = (size_t)ac_qscale_count(q, d);
-    ac_qsdtype zd = ac_qspec_zdtype(q);
     ac_qdata *t = &r->stored->t[i];
-    t->codes = ac_xcalloc(n + 1, 1);
-    t->scales = ac_xcalloc(ns + 1, ac_qsdtype_size(ac_qspec_sdtype(q)));
-    if (zd != AC_QSD_N) t->aux = ac_xcalloc(ns + 1, ac_qsdtype_size(zd));
+    size_t n[3];
+    ac_quant_stored_alloc(p, i, t, n);
     ac_err e;
     if (ac_quant_stored_read(z, p, "qkv"[i], t, &e)) {
       r->status = AC_RUN_KERNEL_ERROR;

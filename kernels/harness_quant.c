@@ -340,15 +340,11 @@ void ac_hx_store_collect(const ac_hx_ctx *x, ac_run_result *r)
   for (int i = 0; i < 3; i++) {
     const ac_qspec *q = &p->quant[i];
     if (!q->fmt || !q->store) continue;
-    int64_t d[4];
-    ac_qdims(p, "qkv"[i], d);
-    size_t n = (size_t)(d[0] * d[1] * d[2] * d[3]), ns = (size_t)ac_qscale_count(q, d);
-    size_t sb = ns * ac_qsdtype_size(ac_qspec_sdtype(q));
-    ac_qsdtype zd = ac_qspec_zdtype(q);
-    size_t ab = zd == AC_QSD_N ? 0 : ns * ac_qsdtype_size(zd);
     ac_qdata *t = &r->stored->t[i];
-    t->codes = ac_xmalloc(n + 1), memcpy(t->codes, x->area + x->l.st_off[i][0], n);
-    t->scales = ac_xmalloc(sb + 1), memcpy(t->scales, x->area + x->l.st_off[i][1], sb);
-    if (ab) t->aux = ac_xmalloc(ab + 1), memcpy(t->aux, x->area + x->l.st_off[i][2], ab);
+    size_t n[3];
+    ac_quant_stored_alloc(p, i, t, n);
+    memcpy(t->codes, x->area + x->l.st_off[i][0], n[0]);
+    memcpy(t->scales, x->area + x->l.st_off[i][1], n[1]);
+    if (n[2]) memcpy(t->aux, x->area + x->l.st_off[i][2], n[2]);
   }
 }

@@ -458,8 +458,10 @@ START_TEST(test_variant_mutants_exposed)
   for (size_t m = 0; m < n; m++) {
     const attncheck_kernel *K = l[m];
     /* the serving-layout mutants: tests/tcmd_layouts.sh; the backward mutants: tests/tharness_grad;
-     * the split-KV ones (sinks only): tests/tserving.sh */
-    if (!(K->caps & ATTNCHECK_FEAT_ALL) || (K->caps & (ATTNCHECK_FEAT_LAYOUTS | ATTNCHECK_CAP_BACKWARD))) continue;
+     * the split-KV ones (sinks only): tests/tserving.sh; the quantized ones: tests/tquant_mutants.sh */
+    if (!(K->caps & ATTNCHECK_FEAT_ALL) ||
+        (K->caps & (ATTNCHECK_FEAT_LAYOUTS | ATTNCHECK_CAP_BACKWARD | ATTNCHECK_FEAT_QUANT_STORE | ATTNCHECK_FEAT_QUANT_LAYOUT)))
+      continue;
     if (!strncmp(K->name, "mutant-splitkv-", 15)) continue;
     nvx++;
     ck_assert_uint_eq(K->caps & ATTNCHECK_FEAT_ALL, ATTNCHECK_FEAT_ALL);

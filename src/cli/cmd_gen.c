@@ -72,16 +72,12 @@ static void usage(FILE *f)
           "                      --shuffle-pages pages in a random order; --extra-cols N block-table columns (-1)\n"
           "quantized tensors (docs/quantized.md; codes and scales from the format's reference quantizer):\n"
           "  --kv-format F[:G]   k and v as format F: q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl (blocks of 32), e4m3fn\n"
-          "                      e4m3fnuz e5m2 (a scale per tensor, head, token or channel), int8 uint8 int4\n"
-          "                      int2 (scale and zero point per token or channel), nvfp4 (e4m3 per 16 and an\n"
-          "                      f32 tensor scale), mxfp4 (e8m0 per 32); G: block, tensor, head, token,\n"
-          "                      channel, group:N, tile:GxN, channel:G; then :scale=f16|bf16|f32,\n"
-          "                      :zero=i8|u8|f16|bf16|f32, :packed=low|high, :store=QUANTIZER (the kernel\n"
-          "                      quantizes k and v itself: absmax-even-f32-sat, minmax-away-f32-sat, ggml, ...)\n"
+          "                      e4m3fnuz e5m2, int8 uint8 int4 int2, nvfp4 (e4m3 per 16, an f32 tensor scale),\n"
+          "                      mxfp4 (e8m0 per 32); G: block tensor head token channel group:N tile:GxN\n"
+          "                      channel:G, then :scale=DT :zero=DT :packed=low|high :store=QUANTIZER\n"
           "  --k-format F[:G], --v-format F[:G], --q-format F[:G]   one tensor alone\n"
-          "  --kv-adversary P    k and v's values drawn for the quantizer's edge cases (--seed): outlier,\n"
-          "                      zero_blocks, scale_overflow, scale_subnormal, ties, asym_range, nan_in_block,\n"
-          "                      far_outlier, given_small, offset\n"
+          "  --kv-adversary P    k's and v's values at the quantizer's edges: outlier zero_blocks scale_overflow\n"
+          "                      scale_subnormal ties asym_range nan_in_block far_outlier given_small offset\n"
           "  --help\n\n"
           "Values are rounded once, to nearest even, into the dtype (e4m3 saturates).\n"
           "exit: 0 written; 2 bad usage or the file could not be written.\n");
@@ -537,19 +533,8 @@ static int make_case(const gen_opts *o, ac_case *c)
 /* The quantized tensors the options name, quantized by their formats' reference quantizers. */
 static int apply_quant(const gen_opts *o, ac_case *c)
 {
-  int pat = AC_QADV_NONE;
-  if (o->qadv && ac_qadv_parse(o->qadv, &pat))
-    return ac_cmd_usage_error("gen", "--kv-adversary: unknown pattern '%s'", o->qadv);
-  ac_rng r;
-  ac_rng_init(&r, o->seed, 0x6b76616476ull);
-  for (int i = 0; i < 3; i++) {
-    if (!o->qfmt[i]) continue;
-    ac_qspec q;
-    ac_err e;
-    if (ac_qspec_parse(o->qfmt[i], &q, &e) || ac_quant_adversary(c, "qkv"[i], &q, i ? pat : AC_QADV_NONE, &r, &e))
-      return ac_cmd_usage_error("gen", "--%c-format: %s", "qkv"[i], e.msg);
-  }
-  return AC_CMD_RUN;
+  ac_err e;
+  return ac_quant_apply_specs(c, o->qfmt, o->qadv, o->seed, &e) ? ac_cmd_usage_error("gen", "%s", e.msg) : AC_CMD_RUN;
 }
 
 /* The strides of the layout (left zero, i.e. contiguous, when it is contiguous). */

@@ -202,6 +202,9 @@ int ac_quant_validate_problem(const ac_problem *p, ac_err *e);
 /* Allocates (zeroed) the codes, scales and aux of every tensor p.quant names that lacks them, and
  * its dense array of binary64 values (zeros). */
 int ac_quant_alloc(ac_case *c, ac_err *e);
+/* Zeroed arrays for what a kernel stores for tensor i of p (a quantize-on-store tensor: codes one a
+ * byte, scales and zero points of its dtypes) in t; their sizes in bytes into n (n[2] 0: no aux). */
+void ac_quant_stored_alloc(const ac_problem *p, int i, ac_qdata *t, size_t n[3]);
 void ac_quant_free(ac_case *c);
 /* Frees q's arrays and q (NULL: nothing). */
 void ac_quant_data_free(struct ac_quant *q);
@@ -263,6 +266,9 @@ int ac_qadv_parse(const char *s, int *pattern);
  * reference quantizer (outlier, zero blocks, scale overflow and subnormal, ties, asymmetric range)
  * or codes and scales after it (NaN), in some of its groups drawn from r. -1 with one line. */
 int ac_quant_adversary(ac_case *c, char x, const ac_qspec *q, int pattern, ac_rng *r, ac_err *e);
+/* gen's quantized tensors: spec[0..2] (q, k, v; NULL: plain) parsed and applied, k and v with the
+ * adversary named (NULL: none) drawn from seed. -1 with one line naming the option. */
+int ac_quant_apply_specs(ac_case *c, const char *const spec[3], const char *adversary, uint64_t seed, ac_err *e);
 
 /* ---- reference quantizers (quant_ref.c) -------------------------------------------------- */
 /* Quantizes the n values x of one scale group (a block, token, channel, head or tensor) into codes,

@@ -293,3 +293,18 @@ int ac_quant_mutate(ac_case *c, ac_rng *r, char *desc, size_t nd)
   ac_quant_decode(c, x);
   return 1;
 }
+
+int ac_quant_apply_specs(ac_case *c, const char *const spec[3], const char *adversary, uint64_t seed, ac_err *e)
+{
+  int pat = AC_QADV_NONE;
+  if (adversary && ac_qadv_parse(adversary, &pat)) return ac_err_set(e, "--kv-adversary: unknown pattern '%s'", adversary);
+  ac_rng r;
+  ac_rng_init(&r, seed, 0x6b76616476ull);
+  for (int i = 0; i < 3; i++) {
+    ac_qspec q;
+    ac_err qe;
+    if (spec[i] && (ac_qspec_parse(spec[i], &q, &qe) || ac_quant_adversary(c, "qkv"[i], &q, i ? pat : AC_QADV_NONE, &r, &qe)))
+      return ac_err_set(e, "--%c-format: %s", "qkv"[i], qe.msg);
+  }
+  return 0;
+}

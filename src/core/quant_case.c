@@ -471,3 +471,18 @@ int ac_quant_remap_all(const ac_case *src, ac_case *dst, const ac_qmaps *m, ac_e
     if (ac_quant_remap(src, dst, "qkv"[i], maps[i], e)) return -1;
   return 0;
 }
+
+void ac_quant_stored_alloc(const ac_problem *p, int i, ac_qdata *t, size_t n[3])
+{
+  const ac_qspec *q = &p->quant[i];
+  int64_t d[4];
+  ac_qdims(p, "qkv"[i], d);
+  const size_t ns = (size_t)ac_qscale_count(q, d);
+  const ac_qsdtype zd = ac_qspec_zdtype(q);
+  n[0] = (size_t)(d[0] * d[1] * d[2] * d[3]);
+  n[1] = ns * ac_qsdtype_size(ac_qspec_sdtype(q));
+  n[2] = zd == AC_QSD_N ? 0 : ns * ac_qsdtype_size(zd);
+  t->codes = ac_xcalloc(n[0] + 1, 1);
+  t->scales = ac_xcalloc(n[1] + 1, 1);
+  t->aux = n[2] ? ac_xcalloc(n[2] + 1, 1) : NULL;
+}

@@ -281,3 +281,17 @@ def test_worker_stores_its_own_cache(tmp_path):
         env = dict(os.environ, ATTNCHECK_WORKER_MUTATE="store-round-away")
         out = subprocess.run([command(), "check", "--kernel", w, str(c)], capture_output=True, text=True, env=env)
         assert out.returncode == 1 and "STORE-FAIL" in out.stdout, out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("form", ["q4_1:store=ggml", "iq4_nl:store=ggml", "mxfp4:packed=high:store=ggml",
+                                  "int8:group:32:store=absmax-even-f32-sat", "e4m3fnuz:token:store=absmax-even-f32-sat"])
+def test_worker_store_quantize_matches_the_reference(tmp_path, form):
+    """protocol.store_quantize writes what src/core/quant_ref.c's quantizer does for ggml's other formats
+    and mxfp4, int8's absmax and e4m3fnuz: the store is judged exactly, so one differing code STORE-FAILs."""
+    import sys
+    w = "exec-persistent:%s -m attncheck.worker numpy" % sys.executable
+    c = tmp_path / "s.npz"
+    subprocess.run([command(), "gen", "-o", str(c), "--tq", "3", "--tk", "9", "--dk", "64", "--kv-format", form,
+                    "--kv-adversary", "outlier", "--seed", "4"], check=True, capture_output=True)
+    out = subprocess.run([command(), "check", "--kernel", w, str(c)], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.startswith("PASS"), out.stdout + out.stderr

@@ -365,6 +365,7 @@ typedef struct {
   double grad_s;
   ac_gmeta_result gmeta;          /* metamorphic check of the backward (gmeta.checked 0: none ran) */
   ac_eval_row row;                /* the worst output element's row (row.n 0: none) */
+  char not_started[512];          /* the kernel could not be started (AC_RUN_NOT_STARTED ...); "" when it was */
 } ac_eval;
 
 void ac_eval_ctx_init(ac_eval_ctx *x, ac_kernel *k, const char *spec);
@@ -660,11 +661,20 @@ int ac_finding_write_repro(const char *fdir, const char *sig, struct json_object
 int ac_finding_kernel_of(struct json_object *report, const char *label, const char *override, int trust, char *spec,
                          size_t n, ac_err *e);
 
+/* What replay's command line gives over a finding's recorded options (NULL, 0: the recorded ones,
+ * which themselves override the kernel's declarations where the campaign gave them). */
+typedef struct {
+  const char *kernel;       /* --kernel (ac_finding_kernel's override) */
+  int trust;                /* --trust-recorded-kernel */
+  const char *precision;    /* --precision */
+  const char *empty_rows;   /* --empty-rows */
+  const char *policies;     /* --policy KIND=P, ';'-separated: applied after the recorded ones */
+  double timeout_s;         /* --timeout */
+} ac_replay_opts;
 /* Re-evaluate a finding directory (its minimized case when present, else case.npz) on the kernel
  * of ac_finding_kernel; prints one line per case; returns the exit code contribution (1 if a
  * fail-policy kind holds), -1 with message when it cannot run. */
-int ac_replay_finding(const char *fdir, const char *kernel_override, int trust, const char *precision, FILE *out,
-                      uint32_t *kinds_out, ac_err *e);
+int ac_replay_finding(const char *fdir, const ac_replay_opts *ro, FILE *out, uint32_t *kinds_out, ac_err *e);
 
 /* One line describing an evaluation (kinds, err/W, err/E, worst element). */
 void ac_eval_print(FILE *f, const char *label, const ac_case *c, const ac_eval *ev);

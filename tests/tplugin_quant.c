@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "attncheck_kernel.h"
+#include "tplugin_qdecode.h"
 
 static int supports(const attncheck_problem *p, char *why, size_t n)
 {
@@ -29,22 +30,6 @@ static int supports(const attncheck_problem *p, char *why, size_t n)
     return 0;
   }
   return 1;
-}
-
-static double f16(uint16_t h)
-{
-  int e = h >> 10 & 31, m = h & 1023;
-  double v = e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
-  if (e == 31) v = m ? NAN : INFINITY;
-  return h >> 15 ? -v : v;
-}
-
-static double e4m3fn(uint8_t c)
-{
-  int e = c >> 3 & 15, m = c & 7;
-  if (e == 15 && m == 7) return NAN;
-  double v = e ? ldexp(8 + m, e - 10) : ldexp(m, -9);
-  return c >> 7 ? -v : v;
 }
 
 static double bf16(uint16_t h)
@@ -59,7 +44,7 @@ static double bf16(uint16_t h)
 static double typed(int32_t t, const void *a, int64_t i)
 {
   switch (t) {
-  case ATTNCHECK_F16: return f16(((const uint16_t *)a)[i]);
+  case ATTNCHECK_F16: return tq_f16(((const uint16_t *)a)[i]);
   case ATTNCHECK_BF16: return bf16(((const uint16_t *)a)[i]);
   case ATTNCHECK_QSD_I8: return ((const int8_t *)a)[i];
   case ATTNCHECK_QSD_U8: return ((const uint8_t *)a)[i];
@@ -80,8 +65,8 @@ static double value(const attncheck_quant_tensor *q, const attncheck_qspec *s, i
   int64_t so = b * ss[0] + h * ss[1] + t / g * ss[2] + e * ss[3];
   double sc = skip_scale ? 1 : s ? typed(s->scale_dtype, q->scales, so) : ((const float *)q->scales)[so];
   switch (q->format) {
-  case ATTNCHECK_QF_Q8_0: return (double)(int8_t)c * (skip_scale ? 1 : f16(((const uint16_t *)q->scales)[so]));
-  case ATTNCHECK_QF_E4M3FN: return e4m3fn(c) * sc;
+  case ATTNCHECK_QF_Q8_0: return (double)(int8_t)c * (skip_scale ? 1 : tq_f16(((const uint16_t *)q->scales)[so]));
+  case ATTNCHECK_QF_E4M3FN: return tq_e4m3fn(c) * sc;
   case ATTNCHECK_QF_INT8: return ((double)(int8_t)c - (s ? typed(s->zero_dtype, q->aux, so) : ((const int8_t *)q->aux)[so])) * sc;
   case ATTNCHECK_QF_INT4:
   case ATTNCHECK_QF_INT2:
@@ -183,7 +168,7 @@ static uint8_t to_e4m3fn(double v, int away)
   double a = fabs(v), best = INFINITY;
   uint8_t code = 0;
   for (int c = 0; c < 0x7f; c++) {   /* 0x7f is NaN */
-    double d = fabs(e4m3fn((uint8_t)c) - a);
+    double d = fabs(tq_e4m3fn((uint8_t)c) - a);
     if (d < best || (d == best && (away ? c > code : !(c & 1)))) best = d, code = (uint8_t)c;
   }
   return (uint8_t)(code | (v < 0 ? 0x80 : 0));

@@ -83,7 +83,9 @@ int ac_finding_kernel_of(json_object *r, const char *label, const char *override
   }
   char rec[2048] = "", q[8300], *qe;
   json_object *v;
-  if (json_object_object_get_ex(r, "kernel_spec", &v) && json_object_is_type(v, json_type_string))
+  /* an exec command's program as the campaign resolved it, else the spec as given */
+  if ((json_object_object_get_ex(r, "kernel_spec_resolved", &v) || json_object_object_get_ex(r, "kernel_spec", &v)) &&
+      json_object_is_type(v, json_type_string))
     snprintf(rec, sizeof rec, "%s", json_object_get_string(v));
   if (!rec[0]) return ac_err_set(e, "%s: no kernel recorded; give --kernel K", label);
   if (!ac_shquote(rec, q, sizeof q)) snprintf(q, sizeof q, "(too long)");
@@ -134,24 +136,27 @@ int ac_finding_kernel(const char *fdir, const char *override, int trust, char *s
   return rc;
 }
 
-int ac_replay_finding(const char *fdir, const char *kernel_override, int trust, const char *precision, FILE *out,
-                      uint32_t *kinds_out, ac_err *e)
+int ac_replay_finding(const char *fdir, const ac_replay_opts *ro, FILE *out, uint32_t *kinds_out, ac_err *e)
 {
   char p[4096];
   json_object *js = read_report(fdir, e);
   if (!js) return -1;
   json_object *v;
-  char spec[2048] = "", kind[64] = "", prec[512] = "", pol[1024] = "", empty[32] = "", alibi[16] = "";
+  char spec[2048] = "", kind[64] = "", prec[512] = "", pol[1024] = "", empty[32] = "", eover[32] = "", alibi[16] = "";
   if (json_object_object_get_ex(js, "kind", &v)) snprintf(kind, sizeof kind, "%s", json_object_get_string(v));
   if (json_object_object_get_ex(js, "precision_override", &v)) snprintf(prec, sizeof prec, "%s", json_object_get_string(v));
   if (json_object_object_get_ex(js, "policies", &v)) snprintf(pol, sizeof pol, "%s", json_object_get_string(v));
   if (json_object_object_get_ex(js, "empty_rows", &v)) snprintf(empty, sizeof empty, "%s", json_object_get_string(v));
+  if (json_object_object_get_ex(js, "empty_rows_override", &v))
+    snprintf(eover, sizeof eover, "%s", json_object_get_string(v));
   if (json_object_object_get_ex(js, "alibi_lse_override", &v)) snprintf(alibi, sizeof alibi, "%s", json_object_get_string(v));
   double timeout = 0;
   if (json_object_object_get_ex(js, "timeout_s", &v)) timeout = json_object_get_double(v);
-  if (precision) snprintf(prec, sizeof prec, "%s", precision);
+  if (ro->precision) snprintf(prec, sizeof prec, "%s", ro->precision);
+  if (ro->empty_rows) snprintf(eover, sizeof eover, "%s", ro->empty_rows);
+  if (ro->timeout_s > 0) timeout = ro->timeout_s;
   snprintf(p, sizeof p, "%s/report.json", fdir);
-  int krc = ac_finding_kernel_of(js, p, kernel_override, trust, spec, sizeof spec, e);
+  int krc = ac_finding_kernel_of(js, p, ro->kernel, ro->trust, spec, sizeof spec, e);
   json_object_put(js);
   if (krc) return -1;
   ac_kernel **list = NULL;
@@ -165,13 +170,13 @@ int ac_replay_finding(const char *fdir, const char *kernel_override, int trust, 
   ac_eval_ctx_init(&x, list[0], spec);
   x.precision = prec[0] ? prec : NULL;
   if (timeout > 0) x.run.timeout_s = timeout;
+  /* the empty-row convention: replay's --empty-rows, else the campaign's --empty-rows, both over the
+   * kernel's declaration; else the campaign's default, which a declaration overrides (as it did there) */
   if (empty[0]) ac_empty_parse(empty, &x.cmp.empty);
+  if (eover[0]) x.cmp.empty_set = ac_empty_parse(eover, &x.cmp.empty) == 0;
   if (alibi[0]) ac_alibi_lse_parse(alibi, &x.run.alibi_lse);   /* the campaign's --alibi-lse */
-  if (pol[0]) {
-    char *dup = ac_xstrdup(pol), *save = NULL;
-    for (char *t = strtok_r(dup, ";", &save); t; t = strtok_r(NULL, ";", &save)) ac_policies_set(&x.pol, t, NULL);
-    free(dup);
-  }
+  ac_policies_set_list(&x.pol, pol, NULL);                      /* the campaign's, then replay's */
+  if (ro->policies) ac_policies_set_list(&x.pol, ro->policies, NULL);
   ac_verdict_kind want = AC_V_FAIL;
   int have_want = ac_verdict_parse(kind, &want) == 0;
   if (have_want && (want == AC_V_METAMORPHIC || want == AC_V_GRAD_METAMORPHIC)) x.metamorphic = AC_META_ALWAYS;
@@ -198,6 +203,11 @@ int ac_replay_finding(const char *fdir, const char *kernel_override, int trust, 
     ac_eval ev;
     ac_err ee;
     ac_eval_case(&x, &c, repeat, &ev, &ee);
+    if (ev.not_started[0]) {   /* nothing ran: neither reproduced nor not */
+      ac_case_free(&c);
+      ac_kernel_list_free(list, nk);
+      return ac_err_set(e, "%s", ev.not_started);
+    }
     ac_eval_print(out, p, &c, &ev);
     all |= ev.kinds;
     if (ev.any_fail) rc = 1;

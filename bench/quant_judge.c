@@ -7,8 +7,11 @@
  * every row (one thread, o rounded to binary32, the LSE), and the comparison of an output (the
  * oracle's own binary32 rounding, so that no kernel time enters). Process CPU time (a shared
  * machine's waits for a core left out), the two cases alternated, the best of 5 each; then the
- * layouts below (group and tile scales, token groups, dtypes, packed codes) alike.
- * usage: bench/quant_judge [T [d]] */
+ * layouts below (group and tile scales, token groups, dtypes, packed codes) alike. BLAS: the oracle's
+ * BLAS level (ac_oracle_opts.blas, docs/numerics.md §12.2): 0 by the problem's size (the default,
+ * as check runs), -1 the per-row passes only, 1 forced. A quantized head whose values are not all
+ * binary32 numbers takes the per-row passes where its binary32 twin takes the BLAS level.
+ * usage: bench/quant_judge [T [d [BLAS]]] */
 #include "config.h"
 #include <math.h>
 #include <stdio.h>
@@ -29,6 +32,8 @@ static double cpu_now(void)
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+static int blas_level;   /* ac_oracle_opts.blas of both cases */
+
 static double judge_once(const char *path)
 {
   ac_err e;
@@ -41,6 +46,7 @@ static double judge_once(const char *path)
   ac_oracle_opts o;
   ac_oracle_opts_init(&o);
   o.threads = 1;
+  o.blas = blas_level;
   ac_oracle_result r;
   if (ac_oracle_run(&c, &o, &r, &e)) {
     fprintf(stderr, "bench/quant_judge: %s\n", e.msg);
@@ -128,15 +134,17 @@ static const char *const layouts[] = {
 int main(int argc, char **argv)
 {
   int64_t T = argc > 1 ? atoll(argv[1]) : 1024, d = argc > 2 ? atoll(argv[2]) : 128;
-  if (T < 1 || d < 32 || d % 32) {
-    fprintf(stderr, "usage: bench/quant_judge [T [d]] (d a multiple of 32)\n");
+  blas_level = argc > 3 ? atoi(argv[3]) : 0;
+  if (T < 1 || d < 32 || d % 32 || blas_level < -1 || blas_level > 1) {
+    fprintf(stderr, "usage: bench/quant_judge [T [d [BLAS]]] (d a multiple of 32; BLAS -1, 0 or 1)\n");
     return 2;
   }
   char qpath[64], fpath[64];
   snprintf(qpath, sizeof qpath, "/tmp/quant_judge_q_%d.npz", (int)getpid());
   snprintf(fpath, sizeof fpath, "/tmp/quant_judge_f_%d.npz", (int)getpid());
   printf("judging a quantized case (read + oracle + compare, 1 thread) against the same values in binary32\n");
-  printf("T=%lld d=%lld causal, process CPU seconds, best of 5\n", (long long)T, (long long)d);
+  printf("T=%lld d=%lld causal, process CPU seconds, best of 5, oracle BLAS level %s\n", (long long)T, (long long)d,
+         blas_level < 0 ? "off (per-row passes)" : blas_level > 0 ? "forced" : "by size (default)");
   printf("%-36s %10s %10s %8s\n", "format", "f32 s", "quant s", "ratio");
   double worst = 0;
   for (int x = 0; x < AC_QF_N - AC_QF_Q8_0 + (int)(sizeof layouts / sizeof *layouts); x++) {

@@ -19,6 +19,7 @@
 #include "oracle.h"
 #include "quant.h"
 #include "quant_view.h"
+#include "store_judge.h"
 #include "rng.h"
 #include "variants.h"
 #include "vgen.h"
@@ -32,6 +33,8 @@ typedef struct {
   int64_t nvar;              /* of n: cases with attention variants */
   double worst_ew, worst_kc;
   char worst_ew_case[160], worst_kc_case[160];
+  int64_t nown;              /* of n: cases judged under the class the kernel named for them (precision_of) */
+  char own[64];              /* the first such class */
 } kstat;
 
 static void push(kstat *s, double ew, double ee, double kc)
@@ -96,7 +99,12 @@ static int eval_case(ac_kernel **ks, int nk, kstat *st, const ac_case *c, const 
     memset(&rr, 0, sizeof rr);
     ac_report rep;
     ac_report_init(&rep, &co);
-    if (ac_harness_run(ks[x], c, ro, &rr, &e) < 0 || ac_compare_run(c, &orr, &rr, &co, &rep, &e) < 0) {
+    int differs = 0;   /* quantize-on-store: the store judged exactly (a STORE-FAIL counts as a FAIL) */
+    int rc = ac_harness_run(ks[x], c, ro, &rr, &e), own = 0;
+    const ac_precision *named;   /* the class the kernel names for this problem (ABI 5 precision_of) */
+    if (rc >= 0 && rr.precision[0] && ac_precision_resolve(NULL, rr.precision, c->p.dtype, &named, &e) == 0)
+      co.prec = named, own = 1;
+    if (rc < 0 || ac_store_judge(c, &rr, &rep, NULL, &differs, &e) < 0 || ac_compare_run(c, &orr, &rr, &co, &rep, &e) < 0) {
       st[x].nerr++;
       printf("ERR %s on %s: %s\n", ks[x]->name, desc, e.msg);
       ac_run_result_free(&rr);
@@ -104,10 +112,14 @@ static int eval_case(ac_kernel **ks, int nk, kstat *st, const ac_case *c, const 
     }
     ac_run_result_free(&rr);
     ran++;
+    if (own) {
+      st[x].nown++;
+      if (!st[x].own[0]) snprintf(st[x].own, sizeof st[x].own, "%s", co.prec->name);
+    }
     if (c->p.f.used) st[x].nvar++;
     double ew = fmax(rep.max_err_w, rep.lse_max_err_w), ee = fmax(rep.max_err_e, rep.lse_max_err_e);
     push(&st[x], ew, ee, rep.max_kcrit);
-    if (rep.kinds & (1u << AC_V_FAIL)) {
+    if (rep.kinds & ((1u << AC_V_FAIL) | (1u << AC_V_STORE_FAIL))) {
       st[x].nfail++;
       printf("FAIL %s on %s: %s\n", ks[x]->name, desc, rep.note);
     }
@@ -135,13 +147,15 @@ static int eval_case(ac_kernel **ks, int nk, kstat *st, const ac_case *c, const 
  * dims do not take the format (it is skipped, not counted). */
 static int quantize_case(ac_case *c, const ac_qspec *kv, const ac_qspec *qf, uint64_t seed, char *desc, size_t dn)
 {
-  static const int adv[] = {AC_QADV_OUTLIER, AC_QADV_ZERO_BLOCKS, AC_QADV_SCALE_SUBNORMAL, AC_QADV_TIES, AC_QADV_ASYM};
+  /* a store's quantizer also meets ranges without 0 and given scales too small */
+  static const int adv[] = {AC_QADV_OUTLIER, AC_QADV_ZERO_BLOCKS, AC_QADV_SCALE_SUBNORMAL, AC_QADV_TIES, AC_QADV_ASYM,
+                            AC_QADV_OFFSET,  AC_QADV_GIVEN_SMALL};
   ac_err e;
   if (ac_qspec_check(kv, 'k', c->p.dk, &e) || ac_qspec_check(kv, 'v', c->p.dv, &e)) return -1;
   if (qf->fmt && ac_qspec_check(qf, 'q', c->p.dk, &e)) return -1;
   ac_rng r;
   ac_rng_init(&r, seed, 0x7175616e74ull);
-  int a = ac_rng_below(&r, 4) ? AC_QADV_NONE : adv[ac_rng_below(&r, 5)];
+  int a = ac_rng_below(&r, 4) ? AC_QADV_NONE : adv[ac_rng_below(&r, kv->store ? 7 : 5)];
   char x = ac_rng_below(&r, 2) ? 'k' : 'v';
   for (const char *t = "kv"; *t; t++) {
     int rc = a && *t == x ? ac_quant_adversary(c, *t, kv, a, &r, &e) : ac_quant_apply(c, *t, kv, &e);
@@ -198,7 +212,7 @@ int main(int argc, char **argv)
   const char *konly = NULL; /* --kernels */
   int mixed_kv = -1;
   double kappa = AC_KAPPA_DEFAULT;
-  ac_qspec kvq = {0, 0, 0}, qq = {0, 0, 0};
+  ac_qspec kvq = {0}, qq = {0};
   if (argc > 1 && !strcmp(argv[1], "--grad")) return cal_grad_main(argc - 1, argv + 1);
   if ((argc == 5 || (argc == 6 && !strcmp(argv[5], "--variant"))) && !strcmp(argv[1], "--write-case")) {
     ac_dtype t;
@@ -363,6 +377,10 @@ int main(int argc, char **argv)
     if (st[x].n)
       printf("#   %-15s err/W %.3g on %s; kcrit %.3g on %s\n", st[x].k->name, st[x].worst_ew, st[x].worst_ew_case,
              st[x].worst_kc, st[x].worst_kc_case);
+  for (int x = 0; x < nk; x++)
+    if (st[x].nown)
+      printf("# %s: %lld of its %lld cases judged under the class it names for them (precision_of; %s)\n",
+             st[x].k->name, (long long)st[x].nown, (long long)st[x].n, st[x].own);
   printf("# largest kcrit over all kernels %.4g: kappa = 2 x that = %.4g makes the largest excess 0.5 on this run;\n"
          "# with the compiled kappa %g the largest excess is %.3g (must be <= 1 on fresh seeds)\n",
          kmax, 2 * kmax, kappa, kmax / kappa);

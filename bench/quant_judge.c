@@ -6,8 +6,12 @@
  * `attncheck check` does around the kernel: read the case file (the codes decoded), the oracle on
  * every row (one thread, o rounded to binary32, the LSE), and the comparison of an output (the
  * oracle's own binary32 rounding, so that no kernel time enters). Process CPU time (a shared
- * machine's waits for a core left out), the two cases alternated, the best of 5 each.
- * usage: bench/quant_judge [T [d]] */
+ * machine's waits for a core left out), the two cases alternated, the best of 5 each; then the
+ * layouts below (group and tile scales, token groups, dtypes, packed codes) alike. BLAS: the oracle's
+ * BLAS level (ac_oracle_opts.blas, docs/numerics.md §12.2): 0 by the problem's size (the default,
+ * as check runs), -1 the per-row passes only, 1 forced. A quantized head whose values are not all
+ * binary32 numbers takes the per-row passes where its binary32 twin takes the BLAS level.
+ * usage: bench/quant_judge [T [d [BLAS]]] */
 #include "config.h"
 #include <math.h>
 #include <stdio.h>
@@ -28,6 +32,8 @@ static double cpu_now(void)
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+static int blas_level;   /* ac_oracle_opts.blas of both cases */
+
 static double judge_once(const char *path)
 {
   ac_err e;
@@ -40,6 +46,7 @@ static double judge_once(const char *path)
   ac_oracle_opts o;
   ac_oracle_opts_init(&o);
   o.threads = 1;
+  o.blas = blas_level;
   ac_oracle_result r;
   if (ac_oracle_run(&c, &o, &r, &e)) {
     fprintf(stderr, "bench/quant_judge: %s\n", e.msg);
@@ -77,7 +84,7 @@ static void best_of(const char *fpath, const char *qpath, int n, double *tf, dou
   }
 }
 
-static void make_pair(int fmt, int64_t T, int64_t d, const char *qpath, const char *fpath)
+static void make_pair(const ac_qspec *q, int64_t T, int64_t d, const char *qpath, const char *fpath)
 {
   ac_case c, f;
   ac_err e;
@@ -97,11 +104,9 @@ static void make_pair(int fmt, int64_t T, int64_t d, const char *qpath, const ch
     ((float *)c.k)[i] = (float)ac_rng_normal(&r);
     ((float *)c.v)[i] = (float)ac_rng_normal(&r);
   }
-  const ac_qfmt_info *fi = ac_qfmt_get(fmt);
-  ac_qspec q = {fmt, (int)fi->gran, fi->gran == AC_QG_BLOCK ? fi->block : 0};
   ac_case_init(&f);
   f.p = c.p;
-  if (ac_case_alloc(&f, &e) || ac_quant_apply(&c, 'k', &q, &e) || ac_quant_apply(&c, 'v', &q, &e)) {
+  if (ac_case_alloc(&f, &e) || ac_quant_apply(&c, 'k', q, &e) || ac_quant_apply(&c, 'v', q, &e)) {
     fprintf(stderr, "bench/quant_judge: %s\n", e.msg);
     exit(3);
   }
@@ -118,27 +123,49 @@ static void make_pair(int fmt, int64_t T, int64_t d, const char *qpath, const ch
   ac_case_free(&f);
 }
 
+/* The layouts of docs/quantized.md "Layouts": group and tile scales, token groups, scale and zero
+ * dtypes, packed codes, after every format at its default granularity. */
+static const char *const layouts[] = {
+    "int8:group:32",      "int4:group:64:packed=low", "int2:group:32:zero=f32:packed=high",
+    "e4m3fn:group:128:scale=bf16", "int8:tile:1x128:scale=f16", "int8:tile:128x128",
+    "int4:channel:64:packed=high", "uint8:token:zero=f32",    "mxfp4:packed=low",
+};
+
 int main(int argc, char **argv)
 {
   int64_t T = argc > 1 ? atoll(argv[1]) : 1024, d = argc > 2 ? atoll(argv[2]) : 128;
-  if (T < 1 || d < 32 || d % 32) {
-    fprintf(stderr, "usage: bench/quant_judge [T [d]] (d a multiple of 32)\n");
+  blas_level = argc > 3 ? atoi(argv[3]) : 0;
+  if (T < 1 || d < 32 || d % 32 || blas_level < -1 || blas_level > 1) {
+    fprintf(stderr, "usage: bench/quant_judge [T [d [BLAS]]] (d a multiple of 32; BLAS -1, 0 or 1)\n");
     return 2;
   }
   char qpath[64], fpath[64];
   snprintf(qpath, sizeof qpath, "/tmp/quant_judge_q_%d.npz", (int)getpid());
   snprintf(fpath, sizeof fpath, "/tmp/quant_judge_f_%d.npz", (int)getpid());
   printf("judging a quantized case (read + oracle + compare, 1 thread) against the same values in binary32\n");
-  printf("T=%lld d=%lld causal, process CPU seconds, best of 5\n", (long long)T, (long long)d);
-  printf("%-10s %10s %10s %8s\n", "format", "f32 s", "quant s", "ratio");
+  printf("T=%lld d=%lld causal, process CPU seconds, best of 5, oracle BLAS level %s\n", (long long)T, (long long)d,
+         blas_level < 0 ? "off (per-row passes)" : blas_level > 0 ? "forced" : "by size (default)");
+  printf("%-36s %10s %10s %8s\n", "format", "f32 s", "quant s", "ratio");
   double worst = 0;
-  for (int fmt = AC_QF_Q8_0; fmt < AC_QF_N; fmt++) {
-    make_pair(fmt, T, d, qpath, fpath);
+  for (int x = 0; x < AC_QF_N - AC_QF_Q8_0 + (int)(sizeof layouts / sizeof *layouts); x++) {
+    const int fmt = AC_QF_Q8_0 + x;
+    ac_qspec q;
+    ac_err e;
+    if (fmt < AC_QF_N) {
+      const ac_qfmt_info *fi = ac_qfmt_get(fmt);
+      q = (ac_qspec){.fmt = fmt, .gran = (int)fi->gran, .block = fi->gran == AC_QG_BLOCK ? fi->block : 0};
+    } else if (ac_qspec_parse(layouts[fmt - AC_QF_N], &q, &e)) {
+      fprintf(stderr, "bench/quant_judge: %s\n", e.msg);
+      return 3;
+    }
+    if (fmt >= AC_QF_N && d % (q.block > 0 ? q.block : 1)) continue;
+    make_pair(&q, T, d, qpath, fpath);
     double tf, tq;
     best_of(fpath, qpath, 5, &tf, &tq);
     double ratio = tq / tf;
     if (ratio > worst) worst = ratio;
-    printf("%-10s %10.4f %10.4f %8.3f\n", ac_qfmt_name(fmt), tf, tq, ratio);
+    char name[96];
+    printf("%-36s %10.4f %10.4f %8.3f\n", ac_qspec_str(&q, name, sizeof name), tf, tq, ratio);
     fflush(stdout);
   }
   unlink(qpath);

@@ -24,6 +24,7 @@ typedef struct {
 } ac_shape_bucket;
 #define AC_MAX_BUCKETS 64
 
+#define AC_GEN_MAX_STORE 4
 typedef struct {
   uint32_t dtypes;     /* bitmask of (1u << ac_dtype) the kernel accepts (0: f32 only) */
   uint32_t masks;      /* bitmask of (1u << ac_mask) (0: all three) */
@@ -41,6 +42,10 @@ typedef struct {
   int quant_only;      /* 1: the kernel takes quantized cases only */
   int params_q_dtype;  /* 1: the kernel takes the scale and a bias in Q's dtype: every case's scale and
                           bias are values of Q's dtype (ac_fuzz_params_q_dtype) */
+  int32_t store_q[AC_GEN_MAX_STORE];   /* quantize-on-store (features AC_FEAT_QUANT_STORE): the quantizers the
+                                          kernel stores with (quant.h), store_q[0 .. nstore) */
+  int nstore;
+  int store_only;      /* 1: the kernel takes quantize-on-store cases only */
   uint32_t shapes;     /* AC_SHAPE_... the kernel takes (init: all; probed) */
   int nbuckets;        /* > 0: dense cases take one of bucket[0 .. nbuckets-1] (ac_gen_buckets) */
   ac_shape_bucket bucket[AC_MAX_BUCKETS];

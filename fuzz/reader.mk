@@ -33,7 +33,8 @@ AC_LFZ_DEPS += $(srcdir)/src/core/layout.h $(srcdir)/src/core/casefile_layout.h
 AC_LFZ_OBJ_LIST += fuzz/lf/layout.o fuzz/lf/casefile_layout.o
 # casefile.c reads and writes quantized tensors with quant*.c and casefile_quant.c.
 AC_LFZ_DEPS += $(srcdir)/src/core/quant.h $(srcdir)/src/core/casefile_quant.h
-AC_LFZ_OBJ_LIST += fuzz/lf/quant.o fuzz/lf/quant_ref.o fuzz/lf/quant_ggml.o fuzz/lf/quant_case.o fuzz/lf/casefile_quant.o
+AC_LFZ_OBJ_LIST += fuzz/lf/quant.o fuzz/lf/quant_ref.o fuzz/lf/quant_ggml.o fuzz/lf/quant_case.o fuzz/lf/casefile_quant.o \
+	fuzz/lf/quant_spec.o fuzz/lf/quant_store.o fuzz/lf/quant_pack.o
 # npz.c reads its members' npy headers with npy.c.
 AC_LFZ_DEPS += $(srcdir)/src/core/npy.h
 AC_LFZ_OBJ_LIST += fuzz/lf/npy.o
@@ -96,6 +97,15 @@ fuzz/lf/quant_case.o: $(srcdir)/src/core/quant_case.c $(AC_LFZ_DEPS)
 fuzz/lf/casefile_quant.o: $(srcdir)/src/core/casefile_quant.c $(AC_LFZ_DEPS)
 	@$(MKDIR_P) fuzz/lf
 	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/core/casefile_quant.c
+fuzz/lf/quant_spec.o: $(srcdir)/src/core/quant_spec.c $(AC_LFZ_DEPS)
+	@$(MKDIR_P) fuzz/lf
+	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/core/quant_spec.c
+fuzz/lf/quant_store.o: $(srcdir)/src/core/quant_store.c $(AC_LFZ_DEPS)
+	@$(MKDIR_P) fuzz/lf
+	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/core/quant_store.c
+fuzz/lf/quant_pack.o: $(srcdir)/src/core/quant_pack.c $(AC_LFZ_DEPS)
+	@$(MKDIR_P) fuzz/lf
+	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/src/core/quant_pack.c
 fuzz/lf/fuzz_case_reader.o: $(srcdir)/fuzz/fuzz_case_reader.c $(AC_LFZ_DEPS)
 	@$(MKDIR_P) fuzz/lf
 	$(AM_V_CC)$(AC_LFZ_COMPILE) -c -o $@ $(srcdir)/fuzz/fuzz_case_reader.c

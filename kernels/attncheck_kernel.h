@@ -235,6 +235,54 @@
  *     tensors.dropout_mask as an input (the one its forward returned) and the exact forward's o with
  *     that mask: dV_j = (1/(1-p)) Σ_i m_ij P_ij dO_i, dP_ij = (1/(1-p)) m_ij dO_i·v_j, D_i = dO_i·o_i,
  *     dS_ij = P_ij (dP_ij - D_i), and dQ, dK from dS as above. CUDA kernels get no dropout case yet.
+ *   - quantized layouts and quantize-on-store, a later addition to version 5 that keeps every earlier
+ *     plugin loading: problem.quant_spec[x] (struct_size >= ATTNCHECK_PROBLEM_V5QL_SIZE) describes
+ *     tensor x (0 q, 1 k, 2 v) beyond its format, so that supports() sees it: granularity and block
+ *     (as quant->t[x]), token_group, scale_dtype, zero_dtype, packing and, for a tensor the kernel
+ *     quantizes itself, the quantizer (store_rule ...). A case whose quantized tensors use any of the
+ *     following has ATTNCHECK_FEAT_QUANT_LAYOUT in problem.features and reaches only a kernel that
+ *     declares it in caps (every other kernel SKIPs it, so a plugin written from the description above
+ *     never meets them):
+ *       group scales: granularity ATTNCHECK_QG_BLOCK on an int or fp8 format, one scale per token and
+ *              head and `block` consecutive elements of d (block 1 to 4096, d a multiple of it);
+ *       token groups: token_group G > 1: ATTNCHECK_QG_BLOCK is a 2-D tile of G tokens by `block`
+ *              elements, ATTNCHECK_QG_CHANNEL one scale per channel over G consecutive tokens; the
+ *              scale of element (b, h, t, d) is then scales[b c0 + h c1 + (t / G) c2 + e c3] (the last
+ *              group may be partial; dense cases only). token_group 0 (or 1 for BLOCK): as above;
+ *       dtypes: scale_dtype ATTNCHECK_F16, _BF16 or _F32 for an int or fp8 format (its own is
+ *              ATTNCHECK_F32; the ggml formats' ATTNCHECK_F16, nvfp4's ATTNCHECK_E4M3, mxfp4's
+ *              ATTNCHECK_QSD_E8M0); zero_dtype (int formats) ATTNCHECK_QSD_I8 (int8 zero points, the
+ *              default of int8, int4, int2), ATTNCHECK_QSD_U8 (uint8's default), or ATTNCHECK_F16, _BF16,
+ *              _F32: float zero points, value (code - z) scale, aux an array of that dtype;
+ *       packed codes: packing ATTNCHECK_QPACK_LOW_FIRST or _HIGH_FIRST (int4, int2, nvfp4, mxfp4):
+ *              bits = 4 (2 for int2), per = 8 / bits codes a byte, element d of a row in byte d / per,
+ *              at bit (d % per) bits counted from the low end (LOW_FIRST: low nibble first) or
+ *              (per - 1 - d % per) bits (HIGH_FIRST); codes[b s0 + h s1 + t s2 + (d / per) s3] with
+ *              code_stride in bytes (s3 = 1; d a multiple of per);
+ *       the formats int2 (codes 0..3) and uint8 (codes 0..255), both (code - zero) scale.
+ *     Quantize-on-store (ATTNCHECK_FEAT_QUANT_STORE in problem.features, to a kernel that declares it
+ *     and names the case's quantizer in kernel.store_quantizers, struct_size >=
+ *     ATTNCHECK_KERNEL_V5QL_SIZE): for tensor x with store_rule != 0 the kernel gets the plain values
+ *     in tensors.q/k/v (problem.dtype, the problem's strides; x_format names the format to store them
+ *     in, quant_spec[x] the layout) and tensors.store (problem.struct_size >= ATTNCHECK_PROBLEM_V5QL_SIZE)
+ *     whose t[x] has writable codes, scales and aux laid out exactly as tensors.quant would hand that
+ *     tensor (for the ggml formats and mxfp4 only ggml, ggml's block bytes; codes and scales NULL); the
+ *     kernel quantizes its values into them and computes its attention over what it stored. With the
+ *     rule ATTNCHECK_QSTORE_GIVEN the scales and aux hold the given scales and zero points on entry
+ *     and must come back unchanged. The quantizer (docs/quantized.md "Quantize-on-store"), named
+ *     "RULE-ROUND-ARITH-OVERFLOW" in store_quantizers (a comma list, "absmax-even-f32-sat,ggml"):
+ *       store_rule      ATTNCHECK_QSTORE_ABSMAX (s = max|x| over the scale's group / the largest code:
+ *                       fp8, int8 with zero 0), _MINMAX (s = (max - min) / (qmax - qmin), zero point
+ *                       qmin - R(min / s) clamped to the codes, or qmin - min / s as a float zero point:
+ *                       int formats), _GIVEN (the scales on entry), _GGML (ggml's quantize_row_*_ref);
+ *       store_round     ATTNCHECK_QSTORE_EVEN, _AWAY (ties away from zero), _TRUNC: x / s to a code;
+ *       store_arith     ATTNCHECK_QSTORE_F32 (each step in binary32 as written: s, x / s, + z; s then
+ *                       rounded into scale_dtype), _EXACT (every step exact, each stored value rounded once);
+ *       store_overflow  ATTNCHECK_QSTORE_SAT (the largest code), _NAN (fp8's non-saturating conversion:
+ *                       NaN, e5m2 inf);
+ *     a scale that comes out 0 or non-finite is 1. attncheck judges the store exactly against that
+ *     quantizer (a STORE-FAIL naming the worst element) and the attention over the codes the kernel
+ *     stored.
  */
 #ifndef ATTNCHECK_KERNEL_H
 #define ATTNCHECK_KERNEL_H
@@ -269,6 +317,9 @@ enum { ATTNCHECK_ALIGN_BOTTOM_RIGHT = 0, ATTNCHECK_ALIGN_TOP_LEFT = 1 };
 #define ATTNCHECK_FEAT_LAYOUTS      (ATTNCHECK_FEAT_VARLEN | ATTNCHECK_FEAT_PAGED)
 /* ABI 5: dropout with the kernel's own keep-mask (not part of ATTNCHECK_FEAT_ALL; see above). */
 #define ATTNCHECK_FEAT_DROPOUT      (1u << 10)
+/* ABI 5, quantized layouts and quantize-on-store (not part of ATTNCHECK_FEAT_ALL; see above). */
+#define ATTNCHECK_FEAT_QUANT_STORE  (1u << 11)
+#define ATTNCHECK_FEAT_QUANT_LAYOUT (1u << 12)
 /* kernel.caps only: the kernel never writes lse (attncheck passes lse = NULL). */
 #define ATTNCHECK_CAP_NO_LSE        (1u << 31)
 /* kernel.caps only, ABI 3: the kernel has run_backward (struct_size >= ATTNCHECK_KERNEL_V3_SIZE). */
@@ -288,6 +339,17 @@ enum { ATTNCHECK_ALIGN_BOTTOM_RIGHT = 0, ATTNCHECK_ALIGN_TOP_LEFT = 1 };
 #define ATTNCHECK_BACKWARD_V3_FEATS                                                                     \
   (ATTNCHECK_FEAT_WINDOW | ATTNCHECK_FEAT_BOOL_MASK | ATTNCHECK_FEAT_ALIBI | ATTNCHECK_FEAT_BIAS |    \
    ATTNCHECK_FEAT_SINKS)
+
+/* ABI 5, quantized layouts and stores: tensor x's quantization beyond its format (problem.quant_spec). */
+typedef struct {
+  int32_t granularity;                      /* ATTNCHECK_QG_... */
+  int32_t packing;                          /* ATTNCHECK_QPACK_... */
+  int64_t block;                            /* elements per scale along d (BLOCK), else 0 */
+  int64_t token_group;                      /* tokens per scale (tiles, channel groups); 0: as the granularity says */
+  int32_t scale_dtype;                      /* ATTNCHECK_F32, _F16, _BF16, _E4M3, ATTNCHECK_QSD_E8M0 */
+  int32_t zero_dtype;                       /* ATTNCHECK_QSD_I8, _U8, ATTNCHECK_F16, _BF16, _F32; -1: none */
+  int32_t store_rule, store_round, store_arith, store_overflow;   /* ATTNCHECK_QSTORE_...; rule 0: not stored */
+} attncheck_qspec;
 
 typedef struct {
   uint32_t struct_size;                     /* sizeof(attncheck_problem) as the harness was built */
@@ -323,13 +385,16 @@ typedef struct {
   float dropout_p;                          /* the drop probability, 0 <= p < 1 */
   uint32_t reserved5;                       /* 0 */
   uint64_t dropout_seed;                    /* the seed of the kernel's mask: the same seed, the same mask */
+  /* ---- ABI 5, quantized layouts and stores (struct_size >= ATTNCHECK_PROBLEM_V5QL_SIZE) ---- */
+  attncheck_qspec quant_spec[3];            /* q, k, v (all 0 for a tensor that is not quantized) */
 } attncheck_problem;
 
 #define ATTNCHECK_PROBLEM_V1_SIZE  ((uint32_t)offsetof(attncheck_problem, features))
 #define ATTNCHECK_PROBLEM_V2_SIZE  ((uint32_t)offsetof(attncheck_problem, total_q))
 #define ATTNCHECK_PROBLEM_V3_SIZE  ((uint32_t)offsetof(attncheck_problem, q_format))
 #define ATTNCHECK_PROBLEM_V5Q_SIZE ((uint32_t)offsetof(attncheck_problem, dropout_p))
-#define ATTNCHECK_PROBLEM_V5D_SIZE ((uint32_t)sizeof(attncheck_problem))
+#define ATTNCHECK_PROBLEM_V5D_SIZE ((uint32_t)offsetof(attncheck_problem, quant_spec))
+#define ATTNCHECK_PROBLEM_V5QL_SIZE ((uint32_t)(offsetof(attncheck_problem, quant_spec) + 3 * sizeof(attncheck_qspec)))
 
 /* Quantized formats (kernel.kv_formats, q_formats: 1u << ATTNCHECK_QF_...; docs/quantized.md). */
 enum {
@@ -338,11 +403,21 @@ enum {
   ATTNCHECK_QF_Q5_1 = 5, ATTNCHECK_QF_IQ4_NL = 6,
   ATTNCHECK_QF_E4M3FN = 7, ATTNCHECK_QF_E4M3FNUZ = 8, ATTNCHECK_QF_E5M2 = 9,
   ATTNCHECK_QF_INT8 = 10, ATTNCHECK_QF_INT4 = 11,
-  ATTNCHECK_QF_NVFP4 = 12, ATTNCHECK_QF_MXFP4 = 13
+  ATTNCHECK_QF_NVFP4 = 12, ATTNCHECK_QF_MXFP4 = 13,
+  ATTNCHECK_QF_INT2 = 14, ATTNCHECK_QF_UINT8 = 15   /* ATTNCHECK_FEAT_QUANT_LAYOUT */
 };
 /* Scale granularities (what one scale covers). */
 enum { ATTNCHECK_QG_BLOCK = 0, ATTNCHECK_QG_TENSOR = 1, ATTNCHECK_QG_HEAD = 2, ATTNCHECK_QG_TOKEN = 3,
        ATTNCHECK_QG_CHANNEL = 4 };
+/* quant_spec: packed codes, the dtypes of scales and zero points beside ATTNCHECK_F16 ..., and the
+ * quantizer of a quantize-on-store tensor. */
+enum { ATTNCHECK_QPACK_NONE = 0, ATTNCHECK_QPACK_LOW_FIRST = 1, ATTNCHECK_QPACK_HIGH_FIRST = 2 };
+enum { ATTNCHECK_QSD_E8M0 = 16, ATTNCHECK_QSD_I8 = 17, ATTNCHECK_QSD_U8 = 18 };
+enum { ATTNCHECK_QSTORE_NONE = 0, ATTNCHECK_QSTORE_ABSMAX = 1, ATTNCHECK_QSTORE_MINMAX = 2, ATTNCHECK_QSTORE_GIVEN = 3,
+       ATTNCHECK_QSTORE_GGML = 4 };
+enum { ATTNCHECK_QSTORE_EVEN = 0, ATTNCHECK_QSTORE_AWAY = 1, ATTNCHECK_QSTORE_TRUNC = 2 };
+enum { ATTNCHECK_QSTORE_F32 = 0, ATTNCHECK_QSTORE_EXACT = 1 };
+enum { ATTNCHECK_QSTORE_SAT = 0, ATTNCHECK_QSTORE_NAN = 1 };
 
 typedef struct {
   int32_t format;                           /* ATTNCHECK_QF_...; 0: the tensor is not quantized */
@@ -387,6 +462,8 @@ typedef struct {
   const attncheck_quant *quant;
   /* ---- ABI 5, dropout (problem.struct_size >= ATTNCHECK_PROBLEM_V5D_SIZE); NULL without DROPOUT ---- */
   uint8_t *dropout_mask;        /* [batch][heads][tq][tk], 1 kept, 0 dropped: run() writes it, run_backward reads it */
+  /* ---- ABI 5, quantize-on-store (problem.struct_size >= ATTNCHECK_PROBLEM_V5QL_SIZE); NULL without ---- */
+  const attncheck_quant *store;             /* where the kernel writes what it stores (its arrays are writable) */
 } attncheck_tensors;
 
 /* ABI 3: what run_backward gets besides the problem and the forward's inputs. */
@@ -427,16 +504,19 @@ typedef struct {
   /* ---- ABI 5, optional (struct_size >= ATTNCHECK_KERNEL_V5Q_SIZE) ---- */
   uint32_t kv_formats;                      /* 1u << ATTNCHECK_QF_...: formats it reads for k and v; 0: none */
   uint32_t q_formats;                       /* those it reads for q */
+  /* ---- ABI 5, quantize-on-store, optional (struct_size >= ATTNCHECK_KERNEL_V5QL_SIZE) ---- */
+  const char *store_quantizers;             /* "absmax-even-f32-sat,ggml": the quantizers it stores with; NULL none */
 } attncheck_kernel;
 
 /* struct_size of attncheck_kernel in versions 1 and 2 (and of a version 3 plugin built before
  * run_backward), with run_backward (version 3), with backward_caps (version 4), with the
- * declarations of version 5, and with its quantized formats. */
+ * declarations of version 5, with its quantized formats, and with its store quantizers. */
 #define ATTNCHECK_KERNEL_V1_SIZE ((uint32_t)offsetof(attncheck_kernel, run_backward))
 #define ATTNCHECK_KERNEL_V3_SIZE ((uint32_t)offsetof(attncheck_kernel, backward_caps))
 #define ATTNCHECK_KERNEL_V4_SIZE ((uint32_t)offsetof(attncheck_kernel, empty_rows))
 #define ATTNCHECK_KERNEL_V5_SIZE  ((uint32_t)offsetof(attncheck_kernel, kv_formats))
-#define ATTNCHECK_KERNEL_V5Q_SIZE ((uint32_t)sizeof(attncheck_kernel))
+#define ATTNCHECK_KERNEL_V5Q_SIZE ((uint32_t)offsetof(attncheck_kernel, store_quantizers))
+#define ATTNCHECK_KERNEL_V5QL_SIZE ((uint32_t)sizeof(attncheck_kernel))
 
 /* The first fields of an attncheck_kernel initializer, for designated initializers:
  *   static const attncheck_kernel k = {ATTNCHECK_KERNEL_INIT, .name = "mine", .run = my_run, ...};

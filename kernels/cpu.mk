@@ -4,7 +4,7 @@ AC_CPU_KERNEL_SOURCES = kernels/registry.c \
 	kernels/cpu_naive_f64.c kernels/cpu_naive.c \
 	kernels/cpu_flash.c kernels/cpu_flash_exp2.c kernels/cpu_splitkv.c kernels/cpu_splitkv.h kernels/cpu_cublas.c \
 	kernels/cpu_varlen.c kernels/cpu_varlen.h kernels/mutants/layout_mutants.c \
-	kernels/mutants/splitkv_mutants.c kernels/mutants/quant_mutants.c \
+	kernels/mutants/splitkv_mutants.c kernels/mutants/quant_mutants.c kernels/mutants/store_mutants.c \
 	kernels/cpu_backward.c kernels/cpu_backward.h kernels/mutants/bwd_mutants.c \
 	kernels/mutants/mutant_flash.h \
 	kernels/mutants/dropout_rp_in_sum.c kernels/mutants/dropout_renorm.c kernels/mutants/dropout_head_reuse.c \

@@ -57,6 +57,6 @@ int ac_cpu_backward(const ac_cpu_bwd_cfg *cfg, const attncheck_problem *p, const
   extern const attncheck_kernel SYM;                                                                              \
   const attncheck_kernel SYM = {ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), NAME, DESC, PREC,                \
                                 ATTNCHECK_MEM_HOST, (CAPS) | ATTNCHECK_CAP_BACKWARD, SYM##_supports,             \
-                                SYM##_run, {NULL, NULL, NULL, NULL}, SYM##_bwd, CAPS, 0, 0, 0, NULL, 0, 0};
+                                SYM##_run, {NULL, NULL, NULL, NULL}, SYM##_bwd, CAPS, 0, 0, 0, NULL, 0, 0, NULL};
 
 #endif

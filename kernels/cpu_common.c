@@ -42,11 +42,15 @@ static int supports_base(const attncheck_problem *p, int dt, int f32_scale, char
   return 1;
 }
 
+/* The bits of a problem's features that are variants of the attention (a quantized tensor's layout
+ * and store bits describe its inputs, which the quantized kernels read before these run). */
+#define AC_CPU_FEATS(p) ((p)->features & ~(uint32_t)(ATTNCHECK_FEAT_QUANT_STORE | ATTNCHECK_FEAT_QUANT_LAYOUT))
+
 int ac_cpu_supports(const attncheck_problem *p, int dt, int f32_scale, char *why, size_t why_len)
 {
   if (!supports_base(p, dt, f32_scale, why, why_len)) return 0;
-  if (p->features) {
-    snprintf(why, why_len, "features 0x%x not supported (none are)", (unsigned)p->features);
+  if (AC_CPU_FEATS(p)) {
+    snprintf(why, why_len, "features 0x%x not supported (none are)", (unsigned)AC_CPU_FEATS(p));
     return 0;
   }
   return 1;
@@ -57,7 +61,7 @@ static int float_dtype(int d) { return d >= ATTNCHECK_F64 && d <= ATTNCHECK_BF16
 int ac_cpu_supports_caps(const attncheck_problem *p, int dt, uint32_t caps, char *why, size_t why_len)
 {
   if (!supports_base(p, dt, 1, why, why_len)) return 0;
-  const uint32_t f = p->features, missing = f & ~caps;
+  const uint32_t f = AC_CPU_FEATS(p), missing = f & ~caps;
   if (missing) {
     snprintf(why, why_len, "features 0x%x not supported", (unsigned)missing);
     return 0;
@@ -96,7 +100,7 @@ int ac_cpu_vx_init(ac_cpu_vx *x, int dt, const attncheck_problem *p, const attnc
 {
   memset(x, 0, sizeof *x);
   x->p = p, x->t = t;
-  x->f = p->features;
+  x->f = AC_CPU_FEATS(p);
   x->qd = x->kd = x->vd = x->od = dt;
   if (x->f & ATTNCHECK_FEAT_MIXED_DTYPES) x->qd = p->q_dtype, x->kd = p->k_dtype, x->vd = p->v_dtype, x->od = p->o_dtype;
   const char *missing = (x->f & ATTNCHECK_FEAT_BIAS) && !t->bias ? "bias"

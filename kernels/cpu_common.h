@@ -141,7 +141,7 @@ int ac_cpu_supports_caps(const attncheck_problem *p, int dt, uint32_t caps, char
   extern const attncheck_kernel SYM;                                                                       \
   const attncheck_kernel SYM = {ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), NAME, DESC, PREC,         \
                                 ATTNCHECK_MEM_HOST, CAPS, SYM##_supports, SYM##_run, {NULL, NULL, NULL, NULL}, \
-                                NULL, 0, 0, 0, 0, NULL, 0, 0};
+                                NULL, 0, 0, 0, 0, NULL, 0, 0, NULL};
 
 /* A kernel without ABI 2 features (caps 0). */
 #define AC_CPU_KERNEL(SYM, DT, NAME, PREC, DESC, RUN) AC_CPU_KERNEL_CAPS(SYM, DT, NAME, PREC, 0u, DESC, RUN)

@@ -105,4 +105,4 @@ const attncheck_kernel ac_cpu_flash_exp2_f32 = {
   ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), "flash-exp2-f32",
   "FlashAttention-3 style: exp2f with log2 e folded into the scale, key tiles last to first (default 128x128)",
   "fp32-exp2", ATTNCHECK_MEM_HOST, 0, flash_exp2_supports, flash_exp2_run, {NULL, NULL, NULL, NULL}, NULL, 0, 0,
-  0, 0, NULL, 0, 0};
+  0, 0, NULL, 0, 0, NULL};

@@ -49,9 +49,11 @@ static void scale_acc(float *acc, float a, int64_t n, int acc_dt)
   for (int64_t e = 0; e < n; e++) acc[e] = ac_cpu_round_f32(acc_dt, acc[e] * a);
 }
 
-/* Row i of the current head. q: the row as the kernel reads it (f16 or q8 values), k, v: scratch
- * of one key; acc: dv. acc_dt: the accumulator's format (f16, or f32 for the q8 path). */
-static void ggml_row(const ac_cpu_vx *x, int64_t i, const float *q, float *kr, float *vr, float *acc, int acc_dt)
+/* Row i of the current head. q: the row as the kernel reads it (f16 or q8 values; qs before its
+ * rounding, for dot), k, v: scratch of one key; acc: dv. acc_dt: the accumulator's format (f16, or
+ * f32 for the q8 path). */
+static void ggml_row(const ac_cpu_vx *x, int64_t i, const float *q, const float *qs, const ac_ggml_dot *dot, float *kr,
+                     float *vr, float *acc, int acc_dt)
 {
   const attncheck_problem *p = x->p;
   const int64_t kvh = ac_cpu_kv_head(p, x->h);
@@ -66,9 +68,13 @@ static void ggml_row(const ac_cpu_vx *x, int64_t i, const float *q, float *kr, f
   for (int64_t e = 0; e < p->dv; e++) acc[e] = 0.0f;
   for (int64_t j = lo; j < hi; j++) {
     float s = 0.0f;
-    for (int64_t t = 0; t < p->dk; t++)
-      kr[t] = ac_cpu_load_f32(x->kd, x->t->k, ac_cpu_off(p->k_stride, x->b, kvh, j, t));
-    for (int64_t t = 0; t < p->dk; t++) s += q[t] * kr[t];
+    if (dot) {
+      s = dot->dot(dot->ctx, qs, x->b, kvh, j);
+    } else {
+      for (int64_t t = 0; t < p->dk; t++)
+        kr[t] = ac_cpu_load_f32(x->kd, x->t->k, ac_cpu_off(p->k_stride, x->b, kvh, j, t));
+      for (int64_t t = 0; t < p->dk; t++) s += q[t] * kr[t];
+    }
     s = ac_cpu_vx_score(x, i, j, s * x->scale);
     if (s == -INFINITY) continue;
     for (int64_t e = 0; e < p->dv; e++)
@@ -109,6 +115,12 @@ static void ggml_row(const ac_cpu_vx *x, int64_t i, const float *q, float *kr, f
 int ac_cpu_ggml_run(ac_ggml_mode m, const char *name, const attncheck_problem *p, const attncheck_tensors *t, char *err,
                     size_t err_len)
 {
+  return ac_cpu_ggml_run_dot(m, name, p, t, NULL, err, err_len);
+}
+
+int ac_cpu_ggml_run_dot(ac_ggml_mode m, const char *name, const attncheck_problem *p, const attncheck_tensors *t,
+                        const ac_ggml_dot *dot, char *err, size_t err_len)
+{
   ac_cpu_vx x;
   if (ac_cpu_vx_init(&x, p->dtype, p, t, err, err_len) < 0) return -1;
   float *qs = ac_cpu_scratch(p->dk + 1, sizeof *qs), *q = ac_cpu_scratch(p->dk + 1, sizeof *q);
@@ -130,7 +142,7 @@ int ac_cpu_ggml_run(ac_ggml_mode m, const char *name, const attncheck_problem *p
           ac_cpu_q8_row(qs, q, p->dk, m == AC_GGML_Q8_AS_Q4 ? 7 : 127);
         else
           for (int64_t d = 0; d < p->dk; d++) q[d] = ac_cpu_round_f32(ATTNCHECK_F16, qs[d]);
-        ggml_row(&x, i, q, kr, vr, acc, acc_dt);
+        ggml_row(&x, i, q, qs, dot, kr, vr, acc, acc_dt);
       }
     }
   free(qs), free(q), free(kr), free(vr), free(acc);
@@ -186,7 +198,7 @@ const attncheck_kernel ac_cpu_ggml_f16 = {
     0,
     NULL,
      0,
-     0};
+     0, NULL};
 
 const attncheck_kernel ac_cpu_q8q_f32 = {
     ATTNCHECK_ABI_VERSION,
@@ -207,4 +219,4 @@ const attncheck_kernel ac_cpu_q8q_f32 = {
     0,
     NULL,
      0,
-     0};
+     0, NULL};

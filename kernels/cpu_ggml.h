@@ -12,6 +12,15 @@ typedef enum {
 
 int ac_cpu_ggml_run(ac_ggml_mode m, const char *name, const attncheck_problem *p, const attncheck_tensors *t, char *err,
                     size_t err_len);
+/* A key's Q.K as a kernel forms it from the row of Q as given (before its q8 rounding) and key j of
+ * kv head kvh of batch b, in place of the dot of the rounded row with K's values (ggml's q4_1 and
+ * q5_1 K against Q's q8_1 blocks, cpu_quant_paths.c). */
+typedef struct {
+  float (*dot)(void *ctx, const float *q_row, int64_t b, int64_t kvh, int64_t j);
+  void *ctx;
+} ac_ggml_dot;
+int ac_cpu_ggml_run_dot(ac_ggml_mode m, const char *name, const attncheck_problem *p, const attncheck_tensors *t,
+                        const ac_ggml_dot *dot, char *err, size_t err_len);
 /* supports() of ggml-f16-style: f16 K and V with f32 Q and O, or f16 throughout. */
 int ac_cpu_ggml_f16_supports(const attncheck_problem *p, char *why, size_t why_len);
 /* q8_0 of x[0..n) into q (dequantized values f16(d) code, d = max|x|/qmax over each block of 32,

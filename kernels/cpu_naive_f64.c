@@ -74,4 +74,4 @@ static int naive_f64_run(const attncheck_problem *p, const attncheck_tensors *t,
 const attncheck_kernel ac_cpu_naive_f64 = {
   ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), "naive-f64",
   "binary64, three passes over a materialized row of scores", "fp64", ATTNCHECK_MEM_HOST, 0,
-  naive_f64_supports, naive_f64_run, {NULL, NULL, NULL, NULL}, NULL, 0, 0, 0, 0, NULL, 0, 0};
+  naive_f64_supports, naive_f64_run, {NULL, NULL, NULL, NULL}, NULL, 0, 0, 0, 0, NULL, 0, 0, NULL};

@@ -3,6 +3,7 @@
  *   ggml-q8-ref-f32   ggml's CPU quantized path: K in q8_0, q4_0, q5_0 or iq4_nl blocks read exactly
  *                     from their bytes (the integer block dot products of ggml are exact in binary32),
  *                     Q rounded to q8_0 blocks by q8q-f32-style, V read to binary32; class q8kv-f32;
+ *                     a q4_1 or q5_1 K as ggml's q8_1 dot takes it (Q's block sums in f16; q=q81,v=f32);
  *   fp8kv-fold-ref-f32 FlashAttention-3's fp8 path: the dot products of the codes, Q's and K's scales
  *                     folded into the softmax scale (two roundings in binary32), the output of the V
  *                     codes multiplied by V's scale (one more); per-tensor or per-head scales only
@@ -17,10 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cpu_common.h"
+#include "cpu_ggml.h"
 #include "cpu_varlen.h"
 #include "quant_view.h"
 
-extern const attncheck_kernel ac_cpu_q8q_f32;   /* cpu_ggml.c */
 
 static int quant_only_run(const attncheck_problem *p, const attncheck_tensors *t, char *err, size_t n)
 {
@@ -34,12 +35,51 @@ static int ggml_q8_supports(const attncheck_problem *p, char *why, size_t n)
   return ac_cpu_q8q_f32.supports(p, why, n);
 }
 
-/* K and V to binary32 (exact for these formats), then q8q-f32-style: Q in q8_0 blocks. */
+/* ggml's ggml_vec_dot_q4_1_q8_1 (and q5_1's): the row of Q in q8_1 blocks (quantize_row_q8_1_ref: d =
+ * max|x|/127 in binary32, codes roundf(x/d), d stored in f16, s = fl16(fl32(d sum codes))), then per
+ * block of K: (d_k d_q) sumi + m_k s in binary32, summed over the blocks. */
+static float q81_dot(void *ctx, const float *x, int64_t b, int64_t kvh, int64_t j)
+{
+  const attncheck_problem *p = ((void **)ctx)[0];
+  const ac_qview_tensor *k = ((void **)ctx)[1];
+  float sumf = 0.0f;
+  for (int64_t e = 0; e < p->dk / 32; e++) {
+    float amax = 0.0f;
+    for (int t = 0; t < 32; t++) amax = fmaxf(amax, fabsf(x[e * 32 + t]));
+    const float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+    int qc[32], sum = 0;
+    for (int t = 0; t < 32; t++) sum += qc[t] = (int)roundf(x[e * 32 + t] * id);
+    const float dq = ac_cpu_round_f32(ATTNCHECK_F16, d), sq = ac_cpu_round_f32(ATTNCHECK_F16, (float)sum * d);
+    uint8_t c[32];
+    uint16_t dk, mk;
+    ac_qggml_unpack(k->format, k->ggml + b * k->ggml_stride[0] + kvh * k->ggml_stride[1] + j * k->ggml_stride[2] +
+                                   e * k->ggml_stride[3],
+                    c, &dk, &mk);
+    int sumi = 0;
+    for (int t = 0; t < 32; t++) sumi += c[t] * qc[t];
+    sumf += ac_f16_to_f32(dk) * dq * (float)sumi + ac_f16_to_f32(mk) * sq;
+  }
+  return sumf;
+}
+
+/* K and V to binary32 (exact for q8_0, q4_0, q5_0, iq4_nl), then q8q-f32-style: Q in q8_0 blocks; a
+ * q4_1 or q5_1 K as ggml takes it, against Q's q8_1 blocks (q81_dot: class q=q81, precision_of). */
 static int ggml_q8_run(const attncheck_problem *p, const attncheck_tensors *t, const ac_qview *v, char *err, size_t n)
 {
   attncheck_tensors tt = *t;
   float *vals[2] = {NULL, NULL};
   int rc = 0;
+  const int q81 = v->t[1].format == AC_QF_Q4_1 || v->t[1].format == AC_QF_Q5_1;
+  for (int64_t e = 0; q81 && e < p->batch * p->kv_heads * p->tk * (p->dk / 32); e++) {   /* contiguous rows of blocks */
+    uint8_t c[32];
+    uint16_t d, m;
+    ac_qggml_unpack(v->t[1].format, v->t[1].ggml + e * v->t[1].ggml_stride[3], c, &d, &m);
+    if (!isfinite(ac_f16_to_f32(d)) || !isfinite(ac_f16_to_f32(m))) {
+      snprintf(err, n, ATTNCHECK_UNSUPPORTED " a non-finite %s scale or min: the q8_1 dot's m s is not the "
+                                             "elements' IEEE products", ac_qfmt_name(v->t[1].format));
+      return 1;
+    }
+  }
   for (int i = 0; i < 2 && !rc; i++)
     if (v->t[1 + i].format && !(vals[i] = ac_cpu_quant_dequantize(p, &v->t[1 + i], "kv"[i]))) {
       snprintf(err, n, "out of memory");
@@ -47,10 +87,22 @@ static int ggml_q8_run(const attncheck_problem *p, const attncheck_tensors *t, c
     }
   if (vals[0]) tt.k = vals[0];
   if (vals[1]) tt.v = vals[1];
-  if (!rc) rc = ac_cpu_q8q_f32.run(p, &tt, err, n);
+  const void *ctx[2] = {p, &v->t[1]};
+  const ac_ggml_dot dot = {q81_dot, (void *)ctx};
+  if (!rc) rc = ac_cpu_ggml_run_dot(AC_GGML_Q8, "ggml-q8-ref-f32", p, &tt, q81 ? &dot : NULL, err, n) ? 1 : 0;
   free(vals[0]);
   free(vals[1]);
   return rc;
+}
+
+/* The class of the path: q8kv-f32, or Q in q8_1 blocks against a q4_1 or q5_1 K (and a V of a min
+ * format dequantized to binary32, one rounding of d c + m). */
+static int ggml_q8_precision_of(const attncheck_problem *p, char *cls, size_t n)
+{
+  int q81 = p->k_format == AC_QF_Q4_1 || p->k_format == AC_QF_Q5_1;
+  if (!q81) return 0;
+  snprintf(cls, n, "q=q81,v=f32");
+  return 1;
 }
 
 #define FOLD_CAPS (ATTNCHECK_FEAT_WINDOW | ATTNCHECK_FEAT_SOFTCAP | ATTNCHECK_FEAT_ALIBI | ATTNCHECK_FEAT_SINKS)
@@ -156,12 +208,14 @@ const attncheck_kernel ac_cpu_ggml_q8_ref_f32 = {
     ATTNCHECK_KERNEL_INIT,
     .name = "ggml-q8-ref-f32",
     .description = "ggml's CPU quantized path: K (q8_0 q4_0 q5_0 iq4_nl) read exactly from its blocks, Q rounded to "
-                   "q8_0 blocks, V read to binary32, then q8q-f32-style",
+                   "q8_0 blocks, V read to binary32, then q8q-f32-style; a q4_1 or q5_1 K against Q's q8_1 blocks "
+                   "(ggml_vec_dot_q4_1_q8_1, class q=q81,v=f32)",
     .precision = "q8kv-f32",
     .memory = ATTNCHECK_MEM_HOST,
     .caps = ATTNCHECK_FEAT_ALL & ~(ATTNCHECK_FEAT_MIXED_DTYPES | ATTNCHECK_FEAT_DESCALE),
     .supports = ggml_q8_supports,
-    .run = quant_only_run};
+    .run = quant_only_run,
+    .precision_of = ggml_q8_precision_of};
 
 const attncheck_kernel ac_cpu_fp8fold_ref_f32 = {
     ATTNCHECK_KERNEL_INIT,
@@ -177,7 +231,8 @@ const attncheck_kernel ac_cpu_fp8fold_ref_f32 = {
 
 /* ---- kv16-ref-f16, kv16-ref-bf16 ---- */
 #define KV16_CAPS \
-  ((ATTNCHECK_FEAT_ALL & ~(ATTNCHECK_FEAT_MIXED_DTYPES | ATTNCHECK_FEAT_DESCALE)) | ATTNCHECK_FEAT_LAYOUTS)
+  ((ATTNCHECK_FEAT_ALL & ~(ATTNCHECK_FEAT_MIXED_DTYPES | ATTNCHECK_FEAT_DESCALE)) | ATTNCHECK_FEAT_LAYOUTS | \
+   ATTNCHECK_FEAT_QUANT_LAYOUT)
 
 static int kv16_supports_dt(int dt, const attncheck_problem *p, char *why, size_t n)
 {
@@ -241,13 +296,13 @@ const attncheck_kernel ac_cpu_kv16_ref_bf16 = {
     .run = quant_only_run};
 
 #define F(x) (1u << AC_QF_##x)
-const ac_quant_kernel ac_cpu_ggml_q8_entry = {&ac_cpu_ggml_q8_ref_f32, F(Q8_0) | F(Q4_0) | F(Q5_0) | F(IQ4_NL), 0, 1,
-                                              ggml_q8_run};
+const ac_quant_kernel ac_cpu_ggml_q8_entry = {&ac_cpu_ggml_q8_ref_f32,
+                                              F(Q8_0) | F(Q4_0) | F(Q4_1) | F(Q5_0) | F(Q5_1) | F(IQ4_NL), 0, 1, ggml_q8_run};
 const ac_quant_kernel ac_cpu_fp8fold_entry = {&ac_cpu_fp8fold_ref_f32, F(E4M3FN) | F(E4M3FNUZ) | F(E5M2),
                                               F(E4M3FN) | F(E4M3FNUZ) | F(E5M2), 1, fold_run};
 #define KV16_FORMATS                                                                                          \
   (F(Q8_0) | F(Q4_0) | F(Q4_1) | F(Q5_0) | F(Q5_1) | F(IQ4_NL) | F(E4M3FN) | F(E4M3FNUZ) | F(E5M2) | F(INT8) | \
-   F(INT4) | F(NVFP4) | F(MXFP4))
+   F(UINT8) | F(INT4) | F(INT2) | F(NVFP4) | F(MXFP4))
 const ac_quant_kernel ac_cpu_kv16_f16_entry = {&ac_cpu_kv16_ref_f16, KV16_FORMATS, 0, 1, kv16_f16_run};
 const ac_quant_kernel ac_cpu_kv16_bf16_entry = {&ac_cpu_kv16_ref_bf16, KV16_FORMATS, 0, 1, kv16_bf16_run};
 #undef F

@@ -178,11 +178,11 @@ const attncheck_kernel ac_cpu_splitkv_f32 = {
   "flash-decoding split-KV in binary32: chunks of ATTNCHECK_SPLITKV_CHUNK keys (default 128) merged through their "
   "LSEs, sinks in the merge",
   "fp32", ATTNCHECK_MEM_HOST, AC_CPU_SPLITKV_CAPS, ac_cpu_splitkv_supports, splitkv_run, {NULL, NULL, NULL, NULL},
-  NULL, 0, 0, 0, 0, NULL, 0, 0};
+  NULL, 0, 0, 0, 0, NULL, 0, 0, NULL};
 
 const attncheck_kernel ac_cpu_splitkv_fa_f32 = {
   ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), "splitkv-fa-f32",
   "split-KV in binary32 merged as FlashAttention's combine: o = sum of exp(lse_c - lse) o_c, not renormalized; "
   "sinks in the merge",
   "fp32", ATTNCHECK_MEM_HOST, AC_CPU_SPLITKV_CAPS, ac_cpu_splitkv_supports, splitkv_fa_run, {NULL, NULL, NULL, NULL},
-  NULL, 0, 0, 0, 0, NULL, 0, 0};
+  NULL, 0, 0, 0, 0, NULL, 0, 0, NULL};

@@ -223,9 +223,9 @@ const attncheck_kernel ac_cpu_flash_varlen_f32 = {
   ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), "flash-varlen-f32",
   "FlashAttention-2 online softmax over varlen batches and paged KV caches, binary32 (ATTNCHECK_FLASH_BC)", "fp32",
   ATTNCHECK_MEM_HOST, AC_CPU_LAYOUT_CAPS | ATTNCHECK_CAP_BACKWARD, f32_supports, f32_run, {NULL, NULL, NULL, NULL},
-  f32_bwd, AC_CPU_VARLEN_BWD_CAPS, 0, 0, 0, NULL, 0, 0};
+  f32_bwd, AC_CPU_VARLEN_BWD_CAPS, 0, 0, 0, NULL, 0, 0, NULL};
 const attncheck_kernel ac_cpu_flash_varlen_bf16 = {
   ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), "flash-varlen-bf16",
   "FlashAttention-2 online softmax over varlen batches and paged KV caches, bf16 inputs, P rounded to bf16", "bf16-fa2",
   ATTNCHECK_MEM_HOST, AC_CPU_LAYOUT_CAPS | ATTNCHECK_CAP_BACKWARD, bf16_supports, bf16_run, {NULL, NULL, NULL, NULL},
-  bf16_bwd, AC_CPU_VARLEN_BWD_CAPS, 0, 0, 0, NULL, 0, 0};
+  bf16_bwd, AC_CPU_VARLEN_BWD_CAPS, 0, 0, 0, NULL, 0, 0, NULL};

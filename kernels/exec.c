@@ -15,6 +15,8 @@
 #include "child.h"
 #include "exec_decl.h"
 #include "exec_priv.h"
+#include "casefile_quant.h"
+#include "quant.h"
 #include "npz.h"
 
 int ac_exec_resolve(const char *spec, ac_kernel *k, ac_err *e)
@@ -188,6 +190,29 @@ static int read_class(ac_npz *z, const char *path, ac_run_result *r)
   return 0;
 }
 
+/* Quantize-on-store cases: what the command stored for each store tensor, members X_codes, X_scales
+ * and its aux as a case file holds that tensor (docs/quantized.md), into r->stored; -1 with a kernel
+ * error for a missing or malformed one. */
+static int read_stored(ac_npz *z, const char *path, const ac_problem *p, ac_run_result *r)
+{
+  if (!(ac_quant_features(p) & AC_FEAT_QUANT_STORE)) return 0;
+  r->stored = ac_xcalloc(1, sizeof *r->stored);
+  for (int i = 0; i < 3; i++) {
+    const ac_qspec *q = &p->quant[i];
+    if (!q->fmt || !q->store) continue;
+    ac_qdata *t = &r->stored->t[i];
+    size_t n[3];
+    ac_quant_stored_alloc(p, i, t, n);
+    ac_err e;
+    if (ac_quant_stored_read(z, p, "qkv"[i], t, &e)) {
+      r->status = AC_RUN_KERNEL_ERROR;
+      snprintf(r->msg, sizeof r->msg, "%.200s: %.300s", path, e.msg);
+      return -1;
+    }
+  }
+  return 0;
+}
+
 void ac_exec_read_outputs(const char *path, const ac_case *c, const ac_counts *cn, const ac_run_opts *o, ac_run_result *r)
 {
   ac_err e;
@@ -255,12 +280,22 @@ void ac_exec_read_outputs(const char *path, const ac_case *c, const ac_counts *c
     }
     r->lse_count = cn->rows;
   }
-  if ((ac_npz_has(z, "precision") && read_class(z, path, r)) || ac_exec_read_mask(z, path, c, r)) {
+  if ((ac_npz_has(z, "precision") && read_class(z, path, r)) || ac_exec_read_mask(z, path, c, r) ||
+      read_stored(z, path, p, r)) {
     ac_npz_close_reader(z);
     return;
   }
   ac_npz_close_reader(z);
   r->status = AC_RUN_OK;
+}
+
+int ac_exec_store_quantizers(const ac_kernel *k, int32_t *q, int max)
+{
+  const exec_priv *pv = k->priv;
+  if (!pv || k->kind != AC_KIND_EXEC_PERSISTENT || pv->decl.state != AC_DECL_OK) return 0;
+  int n = pv->decl.nstore_q < max ? pv->decl.nstore_q : max;
+  memcpy(q, pv->decl.store_q, (size_t)n * sizeof *q);
+  return n;
 }
 
 uint32_t ac_exec_kv_formats(const ac_kernel *k, uint32_t *q)
@@ -275,7 +310,8 @@ uint32_t ac_exec_declared_caps(const ac_kernel *k)
 {
   const exec_priv *pv = k->priv;
   if (!pv || k->kind != AC_KIND_EXEC_PERSISTENT || pv->decl.state != AC_DECL_OK) return 0;
-  return (pv->decl.variants & (AC_FEAT_ALL | AC_FEAT_DROPOUT)) | (pv->decl.writes_lse == 0 ? ATTNCHECK_CAP_NO_LSE : 0u) |
+  return (pv->decl.variants & (AC_FEAT_ALL | AC_FEAT_DROPOUT | AC_FEAT_QUANT_STORE | AC_FEAT_QUANT_LAYOUT)) |
+         (pv->decl.writes_lse == 0 ? ATTNCHECK_CAP_NO_LSE : 0u) |
          (pv->decl.alibi_lse_fa2 ? ATTNCHECK_CAP_ALIBI_LSE_FA2 : 0u) |
          (pv->decl.quant_only ? ATTNCHECK_CAP_QUANT_ONLY : 0u);
 }

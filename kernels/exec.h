@@ -27,6 +27,8 @@ uint32_t ac_exec_declared_caps(const ac_kernel *k);
 /* The quantized formats an exec-persistent worker declares ("kv_formats", and "q_formats" into
  * *q; 1u << AC_QF_...): 0 without a declaration. */
 uint32_t ac_exec_kv_formats(const ac_kernel *k, uint32_t *q);
+/* The quantizers an exec-persistent worker declares it stores with ("store_quantizers"); their number. */
+int ac_exec_store_quantizers(const ac_kernel *k, int32_t *q, int max);
 /* exec-persistent after ac_exec_prepare: the declared "empty_rows" and "empty_lse" (ATTNCHECK_EMPTY_...,
  * ATTNCHECK_EMPTY_LSE_...; 0 when not declared). */
 void ac_exec_declared_empty(const ac_kernel *k, int *o, int *lse);

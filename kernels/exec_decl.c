@@ -47,9 +47,10 @@ static int name_set(ac_exec_decl *d, json_object *arr, const char *field, int ki
     if (s && kind == 1 && ac_mask_parse(s, &m) == 0) bit = (int)m;
     for (int f = 0; s && kind == 2 && f < AC_XF_N; f++)
       if (!strcmp(s, feature_names[f])) bit = f;
-    uint32_t variant = 0;   /* an attention variant or a serving layout (ABI 2 and 3 feature names) */
-    for (uint32_t b = 1; bit < 0 && s && kind == 2 && (b & AC_FEAT_KNOWN); b <<= 1)
-      if (!strcmp(s, ac_feat_name(b))) variant = b;
+    uint32_t variant = 0;   /* an attention variant, a serving layout, dropout, quantized layouts and stores */
+    const uint32_t named = AC_FEAT_KNOWN | AC_FEAT_QUANT_STORE | AC_FEAT_QUANT_LAYOUT;
+    for (uint32_t b = 1; bit < 0 && s && kind == 2 && b; b <<= 1)
+      if ((b & named) && !strcmp(s, ac_feat_name(b))) variant = b;
     if (variant) {
       d->variants |= variant;
       continue;
@@ -97,6 +98,21 @@ static int format_set(ac_exec_decl *d, json_object *v, const char *field, uint32
     int fmt;
     if (!s || ac_qfmt_parse(s, &fmt)) return bad(d, "'%s': unknown format '%s'", field, s ? s : "(not a string)");
     *out |= 1u << fmt;
+  }
+  return 0;
+}
+
+/* "store_quantizers": an array of quantizer names ("absmax-even-f32-sat", quant.h). */
+static int store_set(ac_exec_decl *d, json_object *v)
+{
+  if (!json_object_is_type(v, json_type_array)) return bad(d, "'store_quantizers' must be an array of quantizer names");
+  d->nstore_q = 0;
+  for (size_t i = 0; i < json_object_array_length(v) && d->nstore_q < 16; i++) {
+    json_object *x = json_object_array_get_idx(v, i);
+    ac_err e;
+    if (!json_object_is_type(x, json_type_string) || ac_qstore_parse(json_object_get_string(x), &d->store_q[d->nstore_q], &e))
+      return bad(d, "'store_quantizers': %s", json_object_is_type(x, json_type_string) ? e.msg : "(not a string)");
+    d->nstore_q++;
   }
   return 0;
 }
@@ -203,6 +219,7 @@ void ac_exec_decl_parse(ac_exec_decl *d, const char *text)
   if (!rc && json_object_object_get_ex(j, "backward", &v)) rc = backward_set(d, v);
   if (!rc && json_object_object_get_ex(j, "kv_formats", &v)) rc = format_set(d, v, "kv_formats", &d->kv_formats);
   if (!rc && json_object_object_get_ex(j, "q_formats", &v)) rc = format_set(d, v, "q_formats", &d->q_formats);
+  if (!rc && json_object_object_get_ex(j, "store_quantizers", &v)) rc = store_set(d, v);
   if (!rc && json_object_object_get_ex(j, "quant_only", &v)) {
     if (!json_object_is_type(v, json_type_boolean)) rc = bad(d, "'quant_only' must be true or false");
     else if ((d->quant_only = json_object_get_boolean(v)) && !d->kv_formats)
@@ -246,7 +263,7 @@ int ac_exec_decl_supports(const ac_exec_decl *d, const ac_problem *p, char *why,
 {
   if (n) why[0] = 0;
   const char *who = d->name[0] ? d->name : "the worker";
-  uint32_t var = p->f.used & ~(d->state == AC_DECL_OK ? d->variants : 0u);
+  uint32_t var = (p->f.used | ac_quant_features(p)) & ~(d->state == AC_DECL_OK ? d->variants : 0u);
   if (var) {
     char names[160];
     snprintf(why, n, "%s does not declare feature %s", who, ac_feat_list(var, names, sizeof names));

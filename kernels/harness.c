@@ -12,6 +12,7 @@
 #include "exec.h"
 #include "variants.h"
 #include "harness_priv.h"
+#include "quant.h"
 #include "precision.h"
 
 void ac_run_opts_init(ac_run_opts *o)
@@ -86,6 +87,7 @@ void ac_problem_to_abi(const ac_problem *p, attncheck_problem *a)
     if (f->mask_h <= 1) a->bool_mask_stride[1] = 0;
   }
   if (f->used & AC_FEAT_LAYOUTS) ac_layout_problem_to_abi(p, a);   /* ABI 3 (harness_layout.c) */
+  ac_hx_quant_spec_to_abi(p, a);   /* ABI 5's quantized layouts and stores (harness_quant.c) */
 }
 
 uint64_t ac_harness_prefill_bits(ac_dtype t)
@@ -172,7 +174,8 @@ int ac_hx_prepare(ac_hx_ctx *x, const ac_kernel *k, const ac_case *c, const ac_r
   x->l.lse_off = x->l.o_off + round64((size_t)x->cn.o * ac_dtype_size(ac_tensor_dtype(&c->p, 'o')));
   x->l.flags_off = x->l.lse_off + (o->want_lse ? round64((size_t)x->cn.rows * sizeof(float)) : 0);
   x->l.drop_off = x->l.flags_off + round64((size_t)x->cn.o);
-  x->l.total = x->l.drop_off + round64((size_t)ac_feat_tensor_count(&c->p, AC_FT_DROPOUT_MASK));
+  x->l.total = ac_hx_store_layout(&c->p, x->l.drop_off + round64((size_t)ac_feat_tensor_count(&c->p, AC_FT_DROPOUT_MASK)),
+                                  x->l.st_off);
   return 0;
 }
 
@@ -233,6 +236,7 @@ void ac_hx_collect(const ac_hx_ctx *x, const ac_child_outcome *oc, ac_run_result
     r->mask_count = nm;
     r->n_mask_unwritten = h->n_mask_unwritten;
   }
+  ac_hx_store_collect(x, r);
 }
 
 static int harness_error(ac_run_result *r, ac_err *e, const char *msg)
@@ -391,10 +395,12 @@ void ac_run_result_free(ac_run_result *r)
   free(r->lse);
   free(r->unwritten);
   free(r->dropout_mask);
+  ac_quant_data_free(r->stored);
   r->o = NULL;
   r->lse = NULL;
   r->unwritten = NULL;
   r->dropout_mask = NULL;
+  r->stored = NULL;
 }
 
 int64_t ac_harness_first_difference(const ac_run_result *a, const ac_run_result *b, int64_t *lse_index)

@@ -43,6 +43,16 @@ int ac_kernel_quant_only(const ac_kernel *k);
 /* 1 when the kernel takes the scale and a bias in Q's dtype (ATTNCHECK_CAP_PARAMS_Q_DTYPE, an exec
  * worker's "params_dtype": "q"): the fuzzer draws only values that dtype holds. */
 int ac_kernel_params_q_dtype(const ac_kernel *k);
+/* The quantizers k stores with (ATTNCHECK_FEAT_QUANT_STORE, quant.h's packed ac_qspec.store values), at
+ * most max into q: a native kernel's store_quantizers (ABI 5, struct_size >= ATTNCHECK_KERNEL_V5QL_SIZE),
+ * an exec-persistent worker's "store_quantizers"; their number. */
+int ac_kernel_store_quantizers(const ac_kernel *k, int32_t *q, int max);
+/* 1 when k takes quantize-on-store cases only (a built-in store reference kernel or its mutant). */
+int ac_kernel_store_only(const ac_kernel *k);
+/* The spec a kernel of quantized cases is probed with (head dims 32): its first format for K and V
+ * with that format's granularity and, for a store kernel, the first quantizer it declares that the
+ * format takes. 0 when k declares no format. */
+int ac_kernel_quant_probe(const ac_kernel *k, ac_qspec *q);
 /* Why k cannot take p's quantized tensors (or, quant only, a case without them), into why; NULL when it
  * can. ac_kernel_supports and ac_harness_run say no for the same reasons. */
 const char *ac_kernel_quant_refusal(const ac_kernel *k, const ac_problem *p, char *why, size_t n);
@@ -174,6 +184,9 @@ typedef struct {
    * elements are neither 0 nor 1 (0xff: the pre-fill, never written); NULL without dropout. */
   uint8_t *dropout_mask;
   int64_t mask_count, n_mask_unwritten;
+  /* Quantize-on-store cases (src/core/quant.h): the codes, scales and zero points the kernel stored
+   * for each store tensor, dense and unpacked as a case holds them (NULL for other cases). */
+  struct ac_quant *stored;
 } ac_run_result;
 
 void ac_run_opts_init(ac_run_opts *o);

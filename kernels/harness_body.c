@@ -204,7 +204,9 @@ void ac_hx_free(hx_bufs *b)
   ac_guarded_free(&b->o.g);
   ac_guarded_free(&b->lse);
   ac_guarded_free(&b->drop);
-  for (int t = 0; t < 3; t++) free(b->filled[t]), free(b->qggml[t]);
+  for (int t = 0; t < 3; t++) free(b->filled[t]), free(b->qggml[t]), free(b->qpacked[t]);
+  for (int t = 0; t < 3; t++)
+    for (int k = 0; k < 4; k++) ac_guarded_free(&b->st[t][k].g);
   if (b->qfill) ac_case_free(b->qfill), free(b->qfill);
 }
 
@@ -225,6 +227,7 @@ int ac_hx_setup(const ac_hx_ctx *x, hx_bufs *b, ac_err *e)
     if (b->in[i].dense && ac_guarded_alloc(&b->in[i].g, b->in[i].dtype, (size_t)b->in[i].span, input_guard(x, b, i), e))
       return -1;
   if (ac_guarded_alloc(&b->o.g, b->o.dtype, (size_t)b->o.span, b->guard, e)) return -1;
+  if (ac_hx_store_setup(b, b->guard, e)) return -1;   /* quantize-on-store outputs */
   if (x->o->want_lse && ac_guarded_alloc(&b->lse, AC_F32, (size_t)x->cn.rows, b->guard, e)) return -1;
   int64_t nm = ac_feat_tensor_count(&x->c->p, AC_FT_DROPOUT_MASK);   /* a byte per element, e4m3's guards */
   if (nm > 0 && ac_guarded_alloc(&b->drop, AC_E4M3, (size_t)nm, b->guard, e)) return -1;
@@ -314,14 +317,18 @@ static int hx_run(ac_hx_ctx *x, hx_bufs *b, char *err, size_t n, int *rc, int *o
   double t0 = ac_now();
   h->stage = AC_HX_IN_RUN;
   const ac_quant_kernel *qk = ac_problem_quantized(&x->c->p) ? ac_quant_kernel_of(kk) : NULL;
-  if (qk) {   /* quantized tensors: their codes and scales (quant_view.h), never their values */
-    ac_qview v;
+  ac_qview v, sv;
+  if (ac_problem_quantized(&x->c->p)) {
     ac_hx_quant_view(b, &x->c->p, &v);
+    ac_hx_store_view(b, &x->c->p, &sv);
+    if (ac_quant_features(&x->c->p) & AC_FEAT_QUANT_STORE) tt.store = &sv;   /* quantize-on-store outputs */
+  }
+  if (qk) {   /* quantized tensors: their codes and scales (quant_view.h), never their values */
     *rc = qk->run_quant(&x->ap, &tt, &v, err, n);
   } else if (ac_problem_quantized(&x->c->p) && x->k->kind == AC_KIND_PLUGIN && ac_kernel_kv_formats(x->k, NULL)) {
-    ac_qview v;   /* a plugin that declares formats: the same view as tensors.quant (ABI 5) */
-    ac_hx_quant_view(b, &x->c->p, &v);
-    tt.quant = &v;
+    int read = 0;   /* a plugin that declares formats: the same view as tensors.quant (ABI 5) */
+    for (int i = 0; i < 3; i++) read |= x->c->p.quant[i].fmt && !x->c->p.quant[i].store;
+    tt.quant = read ? &v : NULL;
     *rc = kk->run(&x->ap, &tt, err, n);
   } else if (ac_problem_quantized(&x->c->p)) {
     snprintf(err, n, "the kernel takes no quantized tensor");
@@ -409,7 +416,9 @@ int ac_hx_body(void *arg)
     return 0;
   }
   ok &= ac_hx_check_guards(x, &b, h);
+  ok &= ac_hx_store_guards_ok(&b, h->guard_msg, sizeof h->guard_msg);
   ok &= hx_read_back(x, &b, h);
+  ac_hx_store_read_back(x, &b);
   h->guard_ok = ok;
   const size_t ul = sizeof ATTNCHECK_UNSUPPORTED - 1;
   if (rc != 0 && ac_kernel_run_may_refuse(x->k) && !strncmp(err, ATTNCHECK_UNSUPPORTED, ul)) {

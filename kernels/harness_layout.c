@@ -107,7 +107,7 @@ void *ac_hx_layout_data(const ac_case *c, char tensor, int fill)
 }
 
 /* The NaN of a scale dtype, and the NaN code of an fp8 format (0: its codes have none). */
-static uint64_t scale_nan(ac_qsdtype t) { return t == AC_QSD_F16 ? 0x7e00 : t == AC_QSD_F32 ? 0x7fc00000 : t == AC_QSD_E4M3 ? 0x7f : 0xff; }
+static uint64_t scale_nan(ac_qsdtype t) { return t == AC_QSD_E4M3 ? 0x7f : t == AC_QSD_E8M0 ? 0xff : ac_nan_bits(ac_qsd_dtype(t)); }
 static int code_nan(int fmt) { return fmt == AC_QF_E4M3FN ? 0x7f : fmt == AC_QF_E4M3FNUZ ? 0x80 : fmt == AC_QF_E5M2 ? 0x7e : 0; }
 
 /* Quantized tensor i of out: NaN scales (block and token granularity: one per token) and NaN codes
@@ -116,13 +116,13 @@ static void quant_fill(ac_case *out, int i, const uint8_t *own, uint8_t keep)
 {
   const ac_problem *p = &out->p;
   const ac_qspec *q = &p->quant[i];
-  const ac_qfmt_info *f = ac_qfmt_get(q->fmt);
   ac_qdata *t = &out->quant->t[i];
   int64_t d[4];
   ac_qdims(p, "qkv"[i], d);
   int per_token = q->gran == AC_QG_BLOCK || q->gran == AC_QG_TOKEN, cn = code_nan(q->fmt);
-  size_t ss = ac_qsdtype_size(f->sdtype);
-  uint64_t sn = scale_nan(f->sdtype);
+  const ac_qsdtype sd = ac_qspec_sdtype(q);
+  size_t ss = ac_qsdtype_size(sd);
+  uint64_t sn = scale_nan(sd);
   for (int64_t tok = 0; tok < d[2]; tok++) {
     if (own[tok] & keep) continue;
     for (int64_t h = 0; h < d[1]; h++)

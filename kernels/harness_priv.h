@@ -23,6 +23,7 @@ typedef struct {
 
 typedef struct {
   size_t o_off, lse_off, flags_off, drop_off, total;   /* drop_off: the dropout mask's bytes (dropout cases) */
+  size_t st_off[3][3];   /* quantize-on-store: what the kernel stored of q, k, v (codes, scales, aux; 0: none) */
 } ac_hx_layout;
 
 typedef struct {
@@ -100,12 +101,30 @@ typedef struct {
   int64_t qstride[12][4];  /* presentation strides of the quantized tensors' arrays (HX_QCODES ...) */
   uint8_t *qggml[3];       /* ggml's byte image of quantized q, k, v (ggml formats) */
   ac_case *qfill;          /* layout cases: a copy whose codes and scales hold the fill, or NULL */
+  uint8_t *qpacked[3];     /* packed codes of quantized q, k, v (quant_spec packing) */
+  /* quantize-on-store (harness_quant.c): the outputs the kernel stores q, k, v into (codes, scales,
+   * aux, ggml blocks), their initial contents (given scales) and presentation strides */
+  hx_tensor st[3][4];
+  void *stinit[3][4];
+  int64_t ststride[3][4][4];
 } hx_bufs;
 
 /* Quantized tensors (harness_quant.c): their codes, scales and ggml blocks as guarded inputs in
  * place of the values (t->q/k/v NULL), and the view built-in kernels get (quant_view.h). */
 void ac_hx_describe_quant(const ac_hx_ctx *x, hx_bufs *b);
 void ac_hx_quant_view(const hx_bufs *b, const ac_problem *p, void *view);
+/* Quantize-on-store (harness_quant.c): the area the stored arrays take after offset off (l->st_off;
+ * the new end), their guarded outputs (allocated and pre-filled by ac_hx_store_setup, guards checked
+ * by ac_hx_store_guards_ok), the ABI's tensors.store of them, and what the kernel stored read back
+ * into the area (codes unpacked, ggml blocks taken apart); the run result's copy (ac_hx_store_collect). */
+size_t ac_hx_store_layout(const ac_problem *p, size_t off, size_t st_off[3][3]);
+/* The ABI's quant_spec of p's quantized tensors, and their feature bits in a->features. */
+void ac_hx_quant_spec_to_abi(const ac_problem *p, attncheck_problem *a);
+int ac_hx_store_setup(hx_bufs *b, size_t guard, ac_err *e);
+int ac_hx_store_guards_ok(const hx_bufs *b, char *msg, size_t n);
+void ac_hx_store_view(const hx_bufs *b, const ac_problem *p, void *view);
+void ac_hx_store_read_back(const ac_hx_ctx *x, const hx_bufs *b);
+void ac_hx_store_collect(const ac_hx_ctx *x, ac_run_result *r);
 /* Layout cases: 1 with out a copy of c whose quantized tensors hold NaN scales (block and token
  * granularity) and NaN codes (fp8) in the memory the fill names (harness_layout.c), else 0. */
 int ac_hx_layout_quant(const ac_case *c, int fill, ac_case *out);

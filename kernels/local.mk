@@ -5,7 +5,7 @@ kernels_libac_kernels_la_SOURCES = $(AC_CPU_KERNEL_SOURCES) \
 	kernels/attncheck_kernel.h kernels/harness.h \
 	kernels/harness.c kernels/harness_priv.h kernels/harness_layout.c \
 	kernels/harness_body.c kernels/harness_grad.c \
-	kernels/harness_quant.c kernels/quant_view.h kernels/cpu_quant.c kernels/cpu_quant_paths.c \
+	kernels/harness_quant.c kernels/quant_view.h kernels/cpu_quant.c kernels/cpu_quant_paths.c kernels/cpu_quant_store.c \
 	kernels/worker.c \
 	kernels/child.c kernels/child.h kernels/reaper.c \
 	kernels/plugin.c kernels/plugin.h \

@@ -67,9 +67,10 @@ static int check_kernel(const char *path, size_t i, const attncheck_kernel *k, a
                       (unsigned)k->abi_version, ATTNCHECK_ABI_VERSION);
   /* the layout bits exist from ABI 3 on */
   uint32_t known = ATTNCHECK_FEAT_ALL | (k->abi_version >= 3 ? ATTNCHECK_FEAT_LAYOUTS | ATTNCHECK_CAP_BACKWARD : 0u) |
-                   (k->abi_version >= 5 ? ATTNCHECK_FEAT_DROPOUT : 0u) |   /* dropout: from ABI 5 */
-                   ATTNCHECK_CAP_NO_LSE | ATTNCHECK_CAP_ALIBI_LSE_FA2 | /* the convention bit: any version with caps */
-                   (k->abi_version >= 5 ? ATTNCHECK_CAP_QUANT_ONLY : 0u);
+                   ATTNCHECK_CAP_NO_LSE | ATTNCHECK_CAP_ALIBI_LSE_FA2 |   /* the convention bit: any version with caps */
+                   (k->abi_version >= 5 ? ATTNCHECK_FEAT_DROPOUT | ATTNCHECK_FEAT_QUANT_STORE | ATTNCHECK_FEAT_QUANT_LAYOUT |
+                                              ATTNCHECK_CAP_QUANT_ONLY
+                                        : 0u);
   if (k->abi_version >= 2 && (k->caps & ~known))
     return ac_err_set(e, "%s: kernel %zu declares unknown caps bits 0x%x", path, i, (unsigned)(k->caps & ~known));
   if (k->struct_size < AC_KERNEL_V1_SIZE)
@@ -105,6 +106,14 @@ static int check_kernel(const char *path, size_t i, const attncheck_kernel *k, a
       ((k->kv_formats | k->q_formats) & ~known_formats))
     return ac_err_set(e, "%s: kernel '%s' declares unknown quantized formats (kv_formats 0x%x, q_formats 0x%x)", path,
                       k->name, (unsigned)k->kv_formats, (unsigned)k->q_formats);
+  ac_err qe;
+  if ((k->caps & ATTNCHECK_FEAT_QUANT_STORE) &&
+      (k->struct_size < ATTNCHECK_KERNEL_V5QL_SIZE || !k->store_quantizers ||
+       strlen(k->store_quantizers) > 400 || ac_qstore_list_parse(k->store_quantizers, (int32_t[16]){0}, 16, &qe) < 1))
+    return ac_err_set(e, "%s: kernel '%s' declares ATTNCHECK_FEAT_QUANT_STORE without %s", path, k->name,
+                      k->struct_size < ATTNCHECK_KERNEL_V5QL_SIZE || !k->store_quantizers
+                          ? "store_quantizers (struct_size >= ATTNCHECK_KERNEL_V5QL_SIZE)"
+                          : "a known quantizer in store_quantizers (\"absmax-even-f32-sat,...\")");
   if (k->memory != ATTNCHECK_MEM_HOST && k->memory != ATTNCHECK_MEM_CUDA)
     return ac_err_set(e, "%s: kernel '%s' has unknown memory kind %d", path, k->name, (int)k->memory);
   ac_err pe;

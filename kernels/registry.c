@@ -40,7 +40,11 @@ extern const attncheck_kernel ac_mutant_ggml_bf16_acc, ac_mutant_q8q_as_q4;   /*
 extern const attncheck_kernel ac_mutant_quant_nibble_swap, ac_mutant_quant_q4_no_offset, ac_mutant_quant_next_block_scale,
   ac_mutant_quant_no_v_scale, ac_mutant_quant_no_q_descale, ac_mutant_quant_scale_twice, ac_mutant_quant_fn_as_fnuz,
   ac_mutant_quant_zero_sign, ac_mutant_quant_bf16_scale, ac_mutant_quant_nan_dropped, ac_mutant_quant_qhead_scale,
-  ac_mutant_quant_past_seqlen;
+  ac_mutant_quant_past_seqlen, ac_mutant_quant_pack_order;
+/* quantize-on-store: reference kernels (kernels/cpu_quant_store.c) and mutants (kernels/mutants/store_mutants.c) */
+extern const attncheck_kernel ac_cpu_store_fp8_ref_f32, ac_cpu_store_minmax_ref_f32, ac_cpu_store_q8_0_ref_f32;
+extern const attncheck_kernel ac_mutant_store_prev_scale, ac_mutant_store_round_away, ac_mutant_store_zero_unclamped,
+  ac_mutant_store_fp8_nan;
 
 static const attncheck_kernel *const cpu_kernels[] = {
   &ac_cpu_naive_f64,
@@ -77,6 +81,9 @@ static const attncheck_kernel *const cpu_kernels[] = {
   &ac_cpu_fp8fold_ref_f32,
   &ac_cpu_kv16_ref_f16,
   &ac_cpu_kv16_ref_bf16,
+  &ac_cpu_store_fp8_ref_f32,
+  &ac_cpu_store_minmax_ref_f32,
+  &ac_cpu_store_q8_0_ref_f32,
 };
 
 static const attncheck_kernel *const mutant_kernels[] = {
@@ -137,6 +144,11 @@ static const attncheck_kernel *const mutant_kernels[] = {
   &ac_mutant_quant_nan_dropped,
   &ac_mutant_quant_qhead_scale,
   &ac_mutant_quant_past_seqlen,
+  &ac_mutant_quant_pack_order,
+  &ac_mutant_store_prev_scale,
+  &ac_mutant_store_round_away,
+  &ac_mutant_store_zero_unclamped,
+  &ac_mutant_store_fp8_nan,
   &ac_mutant_varlen_bwd_cu_k,
   &ac_mutant_bwd_d_wrong_row,
   &ac_mutant_bwd_dk_no_scale,

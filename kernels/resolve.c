@@ -303,6 +303,79 @@ int ac_kernel_quant_only(const ac_kernel *k)
   return (ac_kernel_declared_caps(k) & ATTNCHECK_CAP_QUANT_ONLY) && ac_kernel_kv_formats(k, NULL) != 0;
 }
 
+int ac_kernel_store_quantizers(const ac_kernel *k, int32_t *q, int max)
+{
+  if (k->kind == AC_KIND_EXEC_PERSISTENT) return ac_exec_store_quantizers(k, q, max);
+  const attncheck_kernel *a = k->kind == AC_KIND_BUILTIN || k->kind == AC_KIND_PLUGIN ? k->abi : NULL;
+  if (!a || a->abi_version < 5 || a->struct_size < ATTNCHECK_KERNEL_V5QL_SIZE || !a->store_quantizers ||
+      !(ac_kernel_caps(k) & ATTNCHECK_FEAT_QUANT_STORE))
+    return 0;
+  return ac_qstore_list_parse(a->store_quantizers, q, max, NULL);
+}
+
+int ac_kernel_quant_probe(const ac_kernel *k, ac_qspec *q)
+{
+  uint32_t kv = ac_kernel_kv_formats(k, NULL);
+  int32_t qs[16];
+  int nq = ac_kernel_store_only(k) ? ac_kernel_store_quantizers(k, qs, 16) : 0;
+  memset(q, 0, sizeof *q);
+  for (int f = 1; f < AC_QF_N; f++) {
+    if (!(kv >> f & 1u)) continue;
+    const ac_qfmt_info *fi = ac_qfmt_get(f);
+    ac_qspec c = {.fmt = f, .gran = (int)fi->gran, .block = fi->gran == AC_QG_BLOCK ? fi->block : 0};
+    ac_err e;
+    for (int j = 0; j < nq; j++)   /* a store kernel: a format its first fitting quantizer stores */
+      if ((c.store = qs[j], ac_qspec_check(&c, 'k', 32, &e) == 0)) break;
+    if (nq && ac_qspec_check(&c, 'k', 32, &e)) continue;
+    *q = c;
+    return 1;
+  }
+  return 0;
+}
+
+int ac_kernel_store_only(const ac_kernel *k)
+{
+  return k->kind == AC_KIND_BUILTIN && ac_kernel_quant_only(k) && (ac_kernel_caps(k) & ATTNCHECK_FEAT_QUANT_STORE);
+}
+
+/* Why k cannot take p's quantized layouts and stores (ATTNCHECK_FEAT_QUANT_LAYOUT, _STORE) into why;
+ * NULL when it can. */
+static const char *quant_ext_refusal(const ac_kernel *k, const ac_problem *p, char *why, size_t n)
+{
+  uint32_t qf = ac_quant_features(p), missing = qf & ~ac_kernel_declared_caps(k);
+  char names[64];
+  if (missing) {
+    snprintf(why, n, "the kernel does not declare %s (%s)", ac_feat_list(missing, names, sizeof names),
+             missing & AC_FEAT_QUANT_LAYOUT ? "group or tile scales, token groups, scale or zero dtypes, packed codes, "
+                                              "int2, uint8: ATTNCHECK_FEAT_QUANT_LAYOUT"
+                                            : "a kernel that quantizes its own cache: ATTNCHECK_FEAT_QUANT_STORE");
+    return why;
+  }
+  if (ac_kernel_store_only(k) && !(qf & AC_FEAT_QUANT_STORE)) {
+    snprintf(why, n, "the kernel quantizes its own cache: it takes quantize-on-store cases only (gen --kv-format "
+                     "FMT:store=QUANTIZER)");
+    return why;
+  }
+  int32_t qs[16];
+  int nq = ac_kernel_store_quantizers(k, qs, 16);
+  for (int i = 0; i < 3; i++) {
+    if (!p->quant[i].store) continue;
+    int have = 0;
+    for (int j = 0; j < nq; j++) have |= qs[j] == p->quant[i].store;
+    if (!have) {
+      char a[64], list[200] = "";
+      for (int j = 0; j < nq; j++) {
+        char b[64];
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", j ? "," : "", ac_qstore_str(qs[j], b, sizeof b));
+      }
+      snprintf(why, n, "the kernel does not store with %s (it declares %s)", ac_qstore_str(p->quant[i].store, a, sizeof a),
+               nq ? list : "none");
+      return why;
+    }
+  }
+  return NULL;
+}
+
 const char *ac_kernel_quant_refusal(const ac_kernel *k, const ac_problem *p, char *why, size_t n)
 {
   if (!ac_problem_quantized(p)) {
@@ -334,7 +407,7 @@ const char *ac_kernel_quant_refusal(const ac_kernel *k, const ac_problem *p, cha
     else snprintf(why, n, "the kernel declares no quantized format for %c (the case's is %s)", "qkv"[i], ac_qfmt_name(fmt));
     return why;
   }
-  return NULL;
+  return quant_ext_refusal(k, p, why, n);
 }
 
 static int kernel_supports(const ac_kernel *k, const ac_problem *p, char *why, size_t why_len)

@@ -18,9 +18,10 @@
 
 /* 1 when the case takes the BLAS level (docs/numerics.md §12.6): o->blas >= 0, no variant feature
  * but windows (so never dropout: its cases take the MPFR levels, docs/dropout.md), narrow dtypes
- * without quantized tensors, what the binary64 pass of fast.c takes (formats, scale) without
- * binary64 among the formats, and, unless o->blas > 0, at least AC_BT_MIN_KEYS keys and
- * AC_BT_MIN_ROWS selected rows per (batch, head) on average (nsel selected rows). */
+ * (quantized tensors too: a head or q whose values are not all binary32 numbers goes to the per-row
+ * passes, blastile.c), what the binary64 pass of fast.c takes (formats, scale) without binary64
+ * among the formats, and, unless o->blas > 0, at least AC_BT_MIN_KEYS keys and AC_BT_MIN_ROWS
+ * selected rows per (batch, head) on average (nsel selected rows). */
 int ac_bt_fwd_case_applies(const ac_case *c, const ac_oracle_opts *o, uint32_t formats, int64_t nsel);
 
 /* The row tiles of the nl selected rows list[] (ascending): up to ac_bt_rows_per_tile consecutive

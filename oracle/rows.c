@@ -82,7 +82,7 @@ double ac_oracle_mem_need(const ac_problem *p, uint32_t formats, int64_t nsel, l
                                                           sizeof(ac_i128)) + 256);
   /* the BLAS level (blasfwd.h): a head's K and V in binary64 and binary32 and its block sums; a
    * thread's row tile of scores, weights and binary32 budget weights (44 bytes per row and key) */
-  if (p->dtype != AC_F64 && !(p->f.used & ~(uint32_t)AC_FEAT_WINDOW) && !ac_problem_quantized(p) &&
+  if (p->dtype != AC_F64 && !(p->f.used & ~(uint32_t)AC_FEAT_WINDOW) &&
       p->tk >= AC_BT_MIN_KEYS && (double)nsel >= (double)AC_BT_MIN_ROWS * (double)p->batch * (double)p->heads) {
     double rows = (double)ac_bt_rows_per_tile(p->tk);
     head += tk * (dk * 12 + dv * 12 + (dk / AC_ORACLE_QBLOCK + 1) * 8 + 16);

@@ -4,6 +4,8 @@ AC_COMPARE_TESTS = tests/tcompare tests/tcompare_suite tests/tdomain
 AC_COMPARE_TESTS += tests/tprecision_parts
 # tdropout_mask: the DROPOUT-MASK verdict: no false alarm on correct generators, every structure caught.
 AC_COMPARE_TESTS += tests/tdropout_mask
+# tquant_dq: the class part dq=f32 against a kernel dequantizing c s - z s in binary32 (numerics.md §7.17).
+AC_COMPARE_TESTS += tests/tquant_dq
 check_PROGRAMS += $(AC_COMPARE_TESTS)
 TESTS += $(AC_COMPARE_TESTS)
 # tpreset_budgets: every budget of every preset class on the calibration corpus, bit for bit against

@@ -79,7 +79,9 @@ v=$(verdict ggml-softmax ggml_softmax_bf16_daz)
 # Quantized K and V (ggml's block formats from tensors.quant, docs/ggml.md "Quantized K and V"):
 # declared by all three kernels; K in q8_0 or q4_0 blocks PASSes under q=q8 (Q rounded to q8_0
 # blocks, K's values exact) and FAILs fp32, which does not charge Q's q8 rounding; a q4_1 V adds
-# v=f32; a q4_1 K (Q in q8_1, block sums in f16) and ggml-softmax's quantized V are SKIP.
+# v=f32; a q4_1 or q5_1 K (Q in q8_1 blocks, their sums in f16) PASSes under q=q81 (an offset K,
+# whose min dominates: never FAIL; WEAK-CLASS against kv-f32 as q=q8 is); ggml-softmax's
+# quantized V is SKIP.
 out=$("$bin" list --kernel "$so" 2>&1)
 [ "$(echo "$out" | grep -c 'kv formats q8_0,q4_0,q4_1,q5_0,q5_1,iq4_nl')" -eq 3 ] || fail "quantized formats not declared by the three kernels"
 qgen() { "$bin" gen -o "$tmp/$1.npz" $2 --heads 4 --kv-heads 2 --tq 70 --tk 90 --dk 64 --mask causal --seed 7 >/dev/null || exit 99; }
@@ -108,7 +110,18 @@ qcheck k-q4_0-v-q4_1 ggml-fa PASS ' budget=class:q8kv-f32,'
 qgen v-q5_0 "--v-format q5_0"
 qcheck v-q5_0 ggml-fa PASS ' budget=class:fp32,'
 qgen kv-q4_1 "--kv-format q4_1"
-qcheck kv-q4_1 ggml-fa SKIP 'q4_1 or q5_1 K takes Q as q8_1 blocks'
+qcheck kv-q4_1 ggml-fa PASS ' budget=class:q=q81,.*v=f32,'
+qcheck kv-q4_1 ggml-fa-ref PASS ' budget=class:q=q81,.*v=f32,'
+for fmt in q4_1 q5_1; do
+  qgen "k-$fmt" "--k-format $fmt"
+  qcheck "k-$fmt" ggml-fa PASS ' budget=class:q=q81,'
+  qcheck "k-$fmt" ggml-softmax PASS ' budget=class:q=q81,.*p=f32,'
+  qgen "k-$fmt-offset" "--k-format $fmt --kv-adversary offset"
+  for k in ggml-fa ggml-softmax; do
+    v=$("$bin" check --kernel "$so:$k" "$tmp/k-$fmt-offset.npz" 2>&1 | head -1 | cut -d' ' -f1)
+    [ "$v" = PASS ] || [ "$v" = WARN ] || { out=$v; fail "$k on an offset $fmt K: $v"; }
+  done
+done
 # Finding 10: a K block whose f16 scale overflowed, against zeros in Q: the exact score is NaN
 # (0·inf), ggml's integer block dot +inf, o that key's V: FAIL; ggml's dequantizing reference
 # ggml-ref-f32 (the values) PASSes.

@@ -1,5 +1,6 @@
 # tests/core.mk: tests of this layer.
-AC_CORE_TESTS = tests/tdtype_f16 tests/tdtype_bf16 tests/tdtype tests/trng tests/tproblem tests/tassert tests/tquant
+AC_CORE_TESTS = tests/tdtype_f16 tests/tdtype_bf16 tests/tdtype tests/trng tests/tproblem tests/tassert tests/tquant \
+	tests/tquant_store
 check_PROGRAMS += $(AC_CORE_TESTS)
 TESTS += $(AC_CORE_TESTS)
 # the folders' layering: no include reaches a higher layer (and the check fails when one does)

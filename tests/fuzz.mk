@@ -9,7 +9,8 @@ AC_FUZZ_SH = tests/tfuzz_campaign.sh tests/tfuzz_resume.sh tests/tfuzz_shard.sh 
 check_PROGRAMS += $(AC_FUZZ_TESTS)
 TESTS += $(AC_FUZZ_TESTS) $(AC_FUZZ_SH)
 dist_noinst_SCRIPTS += $(AC_FUZZ_SH) tests/journal_stats.sh
-EXTRA_DIST += python/attncheck/worker/numpy_sdpa.py python/attncheck/worker/torch_sdpa.py python/attncheck/worker/protocol.py
+EXTRA_DIST += python/attncheck/worker/numpy_sdpa.py python/attncheck/worker/torch_sdpa.py python/attncheck/worker/protocol.py \
+	python/attncheck/worker/protocol_quant.py
 # tmerge_untrusted.sh: merge, replay and report take a campaign directory as data (no link followed,
 # no FIFO or device opened, only a finding's files, repro.sh written anew, each refusal named).
 TESTS += tests/tmerge_untrusted.sh

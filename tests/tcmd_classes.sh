@@ -70,7 +70,7 @@ echo "ok: bad class strings refused (exit 2, one line)"
 [ $? -eq 2 ] || wrong "fuzz with two --precision"
 
 # several classes in one run: a table, a column per class
-long='q=f16,k=none,v=none,sqk=none,qk=f32,s=none,sm=f32,exp=exp,eu=4,lse=ln,p=none,pv=f16,l=f16,rs=sm,sub=ieee,fold=none'
+long='q=f16,k=none,v=none,sqk=none,qk=f32,s=none,sm=f32,exp=exp,eu=4,lse=ln,p=none,pv=f16,l=f16,rs=sm,sub=ieee,fold=none,dq=none'
 "$bin" check --kernel flash-f32 --kernel mutant-fast-exp --precision fp32 --precision 'q=f16,pv=f16' \
   --precision "$long" --json "$tmp/j.json" "$tmp/c.npz" > "$tmp/o.txt" 2>&1
 rc=$?

@@ -27,7 +27,7 @@ static int control_any_run(const attncheck_problem *p, const attncheck_tensors *
 }
 static const attncheck_kernel control_any = {ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), "control", "mutant base",
                                              NULL, ATTNCHECK_MEM_HOST, 0, control_any_supports, control_any_run,
-                                             {NULL, NULL, NULL, NULL}, NULL, 0, 0, 0, 0, NULL, 0, 0};
+                                             {NULL, NULL, NULL, NULL}, NULL, 0, 0, 0, 0, NULL, 0, 0, NULL};
 
 /* ---- random values ------------------------------------------------------------------- */
 
@@ -354,8 +354,9 @@ static const char *const composite_names[] = {"cublas-style-f16",  "cublas-style
                                               "flash-bwd-bf16",    "ggml-f16-style",    "q8q-f32-style"};
 #define NCOMPOSITE (sizeof composite_names / sizeof composite_names[0])
 /* the reference kernels of the quantized formats (kernels/cpu_quant.c, cpu_quant_paths.c) */
-static const char *const quant_names[] = {"ggml-ref-f32",    "fp8kv-ref-f32",      "intkv-ref-f32", "fp4kv-ref-f32",
-                                          "ggml-q8-ref-f32", "fp8kv-fold-ref-f32", "kv16-ref-f16",  "kv16-ref-bf16"};
+static const char *const quant_names[] = {"ggml-ref-f32",      "fp8kv-ref-f32",        "intkv-ref-f32",     "fp4kv-ref-f32",
+                                          "ggml-q8-ref-f32",   "fp8kv-fold-ref-f32",   "kv16-ref-f16",      "kv16-ref-bf16",
+                                          "store-fp8-ref-f32", "store-minmax-ref-f32", "store-q8_0-ref-f32"};
 #define NQUANT (sizeof quant_names / sizeof quant_names[0])
 
 START_TEST(test_correct_kernels_match_reference)

@@ -140,8 +140,8 @@ START_TEST(quantized_tensors_need_their_formats)
   char why[256];
   ac_problem p = problem(AC_F32, AC_MASK_NONE);
   p.dk = p.dv = 32;
-  p.quant[1] = (ac_qspec){AC_QF_Q4_0, AC_QG_BLOCK, 32};
-  p.quant[2] = (ac_qspec){AC_QF_INT4, AC_QG_TOKEN, 0};
+  p.quant[1] = (ac_qspec){.fmt = AC_QF_Q4_0, .gran = AC_QG_BLOCK, .block = 32};
+  p.quant[2] = (ac_qspec){.fmt = AC_QF_INT4, .gran = AC_QG_TOKEN, .block = 0};
   ac_exec_decl_init(&d);
   ck_assert_int_eq(ac_exec_decl_answer(&d, "error expected IN OUT"), 1);   /* no declaration: no quantized case */
   ck_assert_int_eq(ac_exec_decl_supports(&d, &p, why, sizeof why), 0);
@@ -151,7 +151,7 @@ START_TEST(quantized_tensors_need_their_formats)
   ck_assert_uint_eq(d.kv_formats, 1u << AC_QF_Q4_0 | 1u << AC_QF_INT4);
   ck_assert_uint_eq(d.q_formats, 1u << AC_QF_E4M3FN);
   ck_assert_int_eq(ac_exec_decl_supports(&d, &p, why, sizeof why), 1);
-  p.quant[0] = (ac_qspec){AC_QF_INT8, AC_QG_TOKEN, 0};
+  p.quant[0] = (ac_qspec){.fmt = AC_QF_INT8, .gran = AC_QG_TOKEN, .block = 0};
   ck_assert_int_eq(ac_exec_decl_supports(&d, &p, why, sizeof why), 0);
   ck_assert_msg(strstr(why, "does not declare int8 for q (\"q_formats\")"), "%s", why);
   ac_exec_decl_parse(&d, "{\"kv_formats\":[\"q3_k\"]}");
@@ -159,6 +159,20 @@ START_TEST(quantized_tensors_need_their_formats)
   ck_assert_msg(strstr(d.error, "'kv_formats': unknown format 'q3_k'"), "%s", d.error);
   ac_exec_decl_parse(&d, "{\"kv_formats\":\"q8_0\"}");
   ck_assert_int_eq(d.state, AC_DECL_BAD);
+  /* quantized layouts and stores: the features quant_layout and quant_store, "store_quantizers" */
+  p.quant[0] = (ac_qspec){0};
+  p.quant[2] = (ac_qspec){.fmt = AC_QF_INT4, .gran = AC_QG_BLOCK, .block = 16, .pack = AC_QPACK_LOW_FIRST};
+  ac_exec_decl_parse(&d, "{\"kv_formats\":[\"q4_0\",\"int4\"]}");
+  ck_assert_int_eq(ac_exec_decl_supports(&d, &p, why, sizeof why), 0);
+  ck_assert_msg(strstr(why, "does not declare feature quant_layout"), "%s", why);
+  ac_exec_decl_parse(&d, "{\"kv_formats\":[\"q4_0\",\"int4\"],\"features\":[\"quant_layout\",\"quant_store\"],"
+                         "\"store_quantizers\":[\"minmax-away-f32-sat\",\"ggml\"]}");
+  ck_assert_int_eq(d.state, AC_DECL_OK);
+  ck_assert_int_eq(ac_exec_decl_supports(&d, &p, why, sizeof why), 1);
+  ck_assert_int_eq(d.nstore_q, 2);
+  ac_exec_decl_parse(&d, "{\"store_quantizers\":[\"minmax-sideways\"]}");
+  ck_assert_int_eq(d.state, AC_DECL_BAD);
+  ck_assert_msg(strstr(d.error, "'store_quantizers': store quantizer 'minmax-sideways': unknown word"), "%s", d.error);
 }
 END_TEST
 

@@ -2,7 +2,9 @@
  * every family draws them for a kernel that declares formats and none for one that does not; the
  * quant families draw each block adversary; and every case the fuzzer makes of a quantized one
  * (mutations, slices, dropped ranges, new lengths, a layout's sequences and new layouts) keeps
- * its values the exact values of its codes and scales. */
+ * its values the exact values of its codes and scales; a kernel that declares the quantized layouts
+ * gets group, tile and channel-group scales, scale and zero dtypes and packed codes, one that stores
+ * its own cache store cases of its quantizers only. */
 #include "config.h"
 #include <math.h>
 #include <stdio.h>
@@ -248,6 +250,61 @@ START_TEST(report_row_weights_read_quantized_k)
 }
 END_TEST
 
+/* ATTNCHECK_FEAT_QUANT_LAYOUT: the extended specs are drawn (and nothing else without it: the other
+ * tests); ATTNCHECK_FEAT_QUANT_STORE with quantizers: every quantized case of a store-only kernel is a
+ * store case of one of them, its codes its quantizer's; cases written and read back alike. */
+START_TEST(layouts_and_stores_drawn)
+{
+  ac_gen_limits l;
+  limits(&l, ALL_FORMATS, 1);
+  l.features |= AC_FEAT_QUANT_LAYOUT;
+  int seen[6] = {0};   /* group, tile, channel group, scale dtype, float zero, packed */
+  const char *fams[] = {"normal", "quant_blocks", "gqa", "late_max", "varlen_mix"};
+  for (int st = 0; st < 2; st++) {
+    if (st) {
+      static const char *const qz[] = {"absmax-even-f32-sat", "minmax-away-f32-sat", "ggml"};
+      ac_err e;
+      l.features |= AC_FEAT_QUANT_STORE;
+      l.nstore = 3, l.store_only = 1;
+      for (int j = 0; j < 3; j++) ck_assert(ac_qstore_parse(qz[j], &l.store_q[j], &e) == 0);
+    }
+    int stores = 0;
+    for (int fi = 0; fi < 5; fi++)
+      for (int64_t k = 0; k < 24; k++) {
+        ac_case c, back;
+        ac_err e;
+        ck_assert(ac_generate(ac_family_find(fams[fi]), ac_test_seed(), k, &l, &c, &e) == 0);
+        for (int i = 1; i < 3 && c.p.quant[i].fmt; i++) {
+          const ac_qspec *q = &c.p.quant[i];
+          seen[0] |= q->gran == AC_QG_BLOCK && !ac_qfmt_get(q->fmt)->block && !q->tgroup;
+          seen[1] |= q->gran == AC_QG_BLOCK && q->tgroup > 1;
+          seen[2] |= q->gran == AC_QG_CHANNEL && q->tgroup > 1;
+          seen[3] |= q->sdtype != 0;
+          seen[4] |= q->zdtype != 0;
+          seen[5] |= q->pack != 0;
+          if (st) {
+            ck_assert_msg(q->store == l.store_q[0] || q->store == l.store_q[1] || q->store == l.store_q[2],
+                          "%s %lld: a store case of an undeclared quantizer", fams[fi], (long long)k);
+            stores += i == 1;
+          }
+        }
+        if (ac_problem_quantized(&c.p)) {
+          ck_assert(consistent(&c));
+          char path[512];
+          snprintf(path, sizeof path, "%s/ls-%d-%d-%lld.npz", ac_test_tmpdir(), st, fi, (long long)k);
+          ck_assert_msg(ac_case_write(&c, path, &e) == 0 && ac_case_read(&back, path, &e) == 0, "%s", e.msg);
+          ck_assert(ac_case_hash(&back) == ac_case_hash(&c));
+          ac_case_free(&back);
+          unlink(path);
+        }
+        ac_case_free(&c);
+      }
+    if (st) ck_assert_msg(stores > 20, "%d store cases of 120", stores);
+  }
+  for (int k = 0; k < 6; k++) ck_assert_msg(seen[k], "layout part %d never drawn", k);
+}
+END_TEST
+
 int main(void)
 {
   int nf;
@@ -260,6 +317,7 @@ int main(void)
   tcase_add_test(tc, quant_families_draw_every_adversary);
   tcase_add_test(tc, edits_keep_codes_and_values_together);
   tcase_add_test(tc, report_row_weights_read_quantized_k);
+  tcase_add_test(tc, layouts_and_stores_drawn);
   suite_add_tcase(s, tc);
   return ac_test_run(s);
 }

@@ -50,7 +50,7 @@ static int bad_bwd(const attncheck_problem *p, const attncheck_tensors *t, const
 
 static const attncheck_kernel bad_abi = {ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), "test-bad-backward", "", "fp32",
                                          ATTNCHECK_MEM_HOST, ATTNCHECK_CAP_BACKWARD, NULL, bad_run,
-                                         {NULL, NULL, NULL, NULL}, bad_bwd, 0, 0, 0, 0, NULL, 0, 0};
+                                         {NULL, NULL, NULL, NULL}, bad_bwd, 0, 0, 0, 0, NULL, 0, 0, NULL};
 
 static ac_grad_run_result run_bad(int mode, const ac_case *c)
 {

@@ -41,7 +41,7 @@ static int vl_bwd(const attncheck_problem *p, const attncheck_tensors *t, const 
 static attncheck_kernel vl_abi = {ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), "test-varlen-backward", "", "fp32",
                                   ATTNCHECK_MEM_HOST, ATTNCHECK_FEAT_LAYOUTS | ATTNCHECK_FEAT_SINKS | ATTNCHECK_CAP_BACKWARD,
                                   NULL, vl_run, {NULL, NULL, NULL, NULL}, vl_bwd,
-                                  ATTNCHECK_FEAT_LAYOUTS | ATTNCHECK_FEAT_SINKS, 0, 0, 0, NULL, 0, 0};
+                                  ATTNCHECK_FEAT_LAYOUTS | ATTNCHECK_FEAT_SINKS, 0, 0, 0, NULL, 0, 0, NULL};
 
 static void varlen_case(ac_case *c, ac_dtype t, uint32_t kind, uint64_t seed)
 {

@@ -10,7 +10,8 @@
  * - cases built to leave elements to the per-row levels (exact ties, breakpoints, keys one bit
  *   apart, constant or zero columns, subnormal products) reach them (n_fallback > 0), and the
  *   rows the level cannot take (NaN and inf in q, K or V, |V| >= 2^64) go whole to the per-row
- *   path with the same answers. */
+ *   path with the same answers;
+ * - quantized Q, K and V of every granularity, scale dtype and packing: the same answers. */
 #include "config.h"
 #include <check.h>
 #include <math.h>
@@ -285,9 +286,9 @@ START_TEST(blas_matches_the_per_row_passes)
 }
 END_TEST
 
-/* Where the level does not apply (fp64 inputs, a binary64 format, a binary64 LSE, quantized K and V
- * with values at the ends of their codes' range, dropout: its rows take the MPFR levels, docs/dropout.md),
- * blas = 1 changes nothing, bit for bit. */
+/* Where the level does not apply (fp64 inputs, a binary64 format, a binary64 LSE, dropout: its rows
+ * take the MPFR levels, docs/dropout.md), blas = 1 changes nothing, bit for bit; on quantized K and V
+ * with values at the ends of their codes' range its answers are those of the per-row passes. */
 START_TEST(blas_elsewhere_is_the_per_row_path)
 {
   ac_rng r;
@@ -335,7 +336,49 @@ START_TEST(blas_elsewhere_is_the_per_row_path)
     ck_assert(ac_oracle_run(&c, &o, &A, &e) == 0);
     o.blas = -1;
     ck_assert(ac_oracle_run(&c, &o, &B, &e) == 0);
-    same_bits(&A, &B, c.p.dv);
+    if (k % 4 == 3)   /* the level takes the blocks of binary32 values: its answers, its terms within §12.5 */
+      compare(&c, &A, &B, "q8_0-outliers", k);
+    else
+      same_bits(&A, &B, c.p.dv);
+    ac_oracle_result_free(&A);
+    ac_oracle_result_free(&B);
+    ac_case_free(&c);
+  }
+}
+END_TEST
+
+/* Quantized K and V (and Q) of every granularity, dtype and packing (docs/quantized.md): the level
+ * takes the heads and rows whose values are binary32 numbers and leaves the rest (float zero
+ * points, e4m3 products of f32 scales) to the per-row passes; either way every answer is that of
+ * the per-row passes. */
+START_TEST(blas_quantized_matches_the_per_row_passes)
+{
+  static const char *const specs[] = {"q8_0", "q4_1", "mxfp4:packed=low", "e4m3fn:token", "int8:group:32",
+                                      "int4:group:64:packed=low", "int2:group:32:zero=f32:packed=high",
+                                      "e4m3fn:group:128:scale=bf16", "int8:tile:1x128:scale=f16", "int8:tile:128x128",
+                                      "int4:channel:64:packed=high", "uint8:token:zero=f32"};
+  ac_rng r;
+  ac_rng_init(&r, ac_test_seed(), 0x71626c61);
+  for (int k = 0; k < (int)(sizeof specs / sizeof *specs); k++) {
+    ac_case c;
+    ref_case(&c, AC_F32, k % 2 ? AC_MASK_CAUSAL : AC_MASK_NONE, 1, 2, 1, 24, 160, 128, 128);
+    ac_counts n;
+    ac_err e;
+    ck_assert(ac_problem_counts(&c.p, &n, &e) == 0);
+    for (int64_t x = 0; x < n.q; x++) ref_set(&c, 'q', (size_t)x, ac_rng_normal(&r));
+    for (int64_t x = 0; x < n.k; x++) ref_set(&c, 'k', (size_t)x, ac_rng_normal(&r) * (x % 37 ? 1 : 30));
+    for (int64_t x = 0; x < n.v; x++) ref_set(&c, 'v', (size_t)x, ac_rng_normal(&r));
+    ac_qspec q;
+    ck_assert_msg(ac_qspec_parse(specs[k], &q, &e) == 0, "%s", e.msg);
+    ck_assert_msg(ac_quant_apply(&c, 'k', &q, &e) == 0 && ac_quant_apply(&c, 'v', &q, &e) == 0, "%s: %s", specs[k], e.msg);
+    if (k % 3 == 0) {
+      ck_assert(ac_qspec_parse("e4m3fn:head", &q, &e) == 0);
+      ck_assert_msg(ac_quant_apply(&c, 'q', &q, &e) == 0, "%s", e.msg);
+    }
+    ac_oracle_result A, B;
+    run(&c, 1, 1, &A);
+    run(&c, -1, 1, &B);
+    compare(&c, &A, &B, specs[k], k);
     ac_oracle_result_free(&A);
     ac_oracle_result_free(&B);
     ac_case_free(&c);
@@ -350,6 +393,7 @@ int main(void)
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, blas_matches_the_per_row_passes);
   tcase_add_test(tc, blas_elsewhere_is_the_per_row_path);
+  tcase_add_test(tc, blas_quantized_matches_the_per_row_passes);
   suite_add_tcase(s, tc);
   return ac_test_run(s);
 }

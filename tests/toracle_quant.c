@@ -67,7 +67,7 @@ static void draw_case(ac_case *c, int fmt, ac_rng *r, int how)
   for (int64_t x = 0; x < n.v; x++) ref_set(c, 'v', (size_t)x, ac_rng_normal(r));
   for (int i = 0; i < 3; i++) {
     if (i == 0 && ac_rng_below(r, 4)) continue;
-    ac_qspec q = {fmt, (int)f->gran, f->gran == AC_QG_BLOCK ? f->block : 0};
+    ac_qspec q = {.fmt = fmt, .gran = (int)f->gran, .block = f->gran == AC_QG_BLOCK ? f->block : 0};
     if (!f->block) {
       int g[4] = {AC_QG_TENSOR, AC_QG_HEAD, AC_QG_TOKEN, AC_QG_CHANNEL};
       q.gran = g[ac_rng_below(r, 4)];
@@ -212,7 +212,7 @@ START_TEST(q4_1_value_beyond_binary32)
   ac_case c;
   ref_case(&c, AC_F32, AC_MASK_NONE, 1, 1, 1, 1, 1, 32, 32);
   ac_err e;
-  c.p.quant[1] = (ac_qspec){AC_QF_Q4_1, AC_QG_BLOCK, 32};
+  c.p.quant[1] = (ac_qspec){.fmt = AC_QF_Q4_1, .gran = AC_QG_BLOCK, .block = 32};
   ck_assert_msg(ac_quant_alloc(&c, &e) == 0, "%s", e.msg);
   ac_store_bits(AC_F16, c.quant->t[1].scales, 0, 1);
   ac_store_bits(AC_F16, c.quant->t[1].aux, 0, 0x7bff);

@@ -38,20 +38,51 @@ static void ref_code(mpfr_t x, int fmt, uint8_t c)
     if (c & 8) mpfr_neg(x, x, MPFR_RNDN);
     return;
   }
-  default: mpfr_set_ui(x, c, MPFR_RNDN); return;   /* q4_1, q5_1, int4 */
+  default: mpfr_set_ui(x, c, MPFR_RNDN); return;   /* q4_1, q5_1, int4, int2, uint8 */
   }
 }
 
-/* Scale element of (b, h, t, d) for the granularity, from the definitions. */
+/* Scale element of (b, h, t, d) for the granularity, from the definitions: block [B][H][T'][D/block]
+ * and channel [B][H][T'][D] over token groups of G (T' = ceil(T / G); channel without groups T' = 1). */
 static int64_t ref_scale_index(const ac_qspec *q, const int64_t dim[4], int64_t b, int64_t h, int64_t t, int64_t d)
 {
-  int64_t H = dim[1], T = dim[2], D = dim[3];
+  int64_t H = dim[1], T = dim[2], D = dim[3], G = q->tgroup > 1 ? q->tgroup : 1;
+  int64_t rows = (T + G - 1) / G, r = t / G;
   switch (q->gran) {
-  case AC_QG_BLOCK: return ((b * H + h) * T + t) * (D / q->block) + d / q->block;
+  case AC_QG_BLOCK: return ((b * H + h) * rows + r) * (D / q->block) + d / q->block;
   case AC_QG_HEAD: return b * H + h;
   case AC_QG_TOKEN: return (b * H + h) * T + t;
-  case AC_QG_CHANNEL: return (b * H + h) * D + d;
+  case AC_QG_CHANNEL: return q->tgroup > 1 ? ((b * H + h) * rows + r) * D + d : (b * H + h) * D + d;
   default: return 0;
+  }
+}
+
+/* Element s of an array of scales or zero points of declared dtype sd (AC_QSD_... + 1 as the spec
+ * holds it; 0: the format's own, own) read into x. */
+static void ref_read_sd(mpfr_t x, int32_t sd, ac_qsdtype own, const void *a, int64_t s)
+{
+  ac_qsdtype t = sd ? (ac_qsdtype)(sd - 1) : own;
+  switch (t) {
+  case AC_QSD_F16: ref_read_bits(x, REF_F16, ((const uint16_t *)a)[s], NULL); return;
+  case AC_QSD_BF16: {
+    uint32_t bits = (uint32_t)((const uint16_t *)a)[s] << 16;
+    ref_read_bits(x, REF_F32, bits, NULL);
+    return;
+  }
+  case AC_QSD_E4M3: ref_read_bits(x, REF_E4M3, ((const uint8_t *)a)[s], NULL); return;
+  case AC_QSD_E8M0: {
+    uint8_t e = ((const uint8_t *)a)[s];
+    if (e == 255) mpfr_set_nan(x);
+    else mpfr_set_si_2exp(x, 1, (long)e - 127, MPFR_RNDN);
+    return;
+  }
+  case AC_QSD_I8: mpfr_set_si(x, ((const int8_t *)a)[s], MPFR_RNDN); return;
+  case AC_QSD_U8: mpfr_set_ui(x, ((const uint8_t *)a)[s], MPFR_RNDN); return;
+  default: {
+    uint32_t bits;
+    memcpy(&bits, (const char *)a + 4 * s, 4);
+    ref_read_bits(x, REF_F32, bits, NULL);
+  }
   }
 }
 
@@ -75,31 +106,19 @@ void ref_value(mpfr_t out, const ac_case *c, char x, size_t idx)
   mpfr_t v, sc, a;
   mpfr_inits2(256, v, sc, a, (mpfr_ptr)0);
   ref_code(v, q->fmt, qd->codes[idx]);
-  switch (q->fmt) {
-  case AC_QF_Q8_0: case AC_QF_Q4_0: case AC_QF_Q4_1: case AC_QF_Q5_0: case AC_QF_Q5_1: case AC_QF_IQ4_NL:
-    ref_read_bits(sc, REF_F16, ((const uint16_t *)qd->scales)[s], NULL);
-    break;
-  case AC_QF_NVFP4: ref_read_bits(sc, REF_E4M3, ((const uint8_t *)qd->scales)[s], NULL); break;
-  case AC_QF_MXFP4: {
-    uint8_t e = ((const uint8_t *)qd->scales)[s];
-    if (e == 255) mpfr_set_nan(sc);
-    else mpfr_set_si_2exp(sc, 1, (long)e - 127, MPFR_RNDN);
-    break;
-  }
-  default: {
-    uint32_t bits;
-    memcpy(&bits, (const char *)qd->scales + 4 * s, 4);
-    ref_read_bits(sc, REF_F32, bits, NULL);
-  }
-  }
+  const int ggml = q->fmt <= AC_QF_IQ4_NL, in = q->fmt == AC_QF_INT8 || q->fmt == AC_QF_INT4 || q->fmt == AC_QF_INT2 ||
+                                                 q->fmt == AC_QF_UINT8;
+  ref_read_sd(sc, q->sdtype, ggml ? AC_QSD_F16 : q->fmt == AC_QF_NVFP4 ? AC_QSD_E4M3 : q->fmt == AC_QF_MXFP4 ? AC_QSD_E8M0 : AC_QSD_F32,
+              qd->scales, s);
   mpfr_set_emin(mpfr_get_emin_min());
   mpfr_set_emax(mpfr_get_emax_max());
   if (q->fmt == AC_QF_Q4_1 || q->fmt == AC_QF_Q5_1) {          /* d q + m */
     ref_read_bits(a, REF_F16, ((const uint16_t *)qd->aux)[s], NULL);
     mpfr_mul(v, v, sc, MPFR_RNDN);
     mpfr_add(out, v, a, MPFR_RNDN);
-  } else if (q->fmt == AC_QF_INT8 || q->fmt == AC_QF_INT4) {   /* (q - z) s */
-    mpfr_sub_si(v, v, ((const int8_t *)qd->aux)[s], MPFR_RNDN);
+  } else if (in) {                                             /* (q - z) s, z integer or float */
+    ref_read_sd(a, q->zdtype, q->fmt == AC_QF_UINT8 ? AC_QSD_U8 : AC_QSD_I8, qd->aux, s);
+    mpfr_sub(v, v, a, MPFR_RNDN);
     mpfr_mul(out, v, sc, MPFR_RNDN);
   } else if (q->fmt == AC_QF_NVFP4) {                          /* e2m1 s t */
     uint32_t bits;

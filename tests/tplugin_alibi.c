@@ -60,11 +60,11 @@ static int run(const attncheck_problem *p, const attncheck_tensors *t, char *err
 static const attncheck_kernel fa2 = {ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), "alibi-fa2",
                                      "FlashAttention-2's causal ALiBi, declared", "fp32", ATTNCHECK_MEM_HOST,
                                      ATTNCHECK_FEAT_ALIBI | ATTNCHECK_CAP_ALIBI_LSE_FA2, supports, run,
-                                     {NULL, NULL, NULL, NULL}, NULL, 0, 0, 0, 0, NULL, 0, 0};
+                                     {NULL, NULL, NULL, NULL}, NULL, 0, 0, 0, 0, NULL, 0, 0, NULL};
 static const attncheck_kernel abi = {ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), "alibi-abi",
                                      "FlashAttention-2's causal ALiBi, undeclared", "fp32", ATTNCHECK_MEM_HOST,
                                      ATTNCHECK_FEAT_ALIBI, supports, run, {NULL, NULL, NULL, NULL}, NULL, 0, 0,
-                                     0, 0, NULL, 0, 0};
+                                     0, 0, NULL, 0, 0, NULL};
 
 const attncheck_kernel *const *attncheck_plugin_kernels(size_t *count)
 {

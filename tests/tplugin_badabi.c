@@ -8,7 +8,7 @@ static int run(const attncheck_problem *p, const attncheck_tensors *t, char *err
 }
 
 static const attncheck_kernel k = {999, sizeof(attncheck_kernel), "badabi", "wrong abi_version", NULL,
-                                   ATTNCHECK_MEM_HOST, 0, NULL, run, {NULL, NULL, NULL, NULL}, NULL, 0, 0, 0, 0, NULL, 0, 0};
+                                   ATTNCHECK_MEM_HOST, 0, NULL, run, {NULL, NULL, NULL, NULL}, NULL, 0, 0, 0, 0, NULL, 0, 0, NULL};
 
 const attncheck_kernel *const *attncheck_plugin_kernels(size_t *count)
 {

@@ -14,14 +14,14 @@ static int run(const attncheck_problem *p, const attncheck_tensors *t, char *err
 }
 
 #define AC_TK(name, prec) {ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), name, "malformed", prec, \
-                           ATTNCHECK_MEM_HOST, 0, NULL, run, {NULL, NULL, NULL, NULL}, NULL, 0, 0, 0, 0, NULL, 0, 0}
+                           ATTNCHECK_MEM_HOST, 0, NULL, run, {NULL, NULL, NULL, NULL}, NULL, 0, 0, 0, 0, NULL, 0, 0, NULL}
 static const attncheck_kernel ok = AC_TK("malformed-ok", "fp32");
 static const attncheck_kernel again = AC_TK("malformed-ok", NULL);
 static const attncheck_kernel ctrl = AC_TK("malformed\nline", NULL);
 static const attncheck_kernel prec = AC_TK("malformed-prec", "fp33-fa9");
 static const attncheck_kernel bwd = {ATTNCHECK_ABI_VERSION, ATTNCHECK_KERNEL_V1_SIZE, "malformed-bwd", "malformed", NULL,
                                      ATTNCHECK_MEM_HOST, ATTNCHECK_CAP_BACKWARD, NULL, run, {NULL, NULL, NULL, NULL}, NULL, 0, 0,
-                                     0, 0, NULL, 0, 0};
+                                     0, 0, NULL, 0, 0, NULL};
 static int bwd_run(const attncheck_problem *p, const attncheck_tensors *t, const attncheck_grad_tensors *g, char *err,
                    size_t n)
 {
@@ -31,7 +31,7 @@ static int bwd_run(const attncheck_problem *p, const attncheck_tensors *t, const
 static const attncheck_kernel bwdcaps = {ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), "malformed-bwdcaps", "malformed",
                                          NULL, ATTNCHECK_MEM_HOST, ATTNCHECK_FEAT_WINDOW | ATTNCHECK_CAP_BACKWARD, NULL,
                                          run, {NULL, NULL, NULL, NULL}, bwd_run,
-                                         ATTNCHECK_FEAT_WINDOW | ATTNCHECK_FEAT_SOFTCAP, 0, 0, 0, NULL, 0, 0};
+                                         ATTNCHECK_FEAT_WINDOW | ATTNCHECK_FEAT_SOFTCAP, 0, 0, 0, NULL, 0, 0, NULL};
 
 const attncheck_kernel *const *attncheck_plugin_kernels(size_t *count)
 {

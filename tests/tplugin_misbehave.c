@@ -193,7 +193,7 @@ static int forge_supports(const attncheck_problem *p, char *why, size_t n)
 #define KERNEL(var, name, sup, run)                                                                     \
   static const attncheck_kernel var = {ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), name, name, "fp32", \
                                        ATTNCHECK_MEM_HOST, 0, sup, run, {NULL, NULL, NULL, NULL}, NULL, 0, 0, \
-                                       0, 0, NULL, 0, 0}
+                                       0, 0, NULL, 0, 0, NULL}
 KERNEL(k_plain, "naive-f32", plain_supports, plain_run);
 KERNEL(k_segv, "segv-supports", segv_supports, plain_run);
 KERNEL(k_hang, "hang-supports", hang_supports, plain_run);
@@ -218,7 +218,7 @@ static const attncheck_kernel k_forge = {ATTNCHECK_ABI_VERSION,
                                          0,
                                          NULL,
                                           0,
-                                          0};
+                                          0, NULL};
 KERNEL(k_forge_sup, "forge-supports", forge_supports, plain_run);
 
 const attncheck_kernel *const *attncheck_plugin_kernels(size_t *count)

@@ -30,12 +30,12 @@ static int run_fail(const attncheck_problem *p, const attncheck_tensors *t, char
  * loads and runs, and is never asked for a backward */
 static const attncheck_kernel zero = {ATTNCHECK_ABI_VERSION, ATTNCHECK_KERNEL_V1_SIZE, "multi-zero", "writes zeros",
                                       "fp32", ATTNCHECK_MEM_HOST, 0, NULL, run_zero, {NULL, NULL, NULL, NULL}, NULL, 0, 0,
-                                      0, 0, NULL, 0, 0};
+                                      0, 0, NULL, 0, 0, NULL};
 /* caps declared only to be listed (tcmd_list_caps.sh): it never computes anything */
 static const attncheck_kernel fail = {ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), "multi-fail", "always fails",
                                       NULL, ATTNCHECK_MEM_HOST,
                                       ATTNCHECK_FEAT_WINDOW | ATTNCHECK_FEAT_SINKS | ATTNCHECK_CAP_NO_LSE, NULL, run_fail,
-                                      {NULL, NULL, NULL, NULL}, NULL, 0, 0, 0, 0, NULL, 0, 0};
+                                      {NULL, NULL, NULL, NULL}, NULL, 0, 0, 0, 0, NULL, 0, 0, NULL};
 
 const attncheck_kernel *const *attncheck_plugin_kernels(size_t *count)
 {

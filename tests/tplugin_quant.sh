@@ -2,7 +2,9 @@
 # tplugin_quant.sh: plugins and quantized tensors (ABI 5, kernels/attncheck_kernel.h): a plugin that
 # declares kv_formats and q_formats gets the raw codes and scales (tensors.quant) and PASSes on q8_0,
 # e4m3fn per head with an fp8 Q, and int8 with zero points, `list` shows its formats, suite ci runs
-# its formats' quantized cases; reading the codes without their scales FAILs; a plugin of ABI 5 that
+# its formats' quantized cases; reading the codes without their scales FAILs; quantized layouts read from
+# quant_spec PASS and a packing the plugin's supports() refuses SKIPs; a plugin that quantizes its own
+# cache PASSes and one rounding ties away is STORE-FAIL; a plugin of ABI 5 that
 # declares no format, one built against the header before the formats (tests/abi5) and a version 4
 # plugin all load, run plain cases, and SKIP quantized ones with the reason.
 set -u
@@ -44,6 +46,30 @@ for k in "$so:quant-undeclared" "$v5:myplugin-v5-f32" "$v4:myplugin-v4-f32"; do
   l=$(first "$k" "$tmp/q8.npz")
   case "$l" in SKIP*"declares no quantized format"*) ;; *) fail "$k on a quantized case: $l" ;; esac
 done
+# quantized layouts (ATTNCHECK_FEAT_QUANT_LAYOUT): read from problem.quant_spec as the header describes them
+for spec in int4:group:16:packed=low:zero=f16 int2:tile:3x32:scale=bf16:packed=low uint8:channel:4:zero=f32 \
+    int8:group:32:scale=f16 e4m3fn:tile:2x16:scale=f16; do
+  "$bin" gen -o "$tmp/l.npz" --tq 6 --tk 13 --dk 32 --heads 2 --kv-format "$spec" --seed 6 >/dev/null || exit 99
+  l=$(first "$so:quant-layout-f64" "$tmp/l.npz")
+  case "$l" in PASS*) ;; *) fail "quant-layout-f64 on $spec: $l" ;; esac
+  l=$(first "$so:quant-f64" "$tmp/l.npz")   # a plugin that does not declare the layouts never gets them
+  case "$l" in SKIP*) ;; *) fail "quant-f64 on $spec: $l, expected SKIP" ;; esac
+done
+"$bin" gen -o "$tmp/h.npz" --tq 6 --tk 13 --dk 32 --kv-format int4:packed=high --seed 6 >/dev/null || exit 99
+l=$(first "$so:quant-layout-f64" "$tmp/h.npz")
+case "$l" in SKIP*"packed high bits first"*) ;; *) fail "quant-layout-f64 on high-first packing: $l" ;; esac
+# quantize-on-store (ATTNCHECK_FEAT_QUANT_STORE): the store judged exactly, the attention over it
+"$bin" gen -o "$tmp/s.npz" --tq 6 --tk 13 --dk 32 --kv-format e4m3fn:token:store=absmax-even-f32-sat --seed 7 >/dev/null || exit 99
+"$bin" gen -o "$tmp/st.npz" --tq 6 --tk 13 --dk 32 --kv-format e4m3fn:token:store=absmax-even-f32-sat --kv-adversary ties \
+  --seed 7 >/dev/null || exit 99
+for c in s st; do
+  l=$(first "$so:quant-store-f64" "$tmp/$c.npz")
+  case "$l" in PASS*) ;; *) fail "quant-store-f64 on $c: $l" ;; esac
+done
+l=$(first "$so:quant-store-away" "$tmp/st.npz")
+case "$l" in FAIL*STORE-FAIL*) ;; *) fail "quant-store-away on ties: $l, expected STORE-FAIL" ;; esac
+l=$(first "$so:quant-f64" "$tmp/s.npz")
+case "$l" in SKIP*quant_store*) ;; *) fail "quant-f64 on a store case: $l" ;; esac
 "$bin" suite --kernel "$so:quant-f64" --suite ci --verbose >"$tmp/suite" 2>&1
 grep -q "PASS .*f32-quant-" "$tmp/suite" || fail "suite ci ran no quantized case: $(tail -3 "$tmp/suite")"
 grep "f32-quant-" "$tmp/suite" | grep -q "^FAIL" && fail "suite ci: a quantized case FAILs: $(grep '^FAIL.*quant' "$tmp/suite" | head -2)"

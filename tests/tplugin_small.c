@@ -10,7 +10,7 @@ static int run(const attncheck_problem *p, const attncheck_tensors *t, char *err
 
 static const attncheck_kernel k = {ATTNCHECK_ABI_VERSION, offsetof(attncheck_kernel, reserved), "small",
                                    "struct_size too small", NULL, ATTNCHECK_MEM_HOST, 0, NULL, run,
-                                   {NULL, NULL, NULL, NULL}, NULL, 0, 0, 0, 0, NULL, 0, 0};
+                                   {NULL, NULL, NULL, NULL}, NULL, 0, 0, 0, 0, NULL, 0, 0, NULL};
 
 const attncheck_kernel *const *attncheck_plugin_kernels(size_t *count)
 {

@@ -119,7 +119,7 @@ START_TEST(backward_refuses_unmodelled_parts)
   for (size_t i = 0; i < n; i++) {
     int ext = !strcmp(t[i].name, "ggml-f16") || !strcmp(t[i].name, "q8q-f32") || !strcmp(t[i].name, "kv-f32") ||
               !strcmp(t[i].name, "qkv-f32") || !strcmp(t[i].name, "q8kv-f32") || !strcmp(t[i].name, "fold-f32") ||
-              !strcmp(t[i].name, "kv-f16-fa2") || !strcmp(t[i].name, "kv-bf16-fa2");
+              !strcmp(t[i].name, "dq-f32") || !strcmp(t[i].name, "kv-f16-fa2") || !strcmp(t[i].name, "kv-bf16-fa2");
     ck_assert_msg(ac_precision_grad_unmodelled(&t[i], b, sizeof b) == ext, "%s", t[i].name);
   }
   ck_assert(ac_precision_grad_unmodelled(lookup_ok("l=f16"), b, sizeof b) && strstr(b, "l=f16"));

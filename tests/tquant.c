@@ -47,7 +47,7 @@ static void one_row(ac_case *c, int fmt, int gran)
   const ac_qfmt_info *f = ac_qfmt_get(fmt);
   int64_t d = f->block ? f->block : 8;
   ref_case(c, AC_F32, AC_MASK_NONE, 1, 1, 1, 1, 1, d, d);
-  c->p.quant[1] = (ac_qspec){fmt, gran, gran == AC_QG_BLOCK ? f->block : 0};
+  c->p.quant[1] = (ac_qspec){.fmt = fmt, .gran = gran, .block = gran == AC_QG_BLOCK ? f->block : 0};
   ac_err e;
   ck_assert_msg(ac_quant_alloc(c, &e) == 0, "%s", e.msg);
 }
@@ -204,7 +204,8 @@ START_TEST(case_files_round_trip)
     for (int64_t x = 0; x < n.q; x++) ref_set(&c, 'q', (size_t)x, ac_rng_normal(&r));
     for (int64_t x = 0; x < n.k; x++) ref_set(&c, 'k', (size_t)x, ac_rng_normal(&r));
     for (int64_t x = 0; x < n.v; x++) ref_set(&c, 'v', (size_t)x, ac_rng_normal(&r));
-    ac_qspec q = {fmt, g, g == AC_QG_BLOCK ? f->block : 0};
+    /* block granularity of an int or fp8 format: groups of 32 along d */
+    ac_qspec q = {.fmt = fmt, .gran = g, .block = g == AC_QG_BLOCK ? (f->block ? f->block : 32) : 0};
     for (const char *x = "qkv"; *x; x++) ck_assert_msg(ac_quant_apply(&c, *x, &q, &e) == 0, "%s", e.msg);
     char path[512];
     snprintf(path, sizeof path, "%s/rt-%s-%d.npz", ac_test_tmpdir(), f->name, g);
@@ -297,9 +298,9 @@ START_TEST(bad_files_refused)
   ac_case c;
   ac_err e;
   ref_case(&c, AC_F32, AC_MASK_NONE, 1, 1, 1, 2, 2, 32, 32);
-  ac_qspec q4 = {AC_QF_Q4_0, AC_QG_BLOCK, 32};
+  ac_qspec q4 = {.fmt = AC_QF_Q4_0, .gran = AC_QG_BLOCK, .block = 32};
   ck_assert(ac_quant_apply(&c, 'k', &q4, &e) == 0);
-  ac_qspec i8 = {AC_QF_INT8, AC_QG_TOKEN, 0};
+  ac_qspec i8 = {.fmt = AC_QF_INT8, .gran = AC_QG_TOKEN, .block = 0};
   ck_assert(ac_quant_apply(&c, 'v', &i8, &e) == 0);
   char good[512], bad[512];
   snprintf(good, sizeof good, "%s/good.npz", ac_test_tmpdir());
@@ -328,7 +329,7 @@ START_TEST(bad_files_refused)
   rewrite_meta(good, bad, "\"granularity\":\"block\"", "\"granularity\":\"token\"");
   refused(bad, "k: q4_0 takes no token granularity");
   rewrite_meta(good, bad, "\"scale_dtype\":\"f16\"", "\"scale_dtype\":\"f32\"");
-  refused(bad, "quant.k.scale_dtype 'f32': q4_0 scales are f16");
+  refused(bad, "meta.json quant.k: q4_0: scale dtype f32 (it takes f16)");
   c.p.dk = 48;   /* the problem: a head dim the block does not divide */
   ck_assert(ac_problem_validate(&c.p, 1u << 30, &e) == -1);
   ck_assert_msg(strstr(e.msg, "dk 48 is not a multiple of q4_0's block of 32"), "%s", e.msg);

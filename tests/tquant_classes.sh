@@ -5,7 +5,9 @@
 # the budget (err/W smaller than under fp32 on the same run); fp8kv-fold-ref-f32 refuses per-token
 # scales (SKIP, "unsupported:"); the dequantize-to-16-bit kernels kv16-ref-f16 and kv16-ref-bf16
 # PASS under kv-f16-fa2 and kv-bf16-fa2 on f16 and bf16 cases of every format family, dense and paged,
-# and kv16-ref-f16 FAILs under fp16-fa2, which does not charge K's and V's rounding to f16.
+# and kv16-ref-f16 FAILs under fp16-fa2, which does not charge K's and V's rounding to f16;
+# store-minmax-ref-f32, which dequantizes its uint8 codes in binary32 as (c - z) s, declares dq-f32
+# (the part dq=f32, §7.17: tests/tquant_dq for its bound) and PASSes under it.
 bin=${ATTNCHECK_BIN:-${abs_top_builddir:-.}/attncheck}
 if ! test -x "$bin"; then echo "attncheck binary not found at $bin"; exit 99; fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/attncheck-tqclasses-XXXXXX") || exit 99
@@ -78,4 +80,10 @@ v=$(verdict kv16-ref-f16 "$tmp/f16-e4m3fn_head.npz" --precision kv-f16-fa2 --pol
 data=${srcdir:-.}/tests/data/kv16_softcap_standard.npz
 out=$("$bin" check --kernel kv16-ref-f16 "$data" 2>&1)
 echo "$out" | head -1 | grep -q "^PASS " || fail "kv16-ref-f16 on kv16_softcap_standard.npz: $(echo "$out" | head -2)"
+# dq=f32: the binary32 dequantization with zero points
+"$bin" list --precision dq-f32 2>&1 | grep -q "^  dequantized  a quantized Q, K or V in 2^-24" || fail "list --precision dq-f32"
+"$bin" gen -o "$tmp/st.npz" --kv-format uint8:token:zero=f32:store=minmax-even-f32-sat --kv-adversary offset \
+  --tq 24 --tk 40 --dk 64 --seed 3 >/dev/null || fail "gen of a uint8 store case"
+out=$("$bin" check --kernel store-minmax-ref-f32 "$tmp/st.npz" 2>&1)
+echo "$out" | head -1 | grep -q "^PASS .*budget=class:dq-f32," || fail "store-minmax-ref-f32 under dq-f32: $(echo "$out" | head -1)"
 [ "$fails" = 0 ] && echo "ok" || exit 1

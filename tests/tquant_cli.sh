@@ -79,7 +79,7 @@ grep -q "q formats e4m3fn,e4m3fnuz,e5m2" "$tmp/out" || fail "list: no q formats"
 expect 0 "suite ci ggml-ref-f32" -- "$bin" suite --kernel ggml-ref-f32 --suite ci
 grep -q "suite ci: ggml-ref-f32: [1-9][0-9]* pass, 0 warn, 0 fail" "$tmp/out" || fail "suite: $(tail -n 1 "$tmp/out")"
 expect 0 "fuzz intkv-ref-f32" -- "$bin" fuzz --kernel intkv-ref-f32 --cases 60 --out "$tmp/camp" --quiet
-grep -q '"kv_formats":3072' "$tmp/camp/campaign.json" || fail "campaign.json lacks kv_formats"
+grep -q '"kv_formats":52224' "$tmp/camp/campaign.json" || fail "campaign.json lacks kv_formats"
 judged=$(sed -n 's/^judged=//p' "$tmp/camp/stats")
 [ "${judged:-0}" -ge 20 ] || fail "campaign judged only ${judged:-0} cases"
 [ "$(sed -n 's/^findings_fail=//p' "$tmp/camp/stats")" = 0 ] || fail "a correct kernel has findings of policy fail"

@@ -458,9 +458,11 @@ START_TEST(test_variant_mutants_exposed)
   for (size_t m = 0; m < n; m++) {
     const attncheck_kernel *K = l[m];
     /* the serving-layout mutants: tests/tcmd_layouts.sh; the backward mutants: tests/tharness_grad;
-     * the split-KV ones (sinks only): tests/tserving.sh; the dropout ones: tests/tcmd_dropout.sh */
+     * the split-KV ones (sinks only): tests/tserving.sh; the dropout ones: tests/tcmd_dropout.sh; the
+     * quantized ones: tests/tquant_mutants.sh */
     if (!(K->caps & ATTNCHECK_FEAT_ALL) ||
-        (K->caps & (ATTNCHECK_FEAT_LAYOUTS | ATTNCHECK_CAP_BACKWARD | ATTNCHECK_FEAT_DROPOUT)))
+        (K->caps & (ATTNCHECK_FEAT_LAYOUTS | ATTNCHECK_CAP_BACKWARD | ATTNCHECK_FEAT_DROPOUT | ATTNCHECK_FEAT_QUANT_STORE |
+                    ATTNCHECK_FEAT_QUANT_LAYOUT)))
       continue;
     if (!strncmp(K->name, "mutant-splitkv-", 15)) continue;
     nvx++;

@@ -102,15 +102,6 @@ int acg_supports(acg_path path, const attncheck_problem *p, char *why, size_t wh
     snprintf(why, why_len, "K and V f32, f16, bf16 or ggml's q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl only");
     return 0;
   }
-  /* QUANTIZED: a K in q4_1 or q5_1 takes Q as q8_1 blocks, whose block sums s = d·Σc are stored
-   * in f16 (block_q8_1.s) and enter the dot product as m·s (ggml_vec_dot_q4_1_q8_1): a rounding
-   * of Q's block sums that q=q8 (§7.18) does not charge and no class part describes. */
-  if (kv_format(p, 'k') == ATTNCHECK_QF_Q4_1 || kv_format(p, 'k') == ATTNCHECK_QF_Q5_1) {
-    snprintf(why, why_len,
-             "a q4_1 or q5_1 K takes Q as q8_1 blocks whose block sums ggml rounds to f16 (block_q8_1.s): "
-             "no precision class describes that rounding");
-    return 0;
-  }
   /* mul_mat(Vᵀ, P) takes V transposed, rows along the keys; ggml's blocks run along d, as
    * tensors.quant holds them (llama.cpp takes a quantized V cache only with flash attention). */
   if (path == ACG_SOFTMAX && kv_format(p, 'v')) {
@@ -248,7 +239,12 @@ int acg_precision_of(acg_path path, const attncheck_problem *p, char *cls, size_
   /* Q.K through ggml_vec_dot_f16 (mul_mat, the scalar and split-KV paths): in f16 from
    * GGML_F16_STEP elements on a build with f16 vector arithmetic (f16_dot_step) */
   const int qk16 = kt == GGML_TYPE_F16 && f16_dot_in_f16(p->dk);
-  if (is_quant(kt))
+  if (kt == GGML_TYPE_Q4_1 || kt == GGML_TYPE_Q5_1)
+    /* a q4_1 or q5_1 K takes Q as q8_1 blocks (quantize_row_q8_1): q8_0's codes and d, and the
+     * block sums s = d·Σc rounded to f16 (block_q8_1.s) that K's min multiplies
+     * (ggml_vec_dot_q4_1_q8_1: d_k d_q Σ c_k c_q + m_k s): q=q81 (docs/numerics.md §7.18) */
+    snprintf(q, sizeof q, ",q=q81");
+  else if (is_quant(kt))
     snprintf(q, sizeof q, ",q=q8");
   else if (q_rounded)
     snprintf(q, sizeof q, ",q=%s", fmt_name(kt));
@@ -314,6 +310,21 @@ static struct ggml_tensor *copy_blocks(struct ggml_context *ctx, const attncheck
   return r;
 }
 
+/* 1 when a q4_1 or q5_1 block of K has a non-finite d or m (both f16, the block's first 4 bytes) */
+static int nonfinite_dm(const attncheck_problem *p, const attncheck_quant_tensor *qt, int gt)
+{
+  const int64_t *g = qt->ggml_stride, nb = p->dk / ggml_blck_size((enum ggml_type)gt);
+  for (int64_t b = 0; b < p->batch; b++)
+    for (int64_t h = 0; h < p->kv_heads; h++)
+      for (int64_t t = 0; t < p->tk; t++)
+        for (int64_t e = 0; e < nb; e++) {
+          ggml_fp16_t dm[2];
+          memcpy(dm, qt->ggml + b * g[0] + h * g[1] + t * g[2] + e * g[3], sizeof dm);
+          if (!isfinite(ggml_fp16_to_fp32(dm[0])) || !isfinite(ggml_fp16_to_fp32(dm[1]))) return 1;
+        }
+  return 0;
+}
+
 int acg_quant_ok(const attncheck_problem *p, const attncheck_tensors *t, char *err, size_t err_len)
 {
   for (int x = 1; x <= 2; x++) {
@@ -322,6 +333,13 @@ int acg_quant_ok(const attncheck_problem *p, const attncheck_tensors *t, char *e
     const attncheck_quant *qu = t->quant;
     if (!qu || qu->struct_size < sizeof(attncheck_quant) || qf_type(qu->t[x].format) != gt || !qu->t[x].ggml) {
       snprintf(err, err_len, "tensors.quant holds no ggml blocks of %s's format %s", x == 1 ? "K" : "V",
+               ggml_type_name((enum ggml_type)gt));
+      return -1;
+    }
+    if (x == 1 && (gt == GGML_TYPE_Q4_1 || gt == GGML_TYPE_Q5_1) && nonfinite_dm(p, &qu->t[x], gt)) {
+      snprintf(err, err_len,
+               ATTNCHECK_UNSUPPORTED " a non-finite %s scale or min in K: ggml's q8_1 dot multiplies the min by Q's "
+                                     "block sums, not by each element (m s is no IEEE product of the elements)",
                ggml_type_name((enum ggml_type)gt));
       return -1;
     }

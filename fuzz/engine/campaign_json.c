@@ -33,6 +33,9 @@ static const cj_field cj_fields[] = {
   CJ("alibi_lse", CJ_PSTR, alibi_lse, 1),
   CJ("kv_formats", CJ_U32, lim.kv_formats, 0), CJ("q_formats", CJ_U32, lim.q_formats, 0),
   CJ("quant_only", CJ_INT, lim.quant_only, 0),
+  CJ("store_only", CJ_INT, lim.store_only, 0), CJ("nstore", CJ_INT, lim.nstore, 0),   /* quantize-on-store */
+  CJ("store_q0", CJ_U32, lim.store_q[0], 0),   CJ("store_q1", CJ_U32, lim.store_q[1], 0),
+  CJ("store_q2", CJ_U32, lim.store_q[2], 0),   CJ("store_q3", CJ_U32, lim.store_q[3], 0),
 };
 #undef CJ
 

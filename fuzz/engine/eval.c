@@ -216,12 +216,9 @@ int ac_eval_case_pre(const ac_eval_ctx *x, const ac_case *c, const ac_oracle_res
  * (head dims 32, which every block divides); p is left as it is for every other kernel. */
 static void quant_probe(const ac_kernel *k, ac_problem *p)
 {
-  uint32_t kv = ac_kernel_kv_formats(k, NULL);
-  const ac_qfmt_info *f = kv && ac_kernel_quant_only(k) ? ac_qfmt_get(__builtin_ctz(kv)) : NULL;
-  if (!f) return;
-  p->quant[1].fmt = p->quant[2].fmt = __builtin_ctz(kv);
-  p->quant[1].gran = p->quant[2].gran = (int)f->gran;
-  p->quant[1].block = p->quant[2].block = f->gran == AC_QG_BLOCK ? f->block : 0;
+  ac_qspec q;
+  if (!ac_kernel_quant_only(k) || !ac_kernel_quant_probe(k, &q)) return;
+  p->quant[1] = p->quant[2] = q;
   p->dk = p->dv = 32;
   p->scale = 1.0 / sqrt(32.0);
 }
@@ -315,6 +312,8 @@ void ac_eval_probe_features(const ac_kernel *k, ac_gen_limits *l)
   l->kv_formats = ac_kernel_kv_formats(k, &l->q_formats);   /* quantized tensors (docs/quantized.md) */
   l->quant_only = ac_kernel_quant_only(k);
   l->params_q_dtype = ac_kernel_params_q_dtype(k);
+  l->nstore = ac_kernel_store_quantizers(k, l->store_q, AC_GEN_MAX_STORE);   /* quantize-on-store */
+  l->store_only = ac_kernel_store_only(k);
   uint32_t got = 0;
   /* mixed dtypes: one of the mixed_dtypes family's combinations in the kernel's dtypes */
   int nc;
@@ -354,7 +353,7 @@ void ac_eval_probe_features(const ac_kernel *k, ac_gen_limits *l)
   dp.f.used |= AC_FEAT_DROPOUT;
   dp.f.dropout_p = 0.5;
   if (!l->no_dense && ac_kernel_supports(k, &dp, why, sizeof why)) got |= AC_FEAT_DROPOUT;
-  l->features = got;
+  l->features = got | (ac_kernel_declared_caps(k) & (AC_FEAT_QUANT_STORE | AC_FEAT_QUANT_LAYOUT));
   /* the shapes: GQA, dv != dk, tq != tk, an explicit scale, each alone on the dense problem (a
    * layout-only kernel draws layout families, which shape their cases themselves; a kernel that
    * refuses the problem itself tells nothing) */

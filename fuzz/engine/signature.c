@@ -70,6 +70,7 @@ int ac_verdict_severity(ac_verdict_kind k)
   case AC_V_GRAD_FAIL: return 4;
   case AC_V_GRAD_METAMORPHIC: return 4;
   case AC_V_DROPOUT_MASK: return 4;
+  case AC_V_STORE_FAIL: return 4;
   case AC_V_NONDETERMINISTIC: return 5;
   case AC_V_MASKED_LEAK: return 6;
   case AC_V_SUSPECT: return 7;

@@ -15,4 +15,4 @@ extern "C" const attncheck_kernel ac_cuda_kernel_cublas_sdpa_f16 = {
   ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), "cublas-sdpa-f16",
   "cuBLAS strided batched GEMMs around a masking softmax kernel; fp16 scores and P stored by the GEMM, fp32 accumulation (tensor cores)",
   "fp16-cublas", ATTNCHECK_MEM_CUDA, 0, ac_cublas_sdpa_f16_supports, ac_cublas_sdpa_f16_run, { NULL, NULL, NULL, NULL }, NULL, 0, 0
-, 0, 0, NULL, 0, 0};
+, 0, 0, NULL, 0, 0, NULL};

@@ -15,4 +15,4 @@ extern "C" const attncheck_kernel ac_cuda_kernel_cublas_sdpa_f32 = {
   ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), "cublas-sdpa-f32",
   "cuBLAS strided batched GEMMs around a masking softmax kernel; pedantic fp32 GEMMs (no TF32)",
   "fp32", ATTNCHECK_MEM_CUDA, 0, ac_cublas_sdpa_f32_supports, ac_cublas_sdpa_f32_run, { NULL, NULL, NULL, NULL }, NULL, 0, 0
-, 0, 0, NULL, 0, 0};
+, 0, 0, NULL, 0, 0, NULL};

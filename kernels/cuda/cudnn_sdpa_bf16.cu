@@ -16,4 +16,4 @@ extern "C" const attncheck_kernel ac_cuda_kernel_cudnn_sdpa_bf16 = {
   "cuDNN fused flash attention through the backend graph API (MATMUL, scale, causal GEN_INDEX/CMP_GE/"
   "BINARY_SELECT with the lowest float, softmax with stats, MATMUL); dk == dv, a multiple of 8 up to 128",
   "bf16-fa2", ATTNCHECK_MEM_CUDA, 0, ac_cudnn_sdpa_bf16_supports, ac_cudnn_sdpa_bf16_run, { NULL, NULL, NULL, NULL }, NULL, 0, 0
-, 0, 0, NULL, 0, 0};
+, 0, 0, NULL, 0, 0, NULL};

@@ -16,4 +16,4 @@ extern "C" const attncheck_kernel ac_cuda_kernel_flash_bf16 = {
   "CUDA FlashAttention-2-style, tensor cores (wmma) with fp32 accumulation, P rounded to bf16 before P*V; "
   "64x64 tiles, head dims <= 128",
   "bf16-fa2", ATTNCHECK_MEM_CUDA, 0, ac_flash_bf16_supports, ac_flash_bf16_run, { NULL, NULL, NULL, NULL }, NULL, 0, 0
-, 0, 0, NULL, 0, 0};
+, 0, 0, NULL, 0, 0, NULL};

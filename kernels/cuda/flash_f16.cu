@@ -16,4 +16,4 @@ extern "C" const attncheck_kernel ac_cuda_kernel_flash_f16 = {
   "CUDA FlashAttention-2-style, tensor cores (wmma) with fp32 accumulation, P rounded to f16 before P*V; "
   "64x64 tiles, head dims <= 128",
   "fp16-fa2", ATTNCHECK_MEM_CUDA, 0, ac_flash_f16_supports, ac_flash_f16_run, { NULL, NULL, NULL, NULL }, NULL, 0, 0
-, 0, 0, NULL, 0, 0};
+, 0, 0, NULL, 0, 0, NULL};

@@ -142,4 +142,4 @@ extern "C" const attncheck_kernel ac_cuda_kernel_flash_f32 = {
   ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), "cuda-flash-f32",
   "CUDA FlashAttention-2-style tiles (32x32) in shared memory, online softmax, fp32; head dims <= 256",
   "fp32", ATTNCHECK_MEM_CUDA, 0, ac_flash_f32_supports, ac_flash_f32_run, { NULL, NULL, NULL, NULL }, NULL, 0, 0
-, 0, 0, NULL, 0, 0};
+, 0, 0, NULL, 0, 0, NULL};

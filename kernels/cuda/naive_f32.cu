@@ -101,4 +101,4 @@ extern "C" const attncheck_kernel ac_cuda_kernel_naive_f32 = {
   ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), "cuda-naive-f32",
   "CUDA, one block per query row, three passes (max, sum, P*V), fp32",
   "fp32", ATTNCHECK_MEM_CUDA, 0, ac_naive_f32_supports, ac_naive_f32_run, { NULL, NULL, NULL, NULL }, NULL, 0, 0
-, 0, 0, NULL, 0, 0};
+, 0, 0, NULL, 0, 0, NULL};

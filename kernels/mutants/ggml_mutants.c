@@ -45,7 +45,7 @@ const attncheck_kernel ac_mutant_ggml_bf16_acc = {ATTNCHECK_ABI_VERSION,
                                                   0,
                                                   NULL,
                                                    0,
-                                                   0};
+                                                   0, NULL};
 
 const attncheck_kernel ac_mutant_q8q_as_q4 = {
     ATTNCHECK_ABI_VERSION,
@@ -65,4 +65,4 @@ const attncheck_kernel ac_mutant_q8q_as_q4 = {
     0,
     NULL,
      0,
-     0};
+     0, NULL};

@@ -15,7 +15,7 @@
   extern const attncheck_kernel SYM;                                                                       \
   const attncheck_kernel SYM = {ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), NAME, DESC, "fp32",       \
                                 ATTNCHECK_MEM_HOST, AC_CPU_LAYOUT_CAPS, SYM##_supports, SYM##_run,         \
-                                {NULL, NULL, NULL, NULL}, NULL, 0, 0, 0, 0, NULL, 0, 0};
+                                {NULL, NULL, NULL, NULL}, NULL, 0, 0, 0, 0, NULL, 0, 0, NULL};
 
 LAYOUT_MUTANT(ac_mutant_cu_seqlens_off_by_one, AC_LBUG_CU_OFF_BY_ONE, "mutant-cu-seqlens-off-by-one",
               "varlen: cu_seqlens_k read off by one, each sequence takes the next one's first key")

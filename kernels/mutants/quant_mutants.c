@@ -23,7 +23,8 @@ static int qmut_plain_run(const attncheck_problem *p, const attncheck_tensors *t
 }
 
 #define QMUT_CAPS \
-  ((ATTNCHECK_FEAT_ALL & ~(ATTNCHECK_FEAT_MIXED_DTYPES | ATTNCHECK_FEAT_DESCALE)) | ATTNCHECK_FEAT_LAYOUTS)
+  ((ATTNCHECK_FEAT_ALL & ~(ATTNCHECK_FEAT_MIXED_DTYPES | ATTNCHECK_FEAT_DESCALE)) | ATTNCHECK_FEAT_LAYOUTS | \
+   ATTNCHECK_FEAT_QUANT_LAYOUT)
 #define F(x) (1u << AC_QF_##x)
 #define QMUT(SYM, BUG, NAME, DESC, PREC, KV, Q)                                                                \
   static int SYM##_qrun(const attncheck_problem *p, const attncheck_tensors *t, const ac_qview *v, char *err,  \
@@ -34,7 +35,7 @@ static int qmut_plain_run(const attncheck_problem *p, const attncheck_tensors *t
   extern const attncheck_kernel SYM;                                                                           \
   const attncheck_kernel SYM = {ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), NAME, DESC, PREC,             \
                                 ATTNCHECK_MEM_HOST, QMUT_CAPS, qmut_supports, qmut_plain_run,                  \
-                                {NULL, NULL, NULL, NULL}, NULL, 0, 0, 0, 0, NULL, 0, 0};                       \
+                                {NULL, NULL, NULL, NULL}, NULL, 0, 0, 0, 0, NULL, 0, 0, NULL};                       \
   static const ac_quant_kernel SYM##_entry = {&SYM, KV, Q, 1, SYM##_qrun};
 
 #define GGML_KV (F(Q8_0) | F(Q4_0) | F(Q4_1) | F(Q5_0) | F(Q5_1) | F(IQ4_NL))
@@ -57,6 +58,9 @@ QMUT(ac_mutant_quant_fn_as_fnuz, AC_QBUG_FN_AS_FNUZ, "mutant-quant-fn-as-fnuz",
      "fp8kv-ref-f32 decoding e4m3fn codes as e4m3fnuz (bias 8: half the value, 0x80 NaN)", "qkv-f32", FP8, FP8)
 QMUT(ac_mutant_quant_zero_sign, AC_QBUG_ZERO_SIGN, "mutant-quant-zero-sign",
      "intkv-ref-f32 dequantizing int8/int4 as (q + z)*s, the zero point's sign flipped", "kv-f32", F(INT8) | F(INT4), 0)
+QMUT(ac_mutant_quant_pack_order, AC_QBUG_PACK_ORDER, "mutant-quant-pack-order",
+     "intkv-ref-f32 and fp4kv-ref-f32 reading packed int4, int2 and nvfp4 codes in the other order (high nibble first "
+     "where low first is declared, and the reverse)", "kv-f32", F(INT4) | F(INT2) | F(NVFP4), 0)
 QMUT(ac_mutant_quant_bf16_scale, AC_QBUG_BF16_SCALE, "mutant-quant-bf16-scale",
      "ggml-ref-f32 reading each block's f16 scale as bf16", "kv-f32", GGML_KV, 0)
 QMUT(ac_mutant_quant_nan_dropped, AC_QBUG_NAN_DROPPED, "mutant-quant-nan-dropped",
@@ -73,7 +77,7 @@ static const ac_quant_kernel *const entries[] = {
   &ac_mutant_quant_no_v_scale_entry,       &ac_mutant_quant_no_q_descale_entry, &ac_mutant_quant_scale_twice_entry,
   &ac_mutant_quant_fn_as_fnuz_entry,       &ac_mutant_quant_zero_sign_entry,    &ac_mutant_quant_bf16_scale_entry,
   &ac_mutant_quant_nan_dropped_entry,      &ac_mutant_quant_qhead_scale_entry,
-  &ac_mutant_quant_past_seqlen_entry,
+  &ac_mutant_quant_past_seqlen_entry,      &ac_mutant_quant_pack_order_entry,
 };
 
 const ac_quant_kernel *ac_quant_mutant_entry_of(const attncheck_kernel *k)

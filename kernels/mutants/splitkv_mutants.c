@@ -15,7 +15,7 @@
   extern const attncheck_kernel SYM;                                                                       \
   const attncheck_kernel SYM = {ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), NAME, DESC, "fp32",       \
                                 ATTNCHECK_MEM_HOST, AC_CPU_SPLITKV_CAPS, ac_cpu_splitkv_supports, SYM##_run, \
-                                {NULL, NULL, NULL, NULL}, NULL, 0, 0, 0, 0, NULL, 0, 0};
+                                {NULL, NULL, NULL, NULL}, NULL, 0, 0, 0, 0, NULL, 0, 0, NULL};
 
 SPLITKV_MUTANT(ac_mutant_splitkv_first_max, AC_SKBUG_FIRST_MAX, "mutant-splitkv-first-max",
                "split-KV (1024-key splits) merged relative to the first split's LSE: a later split far above it overflows")

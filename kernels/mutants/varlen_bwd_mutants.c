@@ -18,4 +18,4 @@ const attncheck_kernel ac_mutant_varlen_bwd_cu_k = {
   ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), "mutant-varlen-bwd-cu-k", "flash-varlen-f32 whose backward "
   "reads cu_seqlens_k off by one (each sequence takes the next one's first key; the forward is right)", "fp32",
   ATTNCHECK_MEM_HOST, AC_CPU_LAYOUT_CAPS | ATTNCHECK_CAP_BACKWARD, vb_supports, vb_run, {NULL, NULL, NULL, NULL},
-  vb_bwd, AC_CPU_VARLEN_BWD_CAPS, 0, 0, 0, NULL, 0, 0};
+  vb_bwd, AC_CPU_VARLEN_BWD_CAPS, 0, 0, 0, NULL, 0, 0, NULL};

@@ -80,10 +80,10 @@ const attncheck_kernel ac_tk_bwd_dout_clamp = {
   ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), "test-bwd-dout-clamp",
   "test kernel: flash-bwd-f32 with dO clamped to |dO| <= 16 (not linear in dO: GRAD-METAMORPHIC)", "fp32",
   ATTNCHECK_MEM_HOST, AC_BWD_CAPS | ATTNCHECK_CAP_BACKWARD, fwd_supports, fwd_run, {NULL, NULL, NULL, NULL}, bwd_clamp,
-  AC_BWD_CAPS, 0, 0, 0, NULL, 0, 0};
+  AC_BWD_CAPS, 0, 0, 0, NULL, 0, 0, NULL};
 
 const attncheck_kernel ac_tk_bwd_key_order = {
   ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), "test-bwd-key-order",
   "test kernel: flash-bwd-f32 whose dK, dV of the second half of the keys are off by 2^-8 (GRAD-METAMORPHIC)", "fp32",
   ATTNCHECK_MEM_HOST, AC_BWD_CAPS | ATTNCHECK_CAP_BACKWARD, fwd_supports_unmasked, fwd_run, {NULL, NULL, NULL, NULL},
-  bwd_key_order, AC_BWD_CAPS, 0, 0, 0, NULL, 0, 0};
+  bwd_key_order, AC_BWD_CAPS, 0, 0, 0, NULL, 0, 0, NULL};

@@ -14,4 +14,4 @@ static int run(const attncheck_problem *p, const attncheck_tensors *t, char *err
 const attncheck_kernel ac_tk_varlen_bias_row = {
   ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), "test-varlen-bias-row",
   "test kernel: flash-varlen-f32 reading every sequence's bias and boolean mask rows from sequence 0's", "fp32",
-  ATTNCHECK_MEM_HOST, AC_CPU_LAYOUT_CAPS, supports, run, {NULL, NULL, NULL, NULL}, NULL, 0, 0, 0, 0, NULL, 0, 0};
+  ATTNCHECK_MEM_HOST, AC_CPU_LAYOUT_CAPS, supports, run, {NULL, NULL, NULL, NULL}, NULL, 0, 0, 0, 0, NULL, 0, 0, NULL};

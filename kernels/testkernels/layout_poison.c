@@ -67,4 +67,4 @@ const attncheck_kernel ac_tk_paged_poison = {
     0,
     NULL,
      0,
-     0};
+     0, NULL};

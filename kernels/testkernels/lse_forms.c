@@ -114,7 +114,7 @@ const attncheck_kernel ac_tk_fa3_log2_lse = {
   ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), "test-fa3-log2-lse",
   "test kernel: FlashAttention-3's log2-domain softmax and LSE = (m2 + log2 l) ln 2 in binary32, the sink in the row sum",
   "fp32-exp2", ATTNCHECK_MEM_HOST, FORM_CAPS, form_supports, run_fa3_log2, {NULL, NULL, NULL, NULL}, NULL, 0, 0,
-  0, 0, NULL, 0, 0};
+  0, 0, NULL, 0, 0, NULL};
 
 /* The backward: flash-bwd-f32 (its P = e^(s - lse) on the ABI's scores) on the LSE handed over, moved
  * back by m_h (i + tk - tq) when the kernel's scores follow FlashAttention-2's convention (fa2). */
@@ -173,14 +173,14 @@ const attncheck_kernel ac_tk_alibi_fa2 = {
   ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), "test-alibi-fa2",
   "test kernel: FlashAttention-2's causal ALiBi (+m j), its LSE larger by m (i + tk - tq), declared (alibi-lse fa2)",
   "fp32", ATTNCHECK_MEM_HOST, FA2_CAPS, form_supports, run_fa2, {NULL, NULL, NULL, NULL}, bwd_fa2, AC_BWD_CAPS, 0,
-  0, 0, NULL, 0, 0};
+  0, 0, NULL, 0, 0, NULL};
 const attncheck_kernel ac_tk_alibi_fa2_undeclared = {
   ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), "test-alibi-fa2-undeclared",
   "test kernel: test-alibi-fa2 without declaring its LSE convention",
   "fp32", ATTNCHECK_MEM_HOST, BWD_CAPS, form_supports, run_fa2, {NULL, NULL, NULL, NULL}, bwd_fa2, AC_BWD_CAPS, 0,
-  0, 0, NULL, 0, 0};
+  0, 0, NULL, 0, 0, NULL};
 const attncheck_kernel ac_tk_alibi_abi_as_fa2 = {
   ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), "test-alibi-abi-as-fa2",
   "test kernel: the ABI's ALiBi and LSE, declaring FlashAttention-2's convention (alibi-lse fa2)",
   "fp32", ATTNCHECK_MEM_HOST, FA2_CAPS, form_supports, run_abi, {NULL, NULL, NULL, NULL}, bwd_abi, AC_BWD_CAPS, 0,
-  0, 0, NULL, 0, 0};
+  0, 0, NULL, 0, 0, NULL};

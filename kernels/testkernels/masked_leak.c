@@ -20,4 +20,4 @@ static int run_leak(const attncheck_problem *p, const attncheck_tensors *t, char
 const attncheck_kernel ac_tk_masked_leak = {
   ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), "test-masked-leak",
   "test kernel: f32, masked terms multiplied by 0 so NaN in masked V leaks (MASKED-LEAK)",
-  "fp32", ATTNCHECK_MEM_HOST, 0, supports_f32, run_leak, {NULL, NULL, NULL, NULL}, NULL, 0, 0, 0, 0, NULL, 0, 0};
+  "fp32", ATTNCHECK_MEM_HOST, 0, supports_f32, run_leak, {NULL, NULL, NULL, NULL}, NULL, 0, 0, 0, 0, NULL, 0, 0, NULL};

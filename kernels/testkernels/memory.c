@@ -75,7 +75,7 @@ static int run_dense_only(const attncheck_problem *p, const attncheck_tensors *t
 #define TK(var, nm, desc, fn) \
   const attncheck_kernel var = {ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), nm, desc, NULL, \
                                 ATTNCHECK_MEM_HOST, 0, ac_tk_supports_all, fn, {NULL, NULL, NULL, NULL}, \
-                                NULL, 0, 0, 0, 0, NULL, 0, 0}
+                                NULL, 0, 0, 0, 0, NULL, 0, 0, NULL}
 
 TK(ac_tk_guard, "test-guard", "test kernel: correct, then writes one element past o (GUARD)", run_guard);
 TK(ac_tk_input_write, "test-input-write", "test kernel: correct, then overwrites q[0] (GUARD)", run_input_write);

@@ -30,4 +30,4 @@ static int run_nondet(const attncheck_problem *p, const attncheck_tensors *t, ch
 const attncheck_kernel ac_tk_nondeterministic = {
   ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), "test-nondeterministic",
   "test kernel: correct up to last bits that change on every run (NONDETERMINISTIC)",
-  NULL, ATTNCHECK_MEM_HOST, 0, ac_tk_supports_all, run_nondet, {NULL, NULL, NULL, NULL}, NULL, 0, 0, 0, 0, NULL, 0, 0};
+  NULL, ATTNCHECK_MEM_HOST, 0, ac_tk_supports_all, run_nondet, {NULL, NULL, NULL, NULL}, NULL, 0, 0, 0, 0, NULL, 0, 0, NULL};

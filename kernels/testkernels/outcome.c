@@ -26,8 +26,8 @@ static int run_unsupported(const attncheck_problem *p, const attncheck_tensors *
 const attncheck_kernel ac_tk_error = {
   ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), "test-error",
   "test kernel: run() returns non-zero with a message (KERNEL-ERROR)",
-  NULL, ATTNCHECK_MEM_HOST, 0, ac_tk_supports_all, run_error, {NULL, NULL, NULL, NULL}, NULL, 0, 0, 0, 0, NULL, 0, 0};
+  NULL, ATTNCHECK_MEM_HOST, 0, ac_tk_supports_all, run_error, {NULL, NULL, NULL, NULL}, NULL, 0, 0, 0, 0, NULL, 0, 0, NULL};
 const attncheck_kernel ac_tk_unsupported = {
   ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), "test-unsupported",
   "test kernel: supports() declines every problem (SKIP)",
-  NULL, ATTNCHECK_MEM_HOST, 0, supports_nothing, run_unsupported, {NULL, NULL, NULL, NULL}, NULL, 0, 0, 0, 0, NULL, 0, 0};
+  NULL, ATTNCHECK_MEM_HOST, 0, supports_nothing, run_unsupported, {NULL, NULL, NULL, NULL}, NULL, 0, 0, 0, 0, NULL, 0, 0, NULL};

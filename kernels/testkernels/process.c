@@ -45,7 +45,7 @@ static int run_crash_dk3(const attncheck_problem *p, const attncheck_tensors *t,
 #define TK(var, nm, desc, fn) \
   const attncheck_kernel var = {ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), nm, desc, NULL, \
                                 ATTNCHECK_MEM_HOST, 0, ac_tk_supports_all, fn, {NULL, NULL, NULL, NULL}, \
-                                NULL, 0, 0, 0, 0, NULL, 0, 0}
+                                NULL, 0, 0, 0, 0, NULL, 0, 0, NULL}
 
 TK(ac_tk_crash, "test-crash", "test kernel: dereferences a null pointer (CRASH, SIGSEGV)", run_crash);
 TK(ac_tk_abort, "test-abort", "test kernel: calls abort() (CRASH, SIGABRT)", run_abort);

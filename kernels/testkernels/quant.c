@@ -24,6 +24,6 @@ static int scribble_run(const attncheck_problem *p, const attncheck_tensors *t, 
 const attncheck_kernel ac_tk_quant_scribble = {
   ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), "test-quant-scribble",
   "q8_0 K and V; writes into its first K scale (an input): GUARD", "fp32", ATTNCHECK_MEM_HOST, 0, ac_tk_supports_all,
-  scribble_run, {NULL, NULL, NULL, NULL}, NULL, 0, 0, 0, 0, NULL, 0, 0};
+  scribble_run, {NULL, NULL, NULL, NULL}, NULL, 0, 0, 0, 0, NULL, 0, 0, NULL};
 
 const ac_quant_kernel ac_tk_quant_entry = {&ac_tk_quant_scribble, 1u << AC_QF_Q8_0, 0, 1, scribble_run_quant};

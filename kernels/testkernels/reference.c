@@ -81,4 +81,4 @@ static int run_reference(const attncheck_problem *p, const attncheck_tensors *t,
 const attncheck_kernel ac_tk_reference_kernel = {
   ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), "test-reference",
   "test kernel: a plain binary64 three-pass kernel for every dtype (a correct baseline)",
-  NULL, ATTNCHECK_MEM_HOST, 0, ac_tk_supports_all, run_reference, {NULL, NULL, NULL, NULL}, NULL, 0, 0, 0, 0, NULL, 0, 0};
+  NULL, ATTNCHECK_MEM_HOST, 0, ac_tk_supports_all, run_reference, {NULL, NULL, NULL, NULL}, NULL, 0, 0, 0, 0, NULL, 0, 0, NULL};

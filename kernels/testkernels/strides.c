@@ -49,4 +49,4 @@ static int run_strides(const attncheck_problem *p, const attncheck_tensors *t, c
 const attncheck_kernel ac_tk_strides = {
   ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), "test-strides",
   "test kernel: verifies the strided layout and NaN pre-fill it is handed, then computes the reference",
-  NULL, ATTNCHECK_MEM_HOST, 0, ac_tk_supports_all, run_strides, {NULL, NULL, NULL, NULL}, NULL, 0, 0, 0, 0, NULL, 0, 0};
+  NULL, ATTNCHECK_MEM_HOST, 0, ac_tk_supports_all, run_strides, {NULL, NULL, NULL, NULL}, NULL, 0, 0, 0, 0, NULL, 0, 0, NULL};

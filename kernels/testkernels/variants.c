@@ -73,8 +73,8 @@ static int run_scribble(const attncheck_problem *p, const attncheck_tensors *t, 
 const attncheck_kernel ac_tk_variants = {
   ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), "test-variants",
   "test kernel: sums the variant tensors read through the ABI 2 fields into every output element",
-  NULL, ATTNCHECK_MEM_HOST, CAPS, ac_tk_supports_all, run_variants, {NULL, NULL, NULL, NULL}, NULL, 0, 0, 0, 0, NULL, 0, 0};
+  NULL, ATTNCHECK_MEM_HOST, CAPS, ac_tk_supports_all, run_variants, {NULL, NULL, NULL, NULL}, NULL, 0, 0, 0, 0, NULL, 0, 0, NULL};
 const attncheck_kernel ac_tk_variants_scribble = {
   ATTNCHECK_ABI_VERSION, sizeof(attncheck_kernel), "test-variants-scribble",
   "test kernel: as test-variants, and writes into the bias it was handed",
-  NULL, ATTNCHECK_MEM_HOST, CAPS, ac_tk_supports_all, run_scribble, {NULL, NULL, NULL, NULL}, NULL, 0, 0, 0, 0, NULL, 0, 0};
+  NULL, ATTNCHECK_MEM_HOST, CAPS, ac_tk_supports_all, run_scribble, {NULL, NULL, NULL, NULL}, NULL, 0, 0, 0, 0, NULL, 0, 0, NULL};

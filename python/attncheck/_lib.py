@@ -13,8 +13,17 @@ API_VERSION = 1
 c_i64p = ctypes.POINTER(ctypes.c_int64)
 
 
+class QSpec(ctypes.Structure):
+    """attncheck_qspec of <attncheck/kernel.h> (ABI 5, quantized layouts and stores)."""
+    _fields_ = [("granularity", ctypes.c_int32), ("packing", ctypes.c_int32), ("block", ctypes.c_int64),
+                ("token_group", ctypes.c_int64), ("scale_dtype", ctypes.c_int32), ("zero_dtype", ctypes.c_int32),
+                ("store_rule", ctypes.c_int32), ("store_round", ctypes.c_int32), ("store_arith", ctypes.c_int32),
+                ("store_overflow", ctypes.c_int32)]
+
+
 class Problem(ctypes.Structure):
-    """attncheck_problem of <attncheck/kernel.h> (ABI 5, with the quantized formats and dropout)."""
+    """attncheck_problem of <attncheck/kernel.h> (ABI 5, with the quantized formats, dropout and the
+    quantized layouts)."""
     _fields_ = [
         ("struct_size", ctypes.c_uint32), ("dtype", ctypes.c_int32), ("mask", ctypes.c_int32),
         ("reserved0", ctypes.c_int32),
@@ -34,6 +43,7 @@ class Problem(ctypes.Structure):
         ("q_format", ctypes.c_int32), ("k_format", ctypes.c_int32), ("v_format", ctypes.c_int32),
         ("reserved4", ctypes.c_int32),
         ("dropout_p", ctypes.c_float), ("reserved5", ctypes.c_uint32), ("dropout_seed", ctypes.c_uint64),
+        ("quant_spec", QSpec * 3),
     ]
 
 
@@ -42,7 +52,7 @@ class Tensors(ctypes.Structure):
     _fields_ = [(n, ctypes.c_void_p) for n in (
         "q", "k", "v", "o", "lse", "stream", "bias", "bool_mask", "alibi_slopes", "sinks", "descale_q",
         "descale_k", "descale_v", "cu_seqlens_q", "cu_seqlens_k", "block_table", "cache_seqlens", "quant",
-        "dropout_mask")]
+        "dropout_mask", "store")]
 
 
 class CaseDesc(ctypes.Structure):

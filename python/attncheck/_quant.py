@@ -16,16 +16,40 @@ FORMATS = {
     "q5_0": (4, 32, "f16", None, "block", ("block",), 22),
     "q5_1": (5, 32, "f16", "min", "block", ("block",), 24),
     "iq4_nl": (6, 32, "f16", None, "block", ("block",), 18),
-    "e4m3fn": (7, 0, "f32", None, "tensor", ("tensor", "head", "token", "channel"), 0),
-    "e4m3fnuz": (8, 0, "f32", None, "tensor", ("tensor", "head", "token", "channel"), 0),
-    "e5m2": (9, 0, "f32", None, "tensor", ("tensor", "head", "token", "channel"), 0),
-    "int8": (10, 0, "f32", "zero", "token", ("token", "channel", "head", "tensor"), 0),
-    "int4": (11, 0, "f32", "zero", "token", ("token", "channel", "head", "tensor"), 0),
+    "e4m3fn": (7, 0, "f32", None, "tensor", ("tensor", "head", "token", "channel", "group"), 0),
+    "e4m3fnuz": (8, 0, "f32", None, "tensor", ("tensor", "head", "token", "channel", "group"), 0),
+    "e5m2": (9, 0, "f32", None, "tensor", ("tensor", "head", "token", "channel", "group"), 0),
+    "int8": (10, 0, "f32", "zero", "token", ("token", "channel", "head", "tensor", "group"), 0),
+    "int4": (11, 0, "f32", "zero", "token", ("token", "channel", "head", "tensor", "group"), 0),
     "nvfp4": (12, 16, "e4m3", "tscale", "block", ("block",), 0),
     "mxfp4": (13, 32, "e8m0", None, "block", ("block",), 17),
+    "int2": (14, 0, "f32", "zero", "token", ("token", "channel", "head", "tensor", "group"), 0),
+    "uint8": (15, 0, "f32", "zero", "token", ("token", "channel", "head", "tensor", "group"), 0),
 }
+# codes a byte packs (packed=), the ABI's numbers of scale and zero-point dtypes and of packing
+_BITS = {"int4": 4, "int2": 2, "nvfp4": 4, "mxfp4": 4}
+_SD = {"f32": 1, "f16": 2, "bf16": 3, "e4m3": 4, "e8m0": 16, "i8": 17, "u8": 18}
+_PACKING = {None: 0, "low": 1, "high": 2}
 _ALIASES = {"fp8_e4m3fn": "e4m3fn", "fp8_e4m3fnuz": "e4m3fnuz", "fp8_e5m2": "e5m2"}
-GRANULARITIES = {"block": 0, "tensor": 1, "head": 2, "token": 3, "channel": 4}
+GRANULARITIES = {"block": 0, "tensor": 1, "head": 2, "token": 3, "channel": 4, "group": 0, "tile": 0}
+
+
+def _parse_granularity(name, g, fmt_block):
+    """'token', 'group:64', 'tile:128x128', 'channel:32' -> (kind, block, token_group)."""
+    word, _, size = (g or "").partition(":")
+    try:
+        if word == "group":
+            return "group", int(size), 0
+        if word == "tile":
+            a, b = size.split("x")
+            return "group", int(b), int(a) if int(a) > 1 else 0
+        if word == "channel" and size:
+            return "channel", 0, int(size)
+    except ValueError:
+        raise ValueError("granularity: %r: expected group:N, tile:GxN or channel:G" % g) from None
+    if size:
+        raise ValueError("granularity: %r takes no size" % g)
+    return word, fmt_block if word == "block" else 0, 0
 
 
 class QuantTensor(ctypes.Structure):
@@ -60,19 +84,38 @@ class Quantized:
     (nvfp4) or e8m0 exponents (mxfp4). mins (q4_1, q5_1: float16), zeros (int8, int4: int8) are
     shaped as scales; tensor_scale (nvfp4) one float32. ggml: uint8 blocks in ggml's byte layout
     (block_q4_0 ...), shaped as the tensor with its head dim replaced by D // 32 * block bytes (or, for
-    a 4-D tensor, (..., D // 32, block bytes)). Values are the format's exact ones (docs/quantized.md)."""
+    a 4-D tensor, (..., D // 32, block bytes)). Values are the format's exact ones (docs/quantized.md).
+
+    The quantized layouts of docs/quantized.md (int2 and uint8 too): granularity "group:N" (int and
+    fp8: a scale per token and N elements of d; scales (..., D // N)), "tile:GxN" (G tokens by N:
+    scales with T replaced by ceil(T / G) and D by D // N), "channel:G" (per channel over G tokens:
+    (B, ceil(T / G), H, D) or (B, H, ceil(T / G), D)); scale_dtype "f16" or "bf16" for int and fp8
+    scales of that dtype; zero_dtype "f16", "bf16", "f32" (float zero points: (q - z) * s) or "u8"
+    (uint8's own); packed "low" or "high": int4, int2, nvfp4 and mxfp4 codes two (int2: four) to a
+    byte along the last axis, the first code in the low (high) bits, D // per bytes a row."""
 
     def __init__(self, format, codes=None, scales=None, *, granularity=None, mins=None, zeros=None,
-                 tensor_scale=None, ggml=None):
+                 tensor_scale=None, ggml=None, scale_dtype=None, zero_dtype=None, packed=None):
         name = _ALIASES.get(format, format)
         if name not in FORMATS:
             raise ValueError("format: unknown quantized format %r (%s)" % (format, ", ".join(FORMATS)))
         self.format = name
         num, block, sdt, aux, dgran, grans, gbytes = FORMATS[name]
-        self.granularity = granularity or dgran
-        if self.granularity not in grans:
+        kind, self.block, self.token_group = _parse_granularity(name, granularity or dgran, block)
+        if kind not in grans:
             raise ValueError("granularity: %s takes %s, not %r" % (name, ", ".join(grans), granularity))
-        self.block = block if self.granularity == "block" else 0
+        self.granularity = "block" if kind == "group" else kind
+        if scale_dtype not in (None, sdt) and not (sdt == "f32" and scale_dtype in ("f16", "bf16")):
+            raise ValueError("scale_dtype: %s takes %s, not %r" % (name, sdt if sdt != "f32" else "f32, f16, bf16",
+                                                                   scale_dtype))
+        if zero_dtype is not None and (aux != "zero" or zero_dtype not in ("i8", "u8", "f16", "bf16", "f32")):
+            raise ValueError("zero_dtype: %r (%s)" % (zero_dtype, "i8 or u8 integers, f16, bf16, f32 floats" if aux == "zero"
+                                                      else name + " has no zero points"))
+        if packed not in _PACKING or (packed and name not in _BITS):
+            raise ValueError("packed: %r (low or high, for %s)" % (packed, ", ".join(_BITS)))
+        self.scale_dtype = scale_dtype or sdt
+        self.zero_dtype = zero_dtype or ("u8" if name == "uint8" else "i8")
+        self.packed = packed
         self.codes, self.scales, self.mins, self.zeros = codes, scales, mins, zeros
         self.tensor_scale, self.ggml = tensor_scale, ggml
         if ggml is not None:
@@ -111,6 +154,11 @@ def stand_in(name, qt, copy_to_host):
         return _FakeArray(name, shape, _contig(shape))
     c = as_array(name, qt.codes, kind="bytes", copy_cuda=copy_to_host)
     qt._np = {"codes": c}
+    if qt.packed:   # two or four codes a byte along the last axis: the tensor's shape has D = bytes * per
+        per = 8 // _BITS[qt.format]
+        c.a = np.ascontiguousarray(c.a)
+        shape = c.a.shape[:-1] + (c.a.shape[-1] * per,)
+        return _FakeArray(name, shape, _contig(shape))
     return c
 
 
@@ -151,7 +199,11 @@ def _scale_array(name, x, sdt, copy_to_host):
     a = as_array(name, np.asarray(x) if np.isscalar(x) else x, kind="float", copy_cuda=copy_to_host)
     if sdt == "f16":
         if a.dtype != "f16":
-            raise TypeError("%s: float16 values expected (ggml's scales are f16), got %s" % (name, a.dtype))
+            raise TypeError("%s: float16 values expected (its dtype is f16), got %s" % (name, a.dtype))
+        return np.ascontiguousarray(a.a)
+    if sdt == "bf16":   # bfloat16 (torch, ml_dtypes) arrives as its bits
+        if a.dtype != "bf16":
+            raise TypeError("%s: bfloat16 values expected (its dtype is bf16), got %s" % (name, a.dtype))
         return np.ascontiguousarray(a.a)
     if a.dtype not in ("f32", "f64", "f16"):
         raise TypeError("%s: float32 values expected, got %s" % (name, a.dtype))
@@ -175,6 +227,10 @@ def describe(sp, qts, lays, shapes, tok, copy_to_host):
         t = q.t[i]
         t.format, t.granularity, t.block = num, GRANULARITIES[qt.granularity], qt.block
         setattr(sp.p, x + "_format", num)
+        qs = sp.p.quant_spec[i]   # ABI 5's quantized layouts: token groups, dtypes, packing
+        qs.granularity, qs.block, qs.token_group, qs.packing = t.granularity, qt.block, qt.token_group, _PACKING[qt.packed]
+        qs.scale_dtype = _SD[qt.scale_dtype]
+        qs.zero_dtype = _SD[qt.zero_dtype] if aux == "zero" else -1
         if qt.ggml is not None:
             a = qt._np["ggml"]
             sp.keep.append(a)
@@ -185,8 +241,9 @@ def describe(sp, qts, lays, shapes, tok, copy_to_host):
         sp.keep.append(c.a)
         t.codes = c.ptr()   # code_stride all zero: the problem's stride of the tensor
         gr = qt.granularity
-        want = _scale_shape(gr, layout, B, H, T, D, qt.block, tok.get(x))
-        s = _fit(x + ".scales", _scale_array(x + ".scales", qt.scales, sdt, copy_to_host), want, gr)
+        want = _scale_shape(gr, layout, B, H, -(-T // qt.token_group) if qt.token_group > 1 else T, D, qt.block,
+                            tok.get(x), qt.token_group)
+        s = _fit(x + ".scales", _scale_array(x + ".scales", qt.scales, qt.scale_dtype, copy_to_host), want, gr)
         sp.keep.append(s)
         t.scales = s.ctypes.data
         t.scale_stride[:] = _scale_strides(s, gr, layout)
@@ -194,9 +251,13 @@ def describe(sp, qts, lays, shapes, tok, copy_to_host):
             m = _fit(x + ".mins", _scale_array(x + ".mins", qt.mins, "f16", copy_to_host), want, gr)
             sp.keep.append(m)
             t.aux = m.ctypes.data
+        elif aux == "zero" and qt.zero_dtype in ("f16", "bf16", "f32"):   # float zero points
+            z = _fit(x + ".zeros", _scale_array(x + ".zeros", qt.zeros, qt.zero_dtype, copy_to_host), want, gr)
+            sp.keep.append(z)
+            t.aux = z.ctypes.data
         elif aux == "zero":
             z = np.ascontiguousarray(as_array(x + ".zeros", qt.zeros, kind="bytes", copy_cuda=copy_to_host).a)
-            z = _fit(x + ".zeros", z.view(np.int8), want, gr)
+            z = _fit(x + ".zeros", z.view(np.int8 if qt.zero_dtype == "i8" else np.uint8), want, gr)
             sp.keep.append(z)
             t.aux = z.ctypes.data
         elif aux == "tscale":
@@ -212,10 +273,13 @@ def describe(sp, qts, lays, shapes, tok, copy_to_host):
     sp.t.quant = ctypes.cast(ctypes.pointer(q), ctypes.c_void_p)
 
 
-def _scale_shape(gr, layout, B, H, T, D, block, tok):
-    """The scale shape a caller passes for granularity gr, in the tensor's own axis order."""
+def _scale_shape(gr, layout, B, H, T, D, block, tok, token_group=0):
+    """The scale shape a caller passes for granularity gr, in the tensor's own axis order (T: the scale
+    rows, ceil(T / token_group) over token groups)."""
     if gr == "tensor":
         return (1,)
+    if gr == "channel" and token_group > 1:
+        return (B, T, H, D) if layout == "bthd" else (B, H, T, D)
     if layout in ("thd", "paged"):
         return {"head": (H,), "channel": (H, D), "token": tuple(tok) + (H,),
                 "block": tuple(tok) + (H, D // max(block, 1))}[gr]
@@ -260,6 +324,8 @@ def _scale_strides(a, gr, layout):
         return (0, st[-2], ts, st[-1])
     if gr == "head":
         return (st[0], st[1], 0, 0)
+    if gr == "channel" and len(st) == 4:   # over token groups: (B, T', H, D) or (B, H, T', D)
+        return (st[0], st[2], st[1], st[3]) if layout == "bthd" else tuple(st)
     if gr == "channel":
         return (st[0], st[1], 0, st[2])
     if gr == "token":

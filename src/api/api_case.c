@@ -169,18 +169,26 @@ static void ref_strides(const ac_case *c, char x, int64_t st[4])
   memcpy(st, s, 4 * sizeof *st);
 }
 
-void ac_api_gather_qkv(const ac_case *c, char x, ac_dtype t, const void *src, const int64_t st[4], void *dense)
+/* ac_api_gather_qkv of an array of per elements a byte (packed codes: D / per bytes a row; strides
+ * in bytes, by default the tensor's divided by per along b, h, t). */
+static void gather_qkv_per(const ac_case *c, char x, ac_dtype t, const void *src, const int64_t st[4], int per, void *dense)
 {
   const ac_problem *p = &c->p;
   int64_t ref[4];
   ref_strides(c, x, ref);
+  for (int k = 0; k < 3; k++) ref[k] /= per;
   const int64_t *s = all_zero(st) ? ref : st;
   int kv = x == 'k' || x == 'v';
-  int64_t H = kv ? p->kv_heads : p->heads, T = kv ? p->tk : p->tq, D = x == 'v' || x == 'o' ? p->dv : p->dk;
+  int64_t H = kv ? p->kv_heads : p->heads, T = kv ? p->tk : p->tq, D = (x == 'v' || x == 'o' ? p->dv : p->dk) / per;
   if (kv && p->f.used & AC_FEAT_PAGED)
     gather_paged(p, t, src, D, s, dense);
   else
     ac_api_gather(c, t, src, H, T, D, s, dense);
+}
+
+void ac_api_gather_qkv(const ac_case *c, char x, ac_dtype t, const void *src, const int64_t st[4], void *dense)
+{
+  gather_qkv_per(c, x, t, src, st, 1, dense);
 }
 
 void ac_api_dense_strides(const ac_case *c, char x, int64_t st[4])
@@ -244,9 +252,13 @@ static int set_quant_specs(const attncheck_problem *a, const attncheck_quant *qt
     if (!fm[i]) continue;
     const ac_qfmt_info *f = ac_qfmt_get(fm[i]);
     if (!f) return ac_err_set(e, "problem.%c_format: unknown format %d", nm, (int)fm[i]);
-    ac_qspec q = {fm[i], x->granularity, x->block};
+    ac_qspec q;
+    ac_qspec_from_abi(a, x, i, &q);   /* with problem.quant_spec (ABI 5's quantized layouts) when given */
     if (x->granularity < 0 || x->granularity >= AC_QG_N)
       return ac_err_set(e, "tensors.quant.t[%d].granularity: unknown granularity %d", i, (int)x->granularity);
+    if (q.store)
+      return ac_err_set(e, "problem.quant_spec[%d]: a quantize-on-store tensor is judged through a kernel that stores "
+                           "it (check, suite, fuzz), not from a description", i);
     if (ac_qspec_check(&q, nm, nm == 'v' ? p->dv : p->dk, e) < 0) return -1;
     if (!x->codes && !(x->ggml && f->ggml_bytes))
       return ac_err_set(e, "tensors.quant.t[%d]: no codes%s", i,
@@ -288,10 +300,15 @@ static void read_quant(const attncheck_problem *a, const attncheck_quant_tensor 
   ac_qdims(p, nm, dd);
   ac_qview_scale_dims(q, dd, s);
   if (x->codes) {
-    const int64_t *cs = all_zero(x->code_stride) ? (i == 0 ? a->q_stride : i == 1 ? a->k_stride : a->v_stride)
-                                                 : x->code_stride;
-    ac_api_gather_qkv(c, nm, AC_E4M3 /* a byte per element */, x->codes, cs, t->codes);
-    const size_t ss = ac_qsdtype_size(f->sdtype);
+    const int per = ac_qspec_per_byte(q);
+    int64_t cs[4];
+    for (int k = 0; k < 4; k++) cs[k] = (i == 0 ? a->q_stride : i == 1 ? a->k_stride : a->v_stride)[k] / (k < 3 ? per : 1);
+    uint8_t *bytes = per > 1 ? ac_xmalloc((size_t)(dd[0] * dd[1] * dd[2] * dd[3] / per) + 1) : t->codes;
+    gather_qkv_per(c, nm, AC_E4M3 /* a byte per element */, x->codes, all_zero(x->code_stride) ? cs : x->code_stride, per,
+                   bytes);
+    if (per > 1) ac_qunpack(q, bytes, dd[0] * dd[1] * dd[2] * dd[3], t->codes), free(bytes);
+    const ac_qsdtype zd = ac_qspec_zdtype(q);
+    const size_t ss = ac_qsdtype_size(ac_qspec_sdtype(q)), as = zd == AC_QSD_N ? 0 : ac_qsdtype_size(zd);
     ac_qview_present(s, layout, st);
     const int64_t *sc = all_zero(x->scale_stride) ? st : x->scale_stride;
     int64_t ps, pg = paged_page(p, i, sc, &ps), n = 0;
@@ -301,8 +318,8 @@ static void read_quant(const attncheck_problem *a, const attncheck_quant_tensor 
           for (int64_t z = 0; z < s[3]; z++, n++) {
             size_t off = (size_t)(b * sc[0] + h * sc[1] + (u / ps) * pg + (u % ps) * sc[2] + z * sc[3]);
             memcpy((char *)t->scales + (size_t)n * ss, (const char *)x->scales + off * ss, ss);
-            if (f->aux == AC_QAUX_MIN) memcpy((uint16_t *)t->aux + n, (const uint16_t *)x->aux + off, 2);
-            else if (f->aux == AC_QAUX_ZERO) ((int8_t *)t->aux)[n] = ((const int8_t *)x->aux)[off];
+            if (f->aux == AC_QAUX_MIN || f->aux == AC_QAUX_ZERO)
+              memcpy((char *)t->aux + (size_t)n * as, (const char *)x->aux + off * as, as);
           }
     if (f->aux == AC_QAUX_TSCALE) memcpy(t->aux, x->aux, 4);
     return;

@@ -75,10 +75,12 @@ static void usage(FILE *f)
           "                      --shuffle-pages pages in a random order; --extra-cols N block-table columns (-1)\n"
           "quantized tensors (docs/quantized.md; codes and scales from the format's reference quantizer):\n"
           "  --kv-format F[:G]   k and v as format F: q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl (blocks of 32), e4m3fn\n"
-          "                      e4m3fnuz e5m2 (a scale per tensor, head, token or channel), int8 int4 (scale\n"
-          "                      and zero point per token or channel), nvfp4 (e4m3 per 16 and an f32 tensor\n"
-          "                      scale), mxfp4 (e8m0 per 32); G: block, tensor, head, token, channel\n"
+          "                      e4m3fnuz e5m2, int8 uint8 int4 int2, nvfp4 (e4m3 per 16, an f32 tensor scale),\n"
+          "                      mxfp4 (e8m0 per 32); G: block tensor head token channel group:N tile:GxN\n"
+          "                      channel:G, then :scale=DT :zero=DT :packed=low|high :store=QUANTIZER\n"
           "  --k-format F[:G], --v-format F[:G], --q-format F[:G]   one tensor alone\n"
+          "  --kv-adversary P    k's and v's values at the quantizer's edges: outlier zero_blocks scale_overflow\n"
+          "                      scale_subnormal ties asym_range nan_in_block far_outlier given_small offset\n"
           "  --help\n\n"
           "Values are rounded once, to nearest even, into the dtype (e4m3 saturates).\n"
           "exit: 0 written; 2 bad usage or the file could not be written.\n");
@@ -89,7 +91,7 @@ enum {
   O_SCALE, O_SEED, O_CASEINDEX, O_DIST, O_MEAN, O_SIGMA, O_LO, O_HI, O_LAYOUT, O_PAD, O_MEMCAP,
   O_WINDOW, O_WALIGN, O_SOFTCAP, O_ALIBI, O_ALIBI_PB, O_BIAS, O_BIAS_DTYPE, O_BIAS_BC, O_BMASK, O_MASK_BC,
   O_SINKS, O_DESCALE, O_DTYPES, O_SEQQ, O_SEQK, O_CACHE, O_PAGESZ, O_SPARE, O_SHARED, O_SHUFFLE, O_XCOLS, O_GRAD,
-  O_KVFMT, O_KFMT, O_VFMT, O_QFMT, O_DROPOUT, O_DROPOUT_SEED, O_HELP
+  O_KVFMT, O_KFMT, O_VFMT, O_QFMT, O_DROPOUT, O_DROPOUT_SEED, O_KVADV, O_HELP
 };
 
 static const struct option opts[] = {
@@ -120,9 +122,18 @@ static const struct option opts[] = {
   {"kv-format", required_argument, 0, O_KVFMT}, {"k-format", required_argument, 0, O_KFMT},
   {"v-format", required_argument, 0, O_VFMT},   {"q-format", required_argument, 0, O_QFMT},
   {"dropout", required_argument, 0, O_DROPOUT}, {"dropout-seed", required_argument, 0, O_DROPOUT_SEED},
+  {"kv-adversary", required_argument, 0, O_KVADV},
   {"help", no_argument, 0, O_HELP},
   {0, 0, 0, 0},
 };
+
+/* The long name of option value ch. */
+static const char *opt_name(int ch)
+{
+  for (const struct option *x = opts; x->name; x++)
+    if (x->val == ch) return x->name;
+  return "?";
+}
 
 /* Strides in elements for [b][h][t][d]: order "bhtd" or "bthd", pad elements after each d-row. */
 static void layout_strides(int64_t st[4], int bthd, int64_t pad, int64_t H, int64_t T, int64_t D)
@@ -165,6 +176,7 @@ typedef struct {
 typedef struct {
   const char *out, *example, *layout, *dist_name, *scale_s, *grad;
   const char *qfmt[3];   /* --q-format, --k-format, --v-format (--kv-format sets k and v) */
+  const char *qadv;      /* --kv-adversary */
   lay_opts lay;
   ac_vspec variants;
   ac_dtype dtype;
@@ -193,6 +205,7 @@ static int gen_option(gen_opts *o, int ch, const char *a)
   case O_KFMT: o->qfmt[1] = a; break;
   case O_VFMT: o->qfmt[2] = a; break;
   case O_QFMT: o->qfmt[0] = a; break;
+  case O_KVADV: o->qadv = a; break;
   case O_PAD: return ac_parse_i64(a, &o->pad) || o->pad < 0 || o->pad > (1 << 20);
   case O_MEMCAP: {
     uint64_t cap;
@@ -233,7 +246,7 @@ static int gen_option(gen_opts *o, int ch, const char *a)
   case O_SIGMA: bad = ac_gen_parse_double(a, &o->sigma) || o->sigma < 0; break;
   case O_LO: bad = ac_gen_parse_double(a, &o->lo); break;
   case O_HI: bad = ac_gen_parse_double(a, &o->hi); break;
-  default: bad = ac_gen_variant_option(&o->variants, opts[ch - O_OUT].name, a); break;
+  default: bad = ac_gen_variant_option(&o->variants, opt_name(ch), a); break;
   }
   o->shape_opts++;
   return bad;
@@ -256,7 +269,7 @@ static int parse_gen_args(int argc, char **argv, gen_opts *o)
     }
     if (ch != 'o' && (ch < O_OUT || ch >= O_HELP)) return ac_cmd_getopt_error(cmd, ch, argv);
     if (gen_option(o, ch, optarg))
-      return ac_cmd_usage_error(cmd, "bad value '%s' for --%s", optarg ? optarg : "", opts[ch - O_OUT].name);
+      return ac_cmd_usage_error(cmd, "bad value '%s' for --%s", optarg ? optarg : "", opt_name(ch));
   }
   if (optind < argc) return ac_cmd_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
   if (!o->out) return ac_cmd_usage_error(cmd, "--out FILE is required");
@@ -440,14 +453,8 @@ static int make_case(const gen_opts *o, ac_case *c)
 /* The quantized tensors the options name, quantized by their formats' reference quantizers. */
 static int apply_quant(const gen_opts *o, ac_case *c)
 {
-  for (int i = 0; i < 3; i++) {
-    if (!o->qfmt[i]) continue;
-    ac_qspec q;
-    ac_err e;
-    if (ac_qspec_parse(o->qfmt[i], &q, &e) || ac_quant_apply(c, "qkv"[i], &q, &e))
-      return ac_cmd_usage_error("gen", "--%c-format: %s", "qkv"[i], e.msg);
-  }
-  return AC_CMD_RUN;
+  ac_err e;
+  return ac_quant_apply_specs(c, o->qfmt, o->qadv, o->seed, &e) ? ac_cmd_usage_error("gen", "%s", e.msg) : AC_CMD_RUN;
 }
 
 /* The strides of the layout (left zero, i.e. contiguous, when it is contiguous). */

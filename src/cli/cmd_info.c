@@ -154,15 +154,21 @@ static void show_quant_line(const ac_case *c)
   for (int i = 0; i < 3; i++) {
     const ac_qfmt_info *f = ac_qfmt_get(p->quant[i].fmt);
     if (!f) continue;
-    char sp[48];
-    printf(" %c %s (%s%s, %s scales", "qkv"[i], ac_qspec_str(&p->quant[i], sp, sizeof sp), f->kind,
-           p->quant[i].gran == AC_QG_BLOCK ? " blocks" : "", ac_qsdtype_name(f->sdtype));
-    if (p->quant[i].gran == AC_QG_BLOCK) printf(" per %lld", (long long)p->quant[i].block);
-    else printf(" per %s", ac_qgran_name(p->quant[i].gran));
-    printf("%s);", f->aux == AC_QAUX_MIN ? ", f16 mins" : f->aux == AC_QAUX_ZERO ? ", int8 zero points"
-                   : f->aux == AC_QAUX_TSCALE ? ", an f32 tensor scale" : "");
+    const ac_qspec *q = &p->quant[i];
+    char sp[128];
+    int64_t g = ac_qspec_tgroup(q);
+    printf(" %c %s (%s%s, %s scales", "qkv"[i], ac_qspec_str(q, sp, sizeof sp), f->kind,
+           q->gran == AC_QG_BLOCK && f->block ? " blocks" : "", ac_qsdtype_name(ac_qspec_sdtype(q)));
+    if (q->gran == AC_QG_BLOCK) printf(" per %lld%s", (long long)q->block, f->block ? "" : " along d");
+    else printf(" per %s", ac_qgran_name(q->gran));
+    if (g > 1) printf(" over %lld tokens", (long long)g);
+    if (f->aux == AC_QAUX_ZERO) printf(", %s zero points", ac_qsdtype_name(ac_qspec_zdtype(q)));
+    printf("%s%s%s);", f->aux == AC_QAUX_MIN ? ", f16 mins" : f->aux == AC_QAUX_TSCALE ? ", an f32 tensor scale" : "",
+           q->pack ? q->pack == AC_QPACK_LOW_FIRST ? ", codes packed low bits first" : ", codes packed high bits first" : "",
+           q->store ? ", stored by the kernel from the plain values" : "");
   }
-  printf(" values exact, in binary64\n");
+  int rounded = p->quant[0].rounded || p->quant[1].rounded || p->quant[2].rounded;
+  printf(" values %s\n", rounded ? "in binary64, some rounded there (float zero points: docs/quantized.md)" : "exact, in binary64");
 }
 
 static void quant_row(const char *name, const int64_t *shape, int nd, const double *v, int64_t n)
@@ -194,15 +200,12 @@ static void quant_stats(const ac_case *c)
     snprintf(name, sizeof name, "%c_codes", x);
     quant_row(name, d, 4, v, n);
     ac_qscale_shape(&p->quant[i], d, sh, &nd);
-    for (int64_t e = 0; e < ns; e++)
-      v[e] = ac_qscale_value(f->sdtype, f->sdtype == AC_QSD_F16   ? ac_load_bits(AC_F16, t->scales, (size_t)e)
-                                        : f->sdtype == AC_QSD_F32 ? ac_load_bits(AC_F32, t->scales, (size_t)e)
-                                                                  : ((const uint8_t *)t->scales)[e]);
+    const ac_qsdtype sd = ac_qspec_sdtype(&p->quant[i]), zd = ac_qspec_zdtype(&p->quant[i]);
+    for (int64_t e = 0; e < ns; e++) v[e] = ac_qscale_value(sd, ac_qsd_load(sd, t->scales, (size_t)e));
     snprintf(name, sizeof name, "%c_scales", x);
     quant_row(name, sh, nd, v, ns);
     if (f->aux == AC_QAUX_MIN || f->aux == AC_QAUX_ZERO) {
-      for (int64_t e = 0; e < ns; e++)
-        v[e] = f->aux == AC_QAUX_MIN ? ac_decode(AC_F16, ac_load_bits(AC_F16, t->aux, (size_t)e)) : (double)((const int8_t *)t->aux)[e];
+      for (int64_t e = 0; e < ns; e++) v[e] = ac_qscale_value(zd, ac_qsd_load(zd, t->aux, (size_t)e));
       snprintf(name, sizeof name, "%c_%s", x, f->aux == AC_QAUX_MIN ? "mins" : "zeros");
       quant_row(name, sh, nd, v, ns);
     } else if (f->aux == AC_QAUX_TSCALE) {

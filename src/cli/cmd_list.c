@@ -58,14 +58,8 @@ static void supports_summary(ac_kernel *k, char *buf, size_t n)
   uint32_t qf, kvf = ac_kernel_kv_formats(k, &qf);
   /* a kernel of quantized tensors is probed dense, then where that is refused on K and V in its
    * first format (docs/quantized.md) */
-  int probe_fmt = 0;
-  for (int f = AC_QF_N - 1; f > 0; f--)
-    if (kvf >> f & 1u) probe_fmt = f;
-  ac_qspec pq = {0, 0, 0};
-  if (probe_fmt) {
-    const ac_qfmt_info *fi = ac_qfmt_get(probe_fmt);
-    pq = (ac_qspec){probe_fmt, (int)fi->gran, fi->gran == AC_QG_BLOCK ? fi->block : 0};
-  }
+  ac_qspec pq;
+  int probe_fmt = ac_kernel_quant_probe(k, &pq);
   for (int m = 0; m < 3; m++)
     for (int x = 0; x < 6; x++) {
       ac_problem p;
@@ -126,7 +120,9 @@ static void supports_summary(ac_kernel *k, char *buf, size_t n)
   /* ABI 2 caps (an exec worker's declaration): the variant features and whether the LSE is written */
   const uint32_t caps = ac_kernel_declared_caps(k);
   char feats[128];
-  const uint32_t shown = ATTNCHECK_FEAT_ALL | ATTNCHECK_FEAT_LAYOUTS | ATTNCHECK_FEAT_DROPOUT;   /* variants, layouts, dropout */
+  /* variants, serving layouts, dropout, quantized layouts and stores */
+  const uint32_t shown = ATTNCHECK_FEAT_ALL | ATTNCHECK_FEAT_LAYOUTS | ATTNCHECK_FEAT_DROPOUT | ATTNCHECK_FEAT_QUANT_STORE |
+                         ATTNCHECK_FEAT_QUANT_LAYOUT;
   if ((caps & shown) && len < n)
     len += (size_t)snprintf(buf + len, n - len, "; features %s", ac_feat_list(caps & shown, feats, sizeof feats));
   if ((caps & ATTNCHECK_CAP_NO_LSE) && len < n) len += (size_t)snprintf(buf + len, n - len, "; no LSE");
@@ -136,6 +132,12 @@ static void supports_summary(ac_kernel *k, char *buf, size_t n)
   if (kvf && len < n) len += (size_t)snprintf(buf + len, n - len, "; kv formats %s", ac_qfmt_list(kvf, fl, sizeof fl));
   if (qf && len < n) len += (size_t)snprintf(buf + len, n - len, "; q formats %s", ac_qfmt_list(qf, fl, sizeof fl));
   if (ac_kernel_quant_only(k) && len < n) len += (size_t)snprintf(buf + len, n - len, "; quantized cases only");
+  int32_t sq[16];
+  int nsq = ac_kernel_store_quantizers(k, sq, 16);
+  for (int j = 0; j < nsq && len < n; j++) {
+    char st[64];
+    len += (size_t)snprintf(buf + len, n - len, "%s%s", j ? "," : "; stores ", ac_qstore_str(sq[j], st, sizeof st));
+  }
   /* ABI 3 run_backward, or an exec worker's declaration (read by list_one already) */
   if (ac_kernel_has_backward(k, 60) && len < n) {
     uint32_t bc = ac_kernel_backward_caps(k) & shown;

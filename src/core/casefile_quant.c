@@ -4,14 +4,15 @@
 #include <stdio.h>
 #include <string.h>
 #include "quant.h"
+#include <stdlib.h>
 
-static const char *const suffixes[] = {"_codes", "_scales", "_mins", "_zeros", "_tensor_scale"};
-enum { S_CODES, S_SCALES, S_MINS, S_ZEROS, S_TSCALE, S_N };
+static const char *const suffixes[] = {"_codes", "_scales", "_mins", "_zeros", "_tensor_scale", ""};
+enum { S_CODES, S_SCALES, S_MINS, S_ZEROS, S_TSCALE, S_PLAIN, S_N };
 
 int ac_quant_member_name(const char *name)
 {
   if (!name || (name[0] != 'q' && name[0] != 'k' && name[0] != 'v')) return 0;
-  for (int i = 0; i < S_N; i++)
+  for (int i = 0; i < S_PLAIN; i++)
     if (!strcmp(name + 1, suffixes[i])) return 1;
   return 0;
 }
@@ -30,10 +31,20 @@ void ac_quant_meta_write(json_object *meta, const ac_problem *p)
     const ac_qfmt_info *f = ac_qfmt_get(p->quant[i].fmt);
     if (!f) continue;
     json_object *t = json_object_new_object();
+    const ac_qspec *qs = &p->quant[i];
     json_object_object_add(t, "format", json_object_new_string(f->name));
-    json_object_object_add(t, "granularity", json_object_new_string(ac_qgran_name(p->quant[i].gran)));
-    json_object_object_add(t, "block", json_object_new_int64(p->quant[i].block));
-    json_object_object_add(t, "scale_dtype", json_object_new_string(ac_qsdtype_name(f->sdtype)));
+    json_object_object_add(t, "granularity", json_object_new_string(ac_qgran_name(qs->gran)));
+    json_object_object_add(t, "block", json_object_new_int64(qs->block));
+    if (qs->tgroup) json_object_object_add(t, "token_group", json_object_new_int64(qs->tgroup));
+    json_object_object_add(t, "scale_dtype", json_object_new_string(ac_qsdtype_name(ac_qspec_sdtype(qs))));
+    if (f->aux == AC_QAUX_ZERO && qs->zdtype)
+      json_object_object_add(t, "zero_dtype", json_object_new_string(ac_qsdtype_name(ac_qspec_zdtype(qs))));
+    if (qs->pack)
+      json_object_object_add(t, "packing", json_object_new_string(qs->pack == AC_QPACK_HIGH_FIRST ? "high" : "low"));
+    if (qs->store) {
+      char st[64];
+      json_object_object_add(t, "store", json_object_new_string(ac_qstore_str(qs->store, st, sizeof st)));
+    }
     json_object_object_add(q, (const char[]){"qkv"[i], 0}, t);
   }
   json_object_object_add(meta, "quant", q);
@@ -46,11 +57,21 @@ static const char *str_of(json_object *t, const char *key)
   return json_object_get_string(x);
 }
 
+/* A dtype name of scales (or zero points) into *v as the spec holds it (AC_QSD_ + 1). */
+static int sd_field(json_object *t, const char *key, int zero, int32_t *v, const char *path, char x, ac_err *e)
+{
+  const char *s = str_of(t, key);
+  if (!s) return 0;
+  for (int k = 0; k < AC_QSD_N; k++)
+    if (!strcmp(s, ac_qsdtype_name((ac_qsdtype)k)) && (zero || k < AC_QSD_I8)) return *v = k + 1, 0;
+  return ac_err_set(e, "%s: meta.json quant.%c.%s: unknown dtype '%.20s'", path, x, key, s);
+}
+
 static int read_tensor(json_object *t, char x, ac_qspec *q, const char *path, ac_err *e)
 {
   if (!json_object_is_type(t, json_type_object))
     return ac_err_set(e, "%s: meta.json quant.%c is not an object", path, x);
-  const char *fs = str_of(t, "format"), *gs = str_of(t, "granularity"), *sd = str_of(t, "scale_dtype");
+  const char *fs = str_of(t, "format"), *gs = str_of(t, "granularity"), *pk = str_of(t, "packing"), *st = str_of(t, "store");
   int fmt, gran;
   if (!fs || ac_qfmt_parse(fs, &fmt))
     return ac_err_set(e, "%s: meta.json quant.%c.format: unknown format '%.40s'", path, x, fs ? fs : "(missing)");
@@ -59,23 +80,35 @@ static int read_tensor(json_object *t, char x, ac_qspec *q, const char *path, ac
   if (gs && ac_qgran_parse(gs, &gran))
     return ac_err_set(e, "%s: meta.json quant.%c.granularity: unknown granularity '%.40s'", path, x, gs);
   json_object *b;
-  int64_t block = gran == AC_QG_BLOCK ? f->block : 0;
-  if (json_object_object_get_ex(t, "block", &b)) {
-    if (!json_object_is_type(b, json_type_int))
-      return ac_err_set(e, "%s: meta.json quant.%c.block is not an integer", path, x);
-    block = json_object_get_int64(b);
-  }
-  if (sd && strcmp(sd, ac_qsdtype_name(f->sdtype)))
-    return ac_err_set(e, "%s: meta.json quant.%c.scale_dtype '%.20s': %s scales are %s", path, x, sd, f->name,
-                      ac_qsdtype_name(f->sdtype));
+  memset(q, 0, sizeof *q);
+  q->block = gran == AC_QG_BLOCK ? f->block : 0;
+  static const char *const ints[] = {"block", "token_group"};
+  for (int k = 0; k < 2; k++)
+    if (json_object_object_get_ex(t, ints[k], &b)) {
+      if (!json_object_is_type(b, json_type_int))
+        return ac_err_set(e, "%s: meta.json quant.%c.%s is not an integer", path, x, ints[k]);
+      *(k ? &q->tgroup : &q->block) = json_object_get_int64(b);
+    }
+  if (sd_field(t, "scale_dtype", 0, &q->sdtype, path, x, e) || sd_field(t, "zero_dtype", 1, &q->zdtype, path, x, e))
+    return -1;
+  q->fmt = fmt;   /* the format's own dtypes: as if not declared */
+  ac_qspec_normalize(q);
+  if (pk && strcmp(pk, "low") && strcmp(pk, "high"))
+    return ac_err_set(e, "%s: meta.json quant.%c.packing '%.20s': low or high", path, x, pk);
+  q->pack = !pk ? AC_QPACK_NONE : !strcmp(pk, "low") ? AC_QPACK_LOW_FIRST : AC_QPACK_HIGH_FIRST;
+  ac_err se;
+  if (st && ac_qstore_parse(st, &q->store, &se)) return ac_err_set(e, "%s: meta.json quant.%c.store: %s", path, x, se.msg);
   json_object_object_foreach(t, key, val) {
     (void)val;
-    if (strcmp(key, "format") && strcmp(key, "granularity") && strcmp(key, "block") && strcmp(key, "scale_dtype"))
-      return ac_err_set(e, "%s: meta.json quant.%c: unknown field '%.40s'", path, x, key);
+    static const char *const known[] = {"format", "granularity", "block", "token_group", "scale_dtype", "zero_dtype",
+                                        "packing", "store"};
+    int ok = 0;
+    for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) ok |= !strcmp(key, known[k]);
+    if (!ok) return ac_err_set(e, "%s: meta.json quant.%c: unknown field '%.40s'", path, x, key);
   }
   q->fmt = fmt;
   q->gran = gran;
-  q->block = block;
+  if (ac_qspec_check(q, 0, 0, &se)) return ac_err_set(e, "%s: meta.json quant.%c: %s", path, x, se.msg);
   return 0;
 }
 
@@ -90,7 +123,11 @@ int ac_quant_meta_read(json_object *v, ac_case *c, const char *path, ac_err *e)
   return 0;
 }
 
-static void member_name(char *buf, size_t n, char x, int s) { snprintf(buf, n, "%c%s", x, suffixes[s]); }
+static void member_name(char *buf, size_t n, char x, int s)
+{
+  if (s == S_PLAIN) snprintf(buf, n, "%c", x);
+  else snprintf(buf, n, "%c%s", x, suffixes[s]);
+}
 
 /* descr, ndim and shape of member s of tensor x. */
 static void member_shape(const ac_problem *p, char x, int s, const char **descr, int *ndim, int64_t shape[4])
@@ -99,10 +136,11 @@ static void member_shape(const ac_problem *p, char x, int s, const char **descr,
   const ac_qfmt_info *f = ac_qfmt_get(q->fmt);
   int64_t d[4];
   ac_qdims(p, x, d);
-  if (s == S_CODES) {
-    *descr = f->code_signed ? "|i1" : "|u1";
+  if (s == S_CODES || s == S_PLAIN) {   /* packed codes: the last axis holds D / per bytes */
+    *descr = s == S_PLAIN ? ac_dtype_get(p->dtype)->npy : f->code_signed ? "|i1" : "|u1";
     *ndim = 4;
     memcpy(shape, d, sizeof d);
+    if (s == S_CODES) shape[3] = d[3] / ac_qspec_per_byte(q);
     return;
   }
   if (s == S_TSCALE) {
@@ -112,22 +150,23 @@ static void member_shape(const ac_problem *p, char x, int s, const char **descr,
     return;
   }
   ac_qscale_shape(q, d, shape, ndim);
-  *descr = s == S_SCALES ? ac_qsdtype_npy(f->sdtype) : s == S_MINS ? "<f2" : "|i1";
+  *descr = ac_qsdtype_npy(s == S_SCALES ? ac_qspec_sdtype(q) : ac_qspec_zdtype(q));
 }
 
 static size_t member_bytes(const char *descr, int ndim, const int64_t *shape)
 {
-  size_t n = descr[1] == 'f' && descr[2] == '4' ? 4 : descr[2] == '2' ? 2 : 1;
+  size_t n = (size_t)(descr[2] - '0');
   for (int k = 0; k < ndim; k++) n *= (size_t)shape[k];
   return n;
 }
 
 static void *member_data(const ac_qdata *t, int s)
 {
-  return s == S_CODES ? (void *)t->codes : s == S_SCALES ? t->scales : t->aux;
+  return s == S_CODES ? (void *)t->codes : s == S_SCALES ? t->scales : s == S_PLAIN ? t->plain : t->aux;
 }
 
-/* Member k (0 codes, 1 scales, 2 the format's aux) of quantized tensor i of p. */
+/* Member k (0 codes, 1 scales, 2 the format's aux, 3 a store tensor's plain values) of quantized
+ * tensor i of p. */
 typedef struct {
   int s; /* S_... */
   char name[32];
@@ -137,13 +176,17 @@ typedef struct {
   size_t bytes;
 } qmember;
 
-/* 0 with *m filled; -1 when tensor i is not quantized or its format has no member k. */
-static int member_at(const ac_problem *p, int i, int k, qmember *m)
+/* 0 with *m filled; -1 when tensor i is not quantized or has no member k. A case file holds a store
+ * tensor's plain values (and its given scales and zero points, rule given) in place of its codes;
+ * stored: the members of what a kernel stored (codes, scales, aux). */
+static int member_at(const ac_problem *p, int i, int k, int stored, qmember *m)
 {
-  const ac_qfmt_info *f = ac_qfmt_get(p->quant[i].fmt);
+  const ac_qspec *q = &p->quant[i];
+  const ac_qfmt_info *f = ac_qfmt_get(q->fmt);
   if (!f) return -1;
-  const int ms[3] = {S_CODES, S_SCALES, aux_member(f)};
-  if (ms[k] == S_N) return -1;
+  const int ms[4] = {S_CODES, S_SCALES, aux_member(f), S_PLAIN};
+  int store = q->store && !stored, given = ac_qstore_rule(q->store) == AC_QSR_GIVEN;
+  if (ms[k] == S_N || (k == 3 && !store) || (store && (k == 0 || (!given && k < 3)))) return -1;
   m->s = ms[k];
   member_name(m->name, sizeof m->name, "qkv"[i], m->s);
   member_shape(p, "qkv"[i], m->s, &m->descr, &m->ndim, m->shape);
@@ -157,10 +200,19 @@ int ac_quant_members_write(ac_npz_writer *w, const ac_case *c, ac_err *e)
   if (!c->quant) return ac_err_set(e, "quantized case without codes");
   qmember m;
   for (int i = 0; i < 3; i++)
-    for (int k = 0; k < 3; k++)
-      if (!member_at(&c->p, i, k, &m) &&
-          ac_npz_add_array(w, m.name, m.descr, m.ndim, m.shape, member_data(&c->quant->t[i], m.s), m.bytes, e))
-        return -1;
+    for (int k = 0; k < 4; k++) {
+      if (member_at(&c->p, i, k, 0, &m)) continue;
+      const void *data = member_data(&c->quant->t[i], m.s);
+      uint8_t *packed = NULL;
+      if (m.s == S_CODES && c->p.quant[i].pack) {
+        packed = ac_xmalloc(m.bytes + 1);
+        ac_qpack(&c->p.quant[i], c->quant->t[i].codes, (int64_t)m.bytes * ac_qspec_per_byte(&c->p.quant[i]), packed);
+        data = packed;
+      }
+      int rc = ac_npz_add_array(w, m.name, m.descr, m.ndim, m.shape, data, m.bytes, e);
+      free(packed);
+      if (rc) return -1;
+    }
   return 0;
 }
 
@@ -187,19 +239,35 @@ static int check_header(ac_npz *z, const char *name, const char *descr, int ndim
 static int refuse_strays(ac_npz *z, const ac_problem *p, char x, ac_err *e)
 {
   const char *path = ac_npz_path(z);
-  const ac_qfmt_info *f = ac_qfmt_get(p->quant[ac_qslot(x)].fmt);
+  const ac_qspec *q = &p->quant[ac_qslot(x)];
+  const ac_qfmt_info *f = ac_qfmt_get(q->fmt);
   char name[32];
-  if (f && ac_npz_has(z, (const char[]){x, 0}))
+  if (f && !q->store && ac_npz_has(z, (const char[]){x, 0}))
     return ac_err_set(e, "%s: member '%c' beside a quantized %c (its values are those of %c_codes and %c_scales)", path, x, x,
                       x, x);
-  for (int s = 0; s < S_N; s++) {
+  for (int s = 0; s < S_PLAIN; s++) {
     member_name(name, sizeof name, x, s);
-    int want = f && (s == S_CODES || s == S_SCALES || s == aux_member(f));
+    qmember m;
+    int want = 0;
+    for (int k = 0; k < 4; k++) want |= !member_at(p, ac_qslot(x), k, 0, &m) && m.s == s;
     if (!want && ac_npz_has(z, name))
       return ac_err_set(e, "%s: member '%s' %s", path, name,
-                        f ? "does not belong to its format" : "without a quantized tensor in meta.json's quant");
+                        !f ? "without a quantized tensor in meta.json's quant"
+                        : q->store ? "beside a quantize-on-store tensor (the kernel stores its codes)"
+                                   : "does not belong to its format");
   }
   return 0;
+}
+
+/* Reads member m of tensor i into t (codes unpacked). */
+static int read_member(ac_npz *z, const ac_problem *p, int i, const qmember *m, ac_qdata *t, ac_err *e)
+{
+  if (m->s != S_CODES || !p->quant[i].pack) return ac_npz_read_into(z, m->name, member_data(t, m->s), m->bytes, e);
+  uint8_t *packed = ac_xmalloc(m->bytes + 1);
+  int rc = ac_npz_read_into(z, m->name, packed, m->bytes, e);
+  if (!rc) ac_qunpack(&p->quant[i], packed, (int64_t)m->bytes * ac_qspec_per_byte(&p->quant[i]), t->codes);
+  free(packed);
+  return rc;
 }
 
 int ac_quant_members_read(ac_npz *z, ac_case *c, ac_err *e)
@@ -210,19 +278,32 @@ int ac_quant_members_read(ac_npz *z, ac_case *c, ac_err *e)
   if (!ac_problem_quantized(&c->p)) return 0;
   qmember m;
   for (int i = 0; i < 3; i++)
-    for (int k = 0; k < 3; k++) {
-      if (member_at(&c->p, i, k, &m)) continue;
+    for (int k = 0; k < 4; k++) {
+      if (member_at(&c->p, i, k, 0, &m)) continue;
       if (!ac_npz_has(z, m.name)) return ac_err_set(e, "%s: member '%s' missing (meta.json quant.%c)", path, m.name, "qkv"[i]);
       if (check_header(z, m.name, m.descr, m.ndim, m.shape, e)) return -1;
     }
   ac_err qe;
   if (ac_quant_alloc(c, &qe)) return ac_err_set(e, "%s: %s", path, qe.msg);
   for (int i = 0; i < 3; i++)
-    for (int k = 0; k < 3; k++)
-      if (!member_at(&c->p, i, k, &m) && ac_npz_read_into(z, m.name, member_data(&c->quant->t[i], m.s), m.bytes, e))
-        return -1;
-  if (ac_quant_check_codes(c, &qe)) return ac_err_set(e, "%s: %s", path, qe.msg);
-  for (int i = 0; i < 3; i++)
-    if (c->p.quant[i].fmt) ac_quant_decode(c, "qkv"[i]);
+    for (int k = 0; k < 4; k++)
+      if (!member_at(&c->p, i, k, 0, &m) && read_member(z, &c->p, i, &m, &c->quant->t[i], e)) return -1;
+  if (ac_quant_check_codes(c, &qe) || ac_quant_store_check(c, &qe)) return ac_err_set(e, "%s: %s", path, qe.msg);
+  for (int i = 0; i < 3; i++) {
+    if (c->p.quant[i].store) ac_quant_store_derive(c, "qkv"[i]);
+    else if (c->p.quant[i].fmt) ac_quant_decode(c, "qkv"[i]);
+  }
+  return 0;
+}
+
+int ac_quant_stored_read(ac_npz *z, const ac_problem *p, char x, struct ac_qdata_s *t, ac_err *e)
+{
+  int i = ac_qslot(x);
+  qmember m;
+  for (int k = 0; k < 3; k++) {
+    if (member_at(p, i, k, 1, &m)) continue;
+    if (!ac_npz_has(z, m.name)) return ac_err_set(e, "member '%s' missing (the codes the kernel stored)", m.name);
+    if (check_header(z, m.name, m.descr, m.ndim, m.shape, e) || read_member(z, p, i, &m, t, e)) return -1;
+  }
   return 0;
 }

@@ -7,8 +7,12 @@
  *   X_mins         <f2, as X_scales (q4_1, q5_1)
  *   X_zeros        |i1, as X_scales (int8, int4)
  *   X_tensor_scale <f4 [1] (nvfp4)
- * Every mismatch (a missing or extra member, a wrong descr or shape, a code out of range, a format,
- * granularity or block the tensor cannot take) is one line naming the file. */
+ *   X              a quantize-on-store tensor's plain values (the case's dtype) in place of the
+ *                  members above, beside its given X_scales (and X_zeros) for the rule given
+ * with "token_group", "zero_dtype", "packing" ("low", "high") and "store" (the quantizer) in meta.json
+ * where the spec has them; packed codes hold D / per bytes along the last axis. Every mismatch (a
+ * missing or extra member, a wrong descr or shape, a code out of range, a format, granularity, block,
+ * dtype or packing the tensor cannot take) is one line naming the file. */
 #ifndef AC_CASEFILE_QUANT_H
 #define AC_CASEFILE_QUANT_H
 #include <json-c/json.h>
@@ -26,5 +30,10 @@ int ac_quant_members_write(ac_npz_writer *w, const ac_case *c, ac_err *e);
 /* Checks and reads them (c->p validated first), checks the codes, decodes the values. A quantized
  * tensor's dense member must be absent, and a member of an unquantized one is refused. */
 int ac_quant_members_read(ac_npz *z, ac_case *c, ac_err *e);
+/* What a kernel stored for store tensor x of p (an exec worker's output: X_codes, X_scales and the
+ * aux member, as a case file holds a quantized tensor of that spec) into t's allocated arrays (codes
+ * unpacked). -1 with one line (no file name). */
+struct ac_qdata_s;
+int ac_quant_stored_read(ac_npz *z, const ac_problem *p, char x, struct ac_qdata_s *t, ac_err *e);
 
 #endif

@@ -17,7 +17,7 @@ src_core_libac_core_la_SOURCES = \
 	src/core/layout.c src/core/layout.h src/core/layout_build.c \
 	src/core/casefile_layout.c src/core/casefile_layout.h \
 	src/core/quant.c src/core/quant.h src/core/quant_ref.c src/core/quant_ggml.c src/core/quant_case.c \
-	src/core/quant_adv.c \
+	src/core/quant_adv.c src/core/quant_spec.c src/core/quant_store.c src/core/quant_pack.c \
 	src/core/casefile_quant.c src/core/casefile_quant.h \
 	src/core/variants.c src/core/variants.h \
 	src/core/dropout.c src/core/dropout.h \

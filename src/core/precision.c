@@ -68,6 +68,9 @@ static const preset_def defs[] = {
     {"fold-f32", "fold=f32",
      "fp32 on the codes with Q's and K's scales folded into the softmax scale and V's applied to the output, "
      "each product rounded in binary32 (FlashAttention-3's descales; fp8kv-fold-ref-f32)"},
+    {"dq-f32", "dq=f32",
+     "K and V dequantized in binary32 from their codes, scales and zero points, (c - z) s or c s - z s (OpenVINO's "
+     "u8/u4 KV cache, KIVI), then fp32 (store-minmax-ref-f32)"},
     {"kv-f16-fa2", "k=f16,v=f16,qk=f32t,exp=exp2,p=f16,pv=f32t,l=f32t",
      "K and V dequantized to fp16 (code x scale formed in binary32, then rounded), then fp16-fa2 on fp16 Q: vLLM's "
      "fp8 KV-cache paths, llama.cpp's CUDA tensor-core path (kv16-ref-f16)"},

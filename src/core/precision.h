@@ -32,11 +32,13 @@ enum {
   AC_PART_RS,
   AC_PART_SUB,
   AC_PART_FOLD,
+  AC_PART_DQ,
   AC_NPARTS
 };
-/* Values of the format parts: a dtype (ac_dtype), AC_PF_NONE, AC_PF_Q8 (q8_0 blocks), with
- * AC_PF_TRUNC or'ed in for a truncating accumulator (tensor cores). */
-enum { AC_PF_NONE = -1, AC_PF_Q8 = 8, AC_PF_TRUNC = 16 };
+/* Values of the format parts: a dtype (ac_dtype), AC_PF_NONE, AC_PF_Q8 (q8_0 blocks), AC_PF_Q81 (q8_1
+ * blocks: q8_0's with a block sum in f16), with AC_PF_TRUNC or'ed in for a truncating accumulator
+ * (tensor cores). */
+enum { AC_PF_NONE = -1, AC_PF_Q8 = 8, AC_PF_Q81 = 9, AC_PF_TRUNC = 16 };
 enum { AC_SUB_IEEE = 0, AC_SUB_FTZ = 1, AC_SUB_DAZ = 2 };
 typedef struct {
   int16_t v[AC_NPARTS];
@@ -85,6 +87,10 @@ typedef struct {
   double daz_qk, daz_v;             /* DAZ: largest input flushed to 0 in the score and P·V formats (0 without) */
   double u_fold; /* quantized tensors' scales folded into the softmax scale and the output (fold=f32: one
                     rounding each of scale·q_scale and ·k_scale, one of o'·v_scale; 0: not folded) */
+  int q81;       /* Q in q8_1 blocks (q8 set too): the block sums of a q4_1 or q5_1 K's min term
+                    (docs/numerics.md §7.18) */
+  double u_dq;   /* quantized tensors dequantized in this format from code, scale and zero point (or min):
+                    2u relative and 4u max|z s| absolute per element (dq=f32, docs/numerics.md §7.17); 0: not */
 } ac_precision;
 
 /* The presets, in listing order. */

@@ -17,6 +17,7 @@ enum { K_FMT, K_ENUM, K_INT };
 #define A_NONE (1u << 8)
 #define A_Q8   (1u << 9)
 #define A_T    (1u << 10)
+#define A_Q81  (1u << 11)
 #define A_ACC  (A_F64 | A_F32 | A_T | A_F16 | A_BF16)
 
 typedef struct {
@@ -34,8 +35,9 @@ static const char *const rs_names[] = {"sm", "acc", NULL};
 static const char *const sub_names[] = {"ieee", "ftz", "daz", NULL};
 
 static const part_def parts[AC_NPARTS] = {
-    {"q", K_FMT, A_NONE | A_F32 | A_F16 | A_BF16 | A_FP8 | A_Q8, NULL, AC_PF_NONE,
-     "Q rounded on input (q8: blocks of 32 along d_k, one f16 scale max|x|/127, codes round(x/scale))"},
+    {"q", K_FMT, A_NONE | A_F32 | A_F16 | A_BF16 | A_FP8 | A_Q8 | A_Q81, NULL, AC_PF_NONE,
+     "Q rounded on input (q8: blocks of 32 along d_k, one f16 scale max|x|/127, codes round(x/scale); q81: q8_1 "
+     "blocks, q8's with the block sum in f16, which a q4_1 or q5_1 K's min multiplies)"},
     {"k", K_FMT, A_NONE | A_F32 | A_F16 | A_BF16 | A_FP8, NULL, AC_PF_NONE, "K rounded on input"},
     {"v", K_FMT, A_NONE | A_F32 | A_F16 | A_BF16 | A_FP8, NULL, AC_PF_NONE, "V rounded on input"},
     {"sqk", K_FMT, A_NONE | A_F16 | A_BF16, NULL, AC_PF_NONE,
@@ -57,6 +59,9 @@ static const part_def parts[AC_NPARTS] = {
     {"fold", K_FMT, A_NONE | A_F32, NULL, AC_PF_NONE,
      "quantized Q's and K's scales folded into the softmax scale, V's applied to the output, rounded in this format "
      "(FlashAttention-3's descales)"},
+    {"dq", K_FMT, A_NONE | A_F32, NULL, AC_PF_NONE,
+     "quantized tensors dequantized in this format from code, scale and zero point or min, in up to two operations "
+     "((c - z) s, c s - z s, d c + m): 2u relative and 4u max|z s| absolute per element"},
 };
 
 static const char *fmt_name(int v)
@@ -64,6 +69,7 @@ static const char *fmt_name(int v)
   static const char *const t[] = {"f64", "f32t", "f16", "bf16", "e4m3", "e5m2"};
   if (v == AC_PF_NONE) return "none";
   if (v == AC_PF_Q8) return "q8";
+  if (v == AC_PF_Q81) return "q81";
   if (v & AC_PF_TRUNC) return t[v & ~AC_PF_TRUNC];
   return ac_dtype_name((ac_dtype)v);
 }
@@ -71,13 +77,13 @@ static const char *fmt_name(int v)
 /* "f64, f32, f32t, ..." for part d into buf. */
 static void fmt_values(const part_def *d, char *buf, size_t n)
 {
-  static const int order[] = {AC_PF_NONE, AC_F64,  AC_F32,  AC_F32 | AC_PF_TRUNC, AC_F16, AC_BF16,
-                              AC_E4M3,    AC_E5M2, AC_PF_Q8};
+  static const int order[] = {AC_PF_NONE, AC_F64,  AC_F32,   AC_F32 | AC_PF_TRUNC, AC_F16, AC_BF16,
+                              AC_E4M3,    AC_E5M2, AC_PF_Q8, AC_PF_Q81};
   size_t l = 0;
   buf[0] = 0;
   for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
     int v = order[i];
-    unsigned bit = v == AC_PF_NONE ? A_NONE : v == AC_PF_Q8 ? A_Q8 : (v & AC_PF_TRUNC) ? A_T : 1u << v;
+    unsigned bit = v == AC_PF_NONE ? A_NONE : v == AC_PF_Q8 ? A_Q8 : v == AC_PF_Q81 ? A_Q81 : (v & AC_PF_TRUNC) ? A_T : 1u << v;
     if (!(d->allow & bit) || l >= n) continue;
     l += (size_t)snprintf(buf + l, n - l, "%s%s", l ? ", " : "", fmt_name(v));
   }
@@ -114,6 +120,7 @@ static int parse_value(const part_def *d, const char *s, int *out)
   }
   if (!strcmp(s, "none")) return (d->allow & A_NONE) ? (*out = AC_PF_NONE, 0) : -1;
   if (!strcmp(s, "q8")) return (d->allow & A_Q8) ? (*out = AC_PF_Q8, 0) : -1;
+  if (!strcmp(s, "q81")) return (d->allow & A_Q81) ? (*out = AC_PF_Q81, 0) : -1;
   if (!strcmp(s, "f32t")) return (d->allow & A_T) ? (*out = AC_F32 | AC_PF_TRUNC, 0) : -1;
   ac_dtype t;
   if (ac_dtype_parse(s, &t) < 0 || !(d->allow & (1u << t))) return -1;
@@ -159,7 +166,7 @@ static int parse_tokens(const char *whole, const char *s, ac_prec_parts *out, in
     while (i < AC_NPARTS && strcmp(parts[i].key, tok)) i++;
     if (i == AC_NPARTS)
       return ac_err_set(e,
-                        "class '%s': unknown part '%s' (parts: q k v sqk qk s sm exp eu lse p pv l rs sub fold; "
+                        "class '%s': unknown part '%s' (parts: q k v sqk qk s sm exp eu lse p pv l rs sub fold dq; "
                         "see 'attncheck list --precision')",
                         whole, tok);
     if (given[i]) return ac_err_set(e, "class '%s': part %s given twice", whole, tok);
@@ -168,7 +175,7 @@ static int parse_tokens(const char *whole, const char *s, ac_prec_parts *out, in
       char vals[128];
       values_of(&parts[i], vals, sizeof vals);
       return ac_err_set(e, "class '%s': part %s has no value '%s' (%s)%s", whole, tok, eq + 1, vals,
-                        !strcmp(eq + 1, "q8") ? "; only Q is modelled in q8 blocks" : "");
+                        !strcmp(eq + 1, "q8") || !strcmp(eq + 1, "q81") ? "; only Q is modelled in q8 blocks" : "");
     }
     out->v[i] = (int16_t)v;
     given[i] = 1;
@@ -252,8 +259,8 @@ static ac_dtype narrowest(int a, int b)
  * per-block term is apart). */
 static void input_round(int v, int sub, double *u, double *eta)
 {
-  *u = v == AC_PF_NONE || v == AC_PF_Q8 ? 0 : fmt_u(v);
-  *eta = v == AC_PF_NONE || v == AC_PF_Q8 ? 0 : eta_of(v, sub);
+  *u = v == AC_PF_NONE || v == AC_PF_Q8 || v == AC_PF_Q81 ? 0 : fmt_u(v);
+  *eta = v == AC_PF_NONE || v == AC_PF_Q8 || v == AC_PF_Q81 ? 0 : eta_of(v, sub);
 }
 
 void ac_prec_parts_derive(const ac_prec_parts *p, ac_precision *c)
@@ -295,8 +302,10 @@ void ac_prec_parts_derive(const ac_prec_parts *p, ac_precision *c)
     int f = v[x ? AC_PART_V : AC_PART_K];
     if (f != AC_PF_NONE && fmt_dtype(f) != AC_F32 && fmt_dtype(f) != AC_F64) *(x ? &c->u_vin : &c->u_kin) += 0x1p-23;
   }
-  c->q8 = v[AC_PART_Q] == AC_PF_Q8;
+  c->q8 = v[AC_PART_Q] == AC_PF_Q8 || v[AC_PART_Q] == AC_PF_Q81;
+  c->q81 = v[AC_PART_Q] == AC_PF_Q81;
   c->u_fold = fmt_u(v[AC_PART_FOLD]);
+  c->u_dq = fmt_u(v[AC_PART_DQ]);
   c->sub = sub;
   c->daz_qk = sub == AC_SUB_DAZ ? normal_min(qk) : 0;
   c->daz_v = sub == AC_SUB_DAZ ? normal_min(pv) : 0;
@@ -305,7 +314,7 @@ void ac_prec_parts_derive(const ac_prec_parts *p, ac_precision *c)
 int ac_precision_grad_unmodelled(const ac_precision *c, char *buf, size_t n)
 {
   const int16_t *v = c->parts.v;
-  static const int check[] = {AC_PART_Q, AC_PART_K, AC_PART_V, AC_PART_RS, AC_PART_SUB, AC_PART_FOLD};
+  static const int check[] = {AC_PART_Q, AC_PART_K, AC_PART_V, AC_PART_RS, AC_PART_SUB, AC_PART_FOLD, AC_PART_DQ};
   for (size_t i = 0; i < sizeof check / sizeof check[0]; i++) {
     int x = check[i];
     if (v[x] != parts[x].def) {

@@ -127,6 +127,10 @@ static void print_scores(FILE *f, const ac_precision *c)
             "of %d\n"
             "               (per block, absolute), + 127*2^-25 |c| (|q|_1 + max_j |k_j|_1) (f16 scale subnormal)\n",
             AC_Q8_BLOCK);
+  if (c->q81)
+    fprintf(f, "  q8_1 sums    |c| M ((2^-10 + 2^-24 + 2^-35) 1.126 (1 + 2^-24) + 2.01 gamma(8 n_b + 4, 2^-24)) (|q|_1 + max_j "
+               "|k_j|_1)\n"
+               "               + |c| M 4065*2^-25 n_b, M = max |min| of a q4_1 or q5_1 K, n_b its blocks a row\n");
   if (c->scaled_in != AC_F64)
     fprintf(f, "  scaled Q,K   (1 + u_in)^2 on Q.K^T's gamma, + (2u_in + u_in^2)|c|Z_j, u_in = %s (%s)\n",
             pow2s(ac_dtype_get(c->scaled_in)->u, a, sizeof a), fmtn(c->scaled_in));
@@ -153,6 +157,11 @@ void ac_precision_print_class(FILE *f, const ac_precision *c)
   print_scores(f, c);
   if (c->u_p > 0) fprintf(f, "  P stored     %s R (R = sum_j A_j |V_j|)\n", pow2s(c->u_p, a, sizeof a));
   if (c->u_vin > 0) fprintf(f, "  V on input   %s R\n", pow2s(c->u_vin, a, sizeof a));
+  if (c->u_dq > 0)
+    fprintf(f, "  dequantized  a quantized Q, K or V in %s: (1 + u)(1 + 2u(1 + u)) - 1 on input, + 4u(1 + u) max|z s| + "
+               "2^-149 absolute\n"
+               "               per element (z s: a group's zero point times its scale, or its min)\n",
+            pow2s(c->u_dq, a, sizeof a));
   fprintf(f, "  P below      %s may be lost (F)\n", pow2s(c->mu, a, sizeof a));
   const char *n_r = c->rs_acc ? " + n_r" : "";
   fprintf(f, "  P.V          gamma(T%s, %s%s) R\n", n_r, pow2s(c->u_a, a, sizeof a), c->acc_trunc ? " truncating" : "");

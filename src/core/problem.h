@@ -29,7 +29,13 @@ enum {
   /* Dropout with the kernel's own keep-mask (docs/dropout.md): normalized weights times the mask
    * and 1 / (1 - p); a kernel returns its mask with its output. Outside AC_FEAT_ALL. */
   AC_FEAT_DROPOUT = 1u << 10,     /* f.dropout_p, f.dropout_seed; the case's dropout_mask [B][H][tq][tk] */
-  AC_FEAT_KNOWN = AC_FEAT_ALL | AC_FEAT_LAYOUTS | AC_FEAT_DROPOUT
+  AC_FEAT_KNOWN = AC_FEAT_ALL | AC_FEAT_LAYOUTS | AC_FEAT_DROPOUT,
+  /* Quantized tensors beyond the first ABI 5 description (src/core/quant.h, docs/quantized.md):
+   * derived from p.quant by ac_quant_features for the ABI's problem.features and a kernel's caps,
+   * never set in f.used. */
+  AC_FEAT_QUANT_STORE = 1u << 11,  /* a tensor the kernel quantizes itself (quantize-on-store) */
+  AC_FEAT_QUANT_LAYOUT = 1u << 12  /* group or tile scales on int and fp8, token groups, scale and
+                                      zero dtypes, packed codes, int2 and uint8 */
 };
 
 typedef struct {
@@ -48,8 +54,23 @@ typedef struct {
 
 /* A quantized tensor (src/core/quant.h, docs/quantized.md): fmt an AC_QF_ format (0: the tensor is
  * not quantized), gran an AC_QG_ granularity, block the elements per scale along d (block
- * granularity; 0 otherwise). */
-typedef struct { int32_t fmt, gran; int64_t block; } ac_qspec;
+ * granularity; 0 otherwise); the fields after block are 0 for what the first formats had. */
+typedef struct {
+  int32_t fmt, gran;
+  int64_t block;
+  int64_t tgroup;   /* tokens per scale: 0 the granularity's own; G > 1 groups of G tokens (block:
+                       G x block tiles; channel: per channel over G tokens) */
+  int32_t sdtype;   /* the scales' dtype + 1 (AC_QSD_...); 0: the format's */
+  int32_t zdtype;   /* the zero points' dtype + 1 (int formats); 0: the format's integer */
+  int32_t pack;     /* AC_QPACK_...: how a case file and a kernel hold the codes */
+  int32_t store;    /* a quantize-on-store tensor's quantizer (AC_QST_..., quant.h); 0: none */
+  int32_t rounded;  /* derived when its values are decoded: some value is the binary64 rounding of
+                       its exact one (a float zero point) */
+  double mins_max;  /* derived when decoded: the largest |min| of a q4_1 or q5_1 tensor (inf for a
+                       non-finite one; 0 for other formats) */
+  double zs_max;    /* derived when decoded: the largest |z s| of a group (zero point times scale; a q4_1 or
+                       q5_1 min), inf for a non-finite one; 0 for formats without either (dq=f32) */
+} ac_qspec;
 
 typedef struct {
   ac_dtype dtype;

@@ -3,7 +3,7 @@
  * quantizers (quantize_row_*_ref in ggml-quants.c, the rules gguf-py's quants.py repeats): binary32
  * arithmetic, q8_0 rounding half away from zero, q4_0 and q5_0 truncating x/d + 8.5 (16.5), q4_1
  * and q5_1 truncating (x - min)/d + 0.5, iq4_nl ggml's search over 15 scales, mxfp4 ggml's nearest
- * e2m1 value under a power-of-two scale. fp8, int8 and int4 follow the usual min-max rules (vLLM's
+ * e2m1 value under a power-of-two scale. fp8 and the int formats follow the usual min-max rules (vLLM's
  * scale = amax / largest code, PyTorch's asymmetric min-max observer); NVFP4 NVIDIA's two-level
  * rule (tensor scale amax / (6 * 448), e4m3 block scales). */
 #include "config.h"
@@ -221,7 +221,7 @@ static void fp8(int fmt, const float *x, int64_t n, uint8_t *c, uint64_t *s)
  * [qmin, qmax], zero point z = qmin - rint(lo / s), code = clamp(rint(x / s) + z). */
 static void intq(int fmt, const float *x, int64_t n, uint8_t *c, uint64_t *s, uint64_t *a)
 {
-  const int qmin = fmt == AC_QF_INT8 ? -128 : 0, qmax = fmt == AC_QF_INT8 ? 127 : 15;
+  const int qmin = fmt == AC_QF_INT8 ? -128 : 0, qmax = fmt == AC_QF_INT8 ? 127 : ac_qfmt_get(fmt)->code_max;
   float lo, hi;
   minmax(x, n, &lo, &hi);
   lo = fminf(lo, 0.0f);
@@ -233,11 +233,11 @@ static void intq(int fmt, const float *x, int64_t n, uint8_t *c, uint64_t *s, ui
   uint32_t b;
   memcpy(&b, &sc, 4);
   *s = b;
-  *a = (uint64_t)(uint8_t)(int8_t)z;
+  *a = (uint64_t)((unsigned)z & 0xffu);
   for (int64_t j = 0; j < n; j++) {
     float v = rintf(x[j] / sc) + (float)z;
     int q = v < (float)qmin ? qmin : v > (float)qmax ? qmax : (int)v;
-    c[j] = (uint8_t)(int8_t)q;
+    c[j] = (uint8_t)((unsigned)q & 0xffu);
   }
 }
 
@@ -275,7 +275,9 @@ void ac_qref_group(int fmt, const float *x, int64_t n, uint8_t *codes, uint64_t 
   case AC_QF_E4M3FNUZ:
   case AC_QF_E5M2: fp8(fmt, x, n, codes, scale); break;
   case AC_QF_INT8:
-  case AC_QF_INT4: intq(fmt, x, n, codes, scale, aux); break;
+  case AC_QF_INT4:
+  case AC_QF_INT2:
+  case AC_QF_UINT8: intq(fmt, x, n, codes, scale, aux); break;
   case AC_QF_NVFP4: nvfp4(x, n, codes, scale, tscale); break;
   default: memset(codes, 0, (size_t)n), *scale = 0; break;
   }

@@ -16,10 +16,16 @@ static const char *const feat_names[] = {"window", "softcap", "alibi", "bias", "
 const char *ac_feat_tensor_name(ac_feat_tensor t) { return (unsigned)t < AC_FT_N ? tensor_names[t] : "?"; }
 uint32_t ac_feat_tensor_bit(ac_feat_tensor t) { return (unsigned)t < AC_FT_N ? tensor_bits[t] : 0; }
 
+/* the quantized tensors' bits (quant.h's ac_quant_features; never in f.used) */
+static const struct { uint32_t bit; const char *name; } quant_feats[] = {{AC_FEAT_QUANT_STORE, "quant_store"},
+                                                                          {AC_FEAT_QUANT_LAYOUT, "quant_layout"}};
+
 const char *ac_feat_name(uint32_t bit)
 {
   for (unsigned i = 0; i < sizeof feat_names / sizeof feat_names[0]; i++)
     if (bit == 1u << i) return feat_names[i];
+  for (unsigned i = 0; i < sizeof quant_feats / sizeof quant_feats[0]; i++)
+    if (bit == quant_feats[i].bit) return quant_feats[i].name;
   return NULL;
 }
 
@@ -29,6 +35,8 @@ const char *ac_feat_list(uint32_t used, char *buf, size_t n)
   if (n) buf[0] = 0;
   for (unsigned i = 0; i < sizeof feat_names / sizeof feat_names[0]; i++)
     if (used & (1u << i) && k < n) k += (size_t)snprintf(buf + k, n - k, "%s%s", k ? "," : "", feat_names[i]);
+  for (unsigned i = 0; i < sizeof quant_feats / sizeof quant_feats[0]; i++)
+    if (used & quant_feats[i].bit && k < n) k += (size_t)snprintf(buf + k, n - k, "%s%s", k ? "," : "", quant_feats[i].name);
   return buf;
 }
 

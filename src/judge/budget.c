@@ -77,6 +77,22 @@ static double q8_coef(const ac_precision *c, double dk, int typical)
   return AC_Q8_BETA * (1 + g) * (1 + c->u_kin);
 }
 
+/* Q in q8_1 blocks against a q4_1 or q5_1 K (docs/numerics.md §7.18): ggml's block dot product is
+ * d_k d_q sum c_k c_q + m_k s with s = fl16(fl32(d_q sum c_q)) beside the q8 values' d~_q sum c_q:
+ * |s - d~_q sum c_q| <= (2^-10 + 2^-24 + 2^-35) |d_q| sum |c_q| + 2^-25 (1 + sum |c_q|), where
+ * |d_q c_t| <= |q_t| + d_q (1/2 + 2^-16) and d_q <= (1 + 2^-24) qb / 127 <= |q_b|_1 / 127 give
+ * |d_q| sum |c_q| <= 1.126 |q_b|_1 over the block, and sum |c_q| <= 32 * 127; its block terms (d d
+ * rounded, the integer sums cut in up to 8 SIMD lanes, summed in any order with the m s terms) err by
+ * gamma(8 n_b + 4) of sum |d d sum c c| + |m s|, of which the |m| parts reach 2.01 M |q|_1. An absolute error of every score: |c| M times that, M the largest |min|
+ * of K (p.quant[1].mins_max), |q|_1 <= qk_l1. */
+static double q81_term(const ac_problem *p, const ac_oracle_row *row, double ca)
+{
+  double M = p->quant[1].mins_max, nb = ceil((double)p->dk / AC_Q8_BLOCK);
+  if (!isfinite(M) || !isfinite(row->qk_l1)) return INFINITY;
+  double beta = (0x1p-10 + 0x1p-24 + 0x1p-35) * 1.126 * (1 + 0x1p-24) + 2.01 * ac_gamma_w(8 * nb + 4, 0x1p-24, 0);
+  return ca * M * (beta * row->qk_l1 + 4065 * 0x1p-25 * nb);
+}
+
 /* Half the smallest subnormal spacing of the format scaled operands are rounded to. */
 static double eta_scaled(const ac_precision *c)
 {
@@ -179,6 +195,7 @@ static score_err score_errors(const ac_precision *c, const ac_problem *p, const 
    * smallest normal under DAZ), q8's subnormal scale: times the |k| (|q|) it multiplies (§7.17) */
   double in_eta = fmax(c->eta_qin, c->eta_kin) + c->daz_qk + (c->q8 ? AC_Q8_FLOOR : 0);
   if (in_eta > 0) r.eta_s += isfinite(row->qk_l1) ? row->qk_l1 * ca * in_eta : INFINITY;
+  if (c->q81 && p->quant[1].mins_max > 0) r.eta_s += q81_term(p, row, ca);
   double rest = (c->u_S + c->u_s) * as + 4 * c->u_s * as + c->u_e + r.eta_s;
   /* scales folded into the softmax scale (fold, §7.17): two more roundings of every score's factor */
   if (c->u_fold > 0) rest += 2 * c->u_fold * as;
@@ -273,14 +290,42 @@ static double hull_cap(const ac_precision *c, const ac_problem *p, const ac_orac
   return isnan(cap) ? INFINITY : cap;
 }
 
+/* A quantized tensor whose values are binary64 roundings of its exact ones (float zero points,
+ * p.quant[x].rounded; docs/quantized.md "Exact values"): the kernel's inputs differ from the oracle's
+ * by 2^-53 relative more, charged as one more rounding of that tensor on input, (1 + u)(1 + 2^-53) - 1.
+ * A class with dq (docs/numerics.md §7.17): each quantized tensor dequantized in that format from code c,
+ * scale s and zero point z (or min m = -z s) in up to two operations errs by at most
+ * 2u(1 + u)(|c| + |z|)|s| <= 2u(1 + u)(|x| + 2|z s|) (|c||s| <= |x| + |z s|), and by 2^-149 of binary32's
+ * underflow in its two operations (2^-125 flushed): a relative 2u(1 + u) on input and an absolute
+ * 4u(1 + u) max|z s| + 2^-149 per element, on top of the tensor's own input part. Both in a copy of
+ * the class (buf); c itself otherwise. */
+static const ac_precision *with_rounded_inputs(const ac_precision *c, const ac_problem *p, ac_precision *buf)
+{
+  const int dq = c->u_dq > 0 && (p->quant[0].fmt || p->quant[1].fmt || p->quant[2].fmt);
+  if (!p->quant[0].rounded && !p->quant[1].rounded && !p->quant[2].rounded && !dq) return c;
+  *buf = *c;
+  double *u[3] = {&buf->u_qin, &buf->u_kin, &buf->u_vin}, *eta[3] = {&buf->eta_qin, &buf->eta_kin, &buf->eta_vin};
+  for (int i = 0; i < 3; i++) {
+    if (p->quant[i].rounded) *u[i] = (1 + *u[i]) * (1 + 0x1p-53) - 1;
+    if (!dq || !p->quant[i].fmt) continue;
+    const double ud = 2 * c->u_dq * (1 + c->u_dq), floor = c->sub == AC_SUB_IEEE ? 0x1p-149 : 0x1p-125;
+    *eta[i] += (2 * ud * p->quant[i].zs_max + floor) * (1 + *u[i]);
+    *u[i] = (1 + *u[i]) * (1 + ud) - 1;
+  }
+  return buf;
+}
+
 double ac_budget_exp_arg_delta(const ac_precision *c, const ac_problem *p, const ac_oracle_row *row)
 {
-  return score_errors(c, p, row).delta_arith;
+  ac_precision buf;
+  return score_errors(with_rounded_inputs(c, p, &buf), p, row).delta_arith;
 }
 
 void ac_budget_elem(const ac_precision *c, const ac_problem *p, ac_dtype out, const ac_oracle_row *row,
                     const ac_oracle_elem *el, const double *mu, int nmu, ac_bound *b)
 {
+  ac_precision buf;
+  c = with_rounded_inputs(c, p, &buf);
   double ao = fabs(el->o);
   /* No budget terms (docs/numerics.md §7.16): a non-finite o is judged by the rule table, an empty
    * row by the --empty-rows convention, and a row that sees only its sink has o = 0 exactly, the
@@ -362,6 +407,8 @@ void ac_budget_elem(const ac_precision *c, const ac_problem *p, ac_dtype out, co
 
 void ac_budget_lse(const ac_precision *c, const ac_problem *p, const ac_oracle_row *row, ac_bound *b)
 {
+  ac_precision buf;
+  c = with_rounded_inputs(c, p, &buf);
   /* A row that sees only its sink is a row of one key, the sink (its LSE σ_h is one logit, but the
    * kernel's formula rounds it: FlashAttention-3 forms (σ log2 e + log2 1) ln 2), so it takes the
    * terms below like any other; only a non-finite LSE (the rule table) and a row of no key at all

@@ -175,14 +175,23 @@ static double round_limit(int v)
 }
 
 /* 1 when the dk (dv) values at base[off..] hold one that rounding part v takes beyond its
- * format (q8: a block whose scale max|x|/127 rounds to f16 infinity). */
+ * format (q8, q81: a block whose scale max|x|/127 rounds to f16 infinity, or is too small for a
+ * finite binary32 reciprocal). */
 static int beyond_input(int v, ac_dtype t, const void *base, size_t off, int64_t n)
 {
   if (v == AC_PF_NONE) return 0;
-  double lim = v == AC_PF_Q8 ? 127 * round_limit(AC_F16) : round_limit(v);
+  const int q8 = v == AC_PF_Q8 || v == AC_PF_Q81;
+  double lim = q8 ? 127 * round_limit(AC_F16) : round_limit(v);
   for (int64_t x = 0; x < n; x++) {
     double a = fabs(ac_load(t, base, off + (size_t)x));
     if (isfinite(a) && !(a < lim)) return 1;
+  }
+  /* q8: a block whose binary32 scale max|x|/127 is below 2^-128 has no finite reciprocal (ggml's
+   * id = 1/d): its codes are not round(x/d) */
+  for (int64_t b0 = 0; q8 && b0 < n; b0 += AC_Q8_BLOCK) {
+    double amax = 0;
+    for (int64_t x = b0; x < n && x < b0 + AC_Q8_BLOCK; x++) amax = fmax(amax, fabs(ac_load(t, base, off + (size_t)x)));
+    if (amax > 0 && (double)(float)(amax / 127) < 0x1p-128) return 1;
   }
   return 0;
 }

@@ -1,6 +1,7 @@
 /* judge.c: oracle (cached), harness run(s) and comparison for one case. */
 #include "config.h"
 #include "judge.h"
+#include "store_judge.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,6 +128,12 @@ void ac_judge_lazy_free(ac_judge_lazy_oracle *lo)
 static int judge_kernel_n(const ac_kernel *k, const ac_case *c, const ac_oracle_result *r, const ac_judge_opts *o,
                           ac_report *reps, int skip, ac_err *e);
 
+/* ac_judge_oracle_src.get of a run's options */
+static int oracle_of_opts(void *ctx, const ac_case *c, ac_oracle_result *out, ac_err *e)
+{
+  return ac_judge_oracle(c, ctx, out, e);
+}
+
 int ac_judge_nclasses(const ac_judge_opts *o)
 {
   return o->nprecisions > 1 ? o->nprecisions : 1;
@@ -245,7 +252,7 @@ static int judge_kernel_n(const ac_kernel *k, const ac_case *c, const ac_oracle_
   if (!m) return 0;
   ac_report tmp[AC_JUDGE_MAX_CLASSES];
   for (int y = 0; y < m; y++) tmp[y] = reps[at[y]];
-  ac_judge_oracle_src src = {r, NULL, NULL, o};
+  ac_judge_oracle_src src = {r, oracle_of_opts, (void *)o, o};   /* get(): a quantize-on-store kernel's own cache */
   ac_judged j;
   int rc = ac_judge_case_n(k, c, cos, m, &o->run, o->repeat ? 1 : 0, &src, tmp, &j, e);
   for (int y = 0; y < m; y++) reps[at[y]] = tmp[y];
@@ -339,11 +346,34 @@ int ac_judge_case_n(const ac_kernel *k, const ac_case *c, const ac_compare_opts 
     out->oracle = &out->own;
     out->oracle_s = ac_now() - t1;
   }
+  /* quantize-on-store: the store against its quantizer, and the attention over what was stored */
+  ac_case over;
+  int differs = 0, dx;
   for (int x = 0; x < n; x++)
-    if (ac_compare_run(jc, out->oracle, &out->run, &cos[x], &reps[x], e) < 0) {
-      ac_report_add(&reps[x], AC_V_ERROR, "compare: %s", e->msg);
+    if (ac_store_judge(c, &out->run, &reps[x], x ? NULL : &over, x ? &dx : &differs, e) < 0) {
+      ac_report_add(&reps[x], AC_V_ERROR, "store: %s", e->msg);
+      if (differs) ac_case_free(&over);
       return -1;
     }
+  if (differs) {
+    if (out->has_own) ac_oracle_result_free(&out->own);
+    out->has_own = 0;
+    if (!src->get || src->get(src->ctx, &over, &out->own, e) < 0) {
+      if (!src->get) ac_err_set(e, "no oracle for the cache the kernel stored");
+      for (int x = 0; x < n; x++) ac_report_add(&reps[x], AC_V_ERROR, "oracle of the stored cache: %s", e->msg);
+      ac_case_free(&over);
+      return -1;
+    }
+    out->has_own = 1;
+    out->oracle = &out->own;
+  }
+  for (int x = 0; x < n; x++)
+    if (ac_compare_run(differs ? &over : jc, out->oracle, &out->run, &cos[x], &reps[x], e) < 0) {
+      ac_report_add(&reps[x], AC_V_ERROR, "compare: %s", e->msg);
+      if (differs) ac_case_free(&over);
+      return -1;
+    }
+  if (differs) ac_case_free(&over);
   /* NONDETERMINISTIC does not depend on the class: the first class's report decides when to stop */
   for (int r = 0; r < repeat && out->run.status == AC_RUN_OK && !(reps[0].kinds & (1u << AC_V_NONDETERMINISTIC)); r++) {
     ac_run_result b;

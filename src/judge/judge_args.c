@@ -168,7 +168,7 @@ void ac_judge_args_help(FILE *f)
           "  --atol A --rtol R    fixed budget: |o - exact| <= A + R*|exact| (implies --budget fixed)\n"
           "  --kappa K            SUSPECT above K*E (default %g, from calibration)\n"
           "  --policy KIND=P      P = fail|warn|ignore for FAIL, SUSPECT, GUARD, UNWRITTEN, CRASH, TIMEOUT,\n"
-          "                       NONDETERMINISTIC, MASKED-LEAK, WEAK-CLASS, OUT-OF-DOMAIN (repeatable)\n"
+          "                       NONDETERMINISTIC, MASKED-LEAK, WEAK-CLASS, OUT-OF-DOMAIN, STORE-FAIL (repeatable)\n"
           "  --empty-rows C       rows with no visible key: zero (default), nan, skip, or mean-v\n"
           "  --rows SPEC          judge only these rows: edges+K or a comma list of row numbers\n"
           "  --alibi-lse C        the LSE convention under ALiBi with a causal mask (overrides the kernel's):\n"

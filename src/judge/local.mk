@@ -6,7 +6,7 @@ src_judge_libac_judge_la_SOURCES = \
 	src/judge/budget.c src/judge/budget.h src/judge/budget_dropout.c \
 	src/judge/dropout_mask.c src/judge/dropout_mask.h \
 	src/judge/budget_grad.c src/judge/budget_grad.h src/judge/budget_grad_int.h src/judge/budget_grad_tile.c src/judge/grad_judge.c src/judge/grad_judge.h src/judge/grad_report.c \
-	src/judge/compare.c src/judge/compare_opts.c src/judge/compare.h \
+	src/judge/compare.c src/judge/compare_opts.c src/judge/compare.h src/judge/store_judge.c src/judge/store_judge.h \
 	src/judge/domain.c \
 	src/judge/report.c src/judge/report.h src/judge/report_classes.c src/judge/report_classes.h \
 	src/judge/judge.c src/judge/judge.h src/judge/judge_dropout.c \

@@ -2,7 +2,9 @@
  * layouts: for each format a plain case (GQA, bottom-right causal) and one with a block adversary
  * or another granularity, binary32 Q and O; fp8 Q too; a window with softcap; varlen batches and
  * paged caches of quantized K and V; per-head fp8 scales under GQA; then f16 and bf16 cases of the
- * dequantize-to-16-bit paths (Q and O in the case's dtype). Codes and scales come from the formats'
+ * dequantize-to-16-bit paths (Q and O in the case's dtype); the corners of the formats campaigns
+ * reached first; the quantized layouts (group, tile and channel-group scales, dtypes, packed codes);
+ * and quantize-on-store cases of the three store conventions. Codes and scales come from the formats'
  * reference quantizers (src/core/quant_ref.c), the adversaries from src/core/quant_adv.c. Only
  * kernels that declare the format and take the dtype run them (the reference kernels ggml-ref-f32,
  * fp8kv-ref-f32, intkv-ref-f32, fp4kv-ref-f32, kv16-ref-f16, kv16-ref-bf16; an exec worker's
@@ -58,6 +60,25 @@ static const qcase cases[] = {
   {"e4m3fn:token", NULL, 4, 2, 0, 0, 64, AC_MASK_CAUSAL_BR, 0, 2, {0}, 2},
   {"q8_0", NULL, 4, 2, 64, 96, 64, AC_MASK_CAUSAL_BR, 0, 0, {0}, 2},
   {"int4:channel", NULL, 4, 2, 64, 96, 64, AC_MASK_CAUSAL_BR, 0, 0, {0}, 2},
+  /* the corners campaigns reached first: mxfp4 blocks of exponent 255 (0: the subnormal case above),
+   * e4m3fn NaN codes (0x7f, 0xff), int4 and int8 per token and per group, a per-tensor fp8 scale set by
+   * a far outlier (most codes subnormal), subnormal f16 block scales and mins of every ggml format */
+  ADV("mxfp4", AC_QADV_NAN), ADV("e4m3fn:token", AC_QADV_NAN), PLAIN("int4", 0), ADV("int8", AC_QADV_TIES),
+  ADV("e4m3fn", AC_QADV_FAR_OUTLIER), ADV("q8_0", AC_QADV_SCALE_SUBNORMAL), ADV("q4_0", AC_QADV_SCALE_SUBNORMAL),
+  ADV("q5_0", AC_QADV_SCALE_SUBNORMAL), ADV("q5_1", AC_QADV_SCALE_SUBNORMAL), ADV("iq4_nl", AC_QADV_SCALE_SUBNORMAL),
+  /* the quantized layouts (ATTNCHECK_FEAT_QUANT_LAYOUT): group and tile scales, channel groups, scale and
+   * zero-point dtypes, packed codes, int2 and uint8 */
+  PLAIN("int4:group:32", 0), ADV("int8:group:16:scale=f16", AC_QADV_OFFSET), PLAIN("e4m3fn:group:64:scale=bf16", 0),
+  PLAIN("int8:tile:16x32", 0), ADV("e5m2:tile:64x32:scale=f16", AC_QADV_OUTLIER), PLAIN("int2:channel:32", 0),
+  ADV("uint8:channel:16:zero=f32", AC_QADV_OFFSET), PLAIN("int4:group:32:scale=f16:zero=bf16", 0),
+  PLAIN("int4:packed=low", 0), ADV("int2:group:16:packed=high:zero=f16", AC_QADV_TIES), PLAIN("nvfp4:packed=high", 0),
+  {"int4:group:32:packed=low", NULL, 4, 2, 0, 0, 32, AC_MASK_CAUSAL_BR, 0, 1, {0}, 0},
+  /* quantize-on-store (ATTNCHECK_FEAT_QUANT_STORE): vLLM's fp8 per token and with a given scale, OpenVINO's
+   * u8 and KIVI-style int4 min-max, ggml's q8_0 rows; ties, ranges without 0, scales too small */
+  PLAIN("e4m3fn:token:store=absmax-even-f32-sat", 0), ADV("e4m3fn:token:store=absmax-even-f32-sat", AC_QADV_TIES),
+  ADV("e4m3fn:store=given-even-f32-sat", AC_QADV_GIVEN_SMALL), PLAIN("uint8:token:zero=f32:store=minmax-away-f32-sat", 0),
+  ADV("int4:group:32:store=minmax-even-f32-sat", AC_QADV_TIES), ADV("uint8:token:store=minmax-even-f32-sat", AC_QADV_OFFSET),
+  PLAIN("q8_0:store=ggml", 0), PLAIN("e5m2:group:32:scale=f16:store=absmax-even-f32-sat", 0),
 };
 static const ac_dtype qdt[3] = {AC_F32, AC_F16, AC_BF16};
 #undef PLAIN
@@ -70,10 +91,10 @@ int ac_suite_quant_describe(int64_t i, char *name, size_t n, ac_dtype *dtype)
 {
   if (i < 0 || i >= N_Q) return -1;
   const qcase *q = &cases[i];
-  char kv[32];
+  char kv[64];
   snprintf(kv, sizeof kv, "%s", q->kv);
   for (char *c = kv; *c; c++)
-    if (*c == ':') *c = '.';
+    if (*c == ':' || *c == '=') *c = '.';
   size_t len;
   const char *dn = ac_dtype_get(qdt[q->dt])->name;
   if (q->lay)

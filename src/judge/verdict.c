@@ -8,7 +8,7 @@
 static const char *const names[AC_V_NKINDS] = {
   "FAIL", "SUSPECT", "GUARD", "UNWRITTEN", "CRASH", "TIMEOUT",
   "NONDETERMINISTIC", "MASKED-LEAK", "OUT-OF-DOMAIN", "SKIP", "ERROR", "METAMORPHIC", "WEAK-CLASS",
-  "OUT-OF-SEQUENCE", "GRAD-FAIL", "GRAD-METAMORPHIC", "DROPOUT-MASK",
+  "OUT-OF-SEQUENCE", "GRAD-FAIL", "GRAD-METAMORPHIC", "DROPOUT-MASK", "STORE-FAIL",
 };
 
 const char *ac_verdict_name(ac_verdict_kind k)

@@ -24,6 +24,8 @@ typedef enum {
                             original run beyond what a correct kernel allows (no oracle; docs/backward.md) */
   AC_V_DROPOUT_MASK,  /* dropout: the kernel's keep-mask keeps a fraction or shows a structure a correct
                          generator gives with probability below 1e-9 (docs/dropout.md) */
+  AC_V_STORE_FAIL,    /* quantize-on-store: the codes, scales or zero points a kernel stored are not its
+                         quantizer's (docs/quantized.md) */
   AC_V_NKINDS
 } ac_verdict_kind;
 
@@ -37,8 +39,8 @@ const char *ac_verdict_name(ac_verdict_kind k);
 int ac_verdict_parse(const char *s, ac_verdict_kind *out);
 const char *ac_policy_name(ac_policy p);
 /* Defaults: FAIL GUARD UNWRITTEN CRASH TIMEOUT fail; SUSPECT NONDETERMINISTIC MASKED-LEAK warn;
- * METAMORPHIC fail; OUT-OF-SEQUENCE fail; GRAD-FAIL fail; GRAD-METAMORPHIC fail; DROPOUT-MASK fail; WEAK-CLASS warn;
- * OUT-OF-DOMAIN ignore (reported); SKIP and ERROR have none. */
+ * METAMORPHIC fail; OUT-OF-SEQUENCE fail; GRAD-FAIL fail; GRAD-METAMORPHIC fail; DROPOUT-MASK fail; STORE-FAIL fail;
+ * WEAK-CLASS warn; OUT-OF-DOMAIN ignore (reported); SKIP and ERROR have none. */
 void ac_policies_init(ac_policies *p);
 /* "KIND=fail|warn|ignore"; -1 with a message otherwise (SKIP and ERROR take no policy). */
 int ac_policies_set(ac_policies *p, const char *spec, ac_err *e);

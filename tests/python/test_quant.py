@@ -236,3 +236,62 @@ def test_ml_dtypes_fp8_codes(tmp_path):
           for x in "kv"]
     assert attncheck.check(m["q"], kv[0], kv[1], m["o_exact_f32"], layout="bhtd").ok
     assert attncheck.check(m["q"], kv[0], kv[1], m["o_exact_f32"] * 1.01, layout="bhtd").verdict == "FAIL"
+
+
+LAYOUT_FORMS = [("int4:group:16:packed=low:zero=f16", "group:16", "low"), ("int2:tile:3x32:packed=high", "tile:3x32", "high"),
+                ("uint8:channel:4:zero=f32:scale=f16", "channel:4", None), ("e5m2:group:32:scale=f16", "group:32", None)]
+
+
+@pytest.mark.parametrize("form,gran,packed", LAYOUT_FORMS)
+def test_quantized_layouts(tmp_path, form, gran, packed):
+    """Group, tile and channel-group scales, scale and zero-point dtypes and packed codes (the case file's
+    members as they are, B,H,T,D): PASS the exact output, FAIL it perturbed, the reproducer's members
+    byte for byte the generated ones."""
+    m, meta = generate(tmp_path, "l", "--tq", "9", "--tk", "21", "--dk", "32", "--heads", "2", "--mask", "causal",
+                       "--kv-format", form, "--seed", "6")
+    spec = meta["quant"]["k"]
+    kw = dict(granularity=gran, packed=packed, scale_dtype=spec.get("scale_dtype"), zero_dtype=spec.get("zero_dtype"))
+    fmt = spec["format"]
+
+    def q_of(x):
+        z = {"zeros": m[x + "_zeros"]} if x + "_zeros" in m else {}
+        return attncheck.Quantized(fmt, m[x + "_codes"], m[x + "_scales"], **z, **kw)
+    q, o, lse = m["q"], m["o_exact_f32"], m["lse_exact_f32"]
+    r = attncheck.check(q, q_of("k"), q_of("v"), o, lse, layout="bhtd", causal="top-left", precision="fp32")
+    assert r.verdict == "PASS", r.explain()
+    bad = o.copy()
+    bad[0, 1, 4, 3] += 0.05 * (abs(bad[0, 1, 4, 3]) + 1)
+    r = attncheck.check(q, q_of("k"), q_of("v"), bad, lse, layout="bhtd", causal="top-left", precision="fp32")
+    assert r.verdict == "FAIL", r.explain()
+    same_quant_members(m, saved_members(r.save(str(tmp_path / "repro.npz"))), "kv")
+
+
+def test_worker_stores_its_own_cache(tmp_path):
+    """A worker that quantizes its own cache (python -m attncheck.worker numpy: protocol.store_quantize, the
+    members it stored returned beside o) PASSes store cases, its store judged exactly; rounding ties away
+    where nearest-even is declared is STORE-FAIL."""
+    import sys
+    w = "exec-persistent:%s -m attncheck.worker numpy" % sys.executable
+    for form in ("e4m3fn:token:store=absmax-even-f32-sat", "int4:group:16:zero=f16:packed=low:store=minmax-even-f32-sat"):
+        c = tmp_path / "s.npz"
+        subprocess.run([command(), "gen", "-o", str(c), "--tq", "4", "--tk", "11", "--dk", "32", "--kv-format", form,
+                        "--kv-adversary", "ties", "--seed", "2"], check=True, capture_output=True)
+        out = subprocess.run([command(), "check", "--kernel", w, str(c)], capture_output=True, text=True)
+        assert out.returncode == 0 and out.stdout.startswith("PASS"), out.stdout + out.stderr
+        env = dict(os.environ, ATTNCHECK_WORKER_MUTATE="store-round-away")
+        out = subprocess.run([command(), "check", "--kernel", w, str(c)], capture_output=True, text=True, env=env)
+        assert out.returncode == 1 and "STORE-FAIL" in out.stdout, out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("form", ["q4_1:store=ggml", "iq4_nl:store=ggml", "mxfp4:packed=high:store=ggml",
+                                  "int8:group:32:store=absmax-even-f32-sat", "e4m3fnuz:token:store=absmax-even-f32-sat"])
+def test_worker_store_quantize_matches_the_reference(tmp_path, form):
+    """protocol.store_quantize writes what src/core/quant_ref.c's quantizer does for ggml's other formats
+    and mxfp4, int8's absmax and e4m3fnuz: the store is judged exactly, so one differing code STORE-FAILs."""
+    import sys
+    w = "exec-persistent:%s -m attncheck.worker numpy" % sys.executable
+    c = tmp_path / "s.npz"
+    subprocess.run([command(), "gen", "-o", str(c), "--tq", "3", "--tk", "9", "--dk", "64", "--kv-format", form,
+                    "--kv-adversary", "outlier", "--seed", "4"], check=True, capture_output=True)
+    out = subprocess.run([command(), "check", "--kernel", w, str(c)], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.startswith("PASS"), out.stdout + out.stderr

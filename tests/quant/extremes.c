@@ -69,7 +69,8 @@ static int write_one(const char *dir, int fmt, int gran, int kind, ac_rng *r)
   int64_t cnt[3] = {cn.q, cn.k, cn.v};
   for (int i = 0; i < 3; i++)
     for (int64_t x = 0; x < cnt[i]; x++) qkv[i][x] = (float)ac_rng_normal(r);
-  ac_qspec q = {fmt, gran, gran == AC_QG_BLOCK ? f->block : 0};
+  /* a block granularity of a format without blocks: groups of 16 along d (two a token) */
+  ac_qspec q = {fmt, gran, gran == AC_QG_BLOCK ? (f->block ? f->block : 16) : 0};
   int with_q = !strcmp(f->kind, "fp8") && ac_rng_below(r, 2); /* the reference kernels take fp8 Q only */
   for (int i = 0; i < 3; i++) {
     if (i == 0 && !with_q) continue;

@@ -12,7 +12,10 @@ from their own dtypes, o rounded once to its own; and the serving layouts varlen
 writes the LSE). A varlen or paged case is computed sequence by sequence, each as a dense batch
 of one (docs/layouts.md). It declares every quantized format for q, k and v ("kv_formats",
 "q_formats"): such a tensor is read from its codes and scales by protocol.dequantize, float64 and
-exact (docs/quantized.md).
+exact (docs/quantized.md), group and tile scales, scale and zero-point dtypes and packed codes
+included ("quant_layout"). It quantizes its own K and V when a case asks it to ("quant_store",
+"store_quantizers": protocol.store_quantize, the binary32 quantizers of docs/quantized.md) and
+returns what it stored beside o and lse.
 The computation is float64 in the order of the ABI's formula (kernels/attncheck_kernel.h):
 descales, scale, softcap, ALiBi, bias, visibility, then the softmax with the row maximum
 subtracted and the sink in the denominator, and one rounding to the output dtype. Keys that
@@ -28,6 +31,7 @@ Dropout (docs/dropout.md): the keep-mask from numpy's generator seeded with the 
 seed, returned with o; the backward uses the mask the request carries.
 """
 import copy
+import os
 import sys
 
 try:  # first: it finds a python3 with numpy when this one has none
@@ -226,7 +230,18 @@ def nonfinite_dot(a, b):
 
 
 def attend(q, k, v, p):
-    return attention_layout(q, k, v, p) if p.layout else attention(q, k, v, p)
+    """The attention; a tensor the case asks it to store (quantize-on-store) is quantized by
+    protocol.store_quantize, and the attention runs over what it stored, returned beside o and lse."""
+    stored, qkv = {}, {"q": q, "k": k, "v": v}
+    for x, spec in getattr(p, "store", {}).items():
+        if os.environ.get("ATTNCHECK_WORKER_MUTATE") == "store-round-away":   # a deliberately wrong store (tests)
+            spec = dict(spec, store=spec["store"].replace("-even-", "-away-"))
+        m = attncheck_worker.store_quantize(qkv[x], spec, p.arrays)
+        stored.update(m)
+        qkv[x] = attncheck_worker.dequantize(m, x, spec)
+    q, k, v = qkv["q"], qkv["k"], qkv["v"]
+    res = attention_layout(q, k, v, p) if p.layout else attention(q, k, v, p)
+    return tuple(res) + (stored,) if stored else res
 
 
 EMPTY_ROWS = "zero"
@@ -253,8 +268,10 @@ def main(argv):
                                 backward_features=BACKWARD_FEATURES, precision=precision,
                                 empty_rows=EMPTY_ROWS if EMPTY_ROWS != "zero" else None,
                                 features=attncheck_worker.ALL_FEATURES + attncheck_worker.VARIANT_FEATURES
-                                + attncheck_worker.LAYOUT_FEATURES + attncheck_worker.DROPOUT_FEATURES,
-                                kv_formats=attncheck_worker.QUANT_FORMATS, q_formats=attncheck_worker.QUANT_FORMATS)
+                                + attncheck_worker.LAYOUT_FEATURES + attncheck_worker.DROPOUT_FEATURES
+                                + attncheck_worker.QUANT_FEATURES,
+                                kv_formats=attncheck_worker.QUANT_FORMATS, q_formats=attncheck_worker.QUANT_FORMATS,
+                                store_quantizers=attncheck_worker.STORE_QUANTIZERS)
 
 
 if __name__ == "__main__":

@@ -112,135 +112,13 @@ LAYOUT_FEATURES = ("varlen", "paged")
 # dropout with the kernel's own keep-mask (docs/dropout.md): the worker returns its mask with o
 DROPOUT_FEATURES = ("dropout",)
 
-# quantized tensors (docs/quantized.md): a case's q, k or v as codes and scales, read by dequantize()
-QUANT_FORMATS = ("q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl", "e4m3fn", "e4m3fnuz", "e5m2", "int8", "int4",
-                 "nvfp4", "mxfp4")
-_IQ4NL = (-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113)
-_E2M1 = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)
-
-# narrow formats stored as bit patterns: (bits, mantissa bits, minimum normal exponent, bias,
-# has inf, the NaN pattern written)
-_NARROW = {"bf16": (16, 7, -126, 127, True, 0x7FC0), "e4m3": (8, 3, -6, 7, False, 0x7F),
-           "e5m2": (8, 2, -14, 15, True, 0x7E)}
-_TABLES = {}
-
-
-def _table(name):
-    """Values of every bit pattern of a narrow format (float64, index = bits)."""
-    if name not in _TABLES:
-        nb, m, emin, bias, has_inf, _ = _NARROW[name]
-        bits = np.arange(1 << nb, dtype=np.int64)
-        sign = np.where(bits >> (nb - 1) & 1, -1.0, 1.0)
-        e = (bits >> m) & ((1 << (nb - 1 - m)) - 1)
-        f = (bits & ((1 << m) - 1)).astype(np.float64)
-        emax_field = (1 << (nb - 1 - m)) - 1
-        val = np.where(e == 0, np.ldexp(f, emin - m), np.ldexp(1.0 + f / (1 << m), e - bias))
-        if has_inf:
-            val = np.where(e == emax_field, np.where(f == 0, np.inf, np.nan), val)
-        else:  # e4m3fn: only S.1111.111 is NaN
-            val = np.where((e == emax_field) & (f == (1 << m) - 1), np.nan, val)
-        _TABLES[name] = sign * val
-    return _TABLES[name]
-
-
-def decode(a, dtype):
-    """An NPZ member of the case's dtype to numpy floats holding the same values."""
-    if dtype in _NARROW:
-        return _table(dtype)[np.asarray(a).astype(np.int64)].astype(np.float32)
-    if dtype in ("f16", "f32", "f64"):
-        return np.asarray(a)
-    raise NotImplementedError("dtype %s" % dtype)
-
-
-def _code_values(fmt, c):
-    """The number each code stands for (docs/quantized.md "Values"), float64."""
-    c = np.asarray(c)
-    if fmt in ("q8_0", "int8"):
-        return c.astype(np.int8).astype(np.float64)
-    u = c.astype(np.uint8).astype(np.int64)
-    if fmt == "q4_0":
-        return (u - 8).astype(np.float64)
-    if fmt == "q5_0":
-        return (u - 16).astype(np.float64)
-    if fmt == "iq4_nl":
-        return np.array(_IQ4NL, dtype=np.float64)[u & 15]
-    if fmt == "e4m3fn":
-        return _table("e4m3")[u]
-    if fmt == "e5m2":
-        return _table("e5m2")[u]
-    if fmt == "e4m3fnuz":  # bias 8, no inf, NaN only at 0x80
-        e, m = (u >> 3) & 15, (u & 7).astype(np.float64)
-        v = np.where(e == 0, np.ldexp(m, -10), np.ldexp(8 + m, e - 11))
-        return np.where(u == 0x80, np.nan, np.where(u & 0x80, -v, v))
-    if fmt in ("nvfp4", "mxfp4"):
-        v = np.array(_E2M1)[u & 7]
-        return np.where(u & 8, -v, v)
-    return u.astype(np.float64)  # q4_1, q5_1, int4
-
-
-def _spread(a, gran, block, shape):
-    """A scale array of granularity gran broadcast to the tensor's [B, H, T, D]."""
-    a = np.asarray(a)
-    if gran == "block":
-        return np.repeat(a, block, axis=3)
-    if gran == "token":
-        return a[..., None]
-    if gran == "channel":
-        return a[:, :, None, :]
-    if gran == "head":
-        return a[:, :, None, None]
-    return np.broadcast_to(a.reshape(()), shape)
-
-
-def dequantize(arrays, x, spec):
-    """The exact values (float64) of quantized tensor x ('q', 'k' or 'v') from its members x_codes,
-    x_scales and x_mins, x_zeros or x_tensor_scale, spec its meta.json quant entry."""
-    fmt, gran, block = spec["format"], spec.get("granularity", "block"), int(spec.get("block", 0))
-    c = arrays[x + "_codes"]
-    s = arrays[x + "_scales"]
-    if fmt == "nvfp4":
-        sv = _table("e4m3")[s.astype(np.int64)]
-    elif fmt == "mxfp4":
-        sv = np.where(s == 255, np.nan, np.ldexp(1.0, s.astype(np.int64) - 127))
-    else:
-        sv = s.astype(np.float64)
-    S = _spread(sv, gran, block, c.shape)
-    q = _code_values(fmt, c)
-    with np.errstate(invalid="ignore", over="ignore"):
-        if fmt in ("q4_1", "q5_1"):
-            return S * q + _spread(arrays[x + "_mins"].astype(np.float64), gran, block, c.shape)
-        if fmt in ("int8", "int4"):
-            return (q - _spread(arrays[x + "_zeros"].astype(np.float64), gran, block, c.shape)) * S
-        if fmt == "nvfp4":
-            return q * S * float(arrays[x + "_tensor_scale"].reshape(-1)[0])
-        return q * S
-
-
-def encode(x, dtype):
-    """Floats rounded once, to nearest even, to dtype (bit patterns for the narrow formats)."""
-    x = np.asarray(x, dtype=np.float64)
-    if dtype in ("f16", "f32", "f64"):
-        return x.astype({"f16": np.float16, "f32": np.float32, "f64": np.float64}[dtype])
-    nb, m, emin, _, has_inf, nan_bits = _NARROW[dtype]
-    tab = _table(dtype)
-    pos = tab[: 1 << (nb - 1)]
-    fin = np.isfinite(pos)
-    maxf = pos[fin].max()
-    ax = np.abs(x)
-    with np.errstate(all="ignore"):
-        _, e = np.frexp(np.where(np.isfinite(ax), ax, 0.0))
-        q = np.ldexp(1.0, np.maximum(e - 1, emin) - m)
-        r = np.round(ax / q) * q
-    idx = np.searchsorted(pos[fin], np.where(np.isfinite(r), np.minimum(r, maxf), 0.0))
-    out = idx.astype(np.int64)
-    over = ~np.isnan(x) & ((r > maxf) | np.isinf(x))
-    if has_inf:
-        out[over] = int(np.where(np.isinf(pos))[0][0])
-    else:
-        out[over] = nan_bits
-    out[np.isnan(x)] = nan_bits
-    out |= np.where(np.signbit(x), 1 << (nb - 1), 0)
-    return out.astype(np.uint16 if nb == 16 else np.uint8)
+# the quantized tensors (docs/quantized.md), in protocol_quant.py
+if __package__:
+    from .protocol_quant import (QUANT_FEATURES, QUANT_FORMATS, STORE_QUANTIZERS, decode,  # noqa: F401
+                                 dequantize, encode, pack, store_quantize, unpack)
+else:   # run as a file: the folder of protocol.py is on sys.path
+    from protocol_quant import (QUANT_FEATURES, QUANT_FORMATS, STORE_QUANTIZERS, decode,  # noqa: F401
+                                dequantize, encode, pack, store_quantize, unpack)
 
 
 class Problem:
@@ -347,11 +225,17 @@ def _load(inp, decl, tensors):
         meta = json.loads(z.read("meta.json").decode("utf-8"))
     arrays = np.load(inp, allow_pickle=False)
     quant = meta.get("quant") or {}
+    feats = decl.get("features", ALL_FEATURES)
     for x, spec in quant.items():
         if spec["format"] not in decl.get("q_formats" if x == "q" else "kv_formats", ()):
             raise NotImplementedError("quantized %s (%s) is not declared" % (x, spec["format"]))
-    # a quantized tensor arrives as its exact values (float64), read from its codes and scales
-    qa, ka, va = (dequantize(arrays, x, quant[x]) if x in quant else arrays[x] for x in "qkv")
+        if "store" in spec and (spec["store"] not in decl.get("store_quantizers", ()) or "quant_store" not in feats):
+            raise NotImplementedError("storing %s with %s is not declared" % (x, spec["store"]))
+    store = {x: dict(spec, tensor=x) for x, spec in quant.items() if "store" in spec}
+    # a quantized tensor arrives as its exact values (float64), read from its codes and scales; a tensor
+    # the worker stores itself as its plain values (protocol.store_quantize writes its members)
+    qa, ka, va = (dequantize(arrays, x, quant[x]) if x in quant and x not in store else arrays[x] for x in "qkv")
+    quant = {x: spec for x, spec in quant.items() if x not in store}
     dtype = meta["dtype"]
     va_ = meta.get("variants") or {}
     dts = va_.get("dtypes", {}) if "mixed_dtypes" in va_.get("features", ()) else {}
@@ -370,6 +254,8 @@ def _load(inp, decl, tensors):
         raise NotImplementedError("PyTorch is not installed")
     kind = "torch" if torch is not None else "numpy"
     problem = Problem(meta, qa, ka, va, kind, arrays)
+    problem.store = store   # tensor name -> its meta.json quant entry (with "tensor"): attn stores it itself
+    problem.arrays = arrays   # the case file's members (a store's given scales)
     if quant and torch is not None:
         raise NotImplementedError("quantized tensors reach the numpy form only")
     if quant:
@@ -426,12 +312,17 @@ def run_case(attn, inp, out, decl, tensors, oneshot=False):
     res = attn(q, k, v, problem)
     res = res if isinstance(res, tuple) else (res,)
     o, lse = res[0], res[1] if len(res) > 1 else None
+    third = res[2] if len(res) > 2 else None
     members = {"o": _encode_out(torch, o, problem.o_dtype)}
-    if "dropout" in problem.variants:
-        m = res[2] if len(res) > 2 else problem.dropout_mask
+    if "dropout" in problem.variants:   # the third: the keep-mask
+        m = third if third is not None else problem.dropout_mask
         if m is None:
             raise ValueError("a dropout case needs the kernel's keep-mask (returned third, or problem.dropout_mask)")
         members["dropout_mask"] = keep_mask(m, (problem.batch, problem.heads, problem.tq, problem.tk))
+    else:   # the third: the members a quantize-on-store kernel stored
+        if problem.store and not third:
+            raise ValueError("a quantize-on-store case: attn must return (o, lse, stored members)")
+        members.update(third or {})
     cls = problem.precision or (declared_class(decl, problem.dtype) if oneshot else None)
     if cls:
         members["precision"] = np.frombuffer(str(cls).encode("ascii"), dtype=np.uint8)
@@ -513,7 +404,7 @@ def serve(attn, decl, tensors, stdin=None, reply=None, backward=None):
 
 def declaration(name=None, dtypes=ALL_DTYPES, masks=ALL_MASKS, features=ALL_FEATURES, precision=None,
                 writes_lse=None, env=(), note=None, empty_rows=None, empty_lse=None,
-                kv_formats=(), q_formats=(), params_dtype=None, quant_only=False):
+                kv_formats=(), q_formats=(), params_dtype=None, store_quantizers=(), quant_only=False):
     """The JSON object a worker declares itself with (README, "Without C")."""
     d = {"name": name or os.path.basename(sys.argv[0] or "python-worker"), "dtypes": list(dtypes),
          "masks": list(masks), "features": list(features)}
@@ -521,6 +412,8 @@ def declaration(name=None, dtypes=ALL_DTYPES, masks=ALL_MASKS, features=ALL_FEAT
         d["kv_formats"] = list(kv_formats)
     if q_formats:
         d["q_formats"] = list(q_formats)
+    if store_quantizers:
+        d["store_quantizers"] = list(store_quantizers)
     if quant_only:
         d["quant_only"] = True
     if precision:

@@ -85,7 +85,7 @@ const ac_eval *ac_cp_relabel(ctx_t *c, const ac_case *cs, const ac_eval *ev, con
   const ac_worst_elem *w = ac_report_worst(&ev->rep);
   const int64_t hint[4] = {w->valid ? w->b : 0, w->valid ? w->h : 0, w->valid ? w->i : -1, w->valid ? w->d : 0};
   double t = ac_now();
-  if (!c->o->minimize || ac_cp_minimize_case(c, cs, (ac_verdict_kind)k, hint, &rl->mn, &rl->evals, &rl->mech)) {
+  if (!c->o->minimize || ac_cp_minimize_case(c, cs, (ac_verdict_kind)k, hint, &rl->mn, &rl->evals)) {
     snprintf(rl->label, sizeof rl->label, "row sample (the case is too large to judge on all rows%s)",
              c->o->minimize ? " and could not be minimized" : "; --no-minimize");
     return ev;
@@ -107,6 +107,4 @@ void ac_relabel_free(ac_relabel *rl)
 {
   if (rl->have_mn) ac_case_free(&rl->mn);
   rl->have_mn = 0;
-  if (rl->mech) json_object_put(rl->mech);
-  rl->mech = NULL;
 }

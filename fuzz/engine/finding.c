@@ -134,44 +134,57 @@ int ac_finding_kernel(const char *fdir, const char *override, int trust, char *s
   return rc;
 }
 
+int ac_finding_eval_ctx(json_object *js, const char *label, const char *kernel_override, int trust,
+                        const char *precision, ac_finding_ctx *fc, ac_err *e)
+{
+  memset(fc, 0, sizeof *fc);
+  json_object *v;
+  if (json_object_object_get_ex(js, "precision_override", &v)) snprintf(fc->prec, sizeof fc->prec, "%s", json_object_get_string(v));
+  if (precision) snprintf(fc->prec, sizeof fc->prec, "%s", precision);
+  if (ac_finding_kernel_of(js, label, kernel_override, trust, fc->spec, sizeof fc->spec, e)) return -1;
+  ac_kernel **list = NULL;
+  int nk = 0;
+  if (ac_kernel_resolve(fc->spec, &list, &nk, e)) return -1;
+  if (nk != 1) {
+    ac_kernel_list_free(list, nk);
+    return ac_err_set(e, "kernel '%s' names %d kernels; give PATH.so:NAME", fc->spec, nk);
+  }
+  fc->kernel = list[0];
+  free(list);
+  ac_eval_ctx *x = &fc->x;
+  ac_eval_ctx_init(x, fc->kernel, fc->spec);
+  x->precision = fc->prec[0] ? fc->prec : NULL;
+  if (json_object_object_get_ex(js, "timeout_s", &v) && json_object_get_double(v) > 0) x->run.timeout_s = json_object_get_double(v);
+  if (json_object_object_get_ex(js, "empty_rows", &v)) ac_empty_parse(json_object_get_string(v), &x->cmp.empty);
+  if (json_object_object_get_ex(js, "alibi_lse_override", &v))   /* the campaign's --alibi-lse */
+    ac_alibi_lse_parse(json_object_get_string(v), &x->run.alibi_lse);
+  if (json_object_object_get_ex(js, "policies", &v)) {
+    char *dup = ac_xstrdup(json_object_get_string(v)), *save = NULL;
+    for (char *t = strtok_r(dup, ";", &save); t; t = strtok_r(NULL, ";", &save)) ac_policies_set(&x->pol, t, NULL);
+    free(dup);
+  }
+  return 0;
+}
+
+void ac_finding_ctx_free(ac_finding_ctx *fc)
+{
+  ac_kernel_free(fc->kernel);
+  fc->kernel = NULL;
+}
+
 int ac_replay_finding(const char *fdir, const char *kernel_override, int trust, const char *precision, FILE *out,
                       uint32_t *kinds_out, ac_err *e)
 {
-  char p[4096];
-  json_object *js = read_report(fdir, e);
+  char p[4096], kind[64] = "";
+  json_object *js = read_report(fdir, e), *v;
   if (!js) return -1;
-  json_object *v;
-  char spec[2048] = "", kind[64] = "", prec[512] = "", pol[1024] = "", empty[32] = "", alibi[16] = "";
   if (json_object_object_get_ex(js, "kind", &v)) snprintf(kind, sizeof kind, "%s", json_object_get_string(v));
-  if (json_object_object_get_ex(js, "precision_override", &v)) snprintf(prec, sizeof prec, "%s", json_object_get_string(v));
-  if (json_object_object_get_ex(js, "policies", &v)) snprintf(pol, sizeof pol, "%s", json_object_get_string(v));
-  if (json_object_object_get_ex(js, "empty_rows", &v)) snprintf(empty, sizeof empty, "%s", json_object_get_string(v));
-  if (json_object_object_get_ex(js, "alibi_lse_override", &v)) snprintf(alibi, sizeof alibi, "%s", json_object_get_string(v));
-  double timeout = 0;
-  if (json_object_object_get_ex(js, "timeout_s", &v)) timeout = json_object_get_double(v);
-  if (precision) snprintf(prec, sizeof prec, "%s", precision);
   snprintf(p, sizeof p, "%s/report.json", fdir);
-  int krc = ac_finding_kernel_of(js, p, kernel_override, trust, spec, sizeof spec, e);
+  ac_finding_ctx fc;
+  int krc = ac_finding_eval_ctx(js, p, kernel_override, trust, precision, &fc, e);
   json_object_put(js);
   if (krc) return -1;
-  ac_kernel **list = NULL;
-  int nk = 0;
-  if (ac_kernel_resolve(spec, &list, &nk, e)) return -1;
-  if (nk != 1) {
-    ac_kernel_list_free(list, nk);
-    return ac_err_set(e, "kernel '%s' names %d kernels; give PATH.so:NAME", spec, nk);
-  }
-  ac_eval_ctx x;
-  ac_eval_ctx_init(&x, list[0], spec);
-  x.precision = prec[0] ? prec : NULL;
-  if (timeout > 0) x.run.timeout_s = timeout;
-  if (empty[0]) ac_empty_parse(empty, &x.cmp.empty);
-  if (alibi[0]) ac_alibi_lse_parse(alibi, &x.run.alibi_lse);   /* the campaign's --alibi-lse */
-  if (pol[0]) {
-    char *dup = ac_xstrdup(pol), *save = NULL;
-    for (char *t = strtok_r(dup, ";", &save); t; t = strtok_r(NULL, ";", &save)) ac_policies_set(&x.pol, t, NULL);
-    free(dup);
-  }
+  ac_eval_ctx x = fc.x;
   ac_verdict_kind want = AC_V_FAIL;
   int have_want = ac_verdict_parse(kind, &want) == 0;
   if (have_want && (want == AC_V_METAMORPHIC || want == AC_V_GRAD_METAMORPHIC)) x.metamorphic = AC_META_ALWAYS;
@@ -192,7 +205,7 @@ int ac_replay_finding(const char *fdir, const char *kernel_override, int trust, 
     }
     ac_case c;
     if (ac_case_read_fd(&c, fd, p, e)) {
-      ac_kernel_list_free(list, nk);
+      ac_finding_ctx_free(&fc);
       return -1;
     }
     ac_eval ev;
@@ -209,6 +222,6 @@ int ac_replay_finding(const char *fdir, const char *kernel_override, int trust, 
     free(q);
   }
   if (kinds_out) *kinds_out = all;
-  ac_kernel_list_free(list, nk);
+  ac_finding_ctx_free(&fc);
   return rc;
 }

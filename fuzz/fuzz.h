@@ -612,6 +612,9 @@ typedef struct {
  * cs without what it does not need. -1 only when cs cannot be copied. */
 int ac_defect_fingerprint(const ac_eval_ctx *x, const ac_case *cs, ac_verdict_kind k, ac_defect_fp *fp,
                           ac_case *reduced, ac_err *e);
+/* The fingerprint of a finding of kind k on case cs from the evaluation ev that found it, nothing
+ * judged again (a campaign that does not minimize): every feature the case has, not checked. */
+void ac_defect_fp_of_eval(const ac_case *cs, const ac_eval *ev, ac_verdict_kind k, ac_defect_fp *fp);
 /* 1 when cs, the case of a finding of kind k, judged again on x as its fingerprint judges it, fails
  * in a mode that overlaps fp's (ac_fmode_overlaps). */
 int ac_defect_shows(const ac_eval_ctx *x, const ac_case *cs, ac_verdict_kind k, const ac_defect_fp *fp);
@@ -662,9 +665,14 @@ typedef struct {
 } ac_defect_list;
 int ac_defects_read(const char *dir, ac_defect_list *l, ac_err *e);
 void ac_defects_free(ac_defect_list *l);
-/* DIR/defects.json from the findings (each defect's id, key, description, findings, families, its
- * case and repro.sh). */
-int ac_defects_write_index(const char *dir, ac_err *e);
+/* Adds finding sig (its parsed report.json) to the defect its "defect" member names; -1 when it names none. */
+int ac_defects_note(ac_defect_list *l, const char *sig, struct json_object *report);
+/* DIR/defects.json (engine/defects_index.c): each defect's id, key, description, findings, families,
+ * its case and repro.sh, its kernel and fingerprint. Written from l; read back into l (-1: none, or
+ * not an index); rebuilt from the findings (*out: the defects, when not NULL). */
+int ac_defects_index_write(const char *dir, const ac_defect_list *l, ac_err *e);
+int ac_defects_index_read(const char *dir, ac_defect_list *l);
+int ac_defects_rebuild(const char *dir, ac_defect_list *out, ac_err *e);
 /* "o value and the LSE value on 1 query x 65 keys (dk 1, dv 1, f32); needs causal" (size: the case's
  * ac_case_size_str). */
 void ac_defect_words(const ac_defect_fp *fp, const char *size, char *buf, size_t n);
@@ -674,7 +682,7 @@ void ac_defect_words(const ac_defect_fp *fp, const char *size, char *buf, size_t
 typedef struct {
   void (*lock)(void *arg), (*unlock)(void *arg);
   void *arg;
-  struct json_object *recorded;   /* without a kernel to judge on (x NULL): the fingerprint recorded elsewhere */
+  struct json_object *recorded;   /* not judged again (x NULL): the finding's fingerprint, recorded elsewhere */
   struct { int id, ok; char rep[256]; } cache[AC_DEFECT_CACHE];
   int ncache;
 } ac_defect_env;

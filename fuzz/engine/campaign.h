@@ -161,8 +161,9 @@ int ac_cp_record_findings(ctx_t *c, const ac_case *cs, const ac_eval *ev, const 
 /* Minimizes finding sig (case.npz + report.json), stores minimized.npz beside it, then assigns it to
  * a defect. */
 void ac_cp_minimize_finding(ctx_t *c, const char *sig);
-/* Finding sig to its defect (ac_defect_assign on the worker's kernel): the counters, a "defect" event. */
-void ac_cp_assign_defect(ctx_t *c, const char *sig);
+/* Finding sig to its defect (ac_defect_assign on the worker's kernel; known: its fingerprint, not
+ * judged again, or NULL): the counters, a "defect" event. */
+void ac_cp_assign_defect(ctx_t *c, const char *sig, const ac_defect_fp *known);
 /* The findings of DIR a killed run stored without a defect (worker w's share): assigned. */
 void ac_cp_pending_defects(ctx_t *c, int w);
 /* campaign.json's counts after a run: findings, defects and those with policy fail. */

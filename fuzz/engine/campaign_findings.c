@@ -253,7 +253,7 @@ void ac_cp_minimize_finding(ctx_t *c, const char *sig)
   }
   ac_case_free(&cs);
   json_object_put(r);
-  ac_cp_assign_defect(c, sig);
+  ac_cp_assign_defect(c, sig, NULL);
 }
 
 static void defect_lock(void *arg)
@@ -264,7 +264,7 @@ static void defect_lock(void *arg)
 
 static void defect_unlock(void *arg) { pthread_mutex_unlock(&((shm_t *)arg)->defect_mu); }
 
-void ac_cp_assign_defect(ctx_t *c, const char *sig)
+void ac_cp_assign_defect(ctx_t *c, const char *sig, const ac_defect_fp *known)
 {
   if (!c->denv) {
     c->denv = ac_xcalloc(1, sizeof *c->denv);
@@ -273,7 +273,11 @@ void ac_cp_assign_defect(ctx_t *c, const char *sig)
   ac_defect_result res;
   ac_err e;
   double t = ac_now();
-  if (ac_defect_assign(c->o->out_dir, sig, &c->x, c->denv, &res, &e)) {
+  c->denv->recorded = known ? ac_defect_fp_json(known) : NULL;
+  int rc = ac_defect_assign(c->o->out_dir, sig, known ? NULL : &c->x, c->denv, &res, &e);
+  json_object_put(c->denv->recorded);
+  c->denv->recorded = NULL;
+  if (rc) {
     ac_cp_log_error(c, "defect", sig, -1, e.msg);
     return;
   }
@@ -391,8 +395,15 @@ static int record(ctx_t *c, const ac_case *cs, const ac_case *lc, const ac_eval 
     ac_cp_jnum(le, "err_w", "%.6g", ev->err_w);
     ac_cp_jnum(le, "err_e", "%.6g", ev->score);
     ac_cp_emit(c, le);
-    if (c->o->minimize && !rl->have_mn) ac_cp_minimize_finding(c, sig);
-    else ac_cp_assign_defect(c, sig);
+    if (c->o->minimize && !rl->have_mn) {
+      ac_cp_minimize_finding(c, sig);
+    } else if (rl->have_mn) {
+      ac_cp_assign_defect(c, sig, NULL);
+    } else {   /* not minimized: the case's own evaluation, nothing judged again */
+      ac_defect_fp fp;
+      ac_defect_fp_of_eval(lc, ev, (ac_verdict_kind)k, &fp);
+      ac_cp_assign_defect(c, sig, &fp);
+    }
   }
   return 0;
 }
@@ -431,6 +442,6 @@ void ac_cp_pending_defects(ctx_t *c, int w)
   pending_ctx pc = {w, c->o->jobs, 0, NULL, 0, 0};
   ac_err e;
   ac_findings_each(c->o->out_dir, NULL, "fuzz", pending_one, &pc, &e);
-  for (int i = 0; i < pc.n && !c->sh->stop; i++) ac_cp_assign_defect(c, pc.names[i]);
+  for (int i = 0; i < pc.n && !c->sh->stop; i++) ac_cp_assign_defect(c, pc.names[i], NULL);
   free(pc.names);
 }

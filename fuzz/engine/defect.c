@@ -212,6 +212,20 @@ int ac_defect_fingerprint(const ac_eval_ctx *x, const ac_case *cs, ac_verdict_ki
   return 0;
 }
 
+void ac_defect_fp_of_eval(const ac_case *cs, const ac_eval *ev, ac_verdict_kind k, ac_defect_fp *fp)
+{
+  memset(fp, 0, sizeof *fp);
+  fp->attached = fp->dtype_only = -1;
+  if (derived((int)k) && (ev->kinds & (1u << AC_V_FAIL))) {
+    ac_fmode_of(ev, AC_V_FAIL, &fp->mode);
+    fp->attached = (int)k;
+  } else {
+    ac_fmode_of(ev, k, &fp->mode);
+  }
+  fp->reproduced = 1;
+  fp->feats = present(cs);
+}
+
 int ac_defect_shows(const ac_eval_ctx *x, const ac_case *cs, ac_verdict_kind k, const ac_defect_fp *fp)
 {
   ac_defect_fp got = {.attached = -1, .dtype_only = -1};

@@ -2,9 +2,8 @@
  * assigned to one when it has been minimized: its fingerprint from judging its case again
  * (defect.c), then the first defect of the same kernel and fingerprint whose own case, judged
  * again, fails the same way takes it; else it opens a new one. The assignment is the finding's
- * report.json "defect" member (its id, fingerprint and the case that shows it); DIR/defects.json,
- * rewritten after each assignment, is the index: each defect with its findings, families and its
- * best (smallest) case and repro.sh. */
+ * report.json "defect" member (its id, fingerprint and the case that shows it); DIR/defects.json
+ * (defects_index.c), updated with each assignment, is the index the next one reads. */
 #include "config.h"
 #include <errno.h>
 #include <json-c/json.h>
@@ -31,10 +30,6 @@ static int64_t jint(json_object *o, const char *k, int64_t dflt)
 
 /* ---- reading: the defects the findings of a directory record -------------------------------- */
 
-typedef struct {
-  ac_defect_list *l;
-} read_ctx;
-
 static ac_defect_info *find_id(ac_defect_list *l, int id)
 {
   for (int i = 0; i < l->n; i++)
@@ -57,21 +52,13 @@ static void add_family(ac_defect_info *d, const char *fam)
   d->nfam++;
 }
 
-static int read_one(void *arg, ac_finding_dir *f)
+int ac_defects_note(ac_defect_list *l, const char *sig, json_object *js)
 {
-  read_ctx *rc = arg;
-  ac_defect_list *l = rc->l;
-  json_object *js = f->report, *dj;
-  if (!json_object_object_get_ex(js, "defect", &dj) || !json_object_is_type(dj, json_type_object)) {
-    l->unassigned++;
-    return 0;
-  }
+  json_object *dj;
+  if (!json_object_object_get_ex(js, "defect", &dj) || !json_object_is_type(dj, json_type_object)) return -1;
   int id = (int)jint(dj, "id", 0);
   ac_defect_fp fp;
-  if (id <= 0 || ac_defect_fp_parse(dj, &fp)) {
-    l->unassigned++;
-    return 0;
-  }
+  if (id <= 0 || ac_defect_fp_parse(dj, &fp)) return -1;
   ac_defect_info *d = find_id(l, id);
   if (d)   /* the defect fails in every way its findings do */
     for (int q = 0; q < AC_NQTY; q++)
@@ -95,13 +82,20 @@ static int read_one(void *arg, ac_finding_dir *f)
   int64_t el = jint(dj, "elements", INT64_MAX);
   const char *file = jstr(dj, "case");
   if (strcmp(file, "minimized.npz") && strcmp(file, "case.npz")) file = "case.npz";
-  if (d->rep_elems < 0 || el < d->rep_elems || (el == d->rep_elems && strcmp(f->sig, d->rep) < 0)) {
+  if (d->rep_elems < 0 || el < d->rep_elems || (el == d->rep_elems && strcmp(sig, d->rep) < 0)) {
     d->rep_elems = el;
-    snprintf(d->rep, sizeof d->rep, "%s", f->sig);
+    snprintf(d->rep, sizeof d->rep, "%s", sig);
     snprintf(d->rep_file, sizeof d->rep_file, "%s", file);
     ac_verdict_parse(jstr(js, "kind"), &d->rep_kind);
     snprintf(d->rep_size, sizeof d->rep_size, "%s", jstr(dj, "size"));
   }
+  return 0;
+}
+
+static int read_one(void *arg, ac_finding_dir *f)
+{
+  ac_defect_list *l = arg;
+  if (ac_defects_note(l, f->sig, f->report)) l->unassigned++;
   return 0;
 }
 
@@ -113,8 +107,7 @@ static int cmp_id(const void *a, const void *b)
 int ac_defects_read(const char *dir, ac_defect_list *l, ac_err *e)
 {
   memset(l, 0, sizeof *l);
-  read_ctx rc = {l};
-  if (ac_findings_each(dir, NULL, "defects", read_one, &rc, e) < 0) return -1;
+  if (ac_findings_each(dir, NULL, "defects", read_one, l, e) < 0) return -1;
   if (l->n > 1) qsort(l->v, (size_t)l->n, sizeof *l->v, cmp_id);
   return 0;
 }
@@ -155,53 +148,6 @@ void ac_defect_words(const ac_defect_fp *fp, const char *size, char *buf, size_t
   if (fp->dtype_only >= 0 && at < n)
     at += (size_t)snprintf(buf + at, n - at, "; only in %s", ac_dtype_name((ac_dtype)fp->dtype_only));
   if (!fp->reproduced && at < n) snprintf(buf + at, n - at, "; did not fail again when judged again");
-}
-
-/* ---- the index ------------------------------------------------------------------------------- */
-
-int ac_defects_write_index(const char *dir, ac_err *e)
-{
-  ac_defect_list l;
-  if (ac_defects_read(dir, &l, e)) return -1;
-  json_object *root = json_object_new_object(), *arr = json_object_new_array();
-  json_object_object_add(root, "schema", json_object_new_int(1));
-  for (int i = 0; i < l.n; i++) {
-    const ac_defect_info *d = &l.v[i];
-    json_object *o = json_object_new_object(), *fams = json_object_new_array();
-    char p[600], words[1200];
-    json_object_object_add(o, "id", json_object_new_int(d->id));
-    char key[700];
-    ac_defect_key(&d->fp, key, sizeof key);
-    json_object_object_add(o, "key", json_object_new_string(key));
-    json_object_object_add(o, "kind", json_object_new_string(ac_verdict_name((ac_verdict_kind)d->fp.mode.kind)));
-    json_object_object_add(o, "policy", json_object_new_string(d->fail ? "fail" : "warn"));
-    ac_defect_words(&d->fp, d->rep_size, words, sizeof words);
-    json_object_object_add(o, "description", json_object_new_string(words));
-    json_object_object_add(o, "findings", json_object_new_int(d->nfind));
-    for (const char *s = d->families; *s;) {
-      size_t n = strcspn(s, ",");
-      json_object_array_add(fams, json_object_new_string_len(s, (int)n));
-      s += n + (s[n] == ',');
-    }
-    json_object_object_add(o, "families", fams);
-    json_object_object_add(o, "finding", json_object_new_string(d->rep));
-    snprintf(p, sizeof p, "findings/%s/%s", d->rep, d->rep_file);
-    json_object_object_add(o, "case", json_object_new_string(p));
-    json_object_object_add(o, "size", json_object_new_string(d->rep_size));
-    snprintf(p, sizeof p, "findings/%s/repro.sh", d->rep);
-    json_object_object_add(o, "repro", json_object_new_string(p));
-    json_object_object_add(o, "first_found_s", json_object_new_double(d->first_s));
-    json_object_array_add(arr, o);
-  }
-  json_object_object_add(root, "defects", arr);
-  json_object_object_add(root, "unassigned_findings", json_object_new_int(l.unassigned));
-  const char *t = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY);
-  char path[4200];
-  snprintf(path, sizeof path, "%s/defects.json", dir);
-  int rc = ac_write_file_atomic(path, t, strlen(t), e);
-  json_object_put(root);
-  ac_defects_free(&l);
-  return rc;
 }
 
 /* ---- assigning a finding --------------------------------------------------------------------- */
@@ -262,6 +208,36 @@ static int same_case(const ac_case *a, const ac_case *b)
   return ac_case_hash(a) == ac_case_hash(b) && !memcmp(&a->p, &b->p, sizeof a->p);
 }
 
+/* The defects of dir: its index, else (none, or unreadable) from the findings, the index written. */
+static int load(const char *dir, ac_defect_list *l, ac_err *e)
+{
+  if (ac_defects_index_read(dir, l) == 0) return 0;
+  if (ac_defects_read(dir, l, e)) return -1;
+  return ac_defects_index_write(dir, l, e);
+}
+
+/* report.json's "defect": the fingerprint, the id, the file that shows it (red: the reduced case,
+ * NULL when the finding was not judged again: its recorded size), how it joined. */
+static json_object *defect_json(const ac_defect_fp *fp, int id, const char *file, const ac_case *red, json_object *r,
+                                int joined, int judged)
+{
+  json_object *o = ac_defect_fp_json(fp);
+  json_object_object_add(o, "id", json_object_new_int(id));
+  json_object_object_add(o, "case", json_object_new_string(file));
+  char size[200];
+  if (red) {
+    ac_case_size_str(red, size, sizeof size);
+    json_object_object_add(o, "elements", json_object_new_int64(ac_case_elems(red)));
+  } else {
+    snprintf(size, sizeof size, "%s", jstr(r, "minimized_size")[0] ? jstr(r, "minimized_size") : jstr(r, "size"));
+  }
+  json_object_object_add(o, "size", json_object_new_string(size));
+  json_object_object_add(o, "joined", json_object_new_string(!joined ? "a new defect"
+                                                              : judged ? "its case and the defect's fail the same way when judged again"
+                                                                       : "the same recorded fingerprint (not judged again)"));
+  return o;
+}
+
 int ac_defect_assign(const char *dir, const char *sig, const ac_eval_ctx *x, ac_defect_env *env, ac_defect_result *res,
                      ac_err *e)
 {
@@ -319,7 +295,7 @@ int ac_defect_assign(const char *dir, const char *sig, const ac_eval_ctx *x, ac_
   int id = 0, rc = 0;
   for (int round = 0; round < 8 && !id && rc == 0; round++) {
     ac_defect_list l;
-    if (ac_defects_read(dir, &l, e)) {
+    if (load(dir, &l, e)) {
       rc = -1;
       break;
     }
@@ -332,7 +308,7 @@ int ac_defect_assign(const char *dir, const char *sig, const ac_eval_ctx *x, ac_
     }
     ac_defects_free(&l);
     if (env->lock) env->lock(env->arg);
-    if (ac_defects_read(dir, &l, e) == 0) {
+    if (load(dir, &l, e) == 0) {
       int max = 0, newer = 0;
       for (int i = 0; i < l.n; i++) {
         max = l.v[i].id > max ? l.v[i].id : max;
@@ -341,23 +317,13 @@ int ac_defect_assign(const char *dir, const char *sig, const ac_eval_ctx *x, ac_
       if (choice || !newer) {   /* else another process opened one meanwhile: look again */
         id = choice ? choice : max + 1;
         res->is_new = !choice;
-        json_object *o = ac_defect_fp_json(&fp);
-        json_object_object_add(o, "id", json_object_new_int(id));
-        json_object_object_add(o, "case", json_object_new_string(file));
-        if (have_red) {
-          char size[200];
-          ac_case_size_str(&red, size, sizeof size);
-          json_object_object_add(o, "size", json_object_new_string(size));
-          json_object_object_add(o, "elements", json_object_new_int64(ac_case_elems(&red)));
-        } else {
-          json_object_object_add(o, "size", json_object_new_string(jstr(r, "minimized_size")[0] ? jstr(r, "minimized_size") : jstr(r, "size")));
-        }
-        json_object_object_add(o, "joined", json_object_new_string(choice ? (x ? "its case and the defect's fail the same way when judged again" : "the same recorded fingerprint (not judged again)") : "a new defect"));
-        json_object_object_add(r, "defect", o);
+        json_object_object_add(r, "defect", defect_json(&fp, id, file, have_red ? &red : NULL, r, choice, x != NULL));
+        /* the index first: a process killed between the two writes leaves an id taken, never given twice */
+        ac_defects_note(&l, sig, r);
+        if (l.unassigned > 0) l.unassigned--;
         const char *t = json_object_to_json_string_ext(r, JSON_C_TO_STRING_PRETTY);
         snprintf(p, sizeof p, "%s/report.json", fdir);
-        rc = ac_write_file_atomic(p, t, strlen(t), e);
-        if (rc == 0) rc = ac_defects_write_index(dir, e);
+        rc = ac_defects_index_write(dir, &l, e) || ac_write_file_atomic(p, t, strlen(t), e) ? -1 : 0;
       }
       ac_defects_free(&l);
     } else {

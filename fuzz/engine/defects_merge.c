@@ -50,7 +50,7 @@ int ac_defects_assign_all(const char *dir, const char *kernel_override, int trus
 {
   collect_ctx cc = {NULL, 0, 0, kernel_override};
   *nassigned = 0;
-  if (ac_findings_each(dir, NULL, "merge", collect, &cc, e) < 0) return -1;
+  if (ac_defects_rebuild(dir, NULL, e) || ac_findings_each(dir, NULL, "merge", collect, &cc, e) < 0) return -1;
   ac_defect_env *env = ac_xcalloc(1, sizeof *env);
   ac_finding_ctx fc;
   int have = 0, failed = 0;

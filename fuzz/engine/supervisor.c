@@ -172,12 +172,12 @@ static int findings_exit(ctx_t *c)
   return any;
 }
 
-/* The defects the directory's findings make (earlier runs'), into the counters. */
+/* The defects the directory's findings make (earlier runs'), into the counters and the index. */
 static void count_defects(ctx_t *c)
 {
   ac_defect_list l;
   ac_err e;
-  if (ac_defects_read(c->o->out_dir, &l, &e)) return;
+  if (ac_defects_rebuild(c->o->out_dir, &l, &e)) return;
   c->sh->defects = l.n;
   c->sh->defects_fail = 0;
   for (int i = 0; i < l.n; i++) c->sh->defects_fail += c->x.pol.p[l.v[i].fp.mode.kind] == AC_POLICY_FAIL;
@@ -540,10 +540,8 @@ int ac_campaign_run(ac_campaign_opts *o)
   sigaction(SIGTERM, &old_term, NULL);
   int in_flight = 0;
   for (int w = 0; w < o->jobs; w++) in_flight |= sh->worker_case[w] >= 0;
-  if (sh->worker_died) {
-    resum_journal(&c);
-    count_defects(&c);
-  }
+  if (sh->worker_died) resum_journal(&c);
+  count_defects(&c);
   int complete = !interrupted && !sh->stop_reason[0] && !in_flight && sh->hole_pos >= sh->nholes &&
                  !(o->max_cases > 0 && sh->next < o->max_cases && o->time_s <= 0);
   write_stats(&c, interrupted ? "interrupted" : complete ? "done" : "stopped");

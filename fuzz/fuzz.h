@@ -593,22 +593,26 @@ enum {
   AC_DF_PAGED = 1u << 11,
   AC_DF_VARIANT_SHIFT = 16       /* the AC_FEAT_ variants (window, softcap, ...), shifted */
 };
-#define AC_DEFECT_MAX_EVALS 24          /* judgements of one fingerprint */
+#define AC_DEFECT_MAX_EVALS 24          /* judgements of one fingerprint, */
+#define AC_DEFECT_MAX_SECONDS 10.0      /* and seconds after the first (a TIMEOUT's each take the time limit) */
 #define AC_DEFECT_MAX_WORK 16777216.0   /* a case past this (rows x keys x (dk + dv)) is judged once, on its sample */
 typedef struct {
   ac_fmode mode;                  /* how the case fails */
   int attached;                   /* -1, or the finding's own kind (METAMORPHIC, GRAD-...) when mode is the FAIL of its
                                      forward on the case, which explains it */
+  int finite;                     /* 1: attached as the FAIL of its case with zeros for its NaN and inf inputs */
   uint32_t feats;                 /* AC_DF_ bits the failure needs (checked) or the case has (not checked) */
   int dtype_only;                 /* -1, or the dtype the failure needs: its values in a wider one pass */
-  int checked;                    /* 1: each feature was taken away and the case judged again */
+  int checked;                    /* 1: each feature was taken away and the case judged again (0: the case
+                                     too large, or the judgements or seconds spent first) */
   int reproduced;                 /* 0: the case did not fail in the finding's kind when judged again */
   int evals;                      /* judgements spent */
 } ac_defect_fp;
 /* The fingerprint of a finding of kind k whose case (its minimized form) is cs, judged on x: cs judged
  * again (every row), then without each feature it has in turn (strides, batches, GQA, heads, dv != dk,
  * the mask, the scale, non-finite inputs, each variant: a feature whose absence leaves the same
- * failure mode is dropped) and in a wider dtype; at most AC_DEFECT_MAX_EVALS judgements. *reduced:
+ * failure mode is dropped) and in a wider dtype; at most AC_DEFECT_MAX_EVALS judgements and
+ * AC_DEFECT_MAX_SECONDS after the first. *reduced:
  * cs without what it does not need. -1 only when cs cannot be copied. */
 int ac_defect_fingerprint(const ac_eval_ctx *x, const ac_case *cs, ac_verdict_kind k, ac_defect_fp *fp,
                           ac_case *reduced, ac_err *e);
@@ -632,15 +636,15 @@ int ac_defect_fp_parse(struct json_object *o, ac_defect_fp *fp);
 /* Cases without one thing a defect may need (engine/defect_cases.c): batch or query head `at` alone
  * (what 0, 1); dv = dk (V cut, or padded with zero columns); strides dropped; mask m; query row i
  * alone with the keys it sees, unmasked; the default scale (keep_scores: the scores kept, exactly
- * where that can be); zeros for NaN and inf inputs; the values in the wider dtype t; kv heads
- * repeated for each query head. */
+ * where that can be); zeros for NaN and inf inputs (largest: the dtype's largest finite value, of
+ * their sign, NaN positive); the values in the wider dtype t; kv heads repeated for each query head. */
 int ac_dcase_slice(const ac_case *c, int what, int64_t at, ac_case *out, ac_err *e);
 int ac_dcase_dv_eq_dk(const ac_case *c, ac_case *out, ac_err *e);
 int ac_dcase_contiguous(const ac_case *c, ac_case *out, ac_err *e);
 int ac_dcase_mask(const ac_case *c, ac_mask m, ac_case *out, ac_err *e);
 int ac_dcase_row_unmasked(const ac_case *c, int64_t i, ac_case *out, ac_err *e);
 int ac_dcase_default_scale(const ac_case *c, int keep_scores, ac_case *out, ac_err *e);
-int ac_dcase_finite(const ac_case *c, ac_case *out, ac_err *e);
+int ac_dcase_finite(const ac_case *c, int largest, ac_case *out, ac_err *e);
 int ac_dcase_widen(const ac_case *c, ac_dtype t, ac_case *out, ac_err *e);
 int ac_dcase_expand_kv(const ac_case *c, ac_case *out, ac_err *e);
 int ac_dcase_strided(const ac_case *c);     /* 1: c presents strided tensors */

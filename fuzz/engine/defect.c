@@ -1,6 +1,7 @@
 /* defect.c: a finding's defect fingerprint, from judging its minimized case again (docs/fuzzing.md
  * "Defects"): how the case fails (its failure mode, fmode.c; a METAMORPHIC or backward finding whose
- * forward FAILs on the case takes the forward's), what it needs (each feature it has taken away in
+ * forward FAILs on the case takes the forward's, a failure of NaN or inf inputs that of the case
+ * with zeros in their place when that fails), what it needs (each feature it has taken away in
  * turn: a feature whose absence leaves the same failure is not needed, and the case goes on
  * without it), and whether the failure needs its dtype (the same values in a wider dtype pass).
  * Two findings with equal fingerprints fail the same way; defects.c joins them after judging the
@@ -65,13 +66,16 @@ typedef struct {
   ac_defect_fp *fp;
   ac_case cur;                    /* the case without what it was found not to need */
   int64_t worst_i;                /* the row of its worst element as first judged (-1: none) */
+  double deadline;                /* no judgement begins after it */
+  int cut;                        /* 1: a test was left out for the budget */
 } fpstate;
 
 /* Takes cand (built: rc 0): it becomes the current case when it fails as the finding does. */
 static int try_without(fpstate *s, int rc, ac_case *cand)
 {
   if (rc) return 0;
-  if (s->fp->evals >= AC_DEFECT_MAX_EVALS) {
+  if (s->fp->evals >= AC_DEFECT_MAX_EVALS || ac_now() > s->deadline) {
+    s->cut = 1;   /* a feature left untested: kept */
     ac_case_free(cand);
     return 0;
   }
@@ -104,8 +108,12 @@ static int dtype_needed(fpstate *s)
   const ac_eval_ctx *x = s->x;
   if (x->precision && !strchr(x->precision, '=')) return -1;   /* one class for every dtype: not comparable */
   ac_dtype d = s->cur.p.dtype;
+  if (d != AC_F64 && (s->fp->evals >= AC_DEFECT_MAX_EVALS || ac_now() > s->deadline)) {
+    s->cut = 1;
+    return -1;
+  }
   const ac_dtype wider[2] = {d == AC_F32 ? AC_F64 : AC_F32, AC_F64};
-  for (int i = 0; i < 2 && d != AC_F64 && s->fp->evals < AC_DEFECT_MAX_EVALS; i++) {
+  for (int i = 0; i < 2 && d != AC_F64 && s->fp->evals < AC_DEFECT_MAX_EVALS && ac_now() <= s->deadline; i++) {
     ac_case w;
     ac_err e;
     char why[256];
@@ -131,7 +139,8 @@ static void reduce(fpstate *s)
   const ac_problem *p = &s->cur.p;
   if (ac_dcase_strided(&s->cur)) try_without(s, ac_dcase_contiguous(&s->cur, &cand, &e), &cand);
   if (p->batch > 1) try_slices(s, 0, p->batch);
-  if (p->heads != p->kv_heads) try_without(s, ac_dcase_expand_kv(&s->cur, &cand, &e), &cand);
+  /* GQA: the kv heads repeated for their query heads, else (a quantized case) a query head alone */
+  if (p->heads != p->kv_heads && !try_without(s, ac_dcase_expand_kv(&s->cur, &cand, &e), &cand)) try_slices(s, 1, p->heads);
   if (p->heads > 1 && p->heads == p->kv_heads) try_slices(s, 1, p->heads);
   /* the scale two ways, the scores kept (exactly where that can be) or plainly left out; before dv !=
    * dk, as the default scale of a larger head dim pads Q and K */
@@ -146,7 +155,8 @@ static void reduce(fpstate *s)
     if (rows[r] >= 0 && rows[r] < p->tq && (r < 1 || rows[r] != rows[0]) && (r < 2 || rows[r] != rows[1]))
       try_without(s, ac_dcase_row_unmasked(&s->cur, rows[r], &cand, &e), &cand);
   if (p->mask != AC_MASK_NONE) try_without(s, ac_dcase_mask(&s->cur, AC_MASK_NONE, &cand, &e), &cand);
-  if (ac_dcase_nonfinite(&s->cur)) try_without(s, ac_dcase_finite(&s->cur, &cand, &e), &cand);
+  for (int largest = 0; largest < 2 && ac_dcase_nonfinite(&s->cur); largest++)
+    try_without(s, ac_dcase_finite(&s->cur, largest, &cand, &e), &cand);
   for (uint32_t bit = 1; bit & AC_FEAT_ALL; bit <<= 1)
     if ((p->f.used & bit) && bit != AC_FEAT_MIXED_DTYPES)
       try_without(s, ac_case_without_feature(&s->cur, bit, &cand, &e), &cand);
@@ -172,9 +182,37 @@ static int forward_fails_transformed(fpstate *s, int small)
   return 1;
 }
 
+/* A FAIL or MASKED-LEAK of a case with NaN or inf inputs whose case with finite values in their
+ * place FAILs too (zeros, else the dtype's largest finite values: a masked term computed overflows)
+ * is that FAIL, the non-finite inputs only making it show as NaN (a wrong head or a masked key read:
+ * the same defect with finite inputs): the finite case becomes the case, its FAIL the mode. */
+static int fails_finite(fpstate *s, ac_verdict_kind k, int small)
+{
+  if ((k != AC_V_FAIL && k != AC_V_MASKED_LEAK) || !ac_dcase_nonfinite(&s->cur)) return 0;
+  for (int largest = 0; largest < 2; largest++) {
+    ac_case f;
+    ac_err e;
+    if (ac_dcase_finite(&s->cur, largest, &f, &e)) return 0;
+    ac_eval ev;
+    judge(s->x, &f, AC_V_FAIL, small, &ev);
+    s->fp->evals++;
+    if (!(ev.kinds & (1u << AC_V_FAIL))) {
+      ac_case_free(&f);
+      continue;
+    }
+    ac_fmode_of(&ev, AC_V_FAIL, &s->fp->mode);
+    s->worst_i = ev.worst_i;
+    ac_case_free(&s->cur);
+    s->cur = f;
+    return 1;
+  }
+  return 0;
+}
+
 /* The failure mode of s->cur as a finding of kind k (every row when small): the kind's own, or for a
  * METAMORPHIC or backward finding the FAIL of its forward on the case (or, METAMORPHIC, on its
- * transformed case, which then becomes s->cur). 1 when the case fails so. */
+ * transformed case), or for a FAIL or MASKED-LEAK of non-finite inputs the FAIL of the case without
+ * them (the case that fails then becomes s->cur). 1 when the case fails so. */
 static int base_mode(fpstate *s, ac_verdict_kind k, int small)
 {
   ac_defect_fp *fp = s->fp;
@@ -187,6 +225,9 @@ static int base_mode(fpstate *s, ac_verdict_kind k, int small)
     fp->attached = (int)k;
   } else if (k == AC_V_METAMORPHIC && forward_fails_transformed(s, small)) {
     fp->attached = (int)k;
+  } else if ((ev.kinds & (1u << k)) && fails_finite(s, k, small)) {
+    fp->attached = (int)k;
+    fp->finite = 1;
   } else {
     ac_fmode_of(&ev, k, &fp->mode);
   }
@@ -202,10 +243,11 @@ int ac_defect_fingerprint(const ac_eval_ctx *x, const ac_case *cs, ac_verdict_ki
   if (ac_case_copy(&s.cur, cs, e)) return -1;
   const int small = work(cs) <= AC_DEFECT_MAX_WORK;
   fp->reproduced = base_mode(&s, k, small);
+  s.deadline = ac_now() + AC_DEFECT_MAX_SECONDS;
   if (fp->reproduced && small) {
-    fp->checked = 1;
     reduce(&s);
     fp->dtype_only = dtype_needed(&s);
+    fp->checked = !s.cut;
   }
   fp->feats = present(&s.cur);
   *reduced = s.cur;
@@ -289,6 +331,7 @@ json_object *ac_defect_fp_json(const ac_defect_fp *fp)
     json_object_object_add(o, "only_dtype", json_object_new_string(ac_dtype_name((ac_dtype)fp->dtype_only)));
   if (fp->attached >= 0)
     json_object_object_add(o, "through", json_object_new_string(ac_verdict_name((ac_verdict_kind)fp->attached)));
+  if (fp->finite) json_object_object_add(o, "through_nonfinite_inputs", json_object_new_boolean(1));
   json_object_object_add(o, "checked", json_object_new_boolean(fp->checked));
   json_object_object_add(o, "reproduced", json_object_new_boolean(fp->reproduced));
   json_object_object_add(o, "rejudged", json_object_new_int(fp->evals));
@@ -338,6 +381,7 @@ int ac_defect_fp_parse(json_object *o, ac_defect_fp *fp)
   if (d && ac_dtype_parse(d, &dt)) return -1;
   if (d) fp->dtype_only = (int)dt;
   if (jstr(o, "through") && ac_verdict_parse(jstr(o, "through"), &k) == 0) fp->attached = (int)k;
+  fp->finite = json_object_object_get_ex(o, "through_nonfinite_inputs", &v) && json_object_get_boolean(v);
   fp->checked = json_object_object_get_ex(o, "checked", &v) && json_object_get_boolean(v);
   fp->reproduced = json_object_object_get_ex(o, "reproduced", &v) && json_object_get_boolean(v);
   return 0;

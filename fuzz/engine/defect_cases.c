@@ -1,7 +1,7 @@
 /* defect_cases.c: a case without one thing a defect may need, for the fingerprints of defect.c:
  * one batch or one head of it, its kv heads repeated for every query head (no GQA), dv equal to dk,
- * contiguous, another mask, the default scale (Q rescaled to keep the scores), zeros in place of
- * its non-finite inputs, or its values in a wider dtype. Each is the same case in every other
+ * contiguous, another mask, the default scale (Q rescaled to keep the scores), zeros or the largest
+ * finite values in place of its non-finite inputs, or its values in a wider dtype. Each is the same case in every other
  * respect. */
 #include "config.h"
 #include <math.h>
@@ -180,16 +180,19 @@ int ac_dcase_default_scale(const ac_case *c, int keep_scores, ac_case *out, ac_e
   return 0;
 }
 
-int ac_dcase_finite(const ac_case *c, ac_case *out, ac_err *e)
+int ac_dcase_finite(const ac_case *c, int largest, ac_case *out, ac_err *e)
 {
   if (!plain_values(c)) return ac_err_set(e, "not a plain dense case");
   if (ac_case_copy(out, c, e)) return -1;
   ac_counts n = ac_case_counts(out);
   void *t[3] = {out->q, out->k, out->v};
   const int64_t cnt[3] = {n.q, n.k, n.v};
+  const double m = ac_dtype_get(out->p.dtype)->max_finite;
   for (int x = 0; x < 3; x++)
-    for (int64_t i = 0; i < cnt[x]; i++)
-      if (!isfinite(ac_load(out->p.dtype, t[x], (size_t)i))) ac_set(out->p.dtype, t[x], (size_t)i, 0.0);
+    for (int64_t i = 0; i < cnt[x]; i++) {
+      double v = ac_load(out->p.dtype, t[x], (size_t)i);
+      if (!isfinite(v)) ac_set(out->p.dtype, t[x], (size_t)i, !largest ? 0.0 : v < 0 ? -m : m);
+    }
   return 0;
 }
 

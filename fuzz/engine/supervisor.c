@@ -141,9 +141,9 @@ static void live_line(ctx_t *c)
     double rem = c->o->time_s - el;
     snprintf(prog, sizeof prog, "%.0fs elapsed, %.0fs left", el, rem > 0 ? rem : 0);
   }
-  fprintf(stderr, "\r\033[K%s  %lld cases  %.0f/s  findings %lld (%lld fail)  last: %.40s", prog,
-          (long long)(sh->prev_cases + sh->done), el > 0 ? (double)sh->done / el : 0.0, (long long)sh->findings,
-          (long long)sh->findings_fail, sh->last_finding[0] ? sh->last_finding : "-");
+  fprintf(stderr, "\r\033[K%s  %lld cases  %.0f/s  defects %lld  findings %lld (%lld fail)  last: %.40s", prog,
+          (long long)(sh->prev_cases + sh->done), el > 0 ? (double)sh->done / el : 0.0, (long long)sh->defects,
+          (long long)sh->findings, (long long)sh->findings_fail, sh->last_finding[0] ? sh->last_finding : "-");
   fflush(stderr);
 }
 

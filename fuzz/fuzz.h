@@ -595,7 +595,7 @@ enum {
 };
 #define AC_DEFECT_MAX_EVALS 24          /* judgements of one fingerprint, */
 #define AC_DEFECT_MAX_SECONDS 10.0      /* and seconds after the first (a TIMEOUT's each take the time limit) */
-#define AC_DEFECT_MAX_WORK 16777216.0   /* a case past this (rows x keys x (dk + dv)) is judged once, on its sample */
+#define AC_DEFECT_MAX_WORK 1048576.0    /* a case past this (rows x keys x (dk + dv)) is judged once, on its sample */
 typedef struct {
   ac_fmode mode;                  /* how the case fails */
   int attached;                   /* -1, or the finding's own kind (METAMORPHIC, GRAD-...) when mode is the FAIL of its

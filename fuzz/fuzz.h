@@ -713,6 +713,8 @@ int ac_defects_assign_all(const char *dir, const char *kernel_override, int trus
 /* "BxHxKVHxTQxTKxDKxDV dtype mask" and the total elements of q, k, v. */
 void ac_case_size_str(const ac_case *c, char *buf, size_t n);
 int64_t ac_case_elems(const ac_case *c);
+/* Multiply-adds of the oracle on every row of c: rows x keys x (dk + dv). */
+double ac_case_oracle_work(const ac_case *c);
 
 /* ---- campaigns ------------------------------------------------------------------------------ */
 typedef struct {

@@ -23,12 +23,6 @@ static const char *const df_names[] = {"causal", "causal-bottom-right", "gqa", "
 
 static int derived(int k) { return k == AC_V_METAMORPHIC || k == AC_V_GRAD_FAIL || k == AC_V_GRAD_METAMORPHIC; }
 
-static double work(const ac_case *c)
-{
-  const ac_problem *p = &c->p;
-  return (double)p->batch * (double)p->heads * (double)p->tq * (double)p->tk * (double)(p->dk + p->dv);
-}
-
 /* c judged as a finding of kind k is (every row when all_rows; the metamorphic check and the
  * backward only for their kinds; a race run again up to 32 times). */
 static void judge(const ac_eval_ctx *x, const ac_case *c, int k, int all_rows, ac_eval *ev)
@@ -241,7 +235,7 @@ int ac_defect_fingerprint(const ac_eval_ctx *x, const ac_case *cs, ac_verdict_ki
   fp->attached = fp->dtype_only = -1;
   fpstate s = {.x = x, .fp = fp};
   if (ac_case_copy(&s.cur, cs, e)) return -1;
-  const int small = work(cs) <= AC_DEFECT_MAX_WORK;
+  const int small = ac_case_oracle_work(cs) <= AC_DEFECT_MAX_WORK;
   fp->reproduced = base_mode(&s, k, small);
   s.deadline = ac_now() + AC_DEFECT_MAX_SECONDS;
   if (fp->reproduced && small) {
@@ -274,7 +268,7 @@ int ac_defect_shows(const ac_eval_ctx *x, const ac_case *cs, ac_verdict_kind k, 
   fpstate s = {.x = x, .fp = &got};
   ac_err e;
   if (ac_case_copy(&s.cur, cs, &e)) return 0;
-  int ok = base_mode(&s, k, work(cs) <= AC_DEFECT_MAX_WORK) && ac_fmode_overlaps(&got.mode, &fp->mode);
+  int ok = base_mode(&s, k, ac_case_oracle_work(cs) <= AC_DEFECT_MAX_WORK) && ac_fmode_overlaps(&got.mode, &fp->mode);
   ac_case_free(&s.cur);
   return ok;
 }

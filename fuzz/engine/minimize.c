@@ -326,6 +326,12 @@ int ac_minimize(const ac_case *c, int64_t hint_b, int64_t hint_h, int64_t hint_i
   return 0;
 }
 
+double ac_case_oracle_work(const ac_case *c)
+{
+  const ac_problem *p = &c->p;
+  return (double)p->batch * (double)p->heads * (double)p->tq * (double)p->tk * (double)(p->dk + p->dv);
+}
+
 int64_t ac_case_elems(const ac_case *c)
 {
   ac_counts n;

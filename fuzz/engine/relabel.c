@@ -24,13 +24,6 @@ static double max_work(void)
   return v > 0 ? v : RELABEL_MAX_WORK;
 }
 
-/* Multiply-adds of the oracle on every row of c: rows x keys x (dk + dv). */
-static double full_work(const ac_case *c)
-{
-  const ac_problem *p = &c->p;
-  return (double)p->batch * (double)p->heads * (double)p->tq * (double)p->tk * (double)(p->dk + p->dv);
-}
-
 /* 1 when some kind of ev that labels a finding from the sample would be stored under a new signature. */
 static int new_signature(ctx_t *c, const ac_case *cs, const ac_eval *ev, const char *family)
 {
@@ -72,7 +65,7 @@ const ac_eval *ac_cp_relabel(ctx_t *c, const ac_case *cs, const ac_eval *ev, con
     snprintf(rl->label, sizeof rl->label, "row sample (a FAIL on the sample: every row has it too)");
   if (!sampled || (ev->kinds & (1u << AC_V_FAIL)) || !(ev->kept & WARN_KINDS) || !new_signature(c, cs, ev, family))
     return ev;
-  if (full_work(cs) <= max_work()) {
+  if (ac_case_oracle_work(cs) <= max_work()) {
     if (judge_all_rows(c, cs, ev, &rl->full)) {
       snprintf(rl->label, sizeof rl->label, "row sample (the judgement on all rows did not complete)");
       return ev;
@@ -92,7 +85,7 @@ const ac_eval *ac_cp_relabel(ctx_t *c, const ac_case *cs, const ac_eval *ev, con
   }
   rl->min_s = ac_now() - t;
   rl->have_mn = 1;
-  if (full_work(&rl->mn) > max_work() || judge_all_rows(c, &rl->mn, ev, &rl->full)) {
+  if (ac_case_oracle_work(&rl->mn) > max_work() || judge_all_rows(c, &rl->mn, ev, &rl->full)) {
     ac_case_free(&rl->mn);
     rl->have_mn = 0;
     snprintf(rl->label, sizeof rl->label,

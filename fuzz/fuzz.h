@@ -365,6 +365,7 @@ typedef struct {
   ac_eval_row row;                /* the worst output element's row (row.n 0: none) */
   uint8_t grad_why[4];            /* the backward's dq, dk, dv, dsinks: 0 judged and right, else 1 + the ac_why of
                                      its worst element (AC_WHY_VALUE or AC_WHY_NONFINITE) */
+  char not_started[512];          /* the kernel could not be started (AC_RUN_NOT_STARTED ...); "" when it was */
 } ac_eval;
 
 void ac_eval_ctx_init(ac_eval_ctx *x, ac_kernel *k, const char *spec);
@@ -823,23 +824,34 @@ int ac_finding_write_repro(const char *fdir, const char *sig, struct json_object
 int ac_finding_kernel_of(struct json_object *report, const char *label, const char *override, int trust, char *spec,
                          size_t n, ac_err *e);
 
+/* What replay's command line gives over a finding's recorded options (NULL, 0: the recorded ones,
+ * which themselves override the kernel's declarations where the campaign gave them). */
+typedef struct {
+  const char *kernel;       /* --kernel (ac_finding_kernel's override) */
+  int trust;                /* --trust-recorded-kernel */
+  const char *precision;    /* --precision */
+  const char *empty_rows;   /* --empty-rows */
+  const char *policies;     /* --policy KIND=P, ';'-separated: applied after the recorded ones */
+  double timeout_s;         /* --timeout */
+} ac_replay_opts;
+
 /* What a finding's report.json records to judge it again (label names it in messages): the kernel of
- * ac_finding_kernel_of resolved, and its evaluation context with the recorded precision (or
- * precision), policies, empty-row convention, ALiBi LSE convention and time limit. 0 or -1 with e;
- * ac_finding_ctx_free releases the kernel. */
+ * ac_finding_kernel_of resolved, and its evaluation context with the recorded precision, policies,
+ * empty-row convention, ALiBi LSE convention and time limit, under what ro gives over them (NULL: the
+ * recorded ones). 0 or -1 with e; ac_finding_ctx_free releases the kernel. */
 typedef struct {
   char spec[2048], prec[512];
   ac_kernel *kernel;
   ac_eval_ctx x;
 } ac_finding_ctx;
-int ac_finding_eval_ctx(struct json_object *report, const char *label, const char *kernel_override, int trust,
-                        const char *precision, ac_finding_ctx *fc, ac_err *e);
+int ac_finding_eval_ctx(struct json_object *report, const char *label, const ac_replay_opts *ro, ac_finding_ctx *fc,
+                        ac_err *e);
 void ac_finding_ctx_free(ac_finding_ctx *fc);
+
 /* Re-evaluate a finding directory (its minimized case when present, else case.npz) on the kernel
  * of ac_finding_kernel; prints one line per case; returns the exit code contribution (1 if a
  * fail-policy kind holds), -1 with message when it cannot run. */
-int ac_replay_finding(const char *fdir, const char *kernel_override, int trust, const char *precision, FILE *out,
-                      uint32_t *kinds_out, ac_err *e);
+int ac_replay_finding(const char *fdir, const ac_replay_opts *ro, FILE *out, uint32_t *kinds_out, ac_err *e);
 
 /* One line describing an evaluation (kinds, err/W, err/E, worst element). */
 void ac_eval_print(FILE *f, const char *label, const ac_case *c, const ac_eval *ev);

@@ -180,12 +180,16 @@
  *     earlier plugin loading: kv_formats and q_formats (struct_size >= ATTNCHECK_KERNEL_V5Q_SIZE;
  *     bits 1u << ATTNCHECK_QF_...) are the formats the kernel reads for K and V and for Q. Only a
  *     host kernel declaring a case's formats gets it (every other kernel, and every plugin built
- *     before these fields, SKIPs quantized cases). For such a case problem.q_format, k_format and
- *     v_format name each tensor's format (0: not quantized; they exist when problem.struct_size
- *     >= ATTNCHECK_PROBLEM_V5Q_SIZE, so supports() sees them), tensors.q/k/v of a quantized tensor
- *     are NULL, and tensors.quant (same condition; NULL when no tensor is quantized) holds the
- *     raw codes and scales, never dequantized values: for tensor x (0 q, 1 k, 2 v) of format
- *     quant->t[x].format, element (b, h, t, d) has
+ *     before these fields, SKIPs quantized cases). ATTNCHECK_CAP_QUANT_ONLY in caps says the kernel
+ *     takes quantized caches only: a case without a quantized tensor is never handed to it (SKIP,
+ *     its supports() not asked), `list` says "quantized cases only", and the fuzzer draws a
+ *     declared format for every case it gives it, dense, varlen and paged alike (a supports() that
+ *     refuses plain caches then hides none of the layouts it takes). For a quantized case
+ *     problem.q_format, k_format and v_format name each tensor's format (0: not quantized; they
+ *     exist when problem.struct_size >= ATTNCHECK_PROBLEM_V5Q_SIZE, so supports() sees them),
+ *     tensors.q/k/v of a quantized tensor are NULL, and tensors.quant (same condition; NULL when
+ *     no tensor is quantized) holds the raw codes and scales, never dequantized values: for
+ *     tensor x (0 q, 1 k, 2 v) of format quant->t[x].format, element (b, h, t, d) has
  *       code   codes[b s0 + h s1 + t s2 + d s3], s = code_stride (the tensor's own strides as in
  *              q/k/v_stride: packed or paged for a serving layout), one byte per element: int8
  *              codes as signed bytes, int4 codes as 0..15 (before their zero point), fp8 and
@@ -200,6 +204,14 @@
  *              or for nvfp4 the binary32 tensor scale at aux[0]; NULL for the other formats;
  *       ggml   the ggml formats and mxfp4 also as ggml's block bytes (block_q8_0 ...): block e of
  *              (b, h, t) at ggml[b g0 + h g1 + t g2 + e g3], g = ggml_stride in bytes; NULL else.
+ *     (b, t) is the pair the tensor's own strides take, for codes, scales, aux and ggml alike: in a
+ *     dense case (batch, token); for a varlen tensor and the packed q of a paged case (0, packed
+ *     token r), every stride[0] 0; for a paged K or V (page g, slot s), so that key j of sequence b
+ *     has g = block_table[b * max_pages + j / page_size], s = j % page_size and its code, scale and
+ *     block at codes[g s0 + h s1 + s s2 + d s3], scales[g c0 + h c1 + s c2 + e c3] and ggml[g g0 +
+ *     h g1 + s g2 + e g3]: attncheck hands c0 = page_size * c2 (0 for a scale shared by every token:
+ *     TENSOR, HEAD, CHANNEL) and g0 = page_size * g2, the pages lying token-major one after the other
+ *     ((0, g * page_size + s) addresses the same element, as attncheck documented it before).
  *     The value of an element is the format's (docs/quantized.md "Exact values": d q, d (q - 8),
  *     d q + m, table[q] d, code scale, (code - zero) scale, ...). Every array is an input: a kernel
  *     writing into one is GUARD; memory a serving layout's sequence does not own holds NaN scales
@@ -250,6 +262,9 @@ enum { ATTNCHECK_ALIGN_BOTTOM_RIGHT = 0, ATTNCHECK_ALIGN_TOP_LEFT = 1 };
  * there), so a value that dtype does not hold is not the one it computes with: the fuzzer draws
  * for it only scales and bias values that Q's dtype holds. Judging is unchanged. */
 #define ATTNCHECK_CAP_PARAMS_Q_DTYPE (1u << 25)
+/* kernel.caps only, ABI 5 with kv_formats (struct_size >= ATTNCHECK_KERNEL_V5Q_SIZE): the kernel takes
+ * quantized caches only (see "quantized tensors" above). */
+#define ATTNCHECK_CAP_QUANT_ONLY    (1u << 28)
 /* The features ABI 3 handed to run_backward (the backward set of a plugin without backward_caps). */
 #define ATTNCHECK_BACKWARD_V3_FEATS                                                                     \
   (ATTNCHECK_FEAT_WINDOW | ATTNCHECK_FEAT_BOOL_MASK | ATTNCHECK_FEAT_ALIBI | ATTNCHECK_FEAT_BIAS |    \

@@ -276,7 +276,8 @@ uint32_t ac_exec_declared_caps(const ac_kernel *k)
   const exec_priv *pv = k->priv;
   if (!pv || k->kind != AC_KIND_EXEC_PERSISTENT || pv->decl.state != AC_DECL_OK) return 0;
   return (pv->decl.variants & AC_FEAT_ALL) | (pv->decl.writes_lse == 0 ? ATTNCHECK_CAP_NO_LSE : 0u) |
-         (pv->decl.alibi_lse_fa2 ? ATTNCHECK_CAP_ALIBI_LSE_FA2 : 0u);
+         (pv->decl.alibi_lse_fa2 ? ATTNCHECK_CAP_ALIBI_LSE_FA2 : 0u) |
+         (pv->decl.quant_only ? ATTNCHECK_CAP_QUANT_ONLY : 0u);
 }
 
 void ac_exec_declared_empty(const ac_kernel *k, int *o, int *lse)
@@ -379,8 +380,11 @@ int ac_exec_run(const ac_kernel *k, const ac_case *c, const ac_run_opts *o, ac_r
       const char *why = !strncmp(tail, "unsupported:", 12) ? tail + 12 + (tail[12] == ' ') : tail;
       snprintf(r->msg, sizeof r->msg, "command: %s", why[0] ? why : "refused the case (exit status 77)");
     } else {
+      /* the shell's 126 and 127: the command is not executable or not found */
       r->status = AC_RUN_KERNEL_ERROR;
-      snprintf(r->msg, sizeof r->msg, "command exited with status %d%s%s", oc.code, tail[0] ? ": " : "", tail);
+      r->not_started = oc.code == 126 || oc.code == 127;
+      snprintf(r->msg, sizeof r->msg, "%scommand exited with status %d%s%s", r->not_started ? AC_RUN_NOT_STARTED : "",
+               oc.code, tail[0] ? ": " : "", tail);
     }
   } else {
     ac_exec_read_outputs(out, c, &cn, o, r);

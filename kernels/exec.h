@@ -56,6 +56,10 @@ const char *ac_exec_backward_refusal(const ac_kernel *k, const ac_case *c);
  * workers that declare no backward and cases outside the declaration. */
 int ac_exec_run_backward(const ac_kernel *k, const ac_case *c, const void *o, const float *lse, const ac_run_opts *opts,
                          ac_grad_run_result *r, ac_err *e);
+/* exec_spec.c: spec (exec: or exec-persistent:) with the first word of its command made absolute as
+ * this process resolves it (a program on PATH, a relative path; not a shell builtin or keyword, an
+ * assignment or a word with shell syntax) into out: 1, or 0 when nothing changes or out is too short. */
+int ac_exec_spec_resolved(const char *spec, char *out, size_t n);
 /* Release what ac_exec_resolve put in k->priv (workers included). */
 void ac_exec_free(ac_kernel *k);
 

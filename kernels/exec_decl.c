@@ -203,6 +203,11 @@ void ac_exec_decl_parse(ac_exec_decl *d, const char *text)
   if (!rc && json_object_object_get_ex(j, "backward", &v)) rc = backward_set(d, v);
   if (!rc && json_object_object_get_ex(j, "kv_formats", &v)) rc = format_set(d, v, "kv_formats", &d->kv_formats);
   if (!rc && json_object_object_get_ex(j, "q_formats", &v)) rc = format_set(d, v, "q_formats", &d->q_formats);
+  if (!rc && json_object_object_get_ex(j, "quant_only", &v)) {
+    if (!json_object_is_type(v, json_type_boolean)) rc = bad(d, "'quant_only' must be true or false");
+    else if ((d->quant_only = json_object_get_boolean(v)) && !d->kv_formats)
+      rc = bad(d, "'quant_only' without 'kv_formats': no case could reach the worker");
+  }
   if (!rc) rc = empty_conv(d, j);
   if (!rc && json_object_object_get_ex(j, "params_dtype", &v)) {
     const char *a = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";

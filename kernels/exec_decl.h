@@ -54,6 +54,7 @@ typedef struct ac_exec_decl_s {
   char note[256];        /* "note": one line the worker wants its user to see ("" none) */
   uint32_t kv_formats;   /* "kv_formats": the quantized formats it reads for k and v (1u << AC_QF_..., quant.h) */
   uint32_t q_formats;    /* "q_formats": those it reads for q (docs/quantized.md); 0: none */
+  int quant_only;        /* "quant_only": true: it takes quantized caches only (ATTNCHECK_CAP_QUANT_ONLY) */
   char error[256];       /* AC_DECL_BAD: what is wrong with the declaration */
 } ac_exec_decl;
 

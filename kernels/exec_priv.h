@@ -19,6 +19,7 @@ typedef struct {
   int answered;    /* the running worker has answered a request */
   int dead;        /* workers in a row that ended before answering */
   char unusable[480];   /* why no worker can serve (then every run is a HARNESS_ERROR) */
+  int not_started;      /* unusable because it could not be started (the shell's 126 or 127) */
   int64_t seq;
   ac_exec_decl decl;   /* the worker's declaration (exec-persistent) */
 } exec_priv;

@@ -171,6 +171,13 @@ static void worker_died(exec_priv *pv, const char *errp, ac_run_result *r)
   } else {
     snprintf(how, sizeof how, "worker exited with status %d", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
   }
+  /* the shell's 126 and 127 before any answer: the command is not executable or not found */
+  if (gone && !pv->answered && WIFEXITED(st) && (WEXITSTATUS(st) == 126 || WEXITSTATUS(st) == 127)) {
+    r->not_started = pv->not_started = 1;
+    snprintf(r->msg, sizeof r->msg, "%s%s%s%.250s", AC_RUN_NOT_STARTED, how, tail[0] ? ": " : "", tail);
+    snprintf(pv->unusable, sizeof pv->unusable, "%.470s", r->msg);
+    return;
+  }
   snprintf(r->msg, sizeof r->msg, "%s%s%.250s (restarted for the next case)", how, tail[0] ? ": " : "", tail);
   if (pv->answered) {
     pv->dead = 0;
@@ -252,10 +259,13 @@ int ac_exec_declared_limits(const ac_kernel *k, double timeout_s, uint32_t *dtyp
 int ac_exec_worker_begin(exec_priv *pv, double timeout_s, ac_run_result *r, ac_err *e)
 {
   ac_err pe;
-  if (!pv->unusable[0] && worker_ready(pv, timeout_s, &pe))
-    snprintf(pv->unusable, sizeof pv->unusable, "cannot start the worker: %.400s", pe.msg);
+  if (!pv->unusable[0] && worker_ready(pv, timeout_s, &pe)) {
+    snprintf(pv->unusable, sizeof pv->unusable, "%scannot start the worker: %.400s", AC_RUN_NOT_STARTED, pe.msg);
+    pv->not_started = 1;
+  }
   if (!pv->unusable[0]) return 0;
   r->status = AC_RUN_HARNESS_ERROR;
+  r->not_started = pv->not_started;
   snprintf(r->msg, sizeof r->msg, "%s", pv->unusable);
   return ac_err_set(e, "%s", r->msg);
 }

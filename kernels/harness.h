@@ -136,6 +136,9 @@ typedef struct {
  * there; the isolation runs NaN-fill everything the even (odd) sequences do not own. */
 enum { AC_LFILL_UNOWNED = 0, AC_LFILL_FINITE = 1, AC_LFILL_EVEN = 2, AC_LFILL_ODD = 3 };
 
+/* The words that begin the message of a run whose kernel could not be started (not_started). */
+#define AC_RUN_NOT_STARTED "the kernel could not be started: "
+
 /* Room for a precision class a kernel names for one problem (ABI 5 precision_of, an exec
  * worker's "ok class=NAME" or its output's `precision` member), NUL included. */
 #define AC_RUN_CLASS_MAX 512
@@ -157,6 +160,9 @@ typedef struct {
   ac_dtype dtype;
   int64_t o_count;      /* B*H*tq*dv */
   int64_t lse_count;    /* B*H*tq when lse != NULL, else 0 */
+  /* exec kernels: the command or worker could not be started (the shell's status 126 or 127
+   * before any answer); msg begins with AC_RUN_NOT_STARTED and says why */
+  int not_started;
   /* o elements holding the NaN of the input guards and gaps (ac_nan_bits): the kernel read
    * outside q, k or v and carried it to the output. They count as written (a NaN). */
   int64_t n_guard_nan;

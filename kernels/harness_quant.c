@@ -115,5 +115,11 @@ void ac_hx_quant_view(const hx_bufs *b, const ac_problem *p, void *view)
       t->ggml_stride[k] = b->qstride[6 + i][k];
     }
     t->ggml_stride[3] = f->ggml_bytes;
+    /* a paged K or V: (b, t) is (page, slot) for the scales and ggml blocks as for the codes
+     * (kernel.h); the carrier's slot page * page_size + slot is where they lie */
+    if (i > 0 && (p->f.used & AC_FEAT_PAGED)) {
+      t->scale_stride[0] = p->l.page_size * t->scale_stride[2];
+      t->ggml_stride[0] = p->l.page_size * t->ggml_stride[2];
+    }
   }
 }

@@ -10,7 +10,7 @@ kernels_libac_kernels_la_SOURCES = $(AC_CPU_KERNEL_SOURCES) \
 	kernels/child.c kernels/child.h kernels/reaper.c \
 	kernels/plugin.c kernels/plugin.h \
 	kernels/resolve.c \
-	kernels/exec.c kernels/exec.h kernels/exec_dir.c \
+	kernels/exec.c kernels/exec.h kernels/exec_dir.c kernels/exec_spec.c \
 	kernels/exec_worker.c kernels/exec_priv.h \
 	kernels/exec_decl.c kernels/exec_decl.h \
 	kernels/exec_grad.c kernels/grad_npz.c kernels/grad_npz.h \

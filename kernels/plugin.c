@@ -67,7 +67,8 @@ static int check_kernel(const char *path, size_t i, const attncheck_kernel *k, a
                       (unsigned)k->abi_version, ATTNCHECK_ABI_VERSION);
   /* the layout bits exist from ABI 3 on */
   uint32_t known = ATTNCHECK_FEAT_ALL | (k->abi_version >= 3 ? ATTNCHECK_FEAT_LAYOUTS | ATTNCHECK_CAP_BACKWARD : 0u) |
-                   ATTNCHECK_CAP_NO_LSE | ATTNCHECK_CAP_ALIBI_LSE_FA2;   /* the convention bit: any version with caps */
+                   ATTNCHECK_CAP_NO_LSE | ATTNCHECK_CAP_ALIBI_LSE_FA2 | /* the convention bit: any version with caps */
+                   (k->abi_version >= 5 ? ATTNCHECK_CAP_QUANT_ONLY : 0u);
   if (k->abi_version >= 2 && (k->caps & ~known))
     return ac_err_set(e, "%s: kernel %zu declares unknown caps bits 0x%x", path, i, (unsigned)(k->caps & ~known));
   if (k->struct_size < AC_KERNEL_V1_SIZE)
@@ -93,6 +94,10 @@ static int check_kernel(const char *path, size_t i, const attncheck_kernel *k, a
        k->empty_lse < ATTNCHECK_EMPTY_LSE_UNDECLARED || k->empty_lse > ATTNCHECK_EMPTY_LSE_NAN))
     return ac_err_set(e, "%s: kernel '%s' declares unknown empty-row conventions (empty_rows %d, empty_lse %d)", path,
                       k->name, (int)k->empty_rows, (int)k->empty_lse);
+  if (k->abi_version >= 5 && (k->caps & ATTNCHECK_CAP_QUANT_ONLY) &&
+      (k->struct_size < ATTNCHECK_KERNEL_V5Q_SIZE || !k->kv_formats))
+    return ac_err_set(e, "%s: kernel '%s' declares ATTNCHECK_CAP_QUANT_ONLY, no kv_formats (struct_size %u, needs %u)",
+                      path, k->name, (unsigned)k->struct_size, (unsigned)ATTNCHECK_KERNEL_V5Q_SIZE);
   const uint32_t known_formats = ((1u << AC_QF_N) - 1) & ~1u;
   if (k->abi_version >= 5 && k->struct_size >= ATTNCHECK_KERNEL_V5Q_SIZE &&
       ((k->kv_formats | k->q_formats) & ~known_formats))

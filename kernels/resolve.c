@@ -298,7 +298,9 @@ int ac_kernel_params_q_dtype(const ac_kernel *k)
 int ac_kernel_quant_only(const ac_kernel *k)
 {
   const ac_quant_kernel *qk = k->kind == AC_KIND_BUILTIN ? ac_quant_kernel_of(k->abi) : NULL;
-  return qk && qk->quant_only;
+  if (qk) return qk->quant_only;
+  /* a plugin's ATTNCHECK_CAP_QUANT_ONLY (ABI 5), a worker's "quant_only": with formats it takes */
+  return (ac_kernel_declared_caps(k) & ATTNCHECK_CAP_QUANT_ONLY) && ac_kernel_kv_formats(k, NULL) != 0;
 }
 
 const char *ac_kernel_quant_refusal(const ac_kernel *k, const ac_problem *p, char *why, size_t n)

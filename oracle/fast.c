@@ -202,15 +202,17 @@ static int row_applies(const ac_or_ws *w)
   ac_case c32 = *w->cs;
   c32.p = p32;
   if (!ac_or_fast_case_applies(&c32, w->opts, w->formats)) return 0;
-  const ac_or_head *hd = w->head;
+  if (!ac_or_fast_head_in_range(w->head, p->dv)) return 0;
+  for (int64_t x = 0; x < p->dk; x++)
+    if (!ac_or_fast_in_range(w->qm[x], w->qe[x])) return 0;
+  return 1;
+}
+
+int ac_or_fast_head_in_range(const ac_or_head *hd, int64_t dv)
+{
   if (hd->k_any && (hd->k_lsb < -149 || hd->k_msb > 127)) return 0;
-  for (int64_t t = 0; t < p->dv; t++)
+  for (int64_t t = 0; t < dv; t++)
     if (hd->v_any[t] && (hd->v_lsb[t] < -149 || hd->v_msb[t] > 127)) return 0;
-  for (int64_t x = 0; x < p->dk; x++) {
-    if (!w->qm[x]) continue;
-    uint64_t m = (uint64_t)(w->qm[x] < 0 ? -w->qm[x] : w->qm[x]);
-    if (w->qe[x] < -149 || w->qe[x] + ac_or_bitlen(m) - 1 > 127) return 0;
-  }
   return 1;
 }
 

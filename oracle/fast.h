@@ -10,6 +10,7 @@
 #define AC_FX_EPS 0x1p-50
 #define AC_FX_TMIN (-700.0)
 double ac_fx_exp(double t);
+/* out[j] = ac_fx_exp(t[j]) for t[j] in [-708, 0], 0 below (vectorized). */
 void ac_fx_exp_array(const double *t, double *out, int64_t n);
 extern const double ac_fx_ln2hi, ac_fx_ln2lo;
 const double *ac_fx_exp_coef(void);   /* the 14 Taylor coefficients, for the unit test */
@@ -41,8 +42,19 @@ double ac_or_fast_lse(ac_or_ws *w, ac_oracle_row *row, ac_or_stats *st, int Lok,
  * --lse-f64, fp64 inputs with a value of q, K or V outside binary32's exponent range, or an
  * extreme scale. */
 int ac_or_fast_case_applies(const ac_case *cs, const ac_oracle_opts *o, uint32_t formats);
+/* 1 when the head's finite nonzero K and V values lie in binary32's exponent range (the pass's
+ * condition on a row of fp64 or quantized inputs, with ac_or_fast_in_range for each q value). */
+int ac_or_fast_head_in_range(const ac_or_head *hd, int64_t dv);
+/* 1 when M 2^e (M odd or 0) is 0 or has its bits within 2^-149 .. 2^127. */
+static inline int ac_or_fast_in_range(int64_t m, int32_t e)
+{
+  return !m || (e >= -149 && e + ac_or_bitlen((uint64_t)(m < 0 ? -(uint64_t)m : (uint64_t)m)) - 1 <= 127);
+}
 /* Decodes a head like ac_or_head_decode (identical fields, except vabs = NULL when the pass
- * applies to the whole case: only ziv.c's level 0 reads it), faster for the narrow dtypes. */
+ * applies to every row of the head: only ziv.c's level 0 reads it), faster for the narrow dtypes.
+ * A case of quantized tensors (binary64 values) keeps vabs when a value of the head's K or V, or
+ * of a Q row that reads the head, leaves binary32's exponent range (those rows take ziv.c's
+ * levels). */
 void ac_or_fast_head_decode(ac_or_head *hd, const ac_case *cs, int64_t b, int64_t kvh, const ac_oracle_opts *o,
                             uint32_t formats);
 

@@ -11,7 +11,8 @@
  * (src/core/quant.h): a head whose values all are binary32 numbers takes the same binary32 copy,
  * any other keeps them in kd or vd (binary64, exact; km, ke, vm, ve still NULL).
  * The prefix sums of |V| (vabs) are left out (NULL) when the binary64 pass applies to every
- * row of the case. */
+ * row that reads the head: the case's conditions, and for quantized values their exponent range
+ * (fast.c's row_applies; a row the pass refuses takes ziv.c's level 0, which reads vabs). */
 #include "config.h"
 #include <math.h>
 #include <stdlib.h>
@@ -71,6 +72,27 @@ static void value_arrays(ac_dtype dt, const void *base, size_t off, int64_t n, f
   *f = f32_array(own, dt, base, off, n);
 }
 
+/* 1 when every value of a quantized Q in the rows that read kv head kvh of batch b is in
+ * binary32's exponent range (always 1 for a Q that is not quantized: a narrow dtype). */
+static int q_rows_in_range(const ac_case *cs, int64_t b, int64_t kvh)
+{
+  const ac_problem *p = &cs->p;
+  if (!ac_tensor_quantized(p, 'q')) return 1;
+  const double *q = cs->q;
+  for (int64_t h = 0; h < p->heads; h++) {
+    if (ac_kv_head(p, h) != kvh) continue;
+    for (int64_t x = 0; x < p->tq * p->dk; x++) {
+      double d = q[ac_qidx(p, b, h, 0, 0) + (size_t)x];
+      if (!isfinite(d)) continue;
+      int64_t m;
+      int32_t e;
+      ac_or_split_bits(d, &m, &e);
+      if (!ac_or_fast_in_range(m, e)) return 0;
+    }
+  }
+  return 1;
+}
+
 void ac_or_fast_head_decode(ac_or_head *hd, const ac_case *cs, int64_t b, int64_t kvh, const ac_oracle_opts *o,
                             uint32_t formats)
 {
@@ -102,7 +124,7 @@ void ac_or_fast_head_decode(ac_or_head *hd, const ac_case *cs, int64_t b, int64_
   hd->v_msb = ac_xrealloc(hd->v_msb, (size_t)dv * sizeof *hd->v_msb);
   hd->v_any = ac_xrealloc(hd->v_any, (size_t)dv);
   free(hd->vabs);
-  hd->vabs = need_vabs ? ac_xmalloc((size_t)(nv + dv) * sizeof *hd->vabs) : NULL;
+  hd->vabs = NULL;
   hd->cap_k = hd->cap_v = 0;   /* a later ac_or_head_decode of this head reallocates every array */
   int32_t lsb = INT32_MAX, msb = INT32_MIN;
   for (int64_t j = 0; j < p->tk; j++) {
@@ -155,7 +177,11 @@ void ac_or_fast_head_decode(ac_or_head *hd, const ac_case *cs, int64_t b, int64_
     hd->v_any[t] = hd->v_lsb[t] != INT32_MAX;
     if (!hd->v_any[t]) { hd->v_lsb[t] = 0; hd->v_msb[t] = 0; }
   }
+  /* quantized values (binary64) outside binary32's exponent range send their rows to the levels */
+  if (!need_vabs && ac_problem_quantized(p))
+    need_vabs = !ac_or_fast_head_in_range(hd, dv) || !q_rows_in_range(cs, b, kvh);
   if (need_vabs) {
+    hd->vabs = ac_xmalloc((size_t)(nv + dv) * sizeof *hd->vabs);
     uint8_t *fits = ac_xmalloc((size_t)dv);
     for (int64_t t = 0; t < dv; t++)
       fits[t] = ac_or_vcol_bits(hd, t, p->tk, 0) <= 126;

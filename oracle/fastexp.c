@@ -69,7 +69,15 @@ double ac_fx_exp(double t)
   return exp_core(t);
 }
 
-void ac_fx_exp_array(const double *t, double *out, int64_t n)
+/* Element by element (no reassociation, no contraction), so every clone returns ac_fx_exp's
+ * values; the BLAS level (blastile.c) takes whole rows of arguments through it. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+void ac_fx_exp_array(const double *restrict t, double *restrict out, int64_t n)
 {
-  for (int64_t j = 0; j < n; j++) out[j] = exp_core(t[j]);
+  for (int64_t j = 0; j < n; j++) {
+    double e = exp_core(t[j] >= -708.0 ? t[j] : 0);
+    out[j] = t[j] >= -708.0 ? e : 0;
+  }
 }

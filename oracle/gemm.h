@@ -19,6 +19,14 @@ void ac_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const double *A, i
 /* gamma_n = n 2^-53 / (1 - n 2^-53), rounded upwards (+inf when n 2^-53 >= 1/2). */
 double ac_gemm_gamma(int64_t n);
 
+/* The same product in binary32 (u = 2^-24), with the same argument:
+ *     |C - (op(A) op(B) + beta C0)| <= gamma32_{k+beta} (|op(A)| |op(B)| + beta |C0|) + (k + beta) 2^-149
+ * provided no partial result overflows (every sum of |a||b| below 2^127). */
+void ac_gemm_f32(int ta, int tb, int64_t m, int64_t n, int64_t k, const float *A, int64_t lda, const float *B,
+                 int64_t ldb, float beta, float *C, int64_t ldc);
+/* gamma32_n = n 2^-24 / (1 - n 2^-24), rounded upwards (+inf when n 2^-24 >= 1/2). */
+double ac_gemm_gamma_f32(int64_t n);
+
 /* Threads inside one product. The oracle's own worker threads split the tiles and call it with
  * 1 (the default); n > 1 lets the library use its own pool. Process-wide. */
 void ac_gemm_set_threads(int n);

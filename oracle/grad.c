@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "gradblas.h"
 #include "gradint.h"
 
 void ac_grad_opts_init(ac_grad_opts *o)
@@ -494,7 +495,9 @@ int ac_grad_run(const ac_case *c, const void *dout, const ac_grad_opts *o, ac_gr
   acc_init(&J.sglo, &J.sghi, p->heads, 64);
   J.fs = ac_xcalloc((size_t)p->heads * 3, sizeof *J.fs);
   J.fm = ac_xcalloc((size_t)p->heads, sizeof *J.fm);
-  /* under a softcap the MPFR passes alone (gradcap.c; the extended pass has no certified tanh) */
+  /* the matrix-product level first (gradblas.h) where it applies; under a softcap the MPFR passes
+   * alone (gradcap.c; the extended pass has no certified tanh) */
+  if (!o->no_fast && !o->no_blas && ac_gr_blas_applies(p, r->formats)) ac_gr_blas_level(c, dout, r, J.pend, o->threads);
   run_passes(&J, cap, !o->no_fast && p->dtype != AC_F64 && !J.g.capped);
   acc_free(J.dqlo, J.dqhi, p->dk);
   for (int k = 0; k < 4; k++) free(J.pend[k]);

@@ -52,10 +52,14 @@ typedef struct {
    * interval passes), zero (exact zeros, a subset of exact), unresolved, highprec (decided after
    * the first pass), passes run, largest precision in bits */
   int64_t n_exact, n_rounded, n_zero, n_unresolved, n_highprec;
-  int64_t n_fast;                /* of the rounded: decided by the binary64 pass */
+  int64_t n_fast;                /* of the rounded: decided before the MPFR passes (matrix products, extended pass) */
+  int64_t n_blas;                /* decided by the matrix-product level (docs/backward.md §4.4): rounded, and the
+                                    exact zeros of rows with no visible key */
   int passes;
   long max_prec;
   double seconds;
+  int blas_threads;              /* workers of the matrix-product level (0: it did not run) */
+  double blas_cpu, blas_cpu_max; /* their CPU seconds in total and the busiest one's */
 } ac_grad_result;
 
 typedef struct {
@@ -64,13 +68,15 @@ typedef struct {
   uint64_t seed;        /* for the K random rows/columns of edges+K */
   uint32_t formats;     /* formats (1u << ac_dtype) besides the case dtype: binary64 by default */
   long prec_cap;        /* bits (0: the forward's default, 65536) */
-  int no_fast;          /* the MPFR passes alone (no binary64 first pass) */
+  int no_fast;          /* the MPFR passes alone (neither the matrix-product level nor the extended pass) */
+  int no_blas;          /* without the matrix-product level (the extended and MPFR passes as before it) */
+  int threads;          /* workers of the matrix-product level (<= 1: the caller's thread alone) */
 } ac_grad_opts;
 
 void ac_grad_opts_init(ac_grad_opts *o);
 /* dout: dO dense [batch][heads][tq][dv] in p.dtype. -1 on bad input (descales, per-tensor dtypes, a
  * non-finite scale, a bad row or column spec); unresolved elements are counted, not errors.
- * Single-threaded: the result depends on the case and options only. */
+ * The result depends on the case and options only, not on o->threads. */
 int ac_grad_run(const ac_case *c, const void *dout, const ac_grad_opts *o, ac_grad_result *r, ac_err *e);
 void ac_grad_result_free(ac_grad_result *r);
 /* Element t of row/column x of g (x selected). */

@@ -92,6 +92,7 @@ static void seq_merge(const ac_case *c, int64_t b, const ac_grad_result *sr, ac_
   }
   r->n_exact += sr->n_exact - ndx, r->n_rounded += sr->n_rounded - ndr, r->n_zero += sr->n_zero - ndz;
   r->n_unresolved += sr->n_unresolved - ndu, r->n_highprec += sr->n_highprec, r->n_fast += sr->n_fast;
+  r->n_blas += sr->n_blas;
   if (sr->passes > r->passes) r->passes = sr->passes;
   if (sr->max_prec > r->max_prec) r->max_prec = sr->max_prec;
 }

@@ -29,6 +29,16 @@ oracle_libac_oracle_la_SOURCES = \
 	oracle/fastscores.c \
 	oracle/fastdecode.c \
 	oracle/gemm.h \
-	oracle/gemm.c
+	oracle/gemm.c \
+	oracle/blastile.h \
+	oracle/blastile.c \
+	oracle/blasfwd.h \
+	oracle/blasint.h \
+	oracle/blasfwd.c \
+	oracle/blasrow.c \
+	oracle/blaskeys.c \
+	oracle/blasrefine.c \
+	oracle/blasterms.c
 oracle_libac_oracle_la_SOURCES += oracle/grad.h oracle/gradint.h oracle/grad.c oracle/gradrow.c oracle/gradexact.c oracle/gradfast.c oracle/gradoff.c oracle/gradcap.c
 oracle_libac_oracle_la_SOURCES += oracle/gradlayout.c
+oracle_libac_oracle_la_SOURCES += oracle/gradblas.h oracle/gradblas.c oracle/gradtile.c

@@ -13,6 +13,8 @@
 #include <unistd.h>
 #include "oracle_int.h"
 #include "fast.h"
+#include "blasfwd.h"
+#include "gemm.h"
 #include "variants.h"
 
 void ac_oracle_opts_init(ac_oracle_opts *o)
@@ -79,6 +81,7 @@ void ac_or_ws_free(ac_or_ws *w)
  * freed when its last selected row is done, so live heads never exceed the threads. */
 typedef struct {
   ac_or_head h;
+  ac_bt_head bt;   /* the BLAS level's forms of it (blasfwd.h), when the case takes that level */
   int64_t rows_left;
   int state;   /* 0 not decoded, 1 decoding, 2 ready */
 } shead;
@@ -161,6 +164,7 @@ typedef struct {
   int64_t nlist;
   atomic_llong next;
   int tprec;
+  int64_t *tiles, ntiles;   /* the BLAS level (blasfwd.h): tile k is list[tiles[2k] ..][0 .. tiles[2k + 1]) */
 } job;
 
 typedef struct {
@@ -199,6 +203,7 @@ static const ac_or_head *head_acquire(job *J, int64_t hid, int64_t b, int64_t kv
     s->state = 1;
     pthread_mutex_unlock(&J->mu);
     J->path.head_decode(&s->h, J->cs, b, kvh, J->o, J->r->formats);
+    if (J->tiles) ac_bt_head_build(&s->bt, &s->h, J->cs->p.tk, J->cs->p.dk, J->cs->p.dv);
     pthread_mutex_lock(&J->mu);
     s->state = 2;
     pthread_cond_broadcast(&J->cv);
@@ -213,6 +218,7 @@ static void head_release(job *J, int64_t hid)
   pthread_mutex_lock(&J->mu);
   if (--s->rows_left == 0) {
     ac_or_head_free(&s->h);
+    ac_bt_head_free(&s->bt);
     s->state = 0;
   }
   pthread_mutex_unlock(&J->mu);
@@ -247,6 +253,14 @@ static void do_row_var(ac_or_ws *w, job *J, int64_t ridx, int64_t b, int64_t h, 
   head_release(J, hid);
 }
 
+/* A selected row's elements before it is computed: o NaN. In the worker that computes the row, so
+ * that the threads share the first touch of the result's pages. */
+static void elems_init(ac_oracle_result *r, int64_t ridx, int64_t dv)
+{
+  ac_oracle_elem *el = &r->elems[ac_oracle_slot(r, ridx) * dv];
+  for (int64_t t = 0; t < dv; t++) el[t].o = NAN;
+}
+
 static void do_row(ac_or_ws *w, job *J, int64_t ridx, ac_or_stats *st)
 {
   const ac_problem *p = &J->cs->p;
@@ -255,6 +269,7 @@ static void do_row(ac_or_ws *w, job *J, int64_t ridx, ac_or_stats *st)
   int64_t i = ridx % p->tq, bh = ridx / p->tq, h = bh % p->heads, b = bh / p->heads;
   ac_oracle_row *row = &r->rows[ridx];
   row->selected = 1;
+  elems_init(r, ridx, dv);
   ac_or_alt_row(w, row, b, h, i);
   if (p->f.used) {
     do_row_var(w, J, ridx, b, h, i, st);
@@ -374,6 +389,39 @@ static void do_row_visible(ac_or_ws *w, job *J, int64_t ridx, int64_t b, int64_t
   free(cls);
 }
 
+/* The BLAS level: tiles from the counter; the rows a tile leaves go through do_row, before the tile
+ * lets its head go (do_row takes and releases the head itself). */
+static void tiles_work(ac_or_ws *w, job *J, ac_or_stats *st)
+{
+  const ac_problem *p = &J->cs->p;
+  ac_bt_fwd *f = ac_bt_fwd_new();
+  for (;;) {
+    int64_t k = (int64_t)atomic_fetch_add(&J->next, 1);
+    if (k >= J->ntiles) break;
+    const int64_t *rows = J->list + J->tiles[2 * k], nr = J->tiles[2 * k + 1];
+    int64_t bh = rows[0] / p->tq, h = bh % p->heads, b = bh / p->heads, kvh = ac_kv_head(p, h);
+    int64_t hid = b * p->kv_heads + kvh, nleft = 0, nheld = 0;
+    int64_t *left = ac_xmalloc((size_t)nr * sizeof *left);
+    for (int64_t x = 0; x < nr; x++) {
+      J->r->rows[rows[x]].selected = 1;
+      elems_init(J->r, rows[x], p->dv);
+      nheld += p->f.used || ac_visible_count(p, rows[x] % p->tq) > 0;
+    }
+    w->head = head_acquire(J, hid, b, kvh);
+    const ac_bt_head *bt = &J->heads[hid].bt;
+    if (bt->ok) nleft = ac_bt_fwd_tile(w, f, bt, rows, nr, J->r, st, left);
+    else memcpy(left, rows, (size_t)nr * sizeof *left), nleft = nr;
+    w->head = NULL;
+    for (int64_t x = 0; x < nleft; x++) {
+      nheld -= p->f.used || ac_visible_count(p, left[x] % p->tq) > 0;
+      do_row(w, J, left[x], st);
+    }
+    for (int64_t x = 0; x < nheld; x++) head_release(J, hid);
+    free(left);
+  }
+  ac_bt_fwd_free(f);
+}
+
 static void *work(void *arg)
 {
   worker *W = arg;
@@ -382,6 +430,10 @@ static void *work(void *arg)
   mpfr_set_emax(mpfr_get_emax_max());
   ac_or_ws w;
   ac_or_ws_init(&w, J->cs, J->o, J->sc, J->r->formats, J->tprec, J->o->prec_cap > 0 ? J->o->prec_cap : 1L << 16);
+  if (J->tiles) {
+    tiles_work(&w, J, &W->st);
+    goto done;
+  }
   const int64_t chunk = 1;   /* one row at a time: no idle thread behind a chunk of the heaviest rows */
   for (;;) {
     int64_t k0 = (int64_t)atomic_fetch_add(&J->next, chunk);
@@ -389,6 +441,7 @@ static void *work(void *arg)
     int64_t k1 = k0 + chunk < J->nlist ? k0 + chunk : J->nlist;
     for (int64_t k = k0; k < k1; k++) do_row(&w, J, J->list[k], &W->st);
   }
+done:
   ac_or_ws_free(&w);
   mpfr_free_cache();
   struct timespec ts;
@@ -478,11 +531,14 @@ int ac_oracle_run(const ac_case *c, const ac_oracle_opts *o, ac_oracle_result *r
       if (ac_dtype_get((ac_dtype)f)->prec > tprec) tprec = ac_dtype_get((ac_dtype)f)->prec;
     }
   for (int64_t x = 0; x < r->nrows; x++) r->rows[x].m = r->rows[x].lse = NAN;
-  for (int64_t x = 0; x < ns * p->dv; x++) r->elems[x].o = NAN;
   job J = {.cs = c, .o = o, .r = r, .sc = &sc, .tprec = tprec};
   path_choose(&J.path, c, o, r->formats);
   J.list = list;
   J.nlist = nl;
+  if (ac_bt_fwd_case_applies(c, o, r->formats, nl)) {
+    J.tiles = ac_bt_fwd_tiles(p, list, nl, &J.ntiles);
+    ac_gemm_threads();   /* the library loads here, before the workers start (gemm.c) */
+  }
   J.heads = ac_xcalloc((size_t)(p->batch * p->kv_heads), sizeof *J.heads);
   for (int64_t k = 0; k < nl; k++) {
     int64_t x = list[k], i = x % p->tq, bh = x / p->tq;
@@ -518,8 +574,12 @@ int ac_oracle_run(const ac_case *c, const ac_oracle_opts *o, ac_oracle_result *r
     if (r->rows[x].selected) continue;
     r->rows[x].lse_how = AC_HOW_NOT_SELECTED;   /* its elements are not stored (slot -1) */
   }
-  for (int64_t k = 0; k < p->batch * p->kv_heads; k++) ac_or_head_free(&J.heads[k].h);
+  for (int64_t k = 0; k < p->batch * p->kv_heads; k++) {
+    ac_or_head_free(&J.heads[k].h);
+    ac_bt_head_free(&J.heads[k].bt);
+  }
   free(J.heads);
+  free(J.tiles);
   pthread_mutex_destroy(&J.mu);
   pthread_cond_destroy(&J.cv);
   free(ws); free(th); free(list);

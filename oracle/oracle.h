@@ -130,6 +130,8 @@ typedef struct {
   int nmu;              /* number of mu thresholds for F */
   double mu[AC_ORACLE_NMU];
   int no_fast;          /* the MPFR levels alone: no certified binary64 pass, the plain decoder and scores */
+  int blas;             /* the BLAS level of docs/numerics.md §12.6: 0 by the problem's size, 1 wherever it
+                           applies, -1 never (the per-row passes alone) */
 } ac_oracle_opts;
 /* Defaults (ac_oracle_opts_init): all rows, all cores, no extra format, binary32 LSE only,
  * cap 65536 bits, mu = {2^-149, 2^-126, 2^-24, 2^-14} (fp32 subnormal and normal, fp16

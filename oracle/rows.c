@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "oracle_int.h"
+#include "blasfwd.h"
 #include "rng.h"
 
 static int parse_list(const char *spec, int64_t nrows, uint8_t *sel, ac_err *e)
@@ -79,6 +80,14 @@ double ac_oracle_mem_need(const ac_problem *p, uint32_t formats, int64_t nsel, l
    * and exponent, and per key the exact offsets (two MPFR numbers, a few hundred bits) */
   if (p->f.used) ws += (tk + 1) * ((dk + dv) * (double)(sizeof(int64_t) + sizeof(int32_t) + sizeof(double) + 1 +
                                                           sizeof(ac_i128)) + 256);
+  /* the BLAS level (blasfwd.h): a head's K and V in binary64 and binary32 and its block sums; a
+   * thread's row tile of scores, weights and binary32 budget weights (44 bytes per row and key) */
+  if (p->dtype != AC_F64 && !(p->f.used & ~(uint32_t)AC_FEAT_WINDOW) && !ac_problem_quantized(p) &&
+      p->tk >= AC_BT_MIN_KEYS && (double)nsel >= (double)AC_BT_MIN_ROWS * (double)p->batch * (double)p->heads) {
+    double rows = (double)ac_bt_rows_per_tile(p->tk);
+    head += tk * (dk * 12 + dv * 12 + (dk / AC_ORACLE_QBLOCK + 1) * 8 + 16);
+    ws += (rows < (double)nsel ? rows : (double)nsel) * (tk + 8) * 44 + tk * 64 + dv * 96;
+  }
   double live = (double)p->batch * (double)p->kv_heads;
   if (live > (double)threads) live = (double)threads;
   return res + live * head + (double)threads * ws;

@@ -4,7 +4,8 @@ AC_FUZZ_SH = tests/tfuzz_campaign.sh tests/tfuzz_resume.sh tests/tfuzz_shard.sh 
 	tests/tfuzz_metamorphic.sh tests/tfuzz_lock.sh tests/tfuzz_fulldisk.sh tests/tfuzz_trust.sh \
 	tests/texec_decl.sh tests/texec_python.sh tests/tfuzz_variant_families.sh tests/tfuzz_mixed_dtypes.sh \
 	tests/texec_layouts.sh tests/tfuzz_layout_families.sh tests/tfuzz_grad.sh tests/texec_grad.sh tests/texec_grad_torch.sh tests/tfuzz_grad_meta.sh \
-	tests/tfuzz_redraw.sh tests/tfuzz_interrupt.sh tests/tjudged_nothing.sh
+	tests/tfuzz_redraw.sh tests/tfuzz_interrupt.sh tests/tjudged_nothing.sh tests/tfuzz_errors.sh tests/texec_empty_rows.sh \
+	tests/trepro_exec.sh
 check_PROGRAMS += $(AC_FUZZ_TESTS)
 TESTS += $(AC_FUZZ_TESTS) $(AC_FUZZ_SH)
 dist_noinst_SCRIPTS += $(AC_FUZZ_SH) tests/journal_stats.sh

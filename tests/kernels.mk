@@ -134,3 +134,14 @@ tests_abi5_myplugin_v5_la_LIBADD = -lm
 noinst_HEADERS += tests/abi5/attncheck/kernel.h
 TESTS += tests/tplugin_quant.sh
 dist_noinst_SCRIPTS += tests/tplugin_quant.sh
+# tplugin_quant_paged: a plugin written from the header alone reading quantized K and V of dense,
+# varlen and paged caches (codes and scales, or ggml's blocks, at (page, slot)), one of them
+# declaring ATTNCHECK_CAP_QUANT_ONLY. tplugin_quant_paged.sh: PASS on shuffled pages of every
+# format it reads; `list` and a campaign of the layout families for the quantized-only one.
+check_LTLIBRARIES += tests/tplugin_quant_paged.la
+noinst_HEADERS += tests/tplugin_qdecode.h
+tests_tplugin_quant_paged_la_CPPFLAGS = $(AC_TPLUGIN_CPPFLAGS)
+tests_tplugin_quant_paged_la_LDFLAGS = $(AC_TPLUGIN_LDFLAGS)
+tests_tplugin_quant_paged_la_LIBADD = -lm
+TESTS += tests/tplugin_quant_paged.sh
+dist_noinst_SCRIPTS += tests/tplugin_quant_paged.sh

@@ -10,7 +10,7 @@ AM_TESTS_ENVIRONMENT = srcdir='$(srcdir)'; abs_top_builddir='$(abs_top_builddir)
 # The shared test code: helpers, the MPFR reference of the dtypes, the brute-force oracle.
 noinst_LIBRARIES += tests/libac_test.a
 tests_libac_test_a_SOURCES = tests/testutil.c tests/testutil.h tests/tdtype_ref.c tests/tdtype_ref.h \
-	tests/toracle_ref.c tests/toracle_ref.h
+	tests/toracle_ref.c tests/toracle_ref.h tests/quant/qspecial.c tests/quant/qspecial.h
 AC_TEST_LIBS = tests/libac_test.a $(CHECK_LIBS)
 LDADD = $(AC_TEST_LIBS) $(AC_ALL_LIBS)
 
@@ -29,3 +29,4 @@ include tests/docs.mk
 include tests/python.mk
 include tests/contrib.mk
 include tests/quant.mk
+include tests/asan.mk

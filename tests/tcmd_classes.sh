@@ -54,7 +54,7 @@ echo "ok: $n presets: their strings judge as their names ($(grep -c '^PASS\|^FAI
 # bad class strings: one line, exit 2, from every command that takes a class
 "$bin" gen -o "$tmp/c.npz" --tq 8 --tk 40 --dk 16 --seed 3 > /dev/null || exit 99
 for cls in 'q=f8' 'k=q8' 'foo=1' 'q=f16,q=bf16' 'q=f16,pv' 'eu=0' 'f16=' 'q=f16,fp32' 'f17=fp32'; do
-  for cmd in "check --kernel flash-f32" "suite --kernel flash-f32 --case f32-1x1-d1-none" "compare" "fuzz --kernel flash-f32 --out $tmp/fz --time 1" "replay $tmp/c.npz --kernel flash-f32" "list"; do
+  for cmd in "check --kernel flash-f32" "suite --kernel flash-f32 --case f32-1x1-d1-none" "compare" "fuzz --kernel flash-f32 --out $tmp/fz --cases 1" "replay $tmp/c.npz --kernel flash-f32" "list"; do
     # shellcheck disable=SC2086
     "$bin" $cmd --precision "$cls" "$tmp/c.npz" > "$tmp/o" 2> "$tmp/e"
     rc=$?
@@ -66,7 +66,7 @@ done
 echo "ok: bad class strings refused (exit 2, one line)"
 "$bin" compare --precision fp32 --precision fp16-fa2 "$tmp/c.npz" > /dev/null 2> "$tmp/e"
 [ $? -eq 2 ] || wrong "compare with two --precision"
-"$bin" fuzz --kernel flash-f32 --precision fp32 --precision fp32 --out "$tmp/fz2" --time 1 > /dev/null 2> "$tmp/e"
+"$bin" fuzz --kernel flash-f32 --precision fp32 --precision fp32 --out "$tmp/fz2" --cases 1 > /dev/null 2> "$tmp/e"
 [ $? -eq 2 ] || wrong "fuzz with two --precision"
 
 # several classes in one run: a table, a column per class

@@ -4,7 +4,8 @@
 # features (the rest SKIP, never sent); "error unsupported: ..." is SKIP and no finding; a
 # worker that answers the hello with an error, or not at all within the time limit, runs as
 # before; a bad declaration is ERROR; a one-shot command exiting 77 is SKIP; two exec specs that
-# differ only after their 40th character get different finding signatures.
+# differ only after their 40th character get different finding signatures; "quant_only" (with
+# "kv_formats") makes a worker of quantized caches only.
 set -u
 bin=${ATTNCHECK_BIN:-./attncheck}
 top=${abs_top_builddir:-.}
@@ -84,6 +85,21 @@ rc=$?
 [ $rc -eq 3 ] && grep -q "^ERROR .*unusable worker declaration: 'dtypes': unknown name 'f33'" "$tmp/4.txt" ||
   { cat "$tmp/4.txt"; fail "bad declaration: exit $rc"; }
 echo "ok: a bad declaration is ERROR"
+
+# 4b. "quant_only": true (with kv_formats): `list` says so, a plain case SKIPs unsent; without
+#     kv_formats the declaration is unusable
+mkworker qonly 'attncheck-worker 1 {"name":"qonly","dtypes":["f32"],"kv_formats":["e4m3fn"],"quant_only":true}'
+"$bin" list --kernel "exec-persistent:$tmp/qonly.sh" > "$tmp/4b.txt" 2>&1
+grep -q 'kv formats e4m3fn.*quantized cases only' "$tmp/4b.txt" || { cat "$tmp/4b.txt"; fail "list of a quant_only worker"; }
+: > "$tmp/requests"
+"$bin" check --kernel "exec-persistent:$tmp/qonly.sh" example:tiny3 > "$tmp/4b.txt" 2>&1
+rc=$?
+[ $rc -eq 0 ] && grep -q '^SKIP .*quantized tensors only' "$tmp/4b.txt" && [ ! -s "$tmp/requests" ] ||
+  { cat "$tmp/4b.txt"; fail "a plain case on a quant_only worker: exit $rc"; }
+mkworker qbad 'attncheck-worker 1 {"dtypes":["f32"],"quant_only":true}'
+"$bin" check --kernel "exec-persistent:$tmp/qbad.sh" example:tiny3 > "$tmp/4b.txt" 2>&1
+[ $? -eq 3 ] && grep -q "quant_only' without 'kv_formats'" "$tmp/4b.txt" || { cat "$tmp/4b.txt"; fail "quant_only without formats"; }
+echo "ok: a worker of quantized caches only"
 
 # 5. one-shot: exit status 77 is SKIP with the command's reason
 "$bin" check --kernel 'exec:echo "unsupported: no fp8 here" >&2; exit 77; : {in} {out}' example:tiny3 > "$tmp/5.txt" 2>&1

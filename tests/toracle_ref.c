@@ -240,15 +240,20 @@ void ref_random_case(ac_case *c, ac_dtype t, ac_rng *r)
   for (int64_t x = 0; x < n.v; x++) ref_set(c, 'v', (size_t)x, draw(r, mode));
 }
 
-void ref_oracle(const ac_case *c, uint32_t formats, int threads, ac_oracle_result *r)
+void ref_oracle_lse(const ac_case *c, uint32_t formats, int threads, int lse_f64, ac_oracle_result *r)
 {
   ac_oracle_opts o;
   ac_err e;
   ac_oracle_opts_init(&o);
   o.formats = formats;
   o.threads = threads;
-  o.lse_f64 = 1;
+  o.lse_f64 = lse_f64;
   ck_assert_msg(ac_oracle_run(c, &o, r, &e) == 0, "ac_oracle_run: %s", e.msg);
+}
+
+void ref_oracle(const ac_case *c, uint32_t formats, int threads, ac_oracle_result *r)
+{
+  ref_oracle_lse(c, formats, threads, 1, r);
 }
 
 uint64_t ref_round_bits(ac_dtype t, mpfr_t x, int *amb)

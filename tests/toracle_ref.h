@@ -27,7 +27,10 @@ void ref_random_case(ac_case *c, ac_dtype t, ac_rng *r);
 /* Bits of x rounded to t (e4m3 saturating), or 1 in *amb when x (1 ± 2^-(prec(x) - 100)) round
  * differently: a reference too close to a rounding boundary to decide. */
 uint64_t ref_round_bits(ac_dtype t, mpfr_t x, int *amb);
-/* Runs the oracle with the case dtype plus extra formats; aborts the test on error. */
+/* Runs the oracle with the case dtype plus extra formats and the LSE in binary64 too; aborts the
+ * test on error. ref_oracle_lse: the LSE in binary64 only with lse_f64 (without it and without
+ * binary64 in formats, the oracle takes its binary64 pass, as `attncheck oracle` does). */
 void ref_oracle(const ac_case *c, uint32_t formats, int threads, ac_oracle_result *r);
+void ref_oracle_lse(const ac_case *c, uint32_t formats, int threads, int lse_f64, ac_oracle_result *r);
 
 #endif

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "attncheck_kernel.h"
+#include "tplugin_qdecode.h"
 
 static int supports(const attncheck_problem *p, char *why, size_t n)
 {
@@ -23,22 +24,6 @@ static int supports(const attncheck_problem *p, char *why, size_t n)
   return 1;
 }
 
-static double f16(uint16_t h)
-{
-  int e = h >> 10 & 31, m = h & 1023;
-  double v = e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
-  if (e == 31) v = m ? NAN : INFINITY;
-  return h >> 15 ? -v : v;
-}
-
-static double e4m3fn(uint8_t c)
-{
-  int e = c >> 3 & 15, m = c & 7;
-  if (e == 15 && m == 7) return NAN;
-  double v = e ? ldexp(8 + m, e - 10) : ldexp(m, -9);
-  return c >> 7 ? -v : v;
-}
-
 /* Element (b, h, t, d) of quantized tensor q; skip_scale: the codes' values alone. */
 static double value(const attncheck_quant_tensor *q, int64_t b, int64_t h, int64_t t, int64_t d, int skip_scale)
 {
@@ -47,8 +32,8 @@ static double value(const attncheck_quant_tensor *q, int64_t b, int64_t h, int64
   int64_t e = q->granularity == ATTNCHECK_QG_BLOCK ? d / q->block : d;
   int64_t so = b * ss[0] + h * ss[1] + t * ss[2] + e * ss[3];
   switch (q->format) {
-  case ATTNCHECK_QF_Q8_0: return (double)(int8_t)c * (skip_scale ? 1 : f16(((const uint16_t *)q->scales)[so]));
-  case ATTNCHECK_QF_E4M3FN: return e4m3fn(c) * (skip_scale ? 1 : ((const float *)q->scales)[so]);
+  case ATTNCHECK_QF_Q8_0: return (double)(int8_t)c * (skip_scale ? 1 : tq_f16(((const uint16_t *)q->scales)[so]));
+  case ATTNCHECK_QF_E4M3FN: return tq_e4m3fn(c) * (skip_scale ? 1 : ((const float *)q->scales)[so]);
   case ATTNCHECK_QF_INT8:
     return ((double)(int8_t)c - ((const int8_t *)q->aux)[so]) * (skip_scale ? 1 : ((const float *)q->scales)[so]);
   default: return NAN;

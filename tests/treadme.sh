@@ -23,7 +23,8 @@
 # the scratch directory; pkg-config finds attncheck.pc with the build tree's <attncheck/kernel.h>
 # (what `make install` provides); python3 is configure's numpy python where the first python3 on
 # PATH lacks numpy. Rewrites (each printed where applied):
-#   --time D                      -> --time 1s        (campaigns of 8h become one second)
+#   --time D                      -> --cases 20       (campaigns of 8h become 20 cases: a bound the
+#                                                      clock does not move; dropped beside --cases)
 #   --cases N (N > 50)            -> --cases 50       (a campaign of 50 cases, its findings minimized)
 #   /tmp/                         -> SCRATCH/tmp/     (no file outside the scratch directory)
 #   suite of an exec-persistent:  -> --dtypes f32 added (a Python worker takes 40 s for all dtypes)
@@ -140,7 +141,11 @@ ran=0 skipped=0 failed=0 rewrites=0
 skips=""
 # rewrite LINE: the documented rewrites, printed when one applies
 rewrite() {
-  new=$(printf '%s\n' "$1" | sed -e "s#--time[ =][^ ]*#--time 1s#g" -e "s#/tmp/#$scratch/tmp/#g" \
+  case "$1" in
+  *--cases*) tsub='s#--time[ =][^ ]*##g' ;;
+  *) tsub='s#--time[ =][^ ]*#--cases 20#g' ;;
+  esac
+  new=$(printf '%s\n' "$1" | sed -e "$tsub" -e "s#/tmp/#$scratch/tmp/#g" \
     -e 's#--cases[ =]\([5-9][0-9]\|[1-9][0-9][0-9][0-9]*\)\([^0-9]\|$\)#--cases 50\2#g')
   case $new in *"attncheck suite "*exec-persistent:*) case $new in *--dtypes*) ;; *) new=$(printf '%s\n' "$new" | sed 's/attncheck suite /attncheck suite --dtypes f32 /') ;; esac ;; esac
   printf '%s\n' "$new"

@@ -49,7 +49,7 @@ attncheck fuzz --kernel flash-f32 --time 8h --out camp --no-live --quiet
 MD
 expect 0 'ran   README.md:3 (2 lines' 'SKIP  README.md:12 (needs a GPU)' \
   'SKIP  README.md:16 (needs no-such-program-here, absent here)' 'ran   README.md:20 (1 lines' \
-  'rewritten README.md:23: attncheck fuzz --kernel flash-f32 --time 1s --out camp' \
+  'rewritten README.md:23: attncheck fuzz --kernel flash-f32 --cases 20 --out camp' \
   'README doc test: 3 blocks ran, 2 skipped, 0 failed; 1 lines rewritten'
 cat >> "$tmp/src/README.md" <<'MD'
 

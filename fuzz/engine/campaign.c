@@ -170,19 +170,14 @@ int ac_cp_setup_kernel(ctx_t *c, ac_err *e)
   c->x.precision = c->o->precision;
   c->x.grad = c->x.grad && c->o->lim.backward;
   c->x.run.timeout_s = c->o->timeout_s;
-  if (c->o->empty_rows) ac_empty_parse(c->o->empty_rows, &c->x.cmp.empty);
+  if (c->o->empty_rows) {   /* given: it overrides what the kernel declares, as for check and suite */
+    if (ac_empty_parse(c->o->empty_rows, &c->x.cmp.empty))
+      return ac_err_set(e, "bad empty_rows '%s' (zero|nan|skip|mean-v)", c->o->empty_rows);
+    c->x.cmp.empty_set = 1;
+  }
   if (c->o->alibi_lse && ac_alibi_lse_parse(c->o->alibi_lse, &c->x.run.alibi_lse))
     return ac_err_set(e, "bad alibi_lse '%s' (abi|fa2)", c->o->alibi_lse);
-  if (c->o->policies[0]) {
-    char *dup = ac_xstrdup(c->o->policies), *save = NULL;
-    for (char *t = strtok_r(dup, ";", &save); t; t = strtok_r(NULL, ";", &save))
-      if (ac_policies_set(&c->x.pol, t, e)) {
-        free(dup);
-        return -1;
-      }
-    free(dup);
-  }
-  return 0;
+  return ac_policies_set_list(&c->x.pol, c->o->policies, e);
 }
 
 static void pending_minimizations(ctx_t *c, int w)
@@ -225,6 +220,17 @@ static int64_t count_error(shm_t *sh, int any)
   if (any) sh->any_error = 1;
   pthread_mutex_unlock(&sh->mu);
   return n;
+}
+
+/* Counts a case with a quantized tensor, a varlen or paged one, and one both (stats). */
+static void count_quant(shm_t *sh, const ac_case *cs)
+{
+  int q = ac_problem_quantized(&cs->p), lay = (cs->p.f.used & AC_FEAT_LAYOUTS) != 0;
+  ac_cp_lock(sh);
+  sh->quant_cases += q;
+  sh->layout_cases += lay;
+  sh->quant_layout_cases += q && lay;
+  pthread_mutex_unlock(&sh->mu);
 }
 
 /* Counts one SKIP of this run under its reason (under sh->mu). */
@@ -511,16 +517,13 @@ void ac_cp_worker_main(ctx_t *c, int w)
     if (erc || (ev.kinds & (1u << AC_V_ERROR))) {
       /* the tool could not decide this case (e.g. an unresolved oracle element): exit 3 */
       int64_t nerr = count_error(c->sh, 1);
-      /* keep the first few such cases for whoever investigates the tool */
-      if (nerr <= 20) {
-        char ed[4096], ep[4400];
-        ac_err ee;
-        snprintf(ed, sizeof ed, "%s/errors", c->o->out_dir);
-        snprintf(ep, sizeof ep, "%s/case-%lld.npz", ed, (long long)gk);
-        if (ac_mkdir_p(ed, &ee) == 0) ac_case_write(&cs, ep, &ee);
-      }
+      /* keep the first few such cases, with their reproducers, for whoever investigates the tool */
+      ac_err ee;
+      if (ac_cp_error_keep(c, nerr) && ac_cp_error_store(c, &cs, gk, "eval", erc ? e.msg : ev.rep.note, &ee))
+        ac_cp_log_error(c, "keep-error", NULL, gk, ee.msg);
       ac_cp_log_error(c, "eval", NULL, gk, erc ? e.msg : ev.rep.note);
     }
+    count_quant(c->sh, &cs);
     int never = never_started(&sw, erc, &ev, e.msg);
     if (!erc) jit_note(c, &cs, &ev);
     /* the case number is spent only once its findings are stored and its record is written */

@@ -30,6 +30,8 @@ typedef struct {
   char skip_why[SKIP_REASONS][200];                 /* the SKIP reasons of this run and their counts */
   int64_t skip_n[SKIP_REASONS], skip_other;
   int64_t skipped_by_run;   /* of skipped: refused by the kernel's run() after it saw the case (never findings) */
+  int64_t quant_cases, layout_cases, quant_layout_cases;   /* this run's cases with a quantized tensor, the
+                                                              varlen and paged ones, and those both */
   int64_t discarded;        /* draws the kernel does not take, drawn again before a case (campaign.c) */
   int64_t first_runs, later_runs;   /* runs of a JIT key (shape, dtype, mask, ...) new to the worker, and repeats */
   double first_run_s, later_run_s;  /* their kernel time: first runs include a JIT kernel's compilation */
@@ -146,6 +148,17 @@ int ac_cp_finish(ctx_t *c, int sig, int fail);
 /* Kernel time of first runs of a JIT key against later ones: the compilation a JIT kernel spends
  * is the first runs' time less what as many later runs take (0: not measured). */
 double ac_cp_compile_estimate(const shm_t *sh);
+
+/* errors_dir.c: DIR/errors/, the cases the tool failed on. ac_cp_error_keep: whether the nerr-th
+ * such case of this run is kept (the first few). ac_cp_error_store: cs as errors/case-GK.npz with
+ * errors/case-GK.sh, its one-line reproducer (what: "eval", "worker-died"; msg: why). 0 or -1.
+ * ac_cp_error_redraw (the supervisor): case k, on which a worker died, drawn again from its journal
+ * record in a forked child and stored so (nothing when errors/ holds it already).
+ * ac_cp_errors_list: up to max of errors/'s cases with their reproducers, a line each. */
+int ac_cp_error_keep(ctx_t *c, int64_t nerr);
+int ac_cp_error_store(ctx_t *c, const ac_case *cs, int64_t gk, const char *what, const char *msg, ac_err *e);
+void ac_cp_error_redraw(ctx_t *c, int64_t k, const char *what, const char *msg);
+void ac_cp_errors_list(const char *dir, FILE *f, int max);
 
 /* campaign_findings.c */
 /* The signature of kind k of evaluation ev of case lc (family, the worst row's position class);

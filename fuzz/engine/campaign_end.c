@@ -75,10 +75,15 @@ static void summary(const ctx_t *c, double el)
   skip_reasons(sh, stdout, 3);
   draws_and_jit(c);
   ac_findings_summary(c->o->out_dir, stdout, 20);
-  if (sh->errors)
-    printf("%lld cases the tool could not decide (unresolved oracle elements or internal errors): see %s/log.jsonl "
-           "and %s/errors/\n",
-           (long long)sh->errors, c->o->out_dir, c->o->out_dir);
+  if (sh->errors) {
+    /* the tool's own failures, never the kernel's: the cases kept with their reproducers */
+    char *q = ac_str_escape_dup(c->o->out_dir);
+    printf("attncheck failed on %lld cases (it could not decide them, or a worker judging them died: a bug in "
+           "attncheck, not in the kernel; see %s/log.jsonl), kept in %s/errors/:\n",
+           (long long)sh->errors, q, q);
+    free(q);
+    ac_cp_errors_list(c->o->out_dir, stdout, 10);
+  }
 }
 
 int ac_cp_finish(ctx_t *c, int sig, int fail)

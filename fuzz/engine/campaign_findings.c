@@ -74,6 +74,9 @@ static json_object *build_report(ctx_t *c, const ac_case *cs, const ac_eval *ev,
   json_object_object_add(r, "signature", json_object_new_string(sig));
   json_object_object_add(r, "kernel", json_object_new_string(c->kname));
   json_object_object_add(r, "kernel_spec", json_object_new_string(c->o->kernel_spec));
+  char rs[4096];   /* an exec command's program as this campaign resolved it (PATH, directory): repro.sh runs it */
+  if (ac_exec_spec_resolved(c->o->kernel_spec, rs, sizeof rs))
+    json_object_object_add(r, "kernel_spec_resolved", json_object_new_string(rs));
   json_object_object_add(r, "kind", json_object_new_string(ac_verdict_name(k)));
   json_object_object_add(r, "policy", json_object_new_string(ac_policy_name(c->x.pol.p[k])));
   json_object_object_add(r, "family", json_object_new_string(family));
@@ -146,6 +149,8 @@ static json_object *build_report(ctx_t *c, const ac_case *cs, const ac_eval *ev,
   if (c->o->alibi_lse) json_object_object_add(r, "alibi_lse_override", json_object_new_string(c->o->alibi_lse));
   json_object_object_add(r, "policies", json_object_new_string(c->o->policies));
   json_object_object_add(r, "empty_rows", json_object_new_string(ac_empty_name(c->x.cmp.empty)));
+  if (c->x.cmp.empty_set)   /* --empty-rows given: replay overrides the kernel's declaration with it too */
+    json_object_object_add(r, "empty_rows_override", json_object_new_string(ac_empty_name(c->x.cmp.empty)));
   json_object_object_add(r, "timeout_s", json_object_new_double(c->x.run.timeout_s));
   json_object_object_add(r, "tool_version", json_object_new_string(PACKAGE_VERSION));
   add_env(c, r);

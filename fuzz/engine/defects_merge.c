@@ -49,6 +49,7 @@ static int collect(void *arg, ac_finding_dir *f)
 int ac_defects_assign_all(const char *dir, const char *kernel_override, int trust, int rerun, int *nassigned, ac_err *e)
 {
   collect_ctx cc = {NULL, 0, 0, kernel_override};
+  const ac_replay_opts ro = {.kernel = kernel_override, .trust = trust};
   *nassigned = 0;
   if (ac_defects_rebuild(dir, NULL, e) || ac_findings_each(dir, NULL, "merge", collect, &cc, e) < 0) return -1;
   ac_defect_env *env = ac_xcalloc(1, sizeof *env);
@@ -67,7 +68,7 @@ int ac_defects_assign_all(const char *dir, const char *kernel_override, int trus
       char *txt = ac_data_read(fdir, "report.json", AC_FINDING_JSON_MAX, NULL, &fe);
       json_object *js = txt ? json_tokener_parse(txt) : NULL;
       free(txt);
-      have = js && ac_finding_eval_ctx(js, label, kernel_override, trust, NULL, &fc, &fe) == 0;
+      have = js && ac_finding_eval_ctx(js, label, &ro, &fc, &fe) == 0;
       json_object_put(js);
       if (!have) {   /* left without a defect; the first such failure is said */
         if (!failed++) *e = fe;

@@ -180,6 +180,7 @@ int ac_eval_case_pre(const ac_eval_ctx *x, const ac_case *c, const ac_oracle_res
   ev->oracle_s = j.oracle_s;
   ev->status = j.run.status;
   ev->refused_by_run = j.run.status == AC_RUN_UNSUPPORTED;
+  if (j.run.not_started) snprintf(ev->not_started, sizeof ev->not_started, "%s", j.run.msg);
   cmp.prec = j.prec; /* the class of the run (a kernel may name it per problem) */
   if (rc == 0 && j.run.status == AC_RUN_OK) {
     keep_row(c, j.oracle, j.run.o, &cmp, &ev->rep.worst, &ev->row);

@@ -83,7 +83,9 @@ int ac_finding_kernel_of(json_object *r, const char *label, const char *override
   }
   char rec[2048] = "", q[8300], *qe;
   json_object *v;
-  if (json_object_object_get_ex(r, "kernel_spec", &v) && json_object_is_type(v, json_type_string))
+  /* an exec command's program as the campaign resolved it, else the spec as given */
+  if ((json_object_object_get_ex(r, "kernel_spec_resolved", &v) || json_object_object_get_ex(r, "kernel_spec", &v)) &&
+      json_object_is_type(v, json_type_string))
     snprintf(rec, sizeof rec, "%s", json_object_get_string(v));
   if (!rec[0]) return ac_err_set(e, "%s: no kernel recorded; give --kernel K", label);
   if (!ac_shquote(rec, q, sizeof q)) snprintf(q, sizeof q, "(too long)");
@@ -134,14 +136,25 @@ int ac_finding_kernel(const char *fdir, const char *override, int trust, char *s
   return rc;
 }
 
-int ac_finding_eval_ctx(json_object *js, const char *label, const char *kernel_override, int trust,
-                        const char *precision, ac_finding_ctx *fc, ac_err *e)
+int ac_finding_eval_ctx(json_object *js, const char *label, const ac_replay_opts *ro, ac_finding_ctx *fc, ac_err *e)
 {
+  static const ac_replay_opts none;
+  if (!ro) ro = &none;
   memset(fc, 0, sizeof *fc);
   json_object *v;
+  char pol[1024] = "", empty[32] = "", eover[32] = "", alibi[16] = "";
   if (json_object_object_get_ex(js, "precision_override", &v)) snprintf(fc->prec, sizeof fc->prec, "%s", json_object_get_string(v));
-  if (precision) snprintf(fc->prec, sizeof fc->prec, "%s", precision);
-  if (ac_finding_kernel_of(js, label, kernel_override, trust, fc->spec, sizeof fc->spec, e)) return -1;
+  if (json_object_object_get_ex(js, "policies", &v)) snprintf(pol, sizeof pol, "%s", json_object_get_string(v));
+  if (json_object_object_get_ex(js, "empty_rows", &v)) snprintf(empty, sizeof empty, "%s", json_object_get_string(v));
+  if (json_object_object_get_ex(js, "empty_rows_override", &v))
+    snprintf(eover, sizeof eover, "%s", json_object_get_string(v));
+  if (json_object_object_get_ex(js, "alibi_lse_override", &v)) snprintf(alibi, sizeof alibi, "%s", json_object_get_string(v));
+  double timeout = 0;
+  if (json_object_object_get_ex(js, "timeout_s", &v)) timeout = json_object_get_double(v);
+  if (ro->precision) snprintf(fc->prec, sizeof fc->prec, "%s", ro->precision);
+  if (ro->empty_rows) snprintf(eover, sizeof eover, "%s", ro->empty_rows);
+  if (ro->timeout_s > 0) timeout = ro->timeout_s;
+  if (ac_finding_kernel_of(js, label, ro->kernel, ro->trust, fc->spec, sizeof fc->spec, e)) return -1;
   ac_kernel **list = NULL;
   int nk = 0;
   if (ac_kernel_resolve(fc->spec, &list, &nk, e)) return -1;
@@ -154,15 +167,14 @@ int ac_finding_eval_ctx(json_object *js, const char *label, const char *kernel_o
   ac_eval_ctx *x = &fc->x;
   ac_eval_ctx_init(x, fc->kernel, fc->spec);
   x->precision = fc->prec[0] ? fc->prec : NULL;
-  if (json_object_object_get_ex(js, "timeout_s", &v) && json_object_get_double(v) > 0) x->run.timeout_s = json_object_get_double(v);
-  if (json_object_object_get_ex(js, "empty_rows", &v)) ac_empty_parse(json_object_get_string(v), &x->cmp.empty);
-  if (json_object_object_get_ex(js, "alibi_lse_override", &v))   /* the campaign's --alibi-lse */
-    ac_alibi_lse_parse(json_object_get_string(v), &x->run.alibi_lse);
-  if (json_object_object_get_ex(js, "policies", &v)) {
-    char *dup = ac_xstrdup(json_object_get_string(v)), *save = NULL;
-    for (char *t = strtok_r(dup, ";", &save); t; t = strtok_r(NULL, ";", &save)) ac_policies_set(&x->pol, t, NULL);
-    free(dup);
-  }
+  if (timeout > 0) x->run.timeout_s = timeout;
+  /* the empty-row convention: replay's --empty-rows, else the campaign's --empty-rows, both over the
+   * kernel's declaration; else the campaign's default, which a declaration overrides (as it did there) */
+  if (empty[0]) ac_empty_parse(empty, &x->cmp.empty);
+  if (eover[0]) x->cmp.empty_set = ac_empty_parse(eover, &x->cmp.empty) == 0;
+  if (alibi[0]) ac_alibi_lse_parse(alibi, &x->run.alibi_lse);   /* the campaign's --alibi-lse */
+  ac_policies_set_list(&x->pol, pol, NULL);                      /* the campaign's, then replay's */
+  if (ro->policies) ac_policies_set_list(&x->pol, ro->policies, NULL);
   return 0;
 }
 
@@ -172,8 +184,7 @@ void ac_finding_ctx_free(ac_finding_ctx *fc)
   fc->kernel = NULL;
 }
 
-int ac_replay_finding(const char *fdir, const char *kernel_override, int trust, const char *precision, FILE *out,
-                      uint32_t *kinds_out, ac_err *e)
+int ac_replay_finding(const char *fdir, const ac_replay_opts *ro, FILE *out, uint32_t *kinds_out, ac_err *e)
 {
   char p[4096], kind[64] = "";
   json_object *js = read_report(fdir, e), *v;
@@ -181,7 +192,7 @@ int ac_replay_finding(const char *fdir, const char *kernel_override, int trust, 
   if (json_object_object_get_ex(js, "kind", &v)) snprintf(kind, sizeof kind, "%s", json_object_get_string(v));
   snprintf(p, sizeof p, "%s/report.json", fdir);
   ac_finding_ctx fc;
-  int krc = ac_finding_eval_ctx(js, p, kernel_override, trust, precision, &fc, e);
+  int krc = ac_finding_eval_ctx(js, p, ro, &fc, e);
   json_object_put(js);
   if (krc) return -1;
   ac_eval_ctx x = fc.x;
@@ -211,6 +222,11 @@ int ac_replay_finding(const char *fdir, const char *kernel_override, int trust, 
     ac_eval ev;
     ac_err ee;
     ac_eval_case(&x, &c, repeat, &ev, &ee);
+    if (ev.not_started[0]) {   /* nothing ran: neither reproduced nor not */
+      ac_case_free(&c);
+      ac_finding_ctx_free(&fc);
+      return ac_err_set(e, "%s", ev.not_started);
+    }
     ac_eval_print(out, p, &c, &ev);
     all |= ev.kinds;
     if (ev.any_fail) rc = 1;

@@ -74,6 +74,8 @@ static int read_report(ac_finding_dir *f, ac_err *e)
     bad = "its signature is not the directory's name";
   else if (json_object_object_get_ex(r, "kernel_spec", &v) && !json_object_is_type(v, json_type_string))
     bad = "kernel_spec is not a string";
+  else if (json_object_object_get_ex(r, "kernel_spec_resolved", &v) && !json_object_is_type(v, json_type_string))
+    bad = "kernel_spec_resolved is not a string";
   else if (json_object_object_get_ex(r, "kind", &v) && !json_object_is_type(v, json_type_string))
     bad = "kind is not a string";
   if (bad) {
@@ -245,12 +247,12 @@ int ac_finding_write_repro(const char *fdir, const char *sig, json_object *repor
 {
   char exe[2048], qexe[8300], qspec[8300], p[4200], envs[16384] = "";
   json_object *v;
-  const char *spec = report && json_object_object_get_ex(report, "kernel_spec", &v) ? json_object_get_string(v) : "";
-  ssize_t r = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (r <= 0)
-    snprintf(exe, sizeof exe, "attncheck");
-  else
-    exe[r] = 0;
+  /* an exec command as the campaign resolved it (its program's absolute path), else as given */
+  const char *spec = report && (json_object_object_get_ex(report, "kernel_spec_resolved", &v) ||
+                                json_object_object_get_ex(report, "kernel_spec", &v))
+                         ? json_object_get_string(v)
+                         : "";
+  ac_self_exe(exe, sizeof exe);
   if (!ac_finding_name_ok(sig)) return ac_err_set(e, "%s: not a finding's name", fdir);
   if (!ac_shquote(spec ? spec : "", qspec, sizeof qspec) || !ac_shquote(exe, qexe, sizeof qexe) ||
       env_lines(report, envs, sizeof envs))
@@ -263,7 +265,8 @@ int ac_finding_write_repro(const char *fdir, const char *sig, json_object *repor
            "#!/bin/sh\n"
            "# Reproduces finding %s: runs the kernel on the stored case (the minimized one when\n"
            "# present) and judges it. ATTNCHECK overrides the binary; extra arguments go to replay\n"
-           "# (a --kernel among them replaces the one below).%s\n"
+           "# (a --kernel among them replaces the one below); a command kernel's program is the one\n"
+           "# the campaign ran, by its absolute path.%s\n"
            "%s"
            "d=$(dirname \"$0\")\n"
            "exe=%s\n"

@@ -14,7 +14,7 @@ fuzz_libac_fuzz_la_SOURCES += \
 	fuzz/engine/campaign.c \
 	fuzz/engine/campaign_findings.c fuzz/engine/relabel.c \
 	fuzz/engine/supervisor.c \
-	fuzz/engine/campaign_end.c \
+	fuzz/engine/campaign_end.c fuzz/engine/errors_dir.c \
 	fuzz/engine/campaign_json.c \
 	fuzz/engine/campdir.c \
 	fuzz/engine/journal.h \

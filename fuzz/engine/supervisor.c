@@ -64,6 +64,12 @@ static void write_stats(ctx_t *c, const char *state)
   fprintf(f, "errors=%lld\nbest_err_over_E=%.4g\nnext_case=%lld\nelapsed_s=%.1f\njobs=%d\n", (long long)sh->errors,
           sh->best_score, (long long)sh->next, el, c->o->jobs);
   fprintf(f, "skipped_by_run=%lld\ndraws_discarded=%lld\n", (long long)sh->skipped_by_run, (long long)sh->discarded);
+  if (c->o->lim.kv_formats)   /* a kernel of quantized caches: how many of the serving layouts' cases were quantized */
+    fprintf(f,
+            "quantized_this_run=%lld\nlayout_this_run=%lld\nquantized_layout_this_run=%lld\n"
+            "quantized_layout_share=%.4f\n",
+            (long long)sh->quant_cases, (long long)sh->layout_cases, (long long)sh->quant_layout_cases,
+            sh->layout_cases ? (double)sh->quant_layout_cases / (double)sh->layout_cases : 0.0);
   jit_stats(f, c);
   fprintf(f, "metamorphic_checks_this_run=%lld\nmetamorphic_worst_diff_over_tol=%.4g\n", (long long)sh->meta_checks,
           sh->meta_worst);
@@ -283,7 +289,7 @@ static int worker_lost(ctx_t *c, int w, int st, int *in_a_row, int64_t *done_bef
   char fam[64];
   snprintf(fam, sizeof fam, "%s", sh->worker_family[w][0] ? sh->worker_family[w] : "?");
   sh->worker_case[w] = -1;
-  sh->errors++;
+  int64_t nerr = ++sh->errors;
   sh->any_error = 1;
   pthread_mutex_unlock(&sh->mu);
   sh->worker_died = 1;
@@ -302,6 +308,13 @@ static int worker_lost(ctx_t *c, int w, int st, int *in_a_row, int64_t *done_bef
     sh->done++;
     if (slot >= 0) sh->per_fam[slot]++;
     pthread_mutex_unlock(&sh->mu);
+    /* the case that killed it, for whoever investigates the tool */
+    char why[80];
+    if (WIFSIGNALED(st))
+      snprintf(why, sizeof why, "the worker judging it was killed by %s", ac_signal_name(WTERMSIG(st)));
+    else
+      snprintf(why, sizeof why, "the worker judging it exited with status %d", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    if (st >= 0 && ac_cp_error_keep(c, nerr)) ac_cp_error_redraw(c, k, "worker-died", why);
   }
   /* deaths with no case finished in between: the workers cannot run at all */
   *in_a_row = sh->done == *done_before ? *in_a_row + 1 : 1;

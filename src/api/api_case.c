@@ -256,6 +256,19 @@ static int set_quant_specs(const attncheck_problem *a, const attncheck_quant *qt
   return 0;
 }
 
+/* The carrier's slot u of a paged K or V (i 1, 2) is (page u / *ps, slot u % *ps): the stride of a
+ * page, st[0], or page_size * st[2] when st[0] is 0 (pages token-major one after the other); for
+ * every other tensor *ps covers the whole carrier and the page stride is 0 (u * st[2] alone). */
+static int64_t paged_page(const ac_problem *p, int i, const int64_t st[4], int64_t *ps)
+{
+  if (i == 0 || !(p->f.used & AC_FEAT_PAGED)) {
+    *ps = INT64_MAX;
+    return 0;
+  }
+  *ps = p->l.page_size;
+  return st[0] ? st[0] : p->l.page_size * st[2];
+}
+
 /* Tensor i's codes, scales and aux from the caller's arrays into the allocated case. */
 static void read_quant(const attncheck_problem *a, const attncheck_quant_tensor *x, int i, ac_case *c)
 {
@@ -275,12 +288,12 @@ static void read_quant(const attncheck_problem *a, const attncheck_quant_tensor 
     const size_t ss = ac_qsdtype_size(f->sdtype);
     ac_qview_present(s, layout, st);
     const int64_t *sc = all_zero(x->scale_stride) ? st : x->scale_stride;
-    int64_t n = 0;
+    int64_t ps, pg = paged_page(p, i, sc, &ps), n = 0;
     for (int64_t b = 0; b < s[0]; b++)
       for (int64_t h = 0; h < s[1]; h++)
         for (int64_t u = 0; u < s[2]; u++)
           for (int64_t z = 0; z < s[3]; z++, n++) {
-            size_t off = (size_t)(b * sc[0] + h * sc[1] + u * sc[2] + z * sc[3]);
+            size_t off = (size_t)(b * sc[0] + h * sc[1] + (u / ps) * pg + (u % ps) * sc[2] + z * sc[3]);
             memcpy((char *)t->scales + (size_t)n * ss, (const char *)x->scales + off * ss, ss);
             if (f->aux == AC_QAUX_MIN) memcpy((uint16_t *)t->aux + n, (const uint16_t *)x->aux + off, 2);
             else if (f->aux == AC_QAUX_ZERO) ((int8_t *)t->aux)[n] = ((const int8_t *)x->aux)[off];
@@ -294,13 +307,15 @@ static void read_quant(const attncheck_problem *a, const attncheck_quant_tensor 
   ac_qview_present(g, layout, gs);
   gs[3] = f->ggml_bytes;
   const int64_t *gst = all_zero(x->ggml_stride) ? gs : x->ggml_stride;
+  int64_t ps, pg = paged_page(p, i, gst, &ps);
   for (int64_t b = 0; b < dd[0]; b++)
     for (int64_t h = 0; h < dd[1]; h++)
       for (int64_t u = 0; u < dd[2]; u++)
         for (int64_t z = 0; z < dd[3] / 32; z++) {
           uint8_t codes[32];
           uint16_t sd = 0, sm = 0;
-          ac_qggml_unpack(q->fmt, x->ggml + b * gst[0] + h * gst[1] + u * gst[2] + z * gst[3], codes, &sd, &sm);
+          ac_qggml_unpack(q->fmt, x->ggml + b * gst[0] + h * gst[1] + (u / ps) * pg + (u % ps) * gst[2] + z * gst[3],
+                          codes, &sd, &sm);
           memcpy(t->codes + ((b * dd[1] + h) * dd[2] + u) * dd[3] + z * 32, codes, 32);
           int64_t si = ac_qscale_index(q, dd, b, h, u, z * 32);
           if (f->sdtype == AC_QSD_F16) ((uint16_t *)t->scales)[si] = sd;

@@ -269,9 +269,7 @@ int attncheck_judge_grad(attncheck_ctx *ctx, attncheck_case *cs, const attncheck
     run->count[3] = c->p.heads;
   }
   ac_grad_opts go;
-  ac_grad_opts_init(&go);
-  go.rows = go.cols = ctx->a.j.rows;
-  go.seed = ctx->a.j.rows_seed;
+  ac_grad_opts_for_judge(&go, &ctx->a.j);
   ac_grad_judgement j;
   if (ac_grad_judge_given_as(c, cls, ac_kernel_alibi_lse(NULL, ctx->a.j.run.alibi_lse), &go, run, &j, &e) < 0) {
     attncheck_result_free(r);

@@ -81,11 +81,14 @@ typedef struct {
  * holds its format (equal to the problem's), granularity, block, and either
  *   - codes through code_stride (all zero: the problem's q/k/v_stride, packed or paged as the ABI
  *     lays out a serving layout) with scales and aux (mins, zero points, nvfp4's tensor scale)
- *     through scale_stride, indexed (b, h, t, e) as the ABI says (all zero: contiguous
- *     [B][H][T'][X], or token-major [T'][H][X] for a serving layout, whose b is 0 and t the token
- *     or slot of the packed or paged carrier); or
+ *     through scale_stride, indexed (b, h, t, e) as the ABI says: (page, slot) for a paged K or V,
+ *     (0, packed token) for a varlen tensor or a paged case's q (all zero: contiguous
+ *     [B][H][T'][X], or token-major [T'][H][X] for a serving layout); or
  *   - for the ggml formats and mxfp4, without codes, ggml's block bytes through ggml_stride
- *     (bytes; all zero: contiguous blocks, token-major for a layout).
+ *     (bytes; all zero: contiguous blocks, token-major for a layout), indexed alike.
+ *   For a paged K or V a stride[0] of 0 (of scales or ggml blocks whose stride[2] is not) stands for
+ *   page_size * stride[2]: pages lying token-major one after the other, (0, page * page_size + slot)
+ *   as this header documented it before.
  * The codes are checked against their format's range and decoded to their exact values, as a
  * case file's are; attncheck_result_write_case writes them as the case file's members. The caller
  * guarantees that every pointer covers what the problem and its strides address. */

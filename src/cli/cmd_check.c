@@ -156,9 +156,7 @@ static void check_grad(check_run *r, int ci, const ac_case *c)
 {
   const check_opts *o = r->o;
   ac_grad_opts go;
-  ac_grad_opts_init(&go);
-  go.rows = go.cols = o->a.j.rows;
-  go.seed = o->a.j.rows_seed;
+  ac_grad_opts_for_judge(&go, &o->a.j);
   for (int ki = 0; ki < r->ks->n; ki++) {
     const ac_kernel *k = r->ks->k[ki];
     ac_grad_run_result run;

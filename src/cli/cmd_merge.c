@@ -359,7 +359,8 @@ static int merge_finding(void *ctx, ac_finding_dir *f)
   }
   if (o->rerun) {
     uint32_t kinds = 0;
-    int rc = ac_replay_finding(dst, o->kernel, o->trust, NULL, stdout, &kinds, &e);
+    ac_replay_opts ro = {.kernel = o->kernel, .trust = o->trust};
+    int rc = ac_replay_finding(dst, &ro, stdout, &kinds, &e);
     if (rc < 0) {
       fprintf(stderr, "attncheck merge: %s: %s\n", f->path, e.msg);
       m->any_err = 1;

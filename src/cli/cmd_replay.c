@@ -13,15 +13,20 @@
 static void usage(FILE *f)
 {
   fprintf(f, "usage: attncheck replay DIR/findings/SIGNATURE [--kernel K | --trust-recorded-kernel] [--precision NAME]\n"
-             "       attncheck replay CASE.npz --kernel K [--precision NAME] [--policy KIND=P]... [--timeout S] [--alibi-lse C]\n\n"
+             "                [--policy KIND=P]... [--timeout S] [--empty-rows C]\n"
+             "       attncheck replay CASE.npz --kernel K [--precision NAME] [--policy KIND=P]... [--timeout S]\n"
+             "                [--alibi-lse C] [--empty-rows C]\n\n"
              "Runs the kernel on the finding's minimized case and on its original case (or on CASE.npz)\n"
              "and prints the verdicts, the worst element and the budget. --kernel gives the kernel (to\n"
              "check a fix); without it the kernel recorded in the finding runs if it is a built-in one.\n"
              "A findings directory is data: a recorded exec: command runs only with\n"
              "--trust-recorded-kernel, and a recorded plugin is loaded only when given again as --kernel.\n"
              "--timeout S: the kernel time limit (default 60s; 30s, 5m; a number without a unit is seconds).\n"
+             "--precision, --policy, --timeout and --empty-rows C (zero|nan|skip|mean-v) override what\n"
+             "the finding's campaign recorded, and like the campaign's own options what the kernel declares.\n"
              "--no-cache: neither read nor write the oracle cache ($ATTNCHECK_CACHE; layout cases use it).\n"
-             "exit: 1 when a verdict with policy fail occurs, 2 bad usage or input, 3 internal error, else 0.\n");
+             "exit: 1 when a verdict with policy fail occurs, 2 bad usage or input or a kernel that could not be\n"
+             "started (one line: the kernel could not be started: ...), 3 internal error, else 0.\n");
 }
 
 int ac_cmd_replay(int argc, char **argv)
@@ -36,6 +41,8 @@ int ac_cmd_replay(int argc, char **argv)
   ac_policies pol;
   ac_policies_init(&pol);
   ac_empty_conv empty = AC_EMPTY_ZERO;
+  const char *empty_given = NULL;
+  char pols[1024] = "";   /* the --policy options as given, for a finding (after its campaign's) */
   double timeout = 0;
   ac_err e;
   int c, trust = 0, alibi = AC_ALIBI_LSE_DECLARED;
@@ -55,6 +62,9 @@ int ac_cmd_replay(int argc, char **argv)
       break;
     case O_POLICY:
       if (ac_policies_set(&pol, optarg, &e)) return ac_cmd_usage_error("replay", "%s", e.msg);
+      if (strlen(pols) + strlen(optarg) + 2 > sizeof pols)
+        return ac_cmd_usage_error("replay", "too many --policy options");
+      snprintf(pols + strlen(pols), sizeof pols - strlen(pols), "%s%s", pols[0] ? ";" : "", optarg);
       break;
     case O_TIMEOUT:
       if (ac_parse_duration_arg("replay", "--timeout", optarg, &timeout))
@@ -62,6 +72,7 @@ int ac_cmd_replay(int argc, char **argv)
       break;
     case O_EMPTY:
       if (ac_empty_parse(optarg, &empty)) return ac_cmd_usage_error("replay", "bad --empty-rows '%s'", optarg);
+      empty_given = optarg;
       break;
     case O_ALIBI:
       if (ac_alibi_lse_parse(optarg, &alibi)) return ac_cmd_usage_error("replay", "bad --alibi-lse '%s': expected abi or fa2", optarg);
@@ -80,7 +91,8 @@ int ac_cmd_replay(int argc, char **argv)
     if (alibi != AC_ALIBI_LSE_DECLARED)
       return ac_cmd_usage_error("replay", "--alibi-lse is for a case file: a finding replays with its campaign's");
     uint32_t kinds = 0;
-    int rc = ac_replay_finding(target, kernel, trust, prec, stdout, &kinds, &e);
+    ac_replay_opts ro = {kernel, trust, prec, empty_given, pols[0] ? pols : NULL, timeout};
+    int rc = ac_replay_finding(target, &ro, stdout, &kinds, &e);
     if (rc < 0) {
       ac_cmd_error("replay", "%s", e.msg);
       return AC_EXIT_USAGE;
@@ -108,10 +120,17 @@ int ac_cmd_replay(int argc, char **argv)
     x.precision = prec;
     x.pol = pol;
     x.cmp.empty = empty;
+    x.cmp.empty_set = empty_given != NULL;   /* over the kernel's declaration, as everywhere */
     if (timeout > 0) x.run.timeout_s = timeout;
     x.run.alibi_lse = alibi;
     ac_eval ev;
     if (ac_eval_case(&x, &cs, 0, &ev, &e) && !ev.kinds) ex.any_error = 1;
+    if (ev.not_started[0]) {   /* nothing could run */
+      ac_cmd_error("replay", "%s", ev.not_started);
+      ac_kernel_list_free(list, nk);
+      ac_case_free(&cs);
+      return AC_EXIT_USAGE;
+    }
     char label[600];
     snprintf(label, sizeof label, "%s %s", list[i]->name, target);
     ac_eval_print(stdout, label, &cs, &ev);

@@ -415,7 +415,8 @@ static void suite_grad_case(suite_run *r, int64_t x)
   ac_err e;
   int made = 0;
   ac_grad_opts go;
-  ac_grad_opts_init(&go);
+  ac_grad_opts_for_judge(&go, &o->a.j);
+  go.rows = go.cols = NULL;   /* every row and column of the suite's backward cases */
   for (int ki = 0; ki < r->ks->n; ki++) {
     const ac_kernel *k = r->ks->k[ki];
     if (r->stopped[ki] || !ac_kernel_has_backward(k, o->a.j.run.timeout_s)) continue;

@@ -256,3 +256,11 @@ char *ac_read_text(const char *path)
   b[n] = 0;
   return b;
 }
+
+const char *ac_self_exe(char *out, size_t n)
+{
+  ssize_t r = n > 1 ? readlink("/proc/self/exe", out, n - 1) : -1;
+  if (r <= 0) snprintf(out, n, "attncheck");
+  else out[r] = 0;
+  return out;
+}

@@ -45,6 +45,10 @@ int ac_mkdir_p(const char *path, ac_err *e);
 /* s as one shell word (as is when safe, else single-quoted); NULL when it does not fit in n. */
 const char *ac_shquote(const char *s, char *out, size_t n);
 
+/* The absolute path of the running program (/proc/self/exe) into out, or "attncheck" when it cannot
+ * be read. Returns out. */
+const char *ac_self_exe(char *out, size_t n);
+
 /* A whole small file, NUL-terminated and malloc'd, or NULL when it cannot be opened. */
 char *ac_read_text(const char *path);
 

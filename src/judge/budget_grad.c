@@ -54,106 +54,40 @@
  * (4√n u, capped by γ_w) in place of γ_w everywhere; every E term is at most its W term.
  * The terms are recomputed in binary64 from the stored inputs (P, dP, D, A, B, Z relative
  * errors ~1e-15, far inside AC_BUDGET_MARGIN, which the judge applies with the output's ½ ulp
- * and the oracle's own error bound). */
+ * and the oracle's own error bound), over tiles of query rows with their sums over keys and
+ * rows as binary64 matrix products (budget_grad_tile.c); this file holds the per-row formulas. */
 #include "config.h"
-#include "budget_grad.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "budget.h"
-#include "variants.h"
+#include "budget_grad_int.h"
 
 #define U32 0x1p-24
 
-typedef struct {
-  const ac_precision *cl;
-  const ac_case *c;
-  double cs;                 /* |scale| */
-  double u_o;                /* unit roundoff of o's dtype (O' in D' = dO·O') */
-  double *s, *P, *dP, *A, *Z, *pi[2], *sg[2], *ta[2];   /* per key of the row; [0] W, [1] E */
-  double *th, *f, *mg, *rw;  /* softcap, per key: tanh x_j, f_j = sech² x_j, |m_h dist| + |bias_j|, |c d_j| */
-  double *q, *dO, *o;
-  int64_t h;                 /* the row's head */
-  double eta, cs1;           /* the accumulation format's underflow floor (doubled truncating); max(1, |scale|) */
-  double sk_t[2], sk_m[2];   /* the row's sink term of dσ: its error bound and the magnitude γ multiplies */
-  int fa2;                   /* FlashAttention-2's causal ALiBi convention: the row's logits shifted by */
-  double shift;              /* m_h (i + tk - tq) (0 otherwise) */
-  double *sink[2][2];        /* per head: Σ of the rows' sk_t, sk_m ([typ][0/1]) */
-} gb_ws;
-
-static double gam(double n, int typ, double u, int trunc)
+double ac_gbud_gam(double n, int typ, double u, int trunc)
 {
   return typ ? ac_gamma_e(n, u, trunc) : ac_gamma_w(n, u, trunc);
-}
-
-/* The exact-ish (binary64) forward terms of row (b, h, i) over keys [0, tk): s, P, dP, A, Z;
- * returns the number of visible keys, *L the LSE, *D and *B. */
-static int64_t row_terms(gb_ws *w, int64_t b, int64_t h, int64_t i, double *L, double *D, double *B)
-{
-  const ac_case *c = w->c;
-  const ac_problem *p = &c->p;
-  const int64_t kvh = h / (p->heads / p->kv_heads);
-  const double sc = ac_problem_scale(p);
-  for (int64_t t = 0; t < p->dk; t++) w->q[t] = ac_load(p->dtype, c->q, ac_qidx(p, b, h, i, t));
-  for (int64_t e = 0; e < p->dv; e++) w->dO[e] = ac_load(ac_tensor_dtype(p, 'o'), c->dout, ac_oidx(p, b, h, i, e));
-  /* FlashAttention-2's convention: +m_h j where the ABI has -m_h |i + tk - tq - j|, the LSE with it: every
-   * logit of the row moves by the same shift, P does not, the magnitudes do */
-  w->shift = w->fa2 && (p->f.used & AC_FEAT_ALIBI) && p->mask != AC_MASK_NONE && c->alibi_slopes
-                 ? ac_features_slope(c, b, h) * (double)(i + p->tk - p->tq)
-                 : 0;
-  if (!isfinite(w->shift)) w->shift = 0;
-  double m = (p->f.used & AC_FEAT_SINKS) ? c->sinks[h] + w->shift : -INFINITY;
-  int64_t T = 0;
-  for (int64_t j = 0; j < p->tk; j++) {
-    double d = 0, z = 0;
-    for (int64_t t = 0; t < p->dk; t++) {
-      double kt = ac_load(p->dtype, c->k, ac_kidx(p, b, kvh, j, t));
-      d += w->q[t] * kt;
-      z += fabs(w->q[t] * kt);
-    }
-    w->s[j] = ac_features_score_f64(c, b, h, i, j, sc * d) + w->shift;
-    w->Z[j] = z;
-    if (p->f.used & AC_FEAT_SOFTCAP) {
-      double x = sc * d / p->f.softcap, ch = cosh(x), bias = 0;
-      w->th[j] = tanh(x);
-      w->f[j] = 1 / (ch * ch);   /* 0 far past saturation (cosh overflows): the true f_j < 1e-300 */
-      if ((p->f.used & AC_FEAT_BIAS) && c->bias) bias = ac_load(p->f.bias_dtype, c->bias, ac_biasidx(p, b, h, i, j));
-      w->mg[j] = fabs(bias);
-      if (p->f.used & AC_FEAT_ALIBI) w->mg[j] += fabs(ac_features_slope(c, b, h) * (double)ac_alibi_dist(p, i, j)) + fabs(w->shift);
-      w->Z[j] = z;
-    }
-    if (w->s[j] > -INFINITY) T++;
-    if (w->s[j] > m) m = w->s[j];
-  }
-  double sum = (p->f.used & AC_FEAT_SINKS) && m > -INFINITY ? exp(c->sinks[h] + w->shift - m) : 0;
-  for (int64_t j = 0; j < p->tk; j++) sum += w->s[j] > -INFINITY ? exp(w->s[j] - m) : 0;
-  *L = m > -INFINITY ? m + log(sum) : -INFINITY;
-  *D = 0;
-  *B = 0;
-  double *o = w->o;
-  memset(o, 0, (size_t)p->dv * sizeof *o);
-  for (int64_t j = 0; j < p->tk; j++) {
-    w->P[j] = w->s[j] > -INFINITY ? exp(w->s[j] - *L) : 0;
-    double dp = 0, a = 0;
-    for (int64_t e = 0; e < p->dv; e++) {
-      double v = ac_load(p->dtype, c->v, ac_vidx(p, b, kvh, j, e));
-      dp += w->dO[e] * v;
-      a += fabs(w->dO[e] * v);
-      o[e] += w->P[j] * v;
-    }
-    w->dP[j] = dp, w->A[j] = a;
-    *D += w->P[j] * dp;
-  }
-  for (int64_t e = 0; e < p->dv; e++) *B += fabs(w->dO[e] * o[e]);
-  return T;
 }
 
 /* The largest |P' - P| for P = e^x and |ln P' - x| <= eps: P expm1(eps), computed as e^{x + eps} - P
  * when eps is large, so that a weight far below the binary64 range (a -FLT_MAX bias) gives its
  * true, tiny bound instead of 0 * inf. */
+/* expm1(x) for |x| <= 1/16 by its series to x^10 in Horner form (the rest below 2^-61 |x|, the
+ * evaluation within a few units of the last place: as accurate as libm's at a fraction of its cost,
+ * and every key asks for it three times), libm's beyond. */
+static double em1(double x)
+{
+  static const double inv[11] = {0, 1, 1.0 / 2, 1.0 / 3, 1.0 / 4, 1.0 / 5, 1.0 / 6, 1.0 / 7, 1.0 / 8, 1.0 / 9, 1.0 / 10};
+  if (!(fabs(x) <= 0.0625)) return expm1(x);
+  double y = 1;
+  for (int k = 10; k >= 2; k--) y = 1 + x * inv[k] * y;
+  return x * y;
+}
+
 static double p_err(double P, double x, double eps)
 {
-  if (eps <= 1) return P * expm1(eps);
+  if (eps <= 1) return P * em1(eps);
   double up = exp(x + eps) - P;
   return up > 0 ? up : 0;
 }
@@ -185,7 +119,7 @@ static double cap_sigma(const gb_ws *w, int64_t j, double sg, double dS, double 
 }
 
 /* |dS_j| w.r.t. the raw score: f_j |P_j (dP_j - D)| under a softcap. */
-static double ds_abs(const gb_ws *w, int64_t j, double D)
+double ac_gbud_ds_abs(const gb_ws *w, int64_t j, double D)
 {
   double dS = fabs(w->P[j] * (w->dP[j] - D));
   return (w->c->p.f.used & AC_FEAT_SOFTCAP) ? dS * w->f[j] : dS;
@@ -209,29 +143,29 @@ static void sink_term(gb_ws *w, int typ, double L, double D, double beta, double
 }
 
 /* π, σ, τ of every visible key of the row for W (typ 0) or E (typ 1). */
-static void row_errors(gb_ws *w, int typ, int64_t T, double L, double D, double B)
+void ac_gbud_row_errors(gb_ws *w, int typ, int64_t T, double L, double D, double B)
 {
   const ac_precision *cl = w->cl;
   const ac_problem *p = &w->c->p;
   const int tr = cl->acc_trunc;
   const double ua = cl->u_a, up = cl->u_p;
-  const double gqk = gam((double)p->dk, typ, cl->u_qk, cl->qk_trunc);
-  const double eta_s = (w->cs * (double)p->dk + 2) * cl->eta_qk, gdv = gam((double)p->dv, typ, ua, tr);
+  const double gqk = ac_gbud_gam((double)p->dk, typ, cl->u_qk, cl->qk_trunc);
+  const double eta_s = (w->cs * (double)p->dk + 2) * cl->eta_qk, gdv = ac_gbud_gam((double)p->dv, typ, ua, tr);
   /* Δ: the relative change of Σ_k e^{s_k} when each score moves by at most δ_k, from above
    * Σ_k P_k expm1(δ_k), from below Σ_k P_k (1 - e^{-δ_k}) (at most max_k δ_k, and a key whose
    * weight is far below the others' adds nothing however large its δ_k) */
   double up_sum = 0, dn_sum = 0;
-  for (int64_t j = 0; j < p->tk; j++)
+  for (int64_t j = 0; j < w->n; j++)
     if (w->s[j] > -INFINITY) {
       double dj = key_delta(w, j, gqk, eta_s);
       up_sum += p_err(w->P[j], w->s[j] - L, dj);
-      dn_sum += w->P[j] * -expm1(-dj);
+      dn_sum += w->P[j] * -em1(-dj);
     }
   const double Dmax = fmax(log1p(up_sum), dn_sum < 1 ? -log1p(-dn_sum) : INFINITY);
   const double eta = cl->eta_a * (tr ? 2 : 1);
-  const double lam_f = U32 * fabs(L), lam_n = Dmax + gam((double)T + 1, typ, ua, tr) + cl->u_s;
+  const double lam_f = U32 * fabs(L), lam_n = Dmax + ac_gbud_gam((double)T + 1, typ, ua, tr) + cl->u_s;
   double dn = 0, pa = 0;
-  for (int64_t j = 0; j < p->tk; j++) {
+  for (int64_t j = 0; j < w->n; j++) {
     if (!(w->s[j] > -INFINITY)) {
       w->pi[typ][j] = w->sg[typ][j] = w->ta[typ][j] = 0;
       continue;
@@ -246,65 +180,19 @@ static void row_errors(gb_ws *w, int typ, int64_t T, double L, double D, double 
     pa += (w->P[j] + pij) * (fabs(w->dP[j]) + aj);
   }
   const double beta_f = (w->u_o + gdv * (1 + w->u_o)) * B;
-  const double beta_n = dn + gam((double)T, typ, ua, tr) * pa;
+  const double beta_n = dn + ac_gbud_gam((double)T, typ, ua, tr) * pa;
   const double beta = (beta_f > beta_n ? beta_f : beta_n) + ((double)p->dv + (double)T + 2) * eta;
   sink_term(w, typ, L, D, beta, lam_f, lam_n);
   const double rho = (1 + ua) * (1 + ua) * (1 + up) - 1;
   /* dS stored in the input dtype (u_p > 0) may lose half that dtype's smallest subnormal spacing */
   const ac_dtype_info *di = ac_dtype_get(p->dtype);
   const double eta_p = up > 0 ? fmax(eta, ldexp(0.5, di->ieee_emin - di->prec + 1)) : eta;
-  for (int64_t j = 0; j < p->tk; j++) {
+  for (int64_t j = 0; j < w->n; j++) {
     if (!(w->s[j] > -INFINITY)) continue;
     double aj = gdv * w->A[j] + ((double)p->dv + 1) * eta, pij = w->pi[typ][j], dS = w->P[j] * (w->dP[j] - D);
     w->sg[typ][j] = (1 + rho) * (pij * (fabs(w->dP[j] - D) + aj + beta) + w->P[j] * (aj + beta)) + rho * fabs(dS) + 2 * eta + eta_p;
     if (p->f.used & AC_FEAT_SOFTCAP) w->sg[typ][j] = cap_sigma(w, j, w->sg[typ][j], dS, gqk, eta_s);
     w->ta[typ][j] = pij * (1 + up) + up * w->P[j];
-  }
-}
-
-/* Row (b, h, i): its dQ terms, and its share of the dK and dV sums (s1: the error terms, s2:
- * the magnitudes the γ multiplies, n: terms per key) of kv head kvh. */
-static void row_budget(gb_ws *w, ac_grad_budget *bg, double *s1[2][2], double *s2[2][2], int64_t *nk, int64_t b, int64_t h,
-                       int64_t i)
-{
-  const ac_case *c = w->c;
-  const ac_problem *p = &c->p;
-  const int64_t kvh = h / (p->heads / p->kv_heads);
-  double L, D, B;
-  int64_t T = row_terms(w, b, h, i, &L, &D, &B);
-  w->h = h;
-  for (int typ = 0; typ < 2; typ++) {
-    row_errors(w, typ, T, L, D, B);
-    if (w->sink[typ][0]) w->sink[typ][0][h] += w->sk_t[typ], w->sink[typ][1][h] += w->sk_m[typ];
-  }
-  for (int typ = 0; typ < 2; typ++) {
-    double g = gam((double)T + 2, typ, w->cl->u_a, w->cl->acc_trunc);
-    for (int64_t t = 0; t < p->dk; t++) {
-      double a = 0, m = 0;
-      for (int64_t j = 0; j < p->tk; j++) {
-        if (!(w->s[j] > -INFINITY)) continue;
-        double kt = fabs(ac_load(p->dtype, c->k, ac_kidx(p, b, kvh, j, t))), dS = ds_abs(w, j, D);
-        a += w->sg[typ][j] * kt;
-        m += (dS + w->sg[typ][j]) * kt;
-      }
-      (typ ? bg->e : bg->w)[0][ac_qidx(p, b, h, i, t)] = w->cs * (a + g * m) + ((double)T + 2) * w->eta * w->cs1;
-    }
-  }
-  for (int64_t j = 0; j < p->tk; j++) {
-    if (!(w->s[j] > -INFINITY)) continue;
-    const int64_t kx = (int64_t)ac_kidx(p, b, kvh, j, 0), vx = (int64_t)ac_vidx(p, b, kvh, j, 0);
-    nk[(b * p->kv_heads + kvh) * p->tk + j]++;
-    double dS = ds_abs(w, j, D);
-    for (int typ = 0; typ < 2; typ++) {
-      for (int64_t t = 0; t < p->dk; t++) {
-        s1[typ][0][kx + t] += w->sg[typ][j] * fabs(w->q[t]);
-        s2[typ][0][kx + t] += (dS + w->sg[typ][j]) * fabs(w->q[t]);
-      }
-      for (int64_t e = 0; e < p->dv; e++) {
-        s1[typ][1][vx + e] += w->ta[typ][j] * fabs(w->dO[e]);
-        s2[typ][1][vx + e] += (w->P[j] + w->ta[typ][j]) * fabs(w->dO[e]);
-      }
-    }
   }
 }
 
@@ -317,7 +205,7 @@ void ac_grad_budget_sink(const ac_precision *cls, ac_grad_budget *bg)
   for (int typ = 0; typ < 2; typ++) {
     double *out = ac_xcalloc((size_t)bg->nsink, sizeof(double));
     for (int64_t h = 0; h < bg->nsink; h++)
-      out[h] = bg->sink_t[typ][h] + gam(n + 1, typ, cls->u_a, cls->acc_trunc) * bg->sink_m[typ][h] + (n + 2) * eta;
+      out[h] = bg->sink_t[typ][h] + ac_gbud_gam(n + 1, typ, cls->u_a, cls->acc_trunc) * bg->sink_m[typ][h] + (n + 2) * eta;
     free(typ ? bg->sink_e : bg->sink_w);
     if (typ) bg->sink_e = out;
     else bg->sink_w = out;
@@ -331,6 +219,12 @@ int ac_grad_budget_compute(const ac_precision *cls, const ac_case *c, ac_grad_bu
 
 int ac_grad_budget_compute_as(const ac_precision *cls, const ac_case *c, int alibi_lse, ac_grad_budget *bg, ac_err *e)
 {
+  return ac_grad_budget_compute_threads(cls, c, alibi_lse, 1, bg, e);
+}
+
+int ac_grad_budget_compute_threads(const ac_precision *cls, const ac_case *c, int alibi_lse, int threads,
+                                   ac_grad_budget *bg, ac_err *e)
+{
   memset(bg, 0, sizeof *bg);
   if (!c->dout) return ac_err_set(e, "the case has no dO (member do; attncheck gen --grad)");
   char part[96];
@@ -338,57 +232,7 @@ int ac_grad_budget_compute_as(const ac_precision *cls, const ac_case *c, int ali
     return ac_err_set(e, "class %s: the backward budget has no term for its part %s (docs/backward.md)", cls->name,
                       part);
   if (c->lay) return ac_grad_budget_layout(cls, c, alibi_lse, bg, e);   /* per sequence */
-  const ac_problem *p = &c->p;
-  ac_counts cn;
-  if (ac_problem_counts(p, &cn, e)) return -1;
-  const int64_t cnt[3] = {cn.q, cn.k, cn.v}, tk = p->tk;
-  for (int t = 0; t < 3; t++) {
-    bg->count[t] = cnt[t];
-    bg->w[t] = ac_xcalloc((size_t)cnt[t] + 1, sizeof(double));
-    bg->e[t] = ac_xcalloc((size_t)cnt[t] + 1, sizeof(double));
-  }
-  gb_ws w = {.cl = cls, .c = c, .cs = fabs(ac_problem_scale(p)), .u_o = ac_dtype_get(ac_tensor_dtype(p, 'o'))->u,
-             .fa2 = alibi_lse == AC_ALIBI_LSE_FA2};
-  double *buf = ac_xcalloc((size_t)(15 * tk + p->dk + 2 * p->dv + 1), sizeof(double));
-  double **slots[] = {&w.s,     &w.P,     &w.dP,    &w.A,     &w.Z,  &w.pi[0], &w.pi[1],
-                      &w.sg[0], &w.sg[1], &w.ta[0], &w.ta[1], &w.th, &w.f,     &w.mg, &w.rw};
-  for (size_t k = 0; k < sizeof slots / sizeof slots[0]; k++) *slots[k] = buf + (int64_t)k * tk;
-  w.q = buf + 15 * tk, w.dO = w.q + p->dk, w.o = w.dO + p->dv;
-  w.eta = cls->eta_a * (cls->acc_trunc ? 2 : 1), w.cs1 = w.cs > 1 ? w.cs : 1;
-  double *s1[2][2], *s2[2][2];
-  for (int typ = 0; typ < 2; typ++)
-    for (int x = 0; x < 2; x++) {
-      s1[typ][x] = ac_xcalloc((size_t)cnt[1 + x] + 1, sizeof(double));
-      s2[typ][x] = ac_xcalloc((size_t)cnt[1 + x] + 1, sizeof(double));
-    }
-  int64_t *nk = ac_xcalloc((size_t)(p->batch * p->kv_heads * tk) + 1, sizeof *nk);
-  if (p->f.used & AC_FEAT_SINKS)
-    for (int typ = 0; typ < 2; typ++)
-      for (int x = 0; x < 2; x++) w.sink[typ][x] = ac_xcalloc((size_t)p->heads, sizeof(double));
-  for (int64_t b = 0; b < p->batch; b++)
-    for (int64_t h = 0; h < p->heads; h++)
-      for (int64_t i = 0; i < p->tq; i++) row_budget(&w, bg, s1, s2, nk, b, h, i);
-  for (int x = 0; x < 2; x++) {
-    const int64_t d = x ? p->dv : p->dk;
-    for (int64_t k = 0; k < cnt[1 + x]; k++) {
-      const double n = (double)nk[k / d] + (x ? 0 : 2), cs = x ? 1 : w.cs;
-      for (int typ = 0; typ < 2; typ++) {
-        double g = gam(n, typ, cls->u_a, cls->acc_trunc);
-        (typ ? bg->e : bg->w)[1 + x][k] = cs * (s1[typ][x][k] + g * s2[typ][x][k]) + n * w.eta * (x ? 1 : w.cs1);
-      }
-    }
-  }
-  if (w.sink[0][0]) {
-    bg->nsink = p->heads;
-    bg->sink_rows = p->batch * p->tq;
-    for (int typ = 0; typ < 2; typ++) bg->sink_t[typ] = w.sink[typ][0], bg->sink_m[typ] = w.sink[typ][1];
-    ac_grad_budget_sink(cls, bg);
-  }
-  for (int typ = 0; typ < 2; typ++)
-    for (int x = 0; x < 2; x++) free(s1[typ][x]), free(s2[typ][x]);
-  free(nk);
-  free(buf);
-  return 0;
+  return ac_gbud_tiles(cls, c, alibi_lse, threads, bg, e);
 }
 
 void ac_grad_budget_free(ac_grad_budget *b)

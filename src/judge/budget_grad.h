@@ -17,6 +17,7 @@ typedef struct {
   double *sink_t[2], *sink_m[2]; /* per head, W [0] and E [1]: Σ over the rows of their dσ terms' error
                                       bounds and of the magnitudes the γ of the sum multiplies */
   int64_t sink_rows;             /* the rows summed into dσ_h */
+  double cpu, cpu_max;           /* the workers' CPU seconds in total and the busiest one's (dense cases) */
 } ac_grad_budget;
 
 /* c must carry dO (c->dout); plain attention with masks, GQA, windows, boolean masks, ALiBi,
@@ -26,6 +27,10 @@ int ac_grad_budget_compute(const ac_precision *cls, const ac_case *c, ac_grad_bu
  * with ALiBi and a causal mask, every logit of row i (the sink's too) and its LSE are larger by
  * m_h (i + tk - tq), and the magnitudes the budgets charge with them (docs/variants.md). */
 int ac_grad_budget_compute_as(const ac_precision *cls, const ac_case *c, int alibi_lse, ac_grad_budget *b, ac_err *e);
+/* The same on `threads` workers (<= 1: the caller's thread): the sums are formed in the same order
+ * whatever their number, so the budgets depend on the case only. */
+int ac_grad_budget_compute_threads(const ac_precision *cls, const ac_case *c, int alibi_lse, int threads,
+                                   ac_grad_budget *b, ac_err *e);
 void ac_grad_budget_free(ac_grad_budget *b);
 /* sink_w and sink_e from sink_t, sink_m and sink_rows: the rows' terms, γ(N + 1, u_a) for the N rows'
  * products and their sum in any order, (N + 2) η of underflow (a varlen case sums its sequences'). */

@@ -278,7 +278,9 @@ int ac_row_out_of_domain(const ac_precision *c, const ac_problem *p, const ac_or
                          const ac_oracle_elem *els, const uint8_t *vbeyond, int64_t ridx, char *why, size_t n)
 {
   if (row_beyond_range(c, p, row, els, p->dv, why, n)) return 1;
-  if (row->visible <= 0 || row->has_nonfinite || !vbeyond[ridx]) return 0;
+  /* an input the class's rounding takes beyond its format is infinite in the kernel, whatever
+   * else the row holds (a NaN or inf beside it included); the other limits apply to finite rows */
+  if (row->visible <= 0 || !vbeyond[ridx] || (row->has_nonfinite && !(vbeyond[ridx] & 2))) return 0;
   if (vbeyond[ridx] & 2) {
     char all[512], in[64] = "";
     ac_precision_string(c, all, sizeof all);

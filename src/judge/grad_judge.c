@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "budget.h"
 #include "layout.h"
 
@@ -139,6 +140,24 @@ static void locate(const ac_case *c, ac_grad_judgement *j)
   }
 }
 
+/* The exact backward as the judge asks for it: the case dtype alone (the judge reads the value, its
+ * bound and whether it is resolved, never a binary64 rounding), on go's threads. */
+static int judge_oracle(const ac_case *c, const ac_grad_opts *go, ac_grad_result *ex, ac_err *e)
+{
+  ac_grad_opts o = *go;
+  o.formats = 0;
+  return ac_grad_run(c, c->dout, &o, ex, e);
+}
+
+void ac_grad_opts_for_judge(ac_grad_opts *go, const ac_judge_opts *jo)
+{
+  ac_grad_opts_init(go);
+  go->rows = go->cols = jo->rows;
+  go->seed = jo->rows_seed;
+  long n = jo->oracle_threads > 0 ? jo->oracle_threads : sysconf(_SC_NPROCESSORS_ONLN);
+  go->threads = n > 0 ? (int)n : 1;
+}
+
 int ac_grad_judge_given(const ac_case *c, const ac_precision *cls, const ac_grad_opts *go, const ac_grad_run_result *run,
                         ac_grad_judgement *j, ac_err *e)
 {
@@ -151,10 +170,10 @@ int ac_grad_judge_given_as(const ac_case *c, const ac_precision *cls, int alibi_
   memset(j, 0, sizeof *j);
   if (!c->dout) return ac_err_set(e, "the case has no dO (member do; attncheck gen --grad)");
   ac_grad_result ex;
-  if (ac_grad_run(c, c->dout, go, &ex, e)) return -1;
+  if (judge_oracle(c, go, &ex, e)) return -1;
   ac_grad_budget bg;
   memset(&bg, 0, sizeof bg);
-  int rc = ac_grad_budget_compute_as(cls, c, alibi_lse, &bg, e);
+  int rc = ac_grad_budget_compute_threads(cls, c, alibi_lse, go->threads, &bg, e);
   if (!rc) ac_grad_judge(&bg, &ex, run, j);
   if (!rc && c->lay && (c->p.f.used & AC_FEAT_VARLEN)) locate(c, j);
   ac_grad_budget_free(&bg);
@@ -181,14 +200,15 @@ int ac_grad_check(const ac_kernel *k, const ac_case *c, const char *precision, c
     return 0;
   }
   ac_grad_result ex;
-  if (ac_grad_run(c, c->dout, go, &ex, e)) return -1;
+  if (judge_oracle(c, go, &ex, e)) return -1;
   void *o = NULL;
   float *lse = NULL;
   int rc = -1;
   ac_grad_budget bg;
   memset(&bg, 0, sizeof bg);
   const int conv = ac_kernel_alibi_lse(k, ro->alibi_lse);
-  if (ac_grad_forward_inputs_as(c, conv, &o, &lse, e) || ac_grad_budget_compute_as(*cls, c, conv, &bg, e)) goto done;
+  if (ac_grad_forward_inputs_as(c, conv, &o, &lse, e) || ac_grad_budget_compute_threads(*cls, c, conv, go->threads, &bg, e))
+    goto done;
   if (ac_harness_run_backward(k, c, o, lse, ro, run, e) && run->status == AC_RUN_HARNESS_ERROR) goto done;
   if (run->status == AC_RUN_OK) ac_grad_judge(&bg, &ex, run, j);
   if (run->status == AC_RUN_OK && c->lay && (c->p.f.used & AC_FEAT_VARLEN)) locate(c, j);

@@ -5,6 +5,7 @@
 #include "budget_grad.h"
 #include "grad.h"
 #include "harness.h"
+#include "judge.h"
 #include <stdio.h>
 
 /* One gradient tensor's judgement over its selected rows (dQ) or columns (dK, dV). */
@@ -44,7 +45,11 @@ int ac_grad_forward_inputs_as(const ac_case *c, int alibi_lse, void **o, float *
  * AC_BUDGET_MARGIN, plus ½ ulp of the dtype at |exact| + W and the oracle's error). */
 void ac_grad_judge(const ac_grad_budget *bg, const ac_grad_result *ex, const ac_grad_run_result *run, ac_grad_judgement *j);
 
-/* Everything for one case and kernel: the forward inputs, the exact backward (go: rows, cols),
+/* The exact backward's options of a judgement under jo: its rows and columns (--rows), and its
+ * threads (--threads; 0: every core) for the exact backward and the budgets. */
+void ac_grad_opts_for_judge(ac_grad_opts *go, const ac_judge_opts *jo);
+/* Everything for one case and kernel: the forward inputs, the exact backward (go: rows, cols,
+ * threads; the case dtype alone is rounded into, whatever go->formats asks),
  * the budgets of the class (precision override spec or NULL: the kernel's class), the run and
  * the judgement. 0 with run->status set (the judgement only for OK); -1 with a message when the
  * case cannot be judged (no dO, the exact backward refuses it). */

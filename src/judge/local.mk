@@ -4,7 +4,7 @@ src_judge_libac_judge_la_CFLAGS = $(AM_CFLAGS)
 src_judge_libac_judge_la_SOURCES = \
 	src/judge/verdict.c src/judge/verdict.h \
 	src/judge/budget.c src/judge/budget.h \
-	src/judge/budget_grad.c src/judge/budget_grad.h src/judge/grad_judge.c src/judge/grad_judge.h src/judge/grad_report.c \
+	src/judge/budget_grad.c src/judge/budget_grad.h src/judge/budget_grad_int.h src/judge/budget_grad_tile.c src/judge/grad_judge.c src/judge/grad_judge.h src/judge/grad_report.c \
 	src/judge/compare.c src/judge/compare_opts.c src/judge/compare.h \
 	src/judge/domain.c \
 	src/judge/report.c src/judge/report.h src/judge/report_classes.c src/judge/report_classes.h \

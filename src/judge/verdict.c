@@ -2,6 +2,7 @@
 #include "config.h"
 #include "verdict.h"
 #include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const names[AC_V_NKINDS] = {
@@ -72,6 +73,16 @@ int ac_policies_set(ac_policies *p, const char *spec, ac_err *e)
   else if (!strcmp(v, "ignore")) p->p[k] = AC_POLICY_IGNORE;
   else return ac_err_set(e, "bad --policy '%s': expected fail, warn or ignore", spec);
   return 0;
+}
+
+int ac_policies_set_list(ac_policies *p, const char *list, ac_err *e)
+{
+  char *dup = ac_xstrdup(list), *save = NULL;
+  int rc = 0;
+  for (char *t = strtok_r(dup, ";", &save); t && rc == 0; t = strtok_r(NULL, ";", &save))
+    if (ac_policies_set(p, t, e) < 0 && e) rc = -1;
+  free(dup);
+  return rc;
 }
 
 ac_status ac_status_of(const ac_policies *p, uint32_t kinds)

@@ -39,6 +39,9 @@ const char *ac_policy_name(ac_policy p);
 void ac_policies_init(ac_policies *p);
 /* "KIND=fail|warn|ignore"; -1 with a message otherwise (SKIP and ERROR take no policy). */
 int ac_policies_set(ac_policies *p, const char *spec, ac_err *e);
+/* Each of the ';'-separated specs of list in turn (a campaign's recorded policies); -1 with a
+ * message at the first bad one (those before it are set; e NULL: the bad ones are skipped). */
+int ac_policies_set_list(ac_policies *p, const char *list, ac_err *e);
 
 /* Overall status of a set of verdict kinds (bitmask of 1u << kind). */
 typedef enum { AC_STATUS_PASS = 0, AC_STATUS_WARN, AC_STATUS_FAIL, AC_STATUS_SKIP, AC_STATUS_ERROR } ac_status;

@@ -57,7 +57,8 @@ run(..., env=[...]) declares the environment variables the worker reads (recorde
 finding's repro.sh), note="..." one line attncheck shows (`list`, the first use), and
 empty_rows="zero"|"nan"|"mean-v", empty_lse="-inf"|"+inf"|"nan" what it writes for rows with no
 visible key, params_dtype="q" that it takes the scale and a bias in Q's dtype (the fuzzer then draws
-only values that dtype holds). The worker itself reads ATTNCHECK_WORKER_MUTATE, always declared.
+only values that dtype holds), quant_only=True that it takes quantized caches only (kv_formats).
+The worker itself reads ATTNCHECK_WORKER_MUTATE, always declared.
 
 The first python3 on PATH may lack numpy: importing this module then re-executes the script
 under another python3 that has it (/usr/bin/python3, /usr/local/bin/python3), or exits 2 with
@@ -476,7 +477,7 @@ def serve(attn, decl, tensors, stdin=None, reply=None, backward=None):
 
 def declaration(name=None, dtypes=ALL_DTYPES, masks=ALL_MASKS, features=ALL_FEATURES, precision=None,
                 writes_lse=None, env=(), note=None, empty_rows=None, empty_lse=None,
-                kv_formats=(), q_formats=(), params_dtype=None):
+                kv_formats=(), q_formats=(), params_dtype=None, quant_only=False):
     """The JSON object a worker declares itself with (README, "Without C")."""
     d = {"name": name or os.path.basename(sys.argv[0] or "python-worker"), "dtypes": list(dtypes),
          "masks": list(masks), "features": list(features)}
@@ -484,6 +485,8 @@ def declaration(name=None, dtypes=ALL_DTYPES, masks=ALL_MASKS, features=ALL_FEAT
         d["kv_formats"] = list(kv_formats)
     if q_formats:
         d["q_formats"] = list(q_formats)
+    if quant_only:
+        d["quant_only"] = True
     if precision:
         d["precision"] = precision
     if writes_lse is not None:

@@ -11,13 +11,14 @@ tmp=$(mktemp -d /tmp/attncheck-defects-XXXXXX) || exit 99
 trap 'rm -rf "$tmp"' EXIT
 export ATTNCHECK_CACHE=off
 fail() { echo "FAIL: $*"; exit 1; }
-# defects DIR WANT: the summary (DIR.txt) says WANT defects with policy fail, one line each, and the
+# defects DIR WANT: the summary (DIR.txt) says WANT defects, all with policy fail, one line each, and the
 # findings' count last; stats and campaign.json count them; every finding names one
 defects() {
   head=$(grep -E '^[0-9]+ defects? \([0-9]+ with policy fail\) in ' "$1.txt") || { cat "$1.txt"; fail "$1: no defects line"; }
   nd=$(echo "$head" | sed 's/^\([0-9]*\) .*/\1/')
   nfail=$(echo "$head" | sed 's/^[0-9]* defects\{0,1\} (\([0-9]*\) with policy fail).*/\1/')
   [ "$nfail" -eq "$2" ] || { cat "$1.txt"; fail "$1: $nfail defects with policy fail, not $2"; }
+  [ "$nd" -eq "$2" ] || { cat "$1.txt"; fail "$1: $nd defects, not $2"; }
   [ "$(grep -c '^defect [0-9]*: ' "$1.txt")" -eq "$nd" ] || fail "$1: not one line per defect"
   last=$(tail -n 1 "$1.txt")
   case "$last" in *" findings ("*" with policy fail) in $1/findings") ;; *) fail "$1: last line: $last" ;; esac

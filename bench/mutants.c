@@ -18,7 +18,11 @@
  * of variant families its campaign drew (they are drawn only for kernels that declare them).
  * A mutant that declares a serving layout gets random layout cases as its baseline. A mutant that
  * declares a backward (the mutant-bwd-* kernels, and mutant-varlen-bwd-cu-k on its varlen cases) has it judged on every case of both, with a dO
- * drawn from the case (fuzz/engine/eval_grad.c): their GRAD-FAIL is a fail-policy detection. */
+ * drawn from the case (fuzz/engine/eval_grad.c): their GRAD-FAIL is a fail-policy detection.
+ *
+ *   bench/mutants --defects [--seeds N] [--time S] [--cap N] [--jobs J] [--only ...]
+ * counts the defects each mutant's campaigns report instead (mutants_defects.c): campaigns that
+ * run their whole --time (default 60 s), no baseline. */
 #include "config.h"
 #include <dirent.h>
 #include <fcntl.h>
@@ -34,9 +38,7 @@
 #include "variants.h"
 #include "vgen.h"
 #include "layout.h"
-
-#define MAXM 64
-#define MAXS 16
+#include "mutants.h"
 
 typedef struct {
   int64_t fz_fail[MAXM][MAXS], fz_susp[MAXM][MAXS];   /* cases until first; -1 not found */
@@ -52,9 +54,7 @@ static int64_t cap = 2000, bcap = -1;
 static double time_cap = 0;
 static const char *tmpdir;
 
-/* Case number (1-based) of the first finding of the policy asked for, and its found_after_s in
- * *t (when t is not NULL); -1 when there is none. */
-static int64_t first_case(const char *dir, int want_fail, double *t)
+int64_t bm_first_case(const char *dir, int want_fail, double *t)
 {
   if (t) *t = -1;
   char fd[4096];
@@ -130,8 +130,8 @@ static void run_fuzzer(const char *mutant, int m, int s, results *res)
   close(so);
   res->fz_seconds[m][s] = ac_now() - t;
   res->fz_vcases[m][s] = variant_cases(dir);
-  res->fz_fail[m][s] = first_case(dir, 1, &res->fz_time[m][s]);
-  res->fz_susp[m][s] = first_case(dir, 0, NULL);
+  res->fz_fail[m][s] = bm_first_case(dir, 1, &res->fz_time[m][s]);
+  res->fz_susp[m][s] = bm_first_case(dir, 0, NULL);
   char cmd[4200];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   if (system(cmd)) {}
@@ -328,8 +328,7 @@ static int cmp_i64(const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
-/* Median over seeds (-1 = not found counts as infinity); -1 when the median is not found. */
-static int64_t median(const int64_t *v, int n)
+int64_t bm_median(const int64_t *v, int n)
 {
   int64_t t[MAXS];
   memcpy(t, v, sizeof *t * (size_t)n);
@@ -344,8 +343,7 @@ static int count_found(const int64_t *v, int n)
   return c;
 }
 
-/* 1 when name is one of the comma-separated list's entries. */
-static int in_list(const char *list, const char *name)
+int bm_in_list(const char *list, const char *name)
 {
   size_t n = strlen(name);
   for (const char *s = list; *s;) {
@@ -356,9 +354,7 @@ static int in_list(const char *list, const char *name)
   return 0;
 }
 
-/* Median of the seeds' times to the first FAIL (not found counts as infinity), -1 when the
- * median is not found; the per-seed list into per. */
-static double median_time(const double *v, int n, char *per, size_t len)
+double bm_median_time(const double *v, int n, char *per, size_t len)
 {
   double t[MAXS];
   per[0] = 0;
@@ -378,7 +374,7 @@ static double median_time(const double *v, int n, char *per, size_t len)
   return isinf(t[n / 2]) ? -1 : t[n / 2];
 }
 
-static void fmt_med(char *buf, size_t n, int64_t m)
+void bm_fmt_med(char *buf, size_t n, int64_t m)
 {
   if (m < 0) snprintf(buf, n, "-");
   else snprintf(buf, n, "%lld", (long long)m);
@@ -388,6 +384,7 @@ int main(int argc, char **argv)
 {
   double tput_secs = 20;
   const char *only = NULL;
+  int defects = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--seeds") && i + 1 < argc) nseeds = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--cap") && i + 1 < argc) cap = atoll(argv[++i]);
@@ -399,10 +396,12 @@ int main(int argc, char **argv)
     else if (!strcmp(argv[i], "--time") && i + 1 < argc)
       time_cap = atof(argv[++i]);
     else if (!strcmp(argv[i], "--in-process")) in_process = 1;
+    else if (!strcmp(argv[i], "--defects")) defects = 1;
     else {
       fprintf(stderr,
               "usage: bench/mutants [--seeds N] [--cap N] [--baseline-cap N] [--time S] [--jobs J] [--throughput-s S] "
-              "[--only NAME[,NAME...]] [--in-process]\n");
+              "[--only NAME[,NAME...]] [--in-process]\n"
+              "       bench/mutants --defects [--seeds N] [--time S] [--cap N] [--jobs J] [--only NAME[,NAME...]]\n");
       return 2;
     }
   }
@@ -417,11 +416,18 @@ int main(int argc, char **argv)
   const attncheck_kernel *sel[MAXM];
   int ns = 0;
   for (int m = 0; m < nm; m++)
-    if (!only || in_list(only, mk[m]->name)) sel[ns++] = mk[m];
+    if (!only || bm_in_list(only, mk[m]->name)) sel[ns++] = mk[m];
   if (ns == 0) {
     fprintf(stderr, "bench/mutants: no mutant named %s (attncheck list --mutants)\n", only ? only : "");
     rmdir(tmpdir);
     return 2;
+  }
+  if (defects) {   /* whole campaigns of --time S (default 60), capped by --cap only when given */
+    int explicit_cap = 0;
+    for (int i = 1; i < argc; i++) explicit_cap |= !strcmp(argv[i], "--cap");
+    int rc = bm_defects(sel, ns, nseeds, time_cap > 0 ? time_cap : 60, explicit_cap ? cap : 0, jobs, tmpdir);
+    rmdir(tmpdir);
+    return rc;
   }
   results *res = mmap(NULL, sizeof *res, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (res == MAP_FAILED) return 99;
@@ -458,20 +464,20 @@ int main(int argc, char **argv)
   int fz_kill = 0, bl_kill = 0, fz_2000 = 0;
   for (int m = 0; m < ns; m++) {
     char med[32], per[200] = "", bmed[32], bper[200] = "", sus[32];
-    int64_t fm = median(res->fz_fail[m], nseeds), bm = median(res->bl_fail[m], nseeds);
-    fmt_med(med, sizeof med, fm);
-    fmt_med(bmed, sizeof bmed, bm);
+    int64_t fm = bm_median(res->fz_fail[m], nseeds), bm = bm_median(res->bl_fail[m], nseeds);
+    bm_fmt_med(med, sizeof med, fm);
+    bm_fmt_med(bmed, sizeof bmed, bm);
     for (int s = 0; s < nseeds; s++) {
       char x[32];
-      fmt_med(x, sizeof x, res->fz_fail[m][s]);
+      bm_fmt_med(x, sizeof x, res->fz_fail[m][s]);
       strncat(per, s ? " " : "", sizeof per - strlen(per) - 1);
       strncat(per, x, sizeof per - strlen(per) - 1);
-      fmt_med(x, sizeof x, res->bl_fail[m][s]);
+      bm_fmt_med(x, sizeof x, res->bl_fail[m][s]);
       strncat(bper, s ? " " : "", sizeof bper - strlen(bper) - 1);
       strncat(bper, x, sizeof bper - strlen(bper) - 1);
     }
-    int64_t sm = median(res->fz_susp[m], nseeds);
-    if (fm < 0 && sm >= 0) fmt_med(sus, sizeof sus, sm);
+    int64_t sm = bm_median(res->fz_susp[m], nseeds);
+    if (fm < 0 && sm >= 0) bm_fmt_med(sus, sizeof sus, sm);
     else snprintf(sus, sizeof sus, "%s", count_found(res->fz_susp[m], nseeds) ? "(also)" : "-");
     if (fm >= 0) fz_kill++;
     if (fm >= 0 && fm <= 2000) fz_2000++;
@@ -480,7 +486,7 @@ int main(int argc, char **argv)
     snprintf(a, sizeof a, "%s [%s]", med, per);
     snprintf(b, sizeof b, "%s [%s]", bmed, bper);
     char vf[160], tper[160], tmed[200];
-    double tm = median_time(res->fz_time[m], nseeds, tper, sizeof tper);
+    double tm = bm_median_time(res->fz_time[m], nseeds, tper, sizeof tper);
     if (tm < 0)
       snprintf(tmed, sizeof tmed, "- [%s]", tper);
     else

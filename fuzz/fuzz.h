@@ -287,6 +287,9 @@ int ac_meta_selected(const ac_case *c, int mode);
  * says whether a comparison took place), -1 when the transformed case cannot be built. */
 int ac_meta_check(const ac_kernel *k, const ac_run_opts *ro, const ac_case *c, const ac_precision *prec,
                   const ac_run_result *ra, ac_meta_result *m, ac_err *e);
+/* The transformed case the check of c runs (plain dense cases; a layout case's are
+ * metamorphic_layout.c's): 1 built into out, 0 when none applies, -1 when it cannot be built. */
+int ac_meta_transformed(const ac_case *c, ac_case *out, ac_err *e);
 /* Tolerances [heads][tq][dv] of every element of a dense batch-1 case of plain attention with
  * finite inputs (metamorphic.c's bound; 0 in an empty row): malloc'd. */
 double *ac_meta_dense_tols(const ac_case *c, const ac_precision *prec);
@@ -366,6 +369,8 @@ typedef struct {
   double grad_s;
   ac_gmeta_result gmeta;          /* metamorphic check of the backward (gmeta.checked 0: none ran) */
   ac_eval_row row;                /* the worst output element's row (row.n 0: none) */
+  uint8_t grad_why[4];            /* the backward's dq, dk, dv, dsinks: 0 judged and right, else 1 + the ac_why of
+                                     its worst element (AC_WHY_VALUE or AC_WHY_NONFINITE) */
   char not_started[512];          /* the kernel could not be started (AC_RUN_NOT_STARTED ...); "" when it was */
 } ac_eval;
 
@@ -439,6 +444,8 @@ int ac_case_slice(const ac_case *c, const ac_slice *s, ac_case *out, ac_err *e);
 int ac_case_drop(const ac_case *c, int dim, int64_t a, int64_t n, ac_case *out, ac_err *e);
 /* Change tq and tk (crop, or extend with copies of random existing rows/keys plus noise). */
 int ac_case_resize_t(const ac_case *c, int64_t tq, int64_t tk, ac_rng *r, ac_case *out, ac_err *e);
+/* c without the attention variant bit (an AC_FEAT_ bit; its tensors freed, its fields back to plain). */
+int ac_case_without_feature(const ac_case *c, uint32_t bit, ac_case *out, ac_err *e);
 
 /* ---- layout edits (fuzz/engine/layout_edit.c) -------------------------------------------- */
 /* New sequences for a layout case: sequence b is the old sequence src[b] with tq[b] queries and
@@ -549,12 +556,173 @@ typedef struct {
  * smallest case found (a copy of c when nothing shrank). hint_*: worst element. */
 int ac_minimize(const ac_case *c, int64_t hint_b, int64_t hint_h, int64_t hint_i, int64_t hint_d, ac_holds_fn holds,
                 void *ctx, ac_min_opts *mo, ac_case *out, ac_err *e);
-/* The mechanism of a finding of kind k: for FAIL, SUSPECT and MASKED-LEAK, which worst element
- * (output or LSE) and why it is wrong (ac_why), else 0. A minimized case keeps it. */
-int ac_eval_mechanism(const ac_eval *ev, ac_verdict_kind k);
+/* How a case fails in one verdict kind (its failure mode): for each quantity the kernel computes
+ * (o, lse; the backward's dq, dk, dv, dsinks) 0 when it does not fail in that kind, else 1 + the
+ * ac_why of its worst failing element. Kinds without elements (CRASH, METAMORPHIC, ...) have none.
+ * The minimizer keeps a finding's failure mode; defects are told apart by it (docs/fuzzing.md
+ * "Defects"). */
+enum { AC_QTY_O, AC_QTY_LSE, AC_QTY_DQ, AC_QTY_DK, AC_QTY_DV, AC_QTY_DSINK, AC_NQTY };
+typedef struct {
+  int kind;                       /* ac_verdict_kind */
+  uint8_t why[AC_NQTY];
+  double size;                    /* how far: err/W (FAIL), err/E (SUSPECT), non-finite as 1e300; 0 for other kinds */
+} ac_fmode;
+/* A case fails as before only with a size at least 1/AC_FMODE_SIZE_RATIO of the size it had: a
+ * failure far smaller than before is another defect's, shown where the first one is gone. */
+#define AC_FMODE_SIZE_RATIO 16.0
+/* The failure mode of kind k in ev (kind k need not be in ev->kinds: then every quantity is 0). */
+void ac_fmode_of(const ac_eval *ev, ac_verdict_kind k, ac_fmode *m);
+/* 1 when a and b are the same failure mode (sizes aside). */
+int ac_fmode_eq(const ac_fmode *a, const ac_fmode *b);
+/* ev fails in mode m, with a size comparable to m's: kind m->kind is in ev->kinds, its failure mode
+ * is m's, and its size at least m->size / AC_FMODE_SIZE_RATIO. */
+int ac_fmode_holds(const ac_eval *ev, const ac_fmode *m);
+/* ev fails in kind m->kind with at least m's failing quantities, each for the same reason (others
+ * may fail too), with a comparable size: what the minimizer keeps. */
+int ac_fmode_covers(const ac_eval *ev, const ac_fmode *m);
+/* a and b are one way to fail: the same kind, no quantity failing in both for different reasons,
+ * and one failing in both (or none in either: CRASH, METAMORPHIC, ...). */
+int ac_fmode_overlaps(const ac_fmode *a, const ac_fmode *b);
+
+/* ---- defects: findings that fail the same way (engine/defect.c, defects.c; docs/fuzzing.md "Defects") ----
+ * What a defect may need beyond plain attention; each is checked by judging the case without it. */
+enum {
+  AC_DF_CAUSAL = 1u << 0,        /* a causal mask (top-left, or bottom-right with tq == tk) */
+  AC_DF_CAUSAL_BR = 1u << 1,     /* a bottom-right causal mask with tq != tk (the top-left one passes) */
+  AC_DF_GQA = 1u << 2,           /* query heads sharing kv heads (the kv heads repeated for each pass) */
+  AC_DF_HEADS = 1u << 3,         /* several heads, each with its own kv head (each head alone passes) */
+  AC_DF_BATCHES = 1u << 4,
+  AC_DF_DV_NE_DK = 1u << 5,
+  AC_DF_SCALE = 1u << 6,         /* an explicit scale (1/sqrt(dk) passes) */
+  AC_DF_NONFINITE = 1u << 7,     /* NaN or inf inputs (zeros in their place pass) */
+  AC_DF_STRIDED = 1u << 8,
+  AC_DF_QUANT = 1u << 9,         /* quantized tensors, varlen and paged layouts: kept as found, not checked */
+  AC_DF_VARLEN = 1u << 10,
+  AC_DF_PAGED = 1u << 11,
+  AC_DF_VARIANT_SHIFT = 16       /* the AC_FEAT_ variants (window, softcap, ...), shifted */
+};
+#define AC_DEFECT_MAX_EVALS 24          /* judgements of one fingerprint, */
+#define AC_DEFECT_MAX_SECONDS 10.0      /* and seconds after the first (a TIMEOUT's each take the time limit) */
+#define AC_DEFECT_MAX_WORK 1048576.0    /* a case past this (rows x keys x (dk + dv)) is judged once, on its sample */
+typedef struct {
+  ac_fmode mode;                  /* how the case fails */
+  int attached;                   /* -1, or the finding's own kind (METAMORPHIC, GRAD-...) when mode is the FAIL of its
+                                     forward on the case, which explains it */
+  int finite;                     /* 1: attached as the FAIL of its case with zeros for its NaN and inf inputs */
+  uint32_t feats;                 /* AC_DF_ bits the failure needs (checked) or the case has (not checked) */
+  int dtype_only;                 /* -1, or the dtype the failure needs: its values in a wider one pass */
+  int checked;                    /* 1: each feature was taken away and the case judged again (0: the case
+                                     too large, or the judgements or seconds spent first) */
+  int reproduced;                 /* 0: the case did not fail in the finding's kind when judged again */
+  int evals;                      /* judgements spent */
+} ac_defect_fp;
+/* The fingerprint of a finding of kind k whose case (its minimized form) is cs, judged on x: cs judged
+ * again (every row), then without each feature it has in turn (strides, batches, GQA, heads, dv != dk,
+ * the mask, the scale, non-finite inputs, each variant: a feature whose absence leaves the same
+ * failure mode is dropped) and in a wider dtype; at most AC_DEFECT_MAX_EVALS judgements and
+ * AC_DEFECT_MAX_SECONDS after the first. *reduced:
+ * cs without what it does not need. -1 only when cs cannot be copied. */
+int ac_defect_fingerprint(const ac_eval_ctx *x, const ac_case *cs, ac_verdict_kind k, ac_defect_fp *fp,
+                          ac_case *reduced, ac_err *e);
+/* The fingerprint of a finding of kind k on case cs from the evaluation ev that found it, nothing
+ * judged again (a campaign that does not minimize): every feature the case has, not checked. */
+void ac_defect_fp_of_eval(const ac_case *cs, const ac_eval *ev, ac_verdict_kind k, ac_defect_fp *fp);
+/* 1 when cs, the case of a finding of kind k, judged again on x as its fingerprint judges it, fails
+ * in a mode that overlaps fp's (ac_fmode_overlaps). */
+int ac_defect_shows(const ac_eval_ctx *x, const ac_case *cs, ac_verdict_kind k, const ac_defect_fp *fp);
+/* Findings of fingerprints a and b are one defect: both reproduced, overlapping modes, the same
+ * needs and the same dtype (or none). */
+int ac_defect_same(const ac_defect_fp *a, const ac_defect_fp *b);
+/* The identity two findings of one defect share: "FAIL o=value,lse=value needs=causal,gqa only=f16". */
+void ac_defect_key(const ac_defect_fp *fp, char *buf, size_t n);
+/* "causal", "gqa", ..., a variant's name, for one AC_DF_ bit. */
+const char *ac_defect_feature_name(uint32_t bit);
+/* report.json's "defect" member: {key, kind, fails: {o: why, ...}, needs: [...], only_dtype, through, ...} and back
+ * (-1: not one). */
+struct json_object *ac_defect_fp_json(const ac_defect_fp *fp);
+int ac_defect_fp_parse(struct json_object *o, ac_defect_fp *fp);
+/* Cases without one thing a defect may need (engine/defect_cases.c): batch or query head `at` alone
+ * (what 0, 1); dv = dk (V cut, or padded with zero columns); strides dropped; mask m; query row i
+ * alone with the keys it sees, unmasked; the default scale (keep_scores: the scores kept, exactly
+ * where that can be); zeros for NaN and inf inputs (largest: the dtype's largest finite value, of
+ * their sign, NaN positive); the values in the wider dtype t; kv heads repeated for each query head. */
+int ac_dcase_slice(const ac_case *c, int what, int64_t at, ac_case *out, ac_err *e);
+int ac_dcase_dv_eq_dk(const ac_case *c, ac_case *out, ac_err *e);
+int ac_dcase_contiguous(const ac_case *c, ac_case *out, ac_err *e);
+int ac_dcase_mask(const ac_case *c, ac_mask m, ac_case *out, ac_err *e);
+int ac_dcase_row_unmasked(const ac_case *c, int64_t i, ac_case *out, ac_err *e);
+int ac_dcase_default_scale(const ac_case *c, int keep_scores, ac_case *out, ac_err *e);
+int ac_dcase_finite(const ac_case *c, int largest, ac_case *out, ac_err *e);
+int ac_dcase_widen(const ac_case *c, ac_dtype t, ac_case *out, ac_err *e);
+int ac_dcase_expand_kv(const ac_case *c, ac_case *out, ac_err *e);
+int ac_dcase_strided(const ac_case *c);     /* 1: c presents strided tensors */
+int ac_dcase_nonfinite(const ac_case *c);   /* 1: a plain dense c holds NaN or inf in q, k or v */
+/* The defects a directory's findings record (report.json "defect"), by id. */
+typedef struct {
+  int id;
+  char kernel[2048];              /* the kernel_spec of its findings */
+  ac_defect_fp fp;                /* its first finding's, failing in every way one of its findings does */
+  int nfind, nfam, fail;          /* its findings, their families, 1: one of them has policy fail */
+  char families[1024];            /* comma list, in the order found */
+  char rep[256], rep_file[16];    /* its best finding (the smallest case) and the file that shows it */
+  ac_verdict_kind rep_kind;       /* that finding's kind */
+  char rep_size[200];
+  int64_t rep_elems;
+  double first_s;                 /* found_after_s of its first finding */
+} ac_defect_info;
+typedef struct {
+  ac_defect_info *v;
+  int n, cap;
+  int unassigned;                 /* findings without a defect (stored by an older version, or not assigned yet) */
+} ac_defect_list;
+int ac_defects_read(const char *dir, ac_defect_list *l, ac_err *e);
+void ac_defects_free(ac_defect_list *l);
+/* Adds finding sig (its parsed report.json) to the defect its "defect" member names; -1 when it names none. */
+int ac_defects_note(ac_defect_list *l, const char *sig, struct json_object *report);
+/* DIR/defects.json (engine/defects_index.c): each defect's id, key, description, findings, families,
+ * its case and repro.sh, its kernel and fingerprint. Written from l; read back into l (-1: none, or
+ * not an index); rebuilt from the findings (*out: the defects, when not NULL). */
+int ac_defects_index_write(const char *dir, const ac_defect_list *l, ac_err *e);
+int ac_defects_index_read(const char *dir, ac_defect_list *l);
+int ac_defects_rebuild(const char *dir, ac_defect_list *out, ac_err *e);
+/* "o value and the LSE value on 1 query x 65 keys (dk 1, dv 1, f32); needs causal" (size: the case's
+ * ac_case_size_str). */
+void ac_defect_words(const ac_defect_fp *fp, const char *size, char *buf, size_t n);
+/* How findings are assigned: lock/unlock (may be NULL) around choosing an id and writing it, so that
+ * concurrent workers open one defect each; the judgements of each defect's case are remembered. */
+#define AC_DEFECT_CACHE 256
+typedef struct {
+  void (*lock)(void *arg), (*unlock)(void *arg);
+  void *arg;
+  struct json_object *recorded;   /* not judged again (x NULL): the finding's fingerprint, recorded elsewhere */
+  struct { int id, ok; char rep[256]; } cache[AC_DEFECT_CACHE];
+  int ncache;
+} ac_defect_env;
+typedef struct {
+  int id;                         /* the finding's defect */
+  int kind;                       /* the verdict kind of its failure mode */
+  int is_new;                     /* 1: it opened the defect */
+  int evals;                      /* judgements of its fingerprint */
+  char key[700];
+} ac_defect_result;
+/* Assigns finding sig of dir (its minimized.npz, else case.npz) to a defect: its fingerprint on x,
+ * the case reduced to what it needs stored as minimized.npz (unless the finding's kind is explained
+ * by a forward FAIL), then the first defect of dir with the same kernel and fingerprint whose own
+ * case fails the same way when judged again on x, else a new one (x NULL: the fingerprint
+ * env->recorded, joined without judging). Writes report.json's "defect" and DIR/defects.json. A
+ * finding assigned already keeps its defect. 0 or -1 with e. */
+int ac_defect_assign(const char *dir, const char *sig, const ac_eval_ctx *x, ac_defect_env *env, ac_defect_result *res,
+                     ac_err *e);
+/* Every finding of dir without a defect (a merge's, engine/defects_merge.c) assigned as above: judged
+ * again on its recorded kernel (kernel_override, trust: as ac_finding_kernel_of) when rerun, else by
+ * the fingerprint its shard recorded ("shard_defect"). *nassigned: how many. -1 with the first
+ * failure in e (the others are still assigned). */
+int ac_defects_assign_all(const char *dir, const char *kernel_override, int trust, int rerun, int *nassigned, ac_err *e);
 /* "BxHxKVHxTQxTKxDKxDV dtype mask" and the total elements of q, k, v. */
 void ac_case_size_str(const ac_case *c, char *buf, size_t n);
 int64_t ac_case_elems(const ac_case *c);
+/* Multiply-adds of the oracle on every row of c: rows x keys x (dk + dv). */
+double ac_case_oracle_work(const ac_case *c);
 
 /* ---- campaigns ------------------------------------------------------------------------------ */
 typedef struct {
@@ -673,6 +841,20 @@ typedef struct {
   const char *policies;     /* --policy KIND=P, ';'-separated: applied after the recorded ones */
   double timeout_s;         /* --timeout */
 } ac_replay_opts;
+
+/* What a finding's report.json records to judge it again (label names it in messages): the kernel of
+ * ac_finding_kernel_of resolved, and its evaluation context with the recorded precision, policies,
+ * empty-row convention, ALiBi LSE convention and time limit, under what ro gives over them (NULL: the
+ * recorded ones). 0 or -1 with e; ac_finding_ctx_free releases the kernel. */
+typedef struct {
+  char spec[2048], prec[512];
+  ac_kernel *kernel;
+  ac_eval_ctx x;
+} ac_finding_ctx;
+int ac_finding_eval_ctx(struct json_object *report, const char *label, const ac_replay_opts *ro, ac_finding_ctx *fc,
+                        ac_err *e);
+void ac_finding_ctx_free(ac_finding_ctx *fc);
+
 /* Re-evaluate a finding directory (its minimized case when present, else case.npz) on the kernel
  * of ac_finding_kernel; prints one line per case; returns the exit code contribution (1 if a
  * fail-policy kind holds), -1 with message when it cannot run. */

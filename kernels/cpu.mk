@@ -8,6 +8,10 @@ AC_CPU_KERNEL_SOURCES = kernels/registry.c \
 	kernels/cpu_backward.c kernels/cpu_backward.h kernels/mutants/bwd_mutants.c \
 	kernels/mutants/mutant_flash.h \
 	kernels/mutants/dropout_rp_in_sum.c kernels/mutants/dropout_renorm.c kernels/mutants/dropout_head_reuse.c \
+	kernels/mutants/double_off_by_one_f16_acc.c kernels/mutants/double_no_rescale_nan_leak.c \
+	kernels/mutants/double_gqa_lse_log2.c kernels/mutants/double_fast_exp_top_left.c \
+	kernels/mutants/double_dv_as_dk_empty_nan.c kernels/mutants/double_sentinel_tail.c \
+	kernels/mutants/double_rowsum_top_left.c \
 	kernels/mutants/no_max_sub.c kernels/mutants/max_sentinel.c \
 	kernels/mutants/causal_off_by_one.c kernels/mutants/causal_top_left.c \
 	kernels/mutants/no_rescale_sum.c kernels/mutants/no_rescale_acc.c \

@@ -36,6 +36,9 @@ extern const attncheck_kernel ac_mutant_bwd_d_wrong_row, ac_mutant_bwd_dk_no_sca
   ac_mutant_bwd_softcap_noderiv, ac_mutant_bwd_dropout_d_unscaled;
 
 extern const attncheck_kernel ac_mutant_ggml_bf16_acc, ac_mutant_q8q_as_q4;   /* kernels/mutants/ggml_mutants.c */
+/* two planted defects each ("mutant2-" names; kernels/mutants/double_*.c): a campaign must report two */
+extern const attncheck_kernel ac_mutant2_off_by_one_f16_acc, ac_mutant2_no_rescale_nan_leak, ac_mutant2_gqa_lse_log2,
+  ac_mutant2_fast_exp_top_left, ac_mutant2_dv_as_dk_empty_nan, ac_mutant2_sentinel_tail, ac_mutant2_rowsum_top_left;
 /* quantized-cache mutants (kernels/mutants/quant_mutants.c) */
 extern const attncheck_kernel ac_mutant_quant_nibble_swap, ac_mutant_quant_q4_no_offset, ac_mutant_quant_next_block_scale,
   ac_mutant_quant_no_v_scale, ac_mutant_quant_no_q_descale, ac_mutant_quant_scale_twice, ac_mutant_quant_fn_as_fnuz,
@@ -160,6 +163,13 @@ static const attncheck_kernel *const mutant_kernels[] = {
   &ac_mutant_bwd_lse_bf16,
   &ac_mutant_bwd_softcap_noderiv,
   &ac_mutant_bwd_dropout_d_unscaled,
+  &ac_mutant2_off_by_one_f16_acc,
+  &ac_mutant2_no_rescale_nan_leak,
+  &ac_mutant2_gqa_lse_log2,
+  &ac_mutant2_fast_exp_top_left,
+  &ac_mutant2_dv_as_dk_empty_nan,
+  &ac_mutant2_sentinel_tail,
+  &ac_mutant2_rowsum_top_left,
 };
 
 #define NCPU (sizeof cpu_kernels / sizeof cpu_kernels[0])

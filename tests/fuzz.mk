@@ -23,7 +23,8 @@ EXTRA_DIST += tests/data/grad_meta_overflow_f16.npz
 # their defects need (docs/bugclasses.md §2.25, §2.26).
 check_PROGRAMS += tests/tfuzz_serving
 TESTS += tests/tfuzz_serving
-# tfuzz_defects.sh: the findings of a campaign and of a merge grouped into distinct defects.
+# tfuzz_defects.sh: one defect for the findings of one planted defect (campaign shards and their
+# merge), two for a mutant2- kernel (docs/fuzzing.md "Defects").
 TESTS += tests/tfuzz_defects.sh
 dist_noinst_SCRIPTS += tests/tfuzz_defects.sh
 # tfuzz_relabel.sh: a finding judged on a row sample is labelled from every row of its case (or

@@ -10,7 +10,7 @@ dist_noinst_SCRIPTS += $(AC_REPORT_SH)
 check_PROGRAMS += tests/tsuite_html
 TESTS += tests/tsuite_html
 tests_tsuite_html_SOURCES = tests/tsuite_html.c src/cli/suite_html.c
-# treport_defects: findings grouped into distinct defects by mechanism, listed first with their
-# counts in the summary and report.html, also for findings stored without a recorded mechanism.
+# treport_defects: findings in their defects, one line each first in the summary and report.html,
+# findings without one grouped by mechanism; defects.json rebuilt and read back.
 check_PROGRAMS += tests/treport_defects
 TESTS += tests/treport_defects

@@ -1,36 +1,62 @@
 #!/bin/sh
-# tfuzz_defects.sh: one defect, one line (docs/fuzzing.md "Distinct defects"). Two shards of a
-# small campaign on mutant-no-rescale-sum store several findings of one mechanism; the minimizer
-# records each one's mechanism in report.json; the summary at the end of a campaign and after
-# `merge` lists the distinct defects first, each with its count, fewer than the findings, every
-# finding naming its defect; the merged report.html has the same defects table.
+# tfuzz_defects.sh: one defect, one finding (docs/fuzzing.md "Defects"), both ways, with --cases.
+# Two shards of a small campaign on mutant-no-rescale-sum, one planted defect: each reports one
+# defect for its several findings (every report.json naming it, defects.json, stats and
+# campaign.json counting it), and so does their merge, judged again or by the recorded
+# fingerprints (--no-rerun). Two mutant2- kernels, two planted defects each: two defects with
+# policy fail, told apart by what they need (GQA; a bottom-right mask with tq != tk).
 set -u
 bin=${ATTNCHECK_BIN:-./attncheck}
 tmp=$(mktemp -d /tmp/attncheck-defects-XXXXXX) || exit 99
 trap 'rm -rf "$tmp"' EXIT
 export ATTNCHECK_CACHE=off
 fail() { echo "FAIL: $*"; exit 1; }
+# defects DIR WANT: the summary (DIR.txt) says WANT defects, all with policy fail, one line each, and the
+# findings' count last; stats and campaign.json count them; every finding names one
+defects() {
+  head=$(grep -E '^[0-9]+ defects? \([0-9]+ with policy fail\) in ' "$1.txt") || { cat "$1.txt"; fail "$1: no defects line"; }
+  nd=$(echo "$head" | sed 's/^\([0-9]*\) .*/\1/')
+  nfail=$(echo "$head" | sed 's/^[0-9]* defects\{0,1\} (\([0-9]*\) with policy fail).*/\1/')
+  [ "$nfail" -eq "$2" ] || { cat "$1.txt"; fail "$1: $nfail defects with policy fail, not $2"; }
+  [ "$nd" -eq "$2" ] || { cat "$1.txt"; fail "$1: $nd defects, not $2"; }
+  [ "$(grep -c '^defect [0-9]*: ' "$1.txt")" -eq "$nd" ] || fail "$1: not one line per defect"
+  last=$(tail -n 1 "$1.txt")
+  case "$last" in *" findings ("*" with policy fail) in $1/findings") ;; *) fail "$1: last line: $last" ;; esac
+  nf=$(echo "$last" | sed 's/^\([0-9]*\) .*/\1/')
+  grep -q "^defects=$nd\$" "$1/stats" || fail "$1/stats: not defects=$nd"
+  grep -q "^defects_fail=$nfail\$" "$1/stats" || fail "$1/stats: not defects_fail=$nfail"
+  [ "$(grep -c '"defect":{' "$1"/findings/*/report.json | grep -c ':1$')" -eq "$nf" ] || fail "$1: a finding without its defect"
+  grep -q "\"id\":$nd," "$1/defects.json" || fail "$1/defects.json: no defect $nd"
+}
 for i in 0 1; do
-  "$bin" fuzz --kernel mutant-no-rescale-sum --families normal,late_max,tile_edge --cases 16 --shard $i/2 \
-    --minimize-time 1 --no-live --out "$tmp/s$i" > "$tmp/s$i.txt" 2>&1
+  "$bin" fuzz --kernel mutant-no-rescale-sum --families normal,late_max,tile_edge,v_cancel --cases 16 --shard $i/2 \
+    --no-live --out "$tmp/s$i" > "$tmp/s$i.txt" 2>&1
   [ $? -eq 1 ] || { cat "$tmp/s$i.txt"; fail "shard $i: expected exit 1"; }
-  grep -q '^defect 1: FAIL ' "$tmp/s$i.txt" || { cat "$tmp/s$i.txt"; fail "shard $i: no defects listed"; }
+  defects "$tmp/s$i" 1
+  grep -q '"defects":1,' "$tmp/s$i/campaign.json" || fail "shard $i: campaign.json does not count one defect"
 done
-for r in "$tmp"/s*/findings/*/report.json; do
-  if grep -q '"minimized":true' "$r"; then grep -q '"mechanism":{' "$r" || fail "$r: minimized without a mechanism"; fi
-done
+grep -q '^defect 1: FAIL o value and the LSE value on 1 query x 6[5-9] keys (dk [0-9]*, dv 1, f32); needs nothing else; ' \
+  "$tmp/s0.txt" || { cat "$tmp/s0.txt"; fail "shard 0: not the missing rescale's defect"; }
 "$bin" merge "$tmp/s0" "$tmp/s1" -o "$tmp/m" > "$tmp/m.txt" 2>&1
-line=$(grep '^findings in ' "$tmp/m.txt")
-nf=$(echo "$line" | sed 's/.*: \([0-9]*\) (.*/\1/')
-nd=$(echo "$line" | sed 's/.*, \([0-9]*\) distinct defects\{0,1\} (grouped by mechanism)$/\1/')
-case "$nf$nd" in *[!0-9]*|'') fail "merge summary: $line";; esac
-[ "$nd" -ge 1 ] && [ "$nd" -lt "$nf" ] || fail "merge: $nf findings in $nd defects: $line"
-[ "$(grep -c '^defect [0-9]*: ' "$tmp/m.txt")" -eq "$nd" ] || fail "merge: not $nd defect lines"
-sum=$(grep '^defect [0-9]*: ' "$tmp/m.txt" | sed 's/.* x\([0-9]*\) .*/\1/' | awk '{s += $1} END {print s}')
-[ "$sum" -eq "$nf" ] || fail "merge: the defects count $sum findings, not $nf"
-first=$(grep -n '^defect 1: ' "$tmp/m.txt" | cut -d: -f1)
-one=$(grep -n '^  1\. ' "$tmp/m.txt" | cut -d: -f1)
-[ "$first" -lt "$one" ] || fail "merge: the defects are not listed before the findings"
-[ "$(grep -c ' defect=[0-9]*$' "$tmp/m.txt")" -eq "$nf" ] || fail "merge: a finding line without its defect"
-grep -q "Distinct defects ($nd)" "$tmp/m/report.html" || fail "report.html: no table of $nd defects"
-echo "ok: $nf findings in $nd defects after merge"
+[ $? -eq 1 ] || { cat "$tmp/m.txt"; fail "merge: expected exit 1"; }
+grep -v '^/' "$tmp/m.txt" | grep -v '^merged into ' > "$tmp/m.sum"
+cp "$tmp/m.sum" "$tmp/m.txt"
+defects "$tmp/m" 1
+mf=$nf
+[ "$mf" -ge 3 ] || fail "merge: $mf findings (the test wants several of one defect)"
+grep -q '"shard_defect":{' "$tmp/m/findings/"*__FAIL__*/report.json || fail "merge: the shard's defect not kept"
+grep -q 'Defects (1)' "$tmp/m/report.html" || fail "merge: report.html has no table of one defect"
+"$bin" merge "$tmp/s0" "$tmp/s1" -o "$tmp/n" --no-rerun > "$tmp/n.txt" 2>&1
+grep -q '^1 defect (1 with policy fail) in ' "$tmp/n.txt" || { cat "$tmp/n.txt"; fail "merge --no-rerun: not one defect"; }
+grep -q '"joined":"the same recorded fingerprint (not judged again)"' "$tmp/n/findings/"*/report.json ||
+  fail "merge --no-rerun: no finding joined by its recorded fingerprint"
+# two planted defects: two defects, whatever the findings
+"$bin" fuzz --kernel mutant2-gqa-modulo-lse-log2 --families gqa,normal --cases 24 --no-live --out "$tmp/g" > "$tmp/g.txt" 2>&1
+defects "$tmp/g" 2
+grep -q '^defect [0-9]*: FAIL the LSE value on .*; needs nothing else; ' "$tmp/g.txt" || fail "gqa-lse-log2: no LSE defect"
+grep -q '^defect [0-9]*: FAIL o value and the LSE value on .*; needs gqa; ' "$tmp/g.txt" || fail "gqa-lse-log2: no GQA defect"
+"$bin" fuzz --kernel mutant2-fast-exp-causal-top-left --families tq_ne_tk,normal --cases 24 --no-live --out "$tmp/f" > "$tmp/f.txt" 2>&1
+defects "$tmp/f" 2
+grep -q '; needs causal-bottom-right; ' "$tmp/f.txt" || fail "fast-exp-top-left: no defect needing a bottom-right mask"
+grep -q '; needs nothing else; ' "$tmp/f.txt" || fail "fast-exp-top-left: no defect of the fast exp"
+echo "ok: one defect in each shard and in their merge ($mf findings); two in each mutant2- kernel"

@@ -239,23 +239,44 @@ START_TEST(minimizer_drops_to_tk2_dv2)
 }
 END_TEST
 
-/* The mechanism a minimized case must keep: the worst element's tensor (output or LSE) and why
- * it is wrong; kinds without an element have none. */
-START_TEST(mechanism_tells_worst_elements_apart)
+/* The failure mode a minimized case keeps and defects are told apart by (fuzz/engine/fmode.c):
+ * the quantities failing and why, and how far; kinds without elements have none. */
+START_TEST(failure_mode_tells_quantities_and_reasons_apart)
 {
   ac_eval a, b;
   memset(&a, 0, sizeof a);
-  a.rep.worst = (ac_worst_elem){.valid = 1, .why = AC_WHY_VALUE, .err_w = 3};
+  a.kinds = 1u << AC_V_FAIL;
+  a.err_w = 1000;
+  a.rep.n_fail = 3;
+  a.rep.worst = (ac_worst_elem){.valid = 1, .why = AC_WHY_VALUE, .err_w = 1000};
   b = a;
-  ck_assert_int_eq(ac_eval_mechanism(&a, AC_V_FAIL), ac_eval_mechanism(&b, AC_V_FAIL));
-  b.rep.worst.why = AC_WHY_NONFINITE;
-  ck_assert_int_ne(ac_eval_mechanism(&a, AC_V_FAIL), ac_eval_mechanism(&b, AC_V_FAIL));
+  ac_fmode ma, mb;
+  ac_fmode_of(&a, AC_V_FAIL, &ma);
+  ck_assert(ma.why[AC_QTY_O] == 1 + AC_WHY_VALUE && ma.why[AC_QTY_LSE] == 0 && ma.size == 1000);
+  ck_assert(ac_fmode_holds(&b, &ma) && ac_fmode_covers(&b, &ma));
+  b.rep.worst.why = AC_WHY_NONFINITE;   /* another reason: another mode */
+  ck_assert(!ac_fmode_holds(&b, &ma) && !ac_fmode_covers(&b, &ma));
   b = a;
+  b.rep.lse_fail = 1;   /* the LSE fails too: another mode, which still covers the first */
   b.rep.lse_worst = (ac_worst_elem){.valid = 1, .is_lse = 1, .why = AC_WHY_VALUE, .err_w = 5};
-  ck_assert_int_ne(ac_eval_mechanism(&a, AC_V_FAIL), ac_eval_mechanism(&b, AC_V_FAIL));
-  b.rep.lse_worst.err_w = 1;   /* the output element stays the worst */
-  ck_assert_int_eq(ac_eval_mechanism(&a, AC_V_SUSPECT), ac_eval_mechanism(&b, AC_V_SUSPECT));
-  ck_assert_int_eq(ac_eval_mechanism(&a, AC_V_CRASH), 0);
+  ac_fmode_of(&b, AC_V_FAIL, &mb);
+  ck_assert(!ac_fmode_eq(&ma, &mb) && !ac_fmode_holds(&b, &ma) && ac_fmode_covers(&b, &ma));
+  ck_assert(ac_fmode_overlaps(&ma, &mb) && ac_fmode_overlaps(&mb, &ma));
+  b = a;
+  b.err_w = 1000 / AC_FMODE_SIZE_RATIO / 2;   /* the same mode, far smaller: another defect's */
+  ck_assert(!ac_fmode_holds(&b, &ma) && !ac_fmode_covers(&b, &ma));
+  b.err_w = 1000 / AC_FMODE_SIZE_RATIO;
+  ck_assert(ac_fmode_holds(&b, &ma));
+  b = a;   /* only the LSE fails: no quantity in common, no overlap */
+  b.rep.n_fail = 0;
+  b.rep.lse_fail = 2;
+  b.rep.lse_worst = (ac_worst_elem){.valid = 1, .is_lse = 1, .why = AC_WHY_VALUE, .err_w = 7};
+  ac_fmode_of(&b, AC_V_FAIL, &mb);
+  ck_assert(!ac_fmode_overlaps(&ma, &mb));
+  ac_fmode_of(&a, AC_V_CRASH, &mb);   /* a kind the evaluation does not have */
+  ck_assert(mb.kind == AC_V_CRASH && mb.why[AC_QTY_O] == 0 && !ac_fmode_holds(&a, &mb));
+  a.kinds |= 1u << AC_V_CRASH;
+  ck_assert(ac_fmode_holds(&a, &mb));
 }
 END_TEST
 
@@ -498,7 +519,7 @@ int main(void)
   tcase_add_test(tc, scale_flipped_cases);
   tcase_add_test(tc, family_list);
   tcase_add_test(tc, minimizer_drops_to_tk2_dv2);
-  tcase_add_test(tc, mechanism_tells_worst_elements_apart);
+  tcase_add_test(tc, failure_mode_tells_quantities_and_reasons_apart);
   tcase_add_test(tc, share_rule_caps_plateau);
   tcase_add_test(tc, long_t_every_pattern_at_block_edges);
   tcase_add_test(tc, sentinel_rows_generated);

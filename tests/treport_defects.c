@@ -1,9 +1,12 @@
-/* treport_defects: findings grouped into distinct defects (fuzz/report/groups.c, docs/fuzzing.md
- * "Distinct defects"). A findings directory holding one defect found by several families and
- * rows (minimized alike, their report.json with the minimizer's "mechanism", or, as older
- * versions stored them, only the worst element, position and minimized size) and two other
- * mechanisms lists three defects first, with their counts, in the text summary and in
- * report.html; the finding directories are read, never changed. */
+/* treport_defects: a directory's findings in their defects (fuzz/report/summary.c, groups.c,
+ * fuzz/engine/defects.c, defects_index.c; docs/fuzzing.md "Defects"). A findings directory with
+ * four findings of defect 1 (four families, one with the smallest case), one SUSPECT of defect 2
+ * and one finding stored without a defect (an older version's: grouped by its mechanism) lists
+ * three defects first, one line each with the best case, what it needs, its findings and families
+ * (in the order of their findings' names) and the best finding's repro.sh, the finding without a
+ * defect last, then the number of findings; report.html has the defects table
+ * and the defects-over-time plot; defects.json is rebuilt from the findings and read back; the
+ * finding directories are read, never changed. */
 #include "config.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +15,7 @@
 #include "fuzz.h"
 #include "testutil.h"
 
-static void finding(const char *dir, const char *sig, const char *body)
+static void finding(const char *dir, const char *sig, const char *kind, const char *policy, const char *body)
 {
   char p[4400];
   snprintf(p, sizeof p, "%s/findings/%s", dir, sig);
@@ -20,7 +23,7 @@ static void finding(const char *dir, const char *sig, const char *body)
   snprintf(p, sizeof p, "%s/findings/%s/report.json", dir, sig);
   FILE *f = fopen(p, "w");
   ck_assert_ptr_nonnull(f);
-  fprintf(f, "{\"signature\":\"%s\",\"kind\":\"FAIL\",\"policy\":\"fail\",%s}\n", sig, body);
+  fprintf(f, "{\"signature\":\"%s\",\"kind\":\"%s\",\"policy\":\"%s\",\"kernel_spec\":\"k\",%s}\n", sig, kind, policy, body);
   fclose(f);
   /* a finding holds its case (a directory without one is not read as a finding) */
   ac_case c;
@@ -32,9 +35,11 @@ static void finding(const char *dir, const char *sig, const char *body)
   ac_case_free(&c);
 }
 
-#define MECH(T, ROW) \
-  "\"mechanism\":{\"shape\":\"f32 none tq1 tk65-128\",\"tensor\":\"" T "\",\"why\":\"value\",\"row\":\"" ROW "\"}"
-#define SIZES "\"size\":\"B1 H4/2 tq100 tk300 dk16 dv16 f32 causal\",\"minimized\":true,"
+/* A "defect" member: id, failure mode, needs, the case that shows it and its elements. */
+#define DEFECT(ID, KIND, FAILS, NEEDS, SIZE, EL)                                                                    \
+  "\"defect\":{\"id\":" #ID ",\"kind\":\"" KIND "\",\"fails\":{" FAILS "},\"needs\":[" NEEDS                      \
+  "],\"checked\":true,\"reproduced\":true,\"case\":\"minimized.npz\",\"size\":\"" SIZE "\",\"elements\":" #EL "}"
+#define D1(EL) DEFECT(1, "FAIL", "\"o\":\"value\",\"lse\":\"value\"", "", "B1 H1/1 tq1 tk65 dk1 dv1 f32 none", EL)
 
 static char *read_all(const char *path)
 {
@@ -50,53 +55,64 @@ START_TEST(one_defect_one_line)
   snprintf(p, sizeof p, "%s/findings", dir);
   ac_err e;
   ck_assert(ac_mkdir_p(p, &e) == 0);
-  finding(dir, "k__FAIL__normal__first",
-          "\"family\":\"normal\",\"position\":\"first\",\"err_w\":900," SIZES
-          "\"minimized_size\":\"B1 H1/1 tq1 tk65 dk1 dv1 f32 none\"," MECH("lse", "first"));
-  finding(dir, "k__FAIL__late_max__interior",
-          "\"family\":\"late_max\",\"position\":\"interior\",\"err_w\":800," SIZES
-          "\"minimized_size\":\"B1 H1/1 tq1 tk65 dk3 dv1 f32 none\"," MECH("lse", "first"));
-  /* stored before mechanisms were recorded: the worst element, position and minimized size (one
-   * row: the worst row of the minimized case is its first, wherever it was in the case found) */
-  finding(dir, "k__FAIL__gqa__interior",
-          "\"family\":\"gqa\",\"position\":\"interior\",\"err_w\":700," SIZES
-          "\"minimized_size\":\"B1 H1/1 tq1 tk70 dk9 dv1 f32 none\",\"mismatch\":\"\",\"worst\":{\"tensor\":\"lse\"}");
-  finding(dir, "k__FAIL__ties__tile-edge",
-          "\"family\":\"ties\",\"position\":\"tile-edge\",\"err_w\":600," SIZES
-          "\"minimized_size\":\"B1 H1/1 tq1 tk65 dk2 dv1 f32 none\"," MECH("o", "first"));
-  finding(
-      dir, "k__FAIL__normal__last",
-      "\"family\":\"normal\",\"position\":\"last\",\"err_w\":500," SIZES
-      "\"minimized_size\":\"B1 H1/1 tq9 tk9 dk2 dv1 f32 causal\","
-      "\"mechanism\":{\"shape\":\"f32 causal tq9-16 tk9-16\",\"tensor\":\"lse\",\"why\":\"value\",\"row\":\"last\"}");
+  finding(dir, "k__FAIL__normal__first", "FAIL", "fail", "\"family\":\"normal\",\"err_w\":900,\"found_after_s\":1.5," D1(131));
+  finding(dir, "k__FAIL__late_max__interior", "FAIL", "fail", "\"family\":\"late_max\",\"err_w\":800,\"found_after_s\":0.5," D1(130));
+  finding(dir, "k__METAMORPHIC__gqa__interior", "METAMORPHIC", "fail",
+          "\"family\":\"gqa+mut\",\"err_w\":700,\"found_after_s\":4," D1(140));
+  finding(dir, "k__FAIL__ties__tile-edge", "FAIL", "fail", "\"family\":\"ties\",\"err_w\":600,\"found_after_s\":9," D1(197));
+  finding(dir, "k__SUSPECT__normal__last", "SUSPECT", "warn",
+          "\"family\":\"normal\",\"err_w\":0.5,\"found_after_s\":3," DEFECT(2, "SUSPECT", "\"lse\":\"value\"", "\"causal\"",
+                                                                             "B1 H1/1 tq2 tk9 dk2 dv1 f32 causal", 40));
+  /* stored by an older version: no defect, grouped by the mechanism it records */
+  finding(dir, "k__FAIL__normal__last", "FAIL", "fail",
+          "\"family\":\"normal\",\"position\":\"last\",\"err_w\":500,\"minimized\":true,"
+          "\"minimized_size\":\"B1 H1/1 tq9 tk9 dk2 dv1 f32 causal\","
+          "\"mechanism\":{\"shape\":\"f32 causal tq9-16 tk9-16\",\"tensor\":\"lse\",\"why\":\"value\",\"row\":\"last\"}");
   snprintf(p, sizeof p, "%s/summary.txt", ac_test_tmpdir());
   FILE *f = fopen(p, "w");
   ac_findings_summary(dir, f, 20);
   fclose(f);
   char *t = read_all(p);
-  ck_assert_msg(strstr(t, ": 5 (5 with policy fail), 3 distinct defects") != NULL, "%s", t);
-  const char *d1 = strstr(t, "defect 1: FAIL"), *d2 = strstr(t, "defect 2: FAIL"), *d3 = strstr(t, "defect 3: FAIL"),
-             *l1 = strstr(t, "  1. FAIL");
-  ck_assert_msg(d1 && d2 && d3 && l1 && d1 < d2 && d2 < d3 && d3 < l1, "defects are not listed first:\n%s", t);
-  const char *x1 = strstr(t, "x3   lse value, row first, f32 none tq1 tk65-128 (families: normal, late_max, gqa)");
-  const char *x2 = strstr(t, "x1   o value, row first, f32 none tq1 tk65-128"),
-             *x3 = strstr(t, "x1   lse value, row last, f32 causal tq9-16 tk9-16");
-  ck_assert_msg(x1 && x2 && x3 && d1 < x1 && x1 < d2 && d2 < x2 && x2 < d3 && d3 < x3, "%s", t);
-  ck_assert_msg(strstr(t, "family=gqa row=interior case=0 defect=1") != NULL, "%s", t);
-  ck_assert_msg(strstr(t, "family=ties row=tile-edge case=0 defect=2") != NULL, "%s", t);
+  ck_assert_msg(strstr(t, "3 defects (2 with policy fail) in ") == t, "%s", t);
+  const char *d1 = strstr(t, "\ndefect 1: FAIL o value and the LSE value on 1 query x 65 keys (dk 1, dv 1, f32); needs "
+                              "nothing else; 4 findings from 4 families (late_max normal ties gqa); repro: "),
+             *d2 = strstr(t, "\ndefect 2: SUSPECT the LSE value on 2 queries x 9 keys (dk 2, dv 1, f32); needs causal; 1 "
+                             "finding from 1 family (normal); repro: "),
+             *g = strstr(t, "\nnot judged again: FAIL lse value, row last, f32 causal tq9-16 tk9-16 (grouped by mechanism); 1 finding"),
+             *n = strstr(t, "\n6 findings (5 with policy fail) in ");
+  ck_assert_msg(d1 && d2 && g && n && d1 < d2 && d2 < g && g < n, "not one line per defect, the recorded ones first:\n%s", t);
+  ck_assert_msg(strstr(d1, "/findings/k__FAIL__late_max__interior/repro.sh\n") != NULL, "defect 1: not its smallest case:\n%s", t);
+  ck_assert_int_eq((int)(strchr(n + 1, '\n') - t + 1), (int)strlen(t));   /* the findings' line ends it */
+  free(t);
+  /* the index, rebuilt from the findings and read back */
+  ac_defect_list l, r;
+  ck_assert(ac_defects_rebuild(dir, &l, &e) == 0);
+  ck_assert(ac_defects_index_read(dir, &r) == 0);
+  ck_assert_int_eq(l.n, 2);
+  ck_assert_int_eq(r.n, 2);
+  ck_assert_int_eq(r.unassigned, 1);
+  ck_assert(r.v[0].id == 1 && r.v[0].nfind == 4 && r.v[0].nfam == 4 && r.v[0].fail && r.v[0].rep_elems == 130);
+  ck_assert_str_eq(r.v[0].rep, "k__FAIL__late_max__interior");
+  ck_assert(r.v[0].first_s == 0.5 && r.v[1].id == 2 && !r.v[1].fail && r.v[1].fp.feats == AC_DF_CAUSAL);
+  ck_assert(ac_defect_same(&l.v[0].fp, &r.v[0].fp) && !ac_defect_same(&r.v[0].fp, &r.v[1].fp));
+  ac_defects_free(&l);
+  ac_defects_free(&r);
+  snprintf(p, sizeof p, "%s/defects.json", dir);
+  t = read_all(p);
+  ck_assert_msg(strstr(t, "\"repro\":\"findings/k__FAIL__late_max__interior/repro.sh\"") != NULL, "%s", t);
   free(t);
   ck_assert(ac_report_html(dir, &e) == 0);
   snprintf(p, sizeof p, "%s/report.html", dir);
   t = read_all(p);
-  const char *h = strstr(t, "Distinct defects (3)"), *fl = strstr(t, "Findings (5)");
+  const char *h = strstr(t, "Defects (3)"), *fl = strstr(t, "Findings (6)");
   ck_assert_msg(h && fl && h < fl, "report.html: no defects table before the findings");
-  ck_assert_msg(strstr(h, "<td class=\"n\">3</td><td>lse value, row first, f32 none tq1 tk65-128</td>") != NULL, "%s",
-                h);
+  ck_assert_msg(strstr(t, "<svg id=\"plot-defects-time\"") != NULL, "report.html: no defects-over-time plot");
+  ck_assert_msg(strstr(h, "<td class=\"n\">4</td><td>o value and the LSE value on 1 query x 65 keys") != NULL, "%s", h);
   free(t);
   /* nothing stored changes */
-  snprintf(p, sizeof p, "%s/findings/k__FAIL__gqa__interior/report.json", dir);
+  snprintf(p, sizeof p, "%s/findings/k__FAIL__normal__last/report.json", dir);
   t = read_all(p);
-  ck_assert(strstr(t, "mechanism") == NULL);
+  ck_assert(strstr(t, "\"defect\"") == NULL);
   free(t);
 }
 END_TEST

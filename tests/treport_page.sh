@@ -21,7 +21,7 @@ page() {
 }
 # plots PAGE: every campaign plot, and both row plots for each finding (up to 24) with a worst row
 plots() {
-  for id in plot-err-e plot-err-w plot-progress-time plot-progress-case plot-findings-time plot-family-share; do
+  for id in plot-err-e plot-err-w plot-progress-time plot-progress-case plot-defects-time plot-findings-time plot-family-share; do
     grep -q "<svg id=\"$id\"" "$1" || fail "$1: plot $id missing"
   done
   n=0

@@ -455,6 +455,7 @@ void ac_cp_worker_main(ctx_t *c, int w)
   }
   ac_cp_keep_seeds(c); /* before any child of a corpus case is drawn */
   if (c->o->minimize) pending_minimizations(c, w);
+  ac_cp_pending_defects(c, w);
   /* a pool seeded from the corpus starts refining at once; a fresh one sweeps first */
   int64_t sweep_n = from_corpus ? 0 : 4 * c->nfam > 100 ? 4 * c->nfam : 100;
   ac_search_init(&c->search, c->fam, c->nfam, sweep_n);
@@ -561,6 +562,7 @@ void ac_cp_worker_main(ctx_t *c, int w)
   }
   ac_pool_free(&c->pool);
   ac_kernel_free(c->kernel);
+  free(c->denv);
   _exit(status);
 }
 

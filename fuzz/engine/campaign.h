@@ -36,6 +36,8 @@ typedef struct {
   int64_t first_runs, later_runs;   /* runs of a JIT key (shape, dtype, mask, ...) new to the worker, and repeats */
   double first_run_s, later_run_s;  /* their kernel time: first runs include a JIT kernel's compilation */
   int64_t findings, findings_fail, repeats;
+  int64_t defects, defects_fail;   /* the defects the findings make (defects.c), those of kinds with policy fail */
+  pthread_mutex_t defect_mu;       /* held while a finding takes a defect's id (ac_cp_assign_defect) */
   int64_t meta_checks;      /* metamorphic comparisons this run, and the largest |diff|/tolerance */
   double meta_worst;
   int64_t grad_checked;                /* cases whose backward was judged (this run) */
@@ -79,6 +81,7 @@ typedef struct {
   int64_t *holes;                  /* shared mapping, sh->nholes entries */
   ac_draw_rec *draws;              /* the journal's records of the holes and their ancestors, by k */
   int64_t ndraws;
+  ac_defect_env *denv;             /* this worker's assignments to defects (allocated at the first) */
 } ctx_t;
 
 /* campaign.c: shared helpers, case numbers, the worker */
@@ -121,7 +124,6 @@ typedef struct {
   int have_mn, evals;    /* its minimization's evaluations and time */
   double min_s;
   char label[200];       /* where the stored label comes from ("all rows", ...): report.json "label_rows" */
-  struct json_object *mech; /* the mechanism of the minimized form (NULL: none) */
 } ac_relabel;
 /* The evaluation whose kinds label the findings of cs (ev itself, or rl->full). */
 const ac_eval *ac_cp_relabel(ctx_t *c, const ac_case *cs, const ac_eval *ev, const char *family, ac_relabel *rl);
@@ -163,15 +165,22 @@ void ac_cp_errors_list(const char *dir, FILE *f, int max);
  * returns the position class. */
 const char *ac_cp_signature(ctx_t *c, const ac_case *lc, const ac_eval *ev, int k, const char *family, char *sig,
                             size_t n);
-/* Minimizes cs keeping kind and its mechanism (hint: b, h, i, d of its worst element) into mn;
- * *mech (when mech is not NULL; the caller puts it): the minimized case's mechanism, or NULL. 0 or -1. */
+/* Minimizes cs keeping kind and its failure mode (hint: b, h, i, d of its worst element) into mn. 0 or -1. */
 int ac_cp_minimize_case(ctx_t *c, const ac_case *cs, ac_verdict_kind kind, const int64_t hint[4], ac_case *mn,
-                        int *evals, struct json_object **mech);
+                        int *evals);
 /* Stores the findings of one case; -1 when one could not be stored: the campaign then stops
  * and the case number stays unevaluated in the journal, so that --resume finds it again. */
 int ac_cp_record_findings(ctx_t *c, const ac_case *cs, const ac_eval *ev, const char *family, int64_t gk);
-/* Minimizes finding sig (case.npz + report.json) and stores minimized.npz beside it. */
+/* Minimizes finding sig (case.npz + report.json), stores minimized.npz beside it, then assigns it to
+ * a defect. */
 void ac_cp_minimize_finding(ctx_t *c, const char *sig);
+/* Finding sig to its defect (ac_defect_assign on the worker's kernel; known: its fingerprint, not
+ * judged again, or NULL): the counters, a "defect" event. */
+void ac_cp_assign_defect(ctx_t *c, const char *sig, const ac_defect_fp *known);
+/* The findings of DIR a killed run stored without a defect (worker w's share): assigned. */
+void ac_cp_pending_defects(ctx_t *c, int w);
+/* campaign.json's counts after a run: findings, defects and those with policy fail. */
+void ac_cp_campaign_json_counts(ctx_t *c);
 
 static inline const char *json_str(json_object *o) { return json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY); }
 

@@ -164,30 +164,16 @@ static json_object *build_report(ctx_t *c, const ac_case *cs, const ac_eval *ev,
   return r;
 }
 
+#define MINIMIZE_ALL_ROWS_WORK 16777216.0   /* multiply-adds of the oracle (a few tens of ms) */
+
 typedef struct {
   ctx_t *c;
   ac_verdict_kind kind;
-  int mech;                       /* ac_eval_mechanism of the finding (-1: learnt on the first call) */
-  json_object *last;              /* the mechanism of the last case that held (the minimized one) */
+  int learnt;
+  ac_fmode mode;                  /* the finding's failure mode, learnt on the first call (its own case) */
 } holds_ctx;
 
-/* The mechanism of a finding of kind k on case cs evaluated as ev: the case's shape class, the
- * worst element's tensor and reason, and its row's position (docs/fuzzing.md "Distinct defects"). */
-static json_object *mechanism(const ac_case *cs, const ac_eval *ev, ac_verdict_kind k)
-{
-  json_object *m = json_object_new_object();
-  char shape[400];
-  ac_mechanism_shape(cs, shape, sizeof shape);
-  const ac_worst_elem *w = ac_report_worst(&ev->rep);
-  int elem = (k == AC_V_FAIL || k == AC_V_SUSPECT || k == AC_V_MASKED_LEAK || k == AC_V_WEAK_CLASS) && w->valid;
-  int64_t i = elem ? ev->worst_i : k == AC_V_METAMORPHIC ? ev->meta.i : -1;
-  json_object_object_add(m, "shape", json_object_new_string(shape));
-  json_object_object_add(m, "tensor", json_object_new_string(elem ? (w->is_lse ? "lse" : "o") : ""));
-  json_object_object_add(m, "why", json_object_new_string(elem ? ac_why_name((int)w->why) : ""));
-  json_object_object_add(m, "row", json_object_new_string(ac_row_position(i, cs->p.tq)));
-  return m;
-}
-
+/* The minimized case keeps the finding's kind and every quantity failing as it did (fmode.c). */
 static int holds(const ac_case *cs, void *arg)
 {
   holds_ctx *h = arg;
@@ -196,35 +182,28 @@ static int holds(const ac_case *cs, void *arg)
   ac_eval_ctx x = h->c->x;
   /* a shrunk case may fall outside the 1 in 8 */
   if (h->kind == AC_V_METAMORPHIC || h->kind == AC_V_GRAD_METAMORPHIC) x.metamorphic = AC_META_ALWAYS;
-  if (ac_eval_case(&x, cs, h->kind == AC_V_NONDETERMINISTIC, &ev, &e) && !(ev.kinds & (1u << h->kind))) return 0;
-  if (!(ev.kinds & (1u << h->kind))) return 0;
-  int mech = ac_eval_mechanism(&ev, h->kind);
-  if (h->mech < 0) h->mech = mech;
-  if (mech != h->mech) return 0;
-  if (h->last) json_object_put(h->last);
-  h->last = mechanism(cs, &ev, h->kind);
-  return 1;
+  /* every row where that costs little: a row sample drawn from the case's hash would tell a shrunk
+   * case's failure mode from other rows than the case's */
+  if (ac_case_oracle_work(cs) <= MINIMIZE_ALL_ROWS_WORK) x.rows_all = 1;
+  ac_eval_case(&x, cs, h->kind == AC_V_NONDETERMINISTIC, &ev, &e);
+  if (!h->learnt && (ev.kinds & (1u << h->kind))) ac_fmode_of(&ev, h->kind, &h->mode), h->learnt = 1;
+  return h->learnt && ac_fmode_covers(&ev, &h->mode);
 }
 
 int ac_cp_minimize_case(ctx_t *c, const ac_case *cs, ac_verdict_kind kind, const int64_t hint[4], ac_case *mn,
-                        int *evals, json_object **mech)
+                        int *evals)
 {
-  holds_ctx hc = {c, kind, -1, NULL};
+  holds_ctx hc = {c, kind, 0, {0}};
   ac_min_opts mo = {.max_evals = 200, .max_seconds = c->o->min_seconds};
   ac_err e;
   int rc = ac_minimize(cs, hint[0], hint[1], hint[2], hint[3], holds, &hc, &mo, mn, &e);
   *evals = mo.evals;
-  if (rc == 0 && mech)
-    *mech = hc.last;
-  else if (hc.last)
-    json_object_put(hc.last);
   return rc;
 }
 
-/* minimized.npz beside finding sig's case, and the minimization's facts in its report.json (r):
- * mech, the mechanism of the minimized case (NULL: none). */
+/* minimized.npz beside finding sig's case, and the minimization's facts in its report.json (r). */
 static void store_minimized(ctx_t *c, const char *sig, json_object *r, const ac_case *cs, const ac_case *mn, int evals,
-                            double seconds, json_object *mech)
+                            double seconds)
 {
   char p[4400];
   ac_err e;
@@ -238,7 +217,6 @@ static void store_minimized(ctx_t *c, const char *sig, json_object *r, const ac_
   json_object_object_add(r, "minimized_elements", json_object_new_int64(ac_case_elems(mn)));
   json_object_object_add(r, "minimize_evals", json_object_new_int(evals));
   json_object_object_add(r, "minimize_s", json_object_new_double(seconds));
-  if (mech) json_object_object_add(r, "mechanism", json_object_get(mech));
   const char *txt = json_str(r);
   snprintf(p, sizeof p, "%s/findings/%s/report.json", c->o->out_dir, sig);
   ac_write_file_atomic(p, txt, strlen(txt), &e);
@@ -278,15 +256,55 @@ void ac_cp_minimize_finding(ctx_t *c, const char *sig)
   }
   const int64_t hint[4] = {hb, hh, hi, hd};
   int evals = 0;
-  json_object *mech = NULL;
   double t = ac_now();
-  if (ac_cp_minimize_case(c, &cs, kind, hint, &mn, &evals, &mech) == 0) {
-    store_minimized(c, sig, r, &cs, &mn, evals, ac_now() - t, mech);
-    if (mech) json_object_put(mech);
+  if (ac_cp_minimize_case(c, &cs, kind, hint, &mn, &evals) == 0) {
+    store_minimized(c, sig, r, &cs, &mn, evals, ac_now() - t);
     ac_case_free(&mn);
   }
   ac_case_free(&cs);
   json_object_put(r);
+  ac_cp_assign_defect(c, sig, NULL);
+}
+
+static void defect_lock(void *arg)
+{
+  shm_t *sh = arg;
+  if (pthread_mutex_lock(&sh->defect_mu) == EOWNERDEAD) pthread_mutex_consistent(&sh->defect_mu);
+}
+
+static void defect_unlock(void *arg) { pthread_mutex_unlock(&((shm_t *)arg)->defect_mu); }
+
+void ac_cp_assign_defect(ctx_t *c, const char *sig, const ac_defect_fp *known)
+{
+  if (!c->denv) {
+    c->denv = ac_xcalloc(1, sizeof *c->denv);
+    c->denv->lock = defect_lock, c->denv->unlock = defect_unlock, c->denv->arg = c->sh;
+  }
+  ac_defect_result res;
+  ac_err e;
+  double t = ac_now();
+  c->denv->recorded = known ? ac_defect_fp_json(known) : NULL;
+  int rc = ac_defect_assign(c->o->out_dir, sig, known ? NULL : &c->x, c->denv, &res, &e);
+  json_object_put(c->denv->recorded);
+  c->denv->recorded = NULL;
+  if (rc) {
+    ac_cp_log_error(c, "defect", sig, -1, e.msg);
+    return;
+  }
+  if (res.is_new) {
+    ac_cp_lock(c->sh);
+    c->sh->defects++;
+    c->sh->defects_fail += c->x.pol.p[res.kind] == AC_POLICY_FAIL;
+    pthread_mutex_unlock(&c->sh->mu);
+  }
+  json_object *ev = ac_cp_event(c, "defect");
+  ac_cp_jstr(ev, "sig", sig);
+  ac_cp_jint(ev, "defect", res.id);
+  json_object_object_add(ev, "new", json_object_new_boolean(res.is_new));
+  ac_cp_jstr(ev, "key", res.key);
+  ac_cp_jint(ev, "judgements", res.evals);
+  ac_cp_jnum(ev, "seconds", "%.3f", ac_now() - t);
+  ac_cp_emit(c, ev);
 }
 
 /* A backward finding's case carries the dO it was judged with (member "do"), so that `check --grad`
@@ -350,7 +368,7 @@ static int record(ctx_t *c, const ac_case *cs, const ac_case *lc, const ac_eval 
     const ac_case *stored = with_dout(cs, (ac_verdict_kind)k, &wd) ? &wd : cs;
     int st_rc = injected_store_failure(gk, &e) ? -1 : ac_finding_store(c->o->out_dir, sig, stored, json_str(r), &e);
     if (stored == &wd) ac_case_free(&wd);
-    if (st_rc > 0 && rl->have_mn) store_minimized(c, sig, r, cs, &rl->mn, rl->evals, rl->min_s, rl->mech);
+    if (st_rc > 0 && rl->have_mn) store_minimized(c, sig, r, cs, &rl->mn, rl->evals, rl->min_s);
     json_object_put(r);
     if (st_rc < 0) {
       ac_cp_log_error(c, "store finding", sig, gk, e.msg);
@@ -387,7 +405,15 @@ static int record(ctx_t *c, const ac_case *cs, const ac_case *lc, const ac_eval 
     ac_cp_jnum(le, "err_w", "%.6g", ev->err_w);
     ac_cp_jnum(le, "err_e", "%.6g", ev->score);
     ac_cp_emit(c, le);
-    if (c->o->minimize && !rl->have_mn) ac_cp_minimize_finding(c, sig);
+    if (c->o->minimize && !rl->have_mn) {
+      ac_cp_minimize_finding(c, sig);
+    } else if (rl->have_mn) {
+      ac_cp_assign_defect(c, sig, NULL);
+    } else {   /* not minimized: the case's own evaluation, nothing judged again */
+      ac_defect_fp fp;
+      ac_defect_fp_of_eval(lc, ev, (ac_verdict_kind)k, &fp);
+      ac_cp_assign_defect(c, sig, &fp);
+    }
   }
   return 0;
 }
@@ -399,4 +425,33 @@ int ac_cp_record_findings(ctx_t *c, const ac_case *cs, const ac_eval *ev, const 
   int rc = record(c, cs, rl.have_mn ? &rl.mn : cs, lev, &rl, family, gk);
   ac_relabel_free(&rl);
   return rc;
+}
+
+/* One finding of a directory read as data: its name when it has no defect and is not waiting for
+ * its minimization. */
+typedef struct {
+  int w, jobs, idx;
+  char (*names)[256];
+  int n, cap;
+} pending_ctx;
+
+static int pending_one(void *arg, ac_finding_dir *f)
+{
+  pending_ctx *pc = arg;
+  json_object *v;
+  if (pc->idx++ % pc->jobs != pc->w || json_object_object_get_ex(f->report, "defect", &v)) return 0;
+  if (json_object_object_get_ex(f->report, "minimize_state", &v) && !strcmp(json_object_get_string(v), "pending"))
+    return 0;
+  if (pc->n == pc->cap) pc->names = ac_xrealloc(pc->names, sizeof *pc->names * (size_t)(pc->cap = pc->cap ? 2 * pc->cap : 8));
+  snprintf(pc->names[pc->n++], 256, "%s", f->sig);
+  return 0;
+}
+
+void ac_cp_pending_defects(ctx_t *c, int w)
+{
+  pending_ctx pc = {w, c->o->jobs, 0, NULL, 0, 0};
+  ac_err e;
+  ac_findings_each(c->o->out_dir, NULL, "fuzz", pending_one, &pc, &e);
+  for (int i = 0; i < pc.n && !c->sh->stop; i++) ac_cp_assign_defect(c, pc.names[i], NULL);
+  free(pc.names);
 }

@@ -1,5 +1,6 @@
 /* campaign_json.c: campaign.json, a campaign's identity (kernel, seed, shard, families, limits,
- * policies), written when a campaign starts and read back by --resume. */
+ * policies), written when a campaign starts and read back by --resume; after each run it also
+ * counts the findings and defects. */
 #include "config.h"
 #include <stddef.h>
 #include <json-c/json.h>
@@ -122,3 +123,19 @@ int ac_cp_load_campaign_json(ac_campaign_opts *o, ac_err *e)
   return 0;
 }
 
+
+void ac_cp_campaign_json_counts(ctx_t *c)
+{
+  char p[4096];
+  ac_err e;
+  ac_cp_path_of(p, sizeof p, c->o->out_dir, "campaign.json");
+  json_object *r = json_object_from_file(p);
+  if (!r) return;
+  json_object_object_add(r, "findings", json_object_new_int64(c->sh->findings));
+  json_object_object_add(r, "findings_fail", json_object_new_int64(c->sh->findings_fail));
+  json_object_object_add(r, "defects", json_object_new_int64(c->sh->defects));
+  json_object_object_add(r, "defects_fail", json_object_new_int64(c->sh->defects_fail));
+  const char *t = json_str(r);
+  ac_write_file_atomic(p, t, strlen(t), &e);
+  json_object_put(r);
+}

@@ -164,6 +164,8 @@ void ac_eval_grad(const ac_eval_ctx *x, const ac_case *c, const ac_precision *cl
       char sum[400];
       grad_summary(&run, &j, sum, sizeof sum);
       ac_report_add(&ev->rep, AC_V_GRAD_FAIL, "backward (dO %s): %s", pat, sum);
+      for (int t = 0; run.status == AC_RUN_OK && t < j.nt; t++)   /* the failure mode (fmode.c) */
+        if (j.t[t].failed) ev->grad_why[t] = (uint8_t)(1 + (isfinite(j.t[t].got) ? AC_WHY_VALUE : AC_WHY_NONFINITE));
     }
     if (j.unresolved) /* as the forward's: an oracle error, never the kernel's, and never judged */
       ac_report_add(&ev->rep, AC_V_ERROR, "backward (dO %s): %lld oracle values unresolved", pat,

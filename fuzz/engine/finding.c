@@ -136,15 +136,14 @@ int ac_finding_kernel(const char *fdir, const char *override, int trust, char *s
   return rc;
 }
 
-int ac_replay_finding(const char *fdir, const ac_replay_opts *ro, FILE *out, uint32_t *kinds_out, ac_err *e)
+int ac_finding_eval_ctx(json_object *js, const char *label, const ac_replay_opts *ro, ac_finding_ctx *fc, ac_err *e)
 {
-  char p[4096];
-  json_object *js = read_report(fdir, e);
-  if (!js) return -1;
+  static const ac_replay_opts none;
+  if (!ro) ro = &none;
+  memset(fc, 0, sizeof *fc);
   json_object *v;
-  char spec[2048] = "", kind[64] = "", prec[512] = "", pol[1024] = "", empty[32] = "", eover[32] = "", alibi[16] = "";
-  if (json_object_object_get_ex(js, "kind", &v)) snprintf(kind, sizeof kind, "%s", json_object_get_string(v));
-  if (json_object_object_get_ex(js, "precision_override", &v)) snprintf(prec, sizeof prec, "%s", json_object_get_string(v));
+  char pol[1024] = "", empty[32] = "", eover[32] = "", alibi[16] = "";
+  if (json_object_object_get_ex(js, "precision_override", &v)) snprintf(fc->prec, sizeof fc->prec, "%s", json_object_get_string(v));
   if (json_object_object_get_ex(js, "policies", &v)) snprintf(pol, sizeof pol, "%s", json_object_get_string(v));
   if (json_object_object_get_ex(js, "empty_rows", &v)) snprintf(empty, sizeof empty, "%s", json_object_get_string(v));
   if (json_object_object_get_ex(js, "empty_rows_override", &v))
@@ -152,31 +151,51 @@ int ac_replay_finding(const char *fdir, const ac_replay_opts *ro, FILE *out, uin
   if (json_object_object_get_ex(js, "alibi_lse_override", &v)) snprintf(alibi, sizeof alibi, "%s", json_object_get_string(v));
   double timeout = 0;
   if (json_object_object_get_ex(js, "timeout_s", &v)) timeout = json_object_get_double(v);
-  if (ro->precision) snprintf(prec, sizeof prec, "%s", ro->precision);
+  if (ro->precision) snprintf(fc->prec, sizeof fc->prec, "%s", ro->precision);
   if (ro->empty_rows) snprintf(eover, sizeof eover, "%s", ro->empty_rows);
   if (ro->timeout_s > 0) timeout = ro->timeout_s;
-  snprintf(p, sizeof p, "%s/report.json", fdir);
-  int krc = ac_finding_kernel_of(js, p, ro->kernel, ro->trust, spec, sizeof spec, e);
-  json_object_put(js);
-  if (krc) return -1;
+  if (ac_finding_kernel_of(js, label, ro->kernel, ro->trust, fc->spec, sizeof fc->spec, e)) return -1;
   ac_kernel **list = NULL;
   int nk = 0;
-  if (ac_kernel_resolve(spec, &list, &nk, e)) return -1;
+  if (ac_kernel_resolve(fc->spec, &list, &nk, e)) return -1;
   if (nk != 1) {
     ac_kernel_list_free(list, nk);
-    return ac_err_set(e, "kernel '%s' names %d kernels; give PATH.so:NAME", spec, nk);
+    return ac_err_set(e, "kernel '%s' names %d kernels; give PATH.so:NAME", fc->spec, nk);
   }
-  ac_eval_ctx x;
-  ac_eval_ctx_init(&x, list[0], spec);
-  x.precision = prec[0] ? prec : NULL;
-  if (timeout > 0) x.run.timeout_s = timeout;
+  fc->kernel = list[0];
+  free(list);
+  ac_eval_ctx *x = &fc->x;
+  ac_eval_ctx_init(x, fc->kernel, fc->spec);
+  x->precision = fc->prec[0] ? fc->prec : NULL;
+  if (timeout > 0) x->run.timeout_s = timeout;
   /* the empty-row convention: replay's --empty-rows, else the campaign's --empty-rows, both over the
    * kernel's declaration; else the campaign's default, which a declaration overrides (as it did there) */
-  if (empty[0]) ac_empty_parse(empty, &x.cmp.empty);
-  if (eover[0]) x.cmp.empty_set = ac_empty_parse(eover, &x.cmp.empty) == 0;
-  if (alibi[0]) ac_alibi_lse_parse(alibi, &x.run.alibi_lse);   /* the campaign's --alibi-lse */
-  ac_policies_set_list(&x.pol, pol, NULL);                      /* the campaign's, then replay's */
-  if (ro->policies) ac_policies_set_list(&x.pol, ro->policies, NULL);
+  if (empty[0]) ac_empty_parse(empty, &x->cmp.empty);
+  if (eover[0]) x->cmp.empty_set = ac_empty_parse(eover, &x->cmp.empty) == 0;
+  if (alibi[0]) ac_alibi_lse_parse(alibi, &x->run.alibi_lse);   /* the campaign's --alibi-lse */
+  ac_policies_set_list(&x->pol, pol, NULL);                      /* the campaign's, then replay's */
+  if (ro->policies) ac_policies_set_list(&x->pol, ro->policies, NULL);
+  return 0;
+}
+
+void ac_finding_ctx_free(ac_finding_ctx *fc)
+{
+  ac_kernel_free(fc->kernel);
+  fc->kernel = NULL;
+}
+
+int ac_replay_finding(const char *fdir, const ac_replay_opts *ro, FILE *out, uint32_t *kinds_out, ac_err *e)
+{
+  char p[4096], kind[64] = "";
+  json_object *js = read_report(fdir, e), *v;
+  if (!js) return -1;
+  if (json_object_object_get_ex(js, "kind", &v)) snprintf(kind, sizeof kind, "%s", json_object_get_string(v));
+  snprintf(p, sizeof p, "%s/report.json", fdir);
+  ac_finding_ctx fc;
+  int krc = ac_finding_eval_ctx(js, p, ro, &fc, e);
+  json_object_put(js);
+  if (krc) return -1;
+  ac_eval_ctx x = fc.x;
   ac_verdict_kind want = AC_V_FAIL;
   int have_want = ac_verdict_parse(kind, &want) == 0;
   if (have_want && (want == AC_V_METAMORPHIC || want == AC_V_GRAD_METAMORPHIC)) x.metamorphic = AC_META_ALWAYS;
@@ -197,7 +216,7 @@ int ac_replay_finding(const char *fdir, const ac_replay_opts *ro, FILE *out, uin
     }
     ac_case c;
     if (ac_case_read_fd(&c, fd, p, e)) {
-      ac_kernel_list_free(list, nk);
+      ac_finding_ctx_free(&fc);
       return -1;
     }
     ac_eval ev;
@@ -205,7 +224,7 @@ int ac_replay_finding(const char *fdir, const ac_replay_opts *ro, FILE *out, uin
     ac_eval_case(&x, &c, repeat, &ev, &ee);
     if (ev.not_started[0]) {   /* nothing ran: neither reproduced nor not */
       ac_case_free(&c);
-      ac_kernel_list_free(list, nk);
+      ac_finding_ctx_free(&fc);
       return ac_err_set(e, "%s", ev.not_started);
     }
     ac_eval_print(out, p, &c, &ev);
@@ -219,6 +238,6 @@ int ac_replay_finding(const char *fdir, const ac_replay_opts *ro, FILE *out, uin
     free(q);
   }
   if (kinds_out) *kinds_out = all;
-  ac_kernel_list_free(list, nk);
+  ac_finding_ctx_free(&fc);
   return rc;
 }

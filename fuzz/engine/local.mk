@@ -6,6 +6,8 @@ fuzz_libac_fuzz_la_SOURCES += \
 	fuzz/engine/signature.c \
 	fuzz/engine/search.c \
 	fuzz/engine/minimize.c \
+	fuzz/engine/fmode.c fuzz/engine/defect.c fuzz/engine/defect_cases.c fuzz/engine/defects.c \
+	fuzz/engine/defects_index.c fuzz/engine/defects_merge.c \
 	fuzz/engine/finding.c fuzz/engine/findings_dir.c \
 	fuzz/engine/corpus.c \
 	fuzz/engine/campaign.h \

@@ -194,14 +194,13 @@ static int build_transform(const ac_case *c, int which, ac_rng *r, ac_case *out,
   return 0;
 }
 
-int ac_meta_check(const ac_kernel *k, const ac_run_opts *ro, const ac_case *c, const ac_precision *prec,
-                  const ac_run_result *ra, ac_meta_result *m, ac_err *e)
+/* The transformation the check of c takes (one of those that apply, drawn from its hash), built
+ * into out (which, the slice's batch and head into *which, *sb, *sh): 1, 0 when none applies
+ * (variants, non-finite inputs), -1 when it cannot be built. */
+static int pick_transform(const ac_case *c, ac_case *out, int *which, char *desc, size_t nd, int64_t *sb, int64_t *sh,
+                          ac_err *e)
 {
-  memset(m, 0, sizeof *m);
-  m->b = m->h = m->i = m->d = -1;
   const ac_problem *p = &c->p;
-  if (ra->status != AC_RUN_OK || !ra->o) return 0;
-  if (p->f.used & AC_FEAT_LAYOUTS) return ac_meta_layout_check(k, ro, c, prec, ra, m, e);
   /* the tolerance below bounds plain attention (scores q.k times the scale, a prefix of
    * visible keys, weights summing to 1): a case with variants gets no metamorphic check */
   if (p->f.used) return 0;
@@ -217,16 +216,40 @@ int ac_meta_check(const ac_kernel *k, const ac_run_opts *ro, const ac_case *c, c
   if (!na) return 0;
   ac_rng r;
   ac_rng_init(&r, ac_case_hash(c) ^ 0x6d65746146ull, 0);
-  int pick = (int)ac_rng_below(&r, (uint64_t)na), which = 0;
+  int pick = (int)ac_rng_below(&r, (uint64_t)na);
   for (int t = 0; t < T_N; t++)
-    if (ok[t] && pick-- == 0) which = t;
-  ac_case tc;
-  ac_case_init(&tc);
-  int64_t sb = 0, sh = 0;
-  if (build_transform(c, which, &r, &tc, m->transform, sizeof m->transform, &sb, &sh, e)) {
-    ac_case_free(&tc);
+    if (ok[t] && pick-- == 0) *which = t;
+  ac_case_init(out);
+  *sb = *sh = 0;
+  if (build_transform(c, *which, &r, out, desc, nd, sb, sh, e)) {
+    ac_case_free(out);
     return -1;
   }
+  return 1;
+}
+
+int ac_meta_transformed(const ac_case *c, ac_case *out, ac_err *e)
+{
+  int which;
+  int64_t sb, sh;
+  char desc[96];
+  if (c->p.f.used & AC_FEAT_LAYOUTS) return 0;
+  return pick_transform(c, out, &which, desc, sizeof desc, &sb, &sh, e);
+}
+
+int ac_meta_check(const ac_kernel *k, const ac_run_opts *ro, const ac_case *c, const ac_precision *prec,
+                  const ac_run_result *ra, ac_meta_result *m, ac_err *e)
+{
+  memset(m, 0, sizeof *m);
+  m->b = m->h = m->i = m->d = -1;
+  const ac_problem *p = &c->p;
+  if (ra->status != AC_RUN_OK || !ra->o) return 0;
+  if (p->f.used & AC_FEAT_LAYOUTS) return ac_meta_layout_check(k, ro, c, prec, ra, m, e);
+  ac_case tc;
+  int which = 0;
+  int64_t sb = 0, sh = 0;
+  int built = pick_transform(c, &tc, &which, m->transform, sizeof m->transform, &sb, &sh, e);
+  if (built <= 0) return built;
   char why[256];
   if (!ac_kernel_supports(k, &tc.p, why, sizeof why)) {
     ac_case_free(&tc);

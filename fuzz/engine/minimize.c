@@ -188,30 +188,6 @@ static int simplify_values(mstate *m, int which)
   return any;
 }
 
-/* The case without one attention variant (its tensors freed, its fields back to plain). */
-static int without_feature(const ac_case *c, uint32_t bit, ac_case *out, ac_err *e)
-{
-  if (ac_case_copy(out, c, e)) return -1;
-  ac_features *f = &out->p.f;
-  for (int t = 0; t < AC_FT_N; t++)
-    if (ac_feat_tensor_bit((ac_feat_tensor)t) == bit) {
-      void **slot = ac_feat_tensor_slot(out, (ac_feat_tensor)t);
-      free(*slot);
-      *slot = NULL;
-    }
-  f->used &= ~bit;
-  /* the fields of the feature back to ac_features_plain's values */
-  ac_problem plain = out->p;
-  ac_features_plain(&plain);
-  if (bit == AC_FEAT_WINDOW) f->win_left = f->win_right = -1, f->win_top_left = 0;
-  if (bit == AC_FEAT_SOFTCAP) f->softcap = 0;
-  if (bit == AC_FEAT_ALIBI) f->alibi_per_batch = 0;
-  if (bit == AC_FEAT_BIAS) f->bias_b = f->bias_h = 1, f->bias_dtype = plain.f.bias_dtype;
-  if (bit == AC_FEAT_BOOL_MASK) f->mask_b = f->mask_h = 1;
-  if (!f->used) out->p.f = plain.f;
-  return 0;
-}
-
 /* A finding that needs fewer attention variants shows without the others: each is left out
  * in turn while the finding holds. */
 static void drop_features(mstate *m)
@@ -220,7 +196,7 @@ static void drop_features(mstate *m)
     if (!(m->cur.p.f.used & bit) || bit == AC_FEAT_MIXED_DTYPES) continue;
     ac_case cand;
     ac_err e;
-    if (without_feature(&m->cur, bit, &cand, &e) == 0) try_case(m, &cand);
+    if (ac_case_without_feature(&m->cur, bit, &cand, &e) == 0) try_case(m, &cand);
   }
 }
 
@@ -350,13 +326,10 @@ int ac_minimize(const ac_case *c, int64_t hint_b, int64_t hint_h, int64_t hint_i
   return 0;
 }
 
-int ac_eval_mechanism(const ac_eval *ev, ac_verdict_kind k)
+double ac_case_oracle_work(const ac_case *c)
 {
-  if (k != AC_V_FAIL && k != AC_V_SUSPECT && k != AC_V_MASKED_LEAK) return 0;
-  const ac_worst_elem *w = &ev->rep.worst;
-  if (ev->rep.lse_worst.valid && (!w->valid || ev->rep.lse_worst.err_w > w->err_w)) w = &ev->rep.lse_worst;
-  if (!w->valid) return 0;
-  return 1 + (int)w->why + (w->is_lse ? 16 : 0);
+  const ac_problem *p = &c->p;
+  return (double)p->batch * (double)p->heads * (double)p->tq * (double)p->tk * (double)(p->dk + p->dv);
 }
 
 int64_t ac_case_elems(const ac_case *c)

@@ -24,13 +24,6 @@ static double max_work(void)
   return v > 0 ? v : RELABEL_MAX_WORK;
 }
 
-/* Multiply-adds of the oracle on every row of c: rows x keys x (dk + dv). */
-static double full_work(const ac_case *c)
-{
-  const ac_problem *p = &c->p;
-  return (double)p->batch * (double)p->heads * (double)p->tq * (double)p->tk * (double)(p->dk + p->dv);
-}
-
 /* 1 when some kind of ev that labels a finding from the sample would be stored under a new signature. */
 static int new_signature(ctx_t *c, const ac_case *cs, const ac_eval *ev, const char *family)
 {
@@ -72,7 +65,7 @@ const ac_eval *ac_cp_relabel(ctx_t *c, const ac_case *cs, const ac_eval *ev, con
     snprintf(rl->label, sizeof rl->label, "row sample (a FAIL on the sample: every row has it too)");
   if (!sampled || (ev->kinds & (1u << AC_V_FAIL)) || !(ev->kept & WARN_KINDS) || !new_signature(c, cs, ev, family))
     return ev;
-  if (full_work(cs) <= max_work()) {
+  if (ac_case_oracle_work(cs) <= max_work()) {
     if (judge_all_rows(c, cs, ev, &rl->full)) {
       snprintf(rl->label, sizeof rl->label, "row sample (the judgement on all rows did not complete)");
       return ev;
@@ -85,14 +78,14 @@ const ac_eval *ac_cp_relabel(ctx_t *c, const ac_case *cs, const ac_eval *ev, con
   const ac_worst_elem *w = ac_report_worst(&ev->rep);
   const int64_t hint[4] = {w->valid ? w->b : 0, w->valid ? w->h : 0, w->valid ? w->i : -1, w->valid ? w->d : 0};
   double t = ac_now();
-  if (!c->o->minimize || ac_cp_minimize_case(c, cs, (ac_verdict_kind)k, hint, &rl->mn, &rl->evals, &rl->mech)) {
+  if (!c->o->minimize || ac_cp_minimize_case(c, cs, (ac_verdict_kind)k, hint, &rl->mn, &rl->evals)) {
     snprintf(rl->label, sizeof rl->label, "row sample (the case is too large to judge on all rows%s)",
              c->o->minimize ? " and could not be minimized" : "; --no-minimize");
     return ev;
   }
   rl->min_s = ac_now() - t;
   rl->have_mn = 1;
-  if (full_work(&rl->mn) > max_work() || judge_all_rows(c, &rl->mn, ev, &rl->full)) {
+  if (ac_case_oracle_work(&rl->mn) > max_work() || judge_all_rows(c, &rl->mn, ev, &rl->full)) {
     ac_case_free(&rl->mn);
     rl->have_mn = 0;
     snprintf(rl->label, sizeof rl->label,
@@ -107,6 +100,4 @@ void ac_relabel_free(ac_relabel *rl)
 {
   if (rl->have_mn) ac_case_free(&rl->mn);
   rl->have_mn = 0;
-  if (rl->mech) json_object_put(rl->mech);
-  rl->mech = NULL;
 }

@@ -1,5 +1,5 @@
-/* slice.c: sub-cases (fewer batches, heads, rows, keys, dims) and length changes, used by the
- * minimizer and by the shape mutations of the search. */
+/* slice.c: sub-cases (fewer batches, heads, rows, keys, dims, attention variants) and length
+ * changes, used by the minimizer, by defect fingerprints and by the shape mutations of the search. */
 #include "config.h"
 #include <stdlib.h>
 #include <string.h>
@@ -265,5 +265,28 @@ int ac_case_resize_t(const ac_case *c, int64_t tq, int64_t tk, ac_rng *r, ac_cas
   out->case_index = c->case_index;
   memcpy(out->generator, c->generator, sizeof out->generator);
   out->params_json = c->params_json ? ac_xstrdup(c->params_json) : NULL;
+  return 0;
+}
+
+int ac_case_without_feature(const ac_case *c, uint32_t bit, ac_case *out, ac_err *e)
+{
+  if (ac_case_copy(out, c, e)) return -1;
+  ac_features *f = &out->p.f;
+  for (int t = 0; t < AC_FT_N; t++)
+    if (ac_feat_tensor_bit((ac_feat_tensor)t) == bit) {
+      void **slot = ac_feat_tensor_slot(out, (ac_feat_tensor)t);
+      free(*slot);
+      *slot = NULL;
+    }
+  f->used &= ~bit;
+  /* the fields of the feature back to ac_features_plain's values */
+  ac_problem plain = out->p;
+  ac_features_plain(&plain);
+  if (bit == AC_FEAT_WINDOW) f->win_left = f->win_right = -1, f->win_top_left = 0;
+  if (bit == AC_FEAT_SOFTCAP) f->softcap = 0;
+  if (bit == AC_FEAT_ALIBI) f->alibi_per_batch = 0;
+  if (bit == AC_FEAT_BIAS) f->bias_b = f->bias_h = 1, f->bias_dtype = plain.f.bias_dtype;
+  if (bit == AC_FEAT_BOOL_MASK) f->mask_b = f->mask_h = 1;
+  if (!f->used) out->p.f = plain.f;
   return 0;
 }

@@ -55,6 +55,7 @@ static void write_stats(ctx_t *c, const char *state)
           (long long)sh->done, el > 0 ? (double)sh->done / el : 0.0);
   fprintf(f, "findings=%lld\nfindings_fail=%lld\nrepeat_hits=%lld\n", (long long)sh->findings,
           (long long)sh->findings_fail, (long long)sh->repeats);
+  fprintf(f, "defects=%lld\ndefects_fail=%lld\n", (long long)sh->defects, (long long)sh->defects_fail);
   fprintf(f, "last_finding=%s\nlast_finding_at_s=%.1f\n", sh->last_finding[0] ? sh->last_finding : "none",
           sh->last_finding[0] ? sh->last_finding_at : 0.0);
   fprintf(f, "judged=%lld\nskipped=%lld\njudged_this_run=%lld\nskipped_this_run=%lld\nredrawn_this_run=%lld\n",
@@ -146,9 +147,9 @@ static void live_line(ctx_t *c)
     double rem = c->o->time_s - el;
     snprintf(prog, sizeof prog, "%.0fs elapsed, %.0fs left", el, rem > 0 ? rem : 0);
   }
-  fprintf(stderr, "\r\033[K%s  %lld cases  %.0f/s  findings %lld (%lld fail)  last: %.40s", prog,
-          (long long)(sh->prev_cases + sh->done), el > 0 ? (double)sh->done / el : 0.0, (long long)sh->findings,
-          (long long)sh->findings_fail, sh->last_finding[0] ? sh->last_finding : "-");
+  fprintf(stderr, "\r\033[K%s  %lld cases  %.0f/s  defects %lld  findings %lld (%lld fail)  last: %.40s", prog,
+          (long long)(sh->prev_cases + sh->done), el > 0 ? (double)sh->done / el : 0.0, (long long)sh->defects,
+          (long long)sh->findings, (long long)sh->findings_fail, sh->last_finding[0] ? sh->last_finding : "-");
   fflush(stderr);
 }
 
@@ -175,6 +176,18 @@ static int findings_exit(ctx_t *c)
   }
   closedir(d);
   return any;
+}
+
+/* The defects the directory's findings make (earlier runs'), into the counters and the index. */
+static void count_defects(ctx_t *c)
+{
+  ac_defect_list l;
+  ac_err e;
+  if (ac_defects_rebuild(c->o->out_dir, &l, &e)) return;
+  c->sh->defects = l.n;
+  c->sh->defects_fail = 0;
+  for (int i = 0; i < l.n; i++) c->sh->defects_fail += c->x.pol.p[l.v[i].fp.mode.kind] == AC_POLICY_FAIL;
+  ac_defects_free(&l);
 }
 
 /* Sets up DIR for this run under its lock: refuses a second campaign, clears what a killed
@@ -230,6 +243,7 @@ static int open_campaign_dir(ctx_t *c)
   pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
   pthread_mutexattr_setrobust(&ma, PTHREAD_MUTEX_ROBUST);
   pthread_mutex_init(&sh->mu, &ma);
+  pthread_mutex_init(&sh->defect_mu, &ma);
   c->sh = sh;
   if (js.nholes) memcpy(c->holes, js.holes, sizeof(int64_t) * (size_t)js.nholes);
   sh->nholes = js.nholes;
@@ -244,6 +258,7 @@ static int open_campaign_dir(ctx_t *c)
     sh->per_fam[i] = js.per_fam[i];
     sh->per_fam_find[i] = js.per_fam_find[i];
   }
+  count_defects(c);
   for (int w = 0; w < MAX_JOBS; w++) sh->worker_case[w] = -1;
   c->t0 = ac_now();
   if (prev > 0) log_event1(c, "lock-taken-over", "from_pid", prev, NULL, 0);
@@ -539,9 +554,11 @@ int ac_campaign_run(ac_campaign_opts *o)
   int in_flight = 0;
   for (int w = 0; w < o->jobs; w++) in_flight |= sh->worker_case[w] >= 0;
   if (sh->worker_died) resum_journal(&c);
+  count_defects(&c);
   int complete = !interrupted && !sh->stop_reason[0] && !in_flight && sh->hole_pos >= sh->nholes &&
                  !(o->max_cases > 0 && sh->next < o->max_cases && o->time_s <= 0);
   write_stats(&c, interrupted ? "interrupted" : complete ? "done" : "stopped");
+  ac_cp_campaign_json_counts(&c);
   ac_corpus_prune(c.corpus, 64);
   if (ac_report_html(o->out_dir, &e) && !sh->stop_reason[0]) fprintf(stderr, "attncheck fuzz: %s\n", e.msg);
   log_end(&c, sh);
@@ -550,6 +567,7 @@ int ac_campaign_run(ac_campaign_opts *o)
   if (c.journal_fd >= 0) close(c.journal_fd);
   ac_campaign_unlock(c.lock_fd);
   pthread_mutex_destroy(&sh->mu);
+  pthread_mutex_destroy(&sh->defect_mu);
   munmap(c.holes, sizeof(int64_t) * (size_t)(sh->nholes ? sh->nholes : 1));
   munmap(sh, sizeof *sh);
   free(c.draws);

@@ -1,6 +1,7 @@
-/* groups.c: findings grouped into distinct defects by mechanism (groups.h). */
+/* groups.c: a directory's findings in their defects, and those without one by mechanism (groups.h). */
 #include "config.h"
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "fuzz.h"
 #include "groups.h"
@@ -51,7 +52,10 @@ static void mech_read(json_object *js, ac_mech *m)
 {
   memset(m, 0, sizeof *m);
   snprintf(m->kind, sizeof m->kind, "%s", str(js, "kind"));
-  json_object *mo, *w;
+  json_object *mo, *w, *dj, *id;
+  if (json_object_object_get_ex(js, "defect", &dj) && json_object_object_get_ex(dj, "id", &id) &&
+      json_object_is_type(id, json_type_int) && json_object_get_int(id) > 0)
+    m->defect = json_object_get_int(id);
   if (json_object_object_get_ex(js, "mechanism", &mo) && json_object_is_type(mo, json_type_object)) {
     const char *t = str(mo, "tensor");
     snprintf(m->what, sizeof m->what, "%s%s%s", t, *t ? " " : "", *t ? str(mo, "why") : "");
@@ -80,6 +84,7 @@ void ac_mech_desc(const ac_mech *m, char *buf, size_t n)
 
 static int same(const ac_mech *a, const ac_mech *b)
 {
+  if (a->defect || b->defect) return a->defect == b->defect;
   return !strcmp(a->kind, b->kind) && !strcmp(a->what, b->what) && !strcmp(a->row, b->row) &&
          !strcmp(a->shape, b->shape);
 }
@@ -94,4 +99,27 @@ int ac_mech_group(const ac_mech *m, int n, int *group)
     if (group[i] < 0) group[i] = ng++;
   }
   return ng;
+}
+
+void ac_defect_line(const ac_defect_info *d, char *buf, size_t n)
+{
+  char w[1200];
+  ac_defect_words(&d->fp, d->rep_size, w, sizeof w);
+  snprintf(buf, n, "%s %s", ac_verdict_name((ac_verdict_kind)d->fp.mode.kind), w);
+  ac_str_escape_inplace(buf, n);   /* report.json is someone else's text: a merged shard's */
+}
+
+/* a before b in the order of reading */
+static int before(const ac_defect_info *a, const ac_defect_info *b)
+{
+  return a->fail != b->fail ? a->fail > b->fail : a->id < b->id;
+}
+
+void ac_defects_order(const ac_defect_list *l, int *order)
+{
+  for (int i = 0; i < l->n; i++) {   /* insertion: a few defects */
+    int j = i;
+    for (; j > 0 && before(&l->v[i], &l->v[order[j - 1]]); j--) order[j] = order[j - 1];
+    order[j] = i;
+  }
 }

@@ -1,5 +1,5 @@
 /* report_data.c: reads a campaign directory (or a merged set of shards) for the HTML report:
- * stats, log.jsonl and the findings' report.json. */
+ * stats, log.jsonl, the findings' report.json and the defects they record. */
 #include "config.h"
 #include <dirent.h>
 #include <math.h>
@@ -127,6 +127,7 @@ static void read_log(const char *dir, ac_rdata *d, int *pcap)
       if (ac_verdict_parse(ac_rd_str(js, "kind"), &k) == 0) {
         if (d->nev == ecap) d->ev = ac_xrealloc(d->ev, sizeof *d->ev * (size_t)(ecap = ecap ? 2 * ecap : 64));
         d->ev[d->nev].t = t;
+        snprintf(d->ev[d->nev].sig, sizeof d->ev[0].sig, "%s", ac_rd_str(js, "sig"));
         d->ev[d->nev++].kind = (int)k;
       }
     }
@@ -180,9 +181,27 @@ static void read_findings(const char *dir, ac_rdata *d)
   int *g = ac_xcalloc((size_t)d->nf + 1, sizeof *g);
   for (int i = 0; i < d->nf; i++) ac_mech_of(d->f[i].js, &m[i]);
   d->ndefects = ac_mech_group(m, d->nf, g);
-  for (int i = 0; i < d->nf; i++) d->f[i].defect = g[i];
+  for (int i = 0; i < d->nf; i++) d->f[i].defect = g[i], d->f[i].defect_id = m[i].defect;
   free(m);
   free(g);
+  if (ac_defects_read(dir, &d->dl, &e)) memset(&d->dl, 0, sizeof d->dl);
+}
+
+/* When each group of findings (a defect) was first found: its findings' finding events, else
+ * their found_after_s. */
+static void defect_times(ac_rdata *d)
+{
+  d->defect_t = ac_xmalloc(sizeof(double) * (size_t)(d->ndefects + 1));
+  for (int g = 0; g < d->ndefects; g++) d->defect_t[g] = INFINITY;
+  for (int i = 0; i < d->nf; i++) {
+    double t = ac_rd_get(d->f[i].js, "found_after_s", 0);
+    for (int k = 0; k < d->nev; k++)
+      if (!strcmp(d->ev[k].sig, d->f[i].sig)) {
+        t = d->ev[k].t;
+        break;
+      }
+    if (t < d->defect_t[d->f[i].defect]) d->defect_t[d->f[i].defect] = t;
+  }
 }
 
 int ac_rdata_load(const char *dir, ac_rdata *d, char *msg, size_t n)
@@ -224,9 +243,11 @@ int ac_rdata_load(const char *dir, ac_rdata *d, char *msg, size_t n)
       if (ac_verdict_parse(ac_rd_str(d->f[i].js, "kind"), &k)) continue;
       d->ev = ac_xrealloc(d->ev, sizeof *d->ev * (size_t)(d->nev + 1));
       d->ev[d->nev].t = ac_rd_get(d->f[i].js, "found_after_s", 0);
+      snprintf(d->ev[d->nev].sig, sizeof d->ev[0].sig, "%s", d->f[i].sig);
       d->ev[d->nev++].kind = (int)k;
     }
   if (d->nev > 0) qsort(d->ev, (size_t)d->nev, sizeof *d->ev, cmp_event);
+  defect_times(d);
   int have_counts = 0;
   for (int i = 0; i < d->nfam; i++) have_counts |= d->fam_cases[i] > 0;
   if (!have_counts && d->from_cases)
@@ -242,5 +263,7 @@ void ac_rdata_free(ac_rdata *d)
   free(d->p);
   free(d->ev);
   free(d->stats);
+  free(d->defect_t);
+  ac_defects_free(&d->dl);
   memset(d, 0, sizeof *d);
 }

@@ -4,6 +4,7 @@
 #define AC_REPORT_DATA_H
 #include <json-c/json.h>
 #include <stdint.h>
+#include "fuzz.h"
 
 #define AC_RD_MAXFAM 64
 #define AC_RD_STATS_MAX (1u << 20) /* the largest stats file read */
@@ -18,6 +19,7 @@ typedef struct {
 typedef struct {
   double t;
   int kind;              /* ac_verdict_kind */
+  char sig[256];         /* the finding's signature ("" when the log does not say) */
 } ac_rd_event;
 
 typedef struct {
@@ -25,7 +27,8 @@ typedef struct {
   json_object *js;       /* report.json */
   int sev;
   double err_w;
-  int defect;            /* its distinct defect (groups.h), numbered from 0 in rank order */
+  int defect;            /* its group (groups.h): its defect, or its mechanism without one; from 0 in rank order */
+  int defect_id;         /* the defect its report.json records (0: none) */
 } ac_rd_finding;
 
 typedef struct {
@@ -39,7 +42,9 @@ typedef struct {
   int nev;
   ac_rd_finding *f;                  /* ranked by severity (fail policy first), then err/W */
   int nf;
-  int ndefects;                      /* distinct defects among the findings (groups.h) */
+  int ndefects;                      /* groups of the findings: their defects, and mechanisms of those without */
+  ac_defect_list dl;                 /* the defects the findings record (engine/defects.c) */
+  double *defect_t;                  /* [ndefects]: when each group's first finding was found */
   char *stats;                       /* the stats file text, or NULL */
   char kernel[256];
   char link_base[4300];              /* prefix of links to the findings' files ("" or "DIR/") */

@@ -1,7 +1,7 @@
 /* report_html.c: report.html of a campaign directory (or a merged set of shards): inline SVG
- * plots of err/E and err/W per family, the search's progress, findings over time, the share of
- * cases per family, the ranked findings with their worst rows, and the stats. One
- * self-contained file: no JavaScript, nothing fetched. */
+ * plots of err/E and err/W per family, the search's progress, defects and findings over time, the
+ * share of cases per family, the defects, the ranked findings with their worst rows, and the
+ * stats. One self-contained file: no JavaScript, nothing fetched. */
 #include "config.h"
 #include <math.h>
 #include <stdio.h>
@@ -226,6 +226,49 @@ static void plot_findings_time(FILE *f, const ac_rdata *d, int idx)
   free(y);
 }
 
+/* Cumulative defects against time beside the findings: the curve that flattens when the kernel has
+ * no more defects to show, whatever the findings do. */
+static void plot_defects_time(FILE *f, const ac_rdata *d, int idx)
+{
+  double tmax = 1;
+  for (int i = 0; i < d->nev; i++)
+    if (d->ev[i].t > tmax) tmax = d->ev[i].t;
+  for (int i = 0; i < d->np; i++)
+    if (d->p[i].t > tmax) tmax = d->p[i].t;
+  int n = d->ndefects, nf = d->nev, ymax = (nf > n ? nf : n) > 1 ? (nf > n ? nf : n) : 1;
+  double *t = ac_xmalloc(sizeof(double) * (size_t)(n + 1)), *x = ac_xmalloc(sizeof(double) * (size_t)(n + nf + 2)),
+         *y = ac_xmalloc(sizeof(double) * (size_t)(n + nf + 2));
+  int m = 0;
+  for (int g = 0; g < n; g++)
+    if (isfinite(d->defect_t[g])) t[m++] = d->defect_t[g];
+  for (int i = 1; i < m; i++)   /* insertion: a few defects */
+    for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
+      double v = t[j];
+      t[j] = t[j - 1], t[j - 1] = v;
+    }
+  ac_plot pl;
+  ac_plot_begin(&pl, f, "plot-defects-time", idx, 592, 300, "Defects and findings over time");
+  ac_plot_range(&pl, 0, tmax, 0, 0, ymax * 1.15 + 0.5, 0);
+  ac_plot_axes(&pl, "seconds since the start", "cumulative count", NULL, 0);
+  int k = 0;
+  x[k] = 0, y[k++] = 0;
+  for (int i = 0; i < nf; i++) x[k] = d->ev[i].t, y[k] = y[k - 1] + 1, k++;
+  x[k] = tmax, y[k] = y[k - 1], k++;
+  const char *names[2] = {"findings", "defects"}, *cols[2] = {"#9aa9b8", "#d62728"};
+  ac_plot_line(&pl, x, y, k, cols[0], 1);
+  k = 0;
+  x[k] = 0, y[k++] = 0;
+  for (int i = 0; i < m; i++) x[k] = t[i], y[k] = y[k - 1] + 1, k++;
+  x[k] = tmax, y[k] = y[k - 1], k++;
+  ac_plot_line(&pl, x, y, k, cols[1], 1);
+  if (!nf && !m) ac_plot_text(&pl, tmax / 2, ymax * 0.6, "middle", "no findings");
+  ac_plot_legend(&pl, names, cols, 2);
+  ac_plot_end(&pl);
+  free(t);
+  free(x);
+  free(y);
+}
+
 /* Share of cases per family (bars, percent). */
 static void plot_family_share(FILE *f, const ac_rdata *d, int idx)
 {
@@ -249,41 +292,71 @@ static void plot_family_share(FILE *f, const ac_rdata *d, int idx)
   ac_plot_end(&pl);
 }
 
-/* The distinct defects (findings grouped by mechanism), each with its count, the families that
- * found it and a link to its first-ranked finding. */
+/* One row of the defects table: the number shown, kind (fail or warn), count, description,
+ * families, the finding that shows it best (its section's anchor, -1: none) and its reproducer. */
+static void defect_row(FILE *f, const ac_rdata *d, const char *num, const char *kind, int fail, int cnt, const char *desc,
+                       const char *fams, int best, const char *sig)
+{
+  fprintf(f, "<tr><td>%s</td><td class=\"%s\">", num, fail ? "fail" : "warn");
+  ac_html_esc(f, kind);
+  fprintf(f, "</td><td class=\"n\">%d</td><td>", cnt);
+  ac_html_esc(f, desc);
+  fprintf(f, "</td><td>");
+  ac_html_esc(f, fams);
+  fprintf(f, "</td><td>");
+  if (best >= 0) fprintf(f, "<a href=\"#f%d\">#%d</a> ", best + 1, best + 1);
+  fprintf(f, "<a href=\"%sfindings/", d->link_base);
+  ac_html_esc(f, sig);
+  fprintf(f, "/repro.sh\">repro.sh</a></td></tr>\n");
+}
+
+/* The defects: each with its count, the families that found it, its best finding and repro.sh;
+ * then the findings no defect records, grouped by mechanism. */
 static void defects_table(FILE *f, const ac_rdata *d)
 {
-  fprintf(f, "<h2 id=\"defects\">Distinct defects (%d): the findings grouped by mechanism</h2>\n<p class=\"note\">"
-             "A defect is a verdict kind with the worst element's tensor and reason, its row's position and the "
-             "minimized case's shape class; one defect found by many families or rows is listed once.</p>\n<table>\n"
-             "<colgroup><col style=\"width:30px\"><col style=\"width:122px\"><col style=\"width:76px\"><col>"
-             "<col style=\"width:260px\"><col style=\"width:60px\"></colgroup>\n<tr><th>#</th><th>kind</th>"
-             "<th>findings</th><th>mechanism</th><th>families</th><th>first</th></tr>\n", d->ndefects);
-  for (int g = 0; g < d->ndefects; g++) {
+  fprintf(f, "<h2 id=\"defects\">Defects (%d): findings that fail the same way when judged again</h2>\n<p class=\"note\">"
+             "A defect is what its findings' minimized cases, judged again, show alike: the verdict kind, the "
+             "quantities wrong and why, what the failure needs (each feature of the case taken away in turn) and "
+             "whether it needs its dtype; family, row and dtype do not split a defect (docs/fuzzing.md, "
+             "&ldquo;Defects&rdquo;; the index: defects.json).</p>\n<table>\n"
+             "<colgroup><col style=\"width:40px\"><col style=\"width:122px\"><col style=\"width:70px\"><col>"
+             "<col style=\"width:230px\"><col style=\"width:110px\"></colgroup>\n<tr><th>#</th><th>kind</th>"
+             "<th>findings</th><th>what fails, on what, needing what</th><th>families</th><th>best case</th></tr>\n",
+          d->ndefects);
+  int *order = ac_xcalloc((size_t)d->dl.n + 1, sizeof *order);
+  ac_defects_order(&d->dl, order);
+  for (int k = 0; k < d->dl.n; k++) {
+    const ac_defect_info *x = &d->dl.v[order[k]];
+    char num[32], line[1400], fams[1100];
+    snprintf(num, sizeof num, "%d", x->id);
+    ac_defect_line(x, line, sizeof line);
+    snprintf(fams, sizeof fams, "%s", x->families);
+    for (char *c = fams; *c; c++)
+      if (*c == ',') *c = ' ';
+    int best = -1;
+    for (int i = 0; i < d->nf && best < 0; i++)
+      if (!strcmp(d->f[i].sig, x->rep)) best = i;
+    defect_row(f, d, num, ac_verdict_name((ac_verdict_kind)x->fp.mode.kind), x->fail, x->nfind, line + strcspn(line, " ") + 1,
+               fams, best, x->rep);
+  }
+  free(order);
+  for (int g = 0; g < d->ndefects; g++) {   /* findings without a defect, by mechanism */
     int cnt = 0, first = -1;
-    for (int i = 0; i < d->nf; i++)
-      if (d->f[i].defect == g) cnt++, first = first < 0 ? i : first;
+    char fams[1100] = "";
+    for (int i = 0; i < d->nf; i++) {
+      if (d->f[i].defect != g || d->f[i].defect_id) continue;
+      cnt++, first = first < 0 ? i : first;
+      const char *fam = ac_rd_str(d->f[i].js, "family");
+      if (!strstr(fams, fam) && strlen(fams) + strlen(fam) + 2 < sizeof fams)
+        snprintf(fams + strlen(fams), sizeof fams - strlen(fams), "%s%s", fams[0] ? " " : "", fam);
+    }
     if (first < 0) continue;
     ac_mech m;
-    char desc[600];
+    char desc[700];
     ac_mech_of(d->f[first].js, &m);
     ac_mech_desc(&m, desc, sizeof desc);
-    const int fail = !strcmp(ac_rd_str(d->f[first].js, "policy"), "fail");
-    fprintf(f, "<tr><td>%d</td><td class=\"%s\">", g + 1, fail ? "fail" : "warn");
-    ac_html_esc(f, m.kind);
-    fprintf(f, "</td><td class=\"n\">%d</td><td>", cnt);
-    ac_html_esc(f, desc);
-    fprintf(f, "</td><td>");
-    int shown = 0;
-    for (int i = 0; i < d->nf; i++) {
-      const char *fam = ac_rd_str(d->f[i].js, "family");
-      int dup = 0;
-      for (int j = 0; j < i && !dup; j++) dup = d->f[j].defect == g && !strcmp(ac_rd_str(d->f[j].js, "family"), fam);
-      if (d->f[i].defect != g || dup) continue;
-      fprintf(f, "%s", shown++ ? ", " : "");
-      ac_html_esc(f, fam);
-    }
-    fprintf(f, "</td><td><a href=\"#f%d\">#%d</a></td></tr>\n", first + 1, first + 1);
+    strncat(desc, " (not judged again: grouped by mechanism)", sizeof desc - strlen(desc) - 1);
+    defect_row(f, d, "-", m.kind, !strcmp(ac_rd_str(d->f[first].js, "policy"), "fail"), cnt, desc, fams, first, d->f[first].sig);
   }
   fprintf(f, "</table>\n");
 }
@@ -307,7 +380,8 @@ static void findings_table(FILE *f, const ac_rdata *d)
     ac_html_esc(f, ac_rd_str(js, "family"));
     fprintf(f, "</td><td>");
     ac_html_esc(f, ac_rd_str(js, "position"));
-    fprintf(f, "</td><td class=\"n\"><a href=\"#defects\">%d</a></td><td>", d->f[i].defect + 1);
+    if (d->f[i].defect_id) fprintf(f, "</td><td class=\"n\"><a href=\"#defects\">%d</a></td><td>", d->f[i].defect_id);
+    else fprintf(f, "</td><td class=\"n\"><a href=\"#defects\">-</a></td><td>");
     ac_html_esc(f, ac_rd_str(js, "size"));
     if (*ac_rd_str(js, "minimized_size")) {
       fprintf(f, " &rarr; ");
@@ -341,7 +415,7 @@ int ac_report_html_to(const char *dir, const char *out, ac_err *e)
   ac_html_esc(f, dir);
   fprintf(f, "</h1>\n<p>kernel <b>");
   ac_html_esc(f, d.kernel[0] ? d.kernel : "?");
-  fprintf(f, "</b>: %lld cases, %d findings, %d distinct defects. ", (long long)d.cases, d.nf, d.ndefects);
+  fprintf(f, "</b>: %lld cases, %d defects, %d findings. ", (long long)d.cases, d.ndefects, d.nf);
   if (d.from_cases) fprintf(f, "The plots show the %d cases of log.jsonl.</p>\n", d.np);
   else fprintf(f, "log.jsonl holds no case events, so the plots show the findings only; run the campaign with "
                   "<code>--log-cases</code> to plot every case.</p>\n");
@@ -350,12 +424,13 @@ int ac_report_html_to(const char *dir, const char *out, ac_err *e)
   plot_strip(f, &d, 1, 1);
   plot_progress(f, &d, 0, 2);
   plot_progress(f, &d, 1, 3);
-  plot_findings_time(f, &d, 4);
-  plot_family_share(f, &d, 5);
+  plot_defects_time(f, &d, 4);
+  plot_findings_time(f, &d, 5);
+  plot_family_share(f, &d, 6);
   fprintf(f, "</div>\n");
   defects_table(f, &d);
   findings_table(f, &d);
-  ac_report_findings(f, dir, &d, 6);
+  ac_report_findings(f, dir, &d, 7);
   fprintf(f, "<h2>Statistics</h2>\n<pre>");
   if (d.stats) ac_html_esc_lines(f, d.stats);
   fprintf(f, "</pre>\n</div></body></html>\n");

@@ -1,9 +1,8 @@
-/* summary.c: the findings of a campaign directory, ranked by severity then err/W, printed as
- * text after the distinct defects they make (findings grouped by mechanism, groups.h; report.html:
- * report_html.c). */
+/* summary.c: the defects of a campaign directory as text, one line each (kind, the case that shows
+ * it in words, what it needs, how many findings and families hit it, its reproducer), then the
+ * number of findings (report.html: report_html.c). */
 #include "config.h"
 #include <json-c/json.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,10 +10,9 @@
 #include "groups.h"
 
 typedef struct {
-  char sig[256], kind[32], policy[16], family[64], pos[32], size0[160], size1[160], note[512];
-  double err_w, err_e;
-  int64_t e0, e1, case_index;
-  int minimized, sev;
+  char sig[256], kind[32], policy[16], family[64];
+  double err_w;
+  int sev;
   ac_mech mech;
 } fsum;
 
@@ -50,7 +48,7 @@ typedef struct {
 static int add(void *ctx, ac_finding_dir *fd)
 {
   load_ctx *lc = ctx;
-  json_object *js = fd->report, *mv;
+  json_object *js = fd->report;
   if (lc->n == lc->cap) lc->v = ac_xrealloc(lc->v, sizeof *lc->v * (size_t)(lc->cap = lc->cap ? 2 * lc->cap : 16));
   fsum *f = &lc->v[lc->n++];
   memset(f, 0, sizeof *f);
@@ -58,16 +56,7 @@ static int add(void *ctx, ac_finding_dir *fd)
   gets_(js, "kind", f->kind, sizeof f->kind);
   gets_(js, "policy", f->policy, sizeof f->policy);
   gets_(js, "family", f->family, sizeof f->family);
-  gets_(js, "position", f->pos, sizeof f->pos);
-  gets_(js, "size", f->size0, sizeof f->size0);
-  gets_(js, "minimized_size", f->size1, sizeof f->size1);
-  gets_(js, "note", f->note, sizeof f->note);
   f->err_w = getd(js, "err_w");
-  f->err_e = getd(js, "err_e");
-  f->e0 = (int64_t)getd(js, "elements");
-  f->e1 = (int64_t)getd(js, "minimized_elements");
-  f->case_index = (int64_t)getd(js, "case_index");
-  f->minimized = json_object_object_get_ex(js, "minimized", &mv) && json_object_get_boolean(mv);
   ac_verdict_kind k;
   f->sev = ac_verdict_parse(f->kind, &k) == 0 ? ac_verdict_severity(k) : 99;
   if (!strcmp(f->policy, "warn")) f->sev += 10; /* fail-policy kinds rank first */
@@ -85,28 +74,29 @@ static fsum *load(const char *dir, int *n)
   return lc.v;
 }
 
-/* The distinct defects: one line each (kind, how many findings, the mechanism, the families that
- * found it) and the signature of its first-ranked finding. */
-static void print_defects(FILE *f, const fsum *v, int n, const int *group, int ng, int max_lines)
+/* "repro: DIR/findings/SIG/repro.sh", quoted for the shell and escaped for the terminal. */
+static void print_repro(FILE *f, const char *dir, const char *sig)
 {
-  for (int d = 0; d < ng && d < max_lines; d++) {
-    int cnt = 0, first = -1;
-    char fams[512] = "";
-    for (int i = 0; i < n; i++) {
-      if (group[i] != d) continue;
-      if (first < 0) first = i;
-      cnt++;
-      int seen = 0;   /* an earlier finding of the defect from the same family */
-      for (int j = first; j < i && !seen; j++) seen = group[j] == d && !strcmp(v[j].family, v[i].family);
-      if (!seen && strlen(fams) + strlen(v[i].family) + 3 < sizeof fams)
-        snprintf(fams + strlen(fams), sizeof fams - strlen(fams), "%s%s", fams[0] ? ", " : "", v[i].family);
-    }
-    char desc[600];
-    ac_mech_desc(&v[first].mech, desc, sizeof desc);
-    fprintf(f, "defect %d: %-16s x%-3d %s (families: %s)\n", d + 1, v[first].kind, cnt, desc, fams);
-    fprintf(f, "     first: %s\n", v[first].sig);
-  }
-  if (ng > max_lines) fprintf(f, "     ... %d more defects\n", ng - max_lines);
+  char rp[4600], q[9300];
+  snprintf(rp, sizeof rp, "%s/findings/%s/repro.sh", dir, sig);
+  char *qe = ac_str_escape_dup(ac_shquote(rp, q, sizeof q) ? q : rp);
+  fprintf(f, "repro: %s\n", qe);
+  free(qe);
+}
+
+/* "N findings from M families (a, b, c, ...)" of a comma list of families. */
+static void print_counts(FILE *f, int nfind, int nfam, const char *families)
+{
+  char fams[200];
+  snprintf(fams, sizeof fams, "%s", families);
+  size_t cut = 0;
+  for (int k = 0; fams[cut] && k < 4; k++) cut += strcspn(fams + cut, ",") + (fams[cut + strcspn(fams + cut, ",")] == ',');
+  if (fams[cut]) snprintf(fams + cut, sizeof fams - cut, "...");
+  for (char *c = fams; *c; c++)
+    if (*c == ',') *c = ' ';
+  char *qf = ac_str_escape_dup(fams);
+  fprintf(f, "%d finding%s from %d famil%s (%s); ", nfind, nfind == 1 ? "" : "s", nfam, nfam == 1 ? "y" : "ies", qf);
+  free(qf);
 }
 
 void ac_findings_summary(const char *dir, FILE *f, int max_lines)
@@ -116,6 +106,13 @@ void ac_findings_summary(const char *dir, FILE *f, int max_lines)
   int nfail = 0;
   for (int i = 0; i < n; i++) nfail += !strcmp(v[i].policy, "fail");
   char *qd = ac_str_escape_dup(dir);
+  ac_defect_list l;
+  ac_err e;
+  if (ac_defects_read(dir, &l, &e)) memset(&l, 0, sizeof l);
+  int *order = ac_xcalloc((size_t)l.n + 1, sizeof *order), nd_fail = 0;
+  ac_defects_order(&l, order);
+  for (int i = 0; i < l.n; i++) nd_fail += l.v[i].fail;
+  /* findings without a defect: grouped by mechanism */
   int *group = ac_xcalloc((size_t)(n + 1), sizeof *group), ng = 0;
   if (n) {
     ac_mech *m = ac_xcalloc((size_t)n, sizeof *m);
@@ -123,27 +120,46 @@ void ac_findings_summary(const char *dir, FILE *f, int max_lines)
     ng = ac_mech_group(m, n, group);
     free(m);
   }
-  fprintf(f, "findings in %s: %d (%d with policy fail), %d distinct defect%s (grouped by mechanism)\n", qd, n, nfail,
-          ng, ng == 1 ? "" : "s");
-  print_defects(f, v, n, group, ng, max_lines);
-  for (int i = 0; i < n && i < max_lines; i++) {
-    fsum *x = &v[i];
-    fprintf(f, "%3d. %-16s %-4s err/W=%-9.3g err/E=%-9.3g family=%s row=%s case=%lld defect=%d\n", i + 1, x->kind,
-            x->policy, x->err_w, x->err_e, x->family, x->pos, (long long)x->case_index, group[i] + 1);
-    if (x->minimized)
-      fprintf(f, "     case: %s (%lld elements) -> minimized: %s (%lld elements)\n", x->size0, (long long)x->e0, x->size1,
-              (long long)x->e1);
-    else
-      fprintf(f, "     case: %s (%lld elements)\n", x->size0, (long long)x->e0);
-    if (x->note[0]) fprintf(f, "     %s\n", x->note);
-    char rp[4600], q[9300];
-    snprintf(rp, sizeof rp, "%s/findings/%s/repro.sh", dir, x->sig);
-    char *qe = ac_str_escape_dup(ac_shquote(rp, q, sizeof q) ? q : rp);
-    fprintf(f, "     repro: %s\n", qe);
-    free(qe);
+  int nlegacy = 0, *legacy_first = ac_xcalloc((size_t)ng + 1, sizeof *legacy_first);
+  for (int g = 0; g < ng; g++) legacy_first[g] = -1;
+  for (int i = 0; i < n; i++)
+    if (!v[i].mech.defect && legacy_first[group[i]] < 0) legacy_first[group[i]] = i, nlegacy++, nd_fail += !strcmp(v[i].policy, "fail");
+  int nd = l.n + nlegacy;
+  fprintf(f, "%d defect%s (%d with policy fail) in %s: findings that fail the same way when judged again\n", nd,
+          nd == 1 ? "" : "s", nd_fail, qd);
+  int shown = 0;
+  for (int k = 0; k < l.n && shown < max_lines; k++, shown++) {
+    const ac_defect_info *d = &l.v[order[k]];
+    char line[1400];
+    ac_defect_line(d, line, sizeof line);
+    fprintf(f, "defect %d: %s; ", d->id, line);
+    print_counts(f, d->nfind, d->nfam, d->families);
+    print_repro(f, dir, d->rep);
   }
-  if (n > max_lines) fprintf(f, "     ... %d more in %s/findings\n", n - max_lines, qd);
+  for (int g = 0; g < ng && shown < max_lines; g++) {
+    int first = legacy_first[g], cnt = 0;
+    if (first < 0) continue;
+    char fams[1024] = "", desc[600];
+    for (int i = 0; i < n; i++) {
+      if (group[i] != g) continue;
+      cnt++;
+      if (!strstr(fams, v[i].family) && strlen(fams) + strlen(v[i].family) + 2 < sizeof fams)
+        snprintf(fams + strlen(fams), sizeof fams - strlen(fams), "%s%s", fams[0] ? "," : "", v[i].family);
+    }
+    int nfam = 1;
+    for (const char *c = fams; *c; c++) nfam += *c == ',';
+    ac_mech_desc(&v[first].mech, desc, sizeof desc);
+    fprintf(f, "not judged again: %s %s (grouped by mechanism); ", v[first].kind, desc);
+    print_counts(f, cnt, nfam, fams);
+    print_repro(f, dir, v[first].sig);
+    shown++;
+  }
+  if (nd > shown) fprintf(f, "... %d more defects in %s/defects.json\n", nd - shown, qd);
+  fprintf(f, "%d finding%s (%d with policy fail) in %s/findings\n", n, n == 1 ? "" : "s", nfail, qd);
   free(qd);
   free(group);
+  free(legacy_first);
+  free(order);
+  ac_defects_free(&l);
   free(v);
 }

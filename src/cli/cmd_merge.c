@@ -24,6 +24,8 @@ static void usage(FILE *f)
              "recorded kernel when it is built in; a recorded exec: command runs only with\n"
              "--trust-recorded-kernel, a recorded plugin only when given as --kernel);\n"
              "corpus files, stats (case counts summed) and logs are merged; OUT/report.html is written.\n"
+             "Each merged finding is assigned to a defect of OUT as a campaign assigns it: its minimized case\n"
+             "judged again on the same kernel (with --no-rerun: by the fingerprint its shard recorded).\n"
              "A campaign directory is data: no link in it is followed, only regular files of the names\n"
              "and sizes a finding has are copied (case.npz, minimized.npz, report.json), repro.sh is\n"
              "written anew from report.json, and each entry left out is named on stderr.\n"
@@ -165,6 +167,10 @@ static int write_report(const char *fdir, const char *fin, json_object *r, int r
   json_object_object_add(r, "reproduced_on_merge", json_object_new_boolean(reproduced));
   json_object_object_add(r, "merged_from", json_object_new_string(from));
   json_object *v;
+  if (json_object_object_get_ex(r, "defect", &v)) {   /* the shard's; OUT assigns its own (defects_merge.c) */
+    json_object_object_add(r, "shard_defect", json_object_get(v));
+    json_object_object_del(r, "defect");
+  }
   json_object_object_del(r, "repro");
   if (json_object_object_get_ex(r, "kernel_spec", &v) && ac_shquote(fin, qdir, sizeof qdir) &&
       ac_shquote(json_object_get_string(v), qspec, sizeof qspec)) {
@@ -509,9 +515,15 @@ static void merge_finish(const merge_state *m)
   int nfind = 0;
   ac_err e;
   ac_findings_each(out, NULL, "merge", count, &nfind, &e);
+  ac_defect_list dl;
+  int nd_fail = 0;
+  if (ac_defects_read(out, &dl, &e)) memset(&dl, 0, sizeof dl);
+  for (int i = 0; i < dl.n; i++) nd_fail += dl.v[i].fail;
   char stats[8192];
-  int n = snprintf(stats, sizeof stats, "state=merged\ncases=%lld\nfindings=%d\nmerged_now=%lld\nduplicates=%lld\nnot_reproduced=%lld\n",
-                   (long long)m->cases, nfind, (long long)m->merged, (long long)m->dup, (long long)m->not_repro);
+  int n = snprintf(stats, sizeof stats, "state=merged\ncases=%lld\nfindings=%d\ndefects=%d\ndefects_fail=%d\nmerged_now=%lld\n"
+                   "duplicates=%lld\nnot_reproduced=%lld\n",
+                   (long long)m->cases, nfind, dl.n, nd_fail, (long long)m->merged, (long long)m->dup, (long long)m->not_repro);
+  ac_defects_free(&dl);
   if (m->judged >= 0)
     n += snprintf(stats + n, sizeof stats - (size_t)n, "judged=%lld\nskipped=%lld\n", (long long)m->judged,
                   (long long)m->skipped);
@@ -551,6 +563,12 @@ int ac_cmd_merge(int argc, char **argv)
   free(own);
   ac_policies_init(&m.pol);
   for (int i = 0; i < o.ndirs; i++) merge_dir(&m, o.dirs[i]);
+  int nd;
+  ac_err de;
+  if (ac_defects_assign_all(o.out, o.kernel, o.trust, o.rerun, &nd, &de)) {   /* by the rule of a campaign */
+    fprintf(stderr, "attncheck merge: defects: %s\n", de.msg);
+    m.any_err = 1;
+  }
   merge_finish(&m);
   ac_campaign_unlock(lock_fd);
   if (m.any_fail) return AC_EXIT_FAIL;

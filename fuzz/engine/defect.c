@@ -1,0 +1,382 @@
+/* defect.c: a finding's defect fingerprint, from judging its minimized case again (docs/fuzzing.md
+ * "Defects"): how the case fails (its failure mode, fmode.c; a METAMORPHIC or backward finding whose
+ * forward FAILs on the case takes the forward's, a failure of NaN or inf inputs that of the case
+ * with zeros in their place when that fails), what it needs (each feature it has taken away in
+ * turn: a feature whose absence leaves the same failure is not needed, and the case goes on
+ * without it), and whether the failure needs its dtype (the same values in a wider dtype pass).
+ * Two findings with equal fingerprints fail the same way; defects.c joins them after judging the
+ * defect's own case once more. */
+#include "config.h"
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "fuzz.h"
+#include "variants.h"
+
+static const char *const qty_names[AC_NQTY] = {"o", "lse", "dq", "dk", "dv", "dsinks"};
+
+/* The names of AC_DF_ bits below the variants. */
+static const char *const df_names[] = {"causal", "causal-bottom-right", "gqa", "heads", "batches", "dv-ne-dk",
+                                       "scale", "nonfinite", "strided", "quantized", "varlen", "paged"};
+#define NDF (int)(sizeof df_names / sizeof df_names[0])
+
+static int derived(int k) { return k == AC_V_METAMORPHIC || k == AC_V_GRAD_FAIL || k == AC_V_GRAD_METAMORPHIC; }
+
+/* c judged as a finding of kind k is (every row when all_rows; the metamorphic check and the
+ * backward only for their kinds; a race run again up to 32 times). */
+static void judge(const ac_eval_ctx *x, const ac_case *c, int k, int all_rows, ac_eval *ev)
+{
+  ac_eval_ctx y = *x;
+  ac_err e;
+  y.rows_all = all_rows;
+  y.metamorphic = k == AC_V_METAMORPHIC || k == AC_V_GRAD_METAMORPHIC ? AC_META_ALWAYS : AC_META_OFF;
+  if (k != AC_V_GRAD_FAIL && k != AC_V_GRAD_METAMORPHIC) y.grad = 0;
+  ac_eval_case(&y, c, k == AC_V_NONDETERMINISTIC ? 32 : 0, ev, &e);
+}
+
+/* What case c has of what a defect may need (AC_DF_ bits; the variants shifted). */
+static uint32_t present(const ac_case *c)
+{
+  const ac_problem *p = &c->p;
+  uint32_t f = (p->f.used & AC_FEAT_ALL) << AC_DF_VARIANT_SHIFT;
+  if (p->mask == AC_MASK_CAUSAL || (p->mask == AC_MASK_CAUSAL_BR && p->tq == p->tk)) f |= AC_DF_CAUSAL;
+  if (p->mask == AC_MASK_CAUSAL_BR && p->tq != p->tk) f |= AC_DF_CAUSAL_BR;
+  if (p->heads != p->kv_heads) f |= AC_DF_GQA;
+  else if (p->heads > 1) f |= AC_DF_HEADS;
+  if (p->batch > 1) f |= AC_DF_BATCHES;
+  if (p->dv != p->dk) f |= AC_DF_DV_NE_DK;
+  if (!p->scale_is_default) f |= AC_DF_SCALE;
+  if (ac_dcase_nonfinite(c)) f |= AC_DF_NONFINITE;
+  if (ac_dcase_strided(c)) f |= AC_DF_STRIDED;
+  if (ac_problem_quantized(p)) f |= AC_DF_QUANT;
+  if (p->f.used & AC_FEAT_VARLEN) f |= AC_DF_VARLEN;
+  if (p->f.used & AC_FEAT_PAGED) f |= AC_DF_PAGED;
+  return f;
+}
+
+typedef struct {
+  const ac_eval_ctx *x;
+  ac_defect_fp *fp;
+  ac_case cur;                    /* the case without what it was found not to need */
+  int64_t worst_i;                /* the row of its worst element as first judged (-1: none) */
+  double deadline;                /* no judgement begins after it */
+  int cut;                        /* 1: a test was left out for the budget */
+} fpstate;
+
+/* Takes cand (built: rc 0): it becomes the current case when it fails as the finding does. */
+static int try_without(fpstate *s, int rc, ac_case *cand)
+{
+  if (rc) return 0;
+  if (s->fp->evals >= AC_DEFECT_MAX_EVALS || ac_now() > s->deadline) {
+    s->cut = 1;   /* a feature left untested: kept */
+    ac_case_free(cand);
+    return 0;
+  }
+  ac_eval ev;
+  judge(s->x, cand, s->fp->mode.kind, 1, &ev);
+  s->fp->evals++;
+  if (!ac_fmode_holds(&ev, &s->fp->mode)) {
+    ac_case_free(cand);
+    return 0;
+  }
+  ac_case_free(&s->cur);
+  s->cur = *cand;
+  return 1;
+}
+
+/* The first of up to four slices (what: ac_dcase_slice's) that fails alike. */
+static void try_slices(fpstate *s, int what, int64_t n)
+{
+  ac_case cand;
+  ac_err e;
+  for (int64_t i = 0; i < n && i < 4; i++)
+    if (try_without(s, ac_dcase_slice(&s->cur, what, i, &cand, &e), &cand)) return;
+}
+
+/* Does the failure need the case's dtype? Its values in the next wider dtype the kernel takes
+ * (exactly: every binary16, bfloat16 and fp8 value is a binary32 one, every binary32 a binary64
+ * one): -1 when they fail alike there or nothing wider can be judged, else the dtype. */
+static int dtype_needed(fpstate *s)
+{
+  const ac_eval_ctx *x = s->x;
+  if (x->precision && !strchr(x->precision, '=')) return -1;   /* one class for every dtype: not comparable */
+  ac_dtype d = s->cur.p.dtype;
+  if (d != AC_F64 && (s->fp->evals >= AC_DEFECT_MAX_EVALS || ac_now() > s->deadline)) {
+    s->cut = 1;
+    return -1;
+  }
+  const ac_dtype wider[2] = {d == AC_F32 ? AC_F64 : AC_F32, AC_F64};
+  for (int i = 0; i < 2 && d != AC_F64 && s->fp->evals < AC_DEFECT_MAX_EVALS && ac_now() <= s->deadline; i++) {
+    ac_case w;
+    ac_err e;
+    char why[256];
+    if (ac_dcase_widen(&s->cur, wider[i], &w, &e)) return -1;
+    if (!ac_kernel_supports(x->kernel, &w.p, why, sizeof why)) {
+      ac_case_free(&w);
+      continue;
+    }
+    ac_eval ev;
+    judge(x, &w, s->fp->mode.kind, 1, &ev);
+    s->fp->evals++;
+    ac_case_free(&w);
+    return ac_fmode_holds(&ev, &s->fp->mode) ? -1 : (int)d;
+  }
+  return -1;
+}
+
+/* Every feature of s->cur taken away in turn. */
+static void reduce(fpstate *s)
+{
+  ac_case cand;
+  ac_err e;
+  const ac_problem *p = &s->cur.p;
+  if (ac_dcase_strided(&s->cur)) try_without(s, ac_dcase_contiguous(&s->cur, &cand, &e), &cand);
+  if (p->batch > 1) try_slices(s, 0, p->batch);
+  /* GQA: the kv heads repeated for their query heads, else (a quantized case) a query head alone */
+  if (p->heads != p->kv_heads && !try_without(s, ac_dcase_expand_kv(&s->cur, &cand, &e), &cand)) try_slices(s, 1, p->heads);
+  if (p->heads > 1 && p->heads == p->kv_heads) try_slices(s, 1, p->heads);
+  /* the scale two ways, the scores kept (exactly where that can be) or plainly left out; before dv !=
+   * dk, as the default scale of a larger head dim pads Q and K */
+  for (int keep = 1; keep >= 0 && !p->scale_is_default; keep--)
+    try_without(s, ac_dcase_default_scale(&s->cur, keep, &cand, &e), &cand);
+  if (p->dv != p->dk) try_without(s, ac_dcase_dv_eq_dk(&s->cur, &cand, &e), &cand);
+  /* the mask: the same attention without it (a query row alone with the keys it sees: the worst, the
+   * first or the last row), else plainly left out */
+  if (p->mask == AC_MASK_CAUSAL_BR && p->tq != p->tk) try_without(s, ac_dcase_mask(&s->cur, AC_MASK_CAUSAL, &cand, &e), &cand);
+  const int64_t rows[3] = {s->worst_i, 0, p->tq - 1};
+  for (int r = 0; r < 3 && p->mask != AC_MASK_NONE; r++)
+    if (rows[r] >= 0 && rows[r] < p->tq && (r < 1 || rows[r] != rows[0]) && (r < 2 || rows[r] != rows[1]))
+      try_without(s, ac_dcase_row_unmasked(&s->cur, rows[r], &cand, &e), &cand);
+  if (p->mask != AC_MASK_NONE) try_without(s, ac_dcase_mask(&s->cur, AC_MASK_NONE, &cand, &e), &cand);
+  for (int largest = 0; largest < 2 && ac_dcase_nonfinite(&s->cur); largest++)
+    try_without(s, ac_dcase_finite(&s->cur, largest, &cand, &e), &cand);
+  for (uint32_t bit = 1; bit & AC_FEAT_ALL; bit <<= 1)
+    if ((p->f.used & bit) && bit != AC_FEAT_MIXED_DTYPES)
+      try_without(s, ac_case_without_feature(&s->cur, bit, &cand, &e), &cand);
+}
+
+/* A METAMORPHIC disagreement whose transformed case (the keys permuted, ...) FAILs on the oracle is
+ * that FAIL seen through the check: the transformed case becomes the case, its FAIL the mode. */
+static int forward_fails_transformed(fpstate *s, int small)
+{
+  ac_case t;
+  ac_err e;
+  if (ac_meta_transformed(&s->cur, &t, &e) != 1) return 0;
+  ac_eval ev;
+  judge(s->x, &t, AC_V_FAIL, small, &ev);
+  s->fp->evals++;
+  if (!(ev.kinds & (1u << AC_V_FAIL))) {
+    ac_case_free(&t);
+    return 0;
+  }
+  ac_fmode_of(&ev, AC_V_FAIL, &s->fp->mode);
+  ac_case_free(&s->cur);
+  s->cur = t;
+  return 1;
+}
+
+/* A FAIL or MASKED-LEAK of a case with NaN or inf inputs whose case with finite values in their
+ * place FAILs too (zeros, else the dtype's largest finite values: a masked term computed overflows)
+ * is that FAIL, the non-finite inputs only making it show as NaN (a wrong head or a masked key read:
+ * the same defect with finite inputs): the finite case becomes the case, its FAIL the mode. */
+static int fails_finite(fpstate *s, ac_verdict_kind k, int small)
+{
+  if ((k != AC_V_FAIL && k != AC_V_MASKED_LEAK) || !ac_dcase_nonfinite(&s->cur)) return 0;
+  for (int largest = 0; largest < 2; largest++) {
+    ac_case f;
+    ac_err e;
+    if (ac_dcase_finite(&s->cur, largest, &f, &e)) return 0;
+    ac_eval ev;
+    judge(s->x, &f, AC_V_FAIL, small, &ev);
+    s->fp->evals++;
+    if (!(ev.kinds & (1u << AC_V_FAIL))) {
+      ac_case_free(&f);
+      continue;
+    }
+    ac_fmode_of(&ev, AC_V_FAIL, &s->fp->mode);
+    s->worst_i = ev.worst_i;
+    ac_case_free(&s->cur);
+    s->cur = f;
+    return 1;
+  }
+  return 0;
+}
+
+/* The failure mode of s->cur as a finding of kind k (every row when small): the kind's own, or for a
+ * METAMORPHIC or backward finding the FAIL of its forward on the case (or, METAMORPHIC, on its
+ * transformed case), or for a FAIL or MASKED-LEAK of non-finite inputs the FAIL of the case without
+ * them (the case that fails then becomes s->cur). 1 when the case fails so. */
+static int base_mode(fpstate *s, ac_verdict_kind k, int small)
+{
+  ac_defect_fp *fp = s->fp;
+  ac_eval ev;
+  judge(s->x, &s->cur, (int)k, small, &ev);
+  fp->evals++;
+  s->worst_i = ev.worst_i;
+  if (derived((int)k) && (ev.kinds & (1u << AC_V_FAIL))) {   /* the forward's failure explains it */
+    ac_fmode_of(&ev, AC_V_FAIL, &fp->mode);
+    fp->attached = (int)k;
+  } else if (k == AC_V_METAMORPHIC && forward_fails_transformed(s, small)) {
+    fp->attached = (int)k;
+  } else if ((ev.kinds & (1u << k)) && fails_finite(s, k, small)) {
+    fp->attached = (int)k;
+    fp->finite = 1;
+  } else {
+    ac_fmode_of(&ev, k, &fp->mode);
+  }
+  return fp->attached >= 0 || (ev.kinds & (1u << k)) != 0;
+}
+
+int ac_defect_fingerprint(const ac_eval_ctx *x, const ac_case *cs, ac_verdict_kind k, ac_defect_fp *fp,
+                          ac_case *reduced, ac_err *e)
+{
+  memset(fp, 0, sizeof *fp);
+  fp->attached = fp->dtype_only = -1;
+  fpstate s = {.x = x, .fp = fp};
+  if (ac_case_copy(&s.cur, cs, e)) return -1;
+  const int small = ac_case_oracle_work(cs) <= AC_DEFECT_MAX_WORK;
+  fp->reproduced = base_mode(&s, k, small);
+  s.deadline = ac_now() + AC_DEFECT_MAX_SECONDS;
+  if (fp->reproduced && small) {
+    reduce(&s);
+    fp->dtype_only = dtype_needed(&s);
+    fp->checked = !s.cut;
+  }
+  fp->feats = present(&s.cur);
+  *reduced = s.cur;
+  return 0;
+}
+
+void ac_defect_fp_of_eval(const ac_case *cs, const ac_eval *ev, ac_verdict_kind k, ac_defect_fp *fp)
+{
+  memset(fp, 0, sizeof *fp);
+  fp->attached = fp->dtype_only = -1;
+  if (derived((int)k) && (ev->kinds & (1u << AC_V_FAIL))) {
+    ac_fmode_of(ev, AC_V_FAIL, &fp->mode);
+    fp->attached = (int)k;
+  } else {
+    ac_fmode_of(ev, k, &fp->mode);
+  }
+  fp->reproduced = 1;
+  fp->feats = present(cs);
+}
+
+int ac_defect_shows(const ac_eval_ctx *x, const ac_case *cs, ac_verdict_kind k, const ac_defect_fp *fp)
+{
+  ac_defect_fp got = {.attached = -1, .dtype_only = -1};
+  fpstate s = {.x = x, .fp = &got};
+  ac_err e;
+  if (ac_case_copy(&s.cur, cs, &e)) return 0;
+  int ok = base_mode(&s, k, ac_case_oracle_work(cs) <= AC_DEFECT_MAX_WORK) && ac_fmode_overlaps(&got.mode, &fp->mode);
+  ac_case_free(&s.cur);
+  return ok;
+}
+
+int ac_defect_same(const ac_defect_fp *a, const ac_defect_fp *b)
+{
+  return a->reproduced && b->reproduced && a->feats == b->feats && a->dtype_only == b->dtype_only &&
+         ac_fmode_overlaps(&a->mode, &b->mode);
+}
+
+const char *ac_defect_feature_name(uint32_t bit)
+{
+  if (bit >= 1u << AC_DF_VARIANT_SHIFT) return ac_feat_name(bit >> AC_DF_VARIANT_SHIFT);
+  for (int i = 0; i < NDF; i++)
+    if (bit == 1u << i) return df_names[i];
+  return "?";
+}
+
+/* "o=value,lse=value" (the failing quantities), or "-". */
+static void mode_str(const ac_fmode *m, char *buf, size_t n)
+{
+  size_t at = 0;
+  buf[0] = 0;
+  for (int q = 0; q < AC_NQTY && at < n; q++)
+    if (m->why[q]) at += (size_t)snprintf(buf + at, n - at, "%s%s=%s", at ? "," : "", qty_names[q], ac_why_name(m->why[q] - 1));
+  if (!at) snprintf(buf, n, "-");
+}
+
+void ac_defect_key(const ac_defect_fp *fp, char *buf, size_t n)
+{
+  char m[160], f[400] = "";
+  size_t at = 0;
+  mode_str(&fp->mode, m, sizeof m);
+  for (uint32_t bit = 1; bit && at < sizeof f; bit <<= 1)
+    if (fp->feats & bit) at += (size_t)snprintf(f + at, sizeof f - at, "%s%s", at ? "," : "", ac_defect_feature_name(bit));
+  snprintf(buf, n, "%s %s needs=%s%s%s", ac_verdict_name((ac_verdict_kind)fp->mode.kind), m, at ? f : "-",
+           fp->dtype_only >= 0 ? " only=" : "", fp->dtype_only >= 0 ? ac_dtype_name((ac_dtype)fp->dtype_only) : "");
+}
+
+json_object *ac_defect_fp_json(const ac_defect_fp *fp)
+{
+  json_object *o = json_object_new_object(), *mo = json_object_new_object(), *fa = json_object_new_array();
+  char key[700];
+  ac_defect_key(fp, key, sizeof key);
+  json_object_object_add(o, "key", json_object_new_string(key));
+  json_object_object_add(o, "kind", json_object_new_string(ac_verdict_name((ac_verdict_kind)fp->mode.kind)));
+  for (int q = 0; q < AC_NQTY; q++)
+    if (fp->mode.why[q]) json_object_object_add(mo, qty_names[q], json_object_new_string(ac_why_name(fp->mode.why[q] - 1)));
+  json_object_object_add(o, "fails", mo);
+  for (uint32_t bit = 1; bit; bit <<= 1)
+    if (fp->feats & bit) json_object_array_add(fa, json_object_new_string(ac_defect_feature_name(bit)));
+  json_object_object_add(o, "needs", fa);
+  if (fp->dtype_only >= 0)
+    json_object_object_add(o, "only_dtype", json_object_new_string(ac_dtype_name((ac_dtype)fp->dtype_only)));
+  if (fp->attached >= 0)
+    json_object_object_add(o, "through", json_object_new_string(ac_verdict_name((ac_verdict_kind)fp->attached)));
+  if (fp->finite) json_object_object_add(o, "through_nonfinite_inputs", json_object_new_boolean(1));
+  json_object_object_add(o, "checked", json_object_new_boolean(fp->checked));
+  json_object_object_add(o, "reproduced", json_object_new_boolean(fp->reproduced));
+  json_object_object_add(o, "rejudged", json_object_new_int(fp->evals));
+  return o;
+}
+
+static const char *jstr(json_object *o, const char *k)
+{
+  json_object *v;
+  return json_object_object_get_ex(o, k, &v) && json_object_is_type(v, json_type_string) ? json_object_get_string(v)
+                                                                                          : NULL;
+}
+
+static int why_parse(const char *s)
+{
+  for (int w = AC_WHY_VALUE; w <= AC_WHY_EMPTY; w++)
+    if (!strcmp(s, ac_why_name(w))) return w;
+  return -1;
+}
+
+int ac_defect_fp_parse(json_object *o, ac_defect_fp *fp)
+{
+  memset(fp, 0, sizeof *fp);
+  fp->attached = fp->dtype_only = -1;
+  ac_verdict_kind k;
+  json_object *mo, *fa, *v;
+  if (!o || !json_object_is_type(o, json_type_object) || !jstr(o, "kind") || ac_verdict_parse(jstr(o, "kind"), &k))
+    return -1;
+  fp->mode.kind = (int)k;
+  if (json_object_object_get_ex(o, "fails", &mo) && json_object_is_type(mo, json_type_object))
+    for (int q = 0; q < AC_NQTY; q++) {
+      const char *w = jstr(mo, qty_names[q]);
+      if (!w) continue;
+      if (why_parse(w) < 0) return -1;
+      fp->mode.why[q] = (uint8_t)(1 + why_parse(w));
+    }
+  if (json_object_object_get_ex(o, "needs", &fa) && json_object_is_type(fa, json_type_array))
+    for (size_t i = 0; i < json_object_array_length(fa); i++) {
+      const char *nm = json_object_get_string(json_object_array_get_idx(fa, i));
+      uint32_t bit = 1;
+      while (bit && (!nm || strcmp(ac_defect_feature_name(bit), nm))) bit <<= 1;
+      if (!bit) return -1;
+      fp->feats |= bit;
+    }
+  const char *d = jstr(o, "only_dtype");
+  ac_dtype dt;
+  if (d && ac_dtype_parse(d, &dt)) return -1;
+  if (d) fp->dtype_only = (int)dt;
+  if (jstr(o, "through") && ac_verdict_parse(jstr(o, "through"), &k) == 0) fp->attached = (int)k;
+  fp->finite = json_object_object_get_ex(o, "through_nonfinite_inputs", &v) && json_object_get_boolean(v);
+  fp->checked = json_object_object_get_ex(o, "checked", &v) && json_object_get_boolean(v);
+  fp->reproduced = json_object_object_get_ex(o, "reproduced", &v) && json_object_get_boolean(v);
+  return 0;
+}

@@ -1,0 +1,269 @@
+/* defect_cases.c: a case without one thing a defect may need, for the fingerprints of defect.c:
+ * one batch or one head of it, its kv heads repeated for every query head (no GQA), dv equal to dk,
+ * contiguous, another mask, the default scale (Q rescaled to keep the scores), zeros or the largest
+ * finite values in place of its non-finite inputs, or its values in a wider dtype. Each is the same case in every other
+ * respect. */
+#include "config.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "fuzz.h"
+#include "variants.h"
+
+/* A plain dense case of one dtype: what the value edits below can rewrite element by element. */
+static int plain_values(const ac_case *c)
+{
+  const ac_problem *p = &c->p;
+  return !c->lay && !ac_problem_quantized(p) && !(p->f.used & (AC_FEAT_MIXED_DTYPES | AC_FEAT_LAYOUTS));
+}
+
+int ac_dcase_strided(const ac_case *c)
+{
+  const ac_problem *p = &c->p;
+  for (int i = 0; i < 4; i++)
+    if (p->q_stride[i] || p->k_stride[i] || p->v_stride[i] || p->o_stride[i]) return 1;
+  return 0;
+}
+
+int ac_dcase_nonfinite(const ac_case *c)
+{
+  if (!plain_values(c)) return 0;
+  ac_counts n = ac_case_counts(c);
+  const void *t[3] = {c->q, c->k, c->v};
+  const int64_t cnt[3] = {n.q, n.k, n.v};
+  for (int x = 0; x < 3; x++)
+    for (int64_t i = 0; i < cnt[x]; i++)
+      if (!isfinite(ac_load(c->p.dtype, t[x], (size_t)i))) return 1;
+  return 0;
+}
+
+/* A slice of c: batch `at` alone (what 0) or query head `at` alone (1). */
+int ac_dcase_slice(const ac_case *c, int what, int64_t at, ac_case *out, ac_err *e)
+{
+  ac_slice s;
+  ac_slice_all(&c->p, &s);
+  if (what == 0) s.b0 = at, s.nb = 1;
+  else s.h0 = at, s.nh = 1;
+  return ac_case_slice(c, &s, out, e);
+}
+
+/* c with dv = dk, its scores unchanged: V's columns past dk cut (each output column is its own),
+ * or zero columns added to V (and dO) up to dk (their outputs are exactly 0). */
+int ac_dcase_dv_eq_dk(const ac_case *c, ac_case *out, ac_err *e)
+{
+  const ac_problem *p = &c->p;
+  if (p->dv > p->dk) {
+    ac_slice s;
+    ac_slice_all(p, &s);
+    s.ndv = p->dk;
+    return ac_case_slice(c, &s, out, e);
+  }
+  if (p->dv == p->dk || c->lay || ac_tensor_quantized(p, 'v') || ac_dcase_strided(c)) return ac_err_set(e, "not padded");
+  ac_case_init(out);
+  out->p = *p;
+  out->p.dv = p->dk;
+  if (ac_case_alloc(out, e)) return -1;
+  ac_features_copy(out, c);
+  memcpy(out->q, c->q, ac_case_bytes(c, 'q'));
+  memcpy(out->k, c->k, ac_case_bytes(c, 'k'));
+  const ac_dtype dv = ac_tensor_dtype(p, 'v'), od = ac_tensor_dtype(p, 'o');
+  const ac_problem *q = &out->p;
+  if (c->dout) out->dout = ac_xcalloc(ac_case_bytes(out, 'o') + 1, 1);
+  for (int64_t b = 0; b < p->batch; b++) {
+    for (int64_t kh = 0; kh < p->kv_heads; kh++)
+      for (int64_t j = 0; j < p->tk; j++)
+        for (int64_t y = 0; y < p->dv; y++)
+          ac_store_bits(dv, out->v, ac_vidx(q, b, kh, j, y), ac_load_bits(dv, c->v, ac_vidx(p, b, kh, j, y)));
+    for (int64_t h = 0; c->dout && h < p->heads; h++)
+      for (int64_t i = 0; i < p->tq; i++)
+        for (int64_t y = 0; y < p->dv; y++)
+          ac_store_bits(od, out->dout, ac_oidx(q, b, h, i, y), ac_load_bits(od, c->dout, ac_oidx(p, b, h, i, y)));
+  }
+  out->seed = c->seed;
+  out->case_index = c->case_index;
+  memcpy(out->generator, c->generator, sizeof out->generator);
+  out->params_json = c->params_json ? ac_xstrdup(c->params_json) : NULL;
+  return 0;
+}
+
+int ac_dcase_contiguous(const ac_case *c, ac_case *out, ac_err *e)
+{
+  if (ac_case_copy(out, c, e)) return -1;
+  ac_problem *p = &out->p;
+  memset(p->q_stride, 0, sizeof p->q_stride);
+  memset(p->k_stride, 0, sizeof p->k_stride);
+  memset(p->v_stride, 0, sizeof p->v_stride);
+  memset(p->o_stride, 0, sizeof p->o_stride);
+  return 0;
+}
+
+int ac_dcase_mask(const ac_case *c, ac_mask m, ac_case *out, ac_err *e)
+{
+  if (ac_case_copy(out, c, e)) return -1;
+  out->p.mask = m;
+  return 0;
+}
+
+/* Query row i of c alone with the keys it sees (a prefix under the masks), unmasked: the same
+ * attention for that row. */
+int ac_dcase_row_unmasked(const ac_case *c, int64_t i, ac_case *out, ac_err *e)
+{
+  const ac_problem *p = &c->p;
+  int64_t n = ac_visible_count(p, i);
+  if (c->lay || n < 1 || i < 0 || i >= p->tq) return ac_err_set(e, "no such row");
+  ac_slice s;
+  ac_slice_all(p, &s);
+  s.i0 = i, s.ni = 1, s.nj = n;
+  if (ac_case_slice(c, &s, out, e)) return -1;
+  out->p.mask = AC_MASK_NONE;
+  return 0;
+}
+
+/* The explicit scale s of c as the default one: s = 1/sqrt(n) exactly for a head dim n >= dk (n at most
+ * 4096), with Q and K padded by zero columns up to n, the scores unchanged. */
+static int scale_as_dk(const ac_case *c, ac_case *out, ac_err *e)
+{
+  const ac_problem *p = &c->p;
+  double s = ac_problem_scale(p), n = s > 0 ? nearbyint(1 / (s * s)) : 0;
+  if (!(n >= (double)p->dk && n <= 4096) || 1 / sqrt(n) != s || c->lay || ac_problem_quantized(p) || p->f.used ||
+      ac_dcase_strided(c))
+    return ac_err_set(e, "not a default scale");
+  ac_case_init(out);
+  out->p = *p;
+  out->p.dk = (int64_t)n;
+  out->p.scale_is_default = 1;
+  out->p.scale = ac_problem_scale(&out->p);
+  if (ac_case_alloc(out, e)) return -1;
+  const ac_problem *q = &out->p;
+  for (int64_t b = 0; b < p->batch; b++) {
+    for (int64_t h = 0; h < p->heads; h++)
+      for (int64_t i = 0; i < p->tq; i++)
+        for (int64_t x = 0; x < p->dk; x++)
+          ac_store_bits(p->dtype, out->q, ac_qidx(q, b, h, i, x), ac_load_bits(p->dtype, c->q, ac_qidx(p, b, h, i, x)));
+    for (int64_t kh = 0; kh < p->kv_heads; kh++)
+      for (int64_t j = 0; j < p->tk; j++)
+        for (int64_t x = 0; x < p->dk; x++)
+          ac_store_bits(p->dtype, out->k, ac_kidx(q, b, kh, j, x), ac_load_bits(p->dtype, c->k, ac_kidx(p, b, kh, j, x)));
+  }
+  memcpy(out->v, c->v, ac_case_bytes(c, 'v'));
+  if (c->dout) {
+    out->dout = ac_xmalloc(ac_case_bytes(c, 'o') + 1);
+    memcpy(out->dout, c->dout, ac_case_bytes(c, 'o'));
+  }
+  out->seed = c->seed;
+  out->case_index = c->case_index;
+  memcpy(out->generator, c->generator, sizeof out->generator);
+  out->params_json = c->params_json ? ac_xstrdup(c->params_json) : NULL;
+  return 0;
+}
+
+/* c with the default scale; keep_scores: and the same scores, exactly where that can be (the old
+ * scale a power of two times the default one, or 1/sqrt(n) for a larger head dim n: Q and K padded
+ * with zero columns), else as near as Q's dtype allows (Q times the old scale over the default one,
+ * rounded; Q = 0 for a zero scale, exactly). */
+int ac_dcase_default_scale(const ac_case *c, int keep_scores, ac_case *out, ac_err *e)
+{
+  if (keep_scores && (c->lay || ac_tensor_quantized(&c->p, 'q'))) return ac_err_set(e, "not rescaled");
+  const double old = ac_problem_scale(&c->p);
+  int ex;
+  ac_problem d = c->p;
+  d.scale_is_default = 1;
+  const double r = old / ac_problem_scale(&d);
+  if (keep_scores && fabs(frexp(r, &ex)) != 0.5 && scale_as_dk(c, out, e) == 0) return 0;
+  if (ac_case_copy(out, c, e)) return -1;
+  out->p.scale_is_default = 1;
+  out->p.scale = ac_problem_scale(&out->p);
+  if (!keep_scores) return 0;
+  const ac_dtype t = ac_tensor_dtype(&c->p, 'q');
+  ac_counts n = ac_case_counts(c);
+  for (int64_t i = 0; i < n.q; i++) ac_set(t, out->q, (size_t)i, r * ac_load(t, c->q, (size_t)i));
+  return 0;
+}
+
+int ac_dcase_finite(const ac_case *c, int largest, ac_case *out, ac_err *e)
+{
+  if (!plain_values(c)) return ac_err_set(e, "not a plain dense case");
+  if (ac_case_copy(out, c, e)) return -1;
+  ac_counts n = ac_case_counts(out);
+  void *t[3] = {out->q, out->k, out->v};
+  const int64_t cnt[3] = {n.q, n.k, n.v};
+  const double m = ac_dtype_get(out->p.dtype)->max_finite;
+  for (int x = 0; x < 3; x++)
+    for (int64_t i = 0; i < cnt[x]; i++) {
+      double v = ac_load(out->p.dtype, t[x], (size_t)i);
+      if (!isfinite(v)) ac_set(out->p.dtype, t[x], (size_t)i, !largest ? 0.0 : v < 0 ? -m : m);
+    }
+  return 0;
+}
+
+/* c with kv_heads = heads: K and V (and the kv heads' descales) of query head h are those of kv
+ * head h / (heads / kv_heads), which every kernel reads alike whether it shares them or not. */
+int ac_dcase_expand_kv(const ac_case *c, ac_case *out, ac_err *e)
+{
+  const ac_problem *p = &c->p;
+  if (c->lay || ac_problem_quantized(p) || p->heads == p->kv_heads) return ac_err_set(e, "no kv heads to repeat");
+  ac_case_init(out);
+  out->p = *p;
+  out->p.kv_heads = p->heads;
+  memset(out->p.k_stride, 0, sizeof out->p.k_stride);
+  memset(out->p.v_stride, 0, sizeof out->p.v_stride);
+  if (ac_case_alloc(out, e)) return -1;
+  ac_features_copy(out, c);
+  const ac_problem *q = &out->p;
+  const ac_dtype dk = ac_tensor_dtype(p, 'k'), dv = ac_tensor_dtype(p, 'v');
+  memcpy(out->q, c->q, ac_case_bytes(c, 'q'));
+  if (p->f.used & AC_FEAT_DESCALE)
+    for (int x = 0; x < 3; x++) {
+      free(out->descale[x]);
+      out->descale[x] = ac_xmalloc(sizeof(float) * (size_t)(q->batch * q->heads));
+      for (int64_t b = 0; b < q->batch; b++)
+        for (int64_t h = 0; h < q->heads; h++)
+          out->descale[x][b * q->heads + h] = c->descale[x][b * p->kv_heads + ac_kv_head(p, h)];
+    }
+  for (int64_t b = 0; b < q->batch; b++)
+    for (int64_t h = 0; h < q->heads; h++)
+      for (int64_t j = 0; j < q->tk; j++) {
+        const int64_t kh = ac_kv_head(p, h);
+        for (int64_t x = 0; x < q->dk; x++)
+          ac_store_bits(dk, out->k, ac_kidx(q, b, h, j, x), ac_load_bits(dk, c->k, ac_kidx(p, b, kh, j, x)));
+        for (int64_t y = 0; y < q->dv; y++)
+          ac_store_bits(dv, out->v, ac_vidx(q, b, h, j, y), ac_load_bits(dv, c->v, ac_vidx(p, b, kh, j, y)));
+      }
+  if (c->dout) {
+    out->dout = ac_xmalloc(ac_case_bytes(c, 'o') + 1);
+    memcpy(out->dout, c->dout, ac_case_bytes(c, 'o'));
+  }
+  out->seed = c->seed;
+  out->case_index = c->case_index;
+  memcpy(out->generator, c->generator, sizeof out->generator);
+  out->params_json = c->params_json ? ac_xstrdup(c->params_json) : NULL;
+  return 0;
+}
+
+/* c's values in dtype t (each exactly representable there: t is wider), the variants kept (a
+ * bias keeps its own dtype). */
+int ac_dcase_widen(const ac_case *c, ac_dtype t, ac_case *out, ac_err *e)
+{
+  if (!plain_values(c) || ((c->p.f.used & AC_FEAT_DESCALE) && t == AC_F64)) return ac_err_set(e, "not widened");
+  ac_case_init(out);
+  out->p = c->p;
+  out->p.dtype = t;
+  if (ac_case_alloc(out, e)) return -1;
+  ac_features_copy(out, c);
+  ac_counts n = ac_case_counts(c);
+  const void *src[3] = {c->q, c->k, c->v};
+  void *dst[3] = {out->q, out->k, out->v};
+  const int64_t cnt[3] = {n.q, n.k, n.v};
+  for (int x = 0; x < 3; x++)
+    for (int64_t i = 0; i < cnt[x]; i++) ac_store_bits(t, dst[x], (size_t)i, ac_encode_f64(t, ac_load(c->p.dtype, src[x], (size_t)i)));
+  if (c->dout) {
+    out->dout = ac_xmalloc(ac_case_bytes(out, 'o') + 1);
+    for (int64_t i = 0; i < n.o; i++)
+      ac_store_bits(t, out->dout, (size_t)i, ac_encode_f64(t, ac_load(c->p.dtype, c->dout, (size_t)i)));
+  }
+  out->seed = c->seed;
+  out->case_index = c->case_index;
+  memcpy(out->generator, c->generator, sizeof out->generator);
+  out->params_json = c->params_json ? ac_xstrdup(c->params_json) : NULL;
+  return 0;
+}

@@ -565,6 +565,8 @@ START_TEST(test_every_mutant_has_a_trigger)
   ck_assert_uint_ge(n, 10);
   for (size_t i = 0; i < n; i++) {
     if (l[i]->caps & ATTNCHECK_FEAT_ALL) continue;   /* a variant mutant: tvariants exposes it */
+    /* two planted defects from the single mutants' hooks (each triggered here): tests/tfuzz_defects.sh */
+    if (!strncmp(l[i]->name, "mutant2-", 8)) continue;
     size_t found = 0;
     for (size_t j = 0; j < NTRIGGERS; j++) found += strcmp(triggers[j].name, l[i]->name) == 0;
     ck_assert_msg(found == 1, "mutant %s has %zu trigger inputs here", l[i]->name, found);

@@ -101,6 +101,7 @@ PYTHONPATH=$ex "$py" - <<'EOF' || fail "encoders"
 import math, sys
 import numpy as np
 import protocol as w
+import protocol_quant as wq   # the code tables (protocol.py re-exports the public names)
 FMT = {"bf16": (8, -126, float.fromhex("0x1.fep127"), True), "e4m3": (4, -6, 448.0, False), "e5m2": (3, -14, 57344.0, True)}
 def rne(x, p, emin, maxf, has_inf):
     if math.isnan(x) or x == 0:
@@ -116,12 +117,12 @@ def rne(x, p, emin, maxf, has_inf):
 rng = np.random.default_rng(7)
 bad = 0
 for name, (p, emin, maxf, has_inf) in FMT.items():
-    tab = w._table(name)
+    tab = wq._table(name)
     mids = (tab[:-1] + tab[1:]) / 2          # ties between neighbours
     xs = np.concatenate([tab, mids, tab * (1 + 1e-9), rng.standard_normal(2000) * 2.0 ** rng.integers(-140, 130, 2000),
                          [maxf * 1.1, -maxf * 1.1, np.inf, -np.inf, np.nan, -0.0]])
     xs = xs[np.isfinite(xs) | np.isinf(xs) | np.isnan(xs)]
-    got = w._table(name)[w.encode(xs, name).astype(np.int64)]
+    got = wq._table(name)[w.encode(xs, name).astype(np.int64)]
     for x, g in zip(xs, got):
         want = rne(float(x), p, emin, maxf, has_inf)
         same = (math.isnan(want) and math.isnan(g)) or (want == g and math.copysign(1, want) == math.copysign(1, g))

@@ -72,7 +72,9 @@ grep -qF "suite ci: $k: 0 pass, 0 warn, 0 fail, " "$tmp/s.txt" && grep -q ' skip
 grep -qF "kernel $k judged no case" "$tmp/s.err" || { cat "$tmp/s.err"; fail "suite: no line on stderr"; }
 nskip=$(sed -n 's/.* \([0-9]*\) skip,.*/\1/p' "$tmp/s.txt")
 lines=$(grep -c '^SKIP ' "$tmp/s.txt")
-[ "$lines" -lt 40 ] || { head "$tmp/s.txt"; fail "suite: $lines SKIP lines for $nskip skipped cases"; }
+# one line per distinct reason (dtypes, features, formats, layouts, stores), far fewer than the cases
+[ "$lines" -lt 60 ] && [ $((lines * 8)) -lt "$nskip" ] ||
+  { head "$tmp/s.txt"; fail "suite: $lines SKIP lines for $nskip skipped cases"; }
 grep -q "^SKIP  .*refuse.sh [0-9]* cases (unsupported: refuser does not declare dtype f16)$" "$tmp/s.txt" || { cat "$tmp/s.txt"; fail "suite: no reason line"; }
 [ "$(grep -c '# SKIP' "$tmp/s.tap")" -eq "$nskip" ] || grep -q '^1\.\.0 # SKIP' "$tmp/s.tap" || fail "TAP lost SKIP cases"
 "$bin" suite --kernel "$k" --suite ci --verbose > "$tmp/v.txt" 2>&1

@@ -35,7 +35,7 @@ shot() {
 shot "$tmp/c/report.html" "$tmp/campaign.png" 9000
 "$bin" suite --kernel flash-f32 --kernel mutant-no-rescale-sum --html "$tmp/suite.html" > "$tmp/s.txt" 2>&1
 [ $? -eq 1 ] || { cat "$tmp/s.txt"; fail "suite: expected exit 1"; }
-shot "$tmp/suite.html" "$tmp/suite.png" 3400 --clear-left 16 20
+shot "$tmp/suite.html" "$tmp/suite.png" 6000 --clear-left 16 20
 
 # the check itself fails on a page whose plot is not drawn
 sed 's/<svg id="plot-err-w"/<svg id="plot-err-w" style="display:none"/' "$tmp/c/report.html" > "$tmp/c/hidden.html"

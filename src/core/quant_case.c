@@ -324,7 +324,8 @@ static void run_quantizer(ac_case *c, int i, const float *src)
   for (int64_t s = 0; s < ns; s++) {
     int64_t m = ac_qgroup_of(q, d, s, idx);
     for (int64_t k = 0; k < m; k++) gx[k] = src[idx[k]];
-    uint64_t sb = ac_qsd_load(sd, t->scales, (size_t)s), ab = zd < AC_QSD_N && t->aux ? ac_qsd_load(zd, t->aux, (size_t)s) : 0;
+    const int per_group = f->aux == AC_QAUX_MIN || f->aux == AC_QAUX_ZERO;   /* nvfp4's aux: one tensor scale */
+    uint64_t sb = ac_qsd_load(sd, t->scales, (size_t)s), ab = per_group && t->aux ? ac_qsd_load(zd, t->aux, (size_t)s) : 0;
     quantize_group(q, gx, m, gc, &sb, &ab, ts, buf);
     for (int64_t k = 0; k < m; k++) t->codes[idx[k]] = gc[k];
     store_scale(q, f, t, s, sb, ab);

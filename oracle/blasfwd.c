@@ -138,10 +138,12 @@ static int64_t tile_rows(ac_or_ws *w, ac_bt_fwd *f, const ac_bt_head *bh, const 
     ac_bt_brow *rw = &f->rw[na];
     memset(rw, 0, sizeof *rw);
     *rw = (ac_bt_brow){.ridx = x, .b = b, .h = h, .i = i, .lo = lo, .hi = hi};
-    if (ac_bt_rows_set(&f->R, na, w->qd)) {   /* |q| too large for the binary32 product */
+    int qw = ac_bt_rows_set(&f->R, na, w->qd);
+    if (qw == 1) {   /* |q| too large for the binary32 product */
       left[(*nleft)++] = x;
       continue;
     }
+    rw->wide = qw == 2 || (bh->wide & 1);
     rw->qk_l1 = ac_or_qk_l1(w);
     rw->zs = f->R.qs[na] * bh->ks;
     na++;
@@ -168,14 +170,14 @@ static void tile_terms(ac_bt_fwd *f, ac_bt_tile *T)
   }
   if (!prefix)
     for (int64_t a = 0; a < na; a++)
-      ac_bt_vrange(bh->Vf, dvp, T->rw[a].lo, T->rw[a].hi, f->vlo + a * dvp, f->vhi + a * dvp);
+      ac_bt_vrange(bh, T->rw[a].lo, T->rw[a].hi, f->vlo + a * dvp, f->vhi + a * dvp);
   for (int64_t k0 = T->klo; k0 < T->khi; k0 += AC_BT_TT) {
     int64_t k1 = k0 + AC_BT_TT < T->khi ? k0 + AC_BT_TT : T->khi;
     for (int64_t a = 0; a < na; a++) {
       ac_bt_brow *rw = &f->rw[a];
       int64_t j0 = rw->lo > k0 ? rw->lo : k0, j1 = rw->hi < k1 ? rw->hi : k1;
       if (prefix && rw->hi > k0 && rw->hi <= k1) {   /* the row's keys end in this tile */
-        ac_bt_vrange(bh->Vf, dvp, cur, rw->hi, rlo, rhi);
+        ac_bt_vrange(bh, cur, rw->hi, rlo, rhi);
         cur = rw->hi;
         memcpy(f->vlo + a * dvp, rlo, (size_t)dvp * sizeof *rlo);
         memcpy(f->vhi + a * dvp, rhi, (size_t)dvp * sizeof *rhi);
@@ -185,7 +187,7 @@ static void tile_terms(ac_bt_fwd *f, ac_bt_tile *T)
                        f->acc + a * 7 * dvp, rw->fq >= 0, j0 == rw->lo);
     }
     if (prefix) {
-      ac_bt_vrange(bh->Vf, dvp, cur, k1, rlo, rhi);
+      ac_bt_vrange(bh, cur, k1, rlo, rhi);
       cur = k1;
     }
   }

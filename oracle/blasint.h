@@ -27,6 +27,7 @@ typedef struct {
   double qk_l1;
   double zs;                       /* the scale of the row's za: 2^(qe + ke) (blastile.h) */
   int left;                        /* the per-row path takes the whole row */
+  int wide;                        /* a value of q or of the head's K is not a binary32 number */
 } ac_bt_brow;
 
 /* The tile as blasrow.c reads it: na rows (rw) with their arrays of ld keys from klo. */
@@ -96,8 +97,9 @@ static inline double ac_bt_czb(const ac_bt_tile *T, int64_t a, int64_t j)
  * 1 when a key's bound is too large for the level (nothing past the bounds is set). */
 int ac_bt_row_weights(ac_bt_brow *rw, const ac_bt_scale *sc, const ac_bt_head *bh, const double *qb, double *zh,
                       const float *za, double *E, double *tb, double gL, const double *mu, int nmu, float *w, int64_t ldw);
-/* blaskeys.c: lo, hi (dvp each) take the extremes of the binary32 V of keys [j0, j1). */
-void ac_bt_vrange(const float *Vf, int64_t dvp, int64_t j0, int64_t j1, float *lo, float *hi);
+/* blaskeys.c: lo, hi (dvp each) take the extremes of keys [j0, j1) of V rounded down (Vd) and up (Vu)
+ * in binary32 (the head's). */
+void ac_bt_vrange(const ac_bt_head *bh, int64_t j0, int64_t j1, float *lo, float *hi);
 
 /* blasrow.c: the row's LSE from m, L and eL (the enclosure of L* against m): 1 when decided (its
  * fields set), 0 when not (nothing set). */

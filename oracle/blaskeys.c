@@ -257,14 +257,19 @@ int ac_bt_row_weights(ac_bt_brow *rw, const ac_bt_scale *sc, const ac_bt_head *b
   return 0;
 }
 
-CLONES void ac_bt_vrange(const float *restrict Vf, int64_t dvp, int64_t j0, int64_t j1, float *restrict lo,
-                         float *restrict hi)
+CLONES static void vrange(const float *restrict Vd, const float *restrict Vu, int64_t dvp, int64_t j0, int64_t j1,
+                          float *restrict lo, float *restrict hi)
 {
   for (int64_t j = j0; j < j1; j++) {
-    const float *v = Vf + j * dvp;
+    const float *v = Vd + j * dvp, *w = Vu + j * dvp;
     for (int64_t t = 0; t < dvp; t++) {
       lo[t] = v[t] < lo[t] ? v[t] : lo[t];
-      hi[t] = v[t] > hi[t] ? v[t] : hi[t];
+      hi[t] = w[t] > hi[t] ? w[t] : hi[t];
     }
   }
+}
+
+void ac_bt_vrange(const ac_bt_head *bh, int64_t j0, int64_t j1, float *lo, float *hi)
+{
+  vrange(bh->Vd, bh->Vu, bh->dvp, j0, j1, lo, hi);
 }

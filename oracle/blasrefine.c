@@ -9,6 +9,12 @@
  * factor 2 (here eight lanes, then the lanes): the errors total at most u times the sum of the
  * partial sums' magnitudes, at most gamma_dk Z*, and their binary64 sum errs by gamma_dk of that, so
  * |z - z*| <= u|z| + 2 gamma_dk^2 Z* <= 1.001 u |z| + 2 gamma_dk^2 Zup (Zup of blastile.h).
+ * A wide q or K (a value not a binary32 number, at least AC_BT_WIDE_MIN: products far above the
+ * underflow) makes the products inexact: Dot2 (TwoProduct by fma, each product's exact error added
+ * to its lane's errors). The errors then total at most gamma_(dk+8) (1 + gamma_dk) P (TwoSum; each
+ * product in at most dk + 8 partial sums) plus u P (TwoProduct), P = Σ|fl(q_t k_t)| <= (1 + u) Z*,
+ * and every error meets at most 2 dk + 16 roundings in the binary64 sum of the errors, so
+ * |z - z*| <= 1.001 u|z| + 1.01 gamma_(2dk+16) gamma_(dk+9) Zup (g2 below, for either bound).
  * sh = fl(c_d z), t = fl(sh - m) against the row's largest sh, so that
  *   |t - (c z* - m)| <= tau = 1.001 (u(|t| + |sh|) + cup (1.001 u|z| + gamma_dk^2 Zup) + e_c |z|) + 2^-1073,
  * and E = ac_fx_exp(t) within rho E, rho = 1.01 (2^-50 + tau) (blastile.h).
@@ -56,6 +62,32 @@ CLONES static double sum2(const double *restrict q, const double *restrict k, in
   return S + C;
 }
 
+/* The same order for products that are not exact (a wide q or K): Dot2, each product's error by
+ * TwoProduct (fma; exact, nothing underflows: AC_BT_WIDE_MIN) added to its lane's errors. */
+CLONES static double dot2s(const double *restrict q, const double *restrict k, int64_t dk)
+{
+  double s[8] = {0, 0, 0, 0, 0, 0, 0, 0}, c[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t t = 0;
+  for (; t + 8 <= dk; t += 8)
+    for (int l = 0; l < 8; l++) {
+      double p = q[t + l] * k[t + l], pe = fma(q[t + l], k[t + l], -p), x = s[l] + p, bb = x - s[l];
+      c[l] += ((s[l] - (x - bb)) + (p - bb)) + pe;
+      s[l] = x;
+    }
+  for (; t < dk; t++) {
+    double p = q[t] * k[t], pe = fma(q[t], k[t], -p), x = s[0] + p, bb = x - s[0];
+    c[0] += ((s[0] - (x - bb)) + (p - bb)) + pe;
+    s[0] = x;
+  }
+  double S = s[0], C = c[0];
+  for (int l = 1; l < 8; l++) {
+    double x = S + s[l], bb = x - S;
+    C += ((S - (x - bb)) + (s[l] - bb)) + c[l];
+    S = x;
+  }
+  return S + C;
+}
+
 /* Dot2 of E and V's column over n keys (stride dv), and RA = Σ E|V| in binary64. */
 CLONES static double dot2(const double *restrict E, const double *restrict V, int64_t dv, int64_t n, double *ra)
 {
@@ -80,8 +112,9 @@ static int refine_weights(const ac_bt_tile *T, int64_t a, double *z, double *E, 
   int64_t dk = bh->dk, lo = rw->lo, n = rw->hi - rw->lo;
   const double *q = T->Q + a * dk;
   const float *za = T->za + a * T->ld - T->klo + lo;
-  for (int64_t j = 0; j < n; j++) z[j] = sum2(q, bh->K + (lo + j) * dk, dk);
-  double g = ac_gemm_gamma(dk), g2 = 2 * g * g * (1 + 0x1p-50), m = -INFINITY;
+  for (int64_t j = 0; j < n; j++) z[j] = rw->wide ? dot2s(q, bh->K + (lo + j) * dk, dk) : sum2(q, bh->K + (lo + j) * dk, dk);
+  double g = ac_gemm_gamma(dk), m = -INFINITY;
+  double g2 = rw->wide ? 1.01 * ac_gemm_gamma(2 * dk + 16) * ac_gemm_gamma(dk + 9) * (1 + 0x1p-50) : 2 * g * g * (1 + 0x1p-50);
   for (int64_t j = 0; j < n; j++) m = fmax(m, sc->cd * z[j]);
   double mr = 0, bad = 0;
   *ntiny = 0;

@@ -20,7 +20,11 @@
  * Σ A|c|Zb), and npos 2^-147 (M + |o| + 1) for the underflows of binary32 (each product and sum at
  * most 2^-150 absolutely, a weight's rounding 2^-150 times a factor of at most M + |o|; nothing when
  * every V of the column is o, where every product is 0): never below the truth by more than the
- * relative 2^-14 of the binary32 sums. F: f_terms. */
+ * relative 2^-14 of the binary32 sums. F: f_terms.
+ * Wide V (a value not a binary32 number, blastile.h): Vf = V rounded away from zero, so |Vf| >= |V|
+ * (R, an upper bound, stands) and |V - Vf| <= 2^-23 |V| + 2^-149; with |V| <= |V - o| + |o| each
+ * weighted sum of |V - o| is at most (its Vf sum + (2^-23 |o| + 2^-149) Σw) / (1 - 2^-23); the
+ * extremes of M are those of V rounded down and up (blastile.h). */
 #include "config.h"
 #include <stdlib.h>
 #include <string.h>
@@ -238,9 +242,12 @@ int ac_bt_row_finish(ac_or_ws *w, const ac_bt_tile *T, int64_t a, ac_oracle_resu
   double muf = rw->fq >= 0 ? r->mu[rw->fq] : 0, fm = rw->fq >= 0 ? rw->fmass[rw->fq] : 0;
   if (rw->nsmall) small_keys(T, a, o, muf, acc);
   const double cw[7] = {0, 1, rw->lst, rw->ls, rw->lcz, rw->lczb, fm};
+  int vw = (bh->wide & 2) != 0;
+  int one = rw->hi - rw->lo == 1;   /* one key: E = L = 1 and N = V exactly, so o = V exactly */
   for (int64_t t = 0; t < dv; t++) {
     ac_oracle_elem *e = &el[t];
-    /* M = max_j |V_j - o| (§7.12), rounded up: the differences of binary32 ends and o, pushed up */
+    /* M = max_j |V_j - o| (§7.12), rounded up: the differences of binary32 ends (V rounded down and
+     * up: they enclose V's) and o, pushed up */
     double m = fmax((double)T->vhi[a * dvp + t] - o[t], o[t] - (double)T->vlo[a * dvp + t]);
     e->M = m == 0 ? 0 : ac_bt_above(m);
     /* the binary32 terms made upper approximations (header) */
@@ -248,10 +255,17 @@ int ac_bt_row_finish(ac_or_ws *w, const ac_bt_tile *T, int64_t a, ac_oracle_resu
     double slack = (double)rw->npos * 0x1p-147 * (e->M + fabs(o[t]) + 1);
     acc[t] += e->M + fabs(o[t]) > 0 ? slack : 0;
     for (int q = 1; q < 7; q++) acc[q * dvp + t] += dO * cw[q] + (e->M > 0 ? slack : 0);
+    /* wide V: |V - o| <= |Vf - o| + 2^-23 |V| + 2^-149 and |V| <= |V - o| + |o| (header) */
+    if (vw)
+      for (int q = 1; q < 7; q++) acc[q * dvp + t] = (acc[q * dvp + t] + (0x1p-23 * fabs(o[t]) + 0x1p-149) * cw[q]) * (1 + 0x1p-22);
+    if (vw && one) {   /* o = V: the terms exactly (R = |V|, the others 0) */
+      e->M = 0;
+      acc[t] = fabs(o[t]);
+      for (int q = 1; q < 7; q++) acc[q * dvp + t] = 0;
+    }
   }
   n_bounds(T, rw, o, acc, del);
   double iLe = 1 / (rw->L - rw->eL) * (1 + 0x1p-50);
-  int one = rw->hi - rw->lo == 1;   /* one key: E = L = 1 and N = V exactly, so o = V exactly */
   for (int64_t t = 0; t < dv; t++) {
     double ao = fabs(o[t]);
     if (one) o[t] = o[t] == 0 ? 0 : o[t];   /* an exact zero is +0 (§3.2) */
@@ -280,6 +294,7 @@ int ac_bt_row_finish(ac_or_ws *w, const ac_bt_tile *T, int64_t a, ac_oracle_resu
     for (int q = 0; q < nmu; q++) e->F[q] = F[q * dv + t];
     if (one) st->exact++;
     else if (!pend[t]) st->rounded++;
+    st->blas += one || !pend[t];
   }
   st->fallback += nfb;
   row->selected = 1;

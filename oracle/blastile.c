@@ -40,17 +40,38 @@ void ac_bt_head_free(ac_bt_head *bh)
   free(bh->K);
   free(bh->Ka);
   free(bh->V);
+  if (bh->Vd != bh->Vf) free(bh->Vd);
   free(bh->Vf);
   free(bh->Kb);
   memset(bh, 0, sizeof *bh);
 }
 
-/* 1 when the n binary64 values are finite binary32 numbers below 2^lim in magnitude. */
+/* 0 when the n binary64 values are binary32 numbers below 2^lim in magnitude; 2 when they are
+ * finite, below 2^lim and each 0 or at least AC_BT_WIDE_MIN in magnitude, one not a binary32 number
+ * (docs/numerics.md §12.2); else 1. */
 static int b32_below(const double *d, int64_t n, double lim)
 {
-  int ok = 1;
-  for (int64_t x = 0; x < n; x++) ok &= (double)(float)d[x] == d[x] && fabs(d[x]) < lim;
-  return ok;
+  int ok = 1, b32 = 1;
+  for (int64_t x = 0; x < n; x++) {
+    double a = fabs(d[x]);
+    b32 &= (double)(float)d[x] == d[x];
+    ok &= a < lim && (a == 0 || a >= AC_BT_WIDE_MIN);
+  }
+  return !ok ? 1 : b32 ? 0 : 2;
+}
+
+float ac_bt_f32_up(double x)
+{
+  float f = (float)x;
+  return fabs((double)f) < fabs(x) ? nextafterf(f, x > 0 ? INFINITY : -INFINITY) : f;
+}
+
+float ac_bt_f32_dir(double x, int dir)
+{
+  float f = (float)x;
+  if (dir > 0 && (double)f < x) f = nextafterf(f, INFINITY);
+  if (dir < 0 && (double)f > x) f = nextafterf(f, -INFINITY);
+  return f;
 }
 
 void ac_bt_head_build(ac_bt_head *bh, const ac_or_head *hd, int64_t tk, int64_t dk, int64_t dv)
@@ -70,7 +91,8 @@ void ac_bt_head_build(ac_bt_head *bh, const ac_or_head *hd, int64_t tk, int64_t 
   bh->V = ac_xmalloc((size_t)(tk * dv) * sizeof *bh->V);
   for (int64_t x = 0; x < tk * dk; x++) bh->K[x] = ac_or_kval(hd, (size_t)x);
   for (int64_t x = 0; x < tk * dv; x++) bh->V[x] = ac_or_vval(hd, (size_t)x);
-  if (!b32_below(bh->K, tk * dk, 0x1p56) || !b32_below(bh->V, tk * dv, 0x1p64)) {
+  int kw = b32_below(bh->K, tk * dk, 0x1p56), vw = b32_below(bh->V, tk * dv, 0x1p64);
+  if (kw == 1 || vw == 1) {
     ac_bt_head_free(bh);
     return;
   }
@@ -79,13 +101,13 @@ void ac_bt_head_build(ac_bt_head *bh, const ac_or_head *hd, int64_t tk, int64_t 
   int ke = 0;
   if (kmax > 0) frexp(kmax, &ke), ke--;
   bh->ks = ldexp(1, ke);
-  for (int64_t x = 0; x < tk * dk; x++) bh->Ka[x] = (float)ldexp(fabs(bh->K[x]), -ke);
+  for (int64_t x = 0; x < tk * dk; x++) bh->Ka[x] = ac_bt_f32_up(ldexp(fabs(bh->K[x]), -ke));
   bh->Vf = ac_xcalloc((size_t)(tk * bh->dvp), sizeof *bh->Vf);
   double vmax = 0;
   for (int64_t j = 0; j < tk; j++)
     for (int64_t t = 0; t < dv; t++) {
       double v = bh->V[j * dv + t];
-      bh->Vf[j * bh->dvp + t] = (float)v;
+      bh->Vf[j * bh->dvp + t] = ac_bt_f32_up(v);
       vmax = fabs(v) > vmax ? fabs(v) : vmax;
     }
   bh->vmax = vmax;
@@ -97,6 +119,17 @@ void ac_bt_head_build(ac_bt_head *bh, const ac_or_head *hd, int64_t tk, int64_t 
       for (int64_t t = t0; t < t1; t++) s += fabs(bh->K[j * dk + t]);
       bh->Kb[b * tk + j] = s;
     }
+  bh->wide = (kw == 2) | (vw == 2) << 1;
+  bh->Vd = bh->Vu = bh->Vf;
+  if (vw == 2) {
+    bh->Vd = ac_xcalloc((size_t)(2 * tk * bh->dvp), sizeof *bh->Vd);
+    bh->Vu = bh->Vd + tk * bh->dvp;
+    for (int64_t j = 0; j < tk; j++)
+      for (int64_t t = 0; t < dv; t++) {
+        bh->Vd[j * bh->dvp + t] = ac_bt_f32_dir(bh->V[j * dv + t], -1);
+        bh->Vu[j * bh->dvp + t] = ac_bt_f32_dir(bh->V[j * dv + t], 1);
+      }
+  }
   bh->ok = 1;
 }
 
@@ -122,7 +155,8 @@ int ac_bt_rows_set(ac_bt_rows *R, int64_t r, const double *q)
   int64_t dk = R->dk;
   double *Q = R->Q + r * dk, *Qb = R->Qb + r * R->nb;
   float *Qa = R->Qa + r * dk;
-  if (!b32_below(q, dk, 0x1p56)) return 1;
+  int wide = b32_below(q, dk, 0x1p56);
+  if (wide == 1) return 1;
   double qmax = 0;
   for (int64_t t = 0; t < dk; t++) qmax = fabs(q[t]) > qmax ? fabs(q[t]) : qmax;
   int qe = 0;
@@ -130,7 +164,7 @@ int ac_bt_rows_set(ac_bt_rows *R, int64_t r, const double *q)
   R->qs[r] = ldexp(1, qe);
   for (int64_t t = 0; t < dk; t++) {
     Q[t] = q[t];
-    Qa[t] = (float)ldexp(fabs(q[t]), -qe);
+    Qa[t] = ac_bt_f32_up(ldexp(fabs(q[t]), -qe));
   }
   for (int64_t b = 0; b < R->nb; b++) {
     int64_t t0 = b * AC_ORACLE_QBLOCK, t1 = t0 + AC_ORACLE_QBLOCK < dk ? t0 + AC_ORACLE_QBLOCK : dk;
@@ -138,7 +172,7 @@ int ac_bt_rows_set(ac_bt_rows *R, int64_t r, const double *q)
     for (int64_t t = t0; t < t1; t++) m = fabs(q[t]) > m ? fabs(q[t]) : m;
     Qb[b] = m;
   }
-  return 0;
+  return wide;
 }
 
 void ac_bt_rows_free(ac_bt_rows *R)

@@ -33,6 +33,9 @@
 #define AC_BT_DKC 32
 /* the largest bound on an exp argument the weights' bound takes (ac_bt_rho) */
 #define AC_BT_TAU_MAX 0x1p-20
+/* the smallest magnitude of a nonzero value that is not a binary32 number the level takes: the
+ * products of two such are far above binary64's underflow (blasrefine.c's TwoProduct is exact) */
+#define AC_BT_WIDE_MIN 0x1p-300
 /* the bound on the weight of a key whose argument is below AC_FX_TMIN */
 #define AC_BT_TINY 0x1p-1000
 
@@ -59,16 +62,21 @@ typedef struct {
   int64_t dvp;        /* dv rounded up to a multiple of 16 */
   int64_t nb;         /* blocks of AC_ORACLE_QBLOCK along dk */
   double *K;          /* tk x dk: K in binary64 (exact) */
-  float *Ka;          /* tk x dk: |K| 2^-ke in binary32 */
+  float *Ka;          /* tk x dk: |K| 2^-ke in binary32, rounded up (ac_bt_f32_up) */
   double ks;          /* 2^ke: max |K| 2^-ke in [1, 2) (1 for K = 0) */
   double *V;          /* tk x dv in binary64 (exact) */
-  float *Vf;          /* tk x dvp: V in binary32 (exact), the columns past dv zero */
+  float *Vf;          /* tk x dvp: V in binary32 rounded away from zero (ac_bt_f32_up; exact unless wide),
+                       * the columns past dv zero */
+  float *Vd, *Vu;     /* tk x dvp: V rounded down and up in binary32 (the extremes of M): Vf unless wide */
   double *Kb;         /* nb x tk: Σ_{t in block b} |k_jt| at b tk + j (the block sums of Zb, §2.2), rounded */
   double vmax;        /* max |V| over the head */
-  int ok;             /* 1 when every K and V value is a finite binary32 number, |K| < 2^56, |V| < 2^64 */
+  int ok;             /* 1 when every K and V value is finite, |K| < 2^56, |V| < 2^64, each a binary32 number
+                       * or 0 or at least AC_BT_WIDE_MIN in magnitude */
+  int wide;           /* bit 0: a K value, bit 1: a V value is not a binary32 number (§12.2) */
 } ac_bt_head;
 /* Fills bh from a head decoded by ac_or_fast_head_decode (narrow dtypes; kf, vf); ok = 0 (and no
- * arrays) when a value is not finite, not a binary32 number, |K| >= 2^56 or |V| >= 2^64. */
+ * arrays) when a value is not finite, |K| >= 2^56, |V| >= 2^64, or a value that is not a binary32
+ * number is nonzero below AC_BT_WIDE_MIN. */
 void ac_bt_head_build(ac_bt_head *bh, const ac_or_head *hd, int64_t tk, int64_t dk, int64_t dv);
 void ac_bt_head_free(ac_bt_head *bh);
 
@@ -81,8 +89,9 @@ typedef struct {
 } ac_bt_rows;
 /* Room for nr rows of dk (reusing the buffers). */
 void ac_bt_rows_size(ac_bt_rows *R, int64_t nr, int64_t dk);
-/* Row r from the binary64 values q[dk] (finite); 1 (nothing set) when one is not a binary32 number
- * below 2^56 in magnitude. */
+/* Row r from the binary64 values q[dk] (finite); 1 (nothing set) when one is 2^56 or more in magnitude
+ * or, not a binary32 number, nonzero below AC_BT_WIDE_MIN; 2 (the row set, Qa rounded up) when a value
+ * is not a binary32 number; else 0. */
 int ac_bt_rows_set(ac_bt_rows *R, int64_t r, const double *q);
 void ac_bt_rows_free(ac_bt_rows *R);
 
@@ -91,6 +100,12 @@ void ac_bt_rows_free(ac_bt_rows *R);
  * R->nr x (k1 - k0). */
 void ac_bt_scores(const ac_bt_rows *R, const ac_bt_head *bh, int64_t k0, int64_t k1, double *zh, float *za, int64_t ld,
                   double *tmp);
+
+/* x in binary32 rounded away from zero: |x| <= |ac_bt_f32_up(x)| <= |x| (1 + 2^-23) for binary64 x
+ * in binary32's normal range (0 stays 0; at most 2^-149 more below it; x below 2^128 in magnitude). */
+float ac_bt_f32_up(double x);
+/* x in binary32 rounded towards +inf (dir > 0) or -inf (dir < 0). */
+float ac_bt_f32_dir(double x, int dir);
 
 /* Zup of the header from a scaled za and its row's scale zs = 2^(qe + ke). */
 static inline double ac_bt_zup(const ac_bt_scale *s, double za, double zs) { return (za + s->zsuba) * s->iga * zs; }

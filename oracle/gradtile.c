@@ -150,7 +150,7 @@ int ac_gb_load_kv(ac_gb_ws *w, const ac_gb_case *G, int64_t b, int64_t kvh)
   w->b = w->kvh = -1;
   ac_or_fast_head_decode(&w->hd, G->c, b, kvh, &w->oo, G->r->formats);
   ac_bt_head_build(&w->bh, &w->hd, p->tk, p->dk, p->dv);
-  if (!w->bh.ok) return 1;
+  if (!w->bh.ok || w->bh.wide) return 1;   /* the backward takes binary32 values only */
   for (int64_t x = 0; x < p->tk * p->dk; x++) w->Ka[x] = fabs(w->bh.K[x]);
   for (int64_t j = 0; j < p->tk; j++)
     if (row_prep(w->bh.V + j * p->dv, NULL, p->dv, &w->nv[j], &w->cv[j])) return 1;

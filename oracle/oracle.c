@@ -570,6 +570,7 @@ int ac_oracle_run(const ac_case *c, const ac_oracle_opts *o, ac_oracle_result *r
     r->n_rounded += ws[k].st.rounded;
     r->n_unresolved += ws[k].st.unresolved;
     r->n_fallback += ws[k].st.fallback;
+    r->n_blas += ws[k].st.blas;
     if (ws[k].st.max_prec > r->max_prec) r->max_prec = ws[k].st.max_prec;
     r->cpu_seconds += ws[k].cpu;
     if (ws[k].cpu > r->cpu_max_thread) r->cpu_max_thread = ws[k].cpu;

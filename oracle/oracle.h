@@ -160,6 +160,9 @@ typedef struct {
    * wall time approaches cpu_max_thread, whatever else runs beside */
   int threads;
   double cpu_seconds, cpu_max_thread;
+  /* elements whose roundings the BLAS level (docs/numerics.md §12.2) decided in its tiles (its
+   * second pass included), of those counted in n_exact and n_rounded */
+  int64_t n_blas;
 } ac_oracle_result;
 
 /* Where row x is stored in elems and o_round (index of its first element / dv), -1 when the

@@ -279,7 +279,7 @@ void ac_or_interval_double(mpfr_srcptr lo, mpfr_srcptr hi, double *mid, double *
 void ac_or_weights(ac_or_ws *w, mpfr_prec_t p);
 /* LSE = m + log1p(L - 1) enclosed at precision p + 8 from the weights of precision p. */
 void ac_or_lse_enclosure(const ac_or_ws *w, mpfr_prec_t p, mpfr_t lo, mpfr_t hi);
-typedef struct { int64_t exact, rounded, unresolved, fallback; long max_prec; } ac_or_stats;
+typedef struct { int64_t exact, rounded, unresolved, fallback, blas; long max_prec; } ac_or_stats;
 /* Every element and the LSE of the current row (finite inputs, n >= 1). */
 void ac_or_row_eval(ac_or_ws *w, ac_oracle_row *row, ac_oracle_elem *el, uint64_t **obits, int64_t slot,
                     ac_or_stats *st);

@@ -405,6 +405,100 @@ START_TEST(blas_quantized_matches_the_per_row_passes)
 }
 END_TEST
 
+/* Sets element (t, d) of quantized tensor x (batch 1, head h) to code times scale: the scale of its
+ * group (every element of the group takes the last one set), its code. */
+static void qset(ac_case *c, char x, int64_t h, int64_t t, int64_t d, int code, float scale)
+{
+  const ac_qspec *q = &c->p.quant[ac_qslot(x)];
+  ac_qdata *qd = &c->quant->t[ac_qslot(x)];
+  int64_t dims[4];
+  ac_qdims(&c->p, x, dims);
+  uint32_t bits;
+  memcpy(&bits, &scale, sizeof bits);
+  ac_qsd_store(AC_QSD_F32, qd->scales, (size_t)ac_qscale_index(q, dims, 0, h, t, d), bits);
+  qd->codes[((h * dims[2]) + t) * dims[3] + d] = (uint8_t)(int8_t)code;
+}
+
+/* A binary32 scale m 2^e (1 <= m < 2) whose significand ends in the bits of low (odd: 24 bits). */
+static float wscale(int e, uint32_t low) { return (float)ldexp(1 + ldexp((double)low, -23), e); }
+
+/* Values that are not binary32 numbers (int8 codes times binary32 scales, zero points 0), built to
+ * break a careless bound of the level: o on binary32 ties (constant columns of 25-bit values), near
+ * midpoints and on them (rows of one key round V itself), K with one large value and many tiny ones
+ * (|K| 2^-ke below binary32's normal range), V columns whose values lie within a few units of
+ * binary32 of each other, all negative, their binary32 images on both sides of o. The level takes
+ * them (n_blas) and every answer is that of the per-row passes. */
+START_TEST(blas_wide_values_match_the_per_row_passes)
+{
+  ac_rng r;
+  ac_rng_init(&r, ac_test_seed(), 0x77696465);
+  for (int k = 0; k < 8; k++) {
+    int fam = k % 4;
+    ac_case c;
+    ref_case(&c, AC_F32, k < 4 ? AC_MASK_CAUSAL : AC_MASK_CAUSAL_BR, 1, 2, 1, 40, 300, 64, 32);
+    ac_counts n;
+    ac_err e;
+    ck_assert(ac_problem_counts(&c.p, &n, &e) == 0);
+    for (int64_t x = 0; x < n.q; x++) ref_set(&c, 'q', (size_t)x, ac_rng_normal(&r));
+    for (int64_t x = 0; x < n.k; x++) ref_set(&c, 'k', (size_t)x, ac_rng_normal(&r));
+    for (int64_t x = 0; x < n.v; x++) ref_set(&c, 'v', (size_t)x, ac_rng_normal(&r));
+    ac_qspec q;
+    ck_assert(ac_qspec_parse("int8:group:16", &q, &e) == 0);
+    for (int w = 0; w < 3; w++) ck_assert_msg(ac_quant_apply(&c, "qkv"[w], &q, &e) == 0, "%s", e.msg);
+    for (int w = 0; w < 3; w++) {   /* zero points 0 */
+      int64_t dims[4];
+      ac_qdims(&c.p, "qkv"[w], dims);
+      if (c.quant->t[w].aux)
+        memset(c.quant->t[w].aux, 0, (size_t)ac_qscale_count(&q, dims) * ac_qsdtype_size(ac_qspec_zdtype(&q)));
+    }
+    for (int64_t h = 0; h < 2; h++)   /* q: random codes, random 24-bit scales */
+      for (int64_t i = 0; i < c.p.tq; i++)
+        for (int64_t d = 0; d < c.p.dk; d++)
+          qset(&c, 'q', h, i, d, (int)ac_rng_range(&r, -127, 127), wscale(-6, (uint32_t)ac_rng_below(&r, 1u << 22) * 2 + 1));
+    for (int64_t h = 0; h < 1; h++) {   /* one kv head */
+      for (int64_t j = 0; j < c.p.tk; j++) {
+        for (int64_t d = 0; d < c.p.dk; d++) {
+          int big = fam == 2 && d == 0, code = fam == 2 && d > 0 && d < 16 ? 0 : (int)ac_rng_range(&r, -127, 127);
+          qset(&c, 'k', h, j, d, big ? 127 : code,
+               fam == 2 ? wscale(big || d < 16 ? 3 : -126 + (int)(j % 3), (uint32_t)ac_rng_below(&r, 1u << 22) * 2 + 1)
+                        : wscale(-7, (uint32_t)ac_rng_below(&r, 1u << 22) * 2 + 1));
+        }
+        for (int64_t d = 0; d < c.p.dv; d++) {
+          int code;
+          float sc;
+          if (fam == 0) {   /* constant columns: 3 (1 + 2^-23) 2^-3 and odd multiples, binary32 ties */
+            code = (int)(2 * (d % 20) + 1) * (d % 2 ? -1 : 1);
+            sc = wscale(-3, 1);
+          } else if (fam == 1) {   /* 127 (1 + 32 2^-23) is a tie, 127 (1 + 31 2^-23) 2^-6 units from one */
+            code = j % 2 ? 127 : -127;
+            sc = wscale(-4, 31 + (uint32_t)(j % 3 == 0));
+          } else if (fam == 3) {   /* -c s_j, the s_j a few units apart */
+            code = -(int)(100 + d);
+            sc = wscale(-7, 0x2aaaab + 2 * (uint32_t)ac_rng_below(&r, 4));
+          } else {
+            code = (int)ac_rng_range(&r, -127, 127);
+            sc = wscale(-7, (uint32_t)ac_rng_below(&r, 1u << 22) * 2 + 1);
+          }
+          qset(&c, 'v', h, j, d, code, sc);
+        }
+      }
+    }
+    for (int w = 0; w < 3; w++) ac_quant_decode(&c, "qkv"[w]);
+    REQUIRE(wide_v(&c), "case %d: V holds binary32 numbers only", k);
+    ac_oracle_result A, B;
+    run(&c, 1, 1, &A);
+    run(&c, -1, 1, &B);
+    compare(&c, &A, &B, "wide", k);
+    int64_t elems = c.p.batch * c.p.heads * c.p.tq * c.p.dv;
+    REQUIRE(A.n_blas > elems / 4, "case %d: %lld of %lld elements decided by the level", k, (long long)A.n_blas,
+            (long long)elems);
+    ac_oracle_result_free(&A);
+    ac_oracle_result_free(&B);
+    ac_case_free(&c);
+  }
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("oracle_blas");
@@ -413,6 +507,7 @@ int main(void)
   tcase_add_test(tc, blas_matches_the_per_row_passes);
   tcase_add_test(tc, blas_elsewhere_is_the_per_row_path);
   tcase_add_test(tc, blas_quantized_matches_the_per_row_passes);
+  tcase_add_test(tc, blas_wide_values_match_the_per_row_passes);
   suite_add_tcase(s, tc);
   return ac_test_run(s);
 }

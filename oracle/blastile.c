@@ -107,8 +107,9 @@ void ac_bt_head_build(ac_bt_head *bh, const ac_or_head *hd, int64_t tk, int64_t 
   for (int64_t j = 0; j < tk; j++)
     for (int64_t t = 0; t < dv; t++) {
       double v = bh->V[j * dv + t];
-      bh->Vf[j * bh->dvp + t] = ac_bt_f32_up(v);
-      vmax = fabs(v) > vmax ? fabs(v) : vmax;
+      float f = ac_bt_f32_up(v);
+      bh->Vf[j * bh->dvp + t] = f;
+      vmax = fabs((double)f) > vmax ? fabs((double)f) : vmax;   /* |V| <= |Vf| */
     }
   bh->vmax = vmax;
   bh->Kb = ac_xmalloc((size_t)(tk * bh->nb) * sizeof *bh->Kb);

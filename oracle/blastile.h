@@ -11,10 +11,11 @@
  * The bounds, for one score (u = 2^-53, c_d the binary64 scale with |c_d - c| <= e_c, z* = q·k
  * exactly and Z* = Σ_t |q_t k_t|):
  *   za = fl32(|q 2^-qe|·|k 2^-ke|) in one binary32 product, q scaled by its row's power of two qe and
- *   K by its head's ke (largest element in [1, 2); binary32 values, each exact or within 2^-150 where
- *   the scaling underflows), so that nothing overflows and only products below 2^-126 of the largest
- *   underflow: Z* <= Zup = (za + dk 2^-146) / (1 - ga) 2^(qe + ke), ga = gamma32_dk (§12.1) (the
- *   2^-146: the products' underflow, dk 2^-149, and the scalings', at most dk 2^-147.4);
+ *   K by its head's ke (largest element in [1, 2); each scaled value rounded up to binary32, exact
+ *   for a binary32 value unless the scaling underflows), so that nothing overflows and only products
+ *   below 2^-126 of the largest underflow: Z* <= Zup = (za + dk 2^-146) / (1 - ga) 2^(qe + ke),
+ *   ga = gamma32_dk (§12.1) (the 2^-146: the products' underflow, dk 2^-149; the roundings of the
+ *   scaled values only raise them, a wide value's included, docs/numerics.md §12.2);
  *   zh = fl(q·k) as the sum, in order, of the products of blocks of AC_BT_DKC along dk (nc of them):
  *   every product q_t k_t meets at most AC_BT_DKC + nc - 1 roundings, so
  *   |zh - z*| <= gz Zup + dk 2^-1074, gz = gamma_(min(dk, AC_BT_DKC) + nc - 1);
@@ -69,7 +70,7 @@ typedef struct {
                        * the columns past dv zero */
   float *Vd, *Vu;     /* tk x dvp: V rounded down and up in binary32 (the extremes of M): Vf unless wide */
   double *Kb;         /* nb x tk: Σ_{t in block b} |k_jt| at b tk + j (the block sums of Zb, §2.2), rounded */
-  double vmax;        /* max |V| over the head */
+  double vmax;        /* max |Vf| over the head: max |V|, rounded up to binary32 where V is wide */
   int ok;             /* 1 when every K and V value is finite, |K| < 2^56, |V| < 2^64, each a binary32 number
                        * or 0 or at least AC_BT_WIDE_MIN in magnitude */
   int wide;           /* bit 0: a K value, bit 1: a V value is not a binary32 number (§12.2) */

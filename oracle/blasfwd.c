@@ -55,7 +55,7 @@ int ac_bt_fwd_case_applies(const ac_case *c, const ac_oracle_opts *o, uint32_t f
   const ac_problem *p = &c->p;
   if (o->blas < 0 || o->no_fast || c->lay) return 0;
   if (p->f.used & ~(uint32_t)AC_FEAT_WINDOW) return 0;
-  if (p->dtype == AC_F64) return 0;   /* quantized tensors: heads and rows of binary32 values (blastile.c) */
+  if (p->dtype == AC_F64) return 0;   /* quantized tensors: binary64 values, wide or not (blastile.c) */
   if (!ac_or_fast_case_applies(c, o, formats) || (formats & (1u << AC_F64))) return 0;
   if (o->blas > 0) return 1;
   int64_t heads = p->batch * p->heads;

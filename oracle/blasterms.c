@@ -2,7 +2,8 @@
  * vectors (docs/numerics.md §12.5).
  *
  * For keys j of the tile and columns t (dvp, a multiple of 16), with e_jt = |fl32(V_jt - o_t)|
- * (V_jt a binary32 number, o_t = fl32 of the row's binary64 output):
+ * (V_jt the head's Vf: V, or a wide V rounded away from zero, blasrow.c; o_t = fl32 of the row's
+ * binary64 output):
  *   acc[0] += Σ_j w0_j |V_jt|   (R)       acc[1] += Σ_j w0_j e_jt   (D)
  *   acc[2] += Σ_j w1_j e_jt     (S)       acc[3] += Σ_j w2_j e_jt   (S')
  *   acc[4] += Σ_j w3_j e_jt     (G)       acc[5] += Σ_j w4_j e_jt   (Gb)

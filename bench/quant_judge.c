@@ -9,8 +9,8 @@
  * machine's waits for a core left out), the two cases alternated, the best of 5 each; then the
  * layouts below (group and tile scales, token groups, dtypes, packed codes) alike. BLAS: the oracle's
  * BLAS level (ac_oracle_opts.blas, docs/numerics.md §12.2): 0 by the problem's size (the default,
- * as check runs), -1 the per-row passes only, 1 forced. A quantized head whose values are not all
- * binary32 numbers takes the per-row passes where its binary32 twin takes the BLAS level.
+ * as check runs), -1 the per-row passes only, 1 forced. The level takes a quantized head whose values
+ * are not all binary32 numbers as it takes its binary32 twin (docs/numerics.md §12.2, wide values).
  * usage: bench/quant_judge [T [d [BLAS]]] */
 #include "config.h"
 #include <math.h>

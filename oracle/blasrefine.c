@@ -35,47 +35,23 @@
 
 #define U 0x1p-53
 
-/* Sum2 of the exact products q_t k_t, t < dk, in eight lanes: lane l a TwoSum cascade over t = l
- * mod 8, then the lanes' sums by a TwoSum cascade, every TwoSum's error kept and the errors summed
- * in binary64 (see the header for the bound of this order). */
-CLONES static double sum2(const double *restrict q, const double *restrict k, int64_t dk)
+/* Sum2 of the products q_t k_t, t < dk, in eight lanes: lane l a TwoSum cascade over t = l mod 8,
+ * then the lanes' sums by a TwoSum cascade, every TwoSum's error kept and the errors summed in
+ * binary64 (see the header for the bound of this order). The products are exact unless wide; then
+ * (wide != 0) Dot2: each product's error by TwoProduct (fma; exact, nothing underflows:
+ * AC_BT_WIDE_MIN) joins its lane's errors (with wide = 0 the same sums: the errors only gain +0). */
+CLONES static double sum2(const double *restrict q, const double *restrict k, int64_t dk, int wide)
 {
   double s[8] = {0, 0, 0, 0, 0, 0, 0, 0}, c[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   int64_t t = 0;
   for (; t + 8 <= dk; t += 8)
     for (int l = 0; l < 8; l++) {
-      double p = q[t + l] * k[t + l], x = s[l] + p, bb = x - s[l];
-      c[l] += (s[l] - (x - bb)) + (p - bb);
-      s[l] = x;
-    }
-  for (; t < dk; t++) {
-    double p = q[t] * k[t], x = s[0] + p, bb = x - s[0];
-    c[0] += (s[0] - (x - bb)) + (p - bb);
-    s[0] = x;
-  }
-  double S = s[0], C = c[0];
-  for (int l = 1; l < 8; l++) {
-    double x = S + s[l], bb = x - S;
-    C += ((S - (x - bb)) + (s[l] - bb)) + c[l];
-    S = x;
-  }
-  return S + C;
-}
-
-/* The same order for products that are not exact (a wide q or K): Dot2, each product's error by
- * TwoProduct (fma; exact, nothing underflows: AC_BT_WIDE_MIN) added to its lane's errors. */
-CLONES static double dot2s(const double *restrict q, const double *restrict k, int64_t dk)
-{
-  double s[8] = {0, 0, 0, 0, 0, 0, 0, 0}, c[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  int64_t t = 0;
-  for (; t + 8 <= dk; t += 8)
-    for (int l = 0; l < 8; l++) {
-      double p = q[t + l] * k[t + l], pe = fma(q[t + l], k[t + l], -p), x = s[l] + p, bb = x - s[l];
+      double p = q[t + l] * k[t + l], pe = wide ? fma(q[t + l], k[t + l], -p) : 0, x = s[l] + p, bb = x - s[l];
       c[l] += ((s[l] - (x - bb)) + (p - bb)) + pe;
       s[l] = x;
     }
   for (; t < dk; t++) {
-    double p = q[t] * k[t], pe = fma(q[t], k[t], -p), x = s[0] + p, bb = x - s[0];
+    double p = q[t] * k[t], pe = wide ? fma(q[t], k[t], -p) : 0, x = s[0] + p, bb = x - s[0];
     c[0] += ((s[0] - (x - bb)) + (p - bb)) + pe;
     s[0] = x;
   }
@@ -112,7 +88,7 @@ static int refine_weights(const ac_bt_tile *T, int64_t a, double *z, double *E, 
   int64_t dk = bh->dk, lo = rw->lo, n = rw->hi - rw->lo;
   const double *q = T->Q + a * dk;
   const float *za = T->za + a * T->ld - T->klo + lo;
-  for (int64_t j = 0; j < n; j++) z[j] = rw->wide ? dot2s(q, bh->K + (lo + j) * dk, dk) : sum2(q, bh->K + (lo + j) * dk, dk);
+  for (int64_t j = 0; j < n; j++) z[j] = sum2(q, bh->K + (lo + j) * dk, dk, rw->wide);
   double g = ac_gemm_gamma(dk), m = -INFINITY;
   double g2 = rw->wide ? 1.01 * ac_gemm_gamma(2 * dk + 16) * ac_gemm_gamma(dk + 9) * (1 + 0x1p-50) : 2 * g * g * (1 + 0x1p-50);
   for (int64_t j = 0; j < n; j++) m = fmax(m, sc->cd * z[j]);

@@ -102,39 +102,53 @@ static int64_t variant_cases(const char *dir)
   return n;
 }
 
+void bm_campaign_opts(ac_campaign_opts *o, const char *mutant, const char *dir, int s)
+{
+  ac_campaign_opts_init(o);
+  o->kernel_spec = mutant;
+  o->out_dir = dir;
+  o->seed = 1000 + (uint64_t)s;
+  o->quiet = 1;
+  o->live = 0;
+  o->timeout_s = 20;
+  snprintf(o->policies, sizeof o->policies, "masked-leak=fail;weak-class=fail");
+}
+
+void bm_campaign_run(ac_campaign_opts *o)
+{
+  int fd = open("/dev/null", O_WRONLY), so = dup(1);
+  dup2(fd, 1);
+  ac_campaign_run(o);
+  fflush(stdout);
+  dup2(so, 1);
+  close(fd);
+  close(so);
+}
+
+void bm_rm_rf(const char *dir)
+{
+  char cmd[4200];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  if (system(cmd)) {}
+}
+
 static void run_fuzzer(const char *mutant, int m, int s, results *res)
 {
   char dir[4096];
   snprintf(dir, sizeof dir, "%s/fz-%d-%d", tmpdir, m, s);
   ac_campaign_opts o;
-  ac_campaign_opts_init(&o);
-  o.kernel_spec = mutant;
-  o.out_dir = dir;
+  bm_campaign_opts(&o, mutant, dir, s);
   o.max_cases = cap;
   o.time_s = time_cap;
-  o.seed = 1000 + (uint64_t)s;
   o.minimize = 0;
-  o.quiet = 1;
-  o.live = 0;
   o.stop_on_fail = 1;
-  o.timeout_s = 20;
-  snprintf(o.policies, sizeof o.policies, "masked-leak=fail;weak-class=fail");
   double t = ac_now();
-  int fd = open("/dev/null", O_WRONLY);
-  int so = dup(1);
-  dup2(fd, 1);
-  ac_campaign_run(&o);
-  fflush(stdout);
-  dup2(so, 1);
-  close(fd);
-  close(so);
+  bm_campaign_run(&o);
   res->fz_seconds[m][s] = ac_now() - t;
   res->fz_vcases[m][s] = variant_cases(dir);
   res->fz_fail[m][s] = bm_first_case(dir, 1, &res->fz_time[m][s]);
   res->fz_susp[m][s] = bm_first_case(dir, 0, NULL);
-  char cmd[4200];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  if (system(cmd)) {}
+  bm_rm_rf(dir);
 }
 
 /* The baseline: N(0,1) inputs on the shape grid of FlashAttention's and PyTorch's tests. */
@@ -301,13 +315,7 @@ static void run_throughput(double secs, results *res)
   o.lim.max_t = 64;
   o.lim.max_d = 64;
   double t = ac_now();
-  int fd = open("/dev/null", O_WRONLY), so = dup(1);
-  dup2(fd, 1);
-  ac_campaign_run(&o);
-  fflush(stdout);
-  dup2(so, 1);
-  close(fd);
-  close(so);
+  bm_campaign_run(&o);
   char p[4200];
   snprintf(p, sizeof p, "%s/stats", dir);
   FILE *f = fopen(p, "r");
@@ -501,8 +509,6 @@ int main(int argc, char **argv)
     printf("throughput: flash-f32 campaign, T <= 64, d <= 64, 2 jobs, oracle included: %.0f cases in %.1f s = %.1f cases/s\n",
            res->tput_cases, res->tput_s, res->tput_s > 0 ? res->tput_cases / res->tput_s : 0.0);
   printf("wall time: %.0f s for the mutants, %.0f s in all\n", t_mut, ac_now() - t0);
-  char cmd[200];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-  if (system(cmd)) {}
+  bm_rm_rf(tmpdir);
   return 0;
 }

@@ -3,6 +3,7 @@
 #define AC_BENCH_MUTANTS_H
 #include <stddef.h>
 #include <stdint.h>
+#include "fuzz.h"
 #include "harness.h"
 
 #define MAXM 96
@@ -11,6 +12,12 @@
 /* Case number (1-based) of the first finding of a campaign directory with policy fail (want_fail)
  * or not, and its found_after_s in *t (when t is not NULL); -1 when there is none. */
 int64_t bm_first_case(const char *dir, int want_fail, double *t);
+/* o for a quiet campaign of mutant into dir with seed 1000 + s, the find-rate table's policies
+ * (MASKED-LEAK and WEAK-CLASS fail) and a 20-s kernel timeout; run it with stdout to /dev/null. */
+void bm_campaign_opts(ac_campaign_opts *o, const char *mutant, const char *dir, int s);
+void bm_campaign_run(ac_campaign_opts *o);
+/* Removes dir and everything under it. */
+void bm_rm_rf(const char *dir);
 /* Median over seeds (-1 = not found counts as infinity); -1 when the median is not found. */
 int64_t bm_median(const int64_t *v, int n);
 /* Median of the seeds' times (-1: not found, counted as infinity), -1 when the median is not

@@ -7,7 +7,6 @@
  * defects. A single mutant should show one defect (in the median, at most two in any seed), a
  * mutant2- kernel two (in at least 4 of 5 seeds, never one). */
 #include "config.h"
-#include <fcntl.h>
 #include <json-c/json.h>
 #include <math.h>
 #include <stdio.h>
@@ -58,23 +57,10 @@ static void run_one(const char *mutant, int m, int s, double time_s, int64_t cap
   char dir[4096];
   snprintf(dir, sizeof dir, "%s/df-%d-%d", tmpdir, m, s);
   ac_campaign_opts o;
-  ac_campaign_opts_init(&o);
-  o.kernel_spec = mutant;
-  o.out_dir = dir;
+  bm_campaign_opts(&o, mutant, dir, s);
   o.time_s = time_s;
   o.max_cases = cap;
-  o.seed = 1000 + (uint64_t)s;
-  o.quiet = 1;
-  o.live = 0;
-  o.timeout_s = 20;
-  snprintf(o.policies, sizeof o.policies, "masked-leak=fail;weak-class=fail");
-  int fd = open("/dev/null", O_WRONLY), so = dup(1);
-  dup2(fd, 1);
-  ac_campaign_run(&o);
-  fflush(stdout);
-  dup2(so, 1);
-  close(fd);
-  close(so);
+  bm_campaign_run(&o);
   ac_defect_list l;
   ac_err e;
   r->ndef[m][s] = r->nwarn[m][s] = 0;
@@ -90,9 +76,7 @@ static void run_one(const char *mutant, int m, int s, double time_s, int64_t cap
   r->cases[m][s] = stats_num(dir, "cases_this_run");
   r->elapsed[m][s] = stats_num(dir, "elapsed_s");
   r->judge_s[m][s] = judge_seconds(dir);
-  char cmd[4200];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  if (system(cmd)) {}
+  bm_rm_rf(dir);
 }
 
 /* "median [a b c d e]" of v over n seeds. */

@@ -79,10 +79,7 @@ int ac_dcase_dv_eq_dk(const ac_case *c, ac_case *out, ac_err *e)
         for (int64_t y = 0; y < p->dv; y++)
           ac_store_bits(od, out->dout, ac_oidx(q, b, h, i, y), ac_load_bits(od, c->dout, ac_oidx(p, b, h, i, y)));
   }
-  out->seed = c->seed;
-  out->case_index = c->case_index;
-  memcpy(out->generator, c->generator, sizeof out->generator);
-  out->params_json = c->params_json ? ac_xstrdup(c->params_json) : NULL;
+  ac_case_copy_origin(out, c);
   return 0;
 }
 
@@ -150,10 +147,7 @@ static int scale_as_dk(const ac_case *c, ac_case *out, ac_err *e)
     out->dout = ac_xmalloc(ac_case_bytes(c, 'o') + 1);
     memcpy(out->dout, c->dout, ac_case_bytes(c, 'o'));
   }
-  out->seed = c->seed;
-  out->case_index = c->case_index;
-  memcpy(out->generator, c->generator, sizeof out->generator);
-  out->params_json = c->params_json ? ac_xstrdup(c->params_json) : NULL;
+  ac_case_copy_origin(out, c);
   return 0;
 }
 
@@ -233,10 +227,7 @@ int ac_dcase_expand_kv(const ac_case *c, ac_case *out, ac_err *e)
     out->dout = ac_xmalloc(ac_case_bytes(c, 'o') + 1);
     memcpy(out->dout, c->dout, ac_case_bytes(c, 'o'));
   }
-  out->seed = c->seed;
-  out->case_index = c->case_index;
-  memcpy(out->generator, c->generator, sizeof out->generator);
-  out->params_json = c->params_json ? ac_xstrdup(c->params_json) : NULL;
+  ac_case_copy_origin(out, c);
   return 0;
 }
 
@@ -261,9 +252,6 @@ int ac_dcase_widen(const ac_case *c, ac_dtype t, ac_case *out, ac_err *e)
     for (int64_t i = 0; i < n.o; i++)
       ac_store_bits(t, out->dout, (size_t)i, ac_encode_f64(t, ac_load(c->p.dtype, c->dout, (size_t)i)));
   }
-  out->seed = c->seed;
-  out->case_index = c->case_index;
-  memcpy(out->generator, c->generator, sizeof out->generator);
-  out->params_json = c->params_json ? ac_xstrdup(c->params_json) : NULL;
+  ac_case_copy_origin(out, c);
   return 0;
 }

@@ -92,10 +92,7 @@ int ac_layout_relen(const ac_case *c, const ac_relayout *s, ac_rng *r, ac_case *
   free(mq);
   if (qrc) goto fail;
   if (relen_variants(c, s, out, e)) goto fail;
-  out->seed = c->seed;
-  out->case_index = c->case_index;
-  memcpy(out->generator, c->generator, sizeof out->generator);
-  out->params_json = c->params_json ? ac_xstrdup(c->params_json) : NULL;
+  ac_case_copy_origin(out, c);
   if (ac_layout_validate(out, e)) goto fail;
   return 0;
 fail:

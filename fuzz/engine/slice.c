@@ -189,10 +189,7 @@ static int copy_window(const ac_case *c, const ac_slice *s, int dim, int64_t h0,
     ac_case_free(out);
     return -1;
   }
-  out->seed = c->seed;
-  out->case_index = c->case_index;
-  memcpy(out->generator, c->generator, sizeof out->generator);
-  out->params_json = c->params_json ? ac_xstrdup(c->params_json) : NULL;
+  ac_case_copy_origin(out, c);
   return 0;
 }
 
@@ -261,10 +258,7 @@ int ac_case_resize_t(const ac_case *c, int64_t tq, int64_t tk, ac_rng *r, ac_cas
       return -1;
     }
   }
-  out->seed = c->seed;
-  out->case_index = c->case_index;
-  memcpy(out->generator, c->generator, sizeof out->generator);
-  out->params_json = c->params_json ? ac_xstrdup(c->params_json) : NULL;
+  ac_case_copy_origin(out, c);
   return 0;
 }
 

@@ -193,6 +193,14 @@ int ac_case_copy(ac_case *dst, const ac_case *src, ac_err *e)
   return 0;
 }
 
+void ac_case_copy_origin(ac_case *dst, const ac_case *src)
+{
+  dst->seed = src->seed;
+  dst->case_index = src->case_index;
+  memcpy(dst->generator, src->generator, sizeof dst->generator);
+  dst->params_json = src->params_json ? ac_xstrdup(src->params_json) : NULL;
+}
+
 /* ---- hash ----------------------------------------------------------------- */
 
 static uint64_t mix64(uint64_t x)

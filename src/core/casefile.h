@@ -42,6 +42,8 @@ int ac_case_alloc(ac_case *c, ac_err *e);
 void ac_case_free(ac_case *c);
 /* Deep copy. */
 int ac_case_copy(ac_case *dst, const ac_case *src, ac_err *e);
+/* dst's seed, case index, generator and params_json those of src (a case derived from src). */
+void ac_case_copy_origin(ac_case *dst, const ac_case *src);
 /* Index helpers into the dense tensors. */
 static inline size_t ac_qidx(const ac_problem *p, int64_t b, int64_t h, int64_t i, int64_t t)
 { return (size_t)(((b * p->heads + h) * p->tq + i) * p->dk + t); }

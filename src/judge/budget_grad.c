@@ -243,6 +243,19 @@ int ac_grad_budget_compute_threads(const ac_precision *cls, const ac_case *c, in
   return ac_gbud_tiles(cls, c, alibi_lse, threads, bg, e);
 }
 
+int ac_gbud_alloc(const ac_case *c, ac_grad_budget *bg, ac_err *e)
+{
+  ac_counts cn;
+  if (ac_problem_counts(&c->p, &cn, e)) return -1;
+  const int64_t cnt[3] = {cn.q, cn.k, cn.v};
+  for (int t = 0; t < 3; t++) {
+    bg->count[t] = cnt[t];
+    bg->w[t] = ac_xcalloc((size_t)cnt[t] + 1, sizeof(double));
+    bg->e[t] = ac_xcalloc((size_t)cnt[t] + 1, sizeof(double));
+  }
+  return 0;
+}
+
 void ac_grad_budget_free(ac_grad_budget *b)
 {
   for (int t = 0; t < 3; t++) {

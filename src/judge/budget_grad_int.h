@@ -30,6 +30,8 @@ double ac_gbud_gam(double n, int typ, double u, int trunc);
 void ac_gbud_row_errors(gb_ws *w, int typ, int64_t T, double L, double D, double B);
 /* |dS_j| w.r.t. the raw score: f_j |P_j (dP_j - D)| under a softcap. */
 double ac_gbud_ds_abs(const gb_ws *w, int64_t j, double D);
+/* bg's W and E arrays for c's q, k and v elements, zeroed (one more each); -1 with a message. */
+int ac_gbud_alloc(const ac_case *c, ac_grad_budget *bg, ac_err *e);
 /* The budgets of a dense case on `threads` workers (budget_grad_tile.c). */
 int ac_gbud_tiles(const ac_precision *cls, const ac_case *c, int alibi_lse, int threads, ac_grad_budget *bg,
                   ac_err *e);

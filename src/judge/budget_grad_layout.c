@@ -6,6 +6,7 @@
  * rows: their terms add up, and the γ of the sum and the underflow count all the rows together. */
 #include "config.h"
 #include "budget_grad.h"
+#include "budget_grad_int.h"
 #include <stdlib.h>
 #include "layout.h"
 
@@ -31,14 +32,7 @@ int ac_grad_budget_layout(const ac_precision *cls, const ac_case *c, int alibi_l
 {
   const ac_problem *p = &c->p;
   if (p->f.used & AC_FEAT_PAGED) return ac_err_set(e, "no backward budgets for a paged case (an inference layout)");
-  ac_counts cn;
-  if (ac_problem_counts(p, &cn, e)) return -1;
-  const int64_t cnt[3] = {cn.q, cn.k, cn.v};
-  for (int t = 0; t < 3; t++) {
-    bg->count[t] = cnt[t];
-    bg->w[t] = ac_xcalloc((size_t)cnt[t] + 1, sizeof(double));
-    bg->e[t] = ac_xcalloc((size_t)cnt[t] + 1, sizeof(double));
-  }
+  if (ac_gbud_alloc(c, bg, e)) return -1;
   for (int64_t b = 0; b < p->l.nseq; b++) {
     if (ac_layout_tq(c, b) == 0) continue;
     ac_case sub;

@@ -355,14 +355,7 @@ int ac_gbud_tiles(const ac_precision *cls, const ac_case *c, int alibi_lse, int 
                   ac_err *e)
 {
   const ac_problem *p = &c->p;
-  ac_counts cn;
-  if (ac_problem_counts(p, &cn, e)) return -1;
-  const int64_t cnt[3] = {cn.q, cn.k, cn.v};
-  for (int t = 0; t < 3; t++) {
-    bg->count[t] = cnt[t];
-    bg->w[t] = ac_xcalloc((size_t)cnt[t] + 1, sizeof(double));
-    bg->e[t] = ac_xcalloc((size_t)cnt[t] + 1, sizeof(double));
-  }
+  if (ac_gbud_alloc(c, bg, e)) return -1;
   bt_job J = {.cl = cls, .c = c, .bg = bg, .fa2 = alibi_lse == AC_ALIBI_LSE_FA2, .hpg = p->heads / p->kv_heads,
               .nunit = p->batch * p->kv_heads};
   if (p->f.used & AC_FEAT_DROPOUT) J.dr = ac_budget_drop_r(p);

@@ -609,6 +609,7 @@ typedef struct {
   int attached;                   /* -1, or the finding's own kind (METAMORPHIC, GRAD-...) when mode is the FAIL of its
                                      forward on the case, which explains it */
   int finite;                     /* 1: attached as the FAIL of its case with zeros for its NaN and inf inputs */
+  int smaller_v;                  /* 1: a non-finite o whose case with V scaled below 1 FAILs in value: that FAIL */
   uint32_t feats;                 /* AC_DF_ bits the failure needs (checked) or the case has (not checked) */
   int dtype_only;                 /* -1, or the dtype the failure needs: its values in a wider one pass */
   int checked;                    /* 1: each feature was taken away and the case judged again (0: the case
@@ -633,6 +634,19 @@ int ac_defect_shows(const ac_eval_ctx *x, const ac_case *cs, ac_verdict_kind k, 
 /* Findings of fingerprints a and b are one defect: both reproduced, overlapping modes, the same
  * needs and the same dtype (or none). */
 int ac_defect_same(const ac_defect_fp *a, const ac_defect_fp *b);
+/* The trigger findings of fingerprints a and b share (docs/fuzzing.md "Defects"): both reproduced, no
+ * two different dtypes they need, and the features one needs all needed by the other (a bottom-right
+ * mask counting as a causal one; quantized, varlen and paged never), at least one of them: those
+ * features (AC_DF_ bits), else 0. Where one was not checked (its features are those its case has),
+ * the trigger is the checked one's needs; never between two unchecked ones. */
+uint32_t ac_defect_trigger(const ac_defect_fp *a, const ac_defect_fp *b);
+/* 1 when the failure of cs goes with the features t: cs without them (ac_dcase_without) can be built
+ * and, judged again on x, no longer fails in its failure mode (a quantity of it right, or its size
+ * 16 times smaller: ac_fmode_covers), which is mode, or (mode NULL) the one cs shows judged again as
+ * a finding of kind k (as a fingerprint judges it: the forward's FAIL of a METAMORPHIC or backward
+ * finding, ...). *evals counts the judgements. */
+int ac_defect_gone_without(const ac_eval_ctx *x, const ac_case *cs, ac_verdict_kind k, const ac_fmode *mode, uint32_t t,
+                           int *evals);
 /* The identity two findings of one defect share: "FAIL o=value,lse=value needs=causal,gqa only=f16". */
 void ac_defect_key(const ac_defect_fp *fp, char *buf, size_t n);
 /* "causal", "gqa", ..., a variant's name, for one AC_DF_ bit. */
@@ -653,8 +667,19 @@ int ac_dcase_mask(const ac_case *c, ac_mask m, ac_case *out, ac_err *e);
 int ac_dcase_row_unmasked(const ac_case *c, int64_t i, ac_case *out, ac_err *e);
 int ac_dcase_default_scale(const ac_case *c, int keep_scores, ac_case *out, ac_err *e);
 int ac_dcase_finite(const ac_case *c, int largest, ac_case *out, ac_err *e);
+/* c with its explicit scale s replaced by the nearest of ±2^k times the default one (the sign of s):
+ * other scores, a scale the default one can then replace exactly (-1: s is one already). */
+int ac_dcase_snap_scale(const ac_case *c, ac_case *out, ac_err *e);
 int ac_dcase_widen(const ac_case *c, ac_dtype t, ac_case *out, ac_err *e);
 int ac_dcase_expand_kv(const ac_case *c, ac_case *out, ac_err *e);
+/* c with V times 2^-e, its largest |V| in [1/2, 1) (a plain dense case with finite V of which some
+ * |V| >= 1; else -1): where a wrong value overflowed, the same defect with room to show as a value. */
+int ac_dcase_small_v(const ac_case *c, ac_case *out, ac_err *e);
+/* c without every feature of t (AC_DF_ bits) it has: contiguous, batch 0, kv heads repeated (else
+ * query head 0), query head 0, the default scale (the scores kept where it can be), dv = dk, a
+ * bottom-right mask top-left (AC_DF_CAUSAL_BR) or no mask (AC_DF_CAUSAL), zeros for NaN and inf,
+ * each variant left out. -1 when one cannot be taken away. */
+int ac_dcase_without(const ac_case *c, uint32_t t, ac_case *out, ac_err *e);
 int ac_dcase_strided(const ac_case *c);     /* 1: c presents strided tensors */
 int ac_dcase_nonfinite(const ac_case *c);   /* 1: a plain dense c holds NaN or inf in q, k or v */
 /* The defects a directory's findings record (report.json "defect"), by id. */
@@ -695,7 +720,8 @@ typedef struct {
   void (*lock)(void *arg), (*unlock)(void *arg);
   void *arg;
   struct json_object *recorded;   /* not judged again (x NULL): the finding's fingerprint, recorded elsewhere */
-  struct { int id, ok; char rep[256]; } cache[AC_DEFECT_CACHE];
+  struct { int id, ok; uint32_t trig; char rep[256]; } cache[AC_DEFECT_CACHE];   /* trig 0: fails as its
+                                     fingerprint says; else: the failure goes with those features */
   int ncache;
 } ac_defect_env;
 typedef struct {

@@ -1,5 +1,5 @@
 # tests/fuzz.mk: tests of the fuzzer (generators, campaigns, resume, shards, exec kernels).
-AC_FUZZ_TESTS = tests/tfuzz_gen tests/tfuzz_variants tests/tfuzz_layouts tests/tfuzz_quant
+AC_FUZZ_TESTS = tests/tfuzz_gen tests/tfuzz_variants tests/tfuzz_layouts tests/tfuzz_quant tests/tdefect_trigger
 AC_FUZZ_SH = tests/tfuzz_campaign.sh tests/tfuzz_resume.sh tests/tfuzz_shard.sh tests/tfuzz_exec.sh \
 	tests/tfuzz_metamorphic.sh tests/tfuzz_lock.sh tests/tfuzz_fulldisk.sh tests/tfuzz_trust.sh \
 	tests/texec_decl.sh tests/texec_python.sh tests/tfuzz_variant_families.sh tests/tfuzz_mixed_dtypes.sh \

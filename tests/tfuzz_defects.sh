@@ -4,7 +4,10 @@
 # defect for its several findings (every report.json naming it, defects.json, stats and
 # campaign.json counting it), and so does their merge, judged again or by the recorded
 # fingerprints (--no-rerun). Two mutant2- kernels, two planted defects each: two defects with
-# policy fail, told apart by what they need (GQA; a bottom-right mask with tq != tk).
+# policy fail, told apart by what they need (GQA; a bottom-right mask with tq != tk). Single mutants
+# that fail several ways (a causal off-by-one's NaN row and short rows; dv read as dk's NaN and wrong
+# values; a masked NaN leak's FAIL and MASKED-LEAK): one defect each, joined by their trigger; and a
+# mutant2- kernel whose two defects each have a trigger of its own: two.
 set -u
 bin=${ATTNCHECK_BIN:-./attncheck}
 tmp=$(mktemp -d /tmp/attncheck-defects-XXXXXX) || exit 99
@@ -59,4 +62,27 @@ grep -q '^defect [0-9]*: FAIL o value and the LSE value on .*; needs gqa; ' "$tm
 defects "$tmp/f" 2
 grep -q '; needs causal-bottom-right; ' "$tmp/f.txt" || fail "fast-exp-top-left: no defect needing a bottom-right mask"
 grep -q '; needs nothing else; ' "$tmp/f.txt" || fail "fast-exp-top-left: no defect of the fast exp"
-echo "ok: one defect in each shard and in their merge ($mf findings); two in each mutant2- kernel"
+# one planted defect that fails in several ways, each way gone without what it needs: one defect, the
+# findings of the other ways joined by their trigger (docs/fuzzing.md "Defects", "The same trigger")
+# trig NAME KERNEL FAMILIES CASES TRIGGER: one defect; findings of at least two fingerprints; one joined
+# by TRIGGER
+trig() {
+  "$bin" fuzz --kernel "$2" --families "$3" --cases "$4" --no-live --out "$tmp/$1" > "$tmp/$1.txt" 2>&1
+  defects "$tmp/$1" 1
+  nk=$(grep -ho '"key":"[^"]*"' "$tmp/$1"/findings/*/report.json | sort -u | wc -l)
+  [ "$nk" -ge 2 ] || fail "$2: findings of $nk fingerprint(s): the test wants several ways to fail"
+  grep -A1 '"trigger":\[' "$tmp/$1"/findings/*/report.json | grep -q "\"$5\"" || fail "$2: no finding joined by the trigger $5"
+}
+trig to mutant-causal-off-by-one tq_ne_tk,normal,gqa,dominant 60 causal
+grep -q '"key":"FAIL o=value,lse=value needs=causal-bottom-right"' "$tmp/to"/findings/*/report.json ||
+  fail "off-by-one: no row one key short among its findings"
+trig tv mutant-dv-as-dk head_dim,normal,dominant 40 dv-ne-dk
+trig tn mutant-masked-nan-leak nonfinite,normal,large_mag,late_max 60 causal
+grep -q '"key":"MASKED-LEAK o=non-finite needs=causal,nonfinite"' "$tmp/tn"/findings/*/report.json ||
+  fail "masked-nan-leak: no MASKED-LEAK among its findings"
+# and two planted defects, each with a trigger of its own (dv != dk; a bottom-right mask): two
+"$bin" fuzz --kernel mutant2-dv-as-dk-empty-row-nan --families head_dim,tq_ne_tk --cases 32 --no-live --out "$tmp/te" > "$tmp/te.txt" 2>&1
+defects "$tmp/te" 2
+grep -q '; needs dv-ne-dk; ' "$tmp/te.txt" || fail "dv-as-dk-empty-row-nan: no defect needing dv != dk"
+grep -q '; needs causal-bottom-right; ' "$tmp/te.txt" || fail "dv-as-dk-empty-row-nan: no defect of the empty row"
+echo "ok: one defect in each shard and in their merge ($mf findings); two in each mutant2- kernel; one for each defect failing several ways"

@@ -5,9 +5,12 @@
  * turn: a feature whose absence leaves the same failure is not needed, and the case goes on
  * without it), and whether the failure needs its dtype (the same values in a wider dtype pass).
  * Two findings with equal fingerprints fail the same way; defects.c joins them after judging the
- * defect's own case once more. */
+ * defect's own case once more. Two whose needs contain one another share a trigger
+ * (ac_defect_trigger); defects.c joins them when both cases pass without it
+ * (ac_defect_gone_without). */
 #include "config.h"
 #include <json-c/json.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,8 +63,11 @@ typedef struct {
   ac_defect_fp *fp;
   ac_case cur;                    /* the case without what it was found not to need */
   int64_t worst_i;                /* the row of its worst element as first judged (-1: none) */
+  int64_t worst_b, worst_h;       /* its batch and query head (-1: none) */
   double deadline;                /* no judgement begins after it */
   int cut;                        /* 1: a test was left out for the budget */
+  uint32_t trying;                /* the AC_DF_ bits of the feature being taken away */
+  uint32_t unsure;                /* AC_DF_ bits the case keeps though not shown to be needed */
 } fpstate;
 
 /* Takes cand (built: rc 0): it becomes the current case when it fails as the finding does. */
@@ -77,6 +83,11 @@ static int try_without(fpstate *s, int rc, ac_case *cand)
   judge(s->x, cand, s->fp->mode.kind, 1, &ev);
   s->fp->evals++;
   if (!ac_fmode_holds(&ev, &s->fp->mode)) {
+    /* a FAIL just above its bound (err/W at most 2) brought just below it (at least half of what it
+     * was: a few roundings moved) has not shown that it needs what was taken away */
+    const ac_fmode *m = &s->fp->mode;
+    if (m->kind == AC_V_FAIL && m->size <= 2 && ev.status == AC_RUN_OK && ev.max_err_w >= 0.5 * m->size)
+      s->unsure |= s->trying;
     ac_case_free(cand);
     return 0;
   }
@@ -85,13 +96,25 @@ static int try_without(fpstate *s, int rc, ac_case *cand)
   return 1;
 }
 
-/* The first of up to four slices (what: ac_dcase_slice's) that fails alike. */
+/* The worst element's row, batch and head as ev judged it. */
+static void note_worst(fpstate *s, const ac_eval *ev)
+{
+  const ac_worst_elem *w = ac_report_worst(&ev->rep);   /* the worse of o's and the LSE's */
+  s->worst_i = ev->worst_i;
+  s->worst_b = w && w->valid ? w->b : ev->row.n > 0 ? ev->row.b : -1;
+  s->worst_h = w && w->valid ? w->h : ev->row.n > 0 ? ev->row.h : -1;
+}
+
+/* The first slice (what: ac_dcase_slice's) that fails alike, of the worst element's batch or head, then
+ * up to six others from the first. */
 static void try_slices(fpstate *s, int what, int64_t n)
 {
   ac_case cand;
   ac_err e;
-  for (int64_t i = 0; i < n && i < 4; i++)
-    if (try_without(s, ac_dcase_slice(&s->cur, what, i, &cand, &e), &cand)) return;
+  const int64_t w = what == 0 ? s->worst_b : s->worst_h;
+  if (w >= 0 && w < n && try_without(s, ac_dcase_slice(&s->cur, what, w, &cand, &e), &cand)) return;
+  for (int64_t i = 0, tried = 0; i < n && tried < 6; i++)
+    if (i != w && (tried++, try_without(s, ac_dcase_slice(&s->cur, what, i, &cand, &e), &cand))) return;
 }
 
 /* Does the failure need the case's dtype? Its values in the next wider dtype the kernel takes
@@ -125,22 +148,46 @@ static int dtype_needed(fpstate *s)
   return -1;
 }
 
+/* The explicit scale taken away: first a scale ±2^k times the default one where the case fails so
+ * with it (then Q times 2^k keeps the scores exactly), then the default scale with the scores kept,
+ * else plainly. Only a case with the same scores can show that the failure needs the scale: where Q
+ * could only be rescaled and rounded (a failure of rounding can vanish with the values it had), the
+ * case keeps its scale and the scale is no part of the needs. */
+static void try_scale(fpstate *s)
+{
+  ac_case cand;
+  ac_err e;
+  s->trying = 0;
+  try_without(s, ac_dcase_snap_scale(&s->cur, &cand, &e), &cand);
+  s->trying = AC_DF_SCALE;
+  ac_problem d = s->cur.p;
+  d.scale_is_default = 1;
+  int ex, rc = ac_dcase_default_scale(&s->cur, 1, &cand, &e);
+  const int exact = rc == 0 && (cand.p.dk != s->cur.p.dk || fabs(frexp(ac_problem_scale(&s->cur.p) / ac_problem_scale(&d), &ex)) == 0.5);
+  if (try_without(s, rc, &cand) || try_without(s, ac_dcase_default_scale(&s->cur, 0, &cand, &e), &cand)) return;
+  if (!exact && !s->cut) s->unsure |= AC_DF_SCALE;
+}
+
 /* Every feature of s->cur taken away in turn. */
 static void reduce(fpstate *s)
 {
   ac_case cand;
   ac_err e;
   const ac_problem *p = &s->cur.p;
+  s->trying = AC_DF_STRIDED;
   if (ac_dcase_strided(&s->cur)) try_without(s, ac_dcase_contiguous(&s->cur, &cand, &e), &cand);
+  s->trying = AC_DF_BATCHES;
   if (p->batch > 1) try_slices(s, 0, p->batch);
+  s->trying = AC_DF_GQA | AC_DF_HEADS;
   /* GQA: the kv heads repeated for their query heads, else (a quantized case) a query head alone */
   if (p->heads != p->kv_heads && !try_without(s, ac_dcase_expand_kv(&s->cur, &cand, &e), &cand)) try_slices(s, 1, p->heads);
   if (p->heads > 1 && p->heads == p->kv_heads) try_slices(s, 1, p->heads);
   /* the scale two ways, the scores kept (exactly where that can be) or plainly left out; before dv !=
    * dk, as the default scale of a larger head dim pads Q and K */
-  for (int keep = 1; keep >= 0 && !p->scale_is_default; keep--)
-    try_without(s, ac_dcase_default_scale(&s->cur, keep, &cand, &e), &cand);
+  if (!p->scale_is_default) try_scale(s);
+  s->trying = AC_DF_DV_NE_DK;
   if (p->dv != p->dk) try_without(s, ac_dcase_dv_eq_dk(&s->cur, &cand, &e), &cand);
+  s->trying = AC_DF_CAUSAL | AC_DF_CAUSAL_BR;
   /* the mask: the same attention without it (a query row alone with the keys it sees: the worst, the
    * first or the last row), else plainly left out */
   if (p->mask == AC_MASK_CAUSAL_BR && p->tq != p->tk) try_without(s, ac_dcase_mask(&s->cur, AC_MASK_CAUSAL, &cand, &e), &cand);
@@ -149,11 +196,14 @@ static void reduce(fpstate *s)
     if (rows[r] >= 0 && rows[r] < p->tq && (r < 1 || rows[r] != rows[0]) && (r < 2 || rows[r] != rows[1]))
       try_without(s, ac_dcase_row_unmasked(&s->cur, rows[r], &cand, &e), &cand);
   if (p->mask != AC_MASK_NONE) try_without(s, ac_dcase_mask(&s->cur, AC_MASK_NONE, &cand, &e), &cand);
+  s->trying = AC_DF_NONFINITE;
   for (int largest = 0; largest < 2 && ac_dcase_nonfinite(&s->cur); largest++)
     try_without(s, ac_dcase_finite(&s->cur, largest, &cand, &e), &cand);
   for (uint32_t bit = 1; bit & AC_FEAT_ALL; bit <<= 1)
-    if ((p->f.used & bit) && bit != AC_FEAT_MIXED_DTYPES)
+    if ((p->f.used & bit) && bit != AC_FEAT_MIXED_DTYPES) {
+      s->trying = bit << AC_DF_VARIANT_SHIFT;
       try_without(s, ac_case_without_feature(&s->cur, bit, &cand, &e), &cand);
+    }
 }
 
 /* A METAMORPHIC disagreement whose transformed case (the keys permuted, ...) FAILs on the oracle is
@@ -195,12 +245,39 @@ static int fails_finite(fpstate *s, ac_verdict_kind k, int small)
       continue;
     }
     ac_fmode_of(&ev, AC_V_FAIL, &s->fp->mode);
-    s->worst_i = ev.worst_i;
+    note_worst(s, &ev);
     ac_case_free(&s->cur);
     s->cur = f;
     return 1;
   }
   return 0;
+}
+
+/* A FAIL whose o is non-finite where the exact one is finite, and whose case with V scaled below 1
+ * (ac_dcase_small_v) FAILs with a wrong value of o, is that FAIL: a wrong value that overflowed (an
+ * accumulator too narrow for the sum rounds and overflows); the smaller case becomes the case. */
+static int fails_smaller(fpstate *s, int small)
+{
+  ac_case f;
+  ac_err e;
+  if (s->fp->mode.kind != AC_V_FAIL || s->fp->mode.why[AC_QTY_O] != 1 + AC_WHY_NONFINITE ||
+      ac_dcase_small_v(&s->cur, &f, &e))
+    return 0;
+  ac_eval ev;
+  judge(s->x, &f, AC_V_FAIL, small, &ev);
+  s->fp->evals++;
+  ac_fmode m;
+  ac_fmode_of(&ev, AC_V_FAIL, &m);
+  if (!(ev.kinds & (1u << AC_V_FAIL)) || m.why[AC_QTY_O] != 1 + AC_WHY_VALUE) {
+    ac_case_free(&f);
+    return 0;
+  }
+  s->fp->mode = m;
+  s->fp->smaller_v = 1;
+  note_worst(s, &ev);
+  ac_case_free(&s->cur);
+  s->cur = f;
+  return 1;
 }
 
 /* The failure mode of s->cur as a finding of kind k (every row when small): the kind's own, or for a
@@ -213,7 +290,7 @@ static int base_mode(fpstate *s, ac_verdict_kind k, int small)
   ac_eval ev;
   judge(s->x, &s->cur, (int)k, small, &ev);
   fp->evals++;
-  s->worst_i = ev.worst_i;
+  note_worst(s, &ev);
   if (derived((int)k) && (ev.kinds & (1u << AC_V_FAIL))) {   /* the forward's failure explains it */
     ac_fmode_of(&ev, AC_V_FAIL, &fp->mode);
     fp->attached = (int)k;
@@ -224,6 +301,7 @@ static int base_mode(fpstate *s, ac_verdict_kind k, int small)
     fp->finite = 1;
   } else {
     ac_fmode_of(&ev, k, &fp->mode);
+    if (ev.kinds & (1u << k)) fails_smaller(s, small);
   }
   return fp->attached >= 0 || (ev.kinds & (1u << k)) != 0;
 }
@@ -233,7 +311,7 @@ int ac_defect_fingerprint(const ac_eval_ctx *x, const ac_case *cs, ac_verdict_ki
 {
   memset(fp, 0, sizeof *fp);
   fp->attached = fp->dtype_only = -1;
-  fpstate s = {.x = x, .fp = fp};
+  fpstate s = {.x = x, .fp = fp, .worst_b = -1, .worst_h = -1};
   if (ac_case_copy(&s.cur, cs, e)) return -1;
   const int small = ac_case_oracle_work(cs) <= AC_DEFECT_MAX_WORK;
   fp->reproduced = base_mode(&s, k, small);
@@ -243,7 +321,7 @@ int ac_defect_fingerprint(const ac_eval_ctx *x, const ac_case *cs, ac_verdict_ki
     fp->dtype_only = dtype_needed(&s);
     fp->checked = !s.cut;
   }
-  fp->feats = present(&s.cur);
+  fp->feats = present(&s.cur) & ~s.unsure;
   *reduced = s.cur;
   return 0;
 }
@@ -262,13 +340,26 @@ void ac_defect_fp_of_eval(const ac_case *cs, const ac_eval *ev, ac_verdict_kind 
   fp->feats = present(cs);
 }
 
+/* a and b one way to fail (ac_fmode_overlaps), a SUSPECT taken as the FAIL of the same quantities
+ * for the same reasons: the same wrong values, on one case above the bound and on the other below it. */
+static int modes_meet(const ac_fmode *a, const ac_fmode *b)
+{
+  const int ka = a->kind, kb = b->kind;
+  if ((ka == AC_V_SUSPECT && kb == AC_V_FAIL) || (ka == AC_V_FAIL && kb == AC_V_SUSPECT)) {
+    ac_fmode t = *b;
+    t.kind = ka;
+    return ac_fmode_overlaps(a, &t);
+  }
+  return ac_fmode_overlaps(a, b);
+}
+
 int ac_defect_shows(const ac_eval_ctx *x, const ac_case *cs, ac_verdict_kind k, const ac_defect_fp *fp)
 {
   ac_defect_fp got = {.attached = -1, .dtype_only = -1};
-  fpstate s = {.x = x, .fp = &got};
+  fpstate s = {.x = x, .fp = &got, .worst_b = -1, .worst_h = -1};
   ac_err e;
   if (ac_case_copy(&s.cur, cs, &e)) return 0;
-  int ok = base_mode(&s, k, ac_case_oracle_work(cs) <= AC_DEFECT_MAX_WORK) && ac_fmode_overlaps(&got.mode, &fp->mode);
+  int ok = base_mode(&s, k, ac_case_oracle_work(cs) <= AC_DEFECT_MAX_WORK) && modes_meet(&got.mode, &fp->mode);
   ac_case_free(&s.cur);
   return ok;
 }
@@ -276,7 +367,55 @@ int ac_defect_shows(const ac_eval_ctx *x, const ac_case *cs, ac_verdict_kind k, 
 int ac_defect_same(const ac_defect_fp *a, const ac_defect_fp *b)
 {
   return a->reproduced && b->reproduced && a->feats == b->feats && a->dtype_only == b->dtype_only &&
-         ac_fmode_overlaps(&a->mode, &b->mode);
+         modes_meet(&a->mode, &b->mode);
+}
+
+/* Needs a trigger can be made of (quantized tensors and serving layouts are kept as found, not
+ * checked), a bottom-right mask counting as a causal one. */
+static uint32_t trigger_bits(uint32_t f)
+{
+  f &= ~(uint32_t)(AC_DF_QUANT | AC_DF_VARLEN | AC_DF_PAGED);
+  return f & AC_DF_CAUSAL_BR ? f | AC_DF_CAUSAL : f;
+}
+
+uint32_t ac_defect_trigger(const ac_defect_fp *a, const ac_defect_fp *b)
+{
+  if (!a->reproduced || !b->reproduced || (!a->checked && !b->checked)) return 0;
+  if (a->dtype_only >= 0 && b->dtype_only >= 0 && a->dtype_only != b->dtype_only) return 0;
+  const uint32_t fa = trigger_bits(a->feats), fb = trigger_bits(b->feats), t = fa & fb;
+  /* an unchecked one's features are those its case has: the trigger is the other's needs */
+  if (!a->checked) return t == fb ? t : 0;
+  if (!b->checked) return t == fa ? t : 0;
+  return t == fa || t == fb ? t : 0;
+}
+
+int ac_defect_gone_without(const ac_eval_ctx *x, const ac_case *cs, ac_verdict_kind k, const ac_fmode *mode, uint32_t t,
+                           int *evals)
+{
+  ac_defect_fp got = {.attached = -1, .dtype_only = -1};
+  fpstate s = {.x = x, .fp = &got, .worst_b = -1, .worst_h = -1};
+  ac_err e;
+  ac_case w;
+  if (!t || ac_case_copy(&s.cur, cs, &e)) return 0;
+  const int small = ac_case_oracle_work(cs) <= AC_DEFECT_MAX_WORK;
+  int ok = 0;
+  if (mode) {
+    got.mode = *mode;
+  } else if (!base_mode(&s, k, small)) {   /* it does not fail: nothing to go */
+    *evals += got.evals;
+    ac_case_free(&s.cur);
+    return 0;
+  }
+  if (ac_dcase_without(&s.cur, t, &w, &e) == 0) {
+    ac_eval ev;
+    judge(x, &w, got.mode.kind, ac_case_oracle_work(&w) <= AC_DEFECT_MAX_WORK, &ev);
+    got.evals++;
+    ok = ev.status == AC_RUN_OK && !ac_fmode_covers(&ev, &got.mode);
+    ac_case_free(&w);
+  }
+  *evals += got.evals;
+  ac_case_free(&s.cur);
+  return ok;
 }
 
 const char *ac_defect_feature_name(uint32_t bit)
@@ -326,6 +465,7 @@ json_object *ac_defect_fp_json(const ac_defect_fp *fp)
   if (fp->attached >= 0)
     json_object_object_add(o, "through", json_object_new_string(ac_verdict_name((ac_verdict_kind)fp->attached)));
   if (fp->finite) json_object_object_add(o, "through_nonfinite_inputs", json_object_new_boolean(1));
+  if (fp->smaller_v) json_object_object_add(o, "through_smaller_v", json_object_new_boolean(1));
   json_object_object_add(o, "checked", json_object_new_boolean(fp->checked));
   json_object_object_add(o, "reproduced", json_object_new_boolean(fp->reproduced));
   json_object_object_add(o, "rejudged", json_object_new_int(fp->evals));
@@ -376,6 +516,7 @@ int ac_defect_fp_parse(json_object *o, ac_defect_fp *fp)
   if (d) fp->dtype_only = (int)dt;
   if (jstr(o, "through") && ac_verdict_parse(jstr(o, "through"), &k) == 0) fp->attached = (int)k;
   fp->finite = json_object_object_get_ex(o, "through_nonfinite_inputs", &v) && json_object_get_boolean(v);
+  fp->smaller_v = json_object_object_get_ex(o, "through_smaller_v", &v) && json_object_get_boolean(v);
   fp->checked = json_object_object_get_ex(o, "checked", &v) && json_object_get_boolean(v);
   fp->reproduced = json_object_object_get_ex(o, "reproduced", &v) && json_object_get_boolean(v);
   return 0;

@@ -1,8 +1,9 @@
 /* defect_cases.c: a case without one thing a defect may need, for the fingerprints of defect.c:
  * one batch or one head of it, its kv heads repeated for every query head (no GQA), dv equal to dk,
- * contiguous, another mask, the default scale (Q rescaled to keep the scores), zeros or the largest
- * finite values in place of its non-finite inputs, or its values in a wider dtype. Each is the same case in every other
- * respect. */
+ * contiguous, another mask, the default scale (Q rescaled to keep the scores) or one ±2^k times it,
+ * zeros or the largest finite values in place of its non-finite inputs, its values in a wider dtype,
+ * V scaled below 1, or without every feature of a trigger at once. Each is the same case in every
+ * other respect. */
 #include "config.h"
 #include <math.h>
 #include <stdlib.h>
@@ -17,11 +18,26 @@ static int plain_values(const ac_case *c)
   return !c->lay && !ac_problem_quantized(p) && !(p->f.used & (AC_FEAT_MIXED_DTYPES | AC_FEAT_LAYOUTS));
 }
 
+/* p's strides all zero: the contiguous layout, whatever its dims become. */
+static void packed(ac_problem *p)
+{
+  memset(p->q_stride, 0, sizeof p->q_stride);
+  memset(p->k_stride, 0, sizeof p->k_stride);
+  memset(p->v_stride, 0, sizeof p->v_stride);
+  memset(p->o_stride, 0, sizeof p->o_stride);
+}
+
+/* Strides other than the contiguous layout's (a case file names those of a contiguous case too). */
 int ac_dcase_strided(const ac_case *c)
 {
   const ac_problem *p = &c->p;
+  ac_problem d = *p;
+  packed(&d);
+  ac_problem_default_strides(&d);
   for (int i = 0; i < 4; i++)
-    if (p->q_stride[i] || p->k_stride[i] || p->v_stride[i] || p->o_stride[i]) return 1;
+    if ((p->q_stride[i] && p->q_stride[i] != d.q_stride[i]) || (p->k_stride[i] && p->k_stride[i] != d.k_stride[i]) ||
+        (p->v_stride[i] && p->v_stride[i] != d.v_stride[i]) || (p->o_stride[i] && p->o_stride[i] != d.o_stride[i]))
+      return 1;
   return 0;
 }
 
@@ -61,6 +77,7 @@ int ac_dcase_dv_eq_dk(const ac_case *c, ac_case *out, ac_err *e)
   if (p->dv == p->dk || c->lay || ac_tensor_quantized(p, 'v') || ac_dcase_strided(c)) return ac_err_set(e, "not padded");
   ac_case_init(out);
   out->p = *p;
+  packed(&out->p);
   out->p.dv = p->dk;
   if (ac_case_alloc(out, e)) return -1;
   ac_features_copy(out, c);
@@ -86,11 +103,7 @@ int ac_dcase_dv_eq_dk(const ac_case *c, ac_case *out, ac_err *e)
 int ac_dcase_contiguous(const ac_case *c, ac_case *out, ac_err *e)
 {
   if (ac_case_copy(out, c, e)) return -1;
-  ac_problem *p = &out->p;
-  memset(p->q_stride, 0, sizeof p->q_stride);
-  memset(p->k_stride, 0, sizeof p->k_stride);
-  memset(p->v_stride, 0, sizeof p->v_stride);
-  memset(p->o_stride, 0, sizeof p->o_stride);
+  packed(&out->p);
   return 0;
 }
 
@@ -116,17 +129,22 @@ int ac_dcase_row_unmasked(const ac_case *c, int64_t i, ac_case *out, ac_err *e)
   return 0;
 }
 
+/* -v, exactly in every dtype (a zero stays a zero: fnuz formats have no -0). */
+static double neg_exact(double v) { return v == 0 ? v : -v; }
+
 /* The explicit scale s of c as the default one: s = 1/sqrt(n) exactly for a head dim n >= dk (n at most
  * 4096), with Q and K padded by zero columns up to n, the scores unchanged. */
 static int scale_as_dk(const ac_case *c, ac_case *out, ac_err *e)
 {
   const ac_problem *p = &c->p;
-  double s = ac_problem_scale(p), n = s > 0 ? nearbyint(1 / (s * s)) : 0;
+  double s = fabs(ac_problem_scale(p)), n = s > 0 ? nearbyint(1 / (s * s)) : 0;
+  const int neg = ac_problem_scale(p) < 0;   /* -Q with the scale's magnitude: the same scores */
   if (!(n >= (double)p->dk && n <= 4096) || 1 / sqrt(n) != s || c->lay || ac_problem_quantized(p) || p->f.used ||
       ac_dcase_strided(c))
     return ac_err_set(e, "not a default scale");
   ac_case_init(out);
   out->p = *p;
+  packed(&out->p);
   out->p.dk = (int64_t)n;
   out->p.scale_is_default = 1;
   out->p.scale = ac_problem_scale(&out->p);
@@ -136,7 +154,8 @@ static int scale_as_dk(const ac_case *c, ac_case *out, ac_err *e)
     for (int64_t h = 0; h < p->heads; h++)
       for (int64_t i = 0; i < p->tq; i++)
         for (int64_t x = 0; x < p->dk; x++)
-          ac_store_bits(p->dtype, out->q, ac_qidx(q, b, h, i, x), ac_load_bits(p->dtype, c->q, ac_qidx(p, b, h, i, x)));
+          if (!neg) ac_store_bits(p->dtype, out->q, ac_qidx(q, b, h, i, x), ac_load_bits(p->dtype, c->q, ac_qidx(p, b, h, i, x)));
+          else ac_set(p->dtype, out->q, ac_qidx(q, b, h, i, x), neg_exact(ac_load(p->dtype, c->q, ac_qidx(p, b, h, i, x))));
     for (int64_t kh = 0; kh < p->kv_heads; kh++)
       for (int64_t j = 0; j < p->tk; j++)
         for (int64_t x = 0; x < p->dk; x++)
@@ -171,6 +190,20 @@ int ac_dcase_default_scale(const ac_case *c, int keep_scores, ac_case *out, ac_e
   const ac_dtype t = ac_tensor_dtype(&c->p, 'q');
   ac_counts n = ac_case_counts(c);
   for (int64_t i = 0; i < n.q; i++) ac_set(t, out->q, (size_t)i, r * ac_load(t, c->q, (size_t)i));
+  return 0;
+}
+
+int ac_dcase_snap_scale(const ac_case *c, ac_case *out, ac_err *e)
+{
+  const ac_problem *p = &c->p;
+  ac_problem d = *p;
+  d.scale_is_default = 1;
+  const double def = ac_problem_scale(&d), r = ac_problem_scale(p) / def;
+  int ex;
+  if (p->scale_is_default || !isfinite(r) || r == 0 || fabs(frexp(r, &ex)) == 0.5) return ac_err_set(e, "nothing to snap");
+  const double k = nearbyint(log2(fabs(r)));
+  if (ac_case_copy(out, c, e)) return -1;
+  out->p.scale = copysign(ldexp(def, (int)k), r);
   return 0;
 }
 
@@ -253,5 +286,63 @@ int ac_dcase_widen(const ac_case *c, ac_dtype t, ac_case *out, ac_err *e)
       ac_store_bits(t, out->dout, (size_t)i, ac_encode_f64(t, ac_load(c->p.dtype, c->dout, (size_t)i)));
   }
   ac_case_copy_origin(out, c);
+  return 0;
+}
+
+int ac_dcase_small_v(const ac_case *c, ac_case *out, ac_err *e)
+{
+  if (!plain_values(c)) return ac_err_set(e, "not a plain dense case");
+  const ac_dtype t = c->p.dtype;
+  const int64_t nv = ac_case_counts(c).v;
+  double vmax = 0;
+  for (int64_t i = 0; i < nv; i++) {
+    double v = fabs(ac_load(t, c->v, (size_t)i));
+    if (!isfinite(v)) return ac_err_set(e, "V not finite");
+    vmax = v > vmax ? v : vmax;
+  }
+  int ex;
+  frexp(vmax, &ex);
+  if (!(vmax > 0) || ex <= 0) return ac_err_set(e, "V below 1 already");
+  if (ac_case_copy(out, c, e)) return -1;
+  for (int64_t i = 0; i < nv; i++) ac_set(t, out->v, (size_t)i, ldexp(ac_load(t, c->v, (size_t)i), -ex));
+  return 0;
+}
+
+/* cur replaced by the case rc/nx built from it (0), or left as it is (-1, e set). */
+static int step(ac_case *cur, int rc, ac_case *nx)
+{
+  if (rc) return -1;
+  ac_case_free(cur);
+  *cur = *nx;
+  return 0;
+}
+
+int ac_dcase_without(const ac_case *c, uint32_t t, ac_case *out, ac_err *e)
+{
+  ac_case cur, nx;
+  if (ac_case_copy(&cur, c, e)) return -1;
+  const ac_problem *p = &cur.p;   /* follows cur */
+  int rc = 0;
+  if ((t & AC_DF_STRIDED) && ac_dcase_strided(&cur)) rc = step(&cur, ac_dcase_contiguous(&cur, &nx, e), &nx);
+  if (!rc && (t & AC_DF_BATCHES) && p->batch > 1) rc = step(&cur, ac_dcase_slice(&cur, 0, 0, &nx, e), &nx);
+  if (!rc && (t & AC_DF_GQA) && p->heads != p->kv_heads)
+    rc = step(&cur, ac_dcase_expand_kv(&cur, &nx, e) == 0 ? 0 : ac_dcase_slice(&cur, 1, 0, &nx, e), &nx);
+  if (!rc && (t & AC_DF_HEADS) && p->heads > 1) rc = step(&cur, ac_dcase_slice(&cur, 1, 0, &nx, e), &nx);
+  if (!rc && (t & AC_DF_SCALE) && !p->scale_is_default)
+    rc = step(&cur, ac_dcase_default_scale(&cur, 1, &nx, e) == 0 ? 0 : ac_dcase_default_scale(&cur, 0, &nx, e), &nx);
+  if (!rc && (t & AC_DF_DV_NE_DK) && p->dv != p->dk) rc = step(&cur, ac_dcase_dv_eq_dk(&cur, &nx, e), &nx);
+  if (!rc && (t & AC_DF_CAUSAL_BR) && p->mask == AC_MASK_CAUSAL_BR)
+    rc = step(&cur, ac_dcase_mask(&cur, AC_MASK_CAUSAL, &nx, e), &nx);
+  else if (!rc && (t & AC_DF_CAUSAL) && (p->mask == AC_MASK_CAUSAL || p->mask == AC_MASK_CAUSAL_BR))
+    rc = step(&cur, ac_dcase_mask(&cur, AC_MASK_NONE, &nx, e), &nx);
+  if (!rc && (t & AC_DF_NONFINITE) && ac_dcase_nonfinite(&cur)) rc = step(&cur, ac_dcase_finite(&cur, 0, &nx, e), &nx);
+  for (uint32_t bit = 1; !rc && (bit & AC_FEAT_ALL); bit <<= 1)
+    if ((t & (bit << AC_DF_VARIANT_SHIFT)) && (p->f.used & bit))
+      rc = step(&cur, ac_case_without_feature(&cur, bit, &nx, e), &nx);
+  if (rc) {
+    ac_case_free(&cur);
+    return -1;
+  }
+  *out = cur;
   return 0;
 }

@@ -1,7 +1,8 @@
 /* defects.c: the defects of a campaign directory (docs/fuzzing.md "Defects"). Each finding is
  * assigned to one when it has been minimized: its fingerprint from judging its case again
  * (defect.c), then the first defect of the same kernel and fingerprint whose own case, judged
- * again, fails the same way takes it; else it opens a new one. The assignment is the finding's
+ * again, fails the same way takes it, else the first one sharing its trigger whose case and its
+ * own both pass without it; else it opens a new one. The assignment is the finding's
  * report.json "defect" member (its id, fingerprint and the case that shows it); DIR/defects.json
  * (defects_index.c), updated with each assignment, is the index the next one reads. */
 #include "config.h"
@@ -60,9 +61,15 @@ int ac_defects_note(ac_defect_list *l, const char *sig, json_object *js)
   ac_defect_fp fp;
   if (id <= 0 || ac_defect_fp_parse(dj, &fp)) return -1;
   ac_defect_info *d = find_id(l, id);
-  if (d)   /* the defect fails in every way its findings do */
+  if (d && d->fp.mode.kind == AC_V_SUSPECT && fp.mode.kind == AC_V_FAIL) {   /* told by its strongest finding */
+    const ac_fmode was = d->fp.mode;
+    d->fp.mode = fp.mode;
+    for (int q = 0; q < AC_NQTY; q++)
+      if (!d->fp.mode.why[q]) d->fp.mode.why[q] = was.why[q];
+  } else if (d && d->fp.mode.kind == fp.mode.kind) {   /* the defect fails in every way its findings of its kind do */
     for (int q = 0; q < AC_NQTY; q++)
       if (!d->fp.mode.why[q]) d->fp.mode.why[q] = fp.mode.why[q];
+  }
   if (!d) {
     if (l->n == l->cap) l->v = ac_xrealloc(l->v, sizeof *l->v * (size_t)(l->cap = l->cap ? 2 * l->cap : 16));
     d = &l->v[l->n++];
@@ -162,27 +169,61 @@ static int read_case(const char *fdir, const char *name, ac_case *c, ac_err *e)
   return ac_case_read_fd(c, fd, label, e);
 }
 
-/* Whether defect d's own case, judged again on x, fails as fp says (remembered per process for
- * the defect and its case: a campaign's worker judges each defect's case once). */
-static int confirmed(const char *dir, const ac_defect_info *d, const ac_defect_fp *fp, const ac_eval_ctx *x,
-                     ac_defect_env *env)
+/* Whether defect d's own case, judged again on x, fails as fp says (trig 0), or passes without the
+ * features trig (remembered per process for the defect, its case and trig: a campaign's worker judges
+ * each defect's case once for each). */
+static int defect_case_check(const char *dir, const ac_defect_info *d, const ac_defect_fp *fp, uint32_t trig,
+                             const ac_eval_ctx *x, ac_defect_env *env, int *evals)
 {
   for (int i = 0; i < env->ncache; i++)
-    if (env->cache[i].id == d->id && !strcmp(env->cache[i].rep, d->rep)) return env->cache[i].ok;
+    if (env->cache[i].id == d->id && env->cache[i].trig == trig && !strcmp(env->cache[i].rep, d->rep))
+      return env->cache[i].ok;
   char fdir[4400];
   snprintf(fdir, sizeof fdir, "%s/findings/%s", dir, d->rep);
   ac_case c;
   ac_err e;
-  int ok = 0;
+  int ok = 0, n = 0;
   if (read_case(fdir, d->rep_file, &c, &e) == 0) {
-    ok = ac_defect_shows(x, &c, d->rep_kind, fp);
+    ok = trig ? ac_defect_gone_without(x, &c, d->rep_kind, NULL, trig, &n) : ac_defect_shows(x, &c, d->rep_kind, fp);
     ac_case_free(&c);
   }
+  if (evals) *evals += n;
   if (env->ncache == AC_DEFECT_CACHE) env->ncache = 0;   /* a full cache starts again */
   env->cache[env->ncache].id = d->id;
+  env->cache[env->ncache].trig = trig;
   snprintf(env->cache[env->ncache].rep, sizeof env->cache[0].rep, "%s", d->rep);
   env->cache[env->ncache++].ok = ok;
   return ok;
+}
+
+/* Whether a finding whose fingerprint is fp, its case red (judged as fp's kind), is defect d's by the
+ * trigger they share: both cases pass without it. The finding's side is remembered in mine (trig,
+ * answer: at most 8). */
+typedef struct {
+  uint32_t trig[8];
+  int ok[8], n, evals;
+} trig_memo;
+static int shares_trigger(const char *dir, const ac_defect_info *d, const ac_defect_fp *fp, const ac_case *red,
+                          const ac_eval_ctx *x, ac_defect_env *env, trig_memo *mine)
+{
+  const uint32_t t = ac_defect_trigger(&d->fp, fp);
+  if (!t || !red) return 0;
+  int i = 0;
+  while (i < mine->n && mine->trig[i] != t) i++;
+  if (i == mine->n) {
+    if (i == 8) return 0;
+    mine->trig[i] = t;
+    mine->ok[i] = ac_defect_gone_without(x, red, (ac_verdict_kind)fp->mode.kind, &fp->mode, t, &mine->evals);
+    mine->n++;
+  }
+  return mine->ok[i] && defect_case_check(dir, d, fp, t, x, env, &mine->evals);
+}
+
+/* Whether defect d's own case, judged again on x, fails as fp says. */
+static int confirmed(const char *dir, const ac_defect_info *d, const ac_defect_fp *fp, const ac_eval_ctx *x,
+                     ac_defect_env *env)
+{
+  return defect_case_check(dir, d, fp, 0, x, env, NULL);
 }
 
 /* The reduced case as the finding's minimized.npz (it fails as the finding does, with less), and its
@@ -219,7 +260,7 @@ static int load(const char *dir, ac_defect_list *l, ac_err *e)
 /* report.json's "defect": the fingerprint, the id, the file that shows it (red: the reduced case,
  * NULL when the finding was not judged again: its recorded size), how it joined. */
 static json_object *defect_json(const ac_defect_fp *fp, int id, const char *file, const ac_case *red, json_object *r,
-                                int joined, int judged)
+                                int joined, int judged, uint32_t trig)
 {
   json_object *o = ac_defect_fp_json(fp);
   json_object_object_add(o, "id", json_object_new_int(id));
@@ -233,8 +274,15 @@ static json_object *defect_json(const ac_defect_fp *fp, int id, const char *file
   }
   json_object_object_add(o, "size", json_object_new_string(size));
   json_object_object_add(o, "joined", json_object_new_string(!joined ? "a new defect"
+                                                              : trig ? "its case and the defect's both pass without what they need"
                                                               : judged ? "its case and the defect's fail the same way when judged again"
                                                                        : "the same recorded fingerprint (not judged again)"));
+  if (trig) {
+    json_object *ta = json_object_new_array();
+    for (uint32_t bit = 1; bit; bit <<= 1)
+      if (trig & bit) json_object_array_add(ta, json_object_new_string(ac_defect_feature_name(bit)));
+    json_object_object_add(o, "trigger", ta);
+  }
   return o;
 }
 
@@ -293,6 +341,7 @@ int ac_defect_assign(const char *dir, const char *sig, const ac_eval_ctx *x, ac_
   ac_defect_key(&fp, key, sizeof key);
   const char *kernel = jstr(r, "kernel_spec");
   int id = 0, rc = 0;
+  trig_memo mine = {.n = 0};
   for (int round = 0; round < 8 && !id && rc == 0; round++) {
     ac_defect_list l;
     if (load(dir, &l, e)) {
@@ -300,11 +349,19 @@ int ac_defect_assign(const char *dir, const char *sig, const ac_eval_ctx *x, ac_
       break;
     }
     int seen = 0, choice = 0;
+    uint32_t trig = 0;
     for (int i = 0; i < l.n && !choice; i++) {
       const ac_defect_info *d = &l.v[i];
       if (!ac_defect_same(&d->fp, &fp) || strcmp(d->kernel, kernel)) continue;
       seen = d->id > seen ? d->id : seen;
       if (!x || confirmed(dir, d, &fp, x, env)) choice = d->id;
+    }
+    /* else the first defect whose trigger it shares: both cases pass without it */
+    for (int i = 0; i < l.n && !choice && x; i++) {
+      const ac_defect_info *d = &l.v[i];
+      if (strcmp(d->kernel, kernel) || !ac_defect_trigger(&d->fp, &fp)) continue;
+      seen = d->id > seen ? d->id : seen;
+      if (shares_trigger(dir, d, &fp, have_red ? &red : NULL, x, env, &mine)) choice = d->id, trig = ac_defect_trigger(&d->fp, &fp);
     }
     ac_defects_free(&l);
     if (env->lock) env->lock(env->arg);
@@ -312,12 +369,14 @@ int ac_defect_assign(const char *dir, const char *sig, const ac_eval_ctx *x, ac_
       int max = 0, newer = 0;
       for (int i = 0; i < l.n; i++) {
         max = l.v[i].id > max ? l.v[i].id : max;
-        if (l.v[i].id > seen && ac_defect_same(&l.v[i].fp, &fp) && !strcmp(l.v[i].kernel, kernel)) newer = 1;
+        if (l.v[i].id > seen && !strcmp(l.v[i].kernel, kernel) &&
+            (ac_defect_same(&l.v[i].fp, &fp) || (x && ac_defect_trigger(&l.v[i].fp, &fp))))
+          newer = 1;
       }
       if (choice || !newer) {   /* else another process opened one meanwhile: look again */
         id = choice ? choice : max + 1;
         res->is_new = !choice;
-        json_object_object_add(r, "defect", defect_json(&fp, id, file, have_red ? &red : NULL, r, choice, x != NULL));
+        json_object_object_add(r, "defect", defect_json(&fp, id, file, have_red ? &red : NULL, r, choice, x != NULL, trig));
         /* the index first: a process killed between the two writes leaves an id taken, never given twice */
         ac_defects_note(&l, sig, r);
         if (l.unassigned > 0) l.unassigned--;
@@ -335,7 +394,7 @@ int ac_defect_assign(const char *dir, const char *sig, const ac_eval_ctx *x, ac_
   json_object_put(r);
   res->id = id;
   res->kind = fp.mode.kind;
-  res->evals = fp.evals;
+  res->evals = fp.evals + mine.evals;
   snprintf(res->key, sizeof res->key, "%s", key);
   return rc;
 }

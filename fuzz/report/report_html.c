@@ -314,10 +314,11 @@ static void defect_row(FILE *f, const ac_rdata *d, const char *num, const char *
  * then the findings no defect records, grouped by mechanism. */
 static void defects_table(FILE *f, const ac_rdata *d)
 {
-  fprintf(f, "<h2 id=\"defects\">Defects (%d): findings that fail the same way when judged again</h2>\n<p class=\"note\">"
+  fprintf(f, "<h2 id=\"defects\">Defects (%d): findings judged again that fail the same way or go with the same trigger</h2>\n<p class=\"note\">"
              "A defect is what its findings' minimized cases, judged again, show alike: the verdict kind, the "
              "quantities wrong and why, what the failure needs (each feature of the case taken away in turn) and "
-             "whether it needs its dtype; family, row and dtype do not split a defect (docs/fuzzing.md, "
+             "whether it needs its dtype, or failures of any kind that go when the features one of them needs are "
+             "taken away; family, row and dtype do not split a defect (docs/fuzzing.md, "
              "&ldquo;Defects&rdquo;; the index: defects.json).</p>\n<table>\n"
              "<colgroup><col style=\"width:40px\"><col style=\"width:122px\"><col style=\"width:70px\"><col>"
              "<col style=\"width:230px\"><col style=\"width:110px\"></colgroup>\n<tr><th>#</th><th>kind</th>"

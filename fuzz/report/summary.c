@@ -125,7 +125,7 @@ void ac_findings_summary(const char *dir, FILE *f, int max_lines)
   for (int i = 0; i < n; i++)
     if (!v[i].mech.defect && legacy_first[group[i]] < 0) legacy_first[group[i]] = i, nlegacy++, nd_fail += !strcmp(v[i].policy, "fail");
   int nd = l.n + nlegacy;
-  fprintf(f, "%d defect%s (%d with policy fail) in %s: findings that fail the same way when judged again\n", nd,
+  fprintf(f, "%d defect%s (%d with policy fail) in %s: findings judged again that fail the same way or go with the same trigger\n", nd,
           nd == 1 ? "" : "s", nd_fail, qd);
   int shown = 0;
   for (int k = 0; k < l.n && shown < max_lines; k++, shown++) {

@@ -655,6 +655,8 @@ const char *ac_defect_feature_name(uint32_t bit);
  * (-1: not one). */
 struct json_object *ac_defect_fp_json(const ac_defect_fp *fp);
 int ac_defect_fp_parse(struct json_object *o, ac_defect_fp *fp);
+/* The "trigger" by which a finding's "defect" member says it joined (AC_DF_ bits; 0: none). */
+uint32_t ac_defect_trigger_parse(struct json_object *o);
 /* Cases without one thing a defect may need (engine/defect_cases.c): batch or query head `at` alone
  * (what 0, 1); dv = dk (V cut, or padded with zero columns); strides dropped; mask m; query row i
  * alone with the keys it sees, unmasked; the default scale (keep_scores: the scores kept, exactly

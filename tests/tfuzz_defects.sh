@@ -76,6 +76,13 @@ trig() {
 trig to mutant-causal-off-by-one tq_ne_tk,normal,gqa,dominant 60 causal
 grep -q '"key":"FAIL o=value,lse=value needs=causal-bottom-right"' "$tmp/to"/findings/*/report.json ||
   fail "off-by-one: no row one key short among its findings"
+# merged without judging again, the trigger by which they joined keeps them one defect
+"$bin" merge "$tmp/to" -o "$tmp/tm" --no-rerun > "$tmp/tm.txt" 2>&1
+grep -v '^/' "$tmp/tm.txt" | grep -v '^merged into ' > "$tmp/tm.sum"
+cp "$tmp/tm.sum" "$tmp/tm.txt"
+defects "$tmp/tm" 1
+grep -q '"joined":"the same recorded trigger (not judged again)"' "$tmp/tm/findings/"*/report.json ||
+  fail "merge --no-rerun: no finding joined by its recorded trigger"
 trig tv mutant-dv-as-dk head_dim,normal,dominant 40 dv-ne-dk
 trig tn mutant-masked-nan-leak nonfinite,normal,large_mag,late_max 60 causal
 grep -q '"key":"MASKED-LEAK o=non-finite needs=causal,nonfinite"' "$tmp/tn"/findings/*/report.json ||

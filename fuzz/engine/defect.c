@@ -418,6 +418,21 @@ int ac_defect_gone_without(const ac_eval_ctx *x, const ac_case *cs, ac_verdict_k
   return ok;
 }
 
+uint32_t ac_defect_trigger_parse(json_object *o)
+{
+  json_object *ta;
+  uint32_t t = 0;
+  if (!o || !json_object_object_get_ex(o, "trigger", &ta) || !json_object_is_type(ta, json_type_array)) return 0;
+  for (size_t i = 0; i < json_object_array_length(ta); i++) {
+    const char *nm = json_object_get_string(json_object_array_get_idx(ta, i));
+    uint32_t bit = 1;
+    while (bit && (!nm || strcmp(ac_defect_feature_name(bit), nm))) bit <<= 1;
+    if (!bit) return 0;
+    t |= bit;
+  }
+  return t;
+}
+
 const char *ac_defect_feature_name(uint32_t bit)
 {
   if (bit >= 1u << AC_DF_VARIANT_SHIFT) return ac_feat_name(bit >> AC_DF_VARIANT_SHIFT);

@@ -274,7 +274,8 @@ static json_object *defect_json(const ac_defect_fp *fp, int id, const char *file
   }
   json_object_object_add(o, "size", json_object_new_string(size));
   json_object_object_add(o, "joined", json_object_new_string(!joined ? "a new defect"
-                                                              : trig ? "its case and the defect's both pass without what they need"
+                                                              : trig && judged ? "its case and the defect's no longer fail so without the features one needs"
+                                                              : trig ? "the same recorded trigger (not judged again)"
                                                               : judged ? "its case and the defect's fail the same way when judged again"
                                                                        : "the same recorded fingerprint (not judged again)"));
   if (trig) {
@@ -332,6 +333,7 @@ int ac_defect_assign(const char *dir, const char *sig, const ac_eval_ctx *x, ac_
     }
   }
   int recorded = !x && env->recorded && ac_defect_fp_parse(env->recorded, &fp) == 0;   /* not judged again */
+  const uint32_t rec_trig = recorded ? ac_defect_trigger_parse(env->recorded) : 0;
   if (!x && !recorded) {
     memset(&fp, 0, sizeof fp);
     fp.attached = fp.dtype_only = -1;
@@ -356,12 +358,14 @@ int ac_defect_assign(const char *dir, const char *sig, const ac_eval_ctx *x, ac_
       seen = d->id > seen ? d->id : seen;
       if (!x || confirmed(dir, d, &fp, x, env)) choice = d->id;
     }
-    /* else the first defect whose trigger it shares: both cases pass without it */
-    for (int i = 0; i < l.n && !choice && x; i++) {
+    /* else the first defect whose trigger it shares: both cases no longer fail so without it (not
+     * judged again: the trigger by which it joined in its shard) */
+    for (int i = 0; i < l.n && !choice && (x || rec_trig); i++) {
       const ac_defect_info *d = &l.v[i];
-      if (strcmp(d->kernel, kernel) || !ac_defect_trigger(&d->fp, &fp)) continue;
+      const uint32_t t = ac_defect_trigger(&d->fp, &fp);
+      if (strcmp(d->kernel, kernel) || !t || (!x && t != rec_trig)) continue;
       seen = d->id > seen ? d->id : seen;
-      if (shares_trigger(dir, d, &fp, have_red ? &red : NULL, x, env, &mine)) choice = d->id, trig = ac_defect_trigger(&d->fp, &fp);
+      if (!x || shares_trigger(dir, d, &fp, have_red ? &red : NULL, x, env, &mine)) choice = d->id, trig = t;
     }
     ac_defects_free(&l);
     if (env->lock) env->lock(env->arg);
@@ -370,7 +374,7 @@ int ac_defect_assign(const char *dir, const char *sig, const ac_eval_ctx *x, ac_
       for (int i = 0; i < l.n; i++) {
         max = l.v[i].id > max ? l.v[i].id : max;
         if (l.v[i].id > seen && !strcmp(l.v[i].kernel, kernel) &&
-            (ac_defect_same(&l.v[i].fp, &fp) || (x && ac_defect_trigger(&l.v[i].fp, &fp))))
+            (ac_defect_same(&l.v[i].fp, &fp) || ((x || rec_trig) && ac_defect_trigger(&l.v[i].fp, &fp))))
           newer = 1;
       }
       if (choice || !newer) {   /* else another process opened one meanwhile: look again */

@@ -2,7 +2,8 @@
  * brought in without a defect of its own there takes one by the rule of a campaign (defects.c):
  * its case judged again on its recorded kernel (or the merge's --kernel), so that shards of one
  * campaign unite their defects and two defects never become one because a shard said so; without
- * re-runs, by the fingerprint its shard recorded ("shard_defect"), not judged again. */
+ * re-runs, by the fingerprint its shard recorded ("shard_defect") and the trigger by which it joined
+ * there, not judged again. Findings that joined by a trigger are assigned last. */
 #include "config.h"
 #include <json-c/json.h>
 #include <stdio.h>
@@ -56,8 +57,11 @@ int ac_defects_assign_all(const char *dir, const char *kernel_override, int trus
   ac_finding_ctx fc;
   int have = 0, failed = 0;
   const char *have_ident = NULL;
-  for (int i = 0; i < cc.n; i++) {
-    pending *p = &cc.v[i];
+  /* the findings that joined their shard's defect by a trigger after the others: the defect they
+   * joined is there first */
+  for (int k = 0; k < 2 * cc.n; k++) {
+    pending *p = &cc.v[k % cc.n];
+    if ((k < cc.n) != !ac_defect_trigger_parse(p->recorded)) continue;
     ac_err fe;
     if (rerun && (!have || strcmp(have_ident, p->ident))) {   /* one kernel for the findings that share it */
       if (have) ac_finding_ctx_free(&fc);

@@ -660,14 +660,14 @@ uint32_t ac_defect_trigger_parse(struct json_object *o);
 /* Cases without one thing a defect may need (engine/defect_cases.c): batch or query head `at` alone
  * (what 0, 1); dv = dk (V cut, or padded with zero columns); strides dropped; mask m; query row i
  * alone with the keys it sees, unmasked; the default scale (keep_scores: the scores kept, exactly
- * where that can be); zeros for NaN and inf inputs (largest: the dtype's largest finite value, of
+ * where that can be; *exact, when not NULL: 1 where they were kept exactly); zeros for NaN and inf inputs (largest: the dtype's largest finite value, of
  * their sign, NaN positive); the values in the wider dtype t; kv heads repeated for each query head. */
 int ac_dcase_slice(const ac_case *c, int what, int64_t at, ac_case *out, ac_err *e);
 int ac_dcase_dv_eq_dk(const ac_case *c, ac_case *out, ac_err *e);
 int ac_dcase_contiguous(const ac_case *c, ac_case *out, ac_err *e);
 int ac_dcase_mask(const ac_case *c, ac_mask m, ac_case *out, ac_err *e);
 int ac_dcase_row_unmasked(const ac_case *c, int64_t i, ac_case *out, ac_err *e);
-int ac_dcase_default_scale(const ac_case *c, int keep_scores, ac_case *out, ac_err *e);
+int ac_dcase_default_scale(const ac_case *c, int keep_scores, ac_case *out, int *exact, ac_err *e);
 int ac_dcase_finite(const ac_case *c, int largest, ac_case *out, ac_err *e);
 /* c with its explicit scale s replaced by the nearest of ±2^k times the default one (the sign of s):
  * other scores, a scale the default one can then replace exactly (-1: s is one already). */

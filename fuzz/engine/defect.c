@@ -10,7 +10,6 @@
  * (ac_defect_gone_without). */
 #include "config.h"
 #include <json-c/json.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,11 +159,9 @@ static void try_scale(fpstate *s)
   s->trying = 0;
   try_without(s, ac_dcase_snap_scale(&s->cur, &cand, &e), &cand);
   s->trying = AC_DF_SCALE;
-  ac_problem d = s->cur.p;
-  d.scale_is_default = 1;
-  int ex, rc = ac_dcase_default_scale(&s->cur, 1, &cand, &e);
-  const int exact = rc == 0 && (cand.p.dk != s->cur.p.dk || fabs(frexp(ac_problem_scale(&s->cur.p) / ac_problem_scale(&d), &ex)) == 0.5);
-  if (try_without(s, rc, &cand) || try_without(s, ac_dcase_default_scale(&s->cur, 0, &cand, &e), &cand)) return;
+  int exact;
+  const int rc = ac_dcase_default_scale(&s->cur, 1, &cand, &exact, &e);
+  if (try_without(s, rc, &cand) || try_without(s, ac_dcase_default_scale(&s->cur, 0, &cand, NULL, &e), &cand)) return;
   if (!exact && !s->cut) s->unsure |= AC_DF_SCALE;
 }
 
@@ -397,16 +394,10 @@ int ac_defect_gone_without(const ac_eval_ctx *x, const ac_case *cs, ac_verdict_k
   ac_err e;
   ac_case w;
   if (!t || ac_case_copy(&s.cur, cs, &e)) return 0;
-  const int small = ac_case_oracle_work(cs) <= AC_DEFECT_MAX_WORK;
   int ok = 0;
-  if (mode) {
-    got.mode = *mode;
-  } else if (!base_mode(&s, k, small)) {   /* it does not fail: nothing to go */
-    *evals += got.evals;
-    ac_case_free(&s.cur);
-    return 0;
-  }
-  if (ac_dcase_without(&s.cur, t, &w, &e) == 0) {
+  if (mode) got.mode = *mode;
+  /* a case that does not fail has nothing to go */
+  if ((mode || base_mode(&s, k, ac_case_oracle_work(cs) <= AC_DEFECT_MAX_WORK)) && ac_dcase_without(&s.cur, t, &w, &e) == 0) {
     ac_eval ev;
     judge(x, &w, got.mode.kind, ac_case_oracle_work(&w) <= AC_DEFECT_MAX_WORK, &ev);
     got.evals++;
@@ -416,21 +407,6 @@ int ac_defect_gone_without(const ac_eval_ctx *x, const ac_case *cs, ac_verdict_k
   *evals += got.evals;
   ac_case_free(&s.cur);
   return ok;
-}
-
-uint32_t ac_defect_trigger_parse(json_object *o)
-{
-  json_object *ta;
-  uint32_t t = 0;
-  if (!o || !json_object_object_get_ex(o, "trigger", &ta) || !json_object_is_type(ta, json_type_array)) return 0;
-  for (size_t i = 0; i < json_object_array_length(ta); i++) {
-    const char *nm = json_object_get_string(json_object_array_get_idx(ta, i));
-    uint32_t bit = 1;
-    while (bit && (!nm || strcmp(ac_defect_feature_name(bit), nm))) bit <<= 1;
-    if (!bit) return 0;
-    t |= bit;
-  }
-  return t;
 }
 
 const char *ac_defect_feature_name(uint32_t bit)
@@ -494,6 +470,27 @@ static const char *jstr(json_object *o, const char *k)
                                                                                           : NULL;
 }
 
+/* A JSON array of feature names ("needs", "trigger") as AC_DF_ bits into *f (or-ed in); -1: not one. */
+static int feats_parse(json_object *a, uint32_t *f)
+{
+  if (!json_object_is_type(a, json_type_array)) return 0;
+  for (size_t i = 0; i < json_object_array_length(a); i++) {
+    const char *nm = json_object_get_string(json_object_array_get_idx(a, i));
+    uint32_t bit = 1;
+    while (bit && (!nm || strcmp(ac_defect_feature_name(bit), nm))) bit <<= 1;
+    if (!bit) return -1;
+    *f |= bit;
+  }
+  return 0;
+}
+
+uint32_t ac_defect_trigger_parse(json_object *o)
+{
+  json_object *ta;
+  uint32_t t = 0;
+  return o && json_object_object_get_ex(o, "trigger", &ta) && feats_parse(ta, &t) == 0 ? t : 0;
+}
+
 static int why_parse(const char *s)
 {
   for (int w = AC_WHY_VALUE; w <= AC_WHY_EMPTY; w++)
@@ -517,14 +514,7 @@ int ac_defect_fp_parse(json_object *o, ac_defect_fp *fp)
       if (why_parse(w) < 0) return -1;
       fp->mode.why[q] = (uint8_t)(1 + why_parse(w));
     }
-  if (json_object_object_get_ex(o, "needs", &fa) && json_object_is_type(fa, json_type_array))
-    for (size_t i = 0; i < json_object_array_length(fa); i++) {
-      const char *nm = json_object_get_string(json_object_array_get_idx(fa, i));
-      uint32_t bit = 1;
-      while (bit && (!nm || strcmp(ac_defect_feature_name(bit), nm))) bit <<= 1;
-      if (!bit) return -1;
-      fp->feats |= bit;
-    }
+  if (json_object_object_get_ex(o, "needs", &fa) && feats_parse(fa, &fp->feats)) return -1;
   const char *d = jstr(o, "only_dtype");
   ac_dtype dt;
   if (d && ac_dtype_parse(d, &dt)) return -1;

@@ -18,6 +18,14 @@ static int plain_values(const ac_case *c)
   return !c->lay && !ac_problem_quantized(p) && !(p->f.used & (AC_FEAT_MIXED_DTYPES | AC_FEAT_LAYOUTS));
 }
 
+/* out's dO a copy of c's (none when c has none): a case of the same output shape. */
+static void same_dout(ac_case *out, const ac_case *c)
+{
+  if (!c->dout) return;
+  out->dout = ac_xmalloc(ac_case_bytes(c, 'o') + 1);
+  memcpy(out->dout, c->dout, ac_case_bytes(c, 'o'));
+}
+
 /* p's strides all zero: the contiguous layout, whatever its dims become. */
 static void packed(ac_problem *p)
 {
@@ -162,10 +170,7 @@ static int scale_as_dk(const ac_case *c, ac_case *out, ac_err *e)
           ac_store_bits(p->dtype, out->k, ac_kidx(q, b, kh, j, x), ac_load_bits(p->dtype, c->k, ac_kidx(p, b, kh, j, x)));
   }
   memcpy(out->v, c->v, ac_case_bytes(c, 'v'));
-  if (c->dout) {
-    out->dout = ac_xmalloc(ac_case_bytes(c, 'o') + 1);
-    memcpy(out->dout, c->dout, ac_case_bytes(c, 'o'));
-  }
+  same_dout(out, c);
   ac_case_copy_origin(out, c);
   return 0;
 }
@@ -174,16 +179,22 @@ static int scale_as_dk(const ac_case *c, ac_case *out, ac_err *e)
  * scale a power of two times the default one, or 1/sqrt(n) for a larger head dim n: Q and K padded
  * with zero columns), else as near as Q's dtype allows (Q times the old scale over the default one,
  * rounded; Q = 0 for a zero scale, exactly). */
-int ac_dcase_default_scale(const ac_case *c, int keep_scores, ac_case *out, ac_err *e)
+int ac_dcase_default_scale(const ac_case *c, int keep_scores, ac_case *out, int *exact, ac_err *e)
 {
+  if (exact) *exact = 0;
   if (keep_scores && (c->lay || ac_tensor_quantized(&c->p, 'q'))) return ac_err_set(e, "not rescaled");
   const double old = ac_problem_scale(&c->p);
   int ex;
   ac_problem d = c->p;
   d.scale_is_default = 1;
   const double r = old / ac_problem_scale(&d);
-  if (keep_scores && fabs(frexp(r, &ex)) != 0.5 && scale_as_dk(c, out, e) == 0) return 0;
+  const int pow2 = fabs(frexp(r, &ex)) == 0.5;
+  if (keep_scores && !pow2 && scale_as_dk(c, out, e) == 0) {
+    if (exact) *exact = 1;
+    return 0;
+  }
   if (ac_case_copy(out, c, e)) return -1;
+  if (exact) *exact = keep_scores && pow2;
   out->p.scale_is_default = 1;
   out->p.scale = ac_problem_scale(&out->p);
   if (!keep_scores) return 0;
@@ -256,10 +267,7 @@ int ac_dcase_expand_kv(const ac_case *c, ac_case *out, ac_err *e)
         for (int64_t y = 0; y < q->dv; y++)
           ac_store_bits(dv, out->v, ac_vidx(q, b, h, j, y), ac_load_bits(dv, c->v, ac_vidx(p, b, kh, j, y)));
       }
-  if (c->dout) {
-    out->dout = ac_xmalloc(ac_case_bytes(c, 'o') + 1);
-    memcpy(out->dout, c->dout, ac_case_bytes(c, 'o'));
-  }
+  same_dout(out, c);
   ac_case_copy_origin(out, c);
   return 0;
 }
@@ -329,7 +337,7 @@ int ac_dcase_without(const ac_case *c, uint32_t t, ac_case *out, ac_err *e)
     rc = step(&cur, ac_dcase_expand_kv(&cur, &nx, e) == 0 ? 0 : ac_dcase_slice(&cur, 1, 0, &nx, e), &nx);
   if (!rc && (t & AC_DF_HEADS) && p->heads > 1) rc = step(&cur, ac_dcase_slice(&cur, 1, 0, &nx, e), &nx);
   if (!rc && (t & AC_DF_SCALE) && !p->scale_is_default)
-    rc = step(&cur, ac_dcase_default_scale(&cur, 1, &nx, e) == 0 ? 0 : ac_dcase_default_scale(&cur, 0, &nx, e), &nx);
+    rc = step(&cur, ac_dcase_default_scale(&cur, 1, &nx, NULL, e) == 0 ? 0 : ac_dcase_default_scale(&cur, 0, &nx, NULL, e), &nx);
   if (!rc && (t & AC_DF_DV_NE_DK) && p->dv != p->dk) rc = step(&cur, ac_dcase_dv_eq_dk(&cur, &nx, e), &nx);
   if (!rc && (t & AC_DF_CAUSAL_BR) && p->mask == AC_MASK_CAUSAL_BR)
     rc = step(&cur, ac_dcase_mask(&cur, AC_MASK_CAUSAL, &nx, e), &nx);

@@ -197,16 +197,15 @@ static int defect_case_check(const char *dir, const ac_defect_info *d, const ac_
 }
 
 /* Whether a finding whose fingerprint is fp, its case red (judged as fp's kind), is defect d's by the
- * trigger they share: both cases pass without it. The finding's side is remembered in mine (trig,
- * answer: at most 8). */
+ * trigger t they share (ac_defect_trigger): both cases no longer fail so without it. The finding's
+ * side is remembered in mine (trig, answer: at most 8). */
 typedef struct {
   uint32_t trig[8];
   int ok[8], n, evals;
 } trig_memo;
-static int shares_trigger(const char *dir, const ac_defect_info *d, const ac_defect_fp *fp, const ac_case *red,
+static int shares_trigger(const char *dir, const ac_defect_info *d, const ac_defect_fp *fp, uint32_t t, const ac_case *red,
                           const ac_eval_ctx *x, ac_defect_env *env, trig_memo *mine)
 {
-  const uint32_t t = ac_defect_trigger(&d->fp, fp);
   if (!t || !red) return 0;
   int i = 0;
   while (i < mine->n && mine->trig[i] != t) i++;
@@ -365,7 +364,7 @@ int ac_defect_assign(const char *dir, const char *sig, const ac_eval_ctx *x, ac_
       const uint32_t t = ac_defect_trigger(&d->fp, &fp);
       if (strcmp(d->kernel, kernel) || !t || (!x && t != rec_trig)) continue;
       seen = d->id > seen ? d->id : seen;
-      if (!x || shares_trigger(dir, d, &fp, have_red ? &red : NULL, x, env, &mine)) choice = d->id, trig = t;
+      if (!x || shares_trigger(dir, d, &fp, t, have_red ? &red : NULL, x, env, &mine)) choice = d->id, trig = t;
     }
     ac_defects_free(&l);
     if (env->lock) env->lock(env->arg);

@@ -125,6 +125,26 @@ void bm_campaign_run(ac_campaign_opts *o)
   close(so);
 }
 
+void bm_pool(int ntask, int njobs, void (*task)(int t, void *arg), void *arg)
+{
+  int running = 0;
+  for (int t = 0; t < ntask || running > 0;) {
+    if (t < ntask && running < njobs) {
+      fflush(NULL);
+      pid_t pid = fork();
+      if (pid == 0) {
+        task(t, arg);
+        _exit(0);
+      }
+      if (pid > 0) running++;
+      t++;
+      continue;
+    }
+    int st;
+    if (wait(&st) > 0) running--;
+  }
+}
+
 void bm_rm_rf(const char *dir)
 {
   char cmd[4200];
@@ -388,6 +408,22 @@ void bm_fmt_med(char *buf, size_t n, int64_t m)
   else snprintf(buf, n, "%lld", (long long)m);
 }
 
+
+/* Task t of the find-rate table: the baseline of seed t for t < nseeds, else the fuzzer on one
+ * (mutant, seed). */
+typedef struct {
+  const attncheck_kernel *const *sel;
+  int ns, nseeds;
+  results *res;
+} find_task;
+static void find_one(int t, void *arg)
+{
+  const find_task *f = arg;
+  const int n = f->nseeds;
+  if (t < n) run_baseline(f->sel, f->ns, t, f->res);
+  else run_fuzzer(f->sel[(t - n) / n]->name, (t - n) / n, (t - n) % n, f->res);
+}
+
 int main(int argc, char **argv)
 {
   double tput_secs = 20;
@@ -443,23 +479,8 @@ int main(int argc, char **argv)
   res->tput_cases = res->tput_s = 0;
   double t0 = ac_now();
   /* tasks: baseline per seed, fuzzer per (mutant, seed); a pool of `jobs` children */
-  int ntask = nseeds + ns * nseeds, running = 0;
-  for (int t = 0; t < ntask || running > 0;) {
-    if (t < ntask && running < jobs) {
-      fflush(NULL);
-      pid_t pid = fork();
-      if (pid == 0) {
-        if (t < nseeds) run_baseline(sel, ns, t, res);
-        else run_fuzzer(sel[(t - nseeds) / nseeds]->name, (t - nseeds) / nseeds, (t - nseeds) % nseeds, res);
-        _exit(0);
-      }
-      if (pid > 0) running++;
-      t++;
-      continue;
-    }
-    int st;
-    if (wait(&st) > 0) running--;
-  }
+  find_task ft = {sel, ns, nseeds, res};
+  bm_pool(nseeds + ns * nseeds, jobs, find_one, &ft);
   double t_mut = ac_now() - t0;
   if (tput_secs > 0) run_throughput(tput_secs, res);
   printf("bench/mutants: %d mutants, %d seeds, cap %lld cases%s%.0f%s (baseline %lld), %d jobs; MASKED-LEAK and "

@@ -16,6 +16,9 @@ int64_t bm_first_case(const char *dir, int want_fail, double *t);
  * (MASKED-LEAK and WEAK-CLASS fail) and a 20-s kernel timeout; run it with stdout to /dev/null. */
 void bm_campaign_opts(ac_campaign_opts *o, const char *mutant, const char *dir, int s);
 void bm_campaign_run(ac_campaign_opts *o);
+/* task(t, arg) for t = 0 .. ntask-1, each in a forked child (results through shared memory), at most
+ * njobs at a time; returns when all have ended. */
+void bm_pool(int ntask, int njobs, void (*task)(int t, void *arg), void *arg);
 /* Removes dir and everything under it. */
 void bm_rm_rf(const char *dir);
 /* Median over seeds (-1 = not found counts as infinity); -1 when the median is not found. */

@@ -92,6 +92,21 @@ static void dist(const int64_t *v, int n, char *buf, size_t len)
   snprintf(buf, len, "%s [%s]", med, per);
 }
 
+/* Task t of --defects: the campaign of one (mutant, seed). */
+typedef struct {
+  const attncheck_kernel *const *sel;
+  int nseeds;
+  double time_s;
+  int64_t cap;
+  const char *tmpdir;
+  dres *r;
+} defect_task;
+static void defect_one(int t, void *arg)
+{
+  const defect_task *d = arg;
+  run_one(d->sel[t / d->nseeds]->name, t / d->nseeds, t % d->nseeds, d->time_s, d->cap, d->tmpdir, d->r);
+}
+
 int bm_defects(const attncheck_kernel *const *sel, int ns, int nseeds, double time_s, int64_t cap, int jobs,
                const char *tmpdir)
 {
@@ -99,22 +114,8 @@ int bm_defects(const attncheck_kernel *const *sel, int ns, int nseeds, double ti
   if (r == MAP_FAILED) return 99;
   memset(r, 0xff, sizeof *r);
   double t0 = ac_now();
-  int ntask = ns * nseeds, running = 0;
-  for (int t = 0; t < ntask || running > 0;) {
-    if (t < ntask && running < jobs) {
-      fflush(NULL);
-      pid_t pid = fork();
-      if (pid == 0) {
-        run_one(sel[t / nseeds]->name, t / nseeds, t % nseeds, time_s, cap, tmpdir, r);
-        _exit(0);
-      }
-      if (pid > 0) running++;
-      t++;
-      continue;
-    }
-    int st;
-    if (wait(&st) > 0) running--;
-  }
+  defect_task dt = {sel, nseeds, time_s, cap, tmpdir, r};
+  bm_pool(ns * nseeds, jobs, defect_one, &dt);
   char capped[64] = "";
   if (cap > 0) snprintf(capped, sizeof capped, " or %lld cases", (long long)cap);
   printf("bench/mutants --defects: %d mutants, %d seeds, campaigns of %.0f s%s run their whole time, %d jobs, "

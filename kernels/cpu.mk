@@ -6,7 +6,7 @@ AC_CPU_KERNEL_SOURCES = kernels/registry.c \
 	kernels/cpu_varlen.c kernels/cpu_varlen.h kernels/mutants/layout_mutants.c \
 	kernels/mutants/splitkv_mutants.c kernels/mutants/quant_mutants.c kernels/mutants/store_mutants.c \
 	kernels/cpu_backward.c kernels/cpu_backward.h kernels/mutants/bwd_mutants.c \
-	kernels/mutants/mutant_flash.h \
+	kernels/mutants/mutant_flash.h kernels/mutants/mutant_hooks.h \
 	kernels/mutants/dropout_rp_in_sum.c kernels/mutants/dropout_renorm.c kernels/mutants/dropout_head_reuse.c \
 	kernels/mutants/double_off_by_one_f16_acc.c kernels/mutants/double_no_rescale_nan_leak.c \
 	kernels/mutants/double_gqa_lse_log2.c kernels/mutants/double_fast_exp_top_left.c \

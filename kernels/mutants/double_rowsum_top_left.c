@@ -2,14 +2,9 @@
  * kept in bf16 (additions of small P lost at long T), and mutant-causal-top-left's top-left
  * diagonal for bottom-right masks, in flash-bf16. */
 #include "config.h"
-#include "cpu_common.h"
-static inline int64_t mut_visible(const attncheck_problem *p, int64_t i)
-{
-  int64_t n = p->mask == ATTNCHECK_MASK_NONE ? p->tk : i + 1;
-  return n < 0 ? 0 : n > p->tk ? p->tk : n;
-}
+#include "mutant_hooks.h"
 #define MUT_L_STORE(dt, x) ac_cpu_round_f32(ATTNCHECK_BF16, x)
-#define MUT_VISIBLE(p, i) mut_visible(p, i)
+#define MUT_VISIBLE(p, i) mut_visible_top_left(p, i)
 #include "mutant_flash.h"
 
 MUTANT_KERNEL(ac_mutant2_rowsum_top_left, ATTNCHECK_BF16, "mutant2-bf16-rowsum-causal-top-left", "bf16-fa2",

@@ -596,14 +596,15 @@ enum {
   AC_DF_SCALE = 1u << 6,         /* an explicit scale (1/sqrt(dk) passes) */
   AC_DF_NONFINITE = 1u << 7,     /* NaN or inf inputs (zeros in their place pass) */
   AC_DF_STRIDED = 1u << 8,
-  AC_DF_QUANT = 1u << 9,         /* quantized tensors, varlen and paged layouts: kept as found, not checked */
-  AC_DF_VARLEN = 1u << 10,
+  AC_DF_QUANT = 1u << 9,         /* quantized tensors: kept as found, not checked */
+  AC_DF_VARLEN = 1u << 10,       /* a varlen or paged layout (each sequence's dense case alone passes) */
   AC_DF_PAGED = 1u << 11,
   AC_DF_VARIANT_SHIFT = 16       /* the AC_FEAT_ variants (window, softcap, ...), shifted */
 };
 #define AC_DEFECT_MAX_EVALS 24          /* judgements of one fingerprint, */
 #define AC_DEFECT_MAX_SECONDS 10.0      /* and seconds after the first (a TIMEOUT's each take the time limit) */
 #define AC_DEFECT_MAX_WORK 1048576.0    /* a case past this (rows x keys x (dk + dv)) is judged once, on its sample */
+#define AC_DEFECT_MAX_SEQS 16           /* a layout trigger is checked on at most this many sequences */
 typedef struct {
   ac_fmode mode;                  /* how the case fails */
   int attached;                   /* -1, or the finding's own kind (METAMORPHIC, GRAD-...) when mode is the FAIL of its
@@ -618,7 +619,8 @@ typedef struct {
   int evals;                      /* judgements spent */
 } ac_defect_fp;
 /* The fingerprint of a finding of kind k whose case (its minimized form) is cs, judged on x: cs judged
- * again (every row), then without each feature it has in turn (strides, batches, GQA, heads, dv != dk,
+ * again (every row), then without each feature it has in turn (a varlen or paged layout: one
+ * sequence's dense case; strides, batches, GQA, heads, dv != dk,
  * the mask, the scale, non-finite inputs, each variant: a feature whose absence leaves the same
  * failure mode is dropped) and in a wider dtype; at most AC_DEFECT_MAX_EVALS judgements and
  * AC_DEFECT_MAX_SECONDS after the first. *reduced:
@@ -636,12 +638,13 @@ int ac_defect_shows(const ac_eval_ctx *x, const ac_case *cs, ac_verdict_kind k, 
 int ac_defect_same(const ac_defect_fp *a, const ac_defect_fp *b);
 /* The trigger findings of fingerprints a and b share (docs/fuzzing.md "Defects"): both reproduced, no
  * two different dtypes they need, and the features one needs all needed by the other (a bottom-right
- * mask counting as a causal one; quantized, varlen and paged never), at least one of them: those
+ * mask counting as a causal one; quantized tensors never), at least one of them: those
  * features (AC_DF_ bits), else 0. Where one was not checked (its features are those its case has),
  * the trigger is the checked one's needs; never between two unchecked ones. */
 uint32_t ac_defect_trigger(const ac_defect_fp *a, const ac_defect_fp *b);
-/* 1 when the failure of cs goes with the features t: cs without them (ac_dcase_without) can be built
- * and, judged again on x, no longer fails in its failure mode (a quantity of it right, or its size
+/* 1 when the failure of cs goes with the features t: cs without them (ac_dcase_without; a varlen or
+ * paged layout in t: each of its sequences' dense cases, at most AC_DEFECT_MAX_SEQS, without the
+ * others) can be built and, judged again on x, no longer fails in its failure mode (a quantity of it right, or its size
  * 16 times smaller: ac_fmode_covers), which is mode, or (mode NULL) the one cs shows judged again as
  * a finding of kind k (as a fingerprint judges it: the forward's FAIL of a METAMORPHIC or backward
  * finding, ...). *evals counts the judgements. */
@@ -673,6 +676,16 @@ int ac_dcase_finite(const ac_case *c, int largest, ac_case *out, ac_err *e);
  * other scores, a scale the default one can then replace exactly (-1: s is one already). */
 int ac_dcase_snap_scale(const ac_case *c, ac_case *out, ac_err *e);
 int ac_dcase_widen(const ac_case *c, ac_dtype t, ac_case *out, ac_err *e);
+/* Sequence b of a layout case alone: its dense case (ac_layout_seq_case). A dense case of batch 1
+ * as a varlen case of that one sequence, the form a kernel of layout cases only takes (-1 with one
+ * line where it has none: batches, strides, a layout, a feature a layout does not take). c has a
+ * serving layout beyond one varlen sequence (a paged cache, or several sequences). */
+int ac_dcase_seq(const ac_case *c, int64_t b, ac_case *out, ac_err *e);
+int ac_dcase_as_varlen(const ac_case *c, ac_case *out, ac_err *e);
+int ac_dcase_layout_kept(const ac_case *c);
+/* A case cand built (rc 0) from layout case `from` that lost the layout: given it again where it
+ * has the same tokens (a head cut or repeated, a value edited), else freed and -1; rc otherwise. */
+int ac_dcase_keep_layout(const ac_case *from, int rc, ac_case *cand);
 int ac_dcase_expand_kv(const ac_case *c, ac_case *out, ac_err *e);
 /* c with V times 2^-e, its largest |V| in [1/2, 1) (a plain dense case with finite V of which some
  * |V| >= 1; else -1): where a wrong value overflowed, the same defect with room to show as a value. */

@@ -1,17 +1,21 @@
 /* tdefect_trigger: the pieces of the defect rule that need no kernel (fuzz/engine/defect.c,
  * defect_cases.c; docs/fuzzing.md "Defects"). The trigger two fingerprints share: what one needs all
- * needed by the other, a bottom-right mask counting as a causal one, never empty, never a quantized
- * or serving layout, never two different dtypes, never between two findings that were not checked
+ * needed by the other, a bottom-right mask counting as a causal one, never empty, never quantized
+ * tensors (a serving layout may be one), never two different dtypes, never between two findings that were not checked
  * (an unchecked one's features are what its case has: the trigger is the checked one's needs). A
  * case without a trigger: the mask left out (top-left for a bottom-right trigger), dv = dk, the kv
  * heads repeated, every other feature kept. A case file's strides that are the contiguous ones are
- * no strides. A scale snapped to ±2^k times the default one; V scaled below 1. The campaigns that
+ * no strides. A scale snapped to ±2^k times the default one; V scaled below 1. A layout case without
+ * GQA or a head keeps its pages; a sequence alone, dense or as one varlen sequence. Quantized
+ * tensors' NaN scales and codes are non-finite inputs, and finite ones can take their place. The campaigns that
  * use them are tests/tfuzz_defects.sh. */
 #include "config.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include "fuzz.h"
+#include "layout.h"
+#include "quant.h"
 #include "testutil.h"
 
 static ac_defect_fp fp(uint32_t feats, int checked, int dtype_only)
@@ -41,11 +45,16 @@ START_TEST(trigger_is_contained_needs)
   ck_assert_uint_eq(ac_defect_trigger(&dv, &gqa), 0);                 /* disjoint */
   ck_assert_uint_eq(ac_defect_trigger(&causal_gqa, &dv_heads), 0);    /* neither contains the other */
   ck_assert_uint_eq(ac_defect_trigger(&gqa, &causal_gqa), AC_DF_GQA);
-  /* quantized tensors and serving layouts are kept as found, never a trigger */
-  ac_defect_fp q = fp(AC_DF_QUANT, 1, -1), qp = fp(AC_DF_QUANT | AC_DF_PAGED | AC_DF_CAUSAL, 1, -1);
+  /* quantized tensors are kept as found, never a trigger; a serving layout is one (each sequence
+   * alone is the case without it) */
+  ac_defect_fp q = fp(AC_DF_QUANT, 1, -1), qp = fp(AC_DF_QUANT | AC_DF_PAGED | AC_DF_CAUSAL, 1, -1),
+               pg = fp(AC_DF_PAGED, 1, -1), pg_gqa = fp(AC_DF_PAGED | AC_DF_GQA, 1, -1), vl = fp(AC_DF_VARLEN, 1, -1);
   ck_assert_uint_eq(ac_defect_trigger(&q, &q), 0);
   ck_assert_uint_eq(ac_defect_trigger(&q, &qp), 0);
+  ck_assert_uint_eq(ac_defect_trigger(&pg, &qp), AC_DF_PAGED);
   ck_assert_uint_eq(ac_defect_trigger(&causal, &qp), AC_DF_CAUSAL);
+  ck_assert_uint_eq(ac_defect_trigger(&pg, &pg_gqa), AC_DF_PAGED);
+  ck_assert_uint_eq(ac_defect_trigger(&pg, &vl), 0);   /* two layouts: two triggers */
   /* dtypes: one needed by both, or by one of them; never two different ones */
   ac_defect_fp c16 = fp(AC_DF_CAUSAL, 1, AC_F16), cb16 = fp(AC_DF_CAUSAL, 1, AC_BF16);
   ck_assert_uint_eq(ac_defect_trigger(&c16, &causal), AC_DF_CAUSAL);
@@ -158,6 +167,78 @@ START_TEST(snapped_scale_and_smaller_v)
 }
 END_TEST
 
+/* A paged case without GQA or one of its heads keeps its pages; a sequence alone is its dense case,
+ * and a dense case of one batch is one varlen sequence, a layout no trigger is made of. */
+START_TEST(layout_cases)
+{
+  static const int64_t tq[] = {2, 0, 3}, tk[] = {5, 4, 7};
+  ac_layout_case_spec sp = {.dtype = AC_F32, .mask = AC_MASK_CAUSAL, .heads = 2, .kv_heads = 1, .dk = 4, .dv = 4, .sigma = 1,
+                            .lay = {.kind = AC_FEAT_PAGED, .nseq = 3, .tq = tq, .tk = tk, .page_size = 4, .shuffle = 1}};
+  ac_case c, w, d, v;
+  ac_err e;
+  ck_assert_msg(ac_layout_case_make(&c, &sp, 3, &e) == 0, "%s", e.msg);
+  ck_assert_int_eq(ac_dcase_layout_kept(&c), 1);
+  /* GQA taken away: the kv head repeated, the same pages */
+  ck_assert_msg(ac_dcase_without(&c, AC_DF_GQA, &w, &e) == 0, "%s", e.msg);
+  ck_assert(w.lay && w.p.kv_heads == 2 && ac_layout_validate(&w, &e) == 0);
+  ck_assert_int_eq(memcmp(w.lay->block_table, c.lay->block_table, (size_t)(3 * c.p.l.max_pages) * sizeof(int32_t)), 0);
+  const int64_t key = ac_layout_key(&c, 2, 6);
+  ck_assert(ac_load(AC_F32, w.v, ac_vidx(&w.p, 0, 1, key, 3)) == ac_load(AC_F32, c.v, ac_vidx(&c.p, 0, 0, key, 3)));
+  /* one head of it: the same pages */
+  ck_assert_msg(ac_dcase_slice(&w, 1, 1, &d, &e) == 0, "%s", e.msg);
+  ck_assert_int_eq(ac_dcase_keep_layout(&w, 0, &d), 0);
+  ck_assert(d.lay && d.p.heads == 1 && ac_layout_validate(&d, &e) == 0);
+  ac_case_free(&d);
+  ac_case_free(&w);
+  /* sequence 2 alone: dense, its keys in order */
+  ck_assert_int_ne(ac_dcase_seq(&c, 3, &d, &e), 0);
+  ck_assert_msg(ac_dcase_seq(&c, 2, &d, &e) == 0, "%s", e.msg);
+  ck_assert(!d.lay && d.p.tq == 3 && d.p.tk == 7 && d.p.batch == 1);
+  ck_assert(ac_load(AC_F32, d.v, ac_vidx(&d.p, 0, 0, 6, 3)) == ac_load(AC_F32, c.v, ac_vidx(&c.p, 0, 0, key, 3)));
+  /* ... and as one varlen sequence: no layout kept */
+  ck_assert_msg(ac_dcase_as_varlen(&d, &v, &e) == 0, "%s", e.msg);
+  ck_assert(v.lay && v.p.l.nseq == 1 && v.lay->cu_q[1] == 3 && v.lay->cu_k[1] == 7 && ac_dcase_layout_kept(&v) == 0);
+  ck_assert_int_eq(memcmp(v.k, d.k, ac_case_bytes(&d, 'k')), 0);
+  ck_assert_int_ne(ac_dcase_as_varlen(&v, &w, &e), 0);   /* a layout already */
+  ac_case_free(&v);
+  ac_case_free(&d);
+  mk(&d, AC_MASK_NONE, 2, 3, 2, 2, 1, 1);
+  d.p.batch = 2;   /* two batches: no one sequence (the shape alone decides) */
+  ck_assert_int_ne(ac_dcase_as_varlen(&d, &v, &e), 0);
+  d.p.batch = 1;
+  ac_case_free(&d);
+  ac_case_free(&c);
+}
+END_TEST
+
+/* Quantized K and V with NaN scales and codes: non-finite inputs; the case with finite ones in
+ * their place (zeros, or the scales' largest finite values) decodes them again. */
+START_TEST(quantized_nonfinite)
+{
+  const char *fmts[] = {"q8_0", "e5m2:token", "int8:head:scale=f16:zero=f16"};
+  for (int f = 0; f < 3; f++) {
+    ac_case c, w;
+    ac_err e;
+    mk(&c, AC_MASK_NONE, 2, 8, 32, 32, 1, 1);
+    const char *spec[3] = {NULL, fmts[f], fmts[f]};
+    ck_assert_msg(ac_quant_apply_specs(&c, spec, "nan_in_block", 7, &e) == 0, "%s: %s", fmts[f], e.msg);
+    ck_assert_msg(ac_dcase_nonfinite(&c), "%s: no NaN drawn", fmts[f]);
+    for (int largest = 0; largest < 2; largest++) {
+      ck_assert_msg(ac_dcase_finite(&c, largest, &w, &e) == 0, "%s", e.msg);
+      ck_assert_msg(!ac_dcase_nonfinite(&w), "%s: non-finite left", fmts[f]);
+      ck_assert_int_eq(w.p.quant[1].fmt, c.p.quant[1].fmt);
+      /* the finite values stay */
+      for (int64_t i = 0; i < 8 * 32; i++) {
+        double a = ac_load(AC_F64, c.k, (size_t)i), b = ac_load(AC_F64, w.k, (size_t)i);
+        ck_assert(!isfinite(a) || a == b);
+      }
+      ac_case_free(&w);
+    }
+    ac_case_free(&c);
+  }
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("defect_trigger");
@@ -167,6 +248,8 @@ int main(void)
   tcase_add_test(tc, case_without_a_trigger);
   tcase_add_test(tc, contiguous_strides_are_none);
   tcase_add_test(tc, snapped_scale_and_smaller_v);
+  tcase_add_test(tc, layout_cases);
+  tcase_add_test(tc, quantized_nonfinite);
   suite_add_tcase(s, tc);
   return ac_test_run(s);
 }

@@ -87,9 +87,12 @@ trig tv mutant-dv-as-dk head_dim,normal,dominant 40 dv-ne-dk
 trig tn mutant-masked-nan-leak nonfinite,normal,large_mag,late_max 60 causal
 grep -q '"key":"MASKED-LEAK o=non-finite needs=causal,nonfinite"' "$tmp/tn"/findings/*/report.json ||
   fail "masked-nan-leak: no MASKED-LEAK among its findings"
+# a paged cache's block table read at the wrong row: wrong values, NaN, OUT-OF-SEQUENCE, one defect
+# (each sequence alone passes: the layout is the trigger)
+trig tb mutant-block-table-row page_table,decode 30 paged
 # and two planted defects, each with a trigger of its own (dv != dk; a bottom-right mask): two
 "$bin" fuzz --kernel mutant2-dv-as-dk-empty-row-nan --families head_dim,tq_ne_tk --cases 32 --no-live --out "$tmp/te" > "$tmp/te.txt" 2>&1
 defects "$tmp/te" 2
 grep -q '; needs dv-ne-dk; ' "$tmp/te.txt" || fail "dv-as-dk-empty-row-nan: no defect needing dv != dk"
 grep -q '; needs causal-bottom-right; ' "$tmp/te.txt" || fail "dv-as-dk-empty-row-nan: no defect of the empty row"
-echo "ok: one defect in each shard and in their merge ($mf findings); two in each mutant2- kernel; one for each defect failing several ways"
+echo "ok: one defect in each shard and in their merge ($mf findings); two in each mutant2- kernel; one for each defect failing several ways (a paged cache's too)"

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fuzz.h"
+#include "layout.h"
 #include "variants.h"
 
 static const char *const qty_names[AC_NQTY] = {"o", "lse", "dq", "dk", "dv", "dsinks"};
@@ -25,16 +26,42 @@ static const char *const df_names[] = {"causal", "causal-bottom-right", "gqa", "
 
 static int derived(int k) { return k == AC_V_METAMORPHIC || k == AC_V_GRAD_FAIL || k == AC_V_GRAD_METAMORPHIC; }
 
+/* Where the kernel does not take dense case c but takes it as one varlen sequence (a kernel of
+ * layout cases only), that form into *out: 1; else 0. */
+static int kernel_form(const ac_eval_ctx *x, const ac_case *c, ac_case *out)
+{
+  char why[256];
+  ac_err e;
+  if (c->lay || ac_kernel_supports(x->kernel, &c->p, why, sizeof why) || ac_dcase_as_varlen(c, out, &e)) return 0;
+  if (ac_kernel_supports(x->kernel, &out->p, why, sizeof why)) return 1;
+  ac_case_free(out);
+  return 0;
+}
+
+/* A case of one varlen sequence as its dense case (the cases below are built from dense ones; judge
+ * gives a kernel of layout cases only the varlen form again). */
+static void unwrap(ac_case *c)
+{
+  ac_case d;
+  ac_err e;
+  if (!c->lay || ac_dcase_layout_kept(c) || ac_dcase_seq(c, 0, &d, &e)) return;
+  ac_case_free(c);
+  *c = d;
+}
+
 /* c judged as a finding of kind k is (every row when all_rows; the metamorphic check and the
- * backward only for their kinds; a race run again up to 32 times). */
+ * backward only for their kinds; a race run again up to 32 times), in the form the kernel takes. */
 static void judge(const ac_eval_ctx *x, const ac_case *c, int k, int all_rows, ac_eval *ev)
 {
   ac_eval_ctx y = *x;
   ac_err e;
+  ac_case v;
+  const int wrapped = kernel_form(x, c, &v);
   y.rows_all = all_rows;
   y.metamorphic = k == AC_V_METAMORPHIC || k == AC_V_GRAD_METAMORPHIC ? AC_META_ALWAYS : AC_META_OFF;
   if (k != AC_V_GRAD_FAIL && k != AC_V_GRAD_METAMORPHIC) y.grad = 0;
-  ac_eval_case(&y, c, k == AC_V_NONDETERMINISTIC ? 32 : 0, ev, &e);
+  ac_eval_case(&y, wrapped ? &v : c, k == AC_V_NONDETERMINISTIC ? 32 : 0, ev, &e);
+  if (wrapped) ac_case_free(&v);
 }
 
 /* What case c has of what a defect may need (AC_DF_ bits; the variants shifted). */
@@ -52,7 +79,7 @@ static uint32_t present(const ac_case *c)
   if (ac_dcase_nonfinite(c)) f |= AC_DF_NONFINITE;
   if (ac_dcase_strided(c)) f |= AC_DF_STRIDED;
   if (ac_problem_quantized(p)) f |= AC_DF_QUANT;
-  if (p->f.used & AC_FEAT_VARLEN) f |= AC_DF_VARLEN;
+  if ((p->f.used & AC_FEAT_VARLEN) && ac_dcase_layout_kept(c)) f |= AC_DF_VARLEN;
   if (p->f.used & AC_FEAT_PAGED) f |= AC_DF_PAGED;
   return f;
 }
@@ -70,7 +97,7 @@ typedef struct {
 } fpstate;
 
 /* Takes cand (built: rc 0): it becomes the current case when it fails as the finding does. */
-static int try_without(fpstate *s, int rc, ac_case *cand)
+static int try_case(fpstate *s, int rc, ac_case *cand)
 {
   if (rc) return 0;
   if (s->fp->evals >= AC_DEFECT_MAX_EVALS || ac_now() > s->deadline) {
@@ -95,6 +122,10 @@ static int try_without(fpstate *s, int rc, ac_case *cand)
   return 1;
 }
 
+/* try_case of a cut of s->cur; a cut of a layout case that keeps its tokens keeps its layout
+ * (ac_dcase_keep_layout), any other is not built. */
+static int try_without(fpstate *s, int rc, ac_case *cand) { return try_case(s, ac_dcase_keep_layout(&s->cur, rc, cand), cand); }
+
 /* The worst element's row, batch and head as ev judged it. */
 static void note_worst(fpstate *s, const ac_eval *ev)
 {
@@ -114,6 +145,21 @@ static void try_slices(fpstate *s, int what, int64_t n)
   if (w >= 0 && w < n && try_without(s, ac_dcase_slice(&s->cur, what, w, &cand, &e), &cand)) return;
   for (int64_t i = 0, tried = 0; i < n && tried < 6; i++)
     if (i != w && (tried++, try_without(s, ac_dcase_slice(&s->cur, what, i, &cand, &e), &cand))) return;
+}
+
+/* A layout case (varlen beyond one sequence, or paged) without it: the worst element's sequence
+ * alone (its dense case: the same rows, keys and values), then up to six others. */
+static void try_seqs(fpstate *s)
+{
+  ac_case cand;
+  ac_err e;
+  const ac_case *c = &s->cur;
+  const int64_t n = ac_layout_nseq(c);
+  const int64_t w = s->worst_i >= 0 && s->worst_i < c->p.tq ? ac_layout_seq_of_row(c, s->worst_i) : -1;
+  s->trying = c->p.f.used & AC_FEAT_PAGED ? AC_DF_PAGED : AC_DF_VARLEN;
+  if (w >= 0 && w < n && try_case(s, ac_dcase_seq(c, w, &cand, &e), &cand)) return;
+  for (int64_t b = 0, tried = 0; b < n && tried < 6; b++)
+    if (b != w && ac_layout_tq(c, b) > 0 && (tried++, try_case(s, ac_dcase_seq(c, b, &cand, &e), &cand))) return;
 }
 
 /* Does the failure need the case's dtype? Its values in the next wider dtype the kernel takes
@@ -171,6 +217,7 @@ static void reduce(fpstate *s)
   ac_case cand;
   ac_err e;
   const ac_problem *p = &s->cur.p;
+  if (ac_dcase_layout_kept(&s->cur)) try_seqs(s);
   s->trying = AC_DF_STRIDED;
   if (ac_dcase_strided(&s->cur)) try_without(s, ac_dcase_contiguous(&s->cur, &cand, &e), &cand);
   s->trying = AC_DF_BATCHES;
@@ -310,6 +357,7 @@ int ac_defect_fingerprint(const ac_eval_ctx *x, const ac_case *cs, ac_verdict_ki
   fp->attached = fp->dtype_only = -1;
   fpstate s = {.x = x, .fp = fp, .worst_b = -1, .worst_h = -1};
   if (ac_case_copy(&s.cur, cs, e)) return -1;
+  unwrap(&s.cur);
   const int small = ac_case_oracle_work(cs) <= AC_DEFECT_MAX_WORK;
   fp->reproduced = base_mode(&s, k, small);
   s.deadline = ac_now() + AC_DEFECT_MAX_SECONDS;
@@ -319,6 +367,11 @@ int ac_defect_fingerprint(const ac_eval_ctx *x, const ac_case *cs, ac_verdict_ki
     fp->checked = !s.cut;
   }
   fp->feats = present(&s.cur) & ~s.unsure;
+  ac_case v;   /* the reduced case in the form the kernel takes */
+  if (kernel_form(x, &s.cur, &v)) {
+    ac_case_free(&s.cur);
+    s.cur = v;
+  }
   *reduced = s.cur;
   return 0;
 }
@@ -367,11 +420,11 @@ int ac_defect_same(const ac_defect_fp *a, const ac_defect_fp *b)
          modes_meet(&a->mode, &b->mode);
 }
 
-/* Needs a trigger can be made of (quantized tensors and serving layouts are kept as found, not
- * checked), a bottom-right mask counting as a causal one. */
+/* Needs a trigger can be made of (quantized tensors are kept as found, not checked; a serving
+ * layout goes as every sequence's dense case), a bottom-right mask counting as a causal one. */
 static uint32_t trigger_bits(uint32_t f)
 {
-  f &= ~(uint32_t)(AC_DF_QUANT | AC_DF_VARLEN | AC_DF_PAGED);
+  f &= ~(uint32_t)AC_DF_QUANT;
   return f & AC_DF_CAUSAL_BR ? f | AC_DF_CAUSAL : f;
 }
 
@@ -394,15 +447,34 @@ int ac_defect_gone_without(const ac_eval_ctx *x, const ac_case *cs, ac_verdict_k
   ac_err e;
   ac_case w;
   if (!t || ac_case_copy(&s.cur, cs, &e)) return 0;
+  unwrap(&s.cur);
   int ok = 0;
   if (mode) got.mode = *mode;
   /* a case that does not fail has nothing to go */
-  if ((mode || base_mode(&s, k, ac_case_oracle_work(cs) <= AC_DEFECT_MAX_WORK)) && ac_dcase_without(&s.cur, t, &w, &e) == 0) {
-    ac_eval ev;
-    judge(x, &w, got.mode.kind, ac_case_oracle_work(&w) <= AC_DEFECT_MAX_WORK, &ev);
-    got.evals++;
-    ok = ev.status == AC_RUN_OK && !ac_fmode_covers(&ev, &got.mode);
-    ac_case_free(&w);
+  if (mode || base_mode(&s, k, ac_case_oracle_work(cs) <= AC_DEFECT_MAX_WORK)) {
+    /* without a layout: every sequence as a dense case of its own (at most AC_DEFECT_MAX_SEQS) */
+    const int lay = (t & (AC_DF_VARLEN | AC_DF_PAGED)) && ac_dcase_layout_kept(&s.cur);
+    const int64_t n = lay ? ac_layout_nseq(&s.cur) : 1;
+    ok = n >= 1 && n <= AC_DEFECT_MAX_SEQS;
+    for (int64_t b = 0; b < n && ok; b++) {
+      ac_case d;
+      if (lay && ac_layout_tq(&s.cur, b) < 1) continue;
+      if (lay && ac_dcase_seq(&s.cur, b, &d, &e)) {
+        ok = 0;
+        break;
+      }
+      const int rc = ac_dcase_without(lay ? &d : &s.cur, t & ~(uint32_t)(AC_DF_VARLEN | AC_DF_PAGED), &w, &e);
+      if (lay) ac_case_free(&d);
+      if (rc) {
+        ok = 0;
+        break;
+      }
+      ac_eval ev;
+      judge(x, &w, got.mode.kind, ac_case_oracle_work(&w) <= AC_DEFECT_MAX_WORK, &ev);
+      got.evals++;
+      ok = ev.status == AC_RUN_OK && !ac_fmode_covers(&ev, &got.mode);
+      ac_case_free(&w);
+    }
   }
   *evals += got.evals;
   ac_case_free(&s.cur);

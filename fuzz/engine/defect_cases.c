@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fuzz.h"
+#include "layout.h"
+#include "quant.h"
 #include "variants.h"
 
 /* A plain dense case of one dtype: what the value edits below can rewrite element by element. */
@@ -49,16 +51,64 @@ int ac_dcase_strided(const ac_case *c)
   return 0;
 }
 
+/* A dense case whose inputs can be edited one by one: one dtype, or quantized tensors (their
+ * codes and scales; not one a kernel quantizes itself) beside plain ones in it. */
+static int editable(const ac_case *c)
+{
+  const ac_problem *p = &c->p;
+  if (c->lay || (p->f.used & (AC_FEAT_MIXED_DTYPES | AC_FEAT_LAYOUTS))) return 0;
+  for (int x = 0; x < 3; x++)
+    if (p->quant[x].fmt && (p->quant[x].store || !c->quant)) return 0;
+  return 1;
+}
+
 int ac_dcase_nonfinite(const ac_case *c)
 {
-  if (!plain_values(c)) return 0;
+  if (!editable(c)) return 0;
   ac_counts n = ac_case_counts(c);
   const void *t[3] = {c->q, c->k, c->v};
   const int64_t cnt[3] = {n.q, n.k, n.v};
-  for (int x = 0; x < 3; x++)
+  for (int x = 0; x < 3; x++) {
+    const ac_dtype d = ac_tensor_dtype(&c->p, "qkv"[x]);   /* binary64 values of a quantized one */
     for (int64_t i = 0; i < cnt[x]; i++)
-      if (!isfinite(ac_load(c->p.dtype, t[x], (size_t)i))) return 1;
+      if (!isfinite(ac_load(d, t[x], (size_t)i))) return 1;
+  }
   return 0;
+}
+
+/* The finite stored value of dtype t in place of non-finite v: 0, or (largest) the largest finite
+ * one of v's sign (NaN positive). */
+static uint64_t finite_sd(ac_qsdtype t, double v, int largest)
+{
+  if (!largest) return ac_qsd_encode(t, 0);
+  const double m = t == AC_QSD_E8M0 ? 0x1p127 : ac_dtype_get(ac_qsd_dtype(t))->max_finite;
+  return ac_qsd_encode(t, v < 0 ? -m : m);
+}
+
+/* Quantized tensor x of out with finite_sd's values for its NaN and infinite scales, mins and zero
+ * points, code 0 for its NaN and infinite fp8 codes, its values decoded again. */
+static void finite_quant(ac_case *out, char x, int largest)
+{
+  const int i = ac_qslot(x);
+  const ac_qspec *q = &out->p.quant[i];
+  const ac_qfmt_info *f = ac_qfmt_get(q->fmt);
+  ac_qdata *t = &out->quant->t[i];
+  int64_t d[4];
+  ac_qdims(&out->p, x, d);
+  const int64_t ns = ac_qscale_count(q, d), ne = d[0] * d[1] * d[2] * d[3];
+  const ac_qsdtype sd = ac_qspec_sdtype(q), zd = ac_qspec_zdtype(q);
+  for (int64_t k = 0; k < ns; k++) {
+    const double v = ac_qscale_value(sd, ac_qsd_load(sd, t->scales, (size_t)k));
+    if (!isfinite(v)) ac_qsd_store(sd, t->scales, (size_t)k, finite_sd(sd, v, largest));
+  }
+  const int64_t na = zd == AC_QSD_N || !t->aux ? 0 : f->aux == AC_QAUX_TSCALE ? 1 : ns;
+  for (int64_t k = 0; k < na; k++) {
+    const double v = ac_qscale_value(zd, ac_qsd_load(zd, t->aux, (size_t)k));
+    if (!isfinite(v)) ac_qsd_store(zd, t->aux, (size_t)k, finite_sd(zd, v, largest));
+  }
+  for (int64_t k = 0; k < ne; k++)
+    if (!isfinite(ac_qcode_value(q->fmt, t->codes[k]))) t->codes[k] = 0;
+  ac_quant_decode(out, x);
 }
 
 /* A slice of c: batch `at` alone (what 0) or query head `at` alone (1). */
@@ -220,17 +270,22 @@ int ac_dcase_snap_scale(const ac_case *c, ac_case *out, ac_err *e)
 
 int ac_dcase_finite(const ac_case *c, int largest, ac_case *out, ac_err *e)
 {
-  if (!plain_values(c)) return ac_err_set(e, "not a plain dense case");
+  if (!editable(c)) return ac_err_set(e, "not a dense case of editable values");
   if (ac_case_copy(out, c, e)) return -1;
   ac_counts n = ac_case_counts(out);
   void *t[3] = {out->q, out->k, out->v};
   const int64_t cnt[3] = {n.q, n.k, n.v};
   const double m = ac_dtype_get(out->p.dtype)->max_finite;
-  for (int x = 0; x < 3; x++)
+  for (int x = 0; x < 3; x++) {
+    if (out->p.quant[x].fmt) {   /* its scales and codes */
+      finite_quant(out, "qkv"[x], largest);
+      continue;
+    }
     for (int64_t i = 0; i < cnt[x]; i++) {
       double v = ac_load(out->p.dtype, t[x], (size_t)i);
       if (!isfinite(v)) ac_set(out->p.dtype, t[x], (size_t)i, !largest ? 0.0 : v < 0 ? -m : m);
     }
+  }
   return 0;
 }
 
@@ -239,7 +294,7 @@ int ac_dcase_finite(const ac_case *c, int largest, ac_case *out, ac_err *e)
 int ac_dcase_expand_kv(const ac_case *c, ac_case *out, ac_err *e)
 {
   const ac_problem *p = &c->p;
-  if (c->lay || ac_problem_quantized(p) || p->heads == p->kv_heads) return ac_err_set(e, "no kv heads to repeat");
+  if (ac_problem_quantized(p) || p->heads == p->kv_heads) return ac_err_set(e, "no kv heads to repeat");
   ac_case_init(out);
   out->p = *p;
   out->p.kv_heads = p->heads;
@@ -316,9 +371,25 @@ int ac_dcase_small_v(const ac_case *c, ac_case *out, ac_err *e)
   return 0;
 }
 
+int ac_dcase_keep_layout(const ac_case *from, int rc, ac_case *cand)
+{
+  ac_err e;
+  if (rc || !from->lay || cand->lay) return rc;
+  const ac_problem *a = &from->p, *b = &cand->p;
+  /* the same tokens (a head cut or repeated, a value edited): the same layout; else none */
+  if (b->batch == 1 && b->tq == a->tq && b->tk == a->tk && (b->f.used & AC_FEAT_LAYOUTS) == (a->f.used & AC_FEAT_LAYOUTS)) {
+    ac_layout_copy(cand, from);
+    cand->p.l = a->l;
+    if (ac_layout_validate(cand, &e) == 0) return 0;
+  }
+  ac_case_free(cand);
+  return -1;
+}
+
 /* cur replaced by the case rc/nx built from it (0), or left as it is (-1, e set). */
 static int step(ac_case *cur, int rc, ac_case *nx)
 {
+  rc = ac_dcase_keep_layout(cur, rc, nx);
   if (rc) return -1;
   ac_case_free(cur);
   *cur = *nx;
@@ -352,5 +423,34 @@ int ac_dcase_without(const ac_case *c, uint32_t t, ac_case *out, ac_err *e)
     return -1;
   }
   *out = cur;
+  return 0;
+}
+
+int ac_dcase_layout_kept(const ac_case *c)
+{
+  return c->lay && !((c->p.f.used & AC_FEAT_VARLEN) && c->p.l.nseq == 1);
+}
+
+int ac_dcase_seq(const ac_case *c, int64_t b, ac_case *out, ac_err *e)
+{
+  if (!c->lay || b < 0 || b >= c->p.l.nseq) return ac_err_set(e, "no sequence %lld", (long long)b);
+  return ac_layout_seq_case(c, b, out, e);
+}
+
+int ac_dcase_as_varlen(const ac_case *c, ac_case *out, ac_err *e)
+{
+  /* a dense case of batch 1 is the carrier of one sequence: its rows and keys in order */
+  if (c->lay || c->p.batch != 1 || (c->p.f.used & ~(uint32_t)AC_FEAT_ALL) || ac_dcase_strided(c))
+    return ac_err_set(e, "no varlen form of one sequence");
+  if (ac_case_copy(out, c, e)) return -1;
+  const int64_t tq = out->p.tq, tk = out->p.tk;
+  ac_layout_alloc(out, AC_FEAT_VARLEN, 1, 0, 0);
+  out->lay->cu_q[1] = (int32_t)tq;
+  out->lay->cu_k[1] = (int32_t)tk;
+  ac_layout_finish(out);
+  if (ac_layout_validate(out, e)) {
+    ac_case_free(out);
+    return -1;
+  }
   return 0;
 }

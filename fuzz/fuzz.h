@@ -710,6 +710,9 @@ typedef struct {
   int64_t rep_elems;
   double first_s;                 /* found_after_s of its first finding */
 } ac_defect_info;
+/* A defect whose finding failed again when judged again (its fingerprint reproduced). One that did
+ * not (a crash, race or timeout that did not recur) stays listed, apart, and is not counted. */
+static inline int ac_defect_confirmed(const ac_defect_info *d) { return d->fp.reproduced; }
 typedef struct {
   ac_defect_info *v;
   int n, cap;
@@ -743,6 +746,7 @@ typedef struct {
   int id;                         /* the finding's defect */
   int kind;                       /* the verdict kind of its failure mode */
   int is_new;                     /* 1: it opened the defect */
+  int reproduced;                 /* 1: the finding failed again when judged again (its defect is confirmed) */
   int evals;                      /* judgements of its fingerprint */
   char key[700];
 } ac_defect_result;

@@ -1,8 +1,8 @@
 /* treport_defects: a directory's findings in their defects (fuzz/report/summary.c, groups.c,
  * fuzz/engine/defects.c, defects_index.c; docs/fuzzing.md "Defects"). A findings directory with
- * four findings of defect 1 (four families, one with the smallest case), one SUSPECT of defect 2
- * and one finding stored without a defect (an older version's: grouped by its mechanism) lists
- * three defects first, one line each with the best case, what it needs, its findings and families
+ * four findings of defect 1 (four families, one with the smallest case), one SUSPECT of defect 2,
+ * a CRASH that did not fail again (listed apart as unconfirmed, not counted) and one finding stored
+ * without a defect (an older version's: grouped by its mechanism) lists three defects first, one line each with the best case, what it needs, its findings and families
  * (in the order of their findings' names) and the best finding's repro.sh, the finding without a
  * defect last, then the number of findings; report.html has the defects table
  * and the defects-over-time plot; defects.json is rebuilt from the findings and read back; the
@@ -63,6 +63,11 @@ START_TEST(one_defect_one_line)
   finding(dir, "k__SUSPECT__normal__last", "SUSPECT", "warn",
           "\"family\":\"normal\",\"err_w\":0.5,\"found_after_s\":3," DEFECT(2, "SUSPECT", "\"lse\":\"value\"", "\"causal\"",
                                                                              "B1 H1/1 tq2 tk9 dk2 dv1 f32 causal", 40));
+  /* a crash that did not crash again when judged again: listed apart, not counted */
+  finding(dir, "k__CRASH__large_mag__none", "CRASH", "fail",
+          "\"family\":\"large_mag\",\"err_w\":0,\"found_after_s\":2,\"defect\":{\"id\":3,\"kind\":\"CRASH\",\"fails\":{},"
+          "\"needs\":[\"heads\"],\"checked\":true,\"reproduced\":false,\"case\":\"case.npz\","
+          "\"size\":\"B1 H2/2 tq300 tk300 dk8 dv8 f32 none\",\"elements\":4800}");
   /* stored by an older version: no defect, grouped by the mechanism it records */
   finding(dir, "k__FAIL__normal__last", "FAIL", "fail",
           "\"family\":\"normal\",\"position\":\"last\",\"err_w\":500,\"minimized\":true,"
@@ -79,8 +84,10 @@ START_TEST(one_defect_one_line)
              *d2 = strstr(t, "\ndefect 2: SUSPECT the LSE value on 2 queries x 9 keys (dk 2, dv 1, f32); needs causal; 1 "
                              "finding from 1 family (normal); repro: "),
              *g = strstr(t, "\nnot judged again: FAIL lse value, row last, f32 causal tq9-16 tk9-16 (grouped by mechanism); 1 finding"),
-             *n = strstr(t, "\n6 findings (5 with policy fail) in ");
-  ck_assert_msg(d1 && d2 && g && n && d1 < d2 && d2 < g && g < n, "not one line per defect, the recorded ones first:\n%s", t);
+             *u = strstr(t, "\nunconfirmed 3: CRASH the run on 300 queries x 300 keys (dk 8, dv 8, f32); needs heads; did not fail "
+                            "again when judged again; 1 finding from 1 family (large_mag); repro: "),
+             *n = strstr(t, "\n7 findings (6 with policy fail) in ");
+  ck_assert_msg(d1 && d2 && g && u && n && d1 < d2 && d2 < g && g < u && u < n, "not one line per defect, the recorded ones first:\n%s", t);
   ck_assert_msg(strstr(d1, "/findings/k__FAIL__late_max__interior/repro.sh\n") != NULL, "defect 1: not its smallest case:\n%s", t);
   ck_assert_int_eq((int)(strchr(n + 1, '\n') - t + 1), (int)strlen(t));   /* the findings' line ends it */
   free(t);
@@ -88,8 +95,9 @@ START_TEST(one_defect_one_line)
   ac_defect_list l, r;
   ck_assert(ac_defects_rebuild(dir, &l, &e) == 0);
   ck_assert(ac_defects_index_read(dir, &r) == 0);
-  ck_assert_int_eq(l.n, 2);
-  ck_assert_int_eq(r.n, 2);
+  ck_assert_int_eq(l.n, 3);
+  ck_assert_int_eq(r.n, 3);
+  ck_assert(ac_defect_confirmed(&r.v[0]) && ac_defect_confirmed(&r.v[1]) && !ac_defect_confirmed(&r.v[2]));
   ck_assert_int_eq(r.unassigned, 1);
   ck_assert(r.v[0].id == 1 && r.v[0].nfind == 4 && r.v[0].nfam == 4 && r.v[0].fail && r.v[0].rep_elems == 130);
   ck_assert_str_eq(r.v[0].rep, "k__FAIL__late_max__interior");
@@ -104,7 +112,9 @@ START_TEST(one_defect_one_line)
   ck_assert(ac_report_html(dir, &e) == 0);
   snprintf(p, sizeof p, "%s/report.html", dir);
   t = read_all(p);
-  const char *h = strstr(t, "Defects (3)"), *fl = strstr(t, "Findings (6)");
+  const char *h = strstr(t, "Defects (3)"), *fl = strstr(t, "Findings (7)");
+  ck_assert_msg(strstr(t, "3 defects, 7 findings. 1 more finding did not fail again") != NULL, "report.html: the unconfirmed one counted");
+  ck_assert_msg(strstr(h, "<tr><td>(3)</td><td class=\"fail\">CRASH") != NULL, "report.html: the unconfirmed one not listed apart");
   ck_assert_msg(h && fl && h < fl, "report.html: no defects table before the findings");
   ck_assert_msg(strstr(t, "<svg id=\"plot-defects-time\"") != NULL, "report.html: no defects-over-time plot");
   ck_assert_msg(strstr(h, "<td class=\"n\">4</td><td>o value and the LSE value on 1 query x 65 keys") != NULL, "%s", h);

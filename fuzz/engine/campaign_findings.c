@@ -291,7 +291,7 @@ void ac_cp_assign_defect(ctx_t *c, const char *sig, const ac_defect_fp *known)
     ac_cp_log_error(c, "defect", sig, -1, e.msg);
     return;
   }
-  if (res.is_new) {
+  if (res.is_new && res.reproduced) {   /* a defect that did not fail again is listed, not counted */
     ac_cp_lock(c->sh);
     c->sh->defects++;
     c->sh->defects_fail += c->x.pol.p[res.kind] == AC_POLICY_FAIL;

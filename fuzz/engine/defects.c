@@ -396,6 +396,7 @@ int ac_defect_assign(const char *dir, const char *sig, const ac_eval_ctx *x, ac_
   if (have_red) ac_case_free(&red);
   json_object_put(r);
   res->id = id;
+  res->reproduced = fp.reproduced;
   res->kind = fp.mode.kind;
   res->evals = fp.evals + mine.evals;
   snprintf(res->key, sizeof res->key, "%s", key);

@@ -184,9 +184,11 @@ static void count_defects(ctx_t *c)
   ac_defect_list l;
   ac_err e;
   if (ac_defects_rebuild(c->o->out_dir, &l, &e)) return;
-  c->sh->defects = l.n;
-  c->sh->defects_fail = 0;
-  for (int i = 0; i < l.n; i++) c->sh->defects_fail += c->x.pol.p[l.v[i].fp.mode.kind] == AC_POLICY_FAIL;
+  c->sh->defects = c->sh->defects_fail = 0;
+  for (int i = 0; i < l.n; i++) {   /* the confirmed ones */
+    c->sh->defects += ac_defect_confirmed(&l.v[i]);
+    c->sh->defects_fail += ac_defect_confirmed(&l.v[i]) && c->x.pol.p[l.v[i].fp.mode.kind] == AC_POLICY_FAIL;
+  }
   ac_defects_free(&l);
 }
 

@@ -185,15 +185,26 @@ static void read_findings(const char *dir, ac_rdata *d)
   free(m);
   free(g);
   if (ac_defects_read(dir, &d->dl, &e)) memset(&d->dl, 0, sizeof d->dl);
+  d->nunconf = 0;
+  for (int k = 0; k < d->dl.n; k++) d->nunconf += !ac_defect_confirmed(&d->dl.v[k]);
+}
+
+/* Finding i belongs to a defect that is not confirmed. */
+static int unconfirmed(const ac_rdata *d, int i)
+{
+  for (int k = 0; k < d->dl.n && d->f[i].defect_id; k++)
+    if (d->dl.v[k].id == d->f[i].defect_id) return !ac_defect_confirmed(&d->dl.v[k]);
+  return 0;
 }
 
 /* When each group of findings (a defect) was first found: its findings' finding events, else
- * their found_after_s. */
+ * their found_after_s (never, for a defect not confirmed). */
 static void defect_times(ac_rdata *d)
 {
   d->defect_t = ac_xmalloc(sizeof(double) * (size_t)(d->ndefects + 1));
   for (int g = 0; g < d->ndefects; g++) d->defect_t[g] = INFINITY;
   for (int i = 0; i < d->nf; i++) {
+    if (unconfirmed(d, i)) continue;   /* not on the defects' curve */
     double t = ac_rd_get(d->f[i].js, "found_after_s", 0);
     for (int k = 0; k < d->nev; k++)
       if (!strcmp(d->ev[k].sig, d->f[i].sig)) {

@@ -44,6 +44,7 @@ typedef struct {
   int nf;
   int ndefects;                      /* groups of the findings: their defects, and mechanisms of those without */
   ac_defect_list dl;                 /* the defects the findings record (engine/defects.c) */
+  int nunconf;                       /* those of them not confirmed (ac_defect_confirmed): listed, not counted */
   double *defect_t;                  /* [ndefects]: when each group's first finding was found */
   char *stats;                       /* the stats file text, or NULL */
   char kernel[256];

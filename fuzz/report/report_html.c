@@ -318,18 +318,19 @@ static void defects_table(FILE *f, const ac_rdata *d)
              "A defect is what its findings' minimized cases, judged again, show alike: the verdict kind, the "
              "quantities wrong and why, what the failure needs (each feature of the case taken away in turn) and "
              "whether it needs its dtype, or failures of any kind that go when the features one of them needs are "
-             "taken away; family, row and dtype do not split a defect (docs/fuzzing.md, "
+             "taken away; family, row and dtype do not split a defect; a finding that did not fail again when judged "
+             "again is listed with its number in parentheses and not counted (docs/fuzzing.md, "
              "&ldquo;Defects&rdquo;; the index: defects.json).</p>\n<table>\n"
              "<colgroup><col style=\"width:40px\"><col style=\"width:122px\"><col style=\"width:70px\"><col>"
              "<col style=\"width:230px\"><col style=\"width:110px\"></colgroup>\n<tr><th>#</th><th>kind</th>"
              "<th>findings</th><th>what fails, on what, needing what</th><th>families</th><th>best case</th></tr>\n",
-          d->ndefects);
+          d->ndefects - d->nunconf);
   int *order = ac_xcalloc((size_t)d->dl.n + 1, sizeof *order);
   ac_defects_order(&d->dl, order);
   for (int k = 0; k < d->dl.n; k++) {
     const ac_defect_info *x = &d->dl.v[order[k]];
     char num[32], line[1400], fams[1100];
-    snprintf(num, sizeof num, "%d", x->id);
+    snprintf(num, sizeof num, ac_defect_confirmed(x) ? "%d" : "(%d)", x->id);   /* unconfirmed: not counted */
     ac_defect_line(x, line, sizeof line);
     snprintf(fams, sizeof fams, "%s", x->families);
     for (char *c = fams; *c; c++)
@@ -416,7 +417,9 @@ int ac_report_html_to(const char *dir, const char *out, ac_err *e)
   ac_html_esc(f, dir);
   fprintf(f, "</h1>\n<p>kernel <b>");
   ac_html_esc(f, d.kernel[0] ? d.kernel : "?");
-  fprintf(f, "</b>: %lld cases, %d defects, %d findings. ", (long long)d.cases, d.ndefects, d.nf);
+  fprintf(f, "</b>: %lld cases, %d defects, %d findings. ", (long long)d.cases, d.ndefects - d.nunconf, d.nf);
+  if (d.nunconf) fprintf(f, "%d more finding%s did not fail again when judged again (unconfirmed, listed with the defects, not counted). ",
+                         d.nunconf, d.nunconf == 1 ? "" : "s");
   if (d.from_cases) fprintf(f, "The plots show the %d cases of log.jsonl.</p>\n", d.np);
   else fprintf(f, "log.jsonl holds no case events, so the plots show the findings only; run the campaign with "
                   "<code>--log-cases</code> to plot every case.</p>\n");

@@ -1,5 +1,6 @@
 /* summary.c: the defects of a campaign directory as text, one line each (kind, the case that shows
- * it in words, what it needs, how many findings and families hit it, its reproducer), then the
+ * it in words, what it needs, how many findings and families hit it, its reproducer), then those
+ * whose finding did not fail again when judged again ("unconfirmed", not counted), then the
  * number of findings (report.html: report_html.c). */
 #include "config.h"
 #include <json-c/json.h>
@@ -109,9 +110,9 @@ void ac_findings_summary(const char *dir, FILE *f, int max_lines)
   ac_defect_list l;
   ac_err e;
   if (ac_defects_read(dir, &l, &e)) memset(&l, 0, sizeof l);
-  int *order = ac_xcalloc((size_t)l.n + 1, sizeof *order), nd_fail = 0;
+  int *order = ac_xcalloc((size_t)l.n + 1, sizeof *order), nd_fail = 0, nconf = 0;
   ac_defects_order(&l, order);
-  for (int i = 0; i < l.n; i++) nd_fail += l.v[i].fail;
+  for (int i = 0; i < l.n; i++) nconf += ac_defect_confirmed(&l.v[i]), nd_fail += ac_defect_confirmed(&l.v[i]) && l.v[i].fail;
   /* findings without a defect: grouped by mechanism */
   int *group = ac_xcalloc((size_t)(n + 1), sizeof *group), ng = 0;
   if (n) {
@@ -124,17 +125,19 @@ void ac_findings_summary(const char *dir, FILE *f, int max_lines)
   for (int g = 0; g < ng; g++) legacy_first[g] = -1;
   for (int i = 0; i < n; i++)
     if (!v[i].mech.defect && legacy_first[group[i]] < 0) legacy_first[group[i]] = i, nlegacy++, nd_fail += !strcmp(v[i].policy, "fail");
-  int nd = l.n + nlegacy;
+  int nd = nconf + nlegacy;
   fprintf(f, "%d defect%s (%d with policy fail) in %s: findings judged again that fail the same way or go with the same trigger\n", nd,
           nd == 1 ? "" : "s", nd_fail, qd);
   int shown = 0;
-  for (int k = 0; k < l.n && shown < max_lines; k++, shown++) {
+  for (int k = 0; k < l.n && shown < max_lines; k++) {
     const ac_defect_info *d = &l.v[order[k]];
+    if (!ac_defect_confirmed(d)) continue;
     char line[1400];
     ac_defect_line(d, line, sizeof line);
     fprintf(f, "defect %d: %s; ", d->id, line);
     print_counts(f, d->nfind, d->nfam, d->families);
     print_repro(f, dir, d->rep);
+    shown++;
   }
   for (int g = 0; g < ng && shown < max_lines; g++) {
     int first = legacy_first[g], cnt = 0;
@@ -155,6 +158,19 @@ void ac_findings_summary(const char *dir, FILE *f, int max_lines)
     shown++;
   }
   if (nd > shown) fprintf(f, "... %d more defects in %s/defects.json\n", nd - shown, qd);
+  /* findings that did not fail again when judged again: listed apart, not counted as defects */
+  int nun = l.n - nconf, unshown = 0;
+  for (int k = 0; k < l.n && shown < max_lines; k++) {
+    const ac_defect_info *d = &l.v[order[k]];
+    if (ac_defect_confirmed(d)) continue;
+    char line[1400];
+    ac_defect_line(d, line, sizeof line);
+    fprintf(f, "unconfirmed %d: %s; ", d->id, line);
+    print_counts(f, d->nfind, d->nfam, d->families);
+    print_repro(f, dir, d->rep);
+    shown++, unshown++;
+  }
+  if (nun > unshown) fprintf(f, "... %d more unconfirmed in %s/defects.json\n", nun - unshown, qd);
   fprintf(f, "%d finding%s (%d with policy fail) in %s/findings\n", n, n == 1 ? "" : "s", nfail, qd);
   free(qd);
   free(group);

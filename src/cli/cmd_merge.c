@@ -516,13 +516,13 @@ static void merge_finish(const merge_state *m)
   ac_err e;
   ac_findings_each(out, NULL, "merge", count, &nfind, &e);
   ac_defect_list dl;
-  int nd_fail = 0;
+  int nd = 0, nd_fail = 0;   /* confirmed defects */
   if (ac_defects_read(out, &dl, &e)) memset(&dl, 0, sizeof dl);
-  for (int i = 0; i < dl.n; i++) nd_fail += dl.v[i].fail;
+  for (int i = 0; i < dl.n; i++) nd += ac_defect_confirmed(&dl.v[i]), nd_fail += ac_defect_confirmed(&dl.v[i]) && dl.v[i].fail;
   char stats[8192];
   int n = snprintf(stats, sizeof stats, "state=merged\ncases=%lld\nfindings=%d\ndefects=%d\ndefects_fail=%d\nmerged_now=%lld\n"
                    "duplicates=%lld\nnot_reproduced=%lld\n",
-                   (long long)m->cases, nfind, dl.n, nd_fail, (long long)m->merged, (long long)m->dup, (long long)m->not_repro);
+                   (long long)m->cases, nfind, nd, nd_fail, (long long)m->merged, (long long)m->dup, (long long)m->not_repro);
   ac_defects_free(&dl);
   if (m->judged >= 0)
     n += snprintf(stats + n, sizeof stats - (size_t)n, "judged=%lld\nskipped=%lld\n", (long long)m->judged,

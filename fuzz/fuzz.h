@@ -687,8 +687,9 @@ int ac_dcase_layout_kept(const ac_case *c);
  * has the same tokens (a head cut or repeated, a value edited), else freed and -1; rc otherwise. */
 int ac_dcase_keep_layout(const ac_case *from, int rc, ac_case *cand);
 int ac_dcase_expand_kv(const ac_case *c, ac_case *out, ac_err *e);
-/* c with V times 2^-e, its largest |V| in [1/2, 1) (a plain dense case with finite V of which some
- * |V| >= 1; else -1): where a wrong value overflowed, the same defect with room to show as a value. */
+/* c with V times 2^-e, its largest |V| in [1/2, 1) (a dense case with finite V of which some |V| >= 1,
+ * a quantized V through its scales where each stays exact; else -1): where a wrong value
+ * overflowed, the same defect with room to show as a value. */
 int ac_dcase_small_v(const ac_case *c, ac_case *out, ac_err *e);
 /* c without every feature of t (AC_DF_ bits) it has: contiguous, batch 0, kv heads repeated (else
  * query head 0), query head 0, the default scale (the scores kept where it can be), dv = dk, a
@@ -696,7 +697,7 @@ int ac_dcase_small_v(const ac_case *c, ac_case *out, ac_err *e);
  * each variant left out. -1 when one cannot be taken away. */
 int ac_dcase_without(const ac_case *c, uint32_t t, ac_case *out, ac_err *e);
 int ac_dcase_strided(const ac_case *c);     /* 1: c presents strided tensors */
-int ac_dcase_nonfinite(const ac_case *c);   /* 1: a plain dense c holds NaN or inf in q, k or v */
+int ac_dcase_nonfinite(const ac_case *c);   /* 1: a dense c holds NaN or inf in q, k or v (a quantized one's values) */
 /* The defects a directory's findings record (report.json "defect"), by id. */
 typedef struct {
   int id;
@@ -704,7 +705,10 @@ typedef struct {
   ac_defect_fp fp;                /* its first finding's, failing in every way one of its findings does */
   int nfind, nfam, fail;          /* its findings, their families, 1: one of them has policy fail */
   char families[1024];            /* comma list, in the order found */
-  char rep[256], rep_file[16];    /* its best finding (the smallest case) and the file that shows it */
+  char rep[256], rep_file[16];    /* its best finding (the smallest case of those that fail in their own
+                                     way, else of any) and the file that shows it */
+  int rep_derived;                /* 1: that finding's failure is derived (through another check, its
+                                     finite or smaller-V case, or joined by a trigger) */
   ac_verdict_kind rep_kind;       /* that finding's kind */
   char rep_size[200];
   int64_t rep_elems;

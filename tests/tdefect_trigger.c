@@ -211,6 +211,47 @@ START_TEST(layout_cases)
 }
 END_TEST
 
+/* dv = dk for quantized K and V: V's codes and scales with zero columns past dv, K's kept; their kv
+ * heads repeated for each query head; V below 1 through its scales. */
+START_TEST(quantized_dv_eq_dk)
+{
+  const char *fmts[] = {"q8_0", "q4_0", "uint8:token", "e4m3fn:channel"};
+  for (int f = 0; f < 4; f++) {
+    ac_case c, w;
+    ac_err e;
+    mk(&c, AC_MASK_NONE, 2, 5, 64, 32, 2, 1);
+    const char *spec[3] = {NULL, fmts[f], fmts[f]};
+    ck_assert_msg(ac_quant_apply_specs(&c, spec, NULL, 3, &e) == 0, "%s: %s", fmts[f], e.msg);
+    ck_assert_msg(ac_dcase_dv_eq_dk(&c, &w, &e) == 0, "%s: %s", fmts[f], e.msg);
+    ck_assert(w.p.dv == 64 && w.p.quant[2].fmt == c.p.quant[2].fmt && w.quant);
+    ck_assert_int_eq(memcmp(w.quant->t[1].codes, c.quant->t[1].codes, 5 * 64), 0);
+    for (int64_t j = 0; j < 5; j++)
+      for (int64_t y = 0; y < 64; y++)
+        ck_assert(ac_load(AC_F64, w.v, ac_vidx(&w.p, 0, 0, j, y)) == (y < 32 ? ac_load(AC_F64, c.v, ac_vidx(&c.p, 0, 0, j, y)) : 0));
+    ac_case_free(&w);
+    /* GQA taken away: each query head's K and V are its kv head's, codes and scales */
+    ck_assert_msg(ac_dcase_expand_kv(&c, &w, &e) == 0, "%s: %s", fmts[f], e.msg);
+    ck_assert(w.p.kv_heads == 2 && w.quant && w.p.quant[1].fmt == c.p.quant[1].fmt);
+    for (int64_t j = 0; j < 5; j++)
+      for (int64_t x = 0; x < 64; x++)
+        ck_assert(ac_load(AC_F64, w.k, ac_kidx(&w.p, 0, 1, j, x)) == ac_load(AC_F64, c.k, ac_kidx(&c.p, 0, 0, j, x)));
+    ck_assert_int_eq(memcmp(w.quant->t[1].codes + 5 * 64, c.quant->t[1].codes, 5 * 64), 0);
+    ac_case_free(&w);
+    /* V below 1 through its scales: every value times the same power of two, the codes kept */
+    ck_assert_msg(ac_dcase_small_v(&c, &w, &e) == 0, "%s: %s", fmts[f], e.msg);
+    ck_assert_int_eq(memcmp(w.quant->t[2].codes, c.quant->t[2].codes, 5 * 32), 0);
+    const double r = ac_load(AC_F64, w.v, 0) / ac_load(AC_F64, c.v, 0);
+    ck_assert(r < 1.0 / 1024 && r == ldexp(1, ilogb(r)));
+    for (int64_t i = 0; i < 5 * 32; i++) {
+      ck_assert(ac_load(AC_F64, w.v, (size_t)i) == r * ac_load(AC_F64, c.v, (size_t)i));
+      ck_assert(fabs(ac_load(AC_F64, w.v, (size_t)i)) < 1);
+    }
+    ac_case_free(&w);
+    ac_case_free(&c);
+  }
+}
+END_TEST
+
 /* Quantized K and V with NaN scales and codes: non-finite inputs; the case with finite ones in
  * their place (zeros, or the scales' largest finite values) decodes them again. */
 START_TEST(quantized_nonfinite)
@@ -250,6 +291,7 @@ int main(void)
   tcase_add_test(tc, snapped_scale_and_smaller_v);
   tcase_add_test(tc, layout_cases);
   tcase_add_test(tc, quantized_nonfinite);
+  tcase_add_test(tc, quantized_dv_eq_dk);
   suite_add_tcase(s, tc);
   return ac_test_run(s);
 }

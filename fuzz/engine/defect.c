@@ -223,7 +223,7 @@ static void reduce(fpstate *s)
   s->trying = AC_DF_BATCHES;
   if (p->batch > 1) try_slices(s, 0, p->batch);
   s->trying = AC_DF_GQA | AC_DF_HEADS;
-  /* GQA: the kv heads repeated for their query heads, else (a quantized case) a query head alone */
+  /* GQA: the kv heads repeated for their query heads (codes and scales too), else a query head alone */
   if (p->heads != p->kv_heads && !try_without(s, ac_dcase_expand_kv(&s->cur, &cand, &e), &cand)) try_slices(s, 1, p->heads);
   if (p->heads > 1 && p->heads == p->kv_heads) try_slices(s, 1, p->heads);
   /* the scale two ways, the scores kept (exactly where that can be) or plainly left out; before dv !=

@@ -51,12 +51,13 @@ int ac_dcase_strided(const ac_case *c)
   return 0;
 }
 
-/* A dense case whose inputs can be edited one by one: one dtype, or quantized tensors (their
- * codes and scales; not one a kernel quantizes itself) beside plain ones in it. */
+/* A case whose inputs can be edited one by one: one dtype, or quantized tensors (their codes and
+ * scales; not one a kernel quantizes itself) beside plain ones in it; a layout case's carrier
+ * arrays whole (slots no sequence reads too). */
 static int editable(const ac_case *c)
 {
   const ac_problem *p = &c->p;
-  if (c->lay || (p->f.used & (AC_FEAT_MIXED_DTYPES | AC_FEAT_LAYOUTS))) return 0;
+  if (p->f.used & AC_FEAT_MIXED_DTYPES) return 0;
   for (int x = 0; x < 3; x++)
     if (p->quant[x].fmt && (p->quant[x].store || !c->quant)) return 0;
   return 1;
@@ -123,6 +124,48 @@ int ac_dcase_slice(const ac_case *c, int what, int64_t at, ac_case *out, ac_err 
 
 /* c with dv = dk, its scores unchanged: V's columns past dk cut (each output column is its own),
  * or zero columns added to V (and dO) up to dk (their outputs are exactly 0). */
+/* The quantized tensors of out (c with V padded by zero columns, dense values copied): Q's and K's
+ * codes and scales c's, V's c's with the new columns' codes and scales zero; refused (-1) unless
+ * V's values decode to c's and to exact zeros in the new columns. */
+static int pad_quant(const ac_case *c, ac_case *out, ac_err *e)
+{
+  const ac_problem *p = &c->p;
+  const ac_qmap id = {NULL, NULL, NULL, NULL};
+  if (ac_quant_remap(c, out, 'q', &id, e) || ac_quant_remap(c, out, 'k', &id, e)) return -1;
+  if (!ac_tensor_quantized(p, 'v')) return 0;
+  int64_t *dm = ac_xmalloc((size_t)out->p.dv * sizeof *dm);
+  for (int64_t y = 0; y < out->p.dv; y++) dm[y] = y < p->dv ? y : -1;
+  const ac_qmap mv = {NULL, NULL, NULL, dm};
+  int rc = ac_quant_remap(c, out, 'v', &mv, e);
+  free(dm);
+  if (rc) return -1;
+  const ac_problem *q = &out->p;
+  /* a new column's code 0 under a scale it shares with old columns (per token, per head, with a zero
+   * point) need not be the value 0: the first code that decodes to 0 there */
+  const ac_qfmt_info *f = ac_qfmt_get(q->quant[2].fmt);
+  uint8_t *codes = out->quant->t[2].codes;
+  for (int k = 0, bad = 1; bad && k < 256 && (f->code_signed || k <= f->code_max); k++) {
+    bad = 0;
+    for (int64_t b = 0; b < p->batch; b++)
+      for (int64_t kh = 0; kh < p->kv_heads; kh++)
+        for (int64_t j = 0; j < p->tk; j++)
+          for (int64_t y = p->dv; y < q->dv; y++) {
+            const size_t at = ac_vidx(q, b, kh, j, y);
+            if (ac_load(AC_F64, out->v, at) != 0) codes[at] = (uint8_t)k, bad = 1;
+          }
+    if (bad) ac_quant_decode(out, 'v');
+  }
+  for (int64_t b = 0; b < p->batch; b++)
+    for (int64_t kh = 0; kh < p->kv_heads; kh++)
+      for (int64_t j = 0; j < p->tk; j++)
+        for (int64_t y = 0; y < q->dv; y++) {
+          const double v = ac_load(AC_F64, out->v, ac_vidx(q, b, kh, j, y));
+          const double want = y < p->dv ? ac_load(AC_F64, c->v, ac_vidx(p, b, kh, j, y)) : 0;
+          if (!(v == want || (isnan(v) && isnan(want)))) return ac_err_set(e, "V's zero columns do not quantize to zeros");
+        }
+  return 0;
+}
+
 int ac_dcase_dv_eq_dk(const ac_case *c, ac_case *out, ac_err *e)
 {
   const ac_problem *p = &c->p;
@@ -132,7 +175,7 @@ int ac_dcase_dv_eq_dk(const ac_case *c, ac_case *out, ac_err *e)
     s.ndv = p->dk;
     return ac_case_slice(c, &s, out, e);
   }
-  if (p->dv == p->dk || c->lay || ac_tensor_quantized(p, 'v') || ac_dcase_strided(c)) return ac_err_set(e, "not padded");
+  if (p->dv == p->dk || c->lay || ac_dcase_strided(c)) return ac_err_set(e, "not padded");
   ac_case_init(out);
   out->p = *p;
   packed(&out->p);
@@ -153,6 +196,10 @@ int ac_dcase_dv_eq_dk(const ac_case *c, ac_case *out, ac_err *e)
       for (int64_t i = 0; i < p->tq; i++)
         for (int64_t y = 0; y < p->dv; y++)
           ac_store_bits(od, out->dout, ac_oidx(q, b, h, i, y), ac_load_bits(od, c->dout, ac_oidx(p, b, h, i, y)));
+  }
+  if (ac_problem_quantized(p) && pad_quant(c, out, e)) {
+    ac_case_free(out);
+    return -1;
   }
   ac_case_copy_origin(out, c);
   return 0;
@@ -294,7 +341,7 @@ int ac_dcase_finite(const ac_case *c, int largest, ac_case *out, ac_err *e)
 int ac_dcase_expand_kv(const ac_case *c, ac_case *out, ac_err *e)
 {
   const ac_problem *p = &c->p;
-  if (ac_problem_quantized(p) || p->heads == p->kv_heads) return ac_err_set(e, "no kv heads to repeat");
+  if (p->heads == p->kv_heads) return ac_err_set(e, "no kv heads to repeat");
   ac_case_init(out);
   out->p = *p;
   out->p.kv_heads = p->heads;
@@ -322,6 +369,17 @@ int ac_dcase_expand_kv(const ac_case *c, ac_case *out, ac_err *e)
         for (int64_t y = 0; y < q->dv; y++)
           ac_store_bits(dv, out->v, ac_vidx(q, b, h, j, y), ac_load_bits(dv, c->v, ac_vidx(p, b, kh, j, y)));
       }
+  if (ac_problem_quantized(p)) {   /* codes and scales: kv head h / group for query head h */
+    int64_t *hm = ac_xmalloc((size_t)q->heads * sizeof *hm);
+    for (int64_t h = 0; h < q->heads; h++) hm[h] = ac_kv_head(p, h);
+    const ac_qmap id = {NULL, NULL, NULL, NULL}, mh = {NULL, hm, NULL, NULL};
+    const int rc = ac_quant_remap(c, out, 'q', &id, e) || ac_quant_remap(c, out, 'k', &mh, e) || ac_quant_remap(c, out, 'v', &mh, e);
+    free(hm);
+    if (rc) {
+      ac_case_free(out);
+      return -1;
+    }
+  }
   same_dout(out, c);
   ac_case_copy_origin(out, c);
   return 0;
@@ -352,10 +410,42 @@ int ac_dcase_widen(const ac_case *c, ac_dtype t, ac_case *out, ac_err *e)
   return 0;
 }
 
+/* Stored value k of dtype t times 2^-ex, exactly (-1 where it cannot be). */
+static int halve_sd(ac_qsdtype t, void *a, size_t k, int ex)
+{
+  const double w = ldexp(ac_qscale_value(t, ac_qsd_load(t, a, k)), -ex);
+  const uint64_t b = ac_qsd_encode(t, w);
+  if (ac_qscale_value(t, b) != w) return -1;
+  ac_qsd_store(t, a, k, b);
+  return 0;
+}
+
+/* Quantized V of out times 2^-ex through its scales (and mins; NVFP4: its tensor scale), each
+ * exactly, the values decoded again and checked against c's. */
+static int small_quant_v(const ac_case *c, ac_case *out, int ex, ac_err *e)
+{
+  const ac_qspec *q = &out->p.quant[2];
+  const ac_qfmt_info *f = ac_qfmt_get(q->fmt);
+  ac_qdata *t = &out->quant->t[2];
+  int64_t d[4];
+  ac_qdims(&out->p, 'v', d);
+  const int64_t ns = ac_qscale_count(q, d);
+  const ac_qsdtype sd = ac_qspec_sdtype(q), zd = ac_qspec_zdtype(q);
+  int rc = q->store ? -1 : 0;
+  if (f->aux == AC_QAUX_TSCALE) rc = rc || halve_sd(zd, t->aux, 0, ex);
+  for (int64_t k = 0; !rc && f->aux != AC_QAUX_TSCALE && k < ns; k++)
+    rc = halve_sd(sd, t->scales, (size_t)k, ex) || (f->aux == AC_QAUX_MIN && halve_sd(zd, t->aux, (size_t)k, ex));
+  if (rc) return ac_err_set(e, "V's scales not scaled exactly");
+  ac_quant_decode(out, 'v');
+  for (int64_t i = 0; i < d[0] * d[1] * d[2] * d[3]; i++)
+    if (ac_load(AC_F64, out->v, (size_t)i) != ldexp(ac_load(AC_F64, c->v, (size_t)i), -ex)) return ac_err_set(e, "V not scaled exactly");
+  return 0;
+}
+
 int ac_dcase_small_v(const ac_case *c, ac_case *out, ac_err *e)
 {
-  if (!plain_values(c)) return ac_err_set(e, "not a plain dense case");
-  const ac_dtype t = c->p.dtype;
+  if (!editable(c)) return ac_err_set(e, "not a dense case of editable values");
+  const ac_dtype t = ac_tensor_dtype(&c->p, 'v');   /* binary64 values of a quantized V */
   const int64_t nv = ac_case_counts(c).v;
   double vmax = 0;
   for (int64_t i = 0; i < nv; i++) {
@@ -367,6 +457,11 @@ int ac_dcase_small_v(const ac_case *c, ac_case *out, ac_err *e)
   frexp(vmax, &ex);
   if (!(vmax > 0) || ex <= 0) return ac_err_set(e, "V below 1 already");
   if (ac_case_copy(out, c, e)) return -1;
+  if (ac_tensor_quantized(&c->p, 'v')) {
+    if (small_quant_v(c, out, ex, e) == 0) return 0;
+    ac_case_free(out);
+    return -1;
+  }
   for (int64_t i = 0; i < nv; i++) ac_set(t, out->v, (size_t)i, ldexp(ac_load(t, c->v, (size_t)i), -ex));
   return 0;
 }

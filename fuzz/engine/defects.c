@@ -89,7 +89,12 @@ int ac_defects_note(ac_defect_list *l, const char *sig, json_object *js)
   int64_t el = jint(dj, "elements", INT64_MAX);
   const char *file = jstr(dj, "case");
   if (strcmp(file, "minimized.npz") && strcmp(file, "case.npz")) file = "case.npz";
-  if (d->rep_elems < 0 || el < d->rep_elems || (el == d->rep_elems && strcmp(sig, d->rep) < 0)) {
+  /* the best case fails in the defect's own way: a finding whose failure is derived (through another
+   * check, through its finite or smaller-V case, or joined by a trigger) only where no other is */
+  const int derived = fp.attached >= 0 || fp.finite || fp.smaller_v || ac_defect_trigger_parse(dj) != 0;
+  if (d->rep_elems < 0 || derived < d->rep_derived ||
+      (derived == d->rep_derived && (el < d->rep_elems || (el == d->rep_elems && strcmp(sig, d->rep) < 0)))) {
+    d->rep_derived = derived;
     d->rep_elems = el;
     snprintf(d->rep, sizeof d->rep, "%s", sig);
     snprintf(d->rep_file, sizeof d->rep_file, "%s", file);

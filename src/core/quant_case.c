@@ -400,8 +400,13 @@ static int64_t at(const int64_t *m, int64_t k) { return m ? m[k] : k; }
  * its elements follow in order. */
 static int blocks_whole(const int64_t *dm, int64_t nd, int64_t bs)
 {
-  for (int64_t k = 0; dm && k < nd; k++)
+  for (int64_t k = 0; dm && k < nd; k++) {
+    if (dm[k - k % bs] < 0) {   /* a block without a source: every entry -1 (zero codes and scale) */
+      if (dm[k] >= 0) return 0;
+      continue;
+    }
     if (dm[k] != dm[k - k % bs] + k % bs || dm[k - k % bs] % bs) return 0;
+  }
   return 1;
 }
 

@@ -265,6 +265,7 @@ static int forward_fails_transformed(fpstate *s, int small)
     return 0;
   }
   ac_fmode_of(&ev, AC_V_FAIL, &s->fp->mode);
+  note_worst(s, &ev);   /* the heads and batches to slice first are the transformed case's */
   ac_case_free(&s->cur);
   s->cur = t;
   return 1;

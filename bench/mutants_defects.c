@@ -65,11 +65,9 @@ static void run_one(const char *mutant, int m, int s, double time_s, int64_t cap
   ac_err e;
   r->ndef[m][s] = r->nwarn[m][s] = 0;
   if (ac_defects_read(dir, &l, &e) == 0) {
-    for (int i = 0; i < l.n; i++) {   /* confirmed defects (one that did not fail again is listed apart) */
-      if (!ac_defect_confirmed(&l.v[i])) continue;
-      if (l.v[i].fail) r->ndef[m][s]++;
-      else r->nwarn[m][s]++;
-    }
+    int nfail, n = ac_defects_confirmed(&l, &nfail);   /* one that did not fail again is listed apart */
+    r->ndef[m][s] = nfail;
+    r->nwarn[m][s] = n - nfail;
     ac_defects_free(&l);
   }
   r->nfind[m][s] = (int64_t)stats_num(dir, "findings");

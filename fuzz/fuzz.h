@@ -723,6 +723,9 @@ typedef struct {
   int unassigned;                 /* findings without a defect (stored by an older version, or not assigned yet) */
 } ac_defect_list;
 int ac_defects_read(const char *dir, ac_defect_list *l, ac_err *e);
+/* The confirmed defects of l (ac_defect_confirmed), and into *nfail those of them with a finding of
+ * policy fail. */
+int ac_defects_confirmed(const ac_defect_list *l, int *nfail);
 void ac_defects_free(ac_defect_list *l);
 /* Adds finding sig (its parsed report.json) to the defect its "defect" member names; -1 when it names none. */
 int ac_defects_note(ac_defect_list *l, const char *sig, struct json_object *report);

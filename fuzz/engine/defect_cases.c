@@ -122,11 +122,10 @@ int ac_dcase_slice(const ac_case *c, int what, int64_t at, ac_case *out, ac_err 
   return ac_case_slice(c, &s, out, e);
 }
 
-/* c with dv = dk, its scores unchanged: V's columns past dk cut (each output column is its own),
- * or zero columns added to V (and dO) up to dk (their outputs are exactly 0). */
 /* The quantized tensors of out (c with V padded by zero columns, dense values copied): Q's and K's
- * codes and scales c's, V's c's with the new columns' codes and scales zero; refused (-1) unless
- * V's values decode to c's and to exact zeros in the new columns. */
+ * codes and scales c's, V's c's with the new columns' codes and scales zero (under a scale they
+ * share with old columns, the first code that decodes to 0); refused (-1) unless V's values decode
+ * to c's and to exact zeros in the new columns. */
 static int pad_quant(const ac_case *c, ac_case *out, ac_err *e)
 {
   const ac_problem *p = &c->p;
@@ -166,6 +165,8 @@ static int pad_quant(const ac_case *c, ac_case *out, ac_err *e)
   return 0;
 }
 
+/* c with dv = dk, its scores unchanged: V's columns past dk cut (each output column is its own),
+ * or zero columns added to V (and dO) up to dk (their outputs are exactly 0). */
 int ac_dcase_dv_eq_dk(const ac_case *c, ac_case *out, ac_err *e)
 {
   const ac_problem *p = &c->p;

@@ -53,6 +53,15 @@ static void add_family(ac_defect_info *d, const char *fam)
   d->nfam++;
 }
 
+int ac_defects_confirmed(const ac_defect_list *l, int *nfail)
+{
+  int n = 0;
+  *nfail = 0;
+  for (int i = 0; i < l->n; i++)
+    if (ac_defect_confirmed(&l->v[i])) n++, *nfail += l->v[i].fail;
+  return n;
+}
+
 int ac_defects_note(ac_defect_list *l, const char *sig, json_object *js)
 {
   json_object *dj;

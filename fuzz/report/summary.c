@@ -110,9 +110,8 @@ void ac_findings_summary(const char *dir, FILE *f, int max_lines)
   ac_defect_list l;
   ac_err e;
   if (ac_defects_read(dir, &l, &e)) memset(&l, 0, sizeof l);
-  int *order = ac_xcalloc((size_t)l.n + 1, sizeof *order), nd_fail = 0, nconf = 0;
+  int *order = ac_xcalloc((size_t)l.n + 1, sizeof *order), nd_fail, nconf = ac_defects_confirmed(&l, &nd_fail);
   ac_defects_order(&l, order);
-  for (int i = 0; i < l.n; i++) nconf += ac_defect_confirmed(&l.v[i]), nd_fail += ac_defect_confirmed(&l.v[i]) && l.v[i].fail;
   /* findings without a defect: grouped by mechanism */
   int *group = ac_xcalloc((size_t)(n + 1), sizeof *group), ng = 0;
   if (n) {

@@ -516,9 +516,8 @@ static void merge_finish(const merge_state *m)
   ac_err e;
   ac_findings_each(out, NULL, "merge", count, &nfind, &e);
   ac_defect_list dl;
-  int nd = 0, nd_fail = 0;   /* confirmed defects */
   if (ac_defects_read(out, &dl, &e)) memset(&dl, 0, sizeof dl);
-  for (int i = 0; i < dl.n; i++) nd += ac_defect_confirmed(&dl.v[i]), nd_fail += ac_defect_confirmed(&dl.v[i]) && dl.v[i].fail;
+  int nd_fail, nd = ac_defects_confirmed(&dl, &nd_fail);
   char stats[8192];
   int n = snprintf(stats, sizeof stats, "state=merged\ncases=%lld\nfindings=%d\ndefects=%d\ndefects_fail=%d\nmerged_now=%lld\n"
                    "duplicates=%lld\nnot_reproduced=%lld\n",

@@ -660,13 +660,26 @@ struct json_object *ac_defect_fp_json(const ac_defect_fp *fp);
 int ac_defect_fp_parse(struct json_object *o, ac_defect_fp *fp);
 /* The "trigger" by which a finding's "defect" member says it joined (AC_DF_ bits; 0: none). */
 uint32_t ac_defect_trigger_parse(struct json_object *o);
+int ac_defect_over_parse(struct json_object *o);   /* 1: joined as a wrong value that overflows */
+/* One defect seen two ways, a wrong value that overflows (a sum kept in too narrow a type rounds and
+ * overflows): 1 when a fails with a wrong value of o and b with o alone non-finite, 2 the other way
+ * round, both needing the same features; else 0. ac_defect_overflows says whether they are: the
+ * value failure's case cs with its keys repeated and V near the top of its range
+ * (ac_dcase_large_v, 4 then 16 times) FAILs with o non-finite as over does (judgements added to
+ * *evals). */
+int ac_defect_overflow_pair(const ac_defect_fp *a, const ac_defect_fp *b);
+int ac_fmode_o_overflows(const ac_fmode *m);   /* 1: a FAIL of o alone, non-finite (V cannot move the LSE) */
+int ac_fmode_o_wrong(const ac_fmode *m);       /* 1: a FAIL or SUSPECT with a wrong value of o */
+int ac_defect_overflows(const ac_eval_ctx *x, const ac_case *cs, const ac_fmode *over, int *evals);
+
 /* Cases without one thing a defect may need (engine/defect_cases.c): batch or query head `at` alone
- * (what 0, 1); dv = dk (V cut, or padded with zero columns); strides dropped; mask m; query row i
+ * (what 0, 1); dv = dk (V cut to the dk columns from y, at most dv - dk, y < 0 the first; or padded
+ * with zero columns); strides dropped; mask m; query row i
  * alone with the keys it sees, unmasked; the default scale (keep_scores: the scores kept, exactly
  * where that can be; *exact, when not NULL: 1 where they were kept exactly); zeros for NaN and inf inputs (largest: the dtype's largest finite value, of
  * their sign, NaN positive); the values in the wider dtype t; kv heads repeated for each query head. */
 int ac_dcase_slice(const ac_case *c, int what, int64_t at, ac_case *out, ac_err *e);
-int ac_dcase_dv_eq_dk(const ac_case *c, ac_case *out, ac_err *e);
+int ac_dcase_dv_eq_dk(const ac_case *c, int64_t y, ac_case *out, ac_err *e);
 int ac_dcase_contiguous(const ac_case *c, ac_case *out, ac_err *e);
 int ac_dcase_mask(const ac_case *c, ac_mask m, ac_case *out, ac_err *e);
 int ac_dcase_row_unmasked(const ac_case *c, int64_t i, ac_case *out, ac_err *e);
@@ -691,6 +704,16 @@ int ac_dcase_expand_kv(const ac_case *c, ac_case *out, ac_err *e);
  * a quantized V through its scales where each stays exact; else -1): where a wrong value
  * overflowed, the same defect with room to show as a value. */
 int ac_dcase_small_v(const ac_case *c, ac_case *out, ac_err *e);
+/* c with its keys (and values) repeated r times over, key j being key j mod tk: the same exact output
+ * (its LSE plus ln r), from r times as many terms (a dense case of plain values, no mask, no
+ * variants; else -1): where a sum kept too narrow overflowed on few terms, its rounding shown on more. */
+int ac_dcase_repeat_keys(const ac_case *c, int r, ac_case *out, ac_err *e);
+/* c with its keys repeated r times (ac_dcase_repeat_keys) and every V made |V| times 2^e, its
+ * largest a quarter to a half of the top of its dtype's range (a dtype of which a correct kernel's
+ * binary32 sums of tk r values cannot overflow: binary16, fp8; else -1): o, exactly a weighted mean
+ * of those values, is well inside the range, while a sum of them kept in the dtype itself (r times
+ * the weights' sum) leaves it. */
+int ac_dcase_large_v(const ac_case *c, int r, ac_case *out, ac_err *e);
 /* c without every feature of t (AC_DF_ bits) it has: contiguous, batch 0, kv heads repeated (else
  * query head 0), query head 0, the default scale (the scores kept where it can be), dv = dk, a
  * bottom-right mask top-left (AC_DF_CAUSAL_BR) or no mask (AC_DF_CAUSAL), zeros for NaN and inf,
@@ -708,7 +731,9 @@ typedef struct {
   char rep[256], rep_file[16];    /* its best finding (the smallest case of those that fail in their own
                                      way, else of any) and the file that shows it */
   int rep_derived;                /* 1: that finding's failure is derived (through another check, its
-                                     finite or smaller-V case, or joined by a trigger) */
+                                     finite or smaller-V case, joined by a trigger, or the overflow of a
+                                     wrong value) */
+  int overflowed;                 /* 1: a wrong value of o and its overflow joined in it */
   ac_verdict_kind rep_kind;       /* that finding's kind */
   char rep_size[200];
   int64_t rep_elems;
@@ -745,8 +770,9 @@ typedef struct {
   void (*lock)(void *arg), (*unlock)(void *arg);
   void *arg;
   struct json_object *recorded;   /* not judged again (x NULL): the finding's fingerprint, recorded elsewhere */
-  struct { int id, ok; uint32_t trig; char rep[256]; } cache[AC_DEFECT_CACHE];   /* trig 0: fails as its
-                                     fingerprint says; else: the failure goes with those features */
+  struct { int id, ok, over; uint32_t trig; char rep[256]; } cache[AC_DEFECT_CACHE];   /* trig 0, over 0: fails as
+                                     its fingerprint says; trig: the failure goes with those features; over:
+                                     with V near the top of its range, it overflows */
   int ncache;
 } ac_defect_env;
 typedef struct {

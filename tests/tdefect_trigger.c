@@ -7,8 +7,9 @@
  * heads repeated, every other feature kept. A case file's strides that are the contiguous ones are
  * no strides. A scale snapped to ±2^k times the default one; V scaled below 1. A layout case without
  * GQA or a head keeps its pages; a sequence alone, dense or as one varlen sequence. Quantized
- * tensors' NaN scales and codes are non-finite inputs, and finite ones can take their place. The campaigns that
- * use them are tests/tfuzz_defects.sh. */
+ * tensors' NaN scales and codes are non-finite inputs, and finite ones can take their place. A
+ * wrong value brought to overflow: keys repeated, |V| near binary16's top. The campaigns that use
+ * them are tests/tfuzz_defects.sh. */
 #include "config.h"
 #include <math.h>
 #include <stdio.h>
@@ -167,6 +168,60 @@ START_TEST(snapped_scale_and_smaller_v)
 }
 END_TEST
 
+/* A wrong value brought to overflow: the keys repeated (key j is key j mod tk), every |V| scaled to a
+ * quarter to a half of binary16's top, exactly; refused for a dtype whose range is binary32's, a mask
+ * or variants. A V wider than K cut to dk columns from a given one. */
+START_TEST(large_v_and_repeated_keys)
+{
+  ac_case c, w;
+  ac_err e;
+  mk(&c, AC_MASK_NONE, 1, 3, 2, 4, 1, 1);
+  ck_assert_msg(ac_dcase_repeat_keys(&c, 4, &w, &e) == 0, "%s", e.msg);
+  ck_assert(w.p.tk == 12 && w.p.dk == 2 && w.p.dv == 4);
+  for (int64_t j = 0; j < 12; j++) {
+    ck_assert(ac_load(AC_F32, w.k, ac_kidx(&w.p, 0, 0, j, 1)) == ac_load(AC_F32, c.k, ac_kidx(&c.p, 0, 0, j % 3, 1)));
+    ck_assert(ac_load(AC_F32, w.v, ac_vidx(&w.p, 0, 0, j, 3)) == ac_load(AC_F32, c.v, ac_vidx(&c.p, 0, 0, j % 3, 3)));
+  }
+  ac_case_free(&w);
+  ck_assert_int_ne(ac_dcase_large_v(&c, 4, &w, &e), 0);   /* binary32: its sums overflow in any kernel */
+  ac_case h;
+  ck_assert_msg(ac_dcase_widen(&c, AC_F64, &h, &e) == 0, "%s", e.msg);
+  ck_assert_int_ne(ac_dcase_large_v(&h, 4, &w, &e), 0);
+  ac_case_free(&h);
+  /* binary16 V of both signs, up to 3004: |V| times 2^3, the largest 24032 in [2^14, 2^15) */
+  ac_case_init(&h);
+  h.p = c.p;
+  h.p.dtype = AC_F16;
+  ck_assert_msg(ac_case_alloc(&h, &e) == 0, "%s", e.msg);
+  ac_counts n = ac_case_counts(&c);
+  for (int64_t i = 0; i < n.q; i++) ac_set(AC_F16, h.q, (size_t)i, ac_load(AC_F32, c.q, (size_t)i));
+  for (int64_t i = 0; i < n.k; i++) ac_set(AC_F16, h.k, (size_t)i, ac_load(AC_F32, c.k, (size_t)i));
+  for (int64_t i = 0; i < n.v; i++) ac_set(AC_F16, h.v, (size_t)i, (i % 2 ? -1 : 1) * ac_load(AC_F32, c.v, (size_t)i));
+  ck_assert_msg(ac_dcase_large_v(&h, 4, &w, &e) == 0, "%s", e.msg);
+  ck_assert(w.p.tk == 12);
+  double vmax = 0;
+  for (int64_t j = 0; j < 12; j++)
+    for (int64_t y = 0; y < 4; y++) {
+      const double v = ac_load(AC_F16, w.v, ac_vidx(&w.p, 0, 0, j, y)), was = ac_load(AC_F16, h.v, ac_vidx(&h.p, 0, 0, j % 3, y));
+      ck_assert(v == 8 * fabs(was));
+      vmax = v > vmax ? v : vmax;
+    }
+  ck_assert(vmax == 24032);
+  ac_case_free(&w);
+  h.p.mask = AC_MASK_CAUSAL;   /* a mask: repeated keys would be other keys */
+  ck_assert_int_ne(ac_dcase_large_v(&h, 4, &w, &e), 0);
+  ac_case_free(&h);
+  /* dv 4 > dk 2: the columns from 2 (or the last two: at most dv - dk), else the first */
+  ck_assert_msg(ac_dcase_dv_eq_dk(&c, 3, &w, &e) == 0, "%s", e.msg);
+  ck_assert(w.p.dv == 2 && ac_load(AC_F32, w.v, ac_vidx(&w.p, 0, 0, 1, 0)) == 2002);
+  ac_case_free(&w);
+  ck_assert_msg(ac_dcase_dv_eq_dk(&c, -1, &w, &e) == 0, "%s", e.msg);
+  ck_assert(w.p.dv == 2 && ac_load(AC_F32, w.v, ac_vidx(&w.p, 0, 0, 1, 0)) == 2000);
+  ac_case_free(&w);
+  ac_case_free(&c);
+}
+END_TEST
+
 /* A paged case without GQA or one of its heads keeps its pages; a sequence alone is its dense case,
  * and a dense case of one batch is one varlen sequence, a layout no trigger is made of. */
 START_TEST(layout_cases)
@@ -222,7 +277,7 @@ START_TEST(quantized_dv_eq_dk)
     mk(&c, AC_MASK_NONE, 2, 5, 64, 32, 2, 1);
     const char *spec[3] = {NULL, fmts[f], fmts[f]};
     ck_assert_msg(ac_quant_apply_specs(&c, spec, NULL, 3, &e) == 0, "%s: %s", fmts[f], e.msg);
-    ck_assert_msg(ac_dcase_dv_eq_dk(&c, &w, &e) == 0, "%s: %s", fmts[f], e.msg);
+    ck_assert_msg(ac_dcase_dv_eq_dk(&c, -1, &w, &e) == 0, "%s: %s", fmts[f], e.msg);
     ck_assert(w.p.dv == 64 && w.p.quant[2].fmt == c.p.quant[2].fmt && w.quant);
     ck_assert_int_eq(memcmp(w.quant->t[1].codes, c.quant->t[1].codes, 5 * 64), 0);
     for (int64_t j = 0; j < 5; j++)
@@ -289,6 +344,7 @@ int main(void)
   tcase_add_test(tc, case_without_a_trigger);
   tcase_add_test(tc, contiguous_strides_are_none);
   tcase_add_test(tc, snapped_scale_and_smaller_v);
+  tcase_add_test(tc, large_v_and_repeated_keys);
   tcase_add_test(tc, layout_cases);
   tcase_add_test(tc, quantized_nonfinite);
   tcase_add_test(tc, quantized_dv_eq_dk);

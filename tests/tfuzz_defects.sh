@@ -7,7 +7,8 @@
 # policy fail, told apart by what they need (GQA; a bottom-right mask with tq != tk). Single mutants
 # that fail several ways (a causal off-by-one's NaN row and short rows; dv read as dk's NaN and wrong
 # values; a masked NaN leak's FAIL and MASKED-LEAK): one defect each, joined by their trigger; and a
-# mutant2- kernel whose two defects each have a trigger of its own: two.
+# mutant2- kernel whose two defects each have a trigger of its own: two. A binary16 sum's wrong values
+# and its overflow: one defect; beside a causal off-by-one, two.
 set -u
 bin=${ATTNCHECK_BIN:-./attncheck}
 tmp=$(mktemp -d /tmp/attncheck-defects-XXXXXX) || exit 99
@@ -95,4 +96,21 @@ trig tb mutant-block-table-row page_table,decode 30 paged
 defects "$tmp/te" 2
 grep -q '; needs dv-ne-dk; ' "$tmp/te.txt" || fail "dv-as-dk-empty-row-nan: no defect needing dv != dk"
 grep -q '; needs causal-bottom-right; ' "$tmp/te.txt" || fail "dv-as-dk-empty-row-nan: no defect of the empty row"
-echo "ok: one defect in each shard and in their merge ($mf findings); two in each mutant2- kernel; one for each defect failing several ways (a paged cache's too)"
+# a P.V sum kept in binary16: its wrong values and its overflow (o non-finite) are one defect, joined as
+# a wrong value that overflows; merged without judging again, still one; beside a causal off-by-one,
+# two (docs/fuzzing.md "A wrong value that overflows")
+"$bin" fuzz --kernel mutant-f16-acc-pv --families large_v,normal --cases 16 --no-live --out "$tmp/ov" > "$tmp/ov.txt" 2>&1
+defects "$tmp/ov" 1
+grep -q '"key":"FAIL o=non-finite needs=-"' "$tmp/ov"/findings/*/report.json || fail "f16-acc-pv: no overflow among its findings"
+grep -q '"key":"FAIL o=value needs=-"' "$tmp/ov"/findings/*/report.json || fail "f16-acc-pv: no wrong value among its findings"
+grep -q '"overflow_of_value":true' "$tmp/ov"/findings/*/report.json || fail "f16-acc-pv: none joined as a wrong value that overflows"
+grep -q '^defect 1: FAIL o value on ' "$tmp/ov.txt" || { cat "$tmp/ov.txt"; fail "f16-acc-pv: the defect not told by its wrong value"; }
+"$bin" merge "$tmp/ov" -o "$tmp/ovm" --no-rerun > "$tmp/ovm.txt" 2>&1
+grep -q '^1 defect (1 with policy fail) in ' "$tmp/ovm.txt" || { cat "$tmp/ovm.txt"; fail "merge --no-rerun: the overflow not kept in its defect"; }
+grep -q '"joined":"the same recorded overflow (not judged again)"' "$tmp/ovm/findings/"*/report.json ||
+  fail "merge --no-rerun: no finding joined by its recorded overflow"
+"$bin" fuzz --kernel mutant2-causal-off-by-one-f16-acc --families large_v,normal,tq_ne_tk --cases 16 --no-live --out "$tmp/od" > "$tmp/od.txt" 2>&1
+defects "$tmp/od" 2
+grep -q '; needs causal' "$tmp/od.txt" || fail "causal-off-by-one-f16-acc: no defect needing the mask"
+grep -q '^defect [0-9]*: FAIL o value on .*; needs nothing else; ' "$tmp/od.txt" || fail "causal-off-by-one-f16-acc: no defect of the f16 sum"
+echo "ok: one defect in each shard and in their merge ($mf findings); two in each mutant2- kernel; one for each defect failing several ways (a paged cache's and an overflowing sum's too)"

@@ -90,6 +90,7 @@ typedef struct {
   ac_case cur;                    /* the case without what it was found not to need */
   int64_t worst_i;                /* the row of its worst element as first judged (-1: none) */
   int64_t worst_b, worst_h;       /* its batch and query head (-1: none) */
+  int64_t worst_d;                /* its column of o (-1: none, or the LSE's) */
   double deadline;                /* no judgement begins after it */
   int cut;                        /* 1: a test was left out for the budget */
   uint32_t trying;                /* the AC_DF_ bits of the feature being taken away */
@@ -109,10 +110,12 @@ static int try_case(fpstate *s, int rc, ac_case *cand)
   judge(s->x, cand, s->fp->mode.kind, 1, &ev);
   s->fp->evals++;
   if (!ac_fmode_holds(&ev, &s->fp->mode)) {
-    /* a FAIL just above its bound (err/W at most 2) brought just below it (at least half of what it
-     * was: a few roundings moved) has not shown that it needs what was taken away */
+    /* a FAIL just above its bound (err/W at most 2), or a SUSPECT just above its expected error (err/E),
+     * brought just below it (at least half of what it was: a few roundings moved) has not shown that it
+     * needs what was taken away */
     const ac_fmode *m = &s->fp->mode;
-    if (m->kind == AC_V_FAIL && m->size <= 2 && ev.status == AC_RUN_OK && ev.max_err_w >= 0.5 * m->size)
+    const double now = m->kind == AC_V_FAIL ? ev.max_err_w : ev.score;   /* as ac_fmode_of sizes them */
+    if ((m->kind == AC_V_FAIL || m->kind == AC_V_SUSPECT) && m->size <= 2 && ev.status == AC_RUN_OK && now >= 0.5 * m->size)
       s->unsure |= s->trying;
     ac_case_free(cand);
     return 0;
@@ -133,6 +136,7 @@ static void note_worst(fpstate *s, const ac_eval *ev)
   s->worst_i = ev->worst_i;
   s->worst_b = w && w->valid ? w->b : ev->row.n > 0 ? ev->row.b : -1;
   s->worst_h = w && w->valid ? w->h : ev->row.n > 0 ? ev->row.h : -1;
+  s->worst_d = w && w->valid && !w->is_lse ? w->d : -1;
 }
 
 /* The first slice (what: ac_dcase_slice's) that fails alike, of the worst element's batch or head, then
@@ -230,7 +234,11 @@ static void reduce(fpstate *s)
    * dk, as the default scale of a larger head dim pads Q and K */
   if (!p->scale_is_default) try_scale(s);
   s->trying = AC_DF_DV_NE_DK;
-  if (p->dv != p->dk) try_without(s, ac_dcase_dv_eq_dk(&s->cur, &cand, &e), &cand);
+  /* a V wider than K: its first dk columns, or where the worst element's column is not one of them,
+   * the dk columns from it first */
+  const int past = p->dv > p->dk && s->worst_d >= p->dk;
+  if ((!past || !try_without(s, ac_dcase_dv_eq_dk(&s->cur, s->worst_d, &cand, &e), &cand)) && p->dv != p->dk)
+    try_without(s, ac_dcase_dv_eq_dk(&s->cur, -1, &cand, &e), &cand);
   s->trying = AC_DF_CAUSAL | AC_DF_CAUSAL_BR;
   /* the mask: the same attention without it (a query row alone with the keys it sees: the worst, the
    * first or the last row), else plainly left out */
@@ -356,7 +364,7 @@ int ac_defect_fingerprint(const ac_eval_ctx *x, const ac_case *cs, ac_verdict_ki
 {
   memset(fp, 0, sizeof *fp);
   fp->attached = fp->dtype_only = -1;
-  fpstate s = {.x = x, .fp = fp, .worst_b = -1, .worst_h = -1};
+  fpstate s = {.x = x, .fp = fp, .worst_b = -1, .worst_h = -1, .worst_d = -1};
   if (ac_case_copy(&s.cur, cs, e)) return -1;
   unwrap(&s.cur);
   const int small = ac_case_oracle_work(cs) <= AC_DEFECT_MAX_WORK;
@@ -407,7 +415,7 @@ static int modes_meet(const ac_fmode *a, const ac_fmode *b)
 int ac_defect_shows(const ac_eval_ctx *x, const ac_case *cs, ac_verdict_kind k, const ac_defect_fp *fp)
 {
   ac_defect_fp got = {.attached = -1, .dtype_only = -1};
-  fpstate s = {.x = x, .fp = &got, .worst_b = -1, .worst_h = -1};
+  fpstate s = {.x = x, .fp = &got, .worst_b = -1, .worst_h = -1, .worst_d = -1};
   ac_err e;
   if (ac_case_copy(&s.cur, cs, &e)) return 0;
   int ok = base_mode(&s, k, ac_case_oracle_work(cs) <= AC_DEFECT_MAX_WORK) && modes_meet(&got.mode, &fp->mode);
@@ -444,7 +452,7 @@ int ac_defect_gone_without(const ac_eval_ctx *x, const ac_case *cs, ac_verdict_k
                            int *evals)
 {
   ac_defect_fp got = {.attached = -1, .dtype_only = -1};
-  fpstate s = {.x = x, .fp = &got, .worst_b = -1, .worst_h = -1};
+  fpstate s = {.x = x, .fp = &got, .worst_b = -1, .worst_h = -1, .worst_d = -1};
   ac_err e;
   ac_case w;
   if (!t || ac_case_copy(&s.cur, cs, &e)) return 0;
@@ -480,6 +488,52 @@ int ac_defect_gone_without(const ac_eval_ctx *x, const ac_case *cs, ac_verdict_k
   *evals += got.evals;
   ac_case_free(&s.cur);
   return ok;
+}
+
+int ac_fmode_o_overflows(const ac_fmode *m)
+{
+  if (m->kind != AC_V_FAIL || m->why[AC_QTY_O] != 1 + AC_WHY_NONFINITE) return 0;
+  for (int q = 0; q < AC_NQTY; q++)
+    if (q != AC_QTY_O && m->why[q]) return 0;
+  return 1;
+}
+int ac_fmode_o_wrong(const ac_fmode *m)
+{
+  return (m->kind == AC_V_FAIL || m->kind == AC_V_SUSPECT) && m->why[AC_QTY_O] == 1 + AC_WHY_VALUE;
+}
+
+int ac_defect_overflow_pair(const ac_defect_fp *a, const ac_defect_fp *b)
+{
+  if (!a->reproduced || !b->reproduced || a->feats != b->feats || a->dtype_only != b->dtype_only) return 0;
+  return ac_fmode_o_wrong(&a->mode) && ac_fmode_o_overflows(&b->mode)   ? 1
+         : ac_fmode_o_wrong(&b->mode) && ac_fmode_o_overflows(&a->mode) ? 2
+                                                                      : 0;
+}
+
+int ac_defect_overflows(const ac_eval_ctx *x, const ac_case *cs, const ac_fmode *over, int *evals)
+{
+  ac_case c, big;
+  ac_err e;
+  if (ac_case_copy(&c, cs, &e)) return 0;
+  unwrap(&c);
+  int ok = 0;
+  for (int r = 4; r <= 16 && !ok && ac_dcase_large_v(&c, r, &big, &e) == 0; r *= 4) {
+    ac_eval ev;
+    judge(x, &big, AC_V_FAIL, ac_case_oracle_work(&big) <= AC_DEFECT_MAX_WORK, &ev);
+    ++*evals;
+    ac_fmode m;
+    ac_fmode_of(&ev, AC_V_FAIL, &m);
+    ok = (ev.kinds & (1u << AC_V_FAIL)) && modes_meet(&m, over);
+    ac_case_free(&big);
+  }
+  ac_case_free(&c);
+  return ok;
+}
+
+int ac_defect_over_parse(json_object *o)
+{
+  json_object *v;
+  return o && json_object_object_get_ex(o, "overflow_of_value", &v) && json_object_get_boolean(v);
 }
 
 const char *ac_defect_feature_name(uint32_t bit)

@@ -2,9 +2,10 @@
  * one batch or one head of it, its kv heads repeated for every query head (no GQA), dv equal to dk,
  * contiguous, another mask, the default scale (Q rescaled to keep the scores) or one ±2^k times it,
  * zeros or the largest finite values in place of its non-finite inputs, its values in a wider dtype,
- * V scaled below 1, or without every feature of a trigger at once. Each is the same case in every
+ * V scaled below 1, its keys repeated, or without every feature of a trigger at once. Each is the same case in every
  * other respect. */
 #include "config.h"
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,13 +168,14 @@ static int pad_quant(const ac_case *c, ac_case *out, ac_err *e)
 
 /* c with dv = dk, its scores unchanged: V's columns past dk cut (each output column is its own),
  * or zero columns added to V (and dO) up to dk (their outputs are exactly 0). */
-int ac_dcase_dv_eq_dk(const ac_case *c, ac_case *out, ac_err *e)
+int ac_dcase_dv_eq_dk(const ac_case *c, int64_t y, ac_case *out, ac_err *e)
 {
   const ac_problem *p = &c->p;
   if (p->dv > p->dk) {
     ac_slice s;
     ac_slice_all(p, &s);
     s.ndv = p->dk;
+    s.y0 = y < 0 ? 0 : y < p->dv - p->dk ? y : p->dv - p->dk;
     return ac_case_slice(c, &s, out, e);
   }
   if (p->dv == p->dk || c->lay || ac_dcase_strided(c)) return ac_err_set(e, "not padded");
@@ -191,12 +193,12 @@ int ac_dcase_dv_eq_dk(const ac_case *c, ac_case *out, ac_err *e)
   for (int64_t b = 0; b < p->batch; b++) {
     for (int64_t kh = 0; kh < p->kv_heads; kh++)
       for (int64_t j = 0; j < p->tk; j++)
-        for (int64_t y = 0; y < p->dv; y++)
-          ac_store_bits(dv, out->v, ac_vidx(q, b, kh, j, y), ac_load_bits(dv, c->v, ac_vidx(p, b, kh, j, y)));
+        for (int64_t z = 0; z < p->dv; z++)
+          ac_store_bits(dv, out->v, ac_vidx(q, b, kh, j, z), ac_load_bits(dv, c->v, ac_vidx(p, b, kh, j, z)));
     for (int64_t h = 0; c->dout && h < p->heads; h++)
       for (int64_t i = 0; i < p->tq; i++)
-        for (int64_t y = 0; y < p->dv; y++)
-          ac_store_bits(od, out->dout, ac_oidx(q, b, h, i, y), ac_load_bits(od, c->dout, ac_oidx(p, b, h, i, y)));
+        for (int64_t z = 0; z < p->dv; z++)
+          ac_store_bits(od, out->dout, ac_oidx(q, b, h, i, z), ac_load_bits(od, c->dout, ac_oidx(p, b, h, i, z)));
   }
   if (ac_problem_quantized(p) && pad_quant(c, out, e)) {
     ac_case_free(out);
@@ -467,6 +469,62 @@ int ac_dcase_small_v(const ac_case *c, ac_case *out, ac_err *e)
   return 0;
 }
 
+int ac_dcase_repeat_keys(const ac_case *c, int r, ac_case *out, ac_err *e)
+{
+  const ac_problem *p = &c->p;
+  if (!plain_values(c) || p->mask != AC_MASK_NONE || p->f.used || ac_dcase_strided(c) || r < 2 || p->tk > INT64_MAX / r / 4)
+    return ac_err_set(e, "not a dense case of plain values without a mask or variants");
+  ac_case_init(out);
+  out->p = *p;
+  packed(&out->p);
+  out->p.tk = p->tk * r;
+  if (ac_case_alloc(out, e)) return -1;
+  const ac_problem *q = &out->p;
+  memcpy(out->q, c->q, ac_case_bytes(c, 'q'));
+  for (int64_t b = 0; b < p->batch; b++)
+    for (int64_t kh = 0; kh < p->kv_heads; kh++)
+      for (int64_t j = 0; j < q->tk; j++) {   /* key j is key j mod tk */
+        for (int64_t x = 0; x < p->dk; x++)
+          ac_store_bits(p->dtype, out->k, ac_kidx(q, b, kh, j, x), ac_load_bits(p->dtype, c->k, ac_kidx(p, b, kh, j % p->tk, x)));
+        for (int64_t y = 0; y < p->dv; y++)
+          ac_store_bits(p->dtype, out->v, ac_vidx(q, b, kh, j, y), ac_load_bits(p->dtype, c->v, ac_vidx(p, b, kh, j % p->tk, y)));
+      }
+  same_dout(out, c);
+  ac_case_copy_origin(out, c);
+  return 0;
+}
+
+int ac_dcase_large_v(const ac_case *c, int r, ac_case *out, ac_err *e)
+{
+  const ac_dtype t = c->p.dtype;
+  const double top = ac_dtype_get(t)->max_finite;
+  /* a correct kernel's binary32 sums of tk such values do not overflow (binary16, fp8; not bfloat16) */
+  if (!(top * (double)c->p.tk * r < FLT_MAX)) return ac_err_set(e, "V's range as wide as binary32's");
+  if (ac_dcase_repeat_keys(c, r, out, e)) return -1;
+  const int64_t nv = ac_case_counts(out).v;
+  double vmax = 0;
+  for (int64_t i = 0; i < nv; i++) {
+    double v = fabs(ac_load(t, out->v, (size_t)i));
+    vmax = isfinite(v) && v > vmax ? v : vmax;
+  }
+  int ex;
+  frexp(vmax, &ex);   /* vmax in [2^(ex-1), 2^ex) */
+  const int top_ex = ilogb(top);   /* top in [2^top_ex, 2^(top_ex+1)) */
+  if (!(vmax > 0)) {
+    ac_case_free(out);
+    return ac_err_set(e, "V all zero");
+  }
+  for (int64_t i = 0; i < nv; i++) {   /* largest |V| in [2^(top_ex-1), 2^top_ex): exact, no overflow */
+    const double v = fabs(ac_load(t, out->v, (size_t)i));
+    if (!isfinite(v)) {
+      ac_case_free(out);
+      return ac_err_set(e, "V not finite");
+    }
+    ac_set(t, out->v, (size_t)i, ldexp(v, top_ex - ex));
+  }
+  return 0;
+}
+
 int ac_dcase_keep_layout(const ac_case *from, int rc, ac_case *cand)
 {
   ac_err e;
@@ -505,7 +563,7 @@ int ac_dcase_without(const ac_case *c, uint32_t t, ac_case *out, ac_err *e)
   if (!rc && (t & AC_DF_HEADS) && p->heads > 1) rc = step(&cur, ac_dcase_slice(&cur, 1, 0, &nx, e), &nx);
   if (!rc && (t & AC_DF_SCALE) && !p->scale_is_default)
     rc = step(&cur, ac_dcase_default_scale(&cur, 1, &nx, NULL, e) == 0 ? 0 : ac_dcase_default_scale(&cur, 0, &nx, NULL, e), &nx);
-  if (!rc && (t & AC_DF_DV_NE_DK) && p->dv != p->dk) rc = step(&cur, ac_dcase_dv_eq_dk(&cur, &nx, e), &nx);
+  if (!rc && (t & AC_DF_DV_NE_DK) && p->dv != p->dk) rc = step(&cur, ac_dcase_dv_eq_dk(&cur, -1, &nx, e), &nx);
   if (!rc && (t & AC_DF_CAUSAL_BR) && p->mask == AC_MASK_CAUSAL_BR)
     rc = step(&cur, ac_dcase_mask(&cur, AC_MASK_CAUSAL, &nx, e), &nx);
   else if (!rc && (t & AC_DF_CAUSAL) && (p->mask == AC_MASK_CAUSAL || p->mask == AC_MASK_CAUSAL_BR))

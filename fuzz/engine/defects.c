@@ -70,7 +70,11 @@ int ac_defects_note(ac_defect_list *l, const char *sig, json_object *js)
   ac_defect_fp fp;
   if (id <= 0 || ac_defect_fp_parse(dj, &fp)) return -1;
   ac_defect_info *d = find_id(l, id);
-  if (d && d->fp.mode.kind == AC_V_SUSPECT && fp.mode.kind == AC_V_FAIL) {   /* told by its strongest finding */
+  if (d && ac_fmode_o_overflows(&d->fp.mode) && ac_fmode_o_wrong(&fp.mode)) {
+    /* a wrong value that overflows is told by its wrong value, its best case one that shows it */
+    d->fp.mode = fp.mode;
+    d->rep_derived = 1;
+  } else if (d && d->fp.mode.kind == AC_V_SUSPECT && fp.mode.kind == AC_V_FAIL) {   /* told by its strongest finding */
     const ac_fmode was = d->fp.mode;
     d->fp.mode = fp.mode;
     for (int q = 0; q < AC_NQTY; q++)
@@ -90,6 +94,7 @@ int ac_defects_note(ac_defect_list *l, const char *sig, json_object *js)
     snprintf(d->kernel, sizeof d->kernel, "%s", jstr(js, "kernel_spec"));
   }
   d->nfind++;
+  if (ac_defect_over_parse(dj)) d->overflowed = 1;
   if (!strcmp(jstr(js, "policy"), "fail")) d->fail = 1;
   add_family(d, jstr(js, "family"));
   json_object *v;
@@ -99,8 +104,10 @@ int ac_defects_note(ac_defect_list *l, const char *sig, json_object *js)
   const char *file = jstr(dj, "case");
   if (strcmp(file, "minimized.npz") && strcmp(file, "case.npz")) file = "case.npz";
   /* the best case fails in the defect's own way: a finding whose failure is derived (through another
-   * check, through its finite or smaller-V case, or joined by a trigger) only where no other is */
-  const int derived = fp.attached >= 0 || fp.finite || fp.smaller_v || ac_defect_trigger_parse(dj) != 0;
+   * check, through its finite or smaller-V case, joined by a trigger, or the overflow of a wrong value)
+   * only where no other is */
+  const int derived = fp.attached >= 0 || fp.finite || fp.smaller_v || ac_defect_trigger_parse(dj) != 0 ||
+                      (ac_fmode_o_overflows(&fp.mode) && ac_fmode_o_wrong(&d->fp.mode));
   if (d->rep_elems < 0 || derived < d->rep_derived ||
       (derived == d->rep_derived && (el < d->rep_elems || (el == d->rep_elems && strcmp(sig, d->rep) < 0)))) {
     d->rep_derived = derived;
@@ -183,14 +190,16 @@ static int read_case(const char *fdir, const char *name, ac_case *c, ac_err *e)
   return ac_case_read_fd(c, fd, label, e);
 }
 
-/* Whether defect d's own case, judged again on x, fails as fp says (trig 0), or passes without the
- * features trig (remembered per process for the defect, its case and trig: a campaign's worker judges
- * each defect's case once for each). */
-static int defect_case_check(const char *dir, const ac_defect_info *d, const ac_defect_fp *fp, uint32_t trig,
+/* Whether defect d's own case, judged again on x, fails as fp says (trig 0, over 0), or passes without
+ * the features trig, or (over) overflows as fp's o does with V near the top of its range
+ * (ac_defect_overflows; remembered per process for the defect, its case, trig and over: a campaign's
+ * worker judges each defect's case once for each). */
+static int defect_case_check(const char *dir, const ac_defect_info *d, const ac_defect_fp *fp, uint32_t trig, int over,
                              const ac_eval_ctx *x, ac_defect_env *env, int *evals)
 {
   for (int i = 0; i < env->ncache; i++)
-    if (env->cache[i].id == d->id && env->cache[i].trig == trig && !strcmp(env->cache[i].rep, d->rep))
+    if (env->cache[i].id == d->id && env->cache[i].trig == trig && env->cache[i].over == over &&
+        !strcmp(env->cache[i].rep, d->rep))
       return env->cache[i].ok;
   char fdir[4400];
   snprintf(fdir, sizeof fdir, "%s/findings/%s", dir, d->rep);
@@ -198,13 +207,16 @@ static int defect_case_check(const char *dir, const ac_defect_info *d, const ac_
   ac_err e;
   int ok = 0, n = 0;
   if (read_case(fdir, d->rep_file, &c, &e) == 0) {
-    ok = trig ? ac_defect_gone_without(x, &c, d->rep_kind, NULL, trig, &n) : ac_defect_shows(x, &c, d->rep_kind, fp);
+    ok = over   ? ac_defect_overflows(x, &c, &fp->mode, &n)
+         : trig ? ac_defect_gone_without(x, &c, d->rep_kind, NULL, trig, &n)
+                : ac_defect_shows(x, &c, d->rep_kind, fp);
     ac_case_free(&c);
   }
   if (evals) *evals += n;
   if (env->ncache == AC_DEFECT_CACHE) env->ncache = 0;   /* a full cache starts again */
   env->cache[env->ncache].id = d->id;
   env->cache[env->ncache].trig = trig;
+  env->cache[env->ncache].over = over;
   snprintf(env->cache[env->ncache].rep, sizeof env->cache[0].rep, "%s", d->rep);
   env->cache[env->ncache++].ok = ok;
   return ok;
@@ -216,6 +228,7 @@ static int defect_case_check(const char *dir, const ac_defect_info *d, const ac_
 typedef struct {
   uint32_t trig[8];
   int ok[8], n, evals;
+  int over;                       /* -1: not judged; else whether its case (a wrong value) overflows */
 } trig_memo;
 static int shares_trigger(const char *dir, const ac_defect_info *d, const ac_defect_fp *fp, uint32_t t, const ac_case *red,
                           const ac_eval_ctx *x, ac_defect_env *env, trig_memo *mine)
@@ -229,14 +242,26 @@ static int shares_trigger(const char *dir, const ac_defect_info *d, const ac_def
     mine->ok[i] = ac_defect_gone_without(x, red, (ac_verdict_kind)fp->mode.kind, &fp->mode, t, &mine->evals);
     mine->n++;
   }
-  return mine->ok[i] && defect_case_check(dir, d, fp, t, x, env, &mine->evals);
+  return mine->ok[i] && defect_case_check(dir, d, fp, t, 0, x, env, &mine->evals);
+}
+
+/* Whether a finding whose fingerprint is fp, its case red, is defect d's as one wrong value of o that
+ * overflows (ac_defect_overflow_pair: pair 1, d's failure is the wrong value; 2, the finding's): that
+ * failure's case, with V near the top of its range, overflows as the other's o does. */
+static int overflows_alike(const char *dir, const ac_defect_info *d, const ac_defect_fp *fp, int pair, const ac_case *red,
+                           const ac_eval_ctx *x, ac_defect_env *env, trig_memo *mine)
+{
+  if (pair == 1) return defect_case_check(dir, d, fp, 0, 1, x, env, &mine->evals);
+  if (!red) return 0;
+  if (mine->over < 0) mine->over = ac_defect_overflows(x, red, &d->fp.mode, &mine->evals);
+  return mine->over;
 }
 
 /* Whether defect d's own case, judged again on x, fails as fp says. */
 static int confirmed(const char *dir, const ac_defect_info *d, const ac_defect_fp *fp, const ac_eval_ctx *x,
                      ac_defect_env *env)
 {
-  return defect_case_check(dir, d, fp, 0, x, env, NULL);
+  return defect_case_check(dir, d, fp, 0, 0, x, env, NULL);
 }
 
 /* The reduced case as the finding's minimized.npz (it fails as the finding does, with less), and its
@@ -273,7 +298,7 @@ static int load(const char *dir, ac_defect_list *l, ac_err *e)
 /* report.json's "defect": the fingerprint, the id, the file that shows it (red: the reduced case,
  * NULL when the finding was not judged again: its recorded size), how it joined. */
 static json_object *defect_json(const ac_defect_fp *fp, int id, const char *file, const ac_case *red, json_object *r,
-                                int joined, int judged, uint32_t trig)
+                                int joined, int judged, uint32_t trig, int over, int overflowed)
 {
   json_object *o = ac_defect_fp_json(fp);
   json_object_object_add(o, "id", json_object_new_int(id));
@@ -289,6 +314,8 @@ static json_object *defect_json(const ac_defect_fp *fp, int id, const char *file
   json_object_object_add(o, "joined", json_object_new_string(!joined ? "a new defect"
                                                               : trig && judged ? "its case and the defect's no longer fail so without the features one needs"
                                                               : trig ? "the same recorded trigger (not judged again)"
+                                                              : over && judged ? "the wrong value of o, with V near the top of its range, overflows as the other o does"
+                                                              : over ? "the same recorded overflow (not judged again)"
                                                               : judged ? "its case and the defect's fail the same way when judged again"
                                                                        : "the same recorded fingerprint (not judged again)"));
   if (trig) {
@@ -297,6 +324,8 @@ static json_object *defect_json(const ac_defect_fp *fp, int id, const char *file
       if (trig & bit) json_object_array_add(ta, json_object_new_string(ac_defect_feature_name(bit)));
     json_object_object_add(o, "trigger", ta);
   }
+  /* in a defect of a wrong value and its overflow (merge --no-rerun assigns it after their join) */
+  if (over || overflowed) json_object_object_add(o, "overflow_of_value", json_object_new_boolean(1));
   return o;
 }
 
@@ -347,6 +376,7 @@ int ac_defect_assign(const char *dir, const char *sig, const ac_eval_ctx *x, ac_
   }
   int recorded = !x && env->recorded && ac_defect_fp_parse(env->recorded, &fp) == 0;   /* not judged again */
   const uint32_t rec_trig = recorded ? ac_defect_trigger_parse(env->recorded) : 0;
+  const int rec_over = recorded && ac_defect_over_parse(env->recorded);
   if (!x && !recorded) {
     memset(&fp, 0, sizeof fp);
     fp.attached = fp.dtype_only = -1;
@@ -356,20 +386,20 @@ int ac_defect_assign(const char *dir, const char *sig, const ac_eval_ctx *x, ac_
   ac_defect_key(&fp, key, sizeof key);
   const char *kernel = jstr(r, "kernel_spec");
   int id = 0, rc = 0;
-  trig_memo mine = {.n = 0};
+  trig_memo mine = {.n = 0, .over = -1};
   for (int round = 0; round < 8 && !id && rc == 0; round++) {
     ac_defect_list l;
     if (load(dir, &l, e)) {
       rc = -1;
       break;
     }
-    int seen = 0, choice = 0;
+    int seen = 0, choice = 0, over = 0, overflowed = 0;
     uint32_t trig = 0;
     for (int i = 0; i < l.n && !choice; i++) {
       const ac_defect_info *d = &l.v[i];
       if (!ac_defect_same(&d->fp, &fp) || strcmp(d->kernel, kernel)) continue;
       seen = d->id > seen ? d->id : seen;
-      if (!x || confirmed(dir, d, &fp, x, env)) choice = d->id;
+      if (!x || confirmed(dir, d, &fp, x, env)) choice = d->id, overflowed = d->overflowed;
     }
     /* else the first defect whose trigger it shares: both cases no longer fail so without it (not
      * judged again: the trigger by which it joined in its shard) */
@@ -380,6 +410,14 @@ int ac_defect_assign(const char *dir, const char *sig, const ac_eval_ctx *x, ac_
       seen = d->id > seen ? d->id : seen;
       if (!x || shares_trigger(dir, d, &fp, t, have_red ? &red : NULL, x, env, &mine)) choice = d->id, trig = t;
     }
+    /* else the first defect that is its wrong value of o overflowing, or its overflow's wrong value */
+    for (int i = 0; i < l.n && !choice && (x || rec_over); i++) {
+      const ac_defect_info *d = &l.v[i];
+      const int pair = ac_defect_overflow_pair(&d->fp, &fp);
+      if (strcmp(d->kernel, kernel) || !pair) continue;
+      seen = d->id > seen ? d->id : seen;
+      if (!x || overflows_alike(dir, d, &fp, pair, have_red ? &red : NULL, x, env, &mine)) choice = d->id, over = 1;
+    }
     ac_defects_free(&l);
     if (env->lock) env->lock(env->arg);
     if (load(dir, &l, e) == 0) {
@@ -387,13 +425,14 @@ int ac_defect_assign(const char *dir, const char *sig, const ac_eval_ctx *x, ac_
       for (int i = 0; i < l.n; i++) {
         max = l.v[i].id > max ? l.v[i].id : max;
         if (l.v[i].id > seen && !strcmp(l.v[i].kernel, kernel) &&
-            (ac_defect_same(&l.v[i].fp, &fp) || ((x || rec_trig) && ac_defect_trigger(&l.v[i].fp, &fp))))
+            (ac_defect_same(&l.v[i].fp, &fp) || ((x || rec_trig) && ac_defect_trigger(&l.v[i].fp, &fp)) ||
+             ((x || rec_over) && ac_defect_overflow_pair(&l.v[i].fp, &fp))))
           newer = 1;
       }
       if (choice || !newer) {   /* else another process opened one meanwhile: look again */
         id = choice ? choice : max + 1;
         res->is_new = !choice;
-        json_object_object_add(r, "defect", defect_json(&fp, id, file, have_red ? &red : NULL, r, choice, x != NULL, trig));
+        json_object_object_add(r, "defect", defect_json(&fp, id, file, have_red ? &red : NULL, r, choice, x != NULL, trig, over, overflowed));
         /* the index first: a process killed between the two writes leaves an id taken, never given twice */
         ac_defects_note(&l, sig, r);
         if (l.unassigned > 0) l.unassigned--;

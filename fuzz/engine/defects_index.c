@@ -35,6 +35,8 @@ static json_object *info_json(const ac_defect_info *d)
   json_object_object_add(o, "case", json_object_new_string(p));
   json_object_object_add(o, "size", json_object_new_string(d->rep_size));
   json_object_object_add(o, "elements", json_object_new_int64(d->rep_elems));
+  if (d->rep_derived) json_object_object_add(o, "case_derived", json_object_new_boolean(1));
+  if (d->overflowed) json_object_object_add(o, "overflow_of_value", json_object_new_boolean(1));
   snprintf(p, sizeof p, "findings/%s/repro.sh", d->rep);
   json_object_object_add(o, "repro", json_object_new_string(p));
   json_object_object_add(o, "first_found_s", json_object_new_double(d->first_s));
@@ -65,6 +67,8 @@ static int info_parse(json_object *o, ac_defect_info *d)
   snprintf(d->kernel, sizeof d->kernel, "%s", kernel);
   snprintf(d->rep_size, sizeof d->rep_size, "%s", str(o, "size") ? str(o, "size") : "");
   d->rep_elems = json_object_object_get_ex(o, "elements", &v) ? json_object_get_int64(v) : -1;
+  d->rep_derived = json_object_object_get_ex(o, "case_derived", &v) && json_object_get_boolean(v);
+  d->overflowed = json_object_object_get_ex(o, "overflow_of_value", &v) && json_object_get_boolean(v);
   d->first_s = json_object_object_get_ex(o, "first_found_s", &v) ? json_object_get_double(v) : -1;
   d->nfind = json_object_object_get_ex(o, "findings", &v) ? json_object_get_int(v) : 0;
   d->fail = str(o, "policy") && !strcmp(str(o, "policy"), "fail");

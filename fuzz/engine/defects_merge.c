@@ -3,7 +3,7 @@
  * its case judged again on its recorded kernel (or the merge's --kernel), so that shards of one
  * campaign unite their defects and two defects never become one because a shard said so; without
  * re-runs, by the fingerprint its shard recorded ("shard_defect") and the trigger by which it joined
- * there, not judged again. Findings that joined by a trigger are assigned last. */
+ * there, not judged again. Findings that joined by a trigger or as an overflow are assigned last. */
 #include "config.h"
 #include <json-c/json.h>
 #include <stdio.h>
@@ -61,7 +61,7 @@ int ac_defects_assign_all(const char *dir, const char *kernel_override, int trus
    * joined is there first */
   for (int k = 0; k < 2 * cc.n; k++) {
     pending *p = &cc.v[k % cc.n];
-    if ((k < cc.n) != !ac_defect_trigger_parse(p->recorded)) continue;
+    if ((k < cc.n) != !(ac_defect_trigger_parse(p->recorded) || ac_defect_over_parse(p->recorded))) continue;
     ac_err fe;
     if (rerun && (!have || strcmp(have_ident, p->ident))) {   /* one kernel for the findings that share it */
       if (have) ac_finding_ctx_free(&fc);

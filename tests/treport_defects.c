@@ -6,7 +6,9 @@
  * (in the order of their findings' names) and the best finding's repro.sh, the finding without a
  * defect last, then the number of findings; report.html has the defects table
  * and the defects-over-time plot; defects.json is rebuilt from the findings and read back; the
- * finding directories are read, never changed. */
+ * finding directories are read, never changed. A defect of a wrong value and its overflow is told
+ * by its wrong value in either order of reading; a NaN defect that a wrong value joined by a
+ * trigger is not. */
 #include "config.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,11 +129,52 @@ START_TEST(one_defect_one_line)
 }
 END_TEST
 
+/* A defect opened by an overflow (o alone non-finite): a finding of wrong values that joined it by a
+ * trigger leaves it as it is; one that joined as its wrong value (overflow_of_value) tells it from
+ * then on, and its case becomes the best one, in either order of reading; the index keeps both. */
+#define DOV(ID, FAILS, EXTRA, EL)                                                                                \
+  "\"defect\":{\"id\":" #ID ",\"kind\":\"FAIL\",\"fails\":{" FAILS "},\"needs\":[],\"checked\":true,"           \
+  "\"reproduced\":true,\"case\":\"minimized.npz\",\"size\":\"B1 H1/1 tq1 tk2 dk1 dv1 f16 none\",\"elements\":" #EL EXTRA "}"
+START_TEST(overflow_of_a_wrong_value)
+{
+  for (int order = 0; order < 2; order++) {
+    char dir[4200], p[4400];
+    snprintf(dir, sizeof dir, "%s/ov%d", ac_test_tmpdir(), order);
+    snprintf(p, sizeof p, "%s/findings", dir);
+    ac_err e;
+    ck_assert(ac_mkdir_p(p, &e) == 0);
+    /* findings are read in the order of their names: a_ first with order 0 */
+    finding(dir, order ? "z_over" : "a_over", "FAIL", "fail", "\"family\":\"large_v\"," DOV(1, "\"o\":\"non-finite\"", "", 5));
+    finding(dir, "p_trig", "FAIL", "fail", "\"family\":\"normal\"," DOV(2, "\"o\":\"value\"", ",\"trigger\":[\"causal\"]", 3));
+    finding(dir, order ? "a_value" : "z_value", "FAIL", "fail",
+            "\"family\":\"normal\"," DOV(1, "\"o\":\"value\"", ",\"overflow_of_value\":true", 9));
+    finding(dir, "n_nan", "FAIL", "fail", "\"family\":\"normal\"," DOV(2, "\"o\":\"non-finite\"", "", 7));
+    ac_defect_list l, r;
+    ck_assert(ac_defects_rebuild(dir, &l, &e) == 0);
+    ck_assert(ac_defects_index_read(dir, &r) == 0);
+    ck_assert_int_eq(r.n, 2);
+    ac_defect_list *v[2] = {&l, &r};
+    for (int k = 0; k < 2; k++) {
+      const ac_defect_info *d1 = &v[k]->v[0], *d2 = &v[k]->v[1];
+      ck_assert(d1->id == 1 && d1->overflowed && d1->fp.mode.why[AC_QTY_O] == 1 + AC_WHY_VALUE);
+      ck_assert_str_eq(d1->rep, order ? "a_value" : "z_value");   /* its wrong value, not the smaller overflow */
+      ck_assert(d1->rep_derived == 0);
+      /* a NaN defect that a wrong value joined by a trigger stays a NaN defect */
+      ck_assert(d2->id == 2 && !d2->overflowed && d2->fp.mode.why[AC_QTY_O] == 1 + AC_WHY_NONFINITE);
+      ck_assert_str_eq(d2->rep, "n_nan");
+    }
+    ac_defects_free(&l);
+    ac_defects_free(&r);
+  }
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("report_defects");
   TCase *tc = tcase_create("groups");
   suite_add_tcase(s, tc);
   tcase_add_test(tc, one_defect_one_line);
+  tcase_add_test(tc, overflow_of_a_wrong_value);
   return ac_test_run(s);
 }

@@ -70,7 +70,8 @@ int ac_defects_note(ac_defect_list *l, const char *sig, json_object *js)
   ac_defect_fp fp;
   if (id <= 0 || ac_defect_fp_parse(dj, &fp)) return -1;
   ac_defect_info *d = find_id(l, id);
-  if (d && ac_fmode_o_overflows(&d->fp.mode) && ac_fmode_o_wrong(&fp.mode)) {
+  const int over = ac_defect_over_parse(dj);   /* of a defect whose wrong value and overflow joined */
+  if (d && over && ac_fmode_o_overflows(&d->fp.mode) && ac_fmode_o_wrong(&fp.mode)) {
     /* a wrong value that overflows is told by its wrong value, its best case one that shows it */
     d->fp.mode = fp.mode;
     d->rep_derived = 1;
@@ -94,7 +95,7 @@ int ac_defects_note(ac_defect_list *l, const char *sig, json_object *js)
     snprintf(d->kernel, sizeof d->kernel, "%s", jstr(js, "kernel_spec"));
   }
   d->nfind++;
-  if (ac_defect_over_parse(dj)) d->overflowed = 1;
+  if (over) d->overflowed = 1;
   if (!strcmp(jstr(js, "policy"), "fail")) d->fail = 1;
   add_family(d, jstr(js, "family"));
   json_object *v;
@@ -107,7 +108,7 @@ int ac_defects_note(ac_defect_list *l, const char *sig, json_object *js)
    * check, through its finite or smaller-V case, joined by a trigger, or the overflow of a wrong value)
    * only where no other is */
   const int derived = fp.attached >= 0 || fp.finite || fp.smaller_v || ac_defect_trigger_parse(dj) != 0 ||
-                      (ac_fmode_o_overflows(&fp.mode) && ac_fmode_o_wrong(&d->fp.mode));
+                      (d->overflowed && ac_fmode_o_overflows(&fp.mode) && ac_fmode_o_wrong(&d->fp.mode));
   if (d->rep_elems < 0 || derived < d->rep_derived ||
       (derived == d->rep_derived && (el < d->rep_elems || (el == d->rep_elems && strcmp(sig, d->rep) < 0)))) {
     d->rep_derived = derived;

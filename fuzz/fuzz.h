@@ -674,7 +674,7 @@ int ac_defect_overflows(const ac_eval_ctx *x, const ac_case *cs, const ac_fmode 
 
 /* Cases without one thing a defect may need (engine/defect_cases.c): batch or query head `at` alone
  * (what 0, 1); dv = dk (V cut to the dk columns from y, at most dv - dk, y < 0 the first; or padded
- * with zero columns); strides dropped; mask m; query row i
+ * with zero columns; contiguous either way, a strided case's strides dropped with it); strides dropped; mask m; query row i
  * alone with the keys it sees, unmasked; the default scale (keep_scores: the scores kept, exactly
  * where that can be; *exact, when not NULL: 1 where they were kept exactly); zeros for NaN and inf inputs (largest: the dtype's largest finite value, of
  * their sign, NaN positive); the values in the wider dtype t; kv heads repeated for each query head. */

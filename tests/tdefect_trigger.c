@@ -170,7 +170,8 @@ END_TEST
 
 /* A wrong value brought to overflow: the keys repeated (key j is key j mod tk), every |V| scaled to a
  * quarter to a half of binary16's top, exactly; refused for a dtype whose range is binary32's, a mask
- * or variants. A V wider than K cut to dk columns from a given one. */
+ * or variants. A V wider than K cut to dk columns from a given one; a strided case padded,
+ * contiguous. */
 START_TEST(large_v_and_repeated_keys)
 {
   ac_case c, w;
@@ -217,6 +218,17 @@ START_TEST(large_v_and_repeated_keys)
   ac_case_free(&w);
   ck_assert_msg(ac_dcase_dv_eq_dk(&c, -1, &w, &e) == 0, "%s", e.msg);
   ck_assert(w.p.dv == 2 && ac_load(AC_F32, w.v, ac_vidx(&w.p, 0, 0, 1, 0)) == 2000);
+  ac_case_free(&w);
+  ac_case_free(&c);
+  /* presented as B S H D: padded to dk columns, contiguous (as a cut is) */
+  mk(&c, AC_MASK_NONE, 2, 3, 4, 2, 2, 2);
+  const int64_t v2[4] = {3 * 2 * 3, 3, 2 * 3, 1}, o2[4] = {2 * 2 * 3, 3, 2 * 3, 1};
+  memcpy(c.p.v_stride, v2, sizeof v2);
+  memcpy(c.p.o_stride, o2, sizeof o2);
+  ck_assert(ac_dcase_strided(&c));
+  ck_assert_msg(ac_dcase_dv_eq_dk(&c, -1, &w, &e) == 0, "%s", e.msg);
+  ck_assert(w.p.dv == 4 && !ac_dcase_strided(&w));
+  ck_assert(ac_load(AC_F32, w.v, ac_vidx(&w.p, 0, 1, 2, 1)) == 3001 && ac_load(AC_F32, w.v, ac_vidx(&w.p, 0, 1, 2, 3)) == 0);
   ac_case_free(&w);
   ac_case_free(&c);
 }

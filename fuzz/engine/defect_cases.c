@@ -166,8 +166,9 @@ static int pad_quant(const ac_case *c, ac_case *out, ac_err *e)
   return 0;
 }
 
-/* c with dv = dk, its scores unchanged: V's columns past dk cut (each output column is its own),
- * or zero columns added to V (and dO) up to dk (their outputs are exactly 0). */
+/* c with dv = dk, its scores unchanged: V's columns cut to dk from y (each output column is its
+ * own), or zero columns added to V (and dO) up to dk (their outputs are exactly 0); contiguous
+ * either way, as a slice is. */
 int ac_dcase_dv_eq_dk(const ac_case *c, int64_t y, ac_case *out, ac_err *e)
 {
   const ac_problem *p = &c->p;
@@ -178,7 +179,7 @@ int ac_dcase_dv_eq_dk(const ac_case *c, int64_t y, ac_case *out, ac_err *e)
     s.y0 = y < 0 ? 0 : y < p->dv - p->dk ? y : p->dv - p->dk;
     return ac_case_slice(c, &s, out, e);
   }
-  if (p->dv == p->dk || c->lay || ac_dcase_strided(c)) return ac_err_set(e, "not padded");
+  if (p->dv == p->dk || c->lay) return ac_err_set(e, "not padded");
   ac_case_init(out);
   out->p = *p;
   packed(&out->p);

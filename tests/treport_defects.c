@@ -8,7 +8,7 @@
  * and the defects-over-time plot; defects.json is rebuilt from the findings and read back; the
  * finding directories are read, never changed. A defect of a wrong value and its overflow is told
  * by its wrong value in either order of reading; a NaN defect that a wrong value joined by a
- * trigger is not. */
+ * trigger is not. A finding a stopped campaign left pending is listed apart, not counted. */
 #include "config.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -169,6 +169,39 @@ START_TEST(overflow_of_a_wrong_value)
 }
 END_TEST
 
+/* A finding a campaign stopped before minimizing (minimize_state pending, no defect) is listed
+ * apart and not counted: its defect is not known yet (--resume judges it). */
+START_TEST(pending_findings_apart)
+{
+  char dir[4200], p[4400];
+  snprintf(dir, sizeof dir, "%s/pend", ac_test_tmpdir());
+  snprintf(p, sizeof p, "%s/findings", dir);
+  ac_err e;
+  ck_assert(ac_mkdir_p(p, &e) == 0);
+  finding(dir, "k__FAIL__normal__first", "FAIL", "fail", "\"family\":\"normal\",\"err_w\":9,\"found_after_s\":1," D1(131));
+  finding(dir, "k__CRASH__long_t__none", "CRASH", "fail",
+          "\"family\":\"long_t\",\"err_w\":0,\"found_after_s\":59.9,\"minimize_state\":\"pending\",\"size\":\"B1 H1/1 tq5000 tk5000 dk64 dv64 f32 causal\"");
+  snprintf(p, sizeof p, "%s/summary.txt", ac_test_tmpdir());
+  FILE *f = fopen(p, "w");
+  ac_findings_summary(dir, f, 20);
+  fclose(f);
+  char *t = read_all(p);
+  ck_assert_msg(strstr(t, "1 defect (1 with policy fail) in ") == t, "%s", t);
+  const char *a = strstr(t, "\ndefect 1: FAIL o value"),
+             *b = strstr(t, "\n1 finding not judged again before the campaign stopped (pending; attncheck fuzz --resume judges them), not counted:\npending: CRASH "),
+             *c = strstr(t, "\n2 findings (2 with policy fail) in ");
+  ck_assert_msg(a && b && c && a < b && b < c && !strstr(t, "not judged again: "), "%s", t);
+  free(t);
+  ck_assert(ac_report_html(dir, &e) == 0);
+  snprintf(p, sizeof p, "%s/report.html", dir);
+  t = read_all(p);
+  ck_assert_msg(strstr(t, "1 defects, 2 findings. 1 finding not judged again before the campaign stopped") != NULL &&
+                strstr(t, "Defects (1)") != NULL && strstr(t, "(pending: the campaign stopped before it was judged again; not counted)") != NULL,
+                "report.html: the pending finding counted");
+  free(t);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("report_defects");
@@ -176,5 +209,6 @@ int main(void)
   suite_add_tcase(s, tc);
   tcase_add_test(tc, one_defect_one_line);
   tcase_add_test(tc, overflow_of_a_wrong_value);
+  tcase_add_test(tc, pending_findings_apart);
   return ac_test_run(s);
 }

@@ -56,6 +56,7 @@ static void mech_read(json_object *js, ac_mech *m)
   if (json_object_object_get_ex(js, "defect", &dj) && json_object_object_get_ex(dj, "id", &id) &&
       json_object_is_type(id, json_type_int) && json_object_get_int(id) > 0)
     m->defect = json_object_get_int(id);
+  m->pending = !m->defect && !strcmp(str(js, "minimize_state"), "pending");
   if (json_object_object_get_ex(js, "mechanism", &mo) && json_object_is_type(mo, json_type_object)) {
     const char *t = str(mo, "tensor");
     snprintf(m->what, sizeof m->what, "%s%s%s", t, *t ? " " : "", *t ? str(mo, "why") : "");
@@ -85,7 +86,7 @@ void ac_mech_desc(const ac_mech *m, char *buf, size_t n)
 static int same(const ac_mech *a, const ac_mech *b)
 {
   if (a->defect || b->defect) return a->defect == b->defect;
-  return !strcmp(a->kind, b->kind) && !strcmp(a->what, b->what) && !strcmp(a->row, b->row) &&
+  return a->pending == b->pending && !strcmp(a->kind, b->kind) && !strcmp(a->what, b->what) && !strcmp(a->row, b->row) &&
          !strcmp(a->shape, b->shape);
 }
 

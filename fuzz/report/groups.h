@@ -15,6 +15,8 @@ typedef struct {
   char what[64];   /* "lse value", "o non-finite", ... ("" for kinds without a worst element) */
   char row[16];    /* first, last, tile-edge, interior, none */
   char shape[400]; /* ac_mechanism_shape of the minimized case (else of the case as found) */
+  int pending;     /* 1: no defect yet, its minimization pending (a campaign stopped first; --resume
+                      finishes it): listed apart, not counted as a defect */
 } ac_mech;
 
 /* The defect or mechanism of one finding from its report.json: the "mechanism" an older minimizer

@@ -181,7 +181,14 @@ static void read_findings(const char *dir, ac_rdata *d)
   int *g = ac_xcalloc((size_t)d->nf + 1, sizeof *g);
   for (int i = 0; i < d->nf; i++) ac_mech_of(d->f[i].js, &m[i]);
   d->ndefects = ac_mech_group(m, d->nf, g);
-  for (int i = 0; i < d->nf; i++) d->f[i].defect = g[i], d->f[i].defect_id = m[i].defect;
+  for (int i = 0; i < d->nf; i++) d->f[i].defect = g[i], d->f[i].defect_id = m[i].defect, d->f[i].pending = m[i].pending;
+  d->npending = d->npend_groups = 0;   /* a group is of pending findings only, or of none */
+  for (int i = 0; i < d->nf; i++) {
+    int first = 1;
+    for (int j = 0; j < i && first; j++) first = g[j] != g[i];
+    d->npending += m[i].pending;
+    d->npend_groups += m[i].pending && first;
+  }
   free(m);
   free(g);
   if (ac_defects_read(dir, &d->dl, &e)) memset(&d->dl, 0, sizeof d->dl);
@@ -189,9 +196,10 @@ static void read_findings(const char *dir, ac_rdata *d)
   for (int k = 0; k < d->dl.n; k++) d->nunconf += !ac_defect_confirmed(&d->dl.v[k]);
 }
 
-/* Finding i belongs to a defect that is not confirmed. */
+/* Finding i belongs to a defect that is not confirmed, or to none yet (pending). */
 static int unconfirmed(const ac_rdata *d, int i)
 {
+  if (d->f[i].pending) return 1;
   for (int k = 0; k < d->dl.n && d->f[i].defect_id; k++)
     if (d->dl.v[k].id == d->f[i].defect_id) return !ac_defect_confirmed(&d->dl.v[k]);
   return 0;

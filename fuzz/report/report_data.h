@@ -29,6 +29,7 @@ typedef struct {
   double err_w;
   int defect;            /* its group (groups.h): its defect, or its mechanism without one; from 0 in rank order */
   int defect_id;         /* the defect its report.json records (0: none) */
+  int pending;           /* 1: none yet, its minimization pending (groups.h) */
 } ac_rd_finding;
 
 typedef struct {
@@ -45,6 +46,7 @@ typedef struct {
   int ndefects;                      /* groups of the findings: their defects, and mechanisms of those without */
   ac_defect_list dl;                 /* the defects the findings record (engine/defects.c) */
   int nunconf;                       /* those of them not confirmed (ac_defect_confirmed): listed, not counted */
+  int npending, npend_groups;        /* findings a stopped campaign left pending, and their groups: not counted */
   double *defect_t;                  /* [ndefects]: when each group's first finding was found */
   char *stats;                       /* the stats file text, or NULL */
   char kernel[256];

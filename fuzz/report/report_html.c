@@ -324,7 +324,7 @@ static void defects_table(FILE *f, const ac_rdata *d)
              "<colgroup><col style=\"width:40px\"><col style=\"width:122px\"><col style=\"width:70px\"><col>"
              "<col style=\"width:230px\"><col style=\"width:110px\"></colgroup>\n<tr><th>#</th><th>kind</th>"
              "<th>findings</th><th>what fails, on what, needing what</th><th>families</th><th>best case</th></tr>\n",
-          d->ndefects - d->nunconf);
+          d->ndefects - d->nunconf - d->npend_groups);
   int *order = ac_xcalloc((size_t)d->dl.n + 1, sizeof *order);
   ac_defects_order(&d->dl, order);
   for (int k = 0; k < d->dl.n; k++) {
@@ -357,8 +357,9 @@ static void defects_table(FILE *f, const ac_rdata *d)
     char desc[700];
     ac_mech_of(d->f[first].js, &m);
     ac_mech_desc(&m, desc, sizeof desc);
-    strncat(desc, " (not judged again: grouped by mechanism)", sizeof desc - strlen(desc) - 1);
-    defect_row(f, d, "-", m.kind, !strcmp(ac_rd_str(d->f[first].js, "policy"), "fail"), cnt, desc, fams, first, d->f[first].sig);
+    strncat(desc, m.pending ? " (pending: the campaign stopped before it was judged again; not counted)"
+                            : " (not judged again: grouped by mechanism)", sizeof desc - strlen(desc) - 1);
+    defect_row(f, d, m.pending ? "(-)" : "-", m.kind, !strcmp(ac_rd_str(d->f[first].js, "policy"), "fail"), cnt, desc, fams, first, d->f[first].sig);
   }
   fprintf(f, "</table>\n");
 }
@@ -417,7 +418,9 @@ int ac_report_html_to(const char *dir, const char *out, ac_err *e)
   ac_html_esc(f, dir);
   fprintf(f, "</h1>\n<p>kernel <b>");
   ac_html_esc(f, d.kernel[0] ? d.kernel : "?");
-  fprintf(f, "</b>: %lld cases, %d defects, %d findings. ", (long long)d.cases, d.ndefects - d.nunconf, d.nf);
+  fprintf(f, "</b>: %lld cases, %d defects, %d findings. ", (long long)d.cases, d.ndefects - d.nunconf - d.npend_groups, d.nf);
+  if (d.npending) fprintf(f, "%d finding%s not judged again before the campaign stopped (pending, not counted; <code>--resume</code> judges them). ",
+                          d.npending, d.npending == 1 ? "" : "s");
   if (d.nunconf) fprintf(f, "%d more finding%s did not fail again when judged again (unconfirmed, listed with the defects, not counted). ",
                          d.nunconf, d.nunconf == 1 ? "" : "s");
   if (d.from_cases) fprintf(f, "The plots show the %d cases of log.jsonl.</p>\n", d.np);

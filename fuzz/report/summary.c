@@ -1,7 +1,8 @@
 /* summary.c: the defects of a campaign directory as text, one line each (kind, the case that shows
  * it in words, what it needs, how many findings and families hit it, its reproducer), then those
  * whose finding did not fail again when judged again ("unconfirmed", not counted), then the
- * number of findings (report.html: report_html.c). */
+ * findings a stopped campaign left pending (not minimized nor judged again yet, not counted), then
+ * the number of findings (report.html: report_html.c). */
 #include "config.h"
 #include <json-c/json.h>
 #include <stdio.h>
@@ -122,8 +123,10 @@ void ac_findings_summary(const char *dir, FILE *f, int max_lines)
   }
   int nlegacy = 0, *legacy_first = ac_xcalloc((size_t)ng + 1, sizeof *legacy_first);
   for (int g = 0; g < ng; g++) legacy_first[g] = -1;
+  int npend = 0;   /* findings whose minimization a stopped campaign left pending: apart, not counted */
   for (int i = 0; i < n; i++)
-    if (!v[i].mech.defect && legacy_first[group[i]] < 0) legacy_first[group[i]] = i, nlegacy++, nd_fail += !strcmp(v[i].policy, "fail");
+    if (v[i].mech.pending) npend++;
+    else if (!v[i].mech.defect && legacy_first[group[i]] < 0) legacy_first[group[i]] = i, nlegacy++, nd_fail += !strcmp(v[i].policy, "fail");
   int nd = nconf + nlegacy;
   fprintf(f, "%d defect%s (%d with policy fail) in %s: findings judged again that fail the same way or go with the same trigger\n", nd,
           nd == 1 ? "" : "s", nd_fail, qd);
@@ -170,6 +173,18 @@ void ac_findings_summary(const char *dir, FILE *f, int max_lines)
     shown++, unshown++;
   }
   if (nun > unshown) fprintf(f, "... %d more unconfirmed in %s/defects.json\n", nun - unshown, qd);
+  for (int i = 0, said = 0; i < n && npend; i++) {
+    if (!v[i].mech.pending) continue;
+    if (said++ == 0)
+      fprintf(f, "%d finding%s not judged again before the campaign stopped (pending; attncheck fuzz --resume judges them), not counted:\n",
+              npend, npend == 1 ? "" : "s");
+    if (shown >= max_lines) continue;
+    char desc[600];
+    ac_mech_desc(&v[i].mech, desc, sizeof desc);
+    fprintf(f, "pending: %s %s (%s); ", v[i].kind, desc, v[i].family);
+    print_repro(f, dir, v[i].sig);
+    shown++;
+  }
   fprintf(f, "%d finding%s (%d with policy fail) in %s/findings\n", n, n == 1 ? "" : "s", nfail, qd);
   free(qd);
   free(group);

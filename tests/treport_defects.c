@@ -50,13 +50,32 @@ static char *read_all(const char *path)
   return t;
 }
 
+/* dir: a campaign directory NAME under the test's tmpdir, its findings/ made. */
+static void camp_dir(char *dir, size_t n, const char *name)
+{
+  char p[4400];
+  ac_err e;
+  snprintf(dir, n, "%s/%s", ac_test_tmpdir(), name);
+  snprintf(p, sizeof p, "%s/findings", dir);
+  ck_assert(ac_mkdir_p(p, &e) == 0);
+}
+
+/* The summary of dir as text (path: where it was written). */
+static char *summary_of(const char *dir, char *path, size_t n)
+{
+  snprintf(path, n, "%s/summary.txt", ac_test_tmpdir());
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  ac_findings_summary(dir, f, 20);
+  fclose(f);
+  return read_all(path);
+}
+
 START_TEST(one_defect_one_line)
 {
   char dir[4200], p[4400];
-  snprintf(dir, sizeof dir, "%s/camp", ac_test_tmpdir());
-  snprintf(p, sizeof p, "%s/findings", dir);
   ac_err e;
-  ck_assert(ac_mkdir_p(p, &e) == 0);
+  camp_dir(dir, sizeof dir, "camp");
   finding(dir, "k__FAIL__normal__first", "FAIL", "fail", "\"family\":\"normal\",\"err_w\":900,\"found_after_s\":1.5," D1(131));
   finding(dir, "k__FAIL__late_max__interior", "FAIL", "fail", "\"family\":\"late_max\",\"err_w\":800,\"found_after_s\":0.5," D1(130));
   finding(dir, "k__METAMORPHIC__gqa__interior", "METAMORPHIC", "fail",
@@ -75,11 +94,7 @@ START_TEST(one_defect_one_line)
           "\"family\":\"normal\",\"position\":\"last\",\"err_w\":500,\"minimized\":true,"
           "\"minimized_size\":\"B1 H1/1 tq9 tk9 dk2 dv1 f32 causal\","
           "\"mechanism\":{\"shape\":\"f32 causal tq9-16 tk9-16\",\"tensor\":\"lse\",\"why\":\"value\",\"row\":\"last\"}");
-  snprintf(p, sizeof p, "%s/summary.txt", ac_test_tmpdir());
-  FILE *f = fopen(p, "w");
-  ac_findings_summary(dir, f, 20);
-  fclose(f);
-  char *t = read_all(p);
+  char *t = summary_of(dir, p, sizeof p);
   ck_assert_msg(strstr(t, "3 defects (2 with policy fail) in ") == t, "%s", t);
   const char *d1 = strstr(t, "\ndefect 1: FAIL o value and the LSE value on 1 query x 65 keys (dk 1, dv 1, f32); needs "
                               "nothing else; 4 findings from 4 families (late_max normal ties gqa); repro: "),
@@ -138,11 +153,9 @@ END_TEST
 START_TEST(overflow_of_a_wrong_value)
 {
   for (int order = 0; order < 2; order++) {
-    char dir[4200], p[4400];
-    snprintf(dir, sizeof dir, "%s/ov%d", ac_test_tmpdir(), order);
-    snprintf(p, sizeof p, "%s/findings", dir);
+    char dir[4200];
     ac_err e;
-    ck_assert(ac_mkdir_p(p, &e) == 0);
+    camp_dir(dir, sizeof dir, order ? "ov1" : "ov0");
     /* findings are read in the order of their names: a_ first with order 0 */
     finding(dir, order ? "z_over" : "a_over", "FAIL", "fail", "\"family\":\"large_v\"," DOV(1, "\"o\":\"non-finite\"", "", 5));
     finding(dir, "p_trig", "FAIL", "fail", "\"family\":\"normal\"," DOV(2, "\"o\":\"value\"", ",\"trigger\":[\"causal\"]", 3));
@@ -174,18 +187,12 @@ END_TEST
 START_TEST(pending_findings_apart)
 {
   char dir[4200], p[4400];
-  snprintf(dir, sizeof dir, "%s/pend", ac_test_tmpdir());
-  snprintf(p, sizeof p, "%s/findings", dir);
   ac_err e;
-  ck_assert(ac_mkdir_p(p, &e) == 0);
+  camp_dir(dir, sizeof dir, "pend");
   finding(dir, "k__FAIL__normal__first", "FAIL", "fail", "\"family\":\"normal\",\"err_w\":9,\"found_after_s\":1," D1(131));
   finding(dir, "k__CRASH__long_t__none", "CRASH", "fail",
           "\"family\":\"long_t\",\"err_w\":0,\"found_after_s\":59.9,\"minimize_state\":\"pending\",\"size\":\"B1 H1/1 tq5000 tk5000 dk64 dv64 f32 causal\"");
-  snprintf(p, sizeof p, "%s/summary.txt", ac_test_tmpdir());
-  FILE *f = fopen(p, "w");
-  ac_findings_summary(dir, f, 20);
-  fclose(f);
-  char *t = read_all(p);
+  char *t = summary_of(dir, p, sizeof p);
   ck_assert_msg(strstr(t, "1 defect (1 with policy fail) in ") == t, "%s", t);
   const char *a = strstr(t, "\ndefect 1: FAIL o value"),
              *b = strstr(t, "\n1 finding not judged again before the campaign stopped (pending; attncheck fuzz --resume judges them), not counted:\npending: CRASH "),

@@ -501,28 +501,19 @@ int ac_dcase_large_v(const ac_case *c, int r, ac_case *out, ac_err *e)
   const double top = ac_dtype_get(t)->max_finite;
   /* a correct kernel's binary32 sums of tk such values do not overflow (binary16, fp8; not bfloat16) */
   if (!(top * (double)c->p.tk * r < FLT_MAX)) return ac_err_set(e, "V's range as wide as binary32's");
-  if (ac_dcase_repeat_keys(c, r, out, e)) return -1;
-  const int64_t nv = ac_case_counts(out).v;
   double vmax = 0;
-  for (int64_t i = 0; i < nv; i++) {
-    double v = fabs(ac_load(t, out->v, (size_t)i));
-    vmax = isfinite(v) && v > vmax ? v : vmax;
+  for (int64_t i = 0, nv = ac_case_counts(c).v; i < nv; i++) {
+    const double v = fabs(ac_load(t, c->v, (size_t)i));
+    if (!isfinite(v)) return ac_err_set(e, "V not finite");
+    vmax = v > vmax ? v : vmax;
   }
+  if (!(vmax > 0)) return ac_err_set(e, "V all zero");
+  if (ac_dcase_repeat_keys(c, r, out, e)) return -1;
   int ex;
-  frexp(vmax, &ex);   /* vmax in [2^(ex-1), 2^ex) */
+  frexp(vmax, &ex);                /* vmax in [2^(ex-1), 2^ex) */
   const int top_ex = ilogb(top);   /* top in [2^top_ex, 2^(top_ex+1)) */
-  if (!(vmax > 0)) {
-    ac_case_free(out);
-    return ac_err_set(e, "V all zero");
-  }
-  for (int64_t i = 0; i < nv; i++) {   /* largest |V| in [2^(top_ex-1), 2^top_ex): exact, no overflow */
-    const double v = fabs(ac_load(t, out->v, (size_t)i));
-    if (!isfinite(v)) {
-      ac_case_free(out);
-      return ac_err_set(e, "V not finite");
-    }
-    ac_set(t, out->v, (size_t)i, ldexp(v, top_ex - ex));
-  }
+  for (int64_t i = 0, nv = ac_case_counts(out).v; i < nv; i++)   /* largest |V| in [2^(top_ex-1), 2^top_ex): exact */
+    ac_set(t, out->v, (size_t)i, ldexp(fabs(ac_load(t, out->v, (size_t)i)), top_ex - ex));
   return 0;
 }
 

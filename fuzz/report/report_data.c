@@ -182,10 +182,12 @@ static void read_findings(const char *dir, ac_rdata *d)
   for (int i = 0; i < d->nf; i++) ac_mech_of(d->f[i].js, &m[i]);
   d->ndefects = ac_mech_group(m, d->nf, g);
   for (int i = 0; i < d->nf; i++) d->f[i].defect = g[i], d->f[i].defect_id = m[i].defect, d->f[i].pending = m[i].pending;
-  d->npending = d->npend_groups = 0;   /* a group is of pending findings only, or of none */
-  for (int i = 0; i < d->nf; i++) {
-    int first = 1;
-    for (int j = 0; j < i && first; j++) first = g[j] != g[i];
+  /* a group is of pending findings only, or of none; groups are numbered in the order of their first
+   * finding, so finding i is its group's first when its number is the next one */
+  d->npending = d->npend_groups = 0;
+  for (int i = 0, next = 0; i < d->nf; i++) {
+    const int first = g[i] == next;
+    next += first;
     d->npending += m[i].pending;
     d->npend_groups += m[i].pending && first;
   }

@@ -39,10 +39,9 @@ AC_FAMILY_DECL(dominant)
       for (int64_t x = 0; x < p->dk; x++) {
         double u = ((x * 7 + b + kh) % 3 == 0) ? -1.0 : 1.0;
         ac_set(t, c->k, ac_kidx(p, b, kh, js, x), flip * bb * u);
-        for (int64_t h = 0; h < p->heads; h++)
-          if (ac_kv_head(p, h) == kh)
-            for (int64_t i = 0; i < p->tq; i++)
-              ac_set(t, c->q, ac_qidx(p, b, h, i, x), a * u + 0.01 * ac_rng_normal(r));
+        for (int64_t h = kh * (p->heads / p->kv_heads); h < (kh + 1) * (p->heads / p->kv_heads); h++)   /* kv head kh's */
+          for (int64_t i = 0; i < p->tq; i++)
+            ac_set(t, c->q, ac_qidx(p, b, h, i, x), a * u + 0.01 * ac_rng_normal(r));
       }
     }
   return 0;

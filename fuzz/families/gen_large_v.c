@@ -41,9 +41,8 @@ AC_FAMILY_DECL(large_v)
       for (int64_t kh = 0; kh < p->kv_heads; kh++)
         for (int64_t x = 0; x < p->dk; x++) {
           double s = 0;
-          for (int64_t h = 0; h < p->heads; h++)
-            if (ac_kv_head(p, h) == kh)
-              for (int64_t i = 0; i < p->tq; i++) s += ac_get(t, c->q, ac_qidx(p, b, h, i, x));
+          for (int64_t h = kh * (p->heads / p->kv_heads); h < (kh + 1) * (p->heads / p->kv_heads); h++)   /* kv head kh's */
+            for (int64_t i = 0; i < p->tq; i++) s += ac_get(t, c->q, ac_qidx(p, b, h, i, x));
           ac_set(t, c->k, ac_kidx(p, b, kh, js, x), s > 0 ? 4.0 : -4.0);
         }
     (void)n;

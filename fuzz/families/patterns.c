@@ -211,9 +211,8 @@ int ac_pat_apply(ac_case *c, ac_rng *r, int pat, int64_t block, ac_params *pb)
       plan_scores(c, r, pat, block, edge, s, (b == 0 && kh == 0) ? pb : &pdrop);
       ac_params_free(&pdrop);
       double ql = last_channel(p);
-      for (int64_t h = 0; h < p->heads; h++)
-        if (ac_kv_head(p, h) == kh)
-          for (int64_t i = 0; i < p->tq; i++) ac_set(t, c->q, ac_qidx(p, b, h, i, p->dk - 1), ql);
+      for (int64_t h = kh * (p->heads / p->kv_heads); h < (kh + 1) * (p->heads / p->kv_heads); h++)   /* kv head kh's */
+        for (int64_t i = 0; i < p->tq; i++) ac_set(t, c->q, ac_qidx(p, b, h, i, p->dk - 1), ql);
       for (int64_t j = 0; j < p->tk; j++) ac_pat_set_score(c, b, kh, j, s[j], ql);
     }
   free(s);

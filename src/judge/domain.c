@@ -204,6 +204,7 @@ static void inputs_beyond(const ac_case *c, const ac_precision *cls, uint8_t *ou
   const int16_t *pv = cls->parts.v;
   if (pv[AC_PART_Q] == AC_PF_NONE && pv[AC_PART_K] == AC_PF_NONE && pv[AC_PART_V] == AC_PF_NONE) return;
   const ac_dtype qd = ac_tensor_dtype(p, 'q'), kd = ac_tensor_dtype(p, 'k'), vd = ac_tensor_dtype(p, 'v');
+  const int64_t g = p->heads / p->kv_heads;
   uint8_t *kb = ac_xmalloc((size_t)p->tk + 1);
   for (int64_t b = 0; b < p->batch; b++)
     for (int64_t kh = 0; kh < p->kv_heads; kh++) {
@@ -213,8 +214,7 @@ static void inputs_beyond(const ac_case *c, const ac_precision *cls, uint8_t *ou
                           beyond_input(pv[AC_PART_V], vd, c->v, ac_vidx(p, b, kh, j, 0), p->dv));
         any |= kb[j];
       }
-      for (int64_t h = 0; h < p->heads; h++) {
-        if (ac_kv_head(p, h) != kh) continue;
+      for (int64_t h = kh * g; h < (kh + 1) * g; h++) {   /* the query heads of kv head kh */
         for (int64_t i = 0; i < p->tq; i++) {
           int hit = beyond_input(pv[AC_PART_Q], qd, c->q, ac_qidx(p, b, h, i, 0), p->dk);
           for (int64_t j = 0; any && !hit && j < p->tk; j++) hit = kb[j] && ac_features_visible(c, b, h, i, j);
@@ -239,6 +239,7 @@ static void qk_partial_beyond(const ac_case *c, const ac_precision *cls, uint8_t
   double sc = fabs(ac_problem_scale(p));
   double f = sc > 1 ? sc : 1;
   const ac_dtype qd = ac_tensor_dtype(p, 'q'), kd = ac_tensor_dtype(p, 'k');
+  const int64_t g = p->heads / p->kv_heads;
   double *kl1 = ac_xmalloc(sizeof(double) * (size_t)(p->tk + 1));
   for (int64_t b = 0; b < p->batch; b++)
     for (int64_t kh = 0; kh < p->kv_heads; kh++) {
@@ -252,8 +253,7 @@ static void qk_partial_beyond(const ac_case *c, const ac_precision *cls, uint8_t
         kl1[j] = a;
         if (a > kmax) kmax = a;
       }
-      for (int64_t h = 0; h < p->heads; h++) {
-        if (ac_kv_head(p, h) != kh) continue;
+      for (int64_t h = kh * g; h < (kh + 1) * g; h++) {   /* the query heads of kv head kh */
         for (int64_t i = 0; i < p->tq; i++) {
           size_t qo = ac_qidx(p, b, h, i, 0);
           double qmax = 0;

@@ -570,6 +570,9 @@ typedef struct {
 /* A case fails as before only with a size at least 1/AC_FMODE_SIZE_RATIO of the size it had: a
  * failure far smaller than before is another defect's, shown where the first one is gone. */
 #define AC_FMODE_SIZE_RATIO 16.0
+/* A FAIL's wrong value of o or of the LSE at most this far (err/W) beside one of the other quantity
+ * AC_FMODE_SIZE_RATIO times further is left out of the mode (fmode.c). */
+#define AC_FMODE_MARGINAL 2.0
 /* The failure mode of kind k in ev (kind k need not be in ev->kinds: then every quantity is 0). */
 void ac_fmode_of(const ac_eval *ev, ac_verdict_kind k, ac_fmode *m);
 /* 1 when a and b are the same failure mode (sizes aside). */
@@ -601,9 +604,9 @@ enum {
   AC_DF_PAGED = 1u << 11,
   AC_DF_VARIANT_SHIFT = 16       /* the AC_FEAT_ variants (window, softcap, ...), shifted */
 };
-#define AC_DEFECT_MAX_EVALS 24          /* judgements of one fingerprint, */
-#define AC_DEFECT_MAX_SECONDS 10.0      /* and seconds after the first (a TIMEOUT's each take the time limit) */
-#define AC_DEFECT_MAX_WORK 1048576.0    /* a case past this (rows x keys x (dk + dv)) is judged once, on its sample */
+#define AC_DEFECT_MAX_EVALS 24          /* judgements of one fingerprint (none after a TIMEOUT); no clock */
+#define AC_DEFECT_MAX_WORK 16777216.0   /* a case past this (rows x keys x (dk + dv)), on its sample, */
+#define AC_DEFECT_MAX_ROWS 8192.0       /* or past this many rows, is sliced first (heads, a row), else judged once */
 #define AC_DEFECT_MAX_SEQS 16           /* a layout trigger is checked on at most this many sequences */
 typedef struct {
   ac_fmode mode;                  /* how the case fails */
@@ -622,8 +625,10 @@ typedef struct {
  * again (every row), then without each feature it has in turn (a varlen or paged layout: one
  * sequence's dense case; strides, batches, GQA, heads, dv != dk,
  * the mask, the scale, non-finite inputs, each variant: a feature whose absence leaves the same
- * failure mode is dropped) and in a wider dtype; at most AC_DEFECT_MAX_EVALS judgements and
- * AC_DEFECT_MAX_SECONDS after the first. *reduced:
+ * failure mode is dropped) and in a wider dtype; at most AC_DEFECT_MAX_EVALS judgements, none after
+ * one whose kernel timed out, and no clock. A case past AC_DEFECT_MAX_WORK or AC_DEFECT_MAX_ROWS is
+ * judged on its sample and sliced first (its strides, batches, heads, then the worst row alone);
+ * one still past them keeps the rest (fp->checked 0). *reduced:
  * cs without what it does not need. -1 only when cs cannot be copied. */
 int ac_defect_fingerprint(const ac_eval_ctx *x, const ac_case *cs, ac_verdict_kind k, ac_defect_fp *fp,
                           ac_case *reduced, ac_err *e);
@@ -822,7 +827,8 @@ typedef struct {
   int dtypes_given;
   double timeout_s;
   int minimize;
-  double min_seconds;
+  double min_seconds;             /* 0: no clock (the default; a minimization is bounded by min_evals) */
+  int min_evals;                  /* judgements per minimization (default 200) */
   int live;                       /* -1 auto (tty), 0 off, 1 on */
   int quiet;
   int repeat_every;               /* run every Nth case twice (NONDETERMINISTIC); 0 off */

@@ -32,7 +32,7 @@ grep -q '"mutation"' "$tmp/ok2/log.jsonl" || fail "no mutation of corpus cases"
 
 # 2. mutants: each found within the cap
 for m in mutant-no-max-sub mutant-max-sentinel mutant-no-rescale-sum mutant-gqa-modulo mutant-dv-as-dk mutant-empty-row-nan; do
-  "$bin" fuzz --kernel "$m" --cases 200 --seed "$seed" --out "$tmp/$m" --stop-on-fail --minimize-time 3 --no-live \
+  "$bin" fuzz --kernel "$m" --cases 200 --seed "$seed" --out "$tmp/$m" --stop-on-fail --minimize-evals 40 --no-live \
     > "$tmp/$m.txt" 2>&1
   rc=$?
   [ $rc -eq 1 ] || { tail -n 5 "$tmp/$m.txt"; fail "$m: exit $rc, expected 1 (found)"; }

@@ -273,6 +273,36 @@ START_TEST(failure_mode_tells_quantities_and_reasons_apart)
   b.rep.lse_worst = (ac_worst_elem){.valid = 1, .is_lse = 1, .why = AC_WHY_VALUE, .err_w = 7};
   ac_fmode_of(&b, AC_V_FAIL, &mb);
   ck_assert(!ac_fmode_overlaps(&ma, &mb));
+  /* a wrong value just above its bound beside one far above it in the other quantity: the far one
+   * alone (they may lie in different heads), whichever quantity it is */
+  b = a;
+  b.rep.worst.err_w = 1.07;
+  b.rep.lse_fail = 1;
+  b.rep.lse_worst = (ac_worst_elem){.valid = 1, .is_lse = 1, .why = AC_WHY_VALUE, .err_w = 3000};
+  ac_fmode_of(&b, AC_V_FAIL, &mb);
+  ck_assert(mb.why[AC_QTY_O] == 0 && mb.why[AC_QTY_LSE] == 1 + AC_WHY_VALUE);
+  b.rep.worst.err_w = 3000;
+  b.rep.lse_worst.err_w = 1.5;
+  ac_fmode_of(&b, AC_V_FAIL, &mb);
+  ck_assert(mb.why[AC_QTY_O] == 1 + AC_WHY_VALUE && mb.why[AC_QTY_LSE] == 0);
+  b.rep.lse_worst.err_w = 2.5;   /* past the margin: both */
+  ac_fmode_of(&b, AC_V_FAIL, &mb);
+  ck_assert(mb.why[AC_QTY_O] && mb.why[AC_QTY_LSE]);
+  b.rep.lse_worst.err_w = 1.5;   /* not far enough from the other: both */
+  b.rep.worst.err_w = 20;
+  ac_fmode_of(&b, AC_V_FAIL, &mb);
+  ck_assert(mb.why[AC_QTY_O] && mb.why[AC_QTY_LSE]);
+  b.rep.worst = (ac_worst_elem){.valid = 1, .why = AC_WHY_NONFINITE, .err_w = INFINITY};   /* beside a non-finite o */
+  ac_fmode_of(&b, AC_V_FAIL, &mb);
+  ck_assert(mb.why[AC_QTY_O] == 1 + AC_WHY_NONFINITE && mb.why[AC_QTY_LSE] == 0);
+  b.rep.lse_worst = (ac_worst_elem){.valid = 1, .is_lse = 1, .why = AC_WHY_NONFINITE, .err_w = INFINITY};
+  b.rep.worst = (ac_worst_elem){.valid = 1, .why = AC_WHY_VALUE, .err_w = 1.5};   /* a non-finite one stays */
+  ac_fmode_of(&b, AC_V_FAIL, &mb);
+  ck_assert(mb.why[AC_QTY_O] == 0 && mb.why[AC_QTY_LSE] == 1 + AC_WHY_NONFINITE);
+  b.rep.worst.why = AC_WHY_NONFINITE;
+  b.rep.worst.err_w = INFINITY;
+  ac_fmode_of(&b, AC_V_FAIL, &mb);
+  ck_assert(mb.why[AC_QTY_O] && mb.why[AC_QTY_LSE]);
   ac_fmode_of(&a, AC_V_CRASH, &mb);   /* a kind the evaluation does not have */
   ck_assert(mb.kind == AC_V_CRASH && mb.why[AC_QTY_O] == 0 && !ac_fmode_holds(&a, &mb));
   a.kinds |= 1u << AC_V_CRASH;

@@ -48,7 +48,7 @@ ls "$tmp/vlm/findings" | grep -q '__GRAD-FAIL__varlen_mix__' || fail "mutant-var
 echo "ok: flash-varlen-f32 without findings, mutant-varlen-bwd-cu-k found"
 # the finding's case and its minimized case replay with the CLI
 m=mutant-bwd-dk-no-scale
-"$bin" fuzz --kernel "$m" --cases 30 --seed "$seed" --out "$tmp/min" --max-t 256 --stop-on-fail --minimize-time 10 --no-live \
+"$bin" fuzz --kernel "$m" --cases 30 --seed "$seed" --out "$tmp/min" --max-t 256 --stop-on-fail --minimize-evals 80 --no-live \
   --quiet > "$tmp/min.txt" 2>&1
 d=$(ls -d "$tmp/min"/findings/*__GRAD-FAIL__* 2>/dev/null | head -n 1)
 [ -n "$d" ] && [ -f "$d/minimized.npz" ] || fail "$m: no minimized GRAD-FAIL finding"

@@ -31,7 +31,7 @@ m=test-bwd-dout-clamp
 "$bin" gen --out "$tmp/c.npz" --dtype f32 --tq 20 --tk 24 --dk 16 --seed 3 --grad normal > /dev/null || fail "gen --grad"
 "$bin" check --grad --kernel "$m" "$tmp/c.npz" > "$tmp/c.txt" 2>&1 || { cat "$tmp/c.txt"; fail "$m: check --grad should PASS"; }
 "$bin" fuzz --kernel "$m" --cases 24 --seed "$seed" --out "$tmp/$m" --max-t 256 --policy GRAD-FAIL=ignore --stop-on-fail \
-  --minimize-time 3 --no-live --quiet > "$tmp/$m.txt" 2>&1
+  --minimize-evals 40 --no-live --quiet > "$tmp/$m.txt" 2>&1
 rc=$?
 [ $rc -eq 1 ] || { tail -n 5 "$tmp/$m.txt"; fail "$m: exit $rc, expected 1 (GRAD-METAMORPHIC fails by default)"; }
 ls "$tmp/$m/findings" | grep -q GRAD-FAIL && fail "$m: GRAD-FAIL is ignored, yet stored"

@@ -13,7 +13,7 @@ command -v setsid > /dev/null 2>&1 || { echo "SKIP: no setsid"; exit 77; }
 
 for sig in INT TERM; do
   dir=$tmp/c-$sig
-  setsid "$bin" fuzz --kernel mutant-no-rescale-sum --cases 100000 --max-elems 65536 --minimize-time 1 --out "$dir" \
+  setsid "$bin" fuzz --kernel mutant-no-rescale-sum --cases 100000 --max-elems 65536 --minimize-evals 20 --out "$dir" \
     --no-live > "$tmp/$sig.txt" 2> "$tmp/$sig.err" &
   pid=$!
   # wait for 20 evaluated cases and a finding

@@ -25,7 +25,7 @@ done
 # 2. K and V addressed with batch and head strides swapped: found without the oracle's verdicts
 m=mutant-head-batch-swap
 "$bin" fuzz --kernel "$m" --cases 80 --seed "$seed" --out "$tmp/$m" --families per_head,normal --policy FAIL=ignore \
-  --policy SUSPECT=ignore --minimize-time 2 --no-live --quiet > "$tmp/$m.txt" 2>&1
+  --policy SUSPECT=ignore --minimize-evals 30 --no-live --quiet > "$tmp/$m.txt" 2>&1
 rc=$?
 [ $rc -eq 1 ] || { tail -n 5 "$tmp/$m.txt"; fail "$m: exit $rc, expected 1 (METAMORPHIC fails by default)"; }
 d=$(ls -d "$tmp/$m"/findings/*__METAMORPHIC__* 2>/dev/null | head -n 1)

@@ -11,7 +11,7 @@ trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL [seed $seed]: $*"; exit 1; }
 dir=$tmp/camp
 "$bin" fuzz --kernel mutant-causal-off-by-one --cases 100000 --jobs 2 --seed "$seed" --out "$dir" --log-cases \
-  --minimize-time 2 --no-live --quiet > "$tmp/run1.txt" 2>&1 &
+  --minimize-evals 30 --no-live --quiet > "$tmp/run1.txt" 2>&1 &
 pid=$!
 # wait for some cases and at least one finding, then kill -9
 i=0
@@ -34,7 +34,7 @@ before=$(ls "$dir/findings" | grep -v '^\.' | sort)
 next=$(sed -n 's/^next=//p' "$dir/journal" | tail -n 1)
 [ -n "$next" ] || fail "no journal"
 target=$((next + 40))
-"$bin" fuzz --resume --out "$dir" --cases "$target" --log-cases --minimize-time 2 --no-live --quiet > "$tmp/run2.txt" 2>&1
+"$bin" fuzz --resume --out "$dir" --cases "$target" --log-cases --minimize-evals 30 --no-live --quiet > "$tmp/run2.txt" 2>&1
 rc=$?
 [ $rc -eq 1 ] || { cat "$tmp/run2.txt"; fail "resumed campaign: exit $rc, expected 1 (findings with policy fail)"; }
 grep -q '"event":"resume"' "$dir/log.jsonl" || fail "no resume event"

@@ -28,7 +28,8 @@ void ac_campaign_opts_init(ac_campaign_opts *o)
   ac_gen_limits_init(&o->lim);
   o->timeout_s = 60;
   o->minimize = 1;
-  o->min_seconds = 30;
+  o->min_seconds = 0;   /* bounded by judgements, not by the clock */
+  o->min_evals = 200;
   o->live = -1;
   o->repeat_every = 16;
   o->stats_every = 2.0;

@@ -64,6 +64,14 @@ static void judge(const ac_eval_ctx *x, const ac_case *c, int k, int all_rows, a
   if (wrapped) ac_case_free(&v);
 }
 
+/* A case judged on every row and taken apart: at most AC_DEFECT_MAX_WORK of the oracle's work
+ * (rows x keys x (dk + dv)) in at most AC_DEFECT_MAX_ROWS rows (a row's own costs, beside its keys). */
+static int small_case(const ac_case *c)
+{
+  const ac_problem *p = &c->p;
+  return ac_case_oracle_work(c) <= AC_DEFECT_MAX_WORK && (double)p->batch * (double)p->heads * (double)p->tq <= AC_DEFECT_MAX_ROWS;
+}
+
 /* What case c has of what a defect may need (AC_DF_ bits; the variants shifted). */
 static uint32_t present(const ac_case *c)
 {
@@ -91,24 +99,36 @@ typedef struct {
   int64_t worst_i;                /* the row of its worst element as first judged (-1: none) */
   int64_t worst_b, worst_h;       /* its batch and query head (-1: none) */
   int64_t worst_d;                /* its column of o (-1: none, or the LSE's) */
-  double deadline;                /* no judgement begins after it */
+  int stopped;                    /* a judgement timed out: no other begins */
   int cut;                        /* 1: a test was left out for the budget */
   uint32_t trying;                /* the AC_DF_ bits of the feature being taken away */
   uint32_t unsure;                /* AC_DF_ bits the case keeps though not shown to be needed */
 } fpstate;
 
+/* Whether another judgement may begin: the budget is counted in judgements of cases of a bounded
+ * size (small), never by the clock, so that a finding gets the same fingerprint however busy the
+ * machine is; a kernel that timed out once is not run again. */
+static int budget_left(const fpstate *s) { return s->fp->evals < AC_DEFECT_MAX_EVALS && !s->stopped; }
+
+/* One judgement of c for the fingerprint, counted. */
+static void fp_judge(fpstate *s, const ac_case *c, int k, int all_rows, ac_eval *ev)
+{
+  judge(s->x, c, k, all_rows, ev);
+  s->fp->evals++;
+  if (ev->status == AC_RUN_TIMEOUT) s->stopped = 1;
+}
+
 /* Takes cand (built: rc 0): it becomes the current case when it fails as the finding does. */
 static int try_case(fpstate *s, int rc, ac_case *cand)
 {
   if (rc) return 0;
-  if (s->fp->evals >= AC_DEFECT_MAX_EVALS || ac_now() > s->deadline) {
+  if (!budget_left(s)) {
     s->cut = 1;   /* a feature left untested: kept */
     ac_case_free(cand);
     return 0;
   }
   ac_eval ev;
-  judge(s->x, cand, s->fp->mode.kind, 1, &ev);
-  s->fp->evals++;
+  fp_judge(s, cand, s->fp->mode.kind, small_case(cand), &ev);
   if (!ac_fmode_holds(&ev, &s->fp->mode)) {
     /* a FAIL just above its bound (err/W at most 2), or a SUSPECT just above its expected error (err/E),
      * brought just below it (at least half of what it was: a few roundings moved) has not shown that it
@@ -174,12 +194,12 @@ static int dtype_needed(fpstate *s)
   const ac_eval_ctx *x = s->x;
   if (x->precision && !strchr(x->precision, '=')) return -1;   /* one class for every dtype: not comparable */
   ac_dtype d = s->cur.p.dtype;
-  if (d != AC_F64 && (s->fp->evals >= AC_DEFECT_MAX_EVALS || ac_now() > s->deadline)) {
+  if (d != AC_F64 && !budget_left(s)) {
     s->cut = 1;
     return -1;
   }
   const ac_dtype wider[2] = {d == AC_F32 ? AC_F64 : AC_F32, AC_F64};
-  for (int i = 0; i < 2 && d != AC_F64 && s->fp->evals < AC_DEFECT_MAX_EVALS && ac_now() <= s->deadline; i++) {
+  for (int i = 0; i < 2 && d != AC_F64 && budget_left(s); i++) {
     ac_case w;
     ac_err e;
     char why[256];
@@ -189,8 +209,7 @@ static int dtype_needed(fpstate *s)
       continue;
     }
     ac_eval ev;
-    judge(x, &w, s->fp->mode.kind, 1, &ev);
-    s->fp->evals++;
+    fp_judge(s, &w, s->fp->mode.kind, 1, &ev);
     ac_case_free(&w);
     return ac_fmode_holds(&ev, &s->fp->mode) ? -1 : (int)d;
   }
@@ -215,8 +234,8 @@ static void try_scale(fpstate *s)
   if (!exact && !s->cut) s->unsure |= AC_DF_SCALE;
 }
 
-/* Every feature of s->cur taken away in turn. */
-static void reduce(fpstate *s)
+/* The layout, the strides, the batches and the heads of s->cur taken away in turn. */
+static void reduce_slices(fpstate *s)
 {
   ac_case cand;
   ac_err e;
@@ -230,6 +249,33 @@ static void reduce(fpstate *s)
   /* GQA: the kv heads repeated for their query heads (codes and scales too), else a query head alone */
   if (p->heads != p->kv_heads && !try_without(s, ac_dcase_expand_kv(&s->cur, &cand, &e), &cand)) try_slices(s, 1, p->heads);
   if (p->heads > 1 && p->heads == p->kv_heads) try_slices(s, 1, p->heads);
+}
+
+/* A case too large to take apart (a METAMORPHIC finding whose forward FAILs, one that needs many keys)
+ * made small first: its layout, strides, batches and heads taken away as reduce does, then, where it
+ * is still too large, the worst element's query row alone with the keys it sees (a prefix: no
+ * variant). 1 when the case is then small. */
+static int shrink_large(fpstate *s)
+{
+  reduce_slices(s);
+  const ac_problem *p = &s->cur.p;
+  if (!small_case(&s->cur) && !s->cur.lay && !p->f.used && p->tq > 1 && s->worst_i >= 0 && s->worst_i < p->tq) {
+    ac_case cand;
+    ac_err e;
+    s->trying = p->mask == AC_MASK_NONE ? 0 : AC_DF_CAUSAL | AC_DF_CAUSAL_BR;
+    try_without(s, ac_dcase_row_unmasked(&s->cur, s->worst_i, &cand, &e), &cand);
+  }
+  return small_case(&s->cur);
+}
+
+/* Every feature of s->cur taken away in turn (the layout, strides, batches and heads already, when
+ * sliced). */
+static void reduce(fpstate *s, int sliced)
+{
+  ac_case cand;
+  ac_err e;
+  const ac_problem *p = &s->cur.p;
+  if (!sliced) reduce_slices(s);
   /* the scale two ways, the scores kept (exactly where that can be) or plainly left out; before dv !=
    * dk, as the default scale of a larger head dim pads Q and K */
   if (!p->scale_is_default) try_scale(s);
@@ -266,8 +312,7 @@ static int forward_fails_transformed(fpstate *s, int small)
   ac_err e;
   if (ac_meta_transformed(&s->cur, &t, &e) != 1) return 0;
   ac_eval ev;
-  judge(s->x, &t, AC_V_FAIL, small, &ev);
-  s->fp->evals++;
+  fp_judge(s, &t, AC_V_FAIL, small, &ev);
   if (!(ev.kinds & (1u << AC_V_FAIL))) {
     ac_case_free(&t);
     return 0;
@@ -291,8 +336,7 @@ static int fails_finite(fpstate *s, ac_verdict_kind k, int small)
     ac_err e;
     if (ac_dcase_finite(&s->cur, largest, &f, &e)) return 0;
     ac_eval ev;
-    judge(s->x, &f, AC_V_FAIL, small, &ev);
-    s->fp->evals++;
+    fp_judge(s, &f, AC_V_FAIL, small, &ev);
     if (!(ev.kinds & (1u << AC_V_FAIL))) {
       ac_case_free(&f);
       continue;
@@ -317,8 +361,7 @@ static int fails_smaller(fpstate *s, int small)
       ac_dcase_small_v(&s->cur, &f, &e))
     return 0;
   ac_eval ev;
-  judge(s->x, &f, AC_V_FAIL, small, &ev);
-  s->fp->evals++;
+  fp_judge(s, &f, AC_V_FAIL, small, &ev);
   ac_fmode m;
   ac_fmode_of(&ev, AC_V_FAIL, &m);
   if (!(ev.kinds & (1u << AC_V_FAIL)) || m.why[AC_QTY_O] != 1 + AC_WHY_VALUE) {
@@ -341,8 +384,7 @@ static int base_mode(fpstate *s, ac_verdict_kind k, int small)
 {
   ac_defect_fp *fp = s->fp;
   ac_eval ev;
-  judge(s->x, &s->cur, (int)k, small, &ev);
-  fp->evals++;
+  fp_judge(s, &s->cur, (int)k, small, &ev);
   note_worst(s, &ev);
   if (derived((int)k) && (ev.kinds & (1u << AC_V_FAIL))) {   /* the forward's failure explains it */
     ac_fmode_of(&ev, AC_V_FAIL, &fp->mode);
@@ -367,11 +409,10 @@ int ac_defect_fingerprint(const ac_eval_ctx *x, const ac_case *cs, ac_verdict_ki
   fpstate s = {.x = x, .fp = fp, .worst_b = -1, .worst_h = -1, .worst_d = -1};
   if (ac_case_copy(&s.cur, cs, e)) return -1;
   unwrap(&s.cur);
-  const int small = ac_case_oracle_work(cs) <= AC_DEFECT_MAX_WORK;
+  const int small = small_case(cs);
   fp->reproduced = base_mode(&s, k, small);
-  s.deadline = ac_now() + AC_DEFECT_MAX_SECONDS;
-  if (fp->reproduced && small) {
-    reduce(&s);
+  if (fp->reproduced && (small || shrink_large(&s))) {
+    reduce(&s, !small);
     fp->dtype_only = dtype_needed(&s);
     fp->checked = !s.cut;
   }
@@ -418,7 +459,7 @@ int ac_defect_shows(const ac_eval_ctx *x, const ac_case *cs, ac_verdict_kind k, 
   fpstate s = {.x = x, .fp = &got, .worst_b = -1, .worst_h = -1, .worst_d = -1};
   ac_err e;
   if (ac_case_copy(&s.cur, cs, &e)) return 0;
-  int ok = base_mode(&s, k, ac_case_oracle_work(cs) <= AC_DEFECT_MAX_WORK) && modes_meet(&got.mode, &fp->mode);
+  int ok = base_mode(&s, k, small_case(cs)) && modes_meet(&got.mode, &fp->mode);
   ac_case_free(&s.cur);
   return ok;
 }
@@ -460,7 +501,7 @@ int ac_defect_gone_without(const ac_eval_ctx *x, const ac_case *cs, ac_verdict_k
   int ok = 0;
   if (mode) got.mode = *mode;
   /* a case that does not fail has nothing to go */
-  if (mode || base_mode(&s, k, ac_case_oracle_work(cs) <= AC_DEFECT_MAX_WORK)) {
+  if (mode || base_mode(&s, k, small_case(cs))) {
     /* without a layout: every sequence as a dense case of its own (at most AC_DEFECT_MAX_SEQS) */
     const int lay = (t & (AC_DF_VARLEN | AC_DF_PAGED)) && ac_dcase_layout_kept(&s.cur);
     const int64_t n = lay ? ac_layout_nseq(&s.cur) : 1;
@@ -479,7 +520,7 @@ int ac_defect_gone_without(const ac_eval_ctx *x, const ac_case *cs, ac_verdict_k
         break;
       }
       ac_eval ev;
-      judge(x, &w, got.mode.kind, ac_case_oracle_work(&w) <= AC_DEFECT_MAX_WORK, &ev);
+      judge(x, &w, got.mode.kind, small_case(&w), &ev);
       got.evals++;
       ok = ev.status == AC_RUN_OK && !ac_fmode_covers(&ev, &got.mode);
       ac_case_free(&w);
@@ -519,7 +560,7 @@ int ac_defect_overflows(const ac_eval_ctx *x, const ac_case *cs, const ac_fmode 
   int ok = 0;
   for (int r = 4; r <= 16 && !ok && ac_dcase_large_v(&c, r, &big, &e) == 0; r *= 4) {
     ac_eval ev;
-    judge(x, &big, AC_V_FAIL, ac_case_oracle_work(&big) <= AC_DEFECT_MAX_WORK, &ev);
+    judge(x, &big, AC_V_FAIL, small_case(&big), &ev);
     ++*evals;
     ac_fmode m;
     ac_fmode_of(&ev, AC_V_FAIL, &m);

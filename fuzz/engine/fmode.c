@@ -17,6 +17,16 @@ void ac_fmode_of(const ac_eval *ev, ac_verdict_kind k, ac_fmode *m)
   case AC_V_FAIL:   /* the worst element of a quantity that fails is one of its failures (compare.c's ranks) */
     if (r->n_fail) m->why[AC_QTY_O] = (uint8_t)(1 + (r->worst.valid ? r->worst.why : AC_WHY_VALUE));
     if (r->lse_fail) m->why[AC_QTY_LSE] = (uint8_t)(1 + (r->lse_worst.valid ? r->lse_worst.why : AC_WHY_VALUE));
+    /* a wrong value of o or the LSE just above its bound (err/W at most AC_FMODE_MARGINAL) beside a
+     * failure of the other at least AC_FMODE_SIZE_RATIO times further (a non-finite one included) is
+     * not part of the mode: the two can lie in different heads or rows (a slice keeps one), or the
+     * far one drags the other just past its bound, and the far one is the defect */
+    if (m->why[AC_QTY_O] && m->why[AC_QTY_LSE] && r->worst.valid && r->lse_worst.valid) {
+      const double eo = r->worst.err_w, el = r->lse_worst.err_w;
+      if (m->why[AC_QTY_O] == value && eo <= AC_FMODE_MARGINAL && !(el < AC_FMODE_SIZE_RATIO * eo)) m->why[AC_QTY_O] = 0;
+      else if (m->why[AC_QTY_LSE] == value && el <= AC_FMODE_MARGINAL && !(eo < AC_FMODE_SIZE_RATIO * el))
+        m->why[AC_QTY_LSE] = 0;
+    }
     break;
   case AC_V_SUSPECT:
     if (r->n_suspect) m->why[AC_QTY_O] = value;

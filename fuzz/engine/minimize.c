@@ -250,7 +250,7 @@ int ac_minimize(const ac_case *c, int64_t hint_b, int64_t hint_h, int64_t hint_i
   m.ctx = ctx;
   m.mo = mo;
   mo->evals = 0;
-  m.deadline = ac_now() + (mo->max_seconds > 0 ? mo->max_seconds : 30.0);
+  m.deadline = mo->max_seconds > 0 ? ac_now() + mo->max_seconds : INFINITY;   /* no clock unless asked */
   if (mo->max_evals <= 0) mo->max_evals = 200;
   /* the first evaluation is the case itself: a judge that keeps state (the mechanism of the
    * finding) learns it there; a finding that does not hold on its own case is not shrunk */

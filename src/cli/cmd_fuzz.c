@@ -51,7 +51,9 @@ static void usage(FILE *f)
           "  --no-nonfinite      never store NaN or inf in inputs\n"
           "  --timeout S         per-case kernel time limit (default 60s; a number without a unit is seconds)\n"
           "  --no-minimize       store findings without minimizing them\n"
-          "  --minimize-time S   time budget per minimization (default 30s; a number without a unit is seconds)\n"
+          "  --minimize-evals N  judgements per minimization (default 200)\n"
+          "  --minimize-time S   also a time budget per minimization (default none: results then depend on the\n"
+          "                      machine's load; a number without a unit is seconds)\n"
           "  --repeat-every N    run every Nth case twice for NONDETERMINISTIC (default 16, 0 off)\n"
           "  --corpus DIR        corpus to seed from and to keep the best cases in (default DIR/corpus)\n"
           "  --no-cache          neither read nor write the oracle cache ($ATTNCHECK_CACHE; layout cases use it)\n"
@@ -78,7 +80,7 @@ static void list_families(void)
 
 enum {
   O_KERNEL = 256, O_OUT, O_TIME, O_CASES, O_JOBS, O_SEED, O_RESUME, O_SHARD, O_FAMILIES, O_POLICY, O_PRECISION,
-  O_DTYPES, O_MAXT, O_MAXE, O_NOSTRIDED, O_NONONFINITE, O_TIMEOUT, O_NOMIN, O_MINTIME, O_REPEAT, O_CORPUS, O_QUIET,
+  O_DTYPES, O_MAXT, O_MAXE, O_NOSTRIDED, O_NONONFINITE, O_TIMEOUT, O_NOMIN, O_MINTIME, O_MINEVALS, O_REPEAT, O_CORPUS, O_QUIET,
   O_LIVE, O_NOLIVE, O_LIST, O_EMPTY, O_MAXD, O_STOPFAIL, O_LOGCASES, O_GENERATE, O_INDEX, O_HELP, O_ALIBI_LSE,
   O_ALLOWSKIP, O_NOCACHE, O_BUCKETS, O_NOBWD
 };
@@ -187,6 +189,10 @@ static int judging_option(fuzz_opts *o, int c, const char *v)
     if (ac_parse_duration_arg("fuzz", "--minimize-time", v, &o->c.min_seconds))
       return ac_cmd_usage_error("fuzz", "bad --minimize-time '%s'", v);
     break;
+  case O_MINEVALS:
+    if (ac_parse_i64(v, &n) || n < 1 || n > 1000000) return ac_cmd_usage_error("fuzz", "bad --minimize-evals '%s'", v);
+    o->c.min_evals = (int)n;
+    break;
   case O_REPEAT:
     if (ac_parse_i64(v, &n) || n < 0) return ac_cmd_usage_error("fuzz", "bad --repeat-every '%s'", v);
     o->c.repeat_every = (int)n;
@@ -251,7 +257,7 @@ static int parse_fuzz_args(int argc, char **argv, fuzz_opts *o)
     {"families", 1, 0, O_FAMILIES}, {"policy", 1, 0, O_POLICY}, {"precision", 1, 0, O_PRECISION},
     {"dtypes", 1, 0, O_DTYPES}, {"max-t", 1, 0, O_MAXT}, {"max-elems", 1, 0, O_MAXE}, {"no-strided", 0, 0, O_NOSTRIDED},
     {"no-nonfinite", 0, 0, O_NONONFINITE}, {"timeout", 1, 0, O_TIMEOUT}, {"no-minimize", 0, 0, O_NOMIN},
-    {"minimize-time", 1, 0, O_MINTIME}, {"repeat-every", 1, 0, O_REPEAT}, {"corpus", 1, 0, O_CORPUS},
+    {"minimize-time", 1, 0, O_MINTIME}, {"minimize-evals", 1, 0, O_MINEVALS}, {"repeat-every", 1, 0, O_REPEAT}, {"corpus", 1, 0, O_CORPUS},
     {"quiet", 0, 0, O_QUIET}, {"live", 0, 0, O_LIVE}, {"no-live", 0, 0, O_NOLIVE}, {"list-families", 0, 0, O_LIST},
     {"empty-rows", 1, 0, O_EMPTY}, {"max-d", 1, 0, O_MAXD}, {"stop-on-fail", 0, 0, O_STOPFAIL}, {"log-cases", 0, 0, O_LOGCASES},
     {"generate", 1, 0, O_GENERATE}, {"index", 1, 0, O_INDEX}, {"alibi-lse", 1, 0, O_ALIBI_LSE},

@@ -113,7 +113,8 @@ static double ref_run(const ac_case *c, int nth)
 }
 
 typedef struct {
-  int64_t elems, blas, exact, unresolved;
+  int64_t elems, blas, exact, unresolved, fast;
+  int passes;
   double cpu, cpu_max;   /* the matrix-product level's and the budgets' workers: CPU s in total, the busiest one's */
 } or_stats;
 
@@ -148,6 +149,7 @@ static double oracle_run(const ac_case *c, int nth, int budget, int no_blas, or_
   if (st) {
     st->elems = (r.dq.nsel + r.dk.nsel) * c->p.dk + r.dv.nsel * c->p.dv + r.dsink.nsel;
     st->blas = r.n_blas, st->exact = r.n_exact, st->unresolved = r.n_unresolved;
+    st->fast = r.n_fast - r.n_blas, st->passes = r.passes;
     st->cpu = r.blas_cpu + bcpu, st->cpu_max = r.blas_cpu_max + bmax;
   }
   ac_grad_result_free(&r);
@@ -282,9 +284,11 @@ int main(int argc, char **argv)
     printf("  float64 forward + backward (C, same BLAS), 1 thread: %8.3f s\n", median(tr, n));
     printf("  exact backward oracle, 1 thread:                    %8.3f s  ratio %.2fx\n", median(to, n), median(ratio, n));
     printf("  oracle + backward budgets, 1 thread:                %8.3f s  ratio %.2fx\n", median(tb, n), median(ratiob, n));
-    printf("  %lld elements: %lld decided by matrix products, %lld left to the older levels (%.4f%%); %lld exact in all, "
-           "%lld unresolved\n", (long long)st.elems, (long long)st.blas, (long long)(st.elems - st.blas),
-           100.0 * (double)(st.elems - st.blas) / (double)st.elems, (long long)st.exact, (long long)st.unresolved);
+    printf("  %lld elements: %lld decided by matrix products, %lld left to the older levels (%.4f%%): %lld of them decided "
+           "by the extended pass, %d MPFR passes run; %lld exact in all, %lld unresolved\n",
+           (long long)st.elems, (long long)st.blas, (long long)(st.elems - st.blas),
+           100.0 * (double)(st.elems - st.blas) / (double)st.elems, (long long)st.fast, st.passes, (long long)st.exact,
+           (long long)st.unresolved);
     printf("  %d threads, oracle + budgets: wall speedup %.2fx (reference %.3f s, oracle + budgets %.3f s, wall);\n"
            "    CPU of the busiest worker against 1 thread's: %.2fx (CPU in all: %.2fx of 1 thread's)\n",
            nth, median(sp, n), median(r2, n), median(o2, n), median(spc, n), median(spb, n));

@@ -14,6 +14,10 @@ double ac_fx_exp(double t);
 void ac_fx_exp_array(const double *t, double *out, int64_t n);
 extern const double ac_fx_ln2hi, ac_fx_ln2lo;
 const double *ac_fx_exp_coef(void);   /* the 14 Taylor coefficients, for the unit test */
+/* e^t for t = th + tl in [AC_FX_TMIN, 0] (|tl| at most half an ulp of th) as a double-word hi + *lo
+ * (fastdd.c): |hi + lo - e^t| <= AC_DD_EXP_EPS (hi + lo) + 2^-1073. */
+#define AC_DD_EXP_EPS 0x1p-88
+double ac_dd_exp(double th, double tl, double *lo);
 
 /* The whole row (elements, LSE, budget terms) from the binary64 pass, binary64 rounding (and
  * what that pass left) from the double-double pass, elements neither decides through the MPFR

@@ -103,6 +103,13 @@ static dd exp_dd(dd t)
   return (dd){ldexp(p.h, (int)k), ldexp(p.l, (int)k)};
 }
 
+double ac_dd_exp(double th, double tl, double *lo)
+{
+  dd e = exp_dd(two_sum(th, tl));
+  *lo = e.l;
+  return e.h;
+}
+
 /* A 64-bit limb as an exact double-word. */
 static inline dd limb_dd(uint64_t x)
 {

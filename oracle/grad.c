@@ -409,13 +409,30 @@ int ac_gr_select(const ac_problem *p, const ac_grad_opts *o, uint8_t *rs, uint8_
   return select_all(p, o, rs, cs, e);
 }
 
-static void run_passes(gjob *J, long cap, int fast)
+/* The extended pass over every (batch, kv head) whose rows or columns hold an element left. */
+static void fast_pass(gjob *J)
+{
+  for (int64_t b = 0; b < J->p->batch; b++)
+    for (int64_t kvh = 0; kvh < J->p->kv_heads; kvh++) fast_head_pass(J, b, kvh);
+}
+
+/* fast: the extended pass first, with its finer exponential where the matrix-product level ran (fine:
+ * what that level left, to about 2^-50, the coarse pass would leave too) or for what the coarse pass
+ * left (not with sinks, whose dσ sums every row of a head in one pass); then the MPFR passes. */
+static void run_passes(gjob *J, long cap, int fast, int fine)
 {
   const ac_problem *p = J->p;
   ac_grad_tensor *ds = &J->r->dsink;
+  ac_grad_tensor *T[4] = {&J->r->dq, &J->r->dk, &J->r->dv, ds};
   if (fast) {
-    for (int64_t b = 0; b < p->batch; b++)
-      for (int64_t kvh = 0; kvh < p->kv_heads; kvh++) fast_head_pass(J, b, kvh);
+    J->g.exp_fine = fine;
+    fast_pass(J);
+    int left = 0;
+    for (int k = 0; k < 3 && !left; k++) left = any_pending(J->pend[k], 0, T[k]->nsel * T[k]->d);
+    if (!fine && left && !ds->nsel) {
+      J->g.exp_fine = 1;
+      fast_pass(J);
+    }
     for (int64_t h = 0; h < ds->nsel; h++) {
       if (J->fm[h] < 0) continue;   /* a row of the head was not for the extended pass */
       long double m = (long double)J->fm[h] + 1, gm = m * 0x1p-64L / (1 - m * 0x1p-64L), *f = J->fs + 3 * h;
@@ -424,7 +441,6 @@ static void run_passes(gjob *J, long cap, int fast)
       fast_decide(J, ds, J->pend[3], ds->slot[h], v, e);
     }
   }
-  ac_grad_tensor *T[4] = {&J->r->dq, &J->r->dk, &J->r->dv, ds};
   mpfr_prec_t prec = ac_or_next_prec(64, 53);
   for (J->pass = 1;; J->pass++) {
     int left = 0;
@@ -506,8 +522,9 @@ int ac_grad_run(const ac_case *c, const void *dout, const ac_grad_opts *o, ac_gr
   /* the matrix-product level first (gradblas.h) where it applies (not with dropout: ac_gr_blas_applies
    * leaves those cases to the passes below); under a softcap the MPFR passes alone (gradcap.c; the
    * extended pass has no certified tanh), and with dropout (the factor 1/(1-p) is taken by decide) */
-  if (!o->no_fast && !o->no_blas && ac_gr_blas_applies(p, r->formats)) ac_gr_blas_level(c, dout, r, J.pend, o->threads);
-  run_passes(&J, cap, !o->no_fast && p->dtype != AC_F64 && !J.g.capped && !J.g.w.drop);
+  const int blas = !o->no_fast && !o->no_blas && ac_gr_blas_applies(p, r->formats);
+  if (blas) ac_gr_blas_level(c, dout, r, J.pend, o->threads);
+  run_passes(&J, cap, !o->no_fast && p->dtype != AC_F64 && !J.g.capped && !J.g.w.drop, blas || o->fine);
   acc_free(J.dqlo, J.dqhi, p->dk);
   for (int k = 0; k < 4; k++) free(J.pend[k]);
   acc_free(J.sglo, J.sghi, p->heads);

@@ -70,6 +70,8 @@ typedef struct {
   long prec_cap;        /* bits (0: the forward's default, 65536) */
   int no_fast;          /* the MPFR passes alone (neither the matrix-product level nor the extended pass) */
   int no_blas;          /* without the matrix-product level (the extended and MPFR passes as before it) */
+  int fine;             /* the extended pass with its finer weights from the start (tests; else only where the
+                           matrix-product level ran, or for what the coarse weights left) */
   int threads;          /* workers of the matrix-product level (<= 1: the caller's thread alone) */
 } ac_grad_opts;
 

@@ -16,6 +16,9 @@
  *     within t_j more when t_j is inside its bound, else the row goes to the MPFR passes;
  *   w_j = ac_fx_exp(t_j) within 2^-50 of e^{t_j} for t_j >= -700 (fastexp.c), hence within
  *     ε_j = 1.01 (2^-50 + ε_t,j) of e^{t*_j}; below, w_j = 0 within 2^-1009 (a tiny key);
+ *     or, finer (g->exp_fine: what the matrix-product level or this pass left), t_j kept to 64 bits
+ *     (no u/2 |t_j| in ε_t,j) and w_j = ac_dd_exp(t_j) (fastdd.c: 2^-88 relative, 2^-1073 absolute,
+ *     which for t_j >= -700 is below 2^-63 of it) rounded to 64 bits: ε_j = 1.01 (2^-62 + ε_t,j);
  *   L = Σ w_j: eL = 1.01 (Σ ε_j w_j + γ_n L) + n_tiny 2^-1009; L >= 1 - eL (the top key weighs 1);
  *   P_j = w_j / L: eP_j = 1.02 (ε_j + eL / (L - eL) + v) P_j (+ 2^-1009 for a tiny key);
  *   X_j = dO·V_j (exact products of narrow values): eX_j = 1.01 γ_dv Σ_t |dO_t V_jt|;
@@ -89,21 +92,27 @@ static int weights(ac_gr_ws *g, ld *P, ld *eP)
     } else {
       et = (ec + 2 * V) * fabsl(tl);
     }
-    double t = (double)tl;
-    et += (ld)U / 2 * fabsl((ld)t);
-    if (t > 0) {   /* t* <= 0 up to the bound, else the reference is not the largest score */
-      if (t > et) return 1;
-      et += t;
-      t = 0;
+    if (!g->exp_fine) tl = (ld)(double)tl, et += (ld)U / 2 * fabsl(tl);   /* ac_fx_exp's argument */
+    if (tl > 0) {   /* t* <= 0 up to the bound, else the reference is not the largest score */
+      if (tl > et) return 1;
+      et += tl;
+      tl = 0;
     }
-    if (t < AC_FX_TMIN) {
+    if (tl < AC_FX_TMIN) {
       P[j] = 0;
       eP[j] = -1;   /* a tiny key */
       tiny++;
       continue;
     }
-    P[j] = (ld)ac_fx_exp(t);
-    eP[j] = 1.01L * (0x1p-50L + 1.01L * et);   /* ε_j */
+    if (g->exp_fine) {   /* tl = th + tt exactly (64 bits); e^tl within 2^-88 + 2^-1073 (>= e^-700 > 2^-1010: 2^-63
+                            of it), the sum rounded to 64 bits: 2^-64 more, so 2^-62 in all */
+      double th = (double)tl, tt = (double)(tl - (ld)th), lo, hi = ac_dd_exp(th, tt, &lo);
+      P[j] = (ld)hi + (ld)lo;
+      eP[j] = 1.01L * (0x1p-62L + 1.01L * et);
+    } else {
+      P[j] = (ld)ac_fx_exp((double)tl);
+      eP[j] = 1.01L * (0x1p-50L + 1.01L * et);   /* ε_j */
+    }
     sew += eP[j] * P[j];
     L += P[j];
   }

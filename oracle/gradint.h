@@ -21,6 +21,8 @@ typedef struct {
   int64_t sink;             /* the loaded row's sink key (K = 0, V = 0, score σ_h, kidx -1), or -1 */
   const uint8_t *dmask;     /* dropout: the loaded row's keep-mask by key index (its dropped keys' V is 0
                                in the row head, and they add nothing to dV); NULL without dropout */
+  int exp_fine;             /* the extended pass takes e^t from ac_dd_exp on t to 64 bits (2^-62 of it)
+                               instead of ac_fx_exp on t rounded to binary64 (2^-50) */
   int capped;               /* softcap (gradcap.c): s_j = cap tanh(c z_j / cap) + a_j */
   int zfree;                /* capped with scale 0: s_j = a_j, groups by a alone, f_j = 1 */
   double capv;              /* the softcap */

@@ -31,8 +31,10 @@ static void check_dtype(ac_dtype dt)
   for (int k = 0; k < ncases; k++) {
     ac_case c;
     ref_random_case(&c, dt, &rng);
+    gt_fine = k % 3 == 1;   /* the extended pass's finer weights */
     gt_random_checked(&c, &rng, &n);
   }
+  gt_fine = 0;
   ck_assert_msg(n.ambiguous < n.elems / 5, AC_SEED_FMT "%s: %lld of %lld ambiguous", AC_SEED_ARG, ac_dtype_name(dt),
                 (long long)n.ambiguous, (long long)n.elems);
   ck_assert_msg(n.rounded > n.elems / 4, AC_SEED_FMT "%s: only %lld of %lld elements through the passes", AC_SEED_ARG,
@@ -252,6 +254,41 @@ START_TEST(extended_pass_agrees)
 }
 END_TEST
 
+START_TEST(fine_extended_pass_agrees)
+{
+  /* the extended pass's finer weights (ac_dd_exp on t to 64 bits): every bit as the MPFR passes
+   * alone, f32 and bf16, most elements decided by it */
+  ac_rng rng;
+  ac_rng_init(&rng, ac_test_seed(), 8);
+  int64_t fast = 0, all = 0;
+  for (int k = 0; k < 120; k++) {
+    ac_case c;
+    ref_random_case(&c, k % 2 ? AC_F32 : AC_BF16, &rng);
+    void *d = gt_dout_alloc(&c.p);
+    gt_random_dout(&c.p, d, &rng);
+    ac_grad_opts o;
+    ac_err e;
+    ac_grad_opts_init(&o);
+    o.formats = 0;
+    o.fine = 1;
+    ac_grad_result a, b;
+    ck_assert(ac_grad_run(&c, d, &o, &a, &e) == 0);
+    o.fine = 0;
+    o.no_fast = 1;
+    ck_assert(ac_grad_run(&c, d, &o, &b, &e) == 0);
+    ck_assert(a.n_unresolved == 0 && b.n_unresolved == 0);
+    const ac_grad_tensor *ta[3] = {&a.dq, &a.dk, &a.dv}, *tb[3] = {&b.dq, &b.dk, &b.dv};
+    for (int x = 0; x < 3; x++)
+      for (int64_t i = 0; i < ta[x]->nsel * ta[x]->d; i++) ck_assert_uint_eq(ta[x]->bits[c.p.dtype][i], tb[x]->bits[c.p.dtype][i]);
+    fast += a.n_fast;
+    all += a.n_exact + a.n_rounded;
+    ac_grad_result_free(&a);
+    gt_brute_free(&c, d, &b, 0);
+  }
+  ck_assert_msg(fast > all / 2, "the fine extended pass decided %lld of %lld", (long long)fast, (long long)all);
+}
+END_TEST
+
 START_TEST(wide_f64_values)
 {
   /* fp64 V and dO over 2^-400 .. 2^400: dP = dO·V spans 1600 bits, added exactly in 64-bit chunks */
@@ -356,6 +393,7 @@ int main(void)
   tcase_add_test(tc, group_pairs_cancel_in_dq);
   tcase_add_test(tc, rational_on_a_breakpoint);
   tcase_add_test(tc, extended_pass_agrees);
+  tcase_add_test(tc, fine_extended_pass_agrees);
   tcase_add_test(tc, wide_f64_values);
   tcase_add_test(tc, nonfinite_rules);
   tcase_add_test(tc, sampling_and_refusal);

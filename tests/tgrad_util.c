@@ -22,11 +22,14 @@ void gt_dout_set(const ac_problem *p, void *d, size_t x, double v)
   ac_store_bits(p->dtype, d, x, ac_encode_f64_ov(p->dtype, v, AC_E4M3_SATURATE));
 }
 
+int gt_fine = 0;
+
 void gt_run(const ac_case *c, const void *d, const char *rows, const char *cols, ac_grad_result *r)
 {
   ac_grad_opts o;
   ac_err e;
   ac_grad_opts_init(&o);
+  o.fine = gt_fine;
   o.rows = rows;
   o.cols = cols;
   ck_assert_msg(ac_grad_run(c, d, &o, r, &e) == 0, "ac_grad_run: %s", e.msg);

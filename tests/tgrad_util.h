@@ -13,6 +13,8 @@ void *gt_dout_alloc(const ac_problem *p);
 void gt_dout_set(const ac_problem *p, void *d, size_t x, double v);
 void gt_random_dout(const ac_problem *p, void *d, ac_rng *rng);
 /* The oracle with rows and columns (NULL: all); asserts success and 0 unresolved. */
+/* gt_run's extended pass takes its finer weights from the start (ac_grad_opts.fine) when set. */
+extern int gt_fine;
 void gt_run(const ac_case *c, const void *d, const char *rows, const char *cols, ac_grad_result *r);
 /* The counts of an adversarial case, for the test log. */
 void gt_note(const char *name, const ac_grad_result *r);

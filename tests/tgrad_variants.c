@@ -67,8 +67,10 @@ START_TEST(alibi_and_bias)
                                                                                    : ac_rng_normal(&rng) * 2;
       ac_store_bits(c.p.f.bias_dtype, c.bias, (size_t)x, ac_encode_f64(c.p.f.bias_dtype, v));
     }
+    gt_fine = k % 3 == 1;   /* the extended pass's finer weights, with the offsets */
     gt_random_checked(&c, &rng, &n);
   }
+  gt_fine = 0;
 }
 END_TEST
 

@@ -218,14 +218,15 @@ START_TEST(rational_on_a_breakpoint)
 }
 END_TEST
 
-START_TEST(extended_pass_agrees)
+/* ncases random f32 and bf16 cases rounded into their dtype alone: the extended pass (its finer
+ * weights from the start when fine) decides most elements, and every bit agrees with the MPFR
+ * passes alone. */
+static void extended_vs_mpfr(int fine, int ncases, uint64_t stream)
 {
-  /* the case dtype alone: the extended pass decides most elements, and every bit agrees with the
-   * MPFR passes alone */
   ac_rng rng;
-  ac_rng_init(&rng, ac_test_seed(), 7);
+  ac_rng_init(&rng, ac_test_seed(), stream);
   int64_t fast = 0, all = 0;
-  for (int k = 0; k < 200; k++) {
+  for (int k = 0; k < ncases; k++) {
     ac_case c;
     ref_random_case(&c, k % 2 ? AC_F32 : AC_BF16, &rng);
     void *d = gt_dout_alloc(&c.p);
@@ -234,8 +235,10 @@ START_TEST(extended_pass_agrees)
     ac_err e;
     ac_grad_opts_init(&o);
     o.formats = 0;
+    o.fine = fine;
     ac_grad_result a, b;
     ck_assert(ac_grad_run(&c, d, &o, &a, &e) == 0);
+    o.fine = 0;
     o.no_fast = 1;
     ck_assert(ac_grad_run(&c, d, &o, &b, &e) == 0);
     ck_assert(a.n_unresolved == 0 && b.n_unresolved == 0 && b.n_fast == 0);
@@ -250,43 +253,15 @@ START_TEST(extended_pass_agrees)
     ac_grad_result_free(&a);
     gt_brute_free(&c, d, &b, 0);
   }
-  ck_assert_msg(fast > all / 2, "the extended pass decided %lld of %lld", (long long)fast, (long long)all);
+  ck_assert_msg(fast > all / 2, "the extended pass%s decided %lld of %lld", fine ? " (finer weights)" : "", (long long)fast,
+                (long long)all);
 }
+
+START_TEST(extended_pass_agrees) { extended_vs_mpfr(0, 200, 7); }
 END_TEST
 
-START_TEST(fine_extended_pass_agrees)
-{
-  /* the extended pass's finer weights (ac_dd_exp on t to 64 bits): every bit as the MPFR passes
-   * alone, f32 and bf16, most elements decided by it */
-  ac_rng rng;
-  ac_rng_init(&rng, ac_test_seed(), 8);
-  int64_t fast = 0, all = 0;
-  for (int k = 0; k < 120; k++) {
-    ac_case c;
-    ref_random_case(&c, k % 2 ? AC_F32 : AC_BF16, &rng);
-    void *d = gt_dout_alloc(&c.p);
-    gt_random_dout(&c.p, d, &rng);
-    ac_grad_opts o;
-    ac_err e;
-    ac_grad_opts_init(&o);
-    o.formats = 0;
-    o.fine = 1;
-    ac_grad_result a, b;
-    ck_assert(ac_grad_run(&c, d, &o, &a, &e) == 0);
-    o.fine = 0;
-    o.no_fast = 1;
-    ck_assert(ac_grad_run(&c, d, &o, &b, &e) == 0);
-    ck_assert(a.n_unresolved == 0 && b.n_unresolved == 0);
-    const ac_grad_tensor *ta[3] = {&a.dq, &a.dk, &a.dv}, *tb[3] = {&b.dq, &b.dk, &b.dv};
-    for (int x = 0; x < 3; x++)
-      for (int64_t i = 0; i < ta[x]->nsel * ta[x]->d; i++) ck_assert_uint_eq(ta[x]->bits[c.p.dtype][i], tb[x]->bits[c.p.dtype][i]);
-    fast += a.n_fast;
-    all += a.n_exact + a.n_rounded;
-    ac_grad_result_free(&a);
-    gt_brute_free(&c, d, &b, 0);
-  }
-  ck_assert_msg(fast > all / 2, "the fine extended pass decided %lld of %lld", (long long)fast, (long long)all);
-}
+/* its finer weights: t to 64 bits, ac_dd_exp */
+START_TEST(fine_extended_pass_agrees) { extended_vs_mpfr(1, 120, 8); }
 END_TEST
 
 START_TEST(wide_f64_values)

@@ -194,7 +194,7 @@ int ac_cp_minimize_case(ctx_t *c, const ac_case *cs, ac_verdict_kind kind, const
                         int *evals)
 {
   holds_ctx hc = {c, kind, 0, {0}};
-  ac_min_opts mo = {.max_evals = c->o->min_evals > 0 ? c->o->min_evals : 200, .max_seconds = c->o->min_seconds};
+  ac_min_opts mo = {.max_evals = c->o->min_evals, .max_seconds = c->o->min_seconds};   /* ac_minimize: 200 when 0 */
   ac_err e;
   int rc = ac_minimize(cs, hint[0], hint[1], hint[2], hint[3], holds, &hc, &mo, mn, &e);
   *evals = mo.evals;
